@@ -1,0 +1,23 @@
+//! CPU peers of the four papers: the yardstick for every speedup and the oracle for
+//! every GPU result. They share the paper crates' model types but no matching logic.
+//!
+//! | module | peer | paper it measures against |
+//! | --- | --- | --- |
+//! | [`sff`] | SFF-like counting matcher (Carzaniga & Wolf 2003) | CCM, CLCB "with location" |
+//! | [`rtree`] | R*-tree (rstar) location filter + content check | CLCB |
+//! | [`yfilter`] | YFilter-like shared NFA (Diao et al. 2003) | XML twig filtering |
+//! | [`ddm`] | brute force, grid and sort-based DDM matching | DDM region matching |
+//!
+//! Each module sits behind a cargo feature of the same paper (`ccm`, `clcb`, `xml`,
+//! `ddm`; all on by default), so a user of one paper builds only that paper's peer.
+
+#[cfg(feature = "ccm")]
+pub mod sff;
+#[cfg(feature = "clcb")]
+pub mod rtree;
+#[cfg(feature = "clcb")]
+pub mod sff_location;
+#[cfg(feature = "xml")]
+pub mod yfilter;
+#[cfg(feature = "ddm")]
+pub mod ddm;

@@ -1,0 +1,3 @@
+fn main() {
+    gpu_kernels::build::compile_kernels("kernels");
+}

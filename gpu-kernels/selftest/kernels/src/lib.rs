@@ -1,0 +1,98 @@
+//! Self-test kernels with known answers: each exercises one part of the device prelude
+//! the way the paper kernels use it, so that a wrong emulator or a wrong intrinsic shows
+//! up here first, on the emulator in `cargo test` and on the GPU in `harness selftest`.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
+
+use gpu_kernels::prelude::*;
+
+kernel! {
+    /// Block sum reduction through shared memory and barriers.
+    ///
+    /// Thread t of block b loads `input[b * blockDim + t]` (0 past `n`) into shared slot t;
+    /// then log2(blockDim) rounds halve the active threads, each adding its partner's
+    /// slot, with a barrier between rounds; thread 0 writes the block's sum to `sums[b]`.
+    /// blockDim must be a power of two; shared memory: blockDim u32.
+    pub fn block_sum(input: *const u32, n: u32, sums: *mut u32) {
+        let tile = dynamic_shared::<u32>();
+        let t = thread_idx_x();
+        let i = global_id_x();
+        *tile.add(t as usize) = if i < n { *input.add(i as usize) } else { 0 };
+        sync_threads();
+        let mut stride = block_dim_x() / 2;
+        while stride > 0 {
+            if t < stride {
+                *tile.add(t as usize) += *tile.add((t + stride) as usize);
+            }
+            sync_threads();
+            stride /= 2;
+        }
+        if t == 0 {
+            *sums.add(block_idx_x() as usize) = *tile;
+        }
+    }
+
+    /// Early-returning threads followed by a barrier (CUDA's exited-thread rule).
+    ///
+    /// Threads with an odd index return at once; the even ones each write their index
+    /// into shared slot t/2, meet at a barrier that the odd ones no longer hold back, and
+    /// then thread 0 writes the sum of all slots to `out[block]`: the sum of the block's
+    /// even thread indices. Shared memory: blockDim/2 u32.
+    pub fn early_exit_barrier(out: *mut u32) {
+        let t = thread_idx_x();
+        if t % 2 == 1 {
+            return;
+        }
+        let slots = dynamic_shared::<u32>();
+        *slots.add((t / 2) as usize) = t;
+        sync_threads();
+        if t == 0 {
+            let mut s = 0;
+            for k in 0..block_dim_x() / 2 {
+                s += *slots.add(k as usize);
+            }
+            *out.add(block_idx_x() as usize) = s;
+        }
+    }
+
+    /// Warp vote and shuffle.
+    ///
+    /// Each thread t writes, at `out[4 * t ..]`: the ballot of (lane is a multiple of 3),
+    /// the warp sum of lane ids by a butterfly (`shfl_xor`) reduction, the value of lane
+    /// 0 read with `shfl`, and the lane id of lane+1 read with `shfl_down` (own id at the
+    /// warp's end), so the host knows every expected word.
+    pub fn warp_vote_shuffle(out: *mut u32) {
+        let t = global_id_x();
+        let lane = lane_id();
+        let b = ballot(lane % 3 == 0);
+        let mut s = lane;
+        let mut m = 16;
+        while m > 0 {
+            s += shfl_xor(s, m);
+            m /= 2;
+        }
+        let first = shfl(lane * 7 + 1, 0);
+        let next = shfl_down(lane, 1);
+        let o = out.add(4 * t as usize);
+        *o = b;
+        *o.add(1) = s;
+        *o.add(2) = first;
+        *o.add(3) = next;
+    }
+
+    /// Heavy atomic contention: every thread adds 1 to `counters[i % buckets]` `reps`
+    /// times, ORs its bit into `bits[i / 32]`, and takes the max of its index into
+    /// `counters[buckets]` and, once, a 64-bit add of its index into `sum64`.
+    pub fn atomic_contention(counters: *mut u32, buckets: u32, reps: u32, bits: *mut u32, sum64: *mut u64, n: u32) {
+        let i = global_id_x();
+        if i >= n {
+            return;
+        }
+        for _ in 0..reps {
+            atomic_add(counters.add((i % buckets) as usize), 1);
+        }
+        atomic_or(bits.add((i / 32) as usize), 1 << (i % 32));
+        atomic_max(counters.add(buckets as usize), i);
+        atomic_add_u64(sum64, i as u64);
+    }
+}

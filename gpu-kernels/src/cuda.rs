@@ -1,0 +1,246 @@
+//! The GPU backend of [`Device`](crate::Device): cudarc's driver API, loaded at run time.
+//!
+//! One context, one stream, one PTX module per device. Kernels are launched with
+//! `cuLaunchKernel` on that stream; copies are stream-ordered; reads synchronise.
+
+use crate::device::{Arg, GpuError, LaunchConfig};
+use cudarc::driver::sys::{CUevent_flags, CUfunction, CUfunction_attribute, CUmodule, CUresult};
+use cudarc::driver::{result, CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DriverError};
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+use std::sync::{Arc, Mutex};
+
+/// Shared memory a block may use without opting in.
+const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
+
+fn driver(what: impl Into<String>) -> impl FnOnce(DriverError) -> GpuError {
+    let what = what.into();
+    move |e| GpuError::Driver { what, message: e.to_string() }
+}
+
+/// Number of GPUs, 0 when the driver library is missing or fails to initialise.
+pub(crate) fn device_count() -> usize {
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return 0;
+    }
+    CudaContext::device_count().map(|n| n.max(0) as usize).unwrap_or(0)
+}
+
+struct Function {
+    f: CUfunction,
+    shared_limit: u32,
+}
+
+pub(crate) struct Gpu {
+    pub(crate) name: String,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: CUmodule,
+    functions: Mutex<HashMap<&'static str, Function>>,
+    /// The last kernel launched: asynchronous faults surface later, and are blamed on it.
+    last_kernel: Mutex<&'static str>,
+}
+
+// The raw module and function handles are plain driver handles, valid in any thread
+// once the context is bound (every entry point binds it).
+unsafe impl Send for Gpu {}
+unsafe impl Sync for Gpu {}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        let _ = self.ctx.bind_to_thread();
+        let _ = self.stream.synchronize();
+        unsafe {
+            let _ = result::module::unload(self.module);
+        }
+    }
+}
+
+impl Gpu {
+    pub(crate) fn open(ordinal: usize, ptx: &str) -> Result<Gpu, GpuError> {
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(GpuError::NoDriver);
+        }
+        let count = CudaContext::device_count().map_err(driver("cuInit / cuDeviceGetCount"))?.max(0) as usize;
+        if ordinal >= count {
+            return Err(GpuError::NoDevice { ordinal, count });
+        }
+        if ptx.trim().is_empty() {
+            return Err(GpuError::PtxNotBuilt);
+        }
+        let ctx = CudaContext::new(ordinal).map_err(driver(format!("opening device {ordinal}")))?;
+        // One stream, used in order: cudarc's per-buffer event tracking is not needed.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(driver("creating a stream"))?;
+        let name = ctx.name().map_err(driver("reading the device name"))?;
+        let src = CString::new(ptx).map_err(|_| GpuError::Driver {
+            what: "loading the PTX module".into(),
+            message: "the PTX text contains a NUL byte".into(),
+        })?;
+        let module = unsafe { result::module::load_data(src.as_ptr() as *const c_void) }
+            .map_err(driver("loading the PTX module (JIT for this GPU)"))?;
+        Ok(Gpu {
+            name,
+            ctx,
+            stream,
+            module,
+            functions: Mutex::new(HashMap::new()),
+            last_kernel: Mutex::new("(none)"),
+        })
+    }
+
+    fn bind(&self) -> Result<(), GpuError> {
+        self.ctx.bind_to_thread().map_err(driver("binding the context"))
+    }
+
+    /// Classifies an error of queued work: a kernel fault is blamed on the last kernel.
+    fn async_error(&self, what: &str, e: DriverError) -> GpuError {
+        use CUresult::*;
+        match e.0 {
+            CUDA_ERROR_LAUNCH_FAILED
+            | CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_LAUNCH_TIMEOUT
+            | CUDA_ERROR_ASSERT => GpuError::Kernel {
+                kernel: *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner()),
+                message: format!(
+                    "{e} (a trap: out-of-bounds index or a failed check in the kernel); \
+                     the GPU context is unusable now"
+                ),
+            },
+            _ => GpuError::Driver { what: what.to_string(), message: e.to_string() },
+        }
+    }
+
+    pub(crate) fn alloc(&self, bytes: usize) -> Result<(CudaSlice<u8>, u64), GpuError> {
+        self.bind()?;
+        let slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(|e| {
+            if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                let (free, total) = self.mem_info().unwrap_or((0, 0));
+                GpuError::OutOfMemory { requested: bytes, free, total }
+            } else {
+                self.async_error("allocating device memory", e)
+            }
+        })?;
+        let mut slice = slice;
+        self.stream.memset_zeros(&mut slice).map_err(|e| self.async_error("zeroing a new buffer", e))?;
+        let (addr, _) = slice.device_ptr(&self.stream);
+        Ok((slice, addr))
+    }
+
+    pub(crate) fn write(&self, dst: &mut CudaSlice<u8>, at: usize, src: &[u8]) -> Result<(), GpuError> {
+        if src.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        let mut view = dst.slice_mut(at..at + src.len());
+        self.stream.memcpy_htod(src, &mut view).map_err(|e| self.async_error("copying to the device", e))
+    }
+
+    pub(crate) fn read(&self, src: &CudaSlice<u8>, at: usize, dst: &mut [u8]) -> Result<(), GpuError> {
+        self.bind()?;
+        if !dst.is_empty() {
+            let view = src.slice(at..at + dst.len());
+            self.stream.memcpy_dtoh(&view, dst).map_err(|e| self.async_error("copying from the device", e))?;
+        }
+        self.synchronize()
+    }
+
+    pub(crate) fn zero(&self, buf: &mut CudaSlice<u8>) -> Result<(), GpuError> {
+        self.bind()?;
+        self.stream.memset_zeros(buf).map_err(|e| self.async_error("cuMemsetD8Async", e))
+    }
+
+    pub(crate) fn synchronize(&self) -> Result<(), GpuError> {
+        self.bind()?;
+        self.stream.synchronize().map_err(|e| self.async_error("synchronising the stream", e))
+    }
+
+    fn function(&self, name: &'static str, shared: u32) -> Result<CUfunction, GpuError> {
+        let mut fns = self.functions.lock().unwrap_or_else(|p| p.into_inner());
+        if !fns.contains_key(name) {
+            let cname = CString::new(name).map_err(|_| GpuError::NoSuchKernel { kernel: name })?;
+            let f = unsafe { result::module::get_function(self.module, cname) }
+                .map_err(|_| GpuError::NoSuchKernel { kernel: name })?;
+            fns.insert(name, Function { f, shared_limit: DEFAULT_SHARED_LIMIT });
+        }
+        let func = fns.get_mut(name).ok_or(GpuError::NoSuchKernel { kernel: name })?;
+        if shared > func.shared_limit {
+            unsafe {
+                result::function::set_function_attribute(
+                    func.f,
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared as i32,
+                )
+            }
+            .map_err(|e| GpuError::BadLaunch {
+                kernel: name,
+                message: format!("{shared} bytes of dynamic shared memory refused: {e}"),
+            })?;
+            func.shared_limit = shared;
+        }
+        Ok(func.f)
+    }
+
+    pub(crate) fn launch(&self, name: &'static str, cfg: &LaunchConfig, args: &[Arg]) -> Result<(), GpuError> {
+        self.bind()?;
+        let f = self.function(name, cfg.shared_bytes)?;
+        // Each argument in its own 8-byte slot; cuLaunchKernel reads each parameter's size
+        // from the slot's start (little-endian, so 4-byte values sit in the low half).
+        let mut slots: Vec<u64> = args
+            .iter()
+            .map(|a| match *a {
+                Arg::Ptr(p) | Arg::U64(p) => p,
+                Arg::U32(v) => v as u64,
+                Arg::I32(v) => v as u32 as u64,
+                Arg::I64(v) => v as u64,
+                Arg::F32(v) => v.to_bits() as u64,
+                Arg::F64(v) => v.to_bits(),
+            })
+            .collect();
+        let mut params: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
+        *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner()) = name;
+        let g = cfg.grid;
+        let b = cfg.block;
+        unsafe {
+            result::launch_kernel(
+                f,
+                (g[0], g[1], g[2]),
+                (b[0], b[1], b[2]),
+                cfg.shared_bytes,
+                self.stream.cu_stream(),
+                &mut params,
+            )
+        }
+        .map_err(|e| match e.0 {
+            CUresult::CUDA_ERROR_INVALID_VALUE | CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES => GpuError::BadLaunch {
+                kernel: name,
+                message: format!("{e} (grid {g:?}, block {b:?}, {} bytes shared)", cfg.shared_bytes),
+            },
+            _ => self.async_error(&format!("launching `{name}`"), e),
+        })
+    }
+
+    pub(crate) fn mark(&self) -> Result<CudaEvent, GpuError> {
+        self.bind()?;
+        let ev = self
+            .ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(driver("creating an event"))?;
+        ev.record(&self.stream).map_err(driver("recording an event"))?;
+        Ok(ev)
+    }
+
+    pub(crate) fn mem_info(&self) -> Result<(usize, usize), GpuError> {
+        self.ctx.mem_get_info().map_err(driver("cuMemGetInfo"))
+    }
+}
+
+pub(crate) fn elapsed_ms(a: &CudaEvent, b: &CudaEvent) -> Result<f32, GpuError> {
+    b.synchronize().map_err(driver("waiting for an event"))?;
+    a.elapsed_ms(b).map_err(driver("cuEventElapsedTime"))
+}

@@ -1,0 +1,75 @@
+//! Rust GPU kernels, written once, run on the GPU and on the host.
+//!
+//! `gpu-kernels` plays the roles that `cuda_std` and `cuda_builder` play in Rust-CUDA
+//! (which cannot be built on our machines; `../shared/GPU.md` says why), on top of
+//! rustc's own `nvptx64-nvidia-cuda` target and `cudarc`:
+//!
+//! | module | role | target |
+//! | --- | --- | --- |
+//! | [`prelude`] | device intrinsics: thread ids, barriers, shared memory, atomics, warp ops, and the [`kernel!`] macro | GPU and host |
+//! | [`emu`] | the host SIMT emulator that runs kernels on CPU threads, CUDA semantics included | host |
+//! | [`build`] | the build-time PTX builder a crate's `build.rs` calls | host (build scripts) |
+//! | [`Device`] | one API over the GPU (cudarc) and the emulator: buffers, copies, launches, timing | host |
+//!
+//! A kernel crate is `#![no_std]` and writes each kernel once:
+//!
+//! ```ignore
+//! use gpu_kernels::prelude::*;
+//! kernel! {
+//!     /// One thread per element: `out[i] = a[i] + b[i]`.
+//!     pub fn add(a: *const u32, b: *const u32, out: *mut u32, n: u32) {
+//!         let i = global_id_x();
+//!         if i < n { *out.add(i as usize) = *a.add(i as usize) + *b.add(i as usize); }
+//!     }
+//! }
+//! ```
+//!
+//! On `nvptx64` that is an `extern "ptx-kernel"` entry point; on the host it is a plain
+//! `unsafe fn` plus a descriptor, `add::KERNEL`, that [`Device::launch`] runs on either
+//! backend, so the engine that drives the kernels is written once too:
+//!
+//! ```ignore
+//! let dev = Device::gpu(0, my_crate::PTX).unwrap_or_else(|_| Device::emulator());
+//! let a = dev.upload(&[1u32, 2, 3])?;
+//! let b = dev.upload(&[10u32, 20, 30])?;
+//! let out = dev.alloc::<u32>(3)?;
+//! dev.launch(&my_kernels::add::KERNEL, LaunchConfig::linear(3, 128),
+//!            &[a.arg(), b.arg(), out.arg(), 3u32.into()])?;
+//! assert_eq!(dev.read(&out)?, [11, 22, 33]);
+//! ```
+#![cfg_attr(target_arch = "nvptx64", no_std)]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(
+        stdarch_nvptx,
+        core_intrinsics,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem,
+        link_llvm_intrinsics,
+        asm_experimental_arch
+    )
+)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+
+mod macros;
+pub mod prelude;
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod build;
+#[cfg(all(not(target_arch = "nvptx64"), feature = "cuda"))]
+mod cuda;
+#[cfg(not(target_arch = "nvptx64"))]
+mod device;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod emu;
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub use device::{Arg, Buffer, Device, GpuError, Kernel, KernelParam, LaunchConfig, Mark};
+
+/// What the [`kernel!`] macro's host expansion needs from `std` (kernel crates are `no_std`).
+#[cfg(not(target_arch = "nvptx64"))]
+#[doc(hidden)]
+pub mod __private {
+    pub use std::format;
+    pub use std::string::String;
+}

@@ -1,0 +1,239 @@
+//! The device prelude: what a kernel body may call. Same names on the GPU (`nvptx64`:
+//! hardware intrinsics) and on the host (the [`emu`](crate::emu) lane context).
+//!
+//! - ids and sizes: [`thread_idx_x`] .. [`grid_dim_z`], [`global_id_x`], [`lane_id`], [`warp_id`]
+//! - block barrier: [`sync_threads`] (threads that returned no longer hold it back)
+//! - shared memory: [`dynamic_shared`] (size chosen at launch, 16-byte aligned)
+//! - atomics on global or shared memory: [`atomic_add`] .. [`atomic_cas`], [`atomic_add_u64`]
+//! - fences: [`thread_fence`], [`thread_fence_block`]
+//! - warp ops over the full warp: [`ballot`], [`any_sync`], [`all_sync`], [`shfl`],
+//!   [`shfl_xor`], [`shfl_down`], [`shfl_up`]. All live lanes of the warp must call
+//!   them together, as CUDA requires with a full mask.
+//! - math that `core` lacks on the GPU: [`sqrtf`], [`floorf`].
+
+pub use crate::kernel;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+
+#[cfg(target_arch = "nvptx64")]
+pub use crate::prelude::gpu::*;
+#[cfg(not(target_arch = "nvptx64"))]
+pub use crate::emu::lane::{
+    all_sync, any_sync, ballot, block_dim_x, block_dim_y, block_dim_z, block_idx_x,
+    block_idx_y, block_idx_z, dynamic_shared, grid_dim_x, grid_dim_y, grid_dim_z, shfl,
+    shfl_down, shfl_up, shfl_xor, sync_threads, thread_fence, thread_fence_block,
+    thread_idx_x, thread_idx_y, thread_idx_z,
+};
+
+/// Lanes per warp.
+pub const WARP_SIZE: u32 = 32;
+
+/// `block_idx_x() * block_dim_x() + thread_idx_x()`.
+#[inline(always)]
+pub fn global_id_x() -> u32 {
+    block_idx_x() * block_dim_x() + thread_idx_x()
+}
+
+/// The thread's linear index inside its block.
+#[inline(always)]
+pub fn thread_rank() -> u32 {
+    (thread_idx_z() * block_dim_y() + thread_idx_y()) * block_dim_x() + thread_idx_x()
+}
+
+/// The thread's lane in its warp (0..32).
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    thread_rank() % WARP_SIZE
+}
+
+/// The warp's index inside its block.
+#[inline(always)]
+pub fn warp_id() -> u32 {
+    thread_rank() / WARP_SIZE
+}
+
+macro_rules! atomic_u32 {
+    ($($(#[$m:meta])* $name:ident => $method:ident;)*) => {$(
+        $(#[$m])*
+        /// Returns the old value. `p` points into global or shared memory, 4-byte aligned.
+        ///
+        /// # Safety
+        /// `p` must be valid for reads and writes for the whole launch.
+        #[inline(always)]
+        pub unsafe fn $name(p: *mut u32, v: u32) -> u32 {
+            unsafe { AtomicU32::from_ptr(p) }.$method(v, Relaxed)
+        }
+    )*};
+}
+
+atomic_u32! {
+    /// `*p += v` (wrapping).
+    atomic_add => fetch_add;
+    /// `*p -= v` (wrapping).
+    atomic_sub => fetch_sub;
+    /// `*p &= v`.
+    atomic_and => fetch_and;
+    /// `*p |= v`.
+    atomic_or => fetch_or;
+    /// `*p ^= v`.
+    atomic_xor => fetch_xor;
+    /// `*p = min(*p, v)` (unsigned).
+    atomic_min => fetch_min;
+    /// `*p = max(*p, v)` (unsigned).
+    atomic_max => fetch_max;
+    /// `*p = v`.
+    atomic_exch => swap;
+}
+
+/// Compare-and-swap: `if *p == compare { *p = new }`; returns the old value.
+///
+/// # Safety
+/// `p` must be valid for reads and writes for the whole launch.
+#[inline(always)]
+pub unsafe fn atomic_cas(p: *mut u32, compare: u32, new: u32) -> u32 {
+    match unsafe { AtomicU32::from_ptr(p) }.compare_exchange(compare, new, Relaxed, Relaxed) {
+        Ok(old) | Err(old) => old,
+    }
+}
+
+/// `*p += v` on a 64-bit counter; returns the old value.
+///
+/// # Safety
+/// `p` must be valid for reads and writes for the whole launch, 8-byte aligned.
+#[inline(always)]
+pub unsafe fn atomic_add_u64(p: *mut u64, v: u64) -> u64 {
+    unsafe { AtomicU64::from_ptr(p) }.fetch_add(v, Relaxed)
+}
+
+/// Square root (IEEE, correctly rounded).
+#[inline(always)]
+pub fn sqrtf(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f32;
+        unsafe { core::arch::asm!("sqrt.rn.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x) };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x.sqrt()
+    }
+}
+
+/// Largest integer value not greater than `x`.
+#[inline(always)]
+pub fn floorf(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: f32;
+        unsafe { core::arch::asm!("cvt.rmi.f32.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x) };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        x.floor()
+    }
+}
+
+/// The hardware side of the prelude.
+#[cfg(target_arch = "nvptx64")]
+mod gpu {
+    use core::arch::nvptx;
+
+    macro_rules! sreg {
+        ($($name:ident => $intr:ident;)*) => {$(
+            #[doc = concat!("`", stringify!($intr), "` of the running thread.")]
+            #[inline(always)]
+            pub fn $name() -> u32 {
+                unsafe { nvptx::$intr() as u32 }
+            }
+        )*};
+    }
+    sreg! {
+        thread_idx_x => _thread_idx_x; thread_idx_y => _thread_idx_y; thread_idx_z => _thread_idx_z;
+        block_idx_x => _block_idx_x; block_idx_y => _block_idx_y; block_idx_z => _block_idx_z;
+        block_dim_x => _block_dim_x; block_dim_y => _block_dim_y; block_dim_z => _block_dim_z;
+        grid_dim_x => _grid_dim_x; grid_dim_y => _grid_dim_y; grid_dim_z => _grid_dim_z;
+    }
+
+    /// Block-wide barrier (`bar.sync 0`).
+    #[inline(always)]
+    pub fn sync_threads() {
+        unsafe { nvptx::_syncthreads() }
+    }
+
+    #[repr(C, align(16))]
+    struct Align16([u8; 16]);
+
+    /// The block's dynamic shared memory (size set at launch), 16-byte aligned.
+    #[inline(always)]
+    pub fn dynamic_shared<T>() -> *mut T {
+        core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<Align16>() as *mut T
+    }
+
+    /// Orders this thread's memory accesses for every thread of the device (`membar.gl`).
+    #[inline(always)]
+    pub fn thread_fence() {
+        unsafe { core::arch::asm!("membar.gl;") }
+    }
+
+    /// Orders this thread's memory accesses for the threads of its block (`membar.cta`).
+    #[inline(always)]
+    pub fn thread_fence_block() {
+        unsafe { core::arch::asm!("membar.cta;") }
+    }
+
+    #[allow(improper_ctypes)]
+    extern "C" {
+        #[link_name = "llvm.nvvm.vote.ballot.sync"]
+        fn vote_ballot(mask: u32, p: bool) -> u32;
+        #[link_name = "llvm.nvvm.vote.any.sync"]
+        fn vote_any(mask: u32, p: bool) -> bool;
+        #[link_name = "llvm.nvvm.vote.all.sync"]
+        fn vote_all(mask: u32, p: bool) -> bool;
+        #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
+        fn shfl_idx(mask: u32, v: i32, lane: i32, c: i32) -> i32;
+        #[link_name = "llvm.nvvm.shfl.sync.bfly.i32"]
+        fn shfl_bfly(mask: u32, v: i32, lane_mask: i32, c: i32) -> i32;
+        #[link_name = "llvm.nvvm.shfl.sync.down.i32"]
+        fn shfl_dn(mask: u32, v: i32, delta: i32, c: i32) -> i32;
+        #[link_name = "llvm.nvvm.shfl.sync.up.i32"]
+        fn shfl_u(mask: u32, v: i32, delta: i32, c: i32) -> i32;
+    }
+    const FULL: u32 = 0xffff_ffff;
+
+    /// Bit `i` set iff lane `i` of the warp passed `true`.
+    #[inline(always)]
+    pub fn ballot(p: bool) -> u32 {
+        unsafe { vote_ballot(FULL, p) }
+    }
+    /// True iff some lane of the warp passed `true`.
+    #[inline(always)]
+    pub fn any_sync(p: bool) -> bool {
+        unsafe { vote_any(FULL, p) }
+    }
+    /// True iff every lane of the warp passed `true`.
+    #[inline(always)]
+    pub fn all_sync(p: bool) -> bool {
+        unsafe { vote_all(FULL, p) }
+    }
+    /// `v` of lane `src`.
+    #[inline(always)]
+    pub fn shfl(v: u32, src: u32) -> u32 {
+        unsafe { shfl_idx(FULL, v as i32, src as i32, 0x1f) as u32 }
+    }
+    /// `v` of lane `lane_id() ^ lane_mask`.
+    #[inline(always)]
+    pub fn shfl_xor(v: u32, lane_mask: u32) -> u32 {
+        unsafe { shfl_bfly(FULL, v as i32, lane_mask as i32, 0x1f) as u32 }
+    }
+    /// `v` of lane `lane_id() + delta`, or the caller's own `v` past the warp's end.
+    #[inline(always)]
+    pub fn shfl_down(v: u32, delta: u32) -> u32 {
+        unsafe { shfl_dn(FULL, v as i32, delta as i32, 0x1f) as u32 }
+    }
+    /// `v` of lane `lane_id() - delta`, or the caller's own `v` below lane 0.
+    #[inline(always)]
+    pub fn shfl_up(v: u32, delta: u32) -> u32 {
+        unsafe { shfl_u(FULL, v as i32, delta as i32, 0) as u32 }
+    }
+}
