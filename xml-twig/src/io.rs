@@ -1,0 +1,404 @@
+//! Users' files -> model: the twig query language (Fig. 1 plus the predicate forms of
+//! issue 7) and XML documents -> open/close events (§4.1) with quick-xml.
+//!
+//! Query grammar (whitespace between tokens is allowed):
+//!
+//! ```text
+//! Query     ::= Step+                      the first step starts with '/' or '//'
+//! Step      ::= Axis NameTest Predicate*
+//! Axis      ::= '/' | '//'
+//! NameTest  ::= Name | '*'                 Name: XML name characters
+//! Predicate ::= '[' RelPath ']'
+//! RelPath   ::= RelStart NameTest Predicate* Step*
+//! RelStart  ::= '' | '/' | './' | '//' | './/'
+//! ```
+//!
+//! Inside a predicate, `x`, `/x` and `./x` name a child of the predicate's context node and
+//! `//x`, `.//x` a descendant (issue 7). A predicate and the path's next step are both
+//! children of the step they follow: `/a[b]/c` is the twig `a` with children `b` and `c`.
+//!
+//! Documents: element start/end tags become open/close events; attributes, text,
+//! comments, processing instructions, CDATA, the prolog and the DOCTYPE are ignored. An
+//! empty element `<x/>` is an open and a close. A document must have exactly one root
+//! element and be well nested.
+
+use crate::model::{Axis, Document, Event, NodeTest, Query, QuerySet, TagDict};
+use crate::XmlError;
+use quick_xml::events::Event as XEvent;
+use quick_xml::Reader;
+
+/// A syntax error inside one query: 1-based column and what was wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QuerySyntaxError {
+    pub column: usize,
+    pub what: String,
+}
+
+/// Parses one twig query.
+pub fn parse_query(text: &str) -> Result<Query, QuerySyntaxError> {
+    let mut p = Parser {
+        s: text.chars().collect(),
+        i: 0,
+        q: Query { nodes: Vec::new() },
+    };
+    p.ws();
+    if p.i >= p.s.len() {
+        return Err(p.err("empty query: expected '/' or '//'"));
+    }
+    if p.peek() != Some('/') {
+        return Err(p.err(&format!(
+            "expected '/' or '//' to start the query, found {}",
+            p.found()
+        )));
+    }
+    p.path(None, false)?;
+    p.ws();
+    if p.i < p.s.len() {
+        return Err(p.err(&format!("unexpected {} after the query", p.found())));
+    }
+    Ok(p.q)
+}
+
+/// Parses a query file: one query per line, ids are 0-based line numbers. Blank lines
+/// and lines starting with `#` are skipped (their ids are simply unused). The first
+/// syntax error fails the whole file, naming `file`, line and column.
+pub fn parse_query_file(file: &str, text: &str) -> Result<QuerySet, XmlError> {
+    let mut set = QuerySet::default();
+    for (line_no, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let q = parse_query(line).map_err(|e| XmlError::QuerySyntax {
+            file: file.to_string(),
+            line: line_no + 1,
+            column: e.column,
+            what: e.what,
+        })?;
+        set.queries.push(q);
+        set.ids.push(line_no as u32);
+    }
+    Ok(set)
+}
+
+struct Parser {
+    s: Vec<char>,
+    i: usize,
+    q: Query,
+}
+
+fn is_name_start(c: char) -> bool {
+    c.is_alphabetic() || c == '_' || c == ':'
+}
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.')
+}
+
+impl Parser {
+    fn peek(&self) -> Option<char> {
+        self.s.get(self.i).copied()
+    }
+    fn peek_at(&self, k: usize) -> Option<char> {
+        self.s.get(self.i + k).copied()
+    }
+    fn ws(&mut self) {
+        while self.peek().is_some_and(char::is_whitespace) {
+            self.i += 1;
+        }
+    }
+    fn found(&self) -> String {
+        match self.peek() {
+            Some(c) => format!("'{c}'"),
+            None => "the end of the line".to_string(),
+        }
+    }
+    fn err(&self, what: &str) -> QuerySyntaxError {
+        QuerySyntaxError {
+            column: self.i + 1,
+            what: what.to_string(),
+        }
+    }
+
+    /// `Axis`: `/` or `//` (the caller checked that a '/' is next).
+    fn axis(&mut self) -> Axis {
+        self.i += 1;
+        if self.peek() == Some('/') {
+            self.i += 1;
+            Axis::Descendant
+        } else {
+            Axis::Child
+        }
+    }
+
+    fn name_test(&mut self) -> Result<NodeTest, QuerySyntaxError> {
+        self.ws();
+        match self.peek() {
+            Some('*') => {
+                self.i += 1;
+                Ok(NodeTest::Wildcard)
+            }
+            Some(c) if is_name_start(c) => {
+                let start = self.i;
+                while self.peek().is_some_and(is_name_char) {
+                    self.i += 1;
+                }
+                Ok(NodeTest::Name(self.s[start..self.i].iter().collect()))
+            }
+            _ => Err(self.err(&format!(
+                "expected a tag name or '*', found {}",
+                self.found()
+            ))),
+        }
+    }
+
+    /// One step after its axis: name test and predicates; returns the new node.
+    fn step(&mut self, parent: Option<usize>, axis: Axis) -> Result<usize, QuerySyntaxError> {
+        let test = self.name_test()?;
+        let id = self.q.push(parent, axis, test);
+        loop {
+            self.ws();
+            if self.peek() != Some('[') {
+                return Ok(id);
+            }
+            self.i += 1;
+            self.ws();
+            self.rel_path(id)?;
+            self.ws();
+            if self.peek() != Some(']') {
+                return Err(self.err(&format!(
+                    "expected ']' to close the predicate, found {}",
+                    self.found()
+                )));
+            }
+            self.i += 1;
+        }
+    }
+
+    /// `Step+` below `parent`; `first_relative` lets the first step omit its axis.
+    fn path(
+        &mut self,
+        mut parent: Option<usize>,
+        first_relative: bool,
+    ) -> Result<(), QuerySyntaxError> {
+        let mut first = true;
+        loop {
+            self.ws();
+            let axis = if self.peek() == Some('/') {
+                self.axis()
+            } else if first && first_relative {
+                Axis::Child
+            } else {
+                return Ok(());
+            };
+            parent = Some(self.step(parent, axis)?);
+            first = false;
+        }
+    }
+
+    /// `RelPath` inside a predicate whose context node is `ctx`.
+    fn rel_path(&mut self, ctx: usize) -> Result<(), QuerySyntaxError> {
+        if self.peek() == Some('.') && self.peek_at(1) == Some('/') {
+            self.i += 1; // "./x" and ".//x" read as "/x" and "//x"
+        } else if self.peek() == Some('.') {
+            return Err(self.err("expected './' or './/' after '.'"));
+        }
+        if self.peek() == Some(']') {
+            return Err(self.err("empty predicate"));
+        }
+        self.path(Some(ctx), true)
+    }
+}
+
+/// Reads one XML document into events, numbering tags with `dict` (names no query uses
+/// become [`crate::model::OTHER_TAG`]). `file` names the document in errors.
+pub fn parse_document(file: &str, xml: &[u8], dict: &TagDict) -> Result<Document, XmlError> {
+    let mut reader = Reader::from_reader(xml);
+    reader.config_mut().check_end_names = true;
+    let mut events = Vec::with_capacity(xml.len() / 8);
+    let mut depth = 0u32;
+    let mut max_depth = 0u32;
+    let mut roots = 0u32;
+    let err = |pos: u64, what: String| {
+        let (line, column) = line_col(xml, pos as usize);
+        XmlError::Xml {
+            file: file.to_string(),
+            line,
+            column,
+            what,
+        }
+    };
+    loop {
+        let ev = match reader.read_event() {
+            Ok(ev) => ev,
+            Err(e) => return Err(err(reader.error_position(), e.to_string())),
+        };
+        match ev {
+            XEvent::Start(e) | XEvent::Empty(e) if depth == 0 && roots == 1 => {
+                let name = String::from_utf8_lossy(e.name().as_ref()).into_owned();
+                let at = reader.buffer_position().saturating_sub(e.len() as u64 + 2);
+                return Err(err(
+                    at,
+                    format!("second root element <{name}>: a document has one root element"),
+                ));
+            }
+            XEvent::Start(e) => {
+                events.push(Event::open(dict.id(e.name().as_ref())));
+                if depth == 0 {
+                    roots += 1;
+                }
+                depth += 1;
+                max_depth = max_depth.max(depth);
+            }
+            XEvent::Empty(e) => {
+                let tag = dict.id(e.name().as_ref());
+                events.push(Event::open(tag));
+                events.push(Event::close(tag));
+                if depth == 0 {
+                    roots += 1;
+                }
+                max_depth = max_depth.max(depth + 1);
+            }
+            XEvent::End(e) => {
+                events.push(Event::close(dict.id(e.name().as_ref())));
+                depth -= 1;
+            }
+            XEvent::Eof => break,
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err(err(
+            xml.len() as u64,
+            format!("{depth} element(s) not closed at the end of the document"),
+        ));
+    }
+    if roots == 0 {
+        return Err(err(xml.len() as u64, "no root element".to_string()));
+    }
+    Ok(Document {
+        events,
+        max_depth,
+        bytes: xml.len(),
+    })
+}
+
+/// 1-based line and column (in characters) of byte offset `pos`.
+fn line_col(text: &[u8], pos: usize) -> (usize, usize) {
+    let pos = pos.min(text.len());
+    let before = &text[..pos];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
+    (line, column)
+}
+
+/// Reads a file, naming it in the error.
+pub fn read_file(path: &str) -> Result<Vec<u8>, XmlError> {
+    std::fs::read(path).map_err(|source| XmlError::Io {
+        file: path.to_string(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_and_issue_examples_parse_to_the_expected_twigs() {
+        let q = parse_query("/dblp/article[author][.//year]//title").unwrap();
+        assert_eq!(q.len(), 5);
+        assert_eq!(q.nodes[1].children, vec![2, 3, 4]);
+        assert_eq!(q.nodes[3].axis, Axis::Descendant);
+        assert_eq!(q.nodes[4].axis, Axis::Descendant);
+        assert_eq!(q.to_string(), "/dblp/article[author][.//year]//title");
+        let q = parse_query("/a//c[//d]/e").unwrap();
+        assert_eq!(q.to_string(), "/a//c[.//d]/e");
+        let q = parse_query("//*[./b/c[d]][/e]").unwrap();
+        assert_eq!(q.to_string(), "//*[b/c/d]/e");
+        assert_eq!(q.nodes[0].test, NodeTest::Wildcard);
+    }
+
+    #[test]
+    fn predicate_child_forms_are_equivalent() {
+        let a = parse_query("/a[b]").unwrap();
+        assert_eq!(parse_query("/a[/b]").unwrap(), a);
+        assert_eq!(parse_query("/a[./b]").unwrap(), a);
+        assert_eq!(parse_query(" /a [ b ] ").unwrap(), a);
+        let d = parse_query("/a[//b]").unwrap();
+        assert_eq!(parse_query("/a[.//b]").unwrap(), d);
+        assert_eq!(d.nodes[1].axis, Axis::Descendant);
+    }
+
+    #[test]
+    fn syntax_errors_name_the_column() {
+        let e = parse_query("a/b").unwrap_err();
+        assert_eq!(e.column, 1);
+        let e = parse_query("/a[b").unwrap_err();
+        assert_eq!(e.column, 5);
+        assert!(e.what.contains("']'"), "{}", e.what);
+        let e = parse_query("/a/").unwrap_err();
+        assert_eq!(e.column, 4);
+        let e = parse_query("/a[]").unwrap_err();
+        assert_eq!(e.column, 4);
+        let e = parse_query("/a]").unwrap_err();
+        assert_eq!(e.column, 3);
+        let e = parse_query("///a").unwrap_err();
+        assert_eq!(e.column, 3);
+    }
+
+    #[test]
+    fn query_file_errors_name_file_line_and_column() {
+        let e = parse_query_file("q.txt", "/a\n\n/b[c\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "q.txt:3:5: expected ']' to close the predicate, found the end of the line"
+        );
+        let set = parse_query_file("q.txt", "/a\n\n# comment\n//b\n").unwrap();
+        assert_eq!(set.ids, vec![0, 3]);
+    }
+
+    #[test]
+    fn documents_become_open_close_events_ignoring_everything_else() {
+        let mut dict = TagDict::default();
+        let a = dict.insert("a").unwrap();
+        let b = dict.insert("b").unwrap();
+        let xml = br#"<?xml version="1.0"?><!-- c --><a x="1">text<b/><?pi x?><c><b>t</b></c></a>"#;
+        let d = parse_document("d.xml", xml, &dict).unwrap();
+        let o = crate::model::OTHER_TAG;
+        assert_eq!(
+            d.events,
+            vec![
+                Event::open(a),
+                Event::open(b),
+                Event::close(b),
+                Event::open(o),
+                Event::open(b),
+                Event::close(b),
+                Event::close(o),
+                Event::close(a)
+            ]
+        );
+        assert_eq!(d.max_depth, 3);
+    }
+
+    #[test]
+    fn malformed_documents_report_line_and_column() {
+        let dict = TagDict::default();
+        let e = parse_document("d.xml", b"<a>\n  <b></c>\n</a>", &dict).unwrap_err();
+        let s = e.to_string();
+        assert!(s.starts_with("d.xml:2:"), "{s}");
+        let e = parse_document("d.xml", b"<a><b></b>", &dict).unwrap_err();
+        assert!(e.to_string().contains("not closed"), "{e}");
+        let e = parse_document("d.xml", b"<a/><b/>", &dict).unwrap_err();
+        assert!(e.to_string().contains("second root"), "{e}");
+        let e = parse_document("d.xml", b"  ", &dict).unwrap_err();
+        assert!(e.to_string().contains("no root"), "{e}");
+    }
+}

@@ -1,0 +1,205 @@
+//! Model -> flat device tables: kernel personalities (§4.3, Table 2), greedy packing of
+//! queries into thread blocks (§4.4), and document batches as 1- or 2-byte events
+//! (§4.1, Table 1).
+//!
+//! A query of `L` nodes takes `L + 1` consecutive columns of one block: its dummy root
+//! `$`, then its nodes in breadth-first order, so that the children of every node sit
+//! in consecutive columns (the childrenMatch entries a split node reads, §4.6).
+//! Queries never straddle blocks (§4.2: "twigs are evaluated within a single block").
+//! Packing is first-fit decreasing by column count, the simple greedy heuristic the paper
+//! mentions without detail.
+
+use crate::model::{Axis, Document, ProfileSet, Twig};
+use crate::XmlError;
+pub use xml_twig_kernels::Personality;
+
+/// Queries packed into blocks of `width` columns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockLayout {
+    pub width: u32,
+    pub blocks: u32,
+    /// `blocks * width` personalities; unused columns are all zero.
+    pub personalities: Vec<Personality>,
+    /// For a root column, the index of its query in the profile set (its result bit).
+    pub result_index: Vec<u32>,
+    /// `(block, first column)` of each query.
+    pub placement: Vec<(u32, u32)>,
+}
+
+impl BlockLayout {
+    /// Fraction of columns holding a query node or a dummy root.
+    pub fn utilization(&self) -> f64 {
+        let used = self
+            .personalities
+            .iter()
+            .filter(|p| p.has(Personality::USED))
+            .count();
+        used as f64 / self.personalities.len().max(1) as f64
+    }
+}
+
+/// Packs `profiles` into blocks of `width` threads (at most 1024: the 10-bit prefix ID).
+pub fn pack(profiles: &ProfileSet, width: u32) -> Result<BlockLayout, XmlError> {
+    let w = width.clamp(1, 1024) as usize;
+    let mut order: Vec<usize> = (0..profiles.len()).collect();
+    order.sort_by_key(|&q| std::cmp::Reverse(profiles.twigs[q].nodes.len()));
+    let mut free: Vec<usize> = Vec::new();
+    let mut placement = vec![(0u32, 0u32); profiles.len()];
+    for q in order {
+        let need = profiles.twigs[q].nodes.len() + 1;
+        if need > w {
+            return Err(XmlError::QueryTooLarge {
+                id: profiles.ids[q],
+                columns: need,
+                max: w,
+            });
+        }
+        let b = match free.iter().position(|&f| f >= need) {
+            Some(b) => b,
+            None => {
+                free.push(w);
+                free.len() - 1
+            }
+        };
+        placement[q] = (b as u32, (w - free[b]) as u32);
+        free[b] -= need;
+    }
+    let blocks = free.len();
+    let mut personalities = vec![
+        Personality {
+            word: 0,
+            children: 0
+        };
+        blocks * w
+    ];
+    let mut result_index = vec![u32::MAX; blocks * w];
+    for (q, &(b, c)) in placement.iter().enumerate() {
+        let base = b as usize * w;
+        write_query(&profiles.twigs[q], c, &mut personalities[base..base + w]);
+        result_index[base + c as usize] = q as u32;
+    }
+    Ok(BlockLayout {
+        width: w as u32,
+        blocks: blocks as u32,
+        personalities,
+        result_index,
+        placement,
+    })
+}
+
+/// Writes the personalities of one twig into `block`, root at column `at`.
+fn write_query(twig: &Twig, at: u32, block: &mut [Personality]) {
+    // Breadth-first order: column of node n is `at + 1 + bfs_position[n]`.
+    let mut bfs = vec![0usize];
+    let mut i = 0;
+    while i < bfs.len() {
+        bfs.extend(twig.nodes[bfs[i]].children.iter().map(|&c| c as usize));
+        i += 1;
+    }
+    let mut col = vec![0u32; twig.nodes.len()];
+    for (pos, &n) in bfs.iter().enumerate() {
+        col[n] = at + 1 + pos as u32;
+    }
+    let child_flags = |children: &[u32]| {
+        children.iter().fold(0, |f, &c| {
+            f | match twig.nodes[c as usize].axis {
+                Axis::Child => Personality::CHILD_SLASH,
+                Axis::Descendant => Personality::CHILD_DESC,
+            }
+        })
+    };
+    let children_word = |children: &[u32]| match children.first() {
+        Some(&c) => col[c as usize] | ((children.len() as u32) << 16),
+        None => 0,
+    };
+    block[at as usize] = Personality {
+        word: Personality::USED | Personality::IS_ROOT | child_flags(&[0]),
+        children: col[0] | (1 << 16),
+    };
+    for (n, node) in twig.nodes.iter().enumerate() {
+        let prefix = node.parent.map_or(at, |p| col[p as usize]);
+        let mut word =
+            Personality::USED | (prefix << Personality::PREFIX_SHIFT) | child_flags(&node.children);
+        if node.children.is_empty() {
+            word |= Personality::IS_LEAF;
+        }
+        if node.axis == Axis::Descendant {
+            word |= Personality::PREFIX_DESC;
+        }
+        match node.tag {
+            None => word |= Personality::WILDCARD,
+            Some(t) => word |= t as u32 & Personality::TAG_MASK,
+        }
+        block[col[n] as usize] = Personality {
+            word,
+            children: children_word(&node.children),
+        };
+    }
+}
+
+/// A batch of documents as one event array with per-document offsets (§4.1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EventBatch {
+    /// The paper's 1-byte events (Table 1).
+    Narrow {
+        events: Vec<u8>,
+        doc_start: Vec<u32>,
+        max_depth: u32,
+    },
+    /// 2-byte events for more than 127 tags.
+    Wide {
+        events: Vec<u16>,
+        doc_start: Vec<u32>,
+        max_depth: u32,
+    },
+}
+
+impl EventBatch {
+    /// Encodes `docs`, 1 byte per event when `narrow`.
+    pub fn encode(docs: &[Document], narrow: bool) -> Self {
+        let total: usize = docs.iter().map(|d| d.events.len()).sum();
+        let mut doc_start = Vec::with_capacity(docs.len() + 1);
+        let max_depth = docs.iter().map(|d| d.max_depth).max().unwrap_or(0);
+        doc_start.push(0u32);
+        if narrow {
+            let mut events = Vec::with_capacity(total);
+            for d in docs {
+                events.extend(d.events.iter().map(|e| e.narrow()));
+                doc_start.push(events.len() as u32);
+            }
+            EventBatch::Narrow {
+                events,
+                doc_start,
+                max_depth,
+            }
+        } else {
+            let mut events = Vec::with_capacity(total);
+            for d in docs {
+                events.extend(d.events.iter().map(|e| e.0));
+                doc_start.push(events.len() as u32);
+            }
+            EventBatch::Wide {
+                events,
+                doc_start,
+                max_depth,
+            }
+        }
+    }
+
+    pub fn doc_start(&self) -> &[u32] {
+        match self {
+            EventBatch::Narrow { doc_start, .. } | EventBatch::Wide { doc_start, .. } => doc_start,
+        }
+    }
+    pub fn max_depth(&self) -> u32 {
+        match self {
+            EventBatch::Narrow { max_depth, .. } | EventBatch::Wide { max_depth, .. } => *max_depth,
+        }
+    }
+    pub fn bytes_per_event(&self) -> u32 {
+        match self {
+            EventBatch::Narrow { .. } => 1,
+            EventBatch::Wide { .. } => 2,
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! Holistic XML twig filtering on the GPU, after Absalyamov, Moussalli, Najjar and
+//! Tsotras, "High-Performance Holistic XML Twig Filtering Using GPUs" (ADMS 2013).
+//!
+//! Modules, in the order data flows through them:
+//!
+//! | module | what | paper |
+//! | --- | --- | --- |
+//! | [`model`] | [`Query`] twigs, [`TagDict`], [`Event`]s, [`Document`], [`ProfileSet`] | §3.1, §4.1, Table 1 |
+//! | [`io`] | query files and XML files -> model, errors with line and column | Fig. 1 |
+//! | [`workload`] | seeded YFilter-style twig generator, DBLP-schema document generator | §5 |
+//! | [`layout`] | [`Personality`] table, greedy packing of queries into blocks, event batches | §4.3, §4.4, Table 2 |
+//! | [`engine`] | [`Engine`]: the push/pop stack kernels on the GPU or the emulator | §4.2, Alg. 1 |
+//! | [`brute`] | a brute-force tree matcher: the oracle of the tests | - |
+//!
+//! A user starts from [`io::parse_query_file`] and [`io::parse_document`], compiles the
+//! queries with [`ProfileSet::compile`], and filters with [`Engine::filter`]:
+//!
+//! ```ignore
+//! let set = xml_twig::io::parse_query_file("q.txt", &text)?;
+//! let profiles = xml_twig::ProfileSet::compile(&set)?;
+//! let doc = xml_twig::io::parse_document("d.xml", &bytes, &profiles.dict)?;
+//! let mut engine = xml_twig::Engine::new(gpu_kernels::Device::emulator(), &profiles, Default::default())?;
+//! let matches: Vec<Vec<u32>> = engine.filter(&[doc])?; // query ids per document
+//! ```
+
+pub mod brute;
+pub mod engine;
+pub mod io;
+pub mod layout;
+pub mod model;
+pub mod workload;
+
+pub use engine::{Engine, EngineConfig};
+pub use gpu_kernels::Device;
+pub use layout::Personality;
+pub use model::{
+    Axis, Document, Event, Matches, NodeTest, ProfileSet, Query, QuerySet, TagDict, Twig,
+};
+
+/// PTX of this crate's kernels, built by `build.rs` (empty when nightly + rust-src are missing).
+pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
+
+/// Everything that can go wrong, from a user's file to a kernel launch.
+#[derive(Debug, thiserror::Error)]
+pub enum XmlError {
+    /// A query file line that is not a twig query of the grammar in [`io`].
+    #[error("{file}:{line}:{column}: {what}")]
+    QuerySyntax {
+        file: String,
+        line: usize,
+        column: usize,
+        what: String,
+    },
+    /// A document that is not well-formed XML.
+    #[error("{file}:{line}:{column}: {what}")]
+    Xml {
+        file: String,
+        line: usize,
+        column: usize,
+        what: String,
+    },
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("the queries name more than {max} distinct tags")]
+    TooManyTags { max: usize },
+    /// A query needs more stack columns than a thread block has threads (§4.4).
+    #[error("query {id} needs {columns} stack columns; a thread block holds {max}")]
+    QueryTooLarge { id: u32, columns: usize, max: usize },
+    /// A document deeper than the shared-memory stack the GPU can hold (§4.5).
+    #[error("document {doc} is {depth} elements deep; the GPU stack holds at most {max}")]
+    DocumentTooDeep { doc: usize, depth: u32, max: u32 },
+    #[error("GPU: {0}")]
+    Gpu(#[from] gpu_kernels::GpuError),
+}
