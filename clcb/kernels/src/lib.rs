@@ -1,0 +1,542 @@
+//! CLCB's GPU kernels (Cugola & Margara, "High-Performance Location-Aware
+//! Publish-Subscribe on GPUs", Middleware 2012, §4), written once for the GPU (`nvptx64`)
+//! and the host SIMT emulator.
+//!
+//! | kernel | paper | one thread per | reads | writes |
+//! | --- | --- | --- | --- | --- |
+//! | [`loc`] | Alg. 1 `Loc`, steps S1a + S1b | filter | `BF`, `FPos`, `SqDist`, `InputBF`, `InputPos` | `FCount` (one byte per run), `SubsCount` |
+//! | [`cont`] | CCM's Alg. 1, step S2 | constraint of one event attribute's row | `Constraints`, `SizeC`, `FCount`, `Attrs` | `FCount` (atomic), `SubsBV` |
+//! | [`zip`] | Alg. 1 `Zip`, step S2a | subscription | `SubsBV` | `SubsBV` (reset), `Subs`, `SubsCount` |
+//! | [`move_area`] | §5 area update, one | (one thread) | its arguments | `FPos`, `SqDist` |
+//! | [`move_areas`] | §5 area update, batched | area update | the updates | `FPos`, `SqDist` |
+//! | [`match_batch`] | beyond the paper: many events per pass over the filters | filter | `BF`, `FPos`, `SqDist`, the filter's constraints, the batch | per-event subscription bit vectors |
+//! | [`zip_batch`] | beyond the paper: `Zip` of a batch | 32-subscription word of one event | the bit vectors | (event, subscription) pairs |
+//!
+//! Device tables shared with the host are `#[repr(C)]` and `bytemuck::Pod` on the host.
+//! All of them live in global memory; only [`cont`] (the event attribute, `shInput` in
+//! CCM) and [`match_batch`] (the batch's event headers) use shared memory.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
+
+use gpu_kernels::prelude::*;
+
+/// A 2-D point, CUDA's `float2`: an element of `FPos` (§4.3) and `InputPos`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(not(target_arch = "nvptx64"), derive(bytemuck::Pod, bytemuck::Zeroable))]
+pub struct Float2 {
+    pub x: f32,
+    pub y: f32,
+}
+
+/// The fixed part of an event on the device (§4.3, Fig. 2b): `InputBF`, `InputPos`, and
+/// how many `Attrs` follow it. An encoded event is a run of 32-bit words: this header
+/// (4 words), then `n_attrs` [`DevAttr`]s (6 words each), then the bytes of the
+/// attributes' string values.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(not(target_arch = "nvptx64"), derive(bytemuck::Pod, bytemuck::Zeroable))]
+pub struct InputHeader {
+    /// `InputBF`: 32-bit Bloom filter of the event's attribute names.
+    pub bf: u32,
+    /// `InputPos`: the event's location.
+    pub pos: Float2,
+    /// Number of entries of `Attrs` after the header.
+    pub n_attrs: u32,
+}
+
+/// Words of an [`InputHeader`].
+pub const HEADER_WORDS: usize = 4;
+/// Words of a [`DevAttr`].
+pub const ATTR_WORDS: usize = 6;
+
+/// Value kinds of [`DevAttr::kind`] and [`DevConstraint::kind`].
+pub const KIND_INT: u32 = 0;
+/// A 64-bit float (`bits` = `f64::to_bits`).
+pub const KIND_FLOAT: u32 = 1;
+/// A string (`bits` = byte offset, `len` = byte length).
+pub const KIND_STR: u32 = 2;
+
+/// Operators of [`DevConstraint::op`], as CCM's `Op` column (§4.1 of the CCM paper).
+pub const OP_EQ: u32 = 0;
+pub const OP_NE: u32 = 1;
+pub const OP_LT: u32 = 2;
+pub const OP_GT: u32 = 3;
+pub const OP_LE: u32 = 4;
+pub const OP_GE: u32 = 5;
+pub const OP_PREFIX: u32 = 6;
+pub const OP_SUFFIX: u32 = 7;
+pub const OP_SUBSTR: u32 = 8;
+
+/// One attribute of the event under processing (an element of `Attrs`, Fig. 2b).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(not(target_arch = "nvptx64"), derive(bytemuck::Pod, bytemuck::Zeroable))]
+pub struct DevAttr {
+    /// Row of the `Constraints` table of the attribute's name (CCM's `Names` map, on the host).
+    pub row: u32,
+    /// [`KIND_INT`], [`KIND_FLOAT`] or [`KIND_STR`].
+    pub kind: u32,
+    /// Byte length of a string value.
+    pub len: u32,
+    pub _pad: u32,
+    /// The value: `i64` or `f64` bits, or the string's byte offset from the start of the
+    /// encoded event.
+    pub bits: u64,
+}
+
+/// One element of CCM's `Constraints` table: `Op`, `Type`, `Val`, `FilterId`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(not(target_arch = "nvptx64"), derive(bytemuck::Pod, bytemuck::Zeroable))]
+pub struct DevConstraint {
+    /// `OP_*`.
+    pub op: u32,
+    /// `KIND_*`.
+    pub kind: u32,
+    /// Byte length of a string value.
+    pub len: u32,
+    /// In the name-major table of [`cont`]: the filter (`FilterId`). In the filter-major
+    /// table of [`match_batch`]: the `Constraints` row of the constraint's name.
+    pub tag: u32,
+    /// The value: `i64` or `f64` bits, or the byte offset in the constraint string pool.
+    pub bits: u64,
+}
+
+/// One area update (§5, Fig. 5): filter `filter` moves to `pos` with squared radius `sq_dist`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(not(target_arch = "nvptx64"), derive(bytemuck::Pod, bytemuck::Zeroable))]
+pub struct AreaMove {
+    pub filter: u32,
+    pub pos: Float2,
+    pub sq_dist: f32,
+}
+
+/// Step S1b's test, the one every engine uses: is `p` inside the circle of centre `c`
+/// and squared radius `sq`? Computed exactly as Algorithm 1, lines 14–16, in `f32`.
+#[inline(always)]
+pub fn in_area(p: Float2, c: Float2, sq: f32) -> bool {
+    let dx = p.x - c.x;
+    let dy = p.y - c.y;
+    let sq_dist_x = dx * dx;
+    let sq_dist_y = dy * dy;
+    sq_dist_x + sq_dist_y <= sq
+}
+
+/// `includes(InputBF, BF[id])` of Algorithm 1, line 9: every name bit of the filter is
+/// set in the event's Bloom filter (one bit-wise and plus a comparison, footnote 4).
+#[inline(always)]
+pub fn bf_includes(input_bf: u32, filter_bf: u32) -> bool {
+    filter_bf & !input_bf == 0
+}
+
+/// Bytes `[p, p + n)` equal bytes `[q, q + n)`.
+#[inline(always)]
+unsafe fn bytes_eq(p: *const u8, q: *const u8, n: u32) -> bool {
+    let mut i = 0usize;
+    while i < n as usize {
+        if *p.add(i) != *q.add(i) {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+#[inline(always)]
+fn cmp_i64(a: i64, b: i64) -> i32 {
+    if a < b {
+        -1
+    } else if a > b {
+        1
+    } else {
+        0
+    }
+}
+
+/// Exact comparison of an integer with a (non-NaN) float, without the rounding of
+/// `a as f64` (`2^53 + 1` is greater than `2^53` as a float): -1, 0 or 1.
+#[inline(always)]
+pub fn cmp_int_float(a: i64, v: f64) -> i32 {
+    if v >= 9_223_372_036_854_775_808.0 {
+        return -1;
+    }
+    if v < -9_223_372_036_854_775_808.0 {
+        return 1;
+    }
+    // `v` is within i64's range: its integer part is exact as an i64, and that integer
+    // part is exact back as an f64 (|v| < 2^53, or v is already an integer).
+    let whole = v as i64;
+    let ord = cmp_i64(a, whole);
+    if ord != 0 {
+        return ord;
+    }
+    let w = whole as f64;
+    if w < v {
+        -1
+    } else if w > v {
+        1
+    } else {
+        0
+    }
+}
+
+/// CCM's `sat` (its footnote 2): is the constraint satisfied by the attribute value?
+///
+/// Numbers compare exactly (integers with floats too, as `ccm::model` says); strings
+/// compare byte-wise; a number against a string (either way) is never satisfied, nor is
+/// an operator that does not apply to the type.
+///
+/// # Safety
+/// `cstr` must hold the constraint's string bytes at `c.bits` and `astr` the attribute's
+/// at `a_bits`.
+#[inline(always)]
+pub unsafe fn sat(
+    c: &DevConstraint,
+    cstr: *const u8,
+    a_kind: u32,
+    a_len: u32,
+    a_bits: u64,
+    astr: *const u8,
+) -> bool {
+    let c_is_str = c.kind == KIND_STR;
+    let a_is_str = a_kind == KIND_STR;
+    if c_is_str != a_is_str {
+        return false;
+    }
+    if c_is_str {
+        let cv = cstr.add(c.bits as usize);
+        let av = astr.add(a_bits as usize);
+        return match c.op {
+            OP_EQ => c.len == a_len && bytes_eq(cv, av, c.len),
+            OP_NE => !(c.len == a_len && bytes_eq(cv, av, c.len)),
+            OP_PREFIX => c.len <= a_len && bytes_eq(cv, av, c.len),
+            OP_SUFFIX => c.len <= a_len && bytes_eq(cv, av.add((a_len - c.len) as usize), c.len),
+            OP_SUBSTR => {
+                if c.len > a_len {
+                    return false;
+                }
+                let mut start = 0u32;
+                while start + c.len <= a_len {
+                    if bytes_eq(cv, av.add(start as usize), c.len) {
+                        return true;
+                    }
+                    start += 1;
+                }
+                false
+            }
+            _ => false,
+        };
+    }
+    // -1: attribute < constraint value, 0: equal, 1: greater, 2: unordered.
+    let ord: i32 = if c.kind == KIND_INT && a_kind == KIND_INT {
+        cmp_i64(a_bits as i64, c.bits as i64)
+    } else if a_kind == KIND_INT {
+        cmp_int_float(a_bits as i64, f64::from_bits(c.bits))
+    } else if c.kind == KIND_INT {
+        -cmp_int_float(c.bits as i64, f64::from_bits(a_bits))
+    } else {
+        let a = f64::from_bits(a_bits);
+        let v = f64::from_bits(c.bits);
+        if a < v {
+            -1
+        } else if a > v {
+            1
+        } else if a == v {
+            0
+        } else {
+            2
+        }
+    };
+    match c.op {
+        OP_EQ => ord == 0,
+        OP_NE => ord != 0,
+        OP_LT => ord == -1,
+        OP_GT => ord == 1,
+        OP_LE => ord == -1 || ord == 0,
+        OP_GE => ord == 1 || ord == 0,
+        _ => false,
+    }
+}
+
+/// Byte `run` (0..4) of a packed `FCount` word: the counter of run `run` (§4.3,
+/// "Reducing memory accesses").
+#[inline(always)]
+pub fn run_byte(word: u32, run: u32) -> u32 {
+    (word >> (8 * run)) & 0xff
+}
+
+kernel! {
+    /// Algorithm 1, `Loc`: steps S1a (Bloom-filter pre-filtering of names) and S1b (area
+    /// of relevance), one thread per filter.
+    ///
+    /// Thread `id` reads `BF[id]` and, when the names may match, `FPos[id]` and
+    /// `SqDist[id]`, all coalesced across the warp; `InputBF` and `InputPos` are read by
+    /// every thread (cached). It writes its filter's `FCount` counter of run `run`
+    /// (byte `run` of `FCount[id]`): at run 0 the whole word is written (0 or 1), which
+    /// resets the three other bytes; at runs 1–3 only a matching filter writes its byte
+    /// (the others are still 0 from run 0), so `FCount` is reset once every four events.
+    /// Thread 0 resets `SubsCount` (`subs_out[0]`). A filter without content constraints
+    /// (`SizeF[id] == 0`, which the paper's workloads never have) is complete once its
+    /// area holds the event: the thread marks its subscription in `SubsBV` itself.
+    pub fn loc(
+        input: *const u32,
+        n: u32,
+        run: u32,
+        bf: *const u32,
+        fpos: *const Float2,
+        sq_dist: *const f32,
+        size_f: *const u32,
+        filter_sub: *const u32,
+        fcount: *mut u32,
+        subs_bv: *mut u32,
+        subs_out: *mut u32,
+    ) {
+        let id = global_id_x();
+        if id >= n {
+            return;
+        }
+        if id == 0 {
+            *subs_out = 0; // SubsCount = 0
+        }
+        let i = id as usize;
+        let head = *(input as *const InputHeader);
+        let mut hit = bf_includes(head.bf, *bf.add(i));
+        if hit {
+            hit = in_area(head.pos, *fpos.add(i), *sq_dist.add(i));
+        }
+        if run == 0 {
+            *fcount.add(i) = hit as u32;
+        } else if hit {
+            *(fcount as *mut u8).add(4 * i + run as usize) = 1;
+        }
+        if hit && *size_f.add(i) == 0 {
+            *subs_bv.add(*filter_sub.add(i) as usize) = 1;
+        }
+    }
+}
+
+kernel! {
+    /// CCM's Algorithm 1 (constraint evaluation and counting, step S2), as modified by
+    /// CLCB (§4.3): one row of blocks per event attribute (`blockIdx.y`), one thread per
+    /// constraint of that attribute's row of `Constraints`.
+    ///
+    /// Thread 0 of each block copies the attribute into shared memory (`shInput`);
+    /// after the barrier, thread `x` reads constraint `x` of the row (coalesced), then
+    /// its filter's `FCount` byte of run `run`: 0 means the `Loc` kernel discarded the
+    /// filter (names or area), and the thread stops. Otherwise it evaluates the
+    /// constraint and, when satisfied, atomically increments the byte; the thread that
+    /// brings it to `SizeF + 1` (the area counts as one constraint) sets the filter's
+    /// subscription in `SubsBV`.
+    pub fn cont(
+        input: *const u32,
+        run: u32,
+        constraints: *const DevConstraint,
+        row_start: *const u32,
+        size_c: *const u32,
+        cstrings: *const u8,
+        size_f: *const u32,
+        filter_sub: *const u32,
+        fcount: *mut u32,
+        subs_bv: *mut u32,
+    ) {
+        let sh_input = dynamic_shared::<DevAttr>();
+        let y = block_idx_y() as usize;
+        if thread_idx_x() == 0 {
+            *sh_input = *(input.add(HEADER_WORDS + ATTR_WORDS * y) as *const DevAttr);
+        }
+        sync_threads();
+        let attr = *sh_input;
+        let x = global_id_x();
+        if x >= *size_c.add(attr.row as usize) {
+            return;
+        }
+        let c = *constraints.add((*row_start.add(attr.row as usize) + x) as usize);
+        let f = c.tag as usize;
+        let counter = fcount.add(f);
+        if run_byte(*counter, run) == 0 {
+            return;
+        }
+        if !sat(&c, cstrings, attr.kind, attr.len, attr.bits, input as *const u8) {
+            return;
+        }
+        let old = atomic_add(counter, 1u32 << (8 * run));
+        if run_byte(old, run) + 1 == *size_f.add(f) + 1 {
+            *subs_bv.add(*filter_sub.add(f) as usize) = 1;
+        }
+    }
+}
+
+kernel! {
+    /// Algorithm 1, `Zip` (step S2a): one thread per subscription. Thread `id` reads
+    /// `SubsBV[id]`; when set, it resets it for the next event and appends `id` to `Subs`
+    /// at the slot `atomicAdd(SubsCount, 1)` returns. `subs_out[0]` is `SubsCount` and
+    /// `subs_out[1..]` is `Subs`, so that one copy brings both back (step S3*).
+    pub fn zip(k: u32, subs_bv: *mut u32, subs_out: *mut u32) {
+        let id = global_id_x();
+        if id >= k {
+            return;
+        }
+        let slot = subs_bv.add(id as usize);
+        if *slot != 0 {
+            *slot = 0;
+            let position = atomic_add(subs_out, 1);
+            *subs_out.add(1 + position as usize) = id;
+        }
+    }
+}
+
+kernel! {
+    /// Area updates in bulk (§5, Fig. 5): one thread per update; thread `t` copies the new
+    /// position and squared radius of `updates[t]` into `FPos` and `SqDist`. Nothing else
+    /// changes: no index to rebuild.
+    pub fn move_areas(count: u32, updates: *const AreaMove, fpos: *mut Float2, sq_dist: *mut f32) {
+        let t = global_id_x();
+        if t >= count {
+            return;
+        }
+        let u = *updates.add(t as usize);
+        *fpos.add(u.filter as usize) = u.pos;
+        *sq_dist.add(u.filter as usize) = u.sq_dist;
+    }
+}
+
+kernel! {
+    /// One area update with the update in the launch's arguments (no copy at all): a
+    /// single thread writes `FPos[filter]` and `SqDist[filter]`.
+    pub fn move_area(filter: u32, x: f32, y: f32, sq: f32, fpos: *mut Float2, sq_dist: *mut f32) {
+        if global_id_x() != 0 {
+            return;
+        }
+        *fpos.add(filter as usize) = Float2 { x, y };
+        *sq_dist.add(filter as usize) = sq;
+    }
+}
+
+/// Most events of a batch ([`match_batch`] keeps their headers in shared memory).
+pub const MAX_BATCH: u32 = 1024;
+
+/// Shared-memory copy of one batch event's header and where its attributes start.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct BatchEvent {
+    bf: u32,
+    pos: Float2,
+    n_attrs: u32,
+    word: u32,
+    _pad: [u32; 3],
+}
+
+kernel! {
+    /// Beyond the paper: matches a batch of `n_events` events in one pass over the
+    /// filters, one thread per filter.
+    ///
+    /// The block first copies the batch's event headers (`InputBF`, `InputPos`, and where
+    /// each event's `Attrs` start in `inputs`, from `event_word`) into shared memory.
+    /// Thread `id` then reads its filter's `BF`, `FPos` and `SqDist` once (coalesced)
+    /// and, for every event passing S1a and S1b, checks the filter's own constraints
+    /// (`fcons[fcons_start[id]..fcons_start[id + 1]]`, filter-major, each tagged with its
+    /// name's row) against the event's attributes; a filter holding all of them sets its
+    /// subscription's bit in the event's bit vector (`subs_bits[e * words ..]`, atomic or).
+    pub fn match_batch(
+        inputs: *const u32,
+        event_word: *const u32,
+        n_events: u32,
+        n: u32,
+        bf: *const u32,
+        fpos: *const Float2,
+        sq_dist: *const f32,
+        fcons_start: *const u32,
+        fcons: *const DevConstraint,
+        cstrings: *const u8,
+        filter_sub: *const u32,
+        words: u32,
+        subs_bits: *mut u32,
+    ) {
+        let events = dynamic_shared::<BatchEvent>();
+        let mut e = thread_idx_x();
+        while e < n_events {
+            let w = *event_word.add(e as usize);
+            let h = *(inputs.add(w as usize) as *const InputHeader);
+            *events.add(e as usize) =
+                BatchEvent { bf: h.bf, pos: h.pos, n_attrs: h.n_attrs, word: w, _pad: [0; 3] };
+            e += block_dim_x();
+        }
+        sync_threads();
+        let id = global_id_x();
+        if id >= n {
+            return;
+        }
+        let i = id as usize;
+        let fbf = *bf.add(i);
+        let c = *fpos.add(i);
+        let sq = *sq_dist.add(i);
+        let first = *fcons_start.add(i) as usize;
+        let last = *fcons_start.add(i + 1) as usize;
+        let sub = *filter_sub.add(i);
+        let mut e = 0u32;
+        while e < n_events {
+            let ev = *events.add(e as usize);
+            if bf_includes(ev.bf, fbf) && in_area(ev.pos, c, sq) {
+                let event = inputs.add(ev.word as usize);
+                let attrs = event.add(HEADER_WORDS) as *const DevAttr;
+                let mut all = true;
+                let mut k = first;
+                while all && k < last {
+                    let con = *fcons.add(k);
+                    let mut held = false;
+                    let mut a = 0u32;
+                    while a < ev.n_attrs {
+                        let at = *attrs.add(a as usize);
+                        if at.row == con.tag {
+                            held = sat(&con, cstrings, at.kind, at.len, at.bits, event as *const u8);
+                            break;
+                        }
+                        a += 1;
+                    }
+                    all = held;
+                    k += 1;
+                }
+                if all {
+                    atomic_or(
+                        subs_bits.add((e * words + sub / 32) as usize),
+                        1u32 << (sub % 32),
+                    );
+                }
+            }
+            e += 1;
+        }
+    }
+}
+
+kernel! {
+    /// Beyond the paper: `Zip` of a batch. One thread per 32-subscription word of one
+    /// event's bit vector (`blockIdx.y` = event). A non-zero word is reset, and its
+    /// subscriptions are appended as (event, subscription) pairs to `out[1..]`, reserving
+    /// their slots with one `atomicAdd` on the pair count `out[0]`; pairs past `cap` are
+    /// counted but not written (the host then grows the buffer and runs the batch again).
+    pub fn zip_batch(words: u32, subs_bits: *mut u32, out: *mut u32, cap: u32) {
+        let w = global_id_x();
+        if w >= words {
+            return;
+        }
+        let e = block_idx_y();
+        let slot = subs_bits.add((e * words + w) as usize);
+        let mut bits = *slot;
+        if bits == 0 {
+            return;
+        }
+        *slot = 0;
+        let mut pos = atomic_add(out, bits.count_ones());
+        while bits != 0 {
+            let b = bits.trailing_zeros();
+            bits &= bits - 1;
+            if pos < cap {
+                *out.add(1 + 2 * pos as usize) = e;
+                *out.add(2 + 2 * pos as usize) = w * 32 + b;
+            }
+            pos += 1;
+        }
+    }
+}

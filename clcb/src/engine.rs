@@ -1,0 +1,477 @@
+//! The CLCB engine (§4.2–4.3): the tables of [`layout`](crate::layout) on a [`Device`]
+//! (a GPU or the host emulator: one engine, the same kernels), and the per-event
+//! pipeline on one stream with one synchronisation per event:
+//!
+//! | step | paper | here |
+//! | --- | --- | --- |
+//! | S1 | copy the event in | one `write` of the encoded event (`InputBF`, `InputPos`, `Attrs`) |
+//! | S1a + S1b | `Loc` | [`clcb_kernels::loc`], one thread per filter |
+//! | S2 | `Cont` (CCM) | [`clcb_kernels::cont`], one row of blocks per attribute |
+//! | S2a | `Zip` | [`clcb_kernels::zip`], one thread per subscription |
+//! | S3* | copy `Subs` out | one `read` of `SubsCount` and the first [`Options::read_prefix`] ids (a second read only when more matched) |
+//!
+//! S4 (the reset) is folded into `Loc` and `Zip` as in the paper; `FCount` keeps one byte
+//! per run, so `Loc` resets it once every four events ([`Options::fcount_runs`]).
+//!
+//! Choices where the paper is silent: `Subs` and `SubsCount` share one buffer so that
+//! one copy brings both back; the ids come back in `atomicAdd` order and the engine
+//! sorts them; filters without content constraints are completed by `Loc`.
+//!
+//! Beyond the paper: [`Engine::match_batch`] matches many events per pass over the
+//! filters (`match_batch` + `zip_batch` kernels, per-event bit vectors), and
+//! [`Engine::move_areas`] applies many area updates with one copy and one launch.
+
+use crate::layout::Tables;
+use crate::model::{AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
+use clcb_kernels::{AreaMove, DevConstraint, Float2, MAX_BATCH};
+use gpu_kernels::{Buffer, Device, GpuError, LaunchConfig};
+
+/// Threads per block of every kernel (the paper's "usually 256").
+pub const BLOCK: u32 = 256;
+
+/// Engine errors.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("{0} subscriptions or filters do not fit the 32-bit ids of the device tables")]
+    TooLarge(usize),
+}
+
+/// Tunables; [`Options::default`] is the paper's algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// Runs per `FCount` reset: 4 is §4.3's byte-per-run trick, 1 resets every event.
+    pub fcount_runs: u32,
+    /// Subscription ids fetched by the one result copy (more need a second copy).
+    pub read_prefix: usize,
+    /// Events per pass of [`Engine::match_batch`] (at most [`MAX_BATCH`]).
+    pub batch: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { fcount_runs: 4, read_prefix: 4096, batch: 256 }
+    }
+}
+
+/// Device time of each step of one event (Fig. 6), in milliseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepTimes {
+    pub copy_in: f64,
+    pub loc: f64,
+    pub cont: f64,
+    pub zip: f64,
+    pub copy_out: f64,
+}
+
+impl StepTimes {
+    pub fn total(&self) -> f64 {
+        self.copy_in + self.loc + self.cont + self.zip + self.copy_out
+    }
+}
+
+/// Buffers of the batched mode, made on first use.
+struct BatchState {
+    fcons: Buffer<DevConstraint>,
+    fcons_start: Buffer<u32>,
+    inputs: Buffer<u32>,
+    event_word: Buffer<u32>,
+    subs_bits: Buffer<u32>,
+    pairs: Buffer<u32>,
+}
+
+/// CLCB on one device.
+pub struct Engine {
+    dev: Device,
+    opts: Options,
+    tables: Tables,
+    ids: Vec<SubscriptionId>,
+    n: u32,
+    k: u32,
+    // Fig. 2a, persistent.
+    fpos: Buffer<Float2>,
+    sq_dist: Buffer<f32>,
+    bf: Buffer<u32>,
+    size_f: Buffer<u32>,
+    filter_sub: Buffer<u32>,
+    constraints: Buffer<DevConstraint>,
+    row_start: Buffer<u32>,
+    size_c: Buffer<u32>,
+    cstrings: Buffer<u8>,
+    fcount: Buffer<u32>,
+    subs_bv: Buffer<u32>,
+    /// `SubsCount` then `Subs`.
+    subs_out: Buffer<u32>,
+    // Fig. 2b, per event.
+    input: Buffer<u32>,
+    words: Vec<u32>,
+    out: Vec<u32>,
+    run: u32,
+    updates: Option<Buffer<AreaMove>>,
+    batch: Option<BatchState>,
+}
+
+/// Uploads `v`, or one default element when `v` is empty (no zero-size allocations).
+fn upload<T: bytemuck::Pod>(dev: &Device, v: &[T]) -> Result<Buffer<T>, GpuError> {
+    if v.is_empty() {
+        dev.upload(&[T::zeroed()])
+    } else {
+        dev.upload(v)
+    }
+}
+
+impl Engine {
+    /// Lays out `subs` and uploads the tables (the paper's deployment).
+    pub fn new(dev: Device, subs: &Subscriptions, opts: Options) -> Result<Engine, EngineError> {
+        let tables = Tables::build(subs);
+        let ids = (0..subs.len()).map(|i| subs.id(i)).collect();
+        Engine::from_tables(dev, tables, ids, opts)
+    }
+
+    /// Uploads already built tables; `ids[i]` is subscription `i`'s id.
+    pub fn from_tables(
+        dev: Device,
+        tables: Tables,
+        ids: Vec<SubscriptionId>,
+        opts: Options,
+    ) -> Result<Engine, EngineError> {
+        let n = tables.filters();
+        let k = tables.subscriptions;
+        if n >= u32::MAX as usize || k >= u32::MAX as usize || tables.constraints.len() >= u32::MAX as usize {
+            return Err(EngineError::TooLarge(n.max(k)));
+        }
+        let opts = Options {
+            fcount_runs: opts.fcount_runs.clamp(1, 4),
+            batch: opts.batch.clamp(1, MAX_BATCH as usize),
+            ..opts
+        };
+        let e = Engine {
+            fpos: upload(&dev, &tables.fpos)?,
+            sq_dist: upload(&dev, &tables.sq_dist)?,
+            bf: upload(&dev, &tables.bf)?,
+            size_f: upload(&dev, &tables.size_f)?,
+            filter_sub: upload(&dev, &tables.filter_sub)?,
+            constraints: upload(&dev, &tables.constraints)?,
+            row_start: upload(&dev, &tables.row_start)?,
+            size_c: upload(&dev, &tables.size_c)?,
+            cstrings: upload(&dev, &tables.cstrings)?,
+            fcount: dev.alloc(n.max(1))?,
+            subs_bv: dev.alloc(k.max(1))?,
+            subs_out: dev.alloc(k + 1)?,
+            input: dev.alloc(1024)?,
+            words: Vec::new(),
+            out: vec![0; k + 1],
+            run: 0,
+            updates: None,
+            batch: None,
+            n: n as u32,
+            k: k as u32,
+            ids,
+            tables,
+            opts,
+            dev,
+        };
+        e.dev.synchronize()?;
+        Ok(e)
+    }
+
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    pub fn options(&self) -> Options {
+        self.opts
+    }
+
+    /// The host tables the engine was built from.
+    pub fn tables(&self) -> &Tables {
+        &self.tables
+    }
+
+    /// Device bytes held by the engine's buffers (Fig. 7).
+    pub fn device_bytes(&self) -> usize {
+        self.dev.allocated_bytes()
+    }
+
+    /// Dense subscription index -> id.
+    pub fn id(&self, index: u32) -> SubscriptionId {
+        self.ids[index as usize]
+    }
+
+    /// The ids of the subscriptions matching `e`, ascending.
+    pub fn match_event(&mut self, e: &Event) -> Result<Vec<SubscriptionId>, EngineError> {
+        let idx = self.match_indices(e, None)?;
+        Ok(idx.into_iter().map(|i| self.ids[i as usize]).collect())
+    }
+
+    /// The dense indices of the subscriptions matching `e`, ascending.
+    pub fn match_indices(&mut self, e: &Event, times: Option<&mut StepTimes>) -> Result<Vec<u32>, EngineError> {
+        if self.n == 0 {
+            return Ok(Vec::new());
+        }
+        let dev = &self.dev;
+        let timing = times.is_some();
+        let mark = |on: bool| if on { dev.mark().map(Some) } else { Ok(None) };
+        // S1: the event in.
+        self.words.clear();
+        let n_attrs = self.tables.encode_event(e, &mut self.words);
+        if self.words.len() > self.input.len() {
+            self.input = dev.alloc(self.words.len().next_power_of_two())?;
+        }
+        let m0 = mark(timing)?;
+        dev.write(&mut self.input, 0, &self.words)?;
+        let m1 = mark(timing)?;
+        // S1a + S1b: Loc.
+        dev.launch(
+            &clcb_kernels::loc::KERNEL,
+            LaunchConfig::linear(self.n, BLOCK),
+            &[
+                self.input.arg(),
+                self.n.into(),
+                self.run.into(),
+                self.bf.arg(),
+                self.fpos.arg(),
+                self.sq_dist.arg(),
+                self.size_f.arg(),
+                self.filter_sub.arg(),
+                self.fcount.arg(),
+                self.subs_bv.arg(),
+                self.subs_out.arg(),
+            ],
+        )?;
+        let m2 = mark(timing)?;
+        // S2: Cont, one row of blocks per attribute.
+        let longest = self.tables.longest_row(Tables::attrs_of(&self.words));
+        if n_attrs > 0 && longest > 0 {
+            let cfg = LaunchConfig {
+                grid: [longest.div_ceil(BLOCK), n_attrs, 1],
+                block: [BLOCK, 1, 1],
+                shared_bytes: std::mem::size_of::<clcb_kernels::DevAttr>() as u32,
+            };
+            dev.launch(
+                &clcb_kernels::cont::KERNEL,
+                cfg,
+                &[
+                    self.input.arg(),
+                    self.run.into(),
+                    self.constraints.arg(),
+                    self.row_start.arg(),
+                    self.size_c.arg(),
+                    self.cstrings.arg(),
+                    self.size_f.arg(),
+                    self.filter_sub.arg(),
+                    self.fcount.arg(),
+                    self.subs_bv.arg(),
+                ],
+            )?;
+        }
+        let m3 = mark(timing)?;
+        // S2a: Zip.
+        dev.launch(
+            &clcb_kernels::zip::KERNEL,
+            LaunchConfig::linear(self.k, BLOCK),
+            &[self.k.into(), self.subs_bv.arg(), self.subs_out.arg()],
+        )?;
+        let m4 = mark(timing)?;
+        // S3*: SubsCount and the first ids in one copy.
+        let prefix = (self.k as usize).min(self.opts.read_prefix);
+        dev.read_into(&self.subs_out, 0, &mut self.out[..1 + prefix])?;
+        let count = self.out[0] as usize;
+        if count > prefix {
+            dev.read_into(&self.subs_out, 1 + prefix, &mut self.out[1 + prefix..1 + count])?;
+        }
+        let m5 = mark(timing)?;
+        self.run = (self.run + 1) % self.opts.fcount_runs;
+        if let (Some(t), Some(m0), Some(m1), Some(m2), Some(m3), Some(m4), Some(m5)) = (times, m0, m1, m2, m3, m4, m5)
+        {
+            let ms = |a, b| dev.elapsed_ms(a, b).map(f64::from);
+            *t = StepTimes {
+                copy_in: ms(&m0, &m1)?,
+                loc: ms(&m1, &m2)?,
+                cont: ms(&m2, &m3)?,
+                zip: ms(&m3, &m4)?,
+                copy_out: ms(&m4, &m5)?,
+            };
+        }
+        let mut ids = self.out[1..1 + count].to_vec();
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    /// Beyond the paper: the dense indices matching each event, ascending, matching up
+    /// to [`Options::batch`] events per pass over the filters.
+    pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<u32>>, EngineError> {
+        let mut all = Vec::with_capacity(events.len());
+        if self.n == 0 {
+            all.resize(events.len(), Vec::new());
+            return Ok(all);
+        }
+        for chunk in events.chunks(self.opts.batch) {
+            self.match_chunk(chunk, &mut all)?;
+        }
+        Ok(all)
+    }
+
+    fn match_chunk(&mut self, chunk: &[Event], all: &mut Vec<Vec<u32>>) -> Result<(), EngineError> {
+        let words_per_event = self.k.div_ceil(32);
+        if self.batch.is_none() {
+            let dev = &self.dev;
+            self.batch = Some(BatchState {
+                fcons: upload(dev, &self.tables.fcons)?,
+                fcons_start: upload(dev, &self.tables.fcons_start)?,
+                inputs: dev.alloc(4096)?,
+                event_word: dev.alloc(self.opts.batch)?,
+                subs_bits: dev.alloc(self.opts.batch * words_per_event as usize)?,
+                pairs: dev.alloc(1 + 2 * 65536)?,
+            });
+        }
+        let b = self.batch.as_mut().expect("made above");
+        let dev = &self.dev;
+        self.words.clear();
+        let mut starts = Vec::with_capacity(chunk.len());
+        for e in chunk {
+            starts.push(self.words.len() as u32);
+            self.tables.encode_event(e, &mut self.words);
+        }
+        if self.words.len() > b.inputs.len() {
+            b.inputs = dev.alloc(self.words.len().next_power_of_two())?;
+        }
+        dev.write(&mut b.inputs, 0, &self.words)?;
+        dev.write(&mut b.event_word, 0, &starts)?;
+        let m = chunk.len() as u32;
+        loop {
+            let cap = ((b.pairs.len() - 1) / 2) as u32;
+            dev.launch(
+                &clcb_kernels::match_batch::KERNEL,
+                LaunchConfig::linear(self.n, BLOCK).with_shared(32 * m),
+                &[
+                    b.inputs.arg(),
+                    b.event_word.arg(),
+                    m.into(),
+                    self.n.into(),
+                    self.bf.arg(),
+                    self.fpos.arg(),
+                    self.sq_dist.arg(),
+                    b.fcons_start.arg(),
+                    b.fcons.arg(),
+                    self.cstrings.arg(),
+                    self.filter_sub.arg(),
+                    words_per_event.into(),
+                    b.subs_bits.arg(),
+                ],
+            )?;
+            dev.zero(&mut b.pairs)?;
+            dev.launch(
+                &clcb_kernels::zip_batch::KERNEL,
+                LaunchConfig { grid: [words_per_event.div_ceil(BLOCK), m, 1], block: [BLOCK, 1, 1], shared_bytes: 0 },
+                &[words_per_event.into(), b.subs_bits.arg(), b.pairs.arg(), cap.into()],
+            )?;
+            let mut count = [0u32];
+            dev.read_into(&b.pairs, 0, &mut count)?;
+            let count = count[0];
+            if count > cap {
+                // Too many matches for the pair buffer: grow it and run the batch again
+                // (zip_batch has reset every bit vector word).
+                b.pairs = dev.alloc(1 + 2 * count.next_power_of_two() as usize)?;
+                continue;
+            }
+            let mut pairs = vec![0u32; 2 * count as usize];
+            dev.read_into(&b.pairs, 1, &mut pairs)?;
+            let base = all.len();
+            all.resize(base + chunk.len(), Vec::new());
+            for p in pairs.chunks_exact(2) {
+                all[base + p[0] as usize].push(p[1]);
+            }
+            for v in &mut all[base..] {
+                v.sort_unstable();
+            }
+            return Ok(());
+        }
+    }
+
+    fn area_move(&self, u: &AreaUpdate) -> Result<AreaMove, EngineError> {
+        if u.filter.0 >= self.n {
+            return Err(ModelError::NoSuchFilter(u.filter.0, self.n as usize).into());
+        }
+        let c = u.area.center;
+        Ok(AreaMove { filter: u.filter.0, pos: Float2 { x: c.x, y: c.y }, sq_dist: u.area.sq_radius })
+    }
+
+    /// One area update as the paper does it (§5): copy the new position into `FPos` and
+    /// the squared radius into `SqDist`; no rebuild.
+    pub fn move_area(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
+        let m = self.area_move(u)?;
+        self.dev.write(&mut self.fpos, m.filter as usize, &[m.pos])?;
+        self.dev.write(&mut self.sq_dist, m.filter as usize, &[m.sq_dist])?;
+        self.keep_tables(&m);
+        Ok(())
+    }
+
+    /// One area update carried by a kernel launch's arguments (no copy).
+    pub fn move_area_by_launch(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
+        let m = self.area_move(u)?;
+        self.dev.launch(
+            &clcb_kernels::move_area::KERNEL,
+            LaunchConfig::linear(1, 32),
+            &[
+                m.filter.into(),
+                m.pos.x.into(),
+                m.pos.y.into(),
+                m.sq_dist.into(),
+                self.fpos.arg(),
+                self.sq_dist.arg(),
+            ],
+        )?;
+        self.keep_tables(&m);
+        Ok(())
+    }
+
+    /// Many area updates: one copy of the updates, one launch of `move_areas`. Later
+    /// updates of the same filter win, as if applied one by one.
+    pub fn move_areas(&mut self, us: &[AreaUpdate]) -> Result<(), EngineError> {
+        let mut moves = Vec::with_capacity(us.len());
+        let mut last = std::collections::HashMap::with_capacity(us.len());
+        for u in us {
+            let m = self.area_move(u)?;
+            match last.insert(m.filter, moves.len()) {
+                Some(i) => {
+                    moves[i] = m;
+                    last.insert(m.filter, i);
+                }
+                None => moves.push(m),
+            }
+        }
+        if moves.is_empty() {
+            return Ok(());
+        }
+        if self.updates.as_ref().is_none_or(|b| b.len() < moves.len()) {
+            self.updates = Some(self.dev.alloc(moves.len().next_power_of_two())?);
+        }
+        let buf = self.updates.as_mut().expect("allocated above");
+        self.dev.write(buf, 0, &moves)?;
+        self.dev.launch(
+            &clcb_kernels::move_areas::KERNEL,
+            LaunchConfig::linear(moves.len() as u32, BLOCK),
+            &[(moves.len() as u32).into(), buf.arg(), self.fpos.arg(), self.sq_dist.arg()],
+        )?;
+        for m in &moves {
+            self.keep_tables(m);
+        }
+        Ok(())
+    }
+
+    /// Keeps the host copy in step (it feeds nothing on the device; it is what
+    /// [`Engine::tables`] shows).
+    fn keep_tables(&mut self, m: &AreaMove) {
+        self.tables.fpos[m.filter as usize] = m.pos;
+        self.tables.sq_dist[m.filter as usize] = m.sq_dist;
+    }
+
+    /// Waits for queued work (updates are asynchronous until the next event's copy-back).
+    pub fn synchronize(&self) -> Result<(), EngineError> {
+        Ok(self.dev.synchronize()?)
+    }
+}

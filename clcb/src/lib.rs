@@ -1,0 +1,37 @@
+//! CLCB, the CUDA Location-aware Content-Based matcher (Cugola & Margara, Middleware
+//! 2012), in Rust: location-aware publish-subscribe matching on the GPU, with the same
+//! kernels run by the host SIMT emulator in tests.
+//!
+//! | module | paper | what |
+//! | --- | --- | --- |
+//! | [`model`] | §2 | [`Subscription`]s of [`Filter`]s (content constraints + circular [`Area`]), [`Event`]s with a [`Location`] |
+//! | [`io`] | — | users' JSON Lines files -> model, line-numbered errors |
+//! | [`workload`] | §5, Table 1 | seeded generator of every Table 1 parameter, uniform and Zipf space, all-match |
+//! | [`layout`] | §4.3, Fig. 2 | `FPos`, `SqDist`, `BF`, `FCount`, `Constraints`/`SizeC`, encoded events |
+//! | [`engine`] | §4.2–4.3, Alg. 1 | [`Engine`]: `Loc`, `Cont`, `Zip` on one stream; area moves; batched mode |
+//!
+//! A user starts from [`Subscriptions`] (from [`io::load_subscriptions`] or
+//! [`workload::Workload`]) and an [`Engine`] on a [`gpu_kernels::Device`]:
+//!
+//! ```ignore
+//! let subs = Subscriptions::new(clcb::io::load_subscriptions(path)?);
+//! let dev = Device::gpu(0, clcb::PTX).unwrap_or_else(|_| Device::emulator());
+//! let mut engine = Engine::new(dev, &subs, Options::default())?;
+//! let ids: Vec<SubscriptionId> = engine.match_event(&event)?;
+//! engine.move_area(&AreaUpdate { filter: FilterId(3), area })?;
+//! ```
+//!
+//! The kernels live in the `clcb-kernels` crate (`clcb/kernels`), compiled to PTX by
+//! `build.rs`; [`PTX`] embeds them.
+
+pub mod engine;
+pub mod io;
+pub mod layout;
+pub mod model;
+pub mod workload;
+
+pub use engine::{Engine, EngineError, Options, StepTimes};
+pub use model::{Area, AreaUpdate, Event, Filter, FilterId, Location, Subscription, SubscriptionId, Subscriptions};
+
+/// PTX of this crate's kernels, built by `build.rs` (empty when nightly + rust-src are missing).
+pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
