@@ -1,9 +1,16 @@
 //! `harness`: the papers' experiments, users' own workloads, and the GPU self-test.
 
 mod experiment;
+mod meta;
 mod papers;
+mod plot;
+mod report;
+mod results;
+mod runner;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use experiment::Paper;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Marks an error as the user's (bad input or usage): the process exits with code 2.
@@ -23,14 +30,89 @@ pub fn bad_input(e: impl Into<anyhow::Error>) -> anyhow::Error {
 }
 
 #[derive(Parser, Debug)]
-#[command(name = "harness", version, about = "gpu-match: GPU matching for pub/sub and simulation middleware")]
+#[command(
+    name = "harness",
+    version,
+    about = "gpu-match: the four GPU matching papers' experiments, your own workloads, and the GPU self-test",
+    long_about = "gpu-match reproduces four papers on GPU matching: CCM (content-based matching), CLCB \
+(location-aware pub/sub), holistic XML twig filtering, and HLA DDM region matching.\n\n\
+`harness list` names every experiment; `harness run all` runs them all (on a machine without a GPU: the \
+CPU engines and the host emulator at quick sizes, with a note); `harness report` rebuilds \
+results/README.md. The paper subcommands (ccm, clcb, xml, ddm) run the engines on your own files.\n\n\
+Exit codes: 0 success, 1 runtime failure (engine error, engines disagree), 2 bad input or usage."
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Top,
 }
 
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// Small sizes (seconds, not minutes): for CI and a first look. Without a GPU this is the
+    /// default unless --full is given.
+    #[arg(long)]
+    quick: bool,
+    /// Without a GPU, run the CPU baselines at the papers' full sizes anyway (slow).
+    #[arg(long, conflicts_with = "quick")]
+    full: bool,
+    /// Workloads (seeds) per x value; results are mean/min/max over them (the papers used 10).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    seeds: u64,
+    /// Comma-separated engine names to run (e.g. gpu,sff); default: every engine the
+    /// experiment knows that can run here (GPU engines need a GPU; emulator engines run in
+    /// --quick mode only).
+    #[arg(long, value_delimiter = ',')]
+    engines: Option<Vec<String>>,
+    /// Directory for the CSV and PNG files (default: results/, or results/quick/ with --quick).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+}
+
 #[derive(Subcommand, Debug)]
 enum Top {
+    /// List every experiment (paper, id, title).
+    List,
+    /// Run experiments: `run all`, `run <paper>`, or `run <paper> <experiment>`.
+    Run {
+        /// `all`, or a paper: ccm, clcb, xml, ddm.
+        target: String,
+        /// An experiment id of that paper (see `list`), or `all`.
+        experiment: Option<String>,
+        #[command(flatten)]
+        args: RunArgs,
+    },
+    /// Rebuild <dir>/README.md (default results/) from the recorded CSV files.
+    Report {
+        #[arg(long, default_value = "results")]
+        dir: PathBuf,
+    },
+    /// Rerun experiments and fail when a GPU throughput falls more than --tolerance below
+    /// the one recorded in --baseline for the same device model.
+    Regress {
+        /// Directory of a recorded run on this device model (e.g. results/regress).
+        #[arg(long)]
+        baseline: PathBuf,
+        /// Allowed fractional drop of throughput.
+        #[arg(long, default_value_t = 0.10)]
+        tolerance: f64,
+        /// Compare every series, CPU ones too (noisy on shared machines).
+        #[arg(long)]
+        all_series: bool,
+        /// `all` or a paper.
+        #[arg(default_value = "all")]
+        target: String,
+        #[command(flatten)]
+        args: RunArgs,
+    },
+    /// Run the gpu-kernels self-test kernels on the GPU (or the emulator) and print PASS/FAIL.
+    Selftest {
+        /// GPU ordinal.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+    },
     /// CCM (content-based matching): match your own subscriptions and events.
     #[command(subcommand)]
     Ccm(papers::ccm::Cmd),
@@ -45,15 +127,107 @@ enum Top {
     Ddm(papers::ddm::Cmd),
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.cmd {
+fn select<'a>(all: &'a [experiment::Experiment], target: &str, exp: Option<&str>) -> anyhow::Result<Vec<&'a experiment::Experiment>> {
+    let papers: Vec<Paper> = if target == "all" {
+        Paper::ALL.to_vec()
+    } else {
+        let p = Paper::ALL
+            .into_iter()
+            .find(|p| p.name() == target)
+            .ok_or_else(|| bad_input(anyhow::anyhow!("unknown paper `{target}`: expected all, ccm, clcb, xml or ddm")))?;
+        vec![p]
+    };
+    let chosen: Vec<_> = all
+        .iter()
+        .filter(|e| papers.contains(&e.paper))
+        .filter(|e| exp.is_none_or(|x| x == "all" || x == e.id))
+        .collect();
+    if chosen.is_empty() {
+        let ids: Vec<&str> = all.iter().filter(|e| papers.contains(&e.paper)).map(|e| e.id).collect();
+        return Err(bad_input(anyhow::anyhow!(
+            "no experiment `{}` for {target}; known: {}",
+            exp.unwrap_or("all"),
+            if ids.is_empty() { "none yet".to_string() } else { ids.join(", ") }
+        )));
+    }
+    Ok(chosen)
+}
+
+fn run_opts(a: RunArgs, gpu: bool) -> runner::RunOpts {
+    let quick = a.quick || (!gpu && !a.full);
+    if quick && !a.quick {
+        eprintln!("note: no GPU: using --quick sizes (pass --full to run the CPU baselines at full size)");
+    }
+    let out = a.out.unwrap_or_else(|| PathBuf::from(if quick { "results/quick" } else { "results" }));
+    runner::RunOpts { quick, seeds: a.seeds as usize, engines: a.engines, out, device: a.device }
+}
+
+fn selftest(device: usize) -> anyhow::Result<()> {
+    use gpu_kernels::Device;
+    use gpu_selftest::Sizes;
+    let (dev, sizes) = match Device::gpu(device, gpu_selftest::PTX) {
+        Ok(d) => (d, Sizes::LARGE),
+        Err(e) => {
+            println!("note: {e}; running the self-tests on the host SIMT emulator instead");
+            (Device::emulator(), Sizes::SMALL)
+        }
+    };
+    println!("device: {}", dev.name());
+    let mut failed = 0;
+    for o in gpu_selftest::run_all(&dev, sizes)? {
+        match o.failure {
+            None => println!("PASS  {}", o.name),
+            Some(f) => {
+                failed += 1;
+                println!("FAIL  {}: {f}", o.name);
+            }
+        }
+    }
+    anyhow::ensure!(failed == 0, "{failed} self-test(s) failed");
+    Ok(())
+}
+
+fn real_main(cli: Cli) -> anyhow::Result<()> {
+    match cli.cmd {
+        Top::List => {
+            for e in runner::all_experiments() {
+                println!("{:<5} {:<14} {}", e.paper.name(), e.id, e.title);
+            }
+            Ok(())
+        }
+        Top::Run { target, experiment, args } => {
+            let all = runner::all_experiments();
+            let chosen = select(&all, &target, experiment.as_deref())?;
+            let gpu = gpu_kernels::Device::gpu_count() > args.device;
+            runner::run(&chosen, &run_opts(args, gpu)).map(|_| ())
+        }
+        Top::Report { dir } => {
+            let n = report::write(&runner::all_experiments(), &dir)?;
+            println!("wrote {} ({n} experiments with results)", dir.join("README.md").display());
+            Ok(())
+        }
+        Top::Regress { baseline, tolerance, all_series, target, mut args } => {
+            let all = runner::all_experiments();
+            let chosen = select(&all, &target, None)?;
+            args.quick = true;
+            let gpu = gpu_kernels::Device::gpu_count() > args.device;
+            let mut opts = run_opts(args, gpu);
+            if opts.out == baseline {
+                opts.out = PathBuf::from("results/quick");
+            }
+            runner::regress(&chosen, &opts, &baseline, tolerance, all_series)
+        }
+        Top::Selftest { device } => selftest(device),
         Top::Ccm(c) => papers::ccm::run_cmd(c),
         Top::Clcb(c) => papers::clcb::run_cmd(c),
         Top::Xml(c) => papers::xml::run_cmd(c),
         Top::Ddm(c) => papers::ddm::run_cmd(c),
-    };
-    match result {
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match real_main(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");

@@ -1,0 +1,161 @@
+//! Recorded results: one CSV row per (series, x) with mean, min and max over seeds, and
+//! the run's metadata. Written by `harness run`, read by `report` and `regress`.
+
+use crate::experiment::{Experiment, Sample};
+use crate::meta::Meta;
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One CSV row.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    pub paper: String,
+    pub experiment: String,
+    pub series: String,
+    pub x: f64,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Number of seeds measured.
+    pub n: usize,
+    pub unit: String,
+    pub device: String,
+    pub cpu: String,
+    pub cores: usize,
+    pub commit: String,
+    pub date: String,
+}
+
+/// Mean, min and max over seeds of each (series, x), in the order series first appeared.
+pub fn aggregate(exp: &Experiment, samples: &[Sample], meta: &Meta) -> Vec<Row> {
+    let mut order: Vec<&str> = Vec::new();
+    let mut groups: BTreeMap<(usize, u64), Vec<f64>> = BTreeMap::new();
+    for s in samples {
+        let si = match order.iter().position(|o| *o == s.series) {
+            Some(i) => i,
+            None => {
+                order.push(&s.series);
+                order.len() - 1
+            }
+        };
+        groups.entry((si, s.x.to_bits())).or_default().push(s.value);
+    }
+    let mut rows: Vec<Row> = groups
+        .into_iter()
+        .map(|((si, xb), v)| Row {
+            paper: exp.paper.name().to_string(),
+            experiment: exp.id.to_string(),
+            series: order[si].to_string(),
+            x: f64::from_bits(xb),
+            mean: v.iter().sum::<f64>() / v.len() as f64,
+            min: v.iter().copied().fold(f64::INFINITY, f64::min),
+            max: v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            n: v.len(),
+            unit: exp.y_label.to_string(),
+            device: meta.device.clone(),
+            cpu: meta.cpu.clone(),
+            cores: meta.cores,
+            commit: meta.commit.clone(),
+            date: meta.date.clone(),
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        let sa = order.iter().position(|o| *o == a.series);
+        let sb = order.iter().position(|o| *o == b.series);
+        sa.cmp(&sb).then(a.x.total_cmp(&b.x))
+    });
+    rows
+}
+
+/// `<out>/<paper>/<id>.csv`
+pub fn csv_path(out: &Path, paper: &str, id: &str) -> PathBuf {
+    out.join(paper).join(format!("{id}.csv"))
+}
+
+pub fn write_csv(path: &Path, rows: &[Row]) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut w = csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))?;
+    for r in rows {
+        w.serialize(r).with_context(|| format!("writing {}", path.display()))?;
+    }
+    w.flush().with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+pub fn read_csv(path: &Path) -> anyhow::Result<Vec<Row>> {
+    let mut r = csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut rows = Vec::new();
+    for (i, row) in r.deserialize().enumerate() {
+        rows.push(row.with_context(|| format!("{}: line {}: not a results row", path.display(), i + 2))?);
+    }
+    Ok(rows)
+}
+
+/// Speedup of each series over `baseline` at each x where both exist.
+pub fn speedups(rows: &[Row], baseline: &str, higher_is_better: bool) -> Vec<(String, f64, f64)> {
+    let base: BTreeMap<u64, f64> =
+        rows.iter().filter(|r| r.series == baseline).map(|r| (r.x.to_bits(), r.mean)).collect();
+    rows.iter()
+        .filter(|r| r.series != baseline)
+        .filter_map(|r| {
+            let b = *base.get(&r.x.to_bits())?;
+            let s = if higher_is_better { r.mean / b } else { b / r.mean };
+            (s.is_finite() && s > 0.0).then(|| (r.series.clone(), r.x, s))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::{Experiment, Paper};
+
+    fn exp() -> Experiment {
+        Experiment {
+            paper: Paper::Ddm,
+            id: "t",
+            title: "t",
+            x_label: "x",
+            y_label: "ms",
+            log_x: false,
+            log_y: false,
+            higher_is_better: false,
+            baseline: Some("cpu"),
+            paper_says: "",
+            run: |_| Ok(()),
+        }
+    }
+
+    fn meta() -> Meta {
+        Meta { device: "d".into(), cpu: "c".into(), cores: 2, commit: "x".into(), date: "2026-01-01".into() }
+    }
+
+    #[test]
+    fn aggregate_gives_mean_min_max_per_series_and_x_in_first_seen_order() {
+        let s = |series: &str, x: f64, value: f64| Sample { series: series.into(), x, value };
+        let samples = [s("gpu", 2.0, 1.0), s("cpu", 1.0, 10.0), s("gpu", 2.0, 3.0), s("gpu", 1.0, 5.0)];
+        let rows = aggregate(&exp(), &samples, &meta());
+        let got: Vec<_> = rows.iter().map(|r| (r.series.as_str(), r.x, r.mean, r.min, r.max, r.n)).collect();
+        assert_eq!(got, [("gpu", 1.0, 5.0, 5.0, 5.0, 1), ("gpu", 2.0, 2.0, 1.0, 3.0, 2), ("cpu", 1.0, 10.0, 10.0, 10.0, 1)]);
+    }
+
+    #[test]
+    fn csv_round_trips_rows_and_speedups_divide_baseline_by_series_for_times() {
+        let samples = [
+            Sample { series: "gpu".into(), x: 1.0, value: 2.0 },
+            Sample { series: "cpu".into(), x: 1.0, value: 10.0 },
+        ];
+        let rows = aggregate(&exp(), &samples, &meta());
+        let dir = std::env::temp_dir().join(format!("harness-csv-{}", std::process::id()));
+        let p = csv_path(&dir, "ddm", "t");
+        write_csv(&p, &rows).unwrap();
+        assert_eq!(read_csv(&p).unwrap(), rows);
+        assert_eq!(speedups(&rows, "cpu", false), [("gpu".to_string(), 1.0, 5.0)]);
+        assert_eq!(speedups(&rows, "cpu", true), [("gpu".to_string(), 1.0, 0.2)]);
+        std::fs::remove_dir_all(dir).ok();
+    }
+}
