@@ -426,6 +426,7 @@ impl Sff {
                 + m.capacity()
                     * (std::mem::size_of::<K>() + std::mem::size_of::<Vec<FilterIdx>>() + 1)
         }
+        #[allow(clippy::borrowed_box)]
         let bytes_key = |k: &Box<[u8]>| k.len();
         let names: usize = self
             .names

@@ -11,12 +11,18 @@
 //! A user starts from [`Subscription`]s and [`Event`]s and a [`Ccm`] engine:
 //! `Ccm::new(&Device::emulator(), &subs, Config::default())?.match_event(&event)?`.
 
+pub mod engine;
 pub mod io;
+pub mod layout;
 pub mod model;
+pub mod workload;
 
+pub use engine::{Ccm, CcmError, Config, Reset, Timing};
+pub use layout::SubId;
 pub use model::{
     Attribute, Constraint, Event, Filter, Interface, InterfaceId, Op, Subscription, Value,
 };
+pub use workload::{NameDist, Params, Workload};
 
 /// PTX of this crate's kernels, built by `build.rs` (empty when nightly + rust-src are missing).
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));

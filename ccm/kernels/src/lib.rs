@@ -1,0 +1,384 @@
+//! The kernels of CCM (Margara & Cugola, DEBS 2011, §4), written once for the GPU and
+//! the host emulator.
+//!
+//! - [`ccm_match`]: Algorithm 1 (§4.2), the constraint evaluation and counting kernel,
+//!   with the in-kernel reset of the idle copy of `Count` and `Interfaces` (§4.3);
+//! - [`ccm_match_batch`]: beyond the paper, many events per launch: one thread per
+//!   filter, name signatures to skip filters whose names are not all in the event.
+//!
+//! The device tables ([`DevConstraint`], [`DevAttr`], [`DevEvent`]) are `#[repr(C)]` and
+//! shared with the host crate's `layout` module, which documents the encodings.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
+
+use gpu_kernels::prelude::*;
+
+/// `Type` of a value (Fig. 2a): integer, float, string.
+pub const TY_INT: u16 = 0;
+pub const TY_FLOAT: u16 = 1;
+pub const TY_STR: u16 = 2;
+
+/// `Op` codes, in the order of `ccm::model::Op::ALL`.
+pub const OP_EQ: u16 = 0;
+pub const OP_NE: u16 = 1;
+pub const OP_LT: u16 = 2;
+pub const OP_GT: u16 = 3;
+pub const OP_LE: u16 = 4;
+pub const OP_GE: u16 = 5;
+pub const OP_PREFIX: u16 = 6;
+pub const OP_SUFFIX: u16 = 7;
+pub const OP_SUBSTR: u16 = 8;
+
+/// `str_id` of an event string that no constraint has as its value: equal to none.
+pub const NO_STR: u32 = u32::MAX;
+
+/// One element of table `Constraints` (Fig. 2a): `Op`, `Type`, `Val`, `FilterId`.
+///
+/// `val` holds an `Int`'s `i64` bits, a `Float`'s `f64` bits, or, for a string, its byte
+/// offset in the constraint string pool; `str_id` is the string's interned id and
+/// `str_len` its length in bytes. In the batch kernel's filter-major table `key` is the
+/// constraint's name (its row in `Constraints`); in the per-name rows it is `FilterId`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct DevConstraint {
+    pub key: u32,
+    pub op: u16,
+    pub ty: u16,
+    pub val: u64,
+    pub str_id: u32,
+    pub str_len: u32,
+}
+
+/// One row of table `Input` (§4.2): an event attribute, with `RowId` (the row of its
+/// name in `Constraints`), `Type` and `Val` encoded as in [`DevConstraint`] (a string's
+/// `val` is its offset in the event string bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct DevAttr {
+    pub row_id: u32,
+    pub ty: u32,
+    pub val: u64,
+    pub str_id: u32,
+    pub str_len: u32,
+}
+
+/// One event of a batch: its attributes `attrs[start .. start + len]` and the signature
+/// of its names (bit `row % 64` set for each attribute's row).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct DevEvent {
+    pub sig: u64,
+    pub start: u32,
+    pub len: u32,
+}
+
+/// Exact order of integer `i` against float `x` (no NaN): -1, 0 or 1.
+#[inline]
+fn cmp_int_float(i: i64, x: f64) -> i32 {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if x >= TWO_63 {
+        return -1;
+    }
+    if x < -TWO_63 {
+        return 1;
+    }
+    // -2^63 <= x < 2^63: its integer part w is an exact i64, x - w an exact fraction.
+    let w = x as i64;
+    if i < w {
+        return -1;
+    }
+    if i > w {
+        return 1;
+    }
+    let frac = x - w as f64;
+    if frac > 0.0 {
+        -1
+    } else if frac < 0.0 {
+        1
+    } else {
+        0
+    }
+}
+
+/// Exact numeric order of the attribute's number against the constraint's.
+#[inline]
+fn cmp_num(aty: u16, a: u64, cty: u16, c: u64) -> i32 {
+    match (aty == TY_INT, cty == TY_INT) {
+        (true, true) => {
+            let (a, c) = (a as i64, c as i64);
+            (a > c) as i32 - (a < c) as i32
+        }
+        (false, false) => {
+            let (a, c) = (f64::from_bits(a), f64::from_bits(c));
+            (a > c) as i32 - (a < c) as i32
+        }
+        (true, false) => cmp_int_float(a as i64, f64::from_bits(c)),
+        (false, true) => -cmp_int_float(c as i64, f64::from_bits(a)),
+    }
+}
+
+/// `n` bytes at `a` equal `n` bytes at `b`.
+#[inline]
+unsafe fn bytes_eq(a: *const u8, b: *const u8, n: u32) -> bool {
+    let mut k = 0usize;
+    while k < n as usize {
+        if *a.add(k) != *b.add(k) {
+            return false;
+        }
+        k += 1;
+    }
+    true
+}
+
+/// The paper's `sat` (footnote 2 of §4.2): whether attribute `(aty, aval, astr_id,
+/// alen)`, whose string bytes start at `abytes`, satisfies constraint `c`, whose string
+/// bytes live in `cpool`. A type mismatch (number vs string) is unsatisfied.
+#[inline]
+unsafe fn sat(
+    c: &DevConstraint,
+    aty: u16,
+    aval: u64,
+    astr_id: u32,
+    alen: u32,
+    abytes: *const u8,
+    cpool: *const u8,
+) -> bool {
+    let a_is_str = aty == TY_STR;
+    if (c.ty == TY_STR) != a_is_str {
+        return false;
+    }
+    if a_is_str {
+        let cb = cpool.add(c.val as usize);
+        match c.op {
+            OP_EQ => astr_id == c.str_id,
+            OP_NE => astr_id != c.str_id,
+            OP_PREFIX => alen >= c.str_len && bytes_eq(abytes, cb, c.str_len),
+            OP_SUFFIX => {
+                alen >= c.str_len
+                    && bytes_eq(abytes.add((alen - c.str_len) as usize), cb, c.str_len)
+            }
+            OP_SUBSTR => {
+                if c.str_len > alen {
+                    return false;
+                }
+                let mut s = 0u32;
+                while s + c.str_len <= alen {
+                    if bytes_eq(abytes.add(s as usize), cb, c.str_len) {
+                        return true;
+                    }
+                    s += 1;
+                }
+                false
+            }
+            _ => false,
+        }
+    } else {
+        let o = cmp_num(aty, aval, c.ty, c.val);
+        match c.op {
+            OP_EQ => o == 0,
+            OP_NE => o != 0,
+            OP_LT => o < 0,
+            OP_GT => o > 0,
+            OP_LE => o <= 0,
+            OP_GE => o >= 0,
+            _ => false,
+        }
+    }
+}
+
+kernel! {
+    /// Algorithm 1 of §4.2 (constraint evaluation and counting), with the in-kernel reset
+    /// of §4.3.
+    ///
+    /// Grid: `blockIdx.y` = the event attribute (row `y` of table `Input`), `blockIdx.x`
+    /// and `threadIdx.x` = the constraint `x` of that attribute's row of `Constraints`;
+    /// the grid covers the longest selected row. Dynamic shared memory: `shInput` (one
+    /// [`DevAttr`], 24 bytes padded to 32) then up to `sh_str_cap` bytes of the
+    /// attribute's string, which the block copies there when it fits (else it is read
+    /// from global memory).
+    ///
+    /// Thread `(x, y)`: (reset) when `reset != 0`, zeroes its grid-stride share of the idle
+    /// copies `reset_count[0..n_filters]` and `reset_interfaces[0..n_interfaces]`, adjacent
+    /// threads writing adjacent words; (lines 4-7) thread 0 copies `input[y]` to shared
+    /// memory; (9-11) stops when `x >= SizeC[RowId]`; (12) reads `Constraints[RowId][x]`
+    /// (global, coalesced); (15) evaluates `sat`; (19) `atomicInc`s `count[FilterId]`
+    /// (global); (20-22) the thread that brings the count to `SizeF` marks
+    /// `interfaces[InterfaceId]` (global; an atomic OR of 1, the paper's plain store of
+    /// the same value made race-free for the host emulator).
+    pub fn ccm_match(
+        constraints: *const DevConstraint,
+        row_start: *const u32,
+        size_c: *const u32,
+        cpool: *const u8,
+        input: *const DevAttr,
+        ebytes: *const u8,
+        sh_str_cap: u32,
+        size_f: *const u32,
+        filter_iface: *const u32,
+        count: *mut u32,
+        interfaces: *mut u32,
+        reset: u32,
+        reset_count: *mut u32,
+        reset_interfaces: *mut u32,
+        n_filters: u32,
+        n_interfaces: u32,
+    ) {
+        let tid = thread_idx_x();
+        let bx = block_idx_x();
+        let y = block_idx_y();
+        // §4.3: reset the idle copies (this launch's writes go to the other copy).
+        if reset != 0 {
+            let stride = grid_dim_x() * grid_dim_y() * block_dim_x();
+            let mut i = (y * grid_dim_x() + bx) * block_dim_x() + tid;
+            while i < n_filters {
+                *reset_count.add(i as usize) = 0;
+                i += stride;
+            }
+            let mut i = (y * grid_dim_x() + bx) * block_dim_x() + tid;
+            while i < n_interfaces {
+                *reset_interfaces.add(i as usize) = 0;
+                i += stride;
+            }
+        }
+        // Lines 3-7: shInput = input[y], plus the string bytes when they fit.
+        let sh_input = dynamic_shared::<DevAttr>();
+        let sh_bytes = (sh_input as *mut u8).add(32);
+        let in_y = input.add(y as usize);
+        let alen = (*in_y).str_len;
+        let in_shared = (*in_y).ty as u16 == TY_STR && alen <= sh_str_cap;
+        if tid == 0 {
+            *sh_input = *in_y;
+        }
+        if in_shared {
+            let src = ebytes.add((*in_y).val as usize);
+            let mut k = tid;
+            while k < alen {
+                *sh_bytes.add(k as usize) = *src.add(k as usize);
+                k += block_dim_x();
+            }
+        }
+        sync_threads();
+        // Lines 1, 8-11.
+        let x = bx * block_dim_x() + tid;
+        let attr = *sh_input;
+        let row = attr.row_id as usize;
+        if x >= *size_c.add(row) {
+            return;
+        }
+        // Line 12: this thread's constraint, into registers.
+        let c = *constraints.add((*row_start.add(row) + x) as usize);
+        // Lines 13-17.
+        let abytes = if in_shared {
+            sh_bytes as *const u8
+        } else if attr.ty as u16 == TY_STR {
+            ebytes.add(attr.val as usize)
+        } else {
+            ebytes // unused: numbers carry no bytes
+        };
+        if !sat(&c, attr.ty as u16, attr.val, attr.str_id, attr.str_len, abytes, cpool) {
+            return;
+        }
+        // Lines 18-23.
+        let f = c.key as usize;
+        let old = atomic_add(count.add(f), 1);
+        if old + 1 == *size_f.add(f) {
+            atomic_or(interfaces.add(*filter_iface.add(f) as usize), 1);
+        }
+    }
+
+    /// Batched matching (beyond the paper): events `[blockIdx.y * chunk, ..)` of the
+    /// batch against every filter, one thread per filter slot.
+    ///
+    /// Tables: `filter_start[f]`, `size_f[f]` (0 = free slot), `filter_sig[f]` (bit
+    /// `row % 64` of each constraint's name), `filter_iface[f]`, and the filter-major
+    /// `fconstraints` whose `key` is the constraint's name row. Dynamic shared memory:
+    /// the chunk's event signatures (`chunk` u64s), loaded by the block's threads.
+    ///
+    /// Thread `f`: for each event `e` of the chunk whose names include all of the
+    /// filter's (signature test, exact for <= 64 names, a pre-filter above), unless its
+    /// interface already matched `e`: finds each constraint's attribute among `e`'s
+    /// (global `attrs`, a few per event), evaluates `sat`, and on a full match sets
+    /// `out[e * n_interfaces + InterfaceId]` (global). Counters are not needed: a thread
+    /// sees the whole filter.
+    pub fn ccm_match_batch(
+        fconstraints: *const DevConstraint,
+        filter_start: *const u32,
+        size_f: *const u32,
+        filter_sig: *const u64,
+        filter_iface: *const u32,
+        n_filters: u32,
+        cpool: *const u8,
+        events: *const DevEvent,
+        n_events: u32,
+        chunk: u32,
+        attrs: *const DevAttr,
+        ebytes: *const u8,
+        out: *mut u32,
+        n_interfaces: u32,
+    ) {
+        let tid = thread_idx_x();
+        let first = block_idx_y() * chunk;
+        let last = if first + chunk < n_events { first + chunk } else { n_events };
+        let sh_sig = dynamic_shared::<u64>();
+        let mut k = tid;
+        while first + k < last {
+            *sh_sig.add(k as usize) = (*events.add((first + k) as usize)).sig;
+            k += block_dim_x();
+        }
+        sync_threads();
+        let f = block_idx_x() * block_dim_x() + tid;
+        if f >= n_filters {
+            return;
+        }
+        let size = *size_f.add(f as usize);
+        if size == 0 {
+            return;
+        }
+        let fsig = *filter_sig.add(f as usize);
+        let iface = *filter_iface.add(f as usize);
+        let fc = fconstraints.add(*filter_start.add(f as usize) as usize);
+        let mut e = first;
+        while e < last {
+            let esig = *sh_sig.add((e - first) as usize);
+            let slot = out.add((e * n_interfaces + iface) as usize);
+            // Per-interface pruning (an atomic read: other threads may be setting it).
+            if fsig & !esig == 0 && atomic_or(slot, 0) == 0 {
+                let ev = *events.add(e as usize);
+                let mut all = true;
+                let mut j = 0;
+                while all && j < size {
+                    let c = *fc.add(j as usize);
+                    let mut found = false;
+                    let mut a = 0;
+                    while a < ev.len {
+                        let at = *attrs.add((ev.start + a) as usize);
+                        if at.row_id == c.key {
+                            let ab = if at.ty as u16 == TY_STR { ebytes.add(at.val as usize) } else { ebytes };
+                            found = sat(&c, at.ty as u16, at.val, at.str_id, at.str_len, ab, cpool);
+                            break;
+                        }
+                        a += 1;
+                    }
+                    all = found;
+                    j += 1;
+                }
+                if all {
+                    atomic_or(slot, 1);
+                }
+            }
+            e += 1;
+        }
+    }
+}

@@ -1,0 +1,607 @@
+//! The CCM matcher on a [`Device`] (the GPU or the host emulator: one engine, the same
+//! kernels).
+//!
+//! Per event (§4, the paper's mode, [`Ccm::match_event`]): the host selects the rows of
+//! the event's names through `Names` and fills table `Input` (one copy to the device),
+//! launches Algorithm 1 ([`ccm_kernels::ccm_match`]) once, copies `Interfaces` back:
+//! one stream, one synchronisation. [`Reset::InKernel`] (§4.3, the default) alternates
+//! two copies of `Count` and `Interfaces`, the kernel zeroing the idle one;
+//! [`Reset::Memset`] zeroes the single copy with two `cudaMemset`s first (Fig. 5).
+//!
+//! Batched ([`Ccm::match_batch`], beyond the paper): many events per launch of
+//! [`ccm_kernels::ccm_match_batch`], the host encoding batch `k + 1` while the device
+//! matches batch `k`.
+//!
+//! Updates ([`Ccm::add`], [`Ccm::remove`]): the host tables change in place; the next
+//! match writes only the changed rows and filter slots to the device, or re-uploads
+//! the tables when a row outgrew its room.
+
+use crate::layout::{LayoutError, SubId, Tables};
+use crate::model::{Event, InterfaceId, Subscription};
+use ccm_kernels::{DevAttr, DevConstraint, DevEvent};
+use gpu_kernels::{Buffer, Device, GpuError, LaunchConfig};
+use rayon::prelude::*;
+
+/// How `Count` and `Interfaces` are reset between events (§4.3, Fig. 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reset {
+    /// Two copies; the kernel zeroes the idle one (the paper's final version, "Kernel").
+    InKernel,
+    /// One copy, zeroed by two `cudaMemset`s before each launch ("Memset").
+    Memset,
+}
+
+/// Engine options. `Config::default()` is the paper's configuration (in-kernel reset,
+/// no grouping, 256 threads per block).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub reset: Reset,
+    /// Sort each row of `Constraints` by type, operator and value (§4.2).
+    pub grouping: bool,
+    /// Threads per block of Algorithm 1.
+    pub block: u32,
+    /// Keep the batched kernel's tables on the device (more memory).
+    pub batch_tables: bool,
+    /// Events per launch of the batched kernel.
+    pub batch_events: usize,
+    /// Events per block of the batched kernel (their signatures sit in shared memory).
+    pub batch_chunk: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            reset: Reset::InKernel,
+            grouping: false,
+            block: 256,
+            batch_tables: false,
+            batch_events: 16_384,
+            batch_chunk: 256,
+        }
+    }
+}
+
+/// Errors of the engine.
+#[derive(Debug, thiserror::Error)]
+pub enum CcmError {
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error("limit exceeded: {what}: {have} > {max}")]
+    Limit {
+        what: &'static str,
+        have: u64,
+        max: u64,
+    },
+}
+
+/// Per-event time split of Fig. 5, in milliseconds (host clock, with a device
+/// synchronisation after each phase).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Timing {
+    /// Building `Input` through `Names`, copying it in (plus the memsets of `Memset`).
+    pub copy_in_ms: f64,
+    pub kernel_ms: f64,
+    /// Copying `Interfaces` back and decoding it.
+    pub copy_out_ms: f64,
+}
+
+/// Largest attribute string (bytes) the kernel copies into shared memory.
+const SH_STR_MAX: u32 = 16 * 1024;
+
+/// The device copies of the tables, with their capacities (their lengths).
+struct DevTables {
+    constraints: Buffer<DevConstraint>,
+    row_start: Buffer<u32>,
+    size_c: Buffer<u32>,
+    cpool: Buffer<u8>,
+    size_f: Buffer<u32>,
+    filter_iface: Buffer<u32>,
+    count: [Buffer<u32>; 2],
+    interfaces: [Buffer<u32>; 2],
+    batch: Option<BatchTables>,
+}
+
+struct BatchTables {
+    fconstraints: Buffer<DevConstraint>,
+    filter_start: Buffer<u32>,
+    filter_sig: Buffer<u64>,
+}
+
+fn room(n: usize) -> usize {
+    (n + n / 4 + 16).max(1)
+}
+
+/// Allocates `room(len)` and writes `data` at the start.
+fn upload_with_room<T: bytemuck::Pod>(dev: &Device, data: &[T]) -> Result<Buffer<T>, GpuError> {
+    let mut b = dev.alloc::<T>(room(data.len()))?;
+    if !data.is_empty() {
+        dev.write(&mut b, 0, data)?;
+    }
+    Ok(b)
+}
+
+/// CCM on one device.
+pub struct Ccm<'d> {
+    dev: &'d Device,
+    cfg: Config,
+    t: Tables,
+    d: DevTables,
+    parity: usize,
+    input: Buffer<u8>,
+    attrs: Vec<DevAttr>,
+    bytes: Vec<u8>,
+    packed: Vec<u8>,
+    flags: Vec<u32>,
+}
+
+impl<'d> Ccm<'d> {
+    /// Deploys `subs` on `dev` (Table 2's "deployment": layout on the host, allocation
+    /// and copies to the device).
+    pub fn new(dev: &'d Device, subs: &[Subscription], cfg: Config) -> Result<Self, CcmError> {
+        let mut t = Tables::build(subs, cfg.grouping)?;
+        let d = Self::upload(dev, &t, cfg.batch_tables)?;
+        t.dirty = Default::default();
+        let input = dev.alloc::<u8>(4096)?;
+        Ok(Ccm {
+            dev,
+            cfg,
+            t,
+            d,
+            parity: 0,
+            input,
+            attrs: Vec::new(),
+            bytes: Vec::new(),
+            packed: Vec::new(),
+            flags: Vec::new(),
+        })
+    }
+
+    fn upload(dev: &Device, t: &Tables, batch: bool) -> Result<DevTables, CcmError> {
+        let slots = room(t.filter_slots());
+        let ifaces = room(t.iface_ids.len());
+        let mut size_f = dev.alloc::<u32>(slots)?;
+        let mut filter_iface = dev.alloc::<u32>(slots)?;
+        if t.filter_slots() > 0 {
+            dev.write(&mut size_f, 0, &t.size_f)?;
+            dev.write(&mut filter_iface, 0, &t.filter_iface)?;
+        }
+        let constraints_host = t.constraints_array();
+        let mut constraints = dev.alloc::<DevConstraint>(constraints_host.len().max(1))?;
+        if !constraints_host.is_empty() {
+            dev.write(&mut constraints, 0, &constraints_host)?;
+        }
+        let batch = if batch {
+            Some(Self::upload_batch(dev, t)?)
+        } else {
+            None
+        };
+        Ok(DevTables {
+            constraints,
+            row_start: upload_with_room(dev, &t.row_start())?,
+            size_c: upload_with_room(dev, &t.size_c())?,
+            cpool: upload_with_room(dev, &t.pool)?,
+            size_f,
+            filter_iface,
+            count: [dev.alloc(slots)?, dev.alloc(slots)?],
+            interfaces: [dev.alloc(ifaces)?, dev.alloc(ifaces)?],
+            batch,
+        })
+    }
+
+    fn upload_batch(dev: &Device, t: &Tables) -> Result<BatchTables, CcmError> {
+        let slots = room(t.filter_slots());
+        let mut filter_start = dev.alloc::<u32>(slots)?;
+        let mut filter_sig = dev.alloc::<u64>(slots)?;
+        if t.filter_slots() > 0 {
+            dev.write(&mut filter_start, 0, &t.filter_start)?;
+            dev.write(&mut filter_sig, 0, &t.filter_sig)?;
+        }
+        Ok(BatchTables {
+            fconstraints: upload_with_room(dev, &t.fconstraints)?,
+            filter_start,
+            filter_sig,
+        })
+    }
+
+    /// Brings the device tables up to date after [`Ccm::add`] / [`Ccm::remove`].
+    fn sync(&mut self) -> Result<(), CcmError> {
+        let dirty = std::mem::take(&mut self.t.dirty);
+        let t = &self.t;
+        let d = &self.d;
+        let fits = t.table_cap as usize <= d.constraints.len()
+            && t.rows.len() <= d.row_start.len()
+            && t.pool.len() <= d.cpool.len()
+            && t.filter_slots() <= d.size_f.len()
+            && t.iface_ids.len() <= d.interfaces[0].len()
+            && d.batch
+                .as_ref()
+                .is_none_or(|b| t.fconstraints.len() <= b.fconstraints.len());
+        if dirty.full || !fits {
+            self.d = Self::upload(self.dev, t, self.cfg.batch_tables || self.d.batch.is_some())?;
+            self.parity = 0;
+            return Ok(());
+        }
+        let dev = self.dev;
+        let d = &mut self.d;
+        let mut rows = dirty.rows;
+        rows.sort_unstable();
+        rows.dedup();
+        for r in rows {
+            let row = &t.rows[r as usize];
+            if !row.items.is_empty() {
+                dev.write(&mut d.constraints, row.start as usize, &row.items)?;
+            }
+            dev.write(&mut d.row_start, r as usize, &[row.start])?;
+            dev.write(&mut d.size_c, r as usize, &[row.items.len() as u32])?;
+        }
+        if dirty.pool_from < t.pool.len() {
+            dev.write(&mut d.cpool, dirty.pool_from, &t.pool[dirty.pool_from..])?;
+        }
+        let mut filters = dirty.filters;
+        filters.sort_unstable();
+        filters.dedup();
+        for f in filters {
+            let i = f as usize;
+            dev.write(&mut d.size_f, i, &t.size_f[i..=i])?;
+            dev.write(&mut d.filter_iface, i, &t.filter_iface[i..=i])?;
+            if let Some(b) = &mut d.batch {
+                dev.write(&mut b.filter_start, i, &t.filter_start[i..=i])?;
+                dev.write(&mut b.filter_sig, i, &t.filter_sig[i..=i])?;
+            }
+        }
+        if let Some(b) = &mut d.batch {
+            if dirty.fc_from < t.fconstraints.len() {
+                dev.write(
+                    &mut b.fconstraints,
+                    dirty.fc_from,
+                    &t.fconstraints[dirty.fc_from..],
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a subscription after deployment; returns its handle for [`Ccm::remove`].
+    pub fn add(&mut self, s: &Subscription) -> Result<SubId, CcmError> {
+        let (pool, fc) = (self.t.pool.len(), self.t.fconstraints.len());
+        if !self.t.dirty.full && self.t.dirty.rows.is_empty() && self.t.dirty.filters.is_empty() {
+            self.t.dirty.pool_from = pool;
+            self.t.dirty.fc_from = fc;
+        }
+        let id = self.t.add(s)?;
+        Ok(id)
+    }
+
+    /// Removes a deployed subscription.
+    pub fn remove(&mut self, id: SubId) -> Result<(), CcmError> {
+        if !self.t.dirty.full && self.t.dirty.rows.is_empty() && self.t.dirty.filters.is_empty() {
+            self.t.dirty.pool_from = self.t.pool.len();
+            self.t.dirty.fc_from = self.t.fconstraints.len();
+        }
+        self.t.remove(id)?;
+        Ok(())
+    }
+
+    fn ensure_synced(&mut self) -> Result<(), CcmError> {
+        let dirty = &self.t.dirty;
+        if dirty.full || !dirty.rows.is_empty() || !dirty.filters.is_empty() {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    /// The host tables (Fig. 2).
+    pub fn tables(&self) -> &Tables {
+        &self.t
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Bytes this engine holds on the device (Table 2, row 3).
+    pub fn device_bytes(&self) -> usize {
+        let d = &self.d;
+        let mut n = d.constraints.bytes()
+            + d.row_start.bytes()
+            + d.size_c.bytes()
+            + d.cpool.bytes()
+            + d.size_f.bytes()
+            + d.filter_iface.bytes()
+            + d.count.iter().map(Buffer::bytes).sum::<usize>()
+            + d.interfaces.iter().map(Buffer::bytes).sum::<usize>()
+            + self.input.bytes();
+        if let Some(b) = &d.batch {
+            n += b.fconstraints.bytes() + b.filter_start.bytes() + b.filter_sig.bytes();
+        }
+        n
+    }
+
+    /// The interfaces whose predicate matches `e`, ascending (the paper's mode).
+    pub fn match_event(&mut self, e: &Event) -> Result<Vec<InterfaceId>, CcmError> {
+        self.match_event_inner(e, None)
+    }
+
+    /// [`Ccm::match_event`] with Fig. 5's time split.
+    pub fn match_event_timed(&mut self, e: &Event) -> Result<(Vec<InterfaceId>, Timing), CcmError> {
+        let mut t = Timing::default();
+        let r = self.match_event_inner(e, Some(&mut t))?;
+        Ok((r, t))
+    }
+
+    fn match_event_inner(
+        &mut self,
+        e: &Event,
+        mut timing: Option<&mut Timing>,
+    ) -> Result<Vec<InterfaceId>, CcmError> {
+        let t0 = std::time::Instant::now();
+        self.ensure_synced()?;
+        self.attrs.clear();
+        self.bytes.clear();
+        self.t.encode_event(e, &mut self.attrs, &mut self.bytes);
+        let size_c_of = |a: &DevAttr| self.t.rows[a.row_id as usize].items.len() as u32;
+        let longest = self.attrs.iter().map(size_c_of).max().unwrap_or(0);
+        if longest == 0 {
+            return Ok(Vec::new());
+        }
+        let n_attrs = self.attrs.len();
+        if n_attrs > 65_535 {
+            return Err(CcmError::Limit {
+                what: "attributes with constrained names in one event (grid rows)",
+                have: n_attrs as u64,
+                max: 65_535,
+            });
+        }
+        let str_cap = self
+            .attrs
+            .iter()
+            .filter(|a| a.ty == ccm_kernels::TY_STR as u32 && a.str_len <= SH_STR_MAX)
+            .map(|a| a.str_len)
+            .max()
+            .unwrap_or(0);
+        // Table Input, then the attributes' string bytes: one copy to the device.
+        self.packed.clear();
+        self.packed
+            .extend_from_slice(bytemuck::cast_slice(&self.attrs));
+        let bytes_at = self.packed.len();
+        self.packed.extend_from_slice(&self.bytes);
+        if self.input.len() < self.packed.len() {
+            self.input = self.dev.alloc::<u8>(room(self.packed.len()))?;
+        }
+        let dev = self.dev;
+        dev.write(&mut self.input, 0, &self.packed)?;
+        let (use_copy, reset) = match self.cfg.reset {
+            Reset::InKernel => (self.parity, 1u32),
+            Reset::Memset => {
+                dev.zero(&mut self.d.count[0])?;
+                dev.zero(&mut self.d.interfaces[0])?;
+                (0, 0)
+            }
+        };
+        let t1 = Self::phase(dev, &mut timing, t0, |t, ms| t.copy_in_ms = ms)?;
+        let d = &self.d;
+        let block = self.cfg.block;
+        let cfg = LaunchConfig {
+            grid: [longest.div_ceil(block), n_attrs as u32, 1],
+            block: [block, 1, 1],
+            shared_bytes: 32 + str_cap.next_multiple_of(16),
+        };
+        let idle = 1 - use_copy;
+        dev.launch(
+            &ccm_kernels::ccm_match::KERNEL,
+            cfg,
+            &[
+                d.constraints.arg(),
+                d.row_start.arg(),
+                d.size_c.arg(),
+                d.cpool.arg(),
+                self.input.arg(),
+                self.input.arg_at(bytes_at),
+                str_cap.into(),
+                d.size_f.arg(),
+                d.filter_iface.arg(),
+                d.count[use_copy].arg(),
+                d.interfaces[use_copy].arg(),
+                reset.into(),
+                d.count[idle].arg(),
+                d.interfaces[idle].arg(),
+                (self.t.filter_slots() as u32).into(),
+                (self.t.iface_ids.len() as u32).into(),
+            ],
+        )?;
+        let t2 = Self::phase(dev, &mut timing, t1, |t, ms| t.kernel_ms = ms)?;
+        let n_if = self.t.iface_ids.len();
+        self.flags.resize(n_if, 0);
+        dev.read_into(&d.interfaces[use_copy], 0, &mut self.flags)?;
+        if self.cfg.reset == Reset::InKernel {
+            self.parity = idle;
+        }
+        let mut out: Vec<InterfaceId> = self
+            .flags
+            .iter()
+            .zip(&self.t.iface_ids)
+            .filter(|(f, _)| **f != 0)
+            .map(|(_, &id)| id)
+            .collect();
+        out.sort_unstable();
+        Self::phase(dev, &mut timing, t2, |t, ms| t.copy_out_ms = ms)?;
+        Ok(out)
+    }
+
+    /// Records a phase's time when timing (after synchronising the device).
+    fn phase(
+        dev: &Device,
+        timing: &mut Option<&mut Timing>,
+        since: std::time::Instant,
+        set: impl FnOnce(&mut Timing, f64),
+    ) -> Result<std::time::Instant, CcmError> {
+        if let Some(t) = timing {
+            dev.synchronize()?;
+            set(t, since.elapsed().as_secs_f64() * 1e3);
+        }
+        Ok(std::time::Instant::now())
+    }
+
+    /// Matches many events, [`Config::batch_events`] per launch of the batched kernel;
+    /// one answer per event, ascending interface ids.
+    pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<InterfaceId>>, CcmError> {
+        self.ensure_synced()?;
+        if self.d.batch.is_none() {
+            self.d.batch = Some(Self::upload_batch(self.dev, &self.t)?);
+        }
+        let n_if = self.t.iface_ids.len();
+        let mut answers = Vec::with_capacity(events.len());
+        if n_if == 0 || self.t.live_filters() == 0 {
+            answers.resize(events.len(), Vec::new());
+            return Ok(answers);
+        }
+        let per = self.cfg.batch_events.clamp(
+            1,
+            (65_535 * self.cfg.batch_chunk as usize).min(u32::MAX as usize / n_if),
+        );
+        let mut batches = events.chunks(per);
+        let mut bufs: Option<BatchBufs> = None;
+        let mut next = batches.next().map(|b| self.encode_batch(b));
+        while let Some(enc) = next.take() {
+            self.launch_batch(&enc, &mut bufs)?;
+            // The host encodes batch k + 1 while the device matches batch k.
+            next = batches.next().map(|b| self.encode_batch(b));
+            let b = bufs.as_ref().expect("launched");
+            let mut flags = vec![0u32; enc.evs.len() * n_if];
+            self.dev.read_into(&b.out, 0, &mut flags)?;
+            for row in flags.chunks(n_if) {
+                let mut v: Vec<InterfaceId> = row
+                    .iter()
+                    .zip(&self.t.iface_ids)
+                    .filter(|(f, _)| **f != 0)
+                    .map(|(_, &id)| id)
+                    .collect();
+                v.sort_unstable();
+                answers.push(v);
+            }
+        }
+        Ok(answers)
+    }
+
+    /// Encodes a batch, in parallel over slices of 1024 events.
+    fn encode_batch(&self, events: &[Event]) -> Encoded {
+        let parts: Vec<Encoded> = events
+            .par_chunks(1024)
+            .map(|c| {
+                let mut e = Encoded::default();
+                self.t
+                    .encode_batch(c, &mut e.evs, &mut e.attrs, &mut e.bytes);
+                e
+            })
+            .collect();
+        let mut all = Encoded::default();
+        for p in parts {
+            let (a0, b0) = (all.attrs.len() as u32, all.bytes.len() as u64);
+            all.evs.extend(p.evs.iter().map(|e| DevEvent {
+                start: e.start + a0,
+                ..*e
+            }));
+            all.attrs.extend(p.attrs.iter().map(|a| {
+                if a.ty == ccm_kernels::TY_STR as u32 {
+                    DevAttr {
+                        val: a.val + b0,
+                        ..*a
+                    }
+                } else {
+                    *a
+                }
+            }));
+            all.bytes.extend_from_slice(&p.bytes);
+        }
+        all
+    }
+
+    fn launch_batch(
+        &mut self,
+        enc: &Encoded,
+        bufs: &mut Option<BatchBufs>,
+    ) -> Result<(), CcmError> {
+        let dev = self.dev;
+        let n_if = self.t.iface_ids.len();
+        let need = (
+            enc.evs.len(),
+            enc.attrs.len().max(1),
+            enc.bytes.len().max(1),
+            enc.evs.len() * n_if,
+        );
+        let fits = bufs.as_ref().is_some_and(|b| {
+            b.events.len() >= need.0
+                && b.attrs.len() >= need.1
+                && b.bytes.len() >= need.2
+                && b.out.len() >= need.3
+        });
+        if !fits {
+            *bufs = Some(BatchBufs {
+                events: dev.alloc(room(need.0))?,
+                attrs: dev.alloc(room(need.1))?,
+                bytes: dev.alloc(room(need.2))?,
+                out: dev.alloc(room(need.3))?,
+            });
+        }
+        let b = bufs.as_mut().expect("allocated");
+        dev.write(&mut b.events, 0, &enc.evs)?;
+        if !enc.attrs.is_empty() {
+            dev.write(&mut b.attrs, 0, &enc.attrs)?;
+        }
+        if !enc.bytes.is_empty() {
+            dev.write(&mut b.bytes, 0, &enc.bytes)?;
+        }
+        dev.zero(&mut b.out)?;
+        let bt = self.d.batch.as_ref().expect("batch tables");
+        let d = &self.d;
+        let chunk = self.cfg.batch_chunk.max(1);
+        let slots = self.t.filter_slots() as u32;
+        let block = self.cfg.block;
+        let cfg = LaunchConfig {
+            grid: [
+                slots.div_ceil(block).max(1),
+                (enc.evs.len() as u32).div_ceil(chunk).max(1),
+                1,
+            ],
+            block: [block, 1, 1],
+            shared_bytes: chunk * 8,
+        };
+        dev.launch(
+            &ccm_kernels::ccm_match_batch::KERNEL,
+            cfg,
+            &[
+                bt.fconstraints.arg(),
+                bt.filter_start.arg(),
+                d.size_f.arg(),
+                bt.filter_sig.arg(),
+                d.filter_iface.arg(),
+                slots.into(),
+                d.cpool.arg(),
+                b.events.arg(),
+                (enc.evs.len() as u32).into(),
+                chunk.into(),
+                b.attrs.arg(),
+                b.bytes.arg(),
+                b.out.arg(),
+                (n_if as u32).into(),
+            ],
+        )?;
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct Encoded {
+    evs: Vec<DevEvent>,
+    attrs: Vec<DevAttr>,
+    bytes: Vec<u8>,
+}
+
+struct BatchBufs {
+    events: Buffer<DevEvent>,
+    attrs: Buffer<DevAttr>,
+    bytes: Buffer<u8>,
+    out: Buffer<u32>,
+}

@@ -1,0 +1,483 @@
+//! Model -> the flat tables of Fig. 2 (§4.1), kept on the host and mirrored on the device
+//! by the engine.
+//!
+//! - `Names` (host only): attribute name -> row of `Constraints`;
+//! - `Constraints` with `SizeC`: one row per name, row `r` stored contiguously at
+//!   `row_start[r]` with room for `row_cap[r]` constraints (slack so that adding a
+//!   subscription writes one row element, not the table); element = [`DevConstraint`]
+//!   with `key` = `FilterId`;
+//! - `Filters`: per filter slot `SizeF` (0 = free slot), `InterfaceId` (dense index); the
+//!   `Count` column lives on the device only;
+//! - `Interfaces`: user ids <-> dense indices;
+//! - string pool: the bytes of every distinct constraint string, each with an interned
+//!   id. **String encoding (exact for any input):** `=` / `!=` compare interned ids (the
+//!   host looks an event's string up in the same dictionary; a string no constraint has
+//!   gets [`NO_STR`], equal to no constraint); `prefix` / `suffix` / `substr` compare the
+//!   bytes (constraint bytes in the pool, event bytes in the launch's input). No
+//!   truncation, no hashing collisions.
+//! - for the batched kernel, the filter-major table: each filter's constraints
+//!   contiguous (`key` = the name's row) plus a 64-bit name signature per filter.
+//!
+//! Grouping (§4.2, optional): each row sorted by (type, operator, value) when the table
+//! is laid out; rows grown by later additions keep their new elements at the end until
+//! the next full layout.
+
+use crate::model::{Event, InterfaceId, ModelError, Op, Subscription, Value};
+use ccm_kernels::{DevAttr, DevConstraint, DevEvent, NO_STR, TY_FLOAT, TY_INT, TY_STR};
+use std::collections::HashMap;
+
+/// Why a subscription or event cannot be laid out.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum LayoutError {
+    #[error("subscription {index}: {source}")]
+    Model {
+        index: usize,
+        #[source]
+        source: ModelError,
+    },
+    #[error("limit exceeded: {what}: {have} > {max}")]
+    Limit {
+        what: &'static str,
+        have: u64,
+        max: u64,
+    },
+    #[error("no subscription with id {0}")]
+    UnknownSubscription(u32),
+}
+
+/// Handle of a deployed subscription (its filter slot), for [`crate::Ccm::remove`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SubId(pub u32);
+
+/// One row of `Constraints`: the constraints of one name.
+#[derive(Clone, Debug, Default)]
+pub struct Row {
+    pub start: u32,
+    pub cap: u32,
+    pub items: Vec<DevConstraint>,
+}
+
+/// What changed since the device copy was last brought up to date.
+#[derive(Clone, Debug, Default)]
+pub struct Dirty {
+    /// Everything moved (a full layout): re-upload all.
+    pub full: bool,
+    pub rows: Vec<u32>,
+    pub filters: Vec<u32>,
+    /// The pool and the filter-major table grew from these lengths.
+    pub pool_from: usize,
+    pub fc_from: usize,
+}
+
+/// The host copy of every table of Fig. 2.
+#[derive(Clone, Debug, Default)]
+pub struct Tables {
+    pub names: HashMap<String, u32>,
+    pub rows: Vec<Row>,
+    /// Capacity of the `Constraints` array (sum of the rows' capacities plus free room).
+    pub table_cap: u32,
+    pub size_f: Vec<u32>,
+    pub filter_iface: Vec<u32>,
+    /// Filter-major copy for the batched kernel: `fconstraints[filter_start[f] ..]`.
+    pub filter_start: Vec<u32>,
+    pub filter_sig: Vec<u64>,
+    pub fconstraints: Vec<DevConstraint>,
+    /// Where each filter's constraints sit in `rows`: (row, index).
+    positions: Vec<Vec<(u32, u32)>>,
+    free: Vec<u32>,
+    pub iface_ids: Vec<InterfaceId>,
+    iface_index: HashMap<InterfaceId, u32>,
+    pub pool: Vec<u8>,
+    dict: HashMap<Box<[u8]>, (u32, u32)>,
+    pub grouping: bool,
+    pub dirty: Dirty,
+}
+
+const MAX: u64 = u32::MAX as u64 - 1;
+
+fn limit(what: &'static str, have: usize) -> Result<u32, LayoutError> {
+    if have as u64 > MAX {
+        Err(LayoutError::Limit {
+            what,
+            have: have as u64,
+            max: MAX,
+        })
+    } else {
+        Ok(have as u32)
+    }
+}
+
+/// Grouping key (§4.2): type, operator, value.
+fn group_key(c: &DevConstraint) -> (u16, u16, u64, u32) {
+    (c.ty, c.op, c.val, c.str_id)
+}
+
+fn op_code(op: Op) -> u16 {
+    Op::ALL.iter().position(|&o| o == op).expect("in ALL") as u16
+}
+
+impl Tables {
+    /// Lays out `subs` (filter slot `i` = subscription `i`).
+    pub fn build(subs: &[Subscription], grouping: bool) -> Result<Tables, LayoutError> {
+        let mut t = Tables {
+            grouping,
+            ..Tables::default()
+        };
+        for (i, s) in subs.iter().enumerate() {
+            t.add_inner(s, i)?;
+        }
+        t.relayout()?;
+        Ok(t)
+    }
+
+    /// Number of filter slots (live and free).
+    pub fn filter_slots(&self) -> usize {
+        self.size_f.len()
+    }
+
+    /// Number of live filters.
+    pub fn live_filters(&self) -> usize {
+        self.size_f.len() - self.free.len()
+    }
+
+    /// The longest row.
+    pub fn max_row(&self) -> u32 {
+        self.rows
+            .iter()
+            .map(|r| r.items.len() as u32)
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn intern(&mut self, s: &str) -> Result<(u32, u32), LayoutError> {
+        if let Some(&v) = self.dict.get(s.as_bytes()) {
+            return Ok(v);
+        }
+        let id = limit("distinct constraint strings", self.dict.len())?;
+        let off = limit("bytes of constraint strings", self.pool.len() + s.len())? - s.len() as u32;
+        self.pool.extend_from_slice(s.as_bytes());
+        self.dict.insert(s.as_bytes().into(), (id, off));
+        Ok((id, off))
+    }
+
+    fn encode(&mut self, op: Op, v: &Value, key: u32) -> Result<DevConstraint, LayoutError> {
+        let op = op_code(op);
+        Ok(match v {
+            Value::Int(i) => DevConstraint {
+                key,
+                op,
+                ty: TY_INT,
+                val: *i as u64,
+                str_id: 0,
+                str_len: 0,
+            },
+            Value::Float(x) => DevConstraint {
+                key,
+                op,
+                ty: TY_FLOAT,
+                val: x.to_bits(),
+                str_id: 0,
+                str_len: 0,
+            },
+            Value::Str(s) => {
+                let (id, off) = self.intern(s)?;
+                DevConstraint {
+                    key,
+                    op,
+                    ty: TY_STR,
+                    val: off as u64,
+                    str_id: id,
+                    str_len: s.len() as u32,
+                }
+            }
+        })
+    }
+
+    fn add_inner(&mut self, s: &Subscription, index: usize) -> Result<SubId, LayoutError> {
+        s.filter
+            .validate()
+            .map_err(|source| LayoutError::Model { index, source })?;
+        let size = limit("constraints in one filter", s.filter.constraints.len())?;
+        let next_iface = limit("interfaces", self.iface_ids.len())?;
+        let iface = *self.iface_index.entry(s.interface).or_insert(next_iface);
+        if iface == next_iface {
+            self.iface_ids.push(s.interface);
+        }
+        let f = match self.free.pop() {
+            Some(f) => f,
+            None => {
+                let f = limit("filters", self.size_f.len())?;
+                self.size_f.push(0);
+                self.filter_iface.push(0);
+                self.filter_start.push(0);
+                self.filter_sig.push(0);
+                self.positions.push(Vec::new());
+                f
+            }
+        };
+        let fc_start = limit("constraints (filter-major)", self.fconstraints.len())?;
+        let mut sig = 0u64;
+        for c in &s.filter.constraints {
+            let next_row = limit("names", self.rows.len())?;
+            let row = *self.names.entry(c.name.clone()).or_insert(next_row);
+            if row == next_row {
+                self.rows.push(Row::default());
+            }
+            let dc = self.encode(c.op, &c.value, f)?;
+            let r = &mut self.rows[row as usize];
+            let idx = r.items.len() as u32;
+            r.items.push(dc);
+            self.positions[f as usize].push((row, idx));
+            self.fconstraints.push(DevConstraint { key: row, ..dc });
+            sig |= 1u64 << (row % 64);
+            self.dirty.rows.push(row);
+        }
+        self.size_f[f as usize] = size;
+        self.filter_iface[f as usize] = iface;
+        self.filter_start[f as usize] = fc_start;
+        self.filter_sig[f as usize] = sig;
+        self.dirty.filters.push(f);
+        Ok(SubId(f))
+    }
+
+    /// Adds one subscription; lays the table out again when a row outgrew its room.
+    pub fn add(&mut self, s: &Subscription) -> Result<SubId, LayoutError> {
+        let id = self.add_inner(s, 0)?;
+        let outgrown = self.rows.iter().any(|r| r.items.len() as u32 > r.cap);
+        let used: u64 = self.rows.iter().map(|r| r.cap as u64).sum();
+        if outgrown || used > self.table_cap as u64 {
+            self.relayout()?;
+        }
+        Ok(id)
+    }
+
+    /// Removes a subscription: its constraints leave their rows (the row's last element
+    /// moves into the hole), its slot is freed (`SizeF` = 0).
+    pub fn remove(&mut self, id: SubId) -> Result<(), LayoutError> {
+        let f = id.0 as usize;
+        if f >= self.size_f.len() || self.size_f[f] == 0 {
+            return Err(LayoutError::UnknownSubscription(id.0));
+        }
+        let mut pos = std::mem::take(&mut self.positions[f]);
+        // Highest index first, so that a swap never moves one of this filter's own
+        // constraints into a hole already filled.
+        pos.sort_unstable_by(|a, b| b.cmp(a));
+        for (row, idx) in pos {
+            let r = &mut self.rows[row as usize];
+            r.items.swap_remove(idx as usize);
+            if let Some(moved) = r.items.get(idx as usize) {
+                let old = r.items.len() as u32;
+                let p = self.positions[moved.key as usize]
+                    .iter_mut()
+                    .find(|p| **p == (row, old))
+                    .expect("moved constraint is listed");
+                *p = (row, idx);
+            }
+            self.dirty.rows.push(row);
+        }
+        self.size_f[f] = 0;
+        self.filter_sig[f] = 0;
+        self.free.push(f as u32);
+        self.dirty.filters.push(f as u32);
+        Ok(())
+    }
+
+    /// Assigns every row fresh room (a quarter more than its length, at least 4), applies
+    /// grouping, compacts the filter-major table, and marks everything dirty.
+    fn relayout(&mut self) -> Result<(), LayoutError> {
+        let mut start = 0u64;
+        for r in &mut self.rows {
+            let len = r.items.len() as u64;
+            r.start = start as u32;
+            r.cap = (len + len / 4 + 4).min(MAX) as u32;
+            start += r.cap as u64;
+            if self.grouping {
+                r.items.sort_by_key(group_key);
+            }
+        }
+        self.table_cap = limit("constraints table size", (start + start / 8 + 64) as usize)?;
+        for p in &mut self.positions {
+            p.clear();
+        }
+        for (row, r) in self.rows.iter().enumerate() {
+            for (idx, c) in r.items.iter().enumerate() {
+                self.positions[c.key as usize].push((row as u32, idx as u32));
+            }
+        }
+        // Compact the filter-major table (free slots leave their constraints behind).
+        let mut fc = Vec::with_capacity(self.fconstraints.len());
+        for f in 0..self.size_f.len() {
+            let (s, n) = (self.filter_start[f] as usize, self.size_f[f] as usize);
+            self.filter_start[f] = fc.len() as u32;
+            fc.extend_from_slice(&self.fconstraints[s..s + n]);
+        }
+        self.fconstraints = fc;
+        self.dirty = Dirty {
+            full: true,
+            ..Dirty::default()
+        };
+        Ok(())
+    }
+
+    /// The `Constraints` array as the device holds it (rows at their starts, padded).
+    pub fn constraints_array(&self) -> Vec<DevConstraint> {
+        let mut a = vec![DevConstraint::default(); self.table_cap as usize];
+        for r in &self.rows {
+            a[r.start as usize..r.start as usize + r.items.len()].copy_from_slice(&r.items);
+        }
+        a
+    }
+
+    pub fn row_start(&self) -> Vec<u32> {
+        self.rows.iter().map(|r| r.start).collect()
+    }
+
+    pub fn size_c(&self) -> Vec<u32> {
+        self.rows.iter().map(|r| r.items.len() as u32).collect()
+    }
+
+    /// Encodes `e` as rows of table `Input` (§4.2), appending string bytes to `bytes`.
+    /// Attributes whose name no constraint uses are left out (no row to select).
+    pub fn encode_event(&self, e: &Event, input: &mut Vec<DevAttr>, bytes: &mut Vec<u8>) -> u64 {
+        let mut sig = 0u64;
+        for a in e.attributes() {
+            let Some(&row) = self.names.get(&a.name) else {
+                continue;
+            };
+            sig |= 1u64 << (row % 64);
+            input.push(match &a.value {
+                Value::Int(i) => DevAttr {
+                    row_id: row,
+                    ty: TY_INT as u32,
+                    val: *i as u64,
+                    str_id: 0,
+                    str_len: 0,
+                },
+                Value::Float(x) => DevAttr {
+                    row_id: row,
+                    ty: TY_FLOAT as u32,
+                    val: x.to_bits(),
+                    str_id: 0,
+                    str_len: 0,
+                },
+                Value::Str(s) => {
+                    let id = self.dict.get(s.as_bytes()).map_or(NO_STR, |v| v.0);
+                    let off = bytes.len() as u64;
+                    bytes.extend_from_slice(s.as_bytes());
+                    DevAttr {
+                        row_id: row,
+                        ty: TY_STR as u32,
+                        val: off,
+                        str_id: id,
+                        str_len: s.len() as u32,
+                    }
+                }
+            });
+        }
+        sig
+    }
+
+    /// Encodes a batch of events for the batched kernel.
+    pub fn encode_batch(
+        &self,
+        events: &[Event],
+        evs: &mut Vec<DevEvent>,
+        attrs: &mut Vec<DevAttr>,
+        bytes: &mut Vec<u8>,
+    ) {
+        for e in events {
+            let start = attrs.len() as u32;
+            let sig = self.encode_event(e, attrs, bytes);
+            evs.push(DevEvent {
+                sig,
+                start,
+                len: attrs.len() as u32 - start,
+            });
+        }
+    }
+
+    /// Bytes of the paper's tables on the device (Constraints, row_start, SizeC, pool,
+    /// SizeF, InterfaceId, two Count copies, two Interfaces copies).
+    pub fn device_bytes_paper(&self) -> usize {
+        let c = std::mem::size_of::<DevConstraint>();
+        self.table_cap as usize * c
+            + self.rows.len() * 8
+            + self.pool.len()
+            + self.size_f.len() * 4 * 4
+            + self.iface_ids.len() * 4 * 2
+    }
+
+    /// Extra device bytes of the batched kernel's filter-major tables.
+    pub fn device_bytes_batch(&self) -> usize {
+        self.fconstraints.len() * std::mem::size_of::<DevConstraint>() + self.size_f.len() * 12
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Constraint, Filter};
+
+    fn sub(i: u32, cs: &[(&str, Op, Value)]) -> Subscription {
+        Subscription {
+            interface: InterfaceId(i),
+            filter: Filter {
+                constraints: cs
+                    .iter()
+                    .map(|(n, o, v)| Constraint::new(*n, *o, v.clone()).unwrap())
+                    .collect(),
+            },
+        }
+    }
+
+    #[test]
+    fn rows_group_constraints_by_name_and_sizes_match() {
+        let t = Tables::build(
+            &[
+                sub(
+                    5,
+                    &[
+                        ("a", Op::Eq, Value::Int(1)),
+                        ("b", Op::Prefix, Value::Str("x".into())),
+                    ],
+                ),
+                sub(9, &[("a", Op::Lt, Value::Float(2.5))]),
+            ],
+            false,
+        )
+        .unwrap();
+        assert_eq!(t.size_c(), vec![2, 1]);
+        assert_eq!(t.size_f, vec![2, 1]);
+        assert_eq!(t.filter_iface, vec![0, 1]);
+        assert_eq!(t.iface_ids, vec![InterfaceId(5), InterfaceId(9)]);
+        let arr = t.constraints_array();
+        assert_eq!(arr[t.rows[0].start as usize + 1].key, 1);
+        assert_eq!(&t.pool, b"x");
+    }
+
+    #[test]
+    fn remove_moves_last_row_element_into_hole_and_frees_slot() {
+        let mut t = Tables::build(
+            &[
+                sub(0, &[("a", Op::Eq, Value::Int(1))]),
+                sub(0, &[("a", Op::Eq, Value::Int(2))]),
+                sub(1, &[("a", Op::Eq, Value::Int(3))]),
+            ],
+            false,
+        )
+        .unwrap();
+        t.remove(SubId(0)).unwrap();
+        assert_eq!(
+            t.rows[0].items.iter().map(|c| c.key).collect::<Vec<_>>(),
+            vec![2, 1]
+        );
+        assert_eq!(t.remove(SubId(0)), Err(LayoutError::UnknownSubscription(0)));
+        let id = t.add(&sub(2, &[("b", Op::Ne, Value::Int(0))])).unwrap();
+        assert_eq!(id, SubId(0), "free slot reused");
+        t.remove(SubId(2)).unwrap();
+        assert_eq!(
+            t.rows[0].items.iter().map(|c| c.key).collect::<Vec<_>>(),
+            vec![1]
+        );
+    }
+}

@@ -1,0 +1,432 @@
+//! Table 1 of §5 as a struct ([`Params`], default = the paper's default scenario) and a
+//! seeded, deterministic generator ([`generate`]).
+//!
+//! Choices where the paper is silent (documented here, used by every experiment):
+//! - names are `n0 .. n{names-1}`, drawn uniformly or from a Zipf law (exponent 1) over
+//!   their index; the constraints of one filter and the attributes of one event have
+//!   distinct names (when there are enough names);
+//! - each constraint is numerical with probability `numeric_share`, else a string
+//!   constraint; each event attribute is a number with the same probability (so a
+//!   constraint and an attribute of one name may differ in type: then unsatisfied);
+//! - "number of values" `v`: numbers are integers drawn uniformly from `0..v`; strings
+//!   come from a vocabulary of `v` random lowercase words of 4-10 letters; an `=` / `!=`
+//!   string constraint takes a vocabulary word, a `prefix` / `suffix` one a prefix /
+//!   suffix of one (1 to all of its letters), a `substr` one an infix of one;
+//! - operators are drawn with the weights of [`Params::numeric_ops`] and
+//!   [`Params::string_ops`] (Table 1: 25% each of `= != > <` and `= != substr prefix`).
+
+use crate::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
+use rand::distributions::{Distribution, WeightedIndex};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// How attribute and constraint names are drawn.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NameDist {
+    Uniform,
+    /// Zipf's law with this exponent over the name index (the paper's Table 2, row 4).
+    Zipf(f64),
+}
+
+/// Table 1's parameters. `Params::default()` is the paper's default scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
+    /// Number of events (1000).
+    pub events: usize,
+    /// Attributes per event, min-max (3-5).
+    pub attrs_per_event: (usize, usize),
+    /// Number of interfaces (10).
+    pub interfaces: usize,
+    /// Constraints per filter, min-max (3-5).
+    pub constraints_per_filter: (usize, usize),
+    /// Filters per interface, min-max (22500-27500).
+    pub filters_per_interface: (usize, usize),
+    /// Number of names (100).
+    pub names: usize,
+    /// Distribution of names (uniform).
+    pub name_dist: NameDist,
+    /// Share of numerical constraints and attributes, 0..=1 (0.5).
+    pub numeric_share: f64,
+    /// Numerical operators with weights (`=` `!=` `>` `<`, 25% each).
+    pub numeric_ops: Vec<(Op, f64)>,
+    /// String operators with weights (`=` `!=` `substr` `prefix`, 25% each).
+    pub string_ops: Vec<(Op, f64)>,
+    /// Number of values (100).
+    pub values: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            events: 1000,
+            attrs_per_event: (3, 5),
+            interfaces: 10,
+            constraints_per_filter: (3, 5),
+            filters_per_interface: (22_500, 27_500),
+            names: 100,
+            name_dist: NameDist::Uniform,
+            numeric_share: 0.5,
+            numeric_ops: vec![
+                (Op::Eq, 0.25),
+                (Op::Ne, 0.25),
+                (Op::Gt, 0.25),
+                (Op::Lt, 0.25),
+            ],
+            string_ops: vec![
+                (Op::Eq, 0.25),
+                (Op::Ne, 0.25),
+                (Op::Substr, 0.25),
+                (Op::Prefix, 0.25),
+            ],
+            values: 100,
+        }
+    }
+}
+
+/// Why parameters cannot generate a workload.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum WorkloadError {
+    #[error("{what}: min {min} > max {max}")]
+    Range {
+        what: &'static str,
+        min: usize,
+        max: usize,
+    },
+    #[error("{0} must be at least 1")]
+    Zero(&'static str),
+    #[error("numeric_share {0} is not within 0..=1")]
+    Share(f64),
+    #[error(
+        "{0}: operator weights must be non-negative, finite, not all zero, and apply to the type"
+    )]
+    Ops(&'static str),
+    #[error("Zipf exponent {0} must be positive and finite")]
+    Zipf(f64),
+}
+
+/// Subscriptions and events of one seed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    pub subscriptions: Vec<Subscription>,
+    pub events: Vec<Event>,
+}
+
+impl Workload {
+    /// Total number of constraints.
+    pub fn constraints(&self) -> usize {
+        self.subscriptions
+            .iter()
+            .map(|s| s.filter.constraints.len())
+            .sum()
+    }
+}
+
+impl Params {
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), WorkloadError> {
+        for (what, (min, max)) in [
+            ("attrs_per_event", self.attrs_per_event),
+            ("constraints_per_filter", self.constraints_per_filter),
+            ("filters_per_interface", self.filters_per_interface),
+        ] {
+            if min > max {
+                return Err(WorkloadError::Range { what, min, max });
+            }
+        }
+        if self.constraints_per_filter.0 == 0 {
+            return Err(WorkloadError::Zero("constraints_per_filter min"));
+        }
+        if self.names == 0 {
+            return Err(WorkloadError::Zero("names"));
+        }
+        if self.values == 0 {
+            return Err(WorkloadError::Zero("values"));
+        }
+        if !(0.0..=1.0).contains(&self.numeric_share) {
+            return Err(WorkloadError::Share(self.numeric_share));
+        }
+        if let NameDist::Zipf(s) = self.name_dist {
+            if !(s > 0.0 && s.is_finite()) {
+                return Err(WorkloadError::Zipf(s));
+            }
+        }
+        let ok = |ops: &[(Op, f64)], num: bool| {
+            ops.iter().all(|&(op, w)| {
+                w >= 0.0
+                    && w.is_finite()
+                    && if num {
+                        op.on_numbers()
+                    } else {
+                        op.on_strings()
+                    }
+            }) && ops.iter().any(|&(_, w)| w > 0.0)
+        };
+        if !ok(&self.numeric_ops, true) {
+            return Err(WorkloadError::Ops("numeric_ops"));
+        }
+        if !ok(&self.string_ops, false) {
+            return Err(WorkloadError::Ops("string_ops"));
+        }
+        Ok(())
+    }
+}
+
+struct Gen {
+    rng: ChaCha8Rng,
+    zipf: Option<rand_distr::Zipf<f64>>,
+    names: Vec<String>,
+    words: Vec<String>,
+    num_ops: (Vec<Op>, WeightedIndex<f64>),
+    str_ops: (Vec<Op>, WeightedIndex<f64>),
+}
+
+impl Gen {
+    fn name(&mut self) -> usize {
+        match &self.zipf {
+            Some(z) => (z.sample(&mut self.rng) as usize).clamp(1, self.names.len()) - 1,
+            None => self.rng.gen_range(0..self.names.len()),
+        }
+    }
+
+    /// `k` names, distinct while there are enough names (rejection with a bound, so a
+    /// steep Zipf law cannot loop forever).
+    fn distinct_names(&mut self, k: usize) -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::with_capacity(k);
+        let mut tries = 0;
+        while out.len() < k {
+            let n = self.name();
+            tries += 1;
+            if !out.contains(&n) || tries > 64 * k {
+                out.push(n);
+            }
+        }
+        out
+    }
+
+    fn word(&mut self) -> &str {
+        let i = self.rng.gen_range(0..self.words.len());
+        &self.words[i]
+    }
+}
+
+fn gen_words(rng: &mut ChaCha8Rng, n: usize) -> Vec<String> {
+    (0..n)
+        .map(|_| {
+            let len = rng.gen_range(4..=10);
+            (0..len)
+                .map(|_| rng.gen_range(b'a'..=b'z') as char)
+                .collect()
+        })
+        .collect()
+}
+
+/// Generates the workload of `p` for `seed` (same inputs, same workload).
+pub fn generate(p: &Params, seed: u64) -> Result<Workload, WorkloadError> {
+    p.validate()?;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let words = gen_words(&mut rng, p.values);
+    let split = |ops: &[(Op, f64)]| {
+        (
+            ops.iter().map(|o| o.0).collect::<Vec<_>>(),
+            WeightedIndex::new(ops.iter().map(|o| o.1)).expect("validated"),
+        )
+    };
+    let mut g = Gen {
+        rng,
+        zipf: match p.name_dist {
+            NameDist::Uniform => None,
+            NameDist::Zipf(s) => Some(rand_distr::Zipf::new(p.names as u64, s).expect("validated")),
+        },
+        names: (0..p.names).map(|i| format!("n{i}")).collect(),
+        words,
+        num_ops: split(&p.numeric_ops),
+        str_ops: split(&p.string_ops),
+    };
+    let mut subscriptions = Vec::new();
+    for i in 0..p.interfaces {
+        let nf = g
+            .rng
+            .gen_range(p.filters_per_interface.0..=p.filters_per_interface.1);
+        for _ in 0..nf {
+            let nc = g
+                .rng
+                .gen_range(p.constraints_per_filter.0..=p.constraints_per_filter.1);
+            let names = g.distinct_names(nc);
+            let constraints = names
+                .into_iter()
+                .map(|n| constraint(&mut g, p, n))
+                .collect();
+            subscriptions.push(Subscription {
+                interface: InterfaceId(i as u32),
+                filter: Filter { constraints },
+            });
+        }
+    }
+    let mut events = Vec::with_capacity(p.events);
+    for _ in 0..p.events {
+        let na = g
+            .rng
+            .gen_range(p.attrs_per_event.0..=p.attrs_per_event.1)
+            .min(p.names);
+        let mut names = g.distinct_names(na);
+        names.sort_unstable();
+        names.dedup();
+        let attrs = names
+            .into_iter()
+            .map(|n| {
+                let value = if g.rng.gen_bool(p.numeric_share) {
+                    Value::Int(g.rng.gen_range(0..p.values as i64))
+                } else {
+                    Value::Str(g.word().to_string())
+                };
+                Attribute {
+                    name: g.names[n].clone(),
+                    value,
+                }
+            })
+            .collect();
+        events.push(Event::new(attrs).expect("distinct names, no NaN"));
+    }
+    Ok(Workload {
+        subscriptions,
+        events,
+    })
+}
+
+fn constraint(g: &mut Gen, p: &Params, name: usize) -> Constraint {
+    let name = g.names[name].clone();
+    if g.rng.gen_bool(p.numeric_share) {
+        let op = g.num_ops.0[g.num_ops.1.sample(&mut g.rng)];
+        Constraint {
+            name,
+            op,
+            value: Value::Int(g.rng.gen_range(0..p.values as i64)),
+        }
+    } else {
+        let op = g.str_ops.0[g.str_ops.1.sample(&mut g.rng)];
+        let w = g.word().to_string();
+        let len = w.len();
+        let s = match op {
+            Op::Prefix => {
+                let k = g.rng.gen_range(1..=len);
+                w[..k].to_string()
+            }
+            Op::Suffix => {
+                let k = g.rng.gen_range(1..=len);
+                w[len - k..].to_string()
+            }
+            Op::Substr => {
+                let a = g.rng.gen_range(0..len);
+                let b = g.rng.gen_range(a + 1..=len);
+                w[a..b].to_string()
+            }
+            _ => w,
+        };
+        Constraint {
+            name,
+            op,
+            value: Value::Str(s),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small() -> Params {
+        Params {
+            events: 20,
+            interfaces: 3,
+            filters_per_interface: (5, 8),
+            names: 10,
+            ..Params::default()
+        }
+    }
+
+    #[test]
+    fn same_seed_same_workload_other_seed_other_workload() {
+        assert_eq!(
+            generate(&small(), 7).unwrap(),
+            generate(&small(), 7).unwrap()
+        );
+        assert_ne!(
+            generate(&small(), 7).unwrap(),
+            generate(&small(), 8).unwrap()
+        );
+    }
+
+    #[test]
+    fn generated_sizes_respect_table_1_ranges() {
+        let p = small();
+        let w = generate(&p, 1).unwrap();
+        assert_eq!(w.events.len(), 20);
+        assert!((15..=24).contains(&w.subscriptions.len()));
+        for s in &w.subscriptions {
+            assert!((3..=5).contains(&s.filter.constraints.len()));
+            s.filter.validate().unwrap();
+        }
+        for e in &w.events {
+            assert!((3..=5).contains(&e.len()));
+        }
+    }
+
+    #[test]
+    fn zipf_favours_the_first_names() {
+        let p = Params {
+            name_dist: NameDist::Zipf(1.0),
+            names: 100,
+            ..small()
+        };
+        let w = generate(&p, 3).unwrap();
+        let first = w
+            .subscriptions
+            .iter()
+            .flat_map(|s| &s.filter.constraints)
+            .filter(|c| c.name == "n0")
+            .count();
+        let last = w
+            .subscriptions
+            .iter()
+            .flat_map(|s| &s.filter.constraints)
+            .filter(|c| c.name == "n99")
+            .count();
+        assert!(first > last + 3, "{first} vs {last}");
+    }
+
+    #[test]
+    fn bad_parameters_are_refused() {
+        assert!(generate(
+            &Params {
+                attrs_per_event: (5, 3),
+                ..small()
+            },
+            0
+        )
+        .is_err());
+        assert!(generate(
+            &Params {
+                numeric_share: 1.5,
+                ..small()
+            },
+            0
+        )
+        .is_err());
+        assert!(generate(
+            &Params {
+                numeric_ops: vec![(Op::Prefix, 1.0)],
+                ..small()
+            },
+            0
+        )
+        .is_err());
+        assert!(generate(
+            &Params {
+                names: 0,
+                ..small()
+            },
+            0
+        )
+        .is_err());
+    }
+}

@@ -1,0 +1,246 @@
+//! The emulator engine (the GPU kernels run on the host) against the SFF-like baseline,
+//! on random workloads with the edge cases of the typing rules: empty strings,
+//! prefix = whole string, int/float equality and ordering at 2^53 and at the i64 ends,
+//! -0.0, infinities, type mismatches, absent attributes, interfaces with many filters.
+
+use baselines::sff::Sff;
+use ccm::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
+use ccm::{Ccm, Config, Reset};
+use gpu_kernels::Device;
+use proptest::prelude::*;
+
+const NAMES: &[&str] = &["a", "b", ""];
+const STRS: &[&str] = &["", "a", "ab", "abc", "b", "ba", "bab", "é", "aé", "area1"];
+
+fn num() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (-2i64..3).prop_map(Value::Int),
+        (-2i64..3).prop_map(|i| Value::Float(i as f64)),
+        prop::sample::select(vec![
+            i64::MIN,
+            i64::MAX,
+            (1 << 53) + 1,
+            1 << 53,
+            -(1 << 53) - 1
+        ])
+        .prop_map(Value::Int),
+        prop::sample::select(vec![
+            0.5,
+            -0.0,
+            0.0,
+            2.0,
+            -2.5,
+            9007199254740992.0,
+            -9007199254740992.0,
+            9_223_372_036_854_775_808.0, // 2^63
+            -9_223_372_036_854_775_808.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1e300,
+        ])
+        .prop_map(Value::Float),
+    ]
+}
+
+fn string() -> impl Strategy<Value = Value> {
+    prop::sample::select(STRS.to_vec()).prop_map(|s| Value::Str(s.to_string()))
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    prop_oneof![num(), string()]
+}
+
+fn constraint() -> impl Strategy<Value = Constraint> {
+    (
+        prop::sample::select(NAMES.to_vec()),
+        any::<prop::sample::Index>(),
+        value(),
+    )
+        .prop_map(|(n, i, v)| {
+            let ops: Vec<Op> = Op::ALL
+                .into_iter()
+                .filter(|o| {
+                    if v.is_number() {
+                        o.on_numbers()
+                    } else {
+                        o.on_strings()
+                    }
+                })
+                .collect();
+            Constraint::new(n, *i.get(&ops), v).expect("op fits type")
+        })
+}
+
+fn subscription() -> impl Strategy<Value = Subscription> {
+    (0u32..4, prop::collection::vec(constraint(), 1..4)).prop_map(|(i, cs)| Subscription {
+        interface: InterfaceId(i * 7),
+        filter: Filter::new(cs).unwrap(),
+    })
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop::collection::vec((prop::sample::select(NAMES.to_vec()), value()), 0..5).prop_map(|pairs| {
+        let mut attrs: Vec<Attribute> = Vec::new();
+        for (n, v) in pairs {
+            if !attrs.iter().any(|a| a.name == n) {
+                attrs.push(Attribute {
+                    name: n.to_string(),
+                    value: v,
+                });
+            }
+        }
+        Event::new(attrs).unwrap()
+    })
+}
+
+fn small_config(reset: Reset, grouping: bool) -> Config {
+    Config {
+        reset,
+        grouping,
+        block: 32,
+        batch_events: 5,
+        batch_chunk: 4,
+        ..Config::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Algorithm 1 (both reset variants, with and without grouping) and the batched
+    /// kernel give SFF's answers, event by event.
+    #[test]
+    fn emulator_engines_equal_sff_on_random_workloads(
+        subs in prop::collection::vec(subscription(), 0..40),
+        events in prop::collection::vec(event(), 1..7),
+        memset in any::<bool>(),
+        grouping in any::<bool>(),
+    ) {
+        let sff = Sff::build(&subs).unwrap();
+        let want: Vec<Vec<InterfaceId>> = events.iter().map(|e| sff.match_event(e)).collect();
+        let dev = Device::emulator();
+        let reset = if memset { Reset::Memset } else { Reset::InKernel };
+        let mut ccm = Ccm::new(&dev, &subs, small_config(reset, grouping)).unwrap();
+        for (e, w) in events.iter().zip(&want) {
+            prop_assert_eq!(&ccm.match_event(e).unwrap(), w, "event {:?}", e);
+        }
+        prop_assert_eq!(ccm.match_batch(&events).unwrap(), want);
+    }
+
+    /// Subscriptions added and removed after deployment: the engine answers as an SFF
+    /// built from scratch on the subscriptions that remain.
+    #[test]
+    fn added_and_removed_subscriptions_match_a_fresh_sff(
+        first in prop::collection::vec(subscription(), 0..15),
+        later in prop::collection::vec(subscription(), 0..15),
+        drop_mask in any::<u32>(),
+        events in prop::collection::vec(event(), 1..5),
+    ) {
+        let dev = Device::emulator();
+        let mut ccm = Ccm::new(&dev, &first, small_config(Reset::InKernel, false)).unwrap();
+        // One event before the updates, so the device tables are live when they change.
+        ccm.match_event(&events[0]).unwrap();
+        let mut live: Vec<(ccm::SubId, Subscription)> =
+            first.iter().enumerate().map(|(i, s)| (ccm::SubId(i as u32), s.clone())).collect();
+        for s in &later {
+            live.push((ccm.add(s).unwrap(), s.clone()));
+        }
+        let mut kept = Vec::new();
+        for (i, (id, s)) in live.into_iter().enumerate() {
+            if drop_mask & (1 << (i % 32)) != 0 {
+                ccm.remove(id).unwrap();
+            } else {
+                kept.push(s);
+            }
+        }
+        let sff = Sff::build(&kept).unwrap();
+        for e in &events {
+            prop_assert_eq!(ccm.match_event(e).unwrap(), sff.match_event(e), "event {:?}", e);
+        }
+        let want: Vec<_> = events.iter().map(|e| sff.match_event(e)).collect();
+        prop_assert_eq!(ccm.match_batch(&events).unwrap(), want);
+    }
+}
+
+/// A scaled-down Table 1 workload: every engine agrees with SFF on every event.
+#[test]
+fn generated_table_1_workload_matches_sff() {
+    let p = ccm::Params {
+        events: 16,
+        interfaces: 4,
+        filters_per_interface: (20, 30),
+        constraints_per_filter: (1, 3),
+        names: 5,
+        values: 5,
+        ..Default::default()
+    };
+    let w = ccm::workload::generate(&p, 11).unwrap();
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+    assert!(
+        want.iter().any(|m| !m.is_empty()),
+        "workload too sparse to test anything"
+    );
+    let dev = Device::emulator();
+    let mut ccm = Ccm::new(&dev, &w.subscriptions, small_config(Reset::InKernel, true)).unwrap();
+    let got: Vec<_> = w
+        .events
+        .iter()
+        .map(|e| ccm.match_event(e).unwrap())
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(ccm.match_batch(&w.events).unwrap(), want);
+}
+
+/// The hand-checked example of §3: p1 = (area = "area1" ∧ temp > 30) ∨ (area = "area2" ∧ wind > 20).
+#[test]
+fn paper_section_3_example() {
+    let f = |cs: Vec<(&str, Op, Value)>| {
+        Filter::new(
+            cs.into_iter()
+                .map(|(n, o, v)| Constraint::new(n, o, v).unwrap())
+                .collect(),
+        )
+        .unwrap()
+    };
+    let subs = vec![
+        Subscription {
+            interface: InterfaceId(1),
+            filter: f(vec![
+                ("area", Op::Eq, Value::Str("area1".into())),
+                ("temp", Op::Gt, Value::Int(30)),
+            ]),
+        },
+        Subscription {
+            interface: InterfaceId(1),
+            filter: f(vec![
+                ("area", Op::Eq, Value::Str("area2".into())),
+                ("wind", Op::Gt, Value::Int(20)),
+            ]),
+        },
+        Subscription {
+            interface: InterfaceId(2),
+            filter: f(vec![("temp", Op::Le, Value::Float(25.0))]),
+        },
+    ];
+    let e1 = Event::from_pairs([
+        ("area", Value::Str("area1".into())),
+        ("temp", Value::Int(25)),
+        ("wind", Value::Int(15)),
+    ])
+    .unwrap();
+    let e2 = Event::from_pairs([
+        ("area", Value::Str("area2".into())),
+        ("temp", Value::Int(35)),
+        ("wind", Value::Int(25)),
+    ])
+    .unwrap();
+    let dev = Device::emulator();
+    let mut ccm = Ccm::new(&dev, &subs, small_config(Reset::InKernel, false)).unwrap();
+    assert_eq!(ccm.match_event(&e1).unwrap(), vec![InterfaceId(2)]);
+    assert_eq!(ccm.match_event(&e2).unwrap(), vec![InterfaceId(1)]);
+    assert_eq!(
+        Sff::build(&subs).unwrap().match_event(&e2),
+        vec![InterfaceId(1)]
+    );
+}
