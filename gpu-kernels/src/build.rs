@@ -28,9 +28,15 @@ pub fn compile_kernels(kernels_dir: &str) {
     let kernels = manifest.join(kernels_dir);
     let out = out_dir.join("kernels.ptx");
     println!("cargo:rerun-if-changed={}", kernels.join("src").display());
-    println!("cargo:rerun-if-changed={}", kernels.join("Cargo.toml").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        kernels.join("Cargo.toml").display()
+    );
     // The device prelude is part of every kernel crate.
-    println!("cargo:rerun-if-changed={}", Path::new(env!("CARGO_MANIFEST_DIR")).join("src").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("src").display()
+    );
     println!("cargo:rerun-if-env-changed=GPU_MATCH_SM");
     println!("cargo:rerun-if-env-changed=GPU_MATCH_REQUIRE_PTX");
     let require = std::env::var("GPU_MATCH_REQUIRE_PTX").is_ok_and(|v| v == "1");
@@ -42,7 +48,10 @@ pub fn compile_kernels(kernels_dir: &str) {
         }
         Err(why) => {
             if require {
-                panic!("PTX build of {} failed (GPU_MATCH_REQUIRE_PTX=1):\n{why}", kernels.display());
+                panic!(
+                    "PTX build of {} failed (GPU_MATCH_REQUIRE_PTX=1):\n{why}",
+                    kernels.display()
+                );
             }
             for line in why.lines().take(20) {
                 println!("cargo:warning={line}");
@@ -71,7 +80,9 @@ fn build_ptx(kernels: &Path, out_dir: &Path, sm: &str) -> Result<String, String>
         .args(["run", "nightly", "rustc", "--print", "sysroot"])
         .env_remove("RUSTUP_TOOLCHAIN")
         .output()
-        .map_err(|e| format!("cannot run rustup ({e}): the PTX build needs rustup's nightly toolchain"))?;
+        .map_err(|e| {
+            format!("cannot run rustup ({e}): the PTX build needs rustup's nightly toolchain")
+        })?;
     if !sysroot.status.success() {
         return Err(format!(
             "no nightly toolchain: {}\ninstall it with `rustup toolchain install nightly`, then {FIX}",
@@ -80,17 +91,27 @@ fn build_ptx(kernels: &Path, out_dir: &Path, sm: &str) -> Result<String, String>
     }
     let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
     if !sysroot.join("lib/rustlib/src/rust/library/core").is_dir() {
-        return Err(format!("the nightly toolchain has no rust-src component: {FIX}"));
+        return Err(format!(
+            "the nightly toolchain has no rust-src component: {FIX}"
+        ));
     }
 
     let target_dir = ptx_target_dir(out_dir);
     let mut cmd = Command::new("rustup");
-    cmd.args(["run", "nightly", "cargo", "rustc", "--release", "--target", "nvptx64-nvidia-cuda"])
-        .args(["-Zbuild-std=core", "--manifest-path"])
-        .arg(kernels.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .args(["--", "--emit=asm"]);
+    cmd.args([
+        "run",
+        "nightly",
+        "cargo",
+        "rustc",
+        "--release",
+        "--target",
+        "nvptx64-nvidia-cuda",
+    ])
+    .args(["-Zbuild-std=core", "--manifest-path"])
+    .arg(kernels.join("Cargo.toml"))
+    .arg("--target-dir")
+    .arg(&target_dir)
+    .args(["--", "--emit=asm"]);
     // The outer cargo's variables would make the nested build use the stable toolchain,
     // the outer target directory (and its lock), or the outer flags.
     for (k, _) in std::env::vars_os() {
@@ -110,7 +131,9 @@ fn build_ptx(kernels: &Path, out_dir: &Path, sm: &str) -> Result<String, String>
         "RUSTFLAGS",
         format!("-Zunstable-options -Cpanic=immediate-abort -Ctarget-cpu={sm} -Ccodegen-units=1 -Cdebuginfo=0"),
     );
-    let output = cmd.output().map_err(|e| format!("cannot run the nested cargo: {e}"))?;
+    let output = cmd
+        .output()
+        .map_err(|e| format!("cannot run the nested cargo: {e}"))?;
     if !output.status.success() {
         return Err(format!(
             "kernel crate {} does not compile for nvptx64:\n{}",
@@ -119,17 +142,23 @@ fn build_ptx(kernels: &Path, out_dir: &Path, sm: &str) -> Result<String, String>
         ));
     }
     let ptx_path = find_ptx(&target_dir, kernels)?;
-    let ptx = std::fs::read_to_string(&ptx_path).map_err(|e| format!("reading {}: {e}", ptx_path.display()))?;
+    let ptx = std::fs::read_to_string(&ptx_path)
+        .map_err(|e| format!("reading {}: {e}", ptx_path.display()))?;
     check_ptx(&ptx).map_err(|e| format!("{}: {e}", ptx_path.display()))?;
     Ok(ptx)
 }
 
 /// The newest `.s` file of the kernel crate under `deps/`.
 fn find_ptx(target_dir: &Path, kernels: &Path) -> Result<PathBuf, String> {
-    let manifest = std::fs::read_to_string(kernels.join("Cargo.toml")).map_err(|e| e.to_string())?;
+    let manifest =
+        std::fs::read_to_string(kernels.join("Cargo.toml")).map_err(|e| e.to_string())?;
     let name = manifest
         .lines()
-        .find_map(|l| l.trim().strip_prefix("name").map(|r| r.trim_start_matches([' ', '=']).trim_matches('"')))
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("name")
+                .map(|r| r.trim_start_matches([' ', '=']).trim_matches('"'))
+        })
         .ok_or("kernel crate's Cargo.toml has no name")?
         .replace('-', "_");
     let deps = target_dir.join("nvptx64-nvidia-cuda/release/deps");

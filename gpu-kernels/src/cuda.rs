@@ -5,7 +5,9 @@
 
 use crate::device::{Arg, GpuError, LaunchConfig};
 use cudarc::driver::sys::{CUevent_flags, CUfunction, CUfunction_attribute, CUmodule, CUresult};
-use cudarc::driver::{result, CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DriverError};
+use cudarc::driver::{
+    result, CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DriverError,
+};
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
 use std::sync::{Arc, Mutex};
@@ -15,7 +17,10 @@ const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
 
 fn driver(what: impl Into<String>) -> impl FnOnce(DriverError) -> GpuError {
     let what = what.into();
-    move |e| GpuError::Driver { what, message: e.to_string() }
+    move |e| GpuError::Driver {
+        what,
+        message: e.to_string(),
+    }
 }
 
 /// Number of GPUs, 0 when the driver library is missing or fails to initialise.
@@ -23,7 +28,9 @@ pub(crate) fn device_count() -> usize {
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return 0;
     }
-    CudaContext::device_count().map(|n| n.max(0) as usize).unwrap_or(0)
+    CudaContext::device_count()
+        .map(|n| n.max(0) as usize)
+        .unwrap_or(0)
 }
 
 struct Function {
@@ -61,7 +68,9 @@ impl Gpu {
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(GpuError::NoDriver);
         }
-        let count = CudaContext::device_count().map_err(driver("cuInit / cuDeviceGetCount"))?.max(0) as usize;
+        let count = CudaContext::device_count()
+            .map_err(driver("cuInit / cuDeviceGetCount"))?
+            .max(0) as usize;
         if ordinal >= count {
             return Err(GpuError::NoDevice { ordinal, count });
         }
@@ -90,7 +99,9 @@ impl Gpu {
     }
 
     fn bind(&self) -> Result<(), GpuError> {
-        self.ctx.bind_to_thread().map_err(driver("binding the context"))
+        self.ctx
+            .bind_to_thread()
+            .map_err(driver("binding the context"))
     }
 
     /// Classifies an error of queued work: a kernel fault is blamed on the last kernel.
@@ -112,7 +123,10 @@ impl Gpu {
                      the GPU context is unusable now"
                 ),
             },
-            _ => GpuError::Driver { what: what.to_string(), message: e.to_string() },
+            _ => GpuError::Driver {
+                what: what.to_string(),
+                message: e.to_string(),
+            },
         }
     }
 
@@ -121,43 +135,67 @@ impl Gpu {
         let slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(|e| {
             if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                 let (free, total) = self.mem_info().unwrap_or((0, 0));
-                GpuError::OutOfMemory { requested: bytes, free, total }
+                GpuError::OutOfMemory {
+                    requested: bytes,
+                    free,
+                    total,
+                }
             } else {
                 self.async_error("allocating device memory", e)
             }
         })?;
         let mut slice = slice;
-        self.stream.memset_zeros(&mut slice).map_err(|e| self.async_error("zeroing a new buffer", e))?;
+        self.stream
+            .memset_zeros(&mut slice)
+            .map_err(|e| self.async_error("zeroing a new buffer", e))?;
         let (addr, _) = slice.device_ptr(&self.stream);
         Ok((slice, addr))
     }
 
-    pub(crate) fn write(&self, dst: &mut CudaSlice<u8>, at: usize, src: &[u8]) -> Result<(), GpuError> {
+    pub(crate) fn write(
+        &self,
+        dst: &mut CudaSlice<u8>,
+        at: usize,
+        src: &[u8],
+    ) -> Result<(), GpuError> {
         if src.is_empty() {
             return Ok(());
         }
         self.bind()?;
         let mut view = dst.slice_mut(at..at + src.len());
-        self.stream.memcpy_htod(src, &mut view).map_err(|e| self.async_error("copying to the device", e))
+        self.stream
+            .memcpy_htod(src, &mut view)
+            .map_err(|e| self.async_error("copying to the device", e))
     }
 
-    pub(crate) fn read(&self, src: &CudaSlice<u8>, at: usize, dst: &mut [u8]) -> Result<(), GpuError> {
+    pub(crate) fn read(
+        &self,
+        src: &CudaSlice<u8>,
+        at: usize,
+        dst: &mut [u8],
+    ) -> Result<(), GpuError> {
         self.bind()?;
         if !dst.is_empty() {
             let view = src.slice(at..at + dst.len());
-            self.stream.memcpy_dtoh(&view, dst).map_err(|e| self.async_error("copying from the device", e))?;
+            self.stream
+                .memcpy_dtoh(&view, dst)
+                .map_err(|e| self.async_error("copying from the device", e))?;
         }
         self.synchronize()
     }
 
     pub(crate) fn zero(&self, buf: &mut CudaSlice<u8>) -> Result<(), GpuError> {
         self.bind()?;
-        self.stream.memset_zeros(buf).map_err(|e| self.async_error("cuMemsetD8Async", e))
+        self.stream
+            .memset_zeros(buf)
+            .map_err(|e| self.async_error("cuMemsetD8Async", e))
     }
 
     pub(crate) fn synchronize(&self) -> Result<(), GpuError> {
         self.bind()?;
-        self.stream.synchronize().map_err(|e| self.async_error("synchronising the stream", e))
+        self.stream
+            .synchronize()
+            .map_err(|e| self.async_error("synchronising the stream", e))
     }
 
     fn function(&self, name: &'static str, shared: u32) -> Result<CUfunction, GpuError> {
@@ -166,9 +204,17 @@ impl Gpu {
             let cname = CString::new(name).map_err(|_| GpuError::NoSuchKernel { kernel: name })?;
             let f = unsafe { result::module::get_function(self.module, cname) }
                 .map_err(|_| GpuError::NoSuchKernel { kernel: name })?;
-            fns.insert(name, Function { f, shared_limit: DEFAULT_SHARED_LIMIT });
+            fns.insert(
+                name,
+                Function {
+                    f,
+                    shared_limit: DEFAULT_SHARED_LIMIT,
+                },
+            );
         }
-        let func = fns.get_mut(name).ok_or(GpuError::NoSuchKernel { kernel: name })?;
+        let func = fns
+            .get_mut(name)
+            .ok_or(GpuError::NoSuchKernel { kernel: name })?;
         if shared > func.shared_limit {
             unsafe {
                 result::function::set_function_attribute(
@@ -186,7 +232,12 @@ impl Gpu {
         Ok(func.f)
     }
 
-    pub(crate) fn launch(&self, name: &'static str, cfg: &LaunchConfig, args: &[Arg]) -> Result<(), GpuError> {
+    pub(crate) fn launch(
+        &self,
+        name: &'static str,
+        cfg: &LaunchConfig,
+        args: &[Arg],
+    ) -> Result<(), GpuError> {
         self.bind()?;
         let f = self.function(name, cfg.shared_bytes)?;
         // Each argument in its own 8-byte slot; cuLaunchKernel reads each parameter's size
@@ -202,7 +253,10 @@ impl Gpu {
                 Arg::F64(v) => v.to_bits(),
             })
             .collect();
-        let mut params: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
+        let mut params: Vec<*mut c_void> = slots
+            .iter_mut()
+            .map(|s| s as *mut u64 as *mut c_void)
+            .collect();
         *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner()) = name;
         let g = cfg.grid;
         let b = cfg.block;
@@ -217,10 +271,15 @@ impl Gpu {
             )
         }
         .map_err(|e| match e.0 {
-            CUresult::CUDA_ERROR_INVALID_VALUE | CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES => GpuError::BadLaunch {
-                kernel: name,
-                message: format!("{e} (grid {g:?}, block {b:?}, {} bytes shared)", cfg.shared_bytes),
-            },
+            CUresult::CUDA_ERROR_INVALID_VALUE | CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES => {
+                GpuError::BadLaunch {
+                    kernel: name,
+                    message: format!(
+                        "{e} (grid {g:?}, block {b:?}, {} bytes shared)",
+                        cfg.shared_bytes
+                    ),
+                }
+            }
             _ => self.async_error(&format!("launching `{name}`"), e),
         })
     }
@@ -231,7 +290,8 @@ impl Gpu {
             .ctx
             .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(driver("creating an event"))?;
-        ev.record(&self.stream).map_err(driver("recording an event"))?;
+        ev.record(&self.stream)
+            .map_err(driver("recording an event"))?;
         Ok(ev)
     }
 

@@ -25,13 +25,23 @@ pub enum GpuError {
     #[error("CUDA driver: {what}: {message}")]
     Driver { what: String, message: String },
     #[error("out of GPU memory: {requested} bytes needed, {free} bytes free of {total}")]
-    OutOfMemory { requested: usize, free: usize, total: usize },
+    OutOfMemory {
+        requested: usize,
+        free: usize,
+        total: usize,
+    },
     #[error("kernel `{kernel}` not found in the loaded PTX module")]
     NoSuchKernel { kernel: &'static str },
     #[error("kernel `{kernel}`: bad launch: {message}")]
-    BadLaunch { kernel: &'static str, message: String },
+    BadLaunch {
+        kernel: &'static str,
+        message: String,
+    },
     #[error("kernel `{kernel}` failed: {message}")]
-    Kernel { kernel: &'static str, message: String },
+    Kernel {
+        kernel: &'static str,
+        message: String,
+    },
 }
 
 /// A kernel argument: a buffer's address (plus offset) or a scalar.
@@ -64,7 +74,10 @@ macro_rules! arg_from {
 arg_from!(u32 => U32, i32 => I32, u64 => U64, i64 => I64, f32 => F32, f64 => F64);
 
 fn take(args: &[Arg], next: &mut usize, name: &str) -> Result<Arg, String> {
-    let a = args.get(*next).copied().ok_or_else(|| format!("parameter `{name}` missing"))?;
+    let a = args
+        .get(*next)
+        .copied()
+        .ok_or_else(|| format!("parameter `{name}` missing"))?;
     *next += 1;
     Ok(a)
 }
@@ -117,11 +130,19 @@ pub struct LaunchConfig {
 impl LaunchConfig {
     /// A 1-D launch of at least `threads` threads in blocks of `block` (grid >= 1).
     pub fn linear(threads: u32, block: u32) -> Self {
-        LaunchConfig { grid: [threads.div_ceil(block).max(1), 1, 1], block: [block, 1, 1], shared_bytes: 0 }
+        LaunchConfig {
+            grid: [threads.div_ceil(block).max(1), 1, 1],
+            block: [block, 1, 1],
+            shared_bytes: 0,
+        }
     }
     /// A 1-D launch of `blocks` blocks of `block` threads with `shared_bytes` of shared memory.
     pub fn blocks(blocks: u32, block: u32, shared_bytes: u32) -> Self {
-        LaunchConfig { grid: [blocks, 1, 1], block: [block, 1, 1], shared_bytes }
+        LaunchConfig {
+            grid: [blocks, 1, 1],
+            block: [block, 1, 1],
+            shared_bytes,
+        }
     }
     /// The same launch with `bytes` of dynamic shared memory per block.
     pub fn with_shared(mut self, bytes: u32) -> Self {
@@ -165,7 +186,10 @@ pub struct Device {
 }
 
 pub(crate) enum Mem {
-    Host { ptr: NonNull<u8>, layout: Layout },
+    Host {
+        ptr: NonNull<u8>,
+        layout: Layout,
+    },
     #[cfg(feature = "cuda")]
     Gpu(cudarc::driver::CudaSlice<u8>),
 }
@@ -210,7 +234,11 @@ impl<T> Buffer<T> {
     }
     /// A pointer to element `offset` as a kernel argument (`offset <= len`).
     pub fn arg_at(&self, offset: usize) -> Arg {
-        assert!(offset <= self.len, "arg_at({offset}) past a buffer of {}", self.len);
+        assert!(
+            offset <= self.len,
+            "arg_at({offset}) past a buffer of {}",
+            self.len
+        );
         Arg::Ptr(self.addr + (offset * std::mem::size_of::<T>()) as u64)
     }
 }
@@ -232,7 +260,10 @@ fn check_range(len: usize, offset: usize, n: usize, what: &str) {
 impl Device {
     /// The host SIMT emulator.
     pub fn emulator() -> Device {
-        Device { backend: Backend::Emu, allocated: Arc::default() }
+        Device {
+            backend: Backend::Emu,
+            allocated: Arc::default(),
+        }
     }
 
     /// GPU `ordinal`, with the PTX module `ptx` loaded (a crate's `PTX` constant).
@@ -242,7 +273,10 @@ impl Device {
         #[cfg(feature = "cuda")]
         {
             let gpu = crate::cuda::Gpu::open(ordinal, ptx)?;
-            Ok(Device { backend: Backend::Gpu(gpu), allocated: Arc::default() })
+            Ok(Device {
+                backend: Backend::Gpu(gpu),
+                allocated: Arc::default(),
+            })
         }
         #[cfg(not(feature = "cuda"))]
         {
@@ -284,17 +318,29 @@ impl Device {
 
     /// A zeroed buffer of `len` values.
     pub fn alloc<T: bytemuck::Pod>(&self, len: usize) -> Result<Buffer<T>, GpuError> {
-        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or(GpuError::OutOfMemory {
-            requested: usize::MAX,
-            free: 0,
-            total: 0,
-        })?;
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or(GpuError::OutOfMemory {
+                requested: usize::MAX,
+                free: 0,
+                total: 0,
+            })?;
         let (mem, addr) = match &self.backend {
             Backend::Emu => {
-                let layout = Layout::from_size_align(bytes.max(16), 16.max(std::mem::align_of::<T>()))
-                    .map_err(|_| GpuError::OutOfMemory { requested: bytes, free: 0, total: 0 })?;
-                let ptr = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })
-                    .ok_or(GpuError::OutOfMemory { requested: bytes, free: 0, total: 0 })?;
+                let layout =
+                    Layout::from_size_align(bytes.max(16), 16.max(std::mem::align_of::<T>()))
+                        .map_err(|_| GpuError::OutOfMemory {
+                            requested: bytes,
+                            free: 0,
+                            total: 0,
+                        })?;
+                let ptr = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) }).ok_or(
+                    GpuError::OutOfMemory {
+                        requested: bytes,
+                        free: 0,
+                        total: 0,
+                    },
+                )?;
                 let addr = ptr.as_ptr() as u64;
                 (Mem::Host { ptr, layout }, addr)
             }
@@ -305,7 +351,13 @@ impl Device {
             }
         };
         self.allocated.fetch_add(bytes, Ordering::Relaxed);
-        Ok(Buffer { mem, addr, len, allocated: Arc::clone(&self.allocated), _t: PhantomData })
+        Ok(Buffer {
+            mem,
+            addr,
+            len,
+            allocated: Arc::clone(&self.allocated),
+            _t: PhantomData,
+        })
     }
 
     /// A buffer holding a copy of `data`.
@@ -316,13 +368,22 @@ impl Device {
     }
 
     /// Copies `src` into `dst[offset..]` (stream-ordered on the GPU).
-    pub fn write<T: bytemuck::Pod>(&self, dst: &mut Buffer<T>, offset: usize, src: &[T]) -> Result<(), GpuError> {
+    pub fn write<T: bytemuck::Pod>(
+        &self,
+        dst: &mut Buffer<T>,
+        offset: usize,
+        src: &[T],
+    ) -> Result<(), GpuError> {
         check_range(dst.len, offset, src.len(), "Device::write");
         let size = std::mem::size_of::<T>();
         let bytes: &[u8] = bytemuck::cast_slice(src);
         match (&self.backend, &mut dst.mem) {
             (Backend::Emu, Mem::Host { ptr, .. }) => unsafe {
-                std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr.as_ptr().add(offset * size), bytes.len());
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    ptr.as_ptr().add(offset * size),
+                    bytes.len(),
+                );
             },
             #[cfg(feature = "cuda")]
             (Backend::Gpu(g), Mem::Gpu(s)) => g.write(s, offset * size, bytes)?,
@@ -333,13 +394,22 @@ impl Device {
     }
 
     /// Copies `src[offset..offset + dst.len()]` into `dst`; waits for the device first.
-    pub fn read_into<T: bytemuck::Pod>(&self, src: &Buffer<T>, offset: usize, dst: &mut [T]) -> Result<(), GpuError> {
+    pub fn read_into<T: bytemuck::Pod>(
+        &self,
+        src: &Buffer<T>,
+        offset: usize,
+        dst: &mut [T],
+    ) -> Result<(), GpuError> {
         check_range(src.len, offset, dst.len(), "Device::read_into");
         let size = std::mem::size_of::<T>();
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
         match (&self.backend, &src.mem) {
             (Backend::Emu, Mem::Host { ptr, .. }) => unsafe {
-                std::ptr::copy_nonoverlapping(ptr.as_ptr().add(offset * size), bytes.as_mut_ptr(), bytes.len());
+                std::ptr::copy_nonoverlapping(
+                    ptr.as_ptr().add(offset * size),
+                    bytes.as_mut_ptr(),
+                    bytes.len(),
+                );
             },
             #[cfg(feature = "cuda")]
             (Backend::Gpu(g), Mem::Gpu(s)) => g.read(s, offset * size, bytes)?,
@@ -360,7 +430,9 @@ impl Device {
     pub fn zero<T: bytemuck::Pod>(&self, buf: &mut Buffer<T>) -> Result<(), GpuError> {
         let bytes = buf.bytes();
         match (&self.backend, &mut buf.mem) {
-            (Backend::Emu, Mem::Host { ptr, .. }) => unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, bytes) },
+            (Backend::Emu, Mem::Host { ptr, .. }) => unsafe {
+                std::ptr::write_bytes(ptr.as_ptr(), 0, bytes)
+            },
             #[cfg(feature = "cuda")]
             (Backend::Gpu(g), Mem::Gpu(s)) => g.zero(s)?,
             #[allow(unreachable_patterns)]
@@ -378,22 +450,32 @@ impl Device {
         if args.len() != kernel.params.len() {
             return Err(GpuError::BadLaunch {
                 kernel: kernel.name,
-                message: format!("{} arguments given, the kernel takes {}", args.len(), kernel.params.len()),
+                message: format!(
+                    "{} arguments given, the kernel takes {}",
+                    args.len(),
+                    kernel.params.len()
+                ),
             });
         }
         match &self.backend {
             Backend::Emu => {
-                (kernel.emu)(args, false).map_err(|message| GpuError::BadLaunch { kernel: kernel.name, message })?;
+                (kernel.emu)(args, false).map_err(|message| GpuError::BadLaunch {
+                    kernel: kernel.name,
+                    message,
+                })?;
                 let body = || {
                     // The decode succeeded above; a failure here would be a bug in the macro.
                     (kernel.emu)(args, true).expect("kernel arguments decoded once already");
                 };
-                crate::emu::run(cfg.grid, cfg.block, cfg.shared_bytes as usize, &body).map_err(|f| {
-                    GpuError::Kernel {
+                crate::emu::run(cfg.grid, cfg.block, cfg.shared_bytes as usize, &body).map_err(
+                    |f| GpuError::Kernel {
                         kernel: kernel.name,
-                        message: format!("block {:?} thread {:?}: {}", f.block, f.thread, f.message),
-                    }
-                })
+                        message: format!(
+                            "block {:?} thread {:?}: {}",
+                            f.block, f.thread, f.message
+                        ),
+                    },
+                )
             }
             #[cfg(feature = "cuda")]
             Backend::Gpu(g) => g.launch(kernel.name, &cfg, args),

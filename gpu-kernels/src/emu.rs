@@ -77,13 +77,24 @@ impl BlockSync {
                 let n = (lanes - w * 32).min(32);
                 let live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
                 (
-                    Mutex::new(WarpState { live, arrived: 0, generation: 0, slots: [0; 32], result: [0; 32], result_live: 0 }),
+                    Mutex::new(WarpState {
+                        live,
+                        arrived: 0,
+                        generation: 0,
+                        slots: [0; 32],
+                        result: [0; 32],
+                        result_live: 0,
+                    }),
                     Condvar::new(),
                 )
             })
             .collect();
         BlockSync {
-            bar: Mutex::new(BarState { live: lanes, arrived: 0, generation: 0 }),
+            bar: Mutex::new(BarState {
+                live: lanes,
+                arrived: 0,
+                generation: 0,
+            }),
             bar_cv: Condvar::new(),
             warps,
             poisoned: AtomicBool::new(false),
@@ -109,7 +120,10 @@ impl BlockSync {
                 drop(g);
                 panic!("emulator: deadlock: waited {DEADLOCK_SECS} s at {what}");
             }
-            g = cv.wait_timeout(g, Duration::from_millis(50)).unwrap_or_else(|e| e.into_inner()).0;
+            g = cv
+                .wait_timeout(g, Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
         g
     }
@@ -189,7 +203,8 @@ thread_local! {
 }
 
 fn ctx() -> LaneCtx {
-    LANE.with(|l| l.get()).expect("gpu-kernels prelude called outside a kernel launch")
+    LANE.with(|l| l.get())
+        .expect("gpu-kernels prelude called outside a kernel launch")
 }
 
 /// The emulator's side of the prelude (re-exported by [`crate::prelude`] on the host).
@@ -240,7 +255,9 @@ pub mod lane {
     /// Bit `i` set iff live lane `i` of the warp passed `true`.
     pub fn ballot(p: bool) -> u32 {
         let (s, live, _) = exchange(p as u64);
-        (0..32).filter(|&i| live & (1 << i) != 0 && s[i] != 0).fold(0, |m, i| m | (1 << i))
+        (0..32)
+            .filter(|&i| live & (1 << i) != 0 && s[i] != 0)
+            .fold(0, |m, i| m | (1 << i))
     }
 
     /// True iff some live lane of the warp passed `true`.
@@ -327,7 +344,11 @@ pub fn run(
             let (between, failure, stop, sync) = (&between, &failure, &stop, &sync);
             let lane = move || {
                 let shared = shared;
-                let tid = [rank % block[0], (rank / block[0]) % block[1], rank / (block[0] * block[1])];
+                let tid = [
+                    rank % block[0],
+                    (rank / block[0]) % block[1],
+                    rank / (block[0] * block[1]),
+                ];
                 for b in 0..blocks {
                     let bid = [
                         (b % grid[0] as u64) as u32,
@@ -364,7 +385,11 @@ pub fn run(
                             stop.store(true, Ordering::Relaxed);
                             let mut f = lock(failure);
                             if f.is_none() {
-                                *f = Some(LaneFailure { block: bid, thread: tid, message: panic_message(&*p) });
+                                *f = Some(LaneFailure {
+                                    block: bid,
+                                    thread: tid,
+                                    message: panic_message(&*p),
+                                });
                             }
                         }
                     }
@@ -373,7 +398,10 @@ pub fn run(
                     between.wait();
                 }
             };
-            if let Err(e) = std::thread::Builder::new().stack_size(LANE_STACK).spawn_scoped(s, lane) {
+            if let Err(e) = std::thread::Builder::new()
+                .stack_size(LANE_STACK)
+                .spawn_scoped(s, lane)
+            {
                 // The lanes already started wait for this one at `between`: a hang is
                 // worse than an abort with a reason.
                 eprintln!("emulator: cannot start lane thread {rank} of {lanes}: {e}");
@@ -382,5 +410,8 @@ pub fn run(
         }
     });
     drop(words);
-    failure.into_inner().unwrap_or_else(|e| e.into_inner()).map_or(Ok(()), Err)
+    failure
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .map_or(Ok(()), Err)
 }

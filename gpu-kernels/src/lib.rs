@@ -11,32 +11,11 @@
 //! | [`build`] | the build-time PTX builder a crate's `build.rs` calls | host (build scripts) |
 //! | [`Device`] | one API over the GPU (cudarc) and the emulator: buffers, copies, launches, timing | host |
 //!
-//! A kernel crate is `#![no_std]` and writes each kernel once:
-//!
-//! ```ignore
-//! use gpu_kernels::prelude::*;
-//! kernel! {
-//!     /// One thread per element: `out[i] = a[i] + b[i]`.
-//!     pub fn add(a: *const u32, b: *const u32, out: *mut u32, n: u32) {
-//!         let i = global_id_x();
-//!         if i < n { *out.add(i as usize) = *a.add(i as usize) + *b.add(i as usize); }
-//!     }
-//! }
-//! ```
-//!
-//! On `nvptx64` that is an `extern "ptx-kernel"` entry point; on the host it is a plain
-//! `unsafe fn` plus a descriptor, `add::KERNEL`, that [`Device::launch`] runs on either
-//! backend, so the engine that drives the kernels is written once too:
-//!
-//! ```ignore
-//! let dev = Device::gpu(0, my_crate::PTX).unwrap_or_else(|_| Device::emulator());
-//! let a = dev.upload(&[1u32, 2, 3])?;
-//! let b = dev.upload(&[10u32, 20, 30])?;
-//! let out = dev.alloc::<u32>(3)?;
-//! dev.launch(&my_kernels::add::KERNEL, LaunchConfig::linear(3, 128),
-//!            &[a.arg(), b.arg(), out.arg(), 3u32.into()])?;
-//! assert_eq!(dev.read(&out)?, [11, 22, 33]);
-//! ```
+//! A kernel is written once, `kernel! { pub fn name(args) { body } }` in a `#![no_std]`
+//! kernel crate; on `nvptx64` it is an `extern "ptx-kernel"` entry, on the host a function
+//! plus a descriptor `name::KERNEL` that [`Device::launch`] runs on either backend, so
+//! the engine that drives the kernels is written once too. See `gpu-kernels/selftest`
+//! for a complete example and the crate README for the toolchain.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",

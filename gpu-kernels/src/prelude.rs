@@ -14,15 +14,15 @@
 pub use crate::kernel;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
-#[cfg(target_arch = "nvptx64")]
-pub use crate::prelude::gpu::*;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use crate::emu::lane::{
-    all_sync, any_sync, ballot, block_dim_x, block_dim_y, block_dim_z, block_idx_x,
-    block_idx_y, block_idx_z, dynamic_shared, grid_dim_x, grid_dim_y, grid_dim_z, shfl,
-    shfl_down, shfl_up, shfl_xor, sync_threads, thread_fence, thread_fence_block,
-    thread_idx_x, thread_idx_y, thread_idx_z,
+    all_sync, any_sync, ballot, block_dim_x, block_dim_y, block_dim_z, block_idx_x, block_idx_y,
+    block_idx_z, dynamic_shared, grid_dim_x, grid_dim_y, grid_dim_z, shfl, shfl_down, shfl_up,
+    shfl_xor, sync_threads, thread_fence, thread_fence_block, thread_idx_x, thread_idx_y,
+    thread_idx_z,
 };
+#[cfg(target_arch = "nvptx64")]
+pub use crate::prelude::gpu::*;
 
 /// Lanes per warp.
 pub const WARP_SIZE: u32 = 32;

@@ -90,7 +90,14 @@ impl Ctx {
         gpu_ordinal: Option<usize>,
         progress: Arc<indicatif::ProgressBar>,
     ) -> Self {
-        Ctx { quick, seeds, engines, gpu_ordinal, samples: Vec::new(), progress }
+        Ctx {
+            quick,
+            seeds,
+            engines,
+            gpu_ordinal,
+            samples: Vec::new(),
+            progress,
+        }
     }
 
     /// Whether to run the engine named `name` (of kind `kind`) in this run.
@@ -112,7 +119,11 @@ impl Ctx {
 
     /// Records one measurement (one seed) of `series` at `x`.
     pub fn record(&mut self, series: &str, x: f64, value: f64) {
-        self.samples.push(Sample { series: series.to_string(), x, value });
+        self.samples.push(Sample {
+            series: series.to_string(),
+            x,
+            value,
+        });
     }
 
     /// Fails the run when two engines disagree on a workload, naming the workload and

@@ -127,14 +127,22 @@ enum Top {
     Ddm(papers::ddm::Cmd),
 }
 
-fn select<'a>(all: &'a [experiment::Experiment], target: &str, exp: Option<&str>) -> anyhow::Result<Vec<&'a experiment::Experiment>> {
+fn select<'a>(
+    all: &'a [experiment::Experiment],
+    target: &str,
+    exp: Option<&str>,
+) -> anyhow::Result<Vec<&'a experiment::Experiment>> {
     let papers: Vec<Paper> = if target == "all" {
         Paper::ALL.to_vec()
     } else {
         let p = Paper::ALL
             .into_iter()
             .find(|p| p.name() == target)
-            .ok_or_else(|| bad_input(anyhow::anyhow!("unknown paper `{target}`: expected all, ccm, clcb, xml or ddm")))?;
+            .ok_or_else(|| {
+                bad_input(anyhow::anyhow!(
+                    "unknown paper `{target}`: expected all, ccm, clcb, xml or ddm"
+                ))
+            })?;
         vec![p]
     };
     let chosen: Vec<_> = all
@@ -143,11 +151,19 @@ fn select<'a>(all: &'a [experiment::Experiment], target: &str, exp: Option<&str>
         .filter(|e| exp.is_none_or(|x| x == "all" || x == e.id))
         .collect();
     if chosen.is_empty() {
-        let ids: Vec<&str> = all.iter().filter(|e| papers.contains(&e.paper)).map(|e| e.id).collect();
+        let ids: Vec<&str> = all
+            .iter()
+            .filter(|e| papers.contains(&e.paper))
+            .map(|e| e.id)
+            .collect();
         return Err(bad_input(anyhow::anyhow!(
             "no experiment `{}` for {target}; known: {}",
             exp.unwrap_or("all"),
-            if ids.is_empty() { "none yet".to_string() } else { ids.join(", ") }
+            if ids.is_empty() {
+                "none yet".to_string()
+            } else {
+                ids.join(", ")
+            }
         )));
     }
     Ok(chosen)
@@ -156,10 +172,20 @@ fn select<'a>(all: &'a [experiment::Experiment], target: &str, exp: Option<&str>
 fn run_opts(a: RunArgs, gpu: bool) -> runner::RunOpts {
     let quick = a.quick || (!gpu && !a.full);
     if quick && !a.quick {
-        eprintln!("note: no GPU: using --quick sizes (pass --full to run the CPU baselines at full size)");
+        eprintln!(
+            "note: no GPU: using --quick sizes (pass --full to run the CPU baselines at full size)"
+        );
     }
-    let out = a.out.unwrap_or_else(|| PathBuf::from(if quick { "results/quick" } else { "results" }));
-    runner::RunOpts { quick, seeds: a.seeds as usize, engines: a.engines, out, device: a.device }
+    let out = a
+        .out
+        .unwrap_or_else(|| PathBuf::from(if quick { "results/quick" } else { "results" }));
+    runner::RunOpts {
+        quick,
+        seeds: a.seeds as usize,
+        engines: a.engines,
+        out,
+        device: a.device,
+    }
 }
 
 fn selftest(device: usize) -> anyhow::Result<()> {
@@ -195,7 +221,11 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Top::Run { target, experiment, args } => {
+        Top::Run {
+            target,
+            experiment,
+            args,
+        } => {
             let all = runner::all_experiments();
             let chosen = select(&all, &target, experiment.as_deref())?;
             let gpu = gpu_kernels::Device::gpu_count() > args.device;
@@ -203,10 +233,19 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         }
         Top::Report { dir } => {
             let n = report::write(&runner::all_experiments(), &dir)?;
-            println!("wrote {} ({n} experiments with results)", dir.join("README.md").display());
+            println!(
+                "wrote {} ({n} experiments with results)",
+                dir.join("README.md").display()
+            );
             Ok(())
         }
-        Top::Regress { baseline, tolerance, all_series, target, mut args } => {
+        Top::Regress {
+            baseline,
+            tolerance,
+            all_series,
+            target,
+            mut args,
+        } => {
             let all = runner::all_experiments();
             let chosen = select(&all, &target, None)?;
             args.quick = true;

@@ -23,8 +23,16 @@ impl Meta {
                     .map(|m| m.trim().to_string())
             })
             .unwrap_or_else(|| "unknown".into());
-        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        Meta { device, cpu, cores, commit: env!("GPU_MATCH_COMMIT").to_string(), date: today_utc() }
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        Meta {
+            device,
+            cpu,
+            cores,
+            commit: env!("GPU_MATCH_COMMIT").to_string(),
+            date: today_utc(),
+        }
     }
 }
 
@@ -52,6 +60,9 @@ mod tests {
     fn today_utc_is_a_plausible_iso_date() {
         let d = super::today_utc();
         assert_eq!(d.len(), 10, "{d}");
-        assert!(d.as_str() > "2024-01-01" && d.as_str() < "2100-01-01", "{d}");
+        assert!(
+            d.as_str() > "2024-01-01" && d.as_str() < "2100-01-01",
+            "{d}"
+        );
     }
 }

@@ -61,8 +61,19 @@ pub fn plot(exp: &Experiment, rows: &[Row], png: &Path) -> anyhow::Result<()> {
     let root = root
         .titled(exp.title, ("sans-serif", 22))
         .map_err(|e| anyhow!("{e}"))?;
-    let panels = if speed.is_some() { root.split_evenly((1, 2)) } else { vec![root] };
-    panel(&panels[0], &values, exp.x_label, exp.y_label, exp.log_x, exp.log_y)?;
+    let panels = if speed.is_some() {
+        root.split_evenly((1, 2))
+    } else {
+        vec![root]
+    };
+    panel(
+        &panels[0],
+        &values,
+        exp.x_label,
+        exp.y_label,
+        exp.log_x,
+        exp.log_y,
+    )?;
     if let (Some(s), Some(p)) = (speed, panels.get(1)) {
         let label = format!("speedup over {}", exp.baseline.unwrap_or(""));
         panel(p, &s, exp.x_label, &label, exp.log_x, true)?;
@@ -118,7 +129,9 @@ fn panel<DB: DrawingBackend>(
                     .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
                     .map_err(|e| anyhow!("{e}"))?
                     .label(name.as_str())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
+                    });
                 chart
                     .draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))
                     .map_err(|e| anyhow!("{e}"))?;
@@ -135,11 +148,19 @@ fn panel<DB: DrawingBackend>(
     let mut b = ChartBuilder::on(area);
     b.margin(15).x_label_area_size(45).y_label_area_size(70);
     match (log_x, log_y) {
-        (false, false) => draw!(b.build_cartesian_2d(x0..x1, y0..y1).map_err(|e| anyhow!("{e}"))?),
-        (true, false) => draw!(b.build_cartesian_2d((x0..x1).log_scale(), y0..y1).map_err(|e| anyhow!("{e}"))?),
-        (false, true) => draw!(b.build_cartesian_2d(x0..x1, (y0..y1).log_scale()).map_err(|e| anyhow!("{e}"))?),
+        (false, false) => draw!(b
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(|e| anyhow!("{e}"))?),
+        (true, false) => draw!(b
+            .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
+            .map_err(|e| anyhow!("{e}"))?),
+        (false, true) => draw!(b
+            .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
+            .map_err(|e| anyhow!("{e}"))?),
         (true, true) => {
-            draw!(b.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()).map_err(|e| anyhow!("{e}"))?)
+            draw!(b
+                .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+                .map_err(|e| anyhow!("{e}"))?)
         }
     }
     area.present().map_err(|e| anyhow!("{e}"))?;
@@ -169,15 +190,32 @@ mod tests {
         };
         let mut samples = Vec::new();
         for x in [1e3, 1e4, 1e5, 1e6] {
-            samples.push(Sample { series: "gpu".into(), x, value: x / 1e5 });
-            samples.push(Sample { series: "sff".into(), x, value: x / 1e3 });
+            samples.push(Sample {
+                series: "gpu".into(),
+                x,
+                value: x / 1e5,
+            });
+            samples.push(Sample {
+                series: "sff".into(),
+                x,
+                value: x / 1e3,
+            });
         }
-        let meta = Meta { device: "d".into(), cpu: "c".into(), cores: 1, commit: "x".into(), date: "d".into() };
+        let meta = Meta {
+            device: "d".into(),
+            cpu: "c".into(),
+            cores: 1,
+            commit: "x".into(),
+            date: "d".into(),
+        };
         let rows = crate::results::aggregate(&exp, &samples, &meta);
         let png = std::env::temp_dir().join(format!("harness-plot-{}.png", std::process::id()));
         plot(&exp, &rows, &png).unwrap();
         let bytes = std::fs::metadata(&png).unwrap().len();
-        assert!(bytes > 10_000, "a two-panel plot with text is more than {bytes} bytes");
+        assert!(
+            bytes > 10_000,
+            "a two-panel plot with text is more than {bytes} bytes"
+        );
         std::fs::copy(&png, std::env::temp_dir().join("harness-plot-last.png")).ok();
         std::fs::remove_file(png).ok();
     }

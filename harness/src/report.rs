@@ -9,7 +9,11 @@ use std::path::Path;
 /// The paper's speedup, when its headline states one as `<number>x`.
 fn paper_speedup(says: &str) -> Option<f64> {
     says.split(|c: char| c.is_whitespace() || c == '(' || c == ',' || c == ';')
-        .find_map(|w| w.strip_suffix('x').or_else(|| w.strip_suffix('×')).and_then(|n| n.parse::<f64>().ok()))
+        .find_map(|w| {
+            w.strip_suffix('x')
+                .or_else(|| w.strip_suffix('×'))
+                .and_then(|n| n.parse::<f64>().ok())
+        })
 }
 
 /// Our headline for an experiment: the best speedup of any non-baseline series, or the
@@ -18,13 +22,29 @@ fn ours(exp: &Experiment, rows: &[Row]) -> (String, Option<f64>) {
     if let Some(b) = exp.baseline {
         let sp = results::speedups(rows, b, exp.higher_is_better);
         if let Some((s, x, v)) = sp.iter().cloned().max_by(|a, b| a.2.total_cmp(&b.2)) {
-            return (format!("{v:.1}x ({s} over {b}, {} = {x})", exp.x_label), Some(v));
+            return (
+                format!("{v:.1}x ({s} over {b}, {} = {x})", exp.x_label),
+                Some(v),
+            );
         }
     }
-    let Some(last) = rows.iter().map(|r| r.x).reduce(f64::max) else { return ("no data".into(), None) };
-    let vals: Vec<String> =
-        rows.iter().filter(|r| r.x == last).map(|r| format!("{} {:.4}", r.series, r.mean)).collect();
-    (format!("{} ({} at {} = {last})", vals.join(", "), exp.y_label, exp.x_label), None)
+    let Some(last) = rows.iter().map(|r| r.x).reduce(f64::max) else {
+        return ("no data".into(), None);
+    };
+    let vals: Vec<String> = rows
+        .iter()
+        .filter(|r| r.x == last)
+        .map(|r| format!("{} {:.4}", r.series, r.mean))
+        .collect();
+    (
+        format!(
+            "{} ({} at {} = {last})",
+            vals.join(", "),
+            exp.y_label,
+            exp.x_label
+        ),
+        None,
+    )
 }
 
 /// Writes `<dir>/README.md`; returns how many experiments had results.
@@ -39,15 +59,26 @@ pub fn write(exps: &[Experiment], dir: &Path) -> anyhow::Result<usize> {
          the device, CPU, commit and date of the run. Every run checked that all engines gave the same \
          answers on every workload.\n"
     );
-    let _ = writeln!(md, "| experiment | the paper says | ours | ratio (ours / paper) | device | date |");
+    let _ = writeln!(
+        md,
+        "| experiment | the paper says | ours | ratio (ours / paper) | device | date |"
+    );
     let _ = writeln!(md, "| --- | --- | --- | --- | --- | --- |");
     let mut sections = String::new();
     for exp in exps {
         let csv = results::csv_path(dir, exp.paper.name(), exp.id);
-        let rows = if csv.exists() { results::read_csv(&csv)? } else { Vec::new() };
+        let rows = if csv.exists() {
+            results::read_csv(&csv)?
+        } else {
+            Vec::new()
+        };
         let id = format!("{}/{}", exp.paper.name(), exp.id);
         if rows.is_empty() {
-            let _ = writeln!(md, "| {id}: {} | {} | not recorded yet | | | |", exp.title, exp.paper_says);
+            let _ = writeln!(
+                md,
+                "| {id}: {} | {} | not recorded yet | | | |",
+                exp.title, exp.paper_says
+            );
             continue;
         }
         found += 1;
@@ -57,7 +88,15 @@ pub fn write(exps: &[Experiment], dir: &Path) -> anyhow::Result<usize> {
             _ => String::new(),
         };
         let r0 = &rows[0];
-        let _ = writeln!(md, "| [{id}](#{}) {} | {} | {text} | {ratio} | {} | {} |", anchor(&id), exp.title, exp.paper_says, r0.device, r0.date);
+        let _ = writeln!(
+            md,
+            "| [{id}](#{}) {} | {} | {text} | {ratio} | {} | {} |",
+            anchor(&id),
+            exp.title,
+            exp.paper_says,
+            r0.device,
+            r0.date
+        );
         let _ = writeln!(sections, "\n## {id}\n\n{}\n", exp.title);
         let _ = writeln!(
             sections,
@@ -65,10 +104,18 @@ pub fn write(exps: &[Experiment], dir: &Path) -> anyhow::Result<usize> {
             r0.device, r0.cpu, r0.cores, r0.commit, r0.date, r0.n
         );
         let _ = writeln!(sections, "![{id}]({}/{}.png)\n", exp.paper.name(), exp.id);
-        let _ = writeln!(sections, "| series | {} | mean | min | max | {} |", exp.x_label, "unit");
+        let _ = writeln!(
+            sections,
+            "| series | {} | mean | min | max | {} |",
+            exp.x_label, "unit"
+        );
         let _ = writeln!(sections, "| --- | ---: | ---: | ---: | ---: | --- |");
         for r in &rows {
-            let _ = writeln!(sections, "| {} | {} | {:.6} | {:.6} | {:.6} | {} |", r.series, r.x, r.mean, r.min, r.max, r.unit);
+            let _ = writeln!(
+                sections,
+                "| {} | {} | {:.6} | {:.6} | {:.6} | {} |",
+                r.series, r.x, r.mean, r.min, r.max, r.unit
+            );
         }
     }
     md.push_str(&sections);
@@ -78,14 +125,20 @@ pub fn write(exps: &[Experiment], dir: &Path) -> anyhow::Result<usize> {
 }
 
 fn anchor(id: &str) -> String {
-    id.chars().filter(|c| c.is_alphanumeric() || *c == '-').collect::<String>().to_lowercase()
+    id.chars()
+        .filter(|c| c.is_alphanumeric() || *c == '-')
+        .collect::<String>()
+        .to_lowercase()
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn paper_speedup_reads_the_first_number_followed_by_x() {
-        assert_eq!(super::paper_speedup("144 us per event, 7.2x over SFF"), Some(7.2));
+        assert_eq!(
+            super::paper_speedup("144 us per event, 7.2x over SFF"),
+            Some(7.2)
+        );
         assert_eq!(super::paper_speedup("up to 9x (1 MB document)"), Some(9.0));
         assert_eq!(super::paper_speedup("306 us per event"), None);
     }

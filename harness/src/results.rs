@@ -78,32 +78,45 @@ pub fn write_csv(path: &Path, rows: &[Row]) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut w = csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))?;
+    let mut w =
+        csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))?;
     for r in rows {
-        w.serialize(r).with_context(|| format!("writing {}", path.display()))?;
+        w.serialize(r)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
-    w.flush().with_context(|| format!("writing {}", path.display()))?;
+    w.flush()
+        .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }
 
 pub fn read_csv(path: &Path) -> anyhow::Result<Vec<Row>> {
-    let mut r = csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut r =
+        csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
     let mut rows = Vec::new();
     for (i, row) in r.deserialize().enumerate() {
-        rows.push(row.with_context(|| format!("{}: line {}: not a results row", path.display(), i + 2))?);
+        rows.push(
+            row.with_context(|| format!("{}: line {}: not a results row", path.display(), i + 2))?,
+        );
     }
     Ok(rows)
 }
 
 /// Speedup of each series over `baseline` at each x where both exist.
 pub fn speedups(rows: &[Row], baseline: &str, higher_is_better: bool) -> Vec<(String, f64, f64)> {
-    let base: BTreeMap<u64, f64> =
-        rows.iter().filter(|r| r.series == baseline).map(|r| (r.x.to_bits(), r.mean)).collect();
+    let base: BTreeMap<u64, f64> = rows
+        .iter()
+        .filter(|r| r.series == baseline)
+        .map(|r| (r.x.to_bits(), r.mean))
+        .collect();
     rows.iter()
         .filter(|r| r.series != baseline)
         .filter_map(|r| {
             let b = *base.get(&r.x.to_bits())?;
-            let s = if higher_is_better { r.mean / b } else { b / r.mean };
+            let s = if higher_is_better {
+                r.mean / b
+            } else {
+                b / r.mean
+            };
             (s.is_finite() && s > 0.0).then(|| (r.series.clone(), r.x, s))
         })
         .collect()
@@ -131,31 +144,70 @@ mod tests {
     }
 
     fn meta() -> Meta {
-        Meta { device: "d".into(), cpu: "c".into(), cores: 2, commit: "x".into(), date: "2026-01-01".into() }
+        Meta {
+            device: "d".into(),
+            cpu: "c".into(),
+            cores: 2,
+            commit: "x".into(),
+            date: "2026-01-01".into(),
+        }
     }
 
     #[test]
     fn aggregate_gives_mean_min_max_per_series_and_x_in_first_seen_order() {
-        let s = |series: &str, x: f64, value: f64| Sample { series: series.into(), x, value };
-        let samples = [s("gpu", 2.0, 1.0), s("cpu", 1.0, 10.0), s("gpu", 2.0, 3.0), s("gpu", 1.0, 5.0)];
+        let s = |series: &str, x: f64, value: f64| Sample {
+            series: series.into(),
+            x,
+            value,
+        };
+        let samples = [
+            s("gpu", 2.0, 1.0),
+            s("cpu", 1.0, 10.0),
+            s("gpu", 2.0, 3.0),
+            s("gpu", 1.0, 5.0),
+        ];
         let rows = aggregate(&exp(), &samples, &meta());
-        let got: Vec<_> = rows.iter().map(|r| (r.series.as_str(), r.x, r.mean, r.min, r.max, r.n)).collect();
-        assert_eq!(got, [("gpu", 1.0, 5.0, 5.0, 5.0, 1), ("gpu", 2.0, 2.0, 1.0, 3.0, 2), ("cpu", 1.0, 10.0, 10.0, 10.0, 1)]);
+        let got: Vec<_> = rows
+            .iter()
+            .map(|r| (r.series.as_str(), r.x, r.mean, r.min, r.max, r.n))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("gpu", 1.0, 5.0, 5.0, 5.0, 1),
+                ("gpu", 2.0, 2.0, 1.0, 3.0, 2),
+                ("cpu", 1.0, 10.0, 10.0, 10.0, 1)
+            ]
+        );
     }
 
     #[test]
     fn csv_round_trips_rows_and_speedups_divide_baseline_by_series_for_times() {
         let samples = [
-            Sample { series: "gpu".into(), x: 1.0, value: 2.0 },
-            Sample { series: "cpu".into(), x: 1.0, value: 10.0 },
+            Sample {
+                series: "gpu".into(),
+                x: 1.0,
+                value: 2.0,
+            },
+            Sample {
+                series: "cpu".into(),
+                x: 1.0,
+                value: 10.0,
+            },
         ];
         let rows = aggregate(&exp(), &samples, &meta());
         let dir = std::env::temp_dir().join(format!("harness-csv-{}", std::process::id()));
         let p = csv_path(&dir, "ddm", "t");
         write_csv(&p, &rows).unwrap();
         assert_eq!(read_csv(&p).unwrap(), rows);
-        assert_eq!(speedups(&rows, "cpu", false), [("gpu".to_string(), 1.0, 5.0)]);
-        assert_eq!(speedups(&rows, "cpu", true), [("gpu".to_string(), 1.0, 0.2)]);
+        assert_eq!(
+            speedups(&rows, "cpu", false),
+            [("gpu".to_string(), 1.0, 5.0)]
+        );
+        assert_eq!(
+            speedups(&rows, "cpu", true),
+            [("gpu".to_string(), 1.0, 0.2)]
+        );
         std::fs::remove_dir_all(dir).ok();
     }
 }

@@ -53,11 +53,19 @@ pub fn run(exps: &[&Experiment], opts: &RunOpts) -> anyhow::Result<Vec<Row>> {
     for (i, exp) in exps.iter().enumerate() {
         let pb = Arc::new(ProgressBar::new(0));
         pb.set_style(
-            ProgressStyle::with_template("{prefix:>14} [{elapsed_precise}] {wide_bar} {pos}/{len} eta {eta} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ProgressStyle::with_template(
+                "{prefix:>14} [{elapsed_precise}] {wide_bar} {pos}/{len} eta {eta} {msg}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         pb.set_prefix(format!("{}/{}", exp.paper.name(), exp.id));
-        let mut ctx = Ctx::new(opts.quick, seeds.clone(), opts.engines.clone(), gpu.as_ref().map(|g| g.0), pb.clone());
+        let mut ctx = Ctx::new(
+            opts.quick,
+            seeds.clone(),
+            opts.engines.clone(),
+            gpu.as_ref().map(|g| g.0),
+            pb.clone(),
+        );
         let t0 = Instant::now();
         let result = (exp.run)(&mut ctx);
         pb.finish_and_clear();
@@ -82,19 +90,30 @@ pub fn run(exps: &[&Experiment], opts: &RunOpts) -> anyhow::Result<Vec<Row>> {
         all_rows.extend(rows);
     }
     if !failures.is_empty() {
-        anyhow::bail!("{} experiment(s) failed:\n  {}", failures.len(), failures.join("\n  "));
+        anyhow::bail!(
+            "{} experiment(s) failed:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        );
     }
     Ok(all_rows)
 }
 
 fn print_summary(exp: &Experiment, rows: &[Row]) {
-    let Some(last_x) = rows.iter().map(|r| r.x).reduce(f64::max) else { return };
+    let Some(last_x) = rows.iter().map(|r| r.x).reduce(f64::max) else {
+        return;
+    };
     let at: Vec<String> = rows
         .iter()
         .filter(|r| r.x == last_x)
         .map(|r| format!("{}={:.4}", r.series, r.mean))
         .collect();
-    println!("    {} = {last_x}: {} ({})", exp.x_label, at.join("  "), exp.y_label);
+    println!(
+        "    {} = {last_x}: {} ({})",
+        exp.x_label,
+        at.join("  "),
+        exp.y_label
+    );
     if let Some(b) = exp.baseline {
         let sp: Vec<String> = results::speedups(rows, b, exp.higher_is_better)
             .into_iter()
@@ -128,14 +147,24 @@ pub fn regress(
         }
         let old = results::read_csv(&path)?;
         let gpu_series = |r: &&Row| all_series || r.series.starts_with("gpu");
-        for new in fresh.iter().filter(|r| r.paper == exp.paper.name() && r.experiment == exp.id).filter(gpu_series) {
-            let Some(rec) = old.iter().find(|o| o.device == new.device && o.series == new.series && o.x == new.x)
+        for new in fresh
+            .iter()
+            .filter(|r| r.paper == exp.paper.name() && r.experiment == exp.id)
+            .filter(gpu_series)
+        {
+            let Some(rec) = old
+                .iter()
+                .find(|o| o.device == new.device && o.series == new.series && o.x == new.x)
             else {
                 continue;
             };
             compared += 1;
             // Throughput is the value itself, or its inverse for times.
-            let ratio = if exp.higher_is_better { new.mean / rec.mean } else { rec.mean / new.mean };
+            let ratio = if exp.higher_is_better {
+                new.mean / rec.mean
+            } else {
+                rec.mean / new.mean
+            };
             if ratio < 1.0 - tolerance {
                 slower.push(format!(
                     "{}/{} {} at x={}: {:.1}% of the recorded throughput ({} then, {} now, {})",
@@ -159,8 +188,15 @@ pub fn regress(
         return Ok(());
     }
     if !slower.is_empty() {
-        anyhow::bail!("throughput regression in {} of {compared} points:\n  {}", slower.len(), slower.join("\n  "));
+        anyhow::bail!(
+            "throughput regression in {} of {compared} points:\n  {}",
+            slower.len(),
+            slower.join("\n  ")
+        );
     }
-    println!("regress: {compared} points within {:.0}% of the recorded throughput", tolerance * 100.0);
+    println!(
+        "regress: {compared} points within {:.0}% of the recorded throughput",
+        tolerance * 100.0
+    );
     Ok(())
 }

@@ -9,7 +9,11 @@ fn harness() -> Command {
 
 fn list() -> Vec<(String, String)> {
     let out = harness().arg("list").output().expect("run harness list");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| {
@@ -23,10 +27,20 @@ fn list() -> Vec<(String, String)> {
 fn list_names_every_table_and_figure_of_the_four_papers() {
     let have = list();
     let want: &[(&str, &[&str])] = &[
-        ("ccm", &["table2", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11"]),
+        (
+            "ccm",
+            &[
+                "table2", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11",
+            ],
+        ),
         ("clcb", &["table2", "fig3", "fig4", "fig5", "fig6", "fig7"]),
         ("xml", &["fig7", "fig8", "fig9", "fig10", "fig11", "table5"]),
-        ("ddm", &["fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "scaleup"]),
+        (
+            "ddm",
+            &[
+                "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "scaleup",
+            ],
+        ),
     ];
     for (paper, ids) in want {
         for id in *ids {
@@ -34,7 +48,8 @@ fn list_names_every_table_and_figure_of_the_four_papers() {
             // with the figure's id and is not a longer number (fig1 vs fig10) counts.
             let found = have.iter().any(|(p, e)| {
                 p == paper
-                    && e.strip_prefix(id).is_some_and(|rest| !rest.starts_with(|c: char| c.is_ascii_digit()))
+                    && e.strip_prefix(id)
+                        .is_some_and(|rest| !rest.starts_with(|c: char| c.is_ascii_digit()))
             });
             assert!(found, "`harness list` lacks {paper} {id}; it has {have:?}");
         }
@@ -50,18 +65,28 @@ fn run_all_quick_passes_without_a_gpu_and_writes_a_csv_and_png_per_experiment() 
         .output()
         .expect("run harness");
     let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "harness run all --quick failed:\n{stderr}");
+    assert!(
+        run.status.success(),
+        "harness run all --quick failed:\n{stderr}"
+    );
     for (paper, id) in list() {
         let csv: PathBuf = out.join(&paper).join(format!("{id}.csv"));
         assert!(csv.exists(), "{} missing; stderr:\n{stderr}", csv.display());
-        assert!(csv.with_extension("png").exists(), "{} has no plot", csv.display());
+        assert!(
+            csv.with_extension("png").exists(),
+            "{} has no plot",
+            csv.display()
+        );
     }
     std::fs::remove_dir_all(out).ok();
 }
 
 #[test]
 fn an_unknown_paper_is_a_usage_error_with_exit_code_2() {
-    let out = harness().args(["run", "nosuchpaper"]).output().expect("run harness");
+    let out = harness()
+        .args(["run", "nosuchpaper"])
+        .output()
+        .expect("run harness");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown paper `nosuchpaper`"));
 }

@@ -7,7 +7,10 @@ use gpu_selftest::{run_all, Sizes};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let ordinal = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(0);
+    let ordinal = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(0);
     let (dev, sizes) = match Device::gpu(ordinal, gpu_selftest::PTX) {
         Ok(d) => (d, Sizes::LARGE),
         Err(e) => {
@@ -28,7 +31,11 @@ fn main() -> ExitCode {
                     }
                 }
             }
-            if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+            if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
         }
         Err(e) => {
             println!("FAIL  device error: {e}");

@@ -30,18 +30,38 @@ pub struct Sizes {
 
 impl Sizes {
     /// A few blocks: what the emulator runs in a second.
-    pub const SMALL: Sizes = Sizes { blocks: 3, block: 128, reps: 4 };
+    pub const SMALL: Sizes = Sizes {
+        blocks: 3,
+        block: 128,
+        reps: 4,
+    };
     /// Enough blocks to fill a large GPU.
-    pub const LARGE: Sizes = Sizes { blocks: 4096, block: 256, reps: 64 };
+    pub const LARGE: Sizes = Sizes {
+        blocks: 4096,
+        block: 256,
+        reps: 64,
+    };
 }
 
 /// Runs every self-test on `dev`; `Err` only when the device itself fails.
 pub fn run_all(dev: &Device, s: Sizes) -> Result<Vec<Outcome>, GpuError> {
     Ok(vec![
-        Outcome { name: "block_sum (shared memory, barriers)", failure: block_sum(dev, s)? },
-        Outcome { name: "early_exit_barrier (exited threads leave the barrier)", failure: early_exit(dev, s)? },
-        Outcome { name: "warp_vote_shuffle (ballot, shfl, shfl_xor, shfl_down)", failure: warp(dev, s)? },
-        Outcome { name: "atomic_contention (add, or, max, add_u64)", failure: atomics(dev, s)? },
+        Outcome {
+            name: "block_sum (shared memory, barriers)",
+            failure: block_sum(dev, s)?,
+        },
+        Outcome {
+            name: "early_exit_barrier (exited threads leave the barrier)",
+            failure: early_exit(dev, s)?,
+        },
+        Outcome {
+            name: "warp_vote_shuffle (ballot, shfl, shfl_xor, shfl_down)",
+            failure: warp(dev, s)?,
+        },
+        Outcome {
+            name: "atomic_contention (add, or, max, add_u64)",
+            failure: atomics(dev, s)?,
+        },
     ])
 }
 
@@ -53,12 +73,21 @@ fn first_diff(what: &str, want: &[u32], got: &[u32]) -> Option<String> {
 
 fn block_sum(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
     let n = s.blocks * s.block - s.block / 3; // the last block is partly past the input
-    let input: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761) >> 20).collect();
+    let input: Vec<u32> = (0..n)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 20)
+        .collect();
     let inp = dev.upload(&input)?;
     let sums = dev.alloc::<u32>(s.blocks as usize)?;
     let cfg = LaunchConfig::blocks(s.blocks, s.block, s.block * 4);
-    dev.launch(&k::block_sum::KERNEL, cfg, &[inp.arg(), n.into(), sums.arg()])?;
-    let want: Vec<u32> = input.chunks(s.block as usize).map(|c| c.iter().sum()).collect();
+    dev.launch(
+        &k::block_sum::KERNEL,
+        cfg,
+        &[inp.arg(), n.into(), sums.arg()],
+    )?;
+    let want: Vec<u32> = input
+        .chunks(s.block as usize)
+        .map(|c| c.iter().sum())
+        .collect();
     Ok(first_diff("sums", &want, &dev.read(&sums)?))
 }
 
@@ -67,18 +96,33 @@ fn early_exit(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
     let cfg = LaunchConfig::blocks(s.blocks, s.block, s.block / 2 * 4);
     dev.launch(&k::early_exit_barrier::KERNEL, cfg, &[out.arg()])?;
     let even_sum: u32 = (0..s.block).filter(|t| t % 2 == 0).sum();
-    Ok(first_diff("out", &vec![even_sum; s.blocks as usize], &dev.read(&out)?))
+    Ok(first_diff(
+        "out",
+        &vec![even_sum; s.blocks as usize],
+        &dev.read(&out)?,
+    ))
 }
 
 fn warp(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
     let threads = s.blocks * s.block;
     let out = dev.alloc::<u32>(4 * threads as usize)?;
-    dev.launch(&k::warp_vote_shuffle::KERNEL, LaunchConfig::blocks(s.blocks, s.block, 0), &[out.arg()])?;
-    let ballot = (0..32).filter(|l| l % 3 == 0).fold(0u32, |m, l| m | (1 << l));
+    dev.launch(
+        &k::warp_vote_shuffle::KERNEL,
+        LaunchConfig::blocks(s.blocks, s.block, 0),
+        &[out.arg()],
+    )?;
+    let ballot = (0..32)
+        .filter(|l| l % 3 == 0)
+        .fold(0u32, |m, l| m | (1 << l));
     let want: Vec<u32> = (0..threads)
         .flat_map(|t| {
             let lane = t % 32;
-            [ballot, (0..32).sum(), 1, if lane == 31 { 31 } else { lane + 1 }]
+            [
+                ballot,
+                (0..32).sum(),
+                1,
+                if lane == 31 { 31 } else { lane + 1 },
+            ]
         })
         .collect();
     Ok(first_diff("out", &want, &dev.read(&out)?))
@@ -90,15 +134,33 @@ fn atomics(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
     let counters = dev.alloc::<u32>(buckets as usize + 1)?;
     let bits = dev.alloc::<u32>(n.div_ceil(32) as usize)?;
     let sum64 = dev.alloc::<u64>(1)?;
-    let args = [counters.arg(), buckets.into(), s.reps.into(), bits.arg(), sum64.arg(), n.into()];
-    dev.launch(&k::atomic_contention::KERNEL, LaunchConfig::blocks(s.blocks, s.block, 0), &args)?;
-    let mut want: Vec<u32> = (0..buckets).map(|b| (0..n).filter(|i| i % buckets == b).count() as u32 * s.reps).collect();
+    let args = [
+        counters.arg(),
+        buckets.into(),
+        s.reps.into(),
+        bits.arg(),
+        sum64.arg(),
+        n.into(),
+    ];
+    dev.launch(
+        &k::atomic_contention::KERNEL,
+        LaunchConfig::blocks(s.blocks, s.block, 0),
+        &args,
+    )?;
+    let mut want: Vec<u32> = (0..buckets)
+        .map(|b| (0..n).filter(|i| i % buckets == b).count() as u32 * s.reps)
+        .collect();
     want.push(n - 1);
     if let Some(d) = first_diff("counters", &want, &dev.read(&counters)?) {
         return Ok(Some(d));
     }
-    let want_bits: Vec<u32> =
-        (0..n.div_ceil(32)).map(|w| (0..32).filter(|b| w * 32 + b < n).fold(0, |m, b| m | (1 << b))).collect();
+    let want_bits: Vec<u32> = (0..n.div_ceil(32))
+        .map(|w| {
+            (0..32)
+                .filter(|b| w * 32 + b < n)
+                .fold(0, |m, b| m | (1 << b))
+        })
+        .collect();
     if let Some(d) = first_diff("bits", &want_bits, &dev.read(&bits)?) {
         return Ok(Some(d));
     }

@@ -7,7 +7,12 @@ use gpu_selftest::{run_all, Sizes};
 fn every_selftest_kernel_gives_the_known_answer_on_the_emulator() {
     let out = run_all(&Device::emulator(), Sizes::SMALL).expect("emulator launch");
     for o in &out {
-        assert!(o.failure.is_none(), "{}: {}", o.name, o.failure.as_deref().unwrap_or(""));
+        assert!(
+            o.failure.is_none(),
+            "{}: {}",
+            o.name,
+            o.failure.as_deref().unwrap_or("")
+        );
     }
     assert_eq!(out.len(), 4);
 }
@@ -24,7 +29,16 @@ fn a_launch_with_the_wrong_argument_types_is_refused_before_running() {
             &[sums.arg(), 5u64.into(), sums.arg()],
         )
         .unwrap_err();
-    assert!(matches!(err, GpuError::BadLaunch { kernel: "block_sum", .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            GpuError::BadLaunch {
+                kernel: "block_sum",
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("parameter `n`"), "{err}");
 }
 
@@ -46,11 +60,27 @@ fn a_panicking_lane_fails_the_launch_naming_kernel_block_and_thread() {
     let dev = Device::emulator();
     let out = dev.alloc::<u32>(1).unwrap();
     let err = dev
-        .launch(&out_of_bounds_in_one_lane::KERNEL, LaunchConfig::blocks(3, 32, 0), &[out.arg()])
+        .launch(
+            &out_of_bounds_in_one_lane::KERNEL,
+            LaunchConfig::blocks(3, 32, 0),
+            &[out.arg()],
+        )
         .unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, GpuError::Kernel { kernel: "out_of_bounds_in_one_lane", .. }), "{msg}");
-    assert!(msg.contains("block [1, 0, 0] thread [5, 0, 0]") && msg.contains("index out of bounds"), "{msg}");
+    assert!(
+        matches!(
+            err,
+            GpuError::Kernel {
+                kernel: "out_of_bounds_in_one_lane",
+                ..
+            }
+        ),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("block [1, 0, 0] thread [5, 0, 0]") && msg.contains("index out of bounds"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -59,7 +89,13 @@ fn a_block_of_more_than_1024_threads_is_refused() {
     let input = dev.upload(&[1u32; 64]).unwrap();
     let sums = dev.alloc::<u32>(1).unwrap();
     let args = [input.arg(), 64u32.into(), sums.arg()];
-    let err = dev.launch(&gpu_selftest_kernels::block_sum::KERNEL, LaunchConfig::blocks(1, 2048, 0), &args).unwrap_err();
+    let err = dev
+        .launch(
+            &gpu_selftest_kernels::block_sum::KERNEL,
+            LaunchConfig::blocks(1, 2048, 0),
+            &args,
+        )
+        .unwrap_err();
     assert!(err.to_string().contains("at most 1024"), "{err}");
 }
 
@@ -86,4 +122,3 @@ fn opening_a_gpu_without_a_driver_is_an_error_not_a_panic() {
         assert!(!e.to_string().is_empty());
     }
 }
-

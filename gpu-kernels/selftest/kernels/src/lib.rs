@@ -40,7 +40,7 @@ kernel! {
     /// even thread indices. Shared memory: blockDim/2 u32.
     pub fn early_exit_barrier(out: *mut u32) {
         let t = thread_idx_x();
-        if t % 2 == 1 {
+        if !t.is_multiple_of(2) {
             return;
         }
         let slots = dynamic_shared::<u32>();
@@ -64,7 +64,7 @@ kernel! {
     pub fn warp_vote_shuffle(out: *mut u32) {
         let t = global_id_x();
         let lane = lane_id();
-        let b = ballot(lane % 3 == 0);
+        let b = ballot(lane.is_multiple_of(3));
         let mut s = lane;
         let mut m = 16;
         while m > 0 {
