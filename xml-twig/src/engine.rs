@@ -14,7 +14,7 @@
 //! with [`XmlError::DocumentTooDeep`] before anything runs; callers may fall back to a
 //! CPU filter for it (the `xml filter` command does).
 
-use crate::layout::{pack, BlockLayout, EventBatch};
+use crate::layout::{pack, BlockLayout, EventBatch, EventWords};
 use crate::model::{Document, Matches, ProfileSet};
 use crate::XmlError;
 use gpu_kernels::{Buffer, Device, LaunchConfig};
@@ -91,75 +91,73 @@ impl Engine {
 
     /// Query ids matched by each document, ascending.
     pub fn filter(&mut self, docs: &[Document]) -> Result<Vec<Matches>, XmlError> {
-        let max = self.max_depth();
-        if let Some((i, d)) = docs.iter().enumerate().find(|(_, d)| d.max_depth > max) {
-            return Err(XmlError::DocumentTooDeep {
-                doc: i,
-                depth: d.max_depth,
-                max,
-            });
-        }
-        let mut out = Vec::with_capacity(docs.len());
-        for part in docs.chunks(self.cfg.max_docs_per_launch.clamp(1, 65535)) {
-            out.extend(self.filter_launch(part)?);
-        }
-        Ok(out)
+        let batch = self.encode(docs);
+        self.filter_encoded(&batch)
     }
 
-    /// One launch over `docs` (at most 65535 of them).
-    fn filter_launch(&mut self, docs: &[Document]) -> Result<Vec<Matches>, XmlError> {
-        if docs.is_empty() {
+    /// Encodes documents for this engine's event width (host work, like parsing: not
+    /// part of the paper's measured filtering time).
+    pub fn encode(&self, docs: &[Document]) -> EventBatch {
+        EventBatch::encode(docs, self.narrow)
+    }
+
+    /// Filters an encoded batch: uploads its events once, then one launch per
+    /// `max_docs_per_launch` documents, each block one (query group, document) pair.
+    pub fn filter_encoded(&mut self, batch: &EventBatch) -> Result<Vec<Matches>, XmlError> {
+        let max = self.max_depth();
+        if let Some((doc, &depth)) = batch.depth.iter().enumerate().find(|(_, &d)| d > max) {
+            return Err(XmlError::DocumentTooDeep { doc, depth, max });
+        }
+        if batch.is_empty() {
             return Ok(Vec::new());
         }
-        let batch = EventBatch::encode(docs, self.narrow);
         let words = self.queries.div_ceil(32).max(1) as u32;
-        let mut matches: Buffer<u32> = self.dev.alloc(docs.len() * words as usize)?;
+        let mut matches: Buffer<u32> = self.dev.alloc(batch.len() * words as usize)?;
         self.dev.zero(&mut matches)?;
         if self.layout.blocks > 0 {
-            let depth_cap = batch.max_depth() + 1;
-            let shared = k::shared_bytes(depth_cap, self.layout.width, batch.bytes_per_event());
-            let cfg = LaunchConfig {
-                grid: [self.layout.blocks, docs.len() as u32, 1],
-                block: [self.layout.width, 1, 1],
-                shared_bytes: shared,
+            let events = match &batch.events {
+                EventWords::Narrow(v) => Events::Narrow(upload_nonempty(&self.dev, v)?),
+                EventWords::Wide(v) => Events::Wide(upload_nonempty(&self.dev, v)?),
             };
-            let doc_start = self.dev.upload(batch.doc_start())?;
-            match &batch {
-                EventBatch::Narrow { events, .. } => {
-                    let ev = upload_nonempty(&self.dev, events)?;
-                    self.dev.launch(
-                        &k::filter_narrow::KERNEL,
-                        cfg,
-                        &[
-                            self.personalities.arg(),
-                            self.result_index.arg(),
-                            ev.arg(),
-                            doc_start.arg(),
-                            depth_cap.into(),
-                            matches.arg(),
-                            words.into(),
-                        ],
-                    )?;
-                    self.dev.synchronize()?;
-                }
-                EventBatch::Wide { events, .. } => {
-                    let ev = upload_nonempty(&self.dev, events)?;
-                    self.dev.launch(
-                        &k::filter_wide::KERNEL,
-                        cfg,
-                        &[
-                            self.personalities.arg(),
-                            self.result_index.arg(),
-                            ev.arg(),
-                            doc_start.arg(),
-                            depth_cap.into(),
-                            matches.arg(),
-                            words.into(),
-                        ],
-                    )?;
-                    self.dev.synchronize()?;
-                }
+            let per_launch = self.cfg.max_docs_per_launch.clamp(1, 65535);
+            let mut first = 0;
+            while first < batch.len() {
+                let n = per_launch.min(batch.len() - first);
+                // Offsets stay absolute: each launch sees its documents' slice of
+                // `doc_start` and the whole event array.
+                let doc_start = self.dev.upload(&batch.doc_start[first..=first + n])?;
+                let depth_cap = batch.depth[first..first + n]
+                    .iter()
+                    .copied()
+                    .max()
+                    .unwrap_or(0)
+                    + 1;
+                let cfg = LaunchConfig {
+                    grid: [self.layout.blocks, n as u32, 1],
+                    block: [self.layout.width, 1, 1],
+                    shared_bytes: k::shared_bytes(
+                        depth_cap,
+                        self.layout.width,
+                        batch.bytes_per_event(),
+                    ),
+                };
+                let (kernel, ev) = match &events {
+                    Events::Narrow(b) => (&k::filter_narrow::KERNEL, b.arg()),
+                    Events::Wide(b) => (&k::filter_wide::KERNEL, b.arg()),
+                };
+                let args = [
+                    self.personalities.arg(),
+                    self.result_index.arg(),
+                    ev,
+                    doc_start.arg(),
+                    depth_cap.into(),
+                    matches.arg_at(first * words as usize),
+                    words.into(),
+                ];
+                self.dev.launch(kernel, cfg, &args)?;
+                first += n;
             }
+            self.dev.synchronize()?;
         }
         let bits = self.dev.read(&matches)?;
         Ok(bits
@@ -174,6 +172,12 @@ impl Engine {
             })
             .collect())
     }
+}
+
+/// The uploaded events of a batch.
+enum Events {
+    Narrow(Buffer<u8>),
+    Wide(Buffer<u16>),
 }
 
 /// Uploads `v`; an empty batch still gets a (one-element) buffer.

@@ -137,21 +137,24 @@ fn write_query(twig: &Twig, at: u32, block: &mut [Personality]) {
     }
 }
 
+/// The events of a batch: the paper's 1-byte entries (Table 1), or 2-byte entries for
+/// query sets naming more than 127 tags.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EventWords {
+    Narrow(Vec<u8>),
+    Wide(Vec<u16>),
+}
+
 /// A batch of documents as one event array with per-document offsets (§4.1).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum EventBatch {
-    /// The paper's 1-byte events (Table 1).
-    Narrow {
-        events: Vec<u8>,
-        doc_start: Vec<u32>,
-        max_depth: u32,
-    },
-    /// 2-byte events for more than 127 tags.
-    Wide {
-        events: Vec<u16>,
-        doc_start: Vec<u32>,
-        max_depth: u32,
-    },
+pub struct EventBatch {
+    pub events: EventWords,
+    /// Document `d`'s events are `events[doc_start[d]..doc_start[d + 1]]`.
+    pub doc_start: Vec<u32>,
+    /// Depth of each document.
+    pub depth: Vec<u32>,
+    /// Bytes of XML text of the batch (for MB/s).
+    pub bytes: usize,
 }
 
 impl EventBatch {
@@ -159,47 +162,46 @@ impl EventBatch {
     pub fn encode(docs: &[Document], narrow: bool) -> Self {
         let total: usize = docs.iter().map(|d| d.events.len()).sum();
         let mut doc_start = Vec::with_capacity(docs.len() + 1);
-        let max_depth = docs.iter().map(|d| d.max_depth).max().unwrap_or(0);
         doc_start.push(0u32);
-        if narrow {
-            let mut events = Vec::with_capacity(total);
-            for d in docs {
-                events.extend(d.events.iter().map(|e| e.narrow()));
-                doc_start.push(events.len() as u32);
-            }
-            EventBatch::Narrow {
-                events,
-                doc_start,
-                max_depth,
-            }
+        let mut at = 0usize;
+        for d in docs {
+            at += d.events.len();
+            doc_start.push(at as u32);
+        }
+        let events = if narrow {
+            let mut v = Vec::with_capacity(total);
+            docs.iter()
+                .for_each(|d| v.extend(d.events.iter().map(|e| e.narrow())));
+            EventWords::Narrow(v)
         } else {
-            let mut events = Vec::with_capacity(total);
-            for d in docs {
-                events.extend(d.events.iter().map(|e| e.0));
-                doc_start.push(events.len() as u32);
-            }
-            EventBatch::Wide {
-                events,
-                doc_start,
-                max_depth,
-            }
+            let mut v = Vec::with_capacity(total);
+            docs.iter()
+                .for_each(|d| v.extend(d.events.iter().map(|e| e.0)));
+            EventWords::Wide(v)
+        };
+        EventBatch {
+            events,
+            doc_start,
+            depth: docs.iter().map(|d| d.max_depth).collect(),
+            bytes: docs.iter().map(|d| d.bytes).sum(),
         }
     }
 
-    pub fn doc_start(&self) -> &[u32] {
-        match self {
-            EventBatch::Narrow { doc_start, .. } | EventBatch::Wide { doc_start, .. } => doc_start,
-        }
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.depth.len()
     }
-    pub fn max_depth(&self) -> u32 {
-        match self {
-            EventBatch::Narrow { max_depth, .. } | EventBatch::Wide { max_depth, .. } => *max_depth,
-        }
+    pub fn is_empty(&self) -> bool {
+        self.depth.is_empty()
+    }
+    /// Number of events.
+    pub fn events(&self) -> usize {
+        self.doc_start.last().copied().unwrap_or(0) as usize
     }
     pub fn bytes_per_event(&self) -> u32 {
-        match self {
-            EventBatch::Narrow { .. } => 1,
-            EventBatch::Wide { .. } => 2,
+        match self.events {
+            EventWords::Narrow(_) => 1,
+            EventWords::Wide(_) => 2,
         }
     }
 }

@@ -121,7 +121,7 @@ fn document_deeper_than_the_shared_stack_is_refused() {
 }
 
 #[test]
-fn several_blocks_and_documents_in_one_launch() {
+fn several_blocks_and_documents_in_one_and_in_two_launches() {
     // 40 queries of up to 6 nodes do not fit one 32-column block: several query groups,
     // times 4 documents, in one grid.
     let p = RandomParams {
@@ -139,7 +139,12 @@ fn several_blocks_and_documents_in_one_launch() {
     let docs: Vec<_> = (0..4)
         .map(|_| io::parse_document("d.xml", g.document().as_bytes(), &profiles.dict).unwrap())
         .collect();
-    let mut engine = Engine::new(Device::emulator(), &profiles, small_blocks()).unwrap();
+    // At most 3 documents per launch: the 4th runs in a second launch.
+    let cfg = EngineConfig {
+        max_docs_per_launch: 3,
+        ..small_blocks()
+    };
+    let mut engine = Engine::new(Device::emulator(), &profiles, cfg).unwrap();
     assert!(engine.layout().blocks > 4);
     let got = engine.filter(&docs).unwrap();
     for (d, doc) in docs.iter().enumerate() {
