@@ -53,7 +53,11 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { fcount_runs: 4, read_prefix: 4096, batch: 256 }
+        Options {
+            fcount_runs: 4,
+            read_prefix: 4096,
+            batch: 256,
+        }
     }
 }
 
@@ -140,7 +144,10 @@ impl Engine {
     ) -> Result<Engine, EngineError> {
         let n = tables.filters();
         let k = tables.subscriptions;
-        if n >= u32::MAX as usize || k >= u32::MAX as usize || tables.constraints.len() >= u32::MAX as usize {
+        if n >= u32::MAX as usize
+            || k >= u32::MAX as usize
+            || tables.constraints.len() >= u32::MAX as usize
+        {
             return Err(EngineError::TooLarge(n.max(k)));
         }
         let opts = Options {
@@ -208,7 +215,11 @@ impl Engine {
     }
 
     /// The dense indices of the subscriptions matching `e`, ascending.
-    pub fn match_indices(&mut self, e: &Event, times: Option<&mut StepTimes>) -> Result<Vec<u32>, EngineError> {
+    pub fn match_indices(
+        &mut self,
+        e: &Event,
+        times: Option<&mut StepTimes>,
+    ) -> Result<Vec<u32>, EngineError> {
         if self.n == 0 {
             return Ok(Vec::new());
         }
@@ -281,11 +292,16 @@ impl Engine {
         dev.read_into(&self.subs_out, 0, &mut self.out[..1 + prefix])?;
         let count = self.out[0] as usize;
         if count > prefix {
-            dev.read_into(&self.subs_out, 1 + prefix, &mut self.out[1 + prefix..1 + count])?;
+            dev.read_into(
+                &self.subs_out,
+                1 + prefix,
+                &mut self.out[1 + prefix..1 + count],
+            )?;
         }
         let m5 = mark(timing)?;
         self.run = (self.run + 1) % self.opts.fcount_runs;
-        if let (Some(t), Some(m0), Some(m1), Some(m2), Some(m3), Some(m4), Some(m5)) = (times, m0, m1, m2, m3, m4, m5)
+        if let (Some(t), Some(m0), Some(m1), Some(m2), Some(m3), Some(m4), Some(m5)) =
+            (times, m0, m1, m2, m3, m4, m5)
         {
             let ms = |a, b| dev.elapsed_ms(a, b).map(f64::from);
             *t = StepTimes {
@@ -366,8 +382,17 @@ impl Engine {
             dev.zero(&mut b.pairs)?;
             dev.launch(
                 &clcb_kernels::zip_batch::KERNEL,
-                LaunchConfig { grid: [words_per_event.div_ceil(BLOCK), m, 1], block: [BLOCK, 1, 1], shared_bytes: 0 },
-                &[words_per_event.into(), b.subs_bits.arg(), b.pairs.arg(), cap.into()],
+                LaunchConfig {
+                    grid: [words_per_event.div_ceil(BLOCK), m, 1],
+                    block: [BLOCK, 1, 1],
+                    shared_bytes: 0,
+                },
+                &[
+                    words_per_event.into(),
+                    b.subs_bits.arg(),
+                    b.pairs.arg(),
+                    cap.into(),
+                ],
             )?;
             let mut count = [0u32];
             dev.read_into(&b.pairs, 0, &mut count)?;
@@ -397,15 +422,21 @@ impl Engine {
             return Err(ModelError::NoSuchFilter(u.filter.0, self.n as usize).into());
         }
         let c = u.area.center;
-        Ok(AreaMove { filter: u.filter.0, pos: Float2 { x: c.x, y: c.y }, sq_dist: u.area.sq_radius })
+        Ok(AreaMove {
+            filter: u.filter.0,
+            pos: Float2 { x: c.x, y: c.y },
+            sq_dist: u.area.sq_radius,
+        })
     }
 
     /// One area update as the paper does it (§5): copy the new position into `FPos` and
     /// the squared radius into `SqDist`; no rebuild.
     pub fn move_area(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
         let m = self.area_move(u)?;
-        self.dev.write(&mut self.fpos, m.filter as usize, &[m.pos])?;
-        self.dev.write(&mut self.sq_dist, m.filter as usize, &[m.sq_dist])?;
+        self.dev
+            .write(&mut self.fpos, m.filter as usize, &[m.pos])?;
+        self.dev
+            .write(&mut self.sq_dist, m.filter as usize, &[m.sq_dist])?;
         self.keep_tables(&m);
         Ok(())
     }
@@ -455,7 +486,12 @@ impl Engine {
         self.dev.launch(
             &clcb_kernels::move_areas::KERNEL,
             LaunchConfig::linear(moves.len() as u32, BLOCK),
-            &[(moves.len() as u32).into(), buf.arg(), self.fpos.arg(), self.sq_dist.arg()],
+            &[
+                (moves.len() as u32).into(),
+                buf.arg(),
+                self.fpos.arg(),
+                self.sq_dist.arg(),
+            ],
         )?;
         for m in &moves {
             self.keep_tables(m);

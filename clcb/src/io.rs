@@ -9,7 +9,9 @@
 //! Values: JSON integers that fit an `i64` are integers, other numbers floats, strings
 //! strings (CCM's typing). An empty `filter` array is a pure location filter.
 
-use crate::model::{Area, Constraint, Event, Filter, Location, Op, Subscription, SubscriptionId, Value};
+use crate::model::{
+    Area, Constraint, Event, Filter, Location, Op, Subscription, SubscriptionId, Value,
+};
 use serde::de::{Deserializer, MapAccess, Visitor};
 use std::fmt;
 use std::io::BufRead;
@@ -25,7 +27,12 @@ pub enum IoError {
         source: std::io::Error,
     },
     #[error("{file}:{line}{}: {what}", column.map(|c| format!(":{c}")).unwrap_or_default())]
-    Bad { file: PathBuf, line: usize, column: Option<usize>, what: String },
+    Bad {
+        file: PathBuf,
+        line: usize,
+        column: Option<usize>,
+        what: String,
+    },
 }
 
 /// A JSON object's members in order, duplicate keys kept (so that they can be refused).
@@ -51,9 +58,14 @@ impl<'de> serde::Deserialize<'de> for Members {
     }
 }
 
-/// The members of the top-level object; `Err((column, what))`.
-fn members(line: &str) -> Result<Vec<(String, serde_json::Value)>, (Option<usize>, String)> {
-    serde_json::from_str::<Members>(line).map(|m| m.0).map_err(|e| (Some(e.column()), format!("invalid JSON object: {e}")))
+/// A line's problem: the column where known, and what is wrong.
+type LineError = (Option<usize>, String);
+
+/// The members of the top-level object.
+fn members(line: &str) -> Result<Vec<(String, serde_json::Value)>, LineError> {
+    serde_json::from_str::<Members>(line)
+        .map(|m| m.0)
+        .map_err(|e| (Some(e.column()), format!("invalid JSON object: {e}")))
 }
 
 /// Picks the keys `names` out of `m`, refusing unknown and repeated keys.
@@ -64,7 +76,10 @@ fn take_keys<const N: usize>(
     let mut slots: [Option<serde_json::Value>; N] = std::array::from_fn(|_| None);
     for (k, v) in m {
         let Some(i) = names.iter().position(|n| *n == k) else {
-            return Err(format!("unknown key `{k}` (expected {})", names.map(|n| format!("`{n}`")).join(", ")));
+            return Err(format!(
+                "unknown key `{k}` (expected {})",
+                names.map(|n| format!("`{n}`")).join(", ")
+            ));
         };
         if slots[i].is_some() {
             return Err(format!("key `{k}` appears twice"));
@@ -89,40 +104,75 @@ fn value(v: &serde_json::Value) -> Result<Value, String> {
     match v {
         serde_json::Value::Number(n) => match n.as_i64() {
             Some(i) => Ok(Value::Int(i)),
-            None if n.is_u64() => Err(format!("integer {n} does not fit in a signed 64-bit integer")),
-            None => n.as_f64().map(Value::Float).ok_or_else(|| format!("number {n} is not representable")),
+            None if n.is_u64() => Err(format!(
+                "integer {n} does not fit in a signed 64-bit integer"
+            )),
+            None => n
+                .as_f64()
+                .map(Value::Float)
+                .ok_or_else(|| format!("number {n} is not representable")),
         },
         serde_json::Value::String(s) => Ok(Value::Str(s.clone())),
-        other => Err(format!("expected a number or a string, found {}", kind(other))),
+        other => Err(format!(
+            "expected a number or a string, found {}",
+            kind(other)
+        )),
     }
 }
 
 /// `[a, b, ...]` of exactly `n` numbers.
 fn numbers(v: &serde_json::Value, key: &str, n: usize, shape: &str) -> Result<Vec<f64>, String> {
-    let arr = v.as_array().filter(|a| a.len() == n).ok_or_else(|| format!("`{key}` must be {shape}, found {v}"))?;
-    arr.iter().map(|x| x.as_f64().ok_or_else(|| format!("`{key}` must be {shape}, found {v}"))).collect()
+    let arr = v
+        .as_array()
+        .filter(|a| a.len() == n)
+        .ok_or_else(|| format!("`{key}` must be {shape}, found {v}"))?;
+    arr.iter()
+        .map(|x| {
+            x.as_f64()
+                .ok_or_else(|| format!("`{key}` must be {shape}, found {v}"))
+        })
+        .collect()
 }
 
 /// Parses one subscriptions line.
-pub fn subscription_from_line(line: &str) -> Result<Subscription, (Option<usize>, String)> {
+pub fn subscription_from_line(line: &str) -> Result<Subscription, LineError> {
     let m = members(line)?;
-    let [id, filter, area] = take_keys(m, ["subscription", "filter", "area"]).map_err(|e| (None, e))?;
+    let [id, filter, area] =
+        take_keys(m, ["subscription", "filter", "area"]).map_err(|e| (None, e))?;
     let plain = |e: String| (None, e);
     let id = id.ok_or_else(|| plain("missing key `subscription`".into()))?;
     let id = id
         .as_u64()
         .and_then(|i| u32::try_from(i).ok())
-        .ok_or_else(|| plain(format!("`subscription` must be an integer in 0..=4294967295, found {id}")))?;
+        .ok_or_else(|| {
+            plain(format!(
+                "`subscription` must be an integer in 0..=4294967295, found {id}"
+            ))
+        })?;
     let filter = filter.ok_or_else(|| plain("missing key `filter`".into()))?;
-    let items = filter.as_array().ok_or_else(|| plain(format!("`filter` must be an array, found {}", kind(&filter))))?;
+    let items = filter.as_array().ok_or_else(|| {
+        plain(format!(
+            "`filter` must be an array, found {}",
+            kind(&filter)
+        ))
+    })?;
     let mut constraints = Vec::with_capacity(items.len());
     for (j, c) in items.iter().enumerate() {
-        let t = c
-            .as_array()
-            .filter(|a| a.len() == 3)
-            .ok_or_else(|| plain(format!("constraint {} must be a [name, operator, value] array, found {c}", j + 1)))?;
-        let name = t[0].as_str().ok_or_else(|| plain(format!("constraint {}: the name must be a string", j + 1)))?;
-        let op_text = t[1].as_str().ok_or_else(|| plain(format!("constraint {}: the operator must be a string", j + 1)))?;
+        let t = c.as_array().filter(|a| a.len() == 3).ok_or_else(|| {
+            plain(format!(
+                "constraint {} must be a [name, operator, value] array, found {c}",
+                j + 1
+            ))
+        })?;
+        let name = t[0]
+            .as_str()
+            .ok_or_else(|| plain(format!("constraint {}: the name must be a string", j + 1)))?;
+        let op_text = t[1].as_str().ok_or_else(|| {
+            plain(format!(
+                "constraint {}: the operator must be a string",
+                j + 1
+            ))
+        })?;
         let op = Op::parse(op_text).ok_or_else(|| {
             plain(format!(
                 "constraint {}: unknown operator `{op_text}` (expected = != < > <= >= prefix suffix substr)",
@@ -130,13 +180,19 @@ pub fn subscription_from_line(line: &str) -> Result<Subscription, (Option<usize>
             ))
         })?;
         let v = value(&t[2]).map_err(|e| plain(format!("constraint {}: {e}", j + 1)))?;
-        constraints.push(Constraint::new(name, op, v).map_err(|e| plain(format!("constraint {}: {e}", j + 1)))?);
+        constraints.push(
+            Constraint::new(name, op, v)
+                .map_err(|e| plain(format!("constraint {}: {e}", j + 1)))?,
+        );
     }
     let area = area.ok_or_else(|| plain("missing key `area`".into()))?;
     let xyr = numbers(&area, "area", 3, "[x, y, radius], three numbers").map_err(plain)?;
     let area = Area::circle(xyr[0], xyr[1], xyr[2]).map_err(|e| plain(format!("`area`: {e}")))?;
     let f = Filter::new(constraints, area).map_err(|e| plain(e.to_string()))?;
-    Ok(Subscription { id: SubscriptionId(id), filters: vec![f] })
+    Ok(Subscription {
+        id: SubscriptionId(id),
+        filters: vec![f],
+    })
 }
 
 /// An events line: `loc` as a JSON value, `attrs` with its members in order and
@@ -156,14 +212,20 @@ impl<'de> serde::Deserialize<'de> for EventLine {
                 f.write_str("a JSON object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EventLine, A::Error> {
-                let mut line = EventLine { loc: None, attrs: None, error: None };
+                let mut line = EventLine {
+                    loc: None,
+                    attrs: None,
+                    error: None,
+                };
                 while let Some(k) = map.next_key::<String>()? {
                     let repeated = match k.as_str() {
                         "loc" => line.loc.replace(map.next_value()?).is_some(),
                         "attrs" => line.attrs.replace(map.next_value()?).is_some(),
                         _ => {
                             map.next_value::<serde::de::IgnoredAny>()?;
-                            line.error.get_or_insert(format!("unknown key `{k}` (expected `loc`, `attrs`)"));
+                            line.error.get_or_insert(format!(
+                                "unknown key `{k}` (expected `loc`, `attrs`)"
+                            ));
                             false
                         }
                     };
@@ -179,16 +241,21 @@ impl<'de> serde::Deserialize<'de> for EventLine {
 }
 
 /// Parses one events line.
-pub fn event_from_line(line: &str) -> Result<Event, (Option<usize>, String)> {
-    let parsed: EventLine = serde_json::from_str(line).map_err(|e| (Some(e.column()), format!("invalid JSON object: {e}")))?;
+pub fn event_from_line(line: &str) -> Result<Event, LineError> {
+    let parsed: EventLine = serde_json::from_str(line)
+        .map_err(|e| (Some(e.column()), format!("invalid JSON object: {e}")))?;
     let plain = |e: String| (None, e);
     if let Some(e) = parsed.error {
         return Err(plain(e));
     }
-    let loc = parsed.loc.ok_or_else(|| plain("missing key `loc`".into()))?;
+    let loc = parsed
+        .loc
+        .ok_or_else(|| plain("missing key `loc`".into()))?;
     let xy = numbers(&loc, "loc", 2, "[x, y], two numbers").map_err(plain)?;
     let loc = Location::new(xy[0], xy[1]).map_err(|e| plain(format!("`loc`: {e}")))?;
-    let attrs = parsed.attrs.ok_or_else(|| plain("missing key `attrs`".into()))?;
+    let attrs = parsed
+        .attrs
+        .ok_or_else(|| plain("missing key `attrs`".into()))?;
     let mut list = Vec::with_capacity(attrs.0.len());
     for (name, v) in &attrs.0 {
         let v = value(v).map_err(|e| plain(format!("attribute `{name}`: {e}")))?;
@@ -201,17 +268,28 @@ pub fn event_from_line(line: &str) -> Result<Event, (Option<usize>, String)> {
 fn for_each_line(
     file: &Path,
     reader: impl BufRead,
-    mut f: impl FnMut(&str) -> Result<(), (Option<usize>, String)>,
+    mut f: impl FnMut(&str) -> Result<(), LineError>,
 ) -> Result<(), IoError> {
     for (i, line) in reader.lines().enumerate() {
-        let bad = |column, what| IoError::Bad { file: file.to_path_buf(), line: i + 1, column, what };
+        let bad = |column, what| IoError::Bad {
+            file: file.to_path_buf(),
+            line: i + 1,
+            column,
+            what,
+        };
         let line = line.map_err(|e| match e.kind() {
             std::io::ErrorKind::InvalidData => bad(None, "not valid UTF-8".to_string()),
-            _ => IoError::Read { file: file.to_path_buf(), source: e },
+            _ => IoError::Read {
+                file: file.to_path_buf(),
+                source: e,
+            },
         })?;
         let line = line.strip_suffix('\r').unwrap_or(&line);
         if line.trim().is_empty() {
-            return Err(bad(None, "empty line (expected one JSON object per line)".into()));
+            return Err(bad(
+                None,
+                "empty line (expected one JSON object per line)".into(),
+            ));
         }
         f(line).map_err(|(column, what)| bad(column, what))?;
     }
@@ -219,9 +297,14 @@ fn for_each_line(
 }
 
 /// Parses a subscriptions stream (`file` names it in errors).
-pub fn parse_subscriptions(file: &Path, reader: impl BufRead) -> Result<Vec<Subscription>, IoError> {
+pub fn parse_subscriptions(
+    file: &Path,
+    reader: impl BufRead,
+) -> Result<Vec<Subscription>, IoError> {
     let mut out = Vec::new();
-    for_each_line(file, reader, |l| subscription_from_line(l).map(|s| out.push(s)))?;
+    for_each_line(file, reader, |l| {
+        subscription_from_line(l).map(|s| out.push(s))
+    })?;
     Ok(out)
 }
 
@@ -235,7 +318,10 @@ pub fn parse_events(file: &Path, reader: impl BufRead) -> Result<Vec<Event>, IoE
 fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>, IoError> {
     std::fs::File::open(path)
         .map(std::io::BufReader::new)
-        .map_err(|source| IoError::Read { file: path.to_path_buf(), source })
+        .map_err(|source| IoError::Read {
+            file: path.to_path_buf(),
+            source,
+        })
 }
 
 /// Loads a subscriptions file.
@@ -251,13 +337,17 @@ pub fn load_events(path: &Path) -> Result<Vec<Event>, IoError> {
 fn value_json(v: &Value) -> serde_json::Value {
     match v {
         Value::Int(i) => (*i).into(),
-        Value::Float(x) => serde_json::Number::from_f64(*x).map_or(serde_json::Value::Null, serde_json::Value::Number),
+        Value::Float(x) => serde_json::Number::from_f64(*x)
+            .map_or(serde_json::Value::Null, serde_json::Value::Number),
         Value::Str(s) => s.clone().into(),
     }
 }
 
 /// Writes subscriptions in the file format (one line per filter).
-pub fn write_subscriptions(mut w: impl std::io::Write, subs: &[Subscription]) -> std::io::Result<()> {
+pub fn write_subscriptions(
+    mut w: impl std::io::Write,
+    subs: &[Subscription],
+) -> std::io::Result<()> {
     for s in subs {
         for f in &s.filters {
             let filter: Vec<serde_json::Value> = f
@@ -284,7 +374,13 @@ pub fn write_events(mut w: impl std::io::Write, events: &[Event]) -> std::io::Re
         let attrs: Vec<String> = e
             .attributes()
             .iter()
-            .map(|a| format!("{}:{}", serde_json::Value::from(a.name.as_str()), value_json(&a.value)))
+            .map(|a| {
+                format!(
+                    "{}:{}",
+                    serde_json::Value::from(a.name.as_str()),
+                    value_json(&a.value)
+                )
+            })
             .collect();
         let loc = serde_json::json!([e.loc.x, e.loc.y]);
         writeln!(w, "{{\"loc\":{loc},\"attrs\":{{{}}}}}", attrs.join(","))?;
@@ -306,7 +402,10 @@ mod tests {
 
     #[test]
     fn parses_the_issue_examples() {
-        let s = subs("{\"subscription\": 7, \"filter\": [[\"n1\", \"=\", \"a\"]], \"area\": [1, 2, 3]}\n").unwrap();
+        let s = subs(
+            "{\"subscription\": 7, \"filter\": [[\"n1\", \"=\", \"a\"]], \"area\": [1, 2, 3]}\n",
+        )
+        .unwrap();
         assert_eq!(s[0].id, SubscriptionId(7));
         assert_eq!(s[0].filters[0].area.sq_radius, 9.0);
         assert_eq!(s[0].filters[0].constraints[0].value, Value::Str("a".into()));
@@ -319,24 +418,52 @@ mod tests {
     fn errors_name_file_line_and_problem() {
         let ok = "{\"subscription\": 1, \"filter\": [], \"area\": [0, 0, 1]}";
         let cases = [
-            (format!("{ok}\n{{\"subscription\": 1, \"filter\": [], \"area\": [0, 0]}}"), "s.jsonl:2: `area` must be"),
+            (
+                format!("{ok}\n{{\"subscription\": 1, \"filter\": [], \"area\": [0, 0]}}"),
+                "s.jsonl:2: `area` must be",
+            ),
             (format!("{ok}\n\n"), "s.jsonl:2: empty line"),
-            ("{\"subscription\": -1, \"filter\": [], \"area\": [0,0,1]}".into(), "s.jsonl:1: `subscription` must be"),
-            ("{\"subscription\": 1, \"filter\": [[\"a\", \"<\", \"x\"]], \"area\": [0,0,1]}".into(), "constraint 1: operator `<`"),
-            ("{\"subscription\": 1, \"filter\": [[\"a\", \"~\", 1]], \"area\": [0,0,1]}".into(), "unknown operator `~`"),
-            ("{\"subscription\": 1, \"filter\": [], \"area\": [0,0,-1]}".into(), "radius -1 is negative"),
-            ("{\"subscription\": 1, \"filter\": [], \"area\": [0,0,1], \"x\": 1}".into(), "unknown key `x`"),
+            (
+                "{\"subscription\": -1, \"filter\": [], \"area\": [0,0,1]}".into(),
+                "s.jsonl:1: `subscription` must be",
+            ),
+            (
+                "{\"subscription\": 1, \"filter\": [[\"a\", \"<\", \"x\"]], \"area\": [0,0,1]}"
+                    .into(),
+                "constraint 1: operator `<`",
+            ),
+            (
+                "{\"subscription\": 1, \"filter\": [[\"a\", \"~\", 1]], \"area\": [0,0,1]}".into(),
+                "unknown operator `~`",
+            ),
+            (
+                "{\"subscription\": 1, \"filter\": [], \"area\": [0,0,-1]}".into(),
+                "radius -1 is negative",
+            ),
+            (
+                "{\"subscription\": 1, \"filter\": [], \"area\": [0,0,1], \"x\": 1}".into(),
+                "unknown key `x`",
+            ),
             ("{\"subscription\": 1, \"filter\": []".into(), "s.jsonl:1:"),
         ];
         for (text, want) in cases {
             let e = subs(&text).unwrap_err().to_string();
             assert!(e.contains(want), "{e:?} lacks {want:?}");
         }
-        let e = events("{\"loc\": [0, 0], \"attrs\": {\"a\": 1, \"a\": 2}}").unwrap_err().to_string();
+        let e = events("{\"loc\": [0, 0], \"attrs\": {\"a\": 1, \"a\": 2}}")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("e.jsonl:1: attribute `a` appears twice"), "{e}");
-        let e = events("{\"loc\": [0, 0], \"attrs\": {\"a\": [1]}}").unwrap_err().to_string();
-        assert!(e.contains("attribute `a`: expected a number or a string"), "{e}");
-        let e = events("{\"loc\": [0, \"y\"], \"attrs\": {}}").unwrap_err().to_string();
+        let e = events("{\"loc\": [0, 0], \"attrs\": {\"a\": [1]}}")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("attribute `a`: expected a number or a string"),
+            "{e}"
+        );
+        let e = events("{\"loc\": [0, \"y\"], \"attrs\": {}}")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`loc` must be [x, y]"), "{e}");
     }
 

@@ -22,8 +22,8 @@
 
 use crate::model::{Constraint, Event, Subscriptions, Value};
 use clcb_kernels::{
-    DevAttr, DevConstraint, Float2, InputHeader, ATTR_WORDS, HEADER_WORDS, KIND_FLOAT, KIND_INT, KIND_STR,
-    OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, OP_NE, OP_PREFIX, OP_SUBSTR, OP_SUFFIX,
+    DevAttr, DevConstraint, Float2, InputHeader, ATTR_WORDS, HEADER_WORDS, KIND_FLOAT, KIND_INT,
+    KIND_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, OP_NE, OP_PREFIX, OP_SUBSTR, OP_SUFFIX,
 };
 use std::collections::HashMap;
 
@@ -91,7 +91,10 @@ impl Tables {
     /// Lays out `subs` (§4.3). Linear in the number of constraints.
     pub fn build(subs: &Subscriptions) -> Tables {
         let n = subs.filter_count();
-        let mut t = Tables { subscriptions: subs.len(), ..Tables::default() };
+        let mut t = Tables {
+            subscriptions: subs.len(),
+            ..Tables::default()
+        };
         t.fpos.reserve(n);
         t.sq_dist.reserve(n);
         t.bf.reserve(n);
@@ -101,7 +104,10 @@ impl Tables {
         // Pass 1: rows, per-filter tables, filter-major constraints.
         let mut per_row: Vec<u32> = Vec::new();
         for (_, sub, f) in subs.filters() {
-            t.fpos.push(Float2 { x: f.area.center.x, y: f.area.center.y });
+            t.fpos.push(Float2 {
+                x: f.area.center.x,
+                y: f.area.center.y,
+            });
             t.sq_dist.push(f.area.sq_radius);
             t.size_f.push(f.constraints.len() as u32);
             t.filter_sub.push(sub as u32);
@@ -145,7 +151,13 @@ impl Tables {
 
     fn device_constraint(&mut self, c: &Constraint, row: u32) -> DevConstraint {
         let (kind, len, bits) = encode_value(&c.value, &mut self.cstrings, 0);
-        DevConstraint { op: op_code(c.op), kind, len, tag: row, bits }
+        DevConstraint {
+            op: op_code(c.op),
+            kind,
+            len,
+            tag: row,
+            bits,
+        }
     }
 
     /// Number of filters (`n`).
@@ -155,12 +167,17 @@ impl Tables {
 
     /// The longest `Constraints` row among the rows `attrs` read (the `Cont` grid's width).
     pub fn longest_row(&self, attrs: &[DevAttr]) -> u32 {
-        attrs.iter().map(|a| self.size_c[a.row as usize]).max().unwrap_or(0)
+        attrs
+            .iter()
+            .map(|a| self.size_c[a.row as usize])
+            .max()
+            .unwrap_or(0)
     }
 
     /// Appends the event's device input (Fig. 2b) to `out` as 32-bit words: the
     /// [`InputHeader`] (`InputBF`, `InputPos`), the `Attrs` of names that have a row,
-    /// then their string bytes (offsets relative to the event's first word). Returns
+    /// then their string bytes (offsets relative to the event's first word), padded to a
+    /// multiple of 4 words. Returns
     /// the number of attributes written.
     pub fn encode_event(&self, e: &Event, out: &mut Vec<u32>) -> u32 {
         let start = out.len();
@@ -169,7 +186,10 @@ impl Tables {
         for a in e.attributes() {
             if let Some(&row) = self.names.get(&a.name) {
                 bf |= bloom_bit(row);
-                attrs.push(DevAttr { row, ..DevAttr::default() });
+                attrs.push(DevAttr {
+                    row,
+                    ..DevAttr::default()
+                });
             }
         }
         let strings_at = (HEADER_WORDS + ATTR_WORDS * attrs.len()) * 4;
@@ -184,11 +204,24 @@ impl Tables {
                 i += 1;
             }
         }
-        let head = InputHeader { bf, pos: Float2 { x: e.loc.x, y: e.loc.y }, n_attrs: attrs.len() as u32 };
+        let head = InputHeader {
+            bf,
+            pos: Float2 {
+                x: e.loc.x,
+                y: e.loc.y,
+            },
+            n_attrs: attrs.len() as u32,
+        };
         out.extend_from_slice(bytemuck::cast_slice(&[head]));
         out.extend_from_slice(bytemuck::cast_slice(&attrs));
         pool.resize(pool.len().div_ceil(4) * 4, 0);
-        out.extend(pool.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])));
+        out.extend(
+            pool.chunks_exact(4)
+                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])),
+        );
+        // Whole 16-byte units, so that the next event of a batch starts aligned for the
+        // 8-byte values of its `Attrs`.
+        out.resize(start + (out.len() - start).div_ceil(4) * 4, 0);
         debug_assert_eq!(out[start], bf);
         attrs.len() as u32
     }
@@ -217,18 +250,30 @@ mod tests {
             Subscription {
                 id: SubscriptionId(5),
                 filters: vec![
-                    Filter::new(vec![c("a", Op::Eq, Value::Int(1)), c("b", Op::Prefix, Value::Str("xy".into()))], area)
-                        .unwrap(),
+                    Filter::new(
+                        vec![
+                            c("a", Op::Eq, Value::Int(1)),
+                            c("b", Op::Prefix, Value::Str("xy".into())),
+                        ],
+                        area,
+                    )
+                    .unwrap(),
                     Filter::new(vec![c("b", Op::Eq, Value::Str("q".into()))], area).unwrap(),
                 ],
             },
-            Subscription { id: SubscriptionId(7), filters: vec![Filter::new(vec![], area).unwrap()] },
+            Subscription {
+                id: SubscriptionId(7),
+                filters: vec![Filter::new(vec![], area).unwrap()],
+            },
         ]);
         let t = Tables::build(&subs);
         assert_eq!(t.filters(), 3);
         assert_eq!(t.size_c, vec![1, 2]);
         assert_eq!(t.row_start, vec![0, 1]);
-        assert_eq!(t.constraints.iter().map(|c| c.tag).collect::<Vec<_>>(), vec![0, 0, 1]);
+        assert_eq!(
+            t.constraints.iter().map(|c| c.tag).collect::<Vec<_>>(),
+            vec![0, 0, 1]
+        );
         assert_eq!(t.size_f, vec![2, 1, 0]);
         assert_eq!(t.filter_sub, vec![0, 0, 1]);
         assert_eq!(t.bf[2], 0);
@@ -243,7 +288,9 @@ mod tests {
         let area = Area::circle(0.0, 0.0, 1.0).unwrap();
         let subs = Subscriptions::new([Subscription {
             id: SubscriptionId(1),
-            filters: vec![Filter::new(vec![c("s", Op::Eq, Value::Str("hello".into()))], area).unwrap()],
+            filters: vec![
+                Filter::new(vec![c("s", Op::Eq, Value::Str("hello".into()))], area).unwrap(),
+            ],
         }]);
         let t = Tables::build(&subs);
         let content = ccm::model::Event::from_pairs([
@@ -251,7 +298,10 @@ mod tests {
             ("s", Value::Str("hello".into())),
         ])
         .unwrap();
-        let e = Event { loc: Location { x: 0.5, y: 0.25 }, content };
+        let e = Event {
+            loc: Location { x: 0.5, y: 0.25 },
+            content,
+        };
         let mut words = Vec::new();
         assert_eq!(t.encode_event(&e, &mut words), 1);
         let attrs = Tables::attrs_of(&words);
@@ -260,6 +310,6 @@ mod tests {
         let bytes: &[u8] = bytemuck::cast_slice(&words);
         let off = attrs[0].bits as usize;
         assert_eq!(&bytes[off..off + 5], b"hello");
-        assert_eq!(words.len(), HEADER_WORDS + ATTR_WORDS + 2);
+        assert_eq!(words.len(), 12); // 4 + 6 + 2 string words, padded to 12
     }
 }

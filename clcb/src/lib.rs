@@ -31,7 +31,10 @@ pub mod model;
 pub mod workload;
 
 pub use engine::{Engine, EngineError, Options, StepTimes};
-pub use model::{Area, AreaUpdate, Event, Filter, FilterId, Location, Subscription, SubscriptionId, Subscriptions};
+pub use model::{
+    Area, AreaUpdate, Event, Filter, FilterId, Location, Subscription, SubscriptionId,
+    Subscriptions,
+};
 
 /// PTX of this crate's kernels, built by `build.rs` (empty when nightly + rust-src are missing).
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));

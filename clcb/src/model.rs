@@ -32,7 +32,9 @@ pub enum ModelError {
     NotFinite { what: &'static str, value: f64 },
     #[error("radius {0} is negative")]
     NegativeRadius(f64),
-    #[error("a filter has {0} constraints; at most {MAX_CONSTRAINTS} fit the one-byte counters of §4.3")]
+    #[error(
+        "a filter has {0} constraints; at most {MAX_CONSTRAINTS} fit the one-byte counters of §4.3"
+    )]
     TooManyConstraints(usize),
     #[error("filter {0} does not exist (there are {1} filters)")]
     NoSuchFilter(u32, usize),
@@ -52,7 +54,10 @@ pub struct Location {
 impl Location {
     /// A checked location: both coordinates finite once rounded to `f32`.
     pub fn new(x: f64, y: f64) -> Result<Self, ModelError> {
-        Ok(Location { x: finite32("x", x)?, y: finite32("y", y)? })
+        Ok(Location {
+            x: finite32("x", x)?,
+            y: finite32("y", y)?,
+        })
     }
 }
 
@@ -82,9 +87,15 @@ impl Area {
         let r = finite32("radius", r)?;
         let sq = r * r;
         if !sq.is_finite() {
-            return Err(ModelError::NotFinite { what: "radius²", value: f64::from(r) * f64::from(r) });
+            return Err(ModelError::NotFinite {
+                what: "radius²",
+                value: f64::from(r) * f64::from(r),
+            });
         }
-        Ok(Area { center: Location::new(x, y)?, sq_radius: sq })
+        Ok(Area {
+            center: Location::new(x, y)?,
+            sq_radius: sq,
+        })
     }
 
     /// The radius (`sqrt` of the stored square).
@@ -104,7 +115,10 @@ impl Area {
 
     /// The same area moved to `center` (§5: a move copies position and squared radius).
     pub fn moved_to(&self, center: Location) -> Area {
-        Area { center, sq_radius: self.sq_radius }
+        Area {
+            center,
+            sq_radius: self.sq_radius,
+        }
     }
 }
 
@@ -195,7 +209,12 @@ impl Subscriptions {
         for s in subs {
             by_id.entry(s.id).or_default().extend(s.filters);
         }
-        Self::from_sorted(by_id.into_iter().map(|(id, filters)| Subscription { id, filters }).collect())
+        Self::from_sorted(
+            by_id
+                .into_iter()
+                .map(|(id, filters)| Subscription { id, filters })
+                .collect(),
+        )
     }
 
     /// Takes subscriptions already in strictly ascending id order (the generator's);
@@ -240,7 +259,10 @@ impl Subscriptions {
     pub fn filters(&self) -> impl Iterator<Item = (FilterId, usize, &Filter)> + '_ {
         self.subs.iter().enumerate().flat_map(move |(i, s)| {
             let first = self.starts[i];
-            s.filters.iter().enumerate().map(move |(k, f)| (FilterId(first + k as u32), i, f))
+            s.filters
+                .iter()
+                .enumerate()
+                .map(move |(k, f)| (FilterId(first + k as u32), i, f))
         })
     }
 
@@ -289,12 +311,18 @@ mod tests {
         assert!(!a.contains(Location { x: 2.0, y: 0.01 }));
         let dot = Area::circle(1.0, 1.0, 0.0).unwrap();
         assert!(dot.contains(Location { x: 1.0, y: 1.0 }));
-        assert!(!dot.contains(Location { x: 1.0, y: 1.000001 }));
+        assert!(!dot.contains(Location {
+            x: 1.0,
+            y: 1.000001
+        }));
     }
 
     #[test]
     fn area_rejects_negative_and_infinite_values() {
-        assert!(matches!(Area::circle(0.0, 0.0, -1.0), Err(ModelError::NegativeRadius(_))));
+        assert!(matches!(
+            Area::circle(0.0, 0.0, -1.0),
+            Err(ModelError::NegativeRadius(_))
+        ));
         assert!(Area::circle(f64::INFINITY, 0.0, 1.0).is_err());
         assert!(Area::circle(0.0, 1e300, 1.0).is_err());
         assert!(Area::circle(0.0, 0.0, 1e30).is_err(), "r² overflows f32");
@@ -305,9 +333,18 @@ mod tests {
         let a = Area::circle(0.0, 0.0, 1.0).unwrap();
         let f = |x: f64| Filter::new(vec![], Area::circle(x, 0.0, 1.0).unwrap()).unwrap();
         let set = Subscriptions::new([
-            Subscription { id: SubscriptionId(9), filters: vec![f(1.0)] },
-            Subscription { id: SubscriptionId(2), filters: vec![f(2.0), f(3.0)] },
-            Subscription { id: SubscriptionId(9), filters: vec![f(4.0)] },
+            Subscription {
+                id: SubscriptionId(9),
+                filters: vec![f(1.0)],
+            },
+            Subscription {
+                id: SubscriptionId(2),
+                filters: vec![f(2.0), f(3.0)],
+            },
+            Subscription {
+                id: SubscriptionId(9),
+                filters: vec![f(4.0)],
+            },
         ]);
         assert_eq!(set.len(), 2);
         assert_eq!(set.filter_count(), 4);
@@ -316,7 +353,12 @@ mod tests {
         assert_eq!(set.filter(FilterId(2)).unwrap().area.center.x, 1.0);
         assert!(set.locate(FilterId(4)).is_err());
         let mut moved = set.clone();
-        moved.apply(&AreaUpdate { filter: FilterId(0), area: a }).unwrap();
+        moved
+            .apply(&AreaUpdate {
+                filter: FilterId(0),
+                area: a,
+            })
+            .unwrap();
         assert_eq!(moved.filter(FilterId(0)).unwrap().area, a);
     }
 }

@@ -32,8 +32,8 @@
 //! in parallel.
 
 use crate::model::{
-    Area, AreaUpdate, Constraint, Event, Filter, FilterId, Location, Op, Subscription, SubscriptionId, Subscriptions,
-    Value,
+    Area, AreaUpdate, Constraint, Event, Filter, FilterId, Location, Op, Subscription,
+    SubscriptionId, Subscriptions, Value,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -48,7 +48,9 @@ pub const VALUE_RANGE: i64 = 1_000_000;
 pub enum Spatial {
     Uniform,
     /// Zipf over grid cells with exponent `s`.
-    Zipf { s: f64 },
+    Zipf {
+        s: f64,
+    },
 }
 
 /// Table 1, plus the world's size and the Zipf grid.
@@ -103,7 +105,10 @@ impl Default for Params {
 impl Params {
     /// Fig. 6b's stress scenario: the default, with every filter's content holding.
     pub fn all_match() -> Self {
-        Params { all_match: true, ..Params::default() }
+        Params {
+            all_match: true,
+            ..Params::default()
+        }
     }
 
     /// The radius of a filter covering [`Params::area_percent`] of the world.
@@ -152,7 +157,11 @@ impl Workload {
                 cells
             }
         };
-        Workload { params, seed, cells }
+        Workload {
+            params,
+            seed,
+            cells,
+        }
     }
 
     /// The name of index `i`.
@@ -166,20 +175,30 @@ impl Workload {
             Spatial::Uniform => (rng.gen::<f64>() * side, rng.gen::<f64>() * side),
             Spatial::Zipf { s } => {
                 let g = self.params.zipf_cells.max(1);
-                let zipf = rand_distr::Zipf::new(self.cells.len() as u64, s).expect("n >= 1 and s > 0");
+                let zipf =
+                    rand_distr::Zipf::new(self.cells.len() as u64, s).expect("n >= 1 and s > 0");
                 let rank = (zipf.sample(rng) as usize).clamp(1, self.cells.len()) - 1;
                 let cell = self.cells[rank] as usize;
                 let w = side / g as f64;
-                ((cell % g) as f64 * w + rng.gen::<f64>() * w, (cell / g) as f64 * w + rng.gen::<f64>() * w)
+                (
+                    (cell % g) as f64 * w + rng.gen::<f64>() * w,
+                    (cell / g) as f64 * w + rng.gen::<f64>() * w,
+                )
             }
         };
-        Location { x: x as f32, y: y as f32 }
+        Location {
+            x: x as f32,
+            y: y as f32,
+        }
     }
 
     fn area(&self, rng: &mut ChaCha8Rng) -> Area {
         let c = self.point(rng);
         let r = self.params.radius() as f32;
-        Area { center: c, sq_radius: r * r }
+        Area {
+            center: c,
+            sq_radius: r * r,
+        }
     }
 
     /// Probability that a filter of `m` constraints finds all its names in an event.
@@ -204,7 +223,9 @@ impl Workload {
                 } else {
                     let pn = self.p_names(m);
                     if pn > 0.0 {
-                        (p.selectivity_percent / 100.0 / pn).min(1.0).powf(1.0 / m as f64)
+                        (p.selectivity_percent / 100.0 / pn)
+                            .min(1.0)
+                            .powf(1.0 / m as f64)
                     } else {
                         1.0
                     }
@@ -219,12 +240,18 @@ impl Workload {
                 Filter { constraints, area }
             })
             .collect();
-        Subscription { id: SubscriptionId(i as u32), filters }
+        Subscription {
+            id: SubscriptionId(i as u32),
+            filters,
+        }
     }
 
     /// All [`Params::subscriptions`] subscriptions (in parallel).
     pub fn subscriptions(&self) -> Subscriptions {
-        let subs: Vec<Subscription> = (0..self.params.subscriptions).into_par_iter().map(|i| self.subscription(i)).collect();
+        let subs: Vec<Subscription> = (0..self.params.subscriptions)
+            .into_par_iter()
+            .map(|i| self.subscription(i))
+            .collect();
         Subscriptions::from_sorted(subs)
     }
 
@@ -234,17 +261,32 @@ impl Workload {
         let mut rng = rng(self.seed, EVENTS, j as u64);
         let schema = rng.gen_range(0..p.schemas());
         let (lo, hi) = p.attrs_per_event;
-        let a = if p.all_match { hi } else { rng.gen_range(lo..=hi.max(lo)) };
+        let a = if p.all_match {
+            hi
+        } else {
+            rng.gen_range(lo..=hi.max(lo))
+        };
         let attrs: Vec<(String, Value)> = (0..a)
-            .map(|k| (Workload::name(schema * p.schema_len() + k), Value::Int(rng.gen_range(0..VALUE_RANGE))))
+            .map(|k| {
+                (
+                    Workload::name(schema * p.schema_len() + k),
+                    Value::Int(rng.gen_range(0..VALUE_RANGE)),
+                )
+            })
             .collect();
         let loc = self.point(&mut rng);
-        Event { loc, content: ccm::model::Event::from_pairs(attrs).expect("distinct names, no NaN") }
+        Event {
+            loc,
+            content: ccm::model::Event::from_pairs(attrs).expect("distinct names, no NaN"),
+        }
     }
 
     /// All [`Params::events`] events.
     pub fn events(&self) -> Vec<Event> {
-        (0..self.params.events).into_par_iter().map(|j| self.event(j)).collect()
+        (0..self.params.events)
+            .into_par_iter()
+            .map(|j| self.event(j))
+            .collect()
     }
 
     /// `count` area updates (§5: "we changed the area of relevance of 1000 filters"):
@@ -255,7 +297,10 @@ impl Workload {
             .map(|u| {
                 let mut rng = rng(self.seed, UPDATES, u as u64);
                 let filter = FilterId(rng.gen_range(0..filters.max(1)) as u32);
-                AreaUpdate { filter, area: self.area(&mut rng) }
+                AreaUpdate {
+                    filter,
+                    area: self.area(&mut rng),
+                }
             })
             .collect()
     }
@@ -278,7 +323,11 @@ fn order_constraint(name: String, p: f64, rng: &mut ChaCha8Rng) -> Constraint {
         2 => (Op::Gt, d - 1 - hits), // d-hits..d
         _ => (Op::Ge, d - hits),     // d-hits..d
     };
-    Constraint { name, op, value: Value::Int(t) }
+    Constraint {
+        name,
+        op,
+        value: Value::Int(t),
+    }
 }
 
 #[cfg(test)]
@@ -286,14 +335,26 @@ mod tests {
     use super::*;
 
     fn small(spatial: Spatial) -> Params {
-        Params { events: 2000, subscriptions: 300, spatial, ..Params::default() }
+        Params {
+            events: 2000,
+            subscriptions: 300,
+            spatial,
+            ..Params::default()
+        }
     }
 
     #[test]
     fn generator_is_deterministic_and_prefix_closed() {
         let w = Workload::new(small(Spatial::Zipf { s: 1.0 }), 7);
         let a = w.subscriptions();
-        let b = Workload::new(Params { subscriptions: 100, ..w.params.clone() }, 7).subscriptions();
+        let b = Workload::new(
+            Params {
+                subscriptions: 100,
+                ..w.params.clone()
+            },
+            7,
+        )
+        .subscriptions();
         assert_eq!(a.prefix(100), b);
         assert_eq!(w.event(3), w.event(3));
         assert_ne!(w.event(3), Workload::new(w.params.clone(), 8).event(3));
@@ -319,7 +380,14 @@ mod tests {
 
     #[test]
     fn content_selectivity_is_near_the_target() {
-        let w = Workload::new(Params { events: 4000, subscriptions: 40, ..Params::default() }, 3);
+        let w = Workload::new(
+            Params {
+                events: 4000,
+                subscriptions: 40,
+                ..Params::default()
+            },
+            3,
+        );
         let subs = w.subscriptions();
         let events = w.events();
         let mut held = 0usize;
@@ -327,16 +395,19 @@ mod tests {
         for (_, _, f) in subs.filters() {
             for e in &events {
                 total += 1;
-                let ok = f.constraints.iter().all(|c| match (e.content.get(&c.name), &c.value) {
-                    (Some(Value::Int(a)), Value::Int(t)) => match c.op {
-                        Op::Lt => a < t,
-                        Op::Le => a <= t,
-                        Op::Gt => a > t,
-                        Op::Ge => a >= t,
-                        _ => unreachable!("the generator makes order constraints"),
-                    },
-                    _ => false,
-                });
+                let ok = f
+                    .constraints
+                    .iter()
+                    .all(|c| match (e.content.get(&c.name), &c.value) {
+                        (Some(Value::Int(a)), Value::Int(t)) => match c.op {
+                            Op::Lt => a < t,
+                            Op::Le => a <= t,
+                            Op::Gt => a > t,
+                            Op::Ge => a >= t,
+                            _ => unreachable!("the generator makes order constraints"),
+                        },
+                        _ => false,
+                    });
                 held += ok as usize;
             }
         }
@@ -346,13 +417,24 @@ mod tests {
 
     #[test]
     fn all_match_content_holds_for_every_event() {
-        let w = Workload::new(Params { events: 50, subscriptions: 20, ..Params::all_match() }, 3);
+        let w = Workload::new(
+            Params {
+                events: 50,
+                subscriptions: 20,
+                ..Params::all_match()
+            },
+            3,
+        );
         let subs = w.subscriptions();
         for e in w.events() {
             for (_, _, f) in subs.filters() {
                 for c in &f.constraints {
-                    let Some(Value::Int(a)) = e.content.get(&c.name) else { panic!("name {} absent", c.name) };
-                    let Value::Int(t) = c.value else { unreachable!() };
+                    let Some(Value::Int(a)) = e.content.get(&c.name) else {
+                        panic!("name {} absent", c.name)
+                    };
+                    let Value::Int(t) = c.value else {
+                        unreachable!()
+                    };
                     assert!(match c.op {
                         Op::Lt => *a < t,
                         Op::Le => *a <= t,

@@ -23,7 +23,10 @@ use gpu_kernels::prelude::*;
 /// A 2-D point, CUDA's `float2`: an element of `FPos` (§4.3) and `InputPos`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(not(target_arch = "nvptx64"), derive(bytemuck::Pod, bytemuck::Zeroable))]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
 pub struct Float2 {
     pub x: f32,
     pub y: f32,
@@ -35,7 +38,10 @@ pub struct Float2 {
 /// attributes' string values.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(not(target_arch = "nvptx64"), derive(bytemuck::Pod, bytemuck::Zeroable))]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
 pub struct InputHeader {
     /// `InputBF`: 32-bit Bloom filter of the event's attribute names.
     pub bf: u32,
@@ -71,7 +77,10 @@ pub const OP_SUBSTR: u32 = 8;
 /// One attribute of the event under processing (an element of `Attrs`, Fig. 2b).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(not(target_arch = "nvptx64"), derive(bytemuck::Pod, bytemuck::Zeroable))]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
 pub struct DevAttr {
     /// Row of the `Constraints` table of the attribute's name (CCM's `Names` map, on the host).
     pub row: u32,
@@ -88,7 +97,10 @@ pub struct DevAttr {
 /// One element of CCM's `Constraints` table: `Op`, `Type`, `Val`, `FilterId`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(not(target_arch = "nvptx64"), derive(bytemuck::Pod, bytemuck::Zeroable))]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
 pub struct DevConstraint {
     /// `OP_*`.
     pub op: u32,
@@ -106,7 +118,10 @@ pub struct DevConstraint {
 /// One area update (§5, Fig. 5): filter `filter` moves to `pos` with squared radius `sq_dist`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(not(target_arch = "nvptx64"), derive(bytemuck::Pod, bytemuck::Zeroable))]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
 pub struct AreaMove {
     pub filter: u32,
     pub pos: Float2,

@@ -1,0 +1,241 @@
+//! R*-tree peer of CLCB (Cugola & Margara, Middleware 2012, §5 "Limitation of
+//! location-based filtering algorithms"), on the `rstar` crate.
+//!
+//! The paper indexes filters' areas of relevance in libspatialindex's R*-tree (Beckmann
+//! et al. 1990) and answers one point query per event; its Figs. 3–4 time the
+//! *location-only* query, Fig. 5 the area update (remove + insert). We do the same with
+//! `rstar`'s R*-tree:
+//! - each filter's circle is an [`IndexedArea`] whose envelope is the circle's bounding
+//!   box (widened by a few ULPs so that `f32` rounding can never drop a point that the
+//!   exact test accepts), and whose `contains_point` is the model's exact test
+//!   ([`clcb::model::Area::contains`]);
+//! - [`RTreeMatcher::locate`] is the paper's R-Tree series (location only: the
+//!   subscriptions with a filter whose area holds the event);
+//! - [`RTreeMatcher::match_event`] adds the content check on the candidates (every
+//!   constraint of the filter against the event's attributes, CCM's typing), the
+//!   location + content variant that is the oracle for the GPU engine;
+//! - [`RTreeMatcher::move_area`] is an update: remove the old circle, insert the new one.
+//!
+//! Node size: libspatialindex's default R*-tree capacity is 100 entries per node; rstar
+//! defaults to 6. The paper tuned its tree ("preliminary tests to determine the most
+//! convenient parameters") without giving the result; we use 8–32 entries per node
+//! ([`Params`]), between the two (the criterion bench `rtree` measures queries and
+//! updates at the paper's scale).
+//!
+//! The tree holds areas only; the content of each filter is read from the
+//! [`Subscriptions`] passed to [`RTreeMatcher::match_event`] (areas move, content does
+//! not), so the tree costs no copy of the constraints.
+
+use crate::sff::{cmp_num, Num};
+use clcb::model::{
+    Area, AreaUpdate, Constraint, Event, Location, ModelError, Op, SubscriptionId, Subscriptions,
+    Value,
+};
+use rstar::{PointDistance, RTree, RTreeObject, AABB};
+use std::cmp::Ordering;
+
+/// R*-tree node sizes (see the module docs).
+pub struct Params;
+
+impl rstar::RTreeParams for Params {
+    const MIN_SIZE: usize = 8;
+    const MAX_SIZE: usize = 32;
+    const REINSERTION_COUNT: usize = 6;
+    type DefaultInsertionStrategy = rstar::RStarInsertionStrategy;
+}
+
+/// One filter's area in the tree.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IndexedArea {
+    /// The filter's [`FilterId`](clcb::model::FilterId).
+    pub filter: u32,
+    /// Dense index of its subscription, and its position there.
+    pub sub: u32,
+    pub k: u32,
+    pub area: Area,
+    envelope: AABB<[f32; 2]>,
+}
+
+impl IndexedArea {
+    fn new(filter: u32, sub: u32, k: u32, area: Area) -> Self {
+        let r = area.radius();
+        let (x, y) = (area.center.x, area.center.y);
+        // Widen by a relative 2^-20 so that no rounding of dx*dx + dy*dy <= r² in f32
+        // can put an accepted point outside the box.
+        let pad = (r + x.abs().max(y.abs())) * 1e-6 + f32::MIN_POSITIVE;
+        let envelope = AABB::from_corners([x - r - pad, y - r - pad], [x + r + pad, y + r + pad]);
+        IndexedArea {
+            filter,
+            sub,
+            k,
+            area,
+            envelope,
+        }
+    }
+}
+
+impl RTreeObject for IndexedArea {
+    type Envelope = AABB<[f32; 2]>;
+    fn envelope(&self) -> Self::Envelope {
+        self.envelope
+    }
+}
+
+impl PointDistance for IndexedArea {
+    /// Squared distance from `p` to the disc (0 inside).
+    fn distance_2(&self, p: &[f32; 2]) -> f32 {
+        let dx = p[0] - self.area.center.x;
+        let dy = p[1] - self.area.center.y;
+        let d = (dx * dx + dy * dy).sqrt() - self.area.radius();
+        if d <= 0.0 {
+            0.0
+        } else {
+            d * d
+        }
+    }
+
+    /// The model's exact test.
+    fn contains_point(&self, p: &[f32; 2]) -> bool {
+        self.area.contains(Location { x: p[0], y: p[1] })
+    }
+}
+
+/// The R*-tree matcher.
+pub struct RTreeMatcher {
+    tree: RTree<IndexedArea, Params>,
+    /// Current tree object of each filter (to remove it on a move).
+    current: Vec<IndexedArea>,
+    ids: Vec<SubscriptionId>,
+    /// Scratch: subscriptions already reported for the current event.
+    seen: Vec<u32>,
+}
+
+impl RTreeMatcher {
+    /// Bulk-loads the areas of every filter of `subs`.
+    pub fn build(subs: &Subscriptions) -> RTreeMatcher {
+        let current: Vec<IndexedArea> = subs
+            .as_slice()
+            .iter()
+            .enumerate()
+            .flat_map(|(i, s)| {
+                let first = subs.filter_start(i).0;
+                s.filters.iter().enumerate().map(move |(k, f)| {
+                    IndexedArea::new(first + k as u32, i as u32, k as u32, f.area)
+                })
+            })
+            .collect();
+        let tree = RTree::bulk_load_with_params(current.clone());
+        RTreeMatcher {
+            tree,
+            current,
+            ids: subs.as_slice().iter().map(|s| s.id).collect(),
+            seen: Vec::new(),
+        }
+    }
+
+    /// Number of filters indexed.
+    pub fn filters(&self) -> usize {
+        self.current.len()
+    }
+
+    /// Location only (the paper's R-Tree series): the dense indices of the subscriptions
+    /// with some filter whose area holds `loc`, ascending.
+    pub fn locate_indices(&self, loc: Location) -> Vec<u32> {
+        let mut out: Vec<u32> = self
+            .tree
+            .locate_all_at_point(&[loc.x, loc.y])
+            .map(|a| a.sub)
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// [`RTreeMatcher::locate_indices`] as subscription ids.
+    pub fn locate(&self, loc: Location) -> Vec<SubscriptionId> {
+        self.locate_indices(loc)
+            .into_iter()
+            .map(|i| self.ids[i as usize])
+            .collect()
+    }
+
+    /// Location + content: the dense indices of the subscriptions matching `e`,
+    /// ascending. `subs` must be the set the tree was built from (areas may have moved
+    /// since; the tree's own areas are used).
+    pub fn match_indices(&mut self, e: &Event, subs: &Subscriptions) -> Vec<u32> {
+        self.seen.clear();
+        let all = subs.as_slice();
+        for a in self.tree.locate_all_at_point(&[e.loc.x, e.loc.y]) {
+            if self.seen.last() == Some(&a.sub) {
+                continue;
+            }
+            let f = &all[a.sub as usize].filters[a.k as usize];
+            if f.constraints.iter().all(|c| holds(c, e)) {
+                self.seen.push(a.sub);
+            }
+        }
+        let mut out = self.seen.clone();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// [`RTreeMatcher::match_indices`] as subscription ids.
+    pub fn match_event(&mut self, e: &Event, subs: &Subscriptions) -> Vec<SubscriptionId> {
+        self.match_indices(e, subs)
+            .into_iter()
+            .map(|i| self.ids[i as usize])
+            .collect()
+    }
+
+    /// Moves a filter's area: remove the old circle, insert the new one (§5, Fig. 5).
+    pub fn move_area(&mut self, u: &AreaUpdate) -> Result<(), ModelError> {
+        let f = u.filter.0 as usize;
+        let old = *self
+            .current
+            .get(f)
+            .ok_or(ModelError::NoSuchFilter(u.filter.0, self.current.len()))?;
+        let removed = self.tree.remove(&old);
+        debug_assert!(removed.is_some(), "filter {f} missing from the tree");
+        let new = IndexedArea::new(old.filter, old.sub, old.k, u.area);
+        self.tree.insert(new);
+        self.current[f] = new;
+        Ok(())
+    }
+}
+
+/// Does the event's attribute of `c`'s name satisfy `c` (CCM's typing: numbers compare
+/// exactly across integer and float, strings byte-wise, type mismatch or absence fails)?
+pub fn holds(c: &Constraint, e: &Event) -> bool {
+    let Some(v) = e.content.get(&c.name) else {
+        return false;
+    };
+    match (&c.value, v) {
+        (Value::Str(want), Value::Str(got)) => {
+            let (w, g) = (want.as_bytes(), got.as_bytes());
+            match c.op {
+                Op::Eq => g == w,
+                Op::Ne => g != w,
+                Op::Prefix => g.starts_with(w),
+                Op::Suffix => g.ends_with(w),
+                Op::Substr => w.is_empty() || g.windows(w.len()).any(|x| x == w),
+                _ => false,
+            }
+        }
+        (want, got) => {
+            let (Some(w), Some(g)) = (Num::of(want), Num::of(got)) else {
+                return false;
+            };
+            let ord = cmp_num(g, w);
+            match c.op {
+                Op::Eq => ord == Ordering::Equal,
+                Op::Ne => ord != Ordering::Equal,
+                Op::Lt => ord == Ordering::Less,
+                Op::Gt => ord == Ordering::Greater,
+                Op::Le => ord != Ordering::Greater,
+                Op::Ge => ord != Ordering::Less,
+                _ => false,
+            }
+        }
+    }
+}

@@ -1,0 +1,263 @@
+//! Property tests: the CLCB kernels on the emulator (`emu`, per event and batched), the
+//! SFF-with-location baseline, the R*-tree baseline and a brute-force oracle give the
+//! same subscriptions for random workloads, with area updates between events.
+//!
+//! Workloads are small (a few blocks of 256 lanes: the emulator runs one OS thread per
+//! lane) and built from small pools of values so that the edges occur often: events on
+//! the border of an area, zero radii, empty strings, integers against floats (2^53 and
+//! 2^53 + 1), filters without content constraints, two constraints on one name, names
+//! unknown to every filter, more than four events (the `FCount` byte runs wrap).
+
+use baselines::rtree::RTreeMatcher;
+use baselines::sff_location::SffLocation;
+use ccm::model::{Attribute, Constraint, Op, Value};
+use clcb::model::{
+    Area, AreaUpdate, Event, Filter, FilterId, Location, Subscription, SubscriptionId,
+    Subscriptions,
+};
+use clcb::{Engine, Options};
+use gpu_kernels::Device;
+use proptest::prelude::*;
+
+const NAMES: [&str; 5] = ["a", "b", "c", "d", "zz"];
+
+fn value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (-3i64..4).prop_map(Value::Int),
+        Just(Value::Int(9_007_199_254_740_993)),
+        prop::sample::select(vec![-1.5, 0.0, 2.0, 2.5, 9_007_199_254_740_992.0])
+            .prop_map(Value::Float),
+        prop::sample::select(vec!["", "a", "ab", "ba", "abc", "b"])
+            .prop_map(|s| Value::Str(s.to_string())),
+    ]
+}
+
+fn constraint() -> impl Strategy<Value = Constraint> {
+    (prop::sample::select(&NAMES[..4]), 0usize..9, value()).prop_map(|(name, op, v)| {
+        let ops: &[Op] = if matches!(v, Value::Str(_)) {
+            &[Op::Eq, Op::Ne, Op::Prefix, Op::Suffix, Op::Substr]
+        } else {
+            &[Op::Eq, Op::Ne, Op::Lt, Op::Gt, Op::Le, Op::Ge]
+        };
+        Constraint::new(name, ops[op % ops.len()], v).expect("operator chosen for the type")
+    })
+}
+
+/// Coordinates on a coarse grid (so that borders are hit exactly) plus a few odd ones.
+fn coord() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        (-4i32..5).prop_map(|i| i as f64 * 0.5),
+        Just(0.3),
+        Just(-1.7),
+        Just(1e4)
+    ]
+}
+
+fn area() -> impl Strategy<Value = Area> {
+    (
+        coord(),
+        coord(),
+        prop::sample::select(vec![0.0, 0.5, 1.0, 1.5, 2.5, 100.0]),
+    )
+        .prop_map(|(x, y, r)| Area::circle(x, y, r).expect("finite, non-negative"))
+}
+
+fn location() -> impl Strategy<Value = Location> {
+    (coord(), coord()).prop_map(|(x, y)| Location::new(x, y).expect("finite"))
+}
+
+fn filter() -> impl Strategy<Value = Filter> {
+    (prop::collection::vec(constraint(), 0..4), area())
+        .prop_map(|(c, a)| Filter::new(c, a).expect("valid"))
+}
+
+fn subscriptions() -> impl Strategy<Value = Subscriptions> {
+    prop::collection::vec((0u32..40, prop::collection::vec(filter(), 1..5)), 1..14).prop_map(|v| {
+        Subscriptions::new(v.into_iter().map(|(id, filters)| Subscription {
+            id: SubscriptionId(id * 3),
+            filters,
+        }))
+    })
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    (
+        location(),
+        prop::sample::subsequence(NAMES.to_vec(), 0..=5),
+        prop::collection::vec(value(), 5),
+    )
+        .prop_map(|(loc, names, values)| {
+            let attrs = names.into_iter().zip(values).map(|(n, v)| Attribute {
+                name: n.to_string(),
+                value: v,
+            });
+            Event {
+                loc,
+                content: ccm::model::Event::new(attrs.collect()).expect("distinct names"),
+            }
+        })
+}
+
+/// A step of a scenario: match an event, or move filter `i % filters` to an area.
+#[derive(Clone, Debug)]
+enum Step {
+    Match(Event),
+    Move(usize, Area),
+}
+
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    prop::collection::vec(
+        prop_oneof![3 => event().prop_map(Step::Match), 1 => (any::<usize>(), area()).prop_map(|(i, a)| Step::Move(i, a))],
+        1..12,
+    )
+}
+
+/// The definition, spelled out: some filter of the subscription has the event in its
+/// area and every one of its constraints satisfied by an attribute of the event.
+fn brute_force(subs: &Subscriptions, e: &Event) -> Vec<u32> {
+    (0..subs.len() as u32)
+        .filter(|&i| {
+            subs.as_slice()[i as usize].filters.iter().any(|f| {
+                f.area.contains(e.loc)
+                    && f.constraints.iter().all(|c| baselines::rtree::holds(c, e))
+            })
+        })
+        .collect()
+}
+
+fn run_scenario(subs: Subscriptions, steps: Vec<Step>, opts: Options) -> Result<(), TestCaseError> {
+    let mut model = subs.clone();
+    let mut emu = Engine::new(Device::emulator(), &subs, opts).expect("engine");
+    let mut batched = Engine::new(Device::emulator(), &subs, opts).expect("engine");
+    let mut rtree = RTreeMatcher::build(&subs);
+    let mut sff_model = subs.clone();
+    let mut sff = SffLocation::build(&sff_model);
+    let mut pending: Vec<Event> = Vec::new();
+    let mut pending_truth: Vec<Vec<u32>> = Vec::new();
+    for (n, step) in steps.into_iter().enumerate() {
+        match step {
+            Step::Match(e) => {
+                let truth = brute_force(&model, &e);
+                let got = emu.match_indices(&e, None).expect("emu");
+                prop_assert_eq!(&got, &truth, "emu, step {}", n);
+                prop_assert_eq!(
+                    &rtree.match_indices(&e, &model),
+                    &truth,
+                    "rtree, step {}",
+                    n
+                );
+                prop_assert_eq!(&sff.match_indices(&e), &truth, "sff, step {}", n);
+                let ids: Vec<SubscriptionId> =
+                    truth.iter().map(|&i| model.id(i as usize)).collect();
+                prop_assert_eq!(emu.match_event(&e).expect("emu"), ids);
+                pending.push(e);
+                pending_truth.push(truth);
+            }
+            Step::Move(i, area) => {
+                // The batched engine matches the events queued before the move first.
+                prop_assert_eq!(
+                    &batched.match_batch(&pending).expect("batch"),
+                    &pending_truth,
+                    "batch, step {}",
+                    n
+                );
+                pending.clear();
+                pending_truth.clear();
+                let u = AreaUpdate {
+                    filter: FilterId((i % model.filter_count()) as u32),
+                    area,
+                };
+                model.apply(&u).expect("filter exists");
+                emu.move_area(&u).expect("emu move");
+                batched.move_areas(&[u]).expect("batched move");
+                rtree.move_area(&u).expect("rtree move");
+                sff.move_area(&u, &mut sff_model).expect("sff move");
+            }
+        }
+    }
+    prop_assert_eq!(
+        &batched.match_batch(&pending).expect("batch"),
+        &pending_truth,
+        "batch at the end"
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn emu_sff_rtree_and_batched_agree_with_brute_force_across_area_updates(
+        subs in subscriptions(),
+        steps in steps(),
+    ) {
+        run_scenario(subs, steps, Options::default())?;
+    }
+
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn resetting_fcount_every_event_gives_the_same_answers(subs in subscriptions(), steps in steps()) {
+        run_scenario(subs, steps, Options { fcount_runs: 1, read_prefix: 2, batch: 3 })?;
+    }
+}
+
+#[test]
+fn event_on_the_border_of_an_area_matches_and_one_ulp_outside_does_not() {
+    let area = Area::circle(1.0, 1.0, 0.5).unwrap();
+    let subs = Subscriptions::new([Subscription {
+        id: SubscriptionId(4),
+        filters: vec![Filter::new(
+            vec![Constraint::new("a", Op::Ge, Value::Int(0)).unwrap()],
+            area,
+        )
+        .unwrap()],
+    }]);
+    let mut engine = Engine::new(Device::emulator(), &subs, Options::default()).unwrap();
+    let ev = |x: f32| Event {
+        loc: Location { x, y: 1.0 },
+        content: ccm::model::Event::from_pairs([("a", Value::Float(0.0))]).unwrap(),
+    };
+    assert_eq!(
+        engine.match_event(&ev(1.5)).unwrap(),
+        vec![SubscriptionId(4)]
+    );
+    assert_eq!(engine.match_event(&ev(1.5f32.next_up())).unwrap(), vec![]);
+    assert_eq!(
+        engine.match_event(&ev(0.5)).unwrap(),
+        vec![SubscriptionId(4)]
+    );
+}
+
+#[test]
+fn many_matches_need_the_second_result_copy() {
+    // 600 subscriptions (3 blocks of Zip) all matching, a result prefix of 16 ids.
+    let area = Area::circle(0.0, 0.0, 10.0).unwrap();
+    let subs = Subscriptions::new((0..600).map(|i| Subscription {
+        id: SubscriptionId(1000 - i),
+        filters: vec![Filter::new(vec![], area).unwrap()],
+    }));
+    let mut engine = Engine::new(
+        Device::emulator(),
+        &subs,
+        Options {
+            read_prefix: 16,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let e = Event {
+        loc: Location { x: 1.0, y: 1.0 },
+        content: Default::default(),
+    };
+    let got = engine.match_event(&e).unwrap();
+    assert_eq!(got, (401..=1000).map(SubscriptionId).collect::<Vec<_>>());
+    let far = Event {
+        loc: Location { x: 11.0, y: 0.0 },
+        content: Default::default(),
+    };
+    assert!(engine.match_event(&far).unwrap().is_empty());
+}
