@@ -1,16 +1,745 @@
-//! The clcb paper's experiments and its command-line subcommands.
+//! The clcb paper's experiments (Cugola & Margara, Middleware 2012, §5: Table 2 and
+//! Figs. 3–7) and the `clcb match` / `clcb generate` subcommands.
+//!
+//! Engines: `gpu` (the paper's `Loc`, `Cont`, `Zip` pipeline, one event at a time),
+//! `gpu batched` (beyond the paper: many events per pass over the filters), `emu` (the
+//! same kernels on the emulator, quick mode), `rtree` (the R*-tree peer: location only
+//! in Figs. 3–4 as in the paper, location + content as the oracle), `sff` (the SFF-like
+//! matcher, content only and with location encoded as constraints, Table 2).
+//!
+//! Every answer of `gpu`, `gpu batched` and `emu` is checked against the R*-tree with the
+//! content check on every workload (a mismatch fails the run), on all the events in quick
+//! mode and on the first [`CHECKED_EVENTS`] of each workload at full scale. Times are
+//! per event (end to end: encode, copy in, kernels, copy out, sort) or per update, the
+//! mean over the workload's events after a short untimed warm-up; CPU peers run fewer
+//! events at full scale so that each experiment stays within minutes.
 
-use crate::experiment::Experiment;
+use crate::bad_input;
+use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
+use anyhow::Context as _;
+use baselines::rtree::RTreeMatcher;
+use baselines::sff_location::{content_sff, SffLocation};
+use clcb::workload::{Params, Spatial, Workload};
+use clcb::{Engine, Event, Options, StepTimes, Subscriptions};
+use gpu_kernels::Device;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Events of each full-scale workload checked against the R*-tree oracle.
+const CHECKED_EVENTS: usize = 100;
 
 /// The paper's tables and figures.
 pub fn experiments() -> Vec<Experiment> {
-    Vec::new()
+    let e = |id, title, x_label, y_label, log_x, log_y, baseline, paper_says, run| Experiment {
+        paper: Paper::Clcb,
+        id,
+        title,
+        x_label,
+        y_label,
+        log_x,
+        log_y,
+        higher_is_better: false,
+        baseline,
+        paper_says,
+        run,
+    };
+    let subs_x = "subscriptions (10 filters each)";
+    let ms = "processing time per event (ms)";
+    vec![
+        e(
+            "table2",
+            "Table 2: processing time per event (x = 1: content only, 2: with location) and time per area update (x = 3), default scenario",
+            "row (1: w/o location, 2: w/ location, 3: update)",
+            "time (ms)",
+            false,
+            true,
+            Some("sff"),
+            "SFF 13.78 ms w/o location, 118.69 ms with, 10151 ms per update; CLCB 0.306 ms with location (389x SFF)",
+            table2,
+        ),
+        e("fig3a", "Fig. 3a: matching time vs subscriptions, uniform, each filter covers 0.001% of the area", subs_x, ms, true, true, Some("rtree"), "R-Tree faster below ~400 subscriptions; CLCB 2.47x faster at 1M (0.001%)", fig3a),
+        e("fig3b", "Fig. 3b: matching time vs subscriptions, uniform, each filter covers 0.01% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB time flat in the area size; R-Tree degrades as areas grow", fig3b),
+        e("fig3c", "Fig. 3c: matching time vs subscriptions, uniform, each filter covers 0.1% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB time flat in the area size; R-Tree degrades as areas grow", fig3c),
+        e("fig3d", "Fig. 3d: matching time vs subscriptions, uniform, each filter covers 1% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB 251.7x faster than R-Tree at 1M subscriptions (1%)", fig3d),
+        e("fig4a", "Fig. 4a: matching time vs subscriptions, Zipf, each filter covers 0.001% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB 11.7x faster than R-Tree at 1M (0.001%, Zipf)", fig4a),
+        e("fig4b", "Fig. 4b: matching time vs subscriptions, Zipf, each filter covers 0.01% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB 16.3x faster than R-Tree at 1M (0.01%, Zipf)", fig4b),
+        e("fig4c", "Fig. 4c: matching time vs subscriptions, Zipf, each filter covers 0.1% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB 132.8x faster than R-Tree at 1M (0.1%, Zipf)", fig4c),
+        e("fig4d", "Fig. 4d: matching time vs subscriptions, Zipf, each filter covers 1% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB 544x faster than R-Tree at 1M (1%, Zipf)", fig4d),
+        e("fig5a", "Fig. 5a: time per area update vs subscriptions, uniform", subs_x, "time per update (µs)", true, true, Some("rtree"), "CLCB 2.65 µs per update, constant; R-Tree 5.26 ms at 1M (1985x)", fig5a),
+        e("fig5b", "Fig. 5b: time per area update vs subscriptions, Zipf", subs_x, "time per update (µs)", true, true, Some("rtree"), "update times only marginally influenced by the spatial distribution", fig5b),
+        e("fig6a", "Fig. 6a: time per step of the GPU pipeline vs subscriptions, default scenario", subs_x, "time per event (ms)", true, true, None, "copies below 0.1 ms and flat; kernels dominate and grow with the problem", fig6a),
+        e("fig6b", "Fig. 6b: time per step of the GPU pipeline vs subscriptions, all-match content", subs_x, "time per event (ms)", true, true, None, "Cont dominates; copy of results stays below 0.6 ms at 1M subscriptions", fig6b),
+        e("fig7", "Fig. 7: GPU memory vs number of filters", "filters (millions)", "GPU memory (MB)", false, false, None, "1 GB holds more than 13 million filters (1.3M subscriptions)", fig7),
+    ]
 }
+
+// ---------------------------------------------------------------------------------
+// Engines of one run.
+
+struct Engines {
+    gpu: Option<usize>,
+    emu: bool,
+    rtree: bool,
+    sff: bool,
+}
+
+impl Engines {
+    fn of(ctx: &Ctx) -> Engines {
+        Engines {
+            gpu: if ctx.wants("gpu", EngineKind::Gpu) {
+                ctx.gpu_ordinal
+            } else {
+                None
+            },
+            emu: ctx.wants("emu", EngineKind::Emu),
+            rtree: ctx.wants("rtree", EngineKind::Cpu),
+            sff: ctx.wants("sff", EngineKind::Cpu),
+        }
+    }
+
+    /// The devices to run the kernels on, by series name.
+    fn devices(&self) -> Vec<(&'static str, Target)> {
+        let mut v = Vec::new();
+        if let Some(o) = self.gpu {
+            v.push(("gpu", Target::Gpu(o)));
+        }
+        if self.emu {
+            v.push(("emu", Target::Emu));
+        }
+        v
+    }
+}
+
+/// Where the kernels run; each engine opens its own [`Device`] (an engine owns it).
+#[derive(Clone, Copy)]
+enum Target {
+    Gpu(usize),
+    Emu,
+}
+
+impl Target {
+    fn open(self) -> anyhow::Result<Device> {
+        Ok(match self {
+            Target::Gpu(o) => Device::gpu(o, clcb::PTX).context("opening the GPU")?,
+            Target::Emu => Device::emulator(),
+        })
+    }
+}
+
+/// Workload sizes: the paper's at full scale, small ones in quick mode (the emulator runs
+/// one OS thread per GPU lane).
+struct Scale {
+    quick: bool,
+}
+
+impl Scale {
+    fn subscriptions(&self) -> Vec<usize> {
+        if self.quick {
+            vec![10, 40]
+        } else {
+            vec![1_000, 10_000, 100_000, 250_000, 500_000, 1_000_000]
+        }
+    }
+    /// Events timed on the kernels.
+    fn events(&self) -> usize {
+        if self.quick {
+            4
+        } else {
+            1000
+        }
+    }
+    /// Events timed on a CPU peer.
+    fn cpu_events(&self) -> usize {
+        if self.quick {
+            4
+        } else {
+            200
+        }
+    }
+    fn checked(&self, n: usize) -> usize {
+        if self.quick {
+            n
+        } else {
+            n.min(CHECKED_EVENTS)
+        }
+    }
+    fn default_subs(&self) -> usize {
+        if self.quick {
+            60
+        } else {
+            250_000
+        }
+    }
+}
+
+fn workload(params: Params, seed: u64) -> (Subscriptions, Vec<Event>, Workload) {
+    let w = Workload::new(params, seed);
+    (w.subscriptions(), w.events(), w)
+}
+
+/// Mean milliseconds per item of `f` over `items` (after `warm` untimed items).
+fn mean_ms<T, R>(
+    items: &[T],
+    warm: usize,
+    mut f: impl FnMut(&T) -> anyhow::Result<R>,
+) -> anyhow::Result<(f64, Vec<R>)> {
+    for it in items.iter().take(warm) {
+        f(it)?;
+    }
+    let t0 = Instant::now();
+    let out = items
+        .iter()
+        .map(&mut f)
+        .collect::<anyhow::Result<Vec<R>>>()?;
+    Ok((
+        t0.elapsed().as_secs_f64() * 1e3 / items.len().max(1) as f64,
+        out,
+    ))
+}
+
+/// The oracle: the R*-tree with the content check, on the first `n` events.
+fn oracle(rtree: &mut RTreeMatcher, subs: &Subscriptions, events: &[Event]) -> Vec<Vec<u32>> {
+    events
+        .iter()
+        .map(|e| rtree.match_indices(e, subs))
+        .collect()
+}
+
+fn check(
+    ctx: &Ctx,
+    label: &str,
+    truth: &[Vec<u32>],
+    name: &str,
+    got: &[Vec<u32>],
+) -> anyhow::Result<()> {
+    ctx.check(
+        label,
+        ("rtree", truth),
+        (name, &got[..truth.len().min(got.len())]),
+    )
+}
+
+/// Times the kernels (per event and batched) on every device, checking their answers.
+fn time_kernels(
+    ctx: &mut Ctx,
+    devices: &[(&'static str, Target)],
+    subs: &Subscriptions,
+    events: &[Event],
+    truth: &[Vec<u32>],
+    label: &str,
+    x: f64,
+) -> anyhow::Result<Vec<(String, f64)>> {
+    let mut out = Vec::new();
+    for (name, dev) in devices {
+        let mut engine = Engine::new(dev.open()?, subs, Options::default())?;
+        let warm = if ctx.quick { 0 } else { 10 };
+        let (ms, got) = mean_ms(events, warm, |e| Ok(engine.match_indices(e, None)?))?;
+        check(ctx, label, truth, name, &got)?;
+        out.push((name.to_string(), ms));
+        let _ = engine.match_batch(&events[..warm.min(events.len())])?;
+        let t0 = Instant::now();
+        let got = engine.match_batch(events)?;
+        let batched = t0.elapsed().as_secs_f64() * 1e3 / events.len().max(1) as f64;
+        check(ctx, label, truth, &format!("{name} batched"), &got)?;
+        out.push((format!("{name} batched"), batched));
+    }
+    for (s, v) in &out {
+        ctx.record(s, x, *v);
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------------
+// Table 2.
+
+fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices();
+    let s = Scale { quick: ctx.quick };
+    let seeds = ctx.seeds.clone();
+    ctx.set_steps(seeds.len() as u64 * 4);
+    for &seed in &seeds {
+        ctx.step(&format!("table2 seed {seed}: generating"));
+        let params = Params {
+            subscriptions: s.default_subs(),
+            events: s.events(),
+            ..Params::default()
+        };
+        let (subs, events, w) = workload(params, seed);
+        let label = format!("table2 seed {seed}");
+        let mut rtree = RTreeMatcher::build(&subs);
+        let cpu_events = &events[..s.cpu_events().min(events.len())];
+        let truth = oracle(&mut rtree, &subs, &events[..s.checked(events.len())]);
+        ctx.step(&format!("table2 seed {seed}: sff"));
+        if engines.sff {
+            let sff = content_sff(&subs)?;
+            let (ms, _) = mean_ms(cpu_events, 0, |e| Ok(sff.match_event(&e.content)))?;
+            ctx.record("sff", 1.0, ms);
+            let sffl = SffLocation::build(&subs);
+            let mut scratch = sffl.scratch();
+            let few = &events[..cpu_events.len().min(if ctx.quick { 6 } else { 50 })];
+            let (ms, got) = mean_ms(few, 0, |e| Ok(sffl.match_indices_with(e, &mut scratch)))?;
+            check(ctx, &label, &truth, "sff", &got)?;
+            ctx.record("sff", 2.0, ms);
+            // SFF has no update: one area move costs a rebuild of the whole index.
+            let mut model = subs.clone();
+            let mut sffl = sffl;
+            let u = w.updates(1, subs.filter_count());
+            let t0 = Instant::now();
+            sffl.move_area(&u[0], &mut model)?;
+            ctx.record("sff", 3.0, t0.elapsed().as_secs_f64() * 1e3);
+        }
+        ctx.step(&format!("table2 seed {seed}: rtree"));
+        if engines.rtree {
+            let (ms, _) = mean_ms(cpu_events, 0, |e| Ok(rtree.match_indices(e, &subs)))?;
+            ctx.record("rtree", 2.0, ms);
+            let ups = w.updates(if ctx.quick { 20 } else { 1000 }, subs.filter_count());
+            let (ms, _) = mean_ms(&ups, 0, |u| Ok(rtree.move_area(u)?))?;
+            ctx.record("rtree", 3.0, ms);
+        }
+        ctx.step(&format!("table2 seed {seed}: kernels"));
+        time_kernels(ctx, &devices, &subs, &events, &truth, &label, 2.0)?;
+        for (name, dev) in &devices {
+            let mut engine = Engine::new(dev.open()?, &subs, Options::default())?;
+            let ups = w.updates(if ctx.quick { 20 } else { 1000 }, subs.filter_count());
+            let (ms, _) = mean_ms(&ups, 0, |u| Ok(engine.move_area(u)?))?;
+            engine.synchronize()?;
+            ctx.record(name, 3.0, ms);
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------
+// Figs. 3 and 4: matching time vs subscriptions, per area coverage.
+
+fn matching_sweep(
+    ctx: &mut Ctx,
+    id: &str,
+    spatial: Spatial,
+    area_percent: f64,
+) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices();
+    let s = Scale { quick: ctx.quick };
+    let seeds = ctx.seeds.clone();
+    let xs = s.subscriptions();
+    ctx.set_steps((seeds.len() * xs.len()) as u64);
+    for &seed in &seeds {
+        for &n in &xs {
+            ctx.step(&format!("{id} seed {seed} subscriptions {n}"));
+            let params = Params {
+                subscriptions: n,
+                events: s.events(),
+                spatial,
+                area_percent,
+                ..Params::default()
+            };
+            let (subs, events, _) = workload(params, seed);
+            let label = format!("{id} seed {seed} subscriptions {n}");
+            let mut rtree = RTreeMatcher::build(&subs);
+            let truth = oracle(&mut rtree, &subs, &events[..s.checked(events.len())]);
+            if engines.rtree {
+                // The paper's R-Tree series: location only.
+                let cpu_events = &events[..s.cpu_events().min(events.len())];
+                let (ms, _) = mean_ms(cpu_events, 0, |e| Ok(rtree.locate_indices(e.loc)))?;
+                ctx.record("rtree", n as f64, ms);
+            }
+            time_kernels(ctx, &devices, &subs, &events, &truth, &label, n as f64)?;
+        }
+    }
+    Ok(())
+}
+
+const ZIPF: Spatial = Spatial::Zipf { s: 1.0 };
+
+fn fig3a(ctx: &mut Ctx) -> anyhow::Result<()> {
+    matching_sweep(ctx, "fig3a", Spatial::Uniform, 0.001)
+}
+fn fig3b(ctx: &mut Ctx) -> anyhow::Result<()> {
+    matching_sweep(ctx, "fig3b", Spatial::Uniform, 0.01)
+}
+fn fig3c(ctx: &mut Ctx) -> anyhow::Result<()> {
+    matching_sweep(ctx, "fig3c", Spatial::Uniform, 0.1)
+}
+fn fig3d(ctx: &mut Ctx) -> anyhow::Result<()> {
+    matching_sweep(ctx, "fig3d", Spatial::Uniform, 1.0)
+}
+fn fig4a(ctx: &mut Ctx) -> anyhow::Result<()> {
+    matching_sweep(ctx, "fig4a", ZIPF, 0.001)
+}
+fn fig4b(ctx: &mut Ctx) -> anyhow::Result<()> {
+    matching_sweep(ctx, "fig4b", ZIPF, 0.01)
+}
+fn fig4c(ctx: &mut Ctx) -> anyhow::Result<()> {
+    matching_sweep(ctx, "fig4c", ZIPF, 0.1)
+}
+fn fig4d(ctx: &mut Ctx) -> anyhow::Result<()> {
+    matching_sweep(ctx, "fig4d", ZIPF, 1.0)
+}
+
+// ---------------------------------------------------------------------------------
+// Fig. 5: area updates.
+
+fn update_sweep(ctx: &mut Ctx, id: &str, spatial: Spatial) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices();
+    let s = Scale { quick: ctx.quick };
+    let seeds = ctx.seeds.clone();
+    let xs = s.subscriptions();
+    ctx.set_steps((seeds.len() * xs.len()) as u64);
+    let n_updates = if ctx.quick { 20 } else { 1000 };
+    for &seed in &seeds {
+        for &n in &xs {
+            ctx.step(&format!("{id} seed {seed} subscriptions {n}"));
+            let events = if ctx.quick { 3 } else { 20 };
+            let params = Params {
+                subscriptions: n,
+                events,
+                spatial,
+                ..Params::default()
+            };
+            let (mut subs, events, w) = workload(params, seed);
+            let ups = w.updates(n_updates, subs.filter_count());
+            let label = format!("{id} seed {seed} subscriptions {n}");
+            let mut rtree = RTreeMatcher::build(&subs);
+            let (ms, _) = mean_ms(&ups, 0, |u| Ok(rtree.move_area(u)?))?;
+            if engines.rtree {
+                ctx.record("rtree", n as f64, ms * 1e3);
+            }
+            for u in &ups {
+                subs.apply(u)?;
+            }
+            let truth = oracle(&mut rtree, &subs, &events);
+            for (name, dev) in &devices {
+                // One update at a time, as the paper: two copies (position, squared radius).
+                let mut engine = Engine::new(dev.open()?, &subs, Options::default())?;
+                let warm = &ups[..ups.len().min(10)];
+                for u in warm {
+                    engine.move_area(u)?;
+                }
+                engine.synchronize()?;
+                let t0 = Instant::now();
+                for u in &ups {
+                    engine.move_area(u)?;
+                }
+                engine.synchronize()?;
+                ctx.record(
+                    name,
+                    n as f64,
+                    t0.elapsed().as_secs_f64() * 1e6 / ups.len() as f64,
+                );
+                let got: Vec<Vec<u32>> = events
+                    .iter()
+                    .map(|e| engine.match_indices(e, None))
+                    .collect::<Result<_, _>>()?;
+                check(ctx, &label, &truth, name, &got)?;
+                // One update per launch, carried in the kernel's arguments.
+                let t0 = Instant::now();
+                for u in &ups {
+                    engine.move_area_by_launch(u)?;
+                }
+                engine.synchronize()?;
+                ctx.record(
+                    &format!("{name} launch"),
+                    n as f64,
+                    t0.elapsed().as_secs_f64() * 1e6 / ups.len() as f64,
+                );
+                // All updates in one copy and one launch.
+                let t0 = Instant::now();
+                engine.move_areas(&ups)?;
+                engine.synchronize()?;
+                ctx.record(
+                    &format!("{name} batched"),
+                    n as f64,
+                    t0.elapsed().as_secs_f64() * 1e6 / ups.len() as f64,
+                );
+                let got: Vec<Vec<u32>> = events
+                    .iter()
+                    .map(|e| engine.match_indices(e, None))
+                    .collect::<Result<_, _>>()?;
+                check(ctx, &label, &truth, &format!("{name} batched"), &got)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn fig5a(ctx: &mut Ctx) -> anyhow::Result<()> {
+    update_sweep(ctx, "fig5a", Spatial::Uniform)
+}
+fn fig5b(ctx: &mut Ctx) -> anyhow::Result<()> {
+    update_sweep(ctx, "fig5b", ZIPF)
+}
+
+// ---------------------------------------------------------------------------------
+// Fig. 6: time per step.
+
+fn steps_sweep(ctx: &mut Ctx, id: &str, params: Params) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices();
+    let s = Scale { quick: ctx.quick };
+    let seeds = ctx.seeds.clone();
+    let xs = s.subscriptions();
+    ctx.set_steps((seeds.len() * xs.len()) as u64);
+    for &seed in &seeds {
+        for &n in &xs {
+            ctx.step(&format!("{id} seed {seed} subscriptions {n}"));
+            let p = Params {
+                subscriptions: n,
+                events: if ctx.quick { 4 } else { 200 },
+                ..params.clone()
+            };
+            let (subs, events, _) = workload(p, seed);
+            let label = format!("{id} seed {seed} subscriptions {n}");
+            let mut rtree = RTreeMatcher::build(&subs);
+            let truth = oracle(&mut rtree, &subs, &events[..s.checked(events.len())]);
+            for (name, dev) in &devices {
+                let mut engine = Engine::new(dev.open()?, &subs, Options::default())?;
+                let mut sum = StepTimes::default();
+                let mut got = Vec::with_capacity(events.len());
+                for e in &events {
+                    let mut t = StepTimes::default();
+                    got.push(engine.match_indices(e, Some(&mut t))?);
+                    sum.copy_in += t.copy_in;
+                    sum.loc += t.loc;
+                    sum.cont += t.cont;
+                    sum.zip += t.zip;
+                    sum.copy_out += t.copy_out;
+                }
+                check(ctx, &label, &truth, name, &got)?;
+                let k = events.len().max(1) as f64;
+                let prefix = if *name == "gpu" {
+                    String::new()
+                } else {
+                    format!("{name} ")
+                };
+                for (step, v) in [
+                    ("copy in", sum.copy_in),
+                    ("Loc", sum.loc),
+                    ("Cont", sum.cont),
+                    ("Zip", sum.zip),
+                    ("copy out", sum.copy_out),
+                    ("total", sum.total()),
+                ] {
+                    ctx.record(&format!("{prefix}{step}"), n as f64, v / k);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn fig6a(ctx: &mut Ctx) -> anyhow::Result<()> {
+    steps_sweep(ctx, "fig6a", Params::default())
+}
+fn fig6b(ctx: &mut Ctx) -> anyhow::Result<()> {
+    steps_sweep(ctx, "fig6b", Params::all_match())
+}
+
+// ---------------------------------------------------------------------------------
+// Fig. 7: memory.
+
+fn fig7(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices();
+    let seeds = ctx.seeds.clone();
+    let xs: Vec<usize> = if ctx.quick {
+        vec![1_000, 4_000]
+    } else {
+        vec![100_000, 250_000, 500_000, 1_000_000, 1_300_000]
+    };
+    ctx.set_steps((seeds.len() * xs.len()) as u64);
+    for &seed in &seeds {
+        for &n in &xs {
+            ctx.step(&format!("fig7 seed {seed} subscriptions {n}"));
+            let (subs, _, _) = workload(
+                Params {
+                    subscriptions: n,
+                    events: 0,
+                    ..Params::default()
+                },
+                seed,
+            );
+            let filters = subs.filter_count() as f64 / 1e6;
+            for (name, dev) in &devices {
+                // Device memory is accounted the same way on the emulator.
+                let engine = Engine::new(dev.open()?, &subs, Options::default())?;
+                ctx.record(name, filters, engine.device_bytes() as f64 / 1e6);
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------
+// Subcommands.
 
 /// `harness clcb ...`: the user's own workloads.
 #[derive(clap::Subcommand, Debug)]
-pub enum Cmd {}
+pub enum Cmd {
+    /// Match events against subscriptions; prints one line per event: the JSON array of
+    /// the matching subscription ids, ascending.
+    Match {
+        /// Subscriptions, JSON Lines, one filter per line:
+        /// {"subscription": 7, "filter": [["n1", "=", "a"]], "area": [x, y, r]}
+        #[arg(long)]
+        subscriptions: PathBuf,
+        /// Events, JSON Lines: {"loc": [x, y], "attrs": {"n1": "a"}}
+        #[arg(long)]
+        events: PathBuf,
+        /// gpu, emu, sff or rtree (default: gpu when a GPU is present, else rtree).
+        #[arg(long)]
+        engine: Option<String>,
+        /// Match the events in batches on the kernels (beyond the paper).
+        #[arg(long)]
+        batched: bool,
+        /// GPU ordinal.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+    },
+    /// Write a generated workload (Table 1 parameters) as JSON Lines files.
+    Generate {
+        #[arg(long)]
+        out_subscriptions: PathBuf,
+        #[arg(long)]
+        out_events: PathBuf,
+        #[arg(long, default_value_t = 1000)]
+        subscriptions: usize,
+        #[arg(long, default_value_t = 100)]
+        events: usize,
+        /// Area covered by each filter, in percent.
+        #[arg(long, default_value_t = 0.01)]
+        area_percent: f64,
+        /// Zipf spatial distribution instead of uniform.
+        #[arg(long)]
+        zipf: bool,
+        /// Every filter's content holds for every event (Fig. 6b).
+        #[arg(long)]
+        all_match: bool,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
 
 pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
-    match cmd {}
+    match cmd {
+        Cmd::Match {
+            subscriptions,
+            events,
+            engine,
+            batched,
+            device,
+        } => match_cmd(&subscriptions, &events, engine.as_deref(), batched, device),
+        Cmd::Generate {
+            out_subscriptions,
+            out_events,
+            subscriptions,
+            events,
+            area_percent,
+            zipf,
+            all_match,
+            seed,
+        } => {
+            let params = Params {
+                subscriptions,
+                events,
+                area_percent,
+                spatial: if zipf { ZIPF } else { Spatial::Uniform },
+                all_match,
+                ..Params::default()
+            };
+            let (subs, evs, _) = workload(params, seed);
+            let create = |p: &PathBuf| {
+                std::fs::File::create(p)
+                    .map(std::io::BufWriter::new)
+                    .with_context(|| format!("{}: cannot create", p.display()))
+            };
+            clcb::io::write_subscriptions(create(&out_subscriptions)?, subs.as_slice())?;
+            clcb::io::write_events(create(&out_events)?, &evs)?;
+            Ok(())
+        }
+    }
+}
+
+fn match_cmd(
+    subs_path: &std::path::Path,
+    events_path: &std::path::Path,
+    engine: Option<&str>,
+    batched: bool,
+    device: usize,
+) -> anyhow::Result<()> {
+    if let Some(e) = engine {
+        if !matches!(e, "gpu" | "emu" | "sff" | "rtree") {
+            return Err(bad_input(anyhow::anyhow!(
+                "unknown engine `{e}`: use gpu, emu, sff or rtree"
+            )));
+        }
+    }
+    let subs = Subscriptions::new(clcb::io::load_subscriptions(subs_path).map_err(bad_input)?);
+    let events = clcb::io::load_events(events_path).map_err(bad_input)?;
+    let ids =
+        |idx: Vec<u32>| -> Vec<u32> { idx.into_iter().map(|i| subs.id(i as usize).0).collect() };
+    let results: Vec<Vec<u32>> = match engine {
+        Some("sff") => {
+            let m = SffLocation::build(&subs);
+            let mut scratch = m.scratch();
+            events
+                .iter()
+                .map(|e| ids(m.match_indices_with(e, &mut scratch)))
+                .collect()
+        }
+        Some("rtree") => {
+            let mut m = RTreeMatcher::build(&subs);
+            events
+                .iter()
+                .map(|e| ids(m.match_indices(e, &subs)))
+                .collect()
+        }
+        Some("emu") => run_kernels(Device::emulator(), &subs, &events, batched)?
+            .into_iter()
+            .map(ids)
+            .collect(),
+        Some(_) => run_kernels(Device::gpu(device, clcb::PTX)?, &subs, &events, batched)?
+            .into_iter()
+            .map(ids)
+            .collect(),
+        None => match Device::gpu(device, clcb::PTX) {
+            Ok(dev) => run_kernels(dev, &subs, &events, batched)?
+                .into_iter()
+                .map(ids)
+                .collect(),
+            Err(_) => {
+                let mut m = RTreeMatcher::build(&subs);
+                events
+                    .iter()
+                    .map(|e| ids(m.match_indices(e, &subs)))
+                    .collect()
+            }
+        },
+    };
+    use std::io::Write as _;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for r in results {
+        writeln!(out, "{}", serde_json::Value::from(r))?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn run_kernels(
+    dev: Device,
+    subs: &Subscriptions,
+    events: &[Event],
+    batched: bool,
+) -> anyhow::Result<Vec<Vec<u32>>> {
+    let mut engine = Engine::new(dev, subs, Options::default())?;
+    if batched {
+        Ok(engine.match_batch(events)?)
+    } else {
+        events
+            .iter()
+            .map(|e| Ok(engine.match_indices(e, None)?))
+            .collect()
+    }
 }
