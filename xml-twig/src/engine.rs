@@ -57,8 +57,8 @@ impl Engine {
     /// Packs and uploads the query set's personalities.
     pub fn new(dev: Device, profiles: &ProfileSet, cfg: EngineConfig) -> Result<Self, XmlError> {
         let layout = pack(profiles, cfg.block_threads)?;
-        let personalities = dev.upload(&layout.personalities)?;
-        let result_index = dev.upload(&layout.result_index)?;
+        let personalities = upload_nonempty(&dev, &layout.personalities)?;
+        let result_index = upload_nonempty(&dev, &layout.result_index)?;
         Ok(Engine {
             dev,
             narrow: profiles.dict.is_narrow(),
@@ -69,6 +69,19 @@ impl Engine {
             result_index,
             cfg,
         })
+    }
+
+    /// Replaces the query set (the paper's "query dynamicity", Table 5): re-packs the
+    /// queries and uploads the new personalities; the device stays open.
+    pub fn load(&mut self, profiles: &ProfileSet) -> Result<(), XmlError> {
+        let layout = pack(profiles, self.cfg.block_threads)?;
+        self.personalities = upload_nonempty(&self.dev, &layout.personalities)?;
+        self.result_index = upload_nonempty(&self.dev, &layout.result_index)?;
+        self.layout = layout;
+        self.narrow = profiles.dict.is_narrow();
+        self.queries = profiles.len();
+        self.ids = profiles.ids.clone();
+        Ok(())
     }
 
     pub fn device(&self) -> &Device {

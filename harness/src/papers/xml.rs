@@ -1,16 +1,779 @@
-//! The xml paper's experiments and its command-line subcommands.
+//! The xml paper's experiments (Absalyamov et al., §5: Figs. 7-11, Table 5) and the
+//! `xml filter` subcommand.
+//!
+//! Engines: `gpu` (the push/pop stack kernels on the GPU), `emu` (the same kernels on the
+//! emulator, quick mode), `yfilter` (the single-threaded NFA baseline) and `yfilter-mc`
+//! (the same NFA over all cores, the paper's "pseudo-multicore YFilter"). Every engine's
+//! answer is checked against `yfilter` on every workload.
+//!
+//! Timing follows §5: YFilter's time excludes parsing (documents arrive as encoded
+//! events); the GPU's time covers sending the encoded events, filtering, and reading
+//! the results back. NFA construction and the personality upload happen once per query
+//! set, before timing. Each measurement is the best of a few repetitions (fewer for slow
+//! runs), after one untimed warm-up run per engine.
 
-use crate::experiment::Experiment;
+use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
+use anyhow::Context as _;
+use baselines::yfilter::Yfilter;
+use std::time::Instant;
+use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
+use xml_twig::{io, Device, Document, Engine, EngineConfig, Matches, ProfileSet, QuerySet};
 
 /// The paper's tables and figures.
 pub fn experiments() -> Vec<Experiment> {
-    Vec::new()
+    let e = |id, title, x_label, y_label, log_x, higher, paper_says, run| Experiment {
+        paper: Paper::Xml,
+        id,
+        title,
+        x_label,
+        y_label,
+        log_x,
+        log_y: false,
+        higher_is_better: higher,
+        baseline: None,
+        paper_says,
+        run,
+    };
+    vec![
+        e(
+            "fig7",
+            "Fig. 7: throughput vs number of queries, one 1 MB document",
+            "number of queries",
+            "throughput (MB/s)",
+            true,
+            true,
+            "GPU throughput flat up to a breaking point (all cores busy), then halves as queries double",
+            fig7,
+        ),
+        e(
+            "fig8",
+            "Fig. 8: speedup over single-threaded YFilter vs document size (256 queries of 10 nodes)",
+            "document size (kB)",
+            "speedup over yfilter",
+            true,
+            true,
+            "up to 9x for small documents, flattening for documents >= 512 kB; higher with more * and //",
+            fig8,
+        ),
+        e(
+            "fig9",
+            "Fig. 9: batched throughput vs number of queries (500 documents of 25 kB, * and // at 50%)",
+            "number of queries",
+            "throughput (MB/s)",
+            true,
+            true,
+            "no breaking point: throughput halves as the query load doubles",
+            fig9,
+        ),
+        e(
+            "fig10a",
+            "Fig. 10a: speedup vs number of queries, batch of 500 documents (length 5, * and // at 50%)",
+            "number of queries",
+            "speedup",
+            true,
+            true,
+            "up to 4x over multicore YFilter; speedup halves as queries double",
+            fig10a,
+        ),
+        e(
+            "fig10b",
+            "Fig. 10b: speedup vs number of queries, batch of 1000 documents (length 5, * and // at 50%)",
+            "number of queries",
+            "speedup",
+            true,
+            true,
+            "slightly below Fig. 10a; target here: >= 5x multicore YFilter at 1000 queries",
+            fig10b,
+        ),
+        e(
+            "fig11a",
+            "Fig. 11a: speedup vs query length, batch of 500 documents (128 queries, * and // at 10%)",
+            "query length (nodes)",
+            "speedup",
+            false,
+            true,
+            "speedup drops about 2x as query length doubles",
+            fig11a,
+        ),
+        e(
+            "fig11b",
+            "Fig. 11b: speedup vs query length, batch of 1000 documents (128 queries, * and // at 10%)",
+            "query length (nodes)",
+            "speedup",
+            false,
+            true,
+            "as Fig. 11a, slightly lower",
+            fig11b,
+        ),
+        e(
+            "table5",
+            "Table 5: effect of each factor on throughput (ratio high/low setting; 1 = no effect)",
+            "factor (1 doc size 64k->1M, 2 queries 64->512, 3 length 5->15, 4 */// 10->50%, 5 splits 1->6, 6 batch 100->400)",
+            "throughput ratio (high/low)",
+            false,
+            true,
+            "CPU: decreases with size, queries, length, */// (~15% per 10%); GPU: flat until the breaking point",
+            table5,
+        ),
+    ]
+}
+
+/// Sizes: the paper's in full mode, small ones in quick mode.
+struct Sizes {
+    quick: bool,
+}
+
+impl Sizes {
+    fn doc_bytes(&self, kb: usize) -> usize {
+        if self.quick {
+            (kb * 1024 / 256).max(1024)
+        } else {
+            kb * 1024
+        }
+    }
+    fn queries(&self, n: usize) -> usize {
+        if self.quick {
+            (n / 16).max(2)
+        } else {
+            n
+        }
+    }
+    fn batch(&self, n: usize) -> usize {
+        if self.quick {
+            (n / 200).max(2)
+        } else {
+            n
+        }
+    }
+    fn batch_doc_bytes(&self) -> usize {
+        if self.quick {
+            1_500
+        } else {
+            25_000
+        }
+    }
+}
+
+/// A kernel engine: the device until the first query set, then the engine on it.
+enum Slot {
+    Off,
+    Device(Device, EngineConfig),
+    Ready(Box<Engine>),
+}
+
+impl Slot {
+    /// The engine loaded with `profiles`.
+    fn engine(&mut self, profiles: &ProfileSet) -> anyhow::Result<Option<&mut Engine>> {
+        match std::mem::replace(self, Slot::Off) {
+            Slot::Off => {}
+            Slot::Device(dev, cfg) => {
+                *self = Slot::Ready(Box::new(Engine::new(dev, profiles, cfg)?))
+            }
+            Slot::Ready(mut e) => {
+                e.load(profiles)?;
+                *self = Slot::Ready(e);
+            }
+        }
+        Ok(match self {
+            Slot::Ready(e) => Some(e),
+            _ => None,
+        })
+    }
+}
+
+/// The engines of one run, opened once.
+struct Engines {
+    gpu: Slot,
+    emu: Slot,
+    yfilter: bool,
+    yfilter_mc: bool,
+}
+
+impl Engines {
+    fn open(ctx: &Ctx) -> anyhow::Result<Self> {
+        let gpu = if ctx.wants("gpu", EngineKind::Gpu) {
+            let ordinal = ctx.gpu_ordinal.context("no GPU ordinal")?;
+            Slot::Device(
+                Device::gpu(ordinal, xml_twig::PTX)?,
+                EngineConfig::default(),
+            )
+        } else {
+            Slot::Off
+        };
+        let emu = if ctx.wants("emu", EngineKind::Emu) {
+            // One OS thread per lane: small blocks keep the emulator quick.
+            Slot::Device(
+                Device::emulator(),
+                EngineConfig {
+                    block_threads: 64,
+                    ..EngineConfig::default()
+                },
+            )
+        } else {
+            Slot::Off
+        };
+        Ok(Engines {
+            gpu,
+            emu,
+            yfilter: ctx.wants("yfilter", EngineKind::Cpu),
+            yfilter_mc: ctx.wants("yfilter-mc", EngineKind::Cpu),
+        })
+    }
+}
+
+/// Best wall-clock milliseconds of `reps` runs of `f`, and its last answer.
+fn best_ms<T>(reps: usize, mut f: impl FnMut() -> anyhow::Result<T>) -> anyhow::Result<(f64, T)> {
+    let mut best = f64::INFINITY;
+    let mut out = None;
+    for _ in 0..reps.max(1) {
+        let t0 = Instant::now();
+        let r = f()?;
+        best = best.min(t0.elapsed().as_secs_f64() * 1e3);
+        out = Some(r);
+    }
+    Ok((best, out.expect("at least one repetition")))
+}
+
+/// Repetitions for a run that took `first_ms` once: more for short runs, bounded time.
+fn reps_for(first_ms: f64) -> usize {
+    if first_ms < 20.0 {
+        5
+    } else if first_ms < 300.0 {
+        3
+    } else {
+        1
+    }
+}
+
+/// Times of one workload on each engine wanted, checked against `yfilter`.
+#[derive(Default)]
+struct Times {
+    gpu: Option<f64>,
+    emu: Option<f64>,
+    yfilter: Option<f64>,
+    yfilter_mc: Option<f64>,
+}
+
+fn gen_queries(params: QueryParams, n: usize, seed: u64) -> anyhow::Result<ProfileSet> {
+    let set = QuerySet::from_queries(QueryGenerator::new(params, seed).queries(n));
+    Ok(ProfileSet::compile(&set)?)
+}
+
+fn gen_docs(
+    profiles: &ProfileSet,
+    n: usize,
+    bytes: usize,
+    seed: u64,
+) -> anyhow::Result<Vec<Document>> {
+    let mut g = DblpGenerator::new(seed);
+    (0..n)
+        .map(|_| {
+            Ok(io::parse_document(
+                "generated.xml",
+                g.document(bytes).as_bytes(),
+                &profiles.dict,
+            )?)
+        })
+        .collect()
+}
+
+/// Runs every wanted engine on (`profiles`, `docs`), checks each against the reference
+/// (`yfilter`, computed untimed when not timed), returns the times.
+fn measure(
+    ctx: &Ctx,
+    engines: &mut Engines,
+    label: &str,
+    profiles: &ProfileSet,
+    docs: &[Document],
+) -> anyhow::Result<Times> {
+    let y = Yfilter::new(profiles);
+    let mut times = Times::default();
+    let reference: Vec<Matches> = if engines.yfilter {
+        let mut rt = y.runtime();
+        let (first, r) = best_ms(1, || {
+            Ok(docs
+                .iter()
+                .map(|d| y.filter_with(&mut rt, d))
+                .collect::<Vec<_>>())
+        })?;
+        let (ms, _) = best_ms(reps_for(first) - 1, || {
+            Ok(docs
+                .iter()
+                .map(|d| y.filter_with(&mut rt, d).len())
+                .sum::<usize>())
+        })?;
+        times.yfilter = Some(first.min(ms));
+        r
+    } else {
+        y.filter_batch(docs)
+    };
+    if engines.yfilter_mc {
+        let (first, r) = best_ms(1, || Ok(y.filter_batch(docs)))?;
+        ctx.check(label, ("yfilter", &reference), ("yfilter-mc", &r))?;
+        let (ms, _) = best_ms(reps_for(first) - 1, || Ok(y.filter_batch(docs)))?;
+        times.yfilter_mc = Some(first.min(ms));
+    }
+    if let Some(e) = engines.gpu.engine(profiles)? {
+        let batch = e.encode(docs);
+        // Warm-up (the PTX JIT on the first launch) and the check.
+        let (first, r) = best_ms(1, || Ok(e.filter_encoded(&batch)?))?;
+        ctx.check(label, ("yfilter", &reference), ("gpu", &r))?;
+        let (ms, _) = best_ms(reps_for(first), || Ok(e.filter_encoded(&batch)?))?;
+        times.gpu = Some(ms);
+    }
+    if let Some(e) = engines.emu.engine(profiles)? {
+        let batch = e.encode(docs);
+        let (ms, r) = best_ms(1, || Ok(e.filter_encoded(&batch)?))?;
+        ctx.check(label, ("yfilter", &reference), ("emu", &r))?;
+        times.emu = Some(ms);
+    }
+    Ok(times)
+}
+
+fn mb(docs: &[Document]) -> f64 {
+    docs.iter().map(|d| d.bytes).sum::<usize>() as f64 / 1e6
+}
+
+/// Records throughput (MB/s) of each measured engine as `<engine> <suffix>`.
+fn record_throughput(ctx: &mut Ctx, t: &Times, suffix: &str, x: f64, mbytes: f64) {
+    for (name, ms) in [
+        ("gpu", t.gpu),
+        ("emu", t.emu),
+        ("yfilter", t.yfilter),
+        ("yfilter-mc", t.yfilter_mc),
+    ] {
+        if let Some(ms) = ms {
+            ctx.record(&format!("{name} {suffix}"), x, mbytes / (ms / 1e3));
+        }
+    }
+}
+
+/// Records speedups of the kernel engines over the CPU ones.
+fn record_speedups(ctx: &mut Ctx, t: &Times, suffix: &str, x: f64) {
+    for (k, kt) in [("gpu", t.gpu), ("emu", t.emu)] {
+        let Some(kt) = kt else { continue };
+        for (c, ct) in [("yfilter", t.yfilter), ("yfilter-mc", t.yfilter_mc)] {
+            if let Some(ct) = ct {
+                let sep = if suffix.is_empty() { "" } else { " " };
+                ctx.record(&format!("{k} vs {c}{sep}{suffix}"), x, ct / kt);
+            }
+        }
+    }
+}
+
+const QUERY_COUNTS: [usize; 7] = [32, 64, 128, 256, 512, 1024, 2048];
+
+fn fig7(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut engines = Engines::open(ctx)?;
+    let s = Sizes { quick: ctx.quick };
+    let counts: Vec<usize> = if ctx.quick {
+        vec![32, 128, 512]
+    } else {
+        QUERY_COUNTS.to_vec()
+    };
+    let seeds = ctx.seeds.clone();
+    ctx.set_steps((seeds.len() * counts.len() * 3) as u64);
+    for &seed in &seeds {
+        for len in [5, 10, 15] {
+            // One query pool per (seed, length): the first n of them at each point.
+            let all = gen_queries(
+                QueryParams::paper(len, 0.3),
+                s.queries(*counts.last().unwrap_or(&32)),
+                seed,
+            )?;
+            let docs = gen_docs(&all, 1, s.doc_bytes(1024), seed ^ 0x5eed)?;
+            for &n in &counts {
+                ctx.step(&format!("fig7 seed {seed} length {len} queries {n}"));
+                let profiles = prefix(&all, s.queries(n));
+                let t = measure(
+                    ctx,
+                    &mut engines,
+                    &format!("fig7 seed={seed} L={len} n={n}"),
+                    &profiles,
+                    &docs,
+                )?;
+                record_throughput(ctx, &t, &format!("L={len}"), n as f64, mb(&docs));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn fig8(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut engines = Engines::open(ctx)?;
+    let s = Sizes { quick: ctx.quick };
+    let sizes_kb: Vec<usize> = if ctx.quick {
+        vec![32, 128, 512]
+    } else {
+        vec![32, 64, 128, 256, 512, 1024, 2048]
+    };
+    let seeds = ctx.seeds.clone();
+    ctx.set_steps((seeds.len() * sizes_kb.len() * 3) as u64);
+    for &seed in &seeds {
+        for p in [0.1, 0.3, 0.5] {
+            let profiles = gen_queries(QueryParams::paper(10, p), s.queries(256), seed)?;
+            for &kb in &sizes_kb {
+                ctx.step(&format!("fig8 seed {seed} p {p} {kb} kB"));
+                let docs = gen_docs(&profiles, 1, s.doc_bytes(kb), seed ^ kb as u64)?;
+                let t = measure(
+                    ctx,
+                    &mut engines,
+                    &format!("fig8 seed={seed} p={p} {kb}kB"),
+                    &profiles,
+                    &docs,
+                )?;
+                record_speedups(ctx, &t, &format!("p={}%", (p * 100.0) as u32), kb as f64);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn fig9(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut engines = Engines::open(ctx)?;
+    engines.yfilter = false; // the batch figures compare with the multicore NFA
+    let s = Sizes { quick: ctx.quick };
+    let counts: Vec<usize> = if ctx.quick {
+        vec![32, 128, 512]
+    } else {
+        QUERY_COUNTS.to_vec()
+    };
+    let seeds = ctx.seeds.clone();
+    ctx.set_steps((seeds.len() * counts.len() * 3) as u64);
+    for &seed in &seeds {
+        for len in [5, 10, 15] {
+            let all = gen_queries(
+                QueryParams::paper(len, 0.5),
+                s.queries(*counts.last().unwrap_or(&32)),
+                seed,
+            )?;
+            let docs = gen_docs(&all, s.batch(500), s.batch_doc_bytes(), seed ^ 0xba7c)?;
+            for &n in &counts {
+                ctx.step(&format!("fig9 seed {seed} length {len} queries {n}"));
+                let profiles = prefix(&all, s.queries(n));
+                let t = measure(
+                    ctx,
+                    &mut engines,
+                    &format!("fig9 seed={seed} L={len} n={n}"),
+                    &profiles,
+                    &docs,
+                )?;
+                record_throughput(ctx, &t, &format!("L={len}"), n as f64, mb(&docs));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn fig10(ctx: &mut Ctx, batch: usize) -> anyhow::Result<()> {
+    let mut engines = Engines::open(ctx)?;
+    let s = Sizes { quick: ctx.quick };
+    let counts: Vec<usize> = if ctx.quick {
+        vec![32, 128, 512]
+    } else {
+        vec![32, 64, 128, 256, 512, 1000, 2000]
+    };
+    let seeds = ctx.seeds.clone();
+    ctx.set_steps((seeds.len() * counts.len()) as u64);
+    for &seed in &seeds {
+        let all = gen_queries(
+            QueryParams::paper(5, 0.5),
+            s.queries(*counts.last().unwrap_or(&32)),
+            seed,
+        )?;
+        let docs = gen_docs(&all, s.batch(batch), s.batch_doc_bytes(), seed ^ 0x10)?;
+        for &n in &counts {
+            ctx.step(&format!("fig10 batch {batch} seed {seed} queries {n}"));
+            let profiles = prefix(&all, s.queries(n));
+            let t = measure(
+                ctx,
+                &mut engines,
+                &format!("fig10 batch={batch} seed={seed} n={n}"),
+                &profiles,
+                &docs,
+            )?;
+            record_speedups(ctx, &t, "", n as f64);
+        }
+    }
+    Ok(())
+}
+
+fn fig10a(ctx: &mut Ctx) -> anyhow::Result<()> {
+    fig10(ctx, 500)
+}
+fn fig10b(ctx: &mut Ctx) -> anyhow::Result<()> {
+    fig10(ctx, 1000)
+}
+
+fn fig11(ctx: &mut Ctx, batch: usize) -> anyhow::Result<()> {
+    let mut engines = Engines::open(ctx)?;
+    let s = Sizes { quick: ctx.quick };
+    let lengths = [5usize, 10, 15];
+    let seeds = ctx.seeds.clone();
+    ctx.set_steps((seeds.len() * lengths.len()) as u64);
+    for &seed in &seeds {
+        for &len in &lengths {
+            ctx.step(&format!("fig11 batch {batch} seed {seed} length {len}"));
+            let profiles = gen_queries(QueryParams::paper(len, 0.1), s.queries(128), seed)?;
+            let docs = gen_docs(&profiles, s.batch(batch), s.batch_doc_bytes(), seed ^ 0x11)?;
+            let t = measure(
+                ctx,
+                &mut engines,
+                &format!("fig11 batch={batch} seed={seed} L={len}"),
+                &profiles,
+                &docs,
+            )?;
+            record_speedups(ctx, &t, "", len as f64);
+        }
+    }
+    Ok(())
+}
+
+fn fig11a(ctx: &mut Ctx) -> anyhow::Result<()> {
+    fig11(ctx, 500)
+}
+fn fig11b(ctx: &mut Ctx) -> anyhow::Result<()> {
+    fig11(ctx, 1000)
+}
+
+/// Table 5: for each factor, throughput at its high setting over its low setting, all
+/// else at the defaults (256 queries of length 10, `*`/`//` 30%, one 256 kB document).
+fn table5(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut engines = Engines::open(ctx)?;
+    let s = Sizes { quick: ctx.quick };
+    let seeds = ctx.seeds.clone();
+    ctx.set_steps((seeds.len() * 6) as u64);
+    struct Setting {
+        len: usize,
+        splits: Option<usize>,
+        p: f64,
+        queries: usize,
+        docs: usize,
+        kb: usize,
+    }
+    let base = || Setting {
+        len: 10,
+        splits: None,
+        p: 0.3,
+        queries: 256,
+        docs: 1,
+        kb: 256,
+    };
+    let factors: [(Setting, Setting); 6] = [
+        (Setting { kb: 64, ..base() }, Setting { kb: 1024, ..base() }),
+        (
+            Setting {
+                queries: 64,
+                ..base()
+            },
+            Setting {
+                queries: 512,
+                ..base()
+            },
+        ),
+        (Setting { len: 5, ..base() }, Setting { len: 15, ..base() }),
+        (Setting { p: 0.1, ..base() }, Setting { p: 0.5, ..base() }),
+        (
+            Setting {
+                len: 15,
+                splits: Some(1),
+                ..base()
+            },
+            Setting {
+                len: 15,
+                splits: Some(6),
+                ..base()
+            },
+        ),
+        (
+            Setting {
+                docs: 100,
+                kb: 25,
+                ..base()
+            },
+            Setting {
+                docs: 400,
+                kb: 25,
+                ..base()
+            },
+        ),
+    ];
+    for &seed in &seeds {
+        for (i, (lo, hi)) in factors.iter().enumerate() {
+            ctx.step(&format!("table5 seed {seed} factor {}", i + 1));
+            let mut tp = Vec::new();
+            for st in [lo, hi] {
+                let mut params = QueryParams::paper(st.len, st.p);
+                if let Some(sp) = st.splits {
+                    params.splits = sp;
+                }
+                let profiles = gen_queries(params, s.queries(st.queries), seed)?;
+                let bytes = if st.kb == 25 {
+                    s.batch_doc_bytes()
+                } else {
+                    s.doc_bytes(st.kb)
+                };
+                let docs = gen_docs(
+                    &profiles,
+                    if st.docs > 1 {
+                        s.batch(st.docs).max(2)
+                    } else {
+                        1
+                    },
+                    bytes,
+                    seed,
+                )?;
+                let t = measure(
+                    ctx,
+                    &mut engines,
+                    &format!("table5 seed={seed} factor={}", i + 1),
+                    &profiles,
+                    &docs,
+                )?;
+                tp.push((t, mb(&docs)));
+            }
+            let (t_lo, mb_lo) = &tp[0];
+            let (t_hi, mb_hi) = &tp[1];
+            for (name, a, b) in [
+                ("gpu", t_lo.gpu, t_hi.gpu),
+                ("emu", t_lo.emu, t_hi.emu),
+                ("yfilter", t_lo.yfilter, t_hi.yfilter),
+                ("yfilter-mc", t_lo.yfilter_mc, t_hi.yfilter_mc),
+            ] {
+                if let (Some(a), Some(b)) = (a, b) {
+                    ctx.record(name, (i + 1) as f64, (mb_hi / b) / (mb_lo / a));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The first `n` queries of a compiled set (same dictionary, so documents encoded for
+/// the whole set stay valid).
+fn prefix(all: &ProfileSet, n: usize) -> ProfileSet {
+    let n = n.min(all.len());
+    ProfileSet {
+        dict: all.dict.clone(),
+        twigs: all.twigs[..n].to_vec(),
+        ids: all.ids[..n].to_vec(),
+    }
 }
 
 /// `harness xml ...`: the user's own workloads.
 #[derive(clap::Subcommand, Debug)]
-pub enum Cmd {}
+pub enum Cmd {
+    /// Filter XML documents against twig queries; one JSON line per document:
+    /// {"doc": "<path>", "matches": [query ids ascending]}. Query ids are 0-based line
+    /// numbers of the query file.
+    Filter {
+        /// Query file: one twig per line (e.g. /dblp/article[author][.//year]//title).
+        #[arg(long)]
+        queries: String,
+        /// gpu, emu or yfilter (default: gpu when a GPU is present, else yfilter).
+        #[arg(long)]
+        engine: Option<String>,
+        /// yfilter: filter documents on this many threads (document-parallel mode).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// GPU ordinal.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        /// XML documents.
+        #[arg(required = true)]
+        docs: Vec<String>,
+    },
+}
 
 pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
-    match cmd {}
+    match cmd {
+        Cmd::Filter {
+            queries,
+            engine,
+            threads,
+            device,
+            docs,
+        } => filter_cmd(&queries, engine.as_deref(), threads, device, &docs),
+    }
+}
+
+fn filter_cmd(
+    queries: &str,
+    engine: Option<&str>,
+    threads: Option<usize>,
+    device: usize,
+    paths: &[String],
+) -> anyhow::Result<()> {
+    use crate::bad_input;
+    if let Some(e) = engine {
+        if !matches!(e, "gpu" | "emu" | "yfilter") {
+            return Err(bad_input(anyhow::anyhow!(
+                "unknown engine `{e}`: use gpu, emu or yfilter"
+            )));
+        }
+    }
+    let text = std::fs::read_to_string(queries)
+        .map_err(|e| bad_input(anyhow::anyhow!("{queries}: {e}")))?;
+    let set = io::parse_query_file(queries, &text).map_err(bad_input)?;
+    let profiles = ProfileSet::compile(&set).map_err(bad_input)?;
+    // Every document is read and parsed before anything is filtered.
+    let mut docs = Vec::with_capacity(paths.len());
+    for p in paths {
+        let bytes = io::read_file(p).map_err(bad_input)?;
+        docs.push(io::parse_document(p, &bytes, &profiles.dict).map_err(bad_input)?);
+    }
+    let y = Yfilter::new(&profiles);
+    let results: Vec<Matches> = match engine {
+        Some("yfilter") => run_yfilter(&y, &docs, threads)?,
+        Some("emu") => run_kernels(Device::emulator(), &profiles, &docs, &y)?,
+        Some(_) => run_kernels(Device::gpu(device, xml_twig::PTX)?, &profiles, &docs, &y)?,
+        None => match Device::gpu(device, xml_twig::PTX) {
+            Ok(dev) => run_kernels(dev, &profiles, &docs, &y)?,
+            Err(_) => run_yfilter(&y, &docs, threads)?,
+        },
+    };
+    let mut out = std::io::stdout().lock();
+    for (p, m) in paths.iter().zip(&results) {
+        use std::io::Write as _;
+        writeln!(out, "{}", serde_json::json!({ "doc": p, "matches": m }))?;
+    }
+    Ok(())
+}
+
+fn run_yfilter(
+    y: &Yfilter,
+    docs: &[Document],
+    threads: Option<usize>,
+) -> anyhow::Result<Vec<Matches>> {
+    Ok(match threads {
+        Some(t) if t > 1 => y.filter_batch_threads(docs, t)?,
+        _ => docs.iter().map(|d| y.filter(d)).collect(),
+    })
+}
+
+/// The kernels on `dev`; documents deeper than the GPU stack fall back to the NFA.
+fn run_kernels(
+    dev: Device,
+    profiles: &ProfileSet,
+    docs: &[Document],
+    y: &Yfilter,
+) -> anyhow::Result<Vec<Matches>> {
+    let mut e = Engine::new(dev, profiles, EngineConfig::default())?;
+    let max = e.max_depth();
+    let (fit, deep): (Vec<usize>, Vec<usize>) =
+        (0..docs.len()).partition(|&i| docs[i].max_depth <= max);
+    let batch: Vec<Document> = fit.iter().map(|&i| docs[i].clone()).collect();
+    let got = e.filter(&batch)?;
+    let mut out = vec![Vec::new(); docs.len()];
+    for (i, m) in fit.into_iter().zip(got) {
+        out[i] = m;
+    }
+    for i in deep {
+        eprintln!(
+            "note: document {i} is {} deep, past the GPU stack ({max}): filtered with yfilter",
+            docs[i].max_depth
+        );
+        out[i] = y.filter(&docs[i]);
+    }
+    Ok(out)
 }

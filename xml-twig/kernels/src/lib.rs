@@ -61,7 +61,7 @@ pub const POP_CHILD: u8 = 0x01;
 /// `children` locates the node's childrenMatch entries (§4.6): the first child's column
 /// (bits 15..0) and the number of children (bits 31..16).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(
     not(target_arch = "nvptx64"),
     derive(bytemuck::Pod, bytemuck::Zeroable)
