@@ -1,0 +1,224 @@
+//! GPU kernels of `ddm-region`: region matching for HLA Data Distribution Management
+//! (Lo, Chung & Pai, "Offloading Region Matching of Data Distribution Management with
+//! CUDA"), written once for the GPU and the host SIMT emulator.
+//!
+//! | module | paper | kernels |
+//! | --- | --- | --- |
+//! | [`phases`] | §III.B/C, Phases 1–2 (shared by both approaches) | `commit_updates`, `clear_overlaps` |
+//! | [`region`] | §III.B Phase 3, Fig. 2: the parallel region-based approach | `match_region` |
+//! | [`grid`] | §III.C Phases 2–4, Figs. 3–4: the parallel grid-based approach | `unmap_regions`, `compact_cells`, `map_regions`, `match_grid` |
+//! | [`scan`], [`radix`], [`sweep`] | beyond the paper: a GPU sort-based sweep (after Raczy et al. 2005) for 1M regions | prefix sums, LSD radix sort, `sweep_tasks`, `sweep_count`, `sweep_emit` |
+//!
+//! Regions of both kinds live in one index space: region `r < n_pub` is publication
+//! region `r`, region `r >= n_pub` is subscription region `r - n_pub`. The overlap
+//! information (§III.A: kept in device memory between steps) is two bit matrices:
+//! row `p` of `pub_rows` holds the subscription regions publication `p` overlaps, row
+//! `s` of `sub_rows` the publication regions subscription `s` overlaps.
+#![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
+
+pub mod grid;
+pub mod phases;
+pub mod radix;
+pub mod region;
+pub mod scan;
+pub mod sweep;
+
+/// One dimension's range of a region, half-open `[lo, hi)` as in HLA 1516.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct Range {
+    pub lo: u32,
+    pub hi: u32,
+}
+
+impl Range {
+    /// HLA 1516 overlap of half-open ranges: `lo_a < hi_b && lo_b < hi_a`.
+    #[inline(always)]
+    pub fn overlaps(self, other: Range) -> bool {
+        self.lo < other.hi && other.lo < self.hi
+    }
+}
+
+/// An updated region (§III.A: "new or modified region"), as copied to the device in
+/// Phase 1; its new ranges follow in a separate array, `dims` per update.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct UpdatedRegion {
+    /// Index in the unified region space (publications first).
+    pub region: u32,
+    /// 1 when the region exists after the update, 0 when it was removed.
+    pub alive: u32,
+}
+
+/// One overlapping (publication, subscription) pair, by region indices of each kind.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct Pair {
+    pub publication: u32,
+    pub subscription: u32,
+}
+
+/// Per-step counters written by the kernels and read back in Phase 4.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct StepCounters {
+    /// Pairs newly found in Phase 3 (also the next free slot of the pair list).
+    pub new_pairs: u32,
+    /// Grid engine: 0, or the slot count a cell list needed beyond its capacity.
+    pub cell_overflow: u32,
+}
+
+/// The device tables of the overlap information (§III.A), by address. Uploaded once
+/// per engine; kernels take a pointer to it. Addresses are `u64` so that the struct
+/// is plain data on the host.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct DdmTables {
+    /// `Range[(n_pub + n_sub) * dims]`: region `r`'s range in dimension `d` at `r * dims + d`.
+    pub bounds: u64,
+    /// `u32[n_pub + n_sub]`: 1 for a live region.
+    pub alive: u64,
+    /// `u32[n_pub + n_sub]`: the step number of the region's last update.
+    pub epoch: u64,
+    /// `u32[n_pub * sub_words]`: bit `s` of row `p` set iff publication `p` overlaps subscription `s`.
+    pub pub_rows: u64,
+    /// `u32[n_sub * pub_words]`: bit `p` of row `s` set iff subscription `s` overlaps publication `p`.
+    pub sub_rows: u64,
+    /// `Pair[pair_cap]`: the pairs found in this step's Phase 3 (copied back in Phase 4).
+    pub pairs: u64,
+    /// `StepCounters[1]`.
+    pub counters: u64,
+    /// `u64[1]`: the number of overlapping pairs, maintained incrementally.
+    pub overlaps: u64,
+    pub n_pub: u32,
+    pub n_sub: u32,
+    pub pub_words: u32,
+    pub sub_words: u32,
+    pub dims: u32,
+    pub pair_cap: u32,
+}
+
+impl DdmTables {
+    #[inline(always)]
+    pub fn bounds(&self) -> *mut Range {
+        self.bounds as usize as *mut Range
+    }
+    #[inline(always)]
+    pub fn alive(&self) -> *mut u32 {
+        self.alive as usize as *mut u32
+    }
+    #[inline(always)]
+    pub fn epoch(&self) -> *mut u32 {
+        self.epoch as usize as *mut u32
+    }
+    #[inline(always)]
+    pub fn counters(&self) -> *mut StepCounters {
+        self.counters as usize as *mut StepCounters
+    }
+    /// The extent (first range) of unified region `r`.
+    #[inline(always)]
+    pub fn extent(&self, r: u32) -> *mut Range {
+        unsafe { self.bounds().add(r as usize * self.dims as usize) }
+    }
+}
+
+/// True iff the `dims` ranges at `a` and `b` overlap in every dimension.
+///
+/// # Safety
+/// `a` and `b` must point at `dims` ranges each.
+#[inline(always)]
+pub unsafe fn extents_overlap(a: *const Range, b: *const Range, dims: u32) -> bool {
+    let mut d = 0usize;
+    while d < dims as usize {
+        if !unsafe { (*a.add(d)).overlaps(*b.add(d)) } {
+            return false;
+        }
+        d += 1;
+    }
+    true
+}
+
+/// Records that publication `p` overlaps subscription `s` in both bit matrices; the
+/// first thread to set the bit appends the pair to the step's pair list (atomics give
+/// each writer its own slot, as §III.B asks). Returns 1 if the pair is new, else 0.
+///
+/// # Safety
+/// `t` must describe live device tables and `p < n_pub`, `s < n_sub`.
+#[inline(always)]
+pub unsafe fn record_overlap(t: &DdmTables, p: u32, s: u32) -> u64 {
+    use gpu_kernels::prelude::{atomic_add, atomic_or};
+    unsafe {
+        let pub_rows = t.pub_rows as usize as *mut u32;
+        let sub_rows = t.sub_rows as usize as *mut u32;
+        let bit = 1u32 << (s % 32);
+        let old = atomic_or(
+            pub_rows.add(p as usize * t.sub_words as usize + (s / 32) as usize),
+            bit,
+        );
+        atomic_or(
+            sub_rows.add(s as usize * t.pub_words as usize + (p / 32) as usize),
+            1u32 << (p % 32),
+        );
+        if old & bit != 0 {
+            return 0;
+        }
+        let c = t.counters();
+        let pos = atomic_add(core::ptr::addr_of_mut!((*c).new_pairs), 1);
+        if pos < t.pair_cap {
+            *(t.pairs as usize as *mut Pair).add(pos as usize) = Pair {
+                publication: p,
+                subscription: s,
+            };
+        }
+        1
+    }
+}
+
+/// Sums a per-lane `u64` over the warp and adds it to `*total` once per warp.
+/// Every live lane of the warp must call it.
+///
+/// # Safety
+/// `total` must point at a device `u64`.
+#[inline(always)]
+pub unsafe fn warp_add_u64(total: *mut u64, v: u64) {
+    use gpu_kernels::prelude::{atomic_add_u64, lane_id, shfl_down};
+    let mut lo = v as u32;
+    let mut hi = (v >> 32) as u32;
+    let mut delta = 16;
+    while delta > 0 {
+        let olo = shfl_down(lo, delta);
+        let ohi = shfl_down(hi, delta);
+        let lane_ok = lane_id() + delta < 32;
+        if lane_ok {
+            let (s, carry) = lo.overflowing_add(olo);
+            lo = s;
+            hi = hi.wrapping_add(ohi).wrapping_add(carry as u32);
+        }
+        delta /= 2;
+    }
+    let sum = ((hi as u64) << 32) | lo as u64;
+    if lane_id() == 0 && sum != 0 {
+        unsafe { atomic_add_u64(total, sum) };
+    }
+}

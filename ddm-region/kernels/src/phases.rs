@@ -1,0 +1,106 @@
+//! Phases 1 and 2 of §III.B, shared by the region-based and the grid-based approach.
+//!
+//! Phase 1 ("the information of updated regions is copied to the global memory of the
+//! device") is the host's copy of the [`UpdatedRegion`] records and their ranges;
+//! [`commit_updates`] then installs them in the region table. Phase 2 is
+//! [`clear_overlaps`]: the overlap information of each updated region is reset, and the
+//! regions it overlapped before forget it.
+
+use crate::{DdmTables, Range, UpdatedRegion};
+use gpu_kernels::prelude::*;
+
+kernel! {
+    /// Phase 1 (device side): one thread per updated region. Thread `i` copies update
+    /// `i`'s `dims` ranges from `ranges` (global) into the region table, and sets the
+    /// region's live flag and its update epoch (global). Runs after Phase 2, which still
+    /// needs the old ranges (the grid's unmapping).
+    pub fn commit_updates(
+        tables: *const DdmTables,
+        updates: *const UpdatedRegion,
+        ranges: *const Range,
+        n_updates: u32,
+        epoch: u32,
+    ) {
+        let i = global_id_x();
+        if i >= n_updates {
+            return;
+        }
+        let t = *tables;
+        let u = *updates.add(i as usize);
+        let dst = t.extent(u.region);
+        let src = ranges.add(i as usize * t.dims as usize);
+        let mut d = 0usize;
+        while d < t.dims as usize {
+            *dst.add(d) = *src.add(d);
+            d += 1;
+        }
+        *t.alive().add(u.region as usize) = u.alive;
+        *t.epoch().add(u.region as usize) = epoch;
+    }
+}
+
+kernel! {
+    /// Phase 2 of §III.B: one warp per updated region (the paper gives it one thread;
+    /// a warp lets the 32 lanes sweep the region's bit row in coalesced strides).
+    ///
+    /// The lanes of warp `w` exchange the words of updated region `u`'s own row with 0
+    /// ("reset the overlapped information of the assigned updated region") and, for each
+    /// bit that was set, clear `u`'s bit in the partner's row of the other matrix with an
+    /// atomic AND ("clear those regions which the assigned region overlapped before").
+    /// The overlap count (global `u64`) drops by the number of `pub_rows` bits cleared:
+    /// each such bit is cleared by exactly one atomic that saw it set.
+    pub fn clear_overlaps(tables: *const DdmTables, updates: *const UpdatedRegion, n_updates: u32) {
+        let t = *tables;
+        let w = global_id_x() / WARP_SIZE;
+        let lane = lane_id();
+        let mut cleared: u64 = 0;
+        if w < n_updates {
+            let r = (*updates.add(w as usize)).region;
+            let pub_rows = t.pub_rows as usize as *mut u32;
+            let sub_rows = t.sub_rows as usize as *mut u32;
+            if r < t.n_pub {
+                let p = r;
+                let row = pub_rows.add(p as usize * t.sub_words as usize);
+                let mut k = lane;
+                while k < t.sub_words {
+                    // No bit is set during Phase 2, so a zero word stays zero.
+                    if *row.add(k as usize) != 0 {
+                        let mut old = atomic_exch(row.add(k as usize), 0);
+                        cleared += old.count_ones() as u64;
+                        while old != 0 {
+                            let b = old.trailing_zeros();
+                            old &= old - 1;
+                            let s = k * 32 + b;
+                            let word = sub_rows.add(s as usize * t.pub_words as usize + (p / 32) as usize);
+                            atomic_and(word, !(1u32 << (p % 32)));
+                        }
+                    }
+                    k += WARP_SIZE;
+                }
+            } else {
+                let s = r - t.n_pub;
+                let row = sub_rows.add(s as usize * t.pub_words as usize);
+                let mut k = lane;
+                while k < t.pub_words {
+                    if *row.add(k as usize) != 0 {
+                        let mut old = atomic_exch(row.add(k as usize), 0);
+                        while old != 0 {
+                            let b = old.trailing_zeros();
+                            old &= old - 1;
+                            let p = k * 32 + b;
+                            let word = pub_rows.add(p as usize * t.sub_words as usize + (s / 32) as usize);
+                            let bit = 1u32 << (s % 32);
+                            if atomic_and(word, !bit) & bit != 0 {
+                                cleared += 1;
+                            }
+                        }
+                    }
+                    k += WARP_SIZE;
+                }
+            }
+        }
+        if cleared != 0 {
+            atomic_add_u64(t.overlaps as usize as *mut u64, cleared.wrapping_neg());
+        }
+    }
+}

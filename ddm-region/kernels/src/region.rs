@@ -1,0 +1,105 @@
+//! Phase 3 of the parallel region-based approach (§III.B, Fig. 2).
+
+use crate::{extents_overlap, record_overlap, DdmTables, Range, UpdatedRegion};
+use gpu_kernels::prelude::*;
+
+kernel! {
+    /// Phase 3 of §III.B (Fig. 2): one thread per updated region of one kind, blocks of
+    /// `M = block_dim_x()` threads.
+    ///
+    /// Launched over updates `first .. first + n` (all publications, or all
+    /// subscriptions) against the `n_cand` regions of the other kind, whose unified
+    /// indices start at `cand_base`. For each tile of `M` candidate regions, thread `k` of
+    /// the block loads candidate `tile + k`'s ranges and a "comparable" flag from global
+    /// into shared memory ("CUDA Thread 1 loads the first region r1 ..."); after the
+    /// barrier every thread compares its own updated region (its ranges also staged in
+    /// shared memory) with the `M` staged regions, and records each overlap with atomics
+    /// ([`record_overlap`]). `skip_updated = 1` (used for subscriptions) skips candidates
+    /// updated in this `epoch`, whose own threads find those pairs, so that no pair is
+    /// compared twice. Shared memory: `2 * M * dims` ranges + `M` flags.
+    pub fn match_region(
+        tables: *const DdmTables,
+        updates: *const UpdatedRegion,
+        first: u32,
+        n: u32,
+        cand_base: u32,
+        n_cand: u32,
+        skip_updated: u32,
+        epoch: u32,
+    ) {
+        let t = *tables;
+        let dims = t.dims as usize;
+        let m = block_dim_x() as usize;
+        let k = thread_idx_x() as usize;
+        let tile: *mut Range = dynamic_shared::<Range>();
+        let own_tile: *mut Range = tile.add(m * dims);
+        let ok: *mut u32 = own_tile.add(m * dims) as *mut u32;
+
+        // This thread's updated region (threads past the end still help load tiles).
+        let i = global_id_x();
+        let mut mine = false;
+        let mut r = 0u32;
+        if i < n {
+            let u = *updates.add((first + i) as usize);
+            r = u.region;
+            mine = u.alive != 0;
+        }
+        let own = own_tile.add(k * dims);
+        if mine {
+            let src = t.extent(r);
+            let mut d = 0;
+            while d < dims {
+                *own.add(d) = *src.add(d);
+                d += 1;
+            }
+        }
+        let own_is_pub = r < t.n_pub;
+        let mut found: u64 = 0;
+
+        let mut base = 0u32;
+        while base < n_cand {
+            // Load: thread k stages candidate base + k.
+            let j = base + k as u32;
+            let mut flag = 0u32;
+            if j < n_cand {
+                let v = cand_base + j;
+                flag = *t.alive().add(v as usize);
+                if skip_updated != 0 && *t.epoch().add(v as usize) == epoch {
+                    flag = 0;
+                }
+                if flag != 0 {
+                    let src = t.extent(v);
+                    let dst = tile.add(k * dims);
+                    let mut d = 0;
+                    while d < dims {
+                        *dst.add(d) = *src.add(d);
+                        d += 1;
+                    }
+                }
+            }
+            *ok.add(k) = flag;
+            sync_threads();
+            // Compare: the own region against the M staged regions.
+            if mine {
+                let count = core::cmp::min(m as u32, n_cand - base) as usize;
+                let mut c = 0usize;
+                while c < count {
+                    if *ok.add(c) != 0 && extents_overlap(own, tile.add(c * dims), dims as u32) {
+                        let v = base + c as u32;
+                        found += if own_is_pub {
+                            record_overlap(&t, r, v)
+                        } else {
+                            record_overlap(&t, v, r - t.n_pub)
+                        };
+                    }
+                    c += 1;
+                }
+            }
+            sync_threads();
+            base += m as u32;
+        }
+        if found != 0 {
+            atomic_add_u64(t.overlaps as usize as *mut u64, found);
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! The sort-based sweep engine (beyond the paper; after Raczy, Tan & Yu 2005, and
+//! Marzolla & D'Angelo's parallel sort-based matching): for the 1M-region scale-up.
+//!
+//! Along one sweep dimension, with publications and subscriptions each sorted by lower
+//! bound, every pair that overlaps there is found exactly once as a candidate:
+//! - case 1, `lo_p <= lo_s`: subscription `s` has `lo_s` in `[lo_p, hi_p)`: a
+//!   contiguous run of the sorted subscriptions, found by two binary searches;
+//! - case 2, `lo_s < lo_p`: publication `p` has `lo_p` in `(lo_s, hi_s)`: a contiguous
+//!   run of the sorted publications.
+//!
+//! Removed regions stay in the sorted arrays (with their last bounds) and are skipped
+//! by the candidate test. Each run is a *task*; the candidates of all tasks form one work list of `W` items
+//! (prefix sums of the run lengths), cut into chunks of equal length so that crowded
+//! regions do not leave threads idle. Each candidate gets the full overlap test in all
+//! dimensions (which also settles the zero-width cases).
+
+use crate::{extents_overlap, warp_add_u64, DdmTables, Pair};
+use gpu_kernels::prelude::*;
+
+/// First index of `keys[..n]` whose key is `>= x` (`strict = 0`) or `> x` (`strict = 1`).
+///
+/// # Safety
+/// `keys` must hold `n` sorted values.
+#[inline(always)]
+pub unsafe fn search(keys: *const u32, n: u32, x: u32, strict: bool) -> u32 {
+    let (mut lo, mut hi) = (0u32, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let k = unsafe { *keys.add(mid as usize) };
+        if k < x || (strict && k == x) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// Last index `t` of `offsets[..n]` (non-decreasing) with `offsets[t] <= w`.
+#[inline(always)]
+unsafe fn owner(offsets: *const u64, n: u32, w: u64) -> u32 {
+    let (mut lo, mut hi) = (0u32, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if unsafe { *offsets.add(mid as usize) } <= w {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo - 1
+}
+
+kernel! {
+    /// Sort keys: thread `i` writes the lower bound in dimension `sweep_dim` of region
+    /// `base + i` (global region table) to `keys[i]` and `i` to `vals[i]`. Removed regions
+    /// keep their last bounds as keys; the tasks and the candidate test skip them.
+    pub fn sweep_keys(tables: *const DdmTables, base: u32, n: u32, sweep_dim: u32, keys: *mut u32, vals: *mut u32) {
+        let i = global_id_x();
+        if i >= n {
+            return;
+        }
+        let t = *tables;
+        *keys.add(i as usize) = (*t.extent(base + i).add(sweep_dim as usize)).lo;
+        *vals.add(i as usize) = i;
+    }
+}
+
+kernel! {
+    /// The tasks: thread `i < n_pub` finds publication `i`'s case-1 run in the sorted
+    /// subscription keys, thread `n_pub + j` subscription `j`'s case-2 run in the sorted
+    /// publication keys (binary searches in global memory), and writes the run's first
+    /// sorted index to `begin[i]` and its length to `count[i]`.
+    pub fn sweep_tasks(
+        tables: *const DdmTables,
+        sweep_dim: u32,
+        pub_keys: *const u32,
+        sub_keys: *const u32,
+        begin: *mut u32,
+        count: *mut u64,
+    ) {
+        let t = *tables;
+        let i = global_id_x();
+        if i >= t.n_pub + t.n_sub {
+            return;
+        }
+        let mut b = 0u32;
+        let mut e = 0u32;
+        if *t.alive().add(i as usize) != 0 {
+            let r = *t.extent(i).add(sweep_dim as usize);
+            if i < t.n_pub {
+                b = search(sub_keys, t.n_sub, r.lo, false);
+                e = search(sub_keys, t.n_sub, r.hi, false);
+            } else {
+                b = search(pub_keys, t.n_pub, r.lo, true);
+                e = search(pub_keys, t.n_pub, r.hi, false);
+            }
+        }
+        *begin.add(i as usize) = b;
+        *count.add(i as usize) = if e > b { (e - b) as u64 } else { 0 };
+    }
+}
+
+/// What a sweep work kernel needs besides the tables.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct SweepWork {
+    /// `u32[n_pub]`, `u32[n_sub]`: region indices in sorted order.
+    pub pub_vals: u64,
+    pub sub_vals: u64,
+    /// `u32[n_tasks]`: first sorted index of each task's run.
+    pub begin: u64,
+    /// `u64[n_tasks]`: exclusive prefix sums of the run lengths.
+    pub offsets: u64,
+    /// Total work `W` (candidates).
+    pub total: u64,
+    /// Candidates per chunk.
+    pub chunk: u64,
+    pub n_tasks: u32,
+    pub _pad: u32,
+}
+
+/// Walks chunk `c`'s candidates, calling `hit(p, s)` for each overlapping pair.
+#[inline(always)]
+unsafe fn walk_chunk(t: &DdmTables, wk: &SweepWork, c: u64, mut hit: impl FnMut(u32, u32)) {
+    let w0 = c * wk.chunk;
+    if w0 >= wk.total {
+        return;
+    }
+    let w1 = core::cmp::min(w0 + wk.chunk, wk.total);
+    unsafe {
+        let offsets = wk.offsets as usize as *const u64;
+        let begin = wk.begin as usize as *const u32;
+        let pub_vals = wk.pub_vals as usize as *const u32;
+        let sub_vals = wk.sub_vals as usize as *const u32;
+        let mut task = owner(offsets, wk.n_tasks, w0);
+        let mut start = *offsets.add(task as usize);
+        let mut end = if task + 1 < wk.n_tasks {
+            *offsets.add(task as usize + 1)
+        } else {
+            wk.total
+        };
+        let mut w = w0;
+        while w < w1 {
+            while w >= end {
+                task += 1;
+                start = end;
+                end = if task + 1 < wk.n_tasks {
+                    *offsets.add(task as usize + 1)
+                } else {
+                    wk.total
+                };
+            }
+            let j = *begin.add(task as usize) as u64 + (w - start);
+            let alive = t.alive();
+            if task < t.n_pub {
+                let s = *sub_vals.add(j as usize);
+                let v = t.n_pub + s;
+                if *alive.add(v as usize) != 0
+                    && extents_overlap(t.extent(task), t.extent(v), t.dims)
+                {
+                    hit(task, s);
+                }
+            } else {
+                let p = *pub_vals.add(j as usize);
+                if *alive.add(p as usize) != 0
+                    && extents_overlap(t.extent(p), t.extent(task), t.dims)
+                {
+                    hit(p, task - t.n_pub);
+                }
+            }
+            w += 1;
+        }
+    }
+}
+
+kernel! {
+    /// Counting: thread `c` walks chunk `chunk_base + c` of the work list (global tables,
+    /// sorted values, task offsets) and counts the overlapping pairs; with
+    /// `per_chunk` non-null it writes the count to `per_chunk[chunk_base + c]`, otherwise the
+    /// warp sums its lanes' counts and adds them to `total[0]` with one 64-bit atomic.
+    pub fn sweep_count(
+        tables: *const DdmTables,
+        work: *const SweepWork,
+        chunk_base: u64,
+        n_chunks: u64,
+        per_chunk: *mut u64,
+        total: *mut u64,
+    ) {
+        let t = *tables;
+        let wk = *work;
+        let c = chunk_base + global_id_x() as u64;
+        let mut found = 0u64;
+        if c < n_chunks {
+            walk_chunk(&t, &wk, c, |_, _| found += 1);
+        }
+        if !per_chunk.is_null() {
+            if c < n_chunks {
+                *per_chunk.add(c as usize) = found;
+            }
+        } else {
+            warp_add_u64(total, found);
+        }
+    }
+}
+
+kernel! {
+    /// Enumeration: thread `c` walks chunk `chunk_base + c` again and writes its `k`-th
+    /// overlapping pair to global position `chunk_pos[c] + k` (the scanned per-chunk
+    /// counts), keeping those in the window `[out_base, out_base + out_cap)` of `out`.
+    /// Windows let the host enumerate any number of pairs (positions are 64-bit).
+    pub fn sweep_emit(
+        tables: *const DdmTables,
+        work: *const SweepWork,
+        chunk_base: u64,
+        n_chunks: u64,
+        chunk_pos: *const u64,
+        pairs_total: u64,
+        out: *mut Pair,
+        out_base: u64,
+        out_cap: u64,
+    ) {
+        let t = *tables;
+        let wk = *work;
+        let c = chunk_base + global_id_x() as u64;
+        if c >= n_chunks {
+            return;
+        }
+        let first = *chunk_pos.add(c as usize);
+        let last = if c + 1 < n_chunks { *chunk_pos.add(c as usize + 1) } else { pairs_total };
+        if first >= out_base + out_cap || last <= out_base || first == last {
+            return;
+        }
+        let mut pos = first;
+        walk_chunk(&t, &wk, c, |p, s| {
+            if pos >= out_base && pos < out_base + out_cap {
+                *out.add((pos - out_base) as usize) = Pair { publication: p, subscription: s };
+            }
+            pos += 1;
+        });
+    }
+}

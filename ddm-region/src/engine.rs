@@ -1,0 +1,868 @@
+//! The engines: one host driver per approach, written once against [`Device`], so that the
+//! same code runs the kernels on the GPU (`gpu-*`) and on the emulator (`emu-*`).
+//!
+//! - [`Approach::Region`]: §III.B, Phases 1–4.
+//! - [`Approach::Grid`]: §III.C, Phases 1–5.
+//! - [`Approach::Sweep`]: beyond the paper, a GPU sort-based sweep for a million regions.
+//!
+//! The region and grid engines keep the overlap information on the device between steps
+//! and update it incrementally: Phase 2 clears the old overlaps of the updated regions,
+//! Phase 3 finds their new ones, and Phase 4 copies back the updated overlap
+//! information: every overlapping pair that involves an updated region. The sweep
+//! engine keeps only the region table and recomputes from scratch, counting or
+//! enumerating.
+
+use crate::layout::{stage_updates, GridSpec, StagedUpdates};
+use crate::model::{ModelError, Pair, Range, RegionSet, UpdateBatch};
+use ddm_region_kernels::grid::{compact_cells, map_regions, match_grid, unmap_regions, GridTables};
+use ddm_region_kernels::phases::{clear_overlaps, commit_updates};
+use ddm_region_kernels::radix::{
+    radix_hist, radix_scatter, RADIX_BLOCK, RADIX_SCATTER_SHARED, RADIX_TILE,
+};
+use ddm_region_kernels::region::match_region;
+use ddm_region_kernels::scan::{scan_down, scan_reduce, scan_top, SCAN_BLOCK, SCAN_TILE};
+use ddm_region_kernels::sweep::{sweep_count, sweep_emit, sweep_keys, sweep_tasks, SweepWork};
+use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
+use gpu_kernels::{Arg, Buffer, Device, GpuError, LaunchConfig};
+
+/// Threads per block for the paper's kernels (§IV: "each CUDA thread block contains 256
+/// CUDA threads"); also `M`, the tile of Fig. 2.
+pub const BLOCK: u32 = 256;
+
+/// Most bytes the two overlap bit matrices of the region and grid engines may take.
+pub const MAX_MATRIX_BYTES: u64 = 8 << 30;
+
+/// Pairs copied back per window when the sweep engine enumerates.
+pub const SWEEP_WINDOW: u64 = 1 << 25;
+
+/// Errors of the engines.
+#[derive(Debug, thiserror::Error)]
+pub enum DdmError {
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error("{kind} region {index} is past the engine's capacity of {capacity}")]
+    Capacity {
+        kind: &'static str,
+        index: u32,
+        capacity: u32,
+    },
+    #[error("malformed update batch: {0}")]
+    BadBatch(String),
+    #[error("grid: {0}")]
+    Grid(String),
+    #[error("{0}")]
+    TooLarge(String),
+}
+
+/// Which approach an engine runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Approach {
+    /// §III.B: a thread per updated region against all regions, in shared-memory tiles.
+    Region,
+    /// §III.C: per-cell publication and subscription lists; cell size is a parameter.
+    Grid(GridSpec),
+    /// Beyond the paper: sort the lower bounds of dimension 0 on the device, sweep.
+    Sweep,
+}
+
+impl Approach {
+    /// `region`, `grid` or `sweep`, as in the engine names `gpu-region`, `emu-grid`...
+    pub fn name(&self) -> &'static str {
+        match self {
+            Approach::Region => "region",
+            Approach::Grid(_) => "grid",
+            Approach::Sweep => "sweep",
+        }
+    }
+}
+
+/// What Phase 4 copied back.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StepReport {
+    /// Overlapping pairs in all after the step.
+    pub overlaps: u64,
+    /// The overlapping pairs that involve an updated region, when asked for, unordered.
+    pub pairs: Option<Vec<Pair>>,
+}
+
+struct GridState {
+    spec: GridSpec,
+    host: GridTables,
+    table: Buffer<GridTables>,
+    slots: Buffer<u32>,
+    _lens: Buffer<u32>,
+}
+
+struct SweepState {
+    pub_keys: Buffer<u32>,
+    pub_vals: Buffer<u32>,
+    sub_keys: Buffer<u32>,
+    sub_vals: Buffer<u32>,
+    pub_tmp_keys: Buffer<u32>,
+    pub_tmp_vals: Buffer<u32>,
+    sub_tmp_keys: Buffer<u32>,
+    sub_tmp_vals: Buffer<u32>,
+    hist: Buffer<u64>,
+    sums: Buffer<u64>,
+    total: Buffer<u64>,
+    begin: Buffer<u32>,
+    offsets: Buffer<u64>,
+    work: Buffer<SweepWork>,
+    per_chunk: Buffer<u64>,
+}
+
+/// A DDM region-matching engine on one device: the region table and, for the paper's
+/// approaches, the overlap information, resident in device memory (Fig. 1).
+pub struct Engine<'d> {
+    dev: &'d Device,
+    approach: Approach,
+    dims: usize,
+    n_pub: u32,
+    n_sub: u32,
+    host: DdmTables,
+    table: Buffer<DdmTables>,
+    _bounds: Buffer<Range>,
+    _alive: Buffer<u32>,
+    _epoch: Buffer<u32>,
+    pub_rows: Buffer<u32>,
+    _sub_rows: Buffer<u32>,
+    pairs: Buffer<Pair>,
+    counters: Buffer<StepCounters>,
+    overlaps: Buffer<u64>,
+    updates: Buffer<UpdatedRegion>,
+    update_ranges: Buffer<Range>,
+    grid: Option<GridState>,
+    sweep: Option<SweepState>,
+    stamp: Vec<u32>,
+    epoch: u32,
+    /// The largest lower bound in the sweep dimension ever installed (sweep engine):
+    /// the radix sort needs only the digits below it.
+    key_bound: u32,
+}
+
+fn addr<T>(b: &Buffer<T>) -> u64 {
+    match b.arg() {
+        Arg::Ptr(p) => p,
+        _ => unreachable!("a buffer's argument is its address"),
+    }
+}
+
+impl<'d> Engine<'d> {
+    /// An engine for up to `n_pub` publications and `n_sub` subscriptions in a
+    /// `dims`-dimensional space, all absent until a step adds them.
+    pub fn new(
+        dev: &'d Device,
+        approach: Approach,
+        dims: usize,
+        n_pub: u32,
+        n_sub: u32,
+    ) -> Result<Engine<'d>, DdmError> {
+        if dims == 0 {
+            return Err(ModelError::NoDimensions.into());
+        }
+        if n_pub as u64 + n_sub as u64 >= u32::MAX as u64 / 2 {
+            return Err(DdmError::TooLarge(format!(
+                "{n_pub} + {n_sub} regions: at most 2^31 in all"
+            )));
+        }
+        if let Approach::Grid(g) = &approach {
+            if g.dims() != dims {
+                return Err(DdmError::Grid(format!(
+                    "grid has {} dimensions, the regions {dims}",
+                    g.dims()
+                )));
+            }
+        }
+        if approach == Approach::Region {
+            let shared = 2 * BLOCK as usize * dims * 8 + BLOCK as usize * 4;
+            if shared > 48 << 10 {
+                return Err(DdmError::TooLarge(format!("{dims} dimensions need {shared} bytes of shared memory per block, at most 49152")));
+            }
+        }
+        let n = (n_pub + n_sub) as usize;
+        let paper = approach != Approach::Sweep;
+        let (pub_words, sub_words) = (n_pub.div_ceil(32), n_sub.div_ceil(32));
+        let matrix_bytes = 4 * (n_pub as u64 * sub_words as u64 + n_sub as u64 * pub_words as u64);
+        if paper && matrix_bytes > MAX_MATRIX_BYTES {
+            return Err(DdmError::TooLarge(format!(
+                "the overlap bit matrices of {n_pub} x {n_sub} regions take {matrix_bytes} bytes (at most {MAX_MATRIX_BYTES}); use the sweep engine"
+            )));
+        }
+        let bounds = dev.alloc::<Range>((n * dims).max(1))?;
+        let alive = dev.alloc::<u32>(n.max(1))?;
+        let epoch = dev.alloc::<u32>(n.max(1))?;
+        let pub_rows = dev.alloc::<u32>(if paper {
+            (n_pub as usize * sub_words as usize).max(1)
+        } else {
+            1
+        })?;
+        let sub_rows = dev.alloc::<u32>(if paper {
+            (n_sub as usize * pub_words as usize).max(1)
+        } else {
+            1
+        })?;
+        let pair_cap = if paper { 4096u32.max(2 * n as u32) } else { 1 };
+        let pairs = dev.alloc::<Pair>(pair_cap as usize)?;
+        let counters = dev.alloc::<StepCounters>(1)?;
+        let overlaps = dev.alloc::<u64>(1)?;
+        let host = DdmTables {
+            bounds: addr(&bounds),
+            alive: addr(&alive),
+            epoch: addr(&epoch),
+            pub_rows: addr(&pub_rows),
+            sub_rows: addr(&sub_rows),
+            pairs: addr(&pairs),
+            counters: addr(&counters),
+            overlaps: addr(&overlaps),
+            n_pub,
+            n_sub,
+            pub_words,
+            sub_words,
+            dims: dims as u32,
+            pair_cap,
+        };
+        let table = dev.upload(&[host])?;
+        let mut e = Engine {
+            dev,
+            approach: approach.clone(),
+            dims,
+            n_pub,
+            n_sub,
+            host,
+            table,
+            _bounds: bounds,
+            _alive: alive,
+            _epoch: epoch,
+            pub_rows,
+            _sub_rows: sub_rows,
+            pairs,
+            counters,
+            overlaps,
+            updates: dev.alloc(n.max(1))?,
+            update_ranges: dev.alloc((n * dims).max(1))?,
+            grid: None,
+            sweep: None,
+            stamp: vec![0; n],
+            epoch: 0,
+            key_bound: 0,
+        };
+        if let Approach::Grid(spec) = approach {
+            let cap = 16;
+            e.grid = Some(e.new_grid(spec, cap)?);
+        }
+        Ok(e)
+    }
+
+    /// An engine holding `set`'s regions, matched (the first step adds them all).
+    pub fn with_regions(
+        dev: &'d Device,
+        approach: Approach,
+        set: &RegionSet,
+    ) -> Result<Engine<'d>, DdmError> {
+        let mut e = Engine::new(dev, approach, set.dims(), set.n_pub(), set.n_sub())?;
+        e.step(&UpdateBatch::everything(set), false)?;
+        Ok(e)
+    }
+
+    fn new_grid(&self, spec: GridSpec, cap: u32) -> Result<GridState, DdmError> {
+        let n_cells = spec.n_cells();
+        let lists = n_cells as u64 * 2;
+        if lists * cap as u64 * 4 > MAX_MATRIX_BYTES {
+            return Err(DdmError::TooLarge(format!(
+                "{n_cells} cells with {cap} slots per list: use larger cells"
+            )));
+        }
+        let slots = self.dev.alloc::<u32>((lists * cap as u64) as usize)?;
+        let lens = self.dev.alloc::<u32>(lists as usize)?;
+        let mut host = GridTables {
+            slots: addr(&slots),
+            lens: addr(&lens),
+            cap,
+            n_cells,
+            ..Default::default()
+        };
+        for d in 0..spec.dims() {
+            host.origin[d] = spec.origin[d];
+            host.cell[d] = spec.cell[d];
+            host.cells[d] = spec.cells[d];
+        }
+        let table = self.dev.upload(&[host])?;
+        Ok(GridState {
+            spec,
+            host,
+            table,
+            slots,
+            _lens: lens,
+        })
+    }
+
+    pub fn approach(&self) -> &Approach {
+        &self.approach
+    }
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+    pub fn device(&self) -> &'d Device {
+        self.dev
+    }
+
+    /// A launch of `threads` threads in blocks of [`BLOCK`], or of fewer (whole warps)
+    /// when there are fewer threads than that.
+    fn linear(threads: u32) -> LaunchConfig {
+        LaunchConfig::linear(threads, BLOCK.min(threads.next_multiple_of(32)).max(32))
+    }
+
+    /// One time step: Phases 1–4 (region) or 1–5 (grid) for the updated regions of
+    /// `batch`; with `want_pairs`, Phase 4 also copies back the pairs that involve an
+    /// updated region. The sweep engine only installs the regions (Phase 1); its
+    /// matching is [`Engine::count`] or [`Engine::pairs`].
+    pub fn step(&mut self, batch: &UpdateBatch, want_pairs: bool) -> Result<StepReport, DdmError> {
+        self.epoch = self.epoch.wrapping_add(1).max(1);
+        let staged = stage_updates(
+            batch,
+            self.dims,
+            self.n_pub,
+            self.n_sub,
+            &mut self.stamp,
+            self.epoch,
+        )?;
+        let n = staged.records.len() as u32;
+        if n == 0 {
+            let overlaps = if self.approach == Approach::Sweep {
+                0
+            } else {
+                self.read_overlaps()?
+            };
+            return Ok(StepReport {
+                overlaps,
+                pairs: want_pairs.then(Vec::new),
+            });
+        }
+        if self.approach == Approach::Sweep {
+            let dims = self.dims;
+            let top = staged
+                .ranges
+                .chunks_exact(dims)
+                .map(|r| r[0].lo)
+                .max()
+                .unwrap_or(0);
+            self.key_bound = self.key_bound.max(top);
+        }
+        // Phase 1: the updated regions' information, host -> device.
+        self.dev.write(&mut self.updates, 0, &staged.records)?;
+        self.dev.write(&mut self.update_ranges, 0, &staged.ranges)?;
+        match self.approach.clone() {
+            Approach::Sweep => {
+                self.commit(n)?;
+                Ok(StepReport {
+                    overlaps: 0,
+                    pairs: want_pairs.then(Vec::new),
+                })
+            }
+            Approach::Region => {
+                self.dev.zero(&mut self.counters)?;
+                self.clear(n)?;
+                self.commit(n)?;
+                self.match_region(&staged)?;
+                self.finish(&staged, want_pairs)
+            }
+            Approach::Grid(_) => {
+                self.dev.zero(&mut self.counters)?;
+                self.clear(n)?;
+                let g = self.grid.as_ref().expect("grid engine has a grid");
+                let args = [
+                    self.table.arg(),
+                    g.table.arg(),
+                    self.updates.arg(),
+                    n.into(),
+                ];
+                self.dev
+                    .launch(&unmap_regions::KERNEL, Self::linear(n), &args)?;
+                self.dev.launch(
+                    &compact_cells::KERNEL,
+                    Self::linear(g.host.n_cells * 2),
+                    &[g.table.arg()],
+                )?;
+                self.commit(n)?;
+                let args = [
+                    self.table.arg(),
+                    g.table.arg(),
+                    self.updates.arg(),
+                    n.into(),
+                    0u32.into(),
+                ];
+                self.dev
+                    .launch(&map_regions::KERNEL, Self::linear(n), &args)?;
+                self.match_grid(n)?;
+                self.finish(&staged, want_pairs)
+            }
+        }
+    }
+
+    /// Phase 2 (both approaches): one warp per updated region.
+    fn clear(&self, n: u32) -> Result<(), DdmError> {
+        let cfg = LaunchConfig::linear(n * 32, BLOCK);
+        self.dev.launch(
+            &clear_overlaps::KERNEL,
+            cfg,
+            &[self.table.arg(), self.updates.arg(), n.into()],
+        )?;
+        Ok(())
+    }
+
+    fn commit(&self, n: u32) -> Result<(), DdmError> {
+        let args = [
+            self.table.arg(),
+            self.updates.arg(),
+            self.update_ranges.arg(),
+            n.into(),
+            self.epoch.into(),
+        ];
+        self.dev
+            .launch(&commit_updates::KERNEL, Self::linear(n), &args)?;
+        Ok(())
+    }
+
+    /// Phase 3 of §III.B: updated publications against all subscriptions, then updated
+    /// subscriptions against the publications not updated in this step.
+    fn match_region(&self, staged: &StagedUpdates) -> Result<(), DdmError> {
+        let shared = (2 * BLOCK as usize * self.dims * 8 + BLOCK as usize * 4) as u32;
+        let n_pub_upd = staged.n_pub_updates;
+        let n_sub_upd = staged.records.len() as u32 - n_pub_upd;
+        let runs = [
+            (0, n_pub_upd, self.n_pub, self.n_sub, 0u32),
+            (n_pub_upd, n_sub_upd, 0, self.n_pub, 1u32),
+        ];
+        for (first, count, cand_base, n_cand, skip) in runs {
+            if count == 0 || n_cand == 0 {
+                continue;
+            }
+            let args = [
+                self.table.arg(),
+                self.updates.arg(),
+                first.into(),
+                count.into(),
+                cand_base.into(),
+                n_cand.into(),
+                skip.into(),
+                self.epoch.into(),
+            ];
+            self.dev.launch(
+                &match_region::KERNEL,
+                Self::linear(count).with_shared(shared),
+                &args,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Phase 4 of §III.C.
+    fn match_grid(&self, n: u32) -> Result<(), DdmError> {
+        let g = self.grid.as_ref().expect("grid engine has a grid");
+        let args = [
+            self.table.arg(),
+            g.table.arg(),
+            self.updates.arg(),
+            n.into(),
+            self.epoch.into(),
+        ];
+        self.dev
+            .launch(&match_grid::KERNEL, Self::linear(n), &args)?;
+        Ok(())
+    }
+
+    /// The last phase: copy back the counters and, when asked, the new pairs. A full
+    /// pair list or cell list is grown and the step's matching redone (Phases 2 and 3
+    /// are idempotent for a given region table).
+    fn finish(&mut self, staged: &StagedUpdates, want_pairs: bool) -> Result<StepReport, DdmError> {
+        let n = staged.records.len() as u32;
+        loop {
+            let c = self.dev.read(&self.counters)?[0];
+            let grid_full = c.cell_overflow > 0;
+            let list_full = c.new_pairs > self.host.pair_cap;
+            if !grid_full && !list_full {
+                let overlaps = self.read_overlaps()?;
+                let pairs = if want_pairs {
+                    let mut v = vec![Pair::default(); c.new_pairs as usize];
+                    self.dev.read_into(&self.pairs, 0, &mut v)?;
+                    Some(v)
+                } else {
+                    None
+                };
+                return Ok(StepReport { overlaps, pairs });
+            }
+            if list_full {
+                let cap = c.new_pairs.checked_next_power_of_two().unwrap_or(u32::MAX);
+                self.pairs = self.dev.alloc(cap as usize)?;
+                self.host.pairs = addr(&self.pairs);
+                self.host.pair_cap = cap;
+                self.dev.write(&mut self.table, 0, &[self.host])?;
+            }
+            if grid_full {
+                let g = self.grid.take().expect("only the grid overflows");
+                let cap = c
+                    .cell_overflow
+                    .checked_next_power_of_two()
+                    .unwrap_or(u32::MAX);
+                drop(g.slots);
+                self.grid = Some(self.new_grid(g.spec, cap)?);
+                let g = self.grid.as_ref().expect("just set");
+                let all = self.n_pub + self.n_sub;
+                let args = [
+                    self.table.arg(),
+                    g.table.arg(),
+                    self.updates.arg(),
+                    all.into(),
+                    1u32.into(),
+                ];
+                self.dev
+                    .launch(&map_regions::KERNEL, Self::linear(all), &args)?;
+            }
+            self.dev.zero(&mut self.counters)?;
+            self.clear(n)?;
+            match self.approach {
+                Approach::Region => self.match_region(staged)?,
+                _ => self.match_grid(n)?,
+            }
+        }
+    }
+
+    fn read_overlaps(&self) -> Result<u64, DdmError> {
+        Ok(self.dev.read(&self.overlaps)?[0])
+    }
+
+    /// The number of overlapping (publication, subscription) pairs now.
+    pub fn count(&mut self) -> Result<u64, DdmError> {
+        match self.approach {
+            Approach::Sweep => self.sweep_count(),
+            _ => self.read_overlaps(),
+        }
+    }
+
+    /// All overlapping pairs now, ordered by publication, then subscription.
+    pub fn pairs(&mut self) -> Result<Vec<Pair>, DdmError> {
+        match self.approach {
+            Approach::Sweep => {
+                let mut all = Vec::new();
+                self.for_each_pair_batch(|b| all.extend_from_slice(b))?;
+                all.sort_unstable();
+                Ok(all)
+            }
+            _ => {
+                let bits = self.dev.read(&self.pub_rows)?;
+                Ok(crate::layout::decode_pub_rows(
+                    &bits,
+                    self.n_pub,
+                    self.host.sub_words,
+                ))
+            }
+        }
+    }
+
+    /// Hands all overlapping pairs to `f` in batches (unordered for the sweep engine);
+    /// returns how many there were. The number of pairs is not limited by device memory.
+    pub fn for_each_pair_batch(&mut self, mut f: impl FnMut(&[Pair])) -> Result<u64, DdmError> {
+        if self.approach != Approach::Sweep {
+            let all = self.pairs()?;
+            f(&all);
+            return Ok(all.len() as u64);
+        }
+        let (n_chunks, pairs_total) = self.sweep_prepare(true)?;
+        if pairs_total == 0 {
+            return Ok(0);
+        }
+        let window = pairs_total.min(SWEEP_WINDOW);
+        let out = self.dev.alloc::<Pair>(window as usize)?;
+        let s = self.sweep.as_ref().expect("prepared");
+        let mut host = vec![Pair::default(); window as usize];
+        let mut base = 0u64;
+        while base < pairs_total {
+            let len = (pairs_total - base).min(window);
+            self.launch_chunks(n_chunks, |chunk_base, threads| {
+                let args = [
+                    self.table.arg(),
+                    s.work.arg(),
+                    chunk_base.into(),
+                    n_chunks.into(),
+                    s.per_chunk.arg(),
+                    pairs_total.into(),
+                    out.arg(),
+                    base.into(),
+                    window.into(),
+                ];
+                self.dev
+                    .launch(&sweep_emit::KERNEL, Self::linear(threads), &args)
+            })?;
+            self.dev.read_into(&out, 0, &mut host[..len as usize])?;
+            f(&host[..len as usize]);
+            base += len;
+        }
+        Ok(pairs_total)
+    }
+
+    /// Launches `n_chunks` threads in launches of at most 2^30 threads.
+    fn launch_chunks(
+        &self,
+        n_chunks: u64,
+        mut launch: impl FnMut(u64, u32) -> Result<(), GpuError>,
+    ) -> Result<(), DdmError> {
+        let per = 1u64 << 30;
+        let mut base = 0u64;
+        while base < n_chunks {
+            let threads = (n_chunks - base).min(per) as u32;
+            launch(base, threads)?;
+            base += threads as u64;
+        }
+        Ok(())
+    }
+
+    fn sweep_count(&mut self) -> Result<u64, DdmError> {
+        let (n_chunks, _) = self.sweep_prepare(false)?;
+        let s = self.sweep.as_mut().expect("prepared");
+        self.dev.zero(&mut s.total)?;
+        let s = self.sweep.as_ref().expect("prepared");
+        self.launch_chunks(n_chunks, |chunk_base, threads| {
+            let args = [
+                self.table.arg(),
+                s.work.arg(),
+                chunk_base.into(),
+                n_chunks.into(),
+                Arg::Ptr(0),
+                s.total.arg(),
+            ];
+            self.dev
+                .launch(&sweep_count::KERNEL, Self::linear(threads), &args)
+        })?;
+        Ok(self.dev.read(&s.total)?[0])
+    }
+
+    fn sweep_state(&self) -> Result<SweepState, DdmError> {
+        let (np, ns) = (self.n_pub as usize, self.n_sub as usize);
+        let big = np.max(ns);
+        let blocks = big.div_ceil(RADIX_TILE as usize).max(1);
+        let tasks = np + ns;
+        let scan_len = (blocks * RADIX_BLOCK as usize).max(tasks);
+        Ok(SweepState {
+            pub_keys: self.dev.alloc(np.max(1))?,
+            pub_vals: self.dev.alloc(np.max(1))?,
+            sub_keys: self.dev.alloc(ns.max(1))?,
+            sub_vals: self.dev.alloc(ns.max(1))?,
+            pub_tmp_keys: self.dev.alloc(np.max(1))?,
+            pub_tmp_vals: self.dev.alloc(np.max(1))?,
+            sub_tmp_keys: self.dev.alloc(ns.max(1))?,
+            sub_tmp_vals: self.dev.alloc(ns.max(1))?,
+            hist: self.dev.alloc(blocks * RADIX_BLOCK as usize)?,
+            sums: self
+                .dev
+                .alloc(scan_len.div_ceil(SCAN_TILE as usize).max(1))?,
+            total: self.dev.alloc(1)?,
+            begin: self.dev.alloc(tasks.max(1))?,
+            offsets: self.dev.alloc(tasks.max(1))?,
+            work: self.dev.alloc(1)?,
+            per_chunk: self.dev.alloc(1)?,
+        })
+    }
+
+    /// Sorts, finds the tasks, scans their lengths and chooses the chunking; with
+    /// `per_chunk`, also counts and scans the pairs of each chunk. Returns
+    /// (chunks, pairs in all or 0).
+    fn sweep_prepare(&mut self, per_chunk: bool) -> Result<(u64, u64), DdmError> {
+        if self.sweep.is_none() {
+            self.sweep = Some(self.sweep_state()?);
+        }
+        let mut s = self.sweep.take().expect("just set");
+        let r = self.sweep_prepare_with(&mut s, per_chunk);
+        self.sweep = Some(s);
+        r
+    }
+
+    fn sweep_prepare_with(
+        &mut self,
+        s: &mut SweepState,
+        per_chunk: bool,
+    ) -> Result<(u64, u64), DdmError> {
+        let dev = self.dev;
+        let (np, ns) = (self.n_pub, self.n_sub);
+        let dim = 0u32;
+        // Only the digits below the largest key ever installed need sorting.
+        let passes = (32 - self.key_bound.leading_zeros()).div_ceil(8);
+        if np > 0 {
+            let args = [
+                self.table.arg(),
+                0u32.into(),
+                np.into(),
+                dim.into(),
+                s.pub_keys.arg(),
+                s.pub_vals.arg(),
+            ];
+            dev.launch(&sweep_keys::KERNEL, Self::linear(np), &args)?;
+            radix_sort(
+                dev,
+                [&s.pub_keys, &s.pub_vals, &s.pub_tmp_keys, &s.pub_tmp_vals],
+                np,
+                passes,
+                [&s.hist, &s.sums, &s.total],
+            )?;
+            if passes % 2 == 1 {
+                std::mem::swap(&mut s.pub_keys, &mut s.pub_tmp_keys);
+                std::mem::swap(&mut s.pub_vals, &mut s.pub_tmp_vals);
+            }
+        }
+        if ns > 0 {
+            let args = [
+                self.table.arg(),
+                np.into(),
+                ns.into(),
+                dim.into(),
+                s.sub_keys.arg(),
+                s.sub_vals.arg(),
+            ];
+            dev.launch(&sweep_keys::KERNEL, Self::linear(ns), &args)?;
+            radix_sort(
+                dev,
+                [&s.sub_keys, &s.sub_vals, &s.sub_tmp_keys, &s.sub_tmp_vals],
+                ns,
+                passes,
+                [&s.hist, &s.sums, &s.total],
+            )?;
+            if passes % 2 == 1 {
+                std::mem::swap(&mut s.sub_keys, &mut s.sub_tmp_keys);
+                std::mem::swap(&mut s.sub_vals, &mut s.sub_tmp_vals);
+            }
+        }
+        let tasks = np + ns;
+        if tasks == 0 {
+            return Ok((0, 0));
+        }
+        let args = [
+            self.table.arg(),
+            dim.into(),
+            s.pub_keys.arg(),
+            s.sub_keys.arg(),
+            s.begin.arg(),
+            s.offsets.arg(),
+        ];
+        dev.launch(&sweep_tasks::KERNEL, Self::linear(tasks), &args)?;
+        exclusive_scan(dev, &s.offsets, tasks as u64, &s.sums, &s.total)?;
+        let work_total = dev.read(&s.total)?[0];
+        let chunk = 32u64.max(work_total.div_ceil(1 << 26));
+        let n_chunks = work_total.div_ceil(chunk);
+        let work = SweepWork {
+            pub_vals: addr(&s.pub_vals),
+            sub_vals: addr(&s.sub_vals),
+            begin: addr(&s.begin),
+            offsets: addr(&s.offsets),
+            total: work_total,
+            chunk,
+            n_tasks: tasks,
+            _pad: 0,
+        };
+        dev.write(&mut s.work, 0, &[work])?;
+        if !per_chunk || n_chunks == 0 {
+            return Ok((n_chunks, 0));
+        }
+        if s.per_chunk.len() < n_chunks as usize {
+            s.per_chunk = dev.alloc(n_chunks as usize)?;
+        }
+        let sums_needed = (n_chunks as usize).div_ceil(SCAN_TILE as usize);
+        if s.sums.len() < sums_needed {
+            s.sums = dev.alloc(sums_needed)?;
+        }
+        self.launch_chunks(n_chunks, |chunk_base, threads| {
+            let args = [
+                self.table.arg(),
+                s.work.arg(),
+                chunk_base.into(),
+                n_chunks.into(),
+                s.per_chunk.arg(),
+                s.total.arg(),
+            ];
+            dev.launch(&sweep_count::KERNEL, Self::linear(threads), &args)
+        })?;
+        exclusive_scan(dev, &s.per_chunk, n_chunks, &s.sums, &s.total)?;
+        let pairs_total = dev.read(&s.total)?[0];
+        Ok((n_chunks, pairs_total))
+    }
+}
+
+/// Exclusive prefix sums of `buf[..n]` in place; the total goes to `total[0]`.
+fn exclusive_scan(
+    dev: &Device,
+    buf: &Buffer<u64>,
+    n: u64,
+    sums: &Buffer<u64>,
+    total: &Buffer<u64>,
+) -> Result<(), GpuError> {
+    let shared = SCAN_BLOCK * 8;
+    if n <= 4 * SCAN_TILE as u64 {
+        // Small: one block scans it all, each thread a contiguous chunk.
+        return dev.launch(
+            &scan_top::KERNEL,
+            LaunchConfig::blocks(1, SCAN_BLOCK, shared),
+            &[buf.arg(), n.into(), total.arg()],
+        );
+    }
+    let blocks = n.div_ceil(SCAN_TILE as u64).max(1);
+    assert!(sums.len() as u64 >= blocks, "scan scratch too small");
+    let cfg = LaunchConfig::blocks(blocks as u32, SCAN_BLOCK, shared);
+    dev.launch(
+        &scan_reduce::KERNEL,
+        cfg,
+        &[buf.arg(), n.into(), sums.arg()],
+    )?;
+    dev.launch(
+        &scan_top::KERNEL,
+        LaunchConfig::blocks(1, SCAN_BLOCK, shared),
+        &[sums.arg(), blocks.into(), total.arg()],
+    )?;
+    dev.launch(
+        &scan_down::KERNEL,
+        cfg,
+        &[buf.arg(), buf.arg(), n.into(), sums.arg()],
+    )
+}
+
+/// Sorts `keys[..n]` (with `vals`) by their low `8 * passes` bits: stable 8-bit LSD
+/// passes ping-ponging between `[keys, vals]` and `[tmp_keys, tmp_vals]`; after an odd
+/// number of passes the result is in the `tmp` pair. Scratch: `[hist, sums, total]`.
+fn radix_sort(
+    dev: &Device,
+    bufs: [&Buffer<u32>; 4],
+    n: u32,
+    passes: u32,
+    scratch: [&Buffer<u64>; 3],
+) -> Result<(), GpuError> {
+    let [keys, vals, tmp_keys, tmp_vals] = bufs;
+    let [hist, sums, total] = scratch;
+    let blocks = n.div_ceil(RADIX_TILE).max(1);
+    for pass in 0..passes {
+        let shift = pass * 8;
+        let (ki, vi, ko, vo) = if pass % 2 == 0 {
+            (keys, vals, tmp_keys, tmp_vals)
+        } else {
+            (tmp_keys, tmp_vals, keys, vals)
+        };
+        let cfg = LaunchConfig::blocks(blocks, RADIX_BLOCK, RADIX_BLOCK * 4);
+        dev.launch(
+            &radix_hist::KERNEL,
+            cfg,
+            &[ki.arg(), n.into(), shift.into(), hist.arg(), blocks.into()],
+        )?;
+        exclusive_scan(dev, hist, blocks as u64 * RADIX_BLOCK as u64, sums, total)?;
+        let cfg = LaunchConfig::blocks(blocks, RADIX_BLOCK, RADIX_SCATTER_SHARED);
+        let args = [
+            ki.arg(),
+            vi.arg(),
+            ko.arg(),
+            vo.arg(),
+            n.into(),
+            shift.into(),
+            hist.arg(),
+            blocks.into(),
+        ];
+        dev.launch(&radix_scatter::KERNEL, cfg, &args)?;
+    }
+    Ok(())
+}

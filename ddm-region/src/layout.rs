@@ -1,0 +1,315 @@
+//! Model -> flat device tables (§III.A, Fig. 1: the region information and the overlap
+//! information live in device memory), and back.
+//!
+//! - Region table: publications and subscriptions share one index space (publication
+//!   `p` is region `p`, subscription `s` is region `n_pub + s`, with `n_pub` the
+//!   engine's publication capacity); region `r`'s ranges are `bounds[r * dims ..][..dims]`.
+//! - Overlap information: two bit matrices ([`DdmTables`](crate::DdmTables)), row `p` of
+//!   `pub_rows` for publication `p`, row `s` of `sub_rows` for subscription `s`.
+//! - Updated regions: [`UpdatedRegion`] records, publications first, then their ranges.
+//! - Grid (§III.C, Fig. 3): [`GridSpec`] -> [`GridTables`](crate::GridTables).
+
+use crate::engine::DdmError;
+use crate::model::{Change, Kind, Pair, Range, RegionSet, UpdateBatch};
+use ddm_region_kernels::grid::GRID_MAX_DIMS;
+use ddm_region_kernels::UpdatedRegion;
+
+/// Most cells a grid may have.
+pub const MAX_CELLS: u64 = 1 << 24;
+
+/// Phase 1's payload: the updated regions of a batch in device form.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StagedUpdates {
+    /// Publications first, then subscriptions; one record per region (the last change wins).
+    pub records: Vec<UpdatedRegion>,
+    /// `dims` ranges per record (zeros for a removed region).
+    pub ranges: Vec<Range>,
+    /// How many records are publications.
+    pub n_pub_updates: u32,
+}
+
+/// Orders and de-duplicates a batch for the device. `stamp` (one slot per region of the
+/// unified space, owned by the engine) remembers the batch that last saw each region.
+pub fn stage_updates(
+    batch: &UpdateBatch,
+    dims: usize,
+    n_pub: u32,
+    n_sub: u32,
+    stamp: &mut [u32],
+    batch_no: u32,
+) -> Result<StagedUpdates, DdmError> {
+    // Where each Set entry's ranges start in batch.ranges.
+    let mut starts = Vec::with_capacity(batch.entries.len());
+    let mut at = 0usize;
+    for &(kind, index, change) in &batch.entries {
+        let cap = match kind {
+            Kind::Publication => n_pub,
+            Kind::Subscription => n_sub,
+        };
+        if index >= cap {
+            return Err(DdmError::Capacity {
+                kind: kind.word(),
+                index,
+                capacity: cap,
+            });
+        }
+        starts.push(at);
+        if change == Change::Set {
+            if at + dims > batch.ranges.len() {
+                return Err(DdmError::BadBatch(
+                    "fewer ranges than Set entries need".into(),
+                ));
+            }
+            crate::model::check_ranges(dims, &batch.ranges[at..at + dims])?;
+            at += dims;
+        }
+    }
+    if at != batch.ranges.len() {
+        return Err(DdmError::BadBatch(format!(
+            "{} ranges given, the Set entries use {at}",
+            batch.ranges.len()
+        )));
+    }
+    let mut out = StagedUpdates::default();
+    // Walk backwards so that the last change of a region wins; then restore order.
+    let mut picked: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+    for (i, &(kind, index, _)) in batch.entries.iter().enumerate().rev() {
+        let r = unified(kind, index, n_pub) as usize;
+        if stamp[r] != batch_no {
+            stamp[r] = batch_no;
+            picked[(kind == Kind::Subscription) as usize].push(i);
+        }
+    }
+    for (k, list) in picked.iter_mut().enumerate() {
+        list.reverse();
+        if k == 0 {
+            out.n_pub_updates = list.len() as u32;
+        }
+        for &i in list.iter() {
+            let (kind, index, change) = batch.entries[i];
+            let alive = change == Change::Set;
+            out.records.push(UpdatedRegion {
+                region: unified(kind, index, n_pub),
+                alive: alive as u32,
+            });
+            if alive {
+                out.ranges
+                    .extend_from_slice(&batch.ranges[starts[i]..starts[i] + dims]);
+            } else {
+                out.ranges
+                    .extend(std::iter::repeat_n(Range::default(), dims));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Region `index` of `kind` in the unified index space.
+pub fn unified(kind: Kind, index: u32, n_pub: u32) -> u32 {
+    match kind {
+        Kind::Publication => index,
+        Kind::Subscription => n_pub + index,
+    }
+}
+
+/// The pairs of a `pub_rows` bit matrix (`rows` rows of `words` words), in order.
+pub fn decode_pub_rows(bits: &[u32], rows: u32, words: u32) -> Vec<Pair> {
+    let mut out = Vec::new();
+    for p in 0..rows {
+        for (w, &word) in bits[(p * words) as usize..][..words as usize]
+            .iter()
+            .enumerate()
+        {
+            let mut m = word;
+            while m != 0 {
+                let b = m.trailing_zeros();
+                m &= m - 1;
+                out.push(Pair {
+                    publication: p,
+                    subscription: w as u32 * 32 + b,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The grid of §III.C: equal cells, `cells[d]` of side `cell[d]` from `origin[d]` in each
+/// dimension. Coordinates outside the grid belong to its border cells, so any grid gives
+/// exact answers; a good one has cells about as large as the regions (§II.B, §IV: 100 x 100).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GridSpec {
+    pub origin: Vec<u32>,
+    pub cell: Vec<u32>,
+    pub cells: Vec<u32>,
+}
+
+impl GridSpec {
+    /// A grid from its parts, checked: 1 to 8 dimensions, sizes >= 1, at most [`MAX_CELLS`] cells.
+    pub fn new(origin: Vec<u32>, cell: Vec<u32>, cells: Vec<u32>) -> Result<GridSpec, DdmError> {
+        let dims = origin.len();
+        if dims == 0 || dims > GRID_MAX_DIMS || cell.len() != dims || cells.len() != dims {
+            return Err(DdmError::Grid(format!(
+                "a grid has 1 to {GRID_MAX_DIMS} dimensions, one origin, cell and count each"
+            )));
+        }
+        if cell.contains(&0) || cells.contains(&0) {
+            return Err(DdmError::Grid(
+                "cell sizes and counts must be at least 1".into(),
+            ));
+        }
+        let total: u64 = cells.iter().map(|&c| c as u64).product();
+        if total > MAX_CELLS {
+            return Err(DdmError::Grid(format!(
+                "{total} cells, at most {MAX_CELLS}: use larger cells"
+            )));
+        }
+        Ok(GridSpec {
+            origin,
+            cell,
+            cells,
+        })
+    }
+
+    /// The paper's grid: the space `[0, space)` in each of `dims` dimensions cut into
+    /// cells of side `cell` (§IV: 10000 / 100).
+    pub fn covering(dims: usize, space: u32, cell: u32) -> Result<GridSpec, DdmError> {
+        let cell = cell.max(1);
+        let n = space.div_ceil(cell).max(1);
+        GridSpec::new(vec![0; dims], vec![cell; dims], vec![n; dims])
+    }
+
+    /// A grid over the bounding box of `set`, with cells of side `cell` (per dimension)
+    /// or, by default, the regions' mean side; cells grow until there are at most
+    /// [`MAX_CELLS`] / 16 of them.
+    pub fn fit(set: &RegionSet, cell: Option<&[u32]>) -> Result<GridSpec, DdmError> {
+        let dims = set.dims();
+        if dims > GRID_MAX_DIMS {
+            return Err(DdmError::Grid(format!(
+                "{dims} dimensions; the grid engine supports at most {GRID_MAX_DIMS}"
+            )));
+        }
+        let mut lo = vec![u32::MAX; dims];
+        let mut hi = vec![0u32; dims];
+        let mut sum = vec![0u64; dims];
+        let mut n = 0u64;
+        for kind in [Kind::Publication, Kind::Subscription] {
+            for r in set.ranges(kind).chunks(dims) {
+                for d in 0..dims {
+                    lo[d] = lo[d].min(r[d].lo);
+                    hi[d] = hi[d].max(r[d].hi);
+                    sum[d] += (r[d].hi - r[d].lo) as u64;
+                }
+                n += 1;
+            }
+        }
+        if n == 0 {
+            return GridSpec::new(vec![0; dims], vec![1; dims], vec![1; dims]);
+        }
+        let mut size: Vec<u32> = match cell {
+            Some(c) if c.len() == dims => c.iter().map(|&c| c.max(1)).collect(),
+            Some(c) => {
+                return Err(DdmError::Grid(format!(
+                    "{} cell sizes for {dims} dimensions",
+                    c.len()
+                )))
+            }
+            None => sum
+                .iter()
+                .map(|&s| (s / n).clamp(1, u32::MAX as u64) as u32)
+                .collect(),
+        };
+        loop {
+            let cells: Vec<u32> = (0..dims)
+                .map(|d| {
+                    ((hi[d].saturating_sub(lo[d]) as u64)
+                        .div_ceil(size[d] as u64)
+                        .max(1)) as u32
+                })
+                .collect();
+            let total: u64 = cells.iter().map(|&c| c as u64).product();
+            if total <= MAX_CELLS / 16 {
+                return GridSpec::new(lo, size, cells);
+            }
+            for s in size.iter_mut() {
+                *s = s.saturating_mul(2);
+            }
+        }
+    }
+
+    pub fn dims(&self) -> usize {
+        self.origin.len()
+    }
+    pub fn n_cells(&self) -> u32 {
+        self.cells.iter().product()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staging_puts_publications_first_and_keeps_the_last_change() {
+        let mut b = UpdateBatch::default();
+        let r = |x| [Range { lo: x, hi: x + 1 }];
+        b.set(Kind::Subscription, 0, &r(1));
+        b.set(Kind::Publication, 2, &r(2));
+        b.set(Kind::Subscription, 0, &r(3));
+        b.remove(Kind::Publication, 1);
+        let mut stamp = vec![0; 8];
+        let s = stage_updates(&b, 1, 4, 4, &mut stamp, 1).unwrap();
+        assert_eq!(s.n_pub_updates, 2);
+        let regions: Vec<u32> = s.records.iter().map(|u| u.region).collect();
+        assert_eq!(regions, [2, 1, 4]);
+        assert_eq!(s.records[1].alive, 0);
+        assert_eq!(s.ranges, [r(2)[0], Range::default(), r(3)[0]]);
+    }
+
+    #[test]
+    fn staging_rejects_indices_past_capacity() {
+        let mut b = UpdateBatch::default();
+        b.set(Kind::Publication, 4, &[Range { lo: 0, hi: 1 }]);
+        let mut stamp = vec![0; 8];
+        assert!(matches!(
+            stage_updates(&b, 1, 4, 4, &mut stamp, 1),
+            Err(DdmError::Capacity { .. })
+        ));
+    }
+
+    #[test]
+    fn pub_rows_decode_to_ordered_pairs() {
+        let bits = [0b101, 0, 0, 1 << 31];
+        let pairs = decode_pub_rows(&bits, 2, 2);
+        let want = [(0, 0), (0, 2), (1, 63)].map(|(p, s)| Pair {
+            publication: p,
+            subscription: s,
+        });
+        assert_eq!(pairs, want);
+    }
+
+    #[test]
+    fn fitted_grid_stays_under_the_cell_limit() {
+        let mut set = RegionSet::new(2).unwrap();
+        set.push(
+            Kind::Publication,
+            0,
+            &[Range { lo: 0, hi: 1 }, Range { lo: 0, hi: 1 }],
+        )
+        .unwrap();
+        set.push(
+            Kind::Subscription,
+            0,
+            &[
+                Range {
+                    lo: 0,
+                    hi: 4_000_000_000,
+                },
+                Range { lo: 0, hi: 1 },
+            ],
+        )
+        .unwrap();
+        let g = GridSpec::fit(&set, None).unwrap();
+        assert!(g.n_cells() as u64 <= MAX_CELLS / 16);
+    }
+}

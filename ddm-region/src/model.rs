@@ -1,0 +1,224 @@
+//! The paper's nouns (§I, §III.A): publication and subscription regions, each a set of
+//! ranges, one per dimension of the routing space, and the overlap pairs region
+//! matching finds.
+//!
+//! Coordinates are `u32`: HLA 1516 range bounds are unsigned normalized values. Ranges
+//! are half-open, `[lo, hi)`: two ranges overlap iff `lo_a < hi_b && lo_b < hi_a`, and
+//! two regions iff their ranges overlap in every dimension. A zero-width range `[x, x)`
+//! is allowed; by that rule it overlaps exactly the ranges with `lo < x < hi`.
+
+pub use ddm_region_kernels::{Pair, Range};
+
+/// A coordinate of the routing space.
+pub type Coord = u32;
+
+/// Publication or subscription region (§I).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// "regions over which they are willing to send data".
+    Publication,
+    /// "regions from which they are willing to receive data".
+    Subscription,
+}
+
+impl Kind {
+    /// The word used in files: `pub` or `sub`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Kind::Publication => "pub",
+            Kind::Subscription => "sub",
+        }
+    }
+}
+
+/// Why a region or a set of regions is not valid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    #[error("a routing space needs at least one dimension")]
+    NoDimensions,
+    #[error("region has {got} ranges, the routing space has {expected} dimensions")]
+    DimensionMismatch { expected: usize, got: usize },
+    #[error("range of dimension {dim} has lower bound {lo} above its upper bound {hi}")]
+    InvertedRange { dim: usize, lo: Coord, hi: Coord },
+    #[error("{kind} region index {index} out of range ({len} regions)")]
+    NoSuchRegion {
+        kind: &'static str,
+        index: u32,
+        len: u32,
+    },
+    #[error("more than {max} {kind} regions")]
+    TooManyRegions { kind: &'static str, max: u64 },
+}
+
+/// Checks one region's ranges against the space's dimensionality.
+pub fn check_ranges(dims: usize, ranges: &[Range]) -> Result<(), ModelError> {
+    if ranges.len() != dims {
+        return Err(ModelError::DimensionMismatch {
+            expected: dims,
+            got: ranges.len(),
+        });
+    }
+    for (dim, r) in ranges.iter().enumerate() {
+        if r.lo > r.hi {
+            return Err(ModelError::InvertedRange {
+                dim,
+                lo: r.lo,
+                hi: r.hi,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// All regions of one routing space, by kind, stored flat: the ranges of publication `i`
+/// are `pub_ranges()[i * dims .. (i + 1) * dims]`. Regions are addressed by their index
+/// in their kind; ids are the users' names for them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegionSet {
+    dims: usize,
+    pub_ranges: Vec<Range>,
+    sub_ranges: Vec<Range>,
+    pub_ids: Vec<u64>,
+    sub_ids: Vec<u64>,
+}
+
+impl RegionSet {
+    /// An empty set of regions in a `dims`-dimensional routing space.
+    pub fn new(dims: usize) -> Result<RegionSet, ModelError> {
+        if dims == 0 {
+            return Err(ModelError::NoDimensions);
+        }
+        Ok(RegionSet {
+            dims,
+            pub_ranges: Vec::new(),
+            sub_ranges: Vec::new(),
+            pub_ids: Vec::new(),
+            sub_ids: Vec::new(),
+        })
+    }
+
+    /// Adds a region; returns its index in its kind.
+    pub fn push(&mut self, kind: Kind, id: u64, ranges: &[Range]) -> Result<u32, ModelError> {
+        check_ranges(self.dims, ranges)?;
+        let (rs, ids) = self.kind_mut(kind);
+        let index = u32::try_from(ids.len())
+            .ok()
+            .filter(|&i| i < u32::MAX / 2)
+            .ok_or(ModelError::TooManyRegions {
+                kind: kind.word(),
+                max: (u32::MAX / 2) as u64,
+            })?;
+        rs.extend_from_slice(ranges);
+        ids.push(id);
+        Ok(index)
+    }
+
+    /// Replaces region `index`'s ranges (a move, §IV: "the position of each simulated
+    /// region is randomly moved").
+    pub fn set(&mut self, kind: Kind, index: u32, ranges: &[Range]) -> Result<(), ModelError> {
+        check_ranges(self.dims, ranges)?;
+        let dims = self.dims;
+        let len = self.len(kind);
+        if index >= len {
+            return Err(ModelError::NoSuchRegion {
+                kind: kind.word(),
+                index,
+                len,
+            });
+        }
+        let (rs, _) = self.kind_mut(kind);
+        rs[index as usize * dims..][..dims].copy_from_slice(ranges);
+        Ok(())
+    }
+
+    fn kind_mut(&mut self, kind: Kind) -> (&mut Vec<Range>, &mut Vec<u64>) {
+        match kind {
+            Kind::Publication => (&mut self.pub_ranges, &mut self.pub_ids),
+            Kind::Subscription => (&mut self.sub_ranges, &mut self.sub_ids),
+        }
+    }
+
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+    /// Number of regions of `kind`.
+    pub fn len(&self, kind: Kind) -> u32 {
+        match kind {
+            Kind::Publication => self.pub_ids.len() as u32,
+            Kind::Subscription => self.sub_ids.len() as u32,
+        }
+    }
+    pub fn n_pub(&self) -> u32 {
+        self.len(Kind::Publication)
+    }
+    pub fn n_sub(&self) -> u32 {
+        self.len(Kind::Subscription)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.pub_ids.is_empty() && self.sub_ids.is_empty()
+    }
+    /// All ranges of `kind`, flat (`dims` per region).
+    pub fn ranges(&self, kind: Kind) -> &[Range] {
+        match kind {
+            Kind::Publication => &self.pub_ranges,
+            Kind::Subscription => &self.sub_ranges,
+        }
+    }
+    /// Region `index` of `kind`'s ranges.
+    pub fn region(&self, kind: Kind, index: u32) -> &[Range] {
+        &self.ranges(kind)[index as usize * self.dims..][..self.dims]
+    }
+    /// The users' ids of `kind`'s regions, by index.
+    pub fn ids(&self, kind: Kind) -> &[u64] {
+        match kind {
+            Kind::Publication => &self.pub_ids,
+            Kind::Subscription => &self.sub_ids,
+        }
+    }
+}
+
+/// What happens to one region in a step: the paper's "updated region" (§III.A), new or
+/// modified, plus removal, which HLA's `deleteRegion` allows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// Added or moved: the region's ranges are the batch's next `dims` ranges.
+    Set,
+    /// Removed.
+    Remove,
+}
+
+/// The updated regions of one step, flat: entry `i` is `(kind, index, change)`; the
+/// ranges of `Set` entries follow in order in `ranges`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UpdateBatch {
+    pub entries: Vec<(Kind, u32, Change)>,
+    pub ranges: Vec<Range>,
+}
+
+impl UpdateBatch {
+    /// Adds (or moves) region `index` of `kind` to `ranges`.
+    pub fn set(&mut self, kind: Kind, index: u32, ranges: &[Range]) {
+        self.entries.push((kind, index, Change::Set));
+        self.ranges.extend_from_slice(ranges);
+    }
+    /// Removes region `index` of `kind`.
+    pub fn remove(&mut self, kind: Kind, index: u32) {
+        self.entries.push((kind, index, Change::Remove));
+    }
+    /// Every region of `set`, as a batch (the first step, or a one-shot match).
+    pub fn everything(set: &RegionSet) -> UpdateBatch {
+        let mut b = UpdateBatch::default();
+        for kind in [Kind::Publication, Kind::Subscription] {
+            for i in 0..set.len(kind) {
+                b.set(kind, i, set.region(kind, i));
+            }
+        }
+        b
+    }
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}

@@ -1,0 +1,265 @@
+//! The emulator engines against a trivial oracle (nested loops over the HLA 1516 rule),
+//! on random regions in 1 to 4 dimensions with touching and zero-width ranges, over
+//! sequences of moves, removals and re-additions. (`baselines/tests/ddm_engines.rs`
+//! checks the same engines against the CPU baselines.)
+
+use ddm_region::{Approach, Device, Engine, GridSpec, Kind, Pair, Range, RegionSet, UpdateBatch};
+use proptest::prelude::*;
+
+/// The oracle: every (live publication, live subscription) pair whose ranges satisfy
+/// `lo_a < hi_b && lo_b < hi_a` in every dimension.
+fn oracle(dims: usize, pubs: &[Option<Vec<Range>>], subs: &[Option<Vec<Range>>]) -> Vec<Pair> {
+    let mut out = Vec::new();
+    for (p, a) in pubs.iter().enumerate() {
+        for (s, b) in subs.iter().enumerate() {
+            if let (Some(a), Some(b)) = (a, b) {
+                if (0..dims).all(|d| a[d].lo < b[d].hi && b[d].lo < a[d].hi) {
+                    out.push(Pair {
+                        publication: p as u32,
+                        subscription: s as u32,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn region(dims: usize) -> impl Strategy<Value = Vec<Range>> {
+    // Small coordinates make touching, nested, equal and zero-width ranges common.
+    prop::collection::vec((0u32..24, 0u32..6), dims).prop_map(|v| {
+        v.into_iter()
+            .map(|(lo, w)| Range { lo, hi: lo + w })
+            .collect()
+    })
+}
+
+/// One change of a step: (is a subscription, index, new ranges or `None` to remove).
+type Change = (bool, usize, Option<Vec<Range>>);
+
+#[derive(Clone, Debug)]
+struct Case {
+    dims: usize,
+    pubs: Vec<Option<Vec<Range>>>,
+    subs: Vec<Option<Vec<Range>>>,
+    /// Per step: (kind is sub, index, new ranges or removal).
+    steps: Vec<Vec<Change>>,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (1usize..=4, 0usize..40, 0usize..40).prop_flat_map(|(dims, np, ns)| {
+        let slot = move || prop::option::weighted(0.85, region(dims));
+        let change = move |np: usize, ns: usize| {
+            (
+                any::<bool>(),
+                any::<prop::sample::Index>(),
+                prop::option::weighted(0.8, region(dims)),
+            )
+                .prop_filter_map("kind with no regions", move |(sub, i, r)| {
+                    let n = if sub { ns } else { np };
+                    (n > 0).then(|| (sub, i.index(n), r))
+                })
+        };
+        (
+            Just(dims),
+            prop::collection::vec(slot(), np),
+            prop::collection::vec(slot(), ns),
+            prop::collection::vec(prop::collection::vec(change(np, ns), 0..30), 1..4),
+        )
+            .prop_map(|(dims, pubs, subs, steps)| Case {
+                dims,
+                pubs,
+                subs,
+                steps,
+            })
+    })
+}
+
+fn run(case: &Case, approach: Approach) {
+    let dev = Device::emulator();
+    let mut pubs = case.pubs.clone();
+    let mut subs = case.subs.clone();
+    let mut e = Engine::new(
+        &dev,
+        approach.clone(),
+        case.dims,
+        pubs.len() as u32,
+        subs.len() as u32,
+    )
+    .unwrap();
+    let mut first = UpdateBatch::default();
+    for (kind, list) in [(Kind::Publication, &pubs), (Kind::Subscription, &subs)] {
+        for (i, r) in list.iter().enumerate() {
+            if let Some(r) = r {
+                first.set(kind, i as u32, r);
+            }
+        }
+    }
+    let check = |e: &mut Engine,
+                 report: &ddm_region::StepReport,
+                 pubs: &[Option<Vec<Range>>],
+                 subs: &[Option<Vec<Range>>],
+                 touched: &dyn Fn(&Pair) -> bool| {
+        let want = oracle(case.dims, pubs, subs);
+        assert_eq!(
+            e.count().unwrap(),
+            want.len() as u64,
+            "{} count",
+            approach.name()
+        );
+        assert_eq!(e.pairs().unwrap(), want, "{} pairs", approach.name());
+        if approach != Approach::Sweep {
+            assert_eq!(report.overlaps, want.len() as u64);
+            let mut got = report.pairs.clone().unwrap();
+            got.sort_unstable();
+            let want_new: Vec<Pair> = want.iter().copied().filter(|p| touched(p)).collect();
+            assert_eq!(got, want_new, "{} Phase 4 pairs", approach.name());
+        }
+    };
+    let report = e.step(&first, true).unwrap();
+    check(&mut e, &report, &pubs, &subs, &|_| true);
+    for step in &case.steps {
+        let mut batch = UpdateBatch::default();
+        let mut touched_p = vec![false; pubs.len()];
+        let mut touched_s = vec![false; subs.len()];
+        for (sub, i, r) in step {
+            let kind = if *sub {
+                Kind::Subscription
+            } else {
+                Kind::Publication
+            };
+            match r {
+                Some(r) => batch.set(kind, *i as u32, r),
+                None => batch.remove(kind, *i as u32),
+            }
+            if *sub {
+                subs[*i] = r.clone();
+                touched_s[*i] = true;
+            } else {
+                pubs[*i] = r.clone();
+                touched_p[*i] = true;
+            }
+        }
+        let report = e.step(&batch, true).unwrap();
+        check(&mut e, &report, &pubs, &subs, &|p| {
+            touched_p[p.publication as usize] || touched_s[p.subscription as usize]
+        });
+    }
+}
+
+fn grid_for(case: &Case) -> Approach {
+    // Cells of side 4 over [0, 32): many regions span several cells, some lie past the grid.
+    Approach::Grid(
+        GridSpec::new(vec![2; case.dims], vec![4; case.dims], vec![7; case.dims]).unwrap(),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn emu_region_equals_oracle_over_update_sequences(c in case()) {
+        run(&c, Approach::Region);
+    }
+
+    #[test]
+    fn emu_grid_equals_oracle_over_update_sequences(c in case()) {
+        run(&c, grid_for(&c));
+    }
+
+}
+
+proptest! {
+    // The sweep runs ~20 launches per answer; fewer cases keep the emulator under a minute.
+    #![proptest_config(ProptestConfig { cases: 10, ..ProptestConfig::default() })]
+
+    #[test]
+    fn emu_sweep_equals_oracle_over_update_sequences(c in case()) {
+        run(&c, Approach::Sweep);
+    }
+}
+
+#[test]
+fn touching_ranges_do_not_overlap_and_zero_width_ranges_overlap_only_strictly_inside() {
+    let mut set = RegionSet::new(1).unwrap();
+    let r = |lo, hi| [Range { lo, hi }];
+    set.push(Kind::Publication, 0, &r(0, 10)).unwrap(); // p0
+    set.push(Kind::Subscription, 0, &r(10, 20)).unwrap(); // touches p0: no
+    set.push(Kind::Subscription, 1, &r(5, 5)).unwrap(); // inside p0: yes
+    set.push(Kind::Subscription, 2, &r(0, 0)).unwrap(); // at p0's lower bound: no
+    set.push(Kind::Subscription, 3, &r(9, 10)).unwrap(); // yes
+    let want = vec![
+        Pair {
+            publication: 0,
+            subscription: 1,
+        },
+        Pair {
+            publication: 0,
+            subscription: 3,
+        },
+    ];
+    let dev = Device::emulator();
+    for a in [
+        Approach::Region,
+        Approach::Grid(GridSpec::fit(&set, Some(&[3])).unwrap()),
+        Approach::Sweep,
+    ] {
+        let mut e = Engine::with_regions(&dev, a.clone(), &set).unwrap();
+        assert_eq!(e.pairs().unwrap(), want, "{}", a.name());
+        assert_eq!(e.count().unwrap(), 2, "{}", a.name());
+    }
+}
+
+#[test]
+fn grid_cell_lists_grow_when_a_cell_is_crowded() {
+    // 300 regions in one cell: far past the initial 16 slots per list.
+    let mut set = RegionSet::new(2).unwrap();
+    for i in 0..150u32 {
+        let a = [
+            Range {
+                lo: i % 7,
+                hi: i % 7 + 3,
+            },
+            Range { lo: 1, hi: 2 },
+        ];
+        set.push(Kind::Publication, i as u64, &a).unwrap();
+        set.push(Kind::Subscription, i as u64, &a).unwrap();
+    }
+    let dev = Device::emulator();
+    let grid = Approach::Grid(GridSpec::new(vec![0, 0], vec![100, 100], vec![2, 2]).unwrap());
+    let mut g = Engine::with_regions(&dev, grid, &set).unwrap();
+    let mut r = Engine::with_regions(&dev, Approach::Region, &set).unwrap();
+    assert_eq!(g.pairs().unwrap(), r.pairs().unwrap());
+    assert!(g.count().unwrap() > 10_000);
+}
+
+#[test]
+fn sweep_sorts_full_32_bit_keys_across_many_blocks() {
+    // 4400 regions with bounds spread over the whole u32 range: four radix passes,
+    // several radix blocks and rounds, and the multi-block prefix sum (4400 tasks).
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut pubs = Vec::new();
+    let mut subs = Vec::new();
+    for _ in 0..2200 {
+        for list in [&mut pubs, &mut subs] {
+            let lo = rng.gen_range(0..u32::MAX - (1 << 24));
+            list.push(Some(vec![Range {
+                lo,
+                hi: lo + rng.gen_range(0..1 << 24),
+            }]));
+        }
+    }
+    let mut set = RegionSet::new(1).unwrap();
+    for (kind, list) in [(Kind::Publication, &pubs), (Kind::Subscription, &subs)] {
+        for (i, r) in list.iter().enumerate() {
+            set.push(kind, i as u64, r.as_ref().unwrap()).unwrap();
+        }
+    }
+    let want = oracle(1, &pubs, &subs);
+    assert!(want.len() > 1000, "{}", want.len());
+    let dev = Device::emulator();
+    let mut e = Engine::with_regions(&dev, Approach::Sweep, &set).unwrap();
+    assert_eq!(e.count().unwrap(), want.len() as u64);
+    assert_eq!(e.pairs().unwrap(), want);
+}
