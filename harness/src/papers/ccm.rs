@@ -1,16 +1,645 @@
-//! The ccm paper's experiments and its command-line subcommands.
+//! The ccm paper's experiments (Margara & Cugola, DEBS 2011, §5: Table 2 and Figs.
+//! 5–11) and the `ccm match` / `ccm generate` subcommands.
+//!
+//! Series: `gpu` (the paper's mode: one event per launch, in-kernel reset, end to end:
+//! encode, copy in, kernel, copy out), `gpu batched` (beyond the paper: the filter-major
+//! batched kernel over a stream of events, per event), `gpu grouped` (Table 2: constraints
+//! grouped by type, operator and value), `emu` (the same kernels on the host emulator,
+//! quick mode), `sff` (the SFF-like matcher, one core) and `sff all cores` (one event per
+//! core). Every answer of every kernel engine is checked against SFF's on every event of
+//! every workload (SFF on all cores gives the reference answers; a mismatch fails the
+//! run). Single-core SFF is timed on a bounded prefix of the events at large scale so
+//! that an experiment stays within about two minutes on the GPU machine.
 
-use crate::experiment::Experiment;
+use crate::bad_input;
+use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
+use anyhow::Context as _;
+use baselines::sff::Sff;
+use ccm::workload::{generate, NameDist, Params, Workload};
+use ccm::{Ccm, Config, Event, InterfaceId, Reset};
+use gpu_kernels::Device;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
 
 /// The paper's tables and figures.
 pub fn experiments() -> Vec<Experiment> {
-    Vec::new()
+    let e = |id, title, x_label, y_label, log_x, baseline, paper_says, run| Experiment {
+        paper: Paper::Ccm,
+        id,
+        title,
+        x_label,
+        y_label,
+        log_x,
+        log_y: true,
+        higher_is_better: false,
+        baseline,
+        paper_says,
+        run,
+    };
+    let ms = "processing time per event (ms)";
+    vec![
+        e(
+            "table2",
+            "Table 2: processing time (x = 1), deployment time (x = 2, ms), data-structure size (x = 3, MB), processing time with Zipf names (x = 4), default scenario",
+            "row (1: time, 2: deployment, 3: size, 4: Zipf time)",
+            "ms / ms / MB / ms",
+            false,
+            Some("sff"),
+            "CCM 0.144 ms vs SFF 1.035 ms (7.2x); deployment 527.5 vs 992.3 ms; 33.9 MB GPU vs 42.4 MB CPU; Zipf 2.06 vs 14.68 ms",
+            table2,
+        ),
+        e(
+            "fig5",
+            "Fig. 5: CCM processing time split (copy in, kernel, copy out), x = 1: Memset variant, x = 2: in-kernel reset",
+            "variant (1: Memset, 2: Kernel)",
+            "time per event (ms)",
+            false,
+            None,
+            "Memset: copy in 0.075 ms, kernel 0.125 ms; Kernel: copy in 0.009 ms, kernel 0.13 ms (about 30% faster overall)",
+            fig5,
+        ),
+        e("fig6", "Fig. 6: processing time vs attributes per event", "attributes per event (average)", ms, false, Some("sff"), "speedup grows with attributes: 10x at 9 attributes", fig6),
+        e("fig7", "Fig. 7: processing time vs constraints per filter", "constraints per filter (average)", ms, false, Some("sff"), "SFF faster at 1-2 constraints; speedup above 10x at 9", fig7),
+        e("fig8", "Fig. 8: processing time vs filters per interface", "filters per interface", ms, true, Some("sff"), "SFF faster below 1000 filters; speedup above 13x at 250,000", fig8),
+        e("fig9", "Fig. 9: processing time vs number of interfaces", "interfaces", ms, false, Some("sff"), "speedup from 7x (10 interfaces) to more than 13x (100)", fig9),
+        e("fig10", "Fig. 10: processing time vs number of names", "names", ms, true, Some("sff"), "speedup rises from 10 to 30 names, then falls; 2x at 1000 names", fig10),
+        e("fig11", "Fig. 11: processing time vs share of numerical constraints", "numerical constraints (%)", ms, false, Some("sff"), "speedup grows linearly with the share of numerical constraints", fig11),
+    ]
 }
+
+// ---------------------------------------------------------------------------------
+// Sizes and engines.
+
+/// The paper's default scenario, or a small one for quick mode (filters / 500, fewer
+/// events: the emulator runs one OS thread per GPU lane).
+fn base(quick: bool) -> Params {
+    if quick {
+        Params {
+            events: 12,
+            filters_per_interface: (45, 55),
+            ..Params::default()
+        }
+    } else {
+        Params::default()
+    }
+}
+
+/// Filters per interface for a sweep value `x` (±10% as in Table 1), scaled in quick mode.
+fn filters(x: usize, quick: bool) -> (usize, usize) {
+    let x = if quick { (x / 500).max(2) } else { x };
+    (x - x / 10, x + x / 10)
+}
+
+/// `(x - 1, x + 1)` clipped at 1: the min-max range with average `x`.
+fn around(x: usize) -> (usize, usize) {
+    if x <= 1 {
+        (1, 1)
+    } else {
+        (x - 1, x + 1)
+    }
+}
+
+/// Events streamed through the batched kernel at full scale (the workload's events,
+/// repeated), so that the throughput is that of a stream, not of one short burst.
+const BATCH_STREAM: usize = 65_536;
+/// Wall-clock budget for timing single-core SFF at one point of one seed.
+const SFF_BUDGET_S: f64 = 3.0;
+
+struct Engines {
+    gpu: Option<usize>,
+    emu: bool,
+    sff: bool,
+}
+
+impl Engines {
+    fn of(ctx: &Ctx) -> Engines {
+        Engines {
+            gpu: if ctx.wants("gpu", EngineKind::Gpu) {
+                ctx.gpu_ordinal
+            } else {
+                None
+            },
+            emu: ctx.wants("emu", EngineKind::Emu),
+            sff: ctx.wants("sff", EngineKind::Cpu),
+        }
+    }
+
+    /// The devices the kernels run on: (series prefix, device, launch config).
+    fn devices(&self) -> anyhow::Result<Vec<(&'static str, Device, Config)>> {
+        let mut v = Vec::new();
+        if let Some(o) = self.gpu {
+            v.push((
+                "gpu",
+                Device::gpu(o, ccm::PTX).context("opening the GPU")?,
+                Config::default(),
+            ));
+        }
+        if self.emu {
+            // Smaller blocks on the emulator (fewer OS threads per block); same kernels.
+            let cfg = Config {
+                block: 64,
+                batch_events: 64,
+                batch_chunk: 16,
+                ..Config::default()
+            };
+            v.push(("emu", Device::emulator(), cfg));
+        }
+        Ok(v)
+    }
+}
+
+fn workload(ctx: &Ctx, p: &Params, seed: u64) -> anyhow::Result<Workload> {
+    ctx.step(&format!(
+        "seed {seed}: generating {} interfaces x {:?} filters",
+        p.interfaces, p.filters_per_interface
+    ));
+    generate(p, seed).context("workload parameters")
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// The reference answers (SFF on all cores), for every event.
+fn reference(sff: &Sff, events: &[Event]) -> Vec<Vec<InterfaceId>> {
+    sff.match_parallel(events)
+}
+
+/// Times single-core SFF on a prefix of the events that fits [`SFF_BUDGET_S`] (at least
+/// 20 events, all of them in quick mode), and SFF on all cores on all of them.
+fn time_sff(
+    ctx: &mut Ctx,
+    sff: &Sff,
+    events: &[Event],
+    truth: &[Vec<InterfaceId>],
+    label: &str,
+    x: f64,
+) -> anyhow::Result<()> {
+    let mut scratch = sff.scratch();
+    let t0 = Instant::now();
+    let mut got = Vec::new();
+    for e in events {
+        got.push(sff.match_event_with(e, &mut scratch));
+        if !ctx.quick && got.len() >= 20 && t0.elapsed().as_secs_f64() > SFF_BUDGET_S {
+            break;
+        }
+    }
+    let ms = ms_since(t0) / got.len().max(1) as f64;
+    ctx.check(label, ("sff all cores", &truth[..got.len()]), ("sff", &got))?;
+    ctx.record("sff", x, ms);
+    let t0 = Instant::now();
+    let par = sff.match_parallel(events);
+    ctx.record(
+        "sff all cores",
+        x,
+        ms_since(t0) / events.len().max(1) as f64,
+    );
+    ctx.check(label, ("sff", truth), ("sff all cores", &par))?;
+    Ok(())
+}
+
+/// Times the kernels on each device: per event (the paper's mode) and batched (over a
+/// stream of the workload's events), checking every answer.
+fn time_kernels(
+    ctx: &mut Ctx,
+    devices: &[(&'static str, Device, Config)],
+    w: &Workload,
+    truth: &[Vec<InterfaceId>],
+    label: &str,
+    x: f64,
+) -> anyhow::Result<()> {
+    for (name, dev, cfg) in devices {
+        let mut ccm = Ccm::new(dev, &w.subscriptions, cfg.clone())?;
+        let warm = if ctx.quick { 0 } else { 10 };
+        for e in w.events.iter().take(warm) {
+            ccm.match_event(e)?;
+        }
+        let t0 = Instant::now();
+        let got = w
+            .events
+            .iter()
+            .map(|e| ccm.match_event(e))
+            .collect::<Result<Vec<_>, _>>()?;
+        let ms = ms_since(t0) / w.events.len().max(1) as f64;
+        ctx.check(label, ("sff", truth), (name, &got))?;
+        ctx.record(name, x, ms);
+        let stream: Vec<Event> = if ctx.quick || !dev.is_gpu() {
+            w.events.clone()
+        } else {
+            w.events
+                .iter()
+                .cycle()
+                .take(BATCH_STREAM.max(w.events.len()))
+                .cloned()
+                .collect()
+        };
+        ccm.match_batch(&w.events[..warm.min(w.events.len())])?;
+        let t0 = Instant::now();
+        let got = ccm.match_batch(&stream)?;
+        let ms = ms_since(t0) / stream.len().max(1) as f64;
+        let series = format!("{name} batched");
+        let want: Vec<Vec<InterfaceId>> =
+            truth.iter().cycle().take(stream.len()).cloned().collect();
+        ctx.check(label, ("sff", &want), (&series, &got))?;
+        ctx.record(&series, x, ms);
+    }
+    Ok(())
+}
+
+/// One point of a sweep: generate, deploy, time and check every engine.
+fn point(ctx: &mut Ctx, p: &Params, x: f64) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices()?;
+    for seed in ctx.seeds.clone() {
+        let w = workload(ctx, p, seed)?;
+        let label = format!("x = {x}, seed {seed}");
+        ctx.step(&format!("{label}: SFF"));
+        let sff = Sff::build(&w.subscriptions)?;
+        let truth = reference(&sff, &w.events);
+        if engines.sff {
+            time_sff(ctx, &sff, &w.events, &truth, &label, x)?;
+        }
+        drop(sff);
+        ctx.step(&format!("{label}: kernels"));
+        time_kernels(ctx, &devices, &w, &truth, &label, x)?;
+    }
+    Ok(())
+}
+
+fn sweep(
+    ctx: &mut Ctx,
+    xs: &[usize],
+    make: impl Fn(usize, Params) -> Params,
+) -> anyhow::Result<()> {
+    ctx.set_steps((xs.len() * ctx.seeds.len() * 3) as u64);
+    for &x in xs {
+        let p = make(x, base(ctx.quick));
+        point(ctx, &p, x as f64)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------
+// The experiments.
+
+fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices()?;
+    ctx.set_steps((ctx.seeds.len() * 6) as u64);
+    for (row, dist) in [(1.0, NameDist::Uniform), (4.0, NameDist::Zipf(1.0))] {
+        let p = Params {
+            name_dist: dist,
+            ..base(ctx.quick)
+        };
+        for seed in ctx.seeds.clone() {
+            let w = workload(ctx, &p, seed)?;
+            let label = format!("table 2 row {row}, seed {seed}");
+            ctx.step(&format!("{label}: SFF"));
+            let t0 = Instant::now();
+            let sff = Sff::build(&w.subscriptions)?;
+            let sff_deploy = ms_since(t0);
+            let truth = reference(&sff, &w.events);
+            if engines.sff {
+                time_sff(ctx, &sff, &w.events, &truth, &label, row)?;
+                if row == 1.0 {
+                    ctx.record("sff", 2.0, sff_deploy);
+                    ctx.record("sff", 3.0, sff.heap_bytes() as f64 / 1e6);
+                }
+            }
+            drop(sff);
+            ctx.step(&format!("{label}: kernels"));
+            for (name, dev, cfg) in &devices {
+                if row == 1.0 {
+                    let t0 = Instant::now();
+                    let ccm = Ccm::new(dev, &w.subscriptions, cfg.clone())?;
+                    dev.synchronize()?;
+                    ctx.record(name, 2.0, ms_since(t0));
+                    ctx.record(name, 3.0, ccm.device_bytes() as f64 / 1e6);
+                    drop(ccm);
+                    let batched = Config {
+                        batch_tables: true,
+                        ..cfg.clone()
+                    };
+                    let ccm = Ccm::new(dev, &w.subscriptions, batched)?;
+                    ctx.record(
+                        &format!("{name} batched"),
+                        3.0,
+                        ccm.device_bytes() as f64 / 1e6,
+                    );
+                }
+                // Grouping (§4.2, Table 2's discussion of the Zipf case).
+                let grouped = Config {
+                    grouping: true,
+                    ..cfg.clone()
+                };
+                let mut ccm = Ccm::new(dev, &w.subscriptions, grouped)?;
+                let t0 = Instant::now();
+                let got = w
+                    .events
+                    .iter()
+                    .map(|e| ccm.match_event(e))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let ms = ms_since(t0) / w.events.len().max(1) as f64;
+                let series = format!("{name} grouped");
+                ctx.check(&label, ("sff", &truth), (&series, &got))?;
+                ctx.record(&series, row, ms);
+            }
+            time_kernels(ctx, &devices, &w, &truth, &label, row)?;
+        }
+    }
+    Ok(())
+}
+
+fn fig5(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices()?;
+    ctx.set_steps((ctx.seeds.len() * 2) as u64);
+    let p = base(ctx.quick);
+    for seed in ctx.seeds.clone() {
+        let w = workload(ctx, &p, seed)?;
+        let sff = Sff::build(&w.subscriptions)?;
+        let truth = reference(&sff, &w.events);
+        drop(sff);
+        ctx.step(&format!("seed {seed}: kernels"));
+        for (name, dev, cfg) in &devices {
+            for (x, reset) in [(1.0, Reset::Memset), (2.0, Reset::InKernel)] {
+                let mut ccm = Ccm::new(
+                    dev,
+                    &w.subscriptions,
+                    Config {
+                        reset,
+                        ..cfg.clone()
+                    },
+                )?;
+                let warm = if ctx.quick { 0 } else { 10 };
+                for e in w.events.iter().take(warm) {
+                    ccm.match_event(e)?;
+                }
+                let (mut cin, mut k, mut cout) = (0.0, 0.0, 0.0);
+                let mut got = Vec::new();
+                for e in &w.events {
+                    let (m, t) = ccm.match_event_timed(e)?;
+                    cin += t.copy_in_ms;
+                    k += t.kernel_ms;
+                    cout += t.copy_out_ms;
+                    got.push(m);
+                }
+                ctx.check(
+                    &format!("fig 5 x = {x}, seed {seed}"),
+                    ("sff", &truth),
+                    (name, &got),
+                )?;
+                let n = w.events.len().max(1) as f64;
+                ctx.record(&format!("{name} copy in"), x, cin / n);
+                ctx.record(&format!("{name} kernel"), x, k / n);
+                ctx.record(&format!("{name} copy out"), x, cout / n);
+                ctx.record(&format!("{name} total"), x, (cin + k + cout) / n);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn fig6(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let xs: &[usize] = if ctx.quick {
+        &[2, 5, 9]
+    } else {
+        &[2, 3, 4, 5, 6, 7, 8, 9]
+    };
+    sweep(ctx, xs, |x, p| Params {
+        attrs_per_event: around(x),
+        ..p
+    })
+}
+
+fn fig7(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let xs: &[usize] = if ctx.quick {
+        &[1, 4, 9]
+    } else {
+        &[1, 2, 3, 4, 5, 6, 7, 8, 9]
+    };
+    sweep(ctx, xs, |x, p| Params {
+        constraints_per_filter: around(x),
+        ..p
+    })
+}
+
+fn fig8(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let quick = ctx.quick;
+    let xs: &[usize] = if quick {
+        &[1_000, 25_000, 50_000]
+    } else {
+        &[250, 1_000, 2_500, 10_000, 25_000, 100_000, 250_000]
+    };
+    sweep(ctx, xs, move |x, p| Params {
+        filters_per_interface: filters(x, quick),
+        ..p
+    })
+}
+
+fn fig9(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let xs: &[usize] = if ctx.quick {
+        &[10, 30]
+    } else {
+        &[10, 25, 50, 75, 100]
+    };
+    sweep(ctx, xs, |x, p| Params { interfaces: x, ..p })
+}
+
+fn fig10(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let xs: &[usize] = if ctx.quick {
+        &[10, 100, 1000]
+    } else {
+        &[10, 30, 100, 300, 1000]
+    };
+    sweep(ctx, xs, |x, p| Params { names: x, ..p })
+}
+
+fn fig11(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let xs: &[usize] = if ctx.quick {
+        &[0, 50, 100]
+    } else {
+        &[0, 25, 50, 75, 100]
+    };
+    sweep(ctx, xs, |x, p| Params {
+        numeric_share: x as f64 / 100.0,
+        ..p
+    })
+}
+
+// ---------------------------------------------------------------------------------
+// Users' own files.
 
 /// `harness ccm ...`: the user's own workloads.
 #[derive(clap::Subcommand, Debug)]
-pub enum Cmd {}
+pub enum Cmd {
+    /// Match events against subscriptions (JSON Lines); prints one line per event, the
+    /// JSON array of the matching interface ids, ascending.
+    Match {
+        /// Subscriptions file: `{"interface": 3, "filter": [["temp", ">", 30], ["area", "=", "area1"]]}` per line.
+        #[arg(long)]
+        subscriptions: PathBuf,
+        /// Events file: `{"temp": 25, "area": "area1"}` per line.
+        #[arg(long)]
+        events: PathBuf,
+        /// gpu (the paper's algorithm on the GPU), emu (the same kernels on the host
+        /// emulator) or sff (the CPU baseline). Default: gpu when a GPU is present, else sff.
+        #[arg(long)]
+        engine: Option<String>,
+        /// On gpu / emu: match all events in batches (the batched kernel) instead of one
+        /// launch per event.
+        #[arg(long)]
+        batched: bool,
+        /// GPU ordinal.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+    },
+    /// Writes a Table 1 workload as JSON Lines files.
+    Generate {
+        #[arg(long)]
+        out_subscriptions: PathBuf,
+        #[arg(long)]
+        out_events: PathBuf,
+        /// Filters per interface (±10%).
+        #[arg(long, default_value_t = 25_000)]
+        filters: usize,
+        #[arg(long, default_value_t = 10)]
+        interfaces: usize,
+        #[arg(long, default_value_t = 1000)]
+        events: usize,
+        #[arg(long, default_value_t = 100)]
+        names: usize,
+        /// Zipf-distributed names instead of uniform.
+        #[arg(long)]
+        zipf: bool,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
 
 pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
-    match cmd {}
+    match cmd {
+        Cmd::Match {
+            subscriptions,
+            events,
+            engine,
+            batched,
+            device,
+        } => match_cmd(&subscriptions, &events, engine.as_deref(), batched, device),
+        Cmd::Generate {
+            out_subscriptions,
+            out_events,
+            filters,
+            interfaces,
+            events,
+            names,
+            zipf,
+            seed,
+        } => {
+            let p = Params {
+                filters_per_interface: (filters - filters / 10, filters + filters / 10),
+                interfaces,
+                events,
+                names,
+                name_dist: if zipf {
+                    NameDist::Zipf(1.0)
+                } else {
+                    NameDist::Uniform
+                },
+                ..Params::default()
+            };
+            let w = generate(&p, seed).map_err(bad_input)?;
+            let create = |p: &PathBuf| {
+                std::fs::File::create(p)
+                    .map(std::io::BufWriter::new)
+                    .with_context(|| format!("{}: cannot create", p.display()))
+            };
+            ccm::io::write_subscriptions(create(&out_subscriptions)?, &w.subscriptions)?;
+            ccm::io::write_events(create(&out_events)?, &w.events)?;
+            Ok(())
+        }
+    }
+}
+
+fn match_cmd(
+    subs_path: &std::path::Path,
+    events_path: &std::path::Path,
+    engine: Option<&str>,
+    batched: bool,
+    device: usize,
+) -> anyhow::Result<()> {
+    if let Some(e) = engine {
+        if !matches!(e, "gpu" | "emu" | "sff") {
+            return Err(bad_input(anyhow::anyhow!(
+                "unknown engine `{e}`: use gpu, emu or sff"
+            )));
+        }
+    }
+    let subs = ccm::io::load_subscriptions(subs_path).map_err(bad_input)?;
+    let events = ccm::io::load_events(events_path).map_err(bad_input)?;
+    let answers: Vec<Vec<InterfaceId>> = match engine {
+        Some("sff") => sff_answers(&subs, &events)?,
+        Some("emu") => kernel_answers(&Device::emulator(), &subs, &events, batched)?,
+        Some(_) => {
+            let dev = Device::gpu(device, ccm::PTX)
+                .context("opening the GPU (use --engine sff for the CPU)")?;
+            kernel_answers(&dev, &subs, &events, batched)?
+        }
+        None => match Device::gpu(device, ccm::PTX) {
+            Ok(dev) => kernel_answers(&dev, &subs, &events, batched)?,
+            Err(e) => {
+                eprintln!("note: no GPU ({e}); matching with the CPU engine sff");
+                sff_answers(&subs, &events)?
+            }
+        },
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for a in answers {
+        let ids: Vec<u32> = a.iter().map(|i| i.0).collect();
+        writeln!(out, "{}", serde_json::to_string(&ids)?)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn sff_answers(
+    subs: &[ccm::Subscription],
+    events: &[Event],
+) -> anyhow::Result<Vec<Vec<InterfaceId>>> {
+    let sff = Sff::build(subs).map_err(bad_input)?;
+    let mut s = sff.scratch();
+    Ok(events
+        .iter()
+        .map(|e| sff.match_event_with(e, &mut s))
+        .collect())
+}
+
+fn kernel_answers(
+    dev: &Device,
+    subs: &[ccm::Subscription],
+    events: &[Event],
+    batched: bool,
+) -> anyhow::Result<Vec<Vec<InterfaceId>>> {
+    let mut ccm = Ccm::new(
+        dev,
+        subs,
+        Config {
+            batch_tables: batched,
+            ..Config::default()
+        },
+    )
+    .map_err(|e| match e {
+        ccm::CcmError::Layout(l) => bad_input(l),
+        other => anyhow::Error::new(other),
+    })?;
+    if batched {
+        Ok(ccm.match_batch(events)?)
+    } else {
+        events
+            .iter()
+            .map(|e| ccm.match_event(e).map_err(Into::into))
+            .collect()
+    }
 }
