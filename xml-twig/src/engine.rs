@@ -187,6 +187,158 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// Filters one document split into segments of `segment_events` events that are
+    /// processed in parallel (beyond the paper: issue 7's "moonshot"), then composed.
+    ///
+    /// The paper walks a document's events in order inside one block, so one document
+    /// keeps only as many blocks busy as there are query groups. Here block (x, y) runs
+    /// query group x over segment y, starting from the stack that the open path at the
+    /// segment's start implies (push state depends only on that path, which the host
+    /// knows from the encoding pass, as a SAX parser does); pop state at the segment
+    /// borders is partial, and a second kernel walks the segments in order per query
+    /// group, composing each segment's recorded contributions (pop bits only ever OR
+    /// together, and a split node's AND is taken once all contributions are in).
+    pub fn filter_segmented(
+        &mut self,
+        doc: &Document,
+        segment_events: usize,
+    ) -> Result<Matches, XmlError> {
+        let max = self.max_depth();
+        if doc.max_depth > max {
+            return Err(XmlError::DocumentTooDeep {
+                doc: 0,
+                depth: doc.max_depth,
+                max,
+            });
+        }
+        let words = self.queries.div_ceil(32).max(1);
+        let mut matches: Buffer<u32> = self.dev.alloc(words)?;
+        self.dev.zero(&mut matches)?;
+        if self.layout.blocks > 0 {
+            let plan = SegmentPlan::new(doc, segment_events);
+            let cap = doc.max_depth + 1;
+            let n = plan.depth.len();
+            let columns = self.layout.blocks as usize * self.layout.width as usize;
+            let events: Vec<u16> = doc.events.iter().map(|e| e.0).collect();
+            let events = upload_nonempty(&self.dev, &events)?;
+            let seg_start = self.dev.upload(&plan.start)?;
+            let path = upload_nonempty(&self.dev, &plan.path(cap as usize))?;
+            let depth = self.dev.upload(&plan.depth)?;
+            let info = self.dev.upload(&plan.info)?;
+            let close_rec: Buffer<u8> = self.dev.alloc(n * cap as usize * columns)?;
+            let end_rec: Buffer<u8> = self.dev.alloc(n * cap as usize * columns)?;
+            let cfg = LaunchConfig {
+                grid: [self.layout.blocks, n as u32, 1],
+                block: [self.layout.width, 1, 1],
+                shared_bytes: k::shared_bytes(cap, self.layout.width, 2),
+            };
+            self.dev.launch(
+                &k::filter_segments::KERNEL,
+                cfg,
+                &[
+                    self.personalities.arg(),
+                    events.arg(),
+                    seg_start.arg(),
+                    path.arg(),
+                    depth.arg(),
+                    cap.into(),
+                    close_rec.arg(),
+                    end_rec.arg(),
+                ],
+            )?;
+            let cfg = LaunchConfig {
+                grid: [self.layout.blocks, 1, 1],
+                block: [self.layout.width, 1, 1],
+                shared_bytes: k::stack_bytes(cap, self.layout.width),
+            };
+            self.dev.launch(
+                &k::fixup_segments::KERNEL,
+                cfg,
+                &[
+                    self.personalities.arg(),
+                    self.result_index.arg(),
+                    info.arg(),
+                    (n as u32).into(),
+                    close_rec.arg(),
+                    end_rec.arg(),
+                    cap.into(),
+                    matches.arg(),
+                ],
+            )?;
+            self.dev.synchronize()?;
+        }
+        let bits = self.dev.read(&matches)?;
+        Ok((0..self.queries)
+            .filter(|&q| bits[q / 32] & (1 << (q % 32)) != 0)
+            .map(|q| self.ids[q])
+            .collect::<Vec<_>>())
+        .map(|mut m: Matches| {
+            m.sort_unstable();
+            m
+        })
+    }
+}
+
+/// How a document is cut into segments: for each, where it starts, the open path
+/// there, and (start depth, lowest level reached, end depth).
+struct SegmentPlan {
+    start: Vec<u32>,
+    depth: Vec<u32>,
+    paths: Vec<Vec<u16>>,
+    info: Vec<u32>,
+}
+
+impl SegmentPlan {
+    fn new(doc: &Document, segment_events: usize) -> Self {
+        let n_events = doc.events.len();
+        // At most 65535 segments (the grid's y dimension), at least one.
+        let size = segment_events.max(1).max(n_events.div_ceil(65535));
+        let n = n_events.div_ceil(size).max(1);
+        let mut plan = SegmentPlan {
+            start: Vec::new(),
+            depth: Vec::new(),
+            paths: Vec::new(),
+            info: Vec::new(),
+        };
+        let mut open: Vec<u16> = Vec::new();
+        for k in 0..n {
+            let lo = (k * size).min(n_events);
+            let hi = ((k + 1) * size).min(n_events);
+            plan.start.push(lo as u32);
+            plan.depth.push(open.len() as u32);
+            plan.paths.push(open.clone());
+            let d = open.len();
+            let mut lowest = d;
+            for e in &doc.events[lo..hi] {
+                if e.is_open() {
+                    open.push(e.tag());
+                } else {
+                    open.pop();
+                    lowest = lowest.min(open.len());
+                }
+            }
+            plan.info
+                .extend([d as u32, lowest as u32, open.len() as u32]);
+        }
+        plan.start.push(n_events as u32);
+        plan
+    }
+
+    /// `path[seg * cap + l]`: tag open at level `l` (1-based) when segment `seg` starts.
+    fn path(&self, cap: usize) -> Vec<u16> {
+        let mut v = vec![0u16; self.paths.len() * cap];
+        for (k, p) in self.paths.iter().enumerate() {
+            for (l, &tag) in p.iter().enumerate() {
+                if l + 1 < cap {
+                    v[k * cap + l + 1] = tag;
+                }
+            }
+        }
+        v
+    }
+}
+
 /// The uploaded events of a batch.
 enum Events {
     Narrow(Buffer<u8>),

@@ -151,3 +151,27 @@ fn several_blocks_and_documents_in_one_and_in_two_launches() {
         assert_eq!(got[d], brute::filter(&profiles, doc), "document {d}");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// The document-segment engine: any segment size, including segments of one event
+    /// and segments that start and end at any depth, gives the whole-document answer.
+    #[test]
+    fn segmented_emu_equals_brute_force(
+        seed in any::<u64>(),
+        depth in 1usize..8,
+        nodes in 1usize..7,
+        segment in 1usize..20,
+        p_descendant in 0.0f64..0.7,
+    ) {
+        let p = RandomParams { tags: 3, elements: 40, max_depth: depth, query_nodes: nodes, p_wildcard: 0.2, p_descendant, p_branch: 0.5 };
+        let mut g = RandomGenerator::new(p, seed);
+        let set = QuerySet::from_queries((0..6).map(|_| g.query()).collect());
+        let profiles = ProfileSet::compile(&set).unwrap();
+        let doc = io::parse_document("r.xml", g.document().as_bytes(), &profiles.dict).unwrap();
+        let mut engine = Engine::new(Device::emulator(), &profiles, small_blocks()).unwrap();
+        let got = engine.filter_segmented(&doc, segment).unwrap();
+        prop_assert_eq!(got, brute::filter(&profiles, &doc), "segment size {}", segment);
+    }
+}

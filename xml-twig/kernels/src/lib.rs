@@ -143,16 +143,147 @@ pub const fn stack_bytes(depth_cap: u32, width: u32) -> u32 {
     (depth_cap * width).div_ceil(16) * 16
 }
 
-/// Algorithm 1 for one (query group, document) pair; the kernels below only pick the
-/// event width. Thread `t` owns stack column `t` of block `blockIdx.x`'s query group.
+/// What one thread knows about its column, decoded once from its [`Personality`] and
+/// kept in registers (§4.5).
+#[derive(Clone, Copy)]
+struct Column {
+    used: bool,
+    root: bool,
+    desc_axis: bool,
+    wildcard: bool,
+    tag: u32,
+    prefix: usize,
+    first: usize,
+    last: usize,
+    t: usize,
+}
+
+impl Column {
+    #[inline(always)]
+    fn new(me: Personality, t: u32) -> Self {
+        let first = me.first_child() as usize;
+        Column {
+            used: me.has(Personality::USED),
+            root: me.has(Personality::IS_ROOT),
+            desc_axis: me.has(Personality::PREFIX_DESC),
+            wildcard: me.has(Personality::WILDCARD),
+            tag: me.tag(),
+            prefix: me.prefix() as usize,
+            first,
+            last: first + me.num_children() as usize,
+            t: t as usize,
+        }
+    }
+
+    /// Push event opening `tag` at `level` (Alg. 1 lines 3-11, Fig. 5): reads the
+    /// prefix's and its own entries one level down, writes its own entry at `level`.
+    #[inline(always)]
+    unsafe fn push(&self, stack: *mut u8, ws: usize, level: usize, tag: u32) {
+        unsafe {
+            let below = *stack.add((level - 1) * ws + self.t);
+            let entry = if self.root {
+                PUSH_DESC
+            } else {
+                let pe = *stack.add((level - 1) * ws + self.prefix);
+                let tag_ok = self.wildcard || tag == self.tag;
+                let need = if self.desc_axis {
+                    PUSH_DESC
+                } else {
+                    PUSH_CHILD
+                };
+                let matched = tag_ok && pe & need != 0;
+                let mut e = if matched { PUSH_CHILD } else { 0 };
+                if matched || below & PUSH_DESC != 0 {
+                    e |= PUSH_DESC;
+                }
+                e
+            };
+            // The pop half starts at its default, 0 (§3.3).
+            *stack.add(level * ws + self.t) = entry;
+        }
+    }
+
+    /// Whether the node's sub-twig matched at the element closing now: the path up to
+    /// the node matched there (`entry`'s push childMatch) and every child's
+    /// childrenMatch entry in `row` (this level's row of the stack) is set (§4.6).
+    #[inline(always)]
+    unsafe fn matched_here(&self, entry: u8, row: *const u8) -> bool {
+        let mut s = entry & PUSH_CHILD != 0;
+        let mut c = self.first;
+        while s && c < self.last {
+            s = unsafe { *row.add(c) } & (POP_CHILD | POP_DESC) != 0;
+            c += 1;
+        }
+        s
+    }
+
+    /// The pop bit reported one level down (Alg. 1 lines 14-23, Fig. 6): diagonally for
+    /// `/`, and carried downwards from descendants for `//`.
+    #[inline(always)]
+    fn report(&self, entry: u8, s: bool) -> u8 {
+        if self.desc_axis {
+            if s || entry & POP_DESC != 0 {
+                POP_DESC
+            } else {
+                0
+            }
+        } else if s {
+            POP_CHILD
+        } else {
+            0
+        }
+    }
+
+    /// Pop event closing the element at `level`: reads this level's row, ORs its
+    /// report into its own entry one level down.
+    #[inline(always)]
+    unsafe fn pop(&self, stack: *mut u8, ws: usize, level: usize) {
+        unsafe {
+            let e = *stack.add(level * ws + self.t);
+            let s = self.matched_here(e, stack.add(level * ws));
+            let r = self.report(e, s);
+            if r != 0 {
+                *stack.add((level - 1) * ws + self.t) |= r;
+            }
+        }
+    }
+
+    /// The dummy root's verdict (§3.3): all its children reported into `row` (level 0).
+    #[inline(always)]
+    unsafe fn root_matched(&self, row: *const u8) -> bool {
+        unsafe { self.matched_here(PUSH_CHILD, row) }
+    }
+}
+
+/// Where a segmented run (the document-segment engine) reads each segment's start path
+/// and writes its partial stacks; unused (null) for whole documents.
+#[derive(Clone, Copy)]
+struct Segments {
+    /// `path[seg * depth_cap + l]`: tag of the element open at level `l` (1..=depth)
+    /// when segment `seg` starts.
+    path: *const u16,
+    /// Depth at which each segment starts.
+    depth: *const u32,
+    /// `close_rec[(seg * depth_cap + l) * columns + col]`: the entry of an element
+    /// opened before the segment, at the moment the segment closes it.
+    close_rec: *mut u8,
+    /// `end_rec[...]`: every entry of levels 0..=end depth when the segment ends.
+    end_rec: *mut u8,
+}
+
+/// Algorithm 1 for one (query group, document or segment) pair; the kernels below only
+/// pick the event width and the mode. Thread `t` owns stack column `t` of block
+/// `blockIdx.x`'s query group.
 ///
 /// Memory: reads `personalities[blockIdx.x * W + t]` once (global, coalesced, kept in
 /// registers); all threads stage the document's events `events[doc_start[y]..]` into
 /// shared memory chunk by chunk (coalesced); the merged stack lives in shared memory;
-/// only root columns write to global memory, once, at the end (`atomicOr` of one bit
-/// into `matches[y * words_per_doc + result_index / 32]`).
+/// whole documents: only root columns write to global memory, once, at the end
+/// (`atomicOr` of one bit into `matches[y * words_per_doc + result_index / 32]`);
+/// segments: every column writes its partial entries to `close_rec` / `end_rec`.
 #[inline(always)]
-unsafe fn filter_document<E: EventWord>(
+#[allow(clippy::too_many_arguments)]
+unsafe fn filter_document<E: EventWord, const SEG: bool>(
     personalities: *const Personality,
     result_index: *const u32,
     events: *const E,
@@ -160,34 +291,46 @@ unsafe fn filter_document<E: EventWord>(
     depth_cap: u32,
     matches: *mut u32,
     words_per_doc: u32,
+    seg: Segments,
 ) {
     unsafe {
         let w = block_dim_x();
         let t = thread_idx_x();
         let col = (block_idx_x() * w + t) as usize;
+        let columns = (grid_dim_x() * w) as usize;
         let doc = block_idx_y();
-        let me = *personalities.add(col);
-        let used = me.has(Personality::USED);
-        let root = me.has(Personality::IS_ROOT);
-        let desc_axis = me.has(Personality::PREFIX_DESC);
-        let wildcard = me.has(Personality::WILDCARD);
-        let my_tag = me.tag();
-        let prefix = me.prefix() as usize;
-        let first = me.first_child() as usize;
-        let last = first + me.num_children() as usize;
+        let me = Column::new(*personalities.add(col), t);
 
         let stack = dynamic_shared::<u8>();
         let chunk = stack.add(stack_bytes(depth_cap, w) as usize) as *mut E;
         let ws = w as usize;
-        let tu = t as usize;
+        let cap = depth_cap as usize;
 
         // Level 0 is the document node: only dummy roots are matched there (§3.2).
-        *stack.add(tu) = if root { PUSH_CHILD | PUSH_DESC } else { 0 };
+        *stack.add(me.t) = if me.root { PUSH_CHILD | PUSH_DESC } else { 0 };
+        let mut level: usize = 0;
+        // Segments: replay the opens of the path open at the segment's start; closes
+        // down to `floor` close elements opened before the segment ("foreign").
+        let mut floor = 0usize;
+        if SEG {
+            let d = *seg.depth.add(doc as usize) as usize;
+            while level < d && level + 1 < cap {
+                sync_threads();
+                level += 1;
+                if me.used {
+                    me.push(
+                        stack,
+                        ws,
+                        level,
+                        *seg.path.add(doc as usize * cap + level) as u32,
+                    );
+                }
+            }
+            floor = level;
+        }
 
         let start = *doc_start.add(doc as usize);
         let end = *doc_start.add(doc as usize + 1);
-        let mut level: usize = 0;
-        let cap = depth_cap as usize;
         let mut base = start;
         while base < end {
             let len = if end - base < CHUNK {
@@ -207,55 +350,23 @@ unsafe fn filter_document<E: EventWord>(
             while k < len {
                 let ev = *chunk.add(k as usize);
                 if ev.is_open() {
-                    // Push event (Alg. 1 lines 3-11, Fig. 5).
                     level += 1;
-                    if used && level < cap {
-                        let below = *stack.add((level - 1) * ws + tu);
-                        let entry = if root {
-                            PUSH_DESC
-                        } else {
-                            let pe = *stack.add((level - 1) * ws + prefix);
-                            let tag_ok = wildcard || ev.tag() == my_tag;
-                            let need = if desc_axis { PUSH_DESC } else { PUSH_CHILD };
-                            let matched = tag_ok && pe & need != 0;
-                            let mut e = if matched { PUSH_CHILD } else { 0 };
-                            if matched || below & PUSH_DESC != 0 {
-                                e |= PUSH_DESC;
-                            }
-                            e
-                        };
-                        // The pop half starts at its default, 0 (§3.3).
-                        *stack.add(level * ws + tu) = entry;
+                    if me.used && level < cap {
+                        me.push(stack, ws, level, ev.tag());
                     }
+                } else if SEG && level <= floor {
+                    // A foreign element closes: its final pop state needs the segments
+                    // before this one; record what this segment contributed.
+                    if level >= 1 && level < cap {
+                        *seg.close_rec
+                            .add((doc as usize * cap + level) * columns + col) =
+                            *stack.add(level * ws + me.t);
+                    }
+                    floor = level.saturating_sub(1);
+                    level = floor;
                 } else {
-                    // Pop event (Alg. 1 lines 12-23, Fig. 6).
-                    if used && !root && level >= 1 && level < cap {
-                        let e = *stack.add(level * ws + tu);
-                        // Matched here: the path up to this node (push), and every
-                        // child's childrenMatch entry (leaves have none).
-                        let mut s = e & PUSH_CHILD != 0;
-                        let mut c = first;
-                        while s && c < last {
-                            s = *stack.add(level * ws + c) & (POP_CHILD | POP_DESC) != 0;
-                            c += 1;
-                        }
-                        // Report to the level below: diagonally for `/`, and carried
-                        // downwards from descendants for `//`.
-                        let report = if desc_axis {
-                            if s || e & POP_DESC != 0 {
-                                POP_DESC
-                            } else {
-                                0
-                            }
-                        } else if s {
-                            POP_CHILD
-                        } else {
-                            0
-                        };
-                        if report != 0 {
-                            let below = stack.add((level - 1) * ws + tu);
-                            *below |= report;
-                        }
+                    if me.used && !me.root && level >= 1 && level < cap {
+                        me.pop(stack, ws, level);
                     }
                     level = level.saturating_sub(1);
                 }
@@ -266,25 +377,30 @@ unsafe fn filter_document<E: EventWord>(
             }
             base += len;
         }
-        // The last event's pop bits are visible to the roots (and an empty document's
-        // level 0 is initialised) before they are read.
+        // The last event's pop bits are visible (and an empty document's level 0 is
+        // initialised) before they are read.
         sync_threads();
-        // The dummy root reports the whole twig (§3.3): all its children matched.
-        if used && root {
-            let mut s = true;
-            let mut c = first;
-            while s && c < last {
-                s = *stack.add(c) & (POP_CHILD | POP_DESC) != 0;
-                c += 1;
+        if SEG {
+            let mut l = 0;
+            while l <= level && l < cap {
+                *seg.end_rec.add((doc as usize * cap + l) * columns + col) =
+                    *stack.add(l * ws + me.t);
+                l += 1;
             }
-            if s {
-                let q = *result_index.add(col);
-                let word = matches.add((doc * words_per_doc + q / 32) as usize);
-                atomic_or(word, 1 << (q % 32));
-            }
+        } else if me.used && me.root && me.root_matched(stack) {
+            let q = *result_index.add(col);
+            let word = matches.add((doc * words_per_doc + q / 32) as usize);
+            atomic_or(word, 1 << (q % 32));
         }
     }
 }
+
+const NO_SEGMENTS: Segments = Segments {
+    path: core::ptr::null(),
+    depth: core::ptr::null(),
+    close_rec: core::ptr::null_mut(),
+    end_rec: core::ptr::null_mut(),
+};
 
 kernel! {
     /// Algorithm 1 (§4.2) on 1-byte events (Table 1): block (x, y) filters query group x
@@ -299,7 +415,9 @@ kernel! {
         matches: *mut u32,
         words_per_doc: u32,
     ) {
-        filter_document::<u8>(personalities, result_index, events, doc_start, depth_cap, matches, words_per_doc);
+        filter_document::<u8, false>(
+            personalities, result_index, events, doc_start, depth_cap, matches, words_per_doc, NO_SEGMENTS,
+        );
     }
 
     /// Algorithm 1 on 2-byte events, for query sets naming more than 127 tags. Shared
@@ -313,6 +431,105 @@ kernel! {
         matches: *mut u32,
         words_per_doc: u32,
     ) {
-        filter_document::<u16>(personalities, result_index, events, doc_start, depth_cap, matches, words_per_doc);
+        filter_document::<u16, false>(
+            personalities, result_index, events, doc_start, depth_cap, matches, words_per_doc, NO_SEGMENTS,
+        );
+    }
+
+    /// Document segments, phase 1 (beyond the paper; issue 7's "moonshot"): block
+    /// (x, y) runs Algorithm 1 for query group x over segment y of one document
+    /// (`events[seg_start[y]..seg_start[y + 1]]`), starting from the open path
+    /// `path[y * depth_cap ..]` of depth `depth[y]` (replayed as push events). Pop
+    /// state is partial at the segment's borders: each column records its entry when a
+    /// foreign element closes (`close_rec`) and every entry at the segment's end
+    /// (`end_rec`); [`fixup_segments`] composes them. Events are 2 bytes wide.
+    pub fn filter_segments(
+        personalities: *const Personality,
+        events: *const u16,
+        seg_start: *const u32,
+        path: *const u16,
+        depth: *const u32,
+        depth_cap: u32,
+        close_rec: *mut u8,
+        end_rec: *mut u8,
+    ) {
+        let seg = Segments { path, depth, close_rec, end_rec };
+        filter_document::<u16, true>(
+            personalities, core::ptr::null(), events, seg_start, depth_cap, core::ptr::null_mut(), 0, seg,
+        );
+    }
+
+    /// Document segments, phase 2: block x walks the segments of one document in order
+    /// for query group x, composing their partial pop states. Thread t keeps column
+    /// t's carried pop bits per open level in shared memory (`depth_cap x W` bytes). For
+    /// segment k, `seg_info[3k..3k+3]` = (start depth d, lowest level m reached, end
+    /// depth e): the foreign elements at levels d down to m+1 close in k — each one's
+    /// pop bits are the carry OR'ed with k's `close_rec`, and it reports one level down
+    /// exactly as a pop event does — then levels 0..=m take k's `end_rec` pop bits
+    /// OR'ed in, and levels m+1..=e (elements opened in k) start from them. At the end
+    /// root columns set their query's bit in `matches`.
+    pub fn fixup_segments(
+        personalities: *const Personality,
+        result_index: *const u32,
+        seg_info: *const u32,
+        segments: u32,
+        close_rec: *const u8,
+        end_rec: *const u8,
+        depth_cap: u32,
+        matches: *mut u32,
+    ) {
+        let w = block_dim_x();
+        let t = thread_idx_x();
+        let col = (block_idx_x() * w + t) as usize;
+        let columns = (grid_dim_x() * w) as usize;
+        let me = Column::new(*personalities.add(col), t);
+        let carry = dynamic_shared::<u8>();
+        let ws = w as usize;
+        let cap = depth_cap as usize;
+        let mut l = 0;
+        while l < cap {
+            *carry.add(l * ws + me.t) = 0;
+            l += 1;
+        }
+        let pop_bits = POP_CHILD | POP_DESC;
+        let mut k = 0usize;
+        while k < segments as usize {
+            let d = *seg_info.add(3 * k) as usize;
+            let m = *seg_info.add(3 * k + 1) as usize;
+            let e = *seg_info.add(3 * k + 2) as usize;
+            let mut l = d;
+            while l > m && l < cap {
+                let rec = *close_rec.add((k * cap + l) * columns + col);
+                let mine = carry.add(l * ws + me.t);
+                *mine |= rec & pop_bits;
+                sync_threads();
+                if me.used && !me.root {
+                    let entry = (rec & !pop_bits) | *mine;
+                    let s = me.matched_here(entry, carry.add(l * ws));
+                    let r = me.report(entry, s);
+                    *carry.add((l - 1) * ws + me.t) |= r;
+                }
+                sync_threads();
+                l -= 1;
+            }
+            let mut l = 0;
+            while l <= e && l < cap {
+                let r = *end_rec.add((k * cap + l) * columns + col) & pop_bits;
+                let mine = carry.add(l * ws + me.t);
+                if l <= m {
+                    *mine |= r;
+                } else {
+                    *mine = r;
+                }
+                l += 1;
+            }
+            sync_threads();
+            k += 1;
+        }
+        sync_threads();
+        if me.used && me.root && me.root_matched(carry) {
+            let q = *result_index.add(col);
+            atomic_or(matches.add((q / 32) as usize), 1 << (q % 32));
+        }
     }
 }
