@@ -20,11 +20,28 @@ use crate::XmlError;
 use gpu_kernels::{Buffer, Device, LaunchConfig};
 use xml_twig_kernels as k;
 
+/// Which kernel filters whole documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelKind {
+    /// The paper's kernel (§4.2): a block of `block_threads` columns, the stack and the
+    /// staged events in shared memory, one block barrier per event.
+    Block,
+    /// Warp-synchronous (beyond the paper): a warp of 32 columns per query group,
+    /// stack tops exchanged by shuffles and votes, no barriers. Queries of at most 31
+    /// nodes only.
+    Warp,
+    /// `Warp` when every query fits a warp, else `Block`.
+    Auto,
+}
+
 /// Engine parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EngineConfig {
-    /// Threads (stack columns) per block: 256 in the paper (§5).
+    pub kernel: KernelKind,
+    /// Threads (stack columns) per block of the `Block` kernel: 256 in the paper (§5).
     pub block_threads: u32,
+    /// Warps (query groups) per block of the `Warp` kernel.
+    pub warps_per_block: u32,
     /// Upper bound on a block's dynamic shared memory (merged stack + event chunk).
     pub max_shared_bytes: u32,
     /// Documents per launch (the grid's y dimension is at most 65535).
@@ -34,7 +51,9 @@ pub struct EngineConfig {
 impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
+            kernel: KernelKind::Auto,
             block_threads: 256,
+            warps_per_block: 8,
             max_shared_bytes: 96 * 1024,
             max_docs_per_launch: 65535,
         }
@@ -45,6 +64,8 @@ impl Default for EngineConfig {
 pub struct Engine {
     dev: Device,
     layout: BlockLayout,
+    /// True when `layout` holds 32-column groups for the `Warp` kernel.
+    warp: bool,
     personalities: Buffer<k::Personality>,
     result_index: Buffer<u32>,
     narrow: bool,
@@ -56,11 +77,13 @@ pub struct Engine {
 impl Engine {
     /// Packs and uploads the query set's personalities.
     pub fn new(dev: Device, profiles: &ProfileSet, cfg: EngineConfig) -> Result<Self, XmlError> {
-        let layout = pack(profiles, cfg.block_threads)?;
-        let personalities = upload_nonempty(&dev, &layout.personalities)?;
-        let result_index = upload_nonempty(&dev, &layout.result_index)?;
+        let (layout, warp) = Self::pack(profiles, &cfg)?;
+        let (pers, index) = Self::padded(&layout, warp, &cfg);
+        let personalities = upload_nonempty(&dev, &pers)?;
+        let result_index = upload_nonempty(&dev, &index)?;
         Ok(Engine {
             dev,
+            warp,
             narrow: profiles.dict.is_narrow(),
             queries: profiles.len(),
             ids: profiles.ids.clone(),
@@ -74,14 +97,57 @@ impl Engine {
     /// Replaces the query set (the paper's "query dynamicity", Table 5): re-packs the
     /// queries and uploads the new personalities; the device stays open.
     pub fn load(&mut self, profiles: &ProfileSet) -> Result<(), XmlError> {
-        let layout = pack(profiles, self.cfg.block_threads)?;
-        self.personalities = upload_nonempty(&self.dev, &layout.personalities)?;
-        self.result_index = upload_nonempty(&self.dev, &layout.result_index)?;
+        let (layout, warp) = Self::pack(profiles, &self.cfg)?;
+        let (pers, index) = Self::padded(&layout, warp, &self.cfg);
+        self.personalities = upload_nonempty(&self.dev, &pers)?;
+        self.result_index = upload_nonempty(&self.dev, &index)?;
         self.layout = layout;
+        self.warp = warp;
         self.narrow = profiles.dict.is_narrow();
         self.queries = profiles.len();
         self.ids = profiles.ids.clone();
         Ok(())
+    }
+
+    /// Packs for the configured kernel: 32-column groups for `Warp`, blocks of
+    /// `block_threads` columns for `Block`.
+    fn pack(profiles: &ProfileSet, cfg: &EngineConfig) -> Result<(BlockLayout, bool), XmlError> {
+        let fits_warp = profiles.twigs.iter().all(|t| t.nodes.len() < 32);
+        let warp = match cfg.kernel {
+            KernelKind::Block => false,
+            KernelKind::Warp => true,
+            KernelKind::Auto => fits_warp,
+        };
+        Ok((
+            pack(profiles, if warp { 32 } else { cfg.block_threads })?,
+            warp,
+        ))
+    }
+
+    /// Personalities and result indexes padded to whole blocks of the launch.
+    fn padded(
+        layout: &BlockLayout,
+        warp: bool,
+        cfg: &EngineConfig,
+    ) -> (Vec<k::Personality>, Vec<u32>) {
+        let mut pers = layout.personalities.clone();
+        let mut index = layout.result_index.clone();
+        if warp {
+            let per_block = cfg.warps_per_block.max(1) as usize * 32;
+            let len = pers.len().div_ceil(per_block) * per_block;
+            pers.resize(len, k::Personality::default());
+            index.resize(len, u32::MAX);
+        }
+        (pers, index)
+    }
+
+    /// The kernel that filters whole documents.
+    pub fn kernel(&self) -> KernelKind {
+        if self.warp {
+            KernelKind::Warp
+        } else {
+            KernelKind::Block
+        }
     }
 
     pub fn device(&self) -> &Device {
@@ -97,6 +163,10 @@ impl Engine {
 
     /// The deepest document this engine can filter.
     pub fn max_depth(&self) -> u32 {
+        if self.warp {
+            let threads = self.cfg.warps_per_block.max(1) * 32;
+            return (self.cfg.max_shared_bytes / threads).saturating_sub(1);
+        }
         let ev = if self.narrow { 1 } else { 2 };
         let room = self.cfg.max_shared_bytes.saturating_sub(k::CHUNK * ev);
         (room / self.layout.width.max(1)).saturating_sub(1)
@@ -145,18 +215,26 @@ impl Engine {
                     .max()
                     .unwrap_or(0)
                     + 1;
-                let cfg = LaunchConfig {
-                    grid: [self.layout.blocks, n as u32, 1],
-                    block: [self.layout.width, 1, 1],
-                    shared_bytes: k::shared_bytes(
-                        depth_cap,
-                        self.layout.width,
-                        batch.bytes_per_event(),
-                    ),
+                let cfg = if self.warp {
+                    let wpb = self.cfg.warps_per_block.max(1);
+                    LaunchConfig {
+                        grid: [self.layout.blocks.div_ceil(wpb), n as u32, 1],
+                        block: [wpb * 32, 1, 1],
+                        shared_bytes: k::stack_bytes(depth_cap, wpb * 32),
+                    }
+                } else {
+                    let w = self.layout.width;
+                    LaunchConfig {
+                        grid: [self.layout.blocks, n as u32, 1],
+                        block: [w, 1, 1],
+                        shared_bytes: k::shared_bytes(depth_cap, w, batch.bytes_per_event()),
+                    }
                 };
-                let (kernel, ev) = match &events {
-                    Events::Narrow(b) => (&k::filter_narrow::KERNEL, b.arg()),
-                    Events::Wide(b) => (&k::filter_wide::KERNEL, b.arg()),
+                let (kernel, ev) = match (&events, self.warp) {
+                    (Events::Narrow(b), false) => (&k::filter_narrow::KERNEL, b.arg()),
+                    (Events::Wide(b), false) => (&k::filter_wide::KERNEL, b.arg()),
+                    (Events::Narrow(b), true) => (&k::filter_warp::KERNEL, b.arg()),
+                    (Events::Wide(b), true) => (&k::filter_warp_wide::KERNEL, b.arg()),
                 };
                 let args = [
                     self.personalities.arg(),
@@ -204,7 +282,8 @@ impl Engine {
         doc: &Document,
         segment_events: usize,
     ) -> Result<Matches, XmlError> {
-        let max = self.max_depth();
+        let room = self.cfg.max_shared_bytes.saturating_sub(k::CHUNK * 2);
+        let max = (room / self.layout.width.max(1)).saturating_sub(1);
         if doc.max_depth > max {
             return Err(XmlError::DocumentTooDeep {
                 doc: 0,

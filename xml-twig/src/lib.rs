@@ -30,7 +30,7 @@ pub mod layout;
 pub mod model;
 pub mod workload;
 
-pub use engine::{Engine, EngineConfig};
+pub use engine::{Engine, EngineConfig, KernelKind};
 pub use gpu_kernels::Device;
 pub use layout::Personality;
 pub use model::{

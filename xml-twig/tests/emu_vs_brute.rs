@@ -4,14 +4,29 @@
 
 use proptest::prelude::*;
 use xml_twig::workload::{RandomGenerator, RandomParams};
-use xml_twig::{brute, io, Device, Engine, EngineConfig, ProfileSet, QuerySet};
+use xml_twig::{brute, io, Device, Engine, EngineConfig, KernelKind, ProfileSet, QuerySet};
 
 /// Small blocks keep the emulator (one OS thread per lane) fast.
 fn small_blocks() -> EngineConfig {
     EngineConfig {
         block_threads: 32,
+        warps_per_block: 2,
         ..EngineConfig::default()
     }
+}
+
+/// Both whole-document kernels: the paper's block kernel and the warp-synchronous one.
+fn both_kernels(base: EngineConfig) -> [EngineConfig; 2] {
+    [
+        EngineConfig {
+            kernel: KernelKind::Block,
+            ..base.clone()
+        },
+        EngineConfig {
+            kernel: KernelKind::Warp,
+            ..base
+        },
+    ]
 }
 
 fn check(p: RandomParams, seed: u64, queries: usize, docs: usize) -> Result<(), TestCaseError> {
@@ -21,11 +36,20 @@ fn check(p: RandomParams, seed: u64, queries: usize, docs: usize) -> Result<(), 
     let docs: Vec<_> = (0..docs)
         .map(|_| io::parse_document("random.xml", g.document().as_bytes(), &profiles.dict).unwrap())
         .collect();
-    let mut engine = Engine::new(Device::emulator(), &profiles, small_blocks()).unwrap();
-    let got = engine.filter(&docs).unwrap();
-    for (d, doc) in docs.iter().enumerate() {
-        let want = brute::filter(&profiles, doc);
-        prop_assert_eq!(&got[d], &want, "document {} of seed {}", d, seed);
+    for cfg in both_kernels(small_blocks()) {
+        let mut engine = Engine::new(Device::emulator(), &profiles, cfg.clone()).unwrap();
+        let got = engine.filter(&docs).unwrap();
+        for (d, doc) in docs.iter().enumerate() {
+            let want = brute::filter(&profiles, doc);
+            prop_assert_eq!(
+                &got[d],
+                &want,
+                "document {} of seed {}, {:?}",
+                d,
+                seed,
+                cfg.kernel
+            );
+        }
     }
     Ok(())
 }
@@ -69,15 +93,22 @@ fn emu_equals_brute_force_with_more_than_127_tags() {
     let docs: Vec<_> = (0..3)
         .map(|_| io::parse_document("d.xml", g.document().as_bytes(), &profiles.dict).unwrap())
         .collect();
-    let mut engine = Engine::new(Device::emulator(), &profiles, EngineConfig::default()).unwrap();
-    assert!(!engine.is_narrow());
-    let got = engine.filter(&docs).unwrap();
-    for (d, doc) in docs.iter().enumerate() {
-        assert_eq!(got[d], brute::filter(&profiles, doc), "document {d}");
-        assert!(
-            !got[d].is_empty(),
-            "every document has some t_i element, so some //t_i matches"
-        );
+    for cfg in both_kernels(small_blocks()) {
+        let mut engine = Engine::new(Device::emulator(), &profiles, cfg).unwrap();
+        assert!(!engine.is_narrow());
+        let got = engine.filter(&docs).unwrap();
+        for (d, doc) in docs.iter().enumerate() {
+            let kind = engine.kernel();
+            assert_eq!(
+                got[d],
+                brute::filter(&profiles, doc),
+                "document {d}, {kind:?}"
+            );
+            assert!(
+                !got[d].is_empty(),
+                "every document has some t_i element, so some //t_i matches"
+            );
+        }
     }
 }
 
@@ -96,9 +127,11 @@ fn paper_figure_4_twig_needs_both_paths_under_one_split_node() {
         &profiles.dict,
     )
     .unwrap();
-    let mut engine = Engine::new(Device::emulator(), &profiles, small_blocks()).unwrap();
-    let got = engine.filter(std::slice::from_ref(&doc)).unwrap();
-    assert_eq!(got[0], vec![1, 2]);
+    for cfg in both_kernels(small_blocks()) {
+        let mut engine = Engine::new(Device::emulator(), &profiles, cfg).unwrap();
+        let got = engine.filter(std::slice::from_ref(&doc)).unwrap();
+        assert_eq!(got[0], vec![1, 2], "{:?}", engine.kernel());
+    }
     assert_eq!(brute::filter(&profiles, &doc), vec![1, 2]);
 }
 
@@ -108,16 +141,18 @@ fn document_deeper_than_the_shared_stack_is_refused() {
     let profiles = ProfileSet::compile(&set).unwrap();
     let xml = format!("{}{}", "<a>".repeat(300), "</a>".repeat(300));
     let doc = io::parse_document("deep.xml", xml.as_bytes(), &profiles.dict).unwrap();
-    let cfg = EngineConfig {
+    let base = EngineConfig {
         max_shared_bytes: 48 * 1024,
         ..EngineConfig::default()
     };
-    let mut engine = Engine::new(Device::emulator(), &profiles, cfg).unwrap();
-    let e = engine.filter(&[doc]).unwrap_err();
-    assert!(
-        matches!(e, xml_twig::XmlError::DocumentTooDeep { depth: 300, .. }),
-        "{e}"
-    );
+    for cfg in both_kernels(base) {
+        let mut engine = Engine::new(Device::emulator(), &profiles, cfg).unwrap();
+        let e = engine.filter(std::slice::from_ref(&doc)).unwrap_err();
+        assert!(
+            matches!(e, xml_twig::XmlError::DocumentTooDeep { depth: 300, .. }),
+            "{e}"
+        );
+    }
 }
 
 #[test]
@@ -140,15 +175,21 @@ fn several_blocks_and_documents_in_one_and_in_two_launches() {
         .map(|_| io::parse_document("d.xml", g.document().as_bytes(), &profiles.dict).unwrap())
         .collect();
     // At most 3 documents per launch: the 4th runs in a second launch.
-    let cfg = EngineConfig {
+    for cfg in both_kernels(EngineConfig {
         max_docs_per_launch: 3,
         ..small_blocks()
-    };
-    let mut engine = Engine::new(Device::emulator(), &profiles, cfg).unwrap();
-    assert!(engine.layout().blocks > 4);
-    let got = engine.filter(&docs).unwrap();
-    for (d, doc) in docs.iter().enumerate() {
-        assert_eq!(got[d], brute::filter(&profiles, doc), "document {d}");
+    }) {
+        let mut engine = Engine::new(Device::emulator(), &profiles, cfg).unwrap();
+        assert!(engine.layout().blocks > 4);
+        let got = engine.filter(&docs).unwrap();
+        for (d, doc) in docs.iter().enumerate() {
+            let kind = engine.kernel();
+            assert_eq!(
+                got[d],
+                brute::filter(&profiles, doc),
+                "document {d}, {kind:?}"
+            );
+        }
     }
 }
 
@@ -170,8 +211,10 @@ proptest! {
         let set = QuerySet::from_queries((0..6).map(|_| g.query()).collect());
         let profiles = ProfileSet::compile(&set).unwrap();
         let doc = io::parse_document("r.xml", g.document().as_bytes(), &profiles.dict).unwrap();
-        let mut engine = Engine::new(Device::emulator(), &profiles, small_blocks()).unwrap();
-        let got = engine.filter_segmented(&doc, segment).unwrap();
-        prop_assert_eq!(got, brute::filter(&profiles, &doc), "segment size {}", segment);
+        for cfg in both_kernels(small_blocks()) {
+            let mut engine = Engine::new(Device::emulator(), &profiles, cfg).unwrap();
+            let got = engine.filter_segmented(&doc, segment).unwrap();
+            prop_assert_eq!(got, brute::filter(&profiles, &doc), "segment size {}", segment);
+        }
     }
 }

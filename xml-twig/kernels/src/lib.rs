@@ -532,4 +532,183 @@ kernel! {
             atomic_or(matches.add((q / 32) as usize), 1 << (q % 32));
         }
     }
+
+    /// Algorithm 1, warp-synchronous (beyond the paper): one warp per query group of
+    /// 32 columns (no query straddles a warp), `blockDim.x / 32` groups per block, block
+    /// row y = document y. Lanes exchange stack tops through warp shuffles and votes
+    /// instead of shared memory and block barriers, so warps never wait for each other:
+    ///
+    /// - each lane keeps its column's top-of-stack entry in a register (`top`) and
+    ///   pushes the older entries to its own column of the shared-memory stack;
+    /// - push: the prefix's top arrives by `shfl(top, prefix)` (Fig. 5 reads
+    ///   `pushStack[level - 1][prefixID]`);
+    /// - pop: one `ballot` of "my pop bit is set" gives every split node its
+    ///   childrenMatch entries at once (§4.6: its children are consecutive lanes);
+    /// - events: each lane loads one of the next 32 events (coalesced), and
+    ///   `shfl(ev, k)` broadcasts event k to the warp.
+    ///
+    /// Memory: global reads of personalities (once) and events (coalesced, 1 byte per
+    /// lane per 32 events); shared memory `depth_cap x blockDim.x` bytes, each lane
+    /// touching only its own column; roots `atomicOr` one result bit at the end.
+    pub fn filter_warp(
+        personalities: *const Personality,
+        result_index: *const u32,
+        events: *const u8,
+        doc_start: *const u32,
+        depth_cap: u32,
+        matches: *mut u32,
+        words_per_doc: u32,
+    ) {
+        warp_document::<u8>(personalities, result_index, events, doc_start, depth_cap, matches, words_per_doc);
+    }
+
+    /// [`filter_warp`] on 2-byte events (more than 127 tags).
+    pub fn filter_warp_wide(
+        personalities: *const Personality,
+        result_index: *const u32,
+        events: *const u16,
+        doc_start: *const u32,
+        depth_cap: u32,
+        matches: *mut u32,
+        words_per_doc: u32,
+    ) {
+        warp_document::<u16>(personalities, result_index, events, doc_start, depth_cap, matches, words_per_doc);
+    }
+}
+
+/// Widening an event word to a shuffle operand and back.
+pub trait ShuffleWord: EventWord {
+    fn to_u32(self) -> u32;
+    fn from_u32(v: u32) -> Self;
+}
+impl ShuffleWord for u8 {
+    #[inline(always)]
+    fn to_u32(self) -> u32 {
+        self as u32
+    }
+    #[inline(always)]
+    fn from_u32(v: u32) -> Self {
+        v as u8
+    }
+}
+impl ShuffleWord for u16 {
+    #[inline(always)]
+    fn to_u32(self) -> u32 {
+        self as u32
+    }
+    #[inline(always)]
+    fn from_u32(v: u32) -> Self {
+        v as u16
+    }
+}
+
+/// The vote bits of lanes `first`, `first + 1`, ... moved down to bit 0.
+#[inline(always)]
+fn lanes_from(votes: u32, first: usize) -> u32 {
+    if first < 32 {
+        votes >> first
+    } else {
+        0
+    }
+}
+
+/// The body of [`filter_warp`]: lane `l` of warp `w` in block (x, y) owns column `l`
+/// of query group `x * warps_per_block + w` (personality prefix and children IDs are
+/// lane numbers) and filters document `y`.
+#[inline(always)]
+unsafe fn warp_document<E: ShuffleWord>(
+    personalities: *const Personality,
+    result_index: *const u32,
+    events: *const E,
+    doc_start: *const u32,
+    depth_cap: u32,
+    matches: *mut u32,
+    words_per_doc: u32,
+) {
+    unsafe {
+        let w = block_dim_x() as usize;
+        let t = thread_idx_x() as usize;
+        let lane = lane_id();
+        let col = block_idx_x() as usize * w + t;
+        let doc = block_idx_y();
+        let me = Column::new(*personalities.add(col), lane);
+        let stack = dynamic_shared::<u8>();
+        let cap = depth_cap as usize;
+        let pop_bits = POP_CHILD | POP_DESC;
+        let kids = if me.last > me.first {
+            ((1u64 << (me.last - me.first)) - 1) as u32
+        } else {
+            0
+        };
+
+        // Level 0 (the document node): only dummy roots are matched (§3.2).
+        let mut top: u8 = if me.root { PUSH_CHILD | PUSH_DESC } else { 0 };
+        let mut level: usize = 0;
+        let start = *doc_start.add(doc as usize);
+        let end = *doc_start.add(doc as usize + 1);
+        let mut base = start;
+        while base < end {
+            let n = if end - base < WARP_SIZE {
+                end - base
+            } else {
+                WARP_SIZE
+            };
+            let mine = if lane < n {
+                (*events.add((base + lane) as usize)).to_u32()
+            } else {
+                0
+            };
+            let mut k = 0;
+            while k < n {
+                let ev = E::from_u32(shfl(mine, k));
+                if ev.is_open() {
+                    // Push (Fig. 5): the prefix's top, then push our own top.
+                    let pe = shfl(top as u32, me.prefix as u32) as u8;
+                    if level < cap {
+                        *stack.add(level * w + t) = top;
+                    }
+                    level += 1;
+                    top = if me.root {
+                        PUSH_DESC
+                    } else {
+                        let tag_ok = me.wildcard || ev.tag() == me.tag;
+                        let need = if me.desc_axis { PUSH_DESC } else { PUSH_CHILD };
+                        let matched = tag_ok && pe & need != 0;
+                        let mut e = if matched { PUSH_CHILD } else { 0 };
+                        if matched || top & PUSH_DESC != 0 {
+                            e |= PUSH_DESC;
+                        }
+                        e
+                    };
+                } else {
+                    // Pop (Fig. 6): childrenMatch of every split node in one vote.
+                    let reported = ballot(top & pop_bits != 0);
+                    let s = top & PUSH_CHILD != 0 && lanes_from(reported, me.first) & kids == kids;
+                    let r = if me.used && !me.root {
+                        me.report(top, s)
+                    } else {
+                        0
+                    };
+                    level = level.saturating_sub(1);
+                    let below = if level < cap {
+                        *stack.add(level * w + t)
+                    } else {
+                        0
+                    };
+                    top = below | r;
+                }
+                k += 1;
+            }
+            base += n;
+        }
+        // The dummy root's verdict (§3.3): all its children reported to level 0.
+        let reported = ballot(top & pop_bits != 0);
+        if me.used && me.root && lanes_from(reported, me.first) & kids == kids {
+            let q = *result_index.add(col);
+            atomic_or(
+                matches.add((doc * words_per_doc + q / 32) as usize),
+                1 << (q % 32),
+            );
+        }
+    }
 }
