@@ -298,7 +298,16 @@ impl Engine {
             let plan = SegmentPlan::new(doc, segment_events);
             let cap = doc.max_depth + 1;
             let n = plan.depth.len();
-            let columns = self.layout.blocks as usize * self.layout.width as usize;
+            // Warp kernel: blocks of `wpb` query groups of 32 columns, and the fix-up
+            // over the same padded groups with 32-thread blocks.
+            let wpb = self.cfg.warps_per_block.max(1);
+            let (seg_grid_x, seg_block, fix_grid_x) = if self.warp {
+                let g = self.layout.blocks.div_ceil(wpb);
+                (g, wpb * 32, g * wpb)
+            } else {
+                (self.layout.blocks, self.layout.width, self.layout.blocks)
+            };
+            let columns = seg_grid_x as usize * seg_block as usize;
             let events: Vec<u16> = doc.events.iter().map(|e| e.0).collect();
             let events = upload_nonempty(&self.dev, &events)?;
             let seg_start = self.dev.upload(&plan.start)?;
@@ -307,13 +316,24 @@ impl Engine {
             let info = self.dev.upload(&plan.info)?;
             let close_rec: Buffer<u8> = self.dev.alloc(n * cap as usize * columns)?;
             let end_rec: Buffer<u8> = self.dev.alloc(n * cap as usize * columns)?;
+            let (kernel, shared) = if self.warp {
+                (
+                    &k::filter_segments_warp::KERNEL,
+                    k::stack_bytes(cap, seg_block),
+                )
+            } else {
+                (
+                    &k::filter_segments::KERNEL,
+                    k::shared_bytes(cap, seg_block, 2),
+                )
+            };
             let cfg = LaunchConfig {
-                grid: [self.layout.blocks, n as u32, 1],
-                block: [self.layout.width, 1, 1],
-                shared_bytes: k::shared_bytes(cap, self.layout.width, 2),
+                grid: [seg_grid_x, n as u32, 1],
+                block: [seg_block, 1, 1],
+                shared_bytes: shared,
             };
             self.dev.launch(
-                &k::filter_segments::KERNEL,
+                kernel,
                 cfg,
                 &[
                     self.personalities.arg(),
@@ -326,10 +346,11 @@ impl Engine {
                     end_rec.arg(),
                 ],
             )?;
+            let width = self.layout.width;
             let cfg = LaunchConfig {
-                grid: [self.layout.blocks, 1, 1],
-                block: [self.layout.width, 1, 1],
-                shared_bytes: k::stack_bytes(cap, self.layout.width),
+                grid: [fix_grid_x, 1, 1],
+                block: [width, 1, 1],
+                shared_bytes: k::stack_bytes(cap, width),
             };
             self.dev.launch(
                 &k::fixup_segments::KERNEL,

@@ -559,7 +559,9 @@ kernel! {
         matches: *mut u32,
         words_per_doc: u32,
     ) {
-        warp_document::<u8>(personalities, result_index, events, doc_start, depth_cap, matches, words_per_doc);
+        warp_document::<u8, false>(
+            personalities, result_index, events, doc_start, depth_cap, matches, words_per_doc, NO_SEGMENTS,
+        );
     }
 
     /// [`filter_warp`] on 2-byte events (more than 127 tags).
@@ -572,7 +574,28 @@ kernel! {
         matches: *mut u32,
         words_per_doc: u32,
     ) {
-        warp_document::<u16>(personalities, result_index, events, doc_start, depth_cap, matches, words_per_doc);
+        warp_document::<u16, false>(
+            personalities, result_index, events, doc_start, depth_cap, matches, words_per_doc, NO_SEGMENTS,
+        );
+    }
+
+    /// [`filter_segments`] with the warp-synchronous kernel: one warp per (query group,
+    /// segment); records `close_rec` / `end_rec` for [`fixup_segments`] launched with
+    /// 32-thread blocks over the same (padded) query groups.
+    pub fn filter_segments_warp(
+        personalities: *const Personality,
+        events: *const u16,
+        seg_start: *const u32,
+        path: *const u16,
+        depth: *const u32,
+        depth_cap: u32,
+        close_rec: *mut u8,
+        end_rec: *mut u8,
+    ) {
+        let seg = Segments { path, depth, close_rec, end_rec };
+        warp_document::<u16, true>(
+            personalities, core::ptr::null(), events, seg_start, depth_cap, core::ptr::null_mut(), 0, seg,
+        );
     }
 }
 
@@ -612,11 +635,12 @@ fn lanes_from(votes: u32, first: usize) -> u32 {
     }
 }
 
-/// The body of [`filter_warp`]: lane `l` of warp `w` in block (x, y) owns column `l`
-/// of query group `x * warps_per_block + w` (personality prefix and children IDs are
-/// lane numbers) and filters document `y`.
+/// The body of [`filter_warp`] and [`filter_segments_warp`]: lane `l` of warp `w` in
+/// block (x, y) owns column `l` of query group `x * warps_per_block + w` (personality
+/// prefix and children IDs are lane numbers) and filters document (or segment) `y`.
 #[inline(always)]
-unsafe fn warp_document<E: ShuffleWord>(
+#[allow(clippy::too_many_arguments)]
+unsafe fn warp_document<E: ShuffleWord, const SEG: bool>(
     personalities: *const Personality,
     result_index: *const u32,
     events: *const E,
@@ -624,12 +648,14 @@ unsafe fn warp_document<E: ShuffleWord>(
     depth_cap: u32,
     matches: *mut u32,
     words_per_doc: u32,
+    seg: Segments,
 ) {
     unsafe {
         let w = block_dim_x() as usize;
         let t = thread_idx_x() as usize;
         let lane = lane_id();
         let col = block_idx_x() as usize * w + t;
+        let columns = grid_dim_x() as usize * w;
         let doc = block_idx_y();
         let me = Column::new(*personalities.add(col), lane);
         let stack = dynamic_shared::<u8>();
@@ -641,9 +667,40 @@ unsafe fn warp_document<E: ShuffleWord>(
             0
         };
 
+        // Push (Fig. 5): the prefix's top arrives by shuffle, our top goes on the stack.
+        let push = |top: &mut u8, level: &mut usize, tag: u32| {
+            let pe = shfl(*top as u32, me.prefix as u32) as u8;
+            if *level < cap {
+                *stack.add(*level * w + t) = *top;
+            }
+            *level += 1;
+            *top = if me.root {
+                PUSH_DESC
+            } else {
+                let tag_ok = me.wildcard || tag == me.tag;
+                let need = if me.desc_axis { PUSH_DESC } else { PUSH_CHILD };
+                let matched = tag_ok && pe & need != 0;
+                let mut e = if matched { PUSH_CHILD } else { 0 };
+                if matched || *top & PUSH_DESC != 0 {
+                    e |= PUSH_DESC;
+                }
+                e
+            };
+        };
+
         // Level 0 (the document node): only dummy roots are matched (§3.2).
         let mut top: u8 = if me.root { PUSH_CHILD | PUSH_DESC } else { 0 };
         let mut level: usize = 0;
+        // Segments: replay the open path at the segment's start (see `filter_document`).
+        let mut floor = 0usize;
+        if SEG {
+            let d = *seg.depth.add(doc as usize) as usize;
+            while level < d && level + 1 < cap {
+                let tag = *seg.path.add(doc as usize * cap + level + 1) as u32;
+                push(&mut top, &mut level, tag);
+            }
+            floor = level;
+        }
         let start = *doc_start.add(doc as usize);
         let end = *doc_start.add(doc as usize + 1);
         let mut base = start;
@@ -662,23 +719,19 @@ unsafe fn warp_document<E: ShuffleWord>(
             while k < n {
                 let ev = E::from_u32(shfl(mine, k));
                 if ev.is_open() {
-                    // Push (Fig. 5): the prefix's top, then push our own top.
-                    let pe = shfl(top as u32, me.prefix as u32) as u8;
-                    if level < cap {
-                        *stack.add(level * w + t) = top;
+                    push(&mut top, &mut level, ev.tag());
+                } else if SEG && level <= floor {
+                    // A foreign element closes: record this segment's part of its entry.
+                    if level >= 1 && level < cap {
+                        *seg.close_rec
+                            .add((doc as usize * cap + level) * columns + col) = top;
                     }
-                    level += 1;
-                    top = if me.root {
-                        PUSH_DESC
+                    level = level.saturating_sub(1);
+                    floor = level;
+                    top = if level < cap {
+                        *stack.add(level * w + t)
                     } else {
-                        let tag_ok = me.wildcard || ev.tag() == me.tag;
-                        let need = if me.desc_axis { PUSH_DESC } else { PUSH_CHILD };
-                        let matched = tag_ok && pe & need != 0;
-                        let mut e = if matched { PUSH_CHILD } else { 0 };
-                        if matched || top & PUSH_DESC != 0 {
-                            e |= PUSH_DESC;
-                        }
-                        e
+                        0
                     };
                 } else {
                     // Pop (Fig. 6): childrenMatch of every split node in one vote.
@@ -700,6 +753,19 @@ unsafe fn warp_document<E: ShuffleWord>(
                 k += 1;
             }
             base += n;
+        }
+        if SEG {
+            let mut l = 0;
+            while l <= level && l < cap {
+                let e = if l == level {
+                    top
+                } else {
+                    *stack.add(l * w + t)
+                };
+                *seg.end_rec.add((doc as usize * cap + l) * columns + col) = e;
+                l += 1;
+            }
+            return;
         }
         // The dummy root's verdict (§3.3): all its children reported to level 0.
         let reported = ballot(top & pop_bits != 0);
