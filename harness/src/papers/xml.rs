@@ -17,7 +17,9 @@ use anyhow::Context as _;
 use baselines::yfilter::Yfilter;
 use std::time::Instant;
 use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
-use xml_twig::{io, Device, Document, Engine, EngineConfig, Matches, ProfileSet, QuerySet};
+use xml_twig::{
+    io, Device, Document, Engine, EngineConfig, KernelKind, Matches, ProfileSet, QuerySet,
+};
 
 /// The paper's tables and figures.
 pub fn experiments() -> Vec<Experiment> {
@@ -118,6 +120,15 @@ pub fn experiments() -> Vec<Experiment> {
     ]
 }
 
+/// The seeds to run: all of them, or the first one in quick mode (the emulator is slow).
+fn seeds_of(ctx: &Ctx) -> Vec<u64> {
+    if ctx.quick {
+        ctx.seeds.iter().take(1).copied().collect()
+    } else {
+        ctx.seeds.clone()
+    }
+}
+
 /// Sizes: the paper's in full mode, small ones in quick mode.
 struct Sizes {
     quick: bool,
@@ -126,28 +137,28 @@ struct Sizes {
 impl Sizes {
     fn doc_bytes(&self, kb: usize) -> usize {
         if self.quick {
-            (kb * 1024 / 256).max(1024)
+            (kb * 1024 / 1024).max(512)
         } else {
             kb * 1024
         }
     }
     fn queries(&self, n: usize) -> usize {
         if self.quick {
-            (n / 16).max(2)
+            (n / 32).max(2)
         } else {
             n
         }
     }
     fn batch(&self, n: usize) -> usize {
         if self.quick {
-            (n / 200).max(2)
+            (n / 250).max(2)
         } else {
             n
         }
     }
     fn batch_doc_bytes(&self) -> usize {
         if self.quick {
-            1_500
+            1_000
         } else {
             25_000
         }
@@ -181,44 +192,62 @@ impl Slot {
     }
 }
 
+/// Kernel engines: (series name, whole documents or document segments).
+const KERNEL_ENGINES: [(&str, EngineKind, Option<KernelKind>, bool); 5] = [
+    ("gpu", EngineKind::Gpu, Some(KernelKind::Auto), false),
+    ("gpu-block", EngineKind::Gpu, Some(KernelKind::Block), false),
+    ("gpu-seg", EngineKind::Gpu, Some(KernelKind::Auto), true),
+    ("emu", EngineKind::Emu, Some(KernelKind::Auto), false),
+    ("emu-seg", EngineKind::Emu, Some(KernelKind::Auto), true),
+];
+
 /// The engines of one run, opened once.
 struct Engines {
-    gpu: Slot,
-    emu: Slot,
+    /// (name, slot, segmented) for each kernel engine of [`KERNEL_ENGINES`].
+    kernels: Vec<(&'static str, Slot, bool)>,
     yfilter: bool,
     yfilter_mc: bool,
 }
 
 impl Engines {
     fn open(ctx: &Ctx) -> anyhow::Result<Self> {
-        let gpu = if ctx.wants("gpu", EngineKind::Gpu) {
-            let ordinal = ctx.gpu_ordinal.context("no GPU ordinal")?;
-            Slot::Device(
-                Device::gpu(ordinal, xml_twig::PTX)?,
-                EngineConfig::default(),
-            )
-        } else {
-            Slot::Off
-        };
-        let emu = if ctx.wants("emu", EngineKind::Emu) {
-            // One OS thread per lane: small blocks keep the emulator quick.
-            Slot::Device(
-                Device::emulator(),
-                EngineConfig {
-                    block_threads: 64,
+        let mut kernels = Vec::new();
+        for (name, kind, kernel, seg) in KERNEL_ENGINES {
+            if !ctx.wants(name, kind) {
+                continue;
+            }
+            let kernel = kernel.unwrap_or(KernelKind::Auto);
+            let slot = if kind == EngineKind::Gpu {
+                let ordinal = ctx.gpu_ordinal.context("no GPU ordinal")?;
+                let cfg = EngineConfig {
+                    kernel,
                     ..EngineConfig::default()
-                },
-            )
-        } else {
-            Slot::Off
-        };
+                };
+                Slot::Device(Device::gpu(ordinal, xml_twig::PTX)?, cfg)
+            } else {
+                // One OS thread per lane: small blocks keep the emulator quick.
+                let cfg = EngineConfig {
+                    kernel,
+                    block_threads: 64,
+                    warps_per_block: 2,
+                    ..EngineConfig::default()
+                };
+                Slot::Device(Device::emulator(), cfg)
+            };
+            kernels.push((name, slot, seg));
+        }
         Ok(Engines {
-            gpu,
-            emu,
+            kernels,
             yfilter: ctx.wants("yfilter", EngineKind::Cpu),
             yfilter_mc: ctx.wants("yfilter-mc", EngineKind::Cpu),
         })
     }
+}
+
+/// Events per segment for the document-segment engines: enough segments to fill the
+/// GPU, long enough that the fix-up's walk over them stays short.
+fn segment_events(doc: &Document) -> usize {
+    (doc.events.len() / 128).clamp(256, 4096)
 }
 
 /// Best wall-clock milliseconds of `reps` runs of `f`, and its last answer.
@@ -245,13 +274,11 @@ fn reps_for(first_ms: f64) -> usize {
     }
 }
 
-/// Times of one workload on each engine wanted, checked against `yfilter`.
-#[derive(Default)]
-struct Times {
-    gpu: Option<f64>,
-    emu: Option<f64>,
-    yfilter: Option<f64>,
-    yfilter_mc: Option<f64>,
+/// Milliseconds of one workload per engine name, each engine checked against `yfilter`.
+type Times = Vec<(&'static str, f64)>;
+
+fn time_of(t: &Times, name: &str) -> Option<f64> {
+    t.iter().find(|(n, _)| *n == name).map(|(_, ms)| *ms)
 }
 
 fn gen_queries(params: QueryParams, n: usize, seed: u64) -> anyhow::Result<ProfileSet> {
@@ -278,7 +305,8 @@ fn gen_docs(
 }
 
 /// Runs every wanted engine on (`profiles`, `docs`), checks each against the reference
-/// (`yfilter`, computed untimed when not timed), returns the times.
+/// (`yfilter`, computed untimed when not timed), returns the times. The segment
+/// engines run on single-document workloads only.
 fn measure(
     ctx: &Ctx,
     engines: &mut Engines,
@@ -287,7 +315,7 @@ fn measure(
     docs: &[Document],
 ) -> anyhow::Result<Times> {
     let y = Yfilter::new(profiles);
-    let mut times = Times::default();
+    let mut times = Times::new();
     let reference: Vec<Matches> = if engines.yfilter {
         let mut rt = y.runtime();
         let (first, r) = best_ms(1, || {
@@ -296,13 +324,17 @@ fn measure(
                 .map(|d| y.filter_with(&mut rt, d))
                 .collect::<Vec<_>>())
         })?;
-        let (ms, _) = best_ms(reps_for(first) - 1, || {
-            Ok(docs
-                .iter()
-                .map(|d| y.filter_with(&mut rt, d).len())
-                .sum::<usize>())
-        })?;
-        times.yfilter = Some(first.min(ms));
+        let mut ms = first;
+        if reps_for(first) > 1 {
+            let again = || {
+                Ok(docs
+                    .iter()
+                    .map(|d| y.filter_with(&mut rt, d).len())
+                    .sum::<usize>())
+            };
+            ms = ms.min(best_ms(reps_for(first) - 1, again)?.0);
+        }
+        times.push(("yfilter", ms));
         r
     } else {
         y.filter_batch(docs)
@@ -310,22 +342,37 @@ fn measure(
     if engines.yfilter_mc {
         let (first, r) = best_ms(1, || Ok(y.filter_batch(docs)))?;
         ctx.check(label, ("yfilter", &reference), ("yfilter-mc", &r))?;
-        let (ms, _) = best_ms(reps_for(first) - 1, || Ok(y.filter_batch(docs)))?;
-        times.yfilter_mc = Some(first.min(ms));
+        let mut ms = first;
+        if reps_for(first) > 1 {
+            ms = ms.min(best_ms(reps_for(first) - 1, || Ok(y.filter_batch(docs)))?.0);
+        }
+        times.push(("yfilter-mc", ms));
     }
-    if let Some(e) = engines.gpu.engine(profiles)? {
+    for (name, slot, seg) in engines.kernels.iter_mut() {
+        if *seg && docs.len() != 1 {
+            continue;
+        }
+        let Some(e) = slot.engine(profiles)? else {
+            continue;
+        };
+        let is_gpu = e.device().is_gpu();
         let batch = e.encode(docs);
-        // Warm-up (the PTX JIT on the first launch) and the check.
-        let (first, r) = best_ms(1, || Ok(e.filter_encoded(&batch)?))?;
-        ctx.check(label, ("yfilter", &reference), ("gpu", &r))?;
-        let (ms, _) = best_ms(reps_for(first), || Ok(e.filter_encoded(&batch)?))?;
-        times.gpu = Some(ms);
-    }
-    if let Some(e) = engines.emu.engine(profiles)? {
-        let batch = e.encode(docs);
-        let (ms, r) = best_ms(1, || Ok(e.filter_encoded(&batch)?))?;
-        ctx.check(label, ("yfilter", &reference), ("emu", &r))?;
-        times.emu = Some(ms);
+        let mut run = || -> anyhow::Result<Vec<Matches>> {
+            Ok(if *seg {
+                vec![e.filter_segmented(&docs[0], segment_events(&docs[0]))?]
+            } else {
+                e.filter_encoded(&batch)?
+            })
+        };
+        // The first run is the check (and, on the GPU, the warm-up: PTX JIT, allocation).
+        let (first, r) = best_ms(1, &mut run)?;
+        ctx.check(label, ("yfilter", &reference), (name, &r))?;
+        let ms = if is_gpu {
+            best_ms(reps_for(first), &mut run)?.0
+        } else {
+            first
+        };
+        times.push((name, ms));
     }
     Ok(times)
 }
@@ -336,24 +383,19 @@ fn mb(docs: &[Document]) -> f64 {
 
 /// Records throughput (MB/s) of each measured engine as `<engine> <suffix>`.
 fn record_throughput(ctx: &mut Ctx, t: &Times, suffix: &str, x: f64, mbytes: f64) {
-    for (name, ms) in [
-        ("gpu", t.gpu),
-        ("emu", t.emu),
-        ("yfilter", t.yfilter),
-        ("yfilter-mc", t.yfilter_mc),
-    ] {
-        if let Some(ms) = ms {
-            ctx.record(&format!("{name} {suffix}"), x, mbytes / (ms / 1e3));
-        }
+    for (name, ms) in t {
+        ctx.record(&format!("{name} {suffix}"), x, mbytes / (ms / 1e3));
     }
 }
 
-/// Records speedups of the kernel engines over the CPU ones.
-fn record_speedups(ctx: &mut Ctx, t: &Times, suffix: &str, x: f64) {
-    for (k, kt) in [("gpu", t.gpu), ("emu", t.emu)] {
-        let Some(kt) = kt else { continue };
-        for (c, ct) in [("yfilter", t.yfilter), ("yfilter-mc", t.yfilter_mc)] {
-            if let Some(ct) = ct {
+/// Records speedups of the kernel engines over the CPU engines in `over`.
+fn record_speedups(ctx: &mut Ctx, t: &Times, over: &[&str], suffix: &str, x: f64) {
+    for (k, kt) in t
+        .iter()
+        .filter(|(n, _)| n.starts_with("gpu") || n.starts_with("emu"))
+    {
+        for c in over {
+            if let Some(ct) = time_of(t, c) {
                 let sep = if suffix.is_empty() { "" } else { " " };
                 ctx.record(&format!("{k} vs {c}{sep}{suffix}"), x, ct / kt);
             }
@@ -365,13 +407,14 @@ const QUERY_COUNTS: [usize; 7] = [32, 64, 128, 256, 512, 1024, 2048];
 
 fn fig7(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut engines = Engines::open(ctx)?;
+    engines.yfilter_mc = false; // one document: the multicore NFA has nothing to split
     let s = Sizes { quick: ctx.quick };
     let counts: Vec<usize> = if ctx.quick {
-        vec![32, 128, 512]
+        vec![32, 512]
     } else {
         QUERY_COUNTS.to_vec()
     };
-    let seeds = ctx.seeds.clone();
+    let seeds = seeds_of(ctx);
     ctx.set_steps((seeds.len() * counts.len() * 3) as u64);
     for &seed in &seeds {
         for len in [5, 10, 15] {
@@ -401,13 +444,14 @@ fn fig7(ctx: &mut Ctx) -> anyhow::Result<()> {
 
 fn fig8(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut engines = Engines::open(ctx)?;
+    engines.yfilter_mc = false; // one document: the multicore NFA has nothing to split
     let s = Sizes { quick: ctx.quick };
     let sizes_kb: Vec<usize> = if ctx.quick {
-        vec![32, 128, 512]
+        vec![32, 512]
     } else {
         vec![32, 64, 128, 256, 512, 1024, 2048]
     };
-    let seeds = ctx.seeds.clone();
+    let seeds = seeds_of(ctx);
     ctx.set_steps((seeds.len() * sizes_kb.len() * 3) as u64);
     for &seed in &seeds {
         for p in [0.1, 0.3, 0.5] {
@@ -422,7 +466,13 @@ fn fig8(ctx: &mut Ctx) -> anyhow::Result<()> {
                     &profiles,
                     &docs,
                 )?;
-                record_speedups(ctx, &t, &format!("p={}%", (p * 100.0) as u32), kb as f64);
+                record_speedups(
+                    ctx,
+                    &t,
+                    &["yfilter"],
+                    &format!("p={}%", (p * 100.0) as u32),
+                    kb as f64,
+                );
             }
         }
     }
@@ -434,11 +484,11 @@ fn fig9(ctx: &mut Ctx) -> anyhow::Result<()> {
     engines.yfilter = false; // the batch figures compare with the multicore NFA
     let s = Sizes { quick: ctx.quick };
     let counts: Vec<usize> = if ctx.quick {
-        vec![32, 128, 512]
+        vec![32, 512]
     } else {
         QUERY_COUNTS.to_vec()
     };
-    let seeds = ctx.seeds.clone();
+    let seeds = seeds_of(ctx);
     ctx.set_steps((seeds.len() * counts.len() * 3) as u64);
     for &seed in &seeds {
         for len in [5, 10, 15] {
@@ -469,11 +519,11 @@ fn fig10(ctx: &mut Ctx, batch: usize) -> anyhow::Result<()> {
     let mut engines = Engines::open(ctx)?;
     let s = Sizes { quick: ctx.quick };
     let counts: Vec<usize> = if ctx.quick {
-        vec![32, 128, 512]
+        vec![32, 512]
     } else {
         vec![32, 64, 128, 256, 512, 1000, 2000]
     };
-    let seeds = ctx.seeds.clone();
+    let seeds = seeds_of(ctx);
     ctx.set_steps((seeds.len() * counts.len()) as u64);
     for &seed in &seeds {
         let all = gen_queries(
@@ -492,7 +542,7 @@ fn fig10(ctx: &mut Ctx, batch: usize) -> anyhow::Result<()> {
                 &profiles,
                 &docs,
             )?;
-            record_speedups(ctx, &t, "", n as f64);
+            record_speedups(ctx, &t, &["yfilter", "yfilter-mc"], "", n as f64);
         }
     }
     Ok(())
@@ -509,7 +559,7 @@ fn fig11(ctx: &mut Ctx, batch: usize) -> anyhow::Result<()> {
     let mut engines = Engines::open(ctx)?;
     let s = Sizes { quick: ctx.quick };
     let lengths = [5usize, 10, 15];
-    let seeds = ctx.seeds.clone();
+    let seeds = seeds_of(ctx);
     ctx.set_steps((seeds.len() * lengths.len()) as u64);
     for &seed in &seeds {
         for &len in &lengths {
@@ -523,7 +573,7 @@ fn fig11(ctx: &mut Ctx, batch: usize) -> anyhow::Result<()> {
                 &profiles,
                 &docs,
             )?;
-            record_speedups(ctx, &t, "", len as f64);
+            record_speedups(ctx, &t, &["yfilter", "yfilter-mc"], "", len as f64);
         }
     }
     Ok(())
@@ -541,7 +591,7 @@ fn fig11b(ctx: &mut Ctx) -> anyhow::Result<()> {
 fn table5(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut engines = Engines::open(ctx)?;
     let s = Sizes { quick: ctx.quick };
-    let seeds = ctx.seeds.clone();
+    let seeds = seeds_of(ctx);
     ctx.set_steps((seeds.len() * 6) as u64);
     struct Setting {
         len: usize,
@@ -634,13 +684,10 @@ fn table5(ctx: &mut Ctx) -> anyhow::Result<()> {
             }
             let (t_lo, mb_lo) = &tp[0];
             let (t_hi, mb_hi) = &tp[1];
-            for (name, a, b) in [
-                ("gpu", t_lo.gpu, t_hi.gpu),
-                ("emu", t_lo.emu, t_hi.emu),
-                ("yfilter", t_lo.yfilter, t_hi.yfilter),
-                ("yfilter-mc", t_lo.yfilter_mc, t_hi.yfilter_mc),
-            ] {
-                if let (Some(a), Some(b)) = (a, b) {
+            // Engines measured at both settings (the segment engines only on single
+            // documents).
+            for (name, a) in t_lo {
+                if let Some(b) = time_of(t_hi, name) {
                     ctx.record(name, (i + 1) as f64, (mb_hi / b) / (mb_lo / a));
                 }
             }
@@ -670,7 +717,8 @@ pub enum Cmd {
         /// Query file: one twig per line (e.g. /dblp/article[author][.//year]//title).
         #[arg(long)]
         queries: String,
-        /// gpu, emu or yfilter (default: gpu when a GPU is present, else yfilter).
+        /// gpu, gpu-block (the paper's kernel), gpu-seg (document segments), emu or yfilter
+        /// (default: gpu when a GPU is present, else yfilter).
         #[arg(long)]
         engine: Option<String>,
         /// yfilter: filter documents on this many threads (document-parallel mode).
@@ -706,10 +754,9 @@ fn filter_cmd(
 ) -> anyhow::Result<()> {
     use crate::bad_input;
     if let Some(e) = engine {
-        if !matches!(e, "gpu" | "emu" | "yfilter") {
-            return Err(bad_input(anyhow::anyhow!(
-                "unknown engine `{e}`: use gpu, emu or yfilter"
-            )));
+        if !matches!(e, "gpu" | "gpu-block" | "gpu-seg" | "emu" | "yfilter") {
+            let msg = format!("unknown engine `{e}`: use gpu, gpu-block, gpu-seg, emu or yfilter");
+            return Err(bad_input(anyhow::anyhow!(msg)));
         }
     }
     let text = std::fs::read_to_string(queries)
@@ -723,12 +770,22 @@ fn filter_cmd(
         docs.push(io::parse_document(p, &bytes, &profiles.dict).map_err(bad_input)?);
     }
     let y = Yfilter::new(&profiles);
+    let gpu = || Device::gpu(device, xml_twig::PTX);
     let results: Vec<Matches> = match engine {
         Some("yfilter") => run_yfilter(&y, &docs, threads)?,
-        Some("emu") => run_kernels(Device::emulator(), &profiles, &docs, &y)?,
-        Some(_) => run_kernels(Device::gpu(device, xml_twig::PTX)?, &profiles, &docs, &y)?,
-        None => match Device::gpu(device, xml_twig::PTX) {
-            Ok(dev) => run_kernels(dev, &profiles, &docs, &y)?,
+        Some("emu") => run_kernels(
+            Device::emulator(),
+            KernelKind::Auto,
+            false,
+            &profiles,
+            &docs,
+            &y,
+        )?,
+        Some("gpu-block") => run_kernels(gpu()?, KernelKind::Block, false, &profiles, &docs, &y)?,
+        Some("gpu-seg") => run_kernels(gpu()?, KernelKind::Auto, true, &profiles, &docs, &y)?,
+        Some(_) => run_kernels(gpu()?, KernelKind::Auto, false, &profiles, &docs, &y)?,
+        None => match gpu() {
+            Ok(dev) => run_kernels(dev, KernelKind::Auto, false, &profiles, &docs, &y)?,
             Err(_) => run_yfilter(&y, &docs, threads)?,
         },
     };
@@ -751,27 +808,42 @@ fn run_yfilter(
     })
 }
 
-/// The kernels on `dev`; documents deeper than the GPU stack fall back to the NFA.
+/// The kernels on `dev` (whole documents, or segments one document at a time);
+/// documents deeper than the GPU stack fall back to the NFA.
 fn run_kernels(
     dev: Device,
+    kernel: KernelKind,
+    segmented: bool,
     profiles: &ProfileSet,
     docs: &[Document],
     y: &Yfilter,
 ) -> anyhow::Result<Vec<Matches>> {
-    let mut e = Engine::new(dev, profiles, EngineConfig::default())?;
+    let mut e = Engine::new(
+        dev,
+        profiles,
+        EngineConfig {
+            kernel,
+            ..EngineConfig::default()
+        },
+    )?;
     let max = e.max_depth();
     let (fit, deep): (Vec<usize>, Vec<usize>) =
         (0..docs.len()).partition(|&i| docs[i].max_depth <= max);
-    let batch: Vec<Document> = fit.iter().map(|&i| docs[i].clone()).collect();
-    let got = e.filter(&batch)?;
     let mut out = vec![Vec::new(); docs.len()];
-    for (i, m) in fit.into_iter().zip(got) {
-        out[i] = m;
+    if segmented {
+        for &i in &fit {
+            out[i] = e.filter_segmented(&docs[i], segment_events(&docs[i]))?;
+        }
+    } else {
+        let batch: Vec<Document> = fit.iter().map(|&i| docs[i].clone()).collect();
+        for (&i, m) in fit.iter().zip(e.filter(&batch)?) {
+            out[i] = m;
+        }
     }
     for i in deep {
+        let depth = docs[i].max_depth;
         eprintln!(
-            "note: document {i} is {} deep, past the GPU stack ({max}): filtered with yfilter",
-            docs[i].max_depth
+            "note: document {i} is {depth} deep, past the GPU stack ({max}): filtered with yfilter"
         );
         out[i] = y.filter(&docs[i]);
     }
