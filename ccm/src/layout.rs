@@ -218,11 +218,15 @@ impl Tables {
         let fc_start = limit("constraints (filter-major)", self.fconstraints.len())?;
         let mut sig = 0u64;
         for c in &s.filter.constraints {
-            let next_row = limit("names", self.rows.len())?;
-            let row = *self.names.entry(c.name.clone()).or_insert(next_row);
-            if row == next_row {
-                self.rows.push(Row::default());
-            }
+            let row = match self.names.get(&c.name) {
+                Some(&r) => r,
+                None => {
+                    let r = limit("names", self.rows.len())?;
+                    self.names.insert(c.name.clone(), r);
+                    self.rows.push(Row::default());
+                    r
+                }
+            };
             let dc = self.encode(c.op, &c.value, f)?;
             let r = &mut self.rows[row as usize];
             let idx = r.items.len() as u32;

@@ -10,6 +10,22 @@
 //!
 //! A user starts from [`Subscription`]s and [`Event`]s and a [`Ccm`] engine:
 //! `Ccm::new(&Device::emulator(), &subs, Config::default())?.match_event(&event)?`.
+//!
+//! Choices where the paper is silent:
+//! - strings on the GPU: interned ids for `=` / `!=`, full bytes for `prefix`, `suffix`
+//!   and `substr` (exact for any length; see [`layout`]);
+//! - numbers: `Int` and `Float` compare exactly, on the GPU as on the CPU;
+//! - an empty filter and an event with two attributes of one name are refused (a
+//!   counting matcher cannot express the first; the second would count twice);
+//! - the kernel marks an interface with an atomic OR of 1 where the paper stores 1 (same
+//!   effect on the GPU; race-free on the host emulator);
+//! - the in-kernel reset (§4.3) zeroes the idle copies with a grid-stride loop, since the
+//!   grid (sized by the longest selected row) may have fewer threads than filters;
+//! - rows of `Constraints` get 25% slack so that subscriptions can be added without a
+//!   new layout; a removal moves the row's last constraint into the hole;
+//! - beyond the paper, a batched kernel ([`Ccm::match_batch`]) matches many events per
+//!   launch with one thread per filter and a 64-bit name signature per filter and
+//!   event (no counters: a thread sees its whole filter).
 
 pub mod engine;
 pub mod io;
