@@ -205,3 +205,94 @@ impl EventBatch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::parse_query_file;
+
+    fn profiles(text: &str) -> ProfileSet {
+        ProfileSet::compile(&parse_query_file("q.txt", text).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn personalities_follow_table_2_with_children_in_consecutive_columns() {
+        // `/a[b][.//c]/*`: root $, a, then a's children b, c, * in consecutive columns.
+        let p = profiles("/a[b][.//c]/*\n");
+        let l = pack(&p, 32).unwrap();
+        assert_eq!(l.placement, vec![(0, 0)]);
+        let col = |i: usize| l.personalities[i];
+        assert!(
+            col(0).has(Personality::IS_ROOT)
+                && col(0).first_child() == 1
+                && col(0).num_children() == 1
+        );
+        let a = col(1);
+        assert_eq!(a.prefix(), 0);
+        assert!(
+            a.has(Personality::CHILD_SLASH)
+                && a.has(Personality::CHILD_DESC)
+                && !a.has(Personality::IS_LEAF)
+        );
+        assert_eq!((a.first_child(), a.num_children()), (2, 3));
+        assert_eq!(a.tag(), p.dict.id(b"a") as u32);
+        let c = col(3);
+        assert!(c.has(Personality::PREFIX_DESC) && c.has(Personality::IS_LEAF) && c.prefix() == 1);
+        assert!(col(4).has(Personality::WILDCARD));
+        assert!(!col(5).has(Personality::USED));
+        assert_eq!(l.result_index[0], 0);
+    }
+
+    #[test]
+    fn greedy_packing_never_splits_a_query_and_fills_blocks_first_fit() {
+        // Columns needed: 8, 8, 3, 10, 4 (length + root) in blocks of 16.
+        let p = profiles("/a/a/a/a/a/a/a\n/b/b/b/b/b/b/b\n/c/c\n/d/d/d/d/d/d/d/d/d\n/e/e/e\n");
+        let l = pack(&p, 16).unwrap();
+        // Decreasing: 10 -> block 0 (6 left); 8 -> block 1 (8 left); 8 -> block 1 (full);
+        // 4 -> block 0 (2 left); 3 -> a new block 2.
+        assert_eq!(l.blocks, 3);
+        assert_eq!(l.placement, vec![(1, 0), (1, 8), (2, 0), (0, 0), (0, 10)]);
+        for (q, &(b, c)) in l.placement.iter().enumerate() {
+            let need = p.twigs[q].nodes.len() as u32 + 1;
+            assert!(c + need <= 16, "query {q} fits its block");
+            assert_eq!(l.result_index[(b * 16 + c) as usize], q as u32);
+        }
+        let e = pack(&p, 8).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                XmlError::QueryTooLarge {
+                    columns: 10,
+                    max: 8,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn batches_use_one_byte_events_when_tags_fit_seven_bits() {
+        use crate::model::Event;
+        let d = Document::from_events(
+            vec![
+                Event::open(3),
+                Event::open(0),
+                Event::close(0),
+                Event::close(3),
+            ],
+            10,
+        )
+        .unwrap();
+        let b = EventBatch::encode(&[d.clone(), d.clone()], true);
+        assert_eq!(
+            b.events,
+            EventWords::Narrow(vec![3, 0, 0x80, 0x83, 3, 0, 0x80, 0x83])
+        );
+        assert_eq!(b.doc_start, vec![0, 4, 8]);
+        assert_eq!(b.depth, vec![2, 2]);
+        let w = EventBatch::encode(&[d], false);
+        assert_eq!(w.events, EventWords::Wide(vec![3, 0, 0x8000, 0x8003]));
+        assert!(Document::from_events(vec![Event::open(1), Event::close(2)], 0).is_none());
+    }
+}

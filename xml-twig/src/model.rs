@@ -80,6 +80,27 @@ impl Query {
         id
     }
 
+    /// The same twig with its nodes renumbered in the order the query text lists them
+    /// (the parser's numbering), so that `parse(q.to_string()) == q.canonical()`.
+    pub fn canonical(&self) -> Query {
+        let mut out = Query {
+            nodes: Vec::with_capacity(self.nodes.len()),
+        };
+        if self.nodes.is_empty() {
+            return out;
+        }
+        // Depth-first, children in order: the text order of `Display`.
+        let mut todo = vec![(0usize, None::<usize>)];
+        while let Some((n, parent)) = todo.pop() {
+            let node = &self.nodes[n];
+            let id = out.push(parent, node.axis, node.test.clone());
+            for &c in node.children.iter().rev() {
+                todo.push((c, Some(id)));
+            }
+        }
+        out
+    }
+
     fn write_step(&self, f: &mut fmt::Formatter<'_>, id: usize, in_predicate: bool) -> fmt::Result {
         let n = &self.nodes[id];
         match (n.axis, in_predicate) {

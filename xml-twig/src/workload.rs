@@ -160,14 +160,28 @@ impl QueryGenerator {
                 q = self.query();
             }
             seen.insert(q.to_string());
-            out.push(q);
+            out.push(q.canonical());
         }
         out
     }
 
     /// One twig of `params.length` nodes with `params.splits` split nodes (when the
-    /// length allows it: a split needs at least one extra node).
+    /// length allows it: a split needs at least one extra node). A shape the schema
+    /// cannot complete (every open node's tag is text-only) is drawn again.
     pub fn query(&mut self) -> Query {
+        let length = self.params.length.max(1);
+        let splits = self.params.splits.min((length - 1) / 2);
+        let mut q = self.attempt();
+        for _ in 0..100 {
+            if q.len() == length && q.split_nodes() == splits {
+                break;
+            }
+            q = self.attempt();
+        }
+        q
+    }
+
+    fn attempt(&mut self) -> Query {
         let p = self.params.clone();
         let length = p.length.max(1);
         let splits = p.splits.min((length - 1) / 2).min(length.saturating_sub(1));
@@ -495,5 +509,87 @@ impl RandomGenerator {
             q.push(parent, axis, test);
         }
         q
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{parse_document, parse_query};
+    use crate::model::{ProfileSet, QuerySet};
+
+    #[test]
+    fn query_generator_makes_the_papers_lengths_and_split_points() {
+        for (len, splits) in [(5, 1), (10, 3), (15, 6)] {
+            let mut g = QueryGenerator::new(QueryParams::paper(len, 0.3), 42);
+            let qs = g.queries(50);
+            for q in &qs {
+                assert_eq!(q.len(), len, "{q}");
+                assert_eq!(q.split_nodes(), splits, "{q}");
+                assert!(q.nodes.iter().all(|n| n.children.len() <= 4), "{q}");
+                // The text is in the grammar and parses back to the same twig.
+                assert_eq!(&parse_query(&q.to_string()).unwrap(), q);
+            }
+            let distinct: HashSet<String> = qs.iter().map(|q| q.to_string()).collect();
+            assert_eq!(distinct.len(), qs.len());
+        }
+    }
+
+    #[test]
+    fn wildcard_and_descendant_probabilities_show_in_the_queries() {
+        let count = |p: f64| {
+            let qs = QueryGenerator::new(QueryParams::paper(10, p), 1).queries(200);
+            let nodes: Vec<_> = qs.iter().flat_map(|q| q.nodes.iter()).collect();
+            let stars = nodes
+                .iter()
+                .filter(|n| n.test == NodeTest::Wildcard)
+                .count() as f64;
+            let descs = nodes.iter().filter(|n| n.axis == Axis::Descendant).count() as f64;
+            (stars / nodes.len() as f64, descs / nodes.len() as f64)
+        };
+        let (s1, d1) = count(0.1);
+        let (s5, d5) = count(0.5);
+        assert!(
+            (0.05..0.16).contains(&s1) && (0.05..0.16).contains(&d1),
+            "{s1} {d1}"
+        );
+        assert!(
+            (0.4..0.6).contains(&s5) && (0.4..0.6).contains(&d5),
+            "{s5} {d5}"
+        );
+    }
+
+    #[test]
+    fn generators_are_deterministic_per_seed() {
+        assert_eq!(
+            DblpGenerator::new(3).document(5000),
+            DblpGenerator::new(3).document(5000)
+        );
+        assert_ne!(
+            DblpGenerator::new(3).document(5000),
+            DblpGenerator::new(4).document(5000)
+        );
+        let a = QueryGenerator::new(QueryParams::paper(10, 0.3), 9).queries(20);
+        assert_eq!(
+            a,
+            QueryGenerator::new(QueryParams::paper(10, 0.3), 9).queries(20)
+        );
+    }
+
+    #[test]
+    fn dblp_documents_have_the_requested_size_and_recursive_title_markup() {
+        let set = QuerySet::from_queries(vec![parse_query("//title//i//i").unwrap()]);
+        let profiles = ProfileSet::compile(&set).unwrap();
+        let xml = DblpGenerator::new(5).document(64 * 1024);
+        assert!((64 * 1024..70 * 1024).contains(&xml.len()), "{}", xml.len());
+        let doc = parse_document("gen.xml", xml.as_bytes(), &profiles.dict).unwrap();
+        assert!(
+            doc.max_depth >= 5,
+            "titles nest inline markup: depth {}",
+            doc.max_depth
+        );
+        assert!(xml.starts_with("<?xml") && xml.contains("<article") && xml.contains("<author>"));
+        let small = DblpGenerator::new(5).document(25_000);
+        assert!((25_000..27_000).contains(&small.len()), "{}", small.len());
     }
 }
