@@ -9,10 +9,44 @@
 //! as one launch instead of one CUDA stream per document) — and reads back one result
 //! bit per (document, query).
 //!
+//! Three ways to run the same recurrences (all checked against the brute-force matcher
+//! and the NFA by the property tests):
+//!
+//! - [`KernelKind::Block`], the paper's kernel: blocks of 256 columns, merged stack and
+//!   staged events in shared memory, a block barrier after every event.
+//! - [`KernelKind::Warp`] (the default via `Auto` when every query has at most 31 nodes):
+//!   a query group per warp; stack tops travel by shuffle and vote, so no barrier and no
+//!   shared-memory traffic between columns; warps run independently.
+//! - [`Engine::filter_segmented`] (issue 7's "moonshot"): one document cut into segments
+//!   filtered in parallel, then composed by a second kernel.
+//!
 //! Stack depth: the merged stack holds `max_depth + 1` levels of the deepest document of
 //! the batch. A document too deep for [`EngineConfig::max_shared_bytes`] is refused
 //! with [`XmlError::DocumentTooDeep`] before anything runs; callers may fall back to a
 //! CPU filter for it (the `xml filter` command does).
+//!
+//! Choices where the paper is silent:
+//!
+//! - **Pop-stack fields.** Table 3 gives the pop half two bits, "from descendant" and
+//!   "from nested paths". Here a `/` column reports into pop childMatch and a `//` column
+//!   into pop descMatch (carried down level by level, Alg. 1 lines 15-16); a split node
+//!   ANDs the reports of its children (§4.6's childrenMatch), which sit in consecutive
+//!   columns, so it reads them instead of having them written into an array of its own:
+//!   the same data without a second copy, and still one writer per entry, no atomics.
+//!   The push stack's prefix test prunes; the pop side alone decides the twig (so a
+//!   node's match at an element requires its whole sub-twig below that element, which is
+//!   what makes the filtering holistic, Fig. 4).
+//! - **Tags.** Ids come from the queries' tags only; every other element name becomes
+//!   id 0, which only `*` matches. So the paper's 7-bit field holds 127 query tags, and
+//!   wider query sets switch to 2-byte events (15-bit tags).
+//! - **Packing.** First-fit decreasing of `length + 1` columns per query; a query never
+//!   straddles a block (or, for the warp kernel, a warp).
+//! - **Documents in flight.** One launch over (query groups x documents) instead of one
+//!   stream per document; more than 65535 documents take several launches.
+//! - **Timing** (harness): encoding documents into events is excluded, as the paper
+//!   excludes parsing; the GPU time covers copying events in, filtering, copying results
+//!   out. For segments, the host's pass that finds the open-tag path at each segment
+//!   start (a SAX parser would know it for free) is inside the timed call.
 
 use crate::layout::{pack, BlockLayout, EventBatch, EventWords};
 use crate::model::{Document, Matches, ProfileSet};

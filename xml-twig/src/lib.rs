@@ -9,7 +9,7 @@
 //! | [`io`] | query files and XML files -> model, errors with line and column | Fig. 1 |
 //! | [`workload`] | seeded YFilter-style twig generator, DBLP-schema document generator | §5 |
 //! | [`layout`] | [`Personality`] table, greedy packing of queries into blocks, event batches | §4.3, §4.4, Table 2 |
-//! | [`engine`] | [`Engine`]: the push/pop stack kernels on the GPU or the emulator | §4.2, Alg. 1 |
+//! | [`engine`] | [`Engine`]: push/pop stack kernels ([`KernelKind`]) and document segments, GPU or emulator | §4.2, Alg. 1 |
 //! | [`brute`] | a brute-force tree matcher: the oracle of the tests | - |
 //!
 //! A user starts from [`io::parse_query_file`] and [`io::parse_document`], compiles the
