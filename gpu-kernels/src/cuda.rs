@@ -284,6 +284,41 @@ impl Gpu {
         })
     }
 
+    /// Page-locked host memory mapped into the device: (host pointer, device address, context).
+    pub(crate) fn alloc_host(
+        &self,
+        bytes: usize,
+    ) -> Result<(*mut u8, u64, Arc<CudaContext>), GpuError> {
+        self.bind()?;
+        const DEVICEMAP: u32 = 0x02; // CU_MEMHOSTALLOC_DEVICEMAP
+        let host = unsafe { result::malloc_host(bytes.max(1), DEVICEMAP) }.map_err(|e| {
+            if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                GpuError::OutOfMemory {
+                    requested: bytes,
+                    free: 0,
+                    total: 0,
+                }
+            } else {
+                GpuError::Driver {
+                    what: "cuMemHostAlloc".into(),
+                    message: e.to_string(),
+                }
+            }
+        })? as *mut u8;
+        let mut dptr = 0;
+        let r = unsafe {
+            cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut dptr, host as *mut c_void, 0)
+        };
+        if let Err(e) = r.result() {
+            free_host(&self.ctx, host);
+            return Err(GpuError::Driver {
+                what: "cuMemHostGetDevicePointer".into(),
+                message: e.to_string(),
+            });
+        }
+        Ok((host, dptr, Arc::clone(&self.ctx)))
+    }
+
     pub(crate) fn mark(&self) -> Result<CudaEvent, GpuError> {
         self.bind()?;
         let ev = self
@@ -298,6 +333,12 @@ impl Gpu {
     pub(crate) fn mem_info(&self) -> Result<(usize, usize), GpuError> {
         self.ctx.mem_get_info().map_err(driver("cuMemGetInfo"))
     }
+}
+
+/// Frees memory from [`Gpu::alloc_host`] (errors at teardown are not actionable).
+pub(crate) fn free_host(ctx: &Arc<CudaContext>, host: *mut u8) {
+    let _ = ctx.bind_to_thread();
+    let _ = unsafe { result::free_host(host as *mut c_void) };
 }
 
 pub(crate) fn elapsed_ms(a: &CudaEvent, b: &CudaEvent) -> Result<f32, GpuError> {

@@ -249,6 +249,67 @@ impl<'a, T> From<&'a Buffer<T>> for Arg {
     }
 }
 
+/// `len` values of `T` in page-locked host memory that kernels read and write directly
+/// ("mapped" or zero-copy memory): no copy calls, so a per-event round trip is one
+/// launch and one synchronisation. The host must not touch it while a kernel that uses
+/// it may run: write, launch, [`Device::synchronize`], then read.
+pub struct HostBuffer<T> {
+    ptr: NonNull<T>,
+    /// The address kernels see.
+    addr: u64,
+    len: usize,
+    mem: HostMem,
+}
+
+pub(crate) enum HostMem {
+    Emu(Layout),
+    #[cfg(feature = "cuda")]
+    Pinned(Arc<cudarc::driver::CudaContext>),
+}
+
+unsafe impl<T: Send> Send for HostBuffer<T> {}
+unsafe impl<T: Sync> Sync for HostBuffer<T> {}
+
+impl<T> Drop for HostBuffer<T> {
+    fn drop(&mut self) {
+        match &self.mem {
+            HostMem::Emu(layout) => unsafe {
+                std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, *layout)
+            },
+            #[cfg(feature = "cuda")]
+            HostMem::Pinned(ctx) => crate::cuda::free_host(ctx, self.ptr.as_ptr() as *mut u8),
+        }
+    }
+}
+
+impl<T> HostBuffer<T> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn as_slice(&self) -> &[T] {
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+    /// The buffer as a kernel argument.
+    pub fn arg(&self) -> Arg {
+        Arg::Ptr(self.addr)
+    }
+    /// A pointer to element `offset` as a kernel argument (`offset <= len`).
+    pub fn arg_at(&self, offset: usize) -> Arg {
+        assert!(
+            offset <= self.len,
+            "arg_at({offset}) past a buffer of {}",
+            self.len
+        );
+        Arg::Ptr(self.addr + (offset * std::mem::size_of::<T>()) as u64)
+    }
+}
+
 fn check_range(len: usize, offset: usize, n: usize, what: &str) {
     assert!(
         offset.checked_add(n).is_some_and(|end| end <= len),
@@ -358,6 +419,58 @@ impl Device {
             allocated: Arc::clone(&self.allocated),
             _t: PhantomData,
         })
+    }
+
+    /// A zeroed [`HostBuffer`] of `len` values: page-locked host memory mapped into the
+    /// device's address space (`cuMemHostAlloc` with `DEVICEMAP`); plain host memory on
+    /// the emulator.
+    pub fn alloc_host<T: bytemuck::Pod>(&self, len: usize) -> Result<HostBuffer<T>, GpuError> {
+        let bytes = len
+            .checked_mul(std::mem::size_of::<T>())
+            .ok_or(GpuError::OutOfMemory {
+                requested: usize::MAX,
+                free: 0,
+                total: 0,
+            })?;
+        match &self.backend {
+            Backend::Emu => {
+                let layout =
+                    Layout::from_size_align(bytes.max(16), 16.max(std::mem::align_of::<T>()))
+                        .map_err(|_| GpuError::OutOfMemory {
+                            requested: bytes,
+                            free: 0,
+                            total: 0,
+                        })?;
+                let ptr = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) } as *mut T)
+                    .ok_or(GpuError::OutOfMemory {
+                        requested: bytes,
+                        free: 0,
+                        total: 0,
+                    })?;
+                Ok(HostBuffer {
+                    ptr,
+                    addr: ptr.as_ptr() as u64,
+                    len,
+                    mem: HostMem::Emu(layout),
+                })
+            }
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => {
+                let (host, addr, ctx) = g.alloc_host(bytes)?;
+                unsafe { std::ptr::write_bytes(host, 0, bytes) };
+                let ptr = NonNull::new(host as *mut T).ok_or(GpuError::OutOfMemory {
+                    requested: bytes,
+                    free: 0,
+                    total: 0,
+                })?;
+                Ok(HostBuffer {
+                    ptr,
+                    addr,
+                    len,
+                    mem: HostMem::Pinned(ctx),
+                })
+            }
+        }
     }
 
     /// A buffer holding a copy of `data`.

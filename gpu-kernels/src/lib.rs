@@ -43,7 +43,9 @@ mod device;
 pub mod emu;
 
 #[cfg(not(target_arch = "nvptx64"))]
-pub use device::{Arg, Buffer, Device, GpuError, Kernel, KernelParam, LaunchConfig, Mark};
+pub use device::{
+    Arg, Buffer, Device, GpuError, HostBuffer, Kernel, KernelParam, LaunchConfig, Mark,
+};
 
 /// What the [`kernel!`] macro's host expansion needs from `std` (kernel crates are `no_std`).
 #[cfg(not(target_arch = "nvptx64"))]

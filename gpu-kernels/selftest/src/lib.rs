@@ -1,6 +1,6 @@
 //! Self-tests of `gpu-kernels` with known answers: a block reduction through shared
 //! memory and barriers, early-returning threads followed by a barrier, warp ballot and
-//! shuffles, and heavy atomic contention.
+//! shuffles, heavy atomic contention, and kernels reading and writing mapped host memory.
 //!
 //! [`run_all`] runs each on a [`Device`] (the GPU or the emulator) and compares with the
 //! answer computed on the host. `cargo test` runs them on the emulator; `harness
@@ -89,6 +89,28 @@ fn block_sum(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
         .map(|c| c.iter().sum())
         .collect();
     Ok(first_diff("sums", &want, &dev.read(&sums)?))
+}
+
+fn mapped(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
+    let n = s.blocks * s.block;
+    let mut input = dev.alloc_host::<u32>(n as usize)?;
+    for (i, v) in input.as_mut_slice().iter_mut().enumerate() {
+        *v = (i as u32).wrapping_mul(40_503) >> 7;
+    }
+    let sums = dev.alloc_host::<u32>(s.blocks as usize)?;
+    let cfg = LaunchConfig::blocks(s.blocks, s.block, s.block * 4);
+    dev.launch(
+        &k::block_sum::KERNEL,
+        cfg,
+        &[input.arg(), n.into(), sums.arg()],
+    )?;
+    dev.synchronize()?;
+    let want: Vec<u32> = input
+        .as_slice()
+        .chunks(s.block as usize)
+        .map(|c| c.iter().sum())
+        .collect();
+    Ok(first_diff("sums", &want, sums.as_slice()))
 }
 
 fn early_exit(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
