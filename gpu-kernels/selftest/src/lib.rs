@@ -62,6 +62,10 @@ pub fn run_all(dev: &Device, s: Sizes) -> Result<Vec<Outcome>, GpuError> {
             name: "atomic_contention (add, or, max, add_u64)",
             failure: atomics(dev, s)?,
         },
+        Outcome {
+            name: "block_sum over mapped host memory (zero-copy in and out)",
+            failure: mapped(dev, s)?,
+        },
     ])
 }
 
