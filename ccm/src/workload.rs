@@ -19,6 +19,7 @@ use crate::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscr
 use rand::distributions::{Distribution, WeightedIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
 
 /// How attribute and constraint names are drawn.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -171,6 +172,7 @@ impl Params {
     }
 }
 
+#[derive(Clone)]
 struct Gen {
     rng: ChaCha8Rng,
     zipf: Option<rand_distr::Zipf<f64>>,
@@ -242,26 +244,36 @@ pub fn generate(p: &Params, seed: u64) -> Result<Workload, WorkloadError> {
         num_ops: split(&p.numeric_ops),
         str_ops: split(&p.string_ops),
     };
-    let mut subscriptions = Vec::new();
-    for i in 0..p.interfaces {
-        let nf = g
-            .rng
-            .gen_range(p.filters_per_interface.0..=p.filters_per_interface.1);
-        for _ in 0..nf {
-            let nc = g
+    // Interfaces are generated in parallel, interface i from ChaCha stream i + 1 of the
+    // seed (deterministic whatever the thread count); events from stream 0.
+    let per_interface: Vec<Vec<Subscription>> = (0..p.interfaces)
+        .into_par_iter()
+        .map(|i| {
+            let mut g = g.clone();
+            g.rng = ChaCha8Rng::seed_from_u64(seed);
+            g.rng.set_stream(1 + i as u64);
+            let nf = g
                 .rng
-                .gen_range(p.constraints_per_filter.0..=p.constraints_per_filter.1);
-            let names = g.distinct_names(nc);
-            let constraints = names
-                .into_iter()
-                .map(|n| constraint(&mut g, p, n))
-                .collect();
-            subscriptions.push(Subscription {
-                interface: InterfaceId(i as u32),
-                filter: Filter { constraints },
-            });
-        }
-    }
+                .gen_range(p.filters_per_interface.0..=p.filters_per_interface.1);
+            (0..nf)
+                .map(|_| {
+                    let nc = g
+                        .rng
+                        .gen_range(p.constraints_per_filter.0..=p.constraints_per_filter.1);
+                    let names = g.distinct_names(nc);
+                    let constraints = names
+                        .into_iter()
+                        .map(|n| constraint(&mut g, p, n))
+                        .collect();
+                    Subscription {
+                        interface: InterfaceId(i as u32),
+                        filter: Filter { constraints },
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let subscriptions: Vec<Subscription> = per_interface.into_iter().flatten().collect();
     let mut events = Vec::with_capacity(p.events);
     for _ in 0..p.events {
         let na = g
