@@ -103,6 +103,7 @@ pub struct Engine {
     personalities: Buffer<k::Personality>,
     result_index: Buffer<u32>,
     narrow: bool,
+    scratch: Scratch,
     queries: usize,
     ids: Vec<u32>,
     cfg: EngineConfig,
@@ -119,6 +120,7 @@ impl Engine {
             dev,
             warp,
             narrow: profiles.dict.is_narrow(),
+            scratch: Scratch::default(),
             queries: profiles.len(),
             ids: profiles.ids.clone(),
             layout,
@@ -228,21 +230,46 @@ impl Engine {
         if batch.is_empty() {
             return Ok(Vec::new());
         }
-        let words = self.queries.div_ceil(32).max(1) as u32;
-        let mut matches: Buffer<u32> = self.dev.alloc(batch.len() * words as usize)?;
-        self.dev.zero(&mut matches)?;
+        let words = self.queries.div_ceil(32).max(1);
+        let mut sc = std::mem::take(&mut self.scratch);
+        let result = self.launch_batch(batch, words, &mut sc);
+        self.scratch = sc;
+        let bits = result?;
+        Ok(bits.chunks(words).map(|row| self.decode(row)).collect())
+    }
+
+    /// Query ids whose bit is set in `row`, ascending.
+    fn decode(&self, row: &[u32]) -> Matches {
+        let mut m: Matches = (0..self.queries)
+            .filter(|&q| row[q / 32] & (1 << (q % 32)) != 0)
+            .map(|q| self.ids[q])
+            .collect();
+        m.sort_unstable();
+        m
+    }
+
+    fn launch_batch(
+        &self,
+        batch: &EventBatch,
+        words: usize,
+        sc: &mut Scratch,
+    ) -> Result<Vec<u32>, XmlError> {
+        let dev = &self.dev;
+        let n_docs = batch.len();
+        let matches = room(dev, &mut sc.matches, n_docs * words)?;
+        dev.zero(matches)?;
         if self.layout.blocks > 0 {
-            let events = match &batch.events {
-                EventWords::Narrow(v) => Events::Narrow(upload_nonempty(&self.dev, v)?),
-                EventWords::Wide(v) => Events::Wide(upload_nonempty(&self.dev, v)?),
+            let ev = match &batch.events {
+                EventWords::Narrow(v) => put(dev, &mut sc.narrow, v)?.arg(),
+                EventWords::Wide(v) => put(dev, &mut sc.wide, v)?.arg(),
             };
+            let starts = put(dev, &mut sc.starts, &batch.doc_start)?;
             let per_launch = self.cfg.max_docs_per_launch.clamp(1, 65535);
             let mut first = 0;
-            while first < batch.len() {
-                let n = per_launch.min(batch.len() - first);
+            while first < n_docs {
+                let n = per_launch.min(n_docs - first);
                 // Offsets stay absolute: each launch sees its documents' slice of
                 // `doc_start` and the whole event array.
-                let doc_start = self.dev.upload(&batch.doc_start[first..=first + n])?;
                 let depth_cap = batch.depth[first..first + n]
                     .iter()
                     .copied()
@@ -264,38 +291,30 @@ impl Engine {
                         shared_bytes: k::shared_bytes(depth_cap, w, batch.bytes_per_event()),
                     }
                 };
-                let (kernel, ev) = match (&events, self.warp) {
-                    (Events::Narrow(b), false) => (&k::filter_narrow::KERNEL, b.arg()),
-                    (Events::Wide(b), false) => (&k::filter_wide::KERNEL, b.arg()),
-                    (Events::Narrow(b), true) => (&k::filter_warp::KERNEL, b.arg()),
-                    (Events::Wide(b), true) => (&k::filter_warp_wide::KERNEL, b.arg()),
+                let narrow = matches!(batch.events, EventWords::Narrow(_));
+                let kernel = match (narrow, self.warp) {
+                    (true, false) => &k::filter_narrow::KERNEL,
+                    (false, false) => &k::filter_wide::KERNEL,
+                    (true, true) => &k::filter_warp::KERNEL,
+                    (false, true) => &k::filter_warp_wide::KERNEL,
                 };
                 let args = [
                     self.personalities.arg(),
                     self.result_index.arg(),
                     ev,
-                    doc_start.arg(),
+                    starts.arg_at(first),
                     depth_cap.into(),
-                    matches.arg_at(first * words as usize),
-                    words.into(),
+                    matches.arg_at(first * words),
+                    (words as u32).into(),
                 ];
-                self.dev.launch(kernel, cfg, &args)?;
+                dev.launch(kernel, cfg, &args)?;
                 first += n;
             }
-            self.dev.synchronize()?;
         }
-        let bits = self.dev.read(&matches)?;
-        Ok(bits
-            .chunks(words as usize)
-            .map(|row| {
-                let mut m: Matches = (0..self.queries)
-                    .filter(|&q| row[q / 32] & (1 << (q % 32)) != 0)
-                    .map(|q| self.ids[q])
-                    .collect();
-                m.sort_unstable();
-                m
-            })
-            .collect())
+        dev.synchronize()?;
+        let mut bits = vec![0u32; n_docs * words];
+        dev.read_into(matches, 0, &mut bits)?;
+        Ok(bits)
     }
 }
 
@@ -326,8 +345,22 @@ impl Engine {
             });
         }
         let words = self.queries.div_ceil(32).max(1);
-        let mut matches: Buffer<u32> = self.dev.alloc(words)?;
-        self.dev.zero(&mut matches)?;
+        let mut sc = std::mem::take(&mut self.scratch);
+        let result = self.launch_segments(doc, segment_events, words, &mut sc);
+        self.scratch = sc;
+        Ok(self.decode(&result?))
+    }
+
+    fn launch_segments(
+        &self,
+        doc: &Document,
+        segment_events: usize,
+        words: usize,
+        sc: &mut Scratch,
+    ) -> Result<Vec<u32>, XmlError> {
+        let dev = &self.dev;
+        let matches = room(dev, &mut sc.matches, words)?;
+        dev.zero(matches)?;
         if self.layout.blocks > 0 {
             let plan = SegmentPlan::new(doc, segment_events);
             let cap = doc.max_depth + 1;
@@ -343,13 +376,14 @@ impl Engine {
             };
             let columns = seg_grid_x as usize * seg_block as usize;
             let events: Vec<u16> = doc.events.iter().map(|e| e.0).collect();
-            let events = upload_nonempty(&self.dev, &events)?;
-            let seg_start = self.dev.upload(&plan.start)?;
-            let path = upload_nonempty(&self.dev, &plan.path(cap as usize))?;
-            let depth = self.dev.upload(&plan.depth)?;
-            let info = self.dev.upload(&plan.info)?;
-            let close_rec: Buffer<u8> = self.dev.alloc(n * cap as usize * columns)?;
-            let end_rec: Buffer<u8> = self.dev.alloc(n * cap as usize * columns)?;
+            let events = put(dev, &mut sc.wide, &events)?.arg();
+            let seg_start = put(dev, &mut sc.starts, &plan.start)?.arg();
+            let path = put(dev, &mut sc.path, &plan.path(cap as usize))?.arg();
+            let depth = put(dev, &mut sc.depth, &plan.depth)?.arg();
+            let info = put(dev, &mut sc.info, &plan.info)?.arg();
+            // Every record the fix-up reads is written by the segment kernel first.
+            let close_rec = room(dev, &mut sc.close_rec, n * cap as usize * columns)?.arg();
+            let end_rec = room(dev, &mut sc.end_rec, n * cap as usize * columns)?.arg();
             let (kernel, shared) = if self.warp {
                 (
                     &k::filter_segments_warp::KERNEL,
@@ -366,51 +400,39 @@ impl Engine {
                 block: [seg_block, 1, 1],
                 shared_bytes: shared,
             };
-            self.dev.launch(
-                kernel,
-                cfg,
-                &[
-                    self.personalities.arg(),
-                    events.arg(),
-                    seg_start.arg(),
-                    path.arg(),
-                    depth.arg(),
-                    cap.into(),
-                    close_rec.arg(),
-                    end_rec.arg(),
-                ],
-            )?;
+            let args = [
+                self.personalities.arg(),
+                events,
+                seg_start,
+                path,
+                depth,
+                cap.into(),
+                close_rec,
+                end_rec,
+            ];
+            dev.launch(kernel, cfg, &args)?;
             let width = self.layout.width;
             let cfg = LaunchConfig {
                 grid: [fix_grid_x, 1, 1],
                 block: [width, 1, 1],
                 shared_bytes: k::stack_bytes(cap, width),
             };
-            self.dev.launch(
-                &k::fixup_segments::KERNEL,
-                cfg,
-                &[
-                    self.personalities.arg(),
-                    self.result_index.arg(),
-                    info.arg(),
-                    (n as u32).into(),
-                    close_rec.arg(),
-                    end_rec.arg(),
-                    cap.into(),
-                    matches.arg(),
-                ],
-            )?;
-            self.dev.synchronize()?;
+            let args = [
+                self.personalities.arg(),
+                self.result_index.arg(),
+                info,
+                (n as u32).into(),
+                close_rec,
+                end_rec,
+                cap.into(),
+                matches.arg(),
+            ];
+            dev.launch(&k::fixup_segments::KERNEL, cfg, &args)?;
         }
-        let bits = self.dev.read(&matches)?;
-        Ok((0..self.queries)
-            .filter(|&q| bits[q / 32] & (1 << (q % 32)) != 0)
-            .map(|q| self.ids[q])
-            .collect::<Vec<_>>())
-        .map(|mut m: Matches| {
-            m.sort_unstable();
-            m
-        })
+        dev.synchronize()?;
+        let mut bits = vec![0u32; words];
+        dev.read_into(matches, 0, &mut bits)?;
+        Ok(bits)
     }
 }
 
@@ -473,10 +495,47 @@ impl SegmentPlan {
     }
 }
 
-/// The uploaded events of a batch.
-enum Events {
-    Narrow(Buffer<u8>),
-    Wide(Buffer<u16>),
+/// Device buffers kept between calls, grown on demand, so that a call's time is copies
+/// and kernels rather than allocations.
+#[derive(Default)]
+struct Scratch {
+    narrow: Option<Buffer<u8>>,
+    wide: Option<Buffer<u16>>,
+    starts: Option<Buffer<u32>>,
+    matches: Option<Buffer<u32>>,
+    path: Option<Buffer<u16>>,
+    depth: Option<Buffer<u32>>,
+    info: Option<Buffer<u32>>,
+    close_rec: Option<Buffer<u8>>,
+    end_rec: Option<Buffer<u8>>,
+}
+
+/// A buffer of at least `len` elements in `slot` (reallocated, larger, when too small;
+/// contents unspecified).
+fn room<'a, T: bytemuck::Pod>(
+    dev: &Device,
+    slot: &'a mut Option<Buffer<T>>,
+    len: usize,
+) -> Result<&'a mut Buffer<T>, XmlError> {
+    let len = len.max(1);
+    if slot.as_ref().is_none_or(|b| b.len() < len) {
+        *slot = None; // free the old one first
+        *slot = Some(dev.alloc(len.next_power_of_two())?);
+    }
+    Ok(slot.as_mut().expect("allocated above"))
+}
+
+/// `data` copied to the start of the buffer in `slot`.
+fn put<'a, T: bytemuck::Pod>(
+    dev: &Device,
+    slot: &'a mut Option<Buffer<T>>,
+    data: &[T],
+) -> Result<&'a mut Buffer<T>, XmlError> {
+    let b = room(dev, slot, data.len())?;
+    if !data.is_empty() {
+        dev.write(b, 0, data)?;
+    }
+    Ok(b)
 }
 
 /// Uploads `v`; an empty batch still gets a (one-element) buffer.

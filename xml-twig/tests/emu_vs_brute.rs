@@ -218,3 +218,44 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn one_engine_serves_growing_and_shrinking_batches_and_new_query_sets() {
+    // Cached device buffers are reused and regrown; `load` swaps the query set.
+    let p = RandomParams {
+        tags: 3,
+        elements: 25,
+        max_depth: 6,
+        query_nodes: 4,
+        p_wildcard: 0.2,
+        p_descendant: 0.4,
+        p_branch: 0.5,
+    };
+    let mut g = RandomGenerator::new(p, 3);
+    let sets: Vec<ProfileSet> = (0..2)
+        .map(|i| {
+            ProfileSet::compile(&QuerySet::from_queries(
+                (0..5 + 10 * i).map(|_| g.query()).collect(),
+            ))
+            .unwrap()
+        })
+        .collect();
+    let mut engine = Engine::new(Device::emulator(), &sets[0], small_blocks()).unwrap();
+    for (round, n_docs) in [1usize, 4, 2, 5].into_iter().enumerate() {
+        let profiles = &sets[round % 2];
+        engine.load(profiles).unwrap();
+        let docs: Vec<_> = (0..n_docs)
+            .map(|_| io::parse_document("d.xml", g.document().as_bytes(), &profiles.dict).unwrap())
+            .collect();
+        let got = engine.filter(&docs).unwrap();
+        for (d, doc) in docs.iter().enumerate() {
+            let want = brute::filter(profiles, doc);
+            assert_eq!(got[d], want, "round {round} document {d}");
+            assert_eq!(
+                engine.filter_segmented(doc, 7).unwrap(),
+                want,
+                "segments, round {round} document {d}"
+            );
+        }
+    }
+}
