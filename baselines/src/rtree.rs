@@ -106,8 +106,6 @@ pub struct RTreeMatcher {
     /// Current tree object of each filter (to remove it on a move).
     current: Vec<IndexedArea>,
     ids: Vec<SubscriptionId>,
-    /// Scratch: subscriptions already reported for the current event.
-    seen: Vec<u32>,
 }
 
 impl RTreeMatcher {
@@ -129,7 +127,6 @@ impl RTreeMatcher {
             tree,
             current,
             ids: subs.as_slice().iter().map(|s| s.id).collect(),
-            seen: Vec::new(),
         }
     }
 
@@ -162,26 +159,25 @@ impl RTreeMatcher {
     /// Location + content: the dense indices of the subscriptions matching `e`,
     /// ascending. `subs` must be the set the tree was built from (areas may have moved
     /// since; the tree's own areas are used).
-    pub fn match_indices(&mut self, e: &Event, subs: &Subscriptions) -> Vec<u32> {
-        self.seen.clear();
+    pub fn match_indices(&self, e: &Event, subs: &Subscriptions) -> Vec<u32> {
         let all = subs.as_slice();
+        let mut out: Vec<u32> = Vec::new();
         for a in self.tree.locate_all_at_point(&[e.loc.x, e.loc.y]) {
-            if self.seen.last() == Some(&a.sub) {
+            if out.last() == Some(&a.sub) {
                 continue;
             }
             let f = &all[a.sub as usize].filters[a.k as usize];
             if f.constraints.iter().all(|c| holds(c, e)) {
-                self.seen.push(a.sub);
+                out.push(a.sub);
             }
         }
-        let mut out = self.seen.clone();
         out.sort_unstable();
         out.dedup();
         out
     }
 
     /// [`RTreeMatcher::match_indices`] as subscription ids.
-    pub fn match_event(&mut self, e: &Event, subs: &Subscriptions) -> Vec<SubscriptionId> {
+    pub fn match_event(&self, e: &Event, subs: &Subscriptions) -> Vec<SubscriptionId> {
         self.match_indices(e, subs)
             .into_iter()
             .map(|i| self.ids[i as usize])

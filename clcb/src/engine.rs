@@ -17,6 +17,10 @@
 //! one copy brings both back; the ids come back in `atomicAdd` order and the engine
 //! sorts them; filters without content constraints are completed by `Loc`.
 //!
+//! Area moves: [`Engine::move_area_by_copies`] is the paper's (two copies);
+//! [`Engine::move_area`] carries the update in a launch's arguments instead (no copy,
+//! no wait).
+//!
 //! Beyond the paper: [`Engine::match_batch`] matches many events per pass over the
 //! filters (`match_batch` + `zip_batch` kernels, per-event bit vectors), and
 //! [`Engine::move_areas`] applies many area updates with one copy and one launch.
@@ -429,20 +433,12 @@ impl Engine {
         })
     }
 
-    /// One area update as the paper does it (§5): copy the new position into `FPos` and
-    /// the squared radius into `SqDist`; no rebuild.
+    /// One area update (§5, Fig. 5): the new position and squared radius travel in the
+    /// arguments of a one-thread `move_area` launch, which writes `FPos[f]` and
+    /// `SqDist[f]`; nothing else changes, nothing is rebuilt, and the host does not wait.
+    /// (The paper copies the two values with `cudaMemcpy`; a launch moves the same 16
+    /// bytes without a copy from pageable memory, see [`Engine::move_area_by_copies`].)
     pub fn move_area(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
-        let m = self.area_move(u)?;
-        self.dev
-            .write(&mut self.fpos, m.filter as usize, &[m.pos])?;
-        self.dev
-            .write(&mut self.sq_dist, m.filter as usize, &[m.sq_dist])?;
-        self.keep_tables(&m);
-        Ok(())
-    }
-
-    /// One area update carried by a kernel launch's arguments (no copy).
-    pub fn move_area_by_launch(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
         let m = self.area_move(u)?;
         self.dev.launch(
             &clcb_kernels::move_area::KERNEL,
@@ -460,19 +456,31 @@ impl Engine {
         Ok(())
     }
 
+    /// One area update exactly as the paper does it: copy the new position into `FPos`
+    /// and the squared radius into `SqDist` (two host-to-device copies).
+    pub fn move_area_by_copies(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
+        let m = self.area_move(u)?;
+        self.dev
+            .write(&mut self.fpos, m.filter as usize, &[m.pos])?;
+        self.dev
+            .write(&mut self.sq_dist, m.filter as usize, &[m.sq_dist])?;
+        self.keep_tables(&m);
+        Ok(())
+    }
+
     /// Many area updates: one copy of the updates, one launch of `move_areas`. Later
     /// updates of the same filter win, as if applied one by one.
     pub fn move_areas(&mut self, us: &[AreaUpdate]) -> Result<(), EngineError> {
         let mut moves = Vec::with_capacity(us.len());
-        let mut last = std::collections::HashMap::with_capacity(us.len());
+        let mut slot = std::collections::HashMap::with_capacity(us.len());
         for u in us {
             let m = self.area_move(u)?;
-            match last.insert(m.filter, moves.len()) {
-                Some(i) => {
-                    moves[i] = m;
-                    last.insert(m.filter, i);
+            match slot.entry(m.filter) {
+                std::collections::hash_map::Entry::Occupied(o) => moves[*o.get()] = m,
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(moves.len());
+                    moves.push(m);
                 }
-                None => moves.push(m),
             }
         }
         if moves.is_empty() {

@@ -114,8 +114,14 @@ impl Tables {
             t.fcons_start.push(t.fcons.len() as u32);
             let mut bf = 0u32;
             for c in &f.constraints {
-                let next = t.names.len() as u32;
-                let row = *t.names.entry(c.name.clone()).or_insert(next);
+                let row = match t.names.get(&c.name) {
+                    Some(&row) => row,
+                    None => {
+                        let row = t.names.len() as u32;
+                        t.names.insert(c.name.clone(), row);
+                        row
+                    }
+                };
                 if row as usize == per_row.len() {
                     per_row.push(0);
                 }

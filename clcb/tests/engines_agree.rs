@@ -168,7 +168,11 @@ fn run_scenario(subs: Subscriptions, steps: Vec<Step>, opts: Options) -> Result<
                     area,
                 };
                 model.apply(&u).expect("filter exists");
-                emu.move_area(&u).expect("emu move");
+                if i % 2 == 0 {
+                    emu.move_area(&u).expect("emu move");
+                } else {
+                    emu.move_area_by_copies(&u).expect("emu move");
+                }
                 batched.move_areas(&[u]).expect("batched move");
                 rtree.move_area(&u).expect("rtree move");
                 sff.move_area(&u, &mut sff_model).expect("sff move");
