@@ -106,11 +106,18 @@ fn parse_object(
     serde_json::from_str::<Pairs>(line)
         .map(|p| p.0)
         .map_err(|e| {
+            // serde_json's message ends in " at line 1 column N" (its own line, not the
+            // file's): keep the cause, and report the column ourselves. It says column 0
+            // for an error before the first byte is consumed: that is column 1.
+            let text = e.to_string();
+            let cause = text
+                .rsplit_once(" at line ")
+                .map_or(text.as_str(), |(c, _)| c);
             IoError::bad(
                 file,
                 line_no,
-                Some(e.column()),
-                format!("invalid JSON object: {e}"),
+                Some(e.column().max(1)),
+                format!("invalid JSON object: {cause}"),
             )
         })
 }
@@ -441,6 +448,40 @@ mod tests {
                 .to_string();
             assert!(err.starts_with("events.jsonl:2"), "{bad}: {err}");
             assert!(err.contains(want), "{bad}: {err} (wanted {want})");
+        }
+    }
+
+    #[test]
+    fn json_errors_give_a_column_within_the_line() {
+        for bad in ["[1, 2]", "[", "{\"a\": }", "x"] {
+            let err = events(&format!("{bad}\n")).unwrap_err();
+            let IoError::Bad {
+                line,
+                column: Some(c),
+                what,
+                ..
+            } = &err
+            else {
+                panic!("{err}")
+            };
+            assert_eq!(*line, 1);
+            assert!(*c >= 1 && *c <= bad.len() + 1, "{bad}: column {c}");
+            assert!(!what.contains("at line"), "{what}");
+        }
+    }
+
+    #[test]
+    fn floats_parse_correctly_rounded() {
+        // 17 significant digits with a large exponent: the case serde_json's fast float
+        // parser can get 1 ulp wrong without `float_roundtrip`.
+        for x in [
+            2.2250738585072014e-308f64,
+            1.7976931348623157e308,
+            9.109383701528e-31,
+            0.1 + 0.2,
+        ] {
+            let e = events(&format!("{{\"x\": {x:?}}}\n")).unwrap();
+            assert_eq!(e[0].get("x"), Some(&Value::Float(x)));
         }
     }
 
