@@ -110,7 +110,7 @@ struct BatchTables {
 }
 
 fn room(n: usize) -> usize {
-    (n + n / 4 + 16).max(1)
+    (n + n / 8 + 16).max(1)
 }
 
 /// Allocates `room(len)` and writes `data` at the start.

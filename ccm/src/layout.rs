@@ -286,20 +286,20 @@ impl Tables {
         Ok(())
     }
 
-    /// Assigns every row fresh room (a quarter more than its length, at least 4), applies
+    /// Assigns every row fresh room (an eighth more than its length, plus 4), applies
     /// grouping, compacts the filter-major table, and marks everything dirty.
     fn relayout(&mut self) -> Result<(), LayoutError> {
         let mut start = 0u64;
         for r in &mut self.rows {
             let len = r.items.len() as u64;
             r.start = start as u32;
-            r.cap = (len + len / 4 + 4).min(MAX) as u32;
+            r.cap = (len + len / 8 + 4).min(MAX) as u32;
             start += r.cap as u64;
             if self.grouping {
                 r.items.sort_by_key(group_key);
             }
         }
-        self.table_cap = limit("constraints table size", (start + start / 8 + 64) as usize)?;
+        self.table_cap = limit("constraints table size", (start + start / 16 + 64) as usize)?;
         for p in &mut self.positions {
             p.clear();
         }

@@ -21,7 +21,7 @@
 //!   effect on the GPU; race-free on the host emulator);
 //! - the in-kernel reset (§4.3) zeroes the idle copies with a grid-stride loop, since the
 //!   grid (sized by the longest selected row) may have fewer threads than filters;
-//! - rows of `Constraints` get 25% slack so that subscriptions can be added without a
+//! - rows of `Constraints` get 12.5% slack so that subscriptions can be added without a
 //!   new layout; a removal moves the row's last constraint into the hole;
 //! - beyond the paper, a batched kernel ([`Ccm::match_batch`]) matches many events per
 //!   launch with one thread per filter and a 64-bit name signature per filter and
