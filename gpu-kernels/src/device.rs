@@ -234,12 +234,7 @@ impl<T> Buffer<T> {
     }
     /// A pointer to element `offset` as a kernel argument (`offset <= len`).
     pub fn arg_at(&self, offset: usize) -> Arg {
-        assert!(
-            offset <= self.len,
-            "arg_at({offset}) past a buffer of {}",
-            self.len
-        );
-        Arg::Ptr(self.addr + (offset * std::mem::size_of::<T>()) as u64)
+        element_arg::<T>(self.addr, self.len, offset)
     }
 }
 
@@ -301,13 +296,30 @@ impl<T> HostBuffer<T> {
     }
     /// A pointer to element `offset` as a kernel argument (`offset <= len`).
     pub fn arg_at(&self, offset: usize) -> Arg {
-        assert!(
-            offset <= self.len,
-            "arg_at({offset}) past a buffer of {}",
-            self.len
-        );
-        Arg::Ptr(self.addr + (offset * std::mem::size_of::<T>()) as u64)
+        element_arg::<T>(self.addr, self.len, offset)
     }
+}
+
+/// The address of element `offset` of a buffer at `addr` as a kernel argument.
+fn element_arg<T>(addr: u64, len: usize, offset: usize) -> Arg {
+    assert!(offset <= len, "arg_at({offset}) past a buffer of {len}");
+    Arg::Ptr(addr + (offset * std::mem::size_of::<T>()) as u64)
+}
+
+/// Zeroed host memory for `len` values of `T`, 16-byte aligned like the GPU's.
+fn host_alloc_zeroed<T>(len: usize) -> Result<(NonNull<u8>, Layout, usize), GpuError> {
+    let oom = |requested| GpuError::OutOfMemory {
+        requested,
+        free: 0,
+        total: 0,
+    };
+    let bytes = len
+        .checked_mul(std::mem::size_of::<T>())
+        .ok_or(oom(usize::MAX))?;
+    let layout = Layout::from_size_align(bytes.max(16), 16.max(std::mem::align_of::<T>()))
+        .map_err(|_| oom(bytes))?;
+    let ptr = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) }).ok_or(oom(bytes))?;
+    Ok((ptr, layout, bytes))
 }
 
 fn check_range(len: usize, offset: usize, n: usize, what: &str) {
@@ -379,36 +391,22 @@ impl Device {
 
     /// A zeroed buffer of `len` values.
     pub fn alloc<T: bytemuck::Pod>(&self, len: usize) -> Result<Buffer<T>, GpuError> {
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or(GpuError::OutOfMemory {
-                requested: usize::MAX,
-                free: 0,
-                total: 0,
-            })?;
-        let (mem, addr) = match &self.backend {
+        let (mem, addr, bytes) = match &self.backend {
             Backend::Emu => {
-                let layout =
-                    Layout::from_size_align(bytes.max(16), 16.max(std::mem::align_of::<T>()))
-                        .map_err(|_| GpuError::OutOfMemory {
-                            requested: bytes,
-                            free: 0,
-                            total: 0,
-                        })?;
-                let ptr = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) }).ok_or(
-                    GpuError::OutOfMemory {
-                        requested: bytes,
-                        free: 0,
-                        total: 0,
-                    },
-                )?;
-                let addr = ptr.as_ptr() as u64;
-                (Mem::Host { ptr, layout }, addr)
+                let (ptr, layout, bytes) = host_alloc_zeroed::<T>(len)?;
+                (Mem::Host { ptr, layout }, ptr.as_ptr() as u64, bytes)
             }
             #[cfg(feature = "cuda")]
             Backend::Gpu(g) => {
+                let bytes =
+                    len.checked_mul(std::mem::size_of::<T>())
+                        .ok_or(GpuError::OutOfMemory {
+                            requested: usize::MAX,
+                            free: 0,
+                            total: 0,
+                        })?;
                 let (slice, addr) = g.alloc(bytes)?;
-                (Mem::Gpu(slice), addr)
+                (Mem::Gpu(slice), addr, bytes)
             }
         };
         self.allocated.fetch_add(bytes, Ordering::Relaxed);
@@ -425,52 +423,36 @@ impl Device {
     /// device's address space (`cuMemHostAlloc` with `DEVICEMAP`); plain host memory on
     /// the emulator.
     pub fn alloc_host<T: bytemuck::Pod>(&self, len: usize) -> Result<HostBuffer<T>, GpuError> {
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or(GpuError::OutOfMemory {
-                requested: usize::MAX,
-                free: 0,
-                total: 0,
-            })?;
-        match &self.backend {
+        let (ptr, addr, mem) = match &self.backend {
             Backend::Emu => {
-                let layout =
-                    Layout::from_size_align(bytes.max(16), 16.max(std::mem::align_of::<T>()))
-                        .map_err(|_| GpuError::OutOfMemory {
-                            requested: bytes,
-                            free: 0,
-                            total: 0,
-                        })?;
-                let ptr = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) } as *mut T)
-                    .ok_or(GpuError::OutOfMemory {
-                        requested: bytes,
-                        free: 0,
-                        total: 0,
-                    })?;
-                Ok(HostBuffer {
-                    ptr,
-                    addr: ptr.as_ptr() as u64,
-                    len,
-                    mem: HostMem::Emu(layout),
-                })
+                let (ptr, layout, _) = host_alloc_zeroed::<T>(len)?;
+                (ptr, ptr.as_ptr() as u64, HostMem::Emu(layout))
             }
             #[cfg(feature = "cuda")]
             Backend::Gpu(g) => {
+                let bytes =
+                    len.checked_mul(std::mem::size_of::<T>())
+                        .ok_or(GpuError::OutOfMemory {
+                            requested: usize::MAX,
+                            free: 0,
+                            total: 0,
+                        })?;
                 let (host, addr, ctx) = g.alloc_host(bytes)?;
                 unsafe { std::ptr::write_bytes(host, 0, bytes) };
-                let ptr = NonNull::new(host as *mut T).ok_or(GpuError::OutOfMemory {
+                let ptr = NonNull::new(host).ok_or(GpuError::OutOfMemory {
                     requested: bytes,
                     free: 0,
                     total: 0,
                 })?;
-                Ok(HostBuffer {
-                    ptr,
-                    addr,
-                    len,
-                    mem: HostMem::Pinned(ctx),
-                })
+                (ptr, addr, HostMem::Pinned(ctx))
             }
-        }
+        };
+        Ok(HostBuffer {
+            ptr: ptr.cast(),
+            addr,
+            len,
+            mem,
+        })
     }
 
     /// A buffer holding a copy of `data`.
