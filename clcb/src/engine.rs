@@ -25,7 +25,7 @@
 //! filters (`match_batch` + `zip_batch` kernels, per-event bit vectors), and
 //! [`Engine::move_areas`] applies many area updates with one copy and one launch.
 
-use crate::layout::Tables;
+use crate::layout::{Grid, Tables};
 use crate::model::{AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
 use clcb_kernels::{AreaMove, DevConstraint, Float2, MAX_BATCH};
 use gpu_kernels::{Buffer, Device, GpuError, LaunchConfig};
@@ -53,6 +53,10 @@ pub struct Options {
     pub read_prefix: usize,
     /// Events per pass of [`Engine::match_batch`] (at most [`MAX_BATCH`]).
     pub batch: usize,
+    /// Beyond the paper: match single events through the grid index
+    /// ([`Grid`](crate::layout::Grid), kernels `grid_match` + `grid_reset`) instead of
+    /// `Loc` + `Cont` + `Zip` over every filter. Off by default (the paper's pipeline).
+    pub grid: bool,
 }
 
 impl Default for Options {
@@ -61,6 +65,7 @@ impl Default for Options {
             fcount_runs: 4,
             read_prefix: 4096,
             batch: 256,
+            grid: false,
         }
     }
 }
@@ -83,12 +88,28 @@ impl StepTimes {
 
 /// Buffers of the batched mode, made on first use.
 struct BatchState {
-    fcons: Buffer<DevConstraint>,
-    fcons_start: Buffer<u32>,
     inputs: Buffer<u32>,
     event_word: Buffer<u32>,
     subs_bits: Buffer<u32>,
     pairs: Buffer<u32>,
+}
+
+/// The constraints laid out filter-major (batched and grid modes), made on first use.
+struct FilterMajor {
+    fcons: Buffer<DevConstraint>,
+    fcons_start: Buffer<u32>,
+}
+
+/// The grid index on the device (grid mode).
+struct GridState {
+    grid: Grid,
+    /// `Grid::cell_filters`, with room for `capacity - members` filters on the outside list.
+    cell_filters: Buffer<u32>,
+    /// Current end of the outside list in `cell_filters`.
+    end: usize,
+    /// `[count of even events, count of odd events, Subs...]`.
+    out: Buffer<u32>,
+    parity: u32,
 }
 
 /// CLCB on one device.
@@ -120,6 +141,8 @@ pub struct Engine {
     run: u32,
     updates: Option<Buffer<AreaMove>>,
     batch: Option<BatchState>,
+    fmajor: Option<FilterMajor>,
+    grid: Option<GridState>,
 }
 
 /// Uploads `v`, or one default element when `v` is empty (no zero-size allocations).
@@ -174,10 +197,12 @@ impl Engine {
             subs_out: dev.alloc(k + 1)?,
             input: dev.alloc(1024)?,
             words: Vec::new(),
-            out: vec![0; k + 1],
+            out: vec![0; k + 2],
             run: 0,
             updates: None,
             batch: None,
+            fmajor: None,
+            grid: None,
             n: n as u32,
             k: k as u32,
             ids,
@@ -185,8 +210,58 @@ impl Engine {
             opts,
             dev,
         };
+        let mut e = e;
+        if e.opts.grid {
+            e.build_grid()?;
+        }
         e.dev.synchronize()?;
         Ok(e)
+    }
+
+    /// Switches grid mode on (building the index from the current areas) or off.
+    pub fn set_grid(&mut self, on: bool) -> Result<(), EngineError> {
+        self.opts.grid = on;
+        match (on, self.grid.is_some()) {
+            (true, false) => self.build_grid(),
+            (false, true) => {
+                self.grid = None;
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn ensure_filter_major(&mut self) -> Result<(), EngineError> {
+        if self.fmajor.is_none() {
+            self.fmajor = Some(FilterMajor {
+                fcons: upload(&self.dev, &self.tables.fcons)?,
+                fcons_start: upload(&self.dev, &self.tables.fcons_start)?,
+            });
+        }
+        Ok(())
+    }
+
+    /// (Re)builds the grid index from the current areas and uploads it.
+    fn build_grid(&mut self) -> Result<(), EngineError> {
+        self.ensure_filter_major()?;
+        let grid = Grid::build(&self.tables.fpos, &self.tables.sq_dist);
+        let end = grid.cell_filters.len();
+        let capacity = end + (self.n as usize / 16).max(4096);
+        let mut cell_filters = self.dev.alloc(capacity)?;
+        self.dev.write(&mut cell_filters, 0, &grid.cell_filters)?;
+        // A rebuild keeps the result buffer and its counters' parity.
+        let (out, parity) = match self.grid.take() {
+            Some(old) => (old.out, old.parity),
+            None => (self.dev.alloc(2 + self.k as usize)?, 0),
+        };
+        self.grid = Some(GridState {
+            grid,
+            cell_filters,
+            end,
+            out,
+            parity,
+        });
+        Ok(())
     }
 
     pub fn device(&self) -> &Device {
@@ -226,6 +301,9 @@ impl Engine {
     ) -> Result<Vec<u32>, EngineError> {
         if self.n == 0 {
             return Ok(Vec::new());
+        }
+        if self.grid.is_some() {
+            return self.match_grid(e, times);
         }
         let dev = &self.dev;
         let timing = times.is_some();
@@ -321,6 +399,97 @@ impl Engine {
         Ok(ids)
     }
 
+    /// Grid mode (beyond the paper): one copy in, `grid_match` over the candidates of
+    /// the event's 3x3 cells and the outside list, `grid_reset`, one copy out.
+    fn match_grid(
+        &mut self,
+        e: &Event,
+        times: Option<&mut StepTimes>,
+    ) -> Result<Vec<u32>, EngineError> {
+        let g = self.grid.as_mut().expect("grid mode");
+        let fm = self.fmajor.as_ref().expect("made with the grid");
+        let dev = &self.dev;
+        let timing = times.is_some();
+        let mark = |on: bool| if on { dev.mark().map(Some) } else { Ok(None) };
+        self.words.clear();
+        self.tables.encode_event(e, &mut self.words);
+        if self.words.len() > self.input.len() {
+            self.input = dev.alloc(self.words.len().next_power_of_two())?;
+        }
+        let rows = g.grid.ranges(e.loc.x, e.loc.y);
+        let outside = (g.grid.members() as u32, g.end as u32);
+        let total: u32 = rows.iter().chain([&outside]).map(|(a, b)| b - a).sum();
+        if total == 0 {
+            return Ok(Vec::new());
+        }
+        let m0 = mark(timing)?;
+        dev.write(&mut self.input, 0, &self.words)?;
+        let m1 = mark(timing)?;
+        let p = g.parity as usize;
+        dev.launch(
+            &clcb_kernels::grid_match::KERNEL,
+            LaunchConfig::linear(total, BLOCK),
+            &[
+                self.input.arg(),
+                rows[0].0.into(),
+                rows[0].1.into(),
+                rows[1].0.into(),
+                rows[1].1.into(),
+                rows[2].0.into(),
+                rows[2].1.into(),
+                outside.0.into(),
+                outside.1.into(),
+                g.cell_filters.arg(),
+                self.bf.arg(),
+                self.fpos.arg(),
+                self.sq_dist.arg(),
+                fm.fcons_start.arg(),
+                fm.fcons.arg(),
+                self.cstrings.arg(),
+                self.filter_sub.arg(),
+                self.subs_bv.arg(),
+                g.out.arg_at(p),
+                g.out.arg_at(2),
+            ],
+        )?;
+        let m2 = mark(timing)?;
+        dev.launch(
+            &clcb_kernels::grid_reset::KERNEL,
+            LaunchConfig::linear(total, BLOCK),
+            &[
+                total.into(),
+                g.out.arg_at(p),
+                g.out.arg_at(1 - p),
+                g.out.arg_at(2),
+                self.subs_bv.arg(),
+            ],
+        )?;
+        let m3 = mark(timing)?;
+        let prefix = (self.k as usize).min(self.opts.read_prefix);
+        dev.read_into(&g.out, 0, &mut self.out[..2 + prefix])?;
+        let count = self.out[p] as usize;
+        if count > prefix {
+            dev.read_into(&g.out, 2 + prefix, &mut self.out[2 + prefix..2 + count])?;
+        }
+        let m4 = mark(timing)?;
+        g.parity ^= 1;
+        if let (Some(t), Some(m0), Some(m1), Some(m2), Some(m3), Some(m4)) =
+            (times, m0, m1, m2, m3, m4)
+        {
+            let ms = |a, b| dev.elapsed_ms(a, b).map(f64::from);
+            *t = StepTimes {
+                copy_in: ms(&m0, &m1)?,
+                loc: ms(&m1, &m2)?,
+                cont: 0.0,
+                zip: ms(&m2, &m3)?,
+                copy_out: ms(&m3, &m4)?,
+            };
+        }
+        let mut ids = self.out[2..2 + count].to_vec();
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
     /// Beyond the paper: the dense indices matching each event, ascending, matching up
     /// to [`Options::batch`] events per pass over the filters.
     pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<u32>>, EngineError> {
@@ -337,11 +506,10 @@ impl Engine {
 
     fn match_chunk(&mut self, chunk: &[Event], all: &mut Vec<Vec<u32>>) -> Result<(), EngineError> {
         let words_per_event = self.k.div_ceil(32);
+        self.ensure_filter_major()?;
         if self.batch.is_none() {
             let dev = &self.dev;
             self.batch = Some(BatchState {
-                fcons: upload(dev, &self.tables.fcons)?,
-                fcons_start: upload(dev, &self.tables.fcons_start)?,
                 inputs: dev.alloc(4096)?,
                 event_word: dev.alloc(self.opts.batch)?,
                 subs_bits: dev.alloc(self.opts.batch * words_per_event as usize)?,
@@ -349,6 +517,7 @@ impl Engine {
             });
         }
         let b = self.batch.as_mut().expect("made above");
+        let fm = self.fmajor.as_ref().expect("made above");
         let dev = &self.dev;
         self.words.clear();
         let mut starts = Vec::with_capacity(chunk.len());
@@ -375,8 +544,8 @@ impl Engine {
                     self.bf.arg(),
                     self.fpos.arg(),
                     self.sq_dist.arg(),
-                    b.fcons_start.arg(),
-                    b.fcons.arg(),
+                    fm.fcons_start.arg(),
+                    fm.fcons.arg(),
                     self.cstrings.arg(),
                     self.filter_sub.arg(),
                     words_per_event.into(),
@@ -452,8 +621,7 @@ impl Engine {
                 self.sq_dist.arg(),
             ],
         )?;
-        self.keep_tables(&m);
-        Ok(())
+        self.keep_tables(&m)
     }
 
     /// One area update exactly as the paper does it: copy the new position into `FPos`
@@ -464,8 +632,7 @@ impl Engine {
             .write(&mut self.fpos, m.filter as usize, &[m.pos])?;
         self.dev
             .write(&mut self.sq_dist, m.filter as usize, &[m.sq_dist])?;
-        self.keep_tables(&m);
-        Ok(())
+        self.keep_tables(&m)
     }
 
     /// Many area updates: one copy of the updates, one launch of `move_areas`. Later
@@ -502,16 +669,38 @@ impl Engine {
             ],
         )?;
         for m in &moves {
-            self.keep_tables(m);
+            self.keep_tables(m)?;
         }
         Ok(())
     }
 
     /// Keeps the host copy in step (it feeds nothing on the device; it is what
     /// [`Engine::tables`] shows).
-    fn keep_tables(&mut self, m: &AreaMove) {
+    fn keep_tables(&mut self, m: &AreaMove) -> Result<(), EngineError> {
         self.tables.fpos[m.filter as usize] = m.pos;
         self.tables.sq_dist[m.filter as usize] = m.sq_dist;
+        self.regrid(m)
+    }
+
+    /// Grid mode: a filter moved out of its cell (or grown past the cell size) joins the
+    /// outside list (one 4-byte copy); when that list is full, the grid is rebuilt.
+    fn regrid(&mut self, m: &AreaMove) -> Result<(), EngineError> {
+        let Some(g) = self.grid.as_mut() else {
+            return Ok(());
+        };
+        let f = m.filter as usize;
+        if g.grid.home[f] == Grid::OUTSIDE || g.grid.still_fits(f, m.pos, m.sq_dist) {
+            return Ok(());
+        }
+        if g.end == g.cell_filters.len() {
+            return self.build_grid();
+        }
+        // The old entry stays in its cell: scanning it again is harmless (the exact
+        // test decides, and a subscription is claimed once).
+        self.dev.write(&mut g.cell_filters, g.end, &[m.filter])?;
+        g.end += 1;
+        g.grid.home[f] = Grid::OUTSIDE;
+        Ok(())
     }
 
     /// Waits for queued work (updates are asynchronous until the next event's copy-back).

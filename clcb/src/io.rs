@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 /// A loader error.
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
-    #[error("{file}: cannot read: {source}")]
+    #[error("{file}: cannot read")]
     Read {
         file: PathBuf,
         #[source]

@@ -240,6 +240,150 @@ impl Tables {
     }
 }
 
+/// Beyond the paper: a uniform grid over the filters' centres, so that an event needs to
+/// look only at the filters of the 3x3 cells around it (plus a short list of filters
+/// kept outside the grid).
+///
+/// The cell side is at least the radius of every filter in the grid (the 99th
+/// percentile of the radii, widened by a small margin for `f32` rounding), so a filter
+/// whose area holds an event has its centre in the event's cell or a neighbour.
+/// Coordinates outside the grid clamp to its border cells, which keeps that true.
+/// Filters with larger radii, and filters moved out of their cell after the build, are
+/// on the *outside* list that every event scans. `cell_filters` lists the grid's members
+/// cell after cell (`cell_start`), then the outside list.
+#[derive(Clone, Debug, Default)]
+pub struct Grid {
+    pub origin: [f64; 2],
+    /// Cell side.
+    pub cell: f64,
+    /// Cells per side.
+    pub side: u32,
+    /// The largest radius a grid member may have.
+    pub max_radius: f64,
+    /// `cell_start[c]..cell_start[c + 1]`: members of cell `c` in `cell_filters`.
+    pub cell_start: Vec<u32>,
+    /// Members cell after cell, then the outside list.
+    pub cell_filters: Vec<u32>,
+    /// Each filter's cell, or [`Grid::OUTSIDE`].
+    pub home: Vec<u32>,
+}
+
+impl Grid {
+    /// `home` of a filter on the outside list.
+    pub const OUTSIDE: u32 = u32::MAX;
+    /// Most cells per side.
+    pub const MAX_SIDE: u32 = 1024;
+
+    /// Builds the grid of the filters at `fpos` with squared radii `sq_dist`.
+    pub fn build(fpos: &[Float2], sq_dist: &[f32]) -> Grid {
+        let n = fpos.len();
+        if n == 0 {
+            return Grid {
+                cell: 1.0,
+                side: 1,
+                cell_start: vec![0, 0],
+                ..Grid::default()
+            };
+        }
+        let mut radii: Vec<f32> = sq_dist.iter().map(|&q| q.sqrt()).collect();
+        let k = (n * 99 / 100).min(n - 1);
+        let r99 = f64::from(*radii.select_nth_unstable_by(k, f32::total_cmp).1);
+        let (mut lo, mut hi) = ([f64::MAX; 2], [f64::MIN; 2]);
+        for p in fpos {
+            for (d, v) in [f64::from(p.x), f64::from(p.y)].into_iter().enumerate() {
+                lo[d] = lo[d].min(v);
+                hi[d] = hi[d].max(v);
+            }
+        }
+        let extent = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(f64::MIN_POSITIVE);
+        let scale = lo.iter().chain(&hi).fold(extent, |m, v| m.max(v.abs()));
+        let max_radius = r99;
+        // Margin: an f32 area test may accept points a few ULPs beyond the radius.
+        let min_cell = max_radius * (1.0 + 1e-3) + scale * 1e-5;
+        let side = ((extent / min_cell).ceil() as u32).clamp(1, Self::MAX_SIDE);
+        let cell = (extent / side as f64).max(min_cell);
+        let mut g = Grid {
+            origin: lo,
+            cell,
+            side,
+            max_radius,
+            cell_start: vec![0; (side * side) as usize + 1],
+            cell_filters: vec![0; n],
+            home: vec![Self::OUTSIDE; n],
+        };
+        for f in 0..n {
+            if f64::from(sq_dist[f]) <= max_radius * max_radius {
+                g.home[f] = g.cell_of(fpos[f].x, fpos[f].y);
+            }
+        }
+        for &h in &g.home {
+            if h != Self::OUTSIDE {
+                g.cell_start[h as usize + 1] += 1;
+            }
+        }
+        for c in 0..(side * side) as usize {
+            g.cell_start[c + 1] += g.cell_start[c];
+        }
+        let mut fill = g.cell_start.clone();
+        let mut outside = g.members();
+        for f in 0..n {
+            let h = g.home[f];
+            let at = if h == Self::OUTSIDE {
+                outside += 1;
+                outside - 1
+            } else {
+                fill[h as usize] += 1;
+                fill[h as usize] as usize - 1
+            };
+            g.cell_filters[at] = f as u32;
+        }
+        g
+    }
+
+    /// Number of grid members (the outside list starts here in `cell_filters`).
+    pub fn members(&self) -> usize {
+        *self.cell_start.last().unwrap_or(&0) as usize
+    }
+
+    /// The cell of a point, clamped to the grid.
+    pub fn cell_of(&self, x: f32, y: f32) -> u32 {
+        let c = |v: f32, d: usize| {
+            let i = ((f64::from(v) - self.origin[d]) / self.cell).floor();
+            i.clamp(0.0, (self.side - 1) as f64) as u32
+        };
+        c(y, 1) * self.side + c(x, 0)
+    }
+
+    /// Whether a filter moved to `pos` with squared radius `sq` still belongs in the grid
+    /// cell it is listed in.
+    pub fn still_fits(&self, f: usize, pos: Float2, sq: f32) -> bool {
+        let h = self.home[f];
+        h != Self::OUTSIDE
+            && f64::from(sq) <= self.max_radius * self.max_radius
+            && self.cell_of(pos.x, pos.y) == h
+    }
+
+    /// The ranges of `cell_filters` an event at `p` must look at: the three rows of the
+    /// 3x3 cells around it (empty where off the grid); the outside list comes after.
+    pub fn ranges(&self, x: f32, y: f32) -> [(u32, u32); 3] {
+        let c = self.cell_of(x, y);
+        let (cx, cy) = (c % self.side, c / self.side);
+        let (x0, x1) = (cx.saturating_sub(1), (cx + 1).min(self.side - 1));
+        let mut out = [(0, 0); 3];
+        for (i, dy) in [-1i64, 0, 1].into_iter().enumerate() {
+            let row = cy as i64 + dy;
+            if row >= 0 && row < self.side as i64 {
+                let base = row as u32 * self.side;
+                out[i] = (
+                    self.cell_start[(base + x0) as usize],
+                    self.cell_start[(base + x1) as usize + 1],
+                );
+            }
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,5 +461,45 @@ mod tests {
         let off = attrs[0].bits as usize;
         assert_eq!(&bytes[off..off + 5], b"hello");
         assert_eq!(words.len(), 12); // 4 + 6 + 2 string words, padded to 12
+    }
+}
+
+#[cfg(test)]
+mod grid_tests {
+    use super::*;
+
+    #[test]
+    fn grid_ranges_hold_every_filter_whose_area_holds_the_point() {
+        let fpos: Vec<Float2> = (0..400)
+            .map(|i| Float2 {
+                x: (i % 20) as f32 * 3.1,
+                y: (i / 20) as f32 * 2.7,
+            })
+            .collect();
+        let mut sq: Vec<f32> = (0..400).map(|i| ((i % 7) as f32 * 0.5).powi(2)).collect();
+        sq[5] = 1e4; // one big filter: outside
+        let g = Grid::build(&fpos, &sq);
+        assert_eq!(g.home[5], Grid::OUTSIDE);
+        assert_eq!(g.members(), 399);
+        for px in -5..70 {
+            for py in -5..60 {
+                let (x, y) = (px as f32 * 0.9, py as f32 * 0.9);
+                let mut seen: Vec<u32> = g
+                    .ranges(x, y)
+                    .iter()
+                    .flat_map(|&(a, b)| g.cell_filters[a as usize..b as usize].to_vec())
+                    .collect();
+                seen.extend(&g.cell_filters[g.members()..]);
+                for f in 0..400 {
+                    let (dx, dy) = (x - fpos[f].x, y - fpos[f].y);
+                    if dx * dx + dy * dy <= sq[f] {
+                        assert!(
+                            seen.contains(&(f as u32)),
+                            "filter {f} missed at ({x}, {y})"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -129,6 +129,8 @@ fn run_scenario(subs: Subscriptions, steps: Vec<Step>, opts: Options) -> Result<
     let mut model = subs.clone();
     let mut emu = Engine::new(Device::emulator(), &subs, opts).expect("engine");
     let mut batched = Engine::new(Device::emulator(), &subs, opts).expect("engine");
+    let mut grid =
+        Engine::new(Device::emulator(), &subs, Options { grid: true, ..opts }).expect("engine");
     let mut rtree = RTreeMatcher::build(&subs);
     let mut sff_model = subs.clone();
     let mut sff = SffLocation::build(&sff_model);
@@ -140,6 +142,12 @@ fn run_scenario(subs: Subscriptions, steps: Vec<Step>, opts: Options) -> Result<
                 let truth = brute_force(&model, &e);
                 let got = emu.match_indices(&e, None).expect("emu");
                 prop_assert_eq!(&got, &truth, "emu, step {}", n);
+                prop_assert_eq!(
+                    &grid.match_indices(&e, None).expect("grid"),
+                    &truth,
+                    "grid, step {}",
+                    n
+                );
                 prop_assert_eq!(
                     &rtree.match_indices(&e, &model),
                     &truth,
@@ -174,6 +182,7 @@ fn run_scenario(subs: Subscriptions, steps: Vec<Step>, opts: Options) -> Result<
                     emu.move_area_by_copies(&u).expect("emu move");
                 }
                 batched.move_areas(&[u]).expect("batched move");
+                grid.move_area(&u).expect("grid move");
                 rtree.move_area(&u).expect("rtree move");
                 sff.move_area(&u, &mut sff_model).expect("sff move");
             }
@@ -205,7 +214,7 @@ proptest! {
 
     #[test]
     fn resetting_fcount_every_event_gives_the_same_answers(subs in subscriptions(), steps in steps()) {
-        run_scenario(subs, steps, Options { fcount_runs: 1, read_prefix: 2, batch: 3 })?;
+        run_scenario(subs, steps, Options { fcount_runs: 1, read_prefix: 2, batch: 3, grid: false })?;
     }
 }
 
@@ -264,4 +273,55 @@ fn many_matches_need_the_second_result_copy() {
         content: Default::default(),
     };
     assert!(engine.match_event(&far).unwrap().is_empty());
+}
+
+#[test]
+fn grid_mode_rebuilds_its_index_when_too_many_filters_leave_their_cells() {
+    use clcb::workload::{Params, Workload};
+    // 5000 filters: the outside list holds 4096, so moving all of them forces a rebuild.
+    let w = Workload::new(
+        Params {
+            subscriptions: 500,
+            events: 12,
+            area_percent: 0.5,
+            ..Params::default()
+        },
+        9,
+    );
+    let mut subs = w.subscriptions();
+    let mut grid = Engine::new(
+        Device::emulator(),
+        &subs,
+        Options {
+            grid: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let rtree_truth = |subs: &Subscriptions, e: &Event| brute_force(subs, e);
+    let events = w.events();
+    for e in &events[..3] {
+        assert_eq!(grid.match_indices(e, None).unwrap(), rtree_truth(&subs, e));
+    }
+    let moves = w.updates(20_000, subs.filter_count());
+    for chunk in moves.chunks(2500) {
+        for u in chunk {
+            subs.apply(u).unwrap();
+        }
+        grid.move_areas(chunk).unwrap();
+        for e in &events[3..6] {
+            assert_eq!(grid.match_indices(e, None).unwrap(), rtree_truth(&subs, e));
+        }
+    }
+    // Events at the filters' own centres, so that the answers are not all empty.
+    for (_, _, f) in subs.filters().step_by(700) {
+        let e = Event {
+            loc: f.area.center,
+            content: events[0].content.clone(),
+        };
+        assert_eq!(
+            grid.match_indices(&e, None).unwrap(),
+            rtree_truth(&subs, &e)
+        );
+    }
 }

@@ -11,6 +11,8 @@
 //! | [`move_areas`] | §5 area update, batched | area update | the updates | `FPos`, `SqDist` |
 //! | [`match_batch`] | beyond the paper: many events per pass over the filters | filter | `BF`, `FPos`, `SqDist`, the filter's constraints, the batch | per-event subscription bit vectors |
 //! | [`zip_batch`] | beyond the paper: `Zip` of a batch | 32-subscription word of one event | the bit vectors | (event, subscription) pairs |
+//! | [`grid_match`] | beyond the paper: grid-indexed matching | candidate filter near the event | the filter's tables and constraints | `SubsBV`, `Subs` |
+//! | [`grid_reset`] | beyond the paper: reset after [`grid_match`] | matched subscription | `Subs` | `SubsBV`, the next counter |
 //!
 //! Device tables shared with the host are `#[repr(C)]` and `bytemuck::Pod` on the host.
 //! All of them live in global memory; only [`cont`] (the event attribute, `shInput` in
@@ -429,6 +431,44 @@ kernel! {
     }
 }
 
+/// Do all constraints `fcons[first..last]` (filter-major, `tag` = name row) hold for
+/// the encoded event at `event` with `n_attrs` attributes? A constraint whose name the
+/// event lacks does not hold. Read by one thread: its filter's constraints, the event's
+/// `Attrs` (global memory, cached: every thread of the launch reads the same event).
+///
+/// # Safety
+/// The pointers must hold the tables and the encoded event.
+#[inline(always)]
+pub unsafe fn filter_holds(
+    fcons: *const DevConstraint,
+    first: usize,
+    last: usize,
+    cstrings: *const u8,
+    event: *const u32,
+    n_attrs: u32,
+) -> bool {
+    let attrs = event.add(HEADER_WORDS) as *const DevAttr;
+    let mut k = first;
+    while k < last {
+        let con = *fcons.add(k);
+        let mut held = false;
+        let mut a = 0u32;
+        while a < n_attrs {
+            let at = *attrs.add(a as usize);
+            if at.row == con.tag {
+                held = sat(&con, cstrings, at.kind, at.len, at.bits, event as *const u8);
+                break;
+            }
+            a += 1;
+        }
+        if !held {
+            return false;
+        }
+        k += 1;
+    }
+    true
+}
+
 /// Most events of a batch ([`match_batch`] keeps their headers in shared memory).
 pub const MAX_BATCH: u32 = 1024;
 
@@ -497,25 +537,7 @@ kernel! {
             if bf_includes((*ev).bf, fbf) && in_area((*ev).pos, c, sq) {
                 let ev = *ev;
                 let event = inputs.add(ev.word as usize);
-                let attrs = event.add(HEADER_WORDS) as *const DevAttr;
-                let mut all = true;
-                let mut k = first;
-                while all && k < last {
-                    let con = *fcons.add(k);
-                    let mut held = false;
-                    let mut a = 0u32;
-                    while a < ev.n_attrs {
-                        let at = *attrs.add(a as usize);
-                        if at.row == con.tag {
-                            held = sat(&con, cstrings, at.kind, at.len, at.bits, event as *const u8);
-                            break;
-                        }
-                        a += 1;
-                    }
-                    all = held;
-                    k += 1;
-                }
-                if all {
+                if filter_holds(fcons, first, last, cstrings, event, ev.n_attrs) {
                     atomic_or(
                         subs_bits.add((e * words + sub / 32) as usize),
                         1u32 << (sub % 32),
@@ -554,6 +576,86 @@ kernel! {
                 *out.add(2 + 2 * pos as usize) = w * 32 + b;
             }
             pos += 1;
+        }
+    }
+}
+
+kernel! {
+    /// Beyond the paper: the grid-indexed pipeline, step 1 of 2. Instead of one thread per
+    /// filter, one thread per *candidate*: the filters listed in up to four ranges of
+    /// `cell_filters` (the three rows of the 3x3 grid cells around the event, and the list
+    /// of filters kept outside the grid), chosen by the host so that every filter whose
+    /// area can hold the event is among them. Thread `t` takes the `t`-th candidate `f`,
+    /// checks S1a and S1b as `Loc` does, then the filter's own constraints
+    /// ([`filter_holds`], filter-major table) instead of `Cont`'s counting. A matching
+    /// filter claims its subscription with `atomicExch(SubsBV[s], 1)`; the first claimer
+    /// appends `s` to `Subs` at `atomicAdd(count)`, so no `Zip` over all subscriptions is
+    /// needed. A filter listed twice (moved out of its cell) claims nothing twice.
+    pub fn grid_match(
+        input: *const u32,
+        r0: u32, r0_end: u32, r1: u32, r1_end: u32, r2: u32, r2_end: u32, r3: u32, r3_end: u32,
+        cell_filters: *const u32,
+        bf: *const u32,
+        fpos: *const Float2,
+        sq_dist: *const f32,
+        fcons_start: *const u32,
+        fcons: *const DevConstraint,
+        cstrings: *const u8,
+        filter_sub: *const u32,
+        subs_bv: *mut u32,
+        count: *mut u32,
+        subs: *mut u32,
+    ) {
+        let mut t = global_id_x();
+        let mut slot = u32::MAX;
+        let ranges = [(r0, r0_end), (r1, r1_end), (r2, r2_end), (r3, r3_end)];
+        let mut r = 0usize;
+        while r < 4 {
+            let (lo, hi) = ranges[r];
+            if t < hi - lo {
+                slot = lo + t;
+                break;
+            }
+            t -= hi - lo;
+            r += 1;
+        }
+        if slot == u32::MAX {
+            return;
+        }
+        let f = *cell_filters.add(slot as usize) as usize;
+        let head = *(input as *const InputHeader);
+        if !bf_includes(head.bf, *bf.add(f)) || !in_area(head.pos, *fpos.add(f), *sq_dist.add(f)) {
+            return;
+        }
+        let first = *fcons_start.add(f) as usize;
+        let last = *fcons_start.add(f + 1) as usize;
+        if !filter_holds(fcons, first, last, cstrings, input, head.n_attrs) {
+            return;
+        }
+        let s = *filter_sub.add(f);
+        if atomic_exch(subs_bv.add(s as usize), 1) == 0 {
+            let position = atomic_add(count, 1);
+            *subs.add(position as usize) = s;
+        }
+    }
+}
+
+kernel! {
+    /// Beyond the paper: the grid-indexed pipeline, step 2 of 2, one thread per possible
+    /// match (`bound` >= the count). Thread `i < *count` resets `SubsBV` of the `i`-th
+    /// matched subscription for the next event; thread 0 zeroes the *other* counter, the
+    /// one the next event uses (CCM §4.3's duplicated structures: the counter of this
+    /// event stays for the host to read).
+    pub fn grid_reset(bound: u32, count: *const u32, next_count: *mut u32, subs: *const u32, subs_bv: *mut u32) {
+        let i = global_id_x();
+        if i >= bound {
+            return;
+        }
+        if i == 0 {
+            *next_count = 0;
+        }
+        if i < *count {
+            *subs_bv.add(*subs.add(i as usize) as usize) = 0;
         }
     }
 }

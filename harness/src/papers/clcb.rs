@@ -2,7 +2,8 @@
 //! Figs. 3–7) and the `clcb match` / `clcb generate` subcommands.
 //!
 //! Engines: `gpu` (the paper's `Loc`, `Cont`, `Zip` pipeline, one event at a time),
-//! `gpu batched` (beyond the paper: many events per pass over the filters), `emu` (the
+//! `gpu batched` (beyond the paper: many events per pass over the filters), `gpu grid`
+//! (beyond the paper: a grid index, only the filters near the event), `emu` (the
 //! same kernels on the emulator, quick mode), `rtree` (the R*-tree peer: location only
 //! in Figs. 3–4 as in the paper, location + content as the oracle), `sff` (the SFF-like
 //! matcher, content only and with location encoded as constraints, Table 2).
@@ -242,6 +243,12 @@ fn time_kernels(
         let batched = t0.elapsed().as_secs_f64() * 1e3 / events.len().max(1) as f64;
         check(ctx, label, truth, &format!("{name} batched"), &got)?;
         out.push((format!("{name} batched"), batched));
+        // Beyond the paper: the grid index.
+        engine.set_grid(true)?;
+        let series = format!("{name} grid");
+        let (ms, got) = mean_ms(events, warm, |e| Ok(engine.match_indices(e, None)?))?;
+        check(ctx, label, truth, &series, &got)?;
+        out.push((series, ms));
     }
     for (s, v) in &out {
         ctx.record(s, x, *v);
