@@ -5,9 +5,9 @@
 //! | step | paper | here |
 //! | --- | --- | --- |
 //! | S1 | copy the event in | one `write` of the encoded event (`InputBF`, `InputPos`, `Attrs`) |
-//! | S1a + S1b | `Loc` | [`clcb_kernels::loc`], one thread per filter |
-//! | S2 | `Cont` (CCM) | [`clcb_kernels::cont`], one row of blocks per attribute |
-//! | S2a | `Zip` | [`clcb_kernels::zip`], one thread per subscription |
+//! | S1a + S1b | `Loc` | [`clcb_kernels::loc()`], one thread per filter |
+//! | S2 | `Cont` (CCM) | [`clcb_kernels::cont()`], one row of blocks per attribute |
+//! | S2a | `Zip` | [`clcb_kernels::zip()`], one thread per subscription |
 //! | S3* | copy `Subs` out | one `read` of `SubsCount` and the first [`Options::read_prefix`] ids (a second read only when more matched) |
 //!
 //! S4 (the reset) is folded into `Loc` and `Zip` as in the paper; `FCount` keeps one byte
@@ -54,7 +54,7 @@ pub struct Options {
     /// Events per pass of [`Engine::match_batch`] (at most [`MAX_BATCH`]).
     pub batch: usize,
     /// Beyond the paper: match single events through the grid index
-    /// ([`Grid`](crate::layout::Grid), kernels `grid_match` + `grid_reset`) instead of
+    /// ([`Grid`], kernels `grid_match` + `grid_reset`) instead of
     /// `Loc` + `Cont` + `Zip` over every filter. Off by default (the paper's pipeline).
     pub grid: bool,
 }
