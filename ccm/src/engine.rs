@@ -19,7 +19,7 @@
 use crate::layout::{LayoutError, SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::{DevAttr, DevConstraint, DevEvent};
-use gpu_kernels::{Buffer, Device, GpuError, LaunchConfig};
+use gpu_kernels::{Arg, Buffer, Device, GpuError, LaunchConfig};
 use rayon::prelude::*;
 
 /// How `Count` and `Interfaces` are reset between events (§4.3, Fig. 5).
@@ -46,6 +46,11 @@ pub struct Config {
     pub batch_events: usize,
     /// Events per block of the batched kernel (their signatures sit in shared memory).
     pub batch_chunk: u32,
+    /// Beyond the paper: pass table `Input` in the launch's parameters (no copy to the
+    /// device) when the event fits ([`ccm_kernels::INLINE_ATTRS`] attributes with
+    /// constrained names, strings up to [`ccm_kernels::INLINE_BYTES`] bytes). `false`
+    /// keeps the paper's copy of `Input`.
+    pub inline_events: bool,
 }
 
 impl Default for Config {
@@ -57,6 +62,7 @@ impl Default for Config {
             batch_tables: false,
             batch_events: 16_384,
             batch_chunk: 256,
+            inline_events: false,
         }
     }
 }
@@ -361,17 +367,29 @@ impl<'d> Ccm<'d> {
             .map(|a| a.str_len)
             .max()
             .unwrap_or(0);
-        // Table Input, then the attributes' string bytes: one copy to the device.
-        self.packed.clear();
-        self.packed
-            .extend_from_slice(bytemuck::cast_slice(&self.attrs));
-        let bytes_at = self.packed.len();
-        self.packed.extend_from_slice(&self.bytes);
-        if self.input.len() < self.packed.len() {
-            self.input = self.dev.alloc::<u8>(room(self.packed.len()))?;
-        }
         let dev = self.dev;
-        dev.write(&mut self.input, 0, &self.packed)?;
+        let inline = self.cfg.inline_events
+            && n_attrs <= ccm_kernels::INLINE_ATTRS
+            && self
+                .attrs
+                .iter()
+                .all(|a| a.str_len <= ccm_kernels::INLINE_BYTES);
+        // Table Input, then the attributes' string bytes: one copy to the device (none
+        // when Input travels in the launch parameters).
+        let bytes_at = if inline {
+            0
+        } else {
+            self.packed.clear();
+            self.packed
+                .extend_from_slice(bytemuck::cast_slice(&self.attrs));
+            let at = self.packed.len();
+            self.packed.extend_from_slice(&self.bytes);
+            if self.input.len() < self.packed.len() {
+                self.input = dev.alloc::<u8>(room(self.packed.len()))?;
+            }
+            dev.write(&mut self.input, 0, &self.packed)?;
+            at
+        };
         let (use_copy, reset) = match self.cfg.reset {
             Reset::InKernel => (self.parity, 1u32),
             Reset::Memset => {
@@ -383,23 +401,14 @@ impl<'d> Ccm<'d> {
         let t1 = Self::phase(dev, &mut timing, t0, |t, ms| t.copy_in_ms = ms)?;
         let d = &self.d;
         let block = self.cfg.block;
-        let cfg = LaunchConfig {
-            grid: [longest.div_ceil(block), n_attrs as u32, 1],
-            block: [block, 1, 1],
-            shared_bytes: 32 + str_cap.next_multiple_of(16),
-        };
+        let grid = [longest.div_ceil(block), n_attrs as u32, 1];
         let idle = 1 - use_copy;
-        dev.launch(
-            &ccm_kernels::ccm_match::KERNEL,
-            cfg,
-            &[
+        if inline {
+            let mut args = vec![
                 d.constraints.arg(),
                 d.row_start.arg(),
                 d.size_c.arg(),
                 d.cpool.arg(),
-                self.input.arg(),
-                self.input.arg_at(bytes_at),
-                str_cap.into(),
                 d.size_f.arg(),
                 d.filter_iface.arg(),
                 d.count[use_copy].arg(),
@@ -409,8 +418,61 @@ impl<'d> Ccm<'d> {
                 d.interfaces[idle].arg(),
                 (self.t.filter_slots() as u32).into(),
                 (self.t.iface_ids.len() as u32).into(),
-            ],
-        )?;
+            ];
+            for k in 0..ccm_kernels::INLINE_ATTRS {
+                let a = self.attrs.get(k).copied().unwrap_or_default();
+                let mut sb = [0u8; 16];
+                if a.ty == ccm_kernels::TY_STR as u32 {
+                    let at = a.val as usize;
+                    sb[..a.str_len as usize]
+                        .copy_from_slice(&self.bytes[at..at + a.str_len as usize]);
+                }
+                let lo = u64::from_le_bytes(sb[..8].try_into().expect("8 bytes"));
+                let hi = u64::from_le_bytes(sb[8..].try_into().expect("8 bytes"));
+                let words = [
+                    a.row_id as u64 | (a.ty as u64) << 32,
+                    a.val,
+                    a.str_id as u64 | (a.str_len as u64) << 32,
+                    lo,
+                    hi,
+                ];
+                args.extend(words.map(Arg::from));
+            }
+            let cfg = LaunchConfig {
+                grid,
+                block: [block, 1, 1],
+                shared_bytes: 32 + ccm_kernels::INLINE_BYTES,
+            };
+            dev.launch(&ccm_kernels::ccm_match_inline::KERNEL, cfg, &args)?;
+        } else {
+            let cfg = LaunchConfig {
+                grid,
+                block: [block, 1, 1],
+                shared_bytes: 32 + str_cap.next_multiple_of(16),
+            };
+            dev.launch(
+                &ccm_kernels::ccm_match::KERNEL,
+                cfg,
+                &[
+                    d.constraints.arg(),
+                    d.row_start.arg(),
+                    d.size_c.arg(),
+                    d.cpool.arg(),
+                    self.input.arg(),
+                    self.input.arg_at(bytes_at),
+                    str_cap.into(),
+                    d.size_f.arg(),
+                    d.filter_iface.arg(),
+                    d.count[use_copy].arg(),
+                    d.interfaces[use_copy].arg(),
+                    reset.into(),
+                    d.count[idle].arg(),
+                    d.interfaces[idle].arg(),
+                    (self.t.filter_slots() as u32).into(),
+                    (self.t.iface_ids.len() as u32).into(),
+                ],
+            )?;
+        }
         let t2 = Self::phase(dev, &mut timing, t1, |t, ms| t.kernel_ms = ms)?;
         let n_if = self.t.iface_ids.len();
         self.flags.resize(n_if, 0);

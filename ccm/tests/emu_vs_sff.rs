@@ -10,7 +10,23 @@ use gpu_kernels::Device;
 use proptest::prelude::*;
 
 const NAMES: &[&str] = &["a", "b", ""];
-const STRS: &[&str] = &["", "a", "ab", "abc", "b", "ba", "bab", "é", "aé", "area1"];
+/// Includes strings of 9-16 bytes (the second word of an inlined attribute's bytes) and
+/// of 17 bytes (too long to inline: the copied-`Input` path).
+const STRS: &[&str] = &[
+    "",
+    "a",
+    "ab",
+    "abc",
+    "b",
+    "ba",
+    "bab",
+    "é",
+    "aé",
+    "area1",
+    "abcdefghijklmnop",
+    "jklmnop",
+    "abcdefghijklmnopq",
+];
 
 fn num() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -97,6 +113,7 @@ fn small_config(reset: Reset, grouping: bool) -> Config {
     Config {
         reset,
         grouping,
+        inline_events: false,
         block: 32,
         batch_events: 5,
         batch_chunk: 4,
@@ -107,20 +124,22 @@ fn small_config(reset: Reset, grouping: bool) -> Config {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-    /// Algorithm 1 (both reset variants, with and without grouping) and the batched
-    /// kernel give SFF's answers, event by event.
+    /// Algorithm 1 (both reset variants, with and without grouping, `Input` copied or
+    /// passed in the launch parameters) and the batched kernel give SFF's answers.
     #[test]
     fn emulator_engines_equal_sff_on_random_workloads(
         subs in prop::collection::vec(subscription(), 0..40),
         events in prop::collection::vec(event(), 1..7),
         memset in any::<bool>(),
         grouping in any::<bool>(),
+        inline in any::<bool>(),
     ) {
         let sff = Sff::build(&subs).unwrap();
         let want: Vec<Vec<InterfaceId>> = events.iter().map(|e| sff.match_event(e)).collect();
         let dev = Device::emulator();
         let reset = if memset { Reset::Memset } else { Reset::InKernel };
-        let mut ccm = Ccm::new(&dev, &subs, small_config(reset, grouping)).unwrap();
+        let cfg = Config { inline_events: inline, ..small_config(reset, grouping) };
+        let mut ccm = Ccm::new(&dev, &subs, cfg).unwrap();
         for (e, w) in events.iter().zip(&want) {
             prop_assert_eq!(&ccm.match_event(e).unwrap(), w, "event {:?}", e);
         }
@@ -189,6 +208,17 @@ fn generated_table_1_workload_matches_sff() {
         .map(|e| ccm.match_event(e).unwrap())
         .collect();
     assert_eq!(got, want);
+    let inline = Config {
+        inline_events: true,
+        ..small_config(Reset::InKernel, false)
+    };
+    let mut ccm = Ccm::new(&dev, &w.subscriptions, inline).unwrap();
+    let got: Vec<_> = w
+        .events
+        .iter()
+        .map(|e| ccm.match_event(e).unwrap())
+        .collect();
+    assert_eq!(got, want);
     assert_eq!(ccm.match_batch(&w.events).unwrap(), want);
 }
 
@@ -243,4 +273,46 @@ fn paper_section_3_example() {
         Sff::build(&subs).unwrap().match_event(&e2),
         vec![InterfaceId(1)]
     );
+}
+
+/// Strings of 16 and 17 bytes (the longest inlined in the launch parameters, and the
+/// shortest copied): prefix, suffix and substring constraints reach the last bytes.
+#[test]
+fn long_strings_match_on_both_input_paths() {
+    let c = |op, v: &str| Constraint::new("s", op, Value::Str(v.into())).unwrap();
+    let subs: Vec<Subscription> = [
+        c(Op::Suffix, "jklmnop"),
+        c(Op::Substr, "mno"),
+        c(Op::Prefix, "abcdefghijklmnop"),
+        c(Op::Suffix, "nopq"),
+        c(Op::Eq, "abcdefghijklmnopq"),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, c)| Subscription {
+        interface: InterfaceId(i as u32),
+        filter: Filter::new(vec![c]).unwrap(),
+    })
+    .collect();
+    let ev = |s: &str| Event::from_pairs([("s", Value::Str(s.into()))]).unwrap();
+    let events = [ev("abcdefghijklmnop"), ev("abcdefghijklmnopq"), ev("xyz")];
+    let want = [vec![0, 1, 2], vec![1, 2, 3, 4], vec![]];
+    let sff = Sff::build(&subs).unwrap();
+    let dev = Device::emulator();
+    for inline in [false, true] {
+        let cfg = Config {
+            inline_events: inline,
+            ..small_config(Reset::InKernel, false)
+        };
+        let mut ccm = Ccm::new(&dev, &subs, cfg).unwrap();
+        for (e, w) in events.iter().zip(&want) {
+            let w: Vec<InterfaceId> = w.iter().map(|&i| InterfaceId(i)).collect();
+            assert_eq!(sff.match_event(e), w);
+            assert_eq!(
+                ccm.match_event(e).unwrap(),
+                w,
+                "inline {inline}, event {e:?}"
+            );
+        }
+    }
 }

@@ -198,6 +198,79 @@ unsafe fn sat(
     }
 }
 
+/// Attributes and string bytes per attribute that [`ccm_match_inline`] takes.
+pub const INLINE_ATTRS: usize = 5;
+pub const INLINE_BYTES: u32 = 16;
+
+/// §4.3: this thread's grid-stride share of zeroing the idle copies of `Count` and
+/// `Interfaces` (adjacent threads write adjacent words).
+#[inline]
+unsafe fn reset_idle(
+    reset_count: *mut u32,
+    reset_interfaces: *mut u32,
+    n_filters: u32,
+    n_interfaces: u32,
+) {
+    let stride = grid_dim_x() * grid_dim_y() * block_dim_x();
+    let first = (block_idx_y() * grid_dim_x() + block_idx_x()) * block_dim_x() + thread_idx_x();
+    let mut i = first;
+    while i < n_filters {
+        *reset_count.add(i as usize) = 0;
+        i += stride;
+    }
+    let mut i = first;
+    while i < n_interfaces {
+        *reset_interfaces.add(i as usize) = 0;
+        i += stride;
+    }
+}
+
+/// Lines 1 and 8-23 of Algorithm 1 for the calling thread, `attr` being `shInput` and
+/// `abytes` its string bytes: thread `x` of the row stops past `SizeC[RowId]`, reads
+/// `Constraints[RowId][x]`, evaluates `sat`, increments `Count[FilterId]` and, when it
+/// completes the filter, marks `Interfaces[InterfaceId]`.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+unsafe fn count_row(
+    attr: &DevAttr,
+    abytes: *const u8,
+    constraints: *const DevConstraint,
+    row_start: *const u32,
+    size_c: *const u32,
+    cpool: *const u8,
+    size_f: *const u32,
+    filter_iface: *const u32,
+    count: *mut u32,
+    interfaces: *mut u32,
+) {
+    // Lines 1, 8-11.
+    let x = block_idx_x() * block_dim_x() + thread_idx_x();
+    let row = attr.row_id as usize;
+    if x >= *size_c.add(row) {
+        return;
+    }
+    // Line 12: this thread's constraint, into registers.
+    let c = *constraints.add((*row_start.add(row) + x) as usize);
+    // Lines 13-17.
+    if !sat(
+        &c,
+        attr.ty as u16,
+        attr.val,
+        attr.str_id,
+        attr.str_len,
+        abytes,
+        cpool,
+    ) {
+        return;
+    }
+    // Lines 18-23.
+    let f = c.key as usize;
+    let old = atomic_add(count.add(f), 1);
+    if old + 1 == *size_f.add(f) {
+        atomic_or(interfaces.add(*filter_iface.add(f) as usize), 1);
+    }
+}
+
 kernel! {
     /// Algorithm 1 of §4.2 (constraint evaluation and counting), with the in-kernel reset
     /// of §4.3.
@@ -236,21 +309,9 @@ kernel! {
         n_interfaces: u32,
     ) {
         let tid = thread_idx_x();
-        let bx = block_idx_x();
         let y = block_idx_y();
-        // §4.3: reset the idle copies (this launch's writes go to the other copy).
         if reset != 0 {
-            let stride = grid_dim_x() * grid_dim_y() * block_dim_x();
-            let mut i = (y * grid_dim_x() + bx) * block_dim_x() + tid;
-            while i < n_filters {
-                *reset_count.add(i as usize) = 0;
-                i += stride;
-            }
-            let mut i = (y * grid_dim_x() + bx) * block_dim_x() + tid;
-            while i < n_interfaces {
-                *reset_interfaces.add(i as usize) = 0;
-                i += stride;
-            }
+            reset_idle(reset_count, reset_interfaces, n_filters, n_interfaces);
         }
         // Lines 3-7: shInput = input[y], plus the string bytes when they fit.
         let sh_input = dynamic_shared::<DevAttr>();
@@ -270,16 +331,7 @@ kernel! {
             }
         }
         sync_threads();
-        // Lines 1, 8-11.
-        let x = bx * block_dim_x() + tid;
         let attr = *sh_input;
-        let row = attr.row_id as usize;
-        if x >= *size_c.add(row) {
-            return;
-        }
-        // Line 12: this thread's constraint, into registers.
-        let c = *constraints.add((*row_start.add(row) + x) as usize);
-        // Lines 13-17.
         let abytes = if in_shared {
             sh_bytes as *const u8
         } else if attr.ty as u16 == TY_STR {
@@ -287,15 +339,58 @@ kernel! {
         } else {
             ebytes // unused: numbers carry no bytes
         };
-        if !sat(&c, attr.ty as u16, attr.val, attr.str_id, attr.str_len, abytes, cpool) {
-            return;
+        count_row(&attr, abytes, constraints, row_start, size_c, cpool, size_f, filter_iface, count, interfaces);
+    }
+
+    /// Algorithm 1 as [`ccm_match`], with table `Input` passed in the launch's parameters
+    /// instead of a copy to global memory (beyond the paper: one host-to-device copy
+    /// less per event). Up to [`INLINE_ATTRS`] attributes, strings up to
+    /// [`INLINE_BYTES`] bytes; attribute `k` is `ak` = `RowId | Type << 32`, `vk` = `Val`,
+    /// `sk` = `str_id | str_len << 32`, `bk`, `ck` = its string's bytes (little-endian).
+    ///
+    /// Thread `(x, y)`: resets as [`ccm_match`]; thread 0 writes attribute `y` from the
+    /// parameters to shared memory (`shInput`, then its 16 bytes); then lines 8-23.
+    pub fn ccm_match_inline(
+        constraints: *const DevConstraint,
+        row_start: *const u32,
+        size_c: *const u32,
+        cpool: *const u8,
+        size_f: *const u32,
+        filter_iface: *const u32,
+        count: *mut u32,
+        interfaces: *mut u32,
+        reset: u32,
+        reset_count: *mut u32,
+        reset_interfaces: *mut u32,
+        n_filters: u32,
+        n_interfaces: u32,
+        a0: u64, v0: u64, s0: u64, b0: u64, c0: u64,
+        a1: u64, v1: u64, s1: u64, b1: u64, c1: u64,
+        a2: u64, v2: u64, s2: u64, b2: u64, c2: u64,
+        a3: u64, v3: u64, s3: u64, b3: u64, c3: u64,
+        a4: u64, v4: u64, s4: u64, b4: u64, c4: u64,
+    ) {
+        let y = block_idx_y();
+        if reset != 0 {
+            reset_idle(reset_count, reset_interfaces, n_filters, n_interfaces);
         }
-        // Lines 18-23.
-        let f = c.key as usize;
-        let old = atomic_add(count.add(f), 1);
-        if old + 1 == *size_f.add(f) {
-            atomic_or(interfaces.add(*filter_iface.add(f) as usize), 1);
+        let sh_input = dynamic_shared::<DevAttr>();
+        let sh_bytes = (sh_input as *mut u8).add(32);
+        if thread_idx_x() == 0 {
+            let (a, v, s, b, c) = match y {
+                0 => (a0, v0, s0, b0, c0),
+                1 => (a1, v1, s1, b1, c1),
+                2 => (a2, v2, s2, b2, c2),
+                3 => (a3, v3, s3, b3, c3),
+                _ => (a4, v4, s4, b4, c4),
+            };
+            *sh_input = DevAttr { row_id: a as u32, ty: (a >> 32) as u32, val: v, str_id: s as u32, str_len: (s >> 32) as u32 };
+            *(sh_bytes as *mut u64) = b;
+            *(sh_bytes as *mut u64).add(1) = c;
         }
+        sync_threads();
+        let attr = *sh_input;
+        count_row(&attr, sh_bytes, constraints, row_start, size_c, cpool, size_f, filter_iface, count, interfaces);
     }
 
     /// Batched matching (beyond the paper): events `[blockIdx.y * chunk, ..)` of the

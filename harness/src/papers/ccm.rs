@@ -4,9 +4,10 @@
 //! Series: `gpu` (the paper's mode: one event per launch, in-kernel reset, end to end:
 //! encode, copy in, kernel, copy out), `gpu batched` (beyond the paper: the filter-major
 //! batched kernel over a stream of events, per event), `gpu grouped` (Table 2: constraints
-//! grouped by type, operator and value), `emu` (the same kernels on the host emulator,
-//! quick mode), `sff` (the SFF-like matcher, one core) and `sff all cores` (one event per
-//! core). Every answer of every kernel engine is checked against SFF's on every event of
+//! grouped by type, operator and value), `gpu inline` (Table 2 and Fig. 5, beyond the
+//! paper: table `Input` passed in the launch parameters, no copy in), `emu` (the same
+//! kernels on the host emulator, quick mode), `sff` (the SFF-like matcher, one core) and
+//! `sff all cores` (one event per core). Every answer of every kernel engine is checked against SFF's on every event of
 //! every workload (SFF on all cores gives the reference answers; a mismatch fails the
 //! run). Single-core SFF is timed on a bounded prefix of the events at large scale so
 //! that an experiment stays within about two minutes on the GPU machine.
@@ -51,8 +52,8 @@ pub fn experiments() -> Vec<Experiment> {
         ),
         e(
             "fig5",
-            "Fig. 5: CCM processing time split (copy in, kernel, copy out), x = 1: Memset variant, x = 2: in-kernel reset",
-            "variant (1: Memset, 2: Kernel)",
+            "Fig. 5: CCM processing time split (copy in, kernel, copy out), x = 1: Memset variant, x = 2: in-kernel reset, x = 3: in-kernel reset with Input in the launch parameters (beyond the paper)",
+            "variant (1: Memset, 2: Kernel, 3: Kernel + inline Input)",
             "time per event (ms)",
             false,
             None,
@@ -328,22 +329,41 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
                         ccm.device_bytes() as f64 / 1e6,
                     );
                 }
-                // Grouping (§4.2, Table 2's discussion of the Zipf case).
-                let grouped = Config {
-                    grouping: true,
-                    ..cfg.clone()
-                };
-                let mut ccm = Ccm::new(dev, &w.subscriptions, grouped)?;
-                let t0 = Instant::now();
-                let got = w
-                    .events
-                    .iter()
-                    .map(|e| ccm.match_event(e))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let ms = ms_since(t0) / w.events.len().max(1) as f64;
-                let series = format!("{name} grouped");
-                ctx.check(&label, ("sff", &truth), (&series, &got))?;
-                ctx.record(&series, row, ms);
+                // Grouping (§4.2, Table 2's discussion of the Zipf case), and (beyond the
+                // paper) `Input` passed in the launch parameters.
+                let variants = [
+                    (
+                        "grouped",
+                        Config {
+                            grouping: true,
+                            ..cfg.clone()
+                        },
+                    ),
+                    (
+                        "inline",
+                        Config {
+                            inline_events: true,
+                            ..cfg.clone()
+                        },
+                    ),
+                ];
+                for (variant, vcfg) in variants {
+                    let mut ccm = Ccm::new(dev, &w.subscriptions, vcfg)?;
+                    let warm = if ctx.quick { 0 } else { 10 };
+                    for e in w.events.iter().take(warm) {
+                        ccm.match_event(e)?;
+                    }
+                    let t0 = Instant::now();
+                    let got = w
+                        .events
+                        .iter()
+                        .map(|e| ccm.match_event(e))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let ms = ms_since(t0) / w.events.len().max(1) as f64;
+                    let series = format!("{name} {variant}");
+                    ctx.check(&label, ("sff", &truth), (&series, &got))?;
+                    ctx.record(&series, row, ms);
+                }
             }
             time_kernels(ctx, &devices, &w, &truth, &label, row)?;
         }
@@ -363,12 +383,17 @@ fn fig5(ctx: &mut Ctx) -> anyhow::Result<()> {
         drop(sff);
         ctx.step(&format!("seed {seed}: kernels"));
         for (name, dev, cfg) in &devices {
-            for (x, reset) in [(1.0, Reset::Memset), (2.0, Reset::InKernel)] {
+            for (x, reset, inline_events) in [
+                (1.0, Reset::Memset, false),
+                (2.0, Reset::InKernel, false),
+                (3.0, Reset::InKernel, true),
+            ] {
                 let mut ccm = Ccm::new(
                     dev,
                     &w.subscriptions,
                     Config {
                         reset,
+                        inline_events,
                         ..cfg.clone()
                     },
                 )?;
@@ -627,6 +652,7 @@ fn kernel_answers(
         subs,
         Config {
             batch_tables: batched,
+            inline_events: true,
             ..Config::default()
         },
     )
