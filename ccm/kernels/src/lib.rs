@@ -3,6 +3,8 @@
 //!
 //! - [`ccm_match`]: Algorithm 1 (§4.2), the constraint evaluation and counting kernel,
 //!   with the in-kernel reset of the idle copy of `Count` and `Interfaces` (§4.3);
+//! - [`ccm_match_inline`]: the same, with table `Input` in the launch parameters (beyond
+//!   the paper: no host-to-device copy per event);
 //! - [`ccm_match_batch`]: beyond the paper, many events per launch: one thread per
 //!   filter, name signatures to skip filters whose names are not all in the event.
 //!
