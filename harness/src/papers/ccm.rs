@@ -430,7 +430,7 @@ fn fig6(ctx: &mut Ctx) -> anyhow::Result<()> {
     let xs: &[usize] = if ctx.quick {
         &[2, 5, 9]
     } else {
-        &[2, 3, 4, 5, 6, 7, 8, 9]
+        &[2, 3, 4, 5, 7, 9]
     };
     sweep(ctx, xs, |x, p| Params {
         attrs_per_event: around(x),
@@ -442,7 +442,7 @@ fn fig7(ctx: &mut Ctx) -> anyhow::Result<()> {
     let xs: &[usize] = if ctx.quick {
         &[1, 4, 9]
     } else {
-        &[1, 2, 3, 4, 5, 6, 7, 8, 9]
+        &[1, 2, 3, 5, 7, 9]
     };
     sweep(ctx, xs, |x, p| Params {
         constraints_per_filter: around(x),
