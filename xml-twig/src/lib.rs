@@ -15,12 +15,14 @@
 //! A user starts from [`io::parse_query_file`] and [`io::parse_document`], compiles the
 //! queries with [`ProfileSet::compile`], and filters with [`Engine::filter`]:
 //!
-//! ```ignore
-//! let set = xml_twig::io::parse_query_file("q.txt", &text)?;
-//! let profiles = xml_twig::ProfileSet::compile(&set)?;
-//! let doc = xml_twig::io::parse_document("d.xml", &bytes, &profiles.dict)?;
-//! let mut engine = xml_twig::Engine::new(gpu_kernels::Device::emulator(), &profiles, Default::default())?;
-//! let matches: Vec<Vec<u32>> = engine.filter(&[doc])?; // query ids per document
+//! ```
+//! use xml_twig::{io, Device, Engine, ProfileSet};
+//! let set = io::parse_query_file("q.txt", "/a[b]//c\n//d\n")?;
+//! let profiles = ProfileSet::compile(&set)?;
+//! let doc = io::parse_document("d.xml", b"<a><b/><x><c/></x></a>", &profiles.dict)?;
+//! let mut engine = Engine::new(Device::emulator(), &profiles, Default::default())?;
+//! assert_eq!(engine.filter(&[doc])?, vec![vec![0]]); // query ids per document
+//! # Ok::<(), xml_twig::XmlError>(())
 //! ```
 
 pub mod brute;
