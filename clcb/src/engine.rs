@@ -63,7 +63,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             fcount_runs: 4,
-            read_prefix: 4096,
+            read_prefix: 1024,
             batch: 256,
             grid: false,
         }
