@@ -174,6 +174,7 @@ impl Engine {
         if n >= u32::MAX as usize
             || k >= u32::MAX as usize
             || tables.constraints.len() >= u32::MAX as usize
+            || tables.cstrings.len() >= u32::MAX as usize
         {
             return Err(EngineError::TooLarge(n.max(k)));
         }

@@ -22,8 +22,8 @@
 
 use crate::model::{Constraint, Event, Subscriptions, Value};
 use clcb_kernels::{
-    DevAttr, DevConstraint, Float2, InputHeader, ATTR_WORDS, HEADER_WORDS, KIND_FLOAT, KIND_INT,
-    KIND_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, OP_NE, OP_PREFIX, OP_SUBSTR, OP_SUFFIX,
+    str_bits, DevAttr, DevConstraint, Float2, InputHeader, ATTR_WORDS, HEADER_WORDS, KIND_FLOAT,
+    KIND_INT, KIND_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, OP_NE, OP_PREFIX, OP_SUBSTR, OP_SUFFIX,
 };
 use std::collections::HashMap;
 
@@ -48,15 +48,17 @@ pub fn op_code(op: crate::model::Op) -> u32 {
     }
 }
 
-/// Kind and bits of a value; strings are appended to `pool` (bits = their offset).
-fn encode_value(v: &Value, pool: &mut Vec<u8>, base: usize) -> (u32, u32, u64) {
+/// Kind and bits of a value; strings are appended to `pool` (bits = [`str_bits`] of
+/// their offset from `base` and length). Offsets and lengths must fit 32 bits
+/// ([`Tables::build`] and the engine check the pools' sizes).
+fn encode_value(v: &Value, pool: &mut Vec<u8>, base: usize) -> (u32, u64) {
     match v {
-        Value::Int(i) => (KIND_INT, 0, *i as u64),
-        Value::Float(x) => (KIND_FLOAT, 0, x.to_bits()),
+        Value::Int(i) => (KIND_INT, *i as u64),
+        Value::Float(x) => (KIND_FLOAT, x.to_bits()),
         Value::Str(s) => {
             let off = base + pool.len();
             pool.extend_from_slice(s.as_bytes());
-            (KIND_STR, s.len() as u32, off as u64)
+            (KIND_STR, str_bits(off as u32, s.len() as u32))
         }
     }
 }
@@ -156,11 +158,10 @@ impl Tables {
     }
 
     fn device_constraint(&mut self, c: &Constraint, row: u32) -> DevConstraint {
-        let (kind, len, bits) = encode_value(&c.value, &mut self.cstrings, 0);
+        let (kind, bits) = encode_value(&c.value, &mut self.cstrings, 0);
         DevConstraint {
-            op: op_code(c.op),
-            kind,
-            len,
+            op: op_code(c.op) as u16,
+            kind: kind as u16,
             tag: row,
             bits,
         }
@@ -203,9 +204,8 @@ impl Tables {
         let mut i = 0;
         for a in e.attributes() {
             if self.names.contains_key(&a.name) {
-                let (kind, len, bits) = encode_value(&a.value, &mut pool, strings_at);
+                let (kind, bits) = encode_value(&a.value, &mut pool, strings_at);
                 attrs[i].kind = kind;
-                attrs[i].len = len;
                 attrs[i].bits = bits;
                 i += 1;
             }
@@ -458,9 +458,10 @@ mod tests {
         assert_eq!(attrs.len(), 1);
         assert_eq!(attrs[0].kind, KIND_STR);
         let bytes: &[u8] = bytemuck::cast_slice(&words);
-        let off = attrs[0].bits as usize;
+        let off = attrs[0].bits as u32 as usize;
+        assert_eq!(attrs[0].bits >> 32, 5);
         assert_eq!(&bytes[off..off + 5], b"hello");
-        assert_eq!(words.len(), 12); // 4 + 6 + 2 string words, padded to 12
+        assert_eq!(words.len(), 12); // 4 + 4 + 2 string words, padded to 12
     }
 }
 

@@ -36,7 +36,7 @@ pub struct Float2 {
 
 /// The fixed part of an event on the device (§4.3, Fig. 2b): `InputBF`, `InputPos`, and
 /// how many `Attrs` follow it. An encoded event is a run of 32-bit words: this header
-/// (4 words), then `n_attrs` [`DevAttr`]s (6 words each), then the bytes of the
+/// (4 words), then `n_attrs` [`DevAttr`]s (4 words each), then the bytes of the
 /// attributes' string values.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -56,7 +56,7 @@ pub struct InputHeader {
 /// Words of an [`InputHeader`].
 pub const HEADER_WORDS: usize = 4;
 /// Words of a [`DevAttr`].
-pub const ATTR_WORDS: usize = 6;
+pub const ATTR_WORDS: usize = 4;
 
 /// Value kinds of [`DevAttr::kind`] and [`DevConstraint::kind`].
 pub const KIND_INT: u32 = 0;
@@ -88,11 +88,8 @@ pub struct DevAttr {
     pub row: u32,
     /// [`KIND_INT`], [`KIND_FLOAT`] or [`KIND_STR`].
     pub kind: u32,
-    /// Byte length of a string value.
-    pub len: u32,
-    pub _pad: u32,
-    /// The value: `i64` or `f64` bits, or the string's byte offset from the start of the
-    /// encoded event.
+    /// The value: `i64` or `f64` bits, or a string's [`str_bits`] (byte offset from the
+    /// start of the encoded event, and length).
     pub bits: u64,
 }
 
@@ -105,16 +102,21 @@ pub struct DevAttr {
 )]
 pub struct DevConstraint {
     /// `OP_*`.
-    pub op: u32,
+    pub op: u16,
     /// `KIND_*`.
-    pub kind: u32,
-    /// Byte length of a string value.
-    pub len: u32,
+    pub kind: u16,
     /// In the name-major table of [`cont`]: the filter (`FilterId`). In the filter-major
     /// table of [`match_batch`]: the `Constraints` row of the constraint's name.
     pub tag: u32,
-    /// The value: `i64` or `f64` bits, or the byte offset in the constraint string pool.
+    /// The value: `i64` or `f64` bits, or a string's [`str_bits`] in the constraint
+    /// string pool. 16 bytes in all.
     pub bits: u64,
+}
+
+/// The `bits` of a string value: byte offset in the low 32 bits, length in the high 32.
+#[inline(always)]
+pub fn str_bits(offset: u32, len: u32) -> u64 {
+    u64::from(offset) | (u64::from(len) << 32)
 }
 
 /// One area update (§5, Fig. 5): filter `filter` moves to `pos` with squared radius `sq_dist`.
@@ -206,37 +208,38 @@ pub fn cmp_int_float(a: i64, v: f64) -> i32 {
 /// an operator that does not apply to the type.
 ///
 /// # Safety
-/// `cstr` must hold the constraint's string bytes at `c.bits` and `astr` the attribute's
-/// at `a_bits`.
+/// `cstr` must hold the constraint's string bytes where `c.bits` says and `astr` the
+/// attribute's where `a_bits` says.
 #[inline(always)]
 pub unsafe fn sat(
     c: &DevConstraint,
     cstr: *const u8,
     a_kind: u32,
-    a_len: u32,
     a_bits: u64,
     astr: *const u8,
 ) -> bool {
-    let c_is_str = c.kind == KIND_STR;
+    let c_kind = c.kind as u32;
+    let c_is_str = c_kind == KIND_STR;
     let a_is_str = a_kind == KIND_STR;
     if c_is_str != a_is_str {
         return false;
     }
     if c_is_str {
-        let cv = cstr.add(c.bits as usize);
-        let av = astr.add(a_bits as usize);
-        return match c.op {
-            OP_EQ => c.len == a_len && bytes_eq(cv, av, c.len),
-            OP_NE => !(c.len == a_len && bytes_eq(cv, av, c.len)),
-            OP_PREFIX => c.len <= a_len && bytes_eq(cv, av, c.len),
-            OP_SUFFIX => c.len <= a_len && bytes_eq(cv, av.add((a_len - c.len) as usize), c.len),
+        let (c_len, a_len) = ((c.bits >> 32) as u32, (a_bits >> 32) as u32);
+        let cv = cstr.add(c.bits as u32 as usize);
+        let av = astr.add(a_bits as u32 as usize);
+        return match c.op as u32 {
+            OP_EQ => c_len == a_len && bytes_eq(cv, av, c_len),
+            OP_NE => !(c_len == a_len && bytes_eq(cv, av, c_len)),
+            OP_PREFIX => c_len <= a_len && bytes_eq(cv, av, c_len),
+            OP_SUFFIX => c_len <= a_len && bytes_eq(cv, av.add((a_len - c_len) as usize), c_len),
             OP_SUBSTR => {
-                if c.len > a_len {
+                if c_len > a_len {
                     return false;
                 }
                 let mut start = 0u32;
-                while start + c.len <= a_len {
-                    if bytes_eq(cv, av.add(start as usize), c.len) {
+                while start + c_len <= a_len {
+                    if bytes_eq(cv, av.add(start as usize), c_len) {
                         return true;
                     }
                     start += 1;
@@ -247,11 +250,11 @@ pub unsafe fn sat(
         };
     }
     // -1: attribute < constraint value, 0: equal, 1: greater, 2: unordered.
-    let ord: i32 = if c.kind == KIND_INT && a_kind == KIND_INT {
+    let ord: i32 = if c_kind == KIND_INT && a_kind == KIND_INT {
         cmp_i64(a_bits as i64, c.bits as i64)
     } else if a_kind == KIND_INT {
         cmp_int_float(a_bits as i64, f64::from_bits(c.bits))
-    } else if c.kind == KIND_INT {
+    } else if c_kind == KIND_INT {
         -cmp_int_float(c.bits as i64, f64::from_bits(a_bits))
     } else {
         let a = f64::from_bits(a_bits);
@@ -266,7 +269,7 @@ pub unsafe fn sat(
             2
         }
     };
-    match c.op {
+    match c.op as u32 {
         OP_EQ => ord == 0,
         OP_NE => ord != 0,
         OP_LT => ord == -1,
@@ -375,7 +378,7 @@ kernel! {
         if run_byte(*counter, run) == 0 {
             return;
         }
-        if !sat(&c, cstrings, attr.kind, attr.len, attr.bits, input as *const u8) {
+        if !sat(&c, cstrings, attr.kind, attr.bits, input as *const u8) {
             return;
         }
         let old = atomic_add(counter, 1u32 << (8 * run));
@@ -456,7 +459,7 @@ pub unsafe fn filter_holds(
         while a < n_attrs {
             let at = *attrs.add(a as usize);
             if at.row == con.tag {
-                held = sat(&con, cstrings, at.kind, at.len, at.bits, event as *const u8);
+                held = sat(&con, cstrings, at.kind, at.bits, event as *const u8);
                 break;
             }
             a += 1;
