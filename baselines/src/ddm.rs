@@ -10,7 +10,8 @@
 //! - [`Algorithm::Grid`]: grid-based matching (Boukerche et al. 2005; Ayani, Moradi & Tan
 //!   2000): regions go to the lists of the equal cells they cover; regions meet in a
 //!   cell; a pair is reported only in the cell that holds the lower corner of the
-//!   intersection, so that it is reported once. Cell size is a parameter.
+//!   intersection, so that it is reported once. Cell size is a parameter (by default
+//!   the regions' mean side, doubled until there are at most 4 cells per region).
 //! - [`Algorithm::Sort`]: sort-based matching (Raczy, Tan & Yu 2005; Pan et al. 2007):
 //!   the end points of dimension 0 are sorted and swept with one active set per kind;
 //!   a region meets the active regions of the other kind when its lower end point is
@@ -260,7 +261,7 @@ fn brute(v: &View, range: std::ops::Range<usize>, emit: &mut dyn FnMut(Pair)) {
             let a = v.publication(p);
             let (a0, a1) = (a[0], a[1]);
             for (s, b) in v.subs.chunks_exact(2).enumerate() {
-                if a0.lo < b[0].hi && b[0].lo < a0.hi && a1.lo < b[1].hi && b[1].lo < a1.hi {
+                if (a0.lo < b[0].hi) & (b[0].lo < a0.hi) & (a1.lo < b[1].hi) & (b[1].lo < a1.hi) {
                     emit(Pair {
                         publication: p as u32,
                         subscription: s as u32,
@@ -324,6 +325,12 @@ impl CellGrid {
                 .map(|&s| (s / n).clamp(1, u32::MAX as u64) as u32)
                 .collect(),
         };
+        // By default at most 4 cells per region: more cells than regions only cost empty lists.
+        let limit = if cell.is_some() {
+            MAX_GRID_CELLS
+        } else {
+            MAX_GRID_CELLS.min(4 * n.max(16))
+        };
         loop {
             let cells: Vec<u32> = (0..d)
                 .map(|k| {
@@ -332,7 +339,7 @@ impl CellGrid {
                         .max(1)) as u32
                 })
                 .collect();
-            if cells.iter().map(|&c| c as u64).product::<u64>() <= MAX_GRID_CELLS {
+            if cells.iter().map(|&c| c as u64).product::<u64>() <= limit {
                 return (lo, side, cells);
             }
             for s in side.iter_mut() {
@@ -544,92 +551,121 @@ impl Sweep {
     /// Sweeps events `from..to`, starting from the regions active at `from` (lower end
     /// point before `from`, upper end point at or after it).
     fn sweep_segment(&self, v: &View, from: usize, to: usize, emit: &mut dyn FnMut(Pair)) {
-        let mut act_pub = ActiveSet::new(v.n_pub);
-        let mut act_sub = ActiveSet::new(v.n_sub);
+        let rest = v.dims - 1;
+        let mut act_pub = ActiveSet::new(v.n_pub, rest);
+        let mut act_sub = ActiveSet::new(v.n_sub, rest);
         if from > 0 {
             let f = from as u32;
             for (i, &(l, u)) in self.pub_pos.iter().enumerate() {
                 if l < f && u >= f && l != u {
-                    act_pub.insert(i as u32);
+                    act_pub.insert(i as u32, &v.publication(i)[1..]);
                 }
             }
             for (i, &(l, u)) in self.sub_pos.iter().enumerate() {
                 if l < f && u >= f && l != u {
-                    act_sub.insert(i as u32);
+                    act_sub.insert(i as u32, &v.subscription(i)[1..]);
                 }
             }
         }
         for &(key, id) in &self.events[from..to] {
             let is_sub = id & SUB_BIT != 0;
             let i = id & !SUB_BIT;
-            match key & 3 {
-                UPPER => {
-                    if is_sub {
-                        act_sub.remove(i)
-                    } else {
-                        act_pub.remove(i)
+            let rank = key & 3;
+            if rank == UPPER {
+                if is_sub {
+                    act_sub.remove(i)
+                } else {
+                    act_pub.remove(i)
+                }
+                continue;
+            }
+            let (me, others, mine) = if is_sub {
+                (&v.subscription(i as usize)[1..], &act_pub, &mut act_sub)
+            } else {
+                (&v.publication(i as usize)[1..], &act_sub, &mut act_pub)
+            };
+            // The active regions of the other kind overlap this one in dimension 0;
+            // check the other dimensions (their ranges are stored with the set).
+            let mut hit = |o: u32| {
+                emit(if is_sub {
+                    Pair {
+                        publication: o,
+                        subscription: i,
+                    }
+                } else {
+                    Pair {
+                        publication: i,
+                        subscription: o,
+                    }
+                })
+            };
+            match rest {
+                0 => others.members.iter().for_each(|&o| hit(o)),
+                1 => {
+                    let m = me[0];
+                    for (&o, r) in others.members.iter().zip(&others.ranges) {
+                        if (m.lo < r.hi) & (r.lo < m.hi) {
+                            hit(o);
+                        }
                     }
                 }
-                rank => {
-                    if is_sub {
-                        let b = v.subscription(i as usize);
-                        for &p in &act_pub.members {
-                            if overlap(&v.publication(p as usize)[1..], &b[1..]) {
-                                emit(Pair {
-                                    publication: p,
-                                    subscription: i,
-                                });
-                            }
-                        }
-                        if rank == LOWER {
-                            act_sub.insert(i);
-                        }
-                    } else {
-                        let a = v.publication(i as usize);
-                        for &s in &act_sub.members {
-                            if overlap(&a[1..], &v.subscription(s as usize)[1..]) {
-                                emit(Pair {
-                                    publication: i,
-                                    subscription: s,
-                                });
-                            }
-                        }
-                        if rank == LOWER {
-                            act_pub.insert(i);
+                _ => {
+                    for (&o, r) in others.members.iter().zip(others.ranges.chunks_exact(rest)) {
+                        if overlap(me, r) {
+                            hit(o);
                         }
                     }
                 }
+            }
+            if rank == LOWER {
+                mine.insert(i, me);
             }
         }
     }
 }
 
-/// A set of region indices with O(1) insert, remove and iteration.
+/// A set of region indices with O(1) insert, remove and iteration; each member's ranges
+/// in the dimensions after the first are stored beside it, so that the sweep's checks
+/// read contiguous memory.
 struct ActiveSet {
     members: Vec<u32>,
+    ranges: Vec<Range>,
+    rest: usize,
     slot: Vec<u32>,
 }
 
 impl ActiveSet {
-    fn new(n: usize) -> ActiveSet {
+    fn new(n: usize, rest: usize) -> ActiveSet {
         ActiveSet {
             members: Vec::new(),
+            ranges: Vec::new(),
+            rest,
             slot: vec![u32::MAX; n],
         }
     }
-    fn insert(&mut self, i: u32) {
+    fn insert(&mut self, i: u32, ranges: &[Range]) {
         self.slot[i as usize] = self.members.len() as u32;
         self.members.push(i);
+        self.ranges.extend_from_slice(ranges);
     }
     fn remove(&mut self, i: u32) {
         let at = self.slot[i as usize];
         if at == u32::MAX {
             return;
         }
-        let last = *self.members.last().expect("non-empty");
-        self.members.swap_remove(at as usize);
-        if last != i {
-            self.slot[last as usize] = at;
+        let at = at as usize;
+        let last = self.members.len() - 1;
+        let moved = self.members[last];
+        self.members.swap_remove(at);
+        if self.rest > 0 {
+            let (a, l) = (at * self.rest, last * self.rest);
+            for k in 0..self.rest {
+                self.ranges[a + k] = self.ranges[l + k];
+            }
+            self.ranges.truncate(l);
+        }
+        if moved != i {
+            self.slot[moved as usize] = at as u32;
         }
         self.slot[i as usize] = u32::MAX;
     }

@@ -111,6 +111,8 @@ struct SweepState {
     offsets: Buffer<u64>,
     work: Buffer<SweepWork>,
     per_chunk: Buffer<u64>,
+    /// The enumeration window (grown on demand, kept across calls).
+    out: Buffer<Pair>,
 }
 
 /// A DDM region-matching engine on one device: the region table and, for the paper's
@@ -129,8 +131,8 @@ pub struct Engine<'d> {
     pub_rows: Buffer<u32>,
     _sub_rows: Buffer<u32>,
     pairs: Buffer<Pair>,
-    counters: Buffer<StepCounters>,
-    overlaps: Buffer<u64>,
+    /// `[StepCounters as u64, overlap count]`: Phase 4 reads both with one copy.
+    status: Buffer<u64>,
     updates: Buffer<UpdatedRegion>,
     update_ranges: Buffer<Range>,
     grid: Option<GridState>,
@@ -205,8 +207,7 @@ impl<'d> Engine<'d> {
         })?;
         let pair_cap = if paper { 4096u32.max(2 * n as u32) } else { 1 };
         let pairs = dev.alloc::<Pair>(pair_cap as usize)?;
-        let counters = dev.alloc::<StepCounters>(1)?;
-        let overlaps = dev.alloc::<u64>(1)?;
+        let status = dev.alloc::<u64>(2)?;
         let host = DdmTables {
             bounds: addr(&bounds),
             alive: addr(&alive),
@@ -214,8 +215,8 @@ impl<'d> Engine<'d> {
             pub_rows: addr(&pub_rows),
             sub_rows: addr(&sub_rows),
             pairs: addr(&pairs),
-            counters: addr(&counters),
-            overlaps: addr(&overlaps),
+            counters: addr(&status),
+            overlaps: addr(&status) + 8,
             n_pub,
             n_sub,
             pub_words,
@@ -238,8 +239,7 @@ impl<'d> Engine<'d> {
             pub_rows,
             _sub_rows: sub_rows,
             pairs,
-            counters,
-            overlaps,
+            status,
             updates: dev.alloc(n.max(1))?,
             update_ranges: dev.alloc((n * dims).max(1))?,
             grid: None,
@@ -362,14 +362,14 @@ impl<'d> Engine<'d> {
                 })
             }
             Approach::Region => {
-                self.dev.zero(&mut self.counters)?;
+                self.dev.write(&mut self.status, 0, &[0u64])?;
                 self.clear(n)?;
                 self.commit(n)?;
                 self.match_region(&staged)?;
                 self.finish(&staged, want_pairs)
             }
             Approach::Grid(_) => {
-                self.dev.zero(&mut self.counters)?;
+                self.dev.write(&mut self.status, 0, &[0u64])?;
                 self.clear(n)?;
                 let g = self.grid.as_ref().expect("grid engine has a grid");
                 let args = [
@@ -479,11 +479,12 @@ impl<'d> Engine<'d> {
     fn finish(&mut self, staged: &StagedUpdates, want_pairs: bool) -> Result<StepReport, DdmError> {
         let n = staged.records.len() as u32;
         loop {
-            let c = self.dev.read(&self.counters)?[0];
+            let status = self.dev.read(&self.status)?;
+            let c: StepCounters = bytemuck::cast(status[0]);
             let grid_full = c.cell_overflow > 0;
             let list_full = c.new_pairs > self.host.pair_cap;
             if !grid_full && !list_full {
-                let overlaps = self.read_overlaps()?;
+                let overlaps = status[1];
                 let pairs = if want_pairs {
                     let mut v = vec![Pair::default(); c.new_pairs as usize];
                     self.dev.read_into(&self.pairs, 0, &mut v)?;
@@ -520,7 +521,7 @@ impl<'d> Engine<'d> {
                 self.dev
                     .launch(&map_regions::KERNEL, Self::linear(all), &args)?;
             }
-            self.dev.zero(&mut self.counters)?;
+            self.dev.write(&mut self.status, 0, &[0u64])?;
             self.clear(n)?;
             match self.approach {
                 Approach::Region => self.match_region(staged)?,
@@ -530,7 +531,7 @@ impl<'d> Engine<'d> {
     }
 
     fn read_overlaps(&self) -> Result<u64, DdmError> {
-        Ok(self.dev.read(&self.overlaps)?[0])
+        Ok(self.dev.read(&self.status)?[1])
     }
 
     /// The number of overlapping (publication, subscription) pairs now.
@@ -574,8 +575,13 @@ impl<'d> Engine<'d> {
             return Ok(0);
         }
         let window = pairs_total.min(SWEEP_WINDOW);
-        let out = self.dev.alloc::<Pair>(window as usize)?;
+        let dev = self.dev;
+        let s = self.sweep.as_mut().expect("prepared");
+        if s.out.len() < window as usize {
+            s.out = dev.alloc(window as usize)?;
+        }
         let s = self.sweep.as_ref().expect("prepared");
+        let out = &s.out;
         let mut host = vec![Pair::default(); window as usize];
         let mut base = 0u64;
         while base < pairs_total {
@@ -662,6 +668,7 @@ impl<'d> Engine<'d> {
             offsets: self.dev.alloc(tasks.max(1))?,
             work: self.dev.alloc(1)?,
             per_chunk: self.dev.alloc(1)?,
+            out: self.dev.alloc(1)?,
         })
     }
 

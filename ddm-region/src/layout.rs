@@ -180,8 +180,9 @@ impl GridSpec {
     }
 
     /// A grid over the bounding box of `set`, with cells of side `cell` (per dimension)
-    /// or, by default, the regions' mean side; cells grow until there are at most
-    /// [`MAX_CELLS`] / 16 of them.
+    /// or, by default, the regions' mean side; cells grow (doubling) until there are at
+    /// most [`MAX_CELLS`] / 16 of them and, by default, at most 4 per region (more cells
+    /// than regions only cost empty lists).
     pub fn fit(set: &RegionSet, cell: Option<&[u32]>) -> Result<GridSpec, DdmError> {
         let dims = set.dims();
         if dims > GRID_MAX_DIMS {
@@ -206,6 +207,10 @@ impl GridSpec {
         if n == 0 {
             return GridSpec::new(vec![0; dims], vec![1; dims], vec![1; dims]);
         }
+        let limit = match cell {
+            Some(_) => MAX_CELLS / 16,
+            None => (MAX_CELLS / 16).min(4 * n.max(16)),
+        };
         let mut size: Vec<u32> = match cell {
             Some(c) if c.len() == dims => c.iter().map(|&c| c.max(1)).collect(),
             Some(c) => {
@@ -228,7 +233,7 @@ impl GridSpec {
                 })
                 .collect();
             let total: u64 = cells.iter().map(|&c| c as u64).product();
-            if total <= MAX_CELLS / 16 {
+            if total <= limit {
                 return GridSpec::new(lo, size, cells);
             }
             for s in size.iter_mut() {

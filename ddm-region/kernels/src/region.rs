@@ -17,6 +17,10 @@ kernel! {
     /// ([`record_overlap`]). `skip_updated = 1` (used for subscriptions) skips candidates
     /// updated in this `epoch`, whose own threads find those pairs, so that no pair is
     /// compared twice. Shared memory: `2 * M * dims` ranges + `M` flags.
+    ///
+    /// Beyond the paper, the candidates may be cut into `grid_dim_y()` slices of whole
+    /// tiles, block row `block_idx_y()` taking one: the same comparisons spread over more
+    /// blocks, so that a few thousand updated regions still fill a large GPU.
     pub fn match_region(
         tables: *const DdmTables,
         updates: *const UpdatedRegion,
@@ -56,12 +60,15 @@ kernel! {
         let own_is_pub = r < t.n_pub;
         let mut found: u64 = 0;
 
-        let mut base = 0u32;
-        while base < n_cand {
+        let tiles = n_cand.div_ceil(m as u32);
+        let per_slice = tiles.div_ceil(grid_dim_y());
+        let mut base = block_idx_y() * per_slice * m as u32;
+        let end = core::cmp::min(n_cand, base.saturating_add(per_slice * m as u32));
+        while base < end {
             // Load: thread k stages candidate base + k.
             let j = base + k as u32;
             let mut flag = 0u32;
-            if j < n_cand {
+            if j < end {
                 let v = cand_base + j;
                 flag = *t.alive().add(v as usize);
                 if skip_updated != 0 && *t.epoch().add(v as usize) == epoch {
@@ -81,7 +88,7 @@ kernel! {
             sync_threads();
             // Compare: the own region against the M staged regions.
             if mine {
-                let count = core::cmp::min(m as u32, n_cand - base) as usize;
+                let count = core::cmp::min(m as u32, end - base) as usize;
                 let mut c = 0usize;
                 while c < count {
                     if *ok.add(c) != 0 && extents_overlap(own, tile.add(c * dims), dims as u32) {

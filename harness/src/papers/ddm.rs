@@ -1,16 +1,600 @@
-//! The ddm paper's experiments and its command-line subcommands.
+//! The ddm paper's experiments (Lo, Chung & Pai, "Offloading Region Matching of Data
+//! Distribution Management with CUDA", §IV: Figs. 5–12), a scale-up series beyond the
+//! paper, and the `ddm match` / `ddm generate` subcommands.
+//!
+//! Each speedup figure and its time figure come from the same measurements, so they are
+//! one experiment here: `fig5_7` (uniform, RS = 10 x 10), `fig6_8` (uniform, 100 x 100),
+//! `fig9_11` (three crowded areas, 10 x 10), `fig10_12` (crowded, 100 x 100); the plot's
+//! value panel is the time figure, its speedup panel (over `brute`, the paper's CPU)
+//! the speedup figure. `scaleup_a1` and `scaleup_a100` go to a million regions.
+//!
+//! Engines: `gpu-region`, `gpu-grid` (the paper's two approaches, overlap information
+//! maintained on the device across steps), `gpu-sweep` (beyond the paper: a GPU
+//! sort-based sweep), their emulator twins `emu-*` (quick mode), and the CPU baselines
+//! `brute`, `grid`, `sort` (one thread) and `brute-par`, `grid-par`, `sort-par` (all
+//! cores). A step's time is the paper's "region matching time": for the GPU engines,
+//! Phase 1 (copy in the moved regions) to Phase 4 (the updated overlap pairs back on the
+//! host), wall clock; for the CPU baselines, enumerating every overlapping pair of the
+//! step's positions. The mean over the timed steps is recorded per seed. GPU and
+//! emulator engines run all 30 steps; the CPU baselines run fewer at large sizes
+//! ([`cpu_steps`]) so that an experiment stays within minutes.
+//!
+//! Checks (a mismatch fails the run): every device engine's pairs of the last step equal
+//! the `sort` baseline's on every workload, and its overlap count equals the baseline's
+//! after every step.
 
-use crate::experiment::Experiment;
+use crate::bad_input;
+use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
+use anyhow::Context as _;
+use baselines::ddm::{Algorithm, DdmMatcher};
+use ddm_region::workload::{scale_up, Distribution, ScaleUpParams, Scenario, ScenarioParams};
+use ddm_region::{Approach, Device, Engine, GridSpec, Kind, Pair, UpdateBatch};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
 
-/// The paper's tables and figures.
+/// The paper's tables and figures, and the scale-up beyond it.
 pub fn experiments() -> Vec<Experiment> {
-    Vec::new()
+    let e = |id, title, x_label, y_label, baseline, paper_says, run| Experiment {
+        paper: Paper::Ddm,
+        id,
+        title,
+        x_label,
+        y_label,
+        log_x: true,
+        log_y: true,
+        higher_is_better: false,
+        baseline,
+        paper_says,
+        run,
+    };
+    let regions = "regions (half publications)";
+    let ms = "region matching time per step (ms)";
+    vec![
+        e(
+            "fig5_7",
+            "Figs. 5 and 7: speedup over the CPU and matching time vs regions, uniform, RS = 10 x 10",
+            regions,
+            ms,
+            Some("brute"),
+            "200x (REGION over the CPU at 32768 regions; GRID up to 150x); GRID faster than REGION (Remark 2)",
+            fig5_7,
+        ),
+        e(
+            "fig6_8",
+            "Figs. 6 and 8: speedup over the CPU and matching time vs regions, uniform, RS = 100 x 100",
+            regions,
+            ms,
+            Some("brute"),
+            "200x (REGION over the CPU; GRID up to 150x); GRID slower with larger regions (Remark 3)",
+            fig6_8,
+        ),
+        e(
+            "fig9_11",
+            "Figs. 9 and 11: speedup and matching time vs regions, three crowded areas (20 %), RS = 10 x 10",
+            regions,
+            ms,
+            Some("brute"),
+            "25x (REGION over the CPU, crowded; GRID about 5x); REGION faster than GRID (Remarks 4, 5)",
+            fig9_11,
+        ),
+        e(
+            "fig10_12",
+            "Figs. 10 and 12: speedup and matching time vs regions, three crowded areas (20 %), RS = 100 x 100",
+            regions,
+            ms,
+            Some("brute"),
+            "25x (REGION over the CPU, crowded; GRID about 5x); REGION faster than GRID (Remarks 4, 5)",
+            fig10_12,
+        ),
+        e(
+            "scaleup_a1",
+            "Beyond the paper: counting time vs regions up to 1M, 2-D, overlap degree alpha = 1",
+            regions,
+            "time to count all overlapping pairs (ms)",
+            Some("sort-par"),
+            "not in the paper; issue 8 target: gpu-sweep >= 10x sort-par (all host cores) at 1M regions",
+            scaleup_a1,
+        ),
+        e(
+            "scaleup_a100",
+            "Beyond the paper: counting time vs regions up to 1M, 2-D, overlap degree alpha = 100",
+            regions,
+            "time to count all overlapping pairs (ms)",
+            Some("sort-par"),
+            "not in the paper; issue 8 target: gpu-sweep >= 10x sort-par (all host cores) at 1M regions",
+            scaleup_a100,
+        ),
+    ]
 }
 
-/// `harness ddm ...`: the user's own workloads.
+fn fig5_7(ctx: &mut Ctx) -> anyhow::Result<()> {
+    scenario_experiment(ctx, Distribution::Uniform, 10)
+}
+fn fig6_8(ctx: &mut Ctx) -> anyhow::Result<()> {
+    scenario_experiment(ctx, Distribution::Uniform, 100)
+}
+fn fig9_11(ctx: &mut Ctx) -> anyhow::Result<()> {
+    scenario_experiment(ctx, Distribution::Crowded, 10)
+}
+fn fig10_12(ctx: &mut Ctx) -> anyhow::Result<()> {
+    scenario_experiment(ctx, Distribution::Crowded, 100)
+}
+fn scaleup_a1(ctx: &mut Ctx) -> anyhow::Result<()> {
+    scaleup_experiment(ctx, 1.0)
+}
+fn scaleup_a100(ctx: &mut Ctx) -> anyhow::Result<()> {
+    scaleup_experiment(ctx, 100.0)
+}
+
+fn host_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// The devices wanted in this run: (`gpu` | `emu`, engine kind, device).
+fn devices(ctx: &Ctx, series: &[&str]) -> anyhow::Result<Vec<(&'static str, EngineKind, Device)>> {
+    let mut v = Vec::new();
+    if series
+        .iter()
+        .any(|a| ctx.wants(&format!("gpu-{a}"), EngineKind::Gpu))
+    {
+        let ordinal = ctx
+            .gpu_ordinal
+            .context("a GPU engine was asked for, but no GPU is present")?;
+        v.push((
+            "gpu",
+            EngineKind::Gpu,
+            Device::gpu(ordinal, ddm_region::PTX).context("opening the GPU")?,
+        ));
+    }
+    if series
+        .iter()
+        .any(|a| ctx.wants(&format!("emu-{a}"), EngineKind::Emu))
+    {
+        v.push(("emu", EngineKind::Emu, Device::emulator()));
+    }
+    Ok(v)
+}
+
+/// The CPU baselines by series name.
+fn cpu_matchers(cell: Option<Vec<u32>>) -> Vec<(&'static str, DdmMatcher)> {
+    let all = host_threads();
+    vec![
+        ("brute", DdmMatcher::new(Algorithm::Brute, 1)),
+        ("brute-par", DdmMatcher::new(Algorithm::Brute, all)),
+        (
+            "grid",
+            DdmMatcher::new(Algorithm::Grid { cell: cell.clone() }, 1),
+        ),
+        ("grid-par", DdmMatcher::new(Algorithm::Grid { cell }, all)),
+        ("sort", DdmMatcher::new(Algorithm::Sort, 1)),
+        ("sort-par", DdmMatcher::new(Algorithm::Sort, all)),
+    ]
+}
+
+/// Steps a CPU baseline is timed on: all of them, except for the quadratic brute force
+/// at the paper's larger sizes (its time per step hardly varies).
+fn cpu_steps(name: &str, regions: u32, steps: usize) -> usize {
+    match name {
+        "brute" if regions >= 8192 => 2.min(steps),
+        "brute" | "brute-par" => 5.min(steps),
+        _ => 10.min(steps),
+    }
+}
+
+/// Figs. 5–12: a scenario of §IV per (regions, seed), 30 moves of every region.
+fn scenario_experiment(ctx: &mut Ctx, distribution: Distribution, size: u32) -> anyhow::Result<()> {
+    let xs: Vec<u32> = if ctx.quick {
+        vec![64, 128]
+    } else {
+        vec![2048, 4096, 8192, 16384, 32768]
+    };
+    let steps = if ctx.quick { 2 } else { 30 };
+    let approaches = ["region", "grid", "sweep"];
+    let devs = devices(ctx, &approaches)?;
+    // §IV: "the grid cell size ... is set to 100 x 100 for each test case".
+    let grid = GridSpec::covering(2, 10_000, 100)?;
+    let cpus: Vec<(&str, DdmMatcher)> = cpu_matchers(Some(vec![100, 100]))
+        .into_iter()
+        .filter(|(n, _)| ctx.wants(n, EngineKind::Cpu))
+        .collect();
+    let oracle = DdmMatcher::new(Algorithm::Sort, host_threads());
+    let seeds = ctx.seeds.clone();
+    ctx.set_steps((xs.len() * seeds.len()) as u64);
+    for &n in &xs {
+        for &seed in &seeds {
+            ctx.step(&format!("{n} regions, seed {seed}"));
+            let name = format!("{distribution:?} RS={size} regions={n} seed={seed}");
+            let mut params = ScenarioParams::paper(n, size, distribution);
+            params.steps = steps;
+            let mut scenario = Scenario::new(params, seed)?;
+            let initial = scenario.regions().clone();
+            let mut batches = Vec::with_capacity(steps as usize);
+            let mut positions = Vec::with_capacity(steps as usize);
+            for _ in 0..steps {
+                batches.push(scenario.step());
+                positions.push(scenario.regions().clone());
+            }
+            let counts: Vec<u64> = positions.iter().map(|s| oracle.count(s)).collect();
+            let reference = oracle.pairs(positions.last().expect("at least one step"));
+
+            for (dev_name, kind, dev) in &devs {
+                for approach in [
+                    Approach::Region,
+                    Approach::Grid(grid.clone()),
+                    Approach::Sweep,
+                ] {
+                    let series = format!("{dev_name}-{}", approach.name());
+                    if !ctx.wants(&series, *kind) {
+                        continue;
+                    }
+                    let mut engine = Engine::with_regions(dev, approach.clone(), &initial)?;
+                    let mut total_ms = 0.0;
+                    let mut last = Vec::new();
+                    for (i, batch) in batches.iter().enumerate() {
+                        let t0 = Instant::now();
+                        let (overlaps, pairs) = timed_step(&mut engine, batch)?;
+                        total_ms += t0.elapsed().as_secs_f64() * 1e3;
+                        ctx.check(
+                            &format!("{name} step {i} (count)"),
+                            ("sort", &[counts[i]]),
+                            (&series, &[overlaps]),
+                        )?;
+                        last = pairs;
+                    }
+                    last.sort_unstable();
+                    ctx.check(&name, ("sort", &reference), (&series, &last))?;
+                    ctx.record(&series, n as f64, total_ms / steps as f64);
+                }
+            }
+            for (series, m) in &cpus {
+                let k = cpu_steps(series, n, steps as usize);
+                let t0 = Instant::now();
+                let mut found = 0usize;
+                for set in &positions[..k] {
+                    found += m.pairs_unordered(set).len();
+                }
+                let ms = t0.elapsed().as_secs_f64() * 1e3 / k as f64;
+                let want: usize = counts[..k].iter().map(|&c| c as usize).sum();
+                ctx.check(&name, ("sort", &[want]), (series, &[found]))?;
+                ctx.record(series, n as f64, ms);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One timed step of a device engine: Phases 1–4 with the updated pairs copied back (the
+/// sweep engine, which keeps no overlap state, enumerates all pairs).
+fn timed_step(engine: &mut Engine, batch: &UpdateBatch) -> anyhow::Result<(u64, Vec<Pair>)> {
+    if *engine.approach() == Approach::Sweep {
+        engine.step(batch, false)?;
+        let mut pairs = Vec::new();
+        let n = engine.for_each_pair_batch(|b| pairs.extend_from_slice(b))?;
+        return Ok((n, pairs));
+    }
+    let r = engine.step(batch, true)?;
+    Ok((r.overlaps, r.pairs.unwrap_or_default()))
+}
+
+/// The scale-up: one static matching per (regions, seed), counting.
+fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
+    let xs: Vec<u32> = if ctx.quick {
+        vec![256, 512]
+    } else {
+        vec![16_384, 65_536, 262_144, 1_048_576]
+    };
+    let reps = if ctx.quick { 1 } else { 5 };
+    let approaches = ["sweep", "region", "grid"];
+    let devs = devices(ctx, &approaches)?;
+    let cpus: Vec<(&str, DdmMatcher)> = cpu_matchers(None)
+        .into_iter()
+        .filter(|(n, _)| !n.starts_with("brute") && ctx.wants(n, EngineKind::Cpu))
+        .collect();
+    let seeds = ctx.seeds.clone();
+    ctx.set_steps((xs.len() * seeds.len()) as u64);
+    for &n in &xs {
+        for &seed in &seeds {
+            ctx.step(&format!("{n} regions, seed {seed}"));
+            let name = format!("scale-up alpha={alpha} regions={n} seed={seed}");
+            let set = scale_up(
+                &ScaleUpParams {
+                    regions: n,
+                    alpha,
+                    dims: 2,
+                },
+                seed,
+            )?;
+            let oracle = DdmMatcher::new(Algorithm::Sort, host_threads());
+            let want = oracle.count(&set);
+            for (dev_name, kind, dev) in &devs {
+                for approach in [
+                    Approach::Sweep,
+                    Approach::Region,
+                    Approach::Grid(GridSpec::fit(&set, None)?),
+                ] {
+                    let series = format!("{dev_name}-{}", approach.name());
+                    // The paper's engines keep an n_pub x n_sub bit matrix: up to 65536 regions.
+                    if !ctx.wants(&series, *kind) || (approach != Approach::Sweep && n > 65_536) {
+                        continue;
+                    }
+                    let mut engine =
+                        Engine::new(dev, approach.clone(), 2, set.n_pub(), set.n_sub())?;
+                    let everything = UpdateBatch::everything(&set);
+                    let t1 = Instant::now();
+                    engine.step(&everything, false)?;
+                    let got = engine.count()?;
+                    let first_ms = t1.elapsed().as_secs_f64() * 1e3;
+                    ctx.check(&name, ("sort-par", &[want]), (&series, &[got]))?;
+                    if approach == Approach::Sweep {
+                        // Regions resident on the device (Fig. 1): the count alone.
+                        let t2 = Instant::now();
+                        for _ in 0..reps {
+                            engine.count()?;
+                        }
+                        ctx.record(
+                            &series,
+                            n as f64,
+                            t2.elapsed().as_secs_f64() * 1e3 / reps as f64,
+                        );
+                        ctx.record(&format!("{series}+upload"), n as f64, first_ms);
+                    } else {
+                        // Incremental engines: adding every region is their matching.
+                        ctx.record(&series, n as f64, first_ms);
+                    }
+                }
+            }
+            for (series, m) in &cpus {
+                let r = if series.ends_with("-par") { reps } else { 1 };
+                let t0 = Instant::now();
+                let mut got = 0;
+                for _ in 0..r {
+                    got = m.count(&set);
+                }
+                ctx.record(
+                    series,
+                    n as f64,
+                    t0.elapsed().as_secs_f64() * 1e3 / r as f64,
+                );
+                ctx.check(&name, ("sort-par", &[want]), (series, &[got]))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `harness ddm ...`: the user's own regions.
 #[derive(clap::Subcommand, Debug)]
-pub enum Cmd {}
+pub enum Cmd {
+    /// Match publication and subscription regions: prints the number of overlapping
+    /// (publication, subscription) pairs, or with --pairs one `pub_id,sub_id` line per pair.
+    Match {
+        /// CSV with header `kind,id,lo0,hi0,lo1,hi1,...` (kind `pub` or `sub`; half-open
+        /// ranges [lo, hi) of unsigned 32-bit integers; any number of dimensions).
+        #[arg(long)]
+        regions: PathBuf,
+        /// gpu-region, gpu-grid, gpu-sweep, emu-region, emu-grid, emu-sweep, brute, grid or
+        /// sort (default: gpu-sweep when a GPU is present, else sort).
+        #[arg(long)]
+        engine: Option<String>,
+        /// Print the pairs (ordered by publication, then subscription, by file order)
+        /// instead of their number.
+        #[arg(long)]
+        pairs: bool,
+        /// Threads of the CPU baselines (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Cell side of the grid engines: one value, or one per dimension, comma-separated
+        /// (default: the regions' mean side).
+        #[arg(long, value_delimiter = ',')]
+        cell_size: Vec<u32>,
+        /// GPU ordinal.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+    },
+    /// Write the regions of a §IV scenario (after `--steps` moves) as a CSV file.
+    Generate {
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 2048)]
+        regions: u32,
+        /// Side of every region (RS = size x size).
+        #[arg(long, default_value_t = 10)]
+        size: u32,
+        /// Scenario II: 20 % of the regions around three crowded areas.
+        #[arg(long)]
+        crowded: bool,
+        #[arg(long, default_value_t = 0)]
+        steps: u32,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
 
 pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
-    match cmd {}
+    match cmd {
+        Cmd::Match {
+            regions,
+            engine,
+            pairs,
+            threads,
+            cell_size,
+            device,
+        } => match_cmd(
+            &regions,
+            engine.as_deref(),
+            pairs,
+            threads,
+            &cell_size,
+            device,
+        ),
+        Cmd::Generate {
+            out,
+            regions,
+            size,
+            crowded,
+            steps,
+            seed,
+        } => {
+            let dist = if crowded {
+                Distribution::Crowded
+            } else {
+                Distribution::Uniform
+            };
+            let mut s = Scenario::new(ScenarioParams::paper(regions, size, dist), seed)
+                .map_err(bad_input)?;
+            for _ in 0..steps {
+                s.step();
+            }
+            let file = std::fs::File::create(&out)
+                .with_context(|| format!("{}: cannot create", out.display()))?;
+            let mut w = std::io::BufWriter::new(file);
+            ddm_region::io::write_regions(s.regions(), &mut w)?;
+            w.flush()?;
+            Ok(())
+        }
+    }
+}
+
+fn match_cmd(
+    path: &std::path::Path,
+    engine: Option<&str>,
+    want_pairs: bool,
+    threads: Option<usize>,
+    cell_size: &[u32],
+    device: usize,
+) -> anyhow::Result<()> {
+    let set = ddm_region::io::read_regions(path).map_err(bad_input)?;
+    let engine = match engine {
+        Some(e) => e.to_string(),
+        None if Device::gpu_count() > device && !ddm_region::PTX.is_empty() => {
+            "gpu-sweep".to_string()
+        }
+        None => "sort".to_string(),
+    };
+    let cell: Option<Vec<u32>> = match cell_size.len() {
+        0 => None,
+        1 => Some(vec![cell_size[0]; set.dims()]),
+        k if k == set.dims() => Some(cell_size.to_vec()),
+        k => {
+            return Err(bad_input(anyhow::anyhow!(
+                "--cell-size has {k} values; give 1 or {}",
+                set.dims()
+            )))
+        }
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let pub_ids = set.ids(Kind::Publication);
+    let sub_ids = set.ids(Kind::Subscription);
+    let print = |pairs: &[Pair], out: &mut dyn std::io::Write| -> std::io::Result<()> {
+        for p in pairs {
+            writeln!(
+                out,
+                "{},{}",
+                pub_ids[p.publication as usize], sub_ids[p.subscription as usize]
+            )?;
+        }
+        Ok(())
+    };
+    let cpu = |a: Algorithm| DdmMatcher::new(a, threads.unwrap_or_else(host_threads));
+    let (dev_kind, approach) = match engine.split_once('-') {
+        None => {
+            let m = match engine.as_str() {
+                "brute" => cpu(Algorithm::Brute),
+                "grid" => cpu(Algorithm::Grid { cell }),
+                "sort" => cpu(Algorithm::Sort),
+                other => return Err(bad_input(anyhow::anyhow!("unknown engine `{other}`"))),
+            };
+            if want_pairs {
+                print(&m.pairs(&set), &mut out)?;
+            } else {
+                writeln!(out, "{}", m.count(&set))?;
+            }
+            out.flush()?;
+            return Ok(());
+        }
+        Some((d, a)) => {
+            let approach = match a {
+                "region" => Approach::Region,
+                "grid" => Approach::Grid(GridSpec::fit(&set, cell.as_deref()).map_err(bad_input)?),
+                "sweep" => Approach::Sweep,
+                _ => return Err(bad_input(anyhow::anyhow!("unknown engine `{engine}`"))),
+            };
+            (d, approach)
+        }
+    };
+    let dev = match dev_kind {
+        "gpu" => Device::gpu(device, ddm_region::PTX).context("opening the GPU")?,
+        "emu" => Device::emulator(),
+        _ => return Err(bad_input(anyhow::anyhow!("unknown engine `{engine}`"))),
+    };
+    let mut e = Engine::with_regions(&dev, approach, &set)?;
+    if want_pairs {
+        if *e.approach() == Approach::Sweep {
+            // Streamed in windows: any number of pairs; each window ordered.
+            let mut err = None;
+            e.for_each_pair_batch(|b| {
+                let mut b = b.to_vec();
+                b.sort_unstable();
+                if let Err(x) = print(&b, &mut out) {
+                    err.get_or_insert(x);
+                }
+            })?;
+            if let Some(x) = err {
+                return Err(x.into());
+            }
+        } else {
+            print(&e.pairs()?, &mut out)?;
+        }
+    } else {
+        writeln!(out, "{}", e.count()?)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_experiment_runs_in_quick_mode_on_cpu_engines() {
+        for exp in experiments() {
+            let names = vec![
+                "sort".to_string(),
+                "grid".to_string(),
+                "sort-par".to_string(),
+                "brute".to_string(),
+            ];
+            let mut ctx = Ctx::new(
+                true,
+                vec![1],
+                Some(names),
+                None,
+                std::sync::Arc::new(indicatif::ProgressBar::hidden()),
+            );
+            (exp.run)(&mut ctx).unwrap_or_else(|e| panic!("{}: {e:#}", exp.id));
+            assert!(!ctx.samples.is_empty(), "{}", exp.id);
+        }
+    }
+
+    #[test]
+    fn sweep_pairs_of_one_set_match_the_sort_baseline() {
+        let set = scale_up(
+            &ScaleUpParams {
+                regions: 300,
+                alpha: 20.0,
+                dims: 2,
+            },
+            3,
+        )
+        .unwrap();
+        let dev = Device::emulator();
+        let mut e = Engine::with_regions(&dev, Approach::Sweep, &set).unwrap();
+        let want = DdmMatcher::new(Algorithm::Sort, 1).pairs(&set);
+        assert!(!want.is_empty());
+        assert_eq!(e.pairs().unwrap(), want);
+    }
 }
