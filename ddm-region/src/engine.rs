@@ -22,7 +22,7 @@ use ddm_region_kernels::radix::{
 use ddm_region_kernels::region::match_region;
 use ddm_region_kernels::scan::{scan_down, scan_reduce, scan_top, SCAN_BLOCK, SCAN_TILE};
 use ddm_region_kernels::sweep::{sweep_count, sweep_emit, sweep_keys, sweep_tasks, SweepWork};
-use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
+use ddm_region_kernels::{DdmTables, StepCounters};
 use gpu_kernels::{Arg, Buffer, Device, GpuError, LaunchConfig};
 
 /// Threads per block for the paper's kernels (§IV: "each CUDA thread block contains 256
@@ -133,8 +133,10 @@ pub struct Engine<'d> {
     pairs: Buffer<Pair>,
     /// `[StepCounters as u64, overlap count]`: Phase 4 reads both with one copy.
     status: Buffer<u64>,
-    updates: Buffer<UpdatedRegion>,
-    update_ranges: Buffer<Range>,
+    /// Phase 1's one copy: the [`UpdatedRegion`](ddm_region_kernels::UpdatedRegion) records, then their ranges (as `u32`s).
+    updates: Buffer<u32>,
+    /// Where the ranges start in `updates` (in `u32`s), for the current step.
+    ranges_at: usize,
     grid: Option<GridState>,
     sweep: Option<SweepState>,
     stamp: Vec<u32>,
@@ -240,8 +242,8 @@ impl<'d> Engine<'d> {
             _sub_rows: sub_rows,
             pairs,
             status,
-            updates: dev.alloc(n.max(1))?,
-            update_ranges: dev.alloc((n * dims).max(1))?,
+            updates: dev.alloc((2 * n + 2 * n * dims).max(1))?,
+            ranges_at: 0,
             grid: None,
             sweep: None,
             stamp: vec![0; n],
@@ -351,8 +353,12 @@ impl<'d> Engine<'d> {
             self.key_bound = self.key_bound.max(top);
         }
         // Phase 1: the updated regions' information, host -> device.
-        self.dev.write(&mut self.updates, 0, &staged.records)?;
-        self.dev.write(&mut self.update_ranges, 0, &staged.ranges)?;
+        let mut payload: Vec<u32> =
+            Vec::with_capacity(2 * staged.records.len() + 2 * staged.ranges.len());
+        payload.extend_from_slice(bytemuck::cast_slice(&staged.records));
+        payload.extend_from_slice(bytemuck::cast_slice(&staged.ranges));
+        self.ranges_at = 2 * staged.records.len();
+        self.dev.write(&mut self.updates, 0, &payload)?;
         match self.approach.clone() {
             Approach::Sweep => {
                 self.commit(n)?;
@@ -362,14 +368,13 @@ impl<'d> Engine<'d> {
                 })
             }
             Approach::Region => {
-                self.dev.write(&mut self.status, 0, &[0u64])?;
+                // (commit_updates zeroes the step counters: no copy for that.)
                 self.clear(n)?;
                 self.commit(n)?;
                 self.match_region(&staged)?;
                 self.finish(&staged, want_pairs)
             }
             Approach::Grid(_) => {
-                self.dev.write(&mut self.status, 0, &[0u64])?;
                 self.clear(n)?;
                 let g = self.grid.as_ref().expect("grid engine has a grid");
                 let args = [
@@ -416,7 +421,7 @@ impl<'d> Engine<'d> {
         let args = [
             self.table.arg(),
             self.updates.arg(),
-            self.update_ranges.arg(),
+            self.updates.arg_at(self.ranges_at),
             n.into(),
             self.epoch.into(),
         ];
@@ -601,7 +606,7 @@ impl<'d> Engine<'d> {
                 self.dev
                     .launch(&sweep_emit::KERNEL, Self::linear(threads), &args)
             })?;
-            self.dev.read_into(&out, 0, &mut host[..len as usize])?;
+            self.dev.read_into(out, 0, &mut host[..len as usize])?;
             f(&host[..len as usize]);
             base += len;
         }

@@ -6,14 +6,15 @@
 //! [`clear_overlaps`]: the overlap information of each updated region is reset, and the
 //! regions it overlapped before forget it.
 
-use crate::{DdmTables, Range, UpdatedRegion};
+use crate::{DdmTables, Range, StepCounters, UpdatedRegion};
 use gpu_kernels::prelude::*;
 
 kernel! {
     /// Phase 1 (device side): one thread per updated region. Thread `i` copies update
     /// `i`'s `dims` ranges from `ranges` (global) into the region table, and sets the
     /// region's live flag and its update epoch (global). Runs after Phase 2, which still
-    /// needs the old ranges (the grid's unmapping).
+    /// needs the old ranges (the grid's unmapping). Thread 0 also zeroes the step
+    /// counters, which only the later kernels of the step use.
     pub fn commit_updates(
         tables: *const DdmTables,
         updates: *const UpdatedRegion,
@@ -22,10 +23,13 @@ kernel! {
         epoch: u32,
     ) {
         let i = global_id_x();
+        let t = *tables;
+        if i == 0 {
+            *t.counters() = StepCounters::default();
+        }
         if i >= n_updates {
             return;
         }
-        let t = *tables;
         let u = *updates.add(i as usize);
         let dst = t.extent(u.region);
         let src = ranges.add(i as usize * t.dims as usize);
