@@ -22,8 +22,8 @@ use ddm_region_kernels::radix::{
 use ddm_region_kernels::region::match_region;
 use ddm_region_kernels::scan::{scan_down, scan_reduce, scan_top, SCAN_BLOCK, SCAN_TILE};
 use ddm_region_kernels::sweep::{sweep_count, sweep_emit, sweep_keys, sweep_tasks, SweepWork};
-use ddm_region_kernels::{DdmTables, StepCounters};
-use gpu_kernels::{Arg, Buffer, Device, GpuError, LaunchConfig};
+use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
+use gpu_kernels::{Arg, Buffer, Device, GpuError, HostBuffer, LaunchConfig};
 
 /// Threads per block for the paper's kernels (§IV: "each CUDA thread block contains 256
 /// CUDA threads"); also `M`, the tile of Fig. 2.
@@ -133,9 +133,13 @@ pub struct Engine<'d> {
     pairs: Buffer<Pair>,
     /// `[StepCounters as u64, overlap count]`: Phase 4 reads both with one copy.
     status: Buffer<u64>,
-    /// Phase 1's one copy: the [`UpdatedRegion`](ddm_region_kernels::UpdatedRegion) records, then their ranges (as `u32`s).
-    updates: Buffer<u32>,
-    /// Where the ranges start in `updates` (in `u32`s), for the current step.
+    /// Phase 1: the [`UpdatedRegion`] records, then their ranges (as `u32`s), in mapped
+    /// page-locked host memory that the kernels read directly (no copy call).
+    staging: HostBuffer<u32>,
+    /// The records again, in device memory (copied by `commit_updates`) for the kernels
+    /// that read them many times.
+    updates: Buffer<UpdatedRegion>,
+    /// Where the ranges start in `staging` (in `u32`s), for the current step.
     ranges_at: usize,
     grid: Option<GridState>,
     sweep: Option<SweepState>,
@@ -242,7 +246,8 @@ impl<'d> Engine<'d> {
             _sub_rows: sub_rows,
             pairs,
             status,
-            updates: dev.alloc((2 * n + 2 * n * dims).max(1))?,
+            staging: dev.alloc_host((2 * n + 2 * n * dims).max(1))?,
+            updates: dev.alloc(n.max(1))?,
             ranges_at: 0,
             grid: None,
             sweep: None,
@@ -352,13 +357,15 @@ impl<'d> Engine<'d> {
                 .unwrap_or(0);
             self.key_bound = self.key_bound.max(top);
         }
-        // Phase 1: the updated regions' information, host -> device.
-        let mut payload: Vec<u32> =
-            Vec::with_capacity(2 * staged.records.len() + 2 * staged.ranges.len());
-        payload.extend_from_slice(bytemuck::cast_slice(&staged.records));
-        payload.extend_from_slice(bytemuck::cast_slice(&staged.ranges));
-        self.ranges_at = 2 * staged.records.len();
-        self.dev.write(&mut self.updates, 0, &payload)?;
+        // Phase 1: the updated regions' information, into mapped host memory that the
+        // kernels read over the bus (after the previous step's kernels are done with it).
+        self.dev.synchronize()?;
+        let records: &[u32] = bytemuck::cast_slice(&staged.records);
+        let ranges: &[u32] = bytemuck::cast_slice(&staged.ranges);
+        self.ranges_at = records.len();
+        let dst = self.staging.as_mut_slice();
+        dst[..records.len()].copy_from_slice(records);
+        dst[records.len()..records.len() + ranges.len()].copy_from_slice(ranges);
         match self.approach.clone() {
             Approach::Sweep => {
                 self.commit(n)?;
@@ -369,18 +376,18 @@ impl<'d> Engine<'d> {
             }
             Approach::Region => {
                 // (commit_updates zeroes the step counters: no copy for that.)
-                self.clear(n)?;
+                self.clear(n, self.staging.arg())?;
                 self.commit(n)?;
                 self.match_region(&staged)?;
                 self.finish(&staged, want_pairs)
             }
             Approach::Grid(_) => {
-                self.clear(n)?;
+                self.clear(n, self.staging.arg())?;
                 let g = self.grid.as_ref().expect("grid engine has a grid");
                 let args = [
                     self.table.arg(),
                     g.table.arg(),
-                    self.updates.arg(),
+                    self.staging.arg(),
                     n.into(),
                 ];
                 self.dev
@@ -407,12 +414,13 @@ impl<'d> Engine<'d> {
     }
 
     /// Phase 2 (both approaches): one warp per updated region.
-    fn clear(&self, n: u32) -> Result<(), DdmError> {
+    /// `records`: the staged records (before commit) or their device copy (after).
+    fn clear(&self, n: u32, records: Arg) -> Result<(), DdmError> {
         let cfg = LaunchConfig::linear(n * 32, BLOCK);
         self.dev.launch(
             &clear_overlaps::KERNEL,
             cfg,
-            &[self.table.arg(), self.updates.arg(), n.into()],
+            &[self.table.arg(), records, n.into()],
         )?;
         Ok(())
     }
@@ -420,10 +428,11 @@ impl<'d> Engine<'d> {
     fn commit(&self, n: u32) -> Result<(), DdmError> {
         let args = [
             self.table.arg(),
-            self.updates.arg(),
-            self.updates.arg_at(self.ranges_at),
+            self.staging.arg(),
+            self.staging.arg_at(self.ranges_at),
             n.into(),
             self.epoch.into(),
+            self.updates.arg(),
         ];
         self.dev
             .launch(&commit_updates::KERNEL, Self::linear(n), &args)?;
@@ -527,7 +536,7 @@ impl<'d> Engine<'d> {
                     .launch(&map_regions::KERNEL, Self::linear(all), &args)?;
             }
             self.dev.write(&mut self.status, 0, &[0u64])?;
-            self.clear(n)?;
+            self.clear(n, self.updates.arg())?;
             match self.approach {
                 Approach::Region => self.match_region(staged)?,
                 _ => self.match_grid(n)?,

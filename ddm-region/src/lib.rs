@@ -26,7 +26,12 @@
 //! - a pair of two updated regions is found once: by the publication's thread
 //!   (subscriptions skip publications updated in the same step); in the grid, a pair is
 //!   compared only in the cell holding the lower corner of its intersection;
+//! - Phase 1 writes the updated regions into mapped page-locked host memory, which the
+//!   first kernels read over the bus (no copy call); Phase 4 copies back one status word
+//!   pair (step counters, overlap count) and the new pairs;
 //! - Phase 2 runs one warp (not one thread) per updated region, for coalesced row sweeps;
+//! - Phase 3 of the region approach may cut the candidates into slices over block rows
+//!   (same comparisons, more blocks) so that a few thousand updated regions fill a GPU;
 //! - grid cell lists have a capacity; an overflowing list is detected, the lists grown
 //!   and rebuilt, and the step's matching redone;
 //! - scenario details (crowd spread, moves at the border): [`workload`].

@@ -11,8 +11,9 @@ use gpu_kernels::prelude::*;
 
 kernel! {
     /// Phase 1 (device side): one thread per updated region. Thread `i` copies update
-    /// `i`'s `dims` ranges from `ranges` (global) into the region table, and sets the
-    /// region's live flag and its update epoch (global). Runs after Phase 2, which still
+    /// `i`'s record to `copy_out` (global) and its `dims` ranges from `ranges` (both
+    /// staged in mapped host memory, read over the bus) into the region table, and sets
+    /// the region's live flag and its update epoch (global). Runs after Phase 2, which still
     /// needs the old ranges (the grid's unmapping). Thread 0 also zeroes the step
     /// counters, which only the later kernels of the step use.
     pub fn commit_updates(
@@ -21,6 +22,7 @@ kernel! {
         ranges: *const Range,
         n_updates: u32,
         epoch: u32,
+        copy_out: *mut UpdatedRegion,
     ) {
         let i = global_id_x();
         let t = *tables;
@@ -31,6 +33,7 @@ kernel! {
             return;
         }
         let u = *updates.add(i as usize);
+        *copy_out.add(i as usize) = u;
         let dst = t.extent(u.region);
         let src = ranges.add(i as usize * t.dims as usize);
         let mut d = 0usize;
