@@ -8,6 +8,12 @@
 //! two copies of `Count` and `Interfaces`, the kernel zeroing the idle one;
 //! [`Reset::Memset`] zeroes the single copy with two `cudaMemset`s first (Fig. 5).
 //!
+//! Beyond the paper, per event: [`Config::inline_events`] passes `Input` in the launch
+//! parameters (no copy in); [`Config::mapped_output`] has the kernel append the matched
+//! interfaces to a list in page-locked host memory mapped into the device (no copy
+//! out). With both (the low-latency path) an event costs one launch and one
+//! synchronisation, with nothing copied either way.
+//!
 //! Batched ([`Ccm::match_batch`], beyond the paper): many events per launch of
 //! [`ccm_kernels::ccm_match_batch`], the host encoding batch `k + 1` while the device
 //! matches batch `k`.
@@ -19,7 +25,7 @@
 use crate::layout::{LayoutError, SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::{DevAttr, DevConstraint, DevEvent};
-use gpu_kernels::{Arg, Buffer, Device, GpuError, LaunchConfig};
+use gpu_kernels::{Arg, Buffer, Device, GpuError, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
 
 /// How `Count` and `Interfaces` are reset between events (§4.3, Fig. 5).
@@ -51,6 +57,25 @@ pub struct Config {
     /// constrained names, strings up to [`ccm_kernels::INLINE_BYTES`] bytes). `false`
     /// keeps the paper's copy of `Input`.
     pub inline_events: bool,
+    /// Beyond the paper: the kernel also writes the matched interfaces, as a list, into
+    /// page-locked host memory mapped into the device ([`Device::alloc_host`]), which the
+    /// host reads after the synchronisation: no copy of `Interfaces` back. `Count` and
+    /// `Interfaces` stay on the device, reset as [`Config::reset`] says. `false` keeps
+    /// the paper's copy back.
+    pub mapped_output: bool,
+}
+
+impl Config {
+    /// The low-latency per-event path (beyond the paper): the paper's in-kernel reset,
+    /// `Input` in the launch parameters and the mapped output, i.e. one launch and one
+    /// synchronisation per event and nothing copied.
+    pub fn low_latency() -> Config {
+        Config {
+            inline_events: true,
+            mapped_output: true,
+            ..Config::default()
+        }
+    }
 }
 
 impl Default for Config {
@@ -63,6 +88,7 @@ impl Default for Config {
             batch_events: 16_384,
             batch_chunk: 256,
             inline_events: false,
+            mapped_output: false,
         }
     }
 }
@@ -89,7 +115,8 @@ pub struct Timing {
     /// Building `Input` through `Names`, copying it in (plus the memsets of `Memset`).
     pub copy_in_ms: f64,
     pub kernel_ms: f64,
-    /// Copying `Interfaces` back and decoding it.
+    /// Copying `Interfaces` back and decoding it (with [`Config::mapped_output`]:
+    /// reading the list from host memory).
     pub copy_out_ms: f64,
 }
 
@@ -106,6 +133,8 @@ struct DevTables {
     filter_iface: Buffer<u32>,
     count: [Buffer<u32>; 2],
     interfaces: [Buffer<u32>; 2],
+    /// The mapped output's list counters, one per parity (the idle one reset in-kernel).
+    tally: Buffer<u32>,
     batch: Option<BatchTables>,
 }
 
@@ -140,6 +169,27 @@ pub struct Ccm<'d> {
     bytes: Vec<u8>,
     packed: Vec<u8>,
     flags: Vec<u32>,
+    args: Vec<Arg>,
+    /// The mapped output (with [`Config::mapped_output`]).
+    mapped: Option<Mapped>,
+}
+
+/// The mapped output's host side: the list the kernel appends `seq << 32 | interface`
+/// to, the event sequence number, and which counter of `DevTables::tally` is in use.
+struct Mapped {
+    out: HostBuffer<u64>,
+    seq: u32,
+    parity: usize,
+}
+
+impl Mapped {
+    fn new(dev: &Device, n_interfaces: usize) -> Result<Mapped, GpuError> {
+        Ok(Mapped {
+            out: dev.alloc_host(room(n_interfaces))?,
+            seq: 1,
+            parity: 0,
+        })
+    }
 }
 
 impl<'d> Ccm<'d> {
@@ -150,6 +200,11 @@ impl<'d> Ccm<'d> {
         let d = Self::upload(dev, &t, cfg.batch_tables)?;
         t.dirty = Default::default();
         let input = dev.alloc::<u8>(4096)?;
+        let mapped = if cfg.mapped_output {
+            Some(Mapped::new(dev, t.iface_ids.len())?)
+        } else {
+            None
+        };
         Ok(Ccm {
             dev,
             cfg,
@@ -161,6 +216,8 @@ impl<'d> Ccm<'d> {
             bytes: Vec::new(),
             packed: Vec::new(),
             flags: Vec::new(),
+            args: Vec::new(),
+            mapped,
         })
     }
 
@@ -192,6 +249,7 @@ impl<'d> Ccm<'d> {
             filter_iface,
             count: [dev.alloc(slots)?, dev.alloc(slots)?],
             interfaces: [dev.alloc(ifaces)?, dev.alloc(ifaces)?],
+            tally: dev.alloc(2)?,
             batch,
         })
     }
@@ -318,6 +376,7 @@ impl<'d> Ccm<'d> {
             + d.filter_iface.bytes()
             + d.count.iter().map(Buffer::bytes).sum::<usize>()
             + d.interfaces.iter().map(Buffer::bytes).sum::<usize>()
+            + d.tally.bytes()
             + self.input.bytes();
         if let Some(b) = &d.batch {
             n += b.fconstraints.bytes() + b.filter_start.bytes() + b.filter_sig.bytes();
@@ -398,27 +457,60 @@ impl<'d> Ccm<'d> {
                 (0, 0)
             }
         };
+        let n_if = self.t.iface_ids.len();
+        if let Some(m) = &mut self.mapped {
+            if m.out.len() < n_if {
+                // A longer list; the counter in use stays (it is the one that is zero).
+                m.out = dev.alloc_host(room(n_if))?;
+                m.seq = 1;
+            }
+        }
         let t1 = Self::phase(dev, &mut timing, t0, |t, ms| t.copy_in_ms = ms)?;
         let d = &self.d;
         let block = self.cfg.block;
         let grid = [longest.div_ceil(block), n_attrs as u32, 1];
         let idle = 1 - use_copy;
-        if inline {
-            let mut args = vec![
-                d.constraints.arg(),
-                d.row_start.arg(),
-                d.size_c.arg(),
-                d.cpool.arg(),
-                d.size_f.arg(),
-                d.filter_iface.arg(),
-                d.count[use_copy].arg(),
-                d.interfaces[use_copy].arg(),
-                reset.into(),
-                d.count[idle].arg(),
-                d.interfaces[idle].arg(),
-                (self.t.filter_slots() as u32).into(),
-                (self.t.iface_ids.len() as u32).into(),
-            ];
+        let args = &mut self.args;
+        args.clear();
+        args.extend_from_slice(&[
+            d.constraints.arg(),
+            d.row_start.arg(),
+            d.size_c.arg(),
+            d.cpool.arg(),
+        ]);
+        if !inline {
+            args.extend_from_slice(&[
+                self.input.arg(),
+                self.input.arg_at(bytes_at),
+                str_cap.into(),
+            ]);
+        }
+        args.extend_from_slice(&[
+            d.size_f.arg(),
+            d.filter_iface.arg(),
+            d.count[use_copy].arg(),
+            d.interfaces[use_copy].arg(),
+            reset.into(),
+            d.count[idle].arg(),
+            d.interfaces[idle].arg(),
+            (self.t.filter_slots() as u32).into(),
+            (n_if as u32).into(),
+        ]);
+        if let Some(m) = &self.mapped {
+            args.extend_from_slice(&[
+                m.out.arg(),
+                d.tally.arg_at(m.parity),
+                d.tally.arg_at(1 - m.parity),
+                m.seq.into(),
+            ]);
+        }
+        let kernel = match (inline, self.mapped.is_some()) {
+            (false, false) => &ccm_kernels::ccm_match::KERNEL,
+            (true, false) => &ccm_kernels::ccm_match_inline::KERNEL,
+            (false, true) => &ccm_kernels::ccm_match_mapped::KERNEL,
+            (true, true) => &ccm_kernels::ccm_match_inline_mapped::KERNEL,
+        };
+        let shared_bytes = if inline {
             for k in 0..ccm_kernels::INLINE_ATTRS {
                 let a = self.attrs.get(k).copied().unwrap_or_default();
                 let mut sb = [0u8; 16];
@@ -437,56 +529,61 @@ impl<'d> Ccm<'d> {
                     hi,
                 ];
                 args.extend(words.map(Arg::from));
+                if self.mapped.is_some() {
+                    // The row's place and length (the device's copy is up to date).
+                    let row = self.t.rows.get(a.row_id as usize).filter(|_| k < n_attrs);
+                    let (start, len) = row.map_or((0, 0), |r| (r.start, r.items.len() as u32));
+                    args.push(Arg::from(start as u64 | (len as u64) << 32));
+                }
             }
-            let cfg = LaunchConfig {
-                grid,
-                block: [block, 1, 1],
-                shared_bytes: 32 + ccm_kernels::INLINE_BYTES,
-            };
-            dev.launch(&ccm_kernels::ccm_match_inline::KERNEL, cfg, &args)?;
+            32 + ccm_kernels::INLINE_BYTES
         } else {
-            let cfg = LaunchConfig {
-                grid,
-                block: [block, 1, 1],
-                shared_bytes: 32 + str_cap.next_multiple_of(16),
-            };
-            dev.launch(
-                &ccm_kernels::ccm_match::KERNEL,
-                cfg,
-                &[
-                    d.constraints.arg(),
-                    d.row_start.arg(),
-                    d.size_c.arg(),
-                    d.cpool.arg(),
-                    self.input.arg(),
-                    self.input.arg_at(bytes_at),
-                    str_cap.into(),
-                    d.size_f.arg(),
-                    d.filter_iface.arg(),
-                    d.count[use_copy].arg(),
-                    d.interfaces[use_copy].arg(),
-                    reset.into(),
-                    d.count[idle].arg(),
-                    d.interfaces[idle].arg(),
-                    (self.t.filter_slots() as u32).into(),
-                    (self.t.iface_ids.len() as u32).into(),
-                ],
-            )?;
-        }
+            32 + str_cap.next_multiple_of(16)
+        };
+        let cfg = LaunchConfig {
+            grid,
+            block: [block, 1, 1],
+            shared_bytes,
+        };
+        dev.launch(kernel, cfg, args)?;
         let t2 = Self::phase(dev, &mut timing, t1, |t, ms| t.kernel_ms = ms)?;
-        let n_if = self.t.iface_ids.len();
-        self.flags.resize(n_if, 0);
-        dev.read_into(&d.interfaces[use_copy], 0, &mut self.flags)?;
         if self.cfg.reset == Reset::InKernel {
             self.parity = idle;
         }
-        let mut out: Vec<InterfaceId> = self
-            .flags
-            .iter()
-            .zip(&self.t.iface_ids)
-            .filter(|(f, _)| **f != 0)
-            .map(|(_, &id)| id)
-            .collect();
+        let mut out: Vec<InterfaceId> = match &mut self.mapped {
+            Some(m) => {
+                // The one synchronisation; then the list is plain host memory.
+                dev.synchronize()?;
+                let seq = m.seq;
+                let list: Vec<InterfaceId> = m
+                    .out
+                    .as_slice()
+                    .iter()
+                    .take(n_if)
+                    .take_while(|&&e| (e >> 32) as u32 == seq)
+                    .map(|&e| self.t.iface_ids[e as u32 as usize])
+                    .collect();
+                m.parity = 1 - m.parity;
+                m.seq = if seq == u32::MAX {
+                    // Entries of 2^32 - 1 events ago would read as current: start afresh.
+                    m.out.as_mut_slice().fill(0);
+                    1
+                } else {
+                    seq + 1
+                };
+                list
+            }
+            None => {
+                self.flags.resize(n_if, 0);
+                dev.read_into(&d.interfaces[use_copy], 0, &mut self.flags)?;
+                self.flags
+                    .iter()
+                    .zip(&self.t.iface_ids)
+                    .filter(|(f, _)| **f != 0)
+                    .map(|(_, &id)| id)
+                    .collect()
+            }
+        };
         out.sort_unstable();
         Self::phase(dev, &mut timing, t2, |t, ms| t.copy_out_ms = ms)?;
         Ok(out)

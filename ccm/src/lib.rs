@@ -23,6 +23,12 @@
 //!   grid (sized by the longest selected row) may have fewer threads than filters;
 //! - rows of `Constraints` get 12.5% slack so that subscriptions can be added without a
 //!   new layout; a removal moves the row's last constraint into the hole;
+//! - beyond the paper, a low-latency per-event path ([`Config::low_latency`]): table
+//!   `Input` in the launch parameters and the matched interfaces appended by the kernel
+//!   to a list in page-locked host memory mapped into the device, each entry tagged with
+//!   the event's sequence number (no reset of the list): one launch and one
+//!   synchronisation per event, nothing copied; `Count` and `Interfaces` stay on the
+//!   device with the in-kernel reset of §4.3;
 //! - beyond the paper, a batched kernel ([`Ccm::match_batch`]) matches many events per
 //!   launch with one thread per filter and a 64-bit name signature per filter and
 //!   event (no counters: a thread sees its whole filter).

@@ -109,6 +109,14 @@ fn event() -> impl Strategy<Value = Event> {
     })
 }
 
+/// [`Config::low_latency`] (inline `Input`, mapped output) in emulator-sized blocks.
+fn low_latency_config() -> Config {
+    Config {
+        block: 32,
+        ..Config::low_latency()
+    }
+}
+
 fn small_config(reset: Reset, grouping: bool) -> Config {
     Config {
         reset,
@@ -125,7 +133,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     /// Algorithm 1 (both reset variants, with and without grouping, `Input` copied or
-    /// passed in the launch parameters) and the batched kernel give SFF's answers.
+    /// passed in the launch parameters, `Interfaces` copied back or the mapped output)
+    /// and the batched kernel give SFF's answers.
     #[test]
     fn emulator_engines_equal_sff_on_random_workloads(
         subs in prop::collection::vec(subscription(), 0..40),
@@ -133,12 +142,17 @@ proptest! {
         memset in any::<bool>(),
         grouping in any::<bool>(),
         inline in any::<bool>(),
+        mapped in any::<bool>(),
     ) {
         let sff = Sff::build(&subs).unwrap();
         let want: Vec<Vec<InterfaceId>> = events.iter().map(|e| sff.match_event(e)).collect();
         let dev = Device::emulator();
         let reset = if memset { Reset::Memset } else { Reset::InKernel };
-        let cfg = Config { inline_events: inline, ..small_config(reset, grouping) };
+        let cfg = Config {
+            inline_events: inline,
+            mapped_output: mapped,
+            ..small_config(reset, grouping)
+        };
         let mut ccm = Ccm::new(&dev, &subs, cfg).unwrap();
         for (e, w) in events.iter().zip(&want) {
             prop_assert_eq!(&ccm.match_event(e).unwrap(), w, "event {:?}", e);
@@ -157,17 +171,22 @@ proptest! {
     ) {
         let dev = Device::emulator();
         let mut ccm = Ccm::new(&dev, &first, small_config(Reset::InKernel, false)).unwrap();
+        let mut fast = Ccm::new(&dev, &first, low_latency_config()).unwrap();
+        fast.match_event(&events[0]).unwrap();
         // One event before the updates, so the device tables are live when they change.
         ccm.match_event(&events[0]).unwrap();
         let mut live: Vec<(ccm::SubId, Subscription)> =
             first.iter().enumerate().map(|(i, s)| (ccm::SubId(i as u32), s.clone())).collect();
         for s in &later {
-            live.push((ccm.add(s).unwrap(), s.clone()));
+            let id = ccm.add(s).unwrap();
+            prop_assert_eq!(fast.add(s).unwrap(), id);
+            live.push((id, s.clone()));
         }
         let mut kept = Vec::new();
         for (i, (id, s)) in live.into_iter().enumerate() {
             if drop_mask & (1 << (i % 32)) != 0 {
                 ccm.remove(id).unwrap();
+                fast.remove(id).unwrap();
             } else {
                 kept.push(s);
             }
@@ -175,6 +194,7 @@ proptest! {
         let sff = Sff::build(&kept).unwrap();
         for e in &events {
             prop_assert_eq!(ccm.match_event(e).unwrap(), sff.match_event(e), "event {:?}", e);
+            prop_assert_eq!(fast.match_event(e).unwrap(), sff.match_event(e), "low latency, event {:?}", e);
         }
         let want: Vec<_> = events.iter().map(|e| sff.match_event(e)).collect();
         prop_assert_eq!(ccm.match_batch(&events).unwrap(), want);
@@ -220,6 +240,13 @@ fn generated_table_1_workload_matches_sff() {
         .collect();
     assert_eq!(got, want);
     assert_eq!(ccm.match_batch(&w.events).unwrap(), want);
+    let mut ccm = Ccm::new(&dev, &w.subscriptions, low_latency_config()).unwrap();
+    let got: Vec<_> = w
+        .events
+        .iter()
+        .map(|e| ccm.match_event(e).unwrap())
+        .collect();
+    assert_eq!(got, want);
 }
 
 /// The hand-checked example of §3: p1 = (area = "area1" ∧ temp > 30) ∨ (area = "area2" ∧ wind > 20).
@@ -299,9 +326,10 @@ fn long_strings_match_on_both_input_paths() {
     let want = [vec![0, 1, 2], vec![1, 2, 3, 4], vec![]];
     let sff = Sff::build(&subs).unwrap();
     let dev = Device::emulator();
-    for inline in [false, true] {
+    for (inline, mapped) in [(false, false), (true, false), (false, true), (true, true)] {
         let cfg = Config {
             inline_events: inline,
+            mapped_output: mapped,
             ..small_config(Reset::InKernel, false)
         };
         let mut ccm = Ccm::new(&dev, &subs, cfg).unwrap();
@@ -311,8 +339,82 @@ fn long_strings_match_on_both_input_paths() {
             assert_eq!(
                 ccm.match_event(e).unwrap(),
                 w,
-                "inline {inline}, event {e:?}"
+                "inline {inline}, mapped {mapped}, event {e:?}"
             );
         }
     }
+}
+
+/// The mapped output over many events and both counters: every interface matching,
+/// none, and in between, in turn; a list never carries an earlier event's entries.
+#[test]
+fn mapped_output_lists_each_event_once() {
+    let subs: Vec<Subscription> = (0..12u32)
+        .map(|i| Subscription {
+            interface: InterfaceId(40 - 3 * i),
+            filter: Filter::new(vec![
+                Constraint::new("n", Op::Ge, Value::Int(i as i64)).unwrap(),
+                Constraint::new("m", Op::Lt, Value::Int(5)).unwrap(),
+            ])
+            .unwrap(),
+        })
+        .collect();
+    let sff = Sff::build(&subs).unwrap();
+    let dev = Device::emulator();
+    for memset in [false, true] {
+        let reset = if memset {
+            Reset::Memset
+        } else {
+            Reset::InKernel
+        };
+        let cfg = Config {
+            reset,
+            ..low_latency_config()
+        };
+        let mut ccm = Ccm::new(&dev, &subs, cfg).unwrap();
+        for k in 0..40i64 {
+            let e = Event::from_pairs([
+                ("n", Value::Int((k * 7) % 15 - 1)),
+                ("m", Value::Int(k % 7)),
+            ])
+            .unwrap();
+            assert_eq!(
+                ccm.match_event(&e).unwrap(),
+                sff.match_event(&e),
+                "memset {memset}, event {k}: {e:?}"
+            );
+        }
+    }
+}
+
+/// Interfaces added after deployment, past the mapped list's room: the list grows and
+/// every interface still appears.
+#[test]
+fn mapped_output_grows_with_added_interfaces() {
+    let sub = |i: u32| Subscription {
+        interface: InterfaceId(i),
+        filter: Filter::new(vec![
+            Constraint::new("x", Op::Gt, Value::Int(i as i64)).unwrap()
+        ])
+        .unwrap(),
+    };
+    let mut subs = vec![sub(0)];
+    let dev = Device::emulator();
+    let mut ccm = Ccm::new(&dev, &subs, low_latency_config()).unwrap();
+    let e = Event::from_pairs([("x", Value::Int(1000))]).unwrap();
+    assert_eq!(ccm.match_event(&e).unwrap(), vec![InterfaceId(0)]);
+    for i in 1..60 {
+        subs.push(sub(i));
+        ccm.add(&subs[i as usize]).unwrap();
+        if i % 7 == 0 {
+            let want = Sff::build(&subs).unwrap().match_event(&e);
+            assert_eq!(want.len(), i as usize + 1);
+            assert_eq!(ccm.match_event(&e).unwrap(), want, "after {i} additions");
+        }
+    }
+    let e = Event::from_pairs([("x", Value::Int(30))]).unwrap();
+    assert_eq!(
+        ccm.match_event(&e).unwrap(),
+        Sff::build(&subs).unwrap().match_event(&e)
+    );
 }

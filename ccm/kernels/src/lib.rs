@@ -5,6 +5,9 @@
 //!   with the in-kernel reset of the idle copy of `Count` and `Interfaces` (§4.3);
 //! - [`ccm_match_inline`]: the same, with table `Input` in the launch parameters (beyond
 //!   the paper: no host-to-device copy per event);
+//! - [`ccm_match_mapped`], [`ccm_match_inline_mapped`]: the same two, also writing the
+//!   matched interfaces as a compact list into page-locked host memory mapped into the
+//!   device (beyond the paper: no copy back, one launch and one synchronisation per event);
 //! - [`ccm_match_batch`]: beyond the paper, many events per launch: one thread per
 //!   filter, name signatures to skip filters whose names are not all in the event.
 //!
@@ -227,13 +230,17 @@ unsafe fn reset_idle(
     }
 }
 
-/// Lines 1 and 8-23 of Algorithm 1 for the calling thread, `attr` being `shInput` and
+/// No interface (see [`count_row`]).
+pub const NO_IFACE: u32 = u32::MAX;
+
+/// Lines 1 and 8-21 of Algorithm 1 for the calling thread, `attr` being `shInput` and
 /// `abytes` its string bytes: thread `x` of the row stops past `SizeC[RowId]`, reads
 /// `Constraints[RowId][x]`, evaluates `sat`, increments `Count[FilterId]` and, when it
-/// completes the filter, marks `Interfaces[InterfaceId]`.
+/// completes the filter, returns `InterfaceId` for the caller to mark (lines 22-23);
+/// else [`NO_IFACE`]. `EAGER` as in [`count_constraint`].
 #[inline]
 #[allow(clippy::too_many_arguments)]
-unsafe fn count_row(
+unsafe fn count_row<const EAGER: bool>(
     attr: &DevAttr,
     abytes: *const u8,
     constraints: *const DevConstraint,
@@ -243,19 +250,37 @@ unsafe fn count_row(
     size_f: *const u32,
     filter_iface: *const u32,
     count: *mut u32,
-    interfaces: *mut u32,
-) {
+) -> u32 {
     // Lines 1, 8-11.
     let x = block_idx_x() * block_dim_x() + thread_idx_x();
     let row = attr.row_id as usize;
     if x >= *size_c.add(row) {
-        return;
+        return NO_IFACE;
     }
     // Line 12: this thread's constraint, into registers.
     let c = *constraints.add((*row_start.add(row) + x) as usize);
+    count_constraint::<EAGER>(&c, attr, abytes, cpool, size_f, filter_iface, count)
+}
+
+/// Lines 13-21 of Algorithm 1 for constraint `c`: evaluates `sat`, increments
+/// `Count[FilterId]` and returns `InterfaceId` when this increment completes the filter
+/// (else [`NO_IFACE`]). The paper's order (`EAGER = false`) reads `SizeF` after the
+/// increment; `EAGER` (the low-latency kernels, beyond the paper) issues the reads of
+/// `SizeF` and `InterfaceId` before it, so that the three memory accesses overlap
+/// instead of following one another (the tables do not change during a launch).
+#[inline]
+unsafe fn count_constraint<const EAGER: bool>(
+    c: &DevConstraint,
+    attr: &DevAttr,
+    abytes: *const u8,
+    cpool: *const u8,
+    size_f: *const u32,
+    filter_iface: *const u32,
+    count: *mut u32,
+) -> u32 {
     // Lines 13-17.
     if !sat(
-        &c,
+        c,
         attr.ty as u16,
         attr.val,
         attr.str_id,
@@ -263,14 +288,123 @@ unsafe fn count_row(
         abytes,
         cpool,
     ) {
-        return;
+        return NO_IFACE;
     }
-    // Lines 18-23.
+    // Lines 18-21.
     let f = c.key as usize;
+    if EAGER {
+        let need = *size_f.add(f);
+        let iface = *filter_iface.add(f);
+        let old = atomic_add(count.add(f), 1);
+        return if old + 1 == need { iface } else { NO_IFACE };
+    }
     let old = atomic_add(count.add(f), 1);
     if old + 1 == *size_f.add(f) {
-        atomic_or(interfaces.add(*filter_iface.add(f) as usize), 1);
+        *filter_iface.add(f)
+    } else {
+        NO_IFACE
     }
+}
+
+/// Lines 22-23: marks `interfaces[i]` (an atomic OR of 1, see [`ccm_match`]).
+#[inline]
+unsafe fn mark(i: u32, interfaces: *mut u32) {
+    if i != NO_IFACE {
+        atomic_or(interfaces.add(i as usize), 1);
+    }
+}
+
+/// Lines 22-23 with the mapped output: the thread that marks `interfaces[i]` first
+/// (the atomic OR finds 0) takes the next entry of the list (`atomicAdd` on the device
+/// counter `tally`) and stores `seq << 32 | i` there, in host memory. Each interface
+/// is listed once per event, so the list has at most `n_interfaces` entries.
+#[inline]
+unsafe fn mark_mapped(i: u32, interfaces: *mut u32, tally: *mut u32, out: *mut u64, seq: u32) {
+    if i != NO_IFACE && atomic_or(interfaces.add(i as usize), 1) == 0 {
+        let k = atomic_add(tally, 1);
+        *out.add(k as usize) = (seq as u64) << 32 | i as u64;
+    }
+}
+
+/// The mapped kernels' resets: §4.3's idle copies of `Count` and `Interfaces` when
+/// `reset != 0` ([`reset_idle`]), and always the idle list counter `reset_tally` (by the
+/// grid's first thread).
+#[inline]
+unsafe fn reset_mapped(
+    reset: u32,
+    reset_count: *mut u32,
+    reset_interfaces: *mut u32,
+    n_filters: u32,
+    n_interfaces: u32,
+    reset_tally: *mut u32,
+) {
+    if reset != 0 {
+        reset_idle(reset_count, reset_interfaces, n_filters, n_interfaces);
+    }
+    if block_idx_x() == 0 && block_idx_y() == 0 && thread_idx_x() == 0 {
+        *reset_tally = 0;
+    }
+}
+
+/// Lines 3-7 with table `Input` in global memory: thread 0 copies `input[blockIdx.y]` to
+/// shared memory (`shInput`), the block its string bytes when they fit `sh_str_cap`.
+/// Returns the attribute and where its string bytes are.
+#[inline]
+unsafe fn stage_copied(
+    input: *const DevAttr,
+    ebytes: *const u8,
+    sh_str_cap: u32,
+) -> (DevAttr, *const u8) {
+    let tid = thread_idx_x();
+    let sh_input = dynamic_shared::<DevAttr>();
+    let sh_bytes = (sh_input as *mut u8).add(32);
+    let in_y = input.add(block_idx_y() as usize);
+    let alen = (*in_y).str_len;
+    let in_shared = (*in_y).ty as u16 == TY_STR && alen <= sh_str_cap;
+    if tid == 0 {
+        *sh_input = *in_y;
+    }
+    if in_shared {
+        let src = ebytes.add((*in_y).val as usize);
+        let mut k = tid;
+        while k < alen {
+            *sh_bytes.add(k as usize) = *src.add(k as usize);
+            k += block_dim_x();
+        }
+    }
+    sync_threads();
+    let attr = *sh_input;
+    let abytes = if in_shared {
+        sh_bytes as *const u8
+    } else if attr.ty as u16 == TY_STR {
+        ebytes.add(attr.val as usize)
+    } else {
+        ebytes // unused: numbers carry no bytes
+    };
+    (attr, abytes)
+}
+
+/// Lines 3-7 with table `Input` in the launch parameters: thread 0 writes attribute
+/// `w` (`a`, `v`, `s`, `b`, `c` as documented at [`ccm_match_inline`]) to shared memory,
+/// then its 16 string bytes. Returns the attribute and its string bytes.
+#[inline]
+unsafe fn stage_inline(w: (u64, u64, u64, u64, u64)) -> (DevAttr, *const u8) {
+    let sh_input = dynamic_shared::<DevAttr>();
+    let sh_bytes = (sh_input as *mut u8).add(32);
+    if thread_idx_x() == 0 {
+        let (a, v, s, b, c) = w;
+        *sh_input = DevAttr {
+            row_id: a as u32,
+            ty: (a >> 32) as u32,
+            val: v,
+            str_id: s as u32,
+            str_len: (s >> 32) as u32,
+        };
+        *(sh_bytes as *mut u64) = b;
+        *(sh_bytes as *mut u64).add(1) = c;
+    }
+    sync_threads();
+    (*sh_input, sh_bytes)
 }
 
 kernel! {
@@ -310,38 +444,12 @@ kernel! {
         n_filters: u32,
         n_interfaces: u32,
     ) {
-        let tid = thread_idx_x();
-        let y = block_idx_y();
         if reset != 0 {
             reset_idle(reset_count, reset_interfaces, n_filters, n_interfaces);
         }
-        // Lines 3-7: shInput = input[y], plus the string bytes when they fit.
-        let sh_input = dynamic_shared::<DevAttr>();
-        let sh_bytes = (sh_input as *mut u8).add(32);
-        let in_y = input.add(y as usize);
-        let alen = (*in_y).str_len;
-        let in_shared = (*in_y).ty as u16 == TY_STR && alen <= sh_str_cap;
-        if tid == 0 {
-            *sh_input = *in_y;
-        }
-        if in_shared {
-            let src = ebytes.add((*in_y).val as usize);
-            let mut k = tid;
-            while k < alen {
-                *sh_bytes.add(k as usize) = *src.add(k as usize);
-                k += block_dim_x();
-            }
-        }
-        sync_threads();
-        let attr = *sh_input;
-        let abytes = if in_shared {
-            sh_bytes as *const u8
-        } else if attr.ty as u16 == TY_STR {
-            ebytes.add(attr.val as usize)
-        } else {
-            ebytes // unused: numbers carry no bytes
-        };
-        count_row(&attr, abytes, constraints, row_start, size_c, cpool, size_f, filter_iface, count, interfaces);
+        let (attr, abytes) = stage_copied(input, ebytes, sh_str_cap);
+        let i = count_row::<false>(&attr, abytes, constraints, row_start, size_c, cpool, size_f, filter_iface, count);
+        mark(i, interfaces);
     }
 
     /// Algorithm 1 as [`ccm_match`], with table `Input` passed in the launch's parameters
@@ -372,27 +480,104 @@ kernel! {
         a3: u64, v3: u64, s3: u64, b3: u64, c3: u64,
         a4: u64, v4: u64, s4: u64, b4: u64, c4: u64,
     ) {
-        let y = block_idx_y();
         if reset != 0 {
             reset_idle(reset_count, reset_interfaces, n_filters, n_interfaces);
         }
-        let sh_input = dynamic_shared::<DevAttr>();
-        let sh_bytes = (sh_input as *mut u8).add(32);
-        if thread_idx_x() == 0 {
-            let (a, v, s, b, c) = match y {
-                0 => (a0, v0, s0, b0, c0),
-                1 => (a1, v1, s1, b1, c1),
-                2 => (a2, v2, s2, b2, c2),
-                3 => (a3, v3, s3, b3, c3),
-                _ => (a4, v4, s4, b4, c4),
-            };
-            *sh_input = DevAttr { row_id: a as u32, ty: (a >> 32) as u32, val: v, str_id: s as u32, str_len: (s >> 32) as u32 };
-            *(sh_bytes as *mut u64) = b;
-            *(sh_bytes as *mut u64).add(1) = c;
+        let (attr, abytes) = stage_inline(match block_idx_y() {
+            0 => (a0, v0, s0, b0, c0),
+            1 => (a1, v1, s1, b1, c1),
+            2 => (a2, v2, s2, b2, c2),
+            3 => (a3, v3, s3, b3, c3),
+            _ => (a4, v4, s4, b4, c4),
+        });
+        let i = count_row::<false>(&attr, abytes, constraints, row_start, size_c, cpool, size_f, filter_iface, count);
+        mark(i, interfaces);
+    }
+
+    /// [`ccm_match`] with the mapped output (beyond the paper): besides marking the device
+    /// copy of `Interfaces` (which, reset in the kernel as in §4.3, makes each interface
+    /// listed once), the thread that first marks interface `i` appends `seq << 32 | i` to
+    /// `out`, page-locked host memory mapped into the device, at the index it takes from
+    /// the device counter `tally`. The grid's first thread zeroes the idle counter
+    /// `reset_tally`. The host, after one synchronisation, reads `out` from the start
+    /// while an entry carries this event's `seq`: no copy back, and no reset of `out`.
+    /// `SizeF` and `InterfaceId` are read before the increment of `Count` (see
+    /// [`count_constraint`]).
+    pub fn ccm_match_mapped(
+        constraints: *const DevConstraint,
+        row_start: *const u32,
+        size_c: *const u32,
+        cpool: *const u8,
+        input: *const DevAttr,
+        ebytes: *const u8,
+        sh_str_cap: u32,
+        size_f: *const u32,
+        filter_iface: *const u32,
+        count: *mut u32,
+        interfaces: *mut u32,
+        reset: u32,
+        reset_count: *mut u32,
+        reset_interfaces: *mut u32,
+        n_filters: u32,
+        n_interfaces: u32,
+        out: *mut u64,
+        tally: *mut u32,
+        reset_tally: *mut u32,
+        seq: u32,
+    ) {
+        reset_mapped(reset, reset_count, reset_interfaces, n_filters, n_interfaces, reset_tally);
+        let (attr, abytes) = stage_copied(input, ebytes, sh_str_cap);
+        let i = count_row::<true>(&attr, abytes, constraints, row_start, size_c, cpool, size_f, filter_iface, count);
+        mark_mapped(i, interfaces, tally, out, seq);
+    }
+
+    /// [`ccm_match_inline`] with the mapped output of [`ccm_match_mapped`] (beyond the
+    /// paper): nothing is copied in or out, one launch and one synchronisation per event.
+    /// Attribute `k` also carries `rk` = `RowStart[RowId] | SizeC[RowId] << 32` (the
+    /// host knows both), which saves each thread the dependent reads of `RowStart` and
+    /// `SizeC`; `row_start` and `size_c` are not read. `SizeF` and `InterfaceId` are read
+    /// before the increment of `Count` (see [`count_constraint`]).
+    pub fn ccm_match_inline_mapped(
+        constraints: *const DevConstraint,
+        row_start: *const u32,
+        size_c: *const u32,
+        cpool: *const u8,
+        size_f: *const u32,
+        filter_iface: *const u32,
+        count: *mut u32,
+        interfaces: *mut u32,
+        reset: u32,
+        reset_count: *mut u32,
+        reset_interfaces: *mut u32,
+        n_filters: u32,
+        n_interfaces: u32,
+        out: *mut u64,
+        tally: *mut u32,
+        reset_tally: *mut u32,
+        seq: u32,
+        a0: u64, v0: u64, s0: u64, b0: u64, c0: u64, r0: u64,
+        a1: u64, v1: u64, s1: u64, b1: u64, c1: u64, r1: u64,
+        a2: u64, v2: u64, s2: u64, b2: u64, c2: u64, r2: u64,
+        a3: u64, v3: u64, s3: u64, b3: u64, c3: u64, r3: u64,
+        a4: u64, v4: u64, s4: u64, b4: u64, c4: u64, r4: u64,
+    ) {
+        reset_mapped(reset, reset_count, reset_interfaces, n_filters, n_interfaces, reset_tally);
+        let (w, r) = match block_idx_y() {
+            0 => ((a0, v0, s0, b0, c0), r0),
+            1 => ((a1, v1, s1, b1, c1), r1),
+            2 => ((a2, v2, s2, b2, c2), r2),
+            3 => ((a3, v3, s3, b3, c3), r3),
+            _ => ((a4, v4, s4, b4, c4), r4),
+        };
+        let (attr, abytes) = stage_inline(w);
+        // Lines 8-12 with the row's place and length from the parameters.
+        let x = block_idx_x() * block_dim_x() + thread_idx_x();
+        if x >= (r >> 32) as u32 {
+            return;
         }
-        sync_threads();
-        let attr = *sh_input;
-        count_row(&attr, sh_bytes, constraints, row_start, size_c, cpool, size_f, filter_iface, count, interfaces);
+        let c = *constraints.add((r as u32 + x) as usize);
+        let i = count_constraint::<true>(&c, &attr, abytes, cpool, size_f, filter_iface, count);
+        mark_mapped(i, interfaces, tally, out, seq);
     }
 
     /// Batched matching (beyond the paper): events `[blockIdx.y * chunk, ..)` of the
