@@ -11,13 +11,13 @@
 //! Each module sits behind a cargo feature of the same paper (`ccm`, `clcb`, `xml`,
 //! `ddm`; all on by default), so a user of one paper builds only that paper's peer.
 
-#[cfg(feature = "ccm")]
-pub mod sff;
+#[cfg(feature = "ddm")]
+pub mod ddm;
 #[cfg(feature = "clcb")]
 pub mod rtree;
+#[cfg(feature = "ccm")]
+pub mod sff;
 #[cfg(feature = "clcb")]
 pub mod sff_location;
 #[cfg(feature = "xml")]
 pub mod yfilter;
-#[cfg(feature = "ddm")]
-pub mod ddm;

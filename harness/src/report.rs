@@ -106,8 +106,8 @@ pub fn write(exps: &[Experiment], dir: &Path) -> anyhow::Result<usize> {
         let _ = writeln!(sections, "![{id}]({}/{}.png)\n", exp.paper.name(), exp.id);
         let _ = writeln!(
             sections,
-            "| series | {} | mean | min | max | {} |",
-            exp.x_label, "unit"
+            "| series | {} | mean | min | max | unit |",
+            exp.x_label
         );
         let _ = writeln!(sections, "| --- | ---: | ---: | ---: | ---: | --- |");
         for r in &rows {
