@@ -2,35 +2,60 @@
 # One GPU-machine session, run by the device tool from the repository root with the
 # release binary carried in .carry/harness (the GPU machine has no Rust toolchain).
 #
-#   scripts/gpu-session.sh check        selftest + compute-sanitizer on the self-tests and on
-#                                       every paper's quick GPU run (GPU vs CPU checked inside)
-#   scripts/gpu-session.sh run PAPER..  the full experiments of PAPER(s) into results/
-#   scripts/gpu-session.sh regress      a quick GPU run recorded into results/regress/
+#   scripts/gpu-session.sh check            selftest + compute-sanitizer (memcheck, racecheck,
+#                                           synccheck) on the self-tests, memcheck and racecheck
+#                                           on one quick GPU-vs-CPU experiment per paper
+#   scripts/gpu-session.sh full EXP...      full-size experiments (EXP = paper/id, e.g.
+#                                           ccm/table2) into results/, each one bounded so the
+#                                           whole command ends before $DEADLINE_S (default 560 s)
+#   scripts/gpu-session.sh regress          a quick GPU run recorded into results/regress/
 #
-# Everything it writes goes to $OUT (results as one tarball: the tool returns few files).
+# SEEDS (default 3) sets --seeds of full runs. Everything it writes goes to $OUT (results as
+# one tarball: the tool returns at most 8 files), with times.txt listing each experiment's
+# wall time and exit code (124: cut at the deadline, nothing recorded for it).
 set -uo pipefail
 H=./.carry/harness
 OUT=${OUT:-/tmp/out}
+START=$(date +%s)
+DEADLINE_S=${DEADLINE_S:-560}
+SEEDS=${SEEDS:-3}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
-phase=${1:-check}; shift || true
+left() { echo $((DEADLINE_S - ($(date +%s) - START))); }
+phase=${1:-check}
+shift || true
 case "$phase" in
 check)
-    $H selftest 2>&1 | tee "$OUT/selftest.txt"
-    compute-sanitizer --tool memcheck $H selftest 2>&1 | tail -3 | tee -a "$OUT/sanitizer.txt"
-    compute-sanitizer --tool racecheck $H selftest 2>&1 | tail -2 | tee -a "$OUT/sanitizer.txt"
-    compute-sanitizer --tool synccheck $H selftest 2>&1 | tail -2 | tee -a "$OUT/sanitizer.txt"
-    for p in ccm clcb xml ddm; do
-        echo "== memcheck: $p quick (gpu vs cpu)" | tee -a "$OUT/sanitizer.txt"
-        timeout 240 compute-sanitizer --tool memcheck --print-limit 20 \
-            $H run $p --quick --seeds 1 --out /tmp/sanitized 2>&1 | grep -v "^ " | tail -12 | tee -a "$OUT/sanitizer.txt"
-    done
+    {
+        $H selftest
+        for tool in memcheck racecheck synccheck; do
+            echo "== $tool: selftest"
+            compute-sanitizer --tool $tool $H selftest 2>&1 | tail -3
+        done
+        for e in ccm/table2 clcb/table2 xml/fig7 ddm/fig5_7; do
+            for tool in memcheck racecheck; do
+                echo "== $tool: $e quick (gpu checked against the cpu engines)"
+                timeout 100 compute-sanitizer --tool $tool --print-limit 20 \
+                    $H run ${e%/*} ${e#*/} --quick --seeds 1 --out /tmp/sanitized 2>&1 |
+                    grep -v "^ " | tail -8
+                echo "exit ${PIPESTATUS[0]}"
+            done
+        done
+    } 2>&1 | tee "$OUT/check.txt"
     ;;
-run)
-    for p in "$@"; do
-        $H run $p 2>&1 | tee "$OUT/run-$p.txt"
+full)
+    for e in "$@"; do
+        t=$(left)
+        if [ "$t" -lt 20 ]; then
+            echo "$e skipped 0" | tee -a "$OUT/times.txt"
+            continue
+        fi
+        s=$(date +%s)
+        timeout "$t" $H run ${e%/*} ${e#*/} --seeds "$SEEDS" --out results >>"$OUT/run.txt" 2>&1
+        rc=$?
+        echo "$e $(($(date +%s) - s)) $rc" | tee -a "$OUT/times.txt"
     done
-    tar czf "$OUT/results-$(echo "$@" | tr ' ' '-').tgz" results
+    tar czf "$OUT/results.tgz" results
     ;;
 regress)
     $H run all --quick --seeds 3 --out results/regress 2>&1 | tee "$OUT/regress.txt"
