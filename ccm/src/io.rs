@@ -106,20 +106,27 @@ fn parse_object(
     serde_json::from_str::<Pairs>(line)
         .map(|p| p.0)
         .map_err(|e| {
-            // serde_json's message ends in " at line 1 column N" (its own line, not the
-            // file's): keep the cause, and report the column ourselves. It says column 0
-            // for an error before the first byte is consumed: that is column 1.
-            let text = e.to_string();
-            let cause = text
-                .rsplit_once(" at line ")
-                .map_or(text.as_str(), |(c, _)| c);
+            let (column, cause) = json_line_error(&e);
             IoError::bad(
                 file,
                 line_no,
-                Some(e.column().max(1)),
+                Some(column),
                 format!("invalid JSON object: {cause}"),
             )
         })
+}
+
+/// Where and why serde_json refused one line of a JSON Lines file: the column (from 1)
+/// and serde_json's message without its own position. serde_json ends its message in
+/// " at line 1 column N" (its own line, not the file's, so it would contradict the
+/// file's line from line 2 on) and says column 0 for an error found before it consumed
+/// a byte (`[`, `"a"`, `1` where an object is expected): that is column 1. Shared with
+/// the clcb loaders.
+pub fn json_line_error(e: &serde_json::Error) -> (usize, String) {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let cause = text.strip_suffix(&suffix).unwrap_or(&text);
+    (e.column().max(1), cause.to_string())
 }
 
 /// Converts a JSON scalar to a [`Value`]: integers that fit in `i64`, other numbers as

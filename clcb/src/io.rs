@@ -65,7 +65,14 @@ type LineError = (Option<usize>, String);
 fn members(line: &str) -> Result<Vec<(String, serde_json::Value)>, LineError> {
     serde_json::from_str::<Members>(line)
         .map(|m| m.0)
-        .map_err(|e| (Some(e.column()), format!("invalid JSON object: {e}")))
+        .map_err(json_error)
+}
+
+/// A line serde_json refused: the column from 1, serde_json's cause without its own
+/// "at line 1 column N" (see [`ccm::io::json_line_error`]).
+fn json_error(e: serde_json::Error) -> LineError {
+    let (column, cause) = ccm::io::json_line_error(&e);
+    (Some(column), format!("invalid JSON object: {cause}"))
 }
 
 /// Picks the keys `names` out of `m`, refusing unknown and repeated keys.
@@ -242,8 +249,7 @@ impl<'de> serde::Deserialize<'de> for EventLine {
 
 /// Parses one events line.
 pub fn event_from_line(line: &str) -> Result<Event, LineError> {
-    let parsed: EventLine = serde_json::from_str(line)
-        .map_err(|e| (Some(e.column()), format!("invalid JSON object: {e}")))?;
+    let parsed: EventLine = serde_json::from_str(line).map_err(json_error)?;
     let plain = |e: String| (None, e);
     if let Some(e) = parsed.error {
         return Err(plain(e));
@@ -465,6 +471,62 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`loc` must be [x, y]"), "{e}");
+    }
+
+    #[test]
+    fn json_errors_name_the_file_line_and_a_column_from_1_without_serdes_position() {
+        // `[` alone is fuzz/regressions/clcb_jsonl-1.bin: serde_json says column 0 for an
+        // error before the first byte, and its own "at line 1 column N" for every line.
+        let sub_ok = "{\"subscription\": 1, \"filter\": [], \"area\": [0, 0, 1]}";
+        let ev_ok = "{\"loc\": [0, 0], \"attrs\": {}}";
+        for bad in [
+            "[",
+            "[1, 2]",
+            "\"a\"",
+            "1",
+            "{\"a\": }",
+            "x",
+            "{\"loc\": [0, 0]",
+        ] {
+            for (file, ok, result) in [
+                (
+                    "s.jsonl",
+                    sub_ok,
+                    subs(&format!("{sub_ok}\n{bad}\n")).map(|_| ()),
+                ),
+                (
+                    "e.jsonl",
+                    ev_ok,
+                    events(&format!("{ev_ok}\n{bad}\n")).map(|_| ()),
+                ),
+            ] {
+                assert!(!ok.is_empty());
+                let err = result.unwrap_err();
+                let msg = err.to_string();
+                let IoError::Bad {
+                    line,
+                    column: Some(c),
+                    what,
+                    ..
+                } = &err
+                else {
+                    panic!("{bad}: {msg}")
+                };
+                assert_eq!(*line, 2, "{bad}: {msg}");
+                assert!(*c >= 1 && *c <= bad.len() + 1, "{bad}: column {c}: {msg}");
+                assert!(
+                    msg.starts_with(&format!("{file}:2:{c}: invalid JSON object: ")),
+                    "{msg}"
+                );
+                assert!(!what.contains("at line"), "{bad}: {msg}");
+                assert!(!what.contains("column"), "{bad}: {msg}");
+            }
+        }
+        let msg = subs("[\n").unwrap_err().to_string();
+        assert_eq!(
+            msg,
+            "s.jsonl:1:1: invalid JSON object: invalid type: sequence, expected a JSON object"
+        );
     }
 
     #[test]
