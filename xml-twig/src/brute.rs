@@ -48,39 +48,52 @@ impl Tree {
     }
 
     /// Whether `twig` embeds in this tree.
+    ///
+    /// Bottom-up over the query nodes, children before their parent, with no recursion
+    /// (a twig can be deeper than the thread's stack): `sat[q][e]` says whether the
+    /// sub-twig rooted at query node `q` embeds with `q` at element `e`.
     pub fn matches(&self, twig: &Twig) -> bool {
         let n = self.tag.len();
-        // memo[node * n + element]: 0 unknown, 1 no, 2 yes.
-        let mut memo = vec![0u8; twig.nodes.len() * n];
         let Some(root) = self.root else { return false };
-        match twig.nodes[0].axis {
-            Axis::Child => self.embeds(twig, 0, root, &mut memo),
-            Axis::Descendant => (0..n).any(|e| self.embeds(twig, 0, e, &mut memo)),
+        let Some(first) = twig.nodes.first() else {
+            return false;
+        };
+        // Query nodes in breadth-first order from node 0: reversed, children come first.
+        let mut order = vec![0usize];
+        let mut i = 0;
+        while i < order.len() {
+            order.extend(twig.nodes[order[i]].children.iter().map(|&c| c as usize));
+            i += 1;
         }
-    }
-
-    /// Whether the sub-twig rooted at query node `q` embeds with `q` at element `e`.
-    fn embeds(&self, twig: &Twig, q: usize, e: usize, memo: &mut [u8]) -> bool {
-        let n = self.tag.len();
-        match memo[q * n + e] {
-            1 => return false,
-            2 => return true,
-            _ => {}
-        }
-        let ok = twig.accepts(q, self.tag[e])
-            && twig.nodes[q].children.iter().all(|&c| {
-                let c = c as usize;
-                match twig.nodes[c].axis {
-                    Axis::Child => self.children[e]
-                        .iter()
-                        .any(|&k| self.embeds(twig, c, k, memo)),
-                    Axis::Descendant => {
-                        (e + 1..=self.last[e]).any(|k| self.embeds(twig, c, k, memo))
-                    }
+        let mut sat = vec![false; twig.nodes.len() * n];
+        // For a `//` node `q`, below[q][i]: how many of the elements 0..i (preorder)
+        // satisfy `q`, so that the proper descendants of `e`, the elements
+        // e+1..=last[e], are one range. Empty for `/` nodes.
+        let mut below: Vec<Vec<u32>> = vec![Vec::new(); twig.nodes.len()];
+        for &q in order.iter().rev() {
+            for e in 0..n {
+                let ok = twig.accepts(q, self.tag[e])
+                    && twig.nodes[q].children.iter().all(|&c| {
+                        let c = c as usize;
+                        match twig.nodes[c].axis {
+                            Axis::Child => self.children[e].iter().any(|&k| sat[c * n + k]),
+                            Axis::Descendant => below[c][self.last[e] + 1] > below[c][e + 1],
+                        }
+                    });
+                sat[q * n + e] = ok;
+            }
+            if twig.nodes[q].axis == Axis::Descendant {
+                let mut b = vec![0u32; n + 1];
+                for e in 0..n {
+                    b[e + 1] = b[e] + u32::from(sat[q * n + e]);
                 }
-            });
-        memo[q * n + e] = if ok { 2 } else { 1 };
-        ok
+                below[q] = b;
+            }
+        }
+        match first.axis {
+            Axis::Child => sat[root],
+            Axis::Descendant => sat[..n].iter().any(|&s| s),
+        }
     }
 }
 

@@ -13,6 +13,10 @@
 //! RelStart  ::= '' | '/' | './' | '//' | './/'
 //! ```
 //!
+//! Predicates nest at most [`MAX_PREDICATE_DEPTH`] deep (`/a[b[c]]` nests 2 deep): the
+//! parser descends into a predicate by recursion, and a deeper line is a syntax error
+//! rather than a stack overflow.
+//!
 //! Inside a predicate, `x`, `/x` and `./x` name a child of the predicate's context node and
 //! `//x`, `.//x` a descendant (issue 7). A predicate and the path's next step are both
 //! children of the step they follow: `/a[b]/c` is the twig `a` with children `b` and `c`.
@@ -27,6 +31,11 @@ use crate::XmlError;
 use quick_xml::events::Event as XEvent;
 use quick_xml::Reader;
 
+/// Deepest predicate nesting a query may have (`/a[b[c]]` has 2). Each level is a few
+/// frames of the recursive-descent parser; 256 levels stay far below any thread's stack,
+/// also under AddressSanitizer. Every other pass over a twig is iterative.
+pub const MAX_PREDICATE_DEPTH: usize = 256;
+
 /// A syntax error inside one query: 1-based column and what was wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QuerySyntaxError {
@@ -39,6 +48,7 @@ pub fn parse_query(text: &str) -> Result<Query, QuerySyntaxError> {
     let mut p = Parser {
         s: text.chars().collect(),
         i: 0,
+        depth: 0,
         q: Query { nodes: Vec::new() },
     };
     p.ws();
@@ -84,6 +94,8 @@ pub fn parse_query_file(file: &str, text: &str) -> Result<QuerySet, XmlError> {
 struct Parser {
     s: Vec<char>,
     i: usize,
+    /// Predicates open around the current position.
+    depth: usize,
     q: Query,
 }
 
@@ -160,9 +172,16 @@ impl Parser {
             if self.peek() != Some('[') {
                 return Ok(id);
             }
+            if self.depth >= MAX_PREDICATE_DEPTH {
+                return Err(self.err(&format!(
+                    "predicate nesting deeper than {MAX_PREDICATE_DEPTH}"
+                )));
+            }
             self.i += 1;
             self.ws();
+            self.depth += 1;
             self.rel_path(id)?;
+            self.depth -= 1;
             self.ws();
             if self.peek() != Some(']') {
                 return Err(self.err(&format!(
@@ -362,6 +381,126 @@ mod tests {
         );
         let set = parse_query_file("q.txt", "/a\n\n# comment\n//b\n").unwrap();
         assert_eq!(set.ids, vec![0, 3]);
+    }
+
+    /// `/a` and `depth` predicates nested in one another: `/a[a[a...]]`.
+    fn nested(depth: usize) -> String {
+        format!("/a{}{}", "[a".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn predicate_nesting_deeper_than_the_limit_is_a_syntax_error_naming_line_and_column() {
+        // fuzz/regressions/xml_query-1.bin: 10,000 levels overflowed the stack.
+        let text = format!("/a\n{}\n", nested(10_000));
+        let e = parse_query_file("q.txt", &text).unwrap_err();
+        let XmlError::QuerySyntax { line, column, .. } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(*line, 2);
+        // The '[' that opens level MAX_PREDICATE_DEPTH + 1, after "/a" and "[a" x 256.
+        assert_eq!(*column, 3 + 2 * MAX_PREDICATE_DEPTH);
+        assert_eq!(
+            e.to_string(),
+            format!("q.txt:2:{column}: predicate nesting deeper than {MAX_PREDICATE_DEPTH}")
+        );
+        let e = parse_query(&nested(MAX_PREDICATE_DEPTH + 1)).unwrap_err();
+        assert_eq!(e.column, 3 + 2 * MAX_PREDICATE_DEPTH);
+        // Closed and reopened predicates do not add up.
+        let wide = format!(
+            "/a{}",
+            format!("[{}]", nested(MAX_PREDICATE_DEPTH - 1)).repeat(3)
+        );
+        assert_eq!(
+            parse_query(&wide).unwrap().len(),
+            1 + 3 * MAX_PREDICATE_DEPTH
+        );
+    }
+
+    #[test]
+    fn predicates_nested_to_the_limit_parse_print_and_match_on_a_small_stack() {
+        // The parser, Display, compile and the brute-force matcher on a thread with half
+        // the stack of a test thread (2 MB).
+        std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(|| {
+                // `/a[a[a...]/b]/b`: every `a` has a predicate and a next step, so that
+                // Display prints the predicates nested as they were written.
+                let d = MAX_PREDICATE_DEPTH;
+                let text = format!("/a{}{}", "[a".repeat(d), "]/b".repeat(d));
+                let q = parse_query(&text).unwrap();
+                assert_eq!(q.len(), 1 + 2 * d);
+                assert_eq!(q.to_string(), text);
+                assert_eq!(parse_query(&q.to_string()).unwrap(), q);
+                let set = crate::model::QuerySet::from_queries(vec![q]);
+                let profiles = crate::model::ProfileSet::compile(&set).unwrap();
+                let deep = format!("{}{}", "<a><b/>".repeat(300), "</a>".repeat(300));
+                let doc = parse_document("d.xml", deep.as_bytes(), &profiles.dict).unwrap();
+                assert_eq!(crate::brute::filter(&profiles, &doc), vec![0]);
+                let shallow = format!("{}{}", "<a><b/>".repeat(200), "</a>".repeat(200));
+                let doc = parse_document("d.xml", shallow.as_bytes(), &profiles.dict).unwrap();
+                assert_eq!(crate::brute::filter(&profiles, &doc), Vec::<u32>::new());
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn twigs_deeper_than_the_stack_print_and_match_without_recursion() {
+        // A path needs no predicate to be deep: Display and the brute-force matcher walk
+        // twigs with explicit stacks (the matcher's old recursion went one frame per
+        // level of query and document both).
+        std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(|| {
+                let steps = 4000;
+                let text = "/a".repeat(steps);
+                let q = parse_query(&text).unwrap();
+                assert_eq!(q.to_string(), text);
+                let set = crate::model::QuerySet::from_queries(vec![q]);
+                let profiles = crate::model::ProfileSet::compile(&set).unwrap();
+                let doc = |depth: usize| {
+                    let events = (0..depth)
+                        .map(|_| Event::open(1))
+                        .chain((0..depth).map(|_| Event::close(1)))
+                        .collect();
+                    crate::model::Document::from_events(events, 0).unwrap()
+                };
+                assert_eq!(crate::brute::filter(&profiles, &doc(steps)), vec![0]);
+                assert_eq!(
+                    crate::brute::filter(&profiles, &doc(steps - 1)),
+                    Vec::<u32>::new()
+                );
+                let long = parse_query(&"/a".repeat(100_000)).unwrap();
+                assert_eq!(long.to_string().len(), 200_000);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn queries_over_a_blocks_1024_columns_are_still_reported_as_too_large() {
+        // 1024 nodes need 1025 columns (with the dummy root): QueryTooLarge, not a
+        // syntax error, whether the nodes are steps or nested predicates.
+        let path = "/a".repeat(1024);
+        let branches = format!(
+            "/a{}",
+            format!("[{}]", nested(254)).repeat(4) + &"/a".repeat(3)
+        );
+        for (text, nodes) in [(path, 1024), (branches, 1 + 4 * 255 + 3)] {
+            let set = parse_query_file("q.txt", &format!("/b\n{text}\n")).unwrap();
+            assert_eq!(set.queries[1].len(), nodes);
+            let profiles = crate::model::ProfileSet::compile(&set).unwrap();
+            let e = crate::layout::pack(&profiles, 1024).unwrap_err();
+            assert!(
+                matches!(e, XmlError::QueryTooLarge { id: 1, columns, max: 1024 } if columns == nodes + 1),
+                "{e}"
+            );
+        }
+        let fits = parse_query_file("q.txt", &"/a".repeat(1023)).unwrap();
+        let profiles = crate::model::ProfileSet::compile(&fits).unwrap();
+        assert_eq!(crate::layout::pack(&profiles, 1024).unwrap().blocks, 1);
     }
 
     #[test]

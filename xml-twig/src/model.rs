@@ -100,39 +100,55 @@ impl Query {
         }
         out
     }
-
-    fn write_step(&self, f: &mut fmt::Formatter<'_>, id: usize, in_predicate: bool) -> fmt::Result {
-        let n = &self.nodes[id];
-        match (n.axis, in_predicate) {
-            (Axis::Child, true) => {}
-            (Axis::Child, false) => f.write_str("/")?,
-            (Axis::Descendant, true) => f.write_str(".//")?,
-            (Axis::Descendant, false) => f.write_str("//")?,
-        }
-        match &n.test {
-            NodeTest::Name(s) => f.write_str(s)?,
-            NodeTest::Wildcard => f.write_str("*")?,
-        }
-        // All children but the last are predicates; the last continues the path.
-        if let Some((last, preds)) = n.children.split_last() {
-            for &p in preds {
-                f.write_str("[")?;
-                self.write_step(f, p, true)?;
-                f.write_str("]")?;
-            }
-            self.write_step(f, *last, false)?;
-        }
-        Ok(())
-    }
 }
 
-/// Writes the query back in the paper's grammar; parsing the text gives an equal twig.
+/// Writes the query back in the paper's grammar; parsing the text gives an equal twig
+/// (when its predicates nest at most [`crate::io::MAX_PREDICATE_DEPTH`] deep, as those of
+/// every parsed query do). Iterative (an explicit stack): a twig can be deeper than the thread's stack (a path
+/// of 100,000 steps parses).
 impl fmt::Display for Query {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.nodes.is_empty() {
-            return Ok(());
+        enum Item {
+            /// A node and whether it starts a predicate.
+            Step(usize, bool),
+            Text(&'static str),
         }
-        self.write_step(f, 0, false)
+        let mut todo = if self.nodes.is_empty() {
+            Vec::new()
+        } else {
+            vec![Item::Step(0, false)]
+        };
+        while let Some(item) = todo.pop() {
+            let (id, in_predicate) = match item {
+                Item::Text(t) => {
+                    f.write_str(t)?;
+                    continue;
+                }
+                Item::Step(id, p) => (id, p),
+            };
+            let n = &self.nodes[id];
+            match (n.axis, in_predicate) {
+                (Axis::Child, true) => {}
+                (Axis::Child, false) => f.write_str("/")?,
+                (Axis::Descendant, true) => f.write_str(".//")?,
+                (Axis::Descendant, false) => f.write_str("//")?,
+            }
+            match &n.test {
+                NodeTest::Name(s) => f.write_str(s)?,
+                NodeTest::Wildcard => f.write_str("*")?,
+            }
+            // All children but the last are predicates; the last continues the path.
+            // Pushed in reverse: the stack pops them in text order.
+            if let Some((last, preds)) = n.children.split_last() {
+                todo.push(Item::Step(*last, false));
+                for &p in preds.iter().rev() {
+                    todo.push(Item::Text("]"));
+                    todo.push(Item::Step(p, true));
+                    todo.push(Item::Text("["));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
