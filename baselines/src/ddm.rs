@@ -296,7 +296,8 @@ struct CellGrid {
     sub_members: Vec<u32>,
 }
 
-/// At most this many cells; sides grow until the grid fits.
+/// At most this many cells; sides grow (doubling, up to `u32::MAX`, where one cell spans
+/// any dimension) until the grid fits, so any coordinates and cell sizes give a grid.
 const MAX_GRID_CELLS: u64 = 1 << 22;
 
 impl CellGrid {
@@ -339,7 +340,10 @@ impl CellGrid {
                         .max(1)) as u32
                 })
                 .collect();
-            if cells.iter().map(|&c| c as u64).product::<u64>() <= limit {
+            // Up to 2^32 cells per dimension: the product of three already overflows u64
+            // (fuzz finding ddm_diff-1), so it is checked, and an overflow is "too many".
+            let total = cells.iter().try_fold(1u64, |t, &c| t.checked_mul(c as u64));
+            if total.is_some_and(|t| t <= limit) {
                 return (lo, side, cells);
             }
             for s in side.iter_mut() {

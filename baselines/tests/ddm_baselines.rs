@@ -125,3 +125,56 @@ fn empty_sets_and_one_sided_sets_have_no_pairs() {
         assert!(m.pairs(&set).is_empty(), "{}", m.name());
     }
 }
+
+/// A set of `dims`-dimensional cubes `[lo, hi)` in every dimension.
+fn cubes(dims: usize, pubs: &[(u32, u32)], subs: &[(u32, u32)]) -> RegionSet {
+    let mut set = RegionSet::new(dims).unwrap();
+    for (kind, list) in [(Kind::Publication, pubs), (Kind::Subscription, subs)] {
+        for (i, &(lo, hi)) in list.iter().enumerate() {
+            set.push(kind, i as u64, &vec![Range { lo, hi }; dims])
+                .unwrap();
+        }
+    }
+    set
+}
+
+#[test]
+fn grid_baseline_answers_right_on_extreme_coordinates_and_tiny_cells() {
+    // fuzz/regressions/ddm_diff-1.bin: in 3 dimensions, one region near 0 and one at
+    // u32::MAX made about 2^32 cells of the mean side (1) per dimension, whose product
+    // overflowed u64 in `shape` (a panic with overflow checks, a wrapped count without).
+    let mut regression = RegionSet::new(3).unwrap();
+    let r = |lo, hi| Range { lo, hi };
+    regression
+        .push(Kind::Publication, 0, &[r(12, 12), r(10, 13), r(1, 1)])
+        .unwrap();
+    regression
+        .push(Kind::Subscription, 0, &[r(u32::MAX, u32::MAX); 3])
+        .unwrap();
+    let max = u32::MAX;
+    let sets = [
+        regression,
+        // Overlaps near 0, near u32::MAX and across the whole range.
+        cubes(
+            3,
+            &[(0, max), (max - 4, max), (0, 5), (7, 7), (max - 1, max - 1)],
+            &[(max - 2, max), (3, 4), (1, 1), (0, max), (max, max), (6, 8)],
+        ),
+        // 4 dimensions of span 2^16 with cells of side 1: 2^64 cells, a product of 0.
+        cubes(
+            4,
+            &[(0, 1), (65_535, 65_536), (100, 200)],
+            &[(0, 65_536), (65_535, 65_536), (150, 151)],
+        ),
+    ];
+    for set in &sets {
+        let want = oracle(set);
+        for threads in [1, 2] {
+            for cell in [None, Some(vec![1]), Some(vec![1, 3, 1, 7])] {
+                let m = DdmMatcher::new(Algorithm::Grid { cell: cell.clone() }, threads);
+                assert_eq!(m.pairs(set), want, "{} {cell:?}", m.name());
+                assert_eq!(m.count(set), want.len() as u64, "{} {cell:?}", m.name());
+            }
+        }
+    }
+}

@@ -134,6 +134,12 @@ pub fn decode_pub_rows(bits: &[u32], rows: u32, words: u32) -> Vec<Pair> {
     out
 }
 
+/// The number of cells of a grid of `cells[d]` cells along dimension `d`; `None` past
+/// `u64::MAX` (8 dimensions of up to 2^32 cells: a plain product overflows).
+fn total_cells(cells: &[u32]) -> Option<u64> {
+    cells.iter().try_fold(1u64, |t, &c| t.checked_mul(c as u64))
+}
+
 /// The grid of §III.C: equal cells, `cells[d]` of side `cell[d]` from `origin[d]` in each
 /// dimension. Coordinates outside the grid belong to its border cells, so any grid gives
 /// exact answers; a good one has cells about as large as the regions (§II.B, §IV: 100 x 100).
@@ -158,11 +164,15 @@ impl GridSpec {
                 "cell sizes and counts must be at least 1".into(),
             ));
         }
-        let total: u64 = cells.iter().map(|&c| c as u64).product();
-        if total > MAX_CELLS {
-            return Err(DdmError::Grid(format!(
-                "{total} cells, at most {MAX_CELLS}: use larger cells"
-            )));
+        match total_cells(&cells) {
+            Some(total) if total <= MAX_CELLS => {}
+            total => {
+                let total =
+                    total.map_or_else(|| format!("more than {}", u64::MAX), |t| t.to_string());
+                return Err(DdmError::Grid(format!(
+                    "{total} cells, at most {MAX_CELLS}: use larger cells"
+                )));
+            }
         }
         Ok(GridSpec {
             origin,
@@ -232,8 +242,7 @@ impl GridSpec {
                         .max(1)) as u32
                 })
                 .collect();
-            let total: u64 = cells.iter().map(|&c| c as u64).product();
-            if total <= limit {
+            if total_cells(&cells).is_some_and(|t| t <= limit) {
                 return GridSpec::new(lo, size, cells);
             }
             for s in size.iter_mut() {
@@ -291,6 +300,73 @@ mod tests {
             subscription: s,
         });
         assert_eq!(pairs, want);
+    }
+
+    /// The true number of cells of `g`, without overflow.
+    fn true_cells(g: &GridSpec) -> u128 {
+        g.cells.iter().map(|&c| c as u128).product()
+    }
+
+    #[test]
+    fn grid_specs_whose_cell_count_overflows_u64_are_a_typed_error() {
+        // 2^16 cells in each of 4 dimensions: 2^64 cells, which a u64 product wraps to 0.
+        // 2^32 - 1 in each of 8: far past u64.
+        for cells in [
+            vec![1 << 16; 4],
+            vec![u32::MAX; 8],
+            vec![1 << 22, 1 << 21, 1 << 21],
+        ] {
+            let dims = cells.len();
+            let e = GridSpec::new(vec![0; dims], vec![1; dims], cells.clone()).unwrap_err();
+            let DdmError::Grid(msg) = &e else {
+                panic!("{e}")
+            };
+            assert!(
+                msg.contains(&format!("at most {MAX_CELLS}")),
+                "{cells:?}: {msg}"
+            );
+        }
+        let e = GridSpec::new(vec![0; 3], vec![1; 3], vec![u32::MAX; 3]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("more than 18446744073709551615 cells"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn fitted_grids_over_extreme_coordinates_and_tiny_cells_stay_under_the_cell_limit() {
+        // fuzz/regressions/ddm_diff-1.bin's workload (3 dimensions, one region near 0,
+        // one at u32::MAX: about 2^32 cells of the mean side 1 per dimension), and 4
+        // dimensions of span 2^16 with cells of side 1 (2^64 cells, a u64 product of 0).
+        let region = |lo: u32, hi: u32, dims| vec![Range { lo, hi }; dims];
+        let mut far = RegionSet::new(3).unwrap();
+        far.push(
+            Kind::Publication,
+            0,
+            &[
+                Range { lo: 12, hi: 12 },
+                Range { lo: 10, hi: 13 },
+                Range { lo: 1, hi: 1 },
+            ],
+        )
+        .unwrap();
+        far.push(Kind::Subscription, 0, &region(u32::MAX, u32::MAX, 3))
+            .unwrap();
+        let mut wide = RegionSet::new(4).unwrap();
+        wide.push(Kind::Publication, 0, &region(0, 1, 4)).unwrap();
+        wide.push(Kind::Subscription, 0, &region(0, 1 << 16, 4))
+            .unwrap();
+        for (set, cell) in [
+            (&far, None),
+            (&far, Some(vec![1; 3])),
+            (&wide, None),
+            (&wide, Some(vec![1; 4])),
+        ] {
+            let g = GridSpec::fit(set, cell.as_deref()).unwrap();
+            assert!(true_cells(&g) <= (MAX_CELLS / 16) as u128, "{g:?}");
+            assert_eq!(g.n_cells() as u128, true_cells(&g));
+        }
     }
 
     #[test]
