@@ -7,6 +7,7 @@ mod plot;
 mod report;
 mod results;
 mod runner;
+mod targets;
 
 use clap::{Args, Parser, Subcommand};
 use experiment::Paper;
