@@ -89,10 +89,12 @@ fn targets_table(exps: &[Experiment], dir: &Path) -> anyhow::Result<String> {
             Outcome::Measured { value, met } => {
                 let v = match tg.check {
                     Check::SpeedupOver { .. } => format!("{value:.1}x"),
-                    _ => format!(
-                        "{value:.4} {}",
-                        rows.first().map_or("", |r| r.unit.as_str())
-                    ),
+                    // Table rows mixing units ("ms / ms / MB / ms") leave the unit to the
+                    // target's wording.
+                    _ => match rows.first().map(|r| r.unit.as_str()) {
+                        Some(u) if !u.contains(" / ") => format!("{value:.4} {u}"),
+                        _ => format!("{value:.4}"),
+                    },
                 };
                 (v, if met { "yes" } else { "**no**" })
             }
