@@ -12,7 +12,7 @@
 //! engine keeps only the region table and recomputes from scratch, counting or
 //! enumerating.
 
-use crate::layout::{stage_updates, GridSpec, StagedUpdates};
+use crate::layout::{stage_into, GridSpec, StageCounts};
 use crate::model::{ModelError, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::grid::{compact_cells, map_regions, match_grid, unmap_regions, GridTables};
 use ddm_region_kernels::phases::{clear_overlaps, commit_updates};
@@ -139,11 +139,13 @@ pub struct Engine<'d> {
     /// The records again, in device memory (copied by `commit_updates`) for the kernels
     /// that read them many times.
     updates: Buffer<UpdatedRegion>,
-    /// Where the ranges start in `staging` (in `u32`s), for the current step.
+    /// Where the ranges start in `staging` (in `u32`s): after room for a record per region.
     ranges_at: usize,
     grid: Option<GridState>,
     sweep: Option<SweepState>,
     stamp: Vec<u32>,
+    /// Per region, its last entry in the batch being staged ([`stage_into`]).
+    last: Vec<u32>,
     epoch: u32,
     /// The largest lower bound in the sweep dimension ever installed (sweep engine):
     /// the radix sort needs only the digits below it.
@@ -248,16 +250,22 @@ impl<'d> Engine<'d> {
             status,
             staging: dev.alloc_host((2 * n + 2 * n * dims).max(1))?,
             updates: dev.alloc(n.max(1))?,
-            ranges_at: 0,
+            ranges_at: 2 * n,
             grid: None,
             sweep: None,
             stamp: vec![0; n],
+            last: vec![0; n],
             epoch: 0,
             key_bound: 0,
         };
         if let Approach::Grid(spec) = approach {
             let cap = 16;
             e.grid = Some(e.new_grid(spec, cap)?);
+        }
+        if e.approach == Approach::Sweep {
+            // The sort's and the sweep's buffers, sized for the capacity now: a count or
+            // an enumeration allocates nothing (but a larger enumeration window).
+            e.sweep = Some(e.sweep_state()?);
         }
         Ok(e)
     }
@@ -327,15 +335,22 @@ impl<'d> Engine<'d> {
     /// matching is [`Engine::count`] or [`Engine::pairs`].
     pub fn step(&mut self, batch: &UpdateBatch, want_pairs: bool) -> Result<StepReport, DdmError> {
         self.epoch = self.epoch.wrapping_add(1).max(1);
-        let staged = stage_updates(
+        // Phase 1: the updated regions' information, ordered and de-duplicated straight
+        // into mapped host memory that the kernels read over the bus (after the previous
+        // step's kernels are done with it): no intermediate vectors, no copy call.
+        self.dev.synchronize()?;
+        let (records, ranges) = self.staging.as_mut_slice().split_at_mut(self.ranges_at);
+        let staged = stage_into(
             batch,
             self.dims,
             self.n_pub,
             self.n_sub,
-            &mut self.stamp,
+            (&mut self.stamp, &mut self.last),
             self.epoch,
+            bytemuck::cast_slice_mut(records),
+            bytemuck::cast_slice_mut(ranges),
         )?;
-        let n = staged.records.len() as u32;
+        let n = staged.records;
         if n == 0 {
             let overlaps = if self.approach == Approach::Sweep {
                 0
@@ -348,24 +363,8 @@ impl<'d> Engine<'d> {
             });
         }
         if self.approach == Approach::Sweep {
-            let dims = self.dims;
-            let top = staged
-                .ranges
-                .chunks_exact(dims)
-                .map(|r| r[0].lo)
-                .max()
-                .unwrap_or(0);
-            self.key_bound = self.key_bound.max(top);
+            self.key_bound = self.key_bound.max(staged.max_lo0);
         }
-        // Phase 1: the updated regions' information, into mapped host memory that the
-        // kernels read over the bus (after the previous step's kernels are done with it).
-        self.dev.synchronize()?;
-        let records: &[u32] = bytemuck::cast_slice(&staged.records);
-        let ranges: &[u32] = bytemuck::cast_slice(&staged.ranges);
-        self.ranges_at = records.len();
-        let dst = self.staging.as_mut_slice();
-        dst[..records.len()].copy_from_slice(records);
-        dst[records.len()..records.len() + ranges.len()].copy_from_slice(ranges);
         match self.approach.clone() {
             Approach::Sweep => {
                 self.commit(n)?;
@@ -378,8 +377,8 @@ impl<'d> Engine<'d> {
                 // (commit_updates zeroes the step counters: no copy for that.)
                 self.clear(n, self.staging.arg())?;
                 self.commit(n)?;
-                self.match_region(&staged)?;
-                self.finish(&staged, want_pairs)
+                self.match_region(staged)?;
+                self.finish(staged, want_pairs)
             }
             Approach::Grid(_) => {
                 self.clear(n, self.staging.arg())?;
@@ -408,7 +407,7 @@ impl<'d> Engine<'d> {
                 self.dev
                     .launch(&map_regions::KERNEL, Self::linear(n), &args)?;
                 self.match_grid(n)?;
-                self.finish(&staged, want_pairs)
+                self.finish(staged, want_pairs)
             }
         }
     }
@@ -441,10 +440,10 @@ impl<'d> Engine<'d> {
 
     /// Phase 3 of §III.B: updated publications against all subscriptions, then updated
     /// subscriptions against the publications not updated in this step.
-    fn match_region(&self, staged: &StagedUpdates) -> Result<(), DdmError> {
+    fn match_region(&self, staged: StageCounts) -> Result<(), DdmError> {
         let shared = (2 * BLOCK as usize * self.dims * 8 + BLOCK as usize * 4) as u32;
         let n_pub_upd = staged.n_pub_updates;
-        let n_sub_upd = staged.records.len() as u32 - n_pub_upd;
+        let n_sub_upd = staged.records - n_pub_upd;
         let runs = [
             (0, n_pub_upd, self.n_pub, self.n_sub, 0u32),
             (n_pub_upd, n_sub_upd, 0, self.n_pub, 1u32),
@@ -490,8 +489,8 @@ impl<'d> Engine<'d> {
     /// The last phase: copy back the counters and, when asked, the new pairs. A full
     /// pair list or cell list is grown and the step's matching redone (Phases 2 and 3
     /// are idempotent for a given region table).
-    fn finish(&mut self, staged: &StagedUpdates, want_pairs: bool) -> Result<StepReport, DdmError> {
-        let n = staged.records.len() as u32;
+    fn finish(&mut self, staged: StageCounts, want_pairs: bool) -> Result<StepReport, DdmError> {
+        let n = staged.records;
         loop {
             let status = self.dev.read(&self.status)?;
             let c: StepCounters = bytemuck::cast(status[0]);

@@ -28,8 +28,20 @@ pub struct StagedUpdates {
     pub n_pub_updates: u32,
 }
 
+/// What [`stage_into`] wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StageCounts {
+    /// Records written (one per distinct updated region).
+    pub records: u32,
+    /// How many of them (the first ones) are publications.
+    pub n_pub_updates: u32,
+    /// The largest lower bound in dimension 0 of any `Set` entry (0 when none).
+    pub max_lo0: u32,
+}
+
 /// Orders and de-duplicates a batch for the device. `stamp` (one slot per region of the
 /// unified space, owned by the engine) remembers the batch that last saw each region.
+/// (Allocating form of [`stage_into`], for tests and one-off use.)
 pub fn stage_updates(
     batch: &UpdateBatch,
     dims: usize,
@@ -38,10 +50,93 @@ pub fn stage_updates(
     stamp: &mut [u32],
     batch_no: u32,
 ) -> Result<StagedUpdates, DdmError> {
-    // Where each Set entry's ranges start in batch.ranges.
-    let mut starts = Vec::with_capacity(batch.entries.len());
+    let mut last = vec![0u32; stamp.len()];
+    let n = batch.entries.len().min(stamp.len());
+    let mut records = vec![UpdatedRegion::default(); n];
+    let mut ranges = vec![Range::default(); n * dims];
+    let c = stage_into(
+        batch,
+        dims,
+        n_pub,
+        n_sub,
+        (stamp, &mut last),
+        batch_no,
+        &mut records,
+        &mut ranges,
+    )?;
+    records.truncate(c.records as usize);
+    ranges.truncate(c.records as usize * dims);
+    Ok(StagedUpdates {
+        records,
+        ranges,
+        n_pub_updates: c.n_pub_updates,
+    })
+}
+
+/// Phase 1 on the host: orders and de-duplicates `batch` straight into the engine's
+/// staging memory (mapped page-locked host memory): `records` gets one
+/// [`UpdatedRegion`] per distinct updated region, publications first, each kind in batch
+/// order, the last change of a region winning; `ranges` gets `dims` ranges per record
+/// (zeros for a removed region). Both must have room for every distinct region of the batch.
+///
+/// Two linear passes and no allocation (the step's host cost at a million regions):
+/// the first checks the entries and records, per region, the batch it was last seen in
+/// (`scratch.0`, the engine's stamps) and its last entry (`scratch.1`); the second
+/// writes the entries that are their region's last.
+#[allow(clippy::too_many_arguments)]
+pub fn stage_into(
+    batch: &UpdateBatch,
+    dims: usize,
+    n_pub: u32,
+    n_sub: u32,
+    scratch: (&mut [u32], &mut [u32]),
+    batch_no: u32,
+    records: &mut [UpdatedRegion],
+    ranges: &mut [Range],
+) -> Result<StageCounts, DdmError> {
+    // One copy of the passes per small dimensionality, so that a region's ranges are
+    // copied with a few moves instead of a `memcpy` call (a third of the time at 1M).
+    match dims {
+        1 => stage_passes::<1>(
+            batch, dims, n_pub, n_sub, scratch, batch_no, records, ranges,
+        ),
+        2 => stage_passes::<2>(
+            batch, dims, n_pub, n_sub, scratch, batch_no, records, ranges,
+        ),
+        3 => stage_passes::<3>(
+            batch, dims, n_pub, n_sub, scratch, batch_no, records, ranges,
+        ),
+        4 => stage_passes::<4>(
+            batch, dims, n_pub, n_sub, scratch, batch_no, records, ranges,
+        ),
+        _ => stage_passes::<0>(
+            batch, dims, n_pub, n_sub, scratch, batch_no, records, ranges,
+        ),
+    }
+}
+
+/// [`stage_into`] for `D` dimensions (`D = 0`: any, from `dims`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn stage_passes<const D: usize>(
+    batch: &UpdateBatch,
+    dims: usize,
+    n_pub: u32,
+    n_sub: u32,
+    scratch: (&mut [u32], &mut [u32]),
+    batch_no: u32,
+    records: &mut [UpdatedRegion],
+    ranges: &mut [Range],
+) -> Result<StageCounts, DdmError> {
+    let dims = if D == 0 { dims } else { D };
+    let (stamp, last) = scratch;
+    let entries = &batch.entries;
+    let all = &batch.ranges;
+    // Pass 1: check, count the distinct regions of each kind, remember each region's last entry.
+    let mut distinct = [0u32; 2];
     let mut at = 0usize;
-    for &(kind, index, change) in &batch.entries {
+    let mut max_lo0 = 0u32;
+    for (i, &(kind, index, change)) in entries.iter().enumerate() {
         let cap = match kind {
             Kind::Publication => n_pub,
             Kind::Subscription => n_sub,
@@ -53,55 +148,66 @@ pub fn stage_updates(
                 capacity: cap,
             });
         }
-        starts.push(at);
         if change == Change::Set {
-            if at + dims > batch.ranges.len() {
+            let Some(r) = all.get(at..at + dims) else {
                 return Err(DdmError::BadBatch(
                     "fewer ranges than Set entries need".into(),
                 ));
+            };
+            if r.iter().any(|x| x.lo > x.hi) {
+                crate::model::check_ranges(dims, r)?;
             }
-            crate::model::check_ranges(dims, &batch.ranges[at..at + dims])?;
+            max_lo0 = max_lo0.max(r[0].lo);
             at += dims;
         }
-    }
-    if at != batch.ranges.len() {
-        return Err(DdmError::BadBatch(format!(
-            "{} ranges given, the Set entries use {at}",
-            batch.ranges.len()
-        )));
-    }
-    let mut out = StagedUpdates::default();
-    // Walk backwards so that the last change of a region wins; then restore order.
-    let mut picked: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
-    for (i, &(kind, index, _)) in batch.entries.iter().enumerate().rev() {
         let r = unified(kind, index, n_pub) as usize;
         if stamp[r] != batch_no {
             stamp[r] = batch_no;
-            picked[(kind == Kind::Subscription) as usize].push(i);
+            distinct[(kind == Kind::Subscription) as usize] += 1;
         }
+        last[r] = i as u32;
     }
-    for (k, list) in picked.iter_mut().enumerate() {
-        list.reverse();
-        if k == 0 {
-            out.n_pub_updates = list.len() as u32;
-        }
-        for &i in list.iter() {
-            let (kind, index, change) = batch.entries[i];
-            let alive = change == Change::Set;
-            out.records.push(UpdatedRegion {
-                region: unified(kind, index, n_pub),
+    if at != all.len() {
+        return Err(DdmError::BadBatch(format!(
+            "{} ranges given, the Set entries use {at}",
+            all.len()
+        )));
+    }
+    let total = (distinct[0] + distinct[1]) as usize;
+    assert!(
+        records.len() >= total && ranges.len() >= total * dims,
+        "staging holds fewer records than the batch's regions"
+    );
+    // Pass 2: the last entry of each region, written in place.
+    let mut next = [0u32, distinct[0]];
+    let mut at = 0usize;
+    for (i, &(kind, index, change)) in entries.iter().enumerate() {
+        let alive = change == Change::Set;
+        let r = unified(kind, index, n_pub);
+        if last[r as usize] == i as u32 {
+            let k = (kind == Kind::Subscription) as usize;
+            let slot = next[k] as usize;
+            next[k] += 1;
+            records[slot] = UpdatedRegion {
+                region: r,
                 alive: alive as u32,
-            });
+            };
+            let dst = &mut ranges[slot * dims..(slot + 1) * dims];
             if alive {
-                out.ranges
-                    .extend_from_slice(&batch.ranges[starts[i]..starts[i] + dims]);
+                dst.copy_from_slice(&all[at..at + dims]);
             } else {
-                out.ranges
-                    .extend(std::iter::repeat_n(Range::default(), dims));
+                dst.fill(Range::default());
             }
         }
+        if alive {
+            at += dims;
+        }
     }
-    Ok(out)
+    Ok(StageCounts {
+        records: distinct[0] + distinct[1],
+        n_pub_updates: distinct[0],
+        max_lo0,
+    })
 }
 
 /// Region `index` of `kind` in the unified index space.
