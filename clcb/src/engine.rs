@@ -24,11 +24,23 @@
 //! Beyond the paper: [`Engine::match_batch`] matches many events per pass over the
 //! filters (`match_batch` + `zip_batch` kernels, per-event bit vectors), and
 //! [`Engine::move_areas`] applies many area updates with one copy and one launch.
+//!
+//! Beyond the paper, the low-latency per-event path ([`Engine::set_low_latency`], as
+//! CCM's `Config::low_latency`): one launch and one synchronisation per event, nothing
+//! copied. `InputBF` and `InputPos` travel in the launch parameters, the rest of the
+//! encoded event in page-locked host memory mapped into the device, which only the
+//! blocks holding a candidate filter read (once per block, into shared memory); the
+//! kernel (`match_latency` over every filter, or `grid_latency` over the grid's
+//! candidates) checks S1a, S1b and the filter's own constraints in one thread, and
+//! appends each matching subscription, tagged with the event's number, to a list in
+//! mapped host memory. `SubsSeq` (the last event that claimed each subscription)
+//! replaces `SubsBV`, so there is no `Zip` and no reset. An event too long to stage in
+//! shared memory ([`clcb_kernels::LATENCY_MAX_WORDS`]) takes the copying path.
 
 use crate::layout::{Grid, Tables};
 use crate::model::{AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
 use clcb_kernels::{AreaMove, DevConstraint, Float2, MAX_BATCH};
-use gpu_kernels::{Buffer, Device, GpuError, LaunchConfig};
+use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, LaunchConfig};
 
 /// Threads per block of every kernel (the paper's "usually 256").
 pub const BLOCK: u32 = 256;
@@ -112,6 +124,22 @@ struct GridState {
     parity: u32,
 }
 
+/// The low-latency path's state (see the module's documentation).
+struct LatencyState {
+    /// The encoded event, in mapped host memory.
+    input: HostBuffer<u32>,
+    /// `seq << 32 | subscription` per match, in mapped host memory (one slot per
+    /// subscription: a subscription is listed once per event).
+    out: HostBuffer<u64>,
+    /// `SubsSeq`: the number of the last event that matched each subscription.
+    subs_seq: Buffer<u32>,
+    /// The list's two counters: the one in use and the one the kernel zeroes.
+    tally: Buffer<u32>,
+    parity: usize,
+    /// The event's number (1 up; 0 is "never").
+    seq: u32,
+}
+
 /// CLCB on one device.
 pub struct Engine {
     dev: Device,
@@ -143,6 +171,7 @@ pub struct Engine {
     batch: Option<BatchState>,
     fmajor: Option<FilterMajor>,
     grid: Option<GridState>,
+    latency: Option<LatencyState>,
 }
 
 /// Uploads `v`, or one default element when `v` is empty (no zero-size allocations).
@@ -204,6 +233,7 @@ impl Engine {
             batch: None,
             fmajor: None,
             grid: None,
+            latency: None,
             n: n as u32,
             k: k as u32,
             ids,
@@ -230,6 +260,35 @@ impl Engine {
             }
             _ => Ok(()),
         }
+    }
+
+    /// Beyond the paper: switches the low-latency per-event path on or off (see the
+    /// module's documentation). It applies to [`Engine::match_indices`] with and without
+    /// grid mode; the paper's pipeline stays the default.
+    pub fn set_low_latency(&mut self, on: bool) -> Result<(), EngineError> {
+        if !on {
+            self.latency = None;
+            return Ok(());
+        }
+        if self.latency.is_none() {
+            self.ensure_filter_major()?;
+            let dev = &self.dev;
+            self.latency = Some(LatencyState {
+                input: dev.alloc_host(1024)?,
+                out: dev.alloc_host((self.k as usize).max(1))?,
+                subs_seq: dev.alloc((self.k as usize).max(1))?,
+                tally: dev.alloc(2)?,
+                parity: 0,
+                seq: 1,
+            });
+            dev.synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// Whether the low-latency path is on.
+    pub fn low_latency(&self) -> bool {
+        self.latency.is_some()
     }
 
     fn ensure_filter_major(&mut self) -> Result<(), EngineError> {
@@ -302,6 +361,13 @@ impl Engine {
     ) -> Result<Vec<u32>, EngineError> {
         if self.n == 0 {
             return Ok(Vec::new());
+        }
+        if self.latency.is_some() {
+            self.words.clear();
+            let n_attrs = self.tables.encode_event(e, &mut self.words);
+            if self.words.len() <= clcb_kernels::LATENCY_MAX_WORDS as usize {
+                return self.match_latency(e, n_attrs, times);
+            }
         }
         if self.grid.is_some() {
             return self.match_grid(e, times);
@@ -396,6 +462,118 @@ impl Engine {
             };
         }
         let mut ids = self.out[1..1 + count].to_vec();
+        ids.sort_unstable();
+        Ok(ids)
+    }
+
+    /// The low-latency path (beyond the paper): the event already encoded in
+    /// `self.words`, one launch of `match_latency` (or `grid_latency` in grid mode), one
+    /// synchronisation, the list read from mapped host memory. In `times`, the kernel's
+    /// device time is reported as `loc` (there is no other step).
+    fn match_latency(
+        &mut self,
+        e: &Event,
+        n_attrs: u32,
+        times: Option<&mut StepTimes>,
+    ) -> Result<Vec<u32>, EngineError> {
+        let l = self.latency.as_mut().expect("low-latency mode");
+        let fm = self
+            .fmajor
+            .as_ref()
+            .expect("made with the low-latency state");
+        let dev = &self.dev;
+        let words = self.words.len();
+        if words > l.input.len() {
+            l.input = dev.alloc_host(words.next_power_of_two())?;
+        }
+        l.input.as_mut_slice()[..words].copy_from_slice(&self.words);
+        let head: clcb_kernels::InputHeader =
+            bytemuck::pod_read_unaligned(bytemuck::cast_slice(&self.words[..4]));
+        let p = l.parity;
+        let mut args = vec![
+            head.bf.into(),
+            head.pos.x.into(),
+            head.pos.y.into(),
+            n_attrs.into(),
+            l.input.arg(),
+            (words as u32).into(),
+        ];
+        let (kernel, threads) = match &self.grid {
+            None => {
+                args.push(self.n.into());
+                (&clcb_kernels::match_latency::KERNEL, self.n)
+            }
+            Some(g) => {
+                let rows = g.grid.ranges(e.loc.x, e.loc.y);
+                let outside = (g.grid.members() as u32, g.end as u32);
+                let total: u32 = rows.iter().chain([&outside]).map(|(a, b)| b - a).sum();
+                if total == 0 {
+                    return Ok(Vec::new());
+                }
+                for (lo, hi) in rows.iter().chain([&outside]) {
+                    args.push((*lo).into());
+                    args.push((*hi).into());
+                }
+                args.push(g.cell_filters.arg());
+                (&clcb_kernels::grid_latency::KERNEL, total)
+            }
+        };
+        args.extend_from_slice(&[
+            self.bf.arg(),
+            self.fpos.arg(),
+            self.sq_dist.arg(),
+            fm.fcons_start.arg(),
+            fm.fcons.arg(),
+            self.cstrings.arg(),
+            self.filter_sub.arg(),
+            l.seq.into(),
+            l.subs_seq.arg(),
+            l.tally.arg_at(p),
+            l.tally.arg_at(1 - p),
+            l.out.arg(),
+        ]);
+        let shared = 16 + 4 * words.next_multiple_of(4) as u32;
+        let m0 = if times.is_some() {
+            Some(dev.mark()?)
+        } else {
+            None
+        };
+        dev.launch(
+            kernel,
+            LaunchConfig::linear(threads, BLOCK).with_shared(shared),
+            &args,
+        )?;
+        let m1 = if times.is_some() {
+            Some(dev.mark()?)
+        } else {
+            None
+        };
+        // The one synchronisation; then the list is plain host memory.
+        dev.synchronize()?;
+        let seq = l.seq;
+        let mut ids: Vec<u32> = l
+            .out
+            .as_slice()
+            .iter()
+            .take(self.k as usize)
+            .take_while(|&&v| (v >> 32) as u32 == seq)
+            .map(|&v| v as u32)
+            .collect();
+        l.parity = 1 - p;
+        if seq == u32::MAX {
+            // Numbers of 2^32 - 1 events ago would read as current: start afresh.
+            dev.zero(&mut l.subs_seq)?;
+            l.out.as_mut_slice().fill(0);
+            l.seq = 1;
+        } else {
+            l.seq = seq + 1;
+        }
+        if let (Some(t), Some(m0), Some(m1)) = (times, m0, m1) {
+            *t = StepTimes {
+                loc: f64::from(dev.elapsed_ms(&m0, &m1)?),
+                ..StepTimes::default()
+            };
+        }
         ids.sort_unstable();
         Ok(ids)
     }

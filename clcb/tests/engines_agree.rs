@@ -131,6 +131,12 @@ fn run_scenario(subs: Subscriptions, steps: Vec<Step>, opts: Options) -> Result<
     let mut batched = Engine::new(Device::emulator(), &subs, opts).expect("engine");
     let mut grid =
         Engine::new(Device::emulator(), &subs, Options { grid: true, ..opts }).expect("engine");
+    // Beyond the paper: the low-latency path, over every filter and over the grid.
+    let mut latency = Engine::new(Device::emulator(), &subs, opts).expect("engine");
+    latency.set_low_latency(true).expect("low latency");
+    let mut grid_latency =
+        Engine::new(Device::emulator(), &subs, Options { grid: true, ..opts }).expect("engine");
+    grid_latency.set_low_latency(true).expect("low latency");
     let mut rtree = RTreeMatcher::build(&subs);
     let mut sff_model = subs.clone();
     let mut sff = SffLocation::build(&sff_model);
@@ -146,6 +152,18 @@ fn run_scenario(subs: Subscriptions, steps: Vec<Step>, opts: Options) -> Result<
                     &grid.match_indices(&e, None).expect("grid"),
                     &truth,
                     "grid, step {}",
+                    n
+                );
+                prop_assert_eq!(
+                    &latency.match_indices(&e, None).expect("latency"),
+                    &truth,
+                    "latency, step {}",
+                    n
+                );
+                prop_assert_eq!(
+                    &grid_latency.match_indices(&e, None).expect("grid latency"),
+                    &truth,
+                    "grid latency, step {}",
                     n
                 );
                 prop_assert_eq!(
@@ -183,6 +201,13 @@ fn run_scenario(subs: Subscriptions, steps: Vec<Step>, opts: Options) -> Result<
                 }
                 batched.move_areas(&[u]).expect("batched move");
                 grid.move_area(&u).expect("grid move");
+                if i % 2 == 0 {
+                    latency.move_area(&u).expect("latency move");
+                    grid_latency.move_area(&u).expect("grid latency move");
+                } else {
+                    latency.move_area_by_copies(&u).expect("latency move");
+                    grid_latency.move_areas(&[u]).expect("grid latency move");
+                }
                 rtree.move_area(&u).expect("rtree move");
                 sff.move_area(&u, &mut sff_model).expect("sff move");
             }
@@ -323,5 +348,76 @@ fn grid_mode_rebuilds_its_index_when_too_many_filters_leave_their_cells() {
             grid.match_indices(&e, None).unwrap(),
             rtree_truth(&subs, &e)
         );
+    }
+}
+
+#[test]
+fn low_latency_path_lists_every_match_once_across_blocks_and_events() {
+    use clcb::workload::{Params, Workload};
+    // 600 subscriptions of two filters each, both around the origin (a subscription is
+    // claimed by two filters, in different blocks), all matching, then none, then all.
+    let area = Area::circle(0.0, 0.0, 10.0).unwrap();
+    let subs = Subscriptions::new((0..600).map(|i| Subscription {
+        id: SubscriptionId(1000 - i),
+        filters: vec![Filter::new(vec![], area).unwrap(); 2],
+    }));
+    for grid in [false, true] {
+        let mut engine = Engine::new(
+            Device::emulator(),
+            &subs,
+            Options {
+                grid,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        engine.set_low_latency(true).unwrap();
+        let near = Event {
+            loc: Location { x: 1.0, y: 1.0 },
+            content: Default::default(),
+        };
+        let far = Event {
+            loc: Location { x: 11.0, y: 0.0 },
+            content: Default::default(),
+        };
+        for _ in 0..3 {
+            let got = engine.match_event(&near).unwrap();
+            assert_eq!(got, (401..=1000).map(SubscriptionId).collect::<Vec<_>>());
+            assert!(engine.match_event(&far).unwrap().is_empty());
+        }
+    }
+    // A generated workload (strings, several names) at the filters' own centres.
+    let w = Workload::new(
+        Params {
+            subscriptions: 300,
+            events: 8,
+            area_percent: 0.5,
+            ..Params::default()
+        },
+        3,
+    );
+    let subs = w.subscriptions();
+    let events = w.events();
+    for grid in [false, true] {
+        let mut engine = Engine::new(
+            Device::emulator(),
+            &subs,
+            Options {
+                grid,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        engine.set_low_latency(true).unwrap();
+        for (k, (_, _, f)) in subs.filters().step_by(97).enumerate() {
+            let e = Event {
+                loc: f.area.center,
+                content: events[k % events.len()].content.clone(),
+            };
+            assert_eq!(
+                engine.match_indices(&e, None).unwrap(),
+                brute_force(&subs, &e)
+            );
+        }
     }
 }

@@ -13,10 +13,14 @@
 //! | [`zip_batch`] | beyond the paper: `Zip` of a batch | 32-subscription word of one event | the bit vectors | (event, subscription) pairs |
 //! | [`grid_match`] | beyond the paper: grid-indexed matching | candidate filter near the event | the filter's tables and constraints | `SubsBV`, `Subs` |
 //! | [`grid_reset`] | beyond the paper: reset after [`grid_match`] | matched subscription | `Subs` | `SubsBV`, the next counter |
+//! | [`match_latency`] | beyond the paper: S1a + S1b + content in one launch, nothing copied | filter | `BF`, `FPos`, `SqDist`, header in the launch parameters, the event in mapped host memory (blocks with a hit) | `SubsSeq`, the list in mapped host memory, the counters |
+//! | [`grid_latency`] | beyond the paper: [`grid_match`] in one launch, nothing copied | candidate filter near the event | as [`match_latency`], plus the candidate list | as [`match_latency`] |
 //!
 //! Device tables shared with the host are `#[repr(C)]` and `bytemuck::Pod` on the host.
 //! All of them live in global memory; only [`cont`] (the event attribute, `shInput` in
-//! CCM) and [`match_batch`] (the batch's event headers) use shared memory.
+//! CCM), [`match_batch`] (the batch's event headers) and the low-latency kernels (the
+//! event) use shared memory; the low-latency kernels also read the event from, and
+//! write their results into, page-locked host memory mapped into the device.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
@@ -660,5 +664,185 @@ kernel! {
         if i < *count {
             *subs_bv.add(*subs.add(i as usize) as usize) = 0;
         }
+    }
+}
+
+/// Beyond the paper, the low-latency path: most words of an encoded event that
+/// [`match_latency`] and [`grid_latency`] stage in shared memory (48 KiB, the default
+/// limit, less the block's flag); longer events take the copying paths.
+pub const LATENCY_MAX_WORDS: u32 = 12_000;
+
+/// Beyond the paper, the common tail of [`match_latency`] and [`grid_latency`], run by
+/// every thread of the block (it holds barriers). `hit` says the thread's filter `f`
+/// passed S1a and S1b.
+///
+/// Dynamic shared memory: word 0 is the block's flag, the encoded event (`words` words)
+/// starts at word 4 (16-byte aligned, like the device copy of the paper's path). A block
+/// where no thread hit stops after the second barrier without touching `input`; in a
+/// block with a hit, its threads copy the event from `input` (page-locked host memory
+/// mapped into the device: one round trip over the bus per block that needs it, not one
+/// per thread) into shared memory. Each hitting thread then checks its filter's own
+/// constraints ([`filter_holds`], filter-major table) against that copy, and a filter
+/// holding all of them claims its subscription with `atomicExch(SubsSeq[s], seq)`: the
+/// one claimer that sees an older event number appends `seq << 32 | s` to the list `out`
+/// (mapped host memory) at `atomicAdd(tally, 1)`. `SubsSeq` holds event numbers instead
+/// of `SubsBV`'s flags, so nothing is reset between events.
+///
+/// # Safety
+/// The pointers must hold the tables, the event and room for one entry per subscription.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn latency_claim(
+    hit: bool,
+    f: usize,
+    input: *const u32,
+    words: u32,
+    n_attrs: u32,
+    fcons_start: *const u32,
+    fcons: *const DevConstraint,
+    cstrings: *const u8,
+    filter_sub: *const u32,
+    seq: u32,
+    subs_seq: *mut u32,
+    tally: *mut u32,
+    out: *mut u64,
+) {
+    let sh = dynamic_shared::<u32>();
+    if thread_idx_x() == 0 {
+        *sh = 0;
+    }
+    sync_threads();
+    if hit {
+        *sh = 1;
+    }
+    sync_threads();
+    if *sh == 0 {
+        return; // the whole block: no filter of it holds the event's names and place
+    }
+    let ev = sh.add(4);
+    let mut w = thread_idx_x();
+    while w < words {
+        *ev.add(w as usize) = *input.add(w as usize);
+        w += block_dim_x();
+    }
+    sync_threads();
+    if !hit {
+        return;
+    }
+    let first = *fcons_start.add(f) as usize;
+    let last = *fcons_start.add(f + 1) as usize;
+    if !filter_holds(fcons, first, last, cstrings, ev, n_attrs) {
+        return;
+    }
+    let s = *filter_sub.add(f);
+    if atomic_exch(subs_seq.add(s as usize), seq) != seq {
+        let position = atomic_add(tally, 1);
+        *out.add(position as usize) = (u64::from(seq) << 32) | u64::from(s);
+    }
+}
+
+kernel! {
+    /// Beyond the paper: the low-latency per-event path over every filter, one launch
+    /// and nothing copied. `Loc`'s steps S1a and S1b and the content check in one
+    /// kernel, one thread per filter, as [`match_batch`] does for a batch of one.
+    ///
+    /// The event's `InputBF` and `InputPos` come in the launch parameters (`in_bf`, `x`,
+    /// `y`); its `Attrs` and strings stay in mapped host memory (`input`, `words` words)
+    /// until a block needs them. Thread `id` reads `BF[id]` and, when the names may
+    /// match, `FPos[id]` and `SqDist[id]` (coalesced, as `Loc`), then runs
+    /// [`latency_claim`]. Global thread 0 zeroes `idle_tally`, the list counter the
+    /// next event uses (CCM §4.3's duplicated structures). No `FCount`, no `Zip`.
+    pub fn match_latency(
+        in_bf: u32,
+        x: f32,
+        y: f32,
+        n_attrs: u32,
+        input: *const u32,
+        words: u32,
+        n: u32,
+        bf: *const u32,
+        fpos: *const Float2,
+        sq_dist: *const f32,
+        fcons_start: *const u32,
+        fcons: *const DevConstraint,
+        cstrings: *const u8,
+        filter_sub: *const u32,
+        seq: u32,
+        subs_seq: *mut u32,
+        tally: *mut u32,
+        idle_tally: *mut u32,
+        out: *mut u64,
+    ) {
+        let id = global_id_x();
+        if id == 0 {
+            *idle_tally = 0;
+        }
+        let i = id as usize;
+        let hit = id < n
+            && bf_includes(in_bf, *bf.add(i))
+            && in_area(Float2 { x, y }, *fpos.add(i), *sq_dist.add(i));
+        latency_claim(
+            hit, i, input, words, n_attrs, fcons_start, fcons, cstrings, filter_sub, seq,
+            subs_seq, tally, out,
+        );
+    }
+}
+
+kernel! {
+    /// Beyond the paper: the low-latency path of the grid index, one launch and nothing
+    /// copied. One thread per candidate as [`grid_match`] (the ranges `r0..r0_end` to
+    /// `r3..r3_end` of `cell_filters`), the event's header in the launch parameters and
+    /// the rest in mapped host memory, then [`latency_claim`]; global thread 0 zeroes
+    /// `idle_tally`. `SubsSeq` replaces `grid_reset`.
+    pub fn grid_latency(
+        in_bf: u32,
+        x: f32,
+        y: f32,
+        n_attrs: u32,
+        input: *const u32,
+        words: u32,
+        r0: u32, r0_end: u32, r1: u32, r1_end: u32, r2: u32, r2_end: u32, r3: u32, r3_end: u32,
+        cell_filters: *const u32,
+        bf: *const u32,
+        fpos: *const Float2,
+        sq_dist: *const f32,
+        fcons_start: *const u32,
+        fcons: *const DevConstraint,
+        cstrings: *const u8,
+        filter_sub: *const u32,
+        seq: u32,
+        subs_seq: *mut u32,
+        tally: *mut u32,
+        idle_tally: *mut u32,
+        out: *mut u64,
+    ) {
+        let id = global_id_x();
+        if id == 0 {
+            *idle_tally = 0;
+        }
+        let mut t = id;
+        let mut slot = u32::MAX;
+        let ranges = [(r0, r0_end), (r1, r1_end), (r2, r2_end), (r3, r3_end)];
+        let mut r = 0usize;
+        while r < 4 {
+            let (lo, hi) = ranges[r];
+            if t < hi - lo {
+                slot = lo + t;
+                break;
+            }
+            t -= hi - lo;
+            r += 1;
+        }
+        let mut f = 0usize;
+        let mut hit = false;
+        if slot != u32::MAX {
+            f = *cell_filters.add(slot as usize) as usize;
+            hit = bf_includes(in_bf, *bf.add(f))
+                && in_area(Float2 { x, y }, *fpos.add(f), *sq_dist.add(f));
+        }
+        latency_claim(
+            hit, f, input, words, n_attrs, fcons_start, fcons, cstrings, filter_sub, seq,
+            subs_seq, tally, out,
+        );
     }
 }

@@ -3,12 +3,17 @@
 //!
 //! Engines: `gpu` (the paper's `Loc`, `Cont`, `Zip` pipeline, one event at a time),
 //! `gpu batched` (beyond the paper: many events per pass over the filters), `gpu grid`
-//! (beyond the paper: a grid index, only the filters near the event), `emu` (the
+//! (beyond the paper: a grid index, only the filters near the event), `gpu latency` and
+//! `gpu grid latency` (beyond the paper: the low-latency path, `Engine::set_low_latency`:
+//! one launch and one synchronisation per event, the event's header in the launch
+//! parameters, the rest of it and the results in mapped host memory, nothing copied;
+//! over every filter, or over the grid's candidates), `emu` (the
 //! same kernels on the emulator, quick mode), `rtree` (the R*-tree peer: location only
 //! in Figs. 3–4 as in the paper, location + content as the oracle), `sff` (the SFF-like
 //! matcher, content only and with location encoded as constraints, Table 2).
 //!
-//! Every answer of `gpu`, `gpu batched` and `emu` is checked against the R*-tree with the
+//! Every answer of every kernel series (`gpu`, `gpu batched`, `gpu grid`, `gpu latency`,
+//! `gpu grid latency` and their `emu` twins) is checked against the R*-tree with the
 //! content check on every workload (a mismatch fails the run), on all the events in quick
 //! mode and on the first [`CHECKED_EVENTS`] of each workload at full scale. Times are
 //! per event (end to end: encode, copy in, kernels, copy out, sort) or per update, the
@@ -249,6 +254,18 @@ fn time_kernels(
         let (ms, got) = mean_ms(events, warm, |e| Ok(engine.match_indices(e, None)?))?;
         check(ctx, label, truth, &series, &got)?;
         out.push((series, ms));
+        // Beyond the paper: the low-latency path (one launch, one synchronisation,
+        // nothing copied), over the grid's candidates, then over every filter.
+        engine.set_low_latency(true)?;
+        for (series, grid) in [
+            (format!("{name} grid latency"), true),
+            (format!("{name} latency"), false),
+        ] {
+            engine.set_grid(grid)?;
+            let (ms, got) = mean_ms(events, warm, |e| Ok(engine.match_indices(e, None)?))?;
+            check(ctx, label, truth, &series, &got)?;
+            out.push((series, ms));
+        }
     }
     for (s, v) in &out {
         ctx.record(s, x, *v);
