@@ -24,6 +24,7 @@ use ddm_region_kernels::scan::{scan_down, scan_reduce, scan_top, SCAN_BLOCK, SCA
 use ddm_region_kernels::sweep::{sweep_count, sweep_emit, sweep_keys, sweep_tasks, SweepWork};
 use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
 use gpu_kernels::{Arg, Buffer, Device, GpuError, HostBuffer, LaunchConfig};
+use std::sync::atomic::AtomicU64;
 
 /// Threads per block for the paper's kernels (§IV: "each CUDA thread block contains 256
 /// CUDA threads"); also `M`, the tile of Fig. 2.
@@ -143,9 +144,10 @@ pub struct Engine<'d> {
     ranges_at: usize,
     grid: Option<GridState>,
     sweep: Option<SweepState>,
-    stamp: Vec<u32>,
-    /// Per region, its last entry in the batch being staged ([`stage_into`]).
-    last: Vec<u32>,
+    /// Per region, the batch that last updated it and its last entry there ([`stage_into`]).
+    last: Vec<AtomicU64>,
+    /// Host threads Phase 1 may use on a large batch.
+    threads: usize,
     epoch: u32,
     /// The largest lower bound in the sweep dimension ever installed (sweep engine):
     /// the radix sort needs only the digits below it.
@@ -253,8 +255,10 @@ impl<'d> Engine<'d> {
             ranges_at: 2 * n,
             grid: None,
             sweep: None,
-            stamp: vec![0; n],
-            last: vec![0; n],
+            // Written now (not left to fault in during the first, timed, step); any key
+            // below 1 << 32 is older than every batch.
+            last: (0..n).map(|_| AtomicU64::new(1)).collect(),
+            threads: std::thread::available_parallelism().map_or(1, |t| t.get()),
             epoch: 0,
             key_bound: 0,
         };
@@ -334,6 +338,10 @@ impl<'d> Engine<'d> {
     /// updated region. The sweep engine only installs the regions (Phase 1); its
     /// matching is [`Engine::count`] or [`Engine::pairs`].
     pub fn step(&mut self, batch: &UpdateBatch, want_pairs: bool) -> Result<StepReport, DdmError> {
+        if self.epoch == u32::MAX {
+            // The batch counter wraps: no key may look as new as the next batches'.
+            self.last.iter_mut().for_each(|k| *k.get_mut() = 0);
+        }
         self.epoch = self.epoch.wrapping_add(1).max(1);
         // Phase 1: the updated regions' information, ordered and de-duplicated straight
         // into mapped host memory that the kernels read over the bus (after the previous
@@ -343,12 +351,14 @@ impl<'d> Engine<'d> {
         let staged = stage_into(
             batch,
             self.dims,
-            self.n_pub,
-            self.n_sub,
-            (&mut self.stamp, &mut self.last),
+            (self.n_pub, self.n_sub),
+            &mut self.last,
             self.epoch,
-            bytemuck::cast_slice_mut(records),
-            bytemuck::cast_slice_mut(ranges),
+            (
+                bytemuck::cast_slice_mut(records),
+                bytemuck::cast_slice_mut(ranges),
+            ),
+            self.threads,
         )?;
         let n = staged.records;
         if n == 0 {

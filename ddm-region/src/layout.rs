@@ -13,6 +13,7 @@ use crate::engine::DdmError;
 use crate::model::{Change, Kind, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::grid::GRID_MAX_DIMS;
 use ddm_region_kernels::UpdatedRegion;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Most cells a grid may have.
 pub const MAX_CELLS: u64 = 1 << 24;
@@ -39,30 +40,39 @@ pub struct StageCounts {
     pub max_lo0: u32,
 }
 
-/// Orders and de-duplicates a batch for the device. `stamp` (one slot per region of the
-/// unified space, owned by the engine) remembers the batch that last saw each region.
-/// (Allocating form of [`stage_into`], for tests and one-off use.)
+/// Batches with fewer entries are staged by one thread (a thread costs more than it saves).
+pub const STAGE_PAR_MIN: usize = 1 << 16;
+
+/// The key [`stage_into`] keeps per region: the batch that last saw it (high half) and
+/// its last entry there (low half). Keys only grow within a batch and from batch to
+/// batch, so a parallel pass finds each region's last entry with `fetch_max`.
+#[inline(always)]
+fn stage_key(batch_no: u32, entry: usize) -> u64 {
+    (batch_no as u64) << 32 | entry as u64
+}
+
+/// Orders and de-duplicates a batch for the device (allocating form of [`stage_into`],
+/// for tests and one-off use). `last` has one slot per region of the unified space, all
+/// below `batch_no << 32` (zeros, or those of earlier batches).
 pub fn stage_updates(
     batch: &UpdateBatch,
     dims: usize,
     n_pub: u32,
     n_sub: u32,
-    stamp: &mut [u32],
+    last: &mut [AtomicU64],
     batch_no: u32,
 ) -> Result<StagedUpdates, DdmError> {
-    let mut last = vec![0u32; stamp.len()];
-    let n = batch.entries.len().min(stamp.len());
+    let n = batch.entries.len().min(last.len());
     let mut records = vec![UpdatedRegion::default(); n];
     let mut ranges = vec![Range::default(); n * dims];
     let c = stage_into(
         batch,
         dims,
-        n_pub,
-        n_sub,
-        (stamp, &mut last),
+        (n_pub, n_sub),
+        last,
         batch_no,
-        &mut records,
-        &mut ranges,
+        (&mut records, &mut ranges),
+        1,
     )?;
     records.truncate(c.records as usize);
     ranges.truncate(c.records as usize * dims);
@@ -74,72 +84,78 @@ pub fn stage_updates(
 }
 
 /// Phase 1 on the host: orders and de-duplicates `batch` straight into the engine's
-/// staging memory (mapped page-locked host memory): `records` gets one
-/// [`UpdatedRegion`] per distinct updated region, publications first, each kind in batch
-/// order, the last change of a region winning; `ranges` gets `dims` ranges per record
-/// (zeros for a removed region). Both must have room for every distinct region of the batch.
+/// staging memory (mapped page-locked host memory): `out.0` gets one [`UpdatedRegion`]
+/// per distinct updated region, publications first, each kind in batch order, the last
+/// change of a region winning; `out.1` gets `dims` ranges per record (zeros for a
+/// removed region). Both must have room for every distinct region of the batch.
 ///
-/// Two linear passes and no allocation (the step's host cost at a million regions):
-/// the first checks the entries and records, per region, the batch it was last seen in
-/// (`scratch.0`, the engine's stamps) and its last entry (`scratch.1`); the second
-/// writes the entries that are their region's last.
-#[allow(clippy::too_many_arguments)]
+/// `last` (one slot per region of the unified space, owned by the engine) must hold
+/// keys of earlier batches only (`< batch_no << 32`). No allocation: the first pass
+/// checks the entries and stores each region's last entry in `last`; the last pass
+/// writes the entries that are their region's last. A batch of at least
+/// [`STAGE_PAR_MIN`] entries is cut into chunks on up to `threads` threads (then a
+/// middle pass counts what each chunk writes, so that each writes its own slots).
 pub fn stage_into(
     batch: &UpdateBatch,
     dims: usize,
-    n_pub: u32,
-    n_sub: u32,
-    scratch: (&mut [u32], &mut [u32]),
+    caps: (u32, u32),
+    last: &mut [AtomicU64],
     batch_no: u32,
-    records: &mut [UpdatedRegion],
-    ranges: &mut [Range],
+    out: (&mut [UpdatedRegion], &mut [Range]),
+    threads: usize,
 ) -> Result<StageCounts, DdmError> {
     // One copy of the passes per small dimensionality, so that a region's ranges are
-    // copied with a few moves instead of a `memcpy` call (a third of the time at 1M).
+    // copied with a few moves instead of a `memcpy` call.
+    let s = Stage {
+        batch,
+        dims,
+        n_pub: caps.0,
+        n_sub: caps.1,
+        batch_no,
+    };
     match dims {
-        1 => stage_passes::<1>(
-            batch, dims, n_pub, n_sub, scratch, batch_no, records, ranges,
-        ),
-        2 => stage_passes::<2>(
-            batch, dims, n_pub, n_sub, scratch, batch_no, records, ranges,
-        ),
-        3 => stage_passes::<3>(
-            batch, dims, n_pub, n_sub, scratch, batch_no, records, ranges,
-        ),
-        4 => stage_passes::<4>(
-            batch, dims, n_pub, n_sub, scratch, batch_no, records, ranges,
-        ),
-        _ => stage_passes::<0>(
-            batch, dims, n_pub, n_sub, scratch, batch_no, records, ranges,
-        ),
+        1 => s.run::<1>(last, out, threads),
+        2 => s.run::<2>(last, out, threads),
+        3 => s.run::<3>(last, out, threads),
+        4 => s.run::<4>(last, out, threads),
+        _ => s.run::<0>(last, out, threads),
     }
 }
 
-/// [`stage_into`] for `D` dimensions (`D = 0`: any, from `dims`).
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn stage_passes<const D: usize>(
-    batch: &UpdateBatch,
+struct Stage<'a> {
+    batch: &'a UpdateBatch,
     dims: usize,
     n_pub: u32,
     n_sub: u32,
-    scratch: (&mut [u32], &mut [u32]),
     batch_no: u32,
-    records: &mut [UpdatedRegion],
-    ranges: &mut [Range],
-) -> Result<StageCounts, DdmError> {
-    let dims = if D == 0 { dims } else { D };
-    let (stamp, last) = scratch;
-    let entries = &batch.entries;
-    let all = &batch.ranges;
-    // Pass 1: check, count the distinct regions of each kind, remember each region's last entry.
-    let mut distinct = [0u32; 2];
-    let mut at = 0usize;
-    let mut max_lo0 = 0u32;
-    for (i, &(kind, index, change)) in entries.iter().enumerate() {
+}
+
+/// What one chunk of a parallel staging found in its first two passes.
+#[derive(Clone, Copy, Default)]
+struct ChunkCounts {
+    /// `Set` entries (ranges used).
+    sets: usize,
+    /// Regions first seen in this batch by this chunk, by kind.
+    distinct: [u32; 2],
+    /// Entries that are their region's last, by kind (what the chunk writes).
+    kept: [u32; 2],
+    max_lo0: u32,
+}
+
+impl Stage<'_> {
+    #[inline(always)]
+    fn dims<const D: usize>(&self) -> usize {
+        if D == 0 {
+            self.dims
+        } else {
+            D
+        }
+    }
+
+    fn check_index(&self, kind: Kind, index: u32) -> Result<(), DdmError> {
         let cap = match kind {
-            Kind::Publication => n_pub,
-            Kind::Subscription => n_sub,
+            Kind::Publication => self.n_pub,
+            Kind::Subscription => self.n_sub,
         };
         if index >= cap {
             return Err(DdmError::Capacity {
@@ -148,66 +164,242 @@ fn stage_passes<const D: usize>(
                 capacity: cap,
             });
         }
-        if change == Change::Set {
-            let Some(r) = all.get(at..at + dims) else {
-                return Err(DdmError::BadBatch(
-                    "fewer ranges than Set entries need".into(),
-                ));
-            };
-            if r.iter().any(|x| x.lo > x.hi) {
-                crate::model::check_ranges(dims, r)?;
+        Ok(())
+    }
+
+    /// A `Set` entry's ranges at `at`, checked.
+    #[inline(always)]
+    fn ranges_at<const D: usize>(&self, at: usize) -> Result<&[Range], DdmError> {
+        let dims = self.dims::<D>();
+        let Some(r) = self.batch.ranges.get(at..at + dims) else {
+            return Err(DdmError::BadBatch(
+                "fewer ranges than Set entries need".into(),
+            ));
+        };
+        if r.iter().any(|x| x.lo > x.hi) {
+            crate::model::check_ranges(dims, r)?;
+        }
+        Ok(r)
+    }
+
+    fn check_total(&self, sets: usize) -> Result<(), DdmError> {
+        let used = sets * self.dims;
+        if used != self.batch.ranges.len() {
+            return Err(DdmError::BadBatch(format!(
+                "{} ranges given, the Set entries use {used}",
+                self.batch.ranges.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn run<const D: usize>(
+        &self,
+        last: &mut [AtomicU64],
+        out: (&mut [UpdatedRegion], &mut [Range]),
+        threads: usize,
+    ) -> Result<StageCounts, DdmError> {
+        let n = self.batch.entries.len();
+        let chunks = if n >= STAGE_PAR_MIN {
+            threads.clamp(1, n / (STAGE_PAR_MIN / 4))
+        } else {
+            1
+        };
+        if chunks == 1 {
+            self.sequential::<D>(last, out)
+        } else {
+            self.parallel::<D>(last, out, chunks)
+        }
+    }
+
+    /// One thread, two passes.
+    fn sequential<const D: usize>(
+        &self,
+        last: &mut [AtomicU64],
+        out: (&mut [UpdatedRegion], &mut [Range]),
+    ) -> Result<StageCounts, DdmError> {
+        let dims = self.dims::<D>();
+        let mut distinct = [0u32; 2];
+        let mut at = 0usize;
+        let mut max_lo0 = 0u32;
+        for (i, &(kind, index, change)) in self.batch.entries.iter().enumerate() {
+            self.check_index(kind, index)?;
+            if change == Change::Set {
+                max_lo0 = max_lo0.max(self.ranges_at::<D>(at)?[0].lo);
+                at += dims;
             }
-            max_lo0 = max_lo0.max(r[0].lo);
-            at += dims;
+            let slot = last[unified(kind, index, self.n_pub) as usize].get_mut();
+            if *slot >> 32 != self.batch_no as u64 {
+                distinct[(kind == Kind::Subscription) as usize] += 1;
+            }
+            *slot = stage_key(self.batch_no, i);
         }
-        let r = unified(kind, index, n_pub) as usize;
-        if stamp[r] != batch_no {
-            stamp[r] = batch_no;
-            distinct[(kind == Kind::Subscription) as usize] += 1;
-        }
-        last[r] = i as u32;
+        self.check_total(at / dims)?;
+        let total = (distinct[0] + distinct[1]) as usize;
+        let (records, ranges) = out;
+        assert!(
+            records.len() >= total && ranges.len() >= total * dims,
+            "staging holds fewer records than the batch's regions"
+        );
+        let (pub_rec, sub_rec) = records[..total].split_at_mut(distinct[0] as usize);
+        let (pub_rng, sub_rng) = ranges[..total * dims].split_at_mut(distinct[0] as usize * dims);
+        self.write::<D>(
+            0..self.batch.entries.len(),
+            0,
+            last,
+            [pub_rec, sub_rec],
+            [pub_rng, sub_rng],
+        );
+        Ok(StageCounts {
+            records: total as u32,
+            n_pub_updates: distinct[0],
+            max_lo0,
+        })
     }
-    if at != all.len() {
-        return Err(DdmError::BadBatch(format!(
-            "{} ranges given, the Set entries use {at}",
-            all.len()
-        )));
-    }
-    let total = (distinct[0] + distinct[1]) as usize;
-    assert!(
-        records.len() >= total && ranges.len() >= total * dims,
-        "staging holds fewer records than the batch's regions"
-    );
-    // Pass 2: the last entry of each region, written in place.
-    let mut next = [0u32, distinct[0]];
-    let mut at = 0usize;
-    for (i, &(kind, index, change)) in entries.iter().enumerate() {
-        let alive = change == Change::Set;
-        let r = unified(kind, index, n_pub);
-        if last[r as usize] == i as u32 {
-            let k = (kind == Kind::Subscription) as usize;
-            let slot = next[k] as usize;
-            next[k] += 1;
-            records[slot] = UpdatedRegion {
-                region: r,
-                alive: alive as u32,
-            };
-            let dst = &mut ranges[slot * dims..(slot + 1) * dims];
+
+    /// Writes the entries of `range` that are their region's last (`at`: where their
+    /// ranges start in the batch) into the slots given, per kind, in order.
+    #[inline(always)]
+    fn write<const D: usize>(
+        &self,
+        range: std::ops::Range<usize>,
+        mut at: usize,
+        last: &[AtomicU64],
+        rec: [&mut [UpdatedRegion]; 2],
+        rng: [&mut [Range]; 2],
+    ) {
+        let dims = self.dims::<D>();
+        let all = &self.batch.ranges;
+        let mut next = [0usize; 2];
+        let lo = range.start;
+        for (i, &(kind, index, change)) in self.batch.entries[range].iter().enumerate() {
+            let i = lo + i;
+            let alive = change == Change::Set;
+            let r = unified(kind, index, self.n_pub);
+            if last[r as usize].load(Ordering::Relaxed) == stage_key(self.batch_no, i) {
+                let k = (kind == Kind::Subscription) as usize;
+                let slot = next[k];
+                next[k] += 1;
+                rec[k][slot] = UpdatedRegion {
+                    region: r,
+                    alive: alive as u32,
+                };
+                let dst = &mut rng[k][slot * dims..(slot + 1) * dims];
+                if alive {
+                    dst.copy_from_slice(&all[at..at + dims]);
+                } else {
+                    dst.fill(Range::default());
+                }
+            }
             if alive {
-                dst.copy_from_slice(&all[at..at + dims]);
-            } else {
-                dst.fill(Range::default());
+                at += dims;
             }
         }
-        if alive {
-            at += dims;
-        }
     }
-    Ok(StageCounts {
-        records: distinct[0] + distinct[1],
-        n_pub_updates: distinct[0],
-        max_lo0,
-    })
+
+    /// `chunks` threads, three passes: (1) check indices, count `Set` entries, find each
+    /// region's last entry (`fetch_max`) and count the regions first seen; (2) check
+    /// ranges and count the entries each chunk will write; (3) write, each chunk into
+    /// its own slots.
+    fn parallel<const D: usize>(
+        &self,
+        last: &mut [AtomicU64],
+        out: (&mut [UpdatedRegion], &mut [Range]),
+        chunks: usize,
+    ) -> Result<StageCounts, DdmError> {
+        let dims = self.dims::<D>();
+        let entries = &self.batch.entries;
+        let n = entries.len();
+        let per = n.div_ceil(chunks);
+        let bounds: Vec<std::ops::Range<usize>> = (0..chunks)
+            .map(|c| c * per..((c + 1) * per).min(n))
+            .collect();
+        let last: &[AtomicU64] = last;
+        let each = |f: &(dyn Fn(usize) -> Result<ChunkCounts, DdmError> + Sync)| {
+            std::thread::scope(|s| {
+                let hs: Vec<_> = (0..chunks).map(|c| s.spawn(move || f(c))).collect();
+                hs.into_iter()
+                    .map(|h| h.join().expect("a staging thread panicked"))
+                    .collect::<Result<Vec<ChunkCounts>, DdmError>>()
+            })
+        };
+        // Pass 1.
+        let first = each(&|c| {
+            let mut k = ChunkCounts::default();
+            for i in bounds[c].clone() {
+                let (kind, index, change) = entries[i];
+                self.check_index(kind, index)?;
+                k.sets += (change == Change::Set) as usize;
+                let r = unified(kind, index, self.n_pub) as usize;
+                let prev = last[r].fetch_max(stage_key(self.batch_no, i), Ordering::Relaxed);
+                if prev >> 32 != self.batch_no as u64 {
+                    k.distinct[(kind == Kind::Subscription) as usize] += 1;
+                }
+            }
+            Ok(k)
+        })?;
+        let sets: usize = first.iter().map(|k| k.sets).sum();
+        self.check_total(sets)?;
+        let mut range_at = Vec::with_capacity(chunks);
+        let mut at = 0;
+        for k in &first {
+            range_at.push(at);
+            at += k.sets * dims;
+        }
+        // Pass 2.
+        let second = each(&|c| {
+            let mut k = ChunkCounts::default();
+            let mut at = range_at[c];
+            for i in bounds[c].clone() {
+                let (kind, index, change) = entries[i];
+                if change == Change::Set {
+                    k.max_lo0 = k.max_lo0.max(self.ranges_at::<D>(at)?[0].lo);
+                    at += dims;
+                }
+                let r = unified(kind, index, self.n_pub) as usize;
+                if last[r].load(Ordering::Relaxed) == stage_key(self.batch_no, i) {
+                    k.kept[(kind == Kind::Subscription) as usize] += 1;
+                }
+            }
+            Ok(k)
+        })?;
+        let distinct = first.iter().fold([0u32; 2], |a, k| {
+            [a[0] + k.distinct[0], a[1] + k.distinct[1]]
+        });
+        let total = (distinct[0] + distinct[1]) as usize;
+        let (records, ranges) = out;
+        assert!(
+            records.len() >= total && ranges.len() >= total * dims,
+            "staging holds fewer records than the batch's regions"
+        );
+        // Pass 3: cut the output into each chunk's slots, then write.
+        let (mut pub_rec, mut sub_rec) = records[..total].split_at_mut(distinct[0] as usize);
+        let (mut pub_rng, mut sub_rng) =
+            ranges[..total * dims].split_at_mut(distinct[0] as usize * dims);
+        let mut parts = Vec::with_capacity(chunks);
+        for k in &second {
+            let (p, rest) = std::mem::take(&mut pub_rec).split_at_mut(k.kept[0] as usize);
+            pub_rec = rest;
+            let (s, rest) = std::mem::take(&mut sub_rec).split_at_mut(k.kept[1] as usize);
+            sub_rec = rest;
+            let (pr, rest) = std::mem::take(&mut pub_rng).split_at_mut(k.kept[0] as usize * dims);
+            pub_rng = rest;
+            let (sr, rest) = std::mem::take(&mut sub_rng).split_at_mut(k.kept[1] as usize * dims);
+            sub_rng = rest;
+            parts.push(([p, s], [pr, sr]));
+        }
+        std::thread::scope(|s| {
+            for (c, (rec, rng)) in parts.into_iter().enumerate() {
+                let (range, at) = (bounds[c].clone(), range_at[c]);
+                s.spawn(move || self.write::<D>(range, at, last, rec, rng));
+            }
+        });
+        Ok(StageCounts {
+            records: total as u32,
+            n_pub_updates: distinct[0],
+            max_lo0: second.iter().map(|k| k.max_lo0).max().unwrap_or(0),
+        })
+    }
 }
 
 /// Region `index` of `kind` in the unified index space.
@@ -377,8 +569,8 @@ mod tests {
         b.set(Kind::Publication, 2, &r(2));
         b.set(Kind::Subscription, 0, &r(3));
         b.remove(Kind::Publication, 1);
-        let mut stamp = vec![0; 8];
-        let s = stage_updates(&b, 1, 4, 4, &mut stamp, 1).unwrap();
+        let mut last: Vec<AtomicU64> = (0..8).map(|_| AtomicU64::new(0)).collect();
+        let s = stage_updates(&b, 1, 4, 4, &mut last, 1).unwrap();
         assert_eq!(s.n_pub_updates, 2);
         let regions: Vec<u32> = s.records.iter().map(|u| u.region).collect();
         assert_eq!(regions, [2, 1, 4]);
@@ -387,12 +579,100 @@ mod tests {
     }
 
     #[test]
+    fn parallel_staging_equals_sequential_staging() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let (n_pub, n_sub, dims) = (40_000u32, 30_000u32, 3usize);
+        let mut b = UpdateBatch::default();
+        // Duplicates (in and across chunks), removals, both kinds interleaved.
+        for _ in 0..3 * STAGE_PAR_MIN / 2 {
+            let kind = if rng.gen_bool(0.5) {
+                Kind::Publication
+            } else {
+                Kind::Subscription
+            };
+            let cap = if kind == Kind::Publication {
+                n_pub
+            } else {
+                n_sub
+            };
+            let index = rng.gen_range(0..cap);
+            if rng.gen_bool(0.1) {
+                b.remove(kind, index);
+            } else {
+                let r: Vec<Range> = (0..dims)
+                    .map(|_| {
+                        let lo = rng.gen_range(0..1000);
+                        Range {
+                            lo,
+                            hi: lo + rng.gen_range(0..10),
+                        }
+                    })
+                    .collect();
+                b.set(kind, index, &r);
+            }
+        }
+        let total = (n_pub + n_sub) as usize;
+        let fresh = || -> Vec<AtomicU64> { (0..total).map(|_| AtomicU64::new(1)).collect() };
+        let (mut l1, mut l4) = (fresh(), fresh());
+        for batch_no in [1, 2] {
+            let mut out1 = (
+                vec![UpdatedRegion::default(); total],
+                vec![Range::default(); total * dims],
+            );
+            let mut out4 = out1.clone();
+            let c1 = stage_into(
+                &b,
+                dims,
+                (n_pub, n_sub),
+                &mut l1,
+                batch_no,
+                (&mut out1.0, &mut out1.1),
+                1,
+            )
+            .unwrap();
+            let c4 = stage_into(
+                &b,
+                dims,
+                (n_pub, n_sub),
+                &mut l4,
+                batch_no,
+                (&mut out4.0, &mut out4.1),
+                4,
+            )
+            .unwrap();
+            assert_eq!(c1, c4);
+            assert!(c1.records < b.len() as u32 && c1.n_pub_updates > 0);
+            assert_eq!(out1, out4);
+        }
+        // The parallel path reports bad input too.
+        let mut bad = b.clone();
+        bad.ranges.pop();
+        let mut out = (
+            vec![UpdatedRegion::default(); total],
+            vec![Range::default(); total * dims],
+        );
+        assert!(matches!(
+            stage_into(
+                &bad,
+                dims,
+                (n_pub, n_sub),
+                &mut l4,
+                3,
+                (&mut out.0, &mut out.1),
+                4
+            ),
+            Err(DdmError::BadBatch(_))
+        ));
+    }
+
+    #[test]
     fn staging_rejects_indices_past_capacity() {
         let mut b = UpdateBatch::default();
         b.set(Kind::Publication, 4, &[Range { lo: 0, hi: 1 }]);
-        let mut stamp = vec![0; 8];
+        let mut last: Vec<AtomicU64> = (0..8).map(|_| AtomicU64::new(0)).collect();
         assert!(matches!(
-            stage_updates(&b, 1, 4, 4, &mut stamp, 1),
+            stage_updates(&b, 1, 4, 4, &mut last, 1),
             Err(DdmError::Capacity { .. })
         ));
     }
