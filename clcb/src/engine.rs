@@ -35,11 +35,16 @@
 //! appends each matching subscription, tagged with the event's number, to a list in
 //! mapped host memory. `SubsSeq` (the last event that claimed each subscription)
 //! replaces `SubsBV`, so there is no `Zip` and no reset. An event too long to stage in
-//! shared memory ([`clcb_kernels::LATENCY_MAX_WORDS`]) takes the copying path.
+//! shared memory ([`clcb_kernels::LATENCY_MAX_WORDS`]) takes the copying path. In this
+//! mode the areas also live packed, position and squared radius side by side in one
+//! 16-byte record per filter ([`PackedArea`], `Areas`), which the low-latency kernels
+//! read: moving one area is one 16-byte copy ([`Engine::move_area`]). The paper's
+//! `FPos` and `SqDist` then lag behind and are refreshed from `Areas` (one
+//! `unpack_areas` launch) before the next kernel that reads them.
 
 use crate::layout::{Grid, Tables};
 use crate::model::{AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
-use clcb_kernels::{AreaMove, DevConstraint, Float2, MAX_BATCH};
+use clcb_kernels::{AreaMove, DevConstraint, Float2, PackedArea, MAX_BATCH};
 use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, LaunchConfig};
 
 /// Threads per block of every kernel (the paper's "usually 256").
@@ -138,6 +143,10 @@ struct LatencyState {
     parity: usize,
     /// The event's number (1 up; 0 is "never").
     seq: u32,
+    /// `Areas`: every filter's [`PackedArea`], always current.
+    areas: Buffer<PackedArea>,
+    /// `FPos` and `SqDist` lag behind `Areas` (single moves wrote only the latter).
+    stale: bool,
 }
 
 /// CLCB on one device.
@@ -267,13 +276,27 @@ impl Engine {
     /// grid mode; the paper's pipeline stays the default.
     pub fn set_low_latency(&mut self, on: bool) -> Result<(), EngineError> {
         if !on {
+            self.refresh_areas()?;
             self.latency = None;
             return Ok(());
         }
         if self.latency.is_none() {
             self.ensure_filter_major()?;
             let dev = &self.dev;
+            let packed: Vec<PackedArea> = self
+                .tables
+                .fpos
+                .iter()
+                .zip(&self.tables.sq_dist)
+                .map(|(&pos, &sq_dist)| PackedArea {
+                    pos,
+                    sq_dist,
+                    _pad: 0,
+                })
+                .collect();
             self.latency = Some(LatencyState {
+                areas: upload(dev, &packed)?,
+                stale: false,
                 input: dev.alloc_host(1024)?,
                 out: dev.alloc_host((self.k as usize).max(1))?,
                 subs_seq: dev.alloc((self.k as usize).max(1))?,
@@ -282,6 +305,26 @@ impl Engine {
                 seq: 1,
             });
             dev.synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// Low-latency mode: brings `FPos` and `SqDist` up to date with `Areas` (one launch
+    /// of `unpack_areas`) when single moves left them behind; before any kernel that
+    /// reads them.
+    fn refresh_areas(&mut self) -> Result<(), EngineError> {
+        if let Some(l) = self.latency.as_mut().filter(|l| l.stale) {
+            self.dev.launch(
+                &clcb_kernels::unpack_areas::KERNEL,
+                LaunchConfig::linear(self.n.max(1), BLOCK),
+                &[
+                    self.n.into(),
+                    l.areas.arg(),
+                    self.fpos.arg(),
+                    self.sq_dist.arg(),
+                ],
+            )?;
+            l.stale = false;
         }
         Ok(())
     }
@@ -368,6 +411,7 @@ impl Engine {
             if self.words.len() <= clcb_kernels::LATENCY_MAX_WORDS as usize {
                 return self.match_latency(e, n_attrs, times);
             }
+            self.refresh_areas()?;
         }
         if self.grid.is_some() {
             return self.match_grid(e, times);
@@ -520,8 +564,7 @@ impl Engine {
         };
         args.extend_from_slice(&[
             self.bf.arg(),
-            self.fpos.arg(),
-            self.sq_dist.arg(),
+            l.areas.arg(),
             fm.fcons_start.arg(),
             fm.fcons.arg(),
             self.cstrings.arg(),
@@ -677,6 +720,7 @@ impl Engine {
             all.resize(events.len(), Vec::new());
             return Ok(all);
         }
+        self.refresh_areas()?;
         for chunk in events.chunks(self.opts.batch) {
             self.match_chunk(chunk, &mut all)?;
         }
@@ -786,8 +830,14 @@ impl Engine {
     /// `SqDist[f]`; nothing else changes, nothing is rebuilt, and the host does not wait.
     /// (The paper copies the two values with `cudaMemcpy`; a launch moves the same 16
     /// bytes without a copy from pageable memory, see [`Engine::move_area_by_copies`].)
+    ///
+    /// In low-latency mode ([`Engine::set_low_latency`]) the update is instead one copy
+    /// of the filter's 16-byte [`PackedArea`] (see [`Engine::move_area_packed`]).
     pub fn move_area(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
         let m = self.area_move(u)?;
+        if self.latency.is_some() {
+            return self.move_area_packed(m);
+        }
         self.dev.launch(
             &clcb_kernels::move_area::KERNEL,
             LaunchConfig::linear(1, 32),
@@ -805,12 +855,33 @@ impl Engine {
 
     /// One area update exactly as the paper does it: copy the new position into `FPos`
     /// and the squared radius into `SqDist` (two host-to-device copies).
+    /// In low-latency mode the two values are adjacent and this is one copy
+    /// ([`Engine::move_area_packed`]).
     pub fn move_area_by_copies(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
         let m = self.area_move(u)?;
+        if self.latency.is_some() {
+            return self.move_area_packed(m);
+        }
         self.dev
             .write(&mut self.fpos, m.filter as usize, &[m.pos])?;
         self.dev
             .write(&mut self.sq_dist, m.filter as usize, &[m.sq_dist])?;
+        self.keep_tables(&m)
+    }
+
+    /// Low-latency mode: the paper's update (copy the new position and squared radius to
+    /// the device) as ONE host-to-device copy of 16 bytes into `Areas[f]`, where the two
+    /// values sit side by side; `FPos` and `SqDist` are refreshed later, only if a kernel
+    /// that reads them runs. Nothing is rebuilt and the host does not wait.
+    fn move_area_packed(&mut self, m: AreaMove) -> Result<(), EngineError> {
+        let l = self.latency.as_mut().expect("low-latency mode");
+        let rec = PackedArea {
+            pos: m.pos,
+            sq_dist: m.sq_dist,
+            _pad: 0,
+        };
+        self.dev.write(&mut l.areas, m.filter as usize, &[rec])?;
+        l.stale = true;
         self.keep_tables(&m)
     }
 
@@ -837,6 +908,25 @@ impl Engine {
         }
         let buf = self.updates.as_mut().expect("allocated above");
         self.dev.write(buf, 0, &moves)?;
+        if let Some(l) = &self.latency {
+            // Low-latency mode: `Areas` too (`FPos` and `SqDist` of other filters may
+            // still lag: `stale` stays as it is).
+            self.dev.launch(
+                &clcb_kernels::move_areas_packed::KERNEL,
+                LaunchConfig::linear(moves.len() as u32, BLOCK),
+                &[
+                    (moves.len() as u32).into(),
+                    buf.arg(),
+                    l.areas.arg(),
+                    self.fpos.arg(),
+                    self.sq_dist.arg(),
+                ],
+            )?;
+            for m in &moves {
+                self.keep_tables(m)?;
+            }
+            return Ok(());
+        }
         self.dev.launch(
             &clcb_kernels::move_areas::KERNEL,
             LaunchConfig::linear(moves.len() as u32, BLOCK),

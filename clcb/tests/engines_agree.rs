@@ -218,6 +218,23 @@ fn run_scenario(subs: Subscriptions, steps: Vec<Step>, opts: Options) -> Result<
         &pending_truth,
         "batch at the end"
     );
+    // The paper's tables of the low-latency engines, refreshed from their packed areas:
+    // batched on one, the copying grid path after leaving low-latency mode on the other.
+    prop_assert_eq!(
+        &latency.match_batch(&pending).expect("batch"),
+        &pending_truth,
+        "latency engine batched at the end"
+    );
+    grid_latency
+        .set_low_latency(false)
+        .expect("leave low latency");
+    for (e, truth) in pending.iter().zip(&pending_truth) {
+        prop_assert_eq!(
+            &grid_latency.match_indices(e, None).expect("grid"),
+            truth,
+            "grid after low latency"
+        );
+    }
     Ok(())
 }
 

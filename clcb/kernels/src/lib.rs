@@ -13,8 +13,10 @@
 //! | [`zip_batch`] | beyond the paper: `Zip` of a batch | 32-subscription word of one event | the bit vectors | (event, subscription) pairs |
 //! | [`grid_match`] | beyond the paper: grid-indexed matching | candidate filter near the event | the filter's tables and constraints | `SubsBV`, `Subs` |
 //! | [`grid_reset`] | beyond the paper: reset after [`grid_match`] | matched subscription | `Subs` | `SubsBV`, the next counter |
-//! | [`match_latency`] | beyond the paper: S1a + S1b + content in one launch, nothing copied | filter | `BF`, `FPos`, `SqDist`, header in the launch parameters, the event in mapped host memory (blocks with a hit) | `SubsSeq`, the list in mapped host memory, the counters |
+//! | [`match_latency`] | beyond the paper: S1a + S1b + content in one launch, nothing copied | filter | `BF`, `Areas` ([`PackedArea`]), header in the launch parameters, the event in mapped host memory (blocks with a hit) | `SubsSeq`, the list in mapped host memory, the counters |
 //! | [`grid_latency`] | beyond the paper: [`grid_match`] in one launch, nothing copied | candidate filter near the event | as [`match_latency`], plus the candidate list | as [`match_latency`] |
+//! | [`move_areas_packed`] | beyond the paper: [`move_areas`] with the packed areas | area update | the updates | `Areas`, `FPos`, `SqDist` |
+//! | [`unpack_areas`] | beyond the paper: `FPos`, `SqDist` from the packed areas | filter | `Areas` | `FPos`, `SqDist` |
 //!
 //! Device tables shared with the host are `#[repr(C)]` and `bytemuck::Pod` on the host.
 //! All of them live in global memory; only [`cont`] (the event attribute, `shInput` in
@@ -134,6 +136,22 @@ pub struct AreaMove {
     pub filter: u32,
     pub pos: Float2,
     pub sq_dist: f32,
+}
+
+/// Beyond the paper: one filter's area as one 16-byte record, `FPos[f]` and `SqDist[f]`
+/// side by side (the paper keeps them in two tables, Fig. 2a), so that moving an area is
+/// one copy of 16 bytes. The low-latency kernels read this table; the paper's tables are
+/// refreshed from it ([`unpack_areas`]) before a kernel that reads them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct PackedArea {
+    pub pos: Float2,
+    pub sq_dist: f32,
+    pub _pad: u32,
 }
 
 /// Step S1b's test, the one every engine uses: is `p` inside the circle of centre `c`
@@ -423,6 +441,44 @@ kernel! {
         let u = *updates.add(t as usize);
         *fpos.add(u.filter as usize) = u.pos;
         *sq_dist.add(u.filter as usize) = u.sq_dist;
+    }
+}
+
+kernel! {
+    /// Beyond the paper: area updates in bulk with the packed table ([`PackedArea`]):
+    /// one thread per update; thread `t` writes `updates[t]` into `areas`, `FPos` and
+    /// `SqDist` (all three stay in step for the filters it moves).
+    pub fn move_areas_packed(
+        count: u32,
+        updates: *const AreaMove,
+        areas: *mut PackedArea,
+        fpos: *mut Float2,
+        sq_dist: *mut f32,
+    ) {
+        let t = global_id_x();
+        if t >= count {
+            return;
+        }
+        let u = *updates.add(t as usize);
+        let f = u.filter as usize;
+        *areas.add(f) = PackedArea { pos: u.pos, sq_dist: u.sq_dist, _pad: 0 };
+        *fpos.add(f) = u.pos;
+        *sq_dist.add(f) = u.sq_dist;
+    }
+}
+
+kernel! {
+    /// Beyond the paper: refreshes the paper's `FPos` and `SqDist` from the packed table
+    /// after single moves wrote only the latter; one thread per filter, coalesced reads
+    /// of `areas` and writes of both tables.
+    pub fn unpack_areas(n: u32, areas: *const PackedArea, fpos: *mut Float2, sq_dist: *mut f32) {
+        let f = global_id_x();
+        if f >= n {
+            return;
+        }
+        let a = *areas.add(f as usize);
+        *fpos.add(f as usize) = a.pos;
+        *sq_dist.add(f as usize) = a.sq_dist;
     }
 }
 
@@ -749,7 +805,7 @@ kernel! {
     /// The event's `InputBF` and `InputPos` come in the launch parameters (`in_bf`, `x`,
     /// `y`); its `Attrs` and strings stay in mapped host memory (`input`, `words` words)
     /// until a block needs them. Thread `id` reads `BF[id]` and, when the names may
-    /// match, `FPos[id]` and `SqDist[id]` (coalesced, as `Loc`), then runs
+    /// match, its [`PackedArea`] (`FPos[id]` and `SqDist[id]` in one 16-byte read), then runs
     /// [`latency_claim`]. Global thread 0 zeroes `idle_tally`, the list counter the
     /// next event uses (CCM §4.3's duplicated structures). No `FCount`, no `Zip`.
     pub fn match_latency(
@@ -761,8 +817,7 @@ kernel! {
         words: u32,
         n: u32,
         bf: *const u32,
-        fpos: *const Float2,
-        sq_dist: *const f32,
+        areas: *const PackedArea,
         fcons_start: *const u32,
         fcons: *const DevConstraint,
         cstrings: *const u8,
@@ -778,9 +833,10 @@ kernel! {
             *idle_tally = 0;
         }
         let i = id as usize;
-        let hit = id < n
-            && bf_includes(in_bf, *bf.add(i))
-            && in_area(Float2 { x, y }, *fpos.add(i), *sq_dist.add(i));
+        let hit = id < n && bf_includes(in_bf, *bf.add(i)) && {
+            let a = *areas.add(i);
+            in_area(Float2 { x, y }, a.pos, a.sq_dist)
+        };
         latency_claim(
             hit, i, input, words, n_attrs, fcons_start, fcons, cstrings, filter_sub, seq,
             subs_seq, tally, out,
@@ -804,8 +860,7 @@ kernel! {
         r0: u32, r0_end: u32, r1: u32, r1_end: u32, r2: u32, r2_end: u32, r3: u32, r3_end: u32,
         cell_filters: *const u32,
         bf: *const u32,
-        fpos: *const Float2,
-        sq_dist: *const f32,
+        areas: *const PackedArea,
         fcons_start: *const u32,
         fcons: *const DevConstraint,
         cstrings: *const u8,
@@ -837,8 +892,10 @@ kernel! {
         let mut hit = false;
         if slot != u32::MAX {
             f = *cell_filters.add(slot as usize) as usize;
-            hit = bf_includes(in_bf, *bf.add(f))
-                && in_area(Float2 { x, y }, *fpos.add(f), *sq_dist.add(f));
+            hit = bf_includes(in_bf, *bf.add(f)) && {
+                let a = *areas.add(f);
+                in_area(Float2 { x, y }, a.pos, a.sq_dist)
+            };
         }
         latency_claim(
             hit, f, input, words, n_attrs, fcons_start, fcons, cstrings, filter_sub, seq,

@@ -7,7 +7,9 @@
 //! `gpu grid latency` (beyond the paper: the low-latency path, `Engine::set_low_latency`:
 //! one launch and one synchronisation per event, the event's header in the launch
 //! parameters, the rest of it and the results in mapped host memory, nothing copied;
-//! over every filter, or over the grid's candidates), `emu` (the
+//! over every filter, or over the grid's candidates; in Table 2 row 3 and Fig. 5, one
+//! area update in that mode: one 16-byte copy of the packed position and squared
+//! radius), `emu` (the
 //! same kernels on the emulator, quick mode), `rtree` (the R*-tree peer: location only
 //! in Figs. 3–4 as in the paper, location + content as the oracle), `sff` (the SFF-like
 //! matcher, content only and with location encoded as constraints, Table 2).
@@ -335,6 +337,25 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
             let (ms, _) = mean_ms(&ups, 0, |u| Ok(engine.move_area_by_copies(u)?))?;
             engine.synchronize()?;
             ctx.record(&format!("{name} copies"), 3.0, ms);
+            // Beyond the paper: low-latency mode, position and squared radius side by
+            // side, one 16-byte copy per update; then its answers are checked.
+            engine.set_low_latency(true)?;
+            let (ms, _) = mean_ms(&ups, 0, |u| Ok(engine.move_area(u)?))?;
+            engine.synchronize()?;
+            let series = format!("{name} latency");
+            ctx.record(&series, 3.0, ms);
+            let mut model = subs.clone();
+            for u in &ups {
+                model.apply(u)?;
+            }
+            let few = &events[..s.checked(events.len()).min(if ctx.quick { 4 } else { 20 })];
+            let moved = RTreeMatcher::build(&model);
+            let truth = oracle(&moved, &model, few);
+            let got: Vec<Vec<u32>> = few
+                .iter()
+                .map(|e| engine.match_indices(e, None))
+                .collect::<Result<_, _>>()?;
+            check(ctx, &label, &truth, &series, &got)?;
         }
     }
     Ok(())
@@ -475,6 +496,22 @@ fn update_sweep(ctx: &mut Ctx, id: &str, spatial: Spatial) -> anyhow::Result<()>
                     .map(|e| engine.match_indices(e, None))
                     .collect::<Result<_, _>>()?;
                 check(ctx, &label, &truth, &series, &got)?;
+                // Beyond the paper: low-latency mode, one 16-byte copy per update (position
+                // and squared radius side by side), its answers on the low-latency path.
+                engine.set_low_latency(true)?;
+                let t0 = Instant::now();
+                for u in &ups {
+                    engine.move_area(u)?;
+                }
+                engine.synchronize()?;
+                let series = format!("{name} latency");
+                ctx.record(&series, n as f64, per_update_us(t0));
+                let got: Vec<Vec<u32>> = events
+                    .iter()
+                    .map(|e| engine.match_indices(e, None))
+                    .collect::<Result<_, _>>()?;
+                check(ctx, &label, &truth, &series, &got)?;
+                engine.set_low_latency(false)?;
                 // All updates in one copy and one launch (once untimed: buffer allocation).
                 engine.move_areas(&ups)?;
                 engine.synchronize()?;
