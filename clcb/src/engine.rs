@@ -68,7 +68,8 @@ pub struct Options {
     pub fcount_runs: u32,
     /// Subscription ids fetched by the one result copy (more need a second copy).
     pub read_prefix: usize,
-    /// Events per pass of [`Engine::match_batch`] (at most [`MAX_BATCH`]).
+    /// Events per pass of [`Engine::match_batch`] (at most [`MAX_BATCH`], the default:
+    /// the per-pass copies, launches and synchronisation are shared by more events).
     pub batch: usize,
     /// Beyond the paper: match single events through the grid index
     /// ([`Grid`], kernels `grid_match` + `grid_reset`) instead of
@@ -81,7 +82,7 @@ impl Default for Options {
         Options {
             fcount_runs: 4,
             read_prefix: 1024,
-            batch: 256,
+            batch: MAX_BATCH as usize,
             grid: false,
         }
     }
@@ -758,7 +759,8 @@ impl Engine {
             let cap = ((b.pairs.len() - 1) / 2) as u32;
             dev.launch(
                 &clcb_kernels::match_batch::KERNEL,
-                LaunchConfig::linear(self.n, BLOCK).with_shared(32 * m),
+                LaunchConfig::linear(self.n, BLOCK)
+                    .with_shared(clcb_kernels::batch_shared_bytes(m)),
                 &[
                     b.inputs.arg(),
                     b.event_word.arg(),
@@ -773,9 +775,9 @@ impl Engine {
                     self.filter_sub.arg(),
                     words_per_event.into(),
                     b.subs_bits.arg(),
+                    b.pairs.arg(),
                 ],
             )?;
-            dev.zero(&mut b.pairs)?;
             dev.launch(
                 &clcb_kernels::zip_batch::KERNEL,
                 LaunchConfig {

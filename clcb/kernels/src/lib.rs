@@ -9,7 +9,7 @@
 //! | [`zip`] | Alg. 1 `Zip`, step S2a | subscription | `SubsBV` | `SubsBV` (reset), `Subs`, `SubsCount` |
 //! | [`move_area`] | §5 area update, one | (one thread) | its arguments | `FPos`, `SqDist` |
 //! | [`move_areas`] | §5 area update, batched | area update | the updates | `FPos`, `SqDist` |
-//! | [`match_batch`] | beyond the paper: many events per pass over the filters | filter | `BF`, `FPos`, `SqDist`, the filter's constraints, the batch | per-event subscription bit vectors |
+//! | [`match_batch`] | beyond the paper: many events per pass over the filters | filter | `BF`, `FPos`, `SqDist`, the filter's constraints, the batch | per-event subscription bit vectors, the pair count (zeroed) |
 //! | [`zip_batch`] | beyond the paper: `Zip` of a batch | 32-subscription word of one event | the bit vectors | (event, subscription) pairs |
 //! | [`grid_match`] | beyond the paper: grid-indexed matching | candidate filter near the event | the filter's tables and constraints | `SubsBV`, `Subs` |
 //! | [`grid_reset`] | beyond the paper: reset after [`grid_match`] | matched subscription | `Subs` | `SubsBV`, the next counter |
@@ -546,17 +546,33 @@ struct BatchEvent {
     _pad: [u32; 3],
 }
 
+/// Four event Bloom filters, read from shared memory with one 16-byte load.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct Bf4([u32; 4]);
+
+/// Bytes of [`match_batch`]'s dynamic shared memory for `n_events` events: the events'
+/// `InputBF`s (a multiple of four), then their [`BatchEvent`]s.
+pub const fn batch_shared_bytes(n_events: u32) -> u32 {
+    4 * n_events.next_multiple_of(4) + 32 * n_events
+}
+
 kernel! {
     /// Beyond the paper: matches a batch of `n_events` events in one pass over the
     /// filters, one thread per filter.
     ///
-    /// The block first copies the batch's event headers (`InputBF`, `InputPos`, and where
-    /// each event's `Attrs` start in `inputs`, from `event_word`) into shared memory.
-    /// Thread `id` then reads its filter's `BF`, `FPos` and `SqDist` once (coalesced)
-    /// and, for every event passing S1a and S1b, checks the filter's own constraints
-    /// (`fcons[fcons_start[id]..fcons_start[id + 1]]`, filter-major, each tagged with its
-    /// name's row) against the event's attributes; a filter holding all of them sets its
-    /// subscription's bit in the event's bit vector (`subs_bits[e * words ..]`, atomic or).
+    /// The block first copies the batch's event headers into shared memory
+    /// ([`batch_shared_bytes`]): the `InputBF`s side by side (padded to a multiple of
+    /// four), then each event's `InputPos`, attribute count and where its `Attrs` start in
+    /// `inputs` (from `event_word`). Global thread 0 zeroes the pair count `out[0]` that
+    /// [`zip_batch`] then fills. Thread `id` reads its filter's `BF`, `FPos` and `SqDist`
+    /// once (coalesced) and walks the events four at a time: one 16-byte (broadcast) read
+    /// of four Bloom filters, four independent S1a tests, so that most events cost a
+    /// quarter of a shared-memory round trip. For every event passing S1a and S1b it
+    /// checks the filter's own constraints (`fcons[fcons_start[id]..fcons_start[id + 1]]`,
+    /// filter-major, each tagged with its name's row) against the event's attributes; a
+    /// filter holding all of them sets its subscription's bit in the event's bit vector
+    /// (`subs_bits[e * words ..]`, atomic or).
     pub fn match_batch(
         inputs: *const u32,
         event_word: *const u32,
@@ -571,18 +587,29 @@ kernel! {
         filter_sub: *const u32,
         words: u32,
         subs_bits: *mut u32,
+        out: *mut u32,
     ) {
-        let events = dynamic_shared::<BatchEvent>();
+        let padded = n_events.next_multiple_of(4);
+        let bfs = dynamic_shared::<u32>();
+        let events = bfs.add(padded as usize) as *mut BatchEvent;
         let mut e = thread_idx_x();
-        while e < n_events {
-            let w = *event_word.add(e as usize);
-            let h = *(inputs.add(w as usize) as *const InputHeader);
-            *events.add(e as usize) =
-                BatchEvent { bf: h.bf, pos: h.pos, n_attrs: h.n_attrs, word: w, _pad: [0; 3] };
+        while e < padded {
+            if e < n_events {
+                let w = *event_word.add(e as usize);
+                let h = *(inputs.add(w as usize) as *const InputHeader);
+                *bfs.add(e as usize) = h.bf;
+                *events.add(e as usize) =
+                    BatchEvent { bf: h.bf, pos: h.pos, n_attrs: h.n_attrs, word: w, _pad: [0; 3] };
+            } else {
+                *bfs.add(e as usize) = 0;
+            }
             e += block_dim_x();
         }
         sync_threads();
         let id = global_id_x();
+        if id == 0 {
+            *out = 0;
+        }
         if id >= n {
             return;
         }
@@ -595,19 +622,26 @@ kernel! {
         let sub = *filter_sub.add(i);
         let mut e = 0u32;
         while e < n_events {
-            let ev = events.add(e as usize);
-            // The Bloom filter alone first: most events stop here, reading 4 bytes.
-            if bf_includes((*ev).bf, fbf) && in_area((*ev).pos, c, sq) {
-                let ev = *ev;
-                let event = inputs.add(ev.word as usize);
-                if filter_holds(fcons, first, last, cstrings, event, ev.n_attrs) {
-                    atomic_or(
-                        subs_bits.add((e * words + sub / 32) as usize),
-                        1u32 << (sub % 32),
-                    );
+            // The Bloom filters alone first: most events stop here.
+            let q = *(bfs.add(e as usize) as *const Bf4);
+            let mut k = 0u32;
+            while k < 4 {
+                let ek = e + k;
+                if ek < n_events && bf_includes(q.0[k as usize], fbf) {
+                    let ev = *events.add(ek as usize);
+                    if in_area(ev.pos, c, sq) {
+                        let event = inputs.add(ev.word as usize);
+                        if filter_holds(fcons, first, last, cstrings, event, ev.n_attrs) {
+                            atomic_or(
+                                subs_bits.add((ek * words + sub / 32) as usize),
+                                1u32 << (sub % 32),
+                            );
+                        }
+                    }
                 }
+                k += 1;
             }
-            e += 1;
+            e += 4;
         }
     }
 }
