@@ -8,7 +8,7 @@
 //! | [`io`] | — | users' JSON Lines files -> model, line-numbered errors |
 //! | [`workload`] | §5, Table 1 | seeded generator of every Table 1 parameter, uniform and Zipf space, all-match |
 //! | [`layout`] | §4.3, Fig. 2 | `FPos`, `SqDist`, `BF`, `FCount`, `Constraints`/`SizeC`, encoded events; the grid index (beyond) |
-//! | [`engine`] | §4.2–4.3, Alg. 1 | [`Engine`]: `Loc`, `Cont`, `Zip` on one stream; area moves; batched and grid modes (beyond) |
+//! | [`engine`] | §4.2–4.3, Alg. 1 | [`Engine`]: `Loc`, `Cont`, `Zip` on one stream; area moves; batched, grid and low-latency modes (beyond) |
 //!
 //! A user starts from [`Subscriptions`] (from [`io::load_subscriptions`] or
 //! [`workload::Workload`]) and an [`Engine`] on a [`gpu_kernels::Device`]:
@@ -22,7 +22,9 @@
 //! ```
 //!
 //! Where the paper is silent, each module says what we chose and why. Beyond the paper,
-//! selectable and off by default: batched events, a grid index, area moves by launch.
+//! selectable and off by default: batched events, a grid index, area moves by launch,
+//! and a low-latency per-event path ([`Engine::set_low_latency`]: one launch and one
+//! synchronisation per event, nothing copied; areas packed so that a move is one copy).
 //!
 //! The kernels live in the `clcb-kernels` crate (`clcb/kernels`), compiled to PTX by
 //! `build.rs`; [`PTX`] embeds them.

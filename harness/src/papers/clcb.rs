@@ -9,7 +9,7 @@
 //! parameters, the rest of it and the results in mapped host memory, nothing copied;
 //! over every filter, or over the grid's candidates; in Table 2 row 3 and Fig. 5, one
 //! area update in that mode: one 16-byte copy of the packed position and squared
-//! radius), `emu` (the
+//! radius; in Fig. 6, `latency kernel` is that path's one kernel), `emu` (the
 //! same kernels on the emulator, quick mode), `rtree` (the R*-tree peer: location only
 //! in Figs. 3–4 as in the paper, location + content as the oracle), `sff` (the SFF-like
 //! matcher, content only and with location encoded as constraints, Table 2).
@@ -590,6 +590,19 @@ fn steps_sweep(ctx: &mut Ctx, id: &str, params: Params) -> anyhow::Result<()> {
                 ] {
                     ctx.record(&format!("{prefix}{step}"), n as f64, v / k);
                 }
+                // Beyond the paper: the low-latency path's one kernel (no copies, no
+                // other step), for comparison with Loc + Cont + Zip.
+                engine.set_low_latency(true)?;
+                let mut kernel = 0.0;
+                let mut got = Vec::with_capacity(events.len());
+                for e in &events {
+                    let mut t = StepTimes::default();
+                    got.push(engine.match_indices(e, Some(&mut t))?);
+                    kernel += t.total();
+                }
+                let series = format!("{prefix}latency kernel");
+                check(ctx, &label, &truth, &series, &got)?;
+                ctx.record(&series, n as f64, kernel / k);
             }
         }
     }
