@@ -79,6 +79,26 @@ impl Approach {
     }
 }
 
+/// How Phase 3 of the region approach (§III.B, Fig. 2) lays out its blocks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Slices {
+    /// The paper's: one thread per updated region, which compares it with every
+    /// candidate, tile by tile; `ceil(updated / M)` blocks.
+    #[default]
+    Paper,
+    /// Beyond the paper: the candidates' tiles are cut into slices, one per block row,
+    /// as many as make about [`FILL_BLOCKS`] blocks (at most one slice per tile); each
+    /// updated region is then compared by one thread per slice. The same comparisons
+    /// and results; a step of a few thousand updated regions (64 blocks of 256 at 32768
+    /// regions) no longer leaves most of a large GPU idle.
+    Fill,
+    /// Exactly this many slices (at least 1; slices past the last tile are empty).
+    Exactly(u32),
+}
+
+/// The blocks [`Slices::Fill`] aims at: two waves of 8 blocks of 256 threads on 128 SMs.
+pub const FILL_BLOCKS: u32 = 2048;
+
 /// What Phase 4 copied back.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StepReport {
@@ -152,6 +172,8 @@ pub struct Engine<'d> {
     /// The largest lower bound in the sweep dimension ever installed (sweep engine):
     /// the radix sort needs only the digits below it.
     key_bound: u32,
+    /// How Phase 3 of the region approach spreads the candidates over blocks.
+    slices: Slices,
 }
 
 fn addr<T>(b: &Buffer<T>) -> u64 {
@@ -261,6 +283,7 @@ impl<'d> Engine<'d> {
             threads: std::thread::available_parallelism().map_or(1, |t| t.get()),
             epoch: 0,
             key_bound: 0,
+            slices: Slices::Paper,
         };
         if let Approach::Grid(spec) = approach {
             let cap = 16;
@@ -315,6 +338,15 @@ impl<'d> Engine<'d> {
             slots,
             _lens: lens,
         })
+    }
+
+    /// Sets how Phase 3 of the region approach lays out its blocks (default: the
+    /// paper's, [`Slices::Paper`]); no effect on the other approaches.
+    pub fn set_slices(&mut self, slices: Slices) {
+        self.slices = slices;
+    }
+    pub fn slices(&self) -> Slices {
+        self.slices
     }
 
     pub fn approach(&self) -> &Approach {
@@ -472,11 +504,15 @@ impl<'d> Engine<'d> {
                 skip.into(),
                 self.epoch.into(),
             ];
-            self.dev.launch(
-                &match_region::KERNEL,
-                Self::linear(count).with_shared(shared),
-                &args,
-            )?;
+            let mut cfg = Self::linear(count).with_shared(shared);
+            let tiles = n_cand.div_ceil(BLOCK);
+            cfg.grid[1] = match self.slices {
+                Slices::Paper => 1,
+                Slices::Fill => FILL_BLOCKS.div_ceil(cfg.grid[0]).min(tiles),
+                Slices::Exactly(k) => k,
+            }
+            .clamp(1, 65535);
+            self.dev.launch(&match_region::KERNEL, cfg, &args)?;
         }
         Ok(())
     }

@@ -30,8 +30,9 @@
 //!   first kernels read over the bus (no copy call); Phase 4 copies back one status word
 //!   pair (step counters, overlap count) and the new pairs;
 //! - Phase 2 runs one warp (not one thread) per updated region, for coalesced row sweeps;
-//! - Phase 3 of the region approach may cut the candidates into slices over block rows
-//!   (same comparisons, more blocks) so that a few thousand updated regions fill a GPU;
+//! - Phase 3 of the region approach may, as an option ([`Slices`]; default off, the
+//!   paper's one thread per updated region), cut the candidates into slices over block
+//!   rows (same comparisons, more blocks) so that a few thousand updated regions fill a GPU;
 //! - grid cell lists have a capacity; an overflowing list is detected, the lists grown
 //!   and rebuilt, and the step's matching redone;
 //! - scenario details (crowd spread, moves at the border): [`workload`].
@@ -42,7 +43,7 @@ pub mod layout;
 pub mod model;
 pub mod workload;
 
-pub use engine::{Approach, DdmError, Engine, StepReport};
+pub use engine::{Approach, DdmError, Engine, Slices, StepReport};
 /// The device type engines run on (re-exported so that users need not name `gpu-kernels`).
 pub use gpu_kernels::Device;
 pub use layout::GridSpec;

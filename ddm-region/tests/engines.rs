@@ -3,7 +3,10 @@
 //! sequences of moves, removals and re-additions. (`baselines/tests/ddm_engines.rs`
 //! checks the same engines against the CPU baselines.)
 
-use ddm_region::{Approach, Device, Engine, GridSpec, Kind, Pair, Range, RegionSet, UpdateBatch};
+use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
+use ddm_region::{
+    Approach, Device, Engine, GridSpec, Kind, Pair, Range, RegionSet, Slices, UpdateBatch,
+};
 use proptest::prelude::*;
 
 /// The oracle: every (live publication, live subscription) pair whose ranges satisfy
@@ -76,6 +79,10 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 fn run(case: &Case, approach: Approach) {
+    run_sliced(case, approach, Slices::Paper)
+}
+
+fn run_sliced(case: &Case, approach: Approach, slices: Slices) {
     let dev = Device::emulator();
     let mut pubs = case.pubs.clone();
     let mut subs = case.subs.clone();
@@ -87,6 +94,7 @@ fn run(case: &Case, approach: Approach) {
         subs.len() as u32,
     )
     .unwrap();
+    e.set_slices(slices);
     let mut first = UpdateBatch::default();
     for (kind, list) in [(Kind::Publication, &pubs), (Kind::Subscription, &subs)] {
         for (i, r) in list.iter().enumerate() {
@@ -160,6 +168,12 @@ proptest! {
     #[test]
     fn emu_region_equals_oracle_over_update_sequences(c in case()) {
         run(&c, Approach::Region);
+    }
+
+    #[test]
+    fn emu_region_sliced_equals_oracle_over_update_sequences(c in case()) {
+        // Three slices of the (single) candidate tile: two block rows without candidates.
+        run_sliced(&c, Approach::Region, Slices::Exactly(3));
     }
 
     #[test]
@@ -262,4 +276,41 @@ fn sweep_sorts_full_32_bit_keys_across_many_blocks() {
     let mut e = Engine::with_regions(&dev, Approach::Sweep, &set).unwrap();
     assert_eq!(e.count().unwrap(), want.len() as u64);
     assert_eq!(e.pairs().unwrap(), want);
+}
+
+#[test]
+fn sliced_region_phase_3_equals_the_papers_over_many_tiles() {
+    // 1200 regions: 600 candidates of each kind, three tiles of 256; every region moves.
+    let params = ScenarioParams::paper(1200, 400, Distribution::Uniform);
+    let mut scenario = Scenario::new(params, 5).unwrap();
+    let dev = Device::emulator();
+    let kinds = [
+        Slices::Paper,
+        Slices::Exactly(2),
+        Slices::Exactly(5),
+        Slices::Fill,
+    ];
+    let mut engines: Vec<Engine> = kinds
+        .into_iter()
+        .map(|k| {
+            let mut e = Engine::new(&dev, Approach::Region, 2, 600, 600).unwrap();
+            e.set_slices(k);
+            e
+        })
+        .collect();
+    let mut batch = UpdateBatch::everything(scenario.regions());
+    for _ in 0..3 {
+        let mut want = None;
+        for e in &mut engines {
+            let mut r = e.step(&batch, true).unwrap();
+            r.pairs.as_mut().unwrap().sort_unstable();
+            let got = (r, e.pairs().unwrap());
+            assert!(got.0.overlaps > 0);
+            match &want {
+                None => want = Some(got),
+                Some(w) => assert_eq!(&got, w, "{:?}", e.slices()),
+            }
+        }
+        batch = scenario.step();
+    }
 }

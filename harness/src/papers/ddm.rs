@@ -9,8 +9,10 @@
 //! the speedup figure. `scaleup_a1` and `scaleup_a100` go to a million regions.
 //!
 //! Engines: `gpu-region`, `gpu-grid` (the paper's two approaches, overlap information
-//! maintained on the device across steps), `gpu-sweep` (beyond the paper: a GPU
-//! sort-based sweep), their emulator twins `emu-*` (quick mode), and the CPU baselines
+//! maintained on the device across steps), `gpu-region-sliced` (beyond the paper: the
+//! region engine with its Phase 3 candidates cut into slices over block rows so that a
+//! step fills the GPU, [`Slices::Fill`]; same comparisons and results), `gpu-sweep`
+//! (beyond the paper: a GPU sort-based sweep), their emulator twins `emu-*` (quick mode), and the CPU baselines
 //! `brute`, `grid`, `sort` (one thread) and `brute-par`, `grid-par`, `sort-par` (all
 //! cores). A step's time is the paper's "region matching time": for the GPU engines,
 //! Phase 1 (copy in the moved regions) to Phase 4 (the updated overlap pairs back on the
@@ -28,7 +30,7 @@ use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
 use anyhow::Context as _;
 use baselines::ddm::{Algorithm, DdmMatcher};
 use ddm_region::workload::{scale_up, Distribution, ScaleUpParams, Scenario, ScenarioParams};
-use ddm_region::{Approach, Device, Engine, GridSpec, Kind, Pair, UpdateBatch};
+use ddm_region::{Approach, Device, Engine, GridSpec, Kind, Pair, Slices, UpdateBatch};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -133,6 +135,28 @@ fn host_threads() -> usize {
         .unwrap_or(1)
 }
 
+/// The device engines' series suffixes (`gpu-region`, `emu-region-sliced`...).
+const APPROACHES: [&str; 4] = ["region", "region-sliced", "grid", "sweep"];
+
+/// The device engines of an experiment: the paper's region engine, the same with its
+/// Phase 3 sliced over block rows ([`Slices::Fill`], beyond the paper: series
+/// `*-region-sliced`), the paper's grid engine on `grid`, and the sweep.
+fn engine_variants(grid: Approach) -> [(Approach, Slices); 4] {
+    [
+        (Approach::Region, Slices::Paper),
+        (Approach::Region, Slices::Fill),
+        (grid, Slices::Paper),
+        (Approach::Sweep, Slices::Paper),
+    ]
+}
+
+fn series_name(dev_name: &str, approach: &Approach, slices: Slices) -> String {
+    match slices {
+        Slices::Paper => format!("{dev_name}-{}", approach.name()),
+        _ => format!("{dev_name}-{}-sliced", approach.name()),
+    }
+}
+
 /// The devices wanted in this run: (`gpu` | `emu`, engine kind, device).
 fn devices(ctx: &Ctx, series: &[&str]) -> anyhow::Result<Vec<(&'static str, EngineKind, Device)>> {
     let mut v = Vec::new();
@@ -192,8 +216,7 @@ fn scenario_experiment(ctx: &mut Ctx, distribution: Distribution, size: u32) -> 
         vec![2048, 4096, 8192, 16384, 32768]
     };
     let steps = if ctx.quick { 1 } else { 30 };
-    let approaches = ["region", "grid", "sweep"];
-    let devs = devices(ctx, &approaches)?;
+    let devs = devices(ctx, &APPROACHES)?;
     // §IV: "the grid cell size ... is set to 100 x 100 for each test case".
     let grid = GridSpec::covering(2, 10_000, 100)?;
     let cpus: Vec<(&str, DdmMatcher)> = cpu_matchers(Some(vec![100, 100]))
@@ -221,16 +244,20 @@ fn scenario_experiment(ctx: &mut Ctx, distribution: Distribution, size: u32) -> 
             let reference = oracle.pairs(positions.last().expect("at least one step"));
 
             for (dev_name, kind, dev) in &devs {
-                for approach in [
-                    Approach::Region,
-                    Approach::Grid(grid.clone()),
-                    Approach::Sweep,
-                ] {
-                    let series = format!("{dev_name}-{}", approach.name());
+                for (approach, slices) in engine_variants(Approach::Grid(grid.clone())) {
+                    let series = series_name(dev_name, &approach, slices);
                     if !ctx.wants(&series, *kind) {
                         continue;
                     }
-                    let mut engine = Engine::with_regions(dev, approach.clone(), &initial)?;
+                    let mut engine = Engine::new(
+                        dev,
+                        approach.clone(),
+                        initial.dims(),
+                        initial.n_pub(),
+                        initial.n_sub(),
+                    )?;
+                    engine.set_slices(slices);
+                    engine.step(&UpdateBatch::everything(&initial), false)?;
                     let mut total_ms = 0.0;
                     let mut last = Vec::new();
                     for (i, batch) in batches.iter().enumerate() {
@@ -287,8 +314,7 @@ fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
         vec![16_384, 65_536, 262_144, 1_048_576]
     };
     let reps = if ctx.quick { 1 } else { 5 };
-    let approaches = ["sweep", "region", "grid"];
-    let devs = devices(ctx, &approaches)?;
+    let devs = devices(ctx, &APPROACHES)?;
     let cpus: Vec<(&str, DdmMatcher)> = cpu_matchers(None)
         .into_iter()
         .filter(|(n, _)| !n.starts_with("brute") && ctx.wants(n, EngineKind::Cpu))
@@ -310,12 +336,10 @@ fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
             let oracle = DdmMatcher::new(Algorithm::Sort, host_threads());
             let want = oracle.count(&set);
             for (dev_name, kind, dev) in &devs {
-                for approach in [
-                    Approach::Sweep,
-                    Approach::Region,
-                    Approach::Grid(GridSpec::fit(&set, None)?),
-                ] {
-                    let series = format!("{dev_name}-{}", approach.name());
+                for (approach, slices) in
+                    engine_variants(Approach::Grid(GridSpec::fit(&set, None)?))
+                {
+                    let series = series_name(dev_name, &approach, slices);
                     // The paper's engines keep an n_pub x n_sub bit matrix: up to 65536 regions.
                     // (In quick mode the emulator runs the sweep only: the figures cover the rest.)
                     let paper_engine = approach != Approach::Sweep;
@@ -326,6 +350,7 @@ fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
                     }
                     let mut engine =
                         Engine::new(dev, approach.clone(), 2, set.n_pub(), set.n_sub())?;
+                    engine.set_slices(slices);
                     let everything = UpdateBatch::everything(&set);
                     let t1 = Instant::now();
                     engine.step(&everything, false)?;
@@ -379,7 +404,7 @@ pub enum Cmd {
         /// ranges [lo, hi) of unsigned 32-bit integers; any number of dimensions).
         #[arg(long)]
         regions: PathBuf,
-        /// gpu-region, gpu-grid, gpu-sweep, emu-region, emu-grid, emu-sweep, brute, grid or
+        /// gpu-region, gpu-region-sliced, gpu-grid, gpu-sweep, their emu-* twins, brute, grid or
         /// sort (default: gpu-sweep when a GPU is present, else sort).
         #[arg(long)]
         engine: Option<String>,
@@ -503,7 +528,7 @@ fn match_cmd(
         Ok(())
     };
     let cpu = |a: Algorithm| DdmMatcher::new(a, threads.unwrap_or_else(host_threads));
-    let (dev_kind, approach) = match engine.split_once('-') {
+    let (dev_kind, approach, slices) = match engine.split_once('-') {
         None => {
             let m = match engine.as_str() {
                 "brute" => cpu(Algorithm::Brute),
@@ -520,13 +545,17 @@ fn match_cmd(
             return Ok(());
         }
         Some((d, a)) => {
-            let approach = match a {
-                "region" => Approach::Region,
-                "grid" => Approach::Grid(GridSpec::fit(&set, cell.as_deref()).map_err(bad_input)?),
-                "sweep" => Approach::Sweep,
+            let (approach, slices) = match a {
+                "region" => (Approach::Region, Slices::Paper),
+                "region-sliced" => (Approach::Region, Slices::Fill),
+                "grid" => (
+                    Approach::Grid(GridSpec::fit(&set, cell.as_deref()).map_err(bad_input)?),
+                    Slices::Paper,
+                ),
+                "sweep" => (Approach::Sweep, Slices::Paper),
                 _ => return Err(bad_input(anyhow::anyhow!("unknown engine `{engine}`"))),
             };
-            (d, approach)
+            (d, approach, slices)
         }
     };
     let dev = match dev_kind {
@@ -534,7 +563,9 @@ fn match_cmd(
         "emu" => Device::emulator(),
         _ => return Err(bad_input(anyhow::anyhow!("unknown engine `{engine}`"))),
     };
-    let mut e = Engine::with_regions(&dev, approach, &set)?;
+    let mut e = Engine::new(&dev, approach, set.dims(), set.n_pub(), set.n_sub())?;
+    e.set_slices(slices);
+    e.step(&UpdateBatch::everything(&set), false)?;
     if want_pairs {
         if *e.approach() == Approach::Sweep {
             // Streamed in windows: any number of pairs; each window ordered.
