@@ -280,7 +280,7 @@ impl<'d> Engine<'d> {
             // Written now (not left to fault in during the first, timed, step); any key
             // below 1 << 32 is older than every batch.
             last: (0..n).map(|_| AtomicU64::new(1)).collect(),
-            threads: std::thread::available_parallelism().map_or(1, |t| t.get()),
+            threads: rayon::current_num_threads(),
             epoch: 0,
             key_bound: 0,
             slices: Slices::Paper,

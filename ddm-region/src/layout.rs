@@ -13,6 +13,7 @@ use crate::engine::DdmError;
 use crate::model::{Change, Kind, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::grid::GRID_MAX_DIMS;
 use ddm_region_kernels::UpdatedRegion;
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Most cells a grid may have.
@@ -93,8 +94,8 @@ pub fn stage_updates(
 /// keys of earlier batches only (`< batch_no << 32`). No allocation: the first pass
 /// checks the entries and stores each region's last entry in `last`; the last pass
 /// writes the entries that are their region's last. A batch of at least
-/// [`STAGE_PAR_MIN`] entries is cut into chunks on up to `threads` threads (then a
-/// middle pass counts what each chunk writes, so that each writes its own slots).
+/// [`STAGE_PAR_MIN`] entries is cut into up to `threads` chunks, run on rayon's pool
+/// (then a middle pass counts what each chunk writes, so that each writes its own slots).
 pub fn stage_into(
     batch: &UpdateBatch,
     dims: usize,
@@ -315,13 +316,12 @@ impl Stage<'_> {
             .map(|c| c * per..((c + 1) * per).min(n))
             .collect();
         let last: &[AtomicU64] = last;
+        // rayon's pool: its threads stay up between steps (no spawn per pass).
         let each = |f: &(dyn Fn(usize) -> Result<ChunkCounts, DdmError> + Sync)| {
-            std::thread::scope(|s| {
-                let hs: Vec<_> = (0..chunks).map(|c| s.spawn(move || f(c))).collect();
-                hs.into_iter()
-                    .map(|h| h.join().expect("a staging thread panicked"))
-                    .collect::<Result<Vec<ChunkCounts>, DdmError>>()
-            })
+            (0..chunks)
+                .into_par_iter()
+                .map(f)
+                .collect::<Result<Vec<ChunkCounts>, DdmError>>()
         };
         // Pass 1.
         let first = each(&|c| {
@@ -388,12 +388,12 @@ impl Stage<'_> {
             sub_rng = rest;
             parts.push(([p, s], [pr, sr]));
         }
-        std::thread::scope(|s| {
-            for (c, (rec, rng)) in parts.into_iter().enumerate() {
-                let (range, at) = (bounds[c].clone(), range_at[c]);
-                s.spawn(move || self.write::<D>(range, at, last, rec, rng));
-            }
-        });
+        parts
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(c, (rec, rng))| {
+                self.write::<D>(bounds[c].clone(), range_at[c], last, rec, rng)
+            });
         Ok(StageCounts {
             records: total as u32,
             n_pub_updates: distinct[0],
