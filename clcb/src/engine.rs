@@ -108,6 +108,8 @@ impl StepTimes {
 struct BatchState {
     inputs: Buffer<u32>,
     event_word: Buffer<u32>,
+    /// Grid mode: each event's four candidate ranges of `cell_filters` (8 words).
+    ranges: Buffer<u32>,
     subs_bits: Buffer<u32>,
     pairs: Buffer<u32>,
 }
@@ -714,7 +716,9 @@ impl Engine {
     }
 
     /// Beyond the paper: the dense indices matching each event, ascending, matching up
-    /// to [`Options::batch`] events per pass over the filters.
+    /// to [`Options::batch`] events per pass over the filters (`match_batch`), or, in
+    /// grid mode, per launch over each event's grid candidates (`grid_batch`); then
+    /// `zip_batch` and one copy of the (event, subscription) pairs back.
     pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<u32>>, EngineError> {
         let mut all = Vec::with_capacity(events.len());
         if self.n == 0 {
@@ -736,6 +740,7 @@ impl Engine {
             self.batch = Some(BatchState {
                 inputs: dev.alloc(4096)?,
                 event_word: dev.alloc(self.opts.batch)?,
+                ranges: dev.alloc(8 * self.opts.batch)?,
                 subs_bits: dev.alloc(self.opts.batch * words_per_event as usize)?,
                 pairs: dev.alloc(1 + 2 * 65536)?,
             });
@@ -755,29 +760,76 @@ impl Engine {
         dev.write(&mut b.inputs, 0, &self.words)?;
         dev.write(&mut b.event_word, 0, &starts)?;
         let m = chunk.len() as u32;
+        // Grid mode: every event's candidate ranges, and the most candidates of one event
+        // (the width of the launch's rows).
+        let mut widest = 0u32;
+        if let Some(g) = &self.grid {
+            let mut ranges = Vec::with_capacity(8 * chunk.len());
+            let outside = (g.grid.members() as u32, g.end as u32);
+            for e in chunk {
+                let rows = g.grid.ranges(e.loc.x, e.loc.y);
+                let mut total = 0;
+                for &(lo, hi) in rows.iter().chain([&outside]) {
+                    ranges.extend([lo, hi]);
+                    total += hi - lo;
+                }
+                widest = widest.max(total);
+            }
+            if widest == 0 {
+                all.resize(all.len() + chunk.len(), Vec::new());
+                return Ok(());
+            }
+            dev.write(&mut b.ranges, 0, &ranges)?;
+        }
         loop {
             let cap = ((b.pairs.len() - 1) / 2) as u32;
-            dev.launch(
-                &clcb_kernels::match_batch::KERNEL,
-                LaunchConfig::linear(self.n, BLOCK)
-                    .with_shared(clcb_kernels::batch_shared_bytes(m)),
-                &[
-                    b.inputs.arg(),
-                    b.event_word.arg(),
-                    m.into(),
-                    self.n.into(),
-                    self.bf.arg(),
-                    self.fpos.arg(),
-                    self.sq_dist.arg(),
-                    fm.fcons_start.arg(),
-                    fm.fcons.arg(),
-                    self.cstrings.arg(),
-                    self.filter_sub.arg(),
-                    words_per_event.into(),
-                    b.subs_bits.arg(),
-                    b.pairs.arg(),
-                ],
-            )?;
+            match &self.grid {
+                None => dev.launch(
+                    &clcb_kernels::match_batch::KERNEL,
+                    LaunchConfig::linear(self.n, BLOCK)
+                        .with_shared(clcb_kernels::batch_shared_bytes(m)),
+                    &[
+                        b.inputs.arg(),
+                        b.event_word.arg(),
+                        m.into(),
+                        self.n.into(),
+                        self.bf.arg(),
+                        self.fpos.arg(),
+                        self.sq_dist.arg(),
+                        fm.fcons_start.arg(),
+                        fm.fcons.arg(),
+                        self.cstrings.arg(),
+                        self.filter_sub.arg(),
+                        words_per_event.into(),
+                        b.subs_bits.arg(),
+                        b.pairs.arg(),
+                    ],
+                )?,
+                Some(g) => dev.launch(
+                    &clcb_kernels::grid_batch::KERNEL,
+                    LaunchConfig {
+                        grid: [widest.div_ceil(BLOCK), m, 1],
+                        block: [BLOCK, 1, 1],
+                        shared_bytes: 0,
+                    },
+                    &[
+                        b.inputs.arg(),
+                        b.event_word.arg(),
+                        b.ranges.arg(),
+                        g.cell_filters.arg(),
+                        self.bf.arg(),
+                        self.fpos.arg(),
+                        self.sq_dist.arg(),
+                        fm.fcons_start.arg(),
+                        fm.fcons.arg(),
+                        self.cstrings.arg(),
+                        self.filter_sub.arg(),
+                        words_per_event.into(),
+                        b.subs_bits.arg(),
+                        b.pairs.arg(),
+                    ],
+                )?,
+            }
             dev.launch(
                 &clcb_kernels::zip_batch::KERNEL,
                 LaunchConfig {

@@ -187,6 +187,12 @@ fn run_scenario(subs: Subscriptions, steps: Vec<Step>, opts: Options) -> Result<
                     "batch, step {}",
                     n
                 );
+                prop_assert_eq!(
+                    &grid.match_batch(&pending).expect("grid batch"),
+                    &pending_truth,
+                    "grid batch, step {}",
+                    n
+                );
                 pending.clear();
                 pending_truth.clear();
                 let u = AreaUpdate {
@@ -354,6 +360,8 @@ fn grid_mode_rebuilds_its_index_when_too_many_filters_leave_their_cells() {
         for e in &events[3..6] {
             assert_eq!(grid.match_indices(e, None).unwrap(), rtree_truth(&subs, e));
         }
+        let truth: Vec<Vec<u32>> = events.iter().map(|e| rtree_truth(&subs, e)).collect();
+        assert_eq!(grid.match_batch(&events).unwrap(), truth);
     }
     // Events at the filters' own centres, so that the answers are not all empty.
     for (_, _, f) in subs.filters().step_by(700) {
@@ -364,6 +372,10 @@ fn grid_mode_rebuilds_its_index_when_too_many_filters_leave_their_cells() {
         assert_eq!(
             grid.match_indices(&e, None).unwrap(),
             rtree_truth(&subs, &e)
+        );
+        assert_eq!(
+            grid.match_batch(std::slice::from_ref(&e)).unwrap(),
+            vec![rtree_truth(&subs, &e)]
         );
     }
 }

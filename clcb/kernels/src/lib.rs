@@ -10,6 +10,7 @@
 //! | [`move_area`] | §5 area update, one | (one thread) | its arguments | `FPos`, `SqDist` |
 //! | [`move_areas`] | §5 area update, batched | area update | the updates | `FPos`, `SqDist` |
 //! | [`match_batch`] | beyond the paper: many events per pass over the filters | filter | `BF`, `FPos`, `SqDist`, the filter's constraints, the batch | per-event subscription bit vectors, the pair count (zeroed) |
+//! | [`grid_batch`] | beyond the paper: the grid index for a batch | candidate filter near one event of the batch | the event, the candidate list, the filter's tables and constraints | per-event subscription bit vectors, the pair count (zeroed) |
 //! | [`zip_batch`] | beyond the paper: `Zip` of a batch | 32-subscription word of one event | the bit vectors | (event, subscription) pairs |
 //! | [`grid_match`] | beyond the paper: grid-indexed matching | candidate filter near the event | the filter's tables and constraints | `SubsBV`, `Subs` |
 //! | [`grid_reset`] | beyond the paper: reset after [`grid_match`] | matched subscription | `Subs` | `SubsBV`, the next counter |
@@ -643,6 +644,71 @@ kernel! {
             }
             e += 4;
         }
+    }
+}
+
+kernel! {
+    /// Beyond the paper: the grid index for a batch of events, one row of blocks per
+    /// event (`blockIdx.y` = `e`), one thread per candidate of that event: the filters
+    /// listed in the event's four ranges of `cell_filters` (`ranges[8e..8e + 8]`, chosen
+    /// by the host as for [`grid_match`]); threads past the event's candidates stop at
+    /// once. Thread `t` takes the `t`-th candidate `f`, reads the event's header from
+    /// `inputs` (at `event_word[e]`; the same words for the whole row, cached), checks
+    /// S1a and S1b on `BF[f]`, `FPos[f]`, `SqDist[f]`, then the filter's own constraints
+    /// ([`filter_holds`], filter-major table), and a filter holding all of them sets its
+    /// subscription's bit in the event's bit vector (`subs_bits[e * words ..]`, atomic or)
+    /// for [`zip_batch`]. Thread 0 of the launch zeroes the pair count `out[0]`. A filter
+    /// listed twice (moved out of its cell) sets the same bit twice: harmless.
+    pub fn grid_batch(
+        inputs: *const u32,
+        event_word: *const u32,
+        ranges: *const u32,
+        cell_filters: *const u32,
+        bf: *const u32,
+        fpos: *const Float2,
+        sq_dist: *const f32,
+        fcons_start: *const u32,
+        fcons: *const DevConstraint,
+        cstrings: *const u8,
+        filter_sub: *const u32,
+        words: u32,
+        subs_bits: *mut u32,
+        out: *mut u32,
+    ) {
+        let e = block_idx_y();
+        let mut t = global_id_x();
+        if e == 0 && t == 0 {
+            *out = 0;
+        }
+        let r = ranges.add(8 * e as usize);
+        let mut slot = u32::MAX;
+        let mut k = 0usize;
+        while k < 4 {
+            let (lo, hi) = (*r.add(2 * k), *r.add(2 * k + 1));
+            if t < hi - lo {
+                slot = lo + t;
+                break;
+            }
+            t -= hi - lo;
+            k += 1;
+        }
+        if slot == u32::MAX {
+            return;
+        }
+        let f = *cell_filters.add(slot as usize) as usize;
+        let w = *event_word.add(e as usize);
+        let event = inputs.add(w as usize);
+        let h = *(event as *const InputHeader);
+        if !bf_includes(h.bf, *bf.add(f)) || !in_area(h.pos, *fpos.add(f), *sq_dist.add(f)) {
+            return;
+        }
+        let first = *fcons_start.add(f) as usize;
+        let last = *fcons_start.add(f + 1) as usize;
+        if !filter_holds(fcons, first, last, cstrings, event, h.n_attrs) {
+            return;
+        }
+        let s = *filter_sub.add(f);
+        atomic_or(subs_bits.add((e * words + s / 32) as usize), 1u32 << (s % 32));
     }
 }
 
