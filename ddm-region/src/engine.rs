@@ -79,6 +79,19 @@ impl Approach {
     }
 }
 
+/// How Phase 1 ("the information of updated regions is copied to the global memory of
+/// the device", §III.B) moves the host-staged records and ranges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Phase1 {
+    /// The paper's: copied (DMA from page-locked memory) into device memory, where
+    /// Phases 2 and 3 read them.
+    #[default]
+    Copy,
+    /// No copy: the first kernels (Phase 2, the grid's unmapping, the commit) read them
+    /// from mapped page-locked host memory over the bus.
+    Mapped,
+}
+
 /// How Phase 3 of the region approach (§III.B, Fig. 2) lays out its blocks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Slices {
@@ -155,8 +168,11 @@ pub struct Engine<'d> {
     /// `[StepCounters as u64, overlap count]`: Phase 4 reads both with one copy.
     status: Buffer<u64>,
     /// Phase 1: the [`UpdatedRegion`] records, then their ranges (as `u32`s), in mapped
-    /// page-locked host memory that the kernels read directly (no copy call).
+    /// page-locked host memory, staged there by the host ([`stage_into`]).
     staging: HostBuffer<u32>,
+    /// [`Phase1::Copy`]: the staged records and ranges, copied into device memory.
+    staging_dev: Buffer<u32>,
+    phase1: Phase1,
     /// The records again, in device memory (copied by `commit_updates`) for the kernels
     /// that read them many times.
     updates: Buffer<UpdatedRegion>,
@@ -273,6 +289,8 @@ impl<'d> Engine<'d> {
             pairs,
             status,
             staging: dev.alloc_host((2 * n + 2 * n * dims).max(1))?,
+            staging_dev: dev.alloc((2 * n + 2 * n * dims).max(1))?,
+            phase1: Phase1::Copy,
             updates: dev.alloc(n.max(1))?,
             ranges_at: 2 * n,
             grid: None,
@@ -349,6 +367,11 @@ impl<'d> Engine<'d> {
         self.slices
     }
 
+    /// Sets how Phase 1 reaches the device (default [`Phase1::Copy`]).
+    pub fn set_phase1(&mut self, phase1: Phase1) {
+        self.phase1 = phase1;
+    }
+
     pub fn approach(&self) -> &Approach {
         &self.approach
     }
@@ -376,8 +399,8 @@ impl<'d> Engine<'d> {
         }
         self.epoch = self.epoch.wrapping_add(1).max(1);
         // Phase 1: the updated regions' information, ordered and de-duplicated straight
-        // into mapped host memory that the kernels read over the bus (after the previous
-        // step's kernels are done with it): no intermediate vectors, no copy call.
+        // into page-locked host memory (after the previous step's kernels and copies are
+        // done with it), no intermediate vectors; then, by default, copied to the device.
         self.dev.synchronize()?;
         let (records, ranges) = self.staging.as_mut_slice().split_at_mut(self.ranges_at);
         let staged = stage_into(
@@ -393,6 +416,16 @@ impl<'d> Engine<'d> {
             self.threads,
         )?;
         let n = staged.records;
+        if self.phase1 == Phase1::Copy && n > 0 {
+            // Two DMA copies from page-locked memory (records, ranges), stream-ordered
+            // before the kernels.
+            let (rec, rng) = (2 * n as usize, 2 * n as usize * self.dims);
+            let host = self.staging.as_slice();
+            self.dev.write(&mut self.staging_dev, 0, &host[..rec])?;
+            let at = self.ranges_at;
+            self.dev
+                .write(&mut self.staging_dev, at, &host[at..at + rng])?;
+        }
         if n == 0 {
             let overlaps = if self.approach == Approach::Sweep {
                 0
@@ -417,18 +450,18 @@ impl<'d> Engine<'d> {
             }
             Approach::Region => {
                 // (commit_updates zeroes the step counters: no copy for that.)
-                self.clear(n, self.staging.arg())?;
+                self.clear(n, self.staged_arg(0))?;
                 self.commit(n)?;
                 self.match_region(staged)?;
                 self.finish(staged, want_pairs)
             }
             Approach::Grid(_) => {
-                self.clear(n, self.staging.arg())?;
+                self.clear(n, self.staged_arg(0))?;
                 let g = self.grid.as_ref().expect("grid engine has a grid");
                 let args = [
                     self.table.arg(),
                     g.table.arg(),
-                    self.staging.arg(),
+                    self.staged_arg(0),
                     n.into(),
                 ];
                 self.dev
@@ -466,11 +499,20 @@ impl<'d> Engine<'d> {
         Ok(())
     }
 
+    /// The staged records (`at = 0`) or ranges (`at = ranges_at`), where the kernels
+    /// read them: the device copy ([`Phase1::Copy`]) or the mapped host memory.
+    fn staged_arg(&self, at: usize) -> Arg {
+        match self.phase1 {
+            Phase1::Copy => self.staging_dev.arg_at(at),
+            Phase1::Mapped => self.staging.arg_at(at),
+        }
+    }
+
     fn commit(&self, n: u32) -> Result<(), DdmError> {
         let args = [
             self.table.arg(),
-            self.staging.arg(),
-            self.staging.arg_at(self.ranges_at),
+            self.staged_arg(0),
+            self.staged_arg(self.ranges_at),
             n.into(),
             self.epoch.into(),
             self.updates.arg(),

@@ -26,9 +26,10 @@
 //! - a pair of two updated regions is found once: by the publication's thread
 //!   (subscriptions skip publications updated in the same step); in the grid, a pair is
 //!   compared only in the cell holding the lower corner of its intersection;
-//! - Phase 1 writes the updated regions into mapped page-locked host memory, which the
-//!   first kernels read over the bus (no copy call); Phase 4 copies back one status word
-//!   pair (step counters, overlap count) and the new pairs;
+//! - Phase 1 stages the updated regions (de-duplicated, publications first) straight
+//!   into page-locked host memory, then copies them to the device with two DMA copies
+//!   (or, [`Phase1::Mapped`], lets the first kernels read them over the bus); Phase 4
+//!   copies back one status word pair (step counters, overlap count) and the new pairs;
 //! - Phase 2 runs one warp (not one thread) per updated region, for coalesced row sweeps;
 //! - Phase 3 of the region approach may, as an option ([`Slices`]; default off, the
 //!   paper's one thread per updated region), cut the candidates into slices over block
@@ -43,7 +44,7 @@ pub mod layout;
 pub mod model;
 pub mod workload;
 
-pub use engine::{Approach, DdmError, Engine, Slices, StepReport};
+pub use engine::{Approach, DdmError, Engine, Phase1, Slices, StepReport};
 /// The device type engines run on (re-exported so that users need not name `gpu-kernels`).
 pub use gpu_kernels::Device;
 pub use layout::GridSpec;

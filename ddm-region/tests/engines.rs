@@ -5,7 +5,7 @@
 
 use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
 use ddm_region::{
-    Approach, Device, Engine, GridSpec, Kind, Pair, Range, RegionSet, Slices, UpdateBatch,
+    Approach, Device, Engine, GridSpec, Kind, Pair, Phase1, Range, RegionSet, Slices, UpdateBatch,
 };
 use proptest::prelude::*;
 
@@ -79,10 +79,10 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 fn run(case: &Case, approach: Approach) {
-    run_sliced(case, approach, Slices::Paper)
+    run_with(case, approach, Slices::Paper, Phase1::Copy)
 }
 
-fn run_sliced(case: &Case, approach: Approach, slices: Slices) {
+fn run_with(case: &Case, approach: Approach, slices: Slices, phase1: Phase1) {
     let dev = Device::emulator();
     let mut pubs = case.pubs.clone();
     let mut subs = case.subs.clone();
@@ -95,6 +95,7 @@ fn run_sliced(case: &Case, approach: Approach, slices: Slices) {
     )
     .unwrap();
     e.set_slices(slices);
+    e.set_phase1(phase1);
     let mut first = UpdateBatch::default();
     for (kind, list) in [(Kind::Publication, &pubs), (Kind::Subscription, &subs)] {
         for (i, r) in list.iter().enumerate() {
@@ -172,8 +173,14 @@ proptest! {
 
     #[test]
     fn emu_region_sliced_equals_oracle_over_update_sequences(c in case()) {
-        // Three slices of the (single) candidate tile: two block rows without candidates.
-        run_sliced(&c, Approach::Region, Slices::Exactly(3));
+        // Three slices of the (single) candidate tile: two block rows without candidates;
+        // Phase 1 through mapped memory.
+        run_with(&c, Approach::Region, Slices::Exactly(3), Phase1::Mapped);
+    }
+
+    #[test]
+    fn emu_grid_with_mapped_phase_1_equals_oracle_over_update_sequences(c in case()) {
+        run_with(&c, grid_for(&c), Slices::Paper, Phase1::Mapped);
     }
 
     #[test]

@@ -12,7 +12,8 @@ use gpu_kernels::prelude::*;
 kernel! {
     /// Phase 1 (device side): one thread per updated region. Thread `i` copies update
     /// `i`'s record to `copy_out` (global) and its `dims` ranges from `ranges` (both
-    /// staged in mapped host memory, read over the bus) into the region table, and sets
+    /// staged by the host: their device copy, or mapped host memory read over the bus)
+    /// into the region table, and sets
     /// the region's live flag and its update epoch (global). Runs after Phase 2, which still
     /// needs the old ranges (the grid's unmapping). Thread 0 also zeroes the step
     /// counters, which only the later kernels of the step use.
