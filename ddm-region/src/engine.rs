@@ -165,6 +165,10 @@ pub struct Engine<'d> {
     pub_rows: Buffer<u32>,
     _sub_rows: Buffer<u32>,
     pairs: Buffer<Pair>,
+    /// Phase 4's landing places in page-locked host memory (DMA, no driver bounce
+    /// buffer): the status pair and up to `pair_cap` pairs.
+    status_host: HostBuffer<u64>,
+    pairs_host: HostBuffer<Pair>,
     /// `[StepCounters as u64, overlap count]`: Phase 4 reads both with one copy.
     status: Buffer<u64>,
     /// Phase 1: the [`UpdatedRegion`] records, then their ranges (as `u32`s), in mapped
@@ -288,6 +292,8 @@ impl<'d> Engine<'d> {
             _sub_rows: sub_rows,
             pairs,
             status,
+            status_host: dev.alloc_host(2)?,
+            pairs_host: dev.alloc_host(if paper { pair_cap as usize } else { 1 })?,
             staging: dev.alloc_host((2 * n + 2 * n * dims).max(1))?,
             staging_dev: dev.alloc((2 * n + 2 * n * dims).max(1))?,
             phase1: Phase1::Copy,
@@ -580,16 +586,19 @@ impl<'d> Engine<'d> {
     fn finish(&mut self, staged: StageCounts, want_pairs: bool) -> Result<StepReport, DdmError> {
         let n = staged.records;
         loop {
-            let status = self.dev.read(&self.status)?;
+            self.dev
+                .read_into(&self.status, 0, self.status_host.as_mut_slice())?;
+            let status = self.status_host.as_slice();
             let c: StepCounters = bytemuck::cast(status[0]);
             let grid_full = c.cell_overflow > 0;
             let list_full = c.new_pairs > self.host.pair_cap;
             if !grid_full && !list_full {
                 let overlaps = status[1];
                 let pairs = if want_pairs {
-                    let mut v = vec![Pair::default(); c.new_pairs as usize];
-                    self.dev.read_into(&self.pairs, 0, &mut v)?;
-                    Some(v)
+                    let k = c.new_pairs as usize;
+                    let dst = &mut self.pairs_host.as_mut_slice()[..k];
+                    self.dev.read_into(&self.pairs, 0, dst)?;
+                    Some(dst.to_vec())
                 } else {
                     None
                 };
@@ -598,6 +607,7 @@ impl<'d> Engine<'d> {
             if list_full {
                 let cap = c.new_pairs.checked_next_power_of_two().unwrap_or(u32::MAX);
                 self.pairs = self.dev.alloc(cap as usize)?;
+                self.pairs_host = self.dev.alloc_host(cap as usize)?;
                 self.host.pairs = addr(&self.pairs);
                 self.host.pair_cap = cap;
                 self.dev.write(&mut self.table, 0, &[self.host])?;
