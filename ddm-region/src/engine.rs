@@ -230,7 +230,7 @@ impl<'d> Engine<'d> {
             }
         }
         if approach == Approach::Region {
-            let shared = 2 * BLOCK as usize * dims * 8 + BLOCK as usize * 4;
+            let shared = 2 * BLOCK as usize * dims * 8 + 8;
             if shared > 48 << 10 {
                 return Err(DdmError::TooLarge(format!("{dims} dimensions need {shared} bytes of shared memory per block, at most 49152")));
             }
@@ -531,7 +531,7 @@ impl<'d> Engine<'d> {
     /// Phase 3 of §III.B: updated publications against all subscriptions, then updated
     /// subscriptions against the publications not updated in this step.
     fn match_region(&self, staged: StageCounts) -> Result<(), DdmError> {
-        let shared = (2 * BLOCK as usize * self.dims * 8 + BLOCK as usize * 4) as u32;
+        let shared = (2 * BLOCK as usize * self.dims * 8 + 8) as u32;
         let n_pub_upd = staged.n_pub_updates;
         let n_sub_upd = staged.records - n_pub_upd;
         let runs = [
