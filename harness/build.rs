@@ -1,7 +1,11 @@
-//! Embeds the commit the binary was built from (the GPU machine has no git history).
+//! Embeds the commit the binary was built from (the GPU machine has no git history), and
+//! links GCC's unwinder statically so that the release binary needs nothing beyond glibc's
+//! own libraries on the GPU machine (issue 2: the binary built here is the one carried).
+use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
+    static_unwinder();
     let git = |args: &[&str]| {
         Command::new("git")
             .args(args)
@@ -22,5 +26,35 @@ fn main() {
     }
     if let Some(index) = git(&["rev-parse", "--git-path", "index"]) {
         println!("cargo:rerun-if-changed={index}");
+    }
+}
+
+/// Rust's standard library on `*-linux-gnu` links `-lgcc_s` (the shared unwinder). The
+/// linker searches the directories of `cargo:rustc-link-search` before the system ones,
+/// so a `libgcc_s.a` there that is GCC's static unwinder (`libgcc_eh.a`) is taken instead
+/// of `libgcc_s.so.1`. Where the C compiler cannot name `libgcc_eh.a` nothing changes and
+/// the binary keeps the shared unwinder.
+fn static_unwinder() {
+    println!("cargo:rerun-if-env-changed=GPU_MATCH_SHARED_LIBGCC");
+    let target = std::env::var("TARGET").unwrap_or_default();
+    if !target.ends_with("-linux-gnu") || std::env::var_os("GPU_MATCH_SHARED_LIBGCC").is_some() {
+        return;
+    }
+    let Some(eh) = Command::new("cc")
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()))
+        .filter(|p| p.is_absolute() && p.is_file())
+    else {
+        return;
+    };
+    let Some(out) = std::env::var_os("OUT_DIR").map(PathBuf::from) else {
+        return;
+    };
+    let dir = out.join("static-unwinder");
+    if std::fs::create_dir_all(&dir).is_ok() && std::fs::copy(&eh, dir.join("libgcc_s.a")).is_ok() {
+        println!("cargo:rustc-link-search=native={}", dir.display());
     }
 }

@@ -217,8 +217,10 @@ fn selftest(device: usize) -> anyhow::Result<()> {
 fn real_main(cli: Cli) -> anyhow::Result<()> {
     match cli.cmd {
         Top::List => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
             for e in runner::all_experiments() {
-                println!("{:<5} {:<14} {}", e.paper.name(), e.id, e.title);
+                writeln!(out, "{:<5} {:<14} {}", e.paper.name(), e.id, e.title)?;
             }
             Ok(())
         }
@@ -269,6 +271,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match real_main(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader that closed the pipe (`harness list | head`) is not an error.
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             if e.chain().any(|c| c.is::<BadInput>()) {
