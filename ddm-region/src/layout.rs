@@ -42,7 +42,10 @@ pub struct StageCounts {
 }
 
 /// Batches with fewer entries are staged by one thread (a thread costs more than it saves).
-pub const STAGE_PAR_MIN: usize = 1 << 16;
+pub const STAGE_PAR_MIN: usize = 1 << 13;
+
+/// The fewest entries a thread of a parallel staging takes.
+pub const STAGE_CHUNK_MIN: usize = 1 << 11;
 
 /// The key [`stage_into`] keeps per region: the batch that last saw it (high half) and
 /// its last entry there (low half). Keys only grow within a batch and from batch to
@@ -136,11 +139,11 @@ struct Stage<'a> {
 struct ChunkCounts {
     /// `Set` entries (ranges used).
     sets: usize,
-    /// Regions first seen in this batch by this chunk, by kind.
-    distinct: [u32; 2],
-    /// Entries that are their region's last, by kind (what the chunk writes).
+    /// Entries that are their region's last, by kind (what the chunk writes); after
+    /// pass 1, entries by kind (the same when no region is updated twice).
     kept: [u32; 2],
-    max_lo0: u32,
+    /// Pass 1 saw a region updated twice in this batch.
+    duplicates: bool,
 }
 
 impl Stage<'_> {
@@ -151,36 +154,6 @@ impl Stage<'_> {
         } else {
             D
         }
-    }
-
-    fn check_index(&self, kind: Kind, index: u32) -> Result<(), DdmError> {
-        let cap = match kind {
-            Kind::Publication => self.n_pub,
-            Kind::Subscription => self.n_sub,
-        };
-        if index >= cap {
-            return Err(DdmError::Capacity {
-                kind: kind.word(),
-                index,
-                capacity: cap,
-            });
-        }
-        Ok(())
-    }
-
-    /// A `Set` entry's ranges at `at`, checked.
-    #[inline(always)]
-    fn ranges_at<const D: usize>(&self, at: usize) -> Result<&[Range], DdmError> {
-        let dims = self.dims::<D>();
-        let Some(r) = self.batch.ranges.get(at..at + dims) else {
-            return Err(DdmError::BadBatch(
-                "fewer ranges than Set entries need".into(),
-            ));
-        };
-        if r.iter().any(|x| x.lo > x.hi) {
-            crate::model::check_ranges(dims, r)?;
-        }
-        Ok(r)
     }
 
     fn check_total(&self, sets: usize) -> Result<(), DdmError> {
@@ -202,7 +175,7 @@ impl Stage<'_> {
     ) -> Result<StageCounts, DdmError> {
         let n = self.batch.entries.len();
         let chunks = if n >= STAGE_PAR_MIN {
-            threads.clamp(1, n / (STAGE_PAR_MIN / 4))
+            threads.clamp(1, n / STAGE_CHUNK_MIN)
         } else {
             1
         };
@@ -213,7 +186,39 @@ impl Stage<'_> {
         }
     }
 
-    /// One thread, two passes.
+    /// The region's slot in `last` and its kind's index (0 publications, 1 subscriptions),
+    /// or the capacity error.
+    #[inline(always)]
+    fn slot(&self, kind: Kind, index: u32) -> Result<(usize, usize), DdmError> {
+        let (cap, base, k) = match kind {
+            Kind::Publication => (self.n_pub, 0, 0),
+            Kind::Subscription => (self.n_sub, self.n_pub, 1),
+        };
+        if index >= cap {
+            return Err(DdmError::Capacity {
+                kind: kind.word(),
+                index,
+                capacity: cap,
+            });
+        }
+        Ok(((base + index) as usize, k))
+    }
+
+    /// The error for a batch whose ranges [`Stage::write`] found inverted.
+    fn inverted_error(&self) -> DdmError {
+        let dims = self.dims;
+        self.batch
+            .ranges
+            .chunks_exact(dims)
+            .find_map(|r| crate::model::check_ranges(dims, r).err())
+            .map_or_else(
+                || DdmError::BadBatch("inverted range".into()),
+                DdmError::from,
+            )
+    }
+
+    /// One thread, two passes: (1) check indices, count `Set` entries, store each
+    /// region's last entry in `last` and count the regions first seen; (2) write.
     fn sequential<const D: usize>(
         &self,
         last: &mut [AtomicU64],
@@ -221,21 +226,15 @@ impl Stage<'_> {
     ) -> Result<StageCounts, DdmError> {
         let dims = self.dims::<D>();
         let mut distinct = [0u32; 2];
-        let mut at = 0usize;
-        let mut max_lo0 = 0u32;
+        let mut sets = 0usize;
         for (i, &(kind, index, change)) in self.batch.entries.iter().enumerate() {
-            self.check_index(kind, index)?;
-            if change == Change::Set {
-                max_lo0 = max_lo0.max(self.ranges_at::<D>(at)?[0].lo);
-                at += dims;
-            }
-            let slot = last[unified(kind, index, self.n_pub) as usize].get_mut();
-            if *slot >> 32 != self.batch_no as u64 {
-                distinct[(kind == Kind::Subscription) as usize] += 1;
-            }
+            let (r, k) = self.slot(kind, index)?;
+            sets += (change == Change::Set) as usize;
+            let slot = last[r].get_mut();
+            distinct[k] += (*slot >> 32 != self.batch_no as u64) as u32;
             *slot = stage_key(self.batch_no, i);
         }
-        self.check_total(at / dims)?;
+        self.check_total(sets)?;
         let total = (distinct[0] + distinct[1]) as usize;
         let (records, ranges) = out;
         assert!(
@@ -244,13 +243,16 @@ impl Stage<'_> {
         );
         let (pub_rec, sub_rec) = records[..total].split_at_mut(distinct[0] as usize);
         let (pub_rng, sub_rng) = ranges[..total * dims].split_at_mut(distinct[0] as usize * dims);
-        self.write::<D>(
+        let (max_lo0, inverted) = self.write::<D>(
             0..self.batch.entries.len(),
             0,
             last,
             [pub_rec, sub_rec],
             [pub_rng, sub_rng],
         );
+        if inverted {
+            return Err(self.inverted_error());
+        }
         Ok(StageCounts {
             records: total as u32,
             n_pub_updates: distinct[0],
@@ -259,49 +261,61 @@ impl Stage<'_> {
     }
 
     /// Writes the entries of `range` that are their region's last (`at`: where their
-    /// ranges start in the batch) into the slots given, per kind, in order.
+    /// ranges start in the batch) into the slots given, per kind, in order. Returns the
+    /// largest lower bound in dimension 0 of the `Set` entries read, and whether any of
+    /// their ranges is inverted (`lo > hi`).
     #[inline(always)]
     fn write<const D: usize>(
         &self,
         range: std::ops::Range<usize>,
-        mut at: usize,
+        at: usize,
         last: &[AtomicU64],
         rec: [&mut [UpdatedRegion]; 2],
         rng: [&mut [Range]; 2],
-    ) {
+    ) -> (u32, bool) {
         let dims = self.dims::<D>();
-        let all = &self.batch.ranges;
-        let mut next = [0usize; 2];
+        let mut src = self.batch.ranges[at..].chunks_exact(dims);
+        let [pub_rec, sub_rec] = rec;
+        let [pub_rng, sub_rng] = rng;
+        let mut outs = [
+            pub_rec.iter_mut().zip(pub_rng.chunks_exact_mut(dims)),
+            sub_rec.iter_mut().zip(sub_rng.chunks_exact_mut(dims)),
+        ];
+        let (mut max_lo0, mut inverted) = (0u32, false);
         let lo = range.start;
         for (i, &(kind, index, change)) in self.batch.entries[range].iter().enumerate() {
-            let i = lo + i;
             let alive = change == Change::Set;
+            // The counting pass checked that there is one chunk per `Set` entry.
+            let from = if alive { src.next() } else { None };
+            if let Some(from) = from {
+                inverted |= from.iter().fold(false, |bad, x| bad | (x.lo > x.hi));
+                max_lo0 = max_lo0.max(from.first().map_or(0, |x| x.lo));
+            }
             let r = unified(kind, index, self.n_pub);
-            if last[r as usize].load(Ordering::Relaxed) == stage_key(self.batch_no, i) {
+            if last[r as usize].load(Ordering::Relaxed) == stage_key(self.batch_no, lo + i) {
                 let k = (kind == Kind::Subscription) as usize;
-                let slot = next[k];
-                next[k] += 1;
-                rec[k][slot] = UpdatedRegion {
+                let (rec, dst) = outs[k]
+                    .next()
+                    .expect("the counting pass sized each kind's slots");
+                *rec = UpdatedRegion {
                     region: r,
                     alive: alive as u32,
                 };
-                let dst = &mut rng[k][slot * dims..(slot + 1) * dims];
-                if alive {
-                    dst.copy_from_slice(&all[at..at + dims]);
-                } else {
-                    dst.fill(Range::default());
+                match from {
+                    Some(from) => dst.copy_from_slice(from),
+                    None => dst.fill(Range::default()),
                 }
             }
-            if alive {
-                at += dims;
-            }
         }
+        (max_lo0, inverted)
     }
 
-    /// `chunks` threads, three passes: (1) check indices, count `Set` entries, find each
-    /// region's last entry (`fetch_max`) and count the regions first seen; (2) check
-    /// ranges and count the entries each chunk will write; (3) write, each chunk into
-    /// its own slots.
+    /// `chunks` threads, two passes, three when the batch updates a region twice: (1)
+    /// check indices, count `Set` entries and entries per kind, store each region's key
+    /// in `last` (a swap; a swap that finds a key of this batch marks a duplicate and
+    /// restores the larger key with `fetch_max`, so the last entry wins whatever the
+    /// interleaving); (2, duplicates only) count the entries each chunk will write; (3)
+    /// write, each chunk into its own slots.
     fn parallel<const D: usize>(
         &self,
         last: &mut [AtomicU64],
@@ -324,48 +338,47 @@ impl Stage<'_> {
                 .collect::<Result<Vec<ChunkCounts>, DdmError>>()
         };
         // Pass 1.
-        let first = each(&|c| {
+        let mut counts = each(&|c| {
             let mut k = ChunkCounts::default();
             for i in bounds[c].clone() {
                 let (kind, index, change) = entries[i];
-                self.check_index(kind, index)?;
+                let (r, kk) = self.slot(kind, index)?;
                 k.sets += (change == Change::Set) as usize;
-                let r = unified(kind, index, self.n_pub) as usize;
-                let prev = last[r].fetch_max(stage_key(self.batch_no, i), Ordering::Relaxed);
-                if prev >> 32 != self.batch_no as u64 {
-                    k.distinct[(kind == Kind::Subscription) as usize] += 1;
+                k.kept[kk] += 1;
+                let key = stage_key(self.batch_no, i);
+                let prev = last[r].swap(key, Ordering::Relaxed);
+                if prev >> 32 == self.batch_no as u64 {
+                    k.duplicates = true;
+                    last[r].fetch_max(prev.max(key), Ordering::Relaxed);
                 }
             }
             Ok(k)
         })?;
-        let sets: usize = first.iter().map(|k| k.sets).sum();
+        let sets: usize = counts.iter().map(|k| k.sets).sum();
         self.check_total(sets)?;
         let mut range_at = Vec::with_capacity(chunks);
         let mut at = 0;
-        for k in &first {
+        for k in &counts {
             range_at.push(at);
             at += k.sets * dims;
         }
-        // Pass 2.
-        let second = each(&|c| {
-            let mut k = ChunkCounts::default();
-            let mut at = range_at[c];
-            for i in bounds[c].clone() {
-                let (kind, index, change) = entries[i];
-                if change == Change::Set {
-                    k.max_lo0 = k.max_lo0.max(self.ranges_at::<D>(at)?[0].lo);
-                    at += dims;
+        // Pass 2, when a region is updated twice: what each chunk keeps.
+        if counts.iter().any(|k| k.duplicates) {
+            counts = each(&|c| {
+                let mut k = ChunkCounts::default();
+                for i in bounds[c].clone() {
+                    let (kind, index, _) = entries[i];
+                    let r = unified(kind, index, self.n_pub) as usize;
+                    if last[r].load(Ordering::Relaxed) == stage_key(self.batch_no, i) {
+                        k.kept[(kind == Kind::Subscription) as usize] += 1;
+                    }
                 }
-                let r = unified(kind, index, self.n_pub) as usize;
-                if last[r].load(Ordering::Relaxed) == stage_key(self.batch_no, i) {
-                    k.kept[(kind == Kind::Subscription) as usize] += 1;
-                }
-            }
-            Ok(k)
-        })?;
-        let distinct = first.iter().fold([0u32; 2], |a, k| {
-            [a[0] + k.distinct[0], a[1] + k.distinct[1]]
-        });
+                Ok(k)
+            })?;
+        }
+        let distinct = counts
+            .iter()
+            .fold([0u32; 2], |a, k| [a[0] + k.kept[0], a[1] + k.kept[1]]);
         let total = (distinct[0] + distinct[1]) as usize;
         let (records, ranges) = out;
         assert!(
@@ -377,7 +390,7 @@ impl Stage<'_> {
         let (mut pub_rng, mut sub_rng) =
             ranges[..total * dims].split_at_mut(distinct[0] as usize * dims);
         let mut parts = Vec::with_capacity(chunks);
-        for k in &second {
+        for k in &counts {
             let (p, rest) = std::mem::take(&mut pub_rec).split_at_mut(k.kept[0] as usize);
             pub_rec = rest;
             let (s, rest) = std::mem::take(&mut sub_rec).split_at_mut(k.kept[1] as usize);
@@ -388,16 +401,18 @@ impl Stage<'_> {
             sub_rng = rest;
             parts.push(([p, s], [pr, sr]));
         }
-        parts
+        let written: Vec<(u32, bool)> = parts
             .into_par_iter()
             .enumerate()
-            .for_each(|(c, (rec, rng))| {
-                self.write::<D>(bounds[c].clone(), range_at[c], last, rec, rng)
-            });
+            .map(|(c, (rec, rng))| self.write::<D>(bounds[c].clone(), range_at[c], last, rec, rng))
+            .collect();
+        if written.iter().any(|w| w.1) {
+            return Err(self.inverted_error());
+        }
         Ok(StageCounts {
             records: total as u32,
             n_pub_updates: distinct[0],
-            max_lo0: second.iter().map(|k| k.max_lo0).max().unwrap_or(0),
+            max_lo0: written.iter().map(|w| w.0).max().unwrap_or(0),
         })
     }
 }
@@ -664,6 +679,67 @@ mod tests {
             ),
             Err(DdmError::BadBatch(_))
         ));
+    }
+
+    #[test]
+    fn parallel_staging_of_distinct_regions_equals_sequential_and_checks_ranges() {
+        // Every region once (no duplicate: the two-pass parallel path), kinds
+        // interleaved, one removal in the middle.
+        let (n_pub, n_sub) = (STAGE_PAR_MIN as u32, STAGE_PAR_MIN as u32 / 2);
+        let mut b = UpdateBatch::default();
+        for i in 0..n_pub {
+            b.set(
+                Kind::Publication,
+                n_pub - 1 - i,
+                &[Range { lo: i, hi: i + 3 }],
+            );
+            if i < n_sub {
+                if i == n_sub / 2 {
+                    b.remove(Kind::Subscription, i);
+                } else {
+                    b.set(
+                        Kind::Subscription,
+                        i,
+                        &[Range {
+                            lo: 2 * i,
+                            hi: 2 * i,
+                        }],
+                    );
+                }
+            }
+        }
+        let total = (n_pub + n_sub) as usize;
+        let stage = |b: &UpdateBatch, threads| {
+            let mut last: Vec<AtomicU64> = (0..total).map(|_| AtomicU64::new(0)).collect();
+            let mut out = (
+                vec![UpdatedRegion::default(); total],
+                vec![Range::default(); total],
+            );
+            stage_into(
+                b,
+                1,
+                (n_pub, n_sub),
+                &mut last,
+                1,
+                (&mut out.0, &mut out.1),
+                threads,
+            )
+            .map(|c| (c, out))
+        };
+        let (c1, out1) = stage(&b, 1).unwrap();
+        let (c4, out4) = stage(&b, 4).unwrap();
+        assert_eq!((c1, &out1), (c4, &out4));
+        assert_eq!(
+            (c1.records, c1.n_pub_updates, c1.max_lo0),
+            (total as u32, n_pub, n_pub - 1)
+        );
+        assert_eq!(out1.0[0].region, n_pub - 1);
+        assert_eq!(out1.0[n_pub as usize + n_sub as usize / 2].alive, 0);
+        // An inverted range is reported by both paths.
+        b.ranges[1000] = Range { lo: 9, hi: 8 };
+        for threads in [1, 4] {
+            assert!(matches!(stage(&b, threads), Err(DdmError::Model(_))));
+        }
     }
 
     #[test]
