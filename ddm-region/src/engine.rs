@@ -164,6 +164,7 @@ pub struct Engine<'d> {
     _epoch: Buffer<u32>,
     pub_rows: Buffer<u32>,
     _sub_rows: Buffer<u32>,
+    _dirty: Buffer<u32>,
     pairs: Buffer<Pair>,
     /// Phase 4's landing places in page-locked host memory (DMA, no driver bounce
     /// buffer): the status pair and up to `pair_cap` pairs.
@@ -257,6 +258,7 @@ impl<'d> Engine<'d> {
         } else {
             1
         })?;
+        let dirty = dev.alloc::<u32>(n.max(1))?;
         let pair_cap = if paper { 4096u32.max(2 * n as u32) } else { 1 };
         let pairs = dev.alloc::<Pair>(pair_cap as usize)?;
         let status = dev.alloc::<u64>(2)?;
@@ -266,6 +268,7 @@ impl<'d> Engine<'d> {
             epoch: addr(&epoch),
             pub_rows: addr(&pub_rows),
             sub_rows: addr(&sub_rows),
+            dirty: addr(&dirty),
             pairs: addr(&pairs),
             counters: addr(&status),
             overlaps: addr(&status) + 8,
@@ -290,6 +293,7 @@ impl<'d> Engine<'d> {
             _epoch: epoch,
             pub_rows,
             _sub_rows: sub_rows,
+            _dirty: dirty,
             pairs,
             status,
             status_host: dev.alloc_host(2)?,

@@ -105,6 +105,10 @@ pub struct DdmTables {
     pub pub_rows: u64,
     /// `u32[n_sub * pub_words]`: bit `p` of row `s` set iff subscription `s` overlaps publication `p`.
     pub sub_rows: u64,
+    /// `u32[n_pub + n_sub]`: 0 only if the region's bit row (unified index) is empty. Set
+    /// to 1 when Phase 3 sets a bit of the row, reset to 0 when Phase 2 clears the row;
+    /// Phase 2 skips the rows of regions that have overlapped nothing since.
+    pub dirty: u64,
     /// `Pair[pair_cap]`: the pairs found in this step's Phase 3 (copied back in Phase 4).
     pub pairs: u64,
     /// `StepCounters[1]`.
@@ -183,6 +187,10 @@ pub unsafe fn record_overlap(t: &DdmTables, p: u32, s: u32) -> u64 {
         if old & bit != 0 {
             return 0;
         }
+        // Both rows now hold a bit (plain stores of one value: no atomic needed).
+        let dirty = t.dirty as usize as *mut u32;
+        *dirty.add(p as usize) = 1;
+        *dirty.add((t.n_pub + s) as usize) = 1;
         let c = t.counters();
         let pos = atomic_add(core::ptr::addr_of_mut!((*c).new_pairs), 1);
         if pos < t.pair_cap {

@@ -56,13 +56,23 @@ kernel! {
     /// bit that was set, clear `u`'s bit in the partner's row of the other matrix with an
     /// atomic AND ("clear those regions which the assigned region overlapped before").
     /// The overlap count (global `u64`) drops by the number of `pub_rows` bits cleared:
-    /// each such bit is cleared by exactly one atomic that saw it set.
+    /// each such bit is cleared by exactly one atomic that saw it set. A region whose
+    /// `dirty` flag is 0 has an empty row and is skipped (at RS 10, most regions); lane 0
+    /// resets the flag.
     pub fn clear_overlaps(tables: *const DdmTables, updates: *const UpdatedRegion, n_updates: u32) {
         let t = *tables;
         let w = global_id_x() / WARP_SIZE;
         let lane = lane_id();
         let mut cleared: u64 = 0;
-        if w < n_updates {
+        // A region whose row has held no bit since its last clear has nothing to clear.
+        // Lane 0 reads the flag and hands it to the warp (the shuffle also orders every
+        // lane's read before lane 0 resets it below).
+        let dirty = t.dirty as usize as *mut u32;
+        let mut flag = 0;
+        if w < n_updates && lane == 0 {
+            flag = *dirty.add((*updates.add(w as usize)).region as usize);
+        }
+        if w < n_updates && shfl(flag, 0) != 0 {
             let r = (*updates.add(w as usize)).region;
             let pub_rows = t.pub_rows as usize as *mut u32;
             let sub_rows = t.sub_rows as usize as *mut u32;
@@ -106,6 +116,11 @@ kernel! {
                     k += WARP_SIZE;
                 }
             }
+        }
+        if w < n_updates && lane == 0 {
+            // Every lane has swept its words (the row is empty now); Phase 3, a later
+            // launch, sets the flag again when it sets a bit.
+            *dirty.add((*updates.add(w as usize)).region as usize) = 0;
         }
         if cleared != 0 {
             atomic_add_u64(t.overlaps as usize as *mut u64, cleared.wrapping_neg());
