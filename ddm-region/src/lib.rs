@@ -16,27 +16,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Choices where the paper is silent (each explained where it is made):
-//! - coordinates are `u32`, ranges half-open (HLA 1516); [`model`];
-//! - the overlap information is a pair of bit matrices (publication rows, subscription
-//!   rows), so that Phase 2 can clear a region's old overlaps and Phase 3 set new ones
-//!   with atomic OR/AND; Phase 4 copies back the pairs that involve an updated region
-//!   (the "updated overlapped information"), collected in a list with an atomic cursor;
-//!   [`layout`], `ddm_region_kernels`;
-//! - a pair of two updated regions is found once: by the publication's thread
-//!   (subscriptions skip publications updated in the same step); in the grid, a pair is
-//!   compared only in the cell holding the lower corner of its intersection;
-//! - Phase 1 stages the updated regions (de-duplicated, publications first) straight
-//!   into page-locked host memory, then copies them to the device with two DMA copies
-//!   (or, [`Phase1::Mapped`], lets the first kernels read them over the bus); Phase 4
-//!   copies back one status word pair (step counters, overlap count) and the new pairs;
-//! - Phase 2 runs one warp (not one thread) per updated region, for coalesced row sweeps;
-//! - Phase 3 of the region approach may, as an option ([`Slices`]; default off, the
-//!   paper's one thread per updated region), cut the candidates into slices over block
-//!   rows (same comparisons, more blocks) so that a few thousand updated regions fill a GPU;
-//! - grid cell lists have a capacity; an overflowing list is detected, the lists grown
-//!   and rebuilt, and the step's matching redone;
-//! - scenario details (crowd spread, moves at the border): [`workload`].
+//! Where the paper is silent, the choices made are listed in [`engine`]'s docs.
 
 pub mod engine;
 pub mod io;

@@ -54,6 +54,12 @@ use crate::XmlError;
 use gpu_kernels::{Buffer, Device, LaunchConfig};
 use xml_twig_kernels as k;
 
+/// Events per segment for [`Engine::filter_segmented`] on `doc`: enough segments to
+/// fill a GPU (about 128), long enough that the fix-up's walk over them stays short.
+pub fn segment_events(doc: &Document) -> usize {
+    (doc.events.len() / 128).clamp(256, 4096)
+}
+
 /// Which kernel filters whole documents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelKind {

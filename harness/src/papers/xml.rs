@@ -19,6 +19,7 @@ use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
 use anyhow::Context as _;
 use baselines::yfilter::Yfilter;
 use std::time::Instant;
+use xml_twig::engine::segment_events;
 use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
 use xml_twig::{
     io, Device, Document, Engine, EngineConfig, KernelKind, Matches, ProfileSet, QuerySet,
@@ -246,12 +247,6 @@ impl Engines {
             yfilter_mc: ctx.wants("yfilter-mc", EngineKind::Cpu),
         })
     }
-}
-
-/// Events per segment for the document-segment engines: enough segments to fill the
-/// GPU, long enough that the fix-up's walk over them stays short.
-fn segment_events(doc: &Document) -> usize {
-    (doc.events.len() / 128).clamp(256, 4096)
 }
 
 /// Best wall-clock milliseconds of `reps` runs of `f`, and its last answer.
