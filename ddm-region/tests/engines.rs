@@ -232,6 +232,24 @@ fn touching_ranges_do_not_overlap_and_zero_width_ranges_overlap_only_strictly_in
 }
 
 #[test]
+fn an_engine_without_regions_steps_and_counts_zero() {
+    // Fuzz finding ddm_diff-2: a step of an engine of no region panicked in Phase 1.
+    let dev = Device::emulator();
+    let set = RegionSet::new(2).unwrap();
+    for a in [
+        Approach::Region,
+        Approach::Grid(GridSpec::new(vec![0, 0], vec![10, 10], vec![2, 2]).unwrap()),
+        Approach::Sweep,
+    ] {
+        let mut e = Engine::with_regions(&dev, a.clone(), &set).unwrap();
+        assert_eq!(e.count().unwrap(), 0, "{}", a.name());
+        assert!(e.pairs().unwrap().is_empty(), "{}", a.name());
+        let r = e.step(&UpdateBatch::default(), true).unwrap();
+        assert_eq!(r.overlaps, 0, "{}", a.name());
+    }
+}
+
+#[test]
 fn grid_cell_lists_grow_when_a_cell_is_crowded() {
     // 300 regions in one cell: far past the initial 16 slots per list.
     let mut set = RegionSet::new(2).unwrap();

@@ -112,3 +112,30 @@ fn selftest_passes_on_the_emulator_when_there_is_no_gpu() {
     assert!(out.status.success(), "{stdout}");
     assert_eq!(stdout.matches("PASS").count(), 5, "{stdout}");
 }
+
+#[test]
+fn a_regions_file_with_only_its_header_has_zero_pairs_on_every_engine() {
+    // Fuzz finding ddm_diff-2: the device engines panicked on an engine of no region.
+    let path = std::env::temp_dir().join(format!("harness-empty-{}.csv", std::process::id()));
+    std::fs::write(&path, "kind,id,lo0,hi0\n").expect("write the regions file");
+    for engine in ["emu-region", "emu-grid", "brute", "grid", "sort"] {
+        let out = harness()
+            .args(["ddm", "match", "--regions"])
+            .arg(&path)
+            .args(["--engine", engine])
+            .output()
+            .expect("run harness ddm match");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{engine}: {stderr}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0", "{engine}");
+        let pairs = harness()
+            .args(["ddm", "match", "--pairs", "--regions"])
+            .arg(&path)
+            .args(["--engine", engine])
+            .output()
+            .expect("run harness ddm match --pairs");
+        assert!(pairs.status.success(), "{engine} --pairs");
+        assert!(pairs.stdout.is_empty(), "{engine} --pairs");
+    }
+    let _ = std::fs::remove_file(&path);
+}
