@@ -441,11 +441,11 @@ impl<'d> Engine<'d> {
         // into page-locked host memory (after the previous step's kernels and copies are
         // done with it), no intermediate vectors; then, by default, copied to the device.
         self.dev.synchronize()?;
-        // Exactly the two parts' lengths: the buffer is padded to one element when the
-        // engine holds no region (fuzz finding ddm_diff-2: an odd tail failed the cast).
-        let all = (self.n_pub + self.n_sub) as usize;
         let (records, ranges) = self.staging.as_mut_slice().split_at_mut(self.ranges_at);
-        let (records, ranges) = (&mut records[..2 * all], &mut ranges[..2 * all * self.dims]);
+        // The ranges part's own length (`dims` per record word pair): the buffer is padded
+        // to one element when the engine holds no region (fuzz finding ddm_diff-2: the
+        // odd tail failed the cast).
+        let ranges = &mut ranges[..self.ranges_at * self.dims];
         let staged = stage_into(
             batch,
             self.dims,

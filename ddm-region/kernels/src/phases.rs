@@ -63,17 +63,19 @@ kernel! {
         let t = *tables;
         let w = global_id_x() / WARP_SIZE;
         let lane = lane_id();
+        // `w` is the warp's: a warp past the updates leaves whole, so the shuffle below
+        // meets every lane of a warp that stays.
+        if w >= n_updates {
+            return;
+        }
+        let r = (*updates.add(w as usize)).region;
         let mut cleared: u64 = 0;
         // A region whose row has held no bit since its last clear has nothing to clear.
         // Lane 0 reads the flag and hands it to the warp (the shuffle also orders every
         // lane's read before lane 0 resets it below).
         let dirty = t.dirty as usize as *mut u32;
-        let mut flag = 0;
-        if w < n_updates && lane == 0 {
-            flag = *dirty.add((*updates.add(w as usize)).region as usize);
-        }
-        if w < n_updates && shfl(flag, 0) != 0 {
-            let r = (*updates.add(w as usize)).region;
+        let flag = if lane == 0 { *dirty.add(r as usize) } else { 0 };
+        if shfl(flag, 0) != 0 {
             let pub_rows = t.pub_rows as usize as *mut u32;
             let sub_rows = t.sub_rows as usize as *mut u32;
             if r < t.n_pub {
@@ -117,10 +119,10 @@ kernel! {
                 }
             }
         }
-        if w < n_updates && lane == 0 {
+        if lane == 0 {
             // Every lane has swept its words (the row is empty now); Phase 3, a later
             // launch, sets the flag again when it sets a bit.
-            *dirty.add((*updates.add(w as usize)).region as usize) = 0;
+            *dirty.add(r as usize) = 0;
         }
         if cleared != 0 {
             atomic_add_u64(t.overlaps as usize as *mut u64, cleared.wrapping_neg());
