@@ -11,13 +11,11 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use gpu_kernels::Device;
 
 fn device() -> (Device, bool) {
-    match Device::gpu(0, clcb::PTX) {
-        Ok(d) => (d, true),
-        Err(e) => {
-            eprintln!("no GPU ({e}): the host emulator, small workload");
-            (Device::emulator(), false)
-        }
+    let (dev, no_gpu) = Device::gpu_or_emulator(0, clcb::PTX);
+    if let Some(e) = &no_gpu {
+        eprintln!("no GPU ({e}): the host emulator, small workload");
     }
+    (dev, no_gpu.is_none())
 }
 
 fn engine(c: &mut Criterion) {

@@ -11,13 +11,11 @@ use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
 use ddm_region::{Approach, Device, Engine, GridSpec, UpdateBatch};
 
 fn device() -> (Device, bool) {
-    match Device::gpu(0, ddm_region::PTX) {
-        Ok(d) => (d, true),
-        Err(e) => {
-            eprintln!("no GPU ({e}): the host emulator, small workload");
-            (Device::emulator(), false)
-        }
+    let (dev, no_gpu) = Device::gpu_or_emulator(0, ddm_region::PTX);
+    if let Some(e) = &no_gpu {
+        eprintln!("no GPU ({e}): the host emulator, small workload");
     }
+    (dev, no_gpu.is_none())
 }
 
 fn engine(c: &mut Criterion) {

@@ -358,6 +358,16 @@ impl Device {
         }
     }
 
+    /// GPU `ordinal` with `ptx` loaded, or, when it cannot be opened, the host emulator
+    /// and the reason (for the caller's note): what benches, examples and the self-test
+    /// do when they run wherever they are.
+    pub fn gpu_or_emulator(ordinal: usize, ptx: &str) -> (Device, Option<GpuError>) {
+        match Device::gpu(ordinal, ptx) {
+            Ok(d) => (d, None),
+            Err(e) => (Device::emulator(), Some(e)),
+        }
+    }
+
     /// Number of GPUs present (0 when there is no driver).
     pub fn gpu_count() -> usize {
         #[cfg(feature = "cuda")]

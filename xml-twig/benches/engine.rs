@@ -13,13 +13,11 @@ use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
 use xml_twig::{io, Document, Engine, EngineConfig, KernelKind, ProfileSet, QuerySet};
 
 fn device() -> (Device, bool) {
-    match Device::gpu(0, xml_twig::PTX) {
-        Ok(d) => (d, true),
-        Err(e) => {
-            eprintln!("no GPU ({e}): the host emulator, small workload");
-            (Device::emulator(), false)
-        }
+    let (dev, no_gpu) = Device::gpu_or_emulator(0, xml_twig::PTX);
+    if let Some(e) = &no_gpu {
+        eprintln!("no GPU ({e}): the host emulator, small workload");
     }
+    (dev, no_gpu.is_none())
 }
 
 fn docs(profiles: &ProfileSet, n: usize, bytes: usize) -> Vec<Document> {
