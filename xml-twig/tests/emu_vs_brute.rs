@@ -136,13 +136,50 @@ fn paper_figure_4_twig_needs_both_paths_under_one_split_node() {
 }
 
 #[test]
+fn leaf_elements_at_every_offset_of_the_warp_kernels_event_windows() {
+    // The warp kernel reads events 32 at a time and walks an open event followed by its
+    // close as one step: put a leaf, and an element with one leaf child, at every
+    // offset of a window (both parities), across window borders included.
+    let set = io::parse_query_file(
+        "q.txt",
+        "/a//b/c\n//b[c]\n/a/c\n//c[x]\n/a/*/c\n//y[x][b/c]\n//b[c][.//c]\n/a/x\n",
+    )
+    .unwrap();
+    let profiles = ProfileSet::compile(&set).unwrap();
+    let mut docs = Vec::new();
+    for pad in 0..36 {
+        for (open, close) in [("<a>", "</a>"), ("<a><y>", "</y></a>")] {
+            let xml = format!("{open}{}<b><c/></b><c/>{close}", "<x/>".repeat(pad));
+            docs.push(io::parse_document("leaves.xml", xml.as_bytes(), &profiles.dict).unwrap());
+        }
+    }
+    // The answers differ between the families, so a kernel that lost a leaf shows.
+    assert_eq!(brute::filter(&profiles, &docs[2]), vec![0, 1, 2, 4, 6, 7]);
+    assert_eq!(brute::filter(&profiles, &docs[3]), vec![0, 1, 4, 5, 6]);
+    for cfg in both_kernels(small_blocks()) {
+        let mut engine = Engine::new(Device::emulator(), &profiles, cfg.clone()).unwrap();
+        let got = engine.filter(&docs).unwrap();
+        for (d, doc) in docs.iter().enumerate() {
+            assert_eq!(
+                got[d],
+                brute::filter(&profiles, doc),
+                "document {d}, {:?}",
+                cfg.kernel
+            );
+        }
+    }
+}
+
+#[test]
 fn document_deeper_than_the_shared_stack_is_refused() {
     let set = io::parse_query_file("q.txt", "//a").unwrap();
     let profiles = ProfileSet::compile(&set).unwrap();
     let xml = format!("{}{}", "<a>".repeat(300), "</a>".repeat(300));
     let doc = io::parse_document("deep.xml", xml.as_bytes(), &profiles.dict).unwrap();
+    // 48 kB hold 187 levels of 256 block columns, 191 of 8 warps' columns.
     let base = EngineConfig {
         max_shared_bytes: 48 * 1024,
+        warps_per_block: 8,
         ..EngineConfig::default()
     };
     for cfg in both_kernels(base) {
@@ -203,7 +240,7 @@ proptest! {
         seed in any::<u64>(),
         depth in 1usize..8,
         nodes in 1usize..7,
-        segment in 1usize..20,
+        segment in 1usize..90,
         p_descendant in 0.0f64..0.7,
     ) {
         let p = RandomParams { tags: 3, elements: 40, max_depth: depth, query_nodes: nodes, p_wildcard: 0.2, p_descendant, p_branch: 0.5 };
