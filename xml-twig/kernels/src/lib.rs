@@ -545,12 +545,16 @@ kernel! {
     /// - pop: one `ballot` of "my pop bit is set" gives every split node its
     ///   childrenMatch entries at once (§4.6: its children are consecutive lanes);
     /// - events: each lane loads one of a window of 32 events (coalesced, a window
-    ///   ahead of use), and `shfl(ev, k)` broadcasts event k to the warp;
-    /// - leaves: an open event followed at once by its close is one step (a lane sees
-    ///   it from the next lane's event; a vote marks the steps of the window), which
-    ///   nearly halves the steps on record-oriented XML such as DBLP;
+    ///   ahead of use); votes give the warp the window's open events and leaves as
+    ///   masks, and the window's tags go round the warp once so that each lane holds a
+    ///   mask of the events its node test accepts: no step waits for its event;
+    /// - leaves: an open event followed at once by its close is a push and a pop in one
+    ///   step (a lane sees it from the next lane's event), and a run of sibling leaves
+    ///   is one step too (leaves change no push bit, so every leaf of the run sees the
+    ///   same prefix tops): on record-oriented XML such as DBLP a record's open, its
+    ///   fields and its close take three steps;
     /// - every step is straight-line code: the shuffle, the vote and the stack read are
-    ///   all issued, then the event selects push, pop or leaf.
+    ///   all issued, then the step's kind selects push, pop or leaves.
     ///
     /// Memory: global reads of personalities (once) and events (coalesced, 1 byte per
     /// lane per 32 events); shared memory `depth_cap x blockDim.x` bytes, each lane
@@ -630,15 +634,6 @@ impl ShuffleWord for u16 {
     }
 }
 
-/// Marks an event code as a leaf: an open event whose element closes at the next event.
-const LEAF: u32 = 1 << 16;
-
-/// The lowest set lane of `mask` (0 when none).
-#[inline(always)]
-fn first_lane(mask: u32) -> u32 {
-    mask.trailing_zeros() & 31
-}
-
 /// What one lane of the warp kernel knows about its column, as masks so that a step of
 /// Algorithm 1 is straight-line code: no lane takes a branch of its own.
 #[derive(Clone, Copy)]
@@ -687,13 +682,20 @@ impl WarpLane {
         }
     }
 
-    /// The new top when an element `tag` opens below `top` (Fig. 5), given the prefix's
-    /// top `pe`: childMatch and descMatch when the column matches, else the descMatch
-    /// inherited from below. For a leaf (the element closes at once) the column keeps
-    /// `top` and, matching with no children to wait for, ORs its pop bit into it.
+    /// Whether an element named `tag` passes the column's node test.
     #[inline(always)]
-    fn opened(&self, tag: u32, pe: u32, top: u32, leaf: bool) -> u32 {
-        let matched = (self.wildcard || tag == self.tag) && pe & self.need != 0;
+    fn test(&self, tag: u32) -> bool {
+        self.wildcard || tag == self.tag
+    }
+
+    /// The new top when an element opens below `top` (Fig. 5), given whether its name
+    /// passes the node test and the prefix's top `pe`: childMatch and descMatch when
+    /// the column matches, else the descMatch inherited from below. For a leaf (the
+    /// element closes at once) the column keeps `top` and, matching with no children to
+    /// wait for, ORs its pop bit into it.
+    #[inline(always)]
+    fn opened(&self, tag_ok: bool, pe: u32, top: u32, leaf: bool) -> u32 {
+        let matched = tag_ok && pe & self.need != 0;
         if leaf {
             top | if matched { self.leaf_bit } else { 0 }
         } else if matched {
@@ -782,7 +784,7 @@ unsafe fn warp_document<E: ShuffleWord, const SEG: bool>(
                 *entry(*level) = *top as u8;
             }
             *level += 1;
-            *top = wl.opened(tag, pe, *top, false);
+            *top = wl.opened(wl.test(tag), pe, *top, false);
         };
         // Segments: replay the open path at the segment's start (see `filter_document`).
         let mut floor = 0u32;
@@ -829,6 +831,7 @@ unsafe fn warp_document<E: ShuffleWord, const SEG: bool>(
                 && has_follow
                 && !E::from_u32(follow).is_open();
             let leaves = ballot(leaf);
+            let opens = ballot(lane < n && E::from_u32(mine).is_open());
             let valid = if n == WARP_SIZE {
                 u32::MAX
             } else {
@@ -836,16 +839,35 @@ unsafe fn warp_document<E: ShuffleWord, const SEG: bool>(
             };
             let mut steps = valid & !((leaves << 1) | consumed_first);
             consumed_first = leaves >> 31;
-            let code = mine | if leaf { LEAF } else { 0 };
+            // Bit j: event j's name passes this column's node test (the window's tags
+            // go round the warp once, so no step waits for its event).
+            let tag = E::from_u32(mine).tag();
+            let mut hits = 0u32;
+            let mut j = 0;
+            while j < WARP_SIZE {
+                hits |= ((shfl(tag, j) == wl.tag) as u32) << j;
+                j += 1;
+            }
+            if wl.wildcard {
+                hits = u32::MAX;
+            }
 
-            // Walk the steps in order; the next step's event is fetched before this
-            // step's stack work so the two latencies overlap.
-            let mut ev = shfl(code, first_lane(steps));
+            // Walk the steps in order. Consecutive leaves (siblings) are one step: a
+            // leaf changes no push bit, so each of them sees the same prefix tops, and
+            // the column matches one of them iff its prefix allows it and one name
+            // passes the test.
             while steps != 0 {
-                steps &= steps - 1;
-                let ev_next = shfl(code, first_lane(steps));
-                let word = E::from_u32(ev & 0xffff);
-                if SEG && !word.is_open() && level <= floor {
+                let bit = steps & steps.wrapping_neg();
+                let others = steps & !leaves;
+                let is_leaf = leaves & bit != 0;
+                let run = if is_leaf {
+                    steps & leaves & (others & others.wrapping_neg()).wrapping_sub(1)
+                } else {
+                    bit
+                };
+                steps &= !run;
+                let is_open = opens & bit != 0;
+                if SEG && !is_open && level <= floor {
                     // A foreign element closes: record this segment's part of its entry.
                     if level >= 1 && level < cap {
                         *seg.close_rec
@@ -868,15 +890,13 @@ unsafe fn warp_document<E: ShuffleWord, const SEG: bool>(
                         *entry(level) = top as u8;
                     }
                     // Both outcomes, then a select (no branch for the compiler to keep).
-                    let opened = wl.opened(word.tag(), pe, top, ev & LEAF != 0);
+                    let opened = wl.opened(hits & run != 0, pe, top, is_leaf);
                     let closed = wl.closed(top, below, reported);
-                    let is_open = word.is_open();
                     top = if is_open { opened } else { closed };
-                    let up = (is_open && ev & LEAF == 0) as u32;
+                    let up = (is_open && !is_leaf) as u32;
                     let down = (!is_open && level > 0) as u32;
                     level = level + up - down;
                 }
-                ev = ev_next;
             }
             mine = next;
             next = later;
