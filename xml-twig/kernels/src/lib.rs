@@ -737,12 +737,14 @@ impl WarpLane {
 /// prefix and children IDs are lane numbers) and filters document (or segment) `y`.
 ///
 /// The warp reads its events 32 at a time (one per lane, the next 32 loaded while these
-/// are filtered), and walks them in *steps*: an open event, a close event, or a *leaf* —
-/// an open event whose close follows at once (most elements of record-oriented XML such
-/// as DBLP). A leaf step is a push and a pop in one: the element has no children, so its
-/// pop reads none of the stack and only a column without children can report from it.
-/// Each lane finds whether its event opens a leaf by looking at the next lane's event;
-/// a vote then gives the warp the mask of lanes that start a step.
+/// are filtered), and walks them in *steps*: an open event, a close event, or a run of
+/// sibling *leaves* — open events whose close follows at once (most elements of
+/// record-oriented XML such as DBLP). A leaf is a push and a pop in one: the element has
+/// no children, so its pop reads none of the stack and only a column without children
+/// can report from it; and it changes no push bit, so the leaves of a run all see the
+/// same prefix tops and take one step. Each lane finds whether its event opens a leaf by
+/// looking at the next lane's event; votes then give the warp the masks of the window's
+/// leaves and open events, from which each step's extent and kind follow.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn warp_document<E: ShuffleWord, const SEG: bool>(
