@@ -9,16 +9,9 @@ use ccm::{workload, Ccm, Config, Params};
 use criterion::{criterion_group, criterion_main, Criterion};
 use gpu_kernels::Device;
 
-fn device() -> (Device, bool) {
-    let (dev, no_gpu) = Device::gpu_or_emulator(0, ccm::PTX);
-    if let Some(e) = &no_gpu {
-        eprintln!("no GPU ({e}): the host emulator, small workload");
-    }
-    (dev, no_gpu.is_none())
-}
-
 fn engine(c: &mut Criterion) {
-    let (dev, gpu) = device();
+    let dev = Device::gpu_or_emulator_noted(0, ccm::PTX);
+    let gpu = dev.is_gpu();
     let params = if gpu {
         Params::default()
     } else {

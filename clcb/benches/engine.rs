@@ -10,16 +10,9 @@ use clcb::workload::{Params, Workload};
 use criterion::{criterion_group, criterion_main, Criterion};
 use gpu_kernels::Device;
 
-fn device() -> (Device, bool) {
-    let (dev, no_gpu) = Device::gpu_or_emulator(0, clcb::PTX);
-    if let Some(e) = &no_gpu {
-        eprintln!("no GPU ({e}): the host emulator, small workload");
-    }
-    (dev, no_gpu.is_none())
-}
-
 fn engine(c: &mut Criterion) {
-    let (dev, gpu) = device();
+    let dev = Device::gpu_or_emulator_noted(0, clcb::PTX);
+    let gpu = dev.is_gpu();
     let params = if gpu {
         Params::default()
     } else {

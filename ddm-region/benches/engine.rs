@@ -10,16 +10,9 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
 use ddm_region::{Approach, Device, Engine, GridSpec, UpdateBatch};
 
-fn device() -> (Device, bool) {
-    let (dev, no_gpu) = Device::gpu_or_emulator(0, ddm_region::PTX);
-    if let Some(e) = &no_gpu {
-        eprintln!("no GPU ({e}): the host emulator, small workload");
-    }
-    (dev, no_gpu.is_none())
-}
-
 fn engine(c: &mut Criterion) {
-    let (dev, gpu) = device();
+    let dev = Device::gpu_or_emulator_noted(0, ddm_region::PTX);
+    let gpu = dev.is_gpu();
     let regions = if gpu { 32768 } else { 512 };
     let mut scenario = Scenario::new(ScenarioParams::paper(regions, 10, Distribution::Uniform), 1)
         .expect("scenario");

@@ -368,6 +368,17 @@ impl Device {
         }
     }
 
+    /// [`Device::gpu_or_emulator`] for a program that runs wherever it is (benches,
+    /// examples): the reason there is no GPU goes to standard error as a one-line note,
+    /// and [`Device::is_gpu`] says which one the caller got.
+    pub fn gpu_or_emulator_noted(ordinal: usize, ptx: &str) -> Device {
+        let (dev, no_gpu) = Device::gpu_or_emulator(ordinal, ptx);
+        if let Some(e) = no_gpu {
+            eprintln!("no GPU ({e}): the host emulator instead");
+        }
+        dev
+    }
+
     /// Number of GPUs present (0 when there is no driver).
     pub fn gpu_count() -> usize {
         #[cfg(feature = "cuda")]

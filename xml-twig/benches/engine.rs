@@ -12,14 +12,6 @@ use xml_twig::engine::segment_events;
 use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
 use xml_twig::{io, Document, Engine, EngineConfig, KernelKind, ProfileSet, QuerySet};
 
-fn device() -> (Device, bool) {
-    let (dev, no_gpu) = Device::gpu_or_emulator(0, xml_twig::PTX);
-    if let Some(e) = &no_gpu {
-        eprintln!("no GPU ({e}): the host emulator, small workload");
-    }
-    (dev, no_gpu.is_none())
-}
-
 fn docs(profiles: &ProfileSet, n: usize, bytes: usize) -> Vec<Document> {
     let mut g = DblpGenerator::new(1);
     (0..n)
@@ -35,7 +27,8 @@ fn docs(profiles: &ProfileSet, n: usize, bytes: usize) -> Vec<Document> {
 }
 
 fn engine(c: &mut Criterion) {
-    let (dev, gpu) = device();
+    let dev = Device::gpu_or_emulator_noted(0, xml_twig::PTX);
+    let gpu = dev.is_gpu();
     let (queries, one, batch, small) = if gpu {
         (256, 1 << 20, 500, 25 << 10)
     } else {
@@ -58,7 +51,12 @@ fn engine(c: &mut Criterion) {
             kernel,
             ..EngineConfig::default()
         };
-        let mut e = Engine::new(device().0, &profiles, cfg).expect("engine");
+        let mut e = Engine::new(
+            Device::gpu_or_emulator_noted(0, xml_twig::PTX),
+            &profiles,
+            cfg,
+        )
+        .expect("engine");
         g.bench_function(format!("{name}_one_document"), |b| {
             b.iter(|| e.filter(&doc).expect("filter"))
         });

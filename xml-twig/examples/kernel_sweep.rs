@@ -15,10 +15,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             None => default,
         })
     };
-    let (_, no_gpu) = Device::gpu_or_emulator(0, xml_twig::PTX);
-    let gpu = no_gpu.is_none();
-    if let Some(e) = &no_gpu {
-        println!("no GPU ({e}): the emulator on a small case; times say nothing about a GPU");
+    let gpu = Device::gpu_or_emulator_noted(0, xml_twig::PTX).is_gpu();
+    if !gpu {
+        println!("the emulator on a small case: times say nothing about a GPU");
     }
     let queries = arg(1, if gpu { 256 } else { 8 })?;
     let length = arg(2, 10)?;
