@@ -828,12 +828,10 @@ unsafe fn warp_document<E: ShuffleWord, const SEG: bool>(
             } else {
                 (after, lane + 1 < n)
             };
-            let leaf = lane < n
-                && E::from_u32(mine).is_open()
-                && has_follow
-                && !E::from_u32(follow).is_open();
+            let opening = lane < n && E::from_u32(mine).is_open();
+            let leaf = opening && has_follow && !E::from_u32(follow).is_open();
             let leaves = ballot(leaf);
-            let opens = ballot(lane < n && E::from_u32(mine).is_open());
+            let opens = ballot(opening);
             let valid = if n == WARP_SIZE {
                 u32::MAX
             } else {
