@@ -240,19 +240,7 @@ impl Gpu {
     ) -> Result<(), GpuError> {
         self.bind()?;
         let f = self.function(name, cfg.shared_bytes)?;
-        // Each argument in its own 8-byte slot; cuLaunchKernel reads each parameter's size
-        // from the slot's start (little-endian, so 4-byte values sit in the low half).
-        let mut slots: Vec<u64> = args
-            .iter()
-            .map(|a| match *a {
-                Arg::Ptr(p) | Arg::U64(p) => p,
-                Arg::U32(v) => v as u64,
-                Arg::I32(v) => v as u32 as u64,
-                Arg::I64(v) => v as u64,
-                Arg::F32(v) => v.to_bits() as u64,
-                Arg::F64(v) => v.to_bits(),
-            })
-            .collect();
+        let mut slots = arg_slots(args);
         let mut params: Vec<*mut c_void> = slots
             .iter_mut()
             .map(|s| s as *mut u64 as *mut c_void)
@@ -282,6 +270,74 @@ impl Gpu {
             }
             _ => self.async_error(&format!("launching `{name}`"), e),
         })
+    }
+
+    /// A persistent kernel (see [`crate::persist`]): `blocks` blocks, or one per SM, on
+    /// a new stream of its own, with a cooperative launch (which the driver refuses
+    /// when the grid cannot be resident at once, instead of deadlocking).
+    pub(crate) fn launch_persistent(
+        &self,
+        name: &'static str,
+        cfg: &LaunchConfig,
+        args: &[Arg],
+        blocks: Option<u32>,
+    ) -> Result<PersistentStream, GpuError> {
+        use cudarc::driver::sys::CUdevice_attribute;
+        self.bind()?;
+        let f = self.function(name, cfg.shared_bytes)?;
+        let bad = |message: String| GpuError::BadLaunch {
+            kernel: name,
+            message,
+        };
+        let sms = self
+            .ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(driver("reading the SM count"))?
+            .max(1) as u32;
+        let threads = cfg.block.iter().product::<u32>();
+        // SAFETY: `f` is a function of the loaded module.
+        let per_sm = unsafe {
+            result::occupancy::max_active_block_per_multiprocessor(
+                f,
+                threads as i32,
+                cfg.shared_bytes as usize,
+            )
+        }
+        .map_err(driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
+        if per_sm < 1 {
+            return Err(bad(format!(
+                "a block of {threads} threads with {} bytes of shared memory does not fit an SM",
+                cfg.shared_bytes
+            )));
+        }
+        let grid = blocks.unwrap_or(sms).max(1);
+        if grid > sms * per_sm as u32 {
+            return Err(bad(format!(
+                "{grid} blocks cannot be resident at once ({sms} SMs x {per_sm} blocks)"
+            )));
+        }
+        let stream = self.ctx.new_stream().map_err(driver("creating a stream"))?;
+        let mut slots = arg_slots(args);
+        let mut params: Vec<*mut c_void> = slots
+            .iter_mut()
+            .map(|s| s as *mut u64 as *mut c_void)
+            .collect();
+        *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner()) = name;
+        let b = cfg.block;
+        // SAFETY: `params` holds one 8-byte slot per kernel parameter (the count was
+        // checked by the caller); the slots outlive the call, which copies them.
+        unsafe {
+            result::launch_cooperative_kernel(
+                f,
+                (grid, 1, 1),
+                (b[0], b[1], b[2]),
+                cfg.shared_bytes,
+                stream.cu_stream(),
+                &mut params,
+            )
+        }
+        .map_err(|e| bad(format!("cooperative launch of {grid} blocks of {b:?}: {e}")))?;
+        Ok(PersistentStream { stream })
     }
 
     /// Page-locked host memory mapped into the device: (host pointer, device address, context).
@@ -332,6 +388,49 @@ impl Gpu {
 
     pub(crate) fn mem_info(&self) -> Result<(usize, usize), GpuError> {
         self.ctx.mem_get_info().map_err(driver("cuMemGetInfo"))
+    }
+}
+
+/// Each argument in its own 8-byte slot; cuLaunchKernel reads each parameter's size from
+/// the slot's start (little-endian, so 4-byte values sit in the low half).
+fn arg_slots(args: &[Arg]) -> Vec<u64> {
+    args.iter()
+        .map(|a| match *a {
+            Arg::Ptr(p) | Arg::U64(p) => p,
+            Arg::U32(v) => v as u64,
+            Arg::I32(v) => v as u32 as u64,
+            Arg::I64(v) => v as u64,
+            Arg::F32(v) => v.to_bits() as u64,
+            Arg::F64(v) => v.to_bits(),
+        })
+        .collect()
+}
+
+/// The stream a persistent kernel runs on.
+pub(crate) struct PersistentStream {
+    stream: Arc<CudaStream>,
+}
+
+impl PersistentStream {
+    /// `None` while the kernel runs (`cuStreamQuery` says not ready); its outcome once
+    /// it has ended.
+    pub(crate) fn poll(&self, kernel: &'static str) -> Option<Result<(), GpuError>> {
+        if let Err(e) = self.stream.context().bind_to_thread() {
+            return Some(Err(driver("binding the context")(e)));
+        }
+        // SAFETY: the stream is live (owned by `self`).
+        let r = unsafe { cudarc::driver::sys::cuStreamQuery(self.stream.cu_stream()) };
+        match r {
+            CUresult::CUDA_SUCCESS => Some(Ok(())),
+            CUresult::CUDA_ERROR_NOT_READY => None,
+            e => Some(Err(GpuError::Kernel {
+                kernel,
+                message: format!(
+                    "{e:?} (a trap: out-of-bounds index or a failed check in the kernel); \
+                     the GPU context is unusable now"
+                ),
+            })),
+        }
     }
 }
 

@@ -42,6 +42,11 @@ pub enum GpuError {
         kernel: &'static str,
         message: String,
     },
+    #[error("persistent kernel `{kernel}`: {message}")]
+    Persistent {
+        kernel: &'static str,
+        message: String,
+    },
 }
 
 /// A kernel argument: a buffer's address (plus offset) or a scalar.
@@ -596,6 +601,83 @@ impl Device {
             #[cfg(feature = "cuda")]
             Backend::Gpu(g) => g.launch(kernel.name, &cfg, args),
         }
+    }
+
+    /// Launches `kernel` as a persistent kernel serving `ring` (see [`crate::persist`]):
+    /// its arguments are the ring's ([`Ring::args`](crate::persist::Ring::args)) then
+    /// the kernel's own, and `cfg.grid` is ignored: the grid is `blocks` blocks, or
+    /// when `None` one block per SM (four on the emulator), every block resident at
+    /// once (a cooperative launch on the GPU, on a stream of its own, so that the
+    /// device's stream stays free; on the emulator, every block on its own threads,
+    /// beside the caller's). Returns the handle that feeds it; dropping the handle stops
+    /// the kernel.
+    ///
+    /// While it runs the GPU busy-waits. Do not call [`Device::synchronize`] expecting it
+    /// to wait for the kernel (it waits for the device's stream only), and do not free
+    /// mapped host memory meanwhile (the driver may synchronise the whole device).
+    pub fn launch_persistent(
+        &self,
+        kernel: &Kernel,
+        cfg: LaunchConfig,
+        args: &[Arg],
+        ring: crate::persist::Ring,
+        blocks: Option<u32>,
+    ) -> Result<crate::persist::Persistent, GpuError> {
+        cfg.validate(kernel.name)?;
+        if args.len() != kernel.params.len() {
+            return Err(GpuError::BadLaunch {
+                kernel: kernel.name,
+                message: format!(
+                    "{} arguments given, the kernel takes {}",
+                    args.len(),
+                    kernel.params.len()
+                ),
+            });
+        }
+        let ring_args = ring.args();
+        if args.get(..ring_args.len()) != Some(&ring_args[..]) {
+            return Err(GpuError::BadLaunch {
+                kernel: kernel.name,
+                message: "a persistent kernel's first arguments are its ring's".into(),
+            });
+        }
+        let runner = match &self.backend {
+            Backend::Emu => {
+                (kernel.emu)(args, false).map_err(|message| GpuError::BadLaunch {
+                    kernel: kernel.name,
+                    message,
+                })?;
+                let grid = [blocks.unwrap_or(4).max(1), 1, 1];
+                let (k, args, block, shared) =
+                    (*kernel, args.to_vec(), cfg.block, cfg.shared_bytes as usize);
+                let thread = std::thread::Builder::new()
+                    .name(format!("emu {}", k.name))
+                    .spawn(move || {
+                        let body = || {
+                            (k.emu)(&args, true).expect("kernel arguments decoded once already");
+                        };
+                        crate::emu::run_concurrent(grid, block, shared, &body).map_err(|f| {
+                            GpuError::Kernel {
+                                kernel: k.name,
+                                message: format!(
+                                    "block {:?} thread {:?}: {}",
+                                    f.block, f.thread, f.message
+                                ),
+                            }
+                        })
+                    })
+                    .map_err(|e| GpuError::BadLaunch {
+                        kernel: kernel.name,
+                        message: format!("cannot start the emulator's thread: {e}"),
+                    })?;
+                crate::persist::Runner::Emu(Some(thread))
+            }
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => {
+                crate::persist::Runner::Gpu(g.launch_persistent(kernel.name, &cfg, args, blocks)?)
+            }
+        };
+        Ok(crate::persist::Persistent::new(kernel.name, ring, runner))
     }
 
     /// Waits until all work queued on the device is done.

@@ -10,7 +10,17 @@
 //!   before each block so that a read of memory nothing wrote shows up in tests;
 //! - warp operations meet at a per-warp barrier of the warp's live lanes (groups of 32
 //!   consecutive linear thread ids) and exchange values through per-warp slots;
-//! - atomics are the host's atomics on the same addresses.
+//! - atomics are the host's atomics on the same addresses; volatile loads and stores
+//!   (the prelude's `volatile_*`) are sequentially consistent atomics, fences are
+//!   sequentially consistent fences.
+//!
+//! A persistent launch ([`run_concurrent`], behind
+//! [`Device::launch_persistent`](crate::Device::launch_persistent)) runs every block at
+//! once, each on its own lane threads, so that blocks can wait for one another and for
+//! the host thread that feeds them, as co-resident blocks do on a GPU. Its barriers never
+//! report a deadlock (its lanes wait for requests as long as the host sends none); a
+//! failing lane stops every block, including lanes spinning in
+//! [`spin_pause`](lane::spin_pause).
 //!
 //! A panic in a lane (a bounds check, say; on the GPU that is a `trap`) stops the launch:
 //! lanes waiting at a barrier unwind, and the launch returns an error naming the kernel,
@@ -63,6 +73,10 @@ struct BlockSync {
     bar_cv: Condvar,
     warps: Vec<(Mutex<WarpState>, Condvar)>,
     poisoned: AtomicBool,
+    /// Set when any block of the launch failed (a persistent launch's blocks run at once).
+    launch: Arc<AtomicBool>,
+    /// Whether a long barrier wait is reported as a deadlock (not in persistent launches).
+    deadlock: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -71,6 +85,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl BlockSync {
     fn new(lanes: u32) -> Self {
+        Self::in_launch(lanes, Arc::new(AtomicBool::new(false)), true)
+    }
+
+    fn in_launch(lanes: u32, launch: Arc<AtomicBool>, deadlock: bool) -> Self {
         let nwarps = lanes.div_ceil(32);
         let warps = (0..nwarps)
             .map(|w| {
@@ -98,6 +116,8 @@ impl BlockSync {
             bar_cv: Condvar::new(),
             warps,
             poisoned: AtomicBool::new(false),
+            launch,
+            deadlock,
         }
     }
 
@@ -112,11 +132,11 @@ impl BlockSync {
     ) -> MutexGuard<'a, T> {
         let start = Instant::now();
         while !done(&g) {
-            if self.poisoned.load(Ordering::Relaxed) {
+            if self.poisoned.load(Ordering::Relaxed) || self.launch.load(Ordering::Relaxed) {
                 drop(g);
                 resume_unwind(Box::new(Aborted));
             }
-            if start.elapsed() > Duration::from_secs(DEADLOCK_SECS) {
+            if self.deadlock && start.elapsed() > Duration::from_secs(DEADLOCK_SECS) {
                 drop(g);
                 panic!("emulator: deadlock: waited {DEADLOCK_SECS} s at {what}");
             }
@@ -244,6 +264,24 @@ pub mod lane {
     /// Sequentially consistent fence (stronger than the GPU's; never weaker).
     pub fn thread_fence_block() {
         thread_fence();
+    }
+
+    /// Sequentially consistent fence (as the GPU's `membar.sys`, for the host).
+    pub fn fence_system() {
+        thread_fence();
+    }
+
+    /// One turn of a spin loop: sleeps a little (the emulator's lanes share a few host
+    /// cores with the thread they wait for), and unwinds when the launch has failed.
+    pub fn spin_pause() {
+        let c = ctx();
+        let sync = unsafe { &*c.sync };
+        if sync.poisoned.load(std::sync::atomic::Ordering::Relaxed)
+            || sync.launch.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            std::panic::resume_unwind(Box::new(super::Aborted));
+        }
+        std::thread::sleep(std::time::Duration::from_micros(20));
     }
 
     fn exchange(v: u64) -> ([u64; 32], u32, u32) {
@@ -410,6 +448,97 @@ pub fn run(
         }
     });
     drop(words);
+    failure
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .map_or(Ok(()), Err)
+}
+
+/// Runs `body` once per lane of a `grid` x `block` launch with every block at once (each
+/// on its own lane threads, with its own shared memory and barriers): the emulator's
+/// side of a persistent kernel, whose blocks wait for one another. Returns the first
+/// lane failure, if any; a failure unwinds every lane of every block.
+pub fn run_concurrent(
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_bytes: usize,
+    body: &(dyn Fn() + Sync),
+) -> Result<(), LaneFailure> {
+    let lanes = block[0] * block[1] * block[2];
+    let blocks = grid[0] as u64 * grid[1] as u64 * grid[2] as u64;
+    if lanes == 0 || blocks == 0 {
+        return Ok(());
+    }
+    let launch = Arc::new(AtomicBool::new(false));
+    let failure: Mutex<Option<LaneFailure>> = Mutex::new(None);
+    let mut memories: Vec<Vec<u128>> = (0..blocks)
+        .map(|_| vec![0u128; shared_bytes.div_ceil(16).max(1)])
+        .collect();
+    for m in &mut memories {
+        // Safety: the vector holds at least `shared_bytes` bytes; no lane runs yet.
+        unsafe { std::ptr::write_bytes(m.as_mut_ptr() as *mut u8, 0xCD, shared_bytes) };
+    }
+    let syncs: Vec<Arc<BlockSync>> = (0..blocks)
+        .map(|_| Arc::new(BlockSync::in_launch(lanes, Arc::clone(&launch), false)))
+        .collect();
+    std::thread::scope(|s| {
+        for b in 0..blocks {
+            let bid = [
+                (b % grid[0] as u64) as u32,
+                ((b / grid[0] as u64) % grid[1] as u64) as u32,
+                (b / (grid[0] as u64 * grid[1] as u64)) as u32,
+            ];
+            let shared = SharedMem(memories[b as usize].as_mut_ptr() as *mut u8);
+            for rank in 0..lanes {
+                let (failure, launch) = (&failure, &launch);
+                let bsync = Arc::clone(&syncs[b as usize]);
+                let lane = move || {
+                    let shared = shared;
+                    let tid = [
+                        rank % block[0],
+                        (rank / block[0]) % block[1],
+                        rank / (block[0] * block[1]),
+                    ];
+                    let lctx = LaneCtx {
+                        tid,
+                        bid,
+                        bdim: block,
+                        gdim: grid,
+                        rank,
+                        sync: Arc::as_ptr(&bsync),
+                        shared: shared.0,
+                    };
+                    LANE.with(|l| l.set(Some(lctx)));
+                    let r = catch_unwind(AssertUnwindSafe(body));
+                    LANE.with(|l| l.set(None));
+                    if let Err(p) = r {
+                        if !p.is::<Aborted>() {
+                            launch.store(true, Ordering::Relaxed);
+                            let mut f = lock(failure);
+                            if f.is_none() {
+                                *f = Some(LaneFailure {
+                                    block: bid,
+                                    thread: tid,
+                                    message: panic_message(&*p),
+                                });
+                            }
+                        }
+                    }
+                    bsync.exit(rank);
+                };
+                if let Err(e) = std::thread::Builder::new()
+                    .stack_size(LANE_STACK)
+                    .spawn_scoped(s, lane)
+                {
+                    // Lanes already started may wait for this one forever: abort with a
+                    // reason rather than hang.
+                    eprintln!("emulator: cannot start lane thread {rank} of block {b}: {e}");
+                    std::process::abort();
+                }
+            }
+        }
+    });
+    drop(memories);
     failure
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())

@@ -5,7 +5,11 @@
 //! - block barrier: [`sync_threads`] (threads that returned no longer hold it back)
 //! - shared memory: [`dynamic_shared`] (size chosen at launch, 16-byte aligned)
 //! - atomics on global or shared memory: [`atomic_add`] .. [`atomic_cas`], [`atomic_add_u64`]
-//! - fences: [`thread_fence`], [`thread_fence_block`]
+//! - fences: [`thread_fence`], [`thread_fence_block`], [`fence_system`]
+//! - memory another agent (the host, another block) changes while the kernel runs:
+//!   [`volatile_load_u32`], [`volatile_load_u64`], [`volatile_store_u32`],
+//!   [`volatile_store_u64`] (never cached, never hoisted out of a loop), and
+//!   [`spin_pause`] in each turn of a spin loop; [`atomic_cas_u64`], [`atomic_exch_u64`]
 //! - warp ops over the full warp: [`ballot`], [`any_sync`], [`all_sync`], [`shfl`],
 //!   [`shfl_xor`], [`shfl_down`], [`shfl_up`]. All live lanes of the warp must call
 //!   them together, as CUDA requires with a full mask.
@@ -17,9 +21,9 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 #[cfg(not(target_arch = "nvptx64"))]
 pub use crate::emu::lane::{
     all_sync, any_sync, ballot, block_dim_x, block_dim_y, block_dim_z, block_idx_x, block_idx_y,
-    block_idx_z, dynamic_shared, grid_dim_x, grid_dim_y, grid_dim_z, shfl, shfl_down, shfl_up,
-    shfl_xor, sync_threads, thread_fence, thread_fence_block, thread_idx_x, thread_idx_y,
-    thread_idx_z,
+    block_idx_z, dynamic_shared, fence_system, grid_dim_x, grid_dim_y, grid_dim_z, shfl, shfl_down,
+    shfl_up, shfl_xor, spin_pause, sync_threads, thread_fence, thread_fence_block, thread_idx_x,
+    thread_idx_y, thread_idx_z,
 };
 #[cfg(target_arch = "nvptx64")]
 pub use crate::prelude::gpu::*;
@@ -104,6 +108,98 @@ pub unsafe fn atomic_add_u64(p: *mut u64, v: u64) -> u64 {
     unsafe { AtomicU64::from_ptr(p) }.fetch_add(v, Relaxed)
 }
 
+/// Compare-and-swap on a 64-bit word: `if *p == compare { *p = new }`; returns the old value.
+///
+/// # Safety
+/// `p` must be valid for reads and writes for the whole launch, 8-byte aligned.
+#[inline(always)]
+pub unsafe fn atomic_cas_u64(p: *mut u64, compare: u64, new: u64) -> u64 {
+    match unsafe { AtomicU64::from_ptr(p) }.compare_exchange(compare, new, Relaxed, Relaxed) {
+        Ok(old) | Err(old) => old,
+    }
+}
+
+/// `*p = v` on a 64-bit word; returns the old value.
+///
+/// # Safety
+/// `p` must be valid for reads and writes for the whole launch, 8-byte aligned.
+#[inline(always)]
+pub unsafe fn atomic_exch_u64(p: *mut u64, v: u64) -> u64 {
+    unsafe { AtomicU64::from_ptr(p) }.swap(v, Relaxed)
+}
+
+/// Reads a word that another agent (the host, another block) may change while the
+/// kernel runs: on the GPU `ld.volatile` (a relaxed system-scope load: not cached in L1,
+/// and, being inline assembly, never hoisted out of a spin loop); on the host emulator
+/// a sequentially consistent atomic load.
+///
+/// # Safety
+/// `p` must be valid for reads, 4-byte aligned (global, shared or mapped host memory).
+#[inline(always)]
+pub unsafe fn volatile_load_u32(p: *const u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: u32;
+        unsafe {
+            core::arch::asm!("ld.volatile.u32 {r}, [{p}];", r = out(reg32) r, p = in(reg64) p)
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        unsafe { AtomicU32::from_ptr(p as *mut u32) }.load(core::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// [`volatile_load_u32`] for a 64-bit word (8-byte aligned).
+///
+/// # Safety
+/// `p` must be valid for reads, 8-byte aligned.
+#[inline(always)]
+pub unsafe fn volatile_load_u64(p: *const u64) -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: u64;
+        unsafe {
+            core::arch::asm!("ld.volatile.u64 {r}, [{p}];", r = out(reg64) r, p = in(reg64) p)
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        unsafe { AtomicU64::from_ptr(p as *mut u64) }.load(core::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Writes a word another agent reads while the kernel runs (`st.volatile` on the GPU,
+/// a sequentially consistent atomic store on the host emulator).
+///
+/// # Safety
+/// `p` must be valid for writes, 4-byte aligned.
+#[inline(always)]
+pub unsafe fn volatile_store_u32(p: *mut u32, v: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        core::arch::asm!("st.volatile.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v)
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    unsafe { AtomicU32::from_ptr(p) }.store(v, core::sync::atomic::Ordering::SeqCst);
+}
+
+/// [`volatile_store_u32`] for a 64-bit word (8-byte aligned).
+///
+/// # Safety
+/// `p` must be valid for writes, 8-byte aligned.
+#[inline(always)]
+pub unsafe fn volatile_store_u64(p: *mut u64, v: u64) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        core::arch::asm!("st.volatile.u64 [{p}], {v};", p = in(reg64) p, v = in(reg64) v)
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    unsafe { AtomicU64::from_ptr(p) }.store(v, core::sync::atomic::Ordering::SeqCst);
+}
+
 /// Square root (IEEE, correctly rounded).
 #[inline(always)]
 pub fn sqrtf(x: f32) -> f32 {
@@ -175,6 +271,18 @@ mod gpu {
     pub fn thread_fence() {
         unsafe { core::arch::asm!("membar.gl;") }
     }
+
+    /// Orders this thread's memory accesses for every agent of the system, the host
+    /// included (`membar.sys`): the write of a result to mapped host memory before the
+    /// write of the flag that publishes it.
+    #[inline(always)]
+    pub fn fence_system() {
+        unsafe { core::arch::asm!("membar.sys;") }
+    }
+
+    /// One turn of a spin loop (nothing on the GPU: the loop's volatile load is its pace).
+    #[inline(always)]
+    pub fn spin_pause() {}
 
     /// Orders this thread's memory accesses for the threads of its block (`membar.cta`).
     #[inline(always)]

@@ -66,7 +66,61 @@ pub fn run_all(dev: &Device, s: Sizes) -> Result<Vec<Outcome>, GpuError> {
             name: "block_sum over mapped host memory (zero-copy in and out)",
             failure: mapped(dev, s)?,
         },
+        Outcome {
+            name: "persistent_sum (persistent kernel: ring in mapped memory, pipelined, stop)",
+            failure: persistent(dev, s)?,
+        },
     ])
+}
+
+/// The persistent kernel: `reps * 16` requests of up to 1000 words, up to 8 in flight,
+/// one block per SM on the GPU (3 blocks on the emulator); every answer checked, then
+/// an orderly stop.
+fn persistent(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
+    use gpu_kernels::persist::{Ring, RingConfig};
+    let cfg = RingConfig {
+        slots: 8,
+        req_words: 1000,
+        resp_words: 3,
+    };
+    let ring = Ring::new(dev, cfg)?;
+    let acc = dev.alloc::<u64>(2)?;
+    let mut args = ring.args().to_vec();
+    args.push(acc.arg());
+    let lc = LaunchConfig::blocks(
+        1,
+        s.block,
+        gpu_kernels::persist::shared_bytes(cfg.req_words),
+    );
+    let blocks = if dev.is_gpu() { None } else { Some(s.blocks) };
+    let mut run = dev.launch_persistent(&k::persistent_sum::KERNEL, lc, &args, ring, blocks)?;
+    let n = s.reps as usize * 16;
+    let payloads: Vec<Vec<u64>> = (0..n)
+        .map(|r| {
+            let len = (r * 37) % 1001;
+            (0..len as u64).map(|i| i * 3 + r as u64).collect()
+        })
+        .collect();
+    let (mut next, mut done) = (0, 0);
+    while done < n {
+        while next < n && !run.is_full() {
+            run.submit(7, &payloads[next])?;
+            next += 1;
+        }
+        let r = run.wait()?;
+        let want = payloads[done].iter().sum::<u64>();
+        if r.status != 7 || r.words.len() != 3 || r.words[0] != want || r.words[1] != done as u64 {
+            return Ok(Some(format!(
+                "request {}: expected status 7, sum {want}, round {done}; got status {}, {:?}",
+                done + 1,
+                r.status,
+                r.words
+            )));
+        }
+        done += 1;
+    }
+    run.stop()?;
+    Ok(None)
 }
 
 fn first_diff(what: &str, want: &[u32], got: &[u32]) -> Option<String> {

@@ -14,7 +14,7 @@ fn every_selftest_kernel_gives_the_known_answer_on_the_emulator() {
             o.failure.as_deref().unwrap_or("")
         );
     }
-    assert_eq!(out.len(), 5);
+    assert_eq!(out.len(), 6);
 }
 
 #[test]

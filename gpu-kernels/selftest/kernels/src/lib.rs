@@ -96,3 +96,49 @@ kernel! {
         atomic_add_u64(sum64, i as u64);
     }
 }
+
+kernel! {
+    /// A persistent kernel ([`gpu_kernels::persist`]): serves requests from the ring
+    /// until the stop request. For each request, every thread of the grid adds its
+    /// grid-stride share of the payload words into `acc[round % 2]` (64-bit atomics,
+    /// global memory), global thread 0 zeroing the other word for the next round; thread
+    /// 0 of the round's last block answers `[sum, round, blocks]` with the request's
+    /// kind as status (mapped host memory). Shared memory: the ring's
+    /// ([`gpu_kernels::persist::shared_bytes`]).
+    pub fn persistent_sum(
+        req: *const u64,
+        resp: *mut u64,
+        ctl: *mut u32,
+        bcast: *mut u64,
+        slots: u32,
+        req_words: u32,
+        resp_words: u32,
+        acc: *mut u64,
+    ) {
+        let ring = gpu_kernels::persist::DeviceRing { req, resp, ctl, bcast, slots, req_words, resp_words };
+        gpu_kernels::persist::serve(
+            &ring,
+            dynamic_shared::<u64>(),
+            |r| {
+                let parity = (r.round % 2) as usize;
+                if global_id_x() == 0 {
+                    *acc.add(1 - parity) = 0;
+                }
+                let mut i = global_id_x();
+                let stride = grid_dim_x() * block_dim_x();
+                while i < r.len {
+                    atomic_add_u64(acc.add(parity), *r.words.add(i as usize));
+                    i += stride;
+                }
+            },
+            |r, out| {
+                if thread_idx_x() == 0 {
+                    *out = volatile_load_u64(acc.add((r.round % 2) as usize));
+                    *out.add(1) = r.round as u64;
+                    *out.add(2) = grid_dim_x() as u64;
+                }
+                (r.kind, 3)
+            },
+        );
+    }
+}

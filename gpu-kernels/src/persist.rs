@@ -1,0 +1,618 @@
+//! Persistent kernels: launched once, they serve requests that the host writes into a
+//! ring of slots in page-locked host memory mapped into the device, until told to stop.
+//! Beyond the papers: their per-event pipeline pays a launch and a synchronisation
+//! (about 10 µs) per event; a resident kernel answers in a few microseconds.
+//!
+//! # The protocol
+//!
+//! Memory (all zeroed at launch):
+//!
+//! | what | where | words | written by | read by |
+//! | --- | --- | --- | --- | --- |
+//! | request slot `s` | mapped host memory | `seq`, `kind \| len << 32`, `req_words` of payload | host (payload, then `seq`) | lane 0 of block 0 |
+//! | response slot `s` | mapped host memory | `seq`, `status \| len << 32`, `resp_words` of payload | the last block of the round (payload, `membar.sys`, then `seq`) | host |
+//! | control | device memory | `gen`, `arrived`, `completed`, spare (`u32`) | see below | the blocks |
+//! | broadcast | device memory | `kind \| len << 32`, `req_words` | lane 0 of block 0 | lane 0 of every block |
+//!
+//! Request `t` (numbered from 1) sits in slot `(t - 1) % slots`; its answer in the
+//! response slot of the same index, carrying the same `seq`. Round `r` (from 0) of the
+//! kernel serves request `r + 1`:
+//!
+//! 1. Lane 0 of block 0 polls the request slot's `seq` with volatile loads until it
+//!    reads `r + 1`, fences (`membar.sys`), copies the header and payload (volatile
+//!    loads) to its shared memory, waits until `completed == r` (every block finished
+//!    round `r - 1`, so nobody reads the broadcast area any more), writes the request to
+//!    the broadcast area, fences (`membar.gl`) and publishes `gen = r + 1`.
+//! 2. Lane 0 of every other block spins on `gen` (volatile loads of device memory) until
+//!    it reads `r + 1`, fences, and copies the broadcast request into its block's shared
+//!    memory. A barrier hands it to the block.
+//! 3. A request of kind [`STOP`] ends the kernel (every block returns). Otherwise every
+//!    block runs the caller's `work` on the request (the same `r` for all blocks).
+//! 4. Completion: after a barrier, lane 0 of each block fences and increments `arrived`;
+//!    the block that brings it to the grid size is the last: it fences, runs the
+//!    caller's `respond`, which writes the answer into the response slot, and lane 0
+//!    then writes the header, fences with `membar.sys`, writes the slot's `seq`, resets
+//!    `arrived`, fences and publishes `completed = r + 1`.
+//!
+//! So rounds never overlap (round `r + 1` starts after round `r` is complete, which
+//! lets `work` keep per-round state in device memory and reset the idle copy of it for
+//! the next round, as CCM §4.3 does), while the host may keep several requests in
+//! flight: lane 0 of block 0 fetches request `r + 2` from host memory while the other
+//! blocks finish round `r + 1`.
+//!
+//! Every block must be resident at once (blocks wait for one another): the host side
+//! ([`Device::launch_persistent`](crate::Device::launch_persistent)) launches one block
+//! per SM with a cooperative launch, which the driver refuses rather than run a grid
+//! that does not fit. The GPU busy-waits while the kernel runs: lane 0 of each block
+//! spins, the other lanes wait at a barrier. Dropping the host handle stops the kernel
+//! and frees the GPU.
+
+use crate::prelude::*;
+
+/// The request kind that stops the kernel.
+pub const STOP: u32 = u32::MAX;
+/// Words of a request's or a response's header: `seq`, then `kind | len << 32` (or
+/// `status | len << 32`).
+pub const HEADER_WORDS: u32 = 2;
+/// `u32` words of the control block in device memory.
+pub const CTL_WORDS: usize = 4;
+
+/// Bytes of dynamic shared memory that [`serve`] uses at the start of the block's
+/// dynamic shared memory (16-byte aligned); the caller's own shared memory starts there.
+#[inline(always)]
+pub const fn shared_bytes(req_words: u32) -> u32 {
+    ((req_words + HEADER_WORDS + 2) * 8).next_multiple_of(16)
+}
+
+/// The ring as a kernel sees it (its launch parameters, in this order: `req`, `resp`,
+/// `ctl`, `bcast`, `slots`, `req_words`, `resp_words`).
+#[derive(Clone, Copy)]
+pub struct DeviceRing {
+    /// Request slots, mapped host memory: `slots * (HEADER_WORDS + req_words)` words.
+    pub req: *const u64,
+    /// Response slots, mapped host memory: `slots * (HEADER_WORDS + resp_words)` words.
+    pub resp: *mut u64,
+    /// Control block, device memory: [`CTL_WORDS`] words.
+    pub ctl: *mut u32,
+    /// Broadcast area, device memory: `1 + req_words` words.
+    pub bcast: *mut u64,
+    pub slots: u32,
+    pub req_words: u32,
+    pub resp_words: u32,
+}
+
+/// One request as `work` and `respond` see it.
+#[derive(Clone, Copy)]
+pub struct Request {
+    /// The caller's kind (never [`STOP`]).
+    pub kind: u32,
+    /// Payload words (at most `req_words`).
+    pub len: u32,
+    /// The payload, in the block's shared memory.
+    pub words: *const u64,
+    /// The round (0, 1, ...): request number `round + 1`. Wraps after 2^32.
+    pub round: u32,
+}
+
+/// The kernel side of the protocol (see the module's documentation): serves requests
+/// until a [`STOP`]. Every thread of every block calls it, with `shared` the block's
+/// dynamic shared memory (at least [`shared_bytes`] bytes for the ring).
+///
+/// `work(&request)` runs on every thread of every block, once per request (it may call
+/// `sync_threads`: every thread of a block calls it). `respond(&request, payload)` runs
+/// on every thread of the round's last block after all blocks finished `work`; it
+/// writes at most `resp_words` words at `payload` (mapped host memory) and returns
+/// `(status, len)`, taken from thread 0.
+///
+/// # Safety
+/// The ring's pointers must be as [`DeviceRing`] says, every block of the grid resident
+/// at once, and `shared` the block's dynamic shared memory.
+#[inline(always)]
+pub unsafe fn serve<W, R>(ring: &DeviceRing, shared: *mut u64, mut work: W, mut respond: R)
+where
+    W: FnMut(&Request),
+    R: FnMut(&Request, *mut u64) -> (u32, u32),
+{
+    let tid = thread_rank();
+    let first_block = block_idx_x() == 0 && block_idx_y() == 0 && block_idx_z() == 0;
+    let blocks = grid_dim_x() * grid_dim_y() * grid_dim_z();
+    let gen = ring.ctl;
+    let arrived = ring.ctl.add(1);
+    let completed = ring.ctl.add(2);
+    let req_stride = (HEADER_WORDS + ring.req_words) as usize;
+    let resp_stride = (HEADER_WORDS + ring.resp_words) as usize;
+    // Shared: [0] = "this block is the round's last", [1] = header, [2..] = payload.
+    let sh_last = shared;
+    let sh_head = shared.add(1);
+    let sh_words = shared.add(2);
+    let mut round: u32 = 0;
+    loop {
+        let slot_index = (round % ring.slots) as usize;
+        if tid == 0 {
+            if first_block {
+                // 1. Poll the request slot in host memory, copy the request.
+                let slot = ring.req.add(slot_index * req_stride);
+                let want = round as u64 + 1;
+                while volatile_load_u64(slot) != want {
+                    spin_pause();
+                }
+                fence_system();
+                let head = volatile_load_u64(slot.add(1));
+                let len = payload_len(head, ring.req_words);
+                *sh_head = head;
+                let mut i = 0;
+                while i < len {
+                    *sh_words.add(i as usize) = volatile_load_u64(slot.add(2 + i as usize));
+                    i += 1;
+                }
+                // Every block done with the previous round: the broadcast area is free.
+                while volatile_load_u32(completed) != round {
+                    spin_pause();
+                }
+                volatile_store_u64(ring.bcast, head);
+                let mut i = 0;
+                while i < len {
+                    volatile_store_u64(ring.bcast.add(1 + i as usize), *sh_words.add(i as usize));
+                    i += 1;
+                }
+                thread_fence();
+                volatile_store_u32(gen, round.wrapping_add(1));
+            } else {
+                // 2. Wait for the broadcast, copy it.
+                while volatile_load_u32(gen) != round.wrapping_add(1) {
+                    spin_pause();
+                }
+                thread_fence();
+                let head = volatile_load_u64(ring.bcast);
+                let len = payload_len(head, ring.req_words);
+                *sh_head = head;
+                let mut i = 0;
+                while i < len {
+                    *sh_words.add(i as usize) = volatile_load_u64(ring.bcast.add(1 + i as usize));
+                    i += 1;
+                }
+            }
+        }
+        sync_threads();
+        // 3. Stop, or work.
+        let head = *sh_head;
+        let kind = head as u32;
+        if kind == STOP {
+            return;
+        }
+        let request = Request {
+            kind,
+            len: payload_len(head, ring.req_words),
+            words: sh_words,
+            round,
+        };
+        work(&request);
+        // 4. Completion.
+        sync_threads();
+        if tid == 0 {
+            thread_fence();
+            let last = atomic_add(arrived, 1) == blocks - 1;
+            *sh_last = last as u64;
+        }
+        sync_threads();
+        if *sh_last != 0 {
+            thread_fence();
+            let rslot = ring.resp.add(slot_index * resp_stride);
+            let (status, len) = respond(&request, rslot.add(2));
+            sync_threads();
+            if tid == 0 {
+                let len = if len > ring.resp_words {
+                    ring.resp_words
+                } else {
+                    len
+                };
+                volatile_store_u64(rslot.add(1), status as u64 | (len as u64) << 32);
+                fence_system();
+                volatile_store_u64(rslot, round as u64 + 1);
+                volatile_store_u32(arrived, 0);
+                thread_fence();
+                volatile_store_u32(completed, round.wrapping_add(1));
+            }
+        }
+        // Nobody reads the flag again before this barrier's next use (round r + 1's
+        // first barrier comes after lane 0 rewrites it only in step 4).
+        round = round.wrapping_add(1);
+    }
+}
+
+/// A header's payload length, clipped to the slot.
+#[inline(always)]
+fn payload_len(head: u64, req_words: u32) -> u32 {
+    let len = (head >> 32) as u32;
+    if len > req_words {
+        req_words
+    } else {
+        len
+    }
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+pub use host::*;
+
+#[cfg(not(target_arch = "nvptx64"))]
+mod host {
+    use super::{CTL_WORDS, HEADER_WORDS, STOP};
+    use crate::device::{Arg, Buffer, Device, GpuError, HostBuffer};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
+
+    /// Sizes of a ring: slots (requests in flight at most), request and response
+    /// payload words.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct RingConfig {
+        pub slots: u32,
+        pub req_words: u32,
+        pub resp_words: u32,
+    }
+
+    /// The ring's memory: request and response slots in mapped host memory, the control
+    /// block and the broadcast area in device memory. Made by [`Ring::new`], handed to
+    /// [`Device::launch_persistent`], which owns it while the kernel runs.
+    pub struct Ring {
+        cfg: RingConfig,
+        req: HostBuffer<u64>,
+        resp: HostBuffer<u64>,
+        ctl: Buffer<u32>,
+        bcast: Buffer<u64>,
+    }
+
+    impl Ring {
+        /// Allocates a zeroed ring on `dev`.
+        pub fn new(dev: &Device, cfg: RingConfig) -> Result<Ring, GpuError> {
+            let slots = cfg.slots.max(1) as usize;
+            let cfg = RingConfig {
+                slots: slots as u32,
+                ..cfg
+            };
+            Ok(Ring {
+                cfg,
+                req: dev.alloc_host(slots * (HEADER_WORDS + cfg.req_words) as usize)?,
+                resp: dev.alloc_host(slots * (HEADER_WORDS + cfg.resp_words) as usize)?,
+                ctl: dev.alloc(CTL_WORDS)?,
+                bcast: dev.alloc(1 + cfg.req_words as usize)?,
+            })
+        }
+
+        pub fn config(&self) -> RingConfig {
+            self.cfg
+        }
+
+        /// The kernel's first seven arguments ([`DeviceRing`](super::DeviceRing)'s fields).
+        pub fn args(&self) -> [Arg; 7] {
+            [
+                self.req.arg(),
+                self.resp.arg(),
+                self.ctl.arg(),
+                self.bcast.arg(),
+                self.cfg.slots.into(),
+                self.cfg.req_words.into(),
+                self.cfg.resp_words.into(),
+            ]
+        }
+    }
+
+    /// How the kernel runs: a host thread running the emulator, or a GPU stream.
+    pub(crate) enum Runner {
+        /// The emulator's thread (`None` once joined).
+        Emu(Option<std::thread::JoinHandle<Result<(), GpuError>>>),
+        #[cfg(feature = "cuda")]
+        Gpu(crate::cuda::PersistentStream),
+    }
+
+    impl Runner {
+        /// `None` while the kernel runs; its outcome once it has ended.
+        fn poll(&mut self, kernel: &'static str) -> Option<Result<(), GpuError>> {
+            match self {
+                Runner::Emu(slot) => {
+                    if slot.as_ref().is_some_and(|h| !h.is_finished()) {
+                        return None;
+                    }
+                    Some(slot.take().map_or(Ok(()), |h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(GpuError::Kernel {
+                                kernel,
+                                message: "the emulator's thread panicked".into(),
+                            })
+                        })
+                    }))
+                }
+                #[cfg(feature = "cuda")]
+                Runner::Gpu(s) => s.poll(kernel),
+            }
+        }
+    }
+
+    /// A running persistent kernel and its ring (see the [module](super)'s documentation).
+    ///
+    /// [`submit`](Persistent::submit) writes a request into the next slot;
+    /// [`wait`](Persistent::wait) returns the oldest answer, or an error after the
+    /// timeout (a stuck or failed kernel is an error, never a hang). Requests are served
+    /// in order, at most `slots` in flight. While it lives, the GPU busy-waits for
+    /// requests; dropping it (or [`stop`](Persistent::stop)) stops the kernel and
+    /// frees the GPU.
+    pub struct Persistent {
+        kernel: &'static str,
+        ring: Ring,
+        runner: Option<Runner>,
+        timeout: Duration,
+        /// Number of the next request (from 1).
+        next: u64,
+        /// Number of the oldest request not yet answered.
+        oldest: u64,
+        /// The kernel failed or stopped: its outcome, reported by every later call.
+        ended: Option<String>,
+        response: Vec<u64>,
+    }
+
+    /// One answer: the request's number, the kernel's status and payload.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Response<'a> {
+        pub seq: u64,
+        pub status: u32,
+        pub words: &'a [u64],
+    }
+
+    impl Persistent {
+        pub(crate) fn new(kernel: &'static str, ring: Ring, runner: Runner) -> Persistent {
+            Persistent {
+                kernel,
+                ring,
+                runner: Some(runner),
+                timeout: Duration::from_secs(10),
+                next: 1,
+                oldest: 1,
+                ended: None,
+                response: Vec::new(),
+            }
+        }
+
+        /// How long [`wait`](Persistent::wait) and a full ring wait before they give up
+        /// (10 s unless set).
+        pub fn set_timeout(&mut self, timeout: Duration) {
+            self.timeout = timeout;
+        }
+
+        pub fn config(&self) -> RingConfig {
+            self.ring.cfg
+        }
+
+        /// The kernel's name.
+        pub fn kernel(&self) -> &'static str {
+            self.kernel
+        }
+
+        /// Requests submitted and not yet answered.
+        pub fn in_flight(&self) -> usize {
+            (self.next - self.oldest) as usize
+        }
+
+        /// Whether every slot holds a request in flight (then [`submit`](Persistent::submit)
+        /// fails: [`wait`](Persistent::wait) first).
+        pub fn is_full(&self) -> bool {
+            self.in_flight() >= self.ring.cfg.slots as usize
+        }
+
+        fn error(&self, message: String) -> GpuError {
+            GpuError::Persistent {
+                kernel: self.kernel,
+                message,
+            }
+        }
+
+        /// Fails when the kernel has ended (stopped, or failed: its error).
+        fn check_running(&mut self) -> Result<(), GpuError> {
+            if let Some(m) = &self.ended {
+                return Err(self.error(m.clone()));
+            }
+            let outcome = match self.runner.as_mut() {
+                Some(r) => r.poll(self.kernel),
+                None => Some(Ok(())),
+            };
+            match outcome {
+                None => Ok(()),
+                Some(Ok(())) => {
+                    let m = "the kernel has stopped".to_string();
+                    self.ended = Some(m.clone());
+                    Err(self.error(m))
+                }
+                Some(Err(e)) => {
+                    self.ended = Some(format!("the kernel failed: {e}"));
+                    Err(e)
+                }
+            }
+        }
+
+        /// Submits a request of `kind` (not [`STOP`]) whose payload `fill` writes into
+        /// the slot (`len` words, at most `req_words`); returns its number.
+        pub fn submit_with(
+            &mut self,
+            kind: u32,
+            len: usize,
+            fill: impl FnOnce(&mut [u64]),
+        ) -> Result<u64, GpuError> {
+            if kind == STOP {
+                return Err(self.error("kind u32::MAX is reserved for the stop request".into()));
+            }
+            self.submit_raw(kind, len, fill)
+        }
+
+        /// [`submit_with`](Persistent::submit_with) copying `payload`.
+        pub fn submit(&mut self, kind: u32, payload: &[u64]) -> Result<u64, GpuError> {
+            self.submit_with(kind, payload.len(), |w| w.copy_from_slice(payload))
+        }
+
+        fn submit_raw(
+            &mut self,
+            kind: u32,
+            len: usize,
+            fill: impl FnOnce(&mut [u64]),
+        ) -> Result<u64, GpuError> {
+            let cfg = self.ring.cfg;
+            if len > cfg.req_words as usize {
+                return Err(self.error(format!(
+                    "a request of {len} words, the ring's slots hold {}",
+                    cfg.req_words
+                )));
+            }
+            if self.is_full() {
+                return Err(self.error(format!(
+                    "{} requests in flight fill the ring: wait for one first",
+                    self.in_flight()
+                )));
+            }
+            self.check_running()?;
+            let seq = self.next;
+            let stride = (HEADER_WORDS + cfg.req_words) as usize;
+            let at = ((seq - 1) % cfg.slots as u64) as usize * stride;
+            let slot = &mut self.ring.req.as_mut_slice()[at..at + stride];
+            // The kernel read this slot's previous request before answering it, and that
+            // answer was waited for (the ring is not full): the slot is ours to write.
+            slot[1] = kind as u64 | (len as u64) << 32;
+            fill(&mut slot[2..2 + len]);
+            // SAFETY: `slot[0]` is an aligned u64 of the live mapped buffer; the kernel
+            // reads it with volatile (atomic) loads. The release store orders the header
+            // and payload before it (x86 stores reach the bus in order).
+            unsafe { AtomicU64::from_ptr(&mut slot[0]) }.store(seq, Ordering::Release);
+            self.next += 1;
+            Ok(seq)
+        }
+
+        /// Waits for the oldest request's answer (at most the timeout).
+        pub fn wait(&mut self) -> Result<Response<'_>, GpuError> {
+            if self.in_flight() == 0 {
+                return Err(self.error("wait with no request in flight".into()));
+            }
+            let seq = self.oldest;
+            let cfg = self.ring.cfg;
+            let stride = (HEADER_WORDS + cfg.resp_words) as usize;
+            let at = ((seq - 1) % cfg.slots as u64) as usize * stride;
+            let start = Instant::now();
+            let mut turns = 0u32;
+            loop {
+                let slot = &self.ring.resp.as_slice()[at..at + stride];
+                // SAFETY: an aligned u64 of the live mapped buffer, written by the kernel
+                // with a volatile store after a system fence (acquire pairs with it).
+                let got = unsafe { AtomicU64::from_ptr(slot.as_ptr() as *mut u64) }
+                    .load(Ordering::Acquire);
+                if got == seq {
+                    break;
+                }
+                turns = turns.wrapping_add(1);
+                let emulated = matches!(self.runner, Some(Runner::Emu(_)));
+                if emulated || turns.is_multiple_of(1024) {
+                    self.check_running()?;
+                    if start.elapsed() > self.timeout {
+                        let m = format!(
+                            "no answer to request {seq} after {:.1} s (the kernel is stuck, or \
+                             the GPU is busy with other work)",
+                            self.timeout.as_secs_f64()
+                        );
+                        return Err(self.error(m));
+                    }
+                }
+                if emulated {
+                    // The emulator's lanes need the host's cores more than this loop.
+                    std::thread::sleep(Duration::from_micros(20));
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+            let slot = &self.ring.resp.as_slice()[at..at + stride];
+            let head = slot[1];
+            let len = ((head >> 32) as usize).min(cfg.resp_words as usize);
+            self.response.clear();
+            self.response.extend_from_slice(&slot[2..2 + len]);
+            self.oldest += 1;
+            Ok(Response {
+                seq,
+                status: head as u32,
+                words: &self.response,
+            })
+        }
+
+        /// Stops the kernel in order (after the requests in flight, whose answers are
+        /// dropped) and waits for it to end (at most the timeout).
+        pub fn stop(mut self) -> Result<(), GpuError> {
+            self.stop_inner()
+        }
+
+        fn stop_inner(&mut self) -> Result<(), GpuError> {
+            if self.runner.is_none() {
+                return Ok(());
+            }
+            if self.ended.is_none() {
+                let start = Instant::now();
+                while self.in_flight() > 0 {
+                    if let Err(e) = self.wait() {
+                        return self.abandon(e);
+                    }
+                }
+                if let Err(e) = self.submit_raw(STOP, 0, |_| {}) {
+                    return self.abandon(e);
+                }
+                loop {
+                    let runner = self.runner.as_mut().expect("checked above");
+                    match runner.poll(self.kernel) {
+                        None if start.elapsed() > self.timeout => {
+                            let e = self.error(format!(
+                                "did not stop within {:.1} s",
+                                self.timeout.as_secs_f64()
+                            ));
+                            return self.abandon(e);
+                        }
+                        None => std::thread::sleep(Duration::from_micros(50)),
+                        Some(r) => {
+                            self.runner = None;
+                            self.ended = Some("the kernel has stopped".into());
+                            return r;
+                        }
+                    }
+                }
+            }
+            // It ended before (it failed, or stopped): its outcome was reported then.
+            self.runner = None;
+            Ok(())
+        }
+
+        /// Stopping failed. When the kernel may still run, its memory is leaked:
+        /// freeing it under a running kernel would turn a stuck kernel into memory
+        /// corruption.
+        fn abandon(&mut self, e: GpuError) -> Result<(), GpuError> {
+            if let Some(mut r) = self.runner.take() {
+                if r.poll(self.kernel).is_none() {
+                    std::mem::forget(r);
+                    let ring = std::mem::replace(&mut self.ring, Ring::dangling());
+                    std::mem::forget(ring);
+                }
+            }
+            self.ended = Some(format!("abandoned: {e}"));
+            Err(e)
+        }
+    }
+
+    impl Ring {
+        /// A placeholder holding no memory (after [`Persistent::abandon`]).
+        fn dangling() -> Ring {
+            let dev = Device::emulator();
+            let cfg = RingConfig {
+                slots: 1,
+                req_words: 0,
+                resp_words: 0,
+            };
+            Ring::new(&dev, cfg).expect("a few bytes of host memory")
+        }
+    }
+
+    impl Drop for Persistent {
+        fn drop(&mut self) {
+            if let Err(e) = self.stop_inner() {
+                eprintln!("persistent kernel `{}`: {e}", self.kernel);
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! The persistent-kernel facility (`gpu_kernels::persist`) on the emulator: the kernel
+//! runs beside the host thread that feeds it, as on a GPU.
+
+use gpu_kernels::persist::{self, DeviceRing, RingConfig, STOP};
+use gpu_kernels::prelude::*;
+use gpu_kernels::{Device, GpuError, LaunchConfig};
+use std::time::Duration;
+
+/// Request kinds of [`ring_sum`].
+const SUM: u32 = 1;
+const HOLD: u32 = 2;
+const FAIL: u32 = 3;
+
+kernel! {
+    /// A persistent service: a `SUM` request's payload words are summed by the whole grid
+    /// (grid-stride, 64-bit atomics into `acc[round % 2]`, block 0 zeroing the other
+    /// word for the next round); the answer is `[sum, round, blocks]`, status = kind.
+    /// `HOLD`: thread 0 of the last block waits until the host sets `*release` (mapped
+    /// host memory) before answering. `FAIL`: the kernel fails (a panic on the emulator).
+    fn ring_sum(
+        req: *const u64,
+        resp: *mut u64,
+        ctl: *mut u32,
+        bcast: *mut u64,
+        slots: u32,
+        req_words: u32,
+        resp_words: u32,
+        acc: *mut u64,
+        release: *const u32,
+    ) {
+        let ring = DeviceRing { req, resp, ctl, bcast, slots, req_words, resp_words };
+        persist::serve(
+            &ring,
+            dynamic_shared::<u64>(),
+            |r| {
+                if r.kind == FAIL {
+                    panic!("asked to fail");
+                }
+                let parity = (r.round % 2) as usize;
+                if global_id_x() == 0 {
+                    *acc.add(1 - parity) = 0;
+                }
+                let mut i = global_id_x();
+                let stride = grid_dim_x() * block_dim_x();
+                while i < r.len {
+                    atomic_add_u64(acc.add(parity), *r.words.add(i as usize));
+                    i += stride;
+                }
+            },
+            |r, out| {
+                if thread_idx_x() == 0 {
+                    if r.kind == HOLD {
+                        while volatile_load_u32(release) == 0 {
+                            spin_pause();
+                        }
+                    }
+                    *out = volatile_load_u64(acc.add((r.round % 2) as usize));
+                    *out.add(1) = r.round as u64;
+                    *out.add(2) = grid_dim_x() as u64;
+                }
+                (r.kind, 3)
+            },
+        );
+    }
+}
+
+struct Service {
+    _acc: gpu_kernels::Buffer<u64>,
+    release: gpu_kernels::HostBuffer<u32>,
+    k: persist::Persistent,
+}
+
+fn launch(dev: &Device, slots: u32, blocks: u32) -> Service {
+    let cfg = RingConfig {
+        slots,
+        req_words: 100,
+        resp_words: 4,
+    };
+    let ring = persist::Ring::new(dev, cfg).unwrap();
+    let acc = dev.alloc::<u64>(2).unwrap();
+    let release = dev.alloc_host::<u32>(1).unwrap();
+    let mut args = ring.args().to_vec();
+    args.extend([acc.arg(), release.arg()]);
+    let lc = LaunchConfig::blocks(1, 32, persist::shared_bytes(cfg.req_words));
+    let mut k = dev
+        .launch_persistent(&ring_sum::KERNEL, lc, &args, ring, Some(blocks))
+        .unwrap();
+    k.set_timeout(Duration::from_secs(30));
+    Service {
+        _acc: acc,
+        release,
+        k,
+    }
+}
+
+fn payload(n: u64, seed: u64) -> Vec<u64> {
+    (0..n).map(|i| i * 7 + seed).collect()
+}
+
+#[test]
+fn persistent_kernel_answers_each_request_in_order_with_the_whole_grid() {
+    let dev = Device::emulator();
+    let mut s = launch(&dev, 4, 3);
+    for round in 0..12u64 {
+        let p = payload(round * 8 + 1, round);
+        let seq = s.k.submit(SUM, &p).unwrap();
+        assert_eq!(seq, round + 1);
+        let r = s.k.wait().unwrap();
+        assert_eq!(r.seq, round + 1);
+        assert_eq!(r.status, SUM);
+        assert_eq!(r.words, &[p.iter().sum::<u64>(), round, 3]);
+    }
+    s.k.stop().unwrap();
+}
+
+#[test]
+fn persistent_kernel_pipelines_requests_up_to_the_ring_size() {
+    let dev = Device::emulator();
+    let mut s = launch(&dev, 3, 2);
+    let payloads: Vec<Vec<u64>> = (0..20).map(|i| payload(5 + i % 7, i)).collect();
+    let mut next = 0;
+    let mut answered = 0;
+    while answered < payloads.len() {
+        while next < payloads.len() && !s.k.is_full() {
+            s.k.submit(SUM, &payloads[next]).unwrap();
+            next += 1;
+        }
+        assert!(s.k.in_flight() <= 3);
+        // A full ring refuses one more request rather than overwrite a slot.
+        if next < payloads.len() {
+            assert!(matches!(
+                s.k.submit(SUM, &payloads[next]),
+                Err(GpuError::Persistent { .. })
+            ));
+        }
+        let r = s.k.wait().unwrap();
+        assert_eq!(r.seq, answered as u64 + 1);
+        assert_eq!(r.words[0], payloads[answered].iter().sum::<u64>());
+        answered += 1;
+    }
+}
+
+#[test]
+fn persistent_kernel_stops_in_order_after_the_requests_in_flight() {
+    let dev = Device::emulator();
+    let mut s = launch(&dev, 4, 2);
+    for i in 0..3 {
+        s.k.submit(SUM, &payload(4, i)).unwrap();
+    }
+    // Stop waits for the three answers, then the kernel ends without an error.
+    s.k.stop().unwrap();
+    // Dropping a handle stops its kernel too (no request in flight).
+    let s = launch(&dev, 2, 2);
+    drop(s);
+}
+
+#[test]
+fn persistent_kernel_that_does_not_answer_is_a_timeout_error_not_a_hang() {
+    let dev = Device::emulator();
+    let mut s = launch(&dev, 2, 2);
+    s.k.set_timeout(Duration::from_millis(300));
+    s.k.submit(HOLD, &payload(3, 1)).unwrap();
+    let e = s.k.wait().unwrap_err();
+    assert!(
+        matches!(&e, GpuError::Persistent { message, .. } if message.contains("no answer")),
+        "{e}"
+    );
+    // Released, it answers the same request, and serves the next.
+    s.release.as_mut_slice()[0] = 1;
+    s.k.set_timeout(Duration::from_secs(30));
+    let r = s.k.wait().unwrap();
+    assert_eq!((r.seq, r.status, r.words[0]), (1, HOLD, 24));
+    s.k.submit(SUM, &[5, 6]).unwrap();
+    assert_eq!(s.k.wait().unwrap().words[0], 11);
+}
+
+#[test]
+fn persistent_kernel_failure_is_reported_by_wait_and_later_calls() {
+    let dev = Device::emulator();
+    let mut s = launch(&dev, 2, 2);
+    s.k.submit(FAIL, &[]).unwrap();
+    let e = s.k.wait().unwrap_err();
+    assert!(
+        matches!(&e, GpuError::Kernel { message, .. } if message.contains("asked to fail")),
+        "{e}"
+    );
+    assert!(s.k.submit(SUM, &[1]).is_err());
+    // Dropping the failed kernel's handle does not hang.
+    drop(s);
+}
+
+#[test]
+fn persistent_ring_refuses_reserved_kinds_and_oversized_requests() {
+    let dev = Device::emulator();
+    let mut s = launch(&dev, 2, 1);
+    assert!(s.k.submit(STOP, &[]).is_err());
+    assert!(s.k.submit(SUM, &[0; 101]).is_err());
+    assert!(s.k.wait().is_err(), "nothing in flight");
+    s.k.submit(SUM, &[0; 100]).unwrap();
+    assert_eq!(s.k.wait().unwrap().words[0], 0);
+}
