@@ -8,6 +8,7 @@ mod report;
 mod results;
 mod runner;
 mod targets;
+mod verdict;
 
 use clap::{Args, Parser, Subcommand};
 use experiment::Paper;

@@ -293,7 +293,7 @@ pub fn styles(series: &[String]) -> Vec<(String, Style)> {
 // Numbers on axes.
 
 /// Significant digits, trailing zeros dropped: `sig(2.50, 3)` is `2.5`.
-fn sig(v: f64, digits: i32) -> String {
+pub fn sig(v: f64, digits: i32) -> String {
     if v == 0.0 || !v.is_finite() {
         return format!("{v}");
     }
