@@ -465,13 +465,13 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[rank.clamp(1, sorted.len()) - 1]
 }
 
-/// The default scenario with [`latency_events`] events, and the reference answers: the
-/// paper's pipeline on `dev` for every event, itself checked against the oracle on the
+/// A latency experiment's workload: subscriptions, events, the oracle's answers to the
+/// first events, and the label naming it in mismatch reports.
+type LatencyWorkload = (Subscriptions, Vec<Event>, Vec<Vec<u32>>, String);
+
+/// The default scenario with [`latency_events`] events, and the oracle's answers to the
 /// first [`CHECKED_EVENTS`] (all of them in quick mode).
-fn latency_workload(
-    ctx: &mut Ctx,
-    seed: u64,
-) -> anyhow::Result<(Subscriptions, Vec<Event>, Vec<Vec<u32>>, String)> {
+fn latency_workload(ctx: &mut Ctx, seed: u64) -> anyhow::Result<LatencyWorkload> {
     let s = Scale { quick: ctx.quick };
     let params = Params {
         subscriptions: s.default_subs(),
