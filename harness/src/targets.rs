@@ -94,7 +94,9 @@ pub const TARGETS: &[Target] = &[
     t(16, G16_CCM50, "persistent kernel, one event at a time", ("ccm", "latency"), "gpu persistent", 50.0, Check::AtMost(5.0)),
     t(16, G16_CCM99, "persistent kernel, one event at a time", ("ccm", "latency"), "gpu persistent", 99.0, Check::AtMost(8.0)),
     t(16, G16_CLCB50, "persistent kernel, one event at a time", ("clcb", "latency"), "gpu persistent", 50.0, Check::AtMost(6.0)),
+    t(16, G16_CLCB50, "persistent kernel over the grid index", ("clcb", "latency"), "gpu grid persistent", 50.0, Check::AtMost(6.0)),
     t(16, G16_UPD, "persistent kernel: updates through the ring", ("clcb", "table2"), "gpu persistent", 3.0, Check::AtMost(0.003)),
+    t(16, G16_UPD, "persistent kernel over the grid: updates through the ring", ("clcb", "table2"), "gpu grid persistent", 3.0, Check::AtMost(0.003)),
     // Issue 7, XML: Fig. 7 is MB/s (higher is better) over one 1 MB document.
     t(7, G7_NFA, "paper's block kernel (§4.2)", ("xml", "fig7"), "gpu-block L=10", 256.0, over("yfilter L=10", 10.0)),
     t(7, G7_NFA, "warp-synchronous kernel", ("xml", "fig7"), "gpu L=10", 256.0, over("yfilter L=10", 10.0)),
