@@ -95,7 +95,8 @@ enum Top {
         args: RunArgs,
     },
     /// Redraw figures (PNG and SVG) from the recorded CSV files and the papers' numbers
-    /// (<dir>/papers/): `plot`, `plot <paper>`, `plot <paper> <experiment>`. No GPU needed.
+    /// (<dir>/papers/), in <dir> and in the recorded runs one level below it (such as
+    /// results/regress): `plot`, `plot <paper>`, `plot <paper> <experiment>`. No GPU needed.
     Plot {
         /// Directory holding <paper>/<id>.csv (default results/).
         #[arg(long, default_value = "results")]
@@ -282,7 +283,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         } => {
             let all = runner::all_experiments();
             let chosen = select(&all, &target, experiment.as_deref())?;
-            let files = plot::redraw(&chosen, &dir)?;
+            let files = plot::redraw_tree(&chosen, &dir)?;
             println!(
                 "drew {} figures (PNG and SVG) under {}",
                 files.len() / 2,

@@ -1653,10 +1653,38 @@ pub fn plot(exp: &Experiment, rows: &[Row], paper: &[PaperRow], png: &Path) -> a
     write(&figure(exp, rows, paper), png).map(|_| ())
 }
 
-/// `harness plot`: redraws the figure of every experiment in `exps` that has a CSV under
+/// Redraws the figure of every experiment in `exps` that has a CSV under
 /// `dir` (`<dir>/<paper>/<id>.csv` -> `.png` and `.svg` beside it), with the paper data
 /// of `<dir>/papers/` (or the built-in copy). Needs no GPU. Returns the files written.
 pub fn redraw(exps: &[&Experiment], dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    redraw_with(exps, dir, dir)
+}
+
+/// [`redraw`] of `dir` and of every recorded run nested one level below it (such as
+/// `results/regress/`), all with the paper data of `dir`: so that one `harness plot`
+/// restores every figure under results/.
+pub fn redraw_tree(exps: &[&Experiment], dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut written = redraw(exps, dir)?;
+    let mut subdirs: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .filter(|p| {
+                crate::experiment::Paper::ALL
+                    .iter()
+                    .any(|paper| p.join(paper.name()).is_dir())
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    subdirs.sort();
+    for sub in subdirs {
+        written.extend(redraw_with(exps, &sub, dir)?);
+    }
+    Ok(written)
+}
+
+fn redraw_with(exps: &[&Experiment], dir: &Path, papers: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for exp in exps {
         let csv = crate::results::csv_path(dir, exp.paper.name(), exp.id);
@@ -1667,7 +1695,7 @@ pub fn redraw(exps: &[&Experiment], dir: &Path) -> anyhow::Result<Vec<PathBuf>> 
         if rows.is_empty() {
             continue;
         }
-        let paper = crate::results::read_papers(dir, exp.paper.name())?;
+        let paper = crate::results::read_papers(papers, exp.paper.name())?;
         let (png, svg) = write(&figure(exp, &rows, &paper), &csv)
             .map_err(|e| e.context(format!("plotting {}", csv.display())))?;
         written.push(png);
