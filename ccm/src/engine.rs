@@ -18,6 +18,18 @@
 //! [`ccm_kernels::ccm_match_batch`], the host encoding batch `k + 1` while the device
 //! matches batch `k`.
 //!
+//! Persistent ([`Config::persistent`], beyond the paper): the paper's matching (§4.2,
+//! §4.3's in-kernel reset) in a persistent kernel ([`ccm_kernels::ccm_persistent`],
+//! facility [`gpu_kernels::persist`]) launched once, one block per SM: the host writes
+//! each event's `Input` into a ring of slots in page-locked mapped host memory, the
+//! kernel answers into mapped host memory, and the host reads the answer when its
+//! sequence number appears. No launch, no copy and no synchronisation per event; with
+//! [`Ccm::match_pipelined`] several events are in flight in the ring at once. **The
+//! GPU busy-waits while the mode is on** (one lane per SM polls); dropping the engine
+//! stops the kernel and frees the GPU. An update ([`Ccm::add`], [`Ccm::remove`]) or an
+//! event longer than the ring's slots stops the kernel, and the next event starts a
+//! new one with the tables up to date.
+//!
 //! Updates ([`Ccm::add`], [`Ccm::remove`]): the host tables change in place; the next
 //! match writes only the changed rows and filter slots to the device, or re-uploads
 //! the tables when a row outgrew its room.
@@ -25,8 +37,11 @@
 use crate::layout::{LayoutError, SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::{DevAttr, DevConstraint, DevEvent};
+use gpu_kernels::persist::{Persistent, Ring, RingConfig};
 use gpu_kernels::{Arg, Buffer, Device, GpuError, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
+use std::collections::VecDeque;
+use std::time::Instant;
 
 /// How `Count` and `Interfaces` are reset between events (§4.3, Fig. 5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,9 +78,25 @@ pub struct Config {
     /// `Interfaces` stay on the device, reset as [`Config::reset`] says. `false` keeps
     /// the paper's copy back.
     pub mapped_output: bool,
+    /// Beyond the paper: match single events in a persistent kernel fed through a ring
+    /// in mapped host memory (see the module's documentation); the GPU busy-waits while
+    /// the engine lives. [`Config::reset`], [`Config::inline_events`] and
+    /// [`Config::mapped_output`] do not apply to it (it resets in the kernel, and its
+    /// input and output are in mapped memory); [`Ccm::match_batch`] is unchanged.
+    pub persistent: bool,
+    /// Slots of the persistent kernel's ring: the most events in flight.
+    pub persistent_slots: u32,
 }
 
 impl Config {
+    /// The persistent-kernel path (beyond the paper, see [`Config::persistent`]).
+    pub fn persistent() -> Config {
+        Config {
+            persistent: true,
+            ..Config::default()
+        }
+    }
+
     /// The low-latency per-event path (beyond the paper): the paper's in-kernel reset,
     /// `Input` in the launch parameters and the mapped output, i.e. one launch and one
     /// synchronisation per event and nothing copied.
@@ -89,6 +120,8 @@ impl Default for Config {
             batch_chunk: 256,
             inline_events: false,
             mapped_output: false,
+            persistent: false,
+            persistent_slots: 32,
         }
     }
 }
@@ -106,6 +139,8 @@ pub enum CcmError {
         have: u64,
         max: u64,
     },
+    #[error("persistent kernel: {0}")]
+    Persistent(String),
 }
 
 /// Per-event time split of Fig. 5, in milliseconds (host clock, with a device
@@ -172,6 +207,34 @@ pub struct Ccm<'d> {
     args: Vec<Arg>,
     /// The mapped output (with [`Config::mapped_output`]).
     mapped: Option<Mapped>,
+    /// The running persistent kernel (with [`Config::persistent`]; `None` until the
+    /// first event, and after an update stopped it).
+    pers: Option<PersistState>,
+}
+
+impl Drop for Ccm<'_> {
+    fn drop(&mut self) {
+        // The persistent kernel reads the tables: stop it before they are freed.
+        self.pers = None;
+    }
+}
+
+/// A running [`ccm_kernels::ccm_persistent`] and its own device state.
+struct PersistState {
+    /// Declared first: dropped (the kernel stopped) before the buffers it uses.
+    run: Persistent,
+    /// Two copies each of `Count` and `Interfaces`, the list counters and the lists.
+    count: Buffer<u32>,
+    interfaces: Buffer<u32>,
+    tally: Buffer<u32>,
+    list: Buffer<u32>,
+    /// Interfaces the answers can hold.
+    n_if: usize,
+}
+
+/// Words of a persistent request: header, attributes, string bytes.
+fn request_words(n_attrs: usize, bytes: usize) -> usize {
+    1 + ccm_kernels::PERSIST_ATTR_WORDS * n_attrs + bytes.div_ceil(8)
 }
 
 /// The mapped output's host side: the list the kernel appends `seq << 32 | interface`
@@ -218,6 +281,7 @@ impl<'d> Ccm<'d> {
             flags: Vec::new(),
             args: Vec::new(),
             mapped,
+            pers: None,
         })
     }
 
@@ -381,12 +445,236 @@ impl<'d> Ccm<'d> {
         if let Some(b) = &d.batch {
             n += b.fconstraints.bytes() + b.filter_start.bytes() + b.filter_sig.bytes();
         }
+        if let Some(p) = &self.pers {
+            n += p.count.bytes() + p.interfaces.bytes() + p.tally.bytes() + p.list.bytes();
+        }
         n
     }
 
-    /// The interfaces whose predicate matches `e`, ascending (the paper's mode).
+    /// The interfaces whose predicate matches `e`, ascending (the paper's mode, or the
+    /// persistent kernel with [`Config::persistent`]).
     pub fn match_event(&mut self, e: &Event) -> Result<Vec<InterfaceId>, CcmError> {
+        if self.cfg.persistent {
+            let mut v = self.match_pipelined(std::slice::from_ref(e), 1, None)?;
+            return Ok(v.pop().unwrap_or_default());
+        }
         self.match_event_inner(e, None)
+    }
+
+    /// Whether the persistent kernel is running (with [`Config::persistent`]: from the
+    /// first event until an update or the engine's drop).
+    pub fn persistent_running(&self) -> bool {
+        self.pers.is_some()
+    }
+
+    /// Stops the persistent kernel, if one runs (the next event starts a new one).
+    pub fn stop_persistent(&mut self) -> Result<(), CcmError> {
+        if let Some(p) = self.pers.take() {
+            p.run.stop()?;
+        }
+        Ok(())
+    }
+
+    /// Beyond the paper, with [`Config::persistent`]: matches `events` through the
+    /// persistent kernel with up to `in_flight` of them in the ring at once (at most
+    /// [`Config::persistent_slots`]): the host encodes and submits event `i + in_flight`
+    /// while the kernel matches event `i`. One answer per event, in order, ascending
+    /// interface ids. With `latencies`, also each event's end-to-end time in
+    /// microseconds, from the start of its encoding to its answer read by the host.
+    pub fn match_pipelined(
+        &mut self,
+        events: &[Event],
+        in_flight: usize,
+        mut latencies: Option<&mut Vec<f64>>,
+    ) -> Result<Vec<Vec<InterfaceId>>, CcmError> {
+        if !self.cfg.persistent {
+            return Err(CcmError::Persistent(
+                "match_pipelined needs Config::persistent".into(),
+            ));
+        }
+        let in_flight = in_flight.clamp(1, self.cfg.persistent_slots.max(1) as usize);
+        let mut answers: Vec<Vec<InterfaceId>> = vec![Vec::new(); events.len()];
+        if let Some(l) = latencies.as_deref_mut() {
+            l.clear();
+            l.resize(events.len(), 0.0);
+        }
+        // (event index, when its encoding began) of the requests in flight.
+        let mut pending: VecDeque<(usize, Instant)> = VecDeque::with_capacity(in_flight);
+        let mut next = 0;
+        while next < events.len() || !pending.is_empty() {
+            while next < events.len() && pending.len() < in_flight {
+                let t0 = Instant::now();
+                if self.submit_persistent(&events[next], !pending.is_empty())? {
+                    pending.push_back((next, t0));
+                } else if let Some(l) = latencies.as_deref_mut() {
+                    // No attribute with a constrained name: answered on the host.
+                    l[next] = t0.elapsed().as_secs_f64() * 1e6;
+                }
+                next += 1;
+            }
+            if let Some((i, t0)) = pending.pop_front() {
+                answers[i] = self.wait_persistent()?;
+                if let Some(l) = latencies.as_deref_mut() {
+                    l[i] = t0.elapsed().as_secs_f64() * 1e6;
+                }
+            }
+        }
+        Ok(answers)
+    }
+
+    /// Encodes `e` and submits it to the persistent kernel (starting one when none
+    /// runs, or when the event needs larger slots: only when `busy` is false, i.e. no
+    /// request is in flight). Returns false when the answer is empty without the GPU.
+    fn submit_persistent(&mut self, e: &Event, busy: bool) -> Result<bool, CcmError> {
+        let dirty = &self.t.dirty;
+        if dirty.full || !dirty.rows.is_empty() || !dirty.filters.is_empty() {
+            if busy {
+                return Err(CcmError::Persistent(
+                    "the tables changed with events in flight".into(),
+                ));
+            }
+            // The kernel reads the tables: stop it before they change on the device.
+            self.stop_persistent()?;
+            self.sync()?;
+        }
+        self.attrs.clear();
+        self.bytes.clear();
+        self.t.encode_event(e, &mut self.attrs, &mut self.bytes);
+        let mut total: u64 = 0;
+        for a in &self.attrs {
+            total += self.t.rows[a.row_id as usize].items.len() as u64;
+        }
+        if total == 0 {
+            return Ok(false);
+        }
+        if total > u32::MAX as u64 {
+            return Err(CcmError::Limit {
+                what: "constraints selected by one event",
+                have: total,
+                max: u32::MAX as u64,
+            });
+        }
+        let need = request_words(self.attrs.len(), self.bytes.len());
+        let fits = self
+            .pers
+            .as_ref()
+            .is_some_and(|p| p.run.config().req_words as usize >= need);
+        if !fits {
+            if busy {
+                return Err(CcmError::Persistent(
+                    "an event longer than the ring's slots with events in flight".into(),
+                ));
+            }
+            self.stop_persistent()?;
+            self.launch_persistent(need)?;
+        }
+        let p = self.pers.as_mut().expect("launched above");
+        let (t, attrs, bytes) = (&self.t, &self.attrs, &self.bytes);
+        p.run
+            .submit_with(ccm_kernels::PERSIST_EVENT, need, |w| {
+                let mut first = 0u64;
+                w[0] = attrs.len() as u64 | total << 32;
+                for (k, a) in attrs.iter().enumerate() {
+                    let row = &t.rows[a.row_id as usize];
+                    let len = row.items.len() as u64;
+                    let o = 1 + ccm_kernels::PERSIST_ATTR_WORDS * k;
+                    w[o] = a.row_id as u64 | (a.ty as u64) << 32;
+                    w[o + 1] = a.val;
+                    w[o + 2] = a.str_id as u64 | (a.str_len as u64) << 32;
+                    w[o + 3] = row.start as u64 | len << 32;
+                    w[o + 4] = first;
+                    first += len;
+                }
+                let at = 1 + ccm_kernels::PERSIST_ATTR_WORDS * attrs.len();
+                for (j, chunk) in bytes.chunks(8).enumerate() {
+                    let mut b = [0u8; 8];
+                    b[..chunk.len()].copy_from_slice(chunk);
+                    w[at + j] = u64::from_le_bytes(b);
+                }
+            })
+            .map_err(CcmError::from)?;
+        Ok(true)
+    }
+
+    /// Waits for the oldest answer of the persistent kernel.
+    fn wait_persistent(&mut self) -> Result<Vec<InterfaceId>, CcmError> {
+        let p = self.pers.as_mut().expect("a request is in flight");
+        let n_if = p.n_if;
+        let r = p.run.wait()?;
+        let m = r.status as usize;
+        if m > n_if {
+            return Err(CcmError::Persistent(format!(
+                "an answer of {m} interfaces, the engine has {n_if}"
+            )));
+        }
+        let ids = &self.t.iface_ids;
+        let mut out: Vec<InterfaceId> = (0..m)
+            .map(|j| ids[(r.words[j / 2] >> (32 * (j % 2))) as u32 as usize])
+            .collect();
+        out.sort_unstable();
+        Ok(out)
+    }
+
+    /// Launches [`ccm_kernels::ccm_persistent`] over the current device tables, with
+    /// ring slots of at least `need` words.
+    fn launch_persistent(&mut self, need: usize) -> Result<(), CcmError> {
+        let dev = self.dev;
+        let nf = self.t.filter_slots();
+        let n_if = self.t.iface_ids.len();
+        let req_words = need.max(256).next_power_of_two();
+        if req_words > 8192 {
+            return Err(CcmError::Limit {
+                what: "words of one event in the persistent kernel's ring",
+                have: need as u64,
+                max: 8192,
+            });
+        }
+        let rc = RingConfig {
+            slots: self.cfg.persistent_slots.max(1),
+            req_words: req_words as u32,
+            resp_words: n_if.div_ceil(2).max(1) as u32,
+        };
+        let ring = Ring::new(dev, rc)?;
+        let count = dev.alloc::<u32>(2 * nf.max(1))?;
+        let interfaces = dev.alloc::<u32>(2 * n_if.max(1))?;
+        let tally = dev.alloc::<u32>(2)?;
+        let list = dev.alloc::<u32>(2 * n_if.max(1))?;
+        // The zeroed buffers must be on the device before the kernel (on another
+        // stream) reads them.
+        dev.synchronize()?;
+        let d = &self.d;
+        let mut args = ring.args().to_vec();
+        args.extend_from_slice(&[
+            d.constraints.arg(),
+            d.cpool.arg(),
+            d.size_f.arg(),
+            d.filter_iface.arg(),
+            count.arg(),
+            interfaces.arg(),
+            tally.arg(),
+            list.arg(),
+            (nf as u32).into(),
+            (n_if as u32).into(),
+        ]);
+        let block = self.cfg.block;
+        let lc = LaunchConfig::blocks(1, block, gpu_kernels::persist::shared_bytes(rc.req_words));
+        let blocks = if dev.is_gpu() { None } else { Some(3) };
+        let run = dev.launch_persistent(
+            &ccm_kernels::ccm_persistent::KERNEL,
+            lc,
+            &args,
+            ring,
+            blocks,
+        )?;
+        self.pers = Some(PersistState {
+            run,
+            count,
+            interfaces,
+            tally,
+            list,
+            n_if,
+        });
+        Ok(())
     }
 
     /// [`Ccm::match_event`] with Fig. 5's time split.

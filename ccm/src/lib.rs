@@ -29,6 +29,10 @@
 //!   the event's sequence number (no reset of the list): one launch and one
 //!   synchronisation per event, nothing copied; `Count` and `Interfaces` stay on the
 //!   device with the in-kernel reset of §4.3;
+//! - beyond the paper, a persistent-kernel mode ([`Config::persistent`]): the matching
+//!   kernel launched once and fed events through a ring in mapped host memory, several
+//!   in flight ([`Ccm::match_pipelined`]); the GPU busy-waits while it runs, and the
+//!   engine's drop stops it;
 //! - beyond the paper, a batched kernel ([`Ccm::match_batch`]) matches many events per
 //!   launch with one thread per filter and a 64-bit name signature per filter and
 //!   event (no counters: a thread sees its whole filter).

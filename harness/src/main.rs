@@ -10,6 +10,7 @@ mod results;
 mod runner;
 mod targets;
 mod users;
+mod verdict;
 
 use clap::{Args, Parser, Subcommand};
 use experiment::Paper;
@@ -86,6 +87,18 @@ enum Top {
         experiment: Option<String>,
         #[command(flatten)]
         args: RunArgs,
+    },
+    /// Redraw figures (PNG and SVG) from the recorded CSV files and the papers' numbers
+    /// (<dir>/papers/): `plot`, `plot <paper>`, `plot <paper> <experiment>`. No GPU needed.
+    Plot {
+        /// Directory holding <paper>/<id>.csv (default results/).
+        #[arg(long, default_value = "results")]
+        dir: PathBuf,
+        /// `all` (default) or a paper: ccm, clcb, xml, ddm.
+        #[arg(default_value = "all")]
+        target: String,
+        /// An experiment id of that paper (see `list`), or `all`.
+        experiment: Option<String>,
     },
     /// Rebuild <dir>/README.md (default results/) from the recorded CSV files.
     Report {
@@ -247,6 +260,21 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             let chosen = select(&all, &target, experiment.as_deref())?;
             let gpu = gpu_kernels::Device::gpu_count() > args.device;
             runner::run(&chosen, &run_opts(args, gpu)).map(|_| ())
+        }
+        Top::Plot {
+            dir,
+            target,
+            experiment,
+        } => {
+            let all = runner::all_experiments();
+            let chosen = select(&all, &target, experiment.as_deref())?;
+            let files = plot::redraw(&chosen, &dir)?;
+            println!(
+                "drew {} figures (PNG and SVG) under {}",
+                files.len() / 2,
+                dir.display()
+            );
+            Ok(())
         }
         Top::Report { dir } => {
             must_be_dir(&dir)?;

@@ -1,12 +1,42 @@
-//! PNG plots shaped like the papers' figures: a value panel and, when the experiment has
-//! a baseline, a speedup panel; log axes where the paper used them. Pure Rust (the font
-//! is embedded), so the binary needs no system libraries on the GPU machine.
+//! Figures drawn from the recorded CSVs and the papers' stated numbers (`results/papers/`),
+//! in one house style, as PNG and SVG: a figure is a pure function of its CSV rows, the
+//! experiment's metadata and the paper data, so `harness plot` redraws every figure
+//! without a GPU.
+//!
+//! The house style:
+//! - one fixed colour per engine ([`engine_color`]): the same engine has the same colour in
+//!   every panel of every figure; an emulator twin (`emu`, `emu-seg`, `emu batched`) takes
+//!   its GPU engine's colour with hollow markers;
+//! - the second factor of a series (`L=5`, `p=10%`, `RS`, `Zipf`, `vs yfilter-mc`) is the
+//!   line's dash style and marker;
+//! - min–max over seeds as whiskers at every point (on a speedup panel: the conservative
+//!   range, the baseline's min and max against the series' max and min);
+//! - log axes labelled 1, 10, 100, 1k, 10k, 1M ([`fmt_num`]); x ticks at the measured x
+//!   values where there are few of them, labels that would overlap dropped;
+//! - a dashed line at 1 on every speedup or ratio axis;
+//! - the papers' numbers as hollow markers ("paper (their GPU)": a diamond for a stated
+//!   value, a triangle for "at least" / "at most", a dotted vertical line for a stated x
+//!   such as a crossover);
+//! - the legend outside the axes, to the right; the title wrapped over as many lines as it
+//!   needs, so it never clips.
+//!
+//! The layout comes from the experiment's metadata ([`layout`]): an x label that
+//! enumerates its values (`row (1: time, 2: deployment, ...)`) is a table, drawn as
+//! grouped bars with one panel per unit; anything else is lines over x, with a speedup
+//! panel when the experiment names a baseline. New experiments and series render with no
+//! change here; a series whose engine is not in the palette gets a colour derived from its
+//! name, the same in every figure.
+//!
+//! Pure Rust (the font is embedded), so the binary needs no system libraries.
 
 use crate::experiment::Experiment;
-use crate::results::{speedups, Row};
+use crate::results::{PaperRow, Row};
 use anyhow::anyhow;
+use plotters::coord::Shift;
 use plotters::prelude::*;
-use std::path::Path;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 static FONT: Once = Once::new();
@@ -14,7 +44,7 @@ static FONT: Once = Once::new();
 fn register_font() {
     FONT.call_once(|| {
         // The embedded font is a valid TrueType file; if it were not, text would be
-        // missing from the plots, which the plot test would catch.
+        // missing from the plots, which the plot tests would catch.
         let _ = plotters::style::register_font(
             "sans-serif",
             FontStyle::Normal,
@@ -23,200 +53,1882 @@ fn register_font() {
     });
 }
 
-const COLORS: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(23, 190, 207),
+// ---------------------------------------------------------------------------------
+// Colours, dash styles, markers.
+
+/// An sRGB colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Rgb(pub u8, pub u8, pub u8);
+
+impl Rgb {
+    fn rgb(self) -> RGBColor {
+        RGBColor(self.0, self.1, self.2)
+    }
+    /// `#RRGGBB`, as the SVG files write it.
+    #[cfg(test)]
+    pub fn hex(self) -> String {
+        format!("#{:02X}{:02X}{:02X}", self.0, self.1, self.2)
+    }
+}
+
+/// The fixed colour of every engine (and pipeline step) the experiments record. GPU
+/// engines take strong distinct hues; the papers' CPU baselines greys and browns (a
+/// multi-core variant is the lighter shade of its single-core engine); the strong modern
+/// CPU yardsticks (sort-based and interval-tree DDM matchers, the CCM content index) one
+/// green-teal family; the persistent-kernel GPU mode its own gold. Engines of different
+/// papers that never share a figure may share a colour.
+#[rustfmt::skip]
+pub const PALETTE: &[(&str, Rgb)] = &[
+    // GPU engines: CCM, CLCB.
+    ("gpu", Rgb(31, 119, 180)),
+    ("gpu batched", Rgb(255, 127, 14)),
+    ("gpu latency", Rgb(214, 39, 40)),
+    ("gpu grid", Rgb(148, 103, 189)),
+    ("gpu grid batched", Rgb(227, 119, 194)),
+    ("gpu grid latency", Rgb(23, 190, 207)),
+    ("gpu copies", Rgb(122, 160, 214)),
+    ("gpu grouped", Rgb(255, 187, 120)),
+    ("gpu inline", Rgb(140, 86, 160)),
+    ("gpu persistent", Rgb(191, 144, 0)),
+    // GPU engines: XML (gpu is the warp kernel above), DDM.
+    ("gpu-block", Rgb(255, 127, 14)),
+    ("gpu-seg", Rgb(148, 103, 189)),
+    ("gpu-region", Rgb(31, 119, 180)),
+    ("gpu-grid", Rgb(255, 127, 14)),
+    ("gpu-region-sliced", Rgb(148, 103, 189)),
+    ("gpu-sweep", Rgb(214, 39, 40)),
+    ("gpu-sweep+upload", Rgb(240, 140, 140)),
+    // The papers' CPU baselines.
+    ("sff", Rgb(60, 60, 60)),
+    ("sff all cores", Rgb(150, 150, 150)),
+    ("rtree", Rgb(140, 86, 75)),
+    ("yfilter", Rgb(60, 60, 60)),
+    ("yfilter-mc", Rgb(150, 150, 150)),
+    ("brute", Rgb(60, 60, 60)),
+    ("brute-par", Rgb(150, 150, 150)),
+    ("sort", Rgb(140, 86, 75)),
+    ("sort-par", Rgb(196, 156, 148)),
+    ("grid", Rgb(128, 128, 0)),
+    ("grid-par", Rgb(196, 196, 110)),
+    // Strong modern CPU yardsticks: one green-teal family.
+    ("sbm", Rgb(1, 102, 94)),
+    ("sbm-par", Rgb(90, 180, 172)),
+    ("itm", Rgb(35, 139, 69)),
+    ("itm-par", Rgb(140, 205, 130)),
+    ("index", Rgb(0, 68, 27)),
+    ("index all cores", Rgb(102, 194, 164)),
+    // Pipeline steps (CCM Fig. 5, CLCB Fig. 6).
+    ("copy in", Rgb(122, 160, 214)),
+    ("kernel", Rgb(255, 127, 14)),
+    ("Loc", Rgb(31, 119, 180)),
+    ("Cont", Rgb(255, 127, 14)),
+    ("Zip", Rgb(148, 103, 189)),
+    ("copy out", Rgb(44, 160, 44)),
+    ("total", Rgb(0, 0, 0)),
+    ("latency kernel", Rgb(214, 39, 40)),
 ];
 
-type Series = Vec<(String, Vec<(f64, f64)>)>;
+/// Colours for engines not in [`PALETTE`], picked by a hash of the engine's name (so the
+/// same in every figure).
+const FALLBACK: [Rgb; 8] = [
+    Rgb(0, 114, 178),
+    Rgb(213, 94, 0),
+    Rgb(204, 121, 167),
+    Rgb(0, 158, 115),
+    Rgb(86, 180, 233),
+    Rgb(230, 159, 0),
+    Rgb(120, 40, 120),
+    Rgb(90, 90, 160),
+];
 
-fn by_series(points: impl Iterator<Item = (String, f64, f64)>) -> Series {
-    let mut out: Series = Vec::new();
-    for (s, x, y) in points {
-        match out.iter_mut().find(|(n, _)| *n == s) {
-            Some((_, v)) => v.push((x, y)),
-            None => out.push((s, vec![(x, y)])),
+/// A series name's engine and its second factor: `gpu L=5` is (`gpu`, `L=5`),
+/// `gpu vs yfilter-mc` is (`gpu`, `vs yfilter-mc`), `gpu batched` is (`gpu batched`, ``),
+/// `gpu persistent p99` is (`gpu persistent`, `p99`).
+pub fn split_series(series: &str) -> (String, String) {
+    if let Some((a, b)) = series.split_once(" vs ") {
+        return (a.trim().to_string(), format!("vs {}", b.trim()));
+    }
+    let toks: Vec<&str> = series.split_whitespace().collect();
+    let first_factor = toks
+        .iter()
+        .position(|t| is_factor(t))
+        .filter(|&i| i > 0)
+        .unwrap_or(toks.len());
+    (
+        toks[..first_factor].join(" "),
+        toks[first_factor..].join(" "),
+    )
+}
+
+/// A token naming a value of a second factor rather than part of an engine's name.
+fn is_factor(t: &str) -> bool {
+    let percentile = t
+        .strip_prefix('p')
+        .is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit() || c == '.'));
+    t.contains('=')
+        || percentile
+        || matches!(
+            t,
+            "RS" | "Zipf" | "zipf" | "uniform" | "crowded" | "small" | "large"
+        )
+}
+
+/// The GPU engine an emulator engine twins (`emu` -> `gpu`, `emu-seg` -> `gpu-seg`,
+/// `emu batched` -> `gpu batched`).
+fn gpu_twin(engine: &str) -> Option<String> {
+    let rest = engine.strip_prefix("emu")?;
+    (rest.is_empty() || rest.starts_with('-') || rest.starts_with(' '))
+        .then(|| format!("gpu{rest}"))
+}
+
+/// The engine's fixed colour (see [`PALETTE`]); emulator twins share their GPU engine's.
+pub fn engine_color(engine: &str) -> Rgb {
+    let name = gpu_twin(engine).unwrap_or_else(|| engine.to_string());
+    let find = |n: &str| PALETTE.iter().find(|(k, _)| *k == n).map(|(_, c)| *c);
+    if let Some(c) = find(&name) {
+        return c;
+    }
+    // A pipeline step of one engine (`gpu copy in`): the step's colour.
+    if let Some(c) = name.split_once(' ').and_then(|(_, step)| find(step)) {
+        return c;
+    }
+    let h = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    FALLBACK[(h % FALLBACK.len() as u64) as usize]
+}
+
+/// Line dash styles, one per value of the second factor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dash {
+    Solid,
+    Dashed,
+    Dotted,
+    LongShort,
+}
+
+/// Point markers, one per value of the second factor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marker {
+    Circle,
+    Triangle,
+    Square,
+    Diamond,
+    TriangleDown,
+}
+
+/// How one series is drawn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Style {
+    pub color: Rgb,
+    pub dash: Dash,
+    pub marker: Marker,
+    /// Emulator series: hollow markers.
+    pub hollow: bool,
+}
+
+const DASHES: [Dash; 4] = [Dash::Solid, Dash::Dashed, Dash::Dotted, Dash::LongShort];
+const MARKERS: [Marker; 5] = [
+    Marker::Circle,
+    Marker::Triangle,
+    Marker::Square,
+    Marker::Diamond,
+    Marker::TriangleDown,
+];
+
+/// Orders strings with their numbers compared as numbers (`L=5` < `L=10`).
+fn natural_key(s: &str) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    let mut text = String::new();
+    let mut num = String::new();
+    for c in s.chars() {
+        if c.is_ascii_digit() || (c == '.' && !num.is_empty()) {
+            num.push(c);
+        } else {
+            if !num.is_empty() {
+                out.push((std::mem::take(&mut text), num.parse().unwrap_or(0.0)));
+                num.clear();
+            }
+            text.push(c);
         }
+    }
+    out.push((text, num.parse().unwrap_or(-1.0)));
+    out
+}
+
+fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (ka, kb) = (natural_key(a), natural_key(b));
+    for (x, y) in ka.iter().zip(&kb) {
+        let o = x.0.cmp(&y.0).then(x.1.total_cmp(&y.1));
+        if o.is_ne() {
+            return o;
+        }
+    }
+    ka.len().cmp(&kb.len())
+}
+
+/// The style of every series of one figure: colour by engine, dash and marker by the
+/// figure's values of the second factor (in natural order: `L=5`, `L=10`, `L=15`).
+pub fn styles(series: &[String]) -> Vec<(String, Style)> {
+    let mut variants: Vec<String> = series.iter().map(|s| split_series(s).1).collect();
+    variants.sort_by(|a, b| natural_cmp(a, b));
+    variants.dedup();
+    series
+        .iter()
+        .map(|s| {
+            let (engine, variant) = split_series(s);
+            let i = variants.iter().position(|v| *v == variant).unwrap_or(0);
+            let style = Style {
+                color: engine_color(&engine),
+                dash: DASHES[i % DASHES.len()],
+                marker: MARKERS[i % MARKERS.len()],
+                hollow: gpu_twin(&engine).is_some(),
+            };
+            (s.clone(), style)
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------
+// Numbers on axes.
+
+/// Significant digits, trailing zeros dropped: `sig(2.50, 3)` is `2.5`.
+pub fn sig(v: f64, digits: i32) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let mag = v.abs().log10().floor() as i32;
+    let decimals = (digits - 1 - mag).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// An axis number as a reader writes it: 1, 10, 100, 1k, 2.5k, 32768, 250k, 1M, 0.05.
+pub fn fmt_num(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{}G", sig(v / 1e9, 3))
+    } else if a >= 1e6 {
+        format!("{}M", sig(v / 1e6, 3))
+    } else if a >= 1e5 || (a >= 1e3 && (a % 100.0) == 0.0) {
+        format!("{}k", sig(v / 1e3, 3))
+    } else if a >= 1.0 && v.fract() == 0.0 {
+        format!("{v}")
+    } else {
+        sig(v, 3)
+    }
+}
+
+/// One axis: its range and whether it is logarithmic.
+#[derive(Clone, Copy, Debug)]
+struct Scale {
+    lo: f64,
+    hi: f64,
+    log: bool,
+}
+
+impl Scale {
+    /// The fraction 0..1 of the axis at `v`.
+    fn frac(&self, v: f64) -> f64 {
+        if self.log {
+            (v.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
+        } else {
+            (v - self.lo) / (self.hi - self.lo)
+        }
+    }
+
+    /// A range holding every value (non-positive ones dropped on a log axis), padded.
+    fn fit(values: impl Iterator<Item = f64>, log: bool, from_zero: bool) -> Scale {
+        let vals: Vec<f64> = values
+            .filter(|v| v.is_finite() && (!log || *v > 0.0))
+            .collect();
+        let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if !lo.is_finite() {
+            return Scale {
+                lo: 1.0,
+                hi: 10.0,
+                log,
+            };
+        }
+        if log {
+            let (lo, hi) = if hi / lo < 1.5 {
+                (lo / 1.5, hi * 1.5)
+            } else {
+                (lo, hi)
+            };
+            let pad = (hi / lo).powf(0.06);
+            Scale {
+                lo: lo / pad,
+                hi: hi * pad,
+                log,
+            }
+        } else {
+            let span = (hi - lo).max(hi.abs() * 0.1).max(1e-12);
+            let lo = if from_zero && lo >= 0.0 {
+                0.0
+            } else {
+                lo - span * 0.06
+            };
+            Scale {
+                lo,
+                hi: hi + span * 0.06,
+                log,
+            }
+        }
+    }
+
+    /// Tick values: decades on a log axis (with 2 and 5 when it spans less than three),
+    /// 1-2-5 steps on a linear one.
+    fn ticks(&self) -> Vec<f64> {
+        let mut out = Vec::new();
+        if self.log {
+            let (e0, e1) = (
+                self.lo.log10().floor() as i32,
+                self.hi.log10().ceil() as i32,
+            );
+            let mults: &[f64] = if e1 - e0 <= 2 {
+                &[1.0, 2.0, 5.0]
+            } else {
+                &[1.0]
+            };
+            let step = ((e1 - e0) / 8 + 1).max(1);
+            for e in (e0..=e1).filter(|e| (e - e0) % step == 0) {
+                for m in mults {
+                    let v = m * 10f64.powi(e);
+                    if v >= self.lo * 0.999 && v <= self.hi * 1.001 {
+                        out.push(v);
+                    }
+                }
+            }
+        } else {
+            let raw = (self.hi - self.lo) / 6.0;
+            let mag = 10f64.powf(raw.log10().floor());
+            let step = [1.0, 2.0, 5.0, 10.0]
+                .iter()
+                .map(|m| m * mag)
+                .find(|s| *s >= raw)
+                .unwrap_or(mag * 10.0);
+            let mut v = (self.lo / step).ceil() * step;
+            while v <= self.hi + step * 1e-9 {
+                out.push(if v.abs() < step * 1e-9 { 0.0 } else { v });
+                v += step;
+            }
+        }
+        out
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// The figure model: what is drawn, before any pixel.
+
+/// A point: mean and the min–max whisker.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pt {
+    pub x: f64,
+    pub y: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// One series in a panel.
+#[derive(Clone, Debug)]
+pub struct Line {
+    pub series: String,
+    pub style: Style,
+    pub pts: Vec<Pt>,
+}
+
+/// What a paper's number states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkKind {
+    /// A value.
+    Exact,
+    /// "more than", "overcomes".
+    AtLeast,
+    /// "less than", "below".
+    AtMost,
+    /// An x without a value: a crossover, a peak, a breaking point.
+    AtX,
+}
+
+/// A paper's number overlaid on a panel.
+#[derive(Clone, Debug)]
+pub struct PaperMark {
+    pub series: String,
+    pub color: Rgb,
+    pub x: f64,
+    pub y: Option<f64>,
+    pub kind: MarkKind,
+    /// For [`MarkKind::AtX`]: what the x is ("crossover").
+    pub label: String,
+}
+
+/// A panel of lines over x.
+#[derive(Clone, Debug)]
+pub struct LinePanel {
+    pub x_label: String,
+    pub y_label: String,
+    pub log_x: bool,
+    pub log_y: bool,
+    pub lines: Vec<Line>,
+    pub paper: Vec<PaperMark>,
+    /// A dashed line at y = 1 (speedups, ratios).
+    pub unity: bool,
+}
+
+/// One bar of a grouped-bar panel.
+#[derive(Clone, Debug)]
+pub struct Bar {
+    pub series: String,
+    pub style: Style,
+    pub mean: f64,
+    pub lo: f64,
+    pub hi: f64,
+}
+
+/// A panel of grouped bars: one group per category (a table's row), one bar per series.
+#[derive(Clone, Debug)]
+pub struct BarPanel {
+    pub y_label: String,
+    pub log_y: bool,
+    /// (category label, its bars, the paper's numbers for it).
+    pub groups: Vec<(String, Vec<Bar>, Vec<PaperMark>)>,
+    pub unity: bool,
+}
+
+#[derive(Clone, Debug)]
+pub enum Panel {
+    Lines(LinePanel),
+    Bars(BarPanel),
+}
+
+/// A whole figure: title, panels, and the legend (every series once, in order).
+#[derive(Clone, Debug)]
+pub struct Figure {
+    pub title: String,
+    pub panels: Vec<Panel>,
+    pub legend: Vec<(String, Style)>,
+}
+
+impl Figure {
+    /// Every (series, colour) drawn in any panel: for checking the house style.
+    #[cfg(test)]
+    pub fn colors(&self) -> Vec<(String, Rgb)> {
+        let mut out = Vec::new();
+        for p in &self.panels {
+            match p {
+                Panel::Lines(l) => {
+                    out.extend(l.lines.iter().map(|l| (l.series.clone(), l.style.color)))
+                }
+                Panel::Bars(b) => out.extend(
+                    b.groups
+                        .iter()
+                        .flat_map(|g| g.1.iter().map(|b| (b.series.clone(), b.style.color))),
+                ),
+            }
+        }
+        out
+    }
+
+    fn paper_marks(&self) -> impl Iterator<Item = &PaperMark> {
+        self.panels.iter().flat_map(|p| match p {
+            Panel::Lines(l) => l.paper.iter().collect::<Vec<_>>(),
+            Panel::Bars(b) => b.groups.iter().flat_map(|g| g.2.iter()).collect(),
+        })
+    }
+
+    fn has_unity(&self) -> bool {
+        self.panels.iter().any(|p| match p {
+            Panel::Lines(l) => l.unity,
+            Panel::Bars(b) => b.unity,
+        })
+    }
+}
+
+/// How an experiment is laid out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Layout {
+    /// Lines over x (and a speedup panel when there is a baseline).
+    Lines,
+    /// A table: grouped bars, one group per numbered row, one panel per unit.
+    Bars(Vec<(f64, String)>),
+}
+
+/// The layout of an experiment, from its metadata: an x label that numbers its values,
+/// `row (1: time, 2: deployment, 3: size)` or `factor (1 doc size, 2 queries)`, makes a
+/// table of those rows; anything else is lines.
+pub fn layout(exp: &Experiment) -> Layout {
+    categories(exp.x_label).map_or(Layout::Lines, Layout::Bars)
+}
+
+/// The numbered categories of an x label, if it has them (at least two, numbered 1, 2, ...).
+pub fn categories(x_label: &str) -> Option<Vec<(f64, String)>> {
+    let open = x_label.find('(')?;
+    let close = x_label.rfind(')')?;
+    let inner = x_label.get(open + 1..close)?;
+    let mut items: Vec<String> = Vec::new();
+    for part in inner.split(", ") {
+        let starts_numbered = part.chars().next().is_some_and(|c| c.is_ascii_digit());
+        match items.last_mut() {
+            Some(last) if !starts_numbered => {
+                last.push_str(", ");
+                last.push_str(part);
+            }
+            _ => items.push(part.to_string()),
+        }
+    }
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let digits: String = item.chars().take_while(|c| c.is_ascii_digit()).collect();
+        let n: usize = digits.parse().ok()?;
+        if n != i + 1 {
+            return None;
+        }
+        let rest = item[digits.len()..].trim_start_matches(':').trim();
+        out.push((n as f64, rest.to_string()));
+    }
+    (out.len() >= 2).then_some(out)
+}
+
+/// The unit in parentheses at the end of an axis label, or the label itself:
+/// `processing time per event (ms)` -> `ms`.
+fn axis_unit(label: &str) -> &str {
+    match (label.rfind('('), label.ends_with(')')) {
+        (Some(i), true) => &label[i + 1..label.len() - 1],
+        _ => label,
+    }
+}
+
+/// Whether a paper number in `unit` belongs on an axis labelled `label`.
+fn unit_fits(unit: &str, label: &str) -> bool {
+    let u = bare_unit(unit);
+    if u == "x" {
+        return label.contains("speedup");
+    }
+    axis_unit(label) == u || label == u || label.split_whitespace().any(|w| w == u)
+}
+
+/// A paper unit without its bound: `>= x` -> `x`.
+pub fn bare_unit(unit: &str) -> &str {
+    unit.trim_start_matches(">=")
+        .trim_start_matches("<=")
+        .trim()
+}
+
+fn mark_kind(p: &PaperRow) -> MarkKind {
+    if p.value.is_none() {
+        MarkKind::AtX
+    } else if p.unit.starts_with(">=") {
+        MarkKind::AtLeast
+    } else if p.unit.starts_with("<=") {
+        MarkKind::AtMost
+    } else {
+        MarkKind::Exact
+    }
+}
+
+/// Whether a paper row can be placed on a panel (ratios per doubling, shares of
+/// interfaces and the like have no place on the axes).
+fn placeable(p: &PaperRow) -> bool {
+    p.value.is_some() || matches!(p.unit.as_str(), "crossover" | "peak" | "breaking point")
+}
+
+fn paper_mark(p: &PaperRow, color: Rgb) -> PaperMark {
+    PaperMark {
+        series: p.series.clone(),
+        color,
+        x: p.x,
+        y: p.value,
+        kind: mark_kind(p),
+        label: p.unit.clone(),
+    }
+}
+
+/// Speedup of each series over `baseline` at each common x, with the conservative
+/// min–max range (baseline's extremes against the series' opposite extremes).
+pub fn speedup_points(rows: &[Row], baseline: &str, higher_is_better: bool) -> Vec<(String, Pt)> {
+    let base: BTreeMap<u64, &Row> = rows
+        .iter()
+        .filter(|r| r.series == baseline)
+        .map(|r| (r.x.to_bits(), r))
+        .collect();
+    rows.iter()
+        .filter(|r| r.series != baseline)
+        .filter_map(|r| {
+            let b = base.get(&r.x.to_bits())?;
+            let (y, lo, hi) = if higher_is_better {
+                (r.mean / b.mean, r.min / b.max, r.max / b.min)
+            } else {
+                (b.mean / r.mean, b.min / r.max, b.max / r.min)
+            };
+            (y.is_finite() && y > 0.0).then(|| {
+                let fin = |v: f64| if v.is_finite() { v } else { y };
+                (
+                    r.series.clone(),
+                    Pt {
+                        x: r.x,
+                        y,
+                        lo: fin(lo),
+                        hi: fin(hi),
+                    },
+                )
+            })
+        })
+        .collect()
+}
+
+fn series_order(rows: &[Row]) -> Vec<String> {
+    let mut order: Vec<String> = Vec::new();
+    for r in rows {
+        if !order.contains(&r.series) {
+            order.push(r.series.clone());
+        }
+    }
+    order
+}
+
+fn style_of<'a>(styles: &'a [(String, Style)], series: &str) -> Option<&'a Style> {
+    styles.iter().find(|(s, _)| s == series).map(|(_, st)| st)
+}
+
+fn is_ratio_axis(label: &str) -> bool {
+    label.contains("speedup") || label.contains("ratio")
+}
+
+/// The figure of an experiment from its recorded rows and its paper's numbers.
+pub fn figure(exp: &Experiment, rows: &[Row], paper: &[PaperRow]) -> Figure {
+    let order = series_order(rows);
+    let styles = styles(&order);
+    let paper: Vec<&PaperRow> = paper
+        .iter()
+        .filter(|p| p.experiment == exp.id && placeable(p))
+        .collect();
+    let color_of = |series: &str| -> Rgb {
+        style_of(&styles, series)
+            .map(|s| s.color)
+            .unwrap_or_else(|| engine_color(&split_series(series).0))
+    };
+    let panels = match layout(exp) {
+        Layout::Bars(cats) => bar_panels(exp, rows, &paper, &styles, &cats, &color_of),
+        Layout::Lines => line_panels(exp, rows, &paper, &styles, &color_of),
+    };
+    Figure {
+        title: exp.title.to_string(),
+        panels,
+        legend: styles,
+    }
+}
+
+fn line_panels(
+    exp: &Experiment,
+    rows: &[Row],
+    paper: &[&PaperRow],
+    styles: &[(String, Style)],
+    color_of: &dyn Fn(&str) -> Rgb,
+) -> Vec<Panel> {
+    let mut lines: Vec<Line> = styles
+        .iter()
+        .map(|(s, st)| Line {
+            series: s.clone(),
+            style: st.clone(),
+            pts: Vec::new(),
+        })
+        .collect();
+    for r in rows {
+        if let Some(l) = lines.iter_mut().find(|l| l.series == r.series) {
+            l.pts.push(Pt {
+                x: r.x,
+                y: r.mean,
+                lo: r.min,
+                hi: r.max,
+            });
+        }
+    }
+    for l in &mut lines {
+        l.pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+    }
+    let has_series = |s: &str| styles.iter().any(|(n, _)| n == s);
+    // Paper numbers of a recorded series in the panel's unit, or speedups when the
+    // values are speedups; stated x's (crossovers) of the value panel's own series.
+    let on_values: Vec<PaperMark> = paper
+        .iter()
+        .filter(|p| has_series(&p.series) && (p.value.is_none() || unit_fits(&p.unit, exp.y_label)))
+        .map(|p| paper_mark(p, color_of(&p.series)))
+        .collect();
+    let mut panels = vec![Panel::Lines(LinePanel {
+        x_label: exp.x_label.to_string(),
+        y_label: exp.y_label.to_string(),
+        log_x: exp.log_x,
+        log_y: exp.log_y,
+        lines,
+        paper: on_values,
+        unity: is_ratio_axis(exp.y_label),
+    })];
+    if let Some(base) = exp.baseline {
+        let sp = speedup_points(rows, base, exp.higher_is_better);
+        let speed_lines: Vec<Line> = styles
+            .iter()
+            .filter(|(s, _)| s != base)
+            .map(|(s, st)| Line {
+                series: s.clone(),
+                style: st.clone(),
+                pts: sp.iter().filter(|(n, _)| n == s).map(|(_, p)| *p).collect(),
+            })
+            .filter(|l| !l.pts.is_empty())
+            .collect();
+        if !speed_lines.is_empty() {
+            let marks = paper
+                .iter()
+                .filter(|p| {
+                    p.series
+                        .split_once(" vs ")
+                        .is_some_and(|(_, b)| b.trim() == base)
+                })
+                .map(|p| {
+                    let engine = p.series.split(" vs ").next().unwrap_or("");
+                    let mut m = paper_mark(p, color_of(engine));
+                    if p.unit == "crossover" {
+                        m.y = Some(1.0);
+                    }
+                    m
+                })
+                .collect();
+            panels.push(Panel::Lines(LinePanel {
+                x_label: exp.x_label.to_string(),
+                y_label: format!("speedup over {base} (x)"),
+                log_x: exp.log_x,
+                log_y: true,
+                lines: speed_lines,
+                paper: marks,
+                unity: true,
+            }));
+        }
+    }
+    panels
+}
+
+fn bar_panels(
+    exp: &Experiment,
+    rows: &[Row],
+    paper: &[&PaperRow],
+    styles: &[(String, Style)],
+    cats: &[(f64, String)],
+    color_of: &dyn Fn(&str) -> Rgb,
+) -> Vec<Panel> {
+    let units: Vec<&str> = exp.y_label.split(" / ").collect();
+    let unit_of = |i: usize| -> String {
+        if units.len() == cats.len() {
+            units[i].trim().to_string()
+        } else {
+            exp.y_label.to_string()
+        }
+    };
+    let mut panels: Vec<BarPanel> = Vec::new();
+    for (i, (x, label)) in cats.iter().enumerate() {
+        let unit = unit_of(i);
+        let bars: Vec<Bar> = styles
+            .iter()
+            .filter_map(|(s, st)| {
+                let r = rows.iter().find(|r| r.series == *s && r.x == *x)?;
+                Some(Bar {
+                    series: s.clone(),
+                    style: st.clone(),
+                    mean: r.mean,
+                    lo: r.min,
+                    hi: r.max,
+                })
+            })
+            .collect();
+        let marks: Vec<PaperMark> = paper
+            .iter()
+            .filter(|p| p.x == *x && p.value.is_some() && !p.series.contains(" vs "))
+            .filter(|p| unit_fits(&p.unit, &unit))
+            .map(|p| paper_mark(p, color_of(&p.series)))
+            .collect();
+        if bars.is_empty() && marks.is_empty() {
+            continue;
+        }
+        let group = (label.clone(), bars, marks);
+        match panels.iter_mut().find(|p| p.y_label == unit) {
+            Some(p) => p.groups.push(group),
+            None => panels.push(BarPanel {
+                unity: is_ratio_axis(&unit),
+                y_label: unit,
+                log_y: exp.log_y,
+                groups: vec![group],
+            }),
+        }
+    }
+    panels.into_iter().map(Panel::Bars).collect()
+}
+
+// ---------------------------------------------------------------------------------
+// Drawing.
+
+const PANEL_W: i32 = 640;
+const PANEL_H: i32 = 500;
+const TICK_FONT: f64 = 17.0;
+const LABEL_FONT: f64 = 18.0;
+const TITLE_FONT: f64 = 23.0;
+const LEGEND_FONT: f64 = 17.0;
+const LEGEND_ROW: i32 = 26;
+
+type Px = (i32, i32);
+
+fn font(size: f64) -> TextStyle<'static> {
+    ("sans-serif", size).into_font().color(&BLACK)
+}
+
+fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
+    anyhow!("{e}")
+}
+
+/// Splits `text` into lines no wider than `width` pixels (at `size`).
+fn wrap<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    size: f64,
+    width: i32,
+) -> Vec<String> {
+    let fits = |s: &str| {
+        area.estimate_text_size(s, &font(size))
+            .map(|(w, _)| w as i32 <= width)
+            .unwrap_or(s.len() as i32 * (size as i32) / 2 <= width)
+    };
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        let cand = if cur.is_empty() {
+            word.to_string()
+        } else {
+            format!("{cur} {word}")
+        };
+        if fits(&cand) || cur.is_empty() {
+            cur = cand;
+        } else {
+            lines.push(std::mem::replace(&mut cur, word.to_string()));
+        }
+    }
+    if !cur.is_empty() {
+        lines.push(cur);
+    }
+    lines
+}
+
+fn text_w<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, s: &str, size: f64) -> i32 {
+    area.estimate_text_size(s, &font(size))
+        .map(|(w, _)| w as i32)
+        .unwrap_or(s.len() as i32 * size as i32 / 2)
+}
+
+fn draw_text<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: &str,
+    at: Px,
+    size: f64,
+    h: HPos,
+    v: VPos,
+) -> anyhow::Result<()> {
+    area.draw(&Text::new(
+        s.to_string(),
+        at,
+        font(size).pos(Pos::new(h, v)),
+    ))
+    .map_err(err)
+}
+
+/// The pieces of a polyline drawn with `dash`.
+fn dash_pieces(pts: &[Px], dash: Dash) -> Vec<Vec<Px>> {
+    let pattern: &[f64] = match dash {
+        Dash::Solid => return vec![pts.to_vec()],
+        Dash::Dashed => &[12.0, 7.0],
+        Dash::Dotted => &[3.0, 5.0],
+        Dash::LongShort => &[12.0, 5.0, 3.0, 5.0],
+    };
+    let mut out = Vec::new();
+    let mut cur: Vec<Px> = Vec::new();
+    let (mut k, mut left) = (0usize, pattern[0]);
+    for w in pts.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let (dx, dy) = (f64::from(b.0 - a.0), f64::from(b.1 - a.1));
+        let len = (dx * dx + dy * dy).sqrt();
+        let mut t = 0.0;
+        while t < len {
+            let step = left.min(len - t);
+            let p0 = (a.0 as f64 + dx * t / len, a.1 as f64 + dy * t / len);
+            let t1 = t + step;
+            let p1 = (a.0 as f64 + dx * t1 / len, a.1 as f64 + dy * t1 / len);
+            if k % 2 == 0 {
+                if cur.is_empty() {
+                    cur.push((p0.0.round() as i32, p0.1.round() as i32));
+                }
+                cur.push((p1.0.round() as i32, p1.1.round() as i32));
+            }
+            left -= step;
+            t = t1;
+            if left <= 1e-9 {
+                if k % 2 == 0 && !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                k = (k + 1) % pattern.len();
+                left = pattern[k];
+            }
+        }
+    }
+    if cur.len() > 1 {
+        out.push(cur);
     }
     out
 }
 
-/// Draws `<png>` from the experiment's rows.
-pub fn plot(exp: &Experiment, rows: &[Row], png: &Path) -> anyhow::Result<()> {
-    register_font();
-    let values = by_series(rows.iter().map(|r| (r.series.clone(), r.x, r.mean)));
-    let speed = exp
-        .baseline
-        .map(|b| by_series(speedups(rows, b, exp.higher_is_better).into_iter()))
-        .filter(|s| !s.is_empty());
-    let width = if speed.is_some() { 1400 } else { 800 };
-    let root = BitMapBackend::new(png, (width, 560)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
-    let root = root
-        .titled(exp.title, ("sans-serif", 22))
-        .map_err(|e| anyhow!("{e}"))?;
-    let panels = if speed.is_some() {
-        root.split_evenly((1, 2))
-    } else {
-        vec![root]
-    };
-    panel(
-        &panels[0],
-        &values,
-        exp.x_label,
-        exp.y_label,
-        exp.log_x,
-        exp.log_y,
-    )?;
-    if let (Some(s), Some(p)) = (speed, panels.get(1)) {
-        let label = format!("speedup over {}", exp.baseline.unwrap_or(""));
-        panel(p, &s, exp.x_label, &label, exp.log_x, true)?;
+fn draw_polyline<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    pts: &[Px],
+    color: RGBColor,
+    width: u32,
+    dash: Dash,
+) -> anyhow::Result<()> {
+    for piece in dash_pieces(pts, dash) {
+        area.draw(&PathElement::new(piece, color.stroke_width(width)))
+            .map_err(err)?;
     }
     Ok(())
 }
 
-fn range(v: impl Iterator<Item = f64> + Clone, log: bool) -> (f64, f64) {
-    let ok = v.filter(|x| x.is_finite() && (!log || *x > 0.0));
-    let lo = ok.clone().fold(f64::INFINITY, f64::min);
-    let hi = ok.fold(f64::NEG_INFINITY, f64::max);
-    if !lo.is_finite() {
-        return (1.0, 10.0);
-    }
-    if log {
-        (lo / 1.5, hi * 1.5)
-    } else {
-        let pad = ((hi - lo) * 0.05).max(hi.abs() * 0.05).max(1e-9);
-        ((lo - pad).min(0.0f64.max(lo - pad)), hi + pad)
+fn marker_points(m: Marker, (x, y): Px, r: i32) -> Vec<Px> {
+    match m {
+        Marker::Circle => Vec::new(),
+        Marker::Triangle => vec![(x, y - r - 1), (x + r + 1, y + r), (x - r - 1, y + r)],
+        Marker::TriangleDown => vec![(x, y + r + 1), (x + r + 1, y - r), (x - r - 1, y - r)],
+        Marker::Square => vec![
+            (x - r, y - r),
+            (x + r, y - r),
+            (x + r, y + r),
+            (x - r, y + r),
+        ],
+        Marker::Diamond => vec![
+            (x, y - r - 2),
+            (x + r + 2, y),
+            (x, y + r + 2),
+            (x - r - 2, y),
+        ],
     }
 }
 
-fn panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    series: &Series,
-    x_label: &str,
-    y_label: &str,
-    log_x: bool,
-    log_y: bool,
+fn draw_marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    m: Marker,
+    at: Px,
+    r: i32,
+    color: RGBColor,
+    hollow: bool,
+    stroke: u32,
 ) -> anyhow::Result<()> {
-    let xs = series.iter().flat_map(|(_, v)| v.iter().map(|p| p.0));
-    let ys = series.iter().flat_map(|(_, v)| v.iter().map(|p| p.1));
-    let (x0, x1) = range(xs, log_x);
-    let (y0, y1) = range(ys, log_y);
-    macro_rules! draw {
-        ($chart:expr) => {{
-            let mut chart = $chart;
-            chart
-                .configure_mesh()
-                .x_desc(x_label)
-                .y_desc(y_label)
-                .label_style(("sans-serif", 14))
-                .draw()
-                .map_err(|e| anyhow!("{e}"))?;
-            for (i, (name, pts)) in series.iter().enumerate() {
-                let c = COLORS[i % COLORS.len()];
-                let pts: Vec<(f64, f64)> = pts
-                    .iter()
-                    .copied()
-                    .filter(|(x, y)| (!log_x || *x > 0.0) && (!log_y || *y > 0.0) && y.is_finite())
-                    .collect();
-                chart
-                    .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-                    .map_err(|e| anyhow!("{e}"))?
-                    .label(name.as_str())
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
-                    });
-                chart
-                    .draw_series(pts.iter().map(|&p| Circle::new(p, 3, c.filled())))
-                    .map_err(|e| anyhow!("{e}"))?;
-            }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 14))
-                .draw()
-                .map_err(|e| anyhow!("{e}"))?;
-        }};
+    if m == Marker::Circle {
+        let style = if hollow {
+            color.stroke_width(stroke)
+        } else {
+            color.filled()
+        };
+        if hollow {
+            area.draw(&Circle::new(at, r, WHITE.filled()))
+                .map_err(err)?;
+        }
+        return area.draw(&Circle::new(at, r, style)).map_err(err);
     }
-    let mut b = ChartBuilder::on(area);
-    b.margin(15).x_label_area_size(45).y_label_area_size(70);
-    match (log_x, log_y) {
-        (false, false) => draw!(b
-            .build_cartesian_2d(x0..x1, y0..y1)
-            .map_err(|e| anyhow!("{e}"))?),
-        (true, false) => draw!(b
-            .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
-            .map_err(|e| anyhow!("{e}"))?),
-        (false, true) => draw!(b
-            .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
-            .map_err(|e| anyhow!("{e}"))?),
-        (true, true) => {
-            draw!(b
-                .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
-                .map_err(|e| anyhow!("{e}"))?)
+    let pts = marker_points(m, at, r);
+    if hollow {
+        area.draw(&Polygon::new(pts.clone(), WHITE.filled()))
+            .map_err(err)?;
+        let mut closed = pts.clone();
+        closed.push(pts[0]);
+        area.draw(&PathElement::new(closed, color.stroke_width(stroke)))
+            .map_err(err)
+    } else {
+        area.draw(&Polygon::new(pts, color.filled())).map_err(err)
+    }
+}
+
+/// The pixel rectangle of a panel's plotting area.
+#[derive(Clone, Copy)]
+struct Plot {
+    x0: i32,
+    y0: i32,
+    x1: i32,
+    y1: i32,
+}
+
+impl Plot {
+    fn px(&self, sx: &Scale, x: f64) -> i32 {
+        self.x0 + (sx.frac(x) * f64::from(self.x1 - self.x0)).round() as i32
+    }
+    fn py(&self, sy: &Scale, y: f64) -> i32 {
+        self.y1 - (sy.frac(y) * f64::from(self.y1 - self.y0)).round() as i32
+    }
+}
+
+fn draw_frame<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &Plot,
+    sy: &Scale,
+    y_label: &str,
+) -> anyhow::Result<()> {
+    let grid = RGBColor(225, 225, 225);
+    for t in sy.ticks() {
+        let y = p.py(sy, t);
+        area.draw(&PathElement::new(
+            vec![(p.x0, y), (p.x1, y)],
+            grid.stroke_width(1),
+        ))
+        .map_err(err)?;
+        area.draw(&PathElement::new(
+            vec![(p.x0 - 5, y), (p.x0, y)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(err)?;
+        draw_text(
+            area,
+            &fmt_num(t),
+            (p.x0 - 8, y),
+            TICK_FONT,
+            HPos::Right,
+            VPos::Center,
+        )?;
+    }
+    area.draw(&Rectangle::new(
+        [(p.x0, p.y0), (p.x1, p.y1)],
+        BLACK.stroke_width(1),
+    ))
+    .map_err(err)?;
+    // The y label, rotated, wrapped to the panel's height.
+    let lines = wrap(area, y_label, LABEL_FONT, p.y1 - p.y0);
+    let n = lines.len() as i32;
+    for (i, l) in lines.iter().enumerate() {
+        let x = p.x0 - 62 - (n - 1 - i as i32) * 22;
+        area.draw(&Text::new(
+            l.clone(),
+            (x, (p.y0 + p.y1) / 2),
+            font(LABEL_FONT)
+                .transform(FontTransform::Rotate270)
+                .pos(Pos::new(HPos::Center, VPos::Center)),
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
+fn draw_unity<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &Plot,
+    sy: &Scale,
+) -> anyhow::Result<()> {
+    if sy.lo < 1.0 && sy.hi > 1.0 {
+        let y = p.py(sy, 1.0);
+        draw_polyline(
+            area,
+            &[(p.x0, y), (p.x1, y)],
+            RGBColor(90, 90, 90),
+            2,
+            Dash::Dashed,
+        )?;
+    }
+    Ok(())
+}
+
+fn draw_paper_mark<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &Plot,
+    at_x: i32,
+    sy: &Scale,
+    m: &PaperMark,
+) -> anyhow::Result<()> {
+    let c = m.color.rgb();
+    match (m.kind, m.y) {
+        (MarkKind::AtX, y) => {
+            draw_polyline(area, &[(at_x, p.y0), (at_x, p.y1)], c, 2, Dash::Dotted)?;
+            draw_text(
+                area,
+                &format!("paper: {}", m.label),
+                (at_x + 4, p.y0 + 4),
+                TICK_FONT - 3.0,
+                HPos::Left,
+                VPos::Top,
+            )?;
+            if let Some(y) = y.filter(|y| sy.lo < *y && *y < sy.hi) {
+                draw_marker(area, Marker::Diamond, (at_x, p.py(sy, y)), 7, c, true, 3)?;
+            }
+        }
+        (kind, Some(y)) if (!sy.log || y > 0.0) => {
+            let marker = match kind {
+                MarkKind::AtLeast => Marker::Triangle,
+                MarkKind::AtMost => Marker::TriangleDown,
+                _ => Marker::Diamond,
+            };
+            draw_marker(area, marker, (at_x, p.py(sy, y)), 8, c, true, 3)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn draw_line_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &Plot,
+    lp: &LinePanel,
+) -> anyhow::Result<()> {
+    let xs = lp.lines.iter().flat_map(|l| l.pts.iter().map(|p| p.x));
+    let mut xv: Vec<f64> = xs.clone().filter(|x| !lp.log_x || *x > 0.0).collect();
+    xv.sort_by(f64::total_cmp);
+    xv.dedup();
+    let sx = {
+        let mut s = Scale::fit(xs.chain(lp.paper.iter().map(|m| m.x)), lp.log_x, false);
+        if !lp.log_x {
+            let span = s.hi - s.lo;
+            s.lo -= span * 0.02;
+            s.hi += span * 0.02;
+        }
+        s
+    };
+    let ys = lp
+        .lines
+        .iter()
+        .flat_map(|l| l.pts.iter().flat_map(|p| [p.y, p.lo, p.hi]))
+        .chain(lp.paper.iter().filter_map(|m| m.y))
+        .chain(lp.unity.then_some(1.0));
+    let sy = Scale::fit(ys, lp.log_y, true);
+    draw_frame(area, p, &sy, &lp.y_label)?;
+    // x ticks: at the measured x values when there are few, else 1-2-5 / decades; a
+    // label that would overlap the previous one is left out.
+    let ticks = if (2..=12).contains(&xv.len()) {
+        xv.clone()
+    } else {
+        sx.ticks()
+    };
+    let mut last_right = i32::MIN;
+    for t in ticks.iter().filter(|t| **t >= sx.lo && **t <= sx.hi) {
+        let x = p.px(&sx, *t);
+        let s = fmt_num(*t);
+        let w = text_w(area, &s, TICK_FONT);
+        area.draw(&PathElement::new(
+            vec![(x, p.y1), (x, p.y1 + 5)],
+            BLACK.stroke_width(1),
+        ))
+        .map_err(err)?;
+        if x - w / 2 > last_right + 6 {
+            draw_text(area, &s, (x, p.y1 + 8), TICK_FONT, HPos::Center, VPos::Top)?;
+            last_right = x + w / 2;
         }
     }
-    area.present().map_err(|e| anyhow!("{e}"))?;
+    let xl = wrap(area, &lp.x_label, LABEL_FONT, p.x1 - p.x0);
+    for (i, l) in xl.iter().enumerate() {
+        draw_text(
+            area,
+            l,
+            ((p.x0 + p.x1) / 2, p.y1 + 34 + 21 * i as i32),
+            LABEL_FONT,
+            HPos::Center,
+            VPos::Top,
+        )?;
+    }
+    if lp.unity {
+        draw_unity(area, p, &sy)?;
+    }
+    let ok = |pt: &Pt| (!lp.log_x || pt.x > 0.0) && (!lp.log_y || pt.y > 0.0) && pt.y.is_finite();
+    for l in &lp.lines {
+        let c = l.style.color.rgb();
+        let pix: Vec<Px> = l
+            .pts
+            .iter()
+            .filter(|pt| ok(pt))
+            .map(|pt| (p.px(&sx, pt.x), p.py(&sy, pt.y)))
+            .collect();
+        let width = if l.style.hollow { 2 } else { 3 };
+        draw_polyline(area, &pix, c, width, l.style.dash)?;
+        for pt in l.pts.iter().filter(|pt| ok(pt)) {
+            let x = p.px(&sx, pt.x);
+            let (lo, hi) = (pt.lo.max(sy.lo), pt.hi.min(sy.hi));
+            if hi > lo && (!lp.log_y || lo > 0.0) {
+                let (ya, yb) = (p.py(&sy, lo), p.py(&sy, hi));
+                if ya - yb >= 2 {
+                    area.draw(&PathElement::new(vec![(x, ya), (x, yb)], c.stroke_width(2)))
+                        .map_err(err)?;
+                    for y in [ya, yb] {
+                        area.draw(&PathElement::new(
+                            vec![(x - 4, y), (x + 4, y)],
+                            c.stroke_width(2),
+                        ))
+                        .map_err(err)?;
+                    }
+                }
+            }
+            draw_marker(
+                area,
+                l.style.marker,
+                (x, p.py(&sy, pt.y)),
+                5,
+                c,
+                l.style.hollow,
+                2,
+            )?;
+        }
+    }
+    for m in &lp.paper {
+        if (!lp.log_x || m.x > 0.0) && m.x >= sx.lo && m.x <= sx.hi {
+            draw_paper_mark(area, p, p.px(&sx, m.x), &sy, m)?;
+        }
+    }
     Ok(())
+}
+
+fn draw_bar_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &Plot,
+    bp: &BarPanel,
+) -> anyhow::Result<()> {
+    let ys = bp
+        .groups
+        .iter()
+        .flat_map(|g| {
+            g.1.iter()
+                .flat_map(|b| [b.mean, b.lo, b.hi])
+                .chain(g.2.iter().filter_map(|m| m.y))
+                .collect::<Vec<_>>()
+        })
+        .chain(bp.unity.then_some(1.0));
+    // A log axis only where the bars span more than a factor of 20: short bars on a log
+    // axis read as nearly empty.
+    let ys: Vec<f64> = ys.filter(|v| v.is_finite()).collect();
+    let positive = ys.iter().copied().filter(|v| *v > 0.0);
+    let lo = positive.clone().fold(f64::INFINITY, f64::min);
+    let hi = positive.fold(f64::NEG_INFINITY, f64::max);
+    let log = bp.log_y && hi / lo > 20.0;
+    let sy = Scale::fit(ys.into_iter(), log, true);
+    draw_frame(area, p, &sy, &bp.y_label)?;
+    let n = bp.groups.len().max(1) as i32;
+    let group_w = (p.x1 - p.x0) / n;
+    let base = if sy.log { sy.lo } else { sy.lo.max(0.0) };
+    for (gi, (label, bars, marks)) in bp.groups.iter().enumerate() {
+        let gx0 = p.x0 + gi as i32 * group_w;
+        let unmatched: Vec<&PaperMark> = marks
+            .iter()
+            .filter(|m| !bars.iter().any(|b| b.series == m.series))
+            .collect();
+        let slots = (bars.len() + usize::from(!unmatched.is_empty())).max(1) as i32;
+        let inner = group_w * 4 / 5;
+        let bw = (inner / slots).min(70);
+        let start = gx0 + (group_w - bw * slots) / 2;
+        for (bi, b) in bars.iter().enumerate() {
+            let c = b.style.color.rgb();
+            let x0 = start + bi as i32 * bw + 2;
+            let x1 = x0 + bw - 4;
+            let cx = (x0 + x1) / 2;
+            if b.mean > 0.0 || !sy.log {
+                let top = p.py(&sy, b.mean.max(base).min(sy.hi));
+                let bottom = p.py(&sy, base);
+                let fill = if b.style.hollow {
+                    c.mix(0.35)
+                } else {
+                    c.mix(0.9)
+                };
+                area.draw(&Rectangle::new([(x0, top), (x1, bottom)], fill.filled()))
+                    .map_err(err)?;
+                area.draw(&Rectangle::new(
+                    [(x0, top), (x1, bottom)],
+                    c.stroke_width(1),
+                ))
+                .map_err(err)?;
+            }
+            let (lo, hi) = (b.lo.max(sy.lo), b.hi.min(sy.hi));
+            if hi > lo && (!sy.log || lo > 0.0) {
+                let (ya, yb) = (p.py(&sy, lo), p.py(&sy, hi));
+                if ya - yb >= 2 {
+                    area.draw(&PathElement::new(
+                        vec![(cx, ya), (cx, yb)],
+                        BLACK.stroke_width(2),
+                    ))
+                    .map_err(err)?;
+                    for y in [ya, yb] {
+                        area.draw(&PathElement::new(
+                            vec![(cx - 4, y), (cx + 4, y)],
+                            BLACK.stroke_width(2),
+                        ))
+                        .map_err(err)?;
+                    }
+                }
+            }
+            for m in marks.iter().filter(|m| m.series == b.series) {
+                draw_paper_mark(area, p, cx, &sy, m)?;
+            }
+        }
+        // Paper numbers of series not measured here (e.g. BETree): in a slot of their
+        // own, named.
+        let cx = start + bars.len() as i32 * bw + bw / 2;
+        for m in &unmatched {
+            draw_paper_mark(area, p, cx, &sy, m)?;
+            if let Some(y) = m.y {
+                draw_text(
+                    area,
+                    &m.series,
+                    (cx, p.py(&sy, y) - 14),
+                    TICK_FONT - 3.0,
+                    HPos::Center,
+                    VPos::Bottom,
+                )?;
+            }
+        }
+        for (li, l) in wrap(area, label, TICK_FONT, group_w - 6).iter().enumerate() {
+            draw_text(
+                area,
+                l,
+                (gx0 + group_w / 2, p.y1 + 8 + li as i32 * 20),
+                TICK_FONT,
+                HPos::Center,
+                VPos::Top,
+            )?;
+        }
+    }
+    if bp.unity {
+        draw_unity(area, p, &sy)?;
+    }
+    Ok(())
+}
+
+/// Legend rows: (label, what to draw).
+enum LegendGlyph {
+    Series(Style),
+    Paper(Marker),
+    Unity,
+    Whisker,
+}
+
+fn legend_rows(fig: &Figure) -> Vec<(String, LegendGlyph)> {
+    let mut rows: Vec<(String, LegendGlyph)> = fig
+        .legend
+        .iter()
+        .map(|(s, st)| (s.clone(), LegendGlyph::Series(st.clone())))
+        .collect();
+    rows.push(("min-max over seeds".into(), LegendGlyph::Whisker));
+    let marks: Vec<&PaperMark> = fig.paper_marks().collect();
+    if marks
+        .iter()
+        .any(|m| m.kind == MarkKind::Exact || m.kind == MarkKind::AtX)
+    {
+        rows.push((
+            "paper (their GPU)".into(),
+            LegendGlyph::Paper(Marker::Diamond),
+        ));
+    }
+    if marks.iter().any(|m| m.kind == MarkKind::AtLeast) {
+        rows.push((
+            "paper: at least".into(),
+            LegendGlyph::Paper(Marker::Triangle),
+        ));
+    }
+    if marks.iter().any(|m| m.kind == MarkKind::AtMost) {
+        rows.push((
+            "paper: at most".into(),
+            LegendGlyph::Paper(Marker::TriangleDown),
+        ));
+    }
+    if fig.has_unity() {
+        rows.push(("parity (1)".into(), LegendGlyph::Unity));
+    }
+    rows
+}
+
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    rows: &[(String, LegendGlyph)],
+    x: i32,
+    y: i32,
+) -> anyhow::Result<()> {
+    for (i, (label, glyph)) in rows.iter().enumerate() {
+        let cy = y + i as i32 * LEGEND_ROW + LEGEND_ROW / 2;
+        let (a, b) = (x, x + 44);
+        match glyph {
+            LegendGlyph::Series(st) => {
+                let c = st.color.rgb();
+                let width = if st.hollow { 2 } else { 3 };
+                draw_polyline(area, &[(a, cy), (b, cy)], c, width, st.dash)?;
+                draw_marker(area, st.marker, ((a + b) / 2, cy), 5, c, st.hollow, 2)?;
+            }
+            LegendGlyph::Paper(m) => {
+                draw_marker(area, *m, ((a + b) / 2, cy), 7, BLACK, true, 3)?;
+            }
+            LegendGlyph::Unity => {
+                draw_polyline(
+                    area,
+                    &[(a, cy), (b, cy)],
+                    RGBColor(90, 90, 90),
+                    2,
+                    Dash::Dashed,
+                )?;
+            }
+            LegendGlyph::Whisker => {
+                let m = (a + b) / 2;
+                for (p0, p1) in [
+                    ((m, cy - 9), (m, cy + 9)),
+                    ((m - 4, cy - 9), (m + 4, cy - 9)),
+                    ((m - 4, cy + 9), (m + 4, cy + 9)),
+                ] {
+                    area.draw(&PathElement::new(vec![p0, p1], BLACK.stroke_width(2)))
+                        .map_err(err)?;
+                }
+            }
+        }
+        draw_text(
+            area,
+            label,
+            (b + 10, cy),
+            LEGEND_FONT,
+            HPos::Left,
+            VPos::Center,
+        )?;
+    }
+    Ok(())
+}
+
+/// The figure's size in pixels (it depends on text measured on a scratch area).
+fn measure(fig: &Figure) -> anyhow::Result<(u32, u32, i32, Vec<String>)> {
+    // A scratch bitmap to measure text with the same font.
+    let mut buf = vec![0u8; 3 * 4 * 4];
+    let scratch = BitMapBackend::with_buffer(&mut buf, (4, 4)).into_drawing_area();
+    let rows = legend_rows(fig);
+    let legend_w = rows
+        .iter()
+        .map(|(l, _)| text_w(&scratch, l, LEGEND_FONT))
+        .max()
+        .unwrap_or(0)
+        + 44
+        + 10
+        + 30;
+    let n = fig.panels.len().max(1) as i32;
+    let w = n * PANEL_W + legend_w;
+    let title = wrap(&scratch, &fig.title, TITLE_FONT, w - 40);
+    let title_h = title.len() as i32 * 29 + 16;
+    let legend_h = rows.len() as i32 * LEGEND_ROW + 40;
+    let h = title_h + PANEL_H.max(legend_h);
+    Ok((w as u32, h as u32, title_h, title))
+}
+
+fn render<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    fig: &Figure,
+    title_h: i32,
+    title: &[String],
+) -> anyhow::Result<()> {
+    area.fill(&WHITE).map_err(err)?;
+    let (w, _) = area.dim_in_pixel();
+    for (i, l) in title.iter().enumerate() {
+        draw_text(
+            area,
+            l,
+            (w as i32 / 2, 10 + i as i32 * 29),
+            TITLE_FONT,
+            HPos::Center,
+            VPos::Top,
+        )?;
+    }
+    for (i, panel) in fig.panels.iter().enumerate() {
+        let ox = i as i32 * PANEL_W;
+        let plot = Plot {
+            x0: ox + 112,
+            y0: title_h + 14,
+            x1: ox + PANEL_W - 22,
+            y1: title_h + PANEL_H - 92,
+        };
+        match panel {
+            Panel::Lines(lp) => draw_line_panel(area, &plot, lp)?,
+            Panel::Bars(bp) => draw_bar_panel(area, &plot, bp)?,
+        }
+    }
+    let n = fig.panels.len().max(1) as i32;
+    draw_legend(area, &legend_rows(fig), n * PANEL_W + 10, title_h + 10)?;
+    area.present().map_err(err)?;
+    Ok(())
+}
+
+/// Writes the figure as `<stem>.png` and `<stem>.svg`; returns both paths.
+pub fn write(fig: &Figure, png: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    register_font();
+    let (w, h, title_h, title) = measure(fig)?;
+    if let Some(dir) = png.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let png = png.with_extension("png");
+    let svg = png.with_extension("svg");
+    {
+        let area = BitMapBackend::new(&png, (w, h)).into_drawing_area();
+        render(&area, fig, title_h, &title)?;
+    }
+    {
+        let area = SVGBackend::new(&svg, (w, h)).into_drawing_area();
+        render(&area, fig, title_h, &title)?;
+    }
+    Ok((png, svg))
+}
+
+/// Draws an experiment's figure from its rows and its paper's numbers, as `<stem>.png`
+/// and `<stem>.svg`.
+pub fn plot(exp: &Experiment, rows: &[Row], paper: &[PaperRow], png: &Path) -> anyhow::Result<()> {
+    write(&figure(exp, rows, paper), png).map(|_| ())
+}
+
+/// `harness plot`: redraws the figure of every experiment in `exps` that has a CSV under
+/// `dir` (`<dir>/<paper>/<id>.csv` -> `.png` and `.svg` beside it), with the paper data
+/// of `<dir>/papers/` (or the built-in copy). Needs no GPU. Returns the files written.
+pub fn redraw(exps: &[&Experiment], dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    for exp in exps {
+        let csv = crate::results::csv_path(dir, exp.paper.name(), exp.id);
+        if !csv.exists() {
+            continue;
+        }
+        let rows = crate::results::read_csv(&csv)?;
+        if rows.is_empty() {
+            continue;
+        }
+        let paper = crate::results::read_papers(dir, exp.paper.name())?;
+        let (png, svg) = write(&figure(exp, &rows, &paper), &csv)
+            .map_err(|e| e.context(format!("plotting {}", csv.display())))?;
+        written.push(png);
+        written.push(svg);
+    }
+    Ok(written)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiment::{Experiment, Paper, Sample};
-    use crate::meta::Meta;
 
     #[test]
-    fn plot_draws_a_value_panel_and_a_speedup_panel_on_log_axes() {
-        let exp = Experiment {
-            paper: Paper::Ccm,
-            id: "plot-test",
-            title: "Fig. 0: processing time vs filters",
-            x_label: "filters",
-            y_label: "ms per event",
-            log_x: true,
-            log_y: true,
-            higher_is_better: false,
-            baseline: Some("sff"),
-            paper_says: "",
-            run: |_| Ok(()),
-        };
-        let mut samples = Vec::new();
-        for x in [1e3, 1e4, 1e5, 1e6] {
-            samples.push(Sample {
-                series: "gpu".into(),
-                x,
-                value: x / 1e5,
-            });
-            samples.push(Sample {
-                series: "sff".into(),
-                x,
-                value: x / 1e3,
-            });
-        }
-        let meta = Meta {
-            device: "d".into(),
-            cpu: "c".into(),
-            cores: 1,
-            commit: "x".into(),
-            date: "d".into(),
-        };
-        let rows = crate::results::aggregate(&exp, &samples, &meta);
-        let png = std::env::temp_dir().join(format!("harness-plot-{}.png", std::process::id()));
-        plot(&exp, &rows, &png).unwrap();
-        let bytes = std::fs::metadata(&png).unwrap().len();
-        assert!(
-            bytes > 10_000,
-            "a two-panel plot with text is more than {bytes} bytes"
+    fn series_names_split_into_engine_and_second_factor() {
+        let s = |n: &str| split_series(n);
+        assert_eq!(s("gpu L=5"), ("gpu".into(), "L=5".into()));
+        assert_eq!(
+            s("gpu-block vs yfilter-mc"),
+            ("gpu-block".into(), "vs yfilter-mc".into())
         );
-        std::fs::copy(&png, std::env::temp_dir().join("harness-plot-last.png")).ok();
-        std::fs::remove_file(png).ok();
+        assert_eq!(
+            s("gpu vs yfilter p=10%"),
+            ("gpu".into(), "vs yfilter p=10%".into())
+        );
+        assert_eq!(
+            s("gpu grid batched"),
+            ("gpu grid batched".into(), "".into())
+        );
+        assert_eq!(
+            s("gpu persistent p99.9"),
+            ("gpu persistent".into(), "p99.9".into())
+        );
+        assert_eq!(s("sff all cores"), ("sff all cores".into(), "".into()));
+    }
+
+    #[test]
+    fn emulator_twins_share_their_gpu_engines_colour_and_unknown_engines_get_a_stable_one() {
+        assert_eq!(engine_color("emu"), engine_color("gpu"));
+        assert_eq!(engine_color("emu-seg"), engine_color("gpu-seg"));
+        assert_eq!(engine_color("emu batched"), engine_color("gpu batched"));
+        assert_eq!(engine_color("gpu copy in"), engine_color("copy in"));
+        assert_eq!(
+            engine_color("brand-new engine"),
+            engine_color("brand-new engine")
+        );
+        assert_ne!(engine_color("gpu"), engine_color("gpu batched"));
+        assert_ne!(engine_color("gpu persistent"), engine_color("gpu"));
+    }
+
+    #[test]
+    fn engines_that_share_a_figure_have_distinct_colours() {
+        let figures: [&[&str]; 5] = [
+            &[
+                "gpu",
+                "gpu batched",
+                "gpu grouped",
+                "gpu inline",
+                "gpu latency",
+                "gpu persistent",
+                "sff",
+                "sff all cores",
+                "index",
+                "index all cores",
+            ],
+            &[
+                "gpu",
+                "gpu batched",
+                "gpu copies",
+                "gpu grid",
+                "gpu grid batched",
+                "gpu grid latency",
+                "gpu latency",
+                "gpu persistent",
+                "rtree",
+                "sff",
+            ],
+            &["gpu", "gpu-block", "gpu-seg", "yfilter", "yfilter-mc"],
+            &[
+                "brute",
+                "brute-par",
+                "gpu-grid",
+                "gpu-region",
+                "gpu-region-sliced",
+                "gpu-sweep",
+                "gpu-sweep+upload",
+                "grid",
+                "grid-par",
+                "sort",
+                "sort-par",
+                "sbm",
+                "sbm-par",
+                "itm",
+                "itm-par",
+            ],
+            &[
+                "copy in",
+                "Loc",
+                "Cont",
+                "Zip",
+                "copy out",
+                "total",
+                "latency kernel",
+            ],
+        ];
+        for engines in figures {
+            for (i, a) in engines.iter().enumerate() {
+                for b in &engines[i + 1..] {
+                    assert_ne!(engine_color(a), engine_color(b), "{a} and {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn second_factor_values_take_dash_styles_in_natural_order() {
+        let series: Vec<String> = ["gpu L=10", "gpu L=5", "yfilter L=15", "yfilter L=5"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let st = styles(&series);
+        let dash = |n: &str| st.iter().find(|(s, _)| s == n).unwrap().1.dash;
+        assert_eq!(dash("gpu L=5"), Dash::Solid);
+        assert_eq!(dash("yfilter L=5"), Dash::Solid);
+        assert_eq!(dash("gpu L=10"), Dash::Dashed);
+        assert_eq!(dash("yfilter L=15"), Dash::Dotted);
+    }
+
+    #[test]
+    fn axis_numbers_read_1_10_100_1k_10k_1m() {
+        let f: Vec<String> = [
+            1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6, 2.5e3, 32768.0, 262144.0, 0.05, 0.001, 1048576.0,
+            7.19,
+        ]
+        .iter()
+        .map(|v| fmt_num(*v))
+        .collect();
+        assert_eq!(
+            f,
+            [
+                "1", "10", "100", "1k", "10k", "100k", "1M", "2.5k", "32768", "262k", "0.05",
+                "0.001", "1.05M", "7.19"
+            ]
+        );
+    }
+
+    #[test]
+    fn numbered_x_labels_are_tables_and_others_are_lines() {
+        assert_eq!(
+            categories("row (1: time, 2: deployment, 3: size, 4: Zipf time)").unwrap(),
+            [
+                (1.0, "time".into()),
+                (2.0, "deployment".into()),
+                (3.0, "size".into()),
+                (4.0, "Zipf time".into())
+            ]
+        );
+        assert_eq!(
+            categories("factor (1 doc size 64k->1M, 2 queries 64->512)").unwrap()[1],
+            (2.0, "queries 64->512".to_string())
+        );
+        assert!(categories("subscriptions (10 filters each)").is_none());
+        assert!(categories("regions (half publications)").is_none());
+        assert!(categories("numerical constraints (%)").is_none());
+    }
+
+    fn fixture_row(paper: &str, exp: &str, series: &str, x: f64, mean: f64) -> Row {
+        Row {
+            paper: paper.into(),
+            experiment: exp.into(),
+            series: series.into(),
+            x,
+            mean,
+            min: mean * 0.9,
+            max: mean * 1.1,
+            n: 3,
+            unit: "u".into(),
+            device: "fixture".into(),
+            ..Row::default()
+        }
+    }
+
+    /// Fixture CSVs for three experiments of different layouts: lines with a speedup
+    /// panel (ccm fig8), a table (ccm table2), lines with a second factor and emulator
+    /// twins (xml fig7).
+    fn fixture_dir(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("harness-plot-{tag}-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        let mut fig8 = Vec::new();
+        for x in [250.0, 1000.0, 10000.0, 250000.0] {
+            fig8.push(fixture_row("ccm", "fig8", "sff", x, x / 1e4));
+            fig8.push(fixture_row("ccm", "fig8", "gpu", x, 0.03));
+            fig8.push(fixture_row("ccm", "fig8", "gpu batched", x, 0.0002));
+        }
+        let mut table2 = Vec::new();
+        for (x, v) in [(1.0, 0.1), (2.0, 400.0), (3.0, 30.0), (4.0, 0.4)] {
+            table2.push(fixture_row("ccm", "table2", "sff", x, v));
+            table2.push(fixture_row("ccm", "table2", "gpu", x, v / 4.0));
+        }
+        let mut fig7 = Vec::new();
+        for x in [32.0, 256.0, 2048.0] {
+            for l in ["L=5", "L=10"] {
+                fig7.push(fixture_row(
+                    "xml",
+                    "fig7",
+                    &format!("yfilter {l}"),
+                    x,
+                    100.0 / x,
+                ));
+                fig7.push(fixture_row("xml", "fig7", &format!("gpu {l}"), x, 800.0));
+                fig7.push(fixture_row("xml", "fig7", &format!("emu {l}"), x, 0.5));
+            }
+        }
+        for (id, rows) in [("fig8", &fig8), ("table2", &table2)] {
+            crate::results::write_csv(&crate::results::csv_path(&dir, "ccm", id), rows).unwrap();
+        }
+        crate::results::write_csv(&crate::results::csv_path(&dir, "xml", "fig7"), &fig7).unwrap();
+        dir
+    }
+
+    fn fixture_experiments() -> Vec<Experiment> {
+        crate::runner::all_experiments()
+            .into_iter()
+            .filter(|e| {
+                matches!(
+                    (e.paper.name(), e.id),
+                    ("ccm", "fig8") | ("ccm", "table2") | ("xml", "fig7")
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn redraw_renders_fixture_csvs_to_png_and_svg_in_the_layout_the_metadata_picks() {
+        let dir = fixture_dir("render");
+        let exps = fixture_experiments();
+        let refs: Vec<&Experiment> = exps.iter().collect();
+        let files = redraw(&refs, &dir).unwrap();
+        assert_eq!(files.len(), 6, "{files:?}");
+        for f in &files {
+            let bytes = std::fs::metadata(f).unwrap().len();
+            assert!(bytes > 5_000, "{} has {bytes} bytes", f.display());
+        }
+        let table2 = exps.iter().find(|e| e.id == "table2").unwrap();
+        assert!(matches!(layout(table2), Layout::Bars(_)));
+        let rows =
+            crate::results::read_csv(&crate::results::csv_path(&dir, "ccm", "table2")).unwrap();
+        let fig = figure(table2, &rows, &[]);
+        // Table 2 mixes ms and MB: one panel per unit.
+        assert_eq!(fig.panels.len(), 2);
+        assert!(fig.panels.iter().all(|p| matches!(p, Panel::Bars(_))));
+        let fig8 = exps.iter().find(|e| e.id == "fig8").unwrap();
+        let rows =
+            crate::results::read_csv(&crate::results::csv_path(&dir, "ccm", "fig8")).unwrap();
+        let fig = figure(fig8, &rows, &[]);
+        assert_eq!(fig.panels.len(), 2, "values and speedup over sff");
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn an_engine_has_the_same_colour_in_every_panel_of_every_figure() {
+        let dir = fixture_dir("colour");
+        let exps = fixture_experiments();
+        let refs: Vec<&Experiment> = exps.iter().collect();
+        let files = redraw(&refs, &dir).unwrap();
+        let gpu = engine_color("gpu");
+        let sff = engine_color("sff");
+        for exp in &exps {
+            let csv = crate::results::csv_path(&dir, exp.paper.name(), exp.id);
+            let rows = crate::results::read_csv(&csv).unwrap();
+            let fig = figure(exp, &rows, &[]);
+            for (series, color) in fig.colors() {
+                let engine = split_series(&series).0;
+                if matches!(engine.as_str(), "gpu" | "emu") {
+                    assert_eq!(color, gpu, "{} {series}", exp.id);
+                }
+                if engine == "sff" {
+                    assert_eq!(color, sff, "{} {series}", exp.id);
+                }
+            }
+        }
+        // And in the files themselves: every SVG draws the gpu series in gpu's colour.
+        for svg in files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "svg"))
+        {
+            let text = std::fs::read_to_string(svg).unwrap();
+            assert!(
+                text.contains(&gpu.hex()),
+                "{} lacks {}",
+                svg.display(),
+                gpu.hex()
+            );
+        }
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn paper_numbers_are_overlaid_on_the_panel_of_their_unit() {
+        let dir = fixture_dir("paper");
+        let exps = fixture_experiments();
+        let fig8 = exps.iter().find(|e| e.id == "fig8").unwrap();
+        let rows =
+            crate::results::read_csv(&crate::results::csv_path(&dir, "ccm", "fig8")).unwrap();
+        let paper = crate::results::read_papers(Path::new("/nonexistent"), "ccm").unwrap();
+        let fig = figure(fig8, &rows, &paper);
+        let Panel::Lines(values) = &fig.panels[0] else {
+            panic!("lines")
+        };
+        let Panel::Lines(speed) = &fig.panels[1] else {
+            panic!("lines")
+        };
+        // "below 0.05 ms" on the time panel; "overcomes 13x" and the crossover on the
+        // speedup panel.
+        assert!(values
+            .paper
+            .iter()
+            .any(|m| m.kind == MarkKind::AtMost && m.y == Some(0.05)));
+        assert!(speed
+            .paper
+            .iter()
+            .any(|m| m.kind == MarkKind::AtLeast && m.y == Some(13.0)));
+        assert!(speed
+            .paper
+            .iter()
+            .any(|m| m.kind == MarkKind::AtX && m.x == 1000.0));
+        assert!(speed.unity);
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn dashes_cut_a_polyline_into_pieces_and_solid_keeps_it_whole() {
+        let line = [(0, 0), (100, 0)];
+        assert_eq!(dash_pieces(&line, Dash::Solid).len(), 1);
+        let d = dash_pieces(&line, Dash::Dashed);
+        assert!(d.len() >= 5, "{d:?}");
+        assert!(d.iter().all(|p| p.len() >= 2));
     }
 }

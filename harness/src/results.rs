@@ -1,5 +1,6 @@
 //! Recorded results: one CSV row per (series, x) with mean, min and max over seeds, and
-//! the run's metadata. Written by `harness run`, read by `report` and `regress`.
+//! the run's metadata. Written by `harness run`, read by `plot`, `report` and `regress`;
+//! and the papers' stated numbers (`results/papers/<paper>.csv`).
 
 use crate::experiment::{Experiment, Sample};
 use crate::meta::Meta;
@@ -99,6 +100,64 @@ pub fn read_csv(path: &Path) -> anyhow::Result<Vec<Row>> {
         );
     }
     Ok(rows)
+}
+
+/// One number a paper states (`results/papers/<paper>.csv`): which experiment and series,
+/// at which x, the value (none when the claim is an x: a crossover, a peak, a breaking
+/// point), its unit (`ms`, `x` for a speedup, `>= x` for "more than", `<= ms` for "less
+/// than", `crossover`, `peak`, `breaking point`, `ratio per doubling`, ...) and where in
+/// the paper it is stated. A series `A vs B` is A's speedup over B.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct PaperRow {
+    pub experiment: String,
+    pub series: String,
+    pub x: f64,
+    pub value: Option<f64>,
+    pub unit: String,
+    #[serde(rename = "where")]
+    pub where_: String,
+}
+
+/// The paper data shipped with the binary, for runs outside the repository.
+const EMBEDDED_PAPERS: [(&str, &str); 4] = [
+    ("ccm", include_str!("../../results/papers/ccm.csv")),
+    ("clcb", include_str!("../../results/papers/clcb.csv")),
+    ("xml", include_str!("../../results/papers/xml.csv")),
+    ("ddm", include_str!("../../results/papers/ddm.csv")),
+];
+
+/// `<dir>/papers/<paper>.csv`
+pub fn papers_path(dir: &Path, paper: &str) -> PathBuf {
+    dir.join("papers").join(format!("{paper}.csv"))
+}
+
+fn parse_papers(text: &str, origin: &str) -> anyhow::Result<Vec<PaperRow>> {
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let mut rows = Vec::new();
+    for (i, row) in r.deserialize().enumerate() {
+        rows.push(row.with_context(|| {
+            format!(
+                "{origin}: line {}: not a paper-data row (experiment,series,x,value,unit,where)",
+                i + 2
+            )
+        })?);
+    }
+    Ok(rows)
+}
+
+/// The paper's stated numbers: `<dir>/papers/<paper>.csv` when it exists, else the copy
+/// built into the binary (empty for a paper with none).
+pub fn read_papers(dir: &Path, paper: &str) -> anyhow::Result<Vec<PaperRow>> {
+    let path = papers_path(dir, paper);
+    if path.exists() {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        return parse_papers(&text, &path.display().to_string());
+    }
+    match EMBEDDED_PAPERS.iter().find(|(p, _)| *p == paper) {
+        Some((_, text)) => parse_papers(text, &format!("results/papers/{paper}.csv (built in)")),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// Speedup of each series over `baseline` at each x where both exist.

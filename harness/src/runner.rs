@@ -1,5 +1,5 @@
 //! `harness run` and `harness regress`: runs experiments, checks engines agree, writes
-//! CSV and PNG per experiment, and compares throughputs with a recorded run.
+//! CSV, PNG and SVG per experiment, and compares throughputs with a recorded run.
 
 use crate::experiment::{Ctx, Experiment};
 use crate::meta::Meta;
@@ -84,7 +84,9 @@ pub fn run(exps: &[&Experiment], opts: &RunOpts) -> anyhow::Result<Vec<Row>> {
         let csv = results::csv_path(&opts.out, exp.paper.name(), exp.id);
         results::write_csv(&csv, &rows)?;
         let png = csv.with_extension("png");
-        plot::plot(exp, &rows, &png).with_context(|| format!("plotting {}", png.display()))?;
+        let paper = results::read_papers(&opts.out, exp.paper.name())?;
+        plot::plot(exp, &rows, &paper, &png)
+            .with_context(|| format!("plotting {}", png.display()))?;
         eprintln!("{label}: ok in {secs:.1} s -> {}", csv.display());
         print_summary(exp, &rows);
         all_rows.extend(rows);

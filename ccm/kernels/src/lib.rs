@@ -9,7 +9,11 @@
 //!   matched interfaces as a compact list into page-locked host memory mapped into the
 //!   device (beyond the paper: no copy back, one launch and one synchronisation per event);
 //! - [`ccm_match_batch`]: beyond the paper, many events per launch: one thread per
-//!   filter, name signatures to skip filters whose names are not all in the event.
+//!   filter, name signatures to skip filters whose names are not all in the event;
+//! - [`ccm_persistent`]: beyond the paper, Algorithm 1 in a persistent kernel
+//!   ([`gpu_kernels::persist`]): launched once, it matches the events the host writes
+//!   into a ring in mapped host memory, answering each in mapped host memory (no launch,
+//!   no copy, no synchronisation per event).
 //!
 //! The device tables ([`DevConstraint`], [`DevAttr`], [`DevEvent`]) are `#[repr(C)]` and
 //! shared with the host crate's `layout` module, which documents the encodings.
@@ -662,5 +666,138 @@ kernel! {
             }
             e += 1;
         }
+    }
+}
+
+/// Request kind of [`ccm_persistent`]: match one event.
+pub const PERSIST_EVENT: u32 = 1;
+/// Words of one attribute in a [`ccm_persistent`] request.
+pub const PERSIST_ATTR_WORDS: usize = 5;
+
+kernel! {
+    /// Beyond the paper: Algorithm 1 (§4.2) with §4.3's in-kernel reset, as a persistent
+    /// kernel. The first seven parameters are the ring's ([`gpu_kernels::persist`]); the
+    /// grid is one block per SM, resident for the kernel's life, and each event is one
+    /// round of [`gpu_kernels::persist::serve`].
+    ///
+    /// A request ([`PERSIST_EVENT`]) is table `Input` with the rows' places, staged by
+    /// the ring in shared memory: word 0 = `n_attrs | total << 32`; then per attribute
+    /// ([`PERSIST_ATTR_WORDS`] words) `RowId | Type << 32`, `Val` (a string's: its byte
+    /// offset in the request's string bytes), `str_id | str_len << 32`, `RowStart[RowId]
+    /// | SizeC[RowId] << 32`, and `first`, the attribute's first item in the flattened
+    /// space of the event's `total` (attribute, constraint) pairs (the prefix sum of the
+    /// rows' lengths); then the string bytes.
+    ///
+    /// Round `r` uses copy `p = r % 2` of `Count`, `Interfaces` and the list (`tally[p]`,
+    /// `list[p * n_interfaces ..]`, device memory). Every thread of the grid: zeroes its
+    /// grid-stride share of the idle copies (`count[1 - p]`, `interfaces[1 - p]`, and
+    /// global thread 0 `tally[1 - p]`), free since round `r - 1` is complete; then for
+    /// its grid-stride share of the `total` pairs (item `i` belongs to the attribute `k`
+    /// with `first_k <= i < first_k + SizeC`, found by walking forward: a thread's items
+    /// ascend) reads `Constraints[RowStart + x]` (global), evaluates `sat` against the
+    /// attribute in shared memory, increments `Count[FilterId]` (global atomic) and the
+    /// thread completing a filter marks `Interfaces[InterfaceId]` (atomic OR); the one
+    /// that marks it first appends `InterfaceId` to the list (`atomicAdd` on `tally[p]`).
+    /// The round's last block answers: its threads copy the list (volatile loads) into
+    /// the response slot in mapped host memory as `u32`s; status = their number.
+    pub fn ccm_persistent(
+        req: *const u64,
+        resp: *mut u64,
+        ctl: *mut u32,
+        bcast: *mut u64,
+        slots: u32,
+        req_words: u32,
+        resp_words: u32,
+        constraints: *const DevConstraint,
+        cpool: *const u8,
+        size_f: *const u32,
+        filter_iface: *const u32,
+        count: *mut u32,
+        interfaces: *mut u32,
+        tally: *mut u32,
+        list: *mut u32,
+        n_filters: u32,
+        n_interfaces: u32,
+    ) {
+        let ring = gpu_kernels::persist::DeviceRing { req, resp, ctl, bcast, slots, req_words, resp_words };
+        let nf = n_filters as usize;
+        let ni = n_interfaces as usize;
+        gpu_kernels::persist::serve(
+            &ring,
+            dynamic_shared::<u64>(),
+            |r| {
+                if r.kind != PERSIST_EVENT {
+                    return;
+                }
+                let p = (r.round % 2) as usize;
+                let stride = grid_dim_x() * block_dim_x();
+                let gid = global_id_x();
+                // §4.3: the idle copies, for the next round.
+                let idle = 1 - p;
+                let mut i = gid;
+                while i < n_filters {
+                    *count.add(idle * nf + i as usize) = 0;
+                    i += stride;
+                }
+                let mut i = gid;
+                while i < n_interfaces {
+                    *interfaces.add(idle * ni + i as usize) = 0;
+                    i += stride;
+                }
+                if gid == 0 {
+                    *tally.add(idle) = 0;
+                }
+                // Algorithm 1 over the flattened (attribute, constraint) pairs.
+                let w = r.words;
+                let n_attrs = *w as u32;
+                let total = (*w >> 32) as u32;
+                let attrs = w.add(1);
+                let ebytes = w.add(1 + PERSIST_ATTR_WORDS * n_attrs as usize) as *const u8;
+                let count_p = count.add(p * nf);
+                let interfaces_p = interfaces.add(p * ni);
+                let list_p = list.add(p * ni);
+                let mut k = 0usize;
+                let mut i = gid;
+                while i < total {
+                    while k + 1 < n_attrs as usize
+                        && (*attrs.add((k + 1) * PERSIST_ATTR_WORDS + 4)) as u32 <= i
+                    {
+                        k += 1;
+                    }
+                    let a = attrs.add(k * PERSIST_ATTR_WORDS);
+                    let (w0, val, w2, place, first) = (*a, *a.add(1), *a.add(2), *a.add(3), *a.add(4) as u32);
+                    let attr = DevAttr {
+                        row_id: w0 as u32,
+                        ty: (w0 >> 32) as u32,
+                        val,
+                        str_id: w2 as u32,
+                        str_len: (w2 >> 32) as u32,
+                    };
+                    let x = i - first;
+                    let c = *constraints.add((place as u32 + x) as usize);
+                    let abytes = if attr.ty as u16 == TY_STR { ebytes.add(val as usize) } else { ebytes };
+                    let iface = count_constraint::<true>(&c, &attr, abytes, cpool, size_f, filter_iface, count_p);
+                    if iface != NO_IFACE && atomic_or(interfaces_p.add(iface as usize), 1) == 0 {
+                        let at = atomic_add(tally.add(p), 1);
+                        volatile_store_u32(list_p.add(at as usize), iface);
+                    }
+                    i += stride;
+                }
+            },
+            |r, out| {
+                let p = (r.round % 2) as usize;
+                if r.kind != PERSIST_EVENT {
+                    return (0, 0);
+                }
+                let m = volatile_load_u32(tally.add(p));
+                let out32 = out as *mut u32;
+                let mut j = thread_idx_x();
+                while j < m {
+                    *out32.add(j as usize) = volatile_load_u32(list.add(p * ni + j as usize));
+                    j += block_dim_x();
+                }
+                (m, m.div_ceil(2))
+            },
+        );
     }
 }

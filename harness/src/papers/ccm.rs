@@ -8,7 +8,10 @@
 //! paper: table `Input` passed in the launch parameters, no copy in), `gpu latency`
 //! (Table 2 and Fig. 5, beyond the paper: `Input` in the launch parameters and the
 //! matched interfaces written by the kernel into mapped host memory: one launch and one
-//! synchronisation per event, nothing copied), `emu` (the same
+//! synchronisation per event, nothing copied), `gpu persistent` (Table 2 and the
+//! `latency` / `inflight` experiments, beyond the paper: the persistent kernel fed
+//! through a ring in mapped host memory, no launch per event; the GPU busy-waits while
+//! it runs), `emu` (the same
 //! kernels on the host emulator, quick mode), `sff` (the SFF-like matcher, one core) and
 //! `sff all cores` (one event per core). Every answer of every kernel engine is checked against SFF's on every event of
 //! every workload (SFF on all cores gives the reference answers; a mismatch fails the
@@ -59,6 +62,26 @@ pub fn experiments() -> Vec<Experiment> {
             None,
             "Memset: copy in 0.075 ms, kernel 0.125 ms; Kernel: copy in 0.009 ms, kernel 0.13 ms (about 30% faster overall)",
             fig5,
+        ),
+        e(
+            "latency",
+            "Per-event latency distribution, default scenario (beyond the paper): end to end (event written by the host to answer read by the host) over 100k events for the paper's pipeline (gpu: copy in, kernel, copy back), the one-launch mapped path (gpu latency) and the persistent kernel (gpu persistent), one event at a time",
+            "percentile",
+            "latency per event (µs)",
+            false,
+            None,
+            "the paper reports means only: 0.144 ms per event in the default scenario (Table 2)",
+            latency,
+        ),
+        e(
+            "inflight",
+            "Persistent kernel under load, default scenario (beyond the paper): throughput (series '... events/s') and p99 end-to-end latency (series '... p99 us') as the events in flight in the ring grow",
+            "events in flight",
+            "events/s, and p99 latency (µs)",
+            true,
+            None,
+            "not in the paper (one event at a time)",
+            inflight,
         ),
         e("fig6", "Fig. 6: processing time vs attributes per event", "attributes per event (average)", ms, false, Some("sff"), "speedup grows with attributes: 10x at 9 attributes", fig6),
         e("fig7", "Fig. 7: processing time vs constraints per filter", "constraints per filter (average)", ms, false, Some("sff"), "SFF faster at 1-2 constraints; speedup above 10x at 9", fig7),
@@ -355,6 +378,15 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
                             ..cfg.clone()
                         },
                     ),
+                    // Beyond the paper: the persistent kernel fed through a ring in
+                    // mapped host memory, one event at a time.
+                    (
+                        "persistent",
+                        Config {
+                            persistent: true,
+                            ..cfg.clone()
+                        },
+                    ),
                 ];
                 for (variant, vcfg) in variants {
                     let mut ccm = Ccm::new(dev, &w.subscriptions, vcfg)?;
@@ -431,6 +463,151 @@ fn fig5(ctx: &mut Ctx) -> anyhow::Result<()> {
                 ctx.record(&format!("{name} kernel"), x, k / n);
                 ctx.record(&format!("{name} copy out"), x, cout / n);
                 ctx.record(&format!("{name} total"), x, (cin + k + cout) / n);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Events of the latency experiments: 100k at full size (fewer on the emulator).
+fn latency_events(quick: bool) -> usize {
+    if quick {
+        40
+    } else {
+        100_000
+    }
+}
+
+/// The `q`-th percentile (nearest rank) of ascending `sorted`.
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((q / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// Records p50, p99 and p99.9 of `lat` (µs) as series `series` at x = the percentile.
+fn record_percentiles(ctx: &mut Ctx, series: &str, lat: &mut [f64]) {
+    lat.sort_by(f64::total_cmp);
+    for q in [50.0, 99.0, 99.9] {
+        ctx.record(series, q, percentile(lat, q));
+    }
+}
+
+/// Per-event end-to-end latency (µs) of 100k events, one at a time, for the paper's
+/// pipeline, the one-launch mapped path and the persistent kernel; every answer checked
+/// against SFF.
+fn latency(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices()?;
+    ctx.set_steps((ctx.seeds.len() * 2) as u64);
+    let p = Params {
+        events: latency_events(ctx.quick),
+        ..base(ctx.quick)
+    };
+    for seed in ctx.seeds.clone() {
+        let w = workload(ctx, &p, seed)?;
+        let label = format!("latency, seed {seed}");
+        let sff = Sff::build(&w.subscriptions)?;
+        let truth = reference(&sff, &w.events);
+        drop(sff);
+        ctx.step(&format!("{label}: kernels"));
+        for (name, dev, cfg) in &devices {
+            let paths = [
+                ("", cfg.clone()),
+                (
+                    " latency",
+                    Config {
+                        inline_events: true,
+                        mapped_output: true,
+                        ..cfg.clone()
+                    },
+                ),
+                (
+                    " persistent",
+                    Config {
+                        persistent: true,
+                        ..cfg.clone()
+                    },
+                ),
+            ];
+            for (suffix, pcfg) in paths {
+                let series = format!("{name}{suffix}");
+                let persistent = pcfg.persistent;
+                let mut ccm = Ccm::new(dev, &w.subscriptions, pcfg)?;
+                let warm = if ctx.quick { 0 } else { 100 };
+                for e in w.events.iter().take(warm) {
+                    ccm.match_event(e)?;
+                }
+                let mut lat = Vec::with_capacity(w.events.len());
+                let got = if persistent {
+                    ccm.match_pipelined(&w.events, 1, Some(&mut lat))?
+                } else {
+                    let mut got = Vec::with_capacity(w.events.len());
+                    for e in &w.events {
+                        let t0 = Instant::now();
+                        got.push(ccm.match_event(e)?);
+                        lat.push(t0.elapsed().as_secs_f64() * 1e6);
+                    }
+                    got
+                };
+                ctx.check(&label, ("sff", &truth), (&series, &got))?;
+                record_percentiles(ctx, &series, &mut lat);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The persistent kernel with 1 to 32 events in flight: events/s and p99 end-to-end
+/// latency (µs) over 100k events; every answer checked against SFF.
+fn inflight(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices()?;
+    ctx.set_steps((ctx.seeds.len() * 2) as u64);
+    let p = Params {
+        events: latency_events(ctx.quick),
+        ..base(ctx.quick)
+    };
+    for seed in ctx.seeds.clone() {
+        let w = workload(ctx, &p, seed)?;
+        let label = format!("in flight, seed {seed}");
+        let sff = Sff::build(&w.subscriptions)?;
+        let truth = reference(&sff, &w.events);
+        drop(sff);
+        ctx.step(&format!("{label}: kernels"));
+        for (name, dev, cfg) in &devices {
+            let mut ccm = Ccm::new(
+                dev,
+                &w.subscriptions,
+                Config {
+                    persistent: true,
+                    persistent_slots: 32,
+                    ..cfg.clone()
+                },
+            )?;
+            let warm = if ctx.quick { 0 } else { 100 };
+            ccm.match_pipelined(&w.events[..warm.min(w.events.len())], 32, None)?;
+            for depth in [1usize, 2, 4, 8, 16, 32] {
+                let mut lat = Vec::with_capacity(w.events.len());
+                let t0 = Instant::now();
+                let got = ccm.match_pipelined(&w.events, depth, Some(&mut lat))?;
+                let secs = t0.elapsed().as_secs_f64();
+                let series = format!("{name} persistent");
+                ctx.check(
+                    &format!("{label}, {depth} in flight"),
+                    ("sff", &truth),
+                    (&series, &got),
+                )?;
+                lat.sort_by(f64::total_cmp);
+                let x = depth as f64;
+                ctx.record(
+                    &format!("{series} events/s"),
+                    x,
+                    w.events.len() as f64 / secs.max(1e-9),
+                );
+                ctx.record(&format!("{series} p99 us"), x, percentile(&lat, 99.0));
             }
         }
     }
