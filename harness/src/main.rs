@@ -1,5 +1,6 @@
 //! `harness`: the papers' experiments, users' own workloads, and the GPU self-test.
 
+mod engines;
 mod experiment;
 mod meta;
 mod papers;
@@ -9,6 +10,7 @@ mod report;
 mod results;
 mod runner;
 mod targets;
+mod users;
 mod verdict;
 
 use clap::{Args, Parser, Subcommand};
@@ -63,9 +65,9 @@ struct RunArgs {
     seeds: u64,
     /// Comma-separated engine names to run (e.g. gpu,sff); default: every engine the
     /// experiment knows that can run here (GPU engines need a GPU; emulator engines run in
-    /// --quick mode only).
-    #[arg(long, value_delimiter = ',')]
-    engines: Option<Vec<String>>,
+    /// --quick mode only). An experiment runs those of the named engines it has.
+    #[arg(long, value_delimiter = ',', value_enum)]
+    engines: Option<Vec<engines::RunEngine>>,
     /// Directory for the CSV and PNG files (default: results/, or results/quick/ with --quick).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -158,16 +160,16 @@ enum Top {
     },
     /// CCM (content-based matching): match your own subscriptions and events.
     #[command(subcommand)]
-    Ccm(papers::ccm::Cmd),
+    Ccm(users::ccm::Cmd),
     /// CLCB (location-aware pub/sub): match your own subscriptions and events.
     #[command(subcommand)]
-    Clcb(papers::clcb::Cmd),
+    Clcb(users::clcb::Cmd),
     /// Holistic XML twig filtering: filter your own documents against your queries.
     #[command(subcommand)]
-    Xml(papers::xml::Cmd),
+    Xml(users::xml::Cmd),
     /// HLA DDM region matching: match your own regions.
     #[command(subcommand)]
-    Ddm(papers::ddm::Cmd),
+    Ddm(users::ddm::Cmd),
 }
 
 fn select<'a>(
@@ -225,10 +227,22 @@ fn run_opts(a: RunArgs, gpu: bool) -> runner::RunOpts {
     runner::RunOpts {
         quick,
         seeds: a.seeds as usize,
-        engines: a.engines,
+        engines: a.engines.map(|v| v.iter().map(engines::name).collect()),
         out,
         device: a.device,
     }
+}
+
+/// `report` and `regress` read a directory of recorded results: a missing one is a usage
+/// error, not an empty report.
+fn must_be_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    if !dir.is_dir() {
+        return Err(bad_input(anyhow::anyhow!(
+            "{}: no such directory (of recorded results)",
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 fn selftest(device: usize) -> anyhow::Result<()> {
@@ -292,6 +306,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Top::Report { dir } => {
+            must_be_dir(&dir)?;
             let n = report::write(&runner::all_experiments(), &dir)?;
             println!(
                 "wrote {} ({n} experiments with results)",
@@ -312,6 +327,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             out,
             device,
         } => {
+            must_be_dir(&baseline)?;
             if !(0.5..1.0).contains(&confidence) {
                 return Err(bad_input(anyhow::anyhow!(
                     "--confidence {confidence}: expected a value in [0.5, 1)"
@@ -351,10 +367,10 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             regress::regress(&chosen, &run, &opts)
         }
         Top::Selftest { device } => selftest(device),
-        Top::Ccm(c) => papers::ccm::run_cmd(c),
-        Top::Clcb(c) => papers::clcb::run_cmd(c),
-        Top::Xml(c) => papers::xml::run_cmd(c),
-        Top::Ddm(c) => papers::ddm::run_cmd(c),
+        Top::Ccm(c) => users::ccm::run_cmd(c),
+        Top::Clcb(c) => users::clcb::run_cmd(c),
+        Top::Xml(c) => users::xml::run_cmd(c),
+        Top::Ddm(c) => users::ddm::run_cmd(c),
     }
 }
 
