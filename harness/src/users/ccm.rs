@@ -117,10 +117,6 @@ fn parse_window(file: &Path, lines: &RawLines) -> Vec<Result<Event, String>> {
         .collect()
 }
 
-fn format(a: &Vec<InterfaceId>, out: &mut Vec<u8>) {
-    write_ids(out, a.iter().map(|i| i.0));
-}
-
 fn match_cmd(
     subs_path: &Path,
     events_path: &Path,
@@ -154,6 +150,7 @@ fn match_cmd(
             }
         },
     };
+    let format = |a: &Vec<InterfaceId>, out: &mut Vec<u8>| write_ids(out, a.iter().map(|i| i.0));
     let window = stream.window as usize;
     let done = match &dev {
         None => {
