@@ -1,5 +1,5 @@
 //! The clcb paper's experiments (Cugola & Margara, Middleware 2012, §5: Table 2 and
-//! Figs. 3–7) and the `clcb match` / `clcb generate` subcommands.
+//! Figs. 3–7). The `clcb match` / `clcb generate` subcommands are in `users::clcb`.
 //!
 //! Engines: `gpu` (the paper's `Loc`, `Cont`, `Zip` pipeline, one event at a time),
 //! `gpu batched` (beyond the paper: many events per pass over the filters), `gpu grid`
@@ -27,7 +27,6 @@
 //! mean over the workload's events after a short untimed warm-up; CPU peers run fewer
 //! events at full scale so that each experiment stays within minutes.
 
-use crate::bad_input;
 use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
 use anyhow::Context as _;
 use baselines::rtree::RTreeMatcher;
@@ -35,7 +34,6 @@ use baselines::sff_location::{content_sff, SffLocation};
 use clcb::workload::{Params, Spatial, Workload};
 use clcb::{Engine, Event, Options, StepTimes, Subscriptions};
 use gpu_kernels::Device;
-use std::path::PathBuf;
 use std::time::Instant;
 
 /// Events of each full-scale workload checked against the R*-tree oracle.
@@ -896,176 +894,4 @@ fn fig7(ctx: &mut Ctx) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-// ---------------------------------------------------------------------------------
-// Subcommands.
-
-/// `harness clcb ...`: the user's own workloads.
-#[derive(clap::Subcommand, Debug)]
-pub enum Cmd {
-    /// Match events against subscriptions; prints one line per event: the JSON array of
-    /// the matching subscription ids, ascending.
-    Match {
-        /// Subscriptions, JSON Lines, one filter per line:
-        /// {"subscription": 7, "filter": [["n1", "=", "a"]], "area": [x, y, r]}
-        #[arg(long)]
-        subscriptions: PathBuf,
-        /// Events, JSON Lines: {"loc": [x, y], "attrs": {"n1": "a"}}
-        #[arg(long)]
-        events: PathBuf,
-        /// gpu, emu, sff or rtree (default: gpu when a GPU is present, else rtree).
-        #[arg(long)]
-        engine: Option<String>,
-        /// Match the events in batches on the kernels (beyond the paper).
-        #[arg(long)]
-        batched: bool,
-        /// GPU ordinal.
-        #[arg(long, default_value_t = 0)]
-        device: usize,
-    },
-    /// Write a generated workload (Table 1 parameters) as JSON Lines files.
-    Generate {
-        #[arg(long)]
-        out_subscriptions: PathBuf,
-        #[arg(long)]
-        out_events: PathBuf,
-        #[arg(long, default_value_t = 1000)]
-        subscriptions: usize,
-        #[arg(long, default_value_t = 100)]
-        events: usize,
-        /// Area covered by each filter, in percent.
-        #[arg(long, default_value_t = 0.01)]
-        area_percent: f64,
-        /// Zipf spatial distribution instead of uniform.
-        #[arg(long)]
-        zipf: bool,
-        /// Every filter's content holds for every event (Fig. 6b).
-        #[arg(long)]
-        all_match: bool,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-    },
-}
-
-pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
-    match cmd {
-        Cmd::Match {
-            subscriptions,
-            events,
-            engine,
-            batched,
-            device,
-        } => match_cmd(&subscriptions, &events, engine.as_deref(), batched, device),
-        Cmd::Generate {
-            out_subscriptions,
-            out_events,
-            subscriptions,
-            events,
-            area_percent,
-            zipf,
-            all_match,
-            seed,
-        } => {
-            let params = Params {
-                subscriptions,
-                events,
-                area_percent,
-                spatial: if zipf { ZIPF } else { Spatial::Uniform },
-                all_match,
-                ..Params::default()
-            };
-            let (subs, evs, _) = workload(params, seed);
-            let create = |p: &PathBuf| {
-                std::fs::File::create(p)
-                    .map(std::io::BufWriter::new)
-                    .with_context(|| format!("{}: cannot create", p.display()))
-            };
-            clcb::io::write_subscriptions(create(&out_subscriptions)?, subs.as_slice())?;
-            clcb::io::write_events(create(&out_events)?, &evs)?;
-            Ok(())
-        }
-    }
-}
-
-fn match_cmd(
-    subs_path: &std::path::Path,
-    events_path: &std::path::Path,
-    engine: Option<&str>,
-    batched: bool,
-    device: usize,
-) -> anyhow::Result<()> {
-    if let Some(e) = engine {
-        if !matches!(e, "gpu" | "emu" | "sff" | "rtree") {
-            return Err(bad_input(anyhow::anyhow!(
-                "unknown engine `{e}`: use gpu, emu, sff or rtree"
-            )));
-        }
-    }
-    let subs = Subscriptions::new(clcb::io::load_subscriptions(subs_path).map_err(bad_input)?);
-    let events = clcb::io::load_events(events_path).map_err(bad_input)?;
-    let ids =
-        |idx: Vec<u32>| -> Vec<u32> { idx.into_iter().map(|i| subs.id(i as usize).0).collect() };
-    let results: Vec<Vec<u32>> = match engine {
-        Some("sff") => {
-            let m = SffLocation::build(&subs);
-            let mut scratch = m.scratch();
-            events
-                .iter()
-                .map(|e| ids(m.match_indices_with(e, &mut scratch)))
-                .collect()
-        }
-        Some("rtree") => {
-            let m = RTreeMatcher::build(&subs);
-            events
-                .iter()
-                .map(|e| ids(m.match_indices(e, &subs)))
-                .collect()
-        }
-        Some("emu") => run_kernels(Device::emulator(), &subs, &events, batched)?
-            .into_iter()
-            .map(ids)
-            .collect(),
-        Some(_) => run_kernels(Device::gpu(device, clcb::PTX)?, &subs, &events, batched)?
-            .into_iter()
-            .map(ids)
-            .collect(),
-        None => match Device::gpu(device, clcb::PTX) {
-            Ok(dev) => run_kernels(dev, &subs, &events, batched)?
-                .into_iter()
-                .map(ids)
-                .collect(),
-            Err(_) => {
-                let m = RTreeMatcher::build(&subs);
-                events
-                    .iter()
-                    .map(|e| ids(m.match_indices(e, &subs)))
-                    .collect()
-            }
-        },
-    };
-    use std::io::Write as _;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for r in results {
-        writeln!(out, "{}", serde_json::Value::from(r))?;
-    }
-    out.flush()?;
-    Ok(())
-}
-
-fn run_kernels(
-    dev: Device,
-    subs: &Subscriptions,
-    events: &[Event],
-    batched: bool,
-) -> anyhow::Result<Vec<Vec<u32>>> {
-    let mut engine = Engine::new(dev, subs, Options::default())?;
-    if batched {
-        Ok(engine.match_batch(events)?)
-    } else {
-        events
-            .iter()
-            .map(|e| Ok(engine.match_indices(e, None)?))
-            .collect()
-    }
 }
