@@ -28,12 +28,10 @@ use std::collections::HashMap;
 /// Why the matcher cannot be built.
 #[derive(Debug, thiserror::Error)]
 pub enum SffError {
-    #[error("subscription {index}: {source}")]
-    Model {
-        index: usize,
-        #[source]
-        source: ModelError,
-    },
+    /// The model error is part of the message (and not also the error's source, so that
+    /// a chain of causes prints it once).
+    #[error("subscription {index}: {error}")]
+    Model { index: usize, error: ModelError },
     #[error("subscription {index}: more than {max} filters in total", max = u32::MAX - 1)]
     TooManyFilters { index: usize },
 }
@@ -320,7 +318,7 @@ impl Sff {
         for (index, s) in subs.iter().enumerate() {
             s.filter
                 .validate()
-                .map_err(|source| SffError::Model { index, source })?;
+                .map_err(|error| SffError::Model { index, error })?;
             let fi = u32::try_from(sff.filters.len())
                 .ok()
                 .filter(|&f| f < u32::MAX)

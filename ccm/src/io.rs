@@ -7,20 +7,29 @@
 //! JSON integers become [`Value::Int`] (they must fit in an `i64`), other numbers
 //! [`Value::Float`], strings [`Value::Str`]. Every malformed line is an error naming the
 //! file, the line (1-based), the column where the JSON parser knows it, and what is
-//! wrong; nothing is skipped, blank lines included.
+//! wrong; nothing is skipped, blank lines included. A UTF-8 byte-order mark before the
+//! first line is accepted; `\r\n` line ends are accepted.
+//!
+//! A path `-` is standard input ([`open_input`]), named `<stdin>` in errors. Streams are
+//! read in windows of lines ([`LineReader`], [`RawLines`]) so that an events stream of
+//! any length is read in bounded memory; the lines of a window are parsed in parallel
+//! ([`parse_events_window`]), each line to its own result, so a caller can report a bad
+//! line and go on with the others.
 
 use crate::model::{
     Attribute, Constraint, Event, Filter, InterfaceId, ModelError, Op, Subscription, Value,
 };
-use serde::de::{Deserializer, MapAccess, Visitor};
+use rayon::prelude::*;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-/// A loader error: where (file, line, column) and what.
+/// A loader error: where (file, line, column) and what. The cause of a read error is its
+/// [`std::error::Error::source`], not repeated in the message.
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
-    #[error("{file}: cannot read: {source}")]
+    #[error("{file}: cannot read")]
     Read {
         file: PathBuf,
         #[source]
@@ -42,6 +51,190 @@ impl IoError {
             line,
             column,
             what: what.into(),
+        }
+    }
+
+    /// The line of a [`IoError::Bad`] error.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            IoError::Bad { line, .. } => Some(*line),
+            IoError::Read { .. } => None,
+        }
+    }
+}
+
+/// The path that means standard input.
+pub const STDIN: &str = "-";
+
+/// How errors name `path`: `<stdin>` for `-`, else the path.
+pub fn display_path(path: &Path) -> PathBuf {
+    if path.as_os_str() == STDIN {
+        PathBuf::from("<stdin>")
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// Opens `path` for reading, standard input for `-`, with a 1 MiB buffer.
+pub fn open_input(path: &Path) -> Result<Box<dyn BufRead + Send>, IoError> {
+    const CAP: usize = 1 << 20;
+    if path.as_os_str() == STDIN {
+        return Ok(Box::new(std::io::BufReader::with_capacity(
+            CAP,
+            std::io::stdin(),
+        )));
+    }
+    std::fs::File::open(path)
+        .map(|f| Box::new(std::io::BufReader::with_capacity(CAP, f)) as Box<dyn BufRead + Send>)
+        .map_err(|source| IoError::Read {
+            file: display_path(path),
+            source,
+        })
+}
+
+/// A window of raw lines of a stream (line ends removed), numbered from
+/// [`RawLines::line_no`]`(0)`. Reused from window to window: its buffers keep their
+/// capacity.
+#[derive(Debug, Default)]
+pub struct RawLines {
+    first: usize,
+    text: Vec<u8>,
+    spans: Vec<(usize, usize)>,
+}
+
+impl RawLines {
+    /// Lines in the window.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// The 1-based line number of line `i` of the window.
+    pub fn line_no(&self, i: usize) -> usize {
+        self.first + i
+    }
+
+    /// Line `i` without its `\n`.
+    pub fn raw(&self, i: usize) -> &[u8] {
+        let (a, b) = self.spans[i];
+        &self.text[a..b]
+    }
+
+    /// Bytes read for this window, line ends included.
+    pub fn bytes(&self) -> usize {
+        self.text.len()
+    }
+}
+
+/// Reads a stream in windows of lines; see [`RawLines`].
+pub struct LineReader<R> {
+    file: PathBuf,
+    reader: R,
+    next_line: usize,
+}
+
+impl<R: BufRead> LineReader<R> {
+    /// A reader of `reader`, named `file` in errors.
+    pub fn new(file: impl Into<PathBuf>, reader: R) -> Self {
+        LineReader {
+            file: file.into(),
+            reader,
+            next_line: 1,
+        }
+    }
+
+    /// The stream's name in errors.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// Replaces the window in `out` by the next `max` (at least 1) lines of the stream;
+    /// `out` is empty at the end of the stream.
+    pub fn read_window(&mut self, max: usize, out: &mut RawLines) -> Result<(), IoError> {
+        out.first = self.next_line;
+        out.text.clear();
+        out.spans.clear();
+        while out.spans.len() < max.max(1) {
+            let start = out.text.len();
+            let n = self
+                .reader
+                .read_until(b'\n', &mut out.text)
+                .map_err(|source| IoError::Read {
+                    file: self.file.clone(),
+                    source,
+                })?;
+            if n == 0 {
+                break;
+            }
+            let end = if out.text.last() == Some(&b'\n') {
+                out.text.len() - 1
+            } else {
+                out.text.len()
+            };
+            out.spans.push((start, end));
+            self.next_line += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Checks one raw line of a JSON Lines stream and gives its text: valid UTF-8, a
+/// byte-order mark skipped on line 1, a final `\r` removed, not blank.
+pub fn line_text<'a>(file: &Path, line_no: usize, raw: &'a [u8]) -> Result<&'a str, IoError> {
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    let raw = if line_no == 1 {
+        raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw)
+    } else {
+        raw
+    };
+    let text = std::str::from_utf8(raw).map_err(|e| {
+        let ok = std::str::from_utf8(&raw[..e.valid_up_to()]).unwrap_or_default();
+        IoError::bad(
+            file,
+            line_no,
+            Some(ok.chars().count() + 1),
+            "not valid UTF-8",
+        )
+    })?;
+    if text.trim().is_empty() {
+        return Err(IoError::bad(
+            file,
+            line_no,
+            None,
+            "empty line (expected one JSON object per line)",
+        ));
+    }
+    Ok(text)
+}
+
+/// Lines per window when a whole file is loaded (parsed in parallel within a window).
+const LOAD_WINDOW: usize = 1 << 16;
+
+/// Parses every line of `reader` with `parse` (in parallel within windows), stopping at
+/// the first bad line.
+fn load_lines<T: Send>(
+    file: &Path,
+    reader: impl BufRead,
+    parse: impl Fn(&Path, usize, &[u8]) -> Result<T, IoError> + Sync,
+) -> Result<Vec<T>, IoError> {
+    let mut lines = LineReader::new(file, reader);
+    let mut window = RawLines::default();
+    let mut out = Vec::new();
+    loop {
+        lines.read_window(LOAD_WINDOW, &mut window)?;
+        if window.is_empty() {
+            return Ok(out);
+        }
+        let parsed: Vec<Result<T, IoError>> = (0..window.len())
+            .into_par_iter()
+            .with_min_len(256)
+            .map(|i| parse(file, window.line_no(i), window.raw(i)))
+            .collect();
+        for r in parsed {
+            out.push(r?);
         }
     }
 }
@@ -70,34 +263,6 @@ impl<'de> serde::Deserialize<'de> for Pairs {
     }
 }
 
-/// Reads lines, handing each non-final `(line number, text)` to `f`.
-fn for_each_line(
-    file: &Path,
-    reader: impl BufRead,
-    mut f: impl FnMut(usize, &str) -> Result<(), IoError>,
-) -> Result<(), IoError> {
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|e| match e.kind() {
-            std::io::ErrorKind::InvalidData => IoError::bad(file, i + 1, None, "not valid UTF-8"),
-            _ => IoError::Read {
-                file: file.to_path_buf(),
-                source: e,
-            },
-        })?;
-        let line = line.strip_suffix('\r').unwrap_or(&line);
-        if line.trim().is_empty() {
-            return Err(IoError::bad(
-                file,
-                i + 1,
-                None,
-                "empty line (expected one JSON object per line)",
-            ));
-        }
-        f(i + 1, line)?;
-    }
-    Ok(())
-}
-
 fn parse_object(
     file: &Path,
     line_no: usize,
@@ -105,15 +270,17 @@ fn parse_object(
 ) -> Result<Vec<(String, serde_json::Value)>, IoError> {
     serde_json::from_str::<Pairs>(line)
         .map(|p| p.0)
-        .map_err(|e| {
-            let (column, cause) = json_line_error(&e);
-            IoError::bad(
-                file,
-                line_no,
-                Some(column),
-                format!("invalid JSON object: {cause}"),
-            )
-        })
+        .map_err(|e| json_error(file, line_no, &e))
+}
+
+fn json_error(file: &Path, line_no: usize, e: &serde_json::Error) -> IoError {
+    let (column, cause) = json_line_error(e);
+    IoError::bad(
+        file,
+        line_no,
+        Some(column),
+        format!("invalid JSON object: {cause}"),
+    )
 }
 
 /// Where and why serde_json refused one line of a JSON Lines file: the column (from 1)
@@ -232,6 +399,141 @@ fn subscription_from(pairs: Vec<(String, serde_json::Value)>) -> Result<Subscrip
     })
 }
 
+/// One attribute value of an events line as the JSON parser saw it: a scalar, or the
+/// kind of JSON value that is not one (skipped without being built, and refused after
+/// the parse with the same words as [`to_value`]).
+enum Scalar {
+    Value(Value),
+    TooBig(u64),
+    Not(&'static str),
+}
+
+impl<'de> serde::Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Scalar;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Scalar, E> {
+                Ok(Scalar::Value(Value::Int(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Scalar, E> {
+                Ok(i64::try_from(v).map_or(Scalar::TooBig(v), |i| Scalar::Value(Value::Int(i))))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Scalar, E> {
+                Ok(Scalar::Value(Value::Float(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Scalar, E> {
+                Ok(Scalar::Value(Value::Str(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Scalar, E> {
+                Ok(Scalar::Value(Value::Str(v)))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Scalar, E> {
+                Ok(Scalar::Not("a boolean"))
+            }
+            fn visit_unit<E>(self) -> Result<Scalar, E> {
+                Ok(Scalar::Not("null"))
+            }
+            fn visit_none<E>(self) -> Result<Scalar, E> {
+                Ok(Scalar::Not("null"))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Scalar::Not("an array"))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Scalar::Not("an object"))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An events line's members in order, duplicates kept (refused by [`Event::new`]).
+struct EventPairs(Vec<(String, Scalar)>);
+
+impl<'de> serde::Deserialize<'de> for EventPairs {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = EventPairs;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EventPairs, A::Error> {
+                let mut v = Vec::with_capacity(map.size_hint().unwrap_or(8));
+                while let Some(kv) = map.next_entry::<String, Scalar>()? {
+                    v.push(kv);
+                }
+                Ok(EventPairs(v))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Parses one events line's text (see [`line_text`]) into an event; errors are plain
+/// text with the column where the JSON parser knows it.
+pub fn event_from_line(line: &str) -> Result<Event, (Option<usize>, String)> {
+    let pairs = serde_json::from_str::<EventPairs>(line).map_err(|e| {
+        let (column, cause) = json_line_error(&e);
+        (Some(column), format!("invalid JSON object: {cause}"))
+    })?;
+    let mut attrs = Vec::with_capacity(pairs.0.len());
+    for (k, v) in pairs.0 {
+        let value = match v {
+            Scalar::Value(v) => v,
+            Scalar::TooBig(n) => {
+                return Err((
+                    None,
+                    format!("attribute `{k}`: integer {n} does not fit in a signed 64-bit integer"),
+                ))
+            }
+            Scalar::Not(kind) => {
+                return Err((
+                    None,
+                    format!("attribute `{k}`: expected a number or a string, found {kind}"),
+                ))
+            }
+        };
+        attrs.push(Attribute { name: k, value });
+    }
+    Event::new(attrs).map_err(|e| (None, model_err(e)))
+}
+
+/// Parses line `line_no` of an events stream `file` (raw bytes, see [`line_text`]).
+pub fn parse_event(file: &Path, line_no: usize, raw: &[u8]) -> Result<Event, IoError> {
+    let line = line_text(file, line_no, raw)?;
+    event_from_line(line).map_err(|(column, what)| IoError::bad(file, line_no, column, what))
+}
+
+/// Parses line `line_no` of a subscriptions stream `file` (raw bytes, see [`line_text`]).
+pub fn parse_subscription(
+    file: &Path,
+    line_no: usize,
+    raw: &[u8],
+) -> Result<Subscription, IoError> {
+    let line = line_text(file, line_no, raw)?;
+    let pairs = parse_object(file, line_no, line)?;
+    subscription_from(pairs).map_err(|w| IoError::bad(file, line_no, None, w))
+}
+
+/// Parses every line of a window of an events stream, in parallel: one result per line,
+/// in order (a bad line does not stop the others).
+pub fn parse_events_window(file: &Path, lines: &RawLines) -> Vec<Result<Event, IoError>> {
+    (0..lines.len())
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|i| parse_event(file, lines.line_no(i), lines.raw(i)))
+        .collect()
+}
+
+/// The events line through `serde_json::Value` (the reference of a test).
+#[cfg(test)]
 fn event_from(pairs: Vec<(String, serde_json::Value)>) -> Result<Event, String> {
     let mut attrs = Vec::with_capacity(pairs.len());
     for (k, v) in pairs {
@@ -246,43 +548,22 @@ pub fn parse_subscriptions(
     file: &Path,
     reader: impl BufRead,
 ) -> Result<Vec<Subscription>, IoError> {
-    let mut out = Vec::new();
-    for_each_line(file, reader, |n, line| {
-        let pairs = parse_object(file, n, line)?;
-        out.push(subscription_from(pairs).map_err(|w| IoError::bad(file, n, None, w))?);
-        Ok(())
-    })?;
-    Ok(out)
+    load_lines(file, reader, parse_subscription)
 }
 
 /// Parses an events JSON Lines stream; `file` names it in errors.
 pub fn parse_events(file: &Path, reader: impl BufRead) -> Result<Vec<Event>, IoError> {
-    let mut out = Vec::new();
-    for_each_line(file, reader, |n, line| {
-        let pairs = parse_object(file, n, line)?;
-        out.push(event_from(pairs).map_err(|w| IoError::bad(file, n, None, w))?);
-        Ok(())
-    })?;
-    Ok(out)
+    load_lines(file, reader, parse_event)
 }
 
-fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>, IoError> {
-    std::fs::File::open(path)
-        .map(std::io::BufReader::new)
-        .map_err(|e| IoError::Read {
-            file: path.to_path_buf(),
-            source: e,
-        })
-}
-
-/// Loads a subscriptions file (one filter per line).
+/// Loads a subscriptions file (one filter per line); `-` is standard input.
 pub fn load_subscriptions(path: &Path) -> Result<Vec<Subscription>, IoError> {
-    parse_subscriptions(path, open(path)?)
+    parse_subscriptions(&display_path(path), open_input(path)?)
 }
 
-/// Loads an events file (one event per line).
+/// Loads an events file (one event per line); `-` is standard input.
 pub fn load_events(path: &Path) -> Result<Vec<Event>, IoError> {
-    parse_events(path, open(path)?)
+    parse_events(&display_path(path), open_input(path)?)
 }
 
 fn value_json(v: &Value) -> serde_json::Value {
@@ -500,6 +781,66 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("/nonexistent/e.jsonl"), "{err}");
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_first_line_is_accepted_and_elsewhere_refused() {
+        let bom = "\u{FEFF}";
+        let s = subs(&format!(
+            "{bom}{{\"interface\": 1, \"filter\": [[\"a\", \"=\", 1]]}}\r\n"
+        ))
+        .unwrap();
+        assert_eq!(s[0].interface, InterfaceId(1));
+        let e = events(&format!("{bom}{{\"a\": 1}}\n{{\"b\": 2}}\n")).unwrap();
+        assert_eq!(e[0].get("a"), Some(&Value::Int(1)));
+        let err = events(&format!("{{\"a\": 1}}\n{bom}{{\"b\": 2}}\n")).unwrap_err();
+        assert!(err.to_string().starts_with("events.jsonl:2:1:"), "{err}");
+    }
+
+    #[test]
+    fn invalid_utf8_is_reported_at_its_line_and_column() {
+        let err = parse_events(Path::new("e"), &b"{\"a\": 1}\n{\"\xC3\xA9\xFF\": 1}\n"[..])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "e:2:4: not valid UTF-8");
+    }
+
+    #[test]
+    fn a_window_parses_each_line_on_its_own_so_one_bad_line_spares_the_others() {
+        let text = "{\"a\": 1}\n{\"a\": \n{\"b\": \"x\"}\n";
+        let mut r = LineReader::new("e", text.as_bytes());
+        let mut w = RawLines::default();
+        r.read_window(2, &mut w).unwrap();
+        assert_eq!((w.len(), w.line_no(0)), (2, 1));
+        let got = parse_events_window(r.file(), &w);
+        assert!(got[0].is_ok());
+        let err = got[1].as_ref().unwrap_err();
+        assert_eq!(err.line(), Some(2));
+        assert!(err.to_string().starts_with("e:2:"), "{err}");
+        r.read_window(2, &mut w).unwrap();
+        assert_eq!((w.len(), w.line_no(0)), (1, 3));
+        assert_eq!(w.raw(0), b"{\"b\": \"x\"}");
+        r.read_window(2, &mut w).unwrap();
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn a_read_error_names_the_file_and_leaves_its_cause_to_the_source() {
+        let err = load_events(Path::new("/nonexistent/e.jsonl")).unwrap_err();
+        assert_eq!(err.to_string(), "/nonexistent/e.jsonl: cannot read");
+        let cause = std::error::Error::source(&err)
+            .expect("the io error")
+            .to_string();
+        assert!(cause.contains("No such file"), "{cause}");
+    }
+
+    #[test]
+    fn the_fast_event_parser_gives_the_values_of_the_json_value_path() {
+        let line =
+            r#"{"i": -3, "u": 9223372036854775807, "f": 2.5, "e": 1e3, "s": "a\u00e9\"", "z": -0}"#;
+        let fast = event_from_line(line).unwrap();
+        let slow = event_from(parse_object(Path::new("x"), 1, line).unwrap()).unwrap();
+        assert_eq!(fast, slow);
     }
 
     #[test]

@@ -29,12 +29,10 @@ use std::collections::HashMap;
 /// Why a subscription or event cannot be laid out.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum LayoutError {
-    #[error("subscription {index}: {source}")]
-    Model {
-        index: usize,
-        #[source]
-        source: ModelError,
-    },
+    /// The model error is part of the message (and not also the error's source, so that
+    /// a chain of causes prints it once).
+    #[error("subscription {index}: {error}")]
+    Model { index: usize, error: ModelError },
     #[error("limit exceeded: {what}: {have} > {max}")]
     Limit {
         what: &'static str,
@@ -196,7 +194,7 @@ impl Tables {
     fn add_inner(&mut self, s: &Subscription, index: usize) -> Result<SubId, LayoutError> {
         s.filter
             .validate()
-            .map_err(|source| LayoutError::Model { index, source })?;
+            .map_err(|error| LayoutError::Model { index, error })?;
         let size = limit("constraints in one filter", s.filter.constraints.len())?;
         let next_iface = limit("interfaces", self.iface_ids.len())?;
         let iface = *self.iface_index.entry(s.interface).or_insert(next_iface);

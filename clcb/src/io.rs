@@ -6,12 +6,18 @@
 //!   (lines with the same `subscription` form one subscription, filters in file order);
 //! - events, one per line: `{"loc": [x, y], "attrs": {"n1": "a"}}`.
 //!
+//! A UTF-8 byte-order mark before the first line is accepted; `-` is standard input.
+//! Events streams are read in windows ([`LineReader`]) and parsed in parallel, one
+//! result per line ([`parse_events_window`]).
+//!
 //! Values: JSON integers that fit an `i64` are integers, other numbers floats, strings
 //! strings (CCM's typing). An empty `filter` array is a pure location filter.
 
 use crate::model::{
     Area, Constraint, Event, Filter, Location, Op, Subscription, SubscriptionId, Value,
 };
+pub use ccm::io::{display_path, LineReader, RawLines, STDIN};
+use rayon::prelude::*;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use std::fmt;
 use std::io::BufRead;
@@ -271,35 +277,88 @@ pub fn event_from_line(line: &str) -> Result<Event, LineError> {
     Ok(Event { loc, content })
 }
 
-fn for_each_line(
-    file: &Path,
-    reader: impl BufRead,
-    mut f: impl FnMut(&str) -> Result<(), LineError>,
-) -> Result<(), IoError> {
-    for (i, line) in reader.lines().enumerate() {
-        let bad = |column, what| IoError::Bad {
-            file: file.to_path_buf(),
-            line: i + 1,
+/// A line's problem as a loader error.
+fn at(file: &Path, line: usize, (column, what): LineError) -> IoError {
+    IoError::Bad {
+        file: file.to_path_buf(),
+        line,
+        column,
+        what,
+    }
+}
+
+/// The same error, of this crate (the loaders' errors are alike).
+fn from_ccm(e: ccm::io::IoError) -> IoError {
+    match e {
+        ccm::io::IoError::Bad {
+            file,
+            line,
             column,
             what,
-        };
-        let line = line.map_err(|e| match e.kind() {
-            std::io::ErrorKind::InvalidData => bad(None, "not valid UTF-8".to_string()),
-            _ => IoError::Read {
-                file: file.to_path_buf(),
-                source: e,
-            },
-        })?;
-        let line = line.strip_suffix('\r').unwrap_or(&line);
-        if line.trim().is_empty() {
-            return Err(bad(
-                None,
-                "empty line (expected one JSON object per line)".into(),
-            ));
-        }
-        f(line).map_err(|(column, what)| bad(column, what))?;
+        } => IoError::Bad {
+            file,
+            line,
+            column,
+            what,
+        },
+        ccm::io::IoError::Read { file, source } => IoError::Read { file, source },
     }
-    Ok(())
+}
+
+/// The text of a raw line ([`ccm::io::line_text`]: UTF-8, a byte-order mark on line 1,
+/// `\r`, blank lines).
+fn text<'a>(file: &Path, line_no: usize, raw: &'a [u8]) -> Result<&'a str, IoError> {
+    ccm::io::line_text(file, line_no, raw).map_err(from_ccm)
+}
+
+/// Parses line `line_no` of an events stream `file` (raw bytes without the line end).
+pub fn parse_event(file: &Path, line_no: usize, raw: &[u8]) -> Result<Event, IoError> {
+    event_from_line(text(file, line_no, raw)?).map_err(|e| at(file, line_no, e))
+}
+
+/// Parses line `line_no` of a subscriptions stream `file`.
+pub fn parse_subscription(
+    file: &Path,
+    line_no: usize,
+    raw: &[u8],
+) -> Result<Subscription, IoError> {
+    subscription_from_line(text(file, line_no, raw)?).map_err(|e| at(file, line_no, e))
+}
+
+/// Parses every line of a window of an events stream, in parallel: one result per line,
+/// in order (a bad line does not stop the others).
+pub fn parse_events_window(file: &Path, lines: &RawLines) -> Vec<Result<Event, IoError>> {
+    (0..lines.len())
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|i| parse_event(file, lines.line_no(i), lines.raw(i)))
+        .collect()
+}
+
+/// Every line of `reader` through `parse`, in parallel within windows; the first bad
+/// line is the error.
+fn load_lines<T: Send>(
+    file: &Path,
+    reader: impl BufRead,
+    parse: impl Fn(&Path, usize, &[u8]) -> Result<T, IoError> + Sync,
+) -> Result<Vec<T>, IoError> {
+    let mut lines = LineReader::new(file, reader);
+    let mut window = RawLines::default();
+    let mut out = Vec::new();
+    loop {
+        lines.read_window(1 << 16, &mut window).map_err(from_ccm)?;
+        if window.is_empty() {
+            return Ok(out);
+        }
+        let parsed: Vec<Result<T, IoError>> = (0..window.len())
+            .into_par_iter()
+            .with_min_len(256)
+            .map(|i| parse(file, window.line_no(i), window.raw(i)))
+            .collect();
+        for r in parsed {
+            out.push(r?);
+        }
+    }
 }
 
 /// Parses a subscriptions stream (`file` names it in errors).
@@ -307,37 +366,27 @@ pub fn parse_subscriptions(
     file: &Path,
     reader: impl BufRead,
 ) -> Result<Vec<Subscription>, IoError> {
-    let mut out = Vec::new();
-    for_each_line(file, reader, |l| {
-        subscription_from_line(l).map(|s| out.push(s))
-    })?;
-    Ok(out)
+    load_lines(file, reader, parse_subscription)
 }
 
 /// Parses an events stream.
 pub fn parse_events(file: &Path, reader: impl BufRead) -> Result<Vec<Event>, IoError> {
-    let mut out = Vec::new();
-    for_each_line(file, reader, |l| event_from_line(l).map(|e| out.push(e)))?;
-    Ok(out)
+    load_lines(file, reader, parse_event)
 }
 
-fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>, IoError> {
-    std::fs::File::open(path)
-        .map(std::io::BufReader::new)
-        .map_err(|source| IoError::Read {
-            file: path.to_path_buf(),
-            source,
-        })
+/// Opens `path`, standard input for `-` ([`ccm::io::open_input`]).
+pub fn open_input(path: &Path) -> Result<Box<dyn BufRead + Send>, IoError> {
+    ccm::io::open_input(path).map_err(from_ccm)
 }
 
-/// Loads a subscriptions file.
+/// Loads a subscriptions file; `-` is standard input.
 pub fn load_subscriptions(path: &Path) -> Result<Vec<Subscription>, IoError> {
-    parse_subscriptions(path, open(path)?)
+    parse_subscriptions(&display_path(path), open_input(path)?)
 }
 
-/// Loads an events file.
+/// Loads an events file; `-` is standard input.
 pub fn load_events(path: &Path) -> Result<Vec<Event>, IoError> {
-    parse_events(path, open(path)?)
+    parse_events(&display_path(path), open_input(path)?)
 }
 
 fn value_json(v: &Value) -> serde_json::Value {
@@ -527,6 +576,15 @@ mod tests {
             msg,
             "s.jsonl:1:1: invalid JSON object: invalid type: sequence, expected a JSON object"
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_first_line_is_accepted() {
+        let s =
+            subs("\u{FEFF}{\"subscription\": 7, \"filter\": [], \"area\": [1, 2, 3]}\n").unwrap();
+        assert_eq!(s[0].id, SubscriptionId(7));
+        let e = events("\u{FEFF}{\"loc\": [1, 2], \"attrs\": {}}\r\n").unwrap();
+        assert_eq!(e[0].loc, Location { x: 1.0, y: 2.0 });
     }
 
     #[test]

@@ -12,9 +12,11 @@ use std::path::{Path, PathBuf};
 /// A problem with a regions file.
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
-    #[error("{path}: {source}")]
+    /// The cause is the error's source (printed once by a chain of causes).
+    #[error("{path}: cannot read")]
     Read {
         path: PathBuf,
+        #[source]
         source: std::io::Error,
     },
     #[error("{path}:{line}:{column}: {message}")]
@@ -26,17 +28,32 @@ pub enum IoError {
     },
 }
 
-/// Reads a regions file.
+/// Reads a regions file; `-` is standard input (named `<stdin>` in errors).
 pub fn read_regions(path: &Path) -> Result<RegionSet, IoError> {
-    let text = std::fs::read_to_string(path).map_err(|source| IoError::Read {
-        path: path.to_path_buf(),
+    let stdin = path.as_os_str() == "-";
+    let name = if stdin {
+        PathBuf::from("<stdin>")
+    } else {
+        path.to_path_buf()
+    };
+    let text = if stdin {
+        let mut t = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map(|_| t)
+    } else {
+        std::fs::read_to_string(path)
+    }
+    .map_err(|source| IoError::Read {
+        path: name.clone(),
         source,
     })?;
-    parse_regions(&text, path)
+    parse_regions(&text, &name)
 }
 
-/// Parses the text of a regions file; `path` only names it in errors.
+/// Parses the text of a regions file; `path` only names it in errors. A UTF-8
+/// byte-order mark before the header is skipped.
 pub fn parse_regions(text: &str, path: &Path) -> Result<RegionSet, IoError> {
+    // A UTF-8 byte-order mark before the header is not part of it.
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
     let err = |line: usize, column: usize, message: String| IoError::Parse {
         path: path.to_path_buf(),
         line,
@@ -198,6 +215,19 @@ mod tests {
             set.region(Kind::Subscription, 0),
             &[Range { lo: 2, hi: 4 }, Range { lo: 0, hi: 9 }]
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_header_is_skipped() {
+        let set = parse("\u{FEFF}kind,id,lo0,hi0\npub,1,0,10\n").unwrap();
+        assert_eq!(set.ids(Kind::Publication), &[1]);
+    }
+
+    #[test]
+    fn a_missing_file_names_it_and_leaves_the_cause_to_the_source() {
+        let e = read_regions(Path::new("/nonexistent/r.csv")).unwrap_err();
+        assert_eq!(e.to_string(), "/nonexistent/r.csv: cannot read");
+        assert!(std::error::Error::source(&e).is_some());
     }
 
     #[test]

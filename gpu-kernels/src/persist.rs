@@ -19,13 +19,16 @@
 //! kernel serves request `r + 1`:
 //!
 //! 1. Lane 0 of block 0 polls the request slot's `seq` with volatile loads until it
-//!    reads `r + 1`, fences (`membar.sys`), copies the header and payload (volatile
-//!    loads) to its shared memory, waits until `completed == r` (every block finished
-//!    round `r - 1`, so nobody reads the broadcast area any more), writes the request to
-//!    the broadcast area, fences (`membar.gl`) and publishes `gen = r + 1`.
+//!    reads `r + 1` and fences (`membar.sys`); a barrier releases the block, whose
+//!    threads copy the header and payload (volatile loads, one word per thread, so the
+//!    copy costs a few bus transactions, not one round trip per word) to shared memory.
+//!    Lane 0 then waits until `completed == r` (every block finished round `r - 1`, so
+//!    nobody reads the broadcast area any more); the block's threads write the request
+//!    to the broadcast area and fence (`membar.gl`), and after a barrier lane 0
+//!    publishes `gen = r + 1`.
 //! 2. Lane 0 of every other block spins on `gen` (volatile loads of device memory) until
-//!    it reads `r + 1`, fences, and copies the broadcast request into its block's shared
-//!    memory. A barrier hands it to the block.
+//!    it reads `r + 1` and fences; after a barrier the block's threads copy the
+//!    broadcast request into shared memory, one word per thread.
 //! 3. A request of kind [`STOP`] ends the kernel (every block returns). Otherwise every
 //!    block runs the caller's `work` on the request (the same `r` for all blocks).
 //! 4. Completion: after a barrier, lane 0 of each block fences and increments `arrived`;
@@ -126,51 +129,67 @@ where
     let sh_head = shared.add(1);
     let sh_words = shared.add(2);
     let mut round: u32 = 0;
+    let nthreads = block_dim_x() * block_dim_y() * block_dim_z();
     loop {
         let slot_index = (round % ring.slots) as usize;
+        // 1. Lane 0 waits for the round's request: block 0 on the request slot in host
+        //    memory, the other blocks on the broadcast generation in device memory.
+        let src = if first_block {
+            ring.req.add(slot_index * req_stride + 1)
+        } else {
+            ring.bcast as *const u64
+        };
         if tid == 0 {
             if first_block {
-                // 1. Poll the request slot in host memory, copy the request.
-                let slot = ring.req.add(slot_index * req_stride);
+                let seq = ring.req.add(slot_index * req_stride);
                 let want = round as u64 + 1;
-                while volatile_load_u64(slot) != want {
+                while volatile_load_u64(seq) != want {
                     spin_pause();
                 }
                 fence_system();
-                let head = volatile_load_u64(slot.add(1));
-                let len = payload_len(head, ring.req_words);
-                *sh_head = head;
-                let mut i = 0;
-                while i < len {
-                    *sh_words.add(i as usize) = volatile_load_u64(slot.add(2 + i as usize));
-                    i += 1;
-                }
-                // Every block done with the previous round: the broadcast area is free.
-                while volatile_load_u32(completed) != round {
-                    spin_pause();
-                }
-                volatile_store_u64(ring.bcast, head);
-                let mut i = 0;
-                while i < len {
-                    volatile_store_u64(ring.bcast.add(1 + i as usize), *sh_words.add(i as usize));
-                    i += 1;
-                }
-                thread_fence();
-                volatile_store_u32(gen, round.wrapping_add(1));
             } else {
-                // 2. Wait for the broadcast, copy it.
                 while volatile_load_u32(gen) != round.wrapping_add(1) {
                     spin_pause();
                 }
                 thread_fence();
-                let head = volatile_load_u64(ring.bcast);
-                let len = payload_len(head, ring.req_words);
-                *sh_head = head;
-                let mut i = 0;
-                while i < len {
-                    *sh_words.add(i as usize) = volatile_load_u64(ring.bcast.add(1 + i as usize));
-                    i += 1;
+            }
+        }
+        sync_threads();
+        // 2. Every thread copies its share of the header and payload (volatile loads,
+        //    one word per thread: a few coalesced transactions rather than one round
+        //    trip over the bus per word) into the block's shared memory.
+        let head = volatile_load_u64(src);
+        let len = payload_len(head, ring.req_words);
+        if tid == 0 {
+            *sh_head = head;
+        }
+        let mut i = tid;
+        while i < len {
+            *sh_words.add(i as usize) = volatile_load_u64(src.add(1 + i as usize));
+            i += nthreads;
+        }
+        sync_threads();
+        // Block 0 republishes the request to the grid once every block is done with the
+        // previous round (the broadcast area is free), then raises the generation.
+        if first_block {
+            if tid == 0 {
+                while volatile_load_u32(completed) != round {
+                    spin_pause();
                 }
+            }
+            sync_threads();
+            if tid == 0 {
+                volatile_store_u64(ring.bcast, head);
+            }
+            let mut i = tid;
+            while i < len {
+                volatile_store_u64(ring.bcast.add(1 + i as usize), *sh_words.add(i as usize));
+                i += nthreads;
+            }
+            thread_fence();
+            sync_threads();
+            if tid == 0 {
+                volatile_store_u32(gen, round.wrapping_add(1));
             }
         }
         sync_threads();

@@ -106,6 +106,13 @@ impl Ctx {
     /// (one OS thread per GPU lane is far too slow for the papers' sizes) unless the user
     /// names them; CPU engines always run. `--engines` overrides all of this.
     pub fn wants(&self, name: &str, kind: EngineKind) -> bool {
+        // `--engines` parses names into `engines::RunEngine`: every name asked about must
+        // be one of them (checked by the tests that run experiments).
+        #[cfg(test)]
+        assert!(
+            crate::engines::RunEngine::known(name),
+            "engine `{name}` is missing from harness::engines::RunEngine"
+        );
         if let Some(list) = &self.engines {
             return list.iter().any(|e| e == name)
                 && (kind != EngineKind::Gpu || self.gpu_ordinal.is_some());

@@ -1,13 +1,16 @@
 //! `harness`: the papers' experiments, users' own workloads, and the GPU self-test.
 
+mod engines;
 mod experiment;
 mod meta;
 mod papers;
 mod plot;
+mod regress;
 mod report;
 mod results;
 mod runner;
 mod targets;
+mod users;
 mod verdict;
 
 use clap::{Args, Parser, Subcommand};
@@ -62,15 +65,22 @@ struct RunArgs {
     seeds: u64,
     /// Comma-separated engine names to run (e.g. gpu,sff); default: every engine the
     /// experiment knows that can run here (GPU engines need a GPU; emulator engines run in
-    /// --quick mode only).
-    #[arg(long, value_delimiter = ',')]
-    engines: Option<Vec<String>>,
+    /// --quick mode only). An experiment runs those of the named engines it has.
+    #[arg(long, value_delimiter = ',', value_enum)]
+    engines: Option<Vec<engines::RunEngine>>,
     /// Directory for the CSV and PNG files (default: results/, or results/quick/ with --quick).
     #[arg(long)]
     out: Option<PathBuf>,
     /// GPU ordinal.
     #[arg(long, default_value_t = 0)]
     device: usize,
+}
+
+/// The sizes `regress` runs at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Size {
+    Quick,
+    Full,
 }
 
 #[derive(Subcommand, Debug)]
@@ -87,7 +97,8 @@ enum Top {
         args: RunArgs,
     },
     /// Redraw figures (PNG and SVG) from the recorded CSV files and the papers' numbers
-    /// (<dir>/papers/): `plot`, `plot <paper>`, `plot <paper> <experiment>`. No GPU needed.
+    /// (<dir>/papers/), in <dir> and in the recorded runs one level below it (such as
+    /// results/regress): `plot`, `plot <paper>`, `plot <paper> <experiment>`. No GPU needed.
     Plot {
         /// Directory holding <paper>/<id>.csv (default results/).
         #[arg(long, default_value = "results")]
@@ -103,23 +114,43 @@ enum Top {
         #[arg(long, default_value = "results")]
         dir: PathBuf,
     },
-    /// Rerun experiments and fail when a GPU throughput falls more than --tolerance below
-    /// the one recorded in --baseline for the same device model.
+    /// Rerun experiments and report which points moved against a recorded run of the
+    /// same device model: several samples (seeds) per point, a bootstrap confidence
+    /// interval of the throughput change, a change reported only when significant and
+    /// beyond the noise threshold; fails when a point got slower. Quick sizes by default.
     Regress {
         /// Directory of a recorded run on this device model (e.g. results/regress).
         #[arg(long)]
         baseline: PathBuf,
-        /// Allowed fractional drop of throughput.
-        #[arg(long, default_value_t = 0.10)]
-        tolerance: f64,
+        /// quick (the default: seconds per experiment) or full (the papers' sizes).
+        #[arg(long, value_enum, default_value_t = Size::Quick)]
+        size: Size,
+        /// Samples per point: one per seed (the baseline should hold as many).
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(2..=1000))]
+        samples: u64,
+        /// Two-sided confidence of the interval.
+        #[arg(long, default_value_t = 0.95)]
+        confidence: f64,
+        /// Changes smaller than this fraction are noise however significant.
+        #[arg(long, default_value_t = 0.02)]
+        noise_threshold: f64,
         /// Compare every series, CPU ones too (noisy on shared machines).
         #[arg(long)]
         all_series: bool,
         /// `all` or a paper.
         #[arg(default_value = "all")]
         target: String,
-        #[command(flatten)]
-        args: RunArgs,
+        /// An experiment id of that paper, or `all`.
+        experiment: Option<String>,
+        /// Comma-separated engine names to run (default: as `run`).
+        #[arg(long, value_delimiter = ',')]
+        engines: Option<Vec<String>>,
+        /// Directory for this run's CSVs (default results/quick, or results/regress-full).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// GPU ordinal.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
     },
     /// Run the gpu-kernels self-test kernels on the GPU (or the emulator) and print PASS/FAIL.
     Selftest {
@@ -129,16 +160,16 @@ enum Top {
     },
     /// CCM (content-based matching): match your own subscriptions and events.
     #[command(subcommand)]
-    Ccm(papers::ccm::Cmd),
+    Ccm(users::ccm::Cmd),
     /// CLCB (location-aware pub/sub): match your own subscriptions and events.
     #[command(subcommand)]
-    Clcb(papers::clcb::Cmd),
+    Clcb(users::clcb::Cmd),
     /// Holistic XML twig filtering: filter your own documents against your queries.
     #[command(subcommand)]
-    Xml(papers::xml::Cmd),
+    Xml(users::xml::Cmd),
     /// HLA DDM region matching: match your own regions.
     #[command(subcommand)]
-    Ddm(papers::ddm::Cmd),
+    Ddm(users::ddm::Cmd),
 }
 
 fn select<'a>(
@@ -196,10 +227,22 @@ fn run_opts(a: RunArgs, gpu: bool) -> runner::RunOpts {
     runner::RunOpts {
         quick,
         seeds: a.seeds as usize,
-        engines: a.engines,
+        engines: a.engines.map(|v| v.iter().map(engines::name).collect()),
         out,
         device: a.device,
     }
+}
+
+/// `report` and `regress` read a directory of recorded results: a missing one is a usage
+/// error, not an empty report.
+fn must_be_dir(dir: &std::path::Path) -> anyhow::Result<()> {
+    if !dir.is_dir() {
+        return Err(bad_input(anyhow::anyhow!(
+            "{}: no such directory (of recorded results)",
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 fn selftest(device: usize) -> anyhow::Result<()> {
@@ -254,7 +297,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         } => {
             let all = runner::all_experiments();
             let chosen = select(&all, &target, experiment.as_deref())?;
-            let files = plot::redraw(&chosen, &dir)?;
+            let files = plot::redraw_tree(&chosen, &dir)?;
             println!(
                 "drew {} figures (PNG and SVG) under {}",
                 files.len() / 2,
@@ -263,6 +306,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Top::Report { dir } => {
+            must_be_dir(&dir)?;
             let n = report::write(&runner::all_experiments(), &dir)?;
             println!(
                 "wrote {} ({n} experiments with results)",
@@ -272,26 +316,61 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         }
         Top::Regress {
             baseline,
-            tolerance,
+            size,
+            samples,
+            confidence,
+            noise_threshold,
             all_series,
             target,
-            mut args,
+            experiment,
+            engines,
+            out,
+            device,
         } => {
-            let all = runner::all_experiments();
-            let chosen = select(&all, &target, None)?;
-            args.quick = true;
-            let gpu = gpu_kernels::Device::gpu_count() > args.device;
-            let mut opts = run_opts(args, gpu);
-            if opts.out == baseline {
-                opts.out = PathBuf::from("results/quick");
+            must_be_dir(&baseline)?;
+            if !(0.5..1.0).contains(&confidence) {
+                return Err(bad_input(anyhow::anyhow!(
+                    "--confidence {confidence}: expected a value in [0.5, 1)"
+                )));
             }
-            runner::regress(&chosen, &opts, &baseline, tolerance, all_series)
+            if !(0.0..1.0).contains(&noise_threshold) {
+                return Err(bad_input(anyhow::anyhow!(
+                    "--noise-threshold {noise_threshold}: expected a fraction in [0, 1)"
+                )));
+            }
+            let all = runner::all_experiments();
+            let chosen = select(&all, &target, experiment.as_deref())?;
+            let quick = size == Size::Quick;
+            let mut out = out.unwrap_or_else(|| {
+                PathBuf::from(if quick {
+                    "results/quick"
+                } else {
+                    "results/regress-full"
+                })
+            });
+            if out == baseline {
+                out = PathBuf::from("results/quick");
+            }
+            let run = runner::RunOpts {
+                quick,
+                seeds: samples as usize,
+                engines,
+                out,
+                device,
+            };
+            let opts = regress::Opts {
+                baseline,
+                confidence,
+                noise_threshold,
+                all_series,
+            };
+            regress::regress(&chosen, &run, &opts)
         }
         Top::Selftest { device } => selftest(device),
-        Top::Ccm(c) => papers::ccm::run_cmd(c),
-        Top::Clcb(c) => papers::clcb::run_cmd(c),
-        Top::Xml(c) => papers::xml::run_cmd(c),
-        Top::Ddm(c) => papers::ddm::run_cmd(c),
+        Top::Ccm(c) => users::ccm::run_cmd(c),
+        Top::Clcb(c) => users::clcb::run_cmd(c),
+        Top::Xml(c) => users::xml::run_cmd(c),
+        Top::Ddm(c) => users::ddm::run_cmd(c),
     }
 }
 

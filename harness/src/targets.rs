@@ -93,6 +93,8 @@ pub const TARGETS: &[Target] = &[
     // percentile; CLCB Table 2's x = 3 is ms per area update.
     t(16, G16_CCM50, "persistent kernel, one event at a time", ("ccm", "latency"), "gpu persistent", 50.0, Check::AtMost(5.0)),
     t(16, G16_CCM99, "persistent kernel, one event at a time", ("ccm", "latency"), "gpu persistent", 99.0, Check::AtMost(8.0)),
+    t(16, G16_CLCB50, "persistent kernel, one event at a time", ("clcb", "latency"), "gpu persistent", 50.0, Check::AtMost(6.0)),
+    t(16, G16_UPD, "persistent kernel: updates through the ring", ("clcb", "table2"), "gpu persistent", 3.0, Check::AtMost(0.003)),
     // Issue 7, XML: Fig. 7 is MB/s (higher is better) over one 1 MB document.
     t(7, G7_NFA, "paper's block kernel (§4.2)", ("xml", "fig7"), "gpu-block L=10", 256.0, over("yfilter L=10", 10.0)),
     t(7, G7_NFA, "warp-synchronous kernel", ("xml", "fig7"), "gpu L=10", 256.0, over("yfilter L=10", 10.0)),
@@ -147,6 +149,8 @@ const G6_RTREE_U: &str = "at least 100x rstar at 1M subscriptions, 1 % coverage,
 const G6_RTREE_Z: &str = "at least 100x rstar at 1M subscriptions, 1 % coverage, Zipf";
 const G16_CCM50: &str = "CCM default scenario, persistent: at most 5 µs p50 per event end to end";
 const G16_CCM99: &str = "CCM default scenario, persistent: at most 8 µs p99 per event end to end";
+const G16_CLCB50: &str = "CLCB default scenario, persistent: at most 6 µs p50 per event end to end";
+const G16_UPD: &str = "CLCB persistent mode: one area update at most 3 µs";
 const G7_NFA: &str = "at least 10x the single-threaded NFA, 256 queries of 10 nodes, 1 MB document";
 const G7_MOON: &str = "moonshot: toward 50x the NFA on one document";
 const G7_MC: &str = "at least 5x the NFA on all host cores, 1000 documents of 25 kB, 1000 queries";

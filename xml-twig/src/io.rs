@@ -24,12 +24,17 @@
 //! Documents: element start/end tags become open/close events; attributes, text,
 //! comments, processing instructions, CDATA, the prolog and the DOCTYPE are ignored. An
 //! empty element `<x/>` is an open and a close. A document must have exactly one root
-//! element and be well nested.
+//! element and be well nested. Encodings (XML 1.0 §4.3.3, Appendix F): UTF-8 (with or
+//! without a byte-order mark), UTF-16 LE and BE, and the encodings of the WHATWG Encoding
+//! Standard named by the XML declaration (ISO-8859-1, windows-1252, Shift_JIS, ...) are
+//! decoded to UTF-8 before parsing; any other encoding is an error naming it.
 
 use crate::model::{Axis, Document, Event, NodeTest, Query, QuerySet, TagDict};
 use crate::XmlError;
+use encoding_rs::{DecoderResult, Encoding, REPLACEMENT, UTF_16BE, UTF_16LE, UTF_8};
 use quick_xml::events::Event as XEvent;
 use quick_xml::Reader;
+use std::borrow::Cow;
 
 /// Deepest predicate nesting a query may have (`/a[b[c]]` has 2). Each level is a few
 /// frames of the recursive-descent parser; 256 levels stay far below any thread's stack,
@@ -73,6 +78,8 @@ pub fn parse_query(text: &str) -> Result<Query, QuerySyntaxError> {
 /// and lines starting with `#` are skipped (their ids are simply unused). The first
 /// syntax error fails the whole file, naming `file`, line and column.
 pub fn parse_query_file(file: &str, text: &str) -> Result<QuerySet, XmlError> {
+    // A UTF-8 byte-order mark is not part of the first query.
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
     let mut set = QuerySet::default();
     for (line_no, line) in text.lines().enumerate() {
         let trimmed = line.trim();
@@ -229,16 +236,13 @@ impl Parser {
 }
 
 /// Reads one XML document into events, numbering tags with `dict` (names no query uses
-/// become [`crate::model::OTHER_TAG`]). `file` names the document in errors.
+/// become [`crate::model::OTHER_TAG`]). `file` names the document in errors. The
+/// document is first decoded to UTF-8 from its encoding (see [`decode`]: UTF-8, UTF-16,
+/// the WHATWG encodings; anything else is an error, never a silent non-match) and its
+/// DOCTYPE is skipped.
 pub fn parse_document(file: &str, xml: &[u8], dict: &TagDict) -> Result<Document, XmlError> {
-    let mut reader = Reader::from_reader(xml);
-    reader.config_mut().check_end_names = true;
-    let mut events = Vec::with_capacity(xml.len() / 8);
-    let mut depth = 0u32;
-    let mut max_depth = 0u32;
-    let mut roots = 0u32;
-    let err = |pos: u64, what: String| {
-        let (line, column) = line_col(xml, pos as usize);
+    let err_at = |text: &[u8], pos: usize, what: String| {
+        let (line, column) = line_col(text, pos);
         XmlError::Xml {
             file: file.to_string(),
             line,
@@ -246,6 +250,17 @@ pub fn parse_document(file: &str, xml: &[u8], dict: &TagDict) -> Result<Document
             what,
         }
     };
+    let input_bytes = xml.len();
+    let mut text = decode(xml, &err_at)?;
+    blank_doctype(&mut text, &err_at)?;
+    let xml = text.as_bytes();
+    let mut reader = Reader::from_reader(xml);
+    reader.config_mut().check_end_names = true;
+    let mut events = Vec::with_capacity(xml.len() / 8);
+    let mut depth = 0u32;
+    let mut max_depth = 0u32;
+    let mut roots = 0u32;
+    let err = |pos: u64, what: String| err_at(xml, pos as usize, what);
     loop {
         let ev = match reader.read_event() {
             Ok(ev) => ev,
@@ -297,8 +312,190 @@ pub fn parse_document(file: &str, xml: &[u8], dict: &TagDict) -> Result<Document
     Ok(Document {
         events,
         max_depth,
-        bytes: xml.len(),
+        bytes: input_bytes,
     })
+}
+
+/// The document as UTF-8 text: decoded from its encoding (XML 1.0 §4.3.3 and Appendix
+/// F: a byte-order mark, else the first bytes, else the XML declaration's `encoding`),
+/// the byte-order mark removed. UTF-8 (the default) is checked and borrowed; UTF-16 LE
+/// and BE (with a byte-order mark, or detected from `<?`) and every encoding of the
+/// WHATWG Encoding Standard (ISO-8859-x, windows-125x, KOI8, Shift_JIS, EUC-JP, GBK,
+/// Big5, ...: what `encoding_rs`, quick-xml's decoder, reads) are decoded; UTF-32,
+/// EBCDIC and unknown labels are refused at line 1, column 1, naming the encoding:
+/// a document is never read in the wrong encoding (tag names would silently not match).
+fn decode<'a>(
+    xml: &'a [u8],
+    err: &dyn Fn(&[u8], usize, String) -> XmlError,
+) -> Result<Cow<'a, str>, XmlError> {
+    let refuse = |what: String| err(b"", 0, what);
+    let (encoding, body): (&'static Encoding, &[u8]) = match xml {
+        [0x00, 0x00, 0xFE, 0xFF, ..] | [0xFF, 0xFE, 0x00, 0x00, ..] => return Err(refuse(
+            "UTF-32 (byte-order mark) is not supported: convert the document to UTF-8 or UTF-16"
+                .into(),
+        )),
+        [0xEF, 0xBB, 0xBF, rest @ ..] => (UTF_8, rest),
+        [0xFF, 0xFE, rest @ ..] => (UTF_16LE, rest),
+        [0xFE, 0xFF, rest @ ..] => (UTF_16BE, rest),
+        [0x3C, 0x00, 0x3F, 0x00, ..] => (UTF_16LE, xml),
+        [0x00, 0x3C, 0x00, 0x3F, ..] => (UTF_16BE, xml),
+        [0x00, 0x00, 0x00, 0x3C, ..] | [0x3C, 0x00, 0x00, 0x00, ..] => {
+            return Err(refuse(
+                "UTF-32 is not supported: convert the document to UTF-8 or UTF-16".into(),
+            ))
+        }
+        [0x4C, 0x6F, 0xA7, 0x94, ..] => {
+            return Err(refuse(
+                "EBCDIC is not supported: convert the document to UTF-8".into(),
+            ))
+        }
+        _ => match declared_encoding(xml) {
+            None => (UTF_8, xml),
+            Some(label) => match Encoding::for_label(label.as_bytes()) {
+                Some(e) if e == UTF_16LE || e == UTF_16BE => {
+                    return Err(refuse(format!(
+                        "the XML declaration says encoding=\"{label}\", but the document has \
+                         no UTF-16 byte-order mark and its first bytes are not UTF-16"
+                    )))
+                }
+                Some(e) if e != REPLACEMENT => (e, xml),
+                _ => {
+                    return Err(refuse(format!(
+                        "encoding \"{label}\" (from the XML declaration) is not supported: \
+                         UTF-8, UTF-16 and the encodings of the WHATWG Encoding Standard \
+                         (ISO-8859-x, windows-125x, Shift_JIS, EUC-JP, GBK, Big5, ...) are"
+                    )))
+                }
+            },
+        },
+    };
+    if encoding == UTF_8 {
+        return match std::str::from_utf8(body) {
+            Ok(s) => Ok(Cow::Borrowed(s)),
+            Err(e) => Err(err(body, e.valid_up_to(), "not valid UTF-8".into())),
+        };
+    }
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let cap = decoder
+        .max_utf8_buffer_length_without_replacement(body.len())
+        .unwrap_or(body.len().saturating_mul(3));
+    let mut text = String::with_capacity(cap);
+    let (result, _) = decoder.decode_to_string_without_replacement(body, &mut text, true);
+    match result {
+        DecoderResult::InputEmpty => Ok(Cow::Owned(text)),
+        DecoderResult::Malformed(..) => Err(err(
+            text.as_bytes(),
+            text.len(),
+            format!("not valid {}", encoding.name()),
+        )),
+        // The buffer was sized for the worst case; should it be short, say so.
+        DecoderResult::OutputFull => Err(refuse(format!(
+            "the document could not be decoded from {}",
+            encoding.name()
+        ))),
+    }
+}
+
+/// The `encoding` of an XML declaration at the very start of an ASCII-compatible
+/// document (`<?xml version="1.0" encoding="ISO-8859-1"?>`), if there is one.
+fn declared_encoding(xml: &[u8]) -> Option<String> {
+    let head = xml.strip_prefix(b"<?xml")?;
+    if !head.first().is_some_and(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let end = head.windows(2).position(|w| w == b"?>")?;
+    let decl = &head[..end];
+    let at = decl.windows(8).position(|w| w == b"encoding")?;
+    let rest = decl[at + 8..].trim_ascii_start().strip_prefix(b"=")?;
+    let rest = rest.trim_ascii_start();
+    let quote = *rest.first().filter(|q| **q == b'"' || **q == b'\'')?;
+    let close = rest[1..].iter().position(|&b| b == quote)?;
+    Some(String::from_utf8_lossy(&rest[1..1 + close]).into_owned())
+}
+
+/// Blanks the document type declaration of the prolog (spaces, line ends kept, so
+/// positions do not move): the DOCTYPE is ignored, and quick-xml 0.37 miscounts a `>`
+/// inside a comment, processing instruction or literal of the internal subset
+/// (`<!DOCTYPE r [<!-- > -->]>`). The subset is scanned as XML 1.0 §2.8 says: quoted
+/// literals, comments and processing instructions are skipped whole; the first `]` outside
+/// them ends the subset and the next `>` the declaration. An unterminated DOCTYPE is an
+/// error at its `<`.
+fn blank_doctype(
+    text: &mut Cow<'_, str>,
+    err: &dyn Fn(&[u8], usize, String) -> XmlError,
+) -> Result<(), XmlError> {
+    let b = text.as_bytes();
+    let find = |from: usize, pat: &[u8]| {
+        b.get(from..)
+            .and_then(|s| s.windows(pat.len()).position(|w| w == pat))
+            .map(|p| from + p)
+    };
+    // The prolog: white space, the XML declaration, comments and processing instructions.
+    let mut i = 0;
+    loop {
+        while b.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        if b[i..].starts_with(b"<?") {
+            match find(i + 2, b"?>") {
+                Some(e) => i = e + 2,
+                None => return Ok(()),
+            }
+        } else if b[i..].starts_with(b"<!--") {
+            match find(i + 4, b"-->") {
+                Some(e) => i = e + 3,
+                None => return Ok(()),
+            }
+        } else {
+            break;
+        }
+    }
+    if !b[i..].starts_with(b"<!DOCTYPE") {
+        return Ok(());
+    }
+    let start = i;
+    let unclosed = || err(b, start, "the DOCTYPE declaration is not closed".into());
+    let mut j = start + 9;
+    let mut subset = false;
+    let end = loop {
+        let Some(&c) = b.get(j) else {
+            return Err(unclosed());
+        };
+        j = match c {
+            b'"' | b'\'' => match b[j + 1..].iter().position(|&x| x == c) {
+                Some(p) => j + 1 + p + 1,
+                None => return Err(unclosed()),
+            },
+            b'[' if !subset => {
+                subset = true;
+                j + 1
+            }
+            b']' if subset => {
+                subset = false;
+                j + 1
+            }
+            b'>' if !subset => break j + 1,
+            b'<' if subset && b[j..].starts_with(b"<!--") => match find(j + 4, b"-->") {
+                Some(e) => e + 3,
+                None => return Err(unclosed()),
+            },
+            b'<' if subset && b[j..].starts_with(b"<?") => match find(j + 2, b"?>") {
+                Some(e) => e + 2,
+                None => return Err(unclosed()),
+            },
+            _ => j + 1,
+        };
+    };
+    // One space per character (line ends kept): lines and columns (in characters) of
+    // what follows stay those of the document.
+    let blanked: String = text[start..end]
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { c } else { ' ' })
+        .collect::<String>();
+    let mut s = std::mem::take(text).into_owned();
+    s.replace_range(start..end, &blanked);
+    *text = Cow::Owned(s);
+    Ok(())
 }
 
 /// 1-based line and column (in characters) of byte offset `pos`.
@@ -317,8 +514,17 @@ fn line_col(text: &[u8], pos: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// Reads a file, naming it in the error.
+/// Reads a file, naming it in the error; `-` reads standard input (named `<stdin>`).
 pub fn read_file(path: &str) -> Result<Vec<u8>, XmlError> {
+    if path == "-" {
+        let mut v = Vec::new();
+        return std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)
+            .map(|_| v)
+            .map_err(|source| XmlError::Io {
+                file: "<stdin>".to_string(),
+                source,
+            });
+    }
     std::fs::read(path).map_err(|source| XmlError::Io {
         file: path.to_string(),
         source,
@@ -539,5 +745,126 @@ mod tests {
         assert!(e.to_string().contains("second root"), "{e}");
         let e = parse_document("d.xml", b"  ", &dict).unwrap_err();
         assert!(e.to_string().contains("no root"), "{e}");
+    }
+
+    fn dict_of(names: &[&str]) -> TagDict {
+        let mut d = TagDict::default();
+        for n in names {
+            d.insert(n).unwrap();
+        }
+        d
+    }
+
+    fn utf16(text: &str, big_endian: bool, bom: bool) -> Vec<u8> {
+        let mut v = Vec::new();
+        let units = (if bom { "\u{FEFF}" } else { "" })
+            .encode_utf16()
+            .chain(text.encode_utf16());
+        for u in units {
+            v.extend_from_slice(&if big_endian {
+                u.to_be_bytes()
+            } else {
+                u.to_le_bytes()
+            });
+        }
+        v
+    }
+
+    #[test]
+    fn utf16_documents_with_a_byte_order_mark_or_a_utf16_declaration_parse_like_utf8() {
+        let dict = dict_of(&["r", "b", "ß"]);
+        let body = "\n<r><b/><ß/></r>";
+        let text = format!("<?xml version=\"1.0\" encoding=\"UTF-16\"?>{body}");
+        let want = parse_document("d.xml", body.as_bytes(), &dict).unwrap();
+        assert_eq!(want.events.len(), 6);
+        assert!(want
+            .events
+            .iter()
+            .all(|e| e.tag() != crate::model::OTHER_TAG));
+        for (be, bom) in [(false, true), (true, true), (false, false), (true, false)] {
+            let d = parse_document("d.xml", &utf16(&text, be, bom), &dict)
+                .unwrap_or_else(|e| panic!("big endian {be}, bom {bom}: {e}"));
+            assert_eq!(d.events, want.events, "big endian {be}, bom {bom}");
+        }
+    }
+
+    #[test]
+    fn latin1_documents_match_non_ascii_tag_names() {
+        let dict = dict_of(&["r", "Straße"]);
+        let body = b"<r><Stra\xDFe/></r>"; // ß in ISO-8859-1
+        let mut xml = b"<?xml version='1.0' encoding='ISO-8859-1'?>".to_vec();
+        xml.extend_from_slice(body);
+        let d = parse_document("d.xml", &xml, &dict).unwrap();
+        let strasse = dict.id("Straße".as_bytes());
+        assert_eq!(d.events[1], Event::open(strasse));
+        // The same bytes without the declaration are not UTF-8: an error, not a non-match.
+        let e = parse_document("d.xml", body, &dict)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "d.xml:1:9: not valid UTF-8");
+    }
+
+    #[test]
+    fn unsupported_encodings_are_refused_naming_them() {
+        let dict = TagDict::default();
+        let e = parse_document(
+            "d.xml",
+            b"<?xml version=\"1.0\" encoding=\"EBCDIC-FR\"?><r/>",
+            &dict,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("d.xml:1:1: encoding \"EBCDIC-FR\""), "{e}");
+        assert!(e.contains("not supported"), "{e}");
+        let utf32: Vec<u8> = "<r/>".bytes().flat_map(|b| [b, 0, 0, 0]).collect();
+        let e = parse_document("d.xml", &utf32, &dict)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("UTF-32"), "{e}");
+        let e = parse_document(
+            "d.xml",
+            b"<?xml version=\"1.0\" encoding=\"UTF-16\"?><r/>",
+            &dict,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("UTF-16"), "{e}");
+    }
+
+    #[test]
+    fn a_utf8_byte_order_mark_is_skipped() {
+        let dict = dict_of(&["r"]);
+        let d = parse_document("d.xml", b"\xEF\xBB\xBF<r/>", &dict).unwrap();
+        assert_eq!(d.events.len(), 2);
+    }
+
+    #[test]
+    fn a_doctype_whose_subset_holds_a_gt_in_a_comment_pi_or_literal_parses() {
+        let dict = dict_of(&["r"]);
+        for xml in [
+            "<!DOCTYPE r [<!-- > --><!ELEMENT r ANY>]><r/>",
+            "<?xml version=\"1.0\"?>\n<!-- c -->\n<!DOCTYPE r [\n<?pi > ?>\n<!ENTITY e \"a>]b\">\n<!ATTLIST r a CDATA '>'>\n]>\n<r/>",
+            "<!DOCTYPE r SYSTEM \"r>.dtd\"><r/>",
+            "<!DOCTYPE r PUBLIC '-//x//y' 'z.dtd' [ ]  ><r/>",
+        ] {
+            let d = parse_document("d.xml", xml.as_bytes(), &dict)
+                .unwrap_or_else(|e| panic!("{xml}: {e}"));
+            assert_eq!(d.events.len(), 2, "{xml}");
+        }
+        // Lines after the DOCTYPE keep their numbers in errors.
+        let e = parse_document("d.xml", b"<!DOCTYPE r [\n<!-- > -->\n]>\n<r></s>", &dict)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("d.xml:4:"), "{e}");
+        let e = parse_document("d.xml", b"\n<!DOCTYPE r [<!-- > --><r/>", &dict)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "d.xml:2:1: the DOCTYPE declaration is not closed");
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_query_file_is_skipped() {
+        let set = parse_query_file("q.txt", "\u{FEFF}/a\n").unwrap();
+        assert_eq!(set.len(), 1);
     }
 }

@@ -61,9 +61,12 @@ pub enum XmlError {
         column: usize,
         what: String,
     },
-    #[error("{file}: {source}")]
+    /// A file that cannot be read; the cause is the error's source (printed once by a
+    /// chain of causes).
+    #[error("{file}: cannot read")]
     Io {
         file: String,
+        #[source]
         source: std::io::Error,
     },
     #[error("the queries name more than {max} distinct tags")]
@@ -74,6 +77,6 @@ pub enum XmlError {
     /// A document deeper than the shared-memory stack the GPU can hold (§4.5).
     #[error("document {doc} is {depth} elements deep; the GPU stack holds at most {max}")]
     DocumentTooDeep { doc: usize, depth: u32, max: u32 },
-    #[error("GPU: {0}")]
+    #[error(transparent)]
     Gpu(#[from] gpu_kernels::GpuError),
 }

@@ -1,5 +1,5 @@
 //! The ccm paper's experiments (Margara & Cugola, DEBS 2011, §5: Table 2 and Figs.
-//! 5–11) and the `ccm match` / `ccm generate` subcommands.
+//! 5–11). The `ccm match` / `ccm generate` subcommands are in `users::ccm`.
 //!
 //! Series: `gpu` (the paper's mode: one event per launch, in-kernel reset, end to end:
 //! encode, copy in, kernel, copy out), `gpu batched` (beyond the paper: the filter-major
@@ -18,15 +18,12 @@
 //! run). Single-core SFF is timed on a bounded prefix of the events at large scale so
 //! that an experiment stays within about two minutes on the GPU machine.
 
-use crate::bad_input;
 use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
 use anyhow::Context as _;
 use baselines::sff::Sff;
 use ccm::workload::{generate, NameDist, Params, Workload};
 use ccm::{Ccm, Config, Event, InterfaceId, Reset};
 use gpu_kernels::Device;
-use std::io::Write as _;
-use std::path::PathBuf;
 use std::time::Instant;
 
 /// The paper's tables and figures.
@@ -682,180 +679,4 @@ fn fig11(ctx: &mut Ctx) -> anyhow::Result<()> {
         numeric_share: x as f64 / 100.0,
         ..p
     })
-}
-
-// ---------------------------------------------------------------------------------
-// Users' own files.
-
-/// `harness ccm ...`: the user's own workloads.
-#[derive(clap::Subcommand, Debug)]
-pub enum Cmd {
-    /// Match events against subscriptions (JSON Lines); prints one line per event, the
-    /// JSON array of the matching interface ids, ascending.
-    Match {
-        /// Subscriptions file: `{"interface": 3, "filter": [["temp", ">", 30], ["area", "=", "area1"]]}` per line.
-        #[arg(long)]
-        subscriptions: PathBuf,
-        /// Events file: `{"temp": 25, "area": "area1"}` per line.
-        #[arg(long)]
-        events: PathBuf,
-        /// gpu (the paper's algorithm on the GPU), emu (the same kernels on the host
-        /// emulator) or sff (the CPU baseline). Default: gpu when a GPU is present, else sff.
-        #[arg(long)]
-        engine: Option<String>,
-        /// On gpu / emu: match all events in batches (the batched kernel) instead of one
-        /// launch per event.
-        #[arg(long)]
-        batched: bool,
-        /// GPU ordinal.
-        #[arg(long, default_value_t = 0)]
-        device: usize,
-    },
-    /// Writes a Table 1 workload as JSON Lines files.
-    Generate {
-        #[arg(long)]
-        out_subscriptions: PathBuf,
-        #[arg(long)]
-        out_events: PathBuf,
-        /// Filters per interface (±10%).
-        #[arg(long, default_value_t = 25_000)]
-        filters: usize,
-        #[arg(long, default_value_t = 10)]
-        interfaces: usize,
-        #[arg(long, default_value_t = 1000)]
-        events: usize,
-        #[arg(long, default_value_t = 100)]
-        names: usize,
-        /// Zipf-distributed names instead of uniform.
-        #[arg(long)]
-        zipf: bool,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-    },
-}
-
-pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
-    match cmd {
-        Cmd::Match {
-            subscriptions,
-            events,
-            engine,
-            batched,
-            device,
-        } => match_cmd(&subscriptions, &events, engine.as_deref(), batched, device),
-        Cmd::Generate {
-            out_subscriptions,
-            out_events,
-            filters,
-            interfaces,
-            events,
-            names,
-            zipf,
-            seed,
-        } => {
-            let p = Params {
-                filters_per_interface: (filters - filters / 10, filters + filters / 10),
-                interfaces,
-                events,
-                names,
-                name_dist: if zipf {
-                    NameDist::Zipf(1.0)
-                } else {
-                    NameDist::Uniform
-                },
-                ..Params::default()
-            };
-            let w = generate(&p, seed).map_err(bad_input)?;
-            let create = |p: &PathBuf| {
-                std::fs::File::create(p)
-                    .map(std::io::BufWriter::new)
-                    .with_context(|| format!("{}: cannot create", p.display()))
-            };
-            ccm::io::write_subscriptions(create(&out_subscriptions)?, &w.subscriptions)?;
-            ccm::io::write_events(create(&out_events)?, &w.events)?;
-            Ok(())
-        }
-    }
-}
-
-fn match_cmd(
-    subs_path: &std::path::Path,
-    events_path: &std::path::Path,
-    engine: Option<&str>,
-    batched: bool,
-    device: usize,
-) -> anyhow::Result<()> {
-    if let Some(e) = engine {
-        if !matches!(e, "gpu" | "emu" | "sff") {
-            return Err(bad_input(anyhow::anyhow!(
-                "unknown engine `{e}`: use gpu, emu or sff"
-            )));
-        }
-    }
-    let subs = ccm::io::load_subscriptions(subs_path).map_err(bad_input)?;
-    let events = ccm::io::load_events(events_path).map_err(bad_input)?;
-    let answers: Vec<Vec<InterfaceId>> = match engine {
-        Some("sff") => sff_answers(&subs, &events)?,
-        Some("emu") => kernel_answers(&Device::emulator(), &subs, &events, batched)?,
-        Some(_) => {
-            let dev = Device::gpu(device, ccm::PTX)
-                .context("opening the GPU (use --engine sff for the CPU)")?;
-            kernel_answers(&dev, &subs, &events, batched)?
-        }
-        None => match Device::gpu(device, ccm::PTX) {
-            Ok(dev) => kernel_answers(&dev, &subs, &events, batched)?,
-            Err(e) => {
-                eprintln!("note: no GPU ({e}); matching with the CPU engine sff");
-                sff_answers(&subs, &events)?
-            }
-        },
-    };
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    for a in answers {
-        let ids: Vec<u32> = a.iter().map(|i| i.0).collect();
-        writeln!(out, "{}", serde_json::to_string(&ids)?)?;
-    }
-    out.flush()?;
-    Ok(())
-}
-
-fn sff_answers(
-    subs: &[ccm::Subscription],
-    events: &[Event],
-) -> anyhow::Result<Vec<Vec<InterfaceId>>> {
-    let sff = Sff::build(subs).map_err(bad_input)?;
-    let mut s = sff.scratch();
-    Ok(events
-        .iter()
-        .map(|e| sff.match_event_with(e, &mut s))
-        .collect())
-}
-
-fn kernel_answers(
-    dev: &Device,
-    subs: &[ccm::Subscription],
-    events: &[Event],
-    batched: bool,
-) -> anyhow::Result<Vec<Vec<InterfaceId>>> {
-    let mut ccm = Ccm::new(
-        dev,
-        subs,
-        Config {
-            batch_tables: batched,
-            ..Config::low_latency()
-        },
-    )
-    .map_err(|e| match e {
-        ccm::CcmError::Layout(l) => bad_input(l),
-        other => anyhow::Error::new(other),
-    })?;
-    if batched {
-        Ok(ccm.match_batch(events)?)
-    } else {
-        events
-            .iter()
-            .map(|e| ccm.match_event(e).map_err(Into::into))
-            .collect()
-    }
 }

@@ -1,6 +1,6 @@
 //! The ddm paper's experiments (Lo, Chung & Pai, "Offloading Region Matching of Data
 //! Distribution Management with CUDA", §IV: Figs. 5–12), a scale-up series beyond the
-//! paper, and the `ddm match` / `ddm generate` subcommands.
+//! paper. The `ddm match` / `ddm generate` subcommands are in `users::ddm`.
 //!
 //! Each speedup figure and its time figure come from the same measurements, so they are
 //! one experiment here: `fig5_7` (uniform, RS = 10 x 10), `fig6_8` (uniform, 100 x 100),
@@ -29,14 +29,11 @@
 //! the `sort` baseline's on every workload, and its overlap count equals the baseline's
 //! after every step.
 
-use crate::bad_input;
 use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
 use anyhow::Context as _;
 use baselines::ddm::{Algorithm, DdmMatcher};
 use ddm_region::workload::{scale_up, Distribution, ScaleUpParams, Scenario, ScenarioParams};
-use ddm_region::{Approach, Device, Engine, GridSpec, Kind, Pair, Slices, UpdateBatch};
-use std::io::Write as _;
-use std::path::PathBuf;
+use ddm_region::{Approach, Device, Engine, GridSpec, Pair, Slices, UpdateBatch};
 use std::time::Instant;
 
 /// The paper's tables and figures, and the scale-up beyond it.
@@ -419,204 +416,6 @@ fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
             record_best_cpu(ctx, n as f64, &times);
         }
     }
-    Ok(())
-}
-
-/// `harness ddm ...`: the user's own regions.
-#[derive(clap::Subcommand, Debug)]
-pub enum Cmd {
-    /// Match publication and subscription regions: prints the number of overlapping
-    /// (publication, subscription) pairs, or with --pairs one `pub_id,sub_id` line per pair.
-    Match {
-        /// CSV with header `kind,id,lo0,hi0,lo1,hi1,...` (kind `pub` or `sub`; half-open
-        /// ranges [lo, hi) of unsigned 32-bit integers; any number of dimensions).
-        #[arg(long)]
-        regions: PathBuf,
-        /// gpu-region, gpu-region-sliced, gpu-grid, gpu-sweep, their emu-* twins, brute, grid,
-        /// sort, sbm or itm (default: gpu-sweep when a GPU is present, else sort).
-        #[arg(long)]
-        engine: Option<String>,
-        /// Print the pairs (ordered by publication, then subscription, by file order)
-        /// instead of their number.
-        #[arg(long)]
-        pairs: bool,
-        /// Threads of the CPU baselines (default: all cores).
-        #[arg(long)]
-        threads: Option<usize>,
-        /// Cell side of the grid engines: one value, or one per dimension, comma-separated
-        /// (default: the regions' mean side).
-        #[arg(long, value_delimiter = ',')]
-        cell_size: Vec<u32>,
-        /// GPU ordinal.
-        #[arg(long, default_value_t = 0)]
-        device: usize,
-    },
-    /// Write the regions of a §IV scenario (after `--steps` moves) as a CSV file.
-    Generate {
-        #[arg(long)]
-        out: PathBuf,
-        #[arg(long, default_value_t = 2048)]
-        regions: u32,
-        /// Side of every region (RS = size x size).
-        #[arg(long, default_value_t = 10)]
-        size: u32,
-        /// Scenario II: 20 % of the regions around three crowded areas.
-        #[arg(long)]
-        crowded: bool,
-        #[arg(long, default_value_t = 0)]
-        steps: u32,
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-    },
-}
-
-pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
-    match cmd {
-        Cmd::Match {
-            regions,
-            engine,
-            pairs,
-            threads,
-            cell_size,
-            device,
-        } => match_cmd(
-            &regions,
-            engine.as_deref(),
-            pairs,
-            threads,
-            &cell_size,
-            device,
-        ),
-        Cmd::Generate {
-            out,
-            regions,
-            size,
-            crowded,
-            steps,
-            seed,
-        } => {
-            let dist = if crowded {
-                Distribution::Crowded
-            } else {
-                Distribution::Uniform
-            };
-            let mut s = Scenario::new(ScenarioParams::paper(regions, size, dist), seed)
-                .map_err(bad_input)?;
-            for _ in 0..steps {
-                s.step();
-            }
-            let file = std::fs::File::create(&out)
-                .with_context(|| format!("{}: cannot create", out.display()))?;
-            let mut w = std::io::BufWriter::new(file);
-            ddm_region::io::write_regions(s.regions(), &mut w)?;
-            w.flush()?;
-            Ok(())
-        }
-    }
-}
-
-fn match_cmd(
-    path: &std::path::Path,
-    engine: Option<&str>,
-    want_pairs: bool,
-    threads: Option<usize>,
-    cell_size: &[u32],
-    device: usize,
-) -> anyhow::Result<()> {
-    let set = ddm_region::io::read_regions(path).map_err(bad_input)?;
-    let engine = match engine {
-        Some(e) => e.to_string(),
-        None if Device::gpu_count() > device && !ddm_region::PTX.is_empty() => {
-            "gpu-sweep".to_string()
-        }
-        None => "sort".to_string(),
-    };
-    let cell: Option<Vec<u32>> = match cell_size.len() {
-        0 => None,
-        1 => Some(vec![cell_size[0]; set.dims()]),
-        k if k == set.dims() => Some(cell_size.to_vec()),
-        k => {
-            return Err(bad_input(anyhow::anyhow!(
-                "--cell-size has {k} values; give 1 or {}",
-                set.dims()
-            )))
-        }
-    };
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let pub_ids = set.ids(Kind::Publication);
-    let sub_ids = set.ids(Kind::Subscription);
-    let print = |pairs: &[Pair], out: &mut dyn std::io::Write| -> std::io::Result<()> {
-        for p in pairs {
-            writeln!(
-                out,
-                "{},{}",
-                pub_ids[p.publication as usize], sub_ids[p.subscription as usize]
-            )?;
-        }
-        Ok(())
-    };
-    let cpu = |a: Algorithm| DdmMatcher::new(a, threads.unwrap_or_else(host_threads));
-    let (dev_kind, approach, slices) = match engine.split_once('-') {
-        None => {
-            let m = match engine.as_str() {
-                "brute" => cpu(Algorithm::Brute),
-                "grid" => cpu(Algorithm::Grid { cell }),
-                "sort" => cpu(Algorithm::Sort),
-                "sbm" => cpu(Algorithm::Sbm),
-                "itm" => cpu(Algorithm::Itm),
-                other => return Err(bad_input(anyhow::anyhow!("unknown engine `{other}`"))),
-            };
-            if want_pairs {
-                print(&m.pairs(&set), &mut out)?;
-            } else {
-                writeln!(out, "{}", m.count(&set))?;
-            }
-            out.flush()?;
-            return Ok(());
-        }
-        Some((d, a)) => {
-            let (approach, slices) = match a {
-                "region" => (Approach::Region, Slices::Paper),
-                "region-sliced" => (Approach::Region, Slices::Fill),
-                "grid" => (
-                    Approach::Grid(GridSpec::fit(&set, cell.as_deref()).map_err(bad_input)?),
-                    Slices::Paper,
-                ),
-                "sweep" => (Approach::Sweep, Slices::Paper),
-                _ => return Err(bad_input(anyhow::anyhow!("unknown engine `{engine}`"))),
-            };
-            (d, approach, slices)
-        }
-    };
-    let dev = match dev_kind {
-        "gpu" => Device::gpu(device, ddm_region::PTX).context("opening the GPU")?,
-        "emu" => Device::emulator(),
-        _ => return Err(bad_input(anyhow::anyhow!("unknown engine `{engine}`"))),
-    };
-    let mut e = Engine::new(&dev, approach, set.dims(), set.n_pub(), set.n_sub())?;
-    e.set_slices(slices);
-    e.step(&UpdateBatch::everything(&set), false)?;
-    if want_pairs {
-        if *e.approach() == Approach::Sweep {
-            // Streamed in windows: any number of pairs; each window ordered.
-            let mut err = None;
-            e.for_each_pair_batch(|b| {
-                let mut b = b.to_vec();
-                b.sort_unstable();
-                if let Err(x) = print(&b, &mut out) {
-                    err.get_or_insert(x);
-                }
-            })?;
-            if let Some(x) = err {
-                return Err(x.into());
-            }
-        } else {
-            print(&e.pairs()?, &mut out)?;
-        }
-    } else {
-        writeln!(out, "{}", e.count()?)?;
-    }
-    out.flush()?;
     Ok(())
 }
 

@@ -1,4 +1,5 @@
-//! One module per paper: its experiments and its subcommands for users' own data.
+//! One module per paper: its experiments (the subcommands for users' own data are in
+//! `users`).
 
 pub mod ccm;
 pub mod clcb;

@@ -1,0 +1,178 @@
+//! Engine names as `clap::ValueEnum`s: a misspelt `--engine` or `--engines` name is a
+//! usage error (exit code 2) that lists the names, instead of being ignored or checked by
+//! hand in each paper module.
+
+use clap::ValueEnum;
+
+/// The name clap parses and prints for a value of a [`ValueEnum`].
+pub fn name<E: ValueEnum>(e: &E) -> String {
+    e.to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default()
+}
+
+/// `harness ccm match --engine`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CcmEngine {
+    /// The paper's kernels on the GPU.
+    Gpu,
+    /// The same kernels on the host SIMT emulator (slow: for checking).
+    Emu,
+    /// The SFF-like CPU matcher (all cores).
+    Sff,
+}
+
+/// `harness clcb match --engine`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ClcbEngine {
+    /// The paper's kernels on the GPU.
+    Gpu,
+    /// The same kernels on the host SIMT emulator (slow: for checking).
+    Emu,
+    /// SFF with a location check (CPU, all cores).
+    Sff,
+    /// An R*-tree of the areas, then the content check (CPU, all cores).
+    Rtree,
+}
+
+/// `harness xml filter --engine`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum XmlEngine {
+    /// The stack kernels on the GPU (the kernel chosen per query set).
+    Gpu,
+    /// The paper's block kernel on the GPU.
+    GpuBlock,
+    /// Document segments on the GPU (one long document over many blocks).
+    GpuSeg,
+    /// The stack kernels on the host SIMT emulator (slow: for checking).
+    Emu,
+    /// The YFilter-like NFA (CPU).
+    Yfilter,
+}
+
+/// `harness ddm match --engine`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DdmEngine {
+    /// The paper's region-based approach on the GPU.
+    GpuRegion,
+    /// The region-based approach with its phase 3 sliced over block rows.
+    GpuRegionSliced,
+    /// The paper's grid-based approach on the GPU.
+    GpuGrid,
+    /// Sort and sweep on the GPU (beyond the paper).
+    GpuSweep,
+    /// `gpu-region` on the host SIMT emulator.
+    EmuRegion,
+    /// `gpu-region-sliced` on the host SIMT emulator.
+    EmuRegionSliced,
+    /// `gpu-grid` on the host SIMT emulator.
+    EmuGrid,
+    /// `gpu-sweep` on the host SIMT emulator.
+    EmuSweep,
+    /// Every pair tested (CPU).
+    Brute,
+    /// A grid of cells (CPU).
+    Grid,
+    /// Sort and sweep (CPU).
+    Sort,
+    /// Marzolla & D'Angelo's parallel sort-based matching (CPU).
+    Sbm,
+    /// Marzolla & D'Angelo's interval-tree matching (CPU).
+    Itm,
+}
+
+/// `harness run --engines`: every engine name an experiment asks [`crate::experiment::Ctx::wants`]
+/// about. An experiment that adds an engine adds its name here (a test checks that
+/// every name asked about is listed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RunEngine {
+    /// ccm, clcb, xml: the kernels on the GPU.
+    Gpu,
+    /// xml: the block kernel on the GPU.
+    GpuBlock,
+    /// xml: document segments on the GPU.
+    GpuSeg,
+    /// ccm, clcb, xml: the kernels on the host emulator.
+    Emu,
+    /// xml: document segments on the host emulator.
+    EmuSeg,
+    /// ccm, clcb: the SFF-like CPU matcher.
+    Sff,
+    /// clcb: the R*-tree CPU matcher.
+    Rtree,
+    /// xml: the YFilter-like NFA, one core.
+    Yfilter,
+    /// xml: the NFA over all cores.
+    YfilterMc,
+    /// ddm: region-based on the GPU.
+    GpuRegion,
+    /// ddm: region-based, phase 3 sliced, on the GPU.
+    GpuRegionSliced,
+    /// ddm: grid-based on the GPU.
+    GpuGrid,
+    /// ddm: sort and sweep on the GPU.
+    GpuSweep,
+    /// ddm: region-based on the emulator.
+    EmuRegion,
+    /// ddm: region-based, phase 3 sliced, on the emulator.
+    EmuRegionSliced,
+    /// ddm: grid-based on the emulator.
+    EmuGrid,
+    /// ddm: sort and sweep on the emulator.
+    EmuSweep,
+    /// ddm: brute force, one core.
+    Brute,
+    /// ddm: brute force, all cores.
+    BrutePar,
+    /// ddm: grid, one core.
+    Grid,
+    /// ddm: grid, all cores.
+    GridPar,
+    /// ddm: sort and sweep, one core.
+    Sort,
+    /// ddm: sort and sweep, all cores.
+    SortPar,
+    /// ddm: Marzolla & D'Angelo's parallel sort-based matching, one core.
+    Sbm,
+    /// ddm: the same on all cores.
+    SbmPar,
+    /// ddm: Marzolla & D'Angelo's interval-tree matching, one core.
+    Itm,
+    /// ddm: the same on all cores.
+    ItmPar,
+}
+
+impl RunEngine {
+    /// Whether `name` is one of the names.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn known(name: &str) -> bool {
+        RunEngine::from_str(name, false).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_the_kebab_case_names_the_experiments_and_commands_use() {
+        assert_eq!(name(&XmlEngine::GpuBlock), "gpu-block");
+        assert_eq!(name(&DdmEngine::EmuRegionSliced), "emu-region-sliced");
+        assert_eq!(name(&RunEngine::YfilterMc), "yfilter-mc");
+        assert!(RunEngine::known("sort-par"));
+        assert!(!RunEngine::known("bogus"));
+    }
+
+    #[test]
+    fn every_command_engine_is_also_a_run_engine() {
+        let all = CcmEngine::value_variants()
+            .iter()
+            .map(name)
+            .chain(ClcbEngine::value_variants().iter().map(name))
+            .chain(XmlEngine::value_variants().iter().map(name))
+            .chain(DdmEngine::value_variants().iter().map(name));
+        for n in all {
+            assert!(RunEngine::known(&n), "{n}");
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! `harness ccm match` and `harness ccm generate`: CCM (Margara & Cugola, DEBS 2011) on
+//! the user's own subscriptions and events.
+
+use super::{bad_lines, check_inputs, fallback_note, stream_lines, write_ids, Stats, StreamArgs};
+use crate::bad_input;
+use crate::engines::CcmEngine;
+use baselines::sff::Sff;
+use ccm::io::RawLines;
+use ccm::workload::{generate, NameDist, Params};
+use ccm::{Ccm, Config, Event, InterfaceId};
+use gpu_kernels::Device;
+use std::path::{Path, PathBuf};
+
+/// `harness ccm ...`: the user's own workloads.
+#[derive(clap::Subcommand, Debug)]
+pub enum Cmd {
+    /// Match events against subscriptions (JSON Lines); prints one line per event, the
+    /// JSON array of the matching interface ids, ascending.
+    #[command(after_help = super::BAD_LINE_RULE)]
+    Match {
+        /// Subscriptions file (`-`: standard input):
+        /// `{"interface": 3, "filter": [["temp", ">", 30], ["area", "=", "area1"]]}` per line.
+        #[arg(long)]
+        subscriptions: PathBuf,
+        /// Events file (`-`: standard input): `{"temp": 25, "area": "area1"}` per line.
+        #[arg(long)]
+        events: PathBuf,
+        /// Default: gpu when a GPU can be opened, else sff (with a note saying why).
+        #[arg(long, value_enum)]
+        engine: Option<CcmEngine>,
+        /// On gpu / emu: one launch per event (the paper's mode, the lowest latency per
+        /// event) instead of the batched kernel over each window.
+        #[arg(long)]
+        per_event: bool,
+        /// The batched kernel over each window (the default; kept for old scripts).
+        #[arg(long, hide = true, conflicts_with = "per_event")]
+        batched: bool,
+        #[command(flatten)]
+        stream: StreamArgs,
+        /// GPU ordinal.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+    },
+    /// Writes a Table 1 workload as JSON Lines files.
+    Generate {
+        #[arg(long)]
+        out_subscriptions: PathBuf,
+        #[arg(long)]
+        out_events: PathBuf,
+        /// Filters per interface (±10%).
+        #[arg(long, default_value_t = 25_000)]
+        filters: usize,
+        #[arg(long, default_value_t = 10)]
+        interfaces: usize,
+        #[arg(long, default_value_t = 1000)]
+        events: usize,
+        #[arg(long, default_value_t = 100)]
+        names: usize,
+        /// Zipf-distributed names instead of uniform.
+        #[arg(long)]
+        zipf: bool,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
+    match cmd {
+        Cmd::Match {
+            subscriptions,
+            events,
+            engine,
+            per_event,
+            batched: _,
+            stream,
+            device,
+        } => match_cmd(&subscriptions, &events, engine, per_event, &stream, device),
+        Cmd::Generate {
+            out_subscriptions,
+            out_events,
+            filters,
+            interfaces,
+            events,
+            names,
+            zipf,
+            seed,
+        } => {
+            let p = Params {
+                filters_per_interface: (filters - filters / 10, filters + filters / 10),
+                interfaces,
+                events,
+                names,
+                name_dist: if zipf {
+                    NameDist::Zipf(1.0)
+                } else {
+                    NameDist::Uniform
+                },
+                ..Params::default()
+            };
+            let w = generate(&p, seed).map_err(bad_input)?;
+            let mut s = super::create(&out_subscriptions)?;
+            ccm::io::write_subscriptions(&mut s, &w.subscriptions)?;
+            std::io::Write::flush(&mut s)?;
+            let mut e = super::create(&out_events)?;
+            ccm::io::write_events(&mut e, &w.events)?;
+            std::io::Write::flush(&mut e)?;
+            Ok(())
+        }
+    }
+}
+
+/// A window's events, parsed in parallel; errors as their messages.
+fn parse_window(file: &Path, lines: &RawLines) -> Vec<Result<Event, String>> {
+    ccm::io::parse_events_window(file, lines)
+        .into_iter()
+        .map(|r| r.map_err(|e| e.to_string()))
+        .collect()
+}
+
+fn format(a: &Vec<InterfaceId>, out: &mut Vec<u8>) {
+    write_ids(out, a.iter().map(|i| i.0));
+}
+
+fn match_cmd(
+    subs_path: &Path,
+    events_path: &Path,
+    engine: Option<CcmEngine>,
+    per_event: bool,
+    stream: &StreamArgs,
+    device: usize,
+) -> anyhow::Result<()> {
+    check_inputs(&[subs_path, events_path])?;
+    let mut stats = Stats::new(stream.stats);
+    let t0 = std::time::Instant::now();
+    let subs = ccm::io::load_subscriptions(subs_path).map_err(bad_input)?;
+    stats.add(
+        "load subscriptions",
+        t0.elapsed(),
+        format!("({} filters)", subs.len()),
+    );
+    let dev = match engine {
+        Some(CcmEngine::Sff) => None,
+        Some(CcmEngine::Emu) => Some(Device::emulator()),
+        Some(CcmEngine::Gpu) => Some(stats.time("open the GPU", || {
+            Device::gpu(device, ccm::PTX).map_err(|e| {
+                anyhow::Error::new(e).context("opening the GPU (use --engine sff for the CPU)")
+            })
+        })?),
+        None => match stats.time("open the GPU", || Device::gpu(device, ccm::PTX)) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                fallback_note(&e, "sff", "gpu");
+                None
+            }
+        },
+    };
+    let window = stream.window as usize;
+    let done = match &dev {
+        None => {
+            let sff = stats.time("build the index (sff)", || Sff::build(&subs));
+            let sff = sff.map_err(bad_input)?;
+            drop(subs);
+            stream_lines(
+                events_path,
+                window,
+                parse_window,
+                |evs| Ok(sff.match_parallel(evs)),
+                format,
+                &mut stats,
+            )?
+        }
+        Some(dev) => {
+            // Smaller blocks on the emulator (fewer OS threads per block); same kernels.
+            let cfg = match (dev.is_gpu(), per_event) {
+                (_, true) => Config::low_latency(),
+                (true, false) => Config {
+                    batch_tables: true,
+                    ..Config::default()
+                },
+                (false, false) => Config {
+                    batch_tables: true,
+                    block: 64,
+                    batch_events: 64,
+                    batch_chunk: 16,
+                    ..Config::default()
+                },
+            };
+            let t = std::time::Instant::now();
+            let mut ccm = Ccm::new(dev, &subs, cfg).map_err(|e| match e {
+                ccm::CcmError::Layout(l) => bad_input(l),
+                other => anyhow::Error::new(other),
+            })?;
+            dev.synchronize()?;
+            stats.add(
+                "build + upload tables",
+                t.elapsed(),
+                format!("({:.1} MB on the device)", ccm.device_bytes() as f64 / 1e6),
+            );
+            drop(subs);
+            stream_lines(
+                events_path,
+                window,
+                parse_window,
+                |evs| {
+                    if per_event {
+                        evs.iter()
+                            .map(|e| ccm.match_event(e).map_err(Into::into))
+                            .collect()
+                    } else {
+                        Ok(ccm.match_batch(evs)?)
+                    }
+                },
+                format,
+                &mut stats,
+            )?
+        }
+    };
+    stats.print(done.events, "events", done.bytes, done.wall);
+    bad_lines(&done)
+}

@@ -1,0 +1,228 @@
+//! `harness clcb match` and `harness clcb generate`: CLCB (Cugola & Margara, Middleware
+//! 2012) on the user's own subscriptions and events.
+
+use super::{bad_lines, check_inputs, fallback_note, stream_lines, write_ids, Stats, StreamArgs};
+use crate::bad_input;
+use crate::engines::ClcbEngine;
+use baselines::rtree::RTreeMatcher;
+use baselines::sff_location::SffLocation;
+use clcb::io::RawLines;
+use clcb::workload::{Params, Spatial, Workload};
+use clcb::{Engine, Event, Options, Subscriptions};
+use gpu_kernels::Device;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// `harness clcb ...`: the user's own workloads.
+#[derive(clap::Subcommand, Debug)]
+pub enum Cmd {
+    /// Match events against subscriptions; prints one line per event: the JSON array of
+    /// the matching subscription ids, ascending.
+    #[command(after_help = super::BAD_LINE_RULE)]
+    Match {
+        /// Subscriptions, JSON Lines (`-`: standard input), one filter per line:
+        /// {"subscription": 7, "filter": [["n1", "=", "a"]], "area": [x, y, r]}
+        #[arg(long)]
+        subscriptions: PathBuf,
+        /// Events, JSON Lines (`-`: standard input): {"loc": [x, y], "attrs": {"n1": "a"}}
+        #[arg(long)]
+        events: PathBuf,
+        /// Default: gpu when a GPU can be opened, else rtree (with a note saying why).
+        #[arg(long, value_enum)]
+        engine: Option<ClcbEngine>,
+        /// On gpu / emu: match one event at a time (the paper's mode) instead of the
+        /// batched kernels over each window (beyond the paper).
+        #[arg(long)]
+        per_event: bool,
+        /// The batched kernels over each window (the default; kept for old scripts).
+        #[arg(long, hide = true, conflicts_with = "per_event")]
+        batched: bool,
+        #[command(flatten)]
+        stream: StreamArgs,
+        /// GPU ordinal.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+    },
+    /// Write a generated workload (Table 1 parameters) as JSON Lines files.
+    Generate {
+        #[arg(long)]
+        out_subscriptions: PathBuf,
+        #[arg(long)]
+        out_events: PathBuf,
+        #[arg(long, default_value_t = 1000)]
+        subscriptions: usize,
+        #[arg(long, default_value_t = 100)]
+        events: usize,
+        /// Area covered by each filter, in percent.
+        #[arg(long, default_value_t = 0.01)]
+        area_percent: f64,
+        /// Zipf spatial distribution instead of uniform.
+        #[arg(long)]
+        zipf: bool,
+        /// Every filter's content holds for every event (Fig. 6b).
+        #[arg(long)]
+        all_match: bool,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
+    match cmd {
+        Cmd::Match {
+            subscriptions,
+            events,
+            engine,
+            per_event,
+            batched: _,
+            stream,
+            device,
+        } => match_cmd(&subscriptions, &events, engine, per_event, &stream, device),
+        Cmd::Generate {
+            out_subscriptions,
+            out_events,
+            subscriptions,
+            events,
+            area_percent,
+            zipf,
+            all_match,
+            seed,
+        } => {
+            let params = Params {
+                subscriptions,
+                events,
+                area_percent,
+                spatial: if zipf {
+                    Spatial::Zipf { s: 1.0 }
+                } else {
+                    Spatial::Uniform
+                },
+                all_match,
+                ..Params::default()
+            };
+            let w = Workload::new(params, seed);
+            let mut s = super::create(&out_subscriptions)?;
+            clcb::io::write_subscriptions(&mut s, w.subscriptions().as_slice())?;
+            std::io::Write::flush(&mut s)?;
+            let mut e = super::create(&out_events)?;
+            clcb::io::write_events(&mut e, &w.events())?;
+            std::io::Write::flush(&mut e)?;
+            Ok(())
+        }
+    }
+}
+
+/// A window's events, parsed in parallel; errors as their messages.
+fn parse_window(file: &Path, lines: &RawLines) -> Vec<Result<Event, String>> {
+    clcb::io::parse_events_window(file, lines)
+        .into_iter()
+        .map(|r| r.map_err(|e| e.to_string()))
+        .collect()
+}
+
+fn match_cmd(
+    subs_path: &Path,
+    events_path: &Path,
+    engine: Option<ClcbEngine>,
+    per_event: bool,
+    stream: &StreamArgs,
+    device: usize,
+) -> anyhow::Result<()> {
+    check_inputs(&[subs_path, events_path])?;
+    let mut stats = Stats::new(stream.stats);
+    let t0 = std::time::Instant::now();
+    let subs = Subscriptions::new(clcb::io::load_subscriptions(subs_path).map_err(bad_input)?);
+    stats.add(
+        "load subscriptions",
+        t0.elapsed(),
+        format!("({} subscriptions)", subs.len()),
+    );
+    let dev = match engine {
+        Some(ClcbEngine::Sff | ClcbEngine::Rtree) => None,
+        Some(ClcbEngine::Emu) => Some(Device::emulator()),
+        Some(ClcbEngine::Gpu) => Some(stats.time("open the GPU", || {
+            Device::gpu(device, clcb::PTX).map_err(|e| {
+                anyhow::Error::new(e).context("opening the GPU (use --engine rtree for the CPU)")
+            })
+        })?),
+        None => match stats.time("open the GPU", || Device::gpu(device, clcb::PTX)) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                fallback_note(&e, "rtree", "gpu");
+                None
+            }
+        },
+    };
+    // Answers are dense subscription indices; printed as the subscriptions' ids.
+    let format = |a: &Vec<u32>, out: &mut Vec<u8>| {
+        write_ids(out, a.iter().map(|&i| subs.id(i as usize).0));
+    };
+    let window = stream.window as usize;
+    let done = match (dev, engine) {
+        (None, Some(ClcbEngine::Sff)) => {
+            let m = stats.time("build the index (sff)", || SffLocation::build(&subs));
+            let matcher = |evs: &[Event]| {
+                Ok(evs
+                    .par_iter()
+                    .with_min_len(64)
+                    .map_init(|| m.scratch(), |s, e| m.match_indices_with(e, s))
+                    .collect())
+            };
+            stream_lines(
+                events_path,
+                window,
+                parse_window,
+                matcher,
+                format,
+                &mut stats,
+            )?
+        }
+        (None, _) => {
+            let m = stats.time("build the index (rtree)", || RTreeMatcher::build(&subs));
+            let matcher = |evs: &[Event]| {
+                Ok(evs
+                    .par_iter()
+                    .with_min_len(64)
+                    .map(|e| m.match_indices(e, &subs))
+                    .collect())
+            };
+            stream_lines(
+                events_path,
+                window,
+                parse_window,
+                matcher,
+                format,
+                &mut stats,
+            )?
+        }
+        (Some(dev), _) => {
+            let t = std::time::Instant::now();
+            let mut e = Engine::new(dev, &subs, Options::default())?;
+            e.synchronize()?;
+            stats.add(
+                "build + upload tables",
+                t.elapsed(),
+                format!("({:.1} MB on the device)", e.device_bytes() as f64 / 1e6),
+            );
+            let matcher = |evs: &[Event]| -> anyhow::Result<Vec<Vec<u32>>> {
+                if per_event {
+                    evs.iter()
+                        .map(|ev| Ok(e.match_indices(ev, None)?))
+                        .collect()
+                } else {
+                    Ok(e.match_batch(evs)?)
+                }
+            };
+            stream_lines(
+                events_path,
+                window,
+                parse_window,
+                matcher,
+                format,
+                &mut stats,
+            )?
+        }
+    };
+    stats.print(done.events, "events", done.bytes, done.wall);
+    bad_lines(&done)
+}

@@ -1,0 +1,216 @@
+//! `harness ddm match` and `harness ddm generate`: HLA DDM region matching (Lo, Chung &
+//! Pai) on the user's own regions.
+
+use super::fallback_note;
+use crate::bad_input;
+use crate::engines::DdmEngine;
+use anyhow::Context as _;
+use baselines::ddm::{Algorithm, DdmMatcher};
+use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
+use ddm_region::{Approach, Device, Engine, GridSpec, Kind, Pair, Slices, UpdateBatch};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// `harness ddm ...`: the user's own regions.
+#[derive(clap::Subcommand, Debug)]
+pub enum Cmd {
+    /// Match publication and subscription regions: prints the number of overlapping
+    /// (publication, subscription) pairs, or with --pairs one `pub_id,sub_id` line per pair.
+    Match {
+        /// CSV with header `kind,id,lo0,hi0,lo1,hi1,...` (kind `pub` or `sub`; half-open
+        /// ranges [lo, hi) of unsigned 32-bit integers; any number of dimensions);
+        /// `-`: standard input.
+        #[arg(long)]
+        regions: PathBuf,
+        /// Default: gpu-sweep when a GPU can be opened, else sort (with a note saying why).
+        #[arg(long, value_enum)]
+        engine: Option<DdmEngine>,
+        /// Print the pairs (ordered by publication, then subscription, by file order)
+        /// instead of their number.
+        #[arg(long)]
+        pairs: bool,
+        /// Threads of the CPU baselines (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Cell side of the grid engines: one value, or one per dimension, comma-separated
+        /// (default: the regions' mean side).
+        #[arg(long, value_delimiter = ',')]
+        cell_size: Vec<u32>,
+        /// GPU ordinal.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+    },
+    /// Write the regions of a §IV scenario (after `--steps` moves) as a CSV file.
+    Generate {
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 2048)]
+        regions: u32,
+        /// Side of every region (RS = size x size).
+        #[arg(long, default_value_t = 10)]
+        size: u32,
+        /// Scenario II: 20 % of the regions around three crowded areas.
+        #[arg(long)]
+        crowded: bool,
+        #[arg(long, default_value_t = 0)]
+        steps: u32,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
+    match cmd {
+        Cmd::Match {
+            regions,
+            engine,
+            pairs,
+            threads,
+            cell_size,
+            device,
+        } => match_cmd(&regions, engine, pairs, threads, &cell_size, device),
+        Cmd::Generate {
+            out,
+            regions,
+            size,
+            crowded,
+            steps,
+            seed,
+        } => {
+            let dist = if crowded {
+                Distribution::Crowded
+            } else {
+                Distribution::Uniform
+            };
+            let mut s = Scenario::new(ScenarioParams::paper(regions, size, dist), seed)
+                .map_err(bad_input)?;
+            for _ in 0..steps {
+                s.step();
+            }
+            let mut w = super::create(&out)?;
+            ddm_region::io::write_regions(s.regions(), &mut w)?;
+            w.flush()?;
+            Ok(())
+        }
+    }
+}
+
+fn host_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn match_cmd(
+    path: &Path,
+    engine: Option<DdmEngine>,
+    want_pairs: bool,
+    threads: Option<usize>,
+    cell_size: &[u32],
+    device: usize,
+) -> anyhow::Result<()> {
+    let set = ddm_region::io::read_regions(path).map_err(bad_input)?;
+    let mut gpu = None;
+    let engine = match engine {
+        Some(e) => e,
+        None => match Device::gpu(device, ddm_region::PTX) {
+            Ok(d) => {
+                gpu = Some(d);
+                DdmEngine::GpuSweep
+            }
+            Err(e) => {
+                fallback_note(&e, "sort", "gpu-sweep");
+                DdmEngine::Sort
+            }
+        },
+    };
+    let cell: Option<Vec<u32>> = match cell_size.len() {
+        0 => None,
+        1 => Some(vec![cell_size[0]; set.dims()]),
+        k if k == set.dims() => Some(cell_size.to_vec()),
+        k => {
+            return Err(bad_input(anyhow::anyhow!(
+                "--cell-size has {k} values; give 1 or {}",
+                set.dims()
+            )))
+        }
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let pub_ids = set.ids(Kind::Publication);
+    let sub_ids = set.ids(Kind::Subscription);
+    let print = |pairs: &[Pair], out: &mut dyn std::io::Write| -> std::io::Result<()> {
+        for p in pairs {
+            writeln!(
+                out,
+                "{},{}",
+                pub_ids[p.publication as usize], sub_ids[p.subscription as usize]
+            )?;
+        }
+        Ok(())
+    };
+    let cpu = |a: Algorithm| DdmMatcher::new(a, threads.unwrap_or_else(host_threads));
+    use DdmEngine as D;
+    let cpu_matcher = match engine {
+        D::Brute => Some(cpu(Algorithm::Brute)),
+        D::Grid => Some(cpu(Algorithm::Grid { cell: cell.clone() })),
+        D::Sort => Some(cpu(Algorithm::Sort)),
+        D::Sbm => Some(cpu(Algorithm::Sbm)),
+        D::Itm => Some(cpu(Algorithm::Itm)),
+        _ => None,
+    };
+    if let Some(m) = cpu_matcher {
+        if want_pairs {
+            print(&m.pairs(&set), &mut out)?;
+        } else {
+            writeln!(out, "{}", m.count(&set))?;
+        }
+        out.flush()?;
+        return Ok(());
+    }
+    let grid = || -> anyhow::Result<Approach> {
+        Ok(Approach::Grid(
+            GridSpec::fit(&set, cell.as_deref()).map_err(bad_input)?,
+        ))
+    };
+    let (on_gpu, approach, slices) = match engine {
+        D::GpuRegion => (true, Approach::Region, Slices::Paper),
+        D::GpuRegionSliced => (true, Approach::Region, Slices::Fill),
+        D::GpuGrid => (true, grid()?, Slices::Paper),
+        D::GpuSweep => (true, Approach::Sweep, Slices::Paper),
+        D::EmuRegion => (false, Approach::Region, Slices::Paper),
+        D::EmuRegionSliced => (false, Approach::Region, Slices::Fill),
+        D::EmuGrid => (false, grid()?, Slices::Paper),
+        D::EmuSweep | D::Brute | D::Grid | D::Sort | D::Sbm | D::Itm => {
+            (false, Approach::Sweep, Slices::Paper)
+        }
+    };
+    let dev = match (on_gpu, gpu) {
+        (true, Some(d)) => d,
+        (true, None) => Device::gpu(device, ddm_region::PTX)
+            .context("opening the GPU (use --engine sort for the CPU)")?,
+        (false, _) => Device::emulator(),
+    };
+    let mut e = Engine::new(&dev, approach, set.dims(), set.n_pub(), set.n_sub())?;
+    e.set_slices(slices);
+    e.step(&UpdateBatch::everything(&set), false)?;
+    if want_pairs {
+        if *e.approach() == Approach::Sweep {
+            // Streamed in windows: any number of pairs; each window ordered.
+            let mut err = None;
+            e.for_each_pair_batch(|b| {
+                let mut b = b.to_vec();
+                b.sort_unstable();
+                if let Err(x) = print(&b, &mut out) {
+                    err.get_or_insert(x);
+                }
+            })?;
+            if let Some(x) = err {
+                return Err(x.into());
+            }
+        } else {
+            print(&e.pairs()?, &mut out)?;
+        }
+    } else {
+        writeln!(out, "{}", e.count()?)?;
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,303 @@
+//! Users' own workloads: `harness ccm|clcb match`, `harness xml filter|generate`,
+//! `harness ddm match`, `harness ccm|clcb|ddm generate`.
+//!
+//! What they share lives here: `-` for standard input, the note printed when the GPU
+//! cannot be opened and a CPU engine is used instead, `--stats`, and the streaming of a
+//! JSON Lines events file in windows ([`stream_lines`]): the events of a window are read
+//! and parsed (in parallel, on a reader thread, while the previous window is matched),
+//! matched as one batch, and their answers written in input order and flushed, so memory
+//! is bounded by the subscriptions plus a few windows whatever the length of the stream,
+//! and a reader of the pipe sees answers as they come.
+//!
+//! Bad input inside a stream: a bad event line is reported on standard error as
+//! `file:line[:column]: reason`, its output line is `null` (so output line N always
+//! answers input line N), the other events are matched, and the exit code is 2 at the
+//! end. A bad XML document is reported the same way and skipped (each output line names
+//! its document).
+
+pub mod ccm;
+pub mod clcb;
+pub mod ddm;
+pub mod xml;
+
+use crate::bad_input;
+use ::ccm::io::{LineReader, RawLines};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The rule for bad input inside a stream, for `--help`.
+pub const BAD_LINE_RULE: &str = "A bad event line is reported on standard error as \
+file:line:column and the reason; its output line is `null`, so output line N always answers \
+input line N. The other events are matched, and the exit code is 2 at the end. `-` reads \
+standard input.";
+
+/// `--window` and `--stats`, shared by the streaming commands.
+#[derive(clap::Args, Debug, Clone)]
+pub struct StreamArgs {
+    /// Events per window: each window is read, matched as one batch, written and flushed
+    /// before the next is matched. Memory holds a few windows, whatever the stream's length;
+    /// 1 answers each event as soon as it arrives (interactive use).
+    #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub window: u64,
+    /// Print times on standard error: loading, building the index, uploading, reading,
+    /// matching and writing, with events (or MB) per second and the peak memory.
+    #[arg(long)]
+    pub stats: bool,
+}
+
+/// Checks the inputs before anything slow starts: at most one is standard input (`-`),
+/// and every file can be opened.
+pub fn check_inputs(paths: &[&Path]) -> anyhow::Result<()> {
+    if paths.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
+        return Err(bad_input(anyhow::anyhow!(
+            "only one input can be standard input (`-`)"
+        )));
+    }
+    for p in paths.iter().filter(|p| p.as_os_str() != "-") {
+        std::fs::File::open(p).map_err(|source| {
+            bad_input(::ccm::io::IoError::Read {
+                file: p.to_path_buf(),
+                source,
+            })
+        })?;
+    }
+    Ok(())
+}
+
+/// The one note printed when the GPU cannot be opened and a CPU engine is used instead:
+/// the reason and what to do about it.
+pub fn fallback_note(e: &gpu_kernels::GpuError, cpu: &str, gpu: &str) {
+    eprintln!(
+        "note: the GPU cannot be used ({e}); matching with the CPU engine `{cpu}` instead. \
+         Pass `--engine {cpu}` to choose it (and drop this note), or `--engine {gpu}` to make \
+         a missing GPU an error; on the GPU machine, see README.md \"On the GPU machine\"."
+    );
+}
+
+/// Phase times for `--stats`, printed on standard error.
+pub struct Stats {
+    on: bool,
+    phases: Vec<(String, Duration, String)>,
+}
+
+impl Stats {
+    pub fn new(on: bool) -> Stats {
+        Stats {
+            on,
+            phases: Vec::new(),
+        }
+    }
+
+    /// Runs `f` as phase `name`.
+    pub fn time<T>(&mut self, name: &str, f: impl FnOnce() -> T) -> T {
+        let t0 = Instant::now();
+        let r = f();
+        self.add(name, t0.elapsed(), String::new());
+        r
+    }
+
+    /// Adds `d` to phase `name` (created on first use), with a note.
+    pub fn add(&mut self, name: &str, d: Duration, note: String) {
+        if let Some(p) = self.phases.iter_mut().find(|p| p.0 == name) {
+            p.1 += d;
+            if !note.is_empty() {
+                p.2 = note;
+            }
+        } else {
+            self.phases.push((name.to_string(), d, note));
+        }
+    }
+
+    /// Prints the phases, then the stream's throughput: `items` of `unit` and `bytes`
+    /// of input in `wall`.
+    pub fn print(&self, items: u64, unit: &str, bytes: u64, wall: Duration) {
+        if !self.on {
+            return;
+        }
+        for (name, d, note) in &self.phases {
+            eprintln!("stats: {name:<24} {:>9.3} s  {note}", d.as_secs_f64());
+        }
+        let s = wall.as_secs_f64().max(1e-9);
+        eprintln!(
+            "stats: {:<24} {:>9.3} s  {items} {unit}, {:.0} {unit}/s, {:.1} MB/s of input",
+            "stream (end to end)",
+            s,
+            items as f64 / s,
+            bytes as f64 / 1e6 / s
+        );
+        if let Some(kb) = peak_rss_kb() {
+            eprintln!("stats: {:<24} {:>9.1} MB", "peak RSS", kb as f64 / 1e3);
+        }
+    }
+}
+
+/// The process's peak resident set (VmHWM), in kB, where /proc tells it.
+pub fn peak_rss_kb() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Appends `[a,b,c]` (ascending ids as given) to `out`.
+pub fn write_ids(out: &mut Vec<u8>, ids: impl IntoIterator<Item = u32>) {
+    let mut buf = itoa::Buffer::new();
+    out.push(b'[');
+    for (i, id) in ids.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(buf.format(id).as_bytes());
+    }
+    out.push(b']');
+}
+
+/// A parsed window: one result per line (an error is its message), and the bytes read.
+struct Parsed<E> {
+    items: Vec<Result<E, String>>,
+    bytes: usize,
+}
+
+/// What [`stream_lines`] did.
+pub struct Streamed {
+    pub events: u64,
+    pub bad: u64,
+    pub bytes: u64,
+    pub wall: Duration,
+}
+
+/// Streams the JSON Lines file `path` (`-`: standard input) window by window: a reader
+/// thread reads `window` lines and parses them with `parse` (one result per line) while
+/// the previous window is matched; `matcher` matches a window's good events as one batch
+/// (one answer per event); `format` appends an answer to the output (without the line
+/// end). Each window's lines are written in input order (`null` for a bad line, which is
+/// reported on standard error) and flushed. Bad lines make the result an error (exit code
+/// 2) at the end, after every line is answered.
+pub fn stream_lines<E: Send + 'static, A>(
+    path: &Path,
+    window: usize,
+    parse: fn(&Path, &RawLines) -> Vec<Result<E, String>>,
+    mut matcher: impl FnMut(&[E]) -> anyhow::Result<Vec<A>>,
+    format: impl Fn(&A, &mut Vec<u8>),
+    stats: &mut Stats,
+) -> anyhow::Result<Streamed> {
+    let file: PathBuf = ::ccm::io::display_path(path);
+    let reader = ::ccm::io::open_input(path).map_err(bad_input)?;
+    let t0 = Instant::now();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<anyhow::Result<Parsed<E>>>(1);
+    // Not joined on an early return (an error writing the output): the thread may be
+    // blocked reading standard input, and ends with the process.
+    let producer = std::thread::spawn(move || {
+        let mut lines = LineReader::new(file.clone(), reader);
+        let mut raw = RawLines::default();
+        let mut busy = Duration::ZERO;
+        loop {
+            let t = Instant::now();
+            if let Err(e) = lines.read_window(window, &mut raw) {
+                let _ = tx.send(Err(bad_input(e)));
+                break;
+            }
+            if raw.is_empty() {
+                break;
+            }
+            let items = parse(&file, &raw);
+            busy += t.elapsed();
+            if tx
+                .send(Ok(Parsed {
+                    items,
+                    bytes: raw.bytes(),
+                }))
+                .is_err()
+            {
+                break;
+            }
+        }
+        busy
+    });
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    let mut buf = Vec::new();
+    let mut done = Streamed {
+        events: 0,
+        bad: 0,
+        bytes: 0,
+        wall: Duration::ZERO,
+    };
+    let (mut t_match, mut t_write, mut waited) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    loop {
+        let t = Instant::now();
+        let Ok(msg) = rx.recv() else { break };
+        waited += t.elapsed();
+        let w = msg?;
+        done.bytes += w.bytes as u64;
+        done.events += w.items.len() as u64;
+        let mut good = Vec::with_capacity(w.items.len());
+        let mut errors: Vec<Option<String>> = Vec::with_capacity(w.items.len());
+        for item in w.items {
+            match item {
+                Ok(e) => {
+                    good.push(e);
+                    errors.push(None);
+                }
+                Err(m) => errors.push(Some(m)),
+            }
+        }
+        let t = Instant::now();
+        let answers = matcher(&good)?;
+        anyhow::ensure!(
+            answers.len() == good.len(),
+            "the engine gave {} answers for {} events",
+            answers.len(),
+            good.len()
+        );
+        t_match += t.elapsed();
+        let t = Instant::now();
+        buf.clear();
+        let mut next = answers.iter();
+        for e in errors {
+            match e {
+                None => format(next.next().expect("one answer per event"), &mut buf),
+                Some(m) => {
+                    done.bad += 1;
+                    eprintln!("{m}");
+                    buf.extend_from_slice(b"null");
+                }
+            }
+            buf.push(b'\n');
+        }
+        out.write_all(&buf)?;
+        out.flush()?;
+        t_write += t.elapsed();
+    }
+    let busy = producer.join().unwrap_or_default();
+    done.wall = t0.elapsed();
+    stats.add(
+        "read + parse events",
+        busy,
+        "(reader thread, overlaps matching)".into(),
+    );
+    stats.add("waiting for input", waited, String::new());
+    stats.add("match", t_match, String::new());
+    stats.add("format + write", t_write, String::new());
+    Ok(done)
+}
+
+/// The error for a stream with bad lines (exit code 2), after all of them are answered.
+pub fn bad_lines(s: &Streamed) -> anyhow::Result<()> {
+    if s.bad > 0 {
+        return Err(bad_input(anyhow::anyhow!(
+            "{} of {} event line(s) were bad (reported above; their output lines are `null`)",
+            s.bad,
+            s.events
+        )));
+    }
+    Ok(())
+}
+
+/// Creates `path` for writing (buffered), naming it in the error.
+pub fn create(path: &Path) -> anyhow::Result<std::io::BufWriter<std::fs::File>> {
+    use anyhow::Context as _;
+    std::fs::File::create(path)
+        .map(std::io::BufWriter::new)
+        .with_context(|| format!("{}: cannot create", path.display()))
+}

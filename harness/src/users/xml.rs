@@ -1,0 +1,574 @@
+//! `harness xml filter` and `harness xml generate`: holistic XML twig filtering
+//! (Absalyamov, Moussalli, Najjar & Tsotras) on the user's own documents and queries,
+//! and the paper's workloads (§5) written out as files.
+
+use super::{fallback_note, write_ids, Stats};
+use crate::bad_input;
+use crate::engines::XmlEngine;
+use baselines::yfilter::Yfilter;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use xml_twig::engine::segment_events;
+use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
+use xml_twig::{io, Device, Document, Engine, EngineConfig, KernelKind, Matches, ProfileSet};
+
+/// The rule for bad documents, for `--help`.
+const BAD_DOCUMENT_RULE: &str = "A document that cannot be read, or is not well-formed XML, or \
+is in an unsupported encoding, is reported on standard error as file:line:column and the reason, \
+and skipped (it has no output line); the other documents are filtered, and the exit code is 2 at \
+the end. Documents are read and filtered in windows (--window), so memory holds a few windows \
+whatever the number of documents. Encodings: UTF-8, UTF-16 (LE/BE) and those of the WHATWG \
+Encoding Standard named by the XML declaration (ISO-8859-1, windows-1252, Shift_JIS, ...). \
+`-` reads standard input (one document, or the query file).";
+
+/// `harness xml ...`: the user's own workloads.
+#[derive(clap::Subcommand, Debug)]
+pub enum Cmd {
+    /// Filter XML documents against twig queries; one JSON line per document:
+    /// {"doc": "<path>", "matches": [query ids ascending]}. Query ids are 0-based line
+    /// numbers of the query file.
+    #[command(after_help = BAD_DOCUMENT_RULE)]
+    Filter {
+        /// Query file (`-`: standard input): one twig per line (e.g.
+        /// /dblp/article[author][.//year]//title).
+        #[arg(long)]
+        queries: String,
+        /// Default: gpu when a GPU can be opened, else yfilter (with a note saying why).
+        #[arg(long, value_enum)]
+        engine: Option<XmlEngine>,
+        /// yfilter: filter documents on this many threads (document-parallel mode).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Documents per window (a window also ends at 64 MB of documents): each window is
+        /// read, filtered as one batch, written and flushed before the next.
+        #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        window: u64,
+        /// Print times on standard error (loading, compiling, uploading, reading, filtering,
+        /// writing), with documents and MB per second and the peak memory.
+        #[arg(long)]
+        stats: bool,
+        /// GPU ordinal.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
+        /// XML documents (`-`: one document from standard input).
+        #[arg(required = true)]
+        docs: Vec<String>,
+    },
+    /// Write one of the paper's workloads (§5) as files: DIR/queries.txt (one twig per
+    /// line) and DIR/doc-NNNNN.xml, so that `xml filter --queries DIR/queries.txt
+    /// DIR/doc-*.xml` reruns it. With --figure, the figure's fixed parameters and its
+    /// document seed are used, as `harness run xml <figure>` does at that point (--quick:
+    /// at its quick sizes); the other flags pick the point.
+    Generate {
+        /// Output directory (created).
+        #[arg(long)]
+        out: PathBuf,
+        /// The experiment whose workload to write (default: custom, every parameter from
+        /// the flags, documents seeded with --seed).
+        #[arg(long, value_enum, default_value_t = Figure::Custom)]
+        figure: Figure,
+        /// Number of queries (fig7, fig9, fig10: the x axis; fig8: 256, fig11: 128).
+        #[arg(long)]
+        queries: Option<usize>,
+        /// Query length in nodes: 5, 10 or 15 (fig7, fig9, fig11: a series or the x axis;
+        /// fig8: 10, fig10: 5).
+        #[arg(long)]
+        length: Option<usize>,
+        /// Probability of `*` and of `//` at each step (fig8: a series; fig7: 0.3, fig9,
+        /// fig10: 0.5, fig11: 0.1).
+        #[arg(long)]
+        p: Option<f64>,
+        /// Split points of a query (default: the paper's for the length: 1, 3 or 6).
+        #[arg(long)]
+        splits: Option<usize>,
+        /// Number of documents (fig7, fig8: 1; fig9, fig10a, fig11a: 500; fig10b, fig11b: 1000).
+        #[arg(long)]
+        docs: Option<usize>,
+        /// Size of each document in kB (fig8: the x axis; fig7: 1024; batches: 25 kB).
+        #[arg(long)]
+        doc_kb: Option<usize>,
+        /// The experiment's seed (its first is 1).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The sizes `harness run --quick` uses (fewer queries and documents, small documents).
+        #[arg(long)]
+        quick: bool,
+    },
+}
+
+/// The experiments whose workloads `xml generate --figure` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Figure {
+    Fig7,
+    Fig8,
+    Fig9,
+    Fig10a,
+    Fig10b,
+    Fig11a,
+    Fig11b,
+    Custom,
+}
+
+pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
+    match cmd {
+        Cmd::Filter {
+            queries,
+            engine,
+            threads,
+            window,
+            stats,
+            device,
+            docs,
+        } => filter_cmd(
+            &queries,
+            engine,
+            threads,
+            window as usize,
+            stats,
+            device,
+            docs,
+        ),
+        Cmd::Generate {
+            out,
+            figure,
+            queries,
+            length,
+            p,
+            splits,
+            docs,
+            doc_kb,
+            seed,
+            quick,
+        } => {
+            let w = Workload::of(
+                figure, queries, length, p, splits, docs, doc_kb, seed, quick,
+            )?;
+            w.write(&out)
+        }
+    }
+}
+
+/// One workload of §5: queries and documents, and their seeds.
+#[derive(Debug, PartialEq)]
+struct Workload {
+    params: QueryParams,
+    queries: usize,
+    query_seed: u64,
+    docs: usize,
+    doc_bytes: usize,
+    doc_seed: u64,
+}
+
+impl Workload {
+    /// The workload of `figure` at the point the flags pick; the fixed parameters and the
+    /// document seed of each figure are those of `papers::xml` (fig7 ... fig11b).
+    #[allow(clippy::too_many_arguments)]
+    fn of(
+        figure: Figure,
+        queries: Option<usize>,
+        length: Option<usize>,
+        p: Option<f64>,
+        splits: Option<usize>,
+        docs: Option<usize>,
+        doc_kb: Option<usize>,
+        seed: u64,
+        quick: bool,
+    ) -> anyhow::Result<Workload> {
+        // (queries, length, p, docs, kB per document (0: the batch size), document seed)
+        let (q, len, pp, n, kb, doc_seed) = match figure {
+            Figure::Fig7 => (512, 10, 0.3, 1, 1024, seed ^ 0x5eed),
+            Figure::Fig8 => {
+                let kb = doc_kb.unwrap_or(256);
+                (256, 10, 0.3, 1, kb, seed ^ kb as u64)
+            }
+            Figure::Fig9 => (512, 10, 0.5, 500, 0, seed ^ 0xba7c),
+            Figure::Fig10a => (512, 5, 0.5, 500, 0, seed ^ 0x10),
+            Figure::Fig10b => (512, 5, 0.5, 1000, 0, seed ^ 0x10),
+            Figure::Fig11a => (128, 10, 0.1, 500, 0, seed ^ 0x11),
+            Figure::Fig11b => (128, 10, 0.1, 1000, 0, seed ^ 0x11),
+            Figure::Custom => (256, 10, 0.3, 1, 256, seed),
+        };
+        let fixed = |what: &str, given: bool| -> anyhow::Result<()> {
+            if given {
+                return Err(bad_input(anyhow::anyhow!(
+                    "{figure:?} fixes {what}; leave out that flag (or use --figure custom)"
+                )));
+            }
+            Ok(())
+        };
+        let custom = figure == Figure::Custom;
+        if !custom {
+            fixed("the number of documents", docs.is_some())?;
+            fixed("the split points", splits.is_some())?;
+        }
+        if matches!(figure, Figure::Fig8 | Figure::Fig11a | Figure::Fig11b) {
+            fixed("the number of queries", queries.is_some())?;
+        }
+        if matches!(figure, Figure::Fig8 | Figure::Fig10a | Figure::Fig10b) {
+            fixed("the query length", length.is_some())?;
+        }
+        if !matches!(figure, Figure::Fig8 | Figure::Custom) {
+            fixed("the share of * and //", p.is_some())?;
+            fixed("the document size", doc_kb.is_some())?;
+        }
+        let len = length.unwrap_or(len);
+        let p = p.unwrap_or(pp);
+        if !(0.0..=1.0).contains(&p) || len == 0 {
+            return Err(bad_input(anyhow::anyhow!(
+                "--length must be at least 1 and --p within 0..=1"
+            )));
+        }
+        let mut params = QueryParams::paper(len, p);
+        if let Some(s) = splits {
+            params.splits = s;
+        }
+        let q = queries.unwrap_or(q);
+        let n = docs.unwrap_or(n);
+        let kb = if custom { doc_kb.unwrap_or(kb) } else { kb };
+        // The experiments' sizes (papers::xml::Sizes), full or quick.
+        let queries = if quick { (q / 32).max(2) } else { q };
+        let docs = if quick && n > 1 { (n / 250).max(2) } else { n };
+        let doc_bytes = match (kb, quick) {
+            (0, false) => 25_000,
+            (0, true) => 1_000,
+            (kb, false) => kb * 1024,
+            (kb, true) => kb.max(512),
+        };
+        Ok(Workload {
+            params,
+            queries,
+            query_seed: seed,
+            docs,
+            doc_bytes,
+            doc_seed,
+        })
+    }
+
+    /// Writes `dir/queries.txt` and the documents.
+    fn write(&self, dir: &std::path::Path) -> anyhow::Result<()> {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            anyhow::Error::new(e).context(format!("{}: cannot create", dir.display()))
+        })?;
+        let mut q = super::create(&dir.join("queries.txt"))?;
+        for query in QueryGenerator::new(self.params.clone(), self.query_seed).queries(self.queries)
+        {
+            writeln!(q, "{query}")?;
+        }
+        q.flush()?;
+        let mut g = DblpGenerator::new(self.doc_seed);
+        for i in 0..self.docs {
+            let mut d = super::create(&dir.join(format!("doc-{i:05}.xml")))?;
+            d.write_all(g.document(self.doc_bytes).as_bytes())?;
+            d.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// A window of documents: each path with its document or the error's message.
+struct DocWindow {
+    docs: Vec<(String, Result<Document, String>)>,
+    bytes: usize,
+}
+
+/// A window ends at this many bytes of documents (or `--window` documents).
+const WINDOW_BYTES: usize = 64 << 20;
+
+fn filter_cmd(
+    queries: &str,
+    engine: Option<XmlEngine>,
+    threads: Option<usize>,
+    window: usize,
+    stats_on: bool,
+    device: usize,
+    paths: Vec<String>,
+) -> anyhow::Result<()> {
+    let stdin_inputs =
+        usize::from(queries == "-") + paths.iter().filter(|p| p.as_str() == "-").count();
+    if stdin_inputs > 1 {
+        return Err(bad_input(anyhow::anyhow!(
+            "only one input can be standard input (`-`)"
+        )));
+    }
+    let mut stats = Stats::new(stats_on);
+    let t = Instant::now();
+    let qname = if queries == "-" { "<stdin>" } else { queries };
+    let bytes = io::read_file(queries).map_err(bad_input)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| bad_input(anyhow::anyhow!("{qname}: not valid UTF-8")))?;
+    let set = io::parse_query_file(qname, &text).map_err(bad_input)?;
+    stats.add(
+        "load queries",
+        t.elapsed(),
+        format!("({} queries)", set.len()),
+    );
+    let profiles = stats.time("compile queries", || ProfileSet::compile(&set));
+    let profiles = profiles.map_err(bad_input)?;
+    let y = Yfilter::new(&profiles);
+    let kernel = |k| (k, false);
+    let (dev, kind) = match engine {
+        Some(XmlEngine::Yfilter) => (None, None),
+        Some(XmlEngine::Emu) => (Some(Device::emulator()), Some(kernel(KernelKind::Auto))),
+        Some(e) => {
+            let d = stats.time("open the GPU", || Device::gpu(device, xml_twig::PTX));
+            let d = d.map_err(|e| {
+                anyhow::Error::new(e).context("opening the GPU (use --engine yfilter for the CPU)")
+            })?;
+            let k = match e {
+                XmlEngine::GpuBlock => (KernelKind::Block, false),
+                XmlEngine::GpuSeg => (KernelKind::Auto, true),
+                _ => (KernelKind::Auto, false),
+            };
+            (Some(d), Some(k))
+        }
+        None => match stats.time("open the GPU", || Device::gpu(device, xml_twig::PTX)) {
+            Ok(d) => (Some(d), Some(kernel(KernelKind::Auto))),
+            Err(e) => {
+                fallback_note(&e, "yfilter", "gpu");
+                (None, None)
+            }
+        },
+    };
+    let mut kernels = match (dev, kind) {
+        (Some(dev), Some((kernel, segmented))) => {
+            let t = Instant::now();
+            let e = Engine::new(
+                dev,
+                &profiles,
+                EngineConfig {
+                    kernel,
+                    ..EngineConfig::default()
+                },
+            )?;
+            e.device().synchronize()?;
+            stats.add("build + upload tables", t.elapsed(), String::new());
+            Some((e, segmented))
+        }
+        _ => None,
+    };
+
+    // The reader thread: reads and parses a window of documents (in parallel) while the
+    // previous one is filtered. Not joined on an early return (it ends with the process).
+    let dict = profiles.dict.clone();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<DocWindow>(1);
+    let t0 = Instant::now();
+    let producer = std::thread::spawn(move || {
+        use rayon::prelude::*;
+        let mut busy = Duration::ZERO;
+        let mut next = paths.into_iter().peekable();
+        while next.peek().is_some() {
+            let t = Instant::now();
+            let mut raw = Vec::new();
+            let mut bytes = 0;
+            while raw.len() < window && bytes < WINDOW_BYTES {
+                let Some(p) = next.next() else { break };
+                let r = io::read_file(&p).map_err(|e| format!("{:#}", anyhow::Error::new(e)));
+                bytes += r.as_ref().map_or(0, Vec::len);
+                raw.push((p, r));
+            }
+            let docs: Vec<(String, Result<Document, String>)> = raw
+                .into_par_iter()
+                .map(|(p, r)| {
+                    let name = if p == "-" { "<stdin>" } else { p.as_str() };
+                    let d = r.and_then(|b| {
+                        io::parse_document(name, &b, &dict).map_err(|e| e.to_string())
+                    });
+                    (p, d)
+                })
+                .collect();
+            busy += t.elapsed();
+            if tx.send(DocWindow { docs, bytes }).is_err() {
+                break;
+            }
+        }
+        busy
+    });
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    let mut buf = Vec::new();
+    let (mut n_docs, mut n_bad, mut n_bytes) = (0u64, 0u64, 0u64);
+    let (mut t_filter, mut t_write) = (Duration::ZERO, Duration::ZERO);
+    for w in rx {
+        n_bytes += w.bytes as u64;
+        let mut good = Vec::with_capacity(w.docs.len());
+        let mut names = Vec::with_capacity(w.docs.len());
+        for (p, d) in w.docs {
+            n_docs += 1;
+            match d {
+                Ok(d) => {
+                    good.push(d);
+                    names.push(p);
+                }
+                Err(m) => {
+                    n_bad += 1;
+                    eprintln!("{m}");
+                }
+            }
+        }
+        let t = Instant::now();
+        let results = match kernels.as_mut() {
+            Some((e, segmented)) => run_kernels(e, *segmented, &good, &y)?,
+            None => run_yfilter(&y, &good, threads)?,
+        };
+        t_filter += t.elapsed();
+        let t = Instant::now();
+        buf.clear();
+        for (p, m) in names.iter().zip(&results) {
+            buf.extend_from_slice(b"{\"doc\":");
+            serde_json::to_writer(&mut buf, p)?;
+            buf.extend_from_slice(b",\"matches\":");
+            write_ids(&mut buf, m.iter().copied());
+            buf.extend_from_slice(b"}\n");
+        }
+        out.write_all(&buf)?;
+        out.flush()?;
+        t_write += t.elapsed();
+    }
+    let busy = producer.join().unwrap_or_default();
+    stats.add(
+        "read + parse documents",
+        busy,
+        "(reader thread, overlaps filtering)".into(),
+    );
+    stats.add("filter", t_filter, String::new());
+    stats.add("format + write", t_write, String::new());
+    stats.print(n_docs, "documents", n_bytes, t0.elapsed());
+    if n_bad > 0 {
+        return Err(bad_input(anyhow::anyhow!(
+            "{n_bad} of {n_docs} document(s) were bad (reported above; skipped)"
+        )));
+    }
+    Ok(())
+}
+
+fn run_yfilter(
+    y: &Yfilter,
+    docs: &[Document],
+    threads: Option<usize>,
+) -> anyhow::Result<Vec<Matches>> {
+    Ok(match threads {
+        Some(t) if t > 1 => y.filter_batch_threads(docs, t)?,
+        _ => docs.iter().map(|d| y.filter(d)).collect(),
+    })
+}
+
+/// The kernels (whole documents, or segments one document at a time); documents deeper
+/// than the GPU stack fall back to the NFA, with a note.
+fn run_kernels(
+    e: &mut Engine,
+    segmented: bool,
+    docs: &[Document],
+    y: &Yfilter,
+) -> anyhow::Result<Vec<Matches>> {
+    let max = e.max_depth();
+    let (fit, deep): (Vec<usize>, Vec<usize>) =
+        (0..docs.len()).partition(|&i| docs[i].max_depth <= max);
+    let mut out = vec![Vec::new(); docs.len()];
+    if segmented {
+        for &i in &fit {
+            out[i] = e.filter_segmented(&docs[i], segment_events(&docs[i]))?;
+        }
+    } else if fit.len() == docs.len() {
+        for (o, m) in out.iter_mut().zip(e.filter(docs)?) {
+            *o = m;
+        }
+    } else {
+        let batch: Vec<Document> = fit.iter().map(|&i| docs[i].clone()).collect();
+        for (&i, m) in fit.iter().zip(e.filter(&batch)?) {
+            out[i] = m;
+        }
+    }
+    for i in deep {
+        let depth = docs[i].max_depth;
+        eprintln!(
+            "note: a document is {depth} elements deep, past the GPU stack ({max}): filtered \
+             with yfilter"
+        );
+        out[i] = y.filter(&docs[i]);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fig(f: Figure) -> Workload {
+        Workload::of(f, None, None, None, None, None, None, 1, false).unwrap()
+    }
+
+    #[test]
+    fn figure_presets_have_the_papers_parameters() {
+        let w = fig(Figure::Fig9);
+        assert_eq!((w.queries, w.docs, w.doc_bytes), (512, 500, 25_000));
+        assert_eq!(w.params, QueryParams::paper(10, 0.5));
+        assert_eq!(w.doc_seed, 1 ^ 0xba7c);
+        let w = fig(Figure::Fig10b);
+        assert_eq!((w.docs, w.params.length), (1000, 5));
+        let w = Workload::of(
+            Figure::Fig8,
+            None,
+            None,
+            Some(0.5),
+            None,
+            None,
+            Some(64),
+            2,
+            false,
+        )
+        .unwrap();
+        assert_eq!((w.docs, w.doc_bytes, w.doc_seed), (1, 64 * 1024, 2 ^ 64));
+        assert!(Workload::of(
+            Figure::Fig9,
+            None,
+            None,
+            None,
+            None,
+            Some(3),
+            None,
+            1,
+            false
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn generated_files_filter_like_the_experiments_workload() {
+        let dir = std::env::temp_dir().join(format!("xml-generate-{}", std::process::id()));
+        let w = Workload::of(
+            Figure::Fig9,
+            Some(64),
+            Some(5),
+            None,
+            None,
+            None,
+            None,
+            1,
+            true,
+        )
+        .unwrap();
+        w.write(&dir).unwrap();
+        let text = std::fs::read_to_string(dir.join("queries.txt")).unwrap();
+        let set = io::parse_query_file("queries.txt", &text).unwrap();
+        assert_eq!(set.len(), w.queries);
+        let from_files = ProfileSet::compile(&set).unwrap();
+        // The experiment's own generators, as papers::xml runs them.
+        let direct = ProfileSet::compile(&xml_twig::QuerySet::from_queries(
+            QueryGenerator::new(w.params.clone(), 1).queries(w.queries),
+        ))
+        .unwrap();
+        let mut g = DblpGenerator::new(w.doc_seed);
+        for i in 0..w.docs {
+            let bytes = std::fs::read(dir.join(format!("doc-{i:05}.xml"))).unwrap();
+            assert_eq!(bytes, g.document(w.doc_bytes).into_bytes());
+            let a = io::parse_document("d", &bytes, &from_files.dict).unwrap();
+            let b = io::parse_document("d", &bytes, &direct.dict).unwrap();
+            assert_eq!(
+                Yfilter::new(&from_files).filter(&a),
+                Yfilter::new(&direct).filter(&b)
+            );
+        }
+        std::fs::remove_dir_all(dir).ok();
+    }
+}

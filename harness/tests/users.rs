@@ -1,0 +1,677 @@
+//! The commands for users' own data, end to end on the built binary (no GPU: the CPU
+//! engines and the emulator): standard input, streaming in windows, bad lines and
+//! documents, XML encodings and DOCTYPEs, byte-order marks, engine names, missing
+//! directories, errors printed once, and bounded memory on a long stream.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn harness() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_harness"))
+}
+
+/// A fresh temporary directory for one test.
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("harness-users-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).expect("create the test directory");
+    d
+}
+
+fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).expect("write a test file");
+    p
+}
+
+/// Runs `cmd` with `stdin` as its standard input.
+fn run_with_stdin(mut cmd: Command, stdin: &[u8]) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start harness");
+    let mut input = child.stdin.take().expect("stdin");
+    let data = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().expect("wait for harness");
+    writer.join().expect("writer");
+    out
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const CCM_SUBS: &str = "{\"interface\": 3, \"filter\": [[\"temp\", \">\", 30]]}\n\
+{\"interface\": 1, \"filter\": [[\"area\", \"=\", \"a1\"]]}\n\
+{\"interface\": 2, \"filter\": [[\"temp\", \"<\", 0], [\"area\", \"prefix\", \"a\"]]}\n";
+
+#[test]
+fn ccm_match_reads_events_from_stdin_and_subscriptions_from_a_file() {
+    let d = tmp("ccm-stdin");
+    let subs = write(&d, "s.jsonl", CCM_SUBS);
+    let mut cmd = harness();
+    cmd.args([
+        "ccm",
+        "match",
+        "--engine",
+        "sff",
+        "--events",
+        "-",
+        "--subscriptions",
+    ])
+    .arg(&subs);
+    let out = run_with_stdin(
+        cmd,
+        b"{\"temp\": 35, \"area\": \"a1\"}\n{\"temp\": -5, \"area\": \"ab\"}\n{\"x\": 1}\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[1,3]\n[2]\n[]\n");
+    // And the other way round: subscriptions on standard input.
+    let events = write(&d, "e.jsonl", "{\"temp\": 35}\n");
+    let mut cmd = harness();
+    cmd.args([
+        "ccm",
+        "match",
+        "--engine",
+        "sff",
+        "--subscriptions",
+        "-",
+        "--events",
+    ])
+    .arg(&events);
+    let out = run_with_stdin(cmd, CCM_SUBS.as_bytes());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[3]\n");
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn a_bad_event_line_is_reported_with_its_position_answered_null_and_the_exit_code_is_2() {
+    let d = tmp("ccm-bad-line");
+    let subs = write(&d, "s.jsonl", CCM_SUBS);
+    let events = write(
+        &d,
+        "e.jsonl",
+        "{\"temp\": 35}\n{\"temp\": }\n{\"temp\": null}\n{\"area\": \"a1\"}\n",
+    );
+    for engine in ["sff", "emu"] {
+        let out = harness()
+            .args(["ccm", "match", "--window", "2", "--engine", engine])
+            .arg("--subscriptions")
+            .arg(&subs)
+            .arg("--events")
+            .arg(&events)
+            .output()
+            .expect("run harness");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{engine}: {stderr}");
+        assert_eq!(
+            text(&out.stdout),
+            "[3]\nnull\nnull\n[1]\n",
+            "{engine}: output stays aligned with the input"
+        );
+        let name = events.display();
+        assert!(
+            stderr.contains(&format!("{name}:2:10: invalid JSON")),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("{name}:3: attribute `temp`")),
+            "{stderr}"
+        );
+        assert!(stderr.contains("2 of 4 event line(s) were bad"), "{stderr}");
+    }
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn the_emulator_streamed_in_windows_answers_as_the_cpu_engine_does() {
+    let d = tmp("ccm-windows");
+    let subs = write(&d, "s.jsonl", CCM_SUBS);
+    let events: String = (0..40)
+        .map(|i| format!("{{\"temp\": {}, \"area\": \"a{}\"}}\n", i * 3 - 40, i % 3))
+        .collect();
+    let events = write(&d, "e.jsonl", events);
+    let run = |engine: &str, window: &str| {
+        let out = harness()
+            .args(["ccm", "match", "--engine", engine, "--window", window])
+            .arg("--subscriptions")
+            .arg(&subs)
+            .arg("--events")
+            .arg(&events)
+            .output()
+            .expect("run harness");
+        assert!(out.status.success(), "{engine}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let want = run("sff", "8192");
+    assert_eq!(want.lines().count(), 40);
+    assert_eq!(run("emu", "7"), want);
+    assert_eq!(run("sff", "3"), want);
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn window_1_answers_each_event_before_the_next_one_is_written() {
+    let d = tmp("ccm-interactive");
+    let subs = write(&d, "s.jsonl", CCM_SUBS);
+    let mut child = harness()
+        .args([
+            "ccm", "match", "--engine", "sff", "--window", "1", "--events", "-",
+        ])
+        .arg("--subscriptions")
+        .arg(&subs)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start harness");
+    let mut input = child.stdin.take().expect("stdin");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if tx.send(line.unwrap_or_default()).is_err() {
+                break;
+            }
+        }
+    });
+    let timeout = std::time::Duration::from_secs(60);
+    input.write_all(b"{\"temp\": 35}\n").expect("write");
+    input.flush().expect("flush");
+    let first = rx.recv_timeout(timeout);
+    input.write_all(b"{\"area\": \"a1\"}\n").expect("write");
+    input.flush().expect("flush");
+    let second = rx.recv_timeout(timeout);
+    drop(input);
+    let status = child.wait().expect("wait");
+    assert_eq!(
+        first.as_deref(),
+        Ok("[3]"),
+        "no answer while standard input is open"
+    );
+    assert_eq!(second.as_deref(), Ok("[1]"));
+    assert!(status.success());
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn a_utf8_byte_order_mark_before_the_first_json_line_is_accepted() {
+    let d = tmp("bom");
+    let subs = write(&d, "s.jsonl", format!("\u{FEFF}{CCM_SUBS}"));
+    let events = write(&d, "e.jsonl", "\u{FEFF}{\"temp\": 35}\n");
+    let out = harness()
+        .args(["ccm", "match", "--engine", "sff", "--subscriptions"])
+        .arg(&subs)
+        .arg("--events")
+        .arg(&events)
+        .output()
+        .expect("run harness");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[3]\n");
+    let subs = write(
+        &d,
+        "cs.jsonl",
+        "\u{FEFF}{\"subscription\": 7, \"filter\": [], \"area\": [0, 0, 5]}\n",
+    );
+    let mut cmd = harness();
+    cmd.args([
+        "clcb",
+        "match",
+        "--engine",
+        "rtree",
+        "--events",
+        "-",
+        "--subscriptions",
+    ])
+    .arg(&subs);
+    let out = run_with_stdin(
+        cmd,
+        "\u{FEFF}{\"loc\": [1, 1], \"attrs\": {}}\n{\"loc\": [9, 9], \"attrs\": {}}\n".as_bytes(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[7]\n[]\n");
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn clcb_match_streams_stdin_and_answers_a_bad_line_with_null() {
+    let d = tmp("clcb-stdin");
+    let subs = write(
+        &d,
+        "s.jsonl",
+        "{\"subscription\": 7, \"filter\": [[\"n\", \"=\", 1]], \"area\": [0, 0, 5]}\n\
+         {\"subscription\": 9, \"filter\": [], \"area\": [10, 10, 5]}\n",
+    );
+    for engine in ["rtree", "sff", "emu"] {
+        let mut cmd = harness();
+        cmd.args([
+            "clcb", "match", "--window", "2", "--events", "-", "--engine", engine,
+        ])
+        .arg("--subscriptions")
+        .arg(&subs);
+        let out = run_with_stdin(
+            cmd,
+            b"{\"loc\": [1, 1], \"attrs\": {\"n\": 1}}\n{\"loc\": [1]}\n{\"loc\": [11, 9], \"attrs\": {}}\n",
+        );
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{engine}: {stderr}");
+        assert_eq!(text(&out.stdout), "[7]\nnull\n[9]\n", "{engine}");
+        assert!(
+            stderr.contains("<stdin>:2: `loc` must be"),
+            "{engine}: {stderr}"
+        );
+    }
+    std::fs::remove_dir_all(d).ok();
+}
+
+const QUERIES: &str = "/r/b\n//Straße\n/r[b]//c\n";
+
+#[test]
+fn xml_filter_reports_a_bad_document_skips_it_filters_the_others_and_exits_2() {
+    let d = tmp("xml-bad-doc");
+    let q = write(&d, "q.txt", QUERIES);
+    let good1 = write(&d, "good1.xml", "<r><b/></r>");
+    let bad = write(&d, "bad.xml", "<r>\n  <b></c>\n</r>");
+    let good2 = write(&d, "good2.xml", "<r><b><c/></b></r>");
+    let missing = d.join("missing.xml");
+    for engine in ["yfilter", "emu"] {
+        let out = harness()
+            .args(["xml", "filter", "--engine", engine, "--queries"])
+            .arg(&q)
+            .args([&good1, &bad, &missing, &good2])
+            .output()
+            .expect("run harness");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{engine}: {stderr}");
+        let lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+        assert_eq!(lines.len(), 2, "{engine}: {lines:?}");
+        assert!(lines[0].contains("good1.xml") && lines[0].ends_with("\"matches\":[0]}"));
+        assert!(lines[1].contains("good2.xml") && lines[1].ends_with("\"matches\":[0,2]}"));
+        assert!(
+            stderr.contains(&format!("{}:2:", bad.display())),
+            "{engine}: {stderr}"
+        );
+        assert!(stderr.contains("missing.xml: cannot read"), "{stderr}");
+        assert!(stderr.contains("2 of 4 document(s) were bad"), "{stderr}");
+    }
+    std::fs::remove_dir_all(d).ok();
+}
+
+/// Filters one document with the NFA; returns (exit code, stdout, stderr).
+fn filter_one(d: &Path, doc: &[u8]) -> (Option<i32>, String, String) {
+    let q = write(d, "q.txt", QUERIES);
+    let p = write(d, "doc.xml", doc);
+    let out = harness()
+        .args(["xml", "filter", "--engine", "yfilter", "--queries"])
+        .arg(&q)
+        .arg(&p)
+        .output()
+        .expect("run harness");
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn xml_filter_reads_utf16_documents_with_a_byte_order_mark() {
+    let d = tmp("xml-utf16");
+    let xml = "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n<r><b><c/></b><Straße/></r>";
+    for big_endian in [false, true] {
+        let mut bytes = Vec::new();
+        for u in "\u{FEFF}".encode_utf16().chain(xml.encode_utf16()) {
+            bytes.extend_from_slice(&if big_endian {
+                u.to_be_bytes()
+            } else {
+                u.to_le_bytes()
+            });
+        }
+        let (code, out, err) = filter_one(&d, &bytes);
+        assert_eq!(code, Some(0), "big endian {big_endian}: {err}");
+        assert!(out.ends_with("\"matches\":[0,1,2]}\n"), "{out}");
+    }
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn xml_filter_matches_non_ascii_tag_names_of_a_latin1_document() {
+    let d = tmp("xml-latin1");
+    let (code, out, err) = filter_one(
+        &d,
+        b"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><r><Stra\xDFe/></r>",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.ends_with("\"matches\":[1]}\n"), "{out}");
+    // An encoding that cannot be read is an error naming it, not a silent non-match.
+    let (code, out, err) = filter_one(
+        &d,
+        b"<?xml version=\"1.0\" encoding=\"x-unknown-9\"?><r><Stra\xDFe/></r>",
+    );
+    assert_eq!(code, Some(2));
+    assert!(out.is_empty());
+    assert!(err.contains(":1:1: encoding \"x-unknown-9\""), "{err}");
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn xml_filter_parses_a_doctype_whose_internal_subset_has_a_gt_in_a_comment() {
+    let d = tmp("xml-doctype");
+    let (code, out, err) = filter_one(&d, b"<!DOCTYPE r [<!-- > --><!ELEMENT r ANY>]><r><b/></r>");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.ends_with("\"matches\":[0]}\n"), "{out}");
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn xml_filter_reads_a_document_or_the_queries_from_stdin() {
+    let d = tmp("xml-stdin");
+    let q = write(&d, "q.txt", QUERIES);
+    let mut cmd = harness();
+    cmd.args(["xml", "filter", "--engine", "yfilter", "--queries"])
+        .arg(&q)
+        .arg("-");
+    let out = run_with_stdin(cmd, b"<r><b/></r>");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "{\"doc\":\"-\",\"matches\":[0]}\n");
+    let doc = write(&d, "d.xml", "<r><b/></r>");
+    let mut cmd = harness();
+    cmd.args(["xml", "filter", "--engine", "yfilter", "--queries", "-"])
+        .arg(&doc);
+    let out = run_with_stdin(cmd, QUERIES.as_bytes());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).ends_with("\"matches\":[0]}\n"));
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn xml_generate_writes_a_figures_workload_that_xml_filter_reruns() {
+    let d = tmp("xml-generate");
+    let out = harness()
+        .args([
+            "xml",
+            "generate",
+            "--figure",
+            "fig10a",
+            "--quick",
+            "--queries",
+            "64",
+            "--out",
+        ])
+        .arg(&d)
+        .output()
+        .expect("run harness");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let q = std::fs::read_to_string(d.join("queries.txt")).expect("queries.txt");
+    assert_eq!(q.lines().count(), 2, "64 queries at quick sizes: 64 / 32");
+    let docs: Vec<PathBuf> = (0..2).map(|i| d.join(format!("doc-{i:05}.xml"))).collect();
+    let out = harness()
+        .args(["xml", "filter", "--engine", "yfilter", "--queries"])
+        .arg(d.join("queries.txt"))
+        .args(&docs)
+        .output()
+        .expect("run harness");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).lines().count(), 2);
+    // A flag the figure fixes is a usage error.
+    let out = harness()
+        .args([
+            "xml", "generate", "--figure", "fig9", "--docs", "3", "--out",
+        ])
+        .arg(&d)
+        .output()
+        .expect("run harness");
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn ddm_match_reads_regions_from_stdin() {
+    let mut cmd = harness();
+    cmd.args([
+        "ddm",
+        "match",
+        "--engine",
+        "sort",
+        "--pairs",
+        "--regions",
+        "-",
+    ]);
+    let out = run_with_stdin(
+        cmd,
+        "\u{FEFF}kind,id,lo0,hi0\npub,1,0,10\nsub,2,5,12\n".as_bytes(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "1,2\n");
+}
+
+#[test]
+fn a_misspelt_engine_is_a_usage_error_that_lists_the_names() {
+    for args in [
+        &[
+            "ccm",
+            "match",
+            "--subscriptions",
+            "s",
+            "--events",
+            "e",
+            "--engine",
+            "sfff",
+        ][..],
+        &[
+            "clcb",
+            "match",
+            "--subscriptions",
+            "s",
+            "--events",
+            "e",
+            "--engine",
+            "gpux",
+        ],
+        &[
+            "xml",
+            "filter",
+            "--queries",
+            "q",
+            "--engine",
+            "yfiltre",
+            "d.xml",
+        ],
+        &["ddm", "match", "--regions", "r", "--engine", "gpu"],
+        &["run", "ccm", "--quick", "--engines", "sff,bogus"],
+    ] {
+        let out = harness().args(args).output().expect("run harness");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("invalid value"), "{args:?}: {stderr}");
+        assert!(stderr.contains("possible values"), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn report_and_regress_on_a_missing_directory_are_errors() {
+    let missing = std::env::temp_dir().join(format!("no-such-results-{}", std::process::id()));
+    let out = harness()
+        .args(["report", "--dir"])
+        .arg(&missing)
+        .output()
+        .expect("run harness");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("no such directory"));
+    let out = harness()
+        .args(["regress", "--baseline"])
+        .arg(&missing)
+        .output()
+        .expect("run harness");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+#[test]
+fn an_io_error_prints_its_cause_once() {
+    let d = tmp("io-once");
+    let subs = write(&d, "s.jsonl", CCM_SUBS);
+    let missing = d.join("missing.jsonl");
+    let cases: Vec<Vec<std::ffi::OsString>> = vec![
+        vec![
+            "ccm".into(),
+            "match".into(),
+            "--engine".into(),
+            "sff".into(),
+            "--subscriptions".into(),
+            subs.clone().into(),
+            "--events".into(),
+            missing.clone().into(),
+        ],
+        vec![
+            "ccm".into(),
+            "match".into(),
+            "--engine".into(),
+            "sff".into(),
+            "--events".into(),
+            subs.clone().into(),
+            "--subscriptions".into(),
+            missing.clone().into(),
+        ],
+        vec![
+            "clcb".into(),
+            "match".into(),
+            "--engine".into(),
+            "rtree".into(),
+            "--subscriptions".into(),
+            missing.clone().into(),
+            "--events".into(),
+            subs.clone().into(),
+        ],
+        vec![
+            "xml".into(),
+            "filter".into(),
+            "--engine".into(),
+            "yfilter".into(),
+            "--queries".into(),
+            missing.clone().into(),
+            "d.xml".into(),
+        ],
+        vec![
+            "ddm".into(),
+            "match".into(),
+            "--engine".into(),
+            "sort".into(),
+            "--regions".into(),
+            missing.clone().into(),
+        ],
+    ];
+    for args in cases {
+        let out = harness().args(&args).output().expect("run harness");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(
+            stderr.matches("os error 2").count(),
+            1,
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("missing.jsonl: cannot read"), "{stderr}");
+    }
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
+fn without_a_gpu_the_default_engine_falls_back_to_the_cpu_with_one_note_giving_reason_and_fix() {
+    if std::env::var_os("CUDA_VISIBLE_DEVICES").is_some() || Path::new("/dev/nvidia0").exists() {
+        return; // a GPU machine: the default engine is the GPU
+    }
+    let d = tmp("fallback");
+    let subs = write(&d, "s.jsonl", CCM_SUBS);
+    let events = write(&d, "e.jsonl", "{\"temp\": 35}\n");
+    let out = harness()
+        .args(["ccm", "match", "--subscriptions"])
+        .arg(&subs)
+        .arg("--events")
+        .arg(&events)
+        .output()
+        .expect("run harness");
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(text(&out.stdout), "[3]\n");
+    assert_eq!(stderr.matches("note:").count(), 1, "{stderr}");
+    assert!(stderr.contains("`--engine sff`"), "{stderr}");
+    std::fs::remove_dir_all(d).ok();
+}
+
+/// The peak resident set the harness reports with --stats, in MB.
+fn peak_rss_mb(stderr: &str) -> f64 {
+    stderr
+        .lines()
+        .find(|l| l.contains("peak RSS"))
+        .and_then(|l| l.split_whitespace().rev().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no peak RSS in: {stderr}"))
+}
+
+/// Streams `n` events through `ccm match --engine sff` on standard input; returns the
+/// peak RSS (MB) the harness reports.
+fn stream_events(subs: &Path, n: usize) -> f64 {
+    let mut child = harness()
+        .args([
+            "ccm", "match", "--engine", "sff", "--stats", "--events", "-",
+        ])
+        .arg("--subscriptions")
+        .arg(subs)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start harness");
+    let mut input = std::io::BufWriter::new(child.stdin.take().expect("stdin"));
+    let writer = std::thread::spawn(move || {
+        for i in 0..n {
+            writeln!(
+                input,
+                "{{\"temp\": {}, \"area\": \"a{}\", \"k\": \"value {i}\"}}",
+                i % 70,
+                i % 7
+            )
+            .expect("write an event");
+        }
+    });
+    let mut stdout = child.stdout.take().expect("stdout");
+    let counter = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 1 << 16];
+        let mut lines = 0usize;
+        loop {
+            match stdout.read(&mut buf) {
+                Ok(0) | Err(_) => return lines,
+                Ok(k) => lines += buf[..k].iter().filter(|&&b| b == b'\n').count(),
+            }
+        }
+    });
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("read stderr");
+    writer.join().expect("writer");
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{stderr}");
+    assert_eq!(counter.join().expect("counter"), n, "one answer per event");
+    peak_rss_mb(&stderr)
+}
+
+#[test]
+fn a_stream_of_a_million_events_runs_in_bounded_memory_on_the_cpu_engine() {
+    let d = tmp("bounded");
+    let subs = write(&d, "s.jsonl", CCM_SUBS);
+    let small = stream_events(&subs, 20_000);
+    let large = stream_events(&subs, 1_000_000);
+    // A million such events held at once take well over 100 MB; streamed in windows,
+    // the peak stays that of a short stream (a generous margin for allocator noise).
+    assert!(
+        large < small + 48.0 && large < 128.0,
+        "peak RSS {large:.1} MB for 1M events vs {small:.1} MB for 20k"
+    );
+    std::fs::remove_dir_all(d).ok();
+}
