@@ -75,9 +75,9 @@ pub enum DdmEngine {
     Grid,
     /// Sort and sweep (CPU).
     Sort,
-    /// Parallel sort-based matching, Marzolla & D'Angelo (CPU).
+    /// Marzolla & D'Angelo's parallel sort-based matching (CPU).
     Sbm,
-    /// Interval-tree matching, Marzolla & D'Angelo (CPU).
+    /// Marzolla & D'Angelo's interval-tree matching (CPU).
     Itm,
 }
 
@@ -132,13 +132,13 @@ pub enum RunEngine {
     Sort,
     /// ddm: sort and sweep, all cores.
     SortPar,
-    /// ddm: parallel sort-based matching (Marzolla & D'Angelo), one core.
+    /// ddm: Marzolla & D'Angelo's parallel sort-based matching, one core.
     Sbm,
-    /// ddm: parallel sort-based matching, all cores.
+    /// ddm: the same on all cores.
     SbmPar,
-    /// ddm: interval-tree matching (Marzolla & D'Angelo), one core.
+    /// ddm: Marzolla & D'Angelo's interval-tree matching, one core.
     Itm,
-    /// ddm: interval-tree matching, all cores.
+    /// ddm: the same on all cores.
     ItmPar,
 }
 
