@@ -8,7 +8,10 @@
 #   scripts/gpu-session.sh full EXP...      full-size experiments (EXP = paper/id, e.g.
 #                                           ccm/table2) into results/, each one bounded so the
 #                                           whole command ends before $DEADLINE_S (default 560 s)
-#   scripts/gpu-session.sh regress          a quick GPU run recorded into results/regress/
+#   scripts/gpu-session.sh regress          a quick GPU run (5 seeds, per-seed samples kept)
+#                                           recorded into results/regress/
+#   scripts/gpu-session.sh regress-check    harness regress against results/regress (quick,
+#                                           5 samples per point): the table of what moved
 #
 # SEEDS (default 3) sets --seeds of full runs. Everything it writes goes to $OUT (results as
 # one tarball: the tool returns at most 8 files), with times.txt listing each experiment's
@@ -58,7 +61,10 @@ full)
     tar czf "$OUT/results.tgz" results
     ;;
 regress)
-    $H run all --quick --seeds 3 --out results/regress 2>&1 | tee "$OUT/regress.txt"
+    $H run all --quick --seeds 5 --out results/regress 2>&1 | tee "$OUT/regress.txt"
     tar czf "$OUT/results-regress.tgz" results/regress
+    ;;
+regress-check)
+    $H regress --baseline results/regress --out /tmp/regress-now 2>&1 | tee "$OUT/regress-check.txt"
     ;;
 esac

@@ -23,6 +23,10 @@
 //!   segment per thread, each segment's initial active sets are computed from the end
 //!   points' positions, and the segments are swept independently.
 //!
+//! - [`Algorithm::Sbm`] and [`Algorithm::Itm`]: today's strong CPU methods, Marzolla &
+//!   D'Angelo's parallel sort-based matching ([`crate::sbm`]) and interval-tree matching
+//!   ([`crate::itm`]), the yardsticks of issue 15.
+//!
 //! At equal coordinates, the sweep processes upper end points first, then zero-width
 //! ranges (which meet the active regions but never become active), then lower end
 //! points: exactly the half-open rule, zero-width ranges included.
@@ -39,6 +43,10 @@ pub enum Algorithm {
         cell: Option<Vec<u32>>,
     },
     Sort,
+    /// Marzolla & D'Angelo's parallel sort-based matching ([`crate::sbm`]).
+    Sbm,
+    /// Marzolla & D'Angelo's interval-tree matching ([`crate::itm`]).
+    Itm,
 }
 
 /// A CPU matcher: an algorithm and a thread count (1 = the sequential code path; more
@@ -78,6 +86,8 @@ impl DdmMatcher {
             Algorithm::Brute => "brute",
             Algorithm::Grid { .. } => "grid",
             Algorithm::Sort => "sort",
+            Algorithm::Sbm => "sbm",
+            Algorithm::Itm => "itm",
         };
         if self.threads > 1 {
             format!("{base}-par")
@@ -88,11 +98,20 @@ impl DdmMatcher {
 
     /// The number of overlapping pairs.
     pub fn count(&self, set: &RegionSet) -> u64 {
-        self.count_fast(set)
+        match self.algorithm {
+            Algorithm::Sbm => crate::sbm::count(set, self.pool.as_deref()),
+            Algorithm::Itm => crate::itm::count(set, self.pool.as_deref()),
+            _ => self.count_fast(set),
+        }
     }
 
     /// The overlapping pairs in the order the algorithm finds them.
     pub fn pairs_unordered(&self, set: &RegionSet) -> Vec<Pair> {
+        match self.algorithm {
+            Algorithm::Sbm => return crate::sbm::pairs(set, self.pool.as_deref()),
+            Algorithm::Itm => return crate::itm::pairs(set, self.pool.as_deref()),
+            _ => {}
+        }
         let mut out = Vec::new();
         self.run(set, &mut |p| out.push(p));
         out
@@ -123,6 +142,9 @@ impl DdmMatcher {
                 Algorithm::Sort => {
                     let ev = Sweep::new(&v, false);
                     ev.sweep_segment(&v, 0, ev.events.len(), emit);
+                }
+                Algorithm::Sbm | Algorithm::Itm => {
+                    self.pairs_unordered(set).into_iter().for_each(emit)
                 }
             }
             return;
@@ -160,6 +182,7 @@ impl DdmMatcher {
                     })
                     .collect()
             }
+            Algorithm::Sbm | Algorithm::Itm => vec![self.pairs_unordered(set)],
         });
         for part in parts {
             for p in part {
@@ -202,6 +225,7 @@ impl DdmMatcher {
                     })
                     .sum()
             }
+            Algorithm::Sbm | Algorithm::Itm => self.count(set),
         })
     }
 }

@@ -7,14 +7,21 @@
 //! | [`rtree`] | R*-tree (rstar) location filter + content check | CLCB |
 //! | [`yfilter`] | YFilter-like shared NFA (Diao et al. 2003) | XML twig filtering |
 //! | [`ddm`] | brute force, grid and sort-based DDM matching | DDM region matching |
+//! | [`sbm`], [`itm`] (through [`ddm`]) | parallel sort-based and interval-tree matching (Marzolla & D'Angelo 2017/2020) | DDM: the strong CPU yardstick |
 //!
 //! Each module sits behind a cargo feature of the same paper (`ccm`, `clcb`, `xml`,
 //! `ddm`; all on by default), so a user of one paper builds only that paper's peer.
 
 #[cfg(feature = "ddm")]
 pub mod ddm;
+#[cfg(feature = "ddm")]
+mod ddm_kit;
+#[cfg(feature = "ddm")]
+pub mod itm;
 #[cfg(feature = "clcb")]
 pub mod rtree;
+#[cfg(feature = "ddm")]
+pub mod sbm;
 #[cfg(feature = "ccm")]
 pub mod sff;
 #[cfg(feature = "clcb")]

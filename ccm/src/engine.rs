@@ -602,15 +602,21 @@ impl<'d> Ccm<'d> {
         let n_if = p.n_if;
         let r = p.run.wait()?;
         let m = r.status as usize;
-        if m > n_if {
+        if m > n_if || r.words.len() < m.div_ceil(2) {
             return Err(CcmError::Persistent(format!(
-                "an answer of {m} interfaces, the engine has {n_if}"
+                "an answer of {m} interfaces in {} words, the engine has {n_if} interfaces",
+                r.words.len()
             )));
         }
         let ids = &self.t.iface_ids;
-        let mut out: Vec<InterfaceId> = (0..m)
-            .map(|j| ids[(r.words[j / 2] >> (32 * (j % 2))) as u32 as usize])
-            .collect();
+        let mut out = Vec::with_capacity(m);
+        for j in 0..m {
+            let i = (r.words[j / 2] >> (32 * (j % 2))) as u32 as usize;
+            let id = ids.get(i).ok_or_else(|| {
+                CcmError::Persistent(format!("interface {i} in an answer, of {n_if}"))
+            })?;
+            out.push(*id);
+        }
         out.sort_unstable();
         Ok(out)
     }

@@ -41,11 +41,32 @@
 //! read: moving one area is one 16-byte copy ([`Engine::move_area`]). The paper's
 //! `FPos` and `SqDist` then lag behind and are refreshed from `Areas` (one
 //! `unpack_areas` launch) before the next kernel that reads them.
+//!
+//! Beyond the paper, the persistent mode ([`Engine::set_persistent`]): the low-latency
+//! matching (over every filter, or in grid mode over the grid's candidates) in a
+//! persistent kernel ([`clcb_kernels::clcb_persistent`], facility
+//! [`gpu_kernels::persist`]) launched once, one block per SM, fed through a ring of
+//! slots in page-locked mapped host memory and answering into it: no launch, no copy,
+//! no synchronisation per event, and several events in flight with
+//! [`Engine::match_pipelined`]. Area moves ([`Engine::move_area`] and the other update
+//! calls) and subscription switches ([`Engine::set_subscription_active`]) go through
+//! the same ring, so each takes effect exactly between the events submitted before and
+//! after it; the host does not wait for them. **The GPU busy-waits while the mode is
+//! on**; turning it off or dropping the engine stops the kernel and frees the GPU (and
+//! brings the other paths' device tables up to date with the moves made meanwhile).
+//!
+//! Subscription switches ([`Engine::set_subscription_active`], beyond the paper): a
+//! switched-off subscription matches nothing until switched on again. In persistent
+//! mode the kernel skips it (`SubsOff`); on the other paths the host drops it from the
+//! answers.
 
 use crate::layout::{Grid, Tables};
 use crate::model::{AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
 use clcb_kernels::{AreaMove, DevConstraint, Float2, PackedArea, MAX_BATCH};
+use gpu_kernels::persist::{Persistent, Ring, RingConfig};
 use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, LaunchConfig};
+use std::collections::VecDeque;
+use std::time::Instant;
 
 /// Threads per block of every kernel (the paper's "usually 256").
 pub const BLOCK: u32 = 256;
@@ -184,7 +205,71 @@ pub struct Engine {
     fmajor: Option<FilterMajor>,
     grid: Option<GridState>,
     latency: Option<LatencyState>,
+    /// Whether the persistent mode is on ([`Engine::set_persistent`]).
+    persistent: bool,
+    /// The running persistent kernel (persistent mode; started by the first request).
+    persist: Option<PersistState>,
+    /// Ring slots asked for by [`Engine::set_persistent_slots`].
+    persist_slots: u32,
+    /// Subscriptions switched off ([`Engine::set_subscription_active`]), and how many.
+    off: Vec<bool>,
+    n_off: usize,
+    /// Areas moved in persistent mode: the other paths' device tables lag behind.
+    areas_behind: bool,
 }
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // The persistent kernel reads the tables and runs in the device's context: stop
+        // it before either goes.
+        self.persist = None;
+    }
+}
+
+/// A running [`clcb_kernels::clcb_persistent`], its own device state and the requests
+/// in flight.
+struct PersistState {
+    /// Declared first: dropped (the kernel stopped) before the buffers it uses.
+    run: Persistent,
+    /// The kernel's own `Areas`, `SubsOff`, `SubsSeq`, list counters and lists: held
+    /// for its life (only the kernel touches them).
+    _areas: Buffer<PackedArea>,
+    _subs_off: Buffer<u32>,
+    _subs_seq: Buffer<u32>,
+    _tally: Buffer<u32>,
+    _list: Buffer<u32>,
+    /// The list the kernel is given when there is no grid (never read).
+    _no_grid: Buffer<u32>,
+    /// What each request in flight was, oldest first.
+    pending: VecDeque<Pending>,
+    /// Requests submitted to this kernel (it is restarted before `SubsSeq`'s 32-bit
+    /// event numbers wrap).
+    submitted: u64,
+}
+
+/// One request of [`Engine::pipeline`] (persistent mode).
+#[derive(Clone, Copy, Debug)]
+pub enum Request<'a> {
+    /// Match an event.
+    Event(&'a Event),
+    /// Move an area ([`Engine::move_area`]).
+    Move(&'a AreaUpdate),
+    /// Switch a subscription (dense index) on or off ([`Engine::set_subscription_active`]).
+    Switch { subscription: u32, on: bool },
+}
+
+/// A request in flight in the persistent kernel's ring.
+#[derive(Clone, Copy)]
+enum Pending {
+    /// An area move or a subscription switch (its empty answer is dropped).
+    Update,
+    /// Event `index` of the caller's slice, submitted (encoding begun) at `t0`.
+    Event { index: usize, t0: Instant },
+}
+
+/// Bytes of mapped host memory a persistent ring may take (answers have room for every
+/// subscription, so large engines get fewer slots).
+const RING_BYTES: usize = 64 << 20;
 
 /// Uploads `v`, or one default element when `v` is empty (no zero-size allocations).
 fn upload<T: bytemuck::Pod>(dev: &Device, v: &[T]) -> Result<Buffer<T>, GpuError> {
@@ -246,6 +331,12 @@ impl Engine {
             fmajor: None,
             grid: None,
             latency: None,
+            persistent: false,
+            persist: None,
+            persist_slots: 32,
+            off: vec![false; k],
+            n_off: 0,
+            areas_behind: false,
             n: n as u32,
             k: k as u32,
             ids,
@@ -263,6 +354,12 @@ impl Engine {
 
     /// Switches grid mode on (building the index from the current areas) or off.
     pub fn set_grid(&mut self, on: bool) -> Result<(), EngineError> {
+        if self.grid.is_some() != on && self.persist.is_some() {
+            // The persistent kernel holds the grid's device list: a new kernel (with
+            // the new index, or none) serves the next request.
+            self.drain(None, None)?;
+            self.stop_persistent()?;
+        }
         self.opts.grid = on;
         match (on, self.grid.is_some()) {
             (true, false) => self.build_grid(),
@@ -408,6 +505,25 @@ impl Engine {
         if self.n == 0 {
             return Ok(Vec::new());
         }
+        if self.persistent {
+            let mut v = self.match_pipelined(std::slice::from_ref(e), 1, None)?;
+            return Ok(v.pop().unwrap_or_default());
+        }
+        let mut ids = self.match_indices_device(e, times)?;
+        if self.n_off > 0 {
+            ids.retain(|&s| !self.off[s as usize]);
+        }
+        Ok(ids)
+    }
+
+    /// [`Engine::match_indices`] on the per-launch paths, before the host drops the
+    /// switched-off subscriptions.
+    fn match_indices_device(
+        &mut self,
+        e: &Event,
+        times: Option<&mut StepTimes>,
+    ) -> Result<Vec<u32>, EngineError> {
+        self.bring_areas_up_to_date()?;
         if self.latency.is_some() {
             self.words.clear();
             let n_attrs = self.tables.encode_event(e, &mut self.words);
@@ -719,15 +835,27 @@ impl Engine {
     /// to [`Options::batch`] events per pass over the filters (`match_batch`), or, in
     /// grid mode, per launch over each event's grid candidates (`grid_batch`); then
     /// `zip_batch` and one copy of the (event, subscription) pairs back.
+    ///
+    /// In persistent mode the events go through the persistent kernel instead, up to
+    /// [`Engine::set_persistent_slots`] in flight ([`Engine::match_pipelined`]).
     pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<u32>>, EngineError> {
         let mut all = Vec::with_capacity(events.len());
         if self.n == 0 {
             all.resize(events.len(), Vec::new());
             return Ok(all);
         }
+        if self.persistent {
+            return self.match_pipelined(events, usize::MAX, None);
+        }
+        self.bring_areas_up_to_date()?;
         self.refresh_areas()?;
         for chunk in events.chunks(self.opts.batch) {
             self.match_chunk(chunk, &mut all)?;
+        }
+        if self.n_off > 0 {
+            for ids in &mut all {
+                ids.retain(|&s| !self.off[s as usize]);
+            }
         }
         Ok(all)
     }
@@ -887,8 +1015,14 @@ impl Engine {
     ///
     /// In low-latency mode ([`Engine::set_low_latency`]) the update is instead one copy
     /// of the filter's 16-byte [`PackedArea`] (see [`Engine::move_area_packed`]).
+    ///
+    /// In persistent mode the update goes through the persistent kernel's ring, in order
+    /// with the events (the same for the other update calls).
     pub fn move_area(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
         let m = self.area_move(u)?;
+        if self.persistent {
+            return self.move_area_persistent(m);
+        }
         if self.latency.is_some() {
             return self.move_area_packed(m);
         }
@@ -913,6 +1047,9 @@ impl Engine {
     /// ([`Engine::move_area_packed`]).
     pub fn move_area_by_copies(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
         let m = self.area_move(u)?;
+        if self.persistent {
+            return self.move_area_persistent(m);
+        }
         if self.latency.is_some() {
             return self.move_area_packed(m);
         }
@@ -955,6 +1092,12 @@ impl Engine {
             }
         }
         if moves.is_empty() {
+            return Ok(());
+        }
+        if self.persistent {
+            for m in moves {
+                self.move_area_persistent(m)?;
+            }
             return Ok(());
         }
         if self.updates.as_ref().is_none_or(|b| b.len() < moves.len()) {
@@ -1026,8 +1169,421 @@ impl Engine {
         Ok(())
     }
 
-    /// Waits for queued work (updates are asynchronous until the next event's copy-back).
-    pub fn synchronize(&self) -> Result<(), EngineError> {
+    /// Waits for queued work (updates are asynchronous until the next event's copy-back;
+    /// in persistent mode, until the kernel has applied every update submitted).
+    pub fn synchronize(&mut self) -> Result<(), EngineError> {
+        if self.persist.is_some() {
+            self.drain(None, None)?;
+        }
         Ok(self.dev.synchronize()?)
+    }
+
+    /// Beyond the paper: switches subscription `index` (dense) off or back on; a
+    /// switched-off subscription matches no event. In persistent mode the switch goes
+    /// through the ring, between the events submitted before and after it.
+    pub fn set_subscription_active(&mut self, index: u32, on: bool) -> Result<(), EngineError> {
+        let i = index as usize;
+        if i >= self.off.len() {
+            return Err(ModelError::NoSuchSubscription(index, self.off.len()).into());
+        }
+        if self.off[i] == on {
+            self.n_off = if on { self.n_off - 1 } else { self.n_off + 1 };
+            self.off[i] = !on;
+        }
+        if self.persistent {
+            self.ensure_persistent(0)?;
+            self.submit_update(clcb_kernels::PERSIST_SUBS, &[index as u64, on as u64])?;
+        }
+        Ok(())
+    }
+
+    /// Whether subscription `index` (dense) is switched on.
+    pub fn subscription_active(&self, index: u32) -> bool {
+        self.off.get(index as usize).is_some_and(|&off| !off)
+    }
+
+    /// Beyond the paper: switches the persistent mode on or off (see the module's
+    /// documentation). On: the next request starts the persistent kernel, which then
+    /// busy-waits on the GPU for the next one. Off: stops the kernel (after the
+    /// requests in flight) and brings the other paths' device tables up to date.
+    pub fn set_persistent(&mut self, on: bool) -> Result<(), EngineError> {
+        self.persistent = on;
+        if !on {
+            self.stop_persistent()?;
+        }
+        Ok(())
+    }
+
+    /// Whether the persistent mode is on.
+    pub fn persistent(&self) -> bool {
+        self.persistent
+    }
+
+    /// Whether the persistent kernel runs now.
+    pub fn persistent_running(&self) -> bool {
+        self.persist.is_some()
+    }
+
+    /// Ring slots of the persistent kernels started from now on (the most requests in
+    /// flight; 32 unless set; fewer when the answers of a large engine would take more
+    /// than 64 MiB of mapped memory).
+    pub fn set_persistent_slots(&mut self, slots: u32) {
+        self.persist_slots = slots.max(1);
+    }
+
+    /// Stops the persistent kernel, if one runs, after the requests in flight (their
+    /// answers are dropped). In persistent mode the next request starts a new one.
+    pub fn stop_persistent(&mut self) -> Result<(), EngineError> {
+        if let Some(p) = self.persist.take() {
+            p.run.stop()?;
+        }
+        Ok(())
+    }
+
+    /// After area moves in persistent mode: `FPos`, `SqDist`, the low-latency `Areas`
+    /// and the grid from the host tables (they are current).
+    fn bring_areas_up_to_date(&mut self) -> Result<(), EngineError> {
+        if !self.areas_behind {
+            return Ok(());
+        }
+        let t = &self.tables;
+        if !t.fpos.is_empty() {
+            self.dev.write(&mut self.fpos, 0, &t.fpos)?;
+            self.dev.write(&mut self.sq_dist, 0, &t.sq_dist)?;
+        }
+        if let Some(l) = self.latency.as_mut() {
+            let packed = Self::packed_areas(t);
+            if !packed.is_empty() {
+                self.dev.write(&mut l.areas, 0, &packed)?;
+            }
+            l.stale = false;
+        }
+        if self.grid.is_some() {
+            self.build_grid()?;
+        }
+        self.areas_behind = false;
+        Ok(())
+    }
+
+    fn packed_areas(t: &Tables) -> Vec<PackedArea> {
+        t.fpos
+            .iter()
+            .zip(&t.sq_dist)
+            .map(|(&pos, &sq_dist)| PackedArea {
+                pos,
+                sq_dist,
+                _pad: 0,
+            })
+            .collect()
+    }
+
+    /// Persistent mode: starts the kernel when none runs or when its slots are shorter
+    /// than `need` words, or restarts it before its event numbers wrap (after draining
+    /// the requests in flight).
+    fn ensure_persistent(&mut self, need: usize) -> Result<(), EngineError> {
+        let ok = self.persist.as_ref().is_some_and(|p| {
+            p.run.config().req_words as usize >= need && p.submitted < u32::MAX as u64 - 64
+        });
+        if ok {
+            return Ok(());
+        }
+        if self.persist.is_some() {
+            self.drain(None, None)?;
+            self.stop_persistent()?;
+        }
+        self.ensure_filter_major()?;
+        let dev = &self.dev;
+        let k = self.k as usize;
+        let req_words = need.max(256).next_power_of_two();
+        let resp_words = k.div_ceil(2).max(1);
+        let slot_bytes = 8 * (resp_words + 2 + req_words + 2);
+        let slots = (self.persist_slots as usize).min((RING_BYTES / slot_bytes).max(2));
+        let rc = RingConfig {
+            slots: slots as u32,
+            req_words: req_words as u32,
+            resp_words: resp_words as u32,
+        };
+        let ring = Ring::new(dev, rc)?;
+        let areas = upload(dev, &Self::packed_areas(&self.tables))?;
+        let off: Vec<u32> = self.off.iter().map(|&o| o as u32).collect();
+        let subs_off = upload(dev, &off)?;
+        let subs_seq = dev.alloc::<u32>(k.max(1))?;
+        let tally = dev.alloc::<u32>(2)?;
+        let list = dev.alloc::<u32>(2 * k.max(1))?;
+        // Grid mode: the kernel reads and extends the grid's device list.
+        let no_grid = dev.alloc::<u32>(1)?;
+        let (cells, cell_capacity) = match &self.grid {
+            Some(g) => (g.cell_filters.arg(), g.cell_filters.len() as u32),
+            None => (no_grid.arg(), 0),
+        };
+        // The tables must be on the device before the kernel (another stream) reads them.
+        dev.synchronize()?;
+        let fm = self.fmajor.as_ref().expect("made above");
+        let mut args = ring.args().to_vec();
+        args.extend_from_slice(&[
+            self.n.into(),
+            self.k.into(),
+            self.bf.arg(),
+            areas.arg(),
+            fm.fcons_start.arg(),
+            fm.fcons.arg(),
+            self.cstrings.arg(),
+            self.filter_sub.arg(),
+            subs_off.arg(),
+            subs_seq.arg(),
+            tally.arg(),
+            list.arg(),
+            cells,
+            cell_capacity.into(),
+        ]);
+        let lc = LaunchConfig::blocks(1, BLOCK, gpu_kernels::persist::shared_bytes(rc.req_words));
+        let blocks = if dev.is_gpu() { None } else { Some(3) };
+        let run = dev.launch_persistent(
+            &clcb_kernels::clcb_persistent::KERNEL,
+            lc,
+            &args,
+            ring,
+            blocks,
+        )?;
+        self.persist = Some(PersistState {
+            run,
+            _areas: areas,
+            _subs_off: subs_off,
+            _subs_seq: subs_seq,
+            _tally: tally,
+            _list: list,
+            _no_grid: no_grid,
+            pending: VecDeque::new(),
+            submitted: 0,
+        });
+        Ok(())
+    }
+
+    /// Persistent mode: one area move through the ring (the host does not wait).
+    ///
+    /// In grid mode a filter that leaves its cell joins the outside list as in
+    /// [`Engine::move_area`], the kernel writing the list's new entry; when the list is
+    /// full the kernel is stopped, the grid rebuilt, and the next request starts a new
+    /// kernel over the rebuilt grid and the current areas.
+    fn move_area_persistent(&mut self, m: AreaMove) -> Result<(), EngineError> {
+        self.ensure_persistent(0)?;
+        let f = m.filter as usize;
+        let mut slot = u32::MAX;
+        if let Some(g) = self.grid.as_mut() {
+            if g.grid.home[f] != Grid::OUTSIDE && !g.grid.still_fits(f, m.pos, m.sq_dist) {
+                if g.end == g.cell_filters.len() {
+                    self.drain(None, None)?;
+                    self.stop_persistent()?;
+                    self.tables.fpos[f] = m.pos;
+                    self.tables.sq_dist[f] = m.sq_dist;
+                    self.areas_behind = true;
+                    return self.build_grid();
+                }
+                slot = g.end as u32;
+                g.end += 1;
+                g.grid.home[f] = Grid::OUTSIDE;
+            }
+        }
+        let xy = m.pos.x.to_bits() as u64 | (m.pos.y.to_bits() as u64) << 32;
+        self.submit_update(
+            clcb_kernels::PERSIST_AREA,
+            &[m.filter as u64, xy, m.sq_dist.to_bits() as u64, slot as u64],
+        )?;
+        self.tables.fpos[f] = m.pos;
+        self.tables.sq_dist[f] = m.sq_dist;
+        self.areas_behind = true;
+        Ok(())
+    }
+
+    /// Submits an update request, first waiting for the oldest request when the ring is
+    /// full (only updates can be in flight outside [`Engine::match_pipelined`]).
+    fn submit_update(&mut self, kind: u32, payload: &[u64]) -> Result<(), EngineError> {
+        if self.persist.as_ref().is_some_and(|p| p.run.is_full()) {
+            self.drain_one(None, None)?;
+        }
+        let p = self.persist.as_mut().expect("started by the caller");
+        p.run.submit(kind, payload)?;
+        p.pending.push_back(Pending::Update);
+        p.submitted += 1;
+        Ok(())
+    }
+
+    /// Waits for the oldest request in flight; an event's answer goes to
+    /// `answers[index]` (ascending) and its latency (µs since `t0`) to `lat[index]`.
+    fn drain_one(
+        &mut self,
+        answers: Option<&mut [Vec<u32>]>,
+        lat: Option<&mut [f64]>,
+    ) -> Result<(), EngineError> {
+        let p = self.persist.as_mut().expect("a request is in flight");
+        let Some(what) = p.pending.pop_front() else {
+            return Ok(());
+        };
+        let r = p.run.wait()?;
+        if let Pending::Event { index, t0 } = what {
+            let m = r.status as usize;
+            if m > self.k as usize || r.words.len() < m.div_ceil(2) {
+                return Err(EngineError::Gpu(GpuError::Persistent {
+                    kernel: p.run.kernel(),
+                    message: format!("an answer of {m} subscriptions, the engine has {}", self.k),
+                }));
+            }
+            let mut ids: Vec<u32> = (0..m)
+                .map(|j| (r.words[j / 2] >> (32 * (j % 2))) as u32)
+                .collect();
+            ids.sort_unstable();
+            if let Some(l) = lat {
+                l[index] = t0.elapsed().as_secs_f64() * 1e6;
+            }
+            if let Some(a) = answers {
+                a[index] = ids;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for every request in flight.
+    fn drain(
+        &mut self,
+        mut answers: Option<&mut [Vec<u32>]>,
+        mut lat: Option<&mut [f64]>,
+    ) -> Result<(), EngineError> {
+        while self.persist.as_ref().is_some_and(|p| !p.pending.is_empty()) {
+            self.drain_one(answers.as_deref_mut(), lat.as_deref_mut())?;
+        }
+        Ok(())
+    }
+
+    /// Beyond the paper, in persistent mode: matches `events` through the persistent
+    /// kernel with up to `in_flight` requests in its ring at once (at most its slots):
+    /// the host encodes and submits event `i + in_flight` while the kernel matches event
+    /// `i`. One answer per event, in order (dense indices, ascending). With
+    /// `latencies`, also each event's end-to-end time in microseconds, from the start
+    /// of its encoding to its answer read by the host.
+    pub fn match_pipelined(
+        &mut self,
+        events: &[Event],
+        in_flight: usize,
+        latencies: Option<&mut Vec<f64>>,
+    ) -> Result<Vec<Vec<u32>>, EngineError> {
+        let requests: Vec<Request> = events.iter().map(Request::Event).collect();
+        self.pipeline(&requests, in_flight, latencies)
+    }
+
+    /// Beyond the paper, in persistent mode: events, area moves and subscription
+    /// switches through the persistent kernel's ring in the given order, up to
+    /// `in_flight` at once: each update takes effect after the events before it and
+    /// before the events after it, although none of them waited. One answer per
+    /// [`Request::Event`], in order (dense indices, ascending); `latencies` as in
+    /// [`Engine::match_pipelined`], one per event.
+    pub fn pipeline(
+        &mut self,
+        requests: &[Request],
+        in_flight: usize,
+        mut latencies: Option<&mut Vec<f64>>,
+    ) -> Result<Vec<Vec<u32>>, EngineError> {
+        if !self.persistent {
+            return Err(EngineError::Gpu(GpuError::Persistent {
+                kernel: "clcb_persistent",
+                message: "the persistent mode is off (Engine::set_persistent)".into(),
+            }));
+        }
+        let events = requests
+            .iter()
+            .filter(|r| matches!(r, Request::Event(_)))
+            .count();
+        let mut answers = vec![Vec::new(); events];
+        if let Some(l) = latencies.as_deref_mut() {
+            l.clear();
+            l.resize(events, 0.0);
+        }
+        let mut index = 0;
+        for r in requests {
+            let t0 = Instant::now();
+            // Grid mode: the candidate ranges (lo, hi) of the event's cells and the
+            // outside list; none means no filter can hold the event's location.
+            let mut ranges = [(0u32, 0u32); 4];
+            let need = match r {
+                Request::Event(e) => {
+                    self.words.clear();
+                    self.tables.encode_event(e, &mut self.words);
+                    let mut need = self.words.len().div_ceil(2);
+                    if let Some(g) = &self.grid {
+                        let rows = g.grid.ranges(e.loc.x, e.loc.y);
+                        ranges = [
+                            rows[0],
+                            rows[1],
+                            rows[2],
+                            (g.grid.members() as u32, g.end as u32),
+                        ];
+                        need += clcb_kernels::PERSIST_GRID_WORDS;
+                    }
+                    need
+                }
+                _ => 0,
+            };
+            let no_candidates = self.grid.is_some() && ranges.iter().all(|&(lo, hi)| hi <= lo);
+            let fits = self
+                .persist
+                .as_ref()
+                .is_some_and(|p| p.run.config().req_words as usize >= need);
+            if !fits {
+                // A new kernel (the first, or with longer slots): first the answers in
+                // flight.
+                let lat = latencies.as_deref_mut().map(|l| l.as_mut_slice());
+                self.drain(Some(&mut answers), lat)?;
+                self.ensure_persistent(need)?;
+            }
+            loop {
+                let p = self.persist.as_ref().expect("started above");
+                let depth = in_flight.clamp(1, p.run.config().slots as usize);
+                if p.pending.len() < depth && !p.run.is_full() {
+                    break;
+                }
+                let lat = latencies.as_deref_mut().map(|l| l.as_mut_slice());
+                self.drain_one(Some(&mut answers), lat)?;
+            }
+            match r {
+                Request::Event(_) if self.n == 0 || no_candidates => {}
+                Request::Event(_) => {
+                    let p = self.persist.as_mut().expect("started above");
+                    let words = &self.words;
+                    let (kind, at) = if self.grid.is_some() {
+                        (
+                            clcb_kernels::PERSIST_EVENT_GRID,
+                            clcb_kernels::PERSIST_GRID_WORDS,
+                        )
+                    } else {
+                        (clcb_kernels::PERSIST_EVENT, 0)
+                    };
+                    p.run
+                        .submit_with(kind, need, |w| {
+                            for (j, &(lo, hi)) in ranges.iter().enumerate().take(at) {
+                                w[j] = lo as u64 | (hi as u64) << 32;
+                            }
+                            for (j, pair) in words.chunks(2).enumerate() {
+                                w[at + j] = pair[0] as u64
+                                    | (pair.get(1).copied().unwrap_or(0) as u64) << 32;
+                            }
+                        })
+                        .map_err(EngineError::from)?;
+                    p.pending.push_back(Pending::Event { index, t0 });
+                    p.submitted += 1;
+                }
+                Request::Move(u) => {
+                    let m = self.area_move(u)?;
+                    self.move_area_persistent(m)?;
+                }
+                Request::Switch { subscription, on } => {
+                    self.set_subscription_active(*subscription, *on)?;
+                }
+            }
+            if matches!(r, Request::Event(_)) {
+                index += 1;
+            }
+        }
+        let lat = latencies.map(|l| l.as_mut_slice());
+        self.drain(Some(&mut answers), lat)?;
+        Ok(answers)
     }
 }

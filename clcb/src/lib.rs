@@ -35,7 +35,7 @@ pub mod layout;
 pub mod model;
 pub mod workload;
 
-pub use engine::{Engine, EngineError, Options, StepTimes};
+pub use engine::{Engine, EngineError, Options, Request, StepTimes};
 pub use model::{
     Area, AreaUpdate, Event, Filter, FilterId, Location, Subscription, SubscriptionId,
     Subscriptions,

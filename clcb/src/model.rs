@@ -38,6 +38,8 @@ pub enum ModelError {
     TooManyConstraints(usize),
     #[error("filter {0} does not exist (there are {1} filters)")]
     NoSuchFilter(u32, usize),
+    #[error("subscription {0} does not exist (there are {1} subscriptions)")]
+    NoSuchSubscription(u32, usize),
 }
 
 /// Most content constraints per filter: `FCount` keeps one byte per run (§4.3), which

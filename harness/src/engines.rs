@@ -75,6 +75,10 @@ pub enum DdmEngine {
     Grid,
     /// Sort and sweep (CPU).
     Sort,
+    /// Parallel sort-based matching, Marzolla & D'Angelo (CPU).
+    Sbm,
+    /// Interval-tree matching, Marzolla & D'Angelo (CPU).
+    Itm,
 }
 
 /// `harness run --engines`: every engine name an experiment asks [`crate::experiment::Ctx::wants`]
@@ -128,6 +132,14 @@ pub enum RunEngine {
     Sort,
     /// ddm: sort and sweep, all cores.
     SortPar,
+    /// ddm: parallel sort-based matching (Marzolla & D'Angelo), one core.
+    Sbm,
+    /// ddm: parallel sort-based matching, all cores.
+    SbmPar,
+    /// ddm: interval-tree matching (Marzolla & D'Angelo), one core.
+    Itm,
+    /// ddm: interval-tree matching, all cores.
+    ItmPar,
 }
 
 impl RunEngine {

@@ -5,6 +5,7 @@ mod experiment;
 mod meta;
 mod papers;
 mod plot;
+mod regress;
 mod report;
 mod results;
 mod runner;
@@ -75,6 +76,13 @@ struct RunArgs {
     device: usize,
 }
 
+/// The sizes `regress` runs at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Size {
+    Quick,
+    Full,
+}
+
 #[derive(Subcommand, Debug)]
 enum Top {
     /// List every experiment (paper, id, title).
@@ -89,7 +97,8 @@ enum Top {
         args: RunArgs,
     },
     /// Redraw figures (PNG and SVG) from the recorded CSV files and the papers' numbers
-    /// (<dir>/papers/): `plot`, `plot <paper>`, `plot <paper> <experiment>`. No GPU needed.
+    /// (<dir>/papers/), in <dir> and in the recorded runs one level below it (such as
+    /// results/regress): `plot`, `plot <paper>`, `plot <paper> <experiment>`. No GPU needed.
     Plot {
         /// Directory holding <paper>/<id>.csv (default results/).
         #[arg(long, default_value = "results")]
@@ -105,23 +114,43 @@ enum Top {
         #[arg(long, default_value = "results")]
         dir: PathBuf,
     },
-    /// Rerun experiments and fail when a GPU throughput falls more than --tolerance below
-    /// the one recorded in --baseline for the same device model.
+    /// Rerun experiments and report which points moved against a recorded run of the
+    /// same device model: several samples (seeds) per point, a bootstrap confidence
+    /// interval of the throughput change, a change reported only when significant and
+    /// beyond the noise threshold; fails when a point got slower. Quick sizes by default.
     Regress {
         /// Directory of a recorded run on this device model (e.g. results/regress).
         #[arg(long)]
         baseline: PathBuf,
-        /// Allowed fractional drop of throughput.
-        #[arg(long, default_value_t = 0.10)]
-        tolerance: f64,
+        /// quick (the default: seconds per experiment) or full (the papers' sizes).
+        #[arg(long, value_enum, default_value_t = Size::Quick)]
+        size: Size,
+        /// Samples per point: one per seed (the baseline should hold as many).
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(2..=1000))]
+        samples: u64,
+        /// Two-sided confidence of the interval.
+        #[arg(long, default_value_t = 0.95)]
+        confidence: f64,
+        /// Changes smaller than this fraction are noise however significant.
+        #[arg(long, default_value_t = 0.02)]
+        noise_threshold: f64,
         /// Compare every series, CPU ones too (noisy on shared machines).
         #[arg(long)]
         all_series: bool,
         /// `all` or a paper.
         #[arg(default_value = "all")]
         target: String,
-        #[command(flatten)]
-        args: RunArgs,
+        /// An experiment id of that paper, or `all`.
+        experiment: Option<String>,
+        /// Comma-separated engine names to run (default: as `run`).
+        #[arg(long, value_delimiter = ',')]
+        engines: Option<Vec<String>>,
+        /// Directory for this run's CSVs (default results/quick, or results/regress-full).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// GPU ordinal.
+        #[arg(long, default_value_t = 0)]
+        device: usize,
     },
     /// Run the gpu-kernels self-test kernels on the GPU (or the emulator) and print PASS/FAIL.
     Selftest {
@@ -268,7 +297,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         } => {
             let all = runner::all_experiments();
             let chosen = select(&all, &target, experiment.as_deref())?;
-            let files = plot::redraw(&chosen, &dir)?;
+            let files = plot::redraw_tree(&chosen, &dir)?;
             println!(
                 "drew {} figures (PNG and SVG) under {}",
                 files.len() / 2,
@@ -287,21 +316,55 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
         }
         Top::Regress {
             baseline,
-            tolerance,
+            size,
+            samples,
+            confidence,
+            noise_threshold,
             all_series,
             target,
-            mut args,
+            experiment,
+            engines,
+            out,
+            device,
         } => {
             must_be_dir(&baseline)?;
-            let all = runner::all_experiments();
-            let chosen = select(&all, &target, None)?;
-            args.quick = true;
-            let gpu = gpu_kernels::Device::gpu_count() > args.device;
-            let mut opts = run_opts(args, gpu);
-            if opts.out == baseline {
-                opts.out = PathBuf::from("results/quick");
+            if !(0.5..1.0).contains(&confidence) {
+                return Err(bad_input(anyhow::anyhow!(
+                    "--confidence {confidence}: expected a value in [0.5, 1)"
+                )));
             }
-            runner::regress(&chosen, &opts, &baseline, tolerance, all_series)
+            if !(0.0..1.0).contains(&noise_threshold) {
+                return Err(bad_input(anyhow::anyhow!(
+                    "--noise-threshold {noise_threshold}: expected a fraction in [0, 1)"
+                )));
+            }
+            let all = runner::all_experiments();
+            let chosen = select(&all, &target, experiment.as_deref())?;
+            let quick = size == Size::Quick;
+            let mut out = out.unwrap_or_else(|| {
+                PathBuf::from(if quick {
+                    "results/quick"
+                } else {
+                    "results/regress-full"
+                })
+            });
+            if out == baseline {
+                out = PathBuf::from("results/quick");
+            }
+            let run = runner::RunOpts {
+                quick,
+                seeds: samples as usize,
+                engines,
+                out,
+                device,
+            };
+            let opts = regress::Opts {
+                baseline,
+                confidence,
+                noise_threshold,
+                all_series,
+            };
+            regress::regress(&chosen, &run, &opts)
         }
         Top::Selftest { device } => selftest(device),
         Top::Ccm(c) => users::ccm::run_cmd(c),

@@ -167,6 +167,7 @@ fn is_factor(t: &str) -> bool {
         .is_some_and(|r| !r.is_empty() && r.chars().all(|c| c.is_ascii_digit() || c == '.'));
     t.contains('=')
         || percentile
+        || UNIT_WORDS.contains(&t)
         || matches!(
             t,
             "RS" | "Zipf" | "zipf" | "uniform" | "crowded" | "small" | "large"
@@ -561,9 +562,52 @@ pub enum Layout {
 
 /// The layout of an experiment, from its metadata: an x label that numbers its values,
 /// `row (1: time, 2: deployment, 3: size)` or `factor (1 doc size, 2 queries)`, makes a
-/// table of those rows; anything else is lines.
-pub fn layout(exp: &Experiment) -> Layout {
-    categories(exp.x_label).map_or(Layout::Lines, Layout::Bars)
+/// table of those rows; an x that is a percentile (`p50`, `p99`, `p99.9`) makes one bar
+/// group per recorded percentile; anything else is lines.
+pub fn layout(exp: &Experiment, rows: &[Row]) -> Layout {
+    if let Some(c) = categories(exp.x_label) {
+        return Layout::Bars(c);
+    }
+    if exp.x_label.trim() == "percentile" {
+        let mut xs: Vec<f64> = rows.iter().map(|r| r.x).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        return Layout::Bars(xs.into_iter().map(|x| (x, format!("p{x}"))).collect());
+    }
+    Layout::Lines
+}
+
+/// Unit words a series name may end with, when one experiment records several
+/// quantities (`gpu persistent events/s`, `gpu persistent p99 us`).
+const UNIT_WORDS: [&str; 9] = [
+    "events/s",
+    "MB/s",
+    "us",
+    "µs",
+    "ms",
+    "s",
+    "MB",
+    "GB",
+    "updates/s",
+];
+
+/// The unit a series name ends with, if any.
+fn series_unit(series: &str) -> Option<&str> {
+    series
+        .split_whitespace()
+        .last()
+        .filter(|t| UNIT_WORDS.contains(t) && series.split_whitespace().count() > 1)
+}
+
+/// The part of an axis label (`events/s, and p99 latency (µs)`) that names `unit`.
+fn label_for_unit(y_label: &str, unit: &str) -> String {
+    let unit_alt = if unit == "us" { "µs" } else { unit };
+    y_label
+        .split(", and ")
+        .flat_map(|p| p.split(", "))
+        .find(|p| p.contains(unit) || p.contains(unit_alt))
+        .map(|p| p.trim().to_string())
+        .unwrap_or_else(|| unit_alt.to_string())
 }
 
 /// The numbered categories of an x label, if it has them (at least two, numbered 1, 2, ...).
@@ -713,7 +757,7 @@ pub fn figure(exp: &Experiment, rows: &[Row], paper: &[PaperRow]) -> Figure {
             .map(|s| s.color)
             .unwrap_or_else(|| engine_color(&split_series(series).0))
     };
-    let panels = match layout(exp) {
+    let panels = match layout(exp, rows) {
         Layout::Bars(cats) => bar_panels(exp, rows, &paper, &styles, &cats, &color_of),
         Layout::Lines => line_panels(exp, rows, &paper, &styles, &color_of),
     };
@@ -751,6 +795,36 @@ fn line_panels(
     }
     for l in &mut lines {
         l.pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+    }
+    // One experiment recording several quantities (series ending in a unit): one panel
+    // per unit, no speedup panel.
+    let mut units: Vec<&str> = Vec::new();
+    for (s, _) in styles {
+        if let Some(u) = series_unit(s) {
+            if !units.contains(&u) {
+                units.push(u);
+            }
+        }
+    }
+    if units.len() >= 2 {
+        return units
+            .iter()
+            .map(|u| {
+                Panel::Lines(LinePanel {
+                    x_label: exp.x_label.to_string(),
+                    y_label: label_for_unit(exp.y_label, u),
+                    log_x: exp.log_x,
+                    log_y: exp.log_y,
+                    lines: lines
+                        .iter()
+                        .filter(|l| series_unit(&l.series) == Some(u))
+                        .cloned()
+                        .collect(),
+                    paper: Vec::new(),
+                    unity: false,
+                })
+            })
+            .collect();
     }
     let has_series = |s: &str| styles.iter().any(|(n, _)| n == s);
     // Paper numbers of a recorded series in the panel's unit, or speedups when the
@@ -1579,10 +1653,38 @@ pub fn plot(exp: &Experiment, rows: &[Row], paper: &[PaperRow], png: &Path) -> a
     write(&figure(exp, rows, paper), png).map(|_| ())
 }
 
-/// `harness plot`: redraws the figure of every experiment in `exps` that has a CSV under
+/// Redraws the figure of every experiment in `exps` that has a CSV under
 /// `dir` (`<dir>/<paper>/<id>.csv` -> `.png` and `.svg` beside it), with the paper data
 /// of `<dir>/papers/` (or the built-in copy). Needs no GPU. Returns the files written.
 pub fn redraw(exps: &[&Experiment], dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    redraw_with(exps, dir, dir)
+}
+
+/// [`redraw`] of `dir` and of every recorded run nested one level below it (such as
+/// `results/regress/`), all with the paper data of `dir`: so that one `harness plot`
+/// restores every figure under results/.
+pub fn redraw_tree(exps: &[&Experiment], dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut written = redraw(exps, dir)?;
+    let mut subdirs: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .filter(|p| {
+                crate::experiment::Paper::ALL
+                    .iter()
+                    .any(|paper| p.join(paper.name()).is_dir())
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    subdirs.sort();
+    for sub in subdirs {
+        written.extend(redraw_with(exps, &sub, dir)?);
+    }
+    Ok(written)
+}
+
+fn redraw_with(exps: &[&Experiment], dir: &Path, papers: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for exp in exps {
         let csv = crate::results::csv_path(dir, exp.paper.name(), exp.id);
@@ -1593,7 +1695,7 @@ pub fn redraw(exps: &[&Experiment], dir: &Path) -> anyhow::Result<Vec<PathBuf>> 
         if rows.is_empty() {
             continue;
         }
-        let paper = crate::results::read_papers(dir, exp.paper.name())?;
+        let paper = crate::results::read_papers(papers, exp.paper.name())?;
         let (png, svg) = write(&figure(exp, &rows, &paper), &csv)
             .map_err(|e| e.context(format!("plotting {}", csv.display())))?;
         written.push(png);
@@ -1627,6 +1729,14 @@ mod tests {
             ("gpu persistent".into(), "p99.9".into())
         );
         assert_eq!(s("sff all cores"), ("sff all cores".into(), "".into()));
+        assert_eq!(
+            s("gpu persistent events/s"),
+            ("gpu persistent".into(), "events/s".into())
+        );
+        assert_eq!(
+            s("gpu persistent p99 us"),
+            ("gpu persistent".into(), "p99 us".into())
+        );
     }
 
     #[test]
@@ -1837,7 +1947,7 @@ mod tests {
             assert!(bytes > 5_000, "{} has {bytes} bytes", f.display());
         }
         let table2 = exps.iter().find(|e| e.id == "table2").unwrap();
-        assert!(matches!(layout(table2), Layout::Bars(_)));
+        assert!(matches!(layout(table2, &[]), Layout::Bars(_)));
         let rows =
             crate::results::read_csv(&crate::results::csv_path(&dir, "ccm", "table2")).unwrap();
         let fig = figure(table2, &rows, &[]);

@@ -345,7 +345,7 @@ pub fn write(exps: &[Experiment], dir: &Path) -> anyhow::Result<usize> {
             }
             let _ = writeln!(sections);
         }
-        if let crate::plot::Layout::Bars(cats) = crate::plot::layout(exp) {
+        if let crate::plot::Layout::Bars(cats) = crate::plot::layout(exp, &rows) {
             sections.push_str(&pivot(exp, &rows, &cats));
             let _ = writeln!(sections, "\nMin and max over seeds are in the CSV.");
         } else {

@@ -102,6 +102,65 @@ pub fn read_csv(path: &Path) -> anyhow::Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// One measurement (one seed) of a (series, x) point, as `harness run` records it beside
+/// the aggregated CSV (`<id>.samples.csv`): what `regress` estimates noise from.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct SampleRow {
+    pub paper: String,
+    pub experiment: String,
+    pub series: String,
+    pub x: f64,
+    pub value: f64,
+    pub device: String,
+}
+
+/// `<out>/<paper>/<id>.samples.csv`
+pub fn samples_path(out: &Path, paper: &str, id: &str) -> PathBuf {
+    out.join(paper).join(format!("{id}.samples.csv"))
+}
+
+/// The per-seed samples of one run of an experiment.
+pub fn sample_rows(exp: &Experiment, samples: &[Sample], meta: &Meta) -> Vec<SampleRow> {
+    samples
+        .iter()
+        .map(|s| SampleRow {
+            paper: exp.paper.name().to_string(),
+            experiment: exp.id.to_string(),
+            series: s.series.clone(),
+            x: s.x,
+            value: s.value,
+            device: meta.device.clone(),
+        })
+        .collect()
+}
+
+pub fn write_samples(path: &Path, rows: &[SampleRow]) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut w =
+        csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))?;
+    for r in rows {
+        w.serialize(r)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    w.flush()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+pub fn read_samples(path: &Path) -> anyhow::Result<Vec<SampleRow>> {
+    let mut r =
+        csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut rows = Vec::new();
+    for (i, row) in r.deserialize().enumerate() {
+        rows.push(
+            row.with_context(|| format!("{}: line {}: not a sample row", path.display(), i + 2))?,
+        );
+    }
+    Ok(rows)
+}
+
 /// One number a paper states (`results/papers/<paper>.csv`): which experiment and series,
 /// at which x, the value (none when the claim is an x: a crossover, a peak, a breaking
 /// point), its unit (`ms`, `x` for a speedup, `>= x` for "more than", `<= ms` for "less

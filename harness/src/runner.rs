@@ -1,5 +1,5 @@
-//! `harness run` and `harness regress`: runs experiments, checks engines agree, writes
-//! CSV, PNG and SVG per experiment, and compares throughputs with a recorded run.
+//! `harness run`: runs experiments, checks engines agree, writes CSV (and the per-seed
+//! samples), PNG and SVG per experiment.
 
 use crate::experiment::{Ctx, Experiment};
 use crate::meta::Meta;
@@ -8,7 +8,7 @@ use crate::{papers, plot};
 use anyhow::Context;
 use gpu_kernels::Device;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -45,6 +45,16 @@ pub fn find_gpu(ordinal: usize) -> Option<(usize, String)> {
 /// Runs `exps`; returns the rows written. A failing experiment (an engine error or two
 /// engines disagreeing) does not stop the others, but fails the whole run at the end.
 pub fn run(exps: &[&Experiment], opts: &RunOpts) -> anyhow::Result<Vec<Row>> {
+    run_with_samples(exps, opts).map(|(rows, _)| rows)
+}
+
+/// [`run`], also returning every per-seed sample (written beside each CSV as
+/// `<id>.samples.csv`).
+pub fn run_with_samples(
+    exps: &[&Experiment],
+    opts: &RunOpts,
+) -> anyhow::Result<(Vec<Row>, Vec<results::SampleRow>)> {
+    let mut all_samples = Vec::new();
     let gpu = find_gpu(opts.device);
     let meta = Meta::collect(gpu.as_ref().map_or("none".to_string(), |g| g.1.clone()));
     let seeds: Vec<u64> = (1..=opts.seeds.max(1) as u64).collect();
@@ -83,6 +93,12 @@ pub fn run(exps: &[&Experiment], opts: &RunOpts) -> anyhow::Result<Vec<Row>> {
         }
         let csv = results::csv_path(&opts.out, exp.paper.name(), exp.id);
         results::write_csv(&csv, &rows)?;
+        let samples = results::sample_rows(exp, &ctx.samples, &meta);
+        results::write_samples(
+            &results::samples_path(&opts.out, exp.paper.name(), exp.id),
+            &samples,
+        )?;
+        all_samples.extend(samples);
         let png = csv.with_extension("png");
         let paper = results::read_papers(&opts.out, exp.paper.name())?;
         plot::plot(exp, &rows, &paper, &png)
@@ -98,7 +114,7 @@ pub fn run(exps: &[&Experiment], opts: &RunOpts) -> anyhow::Result<Vec<Row>> {
             failures.join("\n  ")
         );
     }
-    Ok(all_rows)
+    Ok((all_rows, all_samples))
 }
 
 fn print_summary(exp: &Experiment, rows: &[Row]) {
@@ -126,79 +142,4 @@ fn print_summary(exp: &Experiment, rows: &[Row]) {
             println!("    speedup over {b}: {}", sp.join("  "));
         }
     }
-}
-
-/// `harness regress`: reruns `exps` and fails when a series' throughput on this device
-/// falls more than `tolerance` below the recorded one for the same device model. Only the
-/// GPU series (`gpu*`) are compared unless `all_series`: CPU timings on a shared CI box
-/// are too noisy to guard.
-pub fn regress(
-    exps: &[&Experiment],
-    opts: &RunOpts,
-    baseline: &Path,
-    tolerance: f64,
-    all_series: bool,
-) -> anyhow::Result<()> {
-    let fresh = run(exps, opts)?;
-    let mut compared = 0;
-    let mut slower = Vec::new();
-    for exp in exps {
-        let path = results::csv_path(baseline, exp.paper.name(), exp.id);
-        if !path.exists() {
-            continue;
-        }
-        let old = results::read_csv(&path)?;
-        let gpu_series = |r: &&Row| all_series || r.series.starts_with("gpu");
-        for new in fresh
-            .iter()
-            .filter(|r| r.paper == exp.paper.name() && r.experiment == exp.id)
-            .filter(gpu_series)
-        {
-            let Some(rec) = old
-                .iter()
-                .find(|o| o.device == new.device && o.series == new.series && o.x == new.x)
-            else {
-                continue;
-            };
-            compared += 1;
-            // Throughput is the value itself, or its inverse for times.
-            let ratio = if exp.higher_is_better {
-                new.mean / rec.mean
-            } else {
-                rec.mean / new.mean
-            };
-            if ratio < 1.0 - tolerance {
-                slower.push(format!(
-                    "{}/{} {} at x={}: {:.1}% of the recorded throughput ({} then, {} now, {})",
-                    new.paper,
-                    new.experiment,
-                    new.series,
-                    new.x,
-                    ratio * 100.0,
-                    rec.mean,
-                    new.mean,
-                    new.unit
-                ));
-            }
-        }
-    }
-    if compared == 0 {
-        eprintln!(
-            "note: {} holds no recorded rows for this device model; nothing compared",
-            baseline.display()
-        );
-        return Ok(());
-    }
-    if !slower.is_empty() {
-        anyhow::bail!(
-            "throughput regression in {} of {compared} points:\n  {}",
-            slower.len(),
-            slower.join("\n  ")
-        );
-    }
-    println!(
-        "regress: {compared} points within {:.0}% of the recorded throughput",
-        tolerance * 100.0
-    );
-    Ok(())
 }

@@ -71,7 +71,7 @@ fn list_names_every_table_and_figure_of_the_four_papers() {
 }
 
 #[test]
-fn run_all_quick_passes_without_a_gpu_and_writes_a_csv_and_png_per_experiment() {
+fn run_all_quick_passes_without_a_gpu_and_writes_a_csv_and_figures_that_plot_restores() {
     let out = std::env::temp_dir().join(format!("harness-quick-{}", std::process::id()));
     let run = harness()
         .args(["run", "all", "--quick", "--seeds", "1", "--out"])
@@ -92,6 +92,38 @@ fn run_all_quick_passes_without_a_gpu_and_writes_a_csv_and_png_per_experiment() 
             csv.display()
         );
     }
+    // Figures are a pure function of the CSVs: delete every PNG and SVG, and `plot`
+    // restores them all, a recorded run nested one level below included.
+    let (paper, id) = &list()[0];
+    let nested = out.join("nested").join(paper);
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::copy(
+        out.join(paper).join(format!("{id}.csv")),
+        nested.join(format!("{id}.csv")),
+    )
+    .unwrap();
+    for (paper, id) in list() {
+        for ext in ["png", "svg"] {
+            std::fs::remove_file(out.join(&paper).join(format!("{id}.{ext}"))).ok();
+        }
+    }
+    let plot = harness()
+        .args(["plot", "--dir"])
+        .arg(&out)
+        .output()
+        .expect("run harness plot");
+    assert!(
+        plot.status.success(),
+        "harness plot failed:\n{}",
+        String::from_utf8_lossy(&plot.stderr)
+    );
+    for (paper, id) in list() {
+        for ext in ["png", "svg"] {
+            let f = out.join(&paper).join(format!("{id}.{ext}"));
+            assert!(f.exists(), "harness plot did not restore {}", f.display());
+        }
+    }
+    assert!(nested.join(format!("{id}.svg")).exists());
     std::fs::remove_dir_all(out).ok();
 }
 
@@ -110,7 +142,7 @@ fn selftest_passes_on_the_emulator_when_there_is_no_gpu() {
     let out = harness().arg("selftest").output().expect("run harness");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    assert_eq!(stdout.matches("PASS").count(), 5, "{stdout}");
+    assert_eq!(stdout.matches("PASS").count(), 6, "{stdout}");
 }
 
 #[test]

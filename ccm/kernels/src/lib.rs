@@ -779,7 +779,9 @@ kernel! {
                     let iface = count_constraint::<true>(&c, &attr, abytes, cpool, size_f, filter_iface, count_p);
                     if iface != NO_IFACE && atomic_or(interfaces_p.add(iface as usize), 1) == 0 {
                         let at = atomic_add(tally.add(p), 1);
-                        volatile_store_u32(list_p.add(at as usize), iface);
+                        if at < n_interfaces {
+                            volatile_store_u32(list_p.add(at as usize), iface);
+                        }
                     }
                     i += stride;
                 }
@@ -789,14 +791,17 @@ kernel! {
                 if r.kind != PERSIST_EVENT {
                     return (0, 0);
                 }
+                // More than `n_interfaces` would be a bug: the host reports it; the copy
+                // stays within the list and the slot.
                 let m = volatile_load_u32(tally.add(p));
+                let n_out = if m < n_interfaces { m } else { n_interfaces };
                 let out32 = out as *mut u32;
                 let mut j = thread_idx_x();
-                while j < m {
+                while j < n_out {
                     *out32.add(j as usize) = volatile_load_u32(list.add(p * ni + j as usize));
                     j += block_dim_x();
                 }
-                (m, m.div_ceil(2))
+                (m, n_out.div_ceil(2))
             },
         );
     }

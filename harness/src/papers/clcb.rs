@@ -13,7 +13,11 @@
 //! radius; in Fig. 6, `latency kernel` is that path's one kernel), `emu` (the
 //! same kernels on the emulator, quick mode), `rtree` (the R*-tree peer: location only
 //! in Figs. 3–4 as in the paper, location + content as the oracle), `sff` (the SFF-like
-//! matcher, content only and with location encoded as constraints, Table 2).
+//! matcher, content only and with location encoded as constraints, Table 2), `gpu
+//! persistent` (beyond the paper, `Engine::set_persistent`: a persistent kernel fed
+//! through a ring in mapped host memory, events and area updates in order, no launch per
+//! event; the GPU busy-waits while it runs; Table 2 rows 2 and 3, and the `latency` and
+//! `inflight` experiments), `gpu grid persistent` (the same over the grid index).
 //!
 //! Every answer of every kernel series (`gpu`, `gpu batched`, `gpu grid`, `gpu grid
 //! batched`, `gpu latency`, `gpu grid latency` and their `emu` twins) is checked against
@@ -63,6 +67,28 @@ pub fn experiments() -> Vec<Experiment> {
             Some("sff"),
             "SFF 13.78 ms w/o location, 118.69 ms with, 10151 ms per update; CLCB 0.306 ms with location (389x SFF)",
             table2,
+        ),
+        e(
+            "latency",
+            "Per-event latency distribution, default scenario (beyond the paper): end to end (event written by the host to answer read by the host) over 100k events for the paper's pipeline (gpu: copy in, Loc, Cont, Zip, copy back), the one-launch mapped path (gpu latency) and the persistent kernel over every filter (gpu persistent) and over the grid index (gpu grid persistent), one event at a time",
+            "percentile",
+            "latency per event (µs)",
+            false,
+            true,
+            None,
+            "the paper reports means only: 0.306 ms per event with location (Table 2)",
+            latency,
+        ),
+        e(
+            "inflight",
+            "Persistent kernel under load, default scenario (beyond the paper): throughput (series '... events/s') and p99 end-to-end latency (series '... p99 us') as the events in flight in the ring grow",
+            "events in flight",
+            "events/s, and p99 latency (µs)",
+            true,
+            true,
+            None,
+            "not in the paper (one event at a time)",
+            inflight,
         ),
         e("fig3a", "Fig. 3a: matching time vs subscriptions, uniform, each filter covers 0.001% of the area", subs_x, ms, true, true, Some("rtree"), "R-Tree faster below ~400 subscriptions; CLCB 2.47x faster at 1M (0.001%)", fig3a),
         e("fig3b", "Fig. 3b: matching time vs subscriptions, uniform, each filter covers 0.01% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB time flat in the area size; R-Tree degrades as areas grow", fig3b),
@@ -363,6 +389,213 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
                 .map(|e| engine.match_indices(e, None))
                 .collect::<Result<_, _>>()?;
             check(ctx, &label, &truth, &series, &got)?;
+        }
+        for (name, dev) in &devices {
+            for grid in [false, true] {
+                let data = (&subs, &events[..], &truth[..]);
+                persistent_table2(ctx, name, *dev, grid, &w, data, &label)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Table 2, beyond the paper: the persistent mode (`gpu persistent`, and over the grid
+/// index `gpu grid persistent`). Row 2: time per event with location, one at a time
+/// (end to end: encode, submit to the ring, answer read); row 3: time per area update
+/// through the ring, including the wait until the kernel applied the last one. Answers
+/// checked against the oracle before and after the updates.
+fn persistent_table2(
+    ctx: &mut Ctx,
+    name: &str,
+    dev: Target,
+    grid: bool,
+    w: &Workload,
+    (subs, events, truth): (&Subscriptions, &[Event], &[Vec<u32>]),
+    label: &str,
+) -> anyhow::Result<()> {
+    let series = format!("{name}{} persistent", if grid { " grid" } else { "" });
+    let mut engine = Engine::new(dev.open()?, subs, Options::default())?;
+    engine.set_grid(grid)?;
+    engine.set_persistent(true)?;
+    let warm = if ctx.quick { 0 } else { 10 };
+    let (ms, got) = mean_ms(events, warm, |e| Ok(engine.match_indices(e, None)?))?;
+    check(ctx, label, truth, &series, &got)?;
+    ctx.record(&series, 2.0, ms);
+    let ups = w.updates(if ctx.quick { 20 } else { 1000 }, subs.filter_count());
+    let t0 = Instant::now();
+    for u in &ups {
+        engine.move_area(u)?;
+    }
+    engine.synchronize()?;
+    ctx.record(
+        &series,
+        3.0,
+        t0.elapsed().as_secs_f64() * 1e3 / ups.len().max(1) as f64,
+    );
+    let mut model = subs.clone();
+    for u in &ups {
+        model.apply(u)?;
+    }
+    let few = &events[..truth.len().min(if ctx.quick { 4 } else { 20 })];
+    let moved = RTreeMatcher::build(&model);
+    let want = oracle(&moved, &model, few);
+    let got: Vec<Vec<u32>> = few
+        .iter()
+        .map(|e| engine.match_indices(e, None))
+        .collect::<Result<_, _>>()?;
+    check(ctx, label, &want, &series, &got)
+}
+
+// ---------------------------------------------------------------------------------
+// Beyond the paper: latency distributions and the persistent kernel under load.
+
+/// Events of the latency experiments: 100k at full size (fewer on the emulator).
+fn latency_events(quick: bool) -> usize {
+    if quick {
+        40
+    } else {
+        100_000
+    }
+}
+
+/// The `q`-th percentile (nearest rank) of ascending `sorted`.
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = ((q / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+/// A latency experiment's workload: subscriptions, events, the oracle's answers to the
+/// first events, and the label naming it in mismatch reports.
+type LatencyWorkload = (Subscriptions, Vec<Event>, Vec<Vec<u32>>, String);
+
+/// The default scenario with [`latency_events`] events, and the oracle's answers to the
+/// first [`CHECKED_EVENTS`] (all of them in quick mode).
+fn latency_workload(ctx: &mut Ctx, seed: u64) -> anyhow::Result<LatencyWorkload> {
+    let s = Scale { quick: ctx.quick };
+    let params = Params {
+        subscriptions: s.default_subs(),
+        events: latency_events(ctx.quick),
+        ..Params::default()
+    };
+    let (subs, events, _) = workload(params, seed);
+    let label = format!("seed {seed}");
+    let rtree = RTreeMatcher::build(&subs);
+    let truth = oracle(&rtree, &subs, &events[..s.checked(events.len())]);
+    Ok((subs, events, truth, label))
+}
+
+/// Per-event end-to-end latency (µs) of 100k events, one at a time, for the paper's
+/// pipeline, the one-launch mapped path and the persistent kernel, recorded as p50, p99
+/// and p99.9; each path's answers checked against the oracle (first events) and the
+/// paper's pipeline (every event).
+fn latency(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices();
+    ctx.set_steps((ctx.seeds.len() * 2) as u64);
+    for seed in ctx.seeds.clone() {
+        ctx.step(&format!("latency seed {seed}: generating"));
+        let (subs, events, truth, label) = latency_workload(ctx, seed)?;
+        ctx.step(&format!("latency seed {seed}: kernels"));
+        for (name, dev) in &devices {
+            let mut reference: Option<Vec<Vec<u32>>> = None;
+            let paths = [
+                ("", 0),
+                (" latency", 1),
+                (" persistent", 2),
+                (" grid persistent", 3),
+            ];
+            for (suffix, mode) in paths {
+                let series = format!("{name}{suffix}");
+                let mut engine = Engine::new(dev.open()?, &subs, Options::default())?;
+                match mode {
+                    1 => engine.set_low_latency(true)?,
+                    2 => engine.set_persistent(true)?,
+                    3 => {
+                        engine.set_grid(true)?;
+                        engine.set_persistent(true)?;
+                    }
+                    _ => {}
+                }
+                let warm = if ctx.quick { 0 } else { 100 };
+                for e in events.iter().take(warm) {
+                    engine.match_indices(e, None)?;
+                }
+                let mut lat = Vec::with_capacity(events.len());
+                let got = if mode >= 2 {
+                    engine.match_pipelined(&events, 1, Some(&mut lat))?
+                } else {
+                    let mut got = Vec::with_capacity(events.len());
+                    for e in &events {
+                        let t0 = Instant::now();
+                        got.push(engine.match_indices(e, None)?);
+                        lat.push(t0.elapsed().as_secs_f64() * 1e6);
+                    }
+                    got
+                };
+                check(ctx, &label, &truth, &series, &got)?;
+                match &reference {
+                    None => reference = Some(got),
+                    Some(r) => ctx.check(&label, (name, r), (&series, &got))?,
+                }
+                lat.sort_by(f64::total_cmp);
+                for q in [50.0, 99.0, 99.9] {
+                    ctx.record(&series, q, percentile(&lat, q));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The persistent kernel with 1 to 32 events in flight: events/s and p99 end-to-end
+/// latency (µs) over 100k events; answers checked against the paper's pipeline on every
+/// event (and it against the oracle on the first events).
+fn inflight(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices();
+    ctx.set_steps((ctx.seeds.len() * 2) as u64);
+    for seed in ctx.seeds.clone() {
+        ctx.step(&format!("inflight seed {seed}: generating"));
+        let (subs, events, truth, label) = latency_workload(ctx, seed)?;
+        ctx.step(&format!("inflight seed {seed}: kernels"));
+        for (name, dev) in &devices {
+            let mut engine = Engine::new(dev.open()?, &subs, Options::default())?;
+            let reference = events
+                .iter()
+                .map(|e| engine.match_indices(e, None))
+                .collect::<Result<Vec<_>, _>>()?;
+            check(ctx, &label, &truth, name, &reference)?;
+            engine.set_persistent_slots(32);
+            engine.set_persistent(true)?;
+            for grid in [false, true] {
+                engine.set_grid(grid)?;
+                let warm = if ctx.quick { 0 } else { 100 };
+                engine.match_pipelined(&events[..warm.min(events.len())], 32, None)?;
+                let series = format!("{name}{} persistent", if grid { " grid" } else { "" });
+                for depth in [1usize, 2, 4, 8, 16, 32] {
+                    let mut lat = Vec::with_capacity(events.len());
+                    let t0 = Instant::now();
+                    let got = engine.match_pipelined(&events, depth, Some(&mut lat))?;
+                    let secs = t0.elapsed().as_secs_f64();
+                    ctx.check(
+                        &format!("{label}, {depth} in flight"),
+                        (name, &reference),
+                        (&series, &got),
+                    )?;
+                    lat.sort_by(f64::total_cmp);
+                    let x = depth as f64;
+                    ctx.record(
+                        &format!("{series} events/s"),
+                        x,
+                        events.len() as f64 / secs.max(1e-9),
+                    );
+                    ctx.record(&format!("{series} p99 us"), x, percentile(&lat, 99.0));
+                }
+            }
         }
     }
     Ok(())

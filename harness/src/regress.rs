@@ -1,0 +1,400 @@
+//! `harness regress`: reruns experiments and says which points moved, in criterion's
+//! spirit: several samples per point (one per seed), a noise estimate from them, and a
+//! change reported only when it is both significant at the stated confidence and larger
+//! than the noise threshold.
+//!
+//! For each (experiment, series, x) recorded on the same device model in the baseline:
+//! the statistic is the throughput ratio now / then (the ratio of means, inverted for
+//! times, so > 1 is faster). Its confidence interval comes from a bootstrap: both sides'
+//! per-seed samples resampled with replacement [`RESAMPLES`] times (a baseline recorded
+//! before samples were kept contributes its mean alone, so the noise is this run's). A
+//! point moved when the interval excludes 1 and the ratio is more than the noise threshold
+//! away from 1; it is then *faster* or *slower*, else *within noise*. The run fails when any
+//! point is slower.
+
+use crate::experiment::Experiment;
+use crate::plot::fmt_num;
+use crate::results::{self, Row, SampleRow};
+use crate::runner::{self, RunOpts};
+
+/// Bootstrap resamples per point.
+pub const RESAMPLES: usize = 2000;
+
+/// What `regress` compares and how strictly.
+#[derive(Clone, Debug)]
+pub struct Opts {
+    pub baseline: std::path::PathBuf,
+    /// Two-sided confidence of the interval (0.95).
+    pub confidence: f64,
+    /// Changes smaller than this fraction are noise, however significant (0.02).
+    pub noise_threshold: f64,
+    /// Every series, CPU ones too (noisy on shared machines); else `gpu*` only.
+    pub all_series: bool,
+}
+
+/// How one point moved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Moved {
+    Faster,
+    Slower,
+    WithinNoise,
+    /// Fewer than two samples this run: no noise estimate.
+    TooFewSamples,
+}
+
+/// One compared point.
+#[derive(Clone, Debug)]
+pub struct Change {
+    /// Throughput now / then (> 1: faster).
+    pub ratio: f64,
+    /// The bootstrap confidence interval of `ratio`.
+    pub lo: f64,
+    pub hi: f64,
+    pub moved: Moved,
+}
+
+/// The baseline side of a comparison.
+pub enum Then<'a> {
+    Samples(&'a [f64]),
+    /// A baseline recorded before per-seed samples were kept.
+    Mean(f64),
+}
+
+/// splitmix64: a small deterministic generator, so that a rerun gives the same interval.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn resampled_mean(&mut self, v: &[f64]) -> f64 {
+        let n = v.len();
+        (0..n)
+            .map(|_| v[(self.next() % n as u64) as usize])
+            .sum::<f64>()
+            / n as f64
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Compares this run's samples with the baseline's (see the module doc).
+pub fn compare(
+    then: Then<'_>,
+    now: &[f64],
+    higher_is_better: bool,
+    confidence: f64,
+    noise_threshold: f64,
+    seed: u64,
+) -> Change {
+    let ratio_of = |then: f64, now: f64| {
+        if higher_is_better {
+            now / then
+        } else {
+            then / now
+        }
+    };
+    let then_mean = match then {
+        Then::Samples(s) => mean(s),
+        Then::Mean(m) => m,
+    };
+    let ratio = ratio_of(then_mean, mean(now));
+    if now.len() < 2 {
+        return Change {
+            ratio,
+            lo: ratio,
+            hi: ratio,
+            moved: Moved::TooFewSamples,
+        };
+    }
+    let mut rng = Rng(seed);
+    let mut boot: Vec<f64> = (0..RESAMPLES)
+        .map(|_| {
+            let t = match then {
+                Then::Samples(s) => rng.resampled_mean(s),
+                Then::Mean(m) => m,
+            };
+            ratio_of(t, rng.resampled_mean(now))
+        })
+        .filter(|r| r.is_finite())
+        .collect();
+    boot.sort_by(f64::total_cmp);
+    let tail = (1.0 - confidence) / 2.0;
+    let at = |q: f64| boot[((q * (boot.len() - 1) as f64).round() as usize).min(boot.len() - 1)];
+    let (lo, hi) = if boot.is_empty() {
+        (ratio, ratio)
+    } else {
+        (at(tail), at(1.0 - tail))
+    };
+    let significant = lo > 1.0 || hi < 1.0;
+    let moved = if significant && ratio > 1.0 + noise_threshold {
+        Moved::Faster
+    } else if significant && ratio < 1.0 - noise_threshold {
+        Moved::Slower
+    } else {
+        Moved::WithinNoise
+    };
+    Change {
+        ratio,
+        lo,
+        hi,
+        moved,
+    }
+}
+
+fn seed_of(parts: &[&str], x: f64) -> u64 {
+    parts
+        .iter()
+        .flat_map(|p| p.bytes())
+        .chain(x.to_bits().to_le_bytes())
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
+/// One line of the report.
+struct Line {
+    what: String,
+    then: f64,
+    now: f64,
+    unit: String,
+    change: Change,
+}
+
+/// Compares a fresh run (`rows`, `samples`) with the baseline directory. Returns every
+/// compared point.
+fn compare_all(
+    exps: &[&Experiment],
+    rows: &[Row],
+    samples: &[SampleRow],
+    opts: &Opts,
+) -> anyhow::Result<Vec<Line>> {
+    let mut out = Vec::new();
+    for exp in exps {
+        let path = results::csv_path(&opts.baseline, exp.paper.name(), exp.id);
+        if !path.exists() {
+            continue;
+        }
+        let old = results::read_csv(&path)?;
+        let spath = results::samples_path(&opts.baseline, exp.paper.name(), exp.id);
+        let old_samples = if spath.exists() {
+            results::read_samples(&spath)?
+        } else {
+            Vec::new()
+        };
+        for new in rows
+            .iter()
+            .filter(|r| r.paper == exp.paper.name() && r.experiment == exp.id)
+            .filter(|r| opts.all_series || r.series.starts_with("gpu"))
+        {
+            let Some(rec) = old
+                .iter()
+                .find(|o| o.device == new.device && o.series == new.series && o.x == new.x)
+            else {
+                continue;
+            };
+            let pick = |s: &[SampleRow]| -> Vec<f64> {
+                s.iter()
+                    .filter(|s| {
+                        s.paper == new.paper
+                            && s.experiment == new.experiment
+                            && s.series == new.series
+                            && s.x == new.x
+                            && s.device == new.device
+                    })
+                    .map(|s| s.value)
+                    .collect()
+            };
+            let now = pick(samples);
+            let then = pick(&old_samples);
+            let then = if then.len() >= 2 {
+                Then::Samples(&then)
+            } else {
+                Then::Mean(rec.mean)
+            };
+            let change = compare(
+                then,
+                &now,
+                exp.higher_is_better,
+                opts.confidence,
+                opts.noise_threshold,
+                seed_of(&[&new.paper, &new.experiment, &new.series], new.x),
+            );
+            out.push(Line {
+                what: format!(
+                    "{}/{} | {} | {}",
+                    new.paper,
+                    new.experiment,
+                    new.series,
+                    fmt_num(new.x)
+                ),
+                then: rec.mean,
+                now: new.mean,
+                unit: new.unit.clone(),
+                change,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn pct(r: f64) -> String {
+    format!("{:+.1}%", (r - 1.0) * 100.0)
+}
+
+/// Runs `exps` with `run` and compares them with the baseline; prints the table of what
+/// moved; fails when a point got slower.
+pub fn regress(exps: &[&Experiment], run: &RunOpts, opts: &Opts) -> anyhow::Result<()> {
+    println!(
+        "regress: {} sizes{}, {} sample(s) (seeds) per point, {:.0}% confidence, changes \
+         under {:.1}% are noise; baseline {}",
+        if run.quick { "quick" } else { "full" },
+        if run.quick {
+            " (the default; --size full for the papers' sizes)"
+        } else {
+            ""
+        },
+        run.seeds,
+        opts.confidence * 100.0,
+        opts.noise_threshold * 100.0,
+        opts.baseline.display()
+    );
+    let (rows, samples) = runner::run_with_samples(exps, run)?;
+    let lines = compare_all(exps, &rows, &samples, opts)?;
+    if lines.is_empty() {
+        eprintln!(
+            "note: {} holds no recorded rows of these experiments for this device model; \
+             nothing compared",
+            opts.baseline.display()
+        );
+        return Ok(());
+    }
+    let count = |m: Moved| lines.iter().filter(|l| l.change.moved == m).count();
+    let (slower, faster) = (count(Moved::Slower), count(Moved::Faster));
+    let moved: Vec<&Line> = lines
+        .iter()
+        .filter(|l| matches!(l.change.moved, Moved::Slower | Moved::Faster))
+        .collect();
+    if moved.is_empty() {
+        println!("nothing moved beyond noise");
+    } else {
+        println!(
+            "\n| experiment | series | x | then | now | unit | throughput change | {:.0}% interval | moved |",
+            opts.confidence * 100.0
+        );
+        println!("| --- | --- | ---: | ---: | ---: | --- | ---: | --- | --- |");
+        for l in &moved {
+            println!(
+                "| {} | {} | {} | {} | {} | {} to {} | {} |",
+                l.what,
+                crate::plot::sig(l.then, 4),
+                crate::plot::sig(l.now, 4),
+                l.unit,
+                pct(l.change.ratio),
+                pct(l.change.lo),
+                pct(l.change.hi),
+                if l.change.moved == Moved::Slower {
+                    "**slower**"
+                } else {
+                    "faster"
+                }
+            );
+        }
+    }
+    let noisy: Vec<f64> = lines
+        .iter()
+        .filter(|l| l.change.moved != Moved::TooFewSamples)
+        .map(|l| (l.change.hi - l.change.lo) / 2.0 / l.change.ratio)
+        .collect();
+    let median_noise = {
+        let mut n = noisy.clone();
+        n.sort_by(f64::total_cmp);
+        n.get(n.len() / 2).copied().unwrap_or(0.0)
+    };
+    println!(
+        "\n{} points compared: {slower} slower, {faster} faster, {} within noise, {} with \
+         too few samples (median noise +-{:.1}%)",
+        lines.len(),
+        count(Moved::WithinNoise),
+        count(Moved::TooFewSamples),
+        median_noise * 100.0
+    );
+    anyhow::ensure!(
+        slower == 0,
+        "throughput regression in {slower} of {} points (see the table above)",
+        lines.len()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spread(center: f64, rel: f64, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|i| center * (1.0 + rel * ((i as f64 / (n - 1) as f64) * 2.0 - 1.0)))
+            .collect()
+    }
+
+    #[test]
+    fn the_same_distribution_is_within_noise() {
+        let a = spread(10.0, 0.05, 5);
+        let b = spread(10.1, 0.05, 5);
+        let c = compare(Then::Samples(&a), &b, false, 0.95, 0.02, 1);
+        assert_eq!(c.moved, Moved::WithinNoise, "{c:?}");
+        assert!(c.lo < 1.0 && c.hi > 1.0, "{c:?}");
+    }
+
+    #[test]
+    fn a_time_up_by_a_third_with_small_noise_is_slower_and_down_is_faster() {
+        let a = spread(10.0, 0.02, 5);
+        let slow = spread(13.0, 0.02, 5);
+        let c = compare(Then::Samples(&a), &slow, false, 0.95, 0.02, 7);
+        assert_eq!(c.moved, Moved::Slower, "{c:?}");
+        assert!((c.ratio - 10.0 / 13.0).abs() < 1e-9);
+        let fast = spread(7.0, 0.02, 5);
+        assert_eq!(
+            compare(Then::Samples(&a), &fast, false, 0.95, 0.02, 7).moved,
+            Moved::Faster
+        );
+        // A throughput up is faster.
+        assert_eq!(
+            compare(Then::Samples(&a), &slow, true, 0.95, 0.02, 7).moved,
+            Moved::Faster
+        );
+    }
+
+    #[test]
+    fn a_significant_change_below_the_noise_threshold_is_noise_and_wide_noise_hides_a_change() {
+        let a = spread(10.0, 0.001, 5);
+        let b = spread(10.1, 0.001, 5);
+        let c = compare(Then::Samples(&a), &b, false, 0.95, 0.02, 3);
+        assert!(c.hi < 1.0, "significant: {c:?}");
+        assert_eq!(c.moved, Moved::WithinNoise);
+        let wide = spread(12.0, 0.6, 5);
+        assert_eq!(
+            compare(Then::Mean(10.0), &wide, false, 0.95, 0.02, 3).moved,
+            Moved::WithinNoise
+        );
+        assert_eq!(
+            compare(Then::Mean(10.0), &[20.0], false, 0.95, 0.02, 3).moved,
+            Moved::TooFewSamples
+        );
+    }
+
+    #[test]
+    fn the_interval_is_the_same_on_a_rerun() {
+        let a = spread(10.0, 0.1, 6);
+        let b = spread(11.0, 0.1, 6);
+        let c1 = compare(Then::Samples(&a), &b, false, 0.95, 0.02, 42);
+        let c2 = compare(Then::Samples(&a), &b, false, 0.95, 0.02, 42);
+        assert_eq!((c1.lo, c1.hi), (c2.lo, c2.hi));
+    }
+}
