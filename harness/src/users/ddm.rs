@@ -178,7 +178,9 @@ fn match_cmd(
         D::EmuRegion => (false, Approach::Region, Slices::Paper),
         D::EmuRegionSliced => (false, Approach::Region, Slices::Fill),
         D::EmuGrid => (false, grid()?, Slices::Paper),
-        D::EmuSweep | D::Brute | D::Grid | D::Sort | D::Sbm | D::Itm => (false, Approach::Sweep, Slices::Paper),
+        D::EmuSweep | D::Brute | D::Grid | D::Sort | D::Sbm | D::Itm => {
+            (false, Approach::Sweep, Slices::Paper)
+        }
     };
     let dev = match (on_gpu, gpu) {
         (true, Some(d)) => d,
