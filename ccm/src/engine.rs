@@ -210,6 +210,10 @@ pub struct Ccm<'d> {
     /// The running persistent kernel (with [`Config::persistent`]; `None` until the
     /// first event, and after an update stopped it).
     pers: Option<PersistState>,
+    /// The batched kernel's input and output buffers, kept from one
+    /// [`Ccm::match_batch`] to the next (a stream matched window by window allocates
+    /// them once).
+    batch_bufs: Option<BatchBufs>,
 }
 
 impl Drop for Ccm<'_> {
@@ -282,6 +286,7 @@ impl<'d> Ccm<'d> {
             args: Vec::new(),
             mapped,
             pers: None,
+            batch_bufs: None,
         })
     }
 
@@ -915,7 +920,7 @@ impl<'d> Ccm<'d> {
             (65_535 * self.cfg.batch_chunk as usize).min(u32::MAX as usize / n_if),
         );
         let mut batches = events.chunks(per);
-        let mut bufs: Option<BatchBufs> = None;
+        let mut bufs: Option<BatchBufs> = self.batch_bufs.take();
         let mut next = batches.next().map(|b| self.encode_batch(b));
         while let Some(enc) = next.take() {
             self.launch_batch(&enc, &mut bufs)?;
@@ -935,6 +940,7 @@ impl<'d> Ccm<'d> {
                 answers.push(v);
             }
         }
+        self.batch_bufs = bufs;
         Ok(answers)
     }
 
