@@ -136,6 +136,10 @@ fn persistent_mode_takes_events_longer_than_its_slots_and_empty_events() {
         assert_eq!(&ccm.match_event(e).unwrap(), want);
     }
     assert_eq!(ccm.match_pipelined(&events, 2, None).unwrap(), want);
+    // Pipelined from the start: the long event waits for the one in flight, then a new
+    // kernel with longer slots takes it.
+    let mut ccm = Ccm::new(&dev, &subs, persistent_config(2)).unwrap();
+    assert_eq!(ccm.match_pipelined(&events, 2, None).unwrap(), want);
 }
 
 #[test]
