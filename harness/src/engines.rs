@@ -75,6 +75,10 @@ pub enum DdmEngine {
     Grid,
     /// Sort and sweep (CPU).
     Sort,
+    /// Marzolla & D'Angelo's parallel sort-based matching (CPU).
+    Sbm,
+    /// Marzolla & D'Angelo's interval-tree matching (CPU).
+    Itm,
 }
 
 /// `harness run --engines`: every engine name an experiment asks [`crate::experiment::Ctx::wants`]
@@ -128,6 +132,14 @@ pub enum RunEngine {
     Sort,
     /// ddm: sort and sweep, all cores.
     SortPar,
+    /// ddm: Marzolla & D'Angelo's parallel sort-based matching, one core.
+    Sbm,
+    /// ddm: the same on all cores.
+    SbmPar,
+    /// ddm: Marzolla & D'Angelo's interval-tree matching, one core.
+    Itm,
+    /// ddm: the same on all cores.
+    ItmPar,
 }
 
 impl RunEngine {
