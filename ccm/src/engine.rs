@@ -86,6 +86,10 @@ pub struct Config {
     pub persistent: bool,
     /// Slots of the persistent kernel's ring: the most events in flight.
     pub persistent_slots: u32,
+    /// Blocks of [`Config::block`] threads per SM of the persistent kernel (1: fewest
+    /// blocks to broadcast each event to and to count in; more: more threads for
+    /// events that select many constraints). Fewer when fewer fit an SM.
+    pub persistent_blocks_per_sm: u32,
 }
 
 impl Config {
@@ -122,6 +126,7 @@ impl Default for Config {
             mapped_output: false,
             persistent: false,
             persistent_slots: 32,
+            persistent_blocks_per_sm: 1,
         }
     }
 }
@@ -688,13 +693,17 @@ impl<'d> Ccm<'d> {
         ]);
         let block = self.cfg.block;
         let lc = LaunchConfig::blocks(1, block, gpu_kernels::persist::shared_bytes(rc.req_words));
-        let blocks = if dev.is_gpu() { None } else { Some(3) };
+        let blocks = dev.resident_blocks(
+            &ccm_kernels::ccm_persistent::KERNEL,
+            lc,
+            self.cfg.persistent_blocks_per_sm,
+        )?;
         let run = dev.launch_persistent(
             &ccm_kernels::ccm_persistent::KERNEL,
             lc,
             &args,
             ring,
-            blocks,
+            Some(blocks),
         )?;
         self.pers = Some(PersistState {
             run,
