@@ -692,7 +692,11 @@ impl<'d> Ccm<'d> {
             (n_if as u32).into(),
         ]);
         let block = self.cfg.block;
-        let lc = LaunchConfig::blocks(1, block, gpu_kernels::persist::shared_bytes(rc.req_words));
+        let lc = LaunchConfig::blocks(
+            1,
+            block,
+            gpu_kernels::persist::shared_bytes(rc.req_words) + ccm_kernels::PERSIST_SHARED_EXTRA,
+        );
         let blocks = dev.resident_blocks(
             &ccm_kernels::ccm_persistent::KERNEL,
             lc,

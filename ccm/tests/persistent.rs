@@ -174,3 +174,24 @@ proptest! {
         prop_assert_eq!(ccm.match_pipelined(&w.events, depth, None).unwrap(), want);
     }
 }
+
+#[test]
+fn persistent_kernel_answers_with_many_interfaces_through_its_list() {
+    // More interfaces than the answering block scans (PERSIST_SCAN_MAX): the matching
+    // threads list them instead.
+    let p = ccm::Params {
+        events: 8,
+        interfaces: ccm_kernels::PERSIST_SCAN_MAX as usize + 500,
+        filters_per_interface: (1, 2),
+        constraints_per_filter: (1, 2),
+        names: 3,
+        values: 3,
+        ..Default::default()
+    };
+    let w = ccm::workload::generate(&p, 2).unwrap();
+    let want = sff_answers(&w.subscriptions, &w.events);
+    assert!(want.iter().any(|m| m.len() > 100), "too sparse");
+    let dev = Device::emulator();
+    let mut ccm = Ccm::new(&dev, &w.subscriptions, persistent_config(4)).unwrap();
+    assert_eq!(ccm.match_pipelined(&w.events, 3, None).unwrap(), want);
+}

@@ -669,6 +669,12 @@ kernel! {
     }
 }
 
+/// Most interfaces for which [`ccm_persistent`]'s answering block scans `Interfaces`
+/// for the round's tag; above, matching threads append to a list instead.
+pub const PERSIST_SCAN_MAX: u32 = 4096;
+/// Dynamic shared memory [`ccm_persistent`] needs beyond the ring's.
+pub const PERSIST_SHARED_EXTRA: u32 = 16;
+
 /// Request kind of [`ccm_persistent`]: match one event.
 pub const PERSIST_EVENT: u32 = 1;
 /// Words of one attribute in a [`ccm_persistent`] request.
@@ -694,19 +700,22 @@ kernel! {
     /// Counting a satisfied constraint of filter `f` is `atomicMax(Count[f], t)` (which
     /// resets a stale word and leaves a current one) then `atomicAdd(Count[f], 1)`,
     /// whose low half is this round's count; marking interface `i` is
-    /// `atomicMax(Interfaces[i], t)`, and the thread that finds it below `t` marked it
-    /// first and appends `i` to the list (`atomicAdd` on `tally[r % 2]`, `list[(r % 2)
-    /// * n_interfaces ..]`). Nothing is reset but the idle list counter (global thread
-    /// 0 zeroes `tally[1 - r % 2]`); the host restarts the kernel before the tags wrap.
+    /// `atomicMax(Interfaces[i], t)`. With at most [`PERSIST_SCAN_MAX`] interfaces that
+    /// is all: the answering block lists the interfaces whose word is at least `t`
+    /// (slots from a counter in shared memory, [`PERSIST_SHARED_EXTRA`] bytes past the
+    /// ring's). With more, the thread that finds the word below `t` marked it first and
+    /// appends `i` to a list (`atomicAdd` on `tally[r % 2]`, `list[(r % 2) *
+    /// n_interfaces ..]`), which the answering block copies. Nothing is reset but the
+    /// idle list counter (global thread 0 zeroes `tally[1 - r % 2]`); the host restarts
+    /// the kernel before the tags wrap.
     ///
     /// Every thread, for its grid-stride share of the `total` pairs (item `i` belongs
     /// to the attribute `k` with `first_k <= i < first_k + SizeC`, found by walking
     /// forward: a thread's items ascend): reads `Constraints[RowStart + x]` (global),
     /// evaluates `sat` against the attribute in shared memory, counts (above) and, when
     /// its increment completes the filter (`SizeF`, read before it), marks
-    /// `InterfaceId`. The round's last block answers: its threads copy the list
-    /// (volatile loads) into the response slot in mapped host memory as `u32`s; status
-    /// = their number.
+    /// `InterfaceId`. The round's last block answers into the response slot in mapped
+    /// host memory, the interfaces as `u32`s; status = their number.
     pub fn ccm_persistent(
         req: *const u64,
         resp: *mut u64,
@@ -772,13 +781,15 @@ kernel! {
                         let iface = *filter_iface.add(f);
                         atomic_max_u64(count.add(f), tag);
                         let old = atomic_add_u64(count.add(f), 1);
-                        if (old as u32) + 1 == need
-                            && iface < n_interfaces
-                            && atomic_max_u64(interfaces.add(iface as usize), tag) < tag
-                        {
-                            let at = atomic_add(tally.add(p), 1);
-                            if at < n_interfaces {
-                                volatile_store_u32(list_p.add(at as usize), iface);
+                        if (old as u32) + 1 == need && iface < n_interfaces {
+                            // Few interfaces: the answering block finds the tagged ones
+                            // (nothing more on this thread's path). Many: a list.
+                            let first = atomic_max_u64(interfaces.add(iface as usize), tag) < tag;
+                            if n_interfaces > PERSIST_SCAN_MAX && first {
+                                let at = atomic_add(tally.add(p), 1);
+                                if at < n_interfaces {
+                                    volatile_store_u32(list_p.add(at as usize), iface);
+                                }
                             }
                         }
                     }
@@ -790,11 +801,34 @@ kernel! {
                     return (0, 0);
                 }
                 let p = (r.round % 2) as usize;
+                let out32 = out as *mut u32;
+                if n_interfaces <= PERSIST_SCAN_MAX {
+                    // Every interface whose word carries this round's tag, in the order
+                    // the block's threads take slots (a counter in shared memory).
+                    let tag = (r.round as u64 + 1) << 32;
+                    let taken = dynamic_shared::<u8>()
+                        .add(gpu_kernels::persist::shared_bytes(req_words) as usize)
+                        as *mut u32;
+                    if thread_idx_x() == 0 {
+                        *taken = 0;
+                    }
+                    sync_threads();
+                    let mut j = thread_idx_x();
+                    while j < n_interfaces {
+                        if volatile_load_u64(interfaces.add(j as usize)) >= tag {
+                            let at = atomic_add(taken, 1);
+                            *out32.add(at as usize) = j;
+                        }
+                        j += block_dim_x();
+                    }
+                    sync_threads();
+                    let m = *taken;
+                    return (m, m.div_ceil(2));
+                }
                 // More than `n_interfaces` would be a bug: the host reports it; the copy
                 // stays within the list and the slot.
                 let m = volatile_load_u32(tally.add(p));
                 let n_out = if m < n_interfaces { m } else { n_interfaces };
-                let out32 = out as *mut u32;
                 let mut j = thread_idx_x();
                 while j < n_out {
                     *out32.add(j as usize) = volatile_load_u32(list.add(p * ni + j as usize));
