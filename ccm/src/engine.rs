@@ -215,6 +215,10 @@ pub struct Ccm<'d> {
     /// The running persistent kernel (with [`Config::persistent`]; `None` until the
     /// first event, and after an update stopped it).
     pers: Option<PersistState>,
+    /// The batched kernel's input and output buffers, kept from one
+    /// [`Ccm::match_batch`] to the next (a stream matched window by window allocates
+    /// them once).
+    batch_bufs: Option<BatchBufs>,
 }
 
 impl Drop for Ccm<'_> {
@@ -301,6 +305,7 @@ impl<'d> Ccm<'d> {
             args: Vec::new(),
             mapped,
             pers: None,
+            batch_bufs: None,
         })
     }
 
@@ -953,7 +958,7 @@ impl<'d> Ccm<'d> {
             (65_535 * self.cfg.batch_chunk as usize).min(u32::MAX as usize / n_if),
         );
         let mut batches = events.chunks(per);
-        let mut bufs: Option<BatchBufs> = None;
+        let mut bufs: Option<BatchBufs> = self.batch_bufs.take();
         let mut next = batches.next().map(|b| self.encode_batch(b));
         while let Some(enc) = next.take() {
             self.launch_batch(&enc, &mut bufs)?;
@@ -973,6 +978,7 @@ impl<'d> Ccm<'d> {
                 answers.push(v);
             }
         }
+        self.batch_bufs = bufs;
         Ok(answers)
     }
 
