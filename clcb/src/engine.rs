@@ -1337,13 +1337,17 @@ impl Engine {
             cell_capacity.into(),
         ]);
         let lc = LaunchConfig::blocks(1, BLOCK, gpu_kernels::persist::shared_bytes(rc.req_words));
-        let blocks = if dev.is_gpu() { None } else { Some(3) };
+        // Over every filter the kernel scans millions of `BF` words per event: several
+        // blocks per SM keep enough loads in flight. Over the grid's few candidates one
+        // block per SM is enough (fewer blocks to broadcast to and to count in).
+        let per_sm = if self.grid.is_some() { 1 } else { 4 };
+        let blocks = dev.resident_blocks(&clcb_kernels::clcb_persistent::KERNEL, lc, per_sm)?;
         let run = dev.launch_persistent(
             &clcb_kernels::clcb_persistent::KERNEL,
             lc,
             &args,
             ring,
-            blocks,
+            Some(blocks),
         )?;
         self.persist = Some(PersistState {
             run,

@@ -9,7 +9,8 @@
 //! - memory another agent (the host, another block) changes while the kernel runs:
 //!   [`volatile_load_u32`], [`volatile_load_u64`], [`volatile_store_u32`],
 //!   [`volatile_store_u64`] (never cached, never hoisted out of a loop), and
-//!   [`spin_pause`] in each turn of a spin loop; [`atomic_cas_u64`], [`atomic_exch_u64`]
+//!   [`spin_pause`] in each turn of a spin loop; [`atomic_cas_u64`], [`atomic_exch_u64`],
+//!   [`atomic_max_u64`]
 //! - warp ops over the full warp: [`ballot`], [`any_sync`], [`all_sync`], [`shfl`],
 //!   [`shfl_xor`], [`shfl_down`], [`shfl_up`]. All live lanes of the warp must call
 //!   them together, as CUDA requires with a full mask.
@@ -106,6 +107,15 @@ pub unsafe fn atomic_cas(p: *mut u32, compare: u32, new: u32) -> u32 {
 #[inline(always)]
 pub unsafe fn atomic_add_u64(p: *mut u64, v: u64) -> u64 {
     unsafe { AtomicU64::from_ptr(p) }.fetch_add(v, Relaxed)
+}
+
+/// `*p = max(*p, v)` on a 64-bit word (unsigned); returns the old value.
+///
+/// # Safety
+/// `p` must be valid for reads and writes for the whole launch, 8-byte aligned.
+#[inline(always)]
+pub unsafe fn atomic_max_u64(p: *mut u64, v: u64) -> u64 {
+    unsafe { AtomicU64::from_ptr(p) }.fetch_max(v, Relaxed)
 }
 
 /// Compare-and-swap on a 64-bit word: `if *p == compare { *p = new }`; returns the old value.

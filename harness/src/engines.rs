@@ -98,6 +98,8 @@ pub enum RunEngine {
     EmuSeg,
     /// ccm, clcb: the SFF-like CPU matcher.
     Sff,
+    /// ccm: the content index (issue 15), one core and all cores.
+    Index,
     /// clcb: the R*-tree CPU matcher.
     Rtree,
     /// xml: the YFilter-like NFA, one core.

@@ -136,6 +136,9 @@ pub const TARGETS: &[Target] = &[
     t(15, G15_GRID100, "paper's GRID", ("ddm", "fig6_8"), "gpu-grid", 32768.0, over("sbm-par", 10.0)),
     t(15, G15_GRID100, "paper's GRID over the best CPU series on all cores", ("ddm", "fig6_8"), "gpu-grid", 32768.0, over("best CPU (all cores)", 10.0)),
     t(15, G15_GRID100, "GPU sort-based sweep", ("ddm", "fig6_8"), "gpu-sweep", 32768.0, over("sbm-par", 10.0)),
+    // Issue 15, CCM against a modern content index on all host cores (Table 2 row 1).
+    t(15, G15_CCM, "batched engine over the index on all cores", ("ccm", "table2"), "gpu batched", 1.0, over("index all cores", 20.0)),
+    t(15, G15_CCM, "batched engine over the best CPU series on all cores", ("ccm", "table2"), "gpu batched", 1.0, over("best CPU (all cores)", 20.0)),
 ];
 
 const G5_LAT: &str = "default scenario: at most 15 µs per event end to end";
@@ -172,6 +175,8 @@ const G15_GRID10: &str =
     "GPU grid at least 10x the strong SBM on all host cores at 32768 regions per step, RS 10";
 const G15_GRID100: &str =
     "GPU grid at least 10x the strong SBM on all host cores at 32768 regions per step, RS 100";
+const G15_CCM: &str =
+    "default scenario: GPU batched at least 20x the modern index on all host cores";
 
 /// The outcome of one target on the recorded rows of its experiment.
 #[derive(Clone, Debug, PartialEq)]

@@ -1019,6 +1019,9 @@ pub const PERSIST_SUBS: u32 = 3;
 pub const PERSIST_EVENT_GRID: u32 = 4;
 /// Words of a [`PERSIST_EVENT_GRID`] request before the event.
 pub const PERSIST_GRID_WORDS: usize = 4;
+/// Grid strides of `BF` words each thread of [`clcb_persistent`] loads before testing
+/// them (loads in flight per thread, over every filter).
+pub const PERSIST_UNROLL: usize = 8;
 
 /// The persistent kernel's test of filter `f` against the event `ev` (staged in shared
 /// memory) and the claim of its subscription, as [`latency_claim`] without the staging:
@@ -1053,6 +1056,48 @@ unsafe fn persist_filter(
     if !bf_includes(in_bf, *bf.add(f)) {
         return;
     }
+    persist_filter_area(
+        f,
+        ev,
+        pos,
+        n_attrs,
+        areas,
+        fcons_start,
+        fcons,
+        cstrings,
+        filter_sub,
+        subs_off,
+        seq,
+        subs_seq,
+        tally,
+        list,
+        k,
+    );
+}
+
+/// [`persist_filter`] past the `BF` test.
+///
+/// # Safety
+/// As [`persist_filter`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn persist_filter_area(
+    f: usize,
+    ev: *const u32,
+    pos: Float2,
+    n_attrs: u32,
+    areas: *const PackedArea,
+    fcons_start: *const u32,
+    fcons: *const DevConstraint,
+    cstrings: *const u8,
+    filter_sub: *const u32,
+    subs_off: *const u32,
+    seq: u32,
+    subs_seq: *mut u32,
+    tally: *mut u32,
+    list: *mut u32,
+    k: u32,
+) {
     let a = areas.add(f) as *const u64;
     let xy = volatile_load_u64(a);
     let sq = f32::from_bits(volatile_load_u64(a.add(1)) as u32);
@@ -1173,13 +1218,33 @@ kernel! {
                 let stride = grid_dim_x() * block_dim_x();
                 let (tally_p, list_p) = (tally.add(p), list.add(p * kk));
                 if !grid {
-                    let mut f = gid;
-                    while f < n {
-                        persist_filter(
-                            f as usize, ev, in_bf, pos, n_attrs, bf, areas, fcons_start, fcons,
-                            cstrings, filter_sub, subs_off, seq, subs_seq, tally_p, list_p, k,
-                        );
-                        f += stride;
+                    // Every filter, [`PERSIST_UNROLL`] grid strides at a time: the `BF`
+                    // words of a group are loaded before any is tested, so that a thread
+                    // has that many loads in flight instead of one.
+                    let mut base = gid;
+                    while base < n {
+                        // Branch-free loads (an index past the end reads the last word,
+                        // masked out), so that all of them issue before the first test.
+                        let mut hits = 0u32;
+                        let mut u = 0;
+                        while u < PERSIST_UNROLL {
+                            let f = base as u64 + (u as u64) * stride as u64;
+                            let inside = f < n as u64;
+                            let at = if inside { f } else { n as u64 - 1 };
+                            let word = *bf.add(at as usize);
+                            hits |= ((inside & bf_includes(in_bf, word)) as u32) << u;
+                            u += 1;
+                        }
+                        while hits != 0 {
+                            let u = hits.trailing_zeros();
+                            hits &= hits - 1;
+                            let f = base as usize + u as usize * stride as usize;
+                            persist_filter_area(
+                                f, ev, pos, n_attrs, areas, fcons_start, fcons, cstrings,
+                                filter_sub, subs_off, seq, subs_seq, tally_p, list_p, k,
+                            );
+                        }
+                        base = base.saturating_add(stride.saturating_mul(PERSIST_UNROLL as u32));
                     }
                     return;
                 }
