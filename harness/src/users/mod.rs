@@ -47,7 +47,7 @@ pub struct StreamArgs {
 }
 
 /// Checks the inputs before anything slow starts: at most one is standard input (`-`),
-/// and every file can be opened.
+/// and every file exists (looked up, not opened: opening a named pipe would block).
 pub fn check_inputs(paths: &[&Path]) -> anyhow::Result<()> {
     if paths.iter().filter(|p| p.as_os_str() == "-").count() > 1 {
         return Err(bad_input(anyhow::anyhow!(
@@ -55,7 +55,7 @@ pub fn check_inputs(paths: &[&Path]) -> anyhow::Result<()> {
         )));
     }
     for p in paths.iter().filter(|p| p.as_os_str() != "-") {
-        std::fs::File::open(p).map_err(|source| {
+        std::fs::metadata(p).map_err(|source| {
             bad_input(::ccm::io::IoError::Read {
                 file: p.to_path_buf(),
                 source,
