@@ -35,7 +35,7 @@ check() {
             for tool in memcheck racecheck; do
                 echo "== $tool: $e quick (gpu engines, checked against the cpu)"
                 timeout 150 compute-sanitizer --tool $tool --print-limit 20 \
-                    $H run ${e%/*} ${e#*/} --quick --seeds 1 --out /tmp/sanitized 2>&1 |
+                    $H run ${e%/*} ${e#*/} --quick --seeds 1 --engines gpu --out /tmp/sanitized 2>&1 |
                     grep -v "^ " | tail -8
                 echo "exit ${PIPESTATUS[0]}"
             done

@@ -4,6 +4,7 @@
 //! | module | peer | paper it measures against |
 //! | --- | --- | --- |
 //! | [`sff`] | SFF-like counting matcher (Carzaniga & Wolf 2003) | CCM, CLCB "with location" |
+//! | [`content_index`] | pivot-partitioned boolean-expression index (after OpIndex, VLDB 2014; BE-Tree, SIGMOD 2011) | CCM: the strong CPU yardstick |
 //! | [`rtree`] | R*-tree (rstar) location filter + content check | CLCB |
 //! | [`yfilter`] | YFilter-like shared NFA (Diao et al. 2003) | XML twig filtering |
 //! | [`ddm`] | brute force, grid and sort-based DDM matching | DDM region matching |
@@ -12,6 +13,8 @@
 //! Each module sits behind a cargo feature of the same paper (`ccm`, `clcb`, `xml`,
 //! `ddm`; all on by default), so a user of one paper builds only that paper's peer.
 
+#[cfg(feature = "ccm")]
+pub mod content_index;
 #[cfg(feature = "ddm")]
 pub mod ddm;
 #[cfg(feature = "ddm")]

@@ -18,10 +18,9 @@
 //! [`ccm_kernels::ccm_match_batch`], the host encoding batch `k + 1` while the device
 //! matches batch `k`.
 //!
-//! Persistent ([`Config::persistent`], beyond the paper): the paper's matching (§4.2,
-//! §4.3's in-kernel reset) in a persistent kernel ([`ccm_kernels::ccm_persistent`],
-//! facility [`gpu_kernels::persist`]) launched once, one block of 1024 threads per SM
-//! (whatever [`Config::block`] says; it applies on the emulator): the host writes
+//! Persistent ([`Config::persistent`], beyond the paper): the paper's matching (§4.2;
+//! round-tagged counters instead of §4.3's reset) in a persistent kernel ([`ccm_kernels::ccm_persistent`],
+//! facility [`gpu_kernels::persist`]) launched once, one block per SM: the host writes
 //! each event's `Input` into a ring of slots in page-locked mapped host memory, the
 //! kernel answers into mapped host memory, and the host reads the answer when its
 //! sequence number appears. No launch, no copy and no synchronisation per event; with
@@ -87,6 +86,10 @@ pub struct Config {
     pub persistent: bool,
     /// Slots of the persistent kernel's ring: the most events in flight.
     pub persistent_slots: u32,
+    /// Blocks of [`Config::block`] threads per SM of the persistent kernel (1: fewest
+    /// blocks to broadcast each event to and to count in; more: more threads for
+    /// events that select many constraints). Fewer when fewer fit an SM.
+    pub persistent_blocks_per_sm: u32,
 }
 
 impl Config {
@@ -123,6 +126,7 @@ impl Default for Config {
             mapped_output: false,
             persistent: false,
             persistent_slots: 32,
+            persistent_blocks_per_sm: 1,
         }
     }
 }
@@ -211,6 +215,10 @@ pub struct Ccm<'d> {
     /// The running persistent kernel (with [`Config::persistent`]; `None` until the
     /// first event, and after an update stopped it).
     pers: Option<PersistState>,
+    /// The batched kernel's input and output buffers, kept from one
+    /// [`Ccm::match_batch`] to the next (a stream matched window by window allocates
+    /// them once).
+    batch_bufs: Option<BatchBufs>,
 }
 
 impl Drop for Ccm<'_> {
@@ -224,20 +232,28 @@ impl Drop for Ccm<'_> {
 struct PersistState {
     /// Declared first: dropped (the kernel stopped) before the buffers it uses.
     run: Persistent,
-    /// Two copies each of `Count` and `Interfaces`, the list counters and the lists.
-    count: Buffer<u32>,
-    interfaces: Buffer<u32>,
+    /// `Count` and `Interfaces` as round-tagged 64-bit words (see
+    /// [`ccm_kernels::ccm_persistent`]), the two list counters and the two lists.
+    count: Buffer<u64>,
+    interfaces: Buffer<u64>,
     tally: Buffer<u32>,
     list: Buffer<u32>,
     /// Interfaces the answers can hold.
     n_if: usize,
+    /// Events submitted to this kernel (it is restarted before its 32-bit round tags
+    /// wrap).
+    submitted: u64,
 }
 
-/// Threads per block of the persistent kernel on the GPU (one block per SM). Measured on
-/// an H100 (`harness run ccm inflight`, default scenario, one run each): 1024 threads
-/// gave 116.3k events/s with 32 in flight and a p99 of 14.9 µs with one, 256 threads
-/// 114.9k events/s and 16.6 µs; two blocks of 1024 per SM do not fit (registers).
-const PERSIST_BLOCK: u32 = 1024;
+/// What [`Ccm::submit_persistent`] did with an event.
+enum Submitted {
+    /// Submitted: its answer will come from the kernel.
+    Yes,
+    /// Not submitted: no attribute with a constrained name, the answer is empty.
+    Empty,
+    /// Not submitted: it needs a new kernel, after the events in flight.
+    NewKernel,
+}
 
 /// Words of a persistent request: header, attributes, string bytes.
 fn request_words(n_attrs: usize, bytes: usize) -> usize {
@@ -289,6 +305,7 @@ impl<'d> Ccm<'d> {
             args: Vec::new(),
             mapped,
             pers: None,
+            batch_bufs: None,
         })
     }
 
@@ -508,16 +525,28 @@ impl<'d> Ccm<'d> {
         // (event index, when its encoding began) of the requests in flight.
         let mut pending: VecDeque<(usize, Instant)> = VecDeque::with_capacity(in_flight);
         let mut next = 0;
+        // Set when the next event needs a new kernel: the events in flight first.
+        let mut drain = false;
         while next < events.len() || !pending.is_empty() {
-            while next < events.len() && pending.len() < in_flight {
+            while !drain && next < events.len() && pending.len() < in_flight {
                 let t0 = Instant::now();
-                if self.submit_persistent(&events[next], !pending.is_empty())? {
-                    pending.push_back((next, t0));
-                } else if let Some(l) = latencies.as_deref_mut() {
-                    // No attribute with a constrained name: answered on the host.
-                    l[next] = t0.elapsed().as_secs_f64() * 1e6;
+                match self.submit_persistent(&events[next], !pending.is_empty())? {
+                    Submitted::Yes => pending.push_back((next, t0)),
+                    Submitted::Empty => {
+                        // No attribute with a constrained name: answered on the host.
+                        if let Some(l) = latencies.as_deref_mut() {
+                            l[next] = t0.elapsed().as_secs_f64() * 1e6;
+                        }
+                    }
+                    Submitted::NewKernel => {
+                        drain = true;
+                        continue;
+                    }
                 }
                 next += 1;
+            }
+            if pending.is_empty() {
+                drain = false;
             }
             if let Some((i, t0)) = pending.pop_front() {
                 answers[i] = self.wait_persistent()?;
@@ -530,9 +559,10 @@ impl<'d> Ccm<'d> {
     }
 
     /// Encodes `e` and submits it to the persistent kernel (starting one when none
-    /// runs, or when the event needs larger slots: only when `busy` is false, i.e. no
-    /// request is in flight). Returns false when the answer is empty without the GPU.
-    fn submit_persistent(&mut self, e: &Event, busy: bool) -> Result<bool, CcmError> {
+    /// runs, or a new one when the event needs larger slots or the kernel's round tags
+    /// would wrap: only when `busy` is false, i.e. no request is in flight; else
+    /// [`Submitted::NewKernel`]).
+    fn submit_persistent(&mut self, e: &Event, busy: bool) -> Result<Submitted, CcmError> {
         let dirty = &self.t.dirty;
         if dirty.full || !dirty.rows.is_empty() || !dirty.filters.is_empty() {
             if busy {
@@ -552,7 +582,7 @@ impl<'d> Ccm<'d> {
             total += self.t.rows[a.row_id as usize].items.len() as u64;
         }
         if total == 0 {
-            return Ok(false);
+            return Ok(Submitted::Empty);
         }
         if total > u32::MAX as u64 {
             return Err(CcmError::Limit {
@@ -562,15 +592,12 @@ impl<'d> Ccm<'d> {
             });
         }
         let need = request_words(self.attrs.len(), self.bytes.len());
-        let fits = self
-            .pers
-            .as_ref()
-            .is_some_and(|p| p.run.config().req_words as usize >= need);
+        let fits = self.pers.as_ref().is_some_and(|p| {
+            p.run.config().req_words as usize >= need && p.submitted < u32::MAX as u64 - 64
+        });
         if !fits {
             if busy {
-                return Err(CcmError::Persistent(
-                    "an event longer than the ring's slots with events in flight".into(),
-                ));
+                return Ok(Submitted::NewKernel);
             }
             self.stop_persistent()?;
             self.launch_persistent(need)?;
@@ -600,7 +627,8 @@ impl<'d> Ccm<'d> {
                 }
             })
             .map_err(CcmError::from)?;
-        Ok(true)
+        p.submitted += 1;
+        Ok(Submitted::Yes)
     }
 
     /// Waits for the oldest answer of the persistent kernel.
@@ -648,8 +676,8 @@ impl<'d> Ccm<'d> {
             resp_words: n_if.div_ceil(2).max(1) as u32,
         };
         let ring = Ring::new(dev, rc)?;
-        let count = dev.alloc::<u32>(2 * nf.max(1))?;
-        let interfaces = dev.alloc::<u32>(2 * n_if.max(1))?;
+        let count = dev.alloc::<u64>(nf.max(1))?;
+        let interfaces = dev.alloc::<u64>(n_if.max(1))?;
         let tally = dev.alloc::<u32>(2)?;
         let list = dev.alloc::<u32>(2 * n_if.max(1))?;
         // The zeroed buffers must be on the device before the kernel (on another
@@ -666,23 +694,25 @@ impl<'d> Ccm<'d> {
             interfaces.arg(),
             tally.arg(),
             list.arg(),
-            (nf as u32).into(),
             (n_if as u32).into(),
         ]);
-        // On the GPU, one block of PERSIST_BLOCK threads per SM (the most the kernel's
-        // registers allow on an H100); on the emulator, 3 blocks of `Config::block`.
-        let (block, blocks) = if dev.is_gpu() {
-            (PERSIST_BLOCK, None)
-        } else {
-            (self.cfg.block, Some(3))
-        };
-        let lc = LaunchConfig::blocks(1, block, gpu_kernels::persist::shared_bytes(rc.req_words));
+        let block = self.cfg.block;
+        let lc = LaunchConfig::blocks(
+            1,
+            block,
+            gpu_kernels::persist::shared_bytes(rc.req_words) + ccm_kernels::PERSIST_SHARED_EXTRA,
+        );
+        let blocks = dev.resident_blocks(
+            &ccm_kernels::ccm_persistent::KERNEL,
+            lc,
+            self.cfg.persistent_blocks_per_sm,
+        )?;
         let run = dev.launch_persistent(
             &ccm_kernels::ccm_persistent::KERNEL,
             lc,
             &args,
             ring,
-            blocks,
+            Some(blocks),
         )?;
         self.pers = Some(PersistState {
             run,
@@ -691,6 +721,7 @@ impl<'d> Ccm<'d> {
             tally,
             list,
             n_if,
+            submitted: 0,
         });
         Ok(())
     }
@@ -927,7 +958,7 @@ impl<'d> Ccm<'d> {
             (65_535 * self.cfg.batch_chunk as usize).min(u32::MAX as usize / n_if),
         );
         let mut batches = events.chunks(per);
-        let mut bufs: Option<BatchBufs> = None;
+        let mut bufs: Option<BatchBufs> = self.batch_bufs.take();
         let mut next = batches.next().map(|b| self.encode_batch(b));
         while let Some(enc) = next.take() {
             self.launch_batch(&enc, &mut bufs)?;
@@ -947,6 +978,7 @@ impl<'d> Ccm<'d> {
                 answers.push(v);
             }
         }
+        self.batch_bufs = bufs;
         Ok(answers)
     }
 

@@ -453,23 +453,46 @@ impl<'de> serde::Deserialize<'de> for Scalar {
     }
 }
 
-/// An events line's members in order, duplicates kept (refused by [`Event::new`]).
-struct EventPairs(Vec<(String, Scalar)>);
+/// An events line's attributes in order, duplicates kept (refused by [`Event::new`]),
+/// and the first value that is not a number or a string, worded as [`to_value`] does.
+struct EventAttrs {
+    attrs: Vec<Attribute>,
+    error: Option<String>,
+}
 
-impl<'de> serde::Deserialize<'de> for EventPairs {
+impl<'de> serde::Deserialize<'de> for EventAttrs {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = EventPairs;
+            type Value = EventAttrs;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a JSON object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EventPairs, A::Error> {
-                let mut v = Vec::with_capacity(map.size_hint().unwrap_or(8));
-                while let Some(kv) = map.next_entry::<String, Scalar>()? {
-                    v.push(kv);
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<EventAttrs, A::Error> {
+                let mut e = EventAttrs {
+                    attrs: Vec::with_capacity(map.size_hint().unwrap_or(8)),
+                    error: None,
+                };
+                while let Some((name, v)) = map.next_entry::<String, Scalar>()? {
+                    match v {
+                        Scalar::Value(value) => e.attrs.push(Attribute { name, value }),
+                        Scalar::TooBig(n) => {
+                            e.error.get_or_insert_with(|| {
+                                format!(
+                                    "attribute `{name}`: integer {n} does not fit in a signed 64-bit integer"
+                                )
+                            });
+                        }
+                        Scalar::Not(kind) => {
+                            e.error.get_or_insert_with(|| {
+                                format!(
+                                    "attribute `{name}`: expected a number or a string, found {kind}"
+                                )
+                            });
+                        }
+                    }
                 }
-                Ok(EventPairs(v))
+                Ok(e)
             }
         }
         d.deserialize_map(V)
@@ -479,30 +502,14 @@ impl<'de> serde::Deserialize<'de> for EventPairs {
 /// Parses one events line's text (see [`line_text`]) into an event; errors are plain
 /// text with the column where the JSON parser knows it.
 pub fn event_from_line(line: &str) -> Result<Event, (Option<usize>, String)> {
-    let pairs = serde_json::from_str::<EventPairs>(line).map_err(|e| {
+    let e = serde_json::from_str::<EventAttrs>(line).map_err(|e| {
         let (column, cause) = json_line_error(&e);
         (Some(column), format!("invalid JSON object: {cause}"))
     })?;
-    let mut attrs = Vec::with_capacity(pairs.0.len());
-    for (k, v) in pairs.0 {
-        let value = match v {
-            Scalar::Value(v) => v,
-            Scalar::TooBig(n) => {
-                return Err((
-                    None,
-                    format!("attribute `{k}`: integer {n} does not fit in a signed 64-bit integer"),
-                ))
-            }
-            Scalar::Not(kind) => {
-                return Err((
-                    None,
-                    format!("attribute `{k}`: expected a number or a string, found {kind}"),
-                ))
-            }
-        };
-        attrs.push(Attribute { name: k, value });
+    if let Some(what) = e.error {
+        return Err((None, what));
     }
-    Event::new(attrs).map_err(|e| (None, model_err(e)))
+    Event::new(e.attrs).map_err(|e| (None, model_err(e)))
 }
 
 /// Parses line `line_no` of an events stream `file` (raw bytes, see [`line_text`]).
@@ -518,8 +525,157 @@ pub fn parse_subscription(
     raw: &[u8],
 ) -> Result<Subscription, IoError> {
     let line = line_text(file, line_no, raw)?;
+    if let Some(s) = fast_subscription(line) {
+        return Ok(s);
+    }
     let pairs = parse_object(file, line_no, line)?;
     subscription_from(pairs).map_err(|w| IoError::bad(file, line_no, None, w))
+}
+
+/// A well-formed subscriptions line, parsed straight into the model (no intermediate
+/// `serde_json::Value`s, operators read without allocating); `None` for anything else,
+/// which the `serde_json::Value` path then parses and, for a bad line, words the error
+/// of (so both paths accept exactly the same lines).
+fn fast_subscription(line: &str) -> Option<Subscription> {
+    serde_json::from_str::<FastSub>(line).ok().map(|f| f.0)
+}
+
+/// A subscriptions line through the fast path of [`fast_subscription`].
+struct FastSub(Subscription);
+
+/// Any problem on the fast path: the slow path finds and words it.
+fn refuse<E: serde::de::Error>() -> E {
+    E::custom("not on the fast path")
+}
+
+impl<'de> serde::Deserialize<'de> for FastSub {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FastSub;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a subscription")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FastSub, A::Error> {
+                let (mut interface, mut filter) = (None, None);
+                while let Some(k) = map.next_key::<FastKey>()? {
+                    match k {
+                        FastKey::Interface if interface.is_none() => {
+                            interface = Some(map.next_value::<u32>()?)
+                        }
+                        FastKey::Filter if filter.is_none() => {
+                            filter = Some(map.next_value::<FastFilter>()?.0)
+                        }
+                        _ => return Err(refuse()),
+                    }
+                }
+                let filter = Filter::new(filter.ok_or_else(refuse)?).map_err(|_| refuse())?;
+                Ok(FastSub(Subscription {
+                    interface: InterfaceId(interface.ok_or_else(refuse)?),
+                    filter,
+                }))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The two keys of a subscriptions line.
+enum FastKey {
+    Interface,
+    Filter,
+}
+
+impl<'de> serde::Deserialize<'de> for FastKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = FastKey;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("`interface` or `filter`")
+            }
+            fn visit_str<E: serde::de::Error>(self, k: &str) -> Result<FastKey, E> {
+                match k {
+                    "interface" => Ok(FastKey::Interface),
+                    "filter" => Ok(FastKey::Filter),
+                    _ => Err(refuse()),
+                }
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// `[[name, op, value], ...]`.
+struct FastFilter(Vec<Constraint>);
+
+impl<'de> serde::Deserialize<'de> for FastFilter {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FastFilter;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an array of constraints")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FastFilter, A::Error> {
+                let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(4));
+                while let Some(FastConstraint(c)) = seq.next_element()? {
+                    v.push(c);
+                }
+                Ok(FastFilter(v))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+/// `[name, op, value]`.
+struct FastConstraint(Constraint);
+
+impl<'de> serde::Deserialize<'de> for FastConstraint {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FastConstraint;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a [name, operator, value] array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FastConstraint, A::Error> {
+                let name: String = seq.next_element()?.ok_or_else(refuse)?;
+                let op = seq.next_element::<FastOp>()?.ok_or_else(refuse)?.0;
+                let value = match seq.next_element::<Scalar>()? {
+                    Some(Scalar::Value(v)) => v,
+                    _ => return Err(refuse()),
+                };
+                if seq.next_element::<IgnoredAny>()?.is_some() {
+                    return Err(refuse());
+                }
+                Constraint::new(name, op, value)
+                    .map(FastConstraint)
+                    .map_err(|_| refuse())
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+/// An operator's symbol, read without allocating.
+struct FastOp(Op);
+
+impl<'de> serde::Deserialize<'de> for FastOp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = FastOp;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an operator")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<FastOp, E> {
+                Op::parse(s).map(FastOp).ok_or_else(refuse)
+            }
+        }
+        d.deserialize_str(V)
+    }
 }
 
 /// Parses every line of a window of an events stream, in parallel: one result per line,
@@ -841,6 +997,31 @@ mod tests {
         let fast = event_from_line(line).unwrap();
         let slow = event_from(parse_object(Path::new("x"), 1, line).unwrap()).unwrap();
         assert_eq!(fast, slow);
+    }
+
+    #[test]
+    fn the_fast_subscription_parser_gives_what_the_json_value_path_gives() {
+        for line in [
+            r#"{"interface": 3, "filter": [["temp", ">", 30], ["area", "=", "area1"]]}"#,
+            r#"{"filter": [["t", ">=", -2.5], ["s", "substr", "a\"b"], ["x", "!=", 1e300]], "interface": 4294967295}"#,
+            r#" { "interface" : 0 , "filter" : [ [ "\u00e9", "prefix", "" ] ] } "#,
+        ] {
+            let fast = fast_subscription(line).expect(line);
+            let slow = subscription_from(parse_object(Path::new("x"), 1, line).unwrap()).unwrap();
+            assert_eq!(fast, slow, "{line}");
+        }
+        // Anything unusual leaves the fast path (and the slow path words the error).
+        for line in [
+            r#"{"interface": 1, "interface": 2, "filter": [["a", "=", 1]]}"#,
+            r#"{"interface": 1, "filter": [["a", "=", 1, 2]]}"#,
+            r#"{"interface": 1, "filter": [["a", "=", null]]}"#,
+            r#"{"interface": 1, "filter": [["a", "<", "x"]]}"#,
+            r#"{"interface": 1, "filter": []}"#,
+            r#"{"interface": 1.0, "filter": [["a", "=", 1]]}"#,
+            r#"{"interface": 1, "filter": [["a", "=", 1]], "x": 0}"#,
+        ] {
+            assert!(fast_subscription(line).is_none(), "{line}");
+        }
     }
 
     #[test]

@@ -418,3 +418,46 @@ fn mapped_output_grows_with_added_interfaces() {
         Sff::build(&subs).unwrap().match_event(&e)
     );
 }
+
+/// A stream matched window by window (as `harness ccm match` does: the batched kernel's
+/// buffers are kept from one call to the next, and grow for a larger window) gives the
+/// answers of one batch, also after a subscription is added between windows.
+#[test]
+fn windows_of_a_stream_match_like_one_batch_and_after_an_update() {
+    let p = ccm::Params {
+        events: 24,
+        interfaces: 3,
+        filters_per_interface: (10, 20),
+        constraints_per_filter: (1, 2),
+        names: 4,
+        values: 4,
+        ..Default::default()
+    };
+    let w = ccm::workload::generate(&p, 5).unwrap();
+    let dev = Device::emulator();
+    let cfg = Config {
+        batch_tables: true,
+        ..small_config(Reset::InKernel, false)
+    };
+    let mut ccm = Ccm::new(&dev, &w.subscriptions, cfg).unwrap();
+    let want = Sff::build(&w.subscriptions)
+        .unwrap()
+        .match_parallel(&w.events);
+    let mut got = Vec::new();
+    for window in [&w.events[..3], &w.events[3..4], &w.events[4..]] {
+        got.extend(ccm.match_batch(window).unwrap());
+    }
+    assert_eq!(got, want);
+    // A new interface between windows: more output flags per event.
+    let extra = Subscription {
+        interface: InterfaceId(99),
+        filter: Filter::new(vec![Constraint::new("n0", Op::Ne, Value::Int(-1)).unwrap()]).unwrap(),
+    };
+    ccm.add(&extra).unwrap();
+    let mut subs = w.subscriptions.clone();
+    subs.push(extra);
+    let want = Sff::build(&subs).unwrap().match_parallel(&w.events);
+    let mut got = ccm.match_batch(&w.events[..2]).unwrap();
+    got.extend(ccm.match_batch(&w.events[2..]).unwrap());
+    assert_eq!(got, want);
+}

@@ -136,6 +136,10 @@ fn persistent_mode_takes_events_longer_than_its_slots_and_empty_events() {
         assert_eq!(&ccm.match_event(e).unwrap(), want);
     }
     assert_eq!(ccm.match_pipelined(&events, 2, None).unwrap(), want);
+    // Pipelined from the start: the long event waits for the one in flight, then a new
+    // kernel with longer slots takes it.
+    let mut ccm = Ccm::new(&dev, &subs, persistent_config(2)).unwrap();
+    assert_eq!(ccm.match_pipelined(&events, 2, None).unwrap(), want);
 }
 
 #[test]
@@ -169,4 +173,25 @@ proptest! {
         let mut ccm = Ccm::new(&dev, &w.subscriptions, persistent_config(4)).unwrap();
         prop_assert_eq!(ccm.match_pipelined(&w.events, depth, None).unwrap(), want);
     }
+}
+
+#[test]
+fn persistent_kernel_answers_with_many_interfaces_through_its_list() {
+    // More interfaces than the answering block scans (PERSIST_SCAN_MAX): the matching
+    // threads list them instead.
+    let p = ccm::Params {
+        events: 8,
+        interfaces: ccm_kernels::PERSIST_SCAN_MAX as usize + 500,
+        filters_per_interface: (1, 2),
+        constraints_per_filter: (1, 2),
+        names: 3,
+        values: 3,
+        ..Default::default()
+    };
+    let w = ccm::workload::generate(&p, 2).unwrap();
+    let want = sff_answers(&w.subscriptions, &w.events);
+    assert!(want.iter().any(|m| m.len() > 100), "too sparse");
+    let dev = Device::emulator();
+    let mut ccm = Ccm::new(&dev, &w.subscriptions, persistent_config(4)).unwrap();
+    assert_eq!(ccm.match_pipelined(&w.events, 3, None).unwrap(), want);
 }

@@ -43,7 +43,8 @@
 //! `unpack_areas` launch) before the next kernel that reads them.
 //!
 //! Beyond the paper, the persistent mode ([`Engine::set_persistent`]): the low-latency
-//! matching in a persistent kernel ([`clcb_kernels::clcb_persistent`], facility
+//! matching (over every filter, or in grid mode over the grid's candidates) in a
+//! persistent kernel ([`clcb_kernels::clcb_persistent`], facility
 //! [`gpu_kernels::persist`]) launched once, one block per SM, fed through a ring of
 //! slots in page-locked mapped host memory and answering into it: no launch, no copy,
 //! no synchronisation per event, and several events in flight with
@@ -237,6 +238,8 @@ struct PersistState {
     _subs_seq: Buffer<u32>,
     _tally: Buffer<u32>,
     _list: Buffer<u32>,
+    /// The list the kernel is given when there is no grid (never read).
+    _no_grid: Buffer<u32>,
     /// What each request in flight was, oldest first.
     pending: VecDeque<Pending>,
     /// Requests submitted to this kernel (it is restarted before `SubsSeq`'s 32-bit
@@ -351,6 +354,12 @@ impl Engine {
 
     /// Switches grid mode on (building the index from the current areas) or off.
     pub fn set_grid(&mut self, on: bool) -> Result<(), EngineError> {
+        if self.grid.is_some() != on && self.persist.is_some() {
+            // The persistent kernel holds the grid's device list: a new kernel (with
+            // the new index, or none) serves the next request.
+            self.drain(None, None)?;
+            self.stop_persistent()?;
+        }
         self.opts.grid = on;
         match (on, self.grid.is_some()) {
             (true, false) => self.build_grid(),
@@ -1301,6 +1310,12 @@ impl Engine {
         let subs_seq = dev.alloc::<u32>(k.max(1))?;
         let tally = dev.alloc::<u32>(2)?;
         let list = dev.alloc::<u32>(2 * k.max(1))?;
+        // Grid mode: the kernel reads and extends the grid's device list.
+        let no_grid = dev.alloc::<u32>(1)?;
+        let (cells, cell_capacity) = match &self.grid {
+            Some(g) => (g.cell_filters.arg(), g.cell_filters.len() as u32),
+            None => (no_grid.arg(), 0),
+        };
         // The tables must be on the device before the kernel (another stream) reads them.
         dev.synchronize()?;
         let fm = self.fmajor.as_ref().expect("made above");
@@ -1318,15 +1333,21 @@ impl Engine {
             subs_seq.arg(),
             tally.arg(),
             list.arg(),
+            cells,
+            cell_capacity.into(),
         ]);
         let lc = LaunchConfig::blocks(1, BLOCK, gpu_kernels::persist::shared_bytes(rc.req_words));
-        let blocks = if dev.is_gpu() { None } else { Some(3) };
+        // Over every filter the kernel scans millions of `BF` words per event: several
+        // blocks per SM keep enough loads in flight. Over the grid's few candidates one
+        // block per SM is enough (fewer blocks to broadcast to and to count in).
+        let per_sm = if self.grid.is_some() { 1 } else { 4 };
+        let blocks = dev.resident_blocks(&clcb_kernels::clcb_persistent::KERNEL, lc, per_sm)?;
         let run = dev.launch_persistent(
             &clcb_kernels::clcb_persistent::KERNEL,
             lc,
             &args,
             ring,
-            blocks,
+            Some(blocks),
         )?;
         self.persist = Some(PersistState {
             run,
@@ -1335,6 +1356,7 @@ impl Engine {
             _subs_seq: subs_seq,
             _tally: tally,
             _list: list,
+            _no_grid: no_grid,
             pending: VecDeque::new(),
             submitted: 0,
         });
@@ -1342,15 +1364,37 @@ impl Engine {
     }
 
     /// Persistent mode: one area move through the ring (the host does not wait).
+    ///
+    /// In grid mode a filter that leaves its cell joins the outside list as in
+    /// [`Engine::move_area`], the kernel writing the list's new entry; when the list is
+    /// full the kernel is stopped, the grid rebuilt, and the next request starts a new
+    /// kernel over the rebuilt grid and the current areas.
     fn move_area_persistent(&mut self, m: AreaMove) -> Result<(), EngineError> {
         self.ensure_persistent(0)?;
+        let f = m.filter as usize;
+        let mut slot = u32::MAX;
+        if let Some(g) = self.grid.as_mut() {
+            if g.grid.home[f] != Grid::OUTSIDE && !g.grid.still_fits(f, m.pos, m.sq_dist) {
+                if g.end == g.cell_filters.len() {
+                    self.drain(None, None)?;
+                    self.stop_persistent()?;
+                    self.tables.fpos[f] = m.pos;
+                    self.tables.sq_dist[f] = m.sq_dist;
+                    self.areas_behind = true;
+                    return self.build_grid();
+                }
+                slot = g.end as u32;
+                g.end += 1;
+                g.grid.home[f] = Grid::OUTSIDE;
+            }
+        }
         let xy = m.pos.x.to_bits() as u64 | (m.pos.y.to_bits() as u64) << 32;
         self.submit_update(
             clcb_kernels::PERSIST_AREA,
-            &[m.filter as u64, xy, m.sq_dist.to_bits() as u64],
+            &[m.filter as u64, xy, m.sq_dist.to_bits() as u64, slot as u64],
         )?;
-        self.tables.fpos[m.filter as usize] = m.pos;
-        self.tables.sq_dist[m.filter as usize] = m.sq_dist;
+        self.tables.fpos[f] = m.pos;
+        self.tables.sq_dist[f] = m.sq_dist;
         self.areas_behind = true;
         Ok(())
     }
@@ -1460,14 +1504,29 @@ impl Engine {
         let mut index = 0;
         for r in requests {
             let t0 = Instant::now();
+            // Grid mode: the candidate ranges (lo, hi) of the event's cells and the
+            // outside list; none means no filter can hold the event's location.
+            let mut ranges = [(0u32, 0u32); 4];
             let need = match r {
                 Request::Event(e) => {
                     self.words.clear();
                     self.tables.encode_event(e, &mut self.words);
-                    self.words.len().div_ceil(2)
+                    let mut need = self.words.len().div_ceil(2);
+                    if let Some(g) = &self.grid {
+                        let rows = g.grid.ranges(e.loc.x, e.loc.y);
+                        ranges = [
+                            rows[0],
+                            rows[1],
+                            rows[2],
+                            (g.grid.members() as u32, g.end as u32),
+                        ];
+                        need += clcb_kernels::PERSIST_GRID_WORDS;
+                    }
+                    need
                 }
                 _ => 0,
             };
+            let no_candidates = self.grid.is_some() && ranges.iter().all(|&(lo, hi)| hi <= lo);
             let fits = self
                 .persist
                 .as_ref()
@@ -1489,14 +1548,25 @@ impl Engine {
                 self.drain_one(Some(&mut answers), lat)?;
             }
             match r {
-                Request::Event(_) if self.n == 0 => {}
+                Request::Event(_) if self.n == 0 || no_candidates => {}
                 Request::Event(_) => {
                     let p = self.persist.as_mut().expect("started above");
                     let words = &self.words;
+                    let (kind, at) = if self.grid.is_some() {
+                        (
+                            clcb_kernels::PERSIST_EVENT_GRID,
+                            clcb_kernels::PERSIST_GRID_WORDS,
+                        )
+                    } else {
+                        (clcb_kernels::PERSIST_EVENT, 0)
+                    };
                     p.run
-                        .submit_with(clcb_kernels::PERSIST_EVENT, need, |w| {
+                        .submit_with(kind, need, |w| {
+                            for (j, &(lo, hi)) in ranges.iter().enumerate().take(at) {
+                                w[j] = lo as u64 | (hi as u64) << 32;
+                            }
                             for (j, pair) in words.chunks(2).enumerate() {
-                                w[j] = pair[0] as u64
+                                w[at + j] = pair[0] as u64
                                     | (pair.get(1).copied().unwrap_or(0) as u64) << 32;
                             }
                         })

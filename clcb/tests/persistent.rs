@@ -115,8 +115,11 @@ fn brute_force(subs: &Subscriptions, off: &[bool], e: &Event) -> Vec<u32> {
         .collect()
 }
 
-/// The scenario's requests, and the oracle's answer to each event at its place in it.
-fn expected(subs: &Subscriptions, steps: &[Step]) -> (Vec<AreaUpdate>, Vec<Vec<u32>>) {
+/// The scenario's area updates, the oracle's answer to each event at its place in it,
+/// and the subscriptions and switches after the last step.
+type Expected = (Vec<AreaUpdate>, Vec<Vec<u32>>, Subscriptions, Vec<bool>);
+
+fn expected(subs: &Subscriptions, steps: &[Step]) -> Expected {
     let mut model = subs.clone();
     let mut off = vec![false; subs.len()];
     let mut moves = Vec::new();
@@ -135,7 +138,7 @@ fn expected(subs: &Subscriptions, steps: &[Step]) -> (Vec<AreaUpdate>, Vec<Vec<u
             Step::Switch(i, on) => off[i % subs.len()] = !on,
         }
     }
-    (moves, answers)
+    (moves, answers, model, off)
 }
 
 fn requests<'a>(
@@ -176,10 +179,15 @@ proptest! {
         steps in steps(),
         depth in 1usize..6,
     ) {
-        let (moves, want) = expected(&subs, &steps);
+        let (moves, want, model, off) = expected(&subs, &steps);
         let reqs = requests(&subs, &steps, &moves);
         let mut pers = persistent_engine(&subs, 4);
         prop_assert_eq!(&pers.pipeline(&reqs, depth, None).unwrap(), &want);
+        // Over the grid's candidates (filters leaving their cells join the outside list,
+        // which the kernel extends).
+        let mut pers = persistent_engine(&subs, 4);
+        pers.set_grid(true).unwrap();
+        prop_assert_eq!(&pers.pipeline(&reqs, depth, None).unwrap(), &want, "grid");
         // One request at a time through the public calls, on a fresh engine.
         let mut one = persistent_engine(&subs, 4);
         let mut plain = Engine::new(Device::emulator(), &subs, Options::default()).unwrap();
@@ -206,11 +214,12 @@ proptest! {
         one.set_persistent(false).unwrap();
         prop_assert!(!one.persistent_running());
         if let Some(Step::Match(e)) = steps.iter().rev().find(|s| matches!(s, Step::Match(_))) {
-            prop_assert_eq!(&one.match_indices(e, None).unwrap(), want.last().unwrap());
+            let last = brute_force(&model, &off, e);
+            prop_assert_eq!(&one.match_indices(e, None).unwrap(), &last);
             one.set_low_latency(true).unwrap();
-            prop_assert_eq!(&one.match_indices(e, None).unwrap(), want.last().unwrap());
+            prop_assert_eq!(&one.match_indices(e, None).unwrap(), &last);
             one.set_grid(true).unwrap();
-            prop_assert_eq!(&one.match_indices(e, None).unwrap(), want.last().unwrap());
+            prop_assert_eq!(&one.match_indices(e, None).unwrap(), &last);
         }
     }
 }
@@ -225,6 +234,7 @@ fn persistent_mode_lists_every_match_once_across_blocks_and_events() {
         filters: vec![Filter::new(vec![], area).unwrap(); 2],
     }));
     let mut engine = persistent_engine(&subs, 3);
+    engine.set_grid(true).unwrap();
     let near = Event {
         loc: Location { x: 1.0, y: 1.0 },
         content: Default::default(),
@@ -285,6 +295,9 @@ fn persistent_mode_matches_a_generated_workload_and_stops_on_drop() {
     );
     assert_eq!(lat.len(), events.len());
     assert_eq!(engine.match_batch(&events).unwrap(), want);
+    // Switching the grid on restarts the kernel over the grid's candidates.
+    engine.set_grid(true).unwrap();
+    assert_eq!(engine.match_pipelined(&events, 3, None).unwrap(), want);
     engine.stop_persistent().unwrap();
     assert!(!engine.persistent_running());
     // Still in the mode: the next event starts a new kernel.

@@ -283,20 +283,15 @@ impl Gpu {
     /// A persistent kernel (see [`crate::persist`]): `blocks` blocks, or one per SM, on
     /// a new stream of its own, with a cooperative launch (which the driver refuses
     /// when the grid cannot be resident at once, instead of deadlocking).
-    pub(crate) fn launch_persistent(
+    /// (SMs, blocks of `cfg` that fit one SM at once) for kernel `name`.
+    pub(crate) fn residency(
         &self,
         name: &'static str,
         cfg: &LaunchConfig,
-        args: &[Arg],
-        blocks: Option<u32>,
-    ) -> Result<PersistentStream, GpuError> {
+    ) -> Result<(u32, u32), GpuError> {
         use cudarc::driver::sys::CUdevice_attribute;
         self.bind()?;
         let f = self.function(name, cfg.shared_bytes)?;
-        let bad = |message: String| GpuError::BadLaunch {
-            kernel: name,
-            message,
-        };
         let sms = self
             .ctx
             .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
@@ -313,13 +308,35 @@ impl Gpu {
         }
         .map_err(driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))?;
         if per_sm < 1 {
-            return Err(bad(format!(
-                "a block of {threads} threads with {} bytes of shared memory does not fit an SM",
-                cfg.shared_bytes
-            )));
+            return Err(GpuError::BadLaunch {
+                kernel: name,
+                message: format!(
+                    "a block of {threads} threads with {} bytes of shared memory does not fit an SM",
+                    cfg.shared_bytes
+                ),
+            });
         }
+        Ok((sms, per_sm as u32))
+    }
+
+    /// A persistent kernel (see [`crate::persist`]): `blocks` blocks, or one per SM, on
+    /// a new stream of its own, with a cooperative launch (which the driver refuses
+    /// when the grid cannot be resident at once, instead of deadlocking).
+    pub(crate) fn launch_persistent(
+        &self,
+        name: &'static str,
+        cfg: &LaunchConfig,
+        args: &[Arg],
+        blocks: Option<u32>,
+    ) -> Result<PersistentStream, GpuError> {
+        let (sms, per_sm) = self.residency(name, cfg)?;
+        let f = self.function(name, cfg.shared_bytes)?;
+        let bad = |message: String| GpuError::BadLaunch {
+            kernel: name,
+            message,
+        };
         let grid = blocks.unwrap_or(sms).max(1);
-        if grid > sms * per_sm as u32 {
+        if grid > sms * per_sm {
             return Err(bad(format!(
                 "{grid} blocks cannot be resident at once ({sms} SMs x {per_sm} blocks)"
             )));

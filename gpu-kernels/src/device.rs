@@ -613,6 +613,26 @@ impl Device {
         }
     }
 
+    /// How many blocks of `kernel` launched as `cfg` a persistent launch may have:
+    /// `per_sm` per SM, or fewer when fewer fit an SM at once (on the emulator, whose
+    /// lanes are OS threads: 2 blocks in all for `per_sm` 1, else 3).
+    pub fn resident_blocks(
+        &self,
+        kernel: &Kernel,
+        cfg: LaunchConfig,
+        per_sm: u32,
+    ) -> Result<u32, GpuError> {
+        cfg.validate(kernel.name)?;
+        match &self.backend {
+            Backend::Emu => Ok(if per_sm <= 1 { 2 } else { 3 }),
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => {
+                let (sms, fit) = g.residency(kernel.name, &cfg)?;
+                Ok(sms * per_sm.clamp(1, fit))
+            }
+        }
+    }
+
     /// Launches `kernel` as a persistent kernel serving `ring` (see [`crate::persist`]):
     /// its arguments are the ring's ([`Ring::args`](crate::persist::Ring::args)) then
     /// the kernel's own, and `cfg.grid` is ignored: the grid is `blocks` blocks, or

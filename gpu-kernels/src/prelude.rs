@@ -4,14 +4,14 @@
 //! - ids and sizes: [`thread_idx_x`] .. [`grid_dim_z`], [`global_id_x`], [`lane_id`], [`warp_id`]
 //! - block barrier: [`sync_threads`] (threads that returned no longer hold it back)
 //! - shared memory: [`dynamic_shared`] (size chosen at launch, 16-byte aligned)
-//! - atomics on global or shared memory: [`atomic_add`] .. [`atomic_cas`], [`atomic_add_u64`],
-//!   [`atomic_max_u64`]
+//! - atomics on global or shared memory: [`atomic_add`] .. [`atomic_cas`], [`atomic_add_u64`]
 //! - a clock shared by the SMs, for timing a kernel's stages: [`global_timer`]
 //! - fences: [`thread_fence`], [`thread_fence_block`], [`fence_system`]
 //! - memory another agent (the host, another block) changes while the kernel runs:
 //!   [`volatile_load_u32`], [`volatile_load_u64`], [`volatile_store_u32`],
 //!   [`volatile_store_u64`] (never cached, never hoisted out of a loop), and
-//!   [`spin_pause`] in each turn of a spin loop; [`atomic_cas_u64`], [`atomic_exch_u64`]
+//!   [`spin_pause`] in each turn of a spin loop; [`atomic_cas_u64`], [`atomic_exch_u64`],
+//!   [`atomic_max_u64`]
 //! - warp ops over the full warp: [`ballot`], [`any_sync`], [`all_sync`], [`shfl`],
 //!   [`shfl_xor`], [`shfl_down`], [`shfl_up`]. All live lanes of the warp must call
 //!   them together, as CUDA requires with a full mask.

@@ -75,6 +75,10 @@ pub enum DdmEngine {
     Grid,
     /// Sort and sweep (CPU).
     Sort,
+    /// Marzolla & D'Angelo's parallel sort-based matching (CPU).
+    Sbm,
+    /// Marzolla & D'Angelo's interval-tree matching (CPU).
+    Itm,
 }
 
 /// `harness run --engines`: every engine name an experiment asks [`crate::experiment::Ctx::wants`]
@@ -94,6 +98,8 @@ pub enum RunEngine {
     EmuSeg,
     /// ccm, clcb: the SFF-like CPU matcher.
     Sff,
+    /// ccm: the content index (issue 15), one core and all cores.
+    Index,
     /// clcb: the R*-tree CPU matcher.
     Rtree,
     /// xml: the YFilter-like NFA, one core.
@@ -128,6 +134,14 @@ pub enum RunEngine {
     Sort,
     /// ddm: sort and sweep, all cores.
     SortPar,
+    /// ddm: Marzolla & D'Angelo's parallel sort-based matching, one core.
+    Sbm,
+    /// ddm: the same on all cores.
+    SbmPar,
+    /// ddm: Marzolla & D'Angelo's interval-tree matching, one core.
+    Itm,
+    /// ddm: the same on all cores.
+    ItmPar,
 }
 
 impl RunEngine {

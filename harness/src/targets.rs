@@ -57,7 +57,7 @@ const fn over(over: &'static str, factor: f64) -> Check {
     Check::SpeedupOver { over, factor }
 }
 
-/// Every target of issues 5 to 8 and 16. Each goal (the target as the issue states it) is read
+/// Every target of issues 5 to 8, 15 and 16. Each goal (the target as the issue states it) is read
 /// from one or more series: the paper-faithful engine and the engines beyond the paper,
 /// so that a reader sees which one meets it and what the faithful one does.
 #[rustfmt::skip]
@@ -94,7 +94,9 @@ pub const TARGETS: &[Target] = &[
     t(16, G16_CCM50, "persistent kernel, one event at a time", ("ccm", "latency"), "gpu persistent", 50.0, Check::AtMost(5.0)),
     t(16, G16_CCM99, "persistent kernel, one event at a time", ("ccm", "latency"), "gpu persistent", 99.0, Check::AtMost(8.0)),
     t(16, G16_CLCB50, "persistent kernel, one event at a time", ("clcb", "latency"), "gpu persistent", 50.0, Check::AtMost(6.0)),
+    t(16, G16_CLCB50, "persistent kernel over the grid index", ("clcb", "latency"), "gpu grid persistent", 50.0, Check::AtMost(6.0)),
     t(16, G16_UPD, "persistent kernel: updates through the ring", ("clcb", "table2"), "gpu persistent", 3.0, Check::AtMost(0.003)),
+    t(16, G16_UPD, "persistent kernel over the grid: updates through the ring", ("clcb", "table2"), "gpu grid persistent", 3.0, Check::AtMost(0.003)),
     // Issue 7, XML: Fig. 7 is MB/s (higher is better) over one 1 MB document.
     t(7, G7_NFA, "paper's block kernel (§4.2)", ("xml", "fig7"), "gpu-block L=10", 256.0, over("yfilter L=10", 10.0)),
     t(7, G7_NFA, "warp-synchronous kernel", ("xml", "fig7"), "gpu L=10", 256.0, over("yfilter L=10", 10.0)),
@@ -118,6 +120,25 @@ pub const TARGETS: &[Target] = &[
     t(8, G8_PAR1, "GPU sweep, counting the upload of the regions", ("ddm", "scaleup_a1"), "gpu-sweep+upload", 1048576.0, over("sort-par", 10.0)),
     t(8, G8_PAR100, "GPU sweep, regions on the device", ("ddm", "scaleup_a100"), "gpu-sweep", 1048576.0, over("sort-par", 10.0)),
     t(8, G8_PAR100, "GPU sweep, counting the upload of the regions", ("ddm", "scaleup_a100"), "gpu-sweep+upload", 1048576.0, over("sort-par", 10.0)),
+    // Issue 15, DDM against today's strong CPU methods (Marzolla & D'Angelo's SBM / ITM)
+    // on all host cores; "best CPU (all cores)" is the fastest all-core CPU series per seed.
+    t(15, G15_SBM8, "SBM on all host cores over SBM on one (16 on the GPU machine)", ("ddm", "scaleup_a1"), "sbm-par", 1048576.0, over("sbm", 8.0)),
+    t(15, G15_SBM8, "SBM on all host cores over SBM on one, alpha 100", ("ddm", "scaleup_a100"), "sbm-par", 1048576.0, over("sbm", 8.0)),
+    t(15, G15_SWEEP1, "GPU sweep, regions on the device", ("ddm", "scaleup_a1"), "gpu-sweep", 1048576.0, over("sbm-par", 20.0)),
+    t(15, G15_SWEEP1, "GPU sweep, counting the upload of the regions", ("ddm", "scaleup_a1"), "gpu-sweep+upload", 1048576.0, over("sbm-par", 20.0)),
+    t(15, G15_SWEEP1, "GPU sweep over the best CPU series on all cores", ("ddm", "scaleup_a1"), "gpu-sweep", 1048576.0, over("best CPU (all cores)", 20.0)),
+    t(15, G15_SWEEP100, "GPU sweep, regions on the device", ("ddm", "scaleup_a100"), "gpu-sweep", 1048576.0, over("sbm-par", 20.0)),
+    t(15, G15_SWEEP100, "GPU sweep, counting the upload of the regions", ("ddm", "scaleup_a100"), "gpu-sweep+upload", 1048576.0, over("sbm-par", 20.0)),
+    t(15, G15_SWEEP100, "GPU sweep over the best CPU series on all cores", ("ddm", "scaleup_a100"), "gpu-sweep", 1048576.0, over("best CPU (all cores)", 20.0)),
+    t(15, G15_GRID10, "paper's GRID", ("ddm", "fig5_7"), "gpu-grid", 32768.0, over("sbm-par", 10.0)),
+    t(15, G15_GRID10, "paper's GRID over the best CPU series on all cores", ("ddm", "fig5_7"), "gpu-grid", 32768.0, over("best CPU (all cores)", 10.0)),
+    t(15, G15_GRID10, "GPU sort-based sweep", ("ddm", "fig5_7"), "gpu-sweep", 32768.0, over("sbm-par", 10.0)),
+    t(15, G15_GRID100, "paper's GRID", ("ddm", "fig6_8"), "gpu-grid", 32768.0, over("sbm-par", 10.0)),
+    t(15, G15_GRID100, "paper's GRID over the best CPU series on all cores", ("ddm", "fig6_8"), "gpu-grid", 32768.0, over("best CPU (all cores)", 10.0)),
+    t(15, G15_GRID100, "GPU sort-based sweep", ("ddm", "fig6_8"), "gpu-sweep", 32768.0, over("sbm-par", 10.0)),
+    // Issue 15, CCM against a modern content index on all host cores (Table 2 row 1).
+    t(15, G15_CCM, "batched engine over the index on all cores", ("ccm", "table2"), "gpu batched", 1.0, over("index all cores", 20.0)),
+    t(15, G15_CCM, "batched engine over the best CPU series on all cores", ("ccm", "table2"), "gpu batched", 1.0, over("best CPU (all cores)", 20.0)),
 ];
 
 const G5_LAT: &str = "default scenario: at most 15 µs per event end to end";
@@ -144,6 +165,18 @@ const G8_SORT10: &str = "at least 20x the single-threaded sort baseline at 32768
 const G8_SORT100: &str = "at least 20x the single-threaded sort baseline at 32768 regions, RS 100";
 const G8_PAR1: &str = "at least 10x sort on all host cores at 1M regions, counting, alpha 1";
 const G8_PAR100: &str = "at least 10x sort on all host cores at 1M regions, counting, alpha 100";
+const G15_SBM8: &str =
+    "strong SBM at least 8x its single thread on 16 cores at 1M regions, counting";
+const G15_SWEEP1: &str =
+    "GPU sweep at least 20x the strong SBM on all host cores at 1M regions, counting, alpha 1";
+const G15_SWEEP100: &str =
+    "GPU sweep at least 20x the strong SBM on all host cores at 1M regions, counting, alpha 100";
+const G15_GRID10: &str =
+    "GPU grid at least 10x the strong SBM on all host cores at 32768 regions per step, RS 10";
+const G15_GRID100: &str =
+    "GPU grid at least 10x the strong SBM on all host cores at 32768 regions per step, RS 100";
+const G15_CCM: &str =
+    "default scenario: GPU batched at least 20x the modern index on all host cores";
 
 /// The outcome of one target on the recorded rows of its experiment.
 #[derive(Clone, Debug, PartialEq)]

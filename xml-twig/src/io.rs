@@ -867,4 +867,29 @@ mod tests {
         let set = parse_query_file("q.txt", "\u{FEFF}/a\n").unwrap();
         assert_eq!(set.len(), 1);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, ..Default::default() })]
+        /// Any bytes after any of the prefixes the decoder and the DOCTYPE scanner look
+        /// at: an answer or an error naming a position inside the document, never a panic.
+        #[test]
+        fn decoding_and_doctype_scanning_never_panic(
+            prefix in proptest::sample::select(vec![
+                &b""[..], b"\xEF\xBB\xBF", b"\xFF\xFE", b"\xFE\xFF", b"<\0?\0", b"\0<\0?",
+                b"<?xml version='1.0' encoding='", b"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?>",
+                b"<!DOCTYPE r [", b"<!DOCTYPE r [<!--", b"<!DOCTYPE r '", b"<?xml ?><!-- -->\n<!DOCTYPE",
+            ]),
+            body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+            tail in proptest::sample::select(vec![&b""[..], b"]>", b"-->]><r/>", b"'>", b"\"?><r/>", b"<r/>"]),
+        ) {
+            let mut xml = prefix.to_vec();
+            xml.extend_from_slice(&body);
+            xml.extend_from_slice(tail);
+            let dict = TagDict::default();
+            if let Err(XmlError::Xml { line, column, .. }) = parse_document("d", &xml, &dict) {
+                proptest::prop_assert!(line >= 1 && column >= 1);
+                proptest::prop_assert!(line <= xml.len() + 1);
+            }
+        }
+    }
 }

@@ -669,16 +669,22 @@ kernel! {
     }
 }
 
+/// Most interfaces for which [`ccm_persistent`]'s answering block scans `Interfaces`
+/// for the round's tag; above, matching threads append to a list instead.
+pub const PERSIST_SCAN_MAX: u32 = 4096;
+/// Dynamic shared memory [`ccm_persistent`] needs beyond the ring's.
+pub const PERSIST_SHARED_EXTRA: u32 = 16;
+
 /// Request kind of [`ccm_persistent`]: match one event.
 pub const PERSIST_EVENT: u32 = 1;
 /// Words of one attribute in a [`ccm_persistent`] request.
 pub const PERSIST_ATTR_WORDS: usize = 5;
 
 kernel! {
-    /// Beyond the paper: Algorithm 1 (§4.2) with §4.3's in-kernel reset, as a persistent
-    /// kernel. The first seven parameters are the ring's ([`gpu_kernels::persist`]); the
-    /// grid is one block per SM, resident for the kernel's life, and each event is one
-    /// round of [`gpu_kernels::persist::serve`].
+    /// Beyond the paper: Algorithm 1 (§4.2) as a persistent kernel. The first seven
+    /// parameters are the ring's ([`gpu_kernels::persist`]); the grid is one block per
+    /// SM, resident for the kernel's life, and each event is one round of
+    /// [`gpu_kernels::persist::serve`].
     ///
     /// A request ([`PERSIST_EVENT`]) is table `Input` with the rows' places, staged by
     /// the ring in shared memory: word 0 = `n_attrs | total << 32`; then per attribute
@@ -688,18 +694,28 @@ kernel! {
     /// space of the event's `total` (attribute, constraint) pairs (the prefix sum of the
     /// rows' lengths); then the string bytes.
     ///
-    /// Round `r` uses copy `p = r % 2` of `Count`, `Interfaces` and the list (`tally[p]`,
-    /// `list[p * n_interfaces ..]`, device memory). Every thread of the grid: zeroes its
-    /// grid-stride share of the idle copies (`count[1 - p]`, `interfaces[1 - p]`, and
-    /// global thread 0 `tally[1 - p]`), free since round `r - 1` is complete; then for
-    /// its grid-stride share of the `total` pairs (item `i` belongs to the attribute `k`
-    /// with `first_k <= i < first_k + SizeC`, found by walking forward: a thread's items
-    /// ascend) reads `Constraints[RowStart + x]` (global), evaluates `sat` against the
-    /// attribute in shared memory, increments `Count[FilterId]` (global atomic) and the
-    /// thread completing a filter marks `Interfaces[InterfaceId]` (atomic OR); the one
-    /// that marks it first appends `InterfaceId` to the list (`atomicAdd` on `tally[p]`).
-    /// The round's last block answers: its threads copy the list (volatile loads) into
-    /// the response slot in mapped host memory as `u32`s; status = their number.
+    /// Instead of §4.3's reset of an idle copy (which writes every filter's counter per
+    /// event), `Count` and `Interfaces` hold 64-bit words tagged with the round: round
+    /// `r` uses the tag `t = (r + 1) << 32`, and a word below `t` is stale, i.e. zero.
+    /// Counting a satisfied constraint of filter `f` is `atomicMax(Count[f], t)` (which
+    /// resets a stale word and leaves a current one) then `atomicAdd(Count[f], 1)`,
+    /// whose low half is this round's count; marking interface `i` is
+    /// `atomicMax(Interfaces[i], t)`. With at most [`PERSIST_SCAN_MAX`] interfaces that
+    /// is all: the answering block lists the interfaces whose word is at least `t`
+    /// (slots from a counter in shared memory, [`PERSIST_SHARED_EXTRA`] bytes past the
+    /// ring's). With more, the thread that finds the word below `t` marked it first and
+    /// appends `i` to a list (`atomicAdd` on `tally[r % 2]`, `list[(r % 2) *
+    /// n_interfaces ..]`), which the answering block copies. Nothing is reset but the
+    /// idle list counter (global thread 0 zeroes `tally[1 - r % 2]`); the host restarts
+    /// the kernel before the tags wrap.
+    ///
+    /// Every thread, for its grid-stride share of the `total` pairs (item `i` belongs
+    /// to the attribute `k` with `first_k <= i < first_k + SizeC`, found by walking
+    /// forward: a thread's items ascend): reads `Constraints[RowStart + x]` (global),
+    /// evaluates `sat` against the attribute in shared memory, counts (above) and, when
+    /// its increment completes the filter (`SizeF`, read before it), marks
+    /// `InterfaceId`. The round's last block answers into the response slot in mapped
+    /// host memory, the interfaces as `u32`s; status = their number.
     pub fn ccm_persistent(
         req: *const u64,
         resp: *mut u64,
@@ -712,49 +728,33 @@ kernel! {
         cpool: *const u8,
         size_f: *const u32,
         filter_iface: *const u32,
-        count: *mut u32,
-        interfaces: *mut u32,
+        count: *mut u64,
+        interfaces: *mut u64,
         tally: *mut u32,
         list: *mut u32,
-        n_filters: u32,
         n_interfaces: u32,
     ) {
         let ring = gpu_kernels::persist::DeviceRing { req, resp, ctl, bcast, slots, req_words, resp_words };
-        let nf = n_filters as usize;
         let ni = n_interfaces as usize;
         gpu_kernels::persist::serve(
             &ring,
             dynamic_shared::<u64>(),
             |r| {
+                let p = (r.round % 2) as usize;
+                let gid = global_id_x();
+                if gid == 0 {
+                    *tally.add(1 - p) = 0;
+                }
                 if r.kind != PERSIST_EVENT {
                     return;
                 }
-                let p = (r.round % 2) as usize;
+                let tag = (r.round as u64 + 1) << 32;
                 let stride = grid_dim_x() * block_dim_x();
-                let gid = global_id_x();
-                // §4.3: the idle copies, for the next round.
-                let idle = 1 - p;
-                let mut i = gid;
-                while i < n_filters {
-                    *count.add(idle * nf + i as usize) = 0;
-                    i += stride;
-                }
-                let mut i = gid;
-                while i < n_interfaces {
-                    *interfaces.add(idle * ni + i as usize) = 0;
-                    i += stride;
-                }
-                if gid == 0 {
-                    *tally.add(idle) = 0;
-                }
-                // Algorithm 1 over the flattened (attribute, constraint) pairs.
                 let w = r.words;
                 let n_attrs = *w as u32;
                 let total = (*w >> 32) as u32;
                 let attrs = w.add(1);
                 let ebytes = w.add(1 + PERSIST_ATTR_WORDS * n_attrs as usize) as *const u8;
-                let count_p = count.add(p * nf);
-                let interfaces_p = interfaces.add(p * ni);
                 let list_p = list.add(p * ni);
                 let mut k = 0usize;
                 let mut i = gid;
@@ -773,29 +773,62 @@ kernel! {
                         str_id: w2 as u32,
                         str_len: (w2 >> 32) as u32,
                     };
-                    let x = i - first;
-                    let c = *constraints.add((place as u32 + x) as usize);
+                    let c = *constraints.add((place as u32 + (i - first)) as usize);
                     let abytes = if attr.ty as u16 == TY_STR { ebytes.add(val as usize) } else { ebytes };
-                    let iface = count_constraint::<true>(&c, &attr, abytes, cpool, size_f, filter_iface, count_p);
-                    if iface != NO_IFACE && atomic_or(interfaces_p.add(iface as usize), 1) == 0 {
-                        let at = atomic_add(tally.add(p), 1);
-                        if at < n_interfaces {
-                            volatile_store_u32(list_p.add(at as usize), iface);
+                    if sat(&c, attr.ty as u16, attr.val, attr.str_id, attr.str_len, abytes, cpool) {
+                        let f = c.key as usize;
+                        let need = *size_f.add(f);
+                        let iface = *filter_iface.add(f);
+                        atomic_max_u64(count.add(f), tag);
+                        let old = atomic_add_u64(count.add(f), 1);
+                        if (old as u32) + 1 == need && iface < n_interfaces {
+                            // Few interfaces: the answering block finds the tagged ones
+                            // (nothing more on this thread's path). Many: a list.
+                            let first = atomic_max_u64(interfaces.add(iface as usize), tag) < tag;
+                            if n_interfaces > PERSIST_SCAN_MAX && first {
+                                let at = atomic_add(tally.add(p), 1);
+                                if at < n_interfaces {
+                                    volatile_store_u32(list_p.add(at as usize), iface);
+                                }
+                            }
                         }
                     }
                     i += stride;
                 }
             },
             |r, out| {
-                let p = (r.round % 2) as usize;
                 if r.kind != PERSIST_EVENT {
                     return (0, 0);
+                }
+                let p = (r.round % 2) as usize;
+                let out32 = out as *mut u32;
+                if n_interfaces <= PERSIST_SCAN_MAX {
+                    // Every interface whose word carries this round's tag, in the order
+                    // the block's threads take slots (a counter in shared memory).
+                    let tag = (r.round as u64 + 1) << 32;
+                    let taken = dynamic_shared::<u8>()
+                        .add(gpu_kernels::persist::shared_bytes(req_words) as usize)
+                        as *mut u32;
+                    if thread_idx_x() == 0 {
+                        *taken = 0;
+                    }
+                    sync_threads();
+                    let mut j = thread_idx_x();
+                    while j < n_interfaces {
+                        if volatile_load_u64(interfaces.add(j as usize)) >= tag {
+                            let at = atomic_add(taken, 1);
+                            *out32.add(at as usize) = j;
+                        }
+                        j += block_dim_x();
+                    }
+                    sync_threads();
+                    let m = *taken;
+                    return (m, m.div_ceil(2));
                 }
                 // More than `n_interfaces` would be a bug: the host reports it; the copy
                 // stays within the list and the slot.
                 let m = volatile_load_u32(tally.add(p));
                 let n_out = if m < n_interfaces { m } else { n_interfaces };
-                let out32 = out as *mut u32;
                 let mut j = thread_idx_x();
                 while j < n_out {
                     *out32.add(j as usize) = volatile_load_u32(list.add(p * ni + j as usize));

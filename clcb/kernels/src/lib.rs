@@ -1005,36 +1005,148 @@ kernel! {
     }
 }
 
-/// Request kinds of [`clcb_persistent`]: match an event (payload: the encoded event's
-/// 32-bit words, two per 64-bit word, as the host's `Tables::encode_event` writes them).
+/// Request kinds of [`clcb_persistent`]: match an event over every filter (payload: the
+/// encoded event's 32-bit words, two per 64-bit word, as the host's
+/// `Tables::encode_event` writes them).
 pub const PERSIST_EVENT: u32 = 1;
-/// Move one area (payload: `filter`, `x | y << 32` (f32 bits), `SqDist` (f32 bits)).
+/// Move one area (payload: `filter`, `x | y << 32` (f32 bits), `SqDist` (f32 bits), and
+/// the slot of the grid's outside list the filter joins, or `u32::MAX`).
 pub const PERSIST_AREA: u32 = 2;
 /// Switch one subscription on or off (payload: `subscription`, `1` on / `0` off).
 pub const PERSIST_SUBS: u32 = 3;
+/// Match an event over the grid's candidates (payload: the four candidate ranges of
+/// `cell_filters`, `lo | hi << 32` each, then the event as for [`PERSIST_EVENT`]).
+pub const PERSIST_EVENT_GRID: u32 = 4;
+/// Words of a [`PERSIST_EVENT_GRID`] request before the event.
+pub const PERSIST_GRID_WORDS: usize = 4;
+/// Grid strides of `BF` words each thread of [`clcb_persistent`] loads before testing
+/// them (loads in flight per thread, over every filter).
+pub const PERSIST_UNROLL: usize = 8;
+
+/// The persistent kernel's test of filter `f` against the event `ev` (staged in shared
+/// memory) and the claim of its subscription, as [`latency_claim`] without the staging:
+/// `BF`, then the area (`Areas`, volatile loads: moves change it between rounds), then
+/// the filter's constraints; a holding filter claims its switched-on subscription `s`
+/// with `atomicExch(SubsSeq[s], seq)`, the one claimer seeing an older number appending
+/// `s` to `list` at `atomicAdd(tally, 1)` (at most `k` entries).
+///
+/// # Safety
+/// The pointers must hold the tables, `f < n`, and `list` room for `k` entries.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn persist_filter(
+    f: usize,
+    ev: *const u32,
+    in_bf: u32,
+    pos: Float2,
+    n_attrs: u32,
+    bf: *const u32,
+    areas: *const PackedArea,
+    fcons_start: *const u32,
+    fcons: *const DevConstraint,
+    cstrings: *const u8,
+    filter_sub: *const u32,
+    subs_off: *const u32,
+    seq: u32,
+    subs_seq: *mut u32,
+    tally: *mut u32,
+    list: *mut u32,
+    k: u32,
+) {
+    if !bf_includes(in_bf, *bf.add(f)) {
+        return;
+    }
+    persist_filter_area(
+        f,
+        ev,
+        pos,
+        n_attrs,
+        areas,
+        fcons_start,
+        fcons,
+        cstrings,
+        filter_sub,
+        subs_off,
+        seq,
+        subs_seq,
+        tally,
+        list,
+        k,
+    );
+}
+
+/// [`persist_filter`] past the `BF` test.
+///
+/// # Safety
+/// As [`persist_filter`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn persist_filter_area(
+    f: usize,
+    ev: *const u32,
+    pos: Float2,
+    n_attrs: u32,
+    areas: *const PackedArea,
+    fcons_start: *const u32,
+    fcons: *const DevConstraint,
+    cstrings: *const u8,
+    filter_sub: *const u32,
+    subs_off: *const u32,
+    seq: u32,
+    subs_seq: *mut u32,
+    tally: *mut u32,
+    list: *mut u32,
+    k: u32,
+) {
+    let a = areas.add(f) as *const u64;
+    let xy = volatile_load_u64(a);
+    let sq = f32::from_bits(volatile_load_u64(a.add(1)) as u32);
+    let c = Float2 {
+        x: f32::from_bits(xy as u32),
+        y: f32::from_bits((xy >> 32) as u32),
+    };
+    if !in_area(pos, c, sq) {
+        return;
+    }
+    let first = *fcons_start.add(f) as usize;
+    let last = *fcons_start.add(f + 1) as usize;
+    if !filter_holds(fcons, first, last, cstrings, ev, n_attrs) {
+        return;
+    }
+    let s = *filter_sub.add(f);
+    if volatile_load_u32(subs_off.add(s as usize)) == 0
+        && atomic_exch(subs_seq.add(s as usize), seq) != seq
+    {
+        let at = atomic_add(tally, 1);
+        if at < k {
+            volatile_store_u32(list.add(at as usize), s);
+        }
+    }
+}
 
 kernel! {
-    /// Beyond the paper: the low-latency matching of [`match_latency`] (S1a, S1b and the
-    /// filter's content in one thread) as a persistent kernel: the first seven
-    /// parameters are the ring's ([`gpu_kernels::persist`]); one block per SM, resident
-    /// for the kernel's life; each request is one round of
-    /// [`gpu_kernels::persist::serve`], so area moves and subscription switches take
-    /// effect exactly between the events submitted before and after them.
+    /// Beyond the paper: the low-latency matching of [`match_latency`] and
+    /// [`grid_latency`] (S1a, S1b and the filter's content in one thread) as a
+    /// persistent kernel: the first seven parameters are the ring's
+    /// ([`gpu_kernels::persist`]); one block per SM, resident for the kernel's life; each
+    /// request is one round of [`gpu_kernels::persist::serve`], so area moves and
+    /// subscription switches take effect exactly between the events submitted before
+    /// and after them.
     ///
     /// Round `r` of any kind, `p = r % 2`: global thread 0 zeroes the list counter of the
     /// next round, `tally[1 - p]` (round `r - 1`, which used it, is complete).
     ///
-    /// [`PERSIST_EVENT`], `seq = r + 1`: every thread,
-    /// for its grid-stride share of the `n` filters: reads `BF[f]` and, when the event's
-    /// names may hold, its [`PackedArea`] (`Areas`, global); a filter in the area checks
-    /// its own constraints against the event staged by the ring in shared memory
-    /// ([`filter_holds`]); a filter holding them claims its subscription `s` (unless
-    /// `SubsOff[s]`) with `atomicExch(SubsSeq[s], seq)`: the one claimer that sees an
-    /// older number appends `s` to `list[p * k ..]` (`atomicAdd` on `tally[p]`). The
-    /// round's last block copies the list (volatile loads) into the response slot in
-    /// mapped host memory; status = its length.
+    /// [`PERSIST_EVENT`], `seq = r + 1`: every thread runs [`persist_filter`] for its
+    /// grid-stride share of the `n` filters, against the event staged by the ring in
+    /// shared memory, appending to `list[p * k ..]` and `tally[p]`.
+    /// [`PERSIST_EVENT_GRID`]: the same over its grid-stride share of the candidates
+    /// listed by the request's four ranges of `cell_filters` (volatile loads: the
+    /// outside list grows between rounds). The round's last block copies the list
+    /// (volatile loads) into the response slot in mapped host memory; status = its
+    /// length.
     ///
-    /// [`PERSIST_AREA`]: global thread 0 writes `Areas[filter]` (16 bytes).
+    /// [`PERSIST_AREA`]: global thread 0 writes `Areas[filter]` (16 bytes) and, when the
+    /// filter left its grid cell, appends it to the outside list (`cell_filters[slot]`).
     /// [`PERSIST_SUBS`]: global thread 0 writes `SubsOff[subscription]`. Both answer
     /// with status 0 and no payload. Plain stores suffice: the next round starts after
     /// this one is complete (a fence and the ring's broadcast in between).
@@ -1058,6 +1170,8 @@ kernel! {
         subs_seq: *mut u32,
         tally: *mut u32,
         list: *mut u32,
+        cell_filters: *mut u32,
+        cell_capacity: u32,
     ) {
         let ring = gpu_kernels::persist::DeviceRing { req, resp, ctl, bcast, slots, req_words, resp_words };
         let kk = k as usize;
@@ -1068,19 +1182,21 @@ kernel! {
                 let gid = global_id_x();
                 let w = r.words;
                 let p = (r.round % 2) as usize;
-                // Every round, whatever its kind, zeroes the counter the next round uses
-                // (this one is complete before the next starts).
                 if gid == 0 {
                     *tally.add(1 - p) = 0;
                 }
                 if r.kind == PERSIST_AREA {
-                    if gid == 0 && r.len >= 3 && (*w as u32) < n {
+                    if gid == 0 && r.len >= 4 && (*w as u32) < n {
                         let xy = *w.add(1);
                         *areas.add(*w as usize) = PackedArea {
                             pos: Float2 { x: f32::from_bits(xy as u32), y: f32::from_bits((xy >> 32) as u32) },
                             sq_dist: f32::from_bits(*w.add(2) as u32),
                             _pad: 0,
                         };
+                        let slot = *w.add(3) as u32;
+                        if slot < cell_capacity {
+                            volatile_store_u32(cell_filters.add(slot as usize), *w as u32);
+                        }
                     }
                     return;
                 }
@@ -1090,46 +1206,76 @@ kernel! {
                     }
                     return;
                 }
-                if r.kind != PERSIST_EVENT {
+                let grid = r.kind == PERSIST_EVENT_GRID;
+                if !(r.kind == PERSIST_EVENT || grid && r.len >= PERSIST_GRID_WORDS as u32) {
                     return;
                 }
                 let seq = r.round.wrapping_add(1);
-                let ev = w as *const u32;
+                let ev = if grid { w.add(PERSIST_GRID_WORDS) } else { w } as *const u32;
                 let in_bf = *ev;
                 let pos = Float2 { x: f32::from_bits(*ev.add(1)), y: f32::from_bits(*ev.add(2)) };
                 let n_attrs = *ev.add(3);
                 let stride = grid_dim_x() * block_dim_x();
-                let mut f = gid;
-                while f < n {
-                    let fi = f as usize;
-                    if bf_includes(in_bf, *bf.add(fi)) {
-                        // `Areas` and `SubsOff` change between rounds: volatile loads
-                        // (never a stale L1 line), 16 bytes as two words.
-                        let a = areas.add(fi) as *const u64;
-                        let xy = volatile_load_u64(a);
-                        let sq = f32::from_bits(volatile_load_u64(a.add(1)) as u32);
-                        let c = Float2 { x: f32::from_bits(xy as u32), y: f32::from_bits((xy >> 32) as u32) };
-                        if in_area(pos, c, sq) {
-                            let first = *fcons_start.add(fi) as usize;
-                            let last = *fcons_start.add(fi + 1) as usize;
-                            if filter_holds(fcons, first, last, cstrings, ev, n_attrs) {
-                                let s = *filter_sub.add(fi);
-                                if volatile_load_u32(subs_off.add(s as usize)) == 0
-                                    && atomic_exch(subs_seq.add(s as usize), seq) != seq
-                                {
-                                    let at = atomic_add(tally.add(p), 1);
-                                    if at < k {
-                                        volatile_store_u32(list.add(p * kk + at as usize), s);
-                                    }
-                                }
+                let (tally_p, list_p) = (tally.add(p), list.add(p * kk));
+                if !grid {
+                    // Every filter, [`PERSIST_UNROLL`] grid strides at a time: the `BF`
+                    // words of a group are loaded before any is tested, so that a thread
+                    // has that many loads in flight instead of one.
+                    let mut base = gid;
+                    while base < n {
+                        // Branch-free loads (an index past the end reads the last word,
+                        // masked out), so that all of them issue before the first test.
+                        let mut hits = 0u32;
+                        let mut u = 0;
+                        while u < PERSIST_UNROLL {
+                            let f = base as u64 + (u as u64) * stride as u64;
+                            let inside = f < n as u64;
+                            let at = if inside { f } else { n as u64 - 1 };
+                            let word = *bf.add(at as usize);
+                            hits |= ((inside & bf_includes(in_bf, word)) as u32) << u;
+                            u += 1;
+                        }
+                        while hits != 0 {
+                            let u = hits.trailing_zeros();
+                            hits &= hits - 1;
+                            let f = base as usize + u as usize * stride as usize;
+                            persist_filter_area(
+                                f, ev, pos, n_attrs, areas, fcons_start, fcons, cstrings,
+                                filter_sub, subs_off, seq, subs_seq, tally_p, list_p, k,
+                            );
+                        }
+                        base = base.saturating_add(stride.saturating_mul(PERSIST_UNROLL as u32));
+                    }
+                    return;
+                }
+                // The candidates: ranges [lo, hi) of `cell_filters`, one after another.
+                let mut t = gid;
+                let mut range = 0usize;
+                let mut base = 0u32;
+                while range < PERSIST_GRID_WORDS {
+                    let lh = *w.add(range);
+                    let (lo, hi) = (lh as u32, (lh >> 32) as u32);
+                    let len = hi.saturating_sub(lo);
+                    while t < base + len {
+                        let slot = lo + (t - base);
+                        if slot < cell_capacity {
+                            let f = volatile_load_u32(cell_filters.add(slot as usize));
+                            if f < n {
+                                persist_filter(
+                                    f as usize, ev, in_bf, pos, n_attrs, bf, areas, fcons_start,
+                                    fcons, cstrings, filter_sub, subs_off, seq, subs_seq, tally_p,
+                                    list_p, k,
+                                );
                             }
                         }
+                        t += stride;
                     }
-                    f += stride;
+                    base += len;
+                    range += 1;
                 }
             },
             |r, out| {
-                if r.kind != PERSIST_EVENT {
+                if r.kind != PERSIST_EVENT && r.kind != PERSIST_EVENT_GRID {
                     return (0, 0);
                 }
                 let p = (r.round % 2) as usize;

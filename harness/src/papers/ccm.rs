@@ -13,13 +13,18 @@
 //! through a ring in mapped host memory, no launch per event; the GPU busy-waits while
 //! it runs), `emu` (the same
 //! kernels on the host emulator, quick mode), `sff` (the SFF-like matcher, one core) and
-//! `sff all cores` (one event per core). Every answer of every kernel engine is checked against SFF's on every event of
+//! `sff all cores` (one event per core), and (issue 15) `index` / `index all cores`, a
+//! modern content index on one core and on all cores ([`baselines::content_index`]:
+//! pivot-partitioned after OpIndex / BE-Tree, exactly SFF's answers), with `best CPU
+//! (all cores)`, per seed the faster of the two all-core CPU series (Table 2 and
+//! Figs. 6-11). Every answer of every kernel engine is checked against SFF's on every event of
 //! every workload (SFF on all cores gives the reference answers; a mismatch fails the
 //! run). Single-core SFF is timed on a bounded prefix of the events at large scale so
 //! that an experiment stays within about two minutes on the GPU machine.
 
 use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
 use anyhow::Context as _;
+use baselines::content_index::ContentIndex;
 use baselines::sff::Sff;
 use ccm::workload::{generate, NameDist, Params, Workload};
 use ccm::{Ccm, Config, Event, InterfaceId, Reset};
@@ -134,6 +139,7 @@ struct Engines {
     gpu: Option<usize>,
     emu: bool,
     sff: bool,
+    index: bool,
 }
 
 impl Engines {
@@ -146,6 +152,7 @@ impl Engines {
             },
             emu: ctx.wants("emu", EngineKind::Emu),
             sff: ctx.wants("sff", EngineKind::Cpu),
+            index: ctx.wants("index", EngineKind::Cpu),
         }
     }
 
@@ -191,7 +198,8 @@ fn reference(sff: &Sff, events: &[Event]) -> Vec<Vec<InterfaceId>> {
 }
 
 /// Times single-core SFF on a prefix of the events that fits [`SFF_BUDGET_S`] (at least
-/// 20 events, all of them in quick mode), and SFF on all cores on all of them.
+/// 20 events, all of them in quick mode), and SFF on all cores on all of them; returns
+/// the all-core time per event (ms).
 fn time_sff(
     ctx: &mut Ctx,
     sff: &Sff,
@@ -199,7 +207,7 @@ fn time_sff(
     truth: &[Vec<InterfaceId>],
     label: &str,
     x: f64,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<f64> {
     let mut scratch = sff.scratch();
     let t0 = Instant::now();
     let mut got = Vec::new();
@@ -214,13 +222,82 @@ fn time_sff(
     ctx.record("sff", x, ms);
     let t0 = Instant::now();
     let par = sff.match_parallel(events);
-    ctx.record(
-        "sff all cores",
-        x,
-        ms_since(t0) / events.len().max(1) as f64,
-    );
+    let all = ms_since(t0) / events.len().max(1) as f64;
+    ctx.record("sff all cores", x, all);
     ctx.check(label, ("sff", truth), ("sff all cores", &par))?;
-    Ok(())
+    Ok(all)
+}
+
+/// The series of the fastest CPU matcher on all cores at each point (issue 15).
+pub const BEST_CPU: &str = "best CPU (all cores)";
+
+/// Events the index is timed on per point (the workload's, repeated): its runs are
+/// otherwise too short to time.
+const INDEX_STREAM: usize = 65_536;
+
+/// Times the content index (issue 15) on one core and on all cores over a stream of the
+/// workload's events, checking every answer against `truth`; records `index`, `index all
+/// cores` and returns the index's (build ms, heap MB, all-core ms per event).
+fn time_index(
+    ctx: &mut Ctx,
+    w: &Workload,
+    truth: &[Vec<InterfaceId>],
+    label: &str,
+    x: f64,
+) -> anyhow::Result<(f64, f64, f64)> {
+    let t0 = Instant::now();
+    let ix = ContentIndex::build(&w.subscriptions)?;
+    let deploy = ms_since(t0);
+    let n = if ctx.quick {
+        w.events.len()
+    } else {
+        INDEX_STREAM.max(w.events.len())
+    };
+    let stream: Vec<Event> = w.events.iter().cycle().take(n).cloned().collect();
+    let want: Vec<Vec<InterfaceId>> = truth.iter().cycle().take(n).cloned().collect();
+    let mut scratch = ix.scratch();
+    let t0 = Instant::now();
+    let got: Vec<Vec<InterfaceId>> = stream
+        .iter()
+        .map(|e| ix.match_event_with(e, &mut scratch))
+        .collect();
+    let one = ms_since(t0) / n.max(1) as f64;
+    ctx.check(label, ("sff", &want), ("index", &got))?;
+    ctx.record("index", x, one);
+    let t0 = Instant::now();
+    let got = ix.match_parallel(&stream);
+    let all = ms_since(t0) / n.max(1) as f64;
+    ctx.check(label, ("sff", &want), ("index all cores", &got))?;
+    ctx.record("index all cores", x, all);
+    Ok((deploy, ix.heap_bytes() as f64 / 1e6, all))
+}
+
+/// Times the CPU matchers wanted at one point: SFF (one core, all cores) and the index
+/// (one core, all cores), then [`BEST_CPU`].
+fn time_cpus(
+    ctx: &mut Ctx,
+    engines: &Engines,
+    sff: &Sff,
+    w: &Workload,
+    truth: &[Vec<InterfaceId>],
+    label: &str,
+    x: f64,
+) -> anyhow::Result<Option<(f64, f64)>> {
+    let mut best = f64::INFINITY;
+    if engines.sff {
+        best = time_sff(ctx, sff, &w.events, truth, label, x)?;
+    }
+    let mut built = None;
+    if engines.index {
+        ctx.step(&format!("{label}: index"));
+        let (deploy, mb, all) = time_index(ctx, w, truth, label, x)?;
+        best = best.min(all);
+        built = Some((deploy, mb));
+    }
+    if best.is_finite() {
+        ctx.record(BEST_CPU, x, best);
+    }
+    Ok(built)
 }
 
 /// Times the kernels on each device: per event (the paper's mode) and batched (over a
@@ -281,9 +358,7 @@ fn point(ctx: &mut Ctx, p: &Params, x: f64) -> anyhow::Result<()> {
         ctx.step(&format!("{label}: SFF"));
         let sff = Sff::build(&w.subscriptions)?;
         let truth = reference(&sff, &w.events);
-        if engines.sff {
-            time_sff(ctx, &sff, &w.events, &truth, &label, x)?;
-        }
+        time_cpus(ctx, &engines, &sff, &w, &truth, &label, x)?;
         drop(sff);
         ctx.step(&format!("{label}: kernels"));
         time_kernels(ctx, &devices, &w, &truth, &label, x)?;
@@ -296,7 +371,7 @@ fn sweep(
     xs: &[usize],
     make: impl Fn(usize, Params) -> Params,
 ) -> anyhow::Result<()> {
-    ctx.set_steps((xs.len() * ctx.seeds.len() * 3) as u64);
+    ctx.set_steps((xs.len() * ctx.seeds.len() * 4) as u64);
     for &x in xs {
         let p = make(x, base(ctx.quick));
         point(ctx, &p, x as f64)?;
@@ -310,7 +385,7 @@ fn sweep(
 fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
     let engines = Engines::of(ctx);
     let devices = engines.devices()?;
-    ctx.set_steps((ctx.seeds.len() * 6) as u64);
+    ctx.set_steps((ctx.seeds.len() * 8) as u64);
     for (row, dist) in [(1.0, NameDist::Uniform), (4.0, NameDist::Zipf(1.0))] {
         let p = Params {
             name_dist: dist,
@@ -324,12 +399,14 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
             let sff = Sff::build(&w.subscriptions)?;
             let sff_deploy = ms_since(t0);
             let truth = reference(&sff, &w.events);
-            if engines.sff {
-                time_sff(ctx, &sff, &w.events, &truth, &label, row)?;
-                if row == 1.0 {
-                    ctx.record("sff", 2.0, sff_deploy);
-                    ctx.record("sff", 3.0, sff.heap_bytes() as f64 / 1e6);
-                }
+            let index_built = time_cpus(ctx, &engines, &sff, &w, &truth, &label, row)?;
+            if engines.sff && row == 1.0 {
+                ctx.record("sff", 2.0, sff_deploy);
+                ctx.record("sff", 3.0, sff.heap_bytes() as f64 / 1e6);
+            }
+            if let (Some((deploy, mb)), true) = (index_built, row == 1.0) {
+                ctx.record("index", 2.0, deploy);
+                ctx.record("index", 3.0, mb);
             }
             drop(sff);
             ctx.step(&format!("{label}: kernels"));
@@ -679,4 +756,34 @@ fn fig11(ctx: &mut Ctx) -> anyhow::Result<()> {
         numeric_share: x as f64 / 100.0,
         ..p
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table2_and_the_sweeps_record_the_index_and_the_best_cpu_series_in_quick_mode() {
+        for exp in experiments()
+            .into_iter()
+            .filter(|e| matches!(e.id, "table2" | "fig6"))
+        {
+            let names = ["sff", "index"].map(String::from).to_vec();
+            let mut ctx = Ctx::new(
+                true,
+                vec![1],
+                Some(names),
+                None,
+                std::sync::Arc::new(indicatif::ProgressBar::hidden()),
+            );
+            (exp.run)(&mut ctx).unwrap_or_else(|e| panic!("{}: {e:#}", exp.id));
+            for series in ["sff all cores", "index", "index all cores", BEST_CPU] {
+                assert!(
+                    ctx.samples.iter().any(|s| s.series == series),
+                    "{}: {series} recorded",
+                    exp.id
+                );
+            }
+        }
+    }
 }

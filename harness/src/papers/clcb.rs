@@ -17,7 +17,7 @@
 //! persistent` (beyond the paper, `Engine::set_persistent`: a persistent kernel fed
 //! through a ring in mapped host memory, events and area updates in order, no launch per
 //! event; the GPU busy-waits while it runs; Table 2 rows 2 and 3, and the `latency` and
-//! `inflight` experiments).
+//! `inflight` experiments), `gpu grid persistent` (the same over the grid index).
 //!
 //! Every answer of every kernel series (`gpu`, `gpu batched`, `gpu grid`, `gpu grid
 //! batched`, `gpu latency`, `gpu grid latency` and their `emu` twins) is checked against
@@ -70,7 +70,7 @@ pub fn experiments() -> Vec<Experiment> {
         ),
         e(
             "latency",
-            "Per-event latency distribution, default scenario (beyond the paper): end to end (event written by the host to answer read by the host) over 100k events for the paper's pipeline (gpu: copy in, Loc, Cont, Zip, copy back), the one-launch mapped path (gpu latency) and the persistent kernel (gpu persistent), one event at a time",
+            "Per-event latency distribution, default scenario (beyond the paper): end to end (event written by the host to answer read by the host) over 100k events for the paper's pipeline (gpu: copy in, Loc, Cont, Zip, copy back), the one-launch mapped path (gpu latency) and the persistent kernel over every filter (gpu persistent) and over the grid index (gpu grid persistent), one event at a time",
             "percentile",
             "latency per event (µs)",
             false,
@@ -391,27 +391,32 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
             check(ctx, &label, &truth, &series, &got)?;
         }
         for (name, dev) in &devices {
-            persistent_table2(ctx, name, *dev, &w, (&subs, &events, &truth), &label)?;
+            for grid in [false, true] {
+                let data = (&subs, &events[..], &truth[..]);
+                persistent_table2(ctx, name, *dev, grid, &w, data, &label)?;
+            }
         }
     }
     Ok(())
 }
 
-/// Table 2, beyond the paper: the persistent mode (`gpu persistent`). Row 2: time per
-/// event with location, one at a time (end to end: encode, submit to the ring, answer
-/// read); row 3: time per area update through the ring, including the wait until the
-/// kernel applied the last one. Answers checked against the oracle before and after
-/// the updates.
+/// Table 2, beyond the paper: the persistent mode (`gpu persistent`, and over the grid
+/// index `gpu grid persistent`). Row 2: time per event with location, one at a time
+/// (end to end: encode, submit to the ring, answer read); row 3: time per area update
+/// through the ring, including the wait until the kernel applied the last one. Answers
+/// checked against the oracle before and after the updates.
 fn persistent_table2(
     ctx: &mut Ctx,
     name: &str,
     dev: Target,
+    grid: bool,
     w: &Workload,
     (subs, events, truth): (&Subscriptions, &[Event], &[Vec<u32>]),
     label: &str,
 ) -> anyhow::Result<()> {
-    let series = format!("{name} persistent");
+    let series = format!("{name}{} persistent", if grid { " grid" } else { "" });
     let mut engine = Engine::new(dev.open()?, subs, Options::default())?;
+    engine.set_grid(grid)?;
     engine.set_persistent(true)?;
     let warm = if ctx.quick { 0 } else { 10 };
     let (ms, got) = mean_ms(events, warm, |e| Ok(engine.match_indices(e, None)?))?;
@@ -497,12 +502,22 @@ fn latency(ctx: &mut Ctx) -> anyhow::Result<()> {
         ctx.step(&format!("latency seed {seed}: kernels"));
         for (name, dev) in &devices {
             let mut reference: Option<Vec<Vec<u32>>> = None;
-            for (suffix, mode) in [("", 0), (" latency", 1), (" persistent", 2)] {
+            let paths = [
+                ("", 0),
+                (" latency", 1),
+                (" persistent", 2),
+                (" grid persistent", 3),
+            ];
+            for (suffix, mode) in paths {
                 let series = format!("{name}{suffix}");
                 let mut engine = Engine::new(dev.open()?, &subs, Options::default())?;
                 match mode {
                     1 => engine.set_low_latency(true)?,
                     2 => engine.set_persistent(true)?,
+                    3 => {
+                        engine.set_grid(true)?;
+                        engine.set_persistent(true)?;
+                    }
                     _ => {}
                 }
                 let warm = if ctx.quick { 0 } else { 100 };
@@ -510,7 +525,7 @@ fn latency(ctx: &mut Ctx) -> anyhow::Result<()> {
                     engine.match_indices(e, None)?;
                 }
                 let mut lat = Vec::with_capacity(events.len());
-                let got = if mode == 2 {
+                let got = if mode >= 2 {
                     engine.match_pipelined(&events, 1, Some(&mut lat))?
                 } else {
                     let mut got = Vec::with_capacity(events.len());
@@ -556,27 +571,30 @@ fn inflight(ctx: &mut Ctx) -> anyhow::Result<()> {
             check(ctx, &label, &truth, name, &reference)?;
             engine.set_persistent_slots(32);
             engine.set_persistent(true)?;
-            let warm = if ctx.quick { 0 } else { 100 };
-            engine.match_pipelined(&events[..warm.min(events.len())], 32, None)?;
-            let series = format!("{name} persistent");
-            for depth in [1usize, 2, 4, 8, 16, 32] {
-                let mut lat = Vec::with_capacity(events.len());
-                let t0 = Instant::now();
-                let got = engine.match_pipelined(&events, depth, Some(&mut lat))?;
-                let secs = t0.elapsed().as_secs_f64();
-                ctx.check(
-                    &format!("{label}, {depth} in flight"),
-                    (name, &reference),
-                    (&series, &got),
-                )?;
-                lat.sort_by(f64::total_cmp);
-                let x = depth as f64;
-                ctx.record(
-                    &format!("{series} events/s"),
-                    x,
-                    events.len() as f64 / secs.max(1e-9),
-                );
-                ctx.record(&format!("{series} p99 us"), x, percentile(&lat, 99.0));
+            for grid in [false, true] {
+                engine.set_grid(grid)?;
+                let warm = if ctx.quick { 0 } else { 100 };
+                engine.match_pipelined(&events[..warm.min(events.len())], 32, None)?;
+                let series = format!("{name}{} persistent", if grid { " grid" } else { "" });
+                for depth in [1usize, 2, 4, 8, 16, 32] {
+                    let mut lat = Vec::with_capacity(events.len());
+                    let t0 = Instant::now();
+                    let got = engine.match_pipelined(&events, depth, Some(&mut lat))?;
+                    let secs = t0.elapsed().as_secs_f64();
+                    ctx.check(
+                        &format!("{label}, {depth} in flight"),
+                        (name, &reference),
+                        (&series, &got),
+                    )?;
+                    lat.sort_by(f64::total_cmp);
+                    let x = depth as f64;
+                    ctx.record(
+                        &format!("{series} events/s"),
+                        x,
+                        events.len() as f64 / secs.max(1e-9),
+                    );
+                    ctx.record(&format!("{series} p99 us"), x, percentile(&lat, 99.0));
+                }
             }
         }
     }

@@ -14,7 +14,11 @@
 //! step fills the GPU, [`Slices::Fill`]; same comparisons and results), `gpu-sweep`
 //! (beyond the paper: a GPU sort-based sweep), their emulator twins `emu-*` (quick mode), and the CPU baselines
 //! `brute`, `grid`, `sort` (one thread) and `brute-par`, `grid-par`, `sort-par` (all
-//! cores). A step's time is the paper's "region matching time": for the GPU engines,
+//! cores), and (issue 15) today's strong CPU methods, Marzolla & D'Angelo's parallel
+//! sort-based matching `sbm` / `sbm-par` and interval-tree matching `itm` / `itm-par`
+//! ([`baselines::sbm`], [`baselines::itm`]); `best CPU (all cores)` is, per seed, the
+//! least time of the all-core CPU series at that point, the yardstick of issue 15's
+//! targets. A step's time is the paper's "region matching time": for the GPU engines,
 //! Phase 1 (copy in the moved regions) to Phase 4 (the updated overlap pairs back on the
 //! host), wall clock; for the CPU baselines, enumerating every overlapping pair of the
 //! step's positions. The mean over the timed steps is recorded per seed. GPU and
@@ -192,7 +196,28 @@ fn cpu_matchers(cell: Option<Vec<u32>>) -> Vec<(&'static str, DdmMatcher)> {
         ("grid-par", DdmMatcher::new(Algorithm::Grid { cell }, all)),
         ("sort", DdmMatcher::new(Algorithm::Sort, 1)),
         ("sort-par", DdmMatcher::new(Algorithm::Sort, all)),
+        // Issue 15: today's strong CPU methods (Marzolla & D'Angelo's parallel SBM and ITM).
+        ("sbm", DdmMatcher::new(Algorithm::Sbm, 1)),
+        ("sbm-par", DdmMatcher::new(Algorithm::Sbm, all)),
+        ("itm", DdmMatcher::new(Algorithm::Itm, 1)),
+        ("itm-par", DdmMatcher::new(Algorithm::Itm, all)),
     ]
+}
+
+/// The series of the fastest CPU matcher on all cores at each point (issue 15): per
+/// seed, the least time of the `-par` series measured there.
+pub const BEST_CPU: &str = "best CPU (all cores)";
+
+/// Records [`BEST_CPU`] at `x` from this seed's `(series, ms)` times.
+fn record_best_cpu(ctx: &mut Ctx, x: f64, times: &[(&str, f64)]) {
+    let best = times
+        .iter()
+        .filter(|(s, _)| s.ends_with("-par"))
+        .map(|&(_, ms)| ms)
+        .fold(f64::INFINITY, f64::min);
+    if best.is_finite() {
+        ctx.record(BEST_CPU, x, best);
+    }
 }
 
 /// Steps a CPU baseline is timed on: all of them, except for the quadratic brute force
@@ -273,6 +298,7 @@ fn scenario_experiment(ctx: &mut Ctx, distribution: Distribution, size: u32) -> 
                     ctx.record(&series, n as f64, total_ms / steps as f64);
                 }
             }
+            let mut times = Vec::new();
             for (series, m) in &cpus {
                 let k = cpu_steps(series, n, steps as usize);
                 let t0 = Instant::now();
@@ -284,7 +310,9 @@ fn scenario_experiment(ctx: &mut Ctx, distribution: Distribution, size: u32) -> 
                 let want: usize = counts[..k].iter().map(|&c| c as usize).sum();
                 ctx.check(&name, ("sort", &[want]), (series, &[found]))?;
                 ctx.record(series, n as f64, ms);
+                times.push((*series, ms));
             }
+            record_best_cpu(ctx, n as f64, &times);
         }
     }
     Ok(())
@@ -372,6 +400,7 @@ fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
                     }
                 }
             }
+            let mut times = Vec::new();
             for (series, m) in &cpus {
                 let r = if series.ends_with("-par") { reps } else { 1 };
                 let t0 = Instant::now();
@@ -379,13 +408,12 @@ fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
                 for _ in 0..r {
                     got = m.count(&set);
                 }
-                ctx.record(
-                    series,
-                    n as f64,
-                    t0.elapsed().as_secs_f64() * 1e3 / r as f64,
-                );
+                let ms = t0.elapsed().as_secs_f64() * 1e3 / r as f64;
+                ctx.record(series, n as f64, ms);
+                times.push((*series, ms));
                 ctx.check(&name, ("sort-par", &[want]), (series, &[got]))?;
             }
+            record_best_cpu(ctx, n as f64, &times);
         }
     }
     Ok(())
@@ -403,6 +431,9 @@ mod tests {
                 "grid".to_string(),
                 "sort-par".to_string(),
                 "brute".to_string(),
+                "sbm".to_string(),
+                "sbm-par".to_string(),
+                "itm-par".to_string(),
             ];
             let mut ctx = Ctx::new(
                 true,
@@ -413,6 +444,13 @@ mod tests {
             );
             (exp.run)(&mut ctx).unwrap_or_else(|e| panic!("{}: {e:#}", exp.id));
             assert!(!ctx.samples.is_empty(), "{}", exp.id);
+            for series in ["sbm", "sbm-par", "itm-par", BEST_CPU] {
+                assert!(
+                    ctx.samples.iter().any(|s| s.series == series),
+                    "{}: {series} recorded",
+                    exp.id
+                );
+            }
         }
     }
 

@@ -117,6 +117,29 @@ fn parse_window(file: &Path, lines: &RawLines) -> Vec<Result<Event, String>> {
         .collect()
 }
 
+/// The subscriptions' size in memory: the vector, each filter's constraints, their names
+/// and string values (what the peak memory of a stream is compared with).
+fn heap_bytes(subs: &[ccm::Subscription]) -> usize {
+    use std::mem::size_of;
+    subs.iter()
+        .map(|s| {
+            size_of::<ccm::Subscription>()
+                + s.filter.constraints.capacity() * size_of::<ccm::Constraint>()
+                + s.filter
+                    .constraints
+                    .iter()
+                    .map(|c| {
+                        c.name.capacity()
+                            + match &c.value {
+                                ccm::Value::Str(v) => v.capacity(),
+                                _ => 0,
+                            }
+                    })
+                    .sum::<usize>()
+        })
+        .sum()
+}
+
 fn match_cmd(
     subs_path: &Path,
     events_path: &Path,
@@ -132,7 +155,11 @@ fn match_cmd(
     stats.add(
         "load subscriptions",
         t0.elapsed(),
-        format!("({} filters)", subs.len()),
+        format!(
+            "({} filters, {:.1} MB in memory)",
+            subs.len(),
+            heap_bytes(&subs) as f64 / 1e6
+        ),
     );
     let dev = match engine {
         Some(CcmEngine::Sff) => None,

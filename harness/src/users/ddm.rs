@@ -152,6 +152,8 @@ fn match_cmd(
         D::Brute => Some(cpu(Algorithm::Brute)),
         D::Grid => Some(cpu(Algorithm::Grid { cell: cell.clone() })),
         D::Sort => Some(cpu(Algorithm::Sort)),
+        D::Sbm => Some(cpu(Algorithm::Sbm)),
+        D::Itm => Some(cpu(Algorithm::Itm)),
         _ => None,
     };
     if let Some(m) = cpu_matcher {
@@ -176,7 +178,9 @@ fn match_cmd(
         D::EmuRegion => (false, Approach::Region, Slices::Paper),
         D::EmuRegionSliced => (false, Approach::Region, Slices::Fill),
         D::EmuGrid => (false, grid()?, Slices::Paper),
-        D::EmuSweep | D::Brute | D::Grid | D::Sort => (false, Approach::Sweep, Slices::Paper),
+        D::EmuSweep | D::Brute | D::Grid | D::Sort | D::Sbm | D::Itm => {
+            (false, Approach::Sweep, Slices::Paper)
+        }
     };
     let dev = match (on_gpu, gpu) {
         (true, Some(d)) => d,

@@ -1,0 +1,243 @@
+//! Issue 15's content index against the SFF-like matcher and a trivial brute force
+//! (every constraint of every filter checked directly) on random inputs with every
+//! operator and type and the typing edge cases (empty strings, prefixes / suffixes /
+//! substrings equal to or longer than the value, int/float comparisons at 2^53 and at
+//! the i64 ends, -0.0, infinities, type mismatches, absent attributes), on few names
+//! (many matches) and on more names than the index's 128-bit name signatures (signature
+//! collisions), one event at a time and on 1 to 4 threads; and on a Table 1 workload.
+
+use baselines::content_index::ContentIndex;
+use baselines::sff::Sff;
+use ccm::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
+use proptest::prelude::*;
+use std::cmp::Ordering;
+
+/// Exact order of two numbers through i128 (finite floats below 1e30 in magnitude;
+/// larger ones and infinities are beyond every i64).
+fn brute_cmp(a: &Value, b: &Value) -> Ordering {
+    fn parts(v: &Value) -> (i128, f64) {
+        match *v {
+            Value::Int(i) => (i as i128, 0.0),
+            Value::Float(x) if x.abs() < 1e30 => (x.floor() as i128, x - x.floor()),
+            Value::Float(x) => (if x > 0.0 { i128::MAX } else { i128::MIN }, 0.0),
+            Value::Str(_) => unreachable!(),
+        }
+    }
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y).unwrap(),
+        _ => {
+            let (ai, af) = parts(a);
+            let (bi, bf) = parts(b);
+            ai.cmp(&bi).then(af.partial_cmp(&bf).unwrap())
+        }
+    }
+}
+
+fn brute_sat(c: &Constraint, e: &Event) -> bool {
+    let Some(v) = e.get(&c.name) else {
+        return false;
+    };
+    match (&c.value, v) {
+        (Value::Str(k), Value::Str(x)) => match c.op {
+            Op::Eq => x == k,
+            Op::Ne => x != k,
+            Op::Prefix => x.starts_with(k.as_str()),
+            Op::Suffix => x.ends_with(k.as_str()),
+            Op::Substr => x.contains(k.as_str()),
+            _ => false,
+        },
+        (Value::Str(_), _) | (_, Value::Str(_)) => false,
+        (k, x) => {
+            let o = brute_cmp(x, k);
+            match c.op {
+                Op::Eq => o == Ordering::Equal,
+                Op::Ne => o != Ordering::Equal,
+                Op::Lt => o == Ordering::Less,
+                Op::Gt => o == Ordering::Greater,
+                Op::Le => o != Ordering::Greater,
+                Op::Ge => o != Ordering::Less,
+                _ => false,
+            }
+        }
+    }
+}
+
+fn brute(subs: &[Subscription], e: &Event) -> Vec<InterfaceId> {
+    let mut out: Vec<InterfaceId> = subs
+        .iter()
+        .filter(|s| s.filter.constraints.iter().all(|c| brute_sat(c, e)))
+        .map(|s| s.interface)
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+const STRS: &[&str] = &["", "a", "ab", "aba", "abab", "b", "ba", "é", "aé"];
+
+fn value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        (-2i64..3).prop_map(Value::Int),
+        (-2i64..3).prop_map(|i| Value::Float(i as f64)),
+        (-2i64..3).prop_map(|i| Value::Float(i as f64 + 0.5)),
+        prop::sample::select(vec![i64::MIN, i64::MAX, 1 << 53, (1 << 53) + 1]).prop_map(Value::Int),
+        prop::sample::select(vec![
+            -0.0,
+            9007199254740992.0,
+            9_223_372_036_854_775_808.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY
+        ])
+        .prop_map(Value::Float),
+        prop::sample::select(STRS.to_vec()).prop_map(|s| Value::Str(s.to_string())),
+    ]
+}
+
+/// A constraint on one of `names` with an operator that applies to its value's type.
+fn constraint(names: Vec<String>) -> impl Strategy<Value = Constraint> {
+    (
+        prop::sample::select(names),
+        any::<prop::sample::Index>(),
+        value(),
+    )
+        .prop_map(|(n, i, v)| {
+            let ops: Vec<Op> = Op::ALL
+                .into_iter()
+                .filter(|o| {
+                    if v.is_number() {
+                        o.on_numbers()
+                    } else {
+                        o.on_strings()
+                    }
+                })
+                .collect();
+            Constraint::new(n, *i.get(&ops), v).unwrap()
+        })
+}
+
+fn subscriptions(
+    names: Vec<String>,
+    constraints: std::ops::Range<usize>,
+    n: std::ops::Range<usize>,
+) -> impl Strategy<Value = Vec<Subscription>> {
+    prop::collection::vec(
+        (
+            0u32..6,
+            prop::collection::vec(constraint(names), constraints),
+        )
+            .prop_map(|(i, cs)| Subscription {
+                interface: InterfaceId(i),
+                filter: Filter::new(cs).unwrap(),
+            }),
+        n,
+    )
+}
+
+fn event(names: Vec<String>, attrs: std::ops::Range<usize>) -> impl Strategy<Value = Event> {
+    prop::collection::vec((prop::sample::select(names), value()), attrs).prop_map(|pairs| {
+        let mut attrs: Vec<Attribute> = Vec::new();
+        for (n, v) in pairs {
+            if !attrs.iter().any(|a| a.name == n) {
+                attrs.push(Attribute { name: n, value: v });
+            }
+        }
+        Event::new(attrs).unwrap()
+    })
+}
+
+fn few_names() -> Vec<String> {
+    ["a", "b", "c", ""].iter().map(|s| s.to_string()).collect()
+}
+
+/// More names than the 128 bits of a signature: filters on names that share a bit.
+fn many_names() -> Vec<String> {
+    (0..300).map(|i| format!("n{i}")).collect()
+}
+
+/// The index, SFF and brute force agree on every event, one at a time and in parallel
+/// on 1 to 4 threads.
+fn agree(subs: &[Subscription], events: &[Event]) -> Result<(), TestCaseError> {
+    let ix = ContentIndex::build(subs).unwrap();
+    let sff = Sff::build(subs).unwrap();
+    let mut scratch = ix.scratch();
+    let want: Vec<Vec<InterfaceId>> = events.iter().map(|e| brute(subs, e)).collect();
+    for (e, w) in events.iter().zip(&want) {
+        prop_assert_eq!(&sff.match_event(e), w, "sff, event {:?}", e);
+        prop_assert_eq!(
+            &ix.match_event_with(e, &mut scratch),
+            w,
+            "index, event {:?}",
+            e
+        );
+    }
+    for threads in 1..=4 {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        prop_assert_eq!(
+            &pool.install(|| ix.match_parallel(events)),
+            &want,
+            "{} threads",
+            threads
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn index_equals_sff_and_brute_force_with_every_operator_and_type_on_few_names(
+        subs in subscriptions(few_names(), 1..5, 0..40),
+        events in prop::collection::vec(event(few_names(), 0..5), 1..8),
+    ) {
+        agree(&subs, &events)?;
+    }
+
+    #[test]
+    fn index_equals_sff_and_brute_force_when_names_share_signature_bits(
+        subs in subscriptions(many_names(), 1..4, 0..120),
+        events in prop::collection::vec(event(many_names(), 60..200), 1..6),
+    ) {
+        agree(&subs, &events)?;
+    }
+}
+
+#[test]
+fn index_equals_sff_on_a_table_1_workload_with_few_names() {
+    // Table 1's shape at a small size, with 12 names so that filters match.
+    let p = ccm::Params {
+        events: 300,
+        filters_per_interface: (1800, 2200),
+        names: 12,
+        ..ccm::Params::default()
+    };
+    let w = ccm::workload::generate(&p, 3).unwrap();
+    let ix = ContentIndex::build(&w.subscriptions).unwrap();
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want = sff.match_parallel(&w.events);
+    assert!(want.iter().any(|m| !m.is_empty()), "some events match");
+    assert_eq!(ix.match_parallel(&w.events), want);
+    assert_eq!(ix.filters(), w.subscriptions.len());
+    assert!(ix.heap_bytes() > 0);
+}
+
+#[test]
+fn substring_occurring_twice_counts_once_and_filters_need_every_name() {
+    let subs = vec![Subscription {
+        interface: InterfaceId(1),
+        filter: Filter::new(vec![
+            Constraint::new("s", Op::Substr, Value::Str("ab".into())).unwrap(),
+            Constraint::new("t", Op::Eq, Value::Int(0)).unwrap(),
+        ])
+        .unwrap(),
+    }];
+    let ix = ContentIndex::build(&subs).unwrap();
+    let e = Event::from_pairs([("s", Value::Str("abab".into()))]).unwrap();
+    assert!(ix.match_event(&e).is_empty());
+    let e =
+        Event::from_pairs([("s", Value::Str("abab".into())), ("t", Value::Float(-0.0))]).unwrap();
+    assert_eq!(ix.match_event(&e), vec![InterfaceId(1)]);
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# End-to-end throughput of `harness ccm match` on the GPU machine (issue 18, item 7):
+# the CCM default scenario (Table 1: 10 interfaces x 25,000 filters, 100 names), 1M events
+# streamed from standard input through `ccm match --engine gpu`, JSON in and JSON out.
+#
+# Run from the repository root with the binary built here and carried to .carry/harness:
+#     OUT=/some/dir bash scripts/e2e-ccm.sh
+# Writes to $OUT: e2e-ccm-*.txt (each run's --stats and /usr/bin/time -v output) and
+# e2e-ccm-summary.txt (the figures the issue's targets are read from):
+#   - events/s end to end with the subscriptions loaded (target >= 1M events/s): the
+#     "stream (end to end)" line of --stats;
+#   - subscriptions (26 MB JSON Lines) loaded and indexed (target <= 0.3 s): "load
+#     subscriptions" + "build + upload tables";
+#   - peak RSS (target <= 2x the subscriptions' in-memory size, whatever the number of
+#     events): --stats' "peak RSS" (VmHWM) and time -v's maximum resident set, for 100k
+#     and 1M events, against "MB in memory" of "load subscriptions".
+# The GPU's answers on the first 20,000 events are compared with the CPU engine's (sff).
+set -euo pipefail
+
+H=${H:-.carry/harness}
+OUT=${OUT:-out}
+EVENTS=${EVENTS:-1000000}
+# ENGINE=sff EVENTS=3000 H=target/release/harness: a dry run of this script without a GPU.
+ENGINE=${ENGINE:-gpu}
+mkdir -p "$OUT"
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+
+say() { echo "$*" | tee -a "$OUT/e2e-ccm-summary.txt"; }
+: > "$OUT/e2e-ccm-summary.txt"
+say "e2e-ccm: $(date -u +%FT%TZ), $(nproc) cores, binary $H"
+command -v nvidia-smi > /dev/null && say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+
+# The workload: the default scenario, $EVENTS events (generation is not timed).
+t0=$(date +%s.%N)
+"$H" ccm generate --out-subscriptions "$W/subs.jsonl" --out-events "$W/events.jsonl" \
+    --events "$EVENTS" --seed 1
+say "generated in $(awk "BEGIN { print $(date +%s.%N) - $t0 }") s: subscriptions $(wc -l < "$W/subs.jsonl") lines," \
+    "$(( $(stat -c %s "$W/subs.jsonl") / 1000000 )) MB; events $(wc -l < "$W/events.jsonl") lines," \
+    "$(( $(stat -c %s "$W/events.jsonl") / 1000000 )) MB"
+head -n 100000 "$W/events.jsonl" > "$W/events-100k.jsonl"
+head -n 20000 "$W/events.jsonl" > "$W/events-20k.jsonl"
+
+TIME=()
+if [ -x /usr/bin/time ]; then TIME=(/usr/bin/time -v); fi
+
+# run NAME ARGS...: harness ccm match with --stats, events on stdin from $IN, answers
+# to $W/NAME.out, stderr (stats, time -v) to $OUT/e2e-ccm-NAME.txt.
+run() {
+    local name=$1; shift
+    "${TIME[@]}" "$H" ccm match --stats --subscriptions "$W/subs.jsonl" --events - "$@" \
+        < "$IN" > "$W/$name.out" 2> "$OUT/e2e-ccm-$name.txt" || {
+        echo "run $name failed:"; cat "$OUT/e2e-ccm-$name.txt"; return 1; }
+    local stream load build rss maxrss
+    local f="$OUT/e2e-ccm-$name.txt"
+    stream=$(sed -n 's/^stats: stream (end to end) *//p' "$f")
+    load=$(awk '/load subscriptions/ {print $4, $6, $7, $8, $9, $10, $11}' "$f")
+    build=$(sed -n 's/^stats: build[^0-9]*\([0-9.]*\) s.*/\1/p' "$f")
+    rss=$(awk '/peak RSS/ {print $4}' "$f")
+    maxrss=$(awk '/Maximum resident set size/ {print $NF}' "$f")
+    say "$name: $stream | load subscriptions $load | build (+ upload) ${build:-?} s | peak RSS ${rss} MB (time -v: ${maxrss:-n/a} kB)"
+}
+
+# Loading and indexing alone (no events).
+IN=/dev/null run load --engine "$ENGINE"
+
+# The stream, at the default window and others.
+IN="$W/events.jsonl" run gpu-1m --engine "$ENGINE"
+IN="$W/events-100k.jsonl" run gpu-100k --engine "$ENGINE"
+for win in 2048 32768 131072; do
+    IN="$W/events.jsonl" run "gpu-1m-window$win" --engine "$ENGINE" --window "$win"
+done
+
+# The GPU's answers against the CPU engine's on a prefix.
+IN="$W/events-20k.jsonl" run sff-20k --engine sff
+if cmp -s <(head -n 20000 "$W/gpu-1m.out") "$W/sff-20k.out"; then
+    say "check: $ENGINE answers = sff answers on the first $(wc -l < "$W/sff-20k.out") events"
+else
+    say "check: MISMATCH between gpu and sff on the first 20000 events"
+    exit 1
+fi
+say "answers: $(wc -l < "$W/gpu-1m.out") lines, $(grep -c '^\[\]$' "$W/gpu-1m.out" || true) empty"
