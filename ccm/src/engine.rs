@@ -282,7 +282,17 @@ impl<'d> Ccm<'d> {
     /// Deploys `subs` on `dev` (Table 2's "deployment": layout on the host, allocation
     /// and copies to the device).
     pub fn new(dev: &'d Device, subs: &[Subscription], cfg: Config) -> Result<Self, CcmError> {
-        let mut t = Tables::build(subs, cfg.grouping)?;
+        Self::from_tables(dev, Tables::build(subs, cfg.grouping)?, cfg)
+    }
+
+    /// Deploys tables laid out beforehand (by [`Tables::build`] or a
+    /// [`crate::layout::TablesBuilder`]): allocation and copies to the device. The tables'
+    /// grouping replaces `cfg.grouping`.
+    pub fn from_tables(dev: &'d Device, mut t: Tables, cfg: Config) -> Result<Self, CcmError> {
+        let cfg = Config {
+            grouping: t.grouping,
+            ..cfg
+        };
         let d = Self::upload(dev, &t, cfg.batch_tables)?;
         t.dirty = Default::default();
         let input = dev.alloc::<u8>(4096)?;

@@ -91,6 +91,43 @@ pub struct Tables {
     pub dirty: Dirty,
 }
 
+/// Lays out subscriptions pushed one window after another (filter slot `i` = the `i`-th
+/// pushed): [`TablesBuilder::finish`] gives the tables [`Tables::build`] gives for all of
+/// them at once, without a caller holding all the subscriptions at once (a large file
+/// is parsed and laid out window by window).
+#[derive(Debug)]
+pub struct TablesBuilder {
+    t: Tables,
+    next: usize,
+}
+
+impl TablesBuilder {
+    /// Adds the next subscriptions (an error names a subscription by its position in
+    /// everything pushed, from 0).
+    pub fn push(&mut self, subs: &[Subscription]) -> Result<(), LayoutError> {
+        for s in subs {
+            self.t.add_inner(s, self.next)?;
+            self.next += 1;
+        }
+        Ok(())
+    }
+
+    /// Subscriptions pushed so far.
+    pub fn len(&self) -> usize {
+        self.next
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.next == 0
+    }
+
+    /// The tables of everything pushed.
+    pub fn finish(mut self) -> Result<Tables, LayoutError> {
+        self.t.relayout()?;
+        Ok(self.t)
+    }
+}
+
 const MAX: u64 = u32::MAX as u64 - 1;
 
 fn limit(what: &'static str, have: usize) -> Result<u32, LayoutError> {
@@ -126,6 +163,17 @@ impl Tables {
         }
         t.relayout()?;
         Ok(t)
+    }
+
+    /// A builder of the tables of subscriptions given in windows (see [`TablesBuilder`]).
+    pub fn builder(grouping: bool) -> TablesBuilder {
+        TablesBuilder {
+            t: Tables {
+                grouping,
+                ..Tables::default()
+            },
+            next: 0,
+        }
     }
 
     /// Number of filter slots (live and free).
@@ -481,5 +529,51 @@ mod tests {
             t.rows[0].items.iter().map(|c| c.key).collect::<Vec<_>>(),
             vec![1]
         );
+    }
+
+    #[test]
+    fn a_builder_fed_in_windows_lays_out_what_build_lays_out() {
+        let p = crate::workload::Params {
+            events: 1,
+            interfaces: 4,
+            filters_per_interface: (30, 50),
+            names: 7,
+            ..Default::default()
+        };
+        let w = crate::workload::generate(&p, 3).unwrap();
+        for grouping in [false, true] {
+            let all = Tables::build(&w.subscriptions, grouping).unwrap();
+            let mut b = Tables::builder(grouping);
+            for window in w.subscriptions.chunks(17) {
+                b.push(window).unwrap();
+            }
+            assert_eq!(b.len(), w.subscriptions.len());
+            let t = b.finish().unwrap();
+            assert_eq!(t.constraints_array(), all.constraints_array());
+            assert_eq!(t.row_start(), all.row_start());
+            assert_eq!(t.size_c(), all.size_c());
+            assert_eq!(
+                (&t.size_f, &t.filter_iface, &t.filter_start, &t.filter_sig),
+                (
+                    &all.size_f,
+                    &all.filter_iface,
+                    &all.filter_start,
+                    &all.filter_sig
+                )
+            );
+            assert_eq!(t.fconstraints, all.fconstraints);
+            assert_eq!((&t.iface_ids, &t.pool), (&all.iface_ids, &all.pool));
+        }
+        // An error names the subscription by its position in everything pushed.
+        let mut b = Tables::builder(false);
+        b.push(&w.subscriptions[..5]).unwrap();
+        let bad = Subscription {
+            interface: InterfaceId(1),
+            filter: Filter {
+                constraints: vec![],
+            },
+        };
+        let e = b.push(&[bad]).unwrap_err();
+        assert!(matches!(e, LayoutError::Model { index: 5, .. }), "{e}");
     }
 }

@@ -130,6 +130,37 @@ fn a_bad_event_line_is_reported_with_its_position_answered_null_and_the_exit_cod
 }
 
 #[test]
+fn a_bad_subscription_line_stops_loading_with_its_position_and_exit_code_2() {
+    let d = tmp("ccm-bad-sub");
+    let subs = write(
+        &d,
+        "s.jsonl",
+        format!("{CCM_SUBS}{{\"interface\": 1, \"filter\": [[\"a\", \"~\", 1]]}}\n"),
+    );
+    let events = write(&d, "e.jsonl", "{\"temp\": 35}\n");
+    for engine in ["sff", "emu"] {
+        let out = harness()
+            .args(["ccm", "match", "--engine", engine, "--subscriptions"])
+            .arg(&subs)
+            .arg("--events")
+            .arg(&events)
+            .output()
+            .expect("run harness");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{engine}: {stderr}");
+        assert!(out.stdout.is_empty(), "{engine}");
+        assert!(
+            stderr.contains(&format!(
+                "{}:4: constraint 1: unknown operator",
+                subs.display()
+            )),
+            "{engine}: {stderr}"
+        );
+    }
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
 fn the_emulator_streamed_in_windows_answers_as_the_cpu_engine_does() {
     let d = tmp("ccm-windows");
     let subs = write(&d, "s.jsonl", CCM_SUBS);
