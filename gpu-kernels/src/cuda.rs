@@ -272,6 +272,14 @@ impl Gpu {
         })
     }
 
+    /// Streaming multiprocessors (1 when the driver does not say).
+    pub(crate) fn sm_count(&self) -> u32 {
+        use cudarc::driver::sys::CUdevice_attribute;
+        self.ctx
+            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_or(1, |n| n.max(1) as u32)
+    }
+
     /// A persistent kernel (see [`crate::persist`]): `blocks` blocks, or one per SM, on
     /// a new stream of its own, with a cooperative launch (which the driver refuses
     /// when the grid cannot be resident at once, instead of deadlocking).

@@ -410,6 +410,16 @@ impl Device {
         }
     }
 
+    /// Streaming multiprocessors of the GPU (4 on the emulator, the persistent
+    /// kernels' default grid there).
+    pub fn sm_count(&self) -> u32 {
+        match &self.backend {
+            Backend::Emu => 4,
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => g.sm_count(),
+        }
+    }
+
     /// Bytes held by this device's live buffers.
     pub fn allocated_bytes(&self) -> usize {
         self.allocated.load(Ordering::Relaxed)

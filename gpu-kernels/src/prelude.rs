@@ -5,6 +5,7 @@
 //! - block barrier: [`sync_threads`] (threads that returned no longer hold it back)
 //! - shared memory: [`dynamic_shared`] (size chosen at launch, 16-byte aligned)
 //! - atomics on global or shared memory: [`atomic_add`] .. [`atomic_cas`], [`atomic_add_u64`]
+//! - a clock shared by the SMs, for timing a kernel's stages: [`global_timer`]
 //! - fences: [`thread_fence`], [`thread_fence_block`], [`fence_system`]
 //! - memory another agent (the host, another block) changes while the kernel runs:
 //!   [`volatile_load_u32`], [`volatile_load_u64`], [`volatile_store_u32`],
@@ -116,6 +117,24 @@ pub unsafe fn atomic_add_u64(p: *mut u64, v: u64) -> u64 {
 #[inline(always)]
 pub unsafe fn atomic_max_u64(p: *mut u64, v: u64) -> u64 {
     unsafe { AtomicU64::from_ptr(p) }.fetch_max(v, Relaxed)
+}
+
+/// A clock in nanoseconds shared by every SM (`%globaltimer` on the GPU, the system
+/// clock on the host): for timing stages of a kernel, not for arithmetic.
+#[inline(always)]
+pub fn global_timer() -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: u64;
+        unsafe { core::arch::asm!("mov.u64 {r}, %globaltimer;", r = out(reg64) r) };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    }
 }
 
 /// Compare-and-swap on a 64-bit word: `if *p == compare { *p = new }`; returns the old value.

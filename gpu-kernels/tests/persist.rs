@@ -71,17 +71,29 @@ struct Service {
 }
 
 fn launch(dev: &Device, slots: u32, blocks: u32) -> Service {
+    launch_with(dev, slots, blocks, 32, |_| {})
+}
+
+/// [`launch`] with `threads` per block, `setup` preparing the ring before the launch.
+fn launch_with(
+    dev: &Device,
+    slots: u32,
+    blocks: u32,
+    threads: u32,
+    setup: impl FnOnce(&mut persist::Ring),
+) -> Service {
     let cfg = RingConfig {
         slots,
         req_words: 100,
         resp_words: 4,
     };
-    let ring = persist::Ring::new(dev, cfg).unwrap();
+    let mut ring = persist::Ring::new(dev, cfg).unwrap();
+    setup(&mut ring);
     let acc = dev.alloc::<u64>(2).unwrap();
     let release = dev.alloc_host::<u32>(1).unwrap();
     let mut args = ring.args().to_vec();
     args.extend([acc.arg(), release.arg()]);
-    let lc = LaunchConfig::blocks(1, 32, persist::shared_bytes(cfg.req_words));
+    let lc = LaunchConfig::blocks(1, threads, persist::shared_bytes(cfg.req_words));
     let mut k = dev
         .launch_persistent(&ring_sum::KERNEL, lc, &args, ring, Some(blocks))
         .unwrap();
@@ -111,6 +123,36 @@ fn persistent_kernel_answers_each_request_in_order_with_the_whole_grid() {
         assert_eq!(r.words, &[p.iter().sum::<u64>(), round, 3]);
     }
     s.k.stop().unwrap();
+}
+
+#[test]
+fn persistent_kernel_in_direct_mode_with_stamps_answers_long_requests_in_order() {
+    let dev = Device::emulator();
+    let stamps = dev.alloc::<u64>(4 * persist::STAMP_WORDS).unwrap();
+    // Blocks of two warps: the second reads the request that the first copied.
+    let mut s = launch_with(&dev, 2, 3, 64, |ring| {
+        ring.set_direct(&dev, true).unwrap();
+        // SAFETY: `stamps` outlives the kernel, stopped below.
+        unsafe { ring.set_stamps(&dev, &stamps) }.unwrap();
+    });
+    for round in 0..6u64 {
+        // 0, 20, ..., 100 words: within the first warp's 32, and past them.
+        let p = payload(round * 20, round);
+        s.k.submit(SUM, &p).unwrap();
+        let r = s.k.wait().unwrap();
+        assert_eq!(r.seq, round + 1);
+        assert_eq!(r.words, &[p.iter().sum::<u64>(), round, 3]);
+    }
+    s.k.stop().unwrap();
+    // The first 4 rounds are stamped, in order of the stages (no broadcast stamp in the
+    // direct mode; the spare word stays 0); the later ones are not.
+    let st = dev.read(&stamps).unwrap();
+    for r in st.chunks(persist::STAMP_WORDS) {
+        assert!(r[0] > 0 && r[1] == 0 && r[7] == 0, "{r:?}");
+        for j in 2..7 {
+            assert!(r[j] >= r[if j == 2 { 0 } else { j - 1 }], "{r:?}");
+        }
+    }
 }
 
 #[test]

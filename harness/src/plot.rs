@@ -126,7 +126,22 @@ pub const PALETTE: &[(&str, Rgb)] = &[
     ("copy out", Rgb(44, 160, 44)),
     ("total", Rgb(0, 0, 0)),
     ("latency kernel", Rgb(214, 39, 40)),
+    // The fastest CPU matcher on all cores at each point (issue 15): a near-black
+    // neutral, drawn dashed (see [`styles`]).
+    (BEST_CPU, Rgb(17, 17, 17)),
 ];
+
+/// The series the experiments of issue 15 record beside their CPU baselines: per seed, the
+/// least time of the all-core CPU matchers at each x. A figure whose rows have it gets a
+/// speedup panel over it (each GPU and emulator series), besides the one over the
+/// experiment's baseline.
+pub const BEST_CPU: &str = "best CPU (all cores)";
+
+/// Whether a series is a GPU engine or its emulator twin (`gpu-sweep`, `emu batched`).
+fn is_gpu_series(series: &str) -> bool {
+    let engine = split_series(series).0;
+    engine.starts_with("gpu") || gpu_twin(&engine).is_some()
+}
 
 /// Colours for engines not in [`PALETTE`], picked by a hash of the engine's name (so the
 /// same in every figure).
@@ -269,14 +284,28 @@ fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 /// The style of every series of one figure: colour by engine, dash and marker by the
-/// figure's values of the second factor (in natural order: `L=5`, `L=10`, `L=15`).
+/// figure's values of the second factor (in natural order: `L=5`, `L=10`, `L=15`);
+/// [`BEST_CPU`] is always dashed with square markers, whatever the other series' factors.
 pub fn styles(series: &[String]) -> Vec<(String, Style)> {
-    let mut variants: Vec<String> = series.iter().map(|s| split_series(s).1).collect();
+    let mut variants: Vec<String> = series
+        .iter()
+        .filter(|s| *s != BEST_CPU)
+        .map(|s| split_series(s).1)
+        .collect();
     variants.sort_by(|a, b| natural_cmp(a, b));
     variants.dedup();
     series
         .iter()
         .map(|s| {
+            if s == BEST_CPU {
+                let style = Style {
+                    color: engine_color(BEST_CPU),
+                    dash: Dash::Dashed,
+                    marker: Marker::Square,
+                    hollow: false,
+                };
+                return (s.clone(), style);
+            }
             let (engine, variant) = split_series(s);
             let i = variants.iter().position(|v| *v == variant).unwrap_or(0);
             let style = Style {
@@ -883,6 +912,30 @@ fn line_panels(
             }));
         }
     }
+    if has_series(BEST_CPU) && exp.baseline != Some(BEST_CPU) {
+        let sp = speedup_points(rows, BEST_CPU, exp.higher_is_better);
+        let best_lines: Vec<Line> = styles
+            .iter()
+            .filter(|(s, _)| is_gpu_series(s))
+            .map(|(s, st)| Line {
+                series: s.clone(),
+                style: st.clone(),
+                pts: sp.iter().filter(|(n, _)| n == s).map(|(_, p)| *p).collect(),
+            })
+            .filter(|l| !l.pts.is_empty())
+            .collect();
+        if !best_lines.is_empty() {
+            panels.push(Panel::Lines(LinePanel {
+                x_label: exp.x_label.to_string(),
+                y_label: format!("speedup over {BEST_CPU} (x)"),
+                log_x: exp.log_x,
+                log_y: true,
+                lines: best_lines,
+                paper: Vec::new(),
+                unity: true,
+            }));
+        }
+    }
     panels
 }
 
@@ -937,6 +990,36 @@ fn bar_panels(
                 groups: vec![group],
             }),
         }
+    }
+    // The speedup of each GPU series over [`BEST_CPU`], in the rows that record it.
+    let sp = speedup_points(rows, BEST_CPU, exp.higher_is_better);
+    let groups: Vec<(String, Vec<Bar>, Vec<PaperMark>)> = cats
+        .iter()
+        .filter_map(|(x, label)| {
+            let bars: Vec<Bar> = styles
+                .iter()
+                .filter(|(s, _)| is_gpu_series(s))
+                .filter_map(|(s, st)| {
+                    let (_, p) = sp.iter().find(|(n, p)| n == s && p.x == *x)?;
+                    Some(Bar {
+                        series: s.clone(),
+                        style: st.clone(),
+                        mean: p.y,
+                        lo: p.lo,
+                        hi: p.hi,
+                    })
+                })
+                .collect();
+            (!bars.is_empty()).then(|| (label.clone(), bars, Vec::new()))
+        })
+        .collect();
+    if !groups.is_empty() && exp.baseline != Some(BEST_CPU) {
+        panels.push(BarPanel {
+            y_label: format!("speedup over {BEST_CPU} (x)"),
+            log_y: true,
+            groups,
+            unity: true,
+        });
     }
     panels.into_iter().map(Panel::Bars).collect()
 }
@@ -1767,6 +1850,7 @@ mod tests {
                 "sff all cores",
                 "index",
                 "index all cores",
+                BEST_CPU,
             ],
             &[
                 "gpu",
@@ -1797,6 +1881,7 @@ mod tests {
                 "sbm-par",
                 "itm",
                 "itm-par",
+                BEST_CPU,
             ],
             &[
                 "copy in",
@@ -1896,11 +1981,15 @@ mod tests {
             fig8.push(fixture_row("ccm", "fig8", "sff", x, x / 1e4));
             fig8.push(fixture_row("ccm", "fig8", "gpu", x, 0.03));
             fig8.push(fixture_row("ccm", "fig8", "gpu batched", x, 0.0002));
+            fig8.push(fixture_row("ccm", "fig8", BEST_CPU, x, x / 1e5));
         }
         let mut table2 = Vec::new();
         for (x, v) in [(1.0, 0.1), (2.0, 400.0), (3.0, 30.0), (4.0, 0.4)] {
             table2.push(fixture_row("ccm", "table2", "sff", x, v));
             table2.push(fixture_row("ccm", "table2", "gpu", x, v / 4.0));
+            if x == 1.0 || x == 4.0 {
+                table2.push(fixture_row("ccm", "table2", BEST_CPU, x, v / 2.0));
+            }
         }
         let mut fig7 = Vec::new();
         for x in [32.0, 256.0, 2048.0] {
@@ -1951,14 +2040,18 @@ mod tests {
         let rows =
             crate::results::read_csv(&crate::results::csv_path(&dir, "ccm", "table2")).unwrap();
         let fig = figure(table2, &rows, &[]);
-        // Table 2 mixes ms and MB: one panel per unit.
-        assert_eq!(fig.panels.len(), 2);
+        // Table 2 mixes ms and MB: one panel per unit, and the speedup over the best CPU.
+        assert_eq!(fig.panels.len(), 3);
         assert!(fig.panels.iter().all(|p| matches!(p, Panel::Bars(_))));
         let fig8 = exps.iter().find(|e| e.id == "fig8").unwrap();
         let rows =
             crate::results::read_csv(&crate::results::csv_path(&dir, "ccm", "fig8")).unwrap();
         let fig = figure(fig8, &rows, &[]);
-        assert_eq!(fig.panels.len(), 2, "values and speedup over sff");
+        assert_eq!(
+            fig.panels.len(),
+            3,
+            "values, speedup over sff, speedup over {BEST_CPU}"
+        );
         std::fs::remove_dir_all(dir).ok();
     }
 
@@ -2030,6 +2123,60 @@ mod tests {
             .iter()
             .any(|m| m.kind == MarkKind::AtX && m.x == 1000.0));
         assert!(speed.unity);
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn best_cpu_rows_add_a_panel_of_each_gpu_series_speedup_over_it_with_parity_at_1() {
+        let dir = fixture_dir("bestcpu");
+        let exps = fixture_experiments();
+        let fig8 = exps.iter().find(|e| e.id == "fig8").unwrap();
+        let csv = crate::results::csv_path(&dir, "ccm", "fig8");
+        let rows = crate::results::read_csv(&csv).unwrap();
+        let fig = figure(fig8, &rows, &[]);
+        let Panel::Lines(best) = &fig.panels[2] else {
+            panic!("lines")
+        };
+        assert_eq!(best.y_label, format!("speedup over {BEST_CPU} (x)"));
+        assert!(best.unity && best.log_y);
+        // GPU series only, each its time divided into the best CPU's at the same x, with
+        // the conservative min-max whisker.
+        let names: Vec<&str> = best.lines.iter().map(|l| l.series.as_str()).collect();
+        assert_eq!(names, ["gpu", "gpu batched"]);
+        let gpu = &best.lines[0];
+        assert_eq!(gpu.pts.len(), 4);
+        let p = gpu.pts[3];
+        assert_eq!(p.x, 250000.0);
+        assert!((p.y - 2.5 / 0.03).abs() < 1e-9, "{p:?}");
+        assert!(p.lo < p.y && p.y < p.hi, "{p:?}");
+        // The best CPU is drawn dashed in its own near-black colour in the value panel.
+        let (_, st) = fig.legend.iter().find(|(s, _)| s == BEST_CPU).unwrap();
+        assert_eq!(st.dash, Dash::Dashed);
+        assert_eq!(st.color, Rgb(17, 17, 17));
+        // And the panel is in the file: its axis label, and the best CPU's colour.
+        let (_, svg) = write(&fig, &csv).unwrap();
+        let text = std::fs::read_to_string(svg).unwrap();
+        assert!(text.contains("speedup over sff"), "baseline panel kept");
+        assert!(
+            text.contains("speedup over best CPU"),
+            "best-CPU panel drawn"
+        );
+        assert!(text.contains(&engine_color(BEST_CPU).hex()));
+        // Table 2: bars of the speedup over the best CPU in its rows (1 and 4).
+        let table2 = exps.iter().find(|e| e.id == "table2").unwrap();
+        let rows =
+            crate::results::read_csv(&crate::results::csv_path(&dir, "ccm", "table2")).unwrap();
+        let fig = figure(table2, &rows, &[]);
+        let Some(Panel::Bars(bars)) = fig.panels.last() else {
+            panic!("bars")
+        };
+        assert_eq!(bars.y_label, format!("speedup over {BEST_CPU} (x)"));
+        let groups: Vec<&str> = bars.groups.iter().map(|g| g.0.as_str()).collect();
+        assert_eq!(groups, ["time", "Zipf time"]);
+        assert!(bars
+            .groups
+            .iter()
+            .all(|g| g.1.len() == 1 && g.1[0].mean == 2.0));
         std::fs::remove_dir_all(dir).ok();
     }
 

@@ -35,6 +35,7 @@ fn ours(exp: &Experiment, rows: &[Row]) -> (String, Option<f64>) {
             if bs != fs {
                 let _ = write!(text, "; best {bs} {bv:.1}x");
             }
+            let _ = write!(text, "{}", over_best_cpu(exp, rows, last));
             let _ = write!(text, " (at {} = {last})", exp.x_label);
             return (text, Some(*fv));
         }
@@ -46,13 +47,26 @@ fn ours(exp: &Experiment, rows: &[Row]) -> (String, Option<f64>) {
         .collect();
     (
         format!(
-            "{} ({} at {} = {last})",
+            "{}{} ({} at {} = {last})",
             vals.join(", "),
+            over_best_cpu(exp, rows, last),
             exp.y_label,
             exp.x_label
         ),
         None,
     )
+}
+
+/// `; best gpu-sweep 18.4x over best CPU (all cores)`: the fastest GPU series' speedup
+/// over [`crate::plot::BEST_CPU`] at `x`, where the rows record it (issue 15); else empty.
+fn over_best_cpu(exp: &Experiment, rows: &[Row], x: f64) -> String {
+    let best = crate::plot::BEST_CPU;
+    results::speedups(rows, best, exp.higher_is_better)
+        .into_iter()
+        .filter(|s| s.1 == x && (s.0.starts_with("gpu") || s.0.starts_with("emu")))
+        .max_by(|a, b| a.2.total_cmp(&b.2))
+        .map(|(s, _, v)| format!("; best {s} {v:.1}x over {best}"))
+        .unwrap_or_default()
 }
 
 /// One evaluated row of [`TARGETS`]: the measured value in words and whether it holds.

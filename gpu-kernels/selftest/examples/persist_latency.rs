@@ -1,0 +1,136 @@
+//! `persist_latency [PINGS]`: the persistent-kernel protocol's own cost (issue 16),
+//! with `persistent_sum` and empty requests (the work is one store by one thread).
+//!
+//! For each grid (1 block; one per SM; two per SM), block size (256, 1024) and fetch
+//! mode (broadcast through device memory, or every block polling the host slot):
+//! `PINGS` ping-pongs (submit, wait; default 20,000) give the end-to-end latency
+//! p50/p99/p99.9 in µs; then 8 requests in flight give the throughput; then the
+//! medians of the stage stamps (`global_timer`, see [`gpu_kernels::persist`]) of
+//! 2,000 stamped pings. One CSV line per configuration on stdout.
+
+use gpu_kernels::persist::{Ring, RingConfig, STAMP_WORDS};
+use gpu_kernels::{Device, GpuError, LaunchConfig};
+use gpu_selftest_kernels as k;
+use std::time::Instant;
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() as f64 - 1.0) * p).round() as usize]
+}
+
+fn run(
+    dev: &Device,
+    grid: u32,
+    block: u32,
+    direct: bool,
+    pings: usize,
+) -> Result<String, GpuError> {
+    let cfg = RingConfig {
+        slots: 8,
+        req_words: 64,
+        resp_words: 3,
+    };
+    let stamped = pings.clamp(1, 2000);
+    let mut ring = Ring::new(dev, cfg)?;
+    ring.set_direct(dev, direct)?;
+    let stamps = dev.alloc::<u64>(stamped * STAMP_WORDS)?;
+    // SAFETY: `stamps` lives until the end of this function, after `run.stop()`.
+    unsafe { ring.set_stamps(dev, &stamps)? };
+    let acc = dev.alloc::<u64>(2)?;
+    let mut args = ring.args().to_vec();
+    args.push(acc.arg());
+    let lc = LaunchConfig::blocks(1, block, gpu_kernels::persist::shared_bytes(cfg.req_words));
+    let mut run = dev.launch_persistent(&k::persistent_sum::KERNEL, lc, &args, ring, Some(grid))?;
+    // Stamped pings first (rounds 0..stamped), then the timed ones.
+    for _ in 0..stamped {
+        run.submit(1, &[])?;
+        run.wait()?;
+    }
+    let mut lat = Vec::with_capacity(pings);
+    for _ in 0..pings {
+        let t = Instant::now();
+        run.submit(1, &[])?;
+        run.wait()?;
+        lat.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    let n = pings.max(1);
+    let t = Instant::now();
+    let mut done = 0;
+    let mut sent = 0;
+    while done < n {
+        while sent < n && !run.is_full() {
+            run.submit(1, &[])?;
+            sent += 1;
+        }
+        run.wait()?;
+        done += 1;
+    }
+    let per_s = n as f64 / t.elapsed().as_secs_f64();
+    run.stop()?;
+    let st = dev.read(&stamps)?;
+    let mut stage = vec![Vec::new(); STAMP_WORDS];
+    for r in st.chunks(STAMP_WORDS) {
+        if r[0] == 0 {
+            continue;
+        }
+        for (j, s) in stage.iter_mut().enumerate().skip(1).take(6) {
+            if r[j] != 0 {
+                s.push((r[j] as f64 - r[0] as f64) / 1e3);
+            }
+        }
+    }
+    let med = |v: &mut Vec<f64>| if v.is_empty() { f64::NAN } else { pct(v, 0.5) };
+    Ok(format!(
+        "{grid},{block},{},{:.2},{:.2},{:.2},{:.0},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
+        if direct { "direct" } else { "broadcast" },
+        pct(&mut lat, 0.5),
+        pct(&mut lat, 0.99),
+        pct(&mut lat, 0.999),
+        per_s,
+        med(&mut stage[1]),
+        med(&mut stage[2]),
+        med(&mut stage[3]),
+        med(&mut stage[4]),
+        med(&mut stage[5]),
+        med(&mut stage[6]),
+    ))
+}
+
+fn main() -> Result<(), GpuError> {
+    let pings = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(20_000);
+    let (dev, pings) = match Device::gpu(0, gpu_selftest::PTX) {
+        Ok(d) => (d, pings),
+        Err(e) => {
+            eprintln!("note: {e}; running on the host SIMT emulator instead");
+            (Device::emulator(), 20)
+        }
+    };
+    let sms = dev.sm_count();
+    println!("# device: {}, {sms} SMs; {pings} pings", dev.name());
+    println!(
+        "grid,block,mode,p50_us,p99_us,p999_us,per_s_8_in_flight,\
+         bcast_us,in_shared_us,work_done_us,last_known_us,answered_us,completed_us"
+    );
+    let blocks = if dev.is_gpu() { [256, 1024] } else { [32, 64] };
+    for grid in [1, sms, 2 * sms] {
+        for block in blocks {
+            for direct in [false, true] {
+                // Every block polling the host: hundreds of µs per request on an H100
+                // with 132 blocks (measured 363 µs p50), so a few pings only.
+                let pings = if direct && grid > 1 {
+                    pings.min(500)
+                } else {
+                    pings
+                };
+                match run(&dev, grid, block, direct, pings) {
+                    Ok(line) => println!("{line}"),
+                    Err(e) => println!("{grid},{block},{direct},error: {e}"),
+                }
+            }
+        }
+    }
+    Ok(())
+}
