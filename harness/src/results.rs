@@ -76,6 +76,15 @@ pub fn csv_path(out: &Path, paper: &str, id: &str) -> PathBuf {
 }
 
 pub fn write_csv(path: &Path, rows: &[Row]) -> anyhow::Result<()> {
+    write_rows(path, rows)
+}
+
+pub fn read_csv(path: &Path) -> anyhow::Result<Vec<Row>> {
+    read_rows(path, "a results row")
+}
+
+/// Writes `rows` as a CSV file with a header, creating its directory.
+fn write_rows<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
@@ -90,14 +99,14 @@ pub fn write_csv(path: &Path, rows: &[Row]) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn read_csv(path: &Path) -> anyhow::Result<Vec<Row>> {
+/// Reads a CSV file with a header; a bad row is reported with its line and `what` it
+/// should have been.
+fn read_rows<T: serde::de::DeserializeOwned>(path: &Path, what: &str) -> anyhow::Result<Vec<T>> {
     let mut r =
         csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
     let mut rows = Vec::new();
     for (i, row) in r.deserialize().enumerate() {
-        rows.push(
-            row.with_context(|| format!("{}: line {}: not a results row", path.display(), i + 2))?,
-        );
+        rows.push(row.with_context(|| format!("{}: line {}: not {what}", path.display(), i + 2))?);
     }
     Ok(rows)
 }
@@ -135,30 +144,11 @@ pub fn sample_rows(exp: &Experiment, samples: &[Sample], meta: &Meta) -> Vec<Sam
 }
 
 pub fn write_samples(path: &Path, rows: &[SampleRow]) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    let mut w =
-        csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))?;
-    for r in rows {
-        w.serialize(r)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    w.flush()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    write_rows(path, rows)
 }
 
 pub fn read_samples(path: &Path) -> anyhow::Result<Vec<SampleRow>> {
-    let mut r =
-        csv::Reader::from_path(path).with_context(|| format!("reading {}", path.display()))?;
-    let mut rows = Vec::new();
-    for (i, row) in r.deserialize().enumerate() {
-        rows.push(
-            row.with_context(|| format!("{}: line {}: not a sample row", path.display(), i + 2))?,
-        );
-    }
-    Ok(rows)
+    read_rows(path, "a sample row")
 }
 
 /// One number a paper states (`results/papers/<paper>.csv`): which experiment and series,
