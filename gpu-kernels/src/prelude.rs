@@ -9,7 +9,11 @@
 //! - fences: [`thread_fence`], [`thread_fence_block`], [`fence_system`]
 //! - memory another agent (the host, another block) changes while the kernel runs:
 //!   [`volatile_load_u32`], [`volatile_load_u64`], [`volatile_store_u32`],
-//!   [`volatile_store_u64`] (never cached, never hoisted out of a loop), and
+//!   [`volatile_store_u64`] (never cached, never hoisted out of a loop),
+//!   [`store_release_system_u64`] and [`load_acquire_system_u64`] (flags that publish
+//!   data to or take it from the host), [`volatile_load_pair`] and
+//!   [`volatile_store_pair`] (a word and its tag in one transaction),
+//!   [`red_release_add`] and [`load_acquire_u32`] (arrival counters), and
 //!   [`spin_pause`] in each turn of a spin loop; [`atomic_cas_u64`], [`atomic_exch_u64`],
 //!   [`atomic_max_u64`]
 //! - warp ops over the full warp: [`ballot`], [`any_sync`], [`all_sync`], [`shfl`],
@@ -227,6 +231,138 @@ pub unsafe fn volatile_store_u64(p: *mut u64, v: u64) {
     };
     #[cfg(not(target_arch = "nvptx64"))]
     unsafe { AtomicU64::from_ptr(p) }.store(v, core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Publishes a word to the host and the whole GPU: every earlier write of this thread
+/// becomes visible before it (`st.release.sys` on the GPU: one instruction instead of
+/// `membar.sys` and a store; a release store on the host emulator). The flag store of
+/// a result written to mapped host memory.
+///
+/// # Safety
+/// `p` must be valid for writes, 8-byte aligned.
+#[inline(always)]
+pub unsafe fn store_release_system_u64(p: *mut u64, v: u64) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        core::arch::asm!("st.release.sys.u64 [{p}], {v};", p = in(reg64) p, v = in(reg64) v)
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    unsafe { AtomicU64::from_ptr(p) }.store(v, core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Reads a word the host or another block publishes with a release store: no later
+/// read of this thread is satisfied before it (`ld.acquire.sys` on the GPU, never
+/// cached, never hoisted; an acquire load on the host emulator). The flag load of a
+/// spin loop, without a separate `membar.sys` once the flag is seen.
+///
+/// # Safety
+/// `p` must be valid for reads, 8-byte aligned (global or mapped host memory).
+#[inline(always)]
+pub unsafe fn load_acquire_system_u64(p: *const u64) -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: u64;
+        unsafe {
+            core::arch::asm!("ld.acquire.sys.u64 {r}, [{p}];", r = out(reg64) r, p = in(reg64) p)
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        unsafe { AtomicU64::from_ptr(p as *mut u64) }.load(core::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Reads a tagged pair `[tag, word]` (16-byte aligned) that another agent writes with
+/// [`volatile_store_pair`] or, on the host, word first and tag last: one 16-byte
+/// `ld.volatile.v2.u64` on the GPU, so that one transaction brings both (a request
+/// polled this way needs no second round trip over the bus); on the host emulator the
+/// tag then the word, each a sequentially consistent atomic load, so that a tag seen
+/// new vouches for its word.
+///
+/// # Safety
+/// `p` must be valid for reads of two words, 16-byte aligned.
+#[inline(always)]
+pub unsafe fn volatile_load_pair(p: *const u64) -> (u64, u64) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (t, w): (u64, u64);
+        unsafe {
+            core::arch::asm!(
+                "ld.volatile.v2.u64 {{{t}, {w}}}, [{p}];",
+                t = out(reg64) t, w = out(reg64) w, p = in(reg64) p
+            )
+        };
+        (t, w)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let t = unsafe { AtomicU64::from_ptr(p as *mut u64) }
+            .load(core::sync::atomic::Ordering::SeqCst);
+        let w = unsafe { AtomicU64::from_ptr(p.add(1) as *mut u64) }
+            .load(core::sync::atomic::Ordering::SeqCst);
+        (t, w)
+    }
+}
+
+/// Writes a tagged pair `[tag, word]` (16-byte aligned) that other blocks read with
+/// [`volatile_load_pair`]: one 16-byte `st.volatile.v2.u64` on the GPU; on the host
+/// emulator the word, then the tag.
+///
+/// # Safety
+/// `p` must be valid for writes of two words, 16-byte aligned.
+#[inline(always)]
+pub unsafe fn volatile_store_pair(p: *mut u64, tag: u64, word: u64) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        core::arch::asm!(
+            "st.volatile.v2.u64 [{p}], {{{t}, {w}}};",
+            p = in(reg64) p, t = in(reg64) tag, w = in(reg64) word
+        )
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        unsafe { AtomicU64::from_ptr(p.add(1)) }.store(word, core::sync::atomic::Ordering::SeqCst);
+        unsafe { AtomicU64::from_ptr(p) }.store(tag, core::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// `*p += v` with release semantics at GPU scope and no result (`red.release.gpu.add`
+/// on the GPU: the block's arrival, which need not wait for the atomic's answer; a
+/// sequentially consistent add on the host emulator).
+///
+/// # Safety
+/// `p` must be valid for reads and writes, 4-byte aligned, in global memory.
+#[inline(always)]
+pub unsafe fn red_release_add(p: *mut u32, v: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        core::arch::asm!("red.release.gpu.add.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v)
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    unsafe { AtomicU32::from_ptr(p) }.fetch_add(v, core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Reads a word that other blocks change with release operations
+/// ([`red_release_add`]), with acquire semantics at GPU scope (`ld.acquire.gpu`: never
+/// cached in L1, never hoisted; a sequentially consistent load on the host emulator).
+///
+/// # Safety
+/// `p` must be valid for reads, 4-byte aligned, in global memory.
+#[inline(always)]
+pub unsafe fn load_acquire_u32(p: *const u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: u32;
+        unsafe {
+            core::arch::asm!("ld.acquire.gpu.u32 {r}, [{p}];", r = out(reg32) r, p = in(reg64) p)
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        unsafe { AtomicU32::from_ptr(p as *mut u32) }.load(core::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 /// Square root (IEEE, correctly rounded).
