@@ -22,12 +22,14 @@ kernel! {
 
     /// Even threads and odd threads reach `sync_threads` from two different lines.
     fn barrier_in_divergent_branches(out: *mut u32) {
-        if thread_rank() % 2 == 0 {
+        let r = thread_rank() as usize;
+        if r.is_multiple_of(2) {
+            *out.add(r) = 1;
             sync_threads();
         } else {
             sync_threads();
+            *out.add(r) = 2;
         }
-        *out.add(thread_rank() as usize) = 1;
     }
 
     /// The low half of the warp votes on one line, the high half on another.
