@@ -21,7 +21,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .transpose()?
         .unwrap_or(20_000);
     let (dev, events, grids, blocks) = match Device::gpu(0, ccm::PTX) {
-        Ok(d) => (d, events, vec![8, 16, 33, 66, 132, 264], vec![128, 256, 512, 1024]),
+        Ok(d) => (
+            d,
+            events,
+            vec![8, 16, 33, 66, 132, 264],
+            vec![128, 256, 512, 1024],
+        ),
         Err(e) => {
             println!("# no GPU ({e}): the host emulator, 20 events");
             (Device::emulator(), 20, vec![2], vec![64])

@@ -459,6 +459,27 @@ impl Device {
     /// device's address space (`cuMemHostAlloc` with `DEVICEMAP`); plain host memory on
     /// the emulator.
     pub fn alloc_host<T: bytemuck::Pod>(&self, len: usize) -> Result<HostBuffer<T>, GpuError> {
+        self.alloc_host_with(len, false)
+    }
+
+    /// [`Device::alloc_host`] in write-combined memory (`CU_MEMHOSTALLOC_WRITECOMBINED`):
+    /// the host's writes bypass its caches, so the device reads them without snooping
+    /// them out of a CPU cache, but host reads are slow, uncached: for mailboxes the
+    /// host only writes. Host writes to it are ordered only by a full fence
+    /// (`fence(SeqCst)`). Plain host memory on the emulator.
+    pub fn alloc_host_write_combined<T: bytemuck::Pod>(
+        &self,
+        len: usize,
+    ) -> Result<HostBuffer<T>, GpuError> {
+        self.alloc_host_with(len, true)
+    }
+
+    fn alloc_host_with<T: bytemuck::Pod>(
+        &self,
+        len: usize,
+        write_combined: bool,
+    ) -> Result<HostBuffer<T>, GpuError> {
+        let _ = write_combined;
         let (ptr, addr, mem) = match &self.backend {
             Backend::Emu => {
                 let (ptr, layout, _) = host_alloc_zeroed::<T>(len)?;
@@ -473,7 +494,7 @@ impl Device {
                             free: 0,
                             total: 0,
                         })?;
-                let (host, addr, ctx) = g.alloc_host(bytes)?;
+                let (host, addr, ctx) = g.alloc_host(bytes, write_combined)?;
                 unsafe { std::ptr::write_bytes(host, 0, bytes) };
                 let ptr = NonNull::new(host).ok_or(GpuError::OutOfMemory {
                     requested: bytes,
