@@ -90,6 +90,9 @@ pub struct Config {
     /// blocks to broadcast each event to and to count in; more: more threads for
     /// events that select many constraints). Fewer when fewer fit an SM.
     pub persistent_blocks_per_sm: u32,
+    /// Blocks of the persistent kernel's grid in all, when not 0 (at most as many as
+    /// fit the GPU at once); 0: [`Config::persistent_blocks_per_sm`] per SM.
+    pub persistent_blocks: u32,
 }
 
 impl Config {
@@ -127,6 +130,7 @@ impl Default for Config {
             persistent: false,
             persistent_slots: 32,
             persistent_blocks_per_sm: 1,
+            persistent_blocks: 0,
         }
     }
 }
@@ -752,11 +756,14 @@ impl<'d> Ccm<'d> {
             block,
             gpu_kernels::persist::shared_bytes(rc.req_words) + ccm_kernels::PERSIST_SHARED_EXTRA,
         );
-        let blocks = dev.resident_blocks(
-            &ccm_kernels::ccm_persistent::KERNEL,
-            lc,
-            self.cfg.persistent_blocks_per_sm,
-        )?;
+        let blocks = match self.cfg.persistent_blocks {
+            0 => dev.resident_blocks(
+                &ccm_kernels::ccm_persistent::KERNEL,
+                lc,
+                self.cfg.persistent_blocks_per_sm,
+            )?,
+            n => n.min(dev.resident_blocks(&ccm_kernels::ccm_persistent::KERNEL, lc, 64)?),
+        };
         let run = dev.launch_persistent(
             &ccm_kernels::ccm_persistent::KERNEL,
             lc,
