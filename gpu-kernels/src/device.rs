@@ -299,17 +299,6 @@ impl<'a, T> From<&'a Buffer<T>> for Arg {
 /// ("mapped" or zero-copy memory): no copy calls, so a per-event round trip is one
 /// launch and one synchronisation. The host must not touch it while a kernel that uses
 /// it may run: write, launch, [`Device::synchronize`], then read.
-///
-/// ```
-/// use gpu_kernels::Device;
-/// # fn main() -> Result<(), gpu_kernels::GpuError> {
-/// let dev = Device::emulator();
-/// let list = dev.alloc_host::<u64>(8)?; // zeroed, mapped into the device
-/// assert_eq!(list.len(), 8);
-/// dev.synchronize()?; // no kernel running: the host may read
-/// assert_eq!(list.as_slice(), &[0; 8]);
-/// # Ok(()) }
-/// ```
 pub struct HostBuffer<T> {
     ptr: NonNull<T>,
     /// The address kernels see.
@@ -515,6 +504,17 @@ impl Device {
     /// A zeroed [`HostBuffer`] of `len` values: page-locked host memory mapped into the
     /// device's address space (`cuMemHostAlloc` with `DEVICEMAP`); plain host memory on
     /// the emulator.
+    ///
+    /// ```
+    /// use gpu_kernels::Device;
+    /// # fn main() -> Result<(), gpu_kernels::GpuError> {
+    /// let dev = Device::emulator();
+    /// let list = dev.alloc_host::<u64>(8)?; // zeroed, mapped into the device
+    /// assert_eq!(list.len(), 8);
+    /// dev.synchronize()?; // no kernel running: the host may read
+    /// assert_eq!(list.as_slice(), &[0; 8]);
+    /// # Ok(()) }
+    /// ```
     pub fn alloc_host<T: bytemuck::Pod>(&self, len: usize) -> Result<HostBuffer<T>, GpuError> {
         let (ptr, addr, mem) = match &self.backend {
             Backend::Emu => {
