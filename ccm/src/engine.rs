@@ -1009,8 +1009,9 @@ impl<'d> Ccm<'d> {
     /// let params = Params {
     ///     events: 10,
     ///     interfaces: 4,
+    ///     constraints_per_filter: (1, 2),
     ///     filters_per_interface: (3, 5),
-    ///     names: 5,
+    ///     names: 4,
     ///     values: 3,
     ///     ..Params::default()
     /// };
