@@ -717,7 +717,7 @@ impl<'d> Ccm<'d> {
             lc,
             self.cfg.persistent_blocks_per_sm,
         )?;
-        let run = dev.launch_persistent(
+        let run = dev.launch_persistent_untyped(
             &ccm_kernels::ccm_persistent::KERNEL,
             lc,
             &args,
@@ -892,7 +892,7 @@ impl<'d> Ccm<'d> {
             block: [block, 1, 1],
             shared_bytes,
         };
-        dev.launch(kernel, cfg, args)?;
+        dev.launch_untyped(kernel, cfg, args)?;
         let t2 = Self::phase(dev, &mut timing, t1, |t, ms| t.kernel_ms = ms)?;
         if self.cfg.reset == Reset::InKernel {
             self.parity = idle;
@@ -1075,7 +1075,7 @@ impl<'d> Ccm<'d> {
             block: [block, 1, 1],
             shared_bytes: chunk * 8,
         };
-        dev.launch(
+        dev.launch_untyped(
             &ccm_kernels::ccm_match_batch::KERNEL,
             cfg,
             &[
