@@ -90,6 +90,9 @@ pub struct Config {
     /// blocks to broadcast each event to and to count in; more: more threads for
     /// events that select many constraints). Fewer when fewer fit an SM.
     pub persistent_blocks_per_sm: u32,
+    /// Blocks of the persistent kernel's grid in all, when not 0 (at most as many as
+    /// fit the GPU at once); 0: [`Config::persistent_blocks_per_sm`] per SM.
+    pub persistent_blocks: u32,
 }
 
 impl Config {
@@ -127,6 +130,7 @@ impl Default for Config {
             persistent: false,
             persistent_slots: 32,
             persistent_blocks_per_sm: 1,
+            persistent_blocks: 0,
         }
     }
 }
@@ -281,6 +285,28 @@ impl Mapped {
 impl<'d> Ccm<'d> {
     /// Deploys `subs` on `dev` (Table 2's "deployment": layout on the host, allocation
     /// and copies to the device).
+    ///
+    /// ```
+    /// use ccm::{Ccm, Config, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// // Interface 1 wants hot readings; interface 2 wants anything from area "north".
+    /// let hot = Constraint::new("temp", Op::Gt, Value::Int(30))?;
+    /// let north = Constraint::new("area", Op::Prefix, Value::Str("north".into()))?;
+    /// let subs = vec![
+    ///     Subscription { interface: InterfaceId(1), filter: Filter::new(vec![hot])? },
+    ///     Subscription { interface: InterfaceId(2), filter: Filter::new(vec![north])? },
+    /// ];
+    /// let dev = gpu_kernels::Device::emulator();
+    /// let mut ccm = Ccm::new(&dev, &subs, Config { block: 32, ..Config::default() })?;
+    /// let e = Event::from_pairs([
+    ///     ("temp", Value::Int(35)),
+    ///     ("area", Value::Str("north-1".into())),
+    /// ])?;
+    /// assert_eq!(ccm.match_event(&e)?, vec![InterfaceId(1), InterfaceId(2)]);
+    /// let e = Event::from_pairs([("temp", Value::Float(12.5))])?;
+    /// assert_eq!(ccm.match_event(&e)?, vec![]);
+    /// # Ok(()) }
+    /// ```
     pub fn new(dev: &'d Device, subs: &[Subscription], cfg: Config) -> Result<Self, CcmError> {
         Self::from_tables(dev, Tables::build(subs, cfg.grouping)?, cfg)
     }
@@ -426,6 +452,24 @@ impl<'d> Ccm<'d> {
     }
 
     /// Adds a subscription after deployment; returns its handle for [`Ccm::remove`].
+    ///
+    /// ```
+    /// use ccm::{Ccm, Config, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dev = gpu_kernels::Device::emulator();
+    /// let mut ccm = Ccm::new(&dev, &[], Config { block: 32, ..Config::default() })?;
+    /// let e = Event::from_pairs([("x", Value::Int(5))])?;
+    /// assert_eq!(ccm.match_event(&e)?, vec![]);
+    ///
+    /// let id = ccm.add(&Subscription {
+    ///     interface: InterfaceId(9),
+    ///     filter: Filter::new(vec![Constraint::new("x", Op::Ge, Value::Int(5))?])?,
+    /// })?;
+    /// assert_eq!(ccm.match_event(&e)?, vec![InterfaceId(9)]);
+    /// ccm.remove(id)?;
+    /// assert_eq!(ccm.match_event(&e)?, vec![]);
+    /// # Ok(()) }
+    /// ```
     pub fn add(&mut self, s: &Subscription) -> Result<SubId, CcmError> {
         let (pool, fc) = (self.t.pool.len(), self.t.fconstraints.len());
         if !self.t.dirty.full && self.t.dirty.rows.is_empty() && self.t.dirty.filters.is_empty() {
@@ -712,11 +756,14 @@ impl<'d> Ccm<'d> {
             block,
             gpu_kernels::persist::shared_bytes(rc.req_words) + ccm_kernels::PERSIST_SHARED_EXTRA,
         );
-        let blocks = dev.resident_blocks(
-            &ccm_kernels::ccm_persistent::KERNEL,
-            lc,
-            self.cfg.persistent_blocks_per_sm,
-        )?;
+        let blocks = match self.cfg.persistent_blocks {
+            0 => dev.resident_blocks(
+                &ccm_kernels::ccm_persistent::KERNEL,
+                lc,
+                self.cfg.persistent_blocks_per_sm,
+            )?,
+            n => n.min(dev.resident_blocks(&ccm_kernels::ccm_persistent::KERNEL, lc, 64)?),
+        };
         let run = dev.launch_persistent_untyped(
             &ccm_kernels::ccm_persistent::KERNEL,
             lc,
@@ -951,7 +998,29 @@ impl<'d> Ccm<'d> {
     }
 
     /// Matches many events, [`Config::batch_events`] per launch of the batched kernel;
-    /// one answer per event, ascending interface ids.
+    /// one answer per event, ascending interface ids, the same as [`Ccm::match_event`]'s:
+    ///
+    /// ```
+    /// use ccm::{workload, Ccm, Config, Params};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let params = Params {
+    ///     events: 10,
+    ///     interfaces: 4,
+    ///     filters_per_interface: (3, 5),
+    ///     names: 5,
+    ///     values: 3,
+    ///     ..Params::default()
+    /// };
+    /// let w = workload::generate(&params, 1)?;
+    /// let dev = gpu_kernels::Device::emulator();
+    /// let cfg = Config { block: 32, batch_events: 4, batch_chunk: 4, ..Config::default() };
+    /// let mut ccm = Ccm::new(&dev, &w.subscriptions, cfg)?;
+    /// let batched = ccm.match_batch(&w.events)?;
+    /// for (e, answer) in w.events.iter().zip(&batched) {
+    ///     assert_eq!(&ccm.match_event(e)?, answer);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<InterfaceId>>, CcmError> {
         self.ensure_synced()?;
         if self.d.batch.is_none() {

@@ -700,6 +700,26 @@ fn event_from(pairs: Vec<(String, serde_json::Value)>) -> Result<Event, String> 
 }
 
 /// Parses a subscriptions JSON Lines stream; `file` names it in errors.
+///
+/// ```
+/// use ccm::io::parse_subscriptions;
+/// use ccm::{InterfaceId, Op};
+/// use std::path::Path;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let text = r#"{"interface": 3, "filter": [["temp", ">", 30], ["area", "=", "area1"]]}
+/// {"interface": 4, "filter": [["name", "prefix", "ab"]]}"#;
+/// let subs = parse_subscriptions(Path::new("subs.jsonl"), text.as_bytes())?;
+/// assert_eq!(subs.len(), 2);
+/// assert_eq!(subs[0].interface, InterfaceId(3));
+/// assert_eq!(subs[1].filter.constraints[0].op, Op::Prefix);
+///
+/// // A malformed line is an error naming the file and the line.
+/// let bad = "{\"interface\": 1, \"filter\": [[\"x\", \"<\", \"str\"]]}\n";
+/// let err = parse_subscriptions(Path::new("subs.jsonl"), bad.as_bytes()).unwrap_err();
+/// assert_eq!(err.line(), Some(1));
+/// assert!(err.to_string().starts_with("subs.jsonl:1"));
+/// # Ok(()) }
+/// ```
 pub fn parse_subscriptions(
     file: &Path,
     reader: impl BufRead,
@@ -708,6 +728,18 @@ pub fn parse_subscriptions(
 }
 
 /// Parses an events JSON Lines stream; `file` names it in errors.
+///
+/// ```
+/// use ccm::io::parse_events;
+/// use ccm::Value;
+/// use std::path::Path;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let text = "{\"temp\": 25, \"area\": \"area1\"}\n{\"temp\": 31.5}\n";
+/// let events = parse_events(Path::new("events.jsonl"), text.as_bytes())?;
+/// assert_eq!(events[0].get("temp"), Some(&Value::Int(25)));
+/// assert_eq!(events[1].get("temp"), Some(&Value::Float(31.5)));
+/// # Ok(()) }
+/// ```
 pub fn parse_events(file: &Path, reader: impl BufRead) -> Result<Vec<Event>, IoError> {
     load_lines(file, reader, parse_event)
 }

@@ -223,6 +223,24 @@ fn gen_words(rng: &mut ChaCha8Rng, n: usize) -> Vec<String> {
 }
 
 /// Generates the workload of `p` for `seed` (same inputs, same workload).
+///
+/// ```
+/// use ccm::workload::{generate, NameDist, Params};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// // Table 1's default scenario, scaled down, with Zipf-distributed names.
+/// let p = Params {
+///     events: 20,
+///     filters_per_interface: (10, 10),
+///     name_dist: NameDist::Zipf(1.0),
+///     ..Params::default()
+/// };
+/// let w = generate(&p, 42)?;
+/// assert_eq!(w.events.len(), 20);
+/// assert_eq!(w.subscriptions.len(), p.interfaces * 10);
+/// assert_eq!(w, generate(&p, 42)?); // deterministic per seed
+/// assert!(generate(&Params { numeric_share: 2.0, ..p }, 42).is_err());
+/// # Ok(()) }
+/// ```
 pub fn generate(p: &Params, seed: u64) -> Result<Workload, WorkloadError> {
     p.validate()?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);

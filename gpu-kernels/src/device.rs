@@ -553,7 +553,7 @@ impl<T> Drop for Buffer<T> {
         self.allocated.fetch_sub(self.bytes(), Ordering::Relaxed);
         #[allow(irrefutable_let_patterns)]
         if let Mem::Host { ptr, layout } = &self.mem {
-            unsafe { std::alloc::dealloc(ptr.as_ptr(), *layout) };
+            unsafe { crate::emu::dealloc(ptr.as_ptr(), *layout) };
         }
     }
 }
@@ -663,7 +663,7 @@ impl<T> Drop for HostBuffer<T> {
             // SAFETY: `ptr` was allocated by `host_alloc_zeroed` with this layout and is
             // freed once, here; the emulator's launches have ended.
             HostMem::Emu(layout) => unsafe {
-                std::alloc::dealloc(self.ptr.as_ptr() as *mut u8, *layout)
+                crate::emu::dealloc(self.ptr.as_ptr() as *mut u8, *layout)
             },
             #[cfg(feature = "cuda")]
             HostMem::Pinned(ctx) => crate::cuda::free_host(ctx, self.ptr.as_ptr() as *mut u8, busy),
@@ -776,7 +776,7 @@ fn host_alloc_zeroed<T>(len: usize) -> Result<(NonNull<u8>, Layout, usize), GpuE
         .ok_or(oom(usize::MAX))?;
     let layout = Layout::from_size_align(bytes.max(16), 16.max(std::mem::align_of::<T>()))
         .map_err(|_| oom(bytes))?;
-    let ptr = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) }).ok_or(oom(bytes))?;
+    let ptr = NonNull::new(unsafe { crate::emu::alloc_zeroed(layout, bytes) }).ok_or(oom(bytes))?;
     Ok((ptr, layout, bytes))
 }
 

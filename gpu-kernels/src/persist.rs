@@ -9,85 +9,92 @@
 //!
 //! | what | where | words | written by | read by |
 //! | --- | --- | --- | --- | --- |
-//! | request slot `s` | mapped host memory | `seq`, `kind \| len << 32`, `req_words` of payload | host (payload, then `seq`) | lane 0 of block 0 (every block's in the direct mode) |
-//! | response slot `s` | mapped host memory | `seq`, `status \| len << 32`, `resp_words` of payload | the last block of the round (payload, `membar.sys`, then `seq`) | host |
-//! | control | device memory | `gen`, `arrived`, `completed`, mode, stamps' address and rounds, spare (`u32`, [`CTL_WORDS`]) | see below (mode and stamps: the host, before the launch) | the blocks |
-//! | broadcast | device memory | `kind \| len << 32`, `req_words` | lane 0 of block 0 | lane 0 of every block |
+//! | request slot `s` | mapped host memory | `1 + req_words` tagged pairs `[tag, word]`: the header `[seq, kind \| len << 32]`, then the payload | host (each pair's word, then its tag = `seq`) | warp 0 of block 0 |
+//! | response slot `s` | mapped host memory | `seq`, `status \| len << 32`, `resp_words` of payload | block 0 (payload and header, then `seq` with a release store) | host |
+//! | control | device memory | spare, `arrived`, spare, spare, stamps' address and rounds, spare (`u32`, [`CTL_WORDS`]) | `arrived`: every block but 0; stamps: the host, before the launch | block 0 |
+//! | broadcast | device memory | `1 + req_words` tagged pairs, as a request slot, tag = request number | block 0 | warp 0 of every other block |
 //!
 //! Request `t` (numbered from 1) sits in slot `(t - 1) % slots`; its answer in the
 //! response slot of the same index, carrying the same `seq`. Round `r` (from 0) of the
 //! kernel serves request `r + 1`:
 //!
-//! 1. Lane 0 of block 0 polls the request slot's `seq` with volatile loads until it
-//!    reads `r + 1` and fences (`membar.sys`); a barrier releases the block, whose first
-//!    warp copies the header and payload to shared memory (volatile loads, a word per
-//!    lane: the header and the first 32 payload words in one round trip over the bus,
-//!    then 32 words per turn; each warp's load of mapped memory costs a round trip of
-//!    about 1 µs on an H100, and the warps' loads do not overlap, so one warp is
-//!    fastest). Lane 0 then waits until `completed == r` (every block finished round
-//!    `r - 1`, so nobody reads the broadcast area any more); the block's threads write
-//!    the request to the broadcast area and fence (`membar.gl`), and after a barrier
-//!    lane 0 publishes `gen = r + 1`.
-//! 2. Lane 0 of every other block spins on `gen` (volatile loads of device memory) until
-//!    it reads `r + 1` and fences; after a barrier the block's first warp copies the
-//!    broadcast request into shared memory.
+//! 1. Fetch. Warp 0 of block 0 polls the request slot: each lane reads one pair with a
+//!    single 16-byte load ([`volatile_load_pair`]), lane 0 the header, lane `l` payload
+//!    word `l - 1`, until every pair of the request (the header says how many) carries
+//!    the tag `r + 1`; longer requests take further 32-pair chunks (four per round
+//!    trip). The host writes each pair's word before its tag, so a pair whose tag is
+//!    new holds the new word: the request is in the block's shared memory one bus
+//!    round trip after it is visible, with no fence (measured on an H100 with
+//!    `persist_probe`: a `membar.sys` after the poll cost 1.0 µs, a second read of the
+//!    payload 0.7 µs). Warp 0 of every other block polls the broadcast area in device
+//!    memory the same way.
+//! 2. Broadcast. Block 0's threads write the request's pairs, tagged `r + 1`, into the
+//!    broadcast area ([`volatile_store_pair`]). The area is free: every block arrived
+//!    (step 4) after reading round `r - 1`'s request, before block 0 answered it.
+//! 3. A request of kind [`STOP`] ends the kernel (every block returns, once the stop is
+//!    broadcast). Otherwise every block runs the caller's `work` on the request (the
+//!    same `r` for all blocks).
+//! 4. Completion: after a barrier, lane 0 of each block but 0 adds one to the
+//!    monotonic counter `arrived` with a release reduction (no answer to wait for);
+//!    lane 0 of block 0 waits with acquire loads until it reads `(r + 1) * (blocks -
+//!    1)`, and after a barrier block 0's threads run the caller's `respond`, which
+//!    writes the answer into the response slot; lane 0 writes the header and publishes
+//!    `seq` with a system-scope release store ([`store_release_system_u64`]).
 //!
-//!    In the direct mode ([`Ring::set_direct`]) there is no broadcast: lane 0 of every
-//!    block waits for `completed == r`, then polls the request slot in host memory
-//!    itself, as block 0 does above. One hop less (6.5 µs p50 instead of 7.7 µs for an
-//!    empty request with one block, H100), but with one block per SM the blocks' polls
-//!    swamp the bus (363 µs p50 with 132 blocks): for grids of a few blocks only.
-//! 3. A request of kind [`STOP`] ends the kernel (every block returns). Otherwise every
-//!    block runs the caller's `work` on the request (the same `r` for all blocks).
-//! 4. Completion: after a barrier, lane 0 of each block fences and increments `arrived`;
-//!    the block that brings it to the grid size is the last: its lane 0 fences, and
-//!    after a barrier its threads run the caller's `respond`, which writes the answer
-//!    into the response slot; lane 0 then writes the header, fences with `membar.sys`,
-//!    writes the slot's `seq`, resets `arrived`, fences and publishes
-//!    `completed = r + 1`.
+//! Single-copy atomicity of a 16-byte aligned load is what the tagged pairs rely on:
+//! the GPU serves a 16-byte aligned access in one transaction, from one snapshot of
+//! the host's cache line or of the L2 sector; PTX's memory model promises it for
+//! accesses up to 8 bytes only. The paper crates check every answer of the mode
+//! against their CPU engines in the recorded runs.
 //!
 //! With [`Ring::set_stamps`], lane 0s also write `%globaltimer` stamps of each stage of
 //! the first rounds into device memory ([`STAMP_WORDS`] per round), which the
 //! `persist_latency` example of `gpu-selftest` reports (the H100's timer ticks every
 //! 0.5 µs or so: medians over many rounds are meaningful, single stamps are not).
 //!
-//! So rounds never overlap (round `r + 1` starts after round `r` is complete, which
-//! lets `work` keep per-round state in device memory and reset the idle copy of it for
-//! the next round, as CCM §4.3 does), while the host may keep several requests in
-//! flight: lane 0 of block 0 fetches request `r + 2` from host memory while the other
-//! blocks finish round `r + 1`.
+//! So rounds never overlap (block 0 publishes round `r + 1` only after every block
+//! finished round `r`, which lets `work` keep per-round state in device memory and
+//! reset the idle copy of it for the next round, as CCM §4.3 does), while the host may
+//! keep several requests in flight: block 0 fetches request `r + 2` as soon as it has
+//! answered request `r + 1`.
 //!
 //! Every block must be resident at once (blocks wait for one another): the host side
 //! ([`Device::launch_persistent`](crate::Device::launch_persistent)) launches one block
 //! per SM with a cooperative launch, which the driver refuses rather than run a grid
-//! that does not fit. The GPU busy-waits while the kernel runs: lane 0 of each block
-//! spins, the other lanes wait at a barrier. Dropping the host handle stops the kernel
-//! and frees the GPU.
+//! that does not fit. Blocks have a multiple of 32 threads (warp 0 polls as a whole
+//! warp). The GPU busy-waits while the kernel runs: warp 0 of each block spins, the
+//! other warps wait at a barrier. Dropping the host handle stops the kernel and frees
+//! the GPU.
 
 use crate::prelude::*;
 
 /// The request kind that stops the kernel.
 pub const STOP: u32 = u32::MAX;
-/// Words of a request's or a response's header: `seq`, then `kind | len << 32` (or
-/// `status | len << 32`).
+/// Words of a response's header: `seq`, then `status | len << 32`. (A request's header
+/// is one tagged pair: `[seq, kind | len << 32]`.)
 pub const HEADER_WORDS: u32 = 2;
-/// `u32` words of the control block in device memory: `gen`, `arrived`, `completed`,
-/// the fetch mode ([`MODE_DIRECT`] or 0), the stage stamps' address (two words, 8-byte
+/// `u32` words of the control block in device memory: spare, `arrived` (the blocks'
+/// monotonic arrival counter), two spare, the stage stamps' address (two words, 8-byte
 /// aligned; 0 = none) and the number of rounds it holds, one spare.
 pub const CTL_WORDS: usize = 8;
-/// Word of the control block holding the fetch mode.
-pub const CTL_MODE: usize = 3;
+/// Word of the control block counting the blocks' arrivals.
+pub const CTL_ARRIVED: usize = 1;
 /// Word of the control block where the stamps' address starts (a `u64`).
 pub const CTL_STAMPS: usize = 4;
 /// Word of the control block holding the number of stamped rounds.
 pub const CTL_STAMP_ROUNDS: usize = 6;
-/// Fetch mode: every block's lane 0 polls the request slot in host memory itself (no
-/// broadcast through device memory).
-pub const MODE_DIRECT: u32 = 1;
 /// `u64` words of stage stamps per round (`global_timer`, ns): request seen by block 0,
 /// broadcast published, request in shared memory (latest block), work done (latest
-/// block), last block known, answer published, round completed, spare.
+/// block), every block arrived, answer published, block 0 started polling for the
+/// request, spare.
 pub const STAMP_WORDS: usize = 8;
+
+/// `u64` words of a request slot (or of the broadcast area) holding `req_words` of
+/// payload: one tagged pair per word, the header's pair first.
+#[inline(always)]
+pub const fn request_slot_words(req_words: u32) -> usize {
+    2 * (1 + req_words as usize)
+}
 
 /// Bytes of dynamic shared memory that [`serve`] uses at the start of the block's
 /// dynamic shared memory (16-byte aligned); the caller's own shared memory starts there.
@@ -100,13 +107,13 @@ pub const fn shared_bytes(req_words: u32) -> u32 {
 /// `ctl`, `bcast`, `slots`, `req_words`, `resp_words`).
 #[derive(Clone, Copy)]
 pub struct DeviceRing {
-    /// Request slots, mapped host memory: `slots * (HEADER_WORDS + req_words)` words.
+    /// Request slots, mapped host memory: `slots * request_slot_words(req_words)` words.
     pub req: *const u64,
     /// Response slots, mapped host memory: `slots * (HEADER_WORDS + resp_words)` words.
     pub resp: *mut u64,
     /// Control block, device memory: [`CTL_WORDS`] words.
     pub ctl: *mut u32,
-    /// Broadcast area, device memory: `1 + req_words` words.
+    /// Broadcast area, device memory: `request_slot_words(req_words)` words.
     pub bcast: *mut u64,
     pub slots: u32,
     pub req_words: u32,
@@ -132,13 +139,14 @@ pub struct Request {
 ///
 /// `work(&request)` runs on every thread of every block, once per request (it may call
 /// `sync_threads`: every thread of a block calls it). `respond(&request, payload)` runs
-/// on every thread of the round's last block after all blocks finished `work`; it
-/// writes at most `resp_words` words at `payload` (mapped host memory) and returns
-/// `(status, len)`, taken from thread 0.
+/// on every thread of block 0 after all blocks finished `work`; it writes at most
+/// `resp_words` words at `payload` (mapped host memory) and returns `(status, len)`,
+/// taken from thread 0.
 ///
 /// # Safety
-/// The ring's pointers must be as [`DeviceRing`] says, every block of the grid resident
-/// at once, and `shared` the block's dynamic shared memory.
+/// The ring's pointers must be as [`DeviceRing`] says (the request slots and the
+/// broadcast area 16-byte aligned), every block of the grid resident at once, its
+/// blocks a multiple of 32 threads, and `shared` the block's dynamic shared memory.
 #[inline(always)]
 pub unsafe fn serve<W, R>(ring: &DeviceRing, shared: *mut u64, mut work: W, mut respond: R)
 where
@@ -148,157 +156,102 @@ where
     let tid = thread_rank();
     let first_block = block_idx_x() == 0 && block_idx_y() == 0 && block_idx_z() == 0;
     let blocks = grid_dim_x() * grid_dim_y() * grid_dim_z();
-    let gen = ring.ctl;
-    let arrived = ring.ctl.add(1);
-    let completed = ring.ctl.add(2);
-    // Set by the host before the launch: the fetch mode and the stage stamps.
-    let direct = volatile_load_u32(ring.ctl.add(CTL_MODE)) == MODE_DIRECT;
+    let arrived = ring.ctl.add(CTL_ARRIVED);
+    // Set by the host before the launch: the stage stamps.
     let stamps = volatile_load_u64(ring.ctl.add(CTL_STAMPS) as *const u64) as *mut u64;
     let stamp_rounds = volatile_load_u32(ring.ctl.add(CTL_STAMP_ROUNDS));
-    let req_stride = (HEADER_WORDS + ring.req_words) as usize;
+    let req_stride = request_slot_words(ring.req_words);
     let resp_stride = (HEADER_WORDS + ring.resp_words) as usize;
-    // Shared: [0] = "this block is the round's last", [1] = header, [2..] = payload.
-    let sh_last = shared;
-    let sh_head = shared.add(1);
-    let sh_words = shared.add(2);
+    // Shared: [0] = header, [1..] = payload.
+    let sh_head = shared;
+    let sh_words = shared.add(1);
     let mut round: u32 = 0;
     let nthreads = block_dim_x() * block_dim_y() * block_dim_z();
     loop {
         let slot_index = (round % ring.slots) as usize;
+        let want = round as u64 + 1;
         // Stage stamps of this round (device memory, [`STAMP_WORDS`] words), or null.
         let st = if !stamps.is_null() && round < stamp_rounds {
             stamps.add(round as usize * STAMP_WORDS)
         } else {
             core::ptr::null_mut()
         };
-        // 1. Lane 0 waits for the round's request: in the broadcast mode block 0 on the
-        //    request slot in host memory, the other blocks on the broadcast generation in
-        //    device memory; in the direct mode every block on the request slot, once the
-        //    previous round is complete.
-        let from_host = first_block || direct;
-        let src = if from_host {
-            ring.req.add(slot_index * req_stride + 1)
+        if first_block && tid == 0 && !st.is_null() {
+            volatile_store_u64(st.add(6), global_timer());
+        }
+        // 1. Fetch: block 0 from the request slot in host memory, the others from the
+        //    broadcast area in device memory.
+        let src = if first_block {
+            ring.req.add(slot_index * req_stride)
         } else {
             ring.bcast as *const u64
         };
-        if tid == 0 {
-            if from_host {
-                if direct {
-                    while volatile_load_u32(completed) != round {
-                        spin_pause();
-                    }
-                }
-                let seq = ring.req.add(slot_index * req_stride);
-                let want = round as u64 + 1;
-                while volatile_load_u64(seq) != want {
-                    spin_pause();
-                }
-                fence_system();
-                if first_block && !st.is_null() {
-                    volatile_store_u64(st, global_timer());
-                }
-            } else {
-                while volatile_load_u32(gen) != round.wrapping_add(1) {
-                    spin_pause();
-                }
-                thread_fence();
-            }
-        }
-        sync_threads();
-        // 2. Warp 0 copies the header and payload into the block's shared memory. Each
-        //    warp's volatile load of mapped host memory is a round trip over the bus
-        //    (about 1 µs on an H100, and the warps' loads do not overlap: measured 7.7 µs
-        //    for 8 warps each loading the header), so one warp loads, a word per lane:
-        //    the header and the payload's first 32 words at once (independent loads, one
-        //    round trip; words past the request are in the slot, and ignored), then the
-        //    rest, if any, 32 words per turn.
         if tid < WARP_SIZE {
-            let head = volatile_load_u64(src);
-            let first = if tid < ring.req_words {
-                volatile_load_u64(src.add(1 + tid as usize))
-            } else {
-                0
-            };
-            let len = payload_len(head, ring.req_words);
-            if tid == 0 {
-                *sh_head = head;
-            }
-            if tid < len {
-                *sh_words.add(tid as usize) = first;
-            }
-            let mut i = tid + WARP_SIZE;
-            while i < len {
-                *sh_words.add(i as usize) = volatile_load_u64(src.add(1 + i as usize));
-                i += WARP_SIZE;
-            }
+            fetch(src, want, ring.req_words, sh_head, sh_words);
         }
         sync_threads();
         let head = *sh_head;
         let len = payload_len(head, ring.req_words);
-        // Broadcast mode: block 0 republishes the request to the grid once every block
-        // is done with the previous round (the broadcast area is free), then raises the
-        // generation.
-        if first_block && !direct {
-            if tid == 0 {
-                while volatile_load_u32(completed) != round {
-                    spin_pause();
-                }
-            }
-            sync_threads();
-            if tid == 0 {
-                volatile_store_u64(ring.bcast, head);
-            }
-            let mut i = tid;
-            while i < len {
-                volatile_store_u64(ring.bcast.add(1 + i as usize), *sh_words.add(i as usize));
-                i += nthreads;
-            }
-            thread_fence();
-            sync_threads();
-            if tid == 0 {
-                volatile_store_u32(gen, round.wrapping_add(1));
-                if !st.is_null() {
-                    volatile_store_u64(st.add(1), global_timer());
-                }
-            }
-        }
-        sync_threads();
         if tid == 0 && !st.is_null() {
+            if first_block {
+                volatile_store_u64(st, global_timer());
+            }
             atomic_max_u64(st.add(2), global_timer());
         }
+        // 2. Block 0 republishes the request to the grid.
+        if first_block && blocks > 1 {
+            let mut i = tid;
+            while i <= len {
+                let w = if i == 0 {
+                    head
+                } else {
+                    *sh_words.add(i as usize - 1)
+                };
+                volatile_store_pair(ring.bcast.add(2 * i as usize), want, w);
+                i += nthreads;
+            }
+            if tid == 0 && !st.is_null() {
+                volatile_store_u64(st.add(1), global_timer());
+            }
+        }
         // 3. Stop, or work.
-        let head = *sh_head;
         let kind = head as u32;
         if kind == STOP {
             return;
         }
         let request = Request {
             kind,
-            len: payload_len(head, ring.req_words),
+            len,
             words: sh_words,
             round,
         };
         work(&request);
         // 4. Completion.
         sync_threads();
-        if tid == 0 {
-            if !st.is_null() {
-                atomic_max_u64(st.add(3), global_timer());
+        if !first_block {
+            if tid == 0 {
+                if !st.is_null() {
+                    atomic_max_u64(st.add(3), global_timer());
+                }
+                // Release: the block's work (ordered before it by the barrier above).
+                red_release_add(arrived, 1);
             }
-            thread_fence();
-            let last = atomic_add(arrived, 1) == blocks - 1;
-            if last {
-                // Acquire: every block's work (fenced before its arrival) is visible to
-                // this block's threads after the barrier below.
-                thread_fence();
+        } else {
+            if tid == 0 {
+                if !st.is_null() {
+                    atomic_max_u64(st.add(3), global_timer());
+                }
+                let all = (round.wrapping_add(1)).wrapping_mul(blocks - 1);
+                while load_acquire_u32(arrived) != all {
+                    spin_pause();
+                }
+                if !st.is_null() {
+                    volatile_store_u64(st.add(4), global_timer());
+                }
             }
-            *sh_last = last as u64;
-        }
-        sync_threads();
-        if *sh_last != 0 {
-            if tid == 0 && !st.is_null() {
-                volatile_store_u64(st.add(4), global_timer());
-            }
+            // Every block's work is visible to block 0's threads after this barrier
+            // (lane 0's acquire, then the barrier).
+            sync_threads();
             let rslot = ring.resp.add(slot_index * resp_stride);
             let (status, len) = respond(&request, rslot.add(2));
             sync_threads();
@@ -309,22 +262,79 @@ where
                     len
                 };
                 volatile_store_u64(rslot.add(1), status as u64 | (len as u64) << 32);
-                fence_system();
-                volatile_store_u64(rslot, round as u64 + 1);
+                // Release at system scope: the answer (the block's threads' writes,
+                // ordered before by the barrier) is visible to the host before `seq`.
+                store_release_system_u64(rslot, want);
                 if !st.is_null() {
                     volatile_store_u64(st.add(5), global_timer());
                 }
-                volatile_store_u32(arrived, 0);
-                thread_fence();
-                volatile_store_u32(completed, round.wrapping_add(1));
-                if !st.is_null() {
-                    volatile_store_u64(st.add(6), global_timer());
-                }
             }
         }
-        // Nobody reads the flag again before this barrier's next use (round r + 1's
-        // first barrier comes after lane 0 rewrites it only in step 4).
         round = round.wrapping_add(1);
+    }
+}
+
+/// Step 1 of the protocol, on the 32 lanes of warp 0: polls the tagged pairs at `src`
+/// (lane `l` pair `l`: the header, then payload word `l - 1`) until every pair of the
+/// request carries `want`, then the further 32-pair chunks, four per round trip;
+/// writes the header to `sh_head` and the payload to `sh_words`.
+#[inline(always)]
+unsafe fn fetch(src: *const u64, want: u64, req_words: u32, sh_head: *mut u64, sh_words: *mut u64) {
+    let l = lane_id();
+    // Chunk 0: the header (lane 0) and payload words 0..31.
+    let mut w;
+    let mut len;
+    loop {
+        let (t, v) = if l <= req_words {
+            volatile_load_pair(src.add(2 * l as usize))
+        } else {
+            (want, 0)
+        };
+        w = v;
+        let head = (shfl(w as u32, 0) as u64) | (shfl((w >> 32) as u32, 0) as u64) << 32;
+        len = payload_len(head, req_words);
+        let ok = t == want || l > len;
+        // Lane 0's tag is checked by every lane: a stale header's length means nothing.
+        if all_sync(ok) {
+            if l == 0 {
+                *sh_head = head;
+            } else if l <= len {
+                *sh_words.add(l as usize - 1) = w;
+            }
+            break;
+        }
+        spin_pause();
+    }
+    // Further chunks: pairs 32.., four chunks per round trip.
+    let mut base = WARP_SIZE;
+    while base <= len {
+        loop {
+            let mut ok = true;
+            let mut got = [0u64; 4];
+            let mut k = 0;
+            while k < 4 {
+                let i = base + WARP_SIZE * k as u32 + l;
+                if i <= len {
+                    let (t, v) = volatile_load_pair(src.add(2 * i as usize));
+                    ok &= t == want;
+                    got[k] = v;
+                }
+                k += 1;
+            }
+            if all_sync(ok) {
+                let mut k = 0;
+                while k < 4 {
+                    let i = base + WARP_SIZE * k as u32 + l;
+                    if i <= len {
+                        *sh_words.add(i as usize - 1) = got[k];
+                    }
+                    k += 1;
+                }
+                break;
+            }
+            spin_pause();
+        }
+        base += 4 * WARP_SIZE;
     }
 }
 
@@ -344,7 +354,7 @@ pub use host::*;
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
-    use super::{CTL_MODE, CTL_STAMPS, CTL_WORDS, HEADER_WORDS, MODE_DIRECT, STAMP_WORDS, STOP};
+    use super::{request_slot_words, CTL_STAMPS, CTL_WORDS, HEADER_WORDS, STAMP_WORDS, STOP};
     use crate::device::{Arg, Buffer, Device, GpuError, HostBuffer};
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::{Duration, Instant};
@@ -379,24 +389,15 @@ mod host {
             };
             Ok(Ring {
                 cfg,
-                req: dev.alloc_host(slots * (HEADER_WORDS + cfg.req_words) as usize)?,
+                req: dev.alloc_host(slots * request_slot_words(cfg.req_words))?,
                 resp: dev.alloc_host(slots * (HEADER_WORDS + cfg.resp_words) as usize)?,
                 ctl: dev.alloc(CTL_WORDS)?,
-                bcast: dev.alloc(1 + cfg.req_words as usize)?,
+                bcast: dev.alloc(request_slot_words(cfg.req_words))?,
             })
         }
 
         pub fn config(&self) -> RingConfig {
             self.cfg
-        }
-
-        /// Chooses how the blocks fetch a request (before the launch): `direct` = every
-        /// block's lane 0 polls the request slot in host memory itself; otherwise block
-        /// 0 does and republishes the request through device memory (the default).
-        pub fn set_direct(&mut self, dev: &Device, direct: bool) -> Result<(), GpuError> {
-            let mode = if direct { MODE_DIRECT } else { 0 };
-            dev.write(&mut self.ctl, CTL_MODE, &[mode])?;
-            dev.synchronize()
         }
 
         /// Makes the kernel write stage stamps (ns, see [`STAMP_WORDS`]) of its first
@@ -435,6 +436,9 @@ mod host {
             ]
         }
     }
+
+    /// How often a spinning [`Persistent::wait`] asks whether the kernel still runs.
+    const CHECK_EVERY: Duration = Duration::from_millis(1);
 
     /// How the kernel runs: a host thread running the emulator, or a GPU stream.
     pub(crate) enum Runner {
@@ -487,6 +491,8 @@ mod host {
         /// The kernel failed or stopped: its outcome, reported by every later call.
         ended: Option<String>,
         response: Vec<u64>,
+        /// A request's payload on its way into the slot's pairs.
+        scratch: Vec<u64>,
     }
 
     /// One answer: the request's number, the kernel's status and payload.
@@ -508,6 +514,7 @@ mod host {
                 oldest: 1,
                 ended: None,
                 response: Vec::new(),
+                scratch: Vec::new(),
             }
         }
 
@@ -605,19 +612,34 @@ mod host {
                     self.in_flight()
                 )));
             }
-            self.check_running()?;
+            // A kernel that ended is reported here only when that is known already: asking
+            // the driver (a stream query, about a microsecond) would lie on every request's
+            // path. `wait` asks it, at most every `CHECK_EVERY` while it spins.
+            if let Some(m) = &self.ended {
+                return Err(self.error(m.clone()));
+            }
             let seq = self.next;
-            let stride = (HEADER_WORDS + cfg.req_words) as usize;
+            let stride = request_slot_words(cfg.req_words);
             let at = ((seq - 1) % cfg.slots as u64) as usize * stride;
+            self.scratch.clear();
+            self.scratch.resize(len, 0);
+            fill(&mut self.scratch);
             let slot = &mut self.ring.req.as_mut_slice()[at..at + stride];
             // The kernel read this slot's previous request before answering it, and that
             // answer was waited for (the ring is not full): the slot is ours to write.
-            slot[1] = kind as u64 | (len as u64) << 32;
-            fill(&mut slot[2..2 + len]);
-            // SAFETY: `slot[0]` is an aligned u64 of the live mapped buffer; the kernel
-            // reads it with volatile (atomic) loads. The release store orders the header
-            // and payload before it (x86 stores reach the bus in order).
-            unsafe { AtomicU64::from_ptr(&mut slot[0]) }.store(seq, Ordering::Release);
+            // Each pair: the word, then its tag (`seq`) with a release store, so that a
+            // reader that sees the tag sees the word (x86 stores reach the bus in
+            // order); the header's pair last.
+            let mut publish = |i: usize, word: u64| {
+                slot[2 * i + 1] = word;
+                // SAFETY: `slot[2 * i]` is an aligned u64 of the live mapped buffer; the
+                // kernel reads it with volatile loads.
+                unsafe { AtomicU64::from_ptr(&mut slot[2 * i]) }.store(seq, Ordering::Release);
+            };
+            for (i, &word) in self.scratch.iter().enumerate() {
+                publish(1 + i, word);
+            }
+            publish(0, kind as u64 | (len as u64) << 32);
             self.next += 1;
             Ok(seq)
         }
@@ -632,7 +654,9 @@ mod host {
             let stride = (HEADER_WORDS + cfg.resp_words) as usize;
             let at = ((seq - 1) % cfg.slots as u64) as usize * stride;
             let start = Instant::now();
+            let mut checked = start;
             let mut turns = 0u32;
+            let emulated = matches!(self.runner, Some(Runner::Emu(_)));
             loop {
                 let slot = &self.ring.resp.as_slice()[at..at + stride];
                 // SAFETY: an aligned u64 of the live mapped buffer, written by the kernel
@@ -643,10 +667,15 @@ mod host {
                     break;
                 }
                 turns = turns.wrapping_add(1);
-                let emulated = matches!(self.runner, Some(Runner::Emu(_)));
-                if emulated || turns.is_multiple_of(1024) {
-                    self.check_running()?;
-                    if start.elapsed() > self.timeout {
+                // The clock every 64 turns, the driver (a stream query, which would delay
+                // the answer's pickup by a microsecond) at most every `CHECK_EVERY`.
+                if emulated || turns.is_multiple_of(64) {
+                    let now = Instant::now();
+                    if emulated || now.duration_since(checked) >= CHECK_EVERY {
+                        checked = now;
+                        self.check_running()?;
+                    }
+                    if now.duration_since(start) > self.timeout {
                         let m = format!(
                             "no answer to request {seq} after {:.1} s (the kernel is stuck, or \
                              the GPU is busy with other work)",

@@ -9,13 +9,19 @@
 //! - fences: [`thread_fence`], [`thread_fence_block`], [`fence_system`]
 //! - memory another agent (the host, another block) changes while the kernel runs:
 //!   [`volatile_load_u32`], [`volatile_load_u64`], [`volatile_store_u32`],
-//!   [`volatile_store_u64`] (never cached, never hoisted out of a loop), and
+//!   [`volatile_store_u64`] (never cached, never hoisted out of a loop),
+//!   [`store_release_system_u64`] and [`load_acquire_system_u64`] (flags that publish
+//!   data to or take it from the host), [`volatile_load_pair`] and
+//!   [`volatile_store_pair`] (a word and its tag in one transaction),
+//!   [`red_release_add`] and [`load_acquire_u32`] (arrival counters), and
 //!   [`spin_pause`] in each turn of a spin loop; [`atomic_cas_u64`], [`atomic_exch_u64`],
 //!   [`atomic_max_u64`]
 //! - warp ops over the full warp: [`ballot`], [`any_sync`], [`all_sync`], [`shfl`],
 //!   [`shfl_xor`], [`shfl_down`], [`shfl_up`]. All live lanes of the warp must call
 //!   them together, as CUDA requires with a full mask.
 //! - math that `core` lacks on the GPU: [`sqrtf`], [`floorf`].
+//! - device memory accesses the emulator bounds-checks (plain accesses on the GPU):
+//!   [`load`], [`store`], [`device_slice`], [`device_slice_mut`].
 
 pub use crate::kernel;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -32,6 +38,85 @@ pub use crate::prelude::gpu::*;
 
 /// Lanes per warp.
 pub const WARP_SIZE: u32 = 32;
+
+/// A scheduling point of the running lane on the emulator (records the caller's source
+/// location for hang reports; seeded yields); nothing on the GPU.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+fn host_point() {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::emu::lane::touch(core::panic::Location::caller());
+}
+
+/// Element `i` of the array at `p` in device memory (global, shared or mapped host):
+/// `*p.add(i)`. On the emulator the access is bounds-checked against the allocation `p`
+/// lies in (a launch failure naming the address, the allocation and this call's source
+/// line); on the GPU it is a plain load.
+///
+/// # Safety
+/// On the GPU: `p.add(i)` must be valid for reads of a `T` (on the emulator an access
+/// outside `p`'s allocation is caught instead).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn load<T: Copy>(p: *const T, i: usize) -> T {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::emu::check_access("load", p as usize, i, core::mem::size_of::<T>(), 1);
+    // SAFETY: in bounds: checked just above on the emulator, the caller's guarantee on
+    // the GPU.
+    unsafe { *p.add(i) }
+}
+
+/// Writes `v` to element `i` of the array at `p` in device memory: `*p.add(i) = v`,
+/// bounds-checked on the emulator as [`load`] is.
+///
+/// # Safety
+/// On the GPU: `p.add(i)` must be valid for writes of a `T`, and no other thread may
+/// access it meanwhile except through atomics.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn store<T: Copy>(p: *mut T, i: usize, v: T) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::emu::check_access("store", p as usize, i, core::mem::size_of::<T>(), 1);
+    // SAFETY: in bounds: checked just above on the emulator, the caller's guarantee on
+    // the GPU.
+    unsafe { *p.add(i) = v }
+}
+
+/// The `n` elements at `p` in device memory as a slice (a kernel argument and its
+/// length): indexing it is bounds-checked on both targets (a trap on the GPU), and on
+/// the emulator the slice itself is checked to lie inside `p`'s allocation.
+///
+/// # Safety
+/// `p` must point to `n` initialised `T`s that no thread writes while the slice lives
+/// (on the emulator a slice leaving the allocation is caught instead).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn device_slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::emu::check_access("device_slice", p as usize, 0, core::mem::size_of::<T>(), n);
+    // SAFETY: the caller's guarantee; in bounds checked above on the emulator.
+    unsafe { core::slice::from_raw_parts(p, n) }
+}
+
+/// [`device_slice`], mutable.
+///
+/// # Safety
+/// `p` must point to `n` initialised `T`s that no other thread reads or writes while
+/// the slice lives (on the emulator a slice leaving the allocation is caught instead).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn device_slice_mut<'a, T>(p: *mut T, n: usize) -> &'a mut [T] {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::emu::check_access(
+        "device_slice_mut",
+        p as usize,
+        0,
+        core::mem::size_of::<T>(),
+        n,
+    );
+    // SAFETY: the caller's guarantee; in bounds checked above on the emulator.
+    unsafe { core::slice::from_raw_parts_mut(p, n) }
+}
 
 /// `block_idx_x() * block_dim_x() + thread_idx_x()`.
 #[inline(always)]
@@ -65,7 +150,11 @@ macro_rules! atomic_u32 {
         /// # Safety
         /// `p` must be valid for reads and writes for the whole launch.
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name(p: *mut u32, v: u32) -> u32 {
+            host_point();
+            // SAFETY: the caller guarantees `p` is valid and aligned for the launch, and
+            // every access to it while the kernel runs is atomic.
             unsafe { AtomicU32::from_ptr(p) }.$method(v, Relaxed)
         }
     )*};
@@ -95,7 +184,11 @@ atomic_u32! {
 /// # Safety
 /// `p` must be valid for reads and writes for the whole launch.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn atomic_cas(p: *mut u32, compare: u32, new: u32) -> u32 {
+    host_point();
+    // SAFETY: the caller guarantees `p` is valid and aligned for the launch, and every
+    // access to it while the kernel runs is atomic.
     match unsafe { AtomicU32::from_ptr(p) }.compare_exchange(compare, new, Relaxed, Relaxed) {
         Ok(old) | Err(old) => old,
     }
@@ -106,7 +199,11 @@ pub unsafe fn atomic_cas(p: *mut u32, compare: u32, new: u32) -> u32 {
 /// # Safety
 /// `p` must be valid for reads and writes for the whole launch, 8-byte aligned.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn atomic_add_u64(p: *mut u64, v: u64) -> u64 {
+    host_point();
+    // SAFETY: the caller guarantees `p` is valid and aligned for the launch, and every
+    // access to it while the kernel runs is atomic.
     unsafe { AtomicU64::from_ptr(p) }.fetch_add(v, Relaxed)
 }
 
@@ -115,7 +212,11 @@ pub unsafe fn atomic_add_u64(p: *mut u64, v: u64) -> u64 {
 /// # Safety
 /// `p` must be valid for reads and writes for the whole launch, 8-byte aligned.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn atomic_max_u64(p: *mut u64, v: u64) -> u64 {
+    host_point();
+    // SAFETY: the caller guarantees `p` is valid and aligned for the launch, and every
+    // access to it while the kernel runs is atomic.
     unsafe { AtomicU64::from_ptr(p) }.fetch_max(v, Relaxed)
 }
 
@@ -126,6 +227,7 @@ pub fn global_timer() -> u64 {
     #[cfg(target_arch = "nvptx64")]
     {
         let r: u64;
+        // SAFETY: an instruction on registers only (no memory operand).
         unsafe { core::arch::asm!("mov.u64 {r}, %globaltimer;", r = out(reg64) r) };
         r
     }
@@ -142,7 +244,11 @@ pub fn global_timer() -> u64 {
 /// # Safety
 /// `p` must be valid for reads and writes for the whole launch, 8-byte aligned.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn atomic_cas_u64(p: *mut u64, compare: u64, new: u64) -> u64 {
+    host_point();
+    // SAFETY: the caller guarantees `p` is valid and aligned for the launch, and every
+    // access to it while the kernel runs is atomic.
     match unsafe { AtomicU64::from_ptr(p) }.compare_exchange(compare, new, Relaxed, Relaxed) {
         Ok(old) | Err(old) => old,
     }
@@ -153,7 +259,11 @@ pub unsafe fn atomic_cas_u64(p: *mut u64, compare: u64, new: u64) -> u64 {
 /// # Safety
 /// `p` must be valid for reads and writes for the whole launch, 8-byte aligned.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn atomic_exch_u64(p: *mut u64, v: u64) -> u64 {
+    host_point();
+    // SAFETY: the caller guarantees `p` is valid and aligned for the launch, and every
+    // access to it while the kernel runs is atomic.
     unsafe { AtomicU64::from_ptr(p) }.swap(v, Relaxed)
 }
 
@@ -165,10 +275,13 @@ pub unsafe fn atomic_exch_u64(p: *mut u64, v: u64) -> u64 {
 /// # Safety
 /// `p` must be valid for reads, 4-byte aligned (global, shared or mapped host memory).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn volatile_load_u32(p: *const u32) -> u32 {
+    host_point();
     #[cfg(target_arch = "nvptx64")]
     {
         let r: u32;
+        // SAFETY: the caller guarantees `p` is valid for reads and aligned.
         unsafe {
             core::arch::asm!("ld.volatile.u32 {r}, [{p}];", r = out(reg32) r, p = in(reg64) p)
         };
@@ -176,6 +289,8 @@ pub unsafe fn volatile_load_u32(p: *const u32) -> u32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
+        // SAFETY: the caller guarantees `p` is valid and aligned for the launch, and every
+        // access to it while the kernel runs is atomic.
         unsafe { AtomicU32::from_ptr(p as *mut u32) }.load(core::sync::atomic::Ordering::SeqCst)
     }
 }
@@ -185,10 +300,13 @@ pub unsafe fn volatile_load_u32(p: *const u32) -> u32 {
 /// # Safety
 /// `p` must be valid for reads, 8-byte aligned.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn volatile_load_u64(p: *const u64) -> u64 {
+    host_point();
     #[cfg(target_arch = "nvptx64")]
     {
         let r: u64;
+        // SAFETY: the caller guarantees `p` is valid for reads and aligned.
         unsafe {
             core::arch::asm!("ld.volatile.u64 {r}, [{p}];", r = out(reg64) r, p = in(reg64) p)
         };
@@ -196,6 +314,8 @@ pub unsafe fn volatile_load_u64(p: *const u64) -> u64 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
+        // SAFETY: the caller guarantees `p` is valid and aligned for the launch, and every
+        // access to it while the kernel runs is atomic.
         unsafe { AtomicU64::from_ptr(p as *mut u64) }.load(core::sync::atomic::Ordering::SeqCst)
     }
 }
@@ -206,12 +326,17 @@ pub unsafe fn volatile_load_u64(p: *const u64) -> u64 {
 /// # Safety
 /// `p` must be valid for writes, 4-byte aligned.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn volatile_store_u32(p: *mut u32, v: u32) {
+    host_point();
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller guarantees `p` is valid for writes and aligned.
     unsafe {
         core::arch::asm!("st.volatile.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v)
     };
     #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller guarantees `p` is valid and aligned for the launch, and every
+    // access to it while the kernel runs is atomic.
     unsafe { AtomicU32::from_ptr(p) }.store(v, core::sync::atomic::Ordering::SeqCst);
 }
 
@@ -220,13 +345,150 @@ pub unsafe fn volatile_store_u32(p: *mut u32, v: u32) {
 /// # Safety
 /// `p` must be valid for writes, 8-byte aligned.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn volatile_store_u64(p: *mut u64, v: u64) {
+    host_point();
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller guarantees `p` is valid for writes and aligned.
     unsafe {
         core::arch::asm!("st.volatile.u64 [{p}], {v};", p = in(reg64) p, v = in(reg64) v)
     };
     #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller guarantees `p` is valid and aligned for the launch, and every
+    // access to it while the kernel runs is atomic.
     unsafe { AtomicU64::from_ptr(p) }.store(v, core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Publishes a word to the host and the whole GPU: every earlier write of this thread
+/// becomes visible before it (`st.release.sys` on the GPU: one instruction instead of
+/// `membar.sys` and a store; a release store on the host emulator). The flag store of
+/// a result written to mapped host memory.
+///
+/// # Safety
+/// `p` must be valid for writes, 8-byte aligned.
+#[inline(always)]
+pub unsafe fn store_release_system_u64(p: *mut u64, v: u64) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        core::arch::asm!("st.release.sys.u64 [{p}], {v};", p = in(reg64) p, v = in(reg64) v)
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    unsafe { AtomicU64::from_ptr(p) }.store(v, core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Reads a word the host or another block publishes with a release store: no later
+/// read of this thread is satisfied before it (`ld.acquire.sys` on the GPU, never
+/// cached, never hoisted; an acquire load on the host emulator). The flag load of a
+/// spin loop, without a separate `membar.sys` once the flag is seen.
+///
+/// # Safety
+/// `p` must be valid for reads, 8-byte aligned (global or mapped host memory).
+#[inline(always)]
+pub unsafe fn load_acquire_system_u64(p: *const u64) -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: u64;
+        unsafe {
+            core::arch::asm!("ld.acquire.sys.u64 {r}, [{p}];", r = out(reg64) r, p = in(reg64) p)
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        unsafe { AtomicU64::from_ptr(p as *mut u64) }.load(core::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Reads a tagged pair `[tag, word]` (16-byte aligned) that another agent writes with
+/// [`volatile_store_pair`] or, on the host, word first and tag last: one 16-byte
+/// `ld.volatile.v2.u64` on the GPU, so that one transaction brings both (a request
+/// polled this way needs no second round trip over the bus); on the host emulator the
+/// tag then the word, each a sequentially consistent atomic load, so that a tag seen
+/// new vouches for its word.
+///
+/// # Safety
+/// `p` must be valid for reads of two words, 16-byte aligned.
+#[inline(always)]
+pub unsafe fn volatile_load_pair(p: *const u64) -> (u64, u64) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let (t, w): (u64, u64);
+        unsafe {
+            core::arch::asm!(
+                "ld.volatile.v2.u64 {{{t}, {w}}}, [{p}];",
+                t = out(reg64) t, w = out(reg64) w, p = in(reg64) p
+            )
+        };
+        (t, w)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let t = unsafe { AtomicU64::from_ptr(p as *mut u64) }
+            .load(core::sync::atomic::Ordering::SeqCst);
+        let w = unsafe { AtomicU64::from_ptr(p.add(1) as *mut u64) }
+            .load(core::sync::atomic::Ordering::SeqCst);
+        (t, w)
+    }
+}
+
+/// Writes a tagged pair `[tag, word]` (16-byte aligned) that other blocks read with
+/// [`volatile_load_pair`]: one 16-byte `st.volatile.v2.u64` on the GPU; on the host
+/// emulator the word, then the tag.
+///
+/// # Safety
+/// `p` must be valid for writes of two words, 16-byte aligned.
+#[inline(always)]
+pub unsafe fn volatile_store_pair(p: *mut u64, tag: u64, word: u64) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        core::arch::asm!(
+            "st.volatile.v2.u64 [{p}], {{{t}, {w}}};",
+            p = in(reg64) p, t = in(reg64) tag, w = in(reg64) word
+        )
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        unsafe { AtomicU64::from_ptr(p.add(1)) }.store(word, core::sync::atomic::Ordering::SeqCst);
+        unsafe { AtomicU64::from_ptr(p) }.store(tag, core::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// `*p += v` with release semantics at GPU scope and no result (`red.release.gpu.add`
+/// on the GPU: the block's arrival, which need not wait for the atomic's answer; a
+/// sequentially consistent add on the host emulator).
+///
+/// # Safety
+/// `p` must be valid for reads and writes, 4-byte aligned, in global memory.
+#[inline(always)]
+pub unsafe fn red_release_add(p: *mut u32, v: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    unsafe {
+        core::arch::asm!("red.release.gpu.add.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v)
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    unsafe { AtomicU32::from_ptr(p) }.fetch_add(v, core::sync::atomic::Ordering::SeqCst);
+}
+
+/// Reads a word that other blocks change with release operations
+/// ([`red_release_add`]), with acquire semantics at GPU scope (`ld.acquire.gpu`: never
+/// cached in L1, never hoisted; a sequentially consistent load on the host emulator).
+///
+/// # Safety
+/// `p` must be valid for reads, 4-byte aligned, in global memory.
+#[inline(always)]
+pub unsafe fn load_acquire_u32(p: *const u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let r: u32;
+        unsafe {
+            core::arch::asm!("ld.acquire.gpu.u32 {r}, [{p}];", r = out(reg32) r, p = in(reg64) p)
+        };
+        r
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        unsafe { AtomicU32::from_ptr(p as *mut u32) }.load(core::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 /// Square root (IEEE, correctly rounded).
@@ -235,6 +497,7 @@ pub fn sqrtf(x: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
     {
         let r: f32;
+        // SAFETY: an instruction on registers only (no memory operand).
         unsafe { core::arch::asm!("sqrt.rn.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x) };
         r
     }
@@ -250,6 +513,7 @@ pub fn floorf(x: f32) -> f32 {
     #[cfg(target_arch = "nvptx64")]
     {
         let r: f32;
+        // SAFETY: an instruction on registers only (no memory operand).
         unsafe { core::arch::asm!("cvt.rmi.f32.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x) };
         r
     }
@@ -269,6 +533,7 @@ mod gpu {
             #[doc = concat!("`", stringify!($intr), "` of the running thread.")]
             #[inline(always)]
             pub fn $name() -> u32 {
+                // SAFETY: a special-register read or `bar.sync`, valid in any kernel.
                 unsafe { nvptx::$intr() as u32 }
             }
         )*};
@@ -283,6 +548,7 @@ mod gpu {
     /// Block-wide barrier (`bar.sync 0`).
     #[inline(always)]
     pub fn sync_threads() {
+        // SAFETY: a special-register read or `bar.sync`, valid in any kernel.
         unsafe { nvptx::_syncthreads() }
     }
 
@@ -298,6 +564,7 @@ mod gpu {
     /// Orders this thread's memory accesses for every thread of the device (`membar.gl`).
     #[inline(always)]
     pub fn thread_fence() {
+        // SAFETY: an instruction on registers only (no memory operand).
         unsafe { core::arch::asm!("membar.gl;") }
     }
 
@@ -306,6 +573,7 @@ mod gpu {
     /// write of the flag that publishes it.
     #[inline(always)]
     pub fn fence_system() {
+        // SAFETY: an instruction on registers only (no memory operand).
         unsafe { core::arch::asm!("membar.sys;") }
     }
 
@@ -316,6 +584,7 @@ mod gpu {
     /// Orders this thread's memory accesses for the threads of its block (`membar.cta`).
     #[inline(always)]
     pub fn thread_fence_block() {
+        // SAFETY: an instruction on registers only (no memory operand).
         unsafe { core::arch::asm!("membar.cta;") }
     }
 
@@ -341,36 +610,50 @@ mod gpu {
     /// Bit `i` set iff lane `i` of the warp passed `true`.
     #[inline(always)]
     pub fn ballot(p: bool) -> u32 {
+        // SAFETY: a warp intrinsic with the full mask; every live lane of the warp
+        // calls it together (the prelude's documented rule).
         unsafe { vote_ballot(FULL, p) }
     }
     /// True iff some lane of the warp passed `true`.
     #[inline(always)]
     pub fn any_sync(p: bool) -> bool {
+        // SAFETY: a warp intrinsic with the full mask; every live lane of the warp
+        // calls it together (the prelude's documented rule).
         unsafe { vote_any(FULL, p) }
     }
     /// True iff every lane of the warp passed `true`.
     #[inline(always)]
     pub fn all_sync(p: bool) -> bool {
+        // SAFETY: a warp intrinsic with the full mask; every live lane of the warp
+        // calls it together (the prelude's documented rule).
         unsafe { vote_all(FULL, p) }
     }
     /// `v` of lane `src`.
     #[inline(always)]
     pub fn shfl(v: u32, src: u32) -> u32 {
+        // SAFETY: a warp intrinsic with the full mask; every live lane of the warp
+        // calls it together (the prelude's documented rule).
         unsafe { shfl_idx(FULL, v as i32, src as i32, 0x1f) as u32 }
     }
     /// `v` of lane `lane_id() ^ lane_mask`.
     #[inline(always)]
     pub fn shfl_xor(v: u32, lane_mask: u32) -> u32 {
+        // SAFETY: a warp intrinsic with the full mask; every live lane of the warp
+        // calls it together (the prelude's documented rule).
         unsafe { shfl_bfly(FULL, v as i32, lane_mask as i32, 0x1f) as u32 }
     }
     /// `v` of lane `lane_id() + delta`, or the caller's own `v` past the warp's end.
     #[inline(always)]
     pub fn shfl_down(v: u32, delta: u32) -> u32 {
+        // SAFETY: a warp intrinsic with the full mask; every live lane of the warp
+        // calls it together (the prelude's documented rule).
         unsafe { shfl_dn(FULL, v as i32, delta as i32, 0x1f) as u32 }
     }
     /// `v` of lane `lane_id() - delta`, or the caller's own `v` below lane 0.
     #[inline(always)]
     pub fn shfl_up(v: u32, delta: u32) -> u32 {
+        // SAFETY: a warp intrinsic with the full mask; every live lane of the warp
+        // calls it together (the prelude's documented rule).
         unsafe { shfl_u(FULL, v as i32, delta as i32, 0) as u32 }
     }
 }

@@ -1141,7 +1141,7 @@ kernel! {
     /// shared memory, appending to `list[p * k ..]` and `tally[p]`.
     /// [`PERSIST_EVENT_GRID`]: the same over its grid-stride share of the candidates
     /// listed by the request's four ranges of `cell_filters` (volatile loads: the
-    /// outside list grows between rounds). The round's last block copies the list
+    /// outside list grows between rounds). Block 0 (the answering block) copies the list
     /// (volatile loads) into the response slot in mapped host memory; status = its
     /// length.
     ///

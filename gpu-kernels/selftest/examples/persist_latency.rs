@@ -1,8 +1,7 @@
 //! `persist_latency [PINGS]`: the persistent-kernel protocol's own cost (issue 16),
 //! with `persistent_sum` and empty requests (the work is one store by one thread).
 //!
-//! For each grid (1 block; one per SM; two per SM), block size (256, 1024) and fetch
-//! mode (broadcast through device memory, or every block polling the host slot):
+//! For each grid (1 block; one per SM; two per SM) and block size (256, 1024):
 //! `PINGS` ping-pongs (submit, wait; default 20,000) give the end-to-end latency
 //! p50/p99/p99.9 in µs; then 8 requests in flight give the throughput; then the
 //! medians of the stage stamps (`global_timer`, see [`gpu_kernels::persist`]) of
@@ -18,13 +17,7 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
     v[((v.len() as f64 - 1.0) * p).round() as usize]
 }
 
-fn run(
-    dev: &Device,
-    grid: u32,
-    block: u32,
-    direct: bool,
-    pings: usize,
-) -> Result<String, GpuError> {
+fn run(dev: &Device, grid: u32, block: u32, pings: usize) -> Result<String, GpuError> {
     let cfg = RingConfig {
         slots: 8,
         req_words: 64,
@@ -32,7 +25,6 @@ fn run(
     };
     let stamped = pings.clamp(1, 2000);
     let mut ring = Ring::new(dev, cfg)?;
-    ring.set_direct(dev, direct)?;
     let stamps = dev.alloc::<u64>(stamped * STAMP_WORDS)?;
     // SAFETY: `stamps` lives until the end of this function, after `run.stop()`.
     unsafe { ring.set_stamps(dev, &stamps)? };
@@ -84,8 +76,7 @@ fn run(
     }
     let med = |v: &mut Vec<f64>| if v.is_empty() { f64::NAN } else { pct(v, 0.5) };
     Ok(format!(
-        "{grid},{block},{},{:.2},{:.2},{:.2},{:.0},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
-        if direct { "direct" } else { "broadcast" },
+        "{grid},{block},{:.2},{:.2},{:.2},{:.0},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
         pct(&mut lat, 0.5),
         pct(&mut lat, 0.99),
         pct(&mut lat, 0.999),
@@ -114,24 +105,15 @@ fn main() -> Result<(), GpuError> {
     let sms = dev.sm_count();
     println!("# device: {}, {sms} SMs; {pings} pings", dev.name());
     println!(
-        "grid,block,mode,p50_us,p99_us,p999_us,per_s_8_in_flight,\
-         bcast_us,in_shared_us,work_done_us,last_known_us,answered_us,completed_us"
+        "grid,block,p50_us,p99_us,p999_us,per_s_8_in_flight,\
+         bcast_us,in_shared_us,work_done_us,all_arrived_us,answered_us,poll_start_us"
     );
     let blocks = if dev.is_gpu() { [256, 1024] } else { [32, 64] };
     for grid in [1, sms, 2 * sms] {
         for block in blocks {
-            for direct in [false, true] {
-                // Every block polling the host: hundreds of µs per request on an H100
-                // with 132 blocks (measured 363 µs p50), so a few pings only.
-                let pings = if direct && grid > 1 {
-                    pings.min(500)
-                } else {
-                    pings
-                };
-                match run(&dev, grid, block, direct, pings) {
-                    Ok(line) => println!("{line}"),
-                    Err(e) => println!("{grid},{block},{direct},error: {e}"),
-                }
+            match run(&dev, grid, block, pings) {
+                Ok(line) => println!("{line}"),
+                Err(e) => println!("{grid},{block},error: {e}"),
             }
         }
     }

@@ -145,7 +145,7 @@ kernel! {
     /// until the stop request. For each request, every thread of the grid adds its
     /// grid-stride share of the payload words into `acc[round % 2]` (64-bit atomics,
     /// global memory), global thread 0 zeroing the other word for the next round; thread
-    /// 0 of the round's last block answers `[sum, round, blocks]` with the request's
+    /// 0 of block 0 answers `[sum, round, blocks]` with the request's
     /// kind as status (mapped host memory). Shared memory: the ring's
     /// ([`gpu_kernels::persist::shared_bytes`]).
     pub fn persistent_sum(
@@ -183,5 +183,126 @@ kernel! {
                 (r.kind, 3)
             },
         );
+    }
+}
+
+/// [`persist_probe`] flags: what one round does besides the poll and the answer.
+pub mod probe {
+    /// `membar.sys` once the request's `seq` is seen.
+    pub const FENCE_IN: u32 = 1;
+    /// The header read again after `seq` is seen (a second round trip over the bus).
+    pub const READ_AGAIN: u32 = 2;
+    /// `membar.sys` between the answer and its `seq` (else: a release store of `seq`).
+    pub const FENCE_OUT: u32 = 4;
+    /// Three block barriers, as [`gpu_kernels::persist::serve`] has around its stages.
+    pub const SYNC: u32 = 8;
+    /// An atomic add and `membar.gl` on a device word (the blocks' arrival).
+    pub const ATOMIC: u32 = 16;
+    /// Warp 0 polls the whole slot's first 32 words at once (else lane 0 polls `seq`
+    /// and the header).
+    pub const WARP: u32 = 32;
+    /// `seq` polled with `ld.acquire.sys` (else `ld.volatile`).
+    pub const ACQUIRE: u32 = 64;
+}
+
+kernel! {
+    /// A stripped persistent round trip, for measuring what each part of
+    /// [`gpu_kernels::persist::serve`] costs (example `persist_probe`): block 0 only
+    /// (other blocks return at once); round `r` waits for request `r + 1` in slot
+    /// `r % slots` of the ring's request slots (mapped host memory), per `flags`
+    /// ([`probe`]), then writes the answer `[r]` with the request's kind as status and
+    /// publishes its `seq`. A request of kind `u32::MAX` ends the kernel. `ctl` (device
+    /// memory) takes the atomic of [`probe::ATOMIC`]; `bcast` is not used.
+    pub fn persist_probe(
+        req: *const u64,
+        resp: *mut u64,
+        ctl: *mut u32,
+        bcast: *mut u64,
+        slots: u32,
+        req_words: u32,
+        resp_words: u32,
+        flags: u32,
+    ) {
+        let _ = bcast;
+        if block_idx_x() != 0 {
+            return;
+        }
+        let tid = thread_idx_x();
+        let sh = dynamic_shared::<u64>();
+        let req_stride = (2 + req_words) as usize;
+        let resp_stride = (2 + resp_words) as usize;
+        let mut round: u32 = 0;
+        loop {
+            let slot = req.add((round % slots) as usize * req_stride);
+            let want = round as u64 + 1;
+            if flags & probe::WARP != 0 {
+                if tid < 32 {
+                    let mut v;
+                    loop {
+                        v = if flags & probe::ACQUIRE != 0 && tid == 0 {
+                            load_acquire_system_u64(slot)
+                        } else {
+                            volatile_load_u64(slot.add(tid as usize))
+                        };
+                        if shfl(v as u32, 0) as u64 == want & 0xffff_ffff {
+                            break;
+                        }
+                    }
+                    let head = shfl(v as u32, 1) as u64 | (shfl((v >> 32) as u32, 1) as u64) << 32;
+                    if tid == 0 {
+                        *sh = head;
+                    }
+                }
+            } else if tid == 0 {
+                let mut head;
+                loop {
+                    let s = if flags & probe::ACQUIRE != 0 {
+                        load_acquire_system_u64(slot)
+                    } else {
+                        volatile_load_u64(slot)
+                    };
+                    head = volatile_load_u64(slot.add(1));
+                    if s == want {
+                        break;
+                    }
+                }
+                if flags & probe::FENCE_IN != 0 {
+                    fence_system();
+                }
+                if flags & probe::READ_AGAIN != 0 {
+                    head = volatile_load_u64(slot.add(1));
+                }
+                *sh = head;
+            }
+            if flags & probe::SYNC != 0 {
+                sync_threads();
+                sync_threads();
+            }
+            sync_threads();
+            let head = *sh;
+            if head as u32 == u32::MAX {
+                return;
+            }
+            if tid == 0 {
+                if flags & probe::ATOMIC != 0 {
+                    thread_fence();
+                    atomic_add(ctl.add(1), 1);
+                    thread_fence();
+                }
+                let out = resp.add((round % slots) as usize * resp_stride);
+                volatile_store_u64(out.add(2), round as u64);
+                volatile_store_u64(out.add(1), (head & 0xffff_ffff) | 1 << 32);
+                if flags & probe::FENCE_OUT != 0 {
+                    fence_system();
+                    volatile_store_u64(out, want);
+                } else {
+                    store_release_system_u64(out, want);
+                }
+            }
+            if flags & probe::SYNC != 0 {
+                sync_threads();
+            }
+            round = round.wrapping_add(1);
+        }
     }
 }
