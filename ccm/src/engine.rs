@@ -767,7 +767,7 @@ impl<'d> Ccm<'d> {
             )?,
             n => n.min(dev.resident_blocks(&ccm_kernels::ccm_persistent::KERNEL, lc, 64)?),
         };
-        let run = dev.launch_persistent(
+        let run = dev.launch_persistent_untyped(
             &ccm_kernels::ccm_persistent::KERNEL,
             lc,
             &args,
@@ -942,7 +942,7 @@ impl<'d> Ccm<'d> {
             block: [block, 1, 1],
             shared_bytes,
         };
-        dev.launch(kernel, cfg, args)?;
+        dev.launch_untyped(kernel, cfg, args)?;
         let t2 = Self::phase(dev, &mut timing, t1, |t, ms| t.kernel_ms = ms)?;
         if self.cfg.reset == Reset::InKernel {
             self.parity = idle;
@@ -1148,7 +1148,7 @@ impl<'d> Ccm<'d> {
             block: [block, 1, 1],
             shared_bytes: chunk * 8,
         };
-        dev.launch(
+        dev.launch_untyped(
             &ccm_kernels::ccm_match_batch::KERNEL,
             cfg,
             &[

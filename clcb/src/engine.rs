@@ -440,7 +440,7 @@ impl Engine {
     /// reads them.
     fn refresh_areas(&mut self) -> Result<(), EngineError> {
         if let Some(l) = self.latency.as_mut().filter(|l| l.stale) {
-            self.dev.launch(
+            self.dev.launch_untyped(
                 &clcb_kernels::unpack_areas::KERNEL,
                 LaunchConfig::linear(self.n.max(1), BLOCK),
                 &[
@@ -574,7 +574,7 @@ impl Engine {
         dev.write(&mut self.input, 0, &self.words)?;
         let m1 = mark(timing)?;
         // S1a + S1b: Loc.
-        dev.launch(
+        dev.launch_untyped(
             &clcb_kernels::loc::KERNEL,
             LaunchConfig::linear(self.n, BLOCK),
             &[
@@ -600,7 +600,7 @@ impl Engine {
                 block: [BLOCK, 1, 1],
                 shared_bytes: std::mem::size_of::<clcb_kernels::DevAttr>() as u32,
             };
-            dev.launch(
+            dev.launch_untyped(
                 &clcb_kernels::cont::KERNEL,
                 cfg,
                 &[
@@ -619,7 +619,7 @@ impl Engine {
         }
         let m3 = mark(timing)?;
         // S2a: Zip.
-        dev.launch(
+        dev.launch_untyped(
             &clcb_kernels::zip::KERNEL,
             LaunchConfig::linear(self.k, BLOCK),
             &[self.k.into(), self.subs_bv.arg(), self.subs_out.arg()],
@@ -726,7 +726,7 @@ impl Engine {
         } else {
             None
         };
-        dev.launch(
+        dev.launch_untyped(
             kernel,
             LaunchConfig::linear(threads, BLOCK).with_shared(shared),
             &args,
@@ -793,7 +793,7 @@ impl Engine {
         dev.write(&mut self.input, 0, &self.words)?;
         let m1 = mark(timing)?;
         let p = g.parity as usize;
-        dev.launch(
+        dev.launch_untyped(
             &clcb_kernels::grid_match::KERNEL,
             LaunchConfig::linear(total, BLOCK),
             &[
@@ -820,7 +820,7 @@ impl Engine {
             ],
         )?;
         let m2 = mark(timing)?;
-        dev.launch(
+        dev.launch_untyped(
             &clcb_kernels::grid_reset::KERNEL,
             LaunchConfig::linear(total, BLOCK),
             &[
@@ -964,7 +964,7 @@ impl Engine {
         loop {
             let cap = ((b.pairs.len() - 1) / 2) as u32;
             match &self.grid {
-                None => dev.launch(
+                None => dev.launch_untyped(
                     &clcb_kernels::match_batch::KERNEL,
                     LaunchConfig::linear(self.n, BLOCK)
                         .with_shared(clcb_kernels::batch_shared_bytes(m)),
@@ -985,7 +985,7 @@ impl Engine {
                         b.pairs.arg(),
                     ],
                 )?,
-                Some(g) => dev.launch(
+                Some(g) => dev.launch_untyped(
                     &clcb_kernels::grid_batch::KERNEL,
                     LaunchConfig {
                         grid: [widest.div_ceil(BLOCK), m, 1],
@@ -1010,7 +1010,7 @@ impl Engine {
                     ],
                 )?,
             }
-            dev.launch(
+            dev.launch_untyped(
                 &clcb_kernels::zip_batch::KERNEL,
                 LaunchConfig {
                     grid: [words_per_event.div_ceil(BLOCK), m, 1],
@@ -1098,7 +1098,7 @@ impl Engine {
         if self.latency.is_some() {
             return self.move_area_packed(m);
         }
-        self.dev.launch(
+        self.dev.launch_untyped(
             &clcb_kernels::move_area::KERNEL,
             LaunchConfig::linear(1, 32),
             &[
@@ -1180,7 +1180,7 @@ impl Engine {
         if let Some(l) = &self.latency {
             // Low-latency mode: `Areas` too (`FPos` and `SqDist` of other filters may
             // still lag: `stale` stays as it is).
-            self.dev.launch(
+            self.dev.launch_untyped(
                 &clcb_kernels::move_areas_packed::KERNEL,
                 LaunchConfig::linear(moves.len() as u32, BLOCK),
                 &[
@@ -1196,7 +1196,7 @@ impl Engine {
             }
             return Ok(());
         }
-        self.dev.launch(
+        self.dev.launch_untyped(
             &clcb_kernels::move_areas::KERNEL,
             LaunchConfig::linear(moves.len() as u32, BLOCK),
             &[
@@ -1414,7 +1414,7 @@ impl Engine {
         // block per SM is enough (fewer blocks to broadcast to and to count in).
         let per_sm = if self.grid.is_some() { 1 } else { 4 };
         let blocks = dev.resident_blocks(&clcb_kernels::clcb_persistent::KERNEL, lc, per_sm)?;
-        let run = dev.launch_persistent(
+        let run = dev.launch_persistent_untyped(
             &clcb_kernels::clcb_persistent::KERNEL,
             lc,
             &args,

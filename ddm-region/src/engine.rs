@@ -555,8 +555,8 @@ impl<'d> Engine<'d> {
                     n.into(),
                 ];
                 self.dev
-                    .launch(&unmap_regions::KERNEL, Self::linear(n), &args)?;
-                self.dev.launch(
+                    .launch_untyped(&unmap_regions::KERNEL, Self::linear(n), &args)?;
+                self.dev.launch_untyped(
                     &compact_cells::KERNEL,
                     Self::linear(g.host.n_cells * 2),
                     &[g.table.arg()],
@@ -570,7 +570,7 @@ impl<'d> Engine<'d> {
                     0u32.into(),
                 ];
                 self.dev
-                    .launch(&map_regions::KERNEL, Self::linear(n), &args)?;
+                    .launch_untyped(&map_regions::KERNEL, Self::linear(n), &args)?;
                 self.match_grid(n)?;
                 self.finish(staged, want_pairs)
             }
@@ -581,7 +581,7 @@ impl<'d> Engine<'d> {
     /// `records`: the staged records (before commit) or their device copy (after).
     fn clear(&self, n: u32, records: Arg) -> Result<(), DdmError> {
         let cfg = LaunchConfig::linear(n * 32, BLOCK);
-        self.dev.launch(
+        self.dev.launch_untyped(
             &clear_overlaps::KERNEL,
             cfg,
             &[self.table.arg(), records, n.into()],
@@ -608,7 +608,7 @@ impl<'d> Engine<'d> {
             self.updates.arg(),
         ];
         self.dev
-            .launch(&commit_updates::KERNEL, Self::linear(n), &args)?;
+            .launch_untyped(&commit_updates::KERNEL, Self::linear(n), &args)?;
         Ok(())
     }
 
@@ -644,7 +644,7 @@ impl<'d> Engine<'d> {
                 Slices::Exactly(k) => k,
             }
             .clamp(1, 65535);
-            self.dev.launch(&match_region::KERNEL, cfg, &args)?;
+            self.dev.launch_untyped(&match_region::KERNEL, cfg, &args)?;
         }
         Ok(())
     }
@@ -660,7 +660,7 @@ impl<'d> Engine<'d> {
             self.epoch.into(),
         ];
         self.dev
-            .launch(&match_grid::KERNEL, Self::linear(n), &args)?;
+            .launch_untyped(&match_grid::KERNEL, Self::linear(n), &args)?;
         Ok(())
     }
 
@@ -714,7 +714,7 @@ impl<'d> Engine<'d> {
                     1u32.into(),
                 ];
                 self.dev
-                    .launch(&map_regions::KERNEL, Self::linear(all), &args)?;
+                    .launch_untyped(&map_regions::KERNEL, Self::linear(all), &args)?;
             }
             self.dev.write(&mut self.status, 0, &[0u64])?;
             self.clear(n, self.updates.arg())?;
@@ -794,7 +794,7 @@ impl<'d> Engine<'d> {
                     window.into(),
                 ];
                 self.dev
-                    .launch(&sweep_emit::KERNEL, Self::linear(threads), &args)
+                    .launch_untyped(&sweep_emit::KERNEL, Self::linear(threads), &args)
             })?;
             self.dev.read_into(out, 0, &mut host[..len as usize])?;
             f(&host[..len as usize]);
@@ -834,7 +834,7 @@ impl<'d> Engine<'d> {
                 s.total.arg(),
             ];
             self.dev
-                .launch(&sweep_count::KERNEL, Self::linear(threads), &args)
+                .launch_untyped(&sweep_count::KERNEL, Self::linear(threads), &args)
         })?;
         Ok(self.dev.read(&s.total)?[0])
     }
@@ -899,7 +899,7 @@ impl<'d> Engine<'d> {
                 s.pub_keys.arg(),
                 s.pub_vals.arg(),
             ];
-            dev.launch(&sweep_keys::KERNEL, Self::linear(np), &args)?;
+            dev.launch_untyped(&sweep_keys::KERNEL, Self::linear(np), &args)?;
             radix_sort(
                 dev,
                 [&s.pub_keys, &s.pub_vals, &s.pub_tmp_keys, &s.pub_tmp_vals],
@@ -921,7 +921,7 @@ impl<'d> Engine<'d> {
                 s.sub_keys.arg(),
                 s.sub_vals.arg(),
             ];
-            dev.launch(&sweep_keys::KERNEL, Self::linear(ns), &args)?;
+            dev.launch_untyped(&sweep_keys::KERNEL, Self::linear(ns), &args)?;
             radix_sort(
                 dev,
                 [&s.sub_keys, &s.sub_vals, &s.sub_tmp_keys, &s.sub_tmp_vals],
@@ -946,7 +946,7 @@ impl<'d> Engine<'d> {
             s.begin.arg(),
             s.offsets.arg(),
         ];
-        dev.launch(&sweep_tasks::KERNEL, Self::linear(tasks), &args)?;
+        dev.launch_untyped(&sweep_tasks::KERNEL, Self::linear(tasks), &args)?;
         exclusive_scan(dev, &s.offsets, tasks as u64, &s.sums, &s.total)?;
         let work_total = dev.read(&s.total)?[0];
         let chunk = 32u64.max(work_total.div_ceil(1 << 26));
@@ -981,7 +981,7 @@ impl<'d> Engine<'d> {
                 s.per_chunk.arg(),
                 s.total.arg(),
             ];
-            dev.launch(&sweep_count::KERNEL, Self::linear(threads), &args)
+            dev.launch_untyped(&sweep_count::KERNEL, Self::linear(threads), &args)
         })?;
         exclusive_scan(dev, &s.per_chunk, n_chunks, &s.sums, &s.total)?;
         let pairs_total = dev.read(&s.total)?[0];
@@ -1000,7 +1000,7 @@ fn exclusive_scan(
     let shared = SCAN_BLOCK * 8;
     if n <= 4 * SCAN_TILE as u64 {
         // Small: one block scans it all, each thread a contiguous chunk.
-        return dev.launch(
+        return dev.launch_untyped(
             &scan_top::KERNEL,
             LaunchConfig::blocks(1, SCAN_BLOCK, shared),
             &[buf.arg(), n.into(), total.arg()],
@@ -1009,17 +1009,17 @@ fn exclusive_scan(
     let blocks = n.div_ceil(SCAN_TILE as u64).max(1);
     assert!(sums.len() as u64 >= blocks, "scan scratch too small");
     let cfg = LaunchConfig::blocks(blocks as u32, SCAN_BLOCK, shared);
-    dev.launch(
+    dev.launch_untyped(
         &scan_reduce::KERNEL,
         cfg,
         &[buf.arg(), n.into(), sums.arg()],
     )?;
-    dev.launch(
+    dev.launch_untyped(
         &scan_top::KERNEL,
         LaunchConfig::blocks(1, SCAN_BLOCK, shared),
         &[sums.arg(), blocks.into(), total.arg()],
     )?;
-    dev.launch(
+    dev.launch_untyped(
         &scan_down::KERNEL,
         cfg,
         &[buf.arg(), buf.arg(), n.into(), sums.arg()],
@@ -1047,7 +1047,7 @@ fn radix_sort(
             (tmp_keys, tmp_vals, keys, vals)
         };
         let cfg = LaunchConfig::blocks(blocks, RADIX_BLOCK, RADIX_BLOCK * 4);
-        dev.launch(
+        dev.launch_untyped(
             &radix_hist::KERNEL,
             cfg,
             &[ki.arg(), n.into(), shift.into(), hist.arg(), blocks.into()],
@@ -1064,7 +1064,7 @@ fn radix_sort(
             hist.arg(),
             blocks.into(),
         ];
-        dev.launch(&radix_scatter::KERNEL, cfg, &args)?;
+        dev.launch_untyped(&radix_scatter::KERNEL, cfg, &args)?;
     }
     Ok(())
 }

@@ -241,13 +241,14 @@ impl Gpu {
         self.bind()?;
         let f = self.function(name, cfg.shared_bytes)?;
         let mut slots = arg_slots(args);
-        let mut params: Vec<*mut c_void> = slots
-            .iter_mut()
-            .map(|s| s as *mut u64 as *mut c_void)
-            .collect();
+        let mut params = param_ptrs(args, &mut slots);
         *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner()) = name;
         let g = cfg.grid;
         let b = cfg.block;
+        // SAFETY: `f` is a function of the loaded module; `params` holds one pointer per
+        // kernel parameter (the count was checked by `Device::launch`, the types by its
+        // caller), each to a value of the parameter's size (an 8-byte slot, or a struct's
+        // bytes) that outlives the call, which copies them.
         unsafe {
             result::launch_kernel(
                 f,
@@ -343,10 +344,7 @@ impl Gpu {
         }
         let stream = self.ctx.new_stream().map_err(driver("creating a stream"))?;
         let mut slots = arg_slots(args);
-        let mut params: Vec<*mut c_void> = slots
-            .iter_mut()
-            .map(|s| s as *mut u64 as *mut c_void)
-            .collect();
+        let mut params = param_ptrs(args, &mut slots);
         *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner()) = name;
         let b = cfg.block;
         // SAFETY: `params` holds one 8-byte slot per kernel parameter (the count was
@@ -396,7 +394,7 @@ impl Gpu {
             cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut dptr, host as *mut c_void, 0)
         };
         if let Err(e) = r.result() {
-            free_host(&self.ctx, host);
+            free_host(&self.ctx, host, false);
             return Err(GpuError::Driver {
                 what: "cuMemHostGetDevicePointer".into(),
                 message: e.to_string(),
@@ -421,8 +419,9 @@ impl Gpu {
     }
 }
 
-/// Each argument in its own 8-byte slot; cuLaunchKernel reads each parameter's size from
-/// the slot's start (little-endian, so 4-byte values sit in the low half).
+/// Each scalar argument in its own 8-byte slot; cuLaunchKernel reads each parameter's
+/// size from the slot's start (little-endian, so 4-byte values sit in the low half). A
+/// struct's slot is unused (its bytes are passed in place).
 fn arg_slots(args: &[Arg]) -> Vec<u64> {
     args.iter()
         .map(|a| match *a {
@@ -432,6 +431,20 @@ fn arg_slots(args: &[Arg]) -> Vec<u64> {
             Arg::I64(v) => v as u64,
             Arg::F32(v) => v.to_bits() as u64,
             Arg::F64(v) => v.to_bits(),
+            Arg::Struct(_) => 0,
+        })
+        .collect()
+}
+
+/// `cuLaunchKernel`'s parameter array: per argument, a pointer to its slot, or to a
+/// struct's bytes (which the driver copies into the parameter space whole, as CUDA C++
+/// passes a struct by value). Valid while `args` and `slots` are, unmoved.
+fn param_ptrs(args: &[Arg], slots: &mut [u64]) -> Vec<*mut c_void> {
+    args.iter()
+        .zip(slots.iter_mut())
+        .map(|(a, s)| match a {
+            Arg::Struct(st) => st.as_ptr() as *mut c_void,
+            _ => s as *mut u64 as *mut c_void,
         })
         .collect()
 }
@@ -464,9 +477,16 @@ impl PersistentStream {
     }
 }
 
-/// Frees memory from [`Gpu::alloc_host`] (errors at teardown are not actionable).
-pub(crate) fn free_host(ctx: &Arc<CudaContext>, host: *mut u8) {
+/// Frees memory from [`Gpu::alloc_host`] (errors at teardown are not actionable),
+/// after waiting for the context's work when a launch may still use it (`busy`).
+pub(crate) fn free_host(ctx: &Arc<CudaContext>, host: *mut u8, busy: bool) {
     let _ = ctx.bind_to_thread();
+    if busy {
+        let _ = ctx.synchronize();
+    }
+    // SAFETY: `host` came from `cuMemHostAlloc` in this context and is freed once (by
+    // the owning `HostBuffer`'s drop, or on `alloc_host`'s error path); no queued
+    // launch uses it any more (waited for above when one may).
     let _ = unsafe { result::free_host(host as *mut c_void) };
 }
 

@@ -3,10 +3,13 @@
 
 use std::alloc::Layout;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
+
+use crate::params::{DevPtr, DevPtrMut, KernelStruct};
 
 /// Errors of the GPU and the emulator. Every variant says what to do or what broke.
 #[derive(Debug, thiserror::Error)]
@@ -49,8 +52,13 @@ pub enum GpuError {
     },
 }
 
-/// A kernel argument: a buffer's address (plus offset) or a scalar.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// An untyped kernel argument: a buffer's address (plus offset), a scalar, or the bytes
+/// of a [`KernelStruct`] passed by value.
+///
+/// Only the unsafe raw launches ([`Device::launch`], [`Device::launch_persistent`])
+/// take these; the typed launcher `name::launch` that [`kernel!`](crate::kernel)
+/// generates for each kernel builds them from typed values.
+#[derive(Clone, Debug, PartialEq)]
 pub enum Arg {
     Ptr(u64),
     U32(u32),
@@ -59,6 +67,46 @@ pub enum Arg {
     I64(i64),
     F32(f32),
     F64(f64),
+    Struct(StructArg),
+}
+
+/// The bytes of a [`KernelStruct`] parameter and its type's name (checked by the
+/// emulator). Built by the typed launchers only.
+#[derive(Clone)]
+pub struct StructArg {
+    ty: &'static str,
+    /// The struct's bytes, padding included (hence `MaybeUninit`).
+    bytes: Box<[MaybeUninit<u8>]>,
+}
+
+impl StructArg {
+    /// The struct's size in bytes.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+    /// True for a zero-sized struct.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn as_ptr(&self) -> *const u8 {
+        self.bytes.as_ptr() as *const u8
+    }
+}
+
+impl std::fmt::Debug for StructArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({} bytes)", self.ty, self.bytes.len())
+    }
+}
+
+/// Two struct arguments are equal when they are the same bytes of the same type
+/// (padding bytes, which may be uninitialised, are never compared: equal only when
+/// they are the same allocation).
+impl PartialEq for StructArg {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self.bytes.as_ptr(), other.bytes.as_ptr())
+    }
 }
 
 macro_rules! arg_from {
@@ -66,12 +114,20 @@ macro_rules! arg_from {
         impl From<$t> for Arg {
             fn from(x: $t) -> Arg { Arg::$v(x) }
         }
-        impl KernelParam for $t {
+        // SAFETY: a scalar is passed as itself (`Arg::$v`), the value the kernel declares.
+        unsafe impl KernelParam for $t {
+            type Host<'a> = $t;
             fn decode(args: &[Arg], next: &mut usize, name: &str) -> Result<Self, String> {
                 match take(args, next, name)? {
                     Arg::$v(x) => Ok(x),
                     other => Err(format!("parameter `{name}` is {}, got {other:?}", stringify!($t))),
                 }
+            }
+            fn push<'a>(h: $t, l: &mut Launch<'a>)
+            where
+                $t: 'a,
+            {
+                l.args.push(Arg::$v(h));
             }
         }
     )*};
@@ -81,28 +137,277 @@ arg_from!(u32 => U32, i32 => I32, u64 => U64, i64 => I64, f32 => F32, f64 => F64
 fn take(args: &[Arg], next: &mut usize, name: &str) -> Result<Arg, String> {
     let a = args
         .get(*next)
-        .copied()
+        .cloned()
         .ok_or_else(|| format!("parameter `{name}` missing"))?;
     *next += 1;
     Ok(a)
 }
 
-/// A kernel parameter type the emulator can decode from an [`Arg`] (with a type check).
-pub trait KernelParam: Sized {
+/// A kernel parameter type: what the host passes for it (`Host`), how the emulator
+/// decodes it from an [`Arg`] (with a type check), and how a typed launch encodes it.
+///
+/// | kernel parameter | the typed launcher takes |
+/// | --- | --- |
+/// | `*const T` | [`In<'_, T>`]: `&Buffer<T>`, `&HostBuffer<T>`, `buf.at(offset)` |
+/// | `*mut T` | [`Out<'_, T>`]: `&Buffer<T>` or `&mut Buffer<T>`, `&mut HostBuffer<T>`, `buf.at_mut(offset)` |
+/// | `u32 i32 u64 i64 f32 f64` | the scalar |
+/// | a [`KernelStruct`] `S` | `S::Host<'_>` (the struct, borrowing the buffers it points into) |
+///
+/// # Safety
+/// `push` must push exactly one [`Arg`] that the kernel's parameter of type `Self`
+/// reads as a valid value (on the GPU and through `decode` on the emulator), and a
+/// pointer only into memory that `Host<'a>` keeps alive for `'a`. Implemented by
+/// `gpu-kernels` for the types above; a kernel crate implements [`KernelStruct`]
+/// instead.
+pub unsafe trait KernelParam: Sized {
+    /// What the typed launcher takes for a parameter of this type.
+    type Host<'a>
+    where
+        Self: 'a;
+    /// Decodes the parameter `name` from `args[*next]` (emulator), advancing `next`.
     fn decode(args: &[Arg], next: &mut usize, name: &str) -> Result<Self, String>;
+    /// Encodes the host value as the launch's next argument.
+    fn push<'a>(h: Self::Host<'a>, l: &mut Launch<'a>)
+    where
+        Self: 'a;
 }
 
-impl<T> KernelParam for *const T {
+// SAFETY: the launcher takes an `In<'a, T>`, made only from a live buffer of `T`s
+// (or a view inside one), whose address it pushes.
+unsafe impl<T> KernelParam for *const T {
+    type Host<'a>
+        = In<'a, T>
+    where
+        T: 'a;
     fn decode(args: &[Arg], next: &mut usize, name: &str) -> Result<Self, String> {
         match take(args, next, name)? {
             Arg::Ptr(p) => Ok(p as usize as *const T),
             other => Err(format!("parameter `{name}` is a pointer, got {other:?}")),
         }
     }
+    fn push<'a>(h: In<'a, T>, l: &mut Launch<'a>)
+    where
+        T: 'a,
+    {
+        l.args.push(Arg::Ptr(h.addr));
+        l.host.extend(h.stamp);
+    }
 }
-impl<T> KernelParam for *mut T {
+// SAFETY: as for `*const T`, with an `Out<'a, T>` (device memory from a shared borrow,
+// mapped host memory from an exclusive one).
+unsafe impl<T> KernelParam for *mut T {
+    type Host<'a>
+        = Out<'a, T>
+    where
+        T: 'a;
     fn decode(args: &[Arg], next: &mut usize, name: &str) -> Result<Self, String> {
         <*const T>::decode(args, next, name).map(|p| p as *mut T)
+    }
+    fn push<'a>(h: Out<'a, T>, l: &mut Launch<'a>)
+    where
+        T: 'a,
+    {
+        l.args.push(Arg::Ptr(h.addr));
+        l.host.extend(h.stamp);
+    }
+}
+// SAFETY: the struct's bytes are pushed whole; `KernelStruct`'s contract makes them a
+// valid `S` (same layout as `S::Host<'a>`), and its device pointers come from buffers
+// borrowed for `'a`. The emulator checks the type name and the size.
+unsafe impl<S: KernelStruct> KernelParam for S {
+    type Host<'a> = S::Host<'a>;
+    fn decode(args: &[Arg], next: &mut usize, name: &str) -> Result<Self, String> {
+        let want = std::any::type_name::<S>();
+        match take(args, next, name)? {
+            Arg::Struct(s) if s.ty == want && s.bytes.len() == std::mem::size_of::<S>() => {
+                // SAFETY: the bytes are those of an `S::Host<'_>`, of `S`'s layout (the
+                // `KernelStruct` contract; the size is checked above); an unaligned read
+                // because the byte buffer has no alignment.
+                Ok(unsafe { std::ptr::read_unaligned(s.bytes.as_ptr() as *const S) })
+            }
+            other => Err(format!(
+                "parameter `{name}` is the struct {want}, got {other:?}"
+            )),
+        }
+    }
+    fn push<'a>(h: S::Host<'a>, l: &mut Launch<'a>)
+    where
+        S: 'a,
+    {
+        let size = std::mem::size_of::<S::Host<'a>>();
+        assert_eq!(
+            size,
+            std::mem::size_of::<S>(),
+            "KernelStruct {}: Host<'a> differs in size",
+            std::any::type_name::<S>()
+        );
+        let mut bytes = vec![MaybeUninit::<u8>::uninit(); size].into_boxed_slice();
+        // SAFETY: copies `size` bytes of `h` (padding included, as `MaybeUninit`) into a
+        // buffer of `size` bytes; the two do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                &h as *const S::Host<'a> as *const MaybeUninit<u8>,
+                bytes.as_mut_ptr(),
+                size,
+            )
+        };
+        l.args.push(Arg::Struct(StructArg {
+            ty: std::any::type_name::<S>(),
+            bytes,
+        }));
+    }
+}
+
+/// A read-only view of `T`s in device memory or mapped host memory, for a `*const T`
+/// kernel parameter: made from `&Buffer<T>`, `&HostBuffer<T>` (`.into()`, or passed as
+/// is to a typed launcher), or `buf.at(offset)`. It borrows the buffer for `'a`.
+pub struct In<'a, T> {
+    addr: u64,
+    len: usize,
+    /// The stamp of a mapped host buffer, set when a launch uses it.
+    stamp: Option<&'a AtomicU64>,
+    _t: PhantomData<&'a [T]>,
+}
+
+/// A read-write view of `T`s for a `*mut T` kernel parameter: made from `&Buffer<T>`
+/// or `&mut Buffer<T>` (device memory, which no Rust reference on the host points into,
+/// so one buffer may be passed twice), from `&mut HostBuffer<T>` (mapped host memory,
+/// which the host reads through slices: exclusive), or `buf.at_mut(offset)`.
+pub struct Out<'a, T> {
+    addr: u64,
+    len: usize,
+    stamp: Option<&'a AtomicU64>,
+    _t: PhantomData<&'a [T]>,
+}
+
+impl<T> In<'_, T> {
+    /// Elements from the view's start to the buffer's end.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+impl<T> Out<'_, T> {
+    /// Elements from the view's start to the buffer's end.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The view of `len - offset` elements at element `offset` of a buffer at `addr`.
+fn view_at<T>(addr: u64, len: usize, offset: usize) -> (u64, usize) {
+    assert!(offset <= len, "view at({offset}) past a buffer of {len}");
+    (
+        addr + (offset * std::mem::size_of::<T>()) as u64,
+        len - offset,
+    )
+}
+
+impl<'a, T> From<&'a Buffer<T>> for In<'a, T> {
+    fn from(b: &'a Buffer<T>) -> Self {
+        b.at(0)
+    }
+}
+impl<'a, T> From<&'a mut Buffer<T>> for In<'a, T> {
+    fn from(b: &'a mut Buffer<T>) -> Self {
+        b.at(0)
+    }
+}
+impl<'a, T> From<&'a Buffer<T>> for Out<'a, T> {
+    fn from(b: &'a Buffer<T>) -> Self {
+        b.at_mut(0)
+    }
+}
+impl<'a, T> From<&'a mut Buffer<T>> for Out<'a, T> {
+    fn from(b: &'a mut Buffer<T>) -> Self {
+        b.at_mut(0)
+    }
+}
+impl<'a, T> From<&'a HostBuffer<T>> for In<'a, T> {
+    fn from(b: &'a HostBuffer<T>) -> Self {
+        b.at(0)
+    }
+}
+impl<'a, T> From<&'a mut HostBuffer<T>> for In<'a, T> {
+    fn from(b: &'a mut HostBuffer<T>) -> Self {
+        b.at(0)
+    }
+}
+impl<'a, T> From<&'a mut HostBuffer<T>> for Out<'a, T> {
+    fn from(b: &'a mut HostBuffer<T>) -> Self {
+        b.at_mut(0)
+    }
+}
+
+/// What a typed launcher accepts for a parameter whose host type is `H`: `H` itself, or
+/// a buffer borrow that makes one (`&Buffer<T>` for [`In`] or [`Out`], `&mut Buffer<T>`
+/// for either, `&HostBuffer<T>` for [`In`], `&mut HostBuffer<T>` for either). A trait of
+/// its own rather than `Into`, so that an integer literal passed for a `u32` parameter
+/// is a `u32` (there is one implementation for integers: the identity).
+pub trait ToParam<H> {
+    fn to_param(self) -> H;
+}
+impl<H> ToParam<H> for H {
+    fn to_param(self) -> H {
+        self
+    }
+}
+macro_rules! to_param {
+    ($($src:ty => $view:ident),*) => {$(
+        impl<'a, T> ToParam<$view<'a, T>> for $src {
+            fn to_param(self) -> $view<'a, T> {
+                self.into()
+            }
+        }
+    )*};
+}
+to_param!(
+    &'a Buffer<T> => In, &'a mut Buffer<T> => In, &'a Buffer<T> => Out, &'a mut Buffer<T> => Out,
+    &'a HostBuffer<T> => In, &'a mut HostBuffer<T> => In, &'a mut HostBuffer<T> => Out
+);
+
+/// The arguments of one typed launch, built by the launcher `name::launch` that
+/// [`kernel!`](crate::kernel) generates. Not for use by hand.
+#[doc(hidden)]
+pub struct Launch<'a> {
+    dev: &'a Device,
+    args: Vec<Arg>,
+    /// The stamps of the mapped host buffers the launch uses.
+    host: Vec<&'a AtomicU64>,
+}
+
+impl<'a> Launch<'a> {
+    #[doc(hidden)]
+    pub fn new(dev: &'a Device, params: usize) -> Self {
+        Launch {
+            dev,
+            args: Vec::with_capacity(params),
+            host: Vec::new(),
+        }
+    }
+
+    /// Launches `kernel` with the arguments pushed, then stamps the mapped host buffers
+    /// the launch uses with its sequence number (after the launch: a synchronisation
+    /// racing with it then reads an older count, which errs on the safe side).
+    ///
+    /// # Safety
+    /// The arguments must have been pushed by `KernelParam::push` of `kernel`'s own
+    /// parameter types, in order (what the generated launcher does).
+    #[doc(hidden)]
+    pub unsafe fn run(self, kernel: &Kernel, cfg: LaunchConfig) -> Result<(), GpuError> {
+        // SAFETY: the caller's contract: each argument is of its parameter's type and
+        // points into memory borrowed for the launch (`KernelParam`'s contract).
+        let r = unsafe { self.dev.launch(kernel, cfg, &self.args) };
+        let seq = self.dev.clock.launched.fetch_add(1, Ordering::SeqCst) + 1;
+        for s in self.host {
+            s.fetch_max(seq, Ordering::SeqCst);
+        }
+        r
     }
 }
 
@@ -234,6 +539,24 @@ pub(crate) enum Backend {
 pub struct Device {
     pub(crate) backend: Backend,
     allocated: Arc<AtomicUsize>,
+    clock: Arc<Clock>,
+}
+
+/// Launch and synchronisation counts of a device, which its mapped host buffers share:
+/// a [`HostBuffer`] used by launch number `n` may be read by the host once a
+/// synchronisation that began after launch `n` was queued has ended (`synced >= n`).
+#[derive(Default)]
+pub(crate) struct Clock {
+    /// Typed launches queued so far.
+    launched: AtomicU64,
+    /// `launched` as read at the start of the last completed synchronisation.
+    synced: AtomicU64,
+}
+
+impl Clock {
+    fn idle(&self, stamp: &AtomicU64) -> bool {
+        stamp.load(Ordering::SeqCst) <= self.synced.load(Ordering::SeqCst)
+    }
 }
 
 pub(crate) enum Mem {
@@ -246,6 +569,19 @@ pub(crate) enum Mem {
 }
 
 /// `len` values of `T` in a device's memory (host memory for the emulator).
+///
+/// Kernels get it as a typed view: `&buf` (or [`Buffer::at`]) for a `*const T`
+/// parameter, `&buf`, `&mut buf` or [`Buffer::at_mut`] for a `*mut T` one, and
+/// [`Buffer::dev_ptr`] / [`Buffer::dev_ptr_mut`] inside a parameter struct. The host
+/// never holds a Rust reference into device memory: it copies in and out through the
+/// [`Device`] ([`Device::write`], [`Device::read`]), in stream order with the launches.
+///
+/// Dropping a buffer while a kernel that uses it may still run is safe: on the GPU the
+/// memory is released in stream order (cudarc frees a `CudaSlice` with `cuMemFreeAsync`
+/// on the device's one stream, or synchronises that stream first where stream-ordered
+/// allocation is missing), so after the kernels queued before the drop; the emulator
+/// runs a launch to completion before returning. Persistent kernels run on a stream of
+/// their own: their buffers must outlive them (their raw launch is `unsafe`).
 pub struct Buffer<T> {
     pub(crate) mem: Mem,
     /// The address kernels see.
@@ -287,6 +623,45 @@ impl<T> Buffer<T> {
     pub fn arg_at(&self, offset: usize) -> Arg {
         element_arg::<T>(self.addr, self.len, offset)
     }
+    /// A read-only view from element `offset` to the end, for a `*const T` parameter
+    /// (panics when `offset > len`).
+    pub fn at(&self, offset: usize) -> In<'_, T> {
+        let (addr, len) = view_at::<T>(self.addr, self.len, offset);
+        In {
+            addr,
+            len,
+            stamp: None,
+            _t: PhantomData,
+        }
+    }
+    /// A read-write view from element `offset` to the end, for a `*mut T` parameter
+    /// (panics when `offset > len`). From a shared borrow: see [`Out`].
+    pub fn at_mut(&self, offset: usize) -> Out<'_, T> {
+        let (addr, len) = view_at::<T>(self.addr, self.len, offset);
+        Out {
+            addr,
+            len,
+            stamp: None,
+            _t: PhantomData,
+        }
+    }
+    /// The buffer as a read-only pointer field of a parameter struct.
+    pub fn dev_ptr(&self) -> DevPtr<'_, T> {
+        DevPtr::from_addr(self.addr)
+    }
+    /// Element `offset` as a read-only pointer field (panics when `offset > len`).
+    pub fn dev_ptr_at(&self, offset: usize) -> DevPtr<'_, T> {
+        DevPtr::from_addr(view_at::<T>(self.addr, self.len, offset).0)
+    }
+    /// The buffer as a read-write pointer field of a parameter struct (from a shared
+    /// borrow, as [`Buffer::at_mut`]).
+    pub fn dev_ptr_mut(&self) -> DevPtrMut<'_, T> {
+        DevPtrMut::from_addr(self.addr)
+    }
+    /// Element `offset` as a read-write pointer field (panics when `offset > len`).
+    pub fn dev_ptr_mut_at(&self, offset: usize) -> DevPtrMut<'_, T> {
+        DevPtrMut::from_addr(view_at::<T>(self.addr, self.len, offset).0)
+    }
 }
 
 impl<'a, T> From<&'a Buffer<T>> for Arg {
@@ -297,14 +672,25 @@ impl<'a, T> From<&'a Buffer<T>> for Arg {
 
 /// `len` values of `T` in page-locked host memory that kernels read and write directly
 /// ("mapped" or zero-copy memory): no copy calls, so a per-event round trip is one
-/// launch and one synchronisation. The host must not touch it while a kernel that uses
-/// it may run: write, launch, [`Device::synchronize`], then read.
+/// launch and one synchronisation.
+///
+/// The host must not touch it while a kernel that uses it may run: write, launch,
+/// [`Device::synchronize`], then read. That order is enforced: a typed launch stamps
+/// the buffers it uses, and [`HostBuffer::as_slice`] / [`HostBuffer::as_mut_slice`]
+/// panic while the last launch that used the buffer has not been waited for (on the
+/// emulator too, though its launches end before they return, so that a missing
+/// synchronisation fails the emulator tests). A kernel writes it only through an
+/// [`Out`] made from `&mut HostBuffer`, so no host slice is alive during the launch.
+/// Dropping it waits for the device first when a launch may still use it.
 pub struct HostBuffer<T> {
     ptr: NonNull<T>,
     /// The address kernels see.
     addr: u64,
     len: usize,
     mem: HostMem,
+    clock: Arc<Clock>,
+    /// The sequence number of the last typed launch that used the buffer.
+    stamp: AtomicU64,
 }
 
 pub(crate) enum HostMem {
@@ -318,13 +704,17 @@ unsafe impl<T: Sync> Sync for HostBuffer<T> {}
 
 impl<T> Drop for HostBuffer<T> {
     fn drop(&mut self) {
+        let busy = !self.clock.idle(&self.stamp);
         match &self.mem {
+            // SAFETY: `ptr` was allocated by `host_alloc_zeroed` with this layout and is
+            // freed once, here; the emulator's launches have ended.
             HostMem::Emu(layout) => unsafe {
                 crate::emu::dealloc(self.ptr.as_ptr() as *mut u8, *layout)
             },
             #[cfg(feature = "cuda")]
-            HostMem::Pinned(ctx) => crate::cuda::free_host(ctx, self.ptr.as_ptr() as *mut u8),
+            HostMem::Pinned(ctx) => crate::cuda::free_host(ctx, self.ptr.as_ptr() as *mut u8, busy),
         }
+        let _ = busy;
     }
 }
 
@@ -335,11 +725,74 @@ impl<T> HostBuffer<T> {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// Panics when a typed launch that used the buffer may still run.
+    #[track_caller]
+    fn check_idle(&self, what: &str) {
+        assert!(
+            self.clock.idle(&self.stamp),
+            "HostBuffer::{what} while a kernel that uses the buffer may still run: \
+             call Device::synchronize after the launch first"
+        );
+    }
+    /// The values, for the host to read. Panics while a typed launch that used the
+    /// buffer has not been waited for ([`Device::synchronize`]).
+    #[track_caller]
     pub fn as_slice(&self) -> &[T] {
+        self.check_idle("as_slice");
+        // SAFETY: `ptr` holds `len` initialised values (zeroed at allocation, `T: Pod`);
+        // no kernel writes them while the slice lives: the last launch that used the
+        // buffer has ended (checked above), and a later launch that writes it needs
+        // `&mut self`, which this borrow excludes.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
+    /// The values, for the host to write. Panics as [`HostBuffer::as_slice`].
+    #[track_caller]
     pub fn as_mut_slice(&mut self) -> &mut [T] {
+        self.check_idle("as_mut_slice");
+        // SAFETY: as in `as_slice`, and `&mut self` excludes any other slice or view.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+    /// [`HostBuffer::as_slice`] without the check, for memory shared with a running
+    /// kernel under a protocol of its own (the rings of [`crate::persist`]).
+    ///
+    /// # Safety
+    /// No kernel may write the elements the caller reads through the slice while it
+    /// lives.
+    pub unsafe fn as_slice_unchecked(&self) -> &[T] {
+        // SAFETY: the values are initialised; the caller excludes concurrent writes.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+    /// [`HostBuffer::as_mut_slice`] without the check.
+    ///
+    /// # Safety
+    /// No kernel may read or write the elements the caller touches through the slice
+    /// while it lives.
+    pub unsafe fn as_mut_slice_unchecked(&mut self) -> &mut [T] {
+        // SAFETY: the values are initialised; the caller excludes concurrent access.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+    /// A read-only view from element `offset` to the end, for a `*const T` parameter
+    /// (panics when `offset > len`).
+    pub fn at(&self, offset: usize) -> In<'_, T> {
+        let (addr, len) = view_at::<T>(self.addr, self.len, offset);
+        In {
+            addr,
+            len,
+            stamp: Some(&self.stamp),
+            _t: PhantomData,
+        }
+    }
+    /// A read-write view from element `offset` to the end, for a `*mut T` parameter
+    /// (panics when `offset > len`); exclusive, since the host reads this memory
+    /// through slices.
+    pub fn at_mut(&mut self, offset: usize) -> Out<'_, T> {
+        let (addr, len) = view_at::<T>(self.addr, self.len, offset);
+        Out {
+            addr,
+            len,
+            stamp: Some(&self.stamp),
+            _t: PhantomData,
+        }
     }
     /// The buffer as a kernel argument.
     pub fn arg(&self) -> Arg {
@@ -387,6 +840,7 @@ impl Device {
         Device {
             backend: Backend::Emu,
             allocated: Arc::default(),
+            clock: Arc::default(),
         }
     }
 
@@ -400,6 +854,7 @@ impl Device {
             Ok(Device {
                 backend: Backend::Gpu(gpu),
                 allocated: Arc::default(),
+                clock: Arc::default(),
             })
         }
         #[cfg(not(feature = "cuda"))]
@@ -566,6 +1021,8 @@ impl Device {
             addr,
             len,
             mem,
+            clock: Arc::clone(&self.clock),
+            stamp: AtomicU64::new(0),
         })
     }
 
@@ -610,6 +1067,7 @@ impl Device {
         dst: &mut [T],
     ) -> Result<(), GpuError> {
         check_range(src.len, offset, dst.len(), "Device::read_into");
+        let launched = self.clock.launched.load(Ordering::SeqCst);
         let size = std::mem::size_of::<T>();
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
         match (&self.backend, &src.mem) {
@@ -625,6 +1083,8 @@ impl Device {
             #[allow(unreachable_patterns)]
             _ => panic!("buffer used with a device it was not allocated on"),
         }
+        // A read waits for the device (on the GPU): the launches queued before it ended.
+        self.clock.synced.fetch_max(launched, Ordering::SeqCst);
         Ok(())
     }
 
@@ -650,11 +1110,28 @@ impl Device {
         Ok(())
     }
 
-    /// Launches `kernel` (asynchronous on the GPU; the emulator runs it to completion).
+    /// Launches `kernel` with untyped arguments (asynchronous on the GPU; the emulator
+    /// runs it to completion). Use the kernel's typed launcher, `name::launch`, which
+    /// [`kernel!`](crate::kernel) generates and which calls this.
     ///
-    /// The arguments are checked against the kernel's parameter types on the emulator;
-    /// on the GPU their count is.
-    pub fn launch(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<(), GpuError> {
+    /// The arguments are checked against the kernel's parameter kinds on the emulator
+    /// (scalar types, pointer or not, a struct's type and size); on the GPU only their
+    /// count is.
+    ///
+    /// # Safety
+    /// Each argument must be what the kernel's parameter at its place expects: a
+    /// scalar of its type, the bytes of its struct type, or the address of memory of its
+    /// element type that stays allocated until the kernel has ended (device memory
+    /// freed in stream order, see [`Buffer`]) and that no host reference reads or
+    /// writes meanwhile (mapped host memory: not touched by the host until a
+    /// [`Device::synchronize`] after the launch), large enough for every access the
+    /// kernel makes with the other arguments.
+    pub unsafe fn launch(
+        &self,
+        kernel: &Kernel,
+        cfg: LaunchConfig,
+        args: &[Arg],
+    ) -> Result<(), GpuError> {
         cfg.validate(kernel.name)?;
         if args.len() != kernel.params.len() {
             return Err(GpuError::BadLaunch {
@@ -691,6 +1168,34 @@ impl Device {
         }
     }
 
+    /// Transitional (issue 17): the raw launch for the engines not yet moved to typed
+    /// launchers. Removed once every engine uses them; do not use in new code.
+    #[doc(hidden)]
+    pub fn launch_untyped(
+        &self,
+        kernel: &Kernel,
+        cfg: LaunchConfig,
+        args: &[Arg],
+    ) -> Result<(), GpuError> {
+        // SAFETY: none beyond the caller's word: this is the former safe signature,
+        // kept only until its last callers are migrated.
+        unsafe { self.launch(kernel, cfg, args) }
+    }
+
+    /// Transitional (issue 17), as [`Device::launch_untyped`].
+    #[doc(hidden)]
+    pub fn launch_persistent_untyped(
+        &self,
+        kernel: &Kernel,
+        cfg: LaunchConfig,
+        args: &[Arg],
+        ring: crate::persist::Ring,
+        blocks: Option<u32>,
+    ) -> Result<crate::persist::Persistent, GpuError> {
+        // SAFETY: as `launch_untyped`.
+        unsafe { self.launch_persistent(kernel, cfg, args, ring, blocks) }
+    }
+
     /// How many blocks of `kernel` launched as `cfg` a persistent launch may have:
     /// `per_sm` per SM, or fewer when fewer fit an SM at once (on the emulator, whose
     /// lanes are OS threads: 2 blocks in all for `per_sm` 1, else 3).
@@ -723,7 +1228,14 @@ impl Device {
     /// While it runs the GPU busy-waits. Do not call [`Device::synchronize`] expecting it
     /// to wait for the kernel (it waits for the device's stream only), and do not free
     /// mapped host memory meanwhile (the driver may synchronise the whole device).
-    pub fn launch_persistent(
+    ///
+    /// # Safety
+    /// As [`Device::launch`], with the kernel's life in place of the launch's: every
+    /// buffer the arguments point into must stay allocated until the returned handle has
+    /// stopped the kernel (the kernel runs on a stream of its own, so a buffer's
+    /// stream-ordered free does not wait for it), and the host touches memory the kernel
+    /// uses only through the ring's protocol.
+    pub unsafe fn launch_persistent(
         &self,
         kernel: &Kernel,
         cfg: LaunchConfig,
@@ -788,13 +1300,18 @@ impl Device {
         Ok(crate::persist::Persistent::new(kernel.name, ring, runner))
     }
 
-    /// Waits until all work queued on the device is done.
+    /// Waits until all work queued on the device is done (persistent kernels, on
+    /// streams of their own, excepted). Mapped host buffers used by the launches before
+    /// it may be read afterwards.
     pub fn synchronize(&self) -> Result<(), GpuError> {
+        let launched = self.clock.launched.load(Ordering::SeqCst);
         match &self.backend {
-            Backend::Emu => Ok(()),
+            Backend::Emu => {}
             #[cfg(feature = "cuda")]
-            Backend::Gpu(g) => g.synchronize(),
+            Backend::Gpu(g) => g.synchronize()?,
         }
+        self.clock.synced.fetch_max(launched, Ordering::SeqCst);
+        Ok(())
     }
 
     /// A timing mark at this point of the device's stream.

@@ -32,6 +32,7 @@
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 mod macros;
+pub mod params;
 pub mod persist;
 pub mod prelude;
 
@@ -45,9 +46,14 @@ mod device;
 pub mod emu;
 
 #[cfg(not(target_arch = "nvptx64"))]
+#[doc(hidden)]
+pub use device::Launch;
+#[cfg(not(target_arch = "nvptx64"))]
 pub use device::{
-    Arg, Buffer, Device, GpuError, HostBuffer, Kernel, KernelParam, LaunchConfig, Mark,
+    Arg, Buffer, Device, GpuError, HostBuffer, In, Kernel, KernelParam, LaunchConfig, Mark, Out,
+    StructArg, ToParam,
 };
+pub use params::{DevPtr, DevPtrMut, KernelStruct};
 
 /// What the [`kernel!`] macro's host expansion needs from `std` (kernel crates are `no_std`).
 #[cfg(not(target_arch = "nvptx64"))]

@@ -1,20 +1,102 @@
 //! The [`kernel!`] macro: one kernel body for the GPU and the emulator.
 
-/// Defines GPU kernels whose bodies run unchanged on the GPU and on the host emulator.
+/// Defines GPU kernels whose bodies run unchanged on the GPU and on the host emulator,
+/// each with a typed launcher.
 ///
 /// ```ignore
 /// kernel! {
 ///     /// docs
-///     pub fn name(p: *const u32, n: u32) { /* body, implicitly unsafe */ }
+///     pub fn name(p: *const u32, n: u32, out: *mut u32) { /* body, implicitly unsafe */ }
 /// }
 /// ```
 ///
-/// Parameters are raw pointers (`*const T`, `*mut T`) and scalars (`u32 i32 u64 i64 f32
-/// f64`). On `nvptx64` each item becomes `#[no_mangle] pub unsafe extern "ptx-kernel"`.
-/// On the host it becomes `pub unsafe fn name(..)` and a module `name` holding
-/// `KERNEL: gpu_kernels::Kernel`, the descriptor that [`Device::launch`](crate::Device::launch)
-/// takes: its name finds the PTX entry on the GPU, its `emu` function decodes the launch's
-/// arguments (checking each one's type) and calls the body on the emulator.
+/// Parameters are raw pointers (`*const T`, `*mut T`), scalars (`u32 i32 u64 i64 f32
+/// f64`) and `#[repr(C)]` structs passed by value ([`KernelStruct`](crate::KernelStruct)).
+/// On `nvptx64` each item becomes `#[no_mangle] pub unsafe extern "ptx-kernel"`. On the
+/// host it becomes `pub unsafe fn name(..)` and a module `name` holding:
+///
+/// - `launch(dev, cfg, args..)`, the **typed launcher**: one argument per parameter,
+///   typed by [`KernelParam::Host`](crate::KernelParam::Host): an
+///   [`In<'_, T>`](crate::In) for `*const T` (pass `&buf` for a `Buffer<T>` or
+///   `HostBuffer<T>`, or `buf.at(offset)`), an [`Out<'_, T>`](crate::Out) for `*mut T`
+///   (`&buf` or `&mut buf` for a `Buffer<T>`, `&mut buf` for a `HostBuffer<T>`,
+///   `buf.at_mut(offset)`), the scalar itself, the struct (`S::Host<'_>`). Element
+///   types and const/mut are checked at compile time, and the buffers stay borrowed
+///   until the launch is queued; it is a safe function.
+/// - `KERNEL: gpu_kernels::Kernel`, the descriptor the unsafe raw launches
+///   ([`Device::launch`](crate::Device::launch),
+///   [`Device::launch_persistent`](crate::Device::launch_persistent)) take: its name
+///   finds the PTX entry on the GPU, its `emu` function decodes the launch's arguments
+///   (checking each one's kind) and calls the body on the emulator.
+///
+/// A wrong element type, or a read-only buffer for a written parameter, does not compile:
+///
+/// ```compile_fail,E0277
+/// use gpu_kernels::{kernel, Device, LaunchConfig};
+/// kernel! {
+///     pub fn fill(out: *mut u32, n: u32) {}
+/// }
+/// fn main() {
+///     let dev = Device::emulator();
+///     let buf = dev.alloc::<u64>(4).unwrap();
+///     // `out` is `*mut u32`: a `Buffer<u64>` is refused.
+///     fill::launch(&dev, LaunchConfig::linear(4, 32), &buf, 4u32).unwrap();
+/// }
+/// ```
+///
+/// ```compile_fail,E0277
+/// use gpu_kernels::{kernel, Device, LaunchConfig};
+/// kernel! {
+///     pub fn fill(out: *mut u32, n: u32) {}
+///     pub fn copy(src: *const u32, dst: *mut u32) {}
+/// }
+/// fn main() {
+///     let dev = Device::emulator();
+///     let host = dev.alloc_host::<u32>(4).unwrap();
+///     let a = dev.alloc::<u32>(4).unwrap();
+///     // A device buffer may be written through a shared borrow...
+///     copy::launch(&dev, LaunchConfig::linear(4, 32), &a, &a).unwrap();
+///     // ...mapped host memory only through `&mut`: a shared borrow is refused.
+///     fill::launch(&dev, LaunchConfig::linear(4, 32), &host, 4u32).unwrap();
+/// }
+/// ```
+///
+/// ```compile_fail,E0505
+/// use gpu_kernels::{kernel, Device, LaunchConfig, In};
+/// kernel! {
+///     pub fn read(src: *const u32) {}
+/// }
+/// fn main() {
+///     let dev = Device::emulator();
+///     let a = dev.alloc::<u32>(4).unwrap();
+///     let view: In<'_, u32> = a.at(1);
+///     drop(a); // a view keeps its buffer borrowed: no launch on freed memory
+///     read::launch(&dev, LaunchConfig::linear(4, 32), view).unwrap();
+/// }
+/// ```
+///
+/// The same launch with the right types runs:
+///
+/// ```
+/// use gpu_kernels::{kernel, Device, LaunchConfig};
+/// use gpu_kernels::prelude::*;
+/// kernel! {
+///     /// Thread i writes i into `out[i]` for i < n.
+///     pub fn fill(out: *mut u32, n: u32) {
+///         let i = global_id_x();
+///         if i < n {
+///             *out.add(i as usize) = i;
+///         }
+///     }
+/// }
+/// fn main() {
+///     let dev = Device::emulator();
+///     let mut host = dev.alloc_host::<u32>(4).unwrap();
+///     fill::launch(&dev, LaunchConfig::linear(4, 32), &mut host, 4u32).unwrap();
+///     dev.synchronize().unwrap(); // without it, `as_slice` panics
+///     assert_eq!(host.as_slice(), &[0, 1, 2, 3]);
+/// }
+/// ```
 #[macro_export]
 macro_rules! kernel {
     ($(
@@ -52,6 +134,23 @@ macro_rules! kernel {
                 params: &[$(stringify!($ty)),*],
                 emu: run,
             };
+            /// The typed launcher (asynchronous on the GPU; the emulator runs the kernel to
+            /// completion): one argument per kernel parameter, see
+            /// [`kernel!`](gpu_kernels::kernel).
+            #[allow(clippy::too_many_arguments, dead_code)]
+            pub fn launch<'a>(
+                dev: &'a $crate::Device,
+                cfg: $crate::LaunchConfig,
+                $($arg: impl $crate::ToParam<<$ty as $crate::KernelParam>::Host<'a>>),*
+            ) -> ::core::result::Result<(), $crate::GpuError> {
+                let mut l = $crate::Launch::new(dev, KERNEL.params.len());
+                $(
+                    <$ty as $crate::KernelParam>::push($crate::ToParam::to_param($arg), &mut l);
+                )*
+                // SAFETY: every argument was pushed by its parameter's own type, in order.
+                unsafe { l.run(&KERNEL, cfg) }
+            }
+
             #[allow(unused_mut, unused_variables)]
             fn run(args: &[$crate::Arg], call: bool) -> ::core::result::Result<(), $crate::__private::String> {
                 let mut next = 0usize;
@@ -62,6 +161,8 @@ macro_rules! kernel {
                     return Err($crate::__private::format!("{} arguments given, the kernel takes {}", args.len(), next));
                 }
                 if call {
+                    // SAFETY: the arguments decoded above have the parameters' types, and
+                    // the launch's caller vouched for what they point to (`Device::launch`).
                     unsafe { super::$name($($arg),*) };
                 }
                 Ok(())

@@ -23,12 +23,7 @@ fn asan_stops_an_out_of_bounds_raw_pointer_read_in_a_kernel() {
     let dev = Device::emulator();
     let src = dev.upload(&[1u32, 2, 3, 4]).unwrap();
     let dst = dev.alloc::<u32>(4).unwrap();
-    dev.launch(
-        &raw_read_one_past_the_end::KERNEL,
-        LaunchConfig::blocks(1, 4, 0),
-        &[dst.arg(), src.arg(), 4u32.into()],
-    )
-    .unwrap();
+    raw_read_one_past_the_end::launch(&dev, LaunchConfig::blocks(1, 4, 0), &dst, &src, 4).unwrap();
     // Reached only without ASan.
     eprintln!("read past the end: {:?}", dev.read(&dst).unwrap());
 }

@@ -61,14 +61,14 @@ fn thread_and_block_ids_cover_a_3d_launch_exactly_once() {
     let (grid, block) = ([2, 3, 2], [4, 2, 3]);
     let n = 12 * 24;
     let out = dev.alloc::<u32>(6 * n).unwrap();
-    dev.launch(
-        &ids_3d::KERNEL,
+    ids_3d::launch(
+        &dev,
         LaunchConfig {
             grid,
             block,
             shared_bytes: 0,
         },
-        &[out.arg()],
+        &out,
     )
     .unwrap();
     let v = dev.read(&out).unwrap();
@@ -87,12 +87,7 @@ fn thread_and_block_ids_cover_a_3d_launch_exactly_once() {
 fn shared_memory_is_private_to_each_block_and_poisoned_before_it() {
     let dev = Device::emulator();
     let out = dev.alloc::<u32>(8).unwrap();
-    dev.launch(
-        &shared_is_per_block_and_poisoned::KERNEL,
-        LaunchConfig::blocks(4, 64, 8),
-        &[out.arg()],
-    )
-    .unwrap();
+    shared_is_per_block_and_poisoned::launch(&dev, LaunchConfig::blocks(4, 64, 8), &out).unwrap();
     let v = dev.read(&out).unwrap();
     let rank_sum: u32 = (0..64).sum();
     for b in 0..4 {
@@ -111,12 +106,7 @@ fn vote_shfl_up_and_every_atomic_agree_with_cuda() {
     let n = 64usize;
     let out = dev.alloc::<u32>(4 * n).unwrap();
     let cell = dev.upload(&[u32::MAX, 100, 0, u32::MAX, 0, 0]).unwrap();
-    dev.launch(
-        &warp_and_atomics::KERNEL,
-        LaunchConfig::blocks(1, n as u32, 0),
-        &[out.arg(), cell.arg()],
-    )
-    .unwrap();
+    warp_and_atomics::launch(&dev, LaunchConfig::blocks(1, n as u32, 0), &out, &cell).unwrap();
     let v = dev.read(&out).unwrap();
     for t in 0..n {
         let l = (t % 32) as u32;

@@ -65,9 +65,10 @@ kernel! {
 }
 
 struct Service {
+    // First: fields drop in declaration order, so the kernel stops before its buffers go.
+    k: persist::Persistent,
     _acc: gpu_kernels::Buffer<u64>,
     release: gpu_kernels::HostBuffer<u32>,
-    k: persist::Persistent,
 }
 
 fn launch(dev: &Device, slots: u32, blocks: u32) -> Service {
@@ -94,9 +95,11 @@ fn launch_with(
     let mut args = ring.args().to_vec();
     args.extend([acc.arg(), release.arg()]);
     let lc = LaunchConfig::blocks(1, threads, persist::shared_bytes(cfg.req_words));
-    let mut k = dev
-        .launch_persistent(&ring_sum::KERNEL, lc, &args, ring, Some(blocks))
-        .unwrap();
+    // SAFETY: the arguments are the ring's then `acc` and `release`, as `ring_sum`
+    // declares; both live in the returned `Service` beside the kernel's handle, which
+    // is declared before them and so dropped (stopping the kernel) first.
+    let mut k =
+        unsafe { dev.launch_persistent(&ring_sum::KERNEL, lc, &args, ring, Some(blocks)) }.unwrap();
     k.set_timeout(Duration::from_secs(30));
     Service {
         _acc: acc,

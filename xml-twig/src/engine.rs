@@ -328,13 +328,13 @@ impl Engine {
                 let args = [
                     self.personalities.arg(),
                     self.result_index.arg(),
-                    ev,
+                    ev.clone(),
                     starts.arg_at(first),
                     depth_cap.into(),
                     matches.arg_at(first * words),
                     (words as u32).into(),
                 ];
-                dev.launch(kernel, cfg, &args)?;
+                dev.launch_untyped(kernel, cfg, &args)?;
                 first += n;
             }
         }
@@ -449,10 +449,10 @@ impl Engine {
                 path,
                 depth,
                 cap.into(),
-                close_rec,
-                end_rec,
+                close_rec.clone(),
+                end_rec.clone(),
             ];
-            dev.launch(kernel, cfg, &args)?;
+            dev.launch_untyped(kernel, cfg, &args)?;
             let width = self.layout.width;
             let cfg = LaunchConfig {
                 grid: [fix_grid_x, 1, 1],
@@ -469,7 +469,7 @@ impl Engine {
                 cap.into(),
                 matches.arg(),
             ];
-            dev.launch(&k::fixup_segments::KERNEL, cfg, &args)?;
+            dev.launch_untyped(&k::fixup_segments::KERNEL, cfg, &args)?;
         }
         dev.synchronize()?;
         let mut bits = vec![0u32; words];

@@ -37,7 +37,10 @@ fn run(dev: &Device, grid: u32, block: u32, wc: bool, pings: usize) -> Result<St
     let mut args = ring.args().to_vec();
     args.push(acc.arg());
     let lc = LaunchConfig::blocks(1, block, gpu_kernels::persist::shared_bytes(cfg.req_words));
-    let mut run = dev.launch_persistent(&k::persistent_sum::KERNEL, lc, &args, ring, Some(grid))?;
+    // SAFETY: the arguments are the ring's then `acc`, as `persistent_sum` declares;
+    // `acc` and `stamps` outlive the kernel (`run` is stopped or dropped first).
+    let mut run =
+        unsafe { dev.launch_persistent(&k::persistent_sum::KERNEL, lc, &args, ring, Some(grid))? };
     // Stamped pings first (rounds 0..stamped), then the timed ones.
     for _ in 0..stamped {
         run.submit(1, &[])?;

@@ -30,7 +30,10 @@ fn run(dev: &Device, flags: u32, block: u32, wc: bool, pings: usize) -> Result<S
     let mut args = ring.args().to_vec();
     args.push(flags.into());
     let lc = LaunchConfig::blocks(1, block, 16);
-    let mut run = dev.launch_persistent(&k::persist_probe::KERNEL, lc, &args, ring, Some(1))?;
+    // SAFETY: the arguments are the ring's then `flags`, as `persist_probe` declares; no
+    // buffer beside the ring's (which the handle owns).
+    let mut run =
+        unsafe { dev.launch_persistent(&k::persist_probe::KERNEL, lc, &args, ring, Some(1))? };
     run.set_timeout(std::time::Duration::from_secs(3));
     for _ in 0..pings.min(1000) {
         run.submit(7, &[])?;

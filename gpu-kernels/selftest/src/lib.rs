@@ -67,6 +67,10 @@ pub fn run_all(dev: &Device, s: Sizes) -> Result<Vec<Outcome>, GpuError> {
             failure: mapped(dev, s)?,
         },
         Outcome {
+            name: "struct_params (a #[repr(C)] parameter struct passed by value)",
+            failure: struct_params(dev, s)?,
+        },
+        Outcome {
             name: "persistent_sum (persistent kernel: ring in mapped memory, pipelined, stop)",
             failure: persistent(dev, s)?,
         },
@@ -93,7 +97,11 @@ fn persistent(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
         gpu_kernels::persist::shared_bytes(cfg.req_words),
     );
     let blocks = if dev.is_gpu() { None } else { Some(s.blocks) };
-    let mut run = dev.launch_persistent(&k::persistent_sum::KERNEL, lc, &args, ring, blocks)?;
+    // SAFETY: the arguments are the ring's then `acc`, as `persistent_sum` declares;
+    // `acc` outlives the kernel, which `run.stop()` ends (or the handle's drop, on an
+    // early return, before `acc` is dropped: locals drop in reverse order).
+    let mut run =
+        unsafe { dev.launch_persistent(&k::persistent_sum::KERNEL, lc, &args, ring, blocks)? };
     let n = s.reps as usize * 16;
     let payloads: Vec<Vec<u64>> = (0..n)
         .map(|r| {
@@ -137,11 +145,7 @@ fn block_sum(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
     let inp = dev.upload(&input)?;
     let sums = dev.alloc::<u32>(s.blocks as usize)?;
     let cfg = LaunchConfig::blocks(s.blocks, s.block, s.block * 4);
-    dev.launch(
-        &k::block_sum::KERNEL,
-        cfg,
-        &[inp.arg(), n.into(), sums.arg()],
-    )?;
+    k::block_sum::launch(dev, cfg, &inp, n, &sums)?;
     let want: Vec<u32> = input
         .chunks(s.block as usize)
         .map(|c| c.iter().sum())
@@ -155,13 +159,9 @@ fn mapped(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
     for (i, v) in input.as_mut_slice().iter_mut().enumerate() {
         *v = (i as u32).wrapping_mul(40_503) >> 7;
     }
-    let sums = dev.alloc_host::<u32>(s.blocks as usize)?;
+    let mut sums = dev.alloc_host::<u32>(s.blocks as usize)?;
     let cfg = LaunchConfig::blocks(s.blocks, s.block, s.block * 4);
-    dev.launch(
-        &k::block_sum::KERNEL,
-        cfg,
-        &[input.arg(), n.into(), sums.arg()],
-    )?;
+    k::block_sum::launch(dev, cfg, &input, n, &mut sums)?;
     dev.synchronize()?;
     let want: Vec<u32> = input
         .as_slice()
@@ -174,7 +174,7 @@ fn mapped(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
 fn early_exit(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
     let out = dev.alloc::<u32>(s.blocks as usize)?;
     let cfg = LaunchConfig::blocks(s.blocks, s.block, s.block / 2 * 4);
-    dev.launch(&k::early_exit_barrier::KERNEL, cfg, &[out.arg()])?;
+    k::early_exit_barrier::launch(dev, cfg, &out)?;
     let even_sum: u32 = (0..s.block).filter(|t| t % 2 == 0).sum();
     Ok(first_diff(
         "out",
@@ -186,11 +186,7 @@ fn early_exit(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
 fn warp(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
     let threads = s.blocks * s.block;
     let out = dev.alloc::<u32>(4 * threads as usize)?;
-    dev.launch(
-        &k::warp_vote_shuffle::KERNEL,
-        LaunchConfig::blocks(s.blocks, s.block, 0),
-        &[out.arg()],
-    )?;
+    k::warp_vote_shuffle::launch(dev, LaunchConfig::blocks(s.blocks, s.block, 0), &out)?;
     let ballot = (0..32)
         .filter(|l| l % 3 == 0)
         .fold(0u32, |m, l| m | (1 << l));
@@ -214,18 +210,15 @@ fn atomics(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
     let counters = dev.alloc::<u32>(buckets as usize + 1)?;
     let bits = dev.alloc::<u32>(n.div_ceil(32) as usize)?;
     let sum64 = dev.alloc::<u64>(1)?;
-    let args = [
-        counters.arg(),
-        buckets.into(),
-        s.reps.into(),
-        bits.arg(),
-        sum64.arg(),
-        n.into(),
-    ];
-    dev.launch(
-        &k::atomic_contention::KERNEL,
+    k::atomic_contention::launch(
+        dev,
         LaunchConfig::blocks(s.blocks, s.block, 0),
-        &args,
+        &counters,
+        buckets,
+        s.reps,
+        &bits,
+        &sum64,
+        n,
     )?;
     let mut want: Vec<u32> = (0..buckets)
         .map(|b| (0..n).filter(|i| i % buckets == b).count() as u32 * s.reps)
@@ -247,4 +240,36 @@ fn atomics(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
     let want_sum = n as u64 * (n as u64 - 1) / 2;
     let got = dev.read(&sum64)?[0];
     Ok((got != want_sum).then(|| format!("sum64: expected {want_sum}, got {got}")))
+}
+
+fn struct_params(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
+    let n = s.blocks * s.block - 5;
+    let x: Vec<u32> = (0..n)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 12)
+        .collect();
+    let xb = dev.upload(&x)?;
+    let y = dev.alloc::<u64>(n as usize)?;
+    let table = [1u64 << 40, 3, 5 << 33, 7];
+    let (a, scale, extra) = (1_000_003u32, 2.5f32, 11u32);
+    let p = k::AxpyParams {
+        x: xb.dev_ptr(),
+        y: y.dev_ptr_mut(),
+        n,
+        a,
+        table,
+        scale,
+    };
+    k::struct_params::launch(dev, LaunchConfig::linear(n, s.block), p, extra)?;
+    let got = dev.read(&y)?;
+    let want: Vec<u64> = (0..n)
+        .map(|i| {
+            x[i as usize] as u64 * a as u64
+                + table[i as usize % 4]
+                + (scale * i as f32) as u64
+                + extra as u64
+        })
+        .collect();
+    Ok((0..n as usize)
+        .find(|&i| want[i] != got[i])
+        .map(|i| format!("y[{i}]: expected {}, got {}", want[i], got[i])))
 }

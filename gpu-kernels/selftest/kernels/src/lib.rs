@@ -5,6 +5,27 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
 use gpu_kernels::prelude::*;
+use gpu_kernels::{DevPtr, DevPtrMut, KernelStruct};
+
+/// The parameters of [`struct_params`]: device pointers, scalars of three widths and a
+/// table, laid out the same on the host and the GPU (`#[repr(C)]`, with padding after
+/// `scale`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct AxpyParams<'a> {
+    pub x: DevPtr<'a, u32>,
+    pub y: DevPtrMut<'a, u64>,
+    pub n: u32,
+    pub a: u32,
+    pub table: [u64; 4],
+    pub scale: f32,
+}
+
+// SAFETY: `#[repr(C)]`; the fields are device pointers, integers, a float and an array
+// of integers; `Host<'a>` differs only in the lifetime.
+unsafe impl KernelStruct for AxpyParams<'static> {
+    type Host<'a> = AxpyParams<'a>;
+}
 
 kernel! {
     /// Block sum reduction through shared memory and barriers.
@@ -94,6 +115,28 @@ kernel! {
         atomic_or(bits.add((i / 32) as usize), 1 << (i % 32));
         atomic_max(counters.add(buckets as usize), i);
         atomic_add_u64(sum64, i as u64);
+    }
+}
+
+kernel! {
+    /// A parameter struct passed by value (one parameter in the constant bank).
+    ///
+    /// Thread i < `p.n` writes `y[i] = x[i] * a + table[i % 4] + (scale * i) as u64 +
+    /// extra`; the table is indexed with constant indices (a `match`), so it is read
+    /// from the parameter space as the scalars it replaces would be.
+    pub fn struct_params(p: AxpyParams<'static>, extra: u32) {
+        let i = global_id_x();
+        if i >= p.n {
+            return;
+        }
+        let t = match i % 4 {
+            0 => p.table[0],
+            1 => p.table[1],
+            2 => p.table[2],
+            _ => p.table[3],
+        };
+        let v = p.x.read(i as usize) as u64 * p.a as u64 + t + (p.scale * i as f32) as u64 + extra as u64;
+        p.y.write(i as usize, v);
     }
 }
 
