@@ -59,6 +59,27 @@ pub struct DdmMatcher {
 }
 
 impl DdmMatcher {
+    /// A matcher running `algorithm` on `threads` threads.
+    ///
+    /// ```
+    /// use baselines::ddm::{Algorithm, DdmMatcher};
+    /// use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let params = ScenarioParams::paper(400, 800, Distribution::Crowded);
+    /// let scenario = Scenario::new(params, 5)?;
+    /// let set = scenario.regions();
+    /// let want = DdmMatcher::new(Algorithm::Brute, 1).pairs(set);
+    /// assert!(!want.is_empty());
+    /// let others = [Algorithm::Grid { cell: None }, Algorithm::Sort, Algorithm::Sbm, Algorithm::Itm];
+    /// for algorithm in others {
+    ///     for threads in [1, 2] {
+    ///         let m = DdmMatcher::new(algorithm.clone(), threads);
+    ///         assert_eq!(m.pairs(set), want, "{}", m.name());
+    ///         assert_eq!(m.count(set), want.len() as u64);
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn new(algorithm: Algorithm, threads: usize) -> DdmMatcher {
         let threads = threads.max(1);
         let pool = (threads > 1).then(|| {

@@ -12,6 +12,37 @@
 //!
 //! Each module sits behind a cargo feature of the same paper (`ccm`, `clcb`, `xml`,
 //! `ddm`; all on by default), so a user of one paper builds only that paper's peer.
+//!
+//! A peer takes the paper crate's model and answers as its engine does, so that the two
+//! compare with `assert_eq!`; here CCM's two peers, the SFF-like counting matcher and
+//! the strong index, agree on a generated workload (each paper crate's own example
+//! checks its GPU engine, on the emulator, against a peer the same way):
+//!
+//! ```
+//! # #[cfg(feature = "ccm")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use baselines::{content_index::ContentIndex, sff::Sff};
+//! let params = ccm::Params {
+//!     events: 50,
+//!     interfaces: 5,
+//!     constraints_per_filter: (1, 3),
+//!     filters_per_interface: (20, 40),
+//!     names: 6,
+//!     values: 4,
+//!     ..ccm::Params::default()
+//! };
+//! let w = ccm::workload::generate(&params, 11)?;
+//! let sff = Sff::build(&w.subscriptions)?;
+//! let index = ContentIndex::build(&w.subscriptions)?;
+//! let answers = index.match_parallel(&w.events); // all cores (rayon)
+//! for (e, answer) in w.events.iter().zip(&answers) {
+//!     assert_eq!(&sff.match_event(e), answer);
+//! }
+//! assert!(answers.iter().any(|a| !a.is_empty()));
+//! # Ok(()) }
+//! # #[cfg(not(feature = "ccm"))]
+//! # fn main() {}
+//! ```
 
 #[cfg(feature = "ccm")]
 pub mod content_index;

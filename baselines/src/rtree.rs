@@ -110,6 +110,26 @@ pub struct RTreeMatcher {
 
 impl RTreeMatcher {
     /// Bulk-loads the areas of every filter of `subs`.
+    ///
+    /// ```
+    /// use baselines::rtree::RTreeMatcher;
+    /// use clcb::{Area, AreaUpdate, Event, Filter, FilterId, Location};
+    /// use clcb::{Subscription, SubscriptionId, Subscriptions};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut subs = Subscriptions::new([Subscription {
+    ///     id: SubscriptionId(4),
+    ///     filters: vec![Filter::new(vec![], Area::circle(0.0, 0.0, 1.0)?)?],
+    /// }]);
+    /// let mut rtree = RTreeMatcher::build(&subs);
+    /// let e = Event { loc: Location::new(5.0, 5.0)?, ..Event::default() };
+    /// assert_eq!(rtree.match_event(&e, &subs), vec![]);
+    /// // A move updates the tree; the subscriptions (read for content) follow it.
+    /// let u = AreaUpdate { filter: FilterId(0), area: Area::circle(5.0, 4.5, 1.0)? };
+    /// rtree.move_area(&u)?;
+    /// subs.apply(&u)?;
+    /// assert_eq!(rtree.match_event(&e, &subs), vec![SubscriptionId(4)]);
+    /// # Ok(()) }
+    /// ```
     pub fn build(subs: &Subscriptions) -> RTreeMatcher {
         let current: Vec<IndexedArea> = subs
             .as_slice()

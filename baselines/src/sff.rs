@@ -312,6 +312,29 @@ pub struct Sff {
 
 impl Sff {
     /// Builds the index of `subs` (each subscription is one filter of its interface).
+    ///
+    /// ```
+    /// use baselines::sff::Sff;
+    /// use ccm::{Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let sub = |i, c: Vec<Constraint>| -> Result<Subscription, ccm::model::ModelError> {
+    ///     Ok(Subscription { interface: InterfaceId(i), filter: Filter::new(c)? })
+    /// };
+    /// let subs = vec![
+    ///     sub(1, vec![Constraint::new("price", Op::Lt, Value::Float(10.0))?])?,
+    ///     sub(2, vec![
+    ///         Constraint::new("price", Op::Lt, Value::Int(20))?,
+    ///         Constraint::new("item", Op::Substr, Value::Str("book".into()))?,
+    ///     ])?,
+    /// ];
+    /// let sff = Sff::build(&subs)?;
+    /// let e = Event::from_pairs([
+    ///     ("price", Value::Int(15)),
+    ///     ("item", Value::Str("notebook".into())),
+    /// ])?;
+    /// assert_eq!(sff.match_event(&e), vec![InterfaceId(2)]);
+    /// # Ok(()) }
+    /// ```
     pub fn build(subs: &[Subscription]) -> Result<Self, SffError> {
         let mut sff = Sff::default();
         let mut dense: HashMap<InterfaceId, u32> = HashMap::new();

@@ -46,6 +46,26 @@ pub struct Scratch {
 
 impl SffLocation {
     /// Builds the index of `subs`.
+    ///
+    /// ```
+    /// use baselines::{rtree::RTreeMatcher, sff_location::SffLocation};
+    /// use clcb::workload::{Params, Workload};
+    /// let params = Params {
+    ///     events: 20,
+    ///     subscriptions: 200,
+    ///     names: 10,
+    ///     area_percent: 10.0,
+    ///     selectivity_percent: 50.0,
+    ///     ..Params::default()
+    /// };
+    /// let w = Workload::new(params, 2);
+    /// let subs = w.subscriptions();
+    /// let sff = SffLocation::build(&subs);
+    /// let rtree = RTreeMatcher::build(&subs);
+    /// for e in w.events() {
+    ///     assert_eq!(sff.match_event(&e), rtree.match_event(&e, &subs));
+    /// }
+    /// ```
     pub fn build(subs: &Subscriptions) -> SffLocation {
         let mut m = SffLocation {
             names: HashMap::new(),

@@ -88,6 +88,18 @@ pub struct Runtime {
 
 impl Yfilter {
     /// Builds the shared NFA of all root-to-node paths of `profiles`.
+    ///
+    /// ```
+    /// use baselines::yfilter::Yfilter;
+    /// use xml_twig::{io, ProfileSet};
+    /// # fn main() -> Result<(), xml_twig::XmlError> {
+    /// let set = io::parse_query_file("q.txt", "/a[b]//c\n//d\n/a/*/c\n")?;
+    /// let profiles = ProfileSet::compile(&set)?;
+    /// let yfilter = Yfilter::new(&profiles);
+    /// let doc = io::parse_document("d.xml", b"<a><b/><x><c/></x></a>", &profiles.dict)?;
+    /// assert_eq!(yfilter.filter(&doc), vec![0, 2]);
+    /// # Ok(()) }
+    /// ```
     pub fn new(profiles: &ProfileSet) -> Self {
         let mut y = Yfilter {
             states: vec![State {

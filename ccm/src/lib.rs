@@ -19,10 +19,11 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let params = Params {
 //!     events: 8,
-//!     interfaces: 3,
-//!     filters_per_interface: (4, 6),
-//!     names: 6,
-//!     values: 4,
+//!     interfaces: 4,
+//!     constraints_per_filter: (1, 2),
+//!     filters_per_interface: (3, 5),
+//!     names: 4,
+//!     values: 3,
 //!     ..Params::default()
 //! };
 //! let w = workload::generate(&params, 7)?;
@@ -31,9 +32,13 @@
 //! let cfg = Config { block: 32, ..Config::default() };
 //! let mut engine = Ccm::new(&dev, &w.subscriptions, cfg)?;
 //! let sff = baselines::sff::Sff::build(&w.subscriptions)?;
+//! let mut matches = 0;
 //! for e in &w.events {
-//!     assert_eq!(engine.match_event(e)?, sff.match_event(e));
+//!     let interfaces = engine.match_event(e)?;
+//!     assert_eq!(interfaces, sff.match_event(e));
+//!     matches += interfaces.len();
 //! }
+//! assert!(matches > 0);
 //! # Ok(()) }
 //! ```
 //!

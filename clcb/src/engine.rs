@@ -282,6 +282,32 @@ fn upload<T: bytemuck::Pod>(dev: &Device, v: &[T]) -> Result<Buffer<T>, GpuError
 
 impl Engine {
     /// Lays out `subs` and uploads the tables (the paper's deployment).
+    ///
+    /// ```
+    /// use ccm::{Constraint, Op, Value};
+    /// use clcb::{Area, Engine, Event, Filter, Location, Options};
+    /// use clcb::{Subscription, SubscriptionId, Subscriptions};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// // Subscription 7: hot readings within 10 units of (0, 0), or anything at (100, 0).
+    /// let hot = Constraint::new("temp", Op::Gt, Value::Int(30))?;
+    /// let subs = Subscriptions::new([Subscription {
+    ///     id: SubscriptionId(7),
+    ///     filters: vec![
+    ///         Filter::new(vec![hot], Area::circle(0.0, 0.0, 10.0)?)?,
+    ///         Filter::new(vec![], Area::circle(100.0, 0.0, 1.0)?)?,
+    ///     ],
+    /// }]);
+    /// let mut engine = Engine::new(gpu_kernels::Device::emulator(), &subs, Options::default())?;
+    /// let event = |x, temp| -> Result<Event, Box<dyn std::error::Error>> {
+    ///     let content = ccm::Event::from_pairs([("temp", Value::Int(temp))])?;
+    ///     Ok(Event { loc: Location::new(x, 0.0)?, content })
+    /// };
+    /// assert_eq!(engine.match_event(&event(3.0, 35)?)?, vec![SubscriptionId(7)]);
+    /// assert_eq!(engine.match_event(&event(3.0, 20)?)?, vec![]); // too cold
+    /// assert_eq!(engine.match_event(&event(50.0, 35)?)?, vec![]); // too far
+    /// assert_eq!(engine.match_event(&event(100.5, 0)?)?, vec![SubscriptionId(7)]);
+    /// # Ok(()) }
+    /// ```
     pub fn new(dev: Device, subs: &Subscriptions, opts: Options) -> Result<Engine, EngineError> {
         let tables = Tables::build(subs);
         let ids = (0..subs.len()).map(|i| subs.id(i)).collect();
@@ -838,6 +864,32 @@ impl Engine {
     ///
     /// In persistent mode the events go through the persistent kernel instead, up to
     /// [`Engine::set_persistent_slots`] in flight ([`Engine::match_pipelined`]).
+    ///
+    /// The answers are dense subscription indices ([`Engine::id`] maps them to ids), the
+    /// same as [`Engine::match_indices`]'s:
+    ///
+    /// ```
+    /// use clcb::workload::{Params, Workload};
+    /// use clcb::{Engine, Options};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let params = Params {
+    ///     events: 5,
+    ///     subscriptions: 30,
+    ///     names: 10,
+    ///     area_percent: 20.0,
+    ///     selectivity_percent: 50.0,
+    ///     ..Params::default()
+    /// };
+    /// let w = Workload::new(params, 5);
+    /// let opts = Options { batch: 2, ..Options::default() };
+    /// let mut engine = Engine::new(gpu_kernels::Device::emulator(), &w.subscriptions(), opts)?;
+    /// let events = w.events();
+    /// let batched = engine.match_batch(&events)?;
+    /// for (e, answer) in events.iter().zip(&batched) {
+    ///     assert_eq!(&engine.match_indices(e, None)?, answer);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<u32>>, EngineError> {
         let mut all = Vec::with_capacity(events.len());
         if self.n == 0 {
@@ -1018,6 +1070,26 @@ impl Engine {
     ///
     /// In persistent mode the update goes through the persistent kernel's ring, in order
     /// with the events (the same for the other update calls).
+    ///
+    /// ```
+    /// use clcb::{Area, AreaUpdate, Engine, Event, Filter, FilterId, Location, Options};
+    /// use clcb::{Subscription, SubscriptionId, Subscriptions};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let subs = Subscriptions::new([Subscription {
+    ///     id: SubscriptionId(1),
+    ///     filters: vec![Filter::new(vec![], Area::circle(0.0, 0.0, 2.0)?)?],
+    /// }]);
+    /// let mut engine = Engine::new(gpu_kernels::Device::emulator(), &subs, Options::default())?;
+    /// let at = |x| -> Result<Event, clcb::model::ModelError> {
+    ///     Ok(Event { loc: Location::new(x, 0.0)?, ..Event::default() })
+    /// };
+    /// assert_eq!(engine.match_event(&at(50.0)?)?, vec![]);
+    /// // The subscriber moves: its filter's area now surrounds (50, 0).
+    /// engine.move_area(&AreaUpdate { filter: FilterId(0), area: Area::circle(50.0, 0.0, 2.0)? })?;
+    /// assert_eq!(engine.match_event(&at(50.0)?)?, vec![SubscriptionId(1)]);
+    /// assert_eq!(engine.match_event(&at(0.0)?)?, vec![]);
+    /// # Ok(()) }
+    /// ```
     pub fn move_area(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
         let m = self.area_move(u)?;
         if self.persistent {

@@ -362,6 +362,28 @@ fn load_lines<T: Send>(
 }
 
 /// Parses a subscriptions stream (`file` names it in errors).
+///
+/// ```
+/// use clcb::io::{parse_events, parse_subscriptions};
+/// use clcb::{Subscriptions, SubscriptionId};
+/// use std::path::Path;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let text = r#"{"subscription": 7, "filter": [["n1", "=", "a"]], "area": [0, 0, 5]}
+/// {"subscription": 7, "filter": [], "area": [100, 100, 1]}
+/// {"subscription": 2, "filter": [["n2", ">", 3]], "area": [0, 0, 50]}"#;
+/// let subs = Subscriptions::new(parse_subscriptions(Path::new("subs.jsonl"), text.as_bytes())?);
+/// assert_eq!(subs.len(), 2);
+/// assert_eq!(subs.id(0), SubscriptionId(2)); // ascending ids
+/// assert_eq!(subs.as_slice()[1].filters.len(), 2);
+///
+/// let events = r#"{"loc": [1, 2], "attrs": {"n1": "a", "n2": 4}}"#;
+/// let events = parse_events(Path::new("events.jsonl"), events.as_bytes())?;
+/// assert_eq!(events[0].attributes().len(), 2);
+/// let bad = r#"{"loc": [1], "attrs": {}}"#;
+/// let err = parse_events(Path::new("events.jsonl"), bad.as_bytes()).unwrap_err();
+/// assert!(err.to_string().starts_with("events.jsonl:1"));
+/// # Ok(()) }
+/// ```
 pub fn parse_subscriptions(
     file: &Path,
     reader: impl BufRead,

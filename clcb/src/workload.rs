@@ -144,6 +144,25 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// The workload of `params` and `seed`; subscriptions, events and updates are
+    /// derived on demand, each one (subscription `i`, event `j`, update `u`) from its own
+    /// seeded stream.
+    ///
+    /// ```
+    /// use clcb::workload::{Params, Spatial, Workload};
+    /// let params = Params {
+    ///     events: 5,
+    ///     subscriptions: 20,
+    ///     spatial: Spatial::Zipf { s: 1.0 },
+    ///     ..Params::default()
+    /// };
+    /// let w = Workload::new(params.clone(), 9);
+    /// let subs = w.subscriptions();
+    /// assert_eq!(subs.len(), 20);
+    /// assert_eq!(subs.filter_count(), 20 * params.filters_per_subscription);
+    /// assert_eq!(w.events().len(), 5);
+    /// assert_eq!(w.event(3), Workload::new(params, 9).event(3)); // deterministic per seed
+    /// ```
     pub fn new(params: Params, seed: u64) -> Workload {
         let cells = match params.spatial {
             Spatial::Uniform => Vec::new(),

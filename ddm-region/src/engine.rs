@@ -355,6 +355,30 @@ impl<'d> Engine<'d> {
     }
 
     /// An engine holding `set`'s regions, matched (the first step adds them all).
+    ///
+    /// The three approaches give the same pairs; ranges are half-open, so touching
+    /// ranges do not overlap:
+    ///
+    /// ```
+    /// use ddm_region::{Approach, Device, Engine, GridSpec, Kind, Pair, Range, RegionSet};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut set = RegionSet::new(2)?;
+    /// let square = |lo, hi| [Range { lo, hi }, Range { lo, hi }];
+    /// set.push(Kind::Publication, 100, &square(0, 10))?; // index 0
+    /// set.push(Kind::Subscription, 200, &square(5, 15))?; // overlaps it
+    /// set.push(Kind::Subscription, 201, &square(10, 20))?; // touches it: no overlap
+    /// let dev = Device::emulator();
+    /// for approach in [
+    ///     Approach::Region,
+    ///     Approach::Grid(GridSpec::covering(2, 20, 5)?),
+    ///     Approach::Sweep,
+    /// ] {
+    ///     let mut engine = Engine::with_regions(&dev, approach, &set)?;
+    ///     assert_eq!(engine.pairs()?, vec![Pair { publication: 0, subscription: 0 }]);
+    ///     assert_eq!(engine.count()?, 1);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn with_regions(
         dev: &'d Device,
         approach: Approach,
@@ -431,6 +455,29 @@ impl<'d> Engine<'d> {
     /// `batch`; with `want_pairs`, Phase 4 also copies back the pairs that involve an
     /// updated region. The sweep engine only installs the regions (Phase 1); its
     /// matching is [`Engine::count`] or [`Engine::pairs`].
+    ///
+    /// ```
+    /// use ddm_region::{Approach, Device, Engine, Kind, Pair, Range, UpdateBatch};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dev = Device::emulator();
+    /// // Room for 2 publications and 1 subscription on a line; none present yet.
+    /// let mut engine = Engine::new(&dev, Approach::Region, 1, 2, 1)?;
+    /// let mut batch = UpdateBatch::default();
+    /// batch.set(Kind::Publication, 0, &[Range { lo: 0, hi: 10 }]);
+    /// batch.set(Kind::Publication, 1, &[Range { lo: 50, hi: 60 }]);
+    /// batch.set(Kind::Subscription, 0, &[Range { lo: 8, hi: 12 }]);
+    /// let report = engine.step(&batch, true)?;
+    /// assert_eq!(report.overlaps, 1);
+    /// assert_eq!(report.pairs, Some(vec![Pair { publication: 0, subscription: 0 }]));
+    ///
+    /// // The subscription moves next to publication 1; publication 0 is removed.
+    /// let mut batch = UpdateBatch::default();
+    /// batch.set(Kind::Subscription, 0, &[Range { lo: 55, hi: 70 }]);
+    /// batch.remove(Kind::Publication, 0);
+    /// assert_eq!(engine.step(&batch, false)?.overlaps, 1);
+    /// assert_eq!(engine.pairs()?, vec![Pair { publication: 1, subscription: 0 }]);
+    /// # Ok(()) }
+    /// ```
     pub fn step(&mut self, batch: &UpdateBatch, want_pairs: bool) -> Result<StepReport, DdmError> {
         if self.epoch == u32::MAX {
             // The batch counter wraps: no key may look as new as the next batches'.

@@ -51,6 +51,26 @@ pub fn read_regions(path: &Path) -> Result<RegionSet, IoError> {
 
 /// Parses the text of a regions file; `path` only names it in errors. A UTF-8
 /// byte-order mark before the header is skipped.
+///
+/// ```
+/// use ddm_region::io::parse_regions;
+/// use ddm_region::{Kind, Range};
+/// use std::path::Path;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let text = "kind,id,lo0,hi0,lo1,hi1\n\
+///             pub,7,0,10,0,10\n\
+///             ## a comment\n\
+///             sub,3, 5,15, 5,15\n";
+/// let set = parse_regions(text, Path::new("regions.csv"))?;
+/// assert_eq!(set.dims(), 2);
+/// assert_eq!(set.ids(Kind::Subscription), &[3]);
+/// assert_eq!(set.region(Kind::Publication, 0), &[Range { lo: 0, hi: 10 }; 2]);
+///
+/// let bad = "kind,id,lo0,hi0\npub,1,9,2\n"; // lo above hi
+/// let err = parse_regions(bad, Path::new("regions.csv")).unwrap_err();
+/// assert!(err.to_string().starts_with("regions.csv:2:"), "{err}");
+/// # Ok(()) }
+/// ```
 pub fn parse_regions(text: &str, path: &Path) -> Result<RegionSet, IoError> {
     // A UTF-8 byte-order mark before the header is not part of it.
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);

@@ -4,15 +4,29 @@
 //! Modules: [`model`] (regions, ranges, pairs, update batches), [`io`] (CSV files),
 //! [`workload`] (the paper's scenarios, the alpha scale-up), [`layout`] (device tables,
 //! the grid), [`engine`] (the GPU / emulator engines). Kernels: the `ddm-region-kernels`
-//! crate. A user starts from a [`RegionSet`] and an [`Engine`]:
+//! crate. A user starts from a [`RegionSet`] (from [`io::read_regions`] or
+//! [`workload::Scenario`]) and an [`Engine`]; here the paper's scenario I, scaled down,
+//! on the host emulator, moved for a few time steps and checked against the CPU
+//! baseline (brute-force matching, in the `baselines` crate):
 //!
-//! ```no_run
-//! use ddm_region::{Approach, Engine, RegionSet};
+//! ```
+//! use baselines::ddm::{Algorithm, DdmMatcher};
+//! use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
+//! use ddm_region::{Approach, Device, Engine};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let set: RegionSet = ddm_region::io::read_regions("regions.csv".as_ref())?;
-//! let dev = gpu_kernels::Device::gpu(0, ddm_region::PTX).unwrap_or_else(|_| gpu_kernels::Device::emulator());
-//! let mut engine = Engine::with_regions(&dev, Approach::Region, &set)?;
-//! println!("{} overlapping pairs", engine.count()?);
+//! let mut scenario = Scenario::new(ScenarioParams::paper(200, 1000, Distribution::Uniform), 1)?;
+//! let dev = Device::emulator(); // or Device::gpu(0, ddm_region::PTX)?
+//! let mut engine = Engine::with_regions(&dev, Approach::Region, scenario.regions())?;
+//! let cpu = DdmMatcher::new(Algorithm::Brute, 1);
+//! assert_eq!(engine.pairs()?, cpu.pairs(scenario.regions()));
+//! for _ in 0..3 {
+//!     // Every region moves by half its size (§IV); the engine re-matches the moved ones.
+//!     let moves = scenario.step();
+//!     let report = engine.step(&moves, false)?;
+//!     assert_eq!(report.overlaps, cpu.count(scenario.regions()));
+//!     assert_eq!(engine.pairs()?, cpu.pairs(scenario.regions()));
+//! }
+//! assert!(engine.count()? > 0);
 //! # Ok(()) }
 //! ```
 //!

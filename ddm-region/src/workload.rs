@@ -74,6 +74,20 @@ pub struct Scenario {
 
 impl Scenario {
     /// Places the regions (seeded: the same seed gives the same scenario).
+    ///
+    /// ```
+    /// use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
+    /// use ddm_region::Kind;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let params = ScenarioParams::paper(100, 200, Distribution::Crowded);
+    /// let mut s = Scenario::new(params.clone(), 7)?;
+    /// assert_eq!(s.regions().len(Kind::Publication), 50);
+    /// assert_eq!(s.regions().len(Kind::Subscription), 50);
+    /// let moves = s.step(); // one time step: every region moves
+    /// assert_eq!(moves.len(), 100);
+    /// assert_ne!(s.regions(), Scenario::new(params, 7)?.regions());
+    /// # Ok(()) }
+    /// ```
     pub fn new(params: ScenarioParams, seed: u64) -> Result<Scenario, ModelError> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut set = RegionSet::new(params.dims)?;
@@ -170,6 +184,18 @@ pub struct ScaleUpParams {
 pub const SCALE_UP_SPACE: u32 = 1_000_000_000;
 
 /// Generates a scale-up workload (seeded).
+///
+/// ```
+/// use ddm_region::workload::{scale_up, ScaleUpParams, SCALE_UP_SPACE};
+/// use ddm_region::Kind;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let set = scale_up(&ScaleUpParams { regions: 1000, alpha: 10.0, dims: 1 }, 3)?;
+/// assert_eq!(set.n_pub() + set.n_sub(), 1000);
+/// // alpha = regions * side / space: sides of 10^7 in a space of 10^9.
+/// let r = set.region(Kind::Publication, 0)[0];
+/// assert_eq!(r.hi - r.lo, SCALE_UP_SPACE / 100);
+/// # Ok(()) }
+/// ```
 pub fn scale_up(params: &ScaleUpParams, seed: u64) -> Result<RegionSet, ModelError> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut set = RegionSet::new(params.dims)?;

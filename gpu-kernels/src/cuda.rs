@@ -367,10 +367,15 @@ impl Gpu {
     pub(crate) fn alloc_host(
         &self,
         bytes: usize,
+        write_combined: bool,
     ) -> Result<(*mut u8, u64, Arc<CudaContext>), GpuError> {
         self.bind()?;
         const DEVICEMAP: u32 = 0x02; // CU_MEMHOSTALLOC_DEVICEMAP
-        let host = unsafe { result::malloc_host(bytes.max(1), DEVICEMAP) }.map_err(|e| {
+        const WRITECOMBINED: u32 = 0x04; // CU_MEMHOSTALLOC_WRITECOMBINED
+        let flags = DEVICEMAP | if write_combined { WRITECOMBINED } else { 0 };
+        // SAFETY: a plain allocation call; the pointer is checked below and freed by
+        // `free_host` when the owning HostBuffer drops.
+        let host = unsafe { result::malloc_host(bytes.max(1), flags) }.map_err(|e| {
             if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                 GpuError::OutOfMemory {
                     requested: bytes,

@@ -450,6 +450,19 @@ impl std::fmt::Debug for Kernel {
 }
 
 /// Grid and block shape, and the dynamic shared memory per block in bytes.
+///
+/// ```
+/// use gpu_kernels::LaunchConfig;
+/// // At least 1000 threads in blocks of 256: 4 blocks.
+/// let cfg = LaunchConfig::linear(1000, 256);
+/// assert_eq!((cfg.grid, cfg.block, cfg.shared_bytes), ([4, 1, 1], [256, 1, 1], 0));
+/// // 8 blocks of 128 threads, each with 4 KiB of dynamic shared memory.
+/// let cfg = LaunchConfig::blocks(8, 128, 0).with_shared(4096);
+/// assert_eq!(cfg, LaunchConfig::blocks(8, 128, 4096));
+/// // A 2-D grid: set the fields.
+/// let cfg = LaunchConfig { grid: [16, 16, 1], block: [32, 8, 1], shared_bytes: 0 };
+/// # let _ = cfg;
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchConfig {
     pub grid: [u32; 3],
@@ -510,6 +523,39 @@ pub(crate) enum Backend {
 }
 
 /// A GPU, or the host emulator standing in for one.
+///
+/// Buffers are allocated on a device, filled from the host and copied back; the same
+/// calls run on either backend:
+///
+/// ```
+/// use gpu_kernels::Device;
+/// # fn main() -> Result<(), gpu_kernels::GpuError> {
+/// let dev = Device::emulator(); // or Device::gpu(0, my_crate::PTX)?
+/// assert!(!dev.is_gpu());
+/// let mut buf = dev.upload(&[1u32, 2, 3, 4])?;
+/// dev.write(&mut buf, 2, &[30, 40])?; // elements 2.. from the host
+/// assert_eq!(dev.read(&buf)?, vec![1, 2, 30, 40]);
+/// let mut two = [0u32; 2];
+/// dev.read_into(&buf, 1, &mut two)?; // elements 1..3
+/// assert_eq!(two, [2, 30]);
+/// dev.zero(&mut buf)?;
+/// assert_eq!(dev.read(&buf)?, vec![0; 4]);
+/// assert_eq!(dev.allocated_bytes(), 16);
+/// drop(buf);
+/// assert_eq!(dev.allocated_bytes(), 0);
+/// # Ok(()) }
+/// ```
+///
+/// A program that should run wherever it is takes the GPU when there is one:
+///
+/// ```
+/// use gpu_kernels::Device;
+/// // An empty PTX module: no GPU can load these (absent) kernels, so the emulator.
+/// let (dev, why) = Device::gpu_or_emulator(0, "");
+/// assert!(!dev.is_gpu());
+/// assert!(why.is_some()); // no driver, no device, or PTX not built
+/// println!("running on {}", dev.name());
+/// ```
 pub struct Device {
     pub(crate) backend: Backend,
     allocated: Arc<AtomicUsize>,
@@ -933,7 +979,39 @@ impl Device {
     /// A zeroed [`HostBuffer`] of `len` values: page-locked host memory mapped into the
     /// device's address space (`cuMemHostAlloc` with `DEVICEMAP`); plain host memory on
     /// the emulator.
+    ///
+    /// ```
+    /// use gpu_kernels::Device;
+    /// # fn main() -> Result<(), gpu_kernels::GpuError> {
+    /// let dev = Device::emulator();
+    /// let list = dev.alloc_host::<u64>(8)?; // zeroed, mapped into the device
+    /// assert_eq!(list.len(), 8);
+    /// dev.synchronize()?; // no kernel running: the host may read
+    /// assert_eq!(list.as_slice(), &[0; 8]);
+    /// # Ok(()) }
+    /// ```
     pub fn alloc_host<T: bytemuck::Pod>(&self, len: usize) -> Result<HostBuffer<T>, GpuError> {
+        self.alloc_host_with(len, false)
+    }
+
+    /// [`Device::alloc_host`] in write-combined memory (`CU_MEMHOSTALLOC_WRITECOMBINED`):
+    /// the host's writes bypass its caches, so the device reads them without snooping
+    /// them out of a CPU cache, but host reads are slow, uncached: for mailboxes the
+    /// host only writes. Host writes to it are ordered only by a full fence
+    /// (`fence(SeqCst)`). Plain host memory on the emulator.
+    pub fn alloc_host_write_combined<T: bytemuck::Pod>(
+        &self,
+        len: usize,
+    ) -> Result<HostBuffer<T>, GpuError> {
+        self.alloc_host_with(len, true)
+    }
+
+    fn alloc_host_with<T: bytemuck::Pod>(
+        &self,
+        len: usize,
+        write_combined: bool,
+    ) -> Result<HostBuffer<T>, GpuError> {
+        let _ = write_combined;
         let (ptr, addr, mem) = match &self.backend {
             Backend::Emu => {
                 let (ptr, layout, _) = host_alloc_zeroed::<T>(len)?;
@@ -948,7 +1026,7 @@ impl Device {
                             free: 0,
                             total: 0,
                         })?;
-                let (host, addr, ctx) = g.alloc_host(bytes)?;
+                let (host, addr, ctx) = g.alloc_host(bytes, write_combined)?;
                 unsafe { std::ptr::write_bytes(host, 0, bytes) };
                 let ptr = NonNull::new(host).ok_or(GpuError::OutOfMemory {
                     requested: bytes,

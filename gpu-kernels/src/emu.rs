@@ -160,6 +160,22 @@ thread_local! {
 
 /// Runs `f` with the emulator launches made by this thread using `schedule` (restored
 /// afterwards, also on a panic).
+///
+/// ```
+/// use gpu_kernels::emu::{with_schedule, Schedule};
+/// // A test that wants the old order (one block at a time, in index order):
+/// let seen = with_schedule(Schedule::Sequential, || {
+///     // ... launches on Device::emulator() here run their blocks sequentially ...
+///     Schedule::current()
+/// });
+/// assert_eq!(seen, Schedule::Sequential);
+/// // A race hunt: the same launches under several seeds, four blocks at once.
+/// for seed in 0..4 {
+///     with_schedule(Schedule::Concurrent { seed, blocks: 4 }, || {
+///         // ... launch, read back, compare with the sequential answer ...
+///     });
+/// }
+/// ```
 pub fn with_schedule<R>(schedule: Schedule, f: impl FnOnce() -> R) -> R {
     struct Restore(Option<Schedule>);
     impl Drop for Restore {

@@ -356,7 +356,7 @@ pub use host::*;
 mod host {
     use super::{request_slot_words, CTL_STAMPS, CTL_WORDS, HEADER_WORDS, STAMP_WORDS, STOP};
     use crate::device::{Arg, Buffer, Device, GpuError, HostBuffer};
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::atomic::{fence, AtomicU64, Ordering};
     use std::time::{Duration, Instant};
 
     /// Sizes of a ring: slots (requests in flight at most), request and response
@@ -380,16 +380,33 @@ mod host {
     }
 
     impl Ring {
-        /// Allocates a zeroed ring on `dev`.
+        /// Allocates a zeroed ring on `dev`, its request slots in write-combined
+        /// memory ([`Device::alloc_host_write_combined`]: the GPU reads a request
+        /// without snooping it out of a CPU cache).
         pub fn new(dev: &Device, cfg: RingConfig) -> Result<Ring, GpuError> {
+            Ring::allocate(dev, cfg, true)
+        }
+
+        /// [`Ring::new`] with the request slots in ordinary (cached) mapped memory, for
+        /// comparison.
+        pub fn with_cached_requests(dev: &Device, cfg: RingConfig) -> Result<Ring, GpuError> {
+            Ring::allocate(dev, cfg, false)
+        }
+
+        fn allocate(dev: &Device, cfg: RingConfig, write_combined: bool) -> Result<Ring, GpuError> {
             let slots = cfg.slots.max(1) as usize;
             let cfg = RingConfig {
                 slots: slots as u32,
                 ..cfg
             };
+            let req_len = slots * request_slot_words(cfg.req_words);
             Ok(Ring {
                 cfg,
-                req: dev.alloc_host(slots * request_slot_words(cfg.req_words))?,
+                req: if write_combined {
+                    dev.alloc_host_write_combined(req_len)?
+                } else {
+                    dev.alloc_host(req_len)?
+                },
                 resp: dev.alloc_host(slots * (HEADER_WORDS + cfg.resp_words) as usize)?,
                 ctl: dev.alloc(CTL_WORDS)?,
                 bcast: dev.alloc(request_slot_words(cfg.req_words))?,
@@ -627,19 +644,21 @@ mod host {
             let slot = &mut self.ring.req.as_mut_slice()[at..at + stride];
             // The kernel read this slot's previous request before answering it, and that
             // answer was waited for (the ring is not full): the slot is ours to write.
-            // Each pair: the word, then its tag (`seq`) with a release store, so that a
-            // reader that sees the tag sees the word (x86 stores reach the bus in
-            // order); the header's pair last.
-            let mut publish = |i: usize, word: u64| {
+            // The words, a full fence, the tags (`seq`), a full fence: a reader that sees
+            // a pair's tag sees its word, and the fences also push the write-combining
+            // buffers out to memory at once (a release store would do neither for
+            // write-combined memory).
+            let head = kind as u64 | (len as u64) << 32;
+            for (i, &word) in std::iter::once(&head).chain(&self.scratch).enumerate() {
                 slot[2 * i + 1] = word;
+            }
+            fence(Ordering::SeqCst);
+            for i in 0..=len {
                 // SAFETY: `slot[2 * i]` is an aligned u64 of the live mapped buffer; the
                 // kernel reads it with volatile loads.
-                unsafe { AtomicU64::from_ptr(&mut slot[2 * i]) }.store(seq, Ordering::Release);
-            };
-            for (i, &word) in self.scratch.iter().enumerate() {
-                publish(1 + i, word);
+                unsafe { AtomicU64::from_ptr(&mut slot[2 * i]) }.store(seq, Ordering::Relaxed);
             }
-            publish(0, kind as u64 | (len as u64) << 32);
+            fence(Ordering::SeqCst);
             self.next += 1;
             Ok(seq)
         }

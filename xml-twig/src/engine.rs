@@ -122,6 +122,22 @@ pub struct Engine {
 
 impl Engine {
     /// Packs and uploads the query set's personalities.
+    ///
+    /// ```
+    /// use xml_twig::{io, Device, Engine, EngineConfig, KernelKind, ProfileSet, XmlError};
+    /// # fn main() -> Result<(), XmlError> {
+    /// let set = io::parse_query_file("q.txt", "//article[author]/title\n/dblp/*/year\n")?;
+    /// let profiles = ProfileSet::compile(&set)?;
+    /// let xml = b"<dblp><article><author/><title/></article><book><year/></book></dblp>";
+    /// let doc = io::parse_document("d.xml", xml, &profiles.dict)?;
+    /// // The paper's kernel (one block barrier per event) and the warp-synchronous one.
+    /// for kernel in [KernelKind::Block, KernelKind::Warp] {
+    ///     let cfg = EngineConfig { kernel, block_threads: 32, ..EngineConfig::default() };
+    ///     let mut engine = Engine::new(Device::emulator(), &profiles, cfg)?;
+    ///     assert_eq!(engine.filter(std::slice::from_ref(&doc))?, vec![vec![0, 1]]);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn new(dev: Device, profiles: &ProfileSet, cfg: EngineConfig) -> Result<Self, XmlError> {
         let (layout, warp) = Self::pack(profiles, &cfg)?;
         let (pers, index) = Self::padded(&layout, warp, &cfg);
@@ -341,6 +357,21 @@ impl Engine {
     /// borders is partial, and a second kernel walks the segments in order per query
     /// group, composing each segment's recorded contributions (pop bits only ever OR
     /// together, and a split node's AND is taken once all contributions are in).
+    ///
+    /// ```
+    /// use xml_twig::workload::DblpGenerator;
+    /// use xml_twig::{io, Device, Engine, EngineConfig, ProfileSet};
+    /// # fn main() -> Result<(), xml_twig::XmlError> {
+    /// let set = io::parse_query_file("q.txt", "//article/title\n//book[year]//author\n")?;
+    /// let profiles = ProfileSet::compile(&set)?;
+    /// let xml = DblpGenerator::new(3).document(4000);
+    /// let doc = io::parse_document("dblp.xml", xml.as_bytes(), &profiles.dict)?;
+    /// let cfg = EngineConfig { block_threads: 32, warps_per_block: 2, ..EngineConfig::default() };
+    /// let mut engine = Engine::new(Device::emulator(), &profiles, cfg)?;
+    /// let whole = engine.filter(std::slice::from_ref(&doc))?;
+    /// assert_eq!(engine.filter_segmented(&doc, 64)?, whole[0]);
+    /// # Ok(()) }
+    /// ```
     pub fn filter_segmented(
         &mut self,
         doc: &Document,

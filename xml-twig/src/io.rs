@@ -77,6 +77,17 @@ pub fn parse_query(text: &str) -> Result<Query, QuerySyntaxError> {
 /// Parses a query file: one query per line, ids are 0-based line numbers. Blank lines
 /// and lines starting with `#` are skipped (their ids are simply unused). The first
 /// syntax error fails the whole file, naming `file`, line and column.
+///
+/// ```
+/// use xml_twig::io::parse_query_file;
+/// # fn main() -> Result<(), xml_twig::XmlError> {
+/// let text = "# DBLP queries\n//article[author]/title\n/dblp//year\n";
+/// let set = parse_query_file("q.txt", text)?;
+/// assert_eq!(set.ids, vec![1, 2]); // the comment line keeps id 0 unused
+/// let err = parse_query_file("q.txt", "/a\n/b[c\n").unwrap_err();
+/// assert!(err.to_string().starts_with("q.txt:2:"), "{err}");
+/// # Ok(()) }
+/// ```
 pub fn parse_query_file(file: &str, text: &str) -> Result<QuerySet, XmlError> {
     // A UTF-8 byte-order mark is not part of the first query.
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
@@ -240,6 +251,21 @@ impl Parser {
 /// document is first decoded to UTF-8 from its encoding (see [`decode`]: UTF-8, UTF-16,
 /// the WHATWG encodings; anything else is an error, never a silent non-match) and its
 /// DOCTYPE is skipped.
+///
+/// ```
+/// use xml_twig::{io, Event, ProfileSet};
+/// # fn main() -> Result<(), xml_twig::XmlError> {
+/// let profiles = ProfileSet::compile(&io::parse_query_file("q.txt", "/a/b\n")?)?;
+/// let a = profiles.dict.id(b"a");
+/// let doc = io::parse_document("d.xml", b"<a>text<zz/></a>", &profiles.dict)?;
+/// // <zz> is named by no query: it becomes the OTHER tag; text is not an event.
+/// let other = xml_twig::model::OTHER_TAG;
+/// let events = [Event::open(a), Event::open(other), Event::close(other), Event::close(a)];
+/// assert_eq!(doc.events, events);
+/// let err = io::parse_document("d.xml", b"<a>\n<b></a>", &profiles.dict).unwrap_err();
+/// assert!(err.to_string().starts_with("d.xml:2:"), "{err}");
+/// # Ok(()) }
+/// ```
 pub fn parse_document(file: &str, xml: &[u8], dict: &TagDict) -> Result<Document, XmlError> {
     let err_at = |text: &[u8], pos: usize, what: String| {
         let (line, column) = line_col(text, pos);

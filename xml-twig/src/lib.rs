@@ -24,6 +24,30 @@
 //! assert_eq!(engine.filter(&[doc])?, vec![vec![0]]); // query ids per document
 //! # Ok::<(), xml_twig::XmlError>(())
 //! ```
+//!
+//! The paper's workload (§5: YFilter-style twigs over the DBLP schema, DBLP-like
+//! documents) from the seeded generators of [`workload`], filtered on the host emulator
+//! and checked against the CPU baseline (the YFilter-like NFA of the `baselines` crate):
+//!
+//! ```
+//! use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
+//! use xml_twig::{io, Device, Engine, EngineConfig, ProfileSet, QuerySet};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let queries = QueryGenerator::new(QueryParams::paper(5, 0.3), 1).queries(16);
+//! let profiles = ProfileSet::compile(&QuerySet::from_queries(queries))?;
+//! let mut dblp = DblpGenerator::new(2);
+//! let docs = (0..3)
+//!     .map(|_| io::parse_document("dblp.xml", dblp.document(1500).as_bytes(), &profiles.dict))
+//!     .collect::<Result<Vec<_>, _>>()?;
+//! // Small blocks keep the emulator quick; on a GPU, EngineConfig::default().
+//! let cfg = EngineConfig { block_threads: 32, warps_per_block: 2, ..EngineConfig::default() };
+//! let mut engine = Engine::new(Device::emulator(), &profiles, cfg)?;
+//! let matches = engine.filter(&docs)?;
+//! let yfilter = baselines::yfilter::Yfilter::new(&profiles);
+//! assert_eq!(matches, yfilter.filter_batch(&docs));
+//! assert!(matches.iter().any(|m| !m.is_empty()));
+//! # Ok(()) }
+//! ```
 
 pub mod brute;
 pub mod engine;

@@ -140,6 +140,16 @@ pub struct QueryGenerator {
 }
 
 impl QueryGenerator {
+    /// A generator of `params`' twigs, deterministic per `seed`.
+    ///
+    /// ```
+    /// use xml_twig::workload::{QueryGenerator, QueryParams};
+    /// let mut g = QueryGenerator::new(QueryParams::paper(10, 0.1), 7);
+    /// let queries = g.queries(5);
+    /// assert_eq!(queries.len(), 5);
+    /// assert!(queries.iter().all(|q| q.len() == 10));
+    /// println!("{}", queries[0]); // like /dblp/article[author]//title
+    /// ```
     pub fn new(params: QueryParams, seed: u64) -> Self {
         QueryGenerator {
             rng: ChaCha8Rng::seed_from_u64(seed),
@@ -287,6 +297,14 @@ pub struct DblpGenerator {
 }
 
 impl DblpGenerator {
+    /// A generator of DBLP-like documents, deterministic per `seed`.
+    ///
+    /// ```
+    /// use xml_twig::workload::DblpGenerator;
+    /// let xml = DblpGenerator::new(1).document(2000);
+    /// assert!(xml.contains("<dblp>"));
+    /// assert_eq!(xml, DblpGenerator::new(1).document(2000));
+    /// ```
     pub fn new(seed: u64) -> Self {
         DblpGenerator {
             rng: ChaCha8Rng::seed_from_u64(seed),

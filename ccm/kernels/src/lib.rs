@@ -704,9 +704,11 @@ kernel! {
     /// Instead of §4.3's reset of an idle copy (which writes every filter's counter per
     /// event), `Count` and `Interfaces` hold 64-bit words tagged with the round: round
     /// `r` uses the tag `t = (r + 1) << 32`, and a word below `t` is stale, i.e. zero.
-    /// Counting a satisfied constraint of filter `f` is `atomicMax(Count[f], t)` (which
-    /// resets a stale word and leaves a current one) then `atomicAdd(Count[f], 1)`,
-    /// whose low half is this round's count; marking interface `i` is
+    /// Counting a satisfied constraint of filter `f` is `atomicMax(Count[f], t | 1)`:
+    /// on a stale word it sets this round's count to 1 and is all; on a current one it
+    /// changes nothing, and `atomicAdd(Count[f], 1)` follows, whose low half plus one is
+    /// the count (one atomic round trip on the path of a filter's first constraint
+    /// instead of two); marking interface `i` is
     /// `atomicMax(Interfaces[i], t)`. With at most [`PERSIST_SCAN_MAX`] interfaces that
     /// is all: the answering block lists the interfaces whose word is at least `t`
     /// (slots from a counter in shared memory, [`PERSIST_SHARED_EXTRA`] bytes past the
@@ -786,9 +788,15 @@ kernel! {
                         let f = c.key as usize;
                         let need = *size_f.add(f);
                         let iface = *filter_iface.add(f);
-                        atomic_max_u64(count.add(f), tag);
-                        let old = atomic_add_u64(count.add(f), 1);
-                        if (old as u32) + 1 == need && iface < n_interfaces {
+                        // The round's first count is the max itself (one atomic on the
+                        // path instead of two); later ones add.
+                        let old = atomic_max_u64(count.add(f), tag | 1);
+                        let n = if old < tag {
+                            1
+                        } else {
+                            (atomic_add_u64(count.add(f), 1) as u32).wrapping_add(1)
+                        };
+                        if n == need && iface < n_interfaces {
                             // Few interfaces: the answering block finds the tagged ones
                             // (nothing more on this thread's path). Many: a list.
                             let first = atomic_max_u64(interfaces.add(iface as usize), tag) < tag;

@@ -1,7 +1,8 @@
 //! `persist_latency [PINGS]`: the persistent-kernel protocol's own cost (issue 16),
 //! with `persistent_sum` and empty requests (the work is one store by one thread).
 //!
-//! For each grid (1 block; one per SM; two per SM) and block size (256, 1024):
+//! For each grid (1 block; one per SM; two per SM), block size (256, 1024) and request
+//! memory (write-combined, the default, or cached):
 //! `PINGS` ping-pongs (submit, wait; default 20,000) give the end-to-end latency
 //! p50/p99/p99.9 in µs; then 8 requests in flight give the throughput; then the
 //! medians of the stage stamps (`global_timer`, see [`gpu_kernels::persist`]) of
@@ -17,14 +18,18 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
     v[((v.len() as f64 - 1.0) * p).round() as usize]
 }
 
-fn run(dev: &Device, grid: u32, block: u32, pings: usize) -> Result<String, GpuError> {
+fn run(dev: &Device, grid: u32, block: u32, wc: bool, pings: usize) -> Result<String, GpuError> {
     let cfg = RingConfig {
         slots: 8,
         req_words: 64,
         resp_words: 3,
     };
     let stamped = pings.clamp(1, 2000);
-    let mut ring = Ring::new(dev, cfg)?;
+    let mut ring = if wc {
+        Ring::new(dev, cfg)?
+    } else {
+        Ring::with_cached_requests(dev, cfg)?
+    };
     let stamps = dev.alloc::<u64>(stamped * STAMP_WORDS)?;
     // SAFETY: `stamps` lives until the end of this function, after `run.stop()`.
     unsafe { ring.set_stamps(dev, &stamps)? };
@@ -76,7 +81,8 @@ fn run(dev: &Device, grid: u32, block: u32, pings: usize) -> Result<String, GpuE
     }
     let med = |v: &mut Vec<f64>| if v.is_empty() { f64::NAN } else { pct(v, 0.5) };
     Ok(format!(
-        "{grid},{block},{:.2},{:.2},{:.2},{:.0},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
+        "{grid},{block},{},{:.2},{:.2},{:.2},{:.0},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
+        if wc { "write-combined" } else { "cached" },
         pct(&mut lat, 0.5),
         pct(&mut lat, 0.99),
         pct(&mut lat, 0.999),
@@ -105,15 +111,17 @@ fn main() -> Result<(), GpuError> {
     let sms = dev.sm_count();
     println!("# device: {}, {sms} SMs; {pings} pings", dev.name());
     println!(
-        "grid,block,p50_us,p99_us,p999_us,per_s_8_in_flight,\
+        "grid,block,requests,p50_us,p99_us,p999_us,per_s_8_in_flight,\
          bcast_us,in_shared_us,work_done_us,all_arrived_us,answered_us,poll_start_us"
     );
     let blocks = if dev.is_gpu() { [256, 1024] } else { [32, 64] };
     for grid in [1, sms, 2 * sms] {
         for block in blocks {
-            match run(&dev, grid, block, pings) {
-                Ok(line) => println!("{line}"),
-                Err(e) => println!("{grid},{block},error: {e}"),
+            for wc in [true, false] {
+                match run(&dev, grid, block, wc, pings) {
+                    Ok(line) => println!("{line}"),
+                    Err(e) => println!("{grid},{block},{wc},error: {e}"),
+                }
             }
         }
     }

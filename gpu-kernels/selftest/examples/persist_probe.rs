@@ -16,13 +16,17 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
     v[((v.len() as f64 - 1.0) * p).round() as usize]
 }
 
-fn run(dev: &Device, flags: u32, block: u32, pings: usize) -> Result<String, GpuError> {
+fn run(dev: &Device, flags: u32, block: u32, wc: bool, pings: usize) -> Result<String, GpuError> {
     let cfg = RingConfig {
         slots: 8,
         req_words: 64,
         resp_words: 3,
     };
-    let ring = Ring::new(dev, cfg)?;
+    let ring = if wc {
+        Ring::new(dev, cfg)?
+    } else {
+        Ring::with_cached_requests(dev, cfg)?
+    };
     let mut args = ring.args().to_vec();
     args.push(flags.into());
     let lc = LaunchConfig::blocks(1, block, 16);
@@ -64,12 +68,13 @@ fn run(dev: &Device, flags: u32, block: u32, pings: usize) -> Result<String, Gpu
         .map(|(_, n)| *n)
         .collect();
     Ok(format!(
-        "{},{block},{:.2},{:.2},{:.2}",
+        "{},{block},{},{:.2},{:.2},{:.2}",
         if what.is_empty() {
             "minimal".to_string()
         } else {
             what.join("+")
         },
+        if wc { "write-combined" } else { "cached" },
         pct(&mut lat, 0.5),
         pct(&mut lat, 0.99),
         pct(&mut lat, 0.999),
@@ -89,7 +94,7 @@ fn main() -> Result<(), GpuError> {
         }
     };
     println!("# device: {}; {pings} pings", dev.name());
-    println!("flags,block,p50_us,p99_us,p999_us");
+    println!("flags,block,requests,p50_us,p99_us,p999_us");
     use probe::*;
     let serve_like = WARP | ACQUIRE | SYNC | ATOMIC;
     let combos: [(u32, u32); 12] = [
@@ -108,8 +113,13 @@ fn main() -> Result<(), GpuError> {
         (serve_like, 256),
         (serve_like, 1024),
     ];
-    for (flags, block) in combos {
-        match run(&dev, flags, block, pings) {
+    let combos = combos.iter().map(|&(f, b)| (f, b, false)).chain([
+        (0, 32, true),
+        (WARP | ACQUIRE, 32, true),
+        (WARP | ACQUIRE | SYNC, 256, true),
+    ]);
+    for (flags, block, wc) in combos {
+        match run(&dev, flags, block, wc, pings) {
             Ok(line) => println!("{line}"),
             Err(e) => println!("{flags},{block},error: {e}"),
         }

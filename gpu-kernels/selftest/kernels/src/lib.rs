@@ -229,7 +229,7 @@ kernel! {
         }
         let tid = thread_idx_x();
         let sh = dynamic_shared::<u64>();
-        let req_stride = (2 + req_words) as usize;
+        let req_stride = gpu_kernels::persist::request_slot_words(req_words);
         let resp_stride = (2 + resp_words) as usize;
         let mut round: u32 = 0;
         loop {
