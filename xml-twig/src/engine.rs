@@ -285,12 +285,14 @@ impl Engine {
         let n_docs = batch.len();
         let matches = room(dev, &mut sc.matches, n_docs * words)?;
         dev.zero(matches)?;
+        let matches = &*matches;
         if self.layout.blocks > 0 {
-            let ev = match &batch.events {
-                EventWords::Narrow(v) => put(dev, &mut sc.narrow, v)?.arg(),
-                EventWords::Wide(v) => put(dev, &mut sc.wide, v)?.arg(),
+            // The document's events: bytes with a narrow dictionary, else u16s.
+            let (narrow, wide) = match &batch.events {
+                EventWords::Narrow(v) => (Some(&*put(dev, &mut sc.narrow, v)?), None),
+                EventWords::Wide(v) => (None, Some(&*put(dev, &mut sc.wide, v)?)),
             };
-            let starts = put(dev, &mut sc.starts, &batch.doc_start)?;
+            let starts = &*put(dev, &mut sc.starts, &batch.doc_start)?;
             let per_launch = self.cfg.max_docs_per_launch.clamp(1, 65535);
             let mut first = 0;
             while first < n_docs {
@@ -318,23 +320,24 @@ impl Engine {
                         shared_bytes: k::shared_bytes(depth_cap, w, batch.bytes_per_event()),
                     }
                 };
-                let narrow = matches!(batch.events, EventWords::Narrow(_));
-                let kernel = match (narrow, self.warp) {
-                    (true, false) => &k::filter_narrow::KERNEL,
-                    (false, false) => &k::filter_wide::KERNEL,
-                    (true, true) => &k::filter_warp::KERNEL,
-                    (false, true) => &k::filter_warp_wide::KERNEL,
-                };
-                let args = [
-                    self.personalities.arg(),
-                    self.result_index.arg(),
-                    ev.clone(),
-                    starts.arg_at(first),
-                    depth_cap.into(),
-                    matches.arg_at(first * words),
-                    (words as u32).into(),
-                ];
-                dev.launch_untyped(kernel, cfg, &args)?;
+                let (p, r) = (&self.personalities, &self.result_index);
+                let (st, out) = (starts.at(first), matches.at_mut(first * words));
+                let w = words as u32;
+                match (narrow, wide, self.warp) {
+                    (Some(ev), _, false) => {
+                        k::filter_narrow::launch(dev, cfg, p, r, ev, st, depth_cap, out, w)?
+                    }
+                    (Some(ev), _, true) => {
+                        k::filter_warp::launch(dev, cfg, p, r, ev, st, depth_cap, out, w)?
+                    }
+                    (None, Some(ev), false) => {
+                        k::filter_wide::launch(dev, cfg, p, r, ev, st, depth_cap, out, w)?
+                    }
+                    (None, Some(ev), true) => {
+                        k::filter_warp_wide::launch(dev, cfg, p, r, ev, st, depth_cap, out, w)?
+                    }
+                    (None, None, _) => unreachable!("one of the two event buffers is set above"),
+                }
                 first += n;
             }
         }
@@ -418,58 +421,52 @@ impl Engine {
             };
             let columns = seg_grid_x as usize * seg_block as usize;
             let events: Vec<u16> = doc.events.iter().map(|e| e.0).collect();
-            let events = put(dev, &mut sc.wide, &events)?.arg();
-            let seg_start = put(dev, &mut sc.starts, &plan.start)?.arg();
-            let path = put(dev, &mut sc.path, &plan.path(cap as usize))?.arg();
-            let depth = put(dev, &mut sc.depth, &plan.depth)?.arg();
-            let info = put(dev, &mut sc.info, &plan.info)?.arg();
+            let events = &*put(dev, &mut sc.wide, &events)?;
+            let seg_start = &*put(dev, &mut sc.starts, &plan.start)?;
+            let path = &*put(dev, &mut sc.path, &plan.path(cap as usize))?;
+            let depth = &*put(dev, &mut sc.depth, &plan.depth)?;
+            let info = &*put(dev, &mut sc.info, &plan.info)?;
             // Every record the fix-up reads is written by the segment kernel first.
-            let close_rec = room(dev, &mut sc.close_rec, n * cap as usize * columns)?.arg();
-            let end_rec = room(dev, &mut sc.end_rec, n * cap as usize * columns)?.arg();
-            let (kernel, shared) = if self.warp {
-                (
-                    &k::filter_segments_warp::KERNEL,
-                    k::stack_bytes(cap, seg_block),
-                )
+            let close_rec = &*room(dev, &mut sc.close_rec, n * cap as usize * columns)?;
+            let end_rec = &*room(dev, &mut sc.end_rec, n * cap as usize * columns)?;
+            let p = &self.personalities;
+            if self.warp {
+                let cfg = LaunchConfig {
+                    grid: [seg_grid_x, n as u32, 1],
+                    block: [seg_block, 1, 1],
+                    shared_bytes: k::stack_bytes(cap, seg_block),
+                };
+                k::filter_segments_warp::launch(
+                    dev, cfg, p, events, seg_start, path, depth, cap, close_rec, end_rec,
+                )?;
             } else {
-                (
-                    &k::filter_segments::KERNEL,
-                    k::shared_bytes(cap, seg_block, 2),
-                )
-            };
-            let cfg = LaunchConfig {
-                grid: [seg_grid_x, n as u32, 1],
-                block: [seg_block, 1, 1],
-                shared_bytes: shared,
-            };
-            let args = [
-                self.personalities.arg(),
-                events,
-                seg_start,
-                path,
-                depth,
-                cap.into(),
-                close_rec.clone(),
-                end_rec.clone(),
-            ];
-            dev.launch_untyped(kernel, cfg, &args)?;
+                let cfg = LaunchConfig {
+                    grid: [seg_grid_x, n as u32, 1],
+                    block: [seg_block, 1, 1],
+                    shared_bytes: k::shared_bytes(cap, seg_block, 2),
+                };
+                k::filter_segments::launch(
+                    dev, cfg, p, events, seg_start, path, depth, cap, close_rec, end_rec,
+                )?;
+            }
             let width = self.layout.width;
             let cfg = LaunchConfig {
                 grid: [fix_grid_x, 1, 1],
                 block: [width, 1, 1],
                 shared_bytes: k::stack_bytes(cap, width),
             };
-            let args = [
-                self.personalities.arg(),
-                self.result_index.arg(),
+            k::fixup_segments::launch(
+                dev,
+                cfg,
+                p,
+                &self.result_index,
                 info,
-                (n as u32).into(),
+                n as u32,
                 close_rec,
                 end_rec,
-                cap.into(),
-                matches.arg(),
-            ];
-            dev.launch_untyped(&k::fixup_segments::KERNEL, cfg, &args)?;
+                cap,
+                &*matches,
+            )?;
         }
         dev.synchronize()?;
         let mut bits = vec![0u32; words];
