@@ -180,9 +180,10 @@ unsafe fn walk_chunk(t: &DdmTables, wk: &SweepWork, c: u64, mut hit: impl FnMut(
 
 kernel! {
     /// Counting: thread `c` walks chunk `chunk_base + c` of the work list (global tables,
-    /// sorted values, task offsets) and counts the overlapping pairs; with
-    /// `per_chunk` non-null it writes the count to `per_chunk[chunk_base + c]`, otherwise the
-    /// warp sums its lanes' counts and adds them to `total[0]` with one 64-bit atomic.
+    /// sorted values, task offsets) and counts the overlapping pairs; with `into_total`
+    /// 0 it writes the count to `per_chunk[chunk_base + c]` (and leaves `total` alone),
+    /// otherwise the warp sums its lanes' counts and adds them to `total[0]` with one
+    /// 64-bit atomic (and `per_chunk` is not written).
     pub fn sweep_count(
         tables: *const DdmTables,
         work: *const SweepWork,
@@ -190,6 +191,7 @@ kernel! {
         n_chunks: u64,
         per_chunk: *mut u64,
         total: *mut u64,
+        into_total: u32,
     ) {
         let t = *tables;
         let wk = *work;
@@ -198,7 +200,7 @@ kernel! {
         if c < n_chunks {
             walk_chunk(&t, &wk, c, |_, _| found += 1);
         }
-        if !per_chunk.is_null() {
+        if into_total == 0 {
             if c < n_chunks {
                 *per_chunk.add(c as usize) = found;
             }
