@@ -14,9 +14,40 @@
 //!
 //! A kernel is written once, `kernel! { pub fn name(args) { body } }` in a `#![no_std]`
 //! kernel crate; on `nvptx64` it is an `extern "ptx-kernel"` entry, on the host a function
-//! plus a descriptor `name::KERNEL` that [`Device::launch`] runs on either backend, so
+//! plus a module `name` with the typed launcher `name::launch`, which runs it on either
+//! backend (and the descriptor `name::KERNEL` of the unsafe raw [`Device::launch`]), so
 //! the engine that drives the kernels is written once too. See `gpu-kernels/selftest`
 //! for a complete example and the crate README for the toolchain.
+//!
+//! A kernel (here defined in place; a real one lives in its kernel crate, compiled to
+//! PTX by `build.rs`), launched on the emulator and checked against the CPU:
+//!
+//! ```
+//! use gpu_kernels::prelude::*;
+//! use gpu_kernels::{kernel, Device, LaunchConfig};
+//!
+//! kernel! {
+//!     /// SAXPY: thread i computes `y[i] = a * x[i] + y[i]` for i < n.
+//!     pub fn saxpy(a: f32, x: *const f32, y: *mut f32, n: u32) {
+//!         let i = global_id_x();
+//!         if i < n {
+//!             let i = i as usize;
+//!             store(y, i, a * load(x, i) + load(y, i)); // bounds-checked on the emulator
+//!         }
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), gpu_kernels::GpuError> {
+//! let (xs, ys): (Vec<f32>, Vec<f32>) = (0..100).map(|i| (i as f32, 1.0)).unzip();
+//! let dev = Device::emulator(); // or Device::gpu(0, my_kernels::PTX)?
+//! let x = dev.upload(&xs)?;
+//! let mut y = dev.upload(&ys)?;
+//! // Typed: `x` must be a buffer of f32 (`In`), `y` one the kernel may write (`Out`).
+//! saxpy::launch(&dev, LaunchConfig::linear(100, 32), 2.0, &x, &mut y, 100)?;
+//! let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 2.0 * x + y).collect();
+//! assert_eq!(dev.read(&y)?, want);
+//! # Ok(()) }
+//! ```
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",

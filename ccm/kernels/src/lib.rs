@@ -716,7 +716,7 @@ kernel! {
     /// forward: a thread's items ascend): reads `Constraints[RowStart + x]` (global),
     /// evaluates `sat` against the attribute in shared memory, counts (above) and, when
     /// its increment completes the filter (`SizeF`, read before it), marks
-    /// `InterfaceId`. The round's last block answers into the response slot in mapped
+    /// `InterfaceId`. Block 0 answers into the response slot in mapped
     /// host memory, the interfaces as `u32`s; status = their number.
     pub fn ccm_persistent(
         req: *const u64,
