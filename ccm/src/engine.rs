@@ -38,7 +38,7 @@ use crate::layout::{LayoutError, SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::{DevAttr, DevConstraint, DevEvent};
 use gpu_kernels::persist::{Persistent, Ring, RingConfig};
-use gpu_kernels::{Arg, Buffer, Device, GpuError, HostBuffer, LaunchConfig};
+use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -216,7 +216,6 @@ pub struct Ccm<'d> {
     bytes: Vec<u8>,
     packed: Vec<u8>,
     flags: Vec<u32>,
-    args: Vec<Arg>,
     /// The mapped output (with [`Config::mapped_output`]).
     mapped: Option<Mapped>,
     /// The running persistent kernel (with [`Config::persistent`]; `None` until the
@@ -341,7 +340,6 @@ impl<'d> Ccm<'d> {
             bytes: Vec::new(),
             packed: Vec::new(),
             flags: Vec::new(),
-            args: Vec::new(),
             mapped,
             pers: None,
             batch_bufs: None,
@@ -767,13 +765,20 @@ impl<'d> Ccm<'d> {
             )?,
             n => n.min(dev.resident_blocks(&ccm_kernels::ccm_persistent::KERNEL, lc, 64)?),
         };
-        let run = dev.launch_persistent_untyped(
-            &ccm_kernels::ccm_persistent::KERNEL,
-            lc,
-            &args,
-            ring,
-            Some(blocks),
-        )?;
+        // SAFETY: the arguments are the ring's then `ccm_persistent`'s own, in its
+        // order and types; the buffers outlive the kernel: `count` .. `list` move into
+        // the `PersistState` whose `run` is declared (so dropped, stopping the kernel)
+        // first, and the tables in `self.d` are replaced only after `self.pers` is
+        // stopped (`match_pipelined` stops it before `sync`) and freed after it (`Ccm`'s `Drop`).
+        let run = unsafe {
+            dev.launch_persistent(
+                &ccm_kernels::ccm_persistent::KERNEL,
+                lc,
+                &args,
+                ring,
+                Some(blocks),
+            )?
+        };
         self.pers = Some(PersistState {
             run,
             count,
@@ -867,48 +872,26 @@ impl<'d> Ccm<'d> {
         let block = self.cfg.block;
         let grid = [longest.div_ceil(block), n_attrs as u32, 1];
         let idle = 1 - use_copy;
-        let args = &mut self.args;
-        args.clear();
-        args.extend_from_slice(&[
-            d.constraints.arg(),
-            d.row_start.arg(),
-            d.size_c.arg(),
-            d.cpool.arg(),
-        ]);
-        if !inline {
-            args.extend_from_slice(&[
-                self.input.arg(),
-                self.input.arg_at(bytes_at),
-                str_cap.into(),
-            ]);
-        }
-        args.extend_from_slice(&[
-            d.size_f.arg(),
-            d.filter_iface.arg(),
-            d.count[use_copy].arg(),
-            d.interfaces[use_copy].arg(),
-            reset.into(),
-            d.count[idle].arg(),
-            d.interfaces[idle].arg(),
-            (self.t.filter_slots() as u32).into(),
-            (n_if as u32).into(),
-        ]);
-        if let Some(m) = &self.mapped {
-            args.extend_from_slice(&[
-                m.out.arg(),
-                d.tally.arg_at(m.parity),
-                d.tally.arg_at(1 - m.parity),
-                m.seq.into(),
-            ]);
-        }
-        let kernel = match (inline, self.mapped.is_some()) {
-            (false, false) => &ccm_kernels::ccm_match::KERNEL,
-            (true, false) => &ccm_kernels::ccm_match_inline::KERNEL,
-            (false, true) => &ccm_kernels::ccm_match_mapped::KERNEL,
-            (true, true) => &ccm_kernels::ccm_match_inline_mapped::KERNEL,
+        let t = ccm_kernels::MatchTables {
+            constraints: d.constraints.dev_ptr(),
+            row_start: d.row_start.dev_ptr(),
+            size_c: d.size_c.dev_ptr(),
+            cpool: d.cpool.dev_ptr(),
+            size_f: d.size_f.dev_ptr(),
+            filter_iface: d.filter_iface.dev_ptr(),
+            count: d.count[use_copy].dev_ptr_mut(),
+            interfaces: d.interfaces[use_copy].dev_ptr_mut(),
+            reset_count: d.count[idle].dev_ptr_mut(),
+            reset_interfaces: d.interfaces[idle].dev_ptr_mut(),
+            reset,
+            n_filters: self.t.filter_slots() as u32,
+            n_interfaces: n_if as u32,
         };
-        let shared_bytes = if inline {
-            for k in 0..ccm_kernels::INLINE_ATTRS {
+        // Table Input in the launch parameters (inline), with each row's place and
+        // length for the mapped kernel (the device's copy is up to date).
+        let mut ev = ccm_kernels::InlineEvent::default();
+        if inline {
+            for (k, w) in ev.attrs.iter_mut().enumerate() {
                 let a = self.attrs.get(k).copied().unwrap_or_default();
                 let mut sb = [0u8; 16];
                 if a.ty == ccm_kernels::TY_STR as u32 {
@@ -916,23 +899,19 @@ impl<'d> Ccm<'d> {
                     sb[..a.str_len as usize]
                         .copy_from_slice(&self.bytes[at..at + a.str_len as usize]);
                 }
-                let lo = u64::from_le_bytes(sb[..8].try_into().expect("8 bytes"));
-                let hi = u64::from_le_bytes(sb[8..].try_into().expect("8 bytes"));
-                let words = [
-                    a.row_id as u64 | (a.ty as u64) << 32,
-                    a.val,
-                    a.str_id as u64 | (a.str_len as u64) << 32,
-                    lo,
-                    hi,
-                ];
-                args.extend(words.map(Arg::from));
-                if self.mapped.is_some() {
-                    // The row's place and length (the device's copy is up to date).
-                    let row = self.t.rows.get(a.row_id as usize).filter(|_| k < n_attrs);
-                    let (start, len) = row.map_or((0, 0), |r| (r.start, r.items.len() as u32));
-                    args.push(Arg::from(start as u64 | (len as u64) << 32));
-                }
+                let row = self.t.rows.get(a.row_id as usize).filter(|_| k < n_attrs);
+                let (start, len) = row.map_or((0, 0), |r| (r.start, r.items.len() as u32));
+                *w = ccm_kernels::InlineAttr {
+                    a: a.row_id as u64 | (a.ty as u64) << 32,
+                    v: a.val,
+                    s: a.str_id as u64 | (a.str_len as u64) << 32,
+                    b: u64::from_le_bytes(sb[..8].try_into().expect("8 bytes")),
+                    c: u64::from_le_bytes(sb[8..].try_into().expect("8 bytes")),
+                    r: start as u64 | (len as u64) << 32,
+                };
             }
+        }
+        let shared_bytes = if inline {
             32 + ccm_kernels::INLINE_BYTES
         } else {
             32 + str_cap.next_multiple_of(16)
@@ -942,7 +921,34 @@ impl<'d> Ccm<'d> {
             block: [block, 1, 1],
             shared_bytes,
         };
-        dev.launch_untyped(kernel, cfg, args)?;
+        // One buffer holds table Input, then the string bytes.
+        let (input, ebytes) = (self.input.at(0).cast::<DevAttr>(), self.input.at(bytes_at));
+        match (inline, &mut self.mapped) {
+            (false, None) => ccm_kernels::ccm_match::launch(dev, cfg, t, input, ebytes, str_cap)?,
+            (true, None) => ccm_kernels::ccm_match_inline::launch(dev, cfg, t, ev)?,
+            (false, Some(m)) => ccm_kernels::ccm_match_mapped::launch(
+                dev,
+                cfg,
+                t,
+                input,
+                ebytes,
+                str_cap,
+                &mut m.out,
+                d.tally.at_mut(m.parity),
+                d.tally.at_mut(1 - m.parity),
+                m.seq,
+            )?,
+            (true, Some(m)) => ccm_kernels::ccm_match_inline_mapped::launch(
+                dev,
+                cfg,
+                t,
+                ev,
+                &mut m.out,
+                d.tally.at_mut(m.parity),
+                d.tally.at_mut(1 - m.parity),
+                m.seq,
+            )?,
+        }
         let t2 = Self::phase(dev, &mut timing, t1, |t, ms| t.kernel_ms = ms)?;
         if self.cfg.reset == Reset::InKernel {
             self.parity = idle;
@@ -1148,25 +1154,23 @@ impl<'d> Ccm<'d> {
             block: [block, 1, 1],
             shared_bytes: chunk * 8,
         };
-        dev.launch_untyped(
-            &ccm_kernels::ccm_match_batch::KERNEL,
+        ccm_kernels::ccm_match_batch::launch(
+            dev,
             cfg,
-            &[
-                bt.fconstraints.arg(),
-                bt.filter_start.arg(),
-                d.size_f.arg(),
-                bt.filter_sig.arg(),
-                d.filter_iface.arg(),
-                slots.into(),
-                d.cpool.arg(),
-                b.events.arg(),
-                (enc.evs.len() as u32).into(),
-                chunk.into(),
-                b.attrs.arg(),
-                b.bytes.arg(),
-                b.out.arg(),
-                (n_if as u32).into(),
-            ],
+            &bt.fconstraints,
+            &bt.filter_start,
+            &d.size_f,
+            &bt.filter_sig,
+            &d.filter_iface,
+            slots,
+            &d.cpool,
+            &b.events,
+            enc.evs.len() as u32,
+            chunk,
+            &b.attrs,
+            &b.bytes,
+            &b.out,
+            n_if as u32,
         )?;
         Ok(())
     }

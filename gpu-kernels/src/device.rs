@@ -289,6 +289,26 @@ impl<T> In<'_, T> {
         self.len == 0
     }
 }
+impl<'a, T: bytemuck::Pod> In<'a, T> {
+    /// The same bytes as `U`s (a buffer packing several tables, say): any bytes are a
+    /// valid `U` (`Pod`), and the view must be aligned for `U` (panics otherwise); its
+    /// length is the whole `U`s it holds.
+    pub fn cast<U: bytemuck::Pod>(self) -> In<'a, U> {
+        assert!(
+            self.addr % std::mem::align_of::<U>() as u64 == 0,
+            "In::cast: address {:#x} is not aligned for {}",
+            self.addr,
+            std::any::type_name::<U>()
+        );
+        In {
+            addr: self.addr,
+            len: self.len * std::mem::size_of::<T>() / std::mem::size_of::<U>().max(1),
+            stamp: self.stamp,
+            _t: PhantomData,
+        }
+    }
+}
+
 impl<T> Out<'_, T> {
     /// Elements from the view's start to the buffer's end.
     pub fn len(&self) -> usize {

@@ -21,6 +21,7 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
 use gpu_kernels::prelude::*;
+use gpu_kernels::{DevPtr, DevPtrMut, KernelStruct};
 
 /// `Type` of a value (Fig. 2a): integer, float, string.
 pub const TY_INT: u16 = 0;
@@ -211,6 +212,79 @@ unsafe fn sat(
 pub const INLINE_ATTRS: usize = 5;
 pub const INLINE_BYTES: u32 = 16;
 
+/// The per-event kernels' parameters that are not the event (§4.1-§4.3): tables
+/// `Constraints` (with `RowStart`, `SizeC` and the string pool), `SizeF`,
+/// `InterfaceId`, the copies of `Count` and `Interfaces` in use, and the idle copies the
+/// launch resets when `reset != 0`. One parameter struct in the kernel's parameter space
+/// (constant bank), read there as the positional scalars it replaces were.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MatchTables<'a> {
+    pub constraints: DevPtr<'a, DevConstraint>,
+    pub row_start: DevPtr<'a, u32>,
+    pub size_c: DevPtr<'a, u32>,
+    pub cpool: DevPtr<'a, u8>,
+    pub size_f: DevPtr<'a, u32>,
+    pub filter_iface: DevPtr<'a, u32>,
+    pub count: DevPtrMut<'a, u32>,
+    pub interfaces: DevPtrMut<'a, u32>,
+    pub reset_count: DevPtrMut<'a, u32>,
+    pub reset_interfaces: DevPtrMut<'a, u32>,
+    pub reset: u32,
+    pub n_filters: u32,
+    pub n_interfaces: u32,
+}
+
+// SAFETY: `#[repr(C)]`; device pointers and `u32`s only; `Host<'a>` differs only in the
+// lifetime.
+unsafe impl KernelStruct for MatchTables<'static> {
+    type Host<'a> = MatchTables<'a>;
+}
+
+/// One attribute of table `Input` in the launch parameters ([`ccm_match_inline`]):
+/// `a` = `RowId | Type << 32`, `v` = `Val`, `s` = `str_id | str_len << 32`, `b`, `c` =
+/// its string's bytes (little-endian), `r` = `RowStart[RowId] | SizeC[RowId] << 32`
+/// (read by [`ccm_match_inline_mapped`] only).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct InlineAttr {
+    pub a: u64,
+    pub v: u64,
+    pub s: u64,
+    pub b: u64,
+    pub c: u64,
+    pub r: u64,
+}
+
+/// Table `Input` of one event in the launch parameters: up to [`INLINE_ATTRS`]
+/// attributes (the rest zero).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct InlineEvent {
+    pub attrs: [InlineAttr; INLINE_ATTRS],
+}
+
+// SAFETY: `#[repr(C)]`, `u64`s only, no pointers.
+unsafe impl KernelStruct for InlineEvent {
+    type Host<'a> = InlineEvent;
+}
+
+impl InlineEvent {
+    /// Attribute `blockIdx.y` (the last one for any larger index), read with constant
+    /// indices so that it stays in the parameter space (a dynamic index would copy the
+    /// struct to local memory).
+    #[inline(always)]
+    fn attr(&self, y: u32) -> InlineAttr {
+        match y {
+            0 => self.attrs[0],
+            1 => self.attrs[1],
+            2 => self.attrs[2],
+            3 => self.attrs[3],
+            _ => self.attrs[4],
+        }
+    }
+}
+
 /// §4.3: this thread's grid-stride share of zeroing the idle copies of `Count` and
 /// `Interfaces` (adjacent threads write adjacent words).
 #[inline]
@@ -389,14 +463,14 @@ unsafe fn stage_copied(
 }
 
 /// Lines 3-7 with table `Input` in the launch parameters: thread 0 writes attribute
-/// `w` (`a`, `v`, `s`, `b`, `c` as documented at [`ccm_match_inline`]) to shared memory,
-/// then its 16 string bytes. Returns the attribute and its string bytes.
+/// `w` ([`InlineAttr`]) to shared memory, then its 16 string bytes. Returns the
+/// attribute and its string bytes.
 #[inline]
-unsafe fn stage_inline(w: (u64, u64, u64, u64, u64)) -> (DevAttr, *const u8) {
+unsafe fn stage_inline(w: InlineAttr) -> (DevAttr, *const u8) {
     let sh_input = dynamic_shared::<DevAttr>();
     let sh_bytes = (sh_input as *mut u8).add(32);
     if thread_idx_x() == 0 {
-        let (a, v, s, b, c) = w;
+        let InlineAttr { a, v, s, b, c, .. } = w;
         *sh_input = DevAttr {
             row_id: a as u32,
             ty: (a >> 32) as u32,
@@ -430,72 +504,35 @@ kernel! {
     /// (global); (20-22) the thread that brings the count to `SizeF` marks
     /// `interfaces[InterfaceId]` (global; an atomic OR of 1, the paper's plain store of
     /// the same value made race-free for the host emulator).
-    pub fn ccm_match(
-        constraints: *const DevConstraint,
-        row_start: *const u32,
-        size_c: *const u32,
-        cpool: *const u8,
-        input: *const DevAttr,
-        ebytes: *const u8,
-        sh_str_cap: u32,
-        size_f: *const u32,
-        filter_iface: *const u32,
-        count: *mut u32,
-        interfaces: *mut u32,
-        reset: u32,
-        reset_count: *mut u32,
-        reset_interfaces: *mut u32,
-        n_filters: u32,
-        n_interfaces: u32,
-    ) {
-        if reset != 0 {
-            reset_idle(reset_count, reset_interfaces, n_filters, n_interfaces);
+    pub fn ccm_match(t: MatchTables<'static>, input: *const DevAttr, ebytes: *const u8, sh_str_cap: u32) {
+        if t.reset != 0 {
+            reset_idle(t.reset_count.ptr(), t.reset_interfaces.ptr(), t.n_filters, t.n_interfaces);
         }
         let (attr, abytes) = stage_copied(input, ebytes, sh_str_cap);
-        let i = count_row::<false>(&attr, abytes, constraints, row_start, size_c, cpool, size_f, filter_iface, count);
-        mark(i, interfaces);
+        let i = count_row::<false>(
+            &attr, abytes, t.constraints.ptr(), t.row_start.ptr(), t.size_c.ptr(), t.cpool.ptr(),
+            t.size_f.ptr(), t.filter_iface.ptr(), t.count.ptr(),
+        );
+        mark(i, t.interfaces.ptr());
     }
 
     /// Algorithm 1 as [`ccm_match`], with table `Input` passed in the launch's parameters
     /// instead of a copy to global memory (beyond the paper: one host-to-device copy
     /// less per event). Up to [`INLINE_ATTRS`] attributes, strings up to
-    /// [`INLINE_BYTES`] bytes; attribute `k` is `ak` = `RowId | Type << 32`, `vk` = `Val`,
-    /// `sk` = `str_id | str_len << 32`, `bk`, `ck` = its string's bytes (little-endian).
+    /// [`INLINE_BYTES`] bytes, each an [`InlineAttr`] of `ev`.
     ///
     /// Thread `(x, y)`: resets as [`ccm_match`]; thread 0 writes attribute `y` from the
     /// parameters to shared memory (`shInput`, then its 16 bytes); then lines 8-23.
-    pub fn ccm_match_inline(
-        constraints: *const DevConstraint,
-        row_start: *const u32,
-        size_c: *const u32,
-        cpool: *const u8,
-        size_f: *const u32,
-        filter_iface: *const u32,
-        count: *mut u32,
-        interfaces: *mut u32,
-        reset: u32,
-        reset_count: *mut u32,
-        reset_interfaces: *mut u32,
-        n_filters: u32,
-        n_interfaces: u32,
-        a0: u64, v0: u64, s0: u64, b0: u64, c0: u64,
-        a1: u64, v1: u64, s1: u64, b1: u64, c1: u64,
-        a2: u64, v2: u64, s2: u64, b2: u64, c2: u64,
-        a3: u64, v3: u64, s3: u64, b3: u64, c3: u64,
-        a4: u64, v4: u64, s4: u64, b4: u64, c4: u64,
-    ) {
-        if reset != 0 {
-            reset_idle(reset_count, reset_interfaces, n_filters, n_interfaces);
+    pub fn ccm_match_inline(t: MatchTables<'static>, ev: InlineEvent) {
+        if t.reset != 0 {
+            reset_idle(t.reset_count.ptr(), t.reset_interfaces.ptr(), t.n_filters, t.n_interfaces);
         }
-        let (attr, abytes) = stage_inline(match block_idx_y() {
-            0 => (a0, v0, s0, b0, c0),
-            1 => (a1, v1, s1, b1, c1),
-            2 => (a2, v2, s2, b2, c2),
-            3 => (a3, v3, s3, b3, c3),
-            _ => (a4, v4, s4, b4, c4),
-        });
-        let i = count_row::<false>(&attr, abytes, constraints, row_start, size_c, cpool, size_f, filter_iface, count);
-        mark(i, interfaces);
+        let (attr, abytes) = stage_inline(ev.attr(block_idx_y()));
+        let i = count_row::<false>(
+            &attr, abytes, t.constraints.ptr(), t.row_start.ptr(), t.size_c.ptr(), t.cpool.ptr(),
+            t.size_f.ptr(), t.filter_iface.ptr(), t.count.ptr(),
+        );
+        mark(i, t.interfaces.ptr());
     }
 
     /// [`ccm_match`] with the mapped output (beyond the paper): besides marking the device
@@ -508,80 +545,50 @@ kernel! {
     /// `SizeF` and `InterfaceId` are read before the increment of `Count` (see
     /// [`count_constraint`]).
     pub fn ccm_match_mapped(
-        constraints: *const DevConstraint,
-        row_start: *const u32,
-        size_c: *const u32,
-        cpool: *const u8,
+        t: MatchTables<'static>,
         input: *const DevAttr,
         ebytes: *const u8,
         sh_str_cap: u32,
-        size_f: *const u32,
-        filter_iface: *const u32,
-        count: *mut u32,
-        interfaces: *mut u32,
-        reset: u32,
-        reset_count: *mut u32,
-        reset_interfaces: *mut u32,
-        n_filters: u32,
-        n_interfaces: u32,
         out: *mut u64,
         tally: *mut u32,
         reset_tally: *mut u32,
         seq: u32,
     ) {
-        reset_mapped(reset, reset_count, reset_interfaces, n_filters, n_interfaces, reset_tally);
+        reset_mapped(t.reset, t.reset_count.ptr(), t.reset_interfaces.ptr(), t.n_filters, t.n_interfaces, reset_tally);
         let (attr, abytes) = stage_copied(input, ebytes, sh_str_cap);
-        let i = count_row::<true>(&attr, abytes, constraints, row_start, size_c, cpool, size_f, filter_iface, count);
-        mark_mapped(i, interfaces, tally, out, seq);
+        let i = count_row::<true>(
+            &attr, abytes, t.constraints.ptr(), t.row_start.ptr(), t.size_c.ptr(), t.cpool.ptr(),
+            t.size_f.ptr(), t.filter_iface.ptr(), t.count.ptr(),
+        );
+        mark_mapped(i, t.interfaces.ptr(), tally, out, seq);
     }
 
     /// [`ccm_match_inline`] with the mapped output of [`ccm_match_mapped`] (beyond the
     /// paper): nothing is copied in or out, one launch and one synchronisation per event.
-    /// Attribute `k` also carries `rk` = `RowStart[RowId] | SizeC[RowId] << 32` (the
+    /// Each attribute also carries `r` = `RowStart[RowId] | SizeC[RowId] << 32` (the
     /// host knows both), which saves each thread the dependent reads of `RowStart` and
     /// `SizeC`; `row_start` and `size_c` are not read. `SizeF` and `InterfaceId` are read
     /// before the increment of `Count` (see [`count_constraint`]).
     pub fn ccm_match_inline_mapped(
-        constraints: *const DevConstraint,
-        row_start: *const u32,
-        size_c: *const u32,
-        cpool: *const u8,
-        size_f: *const u32,
-        filter_iface: *const u32,
-        count: *mut u32,
-        interfaces: *mut u32,
-        reset: u32,
-        reset_count: *mut u32,
-        reset_interfaces: *mut u32,
-        n_filters: u32,
-        n_interfaces: u32,
+        t: MatchTables<'static>,
+        ev: InlineEvent,
         out: *mut u64,
         tally: *mut u32,
         reset_tally: *mut u32,
         seq: u32,
-        a0: u64, v0: u64, s0: u64, b0: u64, c0: u64, r0: u64,
-        a1: u64, v1: u64, s1: u64, b1: u64, c1: u64, r1: u64,
-        a2: u64, v2: u64, s2: u64, b2: u64, c2: u64, r2: u64,
-        a3: u64, v3: u64, s3: u64, b3: u64, c3: u64, r3: u64,
-        a4: u64, v4: u64, s4: u64, b4: u64, c4: u64, r4: u64,
     ) {
-        reset_mapped(reset, reset_count, reset_interfaces, n_filters, n_interfaces, reset_tally);
-        let (w, r) = match block_idx_y() {
-            0 => ((a0, v0, s0, b0, c0), r0),
-            1 => ((a1, v1, s1, b1, c1), r1),
-            2 => ((a2, v2, s2, b2, c2), r2),
-            3 => ((a3, v3, s3, b3, c3), r3),
-            _ => ((a4, v4, s4, b4, c4), r4),
-        };
+        reset_mapped(t.reset, t.reset_count.ptr(), t.reset_interfaces.ptr(), t.n_filters, t.n_interfaces, reset_tally);
+        let w = ev.attr(block_idx_y());
         let (attr, abytes) = stage_inline(w);
         // Lines 8-12 with the row's place and length from the parameters.
+        let r = w.r;
         let x = block_idx_x() * block_dim_x() + thread_idx_x();
         if x >= (r >> 32) as u32 {
             return;
         }
-        let c = *constraints.add((r as u32 + x) as usize);
-        let i = count_constraint::<true>(&c, &attr, abytes, cpool, size_f, filter_iface, count);
-        mark_mapped(i, interfaces, tally, out, seq);
+        let c = *t.constraints.add((r as u32 + x) as usize);
+        let i = count_constraint::<true>(&c, &attr, abytes, t.cpool.ptr(), t.size_f.ptr(), t.filter_iface.ptr(), t.count.ptr());
+        mark_mapped(i, t.interfaces.ptr(), tally, out, seq);
     }
 
     /// Batched matching (beyond the paper): events `[blockIdx.y * chunk, ..)` of the
