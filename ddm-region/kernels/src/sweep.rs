@@ -26,6 +26,7 @@ pub unsafe fn search(keys: *const u32, n: u32, x: u32, strict: bool) -> u32 {
     let (mut lo, mut hi) = (0u32, n);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
+        // SAFETY: `mid < hi <= n` and `keys` holds `n` values (this fn's contract).
         let k = unsafe { *keys.add(mid as usize) };
         if k < x || (strict && k == x) {
             lo = mid + 1;
@@ -37,11 +38,16 @@ pub unsafe fn search(keys: *const u32, n: u32, x: u32, strict: bool) -> u32 {
 }
 
 /// Last index `t` of `offsets[..n]` (non-decreasing) with `offsets[t] <= w`.
+///
+/// # Safety
+/// `offsets` must hold `n` values.
 #[inline(always)]
 unsafe fn owner(offsets: *const u64, n: u32, w: u64) -> u32 {
     let (mut lo, mut hi) = (0u32, n);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
+        // SAFETY: `mid < hi <= n` and `offsets` holds `n` values (the caller's: the scanned task
+        // offsets, `n_tasks` of them).
         if unsafe { *offsets.add(mid as usize) } <= w {
             lo = mid + 1;
         } else {
@@ -125,6 +131,10 @@ pub struct SweepWork {
 }
 
 /// Walks chunk `c`'s candidates, calling `hit(p, s)` for each overlapping pair.
+///
+/// # Safety
+/// `t` must describe the live region tables and `wk` the work list the host built for
+/// them in this sort (`sweep_prepare`).
 #[inline(always)]
 unsafe fn walk_chunk(t: &DdmTables, wk: &SweepWork, c: u64, mut hit: impl FnMut(u32, u32)) {
     let w0 = c * wk.chunk;
@@ -132,6 +142,9 @@ unsafe fn walk_chunk(t: &DdmTables, wk: &SweepWork, c: u64, mut hit: impl FnMut(
         return;
     }
     let w1 = core::cmp::min(w0 + wk.chunk, wk.total);
+    // SAFETY: `wk` is the host's `SweepWork` for this sort: its addresses are the live
+    // sorted values, task begins and offsets of `n_tasks` tasks, `w0 < w1 <= total`
+    // so every task found by `owner` is `< n_tasks`, and `t` the live region tables.
     unsafe {
         let offsets = wk.offsets as usize as *const u64;
         let begin = wk.begin as usize as *const u32;
