@@ -440,15 +440,13 @@ impl Engine {
     /// reads them.
     fn refresh_areas(&mut self) -> Result<(), EngineError> {
         if let Some(l) = self.latency.as_mut().filter(|l| l.stale) {
-            self.dev.launch_untyped(
-                &clcb_kernels::unpack_areas::KERNEL,
+            clcb_kernels::unpack_areas::launch(
+                &self.dev,
                 LaunchConfig::linear(self.n.max(1), BLOCK),
-                &[
-                    self.n.into(),
-                    l.areas.arg(),
-                    self.fpos.arg(),
-                    self.sq_dist.arg(),
-                ],
+                self.n,
+                &l.areas,
+                &self.fpos,
+                &self.sq_dist,
             )?;
             l.stale = false;
         }
@@ -574,22 +572,20 @@ impl Engine {
         dev.write(&mut self.input, 0, &self.words)?;
         let m1 = mark(timing)?;
         // S1a + S1b: Loc.
-        dev.launch_untyped(
-            &clcb_kernels::loc::KERNEL,
+        clcb_kernels::loc::launch(
+            dev,
             LaunchConfig::linear(self.n, BLOCK),
-            &[
-                self.input.arg(),
-                self.n.into(),
-                self.run.into(),
-                self.bf.arg(),
-                self.fpos.arg(),
-                self.sq_dist.arg(),
-                self.size_f.arg(),
-                self.filter_sub.arg(),
-                self.fcount.arg(),
-                self.subs_bv.arg(),
-                self.subs_out.arg(),
-            ],
+            &self.input,
+            self.n,
+            self.run,
+            &self.bf,
+            &self.fpos,
+            &self.sq_dist,
+            &self.size_f,
+            &self.filter_sub,
+            &self.fcount,
+            &self.subs_bv,
+            &self.subs_out,
         )?;
         let m2 = mark(timing)?;
         // S2: Cont, one row of blocks per attribute.
@@ -600,29 +596,29 @@ impl Engine {
                 block: [BLOCK, 1, 1],
                 shared_bytes: std::mem::size_of::<clcb_kernels::DevAttr>() as u32,
             };
-            dev.launch_untyped(
-                &clcb_kernels::cont::KERNEL,
+            clcb_kernels::cont::launch(
+                dev,
                 cfg,
-                &[
-                    self.input.arg(),
-                    self.run.into(),
-                    self.constraints.arg(),
-                    self.row_start.arg(),
-                    self.size_c.arg(),
-                    self.cstrings.arg(),
-                    self.size_f.arg(),
-                    self.filter_sub.arg(),
-                    self.fcount.arg(),
-                    self.subs_bv.arg(),
-                ],
+                &self.input,
+                self.run,
+                &self.constraints,
+                &self.row_start,
+                &self.size_c,
+                &self.cstrings,
+                &self.size_f,
+                &self.filter_sub,
+                &self.fcount,
+                &self.subs_bv,
             )?;
         }
         let m3 = mark(timing)?;
         // S2a: Zip.
-        dev.launch_untyped(
-            &clcb_kernels::zip::KERNEL,
+        clcb_kernels::zip::launch(
+            dev,
             LaunchConfig::linear(self.k, BLOCK),
-            &[self.k.into(), self.subs_bv.arg(), self.subs_out.arg()],
+            self.k,
+            &self.subs_bv,
+            &self.subs_out,
         )?;
         let m4 = mark(timing)?;
         // S3*: SubsCount and the first ids in one copy.
@@ -679,19 +675,38 @@ impl Engine {
         let head: clcb_kernels::InputHeader =
             bytemuck::pod_read_unaligned(bytemuck::cast_slice(&self.words[..4]));
         let p = l.parity;
-        let mut args = vec![
-            head.bf.into(),
-            head.pos.x.into(),
-            head.pos.y.into(),
-            n_attrs.into(),
-            l.input.arg(),
-            (words as u32).into(),
-        ];
-        let (kernel, threads) = match &self.grid {
-            None => {
-                args.push(self.n.into());
-                (&clcb_kernels::match_latency::KERNEL, self.n)
-            }
+        let shared = 16 + 4 * words.next_multiple_of(4) as u32;
+        let cfg = |threads: u32| LaunchConfig::linear(threads, BLOCK).with_shared(shared);
+        let m0 = if times.is_some() {
+            Some(dev.mark()?)
+        } else {
+            None
+        };
+        // The list's two counters: the one in use (`p`) and the one the kernel zeroes.
+        let (tally, idle_tally) = (l.tally.at_mut(p), l.tally.at_mut(1 - p));
+        match &self.grid {
+            None => clcb_kernels::match_latency::launch(
+                dev,
+                cfg(self.n),
+                head.bf,
+                head.pos.x,
+                head.pos.y,
+                n_attrs,
+                &l.input,
+                words as u32,
+                self.n,
+                &self.bf,
+                &l.areas,
+                &fm.fcons_start,
+                &fm.fcons,
+                &self.cstrings,
+                &self.filter_sub,
+                l.seq,
+                &l.subs_seq,
+                tally,
+                idle_tally,
+                &mut l.out,
+            )?,
             Some(g) => {
                 let rows = g.grid.ranges(e.loc.x, e.loc.y);
                 let outside = (g.grid.members() as u32, g.end as u32);
@@ -699,38 +714,38 @@ impl Engine {
                 if total == 0 {
                     return Ok(Vec::new());
                 }
-                for (lo, hi) in rows.iter().chain([&outside]) {
-                    args.push((*lo).into());
-                    args.push((*hi).into());
-                }
-                args.push(g.cell_filters.arg());
-                (&clcb_kernels::grid_latency::KERNEL, total)
+                clcb_kernels::grid_latency::launch(
+                    dev,
+                    cfg(total),
+                    head.bf,
+                    head.pos.x,
+                    head.pos.y,
+                    n_attrs,
+                    &l.input,
+                    words as u32,
+                    rows[0].0,
+                    rows[0].1,
+                    rows[1].0,
+                    rows[1].1,
+                    rows[2].0,
+                    rows[2].1,
+                    outside.0,
+                    outside.1,
+                    &g.cell_filters,
+                    &self.bf,
+                    &l.areas,
+                    &fm.fcons_start,
+                    &fm.fcons,
+                    &self.cstrings,
+                    &self.filter_sub,
+                    l.seq,
+                    &l.subs_seq,
+                    tally,
+                    idle_tally,
+                    &mut l.out,
+                )?
             }
-        };
-        args.extend_from_slice(&[
-            self.bf.arg(),
-            l.areas.arg(),
-            fm.fcons_start.arg(),
-            fm.fcons.arg(),
-            self.cstrings.arg(),
-            self.filter_sub.arg(),
-            l.seq.into(),
-            l.subs_seq.arg(),
-            l.tally.arg_at(p),
-            l.tally.arg_at(1 - p),
-            l.out.arg(),
-        ]);
-        let shared = 16 + 4 * words.next_multiple_of(4) as u32;
-        let m0 = if times.is_some() {
-            Some(dev.mark()?)
-        } else {
-            None
-        };
-        dev.launch_untyped(
-            kernel,
-            LaunchConfig::linear(threads, BLOCK).with_shared(shared),
-            &args,
-        )?;
+        }
         let m1 = if times.is_some() {
             Some(dev.mark()?)
         } else {
@@ -793,43 +808,39 @@ impl Engine {
         dev.write(&mut self.input, 0, &self.words)?;
         let m1 = mark(timing)?;
         let p = g.parity as usize;
-        dev.launch_untyped(
-            &clcb_kernels::grid_match::KERNEL,
+        clcb_kernels::grid_match::launch(
+            dev,
             LaunchConfig::linear(total, BLOCK),
-            &[
-                self.input.arg(),
-                rows[0].0.into(),
-                rows[0].1.into(),
-                rows[1].0.into(),
-                rows[1].1.into(),
-                rows[2].0.into(),
-                rows[2].1.into(),
-                outside.0.into(),
-                outside.1.into(),
-                g.cell_filters.arg(),
-                self.bf.arg(),
-                self.fpos.arg(),
-                self.sq_dist.arg(),
-                fm.fcons_start.arg(),
-                fm.fcons.arg(),
-                self.cstrings.arg(),
-                self.filter_sub.arg(),
-                self.subs_bv.arg(),
-                g.out.arg_at(p),
-                g.out.arg_at(2),
-            ],
+            &self.input,
+            rows[0].0,
+            rows[0].1,
+            rows[1].0,
+            rows[1].1,
+            rows[2].0,
+            rows[2].1,
+            outside.0,
+            outside.1,
+            &g.cell_filters,
+            &self.bf,
+            &self.fpos,
+            &self.sq_dist,
+            &fm.fcons_start,
+            &fm.fcons,
+            &self.cstrings,
+            &self.filter_sub,
+            &self.subs_bv,
+            g.out.at_mut(p),
+            g.out.at_mut(2),
         )?;
         let m2 = mark(timing)?;
-        dev.launch_untyped(
-            &clcb_kernels::grid_reset::KERNEL,
+        clcb_kernels::grid_reset::launch(
+            dev,
             LaunchConfig::linear(total, BLOCK),
-            &[
-                total.into(),
-                g.out.arg_at(p),
-                g.out.arg_at(1 - p),
-                g.out.arg_at(2),
-                self.subs_bv.arg(),
-            ],
+            total,
+            g.out.at(p),
+            g.out.at_mut(1 - p),
+            g.out.at(2),
+            &self.subs_bv,
         )?;
         let m3 = mark(timing)?;
         let prefix = (self.k as usize).min(self.opts.read_prefix);
@@ -964,65 +975,59 @@ impl Engine {
         loop {
             let cap = ((b.pairs.len() - 1) / 2) as u32;
             match &self.grid {
-                None => dev.launch_untyped(
-                    &clcb_kernels::match_batch::KERNEL,
+                None => clcb_kernels::match_batch::launch(
+                    dev,
                     LaunchConfig::linear(self.n, BLOCK)
                         .with_shared(clcb_kernels::batch_shared_bytes(m)),
-                    &[
-                        b.inputs.arg(),
-                        b.event_word.arg(),
-                        m.into(),
-                        self.n.into(),
-                        self.bf.arg(),
-                        self.fpos.arg(),
-                        self.sq_dist.arg(),
-                        fm.fcons_start.arg(),
-                        fm.fcons.arg(),
-                        self.cstrings.arg(),
-                        self.filter_sub.arg(),
-                        words_per_event.into(),
-                        b.subs_bits.arg(),
-                        b.pairs.arg(),
-                    ],
+                    &b.inputs,
+                    &b.event_word,
+                    m,
+                    self.n,
+                    &self.bf,
+                    &self.fpos,
+                    &self.sq_dist,
+                    &fm.fcons_start,
+                    &fm.fcons,
+                    &self.cstrings,
+                    &self.filter_sub,
+                    words_per_event,
+                    &b.subs_bits,
+                    &b.pairs,
                 )?,
-                Some(g) => dev.launch_untyped(
-                    &clcb_kernels::grid_batch::KERNEL,
+                Some(g) => clcb_kernels::grid_batch::launch(
+                    dev,
                     LaunchConfig {
                         grid: [widest.div_ceil(BLOCK), m, 1],
                         block: [BLOCK, 1, 1],
                         shared_bytes: 0,
                     },
-                    &[
-                        b.inputs.arg(),
-                        b.event_word.arg(),
-                        b.ranges.arg(),
-                        g.cell_filters.arg(),
-                        self.bf.arg(),
-                        self.fpos.arg(),
-                        self.sq_dist.arg(),
-                        fm.fcons_start.arg(),
-                        fm.fcons.arg(),
-                        self.cstrings.arg(),
-                        self.filter_sub.arg(),
-                        words_per_event.into(),
-                        b.subs_bits.arg(),
-                        b.pairs.arg(),
-                    ],
+                    &b.inputs,
+                    &b.event_word,
+                    &b.ranges,
+                    &g.cell_filters,
+                    &self.bf,
+                    &self.fpos,
+                    &self.sq_dist,
+                    &fm.fcons_start,
+                    &fm.fcons,
+                    &self.cstrings,
+                    &self.filter_sub,
+                    words_per_event,
+                    &b.subs_bits,
+                    &b.pairs,
                 )?,
             }
-            dev.launch_untyped(
-                &clcb_kernels::zip_batch::KERNEL,
+            clcb_kernels::zip_batch::launch(
+                dev,
                 LaunchConfig {
                     grid: [words_per_event.div_ceil(BLOCK), m, 1],
                     block: [BLOCK, 1, 1],
                     shared_bytes: 0,
                 },
-                &[
-                    words_per_event.into(),
-                    b.subs_bits.arg(),
-                    b.pairs.arg(),
-                    cap.into(),
-                ],
+                words_per_event,
+                &b.subs_bits,
+                &b.pairs,
+                cap,
             )?;
             let mut count = [0u32];
             dev.read_into(&b.pairs, 0, &mut count)?;
@@ -1098,17 +1103,15 @@ impl Engine {
         if self.latency.is_some() {
             return self.move_area_packed(m);
         }
-        self.dev.launch_untyped(
-            &clcb_kernels::move_area::KERNEL,
+        clcb_kernels::move_area::launch(
+            &self.dev,
             LaunchConfig::linear(1, 32),
-            &[
-                m.filter.into(),
-                m.pos.x.into(),
-                m.pos.y.into(),
-                m.sq_dist.into(),
-                self.fpos.arg(),
-                self.sq_dist.arg(),
-            ],
+            m.filter,
+            m.pos.x,
+            m.pos.y,
+            m.sq_dist,
+            &self.fpos,
+            &self.sq_dist,
         )?;
         self.keep_tables(&m)
     }
@@ -1180,31 +1183,27 @@ impl Engine {
         if let Some(l) = &self.latency {
             // Low-latency mode: `Areas` too (`FPos` and `SqDist` of other filters may
             // still lag: `stale` stays as it is).
-            self.dev.launch_untyped(
-                &clcb_kernels::move_areas_packed::KERNEL,
+            clcb_kernels::move_areas_packed::launch(
+                &self.dev,
                 LaunchConfig::linear(moves.len() as u32, BLOCK),
-                &[
-                    (moves.len() as u32).into(),
-                    buf.arg(),
-                    l.areas.arg(),
-                    self.fpos.arg(),
-                    self.sq_dist.arg(),
-                ],
+                moves.len() as u32,
+                &*buf,
+                &l.areas,
+                &self.fpos,
+                &self.sq_dist,
             )?;
             for m in &moves {
                 self.keep_tables(m)?;
             }
             return Ok(());
         }
-        self.dev.launch_untyped(
-            &clcb_kernels::move_areas::KERNEL,
+        clcb_kernels::move_areas::launch(
+            &self.dev,
             LaunchConfig::linear(moves.len() as u32, BLOCK),
-            &[
-                (moves.len() as u32).into(),
-                buf.arg(),
-                self.fpos.arg(),
-                self.sq_dist.arg(),
-            ],
+            moves.len() as u32,
+            &*buf,
+            &self.fpos,
+            &self.sq_dist,
         )?;
         for m in &moves {
             self.keep_tables(m)?;
@@ -1414,13 +1413,22 @@ impl Engine {
         // block per SM is enough (fewer blocks to broadcast to and to count in).
         let per_sm = if self.grid.is_some() { 1 } else { 4 };
         let blocks = dev.resident_blocks(&clcb_kernels::clcb_persistent::KERNEL, lc, per_sm)?;
-        let run = dev.launch_persistent_untyped(
-            &clcb_kernels::clcb_persistent::KERNEL,
-            lc,
-            &args,
-            ring,
-            Some(blocks),
-        )?;
+        // SAFETY: `args` are the ring's, then the parameters `clcb_persistent` declares
+        // in its order, each of its type (device buffers of the declared element types,
+        // `u32` scalars). The buffers outlive the kernel: `areas` .. `no_grid` move into
+        // the `PersistState` below, whose `run` (declared first) stops the kernel when
+        // dropped; the engine's tables and grid list are only replaced or dropped after
+        // `stop_persistent` (a grid rebuild stops the kernel first, and `Engine`'s `Drop`
+        // drops `persist` before its buffers).
+        let run = unsafe {
+            dev.launch_persistent(
+                &clcb_kernels::clcb_persistent::KERNEL,
+                lc,
+                &args,
+                ring,
+                Some(blocks),
+            )?
+        };
         self.persist = Some(PersistState {
             run,
             _areas: areas,

@@ -52,7 +52,7 @@ use ddm_region_kernels::region::match_region;
 use ddm_region_kernels::scan::{scan_down, scan_reduce, scan_top, SCAN_BLOCK, SCAN_TILE};
 use ddm_region_kernels::sweep::{sweep_count, sweep_emit, sweep_keys, sweep_tasks, SweepWork};
 use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
-use gpu_kernels::{Arg, Buffer, Device, GpuError, HostBuffer, LaunchConfig};
+use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, In, LaunchConfig};
 use std::sync::atomic::AtomicU64;
 
 /// Threads per block for the paper's kernels (§IV: "each CUDA thread block contains 256
@@ -201,17 +201,18 @@ pub struct Engine<'d> {
     pairs_host: HostBuffer<Pair>,
     /// `[StepCounters as u64, overlap count]`: Phase 4 reads both with one copy.
     status: Buffer<u64>,
-    /// Phase 1: the [`UpdatedRegion`] records, then their ranges (as `u32`s), in mapped
-    /// page-locked host memory, staged there by the host ([`stage_into`]).
-    staging: HostBuffer<u32>,
+    /// Phase 1: the [`UpdatedRegion`] records (room for one per region) and their ranges
+    /// (`dims` per record), in mapped page-locked host memory, staged there by the host
+    /// ([`stage_into`]).
+    staging: HostBuffer<UpdatedRegion>,
+    staging_ranges: HostBuffer<Range>,
     /// [`Phase1::Copy`]: the staged records and ranges, copied into device memory.
-    staging_dev: Buffer<u32>,
+    staging_dev: Buffer<UpdatedRegion>,
+    staging_ranges_dev: Buffer<Range>,
     phase1: Phase1,
     /// The records again, in device memory (copied by `commit_updates`) for the kernels
     /// that read them many times.
     updates: Buffer<UpdatedRegion>,
-    /// Where the ranges start in `staging` (in `u32`s): after room for a record per region.
-    ranges_at: usize,
     grid: Option<GridState>,
     sweep: Option<SweepState>,
     /// Per region, the batch that last updated it and its last entry there ([`stage_into`]).
@@ -227,10 +228,7 @@ pub struct Engine<'d> {
 }
 
 fn addr<T>(b: &Buffer<T>) -> u64 {
-    match b.arg() {
-        Arg::Ptr(p) => p,
-        _ => unreachable!("a buffer's argument is its address"),
-    }
+    b.dev_ptr().addr()
 }
 
 impl<'d> Engine<'d> {
@@ -327,11 +325,12 @@ impl<'d> Engine<'d> {
             status,
             status_host: dev.alloc_host(2)?,
             pairs_host: dev.alloc_host(if paper { pair_cap as usize } else { 1 })?,
-            staging: dev.alloc_host((2 * n + 2 * n * dims).max(1))?,
-            staging_dev: dev.alloc((2 * n + 2 * n * dims).max(1))?,
+            staging: dev.alloc_host(n.max(1))?,
+            staging_ranges: dev.alloc_host((n * dims).max(1))?,
+            staging_dev: dev.alloc(n.max(1))?,
+            staging_ranges_dev: dev.alloc((n * dims).max(1))?,
             phase1: Phase1::Copy,
             updates: dev.alloc(n.max(1))?,
-            ranges_at: 2 * n,
             grid: None,
             sweep: None,
             // Written now (not left to fault in during the first, timed, step); any key
@@ -488,33 +487,29 @@ impl<'d> Engine<'d> {
         // into page-locked host memory (after the previous step's kernels and copies are
         // done with it), no intermediate vectors; then, by default, copied to the device.
         self.dev.synchronize()?;
-        let (records, ranges) = self.staging.as_mut_slice().split_at_mut(self.ranges_at);
-        // The ranges part's own length (`dims` per record word pair): the buffer is padded
-        // to one element when the engine holds no region (fuzz finding ddm_diff-2: the
-        // odd tail failed the cast).
-        let ranges = &mut ranges[..self.ranges_at * self.dims];
+        // (Both buffers are padded to one element when the engine holds no region: fuzz
+        // finding ddm_diff-2; the slices passed on are the regions' own.)
+        let regions = (self.n_pub + self.n_sub) as usize;
+        let records = &mut self.staging.as_mut_slice()[..regions];
+        let ranges = &mut self.staging_ranges.as_mut_slice()[..regions * self.dims];
         let staged = stage_into(
             batch,
             self.dims,
             (self.n_pub, self.n_sub),
             &mut self.last,
             self.epoch,
-            (
-                bytemuck::cast_slice_mut(records),
-                bytemuck::cast_slice_mut(ranges),
-            ),
+            (records, ranges),
             self.threads,
         )?;
         let n = staged.records;
         if self.phase1 == Phase1::Copy && n > 0 {
             // Two DMA copies from page-locked memory (records, ranges), stream-ordered
             // before the kernels.
-            let (rec, rng) = (2 * n as usize, 2 * n as usize * self.dims);
-            let host = self.staging.as_slice();
-            self.dev.write(&mut self.staging_dev, 0, &host[..rec])?;
-            let at = self.ranges_at;
-            self.dev
-                .write(&mut self.staging_dev, at, &host[at..at + rng])?;
+            let (rec, rng) = (n as usize, n as usize * self.dims);
+            let records = &self.staging.as_slice()[..rec];
+            self.dev.write(&mut self.staging_dev, 0, records)?;
+            let ranges = &self.staging_ranges.as_slice()[..rng];
+            self.dev.write(&mut self.staging_ranges_dev, 0, ranges)?;
         }
         if n == 0 {
             let overlaps = if self.approach == Approach::Sweep {
@@ -540,37 +535,33 @@ impl<'d> Engine<'d> {
             }
             Approach::Region => {
                 // (commit_updates zeroes the step counters: no copy for that.)
-                self.clear(n, self.staged_arg(0))?;
+                self.clear(n, self.staged_records())?;
                 self.commit(n)?;
                 self.match_region(staged)?;
                 self.finish(staged, want_pairs)
             }
             Approach::Grid(_) => {
-                self.clear(n, self.staged_arg(0))?;
+                self.clear(n, self.staged_records())?;
                 let g = self.grid.as_ref().expect("grid engine has a grid");
-                let args = [
-                    self.table.arg(),
-                    g.table.arg(),
-                    self.staged_arg(0),
-                    n.into(),
-                ];
-                self.dev
-                    .launch_untyped(&unmap_regions::KERNEL, Self::linear(n), &args)?;
-                self.dev.launch_untyped(
-                    &compact_cells::KERNEL,
-                    Self::linear(g.host.n_cells * 2),
-                    &[g.table.arg()],
+                unmap_regions::launch(
+                    self.dev,
+                    Self::linear(n),
+                    &self.table,
+                    &g.table,
+                    self.staged_records(),
+                    n,
                 )?;
+                compact_cells::launch(self.dev, Self::linear(g.host.n_cells * 2), &g.table)?;
                 self.commit(n)?;
-                let args = [
-                    self.table.arg(),
-                    g.table.arg(),
-                    self.updates.arg(),
-                    n.into(),
-                    0u32.into(),
-                ];
-                self.dev
-                    .launch_untyped(&map_regions::KERNEL, Self::linear(n), &args)?;
+                map_regions::launch(
+                    self.dev,
+                    Self::linear(n),
+                    &self.table,
+                    &g.table,
+                    &self.updates,
+                    n,
+                    0,
+                )?;
                 self.match_grid(n)?;
                 self.finish(staged, want_pairs)
             }
@@ -579,36 +570,40 @@ impl<'d> Engine<'d> {
 
     /// Phase 2 (both approaches): one warp per updated region.
     /// `records`: the staged records (before commit) or their device copy (after).
-    fn clear(&self, n: u32, records: Arg) -> Result<(), DdmError> {
+    fn clear(&self, n: u32, records: In<'_, UpdatedRegion>) -> Result<(), DdmError> {
         let cfg = LaunchConfig::linear(n * 32, BLOCK);
-        self.dev.launch_untyped(
-            &clear_overlaps::KERNEL,
-            cfg,
-            &[self.table.arg(), records, n.into()],
-        )?;
+        clear_overlaps::launch(self.dev, cfg, &self.table, records, n)?;
         Ok(())
     }
 
-    /// The staged records (`at = 0`) or ranges (`at = ranges_at`), where the kernels
-    /// read them: the device copy ([`Phase1::Copy`]) or the mapped host memory.
-    fn staged_arg(&self, at: usize) -> Arg {
+    /// The staged records, where the kernels read them: the device copy
+    /// ([`Phase1::Copy`]) or the mapped host memory.
+    fn staged_records(&self) -> In<'_, UpdatedRegion> {
         match self.phase1 {
-            Phase1::Copy => self.staging_dev.arg_at(at),
-            Phase1::Mapped => self.staging.arg_at(at),
+            Phase1::Copy => self.staging_dev.at(0),
+            Phase1::Mapped => self.staging.at(0),
+        }
+    }
+
+    /// The staged records' ranges, as [`Engine::staged_records`].
+    fn staged_ranges(&self) -> In<'_, Range> {
+        match self.phase1 {
+            Phase1::Copy => self.staging_ranges_dev.at(0),
+            Phase1::Mapped => self.staging_ranges.at(0),
         }
     }
 
     fn commit(&self, n: u32) -> Result<(), DdmError> {
-        let args = [
-            self.table.arg(),
-            self.staged_arg(0),
-            self.staged_arg(self.ranges_at),
-            n.into(),
-            self.epoch.into(),
-            self.updates.arg(),
-        ];
-        self.dev
-            .launch_untyped(&commit_updates::KERNEL, Self::linear(n), &args)?;
+        commit_updates::launch(
+            self.dev,
+            Self::linear(n),
+            &self.table,
+            self.staged_records(),
+            self.staged_ranges(),
+            n,
+            self.epoch,
+            &self.updates,
+        )?;
         Ok(())
     }
 
@@ -626,16 +621,6 @@ impl<'d> Engine<'d> {
             if count == 0 || n_cand == 0 {
                 continue;
             }
-            let args = [
-                self.table.arg(),
-                self.updates.arg(),
-                first.into(),
-                count.into(),
-                cand_base.into(),
-                n_cand.into(),
-                skip.into(),
-                self.epoch.into(),
-            ];
             let mut cfg = Self::linear(count).with_shared(shared);
             let tiles = n_cand.div_ceil(BLOCK);
             cfg.grid[1] = match self.slices {
@@ -644,7 +629,18 @@ impl<'d> Engine<'d> {
                 Slices::Exactly(k) => k,
             }
             .clamp(1, 65535);
-            self.dev.launch_untyped(&match_region::KERNEL, cfg, &args)?;
+            match_region::launch(
+                self.dev,
+                cfg,
+                &self.table,
+                &self.updates,
+                first,
+                count,
+                cand_base,
+                n_cand,
+                skip,
+                self.epoch,
+            )?;
         }
         Ok(())
     }
@@ -652,15 +648,15 @@ impl<'d> Engine<'d> {
     /// Phase 4 of §III.C.
     fn match_grid(&self, n: u32) -> Result<(), DdmError> {
         let g = self.grid.as_ref().expect("grid engine has a grid");
-        let args = [
-            self.table.arg(),
-            g.table.arg(),
-            self.updates.arg(),
-            n.into(),
-            self.epoch.into(),
-        ];
-        self.dev
-            .launch_untyped(&match_grid::KERNEL, Self::linear(n), &args)?;
+        match_grid::launch(
+            self.dev,
+            Self::linear(n),
+            &self.table,
+            &g.table,
+            &self.updates,
+            n,
+            self.epoch,
+        )?;
         Ok(())
     }
 
@@ -706,18 +702,18 @@ impl<'d> Engine<'d> {
                 self.grid = Some(self.new_grid(g.spec, cap)?);
                 let g = self.grid.as_ref().expect("just set");
                 let all = self.n_pub + self.n_sub;
-                let args = [
-                    self.table.arg(),
-                    g.table.arg(),
-                    self.updates.arg(),
-                    all.into(),
-                    1u32.into(),
-                ];
-                self.dev
-                    .launch_untyped(&map_regions::KERNEL, Self::linear(all), &args)?;
+                map_regions::launch(
+                    self.dev,
+                    Self::linear(all),
+                    &self.table,
+                    &g.table,
+                    &self.updates,
+                    all,
+                    1,
+                )?;
             }
             self.dev.write(&mut self.status, 0, &[0u64])?;
-            self.clear(n, self.updates.arg())?;
+            self.clear(n, self.updates.at(0))?;
             match self.approach {
                 Approach::Region => self.match_region(staged)?,
                 _ => self.match_grid(n)?,
@@ -782,19 +778,19 @@ impl<'d> Engine<'d> {
         while base < pairs_total {
             let len = (pairs_total - base).min(window);
             self.launch_chunks(n_chunks, |chunk_base, threads| {
-                let args = [
-                    self.table.arg(),
-                    s.work.arg(),
-                    chunk_base.into(),
-                    n_chunks.into(),
-                    s.per_chunk.arg(),
-                    pairs_total.into(),
-                    out.arg(),
-                    base.into(),
-                    window.into(),
-                ];
-                self.dev
-                    .launch_untyped(&sweep_emit::KERNEL, Self::linear(threads), &args)
+                sweep_emit::launch(
+                    self.dev,
+                    Self::linear(threads),
+                    &self.table,
+                    &s.work,
+                    chunk_base,
+                    n_chunks,
+                    &s.per_chunk,
+                    pairs_total,
+                    out,
+                    base,
+                    window,
+                )
             })?;
             self.dev.read_into(out, 0, &mut host[..len as usize])?;
             f(&host[..len as usize]);
@@ -825,16 +821,18 @@ impl<'d> Engine<'d> {
         self.dev.zero(&mut s.total)?;
         let s = self.sweep.as_ref().expect("prepared");
         self.launch_chunks(n_chunks, |chunk_base, threads| {
-            let args = [
-                self.table.arg(),
-                s.work.arg(),
-                chunk_base.into(),
-                n_chunks.into(),
-                Arg::Ptr(0),
-                s.total.arg(),
-            ];
-            self.dev
-                .launch_untyped(&sweep_count::KERNEL, Self::linear(threads), &args)
+            // (Into `total`: `per_chunk` is not written.)
+            sweep_count::launch(
+                self.dev,
+                Self::linear(threads),
+                &self.table,
+                &s.work,
+                chunk_base,
+                n_chunks,
+                &s.per_chunk,
+                &s.total,
+                1,
+            )
         })?;
         Ok(self.dev.read(&s.total)?[0])
     }
@@ -891,15 +889,16 @@ impl<'d> Engine<'d> {
         // Only the digits below the largest key ever installed need sorting.
         let passes = (32 - self.key_bound.leading_zeros()).div_ceil(8);
         if np > 0 {
-            let args = [
-                self.table.arg(),
-                0u32.into(),
-                np.into(),
-                dim.into(),
-                s.pub_keys.arg(),
-                s.pub_vals.arg(),
-            ];
-            dev.launch_untyped(&sweep_keys::KERNEL, Self::linear(np), &args)?;
+            sweep_keys::launch(
+                dev,
+                Self::linear(np),
+                &self.table,
+                0,
+                np,
+                dim,
+                &s.pub_keys,
+                &s.pub_vals,
+            )?;
             radix_sort(
                 dev,
                 [&s.pub_keys, &s.pub_vals, &s.pub_tmp_keys, &s.pub_tmp_vals],
@@ -913,15 +912,16 @@ impl<'d> Engine<'d> {
             }
         }
         if ns > 0 {
-            let args = [
-                self.table.arg(),
-                np.into(),
-                ns.into(),
-                dim.into(),
-                s.sub_keys.arg(),
-                s.sub_vals.arg(),
-            ];
-            dev.launch_untyped(&sweep_keys::KERNEL, Self::linear(ns), &args)?;
+            sweep_keys::launch(
+                dev,
+                Self::linear(ns),
+                &self.table,
+                np,
+                ns,
+                dim,
+                &s.sub_keys,
+                &s.sub_vals,
+            )?;
             radix_sort(
                 dev,
                 [&s.sub_keys, &s.sub_vals, &s.sub_tmp_keys, &s.sub_tmp_vals],
@@ -938,15 +938,16 @@ impl<'d> Engine<'d> {
         if tasks == 0 {
             return Ok((0, 0));
         }
-        let args = [
-            self.table.arg(),
-            dim.into(),
-            s.pub_keys.arg(),
-            s.sub_keys.arg(),
-            s.begin.arg(),
-            s.offsets.arg(),
-        ];
-        dev.launch_untyped(&sweep_tasks::KERNEL, Self::linear(tasks), &args)?;
+        sweep_tasks::launch(
+            dev,
+            Self::linear(tasks),
+            &self.table,
+            dim,
+            &s.pub_keys,
+            &s.sub_keys,
+            &s.begin,
+            &s.offsets,
+        )?;
         exclusive_scan(dev, &s.offsets, tasks as u64, &s.sums, &s.total)?;
         let work_total = dev.read(&s.total)?[0];
         let chunk = 32u64.max(work_total.div_ceil(1 << 26));
@@ -973,15 +974,18 @@ impl<'d> Engine<'d> {
             s.sums = dev.alloc(sums_needed)?;
         }
         self.launch_chunks(n_chunks, |chunk_base, threads| {
-            let args = [
-                self.table.arg(),
-                s.work.arg(),
-                chunk_base.into(),
-                n_chunks.into(),
-                s.per_chunk.arg(),
-                s.total.arg(),
-            ];
-            dev.launch_untyped(&sweep_count::KERNEL, Self::linear(threads), &args)
+            // (Per chunk: `total` is not written.)
+            sweep_count::launch(
+                dev,
+                Self::linear(threads),
+                &self.table,
+                &s.work,
+                chunk_base,
+                n_chunks,
+                &s.per_chunk,
+                &s.total,
+                0,
+            )
         })?;
         exclusive_scan(dev, &s.per_chunk, n_chunks, &s.sums, &s.total)?;
         let pairs_total = dev.read(&s.total)?[0];
@@ -1000,30 +1004,28 @@ fn exclusive_scan(
     let shared = SCAN_BLOCK * 8;
     if n <= 4 * SCAN_TILE as u64 {
         // Small: one block scans it all, each thread a contiguous chunk.
-        return dev.launch_untyped(
-            &scan_top::KERNEL,
+        return scan_top::launch(
+            dev,
             LaunchConfig::blocks(1, SCAN_BLOCK, shared),
-            &[buf.arg(), n.into(), total.arg()],
+            buf,
+            n,
+            total,
         );
     }
     let blocks = n.div_ceil(SCAN_TILE as u64).max(1);
     assert!(sums.len() as u64 >= blocks, "scan scratch too small");
     let cfg = LaunchConfig::blocks(blocks as u32, SCAN_BLOCK, shared);
-    dev.launch_untyped(
-        &scan_reduce::KERNEL,
-        cfg,
-        &[buf.arg(), n.into(), sums.arg()],
-    )?;
-    dev.launch_untyped(
-        &scan_top::KERNEL,
+    scan_reduce::launch(dev, cfg, buf, n, sums)?;
+    scan_top::launch(
+        dev,
         LaunchConfig::blocks(1, SCAN_BLOCK, shared),
-        &[sums.arg(), blocks.into(), total.arg()],
+        sums,
+        blocks,
+        total,
     )?;
-    dev.launch_untyped(
-        &scan_down::KERNEL,
-        cfg,
-        &[buf.arg(), buf.arg(), n.into(), sums.arg()],
-    )
+    // In place: input and output are the same buffer (each thread reads its own items
+    // before writing them).
+    scan_down::launch(dev, cfg, buf, buf, n, sums)
 }
 
 /// Sorts `keys[..n]` (with `vals`) by their low `8 * passes` bits: stable 8-bit LSD
@@ -1047,24 +1049,10 @@ fn radix_sort(
             (tmp_keys, tmp_vals, keys, vals)
         };
         let cfg = LaunchConfig::blocks(blocks, RADIX_BLOCK, RADIX_BLOCK * 4);
-        dev.launch_untyped(
-            &radix_hist::KERNEL,
-            cfg,
-            &[ki.arg(), n.into(), shift.into(), hist.arg(), blocks.into()],
-        )?;
+        radix_hist::launch(dev, cfg, ki, n, shift, hist, blocks)?;
         exclusive_scan(dev, hist, blocks as u64 * RADIX_BLOCK as u64, sums, total)?;
         let cfg = LaunchConfig::blocks(blocks, RADIX_BLOCK, RADIX_SCATTER_SHARED);
-        let args = [
-            ki.arg(),
-            vi.arg(),
-            ko.arg(),
-            vo.arg(),
-            n.into(),
-            shift.into(),
-            hist.arg(),
-            blocks.into(),
-        ];
-        dev.launch_untyped(&radix_scatter::KERNEL, cfg, &args)?;
+        radix_scatter::launch(dev, cfg, ki, vi, ko, vo, n, shift, hist, blocks)?;
     }
     Ok(())
 }

@@ -43,6 +43,9 @@ impl GridTables {
     /// The cell coordinate of point `x` in dimension `d`, clamped to the grid.
     #[inline(always)]
     pub fn coord(&self, d: usize, x: u32) -> u32 {
+        // SAFETY: every caller passes a dimension `d < dims <= GRID_MAX_DIMS` (the host refuses
+        // grids of more dimensions, `GridSpec`), so the three arrays are indexed in bounds;
+        // `cell[d] >= 1` and `cells[d] >= 1` as the host builds them.
         unsafe {
             let o = *self.origin.get_unchecked(d);
             let c = (x.saturating_sub(o)) / *self.cell.get_unchecked(d);
@@ -68,6 +71,8 @@ struct CellBox {
 }
 
 impl CellBox {
+    /// # Safety
+    /// `ext` must point at the region's `dims` ranges, `dims <= GRID_MAX_DIMS`.
     #[inline(always)]
     unsafe fn new(g: &GridTables, ext: *const Range, dims: usize) -> CellBox {
         let mut b = CellBox {
@@ -79,7 +84,9 @@ impl CellBox {
         };
         let mut d = 0;
         while d < dims {
+            // SAFETY: `ext` points at the region's `dims` ranges (this fn's contract), `d < dims`.
             let (a, z) = g.span(d, unsafe { *ext.add(d) });
+            // SAFETY: `d < dims <= GRID_MAX_DIMS`, the arrays' length.
             unsafe {
                 *b.lo.get_unchecked_mut(d) = a;
                 *b.hi.get_unchecked_mut(d) = z;
@@ -97,6 +104,7 @@ impl CellBox {
         let mut d = self.dims;
         while d > 0 {
             d -= 1;
+            // SAFETY: `d < self.dims <= GRID_MAX_DIMS` (a `CellBox` is made with the grid's dims).
             unsafe { c = c * *g.cells.get_unchecked(d) + *self.cur.get_unchecked(d) };
         }
         c
@@ -106,6 +114,7 @@ impl CellBox {
     fn advance(&mut self) {
         let mut d = 0;
         while d < self.dims {
+            // SAFETY: `d < self.dims <= GRID_MAX_DIMS`.
             unsafe {
                 if *self.cur.get_unchecked(d) < *self.hi.get_unchecked(d) {
                     *self.cur.get_unchecked_mut(d) += 1;

@@ -143,6 +143,8 @@ impl DdmTables {
     /// The extent (first range) of unified region `r`.
     #[inline(always)]
     pub fn extent(&self, r: u32) -> *mut Range {
+        // SAFETY: callers pass a unified region index `r < n_pub + n_sub`, and `bounds` holds
+        // `dims` ranges per region: the offset stays inside that allocation.
         unsafe { self.bounds().add(r as usize * self.dims as usize) }
     }
 }
@@ -155,6 +157,7 @@ impl DdmTables {
 pub unsafe fn extents_overlap(a: *const Range, b: *const Range, dims: u32) -> bool {
     let mut d = 0usize;
     while d < dims as usize {
+        // SAFETY: `a` and `b` point at `dims` ranges each (this fn's contract), `d < dims`.
         if !unsafe { (*a.add(d)).overlaps(*b.add(d)) } {
             return false;
         }
@@ -172,6 +175,11 @@ pub unsafe fn extents_overlap(a: *const Range, b: *const Range, dims: u32) -> bo
 #[inline(always)]
 pub unsafe fn record_overlap(t: &DdmTables, p: u32, s: u32) -> u64 {
     use gpu_kernels::prelude::{atomic_add, atomic_or};
+    // SAFETY: `t` describes live device tables and `p < n_pub`, `s < n_sub` (this fn's
+    // contract): the bit rows, dirty flags, pair list (a position past `pair_cap` is
+    // counted, not written) and counters are addressed inside their allocations; the
+    // rows and counters are written through atomics, the dirty flags with plain stores
+    // of one value (1) by any racing thread.
     unsafe {
         let pub_rows = t.pub_rows as usize as *mut u32;
         let sub_rows = t.sub_rows as usize as *mut u32;
@@ -227,6 +235,7 @@ pub unsafe fn warp_add_u64(total: *mut u64, v: u64) {
     }
     let sum = ((hi as u64) << 32) | lo as u64;
     if lane_id() == 0 && sum != 0 {
+        // SAFETY: `total` points at a device `u64` (this fn's contract); the add is atomic.
         unsafe { atomic_add_u64(total, sum) };
     }
 }

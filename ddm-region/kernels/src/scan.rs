@@ -18,6 +18,9 @@ pub const SCAN_TILE: u32 = SCAN_BLOCK * SCAN_ITEMS;
 #[inline(always)]
 pub unsafe fn block_exclusive_scan(sh: *mut u64, v: u64) -> (u64, u64) {
     let k = thread_idx_x() as usize;
+    // SAFETY: `sh` holds `SCAN_BLOCK` shared `u64`s and the block has `SCAN_BLOCK` threads
+    // (this fn's contract), so `k < SCAN_BLOCK`; every thread calls it, so the barriers
+    // are reached by the whole block.
     unsafe {
         *sh.add(k) = v;
         sync_threads();

@@ -26,6 +26,7 @@ pub unsafe fn search(keys: *const u32, n: u32, x: u32, strict: bool) -> u32 {
     let (mut lo, mut hi) = (0u32, n);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
+        // SAFETY: `mid < hi <= n` and `keys` holds `n` values (this fn's contract).
         let k = unsafe { *keys.add(mid as usize) };
         if k < x || (strict && k == x) {
             lo = mid + 1;
@@ -37,11 +38,16 @@ pub unsafe fn search(keys: *const u32, n: u32, x: u32, strict: bool) -> u32 {
 }
 
 /// Last index `t` of `offsets[..n]` (non-decreasing) with `offsets[t] <= w`.
+///
+/// # Safety
+/// `offsets` must hold `n` values.
 #[inline(always)]
 unsafe fn owner(offsets: *const u64, n: u32, w: u64) -> u32 {
     let (mut lo, mut hi) = (0u32, n);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
+        // SAFETY: `mid < hi <= n` and `offsets` holds `n` values (the caller's: the scanned task
+        // offsets, `n_tasks` of them).
         if unsafe { *offsets.add(mid as usize) } <= w {
             lo = mid + 1;
         } else {
@@ -125,6 +131,10 @@ pub struct SweepWork {
 }
 
 /// Walks chunk `c`'s candidates, calling `hit(p, s)` for each overlapping pair.
+///
+/// # Safety
+/// `t` must describe the live region tables and `wk` the work list the host built for
+/// them in this sort (`sweep_prepare`).
 #[inline(always)]
 unsafe fn walk_chunk(t: &DdmTables, wk: &SweepWork, c: u64, mut hit: impl FnMut(u32, u32)) {
     let w0 = c * wk.chunk;
@@ -132,6 +142,9 @@ unsafe fn walk_chunk(t: &DdmTables, wk: &SweepWork, c: u64, mut hit: impl FnMut(
         return;
     }
     let w1 = core::cmp::min(w0 + wk.chunk, wk.total);
+    // SAFETY: `wk` is the host's `SweepWork` for this sort: its addresses are the live
+    // sorted values, task begins and offsets of `n_tasks` tasks, `w0 < w1 <= total`
+    // so every task found by `owner` is `< n_tasks`, and `t` the live region tables.
     unsafe {
         let offsets = wk.offsets as usize as *const u64;
         let begin = wk.begin as usize as *const u32;
@@ -180,9 +193,10 @@ unsafe fn walk_chunk(t: &DdmTables, wk: &SweepWork, c: u64, mut hit: impl FnMut(
 
 kernel! {
     /// Counting: thread `c` walks chunk `chunk_base + c` of the work list (global tables,
-    /// sorted values, task offsets) and counts the overlapping pairs; with
-    /// `per_chunk` non-null it writes the count to `per_chunk[chunk_base + c]`, otherwise the
-    /// warp sums its lanes' counts and adds them to `total[0]` with one 64-bit atomic.
+    /// sorted values, task offsets) and counts the overlapping pairs; with `into_total`
+    /// 0 it writes the count to `per_chunk[chunk_base + c]` (and leaves `total` alone),
+    /// otherwise the warp sums its lanes' counts and adds them to `total[0]` with one
+    /// 64-bit atomic (and `per_chunk` is not written).
     pub fn sweep_count(
         tables: *const DdmTables,
         work: *const SweepWork,
@@ -190,6 +204,7 @@ kernel! {
         n_chunks: u64,
         per_chunk: *mut u64,
         total: *mut u64,
+        into_total: u32,
     ) {
         let t = *tables;
         let wk = *work;
@@ -198,7 +213,7 @@ kernel! {
         if c < n_chunks {
             walk_chunk(&t, &wk, c, |_, _| found += 1);
         }
-        if !per_chunk.is_null() {
+        if into_total == 0 {
             if c < n_chunks {
                 *per_chunk.add(c as usize) = found;
             }
