@@ -175,6 +175,9 @@ pub fn bf_includes(input_bf: u32, filter_bf: u32) -> bool {
 }
 
 /// Bytes `[p, p + n)` equal bytes `[q, q + n)`.
+///
+/// # Safety
+/// `p` and `q` must each point at `n` readable bytes.
 #[inline(always)]
 unsafe fn bytes_eq(p: *const u8, q: *const u8, n: u32) -> bool {
     let mut i = 0usize;
