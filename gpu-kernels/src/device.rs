@@ -295,7 +295,7 @@ impl<'a, T: bytemuck::Pod> In<'a, T> {
     /// length is the whole `U`s it holds.
     pub fn cast<U: bytemuck::Pod>(self) -> In<'a, U> {
         assert!(
-            self.addr % std::mem::align_of::<U>() as u64 == 0,
+            self.addr.is_multiple_of(std::mem::align_of::<U>() as u64),
             "In::cast: address {:#x} is not aligned for {}",
             self.addr,
             std::any::type_name::<U>()
@@ -772,6 +772,12 @@ impl<T> HostBuffer<T> {
         // SAFETY: as in `as_slice`, and `&mut self` excludes any other slice or view.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
+    /// The first element's host address, for memory shared with a running kernel under
+    /// a protocol of its own (the rings of [`crate::persist`], which access it through
+    /// atomics only).
+    pub(crate) fn host_ptr(&self) -> *mut T {
+        self.ptr.as_ptr()
+    }
     /// [`HostBuffer::as_slice`] without the check, for memory shared with a running
     /// kernel under a protocol of its own (the rings of [`crate::persist`]).
     ///
@@ -1186,34 +1192,6 @@ impl Device {
             #[cfg(feature = "cuda")]
             Backend::Gpu(g) => g.launch(kernel.name, &cfg, args),
         }
-    }
-
-    /// Transitional (issue 17): the raw launch for the engines not yet moved to typed
-    /// launchers. Removed once every engine uses them; do not use in new code.
-    #[doc(hidden)]
-    pub fn launch_untyped(
-        &self,
-        kernel: &Kernel,
-        cfg: LaunchConfig,
-        args: &[Arg],
-    ) -> Result<(), GpuError> {
-        // SAFETY: none beyond the caller's word: this is the former safe signature,
-        // kept only until its last callers are migrated.
-        unsafe { self.launch(kernel, cfg, args) }
-    }
-
-    /// Transitional (issue 17), as [`Device::launch_untyped`].
-    #[doc(hidden)]
-    pub fn launch_persistent_untyped(
-        &self,
-        kernel: &Kernel,
-        cfg: LaunchConfig,
-        args: &[Arg],
-        ring: crate::persist::Ring,
-        blocks: Option<u32>,
-    ) -> Result<crate::persist::Persistent, GpuError> {
-        // SAFETY: as `launch_untyped`.
-        unsafe { self.launch_persistent(kernel, cfg, args, ring, blocks) }
     }
 
     /// How many blocks of `kernel` launched as `cfg` a persistent launch may have:

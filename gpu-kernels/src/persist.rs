@@ -650,7 +650,12 @@ mod host {
             self.scratch.clear();
             self.scratch.resize(len, 0);
             fill(&mut self.scratch);
-            let slot = &mut self.ring.req.as_mut_slice()[at..at + stride];
+            // The kernel reads the slot while it runs: every access is an atomic one.
+            let base = self.ring.req.host_ptr();
+            // SAFETY: `at + i < at + stride <= len` words of the live mapped buffer (the
+            // ring owns it while the kernel runs), 8-byte aligned; the kernel only reads
+            // these words, and the host touches them through atomics only.
+            let word = |i: usize| unsafe { AtomicU64::from_ptr(base.add(at + i)) };
             // The kernel read this slot's previous request before answering it, and that
             // answer was waited for (the ring is not full): the slot is ours to write.
             // The words, a full fence, the tags (`seq`), a full fence: a reader that sees
@@ -658,14 +663,12 @@ mod host {
             // buffers out to memory at once (a release store would do neither for
             // write-combined memory).
             let head = kind as u64 | (len as u64) << 32;
-            for (i, &word) in std::iter::once(&head).chain(&self.scratch).enumerate() {
-                slot[2 * i + 1] = word;
+            for (i, &w) in std::iter::once(&head).chain(&self.scratch).enumerate() {
+                word(2 * i + 1).store(w, Ordering::Relaxed);
             }
             fence(Ordering::SeqCst);
             for i in 0..=len {
-                // SAFETY: `slot[2 * i]` is an aligned u64 of the live mapped buffer; the
-                // kernel reads it with volatile loads.
-                unsafe { AtomicU64::from_ptr(&mut slot[2 * i]) }.store(seq, Ordering::Relaxed);
+                word(2 * i).store(seq, Ordering::Relaxed);
             }
             fence(Ordering::SeqCst);
             self.next += 1;
@@ -685,13 +688,14 @@ mod host {
             let mut checked = start;
             let mut turns = 0u32;
             let emulated = matches!(self.runner, Some(Runner::Emu(_)));
+            let base = self.ring.resp.host_ptr();
+            // SAFETY: `at + i < at + stride <= len` words of the live mapped buffer (the
+            // ring owns it while the kernel runs), 8-byte aligned; the kernel writes them
+            // while it runs, so the host reads them through atomics only.
+            let word = |i: usize| unsafe { AtomicU64::from_ptr(base.add(at + i)) };
             loop {
-                let slot = &self.ring.resp.as_slice()[at..at + stride];
-                // SAFETY: an aligned u64 of the live mapped buffer, written by the kernel
-                // with a volatile store after a system fence (acquire pairs with it).
-                let got = unsafe { AtomicU64::from_ptr(slot.as_ptr() as *mut u64) }
-                    .load(Ordering::Acquire);
-                if got == seq {
+                // Acquire: pairs with the kernel's system-scope release store of `seq`.
+                if word(0).load(Ordering::Acquire) == seq {
                     break;
                 }
                 turns = turns.wrapping_add(1);
@@ -719,11 +723,11 @@ mod host {
                     std::hint::spin_loop();
                 }
             }
-            let slot = &self.ring.resp.as_slice()[at..at + stride];
-            let head = slot[1];
+            let head = word(1).load(Ordering::Relaxed);
             let len = ((head >> 32) as usize).min(cfg.resp_words as usize);
             self.response.clear();
-            self.response.extend_from_slice(&slot[2..2 + len]);
+            self.response
+                .extend((0..len).map(|j| word(2 + j).load(Ordering::Relaxed)));
             self.oldest += 1;
             Ok(Response {
                 seq,
