@@ -25,6 +25,7 @@ fn driver(what: impl Into<String>) -> impl FnOnce(DriverError) -> GpuError {
 
 /// Number of GPUs, 0 when the driver library is missing or fails to initialise.
 pub(crate) fn device_count() -> usize {
+    // SAFETY: probes for the driver library; no argument, no precondition.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return 0;
     }
@@ -57,6 +58,8 @@ impl Drop for Gpu {
     fn drop(&mut self) {
         let _ = self.ctx.bind_to_thread();
         let _ = self.stream.synchronize();
+        // SAFETY: the module was loaded by `open` and its stream is synchronised above: no
+        // kernel of it runs; nothing uses the handle after the drop.
         unsafe {
             let _ = result::module::unload(self.module);
         }
@@ -65,6 +68,7 @@ impl Drop for Gpu {
 
 impl Gpu {
     pub(crate) fn open(ordinal: usize, ptx: &str) -> Result<Gpu, GpuError> {
+        // SAFETY: probes for the driver library; no argument, no precondition.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(GpuError::NoDriver);
         }
@@ -79,6 +83,7 @@ impl Gpu {
         }
         let ctx = CudaContext::new(ordinal).map_err(driver(format!("opening device {ordinal}")))?;
         // One stream, used in order: cudarc's per-buffer event tracking is not needed.
+        // SAFETY: every buffer is used on the context's one stream, in order (see above).
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(driver("creating a stream"))?;
         let name = ctx.name().map_err(driver("reading the device name"))?;
@@ -86,6 +91,8 @@ impl Gpu {
             what: "loading the PTX module".into(),
             message: "the PTX text contains a NUL byte".into(),
         })?;
+        // SAFETY: `src` is a NUL-terminated PTX image that lives across the call; the
+        // context is bound to this thread (above).
         let module = unsafe { result::module::load_data(src.as_ptr() as *const c_void) }
             .map_err(driver("loading the PTX module (JIT for this GPU)"))?;
         Ok(Gpu {
@@ -132,6 +139,8 @@ impl Gpu {
 
     pub(crate) fn alloc(&self, bytes: usize) -> Result<(CudaSlice<u8>, u64), GpuError> {
         self.bind()?;
+        // SAFETY: the buffer is zeroed or written before any kernel reads it (`Device::alloc`
+        // zeroes; `upload` writes): no uninitialised read reaches the host.
         let slice = unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(|e| {
             if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                 let (free, total) = self.mem_info().unwrap_or((0, 0));
@@ -202,6 +211,8 @@ impl Gpu {
         let mut fns = self.functions.lock().unwrap_or_else(|p| p.into_inner());
         if !fns.contains_key(name) {
             let cname = CString::new(name).map_err(|_| GpuError::NoSuchKernel { kernel: name })?;
+            // SAFETY: `self.module` is the loaded module (alive as long as `self`); `cname` is a
+            // valid C string for the call.
             let f = unsafe { result::module::get_function(self.module, cname) }
                 .map_err(|_| GpuError::NoSuchKernel { kernel: name })?;
             fns.insert(
@@ -216,6 +227,8 @@ impl Gpu {
             .get_mut(name)
             .ok_or(GpuError::NoSuchKernel { kernel: name })?;
         if shared > func.shared_limit {
+            // SAFETY: `func.f` is a function of the loaded module; the size is at most the
+            // device's opt-in limit (checked by `residency`/the launch's validation).
             unsafe {
                 result::function::set_function_attribute(
                     func.f,
@@ -390,6 +403,8 @@ impl Gpu {
             }
         })? as *mut u8;
         let mut dptr = 0;
+        // SAFETY: `host` was returned by `cuMemHostAlloc` with DEVICEMAP just above; `dptr`
+        // is a valid out-pointer.
         let r = unsafe {
             cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut dptr, host as *mut c_void, 0)
         };

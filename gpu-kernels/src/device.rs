@@ -619,6 +619,8 @@ impl<T> Drop for Buffer<T> {
         self.allocated.fetch_sub(self.bytes(), Ordering::Relaxed);
         #[allow(irrefutable_let_patterns)]
         if let Mem::Host { ptr, layout } = &self.mem {
+            // SAFETY: `ptr` and `layout` are the allocation made by `emu::alloc_zeroed` for this
+            // buffer; the emulator runs kernels to completion, so none uses it any more.
             unsafe { crate::emu::dealloc(ptr.as_ptr(), *layout) };
         }
     }
@@ -848,6 +850,7 @@ fn host_alloc_zeroed<T>(len: usize) -> Result<(NonNull<u8>, Layout, usize), GpuE
         .ok_or(oom(usize::MAX))?;
     let layout = Layout::from_size_align(bytes.max(16), 16.max(std::mem::align_of::<T>()))
         .map_err(|_| oom(bytes))?;
+    // SAFETY: `layout` has a non-zero size (at least 16 bytes).
     let ptr = NonNull::new(unsafe { crate::emu::alloc_zeroed(layout, bytes) }).ok_or(oom(bytes))?;
     Ok((ptr, layout, bytes))
 }
@@ -1033,6 +1036,7 @@ impl Device {
                             total: 0,
                         })?;
                 let (host, addr, ctx) = g.alloc_host(bytes, write_combined)?;
+                // SAFETY: `host` points to `bytes` bytes just allocated, not yet shared with a kernel.
                 unsafe { std::ptr::write_bytes(host, 0, bytes) };
                 let ptr = NonNull::new(host).ok_or(GpuError::OutOfMemory {
                     requested: bytes,
@@ -1070,6 +1074,8 @@ impl Device {
         let size = std::mem::size_of::<T>();
         let bytes: &[u8] = bytemuck::cast_slice(src);
         match (&self.backend, &mut dst.mem) {
+            // SAFETY: `check_range` above keeps `offset * size + bytes.len()` within the
+            // buffer's allocation; source and destination are distinct allocations.
             (Backend::Emu, Mem::Host { ptr, .. }) => unsafe {
                 std::ptr::copy_nonoverlapping(
                     bytes.as_ptr(),
@@ -1097,6 +1103,8 @@ impl Device {
         let size = std::mem::size_of::<T>();
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
         match (&self.backend, &src.mem) {
+            // SAFETY: `check_range` above keeps the range within the buffer's allocation; the
+            // destination is the caller's distinct slice.
             (Backend::Emu, Mem::Host { ptr, .. }) => unsafe {
                 std::ptr::copy_nonoverlapping(
                     ptr.as_ptr().add(offset * size),
@@ -1125,6 +1133,7 @@ impl Device {
     pub fn zero<T: bytemuck::Pod>(&self, buf: &mut Buffer<T>) -> Result<(), GpuError> {
         let bytes = buf.bytes();
         match (&self.backend, &mut buf.mem) {
+            // SAFETY: `bytes` is the buffer's size, within its allocation.
             (Backend::Emu, Mem::Host { ptr, .. }) => unsafe {
                 std::ptr::write_bytes(ptr.as_ptr(), 0, bytes)
             },

@@ -108,6 +108,8 @@ macro_rules! kernel {
         #[no_mangle]
         #[allow(clippy::too_many_arguments, clippy::missing_safety_doc)]
         $vis unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) {
+            // SAFETY: a kernel body is unsafe code whose contract the kernel's docs
+            // state; its launchers (typed, or the unsafe raw launch) uphold it.
             #[allow(unused_unsafe)]
             unsafe { $($body)* }
         }
@@ -119,6 +121,8 @@ macro_rules! kernel {
         /// launch, never directly: the prelude needs a lane context.)
         #[allow(clippy::too_many_arguments, clippy::missing_safety_doc, dead_code)]
         $vis unsafe fn $name($($arg: $ty),*) {
+            // SAFETY: a kernel body is unsafe code whose contract the kernel's docs
+            // state; its launchers (typed, or the unsafe raw launch) uphold it.
             #[allow(unused_unsafe)]
             unsafe { $($body)* }
         }

@@ -369,10 +369,14 @@ pub unsafe fn volatile_store_u64(p: *mut u64, v: u64) {
 #[inline(always)]
 pub unsafe fn store_release_system_u64(p: *mut u64, v: u64) {
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+    // this access; the instruction touches only that memory.
     unsafe {
         core::arch::asm!("st.release.sys.u64 [{p}], {v};", p = in(reg64) p, v = in(reg64) v)
     };
     #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+    // this access; on the host every agent touches the word atomically.
     unsafe { AtomicU64::from_ptr(p) }.store(v, core::sync::atomic::Ordering::SeqCst);
 }
 
@@ -388,6 +392,8 @@ pub unsafe fn load_acquire_system_u64(p: *const u64) -> u64 {
     #[cfg(target_arch = "nvptx64")]
     {
         let r: u64;
+        // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+        // this access; the instruction touches only that memory.
         unsafe {
             core::arch::asm!("ld.acquire.sys.u64 {r}, [{p}];", r = out(reg64) r, p = in(reg64) p)
         };
@@ -395,6 +401,8 @@ pub unsafe fn load_acquire_system_u64(p: *const u64) -> u64 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
+        // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+        // this access; on the host every agent touches the word atomically.
         unsafe { AtomicU64::from_ptr(p as *mut u64) }.load(core::sync::atomic::Ordering::SeqCst)
     }
 }
@@ -413,6 +421,8 @@ pub unsafe fn volatile_load_pair(p: *const u64) -> (u64, u64) {
     #[cfg(target_arch = "nvptx64")]
     {
         let (t, w): (u64, u64);
+        // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+        // this access; the instruction touches only that memory.
         unsafe {
             core::arch::asm!(
                 "ld.volatile.v2.u64 {{{t}, {w}}}, [{p}];",
@@ -423,8 +433,12 @@ pub unsafe fn volatile_load_pair(p: *const u64) -> (u64, u64) {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
+        // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+        // this access; on the host every agent touches the word atomically.
         let t = unsafe { AtomicU64::from_ptr(p as *mut u64) }
             .load(core::sync::atomic::Ordering::SeqCst);
+        // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+        // this access; on the host every agent touches the word atomically.
         let w = unsafe { AtomicU64::from_ptr(p.add(1) as *mut u64) }
             .load(core::sync::atomic::Ordering::SeqCst);
         (t, w)
@@ -440,6 +454,8 @@ pub unsafe fn volatile_load_pair(p: *const u64) -> (u64, u64) {
 #[inline(always)]
 pub unsafe fn volatile_store_pair(p: *mut u64, tag: u64, word: u64) {
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+    // this access; the instruction touches only that memory.
     unsafe {
         core::arch::asm!(
             "st.volatile.v2.u64 [{p}], {{{t}, {w}}};",
@@ -448,7 +464,11 @@ pub unsafe fn volatile_store_pair(p: *mut u64, tag: u64, word: u64) {
     };
     #[cfg(not(target_arch = "nvptx64"))]
     {
+        // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+        // this access; on the host every agent touches the word atomically.
         unsafe { AtomicU64::from_ptr(p.add(1)) }.store(word, core::sync::atomic::Ordering::SeqCst);
+        // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+        // this access; on the host every agent touches the word atomically.
         unsafe { AtomicU64::from_ptr(p) }.store(tag, core::sync::atomic::Ordering::SeqCst);
     }
 }
@@ -462,10 +482,14 @@ pub unsafe fn volatile_store_pair(p: *mut u64, tag: u64, word: u64) {
 #[inline(always)]
 pub unsafe fn red_release_add(p: *mut u32, v: u32) {
     #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+    // this access; the instruction touches only that memory.
     unsafe {
         core::arch::asm!("red.release.gpu.add.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v)
     };
     #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+    // this access; on the host every agent touches the word atomically.
     unsafe { AtomicU32::from_ptr(p) }.fetch_add(v, core::sync::atomic::Ordering::SeqCst);
 }
 
@@ -480,6 +504,8 @@ pub unsafe fn load_acquire_u32(p: *const u32) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     {
         let r: u32;
+        // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+        // this access; the instruction touches only that memory.
         unsafe {
             core::arch::asm!("ld.acquire.gpu.u32 {r}, [{p}];", r = out(reg32) r, p = in(reg64) p)
         };
@@ -487,6 +513,8 @@ pub unsafe fn load_acquire_u32(p: *const u32) -> u32 {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
+        // SAFETY: the caller's contract (`# Safety`): `p` is valid and aligned for
+        // this access; on the host every agent touches the word atomically.
         unsafe { AtomicU32::from_ptr(p as *mut u32) }.load(core::sync::atomic::Ordering::SeqCst)
     }
 }

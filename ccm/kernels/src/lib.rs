@@ -140,6 +140,9 @@ fn cmp_num(aty: u16, a: u64, cty: u16, c: u64) -> i32 {
 }
 
 /// `n` bytes at `a` equal `n` bytes at `b`.
+///
+/// # Safety
+/// `a` and `b` are readable for `n` bytes.
 #[inline]
 unsafe fn bytes_eq(a: *const u8, b: *const u8, n: u32) -> bool {
     let mut k = 0usize;
@@ -155,6 +158,10 @@ unsafe fn bytes_eq(a: *const u8, b: *const u8, n: u32) -> bool {
 /// The paper's `sat` (footnote 2 of §4.2): whether attribute `(aty, aval, astr_id,
 /// alen)`, whose string bytes start at `abytes`, satisfies constraint `c`, whose string
 /// bytes live in `cpool`. A type mismatch (number vs string) is unsatisfied.
+///
+/// # Safety
+/// `abytes` is readable for the attribute's string length, `cpool` for the constraint's
+/// string (offset and length as the host built them).
 #[inline]
 unsafe fn sat(
     c: &DevConstraint,
@@ -316,6 +323,11 @@ pub const NO_IFACE: u32 = u32::MAX;
 /// `Constraints[RowId][x]`, evaluates `sat`, increments `Count[FilterId]` and, when it
 /// completes the filter, returns `InterfaceId` for the caller to mark (lines 22-23);
 /// else [`NO_IFACE`]. `EAGER` as in [`count_constraint`].
+///
+/// # Safety
+/// The table pointers are the launch's (`MatchTables`: every row, constraint, filter
+/// and interface index the host wrote is in range), `attr` and `abytes` the staged
+/// attribute.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 unsafe fn count_row<const EAGER: bool>(
@@ -346,6 +358,9 @@ unsafe fn count_row<const EAGER: bool>(
 /// increment; `EAGER` (the low-latency kernels, beyond the paper) issues the reads of
 /// `SizeF` and `InterfaceId` before it, so that the three memory accesses overlap
 /// instead of following one another (the tables do not change during a launch).
+///
+/// # Safety
+/// As [`count_row`]: `x` is a constraint of the attribute's row.
 #[inline]
 unsafe fn count_constraint<const EAGER: bool>(
     c: &DevConstraint,
@@ -385,6 +400,10 @@ unsafe fn count_constraint<const EAGER: bool>(
 }
 
 /// Lines 22-23: marks `interfaces[i]` (an atomic OR of 1, see [`ccm_match`]).
+///
+/// # Safety
+/// `interfaces` holds every interface id below `n_interfaces` (`i` is one, or
+/// [`NO_IFACE`], which is not marked).
 #[inline]
 unsafe fn mark(i: u32, interfaces: *mut u32) {
     if i != NO_IFACE {
@@ -396,6 +415,10 @@ unsafe fn mark(i: u32, interfaces: *mut u32) {
 /// (the atomic OR finds 0) takes the next entry of the list (`atomicAdd` on the device
 /// counter `tally`) and stores `seq << 32 | i` there, in host memory. Each interface
 /// is listed once per event, so the list has at most `n_interfaces` entries.
+///
+/// # Safety
+/// As [`mark`]; `out` (mapped host memory) holds `n_interfaces` entries and `tally`
+/// is the launch's list counter.
 #[inline]
 unsafe fn mark_mapped(i: u32, interfaces: *mut u32, tally: *mut u32, out: *mut u64, seq: u32) {
     if i != NO_IFACE && atomic_or(interfaces.add(i as usize), 1) == 0 {
@@ -407,6 +430,9 @@ unsafe fn mark_mapped(i: u32, interfaces: *mut u32, tally: *mut u32, out: *mut u
 /// The mapped kernels' resets: §4.3's idle copies of `Count` and `Interfaces` when
 /// `reset != 0` ([`reset_idle`]), and always the idle list counter `reset_tally` (by the
 /// grid's first thread).
+///
+/// # Safety
+/// The idle copies hold `n_filters` and `n_interfaces` words; `reset_tally` is a word.
 #[inline]
 unsafe fn reset_mapped(
     reset: u32,
@@ -427,6 +453,10 @@ unsafe fn reset_mapped(
 /// Lines 3-7 with table `Input` in global memory: thread 0 copies `input[blockIdx.y]` to
 /// shared memory (`shInput`), the block its string bytes when they fit `sh_str_cap`.
 /// Returns the attribute and where its string bytes are.
+///
+/// # Safety
+/// `input` holds one attribute per `blockIdx.y`, `ebytes` its string bytes; the
+/// block's dynamic shared memory has room for `shInput` and `sh_str_cap` bytes.
 #[inline]
 unsafe fn stage_copied(
     input: *const DevAttr,
@@ -465,6 +495,9 @@ unsafe fn stage_copied(
 /// Lines 3-7 with table `Input` in the launch parameters: thread 0 writes attribute
 /// `w` ([`InlineAttr`]) to shared memory, then its 16 string bytes. Returns the
 /// attribute and its string bytes.
+///
+/// # Safety
+/// The block's dynamic shared memory has room for `shInput` and 16 bytes.
 #[inline]
 unsafe fn stage_inline(w: InlineAttr) -> (DevAttr, *const u8) {
     let sh_input = dynamic_shared::<DevAttr>();

@@ -177,8 +177,13 @@ impl Column {
 
     /// Push event opening `tag` at `level` (Alg. 1 lines 3-11, Fig. 5): reads the
     /// prefix's and its own entries one level down, writes its own entry at `level`.
+    ///
+    /// # Safety
+    /// `stack` is the block's stack in shared memory, `ws` its row width, `depth_cap`
+    /// rows deep; `1 <= level < depth_cap`.
     #[inline(always)]
     unsafe fn push(&self, stack: *mut u8, ws: usize, level: usize, tag: u32) {
+        // SAFETY: the caller's contract: `level - 1` and `level` are rows of `stack`.
         unsafe {
             let below = *stack.add((level - 1) * ws + self.t);
             let entry = if self.root {
@@ -206,6 +211,9 @@ impl Column {
     /// Whether the node's sub-twig matched at the element closing now: the path up to
     /// the node matched there (`entry`'s push childMatch) and every child's
     /// childrenMatch entry in `row` (this level's row of the stack) is set (§4.6).
+    ///
+    /// # Safety
+    /// `row` is a row of the stack, with this column's children's entries.
     #[inline(always)]
     unsafe fn matched_here(&self, entry: u8, row: *const u8) -> bool {
         let mut s = entry & PUSH_CHILD != 0;
@@ -236,8 +244,12 @@ impl Column {
 
     /// Pop event closing the element at `level`: reads this level's row, ORs its
     /// report into its own entry one level down.
+    ///
+    /// # Safety
+    /// As [`push`](Self::push): `1 <= level < depth_cap`.
     #[inline(always)]
     unsafe fn pop(&self, stack: *mut u8, ws: usize, level: usize) {
+        // SAFETY: the caller's contract: `level - 1` and `level` are rows of `stack`.
         unsafe {
             let e = *stack.add(level * ws + self.t);
             let s = self.matched_here(e, stack.add(level * ws));
@@ -249,8 +261,12 @@ impl Column {
     }
 
     /// The dummy root's verdict (§3.3): all its children reported into `row` (level 0).
+    ///
+    /// # Safety
+    /// As [`matched_here`](Self::matched_here).
     #[inline(always)]
     unsafe fn root_matched(&self, row: *const u8) -> bool {
+        // SAFETY: the caller's contract, passed on.
         unsafe { self.matched_here(PUSH_CHILD, row) }
     }
 }
@@ -281,6 +297,12 @@ struct Segments {
 /// whole documents: only root columns write to global memory, once, at the end
 /// (`atomicOr` of one bit into `matches[y * words_per_doc + result_index / 32]`);
 /// segments: every column writes its partial entries to `close_rec` / `end_rec`.
+///
+/// # Safety
+/// The launch's buffers as its kernels' docs state (`personalities` and
+/// `result_index` as built by the host, `doc_start` one entry per document plus one,
+/// `matches` `words_per_doc` words per document), the block's dynamic shared memory
+/// of [`shared_bytes`] for `depth_cap`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn filter_document<E: EventWord, const SEG: bool>(
@@ -293,6 +315,8 @@ unsafe fn filter_document<E: EventWord, const SEG: bool>(
     words_per_doc: u32,
     seg: Segments,
 ) {
+    // SAFETY: the caller's contract; every index below stays within it (depth below
+    // `depth_cap`, columns below the block's width).
     unsafe {
         let w = block_dim_x();
         let t = thread_idx_x();
@@ -745,6 +769,9 @@ impl WarpLane {
 /// same prefix tops and take one step. Each lane finds whether its event opens a leaf by
 /// looking at the next lane's event; votes then give the warp the masks of the window's
 /// leaves and open events, from which each step's extent and kind follow.
+///
+/// # Safety
+/// As [`filter_document`], with the shared memory of [`stack_bytes`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn warp_document<E: ShuffleWord, const SEG: bool>(
@@ -757,6 +784,7 @@ unsafe fn warp_document<E: ShuffleWord, const SEG: bool>(
     words_per_doc: u32,
     seg: Segments,
 ) {
+    // SAFETY: the caller's contract; every index below stays within it.
     unsafe {
         let w = block_dim_x();
         let t = thread_idx_x();
