@@ -8,28 +8,16 @@
 //! medians of the stage stamps (`global_timer`, see [`gpu_kernels::persist`]) of
 //! 2,000 stamped pings. One CSV line per configuration on stdout.
 
-use gpu_kernels::persist::{Ring, RingConfig, STAMP_WORDS};
+use gpu_kernels::persist::STAMP_WORDS;
 use gpu_kernels::{Device, GpuError, LaunchConfig};
+use gpu_selftest::ping;
 use gpu_selftest_kernels as k;
 use std::time::Instant;
 
-fn pct(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[((v.len() as f64 - 1.0) * p).round() as usize]
-}
-
 fn run(dev: &Device, grid: u32, block: u32, wc: bool, pings: usize) -> Result<String, GpuError> {
-    let cfg = RingConfig {
-        slots: 8,
-        req_words: 64,
-        resp_words: 3,
-    };
+    let cfg = ping::RING;
     let stamped = pings.clamp(1, 2000);
-    let mut ring = if wc {
-        Ring::new(dev, cfg)?
-    } else {
-        Ring::with_cached_requests(dev, cfg)?
-    };
+    let mut ring = ping::ring(dev, wc)?;
     let stamps = dev.alloc::<u64>(stamped * STAMP_WORDS)?;
     // SAFETY: `stamps` lives until the end of this function, after `run.stop()`.
     unsafe { ring.set_stamps(dev, &stamps)? };
@@ -79,13 +67,19 @@ fn run(dev: &Device, grid: u32, block: u32, wc: bool, pings: usize) -> Result<St
             }
         }
     }
-    let med = |v: &mut Vec<f64>| if v.is_empty() { f64::NAN } else { pct(v, 0.5) };
+    let med = |v: &mut Vec<f64>| {
+        if v.is_empty() {
+            f64::NAN
+        } else {
+            ping::percentile(v, 0.5)
+        }
+    };
     Ok(format!(
         "{grid},{block},{},{:.2},{:.2},{:.2},{:.0},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
         if wc { "write-combined" } else { "cached" },
-        pct(&mut lat, 0.5),
-        pct(&mut lat, 0.99),
-        pct(&mut lat, 0.999),
+        ping::percentile(&mut lat, 0.5),
+        ping::percentile(&mut lat, 0.99),
+        ping::percentile(&mut lat, 0.999),
         per_s,
         med(&mut stage[1]),
         med(&mut stage[2]),

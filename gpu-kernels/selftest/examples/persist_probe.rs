@@ -6,27 +6,13 @@
 //! p50/p99/p99.9 in µs: the difference between two lines is the cost of the flag that
 //! differs. On the emulator it only checks that every combination answers (20 pings).
 
-use gpu_kernels::persist::{Ring, RingConfig};
 use gpu_kernels::{Device, GpuError, LaunchConfig};
+use gpu_selftest::ping;
 use gpu_selftest_kernels::{self as k, probe};
 use std::time::Instant;
 
-fn pct(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[((v.len() as f64 - 1.0) * p).round() as usize]
-}
-
 fn run(dev: &Device, flags: u32, block: u32, wc: bool, pings: usize) -> Result<String, GpuError> {
-    let cfg = RingConfig {
-        slots: 8,
-        req_words: 64,
-        resp_words: 3,
-    };
-    let ring = if wc {
-        Ring::new(dev, cfg)?
-    } else {
-        Ring::with_cached_requests(dev, cfg)?
-    };
+    let ring = ping::ring(dev, wc)?;
     let mut args = ring.args().to_vec();
     args.push(flags.into());
     let lc = LaunchConfig::blocks(1, block, 16);
@@ -75,9 +61,9 @@ fn run(dev: &Device, flags: u32, block: u32, wc: bool, pings: usize) -> Result<S
             what.join("+")
         },
         if wc { "write-combined" } else { "cached" },
-        pct(&mut lat, 0.5),
-        pct(&mut lat, 0.99),
-        pct(&mut lat, 0.999),
+        ping::percentile(&mut lat, 0.5),
+        ping::percentile(&mut lat, 0.99),
+        ping::percentile(&mut lat, 0.999),
     ))
 }
 

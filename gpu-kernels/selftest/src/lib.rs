@@ -273,3 +273,33 @@ fn struct_params(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
         .find(|&i| want[i] != got[i])
         .map(|i| format!("y[{i}]: expected {}, got {}", want[i], got[i])))
 }
+
+/// What the ping examples (`persist_latency`, `persist_probe`) share: their ring and
+/// their percentiles.
+pub mod ping {
+    use gpu_kernels::persist::{Ring, RingConfig};
+    use gpu_kernels::{Device, GpuError};
+
+    /// 8 slots, requests of up to 64 words, answers of 3.
+    pub const RING: RingConfig = RingConfig {
+        slots: 8,
+        req_words: 64,
+        resp_words: 3,
+    };
+
+    /// A zeroed [`RING`] on `dev`, its request slots write-combined (the default of
+    /// [`Ring::new`]) or cached.
+    pub fn ring(dev: &Device, write_combined: bool) -> Result<Ring, GpuError> {
+        if write_combined {
+            Ring::new(dev, RING)
+        } else {
+            Ring::with_cached_requests(dev, RING)
+        }
+    }
+
+    /// The `p`-quantile (0..=1, nearest rank) of `v`, which it sorts; `v` not empty.
+    pub fn percentile(v: &mut [f64], p: f64) -> f64 {
+        v.sort_by(f64::total_cmp);
+        v[((v.len() as f64 - 1.0) * p).round() as usize]
+    }
+}
