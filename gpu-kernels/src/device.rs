@@ -686,6 +686,33 @@ impl<T> Buffer<T> {
     }
 }
 
+impl<T: bytemuck::Pod> Buffer<T> {
+    /// The buffer's contents, copied on the stream it was allocated on (for a holder
+    /// with no [`Device`] at hand: a persistent kernel's stage stamps, read once the
+    /// kernel has stopped).
+    pub(crate) fn read_back(&self) -> Result<Vec<T>, GpuError> {
+        let mut v = vec![T::zeroed(); self.len];
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut v);
+        match &self.mem {
+            // SAFETY: the allocation holds `self.bytes()` bytes, `bytes` is as long and
+            // a distinct vector.
+            Mem::Host { ptr, .. } => unsafe {
+                std::ptr::copy_nonoverlapping(ptr.as_ptr(), bytes.as_mut_ptr(), bytes.len())
+            },
+            #[cfg(feature = "cuda")]
+            Mem::Gpu(s) => {
+                let fail = |e: cudarc::driver::DriverError| GpuError::Driver {
+                    what: "reading a buffer back".into(),
+                    message: e.to_string(),
+                };
+                s.stream().memcpy_dtoh(s, bytes).map_err(fail)?;
+                s.stream().synchronize().map_err(fail)?;
+            }
+        }
+        Ok(v)
+    }
+}
+
 impl<'a, T> From<&'a Buffer<T>> for Arg {
     fn from(b: &'a Buffer<T>) -> Arg {
         b.arg()

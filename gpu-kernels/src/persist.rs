@@ -10,7 +10,7 @@
 //! | what | where | words | written by | read by |
 //! | --- | --- | --- | --- | --- |
 //! | request slot `s` | mapped host memory | `1 + req_words` tagged pairs `[tag, word]`: the header `[seq, kind \| len << 32]`, then the payload | host (each pair's word, then its tag = `seq`) | warp 0 of block 0 |
-//! | response slot `s` | mapped host memory | `seq`, `status \| len << 32`, `resp_words` of payload | block 0 (payload and header, then `seq` with a release store) | host |
+//! | response slot `s` | mapped host memory | `1 + resp_words` tagged pairs `[seq, word]`: the header `[seq, status \| len << 32]`, then the payload | block 0 (each pair in one 16-byte store, no fence) | host |
 //! | control | device memory | spare, `arrived`, spare, spare, stamps' address and rounds, spare (`u32`, [`CTL_WORDS`]) | `arrived`: every block but 0; stamps: the host, before the launch | block 0 |
 //! | broadcast | device memory | `1 + req_words` tagged pairs, as a request slot, tag = request number | block 0 | warp 0 of every other block |
 //!
@@ -38,13 +38,20 @@
 //!    monotonic counter `arrived` with a release reduction (no answer to wait for);
 //!    lane 0 of block 0 waits with acquire loads until it reads `(r + 1) * (blocks -
 //!    1)`, and after a barrier block 0's threads run the caller's `respond`, which
-//!    writes the answer into the response slot; lane 0 writes the header and publishes
-//!    `seq` with a system-scope release store ([`store_release_system_u64`]).
+//!    writes the answer's words through an [`Answer`], each as a tagged pair `[seq,
+//!    word]` in one 16-byte store ([`volatile_store_pair`]); lane 0 writes the header
+//!    pair `[seq, status | len << 32]`. No fence: the host takes the answer once the
+//!    header and every payload pair carry `seq`, in whatever order they arrived. (A
+//!    system-scope release store of `seq` after the payload, the protocol before,
+//!    cost 0.6-0.7 µs a round on an H100: `scripts/probe/ping.cu`, `relsys` against
+//!    `lane`, results/gpu-logs/floor-H100-2026-11-23.)
 //!
-//! Single-copy atomicity of a 16-byte aligned load is what the tagged pairs rely on:
-//! the GPU serves a 16-byte aligned access in one transaction, from one snapshot of
-//! the host's cache line or of the L2 sector; PTX's memory model promises it for
-//! accesses up to 8 bytes only. The paper crates check every answer of the mode
+//! Single-copy atomicity of a 16-byte aligned access is what the tagged pairs rely on,
+//! both ways: the GPU serves a 16-byte aligned load in one transaction, from one
+//! snapshot of the host's cache line or of the L2 sector, and writes a 16-byte aligned
+//! store to host memory in one transaction, which the host's loads see whole (the host
+//! reads a pair's tag, then its word, with an acquire load first); PTX's memory model
+//! promises it for accesses up to 8 bytes only. The paper crates check every answer of the mode
 //! against their CPU engines in the recorded runs.
 //!
 //! With [`Ring::set_stamps`], lane 0s also write `%globaltimer` stamps of each stage of
@@ -70,8 +77,8 @@ use crate::prelude::*;
 
 /// The request kind that stops the kernel.
 pub const STOP: u32 = u32::MAX;
-/// Words of a response's header: `seq`, then `status | len << 32`. (A request's header
-/// is one tagged pair: `[seq, kind | len << 32]`.)
+/// Words of a request's or a response's header: one tagged pair, `[seq, kind | len <<
+/// 32]` or `[seq, status | len << 32]`.
 pub const HEADER_WORDS: u32 = 2;
 /// `u32` words of the control block in device memory: spare, `arrived` (the blocks'
 /// monotonic arrival counter), two spare, the stage stamps' address (two words, 8-byte
@@ -96,6 +103,41 @@ pub const fn request_slot_words(req_words: u32) -> usize {
     2 * (1 + req_words as usize)
 }
 
+/// `u64` words of a response slot holding `resp_words` of payload: one tagged pair per
+/// word, the header's pair first.
+#[inline(always)]
+pub const fn response_slot_words(resp_words: u32) -> usize {
+    2 * (1 + resp_words as usize)
+}
+
+/// Where `respond` writes an answer's payload: word `j` of the response slot, as a
+/// tagged pair carrying the request's `seq` (see the module's documentation). Made by
+/// [`serve`] for the round's slot; words past the slot's `resp_words` are dropped.
+pub struct Answer {
+    /// The slot's first payload pair (mapped host memory, 16-byte aligned).
+    pairs: *mut u64,
+    tag: u64,
+    cap: u32,
+}
+
+impl Answer {
+    /// Writes payload word `j` (nothing when `j` is not below [`Answer::capacity`]).
+    #[inline(always)]
+    pub fn put(&self, j: u32, word: u64) {
+        if j < self.cap {
+            // SAFETY: `serve` made `pairs` the slot's payload pairs, `cap` of them, 16-byte
+            // aligned in the ring's live response memory; `j < cap`.
+            unsafe { volatile_store_pair(self.pairs.add(2 * j as usize), self.tag, word) }
+        }
+    }
+
+    /// Payload words the slot holds (`resp_words`).
+    #[inline(always)]
+    pub fn capacity(&self) -> u32 {
+        self.cap
+    }
+}
+
 /// Bytes of dynamic shared memory that [`serve`] uses at the start of the block's
 /// dynamic shared memory (16-byte aligned); the caller's own shared memory starts there.
 #[inline(always)]
@@ -109,7 +151,7 @@ pub const fn shared_bytes(req_words: u32) -> u32 {
 pub struct DeviceRing {
     /// Request slots, mapped host memory: `slots * request_slot_words(req_words)` words.
     pub req: *const u64,
-    /// Response slots, mapped host memory: `slots * (HEADER_WORDS + resp_words)` words.
+    /// Response slots, mapped host memory: `slots * response_slot_words(resp_words)` words.
     pub resp: *mut u64,
     /// Control block, device memory: [`CTL_WORDS`] words.
     pub ctl: *mut u32,
@@ -138,10 +180,11 @@ pub struct Request {
 /// dynamic shared memory (at least [`shared_bytes`] bytes for the ring).
 ///
 /// `work(&request)` runs on every thread of every block, once per request (it may call
-/// `sync_threads`: every thread of a block calls it). `respond(&request, payload)` runs
-/// on every thread of block 0 after all blocks finished `work`; it writes at most
-/// `resp_words` words at `payload` (mapped host memory) and returns `(status, len)`,
-/// taken from thread 0.
+/// `sync_threads`: every thread of a block calls it). `respond(&request, &answer)` runs
+/// on every thread of block 0 after all blocks finished `work` (it may call
+/// `sync_threads` too); it writes payload words `0..len` through
+/// [`Answer::put`](Answer::put) (each exactly once, by any thread) and returns
+/// `(status, len)`, taken from thread 0.
 ///
 /// # Safety
 /// The ring's pointers must be as [`DeviceRing`] says (the request slots and the
@@ -151,7 +194,7 @@ pub struct Request {
 pub unsafe fn serve<W, R>(ring: &DeviceRing, shared: *mut u64, mut work: W, mut respond: R)
 where
     W: FnMut(&Request),
-    R: FnMut(&Request, *mut u64) -> (u32, u32),
+    R: FnMut(&Request, &Answer) -> (u32, u32),
 {
     let tid = thread_rank();
     let first_block = block_idx_x() == 0 && block_idx_y() == 0 && block_idx_z() == 0;
@@ -161,7 +204,7 @@ where
     let stamps = volatile_load_u64(ring.ctl.add(CTL_STAMPS) as *const u64) as *mut u64;
     let stamp_rounds = volatile_load_u32(ring.ctl.add(CTL_STAMP_ROUNDS));
     let req_stride = request_slot_words(ring.req_words);
-    let resp_stride = (HEADER_WORDS + ring.resp_words) as usize;
+    let resp_stride = response_slot_words(ring.resp_words);
     // Shared: [0] = header, [1..] = payload.
     let sh_head = shared;
     let sh_words = shared.add(1);
@@ -253,22 +296,28 @@ where
             // (lane 0's acquire, then the barrier).
             sync_threads();
             let rslot = ring.resp.add(slot_index * resp_stride);
-            let (status, len) = respond(&request, rslot.add(2));
-            sync_threads();
+            let answer = Answer {
+                pairs: rslot.add(2),
+                tag: want,
+                cap: ring.resp_words,
+            };
+            let (status, len) = respond(&request, &answer);
             if tid == 0 {
                 let len = if len > ring.resp_words {
                     ring.resp_words
                 } else {
                     len
                 };
-                volatile_store_u64(rslot.add(1), status as u64 | (len as u64) << 32);
-                // Release at system scope: the answer (the block's threads' writes,
-                // ordered before by the barrier) is visible to the host before `seq`.
-                store_release_system_u64(rslot, want);
+                // The header pair: no fence before it, the host waits for every
+                // payload pair's tag too.
+                volatile_store_pair(rslot, want, status as u64 | (len as u64) << 32);
                 if !st.is_null() {
                     volatile_store_u64(st.add(5), global_timer());
                 }
             }
+            // The next round's fetch rewrites the request in shared memory, which
+            // `respond` may still be reading on other warps.
+            sync_threads();
         }
         round = round.wrapping_add(1);
     }
@@ -357,7 +406,9 @@ pub use host::*;
 
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
-    use super::{request_slot_words, CTL_STAMPS, CTL_WORDS, HEADER_WORDS, STAMP_WORDS, STOP};
+    use super::{
+        request_slot_words, response_slot_words, CTL_STAMPS, CTL_WORDS, STAMP_WORDS, STOP,
+    };
     use crate::device::{Arg, Buffer, Device, GpuError, HostBuffer};
     use std::sync::atomic::{fence, AtomicU64, Ordering};
     use std::time::{Duration, Instant};
@@ -380,6 +431,86 @@ mod host {
         resp: HostBuffer<u64>,
         ctl: Buffer<u32>,
         bcast: Buffer<u64>,
+        /// Stage stamps the ring owns ([`STAMPS_ENV`]), reported when the kernel stops.
+        own_stamps: Option<Buffer<u64>>,
+    }
+
+    /// Environment variable: when set to `N > 0`, every ring made by [`Ring::new`] has
+    /// its kernel stamp the stages of its first `N` rounds ([`Ring::set_stamps`]), and
+    /// the handle prints their medians on standard error when the kernel stops
+    /// ([`StageTimes`]). A diagnostic of where a round's time goes in any persistent
+    /// engine (CCM, CLCB), with no change to its code; off by default.
+    pub const STAMPS_ENV: &str = "GPU_MATCH_PERSIST_STAMPS";
+
+    /// Medians over the stamped rounds of each stage of a round, in µs after block 0
+    /// saw the request (stage 0 of [`STAMP_WORDS`]); NaN where no round has the stamp.
+    #[derive(Clone, Copy, Debug)]
+    pub struct StageTimes {
+        /// Rounds with stamps.
+        pub rounds: usize,
+        /// Block 0 published the broadcast.
+        pub broadcast: f64,
+        /// The latest block had the request in shared memory.
+        pub in_shared: f64,
+        /// The latest block finished `work`.
+        pub work_done: f64,
+        /// Block 0 saw every block arrive.
+        pub all_arrived: f64,
+        /// Block 0 published the answer.
+        pub answered: f64,
+        /// Block 0 started polling for the request (negative: it waited that long).
+        pub poll_start: f64,
+    }
+
+    impl StageTimes {
+        /// The medians of `stamps` as the kernel wrote them ([`STAMP_WORDS`] per round;
+        /// rounds never reached are zero and skipped).
+        pub fn from_stamps(stamps: &[u64]) -> StageTimes {
+            let mut stage = vec![Vec::new(); STAMP_WORDS];
+            let mut rounds = 0;
+            for r in stamps.chunks_exact(STAMP_WORDS).filter(|r| r[0] != 0) {
+                rounds += 1;
+                for (j, s) in stage.iter_mut().enumerate().take(7).skip(1) {
+                    if r[j] != 0 {
+                        s.push((r[j] as f64 - r[0] as f64) / 1e3);
+                    }
+                }
+            }
+            let mut med = |j: usize| {
+                let v = &mut stage[j];
+                v.sort_by(f64::total_cmp);
+                v.get(v.len().saturating_sub(1) / 2)
+                    .copied()
+                    .unwrap_or(f64::NAN)
+            };
+            StageTimes {
+                rounds,
+                broadcast: med(1),
+                in_shared: med(2),
+                work_done: med(3),
+                all_arrived: med(4),
+                answered: med(5),
+                poll_start: med(6),
+            }
+        }
+    }
+
+    impl std::fmt::Display for StageTimes {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(
+                f,
+                "medians over {} rounds, µs after block 0 saw the request: broadcast {:.2}, \
+                 in shared (latest block) {:.2}, work done (latest block) {:.2}, all arrived \
+                 {:.2}, answered {:.2}; polling began at {:.2}",
+                self.rounds,
+                self.broadcast,
+                self.in_shared,
+                self.work_done,
+                self.all_arrived,
+                self.answered,
+                self.poll_start
+            )
+        }
     }
 
     impl Ring {
@@ -403,17 +534,30 @@ mod host {
                 ..cfg
             };
             let req_len = slots * request_slot_words(cfg.req_words);
-            Ok(Ring {
+            let mut ring = Ring {
                 cfg,
                 req: if write_combined {
                     dev.alloc_host_write_combined(req_len)?
                 } else {
                     dev.alloc_host(req_len)?
                 },
-                resp: dev.alloc_host(slots * (HEADER_WORDS + cfg.resp_words) as usize)?,
+                resp: dev.alloc_host(slots * response_slot_words(cfg.resp_words))?,
                 ctl: dev.alloc(CTL_WORDS)?,
                 bcast: dev.alloc(request_slot_words(cfg.req_words))?,
-            })
+                own_stamps: None,
+            };
+            let rounds = std::env::var(STAMPS_ENV)
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            if rounds > 0 {
+                let stamps = dev.alloc::<u64>(rounds.saturating_mul(STAMP_WORDS))?;
+                // SAFETY: the ring owns `stamps` from here on, and a kernel using the
+                // ring is stopped before its handle drops the ring (or leaks it).
+                unsafe { ring.set_stamps(dev, &stamps)? };
+                ring.own_stamps = Some(stamps);
+            }
+            Ok(ring)
         }
 
         pub fn config(&self) -> RingConfig {
@@ -521,6 +665,56 @@ mod host {
         pub seq: u64,
         pub status: u32,
         pub words: &'a [u64],
+    }
+
+    /// The host's side of a spin for an answer: the clock every 64 turns, the driver (a
+    /// stream query, which would delay the answer's pickup by a microsecond) at most
+    /// every [`CHECK_EVERY`], and the handle's timeout.
+    struct Spin {
+        start: Instant,
+        checked: Instant,
+        turns: u32,
+        emulated: bool,
+    }
+
+    impl Spin {
+        fn new(emulated: bool) -> Spin {
+            let start = Instant::now();
+            Spin {
+                start,
+                checked: start,
+                turns: 0,
+                emulated,
+            }
+        }
+
+        /// One turn of waiting for request `seq`'s answer: an error once the kernel has
+        /// ended or the timeout has passed.
+        fn turn(&mut self, p: &mut Persistent, seq: u64) -> Result<(), GpuError> {
+            self.turns = self.turns.wrapping_add(1);
+            if self.emulated || self.turns.is_multiple_of(64) {
+                let now = Instant::now();
+                if self.emulated || now.duration_since(self.checked) >= CHECK_EVERY {
+                    self.checked = now;
+                    p.check_running()?;
+                }
+                if now.duration_since(self.start) > p.timeout {
+                    let m = format!(
+                        "no answer to request {seq} after {:.1} s (the kernel is stuck, or \
+                         the GPU is busy with other work)",
+                        p.timeout.as_secs_f64()
+                    );
+                    return Err(p.error(m));
+                }
+            }
+            if self.emulated {
+                // The emulator's lanes need the host's cores more than this loop.
+                std::thread::sleep(Duration::from_micros(20));
+            } else {
+                std::hint::spin_loop();
+            }
+            Ok(())
+        }
     }
 
     impl Persistent {
@@ -676,52 +870,37 @@ mod host {
             }
             let seq = self.oldest;
             let cfg = self.ring.cfg;
-            let stride = (HEADER_WORDS + cfg.resp_words) as usize;
+            let stride = response_slot_words(cfg.resp_words);
             let at = ((seq - 1) % cfg.slots as u64) as usize * stride;
-            let start = Instant::now();
-            let mut checked = start;
-            let mut turns = 0u32;
-            let emulated = matches!(self.runner, Some(Runner::Emu(_)));
+            let mut spin = Spin::new(matches!(self.runner, Some(Runner::Emu(_))));
             let base = self.ring.resp.host_ptr();
             // SAFETY: `at + i < at + stride <= len` words of the live mapped buffer (the
             // ring owns it while the kernel runs), 8-byte aligned; the kernel writes them
             // while it runs, so the host reads them through atomics only.
             let word = |i: usize| unsafe { AtomicU64::from_ptr(base.add(at + i)) };
-            loop {
-                // Acquire: pairs with the kernel's system-scope release store of `seq`.
-                if word(0).load(Ordering::Acquire) == seq {
-                    break;
+            // Pair `i` once its tag is `seq`: the kernel stores each pair in one 16-byte
+            // store, so its word is new once its tag is (the acquire load of the tag
+            // orders the word's load after it).
+            let mut pair = |this: &mut Self, i: usize| -> Result<u64, GpuError> {
+                while word(2 * i).load(Ordering::Acquire) != seq {
+                    spin.turn(this, seq)?;
                 }
-                turns = turns.wrapping_add(1);
-                // The clock every 64 turns, the driver (a stream query, which would delay
-                // the answer's pickup by a microsecond) at most every `CHECK_EVERY`.
-                if emulated || turns.is_multiple_of(64) {
-                    let now = Instant::now();
-                    if emulated || now.duration_since(checked) >= CHECK_EVERY {
-                        checked = now;
-                        self.check_running()?;
+                Ok(word(2 * i + 1).load(Ordering::Relaxed))
+            };
+            let head = pair(self, 0)?;
+            let len = ((head >> 32) as usize).min(cfg.resp_words as usize);
+            let mut words = std::mem::take(&mut self.response);
+            words.clear();
+            for j in 0..len {
+                match pair(self, 1 + j) {
+                    Ok(w) => words.push(w),
+                    Err(e) => {
+                        self.response = words;
+                        return Err(e);
                     }
-                    if now.duration_since(start) > self.timeout {
-                        let m = format!(
-                            "no answer to request {seq} after {:.1} s (the kernel is stuck, or \
-                             the GPU is busy with other work)",
-                            self.timeout.as_secs_f64()
-                        );
-                        return Err(self.error(m));
-                    }
-                }
-                if emulated {
-                    // The emulator's lanes need the host's cores more than this loop.
-                    std::thread::sleep(Duration::from_micros(20));
-                } else {
-                    std::hint::spin_loop();
                 }
             }
-            let head = word(1).load(Ordering::Relaxed);
-            let len = ((head >> 32) as usize).min(cfg.resp_words as usize);
-            self.response.clear();
-            self.response
-                .extend((0..len).map(|j| word(2 + j).load(Ordering::Relaxed)));
+            self.response = words;
             self.oldest += 1;
             Ok(Response {
                 seq,
@@ -764,6 +943,19 @@ mod host {
                         Some(r) => {
                             self.runner = None;
                             self.ended = Some("the kernel has stopped".into());
+                            if let Some(st) = &self.ring.own_stamps {
+                                match st.read_back() {
+                                    Ok(v) => eprintln!(
+                                        "persistent kernel `{}`: {}",
+                                        self.kernel,
+                                        StageTimes::from_stamps(&v)
+                                    ),
+                                    Err(e) => eprintln!(
+                                        "persistent kernel `{}`: stage stamps not read: {e}",
+                                        self.kernel
+                                    ),
+                                }
+                            }
                             return r;
                         }
                     }

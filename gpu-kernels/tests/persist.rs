@@ -54,9 +54,9 @@ kernel! {
                             spin_pause();
                         }
                     }
-                    *out = volatile_load_u64(acc.add((r.round % 2) as usize));
-                    *out.add(1) = r.round as u64;
-                    *out.add(2) = grid_dim_x() as u64;
+                    out.put(0, volatile_load_u64(acc.add((r.round % 2) as usize)));
+                    out.put(1, r.round as u64);
+                    out.put(2, grid_dim_x() as u64);
                 }
                 (r.kind, 3)
             },
@@ -157,6 +157,37 @@ fn persistent_kernel_with_stamps_answers_long_requests_in_order() {
             assert!(r[a] <= r[b], "stage {a} after stage {b}: {r:?}");
         }
     }
+}
+
+#[test]
+fn stage_times_are_medians_after_the_request_was_seen_skipping_unstamped_rounds() {
+    let w = persist::STAMP_WORDS;
+    let mut st = vec![0u64; 4 * w];
+    // Rounds 0..3 stamped (seen at 1000 * (i + 1) ns), round 3 never reached.
+    for i in 0..3u64 {
+        let r = &mut st[i as usize * w..][..w];
+        let seen = 1000 * (i + 1);
+        r.copy_from_slice(&[
+            seen,
+            seen + 100,
+            seen + 200 + 10 * i,
+            seen + 300,
+            seen + 400,
+            seen + 500,
+            seen - 50,
+            0,
+        ]);
+    }
+    let t = persist::StageTimes::from_stamps(&st);
+    assert_eq!(t.rounds, 3);
+    assert!((t.broadcast - 0.1).abs() < 1e-9);
+    assert!(
+        (t.in_shared - 0.21).abs() < 1e-9,
+        "median of 0.20, 0.21, 0.22: {t:?}"
+    );
+    assert!((t.answered - 0.5).abs() < 1e-9);
+    assert!((t.poll_start + 0.05).abs() < 1e-9);
+    assert!(persist::StageTimes::from_stamps(&[]).broadcast.is_nan());
 }
 
 #[test]

@@ -712,8 +712,12 @@ kernel! {
 /// Most interfaces for which [`ccm_persistent`]'s answering block scans `Interfaces`
 /// for the round's tag; above, matching threads append to a list instead.
 pub const PERSIST_SCAN_MAX: u32 = 4096;
-/// Dynamic shared memory [`ccm_persistent`] needs beyond the ring's.
-pub const PERSIST_SHARED_EXTRA: u32 = 16;
+/// Where the answering block's list of interfaces starts in its shared memory past the
+/// ring's (`u32` words, after the counter).
+pub const PERSIST_SCAN_LIST_AT: usize = 4;
+/// Dynamic shared memory [`ccm_persistent`] needs beyond the ring's: the answering
+/// block's counter and list of at most [`PERSIST_SCAN_MAX`] interfaces.
+pub const PERSIST_SHARED_EXTRA: u32 = 4 * (PERSIST_SCAN_LIST_AT as u32 + PERSIST_SCAN_MAX);
 
 /// Request kind of [`ccm_persistent`]: match one event.
 pub const PERSIST_EVENT: u32 = 1;
@@ -744,8 +748,8 @@ kernel! {
     /// instead of two); marking interface `i` is
     /// `atomicMax(Interfaces[i], t)`. With at most [`PERSIST_SCAN_MAX`] interfaces that
     /// is all: the answering block lists the interfaces whose word is at least `t`
-    /// (slots from a counter in shared memory, [`PERSIST_SHARED_EXTRA`] bytes past the
-    /// ring's). With more, the thread that finds the word below `t` marked it first and
+    /// (slots from a counter, in a list in shared memory past the ring's:
+    /// [`PERSIST_SHARED_EXTRA`] bytes) and answers two ids to a word. With more, the thread that finds the word below `t` marked it first and
     /// appends `i` to a list (`atomicAdd` on `tally[r % 2]`, `list[(r % 2) *
     /// n_interfaces ..]`), which the answering block copies. Nothing is reset but the
     /// idle list counter (global thread 0 zeroes `tally[1 - r % 2]`); the host restarts
@@ -849,14 +853,15 @@ kernel! {
                     return (0, 0);
                 }
                 let p = (r.round % 2) as usize;
-                let out32 = out as *mut u32;
                 if n_interfaces <= PERSIST_SCAN_MAX {
                     // Every interface whose word carries this round's tag, in the order
-                    // the block's threads take slots (a counter in shared memory).
+                    // the block's threads take slots (a counter and the list in shared
+                    // memory), then two ids to an answer word.
                     let tag = (r.round as u64 + 1) << 32;
                     let taken = dynamic_shared::<u8>()
                         .add(gpu_kernels::persist::shared_bytes(req_words) as usize)
                         as *mut u32;
+                    let ids = taken.add(PERSIST_SCAN_LIST_AT);
                     if thread_idx_x() == 0 {
                         *taken = 0;
                     }
@@ -864,23 +869,35 @@ kernel! {
                     let mut j = thread_idx_x();
                     while j < n_interfaces {
                         if volatile_load_u64(interfaces.add(j as usize)) >= tag {
+                            // SAFETY: at most one slot per interface: `at < n_interfaces
+                            // <= PERSIST_SCAN_MAX`, the list's room in shared memory.
                             let at = atomic_add(taken, 1);
-                            *out32.add(at as usize) = j;
+                            *ids.add(at as usize) = j;
                         }
                         j += block_dim_x();
                     }
                     sync_threads();
                     let m = *taken;
+                    let mut w = thread_idx_x();
+                    while 2 * w < m {
+                        let lo = *ids.add(2 * w as usize) as u64;
+                        let hi = if 2 * w + 1 < m { *ids.add(2 * w as usize + 1) as u64 } else { 0 };
+                        out.put(w, lo | hi << 32);
+                        w += block_dim_x();
+                    }
                     return (m, m.div_ceil(2));
                 }
                 // More than `n_interfaces` would be a bug: the host reports it; the copy
                 // stays within the list and the slot.
                 let m = volatile_load_u32(tally.add(p));
                 let n_out = if m < n_interfaces { m } else { n_interfaces };
-                let mut j = thread_idx_x();
-                while j < n_out {
-                    *out32.add(j as usize) = volatile_load_u32(list.add(p * ni + j as usize));
-                    j += block_dim_x();
+                let at = list.add(p * ni);
+                let mut w = thread_idx_x();
+                while 2 * w < n_out {
+                    let lo = volatile_load_u32(at.add(2 * w as usize)) as u64;
+                    let hi = if 2 * w + 1 < n_out { volatile_load_u32(at.add(2 * w as usize + 1)) as u64 } else { 0 };
+                    out.put(w, lo | hi << 32);
+                    w += block_dim_x();
                 }
                 (m, n_out.div_ceil(2))
             },

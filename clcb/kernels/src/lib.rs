@@ -1286,11 +1286,14 @@ kernel! {
                 // copy stays within the list and the slot.
                 let m = volatile_load_u32(tally.add(p));
                 let n_out = if m < k { m } else { k };
-                let out32 = out as *mut u32;
-                let mut j = thread_idx_x();
-                while j < n_out {
-                    *out32.add(j as usize) = volatile_load_u32(list.add(p * kk + j as usize));
-                    j += block_dim_x();
+                // Two subscription ids to an answer word.
+                let at = list.add(p * kk);
+                let mut w = thread_idx_x();
+                while 2 * w < n_out {
+                    let lo = volatile_load_u32(at.add(2 * w as usize)) as u64;
+                    let hi = if 2 * w + 1 < n_out { volatile_load_u32(at.add(2 * w as usize + 1)) as u64 } else { 0 };
+                    out.put(w, lo | hi << 32);
+                    w += block_dim_x();
                 }
                 (m, n_out.div_ceil(2))
             },

@@ -8,7 +8,7 @@
 //! medians of the stage stamps (`global_timer`, see [`gpu_kernels::persist`]) of
 //! 2,000 stamped pings. One CSV line per configuration on stdout.
 
-use gpu_kernels::persist::STAMP_WORDS;
+use gpu_kernels::persist::{StageTimes, STAMP_WORDS};
 use gpu_kernels::{Device, GpuError, LaunchConfig};
 use gpu_selftest::ping;
 use gpu_selftest_kernels as k;
@@ -55,25 +55,7 @@ fn run(dev: &Device, grid: u32, block: u32, wc: bool, pings: usize) -> Result<St
     }
     let per_s = n as f64 / t.elapsed().as_secs_f64();
     run.stop()?;
-    let st = dev.read(&stamps)?;
-    let mut stage = vec![Vec::new(); STAMP_WORDS];
-    for r in st.chunks(STAMP_WORDS) {
-        if r[0] == 0 {
-            continue;
-        }
-        for (j, s) in stage.iter_mut().enumerate().skip(1).take(6) {
-            if r[j] != 0 {
-                s.push((r[j] as f64 - r[0] as f64) / 1e3);
-            }
-        }
-    }
-    let med = |v: &mut Vec<f64>| {
-        if v.is_empty() {
-            f64::NAN
-        } else {
-            ping::percentile(v, 0.5)
-        }
-    };
+    let st = StageTimes::from_stamps(&dev.read(&stamps)?);
     Ok(format!(
         "{grid},{block},{},{:.2},{:.2},{:.2},{:.0},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
         if wc { "write-combined" } else { "cached" },
@@ -81,12 +63,12 @@ fn run(dev: &Device, grid: u32, block: u32, wc: bool, pings: usize) -> Result<St
         ping::percentile(&mut lat, 0.99),
         ping::percentile(&mut lat, 0.999),
         per_s,
-        med(&mut stage[1]),
-        med(&mut stage[2]),
-        med(&mut stage[3]),
-        med(&mut stage[4]),
-        med(&mut stage[5]),
-        med(&mut stage[6]),
+        st.broadcast,
+        st.in_shared,
+        st.work_done,
+        st.all_arrived,
+        st.answered,
+        st.poll_start,
     ))
 }
 

@@ -176,9 +176,9 @@ kernel! {
             },
             |r, out| {
                 if thread_idx_x() == 0 {
-                    *out = volatile_load_u64(acc.add((r.round % 2) as usize));
-                    *out.add(1) = r.round as u64;
-                    *out.add(2) = grid_dim_x() as u64;
+                    out.put(0, volatile_load_u64(acc.add((r.round % 2) as usize)));
+                    out.put(1, r.round as u64);
+                    out.put(2, grid_dim_x() as u64);
                 }
                 (r.kind, 3)
             },
@@ -192,7 +192,8 @@ pub mod probe {
     pub const FENCE_IN: u32 = 1;
     /// The header read again after `seq` is seen (a second round trip over the bus).
     pub const READ_AGAIN: u32 = 2;
-    /// `membar.sys` between the answer and its `seq` (else: a release store of `seq`).
+    /// `membar.sys` between the answer's payload pair and its header pair (else none, as
+    /// in the ring's protocol: every pair carries `seq`).
     pub const FENCE_OUT: u32 = 4;
     /// Three block barriers, as [`gpu_kernels::persist::serve`] has around its stages.
     pub const SYNC: u32 = 8;
@@ -230,7 +231,7 @@ kernel! {
         let tid = thread_idx_x();
         let sh = dynamic_shared::<u64>();
         let req_stride = gpu_kernels::persist::request_slot_words(req_words);
-        let resp_stride = (2 + resp_words) as usize;
+        let resp_stride = gpu_kernels::persist::response_slot_words(resp_words);
         let mut round: u32 = 0;
         loop {
             let slot = req.add((round % slots) as usize * req_stride);
@@ -289,15 +290,14 @@ kernel! {
                     atomic_add(ctl.add(1), 1);
                     thread_fence();
                 }
+                // The ring's response layout: tagged pairs, the payload `[want, round]`
+                // then the header `[want, status | 1 << 32]`.
                 let out = resp.add((round % slots) as usize * resp_stride);
-                volatile_store_u64(out.add(2), round as u64);
-                volatile_store_u64(out.add(1), (head & 0xffff_ffff) | 1 << 32);
+                volatile_store_pair(out.add(2), want, round as u64);
                 if flags & probe::FENCE_OUT != 0 {
                     fence_system();
-                    volatile_store_u64(out, want);
-                } else {
-                    store_release_system_u64(out, want);
                 }
+                volatile_store_pair(out, want, (head & 0xffff_ffff) | 1 << 32);
             }
             if flags & probe::SYNC != 0 {
                 sync_threads();
