@@ -234,28 +234,33 @@ unsafe impl<S: KernelStruct> KernelParam for S {
     where
         S: 'a,
     {
-        let size = std::mem::size_of::<S::Host<'a>>();
-        assert_eq!(
-            size,
-            std::mem::size_of::<S>(),
-            "KernelStruct {}: Host<'a> differs in size",
-            std::any::type_name::<S>()
-        );
-        let mut bytes = vec![MaybeUninit::<u8>::uninit(); size].into_boxed_slice();
-        // SAFETY: copies `size` bytes of `h` (padding included, as `MaybeUninit`) into a
-        // buffer of `size` bytes; the two do not overlap.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                &h as *const S::Host<'a> as *const MaybeUninit<u8>,
-                bytes.as_mut_ptr(),
-                size,
-            )
-        };
-        l.args.push(Arg::Struct(StructArg {
-            ty: std::any::type_name::<S>(),
-            bytes,
-        }));
+        l.args.push(struct_arg::<S>(h));
     }
+}
+
+/// The argument holding the bytes of `h`, an `S` as the host builds it.
+pub(crate) fn struct_arg<'a, S: KernelStruct>(h: S::Host<'a>) -> Arg {
+    let size = std::mem::size_of::<S::Host<'a>>();
+    assert_eq!(
+        size,
+        std::mem::size_of::<S>(),
+        "KernelStruct {}: Host<'a> differs in size",
+        std::any::type_name::<S>()
+    );
+    let mut bytes = vec![MaybeUninit::<u8>::uninit(); size].into_boxed_slice();
+    // SAFETY: copies `size` bytes of `h` (padding included, as `MaybeUninit`) into a
+    // buffer of `size` bytes; the two do not overlap.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            &h as *const S::Host<'a> as *const MaybeUninit<u8>,
+            bytes.as_mut_ptr(),
+            size,
+        )
+    };
+    Arg::Struct(StructArg {
+        ty: std::any::type_name::<S>(),
+        bytes,
+    })
 }
 
 /// A read-only view of `T`s in device memory or mapped host memory, for a `*const T`
@@ -388,8 +393,28 @@ macro_rules! to_param {
 }
 to_param!(
     &'a Buffer<T> => In, &'a mut Buffer<T> => In, &'a Buffer<T> => Out, &'a mut Buffer<T> => Out,
-    &'a HostBuffer<T> => In, &'a mut HostBuffer<T> => In, &'a mut HostBuffer<T> => Out
+    &'a HostBuffer<T> => In, &'a mut HostBuffer<T> => In, &'a mut HostBuffer<T> => Out,
+    &'a Arc<Buffer<T>> => In
 );
+impl<'a, T> From<&'a Arc<Buffer<T>>> for In<'a, T> {
+    fn from(b: &'a Arc<Buffer<T>>) -> Self {
+        b.at(0)
+    }
+}
+
+/// What a persistent kernel's typed launcher takes for a buffer
+/// ([`PersistParam`](crate::persist::PersistParam)): a clone of a shared one, or one
+/// moved in.
+impl<T> ToParam<Arc<Buffer<T>>> for &Arc<Buffer<T>> {
+    fn to_param(self) -> Arc<Buffer<T>> {
+        Arc::clone(self)
+    }
+}
+impl<T> ToParam<Arc<Buffer<T>>> for Buffer<T> {
+    fn to_param(self) -> Arc<Buffer<T>> {
+        Arc::new(self)
+    }
+}
 
 /// The arguments of one typed launch, built by the launcher `name::launch` that
 /// [`kernel!`](crate::kernel) generates. Not for use by hand.

@@ -99,12 +99,108 @@
 /// ```
 #[macro_export]
 macro_rules! kernel {
-    ($(
+    () => {};
+    (
         $(#[$meta:meta])*
-        $vis:vis fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) { $($body:tt)* }
-    )*) => {$(
+        $vis:vis fn $name:ident ( $($params:tt)* ) { $($body:tt)* }
+        $($rest:tt)*
+    ) => {
+        // The parameters twice: once matched against the ring's, once kept as written.
+        $crate::__kernel_sig! {
+            [$(#[$meta])*] [$vis] $name ( $($params)* ) ( $($params)* ) { $($body)* }
+        }
+        $crate::kernel! { $($rest)* }
+    };
+}
+
+/// One kernel of [`kernel!`], sorted by its parameters: a persistent kernel (its first
+/// seven parameters are its ring's) gets `launch_persistent`, any other `launch`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kernel_sig {
+    (
+        [$($meta:tt)*] [$vis:vis] $name:ident
+        (
+            req: *const u64,
+            resp: *mut u64,
+            ctl: *mut u32,
+            bcast: *mut u64,
+            slots: u32,
+            req_words: u32,
+            resp_words: u32
+            $(, $arg:ident : $ty:ty)* $(,)?
+        )
+        ( $($all:tt)* ) { $($body:tt)* }
+    ) => {
+        $crate::__kernel_item! {
+            [$($meta)*] [$vis] $name ( $($all)* ) { $($body)* }
+            launcher {
+                /// The typed persistent launcher: launches the kernel serving `ring`
+                /// (its first seven arguments), with `blocks` blocks (`None`: one per
+                /// SM), every block resident at once, then one argument per further
+                /// kernel parameter, owned (see [`kernel!`](gpu_kernels::kernel));
+                /// returns the handle that feeds the kernel and keeps those arguments'
+                /// buffers alive until it has stopped it. `cfg.grid` is ignored.
+                #[allow(clippy::too_many_arguments, dead_code)]
+                pub fn launch_persistent(
+                    dev: &$crate::Device,
+                    cfg: $crate::LaunchConfig,
+                    ring: $crate::persist::Ring,
+                    blocks: ::core::option::Option<u32>,
+                    $($arg: impl $crate::ToParam<<$ty as $crate::persist::PersistParam>::Owned>),*
+                ) -> ::core::result::Result<$crate::persist::Persistent, $crate::GpuError> {
+                    let mut l = $crate::persist::PersistentLaunch::new(ring, KERNEL.params.len());
+                    $(
+                        <$ty as $crate::persist::PersistParam>::push($crate::ToParam::to_param($arg), &mut l);
+                    )*
+                    // SAFETY: the kernel's first parameters are the ring's (matched by
+                    // `kernel!`), and every other argument was pushed by its parameter's
+                    // own type, in order, with the owner of its memory.
+                    unsafe { l.run(dev, &KERNEL, cfg, blocks) }
+                }
+            }
+        }
+    };
+    (
+        [$($meta:tt)*] [$vis:vis] $name:ident
+        ( $($arg:ident : $ty:ty),* $(,)? )
+        ( $($all:tt)* ) { $($body:tt)* }
+    ) => {
+        $crate::__kernel_item! {
+            [$($meta)*] [$vis] $name ( $($all)* ) { $($body)* }
+            launcher {
+                /// The typed launcher (asynchronous on the GPU; the emulator runs the
+                /// kernel to completion): one argument per kernel parameter, see
+                /// [`kernel!`](gpu_kernels::kernel).
+                #[allow(clippy::too_many_arguments, dead_code)]
+                pub fn launch<'a>(
+                    dev: &'a $crate::Device,
+                    cfg: $crate::LaunchConfig,
+                    $($arg: impl $crate::ToParam<<$ty as $crate::KernelParam>::Host<'a>>),*
+                ) -> ::core::result::Result<(), $crate::GpuError> {
+                    let mut l = $crate::Launch::new(dev, KERNEL.params.len());
+                    $(
+                        <$ty as $crate::KernelParam>::push($crate::ToParam::to_param($arg), &mut l);
+                    )*
+                    // SAFETY: every argument was pushed by its parameter's own type, in order.
+                    unsafe { l.run(&KERNEL, cfg) }
+                }
+            }
+        }
+    };
+}
+
+/// One kernel of [`kernel!`]: the PTX entry, or on the host the function and its module
+/// with the descriptor and the given launcher.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kernel_item {
+    (
+        [$($meta:tt)*] [$vis:vis] $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) { $($body:tt)* }
+        launcher { $($launcher:tt)* }
+    ) => {
         #[cfg(target_arch = "nvptx64")]
-        $(#[$meta])*
+        $($meta)*
         #[no_mangle]
         #[allow(clippy::too_many_arguments, clippy::missing_safety_doc)]
         $vis unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) {
@@ -115,7 +211,7 @@ macro_rules! kernel {
         }
 
         #[cfg(not(target_arch = "nvptx64"))]
-        $(#[$meta])*
+        $($meta)*
         ///
         /// (Host build: call it through [`KERNEL`](self::$name::KERNEL) on an emulator
         /// launch, never directly: the prelude needs a lane context.)
@@ -138,22 +234,8 @@ macro_rules! kernel {
                 params: &[$(stringify!($ty)),*],
                 emu: run,
             };
-            /// The typed launcher (asynchronous on the GPU; the emulator runs the kernel to
-            /// completion): one argument per kernel parameter, see
-            /// [`kernel!`](gpu_kernels::kernel).
-            #[allow(clippy::too_many_arguments, dead_code)]
-            pub fn launch<'a>(
-                dev: &'a $crate::Device,
-                cfg: $crate::LaunchConfig,
-                $($arg: impl $crate::ToParam<<$ty as $crate::KernelParam>::Host<'a>>),*
-            ) -> ::core::result::Result<(), $crate::GpuError> {
-                let mut l = $crate::Launch::new(dev, KERNEL.params.len());
-                $(
-                    <$ty as $crate::KernelParam>::push($crate::ToParam::to_param($arg), &mut l);
-                )*
-                // SAFETY: every argument was pushed by its parameter's own type, in order.
-                unsafe { l.run(&KERNEL, cfg) }
-            }
+
+            $($launcher)*
 
             #[allow(unused_mut, unused_variables)]
             fn run(args: &[$crate::Arg], call: bool) -> ::core::result::Result<(), $crate::__private::String> {
@@ -172,5 +254,5 @@ macro_rules! kernel {
                 Ok(())
             }
         }
-    )*};
+    };
 }

@@ -358,9 +358,131 @@ pub use host::*;
 #[cfg(not(target_arch = "nvptx64"))]
 mod host {
     use super::{request_slot_words, CTL_STAMPS, CTL_WORDS, HEADER_WORDS, STAMP_WORDS, STOP};
-    use crate::device::{Arg, Buffer, Device, GpuError, HostBuffer};
+    use crate::device::{struct_arg, Arg, Buffer, Device, GpuError, HostBuffer, Kernel};
+    use crate::device::{KernelParam, LaunchConfig};
+    use crate::params::KernelStruct;
     use std::sync::atomic::{fence, AtomicU64, Ordering};
+    use std::sync::Arc;
     use std::time::{Duration, Instant};
+
+    /// What a running persistent kernel keeps alive: the owners of the device memory its
+    /// arguments point into (clones of `Arc<Buffer<T>>`).
+    type Kept = Box<dyn Send + Sync>;
+
+    /// A parameter type a persistent kernel may take after its ring's, and what its
+    /// typed launcher `name::launch_persistent` (made by [`kernel!`](crate::kernel))
+    /// takes for it: an owner, never a borrow, since the kernel uses its arguments until
+    /// its [`Persistent`] handle has stopped it, not only until the launch is queued.
+    ///
+    /// | kernel parameter | `launch_persistent` takes |
+    /// | --- | --- |
+    /// | `*const T`, `*mut T` | an `Arc<Buffer<T>>`: `&Arc<Buffer<T>>` (a clone is kept), the `Arc` itself, or a `Buffer<T>` (moved in) |
+    /// | `u32 i32 u64 i64 f32 f64` | the scalar |
+    /// | a [`KernelStruct`] `S` | `S::Host<'static>` (its device pointers into buffers that are never freed) |
+    ///
+    /// Mapped host memory ([`HostBuffer`]) is not taken: the host shares memory with a
+    /// running kernel only through its ring.
+    ///
+    /// # Safety
+    /// `push` must push exactly one [`Arg`] that the kernel's parameter of type `Self`
+    /// reads as a valid value, and keep in the launch whatever owns the memory a pointer
+    /// argument points into (the launch hands it to the [`Persistent`] handle, which
+    /// drops it only once the kernel has ended, and leaks it when it cannot stop it).
+    pub unsafe trait PersistParam: KernelParam {
+        /// What `launch_persistent` takes for a parameter of this type.
+        type Owned;
+        /// Encodes the value as the launch's next argument, keeping its memory's owner.
+        fn push(h: Self::Owned, l: &mut PersistentLaunch);
+    }
+
+    macro_rules! persist_pointer {
+        ($($raw:ty),*) => {$(
+            // SAFETY: the argument is the address of an `Arc<Buffer<T>>`'s memory, whose
+            // clone the launch keeps: the buffer is freed only after the kernel ends, and
+            // no `&mut Buffer<T>` (the host's only way to write it) can be had from a
+            // shared `Arc` meanwhile.
+            unsafe impl<T: Send + Sync + 'static> PersistParam for $raw {
+                type Owned = Arc<Buffer<T>>;
+                fn push(b: Arc<Buffer<T>>, l: &mut PersistentLaunch) {
+                    l.args.push(b.arg());
+                    l.kept.push(Box::new(b));
+                }
+            }
+        )*};
+    }
+    persist_pointer!(*const T, *mut T);
+
+    macro_rules! persist_scalar {
+        ($($t:ty),*) => {$(
+            // SAFETY: a scalar is passed as itself, the value the kernel declares.
+            unsafe impl PersistParam for $t {
+                type Owned = $t;
+                fn push(h: $t, l: &mut PersistentLaunch) {
+                    l.args.push(h.into());
+                }
+            }
+        )*};
+    }
+    persist_scalar!(u32, i32, u64, i64, f32, f64);
+
+    // SAFETY: as `KernelParam for S`: the struct's bytes, a valid `S`; its device
+    // pointers are `'static` (made from buffers that are never freed).
+    unsafe impl<S: KernelStruct> PersistParam for S {
+        type Owned = S::Host<'static>;
+        fn push(h: S::Host<'static>, l: &mut PersistentLaunch) {
+            l.args.push(struct_arg::<S>(h));
+        }
+    }
+
+    /// The arguments of one typed persistent launch, built by the launcher
+    /// `name::launch_persistent` that [`kernel!`](crate::kernel) generates. Not for use
+    /// by hand.
+    #[doc(hidden)]
+    pub struct PersistentLaunch {
+        ring: Ring,
+        args: Vec<Arg>,
+        kept: Vec<Kept>,
+    }
+
+    impl PersistentLaunch {
+        /// A launch serving `ring`: its arguments start with the ring's.
+        #[doc(hidden)]
+        pub fn new(ring: Ring, params: usize) -> Self {
+            let mut args = Vec::with_capacity(params);
+            args.extend(ring.args());
+            PersistentLaunch {
+                ring,
+                args,
+                kept: Vec::new(),
+            }
+        }
+
+        /// Launches `kernel` with the ring's arguments and those pushed, and hands the
+        /// owners of their memory to the returned handle.
+        ///
+        /// # Safety
+        /// The kernel's first seven parameters must be the ring's (`req`, `resp`, `ctl`,
+        /// `bcast`, `slots`, `req_words`, `resp_words`, as [`DeviceRing`](super::DeviceRing)
+        /// says), it must serve the ring as [`serve`](super::serve) does, and the other
+        /// arguments must have been pushed by [`PersistParam::push`] of its own
+        /// parameter types, in order (what the generated launcher does).
+        #[doc(hidden)]
+        pub unsafe fn run(
+            self,
+            dev: &Device,
+            kernel: &Kernel,
+            cfg: LaunchConfig,
+            blocks: Option<u32>,
+        ) -> Result<Persistent, GpuError> {
+            // SAFETY: the caller's contract: the arguments are the ring's, then one of
+            // each parameter's type pointing into memory that `kept` owns; the handle
+            // keeps `kept` until the kernel has ended (see `Persistent::kept`).
+            let mut p =
+                unsafe { dev.launch_persistent(kernel, cfg, &self.args, self.ring, blocks)? };
+            p.kept = self.kept;
+            Ok(p)
+        }
+    }
 
     /// Sizes of a ring: slots (requests in flight at most), request and response
     /// payload words.
@@ -380,6 +502,8 @@ mod host {
         resp: HostBuffer<u64>,
         ctl: Buffer<u32>,
         bcast: Buffer<u64>,
+        /// The stage stamps the kernel writes ([`Ring::set_stamps`]).
+        stamps: Option<Arc<Buffer<u64>>>,
     }
 
     impl Ring {
@@ -413,6 +537,7 @@ mod host {
                 resp: dev.alloc_host(slots * (HEADER_WORDS + cfg.resp_words) as usize)?,
                 ctl: dev.alloc(CTL_WORDS)?,
                 bcast: dev.alloc(request_slot_words(cfg.req_words))?,
+                stamps: None,
             })
         }
 
@@ -421,14 +546,13 @@ mod host {
         }
 
         /// Makes the kernel write stage stamps (ns, see [`STAMP_WORDS`]) of its first
-        /// `stamps.len() / STAMP_WORDS` rounds into `stamps` (zeroed device memory).
-        ///
-        /// # Safety
-        /// `stamps` must outlive the kernel (stop it before dropping them).
-        pub unsafe fn set_stamps(
+        /// `stamps.len() / STAMP_WORDS` rounds into `stamps` (zeroed device memory). The
+        /// ring keeps a clone of `stamps` (so does the kernel's handle, which owns the
+        /// ring): read them once the kernel has stopped.
+        pub fn set_stamps(
             &mut self,
             dev: &Device,
-            stamps: &Buffer<u64>,
+            stamps: &Arc<Buffer<u64>>,
         ) -> Result<(), GpuError> {
             let addr = match stamps.arg() {
                 Arg::Ptr(p) | Arg::U64(p) => p,
@@ -440,6 +564,7 @@ mod host {
                 CTL_STAMPS,
                 &[addr as u32, (addr >> 32) as u32, rounds],
             )?;
+            self.stamps = Some(Arc::clone(stamps));
             dev.synchronize()
         }
 
@@ -513,6 +638,11 @@ mod host {
         response: Vec<u64>,
         /// A request's payload on its way into the slot's pairs.
         scratch: Vec<u64>,
+        /// The owners of the memory the kernel's arguments point into (typed launches:
+        /// [`PersistParam`]): dropped after the kernel has ended (fields drop after
+        /// [`Drop::drop`], which stops it), leaked with the ring when it cannot be
+        /// stopped ([`Persistent::abandon`]).
+        kept: Vec<Kept>,
     }
 
     /// One answer: the request's number, the kernel's status and payload.
@@ -535,6 +665,7 @@ mod host {
                 ended: None,
                 response: Vec::new(),
                 scratch: Vec::new(),
+                kept: Vec::new(),
             }
         }
 
@@ -774,15 +905,16 @@ mod host {
             Ok(())
         }
 
-        /// Stopping failed. When the kernel may still run, its memory is leaked:
-        /// freeing it under a running kernel would turn a stuck kernel into memory
-        /// corruption.
+        /// Stopping failed. When the kernel may still run, its memory (the ring, and the
+        /// buffers a typed launch kept) is leaked: freeing it under a running kernel
+        /// would turn a stuck kernel into memory corruption.
         fn abandon(&mut self, e: GpuError) -> Result<(), GpuError> {
             if let Some(mut r) = self.runner.take() {
                 if r.poll(self.kernel).is_none() {
                     std::mem::forget(r);
                     let ring = std::mem::replace(&mut self.ring, Ring::dangling());
                     std::mem::forget(ring);
+                    std::mem::forget(std::mem::take(&mut self.kept));
                 }
             }
             self.ended = Some(format!("abandoned: {e}"));
