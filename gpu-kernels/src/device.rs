@@ -626,7 +626,8 @@ pub(crate) enum Mem {
 /// on the device's one stream, or synchronises that stream first where stream-ordered
 /// allocation is missing), so after the kernels queued before the drop; the emulator
 /// runs a launch to completion before returning. Persistent kernels run on a stream of
-/// their own: their buffers must outlive them (their raw launch is `unsafe`).
+/// their own: their typed launcher takes `Arc<Buffer<T>>`s, whose clones their handle
+/// keeps until the kernel has stopped (see [`crate::persist`]).
 pub struct Buffer<T> {
     pub(crate) mem: Mem,
     /// The address kernels see.
@@ -1248,10 +1249,12 @@ impl Device {
         }
     }
 
-    /// Launches `kernel` as a persistent kernel serving `ring` (see [`crate::persist`]):
-    /// its arguments are the ring's ([`Ring::args`](crate::persist::Ring::args)) then
-    /// the kernel's own, and `cfg.grid` is ignored: the grid is `blocks` blocks, or
-    /// when `None` one block per SM (four on the emulator), every block resident at
+    /// Launches `kernel` as a persistent kernel serving `ring` (see [`crate::persist`]),
+    /// with untyped arguments. Use the kernel's typed launcher, `name::launch_persistent`,
+    /// which [`kernel!`](crate::kernel) generates and which calls this, keeping the
+    /// arguments' buffers alive until the kernel has stopped. Its arguments are the
+    /// ring's ([`Ring::args`](crate::persist::Ring::args)) then the kernel's own, and
+    /// `cfg.grid` is ignored: the grid is `blocks` blocks, or when `None` one block per SM (four on the emulator), every block resident at
     /// once (a cooperative launch on the GPU, on a stream of its own, so that the
     /// device's stream stays free; on the emulator, every block on its own threads,
     /// beside the caller's). Returns the handle that feeds it; dropping the handle stops

@@ -23,6 +23,19 @@
 ///   `buf.at_mut(offset)`), the scalar itself, the struct (`S::Host<'_>`). Element
 ///   types and const/mut are checked at compile time, and the buffers stay borrowed
 ///   until the launch is queued; it is a safe function.
+/// - for a **persistent kernel** ([`persist`](crate::persist)), one whose first seven
+///   parameters are its ring's, written exactly `req: *const u64, resp: *mut u64, ctl:
+///   *mut u32, bcast: *mut u64, slots: u32, req_words: u32, resp_words: u32`:
+///   `launch_persistent(dev, cfg, ring, blocks, args..)` instead of `launch`. The
+///   [`Ring`](crate::persist::Ring) moves into the returned
+///   [`Persistent`](crate::persist::Persistent) handle, and each further argument is
+///   owned, typed by [`PersistParam::Owned`](crate::persist::PersistParam::Owned): an
+///   `Arc<Buffer<T>>` for `*const T` and `*mut T` (pass `&arc` to keep a share, or a
+///   `Buffer<T>` to move it in), the scalar, the struct (`S::Host<'static>`). The
+///   handle keeps the buffers alive until it has stopped the kernel (and leaks them
+///   when it cannot), and meanwhile the host cannot write them (no `&mut Buffer` out of
+///   a shared `Arc`); the [`persist`](crate::persist) module says why owners and not
+///   borrows. A safe function too.
 /// - `KERNEL: gpu_kernels::Kernel`, the descriptor the unsafe raw launches
 ///   ([`Device::launch`](crate::Device::launch),
 ///   [`Device::launch_persistent`](crate::Device::launch_persistent)) take: its name
@@ -96,6 +109,71 @@
 ///     dev.synchronize().unwrap(); // without it, `as_slice` panics
 ///     assert_eq!(host.as_slice(), &[0, 1, 2, 3]);
 /// }
+/// ```
+///
+/// A persistent kernel does not take borrowed buffers (it outlives the launch):
+///
+/// ```compile_fail,E0277
+/// use gpu_kernels::persist::{self, Ring, RingConfig};
+/// use gpu_kernels::{kernel, Device, LaunchConfig};
+/// kernel! {
+///     pub fn serve(
+///         req: *const u64, resp: *mut u64, ctl: *mut u32, bcast: *mut u64,
+///         slots: u32, req_words: u32, resp_words: u32, acc: *mut u64,
+///     ) {}
+/// }
+/// fn main() {
+///     let dev = Device::emulator();
+///     let cfg = RingConfig { slots: 2, req_words: 4, resp_words: 1 };
+///     let ring = Ring::new(&dev, cfg).unwrap();
+///     let acc = dev.alloc::<u64>(1).unwrap();
+///     let lc = LaunchConfig::blocks(1, 32, persist::shared_bytes(4));
+///     // A borrow would end while the kernel still runs: refused.
+///     let run = serve::launch_persistent(&dev, lc, ring, Some(2), &acc).unwrap();
+///     drop(acc);
+///     drop(run);
+/// }
+/// ```
+///
+/// It takes an owner: until the kernel has stopped, the handle keeps its share of the
+/// buffer alive and the host cannot write it:
+///
+/// ```
+/// use gpu_kernels::persist::{self, DeviceRing, Ring, RingConfig};
+/// use gpu_kernels::prelude::*;
+/// use gpu_kernels::{kernel, Device, LaunchConfig};
+/// use std::sync::Arc;
+/// kernel! {
+///     /// Answers each request with its number of words plus `acc[0]`.
+///     pub fn count(
+///         req: *const u64, resp: *mut u64, ctl: *mut u32, bcast: *mut u64,
+///         slots: u32, req_words: u32, resp_words: u32, acc: *const u64,
+///     ) {
+///         let ring = DeviceRing { req, resp, ctl, bcast, slots, req_words, resp_words };
+///         persist::serve(&ring, dynamic_shared::<u64>(), |_| {}, |r, out| {
+///             if thread_idx_x() == 0 {
+///                 *out = r.len as u64 + *acc;
+///             }
+///             (0, 1)
+///         });
+///     }
+/// }
+/// # fn main() -> Result<(), gpu_kernels::GpuError> {
+/// let dev = Device::emulator();
+/// let cfg = RingConfig { slots: 2, req_words: 4, resp_words: 1 };
+/// let ring = Ring::new(&dev, cfg)?;
+/// let ring_bytes = dev.allocated_bytes();
+/// let mut acc = Arc::new(dev.upload(&[100u64])?);
+/// let lc = LaunchConfig::blocks(1, 32, persist::shared_bytes(cfg.req_words));
+/// let mut run = count::launch_persistent(&dev, lc, ring, Some(2), &acc)?;
+/// assert!(Arc::get_mut(&mut acc).is_none()); // shared with the kernel: no writes
+/// drop(acc); // the kernel's share keeps the buffer alive
+/// assert_eq!(dev.allocated_bytes(), ring_bytes + 8);
+/// run.submit(1, &[7, 8, 9])?;
+/// assert_eq!(run.wait()?.words, &[103]);
+/// run.stop()?; // the kernel has ended: the handle frees the ring and the buffer
+/// assert_eq!(dev.allocated_bytes(), 0);
+/// # Ok(()) }
 /// ```
 #[macro_export]
 macro_rules! kernel {

@@ -65,6 +65,40 @@
 //! warp). The GPU busy-waits while the kernel runs: warp 0 of each block spins, the
 //! other warps wait at a barrier. Dropping the host handle stops the kernel and frees
 //! the GPU.
+//!
+//! # Launching, and what the kernel's buffers belong to
+//!
+//! A kernel defined by [`kernel!`](crate::kernel) whose first seven parameters are the
+//! ring's (`req: *const u64, resp: *mut u64, ctl: *mut u32, bcast: *mut u64, slots:
+//! u32, req_words: u32, resp_words: u32`, the fields of [`DeviceRing`]) gets the safe
+//! launcher `name::launch_persistent(&dev, cfg, ring, blocks, args..)`: the [`Ring`]
+//! moves into the returned [`Persistent`] handle, and each further argument is owned
+//! ([`PersistParam`]): a buffer is passed as an `Arc<Buffer<T>>` (`&arc`, of which the
+//! handle keeps a clone; the `Arc` itself; or a `Buffer<T>`, moved in), a scalar as
+//! itself.
+//!
+//! The kernel reads its buffers until the handle has stopped it, long after the launch
+//! was queued, and on a stream of its own (a buffer's stream-ordered free does not
+//! wait for it). So the handle holds the owners and drops them only once the kernel
+//! has ended; when it cannot stop the kernel ([`Persistent::stop`] timing out, a stuck
+//! kernel) it leaks them with the ring, as freeing memory under a running kernel would
+//! turn a hang into memory corruption. While the handle holds a clone, the host can
+//! neither free the buffer nor write it: [`Device::write`](crate::Device::write) and
+//! [`Device::zero`](crate::Device::zero) take `&mut Buffer<T>`, which a shared `Arc`
+//! does not give (`Arc::get_mut` is `None` until the kernel has stopped).
+//!
+//! Why owners rather than borrows (a handle `Persistent<'a>` borrowing the buffers):
+//! the engines keep their device tables and the running kernel's handle side by side in
+//! one struct, for as long as the engine lives, which borrows would make
+//! self-referential; an `Arc` costs a clone per buffer at the launch and nothing on the
+//! hot path ([`Persistent::submit`] and [`Persistent::wait`] do not touch it). Kernel
+//! private state (counters, lists) is simply moved in.
+//!
+//! What the types do not prevent: reading a buffer the kernel writes (`Device::read`
+//! through the host's `Arc`), or an ordinary launch that writes a buffer the kernel
+//! reads (`&*arc` as an [`Out`](crate::Out)), while the kernel runs; either races with
+//! the kernel (the values read are unspecified). Mapped host memory reaches a
+//! persistent kernel only through its ring, whose protocol the handle implements.
 
 use crate::prelude::*;
 
@@ -495,7 +529,8 @@ mod host {
 
     /// The ring's memory: request and response slots in mapped host memory, the control
     /// block and the broadcast area in device memory. Made by [`Ring::new`], handed to
-    /// [`Device::launch_persistent`], which owns it while the kernel runs.
+    /// the kernel's typed launcher `name::launch_persistent` (or the unsafe
+    /// [`Device::launch_persistent`]), whose handle owns it while the kernel runs.
     pub struct Ring {
         cfg: RingConfig,
         req: HostBuffer<u64>,
