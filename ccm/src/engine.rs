@@ -41,6 +41,7 @@ use gpu_kernels::persist::{Persistent, Ring, RingConfig};
 use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// How `Count` and `Interfaces` are reset between events (§4.3, Fig. 5).
@@ -170,14 +171,16 @@ pub struct Timing {
 /// Largest attribute string (bytes) the kernel copies into shared memory.
 const SH_STR_MAX: u32 = 16 * 1024;
 
-/// The device copies of the tables, with their capacities (their lengths).
+/// The device copies of the tables, with their capacities (their lengths). The four
+/// that [`ccm_kernels::ccm_persistent`] reads are shared with its handle, which keeps
+/// them alive (and the host from writing them: [`table_mut`]) while the kernel runs.
 struct DevTables {
-    constraints: Buffer<DevConstraint>,
+    constraints: Arc<Buffer<DevConstraint>>,
     row_start: Buffer<u32>,
     size_c: Buffer<u32>,
-    cpool: Buffer<u8>,
-    size_f: Buffer<u32>,
-    filter_iface: Buffer<u32>,
+    cpool: Arc<Buffer<u8>>,
+    size_f: Arc<Buffer<u32>>,
+    filter_iface: Arc<Buffer<u32>>,
     count: [Buffer<u32>; 2],
     interfaces: [Buffer<u32>; 2],
     /// The mapped output's list counters, one per parity (the idle one reset in-kernel).
@@ -189,6 +192,14 @@ struct BatchTables {
     fconstraints: Buffer<DevConstraint>,
     filter_start: Buffer<u32>,
     filter_sig: Buffer<u64>,
+}
+
+/// A table shared with the persistent kernel, for writing: the kernel must have been
+/// stopped (its handle dropped), or the host would write memory the kernel reads.
+fn table_mut<T>(b: &mut Arc<Buffer<T>>) -> Result<&mut Buffer<T>, CcmError> {
+    Arc::get_mut(b).ok_or_else(|| {
+        CcmError::Persistent("a table changed while the persistent kernel reads it".into())
+    })
 }
 
 fn room(n: usize) -> usize {
@@ -227,23 +238,15 @@ pub struct Ccm<'d> {
     batch_bufs: Option<BatchBufs>,
 }
 
-impl Drop for Ccm<'_> {
-    fn drop(&mut self) {
-        // The persistent kernel reads the tables: stop it before they are freed.
-        self.pers = None;
-    }
-}
-
-/// A running [`ccm_kernels::ccm_persistent`] and its own device state.
+/// A running [`ccm_kernels::ccm_persistent`]. Its handle owns the kernel's own device
+/// state (moved in at the launch, freed once the kernel has stopped) and a share of the
+/// tables it reads.
 struct PersistState {
-    /// Declared first: dropped (the kernel stopped) before the buffers it uses.
     run: Persistent,
-    /// `Count` and `Interfaces` as round-tagged 64-bit words (see
-    /// [`ccm_kernels::ccm_persistent`]), the two list counters and the two lists.
-    count: Buffer<u64>,
-    interfaces: Buffer<u64>,
-    tally: Buffer<u32>,
-    list: Buffer<u32>,
+    /// Bytes of the kernel's own device state: `Count` and `Interfaces` as round-tagged
+    /// 64-bit words (see [`ccm_kernels::ccm_persistent`]), the two list counters and the
+    /// two lists.
+    bytes: usize,
     /// Interfaces the answers can hold.
     n_if: usize,
     /// Events submitted to this kernel (it is restarted before its 32-bit round tags
@@ -366,12 +369,12 @@ impl<'d> Ccm<'d> {
             None
         };
         Ok(DevTables {
-            constraints,
+            constraints: Arc::new(constraints),
             row_start: upload_with_room(dev, &t.row_start())?,
             size_c: upload_with_room(dev, &t.size_c())?,
-            cpool: upload_with_room(dev, &t.pool)?,
-            size_f,
-            filter_iface,
+            cpool: Arc::new(upload_with_room(dev, &t.pool)?),
+            size_f: Arc::new(size_f),
+            filter_iface: Arc::new(filter_iface),
             count: [dev.alloc(slots)?, dev.alloc(slots)?],
             interfaces: [dev.alloc(ifaces)?, dev.alloc(ifaces)?],
             tally: dev.alloc(2)?,
@@ -394,8 +397,10 @@ impl<'d> Ccm<'d> {
         })
     }
 
-    /// Brings the device tables up to date after [`Ccm::add`] / [`Ccm::remove`].
+    /// Brings the device tables up to date after [`Ccm::add`] / [`Ccm::remove`] (after
+    /// stopping the persistent kernel, which reads them).
     fn sync(&mut self) -> Result<(), CcmError> {
+        self.stop_persistent()?;
         let dirty = std::mem::take(&mut self.t.dirty);
         let t = &self.t;
         let d = &self.d;
@@ -420,21 +425,29 @@ impl<'d> Ccm<'d> {
         for r in rows {
             let row = &t.rows[r as usize];
             if !row.items.is_empty() {
-                dev.write(&mut d.constraints, row.start as usize, &row.items)?;
+                dev.write(
+                    table_mut(&mut d.constraints)?,
+                    row.start as usize,
+                    &row.items,
+                )?;
             }
             dev.write(&mut d.row_start, r as usize, &[row.start])?;
             dev.write(&mut d.size_c, r as usize, &[row.items.len() as u32])?;
         }
         if dirty.pool_from < t.pool.len() {
-            dev.write(&mut d.cpool, dirty.pool_from, &t.pool[dirty.pool_from..])?;
+            dev.write(
+                table_mut(&mut d.cpool)?,
+                dirty.pool_from,
+                &t.pool[dirty.pool_from..],
+            )?;
         }
         let mut filters = dirty.filters;
         filters.sort_unstable();
         filters.dedup();
         for f in filters {
             let i = f as usize;
-            dev.write(&mut d.size_f, i, &t.size_f[i..=i])?;
-            dev.write(&mut d.filter_iface, i, &t.filter_iface[i..=i])?;
+            dev.write(table_mut(&mut d.size_f)?, i, &t.size_f[i..=i])?;
+            dev.write(table_mut(&mut d.filter_iface)?, i, &t.filter_iface[i..=i])?;
             if let Some(b) = &mut d.batch {
                 dev.write(&mut b.filter_start, i, &t.filter_start[i..=i])?;
                 dev.write(&mut b.filter_sig, i, &t.filter_sig[i..=i])?;
@@ -525,7 +538,7 @@ impl<'d> Ccm<'d> {
             n += b.fconstraints.bytes() + b.filter_start.bytes() + b.filter_sig.bytes();
         }
         if let Some(p) = &self.pers {
-            n += p.count.bytes() + p.interfaces.bytes() + p.tally.bytes() + p.list.bytes();
+            n += p.bytes;
         }
         n
     }
@@ -735,22 +748,10 @@ impl<'d> Ccm<'d> {
         let interfaces = dev.alloc::<u64>(n_if.max(1))?;
         let tally = dev.alloc::<u32>(2)?;
         let list = dev.alloc::<u32>(2 * n_if.max(1))?;
+        let bytes = count.bytes() + interfaces.bytes() + tally.bytes() + list.bytes();
         // The zeroed buffers must be on the device before the kernel (on another
         // stream) reads them.
         dev.synchronize()?;
-        let d = &self.d;
-        let mut args = ring.args().to_vec();
-        args.extend_from_slice(&[
-            d.constraints.arg(),
-            d.cpool.arg(),
-            d.size_f.arg(),
-            d.filter_iface.arg(),
-            count.arg(),
-            interfaces.arg(),
-            tally.arg(),
-            list.arg(),
-            (n_if as u32).into(),
-        ]);
         let block = self.cfg.block;
         let lc = LaunchConfig::blocks(
             1,
@@ -765,26 +766,27 @@ impl<'d> Ccm<'d> {
             )?,
             n => n.min(dev.resident_blocks(&ccm_kernels::ccm_persistent::KERNEL, lc, 64)?),
         };
-        // SAFETY: the arguments are the ring's then `ccm_persistent`'s own, in its
-        // order and types; the buffers outlive the kernel: `count` .. `list` move into
-        // the `PersistState` whose `run` is declared (so dropped, stopping the kernel)
-        // first, and the tables in `self.d` are replaced only after `self.pers` is
-        // stopped (`match_pipelined` stops it before `sync`) and freed after it (`Ccm`'s `Drop`).
-        let run = unsafe {
-            dev.launch_persistent(
-                &ccm_kernels::ccm_persistent::KERNEL,
-                lc,
-                &args,
-                ring,
-                Some(blocks),
-            )?
-        };
-        self.pers = Some(PersistState {
-            run,
+        // The handle shares the tables (kept alive, and unwritable by the host, until it
+        // has stopped the kernel) and owns `count` .. `list`.
+        let d = &self.d;
+        let run = ccm_kernels::ccm_persistent::launch_persistent(
+            dev,
+            lc,
+            ring,
+            Some(blocks),
+            &d.constraints,
+            &d.cpool,
+            &d.size_f,
+            &d.filter_iface,
             count,
             interfaces,
             tally,
             list,
+            n_if as u32,
+        )?;
+        self.pers = Some(PersistState {
+            run,
+            bytes,
             n_if,
             submitted: 0,
         });

@@ -234,28 +234,33 @@ unsafe impl<S: KernelStruct> KernelParam for S {
     where
         S: 'a,
     {
-        let size = std::mem::size_of::<S::Host<'a>>();
-        assert_eq!(
-            size,
-            std::mem::size_of::<S>(),
-            "KernelStruct {}: Host<'a> differs in size",
-            std::any::type_name::<S>()
-        );
-        let mut bytes = vec![MaybeUninit::<u8>::uninit(); size].into_boxed_slice();
-        // SAFETY: copies `size` bytes of `h` (padding included, as `MaybeUninit`) into a
-        // buffer of `size` bytes; the two do not overlap.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                &h as *const S::Host<'a> as *const MaybeUninit<u8>,
-                bytes.as_mut_ptr(),
-                size,
-            )
-        };
-        l.args.push(Arg::Struct(StructArg {
-            ty: std::any::type_name::<S>(),
-            bytes,
-        }));
+        l.args.push(struct_arg::<S>(h));
     }
+}
+
+/// The argument holding the bytes of `h`, an `S` as the host builds it.
+pub(crate) fn struct_arg<'a, S: KernelStruct>(h: S::Host<'a>) -> Arg {
+    let size = std::mem::size_of::<S::Host<'a>>();
+    assert_eq!(
+        size,
+        std::mem::size_of::<S>(),
+        "KernelStruct {}: Host<'a> differs in size",
+        std::any::type_name::<S>()
+    );
+    let mut bytes = vec![MaybeUninit::<u8>::uninit(); size].into_boxed_slice();
+    // SAFETY: copies `size` bytes of `h` (padding included, as `MaybeUninit`) into a
+    // buffer of `size` bytes; the two do not overlap.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            &h as *const S::Host<'a> as *const MaybeUninit<u8>,
+            bytes.as_mut_ptr(),
+            size,
+        )
+    };
+    Arg::Struct(StructArg {
+        ty: std::any::type_name::<S>(),
+        bytes,
+    })
 }
 
 /// A read-only view of `T`s in device memory or mapped host memory, for a `*const T`
@@ -388,8 +393,28 @@ macro_rules! to_param {
 }
 to_param!(
     &'a Buffer<T> => In, &'a mut Buffer<T> => In, &'a Buffer<T> => Out, &'a mut Buffer<T> => Out,
-    &'a HostBuffer<T> => In, &'a mut HostBuffer<T> => In, &'a mut HostBuffer<T> => Out
+    &'a HostBuffer<T> => In, &'a mut HostBuffer<T> => In, &'a mut HostBuffer<T> => Out,
+    &'a Arc<Buffer<T>> => In
 );
+impl<'a, T> From<&'a Arc<Buffer<T>>> for In<'a, T> {
+    fn from(b: &'a Arc<Buffer<T>>) -> Self {
+        b.at(0)
+    }
+}
+
+/// What a persistent kernel's typed launcher takes for a buffer
+/// ([`PersistParam`](crate::persist::PersistParam)): a clone of a shared one, or one
+/// moved in.
+impl<T> ToParam<Arc<Buffer<T>>> for &Arc<Buffer<T>> {
+    fn to_param(self) -> Arc<Buffer<T>> {
+        Arc::clone(self)
+    }
+}
+impl<T> ToParam<Arc<Buffer<T>>> for Buffer<T> {
+    fn to_param(self) -> Arc<Buffer<T>> {
+        Arc::new(self)
+    }
+}
 
 /// The arguments of one typed launch, built by the launcher `name::launch` that
 /// [`kernel!`](crate::kernel) generates. Not for use by hand.
@@ -601,7 +626,8 @@ pub(crate) enum Mem {
 /// on the device's one stream, or synchronises that stream first where stream-ordered
 /// allocation is missing), so after the kernels queued before the drop; the emulator
 /// runs a launch to completion before returning. Persistent kernels run on a stream of
-/// their own: their buffers must outlive them (their raw launch is `unsafe`).
+/// their own: their typed launcher takes `Arc<Buffer<T>>`s, whose clones their handle
+/// keeps until the kernel has stopped (see [`crate::persist`]).
 pub struct Buffer<T> {
     pub(crate) mem: Mem,
     /// The address kernels see.
@@ -1250,10 +1276,12 @@ impl Device {
         }
     }
 
-    /// Launches `kernel` as a persistent kernel serving `ring` (see [`crate::persist`]):
-    /// its arguments are the ring's ([`Ring::args`](crate::persist::Ring::args)) then
-    /// the kernel's own, and `cfg.grid` is ignored: the grid is `blocks` blocks, or
-    /// when `None` one block per SM (four on the emulator), every block resident at
+    /// Launches `kernel` as a persistent kernel serving `ring` (see [`crate::persist`]),
+    /// with untyped arguments. Use the kernel's typed launcher, `name::launch_persistent`,
+    /// which [`kernel!`](crate::kernel) generates and which calls this, keeping the
+    /// arguments' buffers alive until the kernel has stopped. Its arguments are the
+    /// ring's ([`Ring::args`](crate::persist::Ring::args)) then the kernel's own, and
+    /// `cfg.grid` is ignored: the grid is `blocks` blocks, or when `None` one block per SM (four on the emulator), every block resident at
     /// once (a cooperative launch on the GPU, on a stream of its own, so that the
     /// device's stream stays free; on the emulator, every block on its own threads,
     /// beside the caller's). Returns the handle that feeds it; dropping the handle stops

@@ -15,7 +15,9 @@
 //! A kernel is written once, `kernel! { pub fn name(args) { body } }` in a `#![no_std]`
 //! kernel crate; on `nvptx64` it is an `extern "ptx-kernel"` entry, on the host a function
 //! plus a module `name` with the typed launcher `name::launch`, which runs it on either
-//! backend (and the descriptor `name::KERNEL` of the unsafe raw [`Device::launch`]), so
+//! backend (a persistent kernel, whose first parameters are its ring's, gets
+//! `name::launch_persistent` instead: see [`persist`]; and the descriptor `name::KERNEL`
+//! of the unsafe raw [`Device::launch`]), so
 //! the engine that drives the kernels is written once too. See `gpu-kernels/selftest`
 //! for a complete example and the crate README for the toolchain.
 //!

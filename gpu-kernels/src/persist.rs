@@ -72,6 +72,40 @@
 //! warp). The GPU busy-waits while the kernel runs: warp 0 of each block spins, the
 //! other warps wait at a barrier. Dropping the host handle stops the kernel and frees
 //! the GPU.
+//!
+//! # Launching, and what the kernel's buffers belong to
+//!
+//! A kernel defined by [`kernel!`](crate::kernel) whose first seven parameters are the
+//! ring's (`req: *const u64, resp: *mut u64, ctl: *mut u32, bcast: *mut u64, slots:
+//! u32, req_words: u32, resp_words: u32`, the fields of [`DeviceRing`]) gets the safe
+//! launcher `name::launch_persistent(&dev, cfg, ring, blocks, args..)`: the [`Ring`]
+//! moves into the returned [`Persistent`] handle, and each further argument is owned
+//! ([`PersistParam`]): a buffer is passed as an `Arc<Buffer<T>>` (`&arc`, of which the
+//! handle keeps a clone; the `Arc` itself; or a `Buffer<T>`, moved in), a scalar as
+//! itself.
+//!
+//! The kernel reads its buffers until the handle has stopped it, long after the launch
+//! was queued, and on a stream of its own (a buffer's stream-ordered free does not
+//! wait for it). So the handle holds the owners and drops them only once the kernel
+//! has ended; when it cannot stop the kernel ([`Persistent::stop`] timing out, a stuck
+//! kernel) it leaks them with the ring, as freeing memory under a running kernel would
+//! turn a hang into memory corruption. While the handle holds a clone, the host can
+//! neither free the buffer nor write it: [`Device::write`](crate::Device::write) and
+//! [`Device::zero`](crate::Device::zero) take `&mut Buffer<T>`, which a shared `Arc`
+//! does not give (`Arc::get_mut` is `None` until the kernel has stopped).
+//!
+//! Why owners rather than borrows (a handle `Persistent<'a>` borrowing the buffers):
+//! the engines keep their device tables and the running kernel's handle side by side in
+//! one struct, for as long as the engine lives, which borrows would make
+//! self-referential; an `Arc` costs a clone per buffer at the launch and nothing on the
+//! hot path ([`Persistent::submit`] and [`Persistent::wait`] do not touch it). Kernel
+//! private state (counters, lists) is simply moved in.
+//!
+//! What the types do not prevent: reading a buffer the kernel writes (`Device::read`
+//! through the host's `Arc`), or an ordinary launch that writes a buffer the kernel
+//! reads (`&*arc` as an [`Out`](crate::Out)), while the kernel runs; either races with
+//! the kernel (the values read are unspecified). Mapped host memory reaches a
+//! persistent kernel only through its ring, whose protocol the handle implements.
 
 use crate::prelude::*;
 
@@ -409,9 +443,131 @@ mod host {
     use super::{
         request_slot_words, response_slot_words, CTL_STAMPS, CTL_WORDS, STAMP_WORDS, STOP,
     };
-    use crate::device::{Arg, Buffer, Device, GpuError, HostBuffer};
+    use crate::device::{struct_arg, Arg, Buffer, Device, GpuError, HostBuffer, Kernel};
+    use crate::device::{KernelParam, LaunchConfig};
+    use crate::params::KernelStruct;
     use std::sync::atomic::{fence, AtomicU64, Ordering};
+    use std::sync::Arc;
     use std::time::{Duration, Instant};
+
+    /// What a running persistent kernel keeps alive: the owners of the device memory its
+    /// arguments point into (clones of `Arc<Buffer<T>>`).
+    type Kept = Box<dyn Send + Sync>;
+
+    /// A parameter type a persistent kernel may take after its ring's, and what its
+    /// typed launcher `name::launch_persistent` (made by [`kernel!`](crate::kernel))
+    /// takes for it: an owner, never a borrow, since the kernel uses its arguments until
+    /// its [`Persistent`] handle has stopped it, not only until the launch is queued.
+    ///
+    /// | kernel parameter | `launch_persistent` takes |
+    /// | --- | --- |
+    /// | `*const T`, `*mut T` | an `Arc<Buffer<T>>`: `&Arc<Buffer<T>>` (a clone is kept), the `Arc` itself, or a `Buffer<T>` (moved in) |
+    /// | `u32 i32 u64 i64 f32 f64` | the scalar |
+    /// | a [`KernelStruct`] `S` | `S::Host<'static>` (its device pointers into buffers that are never freed) |
+    ///
+    /// Mapped host memory ([`HostBuffer`]) is not taken: the host shares memory with a
+    /// running kernel only through its ring.
+    ///
+    /// # Safety
+    /// `push` must push exactly one [`Arg`] that the kernel's parameter of type `Self`
+    /// reads as a valid value, and keep in the launch whatever owns the memory a pointer
+    /// argument points into (the launch hands it to the [`Persistent`] handle, which
+    /// drops it only once the kernel has ended, and leaks it when it cannot stop it).
+    pub unsafe trait PersistParam: KernelParam {
+        /// What `launch_persistent` takes for a parameter of this type.
+        type Owned;
+        /// Encodes the value as the launch's next argument, keeping its memory's owner.
+        fn push(h: Self::Owned, l: &mut PersistentLaunch);
+    }
+
+    macro_rules! persist_pointer {
+        ($($raw:ty),*) => {$(
+            // SAFETY: the argument is the address of an `Arc<Buffer<T>>`'s memory, whose
+            // clone the launch keeps: the buffer is freed only after the kernel ends, and
+            // no `&mut Buffer<T>` (the host's only way to write it) can be had from a
+            // shared `Arc` meanwhile.
+            unsafe impl<T: Send + Sync + 'static> PersistParam for $raw {
+                type Owned = Arc<Buffer<T>>;
+                fn push(b: Arc<Buffer<T>>, l: &mut PersistentLaunch) {
+                    l.args.push(b.arg());
+                    l.kept.push(Box::new(b));
+                }
+            }
+        )*};
+    }
+    persist_pointer!(*const T, *mut T);
+
+    macro_rules! persist_scalar {
+        ($($t:ty),*) => {$(
+            // SAFETY: a scalar is passed as itself, the value the kernel declares.
+            unsafe impl PersistParam for $t {
+                type Owned = $t;
+                fn push(h: $t, l: &mut PersistentLaunch) {
+                    l.args.push(h.into());
+                }
+            }
+        )*};
+    }
+    persist_scalar!(u32, i32, u64, i64, f32, f64);
+
+    // SAFETY: as `KernelParam for S`: the struct's bytes, a valid `S`; its device
+    // pointers are `'static` (made from buffers that are never freed).
+    unsafe impl<S: KernelStruct> PersistParam for S {
+        type Owned = S::Host<'static>;
+        fn push(h: S::Host<'static>, l: &mut PersistentLaunch) {
+            l.args.push(struct_arg::<S>(h));
+        }
+    }
+
+    /// The arguments of one typed persistent launch, built by the launcher
+    /// `name::launch_persistent` that [`kernel!`](crate::kernel) generates. Not for use
+    /// by hand.
+    #[doc(hidden)]
+    pub struct PersistentLaunch {
+        ring: Ring,
+        args: Vec<Arg>,
+        kept: Vec<Kept>,
+    }
+
+    impl PersistentLaunch {
+        /// A launch serving `ring`: its arguments start with the ring's.
+        #[doc(hidden)]
+        pub fn new(ring: Ring, params: usize) -> Self {
+            let mut args = Vec::with_capacity(params);
+            args.extend(ring.args());
+            PersistentLaunch {
+                ring,
+                args,
+                kept: Vec::new(),
+            }
+        }
+
+        /// Launches `kernel` with the ring's arguments and those pushed, and hands the
+        /// owners of their memory to the returned handle.
+        ///
+        /// # Safety
+        /// The kernel's first seven parameters must be the ring's (`req`, `resp`, `ctl`,
+        /// `bcast`, `slots`, `req_words`, `resp_words`, as [`DeviceRing`](super::DeviceRing)
+        /// says), it must serve the ring as [`serve`](super::serve) does, and the other
+        /// arguments must have been pushed by [`PersistParam::push`] of its own
+        /// parameter types, in order (what the generated launcher does).
+        #[doc(hidden)]
+        pub unsafe fn run(
+            self,
+            dev: &Device,
+            kernel: &Kernel,
+            cfg: LaunchConfig,
+            blocks: Option<u32>,
+        ) -> Result<Persistent, GpuError> {
+            // SAFETY: the caller's contract: the arguments are the ring's, then one of
+            // each parameter's type pointing into memory that `kept` owns; the handle
+            // keeps `kept` until the kernel has ended (see `Persistent::kept`).
+            let mut p =
+                unsafe { dev.launch_persistent(kernel, cfg, &self.args, self.ring, blocks)? };
+            p.kept = self.kept;
+            Ok(p)
+        }
+    }
 
     /// Sizes of a ring: slots (requests in flight at most), request and response
     /// payload words.
@@ -424,15 +580,19 @@ mod host {
 
     /// The ring's memory: request and response slots in mapped host memory, the control
     /// block and the broadcast area in device memory. Made by [`Ring::new`], handed to
-    /// [`Device::launch_persistent`], which owns it while the kernel runs.
+    /// the kernel's typed launcher `name::launch_persistent` (or the unsafe
+    /// [`Device::launch_persistent`]), whose handle owns it while the kernel runs.
     pub struct Ring {
         cfg: RingConfig,
         req: HostBuffer<u64>,
         resp: HostBuffer<u64>,
         ctl: Buffer<u32>,
         bcast: Buffer<u64>,
-        /// Stage stamps the ring owns ([`STAMPS_ENV`]), reported when the kernel stops.
-        own_stamps: Option<Buffer<u64>>,
+        /// The stage stamps the kernel writes ([`Ring::set_stamps`]).
+        stamps: Option<Arc<Buffer<u64>>>,
+        /// The stamps were asked for by [`STAMPS_ENV`]: their medians are printed when
+        /// the kernel stops.
+        report_stamps: bool,
     }
 
     /// Environment variable: when set to `N > 0`, every ring made by [`Ring::new`] has
@@ -544,18 +704,17 @@ mod host {
                 resp: dev.alloc_host(slots * response_slot_words(cfg.resp_words))?,
                 ctl: dev.alloc(CTL_WORDS)?,
                 bcast: dev.alloc(request_slot_words(cfg.req_words))?,
-                own_stamps: None,
+                stamps: None,
+                report_stamps: false,
             };
             let rounds = std::env::var(STAMPS_ENV)
                 .ok()
                 .and_then(|v| v.trim().parse::<usize>().ok())
                 .unwrap_or(0);
             if rounds > 0 {
-                let stamps = dev.alloc::<u64>(rounds.saturating_mul(STAMP_WORDS))?;
-                // SAFETY: the ring owns `stamps` from here on, and a kernel using the
-                // ring is stopped before its handle drops the ring (or leaks it).
-                unsafe { ring.set_stamps(dev, &stamps)? };
-                ring.own_stamps = Some(stamps);
+                let stamps = Arc::new(dev.alloc::<u64>(rounds.saturating_mul(STAMP_WORDS))?);
+                ring.set_stamps(dev, &stamps)?;
+                ring.report_stamps = true;
             }
             Ok(ring)
         }
@@ -565,14 +724,13 @@ mod host {
         }
 
         /// Makes the kernel write stage stamps (ns, see [`STAMP_WORDS`]) of its first
-        /// `stamps.len() / STAMP_WORDS` rounds into `stamps` (zeroed device memory).
-        ///
-        /// # Safety
-        /// `stamps` must outlive the kernel (stop it before dropping them).
-        pub unsafe fn set_stamps(
+        /// `stamps.len() / STAMP_WORDS` rounds into `stamps` (zeroed device memory). The
+        /// ring keeps a clone of `stamps` (so does the kernel's handle, which owns the
+        /// ring): read them once the kernel has stopped.
+        pub fn set_stamps(
             &mut self,
             dev: &Device,
-            stamps: &Buffer<u64>,
+            stamps: &Arc<Buffer<u64>>,
         ) -> Result<(), GpuError> {
             let addr = match stamps.arg() {
                 Arg::Ptr(p) | Arg::U64(p) => p,
@@ -584,6 +742,7 @@ mod host {
                 CTL_STAMPS,
                 &[addr as u32, (addr >> 32) as u32, rounds],
             )?;
+            self.stamps = Some(Arc::clone(stamps));
             dev.synchronize()
         }
 
@@ -657,6 +816,11 @@ mod host {
         response: Vec<u64>,
         /// A request's payload on its way into the slot's pairs.
         scratch: Vec<u64>,
+        /// The owners of the memory the kernel's arguments point into (typed launches:
+        /// [`PersistParam`]): dropped after the kernel has ended (fields drop after
+        /// [`Drop::drop`], which stops it), leaked with the ring when it cannot be
+        /// stopped ([`Persistent::abandon`]).
+        kept: Vec<Kept>,
     }
 
     /// One answer: the request's number, the kernel's status and payload.
@@ -729,6 +893,7 @@ mod host {
                 ended: None,
                 response: Vec::new(),
                 scratch: Vec::new(),
+                kept: Vec::new(),
             }
         }
 
@@ -943,7 +1108,12 @@ mod host {
                         Some(r) => {
                             self.runner = None;
                             self.ended = Some("the kernel has stopped".into());
-                            if let Some(st) = &self.ring.own_stamps {
+                            if let Some(st) = self
+                                .ring
+                                .stamps
+                                .as_ref()
+                                .filter(|_| self.ring.report_stamps)
+                            {
                                 match st.read_back() {
                                     Ok(v) => eprintln!(
                                         "persistent kernel `{}`: {}",
@@ -966,15 +1136,16 @@ mod host {
             Ok(())
         }
 
-        /// Stopping failed. When the kernel may still run, its memory is leaked:
-        /// freeing it under a running kernel would turn a stuck kernel into memory
-        /// corruption.
+        /// Stopping failed. When the kernel may still run, its memory (the ring, and the
+        /// buffers a typed launch kept) is leaked: freeing it under a running kernel
+        /// would turn a stuck kernel into memory corruption.
         fn abandon(&mut self, e: GpuError) -> Result<(), GpuError> {
             if let Some(mut r) = self.runner.take() {
                 if r.poll(self.kernel).is_none() {
                     std::mem::forget(r);
                     let ring = std::mem::replace(&mut self.ring, Ring::dangling());
                     std::mem::forget(ring);
+                    std::mem::forget(std::mem::take(&mut self.kept));
                 }
             }
             self.ended = Some(format!("abandoned: {e}"));

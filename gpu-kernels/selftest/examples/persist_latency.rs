@@ -12,23 +12,19 @@ use gpu_kernels::persist::{StageTimes, STAMP_WORDS};
 use gpu_kernels::{Device, GpuError, LaunchConfig};
 use gpu_selftest::ping;
 use gpu_selftest_kernels as k;
+use std::sync::Arc;
 use std::time::Instant;
 
 fn run(dev: &Device, grid: u32, block: u32, wc: bool, pings: usize) -> Result<String, GpuError> {
     let cfg = ping::RING;
     let stamped = pings.clamp(1, 2000);
     let mut ring = ping::ring(dev, wc)?;
-    let stamps = dev.alloc::<u64>(stamped * STAMP_WORDS)?;
-    // SAFETY: `stamps` lives until the end of this function, after `run.stop()`.
-    unsafe { ring.set_stamps(dev, &stamps)? };
-    let acc = dev.alloc::<u64>(2)?;
-    let mut args = ring.args().to_vec();
-    args.push(acc.arg());
+    // The ring keeps a clone of the stamps' buffer while the kernel runs.
+    let stamps = Arc::new(dev.alloc::<u64>(stamped * STAMP_WORDS)?);
+    ring.set_stamps(dev, &stamps)?;
     let lc = LaunchConfig::blocks(1, block, gpu_kernels::persist::shared_bytes(cfg.req_words));
-    // SAFETY: the arguments are the ring's then `acc`, as `persistent_sum` declares;
-    // `acc` and `stamps` outlive the kernel (`run` is stopped or dropped first).
-    let mut run =
-        unsafe { dev.launch_persistent(&k::persistent_sum::KERNEL, lc, &args, ring, Some(grid))? };
+    let acc = dev.alloc::<u64>(2)?;
+    let mut run = k::persistent_sum::launch_persistent(dev, lc, ring, Some(grid), acc)?;
     // Stamped pings first (rounds 0..stamped), then the timed ones.
     for _ in 0..stamped {
         run.submit(1, &[])?;

@@ -13,13 +13,8 @@ use std::time::Instant;
 
 fn run(dev: &Device, flags: u32, block: u32, wc: bool, pings: usize) -> Result<String, GpuError> {
     let ring = ping::ring(dev, wc)?;
-    let mut args = ring.args().to_vec();
-    args.push(flags.into());
     let lc = LaunchConfig::blocks(1, block, 16);
-    // SAFETY: the arguments are the ring's then `flags`, as `persist_probe` declares; no
-    // buffer beside the ring's (which the handle owns).
-    let mut run =
-        unsafe { dev.launch_persistent(&k::persist_probe::KERNEL, lc, &args, ring, Some(1))? };
+    let mut run = k::persist_probe::launch_persistent(dev, lc, ring, Some(1), flags)?;
     run.set_timeout(std::time::Duration::from_secs(3));
     for _ in 0..pings.min(1000) {
         run.submit(7, &[])?;

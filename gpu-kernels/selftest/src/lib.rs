@@ -88,20 +88,15 @@ fn persistent(dev: &Device, s: Sizes) -> Result<Option<String>, GpuError> {
         resp_words: 3,
     };
     let ring = Ring::new(dev, cfg)?;
-    let acc = dev.alloc::<u64>(2)?;
-    let mut args = ring.args().to_vec();
-    args.push(acc.arg());
     let lc = LaunchConfig::blocks(
         1,
         s.block,
         gpu_kernels::persist::shared_bytes(cfg.req_words),
     );
     let blocks = if dev.is_gpu() { None } else { Some(s.blocks) };
-    // SAFETY: the arguments are the ring's then `acc`, as `persistent_sum` declares;
-    // `acc` outlives the kernel, which `run.stop()` ends (or the handle's drop, on an
-    // early return, before `acc` is dropped: locals drop in reverse order).
-    let mut run =
-        unsafe { dev.launch_persistent(&k::persistent_sum::KERNEL, lc, &args, ring, blocks)? };
+    // `acc` (moved in) lives as long as the kernel: the handle frees it once stopped.
+    let acc = dev.alloc::<u64>(2)?;
+    let mut run = k::persistent_sum::launch_persistent(dev, lc, ring, blocks, acc)?;
     let n = s.reps as usize * 16;
     let payloads: Vec<Vec<u64>> = (0..n)
         .map(|r| {
