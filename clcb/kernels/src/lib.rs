@@ -21,6 +21,12 @@
 //! | [`clcb_persistent`] | beyond the paper: [`match_latency`] as a persistent kernel fed through a ring in mapped host memory; area moves and subscription switches through the same ring | filter (grid-stride) | the request (shared), `BF`, `Areas`, the filter's constraints, `SubsOff` | `SubsSeq`, the list, `Areas`, `SubsOff`, the answer in mapped host memory |
 //!
 //! Device tables shared with the host are `#[repr(C)]` and `bytemuck::Pod` on the host.
+//! The kernels beyond the paper take the filter tables as one `#[repr(C)]` parameter
+//! struct, [`Filters`], and their per-event or per-batch inputs as [`Candidates`],
+//! [`LatencyEvent`] and [`Batch`]: by value, in the kernel's parameter space, like the
+//! positional parameters they replace. Mapped host memory is never in a struct: it
+//! stays a parameter of its own (`input`, `out`), so that the launch knows the kernel
+//! uses it.
 //! All of them live in global memory; only [`cont`] (the event attribute, `shInput` in
 //! CCM), [`match_batch`] (the batch's event headers) and the low-latency kernels (the
 //! event) use shared memory; the low-latency kernels also read the event from, and
