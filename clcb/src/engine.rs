@@ -44,7 +44,7 @@
 //!
 //! Beyond the paper, the persistent mode ([`Engine::set_persistent`]): the low-latency
 //! matching (over every filter, or in grid mode over the grid's candidates) in a
-//! persistent kernel ([`clcb_kernels::clcb_persistent`], facility
+//! persistent kernel ([`clcb_kernels::clcb_persistent()`], facility
 //! [`gpu_kernels::persist`]) launched once, one block per SM, fed through a ring of
 //! slots in page-locked mapped host memory and answering into it: no launch, no copy,
 //! no synchronisation per event, and several events in flight with
@@ -264,7 +264,7 @@ impl Drop for Engine {
     }
 }
 
-/// A running [`clcb_kernels::clcb_persistent`], its own device state and the requests
+/// A running [`clcb_kernels::clcb_persistent()`], its own device state and the requests
 /// in flight.
 struct PersistState {
     /// Declared first: dropped (the kernel stopped) before the buffers it uses.
@@ -1045,7 +1045,7 @@ impl Engine {
     /// bytes without a copy from pageable memory, see [`Engine::move_area_by_copies`].)
     ///
     /// In low-latency mode ([`Engine::set_low_latency`]) the update is instead one copy
-    /// of the filter's 16-byte [`PackedArea`] (see [`Engine::move_area_packed`]).
+    /// of the filter's 16-byte [`PackedArea`] into `Areas`.
     ///
     /// In persistent mode the update goes through the persistent kernel's ring, in order
     /// with the events (the same for the other update calls).
@@ -1093,7 +1093,7 @@ impl Engine {
     /// One area update exactly as the paper does it: copy the new position into `FPos`
     /// and the squared radius into `SqDist` (two host-to-device copies).
     /// In low-latency mode the two values are adjacent and this is one copy
-    /// ([`Engine::move_area_packed`]).
+    /// (of the packed `Areas` record).
     pub fn move_area_by_copies(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
         let m = self.area_move(u)?;
         if self.persistent {

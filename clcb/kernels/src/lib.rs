@@ -4,21 +4,21 @@
 //!
 //! | kernel | paper | one thread per | reads | writes |
 //! | --- | --- | --- | --- | --- |
-//! | [`loc`] | Alg. 1 `Loc`, steps S1a + S1b | filter | `BF`, `FPos`, `SqDist`, `InputBF`, `InputPos` | `FCount` (one byte per run), `SubsCount` |
-//! | [`cont`] | CCM's Alg. 1, step S2 | constraint of one event attribute's row | `Constraints`, `SizeC`, `FCount`, `Attrs` | `FCount` (atomic), `SubsBV` |
-//! | [`zip`] | Alg. 1 `Zip`, step S2a | subscription | `SubsBV` | `SubsBV` (reset), `Subs`, `SubsCount` |
-//! | [`move_area`] | §5 area update, one | (one thread) | its arguments | `FPos`, `SqDist` |
-//! | [`move_areas`] | §5 area update, batched | area update | the updates | `FPos`, `SqDist` |
-//! | [`match_batch`] | beyond the paper: many events per pass over the filters | filter | `BF`, `FPos`, `SqDist`, the filter's constraints, the batch | per-event subscription bit vectors, the pair count (zeroed) |
-//! | [`grid_batch`] | beyond the paper: the grid index for a batch | candidate filter near one event of the batch | the event, the candidate list, the filter's tables and constraints | per-event subscription bit vectors, the pair count (zeroed) |
-//! | [`zip_batch`] | beyond the paper: `Zip` of a batch | 32-subscription word of one event | the bit vectors | (event, subscription) pairs |
-//! | [`grid_match`] | beyond the paper: grid-indexed matching | candidate filter near the event | the filter's tables and constraints | `SubsBV`, `Subs` |
-//! | [`grid_reset`] | beyond the paper: reset after [`grid_match`] | matched subscription | `Subs` | `SubsBV`, the next counter |
-//! | [`match_latency`] | beyond the paper: S1a + S1b + content in one launch, nothing copied | filter | `BF`, `Areas` ([`PackedArea`]), header in the launch parameters, the event in mapped host memory (blocks with a hit) | `SubsSeq`, the list in mapped host memory, the counters |
-//! | [`grid_latency`] | beyond the paper: [`grid_match`] in one launch, nothing copied | candidate filter near the event | as [`match_latency`], plus the candidate list | as [`match_latency`] |
-//! | [`move_areas_packed`] | beyond the paper: [`move_areas`] with the packed areas | area update | the updates | `Areas`, `FPos`, `SqDist` |
-//! | [`unpack_areas`] | beyond the paper: `FPos`, `SqDist` from the packed areas | filter | `Areas` | `FPos`, `SqDist` |
-//! | [`clcb_persistent`] | beyond the paper: [`match_latency`] as a persistent kernel fed through a ring in mapped host memory; area moves and subscription switches through the same ring | filter (grid-stride) | the request (shared), `BF`, `Areas`, the filter's constraints, `SubsOff` | `SubsSeq`, the list, `Areas`, `SubsOff`, the answer in mapped host memory |
+//! | [`loc()`] | Alg. 1 `Loc`, steps S1a + S1b | filter | `BF`, `FPos`, `SqDist`, `InputBF`, `InputPos` | `FCount` (one byte per run), `SubsCount` |
+//! | [`cont()`] | CCM's Alg. 1, step S2 | constraint of one event attribute's row | `Constraints`, `SizeC`, `FCount`, `Attrs` | `FCount` (atomic), `SubsBV` |
+//! | [`zip()`] | Alg. 1 `Zip`, step S2a | subscription | `SubsBV` | `SubsBV` (reset), `Subs`, `SubsCount` |
+//! | [`move_area()`] | §5 area update, one | (one thread) | its arguments | `FPos`, `SqDist` |
+//! | [`move_areas()`] | §5 area update, batched | area update | the updates | `FPos`, `SqDist` |
+//! | [`match_batch()`] | beyond the paper: many events per pass over the filters | filter | `BF`, `FPos`, `SqDist`, the filter's constraints, the batch | per-event subscription bit vectors, the pair count (zeroed) |
+//! | [`grid_batch()`] | beyond the paper: the grid index for a batch | candidate filter near one event of the batch | the event, the candidate list, the filter's tables and constraints | per-event subscription bit vectors, the pair count (zeroed) |
+//! | [`zip_batch()`] | beyond the paper: `Zip` of a batch | 32-subscription word of one event | the bit vectors | (event, subscription) pairs |
+//! | [`grid_match()`] | beyond the paper: grid-indexed matching | candidate filter near the event | the filter's tables and constraints | `SubsBV`, `Subs` |
+//! | [`grid_reset()`] | beyond the paper: reset after [`grid_match()`] | matched subscription | `Subs` | `SubsBV`, the next counter |
+//! | [`match_latency()`] | beyond the paper: S1a + S1b + content in one launch, nothing copied | filter | `BF`, `Areas` ([`PackedArea`]), header in the launch parameters, the event in mapped host memory (blocks with a hit) | `SubsSeq`, the list in mapped host memory, the counters |
+//! | [`grid_latency()`] | beyond the paper: [`grid_match()`] in one launch, nothing copied | candidate filter near the event | as [`match_latency()`], plus the candidate list | as [`match_latency()`] |
+//! | [`move_areas_packed()`] | beyond the paper: [`move_areas()`] with the packed areas | area update | the updates | `Areas`, `FPos`, `SqDist` |
+//! | [`unpack_areas()`] | beyond the paper: `FPos`, `SqDist` from the packed areas | filter | `Areas` | `FPos`, `SqDist` |
+//! | [`clcb_persistent()`] | beyond the paper: [`match_latency()`] as a persistent kernel fed through a ring in mapped host memory; area moves and subscription switches through the same ring | filter (grid-stride) | the request (shared), `BF`, `Areas`, the filter's constraints, `SubsOff` | `SubsSeq`, the list, `Areas`, `SubsOff`, the answer in mapped host memory |
 //!
 //! Device tables shared with the host are `#[repr(C)]` and `bytemuck::Pod` on the host.
 //! The kernels beyond the paper take the filter tables as one `#[repr(C)]` parameter
@@ -27,8 +27,8 @@
 //! positional parameters they replace. Mapped host memory is never in a struct: it
 //! stays a parameter of its own (`input`, `out`), so that the launch knows the kernel
 //! uses it.
-//! All of them live in global memory; only [`cont`] (the event attribute, `shInput` in
-//! CCM), [`match_batch`] (the batch's event headers) and the low-latency kernels (the
+//! All of them live in global memory; only [`cont()`] (the event attribute, `shInput` in
+//! CCM), [`match_batch()`] (the batch's event headers) and the low-latency kernels (the
 //! event) use shared memory; the low-latency kernels also read the event from, and
 //! write their results into, page-locked host memory mapped into the device.
 #![no_std]
@@ -124,8 +124,8 @@ pub struct DevConstraint {
     pub op: u16,
     /// `KIND_*`.
     pub kind: u16,
-    /// In the name-major table of [`cont`]: the filter (`FilterId`). In the filter-major
-    /// table of [`match_batch`]: the `Constraints` row of the constraint's name.
+    /// In the name-major table of [`cont()`]: the filter (`FilterId`). In the filter-major
+    /// table of [`match_batch()`]: the `Constraints` row of the constraint's name.
     pub tag: u32,
     /// The value: `i64` or `f64` bits, or a string's [`str_bits`] in the constraint
     /// string pool. 16 bytes in all.
@@ -154,7 +154,7 @@ pub struct AreaMove {
 /// Beyond the paper: one filter's area as one 16-byte record, `FPos[f]` and `SqDist[f]`
 /// side by side (the paper keeps them in two tables, Fig. 2a), so that moving an area is
 /// one copy of 16 bytes. The low-latency kernels read this table; the paper's tables are
-/// refreshed from it ([`unpack_areas`]) before a kernel that reads them.
+/// refreshed from it ([`unpack_areas()`]) before a kernel that reads them.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(
@@ -568,8 +568,8 @@ pub unsafe fn filter_holds(
 }
 
 /// Beyond the paper: the filter tables that the kernels beyond the paper
-/// ([`match_batch`], [`grid_batch`], [`grid_match`], [`match_latency`],
-/// [`grid_latency`]) read, as one parameter struct in the kernel's parameter space (the
+/// ([`match_batch()`], [`grid_batch()`], [`grid_match()`], [`match_latency()`],
+/// [`grid_latency()`]) read, as one parameter struct in the kernel's parameter space (the
 /// constant bank, read there as the positional pointers it replaces were). Fig. 2a's
 /// `BF`, `FPos` and `SqDist`; `Areas`, the same areas packed ([`PackedArea`]); each
 /// filter's own constraints, filter-major; its subscription; and the grid index's
@@ -716,7 +716,7 @@ fn next_slot(t: &mut u32, r: CellRange) -> u32 {
 }
 
 /// Beyond the paper: a batch of events in global memory and where its matches go, for
-/// [`match_batch`] and [`grid_batch`] (then [`zip_batch`]).
+/// [`match_batch()`] and [`grid_batch()`] (then [`zip_batch()`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct Batch<'a> {
@@ -724,13 +724,13 @@ pub struct Batch<'a> {
     pub inputs: DevPtr<'a, u32>,
     /// Where each event starts in `inputs` (in words).
     pub event_word: DevPtr<'a, u32>,
-    /// Each event's [`Candidates`] ([`grid_batch`] only).
+    /// Each event's [`Candidates`] ([`grid_batch()`] only).
     pub candidates: DevPtr<'a, Candidates>,
     /// Per event, a bit vector of `words` words: bit `s` for subscription `s`.
     pub subs_bits: DevPtrMut<'a, u32>,
-    /// The pair count `out[0]` (zeroed by the launch for [`zip_batch`]), then the pairs.
+    /// The pair count `out[0]` (zeroed by the launch for [`zip_batch()`]), then the pairs.
     pub out: DevPtrMut<'a, u32>,
-    /// Events in the batch ([`match_batch`]; [`grid_batch`] has one row of blocks per
+    /// Events in the batch ([`match_batch()`]; [`grid_batch()`] has one row of blocks per
     /// event).
     pub n_events: u32,
     /// Words of each event's bit vector.
@@ -743,7 +743,7 @@ unsafe impl KernelStruct for Batch<'static> {
     type Host<'a> = Batch<'a>;
 }
 
-/// Beyond the paper: the event of one launch of [`match_latency`] or [`grid_latency`],
+/// Beyond the paper: the event of one launch of [`match_latency()`] or [`grid_latency()`],
 /// except its `Attrs` and strings (in mapped host memory), and the device state of its
 /// claims: the header (`InputBF`, `InputPos`, number of `Attrs`), the length of the
 /// encoded event, its number, `SubsSeq`, and the list's counters.
@@ -770,7 +770,7 @@ unsafe impl KernelStruct for LatencyEvent<'static> {
     type Host<'a> = LatencyEvent<'a>;
 }
 
-/// Most events of a batch ([`match_batch`] keeps their headers in shared memory).
+/// Most events of a batch ([`match_batch()`] keeps their headers in shared memory).
 pub const MAX_BATCH: u32 = 1024;
 
 /// Shared-memory copy of one batch event's header and where its attributes start.
@@ -789,8 +789,9 @@ struct BatchEvent {
 #[derive(Clone, Copy)]
 struct Bf4([u32; 4]);
 
-/// Bytes of [`match_batch`]'s dynamic shared memory for `n_events` events: the events'
-/// `InputBF`s (a multiple of four), then their [`BatchEvent`]s.
+/// Bytes of [`match_batch()`]'s dynamic shared memory for `n_events` events: the events'
+/// `InputBF`s (a multiple of four), then their `BatchEvent`s (each event's `InputPos`,
+/// attribute count and first word: 32 bytes).
 pub const fn batch_shared_bytes(n_events: u32) -> u32 {
     4 * n_events.next_multiple_of(4) + 32 * n_events
 }
@@ -803,7 +804,7 @@ kernel! {
     /// ([`batch_shared_bytes`]): the `InputBF`s side by side (padded to a multiple of
     /// four), then each event's `InputPos`, attribute count and where its `Attrs` start in
     /// `b.inputs` (from `b.event_word`). Global thread 0 zeroes the pair count `b.out[0]`
-    /// that [`zip_batch`] then fills. Thread `id` reads its filter's `BF`, `FPos` and
+    /// that [`zip_batch()`] then fills. Thread `id` reads its filter's `BF`, `FPos` and
     /// `SqDist` once (coalesced) and walks the events four at a time: one 16-byte
     /// (broadcast) read of four Bloom filters, four independent S1a tests, so that most
     /// events cost a quarter of a shared-memory round trip. For every event passing S1a
@@ -875,13 +876,13 @@ kernel! {
     /// Beyond the paper: the grid index for a batch of events, one row of blocks per
     /// event (`blockIdx.y` = `e`), one thread per candidate of that event: the filters
     /// listed in the event's [`Candidates`] (`b.candidates[e]`, chosen by the host as for
-    /// [`grid_match`]); threads past the event's candidates stop at once. Thread `id`
+    /// [`grid_match()`]); threads past the event's candidates stop at once. Thread `id`
     /// takes the `id`-th candidate `f`, reads the event's header from `b.inputs` (at
     /// `b.event_word[e]`; the same words for the whole row, cached), checks S1a and S1b
     /// on `BF[f]`, `FPos[f]`, `SqDist[f]`, then the filter's own constraints
     /// ([`filter_holds`], filter-major table), and a filter holding all of them sets its
     /// subscription's bit in the event's bit vector (`b.subs_bits[e * b.words ..]`,
-    /// atomic or) for [`zip_batch`]. Thread 0 of the launch zeroes the pair count
+    /// atomic or) for [`zip_batch()`]. Thread 0 of the launch zeroes the pair count
     /// `b.out[0]`. A filter listed twice (moved out of its cell) sets the same bit twice:
     /// harmless.
     pub fn grid_batch(t: Filters<'static>, b: Batch<'static>) {
@@ -1001,11 +1002,11 @@ kernel! {
 }
 
 /// Beyond the paper, the low-latency path: most words of an encoded event that
-/// [`match_latency`] and [`grid_latency`] stage in shared memory (48 KiB, the default
+/// [`match_latency()`] and [`grid_latency()`] stage in shared memory (48 KiB, the default
 /// limit, less the block's flag); longer events take the copying paths.
 pub const LATENCY_MAX_WORDS: u32 = 12_000;
 
-/// Beyond the paper, the common tail of [`match_latency`] and [`grid_latency`], run by
+/// Beyond the paper, the common tail of [`match_latency()`] and [`grid_latency()`], run by
 /// every thread of the block (it holds barriers). `hit` says the thread's filter `f`
 /// passed S1a and S1b.
 ///
@@ -1091,7 +1092,7 @@ unsafe fn latency_claim(
 kernel! {
     /// Beyond the paper: the low-latency per-event path over every filter, one launch
     /// and nothing copied. `Loc`'s steps S1a and S1b and the content check in one
-    /// kernel, one thread per filter, as [`match_batch`] does for a batch of one.
+    /// kernel, one thread per filter, as [`match_batch()`] does for a batch of one.
     ///
     /// The event's `InputBF` and `InputPos` come in the launch parameters (`ev.head`);
     /// its `Attrs` and strings stay in mapped host memory (`input`, `ev.words` words)
@@ -1115,7 +1116,7 @@ kernel! {
 
 kernel! {
     /// Beyond the paper: the low-latency path of the grid index, one launch and nothing
-    /// copied. One thread per candidate of `c` as [`grid_match`], the event's header in
+    /// copied. One thread per candidate of `c` as [`grid_match()`], the event's header in
     /// the launch parameters and the rest in mapped host memory, then
     /// [`latency_claim`]; global thread 0 zeroes `ev.idle_tally`. `SubsSeq` replaces
     /// `grid_reset`.
@@ -1144,7 +1145,7 @@ kernel! {
     }
 }
 
-/// Request kinds of [`clcb_persistent`]: match an event over every filter (payload: the
+/// Request kinds of [`clcb_persistent()`]: match an event over every filter (payload: the
 /// encoded event's 32-bit words, two per 64-bit word, as the host's
 /// `Tables::encode_event` writes them).
 pub const PERSIST_EVENT: u32 = 1;
@@ -1158,7 +1159,7 @@ pub const PERSIST_SUBS: u32 = 3;
 pub const PERSIST_EVENT_GRID: u32 = 4;
 /// Words of a [`PERSIST_EVENT_GRID`] request before the event.
 pub const PERSIST_GRID_WORDS: usize = 4;
-/// Grid strides of `BF` words each thread of [`clcb_persistent`] loads before testing
+/// Grid strides of `BF` words each thread of [`clcb_persistent()`] loads before testing
 /// them (loads in flight per thread, over every filter).
 pub const PERSIST_UNROLL: usize = 8;
 
@@ -1288,8 +1289,8 @@ unsafe fn persist_filter_area(
 }
 
 kernel! {
-    /// Beyond the paper: the low-latency matching of [`match_latency`] and
-    /// [`grid_latency`] (S1a, S1b and the filter's content in one thread) as a
+    /// Beyond the paper: the low-latency matching of [`match_latency()`] and
+    /// [`grid_latency()`] (S1a, S1b and the filter's content in one thread) as a
     /// persistent kernel: the first seven parameters are the ring's
     /// ([`gpu_kernels::persist`]); one block per SM, resident for the kernel's life; each
     /// request is one round of [`gpu_kernels::persist::serve`], so area moves and
