@@ -44,7 +44,7 @@
 //!
 //! Beyond the paper, the persistent mode ([`Engine::set_persistent`]): the low-latency
 //! matching (over every filter, or in grid mode over the grid's candidates) in a
-//! persistent kernel ([`clcb_kernels::clcb_persistent`], facility
+//! persistent kernel ([`clcb_kernels::clcb_persistent()`], facility
 //! [`gpu_kernels::persist`]) launched once, one block per SM, fed through a ring of
 //! slots in page-locked mapped host memory and answering into it: no launch, no copy,
 //! no synchronisation per event, and several events in flight with
@@ -62,9 +62,9 @@
 
 use crate::layout::{Grid, Tables};
 use crate::model::{AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
-use clcb_kernels::{AreaMove, DevConstraint, Float2, PackedArea, MAX_BATCH};
+use clcb_kernels::{AreaMove, Candidates, CellRange, DevConstraint, Float2, PackedArea, MAX_BATCH};
 use gpu_kernels::persist::{Persistent, Ring, RingConfig};
-use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, LaunchConfig};
+use gpu_kernels::{Buffer, DevPtr, Device, GpuError, HostBuffer, LaunchConfig};
 use std::collections::VecDeque;
 use std::time::Instant;
 
@@ -131,8 +131,8 @@ impl StepTimes {
 struct BatchState {
     inputs: Buffer<u32>,
     event_word: Buffer<u32>,
-    /// Grid mode: each event's four candidate ranges of `cell_filters` (8 words).
-    ranges: Buffer<u32>,
+    /// Grid mode: each event's candidates (four ranges of `cell_filters`).
+    candidates: Buffer<Candidates>,
     subs_bits: Buffer<u32>,
     pairs: Buffer<u32>,
 }
@@ -153,6 +153,44 @@ struct GridState {
     /// `[count of even events, count of odd events, Subs...]`.
     out: Buffer<u32>,
     parity: u32,
+}
+
+impl GridState {
+    /// The candidates of an event at `(x, y)`: the three rows of the 3x3 cells around
+    /// it, and the outside list.
+    fn candidates(&self, x: f32, y: f32) -> Candidates {
+        let [r0, r1, r2] = self.grid.ranges(x, y).map(|(lo, hi)| CellRange { lo, hi });
+        let outside = CellRange {
+            lo: self.grid.members() as u32,
+            hi: self.end as u32,
+        };
+        Candidates {
+            ranges: [r0, r1, r2, outside],
+        }
+    }
+}
+
+/// The [`clcb_kernels::Filters`] parameter struct over an engine's tables (`$engine`
+/// an [`Engine`], `$fmajor` its [`FilterMajor`]), with `Areas` (`$areas`, from the
+/// low-latency state) and `cell_filters` (`$grid`) when the engine has them: null
+/// otherwise, and then the kernels that read them are not launched. A macro, not a
+/// method, so that it borrows only the fields it reads: the low-latency launches also
+/// take a mapped host buffer of the engine by `&mut`.
+macro_rules! filters {
+    ($engine:expr, $fmajor:expr, $areas:expr, $grid:expr) => {
+        clcb_kernels::Filters {
+            bf: $engine.bf.dev_ptr(),
+            fpos: $engine.fpos.dev_ptr(),
+            sq_dist: $engine.sq_dist.dev_ptr(),
+            areas: $areas.map_or(DevPtr::null(), |a: &Buffer<PackedArea>| a.dev_ptr()),
+            fcons_start: $fmajor.fcons_start.dev_ptr(),
+            fcons: $fmajor.fcons.dev_ptr(),
+            cstrings: $engine.cstrings.dev_ptr(),
+            filter_sub: $engine.filter_sub.dev_ptr(),
+            cell_filters: $grid.map_or(DevPtr::null(), |g: &GridState| g.cell_filters.dev_ptr()),
+            n: $engine.n,
+        }
+    };
 }
 
 /// The low-latency path's state (see the module's documentation).
@@ -228,7 +266,7 @@ impl Drop for Engine {
     }
 }
 
-/// A running [`clcb_kernels::clcb_persistent`], its own device state and the requests
+/// A running [`clcb_kernels::clcb_persistent()`], its own device state and the requests
 /// in flight.
 struct PersistState {
     /// Declared first: dropped (the kernel stopped) before the buffers it uses.
@@ -676,6 +714,12 @@ impl Engine {
         l.input.as_mut_slice()[..words].copy_from_slice(&self.words);
         let head: clcb_kernels::InputHeader =
             bytemuck::pod_read_unaligned(bytemuck::cast_slice(&self.words[..4]));
+        debug_assert_eq!(head.n_attrs, n_attrs);
+        // Grid mode: the candidates, and nothing to launch when there are none.
+        let candidates = self.grid.as_ref().map(|g| g.candidates(e.loc.x, e.loc.y));
+        if candidates.is_some_and(|c| c.total() == 0) {
+            return Ok(Vec::new());
+        }
         let p = l.parity;
         let shared = 16 + 4 * words.next_multiple_of(4) as u32;
         let cfg = |threads: u32| LaunchConfig::linear(threads, BLOCK).with_shared(shared);
@@ -684,69 +728,29 @@ impl Engine {
         } else {
             None
         };
-        // The list's two counters: the one in use (`p`) and the one the kernel zeroes.
-        let (tally, idle_tally) = (l.tally.at_mut(p), l.tally.at_mut(1 - p));
-        match &self.grid {
-            None => clcb_kernels::match_latency::launch(
+        let t = filters!(self, fm, Some(&l.areas), self.grid.as_ref());
+        let ev = clcb_kernels::LatencyEvent {
+            head,
+            words: words as u32,
+            seq: l.seq,
+            subs_seq: l.subs_seq.dev_ptr_mut(),
+            // The list's two counters: the one in use (`p`) and the one the kernel zeroes.
+            tally: l.tally.dev_ptr_mut_at(p),
+            idle_tally: l.tally.dev_ptr_mut_at(1 - p),
+        };
+        match candidates {
+            None => {
+                clcb_kernels::match_latency::launch(dev, cfg(self.n), t, ev, &l.input, &mut l.out)?
+            }
+            Some(c) => clcb_kernels::grid_latency::launch(
                 dev,
-                cfg(self.n),
-                head.bf,
-                head.pos.x,
-                head.pos.y,
-                n_attrs,
+                cfg(c.total()),
+                t,
+                c,
+                ev,
                 &l.input,
-                words as u32,
-                self.n,
-                &self.bf,
-                &l.areas,
-                &fm.fcons_start,
-                &fm.fcons,
-                &self.cstrings,
-                &self.filter_sub,
-                l.seq,
-                &l.subs_seq,
-                tally,
-                idle_tally,
                 &mut l.out,
             )?,
-            Some(g) => {
-                let rows = g.grid.ranges(e.loc.x, e.loc.y);
-                let outside = (g.grid.members() as u32, g.end as u32);
-                let total: u32 = rows.iter().chain([&outside]).map(|(a, b)| b - a).sum();
-                if total == 0 {
-                    return Ok(Vec::new());
-                }
-                clcb_kernels::grid_latency::launch(
-                    dev,
-                    cfg(total),
-                    head.bf,
-                    head.pos.x,
-                    head.pos.y,
-                    n_attrs,
-                    &l.input,
-                    words as u32,
-                    rows[0].0,
-                    rows[0].1,
-                    rows[1].0,
-                    rows[1].1,
-                    rows[2].0,
-                    rows[2].1,
-                    outside.0,
-                    outside.1,
-                    &g.cell_filters,
-                    &self.bf,
-                    &l.areas,
-                    &fm.fcons_start,
-                    &fm.fcons,
-                    &self.cstrings,
-                    &self.filter_sub,
-                    l.seq,
-                    &l.subs_seq,
-                    tally,
-                    idle_tally,
-                    &mut l.out,
-                )?
-            }
         }
         let m1 = if times.is_some() {
             Some(dev.mark()?)
@@ -800,9 +804,8 @@ impl Engine {
         if self.words.len() > self.input.len() {
             self.input = dev.alloc(self.words.len().next_power_of_two())?;
         }
-        let rows = g.grid.ranges(e.loc.x, e.loc.y);
-        let outside = (g.grid.members() as u32, g.end as u32);
-        let total: u32 = rows.iter().chain([&outside]).map(|(a, b)| b - a).sum();
+        let candidates = g.candidates(e.loc.x, e.loc.y);
+        let total = candidates.total();
         if total == 0 {
             return Ok(Vec::new());
         }
@@ -813,23 +816,9 @@ impl Engine {
         clcb_kernels::grid_match::launch(
             dev,
             LaunchConfig::linear(total, BLOCK),
+            filters!(self, fm, self.latency.as_ref().map(|l| &l.areas), Some(&*g)),
+            candidates,
             &self.input,
-            rows[0].0,
-            rows[0].1,
-            rows[1].0,
-            rows[1].1,
-            rows[2].0,
-            rows[2].1,
-            outside.0,
-            outside.1,
-            &g.cell_filters,
-            &self.bf,
-            &self.fpos,
-            &self.sq_dist,
-            &fm.fcons_start,
-            &fm.fcons,
-            &self.cstrings,
-            &self.filter_sub,
             &self.subs_bv,
             g.out.at_mut(p),
             g.out.at_mut(2),
@@ -933,7 +922,7 @@ impl Engine {
             self.batch = Some(BatchState {
                 inputs: dev.alloc(4096)?,
                 event_word: dev.alloc(self.opts.batch)?,
-                ranges: dev.alloc(8 * self.opts.batch)?,
+                candidates: dev.alloc(self.opts.batch)?,
                 subs_bits: dev.alloc(self.opts.batch * words_per_event as usize)?,
                 pairs: dev.alloc(1 + 2 * 65536)?,
             });
@@ -953,70 +942,55 @@ impl Engine {
         dev.write(&mut b.inputs, 0, &self.words)?;
         dev.write(&mut b.event_word, 0, &starts)?;
         let m = chunk.len() as u32;
-        // Grid mode: every event's candidate ranges, and the most candidates of one event
+        // Grid mode: every event's candidates, and the most candidates of one event
         // (the width of the launch's rows).
         let mut widest = 0u32;
         if let Some(g) = &self.grid {
-            let mut ranges = Vec::with_capacity(8 * chunk.len());
-            let outside = (g.grid.members() as u32, g.end as u32);
-            for e in chunk {
-                let rows = g.grid.ranges(e.loc.x, e.loc.y);
-                let mut total = 0;
-                for &(lo, hi) in rows.iter().chain([&outside]) {
-                    ranges.extend([lo, hi]);
-                    total += hi - lo;
-                }
-                widest = widest.max(total);
-            }
+            let candidates: Vec<Candidates> = chunk
+                .iter()
+                .map(|e| g.candidates(e.loc.x, e.loc.y))
+                .collect();
+            widest = candidates.iter().map(Candidates::total).max().unwrap_or(0);
             if widest == 0 {
                 all.resize(all.len() + chunk.len(), Vec::new());
                 return Ok(());
             }
-            dev.write(&mut b.ranges, 0, &ranges)?;
+            dev.write(&mut b.candidates, 0, &candidates)?;
         }
         loop {
             let cap = ((b.pairs.len() - 1) / 2) as u32;
+            let t = filters!(
+                self,
+                fm,
+                self.latency.as_ref().map(|l| &l.areas),
+                self.grid.as_ref()
+            );
+            let batch = clcb_kernels::Batch {
+                inputs: b.inputs.dev_ptr(),
+                event_word: b.event_word.dev_ptr(),
+                candidates: b.candidates.dev_ptr(),
+                subs_bits: b.subs_bits.dev_ptr_mut(),
+                out: b.pairs.dev_ptr_mut(),
+                n_events: m,
+                words: words_per_event,
+            };
             match &self.grid {
                 None => clcb_kernels::match_batch::launch(
                     dev,
                     LaunchConfig::linear(self.n, BLOCK)
                         .with_shared(clcb_kernels::batch_shared_bytes(m)),
-                    &b.inputs,
-                    &b.event_word,
-                    m,
-                    self.n,
-                    &self.bf,
-                    &self.fpos,
-                    &self.sq_dist,
-                    &fm.fcons_start,
-                    &fm.fcons,
-                    &self.cstrings,
-                    &self.filter_sub,
-                    words_per_event,
-                    &b.subs_bits,
-                    &b.pairs,
+                    t,
+                    batch,
                 )?,
-                Some(g) => clcb_kernels::grid_batch::launch(
+                Some(_) => clcb_kernels::grid_batch::launch(
                     dev,
                     LaunchConfig {
                         grid: [widest.div_ceil(BLOCK), m, 1],
                         block: [BLOCK, 1, 1],
                         shared_bytes: 0,
                     },
-                    &b.inputs,
-                    &b.event_word,
-                    &b.ranges,
-                    &g.cell_filters,
-                    &self.bf,
-                    &self.fpos,
-                    &self.sq_dist,
-                    &fm.fcons_start,
-                    &fm.fcons,
-                    &self.cstrings,
-                    &self.filter_sub,
-                    words_per_event,
-                    &b.subs_bits,
-                    &b.pairs,
+                    t,
+                    batch,
                 )?,
             }
             clcb_kernels::zip_batch::launch(
@@ -1073,7 +1047,7 @@ impl Engine {
     /// bytes without a copy from pageable memory, see [`Engine::move_area_by_copies`].)
     ///
     /// In low-latency mode ([`Engine::set_low_latency`]) the update is instead one copy
-    /// of the filter's 16-byte [`PackedArea`] (see [`Engine::move_area_packed`]).
+    /// of the filter's 16-byte [`PackedArea`] into `Areas`.
     ///
     /// In persistent mode the update goes through the persistent kernel's ring, in order
     /// with the events (the same for the other update calls).
@@ -1121,7 +1095,7 @@ impl Engine {
     /// One area update exactly as the paper does it: copy the new position into `FPos`
     /// and the squared radius into `SqDist` (two host-to-device copies).
     /// In low-latency mode the two values are adjacent and this is one copy
-    /// ([`Engine::move_area_packed`]).
+    /// (of the packed `Areas` record).
     pub fn move_area_by_copies(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
         let m = self.area_move(u)?;
         if self.persistent {

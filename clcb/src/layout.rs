@@ -468,6 +468,32 @@ mod tests {
 #[cfg(test)]
 mod grid_tests {
     use super::*;
+    use clcb_kernels::{Candidates, CellRange};
+
+    /// `Candidates::slot` (the grid kernels' walk over an event's four ranges, written
+    /// with constant indices) takes candidate `t` to the slot the ranges, taken one after
+    /// another, hold at position `t`, and past the last to `u32::MAX`; empty ranges are
+    /// skipped.
+    #[test]
+    fn candidate_slots_walk_the_four_ranges_in_order() {
+        let shapes = [
+            [(0, 3), (10, 10), (20, 22), (100, 101)],
+            [(5, 5), (5, 5), (5, 5), (7, 9)],
+            [(0, 0), (0, 0), (0, 0), (0, 0)],
+            [(1, 4), (4, 6), (50, 53), (60, 60)],
+        ];
+        for shape in shapes {
+            let c = Candidates {
+                ranges: shape.map(|(lo, hi)| CellRange { lo, hi }),
+            };
+            let want: Vec<u32> = shape.iter().flat_map(|&(lo, hi)| lo..hi).collect();
+            assert_eq!(c.total() as usize, want.len());
+            for t in 0..want.len() as u32 + 3 {
+                let expect = want.get(t as usize).copied().unwrap_or(u32::MAX);
+                assert_eq!(c.slot(t), expect, "candidate {t} of {shape:?}");
+            }
+        }
+    }
 
     #[test]
     fn grid_ranges_hold_every_filter_whose_area_holds_the_point() {

@@ -61,6 +61,9 @@
 //! The kernels live in the `clcb-kernels` crate (`clcb/kernels`), compiled to PTX by
 //! `build.rs`; [`PTX`] embeds them.
 
+// Every `unsafe` block says, in its `// SAFETY:` comment, the invariant it relies on.
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod engine;
 pub mod io;
 pub mod layout;

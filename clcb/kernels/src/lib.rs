@@ -4,31 +4,42 @@
 //!
 //! | kernel | paper | one thread per | reads | writes |
 //! | --- | --- | --- | --- | --- |
-//! | [`loc`] | Alg. 1 `Loc`, steps S1a + S1b | filter | `BF`, `FPos`, `SqDist`, `InputBF`, `InputPos` | `FCount` (one byte per run), `SubsCount` |
-//! | [`cont`] | CCM's Alg. 1, step S2 | constraint of one event attribute's row | `Constraints`, `SizeC`, `FCount`, `Attrs` | `FCount` (atomic), `SubsBV` |
-//! | [`zip`] | Alg. 1 `Zip`, step S2a | subscription | `SubsBV` | `SubsBV` (reset), `Subs`, `SubsCount` |
-//! | [`move_area`] | §5 area update, one | (one thread) | its arguments | `FPos`, `SqDist` |
-//! | [`move_areas`] | §5 area update, batched | area update | the updates | `FPos`, `SqDist` |
-//! | [`match_batch`] | beyond the paper: many events per pass over the filters | filter | `BF`, `FPos`, `SqDist`, the filter's constraints, the batch | per-event subscription bit vectors, the pair count (zeroed) |
-//! | [`grid_batch`] | beyond the paper: the grid index for a batch | candidate filter near one event of the batch | the event, the candidate list, the filter's tables and constraints | per-event subscription bit vectors, the pair count (zeroed) |
-//! | [`zip_batch`] | beyond the paper: `Zip` of a batch | 32-subscription word of one event | the bit vectors | (event, subscription) pairs |
-//! | [`grid_match`] | beyond the paper: grid-indexed matching | candidate filter near the event | the filter's tables and constraints | `SubsBV`, `Subs` |
-//! | [`grid_reset`] | beyond the paper: reset after [`grid_match`] | matched subscription | `Subs` | `SubsBV`, the next counter |
-//! | [`match_latency`] | beyond the paper: S1a + S1b + content in one launch, nothing copied | filter | `BF`, `Areas` ([`PackedArea`]), header in the launch parameters, the event in mapped host memory (blocks with a hit) | `SubsSeq`, the list in mapped host memory, the counters |
-//! | [`grid_latency`] | beyond the paper: [`grid_match`] in one launch, nothing copied | candidate filter near the event | as [`match_latency`], plus the candidate list | as [`match_latency`] |
-//! | [`move_areas_packed`] | beyond the paper: [`move_areas`] with the packed areas | area update | the updates | `Areas`, `FPos`, `SqDist` |
-//! | [`unpack_areas`] | beyond the paper: `FPos`, `SqDist` from the packed areas | filter | `Areas` | `FPos`, `SqDist` |
-//! | [`clcb_persistent`] | beyond the paper: [`match_latency`] as a persistent kernel fed through a ring in mapped host memory; area moves and subscription switches through the same ring | filter (grid-stride) | the request (shared), `BF`, `Areas`, the filter's constraints, `SubsOff` | `SubsSeq`, the list, `Areas`, `SubsOff`, the answer in mapped host memory |
+//! | [`loc()`] | Alg. 1 `Loc`, steps S1a + S1b | filter | `BF`, `FPos`, `SqDist`, `InputBF`, `InputPos` | `FCount` (one byte per run), `SubsCount` |
+//! | [`cont()`] | CCM's Alg. 1, step S2 | constraint of one event attribute's row | `Constraints`, `SizeC`, `FCount`, `Attrs` | `FCount` (atomic), `SubsBV` |
+//! | [`zip()`] | Alg. 1 `Zip`, step S2a | subscription | `SubsBV` | `SubsBV` (reset), `Subs`, `SubsCount` |
+//! | [`move_area()`] | §5 area update, one | (one thread) | its arguments | `FPos`, `SqDist` |
+//! | [`move_areas()`] | §5 area update, batched | area update | the updates | `FPos`, `SqDist` |
+//! | [`match_batch()`] | beyond the paper: many events per pass over the filters | filter | `BF`, `FPos`, `SqDist`, the filter's constraints, the batch | per-event subscription bit vectors, the pair count (zeroed) |
+//! | [`grid_batch()`] | beyond the paper: the grid index for a batch | candidate filter near one event of the batch | the event, the candidate list, the filter's tables and constraints | per-event subscription bit vectors, the pair count (zeroed) |
+//! | [`zip_batch()`] | beyond the paper: `Zip` of a batch | 32-subscription word of one event | the bit vectors | (event, subscription) pairs |
+//! | [`grid_match()`] | beyond the paper: grid-indexed matching | candidate filter near the event | the filter's tables and constraints | `SubsBV`, `Subs` |
+//! | [`grid_reset()`] | beyond the paper: reset after [`grid_match()`] | matched subscription | `Subs` | `SubsBV`, the next counter |
+//! | [`match_latency()`] | beyond the paper: S1a + S1b + content in one launch, nothing copied | filter | `BF`, `Areas` ([`PackedArea`]), header in the launch parameters, the event in mapped host memory (blocks with a hit) | `SubsSeq`, the list in mapped host memory, the counters |
+//! | [`grid_latency()`] | beyond the paper: [`grid_match()`] in one launch, nothing copied | candidate filter near the event | as [`match_latency()`], plus the candidate list | as [`match_latency()`] |
+//! | [`move_areas_packed()`] | beyond the paper: [`move_areas()`] with the packed areas | area update | the updates | `Areas`, `FPos`, `SqDist` |
+//! | [`unpack_areas()`] | beyond the paper: `FPos`, `SqDist` from the packed areas | filter | `Areas` | `FPos`, `SqDist` |
+//! | [`clcb_persistent()`] | beyond the paper: [`match_latency()`] as a persistent kernel fed through a ring in mapped host memory; area moves and subscription switches through the same ring | filter (grid-stride) | the request (shared), `BF`, `Areas`, the filter's constraints, `SubsOff` | `SubsSeq`, the list, `Areas`, `SubsOff`, the answer in mapped host memory |
 //!
 //! Device tables shared with the host are `#[repr(C)]` and `bytemuck::Pod` on the host.
-//! All of them live in global memory; only [`cont`] (the event attribute, `shInput` in
-//! CCM), [`match_batch`] (the batch's event headers) and the low-latency kernels (the
+//! The kernels beyond the paper take the filter tables as one `#[repr(C)]` parameter
+//! struct, [`Filters`], and their per-event or per-batch inputs as [`Candidates`],
+//! [`LatencyEvent`] and [`Batch`]: by value, in the kernel's parameter space, like the
+//! positional parameters they replace. Mapped host memory is never in a struct: it
+//! stays a parameter of its own (`input`, `out`), so that the launch knows the kernel
+//! uses it.
+//! All of them live in global memory; only [`cont()`] (the event attribute, `shInput` in
+//! CCM), [`match_batch()`] (the batch's event headers) and the low-latency kernels (the
 //! event) use shared memory; the low-latency kernels also read the event from, and
 //! write their results into, page-locked host memory mapped into the device.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
+// Every unsafe operation of a helper sits in an `unsafe` block that says, in its
+// `// SAFETY:` comment, which bound or host guarantee keeps it in range.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 use gpu_kernels::prelude::*;
+use gpu_kernels::{DevPtr, DevPtrMut, KernelStruct};
 
 /// A 2-D point, CUDA's `float2`: an element of `FPos` (§4.3) and `InputPos`.
 #[repr(C)]
@@ -113,8 +124,8 @@ pub struct DevConstraint {
     pub op: u16,
     /// `KIND_*`.
     pub kind: u16,
-    /// In the name-major table of [`cont`]: the filter (`FilterId`). In the filter-major
-    /// table of [`match_batch`]: the `Constraints` row of the constraint's name.
+    /// In the name-major table of [`cont()`]: the filter (`FilterId`). In the filter-major
+    /// table of [`match_batch()`]: the `Constraints` row of the constraint's name.
     pub tag: u32,
     /// The value: `i64` or `f64` bits, or a string's [`str_bits`] in the constraint
     /// string pool. 16 bytes in all.
@@ -143,7 +154,7 @@ pub struct AreaMove {
 /// Beyond the paper: one filter's area as one 16-byte record, `FPos[f]` and `SqDist[f]`
 /// side by side (the paper keeps them in two tables, Fig. 2a), so that moving an area is
 /// one copy of 16 bytes. The low-latency kernels read this table; the paper's tables are
-/// refreshed from it ([`unpack_areas`]) before a kernel that reads them.
+/// refreshed from it ([`unpack_areas()`]) before a kernel that reads them.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(
@@ -182,7 +193,9 @@ pub fn bf_includes(input_bf: u32, filter_bf: u32) -> bool {
 unsafe fn bytes_eq(p: *const u8, q: *const u8, n: u32) -> bool {
     let mut i = 0usize;
     while i < n as usize {
-        if *p.add(i) != *q.add(i) {
+        // SAFETY: `i < n`, and `p` and `q` point at `n` readable bytes each (this fn's
+        // contract).
+        if unsafe { *p.add(i) != *q.add(i) } {
             return false;
         }
         i += 1;
@@ -235,8 +248,8 @@ pub fn cmp_int_float(a: i64, v: f64) -> i32 {
 /// an operator that does not apply to the type.
 ///
 /// # Safety
-/// `cstr` must hold the constraint's string bytes where `c.bits` says and `astr` the
-/// attribute's where `a_bits` says.
+/// When both are strings, `cstr` must hold the constraint's string bytes where `c.bits`
+/// says (offset, length) and `astr` the attribute's where `a_bits` says.
 #[inline(always)]
 pub unsafe fn sat(
     c: &DevConstraint,
@@ -253,28 +266,38 @@ pub unsafe fn sat(
     }
     if c_is_str {
         let (c_len, a_len) = ((c.bits >> 32) as u32, (a_bits >> 32) as u32);
-        let cv = cstr.add(c.bits as u32 as usize);
-        let av = astr.add(a_bits as u32 as usize);
-        return match c.op as u32 {
-            OP_EQ => c_len == a_len && bytes_eq(cv, av, c_len),
-            OP_NE => !(c_len == a_len && bytes_eq(cv, av, c_len)),
-            OP_PREFIX => c_len <= a_len && bytes_eq(cv, av, c_len),
-            OP_SUFFIX => c_len <= a_len && bytes_eq(cv, av.add((a_len - c_len) as usize), c_len),
-            OP_SUBSTR => {
-                if c_len > a_len {
-                    return false;
+        // SAFETY: both values are strings: the constraint's `c_len` bytes start at offset
+        // `c.bits` of `cstr` and the attribute's `a_len` bytes at offset `a_bits` of
+        // `astr` (this fn's contract). Every comparison below reads `c_len` bytes of the
+        // constraint's and `c_len` bytes of the attribute's starting at most
+        // `a_len - c_len` bytes in (each arm checks `c_len <= a_len` first, or compares
+        // only equal lengths): all inside the two strings.
+        unsafe {
+            let cv = cstr.add(c.bits as u32 as usize);
+            let av = astr.add(a_bits as u32 as usize);
+            return match c.op as u32 {
+                OP_EQ => c_len == a_len && bytes_eq(cv, av, c_len),
+                OP_NE => !(c_len == a_len && bytes_eq(cv, av, c_len)),
+                OP_PREFIX => c_len <= a_len && bytes_eq(cv, av, c_len),
+                OP_SUFFIX => {
+                    c_len <= a_len && bytes_eq(cv, av.add((a_len - c_len) as usize), c_len)
                 }
-                let mut start = 0u32;
-                while start + c_len <= a_len {
-                    if bytes_eq(cv, av.add(start as usize), c_len) {
-                        return true;
+                OP_SUBSTR => {
+                    if c_len > a_len {
+                        return false;
                     }
-                    start += 1;
+                    let mut start = 0u32;
+                    while start + c_len <= a_len {
+                        if bytes_eq(cv, av.add(start as usize), c_len) {
+                            return true;
+                        }
+                        start += 1;
+                    }
+                    false
                 }
-                false
-            }
-            _ => false,
-        };
+                _ => false,
+            };
+        }
     }
     // -1: attribute < constraint value, 0: equal, 1: greater, 2: unordered.
     let ord: i32 = if c_kind == KIND_INT && a_kind == KIND_INT {
@@ -505,7 +528,8 @@ kernel! {
 /// `Attrs` (global memory, cached: every thread of the launch reads the same event).
 ///
 /// # Safety
-/// The pointers must hold the tables and the encoded event.
+/// `fcons` must hold the constraints `first..last`, `cstrings` their string bytes, and
+/// `event` an encoded event with `n_attrs` attributes (and its string bytes).
 #[inline(always)]
 pub unsafe fn filter_holds(
     fcons: *const DevConstraint,
@@ -515,16 +539,22 @@ pub unsafe fn filter_holds(
     event: *const u32,
     n_attrs: u32,
 ) -> bool {
-    let attrs = event.add(HEADER_WORDS) as *const DevAttr;
+    // SAFETY: the event's `Attrs` follow its `HEADER_WORDS`-word header (the encoding,
+    // this fn's contract).
+    let attrs = unsafe { event.add(HEADER_WORDS) } as *const DevAttr;
     let mut k = first;
     while k < last {
-        let con = *fcons.add(k);
+        // SAFETY: `first <= k < last`, constraints `fcons` holds (this fn's contract).
+        let con = unsafe { *fcons.add(k) };
         let mut held = false;
         let mut a = 0u32;
         while a < n_attrs {
-            let at = *attrs.add(a as usize);
+            // SAFETY: `a < n_attrs`, the event's attribute count (this fn's contract).
+            let at = unsafe { *attrs.add(a as usize) };
             if at.row == con.tag {
-                held = sat(&con, cstrings, at.kind, at.bits, event as *const u8);
+                // SAFETY: `con`'s string lies in `cstrings` and `at`'s in the event,
+                // at the offsets the host encoded (this fn's contract).
+                held = unsafe { sat(&con, cstrings, at.kind, at.bits, event as *const u8) };
                 break;
             }
             a += 1;
@@ -537,7 +567,210 @@ pub unsafe fn filter_holds(
     true
 }
 
-/// Most events of a batch ([`match_batch`] keeps their headers in shared memory).
+/// Beyond the paper: the filter tables that the kernels beyond the paper
+/// ([`match_batch()`], [`grid_batch()`], [`grid_match()`], [`match_latency()`],
+/// [`grid_latency()`]) read, as one parameter struct in the kernel's parameter space (the
+/// constant bank, read there as the positional pointers it replaces were). Fig. 2a's
+/// `BF`, `FPos` and `SqDist`; `Areas`, the same areas packed ([`PackedArea`]); each
+/// filter's own constraints, filter-major; its subscription; and the grid index's
+/// `cell_filters`.
+///
+/// `areas` is read by the low-latency kernels only and `cell_filters` by the grid
+/// kernels only: the host may leave them [`DevPtr::null`] where the engine has no
+/// such table (no low-latency state, no grid), and then launches none of those
+/// kernels.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Filters<'a> {
+    /// `BF`: each filter's Bloom filter of its constraints' names (S1a).
+    pub bf: DevPtr<'a, u32>,
+    /// `FPos`: each filter's centre of its area of relevance (S1b).
+    pub fpos: DevPtr<'a, Float2>,
+    /// `SqDist`: each filter's squared radius of its area of relevance (S1b).
+    pub sq_dist: DevPtr<'a, f32>,
+    /// `Areas`: `FPos` and `SqDist` side by side, one [`PackedArea`] per filter.
+    pub areas: DevPtr<'a, PackedArea>,
+    /// Filter `f`'s constraints are `fcons[fcons_start[f]..fcons_start[f + 1]]`
+    /// (`n + 1` entries).
+    pub fcons_start: DevPtr<'a, u32>,
+    /// The constraints, filter-major, each tagged with its name's row.
+    pub fcons: DevPtr<'a, DevConstraint>,
+    /// The string values of the constraints.
+    pub cstrings: DevPtr<'a, u8>,
+    /// Each filter's subscription (a dense index below the subscription count).
+    pub filter_sub: DevPtr<'a, u32>,
+    /// The grid index: filter indices by cell, then the list of filters kept outside
+    /// the grid ([`Candidates`] say which slots an event reads).
+    pub cell_filters: DevPtr<'a, u32>,
+    /// Number of filters.
+    pub n: u32,
+}
+
+// SAFETY: `#[repr(C)]`; device pointers and a `u32` only; `Host<'a>` differs only in
+// the lifetime.
+unsafe impl KernelStruct for Filters<'static> {
+    type Host<'a> = Filters<'a>;
+}
+
+impl Filters<'_> {
+    /// Do filter `f`'s own constraints ([`filter_holds`], filter-major table) hold for
+    /// the encoded event at `event` with `n_attrs` attributes?
+    ///
+    /// # Safety
+    /// The struct's pointers must hold the host's tables, `f < n`, and `event` must be
+    /// an encoded event with `n_attrs` attributes.
+    #[inline(always)]
+    unsafe fn holds(&self, f: usize, event: *const u32, n_attrs: u32) -> bool {
+        // SAFETY: `f < n` (this fn's contract) and `fcons_start` has `n + 1` entries.
+        let (first, last) = unsafe {
+            (
+                self.fcons_start.read(f) as usize,
+                self.fcons_start.read(f + 1) as usize,
+            )
+        };
+        // SAFETY: the host's `fcons_start` holds offsets into `fcons`, whose strings
+        // are in `cstrings`; `event` as this fn's contract says.
+        unsafe {
+            filter_holds(
+                self.fcons.ptr(),
+                first,
+                last,
+                self.cstrings.ptr(),
+                event,
+                n_attrs,
+            )
+        }
+    }
+}
+
+/// Beyond the paper: one range `[lo, hi)` of slots of the grid index's `cell_filters`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct CellRange {
+    pub lo: u32,
+    pub hi: u32,
+}
+
+/// Beyond the paper: one event's candidates in the grid index, the filters listed in
+/// four ranges of `cell_filters`: the three rows of the 3x3 grid cells around the
+/// event, and the list of filters kept outside the grid. The host chooses them so that
+/// every filter whose area can hold the event is among them. Candidate `t` is slot `t`
+/// of the four ranges taken one after another ([`Candidates::slot`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct Candidates {
+    pub ranges: [CellRange; 4],
+}
+
+// SAFETY: `#[repr(C)]`, `u32`s only, no pointers.
+unsafe impl KernelStruct for Candidates {
+    type Host<'a> = Candidates;
+}
+
+impl Candidates {
+    /// The `cell_filters` slot of candidate `t`, or `u32::MAX` past the last one. The
+    /// ranges are read with constant indices, so that a parameter struct stays in the
+    /// parameter space (a dynamic index would copy it to local memory).
+    #[inline(always)]
+    pub fn slot(&self, t: u32) -> u32 {
+        let mut t = t;
+        let s = next_slot(&mut t, self.ranges[0]);
+        if s != u32::MAX {
+            return s;
+        }
+        let s = next_slot(&mut t, self.ranges[1]);
+        if s != u32::MAX {
+            return s;
+        }
+        let s = next_slot(&mut t, self.ranges[2]);
+        if s != u32::MAX {
+            return s;
+        }
+        next_slot(&mut t, self.ranges[3])
+    }
+
+    /// How many candidates there are (the threads a launch over them needs).
+    pub fn total(&self) -> u32 {
+        self.ranges.iter().map(|r| r.hi - r.lo).sum()
+    }
+}
+
+/// Candidate `t` in range `r`: its slot, or `u32::MAX` with `t` made relative to the
+/// next range.
+#[inline(always)]
+fn next_slot(t: &mut u32, r: CellRange) -> u32 {
+    if *t < r.hi - r.lo {
+        r.lo + *t
+    } else {
+        *t -= r.hi - r.lo;
+        u32::MAX
+    }
+}
+
+/// Beyond the paper: a batch of events in global memory and where its matches go, for
+/// [`match_batch()`] and [`grid_batch()`] (then [`zip_batch()`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Batch<'a> {
+    /// The encoded events, one after another.
+    pub inputs: DevPtr<'a, u32>,
+    /// Where each event starts in `inputs` (in words).
+    pub event_word: DevPtr<'a, u32>,
+    /// Each event's [`Candidates`] ([`grid_batch()`] only).
+    pub candidates: DevPtr<'a, Candidates>,
+    /// Per event, a bit vector of `words` words: bit `s` for subscription `s`.
+    pub subs_bits: DevPtrMut<'a, u32>,
+    /// The pair count `out[0]` (zeroed by the launch for [`zip_batch()`]), then the pairs.
+    pub out: DevPtrMut<'a, u32>,
+    /// Events in the batch ([`match_batch()`]; [`grid_batch()`] has one row of blocks per
+    /// event).
+    pub n_events: u32,
+    /// Words of each event's bit vector.
+    pub words: u32,
+}
+
+// SAFETY: `#[repr(C)]`; device pointers and `u32`s only; `Host<'a>` differs only in
+// the lifetime.
+unsafe impl KernelStruct for Batch<'static> {
+    type Host<'a> = Batch<'a>;
+}
+
+/// Beyond the paper: the event of one launch of [`match_latency()`] or [`grid_latency()`],
+/// except its `Attrs` and strings (in mapped host memory), and the device state of its
+/// claims: the header (`InputBF`, `InputPos`, number of `Attrs`), the length of the
+/// encoded event, its number, `SubsSeq`, and the list's counters.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LatencyEvent<'a> {
+    /// `InputBF`, `InputPos` and the number of `Attrs`.
+    pub head: InputHeader,
+    /// Words of the encoded event (at most [`LATENCY_MAX_WORDS`]).
+    pub words: u32,
+    /// The event's number (from 1; `SubsSeq` holds 0 for "never").
+    pub seq: u32,
+    /// `SubsSeq`: the number of the last event that claimed each subscription.
+    pub subs_seq: DevPtrMut<'a, u32>,
+    /// The list counter of this event (one word).
+    pub tally: DevPtrMut<'a, u32>,
+    /// The list counter of the next event, which the launch zeroes (one word).
+    pub idle_tally: DevPtrMut<'a, u32>,
+}
+
+// SAFETY: `#[repr(C)]`; a `#[repr(C)]` header of `u32`s and `f32`s, `u32`s and device
+// pointers only; `Host<'a>` differs only in the lifetime.
+unsafe impl KernelStruct for LatencyEvent<'static> {
+    type Host<'a> = LatencyEvent<'a>;
+}
+
+/// Most events of a batch ([`match_batch()`] keeps their headers in shared memory).
 pub const MAX_BATCH: u32 = 1024;
 
 /// Shared-memory copy of one batch event's header and where its attributes start.
@@ -556,8 +789,9 @@ struct BatchEvent {
 #[derive(Clone, Copy)]
 struct Bf4([u32; 4]);
 
-/// Bytes of [`match_batch`]'s dynamic shared memory for `n_events` events: the events'
-/// `InputBF`s (a multiple of four), then their [`BatchEvent`]s.
+/// Bytes of [`match_batch()`]'s dynamic shared memory for `n_events` events: the events'
+/// `InputBF`s (a multiple of four), then their `BatchEvent`s (each event's `InputPos`,
+/// attribute count and first word: 32 bytes).
 pub const fn batch_shared_bytes(n_events: u32) -> u32 {
     4 * n_events.next_multiple_of(4) + 32 * n_events
 }
@@ -569,38 +803,25 @@ kernel! {
     /// The block first copies the batch's event headers into shared memory
     /// ([`batch_shared_bytes`]): the `InputBF`s side by side (padded to a multiple of
     /// four), then each event's `InputPos`, attribute count and where its `Attrs` start in
-    /// `inputs` (from `event_word`). Global thread 0 zeroes the pair count `out[0]` that
-    /// [`zip_batch`] then fills. Thread `id` reads its filter's `BF`, `FPos` and `SqDist`
-    /// once (coalesced) and walks the events four at a time: one 16-byte (broadcast) read
-    /// of four Bloom filters, four independent S1a tests, so that most events cost a
-    /// quarter of a shared-memory round trip. For every event passing S1a and S1b it
-    /// checks the filter's own constraints (`fcons[fcons_start[id]..fcons_start[id + 1]]`,
-    /// filter-major, each tagged with its name's row) against the event's attributes; a
-    /// filter holding all of them sets its subscription's bit in the event's bit vector
-    /// (`subs_bits[e * words ..]`, atomic or).
-    pub fn match_batch(
-        inputs: *const u32,
-        event_word: *const u32,
-        n_events: u32,
-        n: u32,
-        bf: *const u32,
-        fpos: *const Float2,
-        sq_dist: *const f32,
-        fcons_start: *const u32,
-        fcons: *const DevConstraint,
-        cstrings: *const u8,
-        filter_sub: *const u32,
-        words: u32,
-        subs_bits: *mut u32,
-        out: *mut u32,
-    ) {
+    /// `b.inputs` (from `b.event_word`). Global thread 0 zeroes the pair count `b.out[0]`
+    /// that [`zip_batch()`] then fills. Thread `id` reads its filter's `BF`, `FPos` and
+    /// `SqDist` once (coalesced) and walks the events four at a time: one 16-byte
+    /// (broadcast) read of four Bloom filters, four independent S1a tests, so that most
+    /// events cost a quarter of a shared-memory round trip. For every event passing S1a
+    /// and S1b it checks the filter's own constraints
+    /// (`fcons[fcons_start[id]..fcons_start[id + 1]]`, filter-major, each tagged with its
+    /// name's row) against the event's attributes; a filter holding all of them sets its
+    /// subscription's bit in the event's bit vector (`b.subs_bits[e * b.words ..]`,
+    /// atomic or).
+    pub fn match_batch(t: Filters<'static>, b: Batch<'static>) {
+        let (n_events, words, inputs) = (b.n_events, b.words, b.inputs.ptr());
         let padded = n_events.next_multiple_of(4);
         let bfs = dynamic_shared::<u32>();
         let events = bfs.add(padded as usize) as *mut BatchEvent;
         let mut e = thread_idx_x();
         while e < padded {
             if e < n_events {
-                let w = *event_word.add(e as usize);
+                let w = b.event_word.read(e as usize);
                 let h = *(inputs.add(w as usize) as *const InputHeader);
                 *bfs.add(e as usize) = h.bf;
                 *events.add(e as usize) =
@@ -613,18 +834,18 @@ kernel! {
         sync_threads();
         let id = global_id_x();
         if id == 0 {
-            *out = 0;
+            b.out.write(0, 0);
         }
-        if id >= n {
+        if id >= t.n {
             return;
         }
         let i = id as usize;
-        let fbf = *bf.add(i);
-        let c = *fpos.add(i);
-        let sq = *sq_dist.add(i);
-        let first = *fcons_start.add(i) as usize;
-        let last = *fcons_start.add(i + 1) as usize;
-        let sub = *filter_sub.add(i);
+        let fbf = t.bf.read(i);
+        let c = t.fpos.read(i);
+        let sq = t.sq_dist.read(i);
+        let first = t.fcons_start.read(i) as usize;
+        let last = t.fcons_start.read(i + 1) as usize;
+        let sub = t.filter_sub.read(i);
         let mut e = 0u32;
         while e < n_events {
             // The Bloom filters alone first: most events stop here.
@@ -636,9 +857,9 @@ kernel! {
                     let ev = *events.add(ek as usize);
                     if in_area(ev.pos, c, sq) {
                         let event = inputs.add(ev.word as usize);
-                        if filter_holds(fcons, first, last, cstrings, event, ev.n_attrs) {
+                        if filter_holds(t.fcons.ptr(), first, last, t.cstrings.ptr(), event, ev.n_attrs) {
                             atomic_or(
-                                subs_bits.add((ek * words + sub / 32) as usize),
+                                b.subs_bits.add((ek * words + sub / 32) as usize),
                                 1u32 << (sub % 32),
                             );
                         }
@@ -654,65 +875,38 @@ kernel! {
 kernel! {
     /// Beyond the paper: the grid index for a batch of events, one row of blocks per
     /// event (`blockIdx.y` = `e`), one thread per candidate of that event: the filters
-    /// listed in the event's four ranges of `cell_filters` (`ranges[8e..8e + 8]`, chosen
-    /// by the host as for [`grid_match`]); threads past the event's candidates stop at
-    /// once. Thread `t` takes the `t`-th candidate `f`, reads the event's header from
-    /// `inputs` (at `event_word[e]`; the same words for the whole row, cached), checks
-    /// S1a and S1b on `BF[f]`, `FPos[f]`, `SqDist[f]`, then the filter's own constraints
+    /// listed in the event's [`Candidates`] (`b.candidates[e]`, chosen by the host as for
+    /// [`grid_match()`]); threads past the event's candidates stop at once. Thread `id`
+    /// takes the `id`-th candidate `f`, reads the event's header from `b.inputs` (at
+    /// `b.event_word[e]`; the same words for the whole row, cached), checks S1a and S1b
+    /// on `BF[f]`, `FPos[f]`, `SqDist[f]`, then the filter's own constraints
     /// ([`filter_holds`], filter-major table), and a filter holding all of them sets its
-    /// subscription's bit in the event's bit vector (`subs_bits[e * words ..]`, atomic or)
-    /// for [`zip_batch`]. Thread 0 of the launch zeroes the pair count `out[0]`. A filter
-    /// listed twice (moved out of its cell) sets the same bit twice: harmless.
-    pub fn grid_batch(
-        inputs: *const u32,
-        event_word: *const u32,
-        ranges: *const u32,
-        cell_filters: *const u32,
-        bf: *const u32,
-        fpos: *const Float2,
-        sq_dist: *const f32,
-        fcons_start: *const u32,
-        fcons: *const DevConstraint,
-        cstrings: *const u8,
-        filter_sub: *const u32,
-        words: u32,
-        subs_bits: *mut u32,
-        out: *mut u32,
-    ) {
+    /// subscription's bit in the event's bit vector (`b.subs_bits[e * b.words ..]`,
+    /// atomic or) for [`zip_batch()`]. Thread 0 of the launch zeroes the pair count
+    /// `b.out[0]`. A filter listed twice (moved out of its cell) sets the same bit twice:
+    /// harmless.
+    pub fn grid_batch(t: Filters<'static>, b: Batch<'static>) {
         let e = block_idx_y();
-        let mut t = global_id_x();
-        if e == 0 && t == 0 {
-            *out = 0;
+        let id = global_id_x();
+        if e == 0 && id == 0 {
+            b.out.write(0, 0);
         }
-        let r = ranges.add(8 * e as usize);
-        let mut slot = u32::MAX;
-        let mut k = 0usize;
-        while k < 4 {
-            let (lo, hi) = (*r.add(2 * k), *r.add(2 * k + 1));
-            if t < hi - lo {
-                slot = lo + t;
-                break;
-            }
-            t -= hi - lo;
-            k += 1;
-        }
+        let slot = (*b.candidates.add(e as usize)).slot(id);
         if slot == u32::MAX {
             return;
         }
-        let f = *cell_filters.add(slot as usize) as usize;
-        let w = *event_word.add(e as usize);
-        let event = inputs.add(w as usize);
+        let f = t.cell_filters.read(slot as usize) as usize;
+        let w = b.event_word.read(e as usize);
+        let event = b.inputs.add(w as usize);
         let h = *(event as *const InputHeader);
-        if !bf_includes(h.bf, *bf.add(f)) || !in_area(h.pos, *fpos.add(f), *sq_dist.add(f)) {
+        if !bf_includes(h.bf, t.bf.read(f)) || !in_area(h.pos, t.fpos.read(f), t.sq_dist.read(f)) {
             return;
         }
-        let first = *fcons_start.add(f) as usize;
-        let last = *fcons_start.add(f + 1) as usize;
-        if !filter_holds(fcons, first, last, cstrings, event, h.n_attrs) {
+        if !t.holds(f, event, h.n_attrs) {
             return;
         }
-        let s = *filter_sub.add(f);
-        atomic_or(subs_bits.add((e * words + s / 32) as usize), 1u32 << (s % 32));
+        let s = t.filter_sub.read(f);
+        atomic_or(b.subs_bits.add((e * b.words + s / 32) as usize), 1u32 << (s % 32));
     }
 }
 
@@ -749,57 +943,37 @@ kernel! {
 
 kernel! {
     /// Beyond the paper: the grid-indexed pipeline, step 1 of 2. Instead of one thread per
-    /// filter, one thread per *candidate*: the filters listed in up to four ranges of
-    /// `cell_filters` (the three rows of the 3x3 grid cells around the event, and the list
-    /// of filters kept outside the grid), chosen by the host so that every filter whose
-    /// area can hold the event is among them. Thread `t` takes the `t`-th candidate `f`,
-    /// checks S1a and S1b as `Loc` does, then the filter's own constraints
-    /// ([`filter_holds`], filter-major table) instead of `Cont`'s counting. A matching
-    /// filter claims its subscription with `atomicExch(SubsBV[s], 1)`; the first claimer
-    /// appends `s` to `Subs` at `atomicAdd(count)`, so no `Zip` over all subscriptions is
-    /// needed. A filter listed twice (moved out of its cell) claims nothing twice.
+    /// filter, one thread per *candidate*: the filters listed in the four ranges of
+    /// `cell_filters` of `c` ([`Candidates`]: the three rows of the 3x3 grid cells around
+    /// the event, and the list of filters kept outside the grid), chosen by the host so
+    /// that every filter whose area can hold the event is among them. Thread `id` takes
+    /// the `id`-th candidate `f`, checks S1a and S1b as `Loc` does, then the filter's own
+    /// constraints ([`filter_holds`], filter-major table) instead of `Cont`'s counting. A
+    /// matching filter claims its subscription with `atomicExch(SubsBV[s], 1)`; the first
+    /// claimer appends `s` to `Subs` at `atomicAdd(count)`, so no `Zip` over all
+    /// subscriptions is needed. A filter listed twice (moved out of its cell) claims
+    /// nothing twice.
     pub fn grid_match(
+        t: Filters<'static>,
+        c: Candidates,
         input: *const u32,
-        r0: u32, r0_end: u32, r1: u32, r1_end: u32, r2: u32, r2_end: u32, r3: u32, r3_end: u32,
-        cell_filters: *const u32,
-        bf: *const u32,
-        fpos: *const Float2,
-        sq_dist: *const f32,
-        fcons_start: *const u32,
-        fcons: *const DevConstraint,
-        cstrings: *const u8,
-        filter_sub: *const u32,
         subs_bv: *mut u32,
         count: *mut u32,
         subs: *mut u32,
     ) {
-        let mut t = global_id_x();
-        let mut slot = u32::MAX;
-        let ranges = [(r0, r0_end), (r1, r1_end), (r2, r2_end), (r3, r3_end)];
-        let mut r = 0usize;
-        while r < 4 {
-            let (lo, hi) = ranges[r];
-            if t < hi - lo {
-                slot = lo + t;
-                break;
-            }
-            t -= hi - lo;
-            r += 1;
-        }
+        let slot = c.slot(global_id_x());
         if slot == u32::MAX {
             return;
         }
-        let f = *cell_filters.add(slot as usize) as usize;
+        let f = t.cell_filters.read(slot as usize) as usize;
         let head = *(input as *const InputHeader);
-        if !bf_includes(head.bf, *bf.add(f)) || !in_area(head.pos, *fpos.add(f), *sq_dist.add(f)) {
+        if !bf_includes(head.bf, t.bf.read(f)) || !in_area(head.pos, t.fpos.read(f), t.sq_dist.read(f)) {
             return;
         }
-        let first = *fcons_start.add(f) as usize;
-        let last = *fcons_start.add(f + 1) as usize;
-        if !filter_holds(fcons, first, last, cstrings, input, head.n_attrs) {
+        if !t.holds(f, input, head.n_attrs) {
             return;
         }
-        let s = *filter_sub.add(f);
+        let s = t.filter_sub.read(f);
         if atomic_exch(subs_bv.add(s as usize), 1) == 0 {
             let position = atomic_add(count, 1);
             *subs.add(position as usize) = s;
@@ -828,187 +1002,150 @@ kernel! {
 }
 
 /// Beyond the paper, the low-latency path: most words of an encoded event that
-/// [`match_latency`] and [`grid_latency`] stage in shared memory (48 KiB, the default
+/// [`match_latency()`] and [`grid_latency()`] stage in shared memory (48 KiB, the default
 /// limit, less the block's flag); longer events take the copying paths.
 pub const LATENCY_MAX_WORDS: u32 = 12_000;
 
-/// Beyond the paper, the common tail of [`match_latency`] and [`grid_latency`], run by
+/// Beyond the paper, the common tail of [`match_latency()`] and [`grid_latency()`], run by
 /// every thread of the block (it holds barriers). `hit` says the thread's filter `f`
 /// passed S1a and S1b.
 ///
-/// Dynamic shared memory: word 0 is the block's flag, the encoded event (`words` words)
-/// starts at word 4 (16-byte aligned, like the device copy of the paper's path). A block
-/// where no thread hit stops after the second barrier without touching `input`; in a
-/// block with a hit, its threads copy the event from `input` (page-locked host memory
-/// mapped into the device: one round trip over the bus per block that needs it, not one
-/// per thread) into shared memory. Each hitting thread then checks its filter's own
-/// constraints ([`filter_holds`], filter-major table) against that copy, and a filter
-/// holding all of them claims its subscription with `atomicExch(SubsSeq[s], seq)`: the
-/// one claimer that sees an older event number appends `seq << 32 | s` to the list `out`
-/// (mapped host memory) at `atomicAdd(tally, 1)`. `SubsSeq` holds event numbers instead
-/// of `SubsBV`'s flags, so nothing is reset between events.
+/// Dynamic shared memory: word 0 is the block's flag, the encoded event (`ev.words`
+/// words) starts at word 4 (16-byte aligned, like the device copy of the paper's path).
+/// A block where no thread hit stops after the second barrier without touching
+/// `input`; in a block with a hit, its threads copy the event from `input` (page-locked
+/// host memory mapped into the device: one round trip over the bus per block that needs
+/// it, not one per thread) into shared memory. Each hitting thread then checks its
+/// filter's own constraints ([`filter_holds`], filter-major table) against that copy,
+/// and a filter holding all of them claims its subscription with
+/// `atomicExch(SubsSeq[s], seq)`: the one claimer that sees an older event number
+/// appends `seq << 32 | s` to the list `out` (mapped host memory) at
+/// `atomicAdd(tally, 1)`. `SubsSeq` holds event numbers instead of `SubsBV`'s flags, so
+/// nothing is reset between events.
 ///
 /// # Safety
-/// The pointers must hold the tables, the event and room for one entry per subscription.
+/// `t` must hold the host's tables and `ev` the launch's `SubsSeq` and counter; `f < n`
+/// when `hit`; `input` must hold the encoded event (`ev.words <=`
+/// [`LATENCY_MAX_WORDS`] words, with `ev.head.n_attrs` attributes), the block's dynamic
+/// shared memory `16 + 4 * ev.words` bytes at least, and `out` one entry per
+/// subscription.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn latency_claim(
     hit: bool,
     f: usize,
+    t: &Filters,
+    ev: &LatencyEvent,
     input: *const u32,
-    words: u32,
-    n_attrs: u32,
-    fcons_start: *const u32,
-    fcons: *const DevConstraint,
-    cstrings: *const u8,
-    filter_sub: *const u32,
-    seq: u32,
-    subs_seq: *mut u32,
-    tally: *mut u32,
     out: *mut u64,
 ) {
     let sh = dynamic_shared::<u32>();
-    if thread_idx_x() == 0 {
-        *sh = 0;
+    // SAFETY: the block's flag is word 0 of the dynamic shared memory (16 bytes at
+    // least, this fn's contract): written by thread 0 before the first barrier and read
+    // after the second; between them every hitting thread stores the same value, 1.
+    unsafe {
+        if thread_idx_x() == 0 {
+            *sh = 0;
+        }
+        sync_threads();
+        if hit {
+            *sh = 1;
+        }
+        sync_threads();
+        if *sh == 0 {
+            return; // the whole block: no filter of it holds the event's names and place
+        }
     }
-    sync_threads();
-    if hit {
-        *sh = 1;
-    }
-    sync_threads();
-    if *sh == 0 {
-        return; // the whole block: no filter of it holds the event's names and place
-    }
-    let ev = sh.add(4);
-    let mut w = thread_idx_x();
-    while w < words {
-        *ev.add(w as usize) = *input.add(w as usize);
-        w += block_dim_x();
-    }
-    sync_threads();
+    // SAFETY: the shared memory holds 4 + `ev.words` words and `input` the `ev.words`
+    // words of the event (this fn's contract); each thread copies its own words.
+    let staged = unsafe {
+        let staged = sh.add(4);
+        let mut w = thread_idx_x();
+        while w < ev.words {
+            *staged.add(w as usize) = *input.add(w as usize);
+            w += block_dim_x();
+        }
+        sync_threads();
+        staged
+    };
     if !hit {
         return;
     }
-    let first = *fcons_start.add(f) as usize;
-    let last = *fcons_start.add(f + 1) as usize;
-    if !filter_holds(fcons, first, last, cstrings, ev, n_attrs) {
+    // SAFETY: `f < n` for a hit (this fn's contract); the staged copy is the whole
+    // encoded event with `ev.head.n_attrs` attributes.
+    if !unsafe { t.holds(f, staged, ev.head.n_attrs) } {
         return;
     }
-    let s = *filter_sub.add(f);
-    if atomic_exch(subs_seq.add(s as usize), seq) != seq {
-        let position = atomic_add(tally, 1);
-        *out.add(position as usize) = (u64::from(seq) << 32) | u64::from(s);
+    // SAFETY: `f < n`; the host's `filter_sub` holds subscriptions below the count of
+    // `SubsSeq` (one word each), and `out` has one entry per subscription: each
+    // subscription is listed once per event (the one claimer that sees an older
+    // number), so `position` stays below the subscription count. `SubsSeq` and `tally`
+    // are written through atomics only.
+    unsafe {
+        let s = t.filter_sub.read(f);
+        if atomic_exch(ev.subs_seq.add(s as usize), ev.seq) != ev.seq {
+            let position = atomic_add(ev.tally.ptr(), 1);
+            *out.add(position as usize) = (u64::from(ev.seq) << 32) | u64::from(s);
+        }
     }
 }
 
 kernel! {
     /// Beyond the paper: the low-latency per-event path over every filter, one launch
     /// and nothing copied. `Loc`'s steps S1a and S1b and the content check in one
-    /// kernel, one thread per filter, as [`match_batch`] does for a batch of one.
+    /// kernel, one thread per filter, as [`match_batch()`] does for a batch of one.
     ///
-    /// The event's `InputBF` and `InputPos` come in the launch parameters (`in_bf`, `x`,
-    /// `y`); its `Attrs` and strings stay in mapped host memory (`input`, `words` words)
+    /// The event's `InputBF` and `InputPos` come in the launch parameters (`ev.head`);
+    /// its `Attrs` and strings stay in mapped host memory (`input`, `ev.words` words)
     /// until a block needs them. Thread `id` reads `BF[id]` and, when the names may
-    /// match, its [`PackedArea`] (`FPos[id]` and `SqDist[id]` in one 16-byte read), then runs
-    /// [`latency_claim`]. Global thread 0 zeroes `idle_tally`, the list counter the
-    /// next event uses (CCM §4.3's duplicated structures). No `FCount`, no `Zip`.
-    pub fn match_latency(
-        in_bf: u32,
-        x: f32,
-        y: f32,
-        n_attrs: u32,
-        input: *const u32,
-        words: u32,
-        n: u32,
-        bf: *const u32,
-        areas: *const PackedArea,
-        fcons_start: *const u32,
-        fcons: *const DevConstraint,
-        cstrings: *const u8,
-        filter_sub: *const u32,
-        seq: u32,
-        subs_seq: *mut u32,
-        tally: *mut u32,
-        idle_tally: *mut u32,
-        out: *mut u64,
-    ) {
+    /// match, its [`PackedArea`] (`FPos[id]` and `SqDist[id]` in one 16-byte read), then
+    /// runs [`latency_claim`]. Global thread 0 zeroes `ev.idle_tally`, the list counter
+    /// the next event uses (CCM §4.3's duplicated structures). No `FCount`, no `Zip`.
+    pub fn match_latency(t: Filters<'static>, ev: LatencyEvent<'static>, input: *const u32, out: *mut u64) {
         let id = global_id_x();
         if id == 0 {
-            *idle_tally = 0;
+            ev.idle_tally.write(0, 0);
         }
         let i = id as usize;
-        let hit = id < n && bf_includes(in_bf, *bf.add(i)) && {
-            let a = *areas.add(i);
-            in_area(Float2 { x, y }, a.pos, a.sq_dist)
+        let hit = id < t.n && bf_includes(ev.head.bf, t.bf.read(i)) && {
+            let a = t.areas.read(i);
+            in_area(ev.head.pos, a.pos, a.sq_dist)
         };
-        latency_claim(
-            hit, i, input, words, n_attrs, fcons_start, fcons, cstrings, filter_sub, seq,
-            subs_seq, tally, out,
-        );
+        latency_claim(hit, i, &t, &ev, input, out);
     }
 }
 
 kernel! {
     /// Beyond the paper: the low-latency path of the grid index, one launch and nothing
-    /// copied. One thread per candidate as [`grid_match`] (the ranges `r0..r0_end` to
-    /// `r3..r3_end` of `cell_filters`), the event's header in the launch parameters and
-    /// the rest in mapped host memory, then [`latency_claim`]; global thread 0 zeroes
-    /// `idle_tally`. `SubsSeq` replaces `grid_reset`.
+    /// copied. One thread per candidate of `c` as [`grid_match()`], the event's header in
+    /// the launch parameters and the rest in mapped host memory, then
+    /// [`latency_claim`]; global thread 0 zeroes `ev.idle_tally`. `SubsSeq` replaces
+    /// `grid_reset`.
     pub fn grid_latency(
-        in_bf: u32,
-        x: f32,
-        y: f32,
-        n_attrs: u32,
+        t: Filters<'static>,
+        c: Candidates,
+        ev: LatencyEvent<'static>,
         input: *const u32,
-        words: u32,
-        r0: u32, r0_end: u32, r1: u32, r1_end: u32, r2: u32, r2_end: u32, r3: u32, r3_end: u32,
-        cell_filters: *const u32,
-        bf: *const u32,
-        areas: *const PackedArea,
-        fcons_start: *const u32,
-        fcons: *const DevConstraint,
-        cstrings: *const u8,
-        filter_sub: *const u32,
-        seq: u32,
-        subs_seq: *mut u32,
-        tally: *mut u32,
-        idle_tally: *mut u32,
         out: *mut u64,
     ) {
         let id = global_id_x();
         if id == 0 {
-            *idle_tally = 0;
+            ev.idle_tally.write(0, 0);
         }
-        let mut t = id;
-        let mut slot = u32::MAX;
-        let ranges = [(r0, r0_end), (r1, r1_end), (r2, r2_end), (r3, r3_end)];
-        let mut r = 0usize;
-        while r < 4 {
-            let (lo, hi) = ranges[r];
-            if t < hi - lo {
-                slot = lo + t;
-                break;
-            }
-            t -= hi - lo;
-            r += 1;
-        }
+        let slot = c.slot(id);
         let mut f = 0usize;
         let mut hit = false;
         if slot != u32::MAX {
-            f = *cell_filters.add(slot as usize) as usize;
-            hit = bf_includes(in_bf, *bf.add(f)) && {
-                let a = *areas.add(f);
-                in_area(Float2 { x, y }, a.pos, a.sq_dist)
+            f = t.cell_filters.read(slot as usize) as usize;
+            hit = bf_includes(ev.head.bf, t.bf.read(f)) && {
+                let a = t.areas.read(f);
+                in_area(ev.head.pos, a.pos, a.sq_dist)
             };
         }
-        latency_claim(
-            hit, f, input, words, n_attrs, fcons_start, fcons, cstrings, filter_sub, seq,
-            subs_seq, tally, out,
-        );
+        latency_claim(hit, f, &t, &ev, input, out);
     }
 }
 
-/// Request kinds of [`clcb_persistent`]: match an event over every filter (payload: the
+/// Request kinds of [`clcb_persistent()`]: match an event over every filter (payload: the
 /// encoded event's 32-bit words, two per 64-bit word, as the host's
 /// `Tables::encode_event` writes them).
 pub const PERSIST_EVENT: u32 = 1;
@@ -1022,7 +1159,7 @@ pub const PERSIST_SUBS: u32 = 3;
 pub const PERSIST_EVENT_GRID: u32 = 4;
 /// Words of a [`PERSIST_EVENT_GRID`] request before the event.
 pub const PERSIST_GRID_WORDS: usize = 4;
-/// Grid strides of `BF` words each thread of [`clcb_persistent`] loads before testing
+/// Grid strides of `BF` words each thread of [`clcb_persistent()`] loads before testing
 /// them (loads in flight per thread, over every filter).
 pub const PERSIST_UNROLL: usize = 8;
 
@@ -1034,7 +1171,10 @@ pub const PERSIST_UNROLL: usize = 8;
 /// `s` to `list` at `atomicAdd(tally, 1)` (at most `k` entries).
 ///
 /// # Safety
-/// The pointers must hold the tables, `f < n`, and `list` room for `k` entries.
+/// The pointers must hold the tables (`bf`, `areas`, `fcons_start`, `filter_sub`: `n`
+/// filters, `fcons_start` one more; `subs_off` and `subs_seq`: `k` subscriptions, at
+/// least every one `filter_sub` names), `f < n`, `ev` the staged event with `n_attrs`
+/// attributes, `tally` a word, and `list` room for `k` entries.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn persist_filter(
@@ -1056,26 +1196,30 @@ unsafe fn persist_filter(
     list: *mut u32,
     k: u32,
 ) {
-    if !bf_includes(in_bf, *bf.add(f)) {
+    // SAFETY: `f < n`, the length of `BF` (this fn's contract).
+    if !bf_includes(in_bf, unsafe { *bf.add(f) }) {
         return;
     }
-    persist_filter_area(
-        f,
-        ev,
-        pos,
-        n_attrs,
-        areas,
-        fcons_start,
-        fcons,
-        cstrings,
-        filter_sub,
-        subs_off,
-        seq,
-        subs_seq,
-        tally,
-        list,
-        k,
-    );
+    // SAFETY: this fn's contract is the callee's.
+    unsafe {
+        persist_filter_area(
+            f,
+            ev,
+            pos,
+            n_attrs,
+            areas,
+            fcons_start,
+            fcons,
+            cstrings,
+            filter_sub,
+            subs_off,
+            seq,
+            subs_seq,
+            tally,
+            list,
+            k,
+        )
+    };
 }
 
 /// [`persist_filter`] past the `BF` test.
@@ -1101,9 +1245,13 @@ unsafe fn persist_filter_area(
     list: *mut u32,
     k: u32,
 ) {
-    let a = areas.add(f) as *const u64;
-    let xy = volatile_load_u64(a);
-    let sq = f32::from_bits(volatile_load_u64(a.add(1)) as u32);
+    // SAFETY: `f < n`, the length of `Areas` (this fn's contract); a [`PackedArea`] is
+    // two 8-byte words, 16-byte aligned.
+    let (xy, sq_word) = unsafe {
+        let a = areas.add(f) as *const u64;
+        (volatile_load_u64(a), volatile_load_u64(a.add(1)))
+    };
+    let sq = f32::from_bits(sq_word as u32);
     let c = Float2 {
         x: f32::from_bits(xy as u32),
         y: f32::from_bits((xy >> 32) as u32),
@@ -1111,25 +1259,38 @@ unsafe fn persist_filter_area(
     if !in_area(pos, c, sq) {
         return;
     }
-    let first = *fcons_start.add(f) as usize;
-    let last = *fcons_start.add(f + 1) as usize;
-    if !filter_holds(fcons, first, last, cstrings, ev, n_attrs) {
+    // SAFETY: `f < n` and `fcons_start` has `n + 1` entries (this fn's contract).
+    let (first, last) = unsafe {
+        (
+            *fcons_start.add(f) as usize,
+            *fcons_start.add(f + 1) as usize,
+        )
+    };
+    // SAFETY: the host's `fcons_start` holds offsets into `fcons`, whose strings are in
+    // `cstrings`; `ev` is the staged event with `n_attrs` attributes (this fn's
+    // contract).
+    if !unsafe { filter_holds(fcons, first, last, cstrings, ev, n_attrs) } {
         return;
     }
-    let s = *filter_sub.add(f);
-    if volatile_load_u32(subs_off.add(s as usize)) == 0
-        && atomic_exch(subs_seq.add(s as usize), seq) != seq
-    {
-        let at = atomic_add(tally, 1);
-        if at < k {
-            volatile_store_u32(list.add(at as usize), s);
+    // SAFETY: `f < n`; `s` is a subscription `subs_off` and `subs_seq` hold (this fn's
+    // contract), `SubsSeq` and `tally` are written through atomics only, and the store
+    // into `list` is guarded by `at < k`, its length.
+    unsafe {
+        let s = *filter_sub.add(f);
+        if volatile_load_u32(subs_off.add(s as usize)) == 0
+            && atomic_exch(subs_seq.add(s as usize), seq) != seq
+        {
+            let at = atomic_add(tally, 1);
+            if at < k {
+                volatile_store_u32(list.add(at as usize), s);
+            }
         }
     }
 }
 
 kernel! {
-    /// Beyond the paper: the low-latency matching of [`match_latency`] and
-    /// [`grid_latency`] (S1a, S1b and the filter's content in one thread) as a
+    /// Beyond the paper: the low-latency matching of [`match_latency()`] and
+    /// [`grid_latency()`] (S1a, S1b and the filter's content in one thread) as a
     /// persistent kernel: the first seven parameters are the ring's
     /// ([`gpu_kernels::persist`]); one block per SM, resident for the kernel's life; each
     /// request is one round of [`gpu_kernels::persist::serve`], so area moves and
