@@ -66,6 +66,7 @@ use clcb_kernels::{AreaMove, Candidates, CellRange, DevConstraint, Float2, Packe
 use gpu_kernels::persist::{Persistent, Ring, RingConfig};
 use gpu_kernels::{Buffer, DevPtr, Device, GpuError, HostBuffer, LaunchConfig};
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Threads per block of every kernel (the paper's "usually 256").
@@ -139,15 +140,15 @@ struct BatchState {
 
 /// The constraints laid out filter-major (batched and grid modes), made on first use.
 struct FilterMajor {
-    fcons: Buffer<DevConstraint>,
-    fcons_start: Buffer<u32>,
+    fcons: Arc<Buffer<DevConstraint>>,
+    fcons_start: Arc<Buffer<u32>>,
 }
 
 /// The grid index on the device (grid mode).
 struct GridState {
     grid: Grid,
     /// `Grid::cell_filters`, with room for `capacity - members` filters on the outside list.
-    cell_filters: Buffer<u32>,
+    cell_filters: Arc<Buffer<u32>>,
     /// Current end of the outside list in `cell_filters`.
     end: usize,
     /// `[count of even events, count of odd events, Subs...]`.
@@ -224,13 +225,13 @@ pub struct Engine {
     // Fig. 2a, persistent.
     fpos: Buffer<Float2>,
     sq_dist: Buffer<f32>,
-    bf: Buffer<u32>,
+    bf: Arc<Buffer<u32>>,
     size_f: Buffer<u32>,
-    filter_sub: Buffer<u32>,
+    filter_sub: Arc<Buffer<u32>>,
     constraints: Buffer<DevConstraint>,
     row_start: Buffer<u32>,
     size_c: Buffer<u32>,
-    cstrings: Buffer<u8>,
+    cstrings: Arc<Buffer<u8>>,
     fcount: Buffer<u32>,
     subs_bv: Buffer<u32>,
     /// `SubsCount` then `Subs`.
@@ -269,17 +270,9 @@ impl Drop for Engine {
 /// A running [`clcb_kernels::clcb_persistent()`], its own device state and the requests
 /// in flight.
 struct PersistState {
-    /// Declared first: dropped (the kernel stopped) before the buffers it uses.
+    /// The kernel's handle: it owns the kernel's own `Areas`, `SubsOff`, `SubsSeq`, list
+    /// counters and lists, and a share of the engine's tables, until the kernel stops.
     run: Persistent,
-    /// The kernel's own `Areas`, `SubsOff`, `SubsSeq`, list counters and lists: held
-    /// for its life (only the kernel touches them).
-    _areas: Buffer<PackedArea>,
-    _subs_off: Buffer<u32>,
-    _subs_seq: Buffer<u32>,
-    _tally: Buffer<u32>,
-    _list: Buffer<u32>,
-    /// The list the kernel is given when there is no grid (never read).
-    _no_grid: Buffer<u32>,
     /// What each request in flight was, oldest first.
     pending: VecDeque<Pending>,
     /// Requests submitted to this kernel (it is restarted before `SubsSeq`'s 32-bit
@@ -378,13 +371,13 @@ impl Engine {
         let e = Engine {
             fpos: upload(&dev, &tables.fpos)?,
             sq_dist: upload(&dev, &tables.sq_dist)?,
-            bf: upload(&dev, &tables.bf)?,
+            bf: Arc::new(upload(&dev, &tables.bf)?),
             size_f: upload(&dev, &tables.size_f)?,
-            filter_sub: upload(&dev, &tables.filter_sub)?,
+            filter_sub: Arc::new(upload(&dev, &tables.filter_sub)?),
             constraints: upload(&dev, &tables.constraints)?,
             row_start: upload(&dev, &tables.row_start)?,
             size_c: upload(&dev, &tables.size_c)?,
-            cstrings: upload(&dev, &tables.cstrings)?,
+            cstrings: Arc::new(upload(&dev, &tables.cstrings)?),
             fcount: dev.alloc(n.max(1))?,
             subs_bv: dev.alloc(k.max(1))?,
             subs_out: dev.alloc(k + 1)?,
@@ -501,8 +494,8 @@ impl Engine {
     fn ensure_filter_major(&mut self) -> Result<(), EngineError> {
         if self.fmajor.is_none() {
             self.fmajor = Some(FilterMajor {
-                fcons: upload(&self.dev, &self.tables.fcons)?,
-                fcons_start: upload(&self.dev, &self.tables.fcons_start)?,
+                fcons: Arc::new(upload(&self.dev, &self.tables.fcons)?),
+                fcons_start: Arc::new(upload(&self.dev, &self.tables.fcons_start)?),
             });
         }
         Ok(())
@@ -523,7 +516,7 @@ impl Engine {
         };
         self.grid = Some(GridState {
             grid,
-            cell_filters,
+            cell_filters: Arc::new(cell_filters),
             end,
             out,
             parity,
@@ -1209,8 +1202,15 @@ impl Engine {
             return self.build_grid();
         }
         // The old entry stays in its cell: scanning it again is harmless (the exact
-        // test decides, and a subscription is claimed once).
-        self.dev.write(&mut g.cell_filters, g.end, &[m.filter])?;
+        // test decides, and a subscription is claimed once). Not while a persistent
+        // kernel shares the list (its moves go through the ring).
+        let cells = Arc::get_mut(&mut g.cell_filters).ok_or_else(|| {
+            EngineError::Gpu(GpuError::Persistent {
+                kernel: "clcb_persistent",
+                message: "the grid's list is written by the host while the kernel reads it".into(),
+            })
+        })?;
+        self.dev.write(cells, g.end, &[m.filter])?;
         g.end += 1;
         g.grid.home[f] = Grid::OUTSIDE;
         Ok(())
@@ -1359,32 +1359,15 @@ impl Engine {
         let subs_seq = dev.alloc::<u32>(k.max(1))?;
         let tally = dev.alloc::<u32>(2)?;
         let list = dev.alloc::<u32>(2 * k.max(1))?;
-        // Grid mode: the kernel reads and extends the grid's device list.
-        let no_grid = dev.alloc::<u32>(1)?;
+        // Grid mode: the kernel reads and extends the grid's device list (without a
+        // grid it is given a word it never reads).
         let (cells, cell_capacity) = match &self.grid {
-            Some(g) => (g.cell_filters.arg(), g.cell_filters.len() as u32),
-            None => (no_grid.arg(), 0),
+            Some(g) => (Arc::clone(&g.cell_filters), g.cell_filters.len() as u32),
+            None => (Arc::new(dev.alloc::<u32>(1)?), 0),
         };
         // The tables must be on the device before the kernel (another stream) reads them.
         dev.synchronize()?;
         let fm = self.fmajor.as_ref().expect("made above");
-        let mut args = ring.args().to_vec();
-        args.extend_from_slice(&[
-            self.n.into(),
-            self.k.into(),
-            self.bf.arg(),
-            areas.arg(),
-            fm.fcons_start.arg(),
-            fm.fcons.arg(),
-            self.cstrings.arg(),
-            self.filter_sub.arg(),
-            subs_off.arg(),
-            subs_seq.arg(),
-            tally.arg(),
-            list.arg(),
-            cells,
-            cell_capacity.into(),
-        ]);
         // One block of [`PERSIST_BLOCK`] threads per SM, over every filter and over the
         // grid's candidates alike: on an H100 (2026-11-23, stage stamps of
         // `GPU_MATCH_PERSIST_STAMPS`) four blocks of 256 per SM kept no more loads in
@@ -1398,30 +1381,30 @@ impl Engine {
             gpu_kernels::persist::shared_bytes(rc.req_words),
         );
         let blocks = dev.resident_blocks(&clcb_kernels::clcb_persistent::KERNEL, lc, per_sm)?;
-        // SAFETY: `args` are the ring's, then the parameters `clcb_persistent` declares
-        // in its order, each of its type (device buffers of the declared element types,
-        // `u32` scalars). The buffers outlive the kernel: `areas` .. `no_grid` move into
-        // the `PersistState` below, whose `run` (declared first) stops the kernel when
-        // dropped; the engine's tables and grid list are only replaced or dropped after
-        // `stop_persistent` (a grid rebuild stops the kernel first, and `Engine`'s `Drop`
-        // drops `persist` before its buffers).
-        let run = unsafe {
-            dev.launch_persistent(
-                &clcb_kernels::clcb_persistent::KERNEL,
-                lc,
-                &args,
-                ring,
-                Some(blocks),
-            )?
-        };
+        // The handle keeps `areas` .. `list` and a share of the tables and of the grid's
+        // list until the kernel has stopped: the host cannot free or write them meanwhile.
+        let run = clcb_kernels::clcb_persistent::launch_persistent(
+            dev,
+            lc,
+            ring,
+            Some(blocks),
+            self.n,
+            self.k,
+            &self.bf,
+            areas,
+            &fm.fcons_start,
+            &fm.fcons,
+            &self.cstrings,
+            &self.filter_sub,
+            subs_off,
+            subs_seq,
+            tally,
+            list,
+            cells,
+            cell_capacity,
+        )?;
         self.persist = Some(PersistState {
             run,
-            _areas: areas,
-            _subs_off: subs_off,
-            _subs_seq: subs_seq,
-            _tally: tally,
-            _list: list,
-            _no_grid: no_grid,
             pending: VecDeque::new(),
             submitted: 0,
         });
