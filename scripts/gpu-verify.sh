@@ -4,8 +4,8 @@
 #   1. scripts/gpu-session.sh check: self-tests and compute-sanitizer (memcheck, racecheck,
 #      synccheck on the self-tests; memcheck and racecheck on one quick GPU-vs-CPU
 #      experiment per paper);
-#   2. memcheck on ccm/fig5 (the CCM kernels on parameter structs) and on the persistent
-#      mode (ccm/latency, clcb/latency quick);
+#   2. memcheck on ccm/fig5 (the CCM kernels on parameter structs), memcheck and racecheck
+#      on the persistent mode (ccm/latency, clcb/latency quick);
 #   3. every experiment quick, one seed: each GPU answer checked against the CPU engines
 #      (a mismatch fails the experiment);
 #   4. the persistent mode's experiments at full size into results/ (one seed).
@@ -18,9 +18,11 @@ START=$(date +%s)
 left() { echo $((${DEADLINE_S:-570} - ($(date +%s) - START))); }
 bash scripts/gpu-session.sh check >/dev/null 2>&1
 {
-    for e in ccm/fig5 ccm/latency clcb/latency; do
-        echo "== memcheck: $e quick (gpu checked against the cpu engines)"
-        timeout 120 compute-sanitizer --tool memcheck --print-limit 20 \
+    for te in memcheck:ccm/fig5 memcheck:ccm/latency memcheck:clcb/latency \
+        racecheck:ccm/latency racecheck:clcb/latency; do
+        tool=${te%%:*} e=${te#*:}
+        echo "== $tool: $e quick (gpu checked against the cpu engines)"
+        timeout 120 compute-sanitizer --tool $tool --print-limit 20 \
             $H run ${e%/*} ${e#*/} --quick --seeds 1 --out /tmp/verify 2>&1 | grep -v "^ " | tail -4
         echo "exit ${PIPESTATUS[0]}"
     done

@@ -170,6 +170,33 @@ impl Answer {
     pub fn capacity(&self) -> u32 {
         self.cap
     }
+
+    /// Writes the `n` `u32`s at `src` as payload words `0..n.div_ceil(2)`, two to a word
+    /// (the first in the low half, a missing last one as 0), the block's threads taking
+    /// the words in turn; returns the number of words. `src` is read with volatile
+    /// loads, so it may be a list that other blocks wrote in this round (device memory)
+    /// or the block's shared memory. Every thread of the block calls it.
+    ///
+    /// # Safety
+    /// `src` must be valid for reads of `n` `u32`s.
+    #[inline(always)]
+    pub unsafe fn put_u32s(&self, src: *const u32, n: u32) -> u32 {
+        let mut w = thread_idx_x();
+        while w < n.div_ceil(2) {
+            let at = 2 * w as usize;
+            // SAFETY: `2w < n` (so `at < n`) and `at + 1 < n` checked: within `src`'s `n`.
+            let lo = unsafe { volatile_load_u32(src.add(at)) } as u64;
+            let hi = if 2 * w + 1 < n {
+                // SAFETY: as above, `at + 1 < n`.
+                unsafe { volatile_load_u32(src.add(at + 1)) as u64 }
+            } else {
+                0
+            };
+            self.put(w, lo | hi << 32);
+            w += block_dim_x();
+        }
+        n.div_ceil(2)
+    }
 }
 
 /// Bytes of dynamic shared memory that [`serve`] uses at the start of the block's

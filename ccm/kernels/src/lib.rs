@@ -878,28 +878,15 @@ kernel! {
                     }
                     sync_threads();
                     let m = *taken;
-                    let mut w = thread_idx_x();
-                    while 2 * w < m {
-                        let lo = *ids.add(2 * w as usize) as u64;
-                        let hi = if 2 * w + 1 < m { *ids.add(2 * w as usize + 1) as u64 } else { 0 };
-                        out.put(w, lo | hi << 32);
-                        w += block_dim_x();
-                    }
-                    return (m, m.div_ceil(2));
+                    // SAFETY: `m <= n_interfaces <= PERSIST_SCAN_MAX` ids in shared memory.
+                    return (m, out.put_u32s(ids, m));
                 }
                 // More than `n_interfaces` would be a bug: the host reports it; the copy
                 // stays within the list and the slot.
                 let m = volatile_load_u32(tally.add(p));
                 let n_out = if m < n_interfaces { m } else { n_interfaces };
-                let at = list.add(p * ni);
-                let mut w = thread_idx_x();
-                while 2 * w < n_out {
-                    let lo = volatile_load_u32(at.add(2 * w as usize)) as u64;
-                    let hi = if 2 * w + 1 < n_out { volatile_load_u32(at.add(2 * w as usize + 1)) as u64 } else { 0 };
-                    out.put(w, lo | hi << 32);
-                    w += block_dim_x();
-                }
-                (m, n_out.div_ceil(2))
+                // SAFETY: the round's list holds `n_interfaces >= n_out` entries.
+                (m, out.put_u32s(list.add(p * ni), n_out))
             },
         );
     }
