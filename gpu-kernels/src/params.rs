@@ -113,7 +113,7 @@ macro_rules! dev_ptr_common {
             /// A pointer to element `i` (kernel side).
             ///
             /// # Safety
-            /// As [`pointer::add`]: `i` must stay inside the buffer the pointer was made
+            /// As `pointer::add`: `i` must stay inside the buffer the pointer was made
             /// from (one past its end at most).
             #[inline(always)]
             pub unsafe fn add(self, i: usize) -> $raw {
@@ -121,19 +121,21 @@ macro_rules! dev_ptr_common {
                 unsafe { self.ptr().add(i) }
             }
 
-            /// Element `i` (kernel side).
+            /// Element `i` (kernel side): a plain load on the GPU, bounds-checked on the
+            /// emulator against the buffer's allocation, as [`prelude::load`](crate::prelude::load).
             ///
             /// # Safety
             /// `i` must index an element of the buffer the pointer was made from, and no
             /// other thread may write that element concurrently (without an atomic).
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub unsafe fn read(self, i: usize) -> T
             where
                 T: Copy,
             {
-                // SAFETY: the caller's contract: `i` is in bounds and the element is not
-                // written concurrently.
-                unsafe { *self.ptr().add(i) }
+                // SAFETY: the caller's contract: `i` is in bounds (checked on the
+                // emulator) and the element is not written concurrently.
+                unsafe { crate::prelude::load(self.ptr() as *const T, i) }
             }
         }
     };
@@ -142,16 +144,21 @@ dev_ptr_common!(DevPtr, *const T);
 dev_ptr_common!(DevPtrMut, *mut T);
 
 impl<T> DevPtrMut<'_, T> {
-    /// Writes element `i` (kernel side).
+    /// Writes element `i` (kernel side): a plain store on the GPU, bounds-checked on the
+    /// emulator, as [`prelude::store`](crate::prelude::store).
     ///
     /// # Safety
     /// `i` must index an element of the buffer the pointer was made from, and no other
     /// thread may read or write that element concurrently (without an atomic).
     #[inline(always)]
-    pub unsafe fn write(self, i: usize, v: T) {
-        // SAFETY: the caller's contract: `i` is in bounds and the element is this
-        // thread's alone.
-        unsafe { *self.ptr().add(i) = v }
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn write(self, i: usize, v: T)
+    where
+        T: Copy,
+    {
+        // SAFETY: the caller's contract: `i` is in bounds (checked on the emulator) and
+        // the element is this thread's alone.
+        unsafe { crate::prelude::store(self.ptr(), i, v) }
     }
 }
 

@@ -1,12 +1,40 @@
 //! What the emulator finds that a GPU would hide: inter-block races (seeded block order),
 //! barriers and warp operations reached from two call sites, hangs (reported within
 //! seconds, with each thread's location), out-of-bounds accesses through the prelude's
-//! `load`/`store`/`device_slice`.
+//! `load`/`store`/`device_slice` and through a parameter struct's `DevPtr::read` /
+//! `DevPtrMut::write`.
 
 use gpu_kernels::emu::{with_schedule, Schedule};
 use gpu_kernels::prelude::*;
-use gpu_kernels::{Device, GpuError, LaunchConfig};
+use gpu_kernels::{DevPtr, DevPtrMut, Device, GpuError, KernelStruct, LaunchConfig};
 use std::time::{Duration, Instant};
+
+/// The parameters of [`struct_shifted_copy`].
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct ShiftedCopy<'a> {
+    dst: DevPtrMut<'a, u32>,
+    src: DevPtr<'a, u32>,
+    n: u32,
+    shift: u32,
+}
+
+// SAFETY: `#[repr(C)]`; device pointers and integers; `Host<'a>` differs only in the
+// lifetime.
+unsafe impl KernelStruct for ShiftedCopy<'static> {
+    type Host<'a> = ShiftedCopy<'a>;
+}
+
+kernel! {
+    /// `shifted_copy` through a parameter struct: thread `i < n` writes `dst[i] =
+    /// src[i + shift]` with the struct's typed pointers.
+    fn struct_shifted_copy(p: ShiftedCopy<'static>) {
+        let i = global_id_x() as usize;
+        if i < p.n as usize {
+            p.dst.write(i, p.src.read(i + p.shift as usize));
+        }
+    }
+}
 
 kernel! {
     /// A bug: block `b > 0` assumes block `b - 1` ran before it (blocks are unordered
@@ -254,4 +282,26 @@ fn a_load_through_a_freed_buffer_is_reported() {
         )
     });
     assert!(msg.contains("lies in no device allocation"), "{msg}");
+}
+
+#[test]
+fn an_out_of_bounds_read_through_a_parameter_struct_is_reported_with_the_kernels_line() {
+    let dev = Device::emulator();
+    let src = dev.upload(&[1u32, 2, 3, 4]).unwrap();
+    let dst = dev.alloc::<u32>(4).unwrap();
+    let launch = |shift: u32| {
+        let p = ShiftedCopy {
+            dst: dst.dev_ptr_mut(),
+            src: src.dev_ptr(),
+            n: 4,
+            shift,
+        };
+        struct_shifted_copy::launch(&dev, LaunchConfig::blocks(1, 4, 0), p)
+    };
+    launch(0).unwrap();
+    assert_eq!(dev.read(&dst).unwrap(), [1, 2, 3, 4]);
+    let msg = kernel_message(launch(1));
+    assert!(msg.contains("out-of-bounds load"), "{msg}");
+    assert!(msg.contains("index 4 of 4-byte elements"), "{msg}");
+    assert!(msg.contains("emulator_checks.rs:"), "{msg}");
 }
