@@ -36,7 +36,7 @@
 
 use crate::layout::{LayoutError, SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
-use ccm_kernels::{DevAttr, DevConstraint, DevEvent};
+use ccm_kernels::{DevAttr, DevConstraint, DevEvent, EventBatch, FilterMajorTables};
 use gpu_kernels::persist::{Persistent, Ring, RingConfig};
 use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
@@ -1156,24 +1156,24 @@ impl<'d> Ccm<'d> {
             block: [block, 1, 1],
             shared_bytes: chunk * 8,
         };
-        ccm_kernels::ccm_match_batch::launch(
-            dev,
-            cfg,
-            &bt.fconstraints,
-            &bt.filter_start,
-            &d.size_f,
-            &bt.filter_sig,
-            &d.filter_iface,
-            slots,
-            &d.cpool,
-            &b.events,
-            enc.evs.len() as u32,
+        let tables = FilterMajorTables {
+            fconstraints: bt.fconstraints.dev_ptr(),
+            filter_start: bt.filter_start.dev_ptr(),
+            size_f: d.size_f.dev_ptr(),
+            filter_sig: bt.filter_sig.dev_ptr(),
+            filter_iface: d.filter_iface.dev_ptr(),
+            cpool: d.cpool.dev_ptr(),
+            n_filters: slots,
+            n_interfaces: n_if as u32,
+        };
+        let batch = EventBatch {
+            events: b.events.dev_ptr(),
+            attrs: b.attrs.dev_ptr(),
+            ebytes: b.bytes.dev_ptr(),
+            n_events: enc.evs.len() as u32,
             chunk,
-            &b.attrs,
-            &b.bytes,
-            &b.out,
-            n_if as u32,
-        )?;
+        };
+        ccm_kernels::ccm_match_batch::launch(dev, cfg, tables, batch, &b.out)?;
         Ok(())
     }
 }

@@ -219,6 +219,49 @@ unsafe fn sat(
 pub const INLINE_ATTRS: usize = 5;
 pub const INLINE_BYTES: u32 = 16;
 
+/// The filter-major tables of [`ccm_match_batch`] (beyond the paper): `FConstraints`
+/// (each filter's constraints in a row, `key` = the constraint's name row) from
+/// `FilterStart[f]`, `SizeF[f]` (0 = a free slot), `FilterSig[f]` (bit `row % 64` of each
+/// constraint's name), `InterfaceId[f]` and the string pool; `n_filters` slots, answers
+/// over `n_interfaces` interfaces.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FilterMajorTables<'a> {
+    pub fconstraints: DevPtr<'a, DevConstraint>,
+    pub filter_start: DevPtr<'a, u32>,
+    pub size_f: DevPtr<'a, u32>,
+    pub filter_sig: DevPtr<'a, u64>,
+    pub filter_iface: DevPtr<'a, u32>,
+    pub cpool: DevPtr<'a, u8>,
+    pub n_filters: u32,
+    pub n_interfaces: u32,
+}
+
+// SAFETY: `#[repr(C)]`; device pointers and integers; `Host<'a>` differs only in the
+// lifetime.
+unsafe impl KernelStruct for FilterMajorTables<'static> {
+    type Host<'a> = FilterMajorTables<'a>;
+}
+
+/// A batch of encoded events for [`ccm_match_batch`]: `n_events` events (signature,
+/// first attribute, attributes), their attributes and string bytes; `chunk` events per
+/// block row.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct EventBatch<'a> {
+    pub events: DevPtr<'a, DevEvent>,
+    pub attrs: DevPtr<'a, DevAttr>,
+    pub ebytes: DevPtr<'a, u8>,
+    pub n_events: u32,
+    pub chunk: u32,
+}
+
+// SAFETY: `#[repr(C)]`; device pointers and integers; `Host<'a>` differs only in the
+// lifetime.
+unsafe impl KernelStruct for EventBatch<'static> {
+    type Host<'a> = EventBatch<'a>;
+}
+
 /// The per-event kernels' parameters that are not the event (§4.1-§4.3): tables
 /// `Constraints` (with `RowStart`, `SizeC` and the string pool), `SizeF`,
 /// `InterfaceId`, the copies of `Count` and `Interfaces` in use, and the idle copies the
@@ -625,12 +668,9 @@ kernel! {
     }
 
     /// Batched matching (beyond the paper): events `[blockIdx.y * chunk, ..)` of the
-    /// batch against every filter, one thread per filter slot.
-    ///
-    /// Tables: `filter_start[f]`, `size_f[f]` (0 = free slot), `filter_sig[f]` (bit
-    /// `row % 64` of each constraint's name), `filter_iface[f]`, and the filter-major
-    /// `fconstraints` whose `key` is the constraint's name row. Dynamic shared memory:
-    /// the chunk's event signatures (`chunk` u64s), loaded by the block's threads.
+    /// batch `b` against every filter of `t` ([`FilterMajorTables`]), one thread per
+    /// filter slot. Dynamic shared memory: the chunk's event signatures (`chunk` u64s),
+    /// loaded by the block's threads.
     ///
     /// Thread `f`: for each event `e` of the chunk whose names include all of the
     /// filter's (signature test, exact for <= 64 names, a pre-filter above), unless its
@@ -638,61 +678,46 @@ kernel! {
     /// (global `attrs`, a few per event), evaluates `sat`, and on a full match sets
     /// `out[e * n_interfaces + InterfaceId]` (global). Counters are not needed: a thread
     /// sees the whole filter.
-    pub fn ccm_match_batch(
-        fconstraints: *const DevConstraint,
-        filter_start: *const u32,
-        size_f: *const u32,
-        filter_sig: *const u64,
-        filter_iface: *const u32,
-        n_filters: u32,
-        cpool: *const u8,
-        events: *const DevEvent,
-        n_events: u32,
-        chunk: u32,
-        attrs: *const DevAttr,
-        ebytes: *const u8,
-        out: *mut u32,
-        n_interfaces: u32,
-    ) {
+    pub fn ccm_match_batch(t: FilterMajorTables<'static>, b: EventBatch<'static>, out: *mut u32) {
         let tid = thread_idx_x();
-        let first = block_idx_y() * chunk;
-        let last = if first + chunk < n_events { first + chunk } else { n_events };
+        let first = block_idx_y() * b.chunk;
+        let last = if first + b.chunk < b.n_events { first + b.chunk } else { b.n_events };
         let sh_sig = dynamic_shared::<u64>();
         let mut k = tid;
         while first + k < last {
-            *sh_sig.add(k as usize) = (*events.add((first + k) as usize)).sig;
+            *sh_sig.add(k as usize) = b.events.read((first + k) as usize).sig;
             k += block_dim_x();
         }
         sync_threads();
-        let f = block_idx_x() * block_dim_x() + tid;
-        if f >= n_filters {
+        let f = (block_idx_x() * block_dim_x() + tid) as usize;
+        if f >= t.n_filters as usize {
             return;
         }
-        let size = *size_f.add(f as usize);
+        let size = t.size_f.read(f);
         if size == 0 {
             return;
         }
-        let fsig = *filter_sig.add(f as usize);
-        let iface = *filter_iface.add(f as usize);
-        let fc = fconstraints.add(*filter_start.add(f as usize) as usize);
+        let fsig = t.filter_sig.read(f);
+        let iface = t.filter_iface.read(f);
+        let fc = t.filter_start.read(f) as usize;
         let mut e = first;
         while e < last {
             let esig = *sh_sig.add((e - first) as usize);
-            let slot = out.add((e * n_interfaces + iface) as usize);
+            let slot = out.add((e * t.n_interfaces + iface) as usize);
             // Per-interface pruning (an atomic read: other threads may be setting it).
             if fsig & !esig == 0 && atomic_or(slot, 0) == 0 {
-                let ev = *events.add(e as usize);
+                let ev = b.events.read(e as usize);
                 let mut all = true;
                 let mut j = 0;
                 while all && j < size {
-                    let c = *fc.add(j as usize);
+                    let c = t.fconstraints.read(fc + j as usize);
                     let mut found = false;
                     let mut a = 0;
                     while a < ev.len {
-                        let at = *attrs.add((ev.start + a) as usize);
+                        let at = b.attrs.read((ev.start + a) as usize);
                         if at.row_id == c.key {
-                            let ab = if at.ty as u16 == TY_STR { ebytes.add(at.val as usize) } else { ebytes };
-                            found = sat(&c, at.ty as u16, at.val, at.str_id, at.str_len, ab, cpool);
+                            let ab = if at.ty as u16 == TY_STR { b.ebytes.add(at.val as usize) } else { b.ebytes.ptr() };
+                            found = sat(&c, at.ty as u16, at.val, at.str_id, at.str_len, ab, t.cpool.ptr());
                             break;
                         }
                         a += 1;
@@ -749,8 +774,8 @@ kernel! {
     /// `atomicMax(Interfaces[i], t)`. With at most [`PERSIST_SCAN_MAX`] interfaces that
     /// is all: the answering block lists the interfaces whose word is at least `t`
     /// (slots from a counter, in a list in shared memory past the ring's:
-    /// [`PERSIST_SHARED_EXTRA`] bytes) and answers two ids to a word. With more, the thread that finds the word below `t` marked it first and
-    /// appends `i` to a list (`atomicAdd` on `tally[r % 2]`, `list[(r % 2) *
+    /// [`PERSIST_SHARED_EXTRA`] bytes) and answers two ids to a word. With more, the
+    /// thread that finds the word below `t` marked it first and appends `i` to a list (`atomicAdd` on `tally[r % 2]`, `list[(r % 2) *
     /// n_interfaces ..]`), which the answering block copies. Nothing is reset but the
     /// idle list counter (global thread 0 zeroes `tally[1 - r % 2]`); the host restarts
     /// the kernel before the tags wrap.
