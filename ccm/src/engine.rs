@@ -3,7 +3,7 @@
 //!
 //! Per event (§4, the paper's mode, [`Ccm::match_event`]): the host selects the rows of
 //! the event's names through `Names` and fills table `Input` (one copy to the device),
-//! launches Algorithm 1 ([`ccm_kernels::ccm_match`]) once, copies `Interfaces` back:
+//! launches Algorithm 1 ([`ccm_kernels::ccm_match()`]) once, copies `Interfaces` back:
 //! one stream, one synchronisation. [`Reset::InKernel`] (§4.3, the default) alternates
 //! two copies of `Count` and `Interfaces`, the kernel zeroing the idle one;
 //! [`Reset::Memset`] zeroes the single copy with two `cudaMemset`s first (Fig. 5).
@@ -15,11 +15,11 @@
 //! synchronisation, with nothing copied either way.
 //!
 //! Batched ([`Ccm::match_batch`], beyond the paper): many events per launch of
-//! [`ccm_kernels::ccm_match_batch`], the host encoding batch `k + 1` while the device
+//! [`ccm_kernels::ccm_match_batch()`], the host encoding batch `k + 1` while the device
 //! matches batch `k`.
 //!
 //! Persistent ([`Config::persistent`], beyond the paper): the paper's matching (§4.2;
-//! round-tagged counters instead of §4.3's reset) in a persistent kernel ([`ccm_kernels::ccm_persistent`],
+//! round-tagged counters instead of §4.3's reset) in a persistent kernel ([`ccm_kernels::ccm_persistent()`],
 //! facility [`gpu_kernels::persist`]) launched once, one block per SM: the host writes
 //! each event's `Input` into a ring of slots in page-locked mapped host memory, the
 //! kernel answers into mapped host memory, and the host reads the answer when its
@@ -172,7 +172,7 @@ pub struct Timing {
 const SH_STR_MAX: u32 = 16 * 1024;
 
 /// The device copies of the tables, with their capacities (their lengths). The four
-/// that [`ccm_kernels::ccm_persistent`] reads are shared with its handle, which keeps
+/// that [`ccm_kernels::ccm_persistent()`] reads are shared with its handle, which keeps
 /// them alive (and the host from writing them: [`table_mut`]) while the kernel runs.
 struct DevTables {
     constraints: Arc<Buffer<DevConstraint>>,
@@ -238,13 +238,13 @@ pub struct Ccm<'d> {
     batch_bufs: Option<BatchBufs>,
 }
 
-/// A running [`ccm_kernels::ccm_persistent`]. Its handle owns the kernel's own device
+/// A running [`ccm_kernels::ccm_persistent()`]. Its handle owns the kernel's own device
 /// state (moved in at the launch, freed once the kernel has stopped) and a share of the
 /// tables it reads.
 struct PersistState {
     run: Persistent,
     /// Bytes of the kernel's own device state: `Count` and `Interfaces` as round-tagged
-    /// 64-bit words (see [`ccm_kernels::ccm_persistent`]), the two list counters and the
+    /// 64-bit words (see [`ccm_kernels::ccm_persistent()`]), the two list counters and the
     /// two lists.
     bytes: usize,
     /// Interfaces the answers can hold.
@@ -724,7 +724,7 @@ impl<'d> Ccm<'d> {
         Ok(out)
     }
 
-    /// Launches [`ccm_kernels::ccm_persistent`] over the current device tables, with
+    /// Launches [`ccm_kernels::ccm_persistent()`] over the current device tables, with
     /// ring slots of at least `need` words.
     fn launch_persistent(&mut self, need: usize) -> Result<(), CcmError> {
         let dev = self.dev;
