@@ -1281,10 +1281,10 @@ impl Device {
     /// which [`kernel!`](crate::kernel) generates and which calls this, keeping the
     /// arguments' buffers alive until the kernel has stopped. Its arguments are the
     /// ring's ([`Ring::args`](crate::persist::Ring::args)) then the kernel's own, and
-    /// `cfg.grid` is ignored: the grid is `blocks` blocks, or when `None` one block per SM (four on the emulator), every block resident at
-    /// once (a cooperative launch on the GPU, on a stream of its own, so that the
-    /// device's stream stays free; on the emulator, every block on its own threads,
-    /// beside the caller's). Returns the handle that feeds it; dropping the handle stops
+    /// `cfg.grid` is ignored: the grid is `blocks` blocks, or when `None` one block per
+    /// SM (four on the emulator), every block resident at once (a cooperative launch on
+    /// the GPU, on a stream of its own, so that the device's stream stays free; on the
+    /// emulator, every block on its own threads, beside the caller's). Returns the handle that feeds it; dropping the handle stops
     /// the kernel.
     ///
     /// While it runs the GPU busy-waits. Do not call [`Device::synchronize`] expecting it

@@ -51,8 +51,8 @@
 //! snapshot of the host's cache line or of the L2 sector, and writes a 16-byte aligned
 //! store to host memory in one transaction, which the host's loads see whole (the host
 //! reads a pair's tag, then its word, with an acquire load first); PTX's memory model
-//! promises it for accesses up to 8 bytes only. The paper crates check every answer of the mode
-//! against their CPU engines in the recorded runs.
+//! promises it for accesses up to 8 bytes only. The paper crates check every answer of
+//! the mode against their CPU engines in the recorded runs.
 //!
 //! With [`Ring::set_stamps`], lane 0s also write `%globaltimer` stamps of each stage of
 //! the first rounds into device memory ([`STAMP_WORDS`] per round), which the
