@@ -1563,29 +1563,23 @@ impl Engine {
                 self.drain_one(Some(&mut answers), lat)?;
             }
             let t0 = Instant::now();
-            // Grid mode: the candidate ranges (lo, hi) of the event's cells and the
-            // outside list; none means no filter can hold the event's location.
-            let mut ranges = [(0u32, 0u32); 4];
+            // Grid mode: the event's candidates; none means no filter can hold the
+            // event's location.
+            let mut candidates = None;
             let need = match r {
                 Request::Event(e) => {
                     self.words.clear();
                     self.tables.encode_event(e, &mut self.words);
                     let mut need = self.words.len().div_ceil(2);
                     if let Some(g) = &self.grid {
-                        let rows = g.grid.ranges(e.loc.x, e.loc.y);
-                        ranges = [
-                            rows[0],
-                            rows[1],
-                            rows[2],
-                            (g.grid.members() as u32, g.end as u32),
-                        ];
+                        candidates = Some(g.candidates(e.loc.x, e.loc.y));
                         need += clcb_kernels::PERSIST_GRID_WORDS;
                     }
                     need
                 }
                 _ => 0,
             };
-            let no_candidates = self.grid.is_some() && ranges.iter().all(|&(lo, hi)| hi <= lo);
+            let no_candidates = candidates.is_some_and(|c| c.total() == 0);
             let fits = self
                 .persist
                 .as_ref()
@@ -1602,18 +1596,17 @@ impl Engine {
                 Request::Event(_) => {
                     let p = self.persist.as_mut().expect("started above");
                     let words = &self.words;
-                    let (kind, at) = if self.grid.is_some() {
-                        (
+                    let (kind, at) = match candidates {
+                        Some(_) => (
                             clcb_kernels::PERSIST_EVENT_GRID,
                             clcb_kernels::PERSIST_GRID_WORDS,
-                        )
-                    } else {
-                        (clcb_kernels::PERSIST_EVENT, 0)
+                        ),
+                        None => (clcb_kernels::PERSIST_EVENT, 0),
                     };
                     p.run
                         .submit_with(kind, need, |w| {
-                            for (j, &(lo, hi)) in ranges.iter().enumerate().take(at) {
-                                w[j] = lo as u64 | (hi as u64) << 32;
+                            for (j, c) in candidates.iter().flat_map(|c| c.ranges).enumerate() {
+                                w[j] = c.lo as u64 | (c.hi as u64) << 32;
                             }
                             for (j, pair) in words.chunks(2).enumerate() {
                                 w[at + j] = pair[0] as u64

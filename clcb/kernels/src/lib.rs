@@ -655,6 +655,20 @@ pub struct CellRange {
     pub hi: u32,
 }
 
+impl CellRange {
+    /// Its number of slots (none when `hi <= lo`).
+    #[inline(always)]
+    pub fn len(&self) -> u32 {
+        self.hi.saturating_sub(self.lo)
+    }
+
+    /// Whether it holds no slot.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Beyond the paper: one event's candidates in the grid index, the filters listed in
 /// four ranges of `cell_filters`: the three rows of the 3x3 grid cells around the
 /// event, and the list of filters kept outside the grid. The host chooses them so that
@@ -699,7 +713,7 @@ impl Candidates {
 
     /// How many candidates there are (the threads a launch over them needs).
     pub fn total(&self) -> u32 {
-        self.ranges.iter().map(|r| r.hi - r.lo).sum()
+        self.ranges.iter().map(CellRange::len).sum()
     }
 }
 
@@ -707,10 +721,10 @@ impl Candidates {
 /// next range.
 #[inline(always)]
 fn next_slot(t: &mut u32, r: CellRange) -> u32 {
-    if *t < r.hi - r.lo {
+    if *t < r.len() {
         r.lo + *t
     } else {
-        *t -= r.hi - r.lo;
+        *t -= r.len();
         u32::MAX
     }
 }
@@ -1412,30 +1426,27 @@ kernel! {
                     }
                     return;
                 }
-                // The candidates: ranges [lo, hi) of `cell_filters`, one after another.
+                // The candidates: the request's four ranges of `cell_filters`.
+                let range = |i: usize| {
+                    let lh = *w.add(i);
+                    CellRange { lo: lh as u32, hi: (lh >> 32) as u32 }
+                };
+                let c = Candidates { ranges: [range(0), range(1), range(2), range(3)] };
+                let total = c.total();
                 let mut t = gid;
-                let mut range = 0usize;
-                let mut base = 0u32;
-                while range < PERSIST_GRID_WORDS {
-                    let lh = *w.add(range);
-                    let (lo, hi) = (lh as u32, (lh >> 32) as u32);
-                    let len = hi.saturating_sub(lo);
-                    while t < base + len {
-                        let slot = lo + (t - base);
-                        if slot < cell_capacity {
-                            let f = volatile_load_u32(cell_filters.add(slot as usize));
-                            if f < n {
-                                persist_filter(
-                                    f as usize, ev, in_bf, pos, n_attrs, bf, areas, fcons_start,
-                                    fcons, cstrings, filter_sub, subs_off, seq, subs_seq, tally_p,
-                                    list_p, k,
-                                );
-                            }
+                while t < total {
+                    let slot = c.slot(t);
+                    if slot < cell_capacity {
+                        let f = volatile_load_u32(cell_filters.add(slot as usize));
+                        if f < n {
+                            persist_filter(
+                                f as usize, ev, in_bf, pos, n_attrs, bf, areas, fcons_start,
+                                fcons, cstrings, filter_sub, subs_off, seq, subs_seq, tally_p,
+                                list_p, k,
+                            );
                         }
-                        t += stride;
                     }
-                    base += len;
-                    range += 1;
+                    t += stride;
                 }
             },
             |r, out| {
