@@ -3,7 +3,8 @@
 //! Modules, in the order data flows through them:
 //! - [`model`]: events, constraints, filters, interfaces (§3);
 //! - [`io`]: users' JSON Lines files -> model, with line-numbered errors;
-//! - [`workload`]: Table 1's parameters and a seeded generator;
+//! - [`workload`]: Table 1's parameters and a seeded generator, and (beyond the paper)
+//!   the REIN / HEM literature's dense model of range predicates;
 //! - [`layout`]: model -> the device tables of Fig. 2 (Names, Constraints, SizeC,
 //!   Filters, Interfaces);
 //! - [`engine`]: the matcher on a `gpu_kernels::Device` (GPU or emulator).

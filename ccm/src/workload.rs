@@ -14,6 +14,29 @@
 //!   suffix of one (1 to all of its letters), a `substr` one an infix of one;
 //! - operators are drawn with the weights of [`Params::numeric_ops`] and
 //!   [`Params::string_ops`] (Table 1: 25% each of `= != > <` and `= != substr prefix`).
+//!
+//! Beyond the paper, [`DenseParams`] and [`generate_dense`] give the "dense" model of the
+//! REIN / HEM literature (Shi & Qian's HEM benchmark, DASFAA 2022, after Qian et al.'s
+//! REIN): `d` numeric names (20), every filter a conjunction of range predicates on
+//! distinct names, every event a value for many of the names. The choices:
+//! - names are `n0 .. n{names-1}`; a filter has `k` distinct names, `k` uniform in
+//!   [`DenseParams::predicates_per_filter`] (1-5), the names uniform without repetition;
+//! - each predicate is a range `lo <= name <= hi` written as two constraints on the same
+//!   name, `name >= lo` and `name <= hi` (integer values): its width `hi - lo` is uniform
+//!   in `0..=max_width * domain` (a fifth of the domain at most), `lo` uniform in the
+//!   values where the range fits the domain `0..domain`;
+//! - an event carries `m` distinct names, `m` uniform in
+//!   [`DenseParams::names_per_event`], the names uniform without repetition, each with an
+//!   integer value uniform in `0..domain`;
+//! - with [`DenseParams::interfaces`] `None` each filter is its own interface (filter `i`
+//!   is interface `i`: the answers are per subscription, as in the REIN / HEM papers);
+//!   with `Some(m)` filter `i` goes to interface `i % m` (so each interface has
+//!   `filters / m` filters, give or take one).
+//!
+//! A predicate holds for a value with probability about `max_width / 2` (0.1), so with
+//! all 20 names in the event a filter of `k` predicates matches with probability about
+//! `0.1^k`: about 2% of the filters on average over `k` in 1-5, the match rate of the
+//! REIN / HEM benchmarks; with 4 names per event far fewer filters have all their names.
 
 use crate::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
 use rand::distributions::{Distribution, WeightedIndex};
@@ -103,6 +126,16 @@ pub enum WorkloadError {
     Ops(&'static str),
     #[error("Zipf exponent {0} must be positive and finite")]
     Zipf(f64),
+    #[error("{what}: {max} distinct names asked of only {names}")]
+    TooFewNames {
+        what: &'static str,
+        max: usize,
+        names: usize,
+    },
+    #[error("max_width {0} is not within 0..=1")]
+    Width(f64),
+    #[error("{filters} filters, one interface each: more than interface ids can number")]
+    TooManyInterfaces { filters: usize },
 }
 
 /// Subscriptions and events of one seed.
@@ -360,6 +393,181 @@ fn constraint(g: &mut Gen, p: &Params, name: usize) -> Constraint {
     }
 }
 
+/// The "dense" model of the REIN / HEM literature (see the module docs): numeric names,
+/// range predicates, events carrying many names. `DenseParams::default()` is its usual
+/// setting at 100k filters, one interface per filter, 3-5 names per event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DenseParams {
+    /// Number of events (1000).
+    pub events: usize,
+    /// Number of filters (100,000).
+    pub filters: usize,
+    /// Number of interfaces: `None` (the default), one per filter (filter `i` is
+    /// interface `i`); `Some(m)`, filter `i` goes to interface `i % m`.
+    pub interfaces: Option<usize>,
+    /// Number of names, `d` (20).
+    pub names: usize,
+    /// Names carried per event, min-max (3-5).
+    pub names_per_event: (usize, usize),
+    /// Range predicates per filter, each on its own name, min-max (1-5).
+    pub predicates_per_filter: (usize, usize),
+    /// Values are integers in `0..domain` (1,000,000).
+    pub domain: i64,
+    /// The widest range, as a share of the domain, 0..=1 (0.2).
+    pub max_width: f64,
+}
+
+impl Default for DenseParams {
+    fn default() -> Self {
+        DenseParams {
+            events: 1000,
+            filters: 100_000,
+            interfaces: None,
+            names: 20,
+            names_per_event: (3, 5),
+            predicates_per_filter: (1, 5),
+            domain: 1_000_000,
+            max_width: 0.2,
+        }
+    }
+}
+
+impl DenseParams {
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), WorkloadError> {
+        for (what, (min, max)) in [
+            ("names_per_event", self.names_per_event),
+            ("predicates_per_filter", self.predicates_per_filter),
+        ] {
+            if min > max {
+                return Err(WorkloadError::Range { what, min, max });
+            }
+            if max > self.names {
+                return Err(WorkloadError::TooFewNames {
+                    what,
+                    max,
+                    names: self.names,
+                });
+            }
+        }
+        if self.predicates_per_filter.0 == 0 {
+            return Err(WorkloadError::Zero("predicates_per_filter min"));
+        }
+        if self.names == 0 {
+            return Err(WorkloadError::Zero("names"));
+        }
+        if self.domain < 1 {
+            return Err(WorkloadError::Zero("domain"));
+        }
+        if self.interfaces == Some(0) {
+            return Err(WorkloadError::Zero("interfaces"));
+        }
+        if self.interfaces.is_none() && self.filters > u32::MAX as usize {
+            return Err(WorkloadError::TooManyInterfaces {
+                filters: self.filters,
+            });
+        }
+        if !(0.0..=1.0).contains(&self.max_width) {
+            return Err(WorkloadError::Width(self.max_width));
+        }
+        Ok(())
+    }
+
+    /// The interface of filter `i`.
+    fn interface(&self, i: usize) -> InterfaceId {
+        InterfaceId(match self.interfaces {
+            None => i as u32,
+            Some(m) => (i % m) as u32,
+        })
+    }
+}
+
+/// Filters generated from one ChaCha stream by [`generate_dense`] (the streams, not the
+/// threads, fix the workload).
+const DENSE_CHUNK: usize = 16_384;
+
+/// Generates the dense workload of `p` for `seed` (same inputs, same workload, whatever
+/// the number of threads): filters in chunks of 16,384, chunk `j` from ChaCha stream
+/// `j + 1` of the seed, in parallel; events from stream 0.
+///
+/// ```
+/// use ccm::workload::{generate_dense, DenseParams};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let p = DenseParams {
+///     events: 10,
+///     filters: 500,
+///     names_per_event: (20, 20),
+///     ..DenseParams::default()
+/// };
+/// let w = generate_dense(&p, 42)?;
+/// assert_eq!(w.subscriptions.len(), 500);
+/// assert!(w.events.iter().all(|e| e.len() == 20));
+/// assert_eq!(w, generate_dense(&p, 42)?); // deterministic per seed
+/// assert!(generate_dense(&DenseParams { max_width: 2.0, ..p }, 42).is_err());
+/// # Ok(()) }
+/// ```
+pub fn generate_dense(p: &DenseParams, seed: u64) -> Result<Workload, WorkloadError> {
+    p.validate()?;
+    let names: Vec<String> = (0..p.names).map(|i| format!("n{i}")).collect();
+    let widest = (p.max_width * p.domain as f64).floor() as i64;
+    let widest = widest.clamp(0, p.domain - 1);
+    let rng_of = |stream: u64| {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        rng.set_stream(stream);
+        rng
+    };
+    let chunks: Vec<Vec<Subscription>> = (0..p.filters.div_ceil(DENSE_CHUNK))
+        .into_par_iter()
+        .map(|j| {
+            let mut rng = rng_of(1 + j as u64);
+            let first = j * DENSE_CHUNK;
+            (first..p.filters.min(first + DENSE_CHUNK))
+                .map(|i| {
+                    let (lo_k, hi_k) = p.predicates_per_filter;
+                    let k = rng.gen_range(lo_k..=hi_k);
+                    let mut constraints = Vec::with_capacity(2 * k);
+                    for n in rand::seq::index::sample(&mut rng, p.names, k) {
+                        let width = rng.gen_range(0..=widest);
+                        let lo = rng.gen_range(0..p.domain - width);
+                        for (op, v) in [(Op::Ge, lo), (Op::Le, lo + width)] {
+                            constraints.push(Constraint {
+                                name: names[n].clone(),
+                                op,
+                                value: Value::Int(v),
+                            });
+                        }
+                    }
+                    Subscription {
+                        interface: p.interface(i),
+                        filter: Filter { constraints },
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let subscriptions: Vec<Subscription> = chunks.into_iter().flatten().collect();
+    let mut rng = rng_of(0);
+    let events = (0..p.events)
+        .map(|_| {
+            let m = rng.gen_range(p.names_per_event.0..=p.names_per_event.1);
+            let mut picked = rand::seq::index::sample(&mut rng, p.names, m).into_vec();
+            picked.sort_unstable();
+            let attrs = picked
+                .into_iter()
+                .map(|n| Attribute {
+                    name: names[n].clone(),
+                    value: Value::Int(rng.gen_range(0..p.domain)),
+                })
+                .collect();
+            Event::new(attrs).expect("distinct names, no NaN")
+        })
+        .collect();
+    Ok(Workload {
+        subscriptions,
+        events,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,5 +666,157 @@ mod tests {
             0
         )
         .is_err());
+    }
+
+    fn dense() -> DenseParams {
+        DenseParams {
+            events: 50,
+            filters: 40_000,
+            ..DenseParams::default()
+        }
+    }
+
+    #[test]
+    fn dense_same_seed_same_workload_other_seed_other_workload() {
+        let p = DenseParams {
+            filters: 2 * DENSE_CHUNK + 7,
+            ..dense()
+        };
+        let a = generate_dense(&p, 5).unwrap();
+        assert_eq!(a, generate_dense(&p, 5).unwrap());
+        // The same on one thread as on the pool's many: streams, not threads.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        assert_eq!(a, pool.install(|| generate_dense(&p, 5)).unwrap());
+        assert_ne!(a, generate_dense(&p, 6).unwrap());
+    }
+
+    #[test]
+    fn dense_filters_are_ranges_on_distinct_names_and_events_carry_distinct_names() {
+        let p = DenseParams {
+            names_per_event: (4, 6),
+            ..dense()
+        };
+        let w = generate_dense(&p, 1).unwrap();
+        assert_eq!(w.subscriptions.len(), p.filters);
+        assert_eq!(w.events.len(), p.events);
+        let widest = (p.max_width * p.domain as f64) as i64;
+        let mut ks = [0usize; 6];
+        for (i, s) in w.subscriptions.iter().enumerate() {
+            assert_eq!(s.interface, InterfaceId(i as u32));
+            s.filter.validate().unwrap();
+            let c = &s.filter.constraints;
+            assert_eq!(c.len() % 2, 0);
+            let k = c.len() / 2;
+            assert!((1..=5).contains(&k), "{k} predicates");
+            ks[k] += 1;
+            let mut seen = Vec::new();
+            for pair in c.chunks(2) {
+                let (ge, le) = (&pair[0], &pair[1]);
+                assert_eq!(ge.name, le.name);
+                assert!(!seen.contains(&ge.name));
+                seen.push(ge.name.clone());
+                assert!((ge.op, le.op) == (Op::Ge, Op::Le));
+                let (Value::Int(lo), Value::Int(hi)) = (&ge.value, &le.value) else {
+                    panic!("integer bounds")
+                };
+                assert!(0 <= *lo && lo <= hi && *hi < p.domain && hi - lo <= widest);
+            }
+        }
+        // Every size of filter occurs, each about a fifth of the time.
+        for k in 1..=5 {
+            assert!(ks[k] > p.filters / 6, "{ks:?}");
+        }
+        for e in &w.events {
+            assert!((4..=6).contains(&e.len()));
+            for a in e.attributes() {
+                let Value::Int(v) = a.value else {
+                    panic!("integer values")
+                };
+                assert!((0..p.domain).contains(&v));
+                assert!(a.name[1..].parse::<usize>().unwrap() < p.names);
+            }
+        }
+    }
+
+    /// With all 20 names in the event, about 2% of the filters match (the REIN / HEM
+    /// benchmarks' rate); with 3-5 names about a fifth of that.
+    #[test]
+    fn dense_match_rate_with_every_name_is_about_two_percent() {
+        let rate = |names_per_event| {
+            let p = DenseParams {
+                names_per_event,
+                ..dense()
+            };
+            let w = generate_dense(&p, 3).unwrap();
+            let matched: usize = w
+                .events
+                .iter()
+                .map(|e| {
+                    w.subscriptions
+                        .iter()
+                        .filter(|s| s.filter.constraints.iter().all(|c| holds(c, e)))
+                        .count()
+                })
+                .sum();
+            matched as f64 / (w.events.len() * w.subscriptions.len()) as f64
+        };
+        let all = rate((20, 20));
+        assert!((0.012..0.035).contains(&all), "{all}");
+        assert!(rate((3, 5)) < all / 3.0);
+    }
+
+    fn holds(c: &Constraint, e: &Event) -> bool {
+        let Some(a) = e.attributes().iter().find(|a| a.name == c.name) else {
+            return false;
+        };
+        match (&a.value, &c.value, c.op) {
+            (Value::Int(v), Value::Int(x), Op::Ge) => v >= x,
+            (Value::Int(v), Value::Int(x), Op::Le) => v <= x,
+            _ => unreachable!("dense constraints are integer ranges"),
+        }
+    }
+
+    #[test]
+    fn dense_interfaces_go_round_robin_and_bad_parameters_are_refused() {
+        let p = DenseParams {
+            filters: 25,
+            interfaces: Some(10),
+            ..dense()
+        };
+        let w = generate_dense(&p, 2).unwrap();
+        for (i, s) in w.subscriptions.iter().enumerate() {
+            assert_eq!(s.interface, InterfaceId((i % 10) as u32));
+        }
+        for bad in [
+            DenseParams {
+                interfaces: Some(0),
+                ..p.clone()
+            },
+            DenseParams {
+                predicates_per_filter: (0, 3),
+                ..p.clone()
+            },
+            DenseParams {
+                names_per_event: (5, 3),
+                ..p.clone()
+            },
+            DenseParams {
+                names_per_event: (3, 21),
+                ..p.clone()
+            },
+            DenseParams {
+                max_width: -0.1,
+                ..p.clone()
+            },
+            DenseParams {
+                domain: 0,
+                ..p.clone()
+            },
+        ] {
+            assert!(generate_dense(&bad, 0).is_err(), "{bad:?}");
+        }
     }
 }
