@@ -34,11 +34,8 @@
 //! One event runs on one thread; [`ContentIndex::match_parallel`] spreads the events over
 //! the rayon pool it runs in (all cores by default), each thread with its own scratch.
 
-use crate::sff::{cmp_num, Num};
-use ccm::model::{Event, InterfaceId, ModelError, Op, Subscription, Value};
-use std::cmp::Ordering;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use crate::compiled::{FastMap, Matched, Names, Tests};
+use ccm::model::{Event, InterfaceId, ModelError, Subscription};
 
 /// Why the index cannot be built.
 #[derive(Debug, thiserror::Error)]
@@ -52,42 +49,6 @@ pub enum IndexError {
     #[error("subscription {index}: more than {max} filters, constraints or string bytes in total", max = u32::MAX - 1)]
     TooLarge { index: usize },
 }
-
-/// A multiply-rotate hash (FxHash-like) for the small keys of the index: names and
-/// partition keys. Not resistant to chosen keys, which a matcher's own build does not face.
-#[derive(Default, Clone, Copy)]
-struct Fast(u64);
-
-const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl Hasher for Fast {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-            self.write_u64(w);
-        }
-        let mut last = [0u8; 8];
-        let tail = chunks.remainder();
-        last[..tail.len()].copy_from_slice(tail);
-        self.write_u64(u64::from_le_bytes(last) ^ (tail.len() as u64) << 56);
-    }
-    #[inline]
-    fn write_u64(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
-    }
-    #[inline]
-    fn write_u8(&mut self, b: u8) {
-        self.write_u64(b as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
-    }
-}
-
-type FastMap<Key, V> = HashMap<Key, V, BuildHasherDefault<Fast>>;
 
 /// The names a filter or event has, one bit per name number mod 128.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -114,21 +75,6 @@ impl Sig {
     }
 }
 
-/// A constraint's value, compiled: a number, or a string in the index's byte arena.
-#[derive(Clone, Copy, Debug)]
-enum Val {
-    Num(Num),
-    Str { at: u32, len: u32 },
-}
-
-/// A compiled constraint: name number, operator, value.
-#[derive(Clone, Copy, Debug)]
-struct Test {
-    name: u32,
-    op: Op,
-    val: Val,
-}
-
 /// The partition key of a pair of name numbers (`a <= b`).
 #[inline(always)]
 fn key(a: u32, b: u32) -> u64 {
@@ -139,15 +85,13 @@ fn key(a: u32, b: u32) -> u64 {
 /// compiled constraints in partition order.
 #[derive(Debug, Clone, Default)]
 pub struct ContentIndex {
-    names: FastMap<Box<str>, u32>,
+    names: Names,
     /// Partition key -> its filters, `start..end` in partition order.
     parts: FastMap<u64, (u32, u32)>,
     sig: Vec<Sig>,
     iface: Vec<u32>,
-    /// Filter `f`'s constraints are `tests[test_at[f]..test_at[f + 1]]`.
-    test_at: Vec<u32>,
-    tests: Vec<Test>,
-    bytes: Vec<u8>,
+    /// The filters' constraints, in partition order.
+    tests: Tests,
     /// Dense interface index -> user's id.
     interfaces: Vec<InterfaceId>,
 }
@@ -156,9 +100,9 @@ pub struct ContentIndex {
 #[derive(Debug, Clone, Default)]
 pub struct Scratch {
     /// Name number -> 1 + the event attribute's index (0: the event lacks the name).
-    slot: Vec<u32>,
-    ids: Vec<u32>,
-    matched: Vec<bool>,
+    pub(crate) slot: Vec<u32>,
+    pub(crate) ids: Vec<u32>,
+    pub(crate) matched: Matched,
 }
 
 impl ContentIndex {
@@ -180,10 +124,7 @@ impl ContentIndex {
                 .filter
                 .constraints
                 .iter()
-                .map(|c| {
-                    let next = ix.names.len() as u32;
-                    *ix.names.entry(c.name.as_str().into()).or_insert(next)
-                })
+                .map(|c| ix.names.intern(c.name.as_str()))
                 .collect();
             ids.sort_unstable();
             ids.dedup();
@@ -207,7 +148,6 @@ impl ContentIndex {
             .collect();
         let mut order: Vec<u32> = (0..subs.len() as u32).collect();
         order.sort_by_key(|&f| keys[f as usize]);
-        ix.test_at.push(0);
         for (at, &f) in order.iter().enumerate() {
             let f = f as usize;
             let s = &subs[f];
@@ -225,33 +165,16 @@ impl ContentIndex {
                     .iter()
                     .fold(Sig::default(), |g, &id| g.or(Sig::of(id))),
             );
-            for c in &s.filter.constraints {
-                let val = match &c.value {
-                    Value::Str(x) => {
-                        let at = ix.bytes.len();
-                        ix.bytes.extend_from_slice(x.as_bytes());
-                        if ix.bytes.len() >= u32::MAX as usize {
-                            return Err(IndexError::TooLarge { index: f });
-                        }
-                        Val::Str {
-                            at: at as u32,
-                            len: x.len() as u32,
-                        }
-                    }
-                    v => Val::Num(Num::of(v).expect("a number")),
-                };
-                ix.tests.push(Test {
-                    name: ix.names[c.name.as_str()],
-                    op: c.op,
-                    val,
-                });
-            }
-            if ix.tests.len() >= u32::MAX as usize {
-                return Err(IndexError::TooLarge { index: f });
-            }
-            ix.test_at.push(ix.tests.len() as u32);
+            ix.tests
+                .push(&s.filter.constraints, &ix.names)
+                .map_err(|_| IndexError::TooLarge { index: f })?;
         }
         Ok(ix)
+    }
+
+    /// The names' numbering (the value index numbers them the same way).
+    pub(crate) fn names(&self) -> &Names {
+        &self.names
     }
 
     /// Number of filters indexed.
@@ -264,7 +187,7 @@ impl ContentIndex {
         Scratch {
             slot: vec![0; self.names.len()],
             ids: Vec::new(),
-            matched: vec![false; self.interfaces.len()],
+            matched: Matched::new(self.interfaces.len()),
         }
     }
 
@@ -275,21 +198,30 @@ impl ContentIndex {
 
     /// [`ContentIndex::match_event`] reusing `scratch` (one per thread).
     pub fn match_event_with(&self, e: &Event, scratch: &mut Scratch) -> Vec<InterfaceId> {
-        if scratch.slot.len() != self.names.len() || scratch.matched.len() != self.interfaces.len()
+        if scratch.slot.len() != self.names.len()
+            || scratch.matched.flag.len() != self.interfaces.len()
         {
             *scratch = self.scratch();
         }
         let Scratch { slot, ids, matched } = scratch;
-        let attrs = e.attributes();
-        ids.clear();
-        let mut esig = Sig::default();
-        for (k, a) in attrs.iter().enumerate() {
-            if let Some(&id) = self.names.get(a.name.as_str()) {
-                slot[id as usize] = k as u32 + 1;
-                ids.push(id);
-                esig = esig.or(Sig::of(id));
-            }
+        self.names.slots(e, slot, ids);
+        let out = self.match_numbered(e.attributes(), slot, ids, matched);
+        for &id in ids.iter() {
+            slot[id as usize] = 0;
         }
+        out
+    }
+
+    /// The match of an event whose names are numbered (`slot`, `ids`: as
+    /// `Names::slots` fills them; `ids` is sorted here).
+    pub(crate) fn match_numbered(
+        &self,
+        attrs: &[ccm::model::Attribute],
+        slot: &[u32],
+        ids: &mut [u32],
+        matched: &mut Matched,
+    ) -> Vec<InterfaceId> {
+        let esig = ids.iter().fold(Sig::default(), |g, &id| g.or(Sig::of(id)));
         ids.sort_unstable();
         let mut left = self.interfaces.len();
         'pairs: for i in 0..ids.len() {
@@ -301,11 +233,11 @@ impl ContentIndex {
                     if !self.sig[f].within(esig) {
                         continue;
                     }
-                    let iface = self.iface[f] as usize;
-                    if matched[iface] || !self.satisfies(f, attrs, slot) {
+                    let iface = self.iface[f];
+                    if matched.has(iface) || !self.tests.satisfies(f, attrs, slot) {
                         continue;
                     }
-                    matched[iface] = true;
+                    matched.set(iface);
                     left -= 1;
                     if left == 0 {
                         break 'pairs;
@@ -313,61 +245,7 @@ impl ContentIndex {
                 }
             }
         }
-        for &id in ids.iter() {
-            slot[id as usize] = 0;
-        }
-        let mut out: Vec<InterfaceId> = Vec::new();
-        for (m, &id) in matched.iter_mut().zip(&self.interfaces) {
-            if *m {
-                out.push(id);
-                *m = false;
-            }
-        }
-        out.sort_unstable();
-        out
-    }
-
-    /// Whether every constraint of filter `f` holds on the event (`slot`: its table).
-    #[inline]
-    fn satisfies(&self, f: usize, attrs: &[ccm::model::Attribute], slot: &[u32]) -> bool {
-        let tests = &self.tests[self.test_at[f] as usize..self.test_at[f + 1] as usize];
-        tests.iter().all(|t| {
-            let s = slot[t.name as usize];
-            s != 0 && self.holds(t, &attrs[s as usize - 1].value)
-        })
-    }
-
-    /// Whether constraint `t` holds on value `v` (the typing rules of `ccm::model`).
-    #[inline]
-    fn holds(&self, t: &Test, v: &Value) -> bool {
-        match (t.val, v) {
-            (Val::Num(k), Value::Int(_) | Value::Float(_)) => {
-                let x = Num::of(v).expect("a number");
-                let o = cmp_num(x, k);
-                match t.op {
-                    Op::Eq => o == Ordering::Equal,
-                    Op::Ne => o != Ordering::Equal,
-                    Op::Lt => o == Ordering::Less,
-                    Op::Gt => o == Ordering::Greater,
-                    Op::Le => o != Ordering::Greater,
-                    Op::Ge => o != Ordering::Less,
-                    _ => false,
-                }
-            }
-            (Val::Str { at, len }, Value::Str(x)) => {
-                let k = &self.bytes[at as usize..(at + len) as usize];
-                let x = x.as_bytes();
-                match t.op {
-                    Op::Eq => x == k,
-                    Op::Ne => x != k,
-                    Op::Prefix => x.starts_with(k),
-                    Op::Suffix => x.ends_with(k),
-                    Op::Substr => k.is_empty() || x.windows(k.len()).any(|w| w == k),
-                    _ => false,
-                }
-            }
-            _ => false,
-        }
+        matched.take(&self.interfaces)
     }
 
     /// Matches every event on the threads of the rayon pool it runs in (all cores by
@@ -385,16 +263,13 @@ impl ContentIndex {
         fn vec<T>(v: &Vec<T>) -> usize {
             v.capacity() * std::mem::size_of::<T>()
         }
-        let names: usize = self.names.keys().map(|k| k.len()).sum::<usize>()
-            + self.names.capacity() * (std::mem::size_of::<(Box<str>, u32)>() + 1);
+        let names = self.names.heap_bytes();
         let parts = self.parts.capacity() * (std::mem::size_of::<(u64, (u32, u32))>() + 1);
         names
             + parts
             + vec(&self.sig)
             + vec(&self.iface)
-            + vec(&self.test_at)
-            + vec(&self.tests)
-            + vec(&self.bytes)
+            + self.tests.heap_bytes()
             + vec(&self.interfaces)
     }
 }
@@ -402,7 +277,7 @@ impl ContentIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ccm::model::{Constraint, Filter};
+    use ccm::model::{Constraint, Filter, Op, Value};
 
     fn sub(iface: u32, cs: &[(&str, Op, Value)]) -> Subscription {
         Subscription {
@@ -465,17 +340,5 @@ mod tests {
             ContentIndex::build(&[bad]),
             Err(IndexError::Model { index: 0, .. })
         ));
-    }
-
-    #[test]
-    fn the_hasher_separates_names_that_differ_in_length_or_in_the_last_bytes() {
-        let h = |s: &str| {
-            let mut f = Fast::default();
-            f.write(s.as_bytes());
-            f.finish()
-        };
-        assert_ne!(h("n1"), h("n10"));
-        assert_ne!(h("abcdefgh"), h("abcdefgh\0"));
-        assert_ne!(h(""), h("\0"));
     }
 }

@@ -5,6 +5,8 @@
 //! | --- | --- | --- |
 //! | [`sff`] | SFF-like counting matcher (Carzaniga & Wolf 2003) | CCM, CLCB "with location" |
 //! | [`content_index`] | pivot-partitioned boolean-expression index (after OpIndex, VLDB 2014; BE-Tree, SIGMOD 2011) | CCM: the strong CPU yardstick |
+//! | [`hybrid_index`] | the value index (REIN/HEM class) and the content index, chosen per event | CCM: the strongest CPU yardstick |
+//! | [`value_index`] | value bitsets with verification (after REIN, INFOCOM 2014; TAMA, INFOCOM 2013; HEM, DASFAA 2022) | CCM: events with many names |
 //! | [`rtree`] | R*-tree (rstar) location filter + content check | CLCB |
 //! | [`yfilter`] | YFilter-like shared NFA (Diao et al. 2003) | XML twig filtering |
 //! | [`ddm`] | brute force, grid and sort-based DDM matching | DDM region matching |
@@ -45,11 +47,15 @@
 //! ```
 
 #[cfg(feature = "ccm")]
+mod compiled;
+#[cfg(feature = "ccm")]
 pub mod content_index;
 #[cfg(feature = "ddm")]
 pub mod ddm;
 #[cfg(feature = "ddm")]
 mod ddm_kit;
+#[cfg(feature = "ccm")]
+pub mod hybrid_index;
 #[cfg(feature = "ddm")]
 pub mod itm;
 #[cfg(feature = "clcb")]
@@ -60,5 +66,7 @@ pub mod sbm;
 pub mod sff;
 #[cfg(feature = "clcb")]
 pub mod sff_location;
+#[cfg(feature = "ccm")]
+pub mod value_index;
 #[cfg(feature = "xml")]
 pub mod yfilter;

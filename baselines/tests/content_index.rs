@@ -1,4 +1,4 @@
-//! Issue 15's content index against the SFF-like matcher and a trivial brute force
+//! The CCM indexes (content, value, hybrid) against the SFF-like matcher and a trivial brute force
 //! (every constraint of every filter checked directly) on random inputs with every
 //! operator and type and the typing edge cases (empty strings, prefixes / suffixes /
 //! substrings equal to or longer than the value, int/float comparisons at 2^53 and at
@@ -7,7 +7,9 @@
 //! collisions), one event at a time and on 1 to 4 threads; and on a Table 1 workload.
 
 use baselines::content_index::ContentIndex;
+use baselines::hybrid_index::HybridIndex;
 use baselines::sff::Sff;
+use baselines::value_index::{Cuts, ValueIndex};
 use ccm::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
 use proptest::prelude::*;
 
@@ -95,12 +97,43 @@ fn many_names() -> Vec<String> {
     (0..300).map(|i| format!("n{i}")).collect()
 }
 
-/// The index, SFF and brute force agree on every event, one at a time and in parallel
-/// on 1 to 4 threads.
+/// The same subscriptions, each its own interface (answers per subscription).
+fn one_interface_each(subs: Vec<Subscription>) -> Vec<Subscription> {
+    subs.into_iter()
+        .enumerate()
+        .map(|(i, s)| Subscription {
+            interface: InterfaceId(1000 - i as u32),
+            ..s
+        })
+        .collect()
+}
+
+/// The indexes (content, value with one cut per 1 and per 3 bounds, hybrid), SFF and
+/// brute force agree on every event, one at a time and in parallel on 1 to 4 threads.
 fn agree(subs: &[Subscription], events: &[Event]) -> Result<(), TestCaseError> {
     let ix = ContentIndex::build(subs).unwrap();
     let sff = Sff::build(subs).unwrap();
+    let dense = ValueIndex::build_with(
+        subs,
+        Cuts {
+            run: 1,
+            max: 1000,
+            budget: 1 << 20,
+        },
+    )
+    .unwrap();
+    let sparse = ValueIndex::build_with(
+        subs,
+        Cuts {
+            run: 3,
+            max: 2,
+            budget: 1 << 20,
+        },
+    )
+    .unwrap();
+    let hybrid = HybridIndex::build(subs).unwrap();
     let mut scratch = ix.scratch();
+    let (mut s1, mut s2, mut s3) = (dense.scratch(), sparse.scratch(), hybrid.scratch());
     let want: Vec<Vec<InterfaceId>> = events.iter().map(|e| brute(subs, e)).collect();
     for (e, w) in events.iter().zip(&want) {
         prop_assert_eq!(&sff.match_event(e), w, "sff, event {:?}", e);
@@ -110,7 +143,31 @@ fn agree(subs: &[Subscription], events: &[Event]) -> Result<(), TestCaseError> {
             "index, event {:?}",
             e
         );
+        prop_assert_eq!(
+            &dense.match_event_with(e, &mut s1),
+            w,
+            "value index (every cut), event {:?}",
+            e
+        );
+        prop_assert_eq!(
+            &sparse.match_event_with(e, &mut s2),
+            w,
+            "value index (2 cuts), event {:?}",
+            e
+        );
+        prop_assert_eq!(
+            &hybrid.match_event_with(e, &mut s3),
+            w,
+            "hybrid, event {:?}",
+            e
+        );
     }
+    prop_assert_eq!(
+        &dense.match_parallel(events),
+        &want,
+        "value index in parallel"
+    );
+    prop_assert_eq!(&hybrid.match_parallel(events), &want, "hybrid in parallel");
     for threads in 1..=4 {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -135,6 +192,14 @@ proptest! {
         events in prop::collection::vec(event(few_names(), 0..5), 1..8),
     ) {
         agree(&subs, &events)?;
+    }
+
+    #[test]
+    fn indexes_equal_sff_and_brute_force_with_one_interface_per_filter(
+        subs in subscriptions(few_names(), 1..5, 0..60),
+        events in prop::collection::vec(event(few_names(), 0..5), 1..8),
+    ) {
+        agree(&one_interface_each(subs), &events)?;
     }
 
     #[test]
@@ -181,4 +246,37 @@ fn substring_occurring_twice_counts_once_and_filters_need_every_name() {
     let e =
         Event::from_pairs([("s", Value::Str("abab".into())), ("t", Value::Float(-0.0))]).unwrap();
     assert_eq!(ix.match_event(&e), vec![InterfaceId(1)]);
+}
+
+#[test]
+fn indexes_equal_sff_on_dense_workloads_with_one_and_with_ten_interfaces() {
+    // The REIN/HEM model at a small size: 20 numeric names, 1-5 range predicates per
+    // filter, events carrying 3-5, 10 or all 20 names.
+    for interfaces in [None, Some(10)] {
+        for names_per_event in [(3, 5), (10, 10), (20, 20)] {
+            let p = ccm::workload::DenseParams {
+                events: 60,
+                filters: 3000,
+                interfaces,
+                names_per_event,
+                ..ccm::workload::DenseParams::default()
+            };
+            let w = ccm::workload::generate_dense(&p, 5).unwrap();
+            let sff = Sff::build(&w.subscriptions).unwrap();
+            let want = sff.match_parallel(&w.events);
+            assert!(want.iter().any(|m| !m.is_empty()), "some events match");
+            let value = ValueIndex::build(&w.subscriptions).unwrap();
+            let hybrid = HybridIndex::build(&w.subscriptions).unwrap();
+            let mut s = hybrid.scratch();
+            for (e, want) in w.events.iter().zip(&want) {
+                assert_eq!(
+                    &value.match_event(e),
+                    want,
+                    "{interfaces:?} {names_per_event:?}"
+                );
+                assert_eq!(&hybrid.match_event_with(e, &mut s), want);
+            }
+            assert_eq!(hybrid.match_parallel(&w.events), want);
+        }
+    }
 }

@@ -1,0 +1,95 @@
+//! One core, per event: the name index, the value index and the hybrid on the dense
+//! workloads (REIN/HEM model: 20 numeric names, 1-5 range predicates per filter; one
+//! interface per filter and 10 interfaces) and on Table 1's default scenario (uniform
+//! and Zipf names), with the hybrid's choices. The measurements behind the cost model's
+//! constants in `baselines::hybrid_index`.
+//!
+//!     cargo run --release -p baselines --example ccm_value_index [filters]
+
+use baselines::content_index::ContentIndex;
+use baselines::hybrid_index::{Choice, HybridIndex};
+use baselines::value_index::ValueIndex;
+use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params};
+use ccm::{Event, InterfaceId};
+use std::time::Instant;
+
+fn per_event_us(events: &[Event], mut f: impl FnMut(&Event) -> Vec<InterfaceId>) -> (f64, usize) {
+    let t0 = Instant::now();
+    let mut n = 0;
+    let mut matches = 0;
+    while n < events.len() || t0.elapsed().as_secs_f64() < 0.5 {
+        matches += f(&events[n % events.len()]).len();
+        n += 1;
+    }
+    (
+        t0.elapsed().as_secs_f64() * 1e6 / n as f64,
+        matches / n.max(1),
+    )
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let filters: usize = std::env::args()
+        .nth(1)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(100_000);
+    let mut cases = Vec::new();
+    for (label, interfaces) in [("dense", None), ("dense10", Some(10))] {
+        for x in [(3, 5), (10, 10), (20, 20)] {
+            let p = DenseParams {
+                events: 200,
+                filters,
+                interfaces,
+                names_per_event: x,
+                ..DenseParams::default()
+            };
+            cases.push((format!("{label} {x:?}"), generate_dense(&p, 1)?));
+        }
+    }
+    for (label, dist) in [
+        ("table1", NameDist::Uniform),
+        ("table1 zipf", NameDist::Zipf(1.0)),
+    ] {
+        let p = Params {
+            events: 200,
+            name_dist: dist,
+            ..Params::default()
+        };
+        cases.push((label.to_string(), generate(&p, 1)?));
+    }
+    println!("workload | names index us | value index us | hybrid us | hybrid chose values | answers per event");
+    let only = std::env::var("ONLY").unwrap_or_default();
+    for (label, w) in cases.iter().filter(|(l, _)| l.starts_with(&only)) {
+        let ci = ContentIndex::build(&w.subscriptions)?;
+        let vi = ValueIndex::build(&w.subscriptions)?;
+        let hi = HybridIndex::build(&w.subscriptions)?;
+        let mut cs = ci.scratch();
+        let (c_us, m) = per_event_us(&w.events, |e| ci.match_event_with(e, &mut cs));
+        let mut vs = vi.scratch();
+        let (v_us, _) = per_event_us(&w.events, |e| vi.match_event_with(e, &mut vs));
+        let mut hs = hi.scratch();
+        let (h_us, _) = per_event_us(&w.events, |e| hi.match_event_with(e, &mut hs));
+        let chose = w
+            .events
+            .iter()
+            .filter(|e| hi.match_choosing(e, &mut hs).1 == Choice::Values)
+            .count();
+        for e in w.events.iter().take(50) {
+            assert_eq!(
+                vi.match_event_with(e, &mut vs),
+                ci.match_event_with(e, &mut cs)
+            );
+        }
+        println!(
+            "{label} | {c_us:.2} | {v_us:.2} | {h_us:.2} | {chose}/{} | {m} | value MB {:.1}, name MB {:.1}",
+            w.events.len(),
+            vi.heap_bytes() as f64 / 1e6,
+            ci.heap_bytes() as f64 / 1e6
+        );
+        println!(
+            "    hybrid's timings (names, name index ns, value index ns): {:?}",
+            hi.timings()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,275 @@
+//! Filters compiled for direct evaluation, shared by the CCM indexes
+//! ([`crate::content_index`], [`crate::value_index`]): names numbered by a fast hash map,
+//! each constraint as `(name number, operator, value)` with string values in one byte
+//! arena, and the typing rules of `ccm::model` with SFF's exact integer/float order
+//! ([`crate::sff::cmp_num`]).
+
+use crate::sff::{cmp_num, Num};
+use ccm::model::{Attribute, Constraint, Event, Op, Value};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A multiply-rotate hash (FxHash-like) for the small keys of the indexes: names and
+/// partition keys. Not resistant to chosen keys, which a matcher's own build does not face.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fast(u64);
+
+const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl Hasher for Fast {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            self.write_u64(w);
+        }
+        let mut last = [0u8; 8];
+        let tail = chunks.remainder();
+        last[..tail.len()].copy_from_slice(tail);
+        self.write_u64(u64::from_le_bytes(last) ^ (tail.len() as u64) << 56);
+    }
+    #[inline]
+    fn write_u64(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+    }
+    #[inline]
+    fn write_u8(&mut self, b: u8) {
+        self.write_u64(b as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 29)
+    }
+}
+
+pub(crate) type FastMap<Key, V> = HashMap<Key, V, BuildHasherDefault<Fast>>;
+
+/// Names numbered in the order they are first seen.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Names(FastMap<Box<str>, u32>);
+
+impl Names {
+    /// The number of `name`, numbering it if it is new.
+    pub(crate) fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.0.get(name) {
+            return id;
+        }
+        let id = self.0.len() as u32;
+        self.0.insert(name.into(), id);
+        id
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, name: &str) -> Option<u32> {
+        self.0.get(name).copied()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.0.keys().map(|k| k.len()).sum::<usize>()
+            + self.0.capacity() * (std::mem::size_of::<(Box<str>, u32)>() + 1)
+    }
+
+    /// Fills `slot` (name number -> 1 + the attribute's index) and `ids` (the event's
+    /// numbered names, unsorted) from `e`'s attributes; names never seen are skipped.
+    #[inline]
+    pub(crate) fn slots(&self, e: &Event, slot: &mut [u32], ids: &mut Vec<u32>) {
+        ids.clear();
+        for (k, a) in e.attributes().iter().enumerate() {
+            if let Some(id) = self.get(a.name.as_str()) {
+                slot[id as usize] = k as u32 + 1;
+                ids.push(id);
+            }
+        }
+    }
+}
+
+/// A constraint's value, compiled: a number, or a string in the byte arena.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Val {
+    Num(Num),
+    Str { at: u32, len: u32 },
+}
+
+/// A compiled constraint: name number, operator, value.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Test {
+    pub(crate) name: u32,
+    pub(crate) op: Op,
+    pub(crate) val: Val,
+}
+
+/// Compiled filters: filter `f`'s constraints are `tests[at[f]..at[f + 1]]`.
+#[derive(Debug, Clone)]
+pub(crate) struct Tests {
+    at: Vec<u32>,
+    tests: Vec<Test>,
+    bytes: Vec<u8>,
+}
+
+impl Default for Tests {
+    fn default() -> Self {
+        Tests {
+            at: vec![0],
+            tests: Vec::new(),
+            bytes: Vec::new(),
+        }
+    }
+}
+
+/// The arena or the constraint table outgrew `u32` offsets.
+#[derive(Debug)]
+pub(crate) struct TooLarge;
+
+impl Tests {
+    /// Appends a filter of `constraints` (their names numbered in `names`).
+    pub(crate) fn push(
+        &mut self,
+        constraints: &[Constraint],
+        names: &Names,
+    ) -> Result<(), TooLarge> {
+        for c in constraints {
+            let val = match &c.value {
+                Value::Str(x) => {
+                    let at = self.bytes.len();
+                    self.bytes.extend_from_slice(x.as_bytes());
+                    if self.bytes.len() >= u32::MAX as usize {
+                        return Err(TooLarge);
+                    }
+                    Val::Str {
+                        at: at as u32,
+                        len: x.len() as u32,
+                    }
+                }
+                v => Val::Num(Num::of(v).expect("a number")),
+            };
+            self.tests.push(Test {
+                name: names
+                    .get(c.name.as_str())
+                    .expect("numbered before compiling"),
+                op: c.op,
+                val,
+            });
+        }
+        if self.tests.len() >= u32::MAX as usize {
+            return Err(TooLarge);
+        }
+        self.at.push(self.tests.len() as u32);
+        Ok(())
+    }
+
+    /// Whether every constraint of filter `f` holds on the event (`slot`: its table).
+    #[inline]
+    pub(crate) fn satisfies(&self, f: usize, attrs: &[Attribute], slot: &[u32]) -> bool {
+        let tests = &self.tests[self.at[f] as usize..self.at[f + 1] as usize];
+        tests.iter().all(|t| {
+            let s = slot[t.name as usize];
+            s != 0 && self.holds(t, &attrs[s as usize - 1].value)
+        })
+    }
+
+    /// Whether constraint `t` holds on value `v` (the typing rules of `ccm::model`).
+    #[inline]
+    pub(crate) fn holds(&self, t: &Test, v: &Value) -> bool {
+        match (t.val, v) {
+            (Val::Num(k), Value::Int(_) | Value::Float(_)) => {
+                let x = Num::of(v).expect("a number");
+                let o = cmp_num(x, k);
+                match t.op {
+                    Op::Eq => o == Ordering::Equal,
+                    Op::Ne => o != Ordering::Equal,
+                    Op::Lt => o == Ordering::Less,
+                    Op::Gt => o == Ordering::Greater,
+                    Op::Le => o != Ordering::Greater,
+                    Op::Ge => o != Ordering::Less,
+                    _ => false,
+                }
+            }
+            (Val::Str { at, len }, Value::Str(x)) => {
+                let k = &self.bytes[at as usize..(at + len) as usize];
+                let x = x.as_bytes();
+                match t.op {
+                    Op::Eq => x == k,
+                    Op::Ne => x != k,
+                    Op::Prefix => x.starts_with(k),
+                    Op::Suffix => x.ends_with(k),
+                    Op::Substr => k.is_empty() || x.windows(k.len()).any(|w| w == k),
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.at.capacity() * 4
+            + self.tests.capacity() * std::mem::size_of::<Test>()
+            + self.bytes.capacity()
+    }
+}
+
+/// Matched interfaces of one event, collected per matched filter: a flag per interface
+/// and the list of those set, so that neither the answer nor the reset scans every
+/// interface (with a million interfaces that scan would cost more than the matching).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Matched {
+    pub(crate) flag: Vec<bool>,
+    pub(crate) list: Vec<u32>,
+}
+
+impl Matched {
+    pub(crate) fn new(interfaces: usize) -> Matched {
+        Matched {
+            flag: vec![false; interfaces],
+            list: Vec::new(),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn has(&self, i: u32) -> bool {
+        self.flag[i as usize]
+    }
+
+    #[inline(always)]
+    pub(crate) fn set(&mut self, i: u32) {
+        self.flag[i as usize] = true;
+        self.list.push(i);
+    }
+
+    /// The users' ids of the matched interfaces, ascending; clears the set.
+    pub(crate) fn take(&mut self, ids: &[ccm::model::InterfaceId]) -> Vec<ccm::model::InterfaceId> {
+        let mut out: Vec<_> = self
+            .list
+            .iter()
+            .map(|&i| {
+                self.flag[i as usize] = false;
+                ids[i as usize]
+            })
+            .collect();
+        self.list.clear();
+        out.sort_unstable();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hasher_separates_names_that_differ_in_length_or_in_the_last_bytes() {
+        let h = |s: &str| {
+            let mut f = Fast::default();
+            f.write(s.as_bytes());
+            f.finish()
+        };
+        assert_ne!(h("n1"), h("n10"));
+        assert_ne!(h("abcdefgh"), h("abcdefgh\0"));
+        assert_ne!(h(""), h("\0"));
+    }
+}

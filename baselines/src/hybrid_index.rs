@@ -1,0 +1,282 @@
+//! CCM's strongest CPU matcher: the value index ([`crate::value_index`]) and the name
+//! index ([`crate::content_index`]) over one subscription set, the cheaper of the two
+//! chosen per event by a cost model.
+//!
+//! Why two. The name index visits the filters whose two rarest names the event has and
+//! stops evaluating an interface's filters once it has matched: with few names per
+//! event among many (Table 1: 3-5 of 100) it touches a few hundred filters. The value
+//! index costs about one OR over every filter's bit per indexed name, whatever the
+//! event, and nothing per filter it rules out: with many names per event (the REIN/HEM
+//! model, 10-20 of 20) the name index visits most filters and the value index is 10-50x
+//! faster. Neither wins everywhere.
+//!
+//! The choice, per event with `k` of the `d` indexed names:
+//! 1. A static bound. The value index costs at least `WORD_NS · (d - k) · N / 64` (an
+//!    OR over the `N` filters' bits per absent name; more for the present ones). The
+//!    name index costs at most `VISIT_NS · V(k) + EVAL_NS · E(k)`, where `V(k)` is the
+//!    expected number of filters whose two rarest names are among `k` names drawn at
+//!    random from `d` (the partitions it visits) and `E(k)` of those whose names all
+//!    are (they pass the signature test and are evaluated): `Σ_f Π_{i < s_f} (k - i) /
+//!    (d - i)` over the filters with `s_f` distinct names (capped at 2 for `V`),
+//!    tabulated for every `k` at build time. Where the name index's bound is below the
+//!    value index's cost (Table 1: a few hundred filters against 100 ORs), it answers.
+//! 2. Otherwise it is measured. The bound ignores the name index's early stop: with few
+//!    interfaces it stops once each has matched, often after a few dozen filters
+//!    (10 interfaces and 20 names per event: 20x below the bound). So both indexes are
+//!    timed on the first events of each `k`, then the faster (a moving average per `k`,
+//!    shared by the threads) answers; every 16th event re-times the chosen one and every
+//!    512th the other, so the choice follows the workload. The answers are the same
+//!    whichever answers; only the time differs.
+//!
+//! The constants are per-operation times measured on one core (`cargo run --release -p
+//! baselines --example ccm_value_index`); only their ratios matter, and only for the
+//! static bound. It assumes uniformly drawn names; with skewed names (Zipf) the name
+//! index visits more than `V(k)`, but there `L` is close to `d` and the choice is the
+//! same.
+
+use crate::content_index::{ContentIndex, IndexError, Scratch};
+use crate::value_index::{ValueIndex, ValueScratch};
+use ccm::model::{Event, InterfaceId, Subscription};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+/// Time of one 64-bit OR of the value index (ns).
+const WORD_NS: f64 = 0.15;
+/// Time of one filter visited by the name index: its signature test (ns).
+const VISIT_NS: f64 = 1.5;
+/// Time of one filter evaluated constraint by constraint (ns).
+const EVAL_NS: f64 = 10.0;
+/// Timed runs of each index per names-per-event count before choosing by time.
+const SAMPLES: u32 = 6;
+/// Names-per-event counts with their own measurements (more share the last).
+const BUCKETS: usize = 64;
+
+/// Which index answers an event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Choice {
+    /// The name index ([`ContentIndex`]).
+    Names = 0,
+    /// The value index ([`ValueIndex`]).
+    Values = 1,
+}
+
+/// Measured time per event of one index for one names-per-event count.
+#[derive(Debug, Default)]
+struct Timing {
+    /// Moving average (ns), as `f64` bits.
+    ns: AtomicU64,
+    samples: AtomicU32,
+}
+
+impl Timing {
+    fn get(&self) -> f64 {
+        f64::from_bits(self.ns.load(Relaxed))
+    }
+
+    /// Adds a sample: the average follows a faster sample quickly and a slower one
+    /// slowly, so that one cold or interrupted run does not flip the choice. (A lost
+    /// update between threads only delays the average.)
+    fn add(&self, ns: f64) {
+        let n = self.samples.load(Relaxed);
+        let old = self.get();
+        let avg = if n == 0 {
+            ns
+        } else if ns < old {
+            0.5 * old + 0.5 * ns
+        } else {
+            0.9375 * old + 0.0625 * ns
+        };
+        self.ns.store(avg.to_bits(), Relaxed);
+        self.samples.store(n.saturating_add(1), Relaxed);
+    }
+}
+
+/// The hybrid matcher: both indexes, the name index's cost bounds and the timings.
+#[derive(Debug)]
+pub struct HybridIndex {
+    content: ContentIndex,
+    values: ValueIndex,
+    /// `name_cost[k]`: the name index's cost bound (ns) for an event with `k` names.
+    name_cost: Vec<f64>,
+    /// Per names-per-event count: `[name index, value index]`.
+    timings: Vec<[Timing; 2]>,
+}
+
+/// Scratch memory of one matching thread.
+#[derive(Debug, Clone, Default)]
+pub struct HybridScratch {
+    content: Scratch,
+    values: ValueScratch,
+    events: u64,
+}
+
+impl HybridIndex {
+    /// Builds both indexes of `subs` (each subscription is one filter of its interface).
+    pub fn build(subs: &[Subscription]) -> Result<HybridIndex, IndexError> {
+        let (content, values) =
+            rayon::join(|| ContentIndex::build(subs), || ValueIndex::build(subs));
+        let (content, values) = (content?, values?);
+        let d = values.names();
+        // Filters by number of distinct names.
+        let mut by_size: Vec<f64> = Vec::new();
+        for s in subs {
+            let mut names: Vec<&str> = s
+                .filter
+                .constraints
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            if names.len() >= by_size.len() {
+                by_size.resize(names.len() + 1, 0.0);
+            }
+            by_size[names.len()] += 1.0;
+        }
+        let name_cost = (0..=d)
+            .map(|k| {
+                let (mut visits, mut evals) = (0.0, 0.0);
+                for (s, &count) in by_size.iter().enumerate().skip(1) {
+                    // P(the filter's first i + 1 names are among k drawn from d).
+                    let mut p = 1.0;
+                    for i in 0..s {
+                        p *= (k as f64 - i as f64).max(0.0) / (d - i) as f64;
+                        if i + 1 == s.min(2) {
+                            visits += count * p;
+                        }
+                    }
+                    evals += count * p;
+                }
+                VISIT_NS * visits + EVAL_NS * evals
+            })
+            .collect();
+        Ok(HybridIndex {
+            content,
+            values,
+            name_cost,
+            timings: (0..BUCKETS).map(|_| Default::default()).collect(),
+        })
+    }
+
+    /// The measured times so far: `(names per event, name index ns, value index ns)` for
+    /// each count with samples of both (the last count also holds every larger one).
+    pub fn timings(&self) -> Vec<(usize, f64, f64)> {
+        self.timings
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.iter().all(|t| t.samples.load(Relaxed) > 0))
+            .map(|(k, t)| (k, t[0].get(), t[1].get()))
+            .collect()
+    }
+
+    /// Number of filters indexed.
+    pub fn filters(&self) -> usize {
+        self.content.filters()
+    }
+
+    /// Fresh scratch memory for [`HybridIndex::match_event_with`].
+    pub fn scratch(&self) -> HybridScratch {
+        HybridScratch {
+            content: self.content.scratch(),
+            values: self.values.scratch(),
+            events: 0,
+        }
+    }
+
+    /// The interfaces whose predicate matches `e`, ascending by id.
+    pub fn match_event(&self, e: &Event) -> Vec<InterfaceId> {
+        self.match_event_with(e, &mut self.scratch())
+    }
+
+    /// [`HybridIndex::match_event`] reusing `scratch` (one per thread).
+    pub fn match_event_with(&self, e: &Event, scratch: &mut HybridScratch) -> Vec<InterfaceId> {
+        self.match_choosing(e, scratch).0
+    }
+
+    /// The answer and which index gave it.
+    pub fn match_choosing(
+        &self,
+        e: &Event,
+        scratch: &mut HybridScratch,
+    ) -> (Vec<InterfaceId>, Choice) {
+        if scratch.content.slot.len() != self.values.names() {
+            *scratch = self.scratch();
+        }
+        let HybridScratch {
+            content,
+            values,
+            events,
+        } = scratch;
+        let Scratch { slot, ids, matched } = content;
+        let attrs = e.attributes();
+        self.content.names().slots(e, slot, ids);
+        if ids.is_empty() {
+            // None of the event's names is constrained: nothing matches.
+            return (Vec::new(), Choice::Names);
+        }
+        let k = ids.len();
+        // The ORs of the absent names alone: a lower bound of the value index's cost.
+        let absent = (self.values.names() - k) * self.values.words();
+        *events += 1;
+        let (choice, timed) = if self.name_cost[k] < WORD_NS * absent as f64 {
+            (Choice::Names, false)
+        } else {
+            let t = &self.timings[k.min(BUCKETS - 1)];
+            let (n, v) = (t[0].samples.load(Relaxed), t[1].samples.load(Relaxed));
+            let best = if t[1].get() <= t[0].get() {
+                Choice::Values
+            } else {
+                Choice::Names
+            };
+            let other = if best == Choice::Values {
+                Choice::Names
+            } else {
+                Choice::Values
+            };
+            if n.min(v) < SAMPLES {
+                (
+                    if v <= n {
+                        Choice::Values
+                    } else {
+                        Choice::Names
+                    },
+                    true,
+                )
+            } else if *events % 512 == 0 {
+                (other, true)
+            } else {
+                (best, *events % 16 == 0)
+            }
+        };
+        let t0 = timed.then(Instant::now);
+        let out = match choice {
+            Choice::Values => {
+                self.values.plan(attrs, slot, ids, values);
+                self.values.run_plan(attrs, slot, ids, values)
+            }
+            Choice::Names => self.content.match_numbered(attrs, slot, ids, matched),
+        };
+        if let Some(t0) = t0 {
+            self.timings[k.min(BUCKETS - 1)][choice as usize].add(t0.elapsed().as_secs_f64() * 1e9);
+        }
+        for &id in ids.iter() {
+            slot[id as usize] = 0;
+        }
+        (out, choice)
+    }
+
+    /// Matches every event on the threads of the rayon pool it runs in (all cores by
+    /// default), one event per thread at a time, each thread with its own scratch.
+    pub fn match_parallel(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
+        use rayon::prelude::*;
+        events
+            .par_iter()
+            .map_init(|| self.scratch(), |s, e| self.match_event_with(e, s))
+            .collect()
+    }
+
+    /// An estimate of the heap bytes of both indexes.
+    pub fn heap_bytes(&self) -> usize {
+        self.content.heap_bytes() + self.values.heap_bytes() + self.name_cost.capacity() * 8
+    }
+}

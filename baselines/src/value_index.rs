@@ -1,0 +1,839 @@
+//! A value index for content-based matching (REIN / TAMA / HEM class), exact for CCM's
+//! whole model: the filters that can match an event are found by OR-ing precomputed
+//! bitsets of *failing* filters, the survivors are checked constraint by constraint.
+//!
+//! Where the ideas come from:
+//! - REIN (Qian, Cao, Li, Wang & Zhu, INFOCOM 2014) indexes each attribute's predicate
+//!   bounds in value-ordered buckets and, for an event, marks the subscriptions whose
+//!   bounds the event's value lies outside of: a low bound above the value, or a high
+//!   bound below it. What is left unmarked matches. Here the same split of every range
+//!   into a *lower* and an *upper* bound per name.
+//! - TAMA (Zhao & Wu, INFOCOM 2013) trades exactness for speed with approximate
+//!   cells; here approximate bitsets are used the other way round: they may leave a
+//!   failing filter unmarked, never mark a matching one, and every survivor is verified,
+//!   so the answer is exact.
+//! - HEM (Shi & Qian, DASFAA 2022) precomputes, per attribute, bitsets of the
+//!   subscriptions whose low (high) bounds lie in ranges of cells, so an event costs a few
+//!   word-parallel ORs over all subscriptions (about `d · N / 64` word operations for `d`
+//!   attributes and `N` subscriptions) instead of a mark per predicate. Here each name's
+//!   sorted lower bounds have suffix bitsets at up to [`MAX_CUTS`] cut points (the filters
+//!   whose bound lies at or above the cut fail for any value below it), its upper bounds
+//!   prefix bitsets; for a value the index takes the nearest cut on the safe side, and
+//!   where HEM marks the predicates between the value and the cut one by one, this index
+//!   leaves them to the verification of the survivors (cheaper: only the filters that
+//!   fail on *no other* name survive).
+//!
+//! The model's operators in value order: `>` and `>=` are lower bounds, `<` and `<=`
+//! upper bounds, `=` both; strings are ordered by their UTF-8 bytes, `= s` is both
+//! bounds and `prefix p` the range from `p` up to (not including) the next string after
+//! every string starting with `p`. `!=`, `suffix` and `substr` are not indexed: their
+//! filters are verified. An attribute the event lacks fails every filter with a
+//! constraint on it (one bitset per name: *has*); a value of the other type fails every
+//! constraint of that type on the name (*has numbers*, *has strings*).
+//!
+//! Beyond HEM, two things keep this index cheap where answers are few interfaces rather
+//! than one per subscription (CCM's model, Table 1): the filters are numbered interface
+//! by interface, and the bitsets are OR-ed chunk by chunk, so that once an interface has
+//! matched the rest of its filters are skipped (SFF's per-interface pruning, which
+//! [`crate::content_index`] has too); a chunk doubles in length while it finds nothing.
+//! The answers are collected per matched filter, never by a scan of every interface.
+//!
+//! Cost: every name the index knows costs one or more ORs per event, present or not, so
+//! with many names and few per event (Table 1: 3-5 of 100) the name index is cheaper;
+//! [`crate::hybrid_index`] chooses per event.
+
+use crate::compiled::{Matched, Names, Tests};
+use crate::content_index::IndexError;
+use crate::sff::{cmp_num, Num};
+use ccm::model::{Attribute, Event, InterfaceId, Op, Subscription, Value};
+use rayon::prelude::*;
+use std::cmp::Ordering;
+
+/// How many cut bitsets a bound list (of one name, type and side) gets: one per `run`
+/// bounds, at most `max` (and at least one). More cuts leave fewer failing filters to
+/// the verification and cost `filters / 8` bytes each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cuts {
+    pub run: usize,
+    pub max: usize,
+    /// Most cut bitsets in all (each list keeps one).
+    pub budget: usize,
+}
+
+impl Default for Cuts {
+    fn default() -> Self {
+        Cuts {
+            run: 32,
+            max: 32,
+            budget: 1024,
+        }
+    }
+}
+/// The first and the longest chunk of the OR, in 64-bit words.
+const MIN_CHUNK: usize = 4;
+const MAX_CHUNK: usize = 256;
+
+/// A bound's value: a number, or a string's bytes.
+trait Key {
+    fn cmp_key(&self, other: &Self) -> Ordering;
+}
+
+impl Key for Num {
+    #[inline]
+    fn cmp_key(&self, other: &Self) -> Ordering {
+        cmp_num(*self, *other)
+    }
+}
+
+impl Key for Box<[u8]> {
+    #[inline]
+    fn cmp_key(&self, other: &Self) -> Ordering {
+        self.as_ref().cmp(other.as_ref())
+    }
+}
+
+/// One name's lower (or upper) bounds of one type, in value order, with the cut bitsets.
+///
+/// Lower bounds are sorted by `(value, strict)` (non-strict first): for a value `x`, the
+/// bounds that fail (`v > x`, or `v == x` and strict) are a suffix, and the cut bitset
+/// at position `c` holds the filters of the bounds `c..`. Upper bounds are sorted by
+/// `(value, non-strict)` (strict first): those that fail (`v < x`, or `v == x` and
+/// strict) are a prefix, and the cut bitset at `c` holds the filters of the bounds `..c`.
+#[derive(Debug, Clone)]
+struct Bounds<K> {
+    keys: Vec<(K, bool)>,
+    /// The filter of each bound.
+    fids: Vec<u32>,
+    /// `(position, bitset)`, ascending by position.
+    cuts: Vec<(u32, u32)>,
+}
+
+impl<K> Default for Bounds<K> {
+    fn default() -> Self {
+        Bounds {
+            keys: Vec::new(),
+            fids: Vec::new(),
+            cuts: Vec::new(),
+        }
+    }
+}
+
+/// What one bound list contributes for a value: a cut bitset to OR (all its filters
+/// fail) and the positions of the failing bounds it leaves out (the gap).
+type Lookup = (Option<u32>, u32, u32);
+
+impl<K: Key> Bounds<K> {
+    /// The bitset to OR for value `x` (`None`: no cut is safe) and the gap.
+    #[inline]
+    fn lower(&self, x: &K) -> Lookup {
+        let p = self.keys.partition_point(|(k, strict)| match k.cmp_key(x) {
+            Ordering::Less => true,
+            Ordering::Equal => !strict,
+            Ordering::Greater => false,
+        });
+        // The first cut at or after p.
+        let j = self.cuts.partition_point(|&(c, _)| (c as usize) < p);
+        match self.cuts.get(j) {
+            Some(&(c, b)) => (Some(b), p as u32, c),
+            None => (None, p as u32, self.keys.len() as u32),
+        }
+    }
+
+    #[inline]
+    fn upper(&self, x: &K) -> Lookup {
+        let p = self.keys.partition_point(|(k, strict)| match k.cmp_key(x) {
+            Ordering::Less => true,
+            Ordering::Equal => *strict,
+            Ordering::Greater => false,
+        });
+        // The last cut at or before p.
+        let j = self.cuts.partition_point(|&(c, _)| (c as usize) <= p);
+        match j.checked_sub(1) {
+            Some(j) => (Some(self.cuts[j].1), self.cuts[j].0, p as u32),
+            None => (None, 0, p as u32),
+        }
+    }
+
+    fn heap_bytes(&self, key_bytes: impl Fn(&K) -> usize) -> usize {
+        self.keys.capacity() * std::mem::size_of::<(K, bool)>()
+            + self.keys.iter().map(|(k, _)| key_bytes(k)).sum::<usize>()
+            + self.fids.capacity() * 4
+            + self.cuts.capacity() * 8
+    }
+}
+
+/// The index of one name.
+#[derive(Debug, Clone, Default)]
+struct NameIx {
+    /// Filters with a constraint on the name.
+    has: u32,
+    /// Filters with a numeric (string) constraint on it.
+    has_num: Option<u32>,
+    has_str: Option<u32>,
+    num_lower: Bounds<Num>,
+    num_upper: Bounds<Num>,
+    str_lower: Bounds<Box<[u8]>>,
+    str_upper: Bounds<Box<[u8]>>,
+}
+
+/// The value index.
+#[derive(Debug, Clone, Default)]
+pub struct ValueIndex {
+    names: Names,
+    by_name: Vec<NameIx>,
+    /// Filters in interface order: dense interface of each, and each interface's end.
+    iface: Vec<u32>,
+    iface_end: Vec<u32>,
+    tests: Tests,
+    /// `words` 64-bit words per bitset, bitset `b` at `bits[b * words..]`.
+    words: usize,
+    bits: Vec<u64>,
+    /// The filters with a constraint the bounds do not express (`!=`, `suffix`,
+    /// `substr`): verified even when no bitset marks them.
+    verify: Vec<u64>,
+    /// Whether interfaces hold many filters each: then the gaps are left to verification
+    /// and whole interfaces are skipped once matched; otherwise the gaps are marked
+    /// bound by bound and the answer needs no verification (HEM's way).
+    early_stop: bool,
+    /// Dense interface index -> user's id.
+    interfaces: Vec<InterfaceId>,
+}
+
+/// Scratch memory of one matching thread.
+#[derive(Debug, Clone, Default)]
+pub struct ValueScratch {
+    slot: Vec<u32>,
+    ids: Vec<u32>,
+    present: Vec<bool>,
+    /// The bitsets to OR for the event.
+    list: Vec<u32>,
+    /// The gaps: `(name, list, from, to)` positions of failing bounds left out by a cut.
+    gaps: Vec<(u32, u8, u32, u32)>,
+    acc: Vec<u64>,
+    /// The gaps' filters, one bit each (all zero between events).
+    mark: Vec<u64>,
+    matched: Matched,
+}
+
+/// Filters per interface from which the early-stop scan is used.
+const EARLY_STOP_FILTERS: usize = 1024;
+
+/// A bound of one filter on one name, before sorting.
+enum Bound {
+    NumLower(Num, bool),
+    NumUpper(Num, bool),
+    StrLower(Box<[u8]>, bool),
+    StrUpper(Box<[u8]>, bool),
+}
+
+/// The bounds that constraint `op v` puts on its name (empty: not indexed).
+fn bounds(op: Op, v: &Value) -> Vec<Bound> {
+    use Bound::*;
+    match v {
+        Value::Str(s) => {
+            let b: Box<[u8]> = s.as_bytes().into();
+            match op {
+                Op::Eq => vec![StrLower(b.clone(), false), StrUpper(b, false)],
+                Op::Prefix => match after_prefix(&b) {
+                    Some(end) => vec![StrLower(b, false), StrUpper(end, true)],
+                    None => vec![StrLower(b, false)],
+                },
+                _ => Vec::new(),
+            }
+        }
+        _ => {
+            let x = Num::of(v).expect("a number");
+            match op {
+                Op::Gt => vec![NumLower(x, true)],
+                Op::Ge => vec![NumLower(x, false)],
+                Op::Lt => vec![NumUpper(x, true)],
+                Op::Le => vec![NumUpper(x, false)],
+                Op::Eq => vec![NumLower(x, false), NumUpper(x, false)],
+                _ => Vec::new(),
+            }
+        }
+    }
+}
+
+/// The least byte string greater than every string that starts with `p` (`None`: no
+/// such string, when `p` is empty or all `0xff`).
+fn after_prefix(p: &[u8]) -> Option<Box<[u8]>> {
+    let last = p.iter().rposition(|&b| b != 0xff)?;
+    let mut end = p[..=last].to_vec();
+    end[last] += 1;
+    Some(end.into())
+}
+
+/// Bitsets under construction for one name: `words` words each.
+struct Arena {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl Arena {
+    fn add(&mut self, filters: impl IntoIterator<Item = u32>) -> u32 {
+        let id = (self.bits.len() / self.words) as u32;
+        self.bits.resize(self.bits.len() + self.words, 0);
+        let base = id as usize * self.words;
+        for f in filters {
+            self.bits[base + f as usize / 64] |= 1 << (f % 64);
+        }
+        id
+    }
+
+    /// Sorts `entries` with `cmp`, cuts them and stores the cut bitsets: suffixes from
+    /// each cut (`suffix`) or prefixes up to each.
+    fn bounds<K>(
+        &mut self,
+        mut entries: Vec<(K, bool, u32)>,
+        cuts: usize,
+        cmp: impl Fn(&(K, bool, u32), &(K, bool, u32)) -> Ordering,
+        suffix: bool,
+    ) -> Bounds<K> {
+        if entries.is_empty() {
+            return Bounds::default();
+        }
+        entries.sort_by(cmp);
+        let m = entries.len();
+        let positions: Vec<usize> = if suffix {
+            (0..cuts).map(|j| j * m / cuts).collect()
+        } else {
+            (1..=cuts).map(|j| j * m / cuts).collect()
+        };
+        let mut out = Bounds {
+            keys: Vec::with_capacity(m),
+            fids: entries.iter().map(|e| e.2).collect(),
+            cuts: Vec::with_capacity(cuts),
+        };
+        for &c in &positions {
+            let range = if suffix { c..m } else { 0..c };
+            let b = self.add(entries[range].iter().map(|e| e.2));
+            out.cuts.push((c as u32, b));
+        }
+        out.keys = entries.into_iter().map(|(k, s, _)| (k, s)).collect();
+        out
+    }
+}
+
+/// One name's constraints sorted into bound lists, before the bitsets.
+#[derive(Default)]
+struct NameEntries {
+    has: Vec<u32>,
+    num: Vec<u32>,
+    str: Vec<u32>,
+    nl: Vec<(Num, bool, u32)>,
+    nu: Vec<(Num, bool, u32)>,
+    sl: Vec<(Box<[u8]>, bool, u32)>,
+    su: Vec<(Box<[u8]>, bool, u32)>,
+}
+
+impl NameEntries {
+    fn of(cs: &[(u32, Op, &Value)]) -> NameEntries {
+        let mut n = NameEntries::default();
+        for &(f, op, v) in cs {
+            n.has.push(f);
+            if v.is_number() {
+                n.num.push(f);
+            } else {
+                n.str.push(f);
+            }
+            for b in bounds(op, v) {
+                match b {
+                    Bound::NumLower(x, s) => n.nl.push((x, s, f)),
+                    Bound::NumUpper(x, s) => n.nu.push((x, s, f)),
+                    Bound::StrLower(x, s) => n.sl.push((x, s, f)),
+                    Bound::StrUpper(x, s) => n.su.push((x, s, f)),
+                }
+            }
+        }
+        n
+    }
+
+    /// The bound lists' lengths.
+    fn lens(&self) -> [usize; 4] {
+        [self.nl.len(), self.nu.len(), self.sl.len(), self.su.len()]
+    }
+}
+
+impl ValueIndex {
+    /// Builds the index of `subs` (each subscription is one filter of its interface).
+    pub fn build(subs: &[Subscription]) -> Result<ValueIndex, IndexError> {
+        Self::build_with(subs, Cuts::default())
+    }
+
+    /// [`ValueIndex::build`] with `cuts` cut bitsets per bound list.
+    pub fn build_with(subs: &[Subscription], cuts: Cuts) -> Result<ValueIndex, IndexError> {
+        let mut ix = ValueIndex::default();
+        let mut dense: crate::compiled::FastMap<InterfaceId, u32> = Default::default();
+        let mut of: Vec<u32> = Vec::with_capacity(subs.len());
+        for (index, s) in subs.iter().enumerate() {
+            s.filter
+                .validate()
+                .map_err(|source| IndexError::Model { index, source })?;
+            if subs.len() >= u32::MAX as usize {
+                return Err(IndexError::TooLarge { index });
+            }
+            for c in &s.filter.constraints {
+                ix.names.intern(c.name.as_str());
+            }
+            let next = ix.interfaces.len() as u32;
+            of.push(*dense.entry(s.interface).or_insert_with(|| {
+                ix.interfaces.push(s.interface);
+                next
+            }));
+        }
+        // Filters interface by interface (stable: input order within one).
+        let mut order: Vec<u32> = (0..subs.len() as u32).collect();
+        order.sort_by_key(|&f| of[f as usize]);
+        ix.iface = order.iter().map(|&f| of[f as usize]).collect();
+        ix.iface_end = vec![0; ix.interfaces.len()];
+        for (at, &i) in ix.iface.iter().enumerate() {
+            ix.iface_end[i as usize] = at as u32 + 1;
+        }
+        ix.early_stop = subs.len() >= EARLY_STOP_FILTERS * ix.interfaces.len();
+        let words = subs.len().div_ceil(64).max(1);
+        ix.words = words;
+        ix.verify = vec![0; words];
+        let d = ix.names.len();
+        let mut per_name: Vec<Vec<(u32, Op, &Value)>> = vec![Vec::new(); d];
+        for (at, &f) in order.iter().enumerate() {
+            let s = &subs[f as usize];
+            ix.tests
+                .push(&s.filter.constraints, &ix.names)
+                .map_err(|_| IndexError::TooLarge { index: f as usize })?;
+            for c in &s.filter.constraints {
+                let n = ix.names.get(c.name.as_str()).expect("numbered above");
+                per_name[n as usize].push((at as u32, c.op, &c.value));
+                if bounds(c.op, &c.value).is_empty()
+                    && !(c.op == Op::Prefix && c.value == Value::Str(String::new()))
+                {
+                    ix.verify[at / 64] |= 1 << (at % 64);
+                }
+            }
+        }
+        let entries: Vec<NameEntries> = per_name
+            .into_par_iter()
+            .map(|cs| NameEntries::of(&cs))
+            .collect();
+        // Cuts per list: one per `run` bounds, at most `max`, scaled down to the budget.
+        let want = |m: usize| {
+            if m == 0 {
+                0
+            } else {
+                m.div_ceil(cuts.run.max(1)).clamp(1, cuts.max.max(1))
+            }
+        };
+        let total: usize = entries.iter().flat_map(|n| n.lens()).map(want).sum();
+        let scale = (cuts.budget as f64 / total.max(1) as f64).min(1.0);
+        let per_list = |m: usize| ((want(m) as f64 * scale) as usize).max(1);
+        // Each name's bitsets on its own thread, then one arena.
+        let built: Vec<(NameIx, Vec<u64>)> = entries
+            .into_par_iter()
+            .map(|n| Self::build_name(n, words, &per_list))
+            .collect();
+        let total: usize = built.iter().map(|(_, b)| b.len()).sum();
+        ix.bits.reserve_exact(total);
+        for (mut n, b) in built {
+            let shift = (ix.bits.len() / words) as u32;
+            ix.bits.extend_from_slice(&b);
+            n.has += shift;
+            for id in [&mut n.has_num, &mut n.has_str].into_iter().flatten() {
+                *id += shift;
+            }
+            for c in n
+                .num_lower
+                .cuts
+                .iter_mut()
+                .chain(n.num_upper.cuts.iter_mut())
+            {
+                c.1 += shift;
+            }
+            for c in n
+                .str_lower
+                .cuts
+                .iter_mut()
+                .chain(n.str_upper.cuts.iter_mut())
+            {
+                c.1 += shift;
+            }
+            ix.by_name.push(n);
+        }
+        Ok(ix)
+    }
+
+    /// The bitsets of one name, numbered from 0 in their own arena.
+    fn build_name(
+        n: NameEntries,
+        words: usize,
+        per_list: &(impl Fn(usize) -> usize + Sync),
+    ) -> (NameIx, Vec<u64>) {
+        let mut a = Arena {
+            words,
+            bits: Vec::new(),
+        };
+        let mut ix = NameIx {
+            has: a.add(n.has.iter().copied()),
+            ..NameIx::default()
+        };
+        if !n.num.is_empty() {
+            ix.has_num = Some(a.add(n.num.iter().copied()));
+        }
+        if !n.str.is_empty() {
+            ix.has_str = Some(a.add(n.str.iter().copied()));
+        }
+        let [a0, a1, a2, a3] = n.lens().map(per_list);
+        // Lower: (value, strict) with non-strict first; upper: strict first.
+        ix.num_lower = a.bounds(n.nl, a0, |a, b| cmp_num(a.0, b.0).then(a.1.cmp(&b.1)), true);
+        ix.num_upper = a.bounds(
+            n.nu,
+            a1,
+            |a, b| cmp_num(a.0, b.0).then(b.1.cmp(&a.1)),
+            false,
+        );
+        ix.str_lower = a.bounds(n.sl, a2, |a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)), true);
+        ix.str_upper = a.bounds(n.su, a3, |a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)), false);
+        (ix, a.bits)
+    }
+
+    /// Number of filters indexed.
+    pub fn filters(&self) -> usize {
+        self.iface.len()
+    }
+
+    /// Number of names the filters constrain.
+    pub fn names(&self) -> usize {
+        self.names.len()
+    }
+
+    /// 64-bit words per bitset (one bit per filter).
+    pub fn words(&self) -> usize {
+        self.words
+    }
+
+    /// Fresh scratch memory for [`ValueIndex::match_event_with`].
+    pub fn scratch(&self) -> ValueScratch {
+        ValueScratch {
+            slot: vec![0; self.names.len()],
+            ids: Vec::new(),
+            present: vec![false; self.names.len()],
+            list: Vec::new(),
+            gaps: Vec::new(),
+            acc: vec![0; MAX_CHUNK + 1],
+            mark: if self.early_stop {
+                Vec::new()
+            } else {
+                vec![0; self.words]
+            },
+            matched: Matched::new(self.interfaces.len()),
+        }
+    }
+
+    /// The interfaces whose predicate matches `e`, ascending by id.
+    pub fn match_event(&self, e: &Event) -> Vec<InterfaceId> {
+        self.match_event_with(e, &mut self.scratch())
+    }
+
+    /// [`ValueIndex::match_event`] reusing `scratch` (one per thread).
+    pub fn match_event_with(&self, e: &Event, scratch: &mut ValueScratch) -> Vec<InterfaceId> {
+        if scratch.slot.len() != self.names.len()
+            || scratch.matched.flag.len() != self.interfaces.len()
+        {
+            *scratch = self.scratch();
+        }
+        let (mut slot, mut ids) = (
+            std::mem::take(&mut scratch.slot),
+            std::mem::take(&mut scratch.ids),
+        );
+        self.names.slots(e, &mut slot, &mut ids);
+        let out = if ids.is_empty() {
+            // None of the event's names is constrained: nothing matches.
+            Vec::new()
+        } else {
+            self.plan(e.attributes(), &slot, &ids, scratch);
+            self.run_plan(e.attributes(), &slot, &ids, scratch)
+        };
+        for &id in &ids {
+            slot[id as usize] = 0;
+        }
+        (scratch.slot, scratch.ids) = (slot, ids);
+        out
+    }
+
+    /// First step of a match: lists the bitsets to OR and the gaps for an event whose
+    /// names are numbered (`slot`, `ids`, as `Names::slots` fills them, with the
+    /// numbering of [`crate::content_index`], which interns names in the same order);
+    /// returns how many bitsets. [`ValueIndex::run_plan`] completes the match.
+    pub(crate) fn plan(
+        &self,
+        attrs: &[Attribute],
+        slot: &[u32],
+        ids: &[u32],
+        scratch: &mut ValueScratch,
+    ) -> usize {
+        let ValueScratch {
+            present,
+            list,
+            gaps,
+            ..
+        } = scratch;
+        list.clear();
+        gaps.clear();
+        for &id in ids {
+            present[id as usize] = true;
+            let n = &self.by_name[id as usize];
+            let v = &attrs[slot[id as usize] as usize - 1].value;
+            let (other, lo, hi) = match v {
+                Value::Str(s) => {
+                    let k: Box<[u8]> = s.as_bytes().into();
+                    (n.has_num, n.str_lower.lower(&k), n.str_upper.upper(&k))
+                }
+                _ => {
+                    let x = Num::of(v).expect("a number");
+                    (n.has_str, n.num_lower.lower(&x), n.num_upper.upper(&x))
+                }
+            };
+            list.extend(other);
+            let which = if v.is_number() { 0 } else { 2 };
+            for (j, (b, from, to)) in [(which, lo), (which + 1, hi)] {
+                list.extend(b);
+                if from < to {
+                    gaps.push((id, j, from, to));
+                }
+            }
+        }
+        for (n, ix) in self.by_name.iter().enumerate() {
+            if present[n] {
+                present[n] = false;
+            } else {
+                list.push(ix.has);
+            }
+        }
+        list.len()
+    }
+
+    /// The filters of a gap.
+    fn gap(&self, &(name, list, from, to): &(u32, u8, u32, u32)) -> &[u32] {
+        let n = &self.by_name[name as usize];
+        let fids = match list {
+            0 => &n.num_lower.fids,
+            1 => &n.num_upper.fids,
+            2 => &n.str_lower.fids,
+            _ => &n.str_upper.fids,
+        };
+        &fids[from as usize..to as usize]
+    }
+
+    /// Second step: marks the gaps (unless early-stopping), ORs the planned bitsets chunk
+    /// by chunk and takes the filters left unmarked; returns the matched interfaces.
+    pub(crate) fn run_plan(
+        &self,
+        attrs: &[Attribute],
+        slot: &[u32],
+        _ids: &[u32],
+        scratch: &mut ValueScratch,
+    ) -> Vec<InterfaceId> {
+        let ValueScratch {
+            list,
+            gaps,
+            acc,
+            mark,
+            matched,
+            ..
+        } = scratch;
+        if !self.early_stop {
+            for g in gaps.iter() {
+                for &f in self.gap(g) {
+                    mark[f as usize / 64] |= 1 << (f % 64);
+                }
+            }
+        }
+        self.scan(attrs, slot, list, acc, mark, matched);
+        if !self.early_stop {
+            for g in gaps.iter() {
+                for &f in self.gap(g) {
+                    mark[f as usize / 64] = 0;
+                }
+            }
+        }
+        matched.take(&self.interfaces)
+    }
+
+    /// The OR of `list`'s bitsets (and of `mark`, when marking), chunk by chunk, and the
+    /// filters whose bit stayed 0 (interface not matched yet): verified when
+    /// early-stopping or when a constraint of theirs is not a bound, taken as matches
+    /// otherwise.
+    fn scan(
+        &self,
+        attrs: &[Attribute],
+        slot: &[u32],
+        list: &[u32],
+        acc: &mut [u64],
+        mark: &[u64],
+        matched: &mut Matched,
+    ) {
+        let (n, words) = (self.iface.len(), self.words);
+        let mut w = 0;
+        let mut chunk = MIN_CHUNK;
+        while w < words {
+            let i0 = self.iface[w * 64];
+            if matched.has(i0) {
+                let skip = self.iface_end[i0 as usize] as usize / 64;
+                if skip > w {
+                    w = skip;
+                    continue;
+                }
+            }
+            let we = (w + chunk).min(words);
+            let acc = &mut acc[..we - w];
+            if self.early_stop {
+                acc.fill(0);
+            } else {
+                acc.copy_from_slice(&mark[w..we]);
+            }
+            for &b in list {
+                let at = b as usize * words;
+                for (a, x) in acc.iter_mut().zip(&self.bits[at + w..at + we]) {
+                    *a |= *x;
+                }
+            }
+            let mut skip_next = false;
+            for (k, &a) in acc.iter().enumerate() {
+                let base = (w + k) * 64;
+                let mut z = !a;
+                if n - base < 64 {
+                    z &= (1u64 << (n - base)) - 1;
+                }
+                let check = if self.early_stop {
+                    !0
+                } else {
+                    self.verify[w + k]
+                };
+                while z != 0 {
+                    let b = z.trailing_zeros();
+                    z &= z - 1;
+                    let f = base + b as usize;
+                    let i = self.iface[f];
+                    if !matched.has(i)
+                        && (check >> b & 1 == 0 || self.tests.satisfies(f, attrs, slot))
+                    {
+                        matched.set(i);
+                        skip_next |= self.iface_end[i as usize] as usize > we * 64;
+                    }
+                }
+            }
+            // Short chunks while whole interfaces can be skipped, longer ones otherwise.
+            chunk = if skip_next {
+                MIN_CHUNK
+            } else {
+                (chunk * 2).min(MAX_CHUNK)
+            };
+            w = we;
+        }
+    }
+
+    /// Matches every event on the threads of the rayon pool it runs in (all cores by
+    /// default), one event per thread at a time, each thread with its own scratch.
+    pub fn match_parallel(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
+        events
+            .par_iter()
+            .map_init(|| self.scratch(), |s, e| self.match_event_with(e, s))
+            .collect()
+    }
+
+    /// An estimate of the heap bytes of the index.
+    pub fn heap_bytes(&self) -> usize {
+        let names: usize = self
+            .by_name
+            .iter()
+            .map(|n| {
+                n.num_lower.heap_bytes(|_| 0)
+                    + n.num_upper.heap_bytes(|_| 0)
+                    + n.str_lower.heap_bytes(|k| k.len())
+                    + n.str_upper.heap_bytes(|k| k.len())
+            })
+            .sum();
+        self.names.heap_bytes()
+            + names
+            + self.by_name.capacity() * std::mem::size_of::<NameIx>()
+            + (self.iface.capacity() + self.iface_end.capacity()) * 4
+            + self.tests.heap_bytes()
+            + (self.bits.capacity() + self.verify.capacity()) * 8
+            + self.interfaces.capacity() * 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccm::model::{Constraint, Filter};
+
+    fn sub(iface: u32, cs: &[(&str, Op, Value)]) -> Subscription {
+        Subscription {
+            interface: InterfaceId(iface),
+            filter: Filter::new(
+                cs.iter()
+                    .map(|(n, o, v)| Constraint::new(*n, *o, v.clone()).unwrap())
+                    .collect(),
+            )
+            .unwrap(),
+        }
+    }
+
+    #[test]
+    fn the_end_of_a_prefix_range_is_the_next_string_after_every_extension() {
+        assert_eq!(after_prefix(b"ab").as_deref(), Some(&b"ac"[..]));
+        assert_eq!(after_prefix(b"a\xff").as_deref(), Some(&b"b"[..]));
+        assert_eq!(after_prefix(b"\xff\xff"), None);
+        assert_eq!(after_prefix(b""), None);
+    }
+
+    #[test]
+    fn ranges_on_one_name_match_inside_and_fail_outside_with_the_strictness_of_each_bound() {
+        let subs = vec![
+            sub(
+                1,
+                &[("x", Op::Ge, Value::Int(10)), ("x", Op::Le, Value::Int(20))],
+            ),
+            sub(
+                2,
+                &[("x", Op::Gt, Value::Int(10)), ("x", Op::Lt, Value::Int(20))],
+            ),
+            sub(3, &[("x", Op::Eq, Value::Float(20.0))]),
+            sub(4, &[("s", Op::Prefix, Value::Str("ab".into()))]),
+            sub(5, &[("s", Op::Eq, Value::Str("ab".into()))]),
+        ];
+        let ix = ValueIndex::build(&subs).unwrap();
+        let ev = |pairs: Vec<(&str, Value)>| Event::from_pairs(pairs).unwrap();
+        let ids = |v: &[u32]| v.iter().map(|&i| InterfaceId(i)).collect::<Vec<_>>();
+        assert_eq!(ix.match_event(&ev(vec![("x", Value::Int(10))])), ids(&[1]));
+        assert_eq!(
+            ix.match_event(&ev(vec![("x", Value::Int(15))])),
+            ids(&[1, 2])
+        );
+        assert_eq!(
+            ix.match_event(&ev(vec![("x", Value::Int(20))])),
+            ids(&[1, 3])
+        );
+        assert_eq!(
+            ix.match_event(&ev(vec![("x", Value::Float(20.5))])),
+            ids(&[])
+        );
+        assert_eq!(
+            ix.match_event(&ev(vec![("x", Value::Str("15".into()))])),
+            ids(&[])
+        );
+        assert_eq!(
+            ix.match_event(&ev(vec![("s", Value::Str("ab".into()))])),
+            ids(&[4, 5])
+        );
+        assert_eq!(
+            ix.match_event(&ev(vec![("s", Value::Str("abz".into()))])),
+            ids(&[4])
+        );
+        assert_eq!(
+            ix.match_event(&ev(vec![("s", Value::Str("ac".into()))])),
+            ids(&[])
+        );
+        assert_eq!(ix.match_event(&ev(vec![("y", Value::Int(1))])), ids(&[]));
+    }
+}
