@@ -8,7 +8,7 @@
 
 use baselines::content_index::ContentIndex;
 use baselines::hybrid_index::{Choice, HybridIndex};
-use baselines::value_index::ValueIndex;
+use baselines::value_index::{Cuts, ValueIndex};
 use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params};
 use ccm::{Event, InterfaceId};
 use std::time::Instant;
@@ -33,6 +33,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|s| s.parse())
         .transpose()?
         .unwrap_or(100_000);
+    if std::env::var("ONLY").as_deref() == Ok("fixed") {
+        return fixed_cost(filters);
+    }
     let mut cases = Vec::new();
     for (label, interfaces) in [("dense", None), ("dense10", Some(10))] {
         for x in [(3, 5), (10, 10), (20, 20)] {
@@ -61,7 +64,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let only = std::env::var("ONLY").unwrap_or_default();
     for (label, w) in cases.iter().filter(|(l, _)| l.starts_with(&only)) {
         let ci = ContentIndex::build(&w.subscriptions)?;
-        let vi = ValueIndex::build(&w.subscriptions)?;
+        // CUTS=max,budget: the value index with other cut counts (the hybrid keeps the default).
+        let cuts = match std::env::var("CUTS").ok().and_then(|c| {
+            let (m, b) = c.split_once(',')?;
+            Some((m.parse().ok()?, b.parse().ok()?))
+        }) {
+            Some((max, budget)) => Cuts {
+                max,
+                budget,
+                ..Cuts::default()
+            },
+            None => Cuts::default(),
+        };
+        let vi = ValueIndex::build_with(&w.subscriptions, cuts)?;
         let hi = HybridIndex::build(&w.subscriptions)?;
         let mut cs = ci.scratch();
         let (c_us, m) = per_event_us(&w.events, |e| ci.match_event_with(e, &mut cs));
@@ -89,6 +104,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "    hybrid's timings (names, name index ns, value index ns): {:?}",
             hi.timings()
+        );
+    }
+    Ok(())
+}
+
+/// The per-event fixed cost with one interface per filter (`filters` interfaces): events
+/// that match nothing, one carrying only a name no filter constrains, one whose values lie
+/// outside every range (names n0-n4, values beyond the domain).
+fn fixed_cost(filters: usize) -> Result<(), Box<dyn std::error::Error>> {
+    let p = DenseParams {
+        events: 10,
+        filters,
+        ..DenseParams::default()
+    };
+    let w = generate_dense(&p, 1)?;
+    let hi = HybridIndex::build(&w.subscriptions)?;
+    let ci = ContentIndex::build(&w.subscriptions)?;
+    let unknown = vec![Event::from_pairs([("unconstrained", ccm::Value::Int(1))])?];
+    let outside = vec![Event::from_pairs(
+        (0..5).map(|i| (format!("n{i}"), ccm::Value::Int(p.domain + 1))),
+    )?];
+    for (label, evs) in [
+        ("unknown name", &unknown),
+        ("values outside every range", &outside),
+    ] {
+        let mut hs = hi.scratch();
+        let (h, m) = per_event_us(evs, |e| hi.match_event_with(e, &mut hs));
+        let mut cs = ci.scratch();
+        let (c, _) = per_event_us(evs, |e| ci.match_event_with(e, &mut cs));
+        println!(
+            "{filters} interfaces, {label}: hybrid {h:.3} us, name index {c:.3} us ({m} answers)"
         );
     }
     Ok(())
