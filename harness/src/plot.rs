@@ -35,7 +35,6 @@ use anyhow::anyhow;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
@@ -74,9 +73,9 @@ impl Rgb {
 /// The fixed colour of every engine (and pipeline step) the experiments record. GPU
 /// engines take strong distinct hues; the papers' CPU baselines greys and browns (a
 /// multi-core variant is the lighter shade of its single-core engine); the strong modern
-/// CPU yardsticks (sort-based and interval-tree DDM matchers, the CCM content index) one
-/// green-teal family; the persistent-kernel GPU mode its own gold. Engines of different
-/// papers that never share a figure may share a colour.
+/// CPU yardsticks (sort-based and interval-tree DDM matchers, the CCM content and hybrid
+/// indexes) one green-teal family; the persistent-kernel GPU mode its own gold. Engines
+/// of different papers that never share a figure may share a colour.
 #[rustfmt::skip]
 pub const PALETTE: &[(&str, Rgb)] = &[
     // GPU engines: CCM, CLCB.
@@ -117,6 +116,8 @@ pub const PALETTE: &[(&str, Rgb)] = &[
     ("itm-par", Rgb(140, 205, 130)),
     ("index", Rgb(0, 68, 27)),
     ("index all cores", Rgb(102, 194, 164)),
+    ("hybrid", Rgb(35, 139, 69)),
+    ("hybrid all cores", Rgb(140, 205, 130)),
     // Pipeline steps (CCM Fig. 5, CLCB Fig. 6).
     ("copy in", Rgb(122, 160, 214)),
     ("kernel", Rgb(255, 127, 14)),
@@ -723,17 +724,14 @@ fn paper_mark(p: &PaperRow, color: Rgb) -> PaperMark {
 }
 
 /// Speedup of each series over `baseline` at each common x, with the conservative
-/// min–max range (baseline's extremes against the series' opposite extremes).
+/// min–max range (baseline's extremes against the series' opposite extremes); a series
+/// with a second factor (`gpu F=1M`) over the baseline of the same factor (`index F=1M`)
+/// where one is recorded ([`crate::results::baseline_row`]).
 pub fn speedup_points(rows: &[Row], baseline: &str, higher_is_better: bool) -> Vec<(String, Pt)> {
-    let base: BTreeMap<u64, &Row> = rows
-        .iter()
-        .filter(|r| r.series == baseline)
-        .map(|r| (r.x.to_bits(), r))
-        .collect();
     rows.iter()
-        .filter(|r| r.series != baseline)
+        .filter(|r| !crate::results::is_baseline(&r.series, baseline))
         .filter_map(|r| {
-            let b = base.get(&r.x.to_bits())?;
+            let b = crate::results::baseline_row(rows, baseline, &r.series, r.x)?;
             let (y, lo, hi) = if higher_is_better {
                 (r.mean / b.mean, r.min / b.max, r.max / b.min)
             } else {
@@ -912,7 +910,9 @@ fn line_panels(
             }));
         }
     }
-    if has_series(BEST_CPU) && exp.baseline != Some(BEST_CPU) {
+    // The best CPU, or its variants with a second factor (`best CPU (all cores) F=1M`).
+    let has_best = styles.iter().any(|(n, _)| split_series(n).0 == BEST_CPU);
+    if has_best && exp.baseline != Some(BEST_CPU) {
         let sp = speedup_points(rows, BEST_CPU, exp.higher_is_better);
         let best_lines: Vec<Line> = styles
             .iter()

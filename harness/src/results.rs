@@ -209,17 +209,37 @@ pub fn read_papers(dir: &Path, paper: &str) -> anyhow::Result<Vec<PaperRow>> {
     }
 }
 
-/// Speedup of each series over `baseline` at each x where both exist.
+/// Whether `series` is `baseline` itself or the baseline with a second factor
+/// (`index F=1M` for `index`; see [`crate::plot::split_series`]).
+pub fn is_baseline(series: &str, baseline: &str) -> bool {
+    series == baseline || crate::plot::split_series(series).0 == baseline
+}
+
+/// The row `series` is compared with at `x`: with a second factor (`gpu F=1M`), the
+/// baseline's row of the same factor (`index F=1M`) where one is recorded, else the
+/// plain baseline's row.
+pub fn baseline_row<'a>(rows: &'a [Row], baseline: &str, series: &str, x: f64) -> Option<&'a Row> {
+    let at = |name: &str| {
+        rows.iter()
+            .find(|r| r.series == name && r.x.to_bits() == x.to_bits())
+    };
+    let factor = crate::plot::split_series(series).1;
+    if !factor.is_empty() {
+        if let Some(r) = at(&format!("{baseline} {factor}")) {
+            return Some(r);
+        }
+    }
+    at(baseline)
+}
+
+/// Speedup of each series over `baseline` at each x where both exist (a series with a
+/// second factor over the baseline with the same factor, where there is one: see
+/// [`baseline_row`]).
 pub fn speedups(rows: &[Row], baseline: &str, higher_is_better: bool) -> Vec<(String, f64, f64)> {
-    let base: BTreeMap<u64, f64> = rows
-        .iter()
-        .filter(|r| r.series == baseline)
-        .map(|r| (r.x.to_bits(), r.mean))
-        .collect();
     rows.iter()
-        .filter(|r| r.series != baseline)
+        .filter(|r| !is_baseline(&r.series, baseline))
         .filter_map(|r| {
-            let b = *base.get(&r.x.to_bits())?;
+            let b = baseline_row(rows, baseline, &r.series, r.x)?.mean;
             let s = if higher_is_better {
                 r.mean / b
             } else {
@@ -317,5 +337,34 @@ mod tests {
             [("gpu".to_string(), 1.0, 0.2)]
         );
         std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn a_series_with_a_second_factor_is_compared_with_the_baseline_of_that_factor() {
+        let row = |series: &str, mean: f64| Row {
+            series: series.into(),
+            x: 4.0,
+            mean,
+            ..Row::default()
+        };
+        let rows = [
+            row("cpu F=1k", 10.0),
+            row("cpu F=1M", 1000.0),
+            row("gpu F=1k", 5.0),
+            row("gpu F=1M", 10.0),
+        ];
+        assert_eq!(
+            speedups(&rows, "cpu", false),
+            [
+                ("gpu F=1k".to_string(), 4.0, 2.0),
+                ("gpu F=1M".to_string(), 4.0, 100.0)
+            ]
+        );
+        // Without a baseline of its factor, a series is compared with the plain one.
+        let rows = [row("cpu", 10.0), row("gpu L=5", 5.0)];
+        assert_eq!(
+            speedups(&rows, "cpu", false),
+            [("gpu L=5".to_string(), 4.0, 2.0)]
+        );
     }
 }
