@@ -20,6 +20,11 @@ pub enum CcmEngine {
     Emu,
     /// The SFF-like CPU matcher (all cores).
     Sff,
+    /// The content index: pivot-partitioned after OpIndex / BE-Tree (CPU, all cores).
+    Index,
+    /// The hybrid index: a value index (REIN / HEM class) and the content index, the
+    /// cheaper chosen per event; the strongest CPU engine (CPU, all cores).
+    Hybrid,
 }
 
 /// `harness clcb match --engine`.
@@ -100,6 +105,9 @@ pub enum RunEngine {
     Sff,
     /// ccm: the content index (issue 15), one core and all cores.
     Index,
+    /// ccm: the hybrid index (value index and content index, chosen per event), one core
+    /// and all cores.
+    Hybrid,
     /// clcb: the R*-tree CPU matcher.
     Rtree,
     /// xml: the YFilter-like NFA, one core.

@@ -91,6 +91,36 @@ fn ccm_match_reads_events_from_stdin_and_subscriptions_from_a_file() {
 }
 
 #[test]
+fn the_cpu_engines_sff_index_and_hybrid_give_the_same_answers() {
+    let d = tmp("ccm-cpu-engines");
+    let subs = write(&d, "s.jsonl", CCM_SUBS);
+    let events = write(
+        &d,
+        "e.jsonl",
+        "{\"temp\": 35, \"area\": \"a1\"}\n{\"temp\": -5, \"area\": \"ab\"}\n{\"x\": 1}\n",
+    );
+    for engine in ["sff", "index", "hybrid"] {
+        let out = harness()
+            .args(["ccm", "match", "--stats", "--engine", engine])
+            .arg("--subscriptions")
+            .arg(&subs)
+            .arg("--events")
+            .arg(&events)
+            .output()
+            .expect("run harness");
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{engine}: {stderr}");
+        assert_eq!(text(&out.stdout), "[1,3]\n[2]\n[]\n", "{engine}");
+        assert!(
+            stderr.contains(&format!("build the index ({engine})")),
+            "{engine}: {stderr}"
+        );
+        assert!(!stderr.contains("note:"), "{engine}: {stderr}");
+    }
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
 fn a_bad_event_line_is_reported_with_its_position_answered_null_and_the_exit_code_is_2() {
     let d = tmp("ccm-bad-line");
     let subs = write(&d, "s.jsonl", CCM_SUBS);
@@ -627,7 +657,7 @@ fn without_a_gpu_the_default_engine_falls_back_to_the_cpu_with_one_note_giving_r
     assert!(out.status.success(), "{stderr}");
     assert_eq!(text(&out.stdout), "[3]\n");
     assert_eq!(stderr.matches("note:").count(), 1, "{stderr}");
-    assert!(stderr.contains("`--engine sff`"), "{stderr}");
+    assert!(stderr.contains("`--engine hybrid`"), "{stderr}");
     std::fs::remove_dir_all(d).ok();
 }
 

@@ -1,5 +1,6 @@
 //! The ccm paper's experiments (Margara & Cugola, DEBS 2011, §5: Table 2 and Figs.
-//! 5–11). The `ccm match` / `ccm generate` subcommands are in `users::ccm`.
+//! 5–11), and two beyond it, `dense` and `dense10`. The `ccm match` / `ccm generate`
+//! subcommands are in `users::ccm`.
 //!
 //! Series: `gpu` (the paper's mode: one event per launch, in-kernel reset, end to end:
 //! encode, copy in, kernel, copy out), `gpu batched` (beyond the paper: the filter-major
@@ -15,19 +16,39 @@
 //! kernels on the host emulator, quick mode), `sff` (the SFF-like matcher, one core) and
 //! `sff all cores` (one event per core), and (issue 15) `index` / `index all cores`, a
 //! modern content index on one core and on all cores ([`baselines::content_index`]:
-//! pivot-partitioned after OpIndex / BE-Tree, exactly SFF's answers), with `best CPU
-//! (all cores)`, per seed the faster of the two all-core CPU series (Table 2 and
-//! Figs. 6-11). Every answer of every kernel engine is checked against SFF's on every event of
-//! every workload (SFF on all cores gives the reference answers; a mismatch fails the
-//! run). Single-core SFF is timed on a bounded prefix of the events at large scale so
-//! that an experiment stays within about two minutes on the GPU machine.
+//! pivot-partitioned after OpIndex / BE-Tree, exactly SFF's answers), `hybrid` /
+//! `hybrid all cores`, the hybrid index on one core and on all cores
+//! ([`baselines::hybrid_index`]: a value index of the REIN / HEM class and the content
+//! index, the cheaper chosen per event), with `best CPU (all cores)`, per seed the
+//! fastest of the all-core CPU series (`sff all cores`, `index all cores`, `hybrid all
+//! cores`; Table 2, Figs. 6-11 and the dense experiments); Table 2's rows 2 and 3 give
+//! each index's build time and size. Every answer of every kernel engine and CPU index is
+//! checked against SFF's on every event of every workload (SFF on all cores gives the
+//! reference answers; a mismatch fails the run). Single-core SFF and the indexes on one
+//! core are timed on a bounded prefix of the events at large scale (at least 20 events,
+//! then within a budget of 1.5 s), the indexes on all cores on a stream of at most 65,536
+//! events that the one-core rate says fits the same budget, so that an experiment stays
+//! within about two minutes on the GPU machine.
+//!
+//! The dense experiments (beyond the paper) run the dense model of the REIN / HEM
+//! literature ([`ccm::workload::DenseParams`]: 20 numeric names, 1-5 range predicates per
+//! filter) at x = names carried per event (4: 3 to 5, 10, 20) and 100k and 1M filters,
+//! the second factor, named in every series (`hybrid F=1M`, `gpu batched F=100k`); in
+//! quick mode 2k and 20k filters. `dense` gives each filter its own interface (answers
+//! per subscription, as in the REIN / HEM papers), `dense10` ten interfaces. The batched
+//! kernel keeps an events x interfaces flag matrix: its events per launch are capped so
+//! that the matrix stays within 1 GB (268 events per launch at 1M interfaces), and there
+//! it is timed in rounds of the workload's events within the budget; the per-event
+//! kernels, which copy one flag per interface back per event, on a prefix of the events
+//! within the budget.
 
 use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
 use anyhow::Context as _;
-use baselines::content_index::ContentIndex;
+use baselines::content_index::{ContentIndex, IndexError};
+use baselines::hybrid_index::{HybridIndex, HybridScratch};
 use baselines::sff::Sff;
-use ccm::workload::{generate, NameDist, Params, Workload};
-use ccm::{Ccm, Config, Event, InterfaceId, Reset};
+use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params, Workload};
+use ccm::{Ccm, Config, Event, InterfaceId, Reset, Subscription};
 use gpu_kernels::Device;
 use std::time::Instant;
 
@@ -94,8 +115,15 @@ pub fn experiments() -> Vec<Experiment> {
         e("fig9", "Fig. 9: processing time vs number of interfaces", "interfaces", ms, false, Some("sff"), "speedup from 7x (10 interfaces) to more than 13x (100)", fig9),
         e("fig10", "Fig. 10: processing time vs number of names", "names", ms, true, Some("sff"), "speedup rises from 10 to 30 names, then falls; 2x at 1000 names", fig10),
         e("fig11", "Fig. 11: processing time vs share of numerical constraints", "numerical constraints (%)", ms, false, Some("sff"), "speedup grows linearly with the share of numerical constraints", fig11),
+        e("dense", DENSE_TITLE, DENSE_X, ms, false, Some("index"), DENSE_SAYS, dense),
+        e("dense10", DENSE10_TITLE, DENSE_X, ms, false, Some("index"), DENSE_SAYS, dense10),
     ]
 }
+
+const DENSE_TITLE: &str = "Beyond the paper: processing time vs names per event in the REIN/HEM dense model (20 numeric names, 1-5 range predicates per filter, one interface per filter), 100k and 1M filters (F=); the batched kernel's events per launch capped to keep its events x interfaces flags within 1 GB";
+const DENSE10_TITLE: &str = "Beyond the paper: processing time vs names per event in the REIN/HEM dense model (20 numeric names, 1-5 range predicates per filter), 10 interfaces, 100k and 1M filters (F=)";
+const DENSE_X: &str = "names per event (of 20; 4: 3 to 5)";
+const DENSE_SAYS: &str = "not in the paper: REIN/HEM model (Shi & Qian, DASFAA 2022)";
 
 // ---------------------------------------------------------------------------------
 // Sizes and engines.
@@ -140,6 +168,7 @@ struct Engines {
     emu: bool,
     sff: bool,
     index: bool,
+    hybrid: bool,
 }
 
 impl Engines {
@@ -153,6 +182,7 @@ impl Engines {
             emu: ctx.wants("emu", EngineKind::Emu),
             sff: ctx.wants("sff", EngineKind::Cpu),
             index: ctx.wants("index", EngineKind::Cpu),
+            hybrid: ctx.wants("hybrid", EngineKind::Cpu),
         }
     }
 
@@ -192,145 +222,302 @@ fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
+/// Where the measurements of one workload land: the x value, the second factor of every
+/// series name (empty, or `F=1M` in the dense experiments) and the workload's label for
+/// progress and errors.
+struct At<'a> {
+    x: f64,
+    factor: &'a str,
+    label: &'a str,
+}
+
+impl At<'_> {
+    /// The series `name` at this point: `name`, or `name F=1M` with a second factor.
+    fn series(&self, name: &str) -> String {
+        if self.factor.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name} {}", self.factor)
+        }
+    }
+
+    /// Records one sample of the series `name` at this point.
+    fn record(&self, ctx: &mut Ctx, name: &str, value: f64) {
+        ctx.record(&self.series(name), self.x, value);
+    }
+
+    /// Checks `other`'s answers against `reference`'s on this point's workload.
+    fn check(
+        &self,
+        ctx: &Ctx,
+        reference: (&str, &[Vec<InterfaceId>]),
+        other: (&str, &[Vec<InterfaceId>]),
+    ) -> anyhow::Result<()> {
+        ctx.check(
+            self.label,
+            (&self.series(reference.0), reference.1),
+            (&self.series(other.0), other.1),
+        )
+    }
+}
+
 /// The reference answers (SFF on all cores), for every event.
 fn reference(sff: &Sff, events: &[Event]) -> Vec<Vec<InterfaceId>> {
     sff.match_parallel(events)
 }
 
+/// Events a one-core matcher is timed on at least, at full size (then until its budget).
+const MIN_TIMED: usize = 20;
+
 /// Times single-core SFF on a prefix of the events that fits [`SFF_BUDGET_S`] (at least
-/// 20 events, all of them in quick mode), and SFF on all cores on all of them; returns
-/// the all-core time per event (ms).
+/// [`MIN_TIMED`] events, all of them in quick mode), and SFF on all cores on all of them;
+/// returns the all-core time per event (ms).
 fn time_sff(
     ctx: &mut Ctx,
     sff: &Sff,
     events: &[Event],
     truth: &[Vec<InterfaceId>],
-    label: &str,
-    x: f64,
+    at: &At,
 ) -> anyhow::Result<f64> {
     let mut scratch = sff.scratch();
     let t0 = Instant::now();
     let mut got = Vec::new();
     for e in events {
         got.push(sff.match_event_with(e, &mut scratch));
-        if !ctx.quick && got.len() >= 20 && t0.elapsed().as_secs_f64() > SFF_BUDGET_S {
+        if !ctx.quick && got.len() >= MIN_TIMED && t0.elapsed().as_secs_f64() > SFF_BUDGET_S {
             break;
         }
     }
     let ms = ms_since(t0) / got.len().max(1) as f64;
-    ctx.check(label, ("sff all cores", &truth[..got.len()]), ("sff", &got))?;
-    ctx.record("sff", x, ms);
+    at.check(ctx, ("sff all cores", &truth[..got.len()]), ("sff", &got))?;
+    at.record(ctx, "sff", ms);
     let t0 = Instant::now();
     let par = sff.match_parallel(events);
     let all = ms_since(t0) / events.len().max(1) as f64;
-    ctx.record("sff all cores", x, all);
-    ctx.check(label, ("sff", truth), ("sff all cores", &par))?;
+    at.record(ctx, "sff all cores", all);
+    at.check(ctx, ("sff", truth), ("sff all cores", &par))?;
     Ok(all)
 }
 
 /// The series of the fastest CPU matcher on all cores at each point (issue 15).
 pub const BEST_CPU: &str = "best CPU (all cores)";
 
-/// Events the index is timed on per point (the workload's, repeated): its runs are
-/// otherwise too short to time.
+/// Events the indexes are timed on per point at most (the workload's, repeated): their
+/// runs are otherwise too short to time.
 const INDEX_STREAM: usize = 65_536;
 
-/// Times the content index (issue 15) on one core and on all cores over a stream of the
-/// workload's events (on one core, within [`SFF_BUDGET_S`] once the workload's events are
-/// done), checking every answer against `truth`; records `index`, `index all cores` and
-/// returns the index's (build ms, heap MB, all-core ms per event).
-fn time_index(
+/// A CPU index that [`time_index`] times: the content index ([`ContentIndex`], series
+/// `index`) and the hybrid index ([`HybridIndex`], series `hybrid`).
+trait CpuIndex: Sized {
+    /// The series of one core (`"{NAME} all cores"` on all cores).
+    const NAME: &'static str;
+    /// One matching thread's scratch memory.
+    type Scratch;
+    fn build_index(subs: &[Subscription]) -> Result<Self, IndexError>;
+    fn new_scratch(&self) -> Self::Scratch;
+    fn match_one(&self, e: &Event, scratch: &mut Self::Scratch) -> Vec<InterfaceId>;
+    /// Every event, on all cores (rayon).
+    fn match_all(&self, events: &[Event]) -> Vec<Vec<InterfaceId>>;
+    fn heap(&self) -> usize;
+}
+
+impl CpuIndex for ContentIndex {
+    const NAME: &'static str = "index";
+    type Scratch = baselines::content_index::Scratch;
+    fn build_index(subs: &[Subscription]) -> Result<Self, IndexError> {
+        ContentIndex::build(subs)
+    }
+    fn new_scratch(&self) -> Self::Scratch {
+        self.scratch()
+    }
+    fn match_one(&self, e: &Event, scratch: &mut Self::Scratch) -> Vec<InterfaceId> {
+        self.match_event_with(e, scratch)
+    }
+    fn match_all(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
+        self.match_parallel(events)
+    }
+    fn heap(&self) -> usize {
+        self.heap_bytes()
+    }
+}
+
+impl CpuIndex for HybridIndex {
+    const NAME: &'static str = "hybrid";
+    type Scratch = HybridScratch;
+    fn build_index(subs: &[Subscription]) -> Result<Self, IndexError> {
+        HybridIndex::build(subs)
+    }
+    fn new_scratch(&self) -> Self::Scratch {
+        self.scratch()
+    }
+    fn match_one(&self, e: &Event, scratch: &mut Self::Scratch) -> Vec<InterfaceId> {
+        self.match_event_with(e, scratch)
+    }
+    fn match_all(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
+        self.match_parallel(events)
+    }
+    fn heap(&self) -> usize {
+        self.heap_bytes()
+    }
+}
+
+/// Builds the index `I` of the workload and times it on one core and on all cores over
+/// a stream of the workload's events, checking every answer against `truth`; records
+/// `I::NAME` and `"{I::NAME} all cores"` and returns the index's (build ms, heap MB,
+/// all-core ms per event).
+///
+/// One core: a prefix of the stream ([`INDEX_STREAM`] events) that fits
+/// [`SFF_BUDGET_S`] (at least [`MIN_TIMED`] events; all of the workload's in quick
+/// mode). All cores: the stream, or as much of it as the one-core rate says fits the
+/// same budget on every thread, at least the workload's events (so that every event is
+/// checked); in quick mode the workload's events.
+fn time_index<I: CpuIndex>(
     ctx: &mut Ctx,
     w: &Workload,
     truth: &[Vec<InterfaceId>],
-    label: &str,
-    x: f64,
+    at: &At,
 ) -> anyhow::Result<(f64, f64, f64)> {
     let t0 = Instant::now();
-    let ix = ContentIndex::build(&w.subscriptions)?;
+    let ix = I::build_index(&w.subscriptions)?;
     let deploy = ms_since(t0);
-    let n = if ctx.quick {
-        w.events.len()
+    let (stream_len, min) = if ctx.quick {
+        (w.events.len(), w.events.len())
     } else {
-        INDEX_STREAM.max(w.events.len())
+        (INDEX_STREAM.max(w.events.len()), MIN_TIMED)
     };
-    let stream: Vec<Event> = w.events.iter().cycle().take(n).cloned().collect();
-    let want: Vec<Vec<InterfaceId>> = truth.iter().cycle().take(n).cloned().collect();
-    // One core: the stream, or a prefix of it that fits the budget of single-core SFF
-    // (at least the workload's events).
-    let mut scratch = ix.scratch();
+    let want =
+        |n: usize| -> Vec<Vec<InterfaceId>> { truth.iter().cycle().take(n).cloned().collect() };
+    let mut scratch = ix.new_scratch();
     let t0 = Instant::now();
-    let mut got = Vec::with_capacity(n);
-    for e in &stream {
-        got.push(ix.match_event_with(e, &mut scratch));
-        if got.len() >= w.events.len() && t0.elapsed().as_secs_f64() > SFF_BUDGET_S {
+    let mut got = Vec::with_capacity(stream_len);
+    for e in w.events.iter().cycle().take(stream_len) {
+        got.push(ix.match_one(e, &mut scratch));
+        if got.len() >= min && t0.elapsed().as_secs_f64() > SFF_BUDGET_S {
             break;
         }
     }
     let one = ms_since(t0) / got.len().max(1) as f64;
-    ctx.check(label, ("sff", &want[..got.len()]), ("index", &got))?;
-    ctx.record("index", x, one);
+    at.check(ctx, ("sff", &want(got.len())), (I::NAME, &got))?;
+    at.record(ctx, I::NAME, one);
+    let n = if ctx.quick {
+        w.events.len()
+    } else {
+        let threads = rayon::current_num_threads().max(1) as f64;
+        let fits = SFF_BUDGET_S * 1e3 / one.max(1e-9) * threads;
+        (fits.min(stream_len as f64) as usize).max(w.events.len())
+    };
+    let stream: Vec<Event> = w.events.iter().cycle().take(n).cloned().collect();
     let t0 = Instant::now();
-    let got = ix.match_parallel(&stream);
+    let got = ix.match_all(&stream);
     let all = ms_since(t0) / n.max(1) as f64;
-    ctx.check(label, ("sff", &want), ("index all cores", &got))?;
-    ctx.record("index all cores", x, all);
-    Ok((deploy, ix.heap_bytes() as f64 / 1e6, all))
+    let series = format!("{} all cores", I::NAME);
+    at.check(ctx, ("sff", &want(n)), (&series, &got))?;
+    at.record(ctx, &series, all);
+    Ok((deploy, ix.heap() as f64 / 1e6, all))
 }
 
-/// Times the CPU matchers wanted at one point: SFF (one core, all cores) and the index
-/// (one core, all cores), then [`BEST_CPU`].
+/// An index's deployment as [`time_cpus`] returns it: (series, build ms, heap MB).
+type Built = (&'static str, f64, f64);
+
+/// Times the CPU matchers wanted at one point: SFF (one core, all cores), the content
+/// index and the hybrid index (each on one core and on all cores), then [`BEST_CPU`], the
+/// fastest of the all-core series; returns each index's deployment.
 fn time_cpus(
     ctx: &mut Ctx,
     engines: &Engines,
     sff: &Sff,
     w: &Workload,
     truth: &[Vec<InterfaceId>],
-    label: &str,
-    x: f64,
-) -> anyhow::Result<Option<(f64, f64)>> {
+    at: &At,
+) -> anyhow::Result<Vec<Built>> {
     let mut best = f64::INFINITY;
     if engines.sff {
-        best = time_sff(ctx, sff, &w.events, truth, label, x)?;
+        best = time_sff(ctx, sff, &w.events, truth, at)?;
     }
-    let mut built = None;
+    let mut built = Vec::new();
     if engines.index {
-        ctx.step(&format!("{label}: index"));
-        let (deploy, mb, all) = time_index(ctx, w, truth, label, x)?;
+        ctx.step(&format!("{}: index", at.label));
+        let (deploy, mb, all) = time_index::<ContentIndex>(ctx, w, truth, at)?;
         best = best.min(all);
-        built = Some((deploy, mb));
+        built.push((ContentIndex::NAME, deploy, mb));
+    }
+    if engines.hybrid {
+        ctx.step(&format!("{}: hybrid", at.label));
+        let (deploy, mb, all) = time_index::<HybridIndex>(ctx, w, truth, at)?;
+        best = best.min(all);
+        built.push((HybridIndex::NAME, deploy, mb));
     }
     if best.is_finite() {
-        ctx.record(BEST_CPU, x, best);
+        at.record(ctx, BEST_CPU, best);
     }
     Ok(built)
 }
 
+/// The per-event budget of the kernels in the dense experiments in quick mode (on the
+/// emulator an event of 20k filters takes seconds; the batched kernel checks them all).
+const QUICK_BUDGET_S: f64 = 0.5;
+
+/// Most bytes of the batched kernel's events x interfaces flags (one `u32` each) per
+/// launch: its events per launch are capped so that the matrix stays within this (it
+/// matters with one interface per filter: 268 events per launch at 1M interfaces).
+const BATCH_FLAG_BYTES: usize = 1 << 30;
+
+/// `cfg` with its batched kernel's events per launch capped by [`BATCH_FLAG_BYTES`] for
+/// the interfaces of `w`.
+fn capped(cfg: &Config, w: &Workload) -> Config {
+    let interfaces = w
+        .subscriptions
+        .iter()
+        .map(|s| s.interface.0 as usize + 1)
+        .max()
+        .unwrap_or(1);
+    let cap = (BATCH_FLAG_BYTES / (4 * interfaces)).max(1);
+    Config {
+        batch_events: cfg.batch_events.min(cap),
+        ..cfg.clone()
+    }
+}
+
 /// Times the kernels on each device: per event (the paper's mode) and batched (over a
 /// stream of the workload's events), checking every answer.
+///
+/// `bounded` (the dense experiments, where one event may cost milliseconds): per event, a
+/// prefix of the events that fits [`SFF_BUDGET_S`] (at least [`MIN_TIMED`]; in quick mode,
+/// on the emulator, [`QUICK_BUDGET_S`] and at least one); batched on the GPU, the stream in rounds of the workload's events (or of one
+/// launch's, if more), until the stream or the budget is spent. Otherwise every event
+/// per event, and the whole stream in one call.
 fn time_kernels(
     ctx: &mut Ctx,
     devices: &[(&'static str, Device, Config)],
     w: &Workload,
     truth: &[Vec<InterfaceId>],
-    label: &str,
-    x: f64,
+    at: &At,
+    bounded: bool,
 ) -> anyhow::Result<()> {
     for (name, dev, cfg) in devices {
-        let mut ccm = Ccm::new(dev, &w.subscriptions, cfg.clone())?;
+        let cfg = capped(cfg, w);
+        let per_launch = cfg.batch_events;
+        let mut ccm = Ccm::new(dev, &w.subscriptions, cfg)?;
         let warm = if ctx.quick { 0 } else { 10 };
         for e in w.events.iter().take(warm) {
             ccm.match_event(e)?;
         }
+        let (min, budget) = if ctx.quick {
+            (1, QUICK_BUDGET_S)
+        } else {
+            (MIN_TIMED, SFF_BUDGET_S)
+        };
         let t0 = Instant::now();
-        let got = w
-            .events
-            .iter()
-            .map(|e| ccm.match_event(e))
-            .collect::<Result<Vec<_>, _>>()?;
-        let ms = ms_since(t0) / w.events.len().max(1) as f64;
-        ctx.check(label, ("sff", truth), (name, &got))?;
-        ctx.record(name, x, ms);
+        let mut got = Vec::with_capacity(w.events.len());
+        for e in &w.events {
+            got.push(ccm.match_event(e)?);
+            if bounded && got.len() >= min && t0.elapsed().as_secs_f64() > budget {
+                break;
+            }
+        }
+        let ms = ms_since(t0) / got.len().max(1) as f64;
+        at.check(ctx, ("sff", &truth[..got.len()]), (name, &got))?;
+        at.record(ctx, name, ms);
         let stream: Vec<Event> = if ctx.quick || !dev.is_gpu() {
             w.events.clone()
         } else {
@@ -342,16 +529,46 @@ fn time_kernels(
                 .collect()
         };
         ccm.match_batch(&w.events[..warm.min(w.events.len())])?;
+        let round = if bounded {
+            w.events.len().max(per_launch).max(1)
+        } else {
+            stream.len().max(1)
+        };
         let t0 = Instant::now();
-        let got = ccm.match_batch(&stream)?;
-        let ms = ms_since(t0) / stream.len().max(1) as f64;
+        let mut got = Vec::with_capacity(stream.len());
+        for part in stream.chunks(round) {
+            got.extend(ccm.match_batch(part)?);
+            if t0.elapsed().as_secs_f64() > SFF_BUDGET_S {
+                break;
+            }
+        }
+        let ms = ms_since(t0) / got.len().max(1) as f64;
         let series = format!("{name} batched");
-        let want: Vec<Vec<InterfaceId>> =
-            truth.iter().cycle().take(stream.len()).cloned().collect();
-        ctx.check(label, ("sff", &want), (&series, &got))?;
-        ctx.record(&series, x, ms);
+        let want: Vec<Vec<InterfaceId>> = truth.iter().cycle().take(got.len()).cloned().collect();
+        at.check(ctx, ("sff", &want), (&series, &got))?;
+        at.record(ctx, &series, ms);
     }
     Ok(())
+}
+
+/// Builds SFF for the reference answers of `w`, then times and checks every wanted CPU
+/// matcher and kernel engine on `w` at `at`; returns each index's deployment.
+fn measure(
+    ctx: &mut Ctx,
+    engines: &Engines,
+    devices: &[(&'static str, Device, Config)],
+    w: &Workload,
+    at: &At,
+    bounded: bool,
+) -> anyhow::Result<Vec<Built>> {
+    ctx.step(&format!("{}: SFF", at.label));
+    let sff = Sff::build(&w.subscriptions)?;
+    let truth = reference(&sff, &w.events);
+    let built = time_cpus(ctx, engines, &sff, w, &truth, at)?;
+    drop(sff);
+    ctx.step(&format!("{}: kernels", at.label));
+    time_kernels(ctx, devices, w, &truth, at, bounded)?;
+    Ok(built)
 }
 
 /// One point of a sweep: generate, deploy, time and check every engine.
@@ -361,23 +578,25 @@ fn point(ctx: &mut Ctx, p: &Params, x: f64) -> anyhow::Result<()> {
     for seed in ctx.seeds.clone() {
         let w = workload(ctx, p, seed)?;
         let label = format!("x = {x}, seed {seed}");
-        ctx.step(&format!("{label}: SFF"));
-        let sff = Sff::build(&w.subscriptions)?;
-        let truth = reference(&sff, &w.events);
-        time_cpus(ctx, &engines, &sff, &w, &truth, &label, x)?;
-        drop(sff);
-        ctx.step(&format!("{label}: kernels"));
-        time_kernels(ctx, &devices, &w, &truth, &label, x)?;
+        let at = At {
+            x,
+            factor: "",
+            label: &label,
+        };
+        measure(ctx, &engines, &devices, &w, &at, false)?;
     }
     Ok(())
 }
+
+/// Progress steps per workload: generating, SFF, the two indexes, the kernels.
+const STEPS_PER_WORKLOAD: usize = 5;
 
 fn sweep(
     ctx: &mut Ctx,
     xs: &[usize],
     make: impl Fn(usize, Params) -> Params,
 ) -> anyhow::Result<()> {
-    ctx.set_steps((xs.len() * ctx.seeds.len() * 4) as u64);
+    ctx.set_steps((xs.len() * ctx.seeds.len() * STEPS_PER_WORKLOAD) as u64);
     for &x in xs {
         let p = make(x, base(ctx.quick));
         point(ctx, &p, x as f64)?;
@@ -391,7 +610,7 @@ fn sweep(
 fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
     let engines = Engines::of(ctx);
     let devices = engines.devices()?;
-    ctx.set_steps((ctx.seeds.len() * 8) as u64);
+    ctx.set_steps((ctx.seeds.len() * 2 * STEPS_PER_WORKLOAD) as u64);
     for (row, dist) in [(1.0, NameDist::Uniform), (4.0, NameDist::Zipf(1.0))] {
         let p = Params {
             name_dist: dist,
@@ -400,19 +619,26 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
         for seed in ctx.seeds.clone() {
             let w = workload(ctx, &p, seed)?;
             let label = format!("table 2 row {row}, seed {seed}");
+            let at = At {
+                x: row,
+                factor: "",
+                label: &label,
+            };
             ctx.step(&format!("{label}: SFF"));
             let t0 = Instant::now();
             let sff = Sff::build(&w.subscriptions)?;
             let sff_deploy = ms_since(t0);
             let truth = reference(&sff, &w.events);
-            let index_built = time_cpus(ctx, &engines, &sff, &w, &truth, &label, row)?;
+            let built = time_cpus(ctx, &engines, &sff, &w, &truth, &at)?;
             if engines.sff && row == 1.0 {
                 ctx.record("sff", 2.0, sff_deploy);
                 ctx.record("sff", 3.0, sff.heap_bytes() as f64 / 1e6);
             }
-            if let (Some((deploy, mb)), true) = (index_built, row == 1.0) {
-                ctx.record("index", 2.0, deploy);
-                ctx.record("index", 3.0, mb);
+            if row == 1.0 {
+                for (series, deploy, mb) in built {
+                    ctx.record(series, 2.0, deploy);
+                    ctx.record(series, 3.0, mb);
+                }
             }
             drop(sff);
             ctx.step(&format!("{label}: kernels"));
@@ -489,7 +715,7 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
                     ctx.record(&series, row, ms);
                 }
             }
-            time_kernels(ctx, &devices, &w, &truth, &label, row)?;
+            time_kernels(ctx, &devices, &w, &truth, &at, false)?;
         }
     }
     Ok(())
@@ -764,17 +990,87 @@ fn fig11(ctx: &mut Ctx) -> anyhow::Result<()> {
     })
 }
 
+/// Filters (the second factor) and events of the dense experiments: 100k and 1M filters,
+/// 1000 events; in quick mode 2k and 20k filters, 8 events.
+fn dense_sizes(quick: bool) -> (&'static [usize], usize) {
+    if quick {
+        (&[2_000, 20_000], 8)
+    } else {
+        (&[100_000, 1_000_000], 1000)
+    }
+}
+
+/// The second factor of the dense experiments' series: `F=100k` for 100,000 filters.
+fn filters_factor(filters: usize) -> String {
+    format!("F={}", crate::plot::fmt_num(filters as f64))
+}
+
+/// The x values of the dense experiments, names carried per event: 4 (3 to 5), 10, 20.
+const DENSE_XS: [usize; 3] = [4, 10, 20];
+
+/// Names per event, min-max, at `x`: 3-5 at x = 4, else exactly `x`.
+fn dense_names(x: usize) -> (usize, usize) {
+    if x == 4 {
+        (3, 5)
+    } else {
+        (x, x)
+    }
+}
+
+/// The dense model (REIN / HEM, [`DenseParams`]) at each x and filter count, filters to
+/// interfaces as `interfaces` says; series carry the filter count as `F=100k`.
+fn dense_sweep(ctx: &mut Ctx, interfaces: Option<usize>) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices()?;
+    let (filters, events) = dense_sizes(ctx.quick);
+    ctx.set_steps((filters.len() * DENSE_XS.len() * ctx.seeds.len() * STEPS_PER_WORKLOAD) as u64);
+    for &f in filters {
+        let factor = filters_factor(f);
+        for x in DENSE_XS {
+            let p = DenseParams {
+                events,
+                filters: f,
+                interfaces,
+                names_per_event: dense_names(x),
+                ..DenseParams::default()
+            };
+            for seed in ctx.seeds.clone() {
+                ctx.step(&format!(
+                    "seed {seed}: generating {f} dense filters, {x} names per event"
+                ));
+                let w = generate_dense(&p, seed).context("dense workload parameters")?;
+                let label = format!("dense {factor}, x = {x}, seed {seed}");
+                let at = At {
+                    x: x as f64,
+                    factor: &factor,
+                    label: &label,
+                };
+                measure(ctx, &engines, &devices, &w, &at, true)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn dense(ctx: &mut Ctx) -> anyhow::Result<()> {
+    dense_sweep(ctx, None)
+}
+
+fn dense10(ctx: &mut Ctx) -> anyhow::Result<()> {
+    dense_sweep(ctx, Some(10))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn table2_and_the_sweeps_record_the_index_and_the_best_cpu_series_in_quick_mode() {
+    fn table2_and_the_sweeps_record_the_indexes_and_the_best_cpu_series_in_quick_mode() {
         for exp in experiments()
             .into_iter()
-            .filter(|e| matches!(e.id, "table2" | "fig6"))
+            .filter(|e| matches!(e.id, "table2" | "fig6" | "dense" | "dense10"))
         {
-            let names = ["sff", "index"].map(String::from).to_vec();
+            let names = ["sff", "index", "hybrid"].map(String::from).to_vec();
             let mut ctx = Ctx::new(
                 true,
                 vec![1],
@@ -783,13 +1079,63 @@ mod tests {
                 std::sync::Arc::new(indicatif::ProgressBar::hidden()),
             );
             (exp.run)(&mut ctx).unwrap_or_else(|e| panic!("{}: {e:#}", exp.id));
-            for series in ["sff all cores", "index", "index all cores", BEST_CPU] {
-                assert!(
-                    ctx.samples.iter().any(|s| s.series == series),
-                    "{}: {series} recorded",
-                    exp.id
-                );
+            let factors: Vec<String> = if exp.id.starts_with("dense") {
+                dense_sizes(true)
+                    .0
+                    .iter()
+                    .map(|&f| filters_factor(f))
+                    .collect()
+            } else {
+                vec![String::new()]
+            };
+            let engines = ["sff all cores", "index", "index all cores", "hybrid"];
+            for factor in &factors {
+                for engine in engines.iter().chain(&["hybrid all cores", BEST_CPU]) {
+                    let series = At {
+                        x: 0.0,
+                        factor,
+                        label: "",
+                    }
+                    .series(engine);
+                    assert!(
+                        ctx.samples.iter().any(|s| s.series == series),
+                        "{}: {series} recorded",
+                        exp.id
+                    );
+                }
             }
+            if exp.id == "table2" {
+                for (engine, row) in [("index", 2.0), ("hybrid", 2.0), ("hybrid", 3.0)] {
+                    assert!(
+                        ctx.samples.iter().any(|s| s.series == engine && s.x == row),
+                        "table2: {engine} row {row}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The targets read the dense experiments' full-size points by their series names.
+    #[test]
+    fn the_dense_targets_name_series_the_full_size_dense_experiments_record() {
+        let factors: Vec<String> = dense_sizes(false)
+            .0
+            .iter()
+            .map(|&f| filters_factor(f))
+            .collect();
+        assert_eq!(factors, ["F=100k", "F=1M"]);
+        for tg in crate::targets::TARGETS
+            .iter()
+            .filter(|t| t.experiment.starts_with("dense"))
+        {
+            assert!(DENSE_XS.contains(&(tg.x as usize)), "{}", tg.series);
+            assert!(
+                factors
+                    .iter()
+                    .any(|f| tg.series.ends_with(&format!(" {f}"))),
+                "{}",
+                tg.series
+            );
         }
     }
 }

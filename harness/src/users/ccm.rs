@@ -4,6 +4,8 @@
 use super::{bad_lines, check_inputs, fallback_note, stream_lines, write_ids, Stats, StreamArgs};
 use crate::bad_input;
 use crate::engines::CcmEngine;
+use baselines::content_index::ContentIndex;
+use baselines::hybrid_index::HybridIndex;
 use baselines::sff::Sff;
 use ccm::io::{IoError, LineReader, RawLines};
 use ccm::layout::Tables;
@@ -29,7 +31,9 @@ pub enum Cmd {
         /// Events file (`-`: standard input): `{"temp": 25, "area": "area1"}` per line.
         #[arg(long)]
         events: PathBuf,
-        /// Default: gpu when a GPU can be opened, else sff (with a note saying why).
+        /// Default: gpu when a GPU can be opened, else hybrid, the strongest CPU engine
+        /// (with a note saying why). The CPU engines (sff, index, hybrid) match each
+        /// window on all cores and give the same answers as the kernels.
         #[arg(long, value_enum)]
         engine: Option<CcmEngine>,
         /// On gpu / emu: one launch per event (the paper's mode, the lowest latency per
@@ -212,6 +216,39 @@ fn load_tables(path: &Path, grouping: bool, stats: &mut Stats) -> anyhow::Result
     Ok(tables)
 }
 
+/// A CPU engine of `ccm match`, built over the subscriptions (boxed: the indexes' sizes
+/// differ).
+enum CpuMatcher {
+    Sff(Box<Sff>),
+    Index(Box<ContentIndex>),
+    Hybrid(Box<HybridIndex>),
+}
+
+impl CpuMatcher {
+    /// Builds `engine` (`sff`, `index` or `hybrid`; any other is `hybrid`, the strongest
+    /// CPU engine) over `subs`; a subscription it cannot index is bad input.
+    fn build(engine: CcmEngine, subs: &[Subscription]) -> anyhow::Result<CpuMatcher> {
+        Ok(match engine {
+            CcmEngine::Sff => CpuMatcher::Sff(Box::new(Sff::build(subs).map_err(bad_input)?)),
+            CcmEngine::Index => {
+                CpuMatcher::Index(Box::new(ContentIndex::build(subs).map_err(bad_input)?))
+            }
+            CcmEngine::Hybrid | CcmEngine::Gpu | CcmEngine::Emu => {
+                CpuMatcher::Hybrid(Box::new(HybridIndex::build(subs).map_err(bad_input)?))
+            }
+        })
+    }
+
+    /// Every event's answer, on all cores.
+    fn match_parallel(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
+        match self {
+            CpuMatcher::Sff(m) => m.match_parallel(events),
+            CpuMatcher::Index(m) => m.match_parallel(events),
+            CpuMatcher::Hybrid(m) => m.match_parallel(events),
+        }
+    }
+}
+
 fn match_cmd(
     subs_path: &Path,
     events_path: &Path,
@@ -222,18 +259,24 @@ fn match_cmd(
 ) -> anyhow::Result<()> {
     check_inputs(&[subs_path, events_path])?;
     let mut stats = Stats::new(stream.stats);
+    // The CPU engine, when no device runs the kernels: the one asked for, else (no GPU)
+    // the strongest.
+    let cpu = match engine {
+        Some(e @ (CcmEngine::Sff | CcmEngine::Index | CcmEngine::Hybrid)) => e,
+        _ => CcmEngine::Hybrid,
+    };
     let dev = match engine {
-        Some(CcmEngine::Sff) => None,
+        Some(CcmEngine::Sff | CcmEngine::Index | CcmEngine::Hybrid) => None,
         Some(CcmEngine::Emu) => Some(Device::emulator()),
         Some(CcmEngine::Gpu) => Some(stats.time("open the GPU", || {
             Device::gpu(device, ccm::PTX).map_err(|e| {
-                anyhow::Error::new(e).context("opening the GPU (use --engine sff for the CPU)")
+                anyhow::Error::new(e).context("opening the GPU (use --engine hybrid for the CPU)")
             })
         })?),
         None => match stats.time("open the GPU", || Device::gpu(device, ccm::PTX)) {
             Ok(d) => Some(d),
             Err(e) => {
-                fallback_note(&e, "sff", "gpu");
+                fallback_note(&e, &crate::engines::name(&cpu), "gpu");
                 None
             }
         },
@@ -253,15 +296,15 @@ fn match_cmd(
                     heap_bytes(&subs) as f64 / 1e6
                 ),
             );
-            let sff = stats.time("build the index (sff)", || Sff::build(&subs));
-            let sff = sff.map_err(bad_input)?;
+            let phase = format!("build the index ({})", crate::engines::name(&cpu));
+            let matcher = stats.time(&phase, || CpuMatcher::build(cpu, &subs))?;
             stats.add("load + index", t0.elapsed(), String::new());
             drop(subs);
             stream_lines(
                 events_path,
                 window,
                 parse_window,
-                |evs| Ok(sff.match_parallel(evs)),
+                |evs| Ok(matcher.match_parallel(evs)),
                 format,
                 &mut stats,
             )?
