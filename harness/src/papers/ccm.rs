@@ -120,8 +120,8 @@ pub fn experiments() -> Vec<Experiment> {
     ]
 }
 
-const DENSE_TITLE: &str = "Beyond the paper: processing time vs names per event in the REIN/HEM dense model (20 numeric names, 1-5 range predicates per filter, one interface per filter), 100k and 1M filters (F=); the batched kernel's events per launch capped to keep its events x interfaces flags within 1 GB";
-const DENSE10_TITLE: &str = "Beyond the paper: processing time vs names per event in the REIN/HEM dense model (20 numeric names, 1-5 range predicates per filter), 10 interfaces, 100k and 1M filters (F=)";
+const DENSE_TITLE: &str = "REIN/HEM dense model, one interface per filter (beyond the paper): processing time vs names per event (20 numeric names, 1-5 range predicates per filter), 100k and 1M filters (F=); the batched kernel's events per launch capped to keep its events x interfaces flags within 1 GB";
+const DENSE10_TITLE: &str = "REIN/HEM dense model, 10 interfaces (beyond the paper): processing time vs names per event (20 numeric names, 1-5 range predicates per filter), 100k and 1M filters (F=)";
 const DENSE_X: &str = "names per event (of 20; 4: 3 to 5)";
 const DENSE_SAYS: &str = "not in the paper: REIN/HEM model (Shi & Qian, DASFAA 2022)";
 
