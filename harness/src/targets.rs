@@ -139,30 +139,30 @@ pub const TARGETS: &[Target] = &[
     // Issue 15, CCM against a modern content index on all host cores (Table 2 row 1).
     t(15, G15_CCM, "batched engine over the index on all cores", ("ccm", "table2"), "gpu batched", 1.0, over("index all cores", 20.0)),
     t(15, G15_CCM, "batched engine over the best CPU series on all cores", ("ccm", "table2"), "gpu batched", 1.0, over("best CPU (all cores)", 20.0)),
-    // Issue 18, CCM's hybrid CPU index (a value index of the REIN / HEM class and the
+    // Issue 31, CCM's hybrid CPU index (a value index of the REIN / HEM class and the
     // content index, the cheaper chosen per event) against the content index, one thread
     // each, and on all host cores against its one thread. The dense experiments (beyond
     // the paper: the REIN / HEM model, x = names per event) name the filter count in their
     // series (`F=100k`, `F=1M`); Table 2's rows 1 and 4 are the paper's default scenario,
     // uniform and Zipf names. Each point is its own goal: all of them must hold.
-    t(18, G18_D100K10, "hybrid index, one thread", ("ccm", "dense"), "hybrid F=100k", 10.0, over("index F=100k", 10.0)),
-    t(18, G18_D100K20, "hybrid index, one thread", ("ccm", "dense"), "hybrid F=100k", 20.0, over("index F=100k", 10.0)),
-    t(18, G18_D1M10, "hybrid index, one thread", ("ccm", "dense"), "hybrid F=1M", 10.0, over("index F=1M", 10.0)),
-    t(18, G18_D1M20, "hybrid index, one thread", ("ccm", "dense"), "hybrid F=1M", 20.0, over("index F=1M", 10.0)),
-    t(18, G18_T2_1, "hybrid index, one thread", ("ccm", "table2"), "hybrid", 1.0, over("index", 1.0)),
-    t(18, G18_T2_4, "hybrid index, one thread", ("ccm", "table2"), "hybrid", 4.0, over("index", 1.0)),
-    t(18, G18_D10_100K4, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=100k", 4.0, over("index F=100k", 1.0)),
-    t(18, G18_D10_100K10, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=100k", 10.0, over("index F=100k", 1.0)),
-    t(18, G18_D10_100K20, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=100k", 20.0, over("index F=100k", 1.0)),
-    t(18, G18_D10_1M4, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=1M", 4.0, over("index F=1M", 1.0)),
-    t(18, G18_D10_1M10, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=1M", 10.0, over("index F=1M", 1.0)),
-    t(18, G18_D10_1M20, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=1M", 20.0, over("index F=1M", 1.0)),
-    t(18, G18_ALL_D4, "hybrid index on all host cores over its one thread", ("ccm", "dense"), "hybrid all cores F=1M", 4.0, over("hybrid F=1M", 12.0)),
-    t(18, G18_ALL_D10, "hybrid index on all host cores over its one thread", ("ccm", "dense"), "hybrid all cores F=1M", 10.0, over("hybrid F=1M", 12.0)),
-    t(18, G18_ALL_D20, "hybrid index on all host cores over its one thread", ("ccm", "dense"), "hybrid all cores F=1M", 20.0, over("hybrid F=1M", 12.0)),
-    t(18, G18_ALL_D10_4, "hybrid index on all host cores over its one thread", ("ccm", "dense10"), "hybrid all cores F=1M", 4.0, over("hybrid F=1M", 12.0)),
-    t(18, G18_ALL_D10_10, "hybrid index on all host cores over its one thread", ("ccm", "dense10"), "hybrid all cores F=1M", 10.0, over("hybrid F=1M", 12.0)),
-    t(18, G18_ALL_D10_20, "hybrid index on all host cores over its one thread", ("ccm", "dense10"), "hybrid all cores F=1M", 20.0, over("hybrid F=1M", 12.0)),
+    t(31, HYBRID_D100K10, "hybrid index, one thread", ("ccm", "dense"), "hybrid F=100k", 10.0, over("index F=100k", 10.0)),
+    t(31, HYBRID_D100K20, "hybrid index, one thread", ("ccm", "dense"), "hybrid F=100k", 20.0, over("index F=100k", 10.0)),
+    t(31, HYBRID_D1M10, "hybrid index, one thread", ("ccm", "dense"), "hybrid F=1M", 10.0, over("index F=1M", 10.0)),
+    t(31, HYBRID_D1M20, "hybrid index, one thread", ("ccm", "dense"), "hybrid F=1M", 20.0, over("index F=1M", 10.0)),
+    t(31, HYBRID_T2_1, "hybrid index, one thread", ("ccm", "table2"), "hybrid", 1.0, over("index", 1.0)),
+    t(31, HYBRID_T2_4, "hybrid index, one thread", ("ccm", "table2"), "hybrid", 4.0, over("index", 1.0)),
+    t(31, HYBRID_D10_100K4, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=100k", 4.0, over("index F=100k", 1.0)),
+    t(31, HYBRID_D10_100K10, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=100k", 10.0, over("index F=100k", 1.0)),
+    t(31, HYBRID_D10_100K20, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=100k", 20.0, over("index F=100k", 1.0)),
+    t(31, HYBRID_D10_1M4, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=1M", 4.0, over("index F=1M", 1.0)),
+    t(31, HYBRID_D10_1M10, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=1M", 10.0, over("index F=1M", 1.0)),
+    t(31, HYBRID_D10_1M20, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=1M", 20.0, over("index F=1M", 1.0)),
+    t(31, HYBRID_ALL_D4, "hybrid index on all host cores over its one thread", ("ccm", "dense"), "hybrid all cores F=1M", 4.0, over("hybrid F=1M", 12.0)),
+    t(31, HYBRID_ALL_D10, "hybrid index on all host cores over its one thread", ("ccm", "dense"), "hybrid all cores F=1M", 10.0, over("hybrid F=1M", 12.0)),
+    t(31, HYBRID_ALL_D20, "hybrid index on all host cores over its one thread", ("ccm", "dense"), "hybrid all cores F=1M", 20.0, over("hybrid F=1M", 12.0)),
+    t(31, HYBRID_ALL_D10_4, "hybrid index on all host cores over its one thread", ("ccm", "dense10"), "hybrid all cores F=1M", 4.0, over("hybrid F=1M", 12.0)),
+    t(31, HYBRID_ALL_D10_10, "hybrid index on all host cores over its one thread", ("ccm", "dense10"), "hybrid all cores F=1M", 10.0, over("hybrid F=1M", 12.0)),
+    t(31, HYBRID_ALL_D10_20, "hybrid index on all host cores over its one thread", ("ccm", "dense10"), "hybrid all cores F=1M", 20.0, over("hybrid F=1M", 12.0)),
 ];
 
 const G5_LAT: &str = "default scenario: at most 15 µs per event end to end";
@@ -201,39 +201,40 @@ const G15_GRID100: &str =
     "GPU grid at least 10x the strong SBM on all host cores at 32768 regions per step, RS 100";
 const G15_CCM: &str =
     "default scenario: GPU batched at least 20x the modern index on all host cores";
-const G18_D100K10: &str =
+const HYBRID_D100K10: &str =
     "dense model, 100k filters, 10 names per event: hybrid at least 10x the content index";
-const G18_D100K20: &str =
+const HYBRID_D100K20: &str =
     "dense model, 100k filters, 20 names per event: hybrid at least 10x the content index";
-const G18_D1M10: &str =
+const HYBRID_D1M10: &str =
     "dense model, 1M filters, 10 names per event: hybrid at least 10x the content index";
-const G18_D1M20: &str =
+const HYBRID_D1M20: &str =
     "dense model, 1M filters, 20 names per event: hybrid at least 10x the content index";
-const G18_T2_1: &str = "default scenario: hybrid never slower than the content index";
-const G18_T2_4: &str = "default scenario, Zipf names: hybrid never slower than the content index";
-const G18_D10_100K4: &str =
+const HYBRID_T2_1: &str = "default scenario: hybrid never slower than the content index";
+const HYBRID_T2_4: &str =
+    "default scenario, Zipf names: hybrid never slower than the content index";
+const HYBRID_D10_100K4: &str =
     "dense model, 10 interfaces, 100k filters, 3-5 names per event: hybrid never slower than the content index";
-const G18_D10_100K10: &str =
+const HYBRID_D10_100K10: &str =
     "dense model, 10 interfaces, 100k filters, 10 names per event: hybrid never slower than the content index";
-const G18_D10_100K20: &str =
+const HYBRID_D10_100K20: &str =
     "dense model, 10 interfaces, 100k filters, 20 names per event: hybrid never slower than the content index";
-const G18_D10_1M4: &str =
+const HYBRID_D10_1M4: &str =
     "dense model, 10 interfaces, 1M filters, 3-5 names per event: hybrid never slower than the content index";
-const G18_D10_1M10: &str =
+const HYBRID_D10_1M10: &str =
     "dense model, 10 interfaces, 1M filters, 10 names per event: hybrid never slower than the content index";
-const G18_D10_1M20: &str =
+const HYBRID_D10_1M20: &str =
     "dense model, 10 interfaces, 1M filters, 20 names per event: hybrid never slower than the content index";
-const G18_ALL_D4: &str =
+const HYBRID_ALL_D4: &str =
     "dense model, 1M filters, 3-5 names per event: hybrid on all host cores at least 12x its one thread";
-const G18_ALL_D10: &str =
+const HYBRID_ALL_D10: &str =
     "dense model, 1M filters, 10 names per event: hybrid on all host cores at least 12x its one thread";
-const G18_ALL_D20: &str =
+const HYBRID_ALL_D20: &str =
     "dense model, 1M filters, 20 names per event: hybrid on all host cores at least 12x its one thread";
-const G18_ALL_D10_4: &str =
+const HYBRID_ALL_D10_4: &str =
     "dense model, 10 interfaces, 1M filters, 3-5 names per event: hybrid on all host cores at least 12x its one thread";
-const G18_ALL_D10_10: &str =
+const HYBRID_ALL_D10_10: &str =
     "dense model, 10 interfaces, 1M filters, 10 names per event: hybrid on all host cores at least 12x its one thread";
-const G18_ALL_D10_20: &str =
+const HYBRID_ALL_D10_20: &str =
     "dense model, 10 interfaces, 1M filters, 20 names per event: hybrid on all host cores at least 12x its one thread";
 
 /// The outcome of one target on the recorded rows of its experiment.
