@@ -5,6 +5,7 @@
 //! `cargo run --release -p baselines --example ccm_index_scaling`.
 
 use baselines::content_index::ContentIndex;
+use baselines::Matcher;
 use ccm::workload::{generate, NameDist, Params};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 

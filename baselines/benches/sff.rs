@@ -3,6 +3,7 @@
 //! event single-threaded, per event on all cores, and the index build (deployment).
 
 use baselines::sff::Sff;
+use baselines::Matcher;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 
 fn default_scenario(c: &mut Criterion) {

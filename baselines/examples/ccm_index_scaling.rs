@@ -15,6 +15,7 @@
 
 use baselines::content_index::ContentIndex;
 use baselines::sff::Sff;
+use baselines::Matcher;
 use ccm::workload::{generate, NameDist, Params};
 use std::time::Instant;
 

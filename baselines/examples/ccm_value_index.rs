@@ -9,6 +9,7 @@
 use baselines::content_index::ContentIndex;
 use baselines::hybrid_index::{Choice, HybridIndex};
 use baselines::value_index::{Cuts, ValueIndex};
+use baselines::Matcher;
 use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params};
 use ccm::{Event, InterfaceId};
 use std::time::Instant;

@@ -4,8 +4,9 @@
 //! arena, and the typing rules of `ccm::model` with SFF's exact integer/float order
 //! ([`crate::sff::cmp_num`]).
 
+use crate::content_index::IndexError;
 use crate::sff::{cmp_num, Num};
-use ccm::model::{Attribute, Constraint, Event, Op, Value};
+use ccm::model::{Attribute, Constraint, Event, Op, Subscription, Value};
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -45,6 +46,20 @@ impl Hasher for Fast {
 }
 
 pub(crate) type FastMap<Key, V> = HashMap<Key, V, BuildHasherDefault<Fast>>;
+
+/// Checks subscriptions for an index: each a well-formed filter, fewer than `u32::MAX`
+/// of them (the first error, as the subscription's index).
+pub(crate) fn check(subs: &[Subscription]) -> Result<(), IndexError> {
+    for (index, s) in subs.iter().enumerate() {
+        s.filter
+            .validate()
+            .map_err(|source| IndexError::Model { index, source })?;
+        if subs.len() >= u32::MAX as usize {
+            return Err(IndexError::TooLarge { index });
+        }
+    }
+    Ok(())
+}
 
 /// Names numbered in the order they are first seen.
 #[derive(Debug, Clone, Default)]
@@ -258,8 +273,22 @@ impl Matched {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use ccm::model::{Filter, InterfaceId};
+
+    /// A subscription of interface `iface` with the constraints `cs` (a unit tests' helper).
+    pub(crate) fn sub(iface: u32, cs: &[(&str, Op, Value)]) -> Subscription {
+        Subscription {
+            interface: InterfaceId(iface),
+            filter: Filter::new(
+                cs.iter()
+                    .map(|(n, o, v)| Constraint::new(*n, *o, v.clone()).unwrap())
+                    .collect(),
+            )
+            .unwrap(),
+        }
+    }
 
     #[test]
     fn the_hasher_separates_names_that_differ_in_length_or_in_the_last_bytes() {

@@ -31,10 +31,11 @@
 //! 4. Per-interface pruning as in SFF: filters of an interface that already matched are
 //!    skipped, and matching stops when every interface has matched.
 //!
-//! One event runs on one thread; [`ContentIndex::match_parallel`] spreads the events over
+//! One event runs on one thread; [`crate::Matcher::match_parallel`] spreads the events over
 //! the rayon pool it runs in (all cores by default), each thread with its own scratch.
 
 use crate::compiled::{FastMap, Matched, Names, Tests};
+use crate::Matcher;
 use ccm::model::{Event, InterfaceId, ModelError, Subscription};
 
 /// Why the index cannot be built.
@@ -108,18 +109,13 @@ pub struct Scratch {
 impl ContentIndex {
     /// Builds the index of `subs` (each subscription is one filter of its interface).
     pub fn build(subs: &[Subscription]) -> Result<ContentIndex, IndexError> {
+        crate::compiled::check(subs)?;
         let mut ix = ContentIndex::default();
         let mut dense: FastMap<InterfaceId, u32> = FastMap::default();
-        // Pass 1: check, number the names, count the filters per name.
+        // Pass 1: number the names, count the filters per name.
         let mut filter_names: Vec<Vec<u32>> = Vec::with_capacity(subs.len());
         let mut freq: Vec<u32> = Vec::new();
-        for (index, s) in subs.iter().enumerate() {
-            s.filter
-                .validate()
-                .map_err(|source| IndexError::Model { index, source })?;
-            if subs.len() >= u32::MAX as usize {
-                return Err(IndexError::TooLarge { index });
-            }
+        for s in subs {
             let mut ids: Vec<u32> = s
                 .filter
                 .constraints
@@ -182,36 +178,6 @@ impl ContentIndex {
         self.iface.len()
     }
 
-    /// Fresh scratch memory for [`ContentIndex::match_event_with`].
-    pub fn scratch(&self) -> Scratch {
-        Scratch {
-            slot: vec![0; self.names.len()],
-            ids: Vec::new(),
-            matched: Matched::new(self.interfaces.len()),
-        }
-    }
-
-    /// The interfaces whose predicate matches `e`, ascending by id.
-    pub fn match_event(&self, e: &Event) -> Vec<InterfaceId> {
-        self.match_event_with(e, &mut self.scratch())
-    }
-
-    /// [`ContentIndex::match_event`] reusing `scratch` (one per thread).
-    pub fn match_event_with(&self, e: &Event, scratch: &mut Scratch) -> Vec<InterfaceId> {
-        if scratch.slot.len() != self.names.len()
-            || scratch.matched.flag.len() != self.interfaces.len()
-        {
-            *scratch = self.scratch();
-        }
-        let Scratch { slot, ids, matched } = scratch;
-        self.names.slots(e, slot, ids);
-        let out = self.match_numbered(e.attributes(), slot, ids, matched);
-        for &id in ids.iter() {
-            slot[id as usize] = 0;
-        }
-        out
-    }
-
     /// The match of an event whose names are numbered (`slot`, `ids`: as
     /// `Names::slots` fills them; `ids` is sorted here).
     pub(crate) fn match_numbered(
@@ -247,19 +213,39 @@ impl ContentIndex {
         }
         matched.take(&self.interfaces)
     }
+}
 
-    /// Matches every event on the threads of the rayon pool it runs in (all cores by
-    /// default), one event per thread at a time, each thread with its own scratch.
-    pub fn match_parallel(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
-        use rayon::prelude::*;
-        events
-            .par_iter()
-            .map_init(|| self.scratch(), |s, e| self.match_event_with(e, s))
-            .collect()
+impl Matcher for ContentIndex {
+    type Scratch = Scratch;
+
+    /// Fresh scratch memory for [`ContentIndex::match_event_with`].
+    fn scratch(&self) -> Scratch {
+        Scratch {
+            slot: vec![0; self.names.len()],
+            ids: Vec::new(),
+            matched: Matched::new(self.interfaces.len()),
+        }
+    }
+
+    /// The interfaces whose predicate matches `e`, ascending by id, reusing `scratch` (one
+    /// per thread).
+    fn match_event_with(&self, e: &Event, scratch: &mut Scratch) -> Vec<InterfaceId> {
+        if scratch.slot.len() != self.names.len()
+            || scratch.matched.flag.len() != self.interfaces.len()
+        {
+            *scratch = self.scratch();
+        }
+        let Scratch { slot, ids, matched } = scratch;
+        self.names.slots(e, slot, ids);
+        let out = self.match_numbered(e.attributes(), slot, ids, matched);
+        for &id in ids.iter() {
+            slot[id as usize] = 0;
+        }
+        out
     }
 
     /// An estimate of the heap bytes of the index.
-    pub fn heap_bytes(&self) -> usize {
+    fn heap_bytes(&self) -> usize {
         fn vec<T>(v: &Vec<T>) -> usize {
             v.capacity() * std::mem::size_of::<T>()
         }
@@ -277,19 +263,9 @@ impl ContentIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ccm::model::{Constraint, Filter, Op, Value};
-
-    fn sub(iface: u32, cs: &[(&str, Op, Value)]) -> Subscription {
-        Subscription {
-            interface: InterfaceId(iface),
-            filter: Filter::new(
-                cs.iter()
-                    .map(|(n, o, v)| Constraint::new(*n, *o, v.clone()).unwrap())
-                    .collect(),
-            )
-            .unwrap(),
-        }
-    }
+    use crate::compiled::tests::sub;
+    use crate::Matcher;
+    use ccm::model::{Filter, Op, Value};
 
     #[test]
     fn filters_are_found_through_their_two_rarest_names_only() {

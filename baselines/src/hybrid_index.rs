@@ -36,6 +36,7 @@
 
 use crate::content_index::{ContentIndex, IndexError, Scratch};
 use crate::value_index::{ValueIndex, ValueScratch};
+use crate::Matcher;
 use ccm::model::{Event, InterfaceId, Subscription};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
@@ -174,25 +175,6 @@ impl HybridIndex {
         self.content.filters()
     }
 
-    /// Fresh scratch memory for [`HybridIndex::match_event_with`].
-    pub fn scratch(&self) -> HybridScratch {
-        HybridScratch {
-            content: self.content.scratch(),
-            values: self.values.scratch(),
-            events: 0,
-        }
-    }
-
-    /// The interfaces whose predicate matches `e`, ascending by id.
-    pub fn match_event(&self, e: &Event) -> Vec<InterfaceId> {
-        self.match_event_with(e, &mut self.scratch())
-    }
-
-    /// [`HybridIndex::match_event`] reusing `scratch` (one per thread).
-    pub fn match_event_with(&self, e: &Event, scratch: &mut HybridScratch) -> Vec<InterfaceId> {
-        self.match_choosing(e, scratch).0
-    }
-
     /// The answer and which index gave it.
     pub fn match_choosing(
         &self,
@@ -252,7 +234,7 @@ impl HybridIndex {
         let out = match choice {
             Choice::Values => {
                 self.values.plan(attrs, slot, ids, values);
-                self.values.run_plan(attrs, slot, ids, values)
+                self.values.run_plan(attrs, slot, values)
             }
             Choice::Names => self.content.match_numbered(attrs, slot, ids, matched),
         };
@@ -264,19 +246,28 @@ impl HybridIndex {
         }
         (out, choice)
     }
+}
 
-    /// Matches every event on the threads of the rayon pool it runs in (all cores by
-    /// default), one event per thread at a time, each thread with its own scratch.
-    pub fn match_parallel(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
-        use rayon::prelude::*;
-        events
-            .par_iter()
-            .map_init(|| self.scratch(), |s, e| self.match_event_with(e, s))
-            .collect()
+impl Matcher for HybridIndex {
+    type Scratch = HybridScratch;
+
+    /// Fresh scratch memory for [`HybridIndex::match_event_with`].
+    fn scratch(&self) -> HybridScratch {
+        HybridScratch {
+            content: self.content.scratch(),
+            values: self.values.scratch(),
+            events: 0,
+        }
+    }
+
+    /// The interfaces whose predicate matches `e`, ascending by id, reusing `scratch` (one
+    /// per thread).
+    fn match_event_with(&self, e: &Event, scratch: &mut HybridScratch) -> Vec<InterfaceId> {
+        self.match_choosing(e, scratch).0
     }
 
     /// An estimate of the heap bytes of both indexes.
-    pub fn heap_bytes(&self) -> usize {
+    fn heap_bytes(&self) -> usize {
         self.content.heap_bytes() + self.values.heap_bytes() + self.name_cost.capacity() * 8
     }
 }

@@ -6,6 +6,7 @@
 //! | [`sff`] | SFF-like counting matcher (Carzaniga & Wolf 2003) | CCM, CLCB "with location" |
 //! | [`content_index`] | pivot-partitioned boolean-expression index (after OpIndex, VLDB 2014; BE-Tree, SIGMOD 2011) | CCM: the strong CPU yardstick |
 //! | [`hybrid_index`] | the value index (REIN/HEM class) and the content index, chosen per event | CCM: the strongest CPU yardstick |
+//! | [`matcher`] | what the CCM matchers share: one event with a thread's scratch, many on all cores | CCM |
 //! | [`value_index`] | value bitsets with verification (after REIN, INFOCOM 2014; TAMA, INFOCOM 2013; HEM, DASFAA 2022) | CCM: events with many names |
 //! | [`rtree`] | R*-tree (rstar) location filter + content check | CLCB |
 //! | [`yfilter`] | YFilter-like shared NFA (Diao et al. 2003) | XML twig filtering |
@@ -23,7 +24,7 @@
 //! ```
 //! # #[cfg(feature = "ccm")]
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use baselines::{content_index::ContentIndex, sff::Sff};
+//! use baselines::{content_index::ContentIndex, sff::Sff, Matcher};
 //! let params = ccm::Params {
 //!     events: 50,
 //!     interfaces: 5,
@@ -48,6 +49,10 @@
 
 #[cfg(feature = "ccm")]
 mod compiled;
+#[cfg(feature = "ccm")]
+pub mod matcher;
+#[cfg(feature = "ccm")]
+pub use matcher::Matcher;
 #[cfg(feature = "ccm")]
 pub mod content_index;
 #[cfg(feature = "ddm")]

@@ -21,6 +21,7 @@
 //! The building blocks ([`NameIndex`], [`Counters`], [`cmp_num`]) are public so that the
 //! CLCB "with location" variant can reuse them.
 
+use crate::Matcher;
 use ccm::model::{Event, Filter, InterfaceId, ModelError, Op, Subscription, Value};
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -314,7 +315,7 @@ impl Sff {
     /// Builds the index of `subs` (each subscription is one filter of its interface).
     ///
     /// ```
-    /// use baselines::sff::Sff;
+    /// use baselines::{sff::Sff, Matcher};
     /// use ccm::{Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let sub = |i, c: Vec<Constraint>| -> Result<Subscription, ccm::model::ModelError> {
@@ -367,21 +368,26 @@ impl Sff {
         }
     }
 
+    /// Number of filters indexed.
+    pub fn filters(&self) -> usize {
+        self.filters.len()
+    }
+}
+
+impl Matcher for Sff {
+    type Scratch = Scratch;
+
     /// Fresh scratch memory for [`Sff::match_event_with`].
-    pub fn scratch(&self) -> Scratch {
+    fn scratch(&self) -> Scratch {
         Scratch {
             counters: Counters::new(self.filters.len()),
             matched: vec![false; self.interfaces.len()],
         }
     }
 
-    /// The interfaces whose predicate matches `e`, ascending by id.
-    pub fn match_event(&self, e: &Event) -> Vec<InterfaceId> {
-        self.match_event_with(e, &mut self.scratch())
-    }
-
-    /// [`Sff::match_event`] reusing `scratch` (one per thread).
-    pub fn match_event_with(&self, e: &Event, scratch: &mut Scratch) -> Vec<InterfaceId> {
+    /// The interfaces whose predicate matches `e`, ascending by id, reusing `scratch` (one
+    /// per thread).
+    fn match_event_with(&self, e: &Event, scratch: &mut Scratch) -> Vec<InterfaceId> {
         if scratch.matched.len() != self.interfaces.len()
             || scratch.counters.slots.len() != self.filters.len()
         {
@@ -420,23 +426,8 @@ impl Sff {
         out
     }
 
-    /// Matches every event on all cores (one event per core at a time, each core with
-    /// its own scratch): the "SFF on all host cores" peer of the batched GPU mode.
-    pub fn match_parallel(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
-        use rayon::prelude::*;
-        events
-            .par_iter()
-            .map_init(|| self.scratch(), |s, e| self.match_event_with(e, s))
-            .collect()
-    }
-
-    /// Number of filters indexed.
-    pub fn filters(&self) -> usize {
-        self.filters.len()
-    }
-
     /// An estimate of the heap bytes of the index (Table 2's data-structure size).
-    pub fn heap_bytes(&self) -> usize {
+    fn heap_bytes(&self) -> usize {
         fn vec<T>(v: &Vec<T>) -> usize {
             v.capacity() * std::mem::size_of::<T>()
         }

@@ -15,13 +15,14 @@
 //! - HEM (Shi & Qian, DASFAA 2022) precomputes, per attribute, bitsets of the
 //!   subscriptions whose low (high) bounds lie in ranges of cells, so an event costs a few
 //!   word-parallel ORs over all subscriptions (about `d · N / 64` word operations for `d`
-//!   attributes and `N` subscriptions) instead of a mark per predicate. Here each name's
-//!   sorted lower bounds have suffix bitsets at up to [`MAX_CUTS`] cut points (the filters
-//!   whose bound lies at or above the cut fail for any value below it), its upper bounds
-//!   prefix bitsets; for a value the index takes the nearest cut on the safe side, and
-//!   where HEM marks the predicates between the value and the cut one by one, this index
-//!   leaves them to the verification of the survivors (cheaper: only the filters that
-//!   fail on *no other* name survive).
+//!   attributes and `N` subscriptions) instead of a mark per predicate, and marks only
+//!   the predicates of the cells between the value and the nearest precomputed range.
+//!   Here each name's sorted lower bounds have suffix bitsets at a few cut points
+//!   ([`Cuts`]: the filters whose bound lies at or above the cut fail for any value below
+//!   it), its upper bounds prefix bitsets; for a value the index ORs the nearest cut on
+//!   the safe side and, as HEM, marks the bounds between the value and the cut one by
+//!   one. With few interfaces (see below) it leaves those to the verification of the
+//!   survivors instead (cheaper there: only a few chunks are scanned).
 //!
 //! The model's operators in value order: `>` and `>=` are lower bounds, `<` and `<=`
 //! upper bounds, `=` both; strings are ordered by their UTF-8 bytes, `= s` is both
@@ -45,6 +46,7 @@
 use crate::compiled::{Matched, Names, Tests};
 use crate::content_index::IndexError;
 use crate::sff::{cmp_num, Num};
+use crate::Matcher;
 use ccm::model::{Attribute, Event, InterfaceId, Op, Subscription, Value};
 use rayon::prelude::*;
 use std::cmp::Ordering;
@@ -72,25 +74,6 @@ impl Default for Cuts {
 /// The first and the longest chunk of the OR, in 64-bit words.
 const MIN_CHUNK: usize = 4;
 const MAX_CHUNK: usize = 256;
-
-/// A bound's value: a number, or a string's bytes.
-trait Key {
-    fn cmp_key(&self, other: &Self) -> Ordering;
-}
-
-impl Key for Num {
-    #[inline]
-    fn cmp_key(&self, other: &Self) -> Ordering {
-        cmp_num(*self, *other)
-    }
-}
-
-impl Key for Box<[u8]> {
-    #[inline]
-    fn cmp_key(&self, other: &Self) -> Ordering {
-        self.as_ref().cmp(other.as_ref())
-    }
-}
 
 /// One name's lower (or upper) bounds of one type, in value order, with the cut bitsets.
 ///
@@ -122,11 +105,12 @@ impl<K> Default for Bounds<K> {
 /// fail) and the positions of the failing bounds it leaves out (the gap).
 type Lookup = (Option<u32>, u32, u32);
 
-impl<K: Key> Bounds<K> {
-    /// The bitset to OR for value `x` (`None`: no cut is safe) and the gap.
+impl<K> Bounds<K> {
+    /// The bitset to OR for the event's value `x` (`None`: no cut is safe) and the gap;
+    /// `vs_x` orders a bound's value against `x`.
     #[inline]
-    fn lower(&self, x: &K) -> Lookup {
-        let p = self.keys.partition_point(|(k, strict)| match k.cmp_key(x) {
+    fn lower(&self, vs_x: impl Fn(&K) -> Ordering) -> Lookup {
+        let p = self.keys.partition_point(|(k, strict)| match vs_x(k) {
             Ordering::Less => true,
             Ordering::Equal => !strict,
             Ordering::Greater => false,
@@ -140,8 +124,8 @@ impl<K: Key> Bounds<K> {
     }
 
     #[inline]
-    fn upper(&self, x: &K) -> Lookup {
-        let p = self.keys.partition_point(|(k, strict)| match k.cmp_key(x) {
+    fn upper(&self, vs_x: impl Fn(&K) -> Ordering) -> Lookup {
+        let p = self.keys.partition_point(|(k, strict)| match vs_x(k) {
             Ordering::Less => true,
             Ordering::Equal => *strict,
             Ordering::Greater => false,
@@ -363,16 +347,11 @@ impl ValueIndex {
 
     /// [`ValueIndex::build`] with `cuts` cut bitsets per bound list.
     pub fn build_with(subs: &[Subscription], cuts: Cuts) -> Result<ValueIndex, IndexError> {
+        crate::compiled::check(subs)?;
         let mut ix = ValueIndex::default();
         let mut dense: crate::compiled::FastMap<InterfaceId, u32> = Default::default();
         let mut of: Vec<u32> = Vec::with_capacity(subs.len());
-        for (index, s) in subs.iter().enumerate() {
-            s.filter
-                .validate()
-                .map_err(|source| IndexError::Model { index, source })?;
-            if subs.len() >= u32::MAX as usize {
-                return Err(IndexError::TooLarge { index });
-            }
+        for s in subs {
             for c in &s.filter.constraints {
                 ix.names.intern(c.name.as_str());
             }
@@ -404,9 +383,7 @@ impl ValueIndex {
             for c in &s.filter.constraints {
                 let n = ix.names.get(c.name.as_str()).expect("numbered above");
                 per_name[n as usize].push((at as u32, c.op, &c.value));
-                if bounds(c.op, &c.value).is_empty()
-                    && !(c.op == Op::Prefix && c.value == Value::Str(String::new()))
-                {
+                if bounds(c.op, &c.value).is_empty() {
                     ix.verify[at / 64] |= 1 << (at % 64);
                 }
             }
@@ -440,20 +417,13 @@ impl ValueIndex {
             for id in [&mut n.has_num, &mut n.has_str].into_iter().flatten() {
                 *id += shift;
             }
-            for c in n
-                .num_lower
-                .cuts
-                .iter_mut()
-                .chain(n.num_upper.cuts.iter_mut())
-            {
-                c.1 += shift;
-            }
-            for c in n
-                .str_lower
-                .cuts
-                .iter_mut()
-                .chain(n.str_upper.cuts.iter_mut())
-            {
+            let cuts = [
+                &mut n.num_lower.cuts,
+                &mut n.num_upper.cuts,
+                &mut n.str_lower.cuts,
+                &mut n.str_upper.cuts,
+            ];
+            for c in cuts.into_iter().flatten() {
                 c.1 += shift;
             }
             ix.by_name.push(n);
@@ -510,55 +480,6 @@ impl ValueIndex {
         self.words
     }
 
-    /// Fresh scratch memory for [`ValueIndex::match_event_with`].
-    pub fn scratch(&self) -> ValueScratch {
-        ValueScratch {
-            slot: vec![0; self.names.len()],
-            ids: Vec::new(),
-            present: vec![false; self.names.len()],
-            list: Vec::new(),
-            gaps: Vec::new(),
-            acc: vec![0; MAX_CHUNK + 1],
-            mark: if self.early_stop {
-                Vec::new()
-            } else {
-                vec![0; self.words]
-            },
-            matched: Matched::new(self.interfaces.len()),
-        }
-    }
-
-    /// The interfaces whose predicate matches `e`, ascending by id.
-    pub fn match_event(&self, e: &Event) -> Vec<InterfaceId> {
-        self.match_event_with(e, &mut self.scratch())
-    }
-
-    /// [`ValueIndex::match_event`] reusing `scratch` (one per thread).
-    pub fn match_event_with(&self, e: &Event, scratch: &mut ValueScratch) -> Vec<InterfaceId> {
-        if scratch.slot.len() != self.names.len()
-            || scratch.matched.flag.len() != self.interfaces.len()
-        {
-            *scratch = self.scratch();
-        }
-        let (mut slot, mut ids) = (
-            std::mem::take(&mut scratch.slot),
-            std::mem::take(&mut scratch.ids),
-        );
-        self.names.slots(e, &mut slot, &mut ids);
-        let out = if ids.is_empty() {
-            // None of the event's names is constrained: nothing matches.
-            Vec::new()
-        } else {
-            self.plan(e.attributes(), &slot, &ids, scratch);
-            self.run_plan(e.attributes(), &slot, &ids, scratch)
-        };
-        for &id in &ids {
-            slot[id as usize] = 0;
-        }
-        (scratch.slot, scratch.ids) = (slot, ids);
-        out
-    }
-
     /// First step of a match: lists the bitsets to OR and the gaps for an event whose
     /// names are numbered (`slot`, `ids`, as `Names::slots` fills them, with the
     /// numbering of [`crate::content_index`], which interns names in the same order);
@@ -584,12 +505,17 @@ impl ValueIndex {
             let v = &attrs[slot[id as usize] as usize - 1].value;
             let (other, lo, hi) = match v {
                 Value::Str(s) => {
-                    let k: Box<[u8]> = s.as_bytes().into();
-                    (n.has_num, n.str_lower.lower(&k), n.str_upper.upper(&k))
+                    let x = s.as_bytes();
+                    (
+                        n.has_num,
+                        n.str_lower.lower(|k| (**k).cmp(x)),
+                        n.str_upper.upper(|k| (**k).cmp(x)),
+                    )
                 }
                 _ => {
                     let x = Num::of(v).expect("a number");
-                    (n.has_str, n.num_lower.lower(&x), n.num_upper.upper(&x))
+                    let vs_x = |k: &Num| cmp_num(*k, x);
+                    (n.has_str, n.num_lower.lower(vs_x), n.num_upper.upper(vs_x))
                 }
             };
             list.extend(other);
@@ -629,7 +555,6 @@ impl ValueIndex {
         &self,
         attrs: &[Attribute],
         slot: &[u32],
-        _ids: &[u32],
         scratch: &mut ValueScratch,
     ) -> Vec<InterfaceId> {
         let ValueScratch {
@@ -648,27 +573,21 @@ impl ValueIndex {
             }
         }
         self.scan(attrs, slot, list, acc, mark, matched);
-        if !self.early_stop {
-            for g in gaps.iter() {
-                for &f in self.gap(g) {
-                    mark[f as usize / 64] = 0;
-                }
-            }
-        }
         matched.take(&self.interfaces)
     }
 
     /// The OR of `list`'s bitsets (and of `mark`, when marking), chunk by chunk, and the
     /// filters whose bit stayed 0 (interface not matched yet): verified when
     /// early-stopping or when a constraint of theirs is not a bound, taken as matches
-    /// otherwise.
+    /// otherwise. Every word of `mark` is read once, in order, and zeroed as it is read
+    /// (or skipped), so that it is all zero again for the next event.
     fn scan(
         &self,
         attrs: &[Attribute],
         slot: &[u32],
         list: &[u32],
         acc: &mut [u64],
-        mark: &[u64],
+        mark: &mut [u64],
         matched: &mut Matched,
     ) {
         let (n, words) = (self.iface.len(), self.words);
@@ -679,6 +598,9 @@ impl ValueIndex {
             if matched.has(i0) {
                 let skip = self.iface_end[i0 as usize] as usize / 64;
                 if skip > w {
+                    if !self.early_stop {
+                        mark[w..skip].fill(0);
+                    }
                     w = skip;
                     continue;
                 }
@@ -689,6 +611,7 @@ impl ValueIndex {
                 acc.fill(0);
             } else {
                 acc.copy_from_slice(&mark[w..we]);
+                mark[w..we].fill(0);
             }
             for &b in list {
                 let at = b as usize * words;
@@ -730,18 +653,58 @@ impl ValueIndex {
             w = we;
         }
     }
+}
 
-    /// Matches every event on the threads of the rayon pool it runs in (all cores by
-    /// default), one event per thread at a time, each thread with its own scratch.
-    pub fn match_parallel(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
-        events
-            .par_iter()
-            .map_init(|| self.scratch(), |s, e| self.match_event_with(e, s))
-            .collect()
+impl Matcher for ValueIndex {
+    type Scratch = ValueScratch;
+
+    /// Fresh scratch memory for [`ValueIndex::match_event_with`].
+    fn scratch(&self) -> ValueScratch {
+        ValueScratch {
+            slot: vec![0; self.names.len()],
+            ids: Vec::new(),
+            present: vec![false; self.names.len()],
+            list: Vec::new(),
+            gaps: Vec::new(),
+            acc: vec![0; MAX_CHUNK + 1],
+            mark: if self.early_stop {
+                Vec::new()
+            } else {
+                vec![0; self.words]
+            },
+            matched: Matched::new(self.interfaces.len()),
+        }
+    }
+
+    /// The interfaces whose predicate matches `e`, ascending by id, reusing `scratch` (one
+    /// per thread).
+    fn match_event_with(&self, e: &Event, scratch: &mut ValueScratch) -> Vec<InterfaceId> {
+        if scratch.slot.len() != self.names.len()
+            || scratch.matched.flag.len() != self.interfaces.len()
+        {
+            *scratch = self.scratch();
+        }
+        let (mut slot, mut ids) = (
+            std::mem::take(&mut scratch.slot),
+            std::mem::take(&mut scratch.ids),
+        );
+        self.names.slots(e, &mut slot, &mut ids);
+        let out = if ids.is_empty() {
+            // None of the event's names is constrained: nothing matches.
+            Vec::new()
+        } else {
+            self.plan(e.attributes(), &slot, &ids, scratch);
+            self.run_plan(e.attributes(), &slot, scratch)
+        };
+        for &id in &ids {
+            slot[id as usize] = 0;
+        }
+        (scratch.slot, scratch.ids) = (slot, ids);
+        out
     }
 
     /// An estimate of the heap bytes of the index.
-    pub fn heap_bytes(&self) -> usize {
+    fn heap_bytes(&self) -> usize {
         let names: usize = self
             .by_name
             .iter()
@@ -765,19 +728,8 @@ impl ValueIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ccm::model::{Constraint, Filter};
-
-    fn sub(iface: u32, cs: &[(&str, Op, Value)]) -> Subscription {
-        Subscription {
-            interface: InterfaceId(iface),
-            filter: Filter::new(
-                cs.iter()
-                    .map(|(n, o, v)| Constraint::new(*n, *o, v.clone()).unwrap())
-                    .collect(),
-            )
-            .unwrap(),
-        }
-    }
+    use crate::compiled::tests::sub;
+    use crate::Matcher;
 
     #[test]
     fn the_end_of_a_prefix_range_is_the_next_string_after_every_extension() {

@@ -10,6 +10,7 @@ use baselines::content_index::ContentIndex;
 use baselines::hybrid_index::HybridIndex;
 use baselines::sff::Sff;
 use baselines::value_index::{Cuts, ValueIndex};
+use baselines::Matcher;
 use ccm::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
 use proptest::prelude::*;
 

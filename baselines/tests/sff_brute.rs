@@ -5,6 +5,7 @@
 //! type mismatches and absent attributes.
 
 use baselines::sff::Sff;
+use baselines::Matcher;
 use ccm::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
 use proptest::prelude::*;
 

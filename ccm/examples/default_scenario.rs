@@ -7,6 +7,7 @@
 //!     cargo run --release -p ccm --example default_scenario [seed] [events]
 
 use baselines::sff::Sff;
+use baselines::Matcher;
 use ccm::{workload, Ccm, Config, Event, InterfaceId, Params, Reset};
 use gpu_kernels::Device;
 use std::time::Instant;

@@ -6,6 +6,7 @@
 //!     cargo run --release -p ccm --example persist_tune [events]
 
 use baselines::sff::Sff;
+use baselines::Matcher;
 use ccm::{workload, Ccm, Config, Params};
 use gpu_kernels::Device;
 

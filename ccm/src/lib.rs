@@ -16,6 +16,7 @@
 //!
 //! ```
 //! use ccm::{workload, Ccm, Config, Params};
+//! use baselines::Matcher;
 //! use gpu_kernels::Device;
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let params = Params {

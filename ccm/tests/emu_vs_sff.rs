@@ -4,6 +4,7 @@
 //! -0.0, infinities, type mismatches, absent attributes, interfaces with many filters.
 
 use baselines::sff::Sff;
+use baselines::Matcher;
 use ccm::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
 use ccm::{Ccm, Config, Reset};
 use gpu_kernels::Device;

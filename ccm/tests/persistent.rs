@@ -3,6 +3,7 @@
 //! order, several events in flight, updates that restart the kernel, long events, stop.
 
 use baselines::sff::Sff;
+use baselines::Matcher;
 use ccm::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
 use ccm::{Ccm, Config};
 use gpu_kernels::Device;

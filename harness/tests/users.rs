@@ -11,6 +11,19 @@ fn harness() -> Command {
     Command::new(env!("CARGO_BIN_EXE_harness"))
 }
 
+/// `harness ccm match` with `flags`, the subscriptions and events files: its output.
+fn ccm_match(flags: &[&str], subs: &Path, events: &Path) -> Output {
+    harness()
+        .args(["ccm", "match"])
+        .args(flags)
+        .arg("--subscriptions")
+        .arg(subs)
+        .arg("--events")
+        .arg(events)
+        .output()
+        .expect("run harness")
+}
+
 /// A fresh temporary directory for one test.
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("harness-users-{}-{name}", std::process::id()));
@@ -100,14 +113,7 @@ fn the_cpu_engines_sff_index_and_hybrid_give_the_same_answers() {
         "{\"temp\": 35, \"area\": \"a1\"}\n{\"temp\": -5, \"area\": \"ab\"}\n{\"x\": 1}\n",
     );
     for engine in ["sff", "index", "hybrid"] {
-        let out = harness()
-            .args(["ccm", "match", "--stats", "--engine", engine])
-            .arg("--subscriptions")
-            .arg(&subs)
-            .arg("--events")
-            .arg(&events)
-            .output()
-            .expect("run harness");
+        let out = ccm_match(&["--stats", "--engine", engine], &subs, &events);
         let stderr = text(&out.stderr);
         assert!(out.status.success(), "{engine}: {stderr}");
         assert_eq!(text(&out.stdout), "[1,3]\n[2]\n[]\n", "{engine}");
@@ -130,14 +136,7 @@ fn a_bad_event_line_is_reported_with_its_position_answered_null_and_the_exit_cod
         "{\"temp\": 35}\n{\"temp\": }\n{\"temp\": null}\n{\"area\": \"a1\"}\n",
     );
     for engine in ["sff", "emu"] {
-        let out = harness()
-            .args(["ccm", "match", "--window", "2", "--engine", engine])
-            .arg("--subscriptions")
-            .arg(&subs)
-            .arg("--events")
-            .arg(&events)
-            .output()
-            .expect("run harness");
+        let out = ccm_match(&["--window", "2", "--engine", engine], &subs, &events);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{engine}: {stderr}");
         assert_eq!(
@@ -169,13 +168,7 @@ fn a_bad_subscription_line_stops_loading_with_its_position_and_exit_code_2() {
     );
     let events = write(&d, "e.jsonl", "{\"temp\": 35}\n");
     for engine in ["sff", "emu"] {
-        let out = harness()
-            .args(["ccm", "match", "--engine", engine, "--subscriptions"])
-            .arg(&subs)
-            .arg("--events")
-            .arg(&events)
-            .output()
-            .expect("run harness");
+        let out = ccm_match(&["--engine", engine], &subs, &events);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{engine}: {stderr}");
         assert!(out.stdout.is_empty(), "{engine}");
@@ -199,14 +192,7 @@ fn the_emulator_streamed_in_windows_answers_as_the_cpu_engine_does() {
         .collect();
     let events = write(&d, "e.jsonl", events);
     let run = |engine: &str, window: &str| {
-        let out = harness()
-            .args(["ccm", "match", "--engine", engine, "--window", window])
-            .arg("--subscriptions")
-            .arg(&subs)
-            .arg("--events")
-            .arg(&events)
-            .output()
-            .expect("run harness");
+        let out = ccm_match(&["--engine", engine, "--window", window], &subs, &events);
         assert!(out.status.success(), "{engine}: {}", text(&out.stderr));
         text(&out.stdout)
     };
@@ -266,13 +252,7 @@ fn a_utf8_byte_order_mark_before_the_first_json_line_is_accepted() {
     let d = tmp("bom");
     let subs = write(&d, "s.jsonl", format!("\u{FEFF}{CCM_SUBS}"));
     let events = write(&d, "e.jsonl", "\u{FEFF}{\"temp\": 35}\n");
-    let out = harness()
-        .args(["ccm", "match", "--engine", "sff", "--subscriptions"])
-        .arg(&subs)
-        .arg("--events")
-        .arg(&events)
-        .output()
-        .expect("run harness");
+    let out = ccm_match(&["--engine", "sff"], &subs, &events);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "[3]\n");
     let subs = write(
@@ -646,13 +626,7 @@ fn without_a_gpu_the_default_engine_falls_back_to_the_cpu_with_one_note_giving_r
     let d = tmp("fallback");
     let subs = write(&d, "s.jsonl", CCM_SUBS);
     let events = write(&d, "e.jsonl", "{\"temp\": 35}\n");
-    let out = harness()
-        .args(["ccm", "match", "--subscriptions"])
-        .arg(&subs)
-        .arg("--events")
-        .arg(&events)
-        .output()
-        .expect("run harness");
+    let out = ccm_match(&[], &subs, &events);
     let stderr = text(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(text(&out.stdout), "[3]\n");

@@ -45,8 +45,9 @@
 use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
 use anyhow::Context as _;
 use baselines::content_index::{ContentIndex, IndexError};
-use baselines::hybrid_index::{HybridIndex, HybridScratch};
+use baselines::hybrid_index::HybridIndex;
 use baselines::sff::Sff;
+use baselines::Matcher;
 use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params, Workload};
 use ccm::{Ccm, Config, Event, InterfaceId, Reset, Subscription};
 use gpu_kernels::Device;
@@ -308,56 +309,23 @@ const INDEX_STREAM: usize = 65_536;
 
 /// A CPU index that [`time_index`] times: the content index ([`ContentIndex`], series
 /// `index`) and the hybrid index ([`HybridIndex`], series `hybrid`).
-trait CpuIndex: Sized {
+trait CpuIndex: Matcher + Sized {
     /// The series of one core (`"{NAME} all cores"` on all cores).
     const NAME: &'static str;
-    /// One matching thread's scratch memory.
-    type Scratch;
     fn build_index(subs: &[Subscription]) -> Result<Self, IndexError>;
-    fn new_scratch(&self) -> Self::Scratch;
-    fn match_one(&self, e: &Event, scratch: &mut Self::Scratch) -> Vec<InterfaceId>;
-    /// Every event, on all cores (rayon).
-    fn match_all(&self, events: &[Event]) -> Vec<Vec<InterfaceId>>;
-    fn heap(&self) -> usize;
 }
 
 impl CpuIndex for ContentIndex {
     const NAME: &'static str = "index";
-    type Scratch = baselines::content_index::Scratch;
     fn build_index(subs: &[Subscription]) -> Result<Self, IndexError> {
         ContentIndex::build(subs)
-    }
-    fn new_scratch(&self) -> Self::Scratch {
-        self.scratch()
-    }
-    fn match_one(&self, e: &Event, scratch: &mut Self::Scratch) -> Vec<InterfaceId> {
-        self.match_event_with(e, scratch)
-    }
-    fn match_all(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
-        self.match_parallel(events)
-    }
-    fn heap(&self) -> usize {
-        self.heap_bytes()
     }
 }
 
 impl CpuIndex for HybridIndex {
     const NAME: &'static str = "hybrid";
-    type Scratch = HybridScratch;
     fn build_index(subs: &[Subscription]) -> Result<Self, IndexError> {
         HybridIndex::build(subs)
-    }
-    fn new_scratch(&self) -> Self::Scratch {
-        self.scratch()
-    }
-    fn match_one(&self, e: &Event, scratch: &mut Self::Scratch) -> Vec<InterfaceId> {
-        self.match_event_with(e, scratch)
-    }
-    fn match_all(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
-        self.match_parallel(events)
-    }
-    fn heap(&self) -> usize {
-        self.heap_bytes()
     }
 }
 
@@ -387,11 +355,11 @@ fn time_index<I: CpuIndex>(
     };
     let want =
         |n: usize| -> Vec<Vec<InterfaceId>> { truth.iter().cycle().take(n).cloned().collect() };
-    let mut scratch = ix.new_scratch();
+    let mut scratch = Matcher::scratch(&ix);
     let t0 = Instant::now();
     let mut got = Vec::with_capacity(stream_len);
     for e in w.events.iter().cycle().take(stream_len) {
-        got.push(ix.match_one(e, &mut scratch));
+        got.push(ix.match_event_with(e, &mut scratch));
         if got.len() >= min && t0.elapsed().as_secs_f64() > SFF_BUDGET_S {
             break;
         }
@@ -408,12 +376,12 @@ fn time_index<I: CpuIndex>(
     };
     let stream: Vec<Event> = w.events.iter().cycle().take(n).cloned().collect();
     let t0 = Instant::now();
-    let got = ix.match_all(&stream);
+    let got = ix.match_parallel(&stream);
     let all = ms_since(t0) / n.max(1) as f64;
     let series = format!("{} all cores", I::NAME);
     at.check(ctx, ("sff", &want(n)), (&series, &got))?;
     at.record(ctx, &series, all);
-    Ok((deploy, ix.heap() as f64 / 1e6, all))
+    Ok((deploy, Matcher::heap_bytes(&ix) as f64 / 1e6, all))
 }
 
 /// An index's deployment as [`time_cpus`] returns it: (series, build ms, heap MB).

@@ -31,6 +31,7 @@ use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
 use anyhow::Context as _;
 use baselines::rtree::RTreeMatcher;
 use baselines::sff_location::{content_sff, SffLocation};
+use baselines::Matcher;
 use clcb::workload::{Params, Spatial, Workload};
 use clcb::{Engine, Event, Options, StepTimes, Subscriptions};
 use gpu_kernels::Device;

@@ -7,6 +7,7 @@ use crate::engines::CcmEngine;
 use baselines::content_index::ContentIndex;
 use baselines::hybrid_index::HybridIndex;
 use baselines::sff::Sff;
+use baselines::Matcher;
 use ccm::io::{IoError, LineReader, RawLines};
 use ccm::layout::Tables;
 use ccm::workload::{generate, NameDist, Params};
