@@ -12,7 +12,8 @@
 //!
 //! The choice, per event with `k` of the `d` indexed names:
 //! 1. A static bound. The value index costs at least `WORD_NS · (d - k) · N / 64` (an
-//!    OR over the `N` filters' bits per absent name; more for the present ones). The
+//!    OR over the `N` filters' bits per absent name; more for the present ones) unless
+//!    it scans by set of names (then the bound is 0). The
 //!    name index costs at most `VISIT_NS · V(k) + EVAL_NS · E(k)`, where `V(k)` is the
 //!    expected number of filters whose two rarest names are among `k` names drawn at
 //!    random from `d` (the partitions it visits) and `E(k)` of those whose names all
@@ -198,7 +199,7 @@ impl HybridIndex {
         }
         let k = ids.len();
         // The ORs of the absent names alone: a lower bound of the value index's cost.
-        let absent = (self.values.names() - k) * self.values.words();
+        let absent = self.values.absent_words(k);
         *events += 1;
         let (choice, timed) = if self.name_cost[k] < WORD_NS * absent as f64 {
             (Choice::Names, false)
@@ -234,7 +235,7 @@ impl HybridIndex {
         let out = match choice {
             Choice::Values => {
                 self.values.plan(attrs, slot, ids, values);
-                self.values.run_plan(attrs, slot, values)
+                self.values.run_plan(attrs, slot, ids, values)
             }
             Choice::Names => self.content.match_numbered(attrs, slot, ids, matched),
         };

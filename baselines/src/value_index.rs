@@ -39,9 +39,16 @@
 //! [`crate::content_index`] has too); a chunk doubles in length while it finds nothing.
 //! The answers are collected per matched filter, never by a scan of every interface.
 //!
-//! Cost: every name the index knows costs one or more ORs per event, present or not, so
-//! with many names and few per event (Table 1: 3-5 of 100) the name index is cheaper;
-//! [`crate::hybrid_index`] chooses per event.
+//! Beyond HEM too, with one interface per filter or few filters each and at most 64
+//! names: the filters are numbered by the *set of names* they constrain, and an event
+//! visits only the sets within its own names, each over the bitsets of the set's names
+//! alone: no OR for an absent name, none over a filter that constrains one. Whether that
+//! reads fewer words than the OR over every filter is decided per number of names in
+//! the event, from the sets' sizes.
+//!
+//! Cost: otherwise every name the index knows costs one or more ORs per event, present
+//! or not, so with many names and few per event (Table 1: 3-5 of 100) the name index is
+//! cheaper; [`crate::hybrid_index`] chooses per event.
 
 use crate::compiled::{Matched, Names, Tests};
 use crate::content_index::IndexError;
@@ -179,6 +186,9 @@ pub struct ValueIndex {
     /// and whole interfaces are skipped once matched; otherwise the gaps are marked
     /// bound by bound and the answer needs no verification (HEM's way).
     early_stop: bool,
+    /// Without early stop and with at most 64 names: the filters ordered by the set of
+    /// names they constrain (see [`Self::scan_classes`]).
+    classes: Option<Classes>,
     /// Dense interface index -> user's id.
     interfaces: Vec<InterfaceId>,
 }
@@ -189,8 +199,12 @@ pub struct ValueScratch {
     slot: Vec<u32>,
     ids: Vec<u32>,
     present: Vec<bool>,
-    /// The bitsets to OR for the event.
+    /// The bitsets to OR for the event (all of them, in interface order).
     list: Vec<u32>,
+    /// Per present name, the bitsets to OR for filters constraining it (`NONE`: none).
+    by_name: Vec<[u32; 3]>,
+    /// The event's names as bits (with at most 64 names).
+    names_bits: u64,
     /// The gaps: `(name, list, from, to)` positions of failing bounds left out by a cut.
     gaps: Vec<(u32, u8, u32, u32)>,
     acc: Vec<u64>,
@@ -198,6 +212,46 @@ pub struct ValueScratch {
     mark: Vec<u64>,
     matched: Matched,
 }
+
+/// The filters by the set of names they constrain.
+#[derive(Debug, Clone, Default)]
+struct Classes {
+    /// `(names as bits, start, end)` per set, ascending.
+    sets: Vec<(u64, u32, u32)>,
+    /// Per number `k` of the event's names: whether the scan by set is expected to read
+    /// fewer words than the scan of every filter (for `k` names drawn at random: a set
+    /// of `s` names is within them with probability `Π_{i<s} (k - i) / (d - i)`, and its
+    /// scan reads its words once per bitset of its names and `mark`; the other reads
+    /// every word once per bitset of the event, one per absent name).
+    better: Vec<bool>,
+}
+
+impl Classes {
+    fn new(sets: Vec<(u64, u32, u32)>, d: usize, words: usize) -> Classes {
+        let better = (0..=d)
+            .map(|k| {
+                let by_set: f64 = sets
+                    .iter()
+                    .map(|&(m, start, end)| {
+                        let s = m.count_ones() as usize;
+                        let p: f64 = (0..s)
+                            .map(|i| (k as f64 - i as f64).max(0.0) / (d - i) as f64)
+                            .product();
+                        let span = (end as usize - 1) / 64 - start as usize / 64 + 1;
+                        p * (span * (2 * s + 1)) as f64
+                    })
+                    .sum();
+                // One test of every set's names.
+                let by_set = by_set + sets.len() as f64 / 4.0;
+                by_set <= ((d - k) + 2 * k + 1) as f64 * words as f64
+            })
+            .collect();
+        Classes { sets, better }
+    }
+}
+
+/// No bitset, in [`ValueScratch::by_name`].
+const NONE: u32 = u32::MAX;
 
 /// Filters per interface from which the early-stop scan is used.
 const EARLY_STOP_FILTERS: usize = 1024;
@@ -361,15 +415,38 @@ impl ValueIndex {
                 next
             }));
         }
-        // Filters interface by interface (stable: input order within one).
+        ix.early_stop = subs.len() >= EARLY_STOP_FILTERS * ix.interfaces.len();
+        // Filters interface by interface (stable: input order within one), or, without
+        // early stop and with at most 64 names, by the set of names they constrain.
         let mut order: Vec<u32> = (0..subs.len() as u32).collect();
-        order.sort_by_key(|&f| of[f as usize]);
+        if !ix.early_stop && ix.names.len() <= 64 {
+            let bits: Vec<u64> = subs
+                .iter()
+                .map(|s| {
+                    s.filter.constraints.iter().fold(0u64, |m, c| {
+                        m | 1 << ix.names.get(c.name.as_str()).expect("numbered above")
+                    })
+                })
+                .collect();
+            order.sort_by_key(|&f| (bits[f as usize], of[f as usize]));
+            let mut sets: Vec<(u64, u32, u32)> = Vec::new();
+            for (at, &f) in order.iter().enumerate() {
+                let m = bits[f as usize];
+                match sets.last_mut() {
+                    Some(last) if last.0 == m => last.2 = at as u32 + 1,
+                    _ => sets.push((m, at as u32, at as u32 + 1)),
+                }
+            }
+            let words = subs.len().div_ceil(64).max(1);
+            ix.classes = Some(Classes::new(sets, ix.names.len(), words));
+        } else {
+            order.sort_by_key(|&f| of[f as usize]);
+        }
         ix.iface = order.iter().map(|&f| of[f as usize]).collect();
         ix.iface_end = vec![0; ix.interfaces.len()];
         for (at, &i) in ix.iface.iter().enumerate() {
             ix.iface_end[i as usize] = at as u32 + 1;
         }
-        ix.early_stop = subs.len() >= EARLY_STOP_FILTERS * ix.interfaces.len();
         let words = subs.len().div_ceil(64).max(1);
         ix.words = words;
         ix.verify = vec![0; words];
@@ -494,11 +571,14 @@ impl ValueIndex {
         let ValueScratch {
             present,
             list,
+            by_name,
+            names_bits,
             gaps,
             ..
         } = scratch;
         list.clear();
         gaps.clear();
+        *names_bits = 0;
         for &id in ids {
             present[id as usize] = true;
             let n = &self.by_name[id as usize];
@@ -518,14 +598,16 @@ impl ValueIndex {
                     (n.has_str, n.num_lower.lower(vs_x), n.num_upper.upper(vs_x))
                 }
             };
-            list.extend(other);
             let which = if v.is_number() { 0 } else { 2 };
-            for (j, (b, from, to)) in [(which, lo), (which + 1, hi)] {
-                list.extend(b);
+            for (j, (_, from, to)) in [(which, lo), (which + 1, hi)] {
                 if from < to {
                     gaps.push((id, j, from, to));
                 }
             }
+            let own = [other, lo.0, hi.0];
+            by_name[id as usize] = own.map(|b| b.unwrap_or(NONE));
+            list.extend(own.into_iter().flatten());
+            *names_bits |= 1u64.checked_shl(id).unwrap_or(0);
         }
         for (n, ix) in self.by_name.iter().enumerate() {
             if present[n] {
@@ -535,6 +617,16 @@ impl ValueIndex {
             }
         }
         list.len()
+    }
+
+    /// The 64-bit words the value index ORs at least for an event with `k` of its names
+    /// (one bitset per absent name; none when it scans by set of names).
+    pub(crate) fn absent_words(&self, k: usize) -> usize {
+        if self.classes.as_ref().is_some_and(|c| c.better[k]) {
+            0
+        } else {
+            (self.names.len() - k) * self.words
+        }
     }
 
     /// The filters of a gap.
@@ -555,16 +647,21 @@ impl ValueIndex {
         &self,
         attrs: &[Attribute],
         slot: &[u32],
+        ids: &[u32],
         scratch: &mut ValueScratch,
     ) -> Vec<InterfaceId> {
         let ValueScratch {
             list,
+            by_name,
+            names_bits,
             gaps,
             acc,
             mark,
             matched,
             ..
         } = scratch;
+        let scratch_names = (&by_name[..], *names_bits);
+        let ids_len = ids.len();
         if !self.early_stop {
             for g in gaps.iter() {
                 for &f in self.gap(g) {
@@ -572,8 +669,73 @@ impl ValueIndex {
                 }
             }
         }
-        self.scan(attrs, slot, list, acc, mark, matched);
+        match &self.classes {
+            Some(classes) if classes.better[ids_len] => {
+                self.scan_classes(&classes.sets, attrs, slot, scratch_names, mark, matched);
+                for g in gaps.iter() {
+                    for &f in self.gap(g) {
+                        mark[f as usize / 64] = 0;
+                    }
+                }
+            }
+            _ => self.scan(attrs, slot, list, acc, mark, matched),
+        }
         matched.take(&self.interfaces)
+    }
+
+    /// The filters by set of names: only the sets within the event's names can match, and
+    /// a filter of a set has bits only in the bitsets of the set's names, so each set's
+    /// range of filters is OR-ed with those few bitsets and `mark`, and its filters whose
+    /// bit stayed 0 are taken (verified when a constraint is not a bound). No OR for the
+    /// absent names, none over filters that constrain one.
+    fn scan_classes(
+        &self,
+        classes: &[(u64, u32, u32)],
+        attrs: &[Attribute],
+        slot: &[u32],
+        (by_name, names_bits): (&[[u32; 3]], u64),
+        mark: &[u64],
+        matched: &mut Matched,
+    ) {
+        let words = self.words;
+        let mut own: Vec<usize> = Vec::with_capacity(3 * 64);
+        for &(m, start, end) in classes {
+            if m & !names_bits != 0 {
+                continue;
+            }
+            own.clear();
+            let mut names = m;
+            while names != 0 {
+                let n = names.trailing_zeros() as usize;
+                names &= names - 1;
+                for &b in &by_name[n] {
+                    if b != NONE {
+                        own.push(b as usize * words);
+                    }
+                }
+            }
+            let (start, end) = (start as usize, end as usize);
+            let (w0, w1) = (start / 64, (end - 1) / 64 + 1);
+            for ((w, &marked), &check) in (w0..w1).zip(&mark[w0..w1]).zip(&self.verify[w0..w1]) {
+                let acc = own.iter().fold(marked, |a, &at| a | self.bits[at + w]);
+                // The set's filters within this word.
+                let lo = start.saturating_sub(w * 64).min(64);
+                let hi = (end - w * 64).min(64);
+                let range = (u64::MAX >> (64 - (hi - lo))) << lo;
+                let mut z = !acc & range;
+                while z != 0 {
+                    let b = z.trailing_zeros();
+                    z &= z - 1;
+                    let f = w * 64 + b as usize;
+                    let i = self.iface[f];
+                    if !matched.has(i)
+                        && (check >> b & 1 == 0 || self.tests.satisfies(f, attrs, slot))
+                    {
+                        matched.set(i);
+                    }
+                }
+            }
+        }
     }
 
     /// The OR of `list`'s bitsets (and of `mark`, when marking), chunk by chunk, and the
@@ -595,7 +757,8 @@ impl ValueIndex {
         let mut chunk = MIN_CHUNK;
         while w < words {
             let i0 = self.iface[w * 64];
-            if matched.has(i0) {
+            // Interfaces are contiguous only in interface order.
+            if self.classes.is_none() && matched.has(i0) {
                 let skip = self.iface_end[i0 as usize] as usize / 64;
                 if skip > w {
                     if !self.early_stop {
@@ -665,6 +828,8 @@ impl Matcher for ValueIndex {
             ids: Vec::new(),
             present: vec![false; self.names.len()],
             list: Vec::new(),
+            by_name: vec![[NONE; 3]; self.names.len()],
+            names_bits: 0,
             gaps: Vec::new(),
             acc: vec![0; MAX_CHUNK + 1],
             mark: if self.early_stop {
@@ -694,7 +859,7 @@ impl Matcher for ValueIndex {
             Vec::new()
         } else {
             self.plan(e.attributes(), &slot, &ids, scratch);
-            self.run_plan(e.attributes(), &slot, scratch)
+            self.run_plan(e.attributes(), &slot, &ids, scratch)
         };
         for &id in &ids {
             slot[id as usize] = 0;
