@@ -34,12 +34,11 @@
 //! match writes only the changed rows and filter slots to the device, or re-uploads
 //! the tables when a row outgrew its room.
 
-use crate::layout::{LayoutError, SubId, Tables};
+use crate::layout::{EncodedBatch, LayoutError, SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::{DevAttr, DevConstraint, DevEvent, EventBatch, FilterMajorTables};
 use gpu_kernels::persist::{Persistent, Ring, RingConfig};
 use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, LaunchConfig};
-use rayon::prelude::*;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
@@ -1050,11 +1049,11 @@ impl<'d> Ccm<'d> {
         );
         let mut batches = events.chunks(per);
         let mut bufs: Option<BatchBufs> = self.batch_bufs.take();
-        let mut next = batches.next().map(|b| self.encode_batch(b));
+        let mut next = batches.next().map(|b| self.t.encode_batch_parallel(b));
         while let Some(enc) = next.take() {
             self.launch_batch(&enc, &mut bufs)?;
             // The host encodes batch k + 1 while the device matches batch k.
-            next = batches.next().map(|b| self.encode_batch(b));
+            next = batches.next().map(|b| self.t.encode_batch_parallel(b));
             let b = bufs.as_ref().expect("launched");
             let mut flags = vec![0u32; enc.evs.len() * n_if];
             self.dev.read_into(&b.out, 0, &mut flags)?;
@@ -1073,42 +1072,9 @@ impl<'d> Ccm<'d> {
         Ok(answers)
     }
 
-    /// Encodes a batch, in parallel over slices of 1024 events.
-    fn encode_batch(&self, events: &[Event]) -> Encoded {
-        let parts: Vec<Encoded> = events
-            .par_chunks(1024)
-            .map(|c| {
-                let mut e = Encoded::default();
-                self.t
-                    .encode_batch(c, &mut e.evs, &mut e.attrs, &mut e.bytes);
-                e
-            })
-            .collect();
-        let mut all = Encoded::default();
-        for p in parts {
-            let (a0, b0) = (all.attrs.len() as u32, all.bytes.len() as u64);
-            all.evs.extend(p.evs.iter().map(|e| DevEvent {
-                start: e.start + a0,
-                ..*e
-            }));
-            all.attrs.extend(p.attrs.iter().map(|a| {
-                if a.ty == ccm_kernels::TY_STR as u32 {
-                    DevAttr {
-                        val: a.val + b0,
-                        ..*a
-                    }
-                } else {
-                    *a
-                }
-            }));
-            all.bytes.extend_from_slice(&p.bytes);
-        }
-        all
-    }
-
     fn launch_batch(
         &mut self,
-        enc: &Encoded,
+        enc: &EncodedBatch,
         bufs: &mut Option<BatchBufs>,
     ) -> Result<(), CcmError> {
         let dev = self.dev;
@@ -1176,13 +1142,6 @@ impl<'d> Ccm<'d> {
         ccm_kernels::ccm_match_batch::launch(dev, cfg, tables, batch, &b.out)?;
         Ok(())
     }
-}
-
-#[derive(Default)]
-struct Encoded {
-    evs: Vec<DevEvent>,
-    attrs: Vec<DevAttr>,
-    bytes: Vec<u8>,
 }
 
 struct BatchBufs {

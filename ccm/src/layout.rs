@@ -24,6 +24,7 @@
 
 use crate::model::{Event, InterfaceId, ModelError, Op, Subscription, Value};
 use ccm_kernels::{DevAttr, DevConstraint, DevEvent, NO_STR, TY_FLOAT, TY_INT, TY_STR};
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// Why a subscription or event cannot be laid out.
@@ -65,6 +66,15 @@ pub struct Dirty {
     /// The pool and the filter-major table grew from these lengths.
     pub pool_from: usize,
     pub fc_from: usize,
+}
+
+/// A batch of events encoded for the batched kernels: per event its signature and
+/// attributes (`evs`), the attributes (`row_id` = the name's row) and string bytes.
+#[derive(Clone, Debug, Default)]
+pub struct EncodedBatch {
+    pub evs: Vec<DevEvent>,
+    pub attrs: Vec<DevAttr>,
+    pub bytes: Vec<u8>,
 }
 
 /// The host copy of every table of Fig. 2.
@@ -444,6 +454,41 @@ impl Tables {
                 len: attrs.len() as u32 - start,
             });
         }
+    }
+
+    /// Encodes a batch for the batched kernels, in parallel (rayon) over slices of 1024
+    /// events, into one [`EncodedBatch`].
+    pub fn encode_batch_parallel(&self, events: &[Event]) -> EncodedBatch {
+        let parts: Vec<EncodedBatch> = events
+            .par_chunks(1024)
+            .map(|c| {
+                let mut e = EncodedBatch::default();
+                self.encode_batch(c, &mut e.evs, &mut e.attrs, &mut e.bytes);
+                e
+            })
+            .collect();
+        let mut all = EncodedBatch::default();
+        all.evs.reserve(events.len());
+        all.attrs.reserve(parts.iter().map(|p| p.attrs.len()).sum());
+        for p in parts {
+            let (a0, b0) = (all.attrs.len() as u32, all.bytes.len() as u64);
+            all.evs.extend(p.evs.iter().map(|e| DevEvent {
+                start: e.start + a0,
+                ..*e
+            }));
+            all.attrs.extend(p.attrs.iter().map(|a| {
+                if a.ty == TY_STR as u32 {
+                    DevAttr {
+                        val: a.val + b0,
+                        ..*a
+                    }
+                } else {
+                    *a
+                }
+            }));
+            all.bytes.extend_from_slice(&p.bytes);
+        }
+        all
     }
 
     /// Bytes of the paper's tables on the device (Constraints, row_start, SizeC, pool,

@@ -208,7 +208,20 @@ impl Filter {
 
 /// The id of an interface (§3: a subscriber's link to the dispatcher), as users write
 /// it in subscriptions files; engines map ids to dense indices internally.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Default,
+    bytemuck::Pod,
+    bytemuck::Zeroable,
+)]
+#[repr(transparent)]
 pub struct InterfaceId(pub u32);
 
 impl fmt::Display for InterfaceId {

@@ -6,7 +6,7 @@
 use baselines::sff::Sff;
 use baselines::Matcher;
 use ccm::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
-use ccm::{Ccm, Config, Reset};
+use ccm::{Ccm, Config, GpuIndex, IndexConfig, Reset};
 use gpu_kernels::Device;
 use proptest::prelude::*;
 
@@ -130,6 +130,25 @@ fn small_config(reset: Reset, grouping: bool) -> Config {
     }
 }
 
+/// The pruning index with every event on the partition walk, every event on the
+/// filter-major kernel, or a mix; launches of 1-4 events; room for 4-8 answers per
+/// launch (at most 4 interfaces: one event always fits, launches of several overflow
+/// and are matched again in halves).
+fn index_config() -> impl Strategy<Value = IndexConfig> {
+    (
+        prop::sample::select(vec![0.0, 0.3, 2.0]),
+        1usize..5,
+        4usize..9,
+    )
+        .prop_map(|(dense_share, batch_events, answer_cap)| IndexConfig {
+            dense_share,
+            batch_events,
+            answer_cap,
+            dense_block: 32,
+            ..IndexConfig::default()
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -144,6 +163,7 @@ proptest! {
         grouping in any::<bool>(),
         inline in any::<bool>(),
         mapped in any::<bool>(),
+        index_cfg in index_config(),
     ) {
         let sff = Sff::build(&subs).unwrap();
         let want: Vec<Vec<InterfaceId>> = events.iter().map(|e| sff.match_event(e)).collect();
@@ -158,7 +178,9 @@ proptest! {
         for (e, w) in events.iter().zip(&want) {
             prop_assert_eq!(&ccm.match_event(e).unwrap(), w, "event {:?}", e);
         }
-        prop_assert_eq!(ccm.match_batch(&events).unwrap(), want);
+        prop_assert_eq!(ccm.match_batch(&events).unwrap(), want.clone());
+        let mut index = GpuIndex::new(&dev, &subs, index_cfg).unwrap();
+        prop_assert_eq!(index.match_batch(&events).unwrap().to_vecs(), want, "index {:?}", index_cfg);
     }
 
     /// Subscriptions added and removed after deployment: the engine answers as an SFF
@@ -174,6 +196,8 @@ proptest! {
         let mut ccm = Ccm::new(&dev, &first, small_config(Reset::InKernel, false)).unwrap();
         let mut fast = Ccm::new(&dev, &first, low_latency_config()).unwrap();
         fast.match_event(&events[0]).unwrap();
+        let mut index = GpuIndex::new(&dev, &first, IndexConfig::default()).unwrap();
+        index.match_batch(&events).unwrap();
         // One event before the updates, so the device tables are live when they change.
         ccm.match_event(&events[0]).unwrap();
         let mut live: Vec<(ccm::SubId, Subscription)> =
@@ -181,6 +205,7 @@ proptest! {
         for s in &later {
             let id = ccm.add(s).unwrap();
             prop_assert_eq!(fast.add(s).unwrap(), id);
+            prop_assert_eq!(index.add(s).unwrap(), id);
             live.push((id, s.clone()));
         }
         let mut kept = Vec::new();
@@ -188,6 +213,7 @@ proptest! {
             if drop_mask & (1 << (i % 32)) != 0 {
                 ccm.remove(id).unwrap();
                 fast.remove(id).unwrap();
+                index.remove(id).unwrap();
             } else {
                 kept.push(s);
             }
@@ -198,7 +224,8 @@ proptest! {
             prop_assert_eq!(fast.match_event(e).unwrap(), sff.match_event(e), "low latency, event {:?}", e);
         }
         let want: Vec<_> = events.iter().map(|e| sff.match_event(e)).collect();
-        prop_assert_eq!(ccm.match_batch(&events).unwrap(), want);
+        prop_assert_eq!(ccm.match_batch(&events).unwrap(), want.clone());
+        prop_assert_eq!(index.match_batch(&events).unwrap().to_vecs(), want);
     }
 }
 

@@ -20,6 +20,8 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
+pub mod index;
+
 use gpu_kernels::prelude::*;
 use gpu_kernels::{DevPtr, DevPtrMut, KernelStruct};
 

@@ -1,0 +1,455 @@
+//! Beyond the paper: the kernels of the pruning matcher (`ccm::index`), which touches
+//! only the filters an event can match instead of every constraint on its names.
+//!
+//! The index is the GPU form of the CPU name index's partitions (OpIndex's pivot
+//! attribute, refined to a pair; `baselines::content_index`): each filter is filed
+//! under the pair of its two rarest names (or its one name), and an event visits only
+//! the partitions of the pairs of its own names. Within a partition each filter carries
+//! a 64-bit signature of its names (bit `row % 64`), then its constraints are evaluated
+//! with SFF's typing rules ([`crate::sat`]). Answers are one bit per (event, interface)
+//! in a bitmap, turned into a compact list of interfaces per event on the device.
+//!
+//! Three kernels per batch of events:
+//! - [`ccm_index_route`]: a warp per event. Sums the sizes of the partitions the event
+//!   visits; an event that would visit more than `dense_limit` filters is handed to the
+//!   filter-major kernel (appended to a list), the others are matched here, the warp's
+//!   lanes sweeping each partition's filters;
+//! - [`ccm_index_dense`]: the filter-major kernel for those dense events (events that
+//!   carry most names visit most filters: partitioning cannot prune them, so the
+//!   filters are read once per chunk of events instead of once per event);
+//! - [`ccm_index_answers`]: a warp per event turns its bitmap row into the ascending
+//!   list of its interfaces' user ids and zeroes the row for the next batch.
+
+use crate::{sat, DevAttr, DevConstraint, DevEvent, TY_STR};
+use gpu_kernels::prelude::*;
+use gpu_kernels::{kernel, DevPtr, KernelStruct};
+
+/// One filter of the index, in partition order: the signature of its names (bit
+/// `row % 64`), its first constraint in [`IndexTables::constraints`] (the next filter's
+/// `first` ends them: the table has a sentinel after the last filter) and the rank of
+/// its interface (interfaces numbered in ascending order of their user ids).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct IndexFilter {
+    pub sig: u64,
+    pub first: u32,
+    pub iface: u32,
+}
+
+/// Key of an empty slot of the partition table.
+pub const EMPTY_KEY: u64 = u64::MAX;
+
+/// One slot of the partition table (open addressing, linear probing): `key` is
+/// `a << 32 | b` for the name rows `a <= b` of a partition (`a == b`: filters with one
+/// name), its filters are `first..end` in partition order.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct Partition {
+    pub key: u64,
+    pub first: u32,
+    pub end: u32,
+}
+
+impl Default for Partition {
+    fn default() -> Self {
+        Partition {
+            key: EMPTY_KEY,
+            first: 0,
+            end: 0,
+        }
+    }
+}
+
+/// The partition key of name rows `a` and `b`.
+#[inline(always)]
+pub fn pair_key(a: u32, b: u32) -> u64 {
+    let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+    (lo as u64) << 32 | hi as u64
+}
+
+/// The first slot to probe for `key` in a table of `mask + 1` slots (a power of two).
+#[inline(always)]
+pub fn slot_of(key: u64, mask: u32) -> u32 {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as u32 & mask
+}
+
+/// The device tables of the index: `filters[0..=n_filters]` (with the sentinel),
+/// `constraints` in filter order (`key` = the name's row), the constraint string pool,
+/// the partition table of `part_mask + 1` slots; answers are `words` bitmap words per
+/// event; `shared` is 1 when some interface has several filters (then a filter whose
+/// interface already matched the event is skipped).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IndexTables<'a> {
+    pub filters: DevPtr<'a, IndexFilter>,
+    pub constraints: DevPtr<'a, DevConstraint>,
+    pub cpool: DevPtr<'a, u8>,
+    pub parts: DevPtr<'a, Partition>,
+    pub part_mask: u32,
+    pub n_filters: u32,
+    pub words: u32,
+    pub shared: u32,
+}
+
+// SAFETY: `#[repr(C)]`; device pointers and integers; `Host<'a>` differs only in the
+// lifetime.
+unsafe impl KernelStruct for IndexTables<'static> {
+    type Host<'a> = IndexTables<'a>;
+}
+
+/// A batch of encoded events (as [`crate::EventBatch`]): `n_events` events, their
+/// attributes (`row_id` = the name's row) and string bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IndexEvents<'a> {
+    pub events: DevPtr<'a, DevEvent>,
+    pub attrs: DevPtr<'a, DevAttr>,
+    pub ebytes: DevPtr<'a, u8>,
+    pub n_events: u32,
+}
+
+// SAFETY: `#[repr(C)]`; device pointers and integers; `Host<'a>` differs only in the
+// lifetime.
+unsafe impl KernelStruct for IndexEvents<'static> {
+    type Host<'a> = IndexEvents<'a>;
+}
+
+/// Threads per block of [`ccm_index_route`] and [`ccm_index_answers`] (a warp per
+/// event).
+pub const WARP_BLOCK: u32 = 256;
+/// Events per block row of [`ccm_index_dense`] (their signatures in shared memory).
+pub const DENSE_CHUNK: u32 = 32;
+
+/// The filters `first..end` of the partition with `key`, or an empty range.
+///
+/// # Safety
+/// `t.parts` holds `t.part_mask + 1` slots with at least one empty.
+#[inline(always)]
+unsafe fn probe(t: &IndexTables<'static>, key: u64) -> (u32, u32) {
+    let mut s = slot_of(key, t.part_mask);
+    loop {
+        let p = t.parts.read(s as usize);
+        if p.key == key {
+            return (p.first, p.end);
+        }
+        if p.key == EMPTY_KEY {
+            return (0, 0);
+        }
+        s = (s + 1) & t.part_mask;
+    }
+}
+
+/// The pair `q` of `n` attributes in triangular order: (0,0), (0,1), .., (0,n-1),
+/// (1,1), ..: attribute indices `(i, j)`, `i <= j`.
+#[inline(always)]
+fn pair_of(mut q: u32, n: u32) -> (u32, u32) {
+    let mut i = 0;
+    while q >= n - i {
+        q -= n - i;
+        i += 1;
+    }
+    (i, i + q)
+}
+
+/// Whether event `ev` (attributes in `b`) satisfies every constraint
+/// `t.constraints[first..end]`: each constraint's attribute is found by its name row
+/// among the event's (a few per event), then `sat` decides.
+///
+/// # Safety
+/// The tables and the batch are the launch's (every index the host wrote is in range).
+#[inline(always)]
+unsafe fn satisfies(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    ev: &DevEvent,
+    first: u32,
+    end: u32,
+) -> bool {
+    let mut c = first;
+    while c < end {
+        let con = t.constraints.read(c as usize);
+        let mut found = false;
+        let mut a = 0;
+        while a < ev.len {
+            let at = b.attrs.read((ev.start + a) as usize);
+            if at.row_id == con.key {
+                let ab = if at.ty as u16 == TY_STR {
+                    b.ebytes.add(at.val as usize)
+                } else {
+                    b.ebytes.ptr()
+                };
+                found = sat(
+                    &con,
+                    at.ty as u16,
+                    at.val,
+                    at.str_id,
+                    at.str_len,
+                    ab,
+                    t.cpool.ptr(),
+                );
+                break;
+            }
+            a += 1;
+        }
+        if !found {
+            return false;
+        }
+        c += 1;
+    }
+    true
+}
+
+/// Filter `p` against event `e`: the signature test, the interface's bit (when
+/// interfaces have several filters), the constraints; on a match sets the bit of the
+/// filter's interface in the event's bitmap row.
+///
+/// # Safety
+/// As [`satisfies`]; `bits` holds `t.words` words per event of the batch.
+#[inline(always)]
+unsafe fn try_filter(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    ev: &DevEvent,
+    e: u32,
+    p: u32,
+    bits: *mut u32,
+) {
+    let f = t.filters.read(p as usize);
+    if f.sig & !ev.sig != 0 {
+        return;
+    }
+    let word = bits.add(e as usize * t.words as usize + (f.iface / 32) as usize);
+    let bit = 1u32 << (f.iface % 32);
+    if t.shared != 0 && volatile_load_u32(word) & bit != 0 {
+        return;
+    }
+    let end = t.filters.read(p as usize + 1).first;
+    if satisfies(t, b, ev, f.first, end) {
+        atomic_or(word, bit);
+    }
+}
+
+/// The sum of `v` over the warp, in every lane.
+#[inline(always)]
+fn warp_sum(mut v: u32) -> u32 {
+    let mut d = 16;
+    while d > 0 {
+        v += shfl_xor(v, d);
+        d /= 2;
+    }
+    v
+}
+
+kernel! {
+    /// Beyond the paper: the pruning matcher's partition walk (module docs).
+    ///
+    /// Grid: a warp per event of the batch (`WARP_BLOCK / 32` events per block). Lane
+    /// `l` of event `e`'s warp probes the partition table (global, read-only) for the
+    /// pairs `l, l + 32, ..` of `e`'s name rows (the event's attributes, global) and the
+    /// warp sums the partitions' sizes. Above `dense_limit` the event is appended to
+    /// `dense` (`dense[0]` = the count, the events' indices from `dense[1]`; global,
+    /// atomic) and left to [`ccm_index_dense`]; otherwise the warp sweeps each
+    /// partition, lane `l` taking its filters `first + l, first + l + 32, ..`
+    /// ([`IndexFilter`], constraints and pool: global, read-only) and setting bits of
+    /// row `e` of `bits` (global, atomic OR).
+    pub fn ccm_index_route(
+        t: IndexTables<'static>,
+        b: IndexEvents<'static>,
+        dense_limit: u32,
+        bits: *mut u32,
+        dense: *mut u32,
+    ) {
+        let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
+        let lane = lane_id();
+        if e >= b.n_events {
+            return;
+        }
+        let ev = b.events.read(e as usize);
+        let n = ev.len;
+        let npairs = n * (n + 1) / 2;
+        // Pass 1: the partitions' sizes; the first 32 pairs' ranges stay in registers.
+        let (mut f0, mut e0) = (0u32, 0u32);
+        let mut visited = 0u32;
+        let mut q0 = 0;
+        while q0 < npairs {
+            let q = q0 + lane;
+            let (f, end) = if q < npairs {
+                let (i, j) = pair_of(q, n);
+                let ra = b.attrs.read((ev.start + i) as usize).row_id;
+                let rb = b.attrs.read((ev.start + j) as usize).row_id;
+                probe(&t, pair_key(ra, rb))
+            } else {
+                (0, 0)
+            };
+            if q0 == 0 {
+                f0 = f;
+                e0 = end;
+            }
+            visited += end - f;
+            q0 += 32;
+        }
+        let visited = warp_sum(visited);
+        if visited > dense_limit {
+            if lane == 0 {
+                let k = atomic_add(dense, 1);
+                *dense.add(1 + k as usize) = e;
+            }
+            return;
+        }
+        // Pass 2: sweep the partitions, 32 pairs at a time.
+        let mut q0 = 0;
+        while q0 < npairs {
+            let (f, end) = if q0 == 0 {
+                (f0, e0)
+            } else {
+                let q = q0 + lane;
+                if q < npairs {
+                    let (i, j) = pair_of(q, n);
+                    let ra = b.attrs.read((ev.start + i) as usize).row_id;
+                    let rb = b.attrs.read((ev.start + j) as usize).row_id;
+                    probe(&t, pair_key(ra, rb))
+                } else {
+                    (0, 0)
+                }
+            };
+            let mut src = 0;
+            while src < 32 {
+                let pf = shfl(f, src);
+                let pe = shfl(end, src);
+                let mut p = pf + lane;
+                while p < pe {
+                    try_filter(&t, &b, &ev, e, p, bits);
+                    p += 32;
+                }
+                src += 1;
+            }
+            q0 += 32;
+        }
+    }
+}
+
+kernel! {
+    /// Beyond the paper: the pruning matcher's filter-major kernel for dense events (an
+    /// event that would visit more than the route kernel's limit).
+    ///
+    /// Grid: `blockIdx.x` and `threadIdx.x` = filter `p` of the index (partition order),
+    /// `blockIdx.y` = a chunk of [`DENSE_CHUNK`] events of the list `dense` (`dense[0]`
+    /// = the count, the events from `dense[1]`; global). The block stages its events'
+    /// signatures in shared memory; thread `p` then tries its filter against each event
+    /// of the chunk ([`IndexFilter`], its constraints and the events' attributes: global,
+    /// read through the cache, each filter read once per chunk), setting bits of the
+    /// events' rows of `bits` (global, atomic OR).
+    pub fn ccm_index_dense(
+        t: IndexTables<'static>,
+        b: IndexEvents<'static>,
+        dense: *const u32,
+        bits: *mut u32,
+    ) {
+        let n_dense = *dense;
+        let first = block_idx_y() * DENSE_CHUNK;
+        if first >= n_dense {
+            return;
+        }
+        let last = if first + DENSE_CHUNK < n_dense { first + DENSE_CHUNK } else { n_dense };
+        let sh = dynamic_shared::<u32>();
+        let tid = thread_idx_x();
+        if tid < last - first {
+            *sh.add(tid as usize) = *dense.add(1 + (first + tid) as usize);
+        }
+        sync_threads();
+        let p = block_idx_x() * block_dim_x() + tid;
+        if p >= t.n_filters {
+            return;
+        }
+        let mut k = 0;
+        while k < last - first {
+            let e = *sh.add(k as usize);
+            let ev = b.events.read(e as usize);
+            try_filter(&t, &b, &ev, e, p, bits);
+            k += 1;
+        }
+    }
+}
+
+kernel! {
+    /// Beyond the paper: the pruning matcher's answers. A warp per event `e` of the
+    /// batch: counts the set bits of its row of `bits` (global), reserves that many
+    /// places of `ids` with one atomic add on `total` (global), records
+    /// `spans[2e] = first place, spans[2e + 1] = count`, then writes the user ids
+    /// (`user_ids[rank]`, global, read-only) of its interfaces in ascending order,
+    /// 32 words at a time (a warp prefix sum of the words' bit counts places each
+    /// lane's), and zeroes the row. Places at or past `cap` are not written (the host
+    /// sees `total > cap` and matches the batch again in smaller parts).
+    pub fn ccm_index_answers(
+        bits: *mut u32,
+        words: u32,
+        n_events: u32,
+        user_ids: *const u32,
+        spans: *mut u32,
+        total: *mut u32,
+        ids: *mut u32,
+        cap: u32,
+    ) {
+        let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
+        let lane = lane_id();
+        if e >= n_events {
+            return;
+        }
+        let row = bits.add(e as usize * words as usize);
+        let mut count = 0u32;
+        let mut w = lane;
+        while w < words {
+            count += (*row.add(w as usize)).count_ones();
+            w += 32;
+        }
+        let count = warp_sum(count);
+        let base = if lane == 0 && count > 0 { atomic_add(total, count) } else { 0 };
+        let base = shfl(base, 0);
+        if lane == 0 {
+            *spans.add(2 * e as usize) = base;
+            *spans.add(2 * e as usize + 1) = count;
+        }
+        if count == 0 {
+            return;
+        }
+        let mut at = base;
+        let mut w0 = 0;
+        while w0 < words {
+            let w = w0 + lane;
+            let mut word = if w < words { *row.add(w as usize) } else { 0 };
+            let c = word.count_ones();
+            // Inclusive prefix sum of the lanes' counts.
+            let mut x = c;
+            let mut d = 1;
+            while d < 32 {
+                let y = shfl_up(x, d);
+                if lane >= d {
+                    x += y;
+                }
+                d *= 2;
+            }
+            let mut place = at + x - c;
+            if word != 0 {
+                *row.add(w as usize) = 0;
+            }
+            while word != 0 {
+                let bit = word.trailing_zeros();
+                word &= word - 1;
+                if place < cap {
+                    *ids.add(place as usize) = *user_ids.add((w * 32 + bit) as usize);
+                }
+                place += 1;
+            }
+            at += shfl(x, 31);
+            w0 += 32;
+        }
+    }
+}

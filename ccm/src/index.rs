@@ -1,0 +1,551 @@
+//! Beyond the paper: a pruning matcher on the GPU, [`GpuIndex`]. The paper's kernels
+//! (and the batched one) touch every constraint on an event's names, or every filter;
+//! today's CPU indexes touch a few hundred filters per event. This one prunes as they
+//! do, on the device, for a batch of events at a time.
+//!
+//! Built from the paper's tables ([`Tables`]: the same name rows, interned strings and
+//! filter-major constraints as the batched kernel):
+//! 1. **Partitions.** Each filter is filed under the pair of its two rarest names (the
+//!    names fewest filters constrain; its one name if it has one), the partitioning of
+//!    the CPU name index (`baselines::content_index`, after OpIndex, VLDB 2014). Filters
+//!    are stored in partition order with their constraints; an open-addressing table
+//!    maps a pair of name rows to its partition's filters
+//!    ([`ccm_kernels::index::Partition`]).
+//! 2. **Per event, on the device** ([`ccm_kernels::index::ccm_index_route`]): a warp
+//!    per event probes the partitions of every pair of its names (and every single
+//!    name) and sweeps their filters: a 64-bit name signature test, then the
+//!    constraints with SFF's typing rules. A filter whose interface already matched
+//!    the event is skipped, as SFF does.
+//! 3. **Dense events** ([`ccm_kernels::index::ccm_index_dense`]): an event carrying
+//!    most of the names visits most filters, so partitioning cannot prune it; when the
+//!    partitions it visits hold more than [`IndexConfig::dense_share`] of all filters,
+//!    the route kernel hands it to a filter-major kernel that reads each filter once
+//!    per chunk of such events instead of once per event.
+//! 4. **Answers** ([`ccm_kernels::index::ccm_index_answers`]): one bit per (event,
+//!    interface), so duplicates cost nothing and the answer is ascending by
+//!    construction; a warp per event compacts its row into a list of user ids. The
+//!    host reads back the lists only ([`Answers`]): their size follows the matches, not
+//!    events x interfaces.
+//!
+//! Updates: [`GpuIndex::add`] and [`GpuIndex::remove`] change the host tables and the
+//! next match rebuilds the partitions from them (the rebuild runs on the host, in
+//! parallel; see the module's build time in the harness's Table 2).
+
+use crate::engine::CcmError;
+use crate::layout::{EncodedBatch, SubId, Tables};
+use crate::model::{Event, InterfaceId, Subscription};
+use ccm_kernels::index::{
+    ccm_index_answers, ccm_index_dense, ccm_index_route, pair_key, slot_of, IndexEvents,
+    IndexFilter, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY, WARP_BLOCK,
+};
+use ccm_kernels::DevConstraint;
+use gpu_kernels::{Buffer, Device, LaunchConfig};
+use rayon::prelude::*;
+
+/// Tuning of [`GpuIndex`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IndexConfig {
+    /// An event whose partitions hold more than this share of all filters is matched
+    /// by the filter-major kernel (0.125).
+    pub dense_share: f64,
+    /// Most events per launch (65536); fewer when the answer bitmap (one bit per event
+    /// and interface) would pass [`IndexConfig::bitmap_bytes`].
+    pub batch_events: usize,
+    /// Most bytes of the answer bitmap (256 MiB).
+    pub bitmap_bytes: usize,
+    /// Room for interface ids answered per launch (16M); a launch that answers more is
+    /// matched again in halves.
+    pub answer_cap: usize,
+    /// Threads per block of the filter-major kernel (256).
+    pub dense_block: u32,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            dense_share: 0.125,
+            batch_events: 65_536,
+            bitmap_bytes: 256 << 20,
+            answer_cap: 16 << 20,
+            dense_block: 256,
+        }
+    }
+}
+
+/// The answers of a batch: for event `i`, [`Answers::get`]`(i)` is the ascending list
+/// of the interfaces it matches.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Answers {
+    /// Per event: first place in `ids` and count.
+    spans: Vec<(usize, u32)>,
+    ids: Vec<InterfaceId>,
+}
+
+impl Answers {
+    /// Number of events answered.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// The interfaces event `i` matches, ascending.
+    pub fn get(&self, i: usize) -> &[InterfaceId] {
+        let (at, n) = self.spans[i];
+        &self.ids[at..at + n as usize]
+    }
+
+    /// The answers in event order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[InterfaceId]> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// Interfaces answered over all events.
+    pub fn total(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// One vector per event.
+    pub fn to_vecs(&self) -> Vec<Vec<InterfaceId>> {
+        self.iter().map(|a| a.to_vec()).collect()
+    }
+}
+
+/// The host side of the index: what [`GpuIndex`] uploads.
+#[derive(Clone, Debug, Default)]
+struct HostIndex {
+    filters: Vec<IndexFilter>,
+    constraints: Vec<DevConstraint>,
+    parts: Vec<Partition>,
+    /// Rank (ascending user id) -> user id.
+    user_ids: Vec<u32>,
+    /// Some interface has several filters.
+    shared: bool,
+}
+
+impl HostIndex {
+    /// Partitions the live filters of `t` (module docs, step 1).
+    fn build(t: &Tables) -> HostIndex {
+        let live: Vec<u32> = (0..t.size_f.len() as u32)
+            .filter(|&f| t.size_f[f as usize] > 0)
+            .collect();
+        let cons = |f: u32| {
+            let s = t.filter_start[f as usize] as usize;
+            &t.fconstraints[s..s + t.size_f[f as usize] as usize]
+        };
+        // Filters per name row (a name counted once per filter).
+        let mut freq = vec![0u32; t.rows.len()];
+        let mut rows_of: Vec<Vec<u32>> = live
+            .par_iter()
+            .map(|&f| {
+                let mut r: Vec<u32> = cons(f).iter().map(|c| c.key).collect();
+                r.sort_unstable();
+                r.dedup();
+                r
+            })
+            .collect();
+        for r in &rows_of {
+            for &x in r {
+                freq[x as usize] += 1;
+            }
+        }
+        let mut keyed: Vec<(u64, u32)> = rows_of
+            .par_iter_mut()
+            .zip(&live)
+            .map(|(r, &f)| {
+                r.sort_unstable_by_key(|&x| (freq[x as usize], x));
+                let key = pair_key(r[0], *r.get(1).unwrap_or(&r[0]));
+                (key, f)
+            })
+            .collect();
+        drop(rows_of);
+        keyed.par_sort_unstable();
+        // Interfaces ranked by user id.
+        let mut order: Vec<u32> = (0..t.iface_ids.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| t.iface_ids[i as usize]);
+        let mut rank = vec![0u32; order.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
+        let user_ids: Vec<u32> = order.iter().map(|&i| t.iface_ids[i as usize].0).collect();
+        let mut per_iface = vec![0u32; order.len()];
+        let mut filters = Vec::with_capacity(keyed.len() + 1);
+        let total: usize = live.iter().map(|&f| t.size_f[f as usize] as usize).sum();
+        let mut constraints = Vec::with_capacity(total);
+        for &(_, f) in &keyed {
+            let iface = t.filter_iface[f as usize];
+            per_iface[iface as usize] += 1;
+            filters.push(IndexFilter {
+                sig: t.filter_sig[f as usize],
+                first: constraints.len() as u32,
+                iface: rank[iface as usize],
+            });
+            constraints.extend_from_slice(cons(f));
+        }
+        filters.push(IndexFilter {
+            sig: 0,
+            first: constraints.len() as u32,
+            iface: 0,
+        });
+        // The partition table: at most half full.
+        let mut n_parts = 0usize;
+        let mut i = 0;
+        while i < keyed.len() {
+            let mut j = i;
+            while j < keyed.len() && keyed[j].0 == keyed[i].0 {
+                j += 1;
+            }
+            n_parts += 1;
+            i = j;
+        }
+        let slots = (2 * n_parts).max(2).next_power_of_two();
+        let mask = slots as u32 - 1;
+        let mut parts = vec![Partition::default(); slots];
+        let mut i = 0;
+        while i < keyed.len() {
+            let key = keyed[i].0;
+            let mut j = i;
+            while j < keyed.len() && keyed[j].0 == key {
+                j += 1;
+            }
+            let mut s = slot_of(key, mask);
+            while parts[s as usize].key != EMPTY_KEY {
+                s = (s + 1) & mask;
+            }
+            parts[s as usize] = Partition {
+                key,
+                first: i as u32,
+                end: j as u32,
+            };
+            i = j;
+        }
+        HostIndex {
+            filters,
+            constraints,
+            parts,
+            user_ids,
+            shared: per_iface.iter().any(|&n| n > 1),
+        }
+    }
+
+    fn n_filters(&self) -> usize {
+        self.filters.len() - 1
+    }
+}
+
+/// The index's tables on the device.
+struct DevIndex {
+    filters: Buffer<IndexFilter>,
+    constraints: Buffer<DevConstraint>,
+    cpool: Buffer<u8>,
+    parts: Buffer<Partition>,
+    user_ids: Buffer<u32>,
+    part_mask: u32,
+    n_filters: u32,
+    words: u32,
+    shared: bool,
+}
+
+/// Per-launch buffers, grown as needed.
+struct LaunchBufs {
+    events: Buffer<ccm_kernels::DevEvent>,
+    attrs: Buffer<ccm_kernels::DevAttr>,
+    bytes: Buffer<u8>,
+    /// `events x words` answer bits (zero between launches: the answers kernel clears).
+    bits: Buffer<u32>,
+    /// `[count, events..]` handed to the filter-major kernel.
+    dense: Buffer<u32>,
+    spans: Buffer<u32>,
+    total: Buffer<u32>,
+    ids: Buffer<u32>,
+}
+
+/// The pruning matcher on a [`Device`] (GPU or emulator): module docs.
+///
+/// ```
+/// use ccm::{workload, GpuIndex, IndexConfig, Params};
+/// use baselines::Matcher;
+/// use gpu_kernels::Device;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let params = Params {
+///     events: 8,
+///     interfaces: 4,
+///     constraints_per_filter: (1, 3),
+///     filters_per_interface: (3, 6),
+///     names: 6,
+///     values: 3,
+///     ..Params::default()
+/// };
+/// let w = workload::generate(&params, 7)?;
+/// let dev = Device::emulator(); // or Device::gpu(0, ccm::PTX)?
+/// let mut index = GpuIndex::new(&dev, &w.subscriptions, IndexConfig::default())?;
+/// let answers = index.match_batch(&w.events)?;
+/// let sff = baselines::sff::Sff::build(&w.subscriptions)?;
+/// for (e, got) in w.events.iter().zip(answers.iter()) {
+///     assert_eq!(got, sff.match_event(e).as_slice());
+/// }
+/// # Ok(()) }
+/// ```
+pub struct GpuIndex<'d> {
+    dev: &'d Device,
+    t: Tables,
+    cfg: IndexConfig,
+    host: HostIndex,
+    d: Option<DevIndex>,
+    bufs: Option<LaunchBufs>,
+}
+
+impl<'d> GpuIndex<'d> {
+    /// Lays out `subs`, partitions them and uploads the index.
+    pub fn new(dev: &'d Device, subs: &[Subscription], cfg: IndexConfig) -> Result<Self, CcmError> {
+        Self::from_tables(dev, Tables::build(subs, false)?, cfg)
+    }
+
+    /// The index of tables already laid out (e.g. by a windowed file reader).
+    pub fn from_tables(dev: &'d Device, t: Tables, cfg: IndexConfig) -> Result<Self, CcmError> {
+        let mut ix = GpuIndex {
+            dev,
+            t,
+            cfg,
+            host: HostIndex::default(),
+            d: None,
+            bufs: None,
+        };
+        ix.rebuild()?;
+        Ok(ix)
+    }
+
+    /// Adds a subscription; the next match rebuilds the partitions.
+    pub fn add(&mut self, s: &Subscription) -> Result<SubId, CcmError> {
+        let id = self.t.add(s)?;
+        self.d = None;
+        Ok(id)
+    }
+
+    /// Removes a subscription; the next match rebuilds the partitions.
+    pub fn remove(&mut self, id: SubId) -> Result<(), CcmError> {
+        self.t.remove(id)?;
+        self.d = None;
+        Ok(())
+    }
+
+    /// The host tables the index was built from.
+    pub fn tables(&self) -> &Tables {
+        &self.t
+    }
+
+    /// Bytes of the index's tables on the device (without the per-launch buffers).
+    pub fn device_bytes(&self) -> usize {
+        let h = &self.host;
+        h.filters.len() * std::mem::size_of::<IndexFilter>()
+            + h.constraints.len() * std::mem::size_of::<DevConstraint>()
+            + h.parts.len() * std::mem::size_of::<Partition>()
+            + h.user_ids.len() * 4
+            + self.t.pool.len()
+    }
+
+    /// Bytes of the per-launch buffers allocated so far (events, answer bitmap, lists).
+    pub fn launch_bytes(&self) -> usize {
+        self.bufs.as_ref().map_or(0, |b| {
+            b.events.bytes()
+                + b.attrs.bytes()
+                + b.bytes.bytes()
+                + b.bits.bytes()
+                + b.dense.bytes()
+                + b.spans.bytes()
+                + b.total.bytes()
+                + b.ids.bytes()
+        })
+    }
+
+    fn rebuild(&mut self) -> Result<(), CcmError> {
+        self.host = HostIndex::build(&self.t);
+        let dev = self.dev;
+        let h = &self.host;
+        let n_if = h.user_ids.len();
+        self.d = Some(DevIndex {
+            filters: dev.upload(&h.filters)?,
+            constraints: dev.upload(&non_empty(&h.constraints))?,
+            cpool: dev.upload(&non_empty(&self.t.pool))?,
+            parts: dev.upload(&h.parts)?,
+            user_ids: dev.upload(&non_empty(&h.user_ids))?,
+            part_mask: h.parts.len() as u32 - 1,
+            n_filters: h.n_filters() as u32,
+            words: n_if.div_ceil(32).max(1) as u32,
+            shared: h.shared,
+        });
+        // The answer bitmap's width may have changed.
+        self.bufs = None;
+        Ok(())
+    }
+
+    /// Most events per launch: the configured batch, fewer when the bitmap would pass
+    /// its budget.
+    fn per_launch(&self, words: u32) -> usize {
+        let by_bits = self.cfg.bitmap_bytes / (4 * words as usize);
+        self.cfg.batch_events.min(by_bits).clamp(1, 1 << 20)
+    }
+
+    /// Matches `events`, a launch per [`IndexConfig::batch_events`] (or fewer), each
+    /// encoded on all cores first.
+    pub fn match_batch(&mut self, events: &[Event]) -> Result<Answers, CcmError> {
+        if self.d.is_none() {
+            self.rebuild()?;
+        }
+        let mut out = Answers {
+            spans: Vec::with_capacity(events.len()),
+            ids: Vec::new(),
+        };
+        if self.host.n_filters() == 0 || self.host.user_ids.is_empty() {
+            out.spans.resize(events.len(), (0, 0));
+            return Ok(out);
+        }
+        let words = self.d.as_ref().expect("built").words;
+        for chunk in events.chunks(self.per_launch(words)) {
+            let enc = self.t.encode_batch_parallel(chunk);
+            self.launch(&enc, 0, chunk.len(), &mut out)?;
+        }
+        Ok(out)
+    }
+
+    /// Matches events `from..to` of `enc` and appends their answers to `out`; in halves
+    /// when their answers overflow the room for ids.
+    fn launch(
+        &mut self,
+        enc: &EncodedBatch,
+        from: usize,
+        to: usize,
+        out: &mut Answers,
+    ) -> Result<(), CcmError> {
+        let n = to - from;
+        let dev = self.dev;
+        let d = self.d.as_ref().expect("built");
+        let (a0, a1) = (
+            enc.evs[from].start as usize,
+            enc.evs[to - 1].start as usize + enc.evs[to - 1].len as usize,
+        );
+        let per = self.per_launch(d.words);
+        if self.bufs.is_none() {
+            self.bufs = Some(LaunchBufs {
+                events: dev.alloc(per)?,
+                attrs: dev.alloc(1)?,
+                bytes: dev.alloc(1)?,
+                bits: dev.alloc(per * d.words as usize)?,
+                dense: dev.alloc(per + 1)?,
+                spans: dev.alloc(2 * per)?,
+                total: dev.alloc(1)?,
+                ids: dev.alloc(self.cfg.answer_cap.max(1))?,
+            });
+        }
+        let b = self.bufs.as_mut().expect("allocated");
+        if b.attrs.len() < a1 - a0 {
+            b.attrs = dev.alloc(room(a1 - a0))?;
+        }
+        if b.bytes.len() < enc.bytes.len() {
+            b.bytes = dev.alloc(room(enc.bytes.len()))?;
+        }
+        // Event `i`'s attributes start at `evs[i].start - a0` in the slice copied.
+        let evs: Vec<_> = enc.evs[from..to]
+            .iter()
+            .map(|e| ccm_kernels::DevEvent {
+                start: e.start - a0 as u32,
+                ..*e
+            })
+            .collect();
+        dev.write(&mut b.events, 0, &evs)?;
+        if a1 > a0 {
+            dev.write(&mut b.attrs, 0, &enc.attrs[a0..a1])?;
+        }
+        if !enc.bytes.is_empty() {
+            dev.write(&mut b.bytes, 0, &enc.bytes)?;
+        }
+        dev.write(&mut b.dense, 0, &[0u32])?;
+        dev.write(&mut b.total, 0, &[0u32])?;
+        let tables = IndexTables {
+            filters: d.filters.dev_ptr(),
+            constraints: d.constraints.dev_ptr(),
+            cpool: d.cpool.dev_ptr(),
+            parts: d.parts.dev_ptr(),
+            part_mask: d.part_mask,
+            n_filters: d.n_filters,
+            words: d.words,
+            shared: d.shared as u32,
+        };
+        let batch = IndexEvents {
+            events: b.events.dev_ptr(),
+            attrs: b.attrs.dev_ptr(),
+            ebytes: b.bytes.dev_ptr(),
+            n_events: n as u32,
+        };
+        let warps = LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0);
+        let limit = (self.cfg.dense_share * d.n_filters as f64).min(u32::MAX as f64) as u32;
+        ccm_index_route::launch(dev, warps, tables, batch, limit, &b.bits, &b.dense)?;
+        let mut n_dense = [0u32];
+        dev.read_into(&b.dense, 0, &mut n_dense)?;
+        if n_dense[0] > 0 {
+            let block = self.cfg.dense_block.clamp(32, 1024) / 32 * 32;
+            let cfg = LaunchConfig {
+                grid: [
+                    d.n_filters.div_ceil(block),
+                    n_dense[0].div_ceil(DENSE_CHUNK),
+                    1,
+                ],
+                block: [block.max(DENSE_CHUNK), 1, 1],
+                shared_bytes: DENSE_CHUNK * 4,
+            };
+            ccm_index_dense::launch(dev, cfg, tables, batch, &b.dense, &b.bits)?;
+        }
+        let cap = b.ids.len() as u32;
+        ccm_index_answers::launch(
+            dev,
+            warps,
+            &b.bits,
+            d.words,
+            n as u32,
+            &d.user_ids,
+            &b.spans,
+            &b.total,
+            &b.ids,
+            cap,
+        )?;
+        let mut total = [0u32];
+        dev.read_into(&b.total, 0, &mut total)?;
+        if total[0] > cap {
+            if n == 1 {
+                return Err(CcmError::Limit {
+                    what: "interfaces answered for one event (IndexConfig::answer_cap)",
+                    have: total[0] as u64,
+                    max: cap as u64,
+                });
+            }
+            let mid = from + n / 2;
+            self.launch(enc, from, mid, out)?;
+            return self.launch(enc, mid, to, out);
+        }
+        let mut spans = vec![0u32; 2 * n];
+        dev.read_into(&b.spans, 0, &mut spans)?;
+        let base = out.ids.len();
+        out.ids.resize(base + total[0] as usize, InterfaceId(0));
+        if total[0] > 0 {
+            dev.read_into(&b.ids, 0, bytemuck::cast_slice_mut(&mut out.ids[base..]))?;
+        }
+        out.spans
+            .extend(spans.chunks_exact(2).map(|s| (base + s[0] as usize, s[1])));
+        Ok(())
+    }
+}
+
+fn room(n: usize) -> usize {
+    (n + n / 8 + 16).max(1)
+}
+
+/// `data`, or one zero element when it is empty (a device buffer is never empty).
+fn non_empty<T: bytemuck::Pod>(data: &[T]) -> std::borrow::Cow<'_, [T]> {
+    if data.is_empty() {
+        std::borrow::Cow::Owned(vec![T::zeroed()])
+    } else {
+        std::borrow::Cow::Borrowed(data)
+    }
+}

@@ -1,0 +1,80 @@
+//! The pruning index ([`ccm::GpuIndex`], its kernels on the host emulator) against
+//! the SFF-like baseline on generated workloads: Table 1's model with uniform and Zipf
+//! names and more names than signature bits, the dense model with one interface per
+//! filter and with 10 interfaces, each with every event on the partition walk and
+//! every event on the filter-major kernel. (Every operator and type, absent attributes
+//! and long strings: the random workloads of `emu_vs_sff.rs`.)
+
+use baselines::sff::Sff;
+use baselines::Matcher;
+use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params, Workload};
+use ccm::{GpuIndex, IndexConfig};
+use gpu_kernels::Device;
+
+/// Every event's answer equals SFF's, with each dense share; returns the matches.
+fn check(w: &Workload) -> usize {
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+    let matches: usize = want.iter().map(Vec::len).sum();
+    let dev = Device::emulator();
+    for dense_share in [0.0, 0.125, 2.0] {
+        let cfg = IndexConfig {
+            dense_share,
+            batch_events: 7,
+            dense_block: 64,
+            ..IndexConfig::default()
+        };
+        let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
+        let got = index.match_batch(&w.events).unwrap();
+        assert_eq!(got.len(), w.events.len());
+        for (i, (g, want)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, want.as_slice(), "event {i}, dense share {dense_share}");
+        }
+    }
+    matches
+}
+
+fn table_1(names: usize, dist: NameDist) -> Workload {
+    let p = Params {
+        events: 24,
+        interfaces: 5,
+        filters_per_interface: (30, 50),
+        constraints_per_filter: (1, 4),
+        attrs_per_event: (2, 8),
+        names,
+        name_dist: dist,
+        values: 4,
+        ..Params::default()
+    };
+    generate(&p, 5).unwrap()
+}
+
+#[test]
+fn table_1_model_with_uniform_and_zipf_names_and_more_names_than_signature_bits() {
+    for names in [6, 100] {
+        for dist in [NameDist::Uniform, NameDist::Zipf(1.0)] {
+            let w = table_1(names, dist);
+            let m = check(&w);
+            if names == 6 {
+                assert!(m > 0, "{names} names, {dist:?}: nothing matched");
+            }
+        }
+    }
+}
+
+#[test]
+fn dense_model_with_one_interface_per_filter_and_with_ten() {
+    for interfaces in [None, Some(10)] {
+        for names_per_event in [(3, 5), (20, 20)] {
+            let p = DenseParams {
+                events: 12,
+                filters: 300,
+                interfaces,
+                names_per_event,
+                ..DenseParams::default()
+            };
+            let m = check(&generate_dense(&p, 3).unwrap());
+            assert!(m > 0, "{interfaces:?} {names_per_event:?}: nothing matched");
+        }
+    }
+}
