@@ -1,9 +1,9 @@
 //! `harness report`: rebuilds results/README.md from the recorded CSVs and the papers'
 //! stated numbers (`results/papers/`). It opens with the verdict table (each paper's
 //! numbers against ours at the same x, for the same series: reproduced or not, see
-//! `verdict`), then the Targets of the issues, then one section per experiment with its
-//! figure, the paper's numbers against ours, and the recorded points. Never edit that file
-//! by hand.
+//! `verdict`), then the project's speed and memory Targets, then one section per
+//! experiment with its figure, the paper's numbers against ours, and the recorded points.
+//! Never edit that file by hand.
 
 use crate::experiment::Experiment;
 use crate::plot::fmt_num;
@@ -58,7 +58,7 @@ fn ours(exp: &Experiment, rows: &[Row]) -> (String, Option<f64>) {
 }
 
 /// `; best gpu-sweep 18.4x over best CPU (all cores)`: the fastest GPU series' speedup
-/// over [`crate::plot::BEST_CPU`] at `x`, where the rows record it (issue 15); else empty.
+/// over [`crate::plot::BEST_CPU`] at `x`, where the rows record it; else empty.
 fn over_best_cpu(exp: &Experiment, rows: &[Row], x: f64) -> String {
     let best = crate::plot::BEST_CPU;
     results::speedups(rows, best, exp.higher_is_better)
@@ -120,9 +120,8 @@ fn evaluate(
     })
 }
 
-/// The "Targets" section: a summary with one line per goal of the issues (met, and by
-/// which engine; or the closest miss), then every (goal, engine) row read from the
-/// recorded CSVs.
+/// The "Targets" section: a summary with one line per goal (met, and by which engine; or
+/// the closest miss), then every (goal, engine) row read from the recorded CSVs.
 fn targets_table(exps: &[Experiment], dir: &Path) -> anyhow::Result<String> {
     let mut rows = Vec::new();
     for tg in TARGETS {
@@ -136,26 +135,26 @@ fn targets_table(exps: &[Experiment], dir: &Path) -> anyhow::Result<String> {
     let mut md = String::new();
     let _ = writeln!(
         md,
-        "\n## Targets\n\nThe speed and memory targets of the issues, each read from recorded \
+        "\n## Targets\n\nThe project's speed and memory targets, each read from recorded \
          points (series at x) of the CSVs; speedups are against the named series at the same x. \
          A goal is met when one of the engines that can serve it meets it; the rows below the \
          summary show every engine, the paper-faithful ones included.\n"
     );
     let _ = writeln!(
         md,
-        "| issue | goal | met | by (or closest) | measured | threshold |"
+        "| topic | goal | met | by (or closest) | measured | threshold |"
     );
     let _ = writeln!(md, "| --- | --- | --- | --- | ---: | --- |");
-    let mut goals: Vec<(u32, &str)> = Vec::new();
+    let mut goals: Vec<(&str, &str)> = Vec::new();
     for (tg, _) in &rows {
-        if !goals.contains(&(tg.issue, tg.goal)) {
-            goals.push((tg.issue, tg.goal));
+        if !goals.contains(&(tg.topic, tg.goal)) {
+            goals.push((tg.topic, tg.goal));
         }
     }
-    for (issue, goal) in goals {
+    for (topic, goal) in goals {
         let of_goal: Vec<_> = rows
             .iter()
-            .filter(|(tg, _)| tg.issue == issue && tg.goal == goal)
+            .filter(|(tg, _)| tg.topic == topic && tg.goal == goal)
             .collect();
         let best = of_goal
             .iter()
@@ -176,12 +175,12 @@ fn targets_table(exps: &[Experiment], dir: &Path) -> anyhow::Result<String> {
         };
         let _ = writeln!(
             md,
-            "| {issue} | {goal} | {met} | {by} | {measured} | {threshold} |"
+            "| {topic} | {goal} | {met} | {by} | {measured} | {threshold} |"
         );
     }
     let _ = writeln!(
         md,
-        "\n| issue | goal | engine | experiment | series | x | threshold | measured | met |"
+        "\n| topic | goal | engine | experiment | series | x | threshold | measured | met |"
     );
     let _ = writeln!(
         md,
@@ -196,7 +195,7 @@ fn targets_table(exps: &[Experiment], dir: &Path) -> anyhow::Result<String> {
         let _ = writeln!(
             md,
             "| {} | {} | {} | [{p}/{x}](#{a}) | {} | {} | {} | {} | {met} |",
-            tg.issue,
+            tg.topic,
             tg.goal,
             tg.what,
             tg.series,

@@ -14,14 +14,14 @@
 //! step fills the GPU, [`Slices::Fill`]; same comparisons and results), `gpu-sweep`
 //! (beyond the paper: a GPU sort-based sweep), their emulator twins `emu-*` (quick mode), and the CPU baselines
 //! `brute`, `grid`, `sort` (one thread) and `brute-par`, `grid-par`, `sort-par` (all
-//! cores), and (issue 15) today's strong CPU methods, Marzolla & D'Angelo's parallel
-//! sort-based matching `sbm` / `sbm-par` and interval-tree matching `itm` / `itm-par`
+//! cores), and today's strong CPU methods, Marzolla & D'Angelo's parallel sort-based
+//! matching `sbm` / `sbm-par` and interval-tree matching `itm` / `itm-par`
 //! ([`baselines::sbm`], [`baselines::itm`]); `best CPU (all cores)` is, per seed, the
-//! least time of the all-core CPU series at that point, the yardstick of issue 15's
-//! targets. A step's time is the paper's "region matching time": for the GPU engines,
-//! Phase 1 (copy in the moved regions) to Phase 4 (the updated overlap pairs back on the
-//! host), wall clock; for the CPU baselines, enumerating every overlapping pair of the
-//! step's positions. The mean over the timed steps is recorded per seed. GPU and
+//! least time of the all-core CPU series at that point, the yardstick of the targets
+//! against today's CPU methods. A step's time is the paper's "region matching time": for
+//! the GPU engines, Phase 1 (copy in the moved regions) to Phase 4 (the updated overlap
+//! pairs back on the host), wall clock; for the CPU baselines, enumerating every
+//! overlapping pair of the step's positions. The mean over the timed steps is recorded per seed. GPU and
 //! emulator engines run all 30 steps; the CPU baselines run fewer at large sizes
 //! ([`cpu_steps`]) so that an experiment stays within minutes.
 //!
@@ -96,7 +96,7 @@ pub fn experiments() -> Vec<Experiment> {
             regions,
             "time to count all overlapping pairs (ms)",
             Some("sort-par"),
-            "not in the paper; issue 8 target: gpu-sweep >= 10x sort-par (all host cores) at 1M regions",
+            "not in the paper; our target: gpu-sweep >= 10x sort-par (all host cores) at 1M regions",
             scaleup_a1,
         ),
         e(
@@ -105,7 +105,7 @@ pub fn experiments() -> Vec<Experiment> {
             regions,
             "time to count all overlapping pairs (ms)",
             Some("sort-par"),
-            "not in the paper; issue 8 target: gpu-sweep >= 10x sort-par (all host cores) at 1M regions",
+            "not in the paper; our target: gpu-sweep >= 10x sort-par (all host cores) at 1M regions",
             scaleup_a100,
         ),
     ]
@@ -196,7 +196,7 @@ fn cpu_matchers(cell: Option<Vec<u32>>) -> Vec<(&'static str, DdmMatcher)> {
         ("grid-par", DdmMatcher::new(Algorithm::Grid { cell }, all)),
         ("sort", DdmMatcher::new(Algorithm::Sort, 1)),
         ("sort-par", DdmMatcher::new(Algorithm::Sort, all)),
-        // Issue 15: today's strong CPU methods (Marzolla & D'Angelo's parallel SBM and ITM).
+        // Today's strong CPU methods (Marzolla & D'Angelo's parallel SBM and ITM).
         ("sbm", DdmMatcher::new(Algorithm::Sbm, 1)),
         ("sbm-par", DdmMatcher::new(Algorithm::Sbm, all)),
         ("itm", DdmMatcher::new(Algorithm::Itm, 1)),
@@ -204,7 +204,7 @@ fn cpu_matchers(cell: Option<Vec<u32>>) -> Vec<(&'static str, DdmMatcher)> {
     ]
 }
 
-/// The series of the fastest CPU matcher on all cores at each point (issue 15): per
+/// The series of the fastest CPU matcher on all cores at each point: per
 /// seed, the least time of the `-par` series measured there.
 pub const BEST_CPU: &str = "best CPU (all cores)";
 
