@@ -1,6 +1,6 @@
 //! Embeds the commit the binary was built from (the GPU machine has no git history), and
 //! links GCC's unwinder statically so that the release binary needs nothing beyond glibc's
-//! own libraries on the GPU machine (issue 2: the binary built here is the one carried).
+//! own libraries on the GPU machine (the binary built here is the one carried there).
 use std::path::PathBuf;
 use std::process::Command;
 

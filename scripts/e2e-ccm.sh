@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# End-to-end throughput of `harness ccm match` on the GPU machine (issue 18, item 7):
+# End-to-end throughput of `harness ccm match` on the GPU machine:
 # the CCM default scenario (Table 1: 10 interfaces x 25,000 filters, 100 names), 1M events
 # streamed from standard input through `ccm match --engine gpu`, JSON in and JSON out.
 #
 # Run from the repository root with the binary built here and carried to .carry/harness:
 #     OUT=/some/dir bash scripts/e2e-ccm.sh
 # Writes to $OUT: e2e-ccm-*.txt (each run's --stats and /usr/bin/time -v output) and
-# e2e-ccm-summary.txt (the figures the issue's targets are read from):
+# e2e-ccm-summary.txt (the figures the end-to-end targets are read from):
 #   - events/s end to end with the subscriptions loaded (target >= 1M events/s): the
 #     "stream (end to end)" line of --stats;
 #   - subscriptions (26 MB JSON Lines) loaded and indexed (target <= 0.3 s): "load +

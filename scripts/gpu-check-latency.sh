@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 16/17 check on the GPU machine (release binaries in .carry/): self-tests, the
-# persistent protocol's cost (persist_latency), CCM and CLCB latency at full size with
-# the stage stamps (GPU_MATCH_PERSIST_STAMPS), every answer checked against the CPU.
-# Writes its logs under $OUT.
+# Persistent-kernel and typed-launch check on the GPU machine (release binaries in
+# .carry/): self-tests, the persistent protocol's cost (persist_latency), CCM and CLCB
+# latency at full size with the stage stamps (GPU_MATCH_PERSIST_STAMPS), every answer
+# checked against the CPU. Writes its logs under $OUT.
 set -uo pipefail
 H=./.carry/harness
 OUT=${OUT:-/tmp/out}

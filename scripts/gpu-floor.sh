@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The machine's floor for a persistent round trip (issue 16), measured with no Rust in
+# The machine's floor for a persistent round trip, measured with no Rust in
 # the way: builds scripts/probe/ping.cu with nvcc on the GPU machine and prints one CSV
 # line per variant (see the file's header). Run from the repository root there:
 #   bash scripts/gpu-floor.sh [PINGS]      (writes $OUT/ping.csv when OUT is set)

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 16 on the GPU machine (run from the repository root with the release binaries
-# in .carry/: harness, persist_latency, persist_probe, persist_tune; writes to $OUT):
-# what each part of a persistent round trip costs (persist_probe), the protocol's own
-# cost with empty requests over grids (persist_latency: p50/p99/p99.9, 8 in flight,
-# stage stamps), CCM's grid and block size (persist_tune, every answer checked against
-# SFF), then CCM's and CLCB's latency experiments (every answer checked).
+# Persistent-kernel tuning on the GPU machine (run from the repository root with the
+# release binaries in .carry/: harness, persist_latency, persist_probe, persist_tune;
+# writes to $OUT): what each part of a persistent round trip costs (persist_probe), the
+# protocol's own cost with empty requests over grids (persist_latency: p50/p99/p99.9, 8
+# in flight, stage stamps), CCM's grid and block size (persist_tune, every answer
+# checked against SFF), then CCM's and CLCB's latency experiments (every answer checked).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

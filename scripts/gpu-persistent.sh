@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 (persistent-kernel low-latency mode) on the GPU machine: run from the
+# The persistent-kernel low-latency mode on the GPU machine: run from the
 # repository root with the release binary carried in .carry/harness; writes to $OUT.
 #
 #   scripts/gpu-persistent.sh check     selftest (its persistent_sum self-test included),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A first look on the GPU machine (not recorded into results/): the experiments that
-# carry the issues' targets at full size with one seed, and an Nsight Compute per-kernel
+# carry the speed targets at full size with one seed, and an Nsight Compute per-kernel
 # duration summary of one DDM experiment. Run by the device tool with the release
 # binary carried in .carry/harness; everything lands in $OUT.
 set -uo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17 (typed launches, parameter structs): GPU re-check, run by the device tool from
+# Typed launches and parameter structs: GPU re-check, run by the device tool from
 # the repository root with the release binary in .carry/harness.
 #
 # 1. `harness selftest`: the self-tests, now with `struct_params` (a #[repr(C)] struct

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 (today's strong CPU methods as yardsticks) on the GPU machine: run from the
+# Today's strong CPU methods as yardsticks, on the GPU machine: run from the
 # repository root with the release binaries carried in .carry/; writes to $OUT.
 #
 # Build here (no GPU needed) and carry:

@@ -1,4 +1,4 @@
-//! Issue 15's content index next to the SFF-like matcher at the CCM paper's default
+//! The content index next to the SFF-like matcher at the CCM paper's default
 //! scale (Table 1: 10 interfaces, 22,500 to 27,500 filters each, 3-5 constraints per
 //! filter, 100 names, 1000 events), uniform and Zipf names: time per event on one core
 //! and on all cores, and the index build (deployment). The thread-scaling table is

@@ -1,4 +1,4 @@
-//! Issue 15's strong DDM matchers (Marzolla & D'Angelo's SBM and ITM) next to the
+//! Today's strong DDM matchers (Marzolla & D'Angelo's SBM and ITM) next to the
 //! sort-based baseline: counting at the paper's 32768 regions (scenario I, uniform,
 //! RS = 10 x 10, and crowded RS = 100 x 100) and at the scale-up's 1M regions (alpha = 1
 //! and 100), on one thread and on all cores. `cargo bench -p baselines --bench ddm_strong`.

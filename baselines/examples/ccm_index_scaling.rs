@@ -1,4 +1,4 @@
-//! Strong scaling of the CCM CPU matchers (issue 15): time per event of the content
+//! Strong scaling of the CCM CPU matchers: time per event of the content
 //! index ([`baselines::content_index`]) and of the SFF-like matcher on 1, 2, 4, 8, 16
 //! threads, on the CCM paper's default scenario (Table 1: 10 interfaces x 22,500-27,500
 //! filters, 3-5 constraints per filter, 100 names, 1000 events) with uniform and Zipf

@@ -1,4 +1,4 @@
-//! Strong scaling of the CPU DDM matchers (issue 15): counting time of `sort`, `sbm`
+//! Strong scaling of the CPU DDM matchers: counting time of `sort`, `sbm`
 //! and `itm` (and `grid`) on 1, 2, 4, 8, 16 threads, at the paper's 32768 regions
 //! (scenario I, uniform, RS = 10 x 10, 2-D) and at 1M regions (scale-up, alpha = 1 and
 //! alpha = 100, 2-D). Prints one Markdown table per workload: best-of-`reps` time (ms)

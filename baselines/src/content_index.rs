@@ -1,5 +1,5 @@
 //! A modern CPU index for content-based matching, the strong yardstick of the CCM
-//! experiments (issue 15): it returns exactly the SFF-like matcher's answers
+//! experiments: it returns exactly the SFF-like matcher's answers
 //! ([`crate::sff`]; property tests in `tests/content_index.rs`), faster.
 //!
 //! Idea. Today's boolean-expression indexes avoid touching most filters at all. OpIndex

@@ -25,7 +25,7 @@
 //!
 //! - [`Algorithm::Sbm`] and [`Algorithm::Itm`]: today's strong CPU methods, Marzolla &
 //!   D'Angelo's parallel sort-based matching ([`crate::sbm`]) and interval-tree matching
-//!   ([`crate::itm`]), the yardsticks of issue 15.
+//!   ([`crate::itm`]), the CPU yardsticks of the DDM experiments.
 //!
 //! At equal coordinates, the sweep processes upper end points first, then zero-width
 //! ranges (which meet the active regions but never become active), then lower end

@@ -1,4 +1,4 @@
-//! Acceptance test of issue 8: the `ddm-region` emulator engines (region, grid, sweep)
+//! Acceptance test: the `ddm-region` emulator engines (region, grid, sweep)
 //! and every CPU baseline agree on random regions in 1 to 4 dimensions, touching and
 //! zero-width ranges included, over sequences of updates (moves, removals, additions).
 

@@ -1,4 +1,4 @@
-//! Issue 15's strong DDM matchers (Marzolla & D'Angelo's parallel SBM and ITM) against
+//! Today's strong DDM matchers (Marzolla & D'Angelo's parallel SBM and ITM) against
 //! the existing baselines (brute force and the sort-based sweep, one thread) on random
 //! 1-D, 2-D and 3-D regions with touching, equal, nested and zero-width ranges, on 1 to
 //! 4 threads, counting and enumerating. (The hand-made touching and zero-width case

@@ -1,4 +1,4 @@
-//! `persist_tune [events]`: the persistent kernel's grid, tuned (issue 16). Table 1's
+//! `persist_tune [events]`: the persistent kernel's grid, tuned. Table 1's
 //! default scenario; for each grid (blocks in all) and block size, the end-to-end
 //! latency of `events` events one at a time (default 20,000) as p50/p99 in µs, every
 //! answer checked against the SFF-like baseline. One CSV line per configuration.

@@ -478,7 +478,7 @@ mod tests {
     }
 
     #[test]
-    fn parses_the_issue_examples() {
+    fn parses_the_format_examples() {
         let s = subs(
             "{\"subscription\": 7, \"filter\": [[\"n1\", \"=\", \"a\"]], \"area\": [1, 2, 3]}\n",
         )

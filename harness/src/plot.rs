@@ -127,15 +127,15 @@ pub const PALETTE: &[(&str, Rgb)] = &[
     ("copy out", Rgb(44, 160, 44)),
     ("total", Rgb(0, 0, 0)),
     ("latency kernel", Rgb(214, 39, 40)),
-    // The fastest CPU matcher on all cores at each point (issue 15): a near-black
+    // The fastest CPU matcher on all cores at each point: a near-black
     // neutral, drawn dashed (see [`styles`]).
     (BEST_CPU, Rgb(17, 17, 17)),
 ];
 
-/// The series the experiments of issue 15 record beside their CPU baselines: per seed, the
-/// least time of the all-core CPU matchers at each x. A figure whose rows have it gets a
-/// speedup panel over it (each GPU and emulator series), besides the one over the
-/// experiment's baseline.
+/// The series the experiments against today's strong CPU methods record beside their CPU
+/// baselines: per seed, the least time of the all-core CPU matchers at each x. A figure
+/// whose rows have it gets a speedup panel over it (each GPU and emulator series), besides
+/// the one over the experiment's baseline.
 pub const BEST_CPU: &str = "best CPU (all cores)";
 
 /// Whether a series is a GPU engine or its emulator twin (`gpu-sweep`, `emu batched`).

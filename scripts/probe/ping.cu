@@ -1,4 +1,4 @@
-// Plain CUDA C++ ping probe (issue 16): the floor of a host <-> resident-kernel round
+// Plain CUDA C++ ping probe: the floor of a host <-> resident-kernel round
 // trip through page-locked mapped host memory, with no Rust in the way, so that the
 // Rust ring (gpu_kernels::persist) can be compared with the same machine's floor.
 //
@@ -6,7 +6,8 @@
 //
 // Variants (one line each: p50/p99/p99.9 in µs over N pings after a warm-up):
 //   lane     one block, lane 0 polls a u64 seq (volatile), answers with a volatile
-//            store of seq (no fence): the issue's "1.85 µs" probe.
+//            store of seq (no fence): the probe the latency targets
+//            first assumed ("1.85 µs").
 //   fence    as lane, __threadfence_system() before the answer's seq.
 //   relsys   as lane, the answer's seq by st.release.sys.
 //   pair     warp 0 polls 16-byte [tag, word] pairs (ld.volatile.v2.u64), as the Rust

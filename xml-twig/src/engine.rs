@@ -20,7 +20,7 @@
 //!   of sibling leaf elements (each an open, then its close at once) as one step, and
 //!   each step as straight-line code: one 1 MB DBLP document (70,160 events) takes
 //!   1.3 ms against the block kernel's 12.8 ms on an H100 (`examples/kernel_sweep.rs`).
-//! - [`Engine::filter_segmented`] (issue 7's "moonshot"): one document cut into segments
+//! - [`Engine::filter_segmented`] (beyond the paper): one document cut into segments
 //!   filtered in parallel, then composed by a second kernel.
 //!
 //! Stack depth: the merged stack holds `max_depth + 1` levels of the deepest document of
@@ -350,7 +350,7 @@ impl Engine {
 
 impl Engine {
     /// Filters one document split into segments of `segment_events` events that are
-    /// processed in parallel (beyond the paper: issue 7's "moonshot"), then composed.
+    /// processed in parallel (beyond the paper), then composed.
     ///
     /// The paper walks a document's events in order inside one block, so one document
     /// keeps only as many blocks busy as there are query groups. Here block (x, y) runs

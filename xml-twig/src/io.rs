@@ -1,5 +1,5 @@
-//! Users' files -> model: the twig query language (Fig. 1 plus the predicate forms of
-//! issue 7) and XML documents -> open/close events (§4.1) with quick-xml.
+//! Users' files -> model: the twig query language (Fig. 1 plus the relative
+//! predicate forms below) and XML documents -> open/close events (§4.1) with quick-xml.
 //!
 //! Query grammar (whitespace between tokens is allowed):
 //!
@@ -18,7 +18,7 @@
 //! rather than a stack overflow.
 //!
 //! Inside a predicate, `x`, `/x` and `./x` name a child of the predicate's context node and
-//! `//x`, `.//x` a descendant (issue 7). A predicate and the path's next step are both
+//! `//x`, `.//x` a descendant. A predicate and the path's next step are both
 //! children of the step they follow: `/a[b]/c` is the twig `a` with children `b` and `c`.
 //!
 //! Documents: element start/end tags become open/close events; attributes, text,

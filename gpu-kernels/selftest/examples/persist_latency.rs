@@ -1,4 +1,4 @@
-//! `persist_latency [PINGS]`: the persistent-kernel protocol's own cost (issue 16),
+//! `persist_latency [PINGS]`: the persistent-kernel protocol's own cost,
 //! with `persistent_sum` and empty requests (the work is one store by one thread).
 //!
 //! For each grid (1 block; one per SM; two per SM), block size (256, 1024) and request

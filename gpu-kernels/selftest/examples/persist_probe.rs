@@ -1,4 +1,4 @@
-//! `persist_probe [PINGS]`: what each part of a persistent round trip costs (issue 16).
+//! `persist_probe [PINGS]`: what each part of a persistent round trip costs.
 //!
 //! Runs the stripped kernel `persist_probe` (one block, the ring's slots in mapped host
 //! memory) with one combination of its flags at a time and prints, per combination,

@@ -460,7 +460,7 @@ kernel! {
         );
     }
 
-    /// Document segments, phase 1 (beyond the paper; issue 7's "moonshot"): block
+    /// Document segments, phase 1 (beyond the paper: one document over many blocks): block
     /// (x, y) runs Algorithm 1 for query group x over segment y of one document
     /// (`events[seg_start[y]..seg_start[y + 1]]`), starting from the open path
     /// `path[y * depth_cap ..]` of depth `depth[y]` (replayed as push events). Pop
