@@ -35,12 +35,14 @@ use crate::engine::CcmError;
 use crate::layout::{EncodedBatch, SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::index::{
-    ccm_index_answers, ccm_index_dense, ccm_index_route, pair_key, slot_of, IndexEvents,
-    IndexFilter, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY, WARP_BLOCK,
+    ccm_index_answers, ccm_index_count, ccm_index_dense, ccm_index_route, pair_key,
+    route_shared_bytes, slot_of, IndexEvents, IndexFilter, IndexTables, Partition, DENSE_CHUNK,
+    EMPTY_KEY, WARP_BLOCK,
 };
-use ccm_kernels::DevConstraint;
-use gpu_kernels::{Buffer, Device, LaunchConfig};
+use ccm_kernels::{DevAttr, DevConstraint, DevEvent};
+use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
+use std::time::Instant;
 
 /// Tuning of [`GpuIndex`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -53,9 +55,8 @@ pub struct IndexConfig {
     pub batch_events: usize,
     /// Most bytes of the answer bitmap (256 MiB).
     pub bitmap_bytes: usize,
-    /// Room for interface ids answered per launch (16M); a launch that answers more is
-    /// matched again in halves.
-    pub answer_cap: usize,
+    /// Threads per event of the partition walk (128).
+    pub route_block: u32,
     /// Threads per block of the filter-major kernel (256).
     pub dense_block: u32,
 }
@@ -66,10 +67,28 @@ impl Default for IndexConfig {
             dense_share: 0.125,
             batch_events: 65_536,
             bitmap_bytes: 256 << 20,
-            answer_cap: 16 << 20,
+            route_block: 128,
             dense_block: 256,
         }
     }
+}
+
+/// Where [`GpuIndex::match_batch`]'s time went, summed over its calls since the last
+/// [`GpuIndex::take_timing`] (host clock; the kernels' phase ends at the
+/// synchronisation that reads the answers' total).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IndexTiming {
+    /// Encoding the events on all cores into page-locked staging memory.
+    pub encode: std::time::Duration,
+    /// Copying the encoded events to the device.
+    pub copy_in: std::time::Duration,
+    /// The kernels: partition walk, filter-major kernel, answer sizes.
+    pub kernels: std::time::Duration,
+    /// The answer lists: written by the device into mapped host memory, then copied
+    /// into [`Answers`].
+    pub answers: std::time::Duration,
+    /// Events matched.
+    pub events: usize,
 }
 
 /// The answers of a batch: for event `i`, [`Answers::get`]`(i)` is the ascending list
@@ -250,8 +269,8 @@ struct DevIndex {
 
 /// Per-launch buffers, grown as needed.
 struct LaunchBufs {
-    events: Buffer<ccm_kernels::DevEvent>,
-    attrs: Buffer<ccm_kernels::DevAttr>,
+    events: Buffer<DevEvent>,
+    attrs: Buffer<DevAttr>,
     bytes: Buffer<u8>,
     /// `events x words` answer bits (zero between launches: the answers kernel clears).
     bits: Buffer<u32>,
@@ -259,7 +278,15 @@ struct LaunchBufs {
     dense: Buffer<u32>,
     spans: Buffer<u32>,
     total: Buffer<u32>,
-    ids: Buffer<u32>,
+}
+
+/// Page-locked host memory: the encoded events staged for the copy in, and the answer
+/// lists the device writes (mapped).
+struct HostBufs {
+    events: HostBuffer<DevEvent>,
+    attrs: HostBuffer<DevAttr>,
+    bytes: HostBuffer<u8>,
+    ids: HostBuffer<u32>,
 }
 
 /// The pruning matcher on a [`Device`] (GPU or emulator): module docs.
@@ -295,6 +322,8 @@ pub struct GpuIndex<'d> {
     host: HostIndex,
     d: Option<DevIndex>,
     bufs: Option<LaunchBufs>,
+    host_bufs: Option<HostBufs>,
+    timing: IndexTiming,
 }
 
 impl<'d> GpuIndex<'d> {
@@ -312,6 +341,8 @@ impl<'d> GpuIndex<'d> {
             host: HostIndex::default(),
             d: None,
             bufs: None,
+            host_bufs: None,
+            timing: IndexTiming::default(),
         };
         ix.rebuild()?;
         Ok(ix)
@@ -356,7 +387,6 @@ impl<'d> GpuIndex<'d> {
                 + b.dense.bytes()
                 + b.spans.bytes()
                 + b.total.bytes()
-                + b.ids.bytes()
         })
     }
 
@@ -388,6 +418,12 @@ impl<'d> GpuIndex<'d> {
         self.cfg.batch_events.min(by_bits).clamp(1, 1 << 20)
     }
 
+    /// The time split of the calls of [`GpuIndex::match_batch`] since the last call of
+    /// this (which resets it).
+    pub fn take_timing(&mut self) -> IndexTiming {
+        std::mem::take(&mut self.timing)
+    }
+
     /// Matches `events`, a launch per [`IndexConfig::batch_events`] (or fewer), each
     /// encoded on all cores first.
     pub fn match_batch(&mut self, events: &[Event]) -> Result<Answers, CcmError> {
@@ -404,29 +440,61 @@ impl<'d> GpuIndex<'d> {
         }
         let words = self.d.as_ref().expect("built").words;
         for chunk in events.chunks(self.per_launch(words)) {
-            let enc = self.t.encode_batch_parallel(chunk);
-            self.launch(&enc, 0, chunk.len(), &mut out)?;
+            let t = Instant::now();
+            let parts = self.t.encode_parts(chunk);
+            let lens = EncodedBatch::lens(&parts);
+            let dev = self.dev;
+            let grow = |have: Option<usize>, need: usize| have.is_none_or(|h| h < need);
+            let hb = self.host_bufs.take();
+            let mut hb = match hb {
+                Some(h)
+                    if !grow(Some(h.events.len()), lens.0)
+                        && !grow(Some(h.attrs.len()), lens.1)
+                        && !grow(Some(h.bytes.len()), lens.2) =>
+                {
+                    h
+                }
+                old => {
+                    let ids = match old {
+                        Some(h) => h.ids,
+                        None => dev.alloc_host(1 << 16)?,
+                    };
+                    HostBufs {
+                        events: dev.alloc_host(room(lens.0))?,
+                        attrs: dev.alloc_host(room(lens.1))?,
+                        bytes: dev.alloc_host(room(lens.2))?,
+                        ids,
+                    }
+                }
+            };
+            EncodedBatch::concat_into(
+                &parts,
+                &mut hb.events.as_mut_slice()[..lens.0],
+                &mut hb.attrs.as_mut_slice()[..lens.1],
+                &mut hb.bytes.as_mut_slice()[..lens.2],
+            );
+            self.timing.encode += t.elapsed();
+            let r = self.launch(&mut hb, lens, &mut out);
+            self.host_bufs = Some(hb);
+            r?;
+            self.timing.events += chunk.len();
         }
         Ok(out)
     }
 
-    /// Matches events `from..to` of `enc` and appends their answers to `out`; in halves
-    /// when their answers overflow the room for ids.
+    /// Matches the `lens = (events, attributes, string bytes)` staged in `hb` and
+    /// appends their answers to `out`.
     fn launch(
         &mut self,
-        enc: &EncodedBatch,
-        from: usize,
-        to: usize,
+        hb: &mut HostBufs,
+        lens: (usize, usize, usize),
         out: &mut Answers,
     ) -> Result<(), CcmError> {
-        let n = to - from;
+        let n = lens.0;
         let dev = self.dev;
         let d = self.d.as_ref().expect("built");
-        let (a0, a1) = (
-            enc.evs[from].start as usize,
-            enc.evs[to - 1].start as usize + enc.evs[to - 1].len as usize,
-        );
         let per = self.per_launch(d.words);
+        let t = Instant::now();
         if self.bufs.is_none() {
             self.bufs = Some(LaunchBufs {
                 events: dev.alloc(per)?,
@@ -436,33 +504,26 @@ impl<'d> GpuIndex<'d> {
                 dense: dev.alloc(per + 1)?,
                 spans: dev.alloc(2 * per)?,
                 total: dev.alloc(1)?,
-                ids: dev.alloc(self.cfg.answer_cap.max(1))?,
             });
         }
         let b = self.bufs.as_mut().expect("allocated");
-        if b.attrs.len() < a1 - a0 {
-            b.attrs = dev.alloc(room(a1 - a0))?;
+        if b.attrs.len() < lens.1 {
+            b.attrs = dev.alloc(room(lens.1))?;
         }
-        if b.bytes.len() < enc.bytes.len() {
-            b.bytes = dev.alloc(room(enc.bytes.len()))?;
+        if b.bytes.len() < lens.2 {
+            b.bytes = dev.alloc(room(lens.2))?;
         }
-        // Event `i`'s attributes start at `evs[i].start - a0` in the slice copied.
-        let evs: Vec<_> = enc.evs[from..to]
-            .iter()
-            .map(|e| ccm_kernels::DevEvent {
-                start: e.start - a0 as u32,
-                ..*e
-            })
-            .collect();
-        dev.write(&mut b.events, 0, &evs)?;
-        if a1 > a0 {
-            dev.write(&mut b.attrs, 0, &enc.attrs[a0..a1])?;
+        dev.write(&mut b.events, 0, &hb.events.as_slice()[..n])?;
+        if lens.1 > 0 {
+            dev.write(&mut b.attrs, 0, &hb.attrs.as_slice()[..lens.1])?;
         }
-        if !enc.bytes.is_empty() {
-            dev.write(&mut b.bytes, 0, &enc.bytes)?;
+        if lens.2 > 0 {
+            dev.write(&mut b.bytes, 0, &hb.bytes.as_slice()[..lens.2])?;
         }
         dev.write(&mut b.dense, 0, &[0u32])?;
         dev.write(&mut b.total, 0, &[0u32])?;
+        self.timing.copy_in += t.elapsed();
+        let t = Instant::now();
         let tables = IndexTables {
             filters: d.filters.dev_ptr(),
             constraints: d.constraints.dev_ptr(),
@@ -479,9 +540,10 @@ impl<'d> GpuIndex<'d> {
             ebytes: b.bytes.dev_ptr(),
             n_events: n as u32,
         };
-        let warps = LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0);
+        let route = self.cfg.route_block.clamp(32, 1024) / 32 * 32;
+        let cfg = LaunchConfig::blocks(n as u32, route, route_shared_bytes(route));
         let limit = (self.cfg.dense_share * d.n_filters as f64).min(u32::MAX as f64) as u32;
-        ccm_index_route::launch(dev, warps, tables, batch, limit, &b.bits, &b.dense)?;
+        ccm_index_route::launch(dev, cfg, tables, batch, limit, &b.bits, &b.dense)?;
         let mut n_dense = [0u32];
         dev.read_into(&b.dense, 0, &mut n_dense)?;
         if n_dense[0] > 0 {
@@ -497,7 +559,16 @@ impl<'d> GpuIndex<'d> {
             };
             ccm_index_dense::launch(dev, cfg, tables, batch, &b.dense, &b.bits)?;
         }
-        let cap = b.ids.len() as u32;
+        let warps = LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0);
+        ccm_index_count::launch(dev, warps, &b.bits, d.words, n as u32, &b.spans, &b.total)?;
+        let mut total = [0u32];
+        dev.read_into(&b.total, 0, &mut total)?;
+        let total = total[0] as usize;
+        self.timing.kernels += t.elapsed();
+        let t = Instant::now();
+        if hb.ids.len() < total {
+            hb.ids = dev.alloc_host(room(total))?;
+        }
         ccm_index_answers::launch(
             dev,
             warps,
@@ -506,33 +577,21 @@ impl<'d> GpuIndex<'d> {
             n as u32,
             &d.user_ids,
             &b.spans,
-            &b.total,
-            &b.ids,
-            cap,
+            &mut hb.ids,
         )?;
-        let mut total = [0u32];
-        dev.read_into(&b.total, 0, &mut total)?;
-        if total[0] > cap {
-            if n == 1 {
-                return Err(CcmError::Limit {
-                    what: "interfaces answered for one event (IndexConfig::answer_cap)",
-                    have: total[0] as u64,
-                    max: cap as u64,
-                });
-            }
-            let mid = from + n / 2;
-            self.launch(enc, from, mid, out)?;
-            return self.launch(enc, mid, to, out);
-        }
         let mut spans = vec![0u32; 2 * n];
         dev.read_into(&b.spans, 0, &mut spans)?;
+        dev.synchronize()?;
         let base = out.ids.len();
-        out.ids.resize(base + total[0] as usize, InterfaceId(0));
-        if total[0] > 0 {
-            dev.read_into(&b.ids, 0, bytemuck::cast_slice_mut(&mut out.ids[base..]))?;
-        }
+        out.ids.resize(base + total, InterfaceId(0));
+        let from: &[InterfaceId] = bytemuck::cast_slice(&hb.ids.as_slice()[..total]);
+        out.ids[base..]
+            .par_chunks_mut(1 << 16)
+            .zip(from.par_chunks(1 << 16))
+            .for_each(|(d, s)| d.copy_from_slice(s));
         out.spans
             .extend(spans.chunks_exact(2).map(|s| (base + s[0] as usize, s[1])));
+        self.timing.answers += t.elapsed();
         Ok(())
     }
 }

@@ -77,6 +77,56 @@ pub struct EncodedBatch {
     pub bytes: Vec<u8>,
 }
 
+impl EncodedBatch {
+    /// Events, attributes and string bytes of `parts` put end to end.
+    pub fn lens(parts: &[EncodedBatch]) -> (usize, usize, usize) {
+        parts.iter().fold((0, 0, 0), |(n, a, b), p| {
+            (n + p.evs.len(), a + p.attrs.len(), b + p.bytes.len())
+        })
+    }
+
+    /// Writes `parts` end to end into `evs`, `attrs` and `bytes` (each exactly as long
+    /// as [`EncodedBatch::lens`] says), rebasing each part's attribute starts and string
+    /// offsets; the parts are copied in parallel (rayon).
+    pub fn concat_into(
+        parts: &[EncodedBatch],
+        mut evs: &mut [DevEvent],
+        mut attrs: &mut [DevAttr],
+        mut bytes: &mut [u8],
+    ) {
+        let mut jobs = Vec::with_capacity(parts.len());
+        let (mut a0, mut b0) = (0u32, 0u64);
+        for p in parts {
+            let (e, er) = std::mem::take(&mut evs).split_at_mut(p.evs.len());
+            let (a, ar) = std::mem::take(&mut attrs).split_at_mut(p.attrs.len());
+            let (b, br) = std::mem::take(&mut bytes).split_at_mut(p.bytes.len());
+            (evs, attrs, bytes) = (er, ar, br);
+            jobs.push((p, e, a, b, a0, b0));
+            a0 += p.attrs.len() as u32;
+            b0 += p.bytes.len() as u64;
+        }
+        jobs.into_par_iter().for_each(|(p, e, a, b, a0, b0)| {
+            for (d, s) in e.iter_mut().zip(&p.evs) {
+                *d = DevEvent {
+                    start: s.start + a0,
+                    ..*s
+                };
+            }
+            for (d, s) in a.iter_mut().zip(&p.attrs) {
+                *d = if s.ty == TY_STR as u32 {
+                    DevAttr {
+                        val: s.val + b0,
+                        ..*s
+                    }
+                } else {
+                    *s
+                };
+            }
+            b.copy_from_slice(&p.bytes);
+        });
+    }
+}
+
 /// The host copy of every table of Fig. 2.
 #[derive(Clone, Debug, Default)]
 pub struct Tables {
@@ -459,36 +509,29 @@ impl Tables {
     /// Encodes a batch for the batched kernels, in parallel (rayon) over slices of 1024
     /// events, into one [`EncodedBatch`].
     pub fn encode_batch_parallel(&self, events: &[Event]) -> EncodedBatch {
-        let parts: Vec<EncodedBatch> = events
+        let parts = self.encode_parts(events);
+        let (n, a, b) = EncodedBatch::lens(&parts);
+        let mut all = EncodedBatch {
+            evs: vec![DevEvent::default(); n],
+            attrs: vec![DevAttr::default(); a],
+            bytes: vec![0; b],
+        };
+        EncodedBatch::concat_into(&parts, &mut all.evs, &mut all.attrs, &mut all.bytes);
+        all
+    }
+
+    /// Encodes `events` in parallel (rayon), in parts of 1024 events (each part's
+    /// attribute starts and string offsets from 0; [`EncodedBatch::concat_into`] joins
+    /// them).
+    pub fn encode_parts(&self, events: &[Event]) -> Vec<EncodedBatch> {
+        events
             .par_chunks(1024)
             .map(|c| {
                 let mut e = EncodedBatch::default();
                 self.encode_batch(c, &mut e.evs, &mut e.attrs, &mut e.bytes);
                 e
             })
-            .collect();
-        let mut all = EncodedBatch::default();
-        all.evs.reserve(events.len());
-        all.attrs.reserve(parts.iter().map(|p| p.attrs.len()).sum());
-        for p in parts {
-            let (a0, b0) = (all.attrs.len() as u32, all.bytes.len() as u64);
-            all.evs.extend(p.evs.iter().map(|e| DevEvent {
-                start: e.start + a0,
-                ..*e
-            }));
-            all.attrs.extend(p.attrs.iter().map(|a| {
-                if a.ty == TY_STR as u32 {
-                    DevAttr {
-                        val: a.val + b0,
-                        ..*a
-                    }
-                } else {
-                    *a
-                }
-            }));
-            all.bytes.extend_from_slice(&p.bytes);
-        }
-        all
+            .collect()
     }
 
     /// Bytes of the paper's tables on the device (Constraints, row_start, SizeC, pool,

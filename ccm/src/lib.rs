@@ -80,7 +80,7 @@ pub mod model;
 pub mod workload;
 
 pub use engine::{Ccm, CcmError, Config, Reset, Timing};
-pub use index::{Answers, GpuIndex, IndexConfig};
+pub use index::{Answers, GpuIndex, IndexConfig, IndexTiming};
 pub use layout::SubId;
 pub use model::{
     Attribute, Constraint, Event, Filter, Interface, InterfaceId, Op, Subscription, Value,

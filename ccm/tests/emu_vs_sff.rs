@@ -131,19 +131,17 @@ fn small_config(reset: Reset, grouping: bool) -> Config {
 }
 
 /// The pruning index with every event on the partition walk, every event on the
-/// filter-major kernel, or a mix; launches of 1-4 events; room for 4-8 answers per
-/// launch (at most 4 interfaces: one event always fits, launches of several overflow
-/// and are matched again in halves).
+/// filter-major kernel, or a mix; launches of 1-4 events; one or two warps per event.
 fn index_config() -> impl Strategy<Value = IndexConfig> {
     (
         prop::sample::select(vec![0.0, 0.3, 2.0]),
         1usize..5,
-        4usize..9,
+        prop::sample::select(vec![32u32, 64]),
     )
-        .prop_map(|(dense_share, batch_events, answer_cap)| IndexConfig {
+        .prop_map(|(dense_share, batch_events, route_block)| IndexConfig {
             dense_share,
             batch_events,
-            answer_cap,
+            route_block,
             dense_block: 32,
             ..IndexConfig::default()
         })

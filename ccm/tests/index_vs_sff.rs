@@ -21,6 +21,7 @@ fn check(w: &Workload) -> usize {
         let cfg = IndexConfig {
             dense_share,
             batch_events: 7,
+            route_block: 64,
             dense_block: 64,
             ..IndexConfig::default()
         };

@@ -9,16 +9,17 @@
 //! with SFF's typing rules ([`crate::sat`]). Answers are one bit per (event, interface)
 //! in a bitmap, turned into a compact list of interfaces per event on the device.
 //!
-//! Three kernels per batch of events:
-//! - [`ccm_index_route`]: a warp per event. Sums the sizes of the partitions the event
+//! Four kernels per batch of events:
+//! - [`ccm_index_route`]: a block per event. Sums the sizes of the partitions the event
 //!   visits; an event that would visit more than `dense_limit` filters is handed to the
-//!   filter-major kernel (appended to a list), the others are matched here, the warp's
-//!   lanes sweeping each partition's filters;
+//!   filter-major kernel (appended to a list), the others are matched here, the block's
+//!   threads sweeping the event's partitions laid end to end;
 //! - [`ccm_index_dense`]: the filter-major kernel for those dense events (events that
 //!   carry most names visit most filters: partitioning cannot prune them, so the
 //!   filters are read once per chunk of events instead of once per event);
-//! - [`ccm_index_answers`]: a warp per event turns its bitmap row into the ascending
-//!   list of its interfaces' user ids and zeroes the row for the next batch.
+//! - [`ccm_index_count`] and [`ccm_index_answers`]: a warp per event counts the bits of
+//!   its bitmap row and reserves room, then writes the ascending list of its
+//!   interfaces' user ids and zeroes the row for the next batch.
 
 use crate::{sat, DevAttr, DevConstraint, DevEvent, TY_STR};
 use gpu_kernels::prelude::*;
@@ -122,7 +123,7 @@ unsafe impl KernelStruct for IndexEvents<'static> {
     type Host<'a> = IndexEvents<'a>;
 }
 
-/// Threads per block of [`ccm_index_route`] and [`ccm_index_answers`] (a warp per
+/// Threads per block of [`ccm_index_count`] and [`ccm_index_answers`] (a warp per
 /// event).
 pub const WARP_BLOCK: u32 = 256;
 /// Events per block row of [`ccm_index_dense`] (their signatures in shared memory).
@@ -248,18 +249,90 @@ fn warp_sum(mut v: u32) -> u32 {
     v
 }
 
+/// Shared memory of [`ccm_index_route`] for a block of `threads`: the warps' totals
+/// (32 words), then per thread a partition's first filter and its place in the
+/// event's flattened filters.
+pub const fn route_shared_bytes(threads: u32) -> u32 {
+    4 * (32 + 2 * threads)
+}
+
+/// Exclusive prefix sum of `v` over the block (every thread calls it), with the
+/// block's total: a warp scan (`shfl_up`), the warps' totals in `warp_tot` (shared),
+/// then each thread adds those of the warps before its own.
+///
+/// # Safety
+/// `warp_tot` points to 32 words of shared memory that no other code uses meanwhile.
+#[inline(always)]
+unsafe fn block_scan(v: u32, warp_tot: *mut u32) -> (u32, u32) {
+    let lane = lane_id();
+    let warp = thread_idx_x() / 32;
+    let warps = block_dim_x().div_ceil(32);
+    let mut x = v;
+    let mut d = 1;
+    while d < 32 {
+        let y = shfl_up(x, d);
+        if lane >= d {
+            x += y;
+        }
+        d *= 2;
+    }
+    // The previous call's readers are done before the totals are overwritten.
+    sync_threads();
+    if lane == 31 {
+        *warp_tot.add(warp as usize) = x;
+    }
+    sync_threads();
+    let mut before = 0;
+    let mut total = 0;
+    let mut w = 0;
+    while w < warps {
+        let t = *warp_tot.add(w as usize);
+        if w < warp {
+            before += t;
+        }
+        total += t;
+        w += 1;
+    }
+    (before + x - v, total)
+}
+
+/// The filters `first..end` of the partition of the event's pair `q` (of `n`
+/// attributes), or an empty range past the last pair.
+///
+/// # Safety
+/// As [`probe`]; the event's attributes are in the batch.
+#[inline(always)]
+unsafe fn pair_range(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    ev: &DevEvent,
+    q: u32,
+    npairs: u32,
+) -> (u32, u32) {
+    if q >= npairs {
+        return (0, 0);
+    }
+    let (i, j) = pair_of(q, ev.len);
+    let ra = b.attrs.read((ev.start + i) as usize).row_id;
+    let rb = b.attrs.read((ev.start + j) as usize).row_id;
+    probe(t, pair_key(ra, rb))
+}
+
 kernel! {
     /// Beyond the paper: the pruning matcher's partition walk (module docs).
     ///
-    /// Grid: a warp per event of the batch (`WARP_BLOCK / 32` events per block). Lane
-    /// `l` of event `e`'s warp probes the partition table (global, read-only) for the
-    /// pairs `l, l + 32, ..` of `e`'s name rows (the event's attributes, global) and the
-    /// warp sums the partitions' sizes. Above `dense_limit` the event is appended to
-    /// `dense` (`dense[0]` = the count, the events' indices from `dense[1]`; global,
-    /// atomic) and left to [`ccm_index_dense`]; otherwise the warp sweeps each
-    /// partition, lane `l` taking its filters `first + l, first + l + 32, ..`
-    /// ([`IndexFilter`], constraints and pool: global, read-only) and setting bits of
-    /// row `e` of `bits` (global, atomic OR).
+    /// Grid: a block per event `e` of the batch. Thread `x` probes the partition table
+    /// (global, read-only) for the pairs `x, x + blockDim, ..` of `e`'s name rows (the
+    /// event's attributes, global) and the block sums the partitions' sizes. Above
+    /// `dense_limit` the event is appended to `dense` (`dense[0]` = the count, the
+    /// events' indices from `dense[1]`; global, atomic) and left to
+    /// [`ccm_index_dense`]. Otherwise, `blockDim` pairs at a time, the block lays the
+    /// pairs' partitions end to end (their first filters and a prefix sum of their sizes
+    /// in shared memory) and thread `x` takes the filters `x, x + blockDim, ..` of that
+    /// sequence, so that a few large partitions and many small ones both keep every
+    /// thread busy ([`IndexFilter`], constraints and pool: global, read-only), setting
+    /// bits of row `e` of `bits` (global, atomic OR). Dynamic shared memory:
+    /// [`route_shared_bytes`].
     pub fn ccm_index_route(
         t: IndexTables<'static>,
         b: IndexEvents<'static>,
@@ -267,71 +340,56 @@ kernel! {
         bits: *mut u32,
         dense: *mut u32,
     ) {
-        let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
-        let lane = lane_id();
+        let e = block_idx_x();
         if e >= b.n_events {
             return;
         }
+        let tid = thread_idx_x();
+        let nt = block_dim_x();
+        let warp_tot = dynamic_shared::<u32>();
+        let sh_first = warp_tot.add(32);
+        let sh_start = sh_first.add(nt as usize);
         let ev = b.events.read(e as usize);
-        let n = ev.len;
-        let npairs = n * (n + 1) / 2;
-        // Pass 1: the partitions' sizes; the first 32 pairs' ranges stay in registers.
-        let (mut f0, mut e0) = (0u32, 0u32);
-        let mut visited = 0u32;
-        let mut q0 = 0;
-        while q0 < npairs {
-            let q = q0 + lane;
-            let (f, end) = if q < npairs {
-                let (i, j) = pair_of(q, n);
-                let ra = b.attrs.read((ev.start + i) as usize).row_id;
-                let rb = b.attrs.read((ev.start + j) as usize).row_id;
-                probe(&t, pair_key(ra, rb))
-            } else {
-                (0, 0)
-            };
-            if q0 == 0 {
-                f0 = f;
-                e0 = end;
-            }
-            visited += end - f;
-            q0 += 32;
+        let npairs = ev.len * (ev.len + 1) / 2;
+        // Pass 1: the partitions' sizes.
+        let mut mine = 0u32;
+        let mut q = tid;
+        while q < npairs {
+            let (f, end) = pair_range(&t, &b, &ev, q, npairs);
+            mine += end - f;
+            q += nt;
         }
-        let visited = warp_sum(visited);
+        let (_, visited) = block_scan(mine, warp_tot);
         if visited > dense_limit {
-            if lane == 0 {
+            if tid == 0 {
                 let k = atomic_add(dense, 1);
                 *dense.add(1 + k as usize) = e;
             }
             return;
         }
-        // Pass 2: sweep the partitions, 32 pairs at a time.
+        // Pass 2: `nt` pairs at a time, their filters end to end.
         let mut q0 = 0;
         while q0 < npairs {
-            let (f, end) = if q0 == 0 {
-                (f0, e0)
-            } else {
-                let q = q0 + lane;
-                if q < npairs {
-                    let (i, j) = pair_of(q, n);
-                    let ra = b.attrs.read((ev.start + i) as usize).row_id;
-                    let rb = b.attrs.read((ev.start + j) as usize).row_id;
-                    probe(&t, pair_key(ra, rb))
-                } else {
-                    (0, 0)
+            let (f, end) = pair_range(&t, &b, &ev, q0 + tid, npairs);
+            let (start, total) = block_scan(end - f, warp_tot);
+            *sh_first.add(tid as usize) = f;
+            *sh_start.add(tid as usize) = start;
+            sync_threads();
+            let mut i = tid;
+            let mut k = 0u32;
+            while i < total {
+                // The partition holding item `i`: the last with start <= i (a thread's
+                // items ascend, so its cursor only moves forward).
+                while k + 1 < nt && *sh_start.add(k as usize + 1) <= i {
+                    k += 1;
                 }
-            };
-            let mut src = 0;
-            while src < 32 {
-                let pf = shfl(f, src);
-                let pe = shfl(end, src);
-                let mut p = pf + lane;
-                while p < pe {
-                    try_filter(&t, &b, &ev, e, p, bits);
-                    p += 32;
-                }
-                src += 1;
+                let p = *sh_first.add(k as usize) + (i - *sh_start.add(k as usize));
+                try_filter(&t, &b, &ev, e, p, bits);
+                i += nt;
             }
-            q0 += 32;
+            // Everyone is done with this round's partitions before the next overwrites them.
+            sync_threads();
+            q0 += nt;
         }
     }
 }
@@ -380,24 +438,11 @@ kernel! {
 }
 
 kernel! {
-    /// Beyond the paper: the pruning matcher's answers. A warp per event `e` of the
-    /// batch: counts the set bits of its row of `bits` (global), reserves that many
-    /// places of `ids` with one atomic add on `total` (global), records
-    /// `spans[2e] = first place, spans[2e + 1] = count`, then writes the user ids
-    /// (`user_ids[rank]`, global, read-only) of its interfaces in ascending order,
-    /// 32 words at a time (a warp prefix sum of the words' bit counts places each
-    /// lane's), and zeroes the row. Places at or past `cap` are not written (the host
-    /// sees `total > cap` and matches the batch again in smaller parts).
-    pub fn ccm_index_answers(
-        bits: *mut u32,
-        words: u32,
-        n_events: u32,
-        user_ids: *const u32,
-        spans: *mut u32,
-        total: *mut u32,
-        ids: *mut u32,
-        cap: u32,
-    ) {
+    /// Beyond the paper: the pruning matcher's answer sizes. A warp per event `e` of the
+    /// batch counts the set bits of its row of `bits` (global), reserves that many
+    /// places of the answer list with one atomic add on `total` (global) and records
+    /// `spans[2e] = first place, spans[2e + 1] = count` (global).
+    pub fn ccm_index_count(bits: *const u32, words: u32, n_events: u32, spans: *mut u32, total: *mut u32) {
         let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
         let lane = lane_id();
         if e >= n_events {
@@ -411,16 +456,39 @@ kernel! {
             w += 32;
         }
         let count = warp_sum(count);
-        let base = if lane == 0 && count > 0 { atomic_add(total, count) } else { 0 };
-        let base = shfl(base, 0);
         if lane == 0 {
+            let base = if count > 0 { atomic_add(total, count) } else { 0 };
             *spans.add(2 * e as usize) = base;
             *spans.add(2 * e as usize + 1) = count;
         }
-        if count == 0 {
+    }
+}
+
+kernel! {
+    /// Beyond the paper: the pruning matcher's answers. A warp per event `e` of the
+    /// batch writes the user ids (`user_ids[rank]`, global, read-only) of the
+    /// interfaces set in its row of `bits` (global) in ascending order into `ids` from
+    /// place `spans[2e]` ([`ccm_index_count`]; `ids` is page-locked host memory mapped
+    /// into the device, or device memory), 32 words at a time (a warp prefix sum of the
+    /// words' bit counts places each lane's), and zeroes the row for the next batch.
+    pub fn ccm_index_answers(
+        bits: *mut u32,
+        words: u32,
+        n_events: u32,
+        user_ids: *const u32,
+        spans: *const u32,
+        ids: *mut u32,
+    ) {
+        let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
+        let lane = lane_id();
+        if e >= n_events {
             return;
         }
-        let mut at = base;
+        if *spans.add(2 * e as usize + 1) == 0 {
+            return;
+        }
+        let row = bits.add(e as usize * words as usize);
+        let mut at = *spans.add(2 * e as usize);
         let mut w0 = 0;
         while w0 < words {
             let w = w0 + lane;
@@ -443,9 +511,7 @@ kernel! {
             while word != 0 {
                 let bit = word.trailing_zeros();
                 word &= word - 1;
-                if place < cap {
-                    *ids.add(place as usize) = *user_ids.add((w * 32 + bit) as usize);
-                }
+                *ids.add(place as usize) = *user_ids.add((w * 32 + bit) as usize);
                 place += 1;
             }
             at += shfl(x, 31);
