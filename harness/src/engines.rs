@@ -14,10 +14,15 @@ pub fn name<E: ValueEnum>(e: &E) -> String {
 /// `harness ccm match --engine`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum CcmEngine {
-    /// The paper's kernels on the GPU.
+    /// The paper's kernels on the GPU (batched over each window).
     Gpu,
     /// The same kernels on the host SIMT emulator (slow: for checking).
     Emu,
+    /// The pruning index on the GPU (beyond the paper: filters partitioned by their
+    /// rarest names, a warp per event over its partitions; the fastest GPU engine).
+    GpuIndex,
+    /// The pruning index on the host SIMT emulator (slow: for checking).
+    EmuIndex,
     /// The SFF-like CPU matcher (all cores).
     Sff,
     /// The content index: pivot-partitioned after OpIndex / BE-Tree (CPU, all cores).
@@ -99,6 +104,10 @@ pub enum RunEngine {
     GpuSeg,
     /// ccm, clcb, xml: the kernels on the host emulator.
     Emu,
+    /// ccm: the pruning index on the GPU.
+    GpuIndex,
+    /// ccm: the pruning index on the host emulator.
+    EmuIndex,
     /// xml: document segments on the host emulator.
     EmuSeg,
     /// ccm, clcb: the SFF-like CPU matcher.

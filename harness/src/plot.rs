@@ -89,6 +89,7 @@ pub const PALETTE: &[(&str, Rgb)] = &[
     ("gpu grouped", Rgb(255, 187, 120)),
     ("gpu inline", Rgb(140, 86, 160)),
     ("gpu persistent", Rgb(191, 144, 0)),
+    ("gpu index", Rgb(0, 0, 200)),
     // GPU engines: XML (gpu is the warp kernel above), DDM.
     ("gpu-block", Rgb(255, 127, 14)),
     ("gpu-seg", Rgb(148, 103, 189)),

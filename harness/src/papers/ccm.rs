@@ -4,7 +4,10 @@
 //!
 //! Series: `gpu` (the paper's mode: one event per launch, in-kernel reset, end to end:
 //! encode, copy in, kernel, copy out), `gpu batched` (beyond the paper: the filter-major
-//! batched kernel over a stream of events, per event), `gpu grouped` (Table 2: constraints
+//! batched kernel over a stream of events, per event), `gpu index` (beyond the paper:
+//! the pruning index [`ccm::GpuIndex`], filters partitioned by their rarest names on the
+//! device, over the same stream, per event, events encoded on all cores, copied in and
+//! answers copied out included; Table 2 rows 2 and 3: its build and device bytes), `gpu grouped` (Table 2: constraints
 //! grouped by type, operator and value), `gpu inline` (Table 2 and Fig. 5, beyond the
 //! paper: table `Input` passed in the launch parameters, no copy in), `gpu latency`
 //! (Table 2 and Fig. 5, beyond the paper: `Input` in the launch parameters and the
@@ -49,7 +52,7 @@ use baselines::hybrid_index::HybridIndex;
 use baselines::sff::Sff;
 use baselines::Matcher;
 use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params, Workload};
-use ccm::{Ccm, Config, Event, InterfaceId, Reset, Subscription};
+use ccm::{Ccm, Config, Event, GpuIndex, IndexConfig, InterfaceId, Reset, Subscription};
 use gpu_kernels::Device;
 use std::time::Instant;
 
@@ -165,8 +168,14 @@ const BATCH_STREAM: usize = 65_536;
 const SFF_BUDGET_S: f64 = 1.5;
 
 struct Engines {
+    /// The GPU to open (for its kernels or its index).
     gpu: Option<usize>,
+    /// The emulator runs (its kernels or its index).
     emu: bool,
+    /// The paper's and the batched kernels: on the GPU, on the emulator.
+    kernels: [bool; 2],
+    /// The pruning index: on the GPU, on the emulator.
+    index_on: [bool; 2],
     sff: bool,
     index: bool,
     hybrid: bool,
@@ -174,20 +183,49 @@ struct Engines {
 
 impl Engines {
     fn of(ctx: &Ctx) -> Engines {
+        let kernels = [
+            ctx.wants("gpu", EngineKind::Gpu),
+            ctx.wants("emu", EngineKind::Emu),
+        ];
+        let index_on = [
+            ctx.wants("gpu-index", EngineKind::Gpu),
+            ctx.wants("emu-index", EngineKind::Emu),
+        ];
         Engines {
-            gpu: if ctx.wants("gpu", EngineKind::Gpu) {
+            gpu: if kernels[0] || index_on[0] {
                 ctx.gpu_ordinal
             } else {
                 None
             },
-            emu: ctx.wants("emu", EngineKind::Emu),
+            emu: kernels[1] || index_on[1],
+            kernels,
+            index_on,
             sff: ctx.wants("sff", EngineKind::Cpu),
             index: ctx.wants("index", EngineKind::Cpu),
             hybrid: ctx.wants("hybrid", EngineKind::Cpu),
         }
     }
 
-    /// The devices the kernels run on: (series prefix, device, launch config).
+    /// Whether the paper's and the batched kernels run on the device of series prefix
+    /// `name` (`gpu` or `emu`).
+    fn kernels_on(&self, name: &str) -> bool {
+        self.kernels[(name != "gpu") as usize]
+    }
+
+    /// Whether the pruning index runs on the device of series prefix `name`.
+    fn index_on(&self, name: &str) -> bool {
+        self.index_on[(name != "gpu") as usize]
+    }
+
+    /// The devices the paper's kernels run on (experiments of the paper's kernels only).
+    fn kernel_devices(&self) -> anyhow::Result<Vec<(&'static str, Device, Config)>> {
+        let mut v = self.devices()?;
+        v.retain(|(name, _, _)| self.kernels_on(name));
+        Ok(v)
+    }
+
+    /// The devices the kernels or the index run on: (series prefix, device, launch
+    /// config).
     fn devices(&self) -> anyhow::Result<Vec<(&'static str, Device, Config)>> {
         let mut v = Vec::new();
         if let Some(o) = self.gpu {
@@ -456,6 +494,7 @@ fn capped(cfg: &Config, w: &Workload) -> Config {
 /// per event, and the whole stream in one call.
 fn time_kernels(
     ctx: &mut Ctx,
+    engines: &Engines,
     devices: &[(&'static str, Device, Config)],
     w: &Workload,
     truth: &[Vec<InterfaceId>],
@@ -463,29 +502,6 @@ fn time_kernels(
     bounded: bool,
 ) -> anyhow::Result<()> {
     for (name, dev, cfg) in devices {
-        let cfg = capped(cfg, w);
-        let per_launch = cfg.batch_events;
-        let mut ccm = Ccm::new(dev, &w.subscriptions, cfg)?;
-        let warm = if ctx.quick { 0 } else { 10 };
-        for e in w.events.iter().take(warm) {
-            ccm.match_event(e)?;
-        }
-        let (min, budget) = if ctx.quick {
-            (1, QUICK_BUDGET_S)
-        } else {
-            (MIN_TIMED, SFF_BUDGET_S)
-        };
-        let t0 = Instant::now();
-        let mut got = Vec::with_capacity(w.events.len());
-        for e in &w.events {
-            got.push(ccm.match_event(e)?);
-            if bounded && got.len() >= min && t0.elapsed().as_secs_f64() > budget {
-                break;
-            }
-        }
-        let ms = ms_since(t0) / got.len().max(1) as f64;
-        at.check(ctx, ("sff", &truth[..got.len()]), (name, &got))?;
-        at.record(ctx, name, ms);
         let stream: Vec<Event> = if ctx.quick || !dev.is_gpu() {
             w.events.clone()
         } else {
@@ -496,26 +512,111 @@ fn time_kernels(
                 .cloned()
                 .collect()
         };
-        ccm.match_batch(&w.events[..warm.min(w.events.len())])?;
-        let round = if bounded {
-            w.events.len().max(per_launch).max(1)
-        } else {
-            stream.len().max(1)
-        };
-        let t0 = Instant::now();
-        let mut got = Vec::with_capacity(stream.len());
-        for part in stream.chunks(round) {
-            got.extend(ccm.match_batch(part)?);
-            if t0.elapsed().as_secs_f64() > SFF_BUDGET_S {
-                break;
+        if engines.kernels_on(name) {
+            let cfg = capped(cfg, w);
+            let per_launch = cfg.batch_events;
+            let mut ccm = Ccm::new(dev, &w.subscriptions, cfg)?;
+            let warm = if ctx.quick { 0 } else { 10 };
+            for e in w.events.iter().take(warm) {
+                ccm.match_event(e)?;
             }
+            let (min, budget) = if ctx.quick {
+                (1, QUICK_BUDGET_S)
+            } else {
+                (MIN_TIMED, SFF_BUDGET_S)
+            };
+            let t0 = Instant::now();
+            let mut got = Vec::with_capacity(w.events.len());
+            for e in &w.events {
+                got.push(ccm.match_event(e)?);
+                if bounded && got.len() >= min && t0.elapsed().as_secs_f64() > budget {
+                    break;
+                }
+            }
+            let ms = ms_since(t0) / got.len().max(1) as f64;
+            at.check(ctx, ("sff", &truth[..got.len()]), (name, &got))?;
+            at.record(ctx, name, ms);
+            ccm.match_batch(&w.events[..warm.min(w.events.len())])?;
+            let round = if bounded {
+                w.events.len().max(per_launch).max(1)
+            } else {
+                stream.len().max(1)
+            };
+            let t0 = Instant::now();
+            let mut got = Vec::with_capacity(stream.len());
+            for part in stream.chunks(round) {
+                got.extend(ccm.match_batch(part)?);
+                if t0.elapsed().as_secs_f64() > SFF_BUDGET_S {
+                    break;
+                }
+            }
+            let ms = ms_since(t0) / got.len().max(1) as f64;
+            let series = format!("{name} batched");
+            let want: Vec<Vec<InterfaceId>> =
+                truth.iter().cycle().take(got.len()).cloned().collect();
+            at.check(ctx, ("sff", &want), (&series, &got))?;
+            at.record(ctx, &series, ms);
         }
-        let ms = ms_since(t0) / got.len().max(1) as f64;
-        let series = format!("{name} batched");
-        let want: Vec<Vec<InterfaceId>> = truth.iter().cycle().take(got.len()).cloned().collect();
-        at.check(ctx, ("sff", &want), (&series, &got))?;
-        at.record(ctx, &series, ms);
+        if engines.index_on(name) {
+            time_gpu_index(ctx, name, dev, w, truth, at, bounded, &stream)?;
+        }
     }
+    Ok(())
+}
+
+/// The pruning index's configuration on `dev`: the default on the GPU, small launches
+/// on the emulator.
+fn index_config(dev: &Device) -> IndexConfig {
+    if dev.is_gpu() {
+        IndexConfig::default()
+    } else {
+        IndexConfig {
+            batch_events: 64,
+            route_block: 64,
+            dense_block: 64,
+            ..IndexConfig::default()
+        }
+    }
+}
+
+/// Times the pruning index (`{name} index`) on `stream` as the batched kernel is timed
+/// (whole stream in one call, or rounds of the workload's events within the budget when
+/// `bounded`), checking every answer.
+#[allow(clippy::too_many_arguments)]
+fn time_gpu_index(
+    ctx: &mut Ctx,
+    name: &str,
+    dev: &Device,
+    w: &Workload,
+    truth: &[Vec<InterfaceId>],
+    at: &At,
+    bounded: bool,
+    stream: &[Event],
+) -> anyhow::Result<()> {
+    let mut index = GpuIndex::new(dev, &w.subscriptions, index_config(dev))?;
+    let warm = if ctx.quick { 0 } else { 10 };
+    index.match_batch(&w.events[..warm.min(w.events.len())])?;
+    let round = if bounded {
+        w.events.len().max(1)
+    } else {
+        stream.len().max(1)
+    };
+    let t0 = Instant::now();
+    let mut parts = Vec::new();
+    let mut n = 0;
+    for part in stream.chunks(round) {
+        parts.push(index.match_batch(part)?);
+        n += part.len();
+        if t0.elapsed().as_secs_f64() > SFF_BUDGET_S {
+            break;
+        }
+    }
+    let ms = ms_since(t0) / n.max(1) as f64;
+    let got: Vec<Vec<InterfaceId>> = parts.iter().flat_map(|a| a.to_vecs()).collect();
+    let series = format!("{name} index");
+    let want: Vec<Vec<InterfaceId>> = truth.iter().cycle().take(got.len()).cloned().collect();
+    at.check(ctx, ("sff", &want), (&series, &got))?;
+    at.record(ctx, &series, ms);
     Ok(())
 }
 
@@ -535,7 +636,7 @@ fn measure(
     let built = time_cpus(ctx, engines, &sff, w, &truth, at)?;
     drop(sff);
     ctx.step(&format!("{}: kernels", at.label));
-    time_kernels(ctx, devices, w, &truth, at, bounded)?;
+    time_kernels(ctx, engines, devices, w, &truth, at, bounded)?;
     Ok(built)
 }
 
@@ -611,6 +712,17 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
             drop(sff);
             ctx.step(&format!("{label}: kernels"));
             for (name, dev, cfg) in &devices {
+                if row == 1.0 && engines.index_on(name) {
+                    let t0 = Instant::now();
+                    let index = GpuIndex::new(dev, &w.subscriptions, index_config(dev))?;
+                    dev.synchronize()?;
+                    let series = format!("{name} index");
+                    ctx.record(&series, 2.0, ms_since(t0));
+                    ctx.record(&series, 3.0, index.device_bytes() as f64 / 1e6);
+                }
+                if !engines.kernels_on(name) {
+                    continue;
+                }
                 if row == 1.0 {
                     let t0 = Instant::now();
                     let ccm = Ccm::new(dev, &w.subscriptions, cfg.clone())?;
@@ -683,7 +795,7 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
                     ctx.record(&series, row, ms);
                 }
             }
-            time_kernels(ctx, &devices, &w, &truth, &at, false)?;
+            time_kernels(ctx, &engines, &devices, &w, &truth, &at, false)?;
         }
     }
     Ok(())
@@ -691,7 +803,7 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
 
 fn fig5(ctx: &mut Ctx) -> anyhow::Result<()> {
     let engines = Engines::of(ctx);
-    let devices = engines.devices()?;
+    let devices = engines.kernel_devices()?;
     ctx.set_steps((ctx.seeds.len() * 2) as u64);
     let p = base(ctx.quick);
     for seed in ctx.seeds.clone() {
@@ -777,7 +889,7 @@ fn record_percentiles(ctx: &mut Ctx, series: &str, lat: &mut [f64]) {
 /// against SFF.
 fn latency(ctx: &mut Ctx) -> anyhow::Result<()> {
     let engines = Engines::of(ctx);
-    let devices = engines.devices()?;
+    let devices = engines.kernel_devices()?;
     ctx.set_steps((ctx.seeds.len() * 2) as u64);
     let p = Params {
         events: latency_events(ctx.quick),
@@ -841,7 +953,7 @@ fn latency(ctx: &mut Ctx) -> anyhow::Result<()> {
 /// latency (µs) over 100k events; every answer checked against SFF.
 fn inflight(ctx: &mut Ctx) -> anyhow::Result<()> {
     let engines = Engines::of(ctx);
-    let devices = engines.devices()?;
+    let devices = engines.kernel_devices()?;
     ctx.set_steps((ctx.seeds.len() * 2) as u64);
     let p = Params {
         events: latency_events(ctx.quick),

@@ -12,7 +12,7 @@ use ccm::io::{IoError, LineReader, RawLines};
 use ccm::layout::Tables;
 use ccm::workload::{generate, NameDist, Params};
 use ccm::Subscription;
-use ccm::{Ccm, Config, Event, InterfaceId};
+use ccm::{Ccm, Config, Event, GpuIndex, IndexConfig, InterfaceId};
 use gpu_kernels::Device;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -32,8 +32,8 @@ pub enum Cmd {
         /// Events file (`-`: standard input): `{"temp": 25, "area": "area1"}` per line.
         #[arg(long)]
         events: PathBuf,
-        /// Default: gpu when a GPU can be opened, else hybrid, the strongest CPU engine
-        /// (with a note saying why). The CPU engines (sff, index, hybrid) match each
+        /// Default: gpu-index when a GPU can be opened (gpu with --per-event), else
+        /// hybrid, the strongest CPU engine (with a note saying why). The CPU engines (sff, index, hybrid) match each
         /// window on all cores and give the same answers as the kernels.
         #[arg(long, value_enum)]
         engine: Option<CcmEngine>,
@@ -234,7 +234,11 @@ impl CpuMatcher {
             CcmEngine::Index => {
                 CpuMatcher::Index(Box::new(ContentIndex::build(subs).map_err(bad_input)?))
             }
-            CcmEngine::Hybrid | CcmEngine::Gpu | CcmEngine::Emu => {
+            CcmEngine::Hybrid
+            | CcmEngine::Gpu
+            | CcmEngine::Emu
+            | CcmEngine::GpuIndex
+            | CcmEngine::EmuIndex => {
                 CpuMatcher::Hybrid(Box::new(HybridIndex::build(subs).map_err(bad_input)?))
             }
         })
@@ -268,8 +272,8 @@ fn match_cmd(
     };
     let dev = match engine {
         Some(CcmEngine::Sff | CcmEngine::Index | CcmEngine::Hybrid) => None,
-        Some(CcmEngine::Emu) => Some(Device::emulator()),
-        Some(CcmEngine::Gpu) => Some(stats.time("open the GPU", || {
+        Some(CcmEngine::Emu | CcmEngine::EmuIndex) => Some(Device::emulator()),
+        Some(CcmEngine::Gpu | CcmEngine::GpuIndex) => Some(stats.time("open the GPU", || {
             Device::gpu(device, ccm::PTX).map_err(|e| {
                 anyhow::Error::new(e).context("opening the GPU (use --engine hybrid for the CPU)")
             })
@@ -309,6 +313,58 @@ fn match_cmd(
                 format,
                 &mut stats,
             )?
+        }
+        Some(dev)
+            if !per_event
+                && matches!(
+                    engine,
+                    None | Some(CcmEngine::GpuIndex | CcmEngine::EmuIndex)
+                ) =>
+        {
+            // The pruning index over each window; smaller launches on the emulator.
+            let cfg = if dev.is_gpu() {
+                IndexConfig::default()
+            } else {
+                IndexConfig {
+                    batch_events: 64,
+                    route_block: 64,
+                    dense_block: 64,
+                    ..IndexConfig::default()
+                }
+            };
+            let tables = load_tables(subs_path, false, &mut stats)?;
+            let t = Instant::now();
+            let mut index = GpuIndex::from_tables(dev, tables, cfg).map_err(|e| match e {
+                ccm::CcmError::Layout(l) => bad_input(l),
+                other => anyhow::Error::new(other),
+            })?;
+            dev.synchronize()?;
+            stats.add(
+                "build the index",
+                t.elapsed(),
+                format!(
+                    "(pruning index, {:.1} MB on the device)",
+                    index.device_bytes() as f64 / 1e6
+                ),
+            );
+            let done = stream_lines(
+                events_path,
+                window,
+                parse_window,
+                |evs| Ok(index.match_batch(evs)?.to_vecs()),
+                format,
+                &mut stats,
+            )?;
+            let t = index.take_timing();
+            for (phase, d) in [
+                ("index: encode events", t.encode),
+                ("index: copy events in", t.copy_in),
+                ("index: kernels", t.kernels),
+                ("index: answers out", t.answers),
+            ] {
+                stats.add(phase, d, format!("({} events)", t.events));
+            }
+            done
         }
         Some(dev) => {
             // Smaller blocks on the emulator (fewer OS threads per block); same kernels.
