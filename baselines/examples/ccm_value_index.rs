@@ -5,6 +5,11 @@
 //! constants in `baselines::hybrid_index`.
 //!
 //!     cargo run --release -p baselines --example ccm_value_index [filters]
+//!
+//! `ONLY=<prefix>` runs the workloads whose label starts with it (`ONLY=dense`, `ONLY="dense
+//! (10"`), `ONLY=fixed` the per-event fixed cost; `PROFILE=<seconds>` runs only the value
+//! index on them for that long, with the process id on standard error (to attach `perf
+//! record -p`).
 
 use baselines::content_index::ContentIndex;
 use baselines::hybrid_index::{Choice, HybridIndex};
@@ -78,6 +83,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             None => Cuts::default(),
         };
         let vi = ValueIndex::build_with(&w.subscriptions, cuts)?;
+        if let Some(secs) = std::env::var("PROFILE")
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+        {
+            // PROFILE=secs: only the value index, for `secs` seconds (to attach a profiler).
+            let mut vs = vi.scratch();
+            eprintln!("profiling {label} (pid {})", std::process::id());
+            let t0 = Instant::now();
+            let mut n = 0;
+            while t0.elapsed().as_secs_f64() < secs {
+                vi.match_event_with(&w.events[n % w.events.len()], &mut vs);
+                n += 1;
+            }
+            println!("{label} | value index {:.2} us", secs * 1e6 / n as f64);
+            continue;
+        }
         let hi = HybridIndex::build(&w.subscriptions)?;
         let mut cs = ci.scratch();
         let (c_us, m) = per_event_us(&w.events, |e| ci.match_event_with(e, &mut cs));

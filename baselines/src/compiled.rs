@@ -272,6 +272,75 @@ impl Matched {
     }
 }
 
+/// Matched interfaces of one event as one bit per interface, for an index that numbers
+/// its interfaces in ascending order of the users' ids: the bits (1/8 of a flag per
+/// interface: they stay in cache with a million interfaces) and the list of those set.
+/// The answer comes sorted either way: by sorting the list when it is short, by reading
+/// the bits in order (no sort) when it is long; neither touches the bits of interfaces
+/// that did not match unless the answer holds at least one per `SCAN_EVERY` words.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Hits {
+    bits: Vec<u64>,
+    list: Vec<u32>,
+}
+
+/// [`Hits::take`] reads every word when the answer has at least one interface per this
+/// many words (sorting `n` ids costs about `n log n` steps, reading a word less than one).
+const SCAN_EVERY: usize = 32;
+
+impl Hits {
+    pub(crate) fn new(interfaces: usize) -> Hits {
+        Hits {
+            bits: vec![0; interfaces.div_ceil(64)],
+            list: Vec::new(),
+        }
+    }
+
+    /// The number of interfaces it has room for, rounded up to 64.
+    pub(crate) fn room(&self) -> usize {
+        self.bits.len() * 64
+    }
+
+    #[inline(always)]
+    pub(crate) fn has(&self, i: u32) -> bool {
+        self.bits[i as usize / 64] >> (i % 64) & 1 != 0
+    }
+
+    /// Marks interface `i`, which must not be marked yet.
+    #[inline(always)]
+    pub(crate) fn set(&mut self, i: u32) {
+        self.bits[i as usize / 64] |= 1 << (i % 64);
+        self.list.push(i);
+    }
+
+    /// The users' ids of the matched interfaces (`id`: dense number -> id, ascending),
+    /// ascending; clears the set.
+    #[inline]
+    pub(crate) fn take(
+        &mut self,
+        id: impl Fn(usize) -> ccm::model::InterfaceId,
+    ) -> Vec<ccm::model::InterfaceId> {
+        let mut out = Vec::with_capacity(self.list.len());
+        if self.list.len() * SCAN_EVERY >= self.bits.len() {
+            for (w, word) in self.bits.iter_mut().enumerate() {
+                let mut z = std::mem::take(word);
+                while z != 0 {
+                    out.push(id(w * 64 + z.trailing_zeros() as usize));
+                    z &= z - 1;
+                }
+            }
+        } else {
+            self.list.sort_unstable();
+            for &i in &self.list {
+                self.bits[i as usize / 64] = 0;
+                out.push(id(i as usize));
+            }
+        }
+        self.list.clear();
+        out
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -287,6 +356,28 @@ pub(crate) mod tests {
                     .collect(),
             )
             .unwrap(),
+        }
+    }
+
+    #[test]
+    fn hits_come_out_ascending_and_cleared_whether_sorted_or_scanned() {
+        let ids: Vec<InterfaceId> = (0..1000).map(|i| InterfaceId(3 * i + 1)).collect();
+        let mut h = Hits::new(ids.len());
+        for round in 0..3 {
+            // Few (sorted list), then many (scan of the bits), then few again.
+            let picks: Vec<u32> = match round {
+                1 => (0..1000).rev().filter(|i| i % 3 != 0).collect(),
+                _ => vec![999, 5, 64, 63, 0],
+            };
+            for &i in &picks {
+                assert!(!h.has(i));
+                h.set(i);
+                assert!(h.has(i));
+            }
+            let mut want: Vec<InterfaceId> = picks.iter().map(|&i| ids[i as usize]).collect();
+            want.sort_unstable();
+            assert_eq!(h.take(|i| ids[i]), want);
+            assert!((0..1000).all(|i| !h.has(i)));
         }
     }
 

@@ -50,7 +50,7 @@
 //! or not, so with many names and few per event (Table 1: 3-5 of 100) the name index is
 //! cheaper; [`crate::hybrid_index`] chooses per event.
 
-use crate::compiled::{Matched, Names, Tests};
+use crate::compiled::{Hits, Names, Tests};
 use crate::content_index::IndexError;
 use crate::sff::{cmp_num, Num};
 use crate::Matcher;
@@ -189,8 +189,15 @@ pub struct ValueIndex {
     /// Without early stop and with at most 64 names: the filters ordered by the set of
     /// names they constrain (see [`Self::scan_classes`]).
     classes: Option<Classes>,
-    /// Dense interface index -> user's id.
+    /// Dense interface index -> user's id, ascending (so that [`Hits`] answers in order).
     interfaces: Vec<InterfaceId>,
+    /// `Some(c)` when the user's id of dense interface `i` is `i + c` for every `i` (ids
+    /// numbered contiguously): the answer needs no lookup in `interfaces`, whose reads
+    /// miss the cache at random with a million interfaces.
+    id_offset: Option<u32>,
+    /// Whether every interface has one filter: then no filter's interface can have
+    /// matched before it, and the scans do not ask.
+    single: bool,
 }
 
 /// Scratch memory of one matching thread.
@@ -210,7 +217,7 @@ pub struct ValueScratch {
     acc: Vec<u64>,
     /// The gaps' filters, one bit each (all zero between events).
     mark: Vec<u64>,
-    matched: Matched,
+    matched: Hits,
 }
 
 /// The filters by the set of names they constrain.
@@ -415,6 +422,24 @@ impl ValueIndex {
                 next
             }));
         }
+        // Dense numbers in ascending order of the users' ids.
+        let mut by_id: Vec<u32> = (0..ix.interfaces.len() as u32).collect();
+        by_id.sort_unstable_by_key(|&i| ix.interfaces[i as usize]);
+        let mut rank = vec![0u32; by_id.len()];
+        for (r, &i) in by_id.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
+        for o in &mut of {
+            *o = rank[*o as usize];
+        }
+        ix.interfaces = by_id.iter().map(|&i| ix.interfaces[i as usize]).collect();
+        ix.single = subs.len() == ix.interfaces.len();
+        ix.id_offset = ix.interfaces.first().map(|i| i.0).filter(|&c| {
+            ix.interfaces
+                .iter()
+                .enumerate()
+                .all(|(i, id)| id.0.checked_sub(c) == Some(i as u32))
+        });
         ix.early_stop = subs.len() >= EARLY_STOP_FILTERS * ix.interfaces.len();
         // Filters interface by interface (stable: input order within one), or, without
         // early stop and with at most 64 names, by the set of names they constrain.
@@ -672,15 +697,28 @@ impl ValueIndex {
         match &self.classes {
             Some(classes) if classes.better[ids_len] => {
                 self.scan_classes(&classes.sets, attrs, slot, scratch_names, mark, matched);
-                for g in gaps.iter() {
-                    for &f in self.gap(g) {
-                        mark[f as usize / 64] = 0;
+                // Clear the marks: bound by bound (a random store each), or every word
+                // in order (a fraction of that per word) when the gaps are long.
+                let marked: usize = gaps
+                    .iter()
+                    .map(|&(_, _, from, to)| (to - from) as usize)
+                    .sum();
+                if marked * 4 >= mark.len() {
+                    mark.fill(0);
+                } else {
+                    for g in gaps.iter() {
+                        for &f in self.gap(g) {
+                            mark[f as usize / 64] = 0;
+                        }
                     }
                 }
             }
             _ => self.scan(attrs, slot, list, acc, mark, matched),
         }
-        matched.take(&self.interfaces)
+        match self.id_offset {
+            Some(c) => matched.take(|i| InterfaceId(i as u32 + c)),
+            None => matched.take(|i| self.interfaces[i]),
+        }
     }
 
     /// The filters by set of names: only the sets within the event's names can match, and
@@ -695,7 +733,7 @@ impl ValueIndex {
         slot: &[u32],
         (by_name, names_bits): (&[[u32; 3]], u64),
         mark: &[u64],
-        matched: &mut Matched,
+        matched: &mut Hits,
     ) {
         let words = self.words;
         let mut own: Vec<usize> = Vec::with_capacity(3 * 64);
@@ -728,7 +766,7 @@ impl ValueIndex {
                     z &= z - 1;
                     let f = w * 64 + b as usize;
                     let i = self.iface[f];
-                    if !matched.has(i)
+                    if (self.single || !matched.has(i))
                         && (check >> b & 1 == 0 || self.tests.satisfies(f, attrs, slot))
                     {
                         matched.set(i);
@@ -750,7 +788,7 @@ impl ValueIndex {
         list: &[u32],
         acc: &mut [u64],
         mark: &mut [u64],
-        matched: &mut Matched,
+        matched: &mut Hits,
     ) {
         let (n, words) = (self.iface.len(), self.words);
         let mut w = 0;
@@ -799,7 +837,7 @@ impl ValueIndex {
                     z &= z - 1;
                     let f = base + b as usize;
                     let i = self.iface[f];
-                    if !matched.has(i)
+                    if (self.single || !matched.has(i))
                         && (check >> b & 1 == 0 || self.tests.satisfies(f, attrs, slot))
                     {
                         matched.set(i);
@@ -837,7 +875,7 @@ impl Matcher for ValueIndex {
             } else {
                 vec![0; self.words]
             },
-            matched: Matched::new(self.interfaces.len()),
+            matched: Hits::new(self.interfaces.len()),
         }
     }
 
@@ -845,7 +883,7 @@ impl Matcher for ValueIndex {
     /// per thread).
     fn match_event_with(&self, e: &Event, scratch: &mut ValueScratch) -> Vec<InterfaceId> {
         if scratch.slot.len() != self.names.len()
-            || scratch.matched.flag.len() != self.interfaces.len()
+            || scratch.matched.room() != self.interfaces.len().div_ceil(64) * 64
         {
             *scratch = self.scratch();
         }
