@@ -32,12 +32,12 @@
 //! parallel; see the module's build time in the harness's Table 2).
 
 use crate::engine::CcmError;
-use crate::layout::{EncodedBatch, SubId, Tables};
+use crate::layout::{SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::index::{
-    ccm_index_answers, ccm_index_count, ccm_index_dense, ccm_index_route, pair_key,
-    route_shared_bytes, slot_of, IndexEvents, IndexFilter, IndexTables, Partition, DENSE_CHUNK,
-    EMPTY_KEY, WARP_BLOCK,
+    ccm_index_answers, ccm_index_count, ccm_index_dense, ccm_index_route, dense_shared_bytes,
+    pair_key, route_shared_bytes, slot_of, IndexEvents, IndexFilter, IndexTables, Partition,
+    DENSE_CHUNK, EMPTY_KEY, WARP_BLOCK,
 };
 use ccm_kernels::{DevAttr, DevConstraint, DevEvent};
 use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
@@ -140,6 +140,8 @@ struct HostIndex {
     parts: Vec<Partition>,
     /// Rank (ascending user id) -> user id.
     user_ids: Vec<u32>,
+    /// Filter positions in interface order (the filter-major kernel's).
+    by_iface: Vec<u32>,
     /// Some interface has several filters.
     shared: bool,
 }
@@ -240,11 +242,14 @@ impl HostIndex {
             };
             i = j;
         }
+        let mut by_iface: Vec<u32> = (0..keyed.len() as u32).collect();
+        by_iface.par_sort_by_key(|&p| filters[p as usize].iface);
         HostIndex {
             filters,
             constraints,
             parts,
             user_ids,
+            by_iface,
             shared: per_iface.iter().any(|&n| n > 1),
         }
     }
@@ -261,6 +266,8 @@ struct DevIndex {
     cpool: Buffer<u8>,
     parts: Buffer<Partition>,
     user_ids: Buffer<u32>,
+    by_iface: Buffer<u32>,
+    rows: u32,
     part_mask: u32,
     n_filters: u32,
     words: u32,
@@ -374,6 +381,7 @@ impl<'d> GpuIndex<'d> {
             + h.constraints.len() * std::mem::size_of::<DevConstraint>()
             + h.parts.len() * std::mem::size_of::<Partition>()
             + h.user_ids.len() * 4
+            + h.by_iface.len() * 4
             + self.t.pool.len()
     }
 
@@ -401,6 +409,8 @@ impl<'d> GpuIndex<'d> {
             cpool: dev.upload(&non_empty(&self.t.pool))?,
             parts: dev.upload(&h.parts)?,
             user_ids: dev.upload(&non_empty(&h.user_ids))?,
+            by_iface: dev.upload(&non_empty(&h.by_iface))?,
+            rows: self.t.rows.len() as u32,
             part_mask: h.parts.len() as u32 - 1,
             n_filters: h.n_filters() as u32,
             words: n_if.div_ceil(32).max(1) as u32,
@@ -441,37 +451,28 @@ impl<'d> GpuIndex<'d> {
         let words = self.d.as_ref().expect("built").words;
         for chunk in events.chunks(self.per_launch(words)) {
             let t = Instant::now();
-            let parts = self.t.encode_parts(chunk);
-            let lens = EncodedBatch::lens(&parts);
+            let lens = Tables::encode_room(chunk);
             let dev = self.dev;
-            let grow = |have: Option<usize>, need: usize| have.is_none_or(|h| h < need);
-            let hb = self.host_bufs.take();
-            let mut hb = match hb {
-                Some(h)
-                    if !grow(Some(h.events.len()), lens.0)
-                        && !grow(Some(h.attrs.len()), lens.1)
-                        && !grow(Some(h.bytes.len()), lens.2) =>
-                {
-                    h
-                }
-                old => {
-                    let ids = match old {
+            let fits = |h: &HostBufs| {
+                h.events.len() >= lens.0 && h.attrs.len() >= lens.1 && h.bytes.len() >= lens.2
+            };
+            let mut hb = match self.host_bufs.take() {
+                Some(h) if fits(&h) => h,
+                old => HostBufs {
+                    events: dev.alloc_host(room(lens.0))?,
+                    attrs: dev.alloc_host(room(lens.1))?,
+                    bytes: dev.alloc_host(room(lens.2))?,
+                    ids: match old {
                         Some(h) => h.ids,
                         None => dev.alloc_host(1 << 16)?,
-                    };
-                    HostBufs {
-                        events: dev.alloc_host(room(lens.0))?,
-                        attrs: dev.alloc_host(room(lens.1))?,
-                        bytes: dev.alloc_host(room(lens.2))?,
-                        ids,
-                    }
-                }
+                    },
+                },
             };
-            EncodedBatch::concat_into(
-                &parts,
-                &mut hb.events.as_mut_slice()[..lens.0],
-                &mut hb.attrs.as_mut_slice()[..lens.1],
-                &mut hb.bytes.as_mut_slice()[..lens.2],
+            self.t.encode_into(
+                chunk,
+                hb.events.as_mut_slice(),
+                hb.attrs.as_mut_slice(),
+                hb.bytes.as_mut_slice(),
             );
             self.timing.encode += t.elapsed();
             let r = self.launch(&mut hb, lens, &mut out);
@@ -533,6 +534,7 @@ impl<'d> GpuIndex<'d> {
             n_filters: d.n_filters,
             words: d.words,
             shared: d.shared as u32,
+            rows: d.rows,
         };
         let batch = IndexEvents {
             events: b.events.dev_ptr(),
@@ -555,9 +557,9 @@ impl<'d> GpuIndex<'d> {
                     1,
                 ],
                 block: [block.max(DENSE_CHUNK), 1, 1],
-                shared_bytes: DENSE_CHUNK * 4,
+                shared_bytes: dense_shared_bytes(d.rows),
             };
-            ccm_index_dense::launch(dev, cfg, tables, batch, &b.dense, &b.bits)?;
+            ccm_index_dense::launch(dev, cfg, tables, batch, &d.by_iface, &b.dense, &b.bits)?;
         }
         let warps = LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0);
         ccm_index_count::launch(dev, warps, &b.bits, d.words, n as u32, &b.spans, &b.total)?;

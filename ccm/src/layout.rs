@@ -22,6 +22,7 @@
 //! is laid out; rows grown by later additions keep their new elements at the end until
 //! the next full layout.
 
+use crate::hash::FastMap;
 use crate::model::{Event, InterfaceId, ModelError, Op, Subscription, Value};
 use ccm_kernels::{DevAttr, DevConstraint, DevEvent, NO_STR, TY_FLOAT, TY_INT, TY_STR};
 use rayon::prelude::*;
@@ -68,8 +69,26 @@ pub struct Dirty {
     pub fc_from: usize,
 }
 
+/// Events per part of the parallel encodings ([`Tables::encode_into`]).
+pub const ENCODE_PART: usize = 1024;
+
+/// Room of a part: events, attributes, string bytes.
+fn part_room(events: &[Event]) -> (usize, usize, usize) {
+    let (mut a, mut b) = (0, 0);
+    for e in events {
+        for at in e.attributes() {
+            a += 1;
+            if let Value::Str(s) = &at.value {
+                b += s.len();
+            }
+        }
+    }
+    (events.len(), a, b)
+}
+
 /// A batch of events encoded for the batched kernels: per event its signature and
-/// attributes (`evs`), the attributes (`row_id` = the name's row) and string bytes.
+/// attributes (`evs`), the attributes (`row_id` = the name's row) and string bytes
+/// (with gaps where attributes of names no constraint has were left out).
 #[derive(Clone, Debug, Default)]
 pub struct EncodedBatch {
     pub evs: Vec<DevEvent>,
@@ -77,60 +96,10 @@ pub struct EncodedBatch {
     pub bytes: Vec<u8>,
 }
 
-impl EncodedBatch {
-    /// Events, attributes and string bytes of `parts` put end to end.
-    pub fn lens(parts: &[EncodedBatch]) -> (usize, usize, usize) {
-        parts.iter().fold((0, 0, 0), |(n, a, b), p| {
-            (n + p.evs.len(), a + p.attrs.len(), b + p.bytes.len())
-        })
-    }
-
-    /// Writes `parts` end to end into `evs`, `attrs` and `bytes` (each exactly as long
-    /// as [`EncodedBatch::lens`] says), rebasing each part's attribute starts and string
-    /// offsets; the parts are copied in parallel (rayon).
-    pub fn concat_into(
-        parts: &[EncodedBatch],
-        mut evs: &mut [DevEvent],
-        mut attrs: &mut [DevAttr],
-        mut bytes: &mut [u8],
-    ) {
-        let mut jobs = Vec::with_capacity(parts.len());
-        let (mut a0, mut b0) = (0u32, 0u64);
-        for p in parts {
-            let (e, er) = std::mem::take(&mut evs).split_at_mut(p.evs.len());
-            let (a, ar) = std::mem::take(&mut attrs).split_at_mut(p.attrs.len());
-            let (b, br) = std::mem::take(&mut bytes).split_at_mut(p.bytes.len());
-            (evs, attrs, bytes) = (er, ar, br);
-            jobs.push((p, e, a, b, a0, b0));
-            a0 += p.attrs.len() as u32;
-            b0 += p.bytes.len() as u64;
-        }
-        jobs.into_par_iter().for_each(|(p, e, a, b, a0, b0)| {
-            for (d, s) in e.iter_mut().zip(&p.evs) {
-                *d = DevEvent {
-                    start: s.start + a0,
-                    ..*s
-                };
-            }
-            for (d, s) in a.iter_mut().zip(&p.attrs) {
-                *d = if s.ty == TY_STR as u32 {
-                    DevAttr {
-                        val: s.val + b0,
-                        ..*s
-                    }
-                } else {
-                    *s
-                };
-            }
-            b.copy_from_slice(&p.bytes);
-        });
-    }
-}
-
 /// The host copy of every table of Fig. 2.
 #[derive(Clone, Debug, Default)]
 pub struct Tables {
-    pub names: HashMap<String, u32>,
+    pub names: FastMap<String, u32>,
     pub rows: Vec<Row>,
     /// Capacity of the `Constraints` array (sum of the rows' capacities plus free room).
     pub table_cap: u32,
@@ -146,7 +115,7 @@ pub struct Tables {
     pub iface_ids: Vec<InterfaceId>,
     iface_index: HashMap<InterfaceId, u32>,
     pub pool: Vec<u8>,
-    dict: HashMap<Box<[u8]>, (u32, u32)>,
+    dict: FastMap<Box<[u8]>, (u32, u32)>,
     pub grouping: bool,
     pub dirty: Dirty,
 }
@@ -451,40 +420,103 @@ impl Tables {
     pub fn encode_event(&self, e: &Event, input: &mut Vec<DevAttr>, bytes: &mut Vec<u8>) -> u64 {
         let mut sig = 0u64;
         for a in e.attributes() {
-            let Some(&row) = self.names.get(&a.name) else {
-                continue;
-            };
-            sig |= 1u64 << (row % 64);
-            input.push(match &a.value {
-                Value::Int(i) => DevAttr {
-                    row_id: row,
-                    ty: TY_INT as u32,
-                    val: *i as u64,
-                    str_id: 0,
-                    str_len: 0,
-                },
-                Value::Float(x) => DevAttr {
-                    row_id: row,
-                    ty: TY_FLOAT as u32,
-                    val: x.to_bits(),
-                    str_id: 0,
-                    str_len: 0,
-                },
-                Value::Str(s) => {
-                    let id = self.dict.get(s.as_bytes()).map_or(NO_STR, |v| v.0);
-                    let off = bytes.len() as u64;
+            if let Some(at) = self.encode_attr(a, bytes.len() as u64) {
+                sig |= 1u64 << (at.row_id % 64);
+                if let Value::Str(s) = &a.value {
                     bytes.extend_from_slice(s.as_bytes());
-                    DevAttr {
-                        row_id: row,
-                        ty: TY_STR as u32,
-                        val: off,
-                        str_id: id,
-                        str_len: s.len() as u32,
-                    }
                 }
-            });
+                input.push(at);
+            }
         }
         sig
+    }
+
+    /// Attribute `a` as a row of `Input`, its string (if any) to be placed at byte `off`;
+    /// `None` when no constraint has its name.
+    #[inline]
+    fn encode_attr(&self, a: &crate::model::Attribute, off: u64) -> Option<DevAttr> {
+        let &row = self.names.get(&a.name)?;
+        Some(match &a.value {
+            Value::Int(i) => DevAttr {
+                row_id: row,
+                ty: TY_INT as u32,
+                val: *i as u64,
+                str_id: 0,
+                str_len: 0,
+            },
+            Value::Float(x) => DevAttr {
+                row_id: row,
+                ty: TY_FLOAT as u32,
+                val: x.to_bits(),
+                str_id: 0,
+                str_len: 0,
+            },
+            Value::Str(s) => DevAttr {
+                row_id: row,
+                ty: TY_STR as u32,
+                val: off,
+                str_id: self.dict.get(s.as_bytes()).map_or(NO_STR, |v| v.0),
+                str_len: s.len() as u32,
+            },
+        })
+    }
+
+    /// Room [`Tables::encode_into`] needs for `events`: (events, attributes, string
+    /// bytes), counting every attribute and string (those of unknown names leave gaps).
+    pub fn encode_room(events: &[Event]) -> (usize, usize, usize) {
+        events
+            .par_chunks(ENCODE_PART)
+            .map(|c| part_room(c))
+            .reduce(|| (0, 0, 0), |x, y| (x.0 + y.0, x.1 + y.1, x.2 + y.2))
+    }
+
+    /// Encodes `events` for the batched kernels straight into `evs`, `attrs` and `bytes`
+    /// (at least [`Tables::encode_room`] long), in parallel (rayon) over parts of
+    /// [`ENCODE_PART`] events, each part writing from its place in the room (no
+    /// intermediate copy).
+    pub fn encode_into(
+        &self,
+        events: &[Event],
+        mut evs: &mut [DevEvent],
+        mut attrs: &mut [DevAttr],
+        mut bytes: &mut [u8],
+    ) {
+        let rooms: Vec<(usize, usize, usize)> =
+            events.par_chunks(ENCODE_PART).map(part_room).collect();
+        let mut jobs = Vec::with_capacity(rooms.len());
+        let (mut a0, mut b0) = (0usize, 0usize);
+        for (c, r) in events.chunks(ENCODE_PART).zip(&rooms) {
+            let (e, er) = std::mem::take(&mut evs).split_at_mut(r.0);
+            let (a, ar) = std::mem::take(&mut attrs).split_at_mut(r.1);
+            let (b, br) = std::mem::take(&mut bytes).split_at_mut(r.2);
+            (evs, attrs, bytes) = (er, ar, br);
+            jobs.push((c, e, a, b, a0, b0));
+            a0 += r.1;
+            b0 += r.2;
+        }
+        jobs.into_par_iter().for_each(|(c, e, a, b, a0, b0)| {
+            let (mut na, mut nb) = (0usize, 0usize);
+            for (ev, slot) in c.iter().zip(e.iter_mut()) {
+                let start = na;
+                let mut sig = 0u64;
+                for at in ev.attributes() {
+                    if let Some(d) = self.encode_attr(at, (b0 + nb) as u64) {
+                        sig |= 1u64 << (d.row_id % 64);
+                        if let Value::Str(s) = &at.value {
+                            b[nb..nb + s.len()].copy_from_slice(s.as_bytes());
+                            nb += s.len();
+                        }
+                        a[na] = d;
+                        na += 1;
+                    }
+                }
+                *slot = DevEvent {
+                    sig,
+                    start: (a0 + start) as u32,
+                    len: (na - start) as u32,
+                };
+            }
+        });
     }
 
     /// Encodes a batch of events for the batched kernel.
@@ -506,32 +538,16 @@ impl Tables {
         }
     }
 
-    /// Encodes a batch for the batched kernels, in parallel (rayon) over slices of 1024
-    /// events, into one [`EncodedBatch`].
+    /// Encodes a batch for the batched kernels, in parallel ([`Tables::encode_into`]).
     pub fn encode_batch_parallel(&self, events: &[Event]) -> EncodedBatch {
-        let parts = self.encode_parts(events);
-        let (n, a, b) = EncodedBatch::lens(&parts);
+        let (n, a, b) = Tables::encode_room(events);
         let mut all = EncodedBatch {
             evs: vec![DevEvent::default(); n],
             attrs: vec![DevAttr::default(); a],
             bytes: vec![0; b],
         };
-        EncodedBatch::concat_into(&parts, &mut all.evs, &mut all.attrs, &mut all.bytes);
+        self.encode_into(events, &mut all.evs, &mut all.attrs, &mut all.bytes);
         all
-    }
-
-    /// Encodes `events` in parallel (rayon), in parts of 1024 events (each part's
-    /// attribute starts and string offsets from 0; [`EncodedBatch::concat_into`] joins
-    /// them).
-    pub fn encode_parts(&self, events: &[Event]) -> Vec<EncodedBatch> {
-        events
-            .par_chunks(1024)
-            .map(|c| {
-                let mut e = EncodedBatch::default();
-                self.encode_batch(c, &mut e.evs, &mut e.attrs, &mut e.bytes);
-                e
-            })
-            .collect()
     }
 
     /// Bytes of the paper's tables on the device (Constraints, row_start, SizeC, pool,

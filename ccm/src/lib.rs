@@ -8,6 +8,7 @@
 //! - [`layout`]: model -> the device tables of Fig. 2 (Names, Constraints, SizeC,
 //!   Filters, Interfaces);
 //! - [`engine`]: the matcher on a `gpu_kernels::Device` (GPU or emulator);
+//! - [`hash`]: the fast hash of names and strings the matchers look up per attribute;
 //! - [`index`] (beyond the paper): a pruning matcher on the device, filters partitioned
 //!   by their rarest names as today's CPU indexes do, for batches of events.
 //!
@@ -73,6 +74,7 @@
 //!   event (no counters: a thread sees its whole filter).
 
 pub mod engine;
+pub mod hash;
 pub mod index;
 pub mod io;
 pub mod layout;

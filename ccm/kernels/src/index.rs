@@ -86,7 +86,7 @@ pub fn slot_of(key: u64, mask: u32) -> u32 {
 /// `constraints` in filter order (`key` = the name's row), the constraint string pool,
 /// the partition table of `part_mask + 1` slots; answers are `words` bitmap words per
 /// event; `shared` is 1 when some interface has several filters (then a filter whose
-/// interface already matched the event is skipped).
+/// interface already matched the event is skipped); `rows` name rows.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct IndexTables<'a> {
@@ -98,6 +98,7 @@ pub struct IndexTables<'a> {
     pub n_filters: u32,
     pub words: u32,
     pub shared: u32,
+    pub rows: u32,
 }
 
 // SAFETY: `#[repr(C)]`; device pointers and integers; `Host<'a>` differs only in the
@@ -394,20 +395,115 @@ kernel! {
     }
 }
 
+/// Most name rows for which [`ccm_index_dense`] finds an event's attribute by its row
+/// in a table in shared memory (above, by a search of the event's attributes).
+pub const SLOT_ROWS: u32 = 64;
+/// No attribute of the row in the event (a slot of [`ccm_index_dense`]'s table).
+const NO_SLOT: u8 = 0xFF;
+
+/// Shared memory of [`ccm_index_dense`]: the chunk's events, then (when the index has
+/// at most [`SLOT_ROWS`] rows) each event's row -> attribute table.
+pub const fn dense_shared_bytes(rows: u32) -> u32 {
+    4 * DENSE_CHUNK
+        + if rows <= SLOT_ROWS {
+            DENSE_CHUNK * SLOT_ROWS
+        } else {
+            0
+        }
+}
+
+/// As [`satisfies`], finding each constraint's attribute through the event's row table
+/// `slots` (shared) instead of a search.
+///
+/// # Safety
+/// As [`satisfies`]; `slots` holds [`SLOT_ROWS`] entries, each [`NO_SLOT`] or an index
+/// among the event's attributes, and every constraint's row is below [`SLOT_ROWS`].
+#[inline(always)]
+unsafe fn satisfies_slots(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    ev: &DevEvent,
+    slots: *const u8,
+    first: u32,
+    end: u32,
+) -> bool {
+    let mut c = first;
+    while c < end {
+        let con = t.constraints.read(c as usize);
+        let a = *slots.add(con.key as usize);
+        if a == NO_SLOT {
+            return false;
+        }
+        let at = b.attrs.read((ev.start + a as u32) as usize);
+        let ab = if at.ty as u16 == TY_STR {
+            b.ebytes.add(at.val as usize)
+        } else {
+            b.ebytes.ptr()
+        };
+        if !sat(
+            &con,
+            at.ty as u16,
+            at.val,
+            at.str_id,
+            at.str_len,
+            ab,
+            t.cpool.ptr(),
+        ) {
+            return false;
+        }
+        c += 1;
+    }
+    true
+}
+
+/// Sets `bit` in word `word` of `bits` for the lanes where `set` holds, with one atomic
+/// OR per warp when every such lane's word is the same (filters in interface order: a
+/// warp's 32 filters share one or two words), else one per lane. Every lane of the warp
+/// calls it.
+///
+/// # Safety
+/// `bits` is valid for every `word` a lane passes with `set`.
+#[inline(always)]
+unsafe fn warp_or(set: bool, word: u32, bit: u32, bits: *mut u32) {
+    let any = ballot(set);
+    if any == 0 {
+        return;
+    }
+    let leader = any.trailing_zeros();
+    let lw = shfl(word, leader);
+    if all_sync(!set || word == lw) {
+        let mut m = if set { bit } else { 0 };
+        let mut d = 16;
+        while d > 0 {
+            m |= shfl_xor(m, d);
+            d /= 2;
+        }
+        if lane_id() == leader {
+            atomic_or(bits.add(lw as usize), m);
+        }
+    } else if set {
+        atomic_or(bits.add(word as usize), bit);
+    }
+}
+
 kernel! {
     /// Beyond the paper: the pruning matcher's filter-major kernel for dense events (an
     /// event that would visit more than the route kernel's limit).
     ///
-    /// Grid: `blockIdx.x` and `threadIdx.x` = filter `p` of the index (partition order),
-    /// `blockIdx.y` = a chunk of [`DENSE_CHUNK`] events of the list `dense` (`dense[0]`
-    /// = the count, the events from `dense[1]`; global). The block stages its events'
-    /// signatures in shared memory; thread `p` then tries its filter against each event
-    /// of the chunk ([`IndexFilter`], its constraints and the events' attributes: global,
-    /// read through the cache, each filter read once per chunk), setting bits of the
-    /// events' rows of `bits` (global, atomic OR).
+    /// Grid: `blockIdx.x` and `threadIdx.x` = the `k`-th filter in interface order
+    /// (`by_iface[k]`, global), `blockIdx.y` = a chunk of [`DENSE_CHUNK`] events of the
+    /// list `dense` (`dense[0]` = the count, the events from `dense[1]`; global). The
+    /// block stages its events in shared memory, with (at most [`SLOT_ROWS`] name rows)
+    /// each event's row -> attribute table; each thread then tries its filter against
+    /// each event of the chunk ([`IndexFilter`], its constraints and the events'
+    /// attributes: global, read through the cache, each filter read once per chunk), and
+    /// the warp sets the matched interfaces' bits of the events' rows of `bits` (global,
+    /// one atomic OR per warp and word where it can). Dynamic shared memory:
+    /// [`dense_shared_bytes`].
     pub fn ccm_index_dense(
         t: IndexTables<'static>,
         b: IndexEvents<'static>,
+        by_iface: *const u32,
         dense: *const u32,
         bits: *mut u32,
     ) {
@@ -417,22 +513,57 @@ kernel! {
             return;
         }
         let last = if first + DENSE_CHUNK < n_dense { first + DENSE_CHUNK } else { n_dense };
-        let sh = dynamic_shared::<u32>();
+        let n = last - first;
+        let sh_ev = dynamic_shared::<u32>();
+        let use_slots = t.rows <= SLOT_ROWS;
+        let sh_slot = sh_ev.add(DENSE_CHUNK as usize) as *mut u8;
         let tid = thread_idx_x();
-        if tid < last - first {
-            *sh.add(tid as usize) = *dense.add(1 + (first + tid) as usize);
+        let nt = block_dim_x();
+        if tid < n {
+            *sh_ev.add(tid as usize) = *dense.add(1 + (first + tid) as usize);
+        }
+        if use_slots {
+            let mut i = tid;
+            while i < DENSE_CHUNK * SLOT_ROWS {
+                *sh_slot.add(i as usize) = NO_SLOT;
+                i += nt;
+            }
         }
         sync_threads();
-        let p = block_idx_x() * block_dim_x() + tid;
-        if p >= t.n_filters {
-            return;
+        if use_slots && tid < n {
+            let ev = b.events.read(*sh_ev.add(tid as usize) as usize);
+            let mut a = 0;
+            while a < ev.len {
+                let row = b.attrs.read((ev.start + a) as usize).row_id;
+                *sh_slot.add((tid * SLOT_ROWS + row) as usize) = a as u8;
+                a += 1;
+            }
         }
-        let mut k = 0;
-        while k < last - first {
-            let e = *sh.add(k as usize);
+        sync_threads();
+        let k = block_idx_x() * nt + tid;
+        let valid = k < t.n_filters;
+        let p = if valid { *by_iface.add(k as usize) } else { 0 };
+        let f = t.filters.read(p as usize);
+        let end = t.filters.read(p as usize + 1).first;
+        let mut j = 0;
+        while j < n {
+            let e = *sh_ev.add(j as usize);
             let ev = b.events.read(e as usize);
-            try_filter(&t, &b, &ev, e, p, bits);
-            k += 1;
+            let word = e * t.words + f.iface / 32;
+            let bit = 1u32 << (f.iface % 32);
+            let mut set = valid && f.sig & !ev.sig == 0;
+            if set && t.shared != 0 && volatile_load_u32(bits.add(word as usize)) & bit != 0 {
+                set = false;
+            }
+            if set {
+                set = if use_slots {
+                    satisfies_slots(&t, &b, &ev, sh_slot.add((j * SLOT_ROWS) as usize), f.first, end)
+                } else {
+                    satisfies(&t, &b, &ev, f.first, end)
+                };
+            }
+            warp_or(set, word, bit, bits);
+            j += 1;
         }
     }
 }

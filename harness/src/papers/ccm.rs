@@ -596,6 +596,7 @@ fn time_gpu_index(
     let mut index = GpuIndex::new(dev, &w.subscriptions, index_config(dev))?;
     let warm = if ctx.quick { 0 } else { 10 };
     index.match_batch(&w.events[..warm.min(w.events.len())])?;
+    index.take_timing();
     let round = if bounded {
         w.events.len().max(1)
     } else {
@@ -612,6 +613,21 @@ fn time_gpu_index(
         }
     }
     let ms = ms_since(t0) / n.max(1) as f64;
+    // The time split, for tuning (GPU_MATCH_INDEX_SPLIT=1): one line per workload.
+    let split = index.take_timing();
+    if std::env::var_os("GPU_MATCH_INDEX_SPLIT").is_some() {
+        let us = |d: std::time::Duration| d.as_secs_f64() * 1e6 / split.events.max(1) as f64;
+        eprintln!(
+            "index split {}: encode {:.3} copy in {:.3} kernels {:.3} answers {:.3} us/event ({} events, {:.1} answers/event)",
+            at.label,
+            us(split.encode),
+            us(split.copy_in),
+            us(split.kernels),
+            us(split.answers),
+            split.events,
+            parts.iter().map(|a| a.total()).sum::<usize>() as f64 / n.max(1) as f64,
+        );
+    }
     let got: Vec<Vec<InterfaceId>> = parts.iter().flat_map(|a| a.to_vecs()).collect();
     let series = format!("{name} index");
     let want: Vec<Vec<InterfaceId>> = truth.iter().cycle().take(got.len()).cloned().collect();
