@@ -466,7 +466,7 @@ impl Tables {
     pub fn encode_room(events: &[Event]) -> (usize, usize, usize) {
         events
             .par_chunks(ENCODE_PART)
-            .map(|c| part_room(c))
+            .map(part_room)
             .reduce(|| (0, 0, 0), |x, y| (x.0 + y.0, x.1 + y.1, x.2 + y.2))
     }
 
