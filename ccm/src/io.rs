@@ -819,7 +819,7 @@ mod tests {
     }
 
     #[test]
-    fn loads_the_issue_example() {
+    fn loads_the_documented_example() {
         let s = subs(r#"{"interface": 3, "filter": [["temp", ">", 30], ["area", "=", "area1"]]}"#)
             .unwrap();
         assert_eq!(s[0].interface, InterfaceId(3));
@@ -832,7 +832,7 @@ mod tests {
         assert_eq!(e[1].get("x"), Some(&Value::Float(2.5)));
     }
 
-    /// The malformed-input table of issue 9: each line must fail with its line number
+    /// The malformed inputs a user can write: each line must fail with its line number
     /// and a message containing the expected words.
     #[test]
     fn malformed_subscription_lines_name_line_and_problem() {

@@ -112,7 +112,7 @@ pub enum RunEngine {
     EmuSeg,
     /// ccm, clcb: the SFF-like CPU matcher.
     Sff,
-    /// ccm: the content index (issue 15), one core and all cores.
+    /// ccm: the content index (pivot-partitioned, after OpIndex), one core and all cores.
     Index,
     /// ccm: the hybrid index (value index and content index, chosen per event), one core
     /// and all cores.

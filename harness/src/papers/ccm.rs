@@ -17,7 +17,7 @@
 //! through a ring in mapped host memory, no launch per event; the GPU busy-waits while
 //! it runs), `emu` (the same
 //! kernels on the host emulator, quick mode), `sff` (the SFF-like matcher, one core) and
-//! `sff all cores` (one event per core), and (issue 15) `index` / `index all cores`, a
+//! `sff all cores` (one event per core), and `index` / `index all cores`, a
 //! modern content index on one core and on all cores ([`baselines::content_index`]:
 //! pivot-partitioned after OpIndex / BE-Tree, exactly SFF's answers), `hybrid` /
 //! `hybrid all cores`, the hybrid index on one core and on all cores
@@ -338,7 +338,7 @@ fn time_sff(
     Ok(all)
 }
 
-/// The series of the fastest CPU matcher on all cores at each point (issue 15).
+/// The series of the fastest CPU matcher on all cores at each point.
 pub const BEST_CPU: &str = "best CPU (all cores)";
 
 /// Events the indexes are timed on per point at most (the workload's, repeated): their
