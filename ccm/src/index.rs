@@ -84,8 +84,8 @@ pub struct IndexTiming {
     pub copy_in: std::time::Duration,
     /// The kernels: partition walk, filter-major kernel, answer sizes.
     pub kernels: std::time::Duration,
-    /// The answer lists: written by the device into mapped host memory, then copied
-    /// into [`Answers`].
+    /// The answer lists: the answers kernel, the copy to page-locked host memory, then
+    /// on all cores into [`Answers`].
     pub answers: std::time::Duration,
     /// Events matched.
     pub events: usize,
@@ -285,10 +285,12 @@ struct LaunchBufs {
     dense: Buffer<u32>,
     spans: Buffer<u32>,
     total: Buffer<u32>,
+    /// The answer lists, `total` ids.
+    ids: Buffer<u32>,
 }
 
 /// Page-locked host memory: the encoded events staged for the copy in, and the answer
-/// lists the device writes (mapped).
+/// lists staged for the copy out.
 struct HostBufs {
     events: HostBuffer<DevEvent>,
     attrs: HostBuffer<DevAttr>,
@@ -395,6 +397,7 @@ impl<'d> GpuIndex<'d> {
                 + b.dense.bytes()
                 + b.spans.bytes()
                 + b.total.bytes()
+                + b.ids.bytes()
         })
     }
 
@@ -505,6 +508,7 @@ impl<'d> GpuIndex<'d> {
                 dense: dev.alloc(per + 1)?,
                 spans: dev.alloc(2 * per)?,
                 total: dev.alloc(1)?,
+                ids: dev.alloc(1 << 16)?,
             });
         }
         let b = self.bufs.as_mut().expect("allocated");
@@ -568,6 +572,9 @@ impl<'d> GpuIndex<'d> {
         let total = total[0] as usize;
         self.timing.kernels += t.elapsed();
         let t = Instant::now();
+        if b.ids.len() < total {
+            b.ids = dev.alloc(room(total))?;
+        }
         if hb.ids.len() < total {
             hb.ids = dev.alloc_host(room(total))?;
         }
@@ -579,18 +586,27 @@ impl<'d> GpuIndex<'d> {
             n as u32,
             &d.user_ids,
             &b.spans,
-            &mut hb.ids,
+            &b.ids,
         )?;
         let mut spans = vec![0u32; 2 * n];
         dev.read_into(&b.spans, 0, &mut spans)?;
-        dev.synchronize()?;
+        // One copy of the lists into page-locked memory (the DMA engine's full speed),
+        // then on all cores into the answers.
+        dev.read_into(&b.ids, 0, &mut hb.ids.as_mut_slice()[..total])?;
         let base = out.ids.len();
-        out.ids.resize(base + total, InterfaceId(0));
+        out.ids.reserve(total);
         let from: &[InterfaceId] = bytemuck::cast_slice(&hb.ids.as_slice()[..total]);
-        out.ids[base..]
+        out.ids.spare_capacity_mut()[..total]
             .par_chunks_mut(1 << 16)
             .zip(from.par_chunks(1 << 16))
-            .for_each(|(d, s)| d.copy_from_slice(s));
+            .for_each(|(d, s)| {
+                for (d, s) in d.iter_mut().zip(s) {
+                    d.write(*s);
+                }
+            });
+        // SAFETY: the `total` elements past the length were all written just above, and
+        // `reserve` made room for them.
+        unsafe { out.ids.set_len(base + total) };
         out.spans
             .extend(spans.chunks_exact(2).map(|s| (base + s[0] as usize, s[1])));
         self.timing.answers += t.elapsed();

@@ -599,8 +599,7 @@ kernel! {
     /// Beyond the paper: the pruning matcher's answers. A warp per event `e` of the
     /// batch writes the user ids (`user_ids[rank]`, global, read-only) of the
     /// interfaces set in its row of `bits` (global) in ascending order into `ids` from
-    /// place `spans[2e]` ([`ccm_index_count`]; `ids` is page-locked host memory mapped
-    /// into the device, or device memory), 32 words at a time (a warp prefix sum of the
+    /// place `spans[2e]` ([`ccm_index_count`]; global), 32 words at a time (a warp prefix sum of the
     /// words' bit counts places each lane's), and zeroes the row for the next batch.
     pub fn ccm_index_answers(
         bits: *mut u32,
