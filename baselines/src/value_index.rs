@@ -257,6 +257,34 @@ impl Classes {
     }
 }
 
+/// The least set of names within `names` (as bits) that is greater than `m`, which is
+/// not within it (`None`: there is none). Its bits above the highest bit of `m` outside
+/// `names` are within `names`; the answer keeps no bit below it and counts up the ones
+/// above it through the bits of `names` only (the next submask).
+#[inline]
+fn next_within(m: u64, names: u64) -> Option<u64> {
+    let high = 63 - (m & !names).leading_zeros();
+    let above = u64::MAX.checked_shl(high + 1).unwrap_or(0);
+    let (prefix, within) = (m & above, names & above);
+    let y = (prefix | !within).wrapping_add(1) & within;
+    (y != 0).then_some(y)
+}
+
+/// The first set from `at` on whose names (as bits) are at least `y` (`sets` ascending
+/// by them): a galloping search, so that a short skip costs a few steps.
+#[inline]
+fn skip_to(sets: &[(u64, u32, u32)], at: usize, y: u64) -> usize {
+    let mut step = 1;
+    let mut hi = at;
+    while hi < sets.len() && sets[hi].0 < y {
+        hi = at + step;
+        step *= 2;
+    }
+    let lo = at + step / 4;
+    let hi = hi.min(sets.len());
+    lo + sets[lo..hi].partition_point(|s| s.0 < y)
+}
+
 /// No bitset, in [`ValueScratch::by_name`].
 const NONE: u32 = u32::MAX;
 
@@ -737,10 +765,17 @@ impl ValueIndex {
     ) {
         let words = self.words;
         let mut own: Vec<usize> = Vec::with_capacity(3 * 64);
-        for &(m, start, end) in classes {
+        let mut at = 0;
+        while let Some(&(m, start, end)) = classes.get(at) {
             if m & !names_bits != 0 {
+                // Not within the event's names: on to the first set that can be.
+                match next_within(m, names_bits) {
+                    Some(y) => at = skip_to(classes, at, y),
+                    None => break,
+                }
                 continue;
             }
+            at += 1;
             own.clear();
             let mut names = m;
             while names != 0 {
@@ -933,6 +968,24 @@ mod tests {
     use super::*;
     use crate::compiled::tests::sub;
     use crate::Matcher;
+
+    #[test]
+    fn the_skip_lands_on_the_least_set_within_the_names_after_one_that_is_not() {
+        // Every set of 6 names, against a few sets of names of the event.
+        let sets: Vec<(u64, u32, u32)> = (0..64u64).map(|m| (m, 0, 1)).collect();
+        for names in [0b101101u64, 0b000001, 0b111110, 0b100000, 0] {
+            for m in (0..64u64).filter(|m| m & !names != 0) {
+                let want = (m + 1..64).find(|y| y & !names == 0);
+                let got = next_within(m, names);
+                // `got` may lie beyond the 6 names (no set there).
+                assert_eq!(got.filter(|&y| y < 64), want, "m {m:b} names {names:b}");
+                let at = m as usize;
+                let land = got.map_or(sets.len(), |y| skip_to(&sets, at, y));
+                assert_eq!(land, want.map_or(64, |y| y as usize));
+            }
+        }
+        assert_eq!(next_within(1 << 63, 1), None);
+    }
 
     #[test]
     fn the_end_of_a_prefix_range_is_the_next_string_after_every_extension() {
