@@ -24,10 +24,12 @@
 //! 2. Otherwise it is measured. The bound ignores the name index's early stop: with few
 //!    interfaces it stops once each has matched, often after a few dozen filters
 //!    (10 interfaces and 20 names per event: 20x below the bound). So both indexes are
-//!    timed on the first events of each `k`, then the faster (a moving average per `k`,
-//!    shared by the threads) answers; every 16th event re-times the chosen one and every
-//!    512th the other, so the choice follows the workload. The answers are the same
-//!    whichever answers; only the time differs.
+//!    timed on the first events of each `k` (the slower once only when it is 4x slower:
+//!    with a million filters one run of it costs dozens of the other), then the faster (a
+//!    moving average per `k`, shared by the threads) answers; every 16th event re-times
+//!    the chosen one and every 512th the other (less often when it is far slower, so that
+//!    these runs cost about 3% of the time), so the choice follows the workload. The
+//!    answers are the same whichever answers; only the time differs.
 //!
 //! The constants are per-operation times measured on one core (`cargo run --release -p
 //! baselines --example ccm_value_index`); only their ratios matter, and only for the
@@ -50,6 +52,19 @@ const VISIT_NS: f64 = 1.5;
 const EVAL_NS: f64 = 10.0;
 /// Timed runs of each index per names-per-event count before choosing by time.
 const SAMPLES: u32 = 6;
+/// An index this many times slower than the other after one timed run is not sampled
+/// further before choosing (with a million filters one run of the slower costs as much as
+/// dozens of the faster).
+const FAR_SLOWER: f64 = 4.0;
+
+/// Every how many events the index not chosen is timed again: every 512th, less often when
+/// it has been `slower` times slower, so that these runs cost about 3% of the time.
+fn explore_every(slower: f64) -> u64 {
+    ((32.0 * slower.max(1.0)) as u64)
+        .next_power_of_two()
+        .max(512)
+}
+
 /// Names-per-event counts with their own measurements (more share the last).
 const BUCKETS: usize = 64;
 
@@ -206,26 +221,29 @@ impl HybridIndex {
         } else {
             let t = &self.timings[k.min(BUCKETS - 1)];
             let (n, v) = (t[0].samples.load(Relaxed), t[1].samples.load(Relaxed));
-            let best = if t[1].get() <= t[0].get() {
-                Choice::Values
+            let (best, other) = if t[1].get() <= t[0].get() {
+                (Choice::Values, Choice::Names)
             } else {
-                Choice::Names
+                (Choice::Names, Choice::Values)
             };
-            let other = if best == Choice::Values {
-                Choice::Names
+            // How many times slower the other index has been (1 until both have run).
+            let slower = if n.min(v) == 0 {
+                1.0
             } else {
-                Choice::Values
+                t[other as usize].get() / t[best as usize].get().max(1.0)
             };
-            if n.min(v) < SAMPLES {
-                (
-                    if v <= n {
-                        Choice::Values
-                    } else {
-                        Choice::Names
-                    },
-                    true,
-                )
-            } else if *events % 512 == 0 {
+            let samples = |c: Choice| [n, v][c as usize];
+            if samples(best) < SAMPLES || (samples(other) < SAMPLES && slower < FAR_SLOWER) {
+                // The one with fewer samples, unless the other is far slower already.
+                let pick = if slower >= FAR_SLOWER {
+                    best
+                } else if v <= n {
+                    Choice::Values
+                } else {
+                    Choice::Names
+                };
+                (pick, true)
+            } else if *events % explore_every(slower) == 0 {
                 (other, true)
             } else {
                 (best, *events % 16 == 0)
