@@ -456,6 +456,55 @@ unsafe fn satisfies_slots(
     true
 }
 
+/// Most constraints of a filter that [`ccm_index_dense`] keeps in registers for its
+/// chunk of events (a longer filter's are read from memory per event).
+pub const REG_CONSTRAINTS: usize = 5;
+
+/// As [`satisfies_slots`], over the filter's `size <= REG_CONSTRAINTS` constraints
+/// held in `cs` (registers: the loop has a constant bound and is unrolled).
+///
+/// # Safety
+/// As [`satisfies_slots`].
+#[inline(always)]
+unsafe fn satisfies_held(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    ev: &DevEvent,
+    slots: *const u8,
+    cs: &[DevConstraint; REG_CONSTRAINTS],
+    size: u32,
+) -> bool {
+    let mut j = 0;
+    while j < REG_CONSTRAINTS {
+        if (j as u32) < size {
+            let con = &cs[j];
+            let a = *slots.add(con.key as usize);
+            if a == NO_SLOT {
+                return false;
+            }
+            let at = b.attrs.read((ev.start + a as u32) as usize);
+            let ab = if at.ty as u16 == TY_STR {
+                b.ebytes.add(at.val as usize)
+            } else {
+                b.ebytes.ptr()
+            };
+            if !sat(
+                con,
+                at.ty as u16,
+                at.val,
+                at.str_id,
+                at.str_len,
+                ab,
+                t.cpool.ptr(),
+            ) {
+                return false;
+            }
+        }
+        j += 1;
+    }
+    true
+}
+
 /// Sets `bit` in word `word` of `bits` for the lanes where `set` holds, with one atomic
 /// OR per warp when every such lane's word is the same (filters in interface order: a
 /// warp's 32 filters share one or two words), else one per lane. Every lane of the warp
@@ -495,8 +544,9 @@ kernel! {
     /// list `dense` (`dense[0]` = the count, the events from `dense[1]`; global). The
     /// block stages its events in shared memory, with (at most [`SLOT_ROWS`] name rows)
     /// each event's row -> attribute table; each thread then tries its filter against
-    /// each event of the chunk ([`IndexFilter`], its constraints and the events'
-    /// attributes: global, read through the cache, each filter read once per chunk), and
+    /// each event of the chunk ([`IndexFilter`] and the events' attributes: global, read
+    /// through the cache; the filter's constraints held in registers for the chunk when
+    /// there are at most [`REG_CONSTRAINTS`], else read per event), and
     /// the warp sets the matched interfaces' bits of the events' rows of `bits` (global,
     /// one atomic OR per warp and word where it can). Dynamic shared memory:
     /// [`dense_shared_bytes`].
@@ -545,6 +595,19 @@ kernel! {
         let p = if valid { *by_iface.add(k as usize) } else { 0 };
         let f = t.filters.read(p as usize);
         let end = t.filters.read(p as usize + 1).first;
+        // A short filter's constraints stay in registers for the whole chunk.
+        let size = end - f.first;
+        let held = use_slots && size as usize <= REG_CONSTRAINTS;
+        let mut cs = [DevConstraint::default(); REG_CONSTRAINTS];
+        if valid && held {
+            let mut c = 0;
+            while c < REG_CONSTRAINTS {
+                if (c as u32) < size {
+                    cs[c] = t.constraints.read((f.first + c as u32) as usize);
+                }
+                c += 1;
+            }
+        }
         let mut j = 0;
         while j < n {
             let e = *sh_ev.add(j as usize);
@@ -556,8 +619,11 @@ kernel! {
                 set = false;
             }
             if set {
-                set = if use_slots {
-                    satisfies_slots(&t, &b, &ev, sh_slot.add((j * SLOT_ROWS) as usize), f.first, end)
+                let slots = sh_slot.add((j * SLOT_ROWS) as usize);
+                set = if held {
+                    satisfies_held(&t, &b, &ev, slots, &cs, size)
+                } else if use_slots {
+                    satisfies_slots(&t, &b, &ev, slots, f.first, end)
                 } else {
                     satisfies(&t, &b, &ev, f.first, end)
                 };
