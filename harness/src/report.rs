@@ -199,7 +199,11 @@ fn targets_table(exps: &[Experiment], dir: &Path) -> anyhow::Result<String> {
             tg.goal,
             tg.what,
             tg.series,
-            tg.x,
+            if tg.x.is_nan() {
+                "every".to_string()
+            } else {
+                tg.x.to_string()
+            },
             tg.threshold(),
             e.measured,
             p = tg.paper,
