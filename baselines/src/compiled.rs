@@ -8,44 +8,10 @@ use crate::content_index::IndexError;
 use crate::sff::{cmp_num, Num};
 use ccm::model::{Attribute, Constraint, Event, Op, Subscription, Value};
 use std::cmp::Ordering;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
-/// A multiply-rotate hash (FxHash-like) for the small keys of the indexes: names and
-/// partition keys. Not resistant to chosen keys, which a matcher's own build does not face.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct Fast(u64);
-
-const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl Hasher for Fast {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-            self.write_u64(w);
-        }
-        let mut last = [0u8; 8];
-        let tail = chunks.remainder();
-        last[..tail.len()].copy_from_slice(tail);
-        self.write_u64(u64::from_le_bytes(last) ^ (tail.len() as u64) << 56);
-    }
-    #[inline]
-    fn write_u64(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
-    }
-    #[inline]
-    fn write_u8(&mut self, b: u8) {
-        self.write_u64(b as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0 ^ (self.0 >> 29)
-    }
-}
-
-pub(crate) type FastMap<Key, V> = HashMap<Key, V, BuildHasherDefault<Fast>>;
+/// The fast hash of names and partition keys: the one the GPU engines' tables use
+/// ([`ccm::hash`]).
+pub(crate) use ccm::hash::FastMap;
 
 /// Checks subscriptions for an index: each a well-formed filter, fewer than `u32::MAX`
 /// of them (the first error, as the subscription's index).
@@ -379,17 +345,5 @@ pub(crate) mod tests {
             assert_eq!(h.take(|i| ids[i]), want);
             assert!((0..1000).all(|i| !h.has(i)));
         }
-    }
-
-    #[test]
-    fn the_hasher_separates_names_that_differ_in_length_or_in_the_last_bytes() {
-        let h = |s: &str| {
-            let mut f = Fast::default();
-            f.write(s.as_bytes());
-            f.finish()
-        };
-        assert_ne!(h("n1"), h("n10"));
-        assert_ne!(h("abcdefgh"), h("abcdefgh\0"));
-        assert_ne!(h(""), h("\0"));
     }
 }
