@@ -1211,6 +1211,38 @@ mod tests {
         }
     }
 
+    /// `--engines emu-index` runs the pruning index on the emulator alone: Table 2 records
+    /// its time (rows 1 and 4), build and size (rows 2 and 3), checked against SFF, and
+    /// none of the paper's kernels.
+    #[test]
+    fn the_pruning_index_runs_alone_on_the_emulator_and_fills_table_2() {
+        let exp = experiments()
+            .into_iter()
+            .find(|e| e.id == "table2")
+            .expect("table2");
+        let mut ctx = Ctx::new(
+            true,
+            vec![1],
+            Some(vec!["emu-index".to_string()]),
+            None,
+            std::sync::Arc::new(indicatif::ProgressBar::hidden()),
+        );
+        (exp.run)(&mut ctx).unwrap_or_else(|e| panic!("table2: {e:#}"));
+        for row in [1.0, 2.0, 3.0, 4.0] {
+            assert!(
+                ctx.samples
+                    .iter()
+                    .any(|s| s.series == "emu index" && s.x == row),
+                "emu index row {row}"
+            );
+        }
+        assert!(
+            ctx.samples.iter().all(|s| s.series == "emu index"),
+            "only the index ran: {:?}",
+            ctx.samples.iter().map(|s| &s.series).collect::<Vec<_>>()
+        );
+    }
+
     /// The targets read the dense experiments' full-size points by their series names.
     #[test]
     fn the_dense_targets_name_series_the_full_size_dense_experiments_record() {
