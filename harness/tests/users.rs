@@ -135,7 +135,7 @@ fn a_bad_event_line_is_reported_with_its_position_answered_null_and_the_exit_cod
         "e.jsonl",
         "{\"temp\": 35}\n{\"temp\": }\n{\"temp\": null}\n{\"area\": \"a1\"}\n",
     );
-    for engine in ["sff", "emu"] {
+    for engine in ["sff", "emu", "emu-index"] {
         let out = ccm_match(&["--window", "2", "--engine", engine], &subs, &events);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{engine}: {stderr}");
@@ -167,7 +167,7 @@ fn a_bad_subscription_line_stops_loading_with_its_position_and_exit_code_2() {
         format!("{CCM_SUBS}{{\"interface\": 1, \"filter\": [[\"a\", \"~\", 1]]}}\n"),
     );
     let events = write(&d, "e.jsonl", "{\"temp\": 35}\n");
-    for engine in ["sff", "emu"] {
+    for engine in ["sff", "emu", "emu-index"] {
         let out = ccm_match(&["--engine", engine], &subs, &events);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{engine}: {stderr}");
@@ -184,7 +184,7 @@ fn a_bad_subscription_line_stops_loading_with_its_position_and_exit_code_2() {
 }
 
 #[test]
-fn the_emulator_streamed_in_windows_answers_as_the_cpu_engine_does() {
+fn the_emulator_engines_streamed_in_windows_answer_as_the_cpu_engine_does() {
     let d = tmp("ccm-windows");
     let subs = write(&d, "s.jsonl", CCM_SUBS);
     let events: String = (0..40)
@@ -199,6 +199,7 @@ fn the_emulator_streamed_in_windows_answers_as_the_cpu_engine_does() {
     let want = run("sff", "8192");
     assert_eq!(want.lines().count(), 40);
     assert_eq!(run("emu", "7"), want);
+    assert_eq!(run("emu-index", "7"), want);
     assert_eq!(run("sff", "3"), want);
     std::fs::remove_dir_all(d).ok();
 }
