@@ -5,6 +5,7 @@
 //! everything around them: engine selection, the GPU, progress, CSV, plots.
 
 use std::fmt::Debug;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The four papers.
@@ -80,6 +81,10 @@ pub struct Ctx {
     pub gpu_ordinal: Option<usize>,
     pub(crate) samples: Vec<Sample>,
     pub(crate) progress: Arc<indicatif::ProgressBar>,
+    /// Answer checks ([`Ctx::check`]) that found the two engines in agreement.
+    checks_agreed: AtomicUsize,
+    /// Answer checks that found a disagreement.
+    checks_disagreed: AtomicUsize,
 }
 
 impl Ctx {
@@ -97,7 +102,18 @@ impl Ctx {
             gpu_ordinal,
             samples: Vec::new(),
             progress,
+            checks_agreed: AtomicUsize::new(0),
+            checks_disagreed: AtomicUsize::new(0),
         }
+    }
+
+    /// How many answer checks ([`Ctx::check`]) this experiment made so far: (agreed,
+    /// disagreed).
+    pub fn checks(&self) -> (usize, usize) {
+        (
+            self.checks_agreed.load(Ordering::Relaxed),
+            self.checks_disagreed.load(Ordering::Relaxed),
+        )
     }
 
     /// Whether to run the engine named `name` (of kind `kind`) in this run.
@@ -134,9 +150,25 @@ impl Ctx {
     }
 
     /// Fails the run when two engines disagree on a workload, naming the workload and
-    /// the first differing item.
+    /// the first differing item. Every call is counted, as agreed or disagreed
+    /// ([`Ctx::checks`]), for the run's summary.
     pub fn check<T: PartialEq + Debug>(
         &self,
+        workload: &str,
+        reference: (&str, &[T]),
+        other: (&str, &[T]),
+    ) -> anyhow::Result<()> {
+        let result = Self::compare(workload, reference, other);
+        let counter = if result.is_ok() {
+            &self.checks_agreed
+        } else {
+            &self.checks_disagreed
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        result
+    }
+
+    fn compare<T: PartialEq + Debug>(
         workload: &str,
         reference: (&str, &[T]),
         other: (&str, &[T]),
@@ -169,5 +201,34 @@ impl Ctx {
     pub fn step(&self, what: &str) {
         self.progress.set_message(what.to_string());
         self.progress.inc(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_check_is_counted_as_agreed_or_disagreed() {
+        let ctx = Ctx::new(
+            true,
+            vec![1],
+            None,
+            None,
+            Arc::new(indicatif::ProgressBar::hidden()),
+        );
+        assert_eq!(ctx.checks(), (0, 0));
+        ctx.check("w1", ("a", &[1, 2][..]), ("b", &[1, 2][..]))
+            .unwrap();
+        ctx.check("w2", ("a", &[1, 2][..]), ("b", &[1, 2][..]))
+            .unwrap();
+        let e = ctx
+            .check("w3", ("a", &[1, 2][..]), ("b", &[1, 3][..]))
+            .unwrap_err();
+        assert!(e.to_string().contains("workload w3: item 1"), "{e}");
+        assert!(ctx
+            .check("w4", ("a", &[1][..]), ("b", &[1, 2][..]))
+            .is_err());
+        assert_eq!(ctx.checks(), (2, 2));
     }
 }

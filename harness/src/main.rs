@@ -64,8 +64,9 @@ struct RunArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=1000))]
     seeds: u64,
     /// Comma-separated engine names to run (e.g. gpu,sff); default: every engine the
-    /// experiment knows that can run here (GPU engines need a GPU; emulator engines run in
-    /// --quick mode only). An experiment runs those of the named engines it has.
+    /// experiment knows that can run here (GPU engines need a GPU; emulator engines, which
+    /// check answers (their times mean nothing), run in --quick mode only). An experiment
+    /// runs those of the named engines it has.
     #[arg(long, value_delimiter = ',', value_enum)]
     engines: Option<Vec<engines::RunEngine>>,
     /// Directory for the CSV and PNG files (default: results/, or results/quick/ with --quick).
@@ -88,6 +89,14 @@ enum Top {
     /// List every experiment (paper, id, title).
     List,
     /// Run experiments: `run all`, `run <paper>`, or `run <paper> <experiment>`.
+    ///
+    /// Each experiment writes <out>/<paper>/<id>.csv, .samples.csv, .png and .svg and prints
+    /// its values at the largest x and the speedups over its baseline. Emulator series
+    /// (`emu`, `emu batched`, `emu index`, ...) check answers only: their times are marked
+    /// as such and never turned into speedups. The run ends with a summary table: per
+    /// experiment its engines, its answer checks (agree / disagree), its files, and the
+    /// fastest GPU series recorded in results/<paper>/<id>.csv beside this run's value of
+    /// the same series (or of its emulator twin).
     Run {
         /// `all`, or a paper: ccm, clcb, xml, ddm.
         target: String,
@@ -230,6 +239,7 @@ fn run_opts(a: RunArgs, gpu: bool) -> runner::RunOpts {
         engines: a.engines.map(|v| v.iter().map(engines::name).collect()),
         out,
         device: a.device,
+        recorded: Some(PathBuf::from("results")),
     }
 }
 
@@ -357,6 +367,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 engines,
                 out,
                 device,
+                recorded: None,
             };
             let opts = regress::Opts {
                 baseline,

@@ -23,7 +23,8 @@
 //! The layout comes from the experiment's metadata ([`layout`]): an x label that
 //! enumerates its values (`row (1: time, 2: deployment, ...)`) is a table, drawn as
 //! grouped bars with one panel per unit; anything else is lines over x, with a speedup
-//! panel when the experiment names a baseline. New experiments and series render with no
+//! panel when the experiment names a baseline. Emulator series (`emu`, `emu batched`) are
+//! correctness runs: drawn in the value panels, never in a speedup panel. New experiments and series render with no
 //! change here; a series whose engine is not in the palette gets a colour derived from its
 //! name, the same in every figure.
 //!
@@ -135,14 +136,14 @@ pub const PALETTE: &[(&str, Rgb)] = &[
 
 /// The series the experiments against today's strong CPU methods record beside their CPU
 /// baselines: per seed, the least time of the all-core CPU matchers at each x. A figure
-/// whose rows have it gets a speedup panel over it (each GPU and emulator series), besides
-/// the one over the experiment's baseline.
+/// whose rows have it gets a speedup panel over it (each GPU series; emulator series are
+/// correctness runs and have no speedup), besides the one over the experiment's baseline.
 pub const BEST_CPU: &str = "best CPU (all cores)";
 
-/// Whether a series is a GPU engine or its emulator twin (`gpu-sweep`, `emu batched`).
+/// Whether a series is a GPU engine (`gpu-sweep`, `gpu batched`); not its emulator twin
+/// (`emu batched`), whose times mean nothing.
 fn is_gpu_series(series: &str) -> bool {
-    let engine = split_series(series).0;
-    engine.starts_with("gpu") || gpu_twin(&engine).is_some()
+    split_series(series).0.starts_with("gpu")
 }
 
 /// Colours for engines not in [`PALETTE`], picked by a hash of the engine's name (so the
@@ -672,7 +673,7 @@ pub fn categories(x_label: &str) -> Option<Vec<(f64, String)>> {
 
 /// The unit in parentheses at the end of an axis label, or the label itself:
 /// `processing time per event (ms)` -> `ms`.
-fn axis_unit(label: &str) -> &str {
+pub fn axis_unit(label: &str) -> &str {
     match (label.rfind('('), label.ends_with(')')) {
         (Some(i), true) => &label[i + 1..label.len() - 1],
         _ => label,
@@ -727,10 +728,14 @@ fn paper_mark(p: &PaperRow, color: Rgb) -> PaperMark {
 /// Speedup of each series over `baseline` at each common x, with the conservative
 /// min–max range (baseline's extremes against the series' opposite extremes); a series
 /// with a second factor (`gpu F=1M`) over the baseline of the same factor (`index F=1M`)
-/// where one is recorded ([`crate::results::baseline_row`]).
+/// where one is recorded ([`crate::results::baseline_row`]). Emulator series
+/// ([`crate::results::is_emulator`]) have none: their times mean nothing.
 pub fn speedup_points(rows: &[Row], baseline: &str, higher_is_better: bool) -> Vec<(String, Pt)> {
     rows.iter()
-        .filter(|r| !crate::results::is_baseline(&r.series, baseline))
+        .filter(|r| {
+            !crate::results::is_baseline(&r.series, baseline)
+                && !crate::results::is_emulator(&r.series)
+        })
         .filter_map(|r| {
             let b = crate::results::baseline_row(rows, baseline, &r.series, r.x)?;
             let (y, lo, hi) = if higher_is_better {
@@ -2179,6 +2184,64 @@ mod tests {
             .iter()
             .all(|g| g.1.len() == 1 && g.1[0].mean == 2.0));
         std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn emulator_series_stay_in_the_value_panel_and_never_enter_a_speedup_panel() {
+        let exps = fixture_experiments();
+        let fig8 = exps.iter().find(|e| e.id == "fig8").unwrap();
+        let mut rows = Vec::new();
+        for x in [250.0, 1000.0] {
+            rows.push(fixture_row("ccm", "fig8", "sff", x, 1.0));
+            rows.push(fixture_row("ccm", "fig8", "sff all cores", x, 0.5));
+            rows.push(fixture_row("ccm", "fig8", BEST_CPU, x, 0.4));
+            rows.push(fixture_row("ccm", "fig8", "gpu", x, 0.01));
+            for emu in ["emu", "emu batched", "emu index"] {
+                rows.push(fixture_row("ccm", "fig8", emu, x, 100.0));
+            }
+        }
+        let fig = figure(fig8, &rows, &[]);
+        let mut speedup_panels = 0;
+        for p in &fig.panels {
+            let Panel::Lines(p) = p else { panic!("lines") };
+            let names: Vec<&str> = p.lines.iter().map(|l| l.series.as_str()).collect();
+            if p.y_label.contains("speedup") {
+                speedup_panels += 1;
+                assert!(
+                    names.iter().all(|n| !n.starts_with("emu")),
+                    "{}: {names:?}",
+                    p.y_label
+                );
+                assert!(names.contains(&"gpu"), "{}: {names:?}", p.y_label);
+            } else {
+                assert!(names.contains(&"emu batched"), "value panel: {names:?}");
+            }
+        }
+        assert_eq!(speedup_panels, 2, "over sff and over the best CPU");
+        // A CPU-only run: the emulator alone draws no speedup panel over the best CPU.
+        let rows: Vec<Row> = rows.into_iter().filter(|r| r.series != "gpu").collect();
+        let fig = figure(fig8, &rows, &[]);
+        let labels: Vec<String> = fig
+            .panels
+            .iter()
+            .map(|p| match p {
+                Panel::Lines(p) => p.y_label.clone(),
+                Panel::Bars(p) => p.y_label.clone(),
+            })
+            .collect();
+        assert!(!labels.iter().any(|l| l.contains(BEST_CPU)), "{labels:?}");
+        // The table layout: no emulator bar over the best CPU.
+        let table2 = exps.iter().find(|e| e.id == "table2").unwrap();
+        let rows = vec![
+            fixture_row("ccm", "table2", "sff", 1.0, 1.0),
+            fixture_row("ccm", "table2", BEST_CPU, 1.0, 0.5),
+            fixture_row("ccm", "table2", "emu index", 1.0, 90.0),
+        ];
+        let fig = figure(table2, &rows, &[]);
+        assert!(fig.panels.iter().all(|p| match p {
+            Panel::Bars(b) => !b.y_label.contains("speedup"),
+            Panel::Lines(_) => true,
+        }));
     }
 
     #[test]

@@ -63,7 +63,7 @@ fn over_best_cpu(exp: &Experiment, rows: &[Row], x: f64) -> String {
     let best = crate::plot::BEST_CPU;
     results::speedups(rows, best, exp.higher_is_better)
         .into_iter()
-        .filter(|s| s.1 == x && (s.0.starts_with("gpu") || s.0.starts_with("emu")))
+        .filter(|s| s.1 == x && s.0.starts_with("gpu"))
         .max_by(|a, b| a.2.total_cmp(&b.2))
         .map(|(s, _, v)| format!("; best {s} {v:.1}x over {best}"))
         .unwrap_or_default()

@@ -215,6 +215,14 @@ pub fn is_baseline(series: &str, baseline: &str) -> bool {
     series == baseline || crate::plot::split_series(series).0 == baseline
 }
 
+/// Whether `series` is an emulator run: its engine (see [`crate::plot::split_series`])
+/// starts with `emu` (`emu`, `emu batched`, `emu index`, `emu-sweep`, `emu vs yfilter`).
+/// The kernels on the host SIMT emulator check answers; their times mean nothing, so they
+/// are never turned into speedups.
+pub fn is_emulator(series: &str) -> bool {
+    crate::plot::split_series(series).0.starts_with("emu")
+}
+
 /// The row `series` is compared with at `x`: with a second factor (`gpu F=1M`), the
 /// baseline's row of the same factor (`index F=1M`) where one is recorded, else the
 /// plain baseline's row.
@@ -234,10 +242,10 @@ pub fn baseline_row<'a>(rows: &'a [Row], baseline: &str, series: &str, x: f64) -
 
 /// Speedup of each series over `baseline` at each x where both exist (a series with a
 /// second factor over the baseline with the same factor, where there is one: see
-/// [`baseline_row`]).
+/// [`baseline_row`]). Emulator series ([`is_emulator`]) have none.
 pub fn speedups(rows: &[Row], baseline: &str, higher_is_better: bool) -> Vec<(String, f64, f64)> {
     rows.iter()
-        .filter(|r| !is_baseline(&r.series, baseline))
+        .filter(|r| !is_baseline(&r.series, baseline) && !is_emulator(&r.series))
         .filter_map(|r| {
             let b = baseline_row(rows, baseline, &r.series, r.x)?.mean;
             let s = if higher_is_better {
@@ -307,6 +315,50 @@ mod tests {
                 ("cpu", 1.0, 10.0, 10.0, 10.0, 1)
             ]
         );
+    }
+
+    #[test]
+    fn emulator_series_have_no_speedup() {
+        for s in [
+            "emu",
+            "emu batched",
+            "emu index",
+            "emu-sweep",
+            "emu vs yfilter",
+            "emu L=5",
+        ] {
+            assert!(is_emulator(s), "{s}");
+        }
+        for s in [
+            "gpu",
+            "gpu index",
+            "sff",
+            "index all cores",
+            "best CPU (all cores)",
+        ] {
+            assert!(!is_emulator(s), "{s}");
+        }
+        let samples: Vec<Sample> = [
+            ("cpu", 10.0),
+            ("gpu", 2.0),
+            ("emu", 500.0),
+            ("emu-sweep", 0.1),
+        ]
+        .into_iter()
+        .map(|(s, v)| Sample {
+            series: s.into(),
+            x: 1.0,
+            value: v,
+        })
+        .collect();
+        let rows = aggregate(&exp(), &samples, &meta());
+        assert_eq!(
+            speedups(&rows, "cpu", false),
+            [("gpu".to_string(), 1.0, 5.0)]
+        );
+        let pts = crate::plot::speedup_points(&rows, "cpu", false);
+        assert_eq!(pts.len(), 1);
+        assert_eq!(pts[0].0, "gpu");
     }
 
     #[test]

@@ -83,6 +83,33 @@ fn run_all_quick_passes_without_a_gpu_and_writes_a_csv_and_figures_that_plot_res
         run.status.success(),
         "harness run all --quick failed:\n{stderr}"
     );
+    // The run ends with a summary table: a row per experiment with its answer checks,
+    // then the pointer to `plot` and `report`. No emulator series is turned into a
+    // speedup.
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    let head = lines
+        .iter()
+        .rposition(|l| l.starts_with("summary: "))
+        .unwrap_or_else(|| panic!("no summary in:\n{stdout}"));
+    assert!(lines[head].contains(" 0 disagree"), "{}", lines[head]);
+    let table = &lines[head..];
+    for (paper, id) in list() {
+        let name = format!("{paper}/{id}");
+        let row = table
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(name.as_str()))
+            .unwrap_or_else(|| panic!("summary lacks {name}:\n{}", table.join("\n")));
+        assert!(row.contains(" ok "), "{row}");
+        assert!(row.contains(" agree") || row.contains(" none "), "{row}");
+    }
+    assert_eq!(
+        table.last().copied(),
+        Some("redraw figures: harness plot; regenerate results/README.md: harness report")
+    );
+    for l in lines.iter().filter(|l| l.contains("speedup over")) {
+        assert!(!l.contains("emu"), "an emulator speedup: {l}");
+    }
     for (paper, id) in list() {
         let csv: PathBuf = out.join(&paper).join(format!("{id}.csv"));
         assert!(csv.exists(), "{} missing; stderr:\n{stderr}", csv.display());
