@@ -201,7 +201,8 @@ fn table_mut<T>(b: &mut Arc<Buffer<T>>) -> Result<&mut Buffer<T>, CcmError> {
     })
 }
 
-fn room(n: usize) -> usize {
+/// Room for `n` elements with 1/8 slack to grow into (never 0).
+pub(crate) fn room(n: usize) -> usize {
     (n + n / 8 + 16).max(1)
 }
 

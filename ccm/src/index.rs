@@ -31,7 +31,7 @@
 //! next match rebuilds the partitions from them (the rebuild runs on the host, in
 //! parallel; see the module's build time in the harness's Table 2).
 
-use crate::engine::CcmError;
+use crate::engine::{room, CcmError};
 use crate::layout::{SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::index::{
@@ -69,6 +69,23 @@ impl Default for IndexConfig {
             bitmap_bytes: 256 << 20,
             route_block: 128,
             dense_block: 256,
+        }
+    }
+}
+
+impl IndexConfig {
+    /// The default on the GPU; on the emulator (one OS thread per lane) small launches
+    /// and blocks, the same kernels.
+    pub fn for_device(dev: &Device) -> IndexConfig {
+        if dev.is_gpu() {
+            IndexConfig::default()
+        } else {
+            IndexConfig {
+                batch_events: 64,
+                route_block: 64,
+                dense_block: 64,
+                ..IndexConfig::default()
+            }
         }
     }
 }
@@ -454,7 +471,8 @@ impl<'d> GpuIndex<'d> {
         let words = self.d.as_ref().expect("built").words;
         for chunk in events.chunks(self.per_launch(words)) {
             let t = Instant::now();
-            let lens = Tables::encode_room(chunk);
+            let room_of = Tables::encode_room(chunk);
+            let lens = room_of.total();
             let dev = self.dev;
             let fits = |h: &HostBufs| {
                 h.events.len() >= lens.0 && h.attrs.len() >= lens.1 && h.bytes.len() >= lens.2
@@ -473,6 +491,7 @@ impl<'d> GpuIndex<'d> {
             };
             self.t.encode_into(
                 chunk,
+                &room_of,
                 hb.events.as_mut_slice(),
                 hb.attrs.as_mut_slice(),
                 hb.bytes.as_mut_slice(),
@@ -612,10 +631,6 @@ impl<'d> GpuIndex<'d> {
         self.timing.answers += t.elapsed();
         Ok(())
     }
-}
-
-fn room(n: usize) -> usize {
-    (n + n / 8 + 16).max(1)
 }
 
 /// `data`, or one zero element when it is empty (a device buffer is never empty).

@@ -85,6 +85,20 @@ fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// The room of a batch's encoding ([`Tables::encode_room`]): per part of
+/// [`ENCODE_PART`] events, its events, attributes and string bytes.
+#[derive(Clone, Debug, Default)]
+pub struct EncodeRoom(Vec<(usize, usize, usize)>);
+
+impl EncodeRoom {
+    /// Events, attributes and string bytes of the whole batch.
+    pub fn total(&self) -> (usize, usize, usize) {
+        self.0
+            .iter()
+            .fold((0, 0, 0), |x, y| (x.0 + y.0, x.1 + y.1, x.2 + y.2))
+    }
+}
+
 /// Room of a part: events, attributes, string bytes.
 fn part_room(events: &[Event]) -> (usize, usize, usize) {
     let (mut a, mut b) = (0, 0);
@@ -474,31 +488,28 @@ impl Tables {
         })
     }
 
-    /// Room [`Tables::encode_into`] needs for `events`: (events, attributes, string
-    /// bytes), counting every attribute and string (those of unknown names leave gaps).
-    pub fn encode_room(events: &[Event]) -> (usize, usize, usize) {
-        events
-            .par_chunks(ENCODE_PART)
-            .map(part_room)
-            .reduce(|| (0, 0, 0), |x, y| (x.0 + y.0, x.1 + y.1, x.2 + y.2))
+    /// Room [`Tables::encode_into`] needs for `events`, per part of [`ENCODE_PART`]
+    /// events, counting every attribute and string (those of unknown names leave gaps).
+    pub fn encode_room(events: &[Event]) -> EncodeRoom {
+        EncodeRoom(events.par_chunks(ENCODE_PART).map(part_room).collect())
     }
 
     /// Encodes `events` for the batched kernels straight into `evs`, `attrs` and `bytes`
-    /// (at least [`Tables::encode_room`] long), in parallel (rayon) over parts of
-    /// [`ENCODE_PART`] events, each part writing from its place in the room (no
-    /// intermediate copy).
+    /// (at least `room.total()` long, `room` being [`Tables::encode_room`] of `events`),
+    /// in parallel (rayon) over parts of [`ENCODE_PART`] events, each part writing from
+    /// its place in the room (no intermediate copy).
     pub fn encode_into(
         &self,
         events: &[Event],
+        room: &EncodeRoom,
         mut evs: &mut [DevEvent],
         mut attrs: &mut [DevAttr],
         mut bytes: &mut [u8],
     ) {
-        let rooms: Vec<(usize, usize, usize)> =
-            events.par_chunks(ENCODE_PART).map(part_room).collect();
+        let rooms = &room.0;
         let mut jobs = Vec::with_capacity(rooms.len());
         let (mut a0, mut b0) = (0usize, 0usize);
-        for (c, r) in events.chunks(ENCODE_PART).zip(&rooms) {
+        for (c, r) in events.chunks(ENCODE_PART).zip(rooms) {
             let (e, er) = std::mem::take(&mut evs).split_at_mut(r.0);
             let (a, ar) = std::mem::take(&mut attrs).split_at_mut(r.1);
             let (b, br) = std::mem::take(&mut bytes).split_at_mut(r.2);
@@ -566,13 +577,14 @@ impl Tables {
 
     /// Encodes a batch for the batched kernels, in parallel ([`Tables::encode_into`]).
     pub fn encode_batch_parallel(&self, events: &[Event]) -> EncodedBatch {
-        let (n, a, b) = Tables::encode_room(events);
+        let room = Tables::encode_room(events);
+        let (n, a, b) = room.total();
         let mut all = EncodedBatch {
             evs: vec![DevEvent::default(); n],
             attrs: vec![DevAttr::default(); a],
             bytes: vec![0; b],
         };
-        self.encode_into(events, &mut all.evs, &mut all.attrs, &mut all.bytes);
+        self.encode_into(events, &room, &mut all.evs, &mut all.attrs, &mut all.bytes);
         all
     }
 

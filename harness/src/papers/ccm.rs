@@ -564,21 +564,6 @@ fn time_kernels(
     Ok(())
 }
 
-/// The pruning index's configuration on `dev`: the default on the GPU, small launches
-/// on the emulator.
-fn index_config(dev: &Device) -> IndexConfig {
-    if dev.is_gpu() {
-        IndexConfig::default()
-    } else {
-        IndexConfig {
-            batch_events: 64,
-            route_block: 64,
-            dense_block: 64,
-            ..IndexConfig::default()
-        }
-    }
-}
-
 /// Times the pruning index (`{name} index`) on `stream` as the batched kernel is timed
 /// (whole stream in one call, or rounds of the workload's events within the budget when
 /// `bounded`), checking every answer.
@@ -593,7 +578,7 @@ fn time_gpu_index(
     bounded: bool,
     stream: &[Event],
 ) -> anyhow::Result<()> {
-    let mut index = GpuIndex::new(dev, &w.subscriptions, index_config(dev))?;
+    let mut index = GpuIndex::new(dev, &w.subscriptions, IndexConfig::for_device(dev))?;
     let warm = if ctx.quick { 0 } else { 10 };
     index.match_batch(&w.events[..warm.min(w.events.len())])?;
     index.take_timing();
@@ -730,7 +715,7 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
             for (name, dev, cfg) in &devices {
                 if row == 1.0 && engines.index_on(name) {
                     let t0 = Instant::now();
-                    let index = GpuIndex::new(dev, &w.subscriptions, index_config(dev))?;
+                    let index = GpuIndex::new(dev, &w.subscriptions, IndexConfig::for_device(dev))?;
                     dev.synchronize()?;
                     let series = format!("{name} index");
                     ctx.record(&series, 2.0, ms_since(t0));

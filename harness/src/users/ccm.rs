@@ -322,16 +322,7 @@ fn match_cmd(
                 ) =>
         {
             // The pruning index over each window; smaller launches on the emulator.
-            let cfg = if dev.is_gpu() {
-                IndexConfig::default()
-            } else {
-                IndexConfig {
-                    batch_events: 64,
-                    route_block: 64,
-                    dense_block: 64,
-                    ..IndexConfig::default()
-                }
-            };
+            let cfg = IndexConfig::for_device(dev);
             let tables = load_tables(subs_path, false, &mut stats)?;
             let t = Instant::now();
             let mut index = GpuIndex::from_tables(dev, tables, cfg).map_err(|e| match e {
