@@ -21,7 +21,7 @@
 //!   its bitmap row and reserves room, then writes the ascending list of its
 //!   interfaces' user ids and zeroes the row for the next batch.
 
-use crate::{sat, DevAttr, DevConstraint, DevEvent, TY_STR};
+use crate::{sat_attr, satisfies_all, DevAttr, DevConstraint, DevEvent};
 use gpu_kernels::prelude::*;
 use gpu_kernels::{kernel, DevPtr, KernelStruct};
 
@@ -162,8 +162,8 @@ fn pair_of(mut q: u32, n: u32) -> (u32, u32) {
 }
 
 /// Whether event `ev` (attributes in `b`) satisfies every constraint
-/// `t.constraints[first..end]`: each constraint's attribute is found by its name row
-/// among the event's (a few per event), then `sat` decides.
+/// `t.constraints[first..end]` ([`crate::satisfies_all`]: each constraint's attribute
+/// found by a search of the event's).
 ///
 /// # Safety
 /// The tables and the batch are the launch's (every index the host wrote is in range).
@@ -175,38 +175,15 @@ unsafe fn satisfies(
     first: u32,
     end: u32,
 ) -> bool {
-    let mut c = first;
-    while c < end {
-        let con = t.constraints.read(c as usize);
-        let mut found = false;
-        let mut a = 0;
-        while a < ev.len {
-            let at = b.attrs.read((ev.start + a) as usize);
-            if at.row_id == con.key {
-                let ab = if at.ty as u16 == TY_STR {
-                    b.ebytes.add(at.val as usize)
-                } else {
-                    b.ebytes.ptr()
-                };
-                found = sat(
-                    &con,
-                    at.ty as u16,
-                    at.val,
-                    at.str_id,
-                    at.str_len,
-                    ab,
-                    t.cpool.ptr(),
-                );
-                break;
-            }
-            a += 1;
-        }
-        if !found {
-            return false;
-        }
-        c += 1;
-    }
-    true
+    satisfies_all(
+        t.constraints,
+        first,
+        end,
+        ev,
+        b.attrs,
+        b.ebytes,
+        t.cpool.ptr(),
+    )
 }
 
 /// Filter `p` against event `e`: the signature test, the interface's bit (when
@@ -412,6 +389,29 @@ pub const fn dense_shared_bytes(rows: u32) -> u32 {
         }
 }
 
+/// `sat` of constraint `con` for event `ev`'s attribute of its name row, found through
+/// the event's row table `slots` (shared); an absent attribute fails.
+///
+/// # Safety
+/// As [`satisfies_slots`].
+#[inline(always)]
+unsafe fn sat_by_slot(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    ev: &DevEvent,
+    slots: *const u8,
+    con: &DevConstraint,
+) -> bool {
+    let a = *slots.add(con.key as usize);
+    a != NO_SLOT
+        && sat_attr(
+            con,
+            &b.attrs.read((ev.start + a as u32) as usize),
+            b.ebytes,
+            t.cpool.ptr(),
+        )
+}
+
 /// As [`satisfies`], finding each constraint's attribute through the event's row table
 /// `slots` (shared) instead of a search.
 ///
@@ -430,25 +430,7 @@ unsafe fn satisfies_slots(
     let mut c = first;
     while c < end {
         let con = t.constraints.read(c as usize);
-        let a = *slots.add(con.key as usize);
-        if a == NO_SLOT {
-            return false;
-        }
-        let at = b.attrs.read((ev.start + a as u32) as usize);
-        let ab = if at.ty as u16 == TY_STR {
-            b.ebytes.add(at.val as usize)
-        } else {
-            b.ebytes.ptr()
-        };
-        if !sat(
-            &con,
-            at.ty as u16,
-            at.val,
-            at.str_id,
-            at.str_len,
-            ab,
-            t.cpool.ptr(),
-        ) {
+        if !sat_by_slot(t, b, ev, slots, &con) {
             return false;
         }
         c += 1;
@@ -478,25 +460,7 @@ unsafe fn satisfies_held(
     while j < REG_CONSTRAINTS {
         if (j as u32) < size {
             let con = &cs[j];
-            let a = *slots.add(con.key as usize);
-            if a == NO_SLOT {
-                return false;
-            }
-            let at = b.attrs.read((ev.start + a as u32) as usize);
-            let ab = if at.ty as u16 == TY_STR {
-                b.ebytes.add(at.val as usize)
-            } else {
-                b.ebytes.ptr()
-            };
-            if !sat(
-                con,
-                at.ty as u16,
-                at.val,
-                at.str_id,
-                at.str_len,
-                ab,
-                t.cpool.ptr(),
-            ) {
+            if !sat_by_slot(t, b, ev, slots, con) {
                 return false;
             }
         }

@@ -217,6 +217,64 @@ unsafe fn sat(
     }
 }
 
+/// `sat` of constraint `c` for the batch attribute `at`, whose string (if any) starts at
+/// byte `at.val` of `ebytes`.
+///
+/// # Safety
+/// As [`sat`]: `at`'s string lies in `ebytes`, `c`'s in `cpool`.
+#[inline(always)]
+unsafe fn sat_attr(
+    c: &DevConstraint,
+    at: &DevAttr,
+    ebytes: DevPtr<'static, u8>,
+    cpool: *const u8,
+) -> bool {
+    let ab = if at.ty as u16 == TY_STR {
+        ebytes.add(at.val as usize)
+    } else {
+        ebytes.ptr()
+    };
+    sat(c, at.ty as u16, at.val, at.str_id, at.str_len, ab, cpool)
+}
+
+/// Whether the batch event `ev` (attributes `attrs[ev.start ..][.. ev.len]`, strings in
+/// `ebytes`) satisfies every constraint `constraints[first..end]`: each constraint's
+/// attribute is found by its name row among the event's (a few per event), then `sat`
+/// decides; an absent attribute fails.
+///
+/// # Safety
+/// Every index the host wrote is in range; the strings lie in `ebytes` and `cpool`.
+#[inline(always)]
+unsafe fn satisfies_all(
+    constraints: DevPtr<'static, DevConstraint>,
+    first: u32,
+    end: u32,
+    ev: &DevEvent,
+    attrs: DevPtr<'static, DevAttr>,
+    ebytes: DevPtr<'static, u8>,
+    cpool: *const u8,
+) -> bool {
+    let mut c = first;
+    while c < end {
+        let con = constraints.read(c as usize);
+        let mut found = false;
+        let mut a = 0;
+        while a < ev.len {
+            let at = attrs.read((ev.start + a) as usize);
+            if at.row_id == con.key {
+                found = sat_attr(&con, &at, ebytes, cpool);
+                break;
+            }
+            a += 1;
+        }
+        if !found {
+            return false;
+        }
+        c += 1;
+    }
+    true
+}
+
 /// Attributes and string bytes per attribute that [`ccm_match_inline`] takes.
 pub const INLINE_ATTRS: usize = 5;
 pub const INLINE_BYTES: u32 = 16;
@@ -709,25 +767,8 @@ kernel! {
             // Per-interface pruning (an atomic read: other threads may be setting it).
             if fsig & !esig == 0 && atomic_or(slot, 0) == 0 {
                 let ev = b.events.read(e as usize);
-                let mut all = true;
-                let mut j = 0;
-                while all && j < size {
-                    let c = t.fconstraints.read(fc + j as usize);
-                    let mut found = false;
-                    let mut a = 0;
-                    while a < ev.len {
-                        let at = b.attrs.read((ev.start + a) as usize);
-                        if at.row_id == c.key {
-                            let ab = if at.ty as u16 == TY_STR { b.ebytes.add(at.val as usize) } else { b.ebytes.ptr() };
-                            found = sat(&c, at.ty as u16, at.val, at.str_id, at.str_len, ab, t.cpool.ptr());
-                            break;
-                        }
-                        a += 1;
-                    }
-                    all = found;
-                    j += 1;
-                }
-                if all {
+                let (first, end) = (fc as u32, fc as u32 + size);
+                if satisfies_all(t.fconstraints, first, end, &ev, b.attrs, b.ebytes, t.cpool.ptr()) {
                     atomic_or(slot, 1);
                 }
             }
