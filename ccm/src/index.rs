@@ -31,8 +31,8 @@
 //! next match rebuilds the partitions from them (the rebuild runs on the host, in
 //! parallel; see the module's build time in the harness's Table 2).
 
-use crate::engine::{room, CcmError};
-use crate::layout::{SubId, Tables};
+use crate::engine::{room as room_of, CcmError};
+use crate::layout::{EncodeRoom, SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_count, ccm_index_dense, ccm_index_route, dense_shared_bytes,
@@ -50,8 +50,9 @@ pub struct IndexConfig {
     /// An event whose partitions hold more than this share of all filters is matched
     /// by the filter-major kernel (0.125).
     pub dense_share: f64,
-    /// Most events per launch (65536); fewer when the answer bitmap (one bit per event
-    /// and interface) would pass [`IndexConfig::bitmap_bytes`].
+    /// Most events per launch (16384); fewer when the answer bitmap (one bit per event
+    /// and interface) would pass [`IndexConfig::bitmap_bytes`]. A call with more events
+    /// encodes the next launch's while the device matches this one's.
     pub batch_events: usize,
     /// Most bytes of the answer bitmap (256 MiB).
     pub bitmap_bytes: usize,
@@ -65,7 +66,7 @@ impl Default for IndexConfig {
     fn default() -> Self {
         IndexConfig {
             dense_share: 0.125,
-            batch_events: 65_536,
+            batch_events: 16_384,
             bitmap_bytes: 256 << 20,
             route_block: 128,
             dense_block: 256,
@@ -306,13 +307,22 @@ struct LaunchBufs {
     ids: Buffer<u32>,
 }
 
-/// Page-locked host memory: the encoded events staged for the copy in, and the answer
-/// lists staged for the copy out.
+/// Page-locked host memory: a launch's encoded events staged for the copy in.
 struct HostBufs {
     events: HostBuffer<DevEvent>,
     attrs: HostBuffer<DevAttr>,
     bytes: HostBuffer<u8>,
-    ids: HostBuffer<u32>,
+}
+
+impl HostBufs {
+    /// Staging with room for `lens` = (events, attributes, string bytes), and slack.
+    fn alloc(dev: &Device, lens: (usize, usize, usize)) -> Result<HostBufs, CcmError> {
+        Ok(HostBufs {
+            events: dev.alloc_host(room_of(lens.0))?,
+            attrs: dev.alloc_host(room_of(lens.1))?,
+            bytes: dev.alloc_host(room_of(lens.2))?,
+        })
+    }
 }
 
 /// The pruning matcher on a [`Device`] (GPU or emulator): module docs.
@@ -348,7 +358,10 @@ pub struct GpuIndex<'d> {
     host: HostIndex,
     d: Option<DevIndex>,
     bufs: Option<LaunchBufs>,
-    host_bufs: Option<HostBufs>,
+    /// Two staging areas, alternating between launches.
+    staging: [Option<HostBufs>; 2],
+    /// Page-locked room for the answer lists of a launch.
+    answers_host: Option<HostBuffer<u32>>,
     timing: IndexTiming,
 }
 
@@ -367,7 +380,8 @@ impl<'d> GpuIndex<'d> {
             host: HostIndex::default(),
             d: None,
             bufs: None,
-            host_bufs: None,
+            staging: [None, None],
+            answers_host: None,
             timing: IndexTiming::default(),
         };
         ix.rebuild()?;
@@ -441,11 +455,12 @@ impl<'d> GpuIndex<'d> {
         Ok(())
     }
 
-    /// Most events per launch: the configured batch, fewer when the bitmap would pass
-    /// its budget.
-    fn per_launch(&self, words: u32) -> usize {
-        let by_bits = self.cfg.bitmap_bytes / (4 * words as usize);
-        self.cfg.batch_events.min(by_bits).clamp(1, 1 << 20)
+    /// Most events per launch: [`IndexConfig::batch_events`], fewer when the answer
+    /// bitmap would pass [`IndexConfig::bitmap_bytes`]. A caller that times a stream
+    /// warms the index with this many events first (its buffers grow to a launch's).
+    pub fn launch_events(&self) -> usize {
+        let words = (self.host.user_ids.len().div_ceil(32)).max(1) as u32;
+        per_launch(&self.cfg, words)
     }
 
     /// The time split of the calls of [`GpuIndex::match_batch`] since the last call of
@@ -454,183 +469,275 @@ impl<'d> GpuIndex<'d> {
         std::mem::take(&mut self.timing)
     }
 
-    /// Matches `events`, a launch per [`IndexConfig::batch_events`] (or fewer), each
-    /// encoded on all cores first.
+    /// Matches `events`, a launch per [`GpuIndex::launch_events`] (or fewer). Each
+    /// launch's events are encoded on all cores into page-locked staging; while the
+    /// device matches one launch, the next is encoded into a second staging area (two
+    /// buffers, alternating), so encoding overlaps copies and kernels.
     pub fn match_batch(&mut self, events: &[Event]) -> Result<Answers, CcmError> {
-        if self.d.is_none() {
-            self.rebuild()?;
-        }
-        let mut out = Answers {
-            spans: Vec::with_capacity(events.len()),
-            ids: Vec::new(),
-        };
-        if self.host.n_filters() == 0 || self.host.user_ids.is_empty() {
-            out.spans.resize(events.len(), (0, 0));
-            return Ok(out);
-        }
-        let words = self.d.as_ref().expect("built").words;
-        for chunk in events.chunks(self.per_launch(words)) {
-            let t = Instant::now();
-            let room_of = Tables::encode_room(chunk);
-            let lens = room_of.total();
-            let dev = self.dev;
-            let fits = |h: &HostBufs| {
-                h.events.len() >= lens.0 && h.attrs.len() >= lens.1 && h.bytes.len() >= lens.2
-            };
-            let mut hb = match self.host_bufs.take() {
-                Some(h) if fits(&h) => h,
-                old => HostBufs {
-                    events: dev.alloc_host(room(lens.0))?,
-                    attrs: dev.alloc_host(room(lens.1))?,
-                    bytes: dev.alloc_host(room(lens.2))?,
-                    ids: match old {
-                        Some(h) => h.ids,
-                        None => dev.alloc_host(1 << 16)?,
-                    },
-                },
-            };
-            self.t.encode_into(
-                chunk,
-                &room_of,
-                hb.events.as_mut_slice(),
-                hb.attrs.as_mut_slice(),
-                hb.bytes.as_mut_slice(),
-            );
-            self.timing.encode += t.elapsed();
-            let r = self.launch(&mut hb, lens, &mut out);
-            self.host_bufs = Some(hb);
-            r?;
-            self.timing.events += chunk.len();
-        }
+        let mut out = Answers::default();
+        self.match_batch_into(events, &mut out)?;
         Ok(out)
     }
 
-    /// Matches the `lens = (events, attributes, string bytes)` staged in `hb` and
-    /// appends their answers to `out`.
-    fn launch(
+    /// As [`GpuIndex::match_batch`], into `out` (cleared first), whose memory is
+    /// reused: a stream matched batch after batch into one [`Answers`] writes its
+    /// answer lists into memory already mapped instead of fresh pages each time.
+    pub fn match_batch_into(
         &mut self,
-        hb: &mut HostBufs,
-        lens: (usize, usize, usize),
+        events: &[Event],
         out: &mut Answers,
     ) -> Result<(), CcmError> {
-        let n = lens.0;
+        if self.d.is_none() {
+            self.rebuild()?;
+        }
+        out.spans.clear();
+        out.ids.clear();
+        out.spans.reserve(events.len());
+        if self.host.n_filters() == 0 || self.host.user_ids.is_empty() {
+            out.spans.resize(events.len(), (0, 0));
+            return Ok(());
+        }
+        let per = self.launch_events();
         let dev = self.dev;
-        let d = self.d.as_ref().expect("built");
-        let per = self.per_launch(d.words);
-        let t = Instant::now();
-        if self.bufs.is_none() {
-            self.bufs = Some(LaunchBufs {
-                events: dev.alloc(per)?,
-                attrs: dev.alloc(1)?,
-                bytes: dev.alloc(1)?,
-                bits: dev.alloc(per * d.words as usize)?,
-                dense: dev.alloc(per + 1)?,
-                spans: dev.alloc(2 * per)?,
-                total: dev.alloc(1)?,
-                ids: dev.alloc(1 << 16)?,
-            });
-        }
-        let b = self.bufs.as_mut().expect("allocated");
-        if b.attrs.len() < lens.1 {
-            b.attrs = dev.alloc(room(lens.1))?;
-        }
-        if b.bytes.len() < lens.2 {
-            b.bytes = dev.alloc(room(lens.2))?;
-        }
-        dev.write(&mut b.events, 0, &hb.events.as_slice()[..n])?;
-        if lens.1 > 0 {
-            dev.write(&mut b.attrs, 0, &hb.attrs.as_slice()[..lens.1])?;
-        }
-        if lens.2 > 0 {
-            dev.write(&mut b.bytes, 0, &hb.bytes.as_slice()[..lens.2])?;
-        }
-        dev.write(&mut b.dense, 0, &[0u32])?;
-        dev.write(&mut b.total, 0, &[0u32])?;
-        self.timing.copy_in += t.elapsed();
-        let t = Instant::now();
-        let tables = IndexTables {
-            filters: d.filters.dev_ptr(),
-            constraints: d.constraints.dev_ptr(),
-            cpool: d.cpool.dev_ptr(),
-            parts: d.parts.dev_ptr(),
-            part_mask: d.part_mask,
-            n_filters: d.n_filters,
-            words: d.words,
-            shared: d.shared as u32,
-            rows: d.rows,
+        let GpuIndex {
+            t,
+            cfg,
+            d,
+            bufs,
+            staging,
+            answers_host,
+            timing,
+            ..
+        } = self;
+        let (t, cfg, d) = (&*t, &*cfg, d.as_ref().expect("built"));
+        let mut chunks = events.chunks(per);
+        let Some(first) = chunks.next() else {
+            return Ok(());
         };
-        let batch = IndexEvents {
-            events: b.events.dev_ptr(),
-            attrs: b.attrs.dev_ptr(),
-            ebytes: b.bytes.dev_ptr(),
-            n_events: n as u32,
-        };
-        let route = self.cfg.route_block.clamp(32, 1024) / 32 * 32;
-        let cfg = LaunchConfig::blocks(n as u32, route, route_shared_bytes(route));
-        let limit = (self.cfg.dense_share * d.n_filters as f64).min(u32::MAX as f64) as u32;
-        ccm_index_route::launch(dev, cfg, tables, batch, limit, &b.bits, &b.dense)?;
-        let mut n_dense = [0u32];
-        dev.read_into(&b.dense, 0, &mut n_dense)?;
-        if n_dense[0] > 0 {
-            let block = self.cfg.dense_block.clamp(32, 1024) / 32 * 32;
-            let cfg = LaunchConfig {
-                grid: [
-                    d.n_filters.div_ceil(block),
-                    n_dense[0].div_ceil(DENSE_CHUNK),
-                    1,
-                ],
-                block: [block.max(DENSE_CHUNK), 1, 1],
-                shared_bytes: dense_shared_bytes(d.rows),
-            };
-            ccm_index_dense::launch(dev, cfg, tables, batch, &d.by_iface, &b.dense, &b.bits)?;
+        // The first launch's events are encoded before the pipeline starts. A call of
+        // several launches sizes the second staging area like the first now, so that
+        // a warm-up of one launch leaves nothing to allocate in the stream that follows.
+        let mut cur = Staged::fit(dev, staging[0].take(), first)?;
+        if staging[1].is_none() && events.len() > per {
+            staging[1] = Some(HostBufs::alloc(dev, cur.lens)?);
         }
-        let warps = LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0);
-        ccm_index_count::launch(dev, warps, &b.bits, d.words, n as u32, &b.spans, &b.total)?;
-        let mut total = [0u32];
-        dev.read_into(&b.total, 0, &mut total)?;
-        let total = total[0] as usize;
-        self.timing.kernels += t.elapsed();
-        let t = Instant::now();
-        if b.ids.len() < total {
-            b.ids = dev.alloc(room(total))?;
-        }
-        if hb.ids.len() < total {
-            hb.ids = dev.alloc_host(room(total))?;
-        }
-        ccm_index_answers::launch(
-            dev,
-            warps,
-            &b.bits,
-            d.words,
-            n as u32,
-            &d.user_ids,
-            &b.spans,
-            &b.ids,
-        )?;
-        let mut spans = vec![0u32; 2 * n];
-        dev.read_into(&b.spans, 0, &mut spans)?;
-        // One copy of the lists into page-locked memory (the DMA engine's full speed),
-        // then on all cores into the answers.
-        dev.read_into(&b.ids, 0, &mut hb.ids.as_mut_slice()[..total])?;
-        let base = out.ids.len();
-        out.ids.reserve(total);
-        let from: &[InterfaceId] = bytemuck::cast_slice(&hb.ids.as_slice()[..total]);
-        out.ids.spare_capacity_mut()[..total]
-            .par_chunks_mut(1 << 16)
-            .zip(from.par_chunks(1 << 16))
-            .for_each(|(d, s)| {
-                for (d, s) in d.iter_mut().zip(s) {
-                    d.write(*s);
-                }
-            });
-        // SAFETY: the `total` elements past the length were all written just above, and
-        // `reserve` made room for them.
-        unsafe { out.ids.set_len(base + total) };
-        out.spans
-            .extend(spans.chunks_exact(2).map(|s| (base + s[0] as usize, s[1])));
-        self.timing.answers += t.elapsed();
-        Ok(())
+        timing.encode += cur.encode(t, first);
+        std::thread::scope(|s| -> Result<(), CcmError> {
+            loop {
+                let next = chunks.next();
+                // Staging for the next launch (allocated here: the device's thread),
+                // then its encoding on the pool while this thread drives the device.
+                let job = match next {
+                    Some(c) => {
+                        let mut st = Staged::fit(dev, staging[1].take(), c)?;
+                        Some(s.spawn(move || {
+                            let took = st.encode(t, c);
+                            (st, took)
+                        }))
+                    }
+                    None => None,
+                };
+                let r = launch(dev, d, cfg, bufs, answers_host, timing, &mut cur, out);
+                let done = cur.bufs.take();
+                let Some(job) = job else {
+                    staging[0] = done;
+                    return r;
+                };
+                let (st, took) = job.join().expect("the encoding thread does not panic");
+                staging[1] = done;
+                timing.encode += took;
+                r?;
+                cur = st;
+            }
+        })
     }
+}
+
+/// One launch's events staged in page-locked memory: the buffers and the used lengths
+/// (events, attributes, string bytes).
+struct Staged {
+    bufs: Option<HostBufs>,
+    room: EncodeRoom,
+    lens: (usize, usize, usize),
+}
+
+impl Staged {
+    /// Counts the room `events` need and makes `old` fit it (allocating larger
+    /// page-locked buffers if it does not).
+    fn fit(dev: &Device, old: Option<HostBufs>, events: &[Event]) -> Result<Staged, CcmError> {
+        let room = Tables::encode_room(events);
+        let lens = room.total();
+        let fits = |h: &HostBufs| {
+            h.events.len() >= lens.0 && h.attrs.len() >= lens.1 && h.bytes.len() >= lens.2
+        };
+        let bufs = match old {
+            Some(h) if fits(&h) => h,
+            _ => HostBufs::alloc(dev, lens)?,
+        };
+        Ok(Staged {
+            bufs: Some(bufs),
+            room,
+            lens,
+        })
+    }
+
+    /// Encodes `events` (those [`Staged::fit`] counted) into the buffers, on all cores;
+    /// returns the time it took.
+    fn encode(&mut self, t: &Tables, events: &[Event]) -> std::time::Duration {
+        let started = Instant::now();
+        let hb = self.bufs.as_mut().expect("staged");
+        t.encode_into(
+            events,
+            &self.room,
+            hb.events.as_mut_slice(),
+            hb.attrs.as_mut_slice(),
+            hb.bytes.as_mut_slice(),
+        );
+        started.elapsed()
+    }
+}
+
+/// Matches the events staged in `st` on the device and appends their answers to
+/// `out`: copy in, the partition walk, the filter-major kernel for dense events, the
+/// answer sizes, then the answer lists copied out through page-locked memory.
+#[allow(clippy::too_many_arguments)]
+fn launch(
+    dev: &Device,
+    d: &DevIndex,
+    cfg: &IndexConfig,
+    bufs: &mut Option<LaunchBufs>,
+    answers_host: &mut Option<HostBuffer<u32>>,
+    timing: &mut IndexTiming,
+    st: &mut Staged,
+    out: &mut Answers,
+) -> Result<(), CcmError> {
+    let hb = st.bufs.as_ref().expect("staged");
+    let lens = st.lens;
+    let n = lens.0;
+    let per = per_launch(cfg, d.words);
+    let t = Instant::now();
+    if bufs.is_none() {
+        *bufs = Some(LaunchBufs {
+            events: dev.alloc(per)?,
+            attrs: dev.alloc(1)?,
+            bytes: dev.alloc(1)?,
+            bits: dev.alloc(per * d.words as usize)?,
+            dense: dev.alloc(per + 1)?,
+            spans: dev.alloc(2 * per)?,
+            total: dev.alloc(1)?,
+            ids: dev.alloc(1 << 16)?,
+        });
+    }
+    let b = bufs.as_mut().expect("allocated");
+    if b.attrs.len() < lens.1 {
+        b.attrs = dev.alloc(room_of(lens.1))?;
+    }
+    if b.bytes.len() < lens.2 {
+        b.bytes = dev.alloc(room_of(lens.2))?;
+    }
+    dev.write(&mut b.events, 0, &hb.events.as_slice()[..n])?;
+    if lens.1 > 0 {
+        dev.write(&mut b.attrs, 0, &hb.attrs.as_slice()[..lens.1])?;
+    }
+    if lens.2 > 0 {
+        dev.write(&mut b.bytes, 0, &hb.bytes.as_slice()[..lens.2])?;
+    }
+    dev.write(&mut b.dense, 0, &[0u32])?;
+    dev.write(&mut b.total, 0, &[0u32])?;
+    timing.copy_in += t.elapsed();
+    let t = Instant::now();
+    let tables = IndexTables {
+        filters: d.filters.dev_ptr(),
+        constraints: d.constraints.dev_ptr(),
+        cpool: d.cpool.dev_ptr(),
+        parts: d.parts.dev_ptr(),
+        part_mask: d.part_mask,
+        n_filters: d.n_filters,
+        words: d.words,
+        shared: d.shared as u32,
+        rows: d.rows,
+    };
+    let batch = IndexEvents {
+        events: b.events.dev_ptr(),
+        attrs: b.attrs.dev_ptr(),
+        ebytes: b.bytes.dev_ptr(),
+        n_events: n as u32,
+    };
+    let route = cfg.route_block.clamp(32, 1024) / 32 * 32;
+    let lc = LaunchConfig::blocks(n as u32, route, route_shared_bytes(route));
+    let limit = (cfg.dense_share * d.n_filters as f64).min(u32::MAX as f64) as u32;
+    ccm_index_route::launch(dev, lc, tables, batch, limit, &b.bits, &b.dense)?;
+    let mut n_dense = [0u32];
+    dev.read_into(&b.dense, 0, &mut n_dense)?;
+    if n_dense[0] > 0 {
+        let block = cfg.dense_block.clamp(32, 1024) / 32 * 32;
+        let lc = LaunchConfig {
+            grid: [
+                d.n_filters.div_ceil(block),
+                n_dense[0].div_ceil(DENSE_CHUNK),
+                1,
+            ],
+            block: [block.max(DENSE_CHUNK), 1, 1],
+            shared_bytes: dense_shared_bytes(d.rows),
+        };
+        ccm_index_dense::launch(dev, lc, tables, batch, &d.by_iface, &b.dense, &b.bits)?;
+    }
+    let warps = LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0);
+    ccm_index_count::launch(dev, warps, &b.bits, d.words, n as u32, &b.spans, &b.total)?;
+    let mut total = [0u32];
+    dev.read_into(&b.total, 0, &mut total)?;
+    let total = total[0] as usize;
+    timing.kernels += t.elapsed();
+    let t = Instant::now();
+    if b.ids.len() < total {
+        b.ids = dev.alloc(room_of(total))?;
+    }
+    let ids_host = match answers_host.take() {
+        Some(h) if h.len() >= total => h,
+        _ => dev.alloc_host(room_of(total).max(1 << 16))?,
+    };
+    let ids_host = answers_host.insert(ids_host);
+    ccm_index_answers::launch(
+        dev,
+        warps,
+        &b.bits,
+        d.words,
+        n as u32,
+        &d.user_ids,
+        &b.spans,
+        &b.ids,
+    )?;
+    let mut spans = vec![0u32; 2 * n];
+    dev.read_into(&b.spans, 0, &mut spans)?;
+    // One copy of the lists into page-locked memory (the DMA engine's full speed),
+    // then on all cores into the answers.
+    dev.read_into(&b.ids, 0, &mut ids_host.as_mut_slice()[..total])?;
+    let base = out.ids.len();
+    out.ids.reserve(total);
+    let from: &[InterfaceId] = bytemuck::cast_slice(&ids_host.as_slice()[..total]);
+    out.ids.spare_capacity_mut()[..total]
+        .par_chunks_mut(1 << 16)
+        .zip(from.par_chunks(1 << 16))
+        .for_each(|(d, s)| {
+            for (d, s) in d.iter_mut().zip(s) {
+                d.write(*s);
+            }
+        });
+    // SAFETY: the `total` elements past the length were all written just above, and
+    // `reserve` made room for them.
+    unsafe { out.ids.set_len(base + total) };
+    out.spans
+        .extend(spans.chunks_exact(2).map(|s| (base + s[0] as usize, s[1])));
+    timing.answers += t.elapsed();
+    timing.events += n;
+    Ok(())
+}
+
+/// Most events per launch: the configured batch, fewer when the bitmap of `words`
+/// words per event would pass its budget.
+fn per_launch(cfg: &IndexConfig, words: u32) -> usize {
+    let by_bits = cfg.bitmap_bytes / (4 * words as usize);
+    cfg.batch_events.min(by_bits).clamp(1, 1 << 20)
 }
 
 /// `data`, or one zero element when it is empty (a device buffer is never empty).

@@ -69,8 +69,11 @@ pub struct Dirty {
     pub fc_from: usize,
 }
 
-/// Events per part of the parallel encodings ([`Tables::encode_into`]).
-pub const ENCODE_PART: usize = 1024;
+/// Events per part of the parallel encodings ([`Tables::encode_into`]): small enough
+/// that a launch of the pruning index (16384 events) makes several parts per core, so
+/// that work stealing evens out a core that is busy with something else (a thread
+/// waiting on the device).
+pub const ENCODE_PART: usize = 256;
 
 /// A hint to load the cache line at `p` (no effect off x86-64).
 #[inline(always)]

@@ -128,7 +128,7 @@ unsafe impl KernelStruct for IndexEvents<'static> {
 /// event).
 pub const WARP_BLOCK: u32 = 256;
 /// Events per block row of [`ccm_index_dense`] (their signatures in shared memory).
-pub const DENSE_CHUNK: u32 = 32;
+pub const DENSE_CHUNK: u32 = 128;
 
 /// The filters `first..end` of the partition with `key`, or an empty range.
 ///
@@ -375,13 +375,15 @@ kernel! {
 /// Most name rows for which [`ccm_index_dense`] finds an event's attribute by its row
 /// in a table in shared memory (above, by a search of the event's attributes).
 pub const SLOT_ROWS: u32 = 64;
+
 /// No attribute of the row in the event (a slot of [`ccm_index_dense`]'s table).
 const NO_SLOT: u8 = 0xFF;
 
-/// Shared memory of [`ccm_index_dense`]: the chunk's events, then (when the index has
-/// at most [`SLOT_ROWS`] rows) each event's row -> attribute table.
+/// Shared memory of [`ccm_index_dense`]: the chunk's events (index, then signature),
+/// then (when the index has at most [`SLOT_ROWS`] rows) each event's row -> attribute
+/// table.
 pub const fn dense_shared_bytes(rows: u32) -> u32 {
-    4 * DENSE_CHUNK
+    12 * DENSE_CHUNK
         + if rows <= SLOT_ROWS {
             DENSE_CHUNK * SLOT_ROWS
         } else {
@@ -389,8 +391,8 @@ pub const fn dense_shared_bytes(rows: u32) -> u32 {
         }
 }
 
-/// `sat` of constraint `con` for event `ev`'s attribute of its name row, found through
-/// the event's row table `slots` (shared); an absent attribute fails.
+/// `sat` of constraint `con` for the attribute of its name row in event `e`, found
+/// through the event's row table `slots` (shared); an absent attribute fails.
 ///
 /// # Safety
 /// As [`satisfies_slots`].
@@ -398,7 +400,7 @@ pub const fn dense_shared_bytes(rows: u32) -> u32 {
 unsafe fn sat_by_slot(
     t: &IndexTables<'static>,
     b: &IndexEvents<'static>,
-    ev: &DevEvent,
+    start: u32,
     slots: *const u8,
     con: &DevConstraint,
 ) -> bool {
@@ -406,14 +408,15 @@ unsafe fn sat_by_slot(
     a != NO_SLOT
         && sat_attr(
             con,
-            &b.attrs.read((ev.start + a as u32) as usize),
+            &b.attrs.read((start + a as u32) as usize),
             b.ebytes,
             t.cpool.ptr(),
         )
 }
 
-/// As [`satisfies`], finding each constraint's attribute through the event's row table
-/// `slots` (shared) instead of a search.
+/// As [`satisfies`], finding each constraint's attribute through the row table
+/// `slots` (shared) of the event whose attributes start at `start`, instead of by a
+/// search.
 ///
 /// # Safety
 /// As [`satisfies`]; `slots` holds [`SLOT_ROWS`] entries, each [`NO_SLOT`] or an index
@@ -422,7 +425,7 @@ unsafe fn sat_by_slot(
 unsafe fn satisfies_slots(
     t: &IndexTables<'static>,
     b: &IndexEvents<'static>,
-    ev: &DevEvent,
+    start: u32,
     slots: *const u8,
     first: u32,
     end: u32,
@@ -430,7 +433,7 @@ unsafe fn satisfies_slots(
     let mut c = first;
     while c < end {
         let con = t.constraints.read(c as usize);
-        if !sat_by_slot(t, b, ev, slots, &con) {
+        if !sat_by_slot(t, b, start, slots, &con) {
             return false;
         }
         c += 1;
@@ -451,18 +454,15 @@ pub const REG_CONSTRAINTS: usize = 5;
 unsafe fn satisfies_held(
     t: &IndexTables<'static>,
     b: &IndexEvents<'static>,
-    ev: &DevEvent,
+    start: u32,
     slots: *const u8,
     cs: &[DevConstraint; REG_CONSTRAINTS],
     size: u32,
 ) -> bool {
     let mut j = 0;
     while j < REG_CONSTRAINTS {
-        if (j as u32) < size {
-            let con = &cs[j];
-            if !sat_by_slot(t, b, ev, slots, con) {
-                return false;
-            }
+        if (j as u32) < size && !sat_by_slot(t, b, start, slots, &cs[j]) {
+            return false;
         }
         j += 1;
     }
@@ -499,6 +499,20 @@ unsafe fn warp_or(set: bool, word: u32, bit: u32, bits: *mut u32) {
     }
 }
 
+/// How a warp of [`ccm_index_dense`] sets its filters' interface bits, decided once for
+/// its 32 filters (fixed for the chunk).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WarpBits {
+    /// Every valid lane's interface is the same (an interface of many filters): one
+    /// atomic OR of that bit when any lane matched.
+    OneBit,
+    /// Lane `i`'s interface is bit `i` of one word (one filter per interface, in
+    /// interface order): the warp's ballot is the word to OR in.
+    Ballot,
+    /// Anything else: [`warp_or`].
+    Mixed,
+}
+
 kernel! {
     /// Beyond the paper: the pruning matcher's filter-major kernel for dense events (an
     /// event that would visit more than the route kernel's limit).
@@ -506,13 +520,15 @@ kernel! {
     /// Grid: `blockIdx.x` and `threadIdx.x` = the `k`-th filter in interface order
     /// (`by_iface[k]`, global), `blockIdx.y` = a chunk of [`DENSE_CHUNK`] events of the
     /// list `dense` (`dense[0]` = the count, the events from `dense[1]`; global). The
-    /// block stages its events in shared memory, with (at most [`SLOT_ROWS`] name rows)
-    /// each event's row -> attribute table; each thread then tries its filter against
-    /// each event of the chunk ([`IndexFilter`] and the events' attributes: global, read
-    /// through the cache; the filter's constraints held in registers for the chunk when
-    /// there are at most [`REG_CONSTRAINTS`], else read per event), and
-    /// the warp sets the matched interfaces' bits of the events' rows of `bits` (global,
-    /// one atomic OR per warp and word where it can). Dynamic shared memory:
+    /// block stages its events and their signatures in shared memory, with (at most
+    /// [`SLOT_ROWS`] name rows) each event's row -> attribute table (thread `j` fills
+    /// event `j`'s); each thread then tries its filter against each event of the chunk
+    /// ([`IndexFilter`] and the events' attributes: global, read through the cache; the
+    /// filter's constraints held for the chunk when there are at most
+    /// [`REG_CONSTRAINTS`], else read per event), and the
+    /// warp sets the matched interfaces' bits of the events' rows of `bits` (global):
+    /// one atomic OR per warp and word, of the warp's ballot when its filters are
+    /// interfaces `32w..32w + 32` ([`WarpBits`]). Dynamic shared memory:
     /// [`dense_shared_bytes`].
     pub fn ccm_index_dense(
         t: IndexTables<'static>,
@@ -529,12 +545,15 @@ kernel! {
         let last = if first + DENSE_CHUNK < n_dense { first + DENSE_CHUNK } else { n_dense };
         let n = last - first;
         let sh_ev = dynamic_shared::<u32>();
+        let sh_sig = sh_ev.add(DENSE_CHUNK as usize) as *mut u64;
         let use_slots = t.rows <= SLOT_ROWS;
-        let sh_slot = sh_ev.add(DENSE_CHUNK as usize) as *mut u8;
+        let sh_slot = sh_sig.add(DENSE_CHUNK as usize) as *mut u8;
         let tid = thread_idx_x();
         let nt = block_dim_x();
         if tid < n {
-            *sh_ev.add(tid as usize) = *dense.add(1 + (first + tid) as usize);
+            let e = *dense.add(1 + (first + tid) as usize);
+            *sh_ev.add(tid as usize) = e;
+            *sh_sig.add(tid as usize) = b.events.read(e as usize).sig;
         }
         if use_slots {
             let mut i = tid;
@@ -572,27 +591,51 @@ kernel! {
                 c += 1;
             }
         }
+        // The warp's way of setting bits (its filters are fixed for the chunk).
+        let lanes = ballot(valid);
+        let leader = if lanes == 0 { 0 } else { lanes.trailing_zeros() };
+        let lead_iface = shfl(f.iface, leader);
+        let mode = if all_sync(!valid || f.iface == lead_iface) {
+            WarpBits::OneBit
+        } else if all_sync(!valid || (f.iface / 32 == lead_iface / 32 && f.iface % 32 == lane_id())) {
+            WarpBits::Ballot
+        } else {
+            WarpBits::Mixed
+        };
+        let bit = 1u32 << (f.iface % 32);
         let mut j = 0;
         while j < n {
             let e = *sh_ev.add(j as usize);
-            let ev = b.events.read(e as usize);
             let word = e * t.words + f.iface / 32;
-            let bit = 1u32 << (f.iface % 32);
-            let mut set = valid && f.sig & !ev.sig == 0;
+            let mut set = valid && f.sig & !*sh_sig.add(j as usize) == 0;
             if set && t.shared != 0 && volatile_load_u32(bits.add(word as usize)) & bit != 0 {
                 set = false;
             }
             if set {
+                let ev = b.events.read(e as usize);
                 let slots = sh_slot.add((j * SLOT_ROWS) as usize);
                 set = if held {
-                    satisfies_held(&t, &b, &ev, slots, &cs, size)
+                    satisfies_held(&t, &b, ev.start, slots, &cs, size)
                 } else if use_slots {
-                    satisfies_slots(&t, &b, &ev, slots, f.first, end)
+                    satisfies_slots(&t, &b, ev.start, slots, f.first, end)
                 } else {
                     satisfies(&t, &b, &ev, f.first, end)
                 };
             }
-            warp_or(set, word, bit, bits);
+            match mode {
+                WarpBits::OneBit => {
+                    if any_sync(set) && lane_id() == leader {
+                        atomic_or(bits.add(word as usize), bit);
+                    }
+                }
+                WarpBits::Ballot => {
+                    let m = ballot(set);
+                    if m != 0 && lane_id() == leader {
+                        atomic_or(bits.add(word as usize), m);
+                    }
+                }
+                WarpBits::Mixed => warp_or(set, word, bit, bits),
+            }
             j += 1;
         }
     }
