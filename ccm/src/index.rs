@@ -11,9 +11,10 @@
 //!    are stored in partition order with their constraints; an open-addressing table
 //!    maps a pair of name rows to its partition's filters
 //!    ([`ccm_kernels::index::Partition`]).
-//! 2. **Per event, on the device** ([`ccm_kernels::index::ccm_index_route`]): a warp
+//! 2. **Per event, on the device** ([`ccm_kernels::index::ccm_index_route`]): a block
 //!    per event probes the partitions of every pair of its names (and every single
-//!    name) and sweeps their filters: a 64-bit name signature test, then the
+//!    name) and its threads sweep their filters laid end to end: a 64-bit name
+//!    signature test, then the
 //!    constraints with SFF's typing rules. A filter whose interface already matched
 //!    the event is skipped, as SFF does.
 //! 3. **Dense events** ([`ccm_kernels::index::ccm_index_dense`]): an event carrying
@@ -26,6 +27,11 @@
 //!    construction; a warp per event compacts its row into a list of user ids. The
 //!    host reads back the lists only ([`Answers`]): their size follows the matches, not
 //!    events x interfaces.
+//! 5. **Pipeline** ([`GpuIndex::match_batch`]): events are encoded on all cores into
+//!    page-locked staging, a launch's worth at a time, into two staging areas in turn:
+//!    while the device copies and matches one launch, the next is encoded.
+//!    [`GpuIndex::match_batch_into`] reuses the caller's answer buffers, so a stream
+//!    writes its answers into memory already mapped.
 //!
 //! Updates: [`GpuIndex::add`] and [`GpuIndex::remove`] change the host tables and the
 //! next match rebuilds the partitions from them (the rebuild runs on the host, in
@@ -93,7 +99,9 @@ impl IndexConfig {
 
 /// Where [`GpuIndex::match_batch`]'s time went, summed over its calls since the last
 /// [`GpuIndex::take_timing`] (host clock; the kernels' phase ends at the
-/// synchronisation that reads the answers' total).
+/// synchronisation that reads the answers' total). The encoding of a launch's events
+/// runs while the previous launch is copied and matched, so the parts can add up to
+/// more than the wall time.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IndexTiming {
     /// Encoding the events on all cores into page-locked staging memory.
