@@ -46,12 +46,12 @@
 //! - scenario details (crowd spread, moves at the border): [`workload`](crate::workload).
 
 use crate::layout::{stage_into, GridSpec, StageCounts};
-use crate::model::{ModelError, Pair, Range, RegionSet, UpdateBatch};
+use crate::model::{Kind, ModelError, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::count::{
     bisect_count, dim_candidates, end_keys, EMPTY_FLAG, MAX_ESTIMATED_DIMS, SAMPLE,
 };
 use ddm_region_kernels::grid::{compact_cells, map_regions, match_grid, unmap_regions, GridTables};
-use ddm_region_kernels::phases::{clear_overlaps, commit_updates};
+use ddm_region_kernels::phases::{clear_overlaps, commit_updates, install_all};
 use ddm_region_kernels::radix::{
     radix_hist, radix_scatter, RADIX_BLOCK, RADIX_SCATTER_SHARED, RADIX_TILE,
 };
@@ -60,6 +60,7 @@ use ddm_region_kernels::scan::{scan_down, scan_reduce, scan_top, SCAN_BLOCK, SCA
 use ddm_region_kernels::sweep::{sweep_count, sweep_emit, sweep_keys, sweep_tasks, SweepWork};
 use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
 use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, In, LaunchConfig};
+use rayon::prelude::*;
 use std::sync::atomic::AtomicU64;
 
 /// Threads per block for the paper's kernels (§IV: "each CUDA thread block contains 256
@@ -614,6 +615,77 @@ impl<'d> Engine<'d> {
                 self.finish(staged, want_pairs)
             }
         }
+    }
+
+    /// Installs every region of `set`, as a step whose batch sets every region would
+    /// ([`UpdateBatch::everything`]), on the fast path from host memory where it can: on
+    /// the sorting engines (sweep, bisect) whose capacity is exactly the set's, the
+    /// set's ranges are copied in parallel (all host threads) into page-locked staging,
+    /// the regions' bounds found on the way, and the staging is copied by one DMA straight
+    /// into the region table, which one kernel marks live: no records, no de-duplication.
+    /// Elsewhere it is that step.
+    ///
+    /// ```
+    /// use ddm_region::{Approach, Device, Engine, Kind, Range, RegionSet};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut set = RegionSet::new(1)?;
+    /// set.push(Kind::Publication, 1, &[Range { lo: 0, hi: 10 }])?;
+    /// set.push(Kind::Subscription, 2, &[Range { lo: 5, hi: 15 }])?;
+    /// let dev = Device::emulator();
+    /// let mut e = Engine::new(&dev, Approach::Bisect, 1, 1, 1)?;
+    /// e.load(&set)?;
+    /// assert_eq!(e.count()?, 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn load(&mut self, set: &RegionSet) -> Result<(), DdmError> {
+        let exact =
+            set.dims() == self.dims && set.n_pub() == self.n_pub && set.n_sub() == self.n_sub;
+        if !self.approach.sorts() || !exact {
+            self.step(&UpdateBatch::everything(set), false)?;
+            return Ok(());
+        }
+        let d = self.dims;
+        let n = (self.n_pub + self.n_sub) as usize * d;
+        if n == 0 {
+            return Ok(());
+        }
+        if self.epoch == u32::MAX {
+            self.last.iter_mut().for_each(|k| *k.get_mut() = 0);
+        }
+        self.epoch = self.epoch.wrapping_add(1).max(1);
+        // The previous kernels and copies are done with the staging memory.
+        self.dev.synchronize()?;
+        let staging = &mut self.staging_ranges.as_mut_slice()[..n];
+        let (pub_dst, sub_dst) = staging.split_at_mut(self.n_pub as usize * d);
+        // Tasks of 64k regions: each copies its ranges and returns (largest lower bound
+        // in dimension 0, largest upper bound in any dimension).
+        let per = (1usize << 16) * d;
+        let copy = |(dst, src): (&mut [Range], &[Range])| -> (u32, u32) {
+            dst.copy_from_slice(src);
+            let lo0 = src.iter().step_by(d).map(|r| r.lo).max().unwrap_or(0);
+            let hi = src.iter().map(|r| r.hi).max().unwrap_or(0);
+            (lo0, hi)
+        };
+        let pubs = set.ranges(Kind::Publication);
+        let subs = set.ranges(Kind::Subscription);
+        let (lo0, hi) = pub_dst
+            .par_chunks_mut(per)
+            .zip(pubs.par_chunks(per))
+            .chain(sub_dst.par_chunks_mut(per).zip(subs.par_chunks(per)))
+            .map(copy)
+            .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
+        let staged = &self.staging_ranges.as_slice()[..n];
+        self.dev.write(&mut self._bounds, 0, staged)?;
+        install_all::launch(
+            self.dev,
+            Self::linear(self.n_pub + self.n_sub),
+            &self.table,
+            self.epoch,
+        )?;
+        self.key_bound = self.key_bound.max(lo0);
+        self.end_bound = self.end_bound.max(hi);
+        self.chosen_dim = None;
+        Ok(())
     }
 
     /// Phase 2 (both approaches): one warp per updated region.

@@ -446,3 +446,39 @@ fn sliced_region_phase_3_equals_the_papers_over_many_tiles() {
         batch = scenario.step();
     }
 }
+
+#[test]
+fn load_installs_a_whole_set_like_a_step_naming_every_region() {
+    use baselines::ddm::{Algorithm, DdmMatcher};
+    use ddm_region::workload::{scale_up, ScaleUpParams};
+    let dev = Device::emulator();
+    for dims in 1..=3 {
+        let params = |alpha| ScaleUpParams {
+            regions: 300,
+            alpha,
+            dims,
+        };
+        let (first, second) = (
+            scale_up(&params(5.0), 1).unwrap(),
+            scale_up(&params(30.0), 2).unwrap(),
+        );
+        let want = DdmMatcher::new(Algorithm::Brute, 1).pairs(&second);
+        assert!(!want.is_empty());
+        for approach in [Approach::Sweep, Approach::Bisect, Approach::Region] {
+            let mut e = Engine::with_regions(&dev, approach.clone(), &first).unwrap();
+            // Some regions removed first: the load makes every region live again.
+            let mut batch = UpdateBatch::default();
+            batch.remove(Kind::Publication, 3);
+            batch.remove(Kind::Subscription, 7);
+            e.step(&batch, false).unwrap();
+            e.load(&second).unwrap();
+            assert_eq!(
+                e.count().unwrap(),
+                want.len() as u64,
+                "{} {dims}-D",
+                approach.name()
+            );
+            assert_eq!(e.pairs().unwrap(), want, "{} {dims}-D", approach.name());
+        }
+    }
+}

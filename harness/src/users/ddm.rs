@@ -7,7 +7,7 @@ use crate::engines::DdmEngine;
 use anyhow::Context as _;
 use baselines::ddm::{Algorithm, DdmMatcher};
 use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
-use ddm_region::{Approach, Device, Engine, GridSpec, Kind, Pair, Slices, UpdateBatch};
+use ddm_region::{Approach, Device, Engine, GridSpec, Kind, Pair, Slices};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -232,7 +232,7 @@ fn match_cmd(
         "upload + match"
     };
     stats.time(phase, || -> anyhow::Result<()> {
-        e.step(&UpdateBatch::everything(&set), false)?;
+        e.load(&set)?;
         dev.synchronize()?;
         Ok(())
     })?;
