@@ -68,8 +68,8 @@ pub(crate) fn pairs(set: &RegionSet, pool: Option<&rayon::ThreadPool>) -> Vec<Pa
     })
 }
 
-/// The dimension whose ranges overlap least among `SAMPLE` publications (every
-/// `n_pub / SAMPLE`-th) against `SAMPLE` subscriptions, of the first
+/// The dimension whose ranges overlap least among `k = min(SAMPLE, max(n_pub, n_sub) / 8)`
+/// publications (every `n_pub / k`-th) against `k` subscriptions, of the first
 /// [`MAX_ESTIMATED_DIMS`]; the lowest on a tie; 0 in one dimension.
 pub fn sweep_dim(set: &RegionSet) -> usize {
     choose_dim(&Flat::new(set), false)
@@ -81,7 +81,7 @@ fn choose_dim(v: &Flat<'_>, parallel: bool) -> usize {
     if v.dims == 1 || v.n_pub == 0 || v.n_sub == 0 {
         return 0;
     }
-    let samples = SAMPLE.min(v.n_pub.max(v.n_sub));
+    let samples = SAMPLE.min(v.n_pub.max(v.n_sub) / 8).max(1);
     let dims = v.dims.min(MAX_ESTIMATED_DIMS);
     // One row of the sample per task (on the caller's pool).
     let row = |i: usize| -> [u64; MAX_ESTIMATED_DIMS] {

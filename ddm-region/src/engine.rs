@@ -70,6 +70,10 @@ pub const BLOCK: u32 = 256;
 /// Most bytes the two overlap bit matrices of the region and grid engines may take.
 pub const MAX_MATRIX_BYTES: u64 = 8 << 30;
 
+/// Chunks [`Engine::load`] cuts a region set into, so that filling the page-locked
+/// staging overlaps the copies to the device.
+pub const LOAD_CHUNKS: usize = 4;
+
 /// Pairs copied back per window when the sweep engine enumerates.
 pub const SWEEP_WINDOW: u64 = 1 << 25;
 
@@ -621,9 +625,10 @@ impl<'d> Engine<'d> {
     /// ([`UpdateBatch::everything`]), on the fast path from host memory where it can: on
     /// the sorting engines (sweep, bisect) whose capacity is exactly the set's, the
     /// set's ranges are copied in parallel (all host threads) into page-locked staging,
-    /// the regions' bounds found on the way, and the staging is copied by one DMA straight
-    /// into the region table, which one kernel marks live: no records, no de-duplication.
-    /// Elsewhere it is that step.
+    /// the regions' bounds found on the way, and the staging is copied by DMA straight
+    /// into the region table ([`LOAD_CHUNKS`] chunks, each copied while the next is
+    /// filled), which one kernel marks live: no records, no de-duplication. Elsewhere it
+    /// is that step.
     ///
     /// ```
     /// use ddm_region::{Approach, Device, Engine, Kind, Range, RegionSet};
@@ -655,27 +660,59 @@ impl<'d> Engine<'d> {
         self.epoch = self.epoch.wrapping_add(1).max(1);
         // The previous kernels and copies are done with the staging memory.
         self.dev.synchronize()?;
-        let staging = &mut self.staging_ranges.as_mut_slice()[..n];
-        let (pub_dst, sub_dst) = staging.split_at_mut(self.n_pub as usize * d);
-        // Tasks of 64k regions: each copies its ranges and returns (largest lower bound
-        // in dimension 0, largest upper bound in any dimension).
-        let per = (1usize << 16) * d;
-        let copy = |(dst, src): (&mut [Range], &[Range])| -> (u32, u32) {
-            dst.copy_from_slice(src);
-            let lo0 = src.iter().step_by(d).map(|r| r.lo).max().unwrap_or(0);
-            let hi = src.iter().map(|r| r.hi).max().unwrap_or(0);
-            (lo0, hi)
-        };
+        // The set's ranges in one numbering (publications first), as the region table
+        // holds them, cut into chunks: while the calling thread copies chunk k to the
+        // device (one DMA from page-locked memory, which waits for its end), the other
+        // host threads fill chunk k + 1 of the staging. Each fill returns (largest lower
+        // bound in dimension 0, largest upper bound in any dimension).
         let pubs = set.ranges(Kind::Publication);
         let subs = set.ranges(Kind::Subscription);
-        let (lo0, hi) = pub_dst
-            .par_chunks_mut(per)
-            .zip(pubs.par_chunks(per))
-            .chain(sub_dst.par_chunks_mut(per).zip(subs.par_chunks(per)))
-            .map(copy)
-            .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
-        let staged = &self.staging_ranges.as_slice()[..n];
-        self.dev.write(&mut self._bounds, 0, staged)?;
+        let split = pubs.len();
+        let per_task = (1usize << 14) * d;
+        let chunk = n.div_ceil(LOAD_CHUNKS).next_multiple_of(per_task);
+        let fill = |dst: &mut [Range], at: usize| -> (u32, u32) {
+            dst.par_chunks_mut(per_task)
+                .enumerate()
+                .map(|(t, out)| {
+                    let start = at + t * per_task;
+                    let end = start + out.len();
+                    // The publications' part, then the subscriptions'.
+                    let cut = split.clamp(start, end) - start;
+                    out[..cut].copy_from_slice(&pubs[start..start + cut]);
+                    out[cut..].copy_from_slice(&subs[start + cut - split..end - split]);
+                    let lo0 = out.iter().step_by(d).map(|r| r.lo).max().unwrap_or(0);
+                    let hi = out.iter().map(|r| r.hi).max().unwrap_or(0);
+                    (lo0, hi)
+                })
+                .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)))
+        };
+        let dev = self.dev;
+        let bounds = &mut self._bounds;
+        let mut staging = &mut self.staging_ranges.as_mut_slice()[..n];
+        let mut at = 0usize;
+        let (first, rest) = std::mem::take(&mut staging).split_at_mut(chunk.min(n));
+        staging = rest;
+        let (mut lo0, mut hi) = fill(first, 0);
+        let mut pending: &[Range] = first;
+        loop {
+            let next_len = chunk.min(staging.len());
+            let (next, rest) = std::mem::take(&mut staging).split_at_mut(next_len);
+            staging = rest;
+            let (copied, filled) = rayon::join(
+                || dev.write(bounds, at, pending),
+                || (next_len > 0).then(|| fill(next, at + pending.len())),
+            );
+            copied?;
+            at += pending.len();
+            match filled {
+                Some((l, h)) => {
+                    lo0 = lo0.max(l);
+                    hi = hi.max(h);
+                    pending = next;
+                }
+                None => break,
+            }
+        }
         install_all::launch(
             self.dev,
             Self::linear(self.n_pub + self.n_sub),
@@ -863,7 +900,8 @@ impl<'d> Engine<'d> {
 
     /// The sweep dimension of the bisect engine: the one of the first
     /// [`MAX_ESTIMATED_DIMS`] where a sample of publications against a sample of
-    /// subscriptions overlaps least (the lowest on a tie), estimated once per step.
+    /// subscriptions (`min(SAMPLE, max(n_pub, n_sub) / 8)` of each, every pair) overlaps
+    /// least (the lowest on a tie), estimated once per step or load.
     /// Dimension 0 for the sweep engine and in one dimension.
     pub fn sweep_dim(&mut self) -> Result<u32, DdmError> {
         if self.approach != Approach::Bisect || self.dims == 1 {
@@ -878,10 +916,11 @@ impl<'d> Engine<'d> {
             .expect("sorting engines keep their state");
         let ends = s.ends.as_mut().expect("the bisect engine has end buffers");
         self.dev.zero(&mut ends.per_dim)?;
-        let samples = SAMPLE.min(self.n_pub.max(self.n_sub));
+        // An estimate: a small set gets a small sample (the emulator runs it too).
+        let samples = SAMPLE.min(self.n_pub.max(self.n_sub) / 8).max(1);
         dim_candidates::launch(
             self.dev,
-            Self::linear(samples),
+            Self::linear(samples * samples),
             &self.table,
             samples,
             &ends.per_dim,

@@ -30,7 +30,8 @@ use gpu_kernels::prelude::*;
 /// region has an empty range in the counted dimension (index 0 holds the count).
 pub const EMPTY_FLAG: usize = 1;
 
-/// Publications and subscriptions each sampled by [`dim_candidates`] (at most).
+/// Publications and subscriptions each sampled by [`dim_candidates`] (at most; the host
+/// takes `min(SAMPLE, max(n_pub, n_sub) / 8)`, at least 1).
 pub const SAMPLE: u32 = 512;
 
 /// Most dimensions [`dim_candidates`] estimates (the others are never chosen).
@@ -106,33 +107,37 @@ kernel! {
 }
 
 kernel! {
-    /// The sweep dimension's estimate: thread `i < samples` takes publication
-    /// `i * n_pub / samples` and compares it with subscriptions `j * n_sub / samples`,
-    /// `j < samples` (global region table, read through the cache), counting for each
-    /// of the first `min(dims, MAX_ESTIMATED_DIMS)` dimensions the live pairs whose
-    /// ranges overlap there; per dimension, the warp sums its lanes' counts into
-    /// `per_dim[d]` (global, zeroed by the host) with one 64-bit atomic. Every lane runs
-    /// the same loops (a lane past the samples counts nothing), so the warp sums meet.
+    /// The sweep dimension's estimate: thread `k < samples^2` takes the sample pair
+    /// (publication `(k / samples) * n_pub / samples`, subscription
+    /// `(k % samples) * n_sub / samples`) (global region table, read through the cache)
+    /// and, when both are live, tests their ranges in each of the first
+    /// `min(dims, MAX_ESTIMATED_DIMS)` dimensions; per dimension, the warp sums its
+    /// lanes' overlaps into `per_dim[d]` (global, zeroed by the host) with one 64-bit
+    /// atomic. One pair per thread, so that the few hundred thousand tests run at once
+    /// rather than as a long chain of dependent loads per thread. Every lane runs the
+    /// same loop (a lane past the pairs counts nothing), so the warp sums meet.
     pub fn dim_candidates(tables: *const DdmTables, samples: u32, per_dim: *mut u64) {
         let t = *tables;
-        let i = global_id_x();
+        let k = global_id_x();
         let dims = if t.dims < MAX_ESTIMATED_DIMS { t.dims } else { MAX_ESTIMATED_DIMS };
-        let p = if samples > 0 { (i as u64 * t.n_pub as u64 / samples as u64) as u32 } else { 0 };
-        let live = i < samples && p < t.n_pub && t.n_sub > 0 && *t.alive().add(p as usize) != 0;
+        let pairs = samples as u64 * samples as u64;
+        // (No pair is live when `samples` is 0: `k < pairs` fails.)
+        let m = samples.max(1);
+        let (i, j) = (k / m, k % m);
+        let p = (i as u64 * t.n_pub as u64 / m as u64) as u32;
+        let s = (j as u64 * t.n_sub as u64 / m as u64) as u32;
+        let live = (k as u64) < pairs
+            && p < t.n_pub
+            && s < t.n_sub
+            && *t.alive().add(p as usize) != 0
+            && *t.alive().add((t.n_pub + s) as usize) != 0;
         let mut d = 0u32;
         while d < dims {
             let mut found = 0u64;
             if live {
                 let a = *t.extent(p).add(d as usize);
-                let mut j = 0u32;
-                while j < samples {
-                    let s = (j as u64 * t.n_sub as u64 / samples as u64) as u32;
-                    let v = t.n_pub + s;
-                    if *t.alive().add(v as usize) != 0 && a.overlaps(*t.extent(v).add(d as usize)) {
-                        found += 1;
-                    }
-                    j += 1;
-                }
+                let b = *t.extent(t.n_pub + s).add(d as usize);
+                found = a.overlaps(b) as u64;
             }
             warp_add_u64(per_dim.add(d as usize), found);
             d += 1;
