@@ -26,6 +26,10 @@
 //! - [`Algorithm::Sbm`] and [`Algorithm::Itm`]: today's strong CPU methods, Marzolla &
 //!   D'Angelo's parallel sort-based matching ([`crate::sbm`]) and interval-tree matching
 //!   ([`crate::itm`]), the CPU yardsticks of the DDM experiments.
+//! - [`Algorithm::Bisect`]: counting by binary search over sorted end points (Marzolla,
+//!   Birolo, D'Angelo & Fariselli 2024) in one dimension, the sweep of the dimension
+//!   with the fewest sampled overlaps in several ([`crate::bisect`]): the CPU twin of the
+//!   `gpu-bisect` engine.
 //!
 //! At equal coordinates, the sweep processes upper end points first, then zero-width
 //! ranges (which meet the active regions but never become active), then lower end
@@ -47,6 +51,8 @@ pub enum Algorithm {
     Sbm,
     /// Marzolla & D'Angelo's interval-tree matching ([`crate::itm`]).
     Itm,
+    /// Counting by binary search over sorted end points ([`crate::bisect`]).
+    Bisect,
 }
 
 /// A CPU matcher: an algorithm and a thread count (1 = the sequential code path; more
@@ -70,7 +76,13 @@ impl DdmMatcher {
     /// let set = scenario.regions();
     /// let want = DdmMatcher::new(Algorithm::Brute, 1).pairs(set);
     /// assert!(!want.is_empty());
-    /// let others = [Algorithm::Grid { cell: None }, Algorithm::Sort, Algorithm::Sbm, Algorithm::Itm];
+    /// let others = [
+    ///     Algorithm::Grid { cell: None },
+    ///     Algorithm::Sort,
+    ///     Algorithm::Sbm,
+    ///     Algorithm::Itm,
+    ///     Algorithm::Bisect,
+    /// ];
     /// for algorithm in others {
     ///     for threads in [1, 2] {
     ///         let m = DdmMatcher::new(algorithm.clone(), threads);
@@ -109,6 +121,7 @@ impl DdmMatcher {
             Algorithm::Sort => "sort",
             Algorithm::Sbm => "sbm",
             Algorithm::Itm => "itm",
+            Algorithm::Bisect => "bisect",
         };
         if self.threads > 1 {
             format!("{base}-par")
@@ -122,6 +135,7 @@ impl DdmMatcher {
         match self.algorithm {
             Algorithm::Sbm => crate::sbm::count(set, self.pool.as_deref()),
             Algorithm::Itm => crate::itm::count(set, self.pool.as_deref()),
+            Algorithm::Bisect => crate::bisect::count(set, self.pool.as_deref()),
             _ => self.count_fast(set),
         }
     }
@@ -131,6 +145,7 @@ impl DdmMatcher {
         match self.algorithm {
             Algorithm::Sbm => return crate::sbm::pairs(set, self.pool.as_deref()),
             Algorithm::Itm => return crate::itm::pairs(set, self.pool.as_deref()),
+            Algorithm::Bisect => return crate::bisect::pairs(set, self.pool.as_deref()),
             _ => {}
         }
         let mut out = Vec::new();
@@ -164,7 +179,7 @@ impl DdmMatcher {
                     let ev = Sweep::new(&v, false);
                     ev.sweep_segment(&v, 0, ev.events.len(), emit);
                 }
-                Algorithm::Sbm | Algorithm::Itm => {
+                Algorithm::Sbm | Algorithm::Itm | Algorithm::Bisect => {
                     self.pairs_unordered(set).into_iter().for_each(emit)
                 }
             }
@@ -203,7 +218,9 @@ impl DdmMatcher {
                     })
                     .collect()
             }
-            Algorithm::Sbm | Algorithm::Itm => vec![self.pairs_unordered(set)],
+            Algorithm::Sbm | Algorithm::Itm | Algorithm::Bisect => {
+                vec![self.pairs_unordered(set)]
+            }
         });
         for part in parts {
             for p in part {
@@ -246,7 +263,7 @@ impl DdmMatcher {
                     })
                     .sum()
             }
-            Algorithm::Sbm | Algorithm::Itm => self.count(set),
+            Algorithm::Sbm | Algorithm::Itm | Algorithm::Bisect => self.count(set),
         })
     }
 }

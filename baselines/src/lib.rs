@@ -12,6 +12,7 @@
 //! | [`yfilter`] | YFilter-like shared NFA (Diao et al. 2003) | XML twig filtering |
 //! | [`ddm`] | brute force, grid and sort-based DDM matching | DDM region matching |
 //! | [`sbm`], [`itm`] (through [`ddm`]) | parallel sort-based and interval-tree matching (Marzolla & D'Angelo 2017/2020) | DDM: the strong CPU yardstick |
+//! | [`bisect`] (through [`ddm`]) | counting by binary search over sorted end points (Marzolla, Birolo, D'Angelo & Fariselli 2024) | DDM: the strong CPU yardstick |
 //!
 //! Each module sits behind a cargo feature of the same paper (`ccm`, `clcb`, `xml`,
 //! `ddm`; all on by default), so a user of one paper builds only that paper's peer.
@@ -53,6 +54,8 @@ mod compiled;
 pub mod matcher;
 #[cfg(feature = "ccm")]
 pub use matcher::Matcher;
+#[cfg(feature = "ddm")]
+pub mod bisect;
 #[cfg(feature = "ccm")]
 pub mod content_index;
 #[cfg(feature = "ddm")]

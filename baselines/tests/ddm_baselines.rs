@@ -107,9 +107,10 @@ fn touching_ranges_do_not_overlap_and_zero_width_ranges_overlap_only_strictly_in
             subscription: s,
         })
         .collect();
-    // The baselines, then today's strong matchers (SBM, ITM) on 1 to 4 threads.
-    let strong = (1..=4)
-        .flat_map(|threads| [Algorithm::Sbm, Algorithm::Itm].map(|a| DdmMatcher::new(a, threads)));
+    // The baselines, then today's strong matchers (SBM, ITM, bisect) on 1 to 4 threads.
+    let strong = (1..=4).flat_map(|threads| {
+        [Algorithm::Sbm, Algorithm::Itm, Algorithm::Bisect].map(|a| DdmMatcher::new(a, threads))
+    });
     for m in matchers(true).into_iter().chain(strong) {
         let who = format!("{} x{}", m.name(), m.threads);
         assert_eq!(m.pairs(&set), want, "{who}");

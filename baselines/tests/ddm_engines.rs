@@ -62,7 +62,7 @@ proptest! {
     fn emu_engines_equal_all_baselines_over_update_sequences((dims, mut pubs, mut subs, steps) in case()) {
         let dev = Device::emulator();
         let grid = GridSpec::new(vec![0; dims], vec![3; dims], vec![6; dims]).unwrap();
-        let mut engines: Vec<Engine> = [Approach::Region, Approach::Grid(grid), Approach::Sweep]
+        let mut engines: Vec<Engine> = [Approach::Region, Approach::Grid(grid), Approach::Sweep, Approach::Bisect]
             .into_iter()
             .map(|a| Engine::new(&dev, a, dims, pubs.len() as u32, subs.len() as u32).unwrap())
             .collect();

@@ -44,10 +44,11 @@ fn set(
     })
 }
 
-fn strong(threads: usize) -> [DdmMatcher; 2] {
+fn strong(threads: usize) -> [DdmMatcher; 3] {
     [
         DdmMatcher::new(Algorithm::Sbm, threads),
         DdmMatcher::new(Algorithm::Itm, threads),
+        DdmMatcher::new(Algorithm::Bisect, threads),
     ]
 }
 
@@ -73,7 +74,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
 
     #[test]
-    fn sbm_and_itm_match_brute_force_in_1_to_3_dims_with_touching_end_points(
+    fn sbm_itm_and_bisect_match_brute_force_in_1_to_3_dims_with_touching_end_points(
         set in set(1..=3, 12, 4, 1, 50)
     ) {
         let want = DdmMatcher::new(Algorithm::Brute, 1).pairs(&set);
@@ -81,7 +82,7 @@ proptest! {
     }
 
     #[test]
-    fn sbm_and_itm_match_the_sort_baseline_on_larger_sets(
+    fn strong_matchers_match_the_sort_baseline_on_larger_sets(
         set in set(1..=3, 400, 12, 5, 400)
     ) {
         let want = DdmMatcher::new(Algorithm::Sort, 1).pairs(&set);
@@ -91,7 +92,7 @@ proptest! {
     /// Long ranges: large active sets (SBM drops expired members in bulk) and subtrees
     /// wholly inside a query (ITM scans them).
     #[test]
-    fn sbm_and_itm_match_the_sort_baseline_with_long_ranges(
+    fn strong_matchers_match_the_sort_baseline_with_long_ranges(
         set in set(1..=3, 60, 60, 1, 300)
     ) {
         let want = DdmMatcher::new(Algorithm::Sort, 1).pairs(&set);
@@ -99,7 +100,7 @@ proptest! {
     }
 
     #[test]
-    fn sbm_and_itm_match_the_sort_baseline_on_wide_coordinates(
+    fn strong_matchers_match_the_sort_baseline_on_wide_coordinates(
         set in set(1..=3, u32::MAX / 4, 1 << 28, 1, 120)
     ) {
         let want = DdmMatcher::new(Algorithm::Sort, 1).pairs(&set);
@@ -129,7 +130,7 @@ fn empty_and_one_sided_sets_have_no_pairs() {
 /// The experiments' workloads at a few thousand regions: the paper's scenarios (uniform
 /// and crowded) and the scale-up, on 1 and 4 threads, against the sort baseline.
 #[test]
-fn sbm_and_itm_agree_with_sort_on_the_experiments_workloads() {
+fn strong_matchers_agree_with_sort_on_the_experiments_workloads() {
     let mut sets = Vec::new();
     for (dist, size) in [(Distribution::Uniform, 100), (Distribution::Crowded, 10)] {
         sets.push(

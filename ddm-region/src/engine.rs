@@ -4,6 +4,10 @@
 //! - [`Approach::Region`]: §III.B, Phases 1–4.
 //! - [`Approach::Grid`]: §III.C, Phases 1–5.
 //! - [`Approach::Sweep`]: beyond the paper, a GPU sort-based sweep for a million regions.
+//! - [`Approach::Bisect`]: beyond the paper, counting whose cost does not grow with the
+//!   pairs: in one dimension, two binary searches per region over the sorted end points
+//!   (after Marzolla, Birolo, D'Angelo & Fariselli 2024); in several, the sweep on the
+//!   dimension a sample says has the fewest candidates.
 //!
 //! The region and grid engines keep the overlap information on the device between steps
 //! and update it incrementally: Phase 2 clears the old overlaps of the updated regions,
@@ -42,9 +46,12 @@
 //! - scenario details (crowd spread, moves at the border): [`workload`](crate::workload).
 
 use crate::layout::{stage_into, GridSpec, StageCounts};
-use crate::model::{ModelError, Pair, Range, RegionSet, UpdateBatch};
+use crate::model::{Kind, ModelError, Pair, Range, RegionSet, UpdateBatch};
+use ddm_region_kernels::count::{
+    bisect_count, dim_candidates, end_keys, EMPTY_FLAG, MAX_ESTIMATED_DIMS, SAMPLE,
+};
 use ddm_region_kernels::grid::{compact_cells, map_regions, match_grid, unmap_regions, GridTables};
-use ddm_region_kernels::phases::{clear_overlaps, commit_updates};
+use ddm_region_kernels::phases::{clear_overlaps, commit_updates, install_all};
 use ddm_region_kernels::radix::{
     radix_hist, radix_scatter, RADIX_BLOCK, RADIX_SCATTER_SHARED, RADIX_TILE,
 };
@@ -53,6 +60,7 @@ use ddm_region_kernels::scan::{scan_down, scan_reduce, scan_top, SCAN_BLOCK, SCA
 use ddm_region_kernels::sweep::{sweep_count, sweep_emit, sweep_keys, sweep_tasks, SweepWork};
 use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
 use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, In, LaunchConfig};
+use rayon::prelude::*;
 use std::sync::atomic::AtomicU64;
 
 /// Threads per block for the paper's kernels (§IV: "each CUDA thread block contains 256
@@ -61,6 +69,10 @@ pub const BLOCK: u32 = 256;
 
 /// Most bytes the two overlap bit matrices of the region and grid engines may take.
 pub const MAX_MATRIX_BYTES: u64 = 8 << 30;
+
+/// Chunks [`Engine::load`] cuts a region set into, so that filling the page-locked
+/// staging overlaps the copies to the device.
+pub const LOAD_CHUNKS: usize = 4;
 
 /// Pairs copied back per window when the sweep engine enumerates.
 pub const SWEEP_WINDOW: u64 = 1 << 25;
@@ -95,6 +107,14 @@ pub enum Approach {
     Grid(GridSpec),
     /// Beyond the paper: sort the lower bounds of dimension 0 on the device, sweep.
     Sweep,
+    /// Beyond the paper: the sweep engine's tables, but a count that does not grow with
+    /// the pairs where it need not. In one dimension, publication `p`'s count is
+    /// `#{s.lo < p.hi} - #{s.hi <= p.lo}`, two binary searches over the subscriptions'
+    /// sorted end points ([`ddm_region_kernels::count`]); a live empty range in the
+    /// counted dimension (where that identity fails) sends the count to the sweep. In
+    /// several dimensions, counting and enumerating sweep the dimension where a sample
+    /// of `SAMPLE x SAMPLE` pairs finds the fewest overlaps (the sweep's candidates).
+    Bisect,
 }
 
 impl Approach {
@@ -104,7 +124,14 @@ impl Approach {
             Approach::Region => "region",
             Approach::Grid(_) => "grid",
             Approach::Sweep => "sweep",
+            Approach::Bisect => "bisect",
         }
+    }
+
+    /// True for the engines that sort the regions and keep no overlap information
+    /// (sweep, bisect).
+    pub fn sorts(&self) -> bool {
+        matches!(self, Approach::Sweep | Approach::Bisect)
     }
 }
 
@@ -174,8 +201,24 @@ struct SweepState {
     offsets: Buffer<u64>,
     work: Buffer<SweepWork>,
     per_chunk: Buffer<u64>,
-    /// The enumeration window (grown on demand, kept across calls).
+    /// The enumeration window (grown on demand, kept across calls) and its landing place
+    /// in page-locked host memory.
     out: Buffer<Pair>,
+    out_host: HostBuffer<Pair>,
+    /// The bisect count's subscription end points (keys, values) and their sort's
+    /// ping-pong pair; `[count, empty flag]`; the per-dimension sample overlaps.
+    ends: Option<EndsState>,
+}
+
+struct EndsState {
+    lo_keys: Buffer<u32>,
+    lo_vals: Buffer<u32>,
+    hi_keys: Buffer<u32>,
+    hi_vals: Buffer<u32>,
+    tmp_keys: Buffer<u32>,
+    tmp_vals: Buffer<u32>,
+    tally: Buffer<u64>,
+    per_dim: Buffer<u64>,
 }
 
 /// A DDM region-matching engine on one device: the region table and, for the paper's
@@ -223,6 +266,11 @@ pub struct Engine<'d> {
     /// The largest lower bound in the sweep dimension ever installed (sweep engine):
     /// the radix sort needs only the digits below it.
     key_bound: u32,
+    /// The largest upper bound in any dimension ever installed (bisect engine), for
+    /// the same purpose.
+    end_bound: u32,
+    /// The bisect engine's sweep dimension, once estimated (cleared by every step).
+    chosen_dim: Option<u32>,
     /// How Phase 3 of the region approach spreads the candidates over blocks.
     slices: Slices,
 }
@@ -264,7 +312,7 @@ impl<'d> Engine<'d> {
             }
         }
         let n = (n_pub + n_sub) as usize;
-        let paper = approach != Approach::Sweep;
+        let paper = !approach.sorts();
         let (pub_words, sub_words) = (n_pub.div_ceil(32), n_sub.div_ceil(32));
         let matrix_bytes = 4 * (n_pub as u64 * sub_words as u64 + n_sub as u64 * pub_words as u64);
         if paper && matrix_bytes > MAX_MATRIX_BYTES {
@@ -339,13 +387,15 @@ impl<'d> Engine<'d> {
             threads: rayon::current_num_threads(),
             epoch: 0,
             key_bound: 0,
+            end_bound: 0,
+            chosen_dim: None,
             slices: Slices::Paper,
         };
         if let Approach::Grid(spec) = approach {
             let cap = 16;
             e.grid = Some(e.new_grid(spec, cap)?);
         }
-        if e.approach == Approach::Sweep {
+        if e.approach.sorts() {
             // The sort's and the sweep's buffers, sized for the capacity now: a count or
             // an enumeration allocates nothing (but a larger enumeration window).
             e.sweep = Some(e.sweep_state()?);
@@ -371,6 +421,7 @@ impl<'d> Engine<'d> {
     ///     Approach::Region,
     ///     Approach::Grid(GridSpec::covering(2, 20, 5)?),
     ///     Approach::Sweep,
+    ///     Approach::Bisect,
     /// ] {
     ///     let mut engine = Engine::with_regions(&dev, approach, &set)?;
     ///     assert_eq!(engine.pairs()?, vec![Pair { publication: 0, subscription: 0 }]);
@@ -512,7 +563,7 @@ impl<'d> Engine<'d> {
             self.dev.write(&mut self.staging_ranges_dev, 0, ranges)?;
         }
         if n == 0 {
-            let overlaps = if self.approach == Approach::Sweep {
+            let overlaps = if self.approach.sorts() {
                 0
             } else {
                 self.read_overlaps()?
@@ -522,11 +573,13 @@ impl<'d> Engine<'d> {
                 pairs: want_pairs.then(Vec::new),
             });
         }
-        if self.approach == Approach::Sweep {
+        if self.approach.sorts() {
             self.key_bound = self.key_bound.max(staged.max_lo0);
+            self.end_bound = self.end_bound.max(staged.max_hi);
+            self.chosen_dim = None;
         }
         match self.approach.clone() {
-            Approach::Sweep => {
+            Approach::Sweep | Approach::Bisect => {
                 self.commit(n)?;
                 Ok(StepReport {
                     overlaps: 0,
@@ -566,6 +619,110 @@ impl<'d> Engine<'d> {
                 self.finish(staged, want_pairs)
             }
         }
+    }
+
+    /// Installs every region of `set`, as a step whose batch sets every region would
+    /// ([`UpdateBatch::everything`]), on the fast path from host memory where it can: on
+    /// the sorting engines (sweep, bisect) whose capacity is exactly the set's, the
+    /// set's ranges are copied in parallel (all host threads) into page-locked staging,
+    /// the regions' bounds found on the way, and the staging is copied by DMA straight
+    /// into the region table ([`LOAD_CHUNKS`] chunks, each copied while the next is
+    /// filled), which one kernel marks live: no records, no de-duplication. Elsewhere it
+    /// is that step.
+    ///
+    /// ```
+    /// use ddm_region::{Approach, Device, Engine, Kind, Range, RegionSet};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut set = RegionSet::new(1)?;
+    /// set.push(Kind::Publication, 1, &[Range { lo: 0, hi: 10 }])?;
+    /// set.push(Kind::Subscription, 2, &[Range { lo: 5, hi: 15 }])?;
+    /// let dev = Device::emulator();
+    /// let mut e = Engine::new(&dev, Approach::Bisect, 1, 1, 1)?;
+    /// e.load(&set)?;
+    /// assert_eq!(e.count()?, 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn load(&mut self, set: &RegionSet) -> Result<(), DdmError> {
+        let exact =
+            set.dims() == self.dims && set.n_pub() == self.n_pub && set.n_sub() == self.n_sub;
+        if !self.approach.sorts() || !exact {
+            self.step(&UpdateBatch::everything(set), false)?;
+            return Ok(());
+        }
+        let d = self.dims;
+        let n = (self.n_pub + self.n_sub) as usize * d;
+        if n == 0 {
+            return Ok(());
+        }
+        if self.epoch == u32::MAX {
+            self.last.iter_mut().for_each(|k| *k.get_mut() = 0);
+        }
+        self.epoch = self.epoch.wrapping_add(1).max(1);
+        // The previous kernels and copies are done with the staging memory.
+        self.dev.synchronize()?;
+        // The set's ranges in one numbering (publications first), as the region table
+        // holds them, cut into chunks: while the calling thread copies chunk k to the
+        // device (one DMA from page-locked memory, which waits for its end), the other
+        // host threads fill chunk k + 1 of the staging. Each fill returns (largest lower
+        // bound in dimension 0, largest upper bound in any dimension).
+        let pubs = set.ranges(Kind::Publication);
+        let subs = set.ranges(Kind::Subscription);
+        let split = pubs.len();
+        let per_task = (1usize << 14) * d;
+        let chunk = n.div_ceil(LOAD_CHUNKS).next_multiple_of(per_task);
+        let fill = |dst: &mut [Range], at: usize| -> (u32, u32) {
+            dst.par_chunks_mut(per_task)
+                .enumerate()
+                .map(|(t, out)| {
+                    let start = at + t * per_task;
+                    let end = start + out.len();
+                    // The publications' part, then the subscriptions'.
+                    let cut = split.clamp(start, end) - start;
+                    out[..cut].copy_from_slice(&pubs[start..start + cut]);
+                    out[cut..].copy_from_slice(&subs[start + cut - split..end - split]);
+                    let lo0 = out.iter().step_by(d).map(|r| r.lo).max().unwrap_or(0);
+                    let hi = out.iter().map(|r| r.hi).max().unwrap_or(0);
+                    (lo0, hi)
+                })
+                .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)))
+        };
+        let dev = self.dev;
+        let bounds = &mut self._bounds;
+        let mut staging = &mut self.staging_ranges.as_mut_slice()[..n];
+        let mut at = 0usize;
+        let (first, rest) = std::mem::take(&mut staging).split_at_mut(chunk.min(n));
+        staging = rest;
+        let (mut lo0, mut hi) = fill(first, 0);
+        let mut pending: &[Range] = first;
+        loop {
+            let next_len = chunk.min(staging.len());
+            let (next, rest) = std::mem::take(&mut staging).split_at_mut(next_len);
+            staging = rest;
+            let (copied, filled) = rayon::join(
+                || dev.write(bounds, at, pending),
+                || (next_len > 0).then(|| fill(next, at + pending.len())),
+            );
+            copied?;
+            at += pending.len();
+            match filled {
+                Some((l, h)) => {
+                    lo0 = lo0.max(l);
+                    hi = hi.max(h);
+                    pending = next;
+                }
+                None => break,
+            }
+        }
+        install_all::launch(
+            self.dev,
+            Self::linear(self.n_pub + self.n_sub),
+            &self.table,
+            self.epoch,
+        )?;
+        self.key_bound = self.key_bound.max(lo0);
+        self.end_bound = self.end_bound.max(hi);
+        self.chosen_dim = None;
+        Ok(())
     }
 
     /// Phase 2 (both approaches): one warp per updated region.
@@ -728,15 +885,134 @@ impl<'d> Engine<'d> {
     /// The number of overlapping (publication, subscription) pairs now.
     pub fn count(&mut self) -> Result<u64, DdmError> {
         match self.approach {
-            Approach::Sweep => self.sweep_count(),
+            Approach::Sweep => self.sweep_count(0),
+            Approach::Bisect if self.dims == 1 => match self.count_by_search()? {
+                Some(n) => Ok(n),
+                None => self.sweep_count(0),
+            },
+            Approach::Bisect => {
+                let dim = self.sweep_dim()?;
+                self.sweep_count(dim)
+            }
             _ => self.read_overlaps(),
         }
+    }
+
+    /// The sweep dimension of the bisect engine: the one of the first
+    /// [`MAX_ESTIMATED_DIMS`] where a sample of publications against a sample of
+    /// subscriptions (`min(SAMPLE, max(n_pub, n_sub) / 8)` of each, every pair) overlaps
+    /// least (the lowest on a tie), estimated once per step or load.
+    /// Dimension 0 for the sweep engine and in one dimension.
+    pub fn sweep_dim(&mut self) -> Result<u32, DdmError> {
+        if self.approach != Approach::Bisect || self.dims == 1 {
+            return Ok(0);
+        }
+        if let Some(d) = self.chosen_dim {
+            return Ok(d);
+        }
+        let s = self
+            .sweep
+            .as_mut()
+            .expect("sorting engines keep their state");
+        let ends = s.ends.as_mut().expect("the bisect engine has end buffers");
+        self.dev.zero(&mut ends.per_dim)?;
+        // An estimate: a small set gets a small sample (the emulator runs it too).
+        let samples = SAMPLE.min(self.n_pub.max(self.n_sub) / 8).max(1);
+        dim_candidates::launch(
+            self.dev,
+            Self::linear(samples * samples),
+            &self.table,
+            samples,
+            &ends.per_dim,
+        )?;
+        let per_dim = self.dev.read(&ends.per_dim)?;
+        let estimated = (self.dims as u32).min(MAX_ESTIMATED_DIMS) as usize;
+        let dim = (0..estimated).min_by_key(|&d| per_dim[d]).unwrap_or(0) as u32;
+        self.chosen_dim = Some(dim);
+        Ok(dim)
+    }
+
+    /// The count by binary search over the end points of dimension 0 ([`Approach::Bisect`]
+    /// in one dimension; in several, the overlaps in dimension 0 alone): `None` when a
+    /// live range is empty there (the identity it rests on fails), or for another engine.
+    /// [`Engine::count`] then sweeps.
+    pub fn count_by_search(&mut self) -> Result<Option<u64>, DdmError> {
+        if self.approach != Approach::Bisect {
+            return Ok(None);
+        }
+        let dev = self.dev;
+        let (np, ns) = (self.n_pub, self.n_sub);
+        if np == 0 || ns == 0 {
+            return Ok(Some(0));
+        }
+        // Removed subscriptions' keys are u32::MAX: sorting the digits below
+        // `end_bound + 1` keeps them after every live key.
+        let passes = (32 - self.end_bound.saturating_add(1).leading_zeros()).div_ceil(8);
+        let s = self
+            .sweep
+            .as_mut()
+            .expect("sorting engines keep their state");
+        let mut e = s.ends.take().expect("the bisect engine has end buffers");
+        let r = (|| -> Result<(), DdmError> {
+            dev.zero(&mut e.tally)?;
+            end_keys::launch(
+                dev,
+                Self::linear(ns),
+                &self.table,
+                0,
+                &e.lo_keys,
+                &e.lo_vals,
+                &e.hi_keys,
+                &e.hi_vals,
+                &e.tally,
+            )?;
+            let scratch = [&s.hist, &s.sums, &s.total];
+            let e = &mut e;
+            for hi in [false, true] {
+                let (keys, vals) = if hi {
+                    (&mut e.hi_keys, &mut e.hi_vals)
+                } else {
+                    (&mut e.lo_keys, &mut e.lo_vals)
+                };
+                radix_sort(
+                    dev,
+                    [&*keys, &*vals, &e.tmp_keys, &e.tmp_vals],
+                    ns,
+                    passes,
+                    scratch,
+                )?;
+                if passes % 2 == 1 {
+                    // The sorted pair is in `tmp`: it becomes the keys, the old keys the scratch.
+                    std::mem::swap(keys, &mut e.tmp_keys);
+                    std::mem::swap(vals, &mut e.tmp_vals);
+                }
+            }
+            bisect_count::launch(
+                dev,
+                Self::linear(np),
+                &self.table,
+                0,
+                &e.lo_keys,
+                &e.hi_keys,
+                &e.tally,
+            )?;
+            Ok(())
+        })();
+        let s = self
+            .sweep
+            .as_mut()
+            .expect("sorting engines keep their state");
+        s.ends = Some(e);
+        r?;
+        let e = s.ends.as_ref().expect("just put back");
+        let tally = dev.read(&e.tally)?;
+        Ok((tally[EMPTY_FLAG] == 0).then_some(tally[0]))
     }
 
     /// All overlapping pairs now, ordered by publication, then subscription.
     pub fn pairs(&mut self) -> Result<Vec<Pair>, DdmError> {
         match self.approach {
-            Approach::Sweep => {
+            Approach::Sweep | Approach::Bisect => {
                 let mut all = Vec::new();
                 self.for_each_pair_batch(|b| all.extend_from_slice(b))?;
                 all.sort_unstable();
@@ -756,12 +1032,13 @@ impl<'d> Engine<'d> {
     /// Hands all overlapping pairs to `f` in batches (unordered for the sweep engine);
     /// returns how many there were. The number of pairs is not limited by device memory.
     pub fn for_each_pair_batch(&mut self, mut f: impl FnMut(&[Pair])) -> Result<u64, DdmError> {
-        if self.approach != Approach::Sweep {
+        if !self.approach.sorts() {
             let all = self.pairs()?;
             f(&all);
             return Ok(all.len() as u64);
         }
-        let (n_chunks, pairs_total) = self.sweep_prepare(true)?;
+        let dim = self.sweep_dim()?;
+        let (n_chunks, pairs_total) = self.sweep_prepare(true, dim)?;
         if pairs_total == 0 {
             return Ok(0);
         }
@@ -770,22 +1047,25 @@ impl<'d> Engine<'d> {
         let s = self.sweep.as_mut().expect("prepared");
         if s.out.len() < window as usize {
             s.out = dev.alloc(window as usize)?;
+            // Page-locked, so that the copy back is one DMA (no bounce through a driver
+            // buffer), and kept across calls (no allocation per call).
+            s.out_host = dev.alloc_host(window as usize)?;
         }
-        let s = self.sweep.as_ref().expect("prepared");
-        let out = &s.out;
-        let mut host = vec![Pair::default(); window as usize];
+        let s = self.sweep.as_mut().expect("prepared");
+        let (out, host) = (&s.out, s.out_host.as_mut_slice());
+        let (work, per_chunk) = (&s.work, &s.per_chunk);
         let mut base = 0u64;
         while base < pairs_total {
             let len = (pairs_total - base).min(window);
-            self.launch_chunks(n_chunks, |chunk_base, threads| {
+            Self::launch_chunks(n_chunks, |chunk_base, threads| {
                 sweep_emit::launch(
                     self.dev,
                     Self::linear(threads),
                     &self.table,
-                    &s.work,
+                    work,
                     chunk_base,
                     n_chunks,
-                    &s.per_chunk,
+                    per_chunk,
                     pairs_total,
                     out,
                     base,
@@ -801,7 +1081,6 @@ impl<'d> Engine<'d> {
 
     /// Launches `n_chunks` threads in launches of at most 2^30 threads.
     fn launch_chunks(
-        &self,
         n_chunks: u64,
         mut launch: impl FnMut(u64, u32) -> Result<(), GpuError>,
     ) -> Result<(), DdmError> {
@@ -815,12 +1094,12 @@ impl<'d> Engine<'d> {
         Ok(())
     }
 
-    fn sweep_count(&mut self) -> Result<u64, DdmError> {
-        let (n_chunks, _) = self.sweep_prepare(false)?;
+    fn sweep_count(&mut self, dim: u32) -> Result<u64, DdmError> {
+        let (n_chunks, _) = self.sweep_prepare(false, dim)?;
         let s = self.sweep.as_mut().expect("prepared");
         self.dev.zero(&mut s.total)?;
         let s = self.sweep.as_ref().expect("prepared");
-        self.launch_chunks(n_chunks, |chunk_base, threads| {
+        Self::launch_chunks(n_chunks, |chunk_base, threads| {
             // (Into `total`: `per_chunk` is not written.)
             sweep_count::launch(
                 self.dev,
@@ -862,18 +1141,34 @@ impl<'d> Engine<'d> {
             work: self.dev.alloc(1)?,
             per_chunk: self.dev.alloc(1)?,
             out: self.dev.alloc(1)?,
+            out_host: self.dev.alloc_host(1)?,
+            ends: if self.approach == Approach::Bisect {
+                let n = ns.max(1);
+                Some(EndsState {
+                    lo_keys: self.dev.alloc(n)?,
+                    lo_vals: self.dev.alloc(n)?,
+                    hi_keys: self.dev.alloc(n)?,
+                    hi_vals: self.dev.alloc(n)?,
+                    tmp_keys: self.dev.alloc(n)?,
+                    tmp_vals: self.dev.alloc(n)?,
+                    tally: self.dev.alloc(2)?,
+                    per_dim: self.dev.alloc(MAX_ESTIMATED_DIMS as usize)?,
+                })
+            } else {
+                None
+            },
         })
     }
 
     /// Sorts, finds the tasks, scans their lengths and chooses the chunking; with
     /// `per_chunk`, also counts and scans the pairs of each chunk. Returns
     /// (chunks, pairs in all or 0).
-    fn sweep_prepare(&mut self, per_chunk: bool) -> Result<(u64, u64), DdmError> {
+    fn sweep_prepare(&mut self, per_chunk: bool, dim: u32) -> Result<(u64, u64), DdmError> {
         if self.sweep.is_none() {
             self.sweep = Some(self.sweep_state()?);
         }
         let mut s = self.sweep.take().expect("just set");
-        let r = self.sweep_prepare_with(&mut s, per_chunk);
+        let r = self.sweep_prepare_with(&mut s, per_chunk, dim);
         self.sweep = Some(s);
         r
     }
@@ -882,12 +1177,17 @@ impl<'d> Engine<'d> {
         &mut self,
         s: &mut SweepState,
         per_chunk: bool,
+        dim: u32,
     ) -> Result<(u64, u64), DdmError> {
         let dev = self.dev;
         let (np, ns) = (self.n_pub, self.n_sub);
-        let dim = 0u32;
         // Only the digits below the largest key ever installed need sorting.
-        let passes = (32 - self.key_bound.leading_zeros()).div_ceil(8);
+        let bound = if dim == 0 {
+            self.key_bound
+        } else {
+            self.end_bound
+        };
+        let passes = (32 - bound.leading_zeros()).div_ceil(8);
         if np > 0 {
             sweep_keys::launch(
                 dev,
@@ -973,7 +1273,7 @@ impl<'d> Engine<'d> {
         if s.sums.len() < sums_needed {
             s.sums = dev.alloc(sums_needed)?;
         }
-        self.launch_chunks(n_chunks, |chunk_base, threads| {
+        Self::launch_chunks(n_chunks, |chunk_base, threads| {
             // (Per chunk: `total` is not written.)
             sweep_count::launch(
                 dev,

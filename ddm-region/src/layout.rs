@@ -39,6 +39,8 @@ pub struct StageCounts {
     pub n_pub_updates: u32,
     /// The largest lower bound in dimension 0 of any `Set` entry (0 when none).
     pub max_lo0: u32,
+    /// The largest upper bound in any dimension of any `Set` entry (0 when none).
+    pub max_hi: u32,
 }
 
 /// Batches with fewer entries are staged by one thread (a thread costs more than it saves).
@@ -243,7 +245,7 @@ impl Stage<'_> {
         );
         let (pub_rec, sub_rec) = records[..total].split_at_mut(distinct[0] as usize);
         let (pub_rng, sub_rng) = ranges[..total * dims].split_at_mut(distinct[0] as usize * dims);
-        let (max_lo0, inverted) = self.write::<D>(
+        let (max_lo0, max_hi, inverted) = self.write::<D>(
             0..self.batch.entries.len(),
             0,
             last,
@@ -257,13 +259,14 @@ impl Stage<'_> {
             records: total as u32,
             n_pub_updates: distinct[0],
             max_lo0,
+            max_hi,
         })
     }
 
     /// Writes the entries of `range` that are their region's last (`at`: where their
     /// ranges start in the batch) into the slots given, per kind, in order. Returns the
-    /// largest lower bound in dimension 0 of the `Set` entries read, and whether any of
-    /// their ranges is inverted (`lo > hi`).
+    /// largest lower bound in dimension 0 and the largest upper bound in any dimension
+    /// of the `Set` entries read, and whether any of their ranges is inverted (`lo > hi`).
     #[inline(always)]
     fn write<const D: usize>(
         &self,
@@ -272,7 +275,7 @@ impl Stage<'_> {
         last: &[AtomicU64],
         rec: [&mut [UpdatedRegion]; 2],
         rng: [&mut [Range]; 2],
-    ) -> (u32, bool) {
+    ) -> (u32, u32, bool) {
         let dims = self.dims::<D>();
         let mut src = self.batch.ranges[at..].chunks_exact(dims);
         let [pub_rec, sub_rec] = rec;
@@ -281,7 +284,7 @@ impl Stage<'_> {
             pub_rec.iter_mut().zip(pub_rng.chunks_exact_mut(dims)),
             sub_rec.iter_mut().zip(sub_rng.chunks_exact_mut(dims)),
         ];
-        let (mut max_lo0, mut inverted) = (0u32, false);
+        let (mut max_lo0, mut max_hi, mut inverted) = (0u32, 0u32, false);
         let lo = range.start;
         for (i, &(kind, index, change)) in self.batch.entries[range].iter().enumerate() {
             let alive = change == Change::Set;
@@ -289,6 +292,7 @@ impl Stage<'_> {
             let from = if alive { src.next() } else { None };
             if let Some(from) = from {
                 inverted |= from.iter().fold(false, |bad, x| bad | (x.lo > x.hi));
+                max_hi = from.iter().fold(max_hi, |m, x| m.max(x.hi));
                 max_lo0 = max_lo0.max(from.first().map_or(0, |x| x.lo));
             }
             let r = unified(kind, index, self.n_pub);
@@ -307,7 +311,7 @@ impl Stage<'_> {
                 }
             }
         }
-        (max_lo0, inverted)
+        (max_lo0, max_hi, inverted)
     }
 
     /// `chunks` threads, two passes, three when the batch updates a region twice: (1)
@@ -401,18 +405,19 @@ impl Stage<'_> {
             sub_rng = rest;
             parts.push(([p, s], [pr, sr]));
         }
-        let written: Vec<(u32, bool)> = parts
+        let written: Vec<(u32, u32, bool)> = parts
             .into_par_iter()
             .enumerate()
             .map(|(c, (rec, rng))| self.write::<D>(bounds[c].clone(), range_at[c], last, rec, rng))
             .collect();
-        if written.iter().any(|w| w.1) {
+        if written.iter().any(|w| w.2) {
             return Err(self.inverted_error());
         }
         Ok(StageCounts {
             records: total as u32,
             n_pub_updates: distinct[0],
             max_lo0: written.iter().map(|w| w.0).max().unwrap_or(0),
+            max_hi: written.iter().map(|w| w.1).max().unwrap_or(0),
         })
     }
 }

@@ -217,6 +217,76 @@ pub fn scale_up(params: &ScaleUpParams, seed: u64) -> Result<RegionSet, ModelErr
     Ok(set)
 }
 
+/// The random workload of Marzolla, Birolo, D'Angelo & Fariselli's intersection
+/// counting (FGCS 2024, their public generator): `regions` intervals (half of each kind,
+/// alternating), each with its left end uniform in `[0, span)` and its length uniform in
+/// `[min_len, max_len]`, independently in each of `dims` dimensions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IntervalParams {
+    pub regions: u32,
+    pub span: u32,
+    pub min_len: u32,
+    pub max_len: u32,
+    pub dims: usize,
+}
+
+impl IntervalParams {
+    /// The peer's lengths (10 to 1000) in a span chosen so that a publication overlaps
+    /// about `degree` subscriptions: per dimension a pair overlaps with probability
+    /// about `(mean length of both) / span`, so `span = 1010 * (n_sub / degree)^(1/dims)`
+    /// (at least 1). The peer's 1M-interval runs used spans of 200k (`degree` 2525) and
+    /// 20M (25.25).
+    pub fn for_degree(regions: u32, dims: usize, degree: f64) -> IntervalParams {
+        let n_sub = (regions / 2) as f64;
+        let span = 1010.0 * (n_sub / degree.max(1e-9)).powf(1.0 / dims.max(1) as f64);
+        IntervalParams {
+            regions,
+            span: span.round().clamp(1.0, (u32::MAX - 1000) as f64) as u32,
+            min_len: 10,
+            max_len: 1000,
+            dims,
+        }
+    }
+}
+
+/// Generates the peer's random intervals (seeded).
+///
+/// ```
+/// use ddm_region::workload::{intervals, IntervalParams};
+/// use ddm_region::Kind;
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let p = IntervalParams { regions: 100, span: 200_000, min_len: 10, max_len: 1000, dims: 1 };
+/// let set = intervals(&p, 1)?;
+/// assert_eq!((set.n_pub(), set.n_sub()), (50, 50));
+/// let r = set.region(Kind::Subscription, 7)[0];
+/// assert!(r.lo < 200_000 && (10..=1000).contains(&(r.hi - r.lo)));
+/// # Ok(()) }
+/// ```
+pub fn intervals(params: &IntervalParams, seed: u64) -> Result<RegionSet, ModelError> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut set = RegionSet::new(params.dims)?;
+    let mut ranges = vec![Range::default(); params.dims];
+    let span = params.span.max(1);
+    let (min_len, max_len) = (params.min_len, params.max_len.max(params.min_len));
+    for i in 0..params.regions {
+        let kind = if i % 2 == 0 {
+            Kind::Publication
+        } else {
+            Kind::Subscription
+        };
+        for r in ranges.iter_mut() {
+            let lo = rng.gen_range(0..span);
+            let len = rng.gen_range(min_len..=max_len);
+            *r = Range {
+                lo,
+                hi: lo.saturating_add(len),
+            };
+        }
+        set.push(kind, (i / 2) as u64, &ranges)?;
+    }
+    Ok(set)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

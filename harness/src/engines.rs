@@ -71,6 +71,9 @@ pub enum DdmEngine {
     GpuGrid,
     /// Sort and sweep on the GPU (beyond the paper).
     GpuSweep,
+    /// Counting by binary search over sorted end points on the GPU (1-D), the sweep of
+    /// the dimension with the fewest sampled overlaps (beyond the paper).
+    GpuBisect,
     /// `gpu-region` on the host SIMT emulator.
     EmuRegion,
     /// `gpu-region-sliced` on the host SIMT emulator.
@@ -79,6 +82,8 @@ pub enum DdmEngine {
     EmuGrid,
     /// `gpu-sweep` on the host SIMT emulator.
     EmuSweep,
+    /// `gpu-bisect` on the host SIMT emulator.
+    EmuBisect,
     /// Every pair tested (CPU).
     Brute,
     /// A grid of cells (CPU).
@@ -89,6 +94,8 @@ pub enum DdmEngine {
     Sbm,
     /// Marzolla & D'Angelo's interval-tree matching (CPU).
     Itm,
+    /// Counting by binary search over sorted end points (CPU; Marzolla et al. 2024).
+    Bisect,
 }
 
 /// `harness run --engines`: every engine name an experiment asks [`crate::experiment::Ctx::wants`]
@@ -131,6 +138,8 @@ pub enum RunEngine {
     GpuGrid,
     /// ddm: sort and sweep on the GPU.
     GpuSweep,
+    /// ddm: counting by binary search (1-D), sweep of the sparsest dimension, on the GPU.
+    GpuBisect,
     /// ddm: region-based on the emulator.
     EmuRegion,
     /// ddm: region-based, phase 3 sliced, on the emulator.
@@ -139,6 +148,8 @@ pub enum RunEngine {
     EmuGrid,
     /// ddm: sort and sweep on the emulator.
     EmuSweep,
+    /// ddm: the bisect engine on the emulator.
+    EmuBisect,
     /// ddm: brute force, one core.
     Brute,
     /// ddm: brute force, all cores.
@@ -159,6 +170,10 @@ pub enum RunEngine {
     Itm,
     /// ddm: the same on all cores.
     ItmPar,
+    /// ddm: counting by binary search over sorted end points, one core.
+    Bisect,
+    /// ddm: the same on all cores.
+    BisectPar,
 }
 
 impl RunEngine {

@@ -129,3 +129,22 @@ kernel! {
         }
     }
 }
+
+kernel! {
+    /// Beyond the paper, the sorting engines' whole-set load (`Engine::load`): the host has
+    /// copied every region's ranges straight into the region table; thread `r` marks
+    /// region `r` live and stamps it with `epoch` (global), and thread 0 zeroes the step
+    /// counters, as [`commit_updates`] does for a batch naming every region.
+    pub fn install_all(tables: *const DdmTables, epoch: u32) {
+        let r = global_id_x();
+        let t = *tables;
+        if r == 0 {
+            *t.counters() = StepCounters::default();
+        }
+        if r >= t.n_pub + t.n_sub {
+            return;
+        }
+        *t.alive().add(r as usize) = 1;
+        *t.epoch().add(r as usize) = epoch;
+    }
+}

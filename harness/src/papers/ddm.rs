@@ -12,11 +12,14 @@
 //! maintained on the device across steps), `gpu-region-sliced` (beyond the paper: the
 //! region engine with its Phase 3 candidates cut into slices over block rows so that a
 //! step fills the GPU, [`Slices::Fill`]; same comparisons and results), `gpu-sweep`
-//! (beyond the paper: a GPU sort-based sweep), their emulator twins `emu-*` (quick mode), and the CPU baselines
+//! (beyond the paper: a GPU sort-based sweep), `gpu-bisect` (beyond the paper: counting
+//! by binary search over sorted end points in 1-D, the sweep of the dimension with the
+//! fewest sampled overlaps in 2-D and up, [`Approach::Bisect`]), their emulator twins `emu-*` (quick mode), and the CPU baselines
 //! `brute`, `grid`, `sort` (one thread) and `brute-par`, `grid-par`, `sort-par` (all
 //! cores), and today's strong CPU methods, Marzolla & D'Angelo's parallel sort-based
 //! matching `sbm` / `sbm-par` and interval-tree matching `itm` / `itm-par`
-//! ([`baselines::sbm`], [`baselines::itm`]); `best CPU (all cores)` is, per seed, the
+//! ([`baselines::sbm`], [`baselines::itm`]), and the CPU twin of `gpu-bisect`, `bisect` /
+//! `bisect-par` ([`baselines::bisect`]); `best CPU (all cores)` is, per seed, the
 //! least time of the all-core CPU series at that point, the yardstick of the targets
 //! against today's CPU methods. A step's time is the paper's "region matching time": for
 //! the GPU engines, Phase 1 (copy in the moved regions) to Phase 4 (the updated overlap
@@ -25,6 +28,11 @@
 //! emulator engines run all 30 steps; the CPU baselines run fewer at large sizes
 //! ([`cpu_steps`]) so that an experiment stays within minutes.
 //!
+//! Beyond the paper too: `density` and `density_2d` (count time against the overlap
+//! degree at a million regions, on the peer's random intervals: Marzolla, Birolo,
+//! D'Angelo & Fariselli's generator, [`intervals`]), and `pairs` and `pairs_2d` (every
+//! overlapping pair delivered to the host, 32k to 4M regions).
+//!
 //! Checks (a mismatch fails the run): every device engine's pairs of the last step equal
 //! the `sort` baseline's on every workload, and its overlap count equals the baseline's
 //! after every step.
@@ -32,7 +40,9 @@
 use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
 use anyhow::Context as _;
 use baselines::ddm::{Algorithm, DdmMatcher};
-use ddm_region::workload::{scale_up, Distribution, ScaleUpParams, Scenario, ScenarioParams};
+use ddm_region::workload::{
+    intervals, scale_up, Distribution, IntervalParams, ScaleUpParams, Scenario, ScenarioParams,
+};
 use ddm_region::{Approach, Device, Engine, GridSpec, Pair, Slices, UpdateBatch};
 use std::time::Instant;
 
@@ -108,6 +118,42 @@ pub fn experiments() -> Vec<Experiment> {
             "not in the paper; our target: gpu-sweep >= 10x sort-par (all host cores) at 1M regions",
             scaleup_a100,
         ),
+        e(
+            "density",
+            "Beyond the paper: counting time vs overlap degree, 1M intervals, 1-D, the peer's random intervals (lengths 10-1000)",
+            "overlapping subscriptions per publication (nominal)",
+            "time to count all overlapping pairs (ms)",
+            Some("sbm-par"),
+            "not in the paper; peer (Marzolla et al. 2024, Thrust, H100): 4.95 ms at degree 2525 (span 200k), 5.26 ms at 25 (span 20M), transfers included; our target: best GPU from host memory no slower, and >= 10x the best CPU",
+            density_1d,
+        ),
+        e(
+            "density_2d",
+            "Beyond the paper: counting time vs overlap degree, 1M regions, 2-D, the peer's random intervals in each dimension",
+            "overlapping subscriptions per publication (nominal)",
+            "time to count all overlapping pairs (ms)",
+            Some("sbm-par"),
+            "not in the paper",
+            density_2d,
+        ),
+        e(
+            "pairs",
+            "Beyond the paper: every overlapping pair delivered to the host vs regions, 1-D, degree 10",
+            regions,
+            "time to deliver all overlapping pairs to host memory (ms)",
+            Some("sbm-par"),
+            "not in the paper; our target at 1M regions: >= 5x sbm-par, or within 1.5x of copying the pairs' bytes",
+            pairs_1d,
+        ),
+        e(
+            "pairs_2d",
+            "Beyond the paper: every overlapping pair delivered to the host vs regions, 2-D, degree 10",
+            regions,
+            "time to deliver all overlapping pairs to host memory (ms)",
+            Some("sbm-par"),
+            "not in the paper; our target at 1M regions: >= 5x sbm-par, or within 1.5x of copying the pairs' bytes",
+            pairs_2d,
+        ),
     ]
 }
 
@@ -137,17 +183,18 @@ fn host_threads() -> usize {
 }
 
 /// The device engines' series suffixes (`gpu-region`, `emu-region-sliced`...).
-const APPROACHES: [&str; 4] = ["region", "region-sliced", "grid", "sweep"];
+const APPROACHES: [&str; 5] = ["region", "region-sliced", "grid", "sweep", "bisect"];
 
 /// The device engines of an experiment: the paper's region engine, the same with its
 /// Phase 3 sliced over block rows ([`Slices::Fill`], beyond the paper: series
-/// `*-region-sliced`), the paper's grid engine on `grid`, and the sweep.
-fn engine_variants(grid: Approach) -> [(Approach, Slices); 4] {
+/// `*-region-sliced`), the paper's grid engine on `grid`, the sweep and bisect.
+fn engine_variants(grid: Approach) -> [(Approach, Slices); 5] {
     [
         (Approach::Region, Slices::Paper),
         (Approach::Region, Slices::Fill),
         (grid, Slices::Paper),
         (Approach::Sweep, Slices::Paper),
+        (Approach::Bisect, Slices::Paper),
     ]
 }
 
@@ -201,6 +248,9 @@ fn cpu_matchers(cell: Option<Vec<u32>>) -> Vec<(&'static str, DdmMatcher)> {
         ("sbm-par", DdmMatcher::new(Algorithm::Sbm, all)),
         ("itm", DdmMatcher::new(Algorithm::Itm, 1)),
         ("itm-par", DdmMatcher::new(Algorithm::Itm, all)),
+        // Counting by binary search (Marzolla, Birolo, D'Angelo & Fariselli 2024).
+        ("bisect", DdmMatcher::new(Algorithm::Bisect, 1)),
+        ("bisect-par", DdmMatcher::new(Algorithm::Bisect, all)),
     ]
 }
 
@@ -321,7 +371,7 @@ fn scenario_experiment(ctx: &mut Ctx, distribution: Distribution, size: u32) -> 
 /// One timed step of a device engine: Phases 1–4 with the updated pairs copied back (the
 /// sweep engine, which keeps no overlap state, enumerates all pairs).
 fn timed_step(engine: &mut Engine, batch: &UpdateBatch) -> anyhow::Result<(u64, Vec<Pair>)> {
-    if *engine.approach() == Approach::Sweep {
+    if engine.approach().sorts() {
         engine.step(batch, false)?;
         let mut pairs = Vec::new();
         let n = engine.for_each_pair_batch(|b| pairs.extend_from_slice(b))?;
@@ -367,7 +417,7 @@ fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
                     let series = series_name(dev_name, &approach, slices);
                     // The paper's engines keep an n_pub x n_sub bit matrix: up to 65536 regions.
                     // (In quick mode the emulator runs the sweep only: the figures cover the rest.)
-                    let paper_engine = approach != Approach::Sweep;
+                    let paper_engine = !approach.sorts();
                     if !ctx.wants(&series, *kind)
                         || (paper_engine && (n > 65_536 || *kind == EngineKind::Emu))
                     {
@@ -376,24 +426,32 @@ fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
                     let mut engine =
                         Engine::new(dev, approach.clone(), 2, set.n_pub(), set.n_sub())?;
                     engine.set_slices(slices);
-                    let everything = UpdateBatch::everything(&set);
                     let t1 = Instant::now();
-                    engine.step(&everything, false)?;
+                    engine.load(&set)?;
                     let got = engine.count()?;
                     let first_ms = t1.elapsed().as_secs_f64() * 1e3;
                     ctx.check(&name, ("sort-par", &[want]), (&series, &[got]))?;
-                    if approach == Approach::Sweep {
-                        // Regions resident on the device (Fig. 1): the count alone.
+                    if approach.sorts() {
+                        // From regions in host memory: the whole set loaded and counted,
+                        // after the untimed first round above (the engine's buffers are
+                        // allocated once, as a federation's would be).
                         let t2 = Instant::now();
+                        for _ in 0..reps {
+                            engine.load(&set)?;
+                            engine.count()?;
+                        }
+                        let upload_ms = t2.elapsed().as_secs_f64() * 1e3 / reps as f64;
+                        // Regions resident on the device (Fig. 1): the count alone.
+                        let t3 = Instant::now();
                         for _ in 0..reps {
                             engine.count()?;
                         }
                         ctx.record(
                             &series,
                             n as f64,
-                            t2.elapsed().as_secs_f64() * 1e3 / reps as f64,
+                            t3.elapsed().as_secs_f64() * 1e3 / reps as f64,
                         );
-                        ctx.record(&format!("{series}+upload"), n as f64, first_ms);
+                        ctx.record(&format!("{series}+upload"), n as f64, upload_ms);
                     } else {
                         // Incremental engines: adding every region is their matching.
                         ctx.record(&series, n as f64, first_ms);
@@ -418,6 +476,266 @@ fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+fn density_1d(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let degrees = if ctx.quick {
+        vec![1.0, 100.0]
+    } else {
+        // 25.25 and 2525: the peer's spans of 20M and 200k at 1M intervals.
+        vec![1.0, 10.0, 25.25, 100.0, 1000.0, 2525.0, 10_000.0]
+    };
+    density_experiment(ctx, 1, &degrees)
+}
+
+fn density_2d(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let degrees = if ctx.quick {
+        vec![1.0, 100.0]
+    } else {
+        // (Degree 10,000 in 2-D: about 3.5e10 candidates in the sweep dimension, seconds
+        // per count on every engine.)
+        vec![1.0, 10.0, 100.0, 1000.0]
+    };
+    density_experiment(ctx, 2, &degrees)
+}
+
+/// Repetitions of a timed device round whose untimed first round took `first`: about
+/// 200 ms of them, 1 to 5 (1 in quick mode).
+fn timed_reps(ctx: &Ctx, first: std::time::Duration) -> u32 {
+    if ctx.quick {
+        return 1;
+    }
+    (0.2 / first.as_secs_f64().max(1e-6)).clamp(1.0, 5.0) as u32
+}
+
+/// The strong CPU matchers on all cores, the series the beyond-the-paper experiments
+/// time (the one-core ones and the older sweep would take minutes at the dense points).
+/// `bisect-par` in one dimension only: in more it is a sweep like `sbm-par`, several
+/// times slower at the dense points (seconds per count).
+fn strong_cpu_matchers(ctx: &Ctx, dims: usize) -> Vec<(&'static str, DdmMatcher)> {
+    let all = host_threads();
+    let bisect = (dims == 1).then_some(("bisect-par", Algorithm::Bisect));
+    [("sbm-par", Algorithm::Sbm), ("itm-par", Algorithm::Itm)]
+        .into_iter()
+        .chain(bisect)
+        .filter(|(n, _)| ctx.wants(n, EngineKind::Cpu))
+        .map(|(n, a)| (n, DdmMatcher::new(a, all)))
+        .collect()
+}
+
+/// The sorting device engines (`gpu-sweep`, `gpu-bisect` and their emulator twins)
+/// wanted in this run: (series, approach, device).
+fn sorting_engines<'a>(
+    ctx: &Ctx,
+    devs: &'a [(&'static str, EngineKind, Device)],
+) -> Vec<(String, Approach, &'a Device)> {
+    let mut v = Vec::new();
+    for (dev_name, kind, dev) in devs {
+        for approach in [Approach::Sweep, Approach::Bisect] {
+            let series = format!("{dev_name}-{}", approach.name());
+            if ctx.wants(&series, *kind) {
+                v.push((series, approach, dev));
+            }
+        }
+    }
+    v
+}
+
+/// `density`, `density_2d`: one count per (degree, seed) at a million regions of the
+/// peer's random intervals. Device engines: the count with the regions resident
+/// (`gpu-*`) and from regions in host memory (`gpu-*+upload`: the whole set loaded,
+/// [`Engine::load`], then counted), each the mean of a few repetitions after one
+/// untimed round on the same engine (its buffers are allocated once, as a federation's
+/// would be).
+fn density_experiment(ctx: &mut Ctx, dims: usize, degrees: &[f64]) -> anyhow::Result<()> {
+    let regions: u32 = if ctx.quick { 2000 } else { 1 << 20 };
+    let devs = devices(ctx, &["sweep", "bisect"])?;
+    let engines = sorting_engines(ctx, &devs);
+    let cpus = strong_cpu_matchers(ctx, dims);
+    let seeds = ctx.seeds.clone();
+    ctx.set_steps((degrees.len() * seeds.len()) as u64);
+    for &degree in degrees {
+        for &seed in &seeds {
+            ctx.step(&format!("degree {degree}, seed {seed}"));
+            let params = IntervalParams::for_degree(regions, dims, degree);
+            let name = format!(
+                "intervals {dims}-D regions={regions} span={} seed={seed}",
+                params.span
+            );
+            let set = intervals(&params, seed)?;
+            let oracle = DdmMatcher::new(Algorithm::Sbm, host_threads());
+            let want = oracle.count(&set);
+            for (series, approach, dev) in &engines {
+                let mut engine =
+                    Engine::new(dev, approach.clone(), dims, set.n_pub(), set.n_sub())?;
+                let t = Instant::now();
+                engine.load(&set)?;
+                let got = engine.count()?;
+                let reps = timed_reps(ctx, t.elapsed());
+                ctx.check(&name, ("sbm-par", &[want]), (series, &[got]))?;
+                let t0 = Instant::now();
+                for _ in 0..reps {
+                    engine.load(&set)?;
+                    engine.count()?;
+                }
+                let upload_ms = t0.elapsed().as_secs_f64() * 1e3 / reps as f64;
+                let t1 = Instant::now();
+                for _ in 0..reps {
+                    engine.count()?;
+                }
+                let ms = t1.elapsed().as_secs_f64() * 1e3 / reps as f64;
+                ctx.record(series, degree, ms);
+                ctx.record(&format!("{series}+upload"), degree, upload_ms);
+            }
+            let mut times = Vec::new();
+            for (series, m) in &cpus {
+                let r = if ctx.quick || degree > 100.0 { 1 } else { 3 };
+                let t0 = Instant::now();
+                let mut got = 0;
+                for _ in 0..r {
+                    got = m.count(&set);
+                }
+                let ms = t0.elapsed().as_secs_f64() * 1e3 / r as f64;
+                ctx.check(&name, ("sbm-par", &[want]), (series, &[got]))?;
+                ctx.record(series, degree, ms);
+                times.push((*series, ms));
+            }
+            record_best_cpu(ctx, degree, &times);
+        }
+    }
+    Ok(())
+}
+
+fn pairs_1d(ctx: &mut Ctx) -> anyhow::Result<()> {
+    pairs_experiment(ctx, 1)
+}
+
+fn pairs_2d(ctx: &mut Ctx) -> anyhow::Result<()> {
+    pairs_experiment(ctx, 2)
+}
+
+/// Pairs up to this many regions are checked pair for pair; above, by count and an
+/// order-free checksum.
+const PAIR_FOR_PAIR: u32 = 1 << 18;
+
+/// An order-free checksum of a list of pairs (the wrapping sum of a mix of each).
+fn pair_checksum(pairs: &[Pair]) -> u64 {
+    pairs.iter().fold(0u64, |acc, p| {
+        let x = ((p.publication as u64) << 32 | p.subscription as u64)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        acc.wrapping_add(x ^ (x >> 29))
+    })
+}
+
+/// `pairs`, `pairs_2d`: every overlapping pair delivered to host memory, at overlap
+/// degree 10 of the peer's random intervals. Device engines: until every pair has been
+/// handed to the caller in host memory (the engine's page-locked window, window by
+/// window), with the regions resident (`gpu-*`) and from regions in host memory
+/// (`gpu-*+upload`, [`Engine::load`] first), after one untimed round whose pairs are
+/// checked; `copy of the pairs' bytes` is one device-to-host copy of as many bytes into
+/// page-locked memory (the bus's share). CPU engines: until their unordered pair list
+/// is built.
+fn pairs_experiment(ctx: &mut Ctx, dims: usize) -> anyhow::Result<()> {
+    let xs: Vec<u32> = if ctx.quick {
+        vec![256, 512]
+    } else {
+        vec![32_768, 262_144, 1 << 20, 1 << 22]
+    };
+    let degree = 10.0;
+    let devs = devices(ctx, &["sweep", "bisect"])?;
+    let engines = sorting_engines(ctx, &devs);
+    let cpus = strong_cpu_matchers(ctx, dims);
+    let seeds = ctx.seeds.clone();
+    ctx.set_steps((xs.len() * seeds.len()) as u64);
+    for &n in &xs {
+        for &seed in &seeds {
+            ctx.step(&format!("{n} regions, seed {seed}"));
+            let params = IntervalParams::for_degree(n, dims, degree);
+            let name = format!(
+                "intervals {dims}-D regions={n} span={} seed={seed}",
+                params.span
+            );
+            let set = intervals(&params, seed)?;
+            let oracle = DdmMatcher::new(Algorithm::Sbm, host_threads());
+            let mut want = oracle.pairs_unordered(&set);
+            let want_sum = [want.len() as u64, pair_checksum(&want)];
+            let exact = n <= PAIR_FOR_PAIR;
+            if exact {
+                want.sort_unstable();
+            }
+            let check = |ctx: &Ctx, series: &str, mut got: Vec<Pair>| -> anyhow::Result<()> {
+                if exact {
+                    got.sort_unstable();
+                    ctx.check(&name, ("sbm-par", &want), (series, &got))
+                } else {
+                    let sum = [got.len() as u64, pair_checksum(&got)];
+                    ctx.check(
+                        &name,
+                        ("sbm-par (count, checksum)", &want_sum),
+                        (series, &sum),
+                    )
+                }
+            };
+            let mut reps = 1;
+            for (series, approach, dev) in &engines {
+                let mut engine =
+                    Engine::new(dev, approach.clone(), dims, set.n_pub(), set.n_sub())?;
+                let t = Instant::now();
+                engine.load(&set)?;
+                let mut got = Vec::new();
+                engine.for_each_pair_batch(|b| got.extend_from_slice(b))?;
+                reps = timed_reps(ctx, t.elapsed());
+                check(ctx, series, got)?;
+                // Timed: until every pair has been handed to the caller in host memory
+                // (the engine's page-locked window); what the caller then does with
+                // them is its own time.
+                let deliver = |e: &mut Engine| -> anyhow::Result<u64> {
+                    let mut n = 0u64;
+                    e.for_each_pair_batch(|b| n += b.len() as u64)?;
+                    Ok(n)
+                };
+                let t0 = Instant::now();
+                for _ in 0..reps {
+                    engine.load(&set)?;
+                    deliver(&mut engine)?;
+                }
+                let upload_ms = t0.elapsed().as_secs_f64() * 1e3 / reps as f64;
+                let t1 = Instant::now();
+                for _ in 0..reps {
+                    deliver(&mut engine)?;
+                }
+                let ms = t1.elapsed().as_secs_f64() * 1e3 / reps as f64;
+                ctx.record(series, n as f64, ms);
+                ctx.record(&format!("{series}+upload"), n as f64, upload_ms);
+            }
+            if let Some((_, EngineKind::Gpu, dev)) = devs.iter().find(|d| d.1 == EngineKind::Gpu) {
+                let k = want_sum[0].max(1) as usize;
+                let buf = dev.alloc::<Pair>(k)?;
+                let mut host = dev.alloc_host::<Pair>(k)?;
+                dev.read_into(&buf, 0, host.as_mut_slice())?;
+                let t0 = Instant::now();
+                for _ in 0..reps {
+                    dev.read_into(&buf, 0, host.as_mut_slice())?;
+                }
+                let ms = t0.elapsed().as_secs_f64() * 1e3 / reps as f64;
+                ctx.record(COPY_FLOOR, n as f64, ms);
+            }
+            let mut times = Vec::new();
+            for (series, m) in &cpus {
+                let t0 = Instant::now();
+                let got = m.pairs_unordered(&set);
+                let ms = t0.elapsed().as_secs_f64() * 1e3;
+                check(ctx, series, got)?;
+                ctx.record(series, n as f64, ms);
+                times.push((*series, ms));
+            }
+            record_best_cpu(ctx, n as f64, &times);
+        }
+    }
+    Ok(())
+}
+
+/// The series of the `pairs` experiments' bus share: one copy of the pairs' bytes.
+pub const COPY_FLOOR: &str = "copy of the pairs' bytes";
 
 #[cfg(test)]
 mod tests {
@@ -444,7 +762,13 @@ mod tests {
             );
             (exp.run)(&mut ctx).unwrap_or_else(|e| panic!("{}: {e:#}", exp.id));
             assert!(!ctx.samples.is_empty(), "{}", exp.id);
-            for series in ["sbm", "sbm-par", "itm-par", BEST_CPU] {
+            let beyond = exp.id.starts_with("density") || exp.id.starts_with("pairs");
+            let wanted: &[&str] = if beyond {
+                &["sbm-par", "itm-par", BEST_CPU]
+            } else {
+                &["sbm", "sbm-par", "itm-par", BEST_CPU]
+            };
+            for &series in wanted {
                 assert!(
                     ctx.samples.iter().any(|s| s.series == series),
                     "{}: {series} recorded",

@@ -1,13 +1,13 @@
 //! `harness ddm match` and `harness ddm generate`: HLA DDM region matching (Lo, Chung &
 //! Pai) on the user's own regions.
 
-use super::fallback_note;
+use super::{fallback_note, Stats};
 use crate::bad_input;
 use crate::engines::DdmEngine;
 use anyhow::Context as _;
 use baselines::ddm::{Algorithm, DdmMatcher};
 use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
-use ddm_region::{Approach, Device, Engine, GridSpec, Kind, Pair, Slices, UpdateBatch};
+use ddm_region::{Approach, Device, Engine, GridSpec, Kind, Pair, Slices};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -22,7 +22,7 @@ pub enum Cmd {
         /// `-`: standard input.
         #[arg(long)]
         regions: PathBuf,
-        /// Default: gpu-sweep when a GPU can be opened, else sort (with a note saying why).
+        /// Default: gpu-bisect when a GPU can be opened, else sort (with a note saying why).
         #[arg(long, value_enum)]
         engine: Option<DdmEngine>,
         /// Print the pairs (ordered by publication, then subscription, by file order)
@@ -39,6 +39,9 @@ pub enum Cmd {
         /// GPU ordinal.
         #[arg(long, default_value_t = 0)]
         device: usize,
+        /// Print the time of each phase (load, upload, match, write) to standard error.
+        #[arg(long)]
+        stats: bool,
     },
     /// Write the regions of a §IV scenario (after `--steps` moves) as a CSV file.
     Generate {
@@ -68,7 +71,19 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
             threads,
             cell_size,
             device,
-        } => match_cmd(&regions, engine, pairs, threads, &cell_size, device),
+            stats,
+        } => {
+            let mut stats = Stats::new(stats);
+            let t0 = std::time::Instant::now();
+            let (n_pairs, bytes) = match_cmd(
+                &regions,
+                engine,
+                (pairs, threads, &cell_size, device),
+                &mut stats,
+            )?;
+            stats.print(n_pairs, "pairs", bytes, t0.elapsed());
+            Ok(())
+        }
         Cmd::Generate {
             out,
             regions,
@@ -99,25 +114,36 @@ fn host_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// `ddm match`: returns the number of overlapping pairs and the bytes of input read.
+/// `opts`: (print the pairs, CPU threads, cell size, GPU ordinal).
 fn match_cmd(
     path: &Path,
     engine: Option<DdmEngine>,
-    want_pairs: bool,
-    threads: Option<usize>,
-    cell_size: &[u32],
-    device: usize,
-) -> anyhow::Result<()> {
-    let set = ddm_region::io::read_regions(path).map_err(bad_input)?;
+    opts: (bool, Option<usize>, &[u32], usize),
+    stats: &mut Stats,
+) -> anyhow::Result<(u64, u64)> {
+    let (want_pairs, threads, cell_size, device) = opts;
+    let set = stats.time("load", || {
+        ddm_region::io::read_regions(path).map_err(bad_input)
+    })?;
+    let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+    let note = format!(
+        "({} publications, {} subscriptions, {} dimensions)",
+        set.n_pub(),
+        set.n_sub(),
+        set.dims()
+    );
+    stats.add("load", std::time::Duration::ZERO, note);
     let mut gpu = None;
     let engine = match engine {
         Some(e) => e,
-        None => match Device::gpu(device, ddm_region::PTX) {
+        None => match stats.time("open the GPU", || Device::gpu(device, ddm_region::PTX)) {
             Ok(d) => {
                 gpu = Some(d);
-                DdmEngine::GpuSweep
+                DdmEngine::GpuBisect
             }
             Err(e) => {
-                fallback_note(&e, "sort", "gpu-sweep");
+                fallback_note(&e, "sort", "gpu-bisect");
                 DdmEngine::Sort
             }
         },
@@ -154,16 +180,21 @@ fn match_cmd(
         D::Sort => Some(cpu(Algorithm::Sort)),
         D::Sbm => Some(cpu(Algorithm::Sbm)),
         D::Itm => Some(cpu(Algorithm::Itm)),
+        D::Bisect => Some(cpu(Algorithm::Bisect)),
         _ => None,
     };
     if let Some(m) = cpu_matcher {
-        if want_pairs {
-            print(&m.pairs(&set), &mut out)?;
+        let n = if want_pairs {
+            let pairs = stats.time("match", || m.pairs(&set));
+            stats.time("write", || print(&pairs, &mut out))?;
+            pairs.len() as u64
         } else {
-            writeln!(out, "{}", m.count(&set))?;
-        }
-        out.flush()?;
-        return Ok(());
+            let n = stats.time("match", || m.count(&set));
+            writeln!(out, "{n}")?;
+            n
+        };
+        stats.time("write", || out.flush())?;
+        return Ok((n, bytes));
     }
     let grid = || -> anyhow::Result<Approach> {
         Ok(Approach::Grid(
@@ -175,42 +206,70 @@ fn match_cmd(
         D::GpuRegionSliced => (true, Approach::Region, Slices::Fill),
         D::GpuGrid => (true, grid()?, Slices::Paper),
         D::GpuSweep => (true, Approach::Sweep, Slices::Paper),
+        D::GpuBisect => (true, Approach::Bisect, Slices::Paper),
         D::EmuRegion => (false, Approach::Region, Slices::Paper),
         D::EmuRegionSliced => (false, Approach::Region, Slices::Fill),
         D::EmuGrid => (false, grid()?, Slices::Paper),
-        D::EmuSweep | D::Brute | D::Grid | D::Sort | D::Sbm | D::Itm => {
+        D::EmuBisect => (false, Approach::Bisect, Slices::Paper),
+        D::EmuSweep | D::Brute | D::Grid | D::Sort | D::Sbm | D::Itm | D::Bisect => {
             (false, Approach::Sweep, Slices::Paper)
         }
     };
     let dev = match (on_gpu, gpu) {
         (true, Some(d)) => d,
-        (true, None) => Device::gpu(device, ddm_region::PTX)
+        (true, None) => stats
+            .time("open the GPU", || Device::gpu(device, ddm_region::PTX))
             .context("opening the GPU (use --engine sort for the CPU)")?,
         (false, _) => Device::emulator(),
     };
     let mut e = Engine::new(&dev, approach, set.dims(), set.n_pub(), set.n_sub())?;
     e.set_slices(slices);
-    e.step(&UpdateBatch::everything(&set), false)?;
-    if want_pairs {
-        if *e.approach() == Approach::Sweep {
+    // The upload is the sorting engines' whole step (Phase 1); the paper's engines match
+    // while adding, so their step is timed as matching.
+    let phase = if e.approach().sorts() {
+        "upload"
+    } else {
+        "upload + match"
+    };
+    stats.time(phase, || -> anyhow::Result<()> {
+        e.load(&set)?;
+        dev.synchronize()?;
+        Ok(())
+    })?;
+    let n = if want_pairs {
+        if e.approach().sorts() {
             // Streamed in windows: any number of pairs; each window ordered.
             let mut err = None;
-            e.for_each_pair_batch(|b| {
+            let (mut matching, mut writing) =
+                (std::time::Duration::ZERO, std::time::Duration::ZERO);
+            let mut t = std::time::Instant::now();
+            let n = e.for_each_pair_batch(|b| {
+                matching += t.elapsed();
+                let t1 = std::time::Instant::now();
                 let mut b = b.to_vec();
                 b.sort_unstable();
                 if let Err(x) = print(&b, &mut out) {
                     err.get_or_insert(x);
                 }
+                writing += t1.elapsed();
+                t = std::time::Instant::now();
             })?;
+            stats.add("match", matching + t.elapsed(), String::new());
+            stats.add("write", writing, String::new());
             if let Some(x) = err {
                 return Err(x.into());
             }
+            n
         } else {
-            print(&e.pairs()?, &mut out)?;
+            let pairs = stats.time("match", || e.pairs())?;
+            stats.time("write", || print(&pairs, &mut out))?;
+            pairs.len() as u64
         }
     } else {
-        writeln!(out, "{}", e.count()?)?;
-    }
-    out.flush()?;
-    Ok(())
+        let n = stats.time("match", || e.count())?;
+        writeln!(out, "{n}")?;
+        n
+    };
+    stats.time("write", || out.flush())?;
+    Ok((n, bytes))
 }
