@@ -679,7 +679,11 @@ impl<'d> Engine<'d> {
                     // The publications' part, then the subscriptions'.
                     let cut = split.clamp(start, end) - start;
                     out[..cut].copy_from_slice(&pubs[start..start + cut]);
-                    out[cut..].copy_from_slice(&subs[start + cut - split..end - split]);
+                    // A part wholly among the publications takes no subscription (and
+                    // `end - split` would underflow).
+                    if cut < out.len() {
+                        out[cut..].copy_from_slice(&subs[start + cut - split..end - split]);
+                    }
                     let lo0 = out.iter().step_by(d).map(|r| r.lo).max().unwrap_or(0);
                     let hi = out.iter().map(|r| r.hi).max().unwrap_or(0);
                     (lo0, hi)

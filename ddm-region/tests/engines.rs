@@ -482,3 +482,25 @@ fn load_installs_a_whole_set_like_a_step_naming_every_region() {
         }
     }
 }
+
+#[test]
+fn load_of_a_set_larger_than_one_staging_part_fills_parts_of_publications_alone() {
+    // More than two parts of 16384 ranges among the publications: parts that hold
+    // publications only, one that holds both, parts of subscriptions only.
+    use baselines::ddm::{Algorithm, DdmMatcher};
+    use ddm_region::workload::{scale_up, ScaleUpParams};
+    let dev = Device::emulator();
+    let params = |alpha| ScaleUpParams {
+        regions: 80_000,
+        alpha,
+        dims: 1,
+    };
+    let (first, second) = (
+        scale_up(&params(1.0), 3).unwrap(),
+        scale_up(&params(2.0), 4).unwrap(),
+    );
+    let want = DdmMatcher::new(Algorithm::Sbm, 1).count(&second);
+    let mut e = Engine::with_regions(&dev, Approach::Bisect, &first).unwrap();
+    e.load(&second).unwrap();
+    assert_eq!(e.count().unwrap(), want);
+}
