@@ -26,10 +26,14 @@
 //!    (10 interfaces and 20 names per event: 20x below the bound). So both indexes are
 //!    timed on the first events of each `k` (the slower once only when it is 4x slower:
 //!    with a million filters one run of it costs dozens of the other), then the faster (a
-//!    moving average per `k`, shared by the threads) answers; every 16th event re-times
-//!    the chosen one and every 512th the other (less often when it is far slower, so that
+//!    moving average per `k`, shared by the threads: the least of the first samples,
+//!    since a first run is often cold) answers; every 64th event of a thread re-times the
+//!    chosen one and every 512th the other (less often when it is far slower, so that
 //!    these runs cost about 3% of the time), so the choice follows the workload. The
-//!    answers are the same whichever answers; only the time differs.
+//!    other runs twice then, timed the second time: run once in hundreds of events, its
+//!    memory is out of the caches, and a cold run overstated its time several times
+//!    (the value index on 10 interfaces: 45 µs cold, 8 µs warm). The answers are the
+//!    same whichever answers; only the time differs.
 //!
 //! The constants are per-operation times measured on one core (`cargo run --release -p
 //! baselines --example ccm_value_index`); only their ratios matter, and only for the
@@ -57,13 +61,17 @@ const SAMPLES: u32 = 6;
 /// dozens of the faster).
 const FAR_SLOWER: f64 = 4.0;
 
-/// Every how many events the index not chosen is timed again: every 512th, less often when
-/// it has been `slower` times slower, so that these runs cost about 3% of the time.
+/// Every how many events (of one thread) the index not chosen is timed again: every
+/// 512th, less often when it has been `slower` times slower, so that these runs (two per
+/// exploration, see [`HybridIndex::match_choosing`]) cost about 3% of the time.
 fn explore_every(slower: f64) -> u64 {
-    ((32.0 * slower.max(1.0)) as u64)
+    ((64.0 * slower.max(1.0)) as u64)
         .next_power_of_two()
         .max(512)
 }
+
+/// Every how many events (of one thread) the chosen index is timed again.
+const RETIME_EVERY: u64 = 64;
 
 /// Names-per-event counts with their own measurements (more share the last).
 const BUCKETS: usize = 64;
@@ -90,21 +98,27 @@ impl Timing {
         f64::from_bits(self.ns.load(Relaxed))
     }
 
-    /// Adds a sample: the average follows a faster sample quickly and a slower one
+    /// Adds a sample: the least of the first [`SAMPLES`] (a first run is often cold),
+    /// then a moving average that follows a faster sample quickly and a slower one
     /// slowly, so that one cold or interrupted run does not flip the choice. (A lost
-    /// update between threads only delays the average.)
+    /// update between threads only delays the average; the samples count stops at
+    /// `SAMPLES`, so that later samples write one word, which every thread reads.)
     fn add(&self, ns: f64) {
         let n = self.samples.load(Relaxed);
         let old = self.get();
         let avg = if n == 0 {
             ns
+        } else if n < SAMPLES {
+            old.min(ns)
         } else if ns < old {
             0.5 * old + 0.5 * ns
         } else {
             0.9375 * old + 0.0625 * ns
         };
         self.ns.store(avg.to_bits(), Relaxed);
-        self.samples.store(n.saturating_add(1), Relaxed);
+        if n < SAMPLES {
+            self.samples.store(n + 1, Relaxed);
+        }
     }
 }
 
@@ -216,8 +230,9 @@ impl HybridIndex {
         // The ORs of the absent names alone: a lower bound of the value index's cost.
         let absent = self.values.absent_words(k);
         *events += 1;
-        let (choice, timed) = if self.name_cost[k] < WORD_NS * absent as f64 {
-            (Choice::Names, false)
+        // (which answers, whether it is timed, whether it runs once before, untimed)
+        let (choice, timed, warm_up) = if self.name_cost[k] < WORD_NS * absent as f64 {
+            (Choice::Names, false, false)
         } else {
             let t = &self.timings[k.min(BUCKETS - 1)];
             let (n, v) = (t[0].samples.load(Relaxed), t[1].samples.load(Relaxed));
@@ -242,21 +257,28 @@ impl HybridIndex {
                 } else {
                     Choice::Names
                 };
-                (pick, true)
+                (pick, true, false)
             } else if *events % explore_every(slower) == 0 {
-                (other, true)
+                // The other index has not run for a while: its memory is out of the
+                // caches, and a cold run would overstate its time; it runs twice, and
+                // the second run is timed.
+                (other, true, true)
             } else {
-                (best, *events % 16 == 0)
+                (best, *events % RETIME_EVERY == 0, false)
             }
         };
-        let t0 = timed.then(Instant::now);
-        let out = match choice {
+        let mut run = |choice: Choice| match choice {
             Choice::Values => {
                 self.values.plan(attrs, slot, ids, values);
                 self.values.run_plan(attrs, slot, ids, values)
             }
             Choice::Names => self.content.match_numbered(attrs, slot, ids, matched),
         };
+        if warm_up {
+            run(choice);
+        }
+        let t0 = timed.then(Instant::now);
+        let out = run(choice);
         if let Some(t0) = t0 {
             self.timings[k.min(BUCKETS - 1)][choice as usize].add(t0.elapsed().as_secs_f64() * 1e9);
         }
