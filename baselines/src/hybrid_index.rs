@@ -26,10 +26,11 @@
 //!    (10 interfaces and 20 names per event: 20x below the bound). So both indexes are
 //!    timed on the first events of each `k` (the slower once only when it is 4x slower:
 //!    with a million filters one run of it costs dozens of the other), then the faster (a
-//!    moving average per `k`, shared by the threads: the least of the first samples,
-//!    since a first run is often cold) answers; every 64th event of a thread re-times the
-//!    chosen one and every 512th the other (less often when it is far slower, so that
-//!    these runs cost about 3% of the time), so the choice follows the workload. The
+//!    mean per `k` over the last few hundred samples, shared by the threads, each adding
+//!    its samples 16 at a time; the least of the first samples, since a first run is often
+//!    cold) answers; every 4th event of a thread re-times the chosen one (two clock reads)
+//!    and every 512th the other (less often when it is far slower, so that these runs
+//!    cost about 3% of the time), so the choice follows the workload. The
 //!    other runs twice then, timed the second time: run once in hundreds of events, its
 //!    memory is out of the caches, and a cold run overstated its time several times
 //!    (the value index on 10 interfaces: 45 µs cold, 8 µs warm). The answers are the
@@ -71,7 +72,7 @@ fn explore_every(slower: f64) -> u64 {
 }
 
 /// Every how many events (of one thread) the chosen index is timed again.
-const RETIME_EVERY: u64 = 64;
+const RETIME_EVERY: u64 = 4;
 
 /// Names-per-event counts with their own measurements (more share the last).
 const BUCKETS: usize = 64;
@@ -85,40 +86,58 @@ pub enum Choice {
     Values = 1,
 }
 
-/// Measured time per event of one index for one names-per-event count.
+/// Measured time per event of one index for one names-per-event count, shared by the
+/// threads: a sum and a count of samples, halved when the count passes [`WINDOW`] (a mean
+/// over the last few hundred samples). A mean, not a quantile: the name index's time has
+/// a long tail (with 10 interfaces, an event that one interface does not match scans all
+/// of that interface's filters: 1 µs typically, 5 ms now and then, 57 µs on average at
+/// 1M filters and 20 names), and a moving average that follows slower samples slowly
+/// chose it where the value index was twice as fast on average.
 #[derive(Debug, Default)]
 struct Timing {
-    /// Moving average (ns), as `f64` bits.
-    ns: AtomicU64,
+    /// Sum of the samples (ns), as `f64` bits.
+    sum: AtomicU64,
     samples: AtomicU32,
 }
 
+/// Samples a [`Timing`]'s mean spans: the count is halved past it.
+const WINDOW: u32 = 512;
+
+/// Samples a thread gathers before adding them to the shared [`Timing`] (after the first
+/// [`SAMPLES`], which are added one by one): the shared one is written once per this
+/// many, not per sample by every thread.
+const LOCAL: u32 = 16;
+
 impl Timing {
-    fn get(&self) -> f64 {
-        f64::from_bits(self.ns.load(Relaxed))
+    fn samples(&self) -> u32 {
+        self.samples.load(Relaxed)
     }
 
-    /// Adds a sample: the least of the first [`SAMPLES`] (a first run is often cold),
-    /// then a moving average that follows a faster sample quickly and a slower one
-    /// slowly, so that one cold or interrupted run does not flip the choice. (A lost
-    /// update between threads only delays the average; the samples count stops at
-    /// `SAMPLES`, so that later samples write one word, which every thread reads.)
-    fn add(&self, ns: f64) {
-        let n = self.samples.load(Relaxed);
-        let old = self.get();
-        let avg = if n == 0 {
-            ns
-        } else if n < SAMPLES {
-            old.min(ns)
-        } else if ns < old {
-            0.5 * old + 0.5 * ns
+    /// The mean (ns; 0 without samples).
+    fn mean(&self) -> f64 {
+        let n = self.samples();
+        f64::from_bits(self.sum.load(Relaxed)) / n.max(1) as f64
+    }
+
+    /// Adds `n` samples summing `sum` ns. While there are fewer than [`SAMPLES`], the mean
+    /// is the least sample (a first run is often cold). (A lost update between threads
+    /// only loses samples.)
+    fn add(&self, sum: f64, n: u32) {
+        let had = self.samples();
+        let old = f64::from_bits(self.sum.load(Relaxed));
+        let (mut total, mut count) = if had == 0 {
+            (sum, n)
+        } else if had < SAMPLES {
+            let least = (old / had as f64).min(sum / n as f64);
+            (least * (had + n) as f64, had + n)
         } else {
-            0.9375 * old + 0.0625 * ns
+            (old + sum, had + n)
         };
-        self.ns.store(avg.to_bits(), Relaxed);
-        if n < SAMPLES {
-            self.samples.store(n + 1, Relaxed);
+        if count > WINDOW {
+            (total, count) = (total / 2.0, count / 2);
         }
+        self.sum.store(total.to_bits(), Relaxed);
+        self.samples.store(count, Relaxed);
     }
 }
 
@@ -139,6 +158,9 @@ pub struct HybridScratch {
     content: Scratch,
     values: ValueScratch,
     events: u64,
+    /// This thread's samples not yet added to the shared timings: `(sum ns, count)` per
+    /// names-per-event count and index.
+    local: Vec<[(f64, u32); 2]>,
 }
 
 impl HybridIndex {
@@ -195,8 +217,8 @@ impl HybridIndex {
         self.timings
             .iter()
             .enumerate()
-            .filter(|(_, t)| t.iter().all(|t| t.samples.load(Relaxed) > 0))
-            .map(|(k, t)| (k, t[0].get(), t[1].get()))
+            .filter(|(_, t)| t.iter().all(|t| t.samples() > 0))
+            .map(|(k, t)| (k, t[0].mean(), t[1].mean()))
             .collect()
     }
 
@@ -218,6 +240,7 @@ impl HybridIndex {
             content,
             values,
             events,
+            local,
         } = scratch;
         let Scratch { slot, ids, matched } = content;
         let attrs = e.attributes();
@@ -235,8 +258,8 @@ impl HybridIndex {
             (Choice::Names, false, false)
         } else {
             let t = &self.timings[k.min(BUCKETS - 1)];
-            let (n, v) = (t[0].samples.load(Relaxed), t[1].samples.load(Relaxed));
-            let (best, other) = if t[1].get() <= t[0].get() {
+            let (n, v) = (t[0].samples(), t[1].samples());
+            let (best, other) = if t[1].mean() <= t[0].mean() {
                 (Choice::Values, Choice::Names)
             } else {
                 (Choice::Names, Choice::Values)
@@ -245,7 +268,7 @@ impl HybridIndex {
             let slower = if n.min(v) == 0 {
                 1.0
             } else {
-                t[other as usize].get() / t[best as usize].get().max(1.0)
+                t[other as usize].mean() / t[best as usize].mean().max(1.0)
             };
             let samples = |c: Choice| [n, v][c as usize];
             if samples(best) < SAMPLES || (samples(other) < SAMPLES && slower < FAR_SLOWER) {
@@ -280,7 +303,15 @@ impl HybridIndex {
         let t0 = timed.then(Instant::now);
         let out = run(choice);
         if let Some(t0) = t0 {
-            self.timings[k.min(BUCKETS - 1)][choice as usize].add(t0.elapsed().as_secs_f64() * 1e9);
+            let ns = t0.elapsed().as_secs_f64() * 1e9;
+            let b = k.min(BUCKETS - 1);
+            let shared = &self.timings[b][choice as usize];
+            let (sum, n) = &mut local[b][choice as usize];
+            (*sum, *n) = (*sum + ns, *n + 1);
+            if *n >= LOCAL || shared.samples() < SAMPLES {
+                shared.add(*sum, *n);
+                (*sum, *n) = (0.0, 0);
+            }
         }
         for &id in ids.iter() {
             slot[id as usize] = 0;
@@ -298,6 +329,7 @@ impl Matcher for HybridIndex {
             content: self.content.scratch(),
             values: self.values.scratch(),
             events: 0,
+            local: vec![[(0.0, 0); 2]; BUCKETS],
         }
     }
 
@@ -310,5 +342,36 @@ impl Matcher for HybridIndex {
     /// An estimate of the heap bytes of both indexes.
     fn heap_bytes(&self) -> usize {
         self.content.heap_bytes() + self.values.heap_bytes() + self.name_cost.capacity() * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timing_keeps_the_least_of_its_first_samples_then_the_mean_of_a_window() {
+        let t = Timing::default();
+        assert_eq!((t.samples(), t.mean()), (0, 0.0));
+        // A cold first run, then warm ones: the least of them.
+        for ns in [900.0, 100.0, 120.0] {
+            t.add(ns, 1);
+        }
+        assert_eq!((t.samples(), t.mean()), (3, 100.0));
+        for _ in 3..SAMPLES {
+            t.add(100.0, 1);
+        }
+        // Then a mean: a long tail counts with its weight (one 5,000 in 10 samples).
+        t.add(9.0 * 100.0 + 5000.0, 10);
+        assert_eq!(t.samples(), SAMPLES + 10);
+        let want = (SAMPLES as f64 * 100.0 + 5900.0) / (SAMPLES + 10) as f64;
+        assert!((t.mean() - want).abs() < 1e-9);
+        // Past the window the count is halved (the mean kept), so the recent samples
+        // weigh most.
+        for _ in 0..WINDOW {
+            t.add(200.0, 1);
+        }
+        assert!(t.samples() <= WINDOW);
+        assert!(t.mean() > 200.0 && t.mean() < 210.0, "{}", t.mean());
     }
 }
