@@ -28,9 +28,9 @@
 //!    with a million filters one run of it costs dozens of the other), then the faster (a
 //!    mean per `k` over the last few hundred samples, shared by the threads, each adding
 //!    its samples 16 at a time; the least of the first samples, since a first run is often
-//!    cold) answers; every 4th event of a thread re-times the chosen one (two clock reads)
-//!    and every 512th the other (less often when it is far slower, so that these runs
-//!    cost about 3% of the time), so the choice follows the workload. The
+//!    cold) answers; one event in 8 of a thread, at random, re-times the chosen one (two
+//!    clock reads) and one in 1024 the other (less often when it is far slower, so that
+//!    these runs cost about 1.5% of the time), so the choice follows the workload. The
 //!    other runs twice then, timed the second time: run once in hundreds of events, its
 //!    memory is out of the caches, and a cold run overstated its time several times
 //!    (the value index on 10 interfaces: 45 µs cold, 8 µs warm). The answers are the
@@ -62,17 +62,33 @@ const SAMPLES: u32 = 6;
 /// dozens of the faster).
 const FAR_SLOWER: f64 = 4.0;
 
-/// Every how many events (of one thread) the index not chosen is timed again: every
-/// 512th, less often when it has been `slower` times slower, so that these runs (two per
-/// exploration, see [`HybridIndex::match_choosing`]) cost about 3% of the time.
+/// Every how many events (of one thread, on average) the index not chosen is timed
+/// again: every 1024th, less often when it has been `slower` times slower, so that these runs (two per
+/// exploration, see [`HybridIndex::match_choosing`]) cost about 1.5% of the time.
 fn explore_every(slower: f64) -> u64 {
-    ((64.0 * slower.max(1.0)) as u64)
+    ((128.0 * slower.max(1.0)) as u64)
         .next_power_of_two()
-        .max(512)
+        .max(1024)
 }
 
-/// Every how many events (of one thread) the chosen index is timed again.
-const RETIME_EVERY: u64 = 4;
+/// Seeds of the scratches' pseudo-random numbers.
+static SEEDS: AtomicU64 = AtomicU64::new(0x2545_f491_4f6c_dd1d);
+
+/// The next of a thread's pseudo-random numbers (xorshift64*), which pick the events
+/// to time and to explore with. A fixed period would alias with a workload that repeats:
+/// a stream that cycles 200 events, timed every 4th event, times the same 50 forever,
+/// and missed the few that cost the name index 100 times more than the rest.
+fn next_random(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
+/// Every how many events (of one thread, on average) the chosen index is timed again.
+const RETIME_EVERY: u64 = 8;
 
 /// Names-per-event counts with their own measurements (more share the last).
 const BUCKETS: usize = 64;
@@ -157,7 +173,8 @@ pub struct HybridIndex {
 pub struct HybridScratch {
     content: Scratch,
     values: ValueScratch,
-    events: u64,
+    /// The state of this thread's pseudo-random numbers ([`next_random`]).
+    random: u64,
     /// This thread's samples not yet added to the shared timings: `(sum ns, count)` per
     /// names-per-event count and index.
     local: Vec<[(f64, u32); 2]>,
@@ -239,7 +256,7 @@ impl HybridIndex {
         let HybridScratch {
             content,
             values,
-            events,
+            random,
             local,
         } = scratch;
         let Scratch { slot, ids, matched } = content;
@@ -252,7 +269,7 @@ impl HybridIndex {
         let k = ids.len();
         // The ORs of the absent names alone: a lower bound of the value index's cost.
         let absent = self.values.absent_words(k);
-        *events += 1;
+        let r = next_random(random);
         // (which answers, whether it is timed, whether it runs once before, untimed)
         let (choice, timed, warm_up) = if self.name_cost[k] < WORD_NS * absent as f64 {
             (Choice::Names, false, false)
@@ -280,14 +297,15 @@ impl HybridIndex {
                 } else {
                     Choice::Names
                 };
-                (pick, true, false)
-            } else if *events % explore_every(slower) == 0 {
+                // A first run is often cold: not the one timed.
+                (pick, true, samples(pick) == 0)
+            } else if (r >> 32).is_multiple_of(explore_every(slower)) {
                 // The other index has not run for a while: its memory is out of the
                 // caches, and a cold run would overstate its time; it runs twice, and
                 // the second run is timed.
                 (other, true, true)
             } else {
-                (best, *events % RETIME_EVERY == 0, false)
+                (best, r.is_multiple_of(RETIME_EVERY), false)
             }
         };
         let mut run = |choice: Choice| match choice {
@@ -328,7 +346,8 @@ impl Matcher for HybridIndex {
         HybridScratch {
             content: self.content.scratch(),
             values: self.values.scratch(),
-            events: 0,
+            // Distinct per scratch, never 0.
+            random: SEEDS.fetch_add(0x9e37_79b9_7f4a_7c15, Relaxed) | 1,
             local: vec![[(0.0, 0); 2]; BUCKETS],
         }
     }
