@@ -26,10 +26,15 @@
 //!    (10 interfaces and 20 names per event: 20x below the bound). So both indexes are
 //!    timed on the first events of each `k` (the slower once only when it is 4x slower:
 //!    with a million filters one run of it costs dozens of the other), then the faster (a
-//!    moving average per `k`, shared by the threads) answers; every 16th event re-times
-//!    the chosen one and every 512th the other (less often when it is far slower, so that
-//!    these runs cost about 3% of the time), so the choice follows the workload. The
-//!    answers are the same whichever answers; only the time differs.
+//!    mean per `k` over the last few hundred samples, shared by the threads, each adding
+//!    its samples 16 at a time; the least of the first samples, since a first run is often
+//!    cold) answers; one event in 8 of a thread, at random, re-times the chosen one (two
+//!    clock reads) and one in 1024 the other (less often when it is far slower, so that
+//!    these runs cost about 1.5% of the time), so the choice follows the workload. The
+//!    other runs twice then, timed the second time: run once in hundreds of events, its
+//!    memory is out of the caches, and a cold run overstated its time several times
+//!    (the value index on 10 interfaces: 45 µs cold, 8 µs warm). The answers are the
+//!    same whichever answers; only the time differs.
 //!
 //! The constants are per-operation times measured on one core (`cargo run --release -p
 //! baselines --example ccm_value_index`); only their ratios matter, and only for the
@@ -57,13 +62,33 @@ const SAMPLES: u32 = 6;
 /// dozens of the faster).
 const FAR_SLOWER: f64 = 4.0;
 
-/// Every how many events the index not chosen is timed again: every 512th, less often when
-/// it has been `slower` times slower, so that these runs cost about 3% of the time.
+/// Every how many events (of one thread, on average) the index not chosen is timed
+/// again: every 1024th, less often when it has been `slower` times slower, so that these runs (two per
+/// exploration, see [`HybridIndex::match_choosing`]) cost about 1.5% of the time.
 fn explore_every(slower: f64) -> u64 {
-    ((32.0 * slower.max(1.0)) as u64)
+    ((128.0 * slower.max(1.0)) as u64)
         .next_power_of_two()
-        .max(512)
+        .max(1024)
 }
+
+/// Seeds of the scratches' pseudo-random numbers.
+static SEEDS: AtomicU64 = AtomicU64::new(0x2545_f491_4f6c_dd1d);
+
+/// The next of a thread's pseudo-random numbers (xorshift64*), which pick the events
+/// to time and to explore with. A fixed period would alias with a workload that repeats:
+/// a stream that cycles 200 events, timed every 4th event, times the same 50 forever,
+/// and missed the few that cost the name index 100 times more than the rest.
+fn next_random(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
+/// Every how many events (of one thread, on average) the chosen index is timed again.
+const RETIME_EVERY: u64 = 8;
 
 /// Names-per-event counts with their own measurements (more share the last).
 const BUCKETS: usize = 64;
@@ -77,34 +102,58 @@ pub enum Choice {
     Values = 1,
 }
 
-/// Measured time per event of one index for one names-per-event count.
+/// Measured time per event of one index for one names-per-event count, shared by the
+/// threads: a sum and a count of samples, halved when the count passes [`WINDOW`] (a mean
+/// over the last few hundred samples). A mean, not a quantile: the name index's time has
+/// a long tail (with 10 interfaces, an event that one interface does not match scans all
+/// of that interface's filters: 1 µs typically, 5 ms now and then, 57 µs on average at
+/// 1M filters and 20 names), and a moving average that follows slower samples slowly
+/// chose it where the value index was twice as fast on average.
 #[derive(Debug, Default)]
 struct Timing {
-    /// Moving average (ns), as `f64` bits.
-    ns: AtomicU64,
+    /// Sum of the samples (ns), as `f64` bits.
+    sum: AtomicU64,
     samples: AtomicU32,
 }
 
+/// Samples a [`Timing`]'s mean spans: the count is halved past it.
+const WINDOW: u32 = 512;
+
+/// Samples a thread gathers before adding them to the shared [`Timing`] (after the first
+/// [`SAMPLES`], which are added one by one): the shared one is written once per this
+/// many, not per sample by every thread.
+const LOCAL: u32 = 16;
+
 impl Timing {
-    fn get(&self) -> f64 {
-        f64::from_bits(self.ns.load(Relaxed))
+    fn samples(&self) -> u32 {
+        self.samples.load(Relaxed)
     }
 
-    /// Adds a sample: the average follows a faster sample quickly and a slower one
-    /// slowly, so that one cold or interrupted run does not flip the choice. (A lost
-    /// update between threads only delays the average.)
-    fn add(&self, ns: f64) {
-        let n = self.samples.load(Relaxed);
-        let old = self.get();
-        let avg = if n == 0 {
-            ns
-        } else if ns < old {
-            0.5 * old + 0.5 * ns
+    /// The mean (ns; 0 without samples).
+    fn mean(&self) -> f64 {
+        let n = self.samples();
+        f64::from_bits(self.sum.load(Relaxed)) / n.max(1) as f64
+    }
+
+    /// Adds `n` samples summing `sum` ns. While there are fewer than [`SAMPLES`], the mean
+    /// is the least sample (a first run is often cold). (A lost update between threads
+    /// only loses samples.)
+    fn add(&self, sum: f64, n: u32) {
+        let had = self.samples();
+        let old = f64::from_bits(self.sum.load(Relaxed));
+        let (mut total, mut count) = if had == 0 {
+            (sum, n)
+        } else if had < SAMPLES {
+            let least = (old / had as f64).min(sum / n as f64);
+            (least * (had + n) as f64, had + n)
         } else {
-            0.9375 * old + 0.0625 * ns
+            (old + sum, had + n)
         };
-        self.ns.store(avg.to_bits(), Relaxed);
-        self.samples.store(n.saturating_add(1), Relaxed);
+        if count > WINDOW {
+            (total, count) = (total / 2.0, count / 2);
+        }
+        self.sum.store(total.to_bits(), Relaxed);
+        self.samples.store(count, Relaxed);
     }
 }
 
@@ -124,7 +173,11 @@ pub struct HybridIndex {
 pub struct HybridScratch {
     content: Scratch,
     values: ValueScratch,
-    events: u64,
+    /// The state of this thread's pseudo-random numbers ([`next_random`]).
+    random: u64,
+    /// This thread's samples not yet added to the shared timings: `(sum ns, count)` per
+    /// names-per-event count and index.
+    local: Vec<[(f64, u32); 2]>,
 }
 
 impl HybridIndex {
@@ -181,8 +234,8 @@ impl HybridIndex {
         self.timings
             .iter()
             .enumerate()
-            .filter(|(_, t)| t.iter().all(|t| t.samples.load(Relaxed) > 0))
-            .map(|(k, t)| (k, t[0].get(), t[1].get()))
+            .filter(|(_, t)| t.iter().all(|t| t.samples() > 0))
+            .map(|(k, t)| (k, t[0].mean(), t[1].mean()))
             .collect()
     }
 
@@ -203,7 +256,8 @@ impl HybridIndex {
         let HybridScratch {
             content,
             values,
-            events,
+            random,
+            local,
         } = scratch;
         let Scratch { slot, ids, matched } = content;
         let attrs = e.attributes();
@@ -215,13 +269,14 @@ impl HybridIndex {
         let k = ids.len();
         // The ORs of the absent names alone: a lower bound of the value index's cost.
         let absent = self.values.absent_words(k);
-        *events += 1;
-        let (choice, timed) = if self.name_cost[k] < WORD_NS * absent as f64 {
-            (Choice::Names, false)
+        let r = next_random(random);
+        // (which answers, whether it is timed, whether it runs once before, untimed)
+        let (choice, timed, warm_up) = if self.name_cost[k] < WORD_NS * absent as f64 {
+            (Choice::Names, false, false)
         } else {
             let t = &self.timings[k.min(BUCKETS - 1)];
-            let (n, v) = (t[0].samples.load(Relaxed), t[1].samples.load(Relaxed));
-            let (best, other) = if t[1].get() <= t[0].get() {
+            let (n, v) = (t[0].samples(), t[1].samples());
+            let (best, other) = if t[1].mean() <= t[0].mean() {
                 (Choice::Values, Choice::Names)
             } else {
                 (Choice::Names, Choice::Values)
@@ -230,7 +285,7 @@ impl HybridIndex {
             let slower = if n.min(v) == 0 {
                 1.0
             } else {
-                t[other as usize].get() / t[best as usize].get().max(1.0)
+                t[other as usize].mean() / t[best as usize].mean().max(1.0)
             };
             let samples = |c: Choice| [n, v][c as usize];
             if samples(best) < SAMPLES || (samples(other) < SAMPLES && slower < FAR_SLOWER) {
@@ -242,23 +297,39 @@ impl HybridIndex {
                 } else {
                     Choice::Names
                 };
-                (pick, true)
-            } else if *events % explore_every(slower) == 0 {
-                (other, true)
+                // A first run is often cold: not the one timed.
+                (pick, true, samples(pick) == 0)
+            } else if (r >> 32).is_multiple_of(explore_every(slower)) {
+                // The other index has not run for a while: its memory is out of the
+                // caches, and a cold run would overstate its time; it runs twice, and
+                // the second run is timed.
+                (other, true, true)
             } else {
-                (best, *events % 16 == 0)
+                (best, r.is_multiple_of(RETIME_EVERY), false)
             }
         };
-        let t0 = timed.then(Instant::now);
-        let out = match choice {
+        let mut run = |choice: Choice| match choice {
             Choice::Values => {
                 self.values.plan(attrs, slot, ids, values);
                 self.values.run_plan(attrs, slot, ids, values)
             }
             Choice::Names => self.content.match_numbered(attrs, slot, ids, matched),
         };
+        if warm_up {
+            run(choice);
+        }
+        let t0 = timed.then(Instant::now);
+        let out = run(choice);
         if let Some(t0) = t0 {
-            self.timings[k.min(BUCKETS - 1)][choice as usize].add(t0.elapsed().as_secs_f64() * 1e9);
+            let ns = t0.elapsed().as_secs_f64() * 1e9;
+            let b = k.min(BUCKETS - 1);
+            let shared = &self.timings[b][choice as usize];
+            let (sum, n) = &mut local[b][choice as usize];
+            (*sum, *n) = (*sum + ns, *n + 1);
+            if *n >= LOCAL || shared.samples() < SAMPLES {
+                shared.add(*sum, *n);
+                (*sum, *n) = (0.0, 0);
+            }
         }
         for &id in ids.iter() {
             slot[id as usize] = 0;
@@ -275,7 +346,9 @@ impl Matcher for HybridIndex {
         HybridScratch {
             content: self.content.scratch(),
             values: self.values.scratch(),
-            events: 0,
+            // Distinct per scratch, never 0.
+            random: SEEDS.fetch_add(0x9e37_79b9_7f4a_7c15, Relaxed) | 1,
+            local: vec![[(0.0, 0); 2]; BUCKETS],
         }
     }
 
@@ -288,5 +361,36 @@ impl Matcher for HybridIndex {
     /// An estimate of the heap bytes of both indexes.
     fn heap_bytes(&self) -> usize {
         self.content.heap_bytes() + self.values.heap_bytes() + self.name_cost.capacity() * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timing_keeps_the_least_of_its_first_samples_then_the_mean_of_a_window() {
+        let t = Timing::default();
+        assert_eq!((t.samples(), t.mean()), (0, 0.0));
+        // A cold first run, then warm ones: the least of them.
+        for ns in [900.0, 100.0, 120.0] {
+            t.add(ns, 1);
+        }
+        assert_eq!((t.samples(), t.mean()), (3, 100.0));
+        for _ in 3..SAMPLES {
+            t.add(100.0, 1);
+        }
+        // Then a mean: a long tail counts with its weight (one 5,000 in 10 samples).
+        t.add(9.0 * 100.0 + 5000.0, 10);
+        assert_eq!(t.samples(), SAMPLES + 10);
+        let want = (SAMPLES as f64 * 100.0 + 5900.0) / (SAMPLES + 10) as f64;
+        assert!((t.mean() - want).abs() < 1e-9);
+        // Past the window the count is halved (the mean kept), so the recent samples
+        // weigh most.
+        for _ in 0..WINDOW {
+            t.add(200.0, 1);
+        }
+        assert!(t.samples() <= WINDOW);
+        assert!(t.mean() > 200.0 && t.mean() < 210.0, "{}", t.mean());
     }
 }

@@ -4,6 +4,7 @@
 
 use ccm::model::{Event, InterfaceId};
 use rayon::prelude::*;
+use std::sync::Mutex;
 
 /// A CCM CPU matcher over a fixed set of subscriptions: it answers an event with the
 /// interfaces whose predicate matches it, ascending by id.
@@ -26,11 +27,30 @@ pub trait Matcher: Sync {
     }
 
     /// Matches every event on the threads of the rayon pool it runs in (all cores by
-    /// default), one event per thread at a time, each thread with its own scratch.
+    /// default), one event per thread at a time, each thread with one scratch for the
+    /// whole call. (Not one per rayon task, as `map_init` would make: with a million
+    /// interfaces a scratch is megabytes, and allocating and freeing it per task costs
+    /// page faults and, on many cores, TLB shootdowns that stall every thread.)
     fn match_parallel(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
+        let slots: Vec<Slot<Self::Scratch>> = (0..rayon::current_num_threads())
+            .map(|_| Slot(Mutex::new(None)))
+            .collect();
         events
             .par_iter()
-            .map_init(|| self.scratch(), |s, e| self.match_event_with(e, s))
+            .map(|e| {
+                let t = rayon::current_thread_index().unwrap_or(0) % slots.len();
+                // Each thread has its own slot, so the lock is never contended; were it
+                // held (a matcher that itself waited on the pool), a fresh scratch serves.
+                match slots[t].0.try_lock() {
+                    Ok(mut s) => self.match_event_with(e, s.get_or_insert_with(|| self.scratch())),
+                    Err(_) => self.match_event(e),
+                }
+            })
             .collect()
     }
 }
+
+/// One thread's scratch in [`Matcher::match_parallel`], on its own cache lines (the
+/// lock is taken per event).
+#[repr(align(128))]
+struct Slot<S>(Mutex<Option<S>>);
