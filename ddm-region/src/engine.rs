@@ -678,9 +678,12 @@ impl<'d> Engine<'d> {
                     let end = start + out.len();
                     // The publications' part, then the subscriptions'.
                     let cut = split.clamp(start, end) - start;
-                    out[..cut].copy_from_slice(&pubs[start..start + cut]);
-                    // A part wholly among the publications takes no subscription (and
-                    // `end - split` would underflow).
+                    // A part wholly among the subscriptions takes no publication (its
+                    // start is past them), one wholly among the publications no
+                    // subscription (`end - split` would underflow).
+                    if cut > 0 {
+                        out[..cut].copy_from_slice(&pubs[start..start + cut]);
+                    }
                     if cut < out.len() {
                         out[cut..].copy_from_slice(&subs[start + cut - split..end - split]);
                     }
