@@ -4,7 +4,7 @@
 #
 #   scripts/gpu-session.sh check            selftest + compute-sanitizer (memcheck, racecheck,
 #                                           synccheck) on the self-tests, memcheck and racecheck
-#                                           on one quick GPU-vs-CPU experiment per paper
+#                                           on quick GPU-vs-CPU experiments of every paper
 #   scripts/gpu-session.sh full EXP...      full-size experiments (EXP = paper/id, e.g.
 #                                           ccm/table2) into results/, each one bounded so the
 #                                           whole command ends before $DEADLINE_S (default 560 s)
@@ -35,7 +35,11 @@ check)
             echo "== $tool: selftest"
             compute-sanitizer --tool $tool $H selftest 2>&1 | tail -3
         done
-        for e in ccm/table2 clcb/table2 xml/fig7 ddm/fig5_7; do
+        # One quick experiment per paper, and the beyond-the-paper engines' kernels:
+        # the CCM index's filter-major kernel with one and with many filters per
+        # interface (dense, dense10), DDM's sorting engines in 1-D and 2-D (density,
+        # pairs_2d).
+        for e in ccm/table2 ccm/dense ccm/dense10 clcb/table2 xml/fig7 ddm/fig5_7 ddm/density ddm/pairs_2d; do
             for tool in memcheck racecheck; do
                 echo "== $tool: $e quick (gpu checked against the cpu engines)"
                 timeout 100 compute-sanitizer --tool $tool --print-limit 20 \

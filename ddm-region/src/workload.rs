@@ -103,11 +103,7 @@ impl Scenario {
         let mut ranges = vec![Range::default(); params.dims];
         for i in 0..params.regions {
             // Alternate kinds so that crowded and uniform regions are split evenly.
-            let kind = if i % 2 == 0 {
-                Kind::Publication
-            } else {
-                Kind::Subscription
-            };
+            let kind = alternate_kind(i);
             for r in ranges.iter_mut() {
                 let lo = if i < crowded {
                     let c =
@@ -203,11 +199,7 @@ pub fn scale_up(params: &ScaleUpParams, seed: u64) -> Result<RegionSet, ModelErr
     let side = side.clamp(1.0, SCALE_UP_SPACE as f64) as u32;
     let mut ranges = vec![Range::default(); params.dims];
     for i in 0..params.regions {
-        let kind = if i % 2 == 0 {
-            Kind::Publication
-        } else {
-            Kind::Subscription
-        };
+        let kind = alternate_kind(i);
         for r in ranges.iter_mut() {
             let lo = rng.gen_range(0..=SCALE_UP_SPACE - side);
             *r = Range { lo, hi: lo + side };
@@ -269,11 +261,7 @@ pub fn intervals(params: &IntervalParams, seed: u64) -> Result<RegionSet, ModelE
     let span = params.span.max(1);
     let (min_len, max_len) = (params.min_len, params.max_len.max(params.min_len));
     for i in 0..params.regions {
-        let kind = if i % 2 == 0 {
-            Kind::Publication
-        } else {
-            Kind::Subscription
-        };
+        let kind = alternate_kind(i);
         for r in ranges.iter_mut() {
             let lo = rng.gen_range(0..span);
             let len = rng.gen_range(min_len..=max_len);
@@ -285,6 +273,16 @@ pub fn intervals(params: &IntervalParams, seed: u64) -> Result<RegionSet, ModelE
         set.push(kind, (i / 2) as u64, &ranges)?;
     }
     Ok(set)
+}
+
+/// The kind of the `i`-th generated region: publications and subscriptions alternate, so
+/// that a set is half of each kind whatever else varies along `i`.
+fn alternate_kind(i: u32) -> Kind {
+    if i & 1 == 0 {
+        Kind::Publication
+    } else {
+        Kind::Subscription
+    }
 }
 
 #[cfg(test)]
