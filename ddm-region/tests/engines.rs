@@ -485,13 +485,13 @@ fn load_installs_a_whole_set_like_a_step_naming_every_region() {
 
 #[test]
 fn load_of_a_set_larger_than_one_staging_part_fills_parts_of_publications_alone() {
-    // More than two parts of 16384 ranges among the publications: parts that hold
-    // publications only, one that holds both, parts of subscriptions only.
+    // 20,000 publications and 20,000 subscriptions in parts of 16384 ranges: a part of
+    // publications only, one that holds both, one of subscriptions only.
     use baselines::ddm::{Algorithm, DdmMatcher};
     use ddm_region::workload::{scale_up, ScaleUpParams};
     let dev = Device::emulator();
     let params = |alpha| ScaleUpParams {
-        regions: 80_000,
+        regions: 40_000,
         alpha,
         dims: 1,
     };
