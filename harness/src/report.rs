@@ -8,7 +8,7 @@
 use crate::experiment::Experiment;
 use crate::plot::fmt_num;
 use crate::results::{self, Row};
-use crate::targets::{Check, Outcome, TARGETS};
+use crate::targets::{Check, Outcome, Target, TARGETS};
 use crate::verdict::{self, Claim, Verdict};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -120,8 +120,21 @@ fn evaluate(
     })
 }
 
-/// The "Targets" section: a summary with one line per goal (met, and by which engine; or
-/// the closest miss), then every (goal, engine) row read from the recorded CSVs.
+/// The workload a target row reads: its experiment, its x and the factor in its series'
+/// name (`gpu index F=1M` -> `F=1M`), so that two engines at one workload are
+/// alternatives and two workloads of one goal must both meet it.
+fn workload_of(tg: &Target) -> (&'static str, u64, &'static str) {
+    let factor = tg
+        .series
+        .rsplit_once(' ')
+        .filter(|(_, f)| f.contains('='))
+        .map_or("", |(_, f)| f);
+    (tg.experiment, tg.x.to_bits(), factor)
+}
+
+/// The "Targets" section: a summary with one line per goal (met at its worst workload,
+/// and by which engine; or the closest miss), then every (goal, engine) row read from the
+/// recorded CSVs.
 fn targets_table(exps: &[Experiment], dir: &Path) -> anyhow::Result<String> {
     let mut rows = Vec::new();
     for tg in TARGETS {
@@ -137,8 +150,9 @@ fn targets_table(exps: &[Experiment], dir: &Path) -> anyhow::Result<String> {
         md,
         "\n## Targets\n\nThe project's speed and memory targets, each read from recorded \
          points (series at x) of the CSVs; speedups are against the named series at the same x. \
-         A goal is met when one of the engines that can serve it meets it; the rows below the \
-         summary show every engine, the paper-faithful ones included.\n"
+         A goal is met when, at every workload it names, one of the engines that can serve \
+         it meets it; the summary shows the workload that fares worst, and the rows below it \
+         every workload and engine, the paper-faithful ones included.\n"
     );
     let _ = writeln!(
         md,
@@ -156,14 +170,27 @@ fn targets_table(exps: &[Experiment], dir: &Path) -> anyhow::Result<String> {
             .iter()
             .filter(|(tg, _)| tg.topic == topic && tg.goal == goal)
             .collect();
-        let best = of_goal
+        // A goal holds at every workload it names (experiment, x, and the factor in a
+        // series name such as `F=1M`); at each workload it is met when one of its
+        // engines meets it. The summary shows the workload that fares worst, by its
+        // best engine.
+        let margin = |r: &&&(&Target, Evaluated)| r.1.margin.unwrap_or(0.0);
+        let mut points: Vec<(&str, u64, &str)> = Vec::new();
+        for (tg, _) in &of_goal {
+            let p = workload_of(tg);
+            if !points.contains(&p) {
+                points.push(p);
+            }
+        }
+        let best = points
             .iter()
-            .filter(|(_, e)| e.margin.is_some())
-            .max_by(|a, b| {
-                a.1.margin
-                    .unwrap_or(0.0)
-                    .total_cmp(&b.1.margin.unwrap_or(0.0))
-            });
+            .filter_map(|p| {
+                of_goal
+                    .iter()
+                    .filter(|(tg, e)| workload_of(tg) == *p && e.margin.is_some())
+                    .max_by(|a, b| margin(a).total_cmp(&margin(b)))
+            })
+            .min_by(|a, b| margin(a).total_cmp(&margin(b)));
         let (met, by, measured, threshold) = match best {
             Some((tg, e)) => (
                 if e.met == Some(true) { "yes" } else { "**no**" },
@@ -427,6 +454,38 @@ fn anchor(id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first target row of `series` in `experiment` at `x` whose goal `goal` accepts.
+    fn target(
+        experiment: &str,
+        series: &str,
+        x: f64,
+        goal: impl Fn(&str) -> bool,
+    ) -> &'static Target {
+        TARGETS
+            .iter()
+            .find(|t| t.experiment == experiment && t.series == series && t.x == x && goal(t.goal))
+            .unwrap_or_else(|| panic!("no target {experiment} {series} {x}"))
+    }
+
+    #[test]
+    fn two_engines_at_one_workload_are_alternatives_and_two_workloads_of_a_goal_are_not() {
+        // Alternatives: the bisect and sweep engines from host memory at 1M regions.
+        let bisect = target("scaleup_a1", "gpu-bisect+upload", 1048576.0, |_| true);
+        let sweep = target("scaleup_a1", "gpu-sweep+upload", 1048576.0, |g| {
+            g == bisect.goal
+        });
+        assert_eq!(bisect.goal, sweep.goal);
+        assert_eq!(workload_of(bisect), workload_of(sweep));
+        // Workloads: the dense model at 100k and at 1M filters, and at 4 and 20 names.
+        let small = target("dense", "gpu index F=100k", 4.0, |_| true);
+        let large = target("dense", "gpu index F=1M", 4.0, |_| true);
+        let many = target("dense", "gpu index F=1M", 20.0, |_| true);
+        assert_eq!(small.goal, large.goal);
+        assert_ne!(workload_of(small), workload_of(large));
+        assert_ne!(workload_of(large), workload_of(many));
+        assert_eq!(workload_of(large).2, "F=1M");
+    }
 
     fn row(series: &str, x: f64, mean: f64) -> Row {
         Row {
