@@ -200,11 +200,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 10, ..ProptestConfig::default() })]
 
     #[test]
+    #[ignore = "slow on the host emulator (minutes): .ci/run runs it, with the other ignored tests, after the README's test command"]
     fn emu_sweep_equals_oracle_over_update_sequences(c in case()) {
         run(&c, Approach::Sweep);
     }
 
     #[test]
+    #[ignore = "slow on the host emulator (minutes): .ci/run runs it, with the other ignored tests, after the README's test command"]
     fn emu_bisect_equals_oracle_over_update_sequences(c in case()) {
         run(&c, Approach::Bisect);
     }
