@@ -527,7 +527,7 @@ impl<'d> GpuIndex<'d> {
         // a warm-up of one launch leaves nothing to allocate in the stream that follows.
         let mut cur = Staged::fit(dev, staging[0].take(), first)?;
         if staging[1].is_none() && events.len() > per {
-            staging[1] = Some(HostBufs::alloc(dev, cur.lens)?);
+            staging[1] = Some(HostBufs::alloc(dev, cur.lens())?);
         }
         timing.encode += cur.encode(t, first);
         std::thread::scope(|s| -> Result<(), CcmError> {
@@ -545,28 +545,25 @@ impl<'d> GpuIndex<'d> {
                     }
                     None => None,
                 };
-                let r = launch(dev, d, cfg, bufs, answers_host, timing, &mut cur, out);
-                let done = cur.bufs.take();
+                let r = launch(dev, d, cfg, per, bufs, answers_host, timing, &cur, out);
                 let Some(job) = job else {
-                    staging[0] = done;
+                    staging[0] = Some(cur.bufs);
                     return r;
                 };
                 let (st, took) = job.join().expect("the encoding thread does not panic");
-                staging[1] = done;
+                staging[1] = Some(std::mem::replace(&mut cur, st).bufs);
                 timing.encode += took;
                 r?;
-                cur = st;
             }
         })
     }
 }
 
-/// One launch's events staged in page-locked memory: the buffers and the used lengths
-/// (events, attributes, string bytes).
+/// One launch's events staged in page-locked memory: the buffers and the room the
+/// events take in them.
 struct Staged {
-    bufs: Option<HostBufs>,
+    bufs: HostBufs,
     room: EncodeRoom,
-    lens: (usize, usize, usize),
 }
 
 impl Staged {
@@ -582,18 +579,19 @@ impl Staged {
             Some(h) if fits(&h) => h,
             _ => HostBufs::alloc(dev, lens)?,
         };
-        Ok(Staged {
-            bufs: Some(bufs),
-            room,
-            lens,
-        })
+        Ok(Staged { bufs, room })
+    }
+
+    /// The used lengths: events, attributes, string bytes.
+    fn lens(&self) -> (usize, usize, usize) {
+        self.room.total()
     }
 
     /// Encodes `events` (those [`Staged::fit`] counted) into the buffers, on all cores;
     /// returns the time it took.
     fn encode(&mut self, t: &Tables, events: &[Event]) -> std::time::Duration {
         let started = Instant::now();
-        let hb = self.bufs.as_mut().expect("staged");
+        let hb = &mut self.bufs;
         t.encode_into(
             events,
             &self.room,
@@ -607,22 +605,23 @@ impl Staged {
 
 /// Matches the events staged in `st` on the device and appends their answers to
 /// `out`: copy in, the partition walk, the filter-major kernel for dense events, the
-/// answer sizes, then the answer lists copied out through page-locked memory.
+/// answer sizes, then the answer lists copied out through page-locked memory. `per` is
+/// [`GpuIndex::launch_events`], the size of the per-launch device buffers.
 #[allow(clippy::too_many_arguments)]
 fn launch(
     dev: &Device,
     d: &DevIndex,
     cfg: &IndexConfig,
+    per: usize,
     bufs: &mut Option<LaunchBufs>,
     answers_host: &mut Option<HostBuffer<u32>>,
     timing: &mut IndexTiming,
-    st: &mut Staged,
+    st: &Staged,
     out: &mut Answers,
 ) -> Result<(), CcmError> {
-    let hb = st.bufs.as_ref().expect("staged");
-    let lens = st.lens;
+    let hb = &st.bufs;
+    let lens = st.lens();
     let n = lens.0;
-    let per = per_launch(cfg, d.words);
     let t = Instant::now();
     if bufs.is_none() {
         *bufs = Some(LaunchBufs {
