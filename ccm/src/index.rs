@@ -21,7 +21,11 @@
 //!    most of the names visits most filters, so partitioning cannot prune it; when the
 //!    partitions it visits hold more than [`IndexConfig::dense_share`] of all filters,
 //!    the route kernel hands it to a filter-major kernel that reads each filter once
-//!    per chunk of such events instead of once per event.
+//!    per chunk of such events instead of once per event. When interfaces hold many
+//!    filters each (Table 1's model; [`IndexConfig::iface_major_min`]), it hands it
+//!    instead to an interface-major kernel
+//!    ([`ccm_kernels::index::ccm_index_iface`]) that tries an interface's filters,
+//!    fewest constraints first, and stops at its first match.
 //! 4. **Answers** ([`ccm_kernels::index::ccm_index_answers`]): one bit per (event,
 //!    interface), so duplicates cost nothing and the answer is ascending by
 //!    construction; a warp per event compacts its row into a list of user ids. The
@@ -41,11 +45,12 @@ use crate::engine::{room as room_of, CcmError};
 use crate::layout::{EncodeRoom, SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::index::{
-    ccm_index_answers, ccm_index_count, ccm_index_dense, ccm_index_route, dense_shared_bytes,
-    pair_key, route_shared_bytes, slot_of, IndexEvents, IndexFilter, IndexTables, Partition,
-    DENSE_CHUNK, EMPTY_KEY, WARP_BLOCK,
+    ccm_index_answers, ccm_index_count, ccm_index_dense, ccm_index_iface, ccm_index_route,
+    dense_shared_bytes, pair_key, route_shared_bytes, slot_of, IndexEvents, IndexFilter,
+    IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY, IFACE_WARPS, MAX_RANGES,
+    RANGE_ROWS, WARP_BLOCK,
 };
-use ccm_kernels::{DevAttr, DevConstraint, DevEvent};
+use ccm_kernels::{DevAttr, DevConstraint, DevEvent, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT};
 use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -66,6 +71,10 @@ pub struct IndexConfig {
     pub route_block: u32,
     /// Threads per block of the filter-major kernel (256).
     pub dense_block: u32,
+    /// Dense events go to the interface-major kernel, which stops at an interface's
+    /// first match, instead of the filter-major one when interfaces hold at least this
+    /// many filters on average (32; Table 1's model has thousands, the dense model one).
+    pub iface_major_min: usize,
 }
 
 impl Default for IndexConfig {
@@ -76,6 +85,7 @@ impl Default for IndexConfig {
             bitmap_bytes: 256 << 20,
             route_block: 128,
             dense_block: 256,
+            iface_major_min: 32,
         }
     }
 }
@@ -166,8 +176,15 @@ struct HostIndex {
     parts: Vec<Partition>,
     /// Rank (ascending user id) -> user id.
     user_ids: Vec<u32>,
-    /// Filter positions in interface order (the filter-major kernel's).
+    /// Filter positions in interface order, within an interface fewest constraints
+    /// first (the filter-major and interface-major kernels').
     by_iface: Vec<u32>,
+    /// Interface of rank `i`: `by_iface[iface_start[i]..iface_start[i + 1]]`.
+    iface_start: Vec<u32>,
+    /// Filter `p`'s range form: `ranges[range_at[p]..range_at[p + 1]]` (none when it
+    /// has none).
+    ranges: Vec<IndexRange>,
+    range_at: Vec<u32>,
     /// Some interface has several filters.
     shared: bool,
 }
@@ -221,7 +238,13 @@ impl HostIndex {
         let mut filters = Vec::with_capacity(keyed.len() + 1);
         let total: usize = live.iter().map(|&f| t.size_f[f as usize] as usize).sum();
         let mut constraints = Vec::with_capacity(total);
+        let mut ranges = Vec::new();
+        let mut range_at = Vec::with_capacity(keyed.len() + 1);
         for &(_, f) in &keyed {
+            range_at.push(ranges.len() as u32);
+            if let Some(r) = range_form(cons(f)) {
+                ranges.extend_from_slice(&r);
+            }
             let iface = t.filter_iface[f as usize];
             per_iface[iface as usize] += 1;
             filters.push(IndexFilter {
@@ -236,6 +259,7 @@ impl HostIndex {
             first: constraints.len() as u32,
             iface: 0,
         });
+        range_at.push(ranges.len() as u32);
         // The partition table: at most half full.
         let mut n_parts = 0usize;
         let mut i = 0;
@@ -268,14 +292,28 @@ impl HostIndex {
             };
             i = j;
         }
+        // Within an interface, the filters likeliest to match (fewest constraints)
+        // first: the interface-major kernel stops at an interface's first match.
         let mut by_iface: Vec<u32> = (0..keyed.len() as u32).collect();
-        by_iface.par_sort_by_key(|&p| filters[p as usize].iface);
+        by_iface.par_sort_by_key(|&p| {
+            let f = &filters[p as usize];
+            (f.iface, filters[p as usize + 1].first - f.first)
+        });
+        let mut iface_start = Vec::with_capacity(per_iface.len() + 1);
+        iface_start.push(0u32);
+        for r in 0..order.len() {
+            let n = per_iface[order[r] as usize];
+            iface_start.push(iface_start[r] + n);
+        }
         HostIndex {
             filters,
             constraints,
             parts,
             user_ids,
             by_iface,
+            iface_start,
+            ranges,
+            range_at,
             shared: per_iface.iter().any(|&n| n > 1),
         }
     }
@@ -283,6 +321,45 @@ impl HostIndex {
     fn n_filters(&self) -> usize {
         self.filters.len() - 1
     }
+}
+
+/// The range form of a filter's constraints ([`IndexRange`]), when they are all integer
+/// comparisons (`=`, `<`, `>`, `<=`, `>=`) on at most [`MAX_RANGES`] names of rows below
+/// [`RANGE_ROWS`]: per name the intersection of its constraints' intervals (an empty
+/// one, `lo > hi`, matches no integer). SFF compares two integers as signed integers,
+/// so an integer attribute satisfies the name's constraints exactly when it lies in
+/// the interval.
+fn range_form(cons: &[DevConstraint]) -> Option<Vec<IndexRange>> {
+    const EMPTY: (i64, i64) = (1, 0);
+    let mut out: Vec<IndexRange> = Vec::with_capacity(MAX_RANGES);
+    for c in cons {
+        if c.ty != TY_INT || c.key >= RANGE_ROWS {
+            return None;
+        }
+        let v = c.val as i64;
+        let (lo, hi) = match c.op {
+            OP_EQ => (v, v),
+            OP_LT => v.checked_sub(1).map_or(EMPTY, |h| (i64::MIN, h)),
+            OP_GT => v.checked_add(1).map_or(EMPTY, |l| (l, i64::MAX)),
+            OP_LE => (i64::MIN, v),
+            OP_GE => (v, i64::MAX),
+            _ => return None,
+        };
+        if let Some(r) = out.iter_mut().find(|r| r.row == c.key) {
+            r.lo = r.lo.max(lo);
+            r.hi = r.hi.min(hi);
+        } else if out.len() < MAX_RANGES {
+            out.push(IndexRange {
+                lo,
+                hi,
+                row: c.key,
+                pad: 0,
+            });
+        } else {
+            return None;
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// The index's tables on the device.
@@ -293,11 +370,18 @@ struct DevIndex {
     parts: Buffer<Partition>,
     user_ids: Buffer<u32>,
     by_iface: Buffer<u32>,
+    iface_start: Buffer<u32>,
+    ranges: Buffer<IndexRange>,
+    range_at: Buffer<u32>,
+    ranged: bool,
     rows: u32,
     part_mask: u32,
     n_filters: u32,
     words: u32,
     shared: bool,
+    /// Interfaces; dense events go to the interface-major kernel when set.
+    n_ifaces: u32,
+    iface_major: bool,
 }
 
 /// Per-launch buffers, grown as needed.
@@ -423,6 +507,9 @@ impl<'d> GpuIndex<'d> {
             + h.parts.len() * std::mem::size_of::<Partition>()
             + h.user_ids.len() * 4
             + h.by_iface.len() * 4
+            + h.iface_start.len() * 4
+            + h.ranges.len() * std::mem::size_of::<IndexRange>()
+            + h.range_at.len() * 4
             + self.t.pool.len()
     }
 
@@ -452,11 +539,19 @@ impl<'d> GpuIndex<'d> {
             parts: dev.upload(&h.parts)?,
             user_ids: dev.upload(&non_empty(&h.user_ids))?,
             by_iface: dev.upload(&non_empty(&h.by_iface))?,
+            iface_start: dev.upload(&h.iface_start)?,
+            ranges: dev.upload(&non_empty(&h.ranges))?,
+            range_at: dev.upload(&h.range_at)?,
+            ranged: !h.ranges.is_empty(),
             rows: self.t.rows.len() as u32,
             part_mask: h.parts.len() as u32 - 1,
             n_filters: h.n_filters() as u32,
             words: n_if.div_ceil(32).max(1) as u32,
             shared: h.shared,
+            n_ifaces: n_if as u32,
+            iface_major: h.shared
+                && h.n_filters() >= self.cfg.iface_major_min.max(1).saturating_mul(n_if)
+                && (n_if as u64) * (per_launch(&self.cfg, 1) as u64) <= i32::MAX as u64,
         });
         // The answer bitmap's width may have changed.
         self.bufs = None;
@@ -523,8 +618,8 @@ impl<'d> GpuIndex<'d> {
             return Ok(());
         };
         // The first launch's events are encoded before the pipeline starts. A call of
-        // several launches sizes the second staging area like the first now, so that
-        // a warm-up of one launch leaves nothing to allocate in the stream that follows.
+        // several launches sizes the second staging area like the first now (a stream
+        // warmed with two launches has nothing left to allocate).
         let mut cur = Staged::fit(dev, staging[0].take(), first)?;
         if staging[1].is_none() && events.len() > per {
             staging[1] = Some(HostBufs::alloc(dev, cur.lens())?);
@@ -655,6 +750,9 @@ fn launch(
     let t = Instant::now();
     let tables = IndexTables {
         filters: d.filters.dev_ptr(),
+        ranges: d.ranges.dev_ptr(),
+        range_at: d.range_at.dev_ptr(),
+        ranged: d.ranged as u32,
         constraints: d.constraints.dev_ptr(),
         cpool: d.cpool.dev_ptr(),
         parts: d.parts.dev_ptr(),
@@ -676,7 +774,20 @@ fn launch(
     ccm_index_route::launch(dev, lc, tables, batch, limit, &b.bits, &b.dense)?;
     let mut n_dense = [0u32];
     dev.read_into(&b.dense, 0, &mut n_dense)?;
-    if n_dense[0] > 0 {
+    if n_dense[0] > 0 && d.iface_major {
+        let lc = LaunchConfig::blocks(n_dense[0] * d.n_ifaces, 32 * IFACE_WARPS, 0);
+        ccm_index_iface::launch(
+            dev,
+            lc,
+            tables,
+            batch,
+            &d.by_iface,
+            &d.iface_start,
+            d.n_ifaces,
+            &b.dense,
+            &b.bits,
+        )?;
+    } else if n_dense[0] > 0 {
         let block = cfg.dense_block.clamp(32, 1024) / 32 * 32;
         let lc = LaunchConfig {
             grid: [
@@ -685,7 +796,7 @@ fn launch(
                 1,
             ],
             block: [block.max(DENSE_CHUNK), 1, 1],
-            shared_bytes: dense_shared_bytes(d.rows),
+            shared_bytes: dense_shared_bytes(d.rows, d.ranged),
         };
         ccm_index_dense::launch(dev, lc, tables, batch, &d.by_iface, &b.dense, &b.bits)?;
     }
@@ -753,5 +864,57 @@ fn non_empty<T: bytemuck::Pod>(data: &[T]) -> std::borrow::Cow<'_, [T]> {
         std::borrow::Cow::Owned(vec![T::zeroed()])
     } else {
         std::borrow::Cow::Borrowed(data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccm_kernels::{OP_NE, TY_FLOAT};
+
+    fn con(key: u32, op: u16, v: i64) -> DevConstraint {
+        DevConstraint {
+            key,
+            op,
+            ty: TY_INT,
+            val: v as u64,
+            ..DevConstraint::default()
+        }
+    }
+
+    fn ranges(cons: &[DevConstraint]) -> Option<Vec<(u32, i64, i64)>> {
+        range_form(cons).map(|r| r.iter().map(|r| (r.row, r.lo, r.hi)).collect())
+    }
+
+    #[test]
+    fn range_form_intersects_a_names_comparisons_and_keeps_the_extremes_exact() {
+        let c = [con(3, OP_GE, 10), con(3, OP_LT, 20), con(5, OP_EQ, -4)];
+        assert_eq!(ranges(&c), Some(vec![(3, 10, 19), (5, -4, -4)]));
+        assert_eq!(
+            ranges(&[con(1, OP_LE, i64::MAX)]),
+            Some(vec![(1, i64::MIN, i64::MAX)])
+        );
+        // `< MIN` and `> MAX` match no integer: an empty interval (lo > hi).
+        let lt = ranges(&[con(1, OP_LT, i64::MIN)]).unwrap();
+        assert!(lt[0].1 > lt[0].2);
+        let gt = ranges(&[con(1, OP_GT, i64::MAX)]).unwrap();
+        assert!(gt[0].1 > gt[0].2);
+        // Disjoint comparisons on one name: empty.
+        let d = ranges(&[con(2, OP_GT, 5), con(2, OP_LT, 3)]).unwrap();
+        assert!(d[0].1 > d[0].2);
+    }
+
+    #[test]
+    fn range_form_is_refused_for_other_operators_types_rows_and_too_many_names() {
+        assert_eq!(ranges(&[con(1, OP_NE, 3)]), None);
+        let float = DevConstraint {
+            ty: TY_FLOAT,
+            ..con(1, OP_LT, 3)
+        };
+        assert_eq!(ranges(&[float]), None);
+        assert_eq!(ranges(&[con(RANGE_ROWS, OP_LT, 3)]), None);
+        let many: Vec<_> = (0..=MAX_RANGES as u32).map(|k| con(k, OP_GE, 0)).collect();
+        assert_eq!(ranges(&many), None);
+        assert!(ranges(&many[..MAX_RANGES]).is_some());
     }
 }

@@ -131,20 +131,25 @@ fn small_config(reset: Reset, grouping: bool) -> Config {
 }
 
 /// The pruning index with every event on the partition walk, every event on the
-/// filter-major kernel, or a mix; launches of 1-4 events; one or two warps per event.
+/// filter-major kernel or the interface-major one, or a mix; launches of 1-4 events;
+/// one or two warps per event.
 fn index_config() -> impl Strategy<Value = IndexConfig> {
     (
         prop::sample::select(vec![0.0, 0.3, 2.0]),
         1usize..5,
         prop::sample::select(vec![32u32, 64]),
+        prop::sample::select(vec![1usize, usize::MAX]),
     )
-        .prop_map(|(dense_share, batch_events, route_block)| IndexConfig {
-            dense_share,
-            batch_events,
-            route_block,
-            dense_block: 32,
-            ..IndexConfig::default()
-        })
+        .prop_map(
+            |(dense_share, batch_events, route_block, iface_major_min)| IndexConfig {
+                dense_share,
+                batch_events,
+                route_block,
+                dense_block: 32,
+                iface_major_min,
+                ..IndexConfig::default()
+            },
+        )
 }
 
 proptest! {

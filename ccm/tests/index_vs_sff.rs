@@ -1,8 +1,8 @@
 //! The pruning index ([`ccm::GpuIndex`], its kernels on the host emulator) against
 //! the SFF-like baseline on generated workloads: Table 1's model with uniform and Zipf
 //! names and more names than signature bits, the dense model with one interface per
-//! filter and with 10 interfaces, each with every event on the partition walk and
-//! every event on the filter-major kernel. (Every operator and type, absent attributes
+//! filter and with 10 interfaces, each with every event on the partition walk, every
+//! event on the filter-major kernel and every event on the interface-major kernel. (Every operator and type, absent attributes
 //! and long strings: the random workloads of `emu_vs_sff.rs`.)
 
 use baselines::sff::Sff;
@@ -17,19 +17,32 @@ fn check(w: &Workload) -> usize {
     let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
     let matches: usize = want.iter().map(Vec::len).sum();
     let dev = Device::emulator();
-    for dense_share in [0.0, 0.125, 2.0] {
+    // Dense events on the filter-major kernel (`iface_major_min` unreachable) and on
+    // the interface-major one wherever an interface has several filters (1).
+    for (dense_share, iface_major_min) in [
+        (0.0, usize::MAX),
+        (0.125, usize::MAX),
+        (2.0, usize::MAX),
+        (0.0, 1),
+        (0.125, 1),
+    ] {
         let cfg = IndexConfig {
             dense_share,
             batch_events: 7,
             route_block: 64,
             dense_block: 64,
+            iface_major_min,
             ..IndexConfig::default()
         };
         let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
         let got = index.match_batch(&w.events).unwrap();
         assert_eq!(got.len(), w.events.len());
         for (i, (g, want)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(g, want.as_slice(), "event {i}, dense share {dense_share}");
+            assert_eq!(
+                g,
+                want.as_slice(),
+                "event {i}, dense share {dense_share}, iface_major_min {iface_major_min}"
+            );
         }
     }
     matches

@@ -9,7 +9,7 @@
 //! with SFF's typing rules ([`crate::sat`]). Answers are one bit per (event, interface)
 //! in a bitmap, turned into a compact list of interfaces per event on the device.
 //!
-//! Four kernels per batch of events:
+//! Kernels per batch of events:
 //! - [`ccm_index_route`]: a block per event. Sums the sizes of the partitions the event
 //!   visits; an event that would visit more than `dense_limit` filters is handed to the
 //!   filter-major kernel (appended to a list), the others are matched here, the block's
@@ -17,11 +17,15 @@
 //! - [`ccm_index_dense`]: the filter-major kernel for those dense events (events that
 //!   carry most names visit most filters: partitioning cannot prune them, so the
 //!   filters are read once per chunk of events instead of once per event);
+//! - or, when interfaces hold many filters each, [`ccm_index_iface`] for those dense
+//!   events: a block per (event, interface) tries the interface's filters, fewest
+//!   constraints first, and stops at the first match (SFF's early stop per
+//!   interface), so a dense event costs a few groups of 32 filters per interface;
 //! - [`ccm_index_count`] and [`ccm_index_answers`]: a warp per event counts the bits of
 //!   its bitmap row and reserves room, then writes the ascending list of its
 //!   interfaces' user ids and zeroes the row for the next batch.
 
-use crate::{sat_attr, satisfies_all, DevAttr, DevConstraint, DevEvent};
+use crate::{sat_attr, satisfies_all, DevAttr, DevConstraint, DevEvent, TY_INT};
 use gpu_kernels::prelude::*;
 use gpu_kernels::{kernel, DevPtr, KernelStruct};
 
@@ -40,6 +44,31 @@ pub struct IndexFilter {
     pub first: u32,
     pub iface: u32,
 }
+
+/// A filter's constraints on one name in range form (the filter-major kernel's fast
+/// path): the integer attribute satisfies them exactly when `lo <= value <= hi`.
+/// Built on the host for filters whose constraints are all integer comparisons
+/// (`=`, `<`, `>`, `<=`, `>=`) on at most [`MAX_RANGES`] names of rows below
+/// [`RANGE_ROWS`]: their intersection per name (SFF's rule for two integers is the
+/// signed comparison, so the interval is exact).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct IndexRange {
+    pub lo: i64,
+    pub hi: i64,
+    pub row: u32,
+    pub pad: u32,
+}
+
+/// Most names of a filter in range form ([`IndexRange`]).
+pub const MAX_RANGES: usize = 5;
+/// Name rows below this can be in range form: the filter-major kernel keeps each
+/// event's integer values of these rows in shared memory.
+pub const RANGE_ROWS: u32 = 32;
 
 /// Key of an empty slot of the partition table.
 pub const EMPTY_KEY: u64 = u64::MAX;
@@ -86,11 +115,15 @@ pub fn slot_of(key: u64, mask: u32) -> u32 {
 /// `constraints` in filter order (`key` = the name's row), the constraint string pool,
 /// the partition table of `part_mask + 1` slots; answers are `words` bitmap words per
 /// event; `shared` is 1 when some interface has several filters (then a filter whose
-/// interface already matched the event is skipped); `rows` name rows.
+/// interface already matched the event is skipped); `rows` name rows. Filter `p`'s
+/// range form is `ranges[range_at[p]..range_at[p + 1]]` (none: not in range form);
+/// `ranged` is 1 when some filter has one.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct IndexTables<'a> {
     pub filters: DevPtr<'a, IndexFilter>,
+    pub ranges: DevPtr<'a, IndexRange>,
+    pub range_at: DevPtr<'a, u32>,
     pub constraints: DevPtr<'a, DevConstraint>,
     pub cpool: DevPtr<'a, u8>,
     pub parts: DevPtr<'a, Partition>,
@@ -99,6 +132,7 @@ pub struct IndexTables<'a> {
     pub words: u32,
     pub shared: u32,
     pub rows: u32,
+    pub ranged: u32,
 }
 
 // SAFETY: `#[repr(C)]`; device pointers and integers; `Host<'a>` differs only in the
@@ -380,15 +414,41 @@ pub const SLOT_ROWS: u32 = 64;
 const NO_SLOT: u8 = 0xFF;
 
 /// Shared memory of [`ccm_index_dense`]: the chunk's events (index, then signature),
-/// then (when the index has at most [`SLOT_ROWS`] rows) each event's row -> attribute
-/// table.
-pub const fn dense_shared_bytes(rows: u32) -> u32 {
+/// then (when some filter has a range form) each event's integer values of the rows
+/// below [`RANGE_ROWS`] and the mask of those rows it has as integers, then (when the
+/// index has at most [`SLOT_ROWS`] rows) each event's row -> attribute table.
+pub const fn dense_shared_bytes(rows: u32, ranged: bool) -> u32 {
     12 * DENSE_CHUNK
+        + if ranged {
+            DENSE_CHUNK * (8 * RANGE_ROWS + 4)
+        } else {
+            0
+        }
         + if rows <= SLOT_ROWS {
             DENSE_CHUNK * SLOT_ROWS
         } else {
             0
         }
+}
+
+/// Whether the values `vals` (an event's integers by row, shared) lie in the first
+/// `n` of the ranges `rg` (held in registers: the loop has a constant bound and a
+/// small body, so it is unrolled and `rg` never lives in memory).
+///
+/// # Safety
+/// `vals` holds [`RANGE_ROWS`] values and every range's row is below it.
+#[inline(always)]
+unsafe fn in_ranges(vals: *const i64, rg: &[IndexRange; MAX_RANGES], n: u32) -> bool {
+    let mut ok = true;
+    let mut k = 0;
+    while k < MAX_RANGES {
+        if (k as u32) < n {
+            let v = *vals.add(rg[k].row as usize);
+            ok &= rg[k].lo <= v && v <= rg[k].hi;
+        }
+        k += 1;
+    }
+    ok
 }
 
 /// `sat` of constraint `con` for the attribute of its name row in event `e`, found
@@ -520,12 +580,16 @@ kernel! {
     /// Grid: `blockIdx.x` and `threadIdx.x` = the `k`-th filter in interface order
     /// (`by_iface[k]`, global), `blockIdx.y` = a chunk of [`DENSE_CHUNK`] events of the
     /// list `dense` (`dense[0]` = the count, the events from `dense[1]`; global). The
-    /// block stages its events and their signatures in shared memory, with (at most
-    /// [`SLOT_ROWS`] name rows) each event's row -> attribute table (thread `j` fills
-    /// event `j`'s); each thread then tries its filter against each event of the chunk
-    /// ([`IndexFilter`] and the events' attributes: global, read through the cache; the
-    /// filter's constraints held for the chunk when there are at most
-    /// [`REG_CONSTRAINTS`], else read per event), and the
+    /// block stages its events and their signatures in shared memory, with each
+    /// event's integer values by row (rows below [`RANGE_ROWS`], when some filter has a
+    /// range form) and (at most [`SLOT_ROWS`] name rows) its row -> attribute table
+    /// (thread `j` fills event `j`'s); each thread then tries its filter against each
+    /// event of the chunk: a filter in range form ([`IndexRange`], held in registers
+    /// for the chunk) against an event that has its names as integers by comparing
+    /// the staged values with its ranges; otherwise by SFF's rules ([`IndexFilter`]
+    /// and the events' attributes: global, read through the cache; the filter's
+    /// constraints held for the chunk when there are at most [`REG_CONSTRAINTS`], else
+    /// read per event), and the
     /// warp sets the matched interfaces' bits of the events' rows of `bits` (global):
     /// one atomic OR per warp and word, of the warp's ballot when its filters are
     /// interfaces `32w..32w + 32` ([`WarpBits`]). Dynamic shared memory:
@@ -546,14 +610,32 @@ kernel! {
         let n = last - first;
         let sh_ev = dynamic_shared::<u32>();
         let sh_sig = sh_ev.add(DENSE_CHUNK as usize) as *mut u64;
+        let ranged = t.ranged != 0;
+        let sh_val = sh_sig.add(DENSE_CHUNK as usize) as *mut i64;
+        let sh_imask = sh_val.add(if ranged { (DENSE_CHUNK * RANGE_ROWS) as usize } else { 0 }) as *mut u32;
         let use_slots = t.rows <= SLOT_ROWS;
-        let sh_slot = sh_sig.add(DENSE_CHUNK as usize) as *mut u8;
+        let sh_slot = sh_imask.add(if ranged { DENSE_CHUNK as usize } else { 0 }) as *mut u8;
         let tid = thread_idx_x();
         let nt = block_dim_x();
         if tid < n {
             let e = *dense.add(1 + (first + tid) as usize);
             *sh_ev.add(tid as usize) = e;
-            *sh_sig.add(tid as usize) = b.events.read(e as usize).sig;
+            let ev = b.events.read(e as usize);
+            *sh_sig.add(tid as usize) = ev.sig;
+            if ranged {
+                // Event `tid`'s integers by row (rows below RANGE_ROWS) and their mask.
+                let mut mask = 0u32;
+                let mut a = 0;
+                while a < ev.len {
+                    let at = b.attrs.read((ev.start + a) as usize);
+                    if at.row_id < RANGE_ROWS && at.ty == TY_INT as u32 {
+                        *sh_val.add((tid * RANGE_ROWS + at.row_id) as usize) = at.val as i64;
+                        mask |= 1 << at.row_id;
+                    }
+                    a += 1;
+                }
+                *sh_imask.add(tid as usize) = mask;
+            }
         }
         if use_slots {
             let mut i = tid;
@@ -578,9 +660,26 @@ kernel! {
         let p = if valid { *by_iface.add(k as usize) } else { 0 };
         let f = t.filters.read(p as usize);
         let end = t.filters.read(p as usize + 1).first;
+        // A filter in range form keeps its ranges in registers for the whole chunk.
+        let (r0, r1) = if valid && ranged {
+            (t.range_at.read(p as usize), t.range_at.read(p as usize + 1))
+        } else {
+            (0, 0)
+        };
+        let n_ranges = r1 - r0;
+        let mut rg = [IndexRange::default(); MAX_RANGES];
+        let mut rmask = 0u32;
+        let mut r = 0;
+        while r < MAX_RANGES {
+            if (r as u32) < n_ranges {
+                rg[r] = t.ranges.read((r0 + r as u32) as usize);
+                rmask |= 1 << rg[r].row;
+            }
+            r += 1;
+        }
         // A short filter's constraints stay in registers for the whole chunk.
         let size = end - f.first;
-        let held = use_slots && size as usize <= REG_CONSTRAINTS;
+        let held = use_slots && size as usize <= REG_CONSTRAINTS && n_ranges == 0;
         let mut cs = [DevConstraint::default(); REG_CONSTRAINTS];
         if valid && held {
             let mut c = 0;
@@ -611,7 +710,11 @@ kernel! {
             if set && t.shared != 0 && volatile_load_u32(bits.add(word as usize)) & bit != 0 {
                 set = false;
             }
-            if set {
+            if set && n_ranges > 0 && rmask & !*sh_imask.add(j as usize) == 0 {
+                // The range form: the event has each of the filter's names as an
+                // integer, so the ranges decide exactly.
+                set = in_ranges(sh_val.add((j * RANGE_ROWS) as usize), &rg, n_ranges);
+            } else if set {
                 let ev = b.events.read(e as usize);
                 let slots = sh_slot.add((j * SLOT_ROWS) as usize);
                 set = if held {
@@ -637,6 +740,73 @@ kernel! {
                 WarpBits::Mixed => warp_or(set, word, bit, bits),
             }
             j += 1;
+        }
+    }
+}
+
+/// Warps per (event, interface) pair of [`ccm_index_iface`]: the block of a pair.
+pub const IFACE_WARPS: u32 = 4;
+
+kernel! {
+    /// Beyond the paper: the pruning matcher's interface-major kernel for dense events
+    /// when interfaces hold many filters (Table 1's model): an interface is answered as
+    /// soon as one of its filters matches, as SFF and the CPU index stop, instead of
+    /// every filter being tried as in [`ccm_index_dense`].
+    ///
+    /// Grid: a block of [`IFACE_WARPS`] warps per (dense event, interface) pair,
+    /// `blockIdx.x = j * n_ifaces + i` for the `j`-th event of `dense` (`dense[0]` =
+    /// the count; global) and the interface of rank `i`. The interface's filters are
+    /// `by_iface[iface_start[i]..iface_start[i + 1]]` (global, read-only; the host puts
+    /// the filters with fewest constraints first, the likeliest to match); warp `w`
+    /// takes them 32 at a time from the `w`-th group of 32, stepping over the block's
+    /// warps. Each lane tries one filter ([`IndexFilter`]'s signature, then its
+    /// constraints by a search of the event's attributes; global, through the cache).
+    /// When a lane matches, its warp's lane 0 sets the interface's bit in the event's
+    /// row of `bits` (global, atomic OR); every warp reads that bit (global, volatile)
+    /// before each group and stops once it is set.
+    pub fn ccm_index_iface(
+        t: IndexTables<'static>,
+        b: IndexEvents<'static>,
+        by_iface: *const u32,
+        iface_start: *const u32,
+        n_ifaces: u32,
+        dense: *const u32,
+        bits: *mut u32,
+    ) {
+        let j = block_idx_x() / n_ifaces;
+        let i = block_idx_x() % n_ifaces;
+        if j >= *dense {
+            return;
+        }
+        let e = *dense.add(1 + j as usize);
+        let ev = b.events.read(e as usize);
+        let word = bits.add((e * t.words + i / 32) as usize);
+        let bit = 1u32 << (i % 32);
+        let hi = *iface_start.add(i as usize + 1);
+        let lane = lane_id();
+        let step = 32 * (block_dim_x() / 32);
+        let mut k = *iface_start.add(i as usize) + thread_idx_x() / 32 * 32;
+        while k < hi {
+            // Another warp of the block may have answered the interface already.
+            if any_sync(volatile_load_u32(word) & bit != 0) {
+                break;
+            }
+            let mut hit = false;
+            if k + lane < hi {
+                let p = *by_iface.add((k + lane) as usize);
+                let f = t.filters.read(p as usize);
+                if f.sig & !ev.sig == 0 {
+                    let end = t.filters.read(p as usize + 1).first;
+                    hit = satisfies(&t, &b, &ev, f.first, end);
+                }
+            }
+            if any_sync(hit) {
+                if lane == 0 {
+                    atomic_or(word, bit);
+                }
+                break;
+            }
+            k += step;
         }
     }
 }
