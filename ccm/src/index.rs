@@ -30,7 +30,10 @@
 //!    interface), so duplicates cost nothing and the answer is ascending by
 //!    construction; a warp per event compacts its row into a list of user ids. The
 //!    host reads back the lists only ([`Answers`]): their size follows the matches, not
-//!    events x interfaces.
+//!    events x interfaces. The DMA engine writes them straight into the answers'
+//!    page-locked areas, which a stream matched into one [`Answers`] reuses: with
+//!    thousands of answers per event, a second copy on the host cost as much as the
+//!    transfer.
 //! 5. **Pipeline** ([`GpuIndex::match_batch`]): events are encoded on all cores into
 //!    page-locked staging, a launch's worth at a time, into two staging areas in turn:
 //!    while the device copies and matches one launch, the next is encoded.
@@ -120,8 +123,8 @@ pub struct IndexTiming {
     pub copy_in: std::time::Duration,
     /// The kernels: partition walk, filter-major kernel, answer sizes.
     pub kernels: std::time::Duration,
-    /// The answer lists: the answers kernel, the copy to page-locked host memory, then
-    /// on all cores into [`Answers`].
+    /// The answer lists: the answers kernel and the copy into the page-locked area of
+    /// [`Answers`] (no copy on the host).
     pub answers: std::time::Duration,
     /// Events matched.
     pub events: usize,
@@ -129,11 +132,29 @@ pub struct IndexTiming {
 
 /// The answers of a batch: for event `i`, [`Answers::get`]`(i)` is the ascending list
 /// of the interfaces it matches.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+///
+/// The lists lie where the device wrote them: one page-locked area per launch, copied
+/// into by the DMA engine without a second copy on the host. Matching into the same
+/// `Answers` again ([`GpuIndex::match_batch_into`]) reuses its areas (each grows only
+/// when a launch has more answers than it holds), so a stream matched batch after
+/// batch allocates nothing in the steady state.
+#[derive(Default)]
 pub struct Answers {
-    /// Per event: first place in `ids` and count.
-    spans: Vec<(usize, u32)>,
-    ids: Vec<InterfaceId>,
+    /// Per event: its launch's area, first place in it, count.
+    spans: Vec<(u32, u32, u32)>,
+    areas: Vec<HostBuffer<u32>>,
+    /// Areas holding this batch's answers (the others are kept for reuse).
+    used: usize,
+    total: usize,
+}
+
+impl std::fmt::Debug for Answers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Answers")
+            .field("events", &self.len())
+            .field("total", &self.total)
+            .finish()
+    }
 }
 
 impl Answers {
@@ -148,8 +169,12 @@ impl Answers {
 
     /// The interfaces event `i` matches, ascending.
     pub fn get(&self, i: usize) -> &[InterfaceId] {
-        let (at, n) = self.spans[i];
-        &self.ids[at..at + n as usize]
+        let (area, at, n) = self.spans[i];
+        if n == 0 {
+            return &[];
+        }
+        let ids: &[InterfaceId] = bytemuck::cast_slice(self.areas[area as usize].as_slice());
+        &ids[at as usize..at as usize + n as usize]
     }
 
     /// The answers in event order.
@@ -159,12 +184,41 @@ impl Answers {
 
     /// Interfaces answered over all events.
     pub fn total(&self) -> usize {
-        self.ids.len()
+        self.total
     }
 
     /// One vector per event.
     pub fn to_vecs(&self) -> Vec<Vec<InterfaceId>> {
         self.iter().map(|a| a.to_vec()).collect()
+    }
+
+    /// Forgets the answers, keeping the areas for the next batch.
+    fn clear(&mut self) {
+        self.spans.clear();
+        self.used = 0;
+        self.total = 0;
+    }
+
+    /// The next launch's area, with room for `total` answers (a kept one when it is
+    /// large enough), and its number.
+    fn next_area(
+        &mut self,
+        dev: &Device,
+        total: usize,
+    ) -> Result<(u32, &mut HostBuffer<u32>), CcmError> {
+        let i = self.used;
+        let fits = self.areas.get(i).is_some_and(|a| a.len() >= total);
+        if !fits {
+            let fresh = dev.alloc_host(room_of(total).max(1 << 16))?;
+            if i < self.areas.len() {
+                self.areas[i] = fresh;
+            } else {
+                self.areas.push(fresh);
+            }
+        }
+        self.used += 1;
+        self.total += total;
+        Ok((i as u32, &mut self.areas[i]))
     }
 }
 
@@ -452,8 +506,6 @@ pub struct GpuIndex<'d> {
     bufs: Option<LaunchBufs>,
     /// Two staging areas, alternating between launches.
     staging: [Option<HostBufs>; 2],
-    /// Page-locked room for the answer lists of a launch.
-    answers_host: Option<HostBuffer<u32>>,
     timing: IndexTiming,
 }
 
@@ -473,7 +525,6 @@ impl<'d> GpuIndex<'d> {
             d: None,
             bufs: None,
             staging: [None, None],
-            answers_host: None,
             timing: IndexTiming::default(),
         };
         ix.rebuild()?;
@@ -593,11 +644,10 @@ impl<'d> GpuIndex<'d> {
         if self.d.is_none() {
             self.rebuild()?;
         }
-        out.spans.clear();
-        out.ids.clear();
+        out.clear();
         out.spans.reserve(events.len());
         if self.host.n_filters() == 0 || self.host.user_ids.is_empty() {
-            out.spans.resize(events.len(), (0, 0));
+            out.spans.resize(events.len(), (0, 0, 0));
             return Ok(());
         }
         let per = self.launch_events();
@@ -608,7 +658,6 @@ impl<'d> GpuIndex<'d> {
             d,
             bufs,
             staging,
-            answers_host,
             timing,
             ..
         } = self;
@@ -640,7 +689,7 @@ impl<'d> GpuIndex<'d> {
                     }
                     None => None,
                 };
-                let r = launch(dev, d, cfg, per, bufs, answers_host, timing, &cur, out);
+                let r = launch(dev, d, cfg, per, bufs, timing, &cur, out);
                 let Some(job) = job else {
                     staging[0] = Some(cur.bufs);
                     return r;
@@ -709,7 +758,6 @@ fn launch(
     cfg: &IndexConfig,
     per: usize,
     bufs: &mut Option<LaunchBufs>,
-    answers_host: &mut Option<HostBuffer<u32>>,
     timing: &mut IndexTiming,
     st: &Staged,
     out: &mut Answers,
@@ -810,11 +858,6 @@ fn launch(
     if b.ids.len() < total {
         b.ids = dev.alloc(room_of(total))?;
     }
-    let ids_host = match answers_host.take() {
-        Some(h) if h.len() >= total => h,
-        _ => dev.alloc_host(room_of(total).max(1 << 16))?,
-    };
-    let ids_host = answers_host.insert(ids_host);
     ccm_index_answers::launch(
         dev,
         warps,
@@ -827,25 +870,14 @@ fn launch(
     )?;
     let mut spans = vec![0u32; 2 * n];
     dev.read_into(&b.spans, 0, &mut spans)?;
-    // One copy of the lists into page-locked memory (the DMA engine's full speed),
-    // then on all cores into the answers.
-    dev.read_into(&b.ids, 0, &mut ids_host.as_mut_slice()[..total])?;
-    let base = out.ids.len();
-    out.ids.reserve(total);
-    let from: &[InterfaceId] = bytemuck::cast_slice(&ids_host.as_slice()[..total]);
-    out.ids.spare_capacity_mut()[..total]
-        .par_chunks_mut(1 << 16)
-        .zip(from.par_chunks(1 << 16))
-        .for_each(|(d, s)| {
-            for (d, s) in d.iter_mut().zip(s) {
-                d.write(*s);
-            }
-        });
-    // SAFETY: the `total` elements past the length were all written just above, and
-    // `reserve` made room for them.
-    unsafe { out.ids.set_len(base + total) };
+    // The lists straight into the answers' page-locked area for this launch (the DMA
+    // engine's full speed, no copy on the host).
+    let (area, room) = out.next_area(dev, total)?;
+    if total > 0 {
+        dev.read_into(&b.ids, 0, &mut room.as_mut_slice()[..total])?;
+    }
     out.spans
-        .extend(spans.chunks_exact(2).map(|s| (base + s[0] as usize, s[1])));
+        .extend(spans.chunks_exact(2).map(|s| (area, s[0], s[1])));
     timing.answers += t.elapsed();
     timing.events += n;
     Ok(())

@@ -92,3 +92,30 @@ fn dense_model_with_one_interface_per_filter_and_with_ten() {
         }
     }
 }
+
+#[test]
+fn answers_matched_into_again_equal_sffs_whether_their_areas_are_reused_or_grown() {
+    let w = table_1(6, NameDist::Uniform);
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+    let dev = Device::emulator();
+    let cfg = IndexConfig {
+        batch_events: 5,
+        route_block: 64,
+        dense_block: 64,
+        ..IndexConfig::default()
+    };
+    let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
+    let mut out = ccm::Answers::default();
+    // Few events (small areas), all of them (more launches, larger areas), then few
+    // again (areas reused, the extra ones kept but not read).
+    for n in [3, w.events.len(), 4] {
+        index.match_batch_into(&w.events[..n], &mut out).unwrap();
+        assert_eq!(out.len(), n);
+        let total: usize = want[..n].iter().map(Vec::len).sum();
+        assert_eq!(out.total(), total, "{n} events");
+        for (i, g) in out.iter().enumerate() {
+            assert_eq!(g, want[i].as_slice(), "event {i} of {n}");
+        }
+    }
+}

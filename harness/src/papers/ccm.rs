@@ -579,17 +579,6 @@ fn time_gpu_index(
     stream: &[Event],
 ) -> anyhow::Result<()> {
     let mut index = GpuIndex::new(dev, &w.subscriptions, IndexConfig::for_device(dev))?;
-    // Warmed with two launches' events, so that the timed stream runs in the steady
-    // state of a stream: both staging areas (page-locked, slow to allocate) and the
-    // answer buffers at their size, as the CPU indexes' caches are warm from their
-    // one-core pass.
-    let warm = if ctx.quick {
-        0
-    } else {
-        2 * index.launch_events()
-    };
-    index.match_batch(&stream[..warm.min(stream.len())])?;
-    index.take_timing();
     // Rounds of at least four launches, so that encoding overlaps the device's work.
     let round = if bounded {
         w.events.len().max(4 * index.launch_events())
@@ -597,9 +586,16 @@ fn time_gpu_index(
         stream.len()
     }
     .clamp(1, stream.len().max(1));
-    // Each round is matched into the same answer buffers (as a stream would be) and
-    // its answers kept for the check outside the timed calls.
+    // Each round is matched into the same answers (as a stream would be: their
+    // page-locked areas are reused) and its answers kept for the check outside the
+    // timed calls. Warmed with a round, so that the timed stream runs in the steady
+    // state of a stream: staging areas and answer areas at their size (page-locked
+    // memory is slow to allocate), as the CPU indexes' caches are warm from their
+    // one-core pass.
     let mut answers = ccm::Answers::default();
+    let warm = if ctx.quick { 0 } else { round };
+    index.match_batch_into(&stream[..warm.min(stream.len())], &mut answers)?;
+    index.take_timing();
     let mut got: Vec<Vec<InterfaceId>> = Vec::with_capacity(stream.len());
     let mut total = 0;
     let mut spent = std::time::Duration::ZERO;
