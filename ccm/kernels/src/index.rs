@@ -221,12 +221,16 @@ unsafe fn satisfies(
 }
 
 /// Filter `p` against event `e`: the signature test, the interface's bit (when
-/// interfaces have several filters), the constraints; on a match sets the bit of the
-/// filter's interface in the event's bitmap row.
+/// interfaces have several filters), then its range form ([`IndexRange`]) against the
+/// event's integers by row `vals` (shared; `imask` the rows it has as integers) when
+/// the event has each of its names as an integer, else its constraints by SFF's rules;
+/// on a match sets the bit of the filter's interface in the event's bitmap row.
 ///
 /// # Safety
-/// As [`satisfies`]; `bits` holds `t.words` words per event of the batch.
+/// As [`satisfies`]; `bits` holds `t.words` words per event of the batch; `vals` holds
+/// [`RANGE_ROWS`] values.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn try_filter(
     t: &IndexTables<'static>,
     b: &IndexEvents<'static>,
@@ -234,6 +238,8 @@ unsafe fn try_filter(
     e: u32,
     p: u32,
     bits: *mut u32,
+    vals: *const i64,
+    imask: u32,
 ) {
     let f = t.filters.read(p as usize);
     if f.sig & !ev.sig != 0 {
@@ -243,6 +249,27 @@ unsafe fn try_filter(
     let bit = 1u32 << (f.iface % 32);
     if t.shared != 0 && volatile_load_u32(word) & bit != 0 {
         return;
+    }
+    if t.ranged != 0 {
+        let mut r = t.range_at.read(p as usize);
+        let r1 = t.range_at.read(p as usize + 1);
+        if r < r1 {
+            let mut ok = true;
+            let mut need = 0u32;
+            while r < r1 {
+                let rg = t.ranges.read(r as usize);
+                need |= 1 << rg.row;
+                let v = *vals.add(rg.row as usize);
+                ok &= rg.lo <= v && v <= rg.hi;
+                r += 1;
+            }
+            if need & !imask == 0 {
+                if ok {
+                    atomic_or(word, bit);
+                }
+                return;
+            }
+        }
     }
     let end = t.filters.read(p as usize + 1).first;
     if satisfies(t, b, ev, f.first, end) {
@@ -261,11 +288,12 @@ fn warp_sum(mut v: u32) -> u32 {
     v
 }
 
-/// Shared memory of [`ccm_index_route`] for a block of `threads`: the warps' totals
-/// (32 words), then per thread a partition's first filter and its place in the
+/// Shared memory of [`ccm_index_route`] for a block of `threads`: the event's integers
+/// by row ([`RANGE_ROWS`] values) and the mask of those rows (two words), the warps'
+/// totals (32 words), then per thread a partition's first filter and its place in the
 /// event's flattened filters.
 pub const fn route_shared_bytes(threads: u32) -> u32 {
-    4 * (32 + 2 * threads)
+    8 * RANGE_ROWS + 8 + 4 * (32 + 2 * threads)
 }
 
 /// Exclusive prefix sum of `v` over the block (every thread calls it), with the
@@ -333,7 +361,9 @@ unsafe fn pair_range(
 kernel! {
     /// Beyond the paper: the pruning matcher's partition walk (module docs).
     ///
-    /// Grid: a block per event `e` of the batch. Thread `x` probes the partition table
+    /// Grid: a block per event `e` of the batch. When some filter has a range form,
+    /// thread 0 first stages `e`'s integers by row in shared memory. Thread `x` probes
+    /// the partition table
     /// (global, read-only) for the pairs `x, x + blockDim, ..` of `e`'s name rows (the
     /// event's attributes, global) and the block sums the partitions' sizes. Above
     /// `dense_limit` the event is appended to `dense` (`dense[0]` = the count, the
@@ -358,10 +388,34 @@ kernel! {
         }
         let tid = thread_idx_x();
         let nt = block_dim_x();
-        let warp_tot = dynamic_shared::<u32>();
+        let sh_val = dynamic_shared::<i64>();
+        let sh_imask = sh_val.add(RANGE_ROWS as usize) as *mut u32;
+        let warp_tot = sh_imask.add(2);
         let sh_first = warp_tot.add(32);
         let sh_start = sh_first.add(nt as usize);
         let ev = b.events.read(e as usize);
+        // The event's integers by row, for the filters' range forms.
+        if t.ranged != 0 {
+            if tid < RANGE_ROWS {
+                *sh_val.add(tid as usize) = 0;
+            }
+            sync_threads();
+            if tid == 0 {
+                let mut mask = 0u32;
+                let mut a = 0;
+                while a < ev.len {
+                    let at = b.attrs.read((ev.start + a) as usize);
+                    if at.row_id < RANGE_ROWS && at.ty == TY_INT as u32 {
+                        *sh_val.add(at.row_id as usize) = at.val as i64;
+                        mask |= 1 << at.row_id;
+                    }
+                    a += 1;
+                }
+                *sh_imask = mask;
+            }
+            sync_threads();
+        }
+        let imask = if t.ranged != 0 { *sh_imask } else { 0 };
         let npairs = ev.len * (ev.len + 1) / 2;
         // Pass 1: the partitions' sizes.
         let mut mine = 0u32;
@@ -396,7 +450,7 @@ kernel! {
                     k += 1;
                 }
                 let p = *sh_first.add(k as usize) + (i - *sh_start.add(k as usize));
-                try_filter(&t, &b, &ev, e, p, bits);
+                try_filter(&t, &b, &ev, e, p, bits, sh_val, imask);
                 i += nt;
             }
             // Everyone is done with this round's partitions before the next overwrites them.
