@@ -626,7 +626,9 @@ impl<'d> GpuIndex<'d> {
     /// Matches `events`, a launch per [`GpuIndex::launch_events`] (or fewer). Each
     /// launch's events are encoded on all cores into page-locked staging; while the
     /// device matches one launch, the next is encoded into a second staging area (two
-    /// buffers, alternating), so encoding overlaps copies and kernels.
+    /// buffers, alternating), so encoding overlaps copies and kernels. The answers are
+    /// fresh page-locked memory: a stream of calls should use
+    /// [`GpuIndex::match_batch_into`] with one [`Answers`], which reuses it.
     pub fn match_batch(&mut self, events: &[Event]) -> Result<Answers, CcmError> {
         let mut out = Answers::default();
         self.match_batch_into(events, &mut out)?;

@@ -22,7 +22,7 @@
 //! is laid out; rows grown by later additions keep their new elements at the end until
 //! the next full layout.
 
-use crate::hash::FastMap;
+use crate::hash::ShortKeyMap;
 use crate::model::{Event, InterfaceId, ModelError, Op, Subscription, Value};
 use ccm_kernels::{DevAttr, DevConstraint, DevEvent, NO_STR, TY_FLOAT, TY_INT, TY_STR};
 use rayon::prelude::*;
@@ -129,7 +129,7 @@ pub struct EncodedBatch {
 /// The host copy of every table of Fig. 2.
 #[derive(Clone, Debug, Default)]
 pub struct Tables {
-    pub names: FastMap<String, u32>,
+    pub names: ShortKeyMap<u32>,
     pub rows: Vec<Row>,
     /// Capacity of the `Constraints` array (sum of the rows' capacities plus free room).
     pub table_cap: u32,
@@ -145,7 +145,7 @@ pub struct Tables {
     pub iface_ids: Vec<InterfaceId>,
     iface_index: HashMap<InterfaceId, u32>,
     pub pool: Vec<u8>,
-    dict: FastMap<Box<[u8]>, (u32, u32)>,
+    dict: ShortKeyMap<(u32, u32)>,
     pub grouping: bool,
     pub dirty: Dirty,
 }
@@ -255,13 +255,13 @@ impl Tables {
     }
 
     fn intern(&mut self, s: &str) -> Result<(u32, u32), LayoutError> {
-        if let Some(&v) = self.dict.get(s.as_bytes()) {
+        if let Some(v) = self.dict.get(s.as_bytes()) {
             return Ok(v);
         }
         let id = limit("distinct constraint strings", self.dict.len())?;
         let off = limit("bytes of constraint strings", self.pool.len() + s.len())? - s.len() as u32;
         self.pool.extend_from_slice(s.as_bytes());
-        self.dict.insert(s.as_bytes().into(), (id, off));
+        self.dict.insert(s.as_bytes(), (id, off));
         Ok((id, off))
     }
 
@@ -323,11 +323,11 @@ impl Tables {
         let fc_start = limit("constraints (filter-major)", self.fconstraints.len())?;
         let mut sig = 0u64;
         for c in &s.filter.constraints {
-            let row = match self.names.get(&c.name) {
-                Some(&r) => r,
+            let row = match self.names.get(c.name.as_bytes()) {
+                Some(r) => r,
                 None => {
                     let r = limit("names", self.rows.len())?;
-                    self.names.insert(c.name.clone(), r);
+                    self.names.insert(c.name.as_bytes(), r);
                     self.rows.push(Row::default());
                     r
                 }
@@ -465,7 +465,7 @@ impl Tables {
     /// `None` when no constraint has its name.
     #[inline]
     fn encode_attr(&self, a: &crate::model::Attribute, off: u64) -> Option<DevAttr> {
-        let &row = self.names.get(&a.name)?;
+        let row = self.names.get(a.name.as_bytes())?;
         Some(match &a.value {
             Value::Int(i) => DevAttr {
                 row_id: row,

@@ -338,11 +338,16 @@ fn match_cmd(
                     index.device_bytes() as f64 / 1e6
                 ),
             );
+            // One `Answers` for the whole stream: its page-locked areas are reused.
+            let mut answers = ccm::Answers::default();
             let done = stream_lines(
                 events_path,
                 window,
                 parse_window,
-                |evs| Ok(index.match_batch(evs)?.to_vecs()),
+                |evs| {
+                    index.match_batch_into(evs, &mut answers)?;
+                    Ok(answers.to_vecs())
+                },
                 format,
                 &mut stats,
             )?;
