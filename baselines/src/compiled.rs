@@ -12,6 +12,7 @@ use std::cmp::Ordering;
 /// The fast hash of names and partition keys: the one the GPU engines' tables use
 /// ([`ccm::hash`]).
 pub(crate) use ccm::hash::FastMap;
+use ccm::hash::ShortKeyMap;
 
 /// Checks subscriptions for an index: each a well-formed filter, fewer than `u32::MAX`
 /// of them (the first error, as the subscription's index).
@@ -27,24 +28,25 @@ pub(crate) fn check(subs: &[Subscription]) -> Result<(), IndexError> {
     Ok(())
 }
 
-/// Names numbered in the order they are first seen.
+/// Names numbered in the order they are first seen, looked up per event attribute in a
+/// [`ccm::hash::ShortKeyMap`] (the kernels' encoding uses the same map).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Names(FastMap<Box<str>, u32>);
+pub(crate) struct Names(ShortKeyMap<u32>);
 
 impl Names {
     /// The number of `name`, numbering it if it is new.
     pub(crate) fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.0.get(name) {
+        if let Some(id) = self.0.get(name.as_bytes()) {
             return id;
         }
         let id = self.0.len() as u32;
-        self.0.insert(name.into(), id);
+        self.0.insert(name.as_bytes(), id);
         id
     }
 
     #[inline]
     pub(crate) fn get(&self, name: &str) -> Option<u32> {
-        self.0.get(name).copied()
+        self.0.get(name.as_bytes())
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -52,8 +54,7 @@ impl Names {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.0.keys().map(|k| k.len()).sum::<usize>()
-            + self.0.capacity() * (std::mem::size_of::<(Box<str>, u32)>() + 1)
+        self.0.heap_bytes()
     }
 
     /// Fills `slot` (name number -> 1 + the attribute's index) and `ids` (the event's

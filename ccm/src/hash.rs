@@ -150,6 +150,13 @@ impl<V: Copy + Default> ShortKeyMap<V> {
         self.short + self.long.len()
     }
 
+    /// Bytes on the heap: the slots, and the long keys with their map.
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<(u64, u64, u32, V)>()
+            + self.long.keys().map(|k| k.len()).sum::<usize>()
+            + self.long.capacity() * (std::mem::size_of::<(Box<[u8]>, V)>() + 1)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
