@@ -445,12 +445,16 @@ struct LaunchBufs {
     bytes: Buffer<u8>,
     /// `events x words` answer bits (zero between launches: the answers kernel clears).
     bits: Buffer<u32>,
-    /// `[count, events..]` handed to the filter-major kernel.
+    /// `[count, events..]` handed to the filter-major kernel (the count zero between
+    /// launches: the count kernel clears it).
     dense: Buffer<u32>,
     spans: Buffer<u32>,
+    /// The answers' total (zero between launches: the answers kernel clears it).
     total: Buffer<u32>,
     /// The answer lists, `total` ids.
     ids: Buffer<u32>,
+    /// Page-locked room for `spans` on the host.
+    spans_host: HostBuffer<u32>,
 }
 
 /// Page-locked host memory: a launch's encoded events staged for the copy in.
@@ -692,6 +696,10 @@ impl<'d> GpuIndex<'d> {
                     None => None,
                 };
                 let r = launch(dev, d, cfg, per, bufs, timing, &cur, out);
+                if r.is_err() {
+                    // The buffers' counters may be left mid-launch: start afresh.
+                    *bufs = None;
+                }
                 let Some(job) = job else {
                     staging[0] = Some(cur.bufs);
                     return r;
@@ -778,6 +786,7 @@ fn launch(
             spans: dev.alloc(2 * per)?,
             total: dev.alloc(1)?,
             ids: dev.alloc(1 << 16)?,
+            spans_host: dev.alloc_host(2 * per)?,
         });
     }
     let b = bufs.as_mut().expect("allocated");
@@ -794,8 +803,6 @@ fn launch(
     if lens.2 > 0 {
         dev.write(&mut b.bytes, 0, &hb.bytes.as_slice()[..lens.2])?;
     }
-    dev.write(&mut b.dense, 0, &[0u32])?;
-    dev.write(&mut b.total, 0, &[0u32])?;
     timing.copy_in += t.elapsed();
     let t = Instant::now();
     let tables = IndexTables {
@@ -851,7 +858,9 @@ fn launch(
         ccm_index_dense::launch(dev, lc, tables, batch, &d.by_iface, &b.dense, &b.bits)?;
     }
     let warps = LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0);
-    ccm_index_count::launch(dev, warps, &b.bits, d.words, n as u32, &b.spans, &b.total)?;
+    ccm_index_count::launch(
+        dev, warps, &b.bits, d.words, n as u32, &b.spans, &b.total, &b.dense,
+    )?;
     let mut total = [0u32];
     dev.read_into(&b.total, 0, &mut total)?;
     let total = total[0] as usize;
@@ -869,9 +878,10 @@ fn launch(
         &d.user_ids,
         &b.spans,
         &b.ids,
+        &b.total,
     )?;
-    let mut spans = vec![0u32; 2 * n];
-    dev.read_into(&b.spans, 0, &mut spans)?;
+    let spans = &mut b.spans_host.as_mut_slice()[..2 * n];
+    dev.read_into(&b.spans, 0, spans)?;
     // The lists straight into the answers' page-locked area for this launch (the DMA
     // engine's full speed, no copy on the host).
     let (area, room) = out.next_area(dev, total)?;

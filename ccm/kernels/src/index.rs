@@ -868,11 +868,23 @@ kernel! {
 kernel! {
     /// Beyond the paper: the pruning matcher's answer sizes. A warp per event `e` of the
     /// batch counts the set bits of its row of `bits` (global), reserves that many
-    /// places of the answer list with one atomic add on `total` (global) and records
-    /// `spans[2e] = first place, spans[2e + 1] = count` (global).
-    pub fn ccm_index_count(bits: *const u32, words: u32, n_events: u32, spans: *mut u32, total: *mut u32) {
+    /// places of the answer list with one atomic add on `total` (global; zero before
+    /// the launch) and records `spans[2e] = first place, spans[2e + 1] = count`
+    /// (global). Thread 0 zeroes the count of dense events `dense[0]` (global; read by
+    /// the host and the filter-major kernels before this launch) for the next batch.
+    pub fn ccm_index_count(
+        bits: *const u32,
+        words: u32,
+        n_events: u32,
+        spans: *mut u32,
+        total: *mut u32,
+        dense: *mut u32,
+    ) {
         let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
         let lane = lane_id();
+        if block_idx_x() == 0 && thread_idx_x() == 0 {
+            *dense = 0;
+        }
         if e >= n_events {
             return;
         }
@@ -897,7 +909,9 @@ kernel! {
     /// batch writes the user ids (`user_ids[rank]`, global, read-only) of the
     /// interfaces set in its row of `bits` (global) in ascending order into `ids` from
     /// place `spans[2e]` ([`ccm_index_count`]; global), 32 words at a time (a warp prefix sum of the
-    /// words' bit counts places each lane's), and zeroes the row for the next batch.
+    /// words' bit counts places each lane's), and zeroes the row for the next batch, as
+    /// thread 0 zeroes the answers' `total` (global; read by the host before this
+    /// launch).
     pub fn ccm_index_answers(
         bits: *mut u32,
         words: u32,
@@ -905,9 +919,13 @@ kernel! {
         user_ids: *const u32,
         spans: *const u32,
         ids: *mut u32,
+        total: *mut u32,
     ) {
         let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
         let lane = lane_id();
+        if block_idx_x() == 0 && thread_idx_x() == 0 {
+            *total = 0;
+        }
         if e >= n_events {
             return;
         }
