@@ -5,6 +5,8 @@
 #   scripts/gpu-session.sh check            selftest + compute-sanitizer (memcheck, racecheck,
 #                                           synccheck) on the self-tests, memcheck and racecheck
 #                                           on quick GPU-vs-CPU experiments of every paper
+#   scripts/gpu-session.sh check EXP...     memcheck and racecheck on those quick experiments only
+#                                           (EXP = paper/id), for the kernels a change touched
 #   scripts/gpu-session.sh full EXP...      full-size experiments (EXP = paper/id, e.g.
 #                                           ccm/table2) into results/, each one bounded so the
 #                                           whole command ends before $DEADLINE_S (default 560 s)
@@ -30,16 +32,20 @@ shift || true
 case "$phase" in
 check)
     {
-        $H selftest
-        for tool in memcheck racecheck synccheck; do
-            echo "== $tool: selftest"
-            compute-sanitizer --tool $tool $H selftest 2>&1 | tail -3
-        done
-        # One quick experiment per paper, and the beyond-the-paper engines' kernels:
-        # the CCM index's filter-major kernel with one and with many filters per
-        # interface (dense, dense10), DDM's sorting engines in 1-D and 2-D (density,
-        # pairs_2d).
-        for e in ccm/table2 ccm/dense ccm/dense10 clcb/table2 xml/fig7 ddm/fig5_7 ddm/density ddm/pairs_2d; do
+        exps=("$@")
+        if [ ${#exps[@]} -eq 0 ]; then
+            $H selftest
+            for tool in memcheck racecheck synccheck; do
+                echo "== $tool: selftest"
+                compute-sanitizer --tool $tool $H selftest 2>&1 | tail -3
+            done
+            # One quick experiment per paper, and the beyond-the-paper engines' kernels:
+            # the CCM index's filter-major and interface-major kernels (dense with one
+            # filter per interface, dense10 with many), DDM's sorting engines in 1-D and
+            # 2-D (density, pairs_2d).
+            exps=(ccm/table2 ccm/dense ccm/dense10 clcb/table2 xml/fig7 ddm/fig5_7 ddm/density ddm/pairs_2d)
+        fi
+        for e in "${exps[@]}"; do
             for tool in memcheck racecheck; do
                 echo "== $tool: $e quick (gpu checked against the cpu engines)"
                 timeout 100 compute-sanitizer --tool $tool --print-limit 20 \
