@@ -167,60 +167,86 @@ fn persistent_engine(subs: &Subscriptions, slots: u32) -> Engine {
     e
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+/// Events, area moves and subscription switches interleaved, several in flight in the
+/// ring: every event sees exactly the updates before it (brute force on the model), as
+/// one request at a time does, and as the per-launch engine does.
+fn updates_interleaved_with_events_apply_in_order(
+    subs: &Subscriptions,
+    steps: &[Step],
+    depth: usize,
+) -> Result<(), TestCaseError> {
+    let (moves, want, model, off) = expected(subs, steps);
+    let reqs = requests(subs, steps, &moves);
+    let mut pers = persistent_engine(subs, 4);
+    prop_assert_eq!(&pers.pipeline(&reqs, depth, None).unwrap(), &want);
+    // Over the grid's candidates (filters leaving their cells join the outside list,
+    // which the kernel extends).
+    let mut pers = persistent_engine(subs, 4);
+    pers.set_grid(true).unwrap();
+    prop_assert_eq!(&pers.pipeline(&reqs, depth, None).unwrap(), &want, "grid");
+    // One request at a time through the public calls, on a fresh engine.
+    let mut one = persistent_engine(subs, 4);
+    let mut plain = Engine::new(Device::emulator(), subs, Options::default()).unwrap();
+    let mut got = (Vec::new(), Vec::new());
+    for r in &reqs {
+        match r {
+            Request::Event(e) => {
+                got.0.push(one.match_indices(e, None).unwrap());
+                got.1.push(plain.match_indices(e, None).unwrap());
+            }
+            Request::Move(u) => {
+                one.move_area(u).unwrap();
+                plain.move_area(u).unwrap();
+            }
+            Request::Switch { subscription, on } => {
+                one.set_subscription_active(*subscription, *on).unwrap();
+                plain.set_subscription_active(*subscription, *on).unwrap();
+            }
+        }
+    }
+    prop_assert_eq!(&got.0, &want);
+    prop_assert_eq!(&got.1, &want);
+    // Leaving the mode brings the per-launch paths up to date with the moves.
+    one.set_persistent(false).unwrap();
+    prop_assert!(!one.persistent_running());
+    if let Some(Step::Match(e)) = steps.iter().rev().find(|s| matches!(s, Step::Match(_))) {
+        let last = brute_force(&model, &off, e);
+        prop_assert_eq!(&one.match_indices(e, None).unwrap(), &last);
+        one.set_low_latency(true).unwrap();
+        prop_assert_eq!(&one.match_indices(e, None).unwrap(), &last);
+        one.set_grid(true).unwrap();
+        prop_assert_eq!(&one.match_indices(e, None).unwrap(), &last);
+    }
+    Ok(())
+}
 
-    /// Events, area moves and subscription switches interleaved, several in flight in
-    /// the ring: every event sees exactly the updates before it (brute force on the
-    /// model), as one request at a time does, and as the per-launch engine does.
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2, ..ProptestConfig::default() })]
+
+    /// [`updates_interleaved_with_events_apply_in_order`] on two random sequences (the
+    /// soak test below runs twelve).
     #[test]
     fn persistent_updates_interleaved_with_events_apply_in_order(
         subs in subscriptions(),
         steps in steps(),
         depth in 1usize..6,
     ) {
-        let (moves, want, model, off) = expected(&subs, &steps);
-        let reqs = requests(&subs, &steps, &moves);
-        let mut pers = persistent_engine(&subs, 4);
-        prop_assert_eq!(&pers.pipeline(&reqs, depth, None).unwrap(), &want);
-        // Over the grid's candidates (filters leaving their cells join the outside list,
-        // which the kernel extends).
-        let mut pers = persistent_engine(&subs, 4);
-        pers.set_grid(true).unwrap();
-        prop_assert_eq!(&pers.pipeline(&reqs, depth, None).unwrap(), &want, "grid");
-        // One request at a time through the public calls, on a fresh engine.
-        let mut one = persistent_engine(&subs, 4);
-        let mut plain = Engine::new(Device::emulator(), &subs, Options::default()).unwrap();
-        let mut got = (Vec::new(), Vec::new());
-        for r in &reqs {
-            match r {
-                Request::Event(e) => {
-                    got.0.push(one.match_indices(e, None).unwrap());
-                    got.1.push(plain.match_indices(e, None).unwrap());
-                }
-                Request::Move(u) => {
-                    one.move_area(u).unwrap();
-                    plain.move_area(u).unwrap();
-                }
-                Request::Switch { subscription, on } => {
-                    one.set_subscription_active(*subscription, *on).unwrap();
-                    plain.set_subscription_active(*subscription, *on).unwrap();
-                }
-            }
-        }
-        prop_assert_eq!(&got.0, &want);
-        prop_assert_eq!(&got.1, &want);
-        // Leaving the mode brings the per-launch paths up to date with the moves.
-        one.set_persistent(false).unwrap();
-        prop_assert!(!one.persistent_running());
-        if let Some(Step::Match(e)) = steps.iter().rev().find(|s| matches!(s, Step::Match(_))) {
-            let last = brute_force(&model, &off, e);
-            prop_assert_eq!(&one.match_indices(e, None).unwrap(), &last);
-            one.set_low_latency(true).unwrap();
-            prop_assert_eq!(&one.match_indices(e, None).unwrap(), &last);
-            one.set_grid(true).unwrap();
-            prop_assert_eq!(&one.match_indices(e, None).unwrap(), &last);
-        }
+        updates_interleaved_with_events_apply_in_order(&subs, &steps, depth)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// The same on twelve random sequences.
+    #[test]
+    #[ignore = "slow on the host emulator (two minutes): .ci/run runs it, with the other ignored tests, after the README's test command"]
+    fn persistent_updates_interleaved_with_events_apply_in_order_soak(
+        subs in subscriptions(),
+        steps in steps(),
+        depth in 1usize..6,
+    ) {
+        updates_interleaved_with_events_apply_in_order(&subs, &steps, depth)?;
     }
 }
 
