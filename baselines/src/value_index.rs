@@ -214,11 +214,17 @@ impl<K> Bounds<K> {
     /// `vs_x` orders a bound's value against `x`.
     #[inline]
     fn lower(&self, vs_x: impl Fn(&K) -> Ordering) -> Lookup {
-        self.lower_at(self.position(|(k, strict)| match vs_x(k) {
+        self.lower_at(self.lower_position(vs_x))
+    }
+
+    /// The position of the event's value in a lower list: the bounds before it hold.
+    #[inline]
+    fn lower_position(&self, vs_x: impl Fn(&K) -> Ordering) -> usize {
+        self.position(|(k, strict)| match vs_x(k) {
             Ordering::Less => true,
             Ordering::Equal => !strict,
             Ordering::Greater => false,
-        }))
+        })
     }
 
     /// [`Bounds::lower`] for the value whose position is `p`.
@@ -234,11 +240,17 @@ impl<K> Bounds<K> {
 
     #[inline]
     fn upper(&self, vs_x: impl Fn(&K) -> Ordering) -> Lookup {
-        self.upper_at(self.position(|(k, strict)| match vs_x(k) {
+        self.upper_at(self.upper_position(vs_x))
+    }
+
+    /// The position of the event's value in an upper list: the bounds before it fail.
+    #[inline]
+    fn upper_position(&self, vs_x: impl Fn(&K) -> Ordering) -> usize {
+        self.position(|(k, strict)| match vs_x(k) {
             Ordering::Less => true,
             Ordering::Equal => *strict,
             Ordering::Greater => false,
-        }))
+        })
     }
 
     /// [`Bounds::upper`] for the value whose position is `p`.
@@ -279,8 +291,82 @@ struct NameIx {
     has_str: Option<u32>,
     num_lower: Bounds<Num>,
     num_upper: Bounds<Num>,
+    /// With numeric lower and upper bounds both: their cut bitsets as cells (then the
+    /// two lists have no cuts of their own).
+    num_cells: Option<Cells>,
     str_lower: Bounds<Box<[u8]>>,
     str_upper: Bounds<Box<[u8]>>,
+}
+
+/// One name's numeric lower and upper bounds cut together into *cells* of values, one
+/// bitset each (HEM's cells, Shi & Qian, DASFAA 2022, whose bitsets also hold both sides
+/// of a range): a value ORs one bitset for both of its lists instead of a lower cut and
+/// an upper cut, and with as many bitsets in all each gap is half as long.
+///
+/// Cell `j` holds the values whose lower position ([`Bounds::lower`]: the lower bounds
+/// before it hold) is in `from[j]..from[j + 1]`. For those, the lower bounds from
+/// `from[j + 1]` on fail, and so do the upper bounds before `upper[j]`, the position of
+/// the least such value (upper positions grow with the value); the cell's bitset holds
+/// both. A value's gaps are the lower bounds from its position to `from[j + 1]` and the
+/// upper bounds from `upper[j]` to its position.
+#[derive(Debug, Clone, Default)]
+struct Cells {
+    /// Ascending, `from[0] == 0`.
+    from: Vec<u32>,
+    upper: Vec<u32>,
+    bits: Vec<u32>,
+}
+
+impl Cells {
+    /// The cells of `lower` and `upper` (sorted, without cuts), about `n` of them, their
+    /// bitsets added to `a`.
+    fn new(lower: &Bounds<Num>, upper: &Bounds<Num>, n: usize, a: &mut Arena) -> Cells {
+        let m = lower.keys.len();
+        let mut from: Vec<u32> = (0..n.max(1)).map(|j| (j * m / n.max(1)) as u32).collect();
+        from.dedup();
+        let upper_at: Vec<u32> = (from.iter())
+            .map(|&f| match (f as usize).checked_sub(1) {
+                // The least value with lower position `f`: the key of lower bound `f - 1`
+                // (or any value just above it, when that bound is strict); the upper
+                // bounds that fail there fail at every value of the cell.
+                Some(i) => {
+                    let (v, strict) = lower.keys[i];
+                    upper.position(|(u, s)| match cmp_num(*u, v) {
+                        Ordering::Less => true,
+                        Ordering::Equal => strict || *s,
+                        Ordering::Greater => false,
+                    }) as u32
+                }
+                None => 0,
+            })
+            .collect();
+        let bits = (0..from.len())
+            .map(|j| {
+                let next = from.get(j + 1).map_or(m, |&f| f as usize);
+                let fails_lower = lower.fids[next..].iter();
+                let fails_upper = upper.fids[..upper_at[j] as usize].iter();
+                a.add(fails_lower.chain(fails_upper).copied())
+            })
+            .collect();
+        Cells {
+            from,
+            upper: upper_at,
+            bits,
+        }
+    }
+
+    /// The bitset and the two gaps (lower, upper: `(from, to)` positions) of a value whose
+    /// lower and upper positions are `pl` and `pu`; `m`: the number of lower bounds.
+    #[inline]
+    fn lookup(&self, pl: usize, pu: usize, m: usize) -> (u32, (u32, u32), (u32, u32)) {
+        let j = self.from.partition_point(|&f| f as usize <= pl) - 1;
+        let next = self.from.get(j + 1).map_or(m as u32, |&f| f);
+        (self.bits[j], (pl as u32, next), (self.upper[j], pu as u32))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        (self.from.capacity() + self.upper.capacity() + self.bits.capacity()) * 4
+    }
 }
 
 /// The value index.
@@ -680,6 +766,9 @@ impl ValueIndex {
             for c in cuts.into_iter().flatten() {
                 c.1 += shift;
             }
+            for b in n.num_cells.iter_mut().flat_map(|c| &mut c.bits) {
+                *b += shift;
+            }
             ix.by_name.push(n);
         }
         Ok(ix)
@@ -706,6 +795,9 @@ impl ValueIndex {
             ix.has_str = Some(a.add(n.str.iter().copied()));
         }
         let [a0, a1, a2, a3] = n.lens().map(per_list);
+        // Numeric bounds of both sides: cells instead of cuts, as many bitsets in all.
+        let cells = !n.nl.is_empty() && !n.nu.is_empty();
+        let (a0, a1) = if cells { (0, 0) } else { (a0, a1) };
         // Lower: (value, strict) with non-strict first; upper: strict first.
         ix.num_lower = a.bounds(n.nl, a0, |a, b| cmp_num(a.0, b.0).then(a.1.cmp(&b.1)), true);
         ix.num_upper = a.bounds(
@@ -714,6 +806,10 @@ impl ValueIndex {
             |a, b| cmp_num(a.0, b.0).then(b.1.cmp(&a.1)),
             false,
         );
+        if cells {
+            let n = per_list(ix.num_lower.keys.len()) + per_list(ix.num_upper.keys.len());
+            ix.num_cells = Some(Cells::new(&ix.num_lower, &ix.num_upper, n, &mut a));
+        }
         ix.num_lower.ints = IntKeys::of(&ix.num_lower.keys, true);
         ix.num_upper.ints = IntKeys::of(&ix.num_upper.keys, false);
         ix.str_lower = a.bounds(n.sl, a2, |a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)), true);
@@ -771,22 +867,21 @@ impl ValueIndex {
                         n.str_upper.upper(|k| (**k).cmp(x)),
                     )
                 }
-                Value::Int(x) => {
-                    let vs_x = |k: &Num| cmp_num(*k, Num::Int(*x));
-                    let lo = match &n.num_lower.ints {
-                        Some(ik) => n.num_lower.lower_at(ik.position(*x)),
-                        None => n.num_lower.lower(vs_x),
-                    };
-                    let hi = match &n.num_upper.ints {
-                        Some(ik) => n.num_upper.upper_at(ik.position(*x)),
-                        None => n.num_upper.upper(vs_x),
-                    };
-                    (n.has_str, lo, hi)
-                }
                 _ => {
                     let x = Num::of(v).expect("a number");
                     let vs_x = |k: &Num| cmp_num(*k, x);
-                    (n.has_str, n.num_lower.lower(vs_x), n.num_upper.upper(vs_x))
+                    let (l, u) = (&n.num_lower, &n.num_upper);
+                    let (pl, pu) = match (x, &l.ints, &u.ints) {
+                        (Num::Int(x), Some(li), Some(ui)) => (li.position(x), ui.position(x)),
+                        _ => (l.lower_position(vs_x), u.upper_position(vs_x)),
+                    };
+                    match &n.num_cells {
+                        Some(c) => {
+                            let (b, (l0, l1), (u0, u1)) = c.lookup(pl, pu, l.keys.len());
+                            (n.has_str, (Some(b), l0, l1), (None, u0, u1))
+                        }
+                        None => (n.has_str, l.lower_at(pl), u.upper_at(pu)),
+                    }
                 }
             };
             let which = if v.is_number() { 0 } else { 2 };
@@ -1104,6 +1199,7 @@ impl Matcher for ValueIndex {
             .map(|n| {
                 n.num_lower.heap_bytes(|_| 0)
                     + n.num_upper.heap_bytes(|_| 0)
+                    + n.num_cells.as_ref().map_or(0, Cells::heap_bytes)
                     + n.str_lower.heap_bytes(|k| k.len())
                     + n.str_upper.heap_bytes(|k| k.len())
             })
