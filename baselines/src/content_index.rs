@@ -49,6 +49,10 @@ pub enum IndexError {
     },
     #[error("subscription {index}: more than {max} filters, constraints or string bytes in total", max = u32::MAX - 1)]
     TooLarge { index: usize },
+    /// A hybrid index was given a content index of other subscriptions
+    /// ([`crate::hybrid_index::HybridIndex::with_content`]).
+    #[error("the content index given is not the one of these subscriptions")]
+    NotTheContentIndex,
 }
 
 /// The names a filter or event has, one bit per name number mod 128.
@@ -109,9 +113,59 @@ pub struct Scratch {
 impl ContentIndex {
     /// Builds the index of `subs` (each subscription is one filter of its interface).
     pub fn build(subs: &[Subscription]) -> Result<ContentIndex, IndexError> {
+        Self::build_ordered(subs).map(|(ix, _)| ix)
+    }
+
+    /// [`ContentIndex::build`], and the position of each subscription in the index's
+    /// partition order (the numbering of its compiled filters, [`ContentIndex::tests`]).
+    pub(crate) fn build_ordered(
+        subs: &[Subscription],
+    ) -> Result<(ContentIndex, Vec<u32>), IndexError> {
         crate::compiled::check(subs)?;
         let mut ix = ContentIndex::default();
+        let (order, keys, filter_names) = Self::partitions(subs, &mut ix.names);
         let mut dense: FastMap<InterfaceId, u32> = FastMap::default();
+        let mut position = vec![0u32; subs.len()];
+        for (at, &f) in order.iter().enumerate() {
+            position[f as usize] = at as u32;
+            let f = f as usize;
+            let s = &subs[f];
+            let k = keys[f];
+            let entry = ix.parts.entry(k).or_insert((at as u32, at as u32));
+            entry.1 = at as u32 + 1;
+            let next = ix.interfaces.len() as u32;
+            let iface = *dense.entry(s.interface).or_insert_with(|| {
+                ix.interfaces.push(s.interface);
+                next
+            });
+            ix.iface.push(iface);
+            ix.sig.push(
+                filter_names[f]
+                    .iter()
+                    .fold(Sig::default(), |g, &id| g.or(Sig::of(id))),
+            );
+            ix.tests
+                .push(&s.filter.constraints, &ix.names)
+                .map_err(|_| IndexError::TooLarge { index: f })?;
+        }
+        Ok((ix, position))
+    }
+
+    /// The position of each of `subs` in the partition order of the index built from
+    /// them (as [`ContentIndex::build_ordered`] returns it), without building it.
+    pub(crate) fn positions(subs: &[Subscription]) -> Vec<u32> {
+        let (order, _, _) = Self::partitions(subs, &mut Names::default());
+        let mut position = vec![0u32; subs.len()];
+        for (at, &f) in order.iter().enumerate() {
+            position[f as usize] = at as u32;
+        }
+        position
+    }
+
+    /// Numbers the names of `subs` in `names` and orders the filters by partition: the
+    /// order (filters by index in `subs`), each filter's partition key and its names
+    /// (distinct, rarest first).
+    fn partitions(subs: &[Subscription], names: &mut Names) -> (Vec<u32>, Vec<u64>, Vec<Vec<u32>>) {
         // Pass 1: number the names, count the filters per name.
         let mut filter_names: Vec<Vec<u32>> = Vec::with_capacity(subs.len());
         let mut freq: Vec<u32> = Vec::new();
@@ -120,7 +174,7 @@ impl ContentIndex {
                 .filter
                 .constraints
                 .iter()
-                .map(|c| ix.names.intern(c.name.as_str()))
+                .map(|c| names.intern(c.name.as_str()))
                 .collect();
             ids.sort_unstable();
             ids.dedup();
@@ -144,28 +198,13 @@ impl ContentIndex {
             .collect();
         let mut order: Vec<u32> = (0..subs.len() as u32).collect();
         order.sort_by_key(|&f| keys[f as usize]);
-        for (at, &f) in order.iter().enumerate() {
-            let f = f as usize;
-            let s = &subs[f];
-            let k = keys[f];
-            let entry = ix.parts.entry(k).or_insert((at as u32, at as u32));
-            entry.1 = at as u32 + 1;
-            let next = ix.interfaces.len() as u32;
-            let iface = *dense.entry(s.interface).or_insert_with(|| {
-                ix.interfaces.push(s.interface);
-                next
-            });
-            ix.iface.push(iface);
-            ix.sig.push(
-                filter_names[f]
-                    .iter()
-                    .fold(Sig::default(), |g, &id| g.or(Sig::of(id))),
-            );
-            ix.tests
-                .push(&s.filter.constraints, &ix.names)
-                .map_err(|_| IndexError::TooLarge { index: f })?;
-        }
-        Ok(ix)
+        (order, keys, filter_names)
+    }
+
+    /// The compiled filters, in partition order (the value index of
+    /// [`crate::hybrid_index`] verifies through them instead of a copy of its own).
+    pub(crate) fn tests(&self) -> &Tests {
+        &self.tests
     }
 
     /// The names' numbering (the value index numbers them the same way).

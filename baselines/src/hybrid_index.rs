@@ -47,6 +47,7 @@ use crate::value_index::{ValueIndex, ValueScratch};
 use crate::Matcher;
 use ccm::model::{Event, InterfaceId, Subscription};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Time of one 64-bit OR of the value index (ns).
@@ -160,7 +161,9 @@ impl Timing {
 /// The hybrid matcher: both indexes, the name index's cost bounds and the timings.
 #[derive(Debug)]
 pub struct HybridIndex {
-    content: ContentIndex,
+    /// The name index, whose compiled filters the value index verifies with too (one
+    /// copy of them: see [`HybridIndex::with_content`]).
+    content: Arc<ContentIndex>,
     values: ValueIndex,
     /// `name_cost[k]`: the name index's cost bound (ns) for an event with `k` names.
     name_cost: Vec<f64>,
@@ -183,9 +186,38 @@ pub struct HybridScratch {
 impl HybridIndex {
     /// Builds both indexes of `subs` (each subscription is one filter of its interface).
     pub fn build(subs: &[Subscription]) -> Result<HybridIndex, IndexError> {
-        let (content, values) =
-            rayon::join(|| ContentIndex::build(subs), || ValueIndex::build(subs));
-        let (content, values) = (content?, values?);
+        let (content, values) = rayon::join(
+            || ContentIndex::build_ordered(subs),
+            || ValueIndex::build_to_share(subs),
+        );
+        let ((content, position), (mut values, order)) = (content?, values?);
+        let content = Arc::new(content);
+        values.share(Arc::clone(&content), &position, &order);
+        Ok(Self::of(subs, content, values))
+    }
+
+    /// The hybrid of `content`, the content index of `subs` (built by
+    /// [`ContentIndex::build`] from the same subscriptions in the same order), and of a
+    /// value index of `subs` built here: the hybrid shares `content`, filters and all,
+    /// with whoever else holds it, so that where it chooses the name index it runs the
+    /// very same index, at the same addresses. Fails as [`ContentIndex::build`] would on
+    /// `subs`, or with [`IndexError::NotTheContentIndex`] when `content` has another
+    /// number of filters or names.
+    pub fn with_content(
+        content: Arc<ContentIndex>,
+        subs: &[Subscription],
+    ) -> Result<HybridIndex, IndexError> {
+        let (mut values, order) = ValueIndex::build_to_share(subs)?;
+        if content.filters() != subs.len() || content.names().len() != values.names() {
+            return Err(IndexError::NotTheContentIndex);
+        }
+        let position = ContentIndex::positions(subs);
+        values.share(Arc::clone(&content), &position, &order);
+        Ok(Self::of(subs, content, values))
+    }
+
+    /// The hybrid of both indexes of `subs`: the name index's cost bounds.
+    fn of(subs: &[Subscription], content: Arc<ContentIndex>, values: ValueIndex) -> HybridIndex {
         let d = values.names();
         // Filters by number of distinct names.
         let mut by_size: Vec<f64> = Vec::new();
@@ -220,12 +252,12 @@ impl HybridIndex {
                 VISIT_NS * visits + EVAL_NS * evals
             })
             .collect();
-        Ok(HybridIndex {
+        HybridIndex {
             content,
             values,
             name_cost,
             timings: (0..BUCKETS).map(|_| Default::default()).collect(),
-        })
+        }
     }
 
     /// The measured times so far: `(names per event, name index ns, value index ns)` for
@@ -242,6 +274,11 @@ impl HybridIndex {
     /// Number of filters indexed.
     pub fn filters(&self) -> usize {
         self.content.filters()
+    }
+
+    /// The name index it chooses from (shared with its value index's verification).
+    pub fn content(&self) -> &Arc<ContentIndex> {
+        &self.content
     }
 
     /// The answer and which index gave it.

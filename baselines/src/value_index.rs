@@ -51,12 +51,13 @@
 //! cheaper; [`crate::hybrid_index`] chooses per event.
 
 use crate::compiled::{Hits, Names, Tests};
-use crate::content_index::IndexError;
+use crate::content_index::{ContentIndex, IndexError};
 use crate::sff::{cmp_num, Num};
 use crate::Matcher;
 use ccm::model::{Attribute, Event, InterfaceId, Op, Subscription, Value};
 use rayon::prelude::*;
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 /// How many cut bitsets a bound list (of one name, type and side) gets: one per `run`
 /// bounds, at most `max` (and at least one). More cuts leave fewer failing filters to
@@ -377,7 +378,8 @@ pub struct ValueIndex {
     /// Filters in interface order: dense interface of each, and each interface's end.
     iface: Vec<u32>,
     iface_end: Vec<u32>,
-    tests: Tests,
+    /// The compiled filters that survivors are verified with.
+    compiled: Compiled,
     /// `words` 64-bit words per bitset, bitset `b` at `bits[b * words..]`.
     words: usize,
     bits: Vec<u64>,
@@ -400,6 +402,27 @@ pub struct ValueIndex {
     /// Whether every interface has one filter: then no filter's interface can have
     /// matched before it, and the scans do not ask.
     single: bool,
+}
+
+/// The compiled filters a [`ValueIndex`] verifies survivors with.
+#[derive(Debug, Clone)]
+enum Compiled {
+    /// Its own, in its filter order.
+    Own(Tests),
+    /// Those of the content index of the same subscriptions (in its partition order):
+    /// filter `f` is its filter `at[f]`. The hybrid index's value index shares them
+    /// instead of a copy (the copy doubled the compiled filters' memory, hundreds of MB
+    /// with a million filters).
+    Shared {
+        content: Arc<ContentIndex>,
+        at: Vec<u32>,
+    },
+}
+
+impl Default for Compiled {
+    fn default() -> Self {
+        Compiled::Own(Tests::default())
+    }
 }
 
 /// Scratch memory of one matching thread.
@@ -646,7 +669,35 @@ impl ValueIndex {
 
     /// [`ValueIndex::build`] with `cuts` cut bitsets per bound list.
     pub fn build_with(subs: &[Subscription], cuts: Cuts) -> Result<ValueIndex, IndexError> {
+        Self::build_inner(subs, cuts, true).map(|(ix, _)| ix)
+    }
+
+    /// The value index of `subs` without compiled filters of its own, to be given those of
+    /// their content index by [`ValueIndex::share`]; and the subscription (index in
+    /// `subs`) of each of its filters.
+    pub(crate) fn build_to_share(
+        subs: &[Subscription],
+    ) -> Result<(ValueIndex, Vec<u32>), IndexError> {
+        Self::build_inner(subs, Cuts::default(), false)
+    }
+
+    /// Verifies through `content`'s compiled filters: those of the same subscriptions,
+    /// `position[s]` the number of subscription `s`'s filter there, `order` as
+    /// [`ValueIndex::build_to_share`] returned it.
+    pub(crate) fn share(&mut self, content: Arc<ContentIndex>, position: &[u32], order: &[u32]) {
+        let at = order.iter().map(|&s| position[s as usize]).collect();
+        self.compiled = Compiled::Shared { content, at };
+    }
+
+    /// Builds the index; compiles the filters when `compile` (else see
+    /// [`ValueIndex::build_to_share`]).
+    fn build_inner(
+        subs: &[Subscription],
+        cuts: Cuts,
+        compile: bool,
+    ) -> Result<(ValueIndex, Vec<u32>), IndexError> {
         crate::compiled::check(subs)?;
+        let mut tests = Tests::default();
         let mut ix = ValueIndex::default();
         let mut dense: crate::compiled::FastMap<InterfaceId, u32> = Default::default();
         let mut of: Vec<u32> = Vec::with_capacity(subs.len());
@@ -717,9 +768,11 @@ impl ValueIndex {
         let mut per_name: Vec<Vec<(u32, Op, &Value)>> = vec![Vec::new(); d];
         for (at, &f) in order.iter().enumerate() {
             let s = &subs[f as usize];
-            ix.tests
-                .push(&s.filter.constraints, &ix.names)
-                .map_err(|_| IndexError::TooLarge { index: f as usize })?;
+            if compile {
+                tests
+                    .push(&s.filter.constraints, &ix.names)
+                    .map_err(|_| IndexError::TooLarge { index: f as usize })?;
+            }
             for c in &s.filter.constraints {
                 let n = ix.names.get(c.name.as_str()).expect("numbered above");
                 per_name[n as usize].push((at as u32, c.op, &c.value));
@@ -771,7 +824,19 @@ impl ValueIndex {
             }
             ix.by_name.push(n);
         }
-        Ok(ix)
+        ix.compiled = Compiled::Own(tests);
+        Ok((ix, order))
+    }
+
+    /// Whether every constraint of filter `f` holds on the event (`slot`: its table).
+    #[inline]
+    fn satisfies(&self, f: usize, attrs: &[Attribute], slot: &[u32]) -> bool {
+        match &self.compiled {
+            Compiled::Own(tests) => tests.satisfies(f, attrs, slot),
+            Compiled::Shared { content, at } => {
+                content.tests().satisfies(at[f] as usize, attrs, slot)
+            }
+        }
     }
 
     /// The bitsets of one name, numbered from 0 in their own arena.
@@ -1035,7 +1100,7 @@ impl ValueIndex {
                     let f = w * 64 + b as usize;
                     let i = self.iface[f];
                     if (self.single || !matched.has(i))
-                        && (check >> b & 1 == 0 || self.tests.satisfies(f, attrs, slot))
+                        && (check >> b & 1 == 0 || self.satisfies(f, attrs, slot))
                     {
                         matched.set(i);
                     }
@@ -1122,7 +1187,7 @@ impl ValueIndex {
                     let f = base + b as usize;
                     let i = self.iface[f];
                     if (self.single || !matched.has(i))
-                        && (check >> b & 1 == 0 || self.tests.satisfies(f, attrs, slot))
+                        && (check >> b & 1 == 0 || self.satisfies(f, attrs, slot))
                     {
                         matched.set(i);
                         // (With one filter per interface no interface is skipped.)
@@ -1208,7 +1273,11 @@ impl Matcher for ValueIndex {
             + names
             + self.by_name.capacity() * std::mem::size_of::<NameIx>()
             + (self.iface.capacity() + self.iface_end.capacity()) * 4
-            + self.tests.heap_bytes()
+            + match &self.compiled {
+                Compiled::Own(tests) => tests.heap_bytes(),
+                // The content index's are counted with it.
+                Compiled::Shared { at, .. } => at.capacity() * 4,
+            }
             + (self.bits.capacity() + self.verify.capacity()) * 8
             + self.interfaces.capacity() * 4
     }
@@ -1219,6 +1288,51 @@ mod tests {
     use super::*;
     use crate::compiled::tests::sub;
     use crate::Matcher;
+
+    #[test]
+    fn a_value_index_verifying_through_the_content_index_answers_as_one_with_its_own() {
+        use ccm::workload::{generate, generate_dense, DenseParams, Params};
+        let mut workloads = Vec::new();
+        for interfaces in [None, Some(10)] {
+            for names_per_event in [(3, 5), (20, 20)] {
+                let p = DenseParams {
+                    events: 40,
+                    filters: 3000,
+                    interfaces,
+                    names_per_event,
+                    ..DenseParams::default()
+                };
+                workloads.push(generate_dense(&p, 3).unwrap());
+            }
+        }
+        // Every operator (`!=` and substrings are verified): Table 1's model, small,
+        // with few interfaces (verified whole) and with one filter each.
+        for (interfaces, per) in [(3, (300, 400)), (600, (1, 1))] {
+            let p = Params {
+                events: 100,
+                interfaces,
+                filters_per_interface: per,
+                names: 8,
+                values: 4,
+                ..Params::default()
+            };
+            workloads.push(generate(&p, 4).unwrap());
+        }
+        for w in &workloads {
+            let own = ValueIndex::build(&w.subscriptions).unwrap();
+            let (content, position) = ContentIndex::build_ordered(&w.subscriptions).unwrap();
+            let (mut shared, order) = ValueIndex::build_to_share(&w.subscriptions).unwrap();
+            shared.share(Arc::new(content), &position, &order);
+            assert!(shared.heap_bytes() < own.heap_bytes());
+            let mut matched = 0;
+            for e in &w.events {
+                let want = own.match_event(e);
+                matched += want.len();
+                assert_eq!(shared.match_event(e), want);
+            }
+            assert!(matched > 0, "some events match");
+        }
+    }
 
     #[test]
     fn the_skip_lands_on_the_least_set_within_the_names_after_one_that_is_not() {
@@ -1263,6 +1377,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn integer_codes_find_the_positions_the_comparisons_find() {
+        // Runs of equal keys, strict and not, near the ends of the code range.
+        let big = (1i64 << 62) - 1;
+        let mut vals: Vec<i64> = (0..3000).map(|i| i / 4 - 100).collect();
+        vals.extend([-big, -big, big, big]);
+        for lower in [true, false] {
+            let mut keys: Vec<(Num, bool)> = (vals.iter().enumerate())
+                .map(|(i, &v)| (Num::Int(v), i % 3 == 0))
+                .collect();
+            // The lists' orders: lower non-strict first, upper strict first.
+            keys.sort_by(|a, b| {
+                cmp_num(a.0, b.0).then(if lower { a.1.cmp(&b.1) } else { b.1.cmp(&a.1) })
+            });
+            let b = Bounds {
+                fences: fences_of(&keys),
+                keys,
+                fids: Vec::new(),
+                cuts: Vec::new(),
+                ints: None,
+            };
+            let codes = IntKeys::of(&b.keys, lower).expect("integers below 2^62");
+            for x in (-120..700).chain([-big - 1, -big, big, big + 1, i64::MIN, i64::MAX]) {
+                let vs_x = |k: &Num| cmp_num(*k, Num::Int(x));
+                let want = if lower {
+                    b.lower_position(vs_x)
+                } else {
+                    b.upper_position(vs_x)
+                };
+                assert_eq!(codes.position(x), want, "lower {lower} x {x}");
+            }
+        }
+        assert!(IntKeys::of(&[(Num::Int(1 << 62), false)], true).is_none());
+        assert!(IntKeys::of(&[(Num::Float(0.5), false)], true).is_none());
     }
 
     #[test]
