@@ -385,9 +385,7 @@ impl HybridIndex {
         let mut run = |choice: Choice| {
             if choice == Choice::Names {
                 let names = match budget {
-                    Some(b) => self
-                        .content
-                        .match_within::<true>(attrs, slot, ids, matched, b),
+                    Some(b) => self.content.match_within(attrs, slot, ids, matched, b),
                     None => Some(self.content.match_numbered(attrs, slot, ids, matched)),
                 };
                 if let Some(out) = names {
