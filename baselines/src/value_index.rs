@@ -316,6 +316,12 @@ struct Cells {
     from: Vec<u32>,
     upper: Vec<u32>,
     bits: Vec<u32>,
+    /// The filters of every upper bound (every lower bound): what fails for a value
+    /// above every upper bound (below every lower bound), where the end cell would
+    /// leave a whole cell's bounds to the gap (an event beyond the values' range
+    /// marked thousands of bounds one by one).
+    above: u32,
+    below: u32,
 }
 
 impl Cells {
@@ -349,17 +355,33 @@ impl Cells {
                 a.add(fails_lower.chain(fails_upper).copied())
             })
             .collect();
+        let above = a.add(upper.fids.iter().copied());
+        let below = a.add(lower.fids.iter().copied());
         Cells {
             from,
             upper: upper_at,
             bits,
+            above,
+            below,
         }
     }
 
     /// The bitset and the two gaps (lower, upper: `(from, to)` positions) of a value whose
-    /// lower and upper positions are `pl` and `pu`; `m`: the number of lower bounds.
+    /// lower and upper positions are `pl` and `pu`; `m`, `mu`: the numbers of lower and
+    /// upper bounds.
     #[inline]
-    fn lookup(&self, pl: usize, pu: usize, m: usize) -> (u32, (u32, u32), (u32, u32)) {
+    fn lookup(
+        &self,
+        pl: usize,
+        pu: usize,
+        (m, mu): (usize, usize),
+    ) -> (u32, (u32, u32), (u32, u32)) {
+        if pu == mu {
+            return (self.above, (pl as u32, m as u32), (0, 0));
+        }
+        if pl == 0 {
+            return (self.below, (0, 0), (0, pu as u32));
+        }
         let j = self.from.partition_point(|&f| f as usize <= pl) - 1;
         let next = self.from.get(j + 1).map_or(m as u32, |&f| f);
         (self.bits[j], (pl as u32, next), (self.upper[j], pu as u32))
@@ -819,8 +841,10 @@ impl ValueIndex {
             for c in cuts.into_iter().flatten() {
                 c.1 += shift;
             }
-            for b in n.num_cells.iter_mut().flat_map(|c| &mut c.bits) {
-                *b += shift;
+            if let Some(c) = &mut n.num_cells {
+                for b in c.bits.iter_mut().chain([&mut c.above, &mut c.below]) {
+                    *b += shift;
+                }
             }
             ix.by_name.push(n);
         }
@@ -942,7 +966,8 @@ impl ValueIndex {
                     };
                     match &n.num_cells {
                         Some(c) => {
-                            let (b, (l0, l1), (u0, u1)) = c.lookup(pl, pu, l.keys.len());
+                            let (b, (l0, l1), (u0, u1)) =
+                                c.lookup(pl, pu, (l.keys.len(), u.keys.len()));
                             (n.has_str, (Some(b), l0, l1), (None, u0, u1))
                         }
                         None => (n.has_str, l.lower_at(pl), u.upper_at(pu)),
