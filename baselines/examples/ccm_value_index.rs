@@ -8,7 +8,7 @@
 //!
 //! `REPS=<n>` takes the least of `n` timings of each. `ONLY=<prefix>` runs the workloads whose label starts with it (`ONLY=dense`, `ONLY="dense
 //! (10"`), `ONLY=fixed` the per-event fixed cost; `PROFILE=<seconds>` runs only the value
-//! index on them for that long, with the process id on standard error (to attach `perf
+//! index on them for that long (`PROFILE_HYBRID=1`: only the hybrid), with the process id on standard error (to attach `perf
 //! record -p`); `CPUTIME=1` times by the thread's CPU time instead of the wall clock (on a
 //! machine shared with other work).
 
@@ -136,16 +136,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .ok()
             .and_then(|s| s.parse::<f64>().ok())
         {
-            // PROFILE=secs: only the value index, for `secs` seconds (to attach a profiler).
+            // PROFILE=secs: only the value index (`PROFILE_HYBRID=1`: only the hybrid),
+            // for `secs` seconds (to attach a profiler).
+            let hybrid = std::env::var("PROFILE_HYBRID").is_ok_and(|v| v == "1");
+            let hi = if hybrid {
+                Some(HybridIndex::build(&w.subscriptions)?)
+            } else {
+                None
+            };
             let mut vs = vi.scratch();
+            let mut hs = hi.as_ref().map(|h| h.scratch());
             eprintln!("profiling {label} (pid {})", std::process::id());
             let t0 = Instant::now();
             let mut n = 0;
             while t0.elapsed().as_secs_f64() < secs {
-                vi.match_event_with(&w.events[n % w.events.len()], &mut vs);
+                let e = &w.events[n % w.events.len()];
+                match (&hi, &mut hs) {
+                    (Some(h), Some(s)) => h.match_event_with(e, s),
+                    _ => vi.match_event_with(e, &mut vs),
+                };
                 n += 1;
             }
-            println!("{label} | value index {:.2} us", secs * 1e6 / n as f64);
+            let what = if hybrid { "hybrid" } else { "value index" };
+            println!("{label} | {what} {:.2} us", secs * 1e6 / n as f64);
             continue;
         }
         let hi = HybridIndex::build(&w.subscriptions)?;

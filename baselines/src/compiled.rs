@@ -146,17 +146,25 @@ impl Tests {
     }
 
     /// Whether every constraint of filter `f` holds on the event (`slot`: its table).
-    #[inline]
+    /// Always inlined: called once per filter evaluated, from the content index's loop
+    /// (and its budgeted copy) and the value index's; with that many callers the
+    /// compiler left it out of line, and the content index lost 10-20% on dense events.
+    #[inline(always)]
     pub(crate) fn satisfies(&self, f: usize, attrs: &[Attribute], slot: &[u32]) -> bool {
         let tests = &self.tests[self.at[f] as usize..self.at[f + 1] as usize];
-        tests.iter().all(|t| {
+        // A plain loop (no closure for the compiler to leave out of line).
+        for t in tests {
             let s = slot[t.name as usize];
-            s != 0 && self.holds(t, &attrs[s as usize - 1].value)
-        })
+            if s == 0 || !self.holds(t, &attrs[s as usize - 1].value) {
+                return false;
+            }
+        }
+        true
     }
 
     /// Whether constraint `t` holds on value `v` (the typing rules of `ccm::model`).
-    #[inline]
+    /// Always inlined, as [`Tests::satisfies`].
+    #[inline(always)]
     pub(crate) fn holds(&self, t: &Test, v: &Value) -> bool {
         match (t.val, v) {
             (Val::Num(k), Value::Int(_) | Value::Float(_)) => {

@@ -34,7 +34,28 @@
 //!    other runs twice then, timed the second time: run once in hundreds of events, its
 //!    memory is out of the caches, and a cold run overstated its time several times
 //!    (the value index on 10 interfaces: 45 µs cold, 8 µs warm). The answers are the
-//!    same whichever answers; only the time differs.
+//!    same whichever answers; only the time differs. The value index answers only when
+//!    its mean is below the name index's by a tenth (a tie goes to the name index), and
+//!    a timed sample counts at most 8 times the mean so far (a thread descheduled while
+//!    timed adds a millisecond, which outweighed hundreds of samples and flipped the
+//!    choice on a loaded machine).
+//! 3. The name index runs on a budget. With few interfaces its time has a long tail:
+//!    an event that one interface does not match makes it evaluate all of that
+//!    interface's filters (with 10 interfaces, 1M filters and 20 names per event: 15 µs
+//!    on average, standard deviation 160 µs, a few events 5 ms; the value index 17 µs,
+//!    deviation 3 µs). Sampled one event in a thousand, such a mean cannot be
+//!    estimated, and either index's mean is a poor bound for the other's worst events.
+//!    So once the value index has been timed for `k`, the name index gives up past
+//!    8 times the value index's mean (counted in visits and evaluations, the static
+//!    bound's units; see [`ContentIndex::match_within`]) and the value index answers
+//!    instead: a tail event costs at most about nine value-index runs, and the name
+//!    index's samples (fallbacks included) have a mean that a few hundred of them
+//!    estimate. (Measured on the 2-core machine, 1M filters in 10 interfaces, one
+//!    thread: 20 names per event 14 µs for the name index alone, 2.3 µs for the
+//!    hybrid; 3-5 names 4.2 and 2.8 µs. A budget of twice the value index's mean gave
+//!    up on a fifth of the events with 10 names, whose fallbacks, sharing the caches
+//!    with the name index, made the value index slower and the budget tighter: 2.6x
+//!    the name index's time.)
 //!
 //! The constants are per-operation times measured on one core (`cargo run --release -p
 //! baselines --example ccm_value_index`); only their ratios matter, and only for the
@@ -47,6 +68,7 @@ use crate::value_index::{ValueIndex, ValueScratch};
 use crate::Matcher;
 use ccm::model::{Event, InterfaceId, Subscription};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Time of one 64-bit OR of the value index (ns).
@@ -86,6 +108,17 @@ fn next_random(state: &mut u64) -> u64 {
     *state = x;
     x.wrapping_mul(0x2545_f491_4f6c_dd1d)
 }
+
+/// The value index answers when its mean time is below the name index's divided by this.
+const PREFER_NAMES: f64 = 1.1;
+
+/// A timed sample counts at most this many times the mean so far.
+const CAP: f64 = 8.0;
+
+/// The name index's budget per event, in multiples of the value index's mean time for
+/// the event's number of names: past it the name index gives up and the value index
+/// answers (see the module's docs).
+const BUDGET: f64 = 8.0;
 
 /// Every how many events (of one thread, on average) the chosen index is timed again.
 const RETIME_EVERY: u64 = 8;
@@ -160,7 +193,9 @@ impl Timing {
 /// The hybrid matcher: both indexes, the name index's cost bounds and the timings.
 #[derive(Debug)]
 pub struct HybridIndex {
-    content: ContentIndex,
+    /// The name index, whose compiled filters the value index verifies with too (one
+    /// copy of them: see [`HybridIndex::with_content`]).
+    content: Arc<ContentIndex>,
     values: ValueIndex,
     /// `name_cost[k]`: the name index's cost bound (ns) for an event with `k` names.
     name_cost: Vec<f64>,
@@ -183,9 +218,38 @@ pub struct HybridScratch {
 impl HybridIndex {
     /// Builds both indexes of `subs` (each subscription is one filter of its interface).
     pub fn build(subs: &[Subscription]) -> Result<HybridIndex, IndexError> {
-        let (content, values) =
-            rayon::join(|| ContentIndex::build(subs), || ValueIndex::build(subs));
-        let (content, values) = (content?, values?);
+        let (content, values) = rayon::join(
+            || ContentIndex::build_ordered(subs),
+            || ValueIndex::build_to_share(subs),
+        );
+        let ((content, position), (mut values, order)) = (content?, values?);
+        let content = Arc::new(content);
+        values.share(Arc::clone(&content), &position, &order);
+        Ok(Self::of(subs, content, values))
+    }
+
+    /// The hybrid of `content`, the content index of `subs` (built by
+    /// [`ContentIndex::build`] from the same subscriptions in the same order), and of a
+    /// value index of `subs` built here: the hybrid shares `content`, filters and all,
+    /// with whoever else holds it, so that where it chooses the name index it runs the
+    /// very same index, at the same addresses. Fails as [`ContentIndex::build`] would on
+    /// `subs`, or with [`IndexError::NotTheContentIndex`] when `content` has another
+    /// number of filters or names.
+    pub fn with_content(
+        content: Arc<ContentIndex>,
+        subs: &[Subscription],
+    ) -> Result<HybridIndex, IndexError> {
+        let (mut values, order) = ValueIndex::build_to_share(subs)?;
+        if content.filters() != subs.len() || content.names().len() != values.names() {
+            return Err(IndexError::NotTheContentIndex);
+        }
+        let position = ContentIndex::positions(subs);
+        values.share(Arc::clone(&content), &position, &order);
+        Ok(Self::of(subs, content, values))
+    }
+
+    /// The hybrid of both indexes of `subs`: the name index's cost bounds.
+    fn of(subs: &[Subscription], content: Arc<ContentIndex>, values: ValueIndex) -> HybridIndex {
         let d = values.names();
         // Filters by number of distinct names.
         let mut by_size: Vec<f64> = Vec::new();
@@ -220,12 +284,12 @@ impl HybridIndex {
                 VISIT_NS * visits + EVAL_NS * evals
             })
             .collect();
-        Ok(HybridIndex {
+        HybridIndex {
             content,
             values,
             name_cost,
             timings: (0..BUCKETS).map(|_| Default::default()).collect(),
-        })
+        }
     }
 
     /// The measured times so far: `(names per event, name index ns, value index ns)` for
@@ -242,6 +306,11 @@ impl HybridIndex {
     /// Number of filters indexed.
     pub fn filters(&self) -> usize {
         self.content.filters()
+    }
+
+    /// The name index it chooses from (shared with its value index's verification).
+    pub fn content(&self) -> &Arc<ContentIndex> {
+        &self.content
     }
 
     /// The answer and which index gave it.
@@ -276,7 +345,8 @@ impl HybridIndex {
         } else {
             let t = &self.timings[k.min(BUCKETS - 1)];
             let (n, v) = (t[0].samples(), t[1].samples());
-            let (best, other) = if t[1].mean() <= t[0].mean() {
+            // Ties go to the name index (the value index must be clearly faster).
+            let (best, other) = if t[1].mean() * PREFER_NAMES <= t[0].mean() {
                 (Choice::Values, Choice::Names)
             } else {
                 (Choice::Names, Choice::Values)
@@ -308,12 +378,23 @@ impl HybridIndex {
                 (best, r.is_multiple_of(RETIME_EVERY), false)
             }
         };
-        let mut run = |choice: Choice| match choice {
-            Choice::Values => {
-                self.values.plan(attrs, slot, ids, values);
-                self.values.run_plan(attrs, slot, ids, values)
+        // The name index's budget: a few times the value index's mean (in the name
+        // index's units of half a nanosecond), once that has been measured.
+        let v = &self.timings[k.min(BUCKETS - 1)][Choice::Values as usize];
+        let budget = (v.samples() > 0).then(|| (v.mean() * 2.0 * BUDGET) as u64);
+        let mut run = |choice: Choice| {
+            if choice == Choice::Names {
+                let names = match budget {
+                    Some(b) => self.content.match_within(attrs, slot, ids, matched, b),
+                    None => Some(self.content.match_numbered(attrs, slot, ids, matched)),
+                };
+                if let Some(out) = names {
+                    return out;
+                }
             }
-            Choice::Names => self.content.match_numbered(attrs, slot, ids, matched),
+            // The value index, or the name index's budget was spent.
+            self.values.plan(attrs, slot, ids, values);
+            self.values.run_plan(attrs, slot, ids, values)
         };
         if warm_up {
             run(choice);
@@ -321,9 +402,14 @@ impl HybridIndex {
         let t0 = timed.then(Instant::now);
         let out = run(choice);
         if let Some(t0) = t0 {
-            let ns = t0.elapsed().as_secs_f64() * 1e9;
             let b = k.min(BUCKETS - 1);
             let shared = &self.timings[b][choice as usize];
+            // A sample far above the mean is capped: a thread descheduled while timed
+            // (a millisecond) would otherwise outweigh hundreds of samples.
+            let mut ns = t0.elapsed().as_secs_f64() * 1e9;
+            if shared.samples() >= SAMPLES {
+                ns = ns.min(shared.mean() * CAP);
+            }
             let (sum, n) = &mut local[b][choice as usize];
             (*sum, *n) = (*sum + ns, *n + 1);
             if *n >= LOCAL || shared.samples() < SAMPLES {

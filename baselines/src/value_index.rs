@@ -51,12 +51,13 @@
 //! cheaper; [`crate::hybrid_index`] chooses per event.
 
 use crate::compiled::{Hits, Names, Tests};
-use crate::content_index::IndexError;
+use crate::content_index::{ContentIndex, IndexError};
 use crate::sff::{cmp_num, Num};
 use crate::Matcher;
 use ccm::model::{Attribute, Event, InterfaceId, Op, Subscription, Value};
 use rayon::prelude::*;
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 /// How many cut bitsets a bound list (of one name, type and side) gets: one per `run`
 /// bounds, at most `max` (and at least one). More cuts leave fewer failing filters to
@@ -105,6 +106,82 @@ struct Bounds<K> {
     fids: Vec<u32>,
     /// `(position, bitset)`, ascending by position.
     cuts: Vec<(u32, u32)>,
+    /// The keys as integer codes, when every key is an integer of magnitude below 2^62
+    /// (see [`IntKeys`]).
+    ints: Option<IntKeys>,
+}
+
+/// A numeric bound list's keys as one `i64` each, when every key is an integer of
+/// magnitude below 2^62 (the dense model's): `2v + 1` for a strict lower or a non-strict
+/// upper bound on `v`, `2v` otherwise, so that the bounds before an integer value `x`'s
+/// position ([`Bounds::lower`], [`Bounds::upper`]) are exactly those whose code is at
+/// most `2x`, in either list (the codes are in the lists' order). A lookup then compares machine integers down
+/// the fences instead of `(Num, bool)` pairs through [`cmp_num`] (a third of the value
+/// index's time on dense events went to those comparisons).
+#[derive(Debug, Clone, Default)]
+struct IntKeys {
+    codes: Vec<i64>,
+    fences: Vec<Vec<i64>>,
+}
+
+impl IntKeys {
+    /// The codes of `keys` (`lower`: a lower bound list), or `None` when a key is not an
+    /// integer of magnitude below 2^62.
+    fn of(keys: &[(Num, bool)], lower: bool) -> Option<IntKeys> {
+        const MAX: i64 = 1 << 62;
+        let codes = keys
+            .iter()
+            .map(|&(k, strict)| match k {
+                Num::Int(v) if v > -MAX && v < MAX => Some(2 * v + i64::from(strict == lower)),
+                _ => None,
+            })
+            .collect::<Option<Vec<i64>>>()?;
+        let fences = fences_of(&codes);
+        Some(IntKeys { codes, fences })
+    }
+
+    /// The number of codes at most `2x` (the position of the integer value `x`).
+    #[inline]
+    fn position(&self, x: i64) -> usize {
+        // Saturating: beyond +-2^62, `x` is above or below every key.
+        let t = x.saturating_mul(2);
+        fenced_position(&self.codes, &self.fences, |&c| c <= t)
+    }
+}
+
+/// The fences of `keys` (see [`Bounds`]): every [`FENCE`]-th key, every `FENCE`-th of
+/// those, and so on up to a level of at most `FENCE` keys.
+fn fences_of<T: Clone>(keys: &[T]) -> Vec<Vec<T>> {
+    let mut fences: Vec<Vec<T>> = Vec::new();
+    let mut below = keys;
+    while below.len() > FENCE {
+        let level: Vec<T> = below.iter().step_by(FENCE).cloned().collect();
+        fences.push(level);
+        below = fences.last().expect("just pushed");
+    }
+    fences
+}
+
+/// The number of `keys` for which `pred` holds (it holds for a prefix of them), as
+/// `keys.partition_point(pred)`, level by level down `fences` (see [`Bounds`]).
+#[inline]
+fn fenced_position<T>(keys: &[T], fences: &[Vec<T>], pred: impl Fn(&T) -> bool) -> usize {
+    let mut levels = fences.iter().rev();
+    let mut c = match levels.next() {
+        Some(top) => top.partition_point(&pred),
+        None => return keys.partition_point(pred),
+    };
+    // Entry `i` of a level is entry `i * FENCE` of the level below: with `c` entries
+    // holding above, `(c - 1) * FENCE + 1 ..= c * FENCE` hold below.
+    for level in levels.map(|l| &l[..]).chain([keys]) {
+        if c == 0 {
+            return 0;
+        }
+        let lo = (c - 1) * FENCE + 1;
+        let hi = (c * FENCE).min(level.len());
+        c = lo + level[lo..hi].partition_point(&pred);
+    }
+    c
 }
 
 /// Keys per fence (see [`Bounds`]): 16 keys of 24 bytes are 6 cache lines.
@@ -117,21 +194,8 @@ impl<K> Default for Bounds<K> {
             fences: Vec::new(),
             fids: Vec::new(),
             cuts: Vec::new(),
+            ints: None,
         }
-    }
-}
-
-impl<K: Clone> Bounds<K> {
-    /// The fences of `keys` (see [`Bounds`]).
-    fn fences_of(keys: &[(K, bool)]) -> Vec<Vec<(K, bool)>> {
-        let mut fences: Vec<Vec<(K, bool)>> = Vec::new();
-        let mut below = keys;
-        while below.len() > FENCE {
-            let level: Vec<(K, bool)> = below.iter().step_by(FENCE).cloned().collect();
-            fences.push(level);
-            below = fences.last().expect("just pushed");
-        }
-        fences
     }
 }
 
@@ -144,33 +208,29 @@ impl<K> Bounds<K> {
     /// `keys.partition_point(pred)`, level by level down the fences.
     #[inline]
     fn position(&self, pred: impl Fn(&(K, bool)) -> bool) -> usize {
-        let mut levels = self.fences.iter().rev();
-        let mut c = match levels.next() {
-            Some(top) => top.partition_point(&pred),
-            None => return self.keys.partition_point(pred),
-        };
-        // Entry `i` of a level is entry `i * FENCE` of the level below: with `c` entries
-        // holding above, `(c - 1) * FENCE + 1 ..= c * FENCE` hold below.
-        for level in levels.map(|l| &l[..]).chain([&self.keys[..]]) {
-            if c == 0 {
-                return 0;
-            }
-            let lo = (c - 1) * FENCE + 1;
-            let hi = (c * FENCE).min(level.len());
-            c = lo + level[lo..hi].partition_point(&pred);
-        }
-        c
+        fenced_position(&self.keys, &self.fences, pred)
     }
 
     /// The bitset to OR for the event's value `x` (`None`: no cut is safe) and the gap;
     /// `vs_x` orders a bound's value against `x`.
     #[inline]
     fn lower(&self, vs_x: impl Fn(&K) -> Ordering) -> Lookup {
-        let p = self.position(|(k, strict)| match vs_x(k) {
+        self.lower_at(self.lower_position(vs_x))
+    }
+
+    /// The position of the event's value in a lower list: the bounds before it hold.
+    #[inline]
+    fn lower_position(&self, vs_x: impl Fn(&K) -> Ordering) -> usize {
+        self.position(|(k, strict)| match vs_x(k) {
             Ordering::Less => true,
             Ordering::Equal => !strict,
             Ordering::Greater => false,
-        });
+        })
+    }
+
+    /// [`Bounds::lower`] for the value whose position is `p`.
+    #[inline]
+    fn lower_at(&self, p: usize) -> Lookup {
         // The first cut at or after p.
         let j = self.cuts.partition_point(|&(c, _)| (c as usize) < p);
         match self.cuts.get(j) {
@@ -181,11 +241,22 @@ impl<K> Bounds<K> {
 
     #[inline]
     fn upper(&self, vs_x: impl Fn(&K) -> Ordering) -> Lookup {
-        let p = self.position(|(k, strict)| match vs_x(k) {
+        self.upper_at(self.upper_position(vs_x))
+    }
+
+    /// The position of the event's value in an upper list: the bounds before it fail.
+    #[inline]
+    fn upper_position(&self, vs_x: impl Fn(&K) -> Ordering) -> usize {
+        self.position(|(k, strict)| match vs_x(k) {
             Ordering::Less => true,
             Ordering::Equal => *strict,
             Ordering::Greater => false,
-        });
+        })
+    }
+
+    /// [`Bounds::upper`] for the value whose position is `p`.
+    #[inline]
+    fn upper_at(&self, p: usize) -> Lookup {
         // The last cut at or before p.
         let j = self.cuts.partition_point(|&(c, _)| (c as usize) <= p);
         match j.checked_sub(1) {
@@ -205,6 +276,9 @@ impl<K> Bounds<K> {
                 .sum::<usize>()
             + self.fids.capacity() * 4
             + self.cuts.capacity() * 8
+            + self.ints.as_ref().map_or(0, |i| {
+                (i.codes.capacity() + i.fences.iter().map(Vec::capacity).sum::<usize>()) * 8
+            })
     }
 }
 
@@ -218,8 +292,104 @@ struct NameIx {
     has_str: Option<u32>,
     num_lower: Bounds<Num>,
     num_upper: Bounds<Num>,
+    /// With numeric lower and upper bounds both: their cut bitsets as cells (then the
+    /// two lists have no cuts of their own).
+    num_cells: Option<Cells>,
     str_lower: Bounds<Box<[u8]>>,
     str_upper: Bounds<Box<[u8]>>,
+}
+
+/// One name's numeric lower and upper bounds cut together into *cells* of values, one
+/// bitset each (HEM's cells, Shi & Qian, DASFAA 2022, whose bitsets also hold both sides
+/// of a range): a value ORs one bitset for both of its lists instead of a lower cut and
+/// an upper cut, and with as many bitsets in all each gap is half as long.
+///
+/// Cell `j` holds the values whose lower position ([`Bounds::lower`]: the lower bounds
+/// before it hold) is in `from[j]..from[j + 1]`. For those, the lower bounds from
+/// `from[j + 1]` on fail, and so do the upper bounds before `upper[j]`, the position of
+/// the least such value (upper positions grow with the value); the cell's bitset holds
+/// both. A value's gaps are the lower bounds from its position to `from[j + 1]` and the
+/// upper bounds from `upper[j]` to its position.
+#[derive(Debug, Clone, Default)]
+struct Cells {
+    /// Ascending, `from[0] == 0`.
+    from: Vec<u32>,
+    upper: Vec<u32>,
+    bits: Vec<u32>,
+    /// The filters of every upper bound (every lower bound): what fails for a value
+    /// above every upper bound (below every lower bound), where the end cell would
+    /// leave a whole cell's bounds to the gap (an event beyond the values' range
+    /// marked thousands of bounds one by one).
+    above: u32,
+    below: u32,
+}
+
+impl Cells {
+    /// The cells of `lower` and `upper` (sorted, without cuts), about `n` of them, their
+    /// bitsets added to `a`.
+    fn new(lower: &Bounds<Num>, upper: &Bounds<Num>, n: usize, a: &mut Arena) -> Cells {
+        let m = lower.keys.len();
+        let mut from: Vec<u32> = (0..n.max(1)).map(|j| (j * m / n.max(1)) as u32).collect();
+        from.dedup();
+        let upper_at: Vec<u32> = (from.iter())
+            .map(|&f| match (f as usize).checked_sub(1) {
+                // The least value with lower position `f`: the key of lower bound `f - 1`
+                // (or any value just above it, when that bound is strict); the upper
+                // bounds that fail there fail at every value of the cell.
+                Some(i) => {
+                    let (v, strict) = lower.keys[i];
+                    upper.position(|(u, s)| match cmp_num(*u, v) {
+                        Ordering::Less => true,
+                        Ordering::Equal => strict || *s,
+                        Ordering::Greater => false,
+                    }) as u32
+                }
+                None => 0,
+            })
+            .collect();
+        let bits = (0..from.len())
+            .map(|j| {
+                let next = from.get(j + 1).map_or(m, |&f| f as usize);
+                let fails_lower = lower.fids[next..].iter();
+                let fails_upper = upper.fids[..upper_at[j] as usize].iter();
+                a.add(fails_lower.chain(fails_upper).copied())
+            })
+            .collect();
+        let above = a.add(upper.fids.iter().copied());
+        let below = a.add(lower.fids.iter().copied());
+        Cells {
+            from,
+            upper: upper_at,
+            bits,
+            above,
+            below,
+        }
+    }
+
+    /// The bitset and the two gaps (lower, upper: `(from, to)` positions) of a value whose
+    /// lower and upper positions are `pl` and `pu`; `m`, `mu`: the numbers of lower and
+    /// upper bounds.
+    #[inline]
+    fn lookup(
+        &self,
+        pl: usize,
+        pu: usize,
+        (m, mu): (usize, usize),
+    ) -> (u32, (u32, u32), (u32, u32)) {
+        if pu == mu {
+            return (self.above, (pl as u32, m as u32), (0, 0));
+        }
+        if pl == 0 {
+            return (self.below, (0, 0), (0, pu as u32));
+        }
+        let j = self.from.partition_point(|&f| f as usize <= pl) - 1;
+        let next = self.from.get(j + 1).map_or(m as u32, |&f| f);
+        (self.bits[j], (pl as u32, next), (self.upper[j], pu as u32))
+    }
+
+    fn heap_bytes(&self) -> usize {
+        (self.from.capacity() + self.upper.capacity() + self.bits.capacity()) * 4
+    }
 }
 
 /// The value index.
@@ -230,7 +400,8 @@ pub struct ValueIndex {
     /// Filters in interface order: dense interface of each, and each interface's end.
     iface: Vec<u32>,
     iface_end: Vec<u32>,
-    tests: Tests,
+    /// The compiled filters that survivors are verified with.
+    compiled: Compiled,
     /// `words` 64-bit words per bitset, bitset `b` at `bits[b * words..]`.
     words: usize,
     bits: Vec<u64>,
@@ -253,6 +424,27 @@ pub struct ValueIndex {
     /// Whether every interface has one filter: then no filter's interface can have
     /// matched before it, and the scans do not ask.
     single: bool,
+}
+
+/// The compiled filters a [`ValueIndex`] verifies survivors with.
+#[derive(Debug, Clone)]
+enum Compiled {
+    /// Its own, in its filter order.
+    Own(Tests),
+    /// Those of the content index of the same subscriptions (in its partition order):
+    /// filter `f` is its filter `at[f]`. The hybrid index's value index shares them
+    /// instead of a copy (the copy doubled the compiled filters' memory, hundreds of MB
+    /// with a million filters).
+    Shared {
+        content: Arc<ContentIndex>,
+        at: Vec<u32>,
+    },
+}
+
+impl Default for Compiled {
+    fn default() -> Self {
+        Compiled::Own(Tests::default())
+    }
 }
 
 /// Scratch memory of one matching thread.
@@ -283,8 +475,11 @@ struct Classes {
     /// Per number `k` of the event's names: whether the scan by set is expected to read
     /// fewer words than the scan of every filter (for `k` names drawn at random: a set
     /// of `s` names is within them with probability `Π_{i<s} (k - i) / (d - i)`, and its
-    /// scan reads its words once per bitset of its names and `mark`; the other reads
-    /// every word once per bitset of the event, one per absent name).
+    /// scan reads its words once per bitset of its names and `mark`, a cache line or two
+    /// of each at random, each counted as 8 words more; the other reads every word once
+    /// per bitset of the event, one per absent name, in order). Measured with 100k
+    /// filters (20 names, 10 per event): counting the random lines as single words
+    /// chose the scan by set, 1.3x slower than the other.
     better: Vec<bool>,
 }
 
@@ -300,7 +495,9 @@ impl Classes {
                             .map(|i| (k as f64 - i as f64).max(0.0) / (d - i) as f64)
                             .product();
                         let span = (end as usize - 1) / 64 - start as usize / 64 + 1;
-                        p * (span * (2 * s + 1)) as f64
+                        // Its words in each bitset are a cache line or two at random,
+                        // which costs about as much as a line (8 words) read in order.
+                        p * ((span + 8) * (2 * s + 1)) as f64
                     })
                     .sum();
                 // One test of every set's names.
@@ -433,6 +630,7 @@ impl Arena {
             fences: Vec::new(),
             fids: entries.iter().map(|e| e.2).collect(),
             cuts: Vec::with_capacity(cuts),
+            ints: None,
         };
         for &c in &positions {
             let range = if suffix { c..m } else { 0..c };
@@ -440,7 +638,7 @@ impl Arena {
             out.cuts.push((c as u32, b));
         }
         out.keys = entries.into_iter().map(|(k, s, _)| (k, s)).collect();
-        out.fences = Bounds::fences_of(&out.keys);
+        out.fences = fences_of(&out.keys);
         out
     }
 }
@@ -493,7 +691,35 @@ impl ValueIndex {
 
     /// [`ValueIndex::build`] with `cuts` cut bitsets per bound list.
     pub fn build_with(subs: &[Subscription], cuts: Cuts) -> Result<ValueIndex, IndexError> {
+        Self::build_inner(subs, cuts, true).map(|(ix, _)| ix)
+    }
+
+    /// The value index of `subs` without compiled filters of its own, to be given those of
+    /// their content index by [`ValueIndex::share`]; and the subscription (index in
+    /// `subs`) of each of its filters.
+    pub(crate) fn build_to_share(
+        subs: &[Subscription],
+    ) -> Result<(ValueIndex, Vec<u32>), IndexError> {
+        Self::build_inner(subs, Cuts::default(), false)
+    }
+
+    /// Verifies through `content`'s compiled filters: those of the same subscriptions,
+    /// `position[s]` the number of subscription `s`'s filter there, `order` as
+    /// [`ValueIndex::build_to_share`] returned it.
+    pub(crate) fn share(&mut self, content: Arc<ContentIndex>, position: &[u32], order: &[u32]) {
+        let at = order.iter().map(|&s| position[s as usize]).collect();
+        self.compiled = Compiled::Shared { content, at };
+    }
+
+    /// Builds the index; compiles the filters when `compile` (else see
+    /// [`ValueIndex::build_to_share`]).
+    fn build_inner(
+        subs: &[Subscription],
+        cuts: Cuts,
+        compile: bool,
+    ) -> Result<(ValueIndex, Vec<u32>), IndexError> {
         crate::compiled::check(subs)?;
+        let mut tests = Tests::default();
         let mut ix = ValueIndex::default();
         let mut dense: crate::compiled::FastMap<InterfaceId, u32> = Default::default();
         let mut of: Vec<u32> = Vec::with_capacity(subs.len());
@@ -564,9 +790,11 @@ impl ValueIndex {
         let mut per_name: Vec<Vec<(u32, Op, &Value)>> = vec![Vec::new(); d];
         for (at, &f) in order.iter().enumerate() {
             let s = &subs[f as usize];
-            ix.tests
-                .push(&s.filter.constraints, &ix.names)
-                .map_err(|_| IndexError::TooLarge { index: f as usize })?;
+            if compile {
+                tests
+                    .push(&s.filter.constraints, &ix.names)
+                    .map_err(|_| IndexError::TooLarge { index: f as usize })?;
+            }
             for c in &s.filter.constraints {
                 let n = ix.names.get(c.name.as_str()).expect("numbered above");
                 per_name[n as usize].push((at as u32, c.op, &c.value));
@@ -613,9 +841,26 @@ impl ValueIndex {
             for c in cuts.into_iter().flatten() {
                 c.1 += shift;
             }
+            if let Some(c) = &mut n.num_cells {
+                for b in c.bits.iter_mut().chain([&mut c.above, &mut c.below]) {
+                    *b += shift;
+                }
+            }
             ix.by_name.push(n);
         }
-        Ok(ix)
+        ix.compiled = Compiled::Own(tests);
+        Ok((ix, order))
+    }
+
+    /// Whether every constraint of filter `f` holds on the event (`slot`: its table).
+    #[inline]
+    fn satisfies(&self, f: usize, attrs: &[Attribute], slot: &[u32]) -> bool {
+        match &self.compiled {
+            Compiled::Own(tests) => tests.satisfies(f, attrs, slot),
+            Compiled::Shared { content, at } => {
+                content.tests().satisfies(at[f] as usize, attrs, slot)
+            }
+        }
     }
 
     /// The bitsets of one name, numbered from 0 in their own arena.
@@ -639,6 +884,9 @@ impl ValueIndex {
             ix.has_str = Some(a.add(n.str.iter().copied()));
         }
         let [a0, a1, a2, a3] = n.lens().map(per_list);
+        // Numeric bounds of both sides: cells instead of cuts, as many bitsets in all.
+        let cells = !n.nl.is_empty() && !n.nu.is_empty();
+        let (a0, a1) = if cells { (0, 0) } else { (a0, a1) };
         // Lower: (value, strict) with non-strict first; upper: strict first.
         ix.num_lower = a.bounds(n.nl, a0, |a, b| cmp_num(a.0, b.0).then(a.1.cmp(&b.1)), true);
         ix.num_upper = a.bounds(
@@ -647,6 +895,12 @@ impl ValueIndex {
             |a, b| cmp_num(a.0, b.0).then(b.1.cmp(&a.1)),
             false,
         );
+        if cells {
+            let n = per_list(ix.num_lower.keys.len()) + per_list(ix.num_upper.keys.len());
+            ix.num_cells = Some(Cells::new(&ix.num_lower, &ix.num_upper, n, &mut a));
+        }
+        ix.num_lower.ints = IntKeys::of(&ix.num_lower.keys, true);
+        ix.num_upper.ints = IntKeys::of(&ix.num_upper.keys, false);
         ix.str_lower = a.bounds(n.sl, a2, |a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)), true);
         ix.str_upper = a.bounds(n.su, a3, |a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)), false);
         (ix, a.bits)
@@ -705,7 +959,19 @@ impl ValueIndex {
                 _ => {
                     let x = Num::of(v).expect("a number");
                     let vs_x = |k: &Num| cmp_num(*k, x);
-                    (n.has_str, n.num_lower.lower(vs_x), n.num_upper.upper(vs_x))
+                    let (l, u) = (&n.num_lower, &n.num_upper);
+                    let (pl, pu) = match (x, &l.ints, &u.ints) {
+                        (Num::Int(x), Some(li), Some(ui)) => (li.position(x), ui.position(x)),
+                        _ => (l.lower_position(vs_x), u.upper_position(vs_x)),
+                    };
+                    match &n.num_cells {
+                        Some(c) => {
+                            let (b, (l0, l1), (u0, u1)) =
+                                c.lookup(pl, pu, (l.keys.len(), u.keys.len()));
+                            (n.has_str, (Some(b), l0, l1), (None, u0, u1))
+                        }
+                        None => (n.has_str, l.lower_at(pl), u.upper_at(pu)),
+                    }
                 }
             };
             let which = if v.is_number() { 0 } else { 2 };
@@ -859,11 +1125,32 @@ impl ValueIndex {
                     let f = w * 64 + b as usize;
                     let i = self.iface[f];
                     if (self.single || !matched.has(i))
-                        && (check >> b & 1 == 0 || self.tests.satisfies(f, attrs, slot))
+                        && (check >> b & 1 == 0 || self.satisfies(f, attrs, slot))
                     {
                         matched.set(i);
                     }
                 }
+            }
+        }
+    }
+
+    /// ORs words `w..w + acc.len()` of `list`'s bitsets into `acc`, four bitsets at a
+    /// time: each word of `acc` is loaded and stored once per four bitsets instead of once
+    /// per bitset (the loop is bound by those loads and stores, not by the ORs).
+    #[inline]
+    fn or_into(&self, acc: &mut [u64], list: &[u32], w: usize) {
+        let (n, words) = (acc.len(), self.words);
+        let row = |b: u32| &self.bits[b as usize * words + w..][..n];
+        let mut quads = list.chunks_exact(4);
+        for q in &mut quads {
+            let (b0, b1, b2, b3) = (row(q[0]), row(q[1]), row(q[2]), row(q[3]));
+            for (i, a) in acc.iter_mut().enumerate() {
+                *a |= b0[i] | b1[i] | b2[i] | b3[i];
+            }
+        }
+        for &b in quads.remainder() {
+            for (a, x) in acc.iter_mut().zip(row(b)) {
+                *a |= *x;
             }
         }
     }
@@ -906,12 +1193,7 @@ impl ValueIndex {
                 acc.copy_from_slice(&mark[w..we]);
                 mark[w..we].fill(0);
             }
-            for &b in list {
-                let at = b as usize * words;
-                for (a, x) in acc.iter_mut().zip(&self.bits[at + w..at + we]) {
-                    *a |= *x;
-                }
-            }
+            self.or_into(acc, list, w);
             let mut skip_next = false;
             for (k, &a) in acc.iter().enumerate() {
                 let base = (w + k) * 64;
@@ -930,7 +1212,7 @@ impl ValueIndex {
                     let f = base + b as usize;
                     let i = self.iface[f];
                     if (self.single || !matched.has(i))
-                        && (check >> b & 1 == 0 || self.tests.satisfies(f, attrs, slot))
+                        && (check >> b & 1 == 0 || self.satisfies(f, attrs, slot))
                     {
                         matched.set(i);
                         // (With one filter per interface no interface is skipped.)
@@ -1007,6 +1289,7 @@ impl Matcher for ValueIndex {
             .map(|n| {
                 n.num_lower.heap_bytes(|_| 0)
                     + n.num_upper.heap_bytes(|_| 0)
+                    + n.num_cells.as_ref().map_or(0, Cells::heap_bytes)
                     + n.str_lower.heap_bytes(|k| k.len())
                     + n.str_upper.heap_bytes(|k| k.len())
             })
@@ -1015,7 +1298,11 @@ impl Matcher for ValueIndex {
             + names
             + self.by_name.capacity() * std::mem::size_of::<NameIx>()
             + (self.iface.capacity() + self.iface_end.capacity()) * 4
-            + self.tests.heap_bytes()
+            + match &self.compiled {
+                Compiled::Own(tests) => tests.heap_bytes(),
+                // The content index's are counted with it.
+                Compiled::Shared { at, .. } => at.capacity() * 4,
+            }
             + (self.bits.capacity() + self.verify.capacity()) * 8
             + self.interfaces.capacity() * 4
     }
@@ -1026,6 +1313,51 @@ mod tests {
     use super::*;
     use crate::compiled::tests::sub;
     use crate::Matcher;
+
+    #[test]
+    fn a_value_index_verifying_through_the_content_index_answers_as_one_with_its_own() {
+        use ccm::workload::{generate, generate_dense, DenseParams, Params};
+        let mut workloads = Vec::new();
+        for interfaces in [None, Some(10)] {
+            for names_per_event in [(3, 5), (20, 20)] {
+                let p = DenseParams {
+                    events: 40,
+                    filters: 3000,
+                    interfaces,
+                    names_per_event,
+                    ..DenseParams::default()
+                };
+                workloads.push(generate_dense(&p, 3).unwrap());
+            }
+        }
+        // Every operator (`!=` and substrings are verified): Table 1's model, small,
+        // with few interfaces (verified whole) and with one filter each.
+        for (interfaces, per) in [(3, (300, 400)), (600, (1, 1))] {
+            let p = Params {
+                events: 100,
+                interfaces,
+                filters_per_interface: per,
+                names: 8,
+                values: 4,
+                ..Params::default()
+            };
+            workloads.push(generate(&p, 4).unwrap());
+        }
+        for w in &workloads {
+            let own = ValueIndex::build(&w.subscriptions).unwrap();
+            let (content, position) = ContentIndex::build_ordered(&w.subscriptions).unwrap();
+            let (mut shared, order) = ValueIndex::build_to_share(&w.subscriptions).unwrap();
+            shared.share(Arc::new(content), &position, &order);
+            assert!(shared.heap_bytes() < own.heap_bytes());
+            let mut matched = 0;
+            for e in &w.events {
+                let want = own.match_event(e);
+                matched += want.len();
+                assert_eq!(shared.match_event(e), want);
+            }
+            assert!(matched > 0, "some events match");
+        }
+    }
 
     #[test]
     fn the_skip_lands_on_the_least_set_within_the_names_after_one_that_is_not() {
@@ -1052,10 +1384,11 @@ mod tests {
         for len in (0..40).chain([255, 256, 257, 4095, 4096, 4097, 5000]) {
             let keys: Vec<(i64, bool)> = (0..len as i64).map(|i| (i / 3, i % 2 == 0)).collect();
             let b = Bounds {
-                fences: Bounds::fences_of(&keys),
+                fences: fences_of(&keys),
                 keys,
                 fids: Vec::new(),
                 cuts: Vec::new(),
+                ints: None,
             };
             for x in -1..=(len as i64 / 3 + 1) {
                 for strict in [false, true] {
@@ -1069,6 +1402,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn integer_codes_find_the_positions_the_comparisons_find() {
+        // Runs of equal keys, strict and not, near the ends of the code range.
+        let big = (1i64 << 62) - 1;
+        let mut vals: Vec<i64> = (0..3000).map(|i| i / 4 - 100).collect();
+        vals.extend([-big, -big, big, big]);
+        for lower in [true, false] {
+            let mut keys: Vec<(Num, bool)> = (vals.iter().enumerate())
+                .map(|(i, &v)| (Num::Int(v), i % 3 == 0))
+                .collect();
+            // The lists' orders: lower non-strict first, upper strict first.
+            keys.sort_by(|a, b| {
+                cmp_num(a.0, b.0).then(if lower { a.1.cmp(&b.1) } else { b.1.cmp(&a.1) })
+            });
+            let b = Bounds {
+                fences: fences_of(&keys),
+                keys,
+                fids: Vec::new(),
+                cuts: Vec::new(),
+                ints: None,
+            };
+            let codes = IntKeys::of(&b.keys, lower).expect("integers below 2^62");
+            for x in (-120..700).chain([-big - 1, -big, big, big + 1, i64::MIN, i64::MAX]) {
+                let vs_x = |k: &Num| cmp_num(*k, Num::Int(x));
+                let want = if lower {
+                    b.lower_position(vs_x)
+                } else {
+                    b.upper_position(vs_x)
+                };
+                assert_eq!(codes.position(x), want, "lower {lower} x {x}");
+            }
+        }
+        assert!(IntKeys::of(&[(Num::Int(1 << 62), false)], true).is_none());
+        assert!(IntKeys::of(&[(Num::Float(0.5), false)], true).is_none());
     }
 
     #[test]

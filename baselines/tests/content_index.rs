@@ -268,6 +268,11 @@ fn indexes_equal_sff_on_dense_workloads_with_one_and_with_ten_interfaces() {
             assert!(want.iter().any(|m| !m.is_empty()), "some events match");
             let value = ValueIndex::build(&w.subscriptions).unwrap();
             let hybrid = HybridIndex::build(&w.subscriptions).unwrap();
+            // The same over a content index built apart (shared, not copied).
+            let content = std::sync::Arc::new(ContentIndex::build(&w.subscriptions).unwrap());
+            let over = HybridIndex::with_content(content.clone(), &w.subscriptions).unwrap();
+            assert!(std::sync::Arc::ptr_eq(over.content(), &content));
+            assert_eq!(over.match_parallel(&w.events), want);
             let mut s = hybrid.scratch();
             for (e, want) in w.events.iter().zip(&want) {
                 assert_eq!(
