@@ -14,9 +14,13 @@
 //! 2. **Per event, on the device** ([`ccm_kernels::index::ccm_index_route`]): a block
 //!    per event probes the partitions of every pair of its names (and every single
 //!    name) and its threads sweep their filters laid end to end: a 64-bit name
-//!    signature test, then the
-//!    constraints with SFF's typing rules. A filter whose interface already matched
-//!    the event is skipped, as SFF does.
+//!    signature test, then the constraints with SFF's typing rules, or a filter's
+//!    *range form* when it has one: a filter whose constraints are all integer
+//!    comparisons on at most five names keeps per name the interval they allow (exact
+//!    under SFF's signed comparison of two integers), tested against the event's
+//!    integers staged in shared memory, as the filter-major kernel does below with the
+//!    intervals in registers. A filter whose interface already matched the event is
+//!    skipped, as SFF does.
 //! 3. **Dense events** ([`ccm_kernels::index::ccm_index_dense`]): an event carrying
 //!    most of the names visits most filters, so partitioning cannot prune it; when the
 //!    partitions it visits hold more than [`IndexConfig::dense_share`] of all filters,
@@ -36,9 +40,10 @@
 //!    transfer.
 //! 5. **Pipeline** ([`GpuIndex::match_batch`]): events are encoded on all cores into
 //!    page-locked staging, a launch's worth at a time, into two staging areas in turn:
-//!    while the device copies and matches one launch, the next is encoded.
-//!    [`GpuIndex::match_batch_into`] reuses the caller's answer buffers, so a stream
-//!    writes its answers into memory already mapped.
+//!    while the device copies and matches one launch, the next is encoded. Names and
+//!    strings are looked up in [`crate::hash::ShortKeyMap`].
+//!    [`GpuIndex::match_batch_into`] reuses the caller's answer areas, so a stream
+//!    writes its answers into page-locked memory already allocated.
 //!
 //! Updates: [`GpuIndex::add`] and [`GpuIndex::remove`] change the host tables and the
 //! next match rebuilds the partitions from them (the rebuild runs on the host, in

@@ -6,8 +6,10 @@
 //! under the pair of its two rarest names (or its one name), and an event visits only
 //! the partitions of the pairs of its own names. Within a partition each filter carries
 //! a 64-bit signature of its names (bit `row % 64`), then its constraints are evaluated
-//! with SFF's typing rules ([`crate::sat`]). Answers are one bit per (event, interface)
-//! in a bitmap, turned into a compact list of interfaces per event on the device.
+//! with SFF's typing rules ([`crate::sat`]), or, for a filter of integer comparisons,
+//! its range form ([`IndexRange`]: one interval per name) against the event's integers
+//! staged in shared memory. Answers are one bit per (event, interface) in a bitmap,
+//! turned into a compact list of interfaces per event on the device.
 //!
 //! Kernels per batch of events:
 //! - [`ccm_index_route`]: a block per event. Sums the sizes of the partitions the event
@@ -23,7 +25,8 @@
 //!   interface), so a dense event costs a few groups of 32 filters per interface;
 //! - [`ccm_index_count`] and [`ccm_index_answers`]: a warp per event counts the bits of
 //!   its bitmap row and reserves room, then writes the ascending list of its
-//!   interfaces' user ids and zeroes the row for the next batch.
+//!   interfaces' user ids and zeroes the row for the next batch (and the counters the
+//!   host read, so that a batch needs no copy to reset them).
 
 use crate::{sat_attr, satisfies_all, DevAttr, DevConstraint, DevEvent, TY_INT};
 use gpu_kernels::prelude::*;
