@@ -67,6 +67,40 @@ pub struct IndexRange {
     pub pad: u32,
 }
 
+impl IndexRange {
+    /// Whether the event's integer of this range's name lies in it.
+    ///
+    /// # Safety
+    /// `vals` holds [`RANGE_ROWS`] values (an event's integers by row) and `self.row` is
+    /// below it.
+    #[inline(always)]
+    pub unsafe fn holds(&self, vals: *const i64) -> bool {
+        let v = *vals.add(self.row as usize);
+        self.lo <= v && v <= self.hi
+    }
+}
+
+/// Event `ev`'s integers by row into `vals` (rows below [`RANGE_ROWS`]; the others are
+/// left as they are), and the mask of those rows: what the ranges of [`IndexRange`] are
+/// compared with.
+///
+/// # Safety
+/// `vals` is writable for [`RANGE_ROWS`] values; the event's attributes are in `b`.
+#[inline(always)]
+unsafe fn stage_integers(b: &IndexEvents<'static>, ev: &DevEvent, vals: *mut i64) -> u32 {
+    let mut mask = 0u32;
+    let mut a = 0;
+    while a < ev.len {
+        let at = b.attrs.read((ev.start + a) as usize);
+        if at.row_id < RANGE_ROWS && at.ty == TY_INT as u32 {
+            *vals.add(at.row_id as usize) = at.val as i64;
+            mask |= 1 << at.row_id;
+        }
+        a += 1;
+    }
+    mask
+}
+
 /// Most names of a filter in range form ([`IndexRange`]).
 pub const MAX_RANGES: usize = 5;
 /// Name rows below this can be in range form: the filter-major kernel keeps each
@@ -262,8 +296,7 @@ unsafe fn try_filter(
             while r < r1 {
                 let rg = t.ranges.read(r as usize);
                 need |= 1 << rg.row;
-                let v = *vals.add(rg.row as usize);
-                ok &= rg.lo <= v && v <= rg.hi;
+                ok &= rg.holds(vals);
                 r += 1;
             }
             if need & !imask == 0 {
@@ -404,17 +437,7 @@ kernel! {
             }
             sync_threads();
             if tid == 0 {
-                let mut mask = 0u32;
-                let mut a = 0;
-                while a < ev.len {
-                    let at = b.attrs.read((ev.start + a) as usize);
-                    if at.row_id < RANGE_ROWS && at.ty == TY_INT as u32 {
-                        *sh_val.add(at.row_id as usize) = at.val as i64;
-                        mask |= 1 << at.row_id;
-                    }
-                    a += 1;
-                }
-                *sh_imask = mask;
+                *sh_imask = stage_integers(&b, &ev, sh_val);
             }
             sync_threads();
         }
@@ -500,8 +523,7 @@ unsafe fn in_ranges(vals: *const i64, rg: &[IndexRange; MAX_RANGES], n: u32) -> 
     let mut k = 0;
     while k < MAX_RANGES {
         if (k as u32) < n {
-            let v = *vals.add(rg[k].row as usize);
-            ok &= rg[k].lo <= v && v <= rg[k].hi;
+            ok &= rg[k].holds(vals);
         }
         k += 1;
     }
@@ -680,18 +702,9 @@ kernel! {
             let ev = b.events.read(e as usize);
             *sh_sig.add(tid as usize) = ev.sig;
             if ranged {
-                // Event `tid`'s integers by row (rows below RANGE_ROWS) and their mask.
-                let mut mask = 0u32;
-                let mut a = 0;
-                while a < ev.len {
-                    let at = b.attrs.read((ev.start + a) as usize);
-                    if at.row_id < RANGE_ROWS && at.ty == TY_INT as u32 {
-                        *sh_val.add((tid * RANGE_ROWS + at.row_id) as usize) = at.val as i64;
-                        mask |= 1 << at.row_id;
-                    }
-                    a += 1;
-                }
-                *sh_imask.add(tid as usize) = mask;
+                // Event `tid`'s integers by row and their mask.
+                let vals = sh_val.add((tid * RANGE_ROWS) as usize);
+                *sh_imask.add(tid as usize) = stage_integers(&b, &ev, vals);
             }
         }
         if use_slots {
