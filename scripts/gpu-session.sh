@@ -11,9 +11,18 @@
 #                                           ccm/table2) into results/, each one bounded so the
 #                                           whole command ends before $DEADLINE_S (default 560 s)
 #   scripts/gpu-session.sh regress          a quick GPU run (5 seeds, per-seed samples kept)
-#                                           recorded into results/regress/
-#   scripts/gpu-session.sh regress-check    harness regress against results/regress (quick,
+#                                           recorded into results/regress/, and a second run
+#                                           of the same binary into results/regress/rerun/
+#                                           (each series' run-to-run drift)
+#   scripts/gpu-session.sh regress-check [TARGET]
+#                                           harness regress against results/regress (quick,
 #                                           5 samples per point): the table of what moved
+#   scripts/gpu-session.sh regress-demo TARGET
+#                                           does regress catch a genuine slowdown? TARGET's
+#                                           regress twice: alone on the GPU (should pass), then
+#                                           beside a second harness running DDM's GPU
+#                                           engines at full size on the same GPU, as a
+#                                           co-tenant would (should fail, exit 1)
 #
 # SEEDS (default 3) sets --seeds of full runs. Everything it writes goes to $OUT (results as
 # one tarball: the tool returns at most 8 files), with times.txt listing each experiment's
@@ -71,10 +80,31 @@ full)
     tar czf "$OUT/results.tgz" results
     ;;
 regress)
-    $H run all --quick --seeds 5 --out results/regress 2>&1 | tee "$OUT/regress.txt"
+    # Emulator engines do not run beside a GPU; each experiment's CSVs are in the tarball
+    # even when the deadline cuts the run.
+    timeout "$(left)" $H run all --quick --seeds 5 --out results/regress 2>&1 | tee "$OUT/regress.txt"
+    # The same binary again in another process: each series' run-to-run drift, which
+    # `regress` allows for (results/regress/rerun).
+    timeout "$(left)" $H run all --quick --seeds 5 --out results/regress/rerun 2>&1 | tee "$OUT/regress-rerun.txt"
     tar czf "$OUT/results-regress.tgz" results/regress
     ;;
 regress-check)
-    $H regress --baseline results/regress --out /tmp/regress-now 2>&1 | tee "$OUT/regress-check.txt"
+    $H regress --baseline results/regress --out /tmp/regress-now "$@" 2>&1 | tee "$OUT/regress-check.txt"
+    ;;
+regress-demo)
+    {
+        echo "== regress $*, the GPU to itself"
+        $H regress --baseline results/regress --out /tmp/regress-alone "$@" 2>&1
+        echo "exit $?"
+        echo "== regress $*, beside a co-tenant (harness run ddm density, GPU engines only, full size, in a loop)"
+        (while :; do $H run ddm density --engines gpu-bisect,gpu-sweep --seeds 20 --out /tmp/cotenant >/dev/null 2>&1; done) &
+        tenant=$!
+        sleep 20
+        nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv
+        $H regress --baseline results/regress --out /tmp/regress-shared "$@" 2>&1
+        echo "exit $?"
+        kill -- -$tenant 2>/dev/null || kill $tenant
+        pkill -f "cotenant" || true
+    } 2>&1 | tee "$OUT/regress-demo.txt"
     ;;
 esac

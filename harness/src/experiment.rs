@@ -118,9 +118,10 @@ impl Ctx {
 
     /// Whether to run the engine named `name` (of kind `kind`) in this run.
     ///
-    /// GPU engines run when a GPU is present; emulator engines run in quick mode only
-    /// (one OS thread per GPU lane is far too slow for the papers' sizes) unless the user
-    /// names them; CPU engines always run. `--engines` overrides all of this.
+    /// GPU engines run when a GPU is present; emulator engines run in quick mode without a
+    /// GPU only (one OS thread per GPU lane is far too slow for the papers' sizes, and with
+    /// a GPU the same kernels are checked on the GPU itself) unless the user names them;
+    /// CPU engines always run. `--engines` overrides all of this.
     pub fn wants(&self, name: &str, kind: EngineKind) -> bool {
         // `--engines` parses names into `engines::RunEngine`: every name asked about must
         // be one of them (checked by the tests that run experiments).
@@ -135,7 +136,7 @@ impl Ctx {
         }
         match kind {
             EngineKind::Gpu => self.gpu_ordinal.is_some(),
-            EngineKind::Emu => self.quick,
+            EngineKind::Emu => self.quick && self.gpu_ordinal.is_none(),
             EngineKind::Cpu => true,
         }
     }

@@ -65,7 +65,8 @@ struct RunArgs {
     seeds: u64,
     /// Comma-separated engine names to run (e.g. gpu,sff); default: every engine the
     /// experiment knows that can run here (GPU engines need a GPU; emulator engines, which
-    /// check answers (their times mean nothing), run in --quick mode only). An experiment
+    /// check answers (their times mean nothing), run in --quick mode when there is no GPU:
+    /// with one, the GPU engines themselves are checked against the CPU). An experiment
     /// runs those of the named engines it has.
     #[arg(long, value_delimiter = ',', value_enum)]
     engines: Option<Vec<engines::RunEngine>>,
