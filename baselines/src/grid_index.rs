@@ -355,6 +355,8 @@ pub struct Scratch {
     slot: Vec<u32>,
     ids: Vec<u32>,
     keys: Vec<u32>,
+    /// Filters whose circle and names pass, to evaluate.
+    cand: Vec<u32>,
     matched: Vec<bool>,
     list: Vec<u32>,
 }
@@ -588,6 +590,7 @@ impl GridIndex {
             slot,
             ids,
             keys,
+            cand,
             matched,
             list,
         } = scratch;
@@ -619,25 +622,37 @@ impl GridIndex {
         let esig = ids.iter().fold(Sig::default(), |g, &id| g.or(Sig::of(id)));
         let cell = &self.cells[self.geo.cell_of(e.loc)];
         let p = e.loc;
+        // Pass 1, over the cell's lists: the filters whose circle holds the event and
+        // whose names it has. Pass 2: their scattered constraints and subscriptions,
+        // fetched ahead so that the cache misses overlap, then evaluated.
+        cand.clear();
         let mut visit = |en: &Entry| {
-            if !en.holds(p) || !en.sig.within(esig) {
-                return;
+            if en.holds(p) && en.sig.within(esig) {
+                cand.push(en.filter);
             }
-            let f = en.filter as usize;
-            if !self.tests.satisfies(f, attrs, slot) {
-                return;
-            }
-            let s = self.sub[f];
-            if matched[s as usize] {
-                return;
-            }
-            matched[s as usize] = true;
-            list.push(s);
         };
         for &k in keys.iter() {
             cell.group(k).iter().for_each(&mut visit);
             if !cell.extra.is_empty() {
                 cell.extra_group(k).iter().for_each(|(_, en)| visit(en));
+            }
+        }
+        for &f in cand.iter() {
+            self.tests.prefetch_offsets(f as usize);
+            crate::compiled::prefetch(&self.sub[f as usize]);
+        }
+        for &f in cand.iter() {
+            self.tests.prefetch_tests(f as usize);
+        }
+        for &f in cand.iter() {
+            let f = f as usize;
+            if !self.tests.satisfies(f, attrs, slot) {
+                continue;
+            }
+            let s = self.sub[f];
+            if !matched[s as usize] {
+                matched[s as usize] = true;
+                list.push(s);
             }
         }
         for &id in ids.iter() {
