@@ -31,8 +31,10 @@
 //!    on the list itself; then a 128-bit name signature (exact up to 128 names) and,
 //!    last, the compiled constraints ([`crate::compiled`], shared with the CCM
 //!    indexes), ordered cheapest to reject first: string equalities, then by rarity of
-//!    the name. Per-subscription pruning as in SFF: once a subscription matched, its
-//!    other filters are skipped.
+//!    the name; not at all when the key decided them (a filter of one keyword, or of
+//!    none). The candidates' constraints are fetched for all of them before any is
+//!    evaluated, so that their cache misses overlap. Per-subscription pruning as in
+//!    SFF: a subscription is answered once, however many of its filters match.
 //! 4. **Area moves as cell-list updates** (Fig. 5). A move tombstones the filter's
 //!    entries in its old cells (found through the key directory) and adds it to a
 //!    small sorted overflow list of each new cell, searched by key like the main
@@ -71,7 +73,7 @@ pub enum GridError {
         #[source]
         source: ModelError,
     },
-    #[error("more than {max} filters, constraints or string bytes in total", max = u32::MAX - 1)]
+    #[error("more than 2^31 - 1 filters, or 2^32 - 2 constraints or string bytes in total")]
     TooLarge,
 }
 
@@ -80,6 +82,7 @@ pub enum GridError {
 /// per-filter tables at scattered addresses).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Entry {
+    /// The filter's id, with [`IMPLIED`] set when the key alone decides its content.
     filter: u32,
     x: f32,
     y: f32,
@@ -114,6 +117,11 @@ impl Entry {
 }
 
 const TOMBSTONE: f32 = -1.0;
+
+/// Set in [`Entry::filter`] when looking the filter's key up already decided its
+/// content: no constraint (the empty key), or its one constraint is the `name = value`
+/// it is filed under (a filter of one keyword). Its constraints are then not evaluated.
+const IMPLIED: u32 = 1 << 31;
 
 /// One cell: its filters sorted by key, with a directory of the keys, and the filters
 /// moved in since the last compaction, also sorted by key.
@@ -177,7 +185,7 @@ impl Cell {
             let (lo, hi) = (self.at[i] as usize, self.at[i + 1] as usize);
             if let Some(e) = self.entries[lo..hi]
                 .iter_mut()
-                .find(|e| e.filter == f && e.sq != TOMBSTONE)
+                .find(|e| e.filter & !IMPLIED == f && e.sq != TOMBSTONE)
             {
                 e.sq = TOMBSTONE;
                 self.dead += 1;
@@ -189,7 +197,7 @@ impl Cell {
         if let Some(j) = self.extra[lo..]
             .iter()
             .take_while(|&&(x, _)| x == k)
-            .position(|&(_, e)| e.filter == f)
+            .position(|&(_, e)| e.filter & !IMPLIED == f)
         {
             self.extra.remove(lo + j);
             return true;
@@ -343,6 +351,8 @@ pub struct GridIndex {
     area: Vec<Area>,
     sub: Vec<u32>,
     sig: Vec<Sig>,
+    /// Per filter: its id as its cell entries hold it (with [`IMPLIED`]).
+    entry_id: Vec<u32>,
     /// Per filter (by id): its constraints, cheapest to reject first.
     tests: Tests,
     ids: Vec<SubscriptionId>,
@@ -359,6 +369,15 @@ pub struct Scratch {
     cand: Vec<u32>,
     matched: Vec<bool>,
     list: Vec<u32>,
+}
+
+/// Filter `f`'s id in its cell entries: `f`, with [`IMPLIED`] if `implied`.
+fn entry_id_of(f: u32, implied: bool) -> u32 {
+    if implied {
+        f | IMPLIED
+    } else {
+        f
+    }
 }
 
 #[inline(always)]
@@ -409,7 +428,7 @@ impl GridIndex {
     /// ```
     pub fn build(subs: &Subscriptions) -> Result<GridIndex, GridError> {
         let n = subs.filter_count();
-        if n >= u32::MAX as usize {
+        if n >= IMPLIED as usize {
             return Err(GridError::TooLarge);
         }
         let filters: Vec<(usize, &Filter)> = subs.filters().map(|(_, s, f)| (s, f)).collect();
@@ -465,6 +484,7 @@ impl GridIndex {
             area: Vec::with_capacity(n),
             sub: Vec::with_capacity(n),
             sig: Vec::with_capacity(n),
+            entry_id: Vec::with_capacity(n),
             tests: Tests::default(),
             ids: subs.as_slice().iter().map(|s| s.id).collect(),
         };
@@ -516,6 +536,9 @@ impl GridIndex {
             ix.tests
                 .push(&cs, &names)
                 .map_err(|_| GridError::TooLarge)?;
+            let implied = f.constraints.is_empty()
+                || (f.constraints.len() == 1 && matches!(raw, RawKey::Eq(..)));
+            ix.entry_id.push(entry_id_of(i as u32, implied));
             ix.key.push(k);
             ix.area.push(f.area);
             ix.sub.push(*s as u32);
@@ -530,13 +553,13 @@ impl GridIndex {
         let mut per_cell: Vec<Vec<(u32, Entry)>> = vec![Vec::new(); ix.geo.nx * ix.geo.ny];
         for (f, a) in ix.area.iter().enumerate() {
             for c in ix.geo.cells_of(a) {
-                per_cell[c].push((ix.key[f], Entry::new(f as u32, a, ix.sig[f])));
+                per_cell[c].push((ix.key[f], Entry::new(ix.entry_id[f], a, ix.sig[f])));
             }
         }
         ix.cells = per_cell
             .into_iter()
             .map(|mut items| {
-                items.sort_by_key(|&(k, e)| (k, e.filter));
+                items.sort_by_key(|&(k, e)| (k, e.filter & !IMPLIED));
                 Cell::from_sorted(&items)
             })
             .collect();
@@ -568,7 +591,11 @@ impl GridIndex {
             + self.names.heap_bytes()
             + self.area.capacity() * std::mem::size_of::<Area>()
             + self.sig.capacity() * std::mem::size_of::<Sig>()
-            + (self.key.capacity() + self.sub.capacity() + self.ids.capacity()) * 4
+            + (self.key.capacity()
+                + self.sub.capacity()
+                + self.entry_id.capacity()
+                + self.ids.capacity())
+                * 4
     }
 
     /// Fresh scratch memory for [`GridIndex::match_indices_with`].
@@ -638,15 +665,20 @@ impl GridIndex {
             }
         }
         for &f in cand.iter() {
-            self.tests.prefetch_offsets(f as usize);
-            crate::compiled::prefetch(&self.sub[f as usize]);
+            let implied = f & IMPLIED != 0;
+            let f = (f & !IMPLIED) as usize;
+            if !implied {
+                self.tests.prefetch_offsets(f);
+            }
+            crate::compiled::prefetch(&self.sub[f]);
         }
-        for &f in cand.iter() {
+        for &f in cand.iter().filter(|&&f| f & IMPLIED == 0) {
             self.tests.prefetch_tests(f as usize);
         }
         for &f in cand.iter() {
-            let f = f as usize;
-            if !self.tests.satisfies(f, attrs, slot) {
+            let implied = f & IMPLIED != 0;
+            let f = (f & !IMPLIED) as usize;
+            if !implied && !self.tests.satisfies(f, attrs, slot) {
                 continue;
             }
             let s = self.sub[f];
@@ -702,7 +734,7 @@ impl GridIndex {
             let removed = self.cells[c].remove(k, f as u32);
             debug_assert!(removed, "filter {f} missing from cell {c}");
         }
-        let entry = Entry::new(f as u32, &u.area, self.sig[f]);
+        let entry = Entry::new(self.entry_id[f], &u.area, self.sig[f]);
         for c in self.geo.cells_of(&u.area) {
             self.cells[c].add(k, entry);
         }
