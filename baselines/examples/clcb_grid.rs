@@ -59,7 +59,27 @@ fn main() {
         },
         1,
     );
-    compare("table2 default", &w.subscriptions(), &w.events());
+    let subs = w.subscriptions();
+    compare("table2 default", &subs, &w.events());
+    // Area moves (Table 2 row 3, Fig. 5): 1000 moves, grid and R*-tree, twice each.
+    let ups = w.updates(1000, subs.filter_count());
+    let mut grid = GridIndex::build(&subs).expect("a valid workload");
+    let mut rtree = RTreeMatcher::build(&subs);
+    for round in 0..2 {
+        let t = Instant::now();
+        for u in &ups {
+            grid.move_area(u).expect("a filter");
+        }
+        let tg = t.elapsed().as_secs_f64() * 1e6 / ups.len() as f64;
+        let t = Instant::now();
+        for u in &ups {
+            rtree.move_area(u).expect("a filter");
+        }
+        let tr = t.elapsed().as_secs_f64() * 1e6 / ups.len() as f64;
+        println!(
+            "table2 default, moves (round {round}): grid {tg:.2} us/move, rtree {tr:.2} us/move"
+        );
+    }
     for area in [0.01, 1.0] {
         let w = KeywordWorkload::new(
             KeywordParams {

@@ -153,6 +153,10 @@ impl Cell {
             c.entries.push(e);
         }
         c.at.push(c.entries.len() as u32);
+        // Room for the first moves in, allocated with the cell rather than by a move.
+        if !items.is_empty() {
+            c.extra.reserve(8.min(1 + items.len() / 32));
+        }
         c
     }
 
