@@ -162,6 +162,24 @@ impl Tests {
         true
     }
 
+    /// Hints the CPU to fetch filter `f`'s offsets into the constraint table, so that a
+    /// batch of filters' misses overlap (the grid index evaluates scattered filters).
+    #[inline(always)]
+    pub(crate) fn prefetch_offsets(&self, f: usize) {
+        if let Some(a) = self.at.get(f) {
+            prefetch(a);
+        }
+    }
+
+    /// Hints the CPU to fetch filter `f`'s first constraints (reads its offset: best
+    /// after [`Tests::prefetch_offsets`]).
+    #[inline(always)]
+    pub(crate) fn prefetch_tests(&self, f: usize) {
+        if let Some(t) = self.at.get(f).and_then(|&a| self.tests.get(a as usize)) {
+            prefetch(t);
+        }
+    }
+
     /// Whether constraint `t` holds on value `v` (the typing rules of `ccm::model`).
     /// Always inlined, as [`Tests::satisfies`].
     #[inline(always)]
@@ -201,6 +219,22 @@ impl Tests {
             + self.tests.capacity() * std::mem::size_of::<Test>()
             + self.bytes.capacity()
     }
+}
+
+/// Hints the CPU to bring the cache line of `p` into its caches (nothing elsewhere).
+#[inline(always)]
+pub(crate) fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint: it reads nothing the program sees and cannot
+    // fault; `p` is a valid reference anyway.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(
+            (p as *const T).cast::<i8>(),
+            std::arch::x86_64::_MM_HINT_T0,
+        )
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Matched interfaces of one event, collected per matched filter: a flag per interface

@@ -57,11 +57,11 @@ pub enum IndexError {
 
 /// The names a filter or event has, one bit per name number mod 128.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
-struct Sig(u64, u64);
+pub(crate) struct Sig(u64, u64);
 
 impl Sig {
     #[inline(always)]
-    fn of(id: u32) -> Sig {
+    pub(crate) fn of(id: u32) -> Sig {
         let b = id % 128;
         if b < 64 {
             Sig(1 << b, 0)
@@ -70,12 +70,12 @@ impl Sig {
         }
     }
     #[inline(always)]
-    fn or(self, o: Sig) -> Sig {
+    pub(crate) fn or(self, o: Sig) -> Sig {
         Sig(self.0 | o.0, self.1 | o.1)
     }
     /// Whether every bit of `self` is in `of`.
     #[inline(always)]
-    fn within(self, of: Sig) -> bool {
+    pub(crate) fn within(self, of: Sig) -> bool {
         (self.0 & !of.0) | (self.1 & !of.1) == 0
     }
 }

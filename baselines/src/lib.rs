@@ -9,6 +9,7 @@
 //! | [`matcher`] | what the CCM matchers share: one event with a thread's scratch, many on all cores | CCM |
 //! | [`value_index`] | value bitsets with verification (after REIN, INFOCOM 2014; TAMA, INFOCOM 2013; HEM, DASFAA 2022) | CCM: events with many names |
 //! | [`rtree`] | R*-tree (rstar) location filter + content check | CLCB |
+//! | [`grid_index`] | spatial grid with a content index per cell (after FAST, ICDE 2018; IQ-tree; OpIndex) | CLCB: the strongest CPU yardstick |
 //! | [`yfilter`] | YFilter-like shared NFA (Diao et al. 2003) | XML twig filtering |
 //! | [`ddm`] | brute force, grid and sort-based DDM matching | DDM region matching |
 //! | [`sbm`], [`itm`] (through [`ddm`]) | parallel sort-based and interval-tree matching (Marzolla & D'Angelo 2017/2020) | DDM: the strong CPU yardstick |
@@ -62,6 +63,8 @@ pub mod content_index;
 pub mod ddm;
 #[cfg(feature = "ddm")]
 mod ddm_kit;
+#[cfg(feature = "clcb")]
+pub mod grid_index;
 #[cfg(feature = "ccm")]
 pub mod hybrid_index;
 #[cfg(feature = "ddm")]

@@ -32,22 +32,37 @@ pub trait Matcher: Sync {
     /// interfaces a scratch is megabytes, and allocating and freeing it per task costs
     /// page faults and, on many cores, TLB shootdowns that stall every thread.)
     fn match_parallel(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
-        let slots: Vec<Slot<Self::Scratch>> = (0..rayon::current_num_threads())
-            .map(|_| Slot(Mutex::new(None)))
-            .collect();
-        events
-            .par_iter()
-            .map(|e| {
-                let t = rayon::current_thread_index().unwrap_or(0) % slots.len();
-                // Each thread has its own slot, so the lock is never contended; were it
-                // held (a matcher that itself waited on the pool), a fresh scratch serves.
-                match slots[t].0.try_lock() {
-                    Ok(mut s) => self.match_event_with(e, s.get_or_insert_with(|| self.scratch())),
-                    Err(_) => self.match_event(e),
-                }
-            })
-            .collect()
+        per_thread(
+            events,
+            || self.scratch(),
+            |e, s| self.match_event_with(e, s),
+        )
     }
+}
+
+/// `f` over every item on the threads of the rayon pool it runs in, in order, each
+/// thread with one scratch (made by `scratch` the first time the thread needs it) for
+/// the whole call: what [`Matcher::match_parallel`] does, for any matcher.
+pub fn per_thread<T: Sync, S: Send, R: Send>(
+    items: &[T],
+    scratch: impl Fn() -> S + Sync,
+    f: impl Fn(&T, &mut S) -> R + Sync,
+) -> Vec<R> {
+    let slots: Vec<Slot<S>> = (0..rayon::current_num_threads())
+        .map(|_| Slot(Mutex::new(None)))
+        .collect();
+    items
+        .par_iter()
+        .map(|it| {
+            let t = rayon::current_thread_index().unwrap_or(0) % slots.len();
+            // Each thread has its own slot, so the lock is never contended; were it
+            // held (a matcher that itself waited on the pool), a fresh scratch serves.
+            match slots[t].0.try_lock() {
+                Ok(mut s) => f(it, s.get_or_insert_with(&scratch)),
+                Err(_) => f(it, &mut scratch()),
+            }
+        })
+        .collect()
 }
 
 /// One thread's scratch in [`Matcher::match_parallel`], on its own cache lines (the

@@ -7,6 +7,7 @@
 //! | [`model`] | §2 | [`Subscription`]s of [`Filter`]s (content constraints + circular [`Area`]), [`Event`]s with a [`Location`] |
 //! | [`io`] | — | users' JSON Lines files -> model, line-numbered errors |
 //! | [`workload`] | §5, Table 1 | seeded generator of every Table 1 parameter, uniform and Zipf space, all-match |
+//! | [`keywords`] | beyond | the keyword workload of spatio-textual publish-subscribe (FAST, ICDE 2018): regions + Zipf keywords as string equalities |
 //! | [`layout`] | §4.3, Fig. 2 | `FPos`, `SqDist`, `BF`, `FCount`, `Constraints`/`SizeC`, encoded events; the grid index (beyond) |
 //! | [`engine`] | §4.2–4.3, Alg. 1 | [`Engine`]: `Loc`, `Cont`, `Zip` on one stream; area moves; batched, grid and low-latency modes (beyond) |
 //!
@@ -66,6 +67,7 @@
 
 pub mod engine;
 pub mod io;
+pub mod keywords;
 pub mod layout;
 pub mod model;
 pub mod workload;

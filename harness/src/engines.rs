@@ -43,6 +43,9 @@ pub enum ClcbEngine {
     Sff,
     /// An R*-tree of the areas, then the content check (CPU, all cores).
     Rtree,
+    /// The grid index: a uniform grid of the areas with a content index per cell
+    /// (after FAST, ICDE 2018); the strongest CPU engine (CPU, all cores).
+    Grid,
 }
 
 /// `harness xml filter --engine`.
@@ -124,7 +127,7 @@ pub enum RunEngine {
     /// ccm: the hybrid index (value index and content index, chosen per event), one core
     /// and all cores.
     Hybrid,
-    /// clcb: the R*-tree CPU matcher.
+    /// clcb: the R*-tree CPU matcher (one core; with the content check also all cores).
     Rtree,
     /// xml: the YFilter-like NFA, one core.
     Yfilter,
@@ -154,7 +157,8 @@ pub enum RunEngine {
     Brute,
     /// ddm: brute force, all cores.
     BrutePar,
-    /// ddm: grid, one core.
+    /// ddm: grid, one core; clcb: the grid index (a content index per cell), one core
+    /// and all cores.
     Grid,
     /// ddm: grid, all cores.
     GridPar,

@@ -96,6 +96,31 @@ pub const TARGETS: &[Target] = &[
     t(T_CLCB, CLCB_RTREE_Z, "batched passes over every filter", ("clcb", "fig4d"), "gpu batched", 1e6, over("rtree", 100.0)),
     t(T_CLCB, CLCB_RTREE_Z, "per event over the grid", ("clcb", "fig4d"), "gpu grid", 1e6, over("rtree", 100.0)),
     t(T_CLCB, CLCB_RTREE_Z, "batched over the grid", ("clcb", "fig4d"), "gpu grid batched", 1e6, over("rtree", 100.0)),
+    // CLCB against today's best CPU method: the grid index with a content index per
+    // cell (`grid`, one thread; `grid all cores`), and the best all-core CPU series.
+    t(T_CLCB_BEST, CLCB_BEST_T2, "batched passes over every filter", ("clcb", "table2"), "gpu batched", 2.0, over(BEST, 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_T2, "batched over the grid's candidates", ("clcb", "table2"), "gpu grid batched", 2.0, over(BEST, 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_FIGS, "Fig. 3a (uniform, 0.001%), batched over the grid", ("clcb", "fig3a"), "gpu grid batched", 1e6, over(BEST, 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_FIGS, "Fig. 3b (uniform, 0.01%), batched over the grid", ("clcb", "fig3b"), "gpu grid batched", 1e6, over(BEST, 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_FIGS, "Fig. 3c (uniform, 0.1%), batched over the grid", ("clcb", "fig3c"), "gpu grid batched", 1e6, over(BEST, 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_FIGS, "Fig. 3d (uniform, 1%), batched over the grid", ("clcb", "fig3d"), "gpu grid batched", 1e6, over(BEST, 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_FIGS, "Fig. 4a (Zipf, 0.001%), batched over the grid", ("clcb", "fig4a"), "gpu grid batched", 1e6, over(BEST, 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_FIGS, "Fig. 4b (Zipf, 0.01%), batched over the grid", ("clcb", "fig4b"), "gpu grid batched", 1e6, over(BEST, 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_FIGS, "Fig. 4c (Zipf, 0.1%), batched over the grid", ("clcb", "fig4c"), "gpu grid batched", 1e6, over(BEST, 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_FIGS, "Fig. 4d (Zipf, 1%), batched over the grid", ("clcb", "fig4d"), "gpu grid batched", 1e6, over(BEST, 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_FIGS, "Fig. 3d (uniform, 1%), batched over every filter", ("clcb", "fig3d"), "gpu batched", 1e6, over(BEST, 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_FIGS, "Fig. 4d (Zipf, 1%), batched over every filter", ("clcb", "fig4d"), "gpu batched", 1e6, over(BEST, 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_MOVE, "one launch carrying the update, uniform", ("clcb", "fig5a"), "gpu", 1e6, Check::AtMost(2.0)),
+    t(T_CLCB_BEST, CLCB_BEST_MOVE, "one launch carrying the update, Zipf", ("clcb", "fig5b"), "gpu", 1e6, Check::AtMost(2.0)),
+    t(T_CLCB_BEST, CLCB_BEST_MOVE_CPU, "one launch carrying the update, uniform", ("clcb", "fig5a"), "gpu", 1e6, over("grid", 1.0)),
+    t(T_CLCB_BEST, CLCB_BEST_MOVE_CPU, "one launch carrying the update, Zipf", ("clcb", "fig5b"), "gpu", 1e6, over("grid", 1.0)),
+    t(T_CLCB_BEST, CLCB_BEST_MOVE_CPU, "low-latency mode: one 16-byte copy, uniform", ("clcb", "fig5a"), "gpu latency", 1e6, over("grid", 1.0)),
+    t(T_CLCB_BEST, CLCB_GRID_T2, "grid index, one thread", ("clcb", "table2"), "grid", 2.0, over("rtree", 10.0)),
+    t(T_CLCB_BEST, CLCB_GRID_KW, "grid index, one thread", ("clcb", "keywords"), "grid A=1%", 1e6, over("rtree A=1%", 30.0)),
+    t(T_CLCB_BEST, CLCB_BEST_KW, "batched over the grid, 1% regions", ("clcb", "keywords"), "gpu grid batched A=1%", 1e6, over("best CPU (all cores) A=1%", 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_KW, "batched over the grid, 0.01% regions", ("clcb", "keywords"), "gpu grid batched A=0.01%", 1e6, over("best CPU (all cores) A=0.01%", 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_KW, "batched over every filter, 1% regions", ("clcb", "keywords"), "gpu batched A=1%", 1e6, over("best CPU (all cores) A=1%", 10.0)),
+    t(T_CLCB_BEST, CLCB_BEST_KW, "batched over every filter, 0.01% regions", ("clcb", "keywords"), "gpu batched A=0.01%", 1e6, over("best CPU (all cores) A=0.01%", 10.0)),
     // Persistent kernels: the latency experiments' rows are µs at x = the
     // percentile; CLCB Table 2's x = 3 is ms per area update.
     t(T_PERSIST, PERSIST_CCM50, "persistent kernel, one event at a time", ("ccm", "latency"), "gpu persistent", 50.0, Check::AtMost(5.0)),
@@ -222,6 +247,20 @@ pub const TARGETS: &[Target] = &[
 const T_CCM: &str = "CCM";
 const T_CLCB: &str = "CLCB";
 const T_PERSIST: &str = "persistent kernels";
+const T_CLCB_BEST: &str = "CLCB against today's best CPU method";
+const CLCB_BEST_T2: &str =
+    "default scenario: GPU batched at least 10x the best CPU on all cores per event";
+const CLCB_BEST_FIGS: &str =
+    "Figs. 3-4 at 1M subscriptions, every area size and distribution: GPU at least 10x the best CPU on all cores";
+const CLCB_BEST_MOVE: &str = "Fig. 5 at 1M subscriptions: one area move on the GPU at most 2 µs";
+const CLCB_BEST_MOVE_CPU: &str =
+    "Fig. 5 at 1M subscriptions: one area move on the GPU no slower than the CPU grid's";
+const CLCB_GRID_T2: &str =
+    "default scenario, one thread: the grid index at least 10x the R*-tree with the content check";
+const CLCB_GRID_KW: &str =
+    "keywords, 1% regions, 1M subscriptions, one thread: the grid index at least 30x the R*-tree";
+const CLCB_BEST_KW: &str =
+    "keywords at 1M subscriptions: GPU at least 10x the best CPU on all cores";
 const T_XML: &str = "XML";
 const T_DDM: &str = "DDM";
 const T_DDM_STRONG: &str = "DDM against today's CPU methods";

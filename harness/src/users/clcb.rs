@@ -4,6 +4,7 @@
 use super::{bad_lines, check_inputs, fallback_note, stream_lines, write_ids, Stats, StreamArgs};
 use crate::bad_input;
 use crate::engines::ClcbEngine;
+use baselines::grid_index::GridIndex;
 use baselines::rtree::RTreeMatcher;
 use baselines::sff_location::SffLocation;
 use clcb::io::RawLines;
@@ -27,7 +28,8 @@ pub enum Cmd {
         /// Events, JSON Lines (`-`: standard input): {"loc": [x, y], "attrs": {"n1": "a"}}
         #[arg(long)]
         events: PathBuf,
-        /// Default: gpu when a GPU can be opened, else rtree (with a note saying why).
+        /// Default: gpu when a GPU can be opened, else grid, the strongest CPU engine (with
+        /// a note saying why).
         #[arg(long, value_enum)]
         engine: Option<ClcbEngine>,
         /// On gpu / emu: match one event at a time (the paper's mode) instead of the
@@ -138,17 +140,17 @@ fn match_cmd(
         format!("({} subscriptions)", subs.len()),
     );
     let dev = match engine {
-        Some(ClcbEngine::Sff | ClcbEngine::Rtree) => None,
+        Some(ClcbEngine::Sff | ClcbEngine::Rtree | ClcbEngine::Grid) => None,
         Some(ClcbEngine::Emu) => Some(Device::emulator()),
         Some(ClcbEngine::Gpu) => Some(stats.time("open the GPU", || {
             Device::gpu(device, clcb::PTX).map_err(|e| {
-                anyhow::Error::new(e).context("opening the GPU (use --engine rtree for the CPU)")
+                anyhow::Error::new(e).context("opening the GPU (use --engine grid for the CPU)")
             })
         })?),
         None => match stats.time("open the GPU", || Device::gpu(device, clcb::PTX)) {
             Ok(d) => Some(d),
             Err(e) => {
-                fallback_note(&e, "rtree", "gpu");
+                fallback_note(&e, "grid", "gpu");
                 None
             }
         },
@@ -177,7 +179,7 @@ fn match_cmd(
                 &mut stats,
             )?
         }
-        (None, _) => {
+        (None, Some(ClcbEngine::Rtree)) => {
             let m = stats.time("build the index (rtree)", || RTreeMatcher::build(&subs));
             let matcher = |evs: &[Event]| {
                 Ok(evs
@@ -186,6 +188,18 @@ fn match_cmd(
                     .map(|e| m.match_indices(e, &subs))
                     .collect())
             };
+            stream_lines(
+                events_path,
+                window,
+                parse_window,
+                matcher,
+                format,
+                &mut stats,
+            )?
+        }
+        (None, _) => {
+            let m = stats.time("build the index (grid)", || GridIndex::build(&subs))?;
+            let matcher = |evs: &[Event]| Ok(m.match_parallel(evs));
             stream_lines(
                 events_path,
                 window,
