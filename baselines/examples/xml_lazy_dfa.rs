@@ -17,6 +17,11 @@ fn ms<T>(f: impl FnOnce() -> T) -> (f64, T) {
 }
 
 fn compare(label: &str, params: QueryParams, n: usize, docs: usize, bytes: usize, seed: u64) {
+    if let Ok(only) = std::env::var("LAZY_DFA_ONLY") {
+        if !format!("{label} n={n}").contains(&only) {
+            return;
+        }
+    }
     let set = QuerySet::from_queries(QueryGenerator::new(params, seed).queries(n));
     let profiles = ProfileSet::compile(&set).expect("generated queries compile");
     let mut g = DblpGenerator::new(seed ^ 0x5eed);
@@ -88,8 +93,12 @@ fn compare(label: &str, params: QueryParams, n: usize, docs: usize, bytes: usize
 
 fn main() {
     let quick = std::env::args().any(|a| a == "quick");
+    let only_twigs = std::env::args().any(|a| a == "twigs");
     let (big, batch) = if quick { (100_000, 50) } else { (1 << 20, 500) };
     for n in [256, 2048] {
+        if only_twigs {
+            break;
+        }
         for p in [0.1, 0.3, 0.5] {
             let params = QueryParams {
                 splits: 0,

@@ -1,4 +1,4 @@
-//! A lazy DFA with a memoized twig join: the strongest CPU XML filter of this project,
+//! A lazy DFA with a report-driven twig join: the strongest CPU XML filter of this project,
 //! the yardstick the GPU engines of the twig paper (Absalyamov et al.) are measured
 //! against.
 //!
@@ -12,37 +12,43 @@
 //! the lazy DFA's states stay few on real documents (they are bounded by the
 //! document's distinct paths, not by the queries).
 //!
-//! **Twig join: memoized like XPush's bottom-up states** (Gupta & Suciu, "Stream
-//! processing of XPath queries with predicates", SIGMOD 2003). The join itself is
-//! [`Yfilter`]'s, restated over sets: when element `e` closes, a query node `n` active
-//! at `e` is satisfied iff every child `c` of `n` was satisfied at a child of `e` (`/c`:
-//! `c` is in the set `C(e)` of child reports) or at a proper descendant (`//c`: `c` is in
-//! `D(e)`, the descendant reports of `e`'s subtree). XPush makes predicate evaluation
-//! deterministic by building, lazily, the bottom-up automaton whose states are such
-//! sets; we do the same: `C` and `D` are interned sets (ids), and the whole close step
-//! — which active nodes are satisfied, the child reports it adds to the parent, the
-//! descendant reports it passes up, the queries it matches — is one memoized function
-//! of `(parent's DFA state, e's DFA state, C(e), D(e))`. A warm close is one hash
-//! lookup plus, where the parent's sets grow, one memoized union: the per-element work
-//! no longer touches every matched query node, which is what makes the NFA (and XMLTK's
-//! DFA with a per-node join) slow on twigs with thousands of active nodes.
+//! **Twig join: report-driven, with memoized leaf steps.** The join itself is
+//! [`Yfilter`]'s, restated over reports: when element `e` closes, a query node `n`
+//! active at `e` is satisfied iff every child `c` of `n` was satisfied at a child of `e`
+//! (`/c`) or at a proper descendant (`//c`). The NFA tests every query node active at
+//! `e`, thousands on the paper's twigs. Here the work follows the *reports* instead:
 //!
-//! `D` is kept small and repetitive (so the memo hits): a descendant report `c` is passed
-//! to the parent `p` only if the `//`-state under `c`'s parent query node is in `p`'s DFA
-//! state, which is exactly when `c`'s parent node is active at `p` or above it; other
-//! reports can never be used again.
+//! - A leaf query node is satisfied wherever it is active, so what an element reports
+//!   when nothing below it did depends only on the transition `(parent's DFA state,
+//!   element's DFA state)`. That *leaf bundle* (its reports, and the queries it matches)
+//!   is built once per transition, like a DFA state (the precomputed per-state answers of
+//!   XPush's bottom-up states, Gupta & Suciu, SIGMOD 2003, here per top-down transition),
+//!   and a close with no reports below pushes one bundle id to the parent (once per
+//!   parent, however many children share it).
+//! - A node whose path up to its twig's root has no split (every ancestor has one child)
+//!   needs no report: once satisfied its twig matches (every ancestor is satisfied in the
+//!   same embedding). Linear paths therefore never report, and leaf bundles list only
+//!   the nodes that feed a split.
+//! - At the close of an element that received reports, each report (a bundle's items,
+//!   then single reports) sets its bit in its parent node's mask of children, with what
+//!   the join needs stored inline in the bundle; a node whose mask fills is satisfied and
+//!   reported up; a `//` report is passed up while the `//`-state under its parent's NFA
+//!   state is active at the receiving element (its parent can still be active there or
+//!   above); reports of queries already matched in the document are skipped.
+//!
+//! So the close of an element costs its reports, not its active nodes, and the cache
+//! grows with the DFA's transitions, not with the combinations of reports (a memo keyed
+//! by report sets, tried first, missed about once per publication record on the paper's
+//! documents, whose records mix fields at random, and grew by 100-265 MB per 12 MB).
 //!
 //! **Where it departs.** XMLTK filters linear paths; XPush compiles value predicates
-//! (`[a = 3]`) into an alternating automaton built eagerly over a training set. Here the
-//! predicates are structural (nested twigs, `*`, `//`, as in the twig paper's Fig. 1),
-//! the bottom-up states are sets of satisfied query nodes rather than of atomic
-//! predicates, and the memo is keyed by the parent's top-down state (XPush's pushdown
-//! pairs). Queries already matched in the document are not skipped inside the memo (a
-//! memo entry is shared by all documents); instead, each entry's list of matched queries
-//! is applied at most once per document.
+//! into an alternating automaton built eagerly over a training set. Here the predicates
+//! are structural (nested twigs, `*`, `//`, as in the twig paper's Fig. 1) and only the
+//! top-down automaton and its leaf steps are memoized; the join above the leaves is
+//! computed per document from the reports, as YFilter's is from the active nodes.
 //!
-//! **Bounded memory.** Each [`Cache`] counts the bytes of its states, sets and memo
-//! entries. When a document pushes it past the budget ([`LazyDfa::with_budget`],
+//! **Bounded memory.** Each [`Cache`] counts the bytes of its states, transitions and
+//! leaf bundles. When a document pushes it past the budget ([`LazyDfa::with_budget`],
 //! [`DEFAULT_BUDGET`] by default), the document is filtered again from the start by the
 //! NFA ([`Yfilter`], the same answers; the fallback XMLTK's paper leaves open) and the
 //! cache is flushed, so memory stays bounded whatever the queries and documents, and a
@@ -64,9 +70,6 @@ use xml_twig::model::{Axis, Document, Matches, ProfileSet};
 
 /// Default cache budget per thread: 256 MiB.
 pub const DEFAULT_BUDGET: usize = 256 << 20;
-
-/// Id of the empty set in every [`SetTable`].
-const EMPTY: u32 = 0;
 
 /// A multiply-rotate hasher (FxHash's): the memo's keys are small integers.
 #[derive(Default, Clone, Copy)]
@@ -107,7 +110,7 @@ impl Hasher for Fx {
 
 type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
-/// Interned sorted sets of `u32`: equal sets get equal ids; id [`EMPTY`] is `{}`.
+/// Interned sorted sets of `u32`: equal sets get equal ids; id 0 is `{}`.
 #[derive(Clone, Debug)]
 struct SetTable {
     data: Vec<u32>,
@@ -173,24 +176,47 @@ impl SetTable {
     }
 }
 
-/// One memoized close step.
-#[derive(Clone, Copy, Debug)]
-struct Close {
-    /// Child reports for the parent: satisfied `/` nodes (a set id).
-    child: u32,
-    /// Descendant reports for the parent: `D(e)` plus the satisfied `//` nodes, kept
-    /// where the parent can use them (a set id).
-    desc: u32,
-    /// Queries matched: `(start, len)` in `Cache::matched_lists`.
-    matched: (u32, u32),
+/// The leaf step of one transition `(parent's DFA state P, element's DFA state S)`:
+/// what an element in `S` under `P` reports when nothing below it did (its satisfied
+/// leaves), built once per transition.
+#[derive(Clone, Copy, Debug, Default)]
+struct Bundle {
+    /// Reports for the parent: `(start, len)` in `Cache::bundle_items`.
+    items: (u32, u32),
+    /// Queries matched: `(start, len)` in `Cache::bundle_tops`.
+    tops: (u32, u32),
 }
 
-/// One open element: its DFA state and its child and descendant reports so far.
+/// One report of a bundle, with what the join needs of its query node inline.
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    node: u32,
+    query: u32,
+    /// The parent query node it counts for at the receiving element ([`NONE`]: the
+    /// parent is not active there, the report only passes up).
+    parent: u32,
+    /// For a `//` node: the `//`-state that must be active at an element for the report
+    /// to pass up to it ([`NONE`] for a `/` node).
+    desc_state: u32,
+    /// The node's bit among its parent's children (0 under a node of more than 64).
+    bit: u64,
+}
+
+/// Id of the bundle that reports nothing and matches nothing.
+const EMPTY_BUNDLE: u32 = 0;
+
+/// One open element: its DFA state, its leaf bundle and where its reports start on the
+/// report stacks.
 #[derive(Clone, Copy, Debug)]
 struct Frame {
     state: u32,
-    child: u32,
-    desc: u32,
+    bundle: u32,
+    /// Start of this element's segment of `Cache::bundles` (bundles of its children).
+    bstart: u32,
+    /// Start of this element's segment of `Cache::loose` (single reports).
+    lstart: u32,
+    /// Number of the element in the stream of elements this cache has opened.
+    serial: u64,
 }
 
 /// Counters of a cache (summed over a [`LazyDfa`]'s caches by [`LazyDfa::stats`]).
@@ -198,9 +224,9 @@ struct Frame {
 pub struct CacheStats {
     /// DFA states built (sets of NFA states).
     pub dfa_states: usize,
-    /// Memoized close steps.
+    /// Memoized leaf steps (one per transition taken).
     pub closes: usize,
-    /// Interned sets of query nodes (child and descendant reports).
+    /// Query nodes listed in the memoized leaf steps (their reports).
     pub node_sets: usize,
     /// Bytes the caches hold now.
     pub bytes: usize,
@@ -210,8 +236,8 @@ pub struct CacheStats {
     pub nfa_fallbacks: usize,
 }
 
-/// The lazily built automaton of one thread: DFA states, their transitions, the
-/// interned report sets and the memoized close steps, plus per-document scratch.
+/// The lazily built automaton of one thread: DFA states, their transitions and
+/// membership bitsets, the memoized leaf steps, plus per-document scratch.
 /// A clone is an independent copy (a trained cache handed to several threads).
 #[derive(Clone)]
 pub struct Cache {
@@ -219,33 +245,48 @@ pub struct Cache {
     dfa: SetTable,
     /// `trans[state * tags + tag]`: next DFA state, [`NONE`] until first needed.
     trans: Vec<u32>,
-    /// DFA state -> `(start, len)` in `active_nodes`: the query nodes active there.
-    active: Vec<(u32, u32)>,
-    active_nodes: Vec<u32>,
-    /// Report sets (of query nodes).
-    sets: SetTable,
-    /// `(a, b)` with `a < b` -> the id of their union.
-    unions: FxMap<u64, u32>,
-    /// `(parent state, state, C, D)` -> index into `closes`.
-    memo: FxMap<(u64, u64), u32>,
-    closes: Vec<Close>,
-    matched_lists: Vec<u32>,
-    /// Per close entry: the document stamp it last matched queries in.
+    /// `leaf[state * tags + tag]`: the [`Bundle`] of that transition (valid where
+    /// `trans` is).
+    leaf: Vec<u32>,
+    /// `member[state * words ..][s / 64] >> (s % 64) & 1`: NFA state `s` is in the DFA
+    /// state.
+    member: Vec<u64>,
+    words: usize,
+    bundles_built: Vec<Bundle>,
+    bundle_items: Vec<Item>,
+    bundle_tops: Vec<u32>,
+    /// Per bundle: the serial of the element it was last pushed to (pushed once).
+    bundle_seen: Vec<u64>,
+    /// Per bundle: the document stamp it last matched queries in.
     applied: Vec<u32>,
-    // Scratch.
-    nfa_mark: Vec<u32>,
-    node_mark: Vec<u32>,
-    stamp: u32,
-    buf: Vec<u32>,
-    buf2: Vec<u32>,
+    // Per-document state.
     frames: Vec<Frame>,
+    /// Bundles reported to the open elements, element after element.
+    bundles: Vec<u32>,
+    /// Single reports (satisfied inner nodes, passed-up `//` reports) to the open
+    /// elements, element after element.
+    loose: Vec<u32>,
+    scratch: Vec<u32>,
+    serial: u64,
+    /// Per query node: the stamp of the close step that passed it up, and of the one
+    /// that counted it (nodes under a parent of more than 64 children).
+    seen: Vec<u32>,
+    counted: Vec<u32>,
+    /// Per query node: the stamp of the close step that last set `mask`, and its
+    /// children reported there (bits, or a count past 64 children).
+    mask_stamp: Vec<u32>,
+    mask: Vec<u64>,
+    stamp: u32,
+    nfa_mark: Vec<u32>,
+    buf: Vec<u32>,
     /// Per query: the document stamp it matched in.
     matched: Vec<u32>,
     doc: u32,
+    found: usize,
     nfa_runtime: Option<crate::yfilter::Runtime>,
     flushes: usize,
     nfa_fallbacks: usize,
-    /// Set by every memo miss: the budget is checked only then.
+    /// Set whenever the automaton grows: the budget is checked only then.
     grew: bool,
 }
 
@@ -254,22 +295,29 @@ impl Cache {
         let mut c = Cache {
             dfa: SetTable::new(),
             trans: Vec::new(),
-            active: Vec::new(),
-            active_nodes: Vec::new(),
-            sets: SetTable::new(),
-            unions: FxMap::default(),
-            memo: FxMap::default(),
-            closes: Vec::new(),
-            matched_lists: Vec::new(),
+            leaf: Vec::new(),
+            member: Vec::new(),
+            words: f.nfa.states.len().div_ceil(64),
+            bundles_built: Vec::new(),
+            bundle_items: Vec::new(),
+            bundle_tops: Vec::new(),
+            bundle_seen: Vec::new(),
             applied: Vec::new(),
-            nfa_mark: vec![0; f.nfa.states.len()],
-            node_mark: vec![0; f.nfa.nodes.len()],
-            stamp: 0,
-            buf: Vec::new(),
-            buf2: Vec::new(),
             frames: Vec::new(),
+            bundles: Vec::new(),
+            loose: Vec::new(),
+            scratch: Vec::new(),
+            serial: 0,
+            seen: vec![0; f.nodes.len()],
+            counted: vec![0; f.nodes.len()],
+            mask_stamp: vec![0; f.nodes.len()],
+            mask: vec![0; f.nodes.len()],
+            stamp: 0,
+            nfa_mark: vec![0; f.nfa.states.len()],
+            buf: Vec::new(),
             matched: vec![0; f.nfa.ids.len()],
             doc: 0,
+            found: 0,
             nfa_runtime: None,
             flushes: 0,
             nfa_fallbacks: 0,
@@ -283,42 +331,42 @@ impl Cache {
     fn reset(&mut self, f: &LazyDfa) {
         self.dfa = SetTable::new();
         self.trans.clear();
-        self.active.clear();
-        self.active_nodes.clear();
-        self.sets = SetTable::new();
-        self.unions = FxMap::default();
-        self.memo = FxMap::default();
-        self.closes.clear();
-        self.matched_lists.clear();
+        self.leaf.clear();
+        self.member.clear();
+        self.bundles_built.clear();
+        self.bundle_items.clear();
+        self.bundle_tops.clear();
+        self.bundle_seen.clear();
         self.applied.clear();
+        self.bundles_built.push(Bundle::default());
+        self.bundle_seen.push(0);
+        self.applied.push(0);
         // DFA state 0 is the empty set (no NFA state; the table interns it at
         // creation): its row is filled like any other.
         self.trans.extend(std::iter::repeat_n(NONE, f.tags));
-        self.active.push((0, 0));
+        self.leaf.extend(std::iter::repeat_n(EMPTY_BUNDLE, f.tags));
+        self.member.extend(std::iter::repeat_n(0, self.words));
         let start = f.start.clone();
         let (id, _) = self.add_dfa_state(f, &start);
         debug_assert_eq!(id, START);
     }
 
-    /// Bytes held by the automaton and the memo.
+    /// Bytes held by the automaton and its leaf bundles.
     pub fn bytes(&self) -> usize {
         self.dfa.bytes()
-            + self.trans.len() * 4
-            + self.active_nodes.len() * 4
-            + self.active.len() * 8
-            + self.sets.bytes()
-            + self.unions.len() * 16
-            + self.memo.len() * 24
-            + self.closes.len() * (16 + 4)
-            + self.matched_lists.len() * 4
+            + self.trans.len() * 8
+            + self.member.len() * 8
+            + self.bundles_built.len() * (16 + 8 + 4)
+            + self.bundle_items.len() * std::mem::size_of::<Item>()
+            + self.bundle_tops.len() * 4
     }
 
     /// This cache's counters.
     pub fn stats(&self) -> CacheStats {
         CacheStats {
             dfa_states: self.dfa.len(),
-            closes: self.closes.len(),
-            node_sets: self.sets.len(),
+            closes: self.bundles_built.len() - 1,
+            node_sets: self.bundle_items.len(),
             bytes: self.bytes(),
             flushes: self.flushes,
             nfa_fallbacks: self.nfa_fallbacks,
@@ -329,31 +377,40 @@ impl Cache {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.nfa_mark.iter_mut().for_each(|x| *x = 0);
-            self.node_mark.iter_mut().for_each(|x| *x = 0);
+            self.seen.iter_mut().for_each(|x| *x = 0);
+            self.counted.iter_mut().for_each(|x| *x = 0);
+            self.mask_stamp.iter_mut().for_each(|x| *x = 0);
             self.stamp = 1;
         }
         self.stamp
     }
 
+    /// NFA state `s` is in DFA state `state` ([`NONE`] is in none).
+    #[inline]
+    fn has(&self, state: u32, s: u32) -> bool {
+        s != NONE
+            && self.member[state as usize * self.words + (s / 64) as usize] >> (s % 64) & 1 == 1
+    }
+
     /// Interns the DFA state of NFA states `set` (sorted); a new one gets an empty
-    /// transition row and its list of active query nodes.
+    /// transition row and its membership bitset.
     fn add_dfa_state(&mut self, f: &LazyDfa, set: &[u32]) -> (u32, bool) {
         let (id, new) = self.dfa.intern(set);
         self.grew = true;
         if new {
             self.trans.extend(std::iter::repeat_n(NONE, f.tags));
-            let start = self.active_nodes.len() as u32;
+            self.leaf.extend(std::iter::repeat_n(EMPTY_BUNDLE, f.tags));
+            let at = self.member.len();
+            self.member.extend(std::iter::repeat_n(0, self.words));
             for &s in set {
-                self.active_nodes
-                    .extend_from_slice(&f.nfa.states[s as usize].nodes);
+                self.member[at + (s / 64) as usize] |= 1 << (s % 64);
             }
-            let len = self.active_nodes.len() as u32 - start;
-            self.active.push((start, len));
         }
         (id, new)
     }
 
-    /// Builds the transition of DFA state `from` on `tag` (XMLTK's lazy step).
+    /// Builds the transition of DFA state `from` on `tag` (XMLTK's lazy step) and its
+    /// leaf bundle.
     #[cold]
     fn build_transition(&mut self, f: &LazyDfa, from: u32, tag: u16) -> u32 {
         let stamp = self.next_stamp();
@@ -382,138 +439,165 @@ impl Cache {
         next.sort_unstable();
         let (to, _) = self.add_dfa_state(f, &next);
         self.buf = next;
+        let bundle = self.build_bundle(f, from, to);
         self.trans[from as usize * f.tags + tag as usize] = to;
+        self.leaf[from as usize * f.tags + tag as usize] = bundle;
         to
     }
 
-    /// The union of report sets `a` and `b`, memoized.
-    #[inline]
-    fn union(&mut self, a: u32, b: u32) -> u32 {
-        if a == b || b == EMPTY {
-            return a;
-        }
-        if a == EMPTY {
-            return b;
-        }
-        let key = (u64::from(a.min(b)) << 32) | u64::from(a.max(b));
-        if let Some(&u) = self.unions.get(&key) {
-            return u;
-        }
-        self.build_union(key, a, b)
-    }
-
-    #[cold]
-    fn build_union(&mut self, key: u64, a: u32, b: u32) -> u32 {
-        let mut out = std::mem::take(&mut self.buf);
-        out.clear();
-        let (x, y) = (self.sets.get(a), self.sets.get(b));
-        let (mut i, mut j) = (0, 0);
-        while i < x.len() && j < y.len() {
-            match x[i].cmp(&y[j]) {
-                std::cmp::Ordering::Less => {
-                    out.push(x[i]);
-                    i += 1;
+    /// The leaf bundle of an element in DFA state `state` under one in `parent`: its
+    /// active leaves, as queries matched (a leaf whose path to the twig's root has no
+    /// split) or as reports the parent can use.
+    fn build_bundle(&mut self, f: &LazyDfa, parent: u32, state: u32) -> u32 {
+        let items = self.bundle_items.len() as u32;
+        let tops = self.bundle_tops.len() as u32;
+        for i in 0..self.dfa.get(state).len() {
+            let s = self.dfa.get(state)[i];
+            for &n in &f.nfa.states[s as usize].nodes {
+                let info = &f.nodes[n as usize];
+                if info.children != 0 {
+                    continue;
                 }
-                std::cmp::Ordering::Greater => {
-                    out.push(y[j]);
-                    j += 1;
-                }
-                std::cmp::Ordering::Equal => {
-                    out.push(x[i]);
-                    i += 1;
-                    j += 1;
+                if info.to_top {
+                    self.bundle_tops.push(info.query);
+                } else if !info.desc || self.has(parent, info.desc_state) {
+                    let counts = !info.desc || self.has(parent, info.parent_state);
+                    self.bundle_items.push(Item {
+                        node: n,
+                        query: info.query,
+                        parent: if counts { info.parent } else { NONE },
+                        desc_state: info.desc_state,
+                        bit: info.bit,
+                    });
                 }
             }
         }
-        out.extend_from_slice(&x[i..]);
-        out.extend_from_slice(&y[j..]);
-        let (u, _) = self.sets.intern(&out);
-        self.grew = true;
-        self.buf = out;
-        self.unions.insert(key, u);
-        u
-    }
-
-    /// Computes the close step of an element in DFA state `state` with reports
-    /// `child` and `desc`, under a parent in DFA state `parent` (a memo miss).
-    #[cold]
-    fn build_close(
-        &mut self,
-        f: &LazyDfa,
-        key: (u64, u64),
-        parent: u32,
-        state: u32,
-        child: u32,
-        desc: u32,
-    ) -> u32 {
-        let stamp = self.next_stamp();
-        // Mark the nodes satisfied below: `/` nodes at a child, `//` nodes at a
-        // proper descendant (a node has one axis, so one mark serves both sets).
-        for &c in self.sets.get(child) {
-            self.node_mark[c as usize] = stamp;
+        let b = Bundle {
+            items: (items, self.bundle_items.len() as u32 - items),
+            tops: (tops, self.bundle_tops.len() as u32 - tops),
+        };
+        if b.items.1 == 0 && b.tops.1 == 0 {
+            return EMPTY_BUNDLE;
         }
-        for &c in self.sets.get(desc) {
-            self.node_mark[c as usize] = stamp;
-        }
-        // NFA states of the parent: which `//` reports it can still use.
-        for &s in self.dfa.get(parent) {
-            self.nfa_mark[s as usize] = stamp;
-        }
-        let mut child_out = std::mem::take(&mut self.buf);
-        let mut desc_out = std::mem::take(&mut self.buf2);
-        child_out.clear();
-        desc_out.clear();
-        let matched_start = self.matched_lists.len() as u32;
-        let (a, n) = self.active[state as usize];
-        for &node in &self.active_nodes[a as usize..(a + n) as usize] {
-            let (cs, cn) = f.children[node as usize];
-            let ok = f.child_list[cs as usize..(cs + cn) as usize]
-                .iter()
-                .all(|&c| self.node_mark[c as usize] == stamp);
-            if !ok {
-                continue;
-            }
-            let info = &f.nfa.nodes[node as usize];
-            if info.is_top {
-                self.matched_lists.push(info.query);
-            } else {
-                match info.axis {
-                    Axis::Child => child_out.push(node),
-                    Axis::Descendant => desc_out.push(node),
-                }
-            }
-        }
-        desc_out.extend_from_slice(self.sets.get(desc));
-        desc_out.retain(|&c| {
-            let s = f.desc_state[c as usize];
-            s != NONE && self.nfa_mark[s as usize] == stamp
-        });
-        child_out.sort_unstable();
-        child_out.dedup();
-        desc_out.sort_unstable();
-        desc_out.dedup();
-        let (child_id, _) = self.sets.intern(&child_out);
-        let (desc_id, _) = self.sets.intern(&desc_out);
-        self.buf = child_out;
-        self.buf2 = desc_out;
-        let id = self.closes.len() as u32;
-        self.closes.push(Close {
-            child: child_id,
-            desc: desc_id,
-            matched: (
-                matched_start,
-                self.matched_lists.len() as u32 - matched_start,
-            ),
-        });
+        self.bundles_built.push(b);
+        self.bundle_seen.push(0);
         self.applied.push(0);
-        self.memo.insert(key, id);
         self.grew = true;
-        id
+        self.bundles_built.len() as u32 - 1
+    }
+
+    /// Marks query `q` matched in this document.
+    #[inline]
+    fn match_query(&mut self, q: u32) {
+        if self.matched[q as usize] != self.doc {
+            self.matched[q as usize] = self.doc;
+            self.found += 1;
+        }
+    }
+
+    /// The twig join at the close of element `e` (frame `fr`, under a parent in DFA
+    /// state `parent`) that received reports: counts, per query node active at `e`, its
+    /// children reported (each once), and reports the nodes that reach their count, plus
+    /// the `//` reports the parent can still use. Work scales with the reports, not with
+    /// the query nodes active at `e`.
+    fn join(&mut self, f: &LazyDfa, fr: Frame, parent: u32) {
+        let stamp = self.next_stamp();
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        let doc = self.doc;
+        let process = |it: Item, this: &mut Cache, out: &mut Vec<u32>| {
+            if this.matched[it.query as usize] == doc {
+                return; // its query is answered: no need to join it again
+            }
+            let c = it.node as usize;
+            if it.desc_state != NONE && this.seen[c] != stamp {
+                this.seen[c] = stamp;
+                if this.has(parent, it.desc_state) {
+                    out.push(it.node); // usable above: passed up
+                }
+            }
+            if it.parent == NONE {
+                return;
+            }
+            let p = it.parent as usize;
+            if this.mask_stamp[p] != stamp {
+                this.mask_stamp[p] = stamp;
+                this.mask[p] = 0;
+            }
+            let old = this.mask[p];
+            let new = if it.bit != 0 {
+                old | it.bit
+            } else if this.counted[c] != stamp {
+                this.counted[c] = stamp;
+                old + 1
+            } else {
+                old
+            };
+            this.mask[p] = new;
+            let pi = &f.nodes[p];
+            if new != old && new == pi.full {
+                if pi.to_top {
+                    this.match_query(pi.query);
+                } else if !pi.desc || this.has(parent, pi.desc_state) {
+                    out.push(it.parent);
+                }
+            }
+        };
+        for i in fr.bstart as usize..self.bundles.len() {
+            let b = self.bundles_built[self.bundles[i] as usize];
+            let (s, n) = b.items;
+            for k in s..s + n {
+                let it = self.bundle_items[k as usize];
+                process(it, self, &mut out);
+            }
+        }
+        for i in fr.lstart as usize..self.loose.len() {
+            let c = self.loose[i];
+            let info = &f.nodes[c as usize];
+            let counts = !info.desc || self.has(fr.state, info.parent_state);
+            let it = Item {
+                node: c,
+                query: info.query,
+                parent: if counts { info.parent } else { NONE },
+                desc_state: info.desc_state,
+                bit: info.bit,
+            };
+            process(it, self, &mut out);
+        }
+        self.bundles.truncate(fr.bstart as usize);
+        self.loose.truncate(fr.lstart as usize);
+        self.loose.extend_from_slice(&out);
+        self.scratch = out;
     }
 }
 
 /// The DFA state every document starts in (state 0 is the empty set).
 const START: u32 = 1;
+
+/// A query node as the join reads it.
+#[derive(Clone, Copy, Debug)]
+struct NodeInfo {
+    query: u32,
+    /// Parent query node ([`NONE`] for a twig's root).
+    parent: u32,
+    /// Number of children.
+    children: u32,
+    /// This node's bit among its parent's children (0 under a parent of more than 64).
+    bit: u64,
+    /// What `Cache::mask` holds when every child is reported: all their bits, or their
+    /// number for a node of more than 64 children.
+    full: u64,
+    /// Axis `//` (else `/`).
+    desc: bool,
+    /// Satisfied implies its twig matches: the root, or the only child of a node with
+    /// that property (no split on the way up).
+    to_top: bool,
+    /// NFA state of the parent's path ([`NONE`] for a root).
+    parent_state: u32,
+    /// For a `//` node under another: the `//`-state under its parent's NFA state, the
+    /// state that is active wherever the node's report can still be used.
+    desc_state: u32,
+}
 
 /// The lazy DFA filter of a query set (see the module docs), with a pool of per-thread
 /// caches.
@@ -523,12 +607,7 @@ pub struct LazyDfa {
     tags: usize,
     /// NFA states of the start DFA state (sorted).
     start: Vec<u32>,
-    /// Per query node: `(start, len)` of its children in `child_list`.
-    children: Vec<(u32, u32)>,
-    child_list: Vec<u32>,
-    /// Per `//` query node under another node: the `//`-state under its parent's
-    /// NFA state ([`NONE`] for `/` nodes and first steps).
-    desc_state: Vec<u32>,
+    nodes: Vec<NodeInfo>,
     budget: usize,
     pool: Mutex<Vec<Cache>>,
 }
@@ -554,12 +633,8 @@ impl LazyDfa {
     /// As [`Self::new`], with each thread's cache bounded by `budget` bytes.
     pub fn with_budget(profiles: &ProfileSet, budget: usize) -> Self {
         let nfa = Yfilter::new(profiles);
-        let mut children = Vec::with_capacity(nfa.nodes.len());
-        let mut child_list = Vec::new();
         let mut parent = vec![NONE; nfa.nodes.len()];
         for (i, n) in nfa.nodes.iter().enumerate() {
-            children.push((child_list.len() as u32, n.children.len() as u32));
-            child_list.extend_from_slice(&n.children);
             for &c in &n.children {
                 parent[c as usize] = i as u32;
             }
@@ -570,16 +645,50 @@ impl LazyDfa {
                 state_of[n as usize] = s as u32;
             }
         }
-        let desc_state = (0..nfa.nodes.len())
-            .map(|n| {
-                let p = parent[n];
-                if p == NONE || nfa.nodes[n].axis != Axis::Descendant {
+        let mut nodes: Vec<NodeInfo> = Vec::with_capacity(nfa.nodes.len());
+        for (i, n) in nfa.nodes.iter().enumerate() {
+            let p = parent[i];
+            let desc = n.axis == Axis::Descendant;
+            let parent_state = if p == NONE {
+                NONE
+            } else {
+                state_of[p as usize]
+            };
+            nodes.push(NodeInfo {
+                query: n.query,
+                parent: p,
+                children: n.children.len() as u32,
+                bit: 0,
+                full: match n.children.len() {
+                    k @ 0..64 => (1u64 << k) - 1,
+                    64 => u64::MAX,
+                    k => k as u64,
+                },
+                desc,
+                to_top: n.is_top,
+                parent_state,
+                desc_state: if p == NONE || !desc {
                     NONE
                 } else {
-                    nfa.states[state_of[p as usize] as usize].eps
+                    nfa.states[parent_state as usize].eps
+                },
+            });
+        }
+        for n in &nfa.nodes {
+            if n.children.len() <= 64 {
+                for (k, &c) in n.children.iter().enumerate() {
+                    nodes[c as usize].bit = 1 << k;
                 }
-            })
-            .collect();
+            }
+        }
+        // A twig's nodes follow their parents: one pass settles `to_top`.
+        for i in 0..nodes.len() {
+            let p = nodes[i].parent;
+            if p != NONE {
+                let pi = nodes[p as usize];
+                nodes[i].to_top = pi.children == 1 && pi.to_top;
+            }
+        }
         let mut start = vec![0u32];
         if nfa.states[0].eps != NONE {
             start.push(nfa.states[0].eps);
@@ -589,9 +698,7 @@ impl LazyDfa {
             tags: profiles.dict.len() + 1,
             nfa,
             start,
-            children,
-            child_list,
-            desc_state,
+            nodes,
             budget,
             pool: Mutex::new(Vec::new()),
         }
@@ -660,12 +767,17 @@ impl LazyDfa {
         }
         let doc_stamp = c.doc;
         let queries = self.nfa.ids.len();
-        let mut found = 0usize;
+        c.found = 0;
         c.frames.clear();
+        c.bundles.clear();
+        c.loose.clear();
+        c.serial += 1;
         c.frames.push(Frame {
             state: START,
-            child: EMPTY,
-            desc: EMPTY,
+            bundle: EMPTY_BUNDLE,
+            bstart: 0,
+            lstart: 0,
+            serial: c.serial,
         });
         let tags = self.tags;
         for ev in &doc.events {
@@ -675,60 +787,54 @@ impl LazyDfa {
                     tag = 0; // a name no query uses: only `*` and `//` see it
                 }
                 let from = c.frames.last().map_or(START, |f| f.state);
-                let mut to = c.trans[from as usize * tags + tag as usize];
+                let at = from as usize * tags + tag as usize;
+                let mut to = c.trans[at];
                 if to == NONE {
                     to = c.build_transition(self, from, tag);
                 }
+                c.serial += 1;
                 c.frames.push(Frame {
                     state: to,
-                    child: EMPTY,
-                    desc: EMPTY,
+                    bundle: c.leaf[at],
+                    bstart: c.bundles.len() as u32,
+                    lstart: c.loose.len() as u32,
+                    serial: c.serial,
                 });
+                if c.grew {
+                    c.grew = false;
+                    if c.bytes() > self.budget {
+                        return false;
+                    }
+                }
             } else {
                 if c.frames.len() < 2 {
                     continue; // unbalanced close: ignored (documents are checked when parsed)
                 }
-                let Some(f) = c.frames.pop() else { continue };
-                let parent = c.frames.last().map_or(START, |p| p.state);
-                let key = (
-                    (u64::from(parent) << 32) | u64::from(f.state),
-                    (u64::from(f.child) << 32) | u64::from(f.desc),
-                );
-                let id = match c.memo.get(&key) {
-                    Some(&id) => id,
-                    None => c.build_close(self, key, parent, f.state, f.child, f.desc),
+                let Some(fr) = c.frames.pop() else { continue };
+                let Some(&parent) = c.frames.last() else {
+                    continue;
                 };
-                let close = c.closes[id as usize];
-                if close.child != EMPTY || close.desc != EMPTY {
-                    let (pc, pd) = c
-                        .frames
-                        .last()
-                        .map_or((EMPTY, EMPTY), |p| (p.child, p.desc));
-                    let nc = c.union(pc, close.child);
-                    let nd = c.union(pd, close.desc);
-                    if let Some(p) = c.frames.last_mut() {
-                        p.child = nc;
-                        p.desc = nd;
-                    }
+                if c.bundles.len() > fr.bstart as usize || c.loose.len() > fr.lstart as usize {
+                    c.join(self, fr, parent.state);
                 }
-                let (ms, mn) = close.matched;
-                if mn > 0 && c.applied[id as usize] != doc_stamp {
-                    c.applied[id as usize] = doc_stamp;
-                    for &q in &c.matched_lists[ms as usize..(ms + mn) as usize] {
-                        if c.matched[q as usize] != doc_stamp {
-                            c.matched[q as usize] = doc_stamp;
-                            found += 1;
+                let b = fr.bundle;
+                if b != EMPTY_BUNDLE {
+                    let bundle = c.bundles_built[b as usize];
+                    if bundle.items.1 > 0 && c.bundle_seen[b as usize] != parent.serial {
+                        c.bundle_seen[b as usize] = parent.serial;
+                        c.bundles.push(b);
+                    }
+                    let (ts, tn) = bundle.tops;
+                    if tn > 0 && c.applied[b as usize] != doc_stamp {
+                        c.applied[b as usize] = doc_stamp;
+                        for k in ts..ts + tn {
+                            let q = c.bundle_tops[k as usize];
+                            c.match_query(q);
                         }
                     }
-                    if found == queries {
-                        break; // every query matched: the rest cannot change the answer
-                    }
                 }
-            }
-            if c.grew {
-                c.grew = false;
-                if c.bytes() > self.budget {
-                    return false;
+                if c.found == queries {
+                    break; // every query matched: the rest cannot change the answer
                 }
             }
         }
