@@ -4,7 +4,7 @@
 //! Engines: `gpu` (the push/pop stack kernels on the GPU), `emu` (the same kernels on the
 //! emulator, quick mode), `yfilter` (the single-threaded NFA baseline) and `yfilter-mc`
 //! (the same NFA over all cores, the paper's "pseudo-multicore YFilter"), and beyond the
-//! paper `lazy-dfa` / `lazy-dfa-mc`, the lazy DFA with a memoized twig join
+//! paper `lazy-dfa` / `lazy-dfa-mc`, the lazy DFA with a report-driven twig join
 //! ([`baselines::lazy_dfa`]) on one core and on all cores (documents in parallel). Every
 //! engine's answer is checked against `yfilter` on every workload.
 //!
@@ -24,10 +24,11 @@
 //! events); the GPU's time covers sending the encoded events, filtering, and reading
 //! the results back. NFA construction and the personality upload happen once per query
 //! set, before timing. Each measurement is the best of a few repetitions (fewer for slow
-//! runs), after one untimed warm-up run per engine. The single-threaded NFA on a large
-//! batch is timed on its first 100 documents and scaled by the batch size when the whole
-//! batch would take more than 4 s (documents are independent and identically generated);
-//! its answers are then checked through the multicore NFA, which runs every document.
+//! runs), after one untimed warm-up run per engine. The one-core engines (`yfilter`,
+//! `lazy-dfa`) on a batch of documents are timed on its first documents holding at least
+//! 2 MB and scaled by bytes (documents are independent and identically generated); the
+//! NFA's answers to check come from the multicore NFA, which runs every document, and
+//! the lazy DFA's sample answers are checked against them.
 
 use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
 use crate::plot::BEST_CPU;
@@ -303,10 +304,29 @@ fn reps_for(first_ms: f64) -> usize {
     }
 }
 
-/// Documents in the sample that times the single-threaded NFA on large batches.
-const YFILTER_SAMPLE: usize = 100;
-/// Longest single-threaded NFA run over a whole batch, in milliseconds.
-const YFILTER_BUDGET_MS: f64 = 4000.0;
+/// Bytes of the sample of a batch that times the one-core engines (the NFA and the
+/// lazy DFA): enough for a stable MB/s (80 documents of 25 kB).
+const SAMPLE_BYTES: usize = 2_000_000;
+
+/// The first documents of `docs` that hold at least [`SAMPLE_BYTES`] (all of a
+/// smaller batch, and at least one document).
+fn sample_of(docs: &[Document]) -> &[Document] {
+    let mut bytes = 0;
+    for (i, d) in docs.iter().enumerate() {
+        bytes += d.bytes;
+        if bytes >= SAMPLE_BYTES {
+            return &docs[..i + 1];
+        }
+    }
+    docs
+}
+
+/// The factor from a sample's time to its batch's: bytes of `docs` over bytes of
+/// `sample` (documents are independent and identically generated).
+fn scale(sample: &[Document], docs: &[Document]) -> f64 {
+    let of = |d: &[Document]| d.iter().map(|d| d.bytes).sum::<usize>().max(1) as f64;
+    of(docs) / of(sample)
+}
 
 /// Milliseconds of one workload per engine name, each engine checked against `yfilter`.
 type Times = Vec<(&'static str, f64)>;
@@ -353,24 +373,17 @@ fn measure(
     let reference: Vec<Matches> = if engines.yfilter {
         let mut rt = y.runtime();
         // Large batches: time the single-threaded NFA on a sample of the (independent,
-        // identically generated) documents first; when the whole batch would take more
-        // than YFILTER_BUDGET_MS, its time is the sample's scaled by the batch size and
-        // the answers to check come from the multicore NFA over every document.
-        let sampled = if docs.len() > YFILTER_SAMPLE {
-            let sample = &docs[..YFILTER_SAMPLE];
-            let (ms, _) = best_ms(1, || {
+        // identically generated) documents, scaled by bytes; the answers to check come
+        // from the multicore NFA over every document.
+        let sample = sample_of(docs);
+        if sample.len() < docs.len() {
+            let (first, _) = best_ms(1, || {
                 Ok(sample
                     .iter()
                     .map(|d| y.filter_with(&mut rt, d).len())
                     .sum::<usize>())
             })?;
-            let predicted = ms * docs.len() as f64 / YFILTER_SAMPLE as f64;
-            (predicted > YFILTER_BUDGET_MS).then_some(predicted)
-        } else {
-            None
-        };
-        if let Some(predicted) = sampled {
-            times.push(("yfilter", predicted));
+            times.push(("yfilter", first * scale(sample, docs)));
             y.filter_batch(docs)
         } else {
             let (first, r) = best_ms(1, || {
@@ -484,29 +497,19 @@ fn time_lazy(
                 .collect();
             (t0.elapsed().as_secs_f64() * 1e3, r)
         };
-        let mut ms = f64::INFINITY;
-        let sample = &docs[..docs.len().min(YFILTER_SAMPLE)];
-        let (sample_ms, r) = one(sample);
-        let predicted = sample_ms * docs.len() as f64 / sample.len().max(1) as f64;
-        if docs.len() > sample.len() && predicted > YFILTER_BUDGET_MS {
-            ctx.check(
-                label,
-                ("yfilter", &reference[..sample.len()]),
-                ("lazy-dfa", &r),
-            )?;
-            ms = predicted;
-        } else {
-            let (first, r) = if docs.len() > sample.len() {
-                one(docs)
-            } else {
-                (sample_ms, r)
-            };
-            ctx.check(label, ("yfilter", reference), ("lazy-dfa", &r))?;
-            ms = ms.min(first);
-            for _ in 1..reps_for(first) {
-                ms = ms.min(one(docs).0);
-            }
+        // Large batches: a sample of at least SAMPLE_BYTES, scaled by bytes.
+        let sample = sample_of(docs);
+        let (first, r) = one(sample);
+        ctx.check(
+            label,
+            ("yfilter", &reference[..sample.len()]),
+            ("lazy-dfa", &r),
+        )?;
+        let mut ms = first;
+        for _ in 1..reps_for(first) {
+            ms = ms.min(one(sample).0);
         }
+        let ms = ms * scale(sample, docs);
         times.push(("lazy-dfa", ms));
     }
     if engines.lazy_mc && docs.len() > 1 {
@@ -747,7 +750,9 @@ fn fig11b(ctx: &mut Ctx) -> anyhow::Result<()> {
 }
 
 /// Beyond the paper: Fig. 9's batch with linear path queries (the same generator
-/// without split points), lengths 5 and 10, */// 30%; every engine, throughput.
+/// without split points), lengths 5 and 10, */// 30%, 32 to 2048 queries in steps of
+/// 4x (the sweep's ends and its shape, at a third of Fig. 9's points); every engine,
+/// throughput.
 fn paths(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut engines = Engines::open(ctx)?;
     // One core and all cores both: the speedup target is the one-core lazy DFA over the
@@ -757,7 +762,7 @@ fn paths(ctx: &mut Ctx) -> anyhow::Result<()> {
     let counts: Vec<usize> = if ctx.quick {
         vec![32, 512]
     } else {
-        QUERY_COUNTS.to_vec()
+        vec![32, 128, 512, 2048]
     };
     let seeds = seeds_of(ctx);
     ctx.set_steps((seeds.len() * counts.len() * 2) as u64);

@@ -441,7 +441,7 @@ fn filter_cmd(
     let automaton = lazy.as_ref().map_or(String::new(), |dfa| {
         let s = dfa.stats();
         format!(
-            "(lazy DFA: {} states, {} memoized closes, {:.1} MB, {} NFA fallbacks)",
+            "(lazy DFA: {} states, {} leaf bundles, {:.1} MB, {} NFA fallbacks)",
             s.dfa_states,
             s.closes,
             s.bytes as f64 / 1e6,
