@@ -11,6 +11,7 @@
 //! | [`rtree`] | R*-tree (rstar) location filter + content check | CLCB |
 //! | [`grid_index`] | spatial grid with a content index per cell (after FAST, ICDE 2018; IQ-tree; OpIndex) | CLCB: the strongest CPU yardstick |
 //! | [`yfilter`] | YFilter-like shared NFA (Diao et al. 2003) | XML twig filtering |
+//! | [`lazy_dfa`] | lazy DFA (XMLTK, Green et al. 2004) with a memoized twig join (after XPush, Gupta & Suciu 2003) | XML: the strongest CPU yardstick |
 //! | [`ddm`] | brute force, grid and sort-based DDM matching | DDM region matching |
 //! | [`sbm`], [`itm`] (through [`ddm`]) | parallel sort-based and interval-tree matching (Marzolla & D'Angelo 2017/2020) | DDM: the strong CPU yardstick |
 //! | [`bisect`] (through [`ddm`]) | counting by binary search over sorted end points (Marzolla, Birolo, D'Angelo & Fariselli 2024) | DDM: the strong CPU yardstick |
@@ -69,6 +70,8 @@ pub mod grid_index;
 pub mod hybrid_index;
 #[cfg(feature = "ddm")]
 pub mod itm;
+#[cfg(feature = "xml")]
+pub mod lazy_dfa;
 #[cfg(feature = "clcb")]
 pub mod rtree;
 #[cfg(feature = "ddm")]

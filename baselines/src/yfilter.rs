@@ -32,43 +32,45 @@
 use rayon::prelude::*;
 use xml_twig::model::{Axis, Document, Matches, ProfileSet};
 
-const NONE: u32 = u32::MAX;
+/// "No state" in a transition field.
+pub(crate) const NONE: u32 = u32::MAX;
 
-/// One NFA state.
+/// One NFA state (the lazy DFA of [`crate::lazy_dfa`] reads them to build its states).
 #[derive(Clone, Debug, Default)]
-struct State {
+pub(crate) struct State {
     /// Transitions on named tags, sorted by tag for binary search.
-    on_tag: Vec<(u16, u32)>,
+    pub(crate) on_tag: Vec<(u16, u32)>,
     /// Transition on `*`.
-    on_any: u32,
+    pub(crate) on_any: u32,
     /// ε-transition into this state's `//`-state.
-    eps: u32,
+    pub(crate) eps: u32,
     /// True for a `//`-state: a self-loop on every tag.
-    self_loop: bool,
+    pub(crate) self_loop: bool,
     /// Query nodes whose root-to-node path ends here: index into `Yfilter::nodes`.
-    nodes: Vec<u32>,
+    pub(crate) nodes: Vec<u32>,
 }
 
 /// A query node, flattened over all twigs.
 #[derive(Clone, Debug)]
-struct Node {
-    query: u32,
+pub(crate) struct Node {
+    pub(crate) query: u32,
     /// Children: indexes into `Yfilter::nodes`.
-    children: Vec<u32>,
-    axis: Axis,
-    /// `Some(query)` for the first step of a twig.
-    is_top: bool,
+    pub(crate) children: Vec<u32>,
+    pub(crate) axis: Axis,
+    /// True for the first step of a twig.
+    pub(crate) is_top: bool,
 }
 
 /// The shared NFA of a query set plus the twig structure for the join.
 #[derive(Clone, Debug)]
 pub struct Yfilter {
-    states: Vec<State>,
-    nodes: Vec<Node>,
-    ids: Vec<u32>,
+    pub(crate) states: Vec<State>,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) ids: Vec<u32>,
 }
 
 /// Per-thread run-time state: the stack of active state sets and the join's bookkeeping.
+#[derive(Clone)]
 pub struct Runtime {
     /// Active states, level after level; `frames[l]` is the end of level `l` in `active`.
     active: Vec<u32>,

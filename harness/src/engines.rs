@@ -61,6 +61,8 @@ pub enum XmlEngine {
     Emu,
     /// The YFilter-like NFA (CPU).
     Yfilter,
+    /// The lazy DFA with a memoized twig join (XMLTK, XPush): the strongest CPU filter.
+    LazyDfa,
 }
 
 /// `harness ddm match --engine`.
@@ -133,6 +135,10 @@ pub enum RunEngine {
     Yfilter,
     /// xml: the NFA over all cores.
     YfilterMc,
+    /// xml: the lazy DFA with a memoized twig join (XMLTK, XPush), one core.
+    LazyDfa,
+    /// xml: the lazy DFA over all cores (documents in parallel).
+    LazyDfaMc,
     /// ddm: region-based on the GPU.
     GpuRegion,
     /// ddm: region-based, phase 3 sliced, on the GPU.

@@ -3,20 +3,37 @@
 //!
 //! Engines: `gpu` (the push/pop stack kernels on the GPU), `emu` (the same kernels on the
 //! emulator, quick mode), `yfilter` (the single-threaded NFA baseline) and `yfilter-mc`
-//! (the same NFA over all cores, the paper's "pseudo-multicore YFilter"). Every engine's
-//! answer is checked against `yfilter` on every workload.
+//! (the same NFA over all cores, the paper's "pseudo-multicore YFilter"), and beyond the
+//! paper `lazy-dfa` / `lazy-dfa-mc`, the lazy DFA with a report-driven twig join
+//! ([`baselines::lazy_dfa`]) on one core and on all cores (documents in parallel). Every
+//! engine's answer is checked against `yfilter` on every workload.
+//!
+//! `best CPU (all cores)` is, per seed and point, the fastest CPU series given every
+//! core: `yfilter-mc` or `lazy-dfa-mc` on a batch, or a one-core series where it is
+//! faster (on one document document parallelism has nothing to split). The throughput figures (7, 9, `paths`) record it with the others (the
+//! plot adds a panel of each GPU series' speedup over it); the speedup figures (8, 10,
+//! 11) record `gpu vs best CPU (all cores)` beside the paper's speedups.
+//!
+//! The lazy DFA is timed *trained*, not replayed: its cache is first built on other
+//! documents of the same generator (about 1 MB, another seed), and every timed run starts
+//! from a copy of that cache, so no timed document was seen before (a cache warmed on the
+//! timed documents would replay its memoized answers). Building the NFA and the training
+//! pass are not timed, like the NFA's construction.
 //!
 //! Timing follows §5: YFilter's time excludes parsing (documents arrive as encoded
 //! events); the GPU's time covers sending the encoded events, filtering, and reading
 //! the results back. NFA construction and the personality upload happen once per query
 //! set, before timing. Each measurement is the best of a few repetitions (fewer for slow
-//! runs), after one untimed warm-up run per engine. The single-threaded NFA on a large
-//! batch is timed on its first 100 documents and scaled by the batch size when the whole
-//! batch would take more than 4 s (documents are independent and identically generated);
-//! its answers are then checked through the multicore NFA, which runs every document.
+//! runs), after one untimed warm-up run per engine. The one-core engines (`yfilter`,
+//! `lazy-dfa`) on a batch of documents are timed on its first documents holding at least
+//! 2 MB and scaled by bytes (documents are independent and identically generated); the
+//! NFA's answers to check come from the multicore NFA, which runs every document, and
+//! the lazy DFA's sample answers are checked against them.
 
 use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
+use crate::plot::BEST_CPU;
 use anyhow::Context as _;
+use baselines::lazy_dfa::LazyDfa;
 use baselines::yfilter::Yfilter;
 use std::time::Instant;
 use xml_twig::engine::segment_events;
@@ -111,6 +128,16 @@ pub fn experiments() -> Vec<Experiment> {
             true,
             "as Fig. 11a, slightly lower",
             fig11b,
+        ),
+        e(
+            "paths",
+            "Beyond the paper: linear paths (no predicates), 500 docs of 25 kB, */// 30%",
+            "number of queries",
+            "throughput (MB/s)",
+            true,
+            true,
+            "beyond the paper: a lazy DFA runs in time nearly independent of the number of queries (XMLTK, TODS 2004)",
+            paths,
         ),
         e(
             "table5",
@@ -212,6 +239,8 @@ struct Engines {
     kernels: Vec<(&'static str, Slot, bool)>,
     yfilter: bool,
     yfilter_mc: bool,
+    lazy: bool,
+    lazy_mc: bool,
 }
 
 impl Engines {
@@ -245,6 +274,8 @@ impl Engines {
             kernels,
             yfilter: ctx.wants("yfilter", EngineKind::Cpu),
             yfilter_mc: ctx.wants("yfilter-mc", EngineKind::Cpu),
+            lazy: ctx.wants("lazy-dfa", EngineKind::Cpu),
+            lazy_mc: ctx.wants("lazy-dfa-mc", EngineKind::Cpu),
         })
     }
 }
@@ -273,10 +304,29 @@ fn reps_for(first_ms: f64) -> usize {
     }
 }
 
-/// Documents in the sample that times the single-threaded NFA on large batches.
-const YFILTER_SAMPLE: usize = 100;
-/// Longest single-threaded NFA run over a whole batch, in milliseconds.
-const YFILTER_BUDGET_MS: f64 = 4000.0;
+/// Bytes of the sample of a batch that times the one-core engines (the NFA and the
+/// lazy DFA): enough for a stable MB/s (80 documents of 25 kB).
+const SAMPLE_BYTES: usize = 2_000_000;
+
+/// The first documents of `docs` that hold at least [`SAMPLE_BYTES`] (all of a
+/// smaller batch, and at least one document).
+fn sample_of(docs: &[Document]) -> &[Document] {
+    let mut bytes = 0;
+    for (i, d) in docs.iter().enumerate() {
+        bytes += d.bytes;
+        if bytes >= SAMPLE_BYTES {
+            return &docs[..i + 1];
+        }
+    }
+    docs
+}
+
+/// The factor from a sample's time to its batch's: bytes of `docs` over bytes of
+/// `sample` (documents are independent and identically generated).
+fn scale(sample: &[Document], docs: &[Document]) -> f64 {
+    let of = |d: &[Document]| d.iter().map(|d| d.bytes).sum::<usize>().max(1) as f64;
+    of(docs) / of(sample)
+}
 
 /// Milliseconds of one workload per engine name, each engine checked against `yfilter`.
 type Times = Vec<(&'static str, f64)>;
@@ -323,24 +373,17 @@ fn measure(
     let reference: Vec<Matches> = if engines.yfilter {
         let mut rt = y.runtime();
         // Large batches: time the single-threaded NFA on a sample of the (independent,
-        // identically generated) documents first; when the whole batch would take more
-        // than YFILTER_BUDGET_MS, its time is the sample's scaled by the batch size and
-        // the answers to check come from the multicore NFA over every document.
-        let sampled = if docs.len() > YFILTER_SAMPLE {
-            let sample = &docs[..YFILTER_SAMPLE];
-            let (ms, _) = best_ms(1, || {
+        // identically generated) documents, scaled by bytes; the answers to check come
+        // from the multicore NFA over every document.
+        let sample = sample_of(docs);
+        if sample.len() < docs.len() {
+            let (first, _) = best_ms(1, || {
                 Ok(sample
                     .iter()
                     .map(|d| y.filter_with(&mut rt, d).len())
                     .sum::<usize>())
             })?;
-            let predicted = ms * docs.len() as f64 / YFILTER_SAMPLE as f64;
-            (predicted > YFILTER_BUDGET_MS).then_some(predicted)
-        } else {
-            None
-        };
-        if let Some(predicted) = sampled {
-            times.push(("yfilter", predicted));
+            times.push(("yfilter", first * scale(sample, docs)));
             y.filter_batch(docs)
         } else {
             let (first, r) = best_ms(1, || {
@@ -365,6 +408,9 @@ fn measure(
     } else {
         y.filter_batch(docs)
     };
+    if engines.lazy || (engines.lazy_mc && docs.len() > 1) {
+        time_lazy(ctx, engines, label, profiles, docs, &reference, &mut times)?;
+    }
     if engines.yfilter_mc {
         let (first, r) = best_ms(1, || Ok(y.filter_batch(docs)))?;
         ctx.check(label, ("yfilter", &reference), ("yfilter-mc", &r))?;
@@ -400,7 +446,92 @@ fn measure(
         };
         times.push((name, ms));
     }
+    // The fastest CPU given every core: a document-parallel series, or a one-core
+    // series where it is faster (one document, or a batch too small to split well).
+    let best = ["yfilter", "yfilter-mc", "lazy-dfa", "lazy-dfa-mc"]
+        .iter()
+        .filter_map(|n| time_of(&times, n))
+        .fold(f64::INFINITY, f64::min);
+    if best.is_finite() {
+        times.push((BEST_CPU, best));
+    }
     Ok(times)
+}
+
+/// Seed of the documents the lazy DFA is trained on (none of them is timed).
+const TRAINING_SEED: u64 = 0x7a1e_d0c5;
+/// Bytes of training documents, at least.
+const TRAINING_BYTES: usize = 1 << 20;
+
+/// Documents like `docs` (same generator and size, another seed) for training the lazy
+/// DFA: at least [`TRAINING_BYTES`], at most 500 documents.
+fn training_docs(profiles: &ProfileSet, docs: &[Document]) -> anyhow::Result<Vec<Document>> {
+    let total: usize = docs.iter().map(|d| d.bytes).sum();
+    let each = (total / docs.len().max(1)).max(256);
+    let n = TRAINING_BYTES.div_ceil(each).clamp(1, 500);
+    gen_docs(profiles, n, each, TRAINING_SEED)
+}
+
+/// Times the lazy DFA trained on [`training_docs`]: `lazy-dfa` on one core (each run
+/// from a fresh copy of the trained cache; large batches sampled as the NFA's are) and
+/// `lazy-dfa-mc` on all cores (each worker from a copy), checked against `reference`.
+fn time_lazy(
+    ctx: &Ctx,
+    engines: &Engines,
+    label: &str,
+    profiles: &ProfileSet,
+    docs: &[Document],
+    reference: &[Matches],
+    times: &mut Times,
+) -> anyhow::Result<()> {
+    let dfa = LazyDfa::new(profiles);
+    let trained = dfa.train(&training_docs(profiles, docs)?);
+    if engines.lazy {
+        // One pass of `part` from a fresh copy of the trained cache (copied untimed).
+        let one = |part: &[Document]| -> (f64, Vec<Matches>) {
+            let mut cache = trained.clone();
+            let t0 = Instant::now();
+            let r: Vec<Matches> = part
+                .iter()
+                .map(|d| dfa.filter_with(&mut cache, d))
+                .collect();
+            (t0.elapsed().as_secs_f64() * 1e3, r)
+        };
+        // Large batches: a sample of at least SAMPLE_BYTES, scaled by bytes.
+        let sample = sample_of(docs);
+        let (first, r) = one(sample);
+        ctx.check(
+            label,
+            ("yfilter", &reference[..sample.len()]),
+            ("lazy-dfa", &r),
+        )?;
+        let mut ms = first;
+        for _ in 1..reps_for(first) {
+            ms = ms.min(one(sample).0);
+        }
+        let ms = ms * scale(sample, docs);
+        times.push(("lazy-dfa", ms));
+    }
+    if engines.lazy_mc && docs.len() > 1 {
+        let threads = rayon::current_num_threads();
+        let mut ms = f64::INFINITY;
+        let mut reps = 1;
+        let mut i = 0;
+        while i < reps {
+            dfa.fill_pool(&trained, threads);
+            let t0 = Instant::now();
+            let r = dfa.filter_batch(docs);
+            let t = t0.elapsed().as_secs_f64() * 1e3;
+            if i == 0 {
+                ctx.check(label, ("yfilter", reference), ("lazy-dfa-mc", &r))?;
+                reps = reps_for(t);
+            }
+            ms = ms.min(t);
+            i += 1;
+        }
+        times.push(("lazy-dfa-mc", ms));
+    }
+    Ok(())
 }
 
 fn mb(docs: &[Document]) -> f64 {
@@ -495,7 +626,7 @@ fn fig8(ctx: &mut Ctx) -> anyhow::Result<()> {
                 record_speedups(
                     ctx,
                     &t,
-                    &["yfilter"],
+                    &["yfilter", BEST_CPU],
                     &format!("p={}%", (p * 100.0) as u32),
                     kb as f64,
                 );
@@ -568,7 +699,7 @@ fn fig10(ctx: &mut Ctx, batch: usize) -> anyhow::Result<()> {
                 &profiles,
                 &docs,
             )?;
-            record_speedups(ctx, &t, &["yfilter", "yfilter-mc"], "", n as f64);
+            record_speedups(ctx, &t, &["yfilter", "yfilter-mc", BEST_CPU], "", n as f64);
         }
     }
     Ok(())
@@ -599,7 +730,13 @@ fn fig11(ctx: &mut Ctx, batch: usize) -> anyhow::Result<()> {
                 &profiles,
                 &docs,
             )?;
-            record_speedups(ctx, &t, &["yfilter", "yfilter-mc"], "", len as f64);
+            record_speedups(
+                ctx,
+                &t,
+                &["yfilter", "yfilter-mc", BEST_CPU],
+                "",
+                len as f64,
+            );
         }
     }
     Ok(())
@@ -610,6 +747,48 @@ fn fig11a(ctx: &mut Ctx) -> anyhow::Result<()> {
 }
 fn fig11b(ctx: &mut Ctx) -> anyhow::Result<()> {
     fig11(ctx, 1000)
+}
+
+/// Beyond the paper: Fig. 9's batch with linear path queries (the same generator
+/// without split points), lengths 5 and 10, */// 30%, 32 to 2048 queries in steps of
+/// 4x (the sweep's ends and its shape, at a third of Fig. 9's points); every engine,
+/// throughput.
+fn paths(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let mut engines = Engines::open(ctx)?;
+    // One core and all cores both: the speedup target is the one-core lazy DFA over the
+    // one-core NFA.
+    engines.yfilter = engines.yfilter || engines.yfilter_mc;
+    let s = Sizes { quick: ctx.quick };
+    let counts: Vec<usize> = if ctx.quick {
+        vec![32, 512]
+    } else {
+        vec![32, 128, 512, 2048]
+    };
+    let seeds = seeds_of(ctx);
+    ctx.set_steps((seeds.len() * counts.len() * 2) as u64);
+    for &seed in &seeds {
+        for len in [5, 10] {
+            let params = QueryParams {
+                splits: 0,
+                ..QueryParams::paper(len, 0.3)
+            };
+            let all = gen_queries(params, s.queries(*counts.last().unwrap_or(&32)), seed)?;
+            let docs = gen_docs(&all, s.batch(500), s.batch_doc_bytes(), seed ^ 0x9a7)?;
+            for &n in &counts {
+                ctx.step(&format!("paths seed {seed} length {len} queries {n}"));
+                let profiles = prefix(&all, s.queries(n));
+                let t = measure(
+                    ctx,
+                    &mut engines,
+                    &format!("paths seed={seed} L={len} n={n}"),
+                    &profiles,
+                    &docs,
+                )?;
+                record_throughput(ctx, &t, &format!("L={len}"), n as f64, mb(&docs));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Table 5: for each factor, throughput at its high setting over its low setting, all

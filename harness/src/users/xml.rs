@@ -5,6 +5,7 @@
 use super::{fallback_note, write_ids, Stats};
 use crate::bad_input;
 use crate::engines::XmlEngine;
+use baselines::lazy_dfa::LazyDfa;
 use baselines::yfilter::Yfilter;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -37,7 +38,8 @@ pub enum Cmd {
         /// Default: gpu when a GPU can be opened, else yfilter (with a note saying why).
         #[arg(long, value_enum)]
         engine: Option<XmlEngine>,
-        /// yfilter: filter documents on this many threads (document-parallel mode).
+        /// yfilter, lazy-dfa: filter documents on this many threads (document-parallel
+        /// mode).
         #[arg(long)]
         threads: Option<usize>,
         /// Documents per window (a window also ends at 64 MB of documents): each window is
@@ -306,9 +308,11 @@ fn filter_cmd(
     let profiles = stats.time("compile queries", || ProfileSet::compile(&set));
     let profiles = profiles.map_err(bad_input)?;
     let y = Yfilter::new(&profiles);
+    // The lazy DFA keeps its caches across windows: later windows find them warm.
+    let lazy = (engine == Some(XmlEngine::LazyDfa)).then(|| LazyDfa::new(&profiles));
     let kernel = |k| (k, false);
     let (dev, kind) = match engine {
-        Some(XmlEngine::Yfilter) => (None, None),
+        Some(XmlEngine::Yfilter) | Some(XmlEngine::LazyDfa) => (None, None),
         Some(XmlEngine::Emu) => (Some(Device::emulator()), Some(kernel(KernelKind::Auto))),
         Some(e) => {
             let d = stats.time("open the GPU", || Device::gpu(device, xml_twig::PTX));
@@ -409,7 +413,10 @@ fn filter_cmd(
         let t = Instant::now();
         let results = match kernels.as_mut() {
             Some((e, segmented)) => run_kernels(e, *segmented, &good, &y)?,
-            None => run_yfilter(&y, &good, threads)?,
+            None => match &lazy {
+                Some(dfa) => run_lazy_dfa(dfa, &good, threads)?,
+                None => run_yfilter(&y, &good, threads)?,
+            },
         };
         t_filter += t.elapsed();
         let t = Instant::now();
@@ -431,7 +438,17 @@ fn filter_cmd(
         busy,
         "(reader thread, overlaps filtering)".into(),
     );
-    stats.add("filter", t_filter, String::new());
+    let automaton = lazy.as_ref().map_or(String::new(), |dfa| {
+        let s = dfa.stats();
+        format!(
+            "(lazy DFA: {} states, {} leaf bundles, {:.1} MB, {} NFA fallbacks)",
+            s.dfa_states,
+            s.closes,
+            s.bytes as f64 / 1e6,
+            s.nfa_fallbacks
+        )
+    });
+    stats.add("filter", t_filter, automaton);
     stats.add("format + write", t_write, String::new());
     stats.print(n_docs, "documents", n_bytes, t0.elapsed());
     if n_bad > 0 {
@@ -450,6 +467,17 @@ fn run_yfilter(
     Ok(match threads {
         Some(t) if t > 1 => y.filter_batch_threads(docs, t)?,
         _ => docs.iter().map(|d| y.filter(d)).collect(),
+    })
+}
+
+fn run_lazy_dfa(
+    dfa: &LazyDfa,
+    docs: &[Document],
+    threads: Option<usize>,
+) -> anyhow::Result<Vec<Matches>> {
+    Ok(match threads {
+        Some(t) if t > 1 => dfa.filter_batch_threads(docs, t)?,
+        _ => docs.iter().map(|d| dfa.filter(d)).collect(),
     })
 }
 

@@ -1,0 +1,132 @@
+//! The lazy DFA against the NFA on one core, warm (each filter's second pass over the
+//! same documents), on the XML paper's workloads: linear paths (the twig generator
+//! without split points) and twigs (Figs. 7 and 9), answers checked equal.
+//!
+//!     cargo run --release -p baselines --example xml_lazy_dfa [-- quick]
+
+use baselines::lazy_dfa::LazyDfa;
+use baselines::yfilter::Yfilter;
+use std::time::Instant;
+use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
+use xml_twig::{io, Document, ProfileSet, QuerySet};
+
+fn ms<T>(f: impl FnOnce() -> T) -> (f64, T) {
+    let t0 = Instant::now();
+    let r = f();
+    (t0.elapsed().as_secs_f64() * 1e3, r)
+}
+
+fn compare(label: &str, params: QueryParams, n: usize, docs: usize, bytes: usize, seed: u64) {
+    if let Ok(only) = std::env::var("LAZY_DFA_ONLY") {
+        if !format!("{label} n={n}").contains(&only) {
+            return;
+        }
+    }
+    let set = QuerySet::from_queries(QueryGenerator::new(params, seed).queries(n));
+    let profiles = ProfileSet::compile(&set).expect("generated queries compile");
+    let mut g = DblpGenerator::new(seed ^ 0x5eed);
+    let docs: Vec<Document> = (0..docs)
+        .map(|_| {
+            io::parse_document("gen.xml", g.document(bytes).as_bytes(), &profiles.dict)
+                .expect("generated XML parses")
+        })
+        .collect();
+    let mb = docs.iter().map(|d| d.bytes).sum::<usize>() as f64 / 1e6;
+    let y = Yfilter::new(&profiles);
+    let mut rt = y.runtime();
+    let (_, want) = ms(|| {
+        docs.iter()
+            .map(|d| y.filter_with(&mut rt, d))
+            .collect::<Vec<_>>()
+    });
+    let (t_nfa, _) = ms(|| docs.iter().map(|d| y.filter_with(&mut rt, d)).count());
+    let (t_build, dfa) = ms(|| LazyDfa::new(&profiles));
+    let mut cache = dfa.cache();
+    let (t_cold, got) = ms(|| {
+        docs.iter()
+            .map(|d| dfa.filter_with(&mut cache, d))
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(got, want, "{label}: lazy DFA and NFA disagree");
+    let (t_warm, _) = ms(|| docs.iter().map(|d| dfa.filter_with(&mut cache, d)).count());
+    let matched: usize = want.iter().map(Vec::len).sum();
+    // Trained: a fresh cache warmed on other documents of the same generator (a
+    // stream's steady state), then timed on these on its first pass.
+    let mut trained = dfa.cache();
+    let mut other = DblpGenerator::new(seed ^ 0x7a1e);
+    let mut warmed = 0;
+    while warmed < bytes.max(1 << 20) {
+        let d = io::parse_document("o.xml", other.document(bytes).as_bytes(), &profiles.dict)
+            .expect("generated XML parses");
+        warmed += d.bytes;
+        dfa.filter_with(&mut trained, &d);
+    }
+    let before = trained.stats();
+    let (t_trained, got) = ms(|| {
+        docs.iter()
+            .map(|d| dfa.filter_with(&mut trained, d))
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(got, want, "{label}: trained lazy DFA and NFA disagree");
+    let after = trained.stats();
+    let elements: usize = docs.iter().map(|d| d.events.len() / 2).sum();
+    if std::env::var_os("LAZY_DFA_STATS").is_some() {
+        println!(
+            "  elements {elements}, new closes {}, new sets {}, new dfa states {}, cache {:.1} MB",
+            after.closes - before.closes,
+            after.node_sets - before.node_sets,
+            after.dfa_states - before.dfa_states,
+            after.bytes as f64 / 1e6
+        );
+    }
+    println!(
+        "{label:<32} n={n:<5} {:>5.2} MB  nfa {:>6.2} MB/s  dfa warm {:>7.1} MB/s ({:>5.1}x)  trained {:>7.1} MB/s ({:>5.1}x)  cold+build {:>6.2} MB/s  matches {matched}",
+        mb,
+        mb / (t_nfa / 1e3),
+        mb / (t_warm / 1e3),
+        t_nfa / t_warm,
+        mb / (t_trained / 1e3),
+        t_nfa / t_trained,
+        mb / ((t_cold + t_build) / 1e3),
+    );
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "quick");
+    let only_twigs = std::env::args().any(|a| a == "twigs");
+    let (big, batch) = if quick { (100_000, 50) } else { (1 << 20, 500) };
+    for n in [256, 2048] {
+        if only_twigs {
+            break;
+        }
+        for p in [0.1, 0.3, 0.5] {
+            let params = QueryParams {
+                splits: 0,
+                ..QueryParams::paper(10, p)
+            };
+            compare(&format!("paths L=10 p={p}, 1 MB"), params, n, 1, big, 1);
+        }
+    }
+    for n in [1024, 2048] {
+        for len in [5, 10, 15] {
+            compare(
+                &format!("fig7 twigs L={len} p=0.3, 1 MB"),
+                QueryParams::paper(len, 0.3),
+                n,
+                1,
+                big,
+                1,
+            );
+        }
+        for len in [5, 10, 15] {
+            compare(
+                &format!("fig9 twigs L={len} p=0.5, {batch}x25kB"),
+                QueryParams::paper(len, 0.5),
+                n,
+                batch,
+                25_000,
+                1,
+            );
+        }
+    }
+}

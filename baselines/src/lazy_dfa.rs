@@ -1,0 +1,985 @@
+//! A lazy DFA with a report-driven twig join: the strongest CPU XML filter of this project,
+//! the yardstick the GPU engines of the twig paper (Absalyamov et al.) are measured
+//! against.
+//!
+//! **Path automaton: the lazy DFA of XMLTK** (Green, Gupta, Miklau, Onizuka & Suciu,
+//! "Processing XML streams with deterministic automata and stream indexes", TODS 2004).
+//! The NFA of all root-to-node query paths is [`Yfilter`]'s (prefix-shared, `//` as a
+//! self-looping state). A DFA state is a *set* of NFA states; it is created only when
+//! the document first reaches it, interned in a hash table, and its transitions are
+//! filled in on demand in a dense table indexed by tag id. Once warm, an open event is
+//! one table load, whatever the number of queries — the TODS paper's observation that
+//! the lazy DFA's states stay few on real documents (they are bounded by the
+//! document's distinct paths, not by the queries).
+//!
+//! **Twig join: report-driven, with memoized leaf steps.** The join itself is
+//! [`Yfilter`]'s, restated over reports: when element `e` closes, a query node `n`
+//! active at `e` is satisfied iff every child `c` of `n` was satisfied at a child of `e`
+//! (`/c`) or at a proper descendant (`//c`). The NFA tests every query node active at
+//! `e`, thousands on the paper's twigs. Here the work follows the *reports* instead:
+//!
+//! - A leaf query node is satisfied wherever it is active, so what an element reports
+//!   when nothing below it did depends only on the transition `(parent's DFA state,
+//!   element's DFA state)`. That *leaf bundle* (its reports, and the queries it matches)
+//!   is built once per transition, like a DFA state (the precomputed per-state answers of
+//!   XPush's bottom-up states, Gupta & Suciu, SIGMOD 2003, here per top-down transition),
+//!   and a close with no reports below pushes one bundle id to the parent (once per
+//!   parent, however many children share it).
+//! - A node whose path up to its twig's root has no split (every ancestor has one child)
+//!   needs no report: once satisfied its twig matches (every ancestor is satisfied in the
+//!   same embedding). Linear paths therefore never report, and leaf bundles list only
+//!   the nodes that feed a split.
+//! - At the close of an element that received reports, each report (a bundle's items,
+//!   then single reports) sets its bit in its parent node's mask of children, with what
+//!   the join needs stored inline in the bundle; a node whose mask fills is satisfied and
+//!   reported up; a `//` report is passed up while the `//`-state under its parent's NFA
+//!   state is active at the receiving element (its parent can still be active there or
+//!   above); reports of queries already matched in the document are skipped.
+//!
+//! So the close of an element costs its reports, not its active nodes, and the cache
+//! grows with the DFA's transitions, not with the combinations of reports (a memo keyed
+//! by report sets, tried first, missed about once per publication record on the paper's
+//! documents, whose records mix fields at random, and grew by 100-265 MB per 12 MB).
+//!
+//! **Where it departs.** XMLTK filters linear paths; XPush compiles value predicates
+//! into an alternating automaton built eagerly over a training set. Here the predicates
+//! are structural (nested twigs, `*`, `//`, as in the twig paper's Fig. 1) and only the
+//! top-down automaton and its leaf steps are memoized; the join above the leaves is
+//! computed per document from the reports, as YFilter's is from the active nodes.
+//!
+//! **Bounded memory.** Each [`Cache`] counts the bytes of its states, transitions and
+//! leaf bundles. When a document pushes it past the budget ([`LazyDfa::with_budget`],
+//! [`DEFAULT_BUDGET`] by default), the document is filtered again from the start by the
+//! NFA ([`Yfilter`], the same answers; the fallback XMLTK's paper leaves open) and the
+//! cache is flushed, so memory stays bounded whatever the queries and documents, and a
+//! later document starts a fresh cache. [`CacheStats`] counts flushes and fallbacks.
+//!
+//! **Threads.** The automaton is built per thread: [`LazyDfa`] keeps a pool of caches,
+//! and [`LazyDfa::filter_batch`] filters documents in parallel (rayon), each worker
+//! taking a cache from the pool and returning it, so caches stay warm across calls.
+//!
+//! Like the NFA, the filter reads encoded events: parsing is not measured (the twig
+//! paper's §5 excludes YFilter's parsing time).
+
+use crate::yfilter::{Yfilter, NONE};
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Mutex;
+use xml_twig::model::{Axis, Document, Matches, ProfileSet};
+
+/// Default cache budget per thread: 256 MiB.
+pub const DEFAULT_BUDGET: usize = 256 << 20;
+
+/// A multiply-rotate hasher (FxHash's): the memo's keys are small integers.
+#[derive(Default, Clone, Copy)]
+struct Fx(u64);
+
+impl Fx {
+    #[inline]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        for &b in chunks.remainder() {
+            self.add(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+
+/// Interned sorted sets of `u32`: equal sets get equal ids; id 0 is `{}`.
+#[derive(Clone, Debug)]
+struct SetTable {
+    data: Vec<u32>,
+    /// `(start, len)` of each set in `data`.
+    spans: Vec<(u32, u32)>,
+    /// Hash of a set's items -> the latest set with that hash; `next` chains the others.
+    index: FxMap<u64, u32>,
+    next: Vec<u32>,
+}
+
+impl SetTable {
+    fn new() -> Self {
+        let mut t = SetTable {
+            data: Vec::new(),
+            spans: Vec::new(),
+            index: FxMap::default(),
+            next: Vec::new(),
+        };
+        t.intern(&[]);
+        t
+    }
+
+    #[inline]
+    fn get(&self, id: u32) -> &[u32] {
+        let (s, n) = self.spans[id as usize];
+        &self.data[s as usize..(s + n) as usize]
+    }
+
+    fn hash(items: &[u32]) -> u64 {
+        let mut h = Fx(items.len() as u64);
+        for &x in items {
+            h.add(u64::from(x));
+        }
+        h.0
+    }
+
+    /// The id of `items` (sorted, no duplicates) and whether it is new.
+    fn intern(&mut self, items: &[u32]) -> (u32, bool) {
+        let h = Self::hash(items);
+        let mut at = self.index.get(&h).copied().unwrap_or(NONE);
+        let head = at;
+        while at != NONE {
+            if self.get(at) == items {
+                return (at, false);
+            }
+            at = self.next[at as usize];
+        }
+        let id = self.spans.len() as u32;
+        self.spans
+            .push((self.data.len() as u32, items.len() as u32));
+        self.data.extend_from_slice(items);
+        self.next.push(head);
+        self.index.insert(h, id);
+        (id, true)
+    }
+
+    fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    fn bytes(&self) -> usize {
+        self.data.len() * 4 + self.spans.len() * (8 + 4 + 24)
+    }
+}
+
+/// The leaf step of one transition `(parent's DFA state P, element's DFA state S)`:
+/// what an element in `S` under `P` reports when nothing below it did (its satisfied
+/// leaves), built once per transition.
+#[derive(Clone, Copy, Debug, Default)]
+struct Bundle {
+    /// Reports for the parent: `(start, len)` in `Cache::bundle_items`.
+    items: (u32, u32),
+    /// Queries matched: `(start, len)` in `Cache::bundle_tops`.
+    tops: (u32, u32),
+}
+
+/// One report of a bundle, with what the join needs of its query node inline.
+#[derive(Clone, Copy, Debug)]
+struct Item {
+    node: u32,
+    query: u32,
+    /// The parent query node it counts for at the receiving element ([`NONE`]: the
+    /// parent is not active there, the report only passes up).
+    parent: u32,
+    /// For a `//` node: the `//`-state that must be active at an element for the report
+    /// to pass up to it ([`NONE`] for a `/` node).
+    desc_state: u32,
+    /// The node's bit among its parent's children (0 under a node of more than 64).
+    bit: u64,
+}
+
+/// Id of the bundle that reports nothing and matches nothing.
+const EMPTY_BUNDLE: u32 = 0;
+
+/// One open element: its DFA state, its leaf bundle and where its reports start on the
+/// report stacks.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    state: u32,
+    bundle: u32,
+    /// Start of this element's segment of `Cache::bundles` (bundles of its children).
+    bstart: u32,
+    /// Start of this element's segment of `Cache::loose` (single reports).
+    lstart: u32,
+    /// Number of the element in the stream of elements this cache has opened.
+    serial: u64,
+}
+
+/// Counters of a cache (summed over a [`LazyDfa`]'s caches by [`LazyDfa::stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// DFA states built (sets of NFA states).
+    pub dfa_states: usize,
+    /// Memoized leaf steps (one per transition taken).
+    pub closes: usize,
+    /// Query nodes listed in the memoized leaf steps (their reports).
+    pub node_sets: usize,
+    /// Bytes the caches hold now.
+    pub bytes: usize,
+    /// Times a cache went past its budget and was flushed.
+    pub flushes: usize,
+    /// Documents filtered by the NFA because the cache went past its budget.
+    pub nfa_fallbacks: usize,
+}
+
+/// The lazily built automaton of one thread: DFA states, their transitions and
+/// membership bitsets, the memoized leaf steps, plus per-document scratch.
+/// A clone is an independent copy (a trained cache handed to several threads).
+#[derive(Clone)]
+pub struct Cache {
+    /// DFA state id -> its NFA states.
+    dfa: SetTable,
+    /// `trans[state * tags + tag]`: next DFA state, [`NONE`] until first needed.
+    trans: Vec<u32>,
+    /// `leaf[state * tags + tag]`: the [`Bundle`] of that transition (valid where
+    /// `trans` is).
+    leaf: Vec<u32>,
+    /// `member[state * words ..][s / 64] >> (s % 64) & 1`: NFA state `s` is in the DFA
+    /// state.
+    member: Vec<u64>,
+    words: usize,
+    bundles_built: Vec<Bundle>,
+    bundle_items: Vec<Item>,
+    bundle_tops: Vec<u32>,
+    /// Per bundle: the serial of the element it was last pushed to (pushed once).
+    bundle_seen: Vec<u64>,
+    /// Per bundle: the document stamp it last matched queries in.
+    applied: Vec<u32>,
+    // Per-document state.
+    frames: Vec<Frame>,
+    /// Bundles reported to the open elements, element after element.
+    bundles: Vec<u32>,
+    /// Single reports (satisfied inner nodes, passed-up `//` reports) to the open
+    /// elements, element after element.
+    loose: Vec<u32>,
+    scratch: Vec<u32>,
+    serial: u64,
+    /// Per query node: the stamp of the close step that passed it up, and of the one
+    /// that counted it (nodes under a parent of more than 64 children).
+    seen: Vec<u32>,
+    counted: Vec<u32>,
+    /// Per query node: the stamp of the close step that last set `mask`, and its
+    /// children reported there (bits, or a count past 64 children).
+    mask_stamp: Vec<u32>,
+    mask: Vec<u64>,
+    stamp: u32,
+    nfa_mark: Vec<u32>,
+    buf: Vec<u32>,
+    /// Per query: the document stamp it matched in.
+    matched: Vec<u32>,
+    doc: u32,
+    found: usize,
+    nfa_runtime: Option<crate::yfilter::Runtime>,
+    flushes: usize,
+    nfa_fallbacks: usize,
+    /// Set whenever the automaton grows: the budget is checked only then.
+    grew: bool,
+}
+
+impl Cache {
+    fn new(f: &LazyDfa) -> Self {
+        let mut c = Cache {
+            dfa: SetTable::new(),
+            trans: Vec::new(),
+            leaf: Vec::new(),
+            member: Vec::new(),
+            words: f.nfa.states.len().div_ceil(64),
+            bundles_built: Vec::new(),
+            bundle_items: Vec::new(),
+            bundle_tops: Vec::new(),
+            bundle_seen: Vec::new(),
+            applied: Vec::new(),
+            frames: Vec::new(),
+            bundles: Vec::new(),
+            loose: Vec::new(),
+            scratch: Vec::new(),
+            serial: 0,
+            seen: vec![0; f.nodes.len()],
+            counted: vec![0; f.nodes.len()],
+            mask_stamp: vec![0; f.nodes.len()],
+            mask: vec![0; f.nodes.len()],
+            stamp: 0,
+            nfa_mark: vec![0; f.nfa.states.len()],
+            buf: Vec::new(),
+            matched: vec![0; f.nfa.ids.len()],
+            doc: 0,
+            found: 0,
+            nfa_runtime: None,
+            flushes: 0,
+            nfa_fallbacks: 0,
+            grew: false,
+        };
+        c.reset(f);
+        c
+    }
+
+    /// Empties the automaton: only the empty DFA state 0 and the start state 1 remain.
+    fn reset(&mut self, f: &LazyDfa) {
+        self.dfa = SetTable::new();
+        self.trans.clear();
+        self.leaf.clear();
+        self.member.clear();
+        self.bundles_built.clear();
+        self.bundle_items.clear();
+        self.bundle_tops.clear();
+        self.bundle_seen.clear();
+        self.applied.clear();
+        self.bundles_built.push(Bundle::default());
+        self.bundle_seen.push(0);
+        self.applied.push(0);
+        // DFA state 0 is the empty set (no NFA state; the table interns it at
+        // creation): its row is filled like any other.
+        self.trans.extend(std::iter::repeat_n(NONE, f.tags));
+        self.leaf.extend(std::iter::repeat_n(EMPTY_BUNDLE, f.tags));
+        self.member.extend(std::iter::repeat_n(0, self.words));
+        let start = f.start.clone();
+        let (id, _) = self.add_dfa_state(f, &start);
+        debug_assert_eq!(id, START);
+    }
+
+    /// Bytes held by the automaton and its leaf bundles.
+    pub fn bytes(&self) -> usize {
+        self.dfa.bytes()
+            + self.trans.len() * 8
+            + self.member.len() * 8
+            + self.bundles_built.len() * (16 + 8 + 4)
+            + self.bundle_items.len() * std::mem::size_of::<Item>()
+            + self.bundle_tops.len() * 4
+    }
+
+    /// This cache's counters.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            dfa_states: self.dfa.len(),
+            closes: self.bundles_built.len() - 1,
+            node_sets: self.bundle_items.len(),
+            bytes: self.bytes(),
+            flushes: self.flushes,
+            nfa_fallbacks: self.nfa_fallbacks,
+        }
+    }
+
+    fn next_stamp(&mut self) -> u32 {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.nfa_mark.iter_mut().for_each(|x| *x = 0);
+            self.seen.iter_mut().for_each(|x| *x = 0);
+            self.counted.iter_mut().for_each(|x| *x = 0);
+            self.mask_stamp.iter_mut().for_each(|x| *x = 0);
+            self.stamp = 1;
+        }
+        self.stamp
+    }
+
+    /// NFA state `s` is in DFA state `state` ([`NONE`] is in none).
+    #[inline]
+    fn has(&self, state: u32, s: u32) -> bool {
+        s != NONE
+            && self.member[state as usize * self.words + (s / 64) as usize] >> (s % 64) & 1 == 1
+    }
+
+    /// Interns the DFA state of NFA states `set` (sorted); a new one gets an empty
+    /// transition row and its membership bitset.
+    fn add_dfa_state(&mut self, f: &LazyDfa, set: &[u32]) -> (u32, bool) {
+        let (id, new) = self.dfa.intern(set);
+        self.grew = true;
+        if new {
+            self.trans.extend(std::iter::repeat_n(NONE, f.tags));
+            self.leaf.extend(std::iter::repeat_n(EMPTY_BUNDLE, f.tags));
+            let at = self.member.len();
+            self.member.extend(std::iter::repeat_n(0, self.words));
+            for &s in set {
+                self.member[at + (s / 64) as usize] |= 1 << (s % 64);
+            }
+        }
+        (id, new)
+    }
+
+    /// Builds the transition of DFA state `from` on `tag` (XMLTK's lazy step) and its
+    /// leaf bundle.
+    #[cold]
+    fn build_transition(&mut self, f: &LazyDfa, from: u32, tag: u16) -> u32 {
+        let stamp = self.next_stamp();
+        let mut next = std::mem::take(&mut self.buf);
+        next.clear();
+        let add = |s: u32, mark: &mut Vec<u32>, next: &mut Vec<u32>| {
+            for x in [s, f.nfa.states[s as usize].eps] {
+                if x != NONE && mark[x as usize] != stamp {
+                    mark[x as usize] = stamp;
+                    next.push(x);
+                }
+            }
+        };
+        for &s in self.dfa.get(from) {
+            let st = &f.nfa.states[s as usize];
+            if st.self_loop {
+                add(s, &mut self.nfa_mark, &mut next);
+            }
+            if let Ok(k) = st.on_tag.binary_search_by_key(&tag, |&(t, _)| t) {
+                add(st.on_tag[k].1, &mut self.nfa_mark, &mut next);
+            }
+            if st.on_any != NONE {
+                add(st.on_any, &mut self.nfa_mark, &mut next);
+            }
+        }
+        next.sort_unstable();
+        let (to, _) = self.add_dfa_state(f, &next);
+        self.buf = next;
+        let bundle = self.build_bundle(f, from, to);
+        self.trans[from as usize * f.tags + tag as usize] = to;
+        self.leaf[from as usize * f.tags + tag as usize] = bundle;
+        to
+    }
+
+    /// The leaf bundle of an element in DFA state `state` under one in `parent`: its
+    /// active leaves, as queries matched (a leaf whose path to the twig's root has no
+    /// split) or as reports the parent can use.
+    fn build_bundle(&mut self, f: &LazyDfa, parent: u32, state: u32) -> u32 {
+        let items = self.bundle_items.len() as u32;
+        let tops = self.bundle_tops.len() as u32;
+        for i in 0..self.dfa.get(state).len() {
+            let s = self.dfa.get(state)[i];
+            for &n in &f.nfa.states[s as usize].nodes {
+                let info = &f.nodes[n as usize];
+                if info.children != 0 {
+                    continue;
+                }
+                if info.to_top {
+                    self.bundle_tops.push(info.query);
+                } else if !info.desc || self.has(parent, info.desc_state) {
+                    let counts = !info.desc || self.has(parent, info.parent_state);
+                    self.bundle_items.push(Item {
+                        node: n,
+                        query: info.query,
+                        parent: if counts { info.parent } else { NONE },
+                        desc_state: info.desc_state,
+                        bit: info.bit,
+                    });
+                }
+            }
+        }
+        let b = Bundle {
+            items: (items, self.bundle_items.len() as u32 - items),
+            tops: (tops, self.bundle_tops.len() as u32 - tops),
+        };
+        if b.items.1 == 0 && b.tops.1 == 0 {
+            return EMPTY_BUNDLE;
+        }
+        self.bundles_built.push(b);
+        self.bundle_seen.push(0);
+        self.applied.push(0);
+        self.grew = true;
+        self.bundles_built.len() as u32 - 1
+    }
+
+    /// Marks query `q` matched in this document.
+    #[inline]
+    fn match_query(&mut self, q: u32) {
+        if self.matched[q as usize] != self.doc {
+            self.matched[q as usize] = self.doc;
+            self.found += 1;
+        }
+    }
+
+    /// The twig join at the close of element `e` (frame `fr`, under a parent in DFA
+    /// state `parent`) that received reports: counts, per query node active at `e`, its
+    /// children reported (each once), and reports the nodes that reach their count, plus
+    /// the `//` reports the parent can still use. Work scales with the reports, not with
+    /// the query nodes active at `e`.
+    fn join(&mut self, f: &LazyDfa, fr: Frame, parent: u32) {
+        let stamp = self.next_stamp();
+        let mut out = std::mem::take(&mut self.scratch);
+        out.clear();
+        let doc = self.doc;
+        let process = |it: Item, this: &mut Cache, out: &mut Vec<u32>| {
+            if this.matched[it.query as usize] == doc {
+                return; // its query is answered: no need to join it again
+            }
+            let c = it.node as usize;
+            if it.desc_state != NONE && this.seen[c] != stamp {
+                this.seen[c] = stamp;
+                if this.has(parent, it.desc_state) {
+                    out.push(it.node); // usable above: passed up
+                }
+            }
+            if it.parent == NONE {
+                return;
+            }
+            let p = it.parent as usize;
+            if this.mask_stamp[p] != stamp {
+                this.mask_stamp[p] = stamp;
+                this.mask[p] = 0;
+            }
+            let old = this.mask[p];
+            let new = if it.bit != 0 {
+                old | it.bit
+            } else if this.counted[c] != stamp {
+                this.counted[c] = stamp;
+                old + 1
+            } else {
+                old
+            };
+            this.mask[p] = new;
+            let pi = &f.nodes[p];
+            if new != old && new == pi.full {
+                if pi.to_top {
+                    this.match_query(pi.query);
+                } else if !pi.desc || this.has(parent, pi.desc_state) {
+                    out.push(it.parent);
+                }
+            }
+        };
+        for i in fr.bstart as usize..self.bundles.len() {
+            let b = self.bundles_built[self.bundles[i] as usize];
+            let (s, n) = b.items;
+            for k in s..s + n {
+                let it = self.bundle_items[k as usize];
+                process(it, self, &mut out);
+            }
+        }
+        for i in fr.lstart as usize..self.loose.len() {
+            let c = self.loose[i];
+            let info = &f.nodes[c as usize];
+            let counts = !info.desc || self.has(fr.state, info.parent_state);
+            let it = Item {
+                node: c,
+                query: info.query,
+                parent: if counts { info.parent } else { NONE },
+                desc_state: info.desc_state,
+                bit: info.bit,
+            };
+            process(it, self, &mut out);
+        }
+        self.bundles.truncate(fr.bstart as usize);
+        self.loose.truncate(fr.lstart as usize);
+        self.loose.extend_from_slice(&out);
+        self.scratch = out;
+    }
+}
+
+/// The DFA state every document starts in (state 0 is the empty set).
+const START: u32 = 1;
+
+/// A query node as the join reads it.
+#[derive(Clone, Copy, Debug)]
+struct NodeInfo {
+    query: u32,
+    /// Parent query node ([`NONE`] for a twig's root).
+    parent: u32,
+    /// Number of children.
+    children: u32,
+    /// This node's bit among its parent's children (0 under a parent of more than 64).
+    bit: u64,
+    /// What `Cache::mask` holds when every child is reported: all their bits, or their
+    /// number for a node of more than 64 children.
+    full: u64,
+    /// Axis `//` (else `/`).
+    desc: bool,
+    /// Satisfied implies its twig matches: the root, or the only child of a node with
+    /// that property (no split on the way up).
+    to_top: bool,
+    /// NFA state of the parent's path ([`NONE`] for a root).
+    parent_state: u32,
+    /// For a `//` node under another: the `//`-state under its parent's NFA state, the
+    /// state that is active wherever the node's report can still be used.
+    desc_state: u32,
+}
+
+/// The lazy DFA filter of a query set (see the module docs), with a pool of per-thread
+/// caches.
+pub struct LazyDfa {
+    nfa: Yfilter,
+    /// Tag ids `0..tags` (the dictionary's, plus 0 for names no query uses).
+    tags: usize,
+    /// NFA states of the start DFA state (sorted).
+    start: Vec<u32>,
+    nodes: Vec<NodeInfo>,
+    budget: usize,
+    pool: Mutex<Vec<Cache>>,
+}
+
+impl LazyDfa {
+    /// Compiles the NFA of `profiles`; the DFA is built while filtering.
+    ///
+    /// ```
+    /// use baselines::lazy_dfa::LazyDfa;
+    /// use xml_twig::{io, ProfileSet};
+    /// # fn main() -> Result<(), xml_twig::XmlError> {
+    /// let set = io::parse_query_file("q.txt", "/a[b]//c\n//d\n/a/*/c\n")?;
+    /// let profiles = ProfileSet::compile(&set)?;
+    /// let dfa = LazyDfa::new(&profiles);
+    /// let doc = io::parse_document("d.xml", b"<a><b/><x><c/></x></a>", &profiles.dict)?;
+    /// assert_eq!(dfa.filter(&doc), vec![0, 2]);
+    /// # Ok(()) }
+    /// ```
+    pub fn new(profiles: &ProfileSet) -> Self {
+        Self::with_budget(profiles, DEFAULT_BUDGET)
+    }
+
+    /// As [`Self::new`], with each thread's cache bounded by `budget` bytes.
+    pub fn with_budget(profiles: &ProfileSet, budget: usize) -> Self {
+        let nfa = Yfilter::new(profiles);
+        let mut parent = vec![NONE; nfa.nodes.len()];
+        for (i, n) in nfa.nodes.iter().enumerate() {
+            for &c in &n.children {
+                parent[c as usize] = i as u32;
+            }
+        }
+        let mut state_of = vec![NONE; nfa.nodes.len()];
+        for (s, st) in nfa.states.iter().enumerate() {
+            for &n in &st.nodes {
+                state_of[n as usize] = s as u32;
+            }
+        }
+        let mut nodes: Vec<NodeInfo> = Vec::with_capacity(nfa.nodes.len());
+        for (i, n) in nfa.nodes.iter().enumerate() {
+            let p = parent[i];
+            let desc = n.axis == Axis::Descendant;
+            let parent_state = if p == NONE {
+                NONE
+            } else {
+                state_of[p as usize]
+            };
+            nodes.push(NodeInfo {
+                query: n.query,
+                parent: p,
+                children: n.children.len() as u32,
+                bit: 0,
+                full: match n.children.len() {
+                    k @ 0..64 => (1u64 << k) - 1,
+                    64 => u64::MAX,
+                    k => k as u64,
+                },
+                desc,
+                to_top: n.is_top,
+                parent_state,
+                desc_state: if p == NONE || !desc {
+                    NONE
+                } else {
+                    nfa.states[parent_state as usize].eps
+                },
+            });
+        }
+        for n in &nfa.nodes {
+            if n.children.len() <= 64 {
+                for (k, &c) in n.children.iter().enumerate() {
+                    nodes[c as usize].bit = 1 << k;
+                }
+            }
+        }
+        // A twig's nodes follow their parents: one pass settles `to_top`.
+        for i in 0..nodes.len() {
+            let p = nodes[i].parent;
+            if p != NONE {
+                let pi = nodes[p as usize];
+                nodes[i].to_top = pi.children == 1 && pi.to_top;
+            }
+        }
+        let mut start = vec![0u32];
+        if nfa.states[0].eps != NONE {
+            start.push(nfa.states[0].eps);
+        }
+        start.sort_unstable();
+        LazyDfa {
+            tags: profiles.dict.len() + 1,
+            nfa,
+            start,
+            nodes,
+            budget,
+            pool: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A fresh, empty cache for one thread.
+    pub fn cache(&self) -> Cache {
+        Cache::new(self)
+    }
+
+    /// A cache trained on `docs` (filtered once, answers dropped): the steady state of a
+    /// stream of similar documents, without having seen the ones to be filtered. Timing
+    /// a cache warmed on the very documents it then filters would replay memoized
+    /// answers, not filter.
+    pub fn train(&self, docs: &[Document]) -> Cache {
+        let mut cache = self.cache();
+        for d in docs {
+            self.filter_with(&mut cache, d);
+        }
+        cache
+    }
+
+    /// Replaces the pool with `copies` clones of `cache` (one per worker thread of the
+    /// next [`Self::filter_batch`], so that every worker starts from it).
+    pub fn fill_pool(&self, cache: &Cache, copies: usize) {
+        let fresh: Vec<Cache> = (0..copies).map(|_| cache.clone()).collect();
+        *self.pool.lock().unwrap_or_else(|e| e.into_inner()) = fresh;
+    }
+
+    /// The NFA the DFA is built from (and falls back to).
+    pub fn nfa(&self) -> &Yfilter {
+        &self.nfa
+    }
+
+    /// Filters one document with `cache`; query ids ascending.
+    pub fn filter_with(&self, cache: &mut Cache, doc: &Document) -> Matches {
+        if !self.run(cache, doc) {
+            // Past the budget: the NFA answers this document, the cache starts afresh.
+            let rt = cache.nfa_runtime.get_or_insert_with(|| self.nfa.runtime());
+            let out = self.nfa.filter_with(rt, doc);
+            cache.reset(self);
+            cache.flushes += 1;
+            cache.nfa_fallbacks += 1;
+            return out;
+        }
+        let doc_stamp = cache.doc;
+        let mut out: Matches = cache
+            .matched
+            .iter()
+            .zip(&self.nfa.ids)
+            .filter(|(m, _)| **m == doc_stamp)
+            .map(|(_, &id)| id)
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// Runs the automaton over `doc`, marking matched queries with the document's
+    /// stamp; false when the cache went past its budget.
+    fn run(&self, c: &mut Cache, doc: &Document) -> bool {
+        c.doc = c.doc.wrapping_add(1);
+        if c.doc == 0 {
+            c.matched.iter_mut().for_each(|x| *x = 0);
+            c.applied.iter_mut().for_each(|x| *x = 0);
+            c.doc = 1;
+        }
+        let doc_stamp = c.doc;
+        let queries = self.nfa.ids.len();
+        c.found = 0;
+        c.frames.clear();
+        c.bundles.clear();
+        c.loose.clear();
+        c.serial += 1;
+        c.frames.push(Frame {
+            state: START,
+            bundle: EMPTY_BUNDLE,
+            bstart: 0,
+            lstart: 0,
+            serial: c.serial,
+        });
+        let tags = self.tags;
+        for ev in &doc.events {
+            if ev.is_open() {
+                let mut tag = ev.tag();
+                if tag as usize >= tags {
+                    tag = 0; // a name no query uses: only `*` and `//` see it
+                }
+                let from = c.frames.last().map_or(START, |f| f.state);
+                let at = from as usize * tags + tag as usize;
+                let mut to = c.trans[at];
+                if to == NONE {
+                    to = c.build_transition(self, from, tag);
+                }
+                c.serial += 1;
+                c.frames.push(Frame {
+                    state: to,
+                    bundle: c.leaf[at],
+                    bstart: c.bundles.len() as u32,
+                    lstart: c.loose.len() as u32,
+                    serial: c.serial,
+                });
+                if c.grew {
+                    c.grew = false;
+                    if c.bytes() > self.budget {
+                        return false;
+                    }
+                }
+            } else {
+                if c.frames.len() < 2 {
+                    continue; // unbalanced close: ignored (documents are checked when parsed)
+                }
+                let Some(fr) = c.frames.pop() else { continue };
+                let Some(&parent) = c.frames.last() else {
+                    continue;
+                };
+                if c.bundles.len() > fr.bstart as usize || c.loose.len() > fr.lstart as usize {
+                    c.join(self, fr, parent.state);
+                }
+                let b = fr.bundle;
+                if b != EMPTY_BUNDLE {
+                    let bundle = c.bundles_built[b as usize];
+                    if bundle.items.1 > 0 && c.bundle_seen[b as usize] != parent.serial {
+                        c.bundle_seen[b as usize] = parent.serial;
+                        c.bundles.push(b);
+                    }
+                    let (ts, tn) = bundle.tops;
+                    if tn > 0 && c.applied[b as usize] != doc_stamp {
+                        c.applied[b as usize] = doc_stamp;
+                        for k in ts..ts + tn {
+                            let q = c.bundle_tops[k as usize];
+                            c.match_query(q);
+                        }
+                    }
+                }
+                if c.found == queries {
+                    break; // every query matched: the rest cannot change the answer
+                }
+            }
+        }
+        true
+    }
+
+    /// Filters one document on a cache from the pool (single-threaded).
+    pub fn filter(&self, doc: &Document) -> Matches {
+        let mut g = self.take();
+        let out = self.filter_with(g.cache(), doc);
+        drop(g);
+        out
+    }
+
+    /// Filters a batch of documents on the current rayon pool, each worker on a cache
+    /// from the pool (document-parallel, as the NFA's "pseudo-multicore" mode).
+    pub fn filter_batch(&self, docs: &[Document]) -> Vec<Matches> {
+        docs.par_iter()
+            .map_init(|| self.take(), |g, d| self.filter_with(g.cache(), d))
+            .collect()
+    }
+
+    /// [`Self::filter_batch`] on a pool of `threads` workers.
+    pub fn filter_batch_threads(
+        &self,
+        docs: &[Document],
+        threads: usize,
+    ) -> Result<Vec<Matches>, rayon::ThreadPoolBuildError> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .build()?;
+        Ok(pool.install(|| self.filter_batch(docs)))
+    }
+
+    /// The counters of the pooled caches, summed.
+    pub fn stats(&self) -> CacheStats {
+        let pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        pool.iter().fold(CacheStats::default(), |a, c| {
+            let s = c.stats();
+            CacheStats {
+                dfa_states: a.dfa_states + s.dfa_states,
+                closes: a.closes + s.closes,
+                node_sets: a.node_sets + s.node_sets,
+                bytes: a.bytes + s.bytes,
+                flushes: a.flushes + s.flushes,
+                nfa_fallbacks: a.nfa_fallbacks + s.nfa_fallbacks,
+            }
+        })
+    }
+
+    /// A cache from the pool (or a new one), returned to the pool when dropped.
+    fn take(&self) -> PooledCache<'_> {
+        let cache = self
+            .pool
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop()
+            .unwrap_or_else(|| self.cache());
+        PooledCache {
+            owner: self,
+            cache: Some(cache),
+        }
+    }
+}
+
+/// A cache taken from a [`LazyDfa`]'s pool; goes back on drop.
+struct PooledCache<'a> {
+    owner: &'a LazyDfa,
+    cache: Option<Cache>,
+}
+
+impl PooledCache<'_> {
+    fn cache(&mut self) -> &mut Cache {
+        self.cache.get_or_insert_with(|| self.owner.cache())
+    }
+}
+
+impl Drop for PooledCache<'_> {
+    fn drop(&mut self) {
+        if let Some(c) = self.cache.take() {
+            self.owner
+                .pool
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(c);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xml_twig::{brute, io, QuerySet};
+
+    fn case(queries: &str, xml: &str) -> (ProfileSet, Document) {
+        let set = io::parse_query_file("q.txt", queries).unwrap();
+        let profiles = ProfileSet::compile(&set).unwrap();
+        let doc = io::parse_document("d.xml", xml.as_bytes(), &profiles.dict).unwrap();
+        (profiles, doc)
+    }
+
+    #[test]
+    fn paper_figure_4_twig_needs_both_paths_under_one_split_node() {
+        // /a//c[.//d]/e: both paths match, the twig does not.
+        let (p, doc) = case(
+            "/a//c[.//d]/e\n/a//c//d\n/a//c/e\n",
+            "<a><c><d/></c><c><e/></c></a>",
+        );
+        let dfa = LazyDfa::new(&p);
+        assert_eq!(dfa.filter(&doc), vec![1, 2]);
+        assert_eq!(dfa.filter(&doc), brute::filter(&p, &doc));
+    }
+
+    #[test]
+    fn warm_cache_gives_the_same_answers_and_builds_nothing_more() {
+        let (p, doc) = case(
+            "//a[b][.//c]\n/r/*/b\n//*[*]\n/r//c\n",
+            "<r><a><b/><x><c/></x></a><a><b/></a><q/></r>",
+        );
+        let dfa = LazyDfa::new(&p);
+        let mut cache = dfa.cache();
+        let first = dfa.filter_with(&mut cache, &doc);
+        let built = cache.stats();
+        let again = dfa.filter_with(&mut cache, &doc);
+        assert_eq!(first, again);
+        assert_eq!(first, brute::filter(&p, &doc));
+        assert_eq!(cache.stats(), built, "a warm run builds no state");
+    }
+
+    #[test]
+    fn a_tiny_budget_falls_back_to_the_nfa_with_the_same_answers() {
+        let set = QuerySet::from_queries(
+            xml_twig::workload::QueryGenerator::new(
+                xml_twig::workload::QueryParams::paper(10, 0.5),
+                3,
+            )
+            .queries(64),
+        );
+        let p = ProfileSet::compile(&set).unwrap();
+        let xml = xml_twig::workload::DblpGenerator::new(4).document(20_000);
+        let doc = io::parse_document("d.xml", xml.as_bytes(), &p.dict).unwrap();
+        let dfa = LazyDfa::with_budget(&p, 4096);
+        let mut cache = dfa.cache();
+        assert_eq!(dfa.filter_with(&mut cache, &doc), brute::filter(&p, &doc));
+        let s = cache.stats();
+        assert_eq!((s.flushes, s.nfa_fallbacks), (1, 1));
+    }
+}

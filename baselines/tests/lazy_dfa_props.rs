@@ -1,0 +1,285 @@
+//! The lazy DFA agrees with the brute-force tree matcher and the NFA on random documents
+//! and twigs (`*`, `//`, nested predicates, recursive tags), with one cache shared by
+//! every document (memo entries built on one document are reused on the next), with a
+//! budget small enough to flush and fall back to the NFA mid-stream, on all cores, and
+//! on real documents with twigs drawn from their own paths.
+#![cfg(feature = "xml")]
+
+use baselines::lazy_dfa::LazyDfa;
+use baselines::yfilter::Yfilter;
+use proptest::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use xml_twig::workload::{
+    DblpGenerator, QueryGenerator, QueryParams, RandomGenerator, RandomParams,
+};
+use xml_twig::{brute, io, Document, ProfileSet, QuerySet};
+
+fn random_case(
+    p: RandomParams,
+    seed: u64,
+    queries: usize,
+    docs: usize,
+) -> (ProfileSet, Vec<Document>) {
+    let mut g = RandomGenerator::new(p, seed);
+    let set = QuerySet::from_queries((0..queries).map(|_| g.query()).collect());
+    let profiles = ProfileSet::compile(&set).unwrap();
+    let docs = (0..docs)
+        .map(|_| io::parse_document("r.xml", g.document().as_bytes(), &profiles.dict).unwrap())
+        .collect();
+    (profiles, docs)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn lazy_dfa_equals_brute_force_on_random_docs_and_twigs(
+        seed in any::<u64>(),
+        tags in 1usize..6,
+        elements in 1usize..80,
+        depth in 1usize..12,
+        nodes in 1usize..9,
+        p_wildcard in 0.0f64..0.7,
+        p_descendant in 0.0f64..0.8,
+        p_branch in 0.0f64..1.0,
+        budget in prop_oneof![Just(usize::MAX), 2_000usize..60_000],
+    ) {
+        let p = RandomParams { tags, elements, max_depth: depth, query_nodes: nodes, p_wildcard, p_descendant, p_branch };
+        let (profiles, docs) = random_case(p, seed, 12, 4);
+        let dfa = LazyDfa::with_budget(&profiles, budget);
+        let mut cache = dfa.cache();
+        // Twice over the documents: the second pass runs on what the first built.
+        for pass in 0..2 {
+            for (i, d) in docs.iter().enumerate() {
+                prop_assert_eq!(dfa.filter_with(&mut cache, d), brute::filter(&profiles, d), "pass {} doc {} seed {}", pass, i, seed);
+            }
+        }
+    }
+
+    #[test]
+    fn lazy_dfa_on_queries_made_only_of_descendant_wildcards(seed in any::<u64>(), nodes in 1usize..7, depth in 1usize..10) {
+        let p = RandomParams { tags: 2, elements: 30, max_depth: depth, query_nodes: nodes, p_wildcard: 1.0, p_descendant: 1.0, p_branch: 0.5 };
+        let (profiles, docs) = random_case(p, seed, 6, 3);
+        let dfa = LazyDfa::new(&profiles);
+        for d in &docs {
+            prop_assert_eq!(dfa.filter(d), brute::filter(&profiles, d));
+        }
+    }
+}
+
+#[test]
+fn lazy_dfa_on_a_deep_recursive_document() {
+    let set = io::parse_query_file(
+        "q.txt",
+        "/a/a/a\n//a//a//a\n//a[a/a][.//b]\n/a[b]\n//*/*/*/*/b\n//a[.//a[.//b]]/a\n/*//*[b][a]\n",
+    )
+    .unwrap();
+    let profiles = ProfileSet::compile(&set).unwrap();
+    let xml = format!("{}<b/>{}", "<a>".repeat(120), "</a>".repeat(120));
+    let doc = io::parse_document("deep.xml", xml.as_bytes(), &profiles.dict).unwrap();
+    let dfa = LazyDfa::new(&profiles);
+    assert_eq!(dfa.filter(&doc), vec![0, 1, 2, 4, 5]);
+    assert_eq!(dfa.filter(&doc), brute::filter(&profiles, &doc));
+}
+
+#[test]
+fn lazy_dfa_equals_the_nfa_on_paper_workloads_one_core_and_all_cores() {
+    for (len, p, splits) in [
+        (5, 0.5, None),
+        (10, 0.3, None),
+        (15, 0.5, None),
+        (4, 0.3, Some(0)),
+    ] {
+        let mut params = QueryParams::paper(len, p);
+        if let Some(s) = splits {
+            params.splits = s;
+        }
+        let set = QuerySet::from_queries(QueryGenerator::new(params, len as u64).queries(300));
+        let profiles = ProfileSet::compile(&set).unwrap();
+        let mut g = DblpGenerator::new(9 + len as u64);
+        let docs: Vec<_> = (0..24)
+            .map(|_| {
+                io::parse_document("d.xml", g.document(4000).as_bytes(), &profiles.dict).unwrap()
+            })
+            .collect();
+        let y = Yfilter::new(&profiles);
+        let want: Vec<_> = docs.iter().map(|d| y.filter(d)).collect();
+        let dfa = LazyDfa::new(&profiles);
+        // All cores first (caches built by several threads), then one core on a cache
+        // trained on other documents, then the pool again (warm).
+        assert_eq!(dfa.filter_batch_threads(&docs, 4).unwrap(), want, "L={len}");
+        let other: Vec<_> = (0..8)
+            .map(|_| {
+                io::parse_document("o.xml", g.document(4000).as_bytes(), &profiles.dict).unwrap()
+            })
+            .collect();
+        let mut trained = dfa.train(&other);
+        let got: Vec<_> = docs
+            .iter()
+            .map(|d| dfa.filter_with(&mut trained, d))
+            .collect();
+        assert_eq!(got, want, "L={len} trained");
+        dfa.fill_pool(&trained, 3);
+        assert_eq!(dfa.filter_batch(&docs), want, "L={len} pooled");
+        assert!(
+            want.iter().any(|m| !m.is_empty()),
+            "L={len}: something matches"
+        );
+        for (d, w) in docs.iter().zip(&want).take(3) {
+            assert_eq!(&brute::filter(&profiles, d), w);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Real documents.
+
+/// Where the real documents are: `$XML_REAL_DIR`, else the project's shared folder.
+fn real_dir() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("XML_REAL_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/xml-real")
+        });
+    dir.is_dir().then_some(dir)
+}
+
+/// The root-to-element name paths of every element of `xml`.
+fn element_paths(xml: &[u8]) -> Vec<Vec<String>> {
+    use quick_xml::events::Event;
+    let mut r = quick_xml::Reader::from_reader(xml);
+    let mut stack: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    loop {
+        match r
+            .read_event_into(&mut buf)
+            .expect("real documents are well-formed")
+        {
+            Event::Start(e) => {
+                stack.push(String::from_utf8_lossy(e.name().as_ref()).into_owned());
+                out.push(stack.clone());
+            }
+            Event::Empty(e) => {
+                stack.push(String::from_utf8_lossy(e.name().as_ref()).into_owned());
+                out.push(stack.clone());
+                stack.pop();
+            }
+            Event::End(_) => {
+                stack.pop();
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    out
+}
+
+/// Steps `path[from..]` as query text: each step `/` or (sometimes) `//` past a skipped
+/// ancestor, each name sometimes `*`.
+fn steps(rng: &mut ChaCha8Rng, path: &[String], from: usize, relative: bool) -> String {
+    let mut s = String::new();
+    let mut i = from;
+    let mut first = true;
+    while i < path.len() {
+        let skip = i + 1 < path.len() && rng.gen_bool(0.2);
+        if skip {
+            i += 1;
+        }
+        let desc = skip || rng.gen_bool(0.15);
+        let name = if rng.gen_bool(0.15) {
+            "*"
+        } else {
+            path[i].as_str()
+        };
+        s += match (first && relative, desc) {
+            (true, false) => "",
+            (true, true) => ".//",
+            (false, false) => "/",
+            (false, true) => "//",
+        };
+        s += name;
+        first = false;
+        i += 1;
+    }
+    s
+}
+
+/// A twig drawn from the document's own paths: a path, with up to two predicates taken
+/// from other paths that share a prefix with it; one in three has a step renamed to
+/// another of the document's names (so that some twigs do not match).
+fn drawn_query(rng: &mut ChaCha8Rng, paths: &[Vec<String>]) -> String {
+    let mut p = paths[rng.gen_range(0..paths.len())].clone();
+    if rng.gen_bool(0.33) {
+        let other = &paths[rng.gen_range(0..paths.len())];
+        let k = rng.gen_range(0..p.len());
+        p[k] = other[rng.gen_range(0..other.len())].clone();
+    }
+    let p = &p;
+    let split = rng.gen_range(0..p.len());
+    let mut preds = String::new();
+    for _ in 0..rng.gen_range(0..=2) {
+        // Another path below the same prefix: a few draws, else none.
+        for _ in 0..20 {
+            let q = &paths[rng.gen_range(0..paths.len())];
+            if q.len() > split + 1 && q[..=split] == p[..=split] {
+                preds += &format!("[{}]", steps(rng, q, split + 1, true));
+                break;
+            }
+        }
+    }
+    let head = steps(rng, &p[..=split], 0, false);
+    let tail = steps(rng, p, split + 1, false);
+    format!("{head}{preds}{tail}")
+}
+
+#[test]
+fn lazy_dfa_equals_brute_force_and_the_nfa_on_real_documents() {
+    let Some(dir) = real_dir() else {
+        eprintln!("note: no real documents (set XML_REAL_DIR): nothing checked");
+        return;
+    };
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "gz") {
+            continue;
+        }
+        let out = std::process::Command::new("gzip")
+            .arg("-dc")
+            .arg(&path)
+            .output()
+            .expect("gzip runs");
+        assert!(out.status.success(), "{}", path.display());
+        let xml = out.stdout;
+        let paths = element_paths(&xml);
+        let mut rng = ChaCha8Rng::seed_from_u64(xml.len() as u64);
+        let text: String = (0..60)
+            .map(|_| drawn_query(&mut rng, &paths) + "\n")
+            .collect();
+        let set = io::parse_query_file("drawn.txt", &text).unwrap();
+        let profiles = ProfileSet::compile(&set).unwrap();
+        let doc = io::parse_document(&path.display().to_string(), &xml, &profiles.dict).unwrap();
+        let want = brute::filter(&profiles, &doc);
+        assert_eq!(
+            Yfilter::new(&profiles).filter(&doc),
+            want,
+            "{}",
+            path.display()
+        );
+        let dfa = LazyDfa::new(&profiles);
+        assert_eq!(dfa.filter(&doc), want, "{}", path.display());
+        assert_eq!(dfa.filter(&doc), want, "{} warm", path.display());
+        assert!(
+            !want.is_empty() && want.len() < set.len(),
+            "{}: drawn twigs match some, not all ({} of {})",
+            path.display(),
+            want.len(),
+            set.len()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 6, "every real document checked ({checked})");
+}
