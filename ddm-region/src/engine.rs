@@ -38,12 +38,33 @@
 //!   and skips a region whose row has held no bit since its last clear (a per-region
 //!   `dirty` flag that Phase 3 sets with the bit): at RS 10 most rows are empty, and the
 //!   sweep of 32768 rows of 16384 bits was a third of a step's kernel time;
+//! - Phase 4 is one kernel (`publish_step`) that writes the status pair and the step's
+//!   pairs straight into mapped page-locked host memory, then one wait for the stream;
+//!   the host reads the answer there (it was two device-to-host copies, each with its
+//!   own wait: two round trips per step);
 //! - Phase 3 of the region approach may, as an option ([`Slices`]; default off, the
 //!   paper's one thread per updated region), cut the candidates into slices over block
 //!   rows (same comparisons, more blocks) so that a few thousand updated regions fill a GPU;
 //! - grid cell lists have a capacity; an overflowing list is detected, the lists grown
 //!   and rebuilt, and the step's matching redone;
 //! - scenario details (crowd spread, moves at the border): [`workload`](crate::workload).
+//!
+//! # What one step costs
+//!
+//! A step of the grid engine (every region moves, the paper's §IV; 32768 regions),
+//! as the host sees it ([`Engine::last_step_times`] splits it):
+//!
+//! | | before | now |
+//! | --- | --- | --- |
+//! | host staging | two or three passes on rayon's pool (keys in `last`, then writes) | an ordered batch (every kind by index, no removal: the scenarios' and [`UpdateBatch::everything`]'s): one pass, no keys |
+//! | copies in | 2 (records, ranges; page-locked) | 2 |
+//! | kernels | 6 (clear, unmap, compact, commit, map, match) | 7 (the same and `publish_step`) |
+//! | copies out | 2 (status, pairs), each followed by a wait | 0: `publish_step` writes into mapped host memory |
+//! | waits | 1 at the start (idle: nothing queued) + 2 | 1 at the start (idle) + 1 |
+//! | allocations | none (the pair list and cell lists grow only on overflow) | none |
+//!
+//! The region engine's step is the same but for the grid's kernels (clear, commit,
+//! match twice, publish).
 
 use crate::layout::{stage_into, GridSpec, StageCounts};
 use crate::model::{Kind, ModelError, Pair, Range, RegionSet, UpdateBatch};
@@ -51,7 +72,7 @@ use ddm_region_kernels::count::{
     bisect_count, dim_candidates, end_keys, EMPTY_FLAG, MAX_ESTIMATED_DIMS, SAMPLE,
 };
 use ddm_region_kernels::grid::{compact_cells, map_regions, match_grid, unmap_regions, GridTables};
-use ddm_region_kernels::phases::{clear_overlaps, commit_updates, install_all};
+use ddm_region_kernels::phases::{clear_overlaps, commit_updates, install_all, publish_step};
 use ddm_region_kernels::radix::{
     radix_hist, radix_scatter, RADIX_BLOCK, RADIX_SCATTER_SHARED, RADIX_TILE,
 };
@@ -62,6 +83,7 @@ use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
 use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, In, LaunchConfig};
 use rayon::prelude::*;
 use std::sync::atomic::AtomicU64;
+use std::time::Instant;
 
 /// Threads per block for the paper's kernels (§IV: "each CUDA thread block contains 256
 /// CUDA threads"); also `M`, the tile of Fig. 2.
@@ -73,6 +95,10 @@ pub const MAX_MATRIX_BYTES: u64 = 8 << 30;
 /// Chunks [`Engine::load`] cuts a region set into, so that filling the page-locked
 /// staging overlaps the copies to the device.
 pub const LOAD_CHUNKS: usize = 4;
+
+/// Most threads of the kernel that writes a step's pairs into host memory (Phase 4 of
+/// §III.B): 64 blocks of [`BLOCK`], each thread copying every 16384th pair.
+pub const PUBLISH_THREADS: u32 = 64 * BLOCK;
 
 /// Pairs copied back per window when the sweep engine enumerates.
 pub const SWEEP_WINDOW: u64 = 1 << 25;
@@ -177,6 +203,21 @@ pub struct StepReport {
     pub pairs: Option<Vec<Pair>>,
 }
 
+/// Where the host's time of the last [`Engine::step`] went (host clock, microseconds),
+/// so that a GPU run can tell the host's part of a step from the device's.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepTimes {
+    /// Phase 1 on the host: the batch ordered into page-locked staging ([`stage_into`]).
+    pub stage_us: f64,
+    /// From the staging to the wait: the copies and kernels enqueued (the GPU runs them
+    /// meanwhile; the emulator runs them here).
+    pub enqueue_us: f64,
+    /// Waiting for the device: the step's one synchronisation (and any redone matching).
+    pub wait_us: f64,
+    /// The whole step, the answer's copy into a `Vec` included.
+    pub total_us: f64,
+}
+
 struct GridState {
     spec: GridSpec,
     host: GridTables,
@@ -273,6 +314,9 @@ pub struct Engine<'d> {
     chosen_dim: Option<u32>,
     /// How Phase 3 of the region approach spreads the candidates over blocks.
     slices: Slices,
+    /// The last step's times, and when its staging ended.
+    times: StepTimes,
+    staged_at: Option<Instant>,
 }
 
 fn addr<T>(b: &Buffer<T>) -> u64 {
@@ -390,6 +434,8 @@ impl<'d> Engine<'d> {
             end_bound: 0,
             chosen_dim: None,
             slices: Slices::Paper,
+            times: StepTimes::default(),
+            staged_at: None,
         };
         if let Approach::Grid(spec) = approach {
             let cap = 16;
@@ -529,6 +575,27 @@ impl<'d> Engine<'d> {
     /// # Ok(()) }
     /// ```
     pub fn step(&mut self, batch: &UpdateBatch, want_pairs: bool) -> Result<StepReport, DdmError> {
+        let t0 = Instant::now();
+        self.times = StepTimes::default();
+        self.staged_at = None;
+        let r = self.step_phases(batch, want_pairs);
+        self.times.total_us = t0.elapsed().as_secs_f64() * 1e6;
+        if let Some(at) = self.staged_at {
+            self.times.stage_us = (at - t0).as_secs_f64() * 1e6;
+        }
+        r
+    }
+
+    /// Where the host's time of the last [`Engine::step`] went.
+    pub fn last_step_times(&self) -> StepTimes {
+        self.times
+    }
+
+    fn step_phases(
+        &mut self,
+        batch: &UpdateBatch,
+        want_pairs: bool,
+    ) -> Result<StepReport, DdmError> {
         if self.epoch == u32::MAX {
             // The batch counter wraps: no key may look as new as the next batches'.
             self.last.iter_mut().for_each(|k| *k.get_mut() = 0);
@@ -553,6 +620,7 @@ impl<'d> Engine<'d> {
             self.threads,
         )?;
         let n = staged.records;
+        self.staged_at = Some(Instant::now());
         if self.phase1 == Phase1::Copy && n > 0 {
             // Two DMA copies from page-locked memory (records, ranges), stream-ordered
             // before the kernels.
@@ -830,22 +898,35 @@ impl<'d> Engine<'d> {
     fn finish(&mut self, staged: StageCounts, want_pairs: bool) -> Result<StepReport, DdmError> {
         let n = staged.records;
         loop {
-            self.dev
-                .read_into(&self.status, 0, self.status_host.as_mut_slice())?;
+            // One kernel writes the status and the pairs into page-locked host memory;
+            // one wait for the whole step.
+            let threads = if want_pairs {
+                PUBLISH_THREADS.min(self.host.pair_cap.max(1))
+            } else {
+                1
+            };
+            publish_step::launch(
+                self.dev,
+                Self::linear(threads),
+                &self.table,
+                want_pairs as u32,
+                self.status_host.at_mut(0),
+                self.pairs_host.at_mut(0),
+            )?;
+            let wait = Instant::now();
+            if let Some(at) = self.staged_at.filter(|_| self.times.enqueue_us == 0.0) {
+                self.times.enqueue_us = (wait - at).as_secs_f64() * 1e6;
+            }
+            self.dev.synchronize()?;
+            self.times.wait_us += wait.elapsed().as_secs_f64() * 1e6;
             let status = self.status_host.as_slice();
             let c: StepCounters = bytemuck::cast(status[0]);
             let grid_full = c.cell_overflow > 0;
             let list_full = c.new_pairs > self.host.pair_cap;
             if !grid_full && !list_full {
                 let overlaps = status[1];
-                let pairs = if want_pairs {
-                    let k = c.new_pairs as usize;
-                    let dst = &mut self.pairs_host.as_mut_slice()[..k];
-                    self.dev.read_into(&self.pairs, 0, dst)?;
-                    Some(dst.to_vec())
-                } else {
-                    None
-                };
+                let pairs =
+                    want_pairs.then(|| self.pairs_host.as_slice()[..c.new_pairs as usize].to_vec());
                 return Ok(StepReport { overlaps, pairs });
             }
             if list_full {

@@ -6,7 +6,7 @@
 //! [`clear_overlaps`]: the overlap information of each updated region is reset, and the
 //! regions it overlapped before forget it.
 
-use crate::{DdmTables, Range, StepCounters, UpdatedRegion};
+use crate::{DdmTables, Pair, Range, StepCounters, UpdatedRegion};
 use gpu_kernels::prelude::*;
 
 kernel! {
@@ -146,5 +146,44 @@ kernel! {
         }
         *t.alive().add(r as usize) = 1;
         *t.epoch().add(r as usize) = epoch;
+    }
+}
+
+kernel! {
+    /// Phase 4 of §III.B (Phase 5 of §III.C), device side: the step's answer, written
+    /// by the GPU straight into mapped page-locked host memory, so that the host waits
+    /// once (one stream synchronisation) and reads it there: no device-to-host copies.
+    ///
+    /// Thread 0 writes the status pair `[StepCounters as u64, overlap count]` (global)
+    /// to `status_out[0..2]`. When `want_pairs` is 1 and the pair list did not
+    /// overflow (`new_pairs <= pair_cap`, no cell list overflowed), the threads copy
+    /// the `new_pairs` pairs of the list (global) to `pairs_out` (mapped host memory,
+    /// room for `pair_cap`) in a grid-stride loop: thread `i` copies pairs `i`,
+    /// `i + threads`, ... (coalesced: a warp writes 32 consecutive pairs). Launched
+    /// after every kernel of the step, on the same stream.
+    pub fn publish_step(
+        tables: *const DdmTables,
+        want_pairs: u32,
+        status_out: *mut u64,
+        pairs_out: *mut Pair,
+    ) {
+        let t = *tables;
+        let i = global_id_x();
+        let c = *t.counters();
+        if i == 0 {
+            // The counters' bytes as one word, as the host reads them back.
+            *status_out = *(t.counters as usize as *const u64);
+            *status_out.add(1) = *(t.overlaps as usize as *const u64);
+        }
+        if want_pairs == 0 || c.new_pairs > t.pair_cap || c.cell_overflow != 0 {
+            return;
+        }
+        let pairs = t.pairs as usize as *const Pair;
+        let threads = grid_dim_x() * block_dim_x();
+        let mut j = i;
+        while j < c.new_pairs {
+            *pairs_out.add(j as usize) = *pairs.add(j as usize);
+            j += threads;
+        }
     }
 }

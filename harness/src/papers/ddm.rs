@@ -332,10 +332,19 @@ fn scenario_experiment(ctx: &mut Ctx, distribution: Distribution, size: u32) -> 
                     engine.step(&UpdateBatch::everything(&initial), false)?;
                     let mut total_ms = 0.0;
                     let mut last = Vec::new();
+                    let mut parts = [0.0f64; 4];
                     for (i, batch) in batches.iter().enumerate() {
                         let t0 = Instant::now();
                         let (overlaps, pairs) = timed_step(&mut engine, batch)?;
                         total_ms += t0.elapsed().as_secs_f64() * 1e3;
+                        let t = engine.last_step_times();
+                        for (sum, us) in
+                            parts
+                                .iter_mut()
+                                .zip([t.stage_us, t.enqueue_us, t.wait_us, t.total_us])
+                        {
+                            *sum += us / steps as f64;
+                        }
                         ctx.check(
                             &format!("{name} step {i} (count)"),
                             ("sort", &[counts[i]]),
@@ -346,6 +355,14 @@ fn scenario_experiment(ctx: &mut Ctx, distribution: Distribution, size: u32) -> 
                     last.sort_unstable();
                     ctx.check(&name, ("sort", &reference), (&series, &last))?;
                     ctx.record(&series, n as f64, total_ms / steps as f64);
+                    if *kind == EngineKind::Gpu && n == *xs.last().expect("sizes") {
+                        // Where a GPU step's host time goes (for the paper's engines;
+                        // the sorting engines' matching comes after their step).
+                        let [stage, enqueue, wait, total] = parts;
+                        eprintln!(
+                            "    {series} step at {n} regions, seed {seed}: staging {stage:.1} us, enqueue {enqueue:.1} us, wait {wait:.1} us, engine step {total:.1} us (mean of {steps})"
+                        );
+                    }
                 }
             }
             let mut times = Vec::new();
