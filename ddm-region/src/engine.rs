@@ -58,7 +58,7 @@
 //! | --- | --- | --- |
 //! | host staging | two or three passes on rayon's pool (keys in `last`, then writes) | an ordered batch (every kind by index, no removal: the scenarios' and [`UpdateBatch::everything`]'s): one pass, no keys |
 //! | copies in | 2 (records, ranges; page-locked) | 2 |
-//! | kernels | 6 (clear, unmap, compact, commit, map, match) | 7 (the same and `publish_step`) |
+//! | kernels | 6 (clear, unmap, compact, commit, map, match) | 5: `clear_and_unmap`, `commit_and_compact`, map, match, `publish_step` ([`Engine::set_fused`]) |
 //! | copies out | 2 (status, pairs), each followed by a wait | 0: `publish_step` writes into mapped host memory |
 //! | waits | 1 at the start (idle: nothing queued) + 2 | 1 at the start (idle) + 1 |
 //! | allocations | none (the pair list and cell lists grow only on overflow) | none |
@@ -71,7 +71,10 @@ use crate::model::{Kind, ModelError, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::count::{
     bisect_count, dim_candidates, end_keys, EMPTY_FLAG, MAX_ESTIMATED_DIMS, SAMPLE,
 };
-use ddm_region_kernels::grid::{compact_cells, map_regions, match_grid, unmap_regions, GridTables};
+use ddm_region_kernels::grid::{
+    clear_and_unmap, commit_and_compact, compact_cells, map_regions, match_grid, unmap_regions,
+    GridTables,
+};
 use ddm_region_kernels::phases::{clear_overlaps, commit_updates, install_all, publish_step};
 use ddm_region_kernels::radix::{
     radix_hist, radix_scatter, RADIX_BLOCK, RADIX_SCATTER_SHARED, RADIX_TILE,
@@ -314,6 +317,8 @@ pub struct Engine<'d> {
     chosen_dim: Option<u32>,
     /// How Phase 3 of the region approach spreads the candidates over blocks.
     slices: Slices,
+    /// Grid engine: run Phases 2-3's four kernels as two fused launches (default).
+    fused: bool,
     /// The last step's times, and when its staging ended.
     times: StepTimes,
     staged_at: Option<Instant>,
@@ -434,6 +439,7 @@ impl<'d> Engine<'d> {
             end_bound: 0,
             chosen_dim: None,
             slices: Slices::Paper,
+            fused: true,
             times: StepTimes::default(),
             staged_at: None,
         };
@@ -524,6 +530,14 @@ impl<'d> Engine<'d> {
     }
     pub fn slices(&self) -> Slices {
         self.slices
+    }
+
+    /// Grid engine: with `true` (the default), Phase 2 and the unmapping run as one
+    /// kernel, the install and the cell lists' compaction as another
+    /// (`clear_and_unmap`, `commit_and_compact`); with `false`, as the paper's phases,
+    /// one kernel each. The same answers; no effect on the other approaches.
+    pub fn set_fused(&mut self, fused: bool) {
+        self.fused = fused;
     }
 
     /// Sets how Phase 1 reaches the device (default [`Phase1::Copy`]).
@@ -659,6 +673,41 @@ impl<'d> Engine<'d> {
                 self.clear(n, self.staged_records())?;
                 self.commit(n)?;
                 self.match_region(staged)?;
+                self.finish(staged, want_pairs)
+            }
+            Approach::Grid(_) if self.fused => {
+                // Phase 2 and the unmapping, then the install and the compaction: two
+                // launches where the paper's phases take four.
+                let g = self.grid.as_ref().expect("grid engine has a grid");
+                clear_and_unmap::launch(
+                    self.dev,
+                    LaunchConfig::linear(n * 32, BLOCK),
+                    &self.table,
+                    &g.table,
+                    self.staged_records(),
+                    n,
+                )?;
+                commit_and_compact::launch(
+                    self.dev,
+                    Self::linear(n.max(g.host.n_cells * 2)),
+                    &self.table,
+                    &g.table,
+                    self.staged_records(),
+                    self.staged_ranges(),
+                    n,
+                    self.epoch,
+                    &self.updates,
+                )?;
+                map_regions::launch(
+                    self.dev,
+                    Self::linear(n),
+                    &self.table,
+                    &g.table,
+                    &self.updates,
+                    n,
+                    0,
+                )?;
+                self.match_grid(n)?;
                 self.finish(staged, want_pairs)
             }
             Approach::Grid(_) => {

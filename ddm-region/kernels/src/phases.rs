@@ -25,8 +25,31 @@ kernel! {
         epoch: u32,
         copy_out: *mut UpdatedRegion,
     ) {
-        let i = global_id_x();
-        let t = *tables;
+        commit_one(&*tables, global_id_x(), updates, ranges, n_updates, epoch, copy_out);
+    }
+}
+
+/// [`commit_updates`]' work for thread `i` (also run by the grid's fused
+/// `commit_and_compact`): thread 0 zeroes the step counters; thread `i < n_updates`
+/// installs update `i`.
+///
+/// # Safety
+/// `t` describes live device tables; `updates` and `copy_out` hold `n_updates` records,
+/// `ranges` `dims` ranges per record, each record's region below `n_pub + n_sub`.
+#[inline(always)]
+pub unsafe fn commit_one(
+    t: &DdmTables,
+    i: u32,
+    updates: *const UpdatedRegion,
+    ranges: *const Range,
+    n_updates: u32,
+    epoch: u32,
+    copy_out: *mut UpdatedRegion,
+) {
+    // SAFETY: the indices stay below `n_updates` and the regions inside the table (this
+    // fn's contract); thread 0 alone writes the counters, thread `i` alone record `i`
+    // and its region's entries (a batch names a region once).
+    unsafe {
         if i == 0 {
             *t.counters() = StepCounters::default();
         }
@@ -69,6 +92,23 @@ kernel! {
             return;
         }
         let r = (*updates.add(w as usize)).region;
+        clear_row(&t, r, lane);
+    }
+}
+
+/// [`clear_overlaps`]' work for one warp (also run by the grid's fused
+/// `clear_and_unmap`): the lanes clear unified region `r`'s row and its bits in its
+/// partners' rows, and drop the overlap count by the pairs cleared. Every lane of the
+/// warp must call it (it shuffles).
+///
+/// # Safety
+/// `t` describes live device tables and `r < n_pub + n_sub`; no other warp clears `r`
+/// in this launch.
+#[inline(always)]
+pub unsafe fn clear_row(t: &DdmTables, r: u32, lane: u32) {
+    // SAFETY: the rows, flags and counter are addressed from `r` and the tables' sizes
+    // (this fn's contract); cross-row bits change only through atomics.
+    unsafe {
         let mut cleared: u64 = 0;
         // A region whose row has held no bit since its last clear has nothing to clear.
         // Lane 0 reads the flag and hands it to the warp (the shuffle also orders every
@@ -91,7 +131,8 @@ kernel! {
                             let b = old.trailing_zeros();
                             old &= old - 1;
                             let s = k * 32 + b;
-                            let word = sub_rows.add(s as usize * t.pub_words as usize + (p / 32) as usize);
+                            let word =
+                                sub_rows.add(s as usize * t.pub_words as usize + (p / 32) as usize);
                             atomic_and(word, !(1u32 << (p % 32)));
                         }
                     }
@@ -108,7 +149,8 @@ kernel! {
                             let b = old.trailing_zeros();
                             old &= old - 1;
                             let p = k * 32 + b;
-                            let word = pub_rows.add(p as usize * t.sub_words as usize + (s / 32) as usize);
+                            let word =
+                                pub_rows.add(p as usize * t.sub_words as usize + (s / 32) as usize);
                             let bit = 1u32 << (s % 32);
                             if atomic_and(word, !bit) & bit != 0 {
                                 cleared += 1;
