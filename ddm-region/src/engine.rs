@@ -57,7 +57,7 @@
 //! | | before | now |
 //! | --- | --- | --- |
 //! | host staging | two or three passes on rayon's pool (keys in `last`, then writes) | an ordered batch (every kind by index, no removal: the scenarios' and [`UpdateBatch::everything`]'s): one pass, no keys |
-//! | copies in | 2 (records, ranges; page-locked) | 2 |
+//! | copies in | 2 (records, ranges; page-locked): 24 bytes per region in 2-D | 1 for a dense batch (every region, in order: the ranges alone, 16 bytes per region; the kernels make the records); 2 otherwise |
 //! | kernels | 6 (clear, unmap, compact, commit, map, match) | 5: `clear_and_unmap`, `commit_and_compact`, map, match, `publish_step` ([`Engine::set_fused`]) |
 //! | copies out | 2 (status, pairs), each followed by a wait | 0: `publish_step` writes into mapped host memory |
 //! | waits | 1 at the start (idle: nothing queued) + 2 | 1 at the start (idle) + 1 |
@@ -637,10 +637,13 @@ impl<'d> Engine<'d> {
         self.staged_at = Some(Instant::now());
         if self.phase1 == Phase1::Copy && n > 0 {
             // Two DMA copies from page-locked memory (records, ranges), stream-ordered
-            // before the kernels.
+            // before the kernels; one (ranges) for a dense batch, whose records the
+            // kernels make.
             let (rec, rng) = (n as usize, n as usize * self.dims);
-            let records = &self.staging.as_slice()[..rec];
-            self.dev.write(&mut self.staging_dev, 0, records)?;
+            if !staged.dense {
+                let records = &self.staging.as_slice()[..rec];
+                self.dev.write(&mut self.staging_dev, 0, records)?;
+            }
             let ranges = &self.staging_ranges.as_slice()[..rng];
             self.dev.write(&mut self.staging_ranges_dev, 0, ranges)?;
         }
@@ -662,7 +665,7 @@ impl<'d> Engine<'d> {
         }
         match self.approach.clone() {
             Approach::Sweep | Approach::Bisect => {
-                self.commit(n)?;
+                self.commit(staged)?;
                 Ok(StepReport {
                     overlaps: 0,
                     pairs: want_pairs.then(Vec::new),
@@ -670,8 +673,8 @@ impl<'d> Engine<'d> {
             }
             Approach::Region => {
                 // (commit_updates zeroes the step counters: no copy for that.)
-                self.clear(n, self.staged_records())?;
-                self.commit(n)?;
+                self.clear(n, self.staged_records(), staged.dense)?;
+                self.commit(staged)?;
                 self.match_region(staged)?;
                 self.finish(staged, want_pairs)
             }
@@ -686,6 +689,7 @@ impl<'d> Engine<'d> {
                     &g.table,
                     self.staged_records(),
                     n,
+                    staged.dense as u32,
                 )?;
                 commit_and_compact::launch(
                     self.dev,
@@ -695,6 +699,7 @@ impl<'d> Engine<'d> {
                     self.staged_records(),
                     self.staged_ranges(),
                     n,
+                    staged.dense as u32,
                     self.epoch,
                     &self.updates,
                 )?;
@@ -711,7 +716,7 @@ impl<'d> Engine<'d> {
                 self.finish(staged, want_pairs)
             }
             Approach::Grid(_) => {
-                self.clear(n, self.staged_records())?;
+                self.clear(n, self.staged_records(), staged.dense)?;
                 let g = self.grid.as_ref().expect("grid engine has a grid");
                 unmap_regions::launch(
                     self.dev,
@@ -720,9 +725,10 @@ impl<'d> Engine<'d> {
                     &g.table,
                     self.staged_records(),
                     n,
+                    staged.dense as u32,
                 )?;
                 compact_cells::launch(self.dev, Self::linear(g.host.n_cells * 2), &g.table)?;
-                self.commit(n)?;
+                self.commit(staged)?;
                 map_regions::launch(
                     self.dev,
                     Self::linear(n),
@@ -850,10 +856,11 @@ impl<'d> Engine<'d> {
     }
 
     /// Phase 2 (both approaches): one warp per updated region.
-    /// `records`: the staged records (before commit) or their device copy (after).
-    fn clear(&self, n: u32, records: In<'_, UpdatedRegion>) -> Result<(), DdmError> {
+    /// `records`: the staged records (before commit; none written when `dense`) or
+    /// their device copy (after).
+    fn clear(&self, n: u32, records: In<'_, UpdatedRegion>, dense: bool) -> Result<(), DdmError> {
         let cfg = LaunchConfig::linear(n * 32, BLOCK);
-        clear_overlaps::launch(self.dev, cfg, &self.table, records, n)?;
+        clear_overlaps::launch(self.dev, cfg, &self.table, records, n, dense as u32)?;
         Ok(())
     }
 
@@ -874,7 +881,8 @@ impl<'d> Engine<'d> {
         }
     }
 
-    fn commit(&self, n: u32) -> Result<(), DdmError> {
+    fn commit(&self, staged: StageCounts) -> Result<(), DdmError> {
+        let n = staged.records;
         commit_updates::launch(
             self.dev,
             Self::linear(n),
@@ -882,6 +890,7 @@ impl<'d> Engine<'d> {
             self.staged_records(),
             self.staged_ranges(),
             n,
+            staged.dense as u32,
             self.epoch,
             &self.updates,
         )?;
@@ -1007,7 +1016,7 @@ impl<'d> Engine<'d> {
                 )?;
             }
             self.dev.write(&mut self.status, 0, &[0u64])?;
-            self.clear(n, self.updates.at(0))?;
+            self.clear(n, self.updates.at(0), false)?;
             match self.approach {
                 Approach::Region => self.match_region(staged)?,
                 _ => self.match_grid(n)?,

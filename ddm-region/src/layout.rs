@@ -41,6 +41,10 @@ pub struct StageCounts {
     pub max_lo0: u32,
     /// The largest upper bound in any dimension of any `Set` entry (0 when none).
     pub max_hi: u32,
+    /// The batch set every region once, in index order: record `i` is region `i`, alive,
+    /// and the records were not written (only the ranges); the device makes them
+    /// (`ddm_region_kernels::staged_update`).
+    pub dense: bool,
 }
 
 /// Batches with fewer entries are staged by one thread (a thread costs more than it saves).
@@ -82,6 +86,14 @@ pub fn stage_updates(
     )?;
     records.truncate(c.records as usize);
     ranges.truncate(c.records as usize * dims);
+    if c.dense {
+        for (i, r) in records.iter_mut().enumerate() {
+            *r = UpdatedRegion {
+                region: i as u32,
+                alive: 1,
+            };
+        }
+    }
     Ok(StagedUpdates {
         records,
         ranges,
@@ -226,16 +238,20 @@ impl Stage<'_> {
         {
             return Ok(None);
         }
+        // Every region, strictly increasing and within the capacities: entry `i` is
+        // region `i`, and no record need be written.
+        let dense = n == (self.n_pub + self.n_sub) as usize;
         let per = n.div_ceil(chunks);
         let (records, ranges) = (&mut records[..n], &mut ranges[..n * dims]);
         let found: Option<Vec<OrderedPart>> = if chunks == 1 {
-            self.ordered_part::<D>(0, records, ranges).map(|p| vec![p])
+            self.ordered_part::<D>(0, records, ranges, dense)
+                .map(|p| vec![p])
         } else {
             records
                 .par_chunks_mut(per)
                 .zip(ranges.par_chunks_mut(per * dims))
                 .enumerate()
-                .map(|(c, (rec, rng))| self.ordered_part::<D>(c * per, rec, rng))
+                .map(|(c, (rec, rng))| self.ordered_part::<D>(c * per, rec, rng, dense))
                 .collect()
         };
         let Some(found) = found else {
@@ -249,17 +265,20 @@ impl Stage<'_> {
             n_pub_updates: found.iter().map(|p| p.publications).sum(),
             max_lo0: found.iter().map(|p| p.max_lo0).max().unwrap_or(0),
             max_hi: found.iter().map(|p| p.max_hi).max().unwrap_or(0),
+            dense,
         }))
     }
 
     /// One part of [`Stage::ordered`]: entries `start..start + rec.len()`, checked against
-    /// each other and against the entry before `start`, written to `rec` and `rng`.
+    /// each other and against the entry before `start`, written to `rec` (unless
+    /// `dense`) and `rng`.
     #[inline(always)]
     fn ordered_part<const D: usize>(
         &self,
         start: usize,
         rec: &mut [UpdatedRegion],
         rng: &mut [Range],
+        dense: bool,
     ) -> Option<OrderedPart> {
         let dims = self.dims::<D>();
         let entries = &self.batch.entries[start..start + rec.len()];
@@ -285,10 +304,12 @@ impl Stage<'_> {
             }
             next_min = o + 1;
             part.publications += (kind == Kind::Publication) as u32;
-            *out = UpdatedRegion {
-                region: unified(kind, index, self.n_pub),
-                alive: 1,
-            };
+            if !dense {
+                *out = UpdatedRegion {
+                    region: unified(kind, index, self.n_pub),
+                    alive: 1,
+                };
+            }
         }
         let src = &self.batch.ranges[start * dims..][..rng.len()];
         rng.copy_from_slice(src);
@@ -372,6 +393,7 @@ impl Stage<'_> {
             n_pub_updates: distinct[0],
             max_lo0,
             max_hi,
+            dense: false,
         })
     }
 
@@ -530,6 +552,7 @@ impl Stage<'_> {
             n_pub_updates: distinct[0],
             max_lo0: written.iter().map(|w| w.0).max().unwrap_or(0),
             max_hi: written.iter().map(|w| w.1).max().unwrap_or(0),
+            dense: false,
         })
     }
 }
@@ -920,15 +943,20 @@ mod tests {
         let mut twice = ordered.clone();
         let (k, i, _) = twice.entries[100];
         twice.set(k, i, &square(&mut rng));
+        // Every region, in order: dense (no records written).
+        let mut every = UpdateBatch::default();
+        for (kind, cap) in [(Kind::Publication, n_pub), (Kind::Subscription, n_sub)] {
+            for i in 0..cap {
+                every.set(kind, i, &square(&mut rng));
+            }
+        }
         let fresh = || -> Vec<AtomicU64> { (0..total).map(|_| AtomicU64::new(1)).collect() };
         for threads in [1, 4] {
             // The same sequence through both: the fast path leaves `last` alone, and
             // the batches after it stage as they would have.
             let (mut l_fast, mut l_general) = (fresh(), fresh());
-            for (batch_no, b) in [&ordered, &late, &ordered, &removal, &twice, &ordered]
-                .into_iter()
-                .enumerate()
-            {
+            let batches = [&ordered, &late, &every, &ordered, &removal, &twice, &every];
+            for (batch_no, b) in batches.into_iter().enumerate() {
                 let batch_no = batch_no as u32 + 1;
                 let mut out = (
                     vec![UpdatedRegion::default(); total],
@@ -946,7 +974,18 @@ mod tests {
                 .unwrap();
                 let (want, records, ranges) =
                     stage_general(b, dims, (n_pub, n_sub), &mut l_general, batch_no).unwrap();
+                // Only the batch of every region is dense; its records are the identity.
+                assert_eq!(got.dense, std::ptr::eq(b, &every), "batch {batch_no}");
+                let got = StageCounts {
+                    dense: false,
+                    ..got
+                };
                 assert_eq!(got, want, "batch {batch_no}, {threads} threads");
+                if std::ptr::eq(b, &every) {
+                    out.0 = (0..total as u32)
+                        .map(|region| UpdatedRegion { region, alive: 1 })
+                        .collect();
+                }
                 if batch_no == 1 {
                     // The ordered batch took the fast path: no key was written.
                     assert!(l_fast.iter_mut().all(|k| *k.get_mut() == 1));

@@ -7,7 +7,7 @@
 //! [`StepCounters::cell_overflow`](crate::StepCounters); the host then grows the lists
 //! and rebuilds them (the paper is silent on overflow).
 
-use crate::{extents_overlap, record_overlap, DdmTables, Range, UpdatedRegion};
+use crate::{extents_overlap, record_overlap, staged_update, DdmTables, Range, UpdatedRegion};
 use gpu_kernels::prelude::*;
 
 /// Most dimensions the grid engine supports (its cell odometer lives in registers).
@@ -131,7 +131,8 @@ impl CellBox {
 kernel! {
     /// Phase 3 prologue (§III.C: "if an updated region is ... mapped before, the region is
     /// unmapped before mapping it"): one thread per updated region. Thread `i` reads its
-    /// region's old ranges and live flag (global; [`commit_updates`](crate::phases::commit_updates)
+    /// region (record `i`, or region `i` for a dense step: [`staged_update`]) and its
+    /// old ranges and live flag (global; [`commit_updates`](crate::phases::commit_updates)
     /// has not run yet) and replaces its index by a tombstone in the lists of its kind of
     /// every cell it covered. Only this thread writes this region's slots.
     pub fn unmap_regions(
@@ -139,12 +140,13 @@ kernel! {
         grid: *const GridTables,
         updates: *const UpdatedRegion,
         n_updates: u32,
+        dense: u32,
     ) {
         let i = global_id_x();
         if i >= n_updates {
             return;
         }
-        unmap_one(&*tables, &*grid, (*updates.add(i as usize)).region);
+        unmap_one(&*tables, &*grid, staged_update(updates, dense, i).region);
     }
 }
 
@@ -196,6 +198,7 @@ kernel! {
         grid: *const GridTables,
         updates: *const UpdatedRegion,
         n_updates: u32,
+        dense: u32,
     ) {
         let t = *tables;
         let w = global_id_x() / WARP_SIZE;
@@ -204,7 +207,7 @@ kernel! {
         if w >= n_updates {
             return;
         }
-        let r = (*updates.add(w as usize)).region;
+        let r = staged_update(updates, dense, w).region;
         crate::phases::clear_row(&t, r, lane);
         if lane == 0 {
             unmap_one(&t, &*grid, r);
@@ -263,11 +266,13 @@ kernel! {
         updates: *const UpdatedRegion,
         ranges: *const Range,
         n_updates: u32,
+        dense: u32,
         epoch: u32,
         copy_out: *mut UpdatedRegion,
     ) {
         let i = global_id_x();
-        crate::phases::commit_one(&*tables, i, updates, ranges, n_updates, epoch, copy_out);
+        let staged = (updates, dense);
+        crate::phases::commit_one(&*tables, i, staged, ranges, n_updates, epoch, copy_out);
         compact_list(&*grid, i);
     }
 }

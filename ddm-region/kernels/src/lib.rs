@@ -151,6 +151,24 @@ impl DdmTables {
     }
 }
 
+/// Staged update `i` of a step: record `i` of `updates`, or, for a dense batch
+/// (`dense != 0`: the batch sets every region once, in index order, so the host sends
+/// no records, only the ranges), region `i`, alive.
+///
+/// # Safety
+/// With `dense == 0`, `updates` must hold more than `i` records.
+#[inline(always)]
+pub unsafe fn staged_update(updates: *const UpdatedRegion, dense: u32, i: u32) -> UpdatedRegion {
+    if dense != 0 {
+        return UpdatedRegion {
+            region: i,
+            alive: 1,
+        };
+    }
+    // SAFETY: `updates` holds more than `i` records (this fn's contract).
+    unsafe { *updates.add(i as usize) }
+}
+
 /// True iff the `dims` ranges at `a` and `b` overlap in every dimension.
 ///
 /// # Safety

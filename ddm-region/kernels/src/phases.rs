@@ -6,12 +6,13 @@
 //! [`clear_overlaps`]: the overlap information of each updated region is reset, and the
 //! regions it overlapped before forget it.
 
-use crate::{DdmTables, Pair, Range, StepCounters, UpdatedRegion};
+use crate::{staged_update, DdmTables, Pair, Range, StepCounters, UpdatedRegion};
 use gpu_kernels::prelude::*;
 
 kernel! {
     /// Phase 1 (device side): one thread per updated region. Thread `i` copies update
-    /// `i`'s record to `copy_out` (global) and its `dims` ranges from `ranges` (both
+    /// `i`'s record (or, for a dense step, `dense = 1`, the record of region `i`, alive:
+    /// [`staged_update`]) to `copy_out` (global) and its `dims` ranges from `ranges` (both
     /// staged by the host: their device copy, or mapped host memory read over the bus)
     /// into the region table, and sets
     /// the region's live flag and its update epoch (global). Runs after Phase 2, which still
@@ -22,10 +23,11 @@ kernel! {
         updates: *const UpdatedRegion,
         ranges: *const Range,
         n_updates: u32,
+        dense: u32,
         epoch: u32,
         copy_out: *mut UpdatedRegion,
     ) {
-        commit_one(&*tables, global_id_x(), updates, ranges, n_updates, epoch, copy_out);
+        commit_one(&*tables, global_id_x(), (updates, dense), ranges, n_updates, epoch, copy_out);
     }
 }
 
@@ -35,12 +37,13 @@ kernel! {
 ///
 /// # Safety
 /// `t` describes live device tables; `updates` and `copy_out` hold `n_updates` records,
-/// `ranges` `dims` ranges per record, each record's region below `n_pub + n_sub`.
+/// `ranges` `dims` ranges per record, each record's region below `n_pub + n_sub`; a
+/// dense step (`updates.1 != 0`, see [`staged_update`]) sends no records.
 #[inline(always)]
 pub unsafe fn commit_one(
     t: &DdmTables,
     i: u32,
-    updates: *const UpdatedRegion,
+    updates: (*const UpdatedRegion, u32),
     ranges: *const Range,
     n_updates: u32,
     epoch: u32,
@@ -56,7 +59,7 @@ pub unsafe fn commit_one(
         if i >= n_updates {
             return;
         }
-        let u = *updates.add(i as usize);
+        let u = staged_update(updates.0, updates.1, i);
         *copy_out.add(i as usize) = u;
         let dst = t.extent(u.region);
         let src = ranges.add(i as usize * t.dims as usize);
@@ -74,7 +77,9 @@ kernel! {
     /// Phase 2 of §III.B: one warp per updated region (the paper gives it one thread;
     /// a warp lets the 32 lanes sweep the region's bit row in coalesced strides).
     ///
-    /// The lanes of warp `w` exchange the words of updated region `u`'s own row with 0
+    /// Update `w` is record `w` of `updates`, or region `w` for a dense step
+    /// ([`staged_update`]). The lanes of warp `w` exchange the words of updated region
+    /// `u`'s own row with 0
     /// ("reset the overlapped information of the assigned updated region") and, for each
     /// bit that was set, clear `u`'s bit in the partner's row of the other matrix with an
     /// atomic AND ("clear those regions which the assigned region overlapped before").
@@ -82,7 +87,12 @@ kernel! {
     /// each such bit is cleared by exactly one atomic that saw it set. A region whose
     /// `dirty` flag is 0 has an empty row and is skipped (at RS 10, most regions); lane 0
     /// resets the flag.
-    pub fn clear_overlaps(tables: *const DdmTables, updates: *const UpdatedRegion, n_updates: u32) {
+    pub fn clear_overlaps(
+        tables: *const DdmTables,
+        updates: *const UpdatedRegion,
+        n_updates: u32,
+        dense: u32,
+    ) {
         let t = *tables;
         let w = global_id_x() / WARP_SIZE;
         let lane = lane_id();
@@ -91,7 +101,7 @@ kernel! {
         if w >= n_updates {
             return;
         }
-        let r = (*updates.add(w as usize)).region;
+        let r = staged_update(updates, dense, w).region;
         clear_row(&t, r, lane);
     }
 }
