@@ -97,7 +97,7 @@ pub const MAX_MATRIX_BYTES: u64 = 8 << 30;
 
 /// Chunks [`Engine::load`] cuts a region set into, so that filling the page-locked
 /// staging overlaps the copies to the device.
-pub const LOAD_CHUNKS: usize = 4;
+pub const LOAD_CHUNKS: usize = 8;
 
 /// Most threads of the kernel that writes a step's pairs into host memory (Phase 4 of
 /// §III.B): 64 blocks of [`BLOCK`], each thread copying every 16384th pair.
@@ -221,6 +221,21 @@ pub struct StepTimes {
     pub total_us: f64,
 }
 
+/// Where the host's time of the last whole-set [`Engine::load`] on the fast path went
+/// (host clock, microseconds).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LoadTimes {
+    /// Filling the page-locked staging, chunk by chunk (all host threads), summed.
+    pub fill_us: f64,
+    /// Waiting, after the last fill and the install kernel's launch, for the copies
+    /// still under way: near 0 when the fills are slower than the bus.
+    pub drain_us: f64,
+    /// The whole load.
+    pub total_us: f64,
+    /// Bytes copied to the device.
+    pub bytes: u64,
+}
+
 struct GridState {
     spec: GridSpec,
     host: GridTables,
@@ -317,6 +332,8 @@ pub struct Engine<'d> {
     chosen_dim: Option<u32>,
     /// How Phase 3 of the region approach spreads the candidates over blocks.
     slices: Slices,
+    /// The last fast-path load's times.
+    load_times: LoadTimes,
     /// Grid engine: run Phases 2-3's four kernels as two fused launches (default).
     fused: bool,
     /// The last step's times, and when its staging ended.
@@ -440,6 +457,7 @@ impl<'d> Engine<'d> {
             chosen_dim: None,
             slices: Slices::Paper,
             fused: true,
+            load_times: LoadTimes::default(),
             times: StepTimes::default(),
             staged_at: None,
         };
@@ -605,6 +623,12 @@ impl<'d> Engine<'d> {
         self.times
     }
 
+    /// Where the host's time of the last whole-set [`Engine::load`] on its fast path
+    /// went (all zeros until one ran).
+    pub fn last_load_times(&self) -> LoadTimes {
+        self.load_times
+    }
+
     fn step_phases(
         &mut self,
         batch: &UpdateBatch,
@@ -750,8 +774,9 @@ impl<'d> Engine<'d> {
     /// set's ranges are copied in parallel (all host threads) into page-locked staging,
     /// the regions' bounds found on the way, and the staging is copied by DMA straight
     /// into the region table ([`LOAD_CHUNKS`] chunks, each copied while the next is
-    /// filled), which one kernel marks live: no records, no de-duplication. Elsewhere it
-    /// is that step.
+    /// filled), which one kernel marks live: no records, no de-duplication; it returns
+    /// when the copies are done ([`Engine::last_load_times`] tells the fills' share from
+    /// the bus's). Elsewhere it is that step.
     ///
     /// ```
     /// use ddm_region::{Approach, Device, Engine, Kind, Range, RegionSet};
@@ -763,9 +788,12 @@ impl<'d> Engine<'d> {
     /// let mut e = Engine::new(&dev, Approach::Bisect, 1, 1, 1)?;
     /// e.load(&set)?;
     /// assert_eq!(e.count()?, 1);
+    /// // Two regions of one range each went to the device: 16 bytes.
+    /// assert_eq!(e.last_load_times().bytes, 16);
     /// # Ok(()) }
     /// ```
     pub fn load(&mut self, set: &RegionSet) -> Result<(), DdmError> {
+        let started = Instant::now();
         let exact =
             set.dims() == self.dims && set.n_pub() == self.n_pub && set.n_sub() == self.n_sub;
         if !self.approach.sorts() || !exact {
@@ -816,13 +844,19 @@ impl<'d> Engine<'d> {
                 })
                 .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)))
         };
+        // (Each fill timed: `LoadTimes::fill_us`.)
+        let timed_fill = |dst: &mut [Range], at: usize| {
+            let t = Instant::now();
+            let found = fill(dst, at);
+            (found, t.elapsed().as_secs_f64() * 1e6)
+        };
         let dev = self.dev;
         let bounds = &mut self._bounds;
         let mut staging = &mut self.staging_ranges.as_mut_slice()[..n];
         let mut at = 0usize;
         let (first, rest) = std::mem::take(&mut staging).split_at_mut(chunk.min(n));
         staging = rest;
-        let (mut lo0, mut hi) = fill(first, 0);
+        let ((mut lo0, mut hi), mut fill_us) = timed_fill(first, 0);
         let mut pending: &[Range] = first;
         loop {
             let next_len = chunk.min(staging.len());
@@ -830,14 +864,15 @@ impl<'d> Engine<'d> {
             staging = rest;
             let (copied, filled) = rayon::join(
                 || dev.write(bounds, at, pending),
-                || (next_len > 0).then(|| fill(next, at + pending.len())),
+                || (next_len > 0).then(|| timed_fill(next, at + pending.len())),
             );
             copied?;
             at += pending.len();
             match filled {
-                Some((l, h)) => {
+                Some(((l, h), us)) => {
                     lo0 = lo0.max(l);
                     hi = hi.max(h);
+                    fill_us += us;
                     pending = next;
                 }
                 None => break,
@@ -849,6 +884,16 @@ impl<'d> Engine<'d> {
             &self.table,
             self.epoch,
         )?;
+        // The copies still under way when the host has filled the last chunk: the bus's
+        // share beyond the fills.
+        let drain = Instant::now();
+        self.dev.synchronize()?;
+        self.load_times = LoadTimes {
+            fill_us,
+            drain_us: drain.elapsed().as_secs_f64() * 1e6,
+            total_us: started.elapsed().as_secs_f64() * 1e6,
+            bytes: (n * std::mem::size_of::<Range>()) as u64,
+        };
         self.key_bound = self.key_bound.max(lo0);
         self.end_bound = self.end_bound.max(hi);
         self.chosen_dim = None;

@@ -458,6 +458,9 @@ fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
                             engine.count()?;
                         }
                         let upload_ms = t2.elapsed().as_secs_f64() * 1e3 / reps as f64;
+                        if *kind == EngineKind::Gpu && n == *xs.last().expect("sizes") {
+                            print_load_times(&series, n, seed, &engine);
+                        }
                         // Regions resident on the device (Fig. 1): the count alone.
                         let t3 = Instant::now();
                         for _ in 0..reps {
@@ -492,6 +495,22 @@ fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Where a GPU engine's last whole-set load went (fills of the page-locked staging
+/// against the copies' drain): a line on stderr.
+fn print_load_times(series: &str, n: u32, seed: u64, engine: &Engine) {
+    let t = engine.last_load_times();
+    let gbps = |us: f64| t.bytes as f64 / (us * 1e3).max(1e-9);
+    eprintln!(
+        "    {series} load of {n} regions, seed {seed}: {} MB, fills {:.1} us ({:.1} GB/s), drain {:.1} us, load {:.1} us ({:.1} GB/s end to end)",
+        t.bytes >> 20,
+        t.fill_us,
+        gbps(t.fill_us),
+        t.drain_us,
+        t.total_us,
+        gbps(t.total_us)
+    );
 }
 
 fn density_1d(ctx: &mut Ctx) -> anyhow::Result<()> {
@@ -595,6 +614,9 @@ fn density_experiment(ctx: &mut Ctx, dims: usize, degrees: &[f64]) -> anyhow::Re
                     engine.count()?;
                 }
                 let upload_ms = t0.elapsed().as_secs_f64() * 1e3 / reps as f64;
+                if dev.is_gpu() && degree == degrees[0] {
+                    print_load_times(series, regions, seed, &engine);
+                }
                 let t1 = Instant::now();
                 for _ in 0..reps {
                     engine.count()?;
