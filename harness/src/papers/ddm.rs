@@ -355,9 +355,12 @@ fn scenario_experiment(ctx: &mut Ctx, distribution: Distribution, size: u32) -> 
                     last.sort_unstable();
                     ctx.check(&name, ("sort", &reference), (&series, &last))?;
                     ctx.record(&series, n as f64, total_ms / steps as f64);
-                    if *kind == EngineKind::Gpu && n == *xs.last().expect("sizes") {
-                        // Where a GPU step's host time goes (for the paper's engines;
-                        // the sorting engines' matching comes after their step).
+                    if *kind == EngineKind::Gpu
+                        && !approach.sorts()
+                        && n == *xs.last().expect("sizes")
+                    {
+                        // Where a GPU step's host time goes (the paper's engines; the
+                        // sorting engines match after their step, in for_each_pair_batch).
                         let [stage, enqueue, wait, total] = parts;
                         eprintln!(
                             "    {series} step at {n} regions, seed {seed}: staging {stage:.1} us, enqueue {enqueue:.1} us, wait {wait:.1} us, engine step {total:.1} us (mean of {steps})"
