@@ -67,7 +67,7 @@
 //! The region engine's step is the same but for the grid's kernels (clear, commit,
 //! match twice, publish).
 
-use crate::layout::{stage_into, GridSpec, StageCounts};
+use crate::layout::{stage_into, stream_copy, GridSpec, StageCounts};
 use crate::model::{Kind, ModelError, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::count::{
     bisect_count, dim_candidates, end_keys, EMPTY_FLAG, MAX_ESTIMATED_DIMS, SAMPLE,
@@ -833,14 +833,20 @@ impl<'d> Engine<'d> {
                     // A part wholly among the subscriptions takes no publication (its
                     // start is past them), one wholly among the publications no
                     // subscription (`end - split` would underflow).
+                    // (Streaming stores: the CPU never reads the staging back. The
+                    // bounds are found in the source, read anyway.)
+                    let (mut lo0, mut hi) = (0, 0);
+                    let mut part = |dst: &mut [Range], src: &[Range]| {
+                        stream_copy(dst, src);
+                        lo0 = src.iter().step_by(d).fold(lo0, |m, r| m.max(r.lo));
+                        hi = src.iter().fold(hi, |m, r| m.max(r.hi));
+                    };
                     if cut > 0 {
-                        out[..cut].copy_from_slice(&pubs[start..start + cut]);
+                        part(&mut out[..cut], &pubs[start..start + cut]);
                     }
                     if cut < out.len() {
-                        out[cut..].copy_from_slice(&subs[start + cut - split..end - split]);
+                        part(&mut out[cut..], &subs[start + cut - split..end - split]);
                     }
-                    let lo0 = out.iter().step_by(d).map(|r| r.lo).max().unwrap_or(0);
-                    let hi = out.iter().map(|r| r.hi).max().unwrap_or(0);
                     (lo0, hi)
                 })
                 .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)))

@@ -312,7 +312,7 @@ impl Stage<'_> {
             }
         }
         let src = &self.batch.ranges[start * dims..][..rng.len()];
-        rng.copy_from_slice(src);
+        stream_copy(rng, src);
         for r in src.chunks_exact(dims) {
             part.inverted |= r.iter().fold(false, |bad, x| bad | (x.lo > x.hi));
             part.max_hi = r.iter().fold(part.max_hi, |m, x| m.max(x.hi));
@@ -555,6 +555,46 @@ impl Stage<'_> {
             dense: false,
         })
     }
+}
+
+/// Copies `src` into `dst` (the same length), with non-temporal stores where the CPU
+/// has them (x86-64): the page-locked staging is read by the GPU's copy engine, never
+/// again by this CPU, so its cache lines need not be fetched for ownership first (a
+/// third of the memory traffic of a plain copy) nor evict what the host works on.
+/// Ends with a store fence, so the data is in memory before the caller hands the
+/// buffer to a copy.
+pub fn stream_copy(dst: &mut [Range], src: &[Range]) {
+    assert_eq!(dst.len(), src.len(), "stream_copy: lengths differ");
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+        let n = dst.len();
+        let addr = dst.as_ptr() as usize;
+        if n < 4 || !addr.is_multiple_of(8) {
+            dst.copy_from_slice(src);
+            return;
+        }
+        // One plain range first when `dst` is 8 but not 16-byte aligned, then pairs of
+        // ranges (16 bytes) streamed, then the odd last range, if any.
+        let head = (addr % 16 / 8).min(n);
+        dst[..head].copy_from_slice(&src[..head]);
+        let pairs = (n - head) / 2;
+        let d = dst[head..].as_mut_ptr() as *mut __m128i;
+        let s = src[head..].as_ptr() as *const __m128i;
+        for i in 0..pairs {
+            // SAFETY: `d` is 16-byte aligned (`addr + 8 * head` is a multiple of 16) and
+            // pair `i < pairs` lies inside `dst[head..]`; the load is unaligned and
+            // inside `src[head..]`, of the same length. SSE2 is part of x86-64.
+            unsafe { _mm_stream_si128(d.add(i), _mm_loadu_si128(s.add(i))) };
+        }
+        let done = head + 2 * pairs;
+        dst[done..].copy_from_slice(&src[done..]);
+        // SAFETY: a store fence has no precondition; it orders the streaming stores
+        // above before any later store (the caller's signal that the part is filled).
+        unsafe { _mm_sfence() };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    dst.copy_from_slice(src);
 }
 
 /// Region `index` of `kind` in the unified index space.
@@ -1018,6 +1058,35 @@ mod tests {
             };
             assert!(matches!(stage(&past), Err(DdmError::Capacity { .. })));
             assert!(matches!(stage(&inverted), Err(DdmError::Model(_))));
+        }
+    }
+
+    #[test]
+    fn stream_copy_equals_a_plain_copy_at_every_alignment_and_length() {
+        let src: Vec<Range> = (0..300u32)
+            .map(|i| Range {
+                lo: i,
+                hi: i.wrapping_mul(2654435761),
+            })
+            .collect();
+        // `dst` of u64s: 8-byte aligned; offsets 0 and 1 cover both 16-byte phases.
+        let mut backing = vec![0u64; 320];
+        let ranges: &mut [Range] = bytemuck::cast_slice_mut(&mut backing);
+        for offset in 0..3 {
+            for len in [0, 1, 2, 3, 4, 5, 6, 7, 64, 199, 296] {
+                ranges.fill(Range::default());
+                let from = &src[3..3 + len];
+                stream_copy(&mut ranges[offset..offset + len], from);
+                assert_eq!(
+                    &ranges[offset..offset + len],
+                    from,
+                    "offset {offset}, len {len}"
+                );
+                assert!(ranges[..offset].iter().all(|r| *r == Range::default()));
+                assert!(ranges[offset + len..]
+                    .iter()
+                    .all(|r| *r == Range::default()));
+            }
         }
     }
 
