@@ -31,9 +31,10 @@
 //! - Phase 1 stages the updated regions (de-duplicated, publications first) straight
 //!   into page-locked host memory (two passes, on all host threads from 8192 updates;
 //!   the host's part of a step is most of its time at 32768 regions: the example
-//!   `phase1_staging` times it), then copies them to the device with two DMA copies
-//!   (or, [`Phase1::Mapped`], lets the first kernels read them over the bus); Phase 4
-//!   copies back one status word pair (step counters, overlap count) and the new pairs;
+//!   `phase1_staging` times it), then copies them to the device with two DMA copies,
+//!   one (the ranges) for a dense batch (or, [`Phase1::Mapped`], lets the first
+//!   kernels read them over the bus); Phase 4 hands back one status word pair (step
+//!   counters, overlap count) and the new pairs;
 //! - Phase 2 runs one warp (not one thread) per updated region, for coalesced row sweeps,
 //!   and skips a region whose row has held no bit since its last clear (a per-region
 //!   `dirty` flag that Phase 3 sets with the bit): at RS 10 most rows are empty, and the
@@ -56,13 +57,13 @@
 //!
 //! | | before | now |
 //! | --- | --- | --- |
-//! | host staging | two or three passes on rayon's pool (keys in `last`, then writes) | an ordered batch (every kind by index, no removal: the scenarios' and [`UpdateBatch::everything`]'s): one pass, no keys |
+//! | host staging | two or three passes on rayon's pool (keys in `last`, then writes) | an ordered batch (every kind by index, no removal: the scenarios' and [`UpdateBatch::everything`]'s): one pass, no keys, no record when dense, the ranges by streaming stores; other batches as before |
 //! | copies in | 2 (records, ranges; page-locked): 24 bytes per region in 2-D | 1 for a dense batch (every region, in order: the ranges alone, 16 bytes per region; the kernels make the records); 2 otherwise |
 //! | kernels | 6 (clear, unmap, compact, commit, map, match) | 5: `clear_and_unmap`, `commit_and_compact`, map, match, `publish_step` ([`Engine::set_fused`]) |
 //! | copies out | 2 (status, pairs), each followed by a wait | 0: `publish_step` writes into mapped host memory |
 //! | waits | 1 at the start (idle: nothing queued) + 2 | 1 at the start (idle) + 1 |
 //! | answer handed over | one copy into a `Vec` | the same, on all host threads from 65536 pairs (~10^5 at RS 100) |
-//! | allocations | none (the pair list and cell lists grow only on overflow) | none |
+//! | allocations | the answer's `Vec` only (the pair list and cell lists grow only on overflow) | the same |
 //!
 //! The region engine's step is the same but for the grid's kernels (clear, commit,
 //! match twice, publish).
