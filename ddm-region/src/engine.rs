@@ -31,37 +31,72 @@
 //! - Phase 1 stages the updated regions (de-duplicated, publications first) straight
 //!   into page-locked host memory (two passes, on all host threads from 8192 updates;
 //!   the host's part of a step is most of its time at 32768 regions: the example
-//!   `phase1_staging` times it), then copies them to the device with two DMA copies
-//!   (or, [`Phase1::Mapped`], lets the first kernels read them over the bus); Phase 4
-//!   copies back one status word pair (step counters, overlap count) and the new pairs;
+//!   `phase1_staging` times it), then copies them to the device with two DMA copies,
+//!   one (the ranges) for a dense batch (or, [`Phase1::Mapped`], lets the first
+//!   kernels read them over the bus); Phase 4 hands back one status word pair (step
+//!   counters, overlap count) and the new pairs;
 //! - Phase 2 runs one warp (not one thread) per updated region, for coalesced row sweeps,
 //!   and skips a region whose row has held no bit since its last clear (a per-region
 //!   `dirty` flag that Phase 3 sets with the bit): at RS 10 most rows are empty, and the
 //!   sweep of 32768 rows of 16384 bits was a third of a step's kernel time;
+//! - Phase 4 is one kernel (`publish_step`) that writes the status pair and the step's
+//!   pairs straight into mapped page-locked host memory, then one wait for the stream;
+//!   the host reads the answer there (it was two device-to-host copies, each with its
+//!   own wait: two round trips per step);
 //! - Phase 3 of the region approach may, as an option ([`Slices`]; default off, the
 //!   paper's one thread per updated region), cut the candidates into slices over block
 //!   rows (same comparisons, more blocks) so that a few thousand updated regions fill a GPU;
 //! - grid cell lists have a capacity; an overflowing list is detected, the lists grown
 //!   and rebuilt, and the step's matching redone;
 //! - scenario details (crowd spread, moves at the border): [`workload`](crate::workload).
+//!
+//! # What one step costs
+//!
+//! A step of the grid engine (every region moves, the paper's §IV; 32768 regions),
+//! as the host sees it ([`Engine::last_step_times`] splits it):
+//!
+//! | | before | now |
+//! | --- | --- | --- |
+//! | host staging | two or three passes on rayon's pool (keys in `last`, then writes) | an ordered batch (every kind by index, no removal: the scenarios' and [`UpdateBatch::everything`]'s): one pass, no keys, no record when dense, the ranges by streaming stores; other batches as before |
+//! | copies in | 2 (records, ranges; page-locked): 24 bytes per region in 2-D | 1 for a dense batch (every region, in order: the ranges alone, 16 bytes per region; the kernels make the records); 2 otherwise |
+//! | kernels | 6 (clear, unmap, compact, commit, map, match) | 5: `clear_and_unmap`, `commit_and_compact`, map, match, `publish_step` ([`Engine::set_fused`]) |
+//! | copies out | 2 (status, pairs), each followed by a wait | 0: `publish_step` writes into mapped host memory |
+//! | waits | 1 at the start (idle: nothing queued) + 2 | 1 at the start (idle) + 1 |
+//! | answer handed over | one copy into a `Vec` | the same, on all host threads from 65536 pairs (~10^5 at RS 100) |
+//! | allocations | the answer's `Vec` only (the pair list and cell lists grow only on overflow) | the same |
+//!
+//! The region engine's step is the same but for the grid's kernels (clear, commit,
+//! match twice, publish).
+//!
+//! The sorting engines' sweep reads each candidate's ranges from a copy of the kind's
+//! ranges in sorted order (one gather kernel per kind after its sort), so that a task's
+//! consecutive candidates are consecutive in memory: the walk read a candidate's live
+//! flag and ranges from the region table by index (two scattered reads, ~64 bytes of
+//! memory traffic per candidate; at alpha 100 and 1M regions, ~5 * 10^7 candidates).
 
-use crate::layout::{stage_into, GridSpec, StageCounts};
+use crate::layout::{stage_into, stream_copy, GridSpec, StageCounts};
 use crate::model::{Kind, ModelError, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::count::{
     bisect_count, dim_candidates, end_keys, EMPTY_FLAG, MAX_ESTIMATED_DIMS, SAMPLE,
 };
-use ddm_region_kernels::grid::{compact_cells, map_regions, match_grid, unmap_regions, GridTables};
-use ddm_region_kernels::phases::{clear_overlaps, commit_updates, install_all};
+use ddm_region_kernels::grid::{
+    clear_and_unmap, commit_and_compact, compact_cells, map_regions, match_grid, unmap_regions,
+    GridTables,
+};
+use ddm_region_kernels::phases::{clear_overlaps, commit_updates, install_all, publish_step};
 use ddm_region_kernels::radix::{
     radix_hist, radix_scatter, RADIX_BLOCK, RADIX_SCATTER_SHARED, RADIX_TILE,
 };
 use ddm_region_kernels::region::match_region;
 use ddm_region_kernels::scan::{scan_down, scan_reduce, scan_top, SCAN_BLOCK, SCAN_TILE};
-use ddm_region_kernels::sweep::{sweep_count, sweep_emit, sweep_keys, sweep_tasks, SweepWork};
+use ddm_region_kernels::sweep::{
+    sweep_count, sweep_emit, sweep_gather, sweep_keys, sweep_tasks, SweepWork,
+};
 use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
 use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, In, LaunchConfig};
 use rayon::prelude::*;
 use std::sync::atomic::AtomicU64;
+use std::time::Instant;
 
 /// Threads per block for the paper's kernels (§IV: "each CUDA thread block contains 256
 /// CUDA threads"); also `M`, the tile of Fig. 2.
@@ -72,7 +107,11 @@ pub const MAX_MATRIX_BYTES: u64 = 8 << 30;
 
 /// Chunks [`Engine::load`] cuts a region set into, so that filling the page-locked
 /// staging overlaps the copies to the device.
-pub const LOAD_CHUNKS: usize = 4;
+pub const LOAD_CHUNKS: usize = 8;
+
+/// Most threads of the kernel that writes a step's pairs into host memory (Phase 4 of
+/// §III.B): 64 blocks of [`BLOCK`], each thread copying every 16384th pair.
+pub const PUBLISH_THREADS: u32 = 64 * BLOCK;
 
 /// Pairs copied back per window when the sweep engine enumerates.
 pub const SWEEP_WINDOW: u64 = 1 << 25;
@@ -177,6 +216,36 @@ pub struct StepReport {
     pub pairs: Option<Vec<Pair>>,
 }
 
+/// Where the host's time of the last [`Engine::step`] went (host clock, microseconds),
+/// so that a GPU run can tell the host's part of a step from the device's.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepTimes {
+    /// Phase 1 on the host: the batch ordered into page-locked staging ([`stage_into`]).
+    pub stage_us: f64,
+    /// From the staging to the wait: the copies and kernels enqueued (the GPU runs them
+    /// meanwhile; the emulator runs them here).
+    pub enqueue_us: f64,
+    /// Waiting for the device: the step's one synchronisation (and any redone matching).
+    pub wait_us: f64,
+    /// The whole step, the answer's copy into a `Vec` included.
+    pub total_us: f64,
+}
+
+/// Where the host's time of the last whole-set [`Engine::load`] on the fast path went
+/// (host clock, microseconds).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LoadTimes {
+    /// Filling the page-locked staging, chunk by chunk (all host threads), summed.
+    pub fill_us: f64,
+    /// Waiting, after the last fill and the install kernel's launch, for the copies
+    /// still under way: near 0 when the fills are slower than the bus.
+    pub drain_us: f64,
+    /// The whole load.
+    pub total_us: f64,
+    /// Bytes copied to the device.
+    pub bytes: u64,
+}
+
 struct GridState {
     spec: GridSpec,
     host: GridTables,
@@ -194,6 +263,9 @@ struct SweepState {
     pub_tmp_vals: Buffer<u32>,
     sub_tmp_keys: Buffer<u32>,
     sub_tmp_vals: Buffer<u32>,
+    /// Each kind's ranges in sorted order (`sweep_gather`), for the candidate walk.
+    pub_sorted: Buffer<Range>,
+    sub_sorted: Buffer<Range>,
     hist: Buffer<u64>,
     sums: Buffer<u64>,
     total: Buffer<u64>,
@@ -273,6 +345,13 @@ pub struct Engine<'d> {
     chosen_dim: Option<u32>,
     /// How Phase 3 of the region approach spreads the candidates over blocks.
     slices: Slices,
+    /// The last fast-path load's times.
+    load_times: LoadTimes,
+    /// Grid engine: run Phases 2-3's four kernels as two fused launches (default).
+    fused: bool,
+    /// The last step's times, and when its staging ended.
+    times: StepTimes,
+    staged_at: Option<Instant>,
 }
 
 fn addr<T>(b: &Buffer<T>) -> u64 {
@@ -390,6 +469,10 @@ impl<'d> Engine<'d> {
             end_bound: 0,
             chosen_dim: None,
             slices: Slices::Paper,
+            fused: true,
+            load_times: LoadTimes::default(),
+            times: StepTimes::default(),
+            staged_at: None,
         };
         if let Approach::Grid(spec) = approach {
             let cap = 16;
@@ -480,6 +563,14 @@ impl<'d> Engine<'d> {
         self.slices
     }
 
+    /// Grid engine: with `true` (the default), Phase 2 and the unmapping run as one
+    /// kernel, the install and the cell lists' compaction as another
+    /// (`clear_and_unmap`, `commit_and_compact`); with `false`, as the paper's phases,
+    /// one kernel each. The same answers; no effect on the other approaches.
+    pub fn set_fused(&mut self, fused: bool) {
+        self.fused = fused;
+    }
+
     /// Sets how Phase 1 reaches the device (default [`Phase1::Copy`]).
     pub fn set_phase1(&mut self, phase1: Phase1) {
         self.phase1 = phase1;
@@ -529,6 +620,33 @@ impl<'d> Engine<'d> {
     /// # Ok(()) }
     /// ```
     pub fn step(&mut self, batch: &UpdateBatch, want_pairs: bool) -> Result<StepReport, DdmError> {
+        let t0 = Instant::now();
+        self.times = StepTimes::default();
+        self.staged_at = None;
+        let r = self.step_phases(batch, want_pairs);
+        self.times.total_us = t0.elapsed().as_secs_f64() * 1e6;
+        if let Some(at) = self.staged_at {
+            self.times.stage_us = (at - t0).as_secs_f64() * 1e6;
+        }
+        r
+    }
+
+    /// Where the host's time of the last [`Engine::step`] went.
+    pub fn last_step_times(&self) -> StepTimes {
+        self.times
+    }
+
+    /// Where the host's time of the last whole-set [`Engine::load`] on its fast path
+    /// went (all zeros until one ran).
+    pub fn last_load_times(&self) -> LoadTimes {
+        self.load_times
+    }
+
+    fn step_phases(
+        &mut self,
+        batch: &UpdateBatch,
+        want_pairs: bool,
+    ) -> Result<StepReport, DdmError> {
         if self.epoch == u32::MAX {
             // The batch counter wraps: no key may look as new as the next batches'.
             self.last.iter_mut().for_each(|k| *k.get_mut() = 0);
@@ -553,12 +671,16 @@ impl<'d> Engine<'d> {
             self.threads,
         )?;
         let n = staged.records;
+        self.staged_at = Some(Instant::now());
         if self.phase1 == Phase1::Copy && n > 0 {
             // Two DMA copies from page-locked memory (records, ranges), stream-ordered
-            // before the kernels.
+            // before the kernels; one (ranges) for a dense batch, whose records the
+            // kernels make.
             let (rec, rng) = (n as usize, n as usize * self.dims);
-            let records = &self.staging.as_slice()[..rec];
-            self.dev.write(&mut self.staging_dev, 0, records)?;
+            if !staged.dense {
+                let records = &self.staging.as_slice()[..rec];
+                self.dev.write(&mut self.staging_dev, 0, records)?;
+            }
             let ranges = &self.staging_ranges.as_slice()[..rng];
             self.dev.write(&mut self.staging_ranges_dev, 0, ranges)?;
         }
@@ -580,7 +702,7 @@ impl<'d> Engine<'d> {
         }
         match self.approach.clone() {
             Approach::Sweep | Approach::Bisect => {
-                self.commit(n)?;
+                self.commit(staged)?;
                 Ok(StepReport {
                     overlaps: 0,
                     pairs: want_pairs.then(Vec::new),
@@ -588,13 +710,50 @@ impl<'d> Engine<'d> {
             }
             Approach::Region => {
                 // (commit_updates zeroes the step counters: no copy for that.)
-                self.clear(n, self.staged_records())?;
-                self.commit(n)?;
+                self.clear(n, self.staged_records(), staged.dense)?;
+                self.commit(staged)?;
                 self.match_region(staged)?;
                 self.finish(staged, want_pairs)
             }
+            Approach::Grid(_) if self.fused => {
+                // Phase 2 and the unmapping, then the install and the compaction: two
+                // launches where the paper's phases take four.
+                let g = self.grid.as_ref().expect("grid engine has a grid");
+                clear_and_unmap::launch(
+                    self.dev,
+                    LaunchConfig::linear(n * 32, BLOCK),
+                    &self.table,
+                    &g.table,
+                    self.staged_records(),
+                    n,
+                    staged.dense as u32,
+                )?;
+                commit_and_compact::launch(
+                    self.dev,
+                    Self::linear(n.max(g.host.n_cells * 2)),
+                    &self.table,
+                    &g.table,
+                    self.staged_records(),
+                    self.staged_ranges(),
+                    n,
+                    staged.dense as u32,
+                    self.epoch,
+                    &self.updates,
+                )?;
+                map_regions::launch(
+                    self.dev,
+                    Self::linear(n),
+                    &self.table,
+                    &g.table,
+                    &self.updates,
+                    n,
+                    0,
+                )?;
+                self.match_grid(n)?;
+                self.finish(staged, want_pairs)
+            }
             Approach::Grid(_) => {
-                self.clear(n, self.staged_records())?;
+                self.clear(n, self.staged_records(), staged.dense)?;
                 let g = self.grid.as_ref().expect("grid engine has a grid");
                 unmap_regions::launch(
                     self.dev,
@@ -603,9 +762,10 @@ impl<'d> Engine<'d> {
                     &g.table,
                     self.staged_records(),
                     n,
+                    staged.dense as u32,
                 )?;
                 compact_cells::launch(self.dev, Self::linear(g.host.n_cells * 2), &g.table)?;
-                self.commit(n)?;
+                self.commit(staged)?;
                 map_regions::launch(
                     self.dev,
                     Self::linear(n),
@@ -627,8 +787,9 @@ impl<'d> Engine<'d> {
     /// set's ranges are copied in parallel (all host threads) into page-locked staging,
     /// the regions' bounds found on the way, and the staging is copied by DMA straight
     /// into the region table ([`LOAD_CHUNKS`] chunks, each copied while the next is
-    /// filled), which one kernel marks live: no records, no de-duplication. Elsewhere it
-    /// is that step.
+    /// filled), which one kernel marks live: no records, no de-duplication; it returns
+    /// when the copies are done ([`Engine::last_load_times`] tells the fills' share from
+    /// the bus's). Elsewhere it is that step.
     ///
     /// ```
     /// use ddm_region::{Approach, Device, Engine, Kind, Range, RegionSet};
@@ -640,9 +801,12 @@ impl<'d> Engine<'d> {
     /// let mut e = Engine::new(&dev, Approach::Bisect, 1, 1, 1)?;
     /// e.load(&set)?;
     /// assert_eq!(e.count()?, 1);
+    /// // Two regions of one range each went to the device: 16 bytes.
+    /// assert_eq!(e.last_load_times().bytes, 16);
     /// # Ok(()) }
     /// ```
     pub fn load(&mut self, set: &RegionSet) -> Result<(), DdmError> {
+        let started = Instant::now();
         let exact =
             set.dims() == self.dims && set.n_pub() == self.n_pub && set.n_sub() == self.n_sub;
         if !self.approach.sorts() || !exact {
@@ -681,17 +845,29 @@ impl<'d> Engine<'d> {
                     // A part wholly among the subscriptions takes no publication (its
                     // start is past them), one wholly among the publications no
                     // subscription (`end - split` would underflow).
+                    // (Streaming stores: the CPU never reads the staging back. The
+                    // bounds are found in the source, read anyway.)
+                    let (mut lo0, mut hi) = (0, 0);
+                    let mut part = |dst: &mut [Range], src: &[Range]| {
+                        stream_copy(dst, src);
+                        lo0 = src.iter().step_by(d).fold(lo0, |m, r| m.max(r.lo));
+                        hi = src.iter().fold(hi, |m, r| m.max(r.hi));
+                    };
                     if cut > 0 {
-                        out[..cut].copy_from_slice(&pubs[start..start + cut]);
+                        part(&mut out[..cut], &pubs[start..start + cut]);
                     }
                     if cut < out.len() {
-                        out[cut..].copy_from_slice(&subs[start + cut - split..end - split]);
+                        part(&mut out[cut..], &subs[start + cut - split..end - split]);
                     }
-                    let lo0 = out.iter().step_by(d).map(|r| r.lo).max().unwrap_or(0);
-                    let hi = out.iter().map(|r| r.hi).max().unwrap_or(0);
                     (lo0, hi)
                 })
                 .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)))
+        };
+        // (Each fill timed: `LoadTimes::fill_us`.)
+        let timed_fill = |dst: &mut [Range], at: usize| {
+            let t = Instant::now();
+            let found = fill(dst, at);
+            (found, t.elapsed().as_secs_f64() * 1e6)
         };
         let dev = self.dev;
         let bounds = &mut self._bounds;
@@ -699,7 +875,7 @@ impl<'d> Engine<'d> {
         let mut at = 0usize;
         let (first, rest) = std::mem::take(&mut staging).split_at_mut(chunk.min(n));
         staging = rest;
-        let (mut lo0, mut hi) = fill(first, 0);
+        let ((mut lo0, mut hi), mut fill_us) = timed_fill(first, 0);
         let mut pending: &[Range] = first;
         loop {
             let next_len = chunk.min(staging.len());
@@ -707,14 +883,15 @@ impl<'d> Engine<'d> {
             staging = rest;
             let (copied, filled) = rayon::join(
                 || dev.write(bounds, at, pending),
-                || (next_len > 0).then(|| fill(next, at + pending.len())),
+                || (next_len > 0).then(|| timed_fill(next, at + pending.len())),
             );
             copied?;
             at += pending.len();
             match filled {
-                Some((l, h)) => {
+                Some(((l, h), us)) => {
                     lo0 = lo0.max(l);
                     hi = hi.max(h);
+                    fill_us += us;
                     pending = next;
                 }
                 None => break,
@@ -726,6 +903,16 @@ impl<'d> Engine<'d> {
             &self.table,
             self.epoch,
         )?;
+        // The copies still under way when the host has filled the last chunk: the bus's
+        // share beyond the fills.
+        let drain = Instant::now();
+        self.dev.synchronize()?;
+        self.load_times = LoadTimes {
+            fill_us,
+            drain_us: drain.elapsed().as_secs_f64() * 1e6,
+            total_us: started.elapsed().as_secs_f64() * 1e6,
+            bytes: (n * std::mem::size_of::<Range>()) as u64,
+        };
         self.key_bound = self.key_bound.max(lo0);
         self.end_bound = self.end_bound.max(hi);
         self.chosen_dim = None;
@@ -733,10 +920,11 @@ impl<'d> Engine<'d> {
     }
 
     /// Phase 2 (both approaches): one warp per updated region.
-    /// `records`: the staged records (before commit) or their device copy (after).
-    fn clear(&self, n: u32, records: In<'_, UpdatedRegion>) -> Result<(), DdmError> {
+    /// `records`: the staged records (before commit; none written when `dense`) or
+    /// their device copy (after).
+    fn clear(&self, n: u32, records: In<'_, UpdatedRegion>, dense: bool) -> Result<(), DdmError> {
         let cfg = LaunchConfig::linear(n * 32, BLOCK);
-        clear_overlaps::launch(self.dev, cfg, &self.table, records, n)?;
+        clear_overlaps::launch(self.dev, cfg, &self.table, records, n, dense as u32)?;
         Ok(())
     }
 
@@ -757,7 +945,8 @@ impl<'d> Engine<'d> {
         }
     }
 
-    fn commit(&self, n: u32) -> Result<(), DdmError> {
+    fn commit(&self, staged: StageCounts) -> Result<(), DdmError> {
+        let n = staged.records;
         commit_updates::launch(
             self.dev,
             Self::linear(n),
@@ -765,6 +954,7 @@ impl<'d> Engine<'d> {
             self.staged_records(),
             self.staged_ranges(),
             n,
+            staged.dense as u32,
             self.epoch,
             &self.updates,
         )?;
@@ -830,22 +1020,35 @@ impl<'d> Engine<'d> {
     fn finish(&mut self, staged: StageCounts, want_pairs: bool) -> Result<StepReport, DdmError> {
         let n = staged.records;
         loop {
-            self.dev
-                .read_into(&self.status, 0, self.status_host.as_mut_slice())?;
+            // One kernel writes the status and the pairs into page-locked host memory;
+            // one wait for the whole step.
+            let threads = if want_pairs {
+                PUBLISH_THREADS.min(self.host.pair_cap.max(1))
+            } else {
+                1
+            };
+            publish_step::launch(
+                self.dev,
+                Self::linear(threads),
+                &self.table,
+                want_pairs as u32,
+                self.status_host.at_mut(0),
+                self.pairs_host.at_mut(0),
+            )?;
+            let wait = Instant::now();
+            if let Some(at) = self.staged_at.filter(|_| self.times.enqueue_us == 0.0) {
+                self.times.enqueue_us = (wait - at).as_secs_f64() * 1e6;
+            }
+            self.dev.synchronize()?;
+            self.times.wait_us += wait.elapsed().as_secs_f64() * 1e6;
             let status = self.status_host.as_slice();
             let c: StepCounters = bytemuck::cast(status[0]);
             let grid_full = c.cell_overflow > 0;
             let list_full = c.new_pairs > self.host.pair_cap;
             if !grid_full && !list_full {
                 let overlaps = status[1];
-                let pairs = if want_pairs {
-                    let k = c.new_pairs as usize;
-                    let dst = &mut self.pairs_host.as_mut_slice()[..k];
-                    self.dev.read_into(&self.pairs, 0, dst)?;
-                    Some(dst.to_vec())
-                } else {
-                    None
-                };
+                let pairs = want_pairs
+                    .then(|| copy_out(&self.pairs_host.as_slice()[..c.new_pairs as usize]));
                 return Ok(StepReport { overlaps, pairs });
             }
             if list_full {
@@ -877,7 +1080,7 @@ impl<'d> Engine<'d> {
                 )?;
             }
             self.dev.write(&mut self.status, 0, &[0u64])?;
-            self.clear(n, self.updates.at(0))?;
+            self.clear(n, self.updates.at(0), false)?;
             match self.approach {
                 Approach::Region => self.match_region(staged)?,
                 _ => self.match_grid(n)?,
@@ -1138,6 +1341,8 @@ impl<'d> Engine<'d> {
             pub_tmp_vals: self.dev.alloc(np.max(1))?,
             sub_tmp_keys: self.dev.alloc(ns.max(1))?,
             sub_tmp_vals: self.dev.alloc(ns.max(1))?,
+            pub_sorted: self.dev.alloc((np * self.dims).max(1))?,
+            sub_sorted: self.dev.alloc((ns * self.dims).max(1))?,
             hist: self.dev.alloc(blocks * RADIX_BLOCK as usize)?,
             sums: self
                 .dev
@@ -1217,6 +1422,15 @@ impl<'d> Engine<'d> {
                 std::mem::swap(&mut s.pub_keys, &mut s.pub_tmp_keys);
                 std::mem::swap(&mut s.pub_vals, &mut s.pub_tmp_vals);
             }
+            sweep_gather::launch(
+                dev,
+                Self::linear(np),
+                &self.table,
+                0,
+                np,
+                &s.pub_vals,
+                &s.pub_sorted,
+            )?;
         }
         if ns > 0 {
             sweep_keys::launch(
@@ -1240,6 +1454,15 @@ impl<'d> Engine<'d> {
                 std::mem::swap(&mut s.sub_keys, &mut s.sub_tmp_keys);
                 std::mem::swap(&mut s.sub_vals, &mut s.sub_tmp_vals);
             }
+            sweep_gather::launch(
+                dev,
+                Self::linear(ns),
+                &self.table,
+                np,
+                ns,
+                &s.sub_vals,
+                &s.sub_sorted,
+            )?;
         }
         let tasks = np + ns;
         if tasks == 0 {
@@ -1262,6 +1485,8 @@ impl<'d> Engine<'d> {
         let work = SweepWork {
             pub_vals: addr(&s.pub_vals),
             sub_vals: addr(&s.sub_vals),
+            pub_sorted: addr(&s.pub_sorted),
+            sub_sorted: addr(&s.sub_sorted),
             begin: addr(&s.begin),
             offsets: addr(&s.offsets),
             total: work_total,
@@ -1298,6 +1523,31 @@ impl<'d> Engine<'d> {
         let pairs_total = dev.read(&s.total)?[0];
         Ok((n_chunks, pairs_total))
     }
+}
+
+/// Pairs copied at once by one host thread when [`copy_out`] hands a step's pairs over.
+pub const COPY_OUT_PART: usize = 1 << 15;
+
+/// A step's pairs, from the page-locked landing place into a new `Vec`: on all host
+/// threads when there are many (at RS 100 a step of 32768 regions finds ~10^5 pairs,
+/// almost a megabyte that the GPU has just written, so none of it is in a CPU cache).
+fn copy_out(src: &[Pair]) -> Vec<Pair> {
+    if src.len() < 2 * COPY_OUT_PART {
+        return src.to_vec();
+    }
+    let mut out: Vec<Pair> = Vec::with_capacity(src.len());
+    out.spare_capacity_mut()[..src.len()]
+        .par_chunks_mut(COPY_OUT_PART)
+        .zip(src.par_chunks(COPY_OUT_PART))
+        .for_each(|(dst, src)| {
+            for (d, s) in dst.iter_mut().zip(src) {
+                d.write(*s);
+            }
+        });
+    // SAFETY: the parts above cover `out[..src.len()]` (same lengths, same chunking), each
+    // element written once through `MaybeUninit::write`; `Pair` is plain data.
+    unsafe { out.set_len(src.len()) };
+    out
 }
 
 /// Exclusive prefix sums of `buf[..n]` in place; the total goes to `total[0]`.
@@ -1362,4 +1612,28 @@ fn radix_sort(
         radix_scatter::launch(dev, cfg, ki, vi, ko, vo, n, shift, hist, blocks)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_out_of_many_pairs_equals_a_plain_copy() {
+        for n in [
+            0,
+            10,
+            2 * COPY_OUT_PART - 1,
+            2 * COPY_OUT_PART,
+            3 * COPY_OUT_PART + 17,
+        ] {
+            let src: Vec<Pair> = (0..n as u32)
+                .map(|i| Pair {
+                    publication: i,
+                    subscription: i.wrapping_mul(2654435761),
+                })
+                .collect();
+            assert_eq!(copy_out(&src), src, "{n} pairs");
+        }
+    }
 }

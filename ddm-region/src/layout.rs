@@ -41,6 +41,10 @@ pub struct StageCounts {
     pub max_lo0: u32,
     /// The largest upper bound in any dimension of any `Set` entry (0 when none).
     pub max_hi: u32,
+    /// The batch set every region once, in index order: record `i` is region `i`, alive,
+    /// and the records were not written (only the ranges); the device makes them
+    /// (`ddm_region_kernels::staged_update`).
+    pub dense: bool,
 }
 
 /// Batches with fewer entries are staged by one thread (a thread costs more than it saves).
@@ -82,6 +86,14 @@ pub fn stage_updates(
     )?;
     records.truncate(c.records as usize);
     ranges.truncate(c.records as usize * dims);
+    if c.dense {
+        for (i, r) in records.iter_mut().enumerate() {
+            *r = UpdatedRegion {
+                region: i as u32,
+                alive: 1,
+            };
+        }
+    }
     Ok(StagedUpdates {
         records,
         ranges,
@@ -148,6 +160,16 @@ struct ChunkCounts {
     duplicates: bool,
 }
 
+/// What one part of [`Stage::ordered`] wrote.
+#[derive(Clone, Copy, Default)]
+struct OrderedPart {
+    /// Publication entries (they come first).
+    publications: u32,
+    max_lo0: u32,
+    max_hi: u32,
+    inverted: bool,
+}
+
 impl Stage<'_> {
     #[inline(always)]
     fn dims<const D: usize>(&self) -> usize {
@@ -181,11 +203,122 @@ impl Stage<'_> {
         } else {
             1
         };
+        if let Some(counts) = self.ordered::<D>((&mut *out.0, &mut *out.1), chunks)? {
+            return Ok(counts);
+        }
         if chunks == 1 {
             self.sequential::<D>(last, out)
         } else {
             self.parallel::<D>(last, out, chunks)
         }
+    }
+
+    /// The fast path of an ordered batch, one pass: a batch of `Set` entries only whose
+    /// (kind, index) strictly increase (publications first, each kind by index, as
+    /// [`UpdateBatch::everything`] and the paper's scenarios, where every region moves,
+    /// make them) names no region twice and is already in the device's order, so record
+    /// `i` is entry `i`'s region and the ranges are the batch's, copied as they are.
+    /// `chunks` parts (one fork-join on rayon's pool when more than one) check and write
+    /// their entries; a part that finds an entry out of order, a `Remove` or an index
+    /// past its kind's capacity stops, and the general passes run instead (`None`),
+    /// overwriting what was written. `last` is not read or written: only keys of the
+    /// batch being staged are ever compared, and the ones it holds stay older.
+    fn ordered<const D: usize>(
+        &self,
+        out: (&mut [UpdatedRegion], &mut [Range]),
+        chunks: usize,
+    ) -> Result<Option<StageCounts>, DdmError> {
+        let dims = self.dims::<D>();
+        let n = self.batch.entries.len();
+        let (records, ranges) = out;
+        if n == 0
+            || self.batch.ranges.len() != n * dims
+            || records.len() < n
+            || ranges.len() < n * dims
+        {
+            return Ok(None);
+        }
+        // Every region, strictly increasing and within the capacities: entry `i` is
+        // region `i`, and no record need be written.
+        let dense = n == (self.n_pub + self.n_sub) as usize;
+        let per = n.div_ceil(chunks);
+        let (records, ranges) = (&mut records[..n], &mut ranges[..n * dims]);
+        let found: Option<Vec<OrderedPart>> = if chunks == 1 {
+            self.ordered_part::<D>(0, records, ranges, dense)
+                .map(|p| vec![p])
+        } else {
+            records
+                .par_chunks_mut(per)
+                .zip(ranges.par_chunks_mut(per * dims))
+                .enumerate()
+                .map(|(c, (rec, rng))| self.ordered_part::<D>(c * per, rec, rng, dense))
+                .collect()
+        };
+        let Some(found) = found else {
+            return Ok(None);
+        };
+        if found.iter().any(|p| p.inverted) {
+            return Err(self.inverted_error());
+        }
+        Ok(Some(StageCounts {
+            records: n as u32,
+            n_pub_updates: found.iter().map(|p| p.publications).sum(),
+            max_lo0: found.iter().map(|p| p.max_lo0).max().unwrap_or(0),
+            max_hi: found.iter().map(|p| p.max_hi).max().unwrap_or(0),
+            dense,
+        }))
+    }
+
+    /// One part of [`Stage::ordered`]: entries `start..start + rec.len()`, checked against
+    /// each other and against the entry before `start`, written to `rec` (unless
+    /// `dense`) and `rng`.
+    #[inline(always)]
+    fn ordered_part<const D: usize>(
+        &self,
+        start: usize,
+        rec: &mut [UpdatedRegion],
+        rng: &mut [Range],
+        dense: bool,
+    ) -> Option<OrderedPart> {
+        let dims = self.dims::<D>();
+        let entries = &self.batch.entries[start..start + rec.len()];
+        // (kind, index) as one number: publications (kind 0) before subscriptions.
+        let order =
+            |kind: Kind, index: u32| ((kind == Kind::Subscription) as u64) << 32 | index as u64;
+        let mut next_min = match start.checked_sub(1) {
+            Some(before) => {
+                let (kind, index, _) = self.batch.entries[before];
+                order(kind, index) + 1
+            }
+            None => 0,
+        };
+        let mut part = OrderedPart::default();
+        for (&(kind, index, change), out) in entries.iter().zip(rec.iter_mut()) {
+            let o = order(kind, index);
+            let cap = match kind {
+                Kind::Publication => self.n_pub,
+                Kind::Subscription => self.n_sub,
+            };
+            if change != Change::Set || o < next_min || index >= cap {
+                return None;
+            }
+            next_min = o + 1;
+            part.publications += (kind == Kind::Publication) as u32;
+            if !dense {
+                *out = UpdatedRegion {
+                    region: unified(kind, index, self.n_pub),
+                    alive: 1,
+                };
+            }
+        }
+        let src = &self.batch.ranges[start * dims..][..rng.len()];
+        stream_copy(rng, src);
+        for r in src.chunks_exact(dims) {
+            part.inverted |= r.iter().fold(false, |bad, x| bad | (x.lo > x.hi));
+            part.max_hi = r.iter().fold(part.max_hi, |m, x| m.max(x.hi));
+            part.max_lo0 = part.max_lo0.max(r[0].lo);
+        }
+        Some(part)
     }
 
     /// The region's slot in `last` and its kind's index (0 publications, 1 subscriptions),
@@ -260,6 +393,7 @@ impl Stage<'_> {
             n_pub_updates: distinct[0],
             max_lo0,
             max_hi,
+            dense: false,
         })
     }
 
@@ -418,8 +552,49 @@ impl Stage<'_> {
             n_pub_updates: distinct[0],
             max_lo0: written.iter().map(|w| w.0).max().unwrap_or(0),
             max_hi: written.iter().map(|w| w.1).max().unwrap_or(0),
+            dense: false,
         })
     }
+}
+
+/// Copies `src` into `dst` (the same length), with non-temporal stores where the CPU
+/// has them (x86-64): the page-locked staging is read by the GPU's copy engine, never
+/// again by this CPU, so its cache lines need not be fetched for ownership first (a
+/// third of the memory traffic of a plain copy) nor evict what the host works on.
+/// Ends with a store fence, so the data is in memory before the caller hands the
+/// buffer to a copy.
+pub fn stream_copy(dst: &mut [Range], src: &[Range]) {
+    assert_eq!(dst.len(), src.len(), "stream_copy: lengths differ");
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+        let n = dst.len();
+        let addr = dst.as_ptr() as usize;
+        if n < 4 || !addr.is_multiple_of(8) {
+            dst.copy_from_slice(src);
+            return;
+        }
+        // One plain range first when `dst` is 8 but not 16-byte aligned, then pairs of
+        // ranges (16 bytes) streamed, then the odd last range, if any.
+        let head = (addr % 16 / 8).min(n);
+        dst[..head].copy_from_slice(&src[..head]);
+        let pairs = (n - head) / 2;
+        let d = dst[head..].as_mut_ptr() as *mut __m128i;
+        let s = src[head..].as_ptr() as *const __m128i;
+        for i in 0..pairs {
+            // SAFETY: `d` is 16-byte aligned (`addr + 8 * head` is a multiple of 16) and
+            // pair `i < pairs` lies inside `dst[head..]`; the load is unaligned and
+            // inside `src[head..]`, of the same length. SSE2 is part of x86-64.
+            unsafe { _mm_stream_si128(d.add(i), _mm_loadu_si128(s.add(i))) };
+        }
+        let done = head + 2 * pairs;
+        dst[done..].copy_from_slice(&src[done..]);
+        // SAFETY: a store fence has no precondition; it orders the streaming stores
+        // above before any later store (the caller's signal that the part is filled).
+        unsafe { _mm_sfence() };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    dst.copy_from_slice(src);
 }
 
 /// Region `index` of `kind` in the unified index space.
@@ -744,6 +919,174 @@ mod tests {
         b.ranges[1000] = Range { lo: 9, hi: 8 };
         for threads in [1, 4] {
             assert!(matches!(stage(&b, threads), Err(DdmError::Model(_))));
+        }
+    }
+
+    /// The general passes alone (one thread), bypassing the ordered fast path.
+    fn stage_general(
+        b: &UpdateBatch,
+        dims: usize,
+        caps: (u32, u32),
+        last: &mut [AtomicU64],
+        batch_no: u32,
+    ) -> Result<(StageCounts, Vec<UpdatedRegion>, Vec<Range>), DdmError> {
+        let total = (caps.0 + caps.1) as usize;
+        let mut out = (
+            vec![UpdatedRegion::default(); total],
+            vec![Range::default(); total * dims],
+        );
+        let s = Stage {
+            batch: b,
+            dims,
+            n_pub: caps.0,
+            n_sub: caps.1,
+            batch_no,
+        };
+        let c = s.sequential::<0>(last, (&mut out.0, &mut out.1))?;
+        Ok((c, out.0, out.1))
+    }
+
+    #[test]
+    fn ordered_batches_take_one_pass_that_equals_the_general_passes() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let (n_pub, n_sub, dims) = (30_000u32, 20_000u32, 2usize);
+        let total = (n_pub + n_sub) as usize;
+        let square = |rng: &mut rand_chacha::ChaCha8Rng| -> Vec<Range> {
+            (0..dims)
+                .map(|_| {
+                    let lo = rng.gen_range(0..1_000_000);
+                    Range {
+                        lo,
+                        hi: lo + rng.gen_range(0..100),
+                    }
+                })
+                .collect()
+        };
+        // Every kind in index order, some regions left out: the fast path's batch.
+        let mut ordered = UpdateBatch::default();
+        for (kind, cap) in [(Kind::Publication, n_pub), (Kind::Subscription, n_sub)] {
+            for i in 0..cap {
+                if rng.gen_bool(0.9) {
+                    ordered.set(kind, i, &square(&mut rng));
+                }
+            }
+        }
+        // Almost ordered: the last entry goes back (a part stops after writing most of
+        // its entries); a removal in the middle; a region named twice.
+        let mut late = ordered.clone();
+        late.set(Kind::Subscription, 3, &square(&mut rng));
+        let mut removal = ordered.clone();
+        removal.entries[ordered.len() / 2].2 = Change::Remove;
+        let cut = (ordered.len() / 2) * dims;
+        removal.ranges.drain(cut..cut + dims);
+        let mut twice = ordered.clone();
+        let (k, i, _) = twice.entries[100];
+        twice.set(k, i, &square(&mut rng));
+        // Every region, in order: dense (no records written).
+        let mut every = UpdateBatch::default();
+        for (kind, cap) in [(Kind::Publication, n_pub), (Kind::Subscription, n_sub)] {
+            for i in 0..cap {
+                every.set(kind, i, &square(&mut rng));
+            }
+        }
+        let fresh = || -> Vec<AtomicU64> { (0..total).map(|_| AtomicU64::new(1)).collect() };
+        for threads in [1, 4] {
+            // The same sequence through both: the fast path leaves `last` alone, and
+            // the batches after it stage as they would have.
+            let (mut l_fast, mut l_general) = (fresh(), fresh());
+            let batches = [&ordered, &late, &every, &ordered, &removal, &twice, &every];
+            for (batch_no, b) in batches.into_iter().enumerate() {
+                let batch_no = batch_no as u32 + 1;
+                let mut out = (
+                    vec![UpdatedRegion::default(); total],
+                    vec![Range::default(); total * dims],
+                );
+                let got = stage_into(
+                    b,
+                    dims,
+                    (n_pub, n_sub),
+                    &mut l_fast,
+                    batch_no,
+                    (&mut out.0, &mut out.1),
+                    threads,
+                )
+                .unwrap();
+                let (want, records, ranges) =
+                    stage_general(b, dims, (n_pub, n_sub), &mut l_general, batch_no).unwrap();
+                // Only the batch of every region is dense; its records are the identity.
+                assert_eq!(got.dense, std::ptr::eq(b, &every), "batch {batch_no}");
+                let got = StageCounts {
+                    dense: false,
+                    ..got
+                };
+                assert_eq!(got, want, "batch {batch_no}, {threads} threads");
+                if std::ptr::eq(b, &every) {
+                    out.0 = (0..total as u32)
+                        .map(|region| UpdatedRegion { region, alive: 1 })
+                        .collect();
+                }
+                if batch_no == 1 {
+                    // The ordered batch took the fast path: no key was written.
+                    assert!(l_fast.iter_mut().all(|k| *k.get_mut() == 1));
+                }
+                let n = want.records as usize;
+                assert_eq!(out.0[..n], records[..n], "batch {batch_no}");
+                assert_eq!(out.1[..n * dims], ranges[..n * dims], "batch {batch_no}");
+            }
+        }
+        // Errors: an index past its kind's capacity at the very end, an inverted range.
+        let mut past = ordered.clone();
+        past.set(Kind::Subscription, n_sub, &square(&mut rng));
+        let mut inverted = ordered.clone();
+        inverted.ranges[7] = Range { lo: 9, hi: 8 };
+        for threads in [1, 4] {
+            let mut out = (
+                vec![UpdatedRegion::default(); total + 1],
+                vec![Range::default(); (total + 1) * dims],
+            );
+            let mut stage = |b: &UpdateBatch| {
+                stage_into(
+                    b,
+                    dims,
+                    (n_pub, n_sub),
+                    &mut fresh(),
+                    1,
+                    (&mut out.0, &mut out.1),
+                    threads,
+                )
+            };
+            assert!(matches!(stage(&past), Err(DdmError::Capacity { .. })));
+            assert!(matches!(stage(&inverted), Err(DdmError::Model(_))));
+        }
+    }
+
+    #[test]
+    fn stream_copy_equals_a_plain_copy_at_every_alignment_and_length() {
+        let src: Vec<Range> = (0..300u32)
+            .map(|i| Range {
+                lo: i,
+                hi: i.wrapping_mul(2654435761),
+            })
+            .collect();
+        // `dst` of u64s: 8-byte aligned; offsets 0 and 1 cover both 16-byte phases.
+        let mut backing = vec![0u64; 320];
+        let ranges: &mut [Range] = bytemuck::cast_slice_mut(&mut backing);
+        for offset in 0..3 {
+            for len in [0, 1, 2, 3, 4, 5, 6, 7, 64, 199, 296] {
+                ranges.fill(Range::default());
+                let from = &src[3..3 + len];
+                stream_copy(&mut ranges[offset..offset + len], from);
+                assert_eq!(
+                    &ranges[offset..offset + len],
+                    from,
+                    "offset {offset}, len {len}"
+                );
+                assert!(ranges[..offset].iter().all(|r| *r == Range::default()));
+                assert!(ranges[offset + len..]
+                    .iter()
+                    .all(|r| *r == Range::default()));
+            }
         }
     }
 

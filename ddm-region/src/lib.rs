@@ -38,7 +38,7 @@ pub mod layout;
 pub mod model;
 pub mod workload;
 
-pub use engine::{Approach, DdmError, Engine, Phase1, Slices, StepReport};
+pub use engine::{Approach, DdmError, Engine, LoadTimes, Phase1, Slices, StepReport, StepTimes};
 /// The device type engines run on (re-exported so that users need not name `gpu-kernels`).
 pub use gpu_kernels::Device;
 pub use layout::GridSpec;

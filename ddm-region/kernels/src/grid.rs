@@ -7,7 +7,7 @@
 //! [`StepCounters::cell_overflow`](crate::StepCounters); the host then grows the lists
 //! and rebuilds them (the paper is silent on overflow).
 
-use crate::{extents_overlap, record_overlap, DdmTables, Range, UpdatedRegion};
+use crate::{extents_overlap, record_overlap, staged_update, DdmTables, Range, UpdatedRegion};
 use gpu_kernels::prelude::*;
 
 /// Most dimensions the grid engine supports (its cell odometer lives in registers).
@@ -131,7 +131,8 @@ impl CellBox {
 kernel! {
     /// Phase 3 prologue (§III.C: "if an updated region is ... mapped before, the region is
     /// unmapped before mapping it"): one thread per updated region. Thread `i` reads its
-    /// region's old ranges and live flag (global; [`commit_updates`](crate::phases::commit_updates)
+    /// region (record `i`, or region `i` for a dense step: [`staged_update`]) and its
+    /// old ranges and live flag (global; [`commit_updates`](crate::phases::commit_updates)
     /// has not run yet) and replaces its index by a tombstone in the lists of its kind of
     /// every cell it covered. Only this thread writes this region's slots.
     pub fn unmap_regions(
@@ -139,23 +140,38 @@ kernel! {
         grid: *const GridTables,
         updates: *const UpdatedRegion,
         n_updates: u32,
+        dense: u32,
     ) {
         let i = global_id_x();
         if i >= n_updates {
             return;
         }
-        let t = *tables;
-        let g = *grid;
-        let r = (*updates.add(i as usize)).region;
+        unmap_one(&*tables, &*grid, staged_update(updates, dense, i).region);
+    }
+}
+
+/// [`unmap_regions`]' work for one updated region `r` (also run by lane 0 of each warp
+/// of the fused [`clear_and_unmap`]): a live `r` is replaced by a tombstone in the lists
+/// of its kind of every cell its old ranges cover.
+///
+/// # Safety
+/// `t` and `g` describe live device tables, `r < n_pub + n_sub`, `dims <= GRID_MAX_DIMS`;
+/// no other thread unmaps `r` in this launch.
+#[inline(always)]
+unsafe fn unmap_one(t: &DdmTables, g: &GridTables, r: u32) {
+    // SAFETY: the region's ranges and the lists are addressed inside their tables (this
+    // fn's contract; list lengths are clamped to the capacity); only this thread writes
+    // `r`'s slots.
+    unsafe {
         if *t.alive().add(r as usize) == 0 {
             return;
         }
         let kind = if r < t.n_pub { 0u32 } else { 1u32 };
         let slots = g.slots as usize as *mut u32;
         let lens = g.lens as usize as *const u32;
-        let mut b = CellBox::new(&g, t.extent(r), t.dims as usize);
+        let mut b = CellBox::new(g, t.extent(r), t.dims as usize);
         while !b.done {
-            let list = b.cell(&g) * 2 + kind;
+            let list = b.cell(g) * 2 + kind;
             let len = core::cmp::min(*lens.add(list as usize), g.cap);
             let s = slots.add(list as usize * g.cap as usize);
             let mut j = 0;
@@ -172,14 +188,53 @@ kernel! {
 }
 
 kernel! {
+    /// Phase 2 of §III.B/C and the unmapping of §III.C Phase 3 in one launch (they read
+    /// the same old region table and write disjoint memory): warp `w` clears updated
+    /// region `w`'s overlaps as [`clear_overlaps`](crate::phases::clear_overlaps) does
+    /// (all 32 lanes: bit rows, global), then its lane 0 unmaps the region as
+    /// [`unmap_regions`] does (cell lists, global).
+    pub fn clear_and_unmap(
+        tables: *const DdmTables,
+        grid: *const GridTables,
+        updates: *const UpdatedRegion,
+        n_updates: u32,
+        dense: u32,
+    ) {
+        let t = *tables;
+        let w = global_id_x() / WARP_SIZE;
+        let lane = lane_id();
+        // A warp past the updates leaves whole (the clear shuffles within the warp).
+        if w >= n_updates {
+            return;
+        }
+        let r = staged_update(updates, dense, w).region;
+        crate::phases::clear_row(&t, r, lane);
+        if lane == 0 {
+            unmap_one(&t, &*grid, r);
+        }
+    }
+}
+
+kernel! {
     /// Squeezes tombstones out of the cell lists: one thread per list (`n_cells * 2`
     /// threads); thread `l` rewrites list `l`'s slots in place (global) and its length.
     pub fn compact_cells(grid: *const GridTables) {
-        let g = *grid;
-        let l = global_id_x();
-        if l >= g.n_cells * 2 {
-            return;
-        }
+        compact_list(&*grid, global_id_x());
+    }
+}
+
+/// [`compact_cells`]' work for list `l` (nothing past the last list).
+///
+/// # Safety
+/// `g` describes live cell lists; no other thread touches list `l` in this launch.
+#[inline(always)]
+unsafe fn compact_list(g: &GridTables, l: u32) {
+    if l >= g.n_cells * 2 {
+        return;
+    }
+    // SAFETY: `l` is a list of the grid and its length is clamped to the capacity: the
+    // slots read and written are the list's own.
+    unsafe {
         let lens = g.lens as usize as *mut u32;
         let s = (g.slots as usize as *mut u32).add(l as usize * g.cap as usize);
         let len = core::cmp::min(*lens.add(l as usize), g.cap);
@@ -194,6 +249,31 @@ kernel! {
             j += 1;
         }
         *lens.add(l as usize) = w;
+    }
+}
+
+kernel! {
+    /// [`compact_cells`] and Phase 1's install
+    /// ([`commit_updates`](crate::phases::commit_updates)) in one launch (cell lists
+    /// against the region table: disjoint memory), after [`clear_and_unmap`]: thread `i`
+    /// installs update `i` (when `i < n_updates`: its ranges, live flag and epoch into
+    /// the region table, its record into `copy_out`; thread 0 zeroes the step counters)
+    /// and compacts list `i` (when `i < n_cells * 2`). Launched with
+    /// `max(n_updates, n_cells * 2)` threads.
+    pub fn commit_and_compact(
+        tables: *const DdmTables,
+        grid: *const GridTables,
+        updates: *const UpdatedRegion,
+        ranges: *const Range,
+        n_updates: u32,
+        dense: u32,
+        epoch: u32,
+        copy_out: *mut UpdatedRegion,
+    ) {
+        let i = global_id_x();
+        let staged = (updates, dense);
+        crate::phases::commit_one(&*tables, i, staged, ranges, n_updates, epoch, copy_out);
+        compact_list(&*grid, i);
     }
 }
 

@@ -7,7 +7,7 @@
 //! | [`phases`] | §III.B/C, Phases 1–2 (shared by both approaches) | `commit_updates`, `clear_overlaps` |
 //! | [`region`] | §III.B Phase 3, Fig. 2: the parallel region-based approach | `match_region` |
 //! | [`grid`] | §III.C Phases 2–4, Figs. 3–4: the parallel grid-based approach | `unmap_regions`, `compact_cells`, `map_regions`, `match_grid` |
-//! | [`scan`], [`radix`], [`sweep`] | beyond the paper: a GPU sort-based sweep (after Raczy et al. 2005) for 1M regions | prefix sums, LSD radix sort, `sweep_tasks`, `sweep_count`, `sweep_emit` |
+//! | [`scan`], [`radix`], [`sweep`] | beyond the paper: a GPU sort-based sweep (after Raczy et al. 2005) for 1M regions | prefix sums, LSD radix sort, `sweep_tasks`, `sweep_gather`, `sweep_count`, `sweep_emit` |
 //! | [`count`] | beyond the paper: counting by binary search over sorted end points (after Marzolla, Birolo, D'Angelo & Fariselli 2024); the sweep dimension's estimate | `end_keys`, `bisect_count`, `dim_candidates` |
 //!
 //! Regions of both kinds live in one index space: region `r < n_pub` is publication
@@ -149,6 +149,24 @@ impl DdmTables {
         // `dims` ranges per region: the offset stays inside that allocation.
         unsafe { self.bounds().add(r as usize * self.dims as usize) }
     }
+}
+
+/// Staged update `i` of a step: record `i` of `updates`, or, for a dense batch
+/// (`dense != 0`: the batch sets every region once, in index order, so the host sends
+/// no records, only the ranges), region `i`, alive.
+///
+/// # Safety
+/// With `dense == 0`, `updates` must hold more than `i` records.
+#[inline(always)]
+pub unsafe fn staged_update(updates: *const UpdatedRegion, dense: u32, i: u32) -> UpdatedRegion {
+    if dense != 0 {
+        return UpdatedRegion {
+            region: i,
+            alive: 1,
+        };
+    }
+    // SAFETY: `updates` holds more than `i` records (this fn's contract).
+    unsafe { *updates.add(i as usize) }
 }
 
 /// True iff the `dims` ranges at `a` and `b` overlap in every dimension.

@@ -9,12 +9,15 @@
 //!   run of the sorted publications.
 //!
 //! Removed regions stay in the sorted arrays (with their last bounds) and are skipped
-//! by the candidate test. Each run is a *task*; the candidates of all tasks form one work list of `W` items
+//! by the candidate test, which reads a candidate's ranges from a copy of each kind's
+//! ranges in sorted order ([`sweep_gather`]: a removed region's copy overlaps nothing),
+//! so that a task's consecutive candidates are consecutive in memory, not gathered
+//! from the region table by index. Each run is a *task*; the candidates of all tasks form one work list of `W` items
 //! (prefix sums of the run lengths), cut into chunks of equal length so that crowded
 //! regions do not leave threads idle. Each candidate gets the full overlap test in all
 //! dimensions (which also settles the zero-width cases).
 
-use crate::{extents_overlap, warp_add_u64, DdmTables, Pair};
+use crate::{extents_overlap, warp_add_u64, DdmTables, Pair, Range};
 use gpu_kernels::prelude::*;
 
 /// First index of `keys[..n]` whose key is `>= x` (`strict = 0`) or `> x` (`strict = 1`).
@@ -72,6 +75,43 @@ kernel! {
     }
 }
 
+/// What a removed region's copy holds in every dimension of the sorted copies
+/// ([`sweep_gather`]): an empty range past every coordinate, which overlaps nothing.
+pub const GONE: Range = Range {
+    lo: u32::MAX,
+    hi: 0,
+};
+
+kernel! {
+    /// The sorted copy of one kind's ranges, so that the candidate walk reads its
+    /// candidates' ranges contiguously instead of gathering them by index: thread `i`
+    /// copies the `dims` ranges of region `base + vals[i]` (global region table, `vals`
+    /// the kind's sort values) to `sorted[i * dims..]` (global), or [`GONE`] in every
+    /// dimension for a removed region (the candidate test then needs no live flag).
+    pub fn sweep_gather(
+        tables: *const DdmTables,
+        base: u32,
+        n: u32,
+        vals: *const u32,
+        sorted: *mut Range,
+    ) {
+        let i = global_id_x();
+        if i >= n {
+            return;
+        }
+        let t = *tables;
+        let r = base + *vals.add(i as usize);
+        let alive = *t.alive().add(r as usize) != 0;
+        let src = t.extent(r);
+        let dst = sorted.add(i as usize * t.dims as usize);
+        let mut d = 0usize;
+        while d < t.dims as usize {
+            *dst.add(d) = if alive { *src.add(d) } else { GONE };
+            d += 1;
+        }
+    }
+}
+
 kernel! {
     /// The tasks: thread `i < n_pub` finds publication `i`'s case-1 run in the sorted
     /// subscription keys, thread `n_pub + j` subscription `j`'s case-2 run in the sorted
@@ -118,6 +158,10 @@ pub struct SweepWork {
     /// `u32[n_pub]`, `u32[n_sub]`: region indices in sorted order.
     pub pub_vals: u64,
     pub sub_vals: u64,
+    /// `Range[n_pub * dims]`, `Range[n_sub * dims]`: the regions' ranges in sorted order
+    /// ([`sweep_gather`]; [`GONE`] for a removed region).
+    pub pub_sorted: u64,
+    pub sub_sorted: u64,
     /// `u32[n_tasks]`: first sorted index of each task's run.
     pub begin: u64,
     /// `u64[n_tasks]`: exclusive prefix sums of the run lengths.
@@ -128,6 +172,16 @@ pub struct SweepWork {
     pub chunk: u64,
     pub n_tasks: u32,
     pub _pad: u32,
+}
+
+/// Sorted entry `j`'s ranges in the sorted copy at address `sorted`.
+///
+/// # Safety
+/// `sorted` holds more than `j` entries of `dims` ranges.
+#[inline(always)]
+unsafe fn pub_or_sub_sorted(sorted: u64, j: u64, dims: usize) -> *const Range {
+    // SAFETY: entry `j` lies inside the copy (this fn's contract).
+    unsafe { (sorted as usize as *const Range).add(j as usize * dims) }
 }
 
 /// Walks chunk `c`'s candidates, calling `hit(p, s)` for each overlapping pair.
@@ -169,21 +223,18 @@ unsafe fn walk_chunk(t: &DdmTables, wk: &SweepWork, c: u64, mut hit: impl FnMut(
                 };
             }
             let j = *begin.add(task as usize) as u64 + (w - start);
-            let alive = t.alive();
+            // The candidate's ranges from the sorted copy: consecutive candidates of a
+            // task are consecutive there (a removed one never overlaps).
+            let dims = t.dims as usize;
             if task < t.n_pub {
-                let s = *sub_vals.add(j as usize);
-                let v = t.n_pub + s;
-                if *alive.add(v as usize) != 0
-                    && extents_overlap(t.extent(task), t.extent(v), t.dims)
-                {
-                    hit(task, s);
+                let cand = pub_or_sub_sorted(wk.sub_sorted, j, dims);
+                if extents_overlap(t.extent(task), cand, t.dims) {
+                    hit(task, *sub_vals.add(j as usize));
                 }
             } else {
-                let p = *pub_vals.add(j as usize);
-                if *alive.add(p as usize) != 0
-                    && extents_overlap(t.extent(p), t.extent(task), t.dims)
-                {
-                    hit(p, task - t.n_pub);
+                let cand = pub_or_sub_sorted(wk.pub_sorted, j, dims);
+                if extents_overlap(cand, t.extent(task), t.dims) {
+                    hit(*pub_vals.add(j as usize), task - t.n_pub);
                 }
             }
             w += 1;

@@ -332,10 +332,19 @@ fn scenario_experiment(ctx: &mut Ctx, distribution: Distribution, size: u32) -> 
                     engine.step(&UpdateBatch::everything(&initial), false)?;
                     let mut total_ms = 0.0;
                     let mut last = Vec::new();
+                    let mut parts = [0.0f64; 4];
                     for (i, batch) in batches.iter().enumerate() {
                         let t0 = Instant::now();
                         let (overlaps, pairs) = timed_step(&mut engine, batch)?;
                         total_ms += t0.elapsed().as_secs_f64() * 1e3;
+                        let t = engine.last_step_times();
+                        for (sum, us) in
+                            parts
+                                .iter_mut()
+                                .zip([t.stage_us, t.enqueue_us, t.wait_us, t.total_us])
+                        {
+                            *sum += us / steps as f64;
+                        }
                         ctx.check(
                             &format!("{name} step {i} (count)"),
                             ("sort", &[counts[i]]),
@@ -346,6 +355,17 @@ fn scenario_experiment(ctx: &mut Ctx, distribution: Distribution, size: u32) -> 
                     last.sort_unstable();
                     ctx.check(&name, ("sort", &reference), (&series, &last))?;
                     ctx.record(&series, n as f64, total_ms / steps as f64);
+                    if *kind == EngineKind::Gpu
+                        && !approach.sorts()
+                        && n == *xs.last().expect("sizes")
+                    {
+                        // Where a GPU step's host time goes (the paper's engines; the
+                        // sorting engines match after their step, in for_each_pair_batch).
+                        let [stage, enqueue, wait, total] = parts;
+                        eprintln!(
+                            "    {series} step at {n} regions, seed {seed}: staging {stage:.1} us, enqueue {enqueue:.1} us, wait {wait:.1} us, engine step {total:.1} us (mean of {steps})"
+                        );
+                    }
                 }
             }
             let mut times = Vec::new();
@@ -441,6 +461,9 @@ fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
                             engine.count()?;
                         }
                         let upload_ms = t2.elapsed().as_secs_f64() * 1e3 / reps as f64;
+                        if *kind == EngineKind::Gpu && n == *xs.last().expect("sizes") {
+                            print_load_times(&series, n, seed, &engine);
+                        }
                         // Regions resident on the device (Fig. 1): the count alone.
                         let t3 = Instant::now();
                         for _ in 0..reps {
@@ -475,6 +498,22 @@ fn scaleup_experiment(ctx: &mut Ctx, alpha: f64) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Where a GPU engine's last whole-set load went (fills of the page-locked staging
+/// against the copies' drain): a line on stderr.
+fn print_load_times(series: &str, n: u32, seed: u64, engine: &Engine) {
+    let t = engine.last_load_times();
+    let gbps = |us: f64| t.bytes as f64 / (us * 1e3).max(1e-9);
+    eprintln!(
+        "    {series} load of {n} regions, seed {seed}: {} MB, fills {:.1} us ({:.1} GB/s), drain {:.1} us, load {:.1} us ({:.1} GB/s end to end)",
+        t.bytes >> 20,
+        t.fill_us,
+        gbps(t.fill_us),
+        t.drain_us,
+        t.total_us,
+        gbps(t.total_us)
+    );
 }
 
 fn density_1d(ctx: &mut Ctx) -> anyhow::Result<()> {
@@ -578,6 +617,9 @@ fn density_experiment(ctx: &mut Ctx, dims: usize, degrees: &[f64]) -> anyhow::Re
                     engine.count()?;
                 }
                 let upload_ms = t0.elapsed().as_secs_f64() * 1e3 / reps as f64;
+                if dev.is_gpu() && degree == degrees[0] {
+                    print_load_times(series, regions, seed, &engine);
+                }
                 let t1 = Instant::now();
                 for _ in 0..reps {
                     engine.count()?;
