@@ -71,7 +71,7 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe, Location};
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Barrier, Condvar, Mutex, MutexGuard, OnceLock, RwLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 /// A barrier wait longer than this is reported as a deadlock (the last resort, for a
@@ -687,6 +687,9 @@ impl BlockSync {
         g.arrived += 1;
         if g.arrived == g.live {
             self.complete_bar(&mut g);
+            // Woken after the lock is released, the waiters do not queue on it at once.
+            drop(g);
+            self.bar_cv.notify_all();
             return;
         }
         let gen = g.generation;
@@ -701,7 +704,6 @@ impl BlockSync {
         g.generation += 1;
         g.site = None;
         self.watch.bump();
-        self.bar_cv.notify_all();
     }
 
     /// Exchanges one value per live lane of the warp; returns all slots and the live mask.
@@ -721,7 +723,10 @@ impl BlockSync {
         g.arrived |= bit;
         if g.arrived == g.live {
             self.complete_warp(&mut g);
+            let out = (g.result, g.result_live);
+            drop(g);
             cv.notify_all();
+            return out;
         } else {
             let gen = g.generation;
             let lw = self.lane_watch(rank);
@@ -745,19 +750,62 @@ impl BlockSync {
     fn exit(&self, rank: u32) {
         self.lane_watch(rank).state.store(DONE, Ordering::Relaxed);
         self.watch.bump();
-        {
+        let completed = {
             let mut g = lock(&self.bar);
             g.live -= 1;
-            if g.arrived > 0 && g.arrived == g.live {
+            let complete = g.arrived > 0 && g.arrived == g.live;
+            if complete {
                 self.complete_bar(&mut g);
             }
+            complete
+        };
+        if completed {
+            self.bar_cv.notify_all();
         }
         let (m, cv) = &self.warps[(rank / 32) as usize];
         let mut g = lock(m);
         g.live &= !(1u32 << (rank % 32));
         if g.arrived != 0 && g.arrived == g.live {
             self.complete_warp(&mut g);
+            drop(g);
             cv.notify_all();
+        }
+    }
+}
+
+/// A barrier of the host threads that run a pool slot's lanes, between one block and the
+/// next: `std::sync::Barrier`'s rule, but the last thread to arrive wakes the others
+/// after releasing the lock, so that they do not all queue on it at once (with a block's
+/// worth of threads on two cores, that queue was most of the emulator's system time).
+struct HostBarrier {
+    state: Mutex<(usize, u64)>,
+    cv: Condvar,
+    n: usize,
+}
+
+impl HostBarrier {
+    fn new(n: usize) -> HostBarrier {
+        HostBarrier {
+            state: Mutex::new((0, 0)),
+            cv: Condvar::new(),
+            n,
+        }
+    }
+
+    /// Blocks until `n` threads have called `wait` in this generation.
+    fn wait(&self) {
+        let mut g = lock(&self.state);
+        g.0 += 1;
+        if g.0 == self.n {
+            g.0 = 0;
+            g.1 += 1;
+            drop(g);
+            self.cv.notify_all();
+            return;
+        }
+        let generation = g.1;
+        while g.1 == generation {
+            g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
         }
     }
 }
@@ -1042,7 +1090,9 @@ pub fn run(
     let slots: Vec<Slot> = (0..groups).map(|_| Mutex::new((None, None))).collect();
     // Between blocks the lanes of a slot meet here twice: once after the block (so that
     // lane 0 can set up the next one) and once before the next block starts.
-    let between: Vec<Barrier> = (0..groups).map(|_| Barrier::new(lanes as usize)).collect();
+    let between: Vec<HostBarrier> = (0..groups)
+        .map(|_| HostBarrier::new(lanes as usize))
+        .collect();
     let done = (Mutex::new(false), Condvar::new());
 
     std::thread::scope(|s| {
