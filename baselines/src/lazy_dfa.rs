@@ -863,10 +863,7 @@ impl LazyDfa {
         docs: &[Document],
         threads: usize,
     ) -> Result<Vec<Matches>, rayon::ThreadPoolBuildError> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.max(1))
-            .build()?;
-        Ok(pool.install(|| self.filter_batch(docs)))
+        crate::yfilter::on_threads(threads, || self.filter_batch(docs))
     }
 
     /// The counters of the pooled caches, summed.

@@ -348,9 +348,18 @@ impl Yfilter {
         docs: &[Document],
         threads: usize,
     ) -> Result<Vec<Matches>, rayon::ThreadPoolBuildError> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads.max(1))
-            .build()?;
-        Ok(pool.install(|| self.filter_batch(docs)))
+        on_threads(threads, || self.filter_batch(docs))
     }
+}
+
+/// Runs `f` on a fresh rayon pool of `threads` workers (at least one): the XML filters'
+/// `filter_batch_threads`.
+pub(crate) fn on_threads<T: Send>(
+    threads: usize,
+    f: impl FnOnce() -> T + Send,
+) -> Result<T, rayon::ThreadPoolBuildError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .build()?;
+    Ok(pool.install(f))
 }
