@@ -11,9 +11,9 @@
 //!    are stored in partition order with their constraints; an open-addressing table
 //!    maps a pair of name rows to its partition's filters
 //!    ([`ccm_kernels::index::Partition`]).
-//! 2. **Per event, on the device** ([`ccm_kernels::index::ccm_index_route`]): a block
+//! 2. **Per event, on the device** ([`ccm_kernels::index::ccm_index_route`]): a warp
 //!    per event probes the partitions of every pair of its names (and every single
-//!    name) and its threads sweep their filters laid end to end: a 64-bit name
+//!    name) and its lanes sweep their filters laid end to end: a 64-bit name
 //!    signature test, then the constraints with SFF's typing rules, or a filter's
 //!    *range form* when it has one: a filter whose constraints are all integer
 //!    comparisons on at most five names keeps per name the interval they allow (exact
@@ -69,13 +69,13 @@ pub struct IndexConfig {
     /// An event whose partitions hold more than this share of all filters is matched
     /// by the filter-major kernel (0.125).
     pub dense_share: f64,
-    /// Most events per launch (16384); fewer when the answer bitmap (one bit per event
+    /// Most events per launch (65536); fewer when the answer bitmap (one bit per event
     /// and interface) would pass [`IndexConfig::bitmap_bytes`]. A call with more events
     /// encodes the next launch's while the device matches this one's.
     pub batch_events: usize,
     /// Most bytes of the answer bitmap (256 MiB).
     pub bitmap_bytes: usize,
-    /// Threads per event of the partition walk (128).
+    /// Threads per block of the partition walk, a warp per event (256).
     pub route_block: u32,
     /// Threads per block of the filter-major kernel (256).
     pub dense_block: u32,
@@ -89,9 +89,9 @@ impl Default for IndexConfig {
     fn default() -> Self {
         IndexConfig {
             dense_share: 0.125,
-            batch_events: 16_384,
+            batch_events: 65_536,
             bitmap_bytes: 256 << 20,
-            route_block: 128,
+            route_block: 256,
             dense_block: 256,
             iface_major_min: 32,
         }
@@ -122,7 +122,7 @@ impl IndexConfig {
 /// more than the wall time.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IndexTiming {
-    /// Encoding the events on all cores into page-locked staging memory.
+    /// Counting and encoding the events on all cores into page-locked staging memory.
     pub encode: std::time::Duration,
     /// Copying the encoded events to the device.
     pub copy_in: std::time::Duration,
@@ -673,48 +673,68 @@ impl<'d> GpuIndex<'d> {
             ..
         } = self;
         let (t, cfg, d) = (&*t, &*cfg, d.as_ref().expect("built"));
-        let mut chunks = events.chunks(per);
+        let mut chunks = Ramp {
+            rest: events,
+            next: ramp_start(per),
+            per,
+        };
         let Some(first) = chunks.next() else {
             return Ok(());
         };
         // The first launch's events are encoded before the pipeline starts. A call of
         // several launches sizes the second staging area like the first now (a stream
         // warmed with two launches has nothing left to allocate).
-        let mut cur = Staged::fit(dev, staging[0].take(), first)?;
+        let (mut cur, took) = Staged::prepare(t, staging[0].take(), first).ready(dev, t, first)?;
+        timing.encode += took;
         if staging[1].is_none() && events.len() > per {
             staging[1] = Some(HostBufs::alloc(dev, cur.lens())?);
         }
-        timing.encode += cur.encode(t, first);
         std::thread::scope(|s| -> Result<(), CcmError> {
             loop {
-                let next = chunks.next();
-                // Staging for the next launch (allocated here: the device's thread),
-                // then its encoding on the pool while this thread drives the device.
-                let job = match next {
-                    Some(c) => {
-                        let mut st = Staged::fit(dev, staging[1].take(), c)?;
-                        Some(s.spawn(move || {
-                            let took = st.encode(t, c);
-                            (st, took)
-                        }))
-                    }
-                    None => None,
-                };
+                // The next launch's events counted and encoded on the encoding pool
+                // while this thread drives the device.
+                let job = chunks.next().map(|c| {
+                    let old = staging[1].take();
+                    (c, s.spawn(move || Staged::prepare(t, old, c)))
+                });
                 let r = launch(dev, d, cfg, per, bufs, timing, &cur, out);
                 if r.is_err() {
                     // The buffers' counters may be left mid-launch: start afresh.
                     *bufs = None;
                 }
-                let Some(job) = job else {
+                let Some((c, job)) = job else {
                     staging[0] = Some(cur.bufs);
                     return r;
                 };
-                let (st, took) = job.join().expect("the encoding thread does not panic");
+                let prepared = job.join().expect("the encoding thread does not panic");
+                r?;
+                let (st, took) = prepared.ready(dev, t, c)?;
                 staging[1] = Some(std::mem::replace(&mut cur, st).bufs);
                 timing.encode += took;
-                r?;
             }
         })
+    }
+}
+
+/// The pool that encodes events for every [`GpuIndex`] of the process: one thread fewer
+/// than rayon's global pool, so that the thread driving the device, which spins while
+/// it waits for the GPU, keeps a core to itself. (With as many encoding threads as
+/// cores, one of them shared its core with the spinning driver and every launch's
+/// encoding waited for that thread's parts: on the H100 machine's 16 cores, 24-28
+/// instead of 13 ns per event of Table 1's default scenario.) Without a pool (its
+/// threads could not be started) the encoding runs on the global pool.
+fn on_encode_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(rayon::current_num_threads().saturating_sub(1).max(1))
+            .thread_name(|i| format!("ccm-encode-{i}"))
+            .build()
+            .ok()
+    });
+    match pool {
+        Some(p) => p.install(f),
+        None => f(),
     }
 }
 
@@ -725,20 +745,57 @@ struct Staged {
     room: EncodeRoom,
 }
 
+/// A launch's events after [`Staged::prepare`]: encoded, or counted only, because the
+/// staging area was missing or too small (page-locked memory is allocated by the
+/// device's thread, in [`Prepared::ready`]). With the time spent.
+enum Prepared {
+    Encoded(Staged, std::time::Duration),
+    Counted(Option<HostBufs>, EncodeRoom, std::time::Duration),
+}
+
+impl Prepared {
+    /// The staged events: those already encoded, or (after allocating room for them)
+    /// encoded now.
+    fn ready(
+        self,
+        dev: &Device,
+        t: &Tables,
+        events: &[Event],
+    ) -> Result<(Staged, std::time::Duration), CcmError> {
+        match self {
+            Prepared::Encoded(st, took) => Ok((st, took)),
+            Prepared::Counted(old, room, took) => {
+                drop(old);
+                let mut st = Staged {
+                    bufs: HostBufs::alloc(dev, room.total())?,
+                    room,
+                };
+                let more = st.encode(t, events);
+                Ok((st, took + more))
+            }
+        }
+    }
+}
+
 impl Staged {
-    /// Counts the room `events` need and makes `old` fit it (allocating larger
-    /// page-locked buffers if it does not).
-    fn fit(dev: &Device, old: Option<HostBufs>, events: &[Event]) -> Result<Staged, CcmError> {
-        let room = Tables::encode_room(events);
+    /// Counts the room `events` need and, when `old` has it, encodes them into it, on
+    /// the encoding pool ([`on_encode_pool`]).
+    fn prepare(t: &Tables, old: Option<HostBufs>, events: &[Event]) -> Prepared {
+        let started = Instant::now();
+        let room = on_encode_pool(|| Tables::encode_room(events));
         let lens = room.total();
-        let fits = |h: &HostBufs| {
-            h.events.len() >= lens.0 && h.attrs.len() >= lens.1 && h.bytes.len() >= lens.2
-        };
-        let bufs = match old {
-            Some(h) if fits(&h) => h,
-            _ => HostBufs::alloc(dev, lens)?,
-        };
-        Ok(Staged { bufs, room })
+        match old {
+            Some(h)
+                if h.events.len() >= lens.0
+                    && h.attrs.len() >= lens.1
+                    && h.bytes.len() >= lens.2 =>
+            {
+                let mut st = Staged { bufs: h, room };
+                st.encode(t, events);
+                Prepared::Encoded(st, started.elapsed())
+            }
+            old => Prepared::Counted(old, room, started.elapsed()),
+        }
     }
 
     /// The used lengths: events, attributes, string bytes.
@@ -746,18 +803,20 @@ impl Staged {
         self.room.total()
     }
 
-    /// Encodes `events` (those [`Staged::fit`] counted) into the buffers, on all cores;
-    /// returns the time it took.
+    /// Encodes the events [`Staged::prepare`] counted into the buffers, on the encoding
+    /// pool; returns the time it took.
     fn encode(&mut self, t: &Tables, events: &[Event]) -> std::time::Duration {
         let started = Instant::now();
         let hb = &mut self.bufs;
-        t.encode_into(
-            events,
-            &self.room,
-            hb.events.as_mut_slice(),
-            hb.attrs.as_mut_slice(),
-            hb.bytes.as_mut_slice(),
-        );
+        on_encode_pool(|| {
+            t.encode_into(
+                events,
+                &self.room,
+                hb.events.as_mut_slice(),
+                hb.attrs.as_mut_slice(),
+                hb.bytes.as_mut_slice(),
+            )
+        });
         started.elapsed()
     }
 }
@@ -831,7 +890,11 @@ fn launch(
         n_events: n as u32,
     };
     let route = cfg.route_block.clamp(32, 1024) / 32 * 32;
-    let lc = LaunchConfig::blocks(n as u32, route, route_shared_bytes(route));
+    let lc = LaunchConfig::blocks(
+        (n as u32).div_ceil(route / 32),
+        route,
+        route_shared_bytes(route),
+    );
     let limit = (cfg.dense_share * d.n_filters as f64).min(u32::MAX as f64) as u32;
     ccm_index_route::launch(dev, lc, tables, batch, limit, &b.bits, &b.dense)?;
     let mut n_dense = [0u32];
@@ -898,6 +961,35 @@ fn launch(
     timing.answers += t.elapsed();
     timing.events += n;
     Ok(())
+}
+
+/// The first launch's size: an eighth of a full launch.
+fn ramp_start(per: usize) -> usize {
+    (per / 8).max(1)
+}
+
+/// A call's events in launches that double from [`ramp_start`] up to `per`: the first
+/// launch's encoding, which nothing overlaps, is short (with full launches from the
+/// start, a call of four launches spent a quarter of its encoding with the device
+/// idle).
+struct Ramp<'e> {
+    rest: &'e [Event],
+    next: usize,
+    per: usize,
+}
+
+impl<'e> Iterator for Ramp<'e> {
+    type Item = &'e [Event];
+
+    fn next(&mut self) -> Option<&'e [Event]> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (now, rest) = self.rest.split_at(self.next.min(self.rest.len()));
+        self.rest = rest;
+        self.next = (self.next * 2).min(self.per);
+        Some(now)
+    }
 }
 
 /// Most events per launch: the configured batch, fewer when the bitmap of `words`

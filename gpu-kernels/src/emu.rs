@@ -951,6 +951,13 @@ pub mod lane {
             .fold(0, |m, i| m | (1 << i))
     }
 
+    /// The warp's barrier: every live lane waits for the others (the exchange's lock
+    /// orders their memory accesses).
+    #[track_caller]
+    pub fn sync_warp() {
+        exchange(0);
+    }
+
     /// True iff some live lane of the warp passed `true`.
     #[track_caller]
     pub fn any_sync(p: bool) -> bool {

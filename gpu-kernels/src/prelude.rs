@@ -17,7 +17,8 @@
 //!   [`spin_pause`] in each turn of a spin loop; [`atomic_cas_u64`], [`atomic_exch_u64`],
 //!   [`atomic_max_u64`]
 //! - warp ops over the full warp: [`ballot`], [`any_sync`], [`all_sync`], [`shfl`],
-//!   [`shfl_xor`], [`shfl_down`], [`shfl_up`]. All live lanes of the warp must call
+//!   [`shfl_xor`], [`shfl_down`], [`shfl_up`], and [`sync_warp`] (the warp's barrier,
+//!   which orders its lanes' shared-memory accesses). All live lanes of the warp must call
 //!   them together, as CUDA requires with a full mask.
 //! - math that `core` lacks on the GPU: [`sqrtf`], [`floorf`].
 //! - device memory accesses the emulator bounds-checks (plain accesses on the GPU):
@@ -30,8 +31,8 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 pub use crate::emu::lane::{
     all_sync, any_sync, ballot, block_dim_x, block_dim_y, block_dim_z, block_idx_x, block_idx_y,
     block_idx_z, dynamic_shared, fence_system, grid_dim_x, grid_dim_y, grid_dim_z, shfl, shfl_down,
-    shfl_up, shfl_xor, spin_pause, sync_threads, thread_fence, thread_fence_block, thread_idx_x,
-    thread_idx_y, thread_idx_z,
+    shfl_up, shfl_xor, spin_pause, sync_threads, sync_warp, thread_fence, thread_fence_block,
+    thread_idx_x, thread_idx_y, thread_idx_z,
 };
 #[cfg(target_arch = "nvptx64")]
 pub use crate::prelude::gpu::*;
@@ -632,6 +633,8 @@ mod gpu {
         fn shfl_dn(mask: u32, v: i32, delta: i32, c: i32) -> i32;
         #[link_name = "llvm.nvvm.shfl.sync.up.i32"]
         fn shfl_u(mask: u32, v: i32, delta: i32, c: i32) -> i32;
+        #[link_name = "llvm.nvvm.bar.warp.sync"]
+        fn bar_warp_sync(mask: u32);
     }
     const FULL: u32 = 0xffff_ffff;
 
@@ -655,6 +658,14 @@ mod gpu {
         // SAFETY: a warp intrinsic with the full mask; every live lane of the warp
         // calls it together (the prelude's documented rule).
         unsafe { vote_all(FULL, p) }
+    }
+    /// The warp's barrier (`bar.warp.sync`): every lane waits for the others, and the
+    /// shared-memory accesses before it are visible to every lane after it.
+    #[inline(always)]
+    pub fn sync_warp() {
+        // SAFETY: a warp intrinsic with the full mask; every live lane of the warp
+        // calls it together (the prelude's documented rule).
+        unsafe { bar_warp_sync(FULL) }
     }
     /// `v` of lane `src`.
     #[inline(always)]

@@ -12,10 +12,12 @@
 //! turned into a compact list of interfaces per event on the device.
 //!
 //! Kernels per batch of events:
-//! - [`ccm_index_route`]: a block per event. Sums the sizes of the partitions the event
+//! - [`ccm_index_route`]: a warp per event. Sums the sizes of the partitions the event
 //!   visits; an event that would visit more than `dense_limit` filters is handed to the
-//!   filter-major kernel (appended to a list), the others are matched here, the block's
-//!   threads sweeping the event's partitions laid end to end;
+//!   filter-major kernel (appended to a list), the others are matched here, the warp's
+//!   lanes sweeping the event's partitions laid end to end (no block barrier: with a
+//!   block per event, its barriers and idle threads made the walk 12 ns per event of
+//!   Table 1's default scenario on an H100, most of the device's time);
 //! - [`ccm_index_dense`]: the filter-major kernel for those dense events (events that
 //!   carry most names visit most filters: partitioning cannot prune them, so the
 //!   filters are read once per chunk of events instead of once per event);
@@ -324,25 +326,20 @@ fn warp_sum(mut v: u32) -> u32 {
     v
 }
 
-/// Shared memory of [`ccm_index_route`] for a block of `threads`: the event's integers
-/// by row ([`RANGE_ROWS`] values) and the mask of those rows (two words), the warps'
-/// totals (32 words), then per thread a partition's first filter and its place in the
-/// event's flattened filters.
+/// Shared memory of [`ccm_index_route`] per warp (an event): the event's integers by
+/// row ([`RANGE_ROWS`] values) and the mask of those rows (two words).
+pub const ROUTE_WARP_BYTES: u32 = 8 * RANGE_ROWS + 8;
+
+/// Shared memory of [`ccm_index_route`] for a block of `threads` (a warp per event).
 pub const fn route_shared_bytes(threads: u32) -> u32 {
-    8 * RANGE_ROWS + 8 + 4 * (32 + 2 * threads)
+    threads.div_ceil(32) * ROUTE_WARP_BYTES
 }
 
-/// Exclusive prefix sum of `v` over the block (every thread calls it), with the
-/// block's total: a warp scan (`shfl_up`), the warps' totals in `warp_tot` (shared),
-/// then each thread adds those of the warps before its own.
-///
-/// # Safety
-/// `warp_tot` points to 32 words of shared memory that no other code uses meanwhile.
+/// Exclusive prefix sum of `v` over the warp (every lane calls it), with the warp's
+/// total: a scan by `shfl_up`, the total from lane 31.
 #[inline(always)]
-unsafe fn block_scan(v: u32, warp_tot: *mut u32) -> (u32, u32) {
+fn warp_scan(v: u32) -> (u32, u32) {
     let lane = lane_id();
-    let warp = thread_idx_x() / 32;
-    let warps = block_dim_x().div_ceil(32);
     let mut x = v;
     let mut d = 1;
     while d < 32 {
@@ -352,24 +349,24 @@ unsafe fn block_scan(v: u32, warp_tot: *mut u32) -> (u32, u32) {
         }
         d *= 2;
     }
-    // The previous call's readers are done before the totals are overwritten.
-    sync_threads();
-    if lane == 31 {
-        *warp_tot.add(warp as usize) = x;
-    }
-    sync_threads();
-    let mut before = 0;
-    let mut total = 0;
-    let mut w = 0;
-    while w < warps {
-        let t = *warp_tot.add(w as usize);
-        if w < warp {
-            before += t;
+    (x - v, shfl(x, 31))
+}
+
+/// The lane `k` whose `start` (ascending over the lanes, as [`warp_scan`] gives) is
+/// the last at or below `i`: the partition holding item `i` of a warp's partitions laid
+/// end to end (an empty partition shares its start with the next, so the last is never
+/// empty while `i` is below the total). Every lane calls it (five shuffles).
+#[inline(always)]
+fn lane_holding(start: u32, i: u32) -> u32 {
+    let mut k = 0;
+    let mut step = 16;
+    while step > 0 {
+        if shfl(start, k + step) <= i {
+            k += step;
         }
-        total += t;
-        w += 1;
+        step /= 2;
     }
-    (before + x - v, total)
+    k
 }
 
 /// The filters `first..end` of the partition of the event's pair `q` (of `n`
@@ -397,20 +394,21 @@ unsafe fn pair_range(
 kernel! {
     /// Beyond the paper: the pruning matcher's partition walk (module docs).
     ///
-    /// Grid: a block per event `e` of the batch. When some filter has a range form,
-    /// thread 0 first stages `e`'s integers by row in shared memory. Thread `x` probes
-    /// the partition table
-    /// (global, read-only) for the pairs `x, x + blockDim, ..` of `e`'s name rows (the
-    /// event's attributes, global) and the block sums the partitions' sizes. Above
+    /// Grid: a warp per event `e` of the batch (`blockDim / 32` events per block).
+    /// When some filter has a range form, lane 0 first stages `e`'s integers by row in
+    /// the warp's shared memory. Lane `l` probes the partition table (global,
+    /// read-only) for the pairs `l, l + 32, ..` of `e`'s name rows (the event's
+    /// attributes, global) and the warp sums the partitions' sizes (shuffles). Above
     /// `dense_limit` the event is appended to `dense` (`dense[0]` = the count, the
     /// events' indices from `dense[1]`; global, atomic) and left to
-    /// [`ccm_index_dense`]. Otherwise, `blockDim` pairs at a time, the block lays the
-    /// pairs' partitions end to end (their first filters and a prefix sum of their sizes
-    /// in shared memory) and thread `x` takes the filters `x, x + blockDim, ..` of that
-    /// sequence, so that a few large partitions and many small ones both keep every
-    /// thread busy ([`IndexFilter`], constraints and pool: global, read-only), setting
-    /// bits of row `e` of `bits` (global, atomic OR). Dynamic shared memory:
-    /// [`route_shared_bytes`].
+    /// [`ccm_index_dense`]. Otherwise, 32 pairs at a time, the warp lays the pairs'
+    /// partitions end to end (a prefix sum of their sizes, held one per lane) and lane
+    /// `l` takes the filters `l, l + 32, ..` of that sequence, finding each one's
+    /// partition by a search over the lanes' starts (shuffles), so that a few large
+    /// partitions and many small ones both keep every lane busy ([`IndexFilter`],
+    /// constraints and pool: global, read-only), setting bits of row `e` of `bits`
+    /// (global, atomic OR). No block barrier: a warp's events are its own. Dynamic
+    /// shared memory: [`route_shared_bytes`].
     pub fn ccm_index_route(
         t: IndexTables<'static>,
         b: IndexEvents<'static>,
@@ -418,70 +416,66 @@ kernel! {
         bits: *mut u32,
         dense: *mut u32,
     ) {
-        let e = block_idx_x();
+        let warp = thread_idx_x() / 32;
+        let e = block_idx_x() * (block_dim_x() / 32) + warp;
+        // `e` is the same for the warp's lanes: a warp returns whole.
         if e >= b.n_events {
             return;
         }
-        let tid = thread_idx_x();
-        let nt = block_dim_x();
-        let sh_val = dynamic_shared::<i64>();
+        let lane = lane_id();
+        let sh_val = dynamic_shared::<u8>().add((warp * ROUTE_WARP_BYTES) as usize) as *mut i64;
         let sh_imask = sh_val.add(RANGE_ROWS as usize) as *mut u32;
-        let warp_tot = sh_imask.add(2);
-        let sh_first = warp_tot.add(32);
-        let sh_start = sh_first.add(nt as usize);
         let ev = b.events.read(e as usize);
-        // The event's integers by row, for the filters' range forms.
+        // The event's integers by row, for the filters' range forms (lane 0 in the
+        // event's order, as SFF's search finds them).
+        let mut imask = 0;
         if t.ranged != 0 {
-            if tid < RANGE_ROWS {
-                *sh_val.add(tid as usize) = 0;
-            }
-            sync_threads();
-            if tid == 0 {
+            *sh_val.add(lane as usize) = 0;
+            sync_warp();
+            if lane == 0 {
                 *sh_imask = stage_integers(&b, &ev, sh_val);
             }
-            sync_threads();
+            sync_warp();
+            imask = *sh_imask;
         }
-        let imask = if t.ranged != 0 { *sh_imask } else { 0 };
         let npairs = ev.len * (ev.len + 1) / 2;
-        // Pass 1: the partitions' sizes.
-        let mut mine = 0u32;
-        let mut q = tid;
+        // Pass 1: the partitions' sizes (the first 32 pairs' ranges kept for pass 2).
+        let (f0, end0) = pair_range(&t, &b, &ev, lane, npairs);
+        let mut mine = end0 - f0;
+        let mut q = lane + 32;
         while q < npairs {
             let (f, end) = pair_range(&t, &b, &ev, q, npairs);
             mine += end - f;
-            q += nt;
+            q += 32;
         }
-        let (_, visited) = block_scan(mine, warp_tot);
+        let (_, visited) = warp_scan(mine);
         if visited > dense_limit {
-            if tid == 0 {
+            if lane == 0 {
                 let k = atomic_add(dense, 1);
                 *dense.add(1 + k as usize) = e;
             }
             return;
         }
-        // Pass 2: `nt` pairs at a time, their filters end to end.
+        // Pass 2: 32 pairs at a time, their filters end to end.
         let mut q0 = 0;
         while q0 < npairs {
-            let (f, end) = pair_range(&t, &b, &ev, q0 + tid, npairs);
-            let (start, total) = block_scan(end - f, warp_tot);
-            *sh_first.add(tid as usize) = f;
-            *sh_start.add(tid as usize) = start;
-            sync_threads();
-            let mut i = tid;
-            let mut k = 0u32;
-            while i < total {
-                // The partition holding item `i`: the last with start <= i (a thread's
-                // items ascend, so its cursor only moves forward).
-                while k + 1 < nt && *sh_start.add(k as usize + 1) <= i {
-                    k += 1;
+            let (f, end) = if q0 == 0 {
+                (f0, end0)
+            } else {
+                pair_range(&t, &b, &ev, q0 + lane, npairs)
+            };
+            let (start, total) = warp_scan(end - f);
+            let mut base = 0;
+            while base < total {
+                let i = base + lane;
+                let k = lane_holding(start, i);
+                let p = shfl(f, k) + (i - shfl(start, k));
+                if i < total {
+                    try_filter(&t, &b, &ev, e, p, bits, sh_val, imask);
                 }
-                let p = *sh_first.add(k as usize) + (i - *sh_start.add(k as usize));
-                try_filter(&t, &b, &ev, e, p, bits, sh_val, imask);
-                i += nt;
+                base += 32;
             }
-            // Everyone is done with this round's partitions before the next overwrites them.
-            sync_threads();
-            q0 += nt;
+            q0 += 32;
         }
     }
 }

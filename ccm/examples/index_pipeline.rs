@@ -1,0 +1,86 @@
+//! Where the pruning index's time goes on Table 1's default scenario: encoding the
+//! events on 1, 2, 4, .. threads (into ordinary memory, alone), then, with a GPU, the
+//! index's own split ([`ccm::IndexTiming`]) over a stream of 262,144 events for
+//! several launch sizes. Answers are not checked here (the harness and the tests do).
+//!
+//!     cargo run --release -p ccm --example index_pipeline [seed]
+
+use ccm::layout::Tables;
+use ccm::{workload, Event, GpuIndex, IndexConfig, Params};
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let seed = std::env::args()
+        .nth(1)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(1);
+    let w = workload::generate(&Params::default(), seed)?;
+    let t = Tables::build(&w.subscriptions, false)?;
+    let stream: Vec<Event> = w.events.iter().cycle().take(1 << 18).cloned().collect();
+    let n = stream.len() as f64;
+    let cores = std::thread::available_parallelism()?.get();
+    let mut threads = 1;
+    while threads <= cores {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()?;
+        let (room_s, encode_s) = pool.install(|| {
+            let mut best = (f64::MAX, f64::MAX);
+            for _ in 0..3 {
+                let t0 = Instant::now();
+                let room = Tables::encode_room(&stream);
+                let counted = t0.elapsed().as_secs_f64();
+                let (a, b, c) = room.total();
+                let (mut evs, mut attrs, mut bytes) = (
+                    vec![Default::default(); a],
+                    vec![Default::default(); b],
+                    vec![0; c],
+                );
+                let t0 = Instant::now();
+                t.encode_into(&stream, &room, &mut evs, &mut attrs, &mut bytes);
+                best = (best.0.min(counted), best.1.min(t0.elapsed().as_secs_f64()));
+            }
+            best
+        });
+        println!(
+            "encoding, {threads:2} threads: count {:.1} + encode {:.1} ns/event",
+            room_s * 1e9 / n,
+            encode_s * 1e9 / n
+        );
+        threads *= 2;
+    }
+    let dev = match gpu_kernels::Device::gpu(0, ccm::PTX) {
+        Ok(d) => d,
+        Err(e) => {
+            println!("no GPU ({e}): no pipeline split");
+            return Ok(());
+        }
+    };
+    for batch in [16_384, 32_768, 65_536] {
+        let cfg = IndexConfig {
+            batch_events: batch,
+            ..IndexConfig::for_device(&dev)
+        };
+        let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg)?;
+        let mut answers = ccm::Answers::default();
+        index.match_batch_into(&stream, &mut answers)?;
+        for round in 1..=3 {
+            index.take_timing();
+            let t0 = Instant::now();
+            index.match_batch_into(&stream, &mut answers)?;
+            let wall = t0.elapsed().as_secs_f64();
+            let s = index.take_timing();
+            let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / n;
+            println!(
+                "launches of {batch}, round {round}: {:.1} ns/event; encode {:.1}, copy in {:.1}, kernels {:.1}, answers {:.1}",
+                wall * 1e9 / n,
+                ns(s.encode),
+                ns(s.copy_in),
+                ns(s.kernels),
+                ns(s.answers)
+            );
+        }
+    }
+    Ok(())
+}
