@@ -268,9 +268,9 @@ impl Devices {
     /// Runs `f(i, device i)` for every device of the set, each on a host thread of its
     /// own (on the caller's thread when there is one device), and returns the results
     /// in set order, or the first failure in set order once every thread has ended.
-    pub fn par_map<R, E>(
-        &self,
-        f: impl Fn(usize, &Device) -> Result<R, E> + Sync,
+    pub fn par_map<'s, R, E>(
+        &'s self,
+        f: impl Fn(usize, &'s Device) -> Result<R, E> + Sync,
     ) -> Result<Vec<R>, OnDevice<E>>
     where
         R: Send,
