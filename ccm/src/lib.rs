@@ -90,7 +90,7 @@ pub use layout::SubId;
 pub use model::{
     Attribute, Constraint, Event, Filter, Interface, InterfaceId, Op, Subscription, Value,
 };
-pub use multi::{MultiAnswers, MultiError, MultiIndex};
+pub use multi::{MultiAnswers, MultiError, MultiIndex, Partition};
 pub use workload::{NameDist, Params, Workload};
 
 /// PTX of this crate's kernels, built by `build.rs` (empty when nightly + rust-src are missing).

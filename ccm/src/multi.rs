@@ -1,33 +1,47 @@
 //! Beyond the paper (which uses one GPU): the pruning index over many GPUs of one host,
 //! [`MultiIndex`].
 //!
-//! - **Partition by interface.** Interfaces, in ascending id, are cut into one
-//!   contiguous range per device of about equal filter count
-//!   ([`gpu_kernels::multi::split_weighted`]); a device holds every filter of its
-//!   interfaces, so the per-interface early stop of SFF (and of
-//!   [`GpuIndex`]'s interface-major kernel) holds on each device as on one. Ranges of
-//!   ids rather than a greedy largest-first assignment: with Table 1's interfaces (equal
-//!   filter counts within ±10%) or the dense model's (one filter each) both balance to
-//!   within one interface, and ranges make the merge free (below).
+//! - **Partition.** Filters, ordered by interface id, are cut into one contiguous range
+//!   per device, in one of two ways ([`Partition`]):
+//!   - by interface (the default): whole interfaces, ranges of about equal filter count
+//!     ([`gpu_kernels::multi::split_weighted`]); a device holds every filter of its
+//!     interfaces, so the per-interface early stop of SFF (and of [`GpuIndex`]'s
+//!     interface-major kernel) saves as much on each device as on one; the balance is
+//!     within one interface's filters (Table 1's default of 10 interfaces on 4 devices:
+//!     3, 3, 2, 2 interfaces);
+//!   - by filter: equal filter counts ([`gpu_kernels::multi::split_even`]), an
+//!     interface at a range's border shared by the devices on either side (which both
+//!     may answer it); the early stop then saves per device only.
 //! - **Every event on every device.** Each device runs its own [`GpuIndex`] (its own
 //!   partitions of its filters by rarest names) on the whole batch, on a host thread of
 //!   its own ([`Devices::par_each`]), encoding the batch itself: the names and strings
 //!   of a device's tables are those its filters use.
 //! - **Merge.** A device answers only interfaces of its range and each device's list is
 //!   ascending ([`Answers`]), so the ascending answer of an event is device 0's list,
-//!   then device 1's, and so on: [`MultiAnswers::get`] walks the devices' page-locked
-//!   lists in place, with no copy on the host.
+//!   then device 1's, and so on, less a border interface that the previous device
+//!   answered too: [`MultiAnswers::get`] walks the devices' page-locked lists in place,
+//!   with no copy on the host.
 //!
 //! With one device the index is exactly [`GpuIndex`], driven on the caller's thread.
 
 use crate::engine::CcmError;
 use crate::index::{Answers, GpuIndex, IndexConfig};
 use crate::model::{Event, InterfaceId, Subscription};
-use gpu_kernels::multi::{split_weighted, Devices, OnDevice};
+use gpu_kernels::multi::{split_even, split_weighted, Devices, OnDevice};
 use std::collections::BTreeMap;
 
 /// An error of a [`MultiIndex`]: the failure of one device, named by its ordinal.
 pub type MultiError = OnDevice<CcmError>;
+
+/// How a [`MultiIndex`] cuts its filters over the devices (see the module's notes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Partition {
+    /// Whole interfaces per device, balanced by filter count.
+    #[default]
+    Interfaces,
+    /// Equal filter counts per device; a border interface is shared.
+    Filters,
+}
 
 /// The pruning index with its interfaces partitioned over a set of devices.
 ///
@@ -100,9 +114,23 @@ impl MultiAnswers {
     }
 
     /// The ascending answer of event `i` as the devices' lists, in device order
-    /// (disjoint, each ascending, each device's ids below the next's).
+    /// (disjoint, each ascending, each device's ids below the next's): a list's first
+    /// id is dropped when the previous device answered it too (an interface shared at
+    /// the border of two devices' ranges).
     pub fn parts(&self, i: usize) -> impl Iterator<Item = &[InterfaceId]> + '_ {
-        self.active.iter().map(move |&d| self.per_device[d].get(i))
+        let mut last: Option<InterfaceId> = None;
+        self.active.iter().map(move |&d| {
+            let mut list = self.per_device[d].get(i);
+            if let (Some(l), Some(&first)) = (last, list.first()) {
+                if l == first {
+                    list = &list[1..];
+                }
+            }
+            if let Some(&x) = list.last() {
+                last = Some(x);
+            }
+            list
+        })
     }
 
     /// The interfaces event `i` matches, ascending.
@@ -129,10 +157,10 @@ impl MultiAnswers {
 
     /// Interfaces answered over all events.
     pub fn total(&self) -> usize {
-        self.active
-            .iter()
-            .map(|&d| self.per_device[d].total())
-            .sum()
+        match self.active[..] {
+            [d] => self.per_device[d].total(),
+            _ => (0..self.events).map(|i| self.count(i)).sum(),
+        }
     }
 }
 
@@ -144,22 +172,51 @@ impl<'d> MultiIndex<'d> {
         subs: &[Subscription],
         cfg: IndexConfig,
     ) -> Result<Self, MultiError> {
+        Self::with_partition(devices, subs, cfg, Partition::Interfaces)
+    }
+
+    /// As [`MultiIndex::new`], the filters cut over the devices as `partition` says.
+    pub fn with_partition(
+        devices: &'d Devices,
+        subs: &[Subscription],
+        cfg: IndexConfig,
+        partition: Partition,
+    ) -> Result<Self, MultiError> {
         // Interfaces in ascending id, with their filters in input order.
         let mut by_iface: BTreeMap<InterfaceId, Vec<&Subscription>> = BTreeMap::new();
         for s in subs {
             by_iface.entry(s.interface).or_default().push(s);
         }
         let ifaces: Vec<&Vec<&Subscription>> = by_iface.values().collect();
-        let weights: Vec<u64> = ifaces.iter().map(|f| f.len() as u64).collect();
-        let ranges = split_weighted(&weights, devices.len());
+        // Every filter in interface order, and each device's range of them.
+        let ordered: Vec<&Subscription> = ifaces.iter().flat_map(|f| f.iter().copied()).collect();
+        let ranges = match partition {
+            Partition::Interfaces => {
+                let weights: Vec<u64> = ifaces.iter().map(|f| f.len() as u64).collect();
+                let mut start = 0;
+                split_weighted(&weights, devices.len())
+                    .into_iter()
+                    .map(|r| {
+                        let n: usize = ifaces[r].iter().map(|f| f.len()).sum();
+                        start += n;
+                        start - n..start
+                    })
+                    .collect()
+            }
+            Partition::Filters => split_even(ordered.len(), devices.len()),
+        };
         let load = ranges
             .iter()
-            .map(|r| (r.len(), ifaces[r.clone()].iter().map(|f| f.len()).sum()))
+            .map(|r| {
+                let mine = &ordered[r.clone()];
+                let ifaces = mine.windows(2).filter(|w| w[0].interface != w[1].interface);
+                (ifaces.count() + !mine.is_empty() as usize, mine.len())
+            })
             .collect();
         let parts = devices.par_map(|i, dev| {
-            let mine: Vec<Subscription> = ifaces[ranges[i].clone()]
+            let mine: Vec<Subscription> = ordered[ranges[i].clone()]
                 .iter()
-                .flat_map(|f| f.iter().map(|&s| s.clone()))
+                .map(|&s| s.clone())
                 .collect();
             if mine.is_empty() {
                 return Ok(None);
@@ -178,7 +235,8 @@ impl<'d> MultiIndex<'d> {
         self.devices
     }
 
-    /// Interfaces held by each device, in device order.
+    /// Interfaces held by each device, in device order (a border interface shared by
+    /// two devices counts on both).
     pub fn interfaces_per_device(&self) -> Vec<usize> {
         self.load.iter().map(|l| l.0).collect()
     }

@@ -1,12 +1,12 @@
 //! The pruning index partitioned over 2, 3 and 4 emulated devices ([`ccm::MultiIndex`])
 //! against the SFF-like baseline and the one-device index ([`ccm::GpuIndex`]) on random
-//! workloads: the partition keeps every interface on one device and the merge gives
-//! each event's interfaces ascending, exactly once.
+//! workloads, cut by interface and by filter: the merge gives each event's interfaces
+//! ascending, exactly once, whether an interface lies on one device or on several.
 
 use baselines::sff::Sff;
 use baselines::Matcher;
 use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params, Workload};
-use ccm::{GpuIndex, IndexConfig, InterfaceId, MultiAnswers, MultiIndex};
+use ccm::{GpuIndex, IndexConfig, InterfaceId, MultiAnswers, MultiIndex, Partition};
 use gpu_kernels::multi::Devices;
 use gpu_kernels::Device;
 use proptest::prelude::*;
@@ -59,6 +59,7 @@ proptest! {
         interfaces in 1usize..9,
         names in 3usize..12,
         zipf in any::<bool>(),
+        by_filter in any::<bool>(),
     ) {
         let p = Params {
             events: 10,
@@ -74,11 +75,14 @@ proptest! {
         let w = generate(&p, seed).unwrap();
         let want = reference(&w);
         let devs = Devices::emulated(devices).unwrap();
-        let mut index = MultiIndex::new(&devs, &w.subscriptions, cfg()).unwrap();
-        prop_assert_eq!(index.interfaces_per_device().iter().sum::<usize>(), interfaces);
+        let partition = if by_filter { Partition::Filters } else { Partition::Interfaces };
+        let mut index = MultiIndex::with_partition(&devs, &w.subscriptions, cfg(), partition).unwrap();
+        if partition == Partition::Interfaces {
+            prop_assert_eq!(index.interfaces_per_device().iter().sum::<usize>(), interfaces);
+        }
         prop_assert_eq!(index.filters_per_device().iter().sum::<usize>(), w.subscriptions.len());
         let got = index.match_batch(&w.events).unwrap();
-        assert_answers(&got, &want, &format!("{devices} devices, seed {seed}"));
+        assert_answers(&got, &want, &format!("{devices} devices by {partition:?}, seed {seed}"));
     }
 }
 
@@ -130,6 +134,39 @@ fn filters_are_balanced_within_one_interface_and_no_interface_is_split() {
         "{filters:?} (share {share})"
     );
     assert!(index.device_bytes().iter().all(|&b| b > 0));
+    // By filter: equal counts to within one filter, the border interfaces shared.
+    let index =
+        MultiIndex::with_partition(&devs, &w.subscriptions, cfg(), Partition::Filters).unwrap();
+    let filters = index.filters_per_device();
+    assert!(
+        filters.iter().max().unwrap() - filters.iter().min().unwrap() <= 1,
+        "{filters:?}"
+    );
+    assert!(index.interfaces_per_device().iter().sum::<usize>() > 12);
+}
+
+#[test]
+fn one_interface_cut_by_filter_over_three_devices_is_answered_once() {
+    let p = Params {
+        events: 10,
+        interfaces: 1,
+        filters_per_interface: (30, 40),
+        names: 4,
+        values: 3,
+        ..Params::default()
+    };
+    let w = generate(&p, 2).unwrap();
+    let want = reference(&w);
+    assert!(want.iter().any(|a| !a.is_empty()), "nothing matched");
+    let devs = Devices::emulated(3).unwrap();
+    let mut index =
+        MultiIndex::with_partition(&devs, &w.subscriptions, cfg(), Partition::Filters).unwrap();
+    assert_eq!(index.interfaces_per_device(), [1, 1, 1]);
+    assert_answers(
+        &index.match_batch(&w.events).unwrap(),
+        &want,
+        "one shared interface",
+    );
 }
 
 #[test]
