@@ -41,7 +41,8 @@ pub type MultiError = OnDevice<DdmError>;
 /// let cpu = DdmMatcher::new(Algorithm::Brute, 1);
 /// assert_eq!(engine.count()?, cpu.count(scenario.regions()));
 /// let moves = scenario.step();
-/// assert_eq!(engine.step(&moves, false)?.overlaps, cpu.count(scenario.regions()));
+/// engine.step(&moves, false)?; // the sweep recounts on demand
+/// assert_eq!(engine.count()?, cpu.count(scenario.regions()));
 /// assert_eq!(engine.pairs()?, cpu.pairs(scenario.regions()));
 /// # Ok(()) }
 /// ```
