@@ -18,6 +18,8 @@ pub enum GpuError {
     NoDriver,
     #[error("no GPU: device {ordinal} was asked for, {count} present")]
     NoDevice { ordinal: usize, count: usize },
+    #[error("no device: a device set needs at least one (a GPU ordinal, or one emulated device)")]
+    EmptyDeviceSet,
     #[error(
         "the PTX of these kernels was not built (nightly toolchain or its rust-src missing at build \
          time): run `rustup component add rust-src --toolchain nightly`, then rebuild"

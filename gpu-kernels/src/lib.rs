@@ -10,6 +10,7 @@
 //! | [`emu`] | the host SIMT emulator that runs kernels on CPU threads, CUDA semantics included | host |
 //! | [`build`] | the build-time PTX builder a crate's `build.rs` calls | host (build scripts) |
 //! | [`Device`] | one API over the GPU (cudarc) and the emulator: buffers, copies, launches, timing | host |
+//! | [`multi`] | many devices in one host: [`multi::Devices`], one host thread per device, and the partition helpers | host |
 //! | [`persist`] | persistent kernels: a ring of requests in mapped host memory, served by a resident grid | GPU and host |
 //!
 //! A kernel is written once, `kernel! { pub fn name(args) { body } }` in a `#![no_std]`
@@ -65,6 +66,8 @@
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 mod macros;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod multi;
 pub mod params;
 pub mod persist;
 pub mod prelude;

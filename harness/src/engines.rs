@@ -120,6 +120,10 @@ pub enum RunEngine {
     GpuIndex,
     /// ccm: the pruning index on the host emulator.
     EmuIndex,
+    /// scaling experiments: the partitioned engines over several GPUs (`--devices`).
+    GpuMulti,
+    /// scaling experiments: the partitioned engines over several emulated devices.
+    EmuMulti,
     /// xml: document segments on the host emulator.
     EmuSeg,
     /// ccm, clcb: the SFF-like CPU matcher.

@@ -79,6 +79,9 @@ pub struct Ctx {
     engines: Option<Vec<String>>,
     /// GPU ordinal (`--device`), when a GPU is present.
     pub gpu_ordinal: Option<usize>,
+    /// The GPUs the scaling experiments spread over (`--devices`, default all of
+    /// them); empty when no GPU is present.
+    pub gpus: Vec<usize>,
     pub(crate) samples: Vec<Sample>,
     pub(crate) progress: Arc<indicatif::ProgressBar>,
     /// Answer checks ([`Ctx::check`]) that found the two engines in agreement.
@@ -100,6 +103,7 @@ impl Ctx {
             seeds,
             engines,
             gpu_ordinal,
+            gpus: gpu_ordinal.into_iter().collect(),
             samples: Vec::new(),
             progress,
             checks_agreed: AtomicUsize::new(0),

@@ -73,9 +73,15 @@ struct RunArgs {
     /// Directory for the CSV and PNG files (default: results/, or results/quick/ with --quick).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// GPU ordinal.
+    /// GPU ordinal of the one-GPU experiments (every experiment but `scaling`).
     #[arg(long, default_value_t = 0)]
     device: usize,
+    /// The GPUs the `scaling` experiments spread their partitioned engines over: `all`
+    /// (the default) or ordinals such as `0,1`; they run on the first 1, 2, 4, 8 of
+    /// them. Independent of --device, which picks the GPU of every other experiment.
+    /// Without a GPU, `scaling` runs on 1 to 4 emulated devices (correctness only).
+    #[arg(long)]
+    devices: Option<gpu_kernels::multi::DeviceSpec>,
 }
 
 /// The sizes `regress` runs at.
@@ -240,6 +246,7 @@ fn run_opts(a: RunArgs, gpu: bool) -> runner::RunOpts {
         engines: a.engines.map(|v| v.iter().map(engines::name).collect()),
         out,
         device: a.device,
+        devices: a.devices,
         recorded: Some(PathBuf::from("results")),
     }
 }
@@ -368,6 +375,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 engines,
                 out,
                 device,
+                devices: None,
                 recorded: None,
             };
             let opts = regress::Opts {

@@ -611,8 +611,9 @@ pub fn layout(exp: &Experiment, rows: &[Row]) -> Layout {
 
 /// Unit words a series name may end with, when one experiment records several
 /// quantities (`gpu persistent events/s`, `gpu persistent p99 us`).
-const UNIT_WORDS: [&str; 9] = [
+const UNIT_WORDS: [&str; 10] = [
     "events/s",
+    "speedup",
     "MB/s",
     "us",
     "µs",

@@ -35,6 +35,8 @@ pub struct RunOpts {
     pub engines: Option<Vec<String>>,
     pub out: PathBuf,
     pub device: usize,
+    /// The GPUs of the scaling experiments (`--devices`; `None`: all of them).
+    pub devices: Option<gpu_kernels::multi::DeviceSpec>,
     /// A directory of recorded runs (results/) whose GPU figures the summary quotes beside
     /// this run's; `None`: no such column.
     pub recorded: Option<PathBuf>,
@@ -49,6 +51,15 @@ pub fn find_gpu(ordinal: usize) -> Option<(usize, String)> {
             None
         }
     }
+}
+
+/// The ordinals `--devices` names (all GPUs by default); a GPU that is not present is
+/// the user's error.
+pub fn gpu_set(spec: Option<&gpu_kernels::multi::DeviceSpec>) -> anyhow::Result<Vec<usize>> {
+    let all = gpu_kernels::multi::DeviceSpec::All;
+    spec.unwrap_or(&all)
+        .ordinals(Device::gpu_count())
+        .map_err(|e| crate::bad_input(anyhow::Error::new(e).context("--devices")))
 }
 
 /// Runs `exps`; returns the rows written. A failing experiment (an engine error or two
@@ -88,6 +99,9 @@ pub fn run_with_samples(
             gpu.as_ref().map(|g| g.0),
             pb.clone(),
         );
+        if gpu.is_some() {
+            ctx.gpus = gpu_set(opts.devices.as_ref())?;
+        }
         let t0 = Instant::now();
         let result = (exp.run)(&mut ctx);
         pb.finish_and_clear();

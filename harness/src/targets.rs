@@ -256,7 +256,22 @@ pub const TARGETS: &[Target] = &[
     t(T_HYBRID, HYBRID_ALL_D10_4, "hybrid index on all host cores over its one thread", ("ccm", "dense10"), "hybrid all cores F=1M", 4.0, over("hybrid F=1M", 12.0)),
     t(T_HYBRID, HYBRID_ALL_D10_10, "hybrid index on all host cores over its one thread", ("ccm", "dense10"), "hybrid all cores F=1M", 10.0, over("hybrid F=1M", 12.0)),
     t(T_HYBRID, HYBRID_ALL_D10_20, "hybrid index on all host cores over its one thread", ("ccm", "dense10"), "hybrid all cores F=1M", 20.0, over("hybrid F=1M", 12.0)),
+    // Many GPUs: the partitioned engine's throughput over its own on one GPU.
+    t(T_MULTI, MULTI_2, "CCM index by interface, Table 2 default", ("ccm", "scaling"), "gpu multi model=table2 F=250k speedup", 2.0, Check::AtLeast(1.8)),
+    t(T_MULTI, MULTI_2, "CCM index by filter, Table 2 default", ("ccm", "scaling"), "gpu multi by-filter model=table2 F=250k speedup", 2.0, Check::AtLeast(1.8)),
+    t(T_MULTI, MULTI_2, "CCM index, dense 1M filters, 20 names", ("ccm", "scaling"), "gpu multi model=dense F=1M speedup", 2.0, Check::AtLeast(1.8)),
+    t(T_MULTI, MULTI_4, "CCM index by interface, Table 2 default", ("ccm", "scaling"), "gpu multi model=table2 F=250k speedup", 4.0, Check::AtLeast(3.4)),
+    t(T_MULTI, MULTI_4, "CCM index by filter, Table 2 default", ("ccm", "scaling"), "gpu multi by-filter model=table2 F=250k speedup", 4.0, Check::AtLeast(3.4)),
+    t(T_MULTI, MULTI_4, "CCM index, dense 1M filters, 20 names", ("ccm", "scaling"), "gpu multi model=dense F=1M speedup", 4.0, Check::AtLeast(3.4)),
+    t(T_MULTI, MULTI_1, "CCM index by interface, Table 2 default", ("ccm", "scaling"), "gpu multi model=table2 F=250k events/s", 1.0, over("gpu index model=table2 F=250k events/s", 0.95)),
+    t(T_MULTI, MULTI_1, "CCM index, dense 1M filters, 20 names", ("ccm", "scaling"), "gpu multi model=dense F=1M events/s", 1.0, over("gpu index model=dense F=1M events/s", 0.95)),
 ];
+
+const T_MULTI: &str = "Many GPUs in one host";
+const MULTI_1: &str =
+    "on one GPU, the multi-device path no slower than the one-GPU engine (within 5%)";
+const MULTI_2: &str = "largest workload of each paper: throughput at least 1.8x on 2 GPUs";
+const MULTI_4: &str = "largest workload of each paper: throughput at least 3.4x on 4 GPUs";
 
 const T_CCM: &str = "CCM";
 const T_CLCB: &str = "CLCB";

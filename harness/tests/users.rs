@@ -205,6 +205,55 @@ fn the_emulator_engines_streamed_in_windows_answer_as_the_cpu_engine_does() {
 }
 
 #[test]
+fn ccm_match_over_emulated_devices_answers_as_the_cpu_engine_and_refuses_bad_device_lists() {
+    let d = tmp("ccm-devices");
+    let subs = write(&d, "s.jsonl", CCM_SUBS);
+    let events: String = (0..30)
+        .map(|i| format!("{{\"temp\": {}, \"area\": \"a{}\"}}\n", i * 3 - 40, i % 3))
+        .collect();
+    let events = write(&d, "e.jsonl", events);
+    let want = ccm_match(&["--engine", "sff"], &subs, &events);
+    assert!(want.status.success(), "{}", text(&want.stderr));
+    assert!(
+        text(&want.stdout).lines().any(|l| l != "[]"),
+        "nothing matched"
+    );
+    for devices in ["0,1", "2,0,1"] {
+        let out = ccm_match(
+            &[
+                "--engine",
+                "emu-index",
+                "--devices",
+                devices,
+                "--window",
+                "7",
+            ],
+            &subs,
+            &events,
+        );
+        assert!(out.status.success(), "{devices}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), text(&want.stdout), "--devices {devices}");
+    }
+    for (flags, says) in [
+        (&["--devices", "0,x"][..], "not a device ordinal"),
+        (&["--devices", "1,1"][..], "named twice"),
+        (
+            &["--engine", "sff", "--devices", "0,1"][..],
+            "pruning index",
+        ),
+    ] {
+        let out = ccm_match(flags, &subs, &events);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{flags:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
 fn window_1_answers_each_event_before_the_next_one_is_written() {
     let d = tmp("ccm-interactive");
     let subs = write(&d, "s.jsonl", CCM_SUBS);

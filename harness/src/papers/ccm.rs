@@ -52,7 +52,10 @@ use baselines::hybrid_index::HybridIndex;
 use baselines::sff::Sff;
 use baselines::Matcher;
 use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params, Workload};
-use ccm::{Ccm, Config, Event, GpuIndex, IndexConfig, InterfaceId, Reset, Subscription};
+use ccm::{
+    Ccm, Config, Event, GpuIndex, IndexConfig, InterfaceId, MultiAnswers, MultiIndex, Partition,
+    Reset, Subscription,
+};
 use gpu_kernels::Device;
 use std::time::Instant;
 
@@ -121,8 +124,15 @@ pub fn experiments() -> Vec<Experiment> {
         e("fig11", "Fig. 11: processing time vs share of numerical constraints", "numerical constraints (%)", ms, false, Some("sff"), "speedup grows linearly with the share of numerical constraints", fig11),
         e("dense", DENSE_TITLE, DENSE_X, ms, false, Some("index"), DENSE_SAYS, dense),
         e("dense10", DENSE10_TITLE, DENSE_X, ms, false, Some("index"), DENSE_SAYS, dense10),
+        Experiment {
+            log_y: false,
+            higher_is_better: true,
+            ..e("scaling", SCALING_TITLE, "GPUs", "events/s, and speedup over one GPU (x)", true, None, "not in the paper (one GPU)", scaling)
+        },
     ]
 }
+
+const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): throughput of the pruning index partitioned over the GPUs (gpu multi: by interface; gpu multi by-filter: by filter count) against the number of GPUs, at Table 2's default scenario and the dense model's heaviest point (1M filters, 20 names per event), and at 4x their filters; answers checked against the one-GPU index";
 
 const DENSE_TITLE: &str = "REIN/HEM dense model, one interface per filter (beyond the paper): processing time vs names per event (20 numeric names, 1-5 range predicates per filter), 100k and 1M filters (F=); the batched kernel's events per launch capped to keep its events x interfaces flags within 1 GB";
 const DENSE10_TITLE: &str = "REIN/HEM dense model, 10 interfaces (beyond the paper): processing time vs names per event (20 numeric names, 1-5 range predicates per filter), 100k and 1M filters (F=)";
@@ -1168,9 +1178,180 @@ fn dense10(ctx: &mut Ctx) -> anyhow::Result<()> {
     dense_sweep(ctx, Some(10))
 }
 
+/// The scaling experiment's workloads: (second factor, workload) for Table 2's default
+/// scenario and the dense model at 20 names per event and 1M filters, each at 1x and
+/// 4x its filters. Quick (the emulator, several devices at once): 10 interfaces of 18 to
+/// 22 filters and 500 dense filters, 8 events.
+fn scaling_workloads(quick: bool, seed: u64) -> anyhow::Result<Vec<(String, Workload)>> {
+    let mut v = Vec::new();
+    let t2 = if quick {
+        Params {
+            events: 8,
+            filters_per_interface: (18, 22),
+            ..Params::default()
+        }
+    } else {
+        Params::default()
+    };
+    for times in [1, 4] {
+        let (lo, hi) = t2.filters_per_interface;
+        let p = Params {
+            filters_per_interface: (lo * times, hi * times),
+            ..t2.clone()
+        };
+        let f = p.interfaces * (lo + hi) / 2 * times;
+        let w = generate(&p, seed).context("workload parameters")?;
+        v.push((format!("model=table2 {}", filters_factor(f)), w));
+    }
+    let (filters, events) = if quick { (500, 8) } else { (1_000_000, 1000) };
+    for f in [filters, 4 * filters] {
+        let p = DenseParams {
+            events,
+            filters: f,
+            names_per_event: dense_names(20),
+            ..DenseParams::default()
+        };
+        let w = generate_dense(&p, seed).context("dense workload parameters")?;
+        v.push((format!("model=dense {}", filters_factor(f)), w));
+    }
+    Ok(v)
+}
+
+/// The events of a timed stream: the workload's, repeated to [`BATCH_STREAM`] at full
+/// size.
+fn scaling_stream(quick: bool, events: &[Event]) -> Vec<Event> {
+    let n = if quick { events.len() } else { BATCH_STREAM };
+    events.iter().cycle().take(n).cloned().collect()
+}
+
+/// Answers expected over the first `n` events of a stream of `truth`'s events repeated.
+fn stream_total(truth: &[Vec<InterfaceId>], n: usize) -> usize {
+    truth.iter().cycle().take(n).map(Vec::len).sum()
+}
+
+fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use super::scaling::{rate, Scale};
+    let Some(scale) = Scale::of(ctx) else {
+        return Ok(());
+    };
+    ctx.set_steps((ctx.seeds.len() * 4 * (1 + 2 * scale.counts.len())) as u64);
+    for seed in ctx.seeds.clone() {
+        ctx.step(&format!("seed {seed}: generating the workloads"));
+        for (factor, w) in scaling_workloads(ctx.quick, seed)? {
+            let label = format!("scaling {factor}, seed {seed}");
+            let stream = scaling_stream(ctx.quick, &w.events);
+            // The one-GPU index: the reference answers and the throughput to match.
+            ctx.step(&format!("{label}: one-device index"));
+            let one = scale.open(1, ccm::PTX)?;
+            let dev = one.get(0).context("a device")?;
+            let cfg = IndexConfig::for_device(dev);
+            let mut ix = GpuIndex::new(dev, &w.subscriptions, cfg)?;
+            let truth = ix.match_batch(&w.events)?.to_vecs();
+            let round = w.events.len().max(4 * ix.launch_events());
+            let mut answers = ccm::Answers::default();
+            let (r, n, total) = rate(ctx.quick, &stream, round, |part| {
+                let t0 = Instant::now();
+                ix.match_batch_into(part, &mut answers)?;
+                Ok((t0.elapsed(), answers.total()))
+            })?;
+            anyhow::ensure!(
+                total == stream_total(&truth, n),
+                "{label}: the one-device index answered {total} interfaces over the stream, {} expected",
+                stream_total(&truth, n)
+            );
+            ctx.record(&format!("{} index {factor} events/s", scale.prefix), 1.0, r);
+            drop(answers);
+            drop(ix);
+            drop(one);
+            // Table 2's interfaces hold 25k filters each: cutting by filter is measured
+            // too; the dense model's hold one, where the two cuts are the same.
+            let partitions: &[(&str, Partition)] = if factor.starts_with("model=table2") {
+                &[
+                    ("multi", Partition::Interfaces),
+                    ("multi by-filter", Partition::Filters),
+                ]
+            } else {
+                &[("multi", Partition::Interfaces)]
+            };
+            for &(engine, partition) in partitions {
+                let mut on_one = 0.0;
+                for &k in &scale.counts {
+                    ctx.step(&format!("{label}: {engine} on {k} devices"));
+                    let devs = scale.open(k, ccm::PTX)?;
+                    let mut mx =
+                        MultiIndex::with_partition(&devs, &w.subscriptions, cfg, partition)?;
+                    let series = format!("{} {engine} {factor} ({k} devices)", scale.prefix);
+                    let round = w.events.len().max(4 * mx.launch_events());
+                    let mut answers = MultiAnswers::default();
+                    let (r, n, total) = rate(ctx.quick, &stream, round, |part| {
+                        let t0 = Instant::now();
+                        mx.match_batch_into(part, &mut answers)?;
+                        Ok((t0.elapsed(), answers.total()))
+                    })?;
+                    // Quick: the stream is the workload's events, one round, whose
+                    // answers are these; else the workload's events once more.
+                    if !ctx.quick {
+                        mx.match_batch_into(&w.events, &mut answers)?;
+                    }
+                    let got = answers.to_vecs();
+                    ctx.check(&label, ("one-device index", &truth), (&series, &got))?;
+                    anyhow::ensure!(
+                        total == stream_total(&truth, n),
+                        "{series} answered {total} interfaces over the stream, {} expected",
+                        stream_total(&truth, n)
+                    );
+                    if k == 1 {
+                        on_one = r;
+                    }
+                    scale.record(ctx, engine, &factor, "events/s", k, r, on_one);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Without a GPU, `scaling` runs the partitioned index on 1, 2 and 4 emulated
+    /// devices at quick sizes, every answer checked against the one-device index, and
+    /// records no speedup (emulator times mean nothing).
+    #[test]
+    fn scaling_runs_on_emulated_devices_and_checks_every_answer() {
+        let exp = experiments()
+            .into_iter()
+            .find(|e| e.id == "scaling")
+            .expect("scaling");
+        let mut ctx = Ctx::new(
+            true,
+            vec![1],
+            Some(vec!["emu-multi".to_string()]),
+            None,
+            std::sync::Arc::new(indicatif::ProgressBar::hidden()),
+        );
+        (exp.run)(&mut ctx).unwrap_or_else(|e| panic!("scaling: {e:#}"));
+        let (agreed, disagreed) = ctx.checks();
+        // 4 workloads x 3 device counts, and table2's two by filter.
+        assert_eq!((agreed, disagreed), (4 * 3 + 2 * 3, 0));
+        for k in [1.0, 2.0, 4.0] {
+            for s in [
+                "emu multi model=dense F=2k events/s",
+                "emu multi by-filter model=table2 F=800 events/s",
+            ] {
+                assert!(
+                    ctx.samples.iter().any(|x| x.series == s && x.x == k),
+                    "{s} at {k}"
+                );
+            }
+        }
+        assert!(ctx
+            .samples
+            .iter()
+            .any(|x| x.series == "emu index model=table2 F=200 events/s"));
+        assert!(ctx.samples.iter().all(|x| !x.series.ends_with("speedup")));
+    }
 
     #[test]
     fn table2_and_the_sweeps_record_the_indexes_and_the_best_cpu_series_in_quick_mode() {

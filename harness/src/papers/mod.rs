@@ -4,4 +4,5 @@
 pub mod ccm;
 pub mod clcb;
 pub mod ddm;
+pub mod scaling;
 pub mod xml;

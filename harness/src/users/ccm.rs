@@ -4,6 +4,7 @@
 use super::{bad_lines, check_inputs, fallback_note, stream_lines, write_ids, Stats, StreamArgs};
 use crate::bad_input;
 use crate::engines::CcmEngine;
+use anyhow::Context as _;
 use baselines::content_index::ContentIndex;
 use baselines::hybrid_index::HybridIndex;
 use baselines::sff::Sff;
@@ -12,7 +13,7 @@ use ccm::io::{IoError, LineReader, RawLines};
 use ccm::layout::Tables;
 use ccm::workload::{generate, NameDist, Params};
 use ccm::Subscription;
-use ccm::{Ccm, Config, Event, GpuIndex, IndexConfig, InterfaceId};
+use ccm::{Ccm, Config, Event, GpuIndex, IndexConfig, InterfaceId, MultiIndex};
 use gpu_kernels::Device;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -49,6 +50,12 @@ pub enum Cmd {
         /// GPU ordinal.
         #[arg(long, default_value_t = 0)]
         device: usize,
+        /// The pruning index over several GPUs (`all` or ordinals such as `0,1`;
+        /// overrides --device): interfaces partitioned over them, every event matched
+        /// on each. With --engine emu-index, as many emulated devices as ordinals named
+        /// (`all`: one per GPU present, at least two).
+        #[arg(long, conflicts_with = "per_event")]
+        devices: Option<gpu_kernels::multi::DeviceSpec>,
     },
     /// Writes a Table 1 workload as JSON Lines files.
     Generate {
@@ -83,6 +90,20 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
             batched: _,
             stream,
             device,
+            devices: Some(spec),
+        } => {
+            let _ = (per_event, device);
+            match_multi(&subscriptions, &events, engine, &spec, &stream)
+        }
+        Cmd::Match {
+            subscriptions,
+            events,
+            engine,
+            per_event,
+            batched: _,
+            stream,
+            device,
+            devices: None,
         } => match_cmd(&subscriptions, &events, engine, per_event, &stream, device),
         Cmd::Generate {
             out_subscriptions,
@@ -252,6 +273,81 @@ impl CpuMatcher {
             CpuMatcher::Hybrid(m) => m.match_parallel(events),
         }
     }
+}
+
+/// `ccm match --devices`: the pruning index partitioned over several devices
+/// ([`ccm::MultiIndex`]) over each window.
+fn match_multi(
+    subs_path: &Path,
+    events_path: &Path,
+    engine: Option<CcmEngine>,
+    spec: &gpu_kernels::multi::DeviceSpec,
+    stream: &StreamArgs,
+) -> anyhow::Result<()> {
+    use gpu_kernels::multi::{DeviceSpec, Devices};
+    check_inputs(&[subs_path, events_path])?;
+    let mut stats = Stats::new(stream.stats);
+    let devs = match engine {
+        None | Some(CcmEngine::GpuIndex) => stats.time("open the GPUs", || {
+            Devices::open(spec, ccm::PTX).map_err(|e| match e {
+                gpu_kernels::GpuError::NoDevice { .. } | gpu_kernels::GpuError::EmptyDeviceSet => {
+                    bad_input(anyhow::Error::new(e).context("--devices"))
+                }
+                other => anyhow::Error::new(other).context("opening the GPUs"),
+            })
+        })?,
+        Some(CcmEngine::EmuIndex) => Devices::emulated(match spec {
+            DeviceSpec::All => Device::gpu_count().max(2),
+            DeviceSpec::Ordinals(o) => o.len(),
+        })?,
+        Some(other) => {
+            return Err(bad_input(anyhow::anyhow!(
+                "--devices runs the pruning index (gpu-index, emu-index), not {}",
+                crate::engines::name(&other)
+            )))
+        }
+    };
+    let t0 = Instant::now();
+    let subs = ccm::io::load_subscriptions(subs_path).map_err(bad_input)?;
+    stats.add(
+        "load subscriptions",
+        t0.elapsed(),
+        format!("({} filters)", subs.len()),
+    );
+    let dev0 = devs.get(0).context("a device")?;
+    let t = Instant::now();
+    let mut index =
+        MultiIndex::new(&devs, &subs, IndexConfig::for_device(dev0)).map_err(|e| match e {
+            gpu_kernels::multi::OnDevice::Failed {
+                error: ccm::CcmError::Layout(l),
+                ..
+            } => bad_input(l),
+            other => anyhow::Error::new(other),
+        })?;
+    drop(subs);
+    stats.add(
+        "build the index",
+        t.elapsed(),
+        format!(
+            "(pruning index on {}, filters per device {:?})",
+            devs.name(),
+            index.filters_per_device()
+        ),
+    );
+    let mut answers = ccm::MultiAnswers::default();
+    let done = stream_lines(
+        events_path,
+        stream.window as usize,
+        parse_window,
+        |evs| {
+            index.match_batch_into(evs, &mut answers)?;
+            Ok(answers.to_vecs())
+        },
+        |a: &Vec<InterfaceId>, out: &mut Vec<u8>| write_ids(out, a.iter().map(|i| i.0)),
+        &mut stats,
+    )?;
+    stats.print(done.events, "events", done.bytes, done.wall);
+    bad_lines(&done)
 }
 
 fn match_cmd(
