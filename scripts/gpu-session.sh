@@ -24,9 +24,11 @@
 #                                           engines at full size on the same GPU, as a
 #                                           co-tenant would (should fail, exit 1)
 #
-# SEEDS (default 3) sets --seeds of full runs. Everything it writes goes to $OUT (results as
-# one tarball: the tool returns at most 8 files), with times.txt listing each experiment's
-# wall time and exit code (124: cut at the deadline, nothing recorded for it).
+# SEEDS (default 3) sets --seeds of full runs; RUN_ARGS adds arguments to each of them (e.g.
+# RUN_ARGS="--devices all" for the scaling experiments on a machine of several GPUs).
+# Everything it writes goes to $OUT (results as one tarball: the tool returns at most 8
+# files), with times.txt listing each experiment's wall time and exit code (124: cut at the
+# deadline, nothing recorded for it).
 set -uo pipefail
 H=./.carry/harness
 OUT=${OUT:-/tmp/out}
@@ -73,7 +75,8 @@ full)
             continue
         fi
         s=$(date +%s)
-        timeout "$t" $H run ${e%/*} ${e#*/} --seeds "$SEEDS" --out results >>"$OUT/run.txt" 2>&1
+        # shellcheck disable=SC2086 # RUN_ARGS is a list of arguments
+        timeout "$t" $H run ${e%/*} ${e#*/} --seeds "$SEEDS" ${RUN_ARGS:-} --out results >>"$OUT/run.txt" 2>&1
         rc=$?
         echo "$e $(($(date +%s) - s)) $rc" | tee -a "$OUT/times.txt"
     done
