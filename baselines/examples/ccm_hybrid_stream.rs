@@ -8,9 +8,13 @@
 //! against the content index's.
 //!
 //!     cargo run --release -p baselines --example ccm_hybrid_stream -- \
-//!         [--filters 100000,1000000] [--names 4,10,20] [--interfaces 10] [--seeds 1] [--reps 5]
+//!         [--filters 100000,1000000] [--names 4,10,20] [--interfaces 10] [--seeds 1] [--reps 5] [--wall] [--share]
 //!
-//! `--names 4` is 3-5 names per event (the harness's x = 4), any other `x` exactly `x`;
+//! `--share` builds the hybrid over the content index timed beside it
+//! ([`HybridIndex::with_content`]: the same filters at the same addresses), so that the
+//! two differ only by the hybrid's choice; by default each has its own, as in the harness.
+//! Timed by the thread's CPU time (the time other processes hold the core is not
+//! counted), `--wall` by the wall clock as the harness does. `--names 4` is 3-5 names per event (the harness's x = 4), any other `x` exactly `x`;
 //! `--interfaces 0` is one interface per filter (the `dense` experiment).
 
 use baselines::content_index::ContentIndex;
@@ -18,10 +22,18 @@ use baselines::hybrid_index::{Choice, HybridIndex};
 use baselines::Matcher;
 use ccm::workload::{generate_dense, DenseParams};
 use ccm::{Event, InterfaceId};
+use std::sync::Arc;
 use std::time::Instant;
+
+#[path = "common/cpu_time.rs"]
+mod cpu_time;
+use cpu_time::thread_cpu_s;
 
 /// The harness's stream of events per one-core timing (`INDEX_STREAM`).
 const STREAM: usize = 65_536;
+
+/// Events each index runs on before the other takes its turn.
+const CHUNK: usize = 4096;
 
 /// The comma-separated values after `flag`, or `default`.
 fn list(args: &[String], flag: &str, default: &[usize]) -> Vec<usize> {
@@ -32,14 +44,24 @@ fn list(args: &[String], flag: &str, default: &[usize]) -> Vec<usize> {
         .unwrap_or_else(|| default.to_vec())
 }
 
-/// Microseconds per event of `f` over `stream`, and the answers.
-fn time(stream: &[Event], mut f: impl FnMut(&Event) -> Vec<InterfaceId>) -> (f64, Vec<Vec<InterfaceId>>) {
+/// Seconds by the wall clock since the first call.
+fn wall_s() -> f64 {
+    static T0: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    T0.get_or_init(Instant::now).elapsed().as_secs_f64()
+}
+
+/// Microseconds per event of `f` over `stream` by `clock`, and the answers.
+fn time(
+    clock: fn() -> f64,
+    stream: &[Event],
+    mut f: impl FnMut(&Event) -> Vec<InterfaceId>,
+) -> (f64, Vec<Vec<InterfaceId>>) {
     let mut out = Vec::with_capacity(stream.len());
-    let t0 = Instant::now();
+    let t0 = clock();
     for e in stream {
         out.push(f(e));
     }
-    (t0.elapsed().as_secs_f64() * 1e6 / stream.len() as f64, out)
+    ((clock() - t0) * 1e6 / stream.len() as f64, out)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -49,6 +71,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let interfaces = list(&args, "--interfaces", &[10])[0];
     let seeds = list(&args, "--seeds", &[1]);
     let reps = list(&args, "--reps", &[5])[0].max(1);
+    let share = args.iter().any(|a| a == "--share");
+    let clock: fn() -> f64 = if args.iter().any(|a| a == "--wall") {
+        wall_s
+    } else {
+        thread_cpu_s
+    };
     println!("filters | names | seed | rep | index us | hybrid us | hybrid/index | values chosen");
     for &f in &filters {
         for &x in &names {
@@ -63,30 +91,46 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 };
                 let w = generate_dense(&p, seed as u64)?;
                 let stream: Vec<Event> = w.events.iter().cycle().take(STREAM).cloned().collect();
-                let ci = ContentIndex::build(&w.subscriptions)?;
+                let ci = Arc::new(ContentIndex::build(&w.subscriptions)?);
                 for rep in 0..reps {
                     // A fresh hybrid each time, as the harness builds one per point: its
                     // first events are sampled.
-                    let hi = HybridIndex::build(&w.subscriptions)?;
+                    let hi = if share {
+                        HybridIndex::with_content(Arc::clone(&ci), &w.subscriptions)?
+                    } else {
+                        HybridIndex::build(&w.subscriptions)?
+                    };
                     let (mut cs, mut hs) = (ci.scratch(), hi.scratch());
                     let mut values = 0usize;
-                    let mut index = || time(&stream, |e| ci.match_event_with(e, &mut cs));
-                    let mut hybrid = || {
-                        time(&stream, |e| {
-                            let (out, c) = hi.match_choosing(e, &mut hs);
-                            values += usize::from(c == Choice::Values);
-                            out
-                        })
-                    };
-                    let ((c_us, want), (h_us, got)) = if rep % 2 == 0 {
-                        let c = index();
-                        (c, hybrid())
-                    } else {
-                        let h = hybrid();
-                        (index(), h)
-                    };
+                    // By turns in chunks of the stream, alternating which goes first, so
+                    // that a noisy stretch of a shared machine hits both.
+                    let (mut c_us, mut h_us) = (0.0, 0.0);
+                    let (mut want, mut got) = (Vec::new(), Vec::new());
+                    for (i, chunk) in stream.chunks(CHUNK).enumerate() {
+                        let mut index = || time(clock, chunk, |e| ci.match_event_with(e, &mut cs));
+                        let mut hybrid = || {
+                            time(clock, chunk, |e| {
+                                let (out, c) = hi.match_choosing(e, &mut hs);
+                                values += usize::from(c == Choice::Values);
+                                out
+                            })
+                        };
+                        let ((c, mut w), (h, mut g)) = if (i + rep) % 2 == 0 {
+                            let c = index();
+                            (c, hybrid())
+                        } else {
+                            let h = hybrid();
+                            (index(), h)
+                        };
+                        c_us += c * chunk.len() as f64 / STREAM as f64;
+                        h_us += h * chunk.len() as f64 / STREAM as f64;
+                        want.append(&mut w);
+                        got.append(&mut g);
+                    }
                     if got != want {
-                        return Err(format!("hybrid and index disagree at {f} filters, x = {x}").into());
+                        return Err(
+                            format!("hybrid and index disagree at {f} filters, x = {x}").into()
+                        );
                     }
                     ratios.push(h_us / c_us);
                     println!(
@@ -96,7 +140,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
             ratios.sort_by(f64::total_cmp);
-            println!("{f} | {x} | median hybrid/index {:.3} over {} runs", ratios[ratios.len() / 2], ratios.len());
+            println!(
+                "{f} | {x} | median hybrid/index {:.3} over {} runs",
+                ratios[ratios.len() / 2],
+                ratios.len()
+            );
         }
     }
     Ok(())

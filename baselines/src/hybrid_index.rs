@@ -84,13 +84,20 @@ const SAMPLES: u32 = 6;
 /// dozens of the faster).
 const FAR_SLOWER: f64 = 4.0;
 
+/// The share of the time that exploring the index not chosen may cost: it runs once in
+/// [`explore_every`] events, cold and then warm.
+const EXPLORE_SHARE: f64 = 1.0 / 400.0;
+
 /// Every how many events (of one thread, on average) the index not chosen is timed
-/// again: every 1024th, less often when it has been `slower` times slower, so that these runs (two per
-/// exploration, see [`HybridIndex::match_choosing`]) cost about 1.5% of the time.
-fn explore_every(slower: f64) -> u64 {
-    ((128.0 * slower.max(1.0)) as u64)
-        .next_power_of_two()
-        .max(1024)
+/// again, when one exploration of it (two runs, see [`HybridIndex::match_choosing`])
+/// costs `explore_ns` and the chosen index `best_ns` per event: often enough that these
+/// runs cost about [`EXPLORE_SHARE`] of the time, at most once in 1024 events. The cold
+/// run is most of it: with 100k filters in 10 interfaces and 3-5 names per event, the
+/// value index takes 30-140 µs cold against 4 µs warm (2-core machine), and at once in
+/// 1024 events its explorations cost the hybrid about 2% against the name index alone.
+fn explore_every(explore_ns: f64, best_ns: f64) -> u64 {
+    let every = explore_ns / (EXPLORE_SHARE * best_ns.max(1.0));
+    (every.clamp(1024.0, (1u64 << 40) as f64) as u64).next_power_of_two()
 }
 
 /// Seeds of the scratches' pseudo-random numbers.
@@ -168,6 +175,18 @@ impl Timing {
         f64::from_bits(self.sum.load(Relaxed)) / n.max(1) as f64
     }
 
+    /// Adds one sample of `ns` to a plain mean over the window (not the least of the
+    /// first samples: a cold run's time is what it measures).
+    fn add_mean(&self, ns: f64) {
+        let sum = f64::from_bits(self.sum.load(Relaxed)) + ns;
+        let (mut total, mut count) = (sum, self.samples() + 1);
+        if count > WINDOW {
+            (total, count) = (total / 2.0, count / 2);
+        }
+        self.sum.store(total.to_bits(), Relaxed);
+        self.samples.store(count, Relaxed);
+    }
+
     /// Adds `n` samples summing `sum` ns. While there are fewer than [`SAMPLES`], the mean
     /// is the least sample (a first run is often cold). (A lost update between threads
     /// only loses samples.)
@@ -201,6 +220,9 @@ pub struct HybridIndex {
     name_cost: Vec<f64>,
     /// Per names-per-event count: `[name index, value index]`.
     timings: Vec<[Timing; 2]>,
+    /// Per names-per-event count: `[name index, value index]` run cold (the first of an
+    /// exploration's two runs; a plain mean).
+    cold: Vec<[Timing; 2]>,
 }
 
 /// Scratch memory of one matching thread.
@@ -289,6 +311,7 @@ impl HybridIndex {
             values,
             name_cost,
             timings: (0..BUCKETS).map(|_| Default::default()).collect(),
+            cold: (0..BUCKETS).map(|_| Default::default()).collect(),
         }
     }
 
@@ -351,11 +374,21 @@ impl HybridIndex {
             } else {
                 (Choice::Names, Choice::Values)
             };
+            // One exploration of the other index: a cold run and a warm one (its warm
+            // time for both until it has run cold).
+            let (best_ns, other_ns) = (t[best as usize].mean(), t[other as usize].mean());
+            let cold = &self.cold[k.min(BUCKETS - 1)][other as usize];
+            let explore_ns = other_ns
+                + if cold.samples() > 0 {
+                    cold.mean()
+                } else {
+                    other_ns
+                };
             // How many times slower the other index has been (1 until both have run).
             let slower = if n.min(v) == 0 {
                 1.0
             } else {
-                t[other as usize].mean() / t[best as usize].mean().max(1.0)
+                other_ns / best_ns.max(1.0)
             };
             let samples = |c: Choice| [n, v][c as usize];
             if samples(best) < SAMPLES || (samples(other) < SAMPLES && slower < FAR_SLOWER) {
@@ -369,7 +402,7 @@ impl HybridIndex {
                 };
                 // A first run is often cold: not the one timed.
                 (pick, true, samples(pick) == 0)
-            } else if (r >> 32).is_multiple_of(explore_every(slower)) {
+            } else if (r >> 24).is_multiple_of(explore_every(explore_ns, best_ns)) {
                 // The other index has not run for a while: its memory is out of the
                 // caches, and a cold run would overstate its time; it runs twice, and
                 // the second run is timed.
@@ -397,7 +430,11 @@ impl HybridIndex {
             self.values.run_plan(attrs, slot, ids, values)
         };
         if warm_up {
+            // Its memory is out of the caches: timed as a cold run.
+            let t0 = Instant::now();
             run(choice);
+            let cold = &self.cold[k.min(BUCKETS - 1)][choice as usize];
+            cold.add_mean(t0.elapsed().as_secs_f64() * 1e9);
         }
         let t0 = timed.then(Instant::now);
         let out = run(choice);
