@@ -133,6 +133,16 @@ const RETIME_EVERY: u64 = 8;
 /// Names-per-event counts with their own measurements (more share the last).
 const BUCKETS: usize = 64;
 
+/// How an event's run is timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Timed {
+    No,
+    /// Into the index's time per event.
+    Warm,
+    /// Into its time after it has not run for a while ([`HybridIndex`]'s `cold`).
+    Cold,
+}
+
 /// Which index answers an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Choice {
@@ -235,6 +245,9 @@ pub struct HybridScratch {
     /// This thread's samples not yet added to the shared timings: `(sum ns, count)` per
     /// names-per-event count and index.
     local: Vec<[(f64, u32); 2]>,
+    /// The names-per-event count whose exploration has run cold and waits for its warm
+    /// run (see [`HybridIndex::match_choosing`]).
+    pending: Option<usize>,
 }
 
 impl HybridIndex {
@@ -350,6 +363,7 @@ impl HybridIndex {
             values,
             random,
             local,
+            pending,
         } = scratch;
         let Scratch { slot, ids, matched } = content;
         let attrs = e.attributes();
@@ -359,14 +373,15 @@ impl HybridIndex {
             return (Vec::new(), Choice::Names);
         }
         let k = ids.len();
+        let b = k.min(BUCKETS - 1);
         // The ORs of the absent names alone: a lower bound of the value index's cost.
         let absent = self.values.absent_words(k);
         let r = next_random(random);
-        // (which answers, whether it is timed, whether it runs once before, untimed)
-        let (choice, timed, warm_up) = if self.name_cost[k] < WORD_NS * absent as f64 {
-            (Choice::Names, false, false)
+        // (which answers, how it is timed)
+        let (choice, timed) = if self.name_cost[k] < WORD_NS * absent as f64 {
+            (Choice::Names, Timed::No)
         } else {
-            let t = &self.timings[k.min(BUCKETS - 1)];
+            let t = &self.timings[b];
             let (n, v) = (t[0].samples(), t[1].samples());
             // Ties go to the name index (the value index must be clearly faster).
             let (best, other) = if t[1].mean() * PREFER_NAMES <= t[0].mean() {
@@ -377,7 +392,7 @@ impl HybridIndex {
             // One exploration of the other index: a cold run and a warm one (its warm
             // time for both until it has run cold).
             let (best_ns, other_ns) = (t[best as usize].mean(), t[other as usize].mean());
-            let cold = &self.cold[k.min(BUCKETS - 1)][other as usize];
+            let cold = &self.cold[b][other as usize];
             let explore_ns = other_ns
                 + if cold.samples() > 0 {
                     cold.mean()
@@ -400,20 +415,33 @@ impl HybridIndex {
                 } else {
                     Choice::Names
                 };
-                // A first run is often cold: not the one timed.
-                (pick, true, samples(pick) == 0)
+                // Its first run is cold: timed apart.
+                if self.cold[b][pick as usize].samples() == 0 {
+                    (pick, Timed::Cold)
+                } else {
+                    (pick, Timed::Warm)
+                }
+            } else if *pending == Some(b) {
+                // The second run of an exploration, on another event than the first.
+                *pending = None;
+                (other, Timed::Warm)
             } else if (r >> 24).is_multiple_of(explore_every(explore_ns, best_ns)) {
                 // The other index has not run for a while: its memory is out of the
-                // caches, and a cold run would overstate its time; it runs twice, and
-                // the second run is timed.
-                (other, true, true)
+                // caches. It answers this event, timed as a cold run, and the next
+                // event with as many names, timed as a warm one: timed on this event
+                // twice, the second run found the event's own data in the caches and
+                // read 2-3 times below the time it takes on a stream of events.
+                *pending = Some(b);
+                (other, Timed::Cold)
+            } else if r.is_multiple_of(RETIME_EVERY) {
+                (best, Timed::Warm)
             } else {
-                (best, r.is_multiple_of(RETIME_EVERY), false)
+                (best, Timed::No)
             }
         };
         // The name index's budget: a few times the value index's mean (in the name
         // index's units of half a nanosecond), once that has been measured.
-        let v = &self.timings[k.min(BUCKETS - 1)][Choice::Values as usize];
+        let v = &self.timings[b][Choice::Values as usize];
         let budget = (v.samples() > 0).then(|| (v.mean() * 2.0 * BUDGET) as u64);
         let mut run = |choice: Choice| {
             if choice == Choice::Names {
@@ -429,29 +457,27 @@ impl HybridIndex {
             self.values.plan(attrs, slot, ids, values);
             self.values.run_plan(attrs, slot, ids, values)
         };
-        if warm_up {
-            // Its memory is out of the caches: timed as a cold run.
-            let t0 = Instant::now();
-            run(choice);
-            let cold = &self.cold[k.min(BUCKETS - 1)][choice as usize];
-            cold.add_mean(t0.elapsed().as_secs_f64() * 1e9);
-        }
-        let t0 = timed.then(Instant::now);
+        let t0 = (timed != Timed::No).then(Instant::now);
         let out = run(choice);
         if let Some(t0) = t0 {
-            let b = k.min(BUCKETS - 1);
-            let shared = &self.timings[b][choice as usize];
-            // A sample far above the mean is capped: a thread descheduled while timed
-            // (a millisecond) would otherwise outweigh hundreds of samples.
-            let mut ns = t0.elapsed().as_secs_f64() * 1e9;
-            if shared.samples() >= SAMPLES {
-                ns = ns.min(shared.mean() * CAP);
-            }
-            let (sum, n) = &mut local[b][choice as usize];
-            (*sum, *n) = (*sum + ns, *n + 1);
-            if *n >= LOCAL || shared.samples() < SAMPLES {
-                shared.add(*sum, *n);
-                (*sum, *n) = (0.0, 0);
+            let ns = t0.elapsed().as_secs_f64() * 1e9;
+            if timed == Timed::Cold {
+                self.cold[b][choice as usize].add_mean(ns);
+            } else {
+                let shared = &self.timings[b][choice as usize];
+                // A sample far above the mean is capped: a thread descheduled while
+                // timed (a millisecond) would otherwise outweigh hundreds of samples.
+                let ns = if shared.samples() >= SAMPLES {
+                    ns.min(shared.mean() * CAP)
+                } else {
+                    ns
+                };
+                let (sum, n) = &mut local[b][choice as usize];
+                (*sum, *n) = (*sum + ns, *n + 1);
+                if *n >= LOCAL || shared.samples() < SAMPLES {
+                    shared.add(*sum, *n);
+                    (*sum, *n) = (0.0, 0);
+                }
             }
         }
         for &id in ids.iter() {
@@ -472,6 +498,7 @@ impl Matcher for HybridIndex {
             // Distinct per scratch, never 0.
             random: SEEDS.fetch_add(0x9e37_79b9_7f4a_7c15, Relaxed) | 1,
             local: vec![[(0.0, 0); 2]; BUCKETS],
+            pending: None,
         }
     }
 
