@@ -20,6 +20,10 @@ use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params};
 use ccm::{Event, InterfaceId};
 use std::time::Instant;
 
+#[path = "common/cpu_time.rs"]
+mod cpu_time;
+use cpu_time::thread_cpu_s;
+
 /// Per-event time (the least of `REPS` runs, default 1: the others' interference only
 /// adds time) and answers per event.
 fn per_event_us(events: &[Event], mut f: impl FnMut(&Event) -> Vec<InterfaceId>) -> (f64, usize) {
@@ -59,27 +63,6 @@ fn per_event_once(
 fn wall_s() -> f64 {
     static T0: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     T0.get_or_init(Instant::now).elapsed().as_secs_f64()
-}
-
-/// The calling thread's CPU time in seconds (`CPUTIME=1`: on a shared machine, the time
-/// other processes hold the core is not counted; their cache interference still is).
-fn thread_cpu_s() -> f64 {
-    #[repr(C)]
-    struct Timespec {
-        sec: i64,
-        nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
-    }
-    /// Linux's `CLOCK_THREAD_CPUTIME_ID`.
-    const THREAD_CPUTIME: i32 = 3;
-    let mut t = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: `clock_gettime` writes one `struct timespec` (two 64-bit fields on 64-bit
-    // Linux, as `Timespec`) through the valid pointer it is given, and nothing else.
-    let rc = unsafe { clock_gettime(THREAD_CPUTIME, &mut t) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    t.sec as f64 + t.nsec as f64 * 1e-9
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -86,6 +86,9 @@ pub(crate) const VISIT_COST: u64 = 3;
 /// The work of evaluating a filter's constraints, beyond its visit (about 10 ns).
 pub(crate) const EVAL_COST: u64 = 20;
 
+/// Filters [`ContentIndex::match_within`] scans between two checks of its budget.
+const BLOCK: usize = 1024;
+
 /// The partition key of a pair of name numbers (`a <= b`).
 #[inline(always)]
 fn key(a: u32, b: u32) -> u64 {
@@ -283,6 +286,7 @@ impl ContentIndex {
         ids.sort_unstable();
         let mut left = self.interfaces.len();
         let mut spent = 0u64;
+        let mut gave_up = false;
         'pairs: for i in 0..ids.len() {
             for j in i..ids.len() {
                 let Some(&(start, end)) = self.parts.get(&key(ids[i], ids[j])) else {
@@ -290,36 +294,39 @@ impl ContentIndex {
                 };
                 // Visits counted per partition once it is scanned (the scan stops early
                 // only when every interface has matched), evaluations one by one.
-                if spent > budget {
-                    matched.take(&self.interfaces);
-                    return None;
-                }
-                spent += u64::from(end - start) * VISIT_COST;
-                for f in start as usize..end as usize {
-                    if !self.sig[f].within(esig) {
-                        continue;
+                for block in (start as usize..end as usize).step_by(BLOCK) {
+                    let to = (block + BLOCK).min(end as usize);
+                    spent += (to - block) as u64 * VISIT_COST;
+                    for f in block..to {
+                        if !self.sig[f].within(esig) {
+                            continue;
+                        }
+                        let iface = self.iface[f];
+                        if matched.has(iface) {
+                            continue;
+                        }
+                        spent += EVAL_COST;
+                        if !self.tests.satisfies(f, attrs, slot) {
+                            continue;
+                        }
+                        matched.set(iface);
+                        left -= 1;
+                        if left == 0 {
+                            break 'pairs;
+                        }
                     }
-                    let iface = self.iface[f];
-                    if matched.has(iface) {
-                        continue;
-                    }
-                    spent += EVAL_COST;
                     if spent > budget {
-                        matched.take(&self.interfaces);
-                        return None;
-                    }
-                    if !self.tests.satisfies(f, attrs, slot) {
-                        continue;
-                    }
-                    matched.set(iface);
-                    left -= 1;
-                    if left == 0 {
+                        gave_up = true;
                         break 'pairs;
                     }
                 }
             }
         }
-        Some(matched.take(&self.interfaces))
+        let out = matched.take(&self.interfaces);
+        if gave_up {
+            return None;
+        }
+        Some(out)
     }
 }
 

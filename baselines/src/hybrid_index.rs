@@ -84,13 +84,20 @@ const SAMPLES: u32 = 6;
 /// dozens of the faster).
 const FAR_SLOWER: f64 = 4.0;
 
+/// The share of the time that exploring the index not chosen may cost: it runs once in
+/// [`explore_every`] events, cold and then warm.
+const EXPLORE_SHARE: f64 = 1.0 / 400.0;
+
 /// Every how many events (of one thread, on average) the index not chosen is timed
-/// again: every 1024th, less often when it has been `slower` times slower, so that these runs (two per
-/// exploration, see [`HybridIndex::match_choosing`]) cost about 1.5% of the time.
-fn explore_every(slower: f64) -> u64 {
-    ((128.0 * slower.max(1.0)) as u64)
-        .next_power_of_two()
-        .max(1024)
+/// again, when one exploration of it (two runs, see [`HybridIndex::match_choosing`])
+/// costs `explore_ns` and the chosen index `best_ns` per event: often enough that these
+/// runs cost about [`EXPLORE_SHARE`] of the time, at most once in 1024 events. The cold
+/// run is most of it: with 100k filters in 10 interfaces and 3-5 names per event, the
+/// value index takes 30-140 µs cold against 4 µs warm (2-core machine), and at once in
+/// 1024 events its explorations cost the hybrid about 2% against the name index alone.
+fn explore_every(explore_ns: f64, best_ns: f64) -> u64 {
+    let every = explore_ns / (EXPLORE_SHARE * best_ns.max(1.0));
+    (every.clamp(1024.0, (1u64 << 40) as f64) as u64).next_power_of_two()
 }
 
 /// Seeds of the scratches' pseudo-random numbers.
@@ -125,6 +132,16 @@ const RETIME_EVERY: u64 = 8;
 
 /// Names-per-event counts with their own measurements (more share the last).
 const BUCKETS: usize = 64;
+
+/// How an event's run is timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Timed {
+    No,
+    /// Into the index's time per event.
+    Warm,
+    /// Into its time after it has not run for a while ([`HybridIndex`]'s `cold`).
+    Cold,
+}
 
 /// Which index answers an event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,6 +185,18 @@ impl Timing {
         f64::from_bits(self.sum.load(Relaxed)) / n.max(1) as f64
     }
 
+    /// Adds one sample of `ns` to a plain mean over the window (not the least of the
+    /// first samples: a cold run's time is what it measures).
+    fn add_mean(&self, ns: f64) {
+        let sum = f64::from_bits(self.sum.load(Relaxed)) + ns;
+        let (mut total, mut count) = (sum, self.samples() + 1);
+        if count > WINDOW {
+            (total, count) = (total / 2.0, count / 2);
+        }
+        self.sum.store(total.to_bits(), Relaxed);
+        self.samples.store(count, Relaxed);
+    }
+
     /// Adds `n` samples summing `sum` ns. While there are fewer than [`SAMPLES`], the mean
     /// is the least sample (a first run is often cold). (A lost update between threads
     /// only loses samples.)
@@ -201,6 +230,9 @@ pub struct HybridIndex {
     name_cost: Vec<f64>,
     /// Per names-per-event count: `[name index, value index]`.
     timings: Vec<[Timing; 2]>,
+    /// Per names-per-event count: `[name index, value index]` run cold (the first of an
+    /// exploration's two runs; a plain mean).
+    cold: Vec<[Timing; 2]>,
 }
 
 /// Scratch memory of one matching thread.
@@ -213,6 +245,9 @@ pub struct HybridScratch {
     /// This thread's samples not yet added to the shared timings: `(sum ns, count)` per
     /// names-per-event count and index.
     local: Vec<[(f64, u32); 2]>,
+    /// The names-per-event count whose exploration has run cold and waits for its warm
+    /// run (see [`HybridIndex::match_choosing`]).
+    pending: Option<usize>,
 }
 
 impl HybridIndex {
@@ -289,6 +324,7 @@ impl HybridIndex {
             values,
             name_cost,
             timings: (0..BUCKETS).map(|_| Default::default()).collect(),
+            cold: (0..BUCKETS).map(|_| Default::default()).collect(),
         }
     }
 
@@ -327,6 +363,7 @@ impl HybridIndex {
             values,
             random,
             local,
+            pending,
         } = scratch;
         let Scratch { slot, ids, matched } = content;
         let attrs = e.attributes();
@@ -336,14 +373,15 @@ impl HybridIndex {
             return (Vec::new(), Choice::Names);
         }
         let k = ids.len();
+        let b = k.min(BUCKETS - 1);
         // The ORs of the absent names alone: a lower bound of the value index's cost.
         let absent = self.values.absent_words(k);
         let r = next_random(random);
-        // (which answers, whether it is timed, whether it runs once before, untimed)
-        let (choice, timed, warm_up) = if self.name_cost[k] < WORD_NS * absent as f64 {
-            (Choice::Names, false, false)
+        // (which answers, how it is timed)
+        let (choice, timed) = if self.name_cost[k] < WORD_NS * absent as f64 {
+            (Choice::Names, Timed::No)
         } else {
-            let t = &self.timings[k.min(BUCKETS - 1)];
+            let t = &self.timings[b];
             let (n, v) = (t[0].samples(), t[1].samples());
             // Ties go to the name index (the value index must be clearly faster).
             let (best, other) = if t[1].mean() * PREFER_NAMES <= t[0].mean() {
@@ -351,11 +389,21 @@ impl HybridIndex {
             } else {
                 (Choice::Names, Choice::Values)
             };
+            // One exploration of the other index: a cold run and a warm one (its warm
+            // time for both until it has run cold).
+            let (best_ns, other_ns) = (t[best as usize].mean(), t[other as usize].mean());
+            let cold = &self.cold[b][other as usize];
+            let explore_ns = other_ns
+                + if cold.samples() > 0 {
+                    cold.mean()
+                } else {
+                    other_ns
+                };
             // How many times slower the other index has been (1 until both have run).
             let slower = if n.min(v) == 0 {
                 1.0
             } else {
-                t[other as usize].mean() / t[best as usize].mean().max(1.0)
+                other_ns / best_ns.max(1.0)
             };
             let samples = |c: Choice| [n, v][c as usize];
             if samples(best) < SAMPLES || (samples(other) < SAMPLES && slower < FAR_SLOWER) {
@@ -367,20 +415,33 @@ impl HybridIndex {
                 } else {
                     Choice::Names
                 };
-                // A first run is often cold: not the one timed.
-                (pick, true, samples(pick) == 0)
-            } else if (r >> 32).is_multiple_of(explore_every(slower)) {
+                // Its first run is cold: timed apart.
+                if self.cold[b][pick as usize].samples() == 0 {
+                    (pick, Timed::Cold)
+                } else {
+                    (pick, Timed::Warm)
+                }
+            } else if *pending == Some(b) {
+                // The second run of an exploration, on another event than the first.
+                *pending = None;
+                (other, Timed::Warm)
+            } else if (r >> 24).is_multiple_of(explore_every(explore_ns, best_ns)) {
                 // The other index has not run for a while: its memory is out of the
-                // caches, and a cold run would overstate its time; it runs twice, and
-                // the second run is timed.
-                (other, true, true)
+                // caches. It answers this event, timed as a cold run, and the next
+                // event with as many names, timed as a warm one: timed on this event
+                // twice, the second run found the event's own data in the caches and
+                // read 2-3 times below the time it takes on a stream of events.
+                *pending = Some(b);
+                (other, Timed::Cold)
+            } else if r.is_multiple_of(RETIME_EVERY) {
+                (best, Timed::Warm)
             } else {
-                (best, r.is_multiple_of(RETIME_EVERY), false)
+                (best, Timed::No)
             }
         };
         // The name index's budget: a few times the value index's mean (in the name
         // index's units of half a nanosecond), once that has been measured.
-        let v = &self.timings[k.min(BUCKETS - 1)][Choice::Values as usize];
+        let v = &self.timings[b][Choice::Values as usize];
         let budget = (v.samples() > 0).then(|| (v.mean() * 2.0 * BUDGET) as u64);
         let mut run = |choice: Choice| {
             if choice == Choice::Names {
@@ -396,25 +457,27 @@ impl HybridIndex {
             self.values.plan(attrs, slot, ids, values);
             self.values.run_plan(attrs, slot, ids, values)
         };
-        if warm_up {
-            run(choice);
-        }
-        let t0 = timed.then(Instant::now);
+        let t0 = (timed != Timed::No).then(Instant::now);
         let out = run(choice);
         if let Some(t0) = t0 {
-            let b = k.min(BUCKETS - 1);
-            let shared = &self.timings[b][choice as usize];
-            // A sample far above the mean is capped: a thread descheduled while timed
-            // (a millisecond) would otherwise outweigh hundreds of samples.
-            let mut ns = t0.elapsed().as_secs_f64() * 1e9;
-            if shared.samples() >= SAMPLES {
-                ns = ns.min(shared.mean() * CAP);
-            }
-            let (sum, n) = &mut local[b][choice as usize];
-            (*sum, *n) = (*sum + ns, *n + 1);
-            if *n >= LOCAL || shared.samples() < SAMPLES {
-                shared.add(*sum, *n);
-                (*sum, *n) = (0.0, 0);
+            let ns = t0.elapsed().as_secs_f64() * 1e9;
+            if timed == Timed::Cold {
+                self.cold[b][choice as usize].add_mean(ns);
+            } else {
+                let shared = &self.timings[b][choice as usize];
+                // A sample far above the mean is capped: a thread descheduled while
+                // timed (a millisecond) would otherwise outweigh hundreds of samples.
+                let ns = if shared.samples() >= SAMPLES {
+                    ns.min(shared.mean() * CAP)
+                } else {
+                    ns
+                };
+                let (sum, n) = &mut local[b][choice as usize];
+                (*sum, *n) = (*sum + ns, *n + 1);
+                if *n >= LOCAL || shared.samples() < SAMPLES {
+                    shared.add(*sum, *n);
+                    (*sum, *n) = (0.0, 0);
+                }
             }
         }
         for &id in ids.iter() {
@@ -435,6 +498,7 @@ impl Matcher for HybridIndex {
             // Distinct per scratch, never 0.
             random: SEEDS.fetch_add(0x9e37_79b9_7f4a_7c15, Relaxed) | 1,
             local: vec![[(0.0, 0); 2]; BUCKETS],
+            pending: None,
         }
     }
 
