@@ -139,14 +139,17 @@ fn index_config() -> impl Strategy<Value = IndexConfig> {
         1usize..5,
         prop::sample::select(vec![32u32, 64]),
         prop::sample::select(vec![1usize, usize::MAX]),
+        // One warp per event of the partition walk, or several.
+        prop::sample::select(vec![1usize, 8448]),
     )
         .prop_map(
-            |(dense_share, batch_events, route_block, iface_major_min)| IndexConfig {
+            |(dense_share, batch_events, route_block, iface_major_min, walk_warps)| IndexConfig {
                 dense_share,
                 batch_events,
                 route_block,
                 dense_block: 32,
                 iface_major_min,
+                walk_warps,
                 ..IndexConfig::default()
             },
         )

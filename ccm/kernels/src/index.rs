@@ -394,30 +394,35 @@ unsafe fn pair_range(
 kernel! {
     /// Beyond the paper: the pruning matcher's partition walk (module docs).
     ///
-    /// Grid: a warp per event `e` of the batch (`blockDim / 32` events per block).
-    /// When some filter has a range form, lane 0 first stages `e`'s integers by row in
-    /// the warp's shared memory. Lane `l` probes the partition table (global,
-    /// read-only) for the pairs `l, l + 32, ..` of `e`'s name rows (the event's
-    /// attributes, global) and the warp sums the partitions' sizes (shuffles). Above
-    /// `dense_limit` the event is appended to `dense` (`dense[0]` = the count, the
-    /// events' indices from `dense[1]`; global, atomic) and left to
-    /// [`ccm_index_dense`]. Otherwise, 32 pairs at a time, the warp lays the pairs'
-    /// partitions end to end (a prefix sum of their sizes, held one per lane) and lane
-    /// `l` takes the filters `l, l + 32, ..` of that sequence, finding each one's
-    /// partition by a search over the lanes' starts (shuffles), so that a few large
-    /// partitions and many small ones both keep every lane busy ([`IndexFilter`],
-    /// constraints and pool: global, read-only), setting bits of row `e` of `bits`
-    /// (global, atomic OR). No block barrier: a warp's events are its own. Dynamic
-    /// shared memory: [`route_shared_bytes`].
+    /// Grid: `wpe` warps per event `e` of the batch (`blockDim / 32` warps per block;
+    /// more than one when a launch holds too few events to fill the GPU, as with the
+    /// dense model's million interfaces, whose answer bitmap caps a launch at ~2,000
+    /// events). When some filter has a range form, lane 0 of each warp first stages
+    /// `e`'s integers by row in the warp's shared memory. Lane `l` probes the partition
+    /// table (global, read-only) for the pairs `l, l + 32, ..` of `e`'s name rows (the
+    /// event's attributes, global) and the warp sums the partitions' sizes (shuffles;
+    /// each of the event's warps the same). Above `dense_limit` the event is appended
+    /// to `dense` (`dense[0]` = the count, the events' indices from `dense[1]`; global,
+    /// atomic; by its first warp) and left to [`ccm_index_dense`]. Otherwise, 32 pairs
+    /// at a time, the warp lays the pairs' partitions end to end (a prefix sum of their
+    /// sizes, held one per lane) and lane `l` of the event's warp `w` takes the filters
+    /// `32 w + l, 32 w + l + 32 wpe, ..` of that sequence, finding each one's partition
+    /// by a search over the lanes' starts (shuffles), so that a few large partitions
+    /// and many small ones both keep every lane busy ([`IndexFilter`], constraints and
+    /// pool: global, read-only), setting bits of row `e` of `bits` (global, atomic
+    /// OR). No block barrier: a warp's work is its own. Dynamic shared memory:
+    /// [`route_shared_bytes`].
     pub fn ccm_index_route(
         t: IndexTables<'static>,
         b: IndexEvents<'static>,
         dense_limit: u32,
+        wpe: u32,
         bits: *mut u32,
         dense: *mut u32,
     ) {
         let warp = thread_idx_x() / 32;
-        let e = block_idx_x() * (block_dim_x() / 32) + warp;
+        let gw = block_idx_x() * (block_dim_x() / 32) + warp;
+        let (e, sub) = (gw / wpe, gw % wpe);
         // `e` is the same for the warp's lanes: a warp returns whole.
         if e >= b.n_events {
             return;
@@ -450,13 +455,14 @@ kernel! {
         }
         let (_, visited) = warp_scan(mine);
         if visited > dense_limit {
-            if lane == 0 {
+            if sub == 0 && lane == 0 {
                 let k = atomic_add(dense, 1);
                 *dense.add(1 + k as usize) = e;
             }
             return;
         }
-        // Pass 2: 32 pairs at a time, their filters end to end.
+        // Pass 2: 32 pairs at a time, their filters end to end, this warp's share.
+        let stride = 32 * wpe;
         let mut q0 = 0;
         while q0 < npairs {
             let (f, end) = if q0 == 0 {
@@ -465,7 +471,7 @@ kernel! {
                 pair_range(&t, &b, &ev, q0 + lane, npairs)
             };
             let (start, total) = warp_scan(end - f);
-            let mut base = 0;
+            let mut base = 32 * sub;
             while base < total {
                 let i = base + lane;
                 let k = lane_holding(start, i);
@@ -473,7 +479,7 @@ kernel! {
                 if i < total {
                     try_filter(&t, &b, &ev, e, p, bits, sh_val, imask);
                 }
-                base += 32;
+                base += stride;
             }
             q0 += 32;
         }
