@@ -539,6 +539,66 @@ fn ddm_match_reads_regions_from_stdin() {
 }
 
 #[test]
+fn ddm_match_over_emulated_devices_answers_as_the_cpu_sort_and_refuses_cpu_engines() {
+    let d = tmp("ddm-devices");
+    let regions = d.join("r.csv");
+    let out = harness()
+        .args([
+            "ddm",
+            "generate",
+            "--regions",
+            "60",
+            "--size",
+            "300",
+            "--out",
+        ])
+        .arg(&regions)
+        .output()
+        .expect("run harness");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ddm_match = |flags: &[&str]| {
+        harness()
+            .args(["ddm", "match", "--regions"])
+            .arg(&regions)
+            .args(flags)
+            .output()
+            .expect("run harness")
+    };
+    for what in [&[][..], &["--pairs"][..]] {
+        let want = ddm_match(&[&["--engine", "sort"][..], what].concat());
+        assert!(want.status.success(), "{}", text(&want.stderr));
+        assert_ne!(text(&want.stdout), "0\n", "nothing overlaps");
+        for engine in ["emu-sweep", "emu-bisect"] {
+            for devices in ["0,1", "0,1,2"] {
+                let flags = [&["--engine", engine, "--devices", devices][..], what].concat();
+                let out = ddm_match(&flags);
+                assert!(out.status.success(), "{flags:?}: {}", text(&out.stderr));
+                assert_eq!(text(&out.stdout), text(&want.stdout), "{flags:?}");
+            }
+        }
+    }
+    for (flags, says) in [
+        (
+            &["--engine", "emu-sweep", "--devices", "0,x"][..],
+            "not a device ordinal",
+        ),
+        (
+            &["--engine", "sort", "--devices", "0,1"][..],
+            "device engines",
+        ),
+    ] {
+        let out = ddm_match(flags);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{flags:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
 fn a_misspelt_engine_is_a_usage_error_that_lists_the_names() {
     for args in [
         &[
