@@ -8,8 +8,7 @@ use anyhow::Context as _;
 use baselines::ddm::{Algorithm, DdmMatcher};
 use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
 use ddm_region::{Approach, Device, Engine, GridSpec, Kind, MultiEngine, Pair, RegionSet, Slices};
-use gpu_kernels::multi::{DeviceSpec, Devices};
-use gpu_kernels::GpuError;
+use gpu_kernels::multi::DeviceSpec;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -323,21 +322,7 @@ fn match_multi(
             "--devices runs the engines with the paper's Phase 3 (not gpu-region-sliced)"
         )));
     }
-    let devs = if on_gpu {
-        stats.time("open the GPUs", || {
-            Devices::open(spec, ddm_region::PTX).map_err(|e| match e {
-                GpuError::NoDevice { .. } | GpuError::EmptyDeviceSet => {
-                    bad_input(anyhow::Error::new(e).context("--devices"))
-                }
-                other => anyhow::Error::new(other).context("opening the GPUs"),
-            })
-        })?
-    } else {
-        Devices::emulated(match spec {
-            DeviceSpec::All => Device::gpu_count().max(2),
-            DeviceSpec::Ordinals(o) => o.len(),
-        })?
-    };
+    let devs = super::devices_of(spec, ddm_region::PTX, !on_gpu, stats)?;
     // As on one device: the sorting engines' load is their upload, the paper's
     // engines match while adding.
     let phase = if approach.sorts() {
