@@ -294,53 +294,85 @@ impl Devices {
         R: Send,
         E: Send,
     {
-        let ordinal = |i: usize| self.ordinals[i.min(self.ordinals.len() - 1)];
-        let run = |i: usize, part: &mut T| {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(part))).map_err(|payload| {
-                OnDevice::Panicked {
-                    ordinal: ordinal(i),
-                    message: panic_message(payload.as_ref()),
-                }
-            })
-        };
-        let outcomes: Vec<Result<Result<R, E>, OnDevice<E>>> = if parts.len() == 1 {
-            vec![run(0, &mut parts[0])]
-        } else {
-            std::thread::scope(|s| {
-                let handles: Vec<_> = parts
-                    .iter_mut()
-                    .enumerate()
-                    .map(|(i, part)| s.spawn(move || run(i, part)))
-                    .collect();
-                handles
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, h)| {
-                        // `run` catches the closure's panics; a panic of the thread
-                        // outside it is reported the same way.
-                        h.join().unwrap_or_else(|payload| {
-                            Err(OnDevice::Panicked {
-                                ordinal: ordinal(i),
-                                message: panic_message(payload.as_ref()),
-                            })
+        par_each_on(&self.ordinals, parts, f)
+    }
+
+    /// The devices, in set order, each with its ordinal: for engines that own their
+    /// device (then driven with [`par_each_on`]).
+    pub fn into_parts(self) -> Vec<(usize, Device)> {
+        self.ordinals.into_iter().zip(self.devices).collect()
+    }
+}
+
+/// [`Devices::par_each`] for the parts of an engine whose single-device engines own
+/// their devices (taken from [`Devices::into_parts`]): part `i` runs on a host thread
+/// of its own (on the caller's with one part) and its failure names `ordinals[i]`.
+///
+/// ```
+/// use gpu_kernels::multi::{par_each_on, Devices, OnDevice};
+/// let mut parts = Devices::emulated(2).expect("two emulated devices").into_parts();
+/// let r = par_each_on(&[0, 1], &mut parts, |(ordinal, _dev)| match *ordinal {
+///     0 => Ok(10),
+///     _ => Err("out of memory"),
+/// });
+/// assert!(matches!(r, Err(OnDevice::Failed { ordinal: 1, error: "out of memory" })));
+/// ```
+pub fn par_each_on<T, R, E>(
+    ordinals: &[usize],
+    parts: &mut [T],
+    f: impl Fn(&mut T) -> Result<R, E> + Sync,
+) -> Result<Vec<R>, OnDevice<E>>
+where
+    T: Send,
+    R: Send,
+    E: Send,
+{
+    let ordinal = |i: usize| ordinals.get(i).or(ordinals.last()).copied().unwrap_or(i);
+    let run = |i: usize, part: &mut T| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(part))).map_err(|payload| {
+            OnDevice::Panicked {
+                ordinal: ordinal(i),
+                message: panic_message(payload.as_ref()),
+            }
+        })
+    };
+    let outcomes: Vec<Result<Result<R, E>, OnDevice<E>>> = if parts.len() == 1 {
+        vec![run(0, &mut parts[0])]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = parts
+                .iter_mut()
+                .enumerate()
+                .map(|(i, part)| s.spawn(move || run(i, part)))
+                .collect();
+            handles
+                .into_iter()
+                .enumerate()
+                .map(|(i, h)| {
+                    // `run` catches the closure's panics; a panic of the thread
+                    // outside it is reported the same way.
+                    h.join().unwrap_or_else(|payload| {
+                        Err(OnDevice::Panicked {
+                            ordinal: ordinal(i),
+                            message: panic_message(payload.as_ref()),
                         })
                     })
-                    .collect()
-            })
-        };
-        outcomes
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| match r {
-                Ok(Ok(v)) => Ok(v),
-                Ok(Err(error)) => Err(OnDevice::Failed {
-                    ordinal: ordinal(i),
-                    error,
-                }),
-                Err(panicked) => Err(panicked),
-            })
-            .collect()
-    }
+                })
+                .collect()
+        })
+    };
+    outcomes
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| match r {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(error)) => Err(OnDevice::Failed {
+                ordinal: ordinal(i),
+                error,
+            }),
+            Err(panicked) => Err(panicked),
+        })
+        .collect()
 }
 
 impl<'a> IntoIterator for &'a Devices {

@@ -265,6 +265,17 @@ pub const TARGETS: &[Target] = &[
     t(T_MULTI, MULTI_4, "CCM index, dense 1M filters, 20 names", ("ccm", "scaling"), "gpu multi model=dense F=1M speedup", 4.0, Check::AtLeast(3.4)),
     t(T_MULTI, MULTI_1, "CCM index by interface, Table 2 default", ("ccm", "scaling"), "gpu multi model=table2 F=250k events/s", 1.0, over("gpu index model=table2 F=250k events/s", 0.95)),
     t(T_MULTI, MULTI_1, "CCM index, dense 1M filters, 20 names", ("ccm", "scaling"), "gpu multi model=dense F=1M events/s", 1.0, over("gpu index model=dense F=1M events/s", 0.95)),
+    t(T_MULTI, MULTI_2, "DDM sweep count, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep count regions=1M speedup", 2.0, Check::AtLeast(1.8)),
+    t(T_MULTI, MULTI_2, "DDM bisect count, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi bisect count regions=1M speedup", 2.0, Check::AtLeast(1.8)),
+    t(T_MULTI, MULTI_2, "DDM sweep pairs to the host, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep pairs regions=1M speedup", 2.0, Check::AtLeast(1.8)),
+    t(T_MULTI, MULTI_4, "DDM sweep count, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep count regions=1M speedup", 4.0, Check::AtLeast(3.4)),
+    t(T_MULTI, MULTI_4, "DDM bisect count, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi bisect count regions=1M speedup", 4.0, Check::AtLeast(3.4)),
+    t(T_MULTI, MULTI_4, "DDM sweep pairs to the host, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep pairs regions=1M speedup", 4.0, Check::AtLeast(3.4)),
+    t(T_MULTI, MULTI_1, "DDM sweep count, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep count regions=1M matchings/s", 1.0, over("gpu sweep count regions=1M matchings/s", 0.95)),
+    t(T_MULTI, MULTI_1, "DDM bisect count, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi bisect count regions=1M matchings/s", 1.0, over("gpu bisect count regions=1M matchings/s", 0.95)),
+    t(T_MULTI, MULTI_2, "XML filter, Fig. 10b: 1000 documents, 2000 queries", ("xml", "scaling"), "gpu multi docs=1000 speedup", 2.0, Check::AtLeast(1.8)),
+    t(T_MULTI, MULTI_4, "XML filter, Fig. 10b: 1000 documents, 2000 queries", ("xml", "scaling"), "gpu multi docs=1000 speedup", 4.0, Check::AtLeast(3.4)),
+    t(T_MULTI, MULTI_1, "XML filter, Fig. 10b: 1000 documents, 2000 queries", ("xml", "scaling"), "gpu multi docs=1000 MB/s", 1.0, over("gpu filter docs=1000 MB/s", 0.95)),
 ];
 
 const T_MULTI: &str = "Many GPUs in one host";

@@ -478,6 +478,72 @@ fn xml_filter_reads_a_document_or_the_queries_from_stdin() {
 }
 
 #[test]
+fn xml_filter_over_emulated_devices_answers_as_yfilter_and_refuses_cpu_engines() {
+    let d = tmp("xml-devices");
+    let out = harness()
+        .args([
+            "xml",
+            "generate",
+            "--queries",
+            "12",
+            "--docs",
+            "5",
+            "--doc-kb",
+            "1",
+            "--length",
+            "5",
+            "--out",
+        ])
+        .arg(&d)
+        .output()
+        .expect("run harness");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let docs: Vec<PathBuf> = (0..5).map(|i| d.join(format!("doc-{i:05}.xml"))).collect();
+    let filter = |flags: &[&str]| {
+        harness()
+            .args(["xml", "filter", "--queries"])
+            .arg(d.join("queries.txt"))
+            .args(flags)
+            .args(&docs)
+            .output()
+            .expect("run harness")
+    };
+    let want = filter(&["--engine", "yfilter"]);
+    assert!(want.status.success(), "{}", text(&want.stderr));
+    assert_eq!(text(&want.stdout).lines().count(), 5);
+    assert!(
+        text(&want.stdout)
+            .lines()
+            .any(|l| !l.ends_with("\"matches\":[]}")),
+        "nothing matched: {}",
+        text(&want.stdout)
+    );
+    // Windows of 3 documents: a second window of 2 over 3 devices leaves one idle.
+    for devices in ["0,1", "0,1,2"] {
+        let flags = ["--engine", "emu", "--window", "3", "--devices", devices];
+        let out = filter(&flags);
+        assert!(out.status.success(), "{flags:?}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), text(&want.stdout), "{flags:?}");
+    }
+    for (flags, says) in [
+        (&["--engine", "emu", "--devices", "1,1"][..], "named twice"),
+        (
+            &["--engine", "lazy-dfa", "--devices", "0,1"][..],
+            "whole-document kernels",
+        ),
+    ] {
+        let out = filter(flags);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{flags:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
 fn xml_generate_writes_a_figures_workload_that_xml_filter_reruns() {
     let d = tmp("xml-generate");
     let out = harness()
@@ -536,6 +602,66 @@ fn ddm_match_reads_regions_from_stdin() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "1,2\n");
+}
+
+#[test]
+fn ddm_match_over_emulated_devices_answers_as_the_cpu_sort_and_refuses_cpu_engines() {
+    let d = tmp("ddm-devices");
+    let regions = d.join("r.csv");
+    let out = harness()
+        .args([
+            "ddm",
+            "generate",
+            "--regions",
+            "60",
+            "--size",
+            "300",
+            "--out",
+        ])
+        .arg(&regions)
+        .output()
+        .expect("run harness");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ddm_match = |flags: &[&str]| {
+        harness()
+            .args(["ddm", "match", "--regions"])
+            .arg(&regions)
+            .args(flags)
+            .output()
+            .expect("run harness")
+    };
+    for what in [&[][..], &["--pairs"][..]] {
+        let want = ddm_match(&[&["--engine", "sort"][..], what].concat());
+        assert!(want.status.success(), "{}", text(&want.stderr));
+        assert_ne!(text(&want.stdout), "0\n", "nothing overlaps");
+        for engine in ["emu-sweep", "emu-bisect"] {
+            for devices in ["0,1", "0,1,2"] {
+                let flags = [&["--engine", engine, "--devices", devices][..], what].concat();
+                let out = ddm_match(&flags);
+                assert!(out.status.success(), "{flags:?}: {}", text(&out.stderr));
+                assert_eq!(text(&out.stdout), text(&want.stdout), "{flags:?}");
+            }
+        }
+    }
+    for (flags, says) in [
+        (
+            &["--engine", "emu-sweep", "--devices", "0,x"][..],
+            "not a device ordinal",
+        ),
+        (
+            &["--engine", "sort", "--devices", "0,1"][..],
+            "device engines",
+        ),
+    ] {
+        let out = ddm_match(flags);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{flags:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    std::fs::remove_dir_all(d).ok();
 }
 
 #[test]

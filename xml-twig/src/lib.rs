@@ -10,6 +10,7 @@
 //! | [`workload`] | seeded YFilter-style twig generator, DBLP-schema document generator | §5 |
 //! | [`layout`] | [`Personality`] table, greedy packing of queries into blocks, event batches | §4.3, §4.4, Table 2 |
 //! | [`engine`] | [`Engine`]: push/pop stack kernels ([`KernelKind`]) and document segments, GPU or emulator | §4.2, Alg. 1 |
+//! | [`multi`] | [`MultiFilter`]: documents cut over many devices of one host | beyond the paper |
 //! | [`brute`] | a brute-force tree matcher: the oracle of the tests | - |
 //!
 //! A user starts from [`io::parse_query_file`] and [`io::parse_document`], compiles the
@@ -54,6 +55,7 @@ pub mod engine;
 pub mod io;
 pub mod layout;
 pub mod model;
+pub mod multi;
 pub mod workload;
 
 pub use engine::{Engine, EngineConfig, KernelKind};
@@ -62,6 +64,7 @@ pub use layout::Personality;
 pub use model::{
     Axis, Document, Event, Matches, NodeTest, ProfileSet, Query, QuerySet, TagDict, Twig,
 };
+pub use multi::{MultiBatch, MultiError, MultiFilter};
 
 /// PTX of this crate's kernels, built by `build.rs` (empty when nightly + rust-src are missing).
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
@@ -101,6 +104,9 @@ pub enum XmlError {
     /// A document deeper than the shared-memory stack the GPU can hold (§4.5).
     #[error("document {doc} is {depth} elements deep; the GPU stack holds at most {max}")]
     DocumentTooDeep { doc: usize, depth: u32, max: u32 },
+    /// A [`multi::MultiBatch`] encoded for a filter over another number of devices.
+    #[error("a batch encoded for {runs} devices given to a filter over {devices}")]
+    BatchForOtherDevices { runs: usize, devices: usize },
     #[error(transparent)]
     Gpu(#[from] gpu_kernels::GpuError),
 }

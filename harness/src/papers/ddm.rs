@@ -33,6 +33,9 @@
 //! D'Angelo & Fariselli's generator, [`intervals`]), and `pairs` and `pairs_2d` (every
 //! overlapping pair delivered to the host, 32k to 4M regions).
 //!
+//! Beyond the papers (one GPU): `scaling`, the sorting engines over many GPUs of one
+//! host ([`MultiEngine`], see [`scaling`]).
+//!
 //! Checks (a mismatch fails the run): every device engine's pairs of the last step equal
 //! the `sort` baseline's on every workload, and its overlap count equals the baseline's
 //! after every step.
@@ -43,7 +46,9 @@ use baselines::ddm::{Algorithm, DdmMatcher};
 use ddm_region::workload::{
     intervals, scale_up, Distribution, IntervalParams, ScaleUpParams, Scenario, ScenarioParams,
 };
-use ddm_region::{Approach, Device, Engine, GridSpec, Pair, Slices, UpdateBatch};
+use ddm_region::{
+    Approach, Device, Engine, GridSpec, MultiEngine, Pair, RegionSet, Slices, UpdateBatch,
+};
 use std::time::Instant;
 
 /// The paper's tables and figures, and the scale-up beyond it.
@@ -154,8 +159,23 @@ pub fn experiments() -> Vec<Experiment> {
             "not in the paper; our target at 1M regions: >= 5x sbm-par, or within 1.5x of copying the pairs' bytes",
             pairs_2d,
         ),
+        Experiment {
+            log_y: false,
+            higher_is_better: true,
+            ..e(
+                "scaling",
+                SCALING_TITLE,
+                "GPUs",
+                "matchings/s, and speedup over one GPU (x)",
+                None,
+                "not in the paper (one GPU)",
+                scaling,
+            )
+        },
     ]
 }
+
+const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): matchings per second of the sweep and bisect engines with the publications partitioned over the GPUs (gpu multi sweep, gpu multi bisect), against the number of GPUs, at the scale-up's largest workload (1M regions, 2-D, overlap degree 100) and at 4x it; a matching is every overlapping pair counted (count) or delivered to host memory (pairs) with the regions resident; answers checked against the one-GPU engine";
 
 fn fig5_7(ctx: &mut Ctx) -> anyhow::Result<()> {
     scenario_experiment(ctx, Distribution::Uniform, 10)
@@ -779,13 +799,180 @@ fn pairs_experiment(ctx: &mut Ctx, dims: usize) -> anyhow::Result<()> {
 /// The series of the `pairs` experiments' bus share: one copy of the pairs' bytes.
 pub const COPY_FLOOR: &str = "copy of the pairs' bytes";
 
+/// The scaling experiment's workloads: (second factor, region set) for the scale-up's
+/// largest point (1M regions, 2-D, overlap degree 100) and 4x its regions. Quick (the
+/// emulator, several devices at once): 32 and 128 regions.
+fn scaling_workloads(quick: bool, seed: u64) -> anyhow::Result<Vec<(String, RegionSet)>> {
+    let n: u32 = if quick { 32 } else { 1 << 20 };
+    [n, 4 * n]
+        .into_iter()
+        .map(|regions| {
+            let set = scale_up(
+                &ScaleUpParams {
+                    regions,
+                    alpha: 100.0,
+                    dims: 2,
+                },
+                seed,
+            )?;
+            Ok((format!("regions={}", regions_factor(regions)), set))
+        })
+        .collect()
+}
+
+/// `1M`, `4M`, `512`: a region count as a series' factor.
+fn regions_factor(n: u32) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}M", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{}k", n >> 10),
+        n => n.to_string(),
+    }
+}
+
+/// What one timed matching of the scaling experiment delivers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Matching {
+    /// The number of overlapping pairs ([`Engine::count`]).
+    Count,
+    /// Every overlapping pair in host memory ([`Engine::pairs`]).
+    Pairs,
+}
+
+/// The answers of one matching: a count, or the pairs.
+#[derive(Debug, PartialEq)]
+enum Matched {
+    Count(u64),
+    Pairs(Vec<Pair>),
+}
+
+impl Matched {
+    fn len(&self) -> usize {
+        match self {
+            Matched::Count(n) => *n as usize,
+            Matched::Pairs(p) => p.len(),
+        }
+    }
+}
+
+impl Matching {
+    const BOTH: [Matching; 2] = [Matching::Count, Matching::Pairs];
+
+    fn name(self) -> &'static str {
+        match self {
+            Matching::Count => "count",
+            Matching::Pairs => "pairs",
+        }
+    }
+
+    /// Matchings per second of `run` (one matching of this kind) over the scaling
+    /// experiment's stream, and the last matching's answers.
+    fn rate(
+        self,
+        quick: bool,
+        mut run: impl FnMut(Matching) -> anyhow::Result<Matched>,
+    ) -> anyhow::Result<(f64, Matched)> {
+        // Timed rounds of one matching each (the budget ends a full-size stream early).
+        let stream = vec![(); if quick { 1 } else { 1000 }];
+        let mut last = Matched::Count(0);
+        let mut per_round = None;
+        let (r, _, _) = super::scaling::rate(quick, &stream, 1, |_| {
+            let t0 = Instant::now();
+            last = run(self)?;
+            let took = t0.elapsed();
+            // Every round of a resident set finds the same pairs.
+            let n = last.len();
+            anyhow::ensure!(
+                *per_round.get_or_insert(n) == n,
+                "{} found {n} pairs after {} in an earlier round",
+                self.name(),
+                per_round.unwrap_or(n)
+            );
+            Ok((took, n))
+        })?;
+        Ok((r, last))
+    }
+}
+
+/// `scaling` (beyond the paper, which uses one GPU): the sweep and bisect engines (the
+/// fastest device engines at the scale-up's million regions, `scaleup_a1` and
+/// `scaleup_a100`) with the publications partitioned over the first 1, 2, 4, 8 GPUs
+/// ([`MultiEngine`]), at 1M and 4M regions, overlap degree 100. A matching is the
+/// scale-up's timed unit with the regions resident: every overlapping pair counted
+/// (`count`) or delivered to host memory (`pairs`). Series (see `papers::scaling`):
+/// `gpu multi <approach> <matching> regions=<n> matchings/s` and its `speedup` over one
+/// GPU, and the one-GPU engine's `gpu <approach> <matching> regions=<n> matchings/s` at
+/// x = 1. The last timed matching's count and pair list are checked against the one-GPU
+/// engine's, whose count is checked against the CPU sort's. Without a GPU: 1, 2 and 4
+/// emulated devices at 32 and 128 regions.
+fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use super::scaling::Scale;
+    let Some(scale) = Scale::of(ctx) else {
+        return Ok(());
+    };
+    let approaches = [("sweep", Approach::Sweep), ("bisect", Approach::Bisect)];
+    ctx.set_steps((ctx.seeds.len() * 2 * approaches.len() * (1 + scale.counts.len())) as u64);
+    for seed in ctx.seeds.clone() {
+        for (factor, set) in scaling_workloads(ctx.quick, seed)? {
+            let label = format!("scaling {factor}, seed {seed}");
+            let oracle = DdmMatcher::new(Algorithm::Sort, host_threads()).count(&set);
+            for (name, approach) in &approaches {
+                // The one-GPU engine: the reference answers and the throughput to match.
+                ctx.step(&format!("{label}: one-device {name} engine"));
+                let one_name = format!("one-device {name} engine");
+                let one = scale.open(1, ddm_region::PTX)?;
+                let dev = one.get(0).context("a device")?;
+                let mut engine = Engine::with_regions(dev, approach.clone(), &set)?;
+                let mut want = Vec::new();
+                for m in Matching::BOTH {
+                    let (r, answers) = m.rate(ctx.quick, |m| match m {
+                        Matching::Count => Ok(Matched::Count(engine.count()?)),
+                        Matching::Pairs => Ok(Matched::Pairs(engine.pairs()?)),
+                    })?;
+                    let series =
+                        format!("{} {name} {} {factor} matchings/s", scale.prefix, m.name());
+                    ctx.record(&series, 1.0, r);
+                    want.push(answers);
+                }
+                ctx.check(
+                    &label,
+                    ("sort-par", &[Matched::Count(oracle)]),
+                    (&one_name, &want[..1]),
+                )?;
+                drop(engine);
+                drop(one);
+                let mut on_one = [0.0; 2];
+                for &k in &scale.counts {
+                    ctx.step(&format!("{label}: multi {name} on {k} devices"));
+                    let devs = scale.open(k, ddm_region::PTX)?;
+                    let mut mx = MultiEngine::with_regions(&devs, approach.clone(), &set)?;
+                    for (i, m) in Matching::BOTH.into_iter().enumerate() {
+                        let engine = format!("multi {name} {}", m.name());
+                        let (r, got) = m.rate(ctx.quick, |m| match m {
+                            Matching::Count => Ok(Matched::Count(mx.count()?)),
+                            Matching::Pairs => Ok(Matched::Pairs(mx.pairs()?)),
+                        })?;
+                        let series = format!("{} {engine} {factor} ({k} devices)", scale.prefix);
+                        ctx.check(&label, (&one_name, &want[i..=i]), (&series, &[got]))?;
+                        if k == 1 {
+                            on_one[i] = r;
+                        }
+                        scale.record(ctx, &engine, &factor, "matchings/s", k, r, on_one[i]);
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn every_experiment_runs_in_quick_mode_on_cpu_engines() {
-        for exp in experiments() {
+        // (`scaling` runs device engines only: its own test below.)
+        for exp in experiments().into_iter().filter(|e| e.id != "scaling") {
             let names = vec![
                 "sort".to_string(),
                 "grid".to_string(),
@@ -836,5 +1023,53 @@ mod tests {
         let want = DdmMatcher::new(Algorithm::Sort, 1).pairs(&set);
         assert!(!want.is_empty());
         assert_eq!(e.pairs().unwrap(), want);
+    }
+
+    /// Without a GPU, `scaling` runs the partitioned sweep and bisect engines on 1, 2
+    /// and 4 emulated devices at quick sizes, every count and pair list checked against
+    /// the one-device engine (and its count against the CPU sort), and records no
+    /// speedup (emulator times mean nothing).
+    #[test]
+    fn scaling_runs_on_emulated_devices_and_checks_every_answer() {
+        let exp = experiments()
+            .into_iter()
+            .find(|e| e.id == "scaling")
+            .expect("scaling");
+        let mut ctx = Ctx::new(
+            true,
+            vec![1],
+            Some(vec!["emu-multi".to_string()]),
+            None,
+            std::sync::Arc::new(indicatif::ProgressBar::hidden()),
+        );
+        (exp.run)(&mut ctx).unwrap_or_else(|e| panic!("scaling: {e:#}"));
+        let (agreed, disagreed) = ctx.checks();
+        // 2 workloads x 2 approaches: the one-device count against the CPU's, and the
+        // count and the pairs on 3 device counts against the one-device engine's.
+        assert_eq!((agreed, disagreed), (2 * 2 * (1 + 2 * 3), 0));
+        for k in [1.0, 2.0, 4.0] {
+            for s in [
+                "emu multi sweep count regions=32 matchings/s",
+                "emu multi bisect pairs regions=128 matchings/s",
+            ] {
+                assert!(
+                    ctx.samples.iter().any(|x| x.series == s && x.x == k),
+                    "{s} at {k}"
+                );
+            }
+        }
+        assert!(ctx
+            .samples
+            .iter()
+            .any(|x| x.series == "emu sweep count regions=32 matchings/s" && x.x == 1.0));
+        assert!(ctx.samples.iter().all(|x| !x.series.ends_with("speedup")));
+    }
+
+    #[test]
+    fn region_counts_read_as_factors() {
+        assert_eq!(regions_factor(1 << 20), "1M");
+        assert_eq!(regions_factor(4 << 20), "4M");
+        assert_eq!(regions_factor(512), "512");
+        assert_eq!(regions_factor(2048), "2k");
     }
 }

@@ -20,6 +20,9 @@
 //! timed documents would replay its memoized answers). Building the NFA and the training
 //! pass are not timed, like the NFA's construction.
 //!
+//! Beyond the paper (one GPU): `scaling`, the filter over many GPUs of one host
+//! ([`MultiFilter`], see [`scaling`]).
+//!
 //! Timing follows §5: YFilter's time excludes parsing (documents arrive as encoded
 //! events); the GPU's time covers sending the encoded events, filtering, and reading
 //! the results back. NFA construction and the personality upload happen once per query
@@ -39,7 +42,8 @@ use std::time::Instant;
 use xml_twig::engine::segment_events;
 use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
 use xml_twig::{
-    io, Device, Document, Engine, EngineConfig, KernelKind, Matches, ProfileSet, QuerySet,
+    io, Device, Document, Engine, EngineConfig, KernelKind, Matches, MultiFilter, ProfileSet,
+    QuerySet,
 };
 
 /// The paper's tables and figures.
@@ -149,8 +153,23 @@ pub fn experiments() -> Vec<Experiment> {
             "CPU: decreases with size, queries, length, */// (~15% per 10%); GPU: flat until the breaking point",
             table5,
         ),
+        Experiment {
+            log_y: false,
+            ..e(
+                "scaling",
+                SCALING_TITLE,
+                "GPUs",
+                "throughput (MB/s), and speedup over one GPU (x)",
+                true,
+                true,
+                "not in the paper (one GPU)",
+                scaling,
+            )
+        },
     ]
 }
+
+const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): throughput of the filter with each batch's documents cut over the GPUs (gpu multi: every GPU holds every query) against the number of GPUs, at Fig. 10b's largest workload (1000 documents of 25 kB, 2000 queries of length 5, */// 50%) and at 4x its documents; answers checked against the one-GPU engine";
 
 /// The seeds to run: all of them, or the first one in quick mode (the emulator is slow).
 fn seeds_of(ctx: &Ctx) -> Vec<u64> {
@@ -903,11 +922,139 @@ fn table5(ctx: &mut Ctx) -> anyhow::Result<()> {
 
 /// The first `n` queries of a compiled set (same dictionary, so documents encoded for
 /// the whole set stay valid).
+/// The engine configuration of a scaling run: the default on GPUs, small blocks on the
+/// emulator (one OS thread per lane), as [`Engines::open`] configures them.
+fn scaling_config(on_gpu: bool) -> EngineConfig {
+    if on_gpu {
+        EngineConfig::default()
+    } else {
+        EngineConfig {
+            block_threads: 64,
+            warps_per_block: 2,
+            ..EngineConfig::default()
+        }
+    }
+}
+
+/// `scaling` (beyond the paper, which uses one GPU): the filter with each batch's
+/// documents cut over the first 1, 2, 4, 8 GPUs ([`MultiFilter`]), at Fig. 10b's largest
+/// workload (1000 documents of 25 kB, the largest query set: 2000 twigs of length 5,
+/// */// 50%) and at 4x its documents. Timed as the GPU engines of §5 are: the encoded
+/// batch sent, filtered and its answers read back, one batch per round (see
+/// `papers::scaling`). Series: `gpu multi docs=<n> MB/s` and its `speedup` over one GPU,
+/// and the one-GPU engine's `gpu filter docs=<n> MB/s` at x = 1. Every answer of the
+/// last timed round is checked against the one-GPU engine's, whose answers are checked
+/// against the multicore NFA's. Without a GPU: 1, 2 and 4 emulated devices at quick
+/// sizes.
+fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use super::scaling::{rate, Scale};
+    let Some(scale) = Scale::of(ctx) else {
+        return Ok(());
+    };
+    let s = Sizes { quick: ctx.quick };
+    let cfg = scaling_config(scale.is_gpu());
+    // Rounds of one batch each (the budget ends a full-size stream early).
+    let stream = vec![(); if ctx.quick { 1 } else { 1000 }];
+    let seeds = seeds_of(ctx);
+    ctx.set_steps((seeds.len() * 2 * (1 + scale.counts.len())) as u64);
+    for &seed in &seeds {
+        let profiles = gen_queries(QueryParams::paper(5, 0.5), s.queries(2000), seed)?;
+        for times in [1, 4] {
+            let n = s.batch(1000) * times;
+            let factor = format!("docs={n}");
+            let label = format!("scaling {factor} seed={seed}");
+            ctx.step(&format!("{label}: generating, one-device engine"));
+            let docs = gen_docs(&profiles, n, s.batch_doc_bytes(), seed ^ 0x5ca1)?;
+            let mbytes = mb(&docs);
+            // The one-GPU engine: the reference answers and the throughput to match.
+            let one = scale.open(1, xml_twig::PTX)?;
+            let dev = one.into_parts().into_iter().next().context("a device")?.1;
+            let mut engine = Engine::new(dev, &profiles, cfg.clone())?;
+            let batch = engine.encode(&docs);
+            let mut want = Vec::new();
+            let (r, _, _) = rate(ctx.quick, &stream, 1, |_| {
+                let t0 = Instant::now();
+                want = engine.filter_encoded(&batch)?;
+                Ok((t0.elapsed(), want.iter().map(Vec::len).sum()))
+            })?;
+            let nfa = Yfilter::new(&profiles).filter_batch(&docs);
+            ctx.check(&label, ("yfilter-mc", &nfa), ("one-device filter", &want))?;
+            ctx.record(
+                &format!("{} filter {factor} MB/s", scale.prefix),
+                1.0,
+                r * mbytes,
+            );
+            drop((engine, batch, nfa));
+            let mut on_one = 0.0;
+            for &k in &scale.counts {
+                ctx.step(&format!("{label}: multi on {k} devices"));
+                let mut multi =
+                    MultiFilter::new(scale.open(k, xml_twig::PTX)?, &profiles, cfg.clone())?;
+                let batch = multi.encode(&docs);
+                let mut got = Vec::new();
+                let (r, _, _) = rate(ctx.quick, &stream, 1, |_| {
+                    let t0 = Instant::now();
+                    got = multi.filter_encoded(&batch)?;
+                    Ok((t0.elapsed(), got.iter().map(Vec::len).sum()))
+                })?;
+                let series = format!("{} multi {factor} ({k} devices)", scale.prefix);
+                ctx.check(&label, ("one-device filter", &want), (&series, &got))?;
+                let rate = r * mbytes;
+                if k == 1 {
+                    on_one = rate;
+                }
+                scale.record(ctx, "multi", &factor, "MB/s", k, rate, on_one);
+            }
+        }
+    }
+    Ok(())
+}
+
 fn prefix(all: &ProfileSet, n: usize) -> ProfileSet {
     let n = n.min(all.len());
     ProfileSet {
         dict: all.dict.clone(),
         twigs: all.twigs[..n].to_vec(),
         ids: all.ids[..n].to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without a GPU, `scaling` runs the filter on 1, 2 and 4 emulated devices at quick
+    /// sizes, every answer checked against the one-device engine (and its answers
+    /// against the NFA's), and records no speedup (emulator times mean nothing).
+    #[test]
+    fn scaling_runs_on_emulated_devices_and_checks_every_answer() {
+        let exp = experiments()
+            .into_iter()
+            .find(|e| e.id == "scaling")
+            .expect("scaling");
+        let mut ctx = Ctx::new(
+            true,
+            vec![1],
+            Some(vec!["emu-multi".to_string()]),
+            None,
+            std::sync::Arc::new(indicatif::ProgressBar::hidden()),
+        );
+        (exp.run)(&mut ctx).unwrap_or_else(|e| panic!("scaling: {e:#}"));
+        let (agreed, disagreed) = ctx.checks();
+        // 2 workloads: the one-device engine against the NFA, and 3 device counts.
+        assert_eq!((agreed, disagreed), (2 * (1 + 3), 0));
+        for k in [1.0, 2.0, 4.0] {
+            for s in ["emu multi docs=4 MB/s", "emu multi docs=16 MB/s"] {
+                assert!(
+                    ctx.samples.iter().any(|x| x.series == s && x.x == k),
+                    "{s} at {k}"
+                );
+            }
+        }
+        assert!(ctx
+            .samples
+            .iter()
+            .any(|x| x.series == "emu filter docs=4 MB/s" && x.x == 1.0));
+        assert!(ctx.samples.iter().all(|x| !x.series.ends_with("speedup")));
     }
 }

@@ -284,22 +284,11 @@ fn match_multi(
     spec: &gpu_kernels::multi::DeviceSpec,
     stream: &StreamArgs,
 ) -> anyhow::Result<()> {
-    use gpu_kernels::multi::{DeviceSpec, Devices};
     check_inputs(&[subs_path, events_path])?;
     let mut stats = Stats::new(stream.stats);
     let devs = match engine {
-        None | Some(CcmEngine::GpuIndex) => stats.time("open the GPUs", || {
-            Devices::open(spec, ccm::PTX).map_err(|e| match e {
-                gpu_kernels::GpuError::NoDevice { .. } | gpu_kernels::GpuError::EmptyDeviceSet => {
-                    bad_input(anyhow::Error::new(e).context("--devices"))
-                }
-                other => anyhow::Error::new(other).context("opening the GPUs"),
-            })
-        })?,
-        Some(CcmEngine::EmuIndex) => Devices::emulated(match spec {
-            DeviceSpec::All => Device::gpu_count().max(2),
-            DeviceSpec::Ordinals(o) => o.len(),
-        })?,
+        None | Some(CcmEngine::GpuIndex) => super::devices_of(spec, ccm::PTX, false, &mut stats)?,
+        Some(CcmEngine::EmuIndex) => super::devices_of(spec, ccm::PTX, true, &mut stats)?,
         Some(other) => {
             return Err(bad_input(anyhow::anyhow!(
                 "--devices runs the pruning index (gpu-index, emu-index), not {}",

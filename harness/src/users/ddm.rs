@@ -7,7 +7,8 @@ use crate::engines::DdmEngine;
 use anyhow::Context as _;
 use baselines::ddm::{Algorithm, DdmMatcher};
 use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
-use ddm_region::{Approach, Device, Engine, GridSpec, Kind, Pair, Slices};
+use ddm_region::{Approach, Device, Engine, GridSpec, Kind, MultiEngine, Pair, RegionSet, Slices};
+use gpu_kernels::multi::DeviceSpec;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -39,6 +40,12 @@ pub enum Cmd {
         /// GPU ordinal.
         #[arg(long, default_value_t = 0)]
         device: usize,
+        /// The device engine over several GPUs (`all` or ordinals such as `0,1`;
+        /// overrides --device): publications partitioned over them, every subscription
+        /// on each. With an emu-* engine, as many emulated devices as ordinals named
+        /// (`all`: one per GPU present, at least two). Default engine: gpu-bisect.
+        #[arg(long)]
+        devices: Option<gpu_kernels::multi::DeviceSpec>,
         /// Print the time of each phase (load, upload, match, write) to standard error.
         #[arg(long)]
         stats: bool,
@@ -71,6 +78,7 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
             threads,
             cell_size,
             device,
+            devices,
             stats,
         } => {
             let mut stats = Stats::new(stats);
@@ -79,6 +87,7 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
                 &regions,
                 engine,
                 (pairs, threads, &cell_size, device),
+                devices.as_ref(),
                 &mut stats,
             )?;
             stats.print(n_pairs, "pairs", bytes, t0.elapsed());
@@ -115,11 +124,13 @@ fn host_threads() -> usize {
 }
 
 /// `ddm match`: returns the number of overlapping pairs and the bytes of input read.
-/// `opts`: (print the pairs, CPU threads, cell size, GPU ordinal).
+/// `opts`: (print the pairs, CPU threads, cell size, GPU ordinal); `devices`: the GPUs
+/// of `--devices` (the engine partitioned over them).
 fn match_cmd(
     path: &Path,
     engine: Option<DdmEngine>,
     opts: (bool, Option<usize>, &[u32], usize),
+    devices: Option<&DeviceSpec>,
     stats: &mut Stats,
 ) -> anyhow::Result<(u64, u64)> {
     let (want_pairs, threads, cell_size, device) = opts;
@@ -137,6 +148,7 @@ fn match_cmd(
     let mut gpu = None;
     let engine = match engine {
         Some(e) => e,
+        None if devices.is_some() => DdmEngine::GpuBisect,
         None => match stats.time("open the GPU", || Device::gpu(device, ddm_region::PTX)) {
             Ok(d) => {
                 gpu = Some(d);
@@ -183,6 +195,12 @@ fn match_cmd(
         D::Bisect => Some(cpu(Algorithm::Bisect)),
         _ => None,
     };
+    if let (Some(_), Some(_)) = (&cpu_matcher, devices) {
+        return Err(bad_input(anyhow::anyhow!(
+            "--devices runs the device engines (gpu-*, emu-*), not {}",
+            crate::engines::name(&engine)
+        )));
+    }
     if let Some(m) = cpu_matcher {
         let n = if want_pairs {
             let pairs = stats.time("match", || m.pairs(&set));
@@ -215,6 +233,19 @@ fn match_cmd(
             (false, Approach::Sweep, Slices::Paper)
         }
     };
+    if let Some(spec) = devices {
+        let n = match_multi(
+            &set,
+            (on_gpu, approach, slices),
+            spec,
+            want_pairs,
+            stats,
+            &mut out,
+            print,
+        )?;
+        stats.time("write", || out.flush())?;
+        return Ok((n, bytes));
+    }
     let dev = match (on_gpu, gpu) {
         (true, Some(d)) => d,
         (true, None) => stats
@@ -272,4 +303,43 @@ fn match_cmd(
     };
     stats.time("write", || out.flush())?;
     Ok((n, bytes))
+}
+
+/// `ddm match --devices`: the engine `(on a GPU, approach, slices)` with the publications
+/// partitioned over the devices `spec` names ([`MultiEngine`]); prints the count, or the
+/// pairs through `print`. Returns the number of pairs.
+fn match_multi(
+    set: &RegionSet,
+    (on_gpu, approach, slices): (bool, Approach, Slices),
+    spec: &DeviceSpec,
+    want_pairs: bool,
+    stats: &mut Stats,
+    out: &mut dyn std::io::Write,
+    print: impl Fn(&[Pair], &mut dyn std::io::Write) -> std::io::Result<()>,
+) -> anyhow::Result<u64> {
+    if slices != Slices::Paper {
+        return Err(bad_input(anyhow::anyhow!(
+            "--devices runs the engines with the paper's Phase 3 (not gpu-region-sliced)"
+        )));
+    }
+    let devs = super::devices_of(spec, ddm_region::PTX, !on_gpu, stats)?;
+    // As on one device: the sorting engines' load is their upload, the paper's
+    // engines match while adding.
+    let phase = if approach.sorts() {
+        "upload"
+    } else {
+        "upload + match"
+    };
+    let mut e = MultiEngine::new(&devs, approach, set.dims(), set.n_pub(), set.n_sub())?;
+    stats.time(phase, || e.load(set))?;
+    let n = if want_pairs {
+        let pairs = stats.time("match", || e.pairs())?;
+        stats.time("write", || print(&pairs, out))?;
+        pairs.len() as u64
+    } else {
+        let n = stats.time("match", || e.count())?;
+        writeln!(out, "{n}")?;
+        n
+    };
+    Ok(n)
 }

@@ -75,6 +75,33 @@ pub fn fallback_note(e: &gpu_kernels::GpuError, cpu: &str, gpu: &str) {
     );
 }
 
+/// The devices of `--devices`: the GPUs it names with `ptx` loaded (a list naming no GPU
+/// of the machine is a usage error), or, when `emulated`, as many emulated devices as
+/// ordinals named (`all`: one per GPU present, at least two).
+pub fn devices_of(
+    spec: &gpu_kernels::multi::DeviceSpec,
+    ptx: &str,
+    emulated: bool,
+    stats: &mut Stats,
+) -> anyhow::Result<gpu_kernels::multi::Devices> {
+    use gpu_kernels::multi::{DeviceSpec, Devices};
+    use gpu_kernels::{Device, GpuError};
+    if emulated {
+        return Ok(Devices::emulated(match spec {
+            DeviceSpec::All => Device::gpu_count().max(2),
+            DeviceSpec::Ordinals(o) => o.len(),
+        })?);
+    }
+    stats.time("open the GPUs", || {
+        Devices::open(spec, ptx).map_err(|e| match e {
+            GpuError::NoDevice { .. } | GpuError::EmptyDeviceSet => {
+                bad_input(anyhow::Error::new(e).context("--devices"))
+            }
+            other => anyhow::Error::new(other).context("opening the GPUs"),
+        })
+    })
+}
+
 /// Phase times for `--stats`, printed on standard error.
 pub struct Stats {
     on: bool,

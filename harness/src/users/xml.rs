@@ -12,7 +12,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use xml_twig::engine::segment_events;
 use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
-use xml_twig::{io, Device, Document, Engine, EngineConfig, KernelKind, Matches, ProfileSet};
+use xml_twig::{
+    io, Device, Document, Engine, EngineConfig, KernelKind, Matches, MultiFilter, ProfileSet,
+};
 
 /// The rule for bad documents, for `--help`.
 const BAD_DOCUMENT_RULE: &str = "A document that cannot be read, or is not well-formed XML, or \
@@ -53,6 +55,12 @@ pub enum Cmd {
         /// GPU ordinal.
         #[arg(long, default_value_t = 0)]
         device: usize,
+        /// The kernels over several GPUs (`all` or ordinals such as `0,1`; overrides
+        /// --device): each window's documents cut over them by bytes, every query on
+        /// each. With --engine emu, as many emulated devices as ordinals named (`all`:
+        /// one per GPU present, at least two).
+        #[arg(long)]
+        devices: Option<gpu_kernels::multi::DeviceSpec>,
         /// XML documents (`-`: one document from standard input).
         #[arg(required = true)]
         docs: Vec<String>,
@@ -121,6 +129,7 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
             window,
             stats,
             device,
+            devices,
             docs,
         } => filter_cmd(
             &queries,
@@ -128,7 +137,7 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
             threads,
             window as usize,
             stats,
-            device,
+            (device, devices),
             docs,
         ),
         Cmd::Generate {
@@ -283,7 +292,7 @@ fn filter_cmd(
     threads: Option<usize>,
     window: usize,
     stats_on: bool,
-    device: usize,
+    (device, devices): (usize, Option<gpu_kernels::multi::DeviceSpec>),
     paths: Vec<String>,
 ) -> anyhow::Result<()> {
     let stdin_inputs =
@@ -310,46 +319,9 @@ fn filter_cmd(
     let y = Yfilter::new(&profiles);
     // The lazy DFA keeps its caches across windows: later windows find them warm.
     let lazy = (engine == Some(XmlEngine::LazyDfa)).then(|| LazyDfa::new(&profiles));
-    let kernel = |k| (k, false);
-    let (dev, kind) = match engine {
-        Some(XmlEngine::Yfilter) | Some(XmlEngine::LazyDfa) => (None, None),
-        Some(XmlEngine::Emu) => (Some(Device::emulator()), Some(kernel(KernelKind::Auto))),
-        Some(e) => {
-            let d = stats.time("open the GPU", || Device::gpu(device, xml_twig::PTX));
-            let d = d.map_err(|e| {
-                anyhow::Error::new(e).context("opening the GPU (use --engine yfilter for the CPU)")
-            })?;
-            let k = match e {
-                XmlEngine::GpuBlock => (KernelKind::Block, false),
-                XmlEngine::GpuSeg => (KernelKind::Auto, true),
-                _ => (KernelKind::Auto, false),
-            };
-            (Some(d), Some(k))
-        }
-        None => match stats.time("open the GPU", || Device::gpu(device, xml_twig::PTX)) {
-            Ok(d) => (Some(d), Some(kernel(KernelKind::Auto))),
-            Err(e) => {
-                fallback_note(&e, "yfilter", "gpu");
-                (None, None)
-            }
-        },
-    };
-    let mut kernels = match (dev, kind) {
-        (Some(dev), Some((kernel, segmented))) => {
-            let t = Instant::now();
-            let e = Engine::new(
-                dev,
-                &profiles,
-                EngineConfig {
-                    kernel,
-                    ..EngineConfig::default()
-                },
-            )?;
-            e.device().synchronize()?;
-            stats.add("build + upload tables", t.elapsed(), String::new());
-            Some((e, segmented))
-        }
-        _ => None,
+    let mut kernels = match devices {
+        Some(spec) => Some(multi_kernels(&spec, engine, &profiles, &mut stats)?),
+        None => one_device_kernels(engine, device, &profiles, &mut stats)?,
     };
 
     // The reader thread: reads and parses a window of documents (in parallel) while the
@@ -412,7 +384,7 @@ fn filter_cmd(
         }
         let t = Instant::now();
         let results = match kernels.as_mut() {
-            Some((e, segmented)) => run_kernels(e, *segmented, &good, &y)?,
+            Some(k) => run_kernels(k, &good, &y)?,
             None => match &lazy {
                 Some(dfa) => run_lazy_dfa(dfa, &good, threads)?,
                 None => run_yfilter(&y, &good, threads)?,
@@ -459,6 +431,112 @@ fn filter_cmd(
     Ok(())
 }
 
+/// The kernels of `xml filter` on one device (`None`: a CPU engine, asked for or the
+/// fallback without a GPU).
+fn one_device_kernels(
+    engine: Option<XmlEngine>,
+    device: usize,
+    profiles: &ProfileSet,
+    stats: &mut Stats,
+) -> anyhow::Result<Option<Kernels>> {
+    let kernel = |k| (k, false);
+    let (dev, kind) = match engine {
+        Some(XmlEngine::Yfilter) | Some(XmlEngine::LazyDfa) => (None, None),
+        Some(XmlEngine::Emu) => (Some(Device::emulator()), Some(kernel(KernelKind::Auto))),
+        Some(e) => {
+            let d = stats.time("open the GPU", || Device::gpu(device, xml_twig::PTX));
+            let d = d.map_err(|e| {
+                anyhow::Error::new(e).context("opening the GPU (use --engine yfilter for the CPU)")
+            })?;
+            let k = match e {
+                XmlEngine::GpuBlock => (KernelKind::Block, false),
+                XmlEngine::GpuSeg => (KernelKind::Auto, true),
+                _ => (KernelKind::Auto, false),
+            };
+            (Some(d), Some(k))
+        }
+        None => match stats.time("open the GPU", || Device::gpu(device, xml_twig::PTX)) {
+            Ok(d) => (Some(d), Some(kernel(KernelKind::Auto))),
+            Err(e) => {
+                fallback_note(&e, "yfilter", "gpu");
+                (None, None)
+            }
+        },
+    };
+    Ok(match (dev, kind) {
+        (Some(dev), Some((kernel, segmented))) => {
+            let t = Instant::now();
+            let e = Engine::new(
+                dev,
+                profiles,
+                EngineConfig {
+                    kernel,
+                    ..EngineConfig::default()
+                },
+            )?;
+            e.device().synchronize()?;
+            stats.add("build + upload tables", t.elapsed(), String::new());
+            Some(Kernels::One(Box::new(e), segmented))
+        }
+        _ => None,
+    })
+}
+
+/// `xml filter --devices`: the kernels with each window's documents cut over the
+/// devices ([`MultiFilter`]).
+fn multi_kernels(
+    spec: &gpu_kernels::multi::DeviceSpec,
+    engine: Option<XmlEngine>,
+    profiles: &ProfileSet,
+    stats: &mut Stats,
+) -> anyhow::Result<Kernels> {
+    let (kernel, emulated) = match engine {
+        None | Some(XmlEngine::Gpu) => (KernelKind::Auto, false),
+        Some(XmlEngine::GpuBlock) => (KernelKind::Block, false),
+        Some(XmlEngine::Emu) => (KernelKind::Auto, true),
+        Some(other) => {
+            return Err(bad_input(anyhow::anyhow!(
+                "--devices runs the whole-document kernels (gpu, gpu-block, emu), not {}",
+                crate::engines::name(&other)
+            )))
+        }
+    };
+    let devs = super::devices_of(spec, xml_twig::PTX, emulated, stats)?;
+    let t = Instant::now();
+    let cfg = EngineConfig {
+        kernel,
+        ..EngineConfig::default()
+    };
+    let m = MultiFilter::new(devs, profiles, cfg)?;
+    stats.add("build + upload tables", t.elapsed(), String::new());
+    Ok(Kernels::Multi(m))
+}
+
+/// The kernels `xml filter` runs: on one device (whole documents, or segments), or over
+/// several.
+enum Kernels {
+    One(Box<Engine>, bool),
+    Multi(MultiFilter),
+}
+
+impl Kernels {
+    /// The deepest document the kernels filter.
+    fn max_depth(&self) -> u32 {
+        match self {
+            Kernels::One(e, _) => e.max_depth(),
+            Kernels::Multi(m) => m.max_depth(),
+        }
+    }
+
+    /// Whole documents filtered (the segments are [`run_kernels`]'s).
+    fn filter(&mut self, docs: &[Document]) -> anyhow::Result<Vec<Matches>> {
+        Ok(match self {
+            Kernels::One(e, _) => e.filter(docs)?,
+            Kernels::Multi(m) => m.filter(docs)?,
+        })
+    }
+}
+
 fn run_yfilter(
     y: &Yfilter,
     docs: &[Document],
@@ -483,27 +561,22 @@ fn run_lazy_dfa(
 
 /// The kernels (whole documents, or segments one document at a time); documents deeper
 /// than the GPU stack fall back to the NFA, with a note.
-fn run_kernels(
-    e: &mut Engine,
-    segmented: bool,
-    docs: &[Document],
-    y: &Yfilter,
-) -> anyhow::Result<Vec<Matches>> {
-    let max = e.max_depth();
+fn run_kernels(k: &mut Kernels, docs: &[Document], y: &Yfilter) -> anyhow::Result<Vec<Matches>> {
+    let max = k.max_depth();
     let (fit, deep): (Vec<usize>, Vec<usize>) =
         (0..docs.len()).partition(|&i| docs[i].max_depth <= max);
     let mut out = vec![Vec::new(); docs.len()];
-    if segmented {
+    if let Kernels::One(e, true) = k {
         for &i in &fit {
             out[i] = e.filter_segmented(&docs[i], segment_events(&docs[i]))?;
         }
     } else if fit.len() == docs.len() {
-        for (o, m) in out.iter_mut().zip(e.filter(docs)?) {
+        for (o, m) in out.iter_mut().zip(k.filter(docs)?) {
             *o = m;
         }
     } else {
         let batch: Vec<Document> = fit.iter().map(|&i| docs[i].clone()).collect();
-        for (&i, m) in fit.iter().zip(e.filter(&batch)?) {
+        for (&i, m) in fit.iter().zip(k.filter(&batch)?) {
             out[i] = m;
         }
     }
