@@ -231,7 +231,11 @@ impl Mirror {
             ..Mirror::default()
         };
         let keys_of = |items: &[(u32, CellEntry)]| {
-            items.iter().enumerate().filter(|&(i, it)| i == 0 || items[i - 1].0 != it.0).count()
+            items
+                .iter()
+                .enumerate()
+                .filter(|&(i, it)| i == 0 || items[i - 1].0 != it.0)
+                .count()
         };
         let (mut dir_total, mut ent_total) = (0usize, 0usize);
         for items in cells {
@@ -353,8 +357,7 @@ impl CellIndex {
             f.validate()?;
         }
         let tables = Tables::build(subs);
-        if tables.fcons.len() >= u32::MAX as usize || tables.cstrings.len() >= u32::MAX as usize
-        {
+        if tables.fcons.len() >= u32::MAX as usize || tables.cstrings.len() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(tables.fcons.len()));
         }
         let rows = tables.names.len();
@@ -542,7 +545,10 @@ impl CellIndex {
         let dir = &m.dir[h.dir as usize..(h.dir + h.keys) as usize];
         if let Ok(i) = dir.binary_search_by_key(&k, |s| s.key) {
             let start = if i == 0 { 0 } else { dir[i - 1].end };
-            let (lo, hi) = ((h.entries + start) as usize, (h.entries + dir[i].end) as usize);
+            let (lo, hi) = (
+                (h.entries + start) as usize,
+                (h.entries + dir[i].end) as usize,
+            );
             if let Some(j) = (lo..hi)
                 .find(|&j| m.entries[j].filter & !IMPLIED == f && m.entries[j].sq != TOMBSTONE)
             {
@@ -614,7 +620,9 @@ impl CellIndex {
         m.fill(c, d, e, &items);
         self.changes.heads.push(c as u32);
         self.changes.dir.extend(d as u32..(d + keys) as u32);
-        self.changes.entries.extend(e as u32..(e + items.len()) as u32);
+        self.changes
+            .entries
+            .extend(e as u32..(e + items.len()) as u32);
     }
 
     /// Lays every cell out afresh (overflows merged, tombstones dropped, room renewed)
@@ -757,7 +765,11 @@ impl CellIndex {
 
     /// One launch: the events in, `cells_match`, the pairs out (twice when they
     /// outgrew the buffer), each event's answer sorted and deduplicated.
-    fn match_launch(&mut self, chunk: &[Event], all: &mut Vec<Vec<u32>>) -> Result<(), EngineError> {
+    fn match_launch(
+        &mut self,
+        chunk: &[Event],
+        all: &mut Vec<Vec<u32>>,
+    ) -> Result<(), EngineError> {
         let (words, starts) = self.encode(chunk);
         let dev = &self.dev;
         if words.len() >= u32::MAX as usize {
@@ -887,7 +899,10 @@ mod tests {
         let warm = event(
             0.2,
             0.0,
-            &[("rain", Value::Str("snow".into())), ("t", Value::Float(3.5))],
+            &[
+                ("rain", Value::Str("snow".into())),
+                ("t", Value::Float(3.5)),
+            ],
         );
         assert_eq!(g.match_event(&warm).unwrap(), vec![SubscriptionId(4)]);
         assert_eq!(
@@ -918,11 +933,17 @@ mod tests {
         let kv = [("k", Value::Str("v".into()))];
         let hit = event(1e5 + 150.0, -3e4, &kv);
         let home = event(3.0, 4.0, &kv);
-        assert_eq!(g.match_batch(&[hit.clone(), home.clone()]).unwrap(), vec![vec![], vec![0]]);
+        assert_eq!(
+            g.match_batch(&[hit.clone(), home.clone()]).unwrap(),
+            vec![vec![], vec![0]]
+        );
         for i in 0..200 {
             g.move_area(&far(i)).unwrap();
         }
-        assert_eq!(g.match_batch(&[hit.clone(), home.clone()]).unwrap(), vec![vec![0], vec![]]);
+        assert_eq!(
+            g.match_batch(&[hit.clone(), home.clone()]).unwrap(),
+            vec![vec![0], vec![]]
+        );
         g.move_area(&AreaUpdate {
             filter: FilterId(150),
             area: Area::circle(3.0, 4.0, 0.5).unwrap(),

@@ -54,7 +54,11 @@ fn coord() -> impl Strategy<Value = f64> {
 }
 
 fn area() -> impl Strategy<Value = Area> {
-    (coord(), coord(), prop::sample::select(vec![0.0, 0.25, 0.5, 1.0, 1.5, 4.0]))
+    (
+        coord(),
+        coord(),
+        prop::sample::select(vec![0.0, 0.25, 0.5, 1.0, 1.5, 4.0]),
+    )
         .prop_map(|(x, y, r)| Area::circle(x, y, r).expect("finite, non-negative"))
 }
 
@@ -129,9 +133,7 @@ fn scenario(
     rounds: &[(Vec<AreaUpdate>, Vec<Event>)],
 ) -> Result<(), TestCaseError> {
     let dev = Device::emulator();
-    let opts = CellOptions {
-        batch_events: 16,
-    };
+    let opts = CellOptions { batch_events: 16 };
     let mut index = CellIndex::new(dev, &subs, opts).expect("a valid set");
     let mut rtree = RTreeMatcher::build(&subs);
     let mut grid = GridIndex::build(&subs).expect("a valid set");
@@ -245,8 +247,11 @@ fn crowded_moves_relayout_the_whole_index_and_stay_exact() {
     let events: Vec<Event> = (0..30)
         .map(|j| Event {
             loc: Location::new(f64::from(j % 5) * 0.7, f64::from(j / 5) * 0.5).expect("finite"),
-            content: ccm::model::Event::from_pairs([("k", Value::Str(["x", "y", "z"][j as usize % 3].into()))])
-                .expect("one name"),
+            content: ccm::model::Event::from_pairs([(
+                "k",
+                Value::Str(["x", "y", "z"][j as usize % 3].into()),
+            )])
+            .expect("one name"),
         })
         .collect();
     let rounds: Vec<(Vec<AreaUpdate>, Vec<Event>)> = (0..6u32)

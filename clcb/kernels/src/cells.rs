@@ -17,7 +17,9 @@
 //! | [`cells_match()`] | lane of a warp per event | the event, its cell's [`CellHead`], the cell's directory ([`DirSlot`]) and the [`CellEntry`]s of its keys' groups and of the cell's overflow, the candidates' constraints | (event, subscription) pairs, their count (atomic) |
 //! | [`cells_write()`] | changed word of the index | the host's changes | [`CellHead`]s, [`DirSlot`]s, [`CellEntry`]s |
 
-use crate::{filter_holds, in_area, DevAttr, DevConstraint, Float2, InputHeader, HEADER_WORDS, KIND_STR};
+use crate::{
+    filter_holds, in_area, DevAttr, DevConstraint, Float2, InputHeader, HEADER_WORDS, KIND_STR,
+};
 use gpu_kernels::prelude::*;
 use gpu_kernels::{kernel, DevPtr, DevPtrMut, KernelStruct};
 
@@ -73,7 +75,9 @@ pub fn eq_key(row: u32, bytes: &[u8]) -> u32 {
 #[inline(always)]
 pub fn pair_key(a: u32, b: u32) -> u32 {
     let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-    not_empty(fmix(fmix(lo.wrapping_add(0x27D4_EB2F)) ^ hi.wrapping_mul(0x1656_67B1)))
+    not_empty(fmix(
+        fmix(lo.wrapping_add(0x27D4_EB2F)) ^ hi.wrapping_mul(0x1656_67B1),
+    ))
 }
 
 /// The signature bit of name row `row`: word and mask of [`CellEntry::sig`].
@@ -265,7 +269,13 @@ unsafe fn event_key(t: &CellTables, event: *const u32, n: u32, q: u32) -> Option
     // SAFETY: the attributes follow the header (the encoding, this fn's contract).
     let attrs = unsafe { event.add(HEADER_WORDS) } as *const DevAttr;
     // SAFETY: `row < t.rows` is checked before each read of `row_flags`.
-    let flags = |row: u32| if row < t.rows { unsafe { t.row_flags.read(row as usize) } } else { 0 };
+    let flags = |row: u32| {
+        if row < t.rows {
+            unsafe { t.row_flags.read(row as usize) }
+        } else {
+            0
+        }
+    };
     if q <= n {
         // SAFETY: `q - 1 < n`, an attribute of the event.
         let a = unsafe { load(attrs, (q - 1) as usize) };
@@ -275,7 +285,10 @@ unsafe fn event_key(t: &CellTables, event: *const u32, n: u32, q: u32) -> Option
         // SAFETY: a string attribute's bytes lie in the encoded event at the offset and
         // length of its bits (the encoding).
         let bytes = unsafe {
-            device_slice((event as *const u8).add(a.bits as u32 as usize), (a.bits >> 32) as usize)
+            device_slice(
+                (event as *const u8).add(a.bits as u32 as usize),
+                (a.bits >> 32) as usize,
+            )
         };
         return Some(eq_key(a.row, bytes));
     }
@@ -319,7 +332,11 @@ unsafe fn group(t: &CellTables, h: &CellHead, key: u32) -> (u32, u32) {
     if s.key != key {
         return (0, 0);
     }
-    let start = if lo == 0 { 0 } else { unsafe { t.dir.read((h.dir + lo - 1) as usize) }.end };
+    let start = if lo == 0 {
+        0
+    } else {
+        unsafe { t.dir.read((h.dir + lo - 1) as usize) }.end
+    };
     (start, s.end)
 }
 
@@ -350,7 +367,10 @@ unsafe fn try_entry(
     // SAFETY: the host's entries name filters of `fcons_start` (`n + 1` offsets into
     // `fcons`, strings in `cstrings`); the event as this fn's contract says.
     let holds = unsafe {
-        let (first, last) = (t.fcons_start.read(f) as usize, t.fcons_start.read(f + 1) as usize);
+        let (first, last) = (
+            t.fcons_start.read(f) as usize,
+            t.fcons_start.read(f + 1) as usize,
+        );
         filter_holds(t.fcons.ptr(), first, last, t.cstrings.ptr(), event, n_attrs)
     };
     if holds {
