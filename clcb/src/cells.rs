@@ -32,20 +32,24 @@
 //!   next match (or [`CellIndex::synchronize`]) sends the changed records in one copy
 //!   per table and applies them with one launch of
 //!   [`clcb_kernels::cells::cells_write()`].
-//! - **Batches**: events are encoded on all cores (the paper's `Attrs`,
-//!   [`Tables::encode_event`]) into one copy per launch of up to
-//!   [`CellOptions::batch_events`] events; the matches come back as (event,
-//!   subscription) pairs, their number first (one read), then the pairs (a second
-//!   read), sorted and deduplicated per event on all cores.
+//! - **Batches** ([`CellIndex::match_batch`]): up to [`CellOptions::batch_events`]
+//!   events per launch, two launches in a pipeline. Events are encoded on all cores
+//!   (the paper's `Attrs`, [`Tables::encode_into`]: one name look-up per attribute)
+//!   straight into page-locked host memory mapped into the device, which each warp
+//!   copies into shared memory (one round trip over the bus per event, no copy call);
+//!   the kernel appends (event, subscription) pairs to page-locked memory too, and the
+//!   host reads only their count back (one 4-byte copy, the launch's one
+//!   synchronisation). While the device matches one launch, the host encodes the next
+//!   one's events, then sorts and deduplicates the finished one's answers on all cores.
 
 use crate::engine::EngineError;
 use crate::layout::Tables;
 use crate::model::{Area, AreaUpdate, Event, ModelError, Op, SubscriptionId, Subscriptions, Value};
 use clcb_kernels::cells::{
-    cells_match, cells_write, eq_key, pair_key, sig_bit, CellEntry, CellEvents, CellGeometry,
-    CellHead, CellTables, DirSlot, CELLS_BLOCK, EMPTY_KEY, IMPLIED, ROW_EQ, ROW_PAIR,
+    cells_match, cells_shared_bytes, cells_write, eq_key, pair_key, sig_bit, CellEntry, CellEvents,
+    CellGeometry, CellHead, CellTables, DirSlot, CELLS_BLOCK, EMPTY_KEY, IMPLIED, ROW_EQ, ROW_PAIR,
 };
-use gpu_kernels::{Buffer, Device, LaunchConfig};
+use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
 use std::collections::HashMap;
 
@@ -102,11 +106,20 @@ struct DevTables {
     entries: Buffer<CellEntry>,
 }
 
-/// Buffers of one launch, kept between calls.
+/// One launch's page-locked host memory, mapped into the device: the encoded events
+/// (where each starts, then the events) and the (event, subscription) pairs.
+struct Stage {
+    input: HostBuffer<u32>,
+    out: HostBuffer<u32>,
+}
+
+/// The two launches' stages, alternating, and their pair counters (device memory).
 struct LaunchBufs {
-    inputs: Buffer<u32>,
-    event_word: Buffer<u32>,
-    out: Buffer<u32>,
+    stages: [Stage; 2],
+    counts: Buffer<u32>,
+    /// The stage and counter of the next launch (the previous launch zeroed its
+    /// counter).
+    parity: usize,
 }
 
 /// The cell index of a set of subscriptions on a device (see the module's docs).
@@ -718,15 +731,69 @@ impl CellIndex {
 
     /// The dense indices of the subscriptions matching each event, ascending (one
     /// answer per event, in order), [`CellOptions::batch_events`] events per launch.
+    ///
+    /// A pipeline of two launches: while the device matches one launch's events, the
+    /// host encodes the next launch's (on all cores, into the other page-locked stage,
+    /// which the kernel reads in place: no copy), then, once the next launch is queued,
+    /// turns the finished launch's pairs (written by the kernel into page-locked
+    /// memory: no copy either) into answers, sorted and deduplicated on all cores.
     pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<u32>>, EngineError> {
         self.flush()?;
-        let mut all = Vec::with_capacity(events.len());
-        if self.key.is_empty() {
+        let mut all: Vec<Vec<u32>> = Vec::with_capacity(events.len());
+        if self.key.is_empty() || events.is_empty() {
             all.resize(events.len(), Vec::new());
             return Ok(all);
         }
-        for chunk in events.chunks(self.opts.batch_events) {
-            self.match_launch(chunk, &mut all)?;
+        let chunks: Vec<&[Event]> = events.chunks(self.opts.batch_events).collect();
+        if self.bufs.is_none() {
+            let dev = &self.dev;
+            // Room for four pairs per event to start with; a launch with more grows it.
+            let pairs = room(4 * self.opts.batch_events);
+            let stage = || -> Result<Stage, EngineError> {
+                Ok(Stage {
+                    input: dev.alloc_host(1 << 12)?,
+                    out: dev.alloc_host(2 * pairs)?,
+                })
+            };
+            let mut counts = dev.alloc(2)?;
+            dev.zero(&mut counts)?;
+            self.bufs = Some(LaunchBufs {
+                stages: [stage()?, stage()?],
+                counts,
+                parity: 0,
+            });
+        }
+        let first = self.bufs.as_ref().expect("made above").parity;
+        self.stage(first, chunks[0])?;
+        self.launch(first, chunks[0].len())?;
+        for (i, chunk) in chunks.iter().enumerate() {
+            let p = (first + i) % 2;
+            if let Some(next) = chunks.get(i + 1) {
+                self.stage(1 - p, next)?;
+            }
+            let count = loop {
+                let b = self.bufs.as_mut().expect("made above");
+                let mut count = [0u32];
+                self.dev.read_into(&b.counts, p, &mut count)?;
+                let count = count[0] as usize;
+                if 2 * count <= b.stages[p].out.len() {
+                    break count;
+                }
+                // More pairs than room: a larger area, and the launch again.
+                b.stages[p].out = self.dev.alloc_host(2 * room(count))?;
+                self.dev.write(&mut b.counts, p, &[0])?;
+                self.launch(p, chunk.len())?;
+            };
+            if let Some(next) = chunks.get(i + 1) {
+                self.launch(1 - p, next.len())?;
+            }
+            let b = self.bufs.as_mut().expect("made above");
+            b.parity = 1 - p;
+            answers(
+                &b.stages[p].out.as_slice()[..2 * count],
+                chunk.len(),
+                &mut all,
+            );
         }
         Ok(all)
     }
@@ -738,60 +805,47 @@ impl CellIndex {
         Ok(ids.into_iter().map(|i| self.ids[i as usize]).collect())
     }
 
-    /// Encodes `events` on all cores: the words, and where each event starts.
-    fn encode(&self, events: &[Event]) -> (Vec<u32>, Vec<u32>) {
-        let parts: Vec<(Vec<u32>, Vec<u32>)> = events
-            .par_chunks(256)
-            .map(|c| {
-                let mut words = Vec::with_capacity(c.len() * 32);
-                let mut starts = Vec::with_capacity(c.len());
-                for e in c {
-                    starts.push(words.len() as u32);
-                    self.tables.encode_event(e, &mut words);
-                }
-                (words, starts)
-            })
-            .collect();
-        let total = parts.iter().map(|p| p.0.len()).sum();
-        let mut words = Vec::with_capacity(total);
-        let mut starts = Vec::with_capacity(events.len());
-        for (w, s) in parts {
-            let base = words.len() as u32;
-            starts.extend(s.iter().map(|&x| x + base));
-            words.extend_from_slice(&w);
+    /// Encodes `events` on all cores into stage `p`'s input: each event at the offset
+    /// its bound ([`Tables::encode_bound`]) leaves it, after the `len + 1` offsets.
+    fn stage(&mut self, p: usize, events: &[Event]) -> Result<(), EngineError> {
+        let bounds: Vec<usize> = events.par_iter().map(Tables::encode_bound).collect();
+        let head = (events.len() + 1).next_multiple_of(4);
+        let total = head + bounds.iter().sum::<usize>();
+        if total >= u32::MAX as usize {
+            return Err(EngineError::TooLarge(total));
         }
-        (words, starts)
+        let b = self.bufs.as_mut().expect("made by match_batch");
+        let st = &mut b.stages[p];
+        if st.input.len() < total {
+            st.input = self.dev.alloc_host(room(total))?;
+        }
+        let (offsets, mut rest) = st.input.as_mut_slice()[..total].split_at_mut(head);
+        let mut at = head;
+        let mut pieces = Vec::with_capacity(events.len());
+        for (o, &len) in offsets.iter_mut().zip(&bounds) {
+            *o = at as u32;
+            at += len;
+            let (piece, r) = rest.split_at_mut(len);
+            pieces.push(piece);
+            rest = r;
+        }
+        offsets[events.len()] = at as u32;
+        let t = &self.tables;
+        pieces
+            .into_par_iter()
+            .zip(events)
+            .with_min_len(64)
+            .for_each(|(piece, e)| {
+                t.encode_into(e, piece);
+            });
+        Ok(())
     }
 
-    /// One launch: the events in, `cells_match`, the pairs out (twice when they
-    /// outgrew the buffer), each event's answer sorted and deduplicated.
-    fn match_launch(
-        &mut self,
-        chunk: &[Event],
-        all: &mut Vec<Vec<u32>>,
-    ) -> Result<(), EngineError> {
-        let (words, starts) = self.encode(chunk);
-        let dev = &self.dev;
-        if words.len() >= u32::MAX as usize {
-            return Err(EngineError::TooLarge(words.len()));
-        }
-        if self.bufs.is_none() {
-            self.bufs = Some(LaunchBufs {
-                inputs: dev.alloc(room(words.len()))?,
-                event_word: dev.alloc(room(starts.len()))?,
-                out: dev.alloc(1 + 2 * room(4 * starts.len()))?,
-            });
-        }
-        let b = self.bufs.as_mut().expect("allocated above");
-        if b.inputs.len() < words.len() {
-            b.inputs = dev.alloc(room(words.len()))?;
-        }
-        if b.event_word.len() < starts.len() {
-            b.event_word = dev.alloc(room(starts.len()))?;
-        }
-        dev.write(&mut b.inputs, 0, &words)?;
-        dev.write(&mut b.event_word, 0, &starts)?;
-        let m = chunk.len() as u32;
+    /// Queues `cells_match` over stage `p`'s `m` events (counter `p`, zeroing the
+    /// other).
+    fn launch(&mut self, p: usize, m: usize) -> Result<(), EngineError> {
+        let b = self.bufs.as_mut().expect("made by match_batch");
+        let st = &mut b.stages[p];
         let t = CellTables {
             heads: self.d.heads.dev_ptr(),
             dir: self.d.dir.dev_ptr(),
@@ -804,46 +858,48 @@ impl CellIndex {
             _pad: 0,
             geo: self.geo,
         };
-        loop {
-            let cap = ((b.out.len() - 1) / 2) as u32;
-            dev.write(&mut b.out, 0, &[0])?;
-            let batch = CellEvents {
-                inputs: b.inputs.dev_ptr(),
-                event_word: b.event_word.dev_ptr(),
-                out: b.out.dev_ptr_mut(),
-                n_events: m,
-                cap,
-            };
-            let lc = LaunchConfig::linear(m * 32, CELLS_BLOCK);
-            cells_match::launch(dev, lc, t, batch)?;
-            let mut count = [0u32];
-            dev.read_into(&b.out, 0, &mut count)?;
-            let count = count[0];
-            if count > cap {
-                b.out = dev.alloc(1 + 2 * room(count as usize))?;
-                continue;
-            }
-            let mut pairs = vec![0u32; 2 * count as usize];
-            dev.read_into(&b.out, 1, &mut pairs)?;
-            let base = all.len();
-            all.resize(base + chunk.len(), Vec::new());
-            let mut sizes = vec![0usize; chunk.len()];
-            for p in pairs.chunks_exact(2) {
-                sizes[p[0] as usize] += 1;
-            }
-            for (a, &s) in all[base..].iter_mut().zip(&sizes) {
-                a.reserve_exact(s);
-            }
-            for p in pairs.chunks_exact(2) {
-                all[base + p[0] as usize].push(p[1]);
-            }
-            all[base..].par_iter_mut().for_each(|a| {
-                a.sort_unstable();
-                a.dedup();
-            });
-            return Ok(());
-        }
+        let batch = CellEvents {
+            count: b.counts.dev_ptr_mut_at(p),
+            idle_count: b.counts.dev_ptr_mut_at(1 - p),
+            n_events: m as u32,
+            cap: (st.out.len() / 2) as u32,
+        };
+        let lc = LaunchConfig::linear(m as u32 * 32, CELLS_BLOCK).with_shared(cells_shared_bytes());
+        cells_match::launch(&self.dev, lc, t, batch, &st.input, &mut st.out)?;
+        Ok(())
     }
+}
+
+/// Appends the answers of a launch of `m` events, from its (event, subscription) pairs,
+/// to `all`: each event's subscriptions, ascending, once each. The pairs are put in
+/// event order by a counting sort, then each event's list is made, sorted and
+/// deduplicated on all cores (an allocation per event, in parallel).
+fn answers(pairs: &[u32], m: usize, all: &mut Vec<Vec<u32>>) {
+    let mut at = vec![0u32; m + 1];
+    for p in pairs.chunks_exact(2) {
+        at[p[0] as usize + 1] += 1;
+    }
+    for e in 0..m {
+        at[e + 1] += at[e];
+    }
+    let mut fill = at.clone();
+    let mut subs = vec![0u32; pairs.len() / 2];
+    for p in pairs.chunks_exact(2) {
+        let f = &mut fill[p[0] as usize];
+        subs[*f as usize] = p[1];
+        *f += 1;
+    }
+    let lists: Vec<Vec<u32>> = (0..m)
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|e| {
+            let mut v = subs[at[e] as usize..at[e + 1] as usize].to_vec();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+        .collect();
+    all.extend(lists);
 }
 
 #[cfg(test)]

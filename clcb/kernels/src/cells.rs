@@ -14,7 +14,7 @@
 //!
 //! | kernel | one thread per | reads | writes |
 //! | --- | --- | --- | --- |
-//! | [`cells_match()`] | lane of a warp per event | the event, its cell's [`CellHead`], the cell's directory ([`DirSlot`]) and the [`CellEntry`]s of its keys' groups and of the cell's overflow, the candidates' constraints | (event, subscription) pairs, their count (atomic) |
+//! | [`cells_match()`] | lane of a warp per event | the event (possibly mapped host memory, staged in shared memory), its cell's [`CellHead`], the cell's directory ([`DirSlot`]) and the [`CellEntry`]s of its keys' groups and of the cell's overflow, the candidates' constraints | (event, subscription) pairs (possibly mapped host memory), their count (atomic), the next launch's count (zeroed) |
 //! | [`cells_write()`] | changed word of the index | the host's changes | [`CellHead`]s, [`DirSlot`]s, [`CellEntry`]s |
 
 use crate::{
@@ -215,20 +215,32 @@ unsafe impl KernelStruct for CellTables<'static> {
     type Host<'a> = CellTables<'a>;
 }
 
-/// A batch of encoded events (as `clcb::layout::Tables::encode_event` writes them, one
-/// after another) and where [`cells_match()`] appends their matches.
+/// A batch's counters and sizes for [`cells_match()`]. The batch itself and the pairs
+/// are separate parameters (`input`, `out`), which may be page-locked host memory
+/// mapped into the device: `input` holds `n_events + 1` words, where each event starts
+/// (in words from `input`; the last is the end), padded to a multiple of 4, then the
+/// encoded events one after another (as `clcb::layout::Tables::encode_event` writes
+/// them); `out` has room for `cap` pairs, `out[2p]` the event and `out[2p + 1]` the
+/// subscription.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CellEvents<'a> {
-    pub inputs: DevPtr<'a, u32>,
-    /// Where each event starts in `inputs` (words).
-    pub event_word: DevPtr<'a, u32>,
-    /// `out[0]`: the pair count (zeroed by the host before the launch); then the
-    /// pairs, `out[1 + 2p]` the event and `out[2 + 2p]` the subscription.
-    pub out: DevPtrMut<'a, u32>,
+    /// This launch's pair count (zero at the launch).
+    pub count: DevPtrMut<'a, u32>,
+    /// The next launch's pair count, which this launch zeroes.
+    pub idle_count: DevPtrMut<'a, u32>,
     pub n_events: u32,
     /// Pairs `out` has room for; more are counted, not written.
     pub cap: u32,
+}
+
+/// Words of an event each warp of [`cells_match()`] stages in shared memory (longer
+/// events are read where they lie).
+pub const CELLS_STAGE_WORDS: u32 = 192;
+
+/// Bytes of [`cells_match()`]'s dynamic shared memory: a staging area per warp.
+pub const fn cells_shared_bytes() -> u32 {
+    CELLS_BLOCK / 32 * CELLS_STAGE_WORDS * 4
 }
 
 // SAFETY: `#[repr(C)]`; device pointers and `u32`s only; `Host<'a>` differs only in the
@@ -385,9 +397,9 @@ unsafe fn try_entry(
 /// Every lane of the warp calls it.
 ///
 /// # Safety
-/// `b.out` has room for `1 + 2 * b.cap` words.
+/// `out` has room for `2 * b.cap` words.
 #[inline(always)]
-unsafe fn append(b: &CellEvents, e: u32, hit: Option<u32>) {
+unsafe fn append(b: &CellEvents, out: *mut u32, e: u32, hit: Option<u32>) {
     let m = ballot(hit.is_some());
     if m == 0 {
         return;
@@ -396,8 +408,8 @@ unsafe fn append(b: &CellEvents, e: u32, hit: Option<u32>) {
     let lane = lane_id();
     let mut at = 0;
     if lane == leader {
-        // SAFETY: `out[0]` is the count, written through atomics only.
-        at = unsafe { atomic_add(b.out.ptr(), m.count_ones()) };
+        // SAFETY: the count is written through atomics only.
+        at = unsafe { atomic_add(b.count.ptr(), m.count_ones()) };
     }
     let at = shfl(at, leader);
     if let Some(s) = hit {
@@ -405,8 +417,8 @@ unsafe fn append(b: &CellEvents, e: u32, hit: Option<u32>) {
         if pos < b.cap {
             // SAFETY: `pos < cap`: the pair's two words are inside `out`, this lane's own.
             unsafe {
-                b.out.write(1 + 2 * pos as usize, e);
-                b.out.write(2 + 2 * pos as usize, s);
+                store(out, 2 * pos as usize, e);
+                store(out, 2 * pos as usize + 1, s);
             }
         }
     }
@@ -432,8 +444,11 @@ kernel! {
     /// event (`CELLS_BLOCK / 32` events per block), as the CPU grid index does for one
     /// event on one thread.
     ///
-    /// The warp reads the event's header (every lane the same words: one broadcast
-    /// load), finds its cell ([`CellGeometry::cell_of`]) and reads the cell's
+    /// Global thread 0 zeroes the next launch's counter. The warp first copies its
+    /// event into its staging area in shared memory (consecutive words per lane: one
+    /// coalesced read, one round trip when `input` is mapped host memory; an event
+    /// longer than [`CELLS_STAGE_WORDS`] is read where it lies), then reads the header,
+    /// finds its cell ([`CellGeometry::cell_of`]) and reads the cell's
     /// [`CellHead`]; each lane ORs the signature bits of a share of the attributes and
     /// the warp combines them (`shfl_xor`). Then the event's keys, 32 at a time, one per
     /// lane: the empty key, the `name = value` of each string attribute whose name
@@ -449,14 +464,29 @@ kernel! {
     /// for those that pass. Matches are appended as (event, subscription) pairs, one
     /// `atomicAdd` per warp and round ([`append`]); a subscription matched by several of
     /// its filters is listed several times (the host sorts and deduplicates).
-    pub fn cells_match(t: CellTables<'static>, b: CellEvents<'static>) {
+    pub fn cells_match(t: CellTables<'static>, b: CellEvents<'static>, input: *const u32, out: *mut u32) {
+        if global_id_x() == 0 {
+            b.idle_count.write(0, 0);
+        }
         let e = global_id_x() / 32;
+        let lane = lane_id();
+        let staged = dynamic_shared::<u32>().add((warp_id() * CELLS_STAGE_WORDS) as usize);
+        let (w, end) = if e < b.n_events {
+            (load(input, e as usize), load(input, e as usize + 1))
+        } else {
+            (0, 0)
+        };
+        let len = end - w;
+        let mut i = lane;
+        while len <= CELLS_STAGE_WORDS && i < len {
+            store(staged, i as usize, load(input, (w + i) as usize));
+            i += 32;
+        }
+        sync_threads();
         if e >= b.n_events {
             return; // the whole warp: one event per warp
         }
-        let lane = lane_id();
-        let w = b.event_word.read(e as usize);
-        let event = b.inputs.add(w as usize) as *const u32;
+        let event = if len <= CELLS_STAGE_WORDS { staged as *const u32 } else { input.add(w as usize) };
         let h = *(event as *const InputHeader);
         let n = h.n_attrs;
         let head = t.heads.read(t.geo.cell_of(h.pos.x, h.pos.y) as usize);
@@ -514,7 +544,7 @@ kernel! {
                 } else {
                     None
                 };
-                append(&b, e, hit);
+                append(&b, out, e, hit);
                 c0 += 32;
             }
             if overflow {
