@@ -114,7 +114,7 @@ impl CellGeometry {
     pub fn index(&self, v: f64, origin: f64, n: u32) -> u32 {
         let c = (v - origin) * self.inv;
         let top = (n - 1) as f64;
-        if !(c >= 1.0) {
+        if c.is_nan() || c < 1.0 {
             0
         } else if c >= top {
             n - 1
@@ -280,9 +280,9 @@ unsafe fn event_key(t: &CellTables, event: *const u32, n: u32, q: u32) -> Option
     }
     // SAFETY: the attributes follow the header (the encoding, this fn's contract).
     let attrs = unsafe { event.add(HEADER_WORDS) } as *const DevAttr;
-    // SAFETY: `row < t.rows` is checked before each read of `row_flags`.
     let flags = |row: u32| {
         if row < t.rows {
+            // SAFETY: `row < t.rows`, the length of `row_flags` (this fn's contract).
             unsafe { t.row_flags.read(row as usize) }
         } else {
             0
@@ -339,7 +339,7 @@ unsafe fn group(t: &CellTables, h: &CellHead, key: u32) -> (u32, u32) {
     if lo == h.keys {
         return (0, 0);
     }
-    // SAFETY: `lo < h.keys` (and `lo - 1` when `lo > 0`).
+    // SAFETY: `lo < h.keys`: a slot of the cell's directory.
     let s = unsafe { t.dir.read((h.dir + lo) as usize) };
     if s.key != key {
         return (0, 0);
@@ -347,6 +347,7 @@ unsafe fn group(t: &CellTables, h: &CellHead, key: u32) -> (u32, u32) {
     let start = if lo == 0 {
         0
     } else {
+        // SAFETY: `0 < lo < h.keys`: a slot of the cell's directory.
         unsafe { t.dir.read((h.dir + lo - 1) as usize) }.end
     };
     (start, s.end)
