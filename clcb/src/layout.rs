@@ -21,6 +21,7 @@
 //! Attributes whose name no constraint uses are left out: no constraint can read them.
 
 use crate::model::{Constraint, Event, Subscriptions, Value};
+use ccm::hash::ShortKeyMap;
 use clcb_kernels::{
     str_bits, DevAttr, DevConstraint, Float2, InputHeader, ATTR_WORDS, HEADER_WORDS, KIND_FLOAT,
     KIND_INT, KIND_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, OP_NE, OP_PREFIX, OP_SUBSTR, OP_SUFFIX,
@@ -68,6 +69,9 @@ fn encode_value(v: &Value, pool: &mut Vec<u8>, base: usize) -> (u32, u64) {
 pub struct Tables {
     /// CCM's `Names`: constraint name -> row of `Constraints`.
     pub names: HashMap<String, u32>,
+    /// The same map for the per-event look-ups of [`Tables::encode_into`] (a name known
+    /// by its length and two words read from its ends, [`ccm::hash::ShortKeyMap`]).
+    pub name_rows: ShortKeyMap<u32>,
     /// Number of subscriptions (`k`, the length of `SubsBV`).
     pub subscriptions: usize,
     pub fpos: Vec<Float2>,
@@ -135,6 +139,9 @@ impl Tables {
             t.bf.push(bf);
         }
         t.fcons_start.push(t.fcons.len() as u32);
+        for (name, &row) in &t.names {
+            t.name_rows.insert(name.as_bytes(), row);
+        }
         // Pass 2: name-major `Constraints` from the filter-major list (counting sort).
         t.size_c = per_row;
         t.row_start = Vec::with_capacity(t.size_c.len());
@@ -225,7 +232,7 @@ impl Tables {
         let mut bf = 0u32;
         let mut n = 0usize;
         for (a, r) in attrs.iter().zip(rows.iter_mut()) {
-            if let Some(&row) = self.names.get(&a.name) {
+            if let Some(row) = self.name_rows.get(a.name.as_bytes()) {
                 bf |= bloom_bit(row);
                 *r = row;
                 n += 1;

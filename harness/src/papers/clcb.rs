@@ -420,7 +420,7 @@ fn time_grid(
 
 /// Times the cell index (`clcb::cells`) on each of `devices` over the stream the grid
 /// index is timed on (the workload's events repeated to [`GRID_STREAM`]; quick mode:
-/// the workload's), a launch's worth matched first untimed; checks its answers to the
+/// the workload's), two launches' worth matched first untimed; checks its answers to the
 /// first `truth.len()` events and records `{prefix} batched{suffix}`: end to end per
 /// event (encoding on all cores, copies, kernel, pairs back, sorted per event).
 #[allow(clippy::too_many_arguments)]
@@ -445,7 +445,8 @@ fn time_cells(
         };
         let stream: Vec<Event> = events.iter().cycle().take(n).cloned().collect();
         if !ctx.quick {
-            index.match_batch(&stream[..opts.batch_events.min(n)])?;
+            // Two launches' worth: both page-locked stages grow to a launch's size.
+            index.match_batch(&stream[..(2 * opts.batch_events).min(n)])?;
         }
         let t0 = Instant::now();
         let got = index.match_batch(&stream)?;
