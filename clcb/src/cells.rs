@@ -799,6 +799,29 @@ impl CellIndex {
     }
 
     /// The ids of the subscriptions matching `e`, ascending (a batch of one).
+    ///
+    /// ```
+    /// use ccm::{Constraint, Op, Value};
+    /// use clcb::cells::{CellIndex, CellOptions};
+    /// use clcb::{Area, Event, Filter, Location, Subscription, SubscriptionId, Subscriptions};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// // Subscription 7: the keyword "rain" within 10 units of (0, 0).
+    /// let rain = Constraint::new("rain", Op::Eq, Value::Str("rain".into()))?;
+    /// let subs = Subscriptions::new([Subscription {
+    ///     id: SubscriptionId(7),
+    ///     filters: vec![Filter::new(vec![rain], Area::circle(0.0, 0.0, 10.0)?)?],
+    /// }]);
+    /// let dev = gpu_kernels::Device::emulator();
+    /// let mut index = CellIndex::new(dev, &subs, CellOptions { batch_events: 64 })?;
+    /// let at = |x, word: &str| -> Result<Event, Box<dyn std::error::Error>> {
+    ///     let content = ccm::Event::from_pairs([(word, Value::Str(word.into()))])?;
+    ///     Ok(Event { loc: Location::new(x, 0.0)?, content })
+    /// };
+    /// assert_eq!(index.match_event(&at(3.0, "rain")?)?, vec![SubscriptionId(7)]);
+    /// assert_eq!(index.match_event(&at(3.0, "sun")?)?, vec![]); // another keyword
+    /// assert_eq!(index.match_event(&at(30.0, "rain")?)?, vec![]); // too far
+    /// # Ok(()) }
+    /// ```
     pub fn match_event(&mut self, e: &Event) -> Result<Vec<SubscriptionId>, EngineError> {
         let mut v = self.match_batch(std::slice::from_ref(e))?;
         let ids = v.pop().unwrap_or_default();
@@ -930,6 +953,40 @@ mod tests {
                     crate::model::Filter::new(cs, Area::circle(x, y, r).unwrap()).unwrap()
                 })
                 .collect(),
+        }
+    }
+
+    /// The spatial invariant the kernel relies on: the cell of any point an area
+    /// holds (by the model's exact `f32` test) is among the area's cells, for areas
+    /// and points inside, on and just off the grid, and past its border.
+    #[test]
+    fn the_cell_of_every_point_an_area_holds_is_one_of_its_cells() {
+        let areas: Vec<Area> = (0..300)
+            .map(|i| {
+                let x = (i * 37 % 101) as f64 * 0.731 - 5.0;
+                let y = (i * 53 % 89) as f64 * 0.417 + 1e3;
+                Area::circle(x, y, [0.0, 0.3, 1.0, 2.5][i % 4]).unwrap()
+            })
+            .collect();
+        let geo = geometry(&areas);
+        let far = Area::circle(1e6, -1e6, 3.0).unwrap();
+        for a in areas.iter().chain([&far]) {
+            let cells: Vec<u32> = cells_of(&geo, a).collect();
+            let r = a.sq_radius.sqrt();
+            for k in 0..400 {
+                // Points on a fine lattice over the area's box, and its border.
+                let (u, v) = (
+                    (k % 20) as f32 / 19.0 * 2.0 - 1.0,
+                    (k / 20) as f32 / 19.0 * 2.0 - 1.0,
+                );
+                let p = Location {
+                    x: a.center.x + u * r,
+                    y: a.center.y + v * r,
+                };
+                if a.contains(p) {
+                    assert!(cells.contains(&geo.cell_of(p.x, p.y)), "{p:?} in {a:?}");
+                }
+            }
         }
     }
 

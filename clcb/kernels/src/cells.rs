@@ -171,8 +171,9 @@ pub struct DirSlot {
 
 /// One filter in one cell's list, all that the first tests read in one 32-byte record:
 /// its id (with [`IMPLIED`]), its subscription, its circle (squared radius negative for
-/// a tombstone: no point is inside) and its names' signature.
-#[repr(C)]
+/// a tombstone: no point is inside) and its names' signature. 16-byte aligned: two
+/// vector loads.
+#[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(
     not(target_arch = "nvptx64"),
