@@ -31,7 +31,12 @@
 //!   laid out again. Moves change the host mirror only (no device work, no wait); the
 //!   next match (or [`CellIndex::synchronize`]) sends the changed records in one copy
 //!   per table and applies them with one launch of
-//!   [`clcb_kernels::cells::cells_write()`].
+//!   [`clcb_kernels::cells::cells_write()`]. Cost of a move: a binary search of the
+//!   directory and a scan of the key's group in each old cell (about four), an append
+//!   in each new one, 36 bytes per changed entry sent at the flush, and, amortized, a
+//!   re-sort of a cell every `16 + main / 32` changes in it (about 32 entries moved per
+//!   change); the flush itself is six copies and a launch however many moves it
+//!   carries.
 //! - **Batches** ([`CellIndex::match_batch`]): up to [`CellOptions::batch_events`]
 //!   events per launch, two launches in a pipeline. Events are encoded on all cores
 //!   (the paper's `Attrs`, [`Tables::encode_into`]: one name look-up per attribute)
