@@ -49,14 +49,15 @@
 
 use crate::engine::EngineError;
 use crate::layout::Tables;
-use crate::model::{Area, AreaUpdate, Event, ModelError, Op, SubscriptionId, Subscriptions, Value};
+use crate::model::{Area, AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
+use ccm::hash::FastMap;
 use clcb_kernels::cells::{
     cells_match, cells_shared_bytes, cells_write, eq_key, pair_key, sig_bit, CellEntry, CellEvents,
     CellGeometry, CellHead, CellTables, DirSlot, CELLS_BLOCK, EMPTY_KEY, IMPLIED, ROW_EQ, ROW_PAIR,
 };
+use clcb_kernels::{DevConstraint, KIND_STR, OP_EQ};
 use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
-use std::collections::HashMap;
 
 /// Squared radius of a tombstone entry (no point is inside).
 const TOMBSTONE: f32 = -1.0;
@@ -300,8 +301,9 @@ impl Mirror {
         self.dead[c] = 0;
     }
 
-    /// The live `(key, entry)` pairs of cell `c`, sorted by key then filter; `key_of`
-    /// gives an overflow entry's key.
+    /// The live `(key, entry)` pairs of cell `c`, sorted by key then filter (a merge of
+    /// its sorted entries and its sorted overflow); `key_of` gives an overflow entry's
+    /// key.
     fn live(&self, c: usize, key_of: impl Fn(u32) -> u32) -> Vec<(u32, CellEntry)> {
         let h = self.heads[c];
         let mut out = Vec::with_capacity((h.main + h.extra) as usize);
@@ -314,12 +316,28 @@ impl Mirror {
             }
             start = s.end;
         }
+        // The sorted entries are in (key, filter) order already: only the overflow is
+        // sorted, then merged in.
         let first = (h.entries + h.main) as usize;
-        for en in &self.entries[first..first + h.extra as usize] {
-            out.push((key_of(en.filter & !IMPLIED), *en));
+        let order = |&(k, en): &(u32, CellEntry)| (k, en.filter & !IMPLIED);
+        let mut extra: Vec<(u32, CellEntry)> = self.entries[first..first + h.extra as usize]
+            .iter()
+            .map(|en| (key_of(en.filter & !IMPLIED), *en))
+            .collect();
+        extra.sort_unstable_by_key(order);
+        let main = std::mem::take(&mut out);
+        let mut merged = Vec::with_capacity(main.len() + extra.len());
+        let (mut i, mut j) = (0, 0);
+        while i < main.len() || j < extra.len() {
+            if j == extra.len() || (i < main.len() && order(&main[i]) <= order(&extra[j])) {
+                merged.push(main[i]);
+                i += 1;
+            } else {
+                merged.push(extra[j]);
+                j += 1;
+            }
         }
-        out.sort_unstable_by_key(|&(k, en)| (k, en.filter & !IMPLIED));
-        out
+        merged
     }
 }
 
@@ -379,18 +397,26 @@ impl CellIndex {
             return Err(EngineError::TooLarge(tables.fcons.len()));
         }
         let rows = tables.names.len();
-        let row = |name: &str| tables.names[name];
+        // A filter's constraints are `tables.fcons` (each tagged with its name's row; a
+        // string's bytes in `tables.cstrings`): no name is looked up again.
+        let cons = |f: usize| {
+            &tables.fcons[tables.fcons_start[f] as usize..tables.fcons_start[f + 1] as usize]
+        };
+        let str_eq = |c: &DevConstraint| -> Option<(u32, &[u8])> {
+            (u32::from(c.op) == OP_EQ && u32::from(c.kind) == KIND_STR).then(|| {
+                let (at, len) = (c.bits as u32 as usize, (c.bits >> 32) as usize);
+                (c.tag, &tables.cstrings[at..at + len])
+            })
+        };
         // Per filter: its name rows (ascending by frequency); counts of names,
         // `name = value`s, pairs.
         let mut name_freq = vec![0u32; rows];
-        let mut eq_freq: HashMap<(u32, &str), u32> = HashMap::new();
+        let mut eq_freq: FastMap<(u32, &[u8]), u32> = FastMap::default();
         let mut filter_rows: Vec<Vec<u32>> = Vec::with_capacity(n);
-        for (_, _, f) in subs.filters() {
-            let mut rs: Vec<u32> = f.constraints.iter().map(|c| row(&c.name)).collect();
-            for c in &f.constraints {
-                if let (Op::Eq, Value::Str(v)) = (c.op, &c.value) {
-                    *eq_freq.entry((row(&c.name), v.as_str())).or_default() += 1;
-                }
+        for f in 0..n {
+            let mut rs: Vec<u32> = cons(f).iter().map(|c| c.tag).collect();
+            for e in cons(f).iter().filter_map(str_eq) {
+                *eq_freq.entry(e).or_default() += 1;
             }
             rs.sort_unstable();
             rs.dedup();
@@ -400,7 +426,7 @@ impl CellIndex {
             filter_rows.push(rs);
         }
         let pair_of = |rs: &[u32]| (rs[0], *rs.get(1).unwrap_or(&rs[0]));
-        let mut pair_freq: HashMap<(u32, u32), u32> = HashMap::new();
+        let mut pair_freq: FastMap<(u32, u32), u32> = FastMap::default();
         for rs in &mut filter_rows {
             rs.sort_unstable_by_key(|&r| (name_freq[r as usize], r));
             if !rs.is_empty() {
@@ -412,22 +438,16 @@ impl CellIndex {
         let mut key = Vec::with_capacity(n);
         let mut area = Vec::with_capacity(n);
         let mut proto = Vec::with_capacity(n);
-        for ((fid, s, f), rs) in subs.filters().zip(&filter_rows) {
-            let rarest_eq = f
-                .constraints
+        for (f, rs) in filter_rows.iter().enumerate() {
+            let rarest_eq = cons(f)
                 .iter()
-                .filter_map(|c| match (c.op, &c.value) {
-                    (Op::Eq, Value::Str(v)) => {
-                        let r = row(&c.name);
-                        Some((eq_freq[&(r, v.as_str())], r, v.as_str()))
-                    }
-                    _ => None,
-                })
+                .filter_map(str_eq)
+                .map(|(r, v)| (eq_freq[&(r, v)], r, v))
                 .min();
             let k = match rarest_eq {
                 Some((freq, r, v)) if freq <= pair_freq[&pair_of(rs)] => {
                     row_flags[r as usize] |= ROW_EQ;
-                    eq_key(r, v.as_bytes())
+                    eq_key(r, v)
                 }
                 _ if rs.is_empty() => EMPTY_KEY,
                 _ => {
@@ -442,15 +462,19 @@ impl CellIndex {
                 let (w, bit) = sig_bit(r);
                 sig[w] |= bit;
             }
-            let implied = if f.constraints.is_empty() { IMPLIED } else { 0 };
+            let implied = if cons(f).is_empty() { IMPLIED } else { 0 };
+            let (pos, sq) = (tables.fpos[f], tables.sq_dist[f]);
             key.push(k);
-            area.push(f.area);
+            area.push(Area {
+                center: crate::model::Location { x: pos.x, y: pos.y },
+                sq_radius: sq,
+            });
             proto.push(CellEntry {
-                filter: fid.0 | implied,
-                sub: s as u32,
-                x: f.area.center.x,
-                y: f.area.center.y,
-                sq: f.area.sq_radius,
+                filter: f as u32 | implied,
+                sub: tables.filter_sub[f],
+                x: pos.x,
+                y: pos.y,
+                sq,
                 sig,
             });
         }
@@ -933,7 +957,7 @@ fn answers(pairs: &[u32], m: usize, all: &mut Vec<Vec<u32>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Constraint, FilterId, Location, Subscription};
+    use crate::model::{Constraint, FilterId, Location, Op, Subscription, Value};
 
     fn eq(n: &str, v: &str) -> Constraint {
         Constraint::new(n, Op::Eq, Value::Str(v.into())).unwrap()
