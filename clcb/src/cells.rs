@@ -34,8 +34,8 @@
 //!   [`clcb_kernels::cells::cells_write()`]. Cost of a move: a binary search of the
 //!   directory and a scan of the key's group in each old cell (about four), an append
 //!   in each new one, 36 bytes per changed entry sent at the flush, and, amortized, a
-//!   re-sort of a cell every `16 + main / 32` changes in it (about 32 entries moved per
-//!   change); the flush itself is six copies and a launch however many moves it
+//!   merge of a cell's entries every `CHURN + main / 32` changes in it (about 32 entries
+//!   moved per change); the flush itself is six copies and a launch however many moves it
 //!   carries.
 //! - **Batches** ([`CellIndex::match_batch`]): up to [`CellOptions::batch_events`]
 //!   events per launch, two launches in a pipeline. Events are encoded on all cores
@@ -226,10 +226,16 @@ fn cells_of(geo: &CellGeometry, a: &Area) -> impl Iterator<Item = u32> {
     (y_lo..=y_hi).flat_map(move |cy| (x_lo..=x_hi).map(move |cx| cy * nx + cx))
 }
 
-/// Room of a cell of `main` sorted entries: its overflow may reach `17 + main / 32`
+/// Changes (overflow entries and tombstones) a cell takes, beyond a thirty-second of
+/// its sorted entries, before it is laid out again. Small, so that the many small cells
+/// of a fine grid keep little room (a cell of `main` entries keeps `CHURN + 2 + main /
+/// 16` spare) and events scan short overflows.
+const CHURN: usize = 4;
+
+/// Room of a cell of `main` sorted entries: its overflow may reach `CHURN + 1 + main / 32`
 /// before the cell is laid out again, plus as much again to grow.
 fn ent_room(main: usize) -> usize {
-    main + main / 16 + 34
+    main + main / 16 + CHURN + 2
 }
 
 /// Room of a cell's directory of `keys` keys.
@@ -617,7 +623,7 @@ impl CellIndex {
         let h = m.heads[c];
         let at = (h.entries + h.main + h.extra) as usize;
         // The room always holds the overflow: the cell is laid out again before it
-        // outgrows `17 + main / 32` (see `ent_room`).
+        // outgrows `CHURN + 1 + main / 32` (see `ent_room`).
         debug_assert!(h.main + h.extra < m.ent_cap[c]);
         m.entries[at] = entry;
         m.heads[c].extra += 1;
@@ -627,13 +633,14 @@ impl CellIndex {
     }
 
     /// Lays cell `c` out again (overflow merged into the sorted entries, tombstones
-    /// dropped) once they make up more than a thirty-second of it (and at least 16),
+    /// dropped) once they make up more than a thirty-second of it (and more than [`CHURN`]),
     /// in its room, or at the end of the tables when it outgrew it; when the tables
-    /// have no room left either, the whole index is laid out again at the next flush.
+    /// have no room left either, the whole index is laid out again
+    /// ([`CellIndex::relayout`]) and the next flush uploads it.
     fn maybe_lay_out(&mut self, c: usize) {
         let m = &self.mirror;
         let h = m.heads[c];
-        if (h.extra + m.dead[c]) as usize <= 16 + h.main as usize / 32 {
+        if (h.extra + m.dead[c]) as usize <= CHURN + h.main as usize / 32 {
             return;
         }
         let key = &self.key;
