@@ -21,6 +21,7 @@
 //! Attributes whose name no constraint uses are left out: no constraint can read them.
 
 use crate::model::{Constraint, Event, Subscriptions, Value};
+use ccm::hash::ShortKeyMap;
 use clcb_kernels::{
     str_bits, DevAttr, DevConstraint, Float2, InputHeader, ATTR_WORDS, HEADER_WORDS, KIND_FLOAT,
     KIND_INT, KIND_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, OP_NE, OP_PREFIX, OP_SUBSTR, OP_SUFFIX,
@@ -68,6 +69,9 @@ fn encode_value(v: &Value, pool: &mut Vec<u8>, base: usize) -> (u32, u64) {
 pub struct Tables {
     /// CCM's `Names`: constraint name -> row of `Constraints`.
     pub names: HashMap<String, u32>,
+    /// The same map for the per-event look-ups of [`Tables::encode_into`] (a name known
+    /// by its length and two words read from its ends, [`ccm::hash::ShortKeyMap`]).
+    pub name_rows: ShortKeyMap<u32>,
     /// Number of subscriptions (`k`, the length of `SubsBV`).
     pub subscriptions: usize,
     pub fpos: Vec<Float2>,
@@ -135,6 +139,9 @@ impl Tables {
             t.bf.push(bf);
         }
         t.fcons_start.push(t.fcons.len() as u32);
+        for (name, &row) in &t.names {
+            t.name_rows.insert(name.as_bytes(), row);
+        }
         // Pass 2: name-major `Constraints` from the filter-major list (counting sort).
         t.size_c = per_row;
         t.row_start = Vec::with_capacity(t.size_c.len());
@@ -184,52 +191,94 @@ impl Tables {
     /// Appends the event's device input (Fig. 2b) to `out` as 32-bit words: the
     /// [`InputHeader`] (`InputBF`, `InputPos`), the `Attrs` of names that have a row,
     /// then their string bytes (offsets relative to the event's first word), padded to a
-    /// multiple of 4 words. Returns
-    /// the number of attributes written.
+    /// multiple of 4 words ([`Tables::encode_into`]). Returns the number of attributes
+    /// written.
     pub fn encode_event(&self, e: &Event, out: &mut Vec<u32>) -> u32 {
         let start = out.len();
-        let mut attrs: Vec<DevAttr> = Vec::with_capacity(e.attributes().len());
+        out.resize(start + Self::encode_bound(e), 0);
+        let (words, n_attrs) = self.encode_into(e, &mut out[start..]);
+        out.truncate(start + words);
+        n_attrs
+    }
+
+    /// The most words [`Tables::encode_into`] writes for `e` (every attribute kept).
+    pub fn encode_bound(e: &Event) -> usize {
+        let strings: usize = e
+            .attributes()
+            .iter()
+            .map(|a| match &a.value {
+                Value::Str(s) => s.len(),
+                _ => 0,
+            })
+            .sum();
+        (HEADER_WORDS + ATTR_WORDS * e.attributes().len() + strings.div_ceil(4)).next_multiple_of(4)
+    }
+
+    /// Writes the event's device input (the layout of [`Tables::encode_event`]) at the
+    /// start of `out`, which must hold [`Tables::encode_bound`] words; one look-up per
+    /// attribute, no allocation for events of up to 32 attributes. Returns the words
+    /// written (a multiple of 4, the rest of `out` untouched) and the attributes.
+    pub fn encode_into(&self, e: &Event, out: &mut [u32]) -> (usize, u32) {
+        let attrs = e.attributes();
+        // The rows of the known names, in the event's order (`u32::MAX`: unknown).
+        let mut small = [u32::MAX; 32];
+        let mut large = Vec::new();
+        let rows: &mut [u32] = if attrs.len() <= small.len() {
+            &mut small[..attrs.len()]
+        } else {
+            large.resize(attrs.len(), u32::MAX);
+            &mut large
+        };
         let mut bf = 0u32;
-        for a in e.attributes() {
-            if let Some(&row) = self.names.get(&a.name) {
+        let mut n = 0usize;
+        for (a, r) in attrs.iter().zip(rows.iter_mut()) {
+            if let Some(row) = self.name_rows.get(a.name.as_bytes()) {
                 bf |= bloom_bit(row);
-                attrs.push(DevAttr {
-                    row,
-                    ..DevAttr::default()
-                });
+                *r = row;
+                n += 1;
             }
         }
-        let strings_at = (HEADER_WORDS + ATTR_WORDS * attrs.len()) * 4;
-        let mut pool = Vec::new();
+        let bytes_at = (HEADER_WORDS + ATTR_WORDS * n) * 4;
+        let mut pool = bytes_at;
         let mut i = 0;
-        for a in e.attributes() {
-            if self.names.contains_key(&a.name) {
-                let (kind, bits) = encode_value(&a.value, &mut pool, strings_at);
-                attrs[i].kind = kind;
-                attrs[i].bits = bits;
-                i += 1;
+        for (a, &row) in attrs.iter().zip(rows.iter()) {
+            if row == u32::MAX {
+                continue;
             }
+            let (kind, bits) = match &a.value {
+                Value::Int(v) => (KIND_INT, *v as u64),
+                Value::Float(x) => (KIND_FLOAT, x.to_bits()),
+                Value::Str(s) => {
+                    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut *out);
+                    bytes[pool..pool + s.len()].copy_from_slice(s.as_bytes());
+                    let bits = str_bits(pool as u32, s.len() as u32);
+                    pool += s.len();
+                    (KIND_STR, bits)
+                }
+            };
+            let at = HEADER_WORDS + ATTR_WORDS * i;
+            out[at..at + ATTR_WORDS].copy_from_slice(bytemuck::cast_slice(&[DevAttr {
+                row,
+                kind,
+                bits,
+            }]));
+            i += 1;
         }
+        // Whole 16-byte units, so that the next event of a batch starts aligned for the
+        // 8-byte values of its `Attrs`; the padding zeroed.
+        let words = pool.div_ceil(16) * 4;
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut *out);
+        bytes[pool..words * 4].fill(0);
         let head = InputHeader {
             bf,
             pos: Float2 {
                 x: e.loc.x,
                 y: e.loc.y,
             },
-            n_attrs: attrs.len() as u32,
+            n_attrs: n as u32,
         };
-        out.extend_from_slice(bytemuck::cast_slice(&[head]));
-        out.extend_from_slice(bytemuck::cast_slice(&attrs));
-        pool.resize(pool.len().div_ceil(4) * 4, 0);
-        out.extend(
-            pool.chunks_exact(4)
-                .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])),
-        );
-        // Whole 16-byte units, so that the next event of a batch starts aligned for the
-        // 8-byte values of its `Attrs`.
-        out.resize(start + (out.len() - start).div_ceil(4) * 4, 0);
-        debug_assert_eq!(out[start], bf);
-        attrs.len() as u32
+        out[..HEADER_WORDS].copy_from_slice(bytemuck::cast_slice(&[head]));
+        (words, n as u32)
     }
 
     /// The attributes of an event encoded at `words` (for the `Cont` grid).

@@ -10,6 +10,7 @@
 //! | [`keywords`] | beyond | the keyword workload of spatio-textual publish-subscribe (FAST, ICDE 2018): regions + Zipf keywords as string equalities |
 //! | [`layout`] | §4.3, Fig. 2 | `FPos`, `SqDist`, `BF`, `FCount`, `Constraints`/`SizeC`, encoded events; the grid index (beyond) |
 //! | [`engine`] | §4.2–4.3, Alg. 1 | [`Engine`]: `Loc`, `Cont`, `Zip` on one stream; area moves; batched, grid and low-latency modes (beyond) |
+//! | [`cells`] | beyond | [`cells::CellIndex`]: the grid with content keys inside its cells on the device, a batch of events per launch |
 //!
 //! A user starts from [`Subscriptions`] (from [`io::load_subscriptions`] or
 //! [`workload::Workload`]) and an [`Engine`] on a [`gpu_kernels::Device`]; here a small
@@ -65,6 +66,7 @@
 // Every `unsafe` block says, in its `// SAFETY:` comment, the invariant it relies on.
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod cells;
 pub mod engine;
 pub mod io;
 pub mod keywords;

@@ -46,6 +46,11 @@ pub enum ClcbEngine {
     /// The grid index: a uniform grid of the areas with a content index per cell
     /// (after FAST, ICDE 2018); the strongest CPU engine (CPU, all cores).
     Grid,
+    /// The cell index on the GPU (beyond the paper): the grid index's cells with
+    /// content keys, a warp per event of a batch.
+    GpuCells,
+    /// The cell index on the host SIMT emulator (slow: for checking).
+    EmuCells,
 }
 
 /// `harness xml filter --engine`.
@@ -124,6 +129,10 @@ pub enum RunEngine {
     GpuMulti,
     /// scaling experiments: the partitioned engines over several emulated devices.
     EmuMulti,
+    /// clcb: the cell index (the grid index's cells with content keys) on the GPU.
+    GpuCells,
+    /// clcb: the cell index on the host emulator.
+    EmuCells,
     /// xml: document segments on the host emulator.
     EmuSeg,
     /// ccm, clcb: the SFF-like CPU matcher.

@@ -91,6 +91,8 @@ pub const PALETTE: &[(&str, Rgb)] = &[
     ("gpu inline", Rgb(140, 86, 160)),
     ("gpu persistent", Rgb(191, 144, 0)),
     ("gpu index", Rgb(0, 0, 200)),
+    ("gpu cells", Rgb(0, 90, 255)),
+    ("gpu cells batched", Rgb(0, 0, 160)),
     // GPU engines: XML (gpu is the warp kernel above), DDM.
     ("gpu-block", Rgb(255, 127, 14)),
     ("gpu-seg", Rgb(148, 103, 189)),

@@ -20,6 +20,11 @@
 //! | [`unpack_areas()`] | beyond the paper: `FPos`, `SqDist` from the packed areas | filter | `Areas` | `FPos`, `SqDist` |
 //! | [`clcb_persistent()`] | beyond the paper: [`match_latency()`] as a persistent kernel fed through a ring in mapped host memory; area moves and subscription switches through the same ring | filter (grid-stride) | the request (shared), `BF`, `Areas`, the filter's constraints, `SubsOff` | `SubsSeq`, the list, `Areas`, `SubsOff`, the answer in mapped host memory |
 //!
+//!
+//! Module [`cells`]: the cell index (beyond the paper), the grid with content keys inside
+//! its cells: [`cells::cells_match()`], a warp per event of a batch, and
+//! [`cells::cells_write()`], which applies the host's changes after area moves.
+//!
 //! Device tables shared with the host are `#[repr(C)]` and `bytemuck::Pod` on the host.
 //! The kernels beyond the paper take the filter tables as one `#[repr(C)]` parameter
 //! struct, [`Filters`], and their per-event or per-batch inputs as [`Candidates`],
@@ -40,6 +45,8 @@
 
 use gpu_kernels::prelude::*;
 use gpu_kernels::{DevPtr, DevPtrMut, KernelStruct};
+
+pub mod cells;
 
 /// A 2-D point, CUDA's `float2`: an element of `FPos` (§4.3) and `InputPos`.
 #[repr(C)]

@@ -17,7 +17,12 @@
 //! persistent` (beyond the paper, `Engine::set_persistent`: a persistent kernel fed
 //! through a ring in mapped host memory, events and area updates in order, no launch per
 //! event; the GPU busy-waits while it runs; Table 2 rows 2 and 3, and the `latency` and
-//! `inflight` experiments), `gpu grid persistent` (the same over the grid index).
+//! `inflight` experiments), `gpu grid persistent` (the same over the grid index),
+//! `gpu cells batched` (engine `gpu-cells`, beyond the paper: the cell index,
+//! `clcb::cells`, the CPU grid index's cells with content keys on the device, a warp
+//! per event, timed over the same stream of events as `grid all cores`; its area moves
+//! are the series `gpu cells` in Table 2 row 3 and Fig. 5), and `emu cells batched`
+//! (`emu-cells`, the same on the emulator).
 //!
 //! Every answer of every kernel series (`gpu`, `gpu batched`, `gpu grid`, `gpu grid
 //! batched`, `gpu latency`, `gpu grid latency` and their `emu` twins) is checked against
@@ -33,9 +38,10 @@ use baselines::grid_index::GridIndex;
 use baselines::rtree::RTreeMatcher;
 use baselines::sff_location::{content_sff, SffLocation};
 use baselines::Matcher;
+use clcb::cells::{CellIndex, CellOptions};
 use clcb::keywords::{KeywordParams, KeywordWorkload};
 use clcb::workload::{Params, Spatial, Workload};
-use clcb::{Engine, Event, Options, StepTimes, Subscriptions};
+use clcb::{AreaUpdate, Engine, Event, Options, StepTimes, Subscriptions};
 use gpu_kernels::Device;
 use std::time::Instant;
 
@@ -129,6 +135,8 @@ struct Engines {
     rtree: bool,
     sff: bool,
     grid: bool,
+    /// The cell index's devices, by series prefix (`gpu cells`, `emu cells`).
+    cells: Vec<(&'static str, Target)>,
 }
 
 impl Engines {
@@ -143,6 +151,17 @@ impl Engines {
             rtree: ctx.wants("rtree", EngineKind::Cpu),
             sff: ctx.wants("sff", EngineKind::Cpu),
             grid: ctx.wants("grid", EngineKind::Cpu),
+            cells: [
+                ("gpu cells", "gpu-cells", EngineKind::Gpu),
+                ("emu cells", "emu-cells", EngineKind::Emu),
+            ]
+            .into_iter()
+            .filter(|&(_, engine, kind)| ctx.wants(engine, kind))
+            .map(|(series, _, kind)| match (kind, ctx.gpu_ordinal) {
+                (EngineKind::Gpu, Some(o)) => (series, Target::Gpu(o)),
+                _ => (series, Target::Emu),
+            })
+            .collect(),
         }
     }
 
@@ -399,6 +418,58 @@ fn time_grid(
     Ok(all)
 }
 
+/// Times the cell index (`clcb::cells`) on each of `devices` over the stream the grid
+/// index is timed on (the workload's events repeated to [`GRID_STREAM`]; quick mode:
+/// the workload's), two launches' worth matched first untimed; checks its answers to the
+/// first `truth.len()` events and records `{prefix} batched{suffix}`: end to end per
+/// event (encoding on all cores, copies, kernel, pairs back, sorted per event).
+#[allow(clippy::too_many_arguments)]
+fn time_cells(
+    ctx: &mut Ctx,
+    devices: &[(&'static str, Target)],
+    subs: &Subscriptions,
+    events: &[Event],
+    truth: &[Vec<u32>],
+    label: &str,
+    x: f64,
+    suffix: &str,
+) -> anyhow::Result<()> {
+    for (prefix, target) in devices {
+        let dev = target.open()?;
+        let opts = CellOptions::for_device(&dev);
+        let mut index = CellIndex::new(dev, subs, opts)?;
+        let n = if ctx.quick {
+            events.len()
+        } else {
+            GRID_STREAM.max(events.len())
+        };
+        let stream: Vec<Event> = events.iter().cycle().take(n).cloned().collect();
+        if !ctx.quick {
+            // Two launches' worth: both page-locked stages grow to a launch's size.
+            index.match_batch(&stream[..(2 * opts.batch_events).min(n)])?;
+        }
+        let t0 = Instant::now();
+        let got = index.match_batch(&stream)?;
+        let ms = t0.elapsed().as_secs_f64() * 1e3 / n.max(1) as f64;
+        let series = format!("{prefix} batched");
+        check(ctx, label, truth, &series, &got)?;
+        ctx.record(&format!("{series}{suffix}"), x, ms);
+    }
+    Ok(())
+}
+
+/// The cell index's area moves: the time per move (ms), the moves made one by one on
+/// the host and the device brought up to date once at the end (one copy per table, one
+/// launch).
+fn cells_moves_ms(index: &mut CellIndex, ups: &[AreaUpdate]) -> anyhow::Result<f64> {
+    let t0 = Instant::now();
+    for u in ups {
+        index.move_area(u)?;
+    }
+    index.synchronize()?;
+    Ok(t0.elapsed().as_secs_f64() * 1e3 / ups.len().max(1) as f64)
+}
+
 /// The R*-tree with the content check on all cores over `events`, checked; records
 /// `rtree all cores{suffix}` and returns its time per event (ms).
 fn time_rtree_all(
@@ -499,6 +570,25 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
         }
         ctx.step(&format!("table2 seed {seed}: kernels"));
         time_kernels(ctx, &devices, &subs, &events, &truth, &label, 2.0, "")?;
+        time_cells(ctx, &engines.cells, &subs, &events, &truth, &label, 2.0, "")?;
+        if !engines.cells.is_empty() {
+            // Row 3: the cell index's area moves, then its answers after them.
+            let mut model = subs.clone();
+            for u in &ups {
+                model.apply(u)?;
+            }
+            let few = &events[..truth.len().min(if ctx.quick { 4 } else { 20 })];
+            let moved = RTreeMatcher::build(&model);
+            let want = oracle(&moved, &model, few);
+            for (prefix, target) in &engines.cells {
+                let dev = target.open()?;
+                let opts = CellOptions::for_device(&dev);
+                let mut index = CellIndex::new(dev, &subs, opts)?;
+                let ms = cells_moves_ms(&mut index, &ups)?;
+                ctx.record(prefix, 3.0, ms);
+                check(ctx, &label, &want, prefix, &index.match_batch(few)?)?;
+            }
+        }
         for (name, dev) in &devices {
             let mut engine = Engine::new(dev.open()?, &subs, Options::default())?;
             let ups = w.updates(if ctx.quick { 20 } else { 1000 }, subs.filter_count());
@@ -779,6 +869,8 @@ fn matching_sweep(
                 ctx.record(BEST_CPU, n as f64, all);
             }
             time_kernels(ctx, &devices, &subs, &events, &truth, &label, n as f64, "")?;
+            let x = n as f64;
+            time_cells(ctx, &engines.cells, &subs, &events, &truth, &label, x, "")?;
         }
     }
     Ok(())
@@ -841,6 +933,12 @@ fn update_sweep(ctx: &mut Ctx, id: &str, spatial: Spatial) -> anyhow::Result<()>
             for (name, dev) in &devices {
                 kernels.push((*name, Engine::new(dev.open()?, &subs, Options::default())?));
             }
+            let mut cells = Vec::new();
+            for (prefix, target) in &engines.cells {
+                let dev = target.open()?;
+                let opts = CellOptions::for_device(&dev);
+                cells.push((*prefix, CellIndex::new(dev, &subs, opts)?));
+            }
             let mut grid = if engines.grid {
                 Some(GridIndex::build(&subs)?)
             } else {
@@ -864,6 +962,11 @@ fn update_sweep(ctx: &mut Ctx, id: &str, spatial: Spatial) -> anyhow::Result<()>
             }
             if best.is_finite() {
                 ctx.record(BEST_CPU, n as f64, best);
+            }
+            for (prefix, index) in &mut cells {
+                let ms = cells_moves_ms(index, &ups)?;
+                ctx.record(prefix, n as f64, ms * 1e3);
+                check(ctx, &label, &truth, prefix, &index.match_batch(&events)?)?;
             }
             for (name, engine) in &mut kernels {
                 let name: &str = name;
@@ -1097,6 +1200,16 @@ fn keywords(ctx: &mut Ctx) -> anyhow::Result<()> {
                     ctx.record(&format!("{BEST_CPU}{suffix}"), x, best);
                 }
                 time_kernels(ctx, &devices, &subs, &events, &truth, &label, x, &suffix)?;
+                time_cells(
+                    ctx,
+                    &engines.cells,
+                    &subs,
+                    &events,
+                    &truth,
+                    &label,
+                    x,
+                    &suffix,
+                )?;
             }
         }
     }

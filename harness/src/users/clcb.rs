@@ -7,6 +7,7 @@ use crate::engines::ClcbEngine;
 use baselines::grid_index::GridIndex;
 use baselines::rtree::RTreeMatcher;
 use baselines::sff_location::SffLocation;
+use clcb::cells::{CellIndex, CellOptions};
 use clcb::io::RawLines;
 use clcb::workload::{Params, Spatial, Workload};
 use clcb::{Engine, Event, Options, Subscriptions};
@@ -141,8 +142,8 @@ fn match_cmd(
     );
     let dev = match engine {
         Some(ClcbEngine::Sff | ClcbEngine::Rtree | ClcbEngine::Grid) => None,
-        Some(ClcbEngine::Emu) => Some(Device::emulator()),
-        Some(ClcbEngine::Gpu) => Some(stats.time("open the GPU", || {
+        Some(ClcbEngine::Emu | ClcbEngine::EmuCells) => Some(Device::emulator()),
+        Some(ClcbEngine::Gpu | ClcbEngine::GpuCells) => Some(stats.time("open the GPU", || {
             Device::gpu(device, clcb::PTX).map_err(|e| {
                 anyhow::Error::new(e).context("opening the GPU (use --engine grid for the CPU)")
             })
@@ -200,6 +201,30 @@ fn match_cmd(
         (None, _) => {
             let m = stats.time("build the index (grid)", || GridIndex::build(&subs))?;
             let matcher = |evs: &[Event]| Ok(m.match_parallel(evs));
+            stream_lines(
+                events_path,
+                window,
+                parse_window,
+                matcher,
+                format,
+                &mut stats,
+            )?
+        }
+        (Some(dev), Some(ClcbEngine::GpuCells | ClcbEngine::EmuCells)) => {
+            let t = std::time::Instant::now();
+            let opts = CellOptions::for_device(&dev);
+            let mut index = CellIndex::new(dev, &subs, opts)?;
+            index.synchronize()?;
+            stats.add(
+                "build + upload the cell index",
+                t.elapsed(),
+                format!(
+                    "({:.1} MB on the device)",
+                    index.device().allocated_bytes() as f64 / 1e6
+                ),
+            );
+            let matcher =
+                |evs: &[Event]| -> anyhow::Result<Vec<Vec<u32>>> { Ok(index.match_batch(evs)?) };
             stream_lines(
                 events_path,
                 window,

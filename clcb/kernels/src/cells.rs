@@ -1,0 +1,596 @@
+//! Beyond the paper: the kernels of the *cell index* (`clcb::cells`), the GPU form of
+//! the CPU grid index with content keys inside its cells (`baselines::grid_index`,
+//! after FAST, ICDE 2018): a uniform grid whose cells list the filters whose area's
+//! bounding box touches them, each cell's list sorted by a content *key* with a
+//! directory of the keys, so that an event looks only at the filters of its own cell
+//! filed under a key it can satisfy.
+//!
+//! Keys are 32-bit hashes, computed by the same functions on the host (a filter's key)
+//! and on the device (an event's keys): [`eq_key`] of a string equality `name = value`
+//! (the name's row and the value's bytes), [`pair_key`] of a pair of name rows, and
+//! [`EMPTY_KEY`] for filters without constraints. A hash collision only adds
+//! candidates: every candidate's constraints are evaluated, except a filter without
+//! any ([`IMPLIED`]), whose key cannot collide (no other key hashes to [`EMPTY_KEY`]).
+//!
+//! | kernel | one thread per | reads | writes |
+//! | --- | --- | --- | --- |
+//! | [`cells_match()`] | lane of a warp per event | the event (possibly mapped host memory, staged in shared memory), its cell's [`CellHead`], the cell's directory ([`DirSlot`]) and the [`CellEntry`]s of its keys' groups and of the cell's overflow, the candidates' constraints | (event, subscription) pairs (possibly mapped host memory), their count (atomic), the next launch's count (zeroed) |
+//! | [`cells_write()`] | changed word of the index | the host's changes | [`CellHead`]s, [`DirSlot`]s, [`CellEntry`]s |
+
+use crate::{
+    filter_holds, in_area, DevAttr, DevConstraint, Float2, InputHeader, HEADER_WORDS, KIND_STR,
+};
+use gpu_kernels::prelude::*;
+use gpu_kernels::{kernel, DevPtr, DevPtrMut, KernelStruct};
+
+/// The key of the filters without constraints (no other key hashes to it).
+pub const EMPTY_KEY: u32 = 0;
+/// Set in [`CellEntry::filter`] when the filter has no constraint: its circle decides.
+pub const IMPLIED: u32 = 1 << 31;
+/// Bits of a filter's name signature ([`CellEntry::sig`]): name row `r` sets bit
+/// `r % SIG_BITS`, exact for up to this many names.
+pub const SIG_BITS: u32 = 96;
+/// [`CellTables::row_flags`]: some filter is keyed by a string equality on the name.
+pub const ROW_EQ: u32 = 1;
+/// [`CellTables::row_flags`]: some filter is keyed by a pair holding the name.
+pub const ROW_PAIR: u32 = 2;
+/// Threads per block of [`cells_match()`] (four warps, four events).
+pub const CELLS_BLOCK: u32 = 128;
+
+/// Finalizer of MurmurHash3: spreads every input bit over the word.
+#[inline(always)]
+fn fmix(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85EB_CA6B);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xC2B2_AE35);
+    h ^ (h >> 16)
+}
+
+/// `h`, moved off [`EMPTY_KEY`].
+#[inline(always)]
+fn not_empty(h: u32) -> u32 {
+    if h == EMPTY_KEY {
+        1
+    } else {
+        h
+    }
+}
+
+/// The key of the string equality `row = bytes` (FNV-1a over the bytes, seeded by the
+/// name's row, then [`fmix`]).
+#[inline(always)]
+pub fn eq_key(row: u32, bytes: &[u8]) -> u32 {
+    let mut h = 0x811C_9DC5u32 ^ row.wrapping_mul(0x9E37_79B9);
+    let mut i = 0;
+    while i < bytes.len() {
+        h = (h ^ bytes[i] as u32).wrapping_mul(0x0100_0193);
+        i += 1;
+    }
+    not_empty(fmix(h ^ bytes.len() as u32))
+}
+
+/// The key of the pair of name rows `{a, b}` (order does not matter; `a == b` is the
+/// key of a filter on one name).
+#[inline(always)]
+pub fn pair_key(a: u32, b: u32) -> u32 {
+    let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+    not_empty(fmix(
+        fmix(lo.wrapping_add(0x27D4_EB2F)) ^ hi.wrapping_mul(0x1656_67B1),
+    ))
+}
+
+/// The signature bit of name row `row`: word and mask of [`CellEntry::sig`].
+#[inline(always)]
+pub fn sig_bit(row: u32) -> (usize, u32) {
+    let b = row % SIG_BITS;
+    ((b / 32) as usize, 1u32 << (b % 32))
+}
+
+/// The grid's geometry: origin, inverse cell side, cells per side. A point's cell is
+/// [`CellGeometry::cell_of`] on both sides (the same `f64` operations, so the same
+/// cell); the host lists an area in the cells of its bounding box, widened against the
+/// `f32` rounding of the area test. Coordinates outside the grid clamp to its border.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct CellGeometry {
+    pub x0: f64,
+    pub y0: f64,
+    /// 1 / cell side.
+    pub inv: f64,
+    /// Cells per side, at least 1 each.
+    pub nx: u32,
+    pub ny: u32,
+}
+
+impl CellGeometry {
+    /// The column (or row) of coordinate `v`: `floor((v - origin) * inv)` clamped to
+    /// `0..n`. Monotone in `v`.
+    #[inline(always)]
+    pub fn index(&self, v: f64, origin: f64, n: u32) -> u32 {
+        let c = (v - origin) * self.inv;
+        let top = (n - 1) as f64;
+        if c.is_nan() || c < 1.0 {
+            0
+        } else if c >= top {
+            n - 1
+        } else {
+            // 1 <= c < n - 1: truncation is floor.
+            c as u32
+        }
+    }
+
+    /// The cell (row-major) holding the point `(x, y)`, clamped to the grid.
+    #[inline(always)]
+    pub fn cell_of(&self, x: f32, y: f32) -> u32 {
+        self.index(y as f64, self.y0, self.ny) * self.nx + self.index(x as f64, self.x0, self.nx)
+    }
+}
+
+/// One cell: where its directory and entries lie. The entries
+/// `entries..entries + main` are sorted by key (the groups of the directory's keys,
+/// tombstones included); `entries + main..entries + main + extra` is the overflow, the
+/// filters moved in since the cell was last laid out, in no order, which every event of
+/// the cell scans.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct CellHead {
+    /// First [`DirSlot`] of the cell.
+    pub dir: u32,
+    /// Number of keys (directory slots).
+    pub keys: u32,
+    /// First [`CellEntry`] of the cell.
+    pub entries: u32,
+    /// Entries sorted by key.
+    pub main: u32,
+    /// Overflow entries after them.
+    pub extra: u32,
+    pub _pad: [u32; 3],
+}
+
+/// One key of a cell's directory: the key, and the end of its group (relative to the
+/// cell's first entry; the group starts where the previous slot's ends, or at 0).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct DirSlot {
+    pub key: u32,
+    pub end: u32,
+}
+
+/// One filter in one cell's list, all that the first tests read in one 32-byte record:
+/// its id (with [`IMPLIED`]), its subscription, its circle (squared radius negative for
+/// a tombstone: no point is inside) and its names' signature. 16-byte aligned: two
+/// vector loads.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct CellEntry {
+    pub filter: u32,
+    pub sub: u32,
+    pub x: f32,
+    pub y: f32,
+    pub sq: f32,
+    pub sig: [u32; 3],
+}
+
+/// The cell index's device tables, one parameter struct: the cells, their
+/// directories and entries, the filters' constraints (filter-major, `tag` = name row,
+/// as the batched kernels read them), the per-row key flags ([`ROW_EQ`], [`ROW_PAIR`])
+/// and the geometry.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CellTables<'a> {
+    pub heads: DevPtr<'a, CellHead>,
+    pub dir: DevPtr<'a, DirSlot>,
+    pub entries: DevPtr<'a, CellEntry>,
+    /// Filter `f`'s constraints are `fcons[fcons_start[f]..fcons_start[f + 1]]`.
+    pub fcons_start: DevPtr<'a, u32>,
+    pub fcons: DevPtr<'a, DevConstraint>,
+    pub cstrings: DevPtr<'a, u8>,
+    /// Per name row: [`ROW_EQ`] | [`ROW_PAIR`] when some key uses it.
+    pub row_flags: DevPtr<'a, u32>,
+    /// Name rows (the length of `row_flags`).
+    pub rows: u32,
+    pub _pad: u32,
+    pub geo: CellGeometry,
+}
+
+// SAFETY: `#[repr(C)]`; device pointers, `u32`s and a `#[repr(C)]` struct of `f64`s and
+// `u32`s only; `Host<'a>` differs only in the lifetime.
+unsafe impl KernelStruct for CellTables<'static> {
+    type Host<'a> = CellTables<'a>;
+}
+
+/// A batch's counters and sizes for [`cells_match()`]. The batch itself and the pairs
+/// are separate parameters (`input`, `out`), which may be page-locked host memory
+/// mapped into the device: `input` holds `n_events + 1` words, where each event starts
+/// (in words from `input`; the last is the end), padded to a multiple of 4, then the
+/// encoded events one after another (as `clcb::layout::Tables::encode_event` writes
+/// them); `out` has room for `cap` pairs, `out[2p]` the event and `out[2p + 1]` the
+/// subscription.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CellEvents<'a> {
+    /// This launch's pair count (zero at the launch).
+    pub count: DevPtrMut<'a, u32>,
+    /// The next launch's pair count, which this launch zeroes.
+    pub idle_count: DevPtrMut<'a, u32>,
+    pub n_events: u32,
+    /// Pairs `out` has room for; more are counted, not written.
+    pub cap: u32,
+}
+
+/// Words of an event each warp of [`cells_match()`] stages in shared memory (longer
+/// events are read where they lie).
+pub const CELLS_STAGE_WORDS: u32 = 192;
+
+/// Bytes of [`cells_match()`]'s dynamic shared memory: a staging area per warp.
+pub const fn cells_shared_bytes() -> u32 {
+    CELLS_BLOCK / 32 * CELLS_STAGE_WORDS * 4
+}
+
+// SAFETY: `#[repr(C)]`; device pointers and `u32`s only; `Host<'a>` differs only in the
+// lifetime.
+unsafe impl KernelStruct for CellEvents<'static> {
+    type Host<'a> = CellEvents<'a>;
+}
+
+/// Whether every name bit of `filter` is set in `event`.
+#[inline(always)]
+fn sig_within(filter: [u32; 3], event: [u32; 3]) -> bool {
+    (filter[0] & !event[0]) | (filter[1] & !event[1]) | (filter[2] & !event[2]) == 0
+}
+
+/// OR of `v` over the warp.
+#[inline(always)]
+fn warp_or(mut v: u32) -> u32 {
+    let mut d = 16;
+    while d > 0 {
+        v |= shfl_xor(v, d);
+        d /= 2;
+    }
+    v
+}
+
+/// The event's key number `q`: 0 the empty key, `1..=n` the string equality of
+/// attribute `q - 1`, then the pairs `(i, j)`, `i <= j < n`, row by row. `None` when no
+/// filter can be keyed so (not a string, or no key uses the name).
+///
+/// # Safety
+/// `event` is an encoded event with `n` attributes, `q < 1 + n + n (n + 1) / 2`;
+/// `t.row_flags` has `t.rows` words.
+#[inline(always)]
+unsafe fn event_key(t: &CellTables, event: *const u32, n: u32, q: u32) -> Option<u32> {
+    if q == 0 {
+        return Some(EMPTY_KEY);
+    }
+    // SAFETY: the attributes follow the header (the encoding, this fn's contract).
+    let attrs = unsafe { event.add(HEADER_WORDS) } as *const DevAttr;
+    let flags = |row: u32| {
+        if row < t.rows {
+            // SAFETY: `row < t.rows`, the length of `row_flags` (this fn's contract).
+            unsafe { t.row_flags.read(row as usize) }
+        } else {
+            0
+        }
+    };
+    if q <= n {
+        // SAFETY: `q - 1 < n`, an attribute of the event.
+        let a = unsafe { load(attrs, (q - 1) as usize) };
+        if a.kind != KIND_STR || flags(a.row) & ROW_EQ == 0 {
+            return None;
+        }
+        // SAFETY: a string attribute's bytes lie in the encoded event at the offset and
+        // length of its bits (the encoding).
+        let bytes = unsafe {
+            device_slice(
+                (event as *const u8).add(a.bits as u32 as usize),
+                (a.bits >> 32) as usize,
+            )
+        };
+        return Some(eq_key(a.row, bytes));
+    }
+    let mut p = q - 1 - n;
+    let mut i = 0;
+    while p >= n - i {
+        p -= n - i;
+        i += 1;
+    }
+    let j = i + p;
+    // SAFETY: `i <= j < n`: attributes of the event.
+    let (ri, rj) = unsafe { (load(attrs, i as usize).row, load(attrs, j as usize).row) };
+    if flags(ri) & ROW_PAIR == 0 || flags(rj) & ROW_PAIR == 0 {
+        return None;
+    }
+    Some(pair_key(ri, rj))
+}
+
+/// The group of `key` in the cell `h`: its entries `lo..hi` relative to the cell's
+/// first (empty when the cell lacks the key). Binary search of the directory.
+///
+/// # Safety
+/// `h` is a cell of `t`: its directory slots lie in `t.dir`.
+#[inline(always)]
+unsafe fn group(t: &CellTables, h: &CellHead, key: u32) -> (u32, u32) {
+    let (mut lo, mut hi) = (0u32, h.keys);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        // SAFETY: `mid < h.keys`.
+        if unsafe { t.dir.read((h.dir + mid) as usize) }.key < key {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if lo == h.keys {
+        return (0, 0);
+    }
+    // SAFETY: `lo < h.keys`: a slot of the cell's directory.
+    let s = unsafe { t.dir.read((h.dir + lo) as usize) };
+    if s.key != key {
+        return (0, 0);
+    }
+    let start = if lo == 0 {
+        0
+    } else {
+        // SAFETY: `0 < lo < h.keys`: a slot of the cell's directory.
+        unsafe { t.dir.read((h.dir + lo - 1) as usize) }.end
+    };
+    (start, s.end)
+}
+
+/// Tests entry `at` of the index against the event, the whole decision for one
+/// candidate: the circle, the names' signature, then (unless [`IMPLIED`]) the filter's
+/// constraints. Its subscription when it matches.
+///
+/// # Safety
+/// `at` is an entry of `t`; `event` an encoded event with `n_attrs` attributes.
+#[inline(always)]
+unsafe fn try_entry(
+    t: &CellTables,
+    at: u32,
+    pos: Float2,
+    esig: [u32; 3],
+    event: *const u32,
+    n_attrs: u32,
+) -> Option<u32> {
+    // SAFETY: `at` is an entry (this fn's contract).
+    let en = unsafe { t.entries.read(at as usize) };
+    if !in_area(pos, Float2 { x: en.x, y: en.y }, en.sq) || !sig_within(en.sig, esig) {
+        return None;
+    }
+    if en.filter & IMPLIED != 0 {
+        return Some(en.sub);
+    }
+    let f = (en.filter & !IMPLIED) as usize;
+    // SAFETY: the host's entries name filters of `fcons_start` (`n + 1` offsets into
+    // `fcons`, strings in `cstrings`); the event as this fn's contract says.
+    let holds = unsafe {
+        let (first, last) = (
+            t.fcons_start.read(f) as usize,
+            t.fcons_start.read(f + 1) as usize,
+        );
+        filter_holds(t.fcons.ptr(), first, last, t.cstrings.ptr(), event, n_attrs)
+    };
+    if holds {
+        Some(en.sub)
+    } else {
+        None
+    }
+}
+
+/// Appends the warp's matches of one round (`sub` where `hit`) for event `e`: one
+/// `atomicAdd` per warp reserves their slots, each matching lane writes its pair.
+/// Every lane of the warp calls it.
+///
+/// # Safety
+/// `out` has room for `2 * b.cap` words.
+#[inline(always)]
+unsafe fn append(b: &CellEvents, out: *mut u32, e: u32, hit: Option<u32>) {
+    let m = ballot(hit.is_some());
+    if m == 0 {
+        return;
+    }
+    let leader = m.trailing_zeros();
+    let lane = lane_id();
+    let mut at = 0;
+    if lane == leader {
+        // SAFETY: the count is written through atomics only.
+        at = unsafe { atomic_add(b.count.ptr(), m.count_ones()) };
+    }
+    let at = shfl(at, leader);
+    if let Some(s) = hit {
+        let pos = at + (m & ((1u32 << lane) - 1)).count_ones();
+        if pos < b.cap {
+            // SAFETY: `pos < cap`: the pair's two words are inside `out`, this lane's own.
+            unsafe {
+                store(out, 2 * pos as usize, e);
+                store(out, 2 * pos as usize + 1, s);
+            }
+        }
+    }
+}
+
+/// The lane of the warp whose inclusive prefix `incl` first passes `c` (the owner of
+/// flattened candidate `c < total`). Every lane calls it.
+#[inline(always)]
+fn owner(incl: u32, c: u32) -> u32 {
+    let mut l = 0u32;
+    let mut step = 16;
+    while step > 0 {
+        if shfl(incl, l + step - 1) <= c {
+            l += step;
+        }
+        step /= 2;
+    }
+    l
+}
+
+kernel! {
+    /// Beyond the paper: matches a batch of events against the cell index, one warp per
+    /// event (`CELLS_BLOCK / 32` events per block), as the CPU grid index does for one
+    /// event on one thread.
+    ///
+    /// Global thread 0 zeroes the next launch's counter. The warp first copies its
+    /// event into its staging area in shared memory (consecutive words per lane: one
+    /// coalesced read, one round trip when `input` is mapped host memory; an event
+    /// longer than [`CELLS_STAGE_WORDS`] is read where it lies), then reads the header,
+    /// finds its cell ([`CellGeometry::cell_of`]) and reads the cell's
+    /// [`CellHead`]; each lane ORs the signature bits of a share of the attributes and
+    /// the warp combines them (`shfl_xor`). Then the event's keys, 32 at a time, one per
+    /// lane: the empty key, the `name = value` of each string attribute whose name
+    /// keys a filter, the pair of each two names that key filters ([`event_key`],
+    /// hashed from the event's bytes); each lane finds its key's group by binary search
+    /// of the cell's directory. The groups are laid end to end (a warp scan of their
+    /// sizes, `shfl_up`) and the lanes take consecutive candidates (each finds its
+    /// group's lane by a five-step search over the scan, `shfl`), so that a group of
+    /// 200 entries keeps all 32 lanes busy and their 32-byte entries are read
+    /// coalesced. Last, the cell's overflow (entries moved in since its layout), all of
+    /// it, the same way. Each candidate is [`try_entry`]: the circle and the signature
+    /// from the entry itself, then the filter's constraints (filter-major table) only
+    /// for those that pass. Matches are appended as (event, subscription) pairs, one
+    /// `atomicAdd` per warp and round ([`append`]); a subscription matched by several of
+    /// its filters is listed several times (the host sorts and deduplicates).
+    pub fn cells_match(t: CellTables<'static>, b: CellEvents<'static>, input: *const u32, out: *mut u32) {
+        if global_id_x() == 0 {
+            b.idle_count.write(0, 0);
+        }
+        let e = global_id_x() / 32;
+        let lane = lane_id();
+        let staged = dynamic_shared::<u32>().add((warp_id() * CELLS_STAGE_WORDS) as usize);
+        let (w, end) = if e < b.n_events {
+            (load(input, e as usize), load(input, e as usize + 1))
+        } else {
+            (0, 0)
+        };
+        let len = end - w;
+        let mut i = lane;
+        while len <= CELLS_STAGE_WORDS && i < len {
+            store(staged, i as usize, load(input, (w + i) as usize));
+            i += 32;
+        }
+        sync_threads();
+        if e >= b.n_events {
+            return; // the whole warp: one event per warp
+        }
+        let event = if len <= CELLS_STAGE_WORDS { staged as *const u32 } else { input.add(w as usize) };
+        let h = *(event as *const InputHeader);
+        let n = h.n_attrs;
+        let head = t.heads.read(t.geo.cell_of(h.pos.x, h.pos.y) as usize);
+        if head.main + head.extra == 0 {
+            return;
+        }
+        let attrs = event.add(HEADER_WORDS) as *const DevAttr;
+        // Three words in registers (an indexed array would live in local memory).
+        let (mut s0, mut s1, mut s2) = (0u32, 0u32, 0u32);
+        let mut a = lane;
+        while a < n {
+            let (word, bit) = sig_bit(load(attrs, a as usize).row);
+            s0 |= if word == 0 { bit } else { 0 };
+            s1 |= if word == 1 { bit } else { 0 };
+            s2 |= if word == 2 { bit } else { 0 };
+            a += 32;
+        }
+        let esig = [warp_or(s0), warp_or(s1), warp_or(s2)];
+        let keys = 1 + n + n * (n + 1) / 2;
+        // Rounds of 32 keys, then one round for the overflow.
+        let mut base = 0u32;
+        loop {
+            let overflow = base >= keys;
+            let (lo, len) = if overflow {
+                // The overflow as one group, owned by lane 0.
+                if lane == 0 { (head.main, head.extra) } else { (0, 0) }
+            } else {
+                let q = base + lane;
+                match if q < keys { event_key(&t, event, n, q) } else { None } {
+                    Some(k) => {
+                        let (lo, hi) = group(&t, &head, k);
+                        (lo, hi - lo)
+                    }
+                    None => (0, 0),
+                }
+            };
+            let mut incl = len;
+            let mut d = 1;
+            while d < 32 {
+                let y = shfl_up(incl, d);
+                if lane >= d {
+                    incl += y;
+                }
+                d *= 2;
+            }
+            let total = shfl(incl, 31);
+            let mut c0 = 0;
+            while c0 < total {
+                let c = c0 + lane;
+                let l = owner(incl, c);
+                let l_lo = shfl(lo, l);
+                let l_start = shfl(incl - len, l);
+                let hit = if c < total {
+                    try_entry(&t, head.entries + l_lo + (c - l_start), h.pos, esig, event, n)
+                } else {
+                    None
+                };
+                append(&b, out, e, hit);
+                c0 += 32;
+            }
+            if overflow {
+                break;
+            }
+            base += 32;
+        }
+    }
+}
+
+kernel! {
+    /// Beyond the paper: applies the host's changes to the cell index (area moves,
+    /// cells laid out again): one thread per changed record, grid-stride; threads
+    /// `0..n_heads` write `heads[head_at[i]] = head_val[i]`, the next `n_dir` the
+    /// directory slots, the next `n_entries` the entries. Every record is written by
+    /// one thread (the host lists each at most once).
+    pub fn cells_write(
+        n_heads: u32,
+        head_at: *const u32,
+        head_val: *const CellHead,
+        n_dir: u32,
+        dir_at: *const u32,
+        dir_val: *const DirSlot,
+        n_entries: u32,
+        entry_at: *const u32,
+        entry_val: *const CellEntry,
+        heads: *mut CellHead,
+        dir: *mut DirSlot,
+        entries: *mut CellEntry,
+    ) {
+        let total = n_heads + n_dir + n_entries;
+        let mut i = global_id_x();
+        while i < total {
+            if i < n_heads {
+                let k = i as usize;
+                store(heads, load(head_at, k) as usize, load(head_val, k));
+            } else if i < n_heads + n_dir {
+                let k = (i - n_heads) as usize;
+                store(dir, load(dir_at, k) as usize, load(dir_val, k));
+            } else {
+                let k = (i - n_heads - n_dir) as usize;
+                store(entries, load(entry_at, k) as usize, load(entry_val, k));
+            }
+            i += grid_dim_x() * block_dim_x();
+        }
+    }
+}

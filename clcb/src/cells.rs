@@ -1,0 +1,1104 @@
+//! Beyond the paper: the **cell index** on the device, the GPU form of the strongest CPU
+//! matcher (`baselines::grid_index`: a uniform grid with a content index in every
+//! cell, after FAST, ICDE 2018), matching a batch of events per launch.
+//!
+//! - **Grid** (as the CPU grid index sizes it): cell side twice the filters' median
+//!   radius, coarser if that would make more than two cells per filter (at least 4096
+//!   and at most 2^22 cells); a filter is listed in every cell its area's bounding box
+//!   touches (widened against `f32` rounding); an event visits the one cell holding its
+//!   location, clamped to the grid, so areas moved anywhere stay exact.
+//! - **Content keys inside the cells** (the CPU grid index's rule): each filter is
+//!   filed under its rarest string equality `name = value` or the pair of its two
+//!   rarest names, whichever fewer filters share, or the empty key when it has no
+//!   constraint. Keys are 32-bit hashes computed by the same functions here and on the
+//!   device ([`clcb_kernels::cells::eq_key`], [`clcb_kernels::cells::pair_key`]): the
+//!   host never looks an event's keys up, the device hashes them from the encoded event.
+//!   A cell's entries are sorted by key with a directory of its keys; the kernel
+//!   ([`clcb_kernels::cells::cells_match()`], a warp per event) looks up only the keys
+//!   the event can satisfy, then tests each candidate's circle and 96-bit name
+//!   signature from its 32-byte entry, then its constraints.
+//! - **Built on the host**, once, in parallel (a counting sort of the (cell, filter)
+//!   pairs by cell, then each cell's list sorted by key on all cores): the layout needs
+//!   the filters' name frequencies and the host keeps a mirror of the device tables to
+//!   apply moves, so building it there costs nothing extra; uploading it is one copy
+//!   per table.
+//! - **Area moves** (Fig. 5), as the CPU grid index does them: a move tombstones the
+//!   filter's entries in its old cells and appends it to the *overflow* of each new
+//!   cell (room kept after each cell's sorted entries; every event of the cell scans
+//!   its overflow whole); a cell is laid out again (overflow merged, tombstones
+//!   dropped) when they outgrow a thirty-second of it, moving to the end of the tables
+//!   when it no longer fits its room; when that room is spent too, the whole index is
+//!   laid out again. Moves change the host mirror only (no device work, no wait); the
+//!   next match (or [`CellIndex::synchronize`]) sends the changed records in one copy
+//!   per table and applies them with one launch of
+//!   [`clcb_kernels::cells::cells_write()`]. Cost of a move: a binary search of the
+//!   directory and a scan of the key's group in each old cell (about four), an append
+//!   in each new one, 36 bytes per changed entry sent at the flush, and, amortized, a
+//!   merge of a cell's entries every `CHURN + main / 32` changes in it (about 32 entries
+//!   moved per change); the flush itself is six copies and a launch however many moves it
+//!   carries.
+//! - **Batches** ([`CellIndex::match_batch`]): up to [`CellOptions::batch_events`]
+//!   events per launch, two launches in a pipeline. Events are encoded on all cores
+//!   (the paper's `Attrs`, [`Tables::encode_into`]: one name look-up per attribute)
+//!   straight into page-locked host memory mapped into the device, which each warp
+//!   copies into shared memory (one round trip over the bus per event, no copy call);
+//!   the kernel appends (event, subscription) pairs to page-locked memory too, and the
+//!   host reads only their count back (one 4-byte copy, the launch's one
+//!   synchronisation). While the device matches one launch, the host encodes the next
+//!   one's events, then sorts and deduplicates the finished one's answers on all cores.
+
+use crate::engine::EngineError;
+use crate::layout::Tables;
+use crate::model::{Area, AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
+use ccm::hash::FastMap;
+use clcb_kernels::cells::{
+    cells_match, cells_shared_bytes, cells_write, eq_key, pair_key, sig_bit, CellEntry, CellEvents,
+    CellGeometry, CellHead, CellTables, DirSlot, CELLS_BLOCK, EMPTY_KEY, IMPLIED, ROW_EQ, ROW_PAIR,
+};
+use clcb_kernels::{DevConstraint, KIND_STR, OP_EQ};
+use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
+use rayon::prelude::*;
+
+/// Squared radius of a tombstone entry (no point is inside).
+const TOMBSTONE: f32 = -1.0;
+
+/// Tuning of [`CellIndex`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellOptions {
+    /// Most events per launch (16384 on a GPU, 64 on the emulator).
+    pub batch_events: usize,
+}
+
+impl CellOptions {
+    /// The defaults for `dev`: large launches on a GPU, small ones on the emulator
+    /// (one OS thread per lane).
+    pub fn for_device(dev: &Device) -> CellOptions {
+        CellOptions {
+            batch_events: if dev.is_gpu() { 16_384 } else { 64 },
+        }
+    }
+}
+
+/// The host mirror of the device tables, and each cell's room.
+#[derive(Clone, Debug, Default)]
+struct Mirror {
+    heads: Vec<CellHead>,
+    dir: Vec<DirSlot>,
+    entries: Vec<CellEntry>,
+    /// Per cell: directory slots and entries its room holds.
+    dir_cap: Vec<u32>,
+    ent_cap: Vec<u32>,
+    /// Per cell: tombstones among its sorted entries.
+    dead: Vec<u32>,
+    /// The tables' used prefix (the rest is room for cells that move to the end).
+    dir_used: usize,
+    ent_used: usize,
+}
+
+/// The records changed since the device was last brought up to date.
+#[derive(Clone, Debug, Default)]
+struct Changes {
+    heads: Vec<u32>,
+    dir: Vec<u32>,
+    entries: Vec<u32>,
+    /// The whole index must be laid out and uploaded again.
+    relayout: bool,
+}
+
+/// The device tables.
+struct DevTables {
+    heads: Buffer<CellHead>,
+    dir: Buffer<DirSlot>,
+    entries: Buffer<CellEntry>,
+}
+
+/// One launch's page-locked host memory, mapped into the device: the encoded events
+/// (where each starts, then the events) and the (event, subscription) pairs.
+struct Stage {
+    input: HostBuffer<u32>,
+    out: HostBuffer<u32>,
+}
+
+/// The two launches' stages, alternating, and their pair counters (device memory).
+struct LaunchBufs {
+    stages: [Stage; 2],
+    counts: Buffer<u32>,
+    /// The stage and counter of the next launch (the previous launch zeroed its
+    /// counter).
+    parity: usize,
+}
+
+/// The cell index of a set of subscriptions on a device (see the module's docs).
+pub struct CellIndex {
+    dev: Device,
+    opts: CellOptions,
+    /// The paper's tables: the names' rows, the event encoding, the constraints.
+    tables: Tables,
+    ids: Vec<SubscriptionId>,
+    geo: CellGeometry,
+    /// Per filter: its key, its current area, its entry (circle updated by moves).
+    key: Vec<u32>,
+    area: Vec<Area>,
+    proto: Vec<CellEntry>,
+    row_flags: Vec<u32>,
+    mirror: Mirror,
+    changes: Changes,
+    d: DevTables,
+    fcons: Buffer<clcb_kernels::DevConstraint>,
+    fcons_start: Buffer<u32>,
+    cstrings: Buffer<u8>,
+    d_row_flags: Buffer<u32>,
+    bufs: Option<LaunchBufs>,
+    /// Staging of [`CellIndex::flush`]: positions and records.
+    writes: Option<WriteBufs>,
+}
+
+/// Device buffers of the changes sent by [`CellIndex::flush`].
+struct WriteBufs {
+    head_at: Buffer<u32>,
+    head_val: Buffer<CellHead>,
+    dir_at: Buffer<u32>,
+    dir_val: Buffer<DirSlot>,
+    entry_at: Buffer<u32>,
+    entry_val: Buffer<CellEntry>,
+}
+
+/// Uploads `v`, or one default element when `v` is empty (no zero-size allocations).
+fn upload<T: bytemuck::Pod>(dev: &Device, v: &[T]) -> Result<Buffer<T>, EngineError> {
+    Ok(if v.is_empty() {
+        dev.upload(&[T::zeroed()])?
+    } else {
+        dev.upload(v)?
+    })
+}
+
+/// Room for `n` records and some more, in whole powers of two.
+fn room(n: usize) -> usize {
+    n.max(1).next_power_of_two()
+}
+
+/// The grid over `areas`, sized as the CPU grid index sizes it (see the module's docs).
+fn geometry(areas: &[Area]) -> CellGeometry {
+    let mut lo = [f64::INFINITY; 2];
+    let mut hi = [f64::NEG_INFINITY; 2];
+    for a in areas {
+        let r = f64::from(a.sq_radius).sqrt();
+        let (x, y) = (f64::from(a.center.x), f64::from(a.center.y));
+        lo = [lo[0].min(x - r), lo[1].min(y - r)];
+        hi = [hi[0].max(x + r), hi[1].max(y + r)];
+    }
+    if areas.is_empty() {
+        lo = [0.0; 2];
+        hi = [1.0; 2];
+    }
+    let (w, h) = ((hi[0] - lo[0]).max(1e-9), (hi[1] - lo[1]).max(1e-9));
+    let step = (areas.len() / 4096).max(1);
+    let mut r: Vec<f32> = areas.iter().step_by(step).map(|a| a.sq_radius).collect();
+    r.sort_by(f32::total_cmp);
+    let median = r.get(r.len() / 2).map_or(0.0, |&s| f64::from(s).sqrt());
+    let cells = (areas.len() as f64 * 2.0).clamp(4096.0, (1u64 << 22) as f64);
+    let side = (2.0 * median).max((w * h / cells).sqrt());
+    let n = |extent: f64| ((extent / side).ceil() as u32).clamp(1, 1 << 16);
+    CellGeometry {
+        x0: lo[0],
+        y0: lo[1],
+        inv: 1.0 / side,
+        nx: n(w),
+        ny: n(h),
+    }
+}
+
+/// The cells of `a`'s bounding box, widened so that no `f32` rounding of the exact
+/// test can accept a point outside (as the R*-tree and the CPU grid index widen it).
+fn cells_of(geo: &CellGeometry, a: &Area) -> impl Iterator<Item = u32> {
+    let r = f64::from(a.sq_radius.max(0.0).sqrt());
+    let (x, y) = (f64::from(a.center.x), f64::from(a.center.y));
+    let pad = (r + x.abs().max(y.abs())) * 1e-6 + f64::from(f32::MIN_POSITIVE);
+    let (x_lo, x_hi) = (
+        geo.index(x - r - pad, geo.x0, geo.nx),
+        geo.index(x + r + pad, geo.x0, geo.nx),
+    );
+    let (y_lo, y_hi) = (
+        geo.index(y - r - pad, geo.y0, geo.ny),
+        geo.index(y + r + pad, geo.y0, geo.ny),
+    );
+    let nx = geo.nx;
+    (y_lo..=y_hi).flat_map(move |cy| (x_lo..=x_hi).map(move |cx| cy * nx + cx))
+}
+
+/// Changes (overflow entries and tombstones) a cell takes, beyond a thirty-second of
+/// its sorted entries, before it is laid out again. Small, so that the many small cells
+/// of a fine grid keep little room (a cell of `main` entries keeps `CHURN + 2 + main /
+/// 16` spare) and events scan short overflows.
+const CHURN: usize = 4;
+
+/// Room of a cell of `main` sorted entries: its overflow may reach `CHURN + 1 + main / 32`
+/// before the cell is laid out again, plus as much again to grow.
+fn ent_room(main: usize) -> usize {
+    main + main / 16 + CHURN + 2
+}
+
+/// Room of a cell's directory of `keys` keys.
+fn dir_room(keys: usize) -> usize {
+    keys + keys / 8 + 2
+}
+
+impl Mirror {
+    /// Lays out cells from their `(key, entry)` lists, each sorted by key, with room
+    /// to spare at the end of the tables.
+    fn lay_out(cells: &[Vec<(u32, CellEntry)>]) -> Mirror {
+        let n = cells.len();
+        let mut m = Mirror {
+            heads: vec![CellHead::default(); n],
+            dir_cap: vec![0; n],
+            ent_cap: vec![0; n],
+            dead: vec![0; n],
+            ..Mirror::default()
+        };
+        let keys_of = |items: &[(u32, CellEntry)]| {
+            items
+                .iter()
+                .enumerate()
+                .filter(|&(i, it)| i == 0 || items[i - 1].0 != it.0)
+                .count()
+        };
+        let (mut dir_total, mut ent_total) = (0usize, 0usize);
+        for items in cells {
+            dir_total += dir_room(keys_of(items));
+            ent_total += ent_room(items.len());
+        }
+        let dir_len = dir_total + dir_total / 8 + 1024;
+        let ent_len = ent_total + ent_total / 8 + 4096;
+        m.dir = vec![DirSlot::default(); dir_len];
+        m.entries = vec![CellEntry::default(); ent_len];
+        for (c, items) in cells.iter().enumerate() {
+            let (d, e) = (m.dir_used, m.ent_used);
+            m.dir_cap[c] = dir_room(keys_of(items)) as u32;
+            m.ent_cap[c] = ent_room(items.len()) as u32;
+            m.dir_used += m.dir_cap[c] as usize;
+            m.ent_used += m.ent_cap[c] as usize;
+            m.fill(c, d, e, items);
+        }
+        m
+    }
+
+    /// Writes cell `c`'s sorted `(key, entry)` list at directory slot `d` and entry
+    /// `e` (room checked by the caller); no overflow, no tombstones.
+    fn fill(&mut self, c: usize, d: usize, e: usize, items: &[(u32, CellEntry)]) {
+        let mut keys = 0usize;
+        for (i, &(k, en)) in items.iter().enumerate() {
+            if i > 0 && items[i - 1].0 != k {
+                keys += 1;
+            }
+            self.dir[d + keys] = DirSlot {
+                key: k,
+                end: i as u32 + 1,
+            };
+            self.entries[e + i] = en;
+        }
+        self.heads[c] = CellHead {
+            dir: d as u32,
+            keys: if items.is_empty() { 0 } else { keys as u32 + 1 },
+            entries: e as u32,
+            main: items.len() as u32,
+            extra: 0,
+            _pad: [0; 3],
+        };
+        self.dead[c] = 0;
+    }
+
+    /// The live `(key, entry)` pairs of cell `c`, sorted by key then filter (a merge of
+    /// its sorted entries and its sorted overflow); `key_of` gives an overflow entry's
+    /// key.
+    fn live(&self, c: usize, key_of: impl Fn(u32) -> u32) -> Vec<(u32, CellEntry)> {
+        let h = self.heads[c];
+        let mut out = Vec::with_capacity((h.main + h.extra) as usize);
+        let mut start = 0u32;
+        for s in &self.dir[h.dir as usize..(h.dir + h.keys) as usize] {
+            for en in &self.entries[(h.entries + start) as usize..(h.entries + s.end) as usize] {
+                if en.sq != TOMBSTONE {
+                    out.push((s.key, *en));
+                }
+            }
+            start = s.end;
+        }
+        // The sorted entries are in (key, filter) order already: only the overflow is
+        // sorted, then merged in.
+        let first = (h.entries + h.main) as usize;
+        let order = |&(k, en): &(u32, CellEntry)| (k, en.filter & !IMPLIED);
+        let mut extra: Vec<(u32, CellEntry)> = self.entries[first..first + h.extra as usize]
+            .iter()
+            .map(|en| (key_of(en.filter & !IMPLIED), *en))
+            .collect();
+        extra.sort_unstable_by_key(order);
+        let main = std::mem::take(&mut out);
+        let mut merged = Vec::with_capacity(main.len() + extra.len());
+        let (mut i, mut j) = (0, 0);
+        while i < main.len() || j < extra.len() {
+            if j == extra.len() || (i < main.len() && order(&main[i]) <= order(&extra[j])) {
+                merged.push(main[i]);
+                i += 1;
+            } else {
+                merged.push(extra[j]);
+                j += 1;
+            }
+        }
+        merged
+    }
+}
+
+impl CellIndex {
+    /// Builds the cell index of `subs` at their current areas on `dev` (see the module's
+    /// docs for what it holds) and uploads it.
+    ///
+    /// ```
+    /// use clcb::cells::{CellIndex, CellOptions};
+    /// use clcb::workload::{Params, Workload};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let params = Params {
+    ///     events: 6,
+    ///     subscriptions: 40,
+    ///     filters_per_subscription: 2,
+    ///     names: 10,
+    ///     area_percent: 20.0,
+    ///     selectivity_percent: 50.0,
+    ///     ..Params::default()
+    /// };
+    /// let w = Workload::new(params, 3);
+    /// let mut subs = w.subscriptions();
+    /// let dev = gpu_kernels::Device::emulator(); // or Device::gpu(0, clcb::PTX)?
+    /// let opts = CellOptions::for_device(&dev);
+    /// let mut index = CellIndex::new(dev, &subs, opts)?;
+    /// let mut rtree = baselines::rtree::RTreeMatcher::build(&subs);
+    /// let events = w.events();
+    /// let answers = index.match_batch(&events)?; // dense subscription indices
+    /// for (e, a) in events.iter().zip(&answers) {
+    ///     assert_eq!(a, &rtree.match_indices(e, &subs));
+    /// }
+    /// // Areas move (Fig. 5): the cells follow.
+    /// for u in w.updates(10, subs.filter_count()) {
+    ///     index.move_area(&u)?;
+    ///     rtree.move_area(&u)?;
+    ///     subs.apply(&u)?;
+    /// }
+    /// for (e, a) in events.iter().zip(index.match_batch(&events)?) {
+    ///     assert_eq!(a, rtree.match_indices(e, &subs));
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn new(
+        dev: Device,
+        subs: &Subscriptions,
+        opts: CellOptions,
+    ) -> Result<CellIndex, EngineError> {
+        let n = subs.filter_count();
+        if n >= IMPLIED as usize || subs.len() >= u32::MAX as usize {
+            return Err(EngineError::TooLarge(n.max(subs.len())));
+        }
+        for (_, _, f) in subs.filters() {
+            f.validate()?;
+        }
+        let tables = Tables::build(subs);
+        if tables.fcons.len() >= u32::MAX as usize || tables.cstrings.len() >= u32::MAX as usize {
+            return Err(EngineError::TooLarge(tables.fcons.len()));
+        }
+        let rows = tables.names.len();
+        // A filter's constraints are `tables.fcons` (each tagged with its name's row; a
+        // string's bytes in `tables.cstrings`): no name is looked up again.
+        let cons = |f: usize| {
+            &tables.fcons[tables.fcons_start[f] as usize..tables.fcons_start[f + 1] as usize]
+        };
+        let str_eq = |c: &DevConstraint| -> Option<(u32, &[u8])> {
+            (u32::from(c.op) == OP_EQ && u32::from(c.kind) == KIND_STR).then(|| {
+                let (at, len) = (c.bits as u32 as usize, (c.bits >> 32) as usize);
+                (c.tag, &tables.cstrings[at..at + len])
+            })
+        };
+        // Per filter: its name rows (ascending by frequency); counts of names,
+        // `name = value`s, pairs.
+        let mut name_freq = vec![0u32; rows];
+        let mut eq_freq: FastMap<(u32, &[u8]), u32> = FastMap::default();
+        let mut filter_rows: Vec<Vec<u32>> = Vec::with_capacity(n);
+        for f in 0..n {
+            let mut rs: Vec<u32> = cons(f).iter().map(|c| c.tag).collect();
+            for e in cons(f).iter().filter_map(str_eq) {
+                *eq_freq.entry(e).or_default() += 1;
+            }
+            rs.sort_unstable();
+            rs.dedup();
+            for &r in &rs {
+                name_freq[r as usize] += 1;
+            }
+            filter_rows.push(rs);
+        }
+        let pair_of = |rs: &[u32]| (rs[0], *rs.get(1).unwrap_or(&rs[0]));
+        let mut pair_freq: FastMap<(u32, u32), u32> = FastMap::default();
+        for rs in &mut filter_rows {
+            rs.sort_unstable_by_key(|&r| (name_freq[r as usize], r));
+            if !rs.is_empty() {
+                *pair_freq.entry(pair_of(rs)).or_default() += 1;
+            }
+        }
+        // Each filter's key and entry.
+        let mut row_flags = vec![0u32; rows];
+        let mut key = Vec::with_capacity(n);
+        let mut area = Vec::with_capacity(n);
+        let mut proto = Vec::with_capacity(n);
+        for (f, rs) in filter_rows.iter().enumerate() {
+            let rarest_eq = cons(f)
+                .iter()
+                .filter_map(str_eq)
+                .map(|(r, v)| (eq_freq[&(r, v)], r, v))
+                .min();
+            let k = match rarest_eq {
+                Some((freq, r, v)) if freq <= pair_freq[&pair_of(rs)] => {
+                    row_flags[r as usize] |= ROW_EQ;
+                    eq_key(r, v)
+                }
+                _ if rs.is_empty() => EMPTY_KEY,
+                _ => {
+                    let (a, b) = pair_of(rs);
+                    row_flags[a as usize] |= ROW_PAIR;
+                    row_flags[b as usize] |= ROW_PAIR;
+                    pair_key(a, b)
+                }
+            };
+            let mut sig = [0u32; 3];
+            for &r in rs {
+                let (w, bit) = sig_bit(r);
+                sig[w] |= bit;
+            }
+            let implied = if cons(f).is_empty() { IMPLIED } else { 0 };
+            let (pos, sq) = (tables.fpos[f], tables.sq_dist[f]);
+            key.push(k);
+            area.push(Area {
+                center: crate::model::Location { x: pos.x, y: pos.y },
+                sq_radius: sq,
+            });
+            proto.push(CellEntry {
+                filter: f as u32 | implied,
+                sub: tables.filter_sub[f],
+                x: pos.x,
+                y: pos.y,
+                sq,
+                sig,
+            });
+        }
+        let geo = geometry(&area);
+        let mirror = Self::cells(&geo, &key, &proto);
+        let d = DevTables {
+            heads: upload(&dev, &mirror.heads)?,
+            dir: upload(&dev, &mirror.dir)?,
+            entries: upload(&dev, &mirror.entries)?,
+        };
+        let ix = CellIndex {
+            fcons: upload(&dev, &tables.fcons)?,
+            fcons_start: upload(&dev, &tables.fcons_start)?,
+            cstrings: upload(&dev, &tables.cstrings)?,
+            d_row_flags: upload(&dev, &row_flags)?,
+            ids: (0..subs.len()).map(|i| subs.id(i)).collect(),
+            tables,
+            geo,
+            key,
+            area,
+            proto,
+            row_flags,
+            mirror,
+            changes: Changes::default(),
+            d,
+            bufs: None,
+            writes: None,
+            opts: CellOptions {
+                batch_events: opts.batch_events.clamp(1, 1 << 20),
+            },
+            dev,
+        };
+        ix.dev.synchronize()?;
+        Ok(ix)
+    }
+
+    /// The cells of the filters at their entries' circles: a counting sort of the
+    /// (cell, filter) pairs by cell, each cell's list sorted by key then filter on all
+    /// cores, laid out with room.
+    fn cells(geo: &CellGeometry, key: &[u32], proto: &[CellEntry]) -> Mirror {
+        let n_cells = (geo.nx * geo.ny) as usize;
+        let circle = |p: &CellEntry| Area {
+            center: crate::model::Location { x: p.x, y: p.y },
+            sq_radius: p.sq,
+        };
+        let mut per_cell: Vec<Vec<(u32, CellEntry)>> = vec![Vec::new(); n_cells];
+        for (f, p) in proto.iter().enumerate() {
+            for c in cells_of(geo, &circle(p)) {
+                per_cell[c as usize].push((key[f], *p));
+            }
+        }
+        per_cell
+            .par_iter_mut()
+            .for_each(|items| items.sort_unstable_by_key(|&(k, en)| (k, en.filter & !IMPLIED)));
+        Mirror::lay_out(&per_cell)
+    }
+
+    /// Number of filters indexed.
+    pub fn filters(&self) -> usize {
+        self.key.len()
+    }
+
+    /// The grid's cells per side (x, y).
+    pub fn cells_per_side(&self) -> (u32, u32) {
+        (self.geo.nx, self.geo.ny)
+    }
+
+    /// Dense subscription index -> the user's id.
+    pub fn id(&self, index: u32) -> SubscriptionId {
+        self.ids[index as usize]
+    }
+
+    /// The device this index lives on.
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    /// Moves a filter's area (§5, Fig. 5): its entries leave the cells of its old area
+    /// (tombstones) and join the overflow of the new one's, on the host mirror; the
+    /// device follows at the next match or [`CellIndex::synchronize`].
+    pub fn move_area(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
+        let f = u.filter.0 as usize;
+        let Some(&old) = self.area.get(f) else {
+            return Err(ModelError::NoSuchFilter(u.filter.0, self.area.len()).into());
+        };
+        for c in cells_of(&self.geo, &old) {
+            self.remove(c as usize, f as u32);
+        }
+        let p = &mut self.proto[f];
+        (p.x, p.y, p.sq) = (u.area.center.x, u.area.center.y, u.area.sq_radius);
+        let entry = *p;
+        for c in cells_of(&self.geo, &u.area) {
+            self.add(c as usize, entry);
+        }
+        self.area[f] = u.area;
+        Ok(())
+    }
+
+    /// [`CellIndex::move_area`] for each update in order.
+    pub fn move_areas(&mut self, us: &[AreaUpdate]) -> Result<(), EngineError> {
+        us.iter().try_for_each(|u| self.move_area(u))
+    }
+
+    /// Removes filter `f` from cell `c` (a tombstone among the sorted entries, or out
+    /// of the overflow).
+    fn remove(&mut self, c: usize, f: u32) {
+        let m = &mut self.mirror;
+        let h = m.heads[c];
+        let k = self.key[f as usize];
+        let dir = &m.dir[h.dir as usize..(h.dir + h.keys) as usize];
+        if let Ok(i) = dir.binary_search_by_key(&k, |s| s.key) {
+            let start = if i == 0 { 0 } else { dir[i - 1].end };
+            let (lo, hi) = (
+                (h.entries + start) as usize,
+                (h.entries + dir[i].end) as usize,
+            );
+            if let Some(j) = (lo..hi)
+                .find(|&j| m.entries[j].filter & !IMPLIED == f && m.entries[j].sq != TOMBSTONE)
+            {
+                m.entries[j].sq = TOMBSTONE;
+                m.dead[c] += 1;
+                self.changes.entries.push(j as u32);
+                self.maybe_lay_out(c);
+                return;
+            }
+        }
+        let first = (h.entries + h.main) as usize;
+        let last = first + h.extra as usize;
+        if let Some(j) = (first..last).find(|&j| m.entries[j].filter & !IMPLIED == f) {
+            m.entries[j] = m.entries[last - 1];
+            m.heads[c].extra -= 1;
+            self.changes.entries.push(j as u32);
+            self.changes.heads.push(c as u32);
+        }
+    }
+
+    /// Appends `entry` to cell `c`'s overflow.
+    fn add(&mut self, c: usize, entry: CellEntry) {
+        let m = &mut self.mirror;
+        let h = m.heads[c];
+        let at = (h.entries + h.main + h.extra) as usize;
+        // The room always holds the overflow: the cell is laid out again before it
+        // outgrows `CHURN + 1 + main / 32` (see `ent_room`).
+        debug_assert!(h.main + h.extra < m.ent_cap[c]);
+        m.entries[at] = entry;
+        m.heads[c].extra += 1;
+        self.changes.entries.push(at as u32);
+        self.changes.heads.push(c as u32);
+        self.maybe_lay_out(c);
+    }
+
+    /// Lays cell `c` out again (overflow merged into the sorted entries, tombstones
+    /// dropped) once they make up more than a thirty-second of it (and more than [`CHURN`]),
+    /// in its room, or at the end of the tables when it outgrew it; when the tables
+    /// have no room left either, the whole index is laid out again
+    /// ([`CellIndex::relayout`]) and the next flush uploads it.
+    fn maybe_lay_out(&mut self, c: usize) {
+        let m = &self.mirror;
+        let h = m.heads[c];
+        if (h.extra + m.dead[c]) as usize <= CHURN + h.main as usize / 32 {
+            return;
+        }
+        let key = &self.key;
+        let items = m.live(c, |f| key[f as usize]);
+        let keys = items
+            .iter()
+            .enumerate()
+            .filter(|&(i, it)| i == 0 || items[i - 1].0 != it.0)
+            .count();
+        let m = &mut self.mirror;
+        let (mut d, mut e) = (h.dir as usize, h.entries as usize);
+        if ent_room(items.len()) > m.ent_cap[c] as usize || keys > m.dir_cap[c] as usize {
+            let (dc, ec) = (dir_room(2 * keys), ent_room(2 * items.len()));
+            if m.dir_used + dc > m.dir.len() || m.ent_used + ec > m.entries.len() {
+                // No room left at the end: every cell laid out afresh, with new room,
+                // and the next flush uploads the whole index.
+                self.relayout();
+                return;
+            }
+            (d, e) = (m.dir_used, m.ent_used);
+            m.dir_cap[c] = dc as u32;
+            m.ent_cap[c] = ec as u32;
+            m.dir_used += dc;
+            m.ent_used += ec;
+        }
+        m.fill(c, d, e, &items);
+        self.changes.heads.push(c as u32);
+        self.changes.dir.extend(d as u32..(d + keys) as u32);
+        self.changes
+            .entries
+            .extend(e as u32..(e + items.len()) as u32);
+    }
+
+    /// Lays every cell out afresh (overflows merged, tombstones dropped, room renewed)
+    /// on the host; the next flush uploads the whole index.
+    fn relayout(&mut self) {
+        let key = &self.key;
+        let m = &self.mirror;
+        let cells: Vec<Vec<(u32, CellEntry)>> = (0..m.heads.len())
+            .into_par_iter()
+            .map(|c| m.live(c, |f| key[f as usize]))
+            .collect();
+        self.mirror = Mirror::lay_out(&cells);
+        self.changes = Changes {
+            relayout: true,
+            ..Changes::default()
+        };
+    }
+
+    /// Brings the device tables up to date with the moves made since the last call:
+    /// the changed records in one copy per table and one launch of `cells_write`, or,
+    /// after [`CellIndex::relayout`], the whole index uploaded.
+    fn flush(&mut self) -> Result<(), EngineError> {
+        let ch = std::mem::take(&mut self.changes);
+        if ch.relayout {
+            self.d = DevTables {
+                heads: upload(&self.dev, &self.mirror.heads)?,
+                dir: upload(&self.dev, &self.mirror.dir)?,
+                entries: upload(&self.dev, &self.mirror.entries)?,
+            };
+            return Ok(());
+        }
+        let (mut heads, mut dir, mut entries) = (ch.heads, ch.dir, ch.entries);
+        for v in [&mut heads, &mut dir, &mut entries] {
+            v.sort_unstable();
+            v.dedup();
+        }
+        let total = heads.len() + dir.len() + entries.len();
+        if total == 0 {
+            return Ok(());
+        }
+        let m = &self.mirror;
+        let hv: Vec<CellHead> = heads.iter().map(|&i| m.heads[i as usize]).collect();
+        let dv: Vec<DirSlot> = dir.iter().map(|&i| m.dir[i as usize]).collect();
+        let ev: Vec<CellEntry> = entries.iter().map(|&i| m.entries[i as usize]).collect();
+        let dev = &self.dev;
+        let fits = |w: &WriteBufs| {
+            w.head_at.len() >= heads.len()
+                && w.dir_at.len() >= dir.len()
+                && w.entry_at.len() >= entries.len()
+        };
+        if !self.writes.as_ref().is_some_and(fits) {
+            self.writes = Some(WriteBufs {
+                head_at: dev.alloc(room(heads.len()))?,
+                head_val: dev.alloc(room(heads.len()))?,
+                dir_at: dev.alloc(room(dir.len()))?,
+                dir_val: dev.alloc(room(dir.len()))?,
+                entry_at: dev.alloc(room(entries.len()))?,
+                entry_val: dev.alloc(room(entries.len()))?,
+            });
+        }
+        let w = self.writes.as_mut().expect("allocated above");
+        dev.write(&mut w.head_at, 0, &heads)?;
+        dev.write(&mut w.head_val, 0, &hv)?;
+        dev.write(&mut w.dir_at, 0, &dir)?;
+        dev.write(&mut w.dir_val, 0, &dv)?;
+        dev.write(&mut w.entry_at, 0, &entries)?;
+        dev.write(&mut w.entry_val, 0, &ev)?;
+        let threads = (total as u32).min(1 << 20);
+        cells_write::launch(
+            dev,
+            LaunchConfig::linear(threads, 256),
+            heads.len() as u32,
+            &w.head_at,
+            &w.head_val,
+            dir.len() as u32,
+            &w.dir_at,
+            &w.dir_val,
+            entries.len() as u32,
+            &w.entry_at,
+            &w.entry_val,
+            &self.d.heads,
+            &self.d.dir,
+            &self.d.entries,
+        )?;
+        Ok(())
+    }
+
+    /// Applies the moves made so far on the device and waits for it.
+    pub fn synchronize(&mut self) -> Result<(), EngineError> {
+        self.flush()?;
+        Ok(self.dev.synchronize()?)
+    }
+
+    /// The dense indices of the subscriptions matching each event, ascending (one
+    /// answer per event, in order), [`CellOptions::batch_events`] events per launch.
+    ///
+    /// A pipeline of two launches: while the device matches one launch's events, the
+    /// host encodes the next launch's (on all cores, into the other page-locked stage,
+    /// which the kernel reads in place: no copy), then, once the next launch is queued,
+    /// turns the finished launch's pairs (written by the kernel into page-locked
+    /// memory: no copy either) into answers, sorted and deduplicated on all cores.
+    pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<u32>>, EngineError> {
+        self.flush()?;
+        let mut all: Vec<Vec<u32>> = Vec::with_capacity(events.len());
+        if self.key.is_empty() || events.is_empty() {
+            all.resize(events.len(), Vec::new());
+            return Ok(all);
+        }
+        let chunks: Vec<&[Event]> = events.chunks(self.opts.batch_events).collect();
+        if self.bufs.is_none() {
+            let dev = &self.dev;
+            // Room for four pairs per event to start with; a launch with more grows it.
+            let pairs = room(4 * self.opts.batch_events);
+            let stage = || -> Result<Stage, EngineError> {
+                Ok(Stage {
+                    input: dev.alloc_host(1 << 12)?,
+                    out: dev.alloc_host(2 * pairs)?,
+                })
+            };
+            let mut counts = dev.alloc(2)?;
+            dev.zero(&mut counts)?;
+            self.bufs = Some(LaunchBufs {
+                stages: [stage()?, stage()?],
+                counts,
+                parity: 0,
+            });
+        }
+        let first = self.bufs.as_ref().expect("made above").parity;
+        self.stage(first, chunks[0])?;
+        self.launch(first, chunks[0].len())?;
+        for (i, chunk) in chunks.iter().enumerate() {
+            let p = (first + i) % 2;
+            if let Some(next) = chunks.get(i + 1) {
+                self.stage(1 - p, next)?;
+            }
+            let count = loop {
+                let b = self.bufs.as_mut().expect("made above");
+                let mut count = [0u32];
+                self.dev.read_into(&b.counts, p, &mut count)?;
+                let count = count[0] as usize;
+                if 2 * count <= b.stages[p].out.len() {
+                    break count;
+                }
+                // More pairs than room: a larger area, and the launch again.
+                b.stages[p].out = self.dev.alloc_host(2 * room(count))?;
+                self.dev.write(&mut b.counts, p, &[0])?;
+                self.launch(p, chunk.len())?;
+            };
+            if let Some(next) = chunks.get(i + 1) {
+                self.launch(1 - p, next.len())?;
+            }
+            let b = self.bufs.as_mut().expect("made above");
+            b.parity = 1 - p;
+            answers(
+                &b.stages[p].out.as_slice()[..2 * count],
+                chunk.len(),
+                &mut all,
+            );
+        }
+        Ok(all)
+    }
+
+    /// The ids of the subscriptions matching `e`, ascending (a batch of one).
+    ///
+    /// ```
+    /// use ccm::{Constraint, Op, Value};
+    /// use clcb::cells::{CellIndex, CellOptions};
+    /// use clcb::{Area, Event, Filter, Location, Subscription, SubscriptionId, Subscriptions};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// // Subscription 7: the keyword "rain" within 10 units of (0, 0).
+    /// let rain = Constraint::new("rain", Op::Eq, Value::Str("rain".into()))?;
+    /// let subs = Subscriptions::new([Subscription {
+    ///     id: SubscriptionId(7),
+    ///     filters: vec![Filter::new(vec![rain], Area::circle(0.0, 0.0, 10.0)?)?],
+    /// }]);
+    /// let dev = gpu_kernels::Device::emulator();
+    /// let mut index = CellIndex::new(dev, &subs, CellOptions { batch_events: 64 })?;
+    /// let at = |x, word: &str| -> Result<Event, Box<dyn std::error::Error>> {
+    ///     let content = ccm::Event::from_pairs([(word, Value::Str(word.into()))])?;
+    ///     Ok(Event { loc: Location::new(x, 0.0)?, content })
+    /// };
+    /// assert_eq!(index.match_event(&at(3.0, "rain")?)?, vec![SubscriptionId(7)]);
+    /// assert_eq!(index.match_event(&at(3.0, "sun")?)?, vec![]); // another keyword
+    /// assert_eq!(index.match_event(&at(30.0, "rain")?)?, vec![]); // too far
+    /// # Ok(()) }
+    /// ```
+    pub fn match_event(&mut self, e: &Event) -> Result<Vec<SubscriptionId>, EngineError> {
+        let mut v = self.match_batch(std::slice::from_ref(e))?;
+        let ids = v.pop().unwrap_or_default();
+        Ok(ids.into_iter().map(|i| self.ids[i as usize]).collect())
+    }
+
+    /// Encodes `events` on all cores into stage `p`'s input: each event at the offset
+    /// its bound ([`Tables::encode_bound`]) leaves it, after the `len + 1` offsets.
+    fn stage(&mut self, p: usize, events: &[Event]) -> Result<(), EngineError> {
+        let bounds: Vec<usize> = events.par_iter().map(Tables::encode_bound).collect();
+        let head = (events.len() + 1).next_multiple_of(4);
+        let total = head + bounds.iter().sum::<usize>();
+        if total >= u32::MAX as usize {
+            return Err(EngineError::TooLarge(total));
+        }
+        let b = self.bufs.as_mut().expect("made by match_batch");
+        let st = &mut b.stages[p];
+        if st.input.len() < total {
+            st.input = self.dev.alloc_host(room(total))?;
+        }
+        let (offsets, mut rest) = st.input.as_mut_slice()[..total].split_at_mut(head);
+        let mut at = head;
+        let mut pieces = Vec::with_capacity(events.len());
+        for (o, &len) in offsets.iter_mut().zip(&bounds) {
+            *o = at as u32;
+            at += len;
+            let (piece, r) = rest.split_at_mut(len);
+            pieces.push(piece);
+            rest = r;
+        }
+        offsets[events.len()] = at as u32;
+        let t = &self.tables;
+        pieces
+            .into_par_iter()
+            .zip(events)
+            .with_min_len(64)
+            .for_each(|(piece, e)| {
+                t.encode_into(e, piece);
+            });
+        Ok(())
+    }
+
+    /// Queues `cells_match` over stage `p`'s `m` events (counter `p`, zeroing the
+    /// other).
+    fn launch(&mut self, p: usize, m: usize) -> Result<(), EngineError> {
+        let b = self.bufs.as_mut().expect("made by match_batch");
+        let st = &mut b.stages[p];
+        let t = CellTables {
+            heads: self.d.heads.dev_ptr(),
+            dir: self.d.dir.dev_ptr(),
+            entries: self.d.entries.dev_ptr(),
+            fcons_start: self.fcons_start.dev_ptr(),
+            fcons: self.fcons.dev_ptr(),
+            cstrings: self.cstrings.dev_ptr(),
+            row_flags: self.d_row_flags.dev_ptr(),
+            rows: self.row_flags.len() as u32,
+            _pad: 0,
+            geo: self.geo,
+        };
+        let batch = CellEvents {
+            count: b.counts.dev_ptr_mut_at(p),
+            idle_count: b.counts.dev_ptr_mut_at(1 - p),
+            n_events: m as u32,
+            cap: (st.out.len() / 2) as u32,
+        };
+        let lc = LaunchConfig::linear(m as u32 * 32, CELLS_BLOCK).with_shared(cells_shared_bytes());
+        cells_match::launch(&self.dev, lc, t, batch, &st.input, &mut st.out)?;
+        Ok(())
+    }
+}
+
+/// Appends the answers of a launch of `m` events, from its (event, subscription) pairs,
+/// to `all`: each event's subscriptions, ascending, once each. The pairs are put in
+/// event order by a counting sort, then each event's list is made, sorted and
+/// deduplicated on all cores (an allocation per event, in parallel).
+fn answers(pairs: &[u32], m: usize, all: &mut Vec<Vec<u32>>) {
+    let mut at = vec![0u32; m + 1];
+    for p in pairs.chunks_exact(2) {
+        at[p[0] as usize + 1] += 1;
+    }
+    for e in 0..m {
+        at[e + 1] += at[e];
+    }
+    let mut fill = at.clone();
+    let mut subs = vec![0u32; pairs.len() / 2];
+    for p in pairs.chunks_exact(2) {
+        let f = &mut fill[p[0] as usize];
+        subs[*f as usize] = p[1];
+        *f += 1;
+    }
+    let lists: Vec<Vec<u32>> = (0..m)
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|e| {
+            let mut v = subs[at[e] as usize..at[e + 1] as usize].to_vec();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+        .collect();
+    all.extend(lists);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Constraint, FilterId, Location, Op, Subscription, Value};
+
+    fn eq(n: &str, v: &str) -> Constraint {
+        Constraint::new(n, Op::Eq, Value::Str(v.into())).unwrap()
+    }
+
+    fn event(x: f64, y: f64, attrs: &[(&str, Value)]) -> Event {
+        Event {
+            loc: Location::new(x, y).unwrap(),
+            content: ccm::model::Event::from_pairs(
+                attrs.iter().map(|(n, v)| (n.to_string(), v.clone())),
+            )
+            .unwrap(),
+        }
+    }
+
+    fn sub(id: u32, filters: Vec<(Vec<Constraint>, (f64, f64, f64))>) -> Subscription {
+        Subscription {
+            id: SubscriptionId(id),
+            filters: filters
+                .into_iter()
+                .map(|(cs, (x, y, r))| {
+                    crate::model::Filter::new(cs, Area::circle(x, y, r).unwrap()).unwrap()
+                })
+                .collect(),
+        }
+    }
+
+    /// The spatial invariant the kernel relies on: the cell of any point an area
+    /// holds (by the model's exact `f32` test) is among the area's cells, for areas
+    /// and points inside, on and just off the grid, and past its border.
+    #[test]
+    fn the_cell_of_every_point_an_area_holds_is_one_of_its_cells() {
+        let areas: Vec<Area> = (0..300)
+            .map(|i| {
+                let x = (i * 37 % 101) as f64 * 0.731 - 5.0;
+                let y = (i * 53 % 89) as f64 * 0.417 + 1e3;
+                Area::circle(x, y, [0.0, 0.3, 1.0, 2.5][i % 4]).unwrap()
+            })
+            .collect();
+        let geo = geometry(&areas);
+        let far = Area::circle(1e6, -1e6, 3.0).unwrap();
+        for a in areas.iter().chain([&far]) {
+            let cells: Vec<u32> = cells_of(&geo, a).collect();
+            let r = a.sq_radius.sqrt();
+            for k in 0..400 {
+                // Points on a fine lattice over the area's box, and its border.
+                let (u, v) = (
+                    (k % 20) as f32 / 19.0 * 2.0 - 1.0,
+                    (k / 20) as f32 / 19.0 * 2.0 - 1.0,
+                );
+                let p = Location {
+                    x: a.center.x + u * r,
+                    y: a.center.y + v * r,
+                };
+                if a.contains(p) {
+                    assert!(cells.contains(&geo.cell_of(p.x, p.y)), "{p:?} in {a:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn keywords_are_looked_up_by_value_and_areas_decide() {
+        let subs = Subscriptions::new([
+            sub(1, vec![(vec![eq("rain", "rain")], (0.0, 0.0, 1.0))]),
+            sub(2, vec![(vec![eq("sun", "sun")], (0.0, 0.0, 1.0))]),
+            sub(3, vec![(vec![], (5.0, 5.0, 1.0))]),
+            sub(
+                4,
+                vec![(
+                    vec![Constraint::new("t", Op::Gt, Value::Int(3)).unwrap()],
+                    (0.5, 0.0, 1.0),
+                )],
+            ),
+        ]);
+        let dev = Device::emulator();
+        let opts = CellOptions::for_device(&dev);
+        let mut g = CellIndex::new(dev, &subs, opts).unwrap();
+        let rain = event(0.2, 0.0, &[("rain", Value::Str("rain".into()))]);
+        assert_eq!(g.match_event(&rain).unwrap(), vec![SubscriptionId(1)]);
+        let warm = event(
+            0.2,
+            0.0,
+            &[
+                ("rain", Value::Str("snow".into())),
+                ("t", Value::Float(3.5)),
+            ],
+        );
+        assert_eq!(g.match_event(&warm).unwrap(), vec![SubscriptionId(4)]);
+        assert_eq!(
+            g.match_event(&event(5.5, 5.0, &[])).unwrap(),
+            vec![SubscriptionId(3)]
+        );
+        // The border belongs to the area; just past it does not.
+        assert_eq!(
+            g.match_event(&event(6.0, 5.0, &[])).unwrap(),
+            vec![SubscriptionId(3)]
+        );
+        assert_eq!(g.match_event(&event(6.01, 5.0, &[])).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn moves_go_anywhere_even_off_the_grid_and_cells_are_laid_out_again() {
+        let filters: Vec<_> = (0..200)
+            .map(|i| (vec![eq("k", "v")], (i as f64 % 20.0, (i / 20) as f64, 0.5)))
+            .collect();
+        let subs = Subscriptions::new([sub(7, filters)]);
+        let dev = Device::emulator();
+        let opts = CellOptions::for_device(&dev);
+        let mut g = CellIndex::new(dev, &subs, opts).unwrap();
+        let far = |i: u32| AreaUpdate {
+            filter: FilterId(i),
+            area: Area::circle(1e5 + i as f64, -3e4, 0.5).unwrap(),
+        };
+        let kv = [("k", Value::Str("v".into()))];
+        let hit = event(1e5 + 150.0, -3e4, &kv);
+        let home = event(3.0, 4.0, &kv);
+        assert_eq!(
+            g.match_batch(&[hit.clone(), home.clone()]).unwrap(),
+            vec![vec![], vec![0]]
+        );
+        for i in 0..200 {
+            g.move_area(&far(i)).unwrap();
+        }
+        assert_eq!(
+            g.match_batch(&[hit.clone(), home.clone()]).unwrap(),
+            vec![vec![0], vec![]]
+        );
+        g.move_area(&AreaUpdate {
+            filter: FilterId(150),
+            area: Area::circle(3.0, 4.0, 0.5).unwrap(),
+        })
+        .unwrap();
+        assert_eq!(g.match_batch(&[hit, home]).unwrap(), vec![vec![], vec![0]]);
+        assert!(g.move_area(&far(200)).is_err());
+    }
+}
