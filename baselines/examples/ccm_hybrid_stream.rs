@@ -8,7 +8,7 @@
 //! against the content index's.
 //!
 //!     cargo run --release -p baselines --example ccm_hybrid_stream -- \
-//!         [--filters 100000,1000000] [--names 4,10,20] [--interfaces 10] [--seeds 1] [--reps 5] [--wall] [--share]
+//!         [--filters 100000,1000000] [--names 4,10,20] [--interfaces 10] [--seeds 1] [--reps 5] [--wall] [--share] [--stream 65536]
 //!
 //! `--share` builds the hybrid over the content index timed beside it
 //! ([`HybridIndex::with_content`]: the same filters at the same addresses), so that the
@@ -29,7 +29,8 @@ use std::time::Instant;
 mod cpu_time;
 use cpu_time::thread_cpu_s;
 
-/// The harness's stream of events per one-core timing (`INDEX_STREAM`).
+/// The harness's stream of events per one-core timing (`INDEX_STREAM`), the default of
+/// `--stream`.
 const STREAM: usize = 65_536;
 
 /// Events each index runs on before the other takes its turn.
@@ -71,6 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let interfaces = list(&args, "--interfaces", &[10])[0];
     let seeds = list(&args, "--seeds", &[1]);
     let reps = list(&args, "--reps", &[5])[0].max(1);
+    let stream_len = list(&args, "--stream", &[STREAM])[0].max(1);
     let share = args.iter().any(|a| a == "--share");
     let clock: fn() -> f64 = if args.iter().any(|a| a == "--wall") {
         wall_s
@@ -90,7 +92,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     ..DenseParams::default()
                 };
                 let w = generate_dense(&p, seed as u64)?;
-                let stream: Vec<Event> = w.events.iter().cycle().take(STREAM).cloned().collect();
+                let stream: Vec<Event> =
+                    w.events.iter().cycle().take(stream_len).cloned().collect();
                 let ci = Arc::new(ContentIndex::build(&w.subscriptions)?);
                 for rep in 0..reps {
                     // A fresh hybrid each time, as the harness builds one per point: its
@@ -122,8 +125,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             let h = hybrid();
                             (index(), h)
                         };
-                        c_us += c * chunk.len() as f64 / STREAM as f64;
-                        h_us += h * chunk.len() as f64 / STREAM as f64;
+                        c_us += c * chunk.len() as f64 / stream_len as f64;
+                        h_us += h * chunk.len() as f64 / stream_len as f64;
                         want.append(&mut w);
                         got.append(&mut g);
                     }

@@ -86,7 +86,8 @@ pub(crate) const VISIT_COST: u64 = 3;
 /// The work of evaluating a filter's constraints, beyond its visit (about 10 ns).
 pub(crate) const EVAL_COST: u64 = 20;
 
-/// Filters [`ContentIndex::match_within`] scans between two checks of its budget.
+/// Filters [`ContentIndex::match_within`] scans between two checks of its budget (at
+/// most about 10 µs of evaluations past it).
 const BLOCK: usize = 1024;
 
 /// The partition key of a pair of name numbers (`a <= b`).
@@ -264,15 +265,19 @@ impl ContentIndex {
 
     /// [`ContentIndex::match_numbered`] within a budget of work: `None` (and `matched`
     /// cleared) once the filters visited cost more than `budget`, counting
-    /// [`VISIT_COST`] per filter of each partition visited (checked before the next
-    /// partition) and [`EVAL_COST`] more per filter evaluated.
+    /// [`VISIT_COST`] per filter of each block of [`BLOCK`] filters scanned and
+    /// [`EVAL_COST`] more per filter evaluated, checked after each block (so it may
+    /// overrun by one block's work).
     ///
     /// The same loop as [`ContentIndex::match_numbered`] with the counts, kept apart so
     /// that the plain index's code is untouched by them (one generic function for both
     /// changed how the compiler laid out the plain one: 15% slower on some workloads,
     /// faster on others), and never inlined, so that its own code does not depend on
     /// where it is called from (inlined into the hybrid's choice, the filters'
-    /// evaluation was left out of line and cost a tenth more).
+    /// evaluation was left out of line and cost a tenth more). Checked after every
+    /// evaluation, or every 64 filters, the budget cost 1.5-2% against the plain loop
+    /// (dense10, 100k filters, 3-5 names, 2-core machine); every 1024 filters, nothing
+    /// measurable.
     #[inline(never)]
     pub(crate) fn match_within(
         &self,
