@@ -67,6 +67,10 @@ const TOMBSTONE: f32 = -1.0;
 pub struct CellOptions {
     /// Most events per launch (16384 on a GPU, 64 on the emulator).
     pub batch_events: usize,
+    /// Copy each launch's encoded events to device memory (one copy per launch)
+    /// instead of letting the kernel read them in place from page-locked mapped memory
+    /// (off by default: no copy call, each warp reads its event over the bus once).
+    pub copy_events: bool,
 }
 
 impl CellOptions {
@@ -75,6 +79,7 @@ impl CellOptions {
     pub fn for_device(dev: &Device) -> CellOptions {
         CellOptions {
             batch_events: if dev.is_gpu() { 16_384 } else { 64 },
+            copy_events: false,
         }
     }
 }
@@ -116,12 +121,16 @@ struct DevTables {
 /// (where each starts, then the events) and the (event, subscription) pairs.
 struct Stage {
     input: HostBuffer<u32>,
+    /// Words of `input` in use.
+    used: usize,
     out: HostBuffer<u32>,
 }
 
 /// The two launches' stages, alternating, and their pair counters (device memory).
 struct LaunchBufs {
     stages: [Stage; 2],
+    /// The events' device copy ([`CellOptions::copy_events`]).
+    copy: Option<Buffer<u32>>,
     counts: Buffer<u32>,
     /// The stage and counter of the next launch (the previous launch zeroed its
     /// counter).
@@ -510,6 +519,7 @@ impl CellIndex {
             writes: None,
             opts: CellOptions {
                 batch_events: opts.batch_events.clamp(1, 1 << 20),
+                ..opts
             },
             dev,
         };
@@ -788,6 +798,7 @@ impl CellIndex {
             let stage = || -> Result<Stage, EngineError> {
                 Ok(Stage {
                     input: dev.alloc_host(1 << 12)?,
+                    used: 0,
                     out: dev.alloc_host(2 * pairs)?,
                 })
             };
@@ -795,6 +806,7 @@ impl CellIndex {
             dev.zero(&mut counts)?;
             self.bufs = Some(LaunchBufs {
                 stages: [stage()?, stage()?],
+                copy: None,
                 counts,
                 parity: 0,
             });
@@ -848,7 +860,8 @@ impl CellIndex {
     ///     filters: vec![Filter::new(vec![rain], Area::circle(0.0, 0.0, 10.0)?)?],
     /// }]);
     /// let dev = gpu_kernels::Device::emulator();
-    /// let mut index = CellIndex::new(dev, &subs, CellOptions { batch_events: 64 })?;
+    /// let opts = CellOptions::for_device(&dev);
+    /// let mut index = CellIndex::new(dev, &subs, opts)?;
     /// let at = |x, word: &str| -> Result<Event, Box<dyn std::error::Error>> {
     ///     let content = ccm::Event::from_pairs([(word, Value::Str(word.into()))])?;
     ///     Ok(Event { loc: Location::new(x, 0.0)?, content })
@@ -878,6 +891,7 @@ impl CellIndex {
         if st.input.len() < total {
             st.input = self.dev.alloc_host(room(total))?;
         }
+        st.used = total;
         let (offsets, mut rest) = st.input.as_mut_slice()[..total].split_at_mut(head);
         let mut at = head;
         let mut pieces = Vec::with_capacity(events.len());
@@ -924,7 +938,17 @@ impl CellIndex {
             cap: (st.out.len() / 2) as u32,
         };
         let lc = LaunchConfig::linear(m as u32 * 32, CELLS_BLOCK).with_shared(cells_shared_bytes());
-        cells_match::launch(&self.dev, lc, t, batch, &st.input, &mut st.out)?;
+        if !self.opts.copy_events {
+            cells_match::launch(&self.dev, lc, t, batch, &st.input, &mut st.out)?;
+            return Ok(());
+        }
+        let dev = &self.dev;
+        if b.copy.as_ref().is_none_or(|c| c.len() < st.used) {
+            b.copy = Some(dev.alloc(room(st.used))?);
+        }
+        let copy = b.copy.as_mut().expect("allocated above");
+        dev.write(copy, 0, &st.input.as_slice()[..st.used])?;
+        cells_match::launch(dev, lc, t, batch, &*copy, &mut st.out)?;
         Ok(())
     }
 }

@@ -436,7 +436,12 @@ fn time_cells(
 ) -> anyhow::Result<()> {
     for (prefix, target) in devices {
         let dev = target.open()?;
-        let opts = CellOptions::for_device(&dev);
+        let opts = CellOptions {
+            // An A/B of where the kernel reads the events: a device copy per launch
+            // instead of mapped memory (`GPU_MATCH_CELLS_COPY=1`).
+            copy_events: std::env::var_os("GPU_MATCH_CELLS_COPY").is_some(),
+            ..CellOptions::for_device(&dev)
+        };
         let mut index = CellIndex::new(dev, subs, opts)?;
         let n = if ctx.quick {
             events.len()
