@@ -72,6 +72,7 @@ pub mod io;
 pub mod keywords;
 pub mod layout;
 pub mod model;
+pub mod multi;
 pub mod workload;
 
 pub use engine::{Engine, EngineError, Options, Request, StepTimes};

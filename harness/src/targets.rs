@@ -291,6 +291,12 @@ pub const TARGETS: &[Target] = &[
     t(T_MULTI, MULTI_2, "XML filter, Fig. 10b: 1000 documents, 2000 queries", ("xml", "scaling"), "gpu multi docs=1000 speedup", 2.0, Check::AtLeast(1.8)),
     t(T_MULTI, MULTI_4, "XML filter, Fig. 10b: 1000 documents, 2000 queries", ("xml", "scaling"), "gpu multi docs=1000 speedup", 4.0, Check::AtLeast(3.4)),
     t(T_MULTI, MULTI_1, "XML filter, Fig. 10b: 1000 documents, 2000 queries", ("xml", "scaling"), "gpu multi docs=1000 MB/s", 1.0, over("gpu filter docs=1000 MB/s", 0.95)),
+    t(T_MULTI, MULTI_2, "CLCB batched, Fig. 3a: 1M subscriptions", ("clcb", "scaling"), "gpu multi subs=1M speedup", 2.0, Check::AtLeast(1.8)),
+    t(T_MULTI, MULTI_2, "CLCB grid index batched, Fig. 3a: 1M subscriptions", ("clcb", "scaling"), "gpu multi grid subs=1M speedup", 2.0, Check::AtLeast(1.8)),
+    t(T_MULTI, MULTI_4, "CLCB batched, Fig. 3a: 1M subscriptions", ("clcb", "scaling"), "gpu multi subs=1M speedup", 4.0, Check::AtLeast(3.4)),
+    t(T_MULTI, MULTI_4, "CLCB grid index batched, Fig. 3a: 1M subscriptions", ("clcb", "scaling"), "gpu multi grid subs=1M speedup", 4.0, Check::AtLeast(3.4)),
+    t(T_MULTI, MULTI_1, "CLCB batched, Fig. 3a: 1M subscriptions", ("clcb", "scaling"), "gpu multi subs=1M events/s", 1.0, over("gpu batched subs=1M events/s", 0.95)),
+    t(T_MULTI, MULTI_1, "CLCB grid index batched, Fig. 3a: 1M subscriptions", ("clcb", "scaling"), "gpu multi grid subs=1M events/s", 1.0, over("gpu grid batched subs=1M events/s", 0.95)),
 ];
 
 const T_MULTI: &str = "Many GPUs in one host";

@@ -331,6 +331,61 @@ fn a_utf8_byte_order_mark_before_the_first_json_line_is_accepted() {
 }
 
 #[test]
+fn clcb_match_over_emulated_devices_answers_as_the_grid_and_refuses_cpu_engines() {
+    let d = tmp("clcb-devices");
+    let (subs, events) = (d.join("s.jsonl"), d.join("e.jsonl"));
+    let out = harness()
+        .args([
+            "clcb",
+            "generate",
+            "--subscriptions",
+            "40",
+            "--events",
+            "12",
+            "--area-percent",
+            "20",
+            "--all-match",
+            "--out-subscriptions",
+        ])
+        .arg(&subs)
+        .arg("--out-events")
+        .arg(&events)
+        .output()
+        .expect("run harness");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let clcb_match = |flags: &[&str]| {
+        harness()
+            .args(["clcb", "match", "--subscriptions"])
+            .arg(&subs)
+            .arg("--events")
+            .arg(&events)
+            .args(flags)
+            .output()
+            .expect("run harness")
+    };
+    let want = clcb_match(&["--engine", "grid"]);
+    assert!(want.status.success(), "{}", text(&want.stderr));
+    assert!(
+        text(&want.stdout).lines().any(|l| l != "[]"),
+        "nothing matched"
+    );
+    for devices in ["0,1", "0,1,2"] {
+        let flags = ["--engine", "emu", "--window", "5", "--devices", devices];
+        let out = clcb_match(&flags);
+        assert!(out.status.success(), "{flags:?}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), text(&want.stdout), "{flags:?}");
+    }
+    let out = clcb_match(&["--engine", "rtree", "--devices", "0,1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("kernels"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::remove_dir_all(d).ok();
+}
+
+#[test]
 fn clcb_match_streams_stdin_and_answers_a_bad_line_with_null() {
     let d = tmp("clcb-stdin");
     let subs = write(

@@ -123,8 +123,14 @@ pub fn experiments() -> Vec<Experiment> {
             keywords,
         ),
         e("fig7", "Fig. 7: GPU memory vs number of filters", "filters (millions)", "GPU memory (MB)", false, false, None, "1 GB holds more than 13 million filters (1.3M subscriptions)", fig7),
+        Experiment {
+            higher_is_better: true,
+            ..e("scaling", SCALING_TITLE, "GPUs", "events/s, and speedup over one GPU (x)", true, false, None, "not in the paper (one GPU)", scaling)
+        },
     ]
 }
+
+const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): events per second of the matcher with the subscriptions cut over the GPUs (gpu multi: the paper's pipeline, batched; gpu multi grid: the grid index, batched) against the number of GPUs, at Fig. 3a's largest workload (1M subscriptions of 10 filters, uniform, 0.001% areas) and at 4x its subscriptions; answers checked against the one-GPU engine";
 
 // ---------------------------------------------------------------------------------
 // Engines of one run.
@@ -1259,4 +1265,181 @@ fn fig7(ctx: &mut Ctx) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------
+// Many GPUs (beyond the paper).
+
+/// `scaling` (beyond the paper, which uses one GPU): the matcher with the subscriptions
+/// cut over the first 1, 2, 4, 8 GPUs ([`clcb::multi::MultiEngine`]), batched (the
+/// fastest GPU paths of `table2` and Figs. 3-4: the paper's pipeline and the grid index,
+/// each over batches of events), at Fig. 3a's largest workload (1M subscriptions,
+/// uniform, 0.001% areas) and at 4M. Series (see `papers::scaling`): `gpu multi
+/// subs=<n> events/s` and `gpu multi grid subs=<n> events/s` with their `speedup` over
+/// one GPU, and the one-GPU engine's `gpu batched subs=<n> events/s` and `gpu grid
+/// batched subs=<n> events/s` at x = 1. The answers to the workload's events are
+/// checked against the one-GPU engine's, whose answers are checked against the
+/// R*-tree's on the first events; the stream's answer totals are checked too.
+fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
+    use super::scaling::{rate, Scale};
+    use clcb::multi::MultiEngine;
+    let Some(scale) = Scale::of(ctx) else {
+        return Ok(());
+    };
+    let (n, events, stream_len) = if ctx.quick {
+        (30, 6, 6)
+    } else {
+        (1_000_000, 1000, 65_536)
+    };
+    let modes = [("", false), (" grid", true)];
+    ctx.set_steps((ctx.seeds.len() * 2 * modes.len() * (1 + scale.counts.len())) as u64);
+    for seed in ctx.seeds.clone() {
+        for subscriptions in [n, 4 * n] {
+            let factor = format!("subs={}", short_count(subscriptions));
+            let label = format!("scaling {factor}, seed {seed}");
+            // Quick: areas and constraints wide enough that the few subscriptions match
+            // (the merge is checked on answers, not on empty lists).
+            let params = Params {
+                subscriptions,
+                events,
+                spatial: Spatial::Uniform,
+                area_percent: if ctx.quick { 20.0 } else { 0.001 },
+                selectivity_percent: if ctx.quick {
+                    50.0
+                } else {
+                    Params::default().selectivity_percent
+                },
+                ..Params::default()
+            };
+            let (subs, events, _) = workload(params, seed);
+            let stream: Vec<Event> = events.iter().cycle().take(stream_len).cloned().collect();
+            let total_of = |truth: &[Vec<u32>], n: usize| -> usize {
+                truth.iter().cycle().take(n).map(Vec::len).sum()
+            };
+            let rtree = RTreeMatcher::build(&subs);
+            let checked = events.len().min(CHECKED_EVENTS);
+            let truth = oracle(&rtree, &subs, &events[..checked]);
+            for (mode, grid) in modes {
+                // The one-GPU engine: the reference answers and the throughput to match.
+                ctx.step(&format!("{label}: one-device engine{mode}"));
+                let one = scale.open(1, clcb::PTX)?;
+                let dev = one.into_parts().into_iter().next().context("a device")?.1;
+                let mut engine = Engine::new(dev, &subs, Options::default())?;
+                engine.set_grid(grid)?;
+                let want = engine.match_batch(&events)?;
+                let one_name = format!("one-device engine{mode}");
+                check(ctx, &label, &truth, &one_name, &want)?;
+                anyhow::ensure!(
+                    !ctx.quick || want.iter().any(|a| !a.is_empty()),
+                    "{label}: no event matched a subscription, so no merge would be checked"
+                );
+                // Rounds of four full batches (a batch is Options::default().batch events).
+                let round = events.len().max(4 * Options::default().batch);
+                let (r, timed, total) = rate(ctx.quick, &stream, round, |part| {
+                    let t0 = Instant::now();
+                    let got = engine.match_batch(part)?;
+                    Ok((t0.elapsed(), got.iter().map(Vec::len).sum()))
+                })?;
+                anyhow::ensure!(
+                    total == total_of(&want, timed),
+                    "{label}: the one-device engine{mode} found {total} subscriptions over the stream, {} expected",
+                    total_of(&want, timed)
+                );
+                let batched = if grid { "grid batched" } else { "batched" };
+                ctx.record(
+                    &format!("{} {batched} {factor} events/s", scale.prefix),
+                    1.0,
+                    r,
+                );
+                drop(engine);
+                let engine_name = format!("multi{mode}");
+                let mut on_one = 0.0;
+                for &k in &scale.counts {
+                    ctx.step(&format!("{label}: {engine_name} on {k} devices"));
+                    let mut multi =
+                        MultiEngine::new(scale.open(k, clcb::PTX)?, &subs, Options::default())?;
+                    multi.set_grid(grid)?;
+                    let series = format!("{} {engine_name} {factor} ({k} devices)", scale.prefix);
+                    let (r, timed, total) = rate(ctx.quick, &stream, round, |part| {
+                        let t0 = Instant::now();
+                        let got = multi.match_batch(part)?;
+                        Ok((t0.elapsed(), got.iter().map(Vec::len).sum()))
+                    })?;
+                    anyhow::ensure!(
+                        total == total_of(&want, timed),
+                        "{series} found {total} subscriptions over the stream, {} expected",
+                        total_of(&want, timed)
+                    );
+                    let got = multi.match_batch(&events)?;
+                    ctx.check(&label, (&one_name, &want), (&series, &got))?;
+                    if k == 1 {
+                        on_one = r;
+                    }
+                    scale.record(ctx, &engine_name, &factor, "events/s", k, r, on_one);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `1M`, `4M`, `30`: a count as a series' factor.
+fn short_count(n: usize) -> String {
+    match n {
+        n if n >= 1_000_000 && n % 1_000_000 == 0 => format!("{}M", n / 1_000_000),
+        n if n >= 1_000 && n % 1_000 == 0 => format!("{}k", n / 1_000),
+        n => n.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without a GPU, `scaling` runs the matcher on 1, 2 and 4 emulated devices at quick
+    /// sizes, in the paper's pipeline and over the grid index, every answer checked
+    /// against the one-device engine (its answers against the R*-tree's), and records no
+    /// speedup (emulator times mean nothing).
+    #[test]
+    fn scaling_runs_on_emulated_devices_and_checks_every_answer() {
+        let exp = experiments()
+            .into_iter()
+            .find(|e| e.id == "scaling")
+            .expect("scaling");
+        let mut ctx = Ctx::new(
+            true,
+            vec![1],
+            Some(vec!["emu-multi".to_string()]),
+            None,
+            std::sync::Arc::new(indicatif::ProgressBar::hidden()),
+        );
+        (exp.run)(&mut ctx).unwrap_or_else(|e| panic!("scaling: {e:#}"));
+        let (agreed, disagreed) = ctx.checks();
+        // 2 workloads x 2 modes: the one-device engine against the R*-tree, and 3
+        // device counts against it.
+        assert_eq!((agreed, disagreed), (2 * 2 * (1 + 3), 0));
+        for k in [1.0, 2.0, 4.0] {
+            for s in [
+                "emu multi subs=30 events/s",
+                "emu multi grid subs=120 events/s",
+            ] {
+                assert!(
+                    ctx.samples.iter().any(|x| x.series == s && x.x == k),
+                    "{s} at {k}"
+                );
+            }
+        }
+        assert!(ctx
+            .samples
+            .iter()
+            .any(|x| x.series == "emu grid batched subs=30 events/s" && x.x == 1.0));
+        assert!(ctx.samples.iter().all(|x| !x.series.ends_with("speedup")));
+    }
+
+    #[test]
+    fn counts_read_as_factors() {
+        assert_eq!(short_count(1_000_000), "1M");
+        assert_eq!(short_count(4_000_000), "4M");
+        assert_eq!(short_count(120), "120");
+    }
 }

@@ -45,6 +45,12 @@ pub enum Cmd {
         /// GPU ordinal.
         #[arg(long, default_value_t = 0)]
         device: usize,
+        /// The batched kernels over several GPUs (`all` or ordinals such as `0,1`;
+        /// overrides --device): subscriptions cut over them by filter count, every
+        /// event matched on each. With --engine emu, as many emulated devices as
+        /// ordinals named (`all`: one per GPU present, at least two).
+        #[arg(long, conflicts_with = "per_event")]
+        devices: Option<gpu_kernels::multi::DeviceSpec>,
     },
     /// Write a generated workload (Table 1 parameters) as JSON Lines files.
     Generate {
@@ -80,7 +86,15 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
             batched: _,
             stream,
             device,
-        } => match_cmd(&subscriptions, &events, engine, per_event, &stream, device),
+            devices,
+        } => match_cmd(
+            &subscriptions,
+            &events,
+            engine,
+            per_event,
+            &stream,
+            (device, devices),
+        ),
         Cmd::Generate {
             out_subscriptions,
             out_events,
@@ -129,9 +143,20 @@ fn match_cmd(
     engine: Option<ClcbEngine>,
     per_event: bool,
     stream: &StreamArgs,
-    device: usize,
+    (device, devices): (usize, Option<gpu_kernels::multi::DeviceSpec>),
 ) -> anyhow::Result<()> {
     check_inputs(&[subs_path, events_path])?;
+    let multi = match (&devices, engine) {
+        (None, _) => None,
+        (Some(spec), None | Some(ClcbEngine::Gpu)) => Some((spec, false)),
+        (Some(spec), Some(ClcbEngine::Emu)) => Some((spec, true)),
+        (Some(_), Some(other)) => {
+            return Err(bad_input(anyhow::anyhow!(
+                "--devices runs the kernels (gpu, emu), not {}",
+                crate::engines::name(&other)
+            )))
+        }
+    };
     let mut stats = Stats::new(stream.stats);
     let t0 = std::time::Instant::now();
     let subs = Subscriptions::new(clcb::io::load_subscriptions(subs_path).map_err(bad_input)?);
@@ -140,6 +165,29 @@ fn match_cmd(
         t0.elapsed(),
         format!("({} subscriptions)", subs.len()),
     );
+    // Answers are dense subscription indices; printed as the subscriptions' ids.
+    let format = |a: &Vec<u32>, out: &mut Vec<u8>| {
+        write_ids(out, a.iter().map(|&i| subs.id(i as usize).0));
+    };
+    let window = stream.window as usize;
+    if let Some((spec, emulated)) = multi {
+        let devs = super::devices_of(spec, clcb::PTX, emulated, &mut stats)?;
+        let t = std::time::Instant::now();
+        let mut m = clcb::multi::MultiEngine::new(devs, &subs, Options::default())?;
+        m.synchronize()?;
+        stats.add("build + upload tables", t.elapsed(), String::new());
+        let matcher = |evs: &[Event]| -> anyhow::Result<Vec<Vec<u32>>> { Ok(m.match_batch(evs)?) };
+        let done = stream_lines(
+            events_path,
+            window,
+            parse_window,
+            matcher,
+            format,
+            &mut stats,
+        )?;
+        stats.print(done.events, "events", done.bytes, done.wall);
+        return bad_lines(&done);
+    }
     let dev = match engine {
         Some(ClcbEngine::Sff | ClcbEngine::Rtree | ClcbEngine::Grid) => None,
         Some(ClcbEngine::Emu | ClcbEngine::EmuCells) => Some(Device::emulator()),
@@ -156,11 +204,6 @@ fn match_cmd(
             }
         },
     };
-    // Answers are dense subscription indices; printed as the subscriptions' ids.
-    let format = |a: &Vec<u32>, out: &mut Vec<u8>| {
-        write_ids(out, a.iter().map(|&i| subs.id(i as usize).0));
-    };
-    let window = stream.window as usize;
     let done = match (dev, engine) {
         (None, Some(ClcbEngine::Sff)) => {
             let m = stats.time("build the index (sff)", || SffLocation::build(&subs));
