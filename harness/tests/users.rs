@@ -59,6 +59,16 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// `out`, the run with `flags`, ended with a usage error (exit code 2) saying `says`.
+fn assert_usage_error(out: &std::process::Output, flags: &[&str], says: &str) {
+    assert_eq!(out.status.code(), Some(2), "{flags:?}");
+    assert!(
+        text(&out.stderr).contains(says),
+        "{flags:?}: {}",
+        text(&out.stderr)
+    );
+}
+
 const CCM_SUBS: &str = "{\"interface\": 3, \"filter\": [[\"temp\", \">\", 30]]}\n\
 {\"interface\": 1, \"filter\": [[\"area\", \"=\", \"a1\"]]}\n\
 {\"interface\": 2, \"filter\": [[\"temp\", \"<\", 0], [\"area\", \"prefix\", \"a\"]]}\n";
@@ -243,12 +253,7 @@ fn ccm_match_over_emulated_devices_answers_as_the_cpu_engine_and_refuses_bad_dev
         ),
     ] {
         let out = ccm_match(flags, &subs, &events);
-        assert_eq!(out.status.code(), Some(2), "{flags:?}");
-        assert!(
-            text(&out.stderr).contains(says),
-            "{flags:?}: {}",
-            text(&out.stderr)
-        );
+        assert_usage_error(&out, flags, says);
     }
     std::fs::remove_dir_all(d).ok();
 }
@@ -588,12 +593,7 @@ fn xml_filter_over_emulated_devices_answers_as_yfilter_and_refuses_cpu_engines()
         ),
     ] {
         let out = filter(flags);
-        assert_eq!(out.status.code(), Some(2), "{flags:?}");
-        assert!(
-            text(&out.stderr).contains(says),
-            "{flags:?}: {}",
-            text(&out.stderr)
-        );
+        assert_usage_error(&out, flags, says);
     }
     std::fs::remove_dir_all(d).ok();
 }
@@ -709,12 +709,7 @@ fn ddm_match_over_emulated_devices_answers_as_the_cpu_sort_and_refuses_cpu_engin
         ),
     ] {
         let out = ddm_match(flags);
-        assert_eq!(out.status.code(), Some(2), "{flags:?}");
-        assert!(
-            text(&out.stderr).contains(says),
-            "{flags:?}: {}",
-            text(&out.stderr)
-        );
+        assert_usage_error(&out, flags, says);
     }
     std::fs::remove_dir_all(d).ok();
 }

@@ -1320,37 +1320,16 @@ mod tests {
     /// records no speedup (emulator times mean nothing).
     #[test]
     fn scaling_runs_on_emulated_devices_and_checks_every_answer() {
-        let exp = experiments()
-            .into_iter()
-            .find(|e| e.id == "scaling")
-            .expect("scaling");
-        let mut ctx = Ctx::new(
-            true,
-            vec![1],
-            Some(vec!["emu-multi".to_string()]),
-            None,
-            std::sync::Arc::new(indicatif::ProgressBar::hidden()),
-        );
-        (exp.run)(&mut ctx).unwrap_or_else(|e| panic!("scaling: {e:#}"));
-        let (agreed, disagreed) = ctx.checks();
         // 4 workloads x 3 device counts, and table2's two by filter.
-        assert_eq!((agreed, disagreed), (4 * 3 + 2 * 3, 0));
-        for k in [1.0, 2.0, 4.0] {
-            for s in [
+        super::super::scaling::testing::check_emulated_run(
+            experiments(),
+            4 * 3 + 2 * 3,
+            &[
                 "emu multi model=dense F=2k events/s",
                 "emu multi by-filter model=table2 F=800 events/s",
-            ] {
-                assert!(
-                    ctx.samples.iter().any(|x| x.series == s && x.x == k),
-                    "{s} at {k}"
-                );
-            }
-        }
-        assert!(ctx
-            .samples
-            .iter()
-            .any(|x| x.series == "emu index model=table2 F=200 events/s"));
-        assert!(ctx.samples.iter().all(|x| !x.series.ends_with("speedup")));
+            ],
+            "emu index model=table2 F=200 events/s",
+        );
     }
 
     #[test]

@@ -125,3 +125,50 @@ pub fn rate<T>(
     }
     Ok((n as f64 / spent.as_secs_f64().max(1e-9), n, answers))
 }
+
+/// What the papers' tests of their `scaling` experiments share.
+#[cfg(test)]
+pub mod testing {
+    use crate::experiment::{Ctx, Experiment};
+
+    /// Runs the `scaling` experiment of `experiments` in quick mode on emulated devices
+    /// (`emu-multi`) and checks what every paper's must show: `checks` answer checks,
+    /// all in agreement; each of `series` recorded at 1, 2 and 4 devices; `one_device`
+    /// (the one-device engine's series) at x = 1; and no speedup (emulator times mean
+    /// nothing).
+    pub fn check_emulated_run(
+        experiments: Vec<Experiment>,
+        checks: usize,
+        series: &[&str],
+        one_device: &str,
+    ) {
+        let exp = experiments
+            .into_iter()
+            .find(|e| e.id == "scaling")
+            .expect("scaling");
+        let mut ctx = Ctx::new(
+            true,
+            vec![1],
+            Some(vec!["emu-multi".to_string()]),
+            None,
+            std::sync::Arc::new(indicatif::ProgressBar::hidden()),
+        );
+        (exp.run)(&mut ctx).unwrap_or_else(|e| panic!("scaling: {e:#}"));
+        assert_eq!(ctx.checks(), (checks, 0), "(agreed, disagreed) checks");
+        for k in [1.0, 2.0, 4.0] {
+            for s in series {
+                assert!(
+                    ctx.samples.iter().any(|x| x.series == *s && x.x == k),
+                    "{s} at {k}"
+                );
+            }
+        }
+        assert!(
+            ctx.samples
+                .iter()
+                .any(|x| x.series == one_device && x.x == 1.0),
+            "{one_device} at 1"
+        );
+        assert!(ctx.samples.iter().all(|x| !x.series.ends_with("speedup")));
+    }
+}

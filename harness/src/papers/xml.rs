@@ -1028,33 +1028,12 @@ mod tests {
     /// against the NFA's), and records no speedup (emulator times mean nothing).
     #[test]
     fn scaling_runs_on_emulated_devices_and_checks_every_answer() {
-        let exp = experiments()
-            .into_iter()
-            .find(|e| e.id == "scaling")
-            .expect("scaling");
-        let mut ctx = Ctx::new(
-            true,
-            vec![1],
-            Some(vec!["emu-multi".to_string()]),
-            None,
-            std::sync::Arc::new(indicatif::ProgressBar::hidden()),
-        );
-        (exp.run)(&mut ctx).unwrap_or_else(|e| panic!("scaling: {e:#}"));
-        let (agreed, disagreed) = ctx.checks();
         // 2 workloads: the one-device engine against the NFA, and 3 device counts.
-        assert_eq!((agreed, disagreed), (2 * (1 + 3), 0));
-        for k in [1.0, 2.0, 4.0] {
-            for s in ["emu multi docs=4 MB/s", "emu multi docs=16 MB/s"] {
-                assert!(
-                    ctx.samples.iter().any(|x| x.series == s && x.x == k),
-                    "{s} at {k}"
-                );
-            }
-        }
-        assert!(ctx
-            .samples
-            .iter()
-            .any(|x| x.series == "emu filter docs=4 MB/s" && x.x == 1.0));
-        assert!(ctx.samples.iter().all(|x| !x.series.ends_with("speedup")));
+        super::super::scaling::testing::check_emulated_run(
+            experiments(),
+            2 * (1 + 3),
+            &["emu multi docs=4 MB/s", "emu multi docs=16 MB/s"],
+            "emu filter docs=4 MB/s",
+        );
     }
 }
