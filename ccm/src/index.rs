@@ -974,7 +974,9 @@ fn launch(
 /// answer bitmap, e.g. ~2,000 events with the dense model's million interfaces), then
 /// as many as fill that many warps, at most [`MAX_WARPS_PER_EVENT`]. (With one warp
 /// per event such a launch left three quarters of the H100 idle while each warp
-/// walked ~30,000 filters: 6.1 against 2.1 us per event with a block per event.)
+/// walked ~30,000 filters: 6.1 us per event on the dense model's 1M filters with 3-5
+/// names, 2.8 with several warps; 2.1 with the former block per event, whose barriers
+/// cost more everywhere else.)
 fn warps_per_event(cfg: &IndexConfig, n: usize) -> u32 {
     (cfg.walk_warps / n.max(1)).clamp(1, MAX_WARPS_PER_EVENT) as u32
 }
