@@ -11,6 +11,7 @@
 //! | [`layout`] | §4.3, Fig. 2 | `FPos`, `SqDist`, `BF`, `FCount`, `Constraints`/`SizeC`, encoded events; the grid index (beyond) |
 //! | [`engine`] | §4.2–4.3, Alg. 1 | [`Engine`]: `Loc`, `Cont`, `Zip` on one stream; area moves; batched, grid and low-latency modes (beyond) |
 //! | [`cells`] | beyond | [`cells::CellIndex`]: the grid with content keys inside its cells on the device, a batch of events per launch |
+//! | [`multi`] | beyond | [`multi::MultiEngine`]: the matcher over many GPUs of one host, subscriptions cut by filter count |
 //!
 //! A user starts from [`Subscriptions`] (from [`io::load_subscriptions`] or
 //! [`workload::Workload`]) and an [`Engine`] on a [`gpu_kernels::Device`]; here a small
