@@ -60,6 +60,7 @@
 
 use crate::compiled::{FastMap, Names, Tests};
 use crate::content_index::Sig;
+use clcb::cells::CellGeometry;
 use clcb::model::{
     Area, AreaUpdate, Event, Filter, Location, ModelError, Op, SubscriptionId, Subscriptions, Value,
 };
@@ -245,92 +246,32 @@ impl Cell {
     }
 }
 
-/// The grid's geometry: origin, cell side and cells per side.
+/// The grid's geometry: origin, cell side and cells per side, sized and filled by
+/// [`clcb::cells::geometry`] and [`clcb::cells::cells_of`], which the GPU cell index
+/// shares.
 #[derive(Clone, Copy, Debug)]
-struct Geometry {
-    x0: f64,
-    y0: f64,
-    /// 1 / cell side.
-    inv: f64,
-    nx: usize,
-    ny: usize,
-}
+struct Geometry(CellGeometry);
 
 impl Geometry {
-    /// Cells at most this many per filter (and at least 4096 in all).
-    const CELLS_PER_FILTER: f64 = 2.0;
-    /// At most this many cells in all.
-    const MAX_CELLS: f64 = (1u64 << 22) as f64;
-
     fn of(areas: &[Area]) -> Geometry {
-        let mut lo = [f64::INFINITY; 2];
-        let mut hi = [f64::NEG_INFINITY; 2];
-        for a in areas {
-            let r = f64::from(a.sq_radius).sqrt();
-            let (x, y) = (f64::from(a.center.x), f64::from(a.center.y));
-            lo = [lo[0].min(x - r), lo[1].min(y - r)];
-            hi = [hi[0].max(x + r), hi[1].max(y + r)];
-        }
-        if areas.is_empty() {
-            lo = [0.0; 2];
-            hi = [1.0; 2];
-        }
-        let (w, h) = ((hi[0] - lo[0]).max(1e-9), (hi[1] - lo[1]).max(1e-9));
-        let median = {
-            // The median radius of a sample (enough to size the cells).
-            let step = (areas.len() / 4096).max(1);
-            let mut r: Vec<f32> = areas.iter().step_by(step).map(|a| a.sq_radius).collect();
-            r.sort_by(f32::total_cmp);
-            r.get(r.len() / 2).map_or(0.0, |&s| f64::from(s).sqrt())
-        };
-        let cells = (areas.len() as f64 * Self::CELLS_PER_FILTER).clamp(4096.0, Self::MAX_CELLS);
-        let side = (2.0 * median).max((w * h / cells).sqrt());
-        let n = |extent: f64| ((extent / side).ceil() as usize).clamp(1, 1 << 16);
-        Geometry {
-            x0: lo[0],
-            y0: lo[1],
-            inv: 1.0 / side,
-            nx: n(w),
-            ny: n(h),
-        }
+        Geometry(clcb::cells::geometry(areas))
     }
 
-    #[inline(always)]
-    fn ix(&self, v: f64, origin: f64, n: usize) -> usize {
-        // Monotone in `v` (subtraction and scaling by a positive constant round
-        // monotonically), so a point inside a box maps into the box's cells.
-        let c = ((v - origin) * self.inv).floor();
-        if c <= 0.0 {
-            0
-        } else {
-            (c as usize).min(n - 1)
-        }
+    /// Cells in all.
+    fn len(&self) -> usize {
+        self.0.nx as usize * self.0.ny as usize
     }
 
     /// The cell holding `p` (clamped to the grid).
     #[inline(always)]
     fn cell_of(&self, p: Location) -> usize {
-        let cx = self.ix(f64::from(p.x), self.x0, self.nx);
-        let cy = self.ix(f64::from(p.y), self.y0, self.ny);
-        cy * self.nx + cx
+        self.0.cell_of(p.x, p.y) as usize
     }
 
-    /// The cells of `a`'s bounding box, widened as [`crate::rtree`] widens it so that
-    /// no `f32` rounding of the exact test can accept a point outside.
+    /// The cells of `a`'s bounding box, widened so that no `f32` rounding of the exact
+    /// test can accept a point outside.
     fn cells_of(&self, a: &Area) -> impl Iterator<Item = usize> {
-        let r = f64::from(a.sq_radius.sqrt());
-        let (x, y) = (f64::from(a.center.x), f64::from(a.center.y));
-        let pad = (r + x.abs().max(y.abs())) * 1e-6 + f64::from(f32::MIN_POSITIVE);
-        let (x_lo, x_hi) = (
-            self.ix(x - r - pad, self.x0, self.nx),
-            self.ix(x + r + pad, self.x0, self.nx),
-        );
-        let (y_lo, y_hi) = (
-            self.ix(y - r - pad, self.y0, self.ny),
-            self.ix(y + r + pad, self.y0, self.ny),
-        );
-        let nx = self.nx;
-        (y_lo..=y_hi).flat_map(move |cy| (x_lo..=x_hi).map(move |cx| cy * nx + cx))
+        clcb::cells::cells_of(&self.0, a).map(|c| c as usize)
     }
 }
 
@@ -554,7 +495,7 @@ impl GridIndex {
         ix.in_pair = in_pair;
         // The cells: each filter in every cell its box touches, sorted by key.
         ix.geo = Geometry::of(&ix.area);
-        let mut per_cell: Vec<Vec<(u32, Entry)>> = vec![Vec::new(); ix.geo.nx * ix.geo.ny];
+        let mut per_cell: Vec<Vec<(u32, Entry)>> = vec![Vec::new(); ix.geo.len()];
         for (f, a) in ix.area.iter().enumerate() {
             for c in ix.geo.cells_of(a) {
                 per_cell[c].push((ix.key[f], Entry::new(ix.entry_id[f], a, ix.sig[f])));
@@ -577,7 +518,7 @@ impl GridIndex {
 
     /// The grid's cells per side (x, y).
     pub fn cells(&self) -> (usize, usize) {
-        (self.geo.nx, self.geo.ny)
+        (self.geo.0.nx as usize, self.geo.0.ny as usize)
     }
 
     /// Distinct content keys the filters are filed under.

@@ -51,9 +51,10 @@ use crate::engine::EngineError;
 use crate::layout::Tables;
 use crate::model::{Area, AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
 use ccm::hash::FastMap;
+pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
     cells_match, cells_shared_bytes, cells_write, eq_key, pair_key, sig_bit, CellEntry, CellEvents,
-    CellGeometry, CellHead, CellTables, DirSlot, CELLS_BLOCK, EMPTY_KEY, IMPLIED, ROW_EQ, ROW_PAIR,
+    CellHead, CellTables, DirSlot, CELLS_BLOCK, EMPTY_KEY, IMPLIED, ROW_EQ, ROW_PAIR,
 };
 use clcb_kernels::{DevConstraint, KIND_STR, OP_EQ};
 use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
@@ -186,8 +187,11 @@ fn room(n: usize) -> usize {
     n.max(1).next_power_of_two()
 }
 
-/// The grid over `areas`, sized as the CPU grid index sizes it (see the module's docs).
-fn geometry(areas: &[Area]) -> CellGeometry {
+/// The grid over `areas`, the one the CPU grid index (`baselines::grid_index`) uses
+/// too: the areas' bounding box, cells of side twice the median radius (of a sample of
+/// at most ~4096 areas), coarser if that would make more than two cells per area (at
+/// least 4096 cells, at most 2^22 in all, at most 2^16 per side).
+pub fn geometry(areas: &[Area]) -> CellGeometry {
     let mut lo = [f64::INFINITY; 2];
     let mut hi = [f64::NEG_INFINITY; 2];
     for a in areas {
@@ -218,8 +222,9 @@ fn geometry(areas: &[Area]) -> CellGeometry {
 }
 
 /// The cells of `a`'s bounding box, widened so that no `f32` rounding of the exact
-/// test can accept a point outside (as the R*-tree and the CPU grid index widen it).
-fn cells_of(geo: &CellGeometry, a: &Area) -> impl Iterator<Item = u32> {
+/// test can accept a point outside (as the R*-tree widens it), row-major; the CPU grid
+/// index files its filters by it too.
+pub fn cells_of(geo: &CellGeometry, a: &Area) -> impl Iterator<Item = u32> {
     let r = f64::from(a.sq_radius.max(0.0).sqrt());
     let (x, y) = (f64::from(a.center.x), f64::from(a.center.y));
     let pad = (r + x.abs().max(y.abs())) * 1e-6 + f64::from(f32::MIN_POSITIVE);
