@@ -133,12 +133,7 @@ impl<'d> MultiEngine<'d> {
     ) -> Result<StepReport, MultiError> {
         let dims = self.dims();
         let ranges = &self.ranges;
-        let mut work: Vec<(usize, Option<&mut Engine<'d>>)> = self
-            .parts
-            .iter_mut()
-            .map(Option::as_mut)
-            .enumerate()
-            .collect();
+        let mut work = numbered(&mut self.parts);
         let reports = self.devices.par_each(&mut work, |(i, engine)| {
             let Some(engine) = engine else {
                 return Ok(None);
@@ -146,7 +141,7 @@ impl<'d> MultiEngine<'d> {
             let r = ranges[*i].clone();
             let mut report = engine.step(&batch_of(batch, dims, r.clone()), want_pairs)?;
             if let Some(pairs) = &mut report.pairs {
-                pairs.iter_mut().for_each(|p| p.publication += r.start);
+                to_global(pairs, r.start);
             }
             Ok(Some(report))
         })?;
@@ -177,19 +172,13 @@ impl<'d> MultiEngine<'d> {
     /// All overlapping pairs now, ordered by publication, then subscription.
     pub fn pairs(&mut self) -> Result<Vec<Pair>, MultiError> {
         let ranges = &self.ranges;
-        let mut work: Vec<(usize, Option<&mut Engine<'d>>)> = self
-            .parts
-            .iter_mut()
-            .map(Option::as_mut)
-            .enumerate()
-            .collect();
+        let mut work = numbered(&mut self.parts);
         let lists = self.devices.par_each(&mut work, |(i, engine)| {
             let Some(engine) = engine else {
                 return Ok(Vec::new());
             };
             let mut pairs = engine.pairs()?;
-            let first = ranges[*i].start;
-            pairs.iter_mut().for_each(|p| p.publication += first);
+            to_global(&mut pairs, ranges[*i].start);
             Ok(pairs)
         })?;
         Ok(lists.concat())
@@ -254,4 +243,18 @@ fn batch_of(batch: &UpdateBatch, dims: usize, pubs: Range<u32>) -> UpdateBatch {
         }
     }
     out
+}
+
+/// Each device's engine (none where its range of publications is empty) with the
+/// device's number, for [`Devices::par_each`].
+fn numbered<'a, 'd>(
+    parts: &'a mut [Option<Engine<'d>>],
+) -> Vec<(usize, Option<&'a mut Engine<'d>>)> {
+    parts.iter_mut().map(Option::as_mut).enumerate().collect()
+}
+
+/// A device's pairs, numbered by publication within its range starting at `first`,
+/// renumbered in the whole set.
+fn to_global(pairs: &mut [Pair], first: u32) {
+    pairs.iter_mut().for_each(|p| p.publication += first);
 }
