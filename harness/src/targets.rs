@@ -164,6 +164,8 @@ pub const TARGETS: &[Target] = &[
     t(T_XML_STRONG, XML_GPU_BEST, "kernels, Fig. 9 (500 documents, 10 nodes)", ("xml", "fig9"), "gpu L=10", 2048.0, over("best CPU (all cores) L=10", 10.0)),
     t(T_XML_STRONG, XML_GPU_BEST, "kernels, Fig. 10a (500 documents)", ("xml", "fig10a"), "gpu vs best CPU (all cores)", 2000.0, Check::AtLeast(10.0)),
     t(T_XML_STRONG, XML_GPU_BEST, "kernels, Fig. 10b (1000 documents)", ("xml", "fig10b"), "gpu vs best CPU (all cores)", 2000.0, Check::AtLeast(10.0)),
+    t(T_XML_STRONG, XML_BIGDOC, "document segments in parallel", ("xml", "bigdoc"), "gpu-seg", 100.0, Check::AtLeast(3000.0)),
+    t(T_XML_STRONG, XML_BIGDOC, "kernels, the document whole", ("xml", "bigdoc"), "gpu", 100.0, Check::AtLeast(3000.0)),
     // DDM: times per step (ms) at 32768 regions; counting time at 1M regions.
     t(T_DDM, DDM_BRUTE10, "paper's REGION", ("ddm", "fig5_7"), "gpu-region", 32768.0, over("brute", 200.0)),
     t(T_DDM, DDM_BRUTE10, "paper's GRID", ("ddm", "fig5_7"), "gpu-grid", 32768.0, over("brute", 200.0)),
@@ -385,6 +387,7 @@ const XML_LAZY_TWIGS: &str =
     "one core: the lazy DFA at least 3x the NFA on the paper's twigs at 1000+ queries (Figs. 7, 9)";
 const XML_GPU_BEST: &str =
     "GPU at least 10x the best CPU on all cores (the lazy DFA or the NFA) in Figs. 7-10 at their largest x";
+const XML_BIGDOC: &str = "one 100 MB document, 256 queries: GPU at least 3 GB/s";
 const DDM_BRUTE10: &str = "at least 200x single-threaded brute force at 32768 regions, RS 10";
 const DDM_BRUTE100: &str = "at least 200x single-threaded brute force at 32768 regions, RS 100";
 const DDM_SORT10: &str = "at least 20x the single-threaded sort baseline at 32768 regions, RS 10";
