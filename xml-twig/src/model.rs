@@ -231,8 +231,10 @@ impl TagDict {
 }
 
 /// One open or close event (§3.1, Table 1), kept on the host in the wide form:
-/// bit 15 set for close (pop), bits 0..15 the tag id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// bit 15 set for close (pop), bits 0..15 the tag id. Transparent over its `u16`, so a
+/// document's events go to the device as they are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(transparent)]
 pub struct Event(pub u16);
 
 impl Event {
