@@ -109,6 +109,10 @@ pub const MAX_MATRIX_BYTES: u64 = 8 << 30;
 /// staging overlaps the copies to the device.
 pub const LOAD_CHUNKS: usize = 8;
 
+/// Fewest ranges one host task fills in [`Engine::load`] (smaller tasks cost more to
+/// hand out than to copy).
+const MIN_FILL_TASK: usize = 2048;
+
 /// Most threads of the kernel that writes a step's pairs into host memory (Phase 4 of
 /// §III.B): 64 blocks of [`BLOCK`], each thread copying every 16384th pair.
 pub const PUBLISH_THREADS: u32 = 64 * BLOCK;
@@ -832,7 +836,15 @@ impl<'d> Engine<'d> {
         let pubs = set.ranges(Kind::Publication);
         let subs = set.ranges(Kind::Subscription);
         let split = pubs.len();
-        let per_task = (1usize << 14) * d;
+        // Four tasks a host thread per chunk, so that every thread fills (a chunk of
+        // 1M regions' ranges cut into tasks of 16384 regions was 8 tasks: half the
+        // threads of a 16-core host idle, and the 1-D load bound by its fills), each
+        // task whole regions.
+        let threads = rayon::current_num_threads().max(1);
+        let per_task = n
+            .div_ceil(LOAD_CHUNKS * threads * 4)
+            .max(MIN_FILL_TASK)
+            .next_multiple_of(d);
         let chunk = n.div_ceil(LOAD_CHUNKS).next_multiple_of(per_task);
         let fill = |dst: &mut [Range], at: usize| -> (u32, u32) {
             dst.par_chunks_mut(per_task)
