@@ -267,6 +267,8 @@ pub const TARGETS: &[Target] = &[
     t(T_HYBRID, HYBRID_D10_1M4, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=1M", 4.0, over("index F=1M", 1.0)),
     t(T_HYBRID, HYBRID_D10_1M10, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=1M", 10.0, over("index F=1M", 1.0)),
     t(T_HYBRID, HYBRID_D10_1M20, "hybrid index, one thread", ("ccm", "dense10"), "hybrid F=1M", 20.0, over("index F=1M", 1.0)),
+    t(T_HYBRID, HYBRID_FIXED, "hybrid index, one thread", ("ccm", "fixedcost"), "hybrid", 1_000_000.0, Check::AtMost(0.002)),
+    t(T_HYBRID, HYBRID_FIXED, "content index, one thread", ("ccm", "fixedcost"), "index", 1_000_000.0, Check::AtMost(0.002)),
     t(T_HYBRID, HYBRID_ALL_D4, "hybrid index on all host cores over its one thread", ("ccm", "dense"), "hybrid all cores F=1M", 4.0, over("hybrid F=1M", 12.0)),
     t(T_HYBRID, HYBRID_ALL_D10, "hybrid index on all host cores over its one thread", ("ccm", "dense"), "hybrid all cores F=1M", 10.0, over("hybrid F=1M", 12.0)),
     t(T_HYBRID, HYBRID_ALL_D20, "hybrid index on all host cores over its one thread", ("ccm", "dense"), "hybrid all cores F=1M", 20.0, over("hybrid F=1M", 12.0)),
@@ -406,6 +408,8 @@ const STRONG_GRID100: &str =
     "GPU grid at least 10x the strong SBM on all host cores at 32768 regions per step, RS 100";
 const STRONG_CCM: &str =
     "default scenario: GPU batched at least 20x the modern index on all host cores";
+const HYBRID_FIXED: &str =
+    "per-event fixed cost with 1M interfaces, an event that matches nothing: at most 2 µs (one thread)";
 const HYBRID_D100K10: &str =
     "dense model, 100k filters, 10 names per event: hybrid at least 10x the content index";
 const HYBRID_D100K20: &str =

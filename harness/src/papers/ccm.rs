@@ -53,8 +53,8 @@ use baselines::sff::Sff;
 use baselines::Matcher;
 use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params, Workload};
 use ccm::{
-    Ccm, Config, Event, GpuIndex, IndexConfig, InterfaceId, MultiAnswers, MultiIndex, Partition,
-    Reset, Subscription,
+    Attribute, Ccm, Config, Event, GpuIndex, IndexConfig, InterfaceId, MultiAnswers, MultiIndex,
+    Partition, Reset, Subscription,
 };
 use gpu_kernels::Device;
 use std::time::Instant;
@@ -124,6 +124,7 @@ pub fn experiments() -> Vec<Experiment> {
         e("fig11", "Fig. 11: processing time vs share of numerical constraints", "numerical constraints (%)", ms, false, Some("sff"), "speedup grows linearly with the share of numerical constraints", fig11),
         e("dense", DENSE_TITLE, DENSE_X, ms, false, Some("index"), DENSE_SAYS, dense),
         e("dense10", DENSE10_TITLE, DENSE_X, ms, false, Some("index"), DENSE_SAYS, dense10),
+        e("fixedcost", FIXEDCOST_TITLE, "interfaces (one filter each)", ms, true, Some("index"), "not in the paper; our target: at most 2 µs per event at 1M interfaces (the content index once scanned every interface's flag per event)", fixedcost),
         Experiment {
             log_y: false,
             higher_is_better: true,
@@ -136,6 +137,7 @@ const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): throughpu
 
 const DENSE_TITLE: &str = "REIN/HEM dense model, one interface per filter (beyond the paper): processing time vs names per event (20 numeric names, 1-5 range predicates per filter), 100k and 1M filters (F=); the batched kernel's events per launch capped to keep its events x interfaces flags within 1 GB";
 const DENSE10_TITLE: &str = "REIN/HEM dense model, 10 interfaces (beyond the paper): processing time vs names per event (20 numeric names, 1-5 range predicates per filter), 100k and 1M filters (F=)";
+const FIXEDCOST_TITLE: &str = "Per-event fixed cost (beyond the paper): Table 1's filters, each its own interface, against events whose names no filter uses (nothing to match: what an event costs whatever the matching), 10k to 1M interfaces";
 const DENSE_X: &str = "names per event (of 20; 4: 3 to 5)";
 const DENSE_SAYS: &str = "not in the paper: REIN/HEM model (Shi & Qian, DASFAA 2022)";
 
@@ -1176,6 +1178,60 @@ fn dense(ctx: &mut Ctx) -> anyhow::Result<()> {
 
 fn dense10(ctx: &mut Ctx) -> anyhow::Result<()> {
     dense_sweep(ctx, Some(10))
+}
+
+/// Interfaces of the [`fixedcost`] experiment (one filter each).
+const FIXEDCOST_XS: [usize; 3] = [10_000, 100_000, 1_000_000];
+
+/// What an event costs when it carries no name any filter uses: Table 1's filters, one
+/// per interface (the answers are per subscription, as in the REIN/HEM model), and the
+/// model's events with every name replaced by one outside the filters' names, so every
+/// answer is empty and whatever time an engine takes is its fixed cost per event (an
+/// engine that scans every interface per event pays it here in full).
+fn fixedcost(ctx: &mut Ctx) -> anyhow::Result<()> {
+    let engines = Engines::of(ctx);
+    let devices = engines.devices()?;
+    let xs: Vec<usize> = if ctx.quick {
+        vec![100, 1_000]
+    } else {
+        FIXEDCOST_XS.to_vec()
+    };
+    ctx.set_steps((xs.len() * ctx.seeds.len() * STEPS_PER_WORKLOAD) as u64);
+    for &x in &xs {
+        let p = Params {
+            interfaces: x,
+            filters_per_interface: (1, 1),
+            ..base(ctx.quick)
+        };
+        for seed in ctx.seeds.clone() {
+            let mut w = workload(ctx, &p, seed)?;
+            w.events = w
+                .events
+                .iter()
+                .map(|e| {
+                    let attrs = e
+                        .attributes()
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| Attribute {
+                            name: format!("unused name {i}"),
+                            value: a.value.clone(),
+                        })
+                        .collect();
+                    Event::new(attrs)
+                })
+                .collect::<Result<_, _>>()
+                .context("renamed events")?;
+            let label = format!("fixedcost x = {x}, seed {seed}");
+            let at = At {
+                x: x as f64,
+                factor: "",
+                label: &label,
+            };
+            measure(ctx, &engines, &devices, &w, &at, true)?;
+        }
+    }
+    Ok(())
 }
 
 /// The scaling experiment's workloads: (second factor, workload) for Table 2's default
