@@ -178,43 +178,58 @@ impl SetTable {
 
 /// The leaf step of one transition `(parent's DFA state P, element's DFA state S)`:
 /// what an element in `S` under `P` reports when nothing below it did (its satisfied
-/// leaves), built once per transition.
+/// leaves), built once per transition as words to OR into the parent's accumulator.
 #[derive(Clone, Copy, Debug, Default)]
 struct Bundle {
-    /// Reports for the parent: `(start, len)` in `Cache::bundle_items`.
-    items: (u32, u32),
+    /// Words of the parent's accumulator: `(start, len)` in `Cache::deltas`.
+    delta: (u32, u32),
     /// Queries matched: `(start, len)` in `Cache::bundle_tops`.
     tops: (u32, u32),
-}
-
-/// One report of a bundle, with what the join needs of its query node inline.
-#[derive(Clone, Copy, Debug)]
-struct Item {
-    node: u32,
-    query: u32,
-    /// The parent query node it counts for at the receiving element ([`NONE`]: the
-    /// parent is not active there, the report only passes up).
-    parent: u32,
-    /// For a `//` node: the `//`-state that must be active at an element for the report
-    /// to pass up to it ([`NONE`] for a `/` node).
-    desc_state: u32,
-    /// The node's bit among its parent's children (0 under a node of more than 64).
-    bit: u64,
 }
 
 /// Id of the bundle that reports nothing and matches nothing.
 const EMPTY_BUNDLE: u32 = 0;
 
-/// One open element: its DFA state, its leaf bundle and where its reports start on the
-/// report stacks.
+/// The join layout of one DFA state `S`: the bits of the accumulator an element in `S`
+/// collects its reports in.
+///
+/// - *Child planes.* The join nodes of `S` (its active query nodes with children) are
+///   numbered `0..joins`, most children first. Plane `m` holds bit `j` for the `m`-th
+///   child of join node `j` (only nodes of more than `m` children: a prefix of the
+///   numbering), so the nodes whose children all reported are the AND of the planes,
+///   word by word (a node of fewer children sees ones past its planes' ends).
+/// - *Pass region.* One bit per `//` node whose `//`-state is in `S`: a report of it
+///   from below, kept to pass up at the close (its parent may be active higher up).
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    /// Join nodes then pass nodes: `start` in `Cache::lay_nodes`.
+    nodes: u32,
+    joins: u32,
+    pass: u32,
+    /// Planes `(word offset, bits)`: `(start, len)` in `Cache::lay_planes`.
+    planes: (u32, u32),
+    /// Word offset of the pass region.
+    pass_word: u32,
+    /// Words of the accumulator.
+    words: u32,
+    /// The empty accumulator (ones past each plane's end but the first): start in
+    /// `Cache::lay_template`.
+    template: u32,
+}
+
+/// In a close map: the join node is its twig's top, the query is in the second field.
+const TOP: u32 = NONE - 1;
+
+/// One open element: its DFA state, the transition that reached it, its leaf bundle and
+/// its accumulator (allocated at the first report it receives).
 #[derive(Clone, Copy, Debug)]
 struct Frame {
     state: u32,
+    /// `parent's state * tags + tag` (the row of `trans`, `leaf`, `close`).
+    at: usize,
     bundle: u32,
-    /// Start of this element's segment of `Cache::bundles` (bundles of its children).
-    bstart: u32,
-    /// Start of this element's segment of `Cache::loose` (single reports).
-    lstart: u32,
+    /// Word offset of its accumulator in `Cache::accs` ([`NONE`]: no report yet).
+    acc: u32,
     /// Number of the element in the stream of elements this cache has opened.
     serial: u64,
 }
@@ -237,8 +252,9 @@ pub struct CacheStats {
 }
 
 /// The lazily built automaton of one thread: DFA states, their transitions and
-/// membership bitsets, the memoized leaf steps, plus per-document scratch.
-/// A clone is an independent copy (a trained cache handed to several threads).
+/// membership bitsets, the memoized leaf steps and close maps, the join layouts, plus
+/// per-document scratch. A clone is an independent copy (a trained cache handed to
+/// several threads).
 #[derive(Clone)]
 pub struct Cache {
     /// DFA state id -> its NFA states.
@@ -248,34 +264,43 @@ pub struct Cache {
     /// `leaf[state * tags + tag]`: the [`Bundle`] of that transition (valid where
     /// `trans` is).
     leaf: Vec<u32>,
+    /// `close[state * tags + tag]`: the close map of that transition (start in
+    /// `map_targets`), [`NONE`] until an element reached by it closes with reports.
+    close: Vec<u32>,
     /// `member[state * words ..][s / 64] >> (s % 64) & 1`: NFA state `s` is in the DFA
     /// state.
     member: Vec<u64>,
     words: usize,
+    /// Per DFA state: its [`Layout`] ([`NONE`] until a transition leaves it).
+    layout_of: Vec<u32>,
+    layouts: Vec<Layout>,
+    lay_nodes: Vec<u32>,
+    lay_planes: Vec<(u32, u32)>,
+    lay_template: Vec<u64>,
+    /// Per query node: the layout whose positions `jpos`/`ppos` hold (`jlay`/`play`),
+    /// its join number and its pass number there.
+    jlay: Vec<u32>,
+    jpos: Vec<u32>,
+    play: Vec<u32>,
+    ppos: Vec<u32>,
+    /// Close maps: per join node then pass node of the closing element's layout, the
+    /// two bits it sets in the parent's accumulator ([`NONE`]: none), or [`TOP`] and
+    /// the query it matches.
+    map_targets: Vec<[u32; 2]>,
     bundles_built: Vec<Bundle>,
-    bundle_items: Vec<Item>,
+    deltas: Vec<(u32, u64)>,
     bundle_tops: Vec<u32>,
+    bundle_nodes: usize,
     /// Per bundle: the serial of the element it was last pushed to (pushed once).
     bundle_seen: Vec<u64>,
     /// Per bundle: the document stamp it last matched queries in.
     applied: Vec<u32>,
     // Per-document state.
     frames: Vec<Frame>,
-    /// Bundles reported to the open elements, element after element.
-    bundles: Vec<u32>,
-    /// Single reports (satisfied inner nodes, passed-up `//` reports) to the open
-    /// elements, element after element.
-    loose: Vec<u32>,
+    /// Accumulators of the open elements that received reports, element after element.
+    accs: Vec<u64>,
     scratch: Vec<u32>,
     serial: u64,
-    /// Per query node: the stamp of the close step that passed it up, and of the one
-    /// that counted it (nodes under a parent of more than 64 children).
-    seen: Vec<u32>,
-    counted: Vec<u32>,
-    /// Per query node: the stamp of the close step that last set `mask`, and its
-    /// children reported there (bits, or a count past 64 children).
-    mask_stamp: Vec<u32>,
-    mask: Vec<u64>,
     stamp: u32,
     nfa_mark: Vec<u32>,
     buf: Vec<u32>,
@@ -292,26 +317,34 @@ pub struct Cache {
 
 impl Cache {
     fn new(f: &LazyDfa) -> Self {
+        let n = f.nodes.len();
         let mut c = Cache {
             dfa: SetTable::new(),
             trans: Vec::new(),
             leaf: Vec::new(),
+            close: Vec::new(),
             member: Vec::new(),
             words: f.nfa.states.len().div_ceil(64),
+            layout_of: Vec::new(),
+            layouts: Vec::new(),
+            lay_nodes: Vec::new(),
+            lay_planes: Vec::new(),
+            lay_template: Vec::new(),
+            jlay: vec![NONE; n],
+            jpos: vec![0; n],
+            play: vec![NONE; n],
+            ppos: vec![0; n],
+            map_targets: Vec::new(),
             bundles_built: Vec::new(),
-            bundle_items: Vec::new(),
+            deltas: Vec::new(),
             bundle_tops: Vec::new(),
+            bundle_nodes: 0,
             bundle_seen: Vec::new(),
             applied: Vec::new(),
             frames: Vec::new(),
-            bundles: Vec::new(),
-            loose: Vec::new(),
+            accs: Vec::new(),
             scratch: Vec::new(),
             serial: 0,
-            seen: vec![0; f.nodes.len()],
-            counted: vec![0; f.nodes.len()],
-            mask_stamp: vec![0; f.nodes.len()],
-            mask: vec![0; f.nodes.len()],
             stamp: 0,
             nfa_mark: vec![0; f.nfa.states.len()],
             buf: Vec::new(),
@@ -332,10 +365,20 @@ impl Cache {
         self.dfa = SetTable::new();
         self.trans.clear();
         self.leaf.clear();
+        self.close.clear();
         self.member.clear();
+        self.layout_of.clear();
+        self.layouts.clear();
+        self.lay_nodes.clear();
+        self.lay_planes.clear();
+        self.lay_template.clear();
+        self.jlay.iter_mut().for_each(|x| *x = NONE);
+        self.play.iter_mut().for_each(|x| *x = NONE);
+        self.map_targets.clear();
         self.bundles_built.clear();
-        self.bundle_items.clear();
+        self.deltas.clear();
         self.bundle_tops.clear();
+        self.bundle_nodes = 0;
         self.bundle_seen.clear();
         self.applied.clear();
         self.bundles_built.push(Bundle::default());
@@ -345,19 +388,27 @@ impl Cache {
         // creation): its row is filled like any other.
         self.trans.extend(std::iter::repeat_n(NONE, f.tags));
         self.leaf.extend(std::iter::repeat_n(EMPTY_BUNDLE, f.tags));
+        self.close.extend(std::iter::repeat_n(NONE, f.tags));
         self.member.extend(std::iter::repeat_n(0, self.words));
+        self.layout_of.push(NONE);
         let start = f.start.clone();
         let (id, _) = self.add_dfa_state(f, &start);
         debug_assert_eq!(id, START);
     }
 
-    /// Bytes held by the automaton and its leaf bundles.
+    /// Bytes held by the automaton, its layouts, leaf bundles and close maps.
     pub fn bytes(&self) -> usize {
         self.dfa.bytes()
-            + self.trans.len() * 8
+            + self.trans.len() * 12
             + self.member.len() * 8
+            + self.layout_of.len() * 4
+            + self.layouts.len() * std::mem::size_of::<Layout>()
+            + self.lay_nodes.len() * 4
+            + self.lay_planes.len() * 8
+            + self.lay_template.len() * 8
+            + self.map_targets.len() * 8
             + self.bundles_built.len() * (16 + 8 + 4)
-            + self.bundle_items.len() * std::mem::size_of::<Item>()
+            + self.deltas.len() * std::mem::size_of::<(u32, u64)>()
             + self.bundle_tops.len() * 4
     }
 
@@ -366,7 +417,7 @@ impl Cache {
         CacheStats {
             dfa_states: self.dfa.len(),
             closes: self.bundles_built.len() - 1,
-            node_sets: self.bundle_items.len(),
+            node_sets: self.bundle_nodes,
             bytes: self.bytes(),
             flushes: self.flushes,
             nfa_fallbacks: self.nfa_fallbacks,
@@ -377,19 +428,9 @@ impl Cache {
         self.stamp = self.stamp.wrapping_add(1);
         if self.stamp == 0 {
             self.nfa_mark.iter_mut().for_each(|x| *x = 0);
-            self.seen.iter_mut().for_each(|x| *x = 0);
-            self.counted.iter_mut().for_each(|x| *x = 0);
-            self.mask_stamp.iter_mut().for_each(|x| *x = 0);
             self.stamp = 1;
         }
         self.stamp
-    }
-
-    /// NFA state `s` is in DFA state `state` ([`NONE`] is in none).
-    #[inline]
-    fn has(&self, state: u32, s: u32) -> bool {
-        s != NONE
-            && self.member[state as usize * self.words + (s / 64) as usize] >> (s % 64) & 1 == 1
     }
 
     /// Interns the DFA state of NFA states `set` (sorted); a new one gets an empty
@@ -400,6 +441,8 @@ impl Cache {
         if new {
             self.trans.extend(std::iter::repeat_n(NONE, f.tags));
             self.leaf.extend(std::iter::repeat_n(EMPTY_BUNDLE, f.tags));
+            self.close.extend(std::iter::repeat_n(NONE, f.tags));
+            self.layout_of.push(NONE);
             let at = self.member.len();
             self.member.extend(std::iter::repeat_n(0, self.words));
             for &s in set {
@@ -445,12 +488,118 @@ impl Cache {
         to
     }
 
+    /// The layout of DFA state `state`, built on first use (see [`Layout`]).
+    fn layout(&mut self, f: &LazyDfa, state: u32) -> u32 {
+        let have = self.layout_of[state as usize];
+        if have != NONE {
+            return have;
+        }
+        let start = self.lay_nodes.len();
+        for i in 0..self.dfa.get(state).len() {
+            let s = self.dfa.get(state)[i];
+            for &n in &f.nfa.states[s as usize].nodes {
+                if f.nodes[n as usize].children > 0 {
+                    self.lay_nodes.push(n);
+                }
+            }
+        }
+        let joins = self.lay_nodes.len() - start;
+        self.lay_nodes[start..]
+            .sort_unstable_by_key(|&n| (u32::MAX - f.nodes[n as usize].children, n));
+        for i in 0..self.dfa.get(state).len() {
+            let s = self.dfa.get(state)[i] as usize;
+            let (a, b) = f.by_desc[s];
+            self.lay_nodes
+                .extend_from_slice(&f.desc_nodes[a as usize..b as usize]);
+        }
+        let pass = self.lay_nodes.len() - start - joins;
+        // Planes: plane m holds the join nodes of more than m children, a prefix.
+        let planes_at = self.lay_planes.len();
+        let template = self.lay_template.len();
+        let mut word = 0u32;
+        let max = if joins == 0 {
+            0
+        } else {
+            f.nodes[self.lay_nodes[start] as usize].children
+        };
+        let mut k = joins;
+        for m in 0..max {
+            while k > 0 && f.nodes[self.lay_nodes[start + k - 1] as usize].children <= m {
+                k -= 1;
+            }
+            let w = k.div_ceil(64);
+            self.lay_planes.push((word, k as u32));
+            self.lay_template.extend(std::iter::repeat_n(0, w));
+            if m > 0 && !k.is_multiple_of(64) {
+                // Nodes of at most m children in the last word: their plane m is "done".
+                let last = self.lay_template.len() - 1;
+                self.lay_template[last] = !0u64 << (k % 64);
+            }
+            word += w as u32;
+        }
+        let pass_word = word;
+        self.lay_template
+            .extend(std::iter::repeat_n(0, pass.div_ceil(64)));
+        let words = pass_word + pass.div_ceil(64) as u32;
+        self.layouts.push(Layout {
+            nodes: start as u32,
+            joins: joins as u32,
+            pass: pass as u32,
+            planes: (planes_at as u32, (self.lay_planes.len() - planes_at) as u32),
+            pass_word,
+            words,
+            template: template as u32,
+        });
+        self.grew = true;
+        let id = self.layouts.len() as u32 - 1;
+        self.layout_of[state as usize] = id;
+        id
+    }
+
+    /// Makes `jpos`/`ppos` hold the positions of layout `lay`.
+    fn position(&mut self, lay: u32) {
+        let l = self.layouts[lay as usize];
+        let (s, j) = (l.nodes as usize, l.joins as usize);
+        for (i, &n) in self.lay_nodes[s..s + j].iter().enumerate() {
+            self.jlay[n as usize] = lay;
+            self.jpos[n as usize] = i as u32;
+        }
+        for (i, &n) in self.lay_nodes[s + j..s + j + l.pass as usize]
+            .iter()
+            .enumerate()
+        {
+            self.play[n as usize] = lay;
+            self.ppos[n as usize] = i as u32;
+        }
+    }
+
+    /// The bits a report of query node `n` sets in an accumulator of layout `lay`
+    /// (positioned): its child bit in its parent's planes if the parent joins there,
+    /// its pass bit if its `//`-state is active there.
+    fn targets(&self, f: &LazyDfa, lay: u32, n: u32) -> [u32; 2] {
+        let info = &f.nodes[n as usize];
+        let l = &self.layouts[lay as usize];
+        let mut out = [NONE; 2];
+        let p = info.parent;
+        if p != NONE && self.jlay[p as usize] == lay {
+            let (off, _) = self.lay_planes[(l.planes.0 + info.child) as usize];
+            out[0] = off * 64 + self.jpos[p as usize];
+        }
+        if info.desc && self.play[n as usize] == lay {
+            out[1] = l.pass_word * 64 + self.ppos[n as usize];
+        }
+        out
+    }
+
     /// The leaf bundle of an element in DFA state `state` under one in `parent`: its
     /// active leaves, as queries matched (a leaf whose path to the twig's root has no
-    /// split) or as reports the parent can use.
+    /// split) or as bits of the parent's accumulator.
     fn build_bundle(&mut self, f: &LazyDfa, parent: u32, state: u32) -> u32 {
-        let items = self.bundle_items.len() as u32;
+        let lay = self.layout(f, parent);
+        self.position(lay);
         let tops = self.bundle_tops.len() as u32;
+        let mut bits = std::mem::take(&mut self.scratch);
+        bits.clear();
         for i in 0..self.dfa.get(state).len() {
             let s = self.dfa.get(state)[i];
             for &n in &f.nfa.states[s as usize].nodes {
@@ -460,23 +609,29 @@ impl Cache {
                 }
                 if info.to_top {
                     self.bundle_tops.push(info.query);
-                } else if !info.desc || self.has(parent, info.desc_state) {
-                    let counts = !info.desc || self.has(parent, info.parent_state);
-                    self.bundle_items.push(Item {
-                        node: n,
-                        query: info.query,
-                        parent: if counts { info.parent } else { NONE },
-                        desc_state: info.desc_state,
-                        bit: info.bit,
-                    });
+                } else {
+                    let t = self.targets(f, lay, n);
+                    bits.extend(t.into_iter().filter(|&b| b != NONE));
                 }
             }
         }
+        self.bundle_nodes += bits.len();
+        bits.sort_unstable();
+        let delta = self.deltas.len() as u32;
+        for &b in &bits {
+            let (w, m) = (b / 64, 1u64 << (b % 64));
+            let fresh = self.deltas.len() as u32 > delta;
+            match self.deltas.last_mut() {
+                Some(last) if fresh && last.0 == w => last.1 |= m,
+                _ => self.deltas.push((w, m)),
+            }
+        }
+        self.scratch = bits;
         let b = Bundle {
-            items: (items, self.bundle_items.len() as u32 - items),
+            delta: (delta, self.deltas.len() as u32 - delta),
             tops: (tops, self.bundle_tops.len() as u32 - tops),
         };
-        if b.items.1 == 0 && b.tops.1 == 0 {
+        if b.delta.1 == 0 && b.tops.1 == 0 {
             return EMPTY_BUNDLE;
         }
         self.bundles_built.push(b);
@@ -484,6 +639,48 @@ impl Cache {
         self.applied.push(0);
         self.grew = true;
         self.bundles_built.len() as u32 - 1
+    }
+
+    /// The close map of transition `at` (from DFA state `parent` to `state`): per join
+    /// node and pass node of `state`'s layout, what it reports into `parent`'s.
+    #[cold]
+    fn build_close_map(&mut self, f: &LazyDfa, at: usize, parent: u32, state: u32) -> u32 {
+        let from = self.layout(f, state);
+        let to = self.layout(f, parent);
+        self.position(to);
+        let l = self.layouts[from as usize];
+        let start = self.map_targets.len() as u32;
+        let (s, j) = (l.nodes as usize, l.joins as usize);
+        for i in s..s + j + l.pass as usize {
+            let n = self.lay_nodes[i];
+            let info = &f.nodes[n as usize];
+            let t = if i < s + j && info.to_top {
+                [TOP, info.query]
+            } else {
+                self.targets(f, to, n)
+            };
+            self.map_targets.push(t);
+        }
+        self.close[at] = start;
+        self.grew = true;
+        start
+    }
+
+    /// The accumulator of frame `i` (allocated from its layout's template on the first
+    /// report; nothing is above it on the stack then: its children have closed).
+    #[inline]
+    fn acc_of(&mut self, i: usize) -> usize {
+        let fr = self.frames[i];
+        if fr.acc != NONE {
+            return fr.acc as usize;
+        }
+        let l = self.layouts[self.layout_of[fr.state as usize] as usize];
+        let at = self.accs.len();
+        let t = l.template as usize;
+        self.accs
+            .extend_from_slice(&self.lay_template[t..t + l.words as usize]);
+        self.frames[i].acc = at as u32;
+        at
     }
 
     /// Marks query `q` matched in this document.
@@ -495,78 +692,60 @@ impl Cache {
         }
     }
 
-    /// The twig join at the close of element `e` (frame `fr`, under a parent in DFA
-    /// state `parent`) that received reports: counts, per query node active at `e`, its
-    /// children reported (each once), and reports the nodes that reach their count, plus
-    /// the `//` reports the parent can still use. Work scales with the reports, not with
-    /// the query nodes active at `e`.
-    fn join(&mut self, f: &LazyDfa, fr: Frame, parent: u32) {
-        let stamp = self.next_stamp();
+    /// The twig join at the close of element `fr` (under frame `parent`), which received
+    /// reports: its join nodes whose children all reported are the AND of its planes;
+    /// they and its pass bits go through the transition's close map into the parent's
+    /// accumulator (or match their queries). Work scales with the accumulator's words
+    /// and the bits set, not with the query nodes active at the element.
+    fn join(&mut self, f: &LazyDfa, fr: Frame, parent: usize) {
+        let mut map = self.close[fr.at];
+        if map == NONE {
+            let p = self.frames[parent].state;
+            map = self.build_close_map(f, fr.at, p, fr.state);
+        }
+        let map = map as usize;
+        let l = self.layouts[self.layout_of[fr.state as usize] as usize];
+        let acc = fr.acc as usize;
         let mut out = std::mem::take(&mut self.scratch);
         out.clear();
-        let doc = self.doc;
-        let process = |it: Item, this: &mut Cache, out: &mut Vec<u32>| {
-            if this.matched[it.query as usize] == doc {
-                return; // its query is answered: no need to join it again
+        let (ps, pn) = (l.planes.0 as usize, l.planes.1 as usize);
+        let joins = l.joins as usize;
+        for w in 0..joins.div_ceil(64) {
+            let mut s = !0u64;
+            for &(off, bits) in &self.lay_planes[ps..ps + pn] {
+                if bits as usize <= 64 * w {
+                    break;
+                }
+                s &= self.accs[acc + off as usize + w];
             }
-            let c = it.node as usize;
-            if it.desc_state != NONE && this.seen[c] != stamp {
-                this.seen[c] = stamp;
-                if this.has(parent, it.desc_state) {
-                    out.push(it.node); // usable above: passed up
+            while s != 0 {
+                let j = w * 64 + s.trailing_zeros() as usize;
+                s &= s - 1;
+                let [a, b] = self.map_targets[map + j];
+                if a == TOP {
+                    self.match_query(b);
+                } else {
+                    out.extend([a, b].into_iter().filter(|&x| x != NONE));
                 }
             }
-            if it.parent == NONE {
-                return;
-            }
-            let p = it.parent as usize;
-            if this.mask_stamp[p] != stamp {
-                this.mask_stamp[p] = stamp;
-                this.mask[p] = 0;
-            }
-            let old = this.mask[p];
-            let new = if it.bit != 0 {
-                old | it.bit
-            } else if this.counted[c] != stamp {
-                this.counted[c] = stamp;
-                old + 1
-            } else {
-                old
-            };
-            this.mask[p] = new;
-            let pi = &f.nodes[p];
-            if new != old && new == pi.full {
-                if pi.to_top {
-                    this.match_query(pi.query);
-                } else if !pi.desc || this.has(parent, pi.desc_state) {
-                    out.push(it.parent);
-                }
-            }
-        };
-        for i in fr.bstart as usize..self.bundles.len() {
-            let b = self.bundles_built[self.bundles[i] as usize];
-            let (s, n) = b.items;
-            for k in s..s + n {
-                let it = self.bundle_items[k as usize];
-                process(it, self, &mut out);
+        }
+        let pw = acc + l.pass_word as usize;
+        for w in 0..(l.pass as usize).div_ceil(64) {
+            let mut s = self.accs[pw + w];
+            while s != 0 {
+                let k = w * 64 + s.trailing_zeros() as usize;
+                s &= s - 1;
+                let [a, b] = self.map_targets[map + joins + k];
+                out.extend([a, b].into_iter().filter(|&x| x != NONE));
             }
         }
-        for i in fr.lstart as usize..self.loose.len() {
-            let c = self.loose[i];
-            let info = &f.nodes[c as usize];
-            let counts = !info.desc || self.has(fr.state, info.parent_state);
-            let it = Item {
-                node: c,
-                query: info.query,
-                parent: if counts { info.parent } else { NONE },
-                desc_state: info.desc_state,
-                bit: info.bit,
-            };
-            process(it, self, &mut out);
+        self.accs.truncate(acc);
+        if !out.is_empty() {
+            let to = self.acc_of(parent);
+            for &b in &out {
+                self.accs[to + (b / 64) as usize] |= 1 << (b % 64);
+            }
         }
-        self.bundles.truncate(fr.bstart as usize);
-        self.loose.truncate(fr.lstart as usize);
-        self.loose.extend_from_slice(&out);
         self.scratch = out;
     }
 }
@@ -582,21 +761,13 @@ struct NodeInfo {
     parent: u32,
     /// Number of children.
     children: u32,
-    /// This node's bit among its parent's children (0 under a parent of more than 64).
-    bit: u64,
-    /// What `Cache::mask` holds when every child is reported: all their bits, or their
-    /// number for a node of more than 64 children.
-    full: u64,
+    /// Its number among its parent's children (its plane in the parent's layout).
+    child: u32,
     /// Axis `//` (else `/`).
     desc: bool,
     /// Satisfied implies its twig matches: the root, or the only child of a node with
     /// that property (no split on the way up).
     to_top: bool,
-    /// NFA state of the parent's path ([`NONE`] for a root).
-    parent_state: u32,
-    /// For a `//` node under another: the `//`-state under its parent's NFA state, the
-    /// state that is active wherever the node's report can still be used.
-    desc_state: u32,
 }
 
 /// The lazy DFA filter of a query set (see the module docs), with a pool of per-thread
@@ -608,6 +779,11 @@ pub struct LazyDfa {
     /// NFA states of the start DFA state (sorted).
     start: Vec<u32>,
     nodes: Vec<NodeInfo>,
+    /// Per NFA state: the `//` nodes under another whose `//`-state it is (the state
+    /// active wherever their reports can still be used): `(start, end)` in
+    /// `desc_nodes`.
+    by_desc: Vec<(u32, u32)>,
+    desc_nodes: Vec<u32>,
     budget: usize,
     pool: Mutex<Vec<Cache>>,
 }
@@ -646,41 +822,38 @@ impl LazyDfa {
             }
         }
         let mut nodes: Vec<NodeInfo> = Vec::with_capacity(nfa.nodes.len());
+        let mut desc_of: Vec<(u32, u32)> = Vec::new();
         for (i, n) in nfa.nodes.iter().enumerate() {
             let p = parent[i];
             let desc = n.axis == Axis::Descendant;
-            let parent_state = if p == NONE {
-                NONE
-            } else {
-                state_of[p as usize]
-            };
+            if p != NONE && desc {
+                let eps = nfa.states[state_of[p as usize] as usize].eps;
+                desc_of.push((eps, i as u32));
+            }
             nodes.push(NodeInfo {
                 query: n.query,
                 parent: p,
                 children: n.children.len() as u32,
-                bit: 0,
-                full: match n.children.len() {
-                    k @ 0..64 => (1u64 << k) - 1,
-                    64 => u64::MAX,
-                    k => k as u64,
-                },
+                child: 0,
                 desc,
                 to_top: n.is_top,
-                parent_state,
-                desc_state: if p == NONE || !desc {
-                    NONE
-                } else {
-                    nfa.states[parent_state as usize].eps
-                },
             });
         }
         for n in &nfa.nodes {
-            if n.children.len() <= 64 {
-                for (k, &c) in n.children.iter().enumerate() {
-                    nodes[c as usize].bit = 1 << k;
-                }
+            for (k, &c) in n.children.iter().enumerate() {
+                nodes[c as usize].child = k as u32;
             }
         }
+        desc_of.sort_unstable();
+        let mut by_desc = vec![(0u32, 0u32); nfa.states.len()];
+        for (k, &(s, _)) in desc_of.iter().enumerate() {
+            let r = &mut by_desc[s as usize];
+            if r.1 == 0 {
+                r.0 = k as u32;
+            }
+            r.1 = k as u32 + 1;
+        }
+        let desc_nodes: Vec<u32> = desc_of.iter().map(|&(_, n)| n).collect();
         // A twig's nodes follow their parents: one pass settles `to_top`.
         for i in 0..nodes.len() {
             let p = nodes[i].parent;
@@ -699,6 +872,8 @@ impl LazyDfa {
             nfa,
             start,
             nodes,
+            by_desc,
+            desc_nodes,
             budget,
             pool: Mutex::new(Vec::new()),
         }
@@ -769,14 +944,13 @@ impl LazyDfa {
         let queries = self.nfa.ids.len();
         c.found = 0;
         c.frames.clear();
-        c.bundles.clear();
-        c.loose.clear();
+        c.accs.clear();
         c.serial += 1;
         c.frames.push(Frame {
             state: START,
+            at: usize::MAX,
             bundle: EMPTY_BUNDLE,
-            bstart: 0,
-            lstart: 0,
+            acc: NONE,
             serial: c.serial,
         });
         let tags = self.tags;
@@ -795,9 +969,9 @@ impl LazyDfa {
                 c.serial += 1;
                 c.frames.push(Frame {
                     state: to,
+                    at,
                     bundle: c.leaf[at],
-                    bstart: c.bundles.len() as u32,
-                    lstart: c.loose.len() as u32,
+                    acc: NONE,
                     serial: c.serial,
                 });
                 if c.grew {
@@ -811,18 +985,27 @@ impl LazyDfa {
                     continue; // unbalanced close: ignored (documents are checked when parsed)
                 }
                 let Some(fr) = c.frames.pop() else { continue };
-                let Some(&parent) = c.frames.last() else {
-                    continue;
-                };
-                if c.bundles.len() > fr.bstart as usize || c.loose.len() > fr.lstart as usize {
-                    c.join(self, fr, parent.state);
+                let pi = c.frames.len() - 1;
+                let parent_serial = c.frames[pi].serial;
+                if fr.acc != NONE {
+                    c.join(self, fr, pi);
+                    if c.grew {
+                        c.grew = false;
+                        if c.bytes() > self.budget {
+                            return false;
+                        }
+                    }
                 }
                 let b = fr.bundle;
                 if b != EMPTY_BUNDLE {
                     let bundle = c.bundles_built[b as usize];
-                    if bundle.items.1 > 0 && c.bundle_seen[b as usize] != parent.serial {
-                        c.bundle_seen[b as usize] = parent.serial;
-                        c.bundles.push(b);
+                    let (ds, dn) = bundle.delta;
+                    if dn > 0 && c.bundle_seen[b as usize] != parent_serial {
+                        c.bundle_seen[b as usize] = parent_serial;
+                        let to = c.acc_of(pi);
+                        for &(w, bits) in &c.deltas[ds as usize..(ds + dn) as usize] {
+                            c.accs[to + w as usize] |= bits;
+                        }
                     }
                     let (ts, tn) = bundle.tops;
                     if tn > 0 && c.applied[b as usize] != doc_stamp {
@@ -959,6 +1142,27 @@ mod tests {
         assert_eq!(first, again);
         assert_eq!(first, brute::filter(&p, &doc));
         assert_eq!(cache.stats(), built, "a warm run builds no state");
+    }
+
+    #[test]
+    fn a_node_of_more_than_64_children_spans_many_planes() {
+        // 70 predicates on one node (70 planes, one bit each) plus a bushy twig beside
+        // it: the first query needs every child, the second misses `b69` in the
+        // second document.
+        let preds: String = (0..70).map(|k| format!("[b{k}]")).collect();
+        let q = format!("/a{preds}\n//a[b0][b69]/c\n/a/b3\n");
+        let all: String = (0..70).map(|k| format!("<b{k}/>")).collect();
+        let some: String = (0..69).map(|k| format!("<b{k}/>")).collect();
+        for xml in [
+            format!("<a>{all}<c/></a>"),
+            format!("<a>{some}<c/></a>"),
+            format!("<a><c/>{some}</a>"),
+        ] {
+            let (p, doc) = case(&q, &xml);
+            let dfa = LazyDfa::new(&p);
+            assert_eq!(dfa.filter(&doc), brute::filter(&p, &doc), "{xml}");
+            assert_eq!(dfa.filter(&doc), dfa.nfa().filter(&doc), "{xml} warm");
+        }
     }
 
     #[test]
