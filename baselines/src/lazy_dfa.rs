@@ -181,7 +181,7 @@ impl SetTable {
 /// leaves), built once per transition as words to OR into the parent's accumulator.
 #[derive(Clone, Copy, Debug, Default)]
 struct Bundle {
-    /// Words of the parent's accumulator: `(start, len)` in `Cache::deltas`.
+    /// Words of the parent's accumulator: `(start, len)` in `Cache::sparse`.
     delta: (u32, u32),
     /// Queries matched: `(start, len)` in `Cache::bundle_tops`.
     tops: (u32, u32),
@@ -190,43 +190,22 @@ struct Bundle {
 /// Id of the bundle that reports nothing and matches nothing.
 const EMPTY_BUNDLE: u32 = 0;
 
-/// The join layout of one DFA state `S`: the bits of the accumulator an element in `S`
-/// collects its reports in.
-///
-/// - *Child planes.* The join nodes of `S` (its active query nodes with children) are
-///   numbered `0..joins`, most children first. Plane `m` holds bit `j` for the `m`-th
-///   child of join node `j` (only nodes of more than `m` children: a prefix of the
-///   numbering), so the nodes whose children all reported are the AND of the planes,
-///   word by word (a node of fewer children sees ones past its planes' ends).
-/// - *Pass region.* One bit per `//` node whose `//`-state is in `S`: a report of it
-///   from below, kept to pass up at the close (its parent may be active higher up).
+/// What the join reads of a DFA state, as sparse words of the accumulator's numbering:
+/// its active join nodes, and the child bits of the `//` nodes whose `//`-state it
+/// holds (the reports it passes up).
 #[derive(Clone, Copy, Debug)]
-struct Layout {
-    /// Join nodes then pass nodes: `start` in `Cache::lay_nodes`.
-    nodes: u32,
-    joins: u32,
-    pass: u32,
-    /// Planes `(word offset, bits)`: `(start, len)` in `Cache::lay_planes`.
-    planes: (u32, u32),
-    /// Word offset of the pass region.
-    pass_word: u32,
-    /// Words of the accumulator.
-    words: u32,
-    /// The empty accumulator (ones past each plane's end but the first): start in
-    /// `Cache::lay_template`.
-    template: u32,
+struct StateMasks {
+    /// `(start, len)` in `Cache::sparse`: bits of plane 0's numbering.
+    active: (u32, u32),
+    /// `(start, len)` in `Cache::sparse`: bits of the accumulator.
+    pass: (u32, u32),
 }
 
-/// In a close map: the join node is its twig's top, the query is in the second field.
-const TOP: u32 = NONE - 1;
-
-/// One open element: its DFA state, the transition that reached it, its leaf bundle and
-/// its accumulator (allocated at the first report it receives).
+/// One open element: its DFA state, its leaf bundle and its accumulator (allocated at
+/// the first report it receives).
 #[derive(Clone, Copy, Debug)]
 struct Frame {
     state: u32,
-    /// `parent's state * tags + tag` (the row of `trans`, `leaf`, `close`).
-    at: usize,
     bundle: u32,
     /// Word offset of its accumulator in `Cache::accs` ([`NONE`]: no report yet).
     acc: u32,
@@ -252,9 +231,8 @@ pub struct CacheStats {
 }
 
 /// The lazily built automaton of one thread: DFA states, their transitions and
-/// membership bitsets, the memoized leaf steps and close maps, the join layouts, plus
-/// per-document scratch. A clone is an independent copy (a trained cache handed to
-/// several threads).
+/// membership bitsets, the memoized leaf steps and join masks, plus per-document
+/// scratch. A clone is an independent copy (a trained cache handed to several threads).
 #[derive(Clone)]
 pub struct Cache {
     /// DFA state id -> its NFA states.
@@ -264,31 +242,16 @@ pub struct Cache {
     /// `leaf[state * tags + tag]`: the [`Bundle`] of that transition (valid where
     /// `trans` is).
     leaf: Vec<u32>,
-    /// `close[state * tags + tag]`: the close map of that transition (start in
-    /// `map_targets`), [`NONE`] until an element reached by it closes with reports.
-    close: Vec<u32>,
     /// `member[state * words ..][s / 64] >> (s % 64) & 1`: NFA state `s` is in the DFA
     /// state.
     member: Vec<u64>,
     words: usize,
-    /// Per DFA state: its [`Layout`] ([`NONE`] until a transition leaves it).
-    layout_of: Vec<u32>,
-    layouts: Vec<Layout>,
-    lay_nodes: Vec<u32>,
-    lay_planes: Vec<(u32, u32)>,
-    lay_template: Vec<u64>,
-    /// Per query node: the layout whose positions `jpos`/`ppos` hold (`jlay`/`play`),
-    /// its join number and its pass number there.
-    jlay: Vec<u32>,
-    jpos: Vec<u32>,
-    play: Vec<u32>,
-    ppos: Vec<u32>,
-    /// Close maps: per join node then pass node of the closing element's layout, the
-    /// two bits it sets in the parent's accumulator ([`NONE`]: none), or [`TOP`] and
-    /// the query it matches.
-    map_targets: Vec<[u32; 2]>,
+    /// Per DFA state: its [`StateMasks`] ([`NONE`] until the join first needs them).
+    masks_of: Vec<u32>,
+    masks: Vec<StateMasks>,
+    /// Sparse words `(word, bits)` of leaf bundles and state masks, word ascending.
+    sparse: Vec<(u32, u64)>,
     bundles_built: Vec<Bundle>,
-    deltas: Vec<(u32, u64)>,
     bundle_tops: Vec<u32>,
     bundle_nodes: usize,
     /// Per bundle: the serial of the element it was last pushed to (pushed once).
@@ -317,26 +280,16 @@ pub struct Cache {
 
 impl Cache {
     fn new(f: &LazyDfa) -> Self {
-        let n = f.nodes.len();
         let mut c = Cache {
             dfa: SetTable::new(),
             trans: Vec::new(),
             leaf: Vec::new(),
-            close: Vec::new(),
             member: Vec::new(),
             words: f.nfa.states.len().div_ceil(64),
-            layout_of: Vec::new(),
-            layouts: Vec::new(),
-            lay_nodes: Vec::new(),
-            lay_planes: Vec::new(),
-            lay_template: Vec::new(),
-            jlay: vec![NONE; n],
-            jpos: vec![0; n],
-            play: vec![NONE; n],
-            ppos: vec![0; n],
-            map_targets: Vec::new(),
+            masks_of: Vec::new(),
+            masks: Vec::new(),
+            sparse: Vec::new(),
             bundles_built: Vec::new(),
-            deltas: Vec::new(),
             bundle_tops: Vec::new(),
             bundle_nodes: 0,
             bundle_seen: Vec::new(),
@@ -365,18 +318,11 @@ impl Cache {
         self.dfa = SetTable::new();
         self.trans.clear();
         self.leaf.clear();
-        self.close.clear();
         self.member.clear();
-        self.layout_of.clear();
-        self.layouts.clear();
-        self.lay_nodes.clear();
-        self.lay_planes.clear();
-        self.lay_template.clear();
-        self.jlay.iter_mut().for_each(|x| *x = NONE);
-        self.play.iter_mut().for_each(|x| *x = NONE);
-        self.map_targets.clear();
+        self.masks_of.clear();
+        self.masks.clear();
+        self.sparse.clear();
         self.bundles_built.clear();
-        self.deltas.clear();
         self.bundle_tops.clear();
         self.bundle_nodes = 0;
         self.bundle_seen.clear();
@@ -388,27 +334,22 @@ impl Cache {
         // creation): its row is filled like any other.
         self.trans.extend(std::iter::repeat_n(NONE, f.tags));
         self.leaf.extend(std::iter::repeat_n(EMPTY_BUNDLE, f.tags));
-        self.close.extend(std::iter::repeat_n(NONE, f.tags));
         self.member.extend(std::iter::repeat_n(0, self.words));
-        self.layout_of.push(NONE);
+        self.masks_of.push(NONE);
         let start = f.start.clone();
         let (id, _) = self.add_dfa_state(f, &start);
         debug_assert_eq!(id, START);
     }
 
-    /// Bytes held by the automaton, its layouts, leaf bundles and close maps.
+    /// Bytes held by the automaton, its leaf bundles and join masks.
     pub fn bytes(&self) -> usize {
         self.dfa.bytes()
-            + self.trans.len() * 12
+            + self.trans.len() * 8
             + self.member.len() * 8
-            + self.layout_of.len() * 4
-            + self.layouts.len() * std::mem::size_of::<Layout>()
-            + self.lay_nodes.len() * 4
-            + self.lay_planes.len() * 8
-            + self.lay_template.len() * 8
-            + self.map_targets.len() * 8
+            + self.masks_of.len() * 4
+            + self.masks.len() * std::mem::size_of::<StateMasks>()
+            + self.sparse.len() * std::mem::size_of::<(u32, u64)>()
             + self.bundles_built.len() * (16 + 8 + 4)
-            + self.deltas.len() * std::mem::size_of::<(u32, u64)>()
             + self.bundle_tops.len() * 4
     }
 
@@ -433,6 +374,13 @@ impl Cache {
         self.stamp
     }
 
+    /// NFA state `s` is in DFA state `state` ([`NONE`] is in none).
+    #[inline]
+    fn has(&self, state: u32, s: u32) -> bool {
+        s != NONE
+            && self.member[state as usize * self.words + (s / 64) as usize] >> (s % 64) & 1 == 1
+    }
+
     /// Interns the DFA state of NFA states `set` (sorted); a new one gets an empty
     /// transition row and its membership bitset.
     fn add_dfa_state(&mut self, f: &LazyDfa, set: &[u32]) -> (u32, bool) {
@@ -441,8 +389,7 @@ impl Cache {
         if new {
             self.trans.extend(std::iter::repeat_n(NONE, f.tags));
             self.leaf.extend(std::iter::repeat_n(EMPTY_BUNDLE, f.tags));
-            self.close.extend(std::iter::repeat_n(NONE, f.tags));
-            self.layout_of.push(NONE);
+            self.masks_of.push(NONE);
             let at = self.member.len();
             self.member.extend(std::iter::repeat_n(0, self.words));
             for &s in set {
@@ -488,115 +435,27 @@ impl Cache {
         to
     }
 
-    /// The layout of DFA state `state`, built on first use (see [`Layout`]).
-    fn layout(&mut self, f: &LazyDfa, state: u32) -> u32 {
-        let have = self.layout_of[state as usize];
-        if have != NONE {
-            return have;
-        }
-        let start = self.lay_nodes.len();
-        for i in 0..self.dfa.get(state).len() {
-            let s = self.dfa.get(state)[i];
-            for &n in &f.nfa.states[s as usize].nodes {
-                if f.nodes[n as usize].children > 0 {
-                    self.lay_nodes.push(n);
-                }
+    /// Appends the bits `bits` (sorted) to `sparse` as `(word, bits)` pairs; returns
+    /// their `(start, len)`.
+    fn push_sparse(&mut self, bits: &[u32]) -> (u32, u32) {
+        let start = self.sparse.len() as u32;
+        for &b in bits {
+            let (w, m) = (b / 64, 1u64 << (b % 64));
+            let fresh = self.sparse.len() as u32 > start;
+            match self.sparse.last_mut() {
+                Some(last) if fresh && last.0 == w => last.1 |= m,
+                _ => self.sparse.push((w, m)),
             }
         }
-        let joins = self.lay_nodes.len() - start;
-        self.lay_nodes[start..]
-            .sort_unstable_by_key(|&n| (u32::MAX - f.nodes[n as usize].children, n));
-        for i in 0..self.dfa.get(state).len() {
-            let s = self.dfa.get(state)[i] as usize;
-            let (a, b) = f.by_desc[s];
-            self.lay_nodes
-                .extend_from_slice(&f.desc_nodes[a as usize..b as usize]);
-        }
-        let pass = self.lay_nodes.len() - start - joins;
-        // Planes: plane m holds the join nodes of more than m children, a prefix.
-        let planes_at = self.lay_planes.len();
-        let template = self.lay_template.len();
-        let mut word = 0u32;
-        let max = if joins == 0 {
-            0
-        } else {
-            f.nodes[self.lay_nodes[start] as usize].children
-        };
-        let mut k = joins;
-        for m in 0..max {
-            while k > 0 && f.nodes[self.lay_nodes[start + k - 1] as usize].children <= m {
-                k -= 1;
-            }
-            let w = k.div_ceil(64);
-            self.lay_planes.push((word, k as u32));
-            self.lay_template.extend(std::iter::repeat_n(0, w));
-            if m > 0 && !k.is_multiple_of(64) {
-                // Nodes of at most m children in the last word: their plane m is "done".
-                let last = self.lay_template.len() - 1;
-                self.lay_template[last] = !0u64 << (k % 64);
-            }
-            word += w as u32;
-        }
-        let pass_word = word;
-        self.lay_template
-            .extend(std::iter::repeat_n(0, pass.div_ceil(64)));
-        let words = pass_word + pass.div_ceil(64) as u32;
-        self.layouts.push(Layout {
-            nodes: start as u32,
-            joins: joins as u32,
-            pass: pass as u32,
-            planes: (planes_at as u32, (self.lay_planes.len() - planes_at) as u32),
-            pass_word,
-            words,
-            template: template as u32,
-        });
         self.grew = true;
-        let id = self.layouts.len() as u32 - 1;
-        self.layout_of[state as usize] = id;
-        id
-    }
-
-    /// Makes `jpos`/`ppos` hold the positions of layout `lay`.
-    fn position(&mut self, lay: u32) {
-        let l = self.layouts[lay as usize];
-        let (s, j) = (l.nodes as usize, l.joins as usize);
-        for (i, &n) in self.lay_nodes[s..s + j].iter().enumerate() {
-            self.jlay[n as usize] = lay;
-            self.jpos[n as usize] = i as u32;
-        }
-        for (i, &n) in self.lay_nodes[s + j..s + j + l.pass as usize]
-            .iter()
-            .enumerate()
-        {
-            self.play[n as usize] = lay;
-            self.ppos[n as usize] = i as u32;
-        }
-    }
-
-    /// The bits a report of query node `n` sets in an accumulator of layout `lay`
-    /// (positioned): its child bit in its parent's planes if the parent joins there,
-    /// its pass bit if its `//`-state is active there.
-    fn targets(&self, f: &LazyDfa, lay: u32, n: u32) -> [u32; 2] {
-        let info = &f.nodes[n as usize];
-        let l = &self.layouts[lay as usize];
-        let mut out = [NONE; 2];
-        let p = info.parent;
-        if p != NONE && self.jlay[p as usize] == lay {
-            let (off, _) = self.lay_planes[(l.planes.0 + info.child) as usize];
-            out[0] = off * 64 + self.jpos[p as usize];
-        }
-        if info.desc && self.play[n as usize] == lay {
-            out[1] = l.pass_word * 64 + self.ppos[n as usize];
-        }
-        out
+        (start, self.sparse.len() as u32 - start)
     }
 
     /// The leaf bundle of an element in DFA state `state` under one in `parent`: its
     /// active leaves, as queries matched (a leaf whose path to the twig's root has no
-    /// split) or as bits of the parent's accumulator.
+    /// split) or as their child bits in the parent's accumulator (a `//` leaf only where
+    /// its `//`-state is active in `parent`: elsewhere no ancestor can use it).
     fn build_bundle(&mut self, f: &LazyDfa, parent: u32, state: u32) -> u32 {
-        let lay = self.layout(f, parent);
-        self.position(lay);
         let tops = self.bundle_tops.len() as u32;
         let mut bits = std::mem::take(&mut self.scratch);
         bits.clear();
@@ -609,26 +468,17 @@ impl Cache {
                 }
                 if info.to_top {
                     self.bundle_tops.push(info.query);
-                } else {
-                    let t = self.targets(f, lay, n);
-                    bits.extend(t.into_iter().filter(|&b| b != NONE));
+                } else if !info.desc || self.has(parent, info.desc_state) {
+                    bits.push(info.slot);
                 }
             }
         }
         self.bundle_nodes += bits.len();
         bits.sort_unstable();
-        let delta = self.deltas.len() as u32;
-        for &b in &bits {
-            let (w, m) = (b / 64, 1u64 << (b % 64));
-            let fresh = self.deltas.len() as u32 > delta;
-            match self.deltas.last_mut() {
-                Some(last) if fresh && last.0 == w => last.1 |= m,
-                _ => self.deltas.push((w, m)),
-            }
-        }
+        let delta = self.push_sparse(&bits);
         self.scratch = bits;
         let b = Bundle {
-            delta: (delta, self.deltas.len() as u32 - delta),
+            delta,
             tops: (tops, self.bundle_tops.len() as u32 - tops),
         };
         if b.delta.1 == 0 && b.tops.1 == 0 {
@@ -641,44 +491,48 @@ impl Cache {
         self.bundles_built.len() as u32 - 1
     }
 
-    /// The close map of transition `at` (from DFA state `parent` to `state`): per join
-    /// node and pass node of `state`'s layout, what it reports into `parent`'s.
-    #[cold]
-    fn build_close_map(&mut self, f: &LazyDfa, at: usize, parent: u32, state: u32) -> u32 {
-        let from = self.layout(f, state);
-        let to = self.layout(f, parent);
-        self.position(to);
-        let l = self.layouts[from as usize];
-        let start = self.map_targets.len() as u32;
-        let (s, j) = (l.nodes as usize, l.joins as usize);
-        for i in s..s + j + l.pass as usize {
-            let n = self.lay_nodes[i];
-            let info = &f.nodes[n as usize];
-            let t = if i < s + j && info.to_top {
-                [TOP, info.query]
-            } else {
-                self.targets(f, to, n)
-            };
-            self.map_targets.push(t);
+    /// The join masks of DFA state `state`, built on first use (see [`StateMasks`]).
+    fn masks(&mut self, f: &LazyDfa, state: u32) -> StateMasks {
+        let have = self.masks_of[state as usize];
+        if have != NONE {
+            return self.masks[have as usize];
         }
-        self.close[at] = start;
-        self.grew = true;
-        start
+        let mut bits = std::mem::take(&mut self.scratch);
+        bits.clear();
+        for &s in self.dfa.get(state) {
+            let (a, b) = f.joins_of[s as usize];
+            bits.extend_from_slice(&f.state_joins[a as usize..b as usize]);
+        }
+        bits.sort_unstable();
+        let active = self.push_sparse(&bits);
+        bits.clear();
+        for &s in self.dfa.get(state) {
+            let (a, b) = f.by_desc[s as usize];
+            bits.extend(
+                f.desc_nodes[a as usize..b as usize]
+                    .iter()
+                    .map(|&n| f.nodes[n as usize].slot),
+            );
+        }
+        bits.sort_unstable();
+        let pass = self.push_sparse(&bits);
+        self.scratch = bits;
+        let m = StateMasks { active, pass };
+        self.masks.push(m);
+        self.masks_of[state as usize] = self.masks.len() as u32 - 1;
+        m
     }
 
-    /// The accumulator of frame `i` (allocated from its layout's template on the first
-    /// report; nothing is above it on the stack then: its children have closed).
+    /// The accumulator of frame `i` (allocated from the template on the first report;
+    /// nothing is above it on the stack then: its children have closed).
     #[inline]
-    fn acc_of(&mut self, i: usize) -> usize {
-        let fr = self.frames[i];
-        if fr.acc != NONE {
-            return fr.acc as usize;
+    fn acc_of(&mut self, f: &LazyDfa, i: usize) -> usize {
+        let a = self.frames[i].acc;
+        if a != NONE {
+            return a as usize;
         }
-        let l = self.layouts[self.layout_of[fr.state as usize] as usize];
         let at = self.accs.len();
-        let t = l.template as usize;
-        self.accs
-            .extend_from_slice(&self.lay_template[t..t + l.words as usize]);
+        self.accs.extend_from_slice(&f.template);
         self.frames[i].acc = at as u32;
         at
     }
@@ -693,26 +547,32 @@ impl Cache {
     }
 
     /// The twig join at the close of element `fr` (under frame `parent`), which received
-    /// reports: its join nodes whose children all reported are the AND of its planes;
-    /// they and its pass bits go through the transition's close map into the parent's
-    /// accumulator (or match their queries). Work scales with the accumulator's words
-    /// and the bits set, not with the query nodes active at the element.
+    /// reports: the join nodes active at it whose children all reported are the AND of
+    /// the accumulator's planes and its state's active mask, word by word; each sets its
+    /// own child bit in the parent's accumulator (or matches its query), and the `//`
+    /// bits the parent's state can still use pass up, word by word. Work scales with the
+    /// active words and the nodes satisfied, not with the query nodes active.
     fn join(&mut self, f: &LazyDfa, fr: Frame, parent: usize) {
-        let mut map = self.close[fr.at];
-        if map == NONE {
-            let p = self.frames[parent].state;
-            map = self.build_close_map(f, fr.at, p, fr.state);
-        }
-        let map = map as usize;
-        let l = self.layouts[self.layout_of[fr.state as usize] as usize];
+        let own = self.masks(f, fr.state);
+        let up = self.masks(f, self.frames[parent].state);
         let acc = fr.acc as usize;
-        let mut out = std::mem::take(&mut self.scratch);
-        out.clear();
-        let (ps, pn) = (l.planes.0 as usize, l.planes.1 as usize);
-        let joins = l.joins as usize;
-        for w in 0..joins.div_ceil(64) {
-            let mut s = !0u64;
-            for &(off, bits) in &self.lay_planes[ps..ps + pn] {
+        let width = f.template.len();
+        // The parent's accumulator: below this one, or a fresh one above it, moved down
+        // when this one is dropped.
+        let fresh = self.frames[parent].acc == NONE;
+        let to = if fresh {
+            self.accs.extend_from_slice(&f.template);
+            acc + width
+        } else {
+            self.frames[parent].acc as usize
+        };
+        let planes = &f.planes[1..];
+        let (s0, n0) = own.active;
+        for k in s0 as usize..(s0 + n0) as usize {
+            let (w, active) = self.sparse[k];
+            let w = w as usize;
+            let mut s = active & self.accs[acc + w];
+            for &(off, bits) in planes {
                 if bits as usize <= 64 * w {
                     break;
                 }
@@ -721,32 +581,27 @@ impl Cache {
             while s != 0 {
                 let j = w * 64 + s.trailing_zeros() as usize;
                 s &= s - 1;
-                let [a, b] = self.map_targets[map + j];
-                if a == TOP {
-                    self.match_query(b);
+                let (slot, q) = f.jout[j];
+                if slot == NONE {
+                    self.match_query(q);
                 } else {
-                    out.extend([a, b].into_iter().filter(|&x| x != NONE));
+                    self.accs[to + (slot / 64) as usize] |= 1 << (slot % 64);
                 }
             }
         }
-        let pw = acc + l.pass_word as usize;
-        for w in 0..(l.pass as usize).div_ceil(64) {
-            let mut s = self.accs[pw + w];
-            while s != 0 {
-                let k = w * 64 + s.trailing_zeros() as usize;
-                s &= s - 1;
-                let [a, b] = self.map_targets[map + joins + k];
-                out.extend([a, b].into_iter().filter(|&x| x != NONE));
-            }
+        let (s1, n1) = up.pass;
+        for k in s1 as usize..(s1 + n1) as usize {
+            let (w, bits) = self.sparse[k];
+            let w = w as usize;
+            self.accs[to + w] |= self.accs[acc + w] & bits;
         }
-        self.accs.truncate(acc);
-        if !out.is_empty() {
-            let to = self.acc_of(parent);
-            for &b in &out {
-                self.accs[to + (b / 64) as usize] |= 1 << (b % 64);
-            }
+        if fresh {
+            self.accs.copy_within(to..to + width, acc);
+            self.frames[parent].acc = acc as u32;
+            self.accs.truncate(acc + width);
+        } else {
+            self.accs.truncate(acc);
         }
-        self.scratch = out;
     }
 }
 
@@ -761,10 +616,14 @@ struct NodeInfo {
     parent: u32,
     /// Number of children.
     children: u32,
-    /// Its number among its parent's children (its plane in the parent's layout).
-    child: u32,
+    /// Its bit in an accumulator: bit `j` of plane `m` for the `m`-th child of join
+    /// node `j` ([`NONE`] for a twig's root).
+    slot: u32,
     /// Axis `//` (else `/`).
     desc: bool,
+    /// For a `//` node under another: the `//`-state under its parent's NFA state, the
+    /// state that is active wherever the node's report can still be used.
+    desc_state: u32,
     /// Satisfied implies its twig matches: the root, or the only child of a node with
     /// that property (no split on the way up).
     to_top: bool,
@@ -784,6 +643,18 @@ pub struct LazyDfa {
     /// `desc_nodes`.
     by_desc: Vec<(u32, u32)>,
     desc_nodes: Vec<u32>,
+    /// Per join node (numbered as in the accumulator's planes): its own child bit in
+    /// its parent's planes, or [`NONE`] and the query it matches (a top node).
+    jout: Vec<(u32, u32)>,
+    /// Per NFA state: the numbers of its join nodes, `(start, end)` in `state_joins`.
+    joins_of: Vec<(u32, u32)>,
+    state_joins: Vec<u32>,
+    /// The accumulator's planes: `(word offset, bits)`; plane `m` holds the join nodes
+    /// of more than `m` children.
+    planes: Vec<(u32, u32)>,
+    /// The empty accumulator: zeros, but ones past the end of every plane but the
+    /// first (a node of fewer children has nothing to wait for there).
+    template: Vec<u64>,
     budget: usize,
     pool: Mutex<Vec<Cache>>,
 }
@@ -826,22 +697,50 @@ impl LazyDfa {
         for (i, n) in nfa.nodes.iter().enumerate() {
             let p = parent[i];
             let desc = n.axis == Axis::Descendant;
+            let mut desc_state = NONE;
             if p != NONE && desc {
-                let eps = nfa.states[state_of[p as usize] as usize].eps;
-                desc_of.push((eps, i as u32));
+                desc_state = nfa.states[state_of[p as usize] as usize].eps;
+                desc_of.push((desc_state, i as u32));
             }
             nodes.push(NodeInfo {
                 query: n.query,
                 parent: p,
                 children: n.children.len() as u32,
-                child: 0,
+                slot: NONE,
                 desc,
+                desc_state,
                 to_top: n.is_top,
             });
         }
+        // The join nodes, most children first, and the planes over them.
+        let mut joins: Vec<u32> = (0..nodes.len() as u32)
+            .filter(|&n| nodes[n as usize].children > 0)
+            .collect();
+        joins.sort_unstable_by_key(|&n| (u32::MAX - nodes[n as usize].children, n));
+        let mut number = vec![NONE; nodes.len()];
+        for (j, &n) in joins.iter().enumerate() {
+            number[n as usize] = j as u32;
+        }
+        let mut planes: Vec<(u32, u32)> = Vec::new();
+        let mut template: Vec<u64> = Vec::new();
+        let most = joins.first().map_or(0, |&n| nodes[n as usize].children);
+        let mut k = joins.len();
+        for m in 0..most {
+            while k > 0 && nodes[joins[k - 1] as usize].children <= m {
+                k -= 1;
+            }
+            planes.push((template.len() as u32, k as u32));
+            template.extend(std::iter::repeat_n(0, k.div_ceil(64)));
+            if m > 0 && !k.is_multiple_of(64) {
+                if let Some(last) = template.last_mut() {
+                    *last = !0u64 << (k % 64);
+                }
+            }
+        }
         for n in &nfa.nodes {
-            for (k, &c) in n.children.iter().enumerate() {
-                nodes[c as usize].child = k as u32;
+            for (m, &c) in n.children.iter().enumerate() {
+                let j = number[parent[c as usize] as usize];
+                nodes[c as usize].slot = planes[m].0 * 64 + j;
             }
         }
         desc_of.sort_unstable();
@@ -862,6 +761,25 @@ impl LazyDfa {
                 nodes[i].to_top = pi.children == 1 && pi.to_top;
             }
         }
+        let jout = joins
+            .iter()
+            .map(|&n| {
+                let info = &nodes[n as usize];
+                (if info.to_top { NONE } else { info.slot }, info.query)
+            })
+            .collect();
+        let mut joins_of = Vec::with_capacity(nfa.states.len());
+        let mut state_joins = Vec::new();
+        for st in &nfa.states {
+            let a = state_joins.len() as u32;
+            state_joins.extend(
+                st.nodes
+                    .iter()
+                    .map(|&n| number[n as usize])
+                    .filter(|&j| j != NONE),
+            );
+            joins_of.push((a, state_joins.len() as u32));
+        }
         let mut start = vec![0u32];
         if nfa.states[0].eps != NONE {
             start.push(nfa.states[0].eps);
@@ -874,6 +792,11 @@ impl LazyDfa {
             nodes,
             by_desc,
             desc_nodes,
+            jout,
+            joins_of,
+            state_joins,
+            planes,
+            template,
             budget,
             pool: Mutex::new(Vec::new()),
         }
@@ -948,7 +871,6 @@ impl LazyDfa {
         c.serial += 1;
         c.frames.push(Frame {
             state: START,
-            at: usize::MAX,
             bundle: EMPTY_BUNDLE,
             acc: NONE,
             serial: c.serial,
@@ -969,7 +891,6 @@ impl LazyDfa {
                 c.serial += 1;
                 c.frames.push(Frame {
                     state: to,
-                    at,
                     bundle: c.leaf[at],
                     acc: NONE,
                     serial: c.serial,
@@ -1002,8 +923,8 @@ impl LazyDfa {
                     let (ds, dn) = bundle.delta;
                     if dn > 0 && c.bundle_seen[b as usize] != parent_serial {
                         c.bundle_seen[b as usize] = parent_serial;
-                        let to = c.acc_of(pi);
-                        for &(w, bits) in &c.deltas[ds as usize..(ds + dn) as usize] {
+                        let to = c.acc_of(self, pi);
+                        for &(w, bits) in &c.sparse[ds as usize..(ds + dn) as usize] {
                             c.accs[to + w as usize] |= bits;
                         }
                     }
