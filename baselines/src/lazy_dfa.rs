@@ -12,43 +12,76 @@
 //! the lazy DFA's states stay few on real documents (they are bounded by the
 //! document's distinct paths, not by the queries).
 //!
-//! **Twig join: report-driven, with memoized leaf steps.** The join itself is
-//! [`Yfilter`]'s, restated over reports: when element `e` closes, a query node `n`
-//! active at `e` is satisfied iff every child `c` of `n` was satisfied at a child of `e`
-//! (`/c`) or at a proper descendant (`//c`). The NFA tests every query node active at
-//! `e`, thousands on the paper's twigs. Here the work follows the *reports* instead:
+//! **Twig join: word-parallel, report-driven, with memoized leaf steps.** The join
+//! itself is [`Yfilter`]'s, restated over reports: when element `e` closes, a query
+//! node `n` active at `e` is satisfied iff every child `c` of `n` was satisfied at a
+//! child of `e` (`/c`) or at a proper descendant (`//c`). The NFA tests every query
+//! node active at `e`, one by one (thousands on the paper's twigs). Here the join runs
+//! on bitsets, 64 query nodes to a word:
 //!
-//! - A leaf query node is satisfied wherever it is active, so what an element reports
-//!   when nothing below it did depends only on the transition `(parent's DFA state,
-//!   element's DFA state)`. That *leaf bundle* (its reports, and the queries it matches)
-//!   is built once per transition, like a DFA state (the precomputed per-state answers of
-//!   XPush's bottom-up states, Gupta & Suciu, SIGMOD 2003, here per top-down transition),
-//!   and a close with no reports below pushes one bundle id to the parent (once per
-//!   parent, however many children share it).
+//! - *The accumulator: the twig paper's childrenMatch arrays, transposed.* The twig
+//!   paper (§4.6) gives each split node a *childrenMatch* array, one entry per child,
+//!   which the children's reports fill and the node ANDs at the pop event. Here every
+//!   query node with children (a *join node*, of any query) gets a number `j`, most
+//!   children first, and entry `m` of every node's array lives in *plane* `m`: bit `j`
+//!   of plane `m` is "the `m`-th child of join node `j` reported". Plane `m` numbers
+//!   only the nodes of more than `m` children (a prefix of the numbering), so the
+//!   planes hold one bit per query node under a join node: 2048 twigs of 10 nodes take
+//!   about 2.3 kB. An open element gets an accumulator at its first report (most
+//!   elements, leaves, never do); a report of node `c` sets `c`'s own bit.
+//! - *The join at the close* is the AND of the planes (ones past a plane's end: a node
+//!   of fewer children waits for nothing there) and of the mask of the join nodes
+//!   active in the element's DFA state, word by word over the words where that mask is
+//!   non-zero. Each node found sets its own bit in the parent's accumulator, or matches
+//!   its query (below).
+//! - *`//` reports pass up a word at a time* (the pop stack's "value obtained from
+//!   descendant", propagated upwards). A `//c` bit in `e`'s accumulator still counts for
+//!   `c`'s parent wherever that parent is active above `e`, which is only where the
+//!   `//`-state under the parent's NFA state is active. Each DFA state keeps a sparse
+//!   mask of the `//` bits whose `//`-state it holds; the close ORs `e`'s accumulator
+//!   ANDed with the mask of the parent's state into the parent's. `/` bits never pass.
+//!   This replaces YFilter's per-node "last satisfied below" numbers.
+//! - *Leaf bundles.* A leaf query node is satisfied wherever it is active, so what an
+//!   element reports when nothing below it did depends only on the transition
+//!   `(parent's DFA state, element's DFA state)`. That *leaf bundle* (its leaves' bits,
+//!   as sparse words of the parent's accumulator, and the queries it matches) is built
+//!   once per transition, like a DFA state (the precomputed per-state answers of XPush's
+//!   bottom-up states, Gupta & Suciu, SIGMOD 2003, here per top-down transition), and a
+//!   close ORs it into the parent's accumulator (once per parent, however many
+//!   children share it).
 //! - A node whose path up to its twig's root has no split (every ancestor has one child)
 //!   needs no report: once satisfied its twig matches (every ancestor is satisfied in the
-//!   same embedding). Linear paths therefore never report, and leaf bundles list only
-//!   the nodes that feed a split.
-//! - At the close of an element that received reports, each report (a bundle's items,
-//!   then single reports) sets its bit in its parent node's mask of children, with what
-//!   the join needs stored inline in the bundle; a node whose mask fills is satisfied and
-//!   reported up; a `//` report is passed up while the `//`-state under its parent's NFA
-//!   state is active at the receiving element (its parent can still be active there or
-//!   above); reports of queries already matched in the document are skipped.
+//!   same embedding). Linear paths therefore never report.
 //!
-//! So the close of an element costs its reports, not its active nodes, and the cache
-//! grows with the DFA's transitions, not with the combinations of reports (a memo keyed
-//! by report sets, tried first, missed about once per publication record on the paper's
-//! documents, whose records mix fields at random, and grew by 100-265 MB per 12 MB).
+//! So the close of an element costs the non-zero words of two DFA states' masks and the
+//! nodes it satisfies, not the query nodes active at it nor the reports it received.
+//! The first version of this join walked the reports one query node at a time (each
+//! leaf bundle a list of nodes, each close a loop over them): on Fig. 7's 1 MB document
+//! and 1024 twigs it touched 18 M reports (4100 per publication record, 365 of them
+//! passed up to `dblp`), 80% of its time, and was only 1.2-1.5x the NFA.
 //!
 //! **Where it departs.** XMLTK filters linear paths; XPush compiles value predicates
-//! into an alternating automaton built eagerly over a training set. Here the predicates
-//! are structural (nested twigs, `*`, `//`, as in the twig paper's Fig. 1) and only the
-//! top-down automaton and its leaf steps are memoized; the join above the leaves is
-//! computed per document from the reports, as YFilter's is from the active nodes.
+//! into an alternating automaton built eagerly over a training set and memoizes its
+//! bottom-up states (sets of predicates satisfied). Here the predicates are structural
+//! (nested twigs, `*`, `//`, as in the twig paper's Fig. 1) and only the top-down
+//! automaton, its leaf steps and the per-state masks are memoized; the join above the
+//! leaves is computed per document, on words, as the twig paper's GPU engine computes it
+//! per query node in parallel threads. Memoizing the bottom-up step as XPush does
+//! (a memo keyed by report sets, tried first) missed about once per publication record
+//! on the paper's documents, whose records mix fields at random, and grew by 100-265 MB
+//! per 12 MB. Unlike the NFA, the join does not skip the queries already matched in the
+//! document (a word holds several queries): their bits are set and ANDed like the others.
 //!
-//! **Bounded memory.** Each [`Cache`] counts the bytes of its states, transitions and
-//! leaf bundles. When a document pushes it past the budget ([`LazyDfa::with_budget`],
+//! **Measured** (`cargo run --release -p baselines --example xml_lazy_dfa -- twigs`,
+//! `LAZY_DFA_REPS=3`; a 2-core development machine shared with other builds, **one
+//! thread**; cache trained on another document of the generator, as the harness does;
+//! best of 3; the NFA is [`Yfilter`] on the same thread):
+//!
+//! MEASURED_TABLE
+//!
+//! **Bounded memory.** Each [`Cache`] counts the bytes of its states, transitions, leaf
+//! bundles and join masks (the accumulators are per document: one per open element
+//! that received a report, at most the document's depth of them). When a document pushes it past the budget ([`LazyDfa::with_budget`],
 //! [`DEFAULT_BUDGET`] by default), the document is filtered again from the start by the
 //! NFA ([`Yfilter`], the same answers; the fallback XMLTK's paper leaves open) and the
 //! cache is flushed, so memory stays bounded whatever the queries and documents, and a
@@ -262,10 +295,11 @@ pub struct Cache {
     frames: Vec<Frame>,
     /// Accumulators of the open elements that received reports, element after element.
     accs: Vec<u64>,
-    scratch: Vec<u32>,
     serial: u64,
-    stamp: u32,
-    nfa_mark: Vec<u32>,
+    /// Scratch bitsets, all zero between uses: NFA states (a transition's target) and
+    /// accumulator bits (a leaf bundle, a state's masks), read back in order.
+    nfa_bits: Vec<u64>,
+    acc_bits: Vec<u64>,
     buf: Vec<u32>,
     /// Per query: the document stamp it matched in.
     matched: Vec<u32>,
@@ -296,10 +330,9 @@ impl Cache {
             applied: Vec::new(),
             frames: Vec::new(),
             accs: Vec::new(),
-            scratch: Vec::new(),
             serial: 0,
-            stamp: 0,
-            nfa_mark: vec![0; f.nfa.states.len()],
+            nfa_bits: vec![0; f.nfa.states.len().div_ceil(64)],
+            acc_bits: vec![0; f.template.len()],
             buf: Vec::new(),
             matched: vec![0; f.nfa.ids.len()],
             doc: 0,
@@ -365,15 +398,6 @@ impl Cache {
         }
     }
 
-    fn next_stamp(&mut self) -> u32 {
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.nfa_mark.iter_mut().for_each(|x| *x = 0);
-            self.stamp = 1;
-        }
-        self.stamp
-    }
-
     /// NFA state `s` is in DFA state `state` ([`NONE`] is in none).
     #[inline]
     fn has(&self, state: u32, s: u32) -> bool {
@@ -403,30 +427,37 @@ impl Cache {
     /// leaf bundle.
     #[cold]
     fn build_transition(&mut self, f: &LazyDfa, from: u32, tag: u16) -> u32 {
-        let stamp = self.next_stamp();
         let mut next = std::mem::take(&mut self.buf);
         next.clear();
-        let add = |s: u32, mark: &mut Vec<u32>, next: &mut Vec<u32>| {
-            for x in [s, f.nfa.states[s as usize].eps] {
-                if x != NONE && mark[x as usize] != stamp {
-                    mark[x as usize] = stamp;
-                    next.push(x);
-                }
+        let mut bits = std::mem::take(&mut self.nfa_bits);
+        let mut add = |s: u32| {
+            bits[(s / 64) as usize] |= 1 << (s % 64);
+            let e = f.nfa.states[s as usize].eps;
+            if e != NONE {
+                bits[(e / 64) as usize] |= 1 << (e % 64);
             }
         };
         for &s in self.dfa.get(from) {
             let st = &f.nfa.states[s as usize];
             if st.self_loop {
-                add(s, &mut self.nfa_mark, &mut next);
+                add(s);
             }
             if let Ok(k) = st.on_tag.binary_search_by_key(&tag, |&(t, _)| t) {
-                add(st.on_tag[k].1, &mut self.nfa_mark, &mut next);
+                add(st.on_tag[k].1);
             }
             if st.on_any != NONE {
-                add(st.on_any, &mut self.nfa_mark, &mut next);
+                add(st.on_any);
             }
         }
-        next.sort_unstable();
+        // Read back in order (sorted, no duplicates), clearing the scratch.
+        for (w, word) in bits.iter_mut().enumerate() {
+            let mut x = std::mem::take(word);
+            while x != 0 {
+                next.push(w as u32 * 64 + x.trailing_zeros());
+                x &= x - 1;
+            }
+        }
+        self.nfa_bits = bits;
         let (to, _) = self.add_dfa_state(f, &next);
         self.buf = next;
         let bundle = self.build_bundle(f, from, to);
@@ -435,20 +466,20 @@ impl Cache {
         to
     }
 
-    /// Appends the bits `bits` (sorted) to `sparse` as `(word, bits)` pairs; returns
-    /// their `(start, len)`.
-    fn push_sparse(&mut self, bits: &[u32]) -> (u32, u32) {
+    /// Appends the bits set in `acc_bits` to `sparse` as `(word, bits)` pairs, word
+    /// ascending, clearing them; returns their `(start, len)` and number.
+    fn push_sparse(&mut self) -> ((u32, u32), usize) {
         let start = self.sparse.len() as u32;
-        for &b in bits {
-            let (w, m) = (b / 64, 1u64 << (b % 64));
-            let fresh = self.sparse.len() as u32 > start;
-            match self.sparse.last_mut() {
-                Some(last) if fresh && last.0 == w => last.1 |= m,
-                _ => self.sparse.push((w, m)),
+        let mut count = 0;
+        for (w, word) in self.acc_bits.iter_mut().enumerate() {
+            let x = std::mem::take(word);
+            if x != 0 {
+                count += x.count_ones() as usize;
+                self.sparse.push((w as u32, x));
             }
         }
         self.grew = true;
-        (start, self.sparse.len() as u32 - start)
+        ((start, self.sparse.len() as u32 - start), count)
     }
 
     /// The leaf bundle of an element in DFA state `state` under one in `parent`: its
@@ -457,8 +488,6 @@ impl Cache {
     /// its `//`-state is active in `parent`: elsewhere no ancestor can use it).
     fn build_bundle(&mut self, f: &LazyDfa, parent: u32, state: u32) -> u32 {
         let tops = self.bundle_tops.len() as u32;
-        let mut bits = std::mem::take(&mut self.scratch);
-        bits.clear();
         for i in 0..self.dfa.get(state).len() {
             let s = self.dfa.get(state)[i];
             for &n in &f.nfa.states[s as usize].nodes {
@@ -469,14 +498,12 @@ impl Cache {
                 if info.to_top {
                     self.bundle_tops.push(info.query);
                 } else if !info.desc || self.has(parent, info.desc_state) {
-                    bits.push(info.slot);
+                    self.acc_bits[(info.slot / 64) as usize] |= 1 << (info.slot % 64);
                 }
             }
         }
-        self.bundle_nodes += bits.len();
-        bits.sort_unstable();
-        let delta = self.push_sparse(&bits);
-        self.scratch = bits;
+        let (delta, count) = self.push_sparse();
+        self.bundle_nodes += count;
         let b = Bundle {
             delta,
             tops: (tops, self.bundle_tops.len() as u32 - tops),
@@ -497,26 +524,22 @@ impl Cache {
         if have != NONE {
             return self.masks[have as usize];
         }
-        let mut bits = std::mem::take(&mut self.scratch);
-        bits.clear();
+        // Join numbers fit in plane 0's words, the first of the accumulator's.
         for &s in self.dfa.get(state) {
             let (a, b) = f.joins_of[s as usize];
-            bits.extend_from_slice(&f.state_joins[a as usize..b as usize]);
+            for &j in &f.state_joins[a as usize..b as usize] {
+                self.acc_bits[(j / 64) as usize] |= 1 << (j % 64);
+            }
         }
-        bits.sort_unstable();
-        let active = self.push_sparse(&bits);
-        bits.clear();
+        let (active, _) = self.push_sparse();
         for &s in self.dfa.get(state) {
             let (a, b) = f.by_desc[s as usize];
-            bits.extend(
-                f.desc_nodes[a as usize..b as usize]
-                    .iter()
-                    .map(|&n| f.nodes[n as usize].slot),
-            );
+            for &n in &f.desc_nodes[a as usize..b as usize] {
+                let slot = f.nodes[n as usize].slot;
+                self.acc_bits[(slot / 64) as usize] |= 1 << (slot % 64);
+            }
         }
-        bits.sort_unstable();
-        let pass = self.push_sparse(&bits);
-        self.scratch = bits;
+        let (pass, _) = self.push_sparse();
         let m = StateMasks { active, pass };
         self.masks.push(m);
         self.masks_of[state as usize] = self.masks.len() as u32 - 1;
