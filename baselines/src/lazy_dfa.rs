@@ -122,7 +122,8 @@
 //! the document is filtered again from the start by the NFA ([`Yfilter`], the same
 //! answers; the fallback XMLTK's paper leaves open) and the cache is flushed, so memory
 //! stays bounded whatever the queries and documents, and a later document starts a
-//! fresh cache. [`CacheStats`] counts flushes and fallbacks.
+//! fresh cache. (A query set whose accumulator would pass 2^32 bits, some 60 million
+//! query nodes, is filtered by the NFA alone.) [`CacheStats`] counts flushes and fallbacks.
 //!
 //! **Threads.** The automaton is built per thread: [`LazyDfa`] keeps a pool of caches,
 //! and [`LazyDfa::filter_batch`] filters documents in parallel (rayon), each worker
@@ -260,6 +261,13 @@ struct Bundle {
 /// Id of the bundle that reports nothing and matches nothing.
 const EMPTY_BUNDLE: u32 = 0;
 
+/// A frame without an accumulator.
+const NO_ACC: usize = usize::MAX;
+
+/// Accumulator words past which bit numbers would not fit a `u32`: a query set that
+/// large is filtered by the NFA alone.
+const MAX_ACC_WORDS: usize = 1 << 26;
+
 /// What the join reads of a DFA state, as sparse words of the accumulator's numbering:
 /// its active join nodes, and the child bits of the `//` nodes whose `//`-state it
 /// holds (the reports it passes up).
@@ -277,8 +285,8 @@ struct StateMasks {
 struct Frame {
     state: u32,
     bundle: u32,
-    /// Word offset of its accumulator in `Cache::accs` ([`NONE`]: no report yet).
-    acc: u32,
+    /// Word offset of its accumulator in `Cache::accs` ([`NO_ACC`]: no report yet).
+    acc: usize,
     /// Number of the element in the stream of elements this cache has opened.
     serial: u64,
 }
@@ -588,12 +596,12 @@ impl Cache {
     #[inline]
     fn acc_of(&mut self, f: &LazyDfa, i: usize) -> usize {
         let a = self.frames[i].acc;
-        if a != NONE {
-            return a as usize;
+        if a != NO_ACC {
+            return a;
         }
         let at = self.accs.len();
         self.accs.extend_from_slice(&f.template);
-        self.frames[i].acc = at as u32;
+        self.frames[i].acc = at;
         at
     }
 
@@ -615,16 +623,16 @@ impl Cache {
     fn join(&mut self, f: &LazyDfa, fr: Frame, parent: usize) {
         let own = self.masks(f, fr.state);
         let up = self.masks(f, self.frames[parent].state);
-        let acc = fr.acc as usize;
+        let acc = fr.acc;
         let width = f.template.len();
         // The parent's accumulator: below this one, or a fresh one above it, moved down
         // when this one is dropped.
-        let fresh = self.frames[parent].acc == NONE;
+        let fresh = self.frames[parent].acc == NO_ACC;
         let to = if fresh {
             self.accs.extend_from_slice(&f.template);
             acc + width
         } else {
-            self.frames[parent].acc as usize
+            self.frames[parent].acc
         };
         let planes = &f.planes[1..];
         let (s0, n0) = own.active;
@@ -657,7 +665,7 @@ impl Cache {
         }
         if fresh {
             self.accs.copy_within(to..to + width, acc);
-            self.frames[parent].acc = acc as u32;
+            self.frames[parent].acc = acc;
             self.accs.truncate(acc + width);
         } else {
             self.accs.truncate(acc);
@@ -715,6 +723,8 @@ pub struct LazyDfa {
     /// The empty accumulator: zeros, but ones past the end of every plane but the
     /// first (a node of fewer children has nothing to wait for there).
     template: Vec<u64>,
+    /// The accumulator's bits would not fit a `u32`: the NFA filters every document.
+    too_wide: bool,
     budget: usize,
     pool: Mutex<Vec<Cache>>,
 }
@@ -797,10 +807,16 @@ impl LazyDfa {
                 }
             }
         }
-        for n in &nfa.nodes {
-            for (m, &c) in n.children.iter().enumerate() {
-                let j = number[parent[c as usize] as usize];
-                nodes[c as usize].slot = planes[m].0 * 64 + j;
+        // Bit numbers are `u32`: a wider accumulator leaves every document to the NFA.
+        let too_wide = template.len() >= MAX_ACC_WORDS;
+        if too_wide {
+            template.clear();
+        } else {
+            for n in &nfa.nodes {
+                for (m, &c) in n.children.iter().enumerate() {
+                    let j = number[parent[c as usize] as usize];
+                    nodes[c as usize].slot = planes[m].0 * 64 + j;
+                }
             }
         }
         desc_of.sort_unstable();
@@ -857,6 +873,7 @@ impl LazyDfa {
             state_joins,
             planes,
             template,
+            too_wide,
             budget,
             pool: Mutex::new(Vec::new()),
         }
@@ -893,6 +910,10 @@ impl LazyDfa {
 
     /// Filters one document with `cache`; query ids ascending.
     pub fn filter_with(&self, cache: &mut Cache, doc: &Document) -> Matches {
+        if self.too_wide {
+            let rt = cache.nfa_runtime.get_or_insert_with(|| self.nfa.runtime());
+            return self.nfa.filter_with(rt, doc);
+        }
         if !self.run(cache, doc) {
             // Past the budget: the NFA answers this document, the cache starts afresh.
             let rt = cache.nfa_runtime.get_or_insert_with(|| self.nfa.runtime());
@@ -932,7 +953,7 @@ impl LazyDfa {
         c.frames.push(Frame {
             state: START,
             bundle: EMPTY_BUNDLE,
-            acc: NONE,
+            acc: NO_ACC,
             serial: c.serial,
         });
         let tags = self.tags;
@@ -952,7 +973,7 @@ impl LazyDfa {
                 c.frames.push(Frame {
                     state: to,
                     bundle: c.leaf[at],
-                    acc: NONE,
+                    acc: NO_ACC,
                     serial: c.serial,
                 });
                 if c.grew {
@@ -968,7 +989,7 @@ impl LazyDfa {
                 let Some(fr) = c.frames.pop() else { continue };
                 let pi = c.frames.len() - 1;
                 let parent_serial = c.frames[pi].serial;
-                if fr.acc != NONE {
+                if fr.acc != NO_ACC {
                     c.join(self, fr, pi);
                     if c.grew {
                         c.grew = false;
