@@ -1,5 +1,5 @@
-//! A lazy DFA with a report-driven twig join: the strongest CPU XML filter of this project,
-//! the yardstick the GPU engines of the twig paper (Absalyamov et al.) are measured
+//! A lazy DFA with a word-parallel twig join: the strongest CPU XML filter of this
+//! project, the yardstick the GPU engines of the twig paper (Absalyamov et al.) are measured
 //! against.
 //!
 //! **Path automaton: the lazy DFA of XMLTK** (Green, Gupta, Miklau, Onizuka & Suciu,
@@ -12,47 +12,118 @@
 //! the lazy DFA's states stay few on real documents (they are bounded by the
 //! document's distinct paths, not by the queries).
 //!
-//! **Twig join: report-driven, with memoized leaf steps.** The join itself is
-//! [`Yfilter`]'s, restated over reports: when element `e` closes, a query node `n`
-//! active at `e` is satisfied iff every child `c` of `n` was satisfied at a child of `e`
-//! (`/c`) or at a proper descendant (`//c`). The NFA tests every query node active at
-//! `e`, thousands on the paper's twigs. Here the work follows the *reports* instead:
+//! **Twig join: word-parallel, report-driven, with memoized leaf steps.** The join
+//! itself is [`Yfilter`]'s, restated over reports: when element `e` closes, a query
+//! node `n` active at `e` is satisfied iff every child `c` of `n` was satisfied at a
+//! child of `e` (`/c`) or at a proper descendant (`//c`). The NFA tests every query
+//! node active at `e`, one by one (thousands on the paper's twigs). Here the join runs
+//! on bitsets, 64 query nodes to a word:
 //!
-//! - A leaf query node is satisfied wherever it is active, so what an element reports
-//!   when nothing below it did depends only on the transition `(parent's DFA state,
-//!   element's DFA state)`. That *leaf bundle* (its reports, and the queries it matches)
-//!   is built once per transition, like a DFA state (the precomputed per-state answers of
-//!   XPush's bottom-up states, Gupta & Suciu, SIGMOD 2003, here per top-down transition),
-//!   and a close with no reports below pushes one bundle id to the parent (once per
-//!   parent, however many children share it).
+//! - *The accumulator: the twig paper's childrenMatch arrays, transposed.* The twig
+//!   paper (§4.6) gives each split node a *childrenMatch* array, one entry per child,
+//!   which the children's reports fill and the node ANDs at the pop event. Here every
+//!   query node with children (a *join node*, of any query) gets a number `j`, most
+//!   children first, and entry `m` of every node's array lives in *plane* `m`: bit `j`
+//!   of plane `m` is "the `m`-th child of join node `j` reported". Plane `m` numbers
+//!   only the nodes of more than `m` children (a prefix of the numbering), so the
+//!   planes hold one bit per query node under a join node: 2048 twigs of 10 nodes take
+//!   about 2.3 kB. An open element gets an accumulator at its first report (most
+//!   elements, leaves, never do); a report of node `c` sets `c`'s own bit.
+//! - *The join at the close* is the AND of the planes (ones past a plane's end: a node
+//!   of fewer children waits for nothing there) and of the mask of the join nodes
+//!   active in the element's DFA state, word by word over the words where that mask is
+//!   non-zero. Each node found sets its own bit in the parent's accumulator, or matches
+//!   its query (below).
+//! - *`//` reports pass up a word at a time* (the pop stack's "value obtained from
+//!   descendant", propagated upwards). A `//c` bit in `e`'s accumulator still counts for
+//!   `c`'s parent wherever that parent is active above `e`, which is only where the
+//!   `//`-state under the parent's NFA state is active. Each DFA state keeps a sparse
+//!   mask of the `//` bits whose `//`-state it holds; the close ORs `e`'s accumulator
+//!   ANDed with the mask of the parent's state into the parent's. `/` bits never pass.
+//!   This replaces YFilter's per-node "last satisfied below" numbers.
+//! - *Leaf bundles.* A leaf query node is satisfied wherever it is active, so what an
+//!   element reports when nothing below it did depends only on the transition
+//!   `(parent's DFA state, element's DFA state)`. That *leaf bundle* (its leaves' bits,
+//!   as sparse words of the parent's accumulator, and the queries it matches) is built
+//!   once per transition, like a DFA state (the precomputed per-state answers of XPush's
+//!   bottom-up states, Gupta & Suciu, SIGMOD 2003, here per top-down transition), and a
+//!   close ORs it into the parent's accumulator (once per parent, however many
+//!   children share it).
 //! - A node whose path up to its twig's root has no split (every ancestor has one child)
 //!   needs no report: once satisfied its twig matches (every ancestor is satisfied in the
-//!   same embedding). Linear paths therefore never report, and leaf bundles list only
-//!   the nodes that feed a split.
-//! - At the close of an element that received reports, each report (a bundle's items,
-//!   then single reports) sets its bit in its parent node's mask of children, with what
-//!   the join needs stored inline in the bundle; a node whose mask fills is satisfied and
-//!   reported up; a `//` report is passed up while the `//`-state under its parent's NFA
-//!   state is active at the receiving element (its parent can still be active there or
-//!   above); reports of queries already matched in the document are skipped.
+//!   same embedding). Linear paths therefore never report.
 //!
-//! So the close of an element costs its reports, not its active nodes, and the cache
-//! grows with the DFA's transitions, not with the combinations of reports (a memo keyed
-//! by report sets, tried first, missed about once per publication record on the paper's
-//! documents, whose records mix fields at random, and grew by 100-265 MB per 12 MB).
+//! So the close of an element costs the non-zero words of two DFA states' masks and the
+//! nodes it satisfies, not the query nodes active at it nor the reports it received.
+//! The first version of this join walked the reports one query node at a time (each
+//! leaf bundle a list of nodes, each close a loop over them): on Fig. 7's 1 MB document
+//! and 1024 twigs it touched 18 M reports (4100 per publication record, 365 of them
+//! passed up to `dblp`), its inner loop alone two thirds of its time (perf), and it was
+//! 1.2-1.5x the NFA. A second numbered each DFA state's join nodes apart; `//` reports
+//! then passed up one bit at a time (about 800 per record on Fig. 9's documents), and it
+//! was 6-8x; one numbering for all states makes that a masked word OR.
 //!
 //! **Where it departs.** XMLTK filters linear paths; XPush compiles value predicates
-//! into an alternating automaton built eagerly over a training set. Here the predicates
-//! are structural (nested twigs, `*`, `//`, as in the twig paper's Fig. 1) and only the
-//! top-down automaton and its leaf steps are memoized; the join above the leaves is
-//! computed per document from the reports, as YFilter's is from the active nodes.
+//! into an alternating automaton built eagerly over a training set and memoizes its
+//! bottom-up states (sets of predicates satisfied). Here the predicates are structural
+//! (nested twigs, `*`, `//`, as in the twig paper's Fig. 1) and only the top-down
+//! automaton, its leaf steps and the per-state masks are memoized; the join above the
+//! leaves is computed per document, on words, as the twig paper's GPU engine computes it
+//! per query node in parallel threads. Memoizing the bottom-up step as XPush does
+//! (a memo keyed by report sets, tried first) missed about once per publication record
+//! on the paper's documents, whose records mix fields at random, and grew by 100-265 MB
+//! per 12 MB. Unlike the NFA, the join does not skip the queries already matched in the
+//! document (a word holds several queries): their bits are set and ANDed like the others.
+//! The accumulator spans the join nodes of every query, not only of the state's: its
+//! width grows with the query set (the work of a close does not, except the template's
+//! copy at an element's first report: it follows the states' sparse masks).
 //!
-//! **Bounded memory.** Each [`Cache`] counts the bytes of its states, transitions and
-//! leaf bundles. When a document pushes it past the budget ([`LazyDfa::with_budget`],
-//! [`DEFAULT_BUDGET`] by default), the document is filtered again from the start by the
-//! NFA ([`Yfilter`], the same answers; the fallback XMLTK's paper leaves open) and the
-//! cache is flushed, so memory stays bounded whatever the queries and documents, and a
-//! later document starts a fresh cache. [`CacheStats`] counts flushes and fallbacks.
+//! **Measured** (`cargo run --release -p baselines --example xml_lazy_dfa -- twigs`,
+//! `LAZY_DFA_REPS=3`; a 2-core development machine shared with other builds, **one
+//! thread**; cache trained on another document of the generator, as the harness does;
+//! best of 3; the NFA is [`Yfilter`] on the same thread):
+//!
+//! | workload | queries | before: NFA / lazy DFA ms | now: NFA / lazy DFA ms |
+//! |---|---|---|---|
+//! | Fig. 7: 1 MB, L=5, p=0.3 | 1024 | 53.3 / 46.0 (1.2x) | 52.9 / 4.5 (11.8x) |
+//! | Fig. 7: 1 MB, L=10, p=0.3 | 1024 | 136.5 / 110.3 (1.2x) | 139.5 / 8.8 (15.9x) |
+//! | Fig. 7: 1 MB, L=15, p=0.3 | 1024 | 100.2 / 58.6 (1.7x) | 101.1 / 11.7 (8.6x) |
+//! | Fig. 7: 1 MB, L=5, p=0.3 | 2048 | 111.9 / 89.6 (1.2x) | 108.2 / 7.6 (14.3x) |
+//! | Fig. 7: 1 MB, L=10, p=0.3 | 2048 | 283.3 / 241.6 (1.2x) | 297.0 / 17.8 (16.7x) |
+//! | Fig. 7: 1 MB, L=15, p=0.3 | 2048 | 208.0 / 125.5 (1.7x) | 201.4 / 24.2 (8.3x) |
+//! | Fig. 9-like: 500 x 25 kB, L=5, p=0.5 | 1024 | 1035.8 / 1065.0 (1.0x) | 1043.3 / 59.8 (17.5x) |
+//! | Fig. 9-like: 500 x 25 kB, L=10, p=0.5 | 1024 | 2447.8 / 2613.7 (0.9x) | 2388.8 / 116.5 (20.5x) |
+//! | Fig. 9-like: 500 x 25 kB, L=15, p=0.5 | 1024 | 1650.1 / 1351.3 (1.2x) | 1508.7 / 145.5 (10.4x) |
+//! | Fig. 9-like: 500 x 25 kB, L=5, p=0.5 | 2048 | 2592.4 / 2437.3 (1.1x) | 1977.4 / 109.6 (18.0x) |
+//! | Fig. 9-like: 500 x 25 kB, L=10, p=0.5 | 2048 | 5595.2 / 5082.1 (1.1x) | 5573.8 / 249.0 (22.4x) |
+//! | Fig. 9-like: 500 x 25 kB, L=15, p=0.5 | 2048 | 3123.6 / 2175.7 (1.4x) | 3099.8 / 289.2 (10.7x) |
+//!
+//! ("before": the report-walking join described above, "now": this one; two runs back
+//! to back, each ratio against the NFA of its own run; the NFA's times vary by up to
+//! 25% between runs on this shared machine.) Fig. 9-like: the example draws its
+//! documents from the generator with Fig. 7's seed, the harness with its own. Linear
+//! paths (L=10, 2048 queries) stay 20-27x the NFA (0.9-3.2 ms against 25-63 ms; they
+//! never report). Two threads were not measurable here (the second core was busy with
+//! other builds: the batches ran no faster than one thread), so the all-core Fig. 9
+//! ratio is left to the harness on the 16-core host.
+//!
+//! What is left: a close that received reports costs the non-zero words of its masks
+//! (the accumulator is about 2.3 kB at 2048 twigs of 10 nodes, copied from the template
+//! at the first report), and the DFA states, leaf bundles and masks the measured
+//! documents reach first are built during the timed pass (the titles' recursive markup
+//! keeps making new paths: 158 new DFA states in Fig. 7's document after training on
+//! another 1 MB). That building is most of the gap between the trained and the warm
+//! cache: L=15, 1024 queries, another run: 13.2 ms trained, 7.1 ms warm.
+//!
+//! **Bounded memory.** Each [`Cache`] counts the bytes of its states, transitions, leaf
+//! bundles and join masks (the accumulators are per document: one per open element
+//! that received a report, at most the document's depth of them). When a document
+//! pushes it past the budget ([`LazyDfa::with_budget`], [`DEFAULT_BUDGET`] by default),
+//! the document is filtered again from the start by the NFA ([`Yfilter`], the same
+//! answers; the fallback XMLTK's paper leaves open) and the cache is flushed, so memory
+//! stays bounded whatever the queries and documents, and a later document starts a
+//! fresh cache. (A query set whose accumulator would pass 2^32 bits, some 60 million
+//! query nodes, is filtered by the NFA alone.) [`CacheStats`] counts flushes and fallbacks.
 //!
 //! **Threads.** The automaton is built per thread: [`LazyDfa`] keeps a pool of caches,
 //! and [`LazyDfa::filter_batch`] filters documents in parallel (rayon), each worker
@@ -178,43 +249,44 @@ impl SetTable {
 
 /// The leaf step of one transition `(parent's DFA state P, element's DFA state S)`:
 /// what an element in `S` under `P` reports when nothing below it did (its satisfied
-/// leaves), built once per transition.
+/// leaves), built once per transition as words to OR into the parent's accumulator.
 #[derive(Clone, Copy, Debug, Default)]
 struct Bundle {
-    /// Reports for the parent: `(start, len)` in `Cache::bundle_items`.
-    items: (u32, u32),
+    /// Words of the parent's accumulator: `(start, len)` in `Cache::sparse`.
+    delta: (u32, u32),
     /// Queries matched: `(start, len)` in `Cache::bundle_tops`.
     tops: (u32, u32),
-}
-
-/// One report of a bundle, with what the join needs of its query node inline.
-#[derive(Clone, Copy, Debug)]
-struct Item {
-    node: u32,
-    query: u32,
-    /// The parent query node it counts for at the receiving element ([`NONE`]: the
-    /// parent is not active there, the report only passes up).
-    parent: u32,
-    /// For a `//` node: the `//`-state that must be active at an element for the report
-    /// to pass up to it ([`NONE`] for a `/` node).
-    desc_state: u32,
-    /// The node's bit among its parent's children (0 under a node of more than 64).
-    bit: u64,
 }
 
 /// Id of the bundle that reports nothing and matches nothing.
 const EMPTY_BUNDLE: u32 = 0;
 
-/// One open element: its DFA state, its leaf bundle and where its reports start on the
-/// report stacks.
+/// A frame without an accumulator.
+const NO_ACC: usize = usize::MAX;
+
+/// Accumulator words past which bit numbers would not fit a `u32`: a query set that
+/// large is filtered by the NFA alone.
+const MAX_ACC_WORDS: usize = 1 << 26;
+
+/// What the join reads of a DFA state, as sparse words of the accumulator's numbering:
+/// its active join nodes, and the child bits of the `//` nodes whose `//`-state it
+/// holds (the reports it passes up).
+#[derive(Clone, Copy, Debug)]
+struct StateMasks {
+    /// `(start, len)` in `Cache::sparse`: bits of plane 0's numbering.
+    active: (u32, u32),
+    /// `(start, len)` in `Cache::sparse`: bits of the accumulator.
+    pass: (u32, u32),
+}
+
+/// One open element: its DFA state, its leaf bundle and its accumulator (allocated at
+/// the first report it receives).
 #[derive(Clone, Copy, Debug)]
 struct Frame {
     state: u32,
     bundle: u32,
-    /// Start of this element's segment of `Cache::bundles` (bundles of its children).
-    bstart: u32,
-    /// Start of this element's segment of `Cache::loose` (single reports).
-    lstart: u32,
+    /// Word offset of its accumulator in `Cache::accs` ([`NO_ACC`]: no report yet).
+    acc: usize,
     /// Number of the element in the stream of elements this cache has opened.
     serial: u64,
 }
@@ -237,8 +309,8 @@ pub struct CacheStats {
 }
 
 /// The lazily built automaton of one thread: DFA states, their transitions and
-/// membership bitsets, the memoized leaf steps, plus per-document scratch.
-/// A clone is an independent copy (a trained cache handed to several threads).
+/// membership bitsets, the memoized leaf steps and join masks, plus per-document
+/// scratch. A clone is an independent copy (a trained cache handed to several threads).
 #[derive(Clone)]
 pub struct Cache {
     /// DFA state id -> its NFA states.
@@ -252,32 +324,27 @@ pub struct Cache {
     /// state.
     member: Vec<u64>,
     words: usize,
+    /// Per DFA state: its [`StateMasks`] ([`NONE`] until the join first needs them).
+    masks_of: Vec<u32>,
+    masks: Vec<StateMasks>,
+    /// Sparse words `(word, bits)` of leaf bundles and state masks, word ascending.
+    sparse: Vec<(u32, u64)>,
     bundles_built: Vec<Bundle>,
-    bundle_items: Vec<Item>,
     bundle_tops: Vec<u32>,
+    bundle_nodes: usize,
     /// Per bundle: the serial of the element it was last pushed to (pushed once).
     bundle_seen: Vec<u64>,
     /// Per bundle: the document stamp it last matched queries in.
     applied: Vec<u32>,
     // Per-document state.
     frames: Vec<Frame>,
-    /// Bundles reported to the open elements, element after element.
-    bundles: Vec<u32>,
-    /// Single reports (satisfied inner nodes, passed-up `//` reports) to the open
-    /// elements, element after element.
-    loose: Vec<u32>,
-    scratch: Vec<u32>,
+    /// Accumulators of the open elements that received reports, element after element.
+    accs: Vec<u64>,
     serial: u64,
-    /// Per query node: the stamp of the close step that passed it up, and of the one
-    /// that counted it (nodes under a parent of more than 64 children).
-    seen: Vec<u32>,
-    counted: Vec<u32>,
-    /// Per query node: the stamp of the close step that last set `mask`, and its
-    /// children reported there (bits, or a count past 64 children).
-    mask_stamp: Vec<u32>,
-    mask: Vec<u64>,
-    stamp: u32,
-    nfa_mark: Vec<u32>,
+    /// Scratch bitsets, all zero between uses: NFA states (a transition's target) and
+    /// accumulator bits (a leaf bundle, a state's masks), read back in order.
+    nfa_bits: Vec<u64>,
+    acc_bits: Vec<u64>,
     buf: Vec<u32>,
     /// Per query: the document stamp it matched in.
     matched: Vec<u32>,
@@ -298,22 +365,19 @@ impl Cache {
             leaf: Vec::new(),
             member: Vec::new(),
             words: f.nfa.states.len().div_ceil(64),
+            masks_of: Vec::new(),
+            masks: Vec::new(),
+            sparse: Vec::new(),
             bundles_built: Vec::new(),
-            bundle_items: Vec::new(),
             bundle_tops: Vec::new(),
+            bundle_nodes: 0,
             bundle_seen: Vec::new(),
             applied: Vec::new(),
             frames: Vec::new(),
-            bundles: Vec::new(),
-            loose: Vec::new(),
-            scratch: Vec::new(),
+            accs: Vec::new(),
             serial: 0,
-            seen: vec![0; f.nodes.len()],
-            counted: vec![0; f.nodes.len()],
-            mask_stamp: vec![0; f.nodes.len()],
-            mask: vec![0; f.nodes.len()],
-            stamp: 0,
-            nfa_mark: vec![0; f.nfa.states.len()],
+            nfa_bits: vec![0; f.nfa.states.len().div_ceil(64)],
+            acc_bits: vec![0; f.template.len()],
             buf: Vec::new(),
             matched: vec![0; f.nfa.ids.len()],
             doc: 0,
@@ -333,9 +397,12 @@ impl Cache {
         self.trans.clear();
         self.leaf.clear();
         self.member.clear();
+        self.masks_of.clear();
+        self.masks.clear();
+        self.sparse.clear();
         self.bundles_built.clear();
-        self.bundle_items.clear();
         self.bundle_tops.clear();
+        self.bundle_nodes = 0;
         self.bundle_seen.clear();
         self.applied.clear();
         self.bundles_built.push(Bundle::default());
@@ -346,18 +413,21 @@ impl Cache {
         self.trans.extend(std::iter::repeat_n(NONE, f.tags));
         self.leaf.extend(std::iter::repeat_n(EMPTY_BUNDLE, f.tags));
         self.member.extend(std::iter::repeat_n(0, self.words));
+        self.masks_of.push(NONE);
         let start = f.start.clone();
         let (id, _) = self.add_dfa_state(f, &start);
         debug_assert_eq!(id, START);
     }
 
-    /// Bytes held by the automaton and its leaf bundles.
+    /// Bytes held by the automaton, its leaf bundles and join masks.
     pub fn bytes(&self) -> usize {
         self.dfa.bytes()
             + self.trans.len() * 8
             + self.member.len() * 8
+            + self.masks_of.len() * 4
+            + self.masks.len() * std::mem::size_of::<StateMasks>()
+            + self.sparse.len() * std::mem::size_of::<(u32, u64)>()
             + self.bundles_built.len() * (16 + 8 + 4)
-            + self.bundle_items.len() * std::mem::size_of::<Item>()
             + self.bundle_tops.len() * 4
     }
 
@@ -366,23 +436,11 @@ impl Cache {
         CacheStats {
             dfa_states: self.dfa.len(),
             closes: self.bundles_built.len() - 1,
-            node_sets: self.bundle_items.len(),
+            node_sets: self.bundle_nodes,
             bytes: self.bytes(),
             flushes: self.flushes,
             nfa_fallbacks: self.nfa_fallbacks,
         }
-    }
-
-    fn next_stamp(&mut self) -> u32 {
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            self.nfa_mark.iter_mut().for_each(|x| *x = 0);
-            self.seen.iter_mut().for_each(|x| *x = 0);
-            self.counted.iter_mut().for_each(|x| *x = 0);
-            self.mask_stamp.iter_mut().for_each(|x| *x = 0);
-            self.stamp = 1;
-        }
-        self.stamp
     }
 
     /// NFA state `s` is in DFA state `state` ([`NONE`] is in none).
@@ -400,6 +458,7 @@ impl Cache {
         if new {
             self.trans.extend(std::iter::repeat_n(NONE, f.tags));
             self.leaf.extend(std::iter::repeat_n(EMPTY_BUNDLE, f.tags));
+            self.masks_of.push(NONE);
             let at = self.member.len();
             self.member.extend(std::iter::repeat_n(0, self.words));
             for &s in set {
@@ -413,30 +472,37 @@ impl Cache {
     /// leaf bundle.
     #[cold]
     fn build_transition(&mut self, f: &LazyDfa, from: u32, tag: u16) -> u32 {
-        let stamp = self.next_stamp();
         let mut next = std::mem::take(&mut self.buf);
         next.clear();
-        let add = |s: u32, mark: &mut Vec<u32>, next: &mut Vec<u32>| {
-            for x in [s, f.nfa.states[s as usize].eps] {
-                if x != NONE && mark[x as usize] != stamp {
-                    mark[x as usize] = stamp;
-                    next.push(x);
-                }
+        let mut bits = std::mem::take(&mut self.nfa_bits);
+        let mut add = |s: u32| {
+            bits[(s / 64) as usize] |= 1 << (s % 64);
+            let e = f.nfa.states[s as usize].eps;
+            if e != NONE {
+                bits[(e / 64) as usize] |= 1 << (e % 64);
             }
         };
         for &s in self.dfa.get(from) {
             let st = &f.nfa.states[s as usize];
             if st.self_loop {
-                add(s, &mut self.nfa_mark, &mut next);
+                add(s);
             }
             if let Ok(k) = st.on_tag.binary_search_by_key(&tag, |&(t, _)| t) {
-                add(st.on_tag[k].1, &mut self.nfa_mark, &mut next);
+                add(st.on_tag[k].1);
             }
             if st.on_any != NONE {
-                add(st.on_any, &mut self.nfa_mark, &mut next);
+                add(st.on_any);
             }
         }
-        next.sort_unstable();
+        // Read back in order (sorted, no duplicates), clearing the scratch.
+        for (w, word) in bits.iter_mut().enumerate() {
+            let mut x = std::mem::take(word);
+            while x != 0 {
+                next.push(w as u32 * 64 + x.trailing_zeros());
+                x &= x - 1;
+            }
+        }
+        self.nfa_bits = bits;
         let (to, _) = self.add_dfa_state(f, &next);
         self.buf = next;
         let bundle = self.build_bundle(f, from, to);
@@ -445,11 +511,27 @@ impl Cache {
         to
     }
 
+    /// Appends the bits set in `acc_bits` to `sparse` as `(word, bits)` pairs, word
+    /// ascending, clearing them; returns their `(start, len)` and number.
+    fn push_sparse(&mut self) -> ((u32, u32), usize) {
+        let start = self.sparse.len() as u32;
+        let mut count = 0;
+        for (w, word) in self.acc_bits.iter_mut().enumerate() {
+            let x = std::mem::take(word);
+            if x != 0 {
+                count += x.count_ones() as usize;
+                self.sparse.push((w as u32, x));
+            }
+        }
+        self.grew = true;
+        ((start, self.sparse.len() as u32 - start), count)
+    }
+
     /// The leaf bundle of an element in DFA state `state` under one in `parent`: its
     /// active leaves, as queries matched (a leaf whose path to the twig's root has no
-    /// split) or as reports the parent can use.
+    /// split) or as their child bits in the parent's accumulator (a `//` leaf only where
+    /// its `//`-state is active in `parent`: elsewhere no ancestor can use it).
     fn build_bundle(&mut self, f: &LazyDfa, parent: u32, state: u32) -> u32 {
-        let items = self.bundle_items.len() as u32;
         let tops = self.bundle_tops.len() as u32;
         for i in 0..self.dfa.get(state).len() {
             let s = self.dfa.get(state)[i];
@@ -461,22 +543,17 @@ impl Cache {
                 if info.to_top {
                     self.bundle_tops.push(info.query);
                 } else if !info.desc || self.has(parent, info.desc_state) {
-                    let counts = !info.desc || self.has(parent, info.parent_state);
-                    self.bundle_items.push(Item {
-                        node: n,
-                        query: info.query,
-                        parent: if counts { info.parent } else { NONE },
-                        desc_state: info.desc_state,
-                        bit: info.bit,
-                    });
+                    self.acc_bits[(info.slot / 64) as usize] |= 1 << (info.slot % 64);
                 }
             }
         }
+        let (delta, count) = self.push_sparse();
+        self.bundle_nodes += count;
         let b = Bundle {
-            items: (items, self.bundle_items.len() as u32 - items),
+            delta,
             tops: (tops, self.bundle_tops.len() as u32 - tops),
         };
-        if b.items.1 == 0 && b.tops.1 == 0 {
+        if b.delta.1 == 0 && b.tops.1 == 0 {
             return EMPTY_BUNDLE;
         }
         self.bundles_built.push(b);
@@ -484,6 +561,48 @@ impl Cache {
         self.applied.push(0);
         self.grew = true;
         self.bundles_built.len() as u32 - 1
+    }
+
+    /// The join masks of DFA state `state`, built on first use (see [`StateMasks`]).
+    fn masks(&mut self, f: &LazyDfa, state: u32) -> StateMasks {
+        let have = self.masks_of[state as usize];
+        if have != NONE {
+            return self.masks[have as usize];
+        }
+        // Join numbers fit in plane 0's words, the first of the accumulator's.
+        for &s in self.dfa.get(state) {
+            let (a, b) = f.joins_of[s as usize];
+            for &j in &f.state_joins[a as usize..b as usize] {
+                self.acc_bits[(j / 64) as usize] |= 1 << (j % 64);
+            }
+        }
+        let (active, _) = self.push_sparse();
+        for &s in self.dfa.get(state) {
+            let (a, b) = f.by_desc[s as usize];
+            for &n in &f.desc_nodes[a as usize..b as usize] {
+                let slot = f.nodes[n as usize].slot;
+                self.acc_bits[(slot / 64) as usize] |= 1 << (slot % 64);
+            }
+        }
+        let (pass, _) = self.push_sparse();
+        let m = StateMasks { active, pass };
+        self.masks.push(m);
+        self.masks_of[state as usize] = self.masks.len() as u32 - 1;
+        m
+    }
+
+    /// The accumulator of frame `i` (allocated from the template on the first report;
+    /// nothing is above it on the stack then: its children have closed).
+    #[inline]
+    fn acc_of(&mut self, f: &LazyDfa, i: usize) -> usize {
+        let a = self.frames[i].acc;
+        if a != NO_ACC {
+            return a;
+        }
+        let at = self.accs.len();
+        self.accs.extend_from_slice(&f.template);
+        self.frames[i].acc = at;
+        at
     }
 
     /// Marks query `q` matched in this document.
@@ -495,79 +614,62 @@ impl Cache {
         }
     }
 
-    /// The twig join at the close of element `e` (frame `fr`, under a parent in DFA
-    /// state `parent`) that received reports: counts, per query node active at `e`, its
-    /// children reported (each once), and reports the nodes that reach their count, plus
-    /// the `//` reports the parent can still use. Work scales with the reports, not with
-    /// the query nodes active at `e`.
-    fn join(&mut self, f: &LazyDfa, fr: Frame, parent: u32) {
-        let stamp = self.next_stamp();
-        let mut out = std::mem::take(&mut self.scratch);
-        out.clear();
-        let doc = self.doc;
-        let process = |it: Item, this: &mut Cache, out: &mut Vec<u32>| {
-            if this.matched[it.query as usize] == doc {
-                return; // its query is answered: no need to join it again
-            }
-            let c = it.node as usize;
-            if it.desc_state != NONE && this.seen[c] != stamp {
-                this.seen[c] = stamp;
-                if this.has(parent, it.desc_state) {
-                    out.push(it.node); // usable above: passed up
-                }
-            }
-            if it.parent == NONE {
-                return;
-            }
-            let p = it.parent as usize;
-            if this.mask_stamp[p] != stamp {
-                this.mask_stamp[p] = stamp;
-                this.mask[p] = 0;
-            }
-            let old = this.mask[p];
-            let new = if it.bit != 0 {
-                old | it.bit
-            } else if this.counted[c] != stamp {
-                this.counted[c] = stamp;
-                old + 1
-            } else {
-                old
-            };
-            this.mask[p] = new;
-            let pi = &f.nodes[p];
-            if new != old && new == pi.full {
-                if pi.to_top {
-                    this.match_query(pi.query);
-                } else if !pi.desc || this.has(parent, pi.desc_state) {
-                    out.push(it.parent);
-                }
-            }
+    /// The twig join at the close of element `fr` (under frame `parent`), which received
+    /// reports: the join nodes active at it whose children all reported are the AND of
+    /// the accumulator's planes and its state's active mask, word by word; each sets its
+    /// own child bit in the parent's accumulator (or matches its query), and the `//`
+    /// bits the parent's state can still use pass up, word by word. Work scales with the
+    /// active words and the nodes satisfied, not with the query nodes active.
+    fn join(&mut self, f: &LazyDfa, fr: Frame, parent: usize) {
+        let own = self.masks(f, fr.state);
+        let up = self.masks(f, self.frames[parent].state);
+        let acc = fr.acc;
+        let width = f.template.len();
+        // The parent's accumulator: below this one, or a fresh one above it, moved down
+        // when this one is dropped.
+        let fresh = self.frames[parent].acc == NO_ACC;
+        let to = if fresh {
+            self.accs.extend_from_slice(&f.template);
+            acc + width
+        } else {
+            self.frames[parent].acc
         };
-        for i in fr.bstart as usize..self.bundles.len() {
-            let b = self.bundles_built[self.bundles[i] as usize];
-            let (s, n) = b.items;
-            for k in s..s + n {
-                let it = self.bundle_items[k as usize];
-                process(it, self, &mut out);
+        let planes = &f.planes[1..];
+        let (s0, n0) = own.active;
+        for k in s0 as usize..(s0 + n0) as usize {
+            let (w, active) = self.sparse[k];
+            let w = w as usize;
+            let mut s = active & self.accs[acc + w];
+            for &(off, bits) in planes {
+                if bits as usize <= 64 * w {
+                    break;
+                }
+                s &= self.accs[acc + off as usize + w];
+            }
+            while s != 0 {
+                let j = w * 64 + s.trailing_zeros() as usize;
+                s &= s - 1;
+                let (slot, q) = f.jout[j];
+                if slot == NONE {
+                    self.match_query(q);
+                } else {
+                    self.accs[to + (slot / 64) as usize] |= 1 << (slot % 64);
+                }
             }
         }
-        for i in fr.lstart as usize..self.loose.len() {
-            let c = self.loose[i];
-            let info = &f.nodes[c as usize];
-            let counts = !info.desc || self.has(fr.state, info.parent_state);
-            let it = Item {
-                node: c,
-                query: info.query,
-                parent: if counts { info.parent } else { NONE },
-                desc_state: info.desc_state,
-                bit: info.bit,
-            };
-            process(it, self, &mut out);
+        let (s1, n1) = up.pass;
+        for k in s1 as usize..(s1 + n1) as usize {
+            let (w, bits) = self.sparse[k];
+            let w = w as usize;
+            self.accs[to + w] |= self.accs[acc + w] & bits;
         }
-        self.bundles.truncate(fr.bstart as usize);
-        self.loose.truncate(fr.lstart as usize);
-        self.loose.extend_from_slice(&out);
-        self.scratch = out;
+        if fresh {
+            self.accs.copy_within(to..to + width, acc);
+            self.frames[parent].acc = acc;
+            self.accs.truncate(acc + width);
+        } else {
+            self.accs.truncate(acc);
+        }
     }
 }
 
@@ -582,21 +684,17 @@ struct NodeInfo {
     parent: u32,
     /// Number of children.
     children: u32,
-    /// This node's bit among its parent's children (0 under a parent of more than 64).
-    bit: u64,
-    /// What `Cache::mask` holds when every child is reported: all their bits, or their
-    /// number for a node of more than 64 children.
-    full: u64,
+    /// Its bit in an accumulator: bit `j` of plane `m` for the `m`-th child of join
+    /// node `j` ([`NONE`] for a twig's root).
+    slot: u32,
     /// Axis `//` (else `/`).
     desc: bool,
-    /// Satisfied implies its twig matches: the root, or the only child of a node with
-    /// that property (no split on the way up).
-    to_top: bool,
-    /// NFA state of the parent's path ([`NONE`] for a root).
-    parent_state: u32,
     /// For a `//` node under another: the `//`-state under its parent's NFA state, the
     /// state that is active wherever the node's report can still be used.
     desc_state: u32,
+    /// Satisfied implies its twig matches: the root, or the only child of a node with
+    /// that property (no split on the way up).
+    to_top: bool,
 }
 
 /// The lazy DFA filter of a query set (see the module docs), with a pool of per-thread
@@ -608,6 +706,25 @@ pub struct LazyDfa {
     /// NFA states of the start DFA state (sorted).
     start: Vec<u32>,
     nodes: Vec<NodeInfo>,
+    /// Per NFA state: the `//` nodes under another whose `//`-state it is (the state
+    /// active wherever their reports can still be used): `(start, end)` in
+    /// `desc_nodes`.
+    by_desc: Vec<(u32, u32)>,
+    desc_nodes: Vec<u32>,
+    /// Per join node (numbered as in the accumulator's planes): its own child bit in
+    /// its parent's planes, or [`NONE`] and the query it matches (a top node).
+    jout: Vec<(u32, u32)>,
+    /// Per NFA state: the numbers of its join nodes, `(start, end)` in `state_joins`.
+    joins_of: Vec<(u32, u32)>,
+    state_joins: Vec<u32>,
+    /// The accumulator's planes: `(word offset, bits)`; plane `m` holds the join nodes
+    /// of more than `m` children.
+    planes: Vec<(u32, u32)>,
+    /// The empty accumulator: zeros, but ones past the end of every plane but the
+    /// first (a node of fewer children has nothing to wait for there).
+    template: Vec<u64>,
+    /// The accumulator's bits would not fit a `u32`: the NFA filters every document.
+    too_wide: bool,
     budget: usize,
     pool: Mutex<Vec<Cache>>,
 }
@@ -646,41 +763,72 @@ impl LazyDfa {
             }
         }
         let mut nodes: Vec<NodeInfo> = Vec::with_capacity(nfa.nodes.len());
+        let mut desc_of: Vec<(u32, u32)> = Vec::new();
         for (i, n) in nfa.nodes.iter().enumerate() {
             let p = parent[i];
             let desc = n.axis == Axis::Descendant;
-            let parent_state = if p == NONE {
-                NONE
-            } else {
-                state_of[p as usize]
-            };
+            let mut desc_state = NONE;
+            if p != NONE && desc {
+                desc_state = nfa.states[state_of[p as usize] as usize].eps;
+                desc_of.push((desc_state, i as u32));
+            }
             nodes.push(NodeInfo {
                 query: n.query,
                 parent: p,
                 children: n.children.len() as u32,
-                bit: 0,
-                full: match n.children.len() {
-                    k @ 0..64 => (1u64 << k) - 1,
-                    64 => u64::MAX,
-                    k => k as u64,
-                },
+                slot: NONE,
                 desc,
+                desc_state,
                 to_top: n.is_top,
-                parent_state,
-                desc_state: if p == NONE || !desc {
-                    NONE
-                } else {
-                    nfa.states[parent_state as usize].eps
-                },
             });
         }
-        for n in &nfa.nodes {
-            if n.children.len() <= 64 {
-                for (k, &c) in n.children.iter().enumerate() {
-                    nodes[c as usize].bit = 1 << k;
+        // The join nodes, most children first, and the planes over them.
+        let mut joins: Vec<u32> = (0..nodes.len() as u32)
+            .filter(|&n| nodes[n as usize].children > 0)
+            .collect();
+        joins.sort_unstable_by_key(|&n| (u32::MAX - nodes[n as usize].children, n));
+        let mut number = vec![NONE; nodes.len()];
+        for (j, &n) in joins.iter().enumerate() {
+            number[n as usize] = j as u32;
+        }
+        let mut planes: Vec<(u32, u32)> = Vec::new();
+        let mut template: Vec<u64> = Vec::new();
+        let most = joins.first().map_or(0, |&n| nodes[n as usize].children);
+        let mut k = joins.len();
+        for m in 0..most {
+            while k > 0 && nodes[joins[k - 1] as usize].children <= m {
+                k -= 1;
+            }
+            planes.push((template.len() as u32, k as u32));
+            template.extend(std::iter::repeat_n(0, k.div_ceil(64)));
+            if m > 0 && !k.is_multiple_of(64) {
+                if let Some(last) = template.last_mut() {
+                    *last = !0u64 << (k % 64);
                 }
             }
         }
+        // Bit numbers are `u32`: a wider accumulator leaves every document to the NFA.
+        let too_wide = template.len() >= MAX_ACC_WORDS;
+        if too_wide {
+            template.clear();
+        } else {
+            for n in &nfa.nodes {
+                for (m, &c) in n.children.iter().enumerate() {
+                    let j = number[parent[c as usize] as usize];
+                    nodes[c as usize].slot = planes[m].0 * 64 + j;
+                }
+            }
+        }
+        desc_of.sort_unstable();
+        let mut by_desc = vec![(0u32, 0u32); nfa.states.len()];
+        for (k, &(s, _)) in desc_of.iter().enumerate() {
+            let r = &mut by_desc[s as usize];
+            if r.1 == 0 {
+                r.0 = k as u32;
+            }
+            r.1 = k as u32 + 1;
+        }
+        let desc_nodes: Vec<u32> = desc_of.iter().map(|&(_, n)| n).collect();
         // A twig's nodes follow their parents: one pass settles `to_top`.
         for i in 0..nodes.len() {
             let p = nodes[i].parent;
@@ -688,6 +836,25 @@ impl LazyDfa {
                 let pi = nodes[p as usize];
                 nodes[i].to_top = pi.children == 1 && pi.to_top;
             }
+        }
+        let jout = joins
+            .iter()
+            .map(|&n| {
+                let info = &nodes[n as usize];
+                (if info.to_top { NONE } else { info.slot }, info.query)
+            })
+            .collect();
+        let mut joins_of = Vec::with_capacity(nfa.states.len());
+        let mut state_joins = Vec::new();
+        for st in &nfa.states {
+            let a = state_joins.len() as u32;
+            state_joins.extend(
+                st.nodes
+                    .iter()
+                    .map(|&n| number[n as usize])
+                    .filter(|&j| j != NONE),
+            );
+            joins_of.push((a, state_joins.len() as u32));
         }
         let mut start = vec![0u32];
         if nfa.states[0].eps != NONE {
@@ -699,6 +866,14 @@ impl LazyDfa {
             nfa,
             start,
             nodes,
+            by_desc,
+            desc_nodes,
+            jout,
+            joins_of,
+            state_joins,
+            planes,
+            template,
+            too_wide,
             budget,
             pool: Mutex::new(Vec::new()),
         }
@@ -735,6 +910,10 @@ impl LazyDfa {
 
     /// Filters one document with `cache`; query ids ascending.
     pub fn filter_with(&self, cache: &mut Cache, doc: &Document) -> Matches {
+        if self.too_wide {
+            let rt = cache.nfa_runtime.get_or_insert_with(|| self.nfa.runtime());
+            return self.nfa.filter_with(rt, doc);
+        }
         if !self.run(cache, doc) {
             // Past the budget: the NFA answers this document, the cache starts afresh.
             let rt = cache.nfa_runtime.get_or_insert_with(|| self.nfa.runtime());
@@ -769,14 +948,12 @@ impl LazyDfa {
         let queries = self.nfa.ids.len();
         c.found = 0;
         c.frames.clear();
-        c.bundles.clear();
-        c.loose.clear();
+        c.accs.clear();
         c.serial += 1;
         c.frames.push(Frame {
             state: START,
             bundle: EMPTY_BUNDLE,
-            bstart: 0,
-            lstart: 0,
+            acc: NO_ACC,
             serial: c.serial,
         });
         let tags = self.tags;
@@ -796,8 +973,7 @@ impl LazyDfa {
                 c.frames.push(Frame {
                     state: to,
                     bundle: c.leaf[at],
-                    bstart: c.bundles.len() as u32,
-                    lstart: c.loose.len() as u32,
+                    acc: NO_ACC,
                     serial: c.serial,
                 });
                 if c.grew {
@@ -811,18 +987,27 @@ impl LazyDfa {
                     continue; // unbalanced close: ignored (documents are checked when parsed)
                 }
                 let Some(fr) = c.frames.pop() else { continue };
-                let Some(&parent) = c.frames.last() else {
-                    continue;
-                };
-                if c.bundles.len() > fr.bstart as usize || c.loose.len() > fr.lstart as usize {
-                    c.join(self, fr, parent.state);
+                let pi = c.frames.len() - 1;
+                let parent_serial = c.frames[pi].serial;
+                if fr.acc != NO_ACC {
+                    c.join(self, fr, pi);
+                    if c.grew {
+                        c.grew = false;
+                        if c.bytes() > self.budget {
+                            return false;
+                        }
+                    }
                 }
                 let b = fr.bundle;
                 if b != EMPTY_BUNDLE {
                     let bundle = c.bundles_built[b as usize];
-                    if bundle.items.1 > 0 && c.bundle_seen[b as usize] != parent.serial {
-                        c.bundle_seen[b as usize] = parent.serial;
-                        c.bundles.push(b);
+                    let (ds, dn) = bundle.delta;
+                    if dn > 0 && c.bundle_seen[b as usize] != parent_serial {
+                        c.bundle_seen[b as usize] = parent_serial;
+                        let to = c.acc_of(self, pi);
+                        for &(w, bits) in &c.sparse[ds as usize..(ds + dn) as usize] {
+                            c.accs[to + w as usize] |= bits;
+                        }
                     }
                     let (ts, tn) = bundle.tops;
                     if tn > 0 && c.applied[b as usize] != doc_stamp {
@@ -959,6 +1144,27 @@ mod tests {
         assert_eq!(first, again);
         assert_eq!(first, brute::filter(&p, &doc));
         assert_eq!(cache.stats(), built, "a warm run builds no state");
+    }
+
+    #[test]
+    fn a_node_of_more_than_64_children_spans_many_planes() {
+        // 70 predicates on one node (70 planes, one bit each) plus a bushy twig beside
+        // it: the first query needs every child, the second misses `b69` in the
+        // second document.
+        let preds: String = (0..70).map(|k| format!("[b{k}]")).collect();
+        let q = format!("/a{preds}\n//a[b0][b69]/c\n/a/b3\n");
+        let all: String = (0..70).map(|k| format!("<b{k}/>")).collect();
+        let some: String = (0..69).map(|k| format!("<b{k}/>")).collect();
+        for xml in [
+            format!("<a>{all}<c/></a>"),
+            format!("<a>{some}<c/></a>"),
+            format!("<a><c/>{some}</a>"),
+        ] {
+            let (p, doc) = case(&q, &xml);
+            let dfa = LazyDfa::new(&p);
+            assert_eq!(dfa.filter(&doc), brute::filter(&p, &doc), "{xml}");
+            assert_eq!(dfa.filter(&doc), dfa.nfa().filter(&doc), "{xml} warm");
+        }
     }
 
     #[test]

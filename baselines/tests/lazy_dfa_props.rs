@@ -58,6 +58,30 @@ proptest! {
     }
 
     #[test]
+    fn lazy_dfa_equals_brute_force_with_many_bushy_twigs(
+        seed in any::<u64>(),
+        tags in 1usize..5,
+        elements in 1usize..60,
+        depth in 1usize..8,
+        nodes in 2usize..9,
+        p_wildcard in 0.0f64..0.6,
+        p_descendant in 0.0f64..0.7,
+        queries in 60usize..200,
+    ) {
+        // Enough twigs that the join planes and pass regions of a state span several
+        // words, and bushy ones, so that nodes of 1 to 8 children share a word.
+        let p = RandomParams { tags, elements, max_depth: depth, query_nodes: nodes, p_wildcard, p_descendant, p_branch: 0.8 };
+        let (profiles, docs) = random_case(p, seed, queries, 3);
+        let dfa = LazyDfa::new(&profiles);
+        let mut cache = dfa.cache();
+        for pass in 0..2 {
+            for (i, d) in docs.iter().enumerate() {
+                prop_assert_eq!(dfa.filter_with(&mut cache, d), brute::filter(&profiles, d), "pass {} doc {} seed {}", pass, i, seed);
+            }
+        }
+    }
+
+    #[test]
     fn lazy_dfa_on_queries_made_only_of_descendant_wildcards(seed in any::<u64>(), nodes in 1usize..7, depth in 1usize..10) {
         let p = RandomParams { tags: 2, elements: 30, max_depth: depth, query_nodes: nodes, p_wildcard: 1.0, p_descendant: 1.0, p_branch: 0.5 };
         let (profiles, docs) = random_case(p, seed, 6, 3);
