@@ -230,8 +230,13 @@ pub struct HybridIndex {
     /// copy of them: see [`HybridIndex::with_content`]).
     content: Arc<ContentIndex>,
     values: ValueIndex,
-    /// `name_cost[k]`: the name index's cost bound (ns) for an event with `k` names.
-    name_cost: Vec<f64>,
+    /// `plain[k]`: whether the static bound decides for the name index on an event with
+    /// `k` names (its cost bound below the value index's least cost), so that such an
+    /// event runs the name index's plain loop: no budget, no clock, no exploration.
+    plain: Vec<bool>,
+    /// The most names `m` with `plain[k]` for every `k <= m`: an event with at most `m`
+    /// attributes takes the plain path without numbering its names first.
+    plain_upto: usize,
     /// Per names-per-event count: `[name index, value index]`.
     timings: Vec<[Timing; 2]>,
     /// Per names-per-event count: `[name index, value index]` run cold (the first of an
@@ -252,6 +257,32 @@ pub struct HybridScratch {
     /// The names-per-event count whose exploration has run cold and waits for its warm
     /// run (see [`HybridIndex::match_choosing`]).
     pending: Option<usize>,
+    stats: HybridStats,
+}
+
+impl HybridScratch {
+    /// What this scratch's events cost beyond the name index alone, since it was made.
+    pub fn stats(&self) -> HybridStats {
+        self.stats
+    }
+}
+
+/// Counts of one thread's events (of its [`HybridScratch`]) that took more than the name
+/// index's plain loop. The others, those whose number of names the static bound decides,
+/// ran that loop and nothing else: they are not counted (a count would be one more
+/// store per event).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HybridStats {
+    /// Events chosen for by measured time (their number of names not decided by the
+    /// static bound).
+    pub measured: u64,
+    /// Of those, the events timed (two clock reads): sampled, re-timed or explored.
+    pub timed: u64,
+    /// Explorations of the index not chosen (each a cold run and, on a later event, a
+    /// warm one).
+    pub explored: u64,
+    /// Events on which the name index gave up past its budget (the value index answered).
+    pub gave_up: u64,
 }
 
 impl HybridIndex {
@@ -306,7 +337,7 @@ impl HybridIndex {
             }
             by_size[names.len()] += 1.0;
         }
-        let name_cost = (0..=d)
+        let plain = (0..=d)
             .map(|k| {
                 let (mut visits, mut evals) = (0.0, 0.0);
                 for (s, &count) in by_size.iter().enumerate().skip(1) {
@@ -320,13 +351,18 @@ impl HybridIndex {
                     }
                     evals += count * p;
                 }
-                VISIT_NS * visits + EVAL_NS * evals
+                let name_cost = VISIT_NS * visits + EVAL_NS * evals;
+                // No names (none of the event's is constrained): nothing matches, and
+                // the name index says so at once.
+                k == 0 || name_cost < WORD_NS * values.absent_words(k) as f64
             })
-            .collect();
+            .collect::<Vec<bool>>();
+        let plain_upto = plain.iter().take_while(|&&p| p).count() - 1;
         HybridIndex {
             content,
             values,
-            name_cost,
+            plain,
+            plain_upto,
             timings: (0..BUCKETS).map(|_| Default::default()).collect(),
             cold: (0..BUCKETS).map(|_| Default::default()).collect(),
         }
@@ -359,32 +395,62 @@ impl HybridIndex {
         e: &Event,
         scratch: &mut HybridScratch,
     ) -> (Vec<InterfaceId>, Choice) {
+        let attrs = e.attributes();
+        if attrs.len() <= self.plain_upto {
+            // However many of its names are indexed, the static bound decides: the name
+            // index alone, the very function it runs on its own.
+            return (
+                self.content.match_event_with(e, &mut scratch.content),
+                Choice::Names,
+            );
+        }
         if scratch.content.slot.len() != self.values.names() {
             *scratch = self.scratch();
         }
+        self.content
+            .names()
+            .slots(e, &mut scratch.content.slot, &mut scratch.content.ids);
+        let k = scratch.content.ids.len();
+        let (out, choice) = if self.plain.get(k).copied().unwrap_or(false) {
+            // Decided by the static bound: the name index's own loop, nothing else.
+            let Scratch { slot, ids, matched } = &mut scratch.content;
+            let out = self.content.match_numbered(attrs, slot, ids, matched);
+            (out, Choice::Names)
+        } else {
+            self.match_measured(attrs, scratch)
+        };
+        let Scratch { slot, ids, .. } = &mut scratch.content;
+        for &id in ids.iter() {
+            slot[id as usize] = 0;
+        }
+        (out, choice)
+    }
+
+    /// The answer to an event (numbered in `scratch`) whose number of names the static
+    /// bound does not decide: chosen by the measured times, timed now and then. Apart
+    /// from [`HybridIndex::match_choosing`] and never inlined, so that the plain path's
+    /// code is the name index's loop and a call.
+    #[inline(never)]
+    fn match_measured(
+        &self,
+        attrs: &[ccm::model::Attribute],
+        scratch: &mut HybridScratch,
+    ) -> (Vec<InterfaceId>, Choice) {
         let HybridScratch {
             content,
             values,
             random,
             local,
             pending,
+            stats,
         } = scratch;
         let Scratch { slot, ids, matched } = content;
-        let attrs = e.attributes();
-        self.content.names().slots(e, slot, ids);
-        if ids.is_empty() {
-            // None of the event's names is constrained: nothing matches.
-            return (Vec::new(), Choice::Names);
-        }
         let k = ids.len();
         let b = k.min(BUCKETS - 1);
-        // The ORs of the absent names alone: a lower bound of the value index's cost.
-        let absent = self.values.absent_words(k);
         let r = next_random(random);
+        stats.measured += 1;
         // (which answers, how it is timed)
-        let (choice, timed) = if self.name_cost[k] < WORD_NS * absent as f64 {
-            (Choice::Names, Timed::No)
-        } else {
+        let (choice, timed) = {
             let t = &self.timings[b];
             let (n, v) = (t[0].samples(), t[1].samples());
             // Ties go to the name index (the value index must be clearly faster).
@@ -436,6 +502,7 @@ impl HybridIndex {
                 // twice, the second run found the event's own data in the caches and
                 // read 2-3 times below the time it takes on a stream of events.
                 *pending = Some(b);
+                stats.explored += 1;
                 (other, Timed::Cold)
             } else if r.is_multiple_of(RETIME_EVERY) {
                 (best, Timed::Warm)
@@ -456,6 +523,7 @@ impl HybridIndex {
                 if let Some(out) = names {
                     return out;
                 }
+                stats.gave_up += 1;
             }
             // The value index, or the name index's budget was spent.
             self.values.plan(attrs, slot, ids, values);
@@ -464,6 +532,7 @@ impl HybridIndex {
         let t0 = (timed != Timed::No).then(Instant::now);
         let out = run(choice);
         if let Some(t0) = t0 {
+            stats.timed += 1;
             let ns = t0.elapsed().as_secs_f64() * 1e9;
             if timed == Timed::Cold {
                 self.cold[b][choice as usize].add_mean(ns);
@@ -484,9 +553,6 @@ impl HybridIndex {
                 }
             }
         }
-        for &id in ids.iter() {
-            slot[id as usize] = 0;
-        }
         (out, choice)
     }
 }
@@ -503,6 +569,7 @@ impl Matcher for HybridIndex {
             random: SEEDS.fetch_add(0x9e37_79b9_7f4a_7c15, Relaxed) | 1,
             local: vec![[(0.0, 0); 2]; BUCKETS],
             pending: None,
+            stats: HybridStats::default(),
         }
     }
 
@@ -514,7 +581,7 @@ impl Matcher for HybridIndex {
 
     /// An estimate of the heap bytes of both indexes.
     fn heap_bytes(&self) -> usize {
-        self.content.heap_bytes() + self.values.heap_bytes() + self.name_cost.capacity() * 8
+        self.content.heap_bytes() + self.values.heap_bytes() + self.plain.capacity()
     }
 }
 
@@ -546,5 +613,85 @@ mod tests {
         }
         assert!(t.samples() <= WINDOW);
         assert!(t.mean() > 200.0 && t.mean() < 210.0, "{}", t.mean());
+    }
+}
+
+#[cfg(test)]
+mod plain_path {
+    use super::*;
+    use crate::sff::Sff;
+    use ccm::model::{Attribute, Value};
+    use ccm::workload::{generate, generate_dense, DenseParams, Params};
+
+    /// Table 1's model at a small size: 3-5 of 100 names per event and per filter.
+    fn table1() -> ccm::workload::Workload {
+        let p = Params {
+            events: 400,
+            filters_per_interface: (4500, 5500),
+            ..Params::default()
+        };
+        generate(&p, 3).unwrap()
+    }
+
+    #[test]
+    fn events_the_static_bound_decides_run_the_name_index_alone() {
+        let w = table1();
+        let hybrid = HybridIndex::build(&w.subscriptions).unwrap();
+        // Every event of Table 1's model is decided (it carries at most 5 names).
+        assert!(hybrid.plain_upto >= 5, "{}", hybrid.plain_upto);
+        let want = Sff::build(&w.subscriptions)
+            .unwrap()
+            .match_parallel(&w.events);
+        assert!(want.iter().any(|m| !m.is_empty()), "some events match");
+        let mut s = hybrid.scratch();
+        for (e, want) in w.events.iter().zip(&want) {
+            assert_eq!(
+                &hybrid.match_choosing(e, &mut s),
+                &(want.clone(), Choice::Names)
+            );
+        }
+        // None measured: no clock read, no budget, no exploration.
+        assert_eq!(s.stats(), HybridStats::default());
+        // Nor with more attributes than that, of names no filter constrains: numbered
+        // first, then decided by their count.
+        let mut s = hybrid.scratch();
+        for (e, want) in w.events.iter().zip(&want) {
+            let mut attrs: Vec<Attribute> = e.attributes().to_vec();
+            attrs.extend((0..=hybrid.plain_upto).map(|i| Attribute {
+                name: format!("unconstrained {i}"),
+                value: Value::Int(0),
+            }));
+            let wide = Event::new(attrs).unwrap();
+            assert_eq!(hybrid.match_event_with(&wide, &mut s), *want);
+        }
+        assert_eq!(s.stats(), HybridStats::default());
+        assert!(hybrid.timings().is_empty());
+    }
+
+    #[test]
+    fn events_the_static_bound_leaves_open_are_measured() {
+        // The dense model with 10 interfaces and all 20 names per event: the value
+        // index's least cost is nothing (no absent name), the bound decides nothing.
+        let p = DenseParams {
+            events: 200,
+            filters: 3000,
+            interfaces: Some(10),
+            names_per_event: (20, 20),
+            ..DenseParams::default()
+        };
+        let w = generate_dense(&p, 4).unwrap();
+        let hybrid = HybridIndex::build(&w.subscriptions).unwrap();
+        assert!(!hybrid.plain[20]);
+        let want = Sff::build(&w.subscriptions)
+            .unwrap()
+            .match_parallel(&w.events);
+        let mut s = hybrid.scratch();
+        for (e, want) in w.events.iter().zip(&want) {
+            assert_eq!(&hybrid.match_event_with(e, &mut s), want);
+        }
+        let stats = s.stats();
+        assert_eq!(stats.measured, w.events.len() as u64);
+        // Both indexes sampled first.
+        assert!(stats.timed >= 2 * SAMPLES as u64, "{stats:?}");
     }
 }
