@@ -327,11 +327,11 @@ impl ContentIndex {
                 }
             }
         }
-        let out = matched.take(&self.interfaces);
         if gave_up {
+            matched.clear();
             return None;
         }
-        Some(out)
+        Some(matched.take(&self.interfaces))
     }
 }
 
