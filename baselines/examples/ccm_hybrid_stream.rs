@@ -167,6 +167,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         );
                     }
                     ratios.push(h_us / c_us);
+                    if rep + 1 == reps {
+                        // The hybrid's means: (names per event, name index ns, value index ns).
+                        let means: Vec<String> = hi
+                            .timings()
+                            .iter()
+                            .map(|(k, n, v)| format!("{k}: {n:.0}/{v:.0}"))
+                            .collect();
+                        println!(
+                            "    hybrid's means (names: name index / value index ns): {}",
+                            means.join(", ")
+                        );
+                    }
                     let st = hs.stats();
                     println!(
                         "{f} | {x} | {seed} | {rep} | {c_us:.3} | {h_us:.3} | {:.3} | {values} | {}, {}, {}, {}",

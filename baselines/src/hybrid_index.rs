@@ -20,7 +20,19 @@
 //!    are (they pass the signature test and are evaluated): `Σ_f Π_{i < s_f} (k - i) /
 //!    (d - i)` over the filters with `s_f` distinct names (capped at 2 for `V`),
 //!    tabulated for every `k` at build time. Where the name index's bound is below the
-//!    value index's cost (Table 1: a few hundred filters against 100 ORs), it answers.
+//!    value index's cost (Table 1: a few hundred filters against 100 ORs), it answers,
+//!    and nothing is measured: the bound is an upper one against a lower one, so
+//!    measuring could only confirm it. Which `k` it decides is settled at build time
+//!    (`plain`), and such an event runs the name index's plain loop, with no clock, no
+//!    budget and no exploration; an event with at most as many attributes as the
+//!    largest `k` below which every count is decided (`plain_upto`: Table 1's events,
+//!    3-5 of 100 names) runs the very function the name index runs alone
+//!    ([`ContentIndex`]'s `match_event_with`), without numbering its names first: one
+//!    comparison more than the name index alone. (Before, the bound was evaluated per
+//!    event inside the measured path's code, around a copy of the numbering: over the
+//!    same name index, Table 2's default scenario took 1-2.5% longer in the hybrid
+//!    than in the name index alone; see the numbers at the end.) [`HybridStats`] counts
+//!    the events that took more than that.
 //! 2. Otherwise it is measured. The bound ignores the name index's early stop: with few
 //!    interfaces it stops once each has matched, often after a few dozen filters
 //!    (10 interfaces and 20 names per event: 20x below the bound). So both indexes are
@@ -38,7 +50,13 @@
 //!    interfaces, 3-5 names: the value index 30-140 µs cold, 4 µs warm; explored once in
 //!    1024 events, that cost the hybrid 2% against the name index alone), so it comes
 //!    once in as many events as keep it at a quarter percent of the time, never more
-//!    often than once in 1024. The answers are the same whichever answers; only the time
+//!    often than once in 1024. When the gap is wide (the other index at least twice as
+//!    slow as the chosen one, over a full window of the chosen one's samples), both
+//!    come rarer: the other is explored as many times less often as it is slower (at
+//!    most 16: it must become that much faster to be chosen), and the chosen one is
+//!    re-timed one event in 32 instead of 8 (100k filters in 10 interfaces, 3-5 names:
+//!    the name index 3 µs, the value index's mean after its cold run 11-22 µs; a third
+//!    of the timed events and half the explorations of before). The answers are the same whichever answers; only the time
 //!    differs. The value index answers only when its mean is below the name index's by a
 //!    tenth (a tie goes to the name index), and a timed sample counts at most 8 times the
 //!    mean so far (a thread descheduled while timed adds a millisecond, which outweighed
@@ -93,14 +111,34 @@ const EXPLORE_SHARE: f64 = 1.0 / 400.0;
 /// Every how many events (of one thread, on average) the index not chosen is timed
 /// again, when one exploration of it (two runs, see [`HybridIndex::match_choosing`])
 /// costs `explore_ns` and the chosen index `best_ns` per event: often enough that these
-/// runs cost about [`EXPLORE_SHARE`] of the time, at most once in 1024 events. The cold
-/// run is most of it: with 100k filters in 10 interfaces and 3-5 names per event, the
-/// value index takes 30-140 µs cold against 4 µs warm (2-core machine), and at once in
-/// 1024 events its explorations cost the hybrid about 2% against the name index alone.
-fn explore_every(explore_ns: f64, best_ns: f64) -> u64 {
-    let every = explore_ns / (EXPLORE_SHARE * best_ns.max(1.0));
-    (every.clamp(1024.0, (1u64 << 40) as f64) as u64).next_power_of_two()
+/// runs cost about [`EXPLORE_SHARE`] of the time, at most once in
+/// [`LEAST_EXPLORE_EVERY`] events, and `slower` times less often (the gap, when it is
+/// wide: see [`WIDE`]; 1 otherwise). The cold run is most of it: with 100k filters in 10
+/// interfaces and 3-5 names per event, the value index takes 30-140 µs cold against 4
+/// µs warm (2-core machine), and at once in 1024 events its explorations cost the hybrid
+/// about 2% against the name index alone.
+fn explore_every(explore_ns: f64, best_ns: f64, slower: f64) -> u64 {
+    let every = explore_ns / (EXPLORE_SHARE * best_ns.max(1.0)) * slower.clamp(1.0, WIDEST);
+    (every.clamp(LEAST_EXPLORE_EVERY as f64, (1u64 << 40) as f64) as u64).next_power_of_two()
 }
+
+/// The fewest events between two explorations (of one thread, on average).
+const LEAST_EXPLORE_EVERY: u64 = 1024;
+
+/// A gap between the two indexes is wide when the one not chosen has been this many
+/// times slower than the chosen one, over a full window of the chosen one's samples:
+/// then the chosen one is re-timed once in [`RETIME_WIDE`] events instead of
+/// [`RETIME_EVERY`], and the other explored `slower` times less often than
+/// [`EXPLORE_SHARE`] says (at most [`WIDEST`] times): to be chosen, it must become that
+/// many times faster.
+const WIDE: f64 = 2.0;
+
+/// At most how many times less often a wide gap makes the explorations.
+const WIDEST: f64 = 16.0;
+
+/// Every how many events (of one thread, on average) the chosen index is timed again
+/// when the gap is wide.
+const RETIME_WIDE: u64 = 32;
 
 /// Seeds of the scratches' pseudo-random numbers.
 static SEEDS: AtomicU64 = AtomicU64::new(0x2545_f491_4f6c_dd1d);
@@ -181,6 +219,15 @@ const LOCAL: u32 = 16;
 impl Timing {
     fn samples(&self) -> u32 {
         self.samples.load(Relaxed)
+    }
+
+    /// The mean (ns), or `or` without samples.
+    fn mean_or(&self, or: f64) -> f64 {
+        if self.samples() > 0 {
+            self.mean()
+        } else {
+            or
+        }
     }
 
     /// The mean (ns; 0 without samples).
@@ -447,28 +494,22 @@ impl HybridIndex {
         let Scratch { slot, ids, matched } = content;
         let k = ids.len();
         let b = k.min(BUCKETS - 1);
-        let r = next_random(random);
         stats.measured += 1;
+        let r = next_random(random);
         // (which answers, how it is timed)
+        // The value index's mean (0 before it has run).
+        let values_ns = self.timings[b][Choice::Values as usize].mean();
         let (choice, timed) = {
             let t = &self.timings[b];
             let (n, v) = (t[0].samples(), t[1].samples());
+            let means = [t[0].mean(), values_ns];
             // Ties go to the name index (the value index must be clearly faster).
-            let (best, other) = if t[1].mean() * PREFER_NAMES <= t[0].mean() {
+            let (best, other) = if values_ns * PREFER_NAMES <= means[0] {
                 (Choice::Values, Choice::Names)
             } else {
                 (Choice::Names, Choice::Values)
             };
-            // One exploration of the other index: a cold run and a warm one (its warm
-            // time for both until it has run cold).
-            let (best_ns, other_ns) = (t[best as usize].mean(), t[other as usize].mean());
-            let cold = &self.cold[b][other as usize];
-            let explore_ns = other_ns
-                + if cold.samples() > 0 {
-                    cold.mean()
-                } else {
-                    other_ns
-                };
+            let (best_ns, other_ns) = (means[best as usize], means[other as usize]);
             // How many times slower the other index has been (1 until both have run).
             let slower = if n.min(v) == 0 {
                 1.0
@@ -476,6 +517,8 @@ impl HybridIndex {
                 other_ns / best_ns.max(1.0)
             };
             let samples = |c: Choice| [n, v][c as usize];
+            // A wide gap, measured over a full window of the chosen index's samples.
+            let wide = slower >= WIDE && samples(best) >= WINDOW / 2;
             if samples(best) < SAMPLES || (samples(other) < SAMPLES && slower < FAR_SLOWER) {
                 // The one with fewer samples, unless the other is far slower already.
                 let pick = if slower >= FAR_SLOWER {
@@ -495,7 +538,13 @@ impl HybridIndex {
                 // The second run of an exploration, on another event than the first.
                 *pending = None;
                 (other, Timed::Warm)
-            } else if (r >> 24).is_multiple_of(explore_every(explore_ns, best_ns)) {
+            } else if (r >> 24).is_multiple_of(LEAST_EXPLORE_EVERY)
+                && (r >> 24).is_multiple_of(explore_every(
+                    other_ns + self.cold[b][other as usize].mean_or(other_ns),
+                    best_ns,
+                    if wide { slower } else { 1.0 },
+                ))
+            {
                 // The other index has not run for a while: its memory is out of the
                 // caches. It answers this event, timed as a cold run, and the next
                 // event with as many names, timed as a warm one: timed on this event
@@ -504,7 +553,7 @@ impl HybridIndex {
                 *pending = Some(b);
                 stats.explored += 1;
                 (other, Timed::Cold)
-            } else if r.is_multiple_of(RETIME_EVERY) {
+            } else if r.is_multiple_of(if wide { RETIME_WIDE } else { RETIME_EVERY }) {
                 (best, Timed::Warm)
             } else {
                 (best, Timed::No)
@@ -512,8 +561,7 @@ impl HybridIndex {
         };
         // The name index's budget: a few times the value index's mean (in the name
         // index's units of half a nanosecond), once that has been measured.
-        let v = &self.timings[b][Choice::Values as usize];
-        let budget = (v.samples() > 0).then(|| (v.mean() * 2.0 * BUDGET) as u64);
+        let budget = (values_ns > 0.0).then_some((values_ns * 2.0 * BUDGET) as u64);
         let mut run = |choice: Choice| {
             if choice == Choice::Names {
                 let names = match budget {
