@@ -8,7 +8,7 @@
 //! against the content index's.
 //!
 //!     cargo run --release -p baselines --example ccm_hybrid_stream -- \
-//!         [--filters 100000,1000000] [--names 4,10,20] [--interfaces 10] [--seeds 1] [--reps 5] [--wall] [--share] [--stream 65536]
+//!         [--filters 100000,1000000] [--names 4,10,20] [--interfaces 10] [--seeds 1] [--reps 5] [--wall] [--share] [--stream 65536] [--model dense|table2|zipf]
 //!
 //! `--share` builds the hybrid over the content index timed beside it
 //! ([`HybridIndex::with_content`]: the same filters at the same addresses), so that the
@@ -16,11 +16,14 @@
 //! Timed by the thread's CPU time (the time other processes hold the core is not
 //! counted), `--wall` by the wall clock as the harness does. `--names 4` is 3-5 names per event (the harness's x = 4), any other `x` exactly `x`;
 //! `--interfaces 0` is one interface per filter (the `dense` experiment).
+//! `--model table2` and `--model zipf` time Table 2's default scenario instead (Table 1's
+//! model, uniform or Zipf names, as the harness's `table2` builds it; `--filters`,
+//! `--names` and `--interfaces` are then ignored).
 
 use baselines::content_index::ContentIndex;
 use baselines::hybrid_index::{Choice, HybridIndex};
 use baselines::Matcher;
-use ccm::workload::{generate_dense, DenseParams};
+use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params};
 use ccm::{Event, InterfaceId};
 use std::sync::Arc;
 use std::time::Instant;
@@ -74,24 +77,52 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let reps = list(&args, "--reps", &[5])[0].max(1);
     let stream_len = list(&args, "--stream", &[STREAM])[0].max(1);
     let share = args.iter().any(|a| a == "--share");
+    let model = args
+        .iter()
+        .position(|a| a == "--model")
+        .and_then(|i| args.get(i + 1))
+        .map_or("dense", String::as_str);
+    let table2 = match model {
+        "dense" => None,
+        "table2" => Some(NameDist::Uniform),
+        "zipf" => Some(NameDist::Zipf(1.0)),
+        other => return Err(format!("--model {other}: dense, table2 or zipf").into()),
+    };
+    // Table 2: one point (its filters and names per event are Table 1's).
+    let (filters, names) = if table2.is_some() {
+        (vec![250_000], vec![4])
+    } else {
+        (filters, names)
+    };
     let clock: fn() -> f64 = if args.iter().any(|a| a == "--wall") {
         wall_s
     } else {
         thread_cpu_s
     };
-    println!("filters | names | seed | rep | index us | hybrid us | hybrid/index | values chosen");
+    println!("filters | names | seed | rep | index us | hybrid us | hybrid/index | values chosen | measured, timed, explored, gave up");
     for &f in &filters {
         for &x in &names {
             let mut ratios = Vec::new();
             for &seed in &seeds {
-                let p = DenseParams {
-                    events: 1000,
-                    filters: f,
-                    interfaces: (interfaces > 0).then_some(interfaces),
-                    names_per_event: if x == 4 { (3, 5) } else { (x, x) },
-                    ..DenseParams::default()
+                let w = match table2 {
+                    Some(name_dist) => generate(
+                        &Params {
+                            name_dist,
+                            ..Params::default()
+                        },
+                        seed as u64,
+                    )?,
+                    None => {
+                        let p = DenseParams {
+                            events: 1000,
+                            filters: f,
+                            interfaces: (interfaces > 0).then_some(interfaces),
+                            names_per_event: if x == 4 { (3, 5) } else { (x, x) },
+                            ..DenseParams::default()
+                        };
+                        generate_dense(&p, seed as u64)?
+                    }
                 };
-                let w = generate_dense(&p, seed as u64)?;
                 let stream: Vec<Event> =
                     w.events.iter().cycle().take(stream_len).cloned().collect();
                 let ci = Arc::new(ContentIndex::build(&w.subscriptions)?);
@@ -136,17 +167,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         );
                     }
                     ratios.push(h_us / c_us);
+                    if rep + 1 == reps {
+                        // The hybrid's means: (names per event, name index ns, value index ns).
+                        let means: Vec<String> = hi
+                            .timings()
+                            .iter()
+                            .map(|(k, n, v)| format!("{k}: {n:.0}/{v:.0}"))
+                            .collect();
+                        println!(
+                            "    hybrid's means (names: name index / value index ns): {}",
+                            means.join(", ")
+                        );
+                    }
+                    let st = hs.stats();
                     println!(
-                        "{f} | {x} | {seed} | {rep} | {c_us:.3} | {h_us:.3} | {:.3} | {values}",
-                        h_us / c_us
+                        "{f} | {x} | {seed} | {rep} | {c_us:.3} | {h_us:.3} | {:.3} | {values} | {}, {}, {}, {}",
+                        h_us / c_us,
+                        st.measured,
+                        st.timed,
+                        st.explored,
+                        st.gave_up
                     );
                 }
             }
             ratios.sort_by(f64::total_cmp);
+            let n = ratios.len();
             println!(
-                "{f} | {x} | median hybrid/index {:.3} over {} runs",
-                ratios[ratios.len() / 2],
-                ratios.len()
+                "{f} | {x} | median hybrid/index {:.3} (quartiles {:.3}-{:.3}, range {:.3}-{:.3}) over {n} runs",
+                ratios[n / 2],
+                ratios[n / 4],
+                ratios[(3 * n) / 4],
+                ratios[0],
+                ratios[n - 1]
             );
         }
     }

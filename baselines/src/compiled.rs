@@ -265,6 +265,14 @@ impl Matched {
         self.list.push(i);
     }
 
+    /// Clears the set (an answer given up: nothing to return).
+    pub(crate) fn clear(&mut self) {
+        for &i in &self.list {
+            self.flag[i as usize] = false;
+        }
+        self.list.clear();
+    }
+
     /// The users' ids of the matched interfaces, ascending; clears the set.
     pub(crate) fn take(&mut self, ids: &[ccm::model::InterfaceId]) -> Vec<ccm::model::InterfaceId> {
         let mut out: Vec<_> = self

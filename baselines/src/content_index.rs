@@ -327,11 +327,11 @@ impl ContentIndex {
                 }
             }
         }
-        let out = matched.take(&self.interfaces);
         if gave_up {
+            matched.clear();
             return None;
         }
-        Some(out)
+        Some(matched.take(&self.interfaces))
     }
 }
 
@@ -349,6 +349,11 @@ impl Matcher for ContentIndex {
 
     /// The interfaces whose predicate matches `e`, ascending by id, reusing `scratch` (one
     /// per thread).
+    ///
+    /// Never inlined: the hybrid index runs this very function on the events its static
+    /// bound decides for the name index ([`crate::hybrid_index`]), so that they cost what
+    /// they cost the name index alone, not what a copy of it laid out elsewhere costs.
+    #[inline(never)]
     fn match_event_with(&self, e: &Event, scratch: &mut Scratch) -> Vec<InterfaceId> {
         if scratch.slot.len() != self.names.len()
             || scratch.matched.flag.len() != self.interfaces.len()
