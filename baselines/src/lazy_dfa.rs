@@ -162,14 +162,23 @@
 //!   flushed and the whole document goes to one core ([`LazyDfa::filter_with`], with its
 //!   own NFA fallback), so memory stays bounded per thread.
 //!
-//! Measured (`cargo run --release -p baselines --example xml_lazy_dfa -- segmented`,
-//! this 2-core development machine, **2 rayon threads**, shared with other builds;
-//! caches trained on another 1 MB document, best of 3): one 105 MB generated document
-//! (7.0 M events, depth 9), 256 twigs of Fig. 7's L=10, p=0.3: one core 219 ms
-//! (479 MB/s), all cores 120 ms (872 MB/s, 1.8x; 1, 2 and 16 segments per thread
-//! 116-120 ms), while the second core was free. A run while another build held both
-//! cores gave no gain (230 ms against 241-252 ms): the segments only pay with idle
-//! cores. On 1 MB (70 K events) 2 segments per thread took 1.9 ms against 2.5 ms.
+//! Measured (`cargo run --release -p baselines --example xml_lazy_dfa -- segmented
+//! [MB]`, `LAZY_DFA_REPS=5` to 7, best of them; this 2-core development machine,
+//! **2 rayon threads**, while no other build ran; every worker's cache a copy of one
+//! trained on another 1 MB document; 256 twigs of Fig. 7's L=10, p=0.3; answers equal
+//! to one core's, and on 105 MB to the NFA's):
+//!
+//! | document | one core | all cores (4 segments per thread) | |
+//! |---|---|---|---|
+//! | 1.0 MB, 70 K events | 2.5 ms, 424 MB/s | 1.6 ms, 659 MB/s | 1.6x |
+//! | 10.5 MB, 0.7 M events | 23.0 ms, 456 MB/s | 12.8 ms, 820 MB/s | 1.8x |
+//! | 105 MB, 7.0 M events | 226.3 ms, 463 MB/s | 116.4 ms, 901 MB/s | 1.9x |
+//!
+//! One, two or sixteen segments per thread were within 10% of four. While another
+//! build held both cores the segments gained nothing (105 MB: 230 ms one core, 241-252
+//! ms split): they only pay with idle cores. The one-core filter is no slower for the
+//! shared open/close code (Fig. 7, 1 MB, L=10, 1024 / 2048 twigs, best of 5: 8.6 /
+//! 16.4 ms against 11.5 / 16.6 ms before, back to back on a loaded machine).
 //!
 //! Like the NFA, the filter reads encoded events: parsing is not measured (the twig
 //! paper's §5 excludes YFilter's parsing time).

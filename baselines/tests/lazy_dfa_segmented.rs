@@ -43,7 +43,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
     #[test]
-    fn segmented_equals_one_core_and_brute_force_on_random_docs_and_twigs(
+    fn lazy_dfa_segmented_equals_one_core_and_brute_force_on_random_docs_and_twigs(
         seed in any::<u64>(),
         tags in 1usize..6,
         elements in 1usize..80,
@@ -76,7 +76,7 @@ proptest! {
 }
 
 #[test]
-fn segmented_on_a_deep_recursive_document_with_a_boundary_after_every_event() {
+fn lazy_dfa_segmented_on_a_deep_recursive_document_with_a_boundary_after_every_event() {
     let set = io::parse_query_file(
         "q.txt",
         "/a/a/a\n//a//a//a\n//a[a/a][.//b]\n/a[b]\n//*/*/*/*/b\n//a[.//a[.//b]]/a\n/*//*[b][a]\n//a[b][c]\n",
@@ -103,7 +103,7 @@ fn segmented_on_a_deep_recursive_document_with_a_boundary_after_every_event() {
 }
 
 #[test]
-fn segmented_equals_one_core_and_the_nfa_on_paper_workloads() {
+fn lazy_dfa_segmented_equals_one_core_and_the_nfa_on_paper_workloads() {
     for (len, p, queries) in [(10, 0.3, 256), (5, 0.5, 300), (15, 0.5, 128), (10, 0.3, 3)] {
         let set = QuerySet::from_queries(
             QueryGenerator::new(QueryParams::paper(len, p), len as u64 + 1).queries(queries),
