@@ -147,3 +147,22 @@ fn lazy_dfa_segmented_equals_one_core_and_the_nfa_on_paper_workloads() {
         assert_eq!(on(2, || dfa.filter_segmented(&doc)), want, "L={len} auto");
     }
 }
+
+#[test]
+fn lazy_dfa_segmented_splits_a_document_past_the_threshold_by_itself() {
+    let set =
+        QuerySet::from_queries(QueryGenerator::new(QueryParams::paper(10, 0.3), 77).queries(128));
+    let profiles = ProfileSet::compile(&set).unwrap();
+    let xml = DblpGenerator::new(78).document(1_500_000);
+    let doc = io::parse_document("d.xml", xml.as_bytes(), &profiles.dict).unwrap();
+    assert!(doc.events.len() >= baselines::lazy_dfa::SEGMENT_MIN_EVENTS);
+    let want = Yfilter::new(&profiles).filter(&doc);
+    let dfa = LazyDfa::new(&profiles);
+    for threads in [1, 2, 3, 8] {
+        assert_eq!(
+            dfa.filter_segmented_threads(&doc, threads).unwrap(),
+            want,
+            "{threads} threads"
+        );
+    }
+}
