@@ -5,6 +5,9 @@
 //!     cargo run --release -p baselines --example xml_lazy_dfa [-- quick] [twigs] [mc]
 //!
 //! `twigs`: the twig workloads only; `mc`: also both filters on all cores (batches);
+//! `segmented [MB]`: only one long document (100 MB by default, 256 twigs of Fig. 7's
+//! L=10, p=0.3), the trained DFA on one core against the same on all cores
+//! (`LazyDfa::filter_segmented`, and a few segment counts);
 //! `LAZY_DFA_ONLY=<text>`: only the workloads whose label contains it;
 //! `LAZY_DFA_REPS=<n>`: best of n passes for the one-core NFA and trained DFA.
 
@@ -135,7 +138,85 @@ fn compare(label: &str, params: QueryParams, n: usize, docs: usize, bytes: usize
     );
 }
 
+/// One long document on one core and split into segments on all cores.
+fn segmented(mb: usize) {
+    let reps: usize = std::env::var("LAZY_DFA_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    let set =
+        QuerySet::from_queries(QueryGenerator::new(QueryParams::paper(10, 0.3), 1).queries(256));
+    let profiles = ProfileSet::compile(&set).expect("generated queries compile");
+    let (t_gen, doc) = ms(|| {
+        let xml = DblpGenerator::new(7).document(mb << 20);
+        io::parse_document("big.xml", xml.as_bytes(), &profiles.dict).expect("generated XML parses")
+    });
+    let other = io::parse_document(
+        "other.xml",
+        DblpGenerator::new(8).document(1 << 20).as_bytes(),
+        &profiles.dict,
+    )
+    .expect("generated XML parses");
+    let threads = rayon::current_num_threads();
+    let mb = doc.bytes as f64 / 1e6;
+    println!(
+        "one document: {mb:.1} MB, {} events, depth {}, 256 twigs L=10 p=0.3; {threads} rayon threads; generated+parsed in {t_gen:.0} ms",
+        doc.events.len(),
+        doc.max_depth
+    );
+    let dfa = LazyDfa::new(&profiles);
+    let trained = dfa.train(std::slice::from_ref(&other));
+    let mut want = None;
+    let mut best = f64::MAX;
+    for _ in 0..reps {
+        let mut c = trained.clone();
+        let (t, got) = ms(|| dfa.filter_with(&mut c, &doc));
+        best = best.min(t);
+        want = Some(got);
+    }
+    let want = want.unwrap_or_default();
+    println!(
+        "  one core:  {best:8.1} ms  {:7.1} MB/s  ({} queries matched)",
+        mb / best * 1e3,
+        want.len()
+    );
+    if std::env::var_os("LAZY_DFA_NFA").is_some() {
+        let (t, nfa) = ms(|| Yfilter::new(&profiles).filter(&doc));
+        assert_eq!(nfa, want, "lazy DFA and NFA disagree");
+        println!("  NFA (one core, checked): {t:.1} ms");
+    }
+    let n = doc.events.len();
+    for (label, seg) in [
+        ("auto (4 per thread)", None),
+        ("1 per thread", Some(n.div_ceil(threads))),
+        ("2 per thread", Some(n.div_ceil(2 * threads))),
+        ("16 per thread", Some(n.div_ceil(16 * threads))),
+    ] {
+        let mut best = f64::MAX;
+        for _ in 0..reps {
+            dfa.fill_pool(&trained, threads + 1);
+            let (t, got) = ms(|| match seg {
+                None => dfa.filter_segmented(&doc),
+                Some(s) => dfa.filter_segmented_by(&doc, s),
+            });
+            assert_eq!(got, want, "segmented ({label}) and one core disagree");
+            best = best.min(t);
+        }
+        println!(
+            "  all cores, segments {label:>20}: {best:8.1} ms  {:7.1} MB/s",
+            mb / best * 1e3
+        );
+    }
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(k) = args.iter().position(|a| a == "segmented") {
+        let mb = args.get(k + 1).and_then(|v| v.parse().ok()).unwrap_or(100);
+        segmented(mb);
+        return;
+    }
     let quick = std::env::args().any(|a| a == "quick");
     let only_twigs = std::env::args().any(|a| a == "twigs");
     let (big, batch) = if quick { (100_000, 50) } else { (1 << 20, 500) };

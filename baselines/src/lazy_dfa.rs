@@ -129,6 +129,57 @@
 //! and [`LazyDfa::filter_batch`] filters documents in parallel (rayon), each worker
 //! taking a cache from the pool and returning it, so caches stay warm across calls.
 //!
+//! **One long document: segments, then a sequential fix-up.**
+//! [`LazyDfa::filter_segmented`] splits one document's events into segments (four per
+//! thread, of at least [`SEGMENT_MIN_LEN`] events; documents under
+//! [`SEGMENT_MIN_EVENTS`] stay on one core) and filters them on all threads, each on a
+//! cache of the pool. The scheme is the twig paper's GPU engine's for its stack kernels
+//! (this project's `xml_twig` `filter_segmented`: segment summaries in parallel, a
+//! chained open path per boundary, a fix-up of what segments report to elements opened
+//! before them), restated for the automaton:
+//!
+//! - *Start paths.* Each segment is summarized in parallel (closes below its start,
+//!   tags left open); chaining the summaries in order gives the open path (tags) at
+//!   every boundary. A worker replays its segment's path through its cache's
+//!   transitions (at most the document's depth of table loads; the DFA states of a
+//!   path are the same sets of NFA states in every cache), then runs the segment as the
+//!   one-core filter does.
+//! - *What crosses a boundary.* The join of an element needs every report it received,
+//!   and an element opened before a segment received some in earlier segments. So a
+//!   worker does not close the elements of its start path: when the segment closes one
+//!   (its dip below the start depth), the worker hands over the words that element's
+//!   accumulator received in the segment; at the segment's end it hands over those of
+//!   every element still open (the path's and its own). Reports to ancestors thus
+//!   leave a segment as per-level accumulator words, and queries matched in it as a
+//!   list.
+//! - *Fix-up.* One thread walks the segments in order keeping the document's real stack
+//!   (every element an accumulator, so they stay in stack order): it ORs in each level's
+//!   words and performs the deferred closes, twig join, leaf bundle and `//` pass-up
+//!   included, with the one-core code. Its work is the segments' dips and open paths
+//!   (a few levels each), not their events. The answers are the one-core filter's
+//!   (tests compare them with segments down to one event). A segment that matches every
+//!   query answers for the document. A cache that passes its budget in a segment is
+//!   flushed and the whole document goes to one core ([`LazyDfa::filter_with`], with its
+//!   own NFA fallback), so memory stays bounded per thread.
+//!
+//! Measured (`cargo run --release -p baselines --example xml_lazy_dfa -- segmented
+//! [MB]`, `LAZY_DFA_REPS=5` to 7, best of them; this 2-core development machine,
+//! **2 rayon threads**, while no other build ran; every worker's cache a copy of one
+//! trained on another 1 MB document; 256 twigs of Fig. 7's L=10, p=0.3; answers equal
+//! to one core's, and on 105 MB to the NFA's):
+//!
+//! | document | one core | all cores (4 segments per thread) | |
+//! |---|---|---|---|
+//! | 1.0 MB, 70 K events | 2.5 ms, 424 MB/s | 1.6 ms, 659 MB/s | 1.6x |
+//! | 10.5 MB, 0.7 M events | 23.0 ms, 456 MB/s | 12.8 ms, 820 MB/s | 1.8x |
+//! | 105 MB, 7.0 M events | 226.3 ms, 463 MB/s | 116.4 ms, 901 MB/s | 1.9x |
+//!
+//! One, two or sixteen segments per thread were within 10% of four. While another
+//! build held both cores the segments gained nothing (105 MB: 230 ms one core, 241-252
+//! ms split): they only pay with idle cores. The one-core filter is no slower for the
+//! shared open/close code (Fig. 7, 1 MB, L=10, 1024 / 2048 twigs, best of 5: 8.6 /
+//! 16.4 ms against 11.5 / 16.6 ms before, back to back on a loaded machine).
+//!
 //! Like the NFA, the filter reads encoded events: parsing is not measured (the twig
 //! paper's §5 excludes YFilter's parsing time).
 
@@ -614,6 +665,107 @@ impl Cache {
         }
     }
 
+    /// Starts a document: a new stamp for its matches, an empty stack but for the
+    /// document's own frame (in [`START`]).
+    fn begin_doc(&mut self) {
+        self.doc = self.doc.wrapping_add(1);
+        if self.doc == 0 {
+            self.matched.iter_mut().for_each(|x| *x = 0);
+            self.applied.iter_mut().for_each(|x| *x = 0);
+            self.doc = 1;
+        }
+        self.found = 0;
+        self.frames.clear();
+        self.accs.clear();
+        self.serial += 1;
+        self.frames.push(Frame {
+            state: START,
+            bundle: EMPTY_BUNDLE,
+            acc: NO_ACC,
+            serial: self.serial,
+        });
+    }
+
+    /// Opens an element of tag `tag` (already mapped below `f.tags`) under the top
+    /// frame: one table load once warm. False when the cache went past its budget.
+    #[inline]
+    fn open(&mut self, f: &LazyDfa, tag: u16) -> bool {
+        let from = self.frames.last().map_or(START, |fr| fr.state);
+        let at = from as usize * f.tags + tag as usize;
+        let mut to = self.trans[at];
+        if to == NONE {
+            to = self.build_transition(f, from, tag);
+        }
+        self.serial += 1;
+        self.frames.push(Frame {
+            state: to,
+            bundle: self.leaf[at],
+            acc: NO_ACC,
+            serial: self.serial,
+        });
+        if self.grew {
+            self.grew = false;
+            if self.bytes() > f.budget {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Closes the top frame (there is one under it): its twig join if it received
+    /// reports, then its leaf bundle into the parent's accumulator and its matched
+    /// queries. False when the cache went past its budget.
+    #[inline]
+    fn close_top(&mut self, f: &LazyDfa) -> bool {
+        let Some(fr) = self.frames.pop() else {
+            return true;
+        };
+        let pi = self.frames.len() - 1;
+        let parent_serial = self.frames[pi].serial;
+        if fr.acc != NO_ACC {
+            self.join(f, fr, pi);
+            if self.grew {
+                self.grew = false;
+                if self.bytes() > f.budget {
+                    return false;
+                }
+            }
+        }
+        let b = fr.bundle;
+        if b != EMPTY_BUNDLE {
+            let bundle = self.bundles_built[b as usize];
+            let (ds, dn) = bundle.delta;
+            if dn > 0 && self.bundle_seen[b as usize] != parent_serial {
+                self.bundle_seen[b as usize] = parent_serial;
+                let to = self.acc_of(f, pi);
+                for &(w, bits) in &self.sparse[ds as usize..(ds + dn) as usize] {
+                    self.accs[to + w as usize] |= bits;
+                }
+            }
+            let (ts, tn) = bundle.tops;
+            if tn > 0 && self.applied[b as usize] != self.doc {
+                self.applied[b as usize] = self.doc;
+                for k in ts..ts + tn {
+                    let q = self.bundle_tops[k as usize];
+                    self.match_query(q);
+                }
+            }
+        }
+        true
+    }
+
+    /// ORs `words` (a segment's accumulator, or nothing) into frame `i`'s accumulator,
+    /// which exists.
+    fn or_into(&mut self, i: usize, words: &[u64]) {
+        let at = self.frames[i].acc;
+        if at == NO_ACC || words.is_empty() {
+            return;
+        }
+        for (a, &w) in self.accs[at..at + words.len()].iter_mut().zip(words) {
+            *a |= w;
+        }
+    }
+
     /// The twig join at the close of element `fr` (under frame `parent`), which received
     /// reports: the join nodes active at it whose children all reported are the AND of
     /// the accumulator's planes and its state's active mask, word by word; each sets its
@@ -634,7 +786,7 @@ impl Cache {
         } else {
             self.frames[parent].acc
         };
-        let planes = &f.planes[1..];
+        let planes = f.planes.get(1..).unwrap_or_default();
         let (s0, n0) = own.active;
         for k in s0 as usize..(s0 + n0) as usize {
             let (w, active) = self.sparse[k];
@@ -671,6 +823,29 @@ impl Cache {
             self.accs.truncate(acc);
         }
     }
+}
+
+/// Documents of at least this many events (about 1 MB of the generated DBLP
+/// documents) are split into segments by [`LazyDfa::filter_segmented`]; shorter ones
+/// run on one core.
+pub const SEGMENT_MIN_EVENTS: usize = 1 << 16;
+
+/// The shortest segment [`LazyDfa::filter_segmented`] cuts (its fixed costs, the
+/// replayed path and the fix-up, stay small against it).
+pub const SEGMENT_MIN_LEN: usize = 1 << 13;
+
+/// What one segment of a document hands to the fix-up.
+struct SegmentOut {
+    /// The segment matched every query (nothing else is filled in).
+    all: bool,
+    /// Queries (internal numbers) matched in it.
+    matched: Vec<u32>,
+    /// The elements opened before it and closed in it, innermost first: the words
+    /// their accumulators received in it (empty: none).
+    closed: Vec<Vec<u64>>,
+    /// The elements open at its end, outermost first (the document's frame excluded):
+    /// the words their accumulators received in it (empty: none).
+    open: Vec<Vec<u64>>,
 }
 
 /// The DFA state every document starts in (state 0 is the empty set).
@@ -923,6 +1098,11 @@ impl LazyDfa {
             cache.nfa_fallbacks += 1;
             return out;
         }
+        self.matches_of(cache)
+    }
+
+    /// The ids of the queries `cache` marked matched in its current document, ascending.
+    fn matches_of(&self, cache: &Cache) -> Matches {
         let doc_stamp = cache.doc;
         let mut out: Matches = cache
             .matched
@@ -938,24 +1118,8 @@ impl LazyDfa {
     /// Runs the automaton over `doc`, marking matched queries with the document's
     /// stamp; false when the cache went past its budget.
     fn run(&self, c: &mut Cache, doc: &Document) -> bool {
-        c.doc = c.doc.wrapping_add(1);
-        if c.doc == 0 {
-            c.matched.iter_mut().for_each(|x| *x = 0);
-            c.applied.iter_mut().for_each(|x| *x = 0);
-            c.doc = 1;
-        }
-        let doc_stamp = c.doc;
+        c.begin_doc();
         let queries = self.nfa.ids.len();
-        c.found = 0;
-        c.frames.clear();
-        c.accs.clear();
-        c.serial += 1;
-        c.frames.push(Frame {
-            state: START,
-            bundle: EMPTY_BUNDLE,
-            acc: NO_ACC,
-            serial: c.serial,
-        });
         let tags = self.tags;
         for ev in &doc.events {
             if ev.is_open() {
@@ -963,64 +1127,240 @@ impl LazyDfa {
                 if tag as usize >= tags {
                     tag = 0; // a name no query uses: only `*` and `//` see it
                 }
-                let from = c.frames.last().map_or(START, |f| f.state);
-                let at = from as usize * tags + tag as usize;
-                let mut to = c.trans[at];
-                if to == NONE {
-                    to = c.build_transition(self, from, tag);
-                }
-                c.serial += 1;
-                c.frames.push(Frame {
-                    state: to,
-                    bundle: c.leaf[at],
-                    acc: NO_ACC,
-                    serial: c.serial,
-                });
-                if c.grew {
-                    c.grew = false;
-                    if c.bytes() > self.budget {
-                        return false;
-                    }
+                if !c.open(self, tag) {
+                    return false;
                 }
             } else {
                 if c.frames.len() < 2 {
                     continue; // unbalanced close: ignored (documents are checked when parsed)
                 }
-                let Some(fr) = c.frames.pop() else { continue };
-                let pi = c.frames.len() - 1;
-                let parent_serial = c.frames[pi].serial;
-                if fr.acc != NO_ACC {
-                    c.join(self, fr, pi);
-                    if c.grew {
-                        c.grew = false;
-                        if c.bytes() > self.budget {
-                            return false;
-                        }
-                    }
-                }
-                let b = fr.bundle;
-                if b != EMPTY_BUNDLE {
-                    let bundle = c.bundles_built[b as usize];
-                    let (ds, dn) = bundle.delta;
-                    if dn > 0 && c.bundle_seen[b as usize] != parent_serial {
-                        c.bundle_seen[b as usize] = parent_serial;
-                        let to = c.acc_of(self, pi);
-                        for &(w, bits) in &c.sparse[ds as usize..(ds + dn) as usize] {
-                            c.accs[to + w as usize] |= bits;
-                        }
-                    }
-                    let (ts, tn) = bundle.tops;
-                    if tn > 0 && c.applied[b as usize] != doc_stamp {
-                        c.applied[b as usize] = doc_stamp;
-                        for k in ts..ts + tn {
-                            let q = c.bundle_tops[k as usize];
-                            c.match_query(q);
-                        }
-                    }
+                if !c.close_top(self) {
+                    return false;
                 }
                 if c.found == queries {
                     break; // every query matched: the rest cannot change the answer
                 }
+            }
+        }
+        true
+    }
+
+    /// Filters one document on all threads of the current rayon pool, split into
+    /// segments of events (see the module docs, "One long document"): the answers of
+    /// [`Self::filter_with`]. A document of fewer than [`SEGMENT_MIN_EVENTS`] events,
+    /// or a pool of one thread, is filtered on one core; a longer one is cut into four
+    /// segments per thread, of at least [`SEGMENT_MIN_LEN`] events.
+    pub fn filter_segmented(&self, doc: &Document) -> Matches {
+        let threads = rayon::current_num_threads();
+        let n = doc.events.len();
+        if threads < 2 || n < SEGMENT_MIN_EVENTS {
+            return self.filter(doc);
+        }
+        self.filter_segmented_by(doc, n.div_ceil(4 * threads).max(SEGMENT_MIN_LEN))
+    }
+
+    /// [`Self::filter_segmented`] on a pool of `threads` workers.
+    pub fn filter_segmented_threads(
+        &self,
+        doc: &Document,
+        threads: usize,
+    ) -> Result<Matches, rayon::ThreadPoolBuildError> {
+        crate::yfilter::on_threads(threads, || self.filter_segmented(doc))
+    }
+
+    /// [`Self::filter_segmented`] with segments of `segment_events` events (at least
+    /// one), whatever the document's length: for tests (boundaries at every depth) and
+    /// tuning.
+    pub fn filter_segmented_by(&self, doc: &Document, segment_events: usize) -> Matches {
+        let seg = segment_events.max(1);
+        if self.too_wide || doc.events.len() <= seg {
+            return self.filter(doc);
+        }
+        let chunks: Vec<&[xml_twig::model::Event]> = doc.events.chunks(seg).collect();
+        // Each segment's effect on the open path (closes below its start, opens left
+        // open), in parallel; then the path at every boundary, chained in order.
+        let summaries: Vec<(usize, Vec<u16>)> = chunks
+            .par_iter()
+            .map(|events| {
+                let mut dip = 0;
+                let mut open = Vec::new();
+                for ev in events.iter() {
+                    if ev.is_open() {
+                        open.push(ev.tag());
+                    } else if open.pop().is_none() {
+                        dip += 1;
+                    }
+                }
+                (dip, open)
+            })
+            .collect();
+        let mut paths: Vec<Vec<u16>> = Vec::with_capacity(chunks.len() + 1);
+        paths.push(Vec::new());
+        for (dip, open) in &summaries {
+            let mut p = paths.last().cloned().unwrap_or_default();
+            // A close at depth 0 is ignored (as `run` does): pop at most the path.
+            p.truncate(p.len().saturating_sub(*dip));
+            p.extend_from_slice(open);
+            paths.push(p);
+        }
+        let outs: Vec<Option<SegmentOut>> = chunks
+            .par_iter()
+            .zip(&paths[..chunks.len()])
+            .map_init(
+                || self.take(),
+                |g, (events, path)| {
+                    let c = g.cache();
+                    let out = self.run_segment(c, events, path);
+                    if out.is_none() {
+                        // Past the budget: this cache starts afresh (the document goes
+                        // to one core below).
+                        c.reset(self);
+                        c.flushes += 1;
+                    }
+                    out
+                },
+            )
+            .collect();
+        let mut g = self.take();
+        let fx = g.cache();
+        let Some(outs) = outs.into_iter().collect::<Option<Vec<SegmentOut>>>() else {
+            return self.filter_with(fx, doc);
+        };
+        if outs.iter().any(|o| o.all) {
+            let mut all = self.nfa.ids.clone();
+            all.sort_unstable();
+            return all;
+        }
+        if !self.fix_up(fx, &outs, &paths) {
+            return self.filter_with(fx, doc);
+        }
+        self.matches_of(fx)
+    }
+
+    /// Maps a tag id to the automaton's (names no query uses to 0: only `*` and `//`
+    /// see them).
+    #[inline]
+    fn tag_of(&self, tag: u16) -> u16 {
+        if tag as usize >= self.tags {
+            0
+        } else {
+            tag
+        }
+    }
+
+    /// Runs the automaton over one segment `events` whose open path at its start is
+    /// `path` (tag ids, outermost first): the path is replayed through the cached
+    /// transitions, then the segment runs as [`Self::run`] does, except that the
+    /// closes of the path's elements are left to [`Self::fix_up`] (their joins need
+    /// reports from other segments). `None` when the cache went past its budget.
+    fn run_segment(
+        &self,
+        c: &mut Cache,
+        events: &[xml_twig::model::Event],
+        path: &[u16],
+    ) -> Option<SegmentOut> {
+        c.begin_doc();
+        for &t in path {
+            if !c.open(self, self.tag_of(t)) {
+                return None;
+            }
+        }
+        let queries = self.nfa.ids.len();
+        let width = self.template.len();
+        // Frames below `keep` were opened before the segment.
+        let mut keep = path.len() + 1;
+        let mut closed = Vec::new();
+        for ev in events {
+            if ev.is_open() {
+                if !c.open(self, self.tag_of(ev.tag())) {
+                    return None;
+                }
+                continue;
+            }
+            let top = c.frames.len() - 1;
+            if top == 0 {
+                continue; // unbalanced close: ignored, as in `run`
+            }
+            if top < keep {
+                // Opened before the segment: hand over what it received here.
+                let fr = c.frames.pop()?;
+                if fr.acc == NO_ACC {
+                    closed.push(Vec::new());
+                } else {
+                    closed.push(c.accs[fr.acc..fr.acc + width].to_vec());
+                    c.accs.truncate(fr.acc);
+                }
+                keep = top;
+                continue;
+            }
+            if !c.close_top(self) {
+                return None;
+            }
+            if c.found == queries {
+                return Some(SegmentOut {
+                    all: true,
+                    matched: Vec::new(),
+                    closed: Vec::new(),
+                    open: Vec::new(),
+                });
+            }
+        }
+        let open = c.frames[1..]
+            .iter()
+            .map(|fr| {
+                if fr.acc == NO_ACC {
+                    Vec::new()
+                } else {
+                    c.accs[fr.acc..fr.acc + width].to_vec()
+                }
+            })
+            .collect();
+        let stamp = c.doc;
+        let matched = (0..queries as u32)
+            .filter(|&q| c.matched[q as usize] == stamp)
+            .collect();
+        Some(SegmentOut {
+            all: false,
+            matched,
+            closed,
+            open,
+        })
+    }
+
+    /// The sequential fix-up of [`Self::filter_segmented_by`], on cache `c`: walks the
+    /// segments in order keeping the document's real stack of open elements (every one
+    /// with an accumulator, so they stay in stack order), ORs in what each segment's
+    /// elements received and closes, with their twig joins, the elements a segment
+    /// closed but did not open. False when the cache went past its budget.
+    fn fix_up(&self, c: &mut Cache, outs: &[SegmentOut], paths: &[Vec<u16>]) -> bool {
+        c.begin_doc();
+        c.acc_of(self, 0);
+        for (i, out) in outs.iter().enumerate() {
+            let base = paths[i].len();
+            if c.frames.len() != base + 1 {
+                debug_assert!(false, "segment paths out of step");
+                return false;
+            }
+            for words in &out.closed {
+                let top = c.frames.len() - 1;
+                c.or_into(top, words);
+                if !c.close_top(self) {
+                    return false;
+                }
+            }
+            for (k, words) in out.open.iter().enumerate() {
+                let at = k + 1;
+                if at >= c.frames.len() {
+                    // Opened in the segment, still open at its end.
+                    if !c.open(self, self.tag_of(paths[i + 1][k])) {
+                        return false;
+                    }
+                    c.acc_of(self, at);
+                }
+                c.or_into(at, words);
+            }
+            for &q in &out.matched {
+                c.match_query(q);
             }
         }
         true

@@ -2,7 +2,8 @@
 //! and twigs (`*`, `//`, nested predicates, recursive tags), with one cache shared by
 //! every document (memo entries built on one document are reused on the next), with a
 //! budget small enough to flush and fall back to the NFA mid-stream, on all cores, and
-//! on real documents with twigs drawn from their own paths.
+//! on real documents with twigs drawn from their own paths (there also one document
+//! cut into segments on all cores; `lazy_dfa_segmented.rs` tests that path).
 #![cfg(feature = "xml")]
 
 use baselines::lazy_dfa::LazyDfa;
@@ -296,6 +297,15 @@ fn lazy_dfa_equals_brute_force_and_the_nfa_on_real_documents() {
         let dfa = LazyDfa::new(&profiles);
         assert_eq!(dfa.filter(&doc), want, "{}", path.display());
         assert_eq!(dfa.filter(&doc), want, "{} warm", path.display());
+        // One document on all cores, cut into segments (boundaries inside its records).
+        for seg in [7, 101, doc.events.len() / 5 + 1] {
+            assert_eq!(
+                dfa.filter_segmented_by(&doc, seg),
+                want,
+                "{} segments of {seg}",
+                path.display()
+            );
+        }
         assert!(
             !want.is_empty() && want.len() < set.len(),
             "{}: drawn twigs match some, not all ({} of {})",

@@ -5,12 +5,16 @@
 //! emulator, quick mode), `yfilter` (the single-threaded NFA baseline) and `yfilter-mc`
 //! (the same NFA over all cores, the paper's "pseudo-multicore YFilter"), and beyond the
 //! paper `lazy-dfa` / `lazy-dfa-mc`, the lazy DFA with a report-driven twig join
-//! ([`baselines::lazy_dfa`]) on one core and on all cores (documents in parallel). Every
+//! ([`baselines::lazy_dfa`]) on one core and on all cores (documents in parallel; one
+//! document cut into segments of events filtered in parallel, then a sequential fix-up,
+//! [`LazyDfa::filter_segmented`], when it is long enough to split). Every
 //! engine's answer is checked against `yfilter` on every workload.
 //!
 //! `best CPU (all cores)` is, per seed and point, the fastest CPU series given every
-//! core: `yfilter-mc` or `lazy-dfa-mc` on a batch, or a one-core series where it is
-//! faster (on one document document parallelism has nothing to split). The throughput figures (7, 9, `paths`) record it with the others (the
+//! core: `yfilter-mc` or `lazy-dfa-mc`, or a one-core series where it is faster (on one
+//! document the NFA's document parallelism has nothing to split, and a document under
+//! [`baselines::lazy_dfa::SEGMENT_MIN_EVENTS`] events is not cut into segments:
+//! `lazy-dfa-mc` then runs it on one core). The throughput figures (7, 9, `paths`) record it with the others (the
 //! plot adds a panel of each GPU series' speedup over it); the speedup figures (8, 10,
 //! 11) record `gpu vs best CPU (all cores)` beside the paper's speedups.
 //!
@@ -437,7 +441,7 @@ fn measure(
     } else {
         y.filter_batch(docs)
     };
-    if engines.lazy || (engines.lazy_mc && docs.len() > 1) {
+    if engines.lazy || engines.lazy_mc {
         time_lazy(ctx, engines, label, profiles, docs, &reference, &mut times)?;
     }
     if engines.yfilter_mc {
@@ -504,7 +508,10 @@ fn training_docs(profiles: &ProfileSet, docs: &[Document]) -> anyhow::Result<Vec
 
 /// Times the lazy DFA trained on [`training_docs`]: `lazy-dfa` on one core (each run
 /// from a fresh copy of the trained cache; large batches sampled as the NFA's are) and
-/// `lazy-dfa-mc` on all cores (each worker from a copy), checked against `reference`.
+/// `lazy-dfa-mc` on all cores (each worker from a copy; a batch split by documents, one
+/// document by segments of events, [`LazyDfa::filter_segmented`]), checked against
+/// `reference`. Quick runs' documents are too short to be split, so there one document
+/// is cut into segments of an eighth of it (at least 64 events), to check that path.
 fn time_lazy(
     ctx: &Ctx,
     engines: &Engines,
@@ -542,15 +549,23 @@ fn time_lazy(
         let ms = ms * scale(sample, docs);
         times.push(("lazy-dfa", ms));
     }
-    if engines.lazy_mc && docs.len() > 1 {
+    if engines.lazy_mc {
         let threads = rayon::current_num_threads();
         let mut ms = f64::INFINITY;
         let mut reps = 1;
         let mut i = 0;
+        let run = || match docs {
+            [doc] if ctx.quick => {
+                vec![dfa.filter_segmented_by(doc, (doc.events.len() / 8).max(64))]
+            }
+            [doc] => vec![dfa.filter_segmented(doc)],
+            _ => dfa.filter_batch(docs),
+        };
         while i < reps {
-            dfa.fill_pool(&trained, threads);
+            // One copy per worker, and one for the segments' fix-up.
+            dfa.fill_pool(&trained, threads + 1);
             let t0 = Instant::now();
-            let r = dfa.filter_batch(docs);
+            let r = run();
             let t = t0.elapsed().as_secs_f64() * 1e3;
             if i == 0 {
                 ctx.check(label, ("yfilter", reference), ("lazy-dfa-mc", &r))?;
@@ -827,16 +842,16 @@ const BIGDOC_MB: [usize; 3] = [4, 16, 100];
 
 /// Beyond the paper: one long document (the DBLP-like generator's, as Fig. 7's, up to
 /// 100 MB), 256 twigs of 10 nodes with `*` and `//` at 30% (Fig. 7's queries), the
-/// throughput of every engine against the document's size. Document parallelism has
-/// nothing to split here, so the CPU series are one core (`yfilter`, `lazy-dfa`); the
-/// GPU filters the document whole (`gpu`: one stack per query column walks every event)
+/// throughput of every engine against the document's size. The CPU series are the NFA
+/// on one core (`yfilter`; document parallelism has nothing to split) and the lazy DFA
+/// on one core (`lazy-dfa`) and on all cores (`lazy-dfa-mc`: the document cut into
+/// segments of events, [`LazyDfa::filter_segmented`]); the GPU filters the document whole (`gpu`: one stack per query column walks every event)
 /// and in segments (`gpu-seg`: [`segment_events`] events per segment, the paths at
 /// each segment's start from one host pass, inside the timed call). A 100 MB document
 /// in a SAX parser's hands arrives as events, as in every experiment here.
 fn bigdoc(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut engines = Engines::open(ctx)?;
     engines.yfilter_mc = false;
-    engines.lazy_mc = false;
     let s = Sizes { quick: ctx.quick };
     let sizes: Vec<usize> = if ctx.quick {
         vec![4, 16]

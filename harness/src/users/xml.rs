@@ -41,7 +41,7 @@ pub enum Cmd {
         #[arg(long, value_enum)]
         engine: Option<XmlEngine>,
         /// yfilter, lazy-dfa: filter documents on this many threads (document-parallel
-        /// mode).
+        /// mode; lazy-dfa splits a window of one long document into segments of events).
         #[arg(long)]
         threads: Option<usize>,
         /// Documents per window (a window also ends at 64 MB of documents): each window is
@@ -553,8 +553,9 @@ fn run_lazy_dfa(
     docs: &[Document],
     threads: Option<usize>,
 ) -> anyhow::Result<Vec<Matches>> {
-    Ok(match threads {
-        Some(t) if t > 1 => dfa.filter_batch_threads(docs, t)?,
+    Ok(match (threads, docs) {
+        (Some(t), [doc]) if t > 1 => vec![dfa.filter_segmented_threads(doc, t)?],
+        (Some(t), _) if t > 1 => dfa.filter_batch_threads(docs, t)?,
         _ => docs.iter().map(|d| dfa.filter(d)).collect(),
     })
 }
