@@ -6,30 +6,16 @@
 //! cut into segments on all cores; `lazy_dfa_segmented.rs` tests that path).
 #![cfg(feature = "xml")]
 
+mod xml_common;
+use xml_common::random_case;
+
 use baselines::lazy_dfa::LazyDfa;
 use baselines::yfilter::Yfilter;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use xml_twig::workload::{
-    DblpGenerator, QueryGenerator, QueryParams, RandomGenerator, RandomParams,
-};
-use xml_twig::{brute, io, Document, ProfileSet, QuerySet};
-
-fn random_case(
-    p: RandomParams,
-    seed: u64,
-    queries: usize,
-    docs: usize,
-) -> (ProfileSet, Vec<Document>) {
-    let mut g = RandomGenerator::new(p, seed);
-    let set = QuerySet::from_queries((0..queries).map(|_| g.query()).collect());
-    let profiles = ProfileSet::compile(&set).unwrap();
-    let docs = (0..docs)
-        .map(|_| io::parse_document("r.xml", g.document().as_bytes(), &profiles.dict).unwrap())
-        .collect();
-    (profiles, docs)
-}
+use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams, RandomParams};
+use xml_twig::{brute, io, ProfileSet, QuerySet};
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]

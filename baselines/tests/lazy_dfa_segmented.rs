@@ -7,28 +7,14 @@
 //! records, from fresh, trained and too-small caches.
 #![cfg(feature = "xml")]
 
+mod xml_common;
+use xml_common::random_case;
+
 use baselines::lazy_dfa::LazyDfa;
 use baselines::yfilter::Yfilter;
 use proptest::prelude::*;
-use xml_twig::workload::{
-    DblpGenerator, QueryGenerator, QueryParams, RandomGenerator, RandomParams,
-};
-use xml_twig::{brute, io, Document, ProfileSet, QuerySet};
-
-fn random_case(
-    p: RandomParams,
-    seed: u64,
-    queries: usize,
-    docs: usize,
-) -> (ProfileSet, Vec<Document>) {
-    let mut g = RandomGenerator::new(p, seed);
-    let set = QuerySet::from_queries((0..queries).map(|_| g.query()).collect());
-    let profiles = ProfileSet::compile(&set).unwrap();
-    let docs = (0..docs)
-        .map(|_| io::parse_document("r.xml", g.document().as_bytes(), &profiles.dict).unwrap())
-        .collect();
-    (profiles, docs)
-}
+use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams, RandomParams};
+use xml_twig::{brute, io, ProfileSet, QuerySet};
 
 /// Runs `f` on a rayon pool of `threads` workers.
 fn on<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {

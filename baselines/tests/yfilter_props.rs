@@ -3,27 +3,13 @@
 //! recursive documents, queries made only of `//` and `*`, bushy twigs.
 #![cfg(feature = "xml")]
 
+mod xml_common;
+use xml_common::random_case;
+
 use baselines::yfilter::Yfilter;
 use proptest::prelude::*;
-use xml_twig::workload::{
-    DblpGenerator, QueryGenerator, QueryParams, RandomGenerator, RandomParams,
-};
+use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams, RandomParams};
 use xml_twig::{brute, io, Device, Engine, EngineConfig, ProfileSet, QuerySet};
-
-fn random_case(
-    p: RandomParams,
-    seed: u64,
-    queries: usize,
-    docs: usize,
-) -> (ProfileSet, Vec<xml_twig::Document>) {
-    let mut g = RandomGenerator::new(p, seed);
-    let set = QuerySet::from_queries((0..queries).map(|_| g.query()).collect());
-    let profiles = ProfileSet::compile(&set).unwrap();
-    let docs = (0..docs)
-        .map(|_| io::parse_document("r.xml", g.document().as_bytes(), &profiles.dict).unwrap())
-        .collect();
-    (profiles, docs)
-}
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
