@@ -1171,6 +1171,21 @@ impl LazyDfa {
     /// [`Self::filter_segmented`] with segments of `segment_events` events (at least
     /// one), whatever the document's length: for tests (boundaries at every depth) and
     /// tuning.
+    ///
+    /// ```
+    /// use baselines::lazy_dfa::LazyDfa;
+    /// use xml_twig::{io, ProfileSet};
+    /// # fn main() -> Result<(), xml_twig::XmlError> {
+    /// let set = io::parse_query_file("q.txt", "/a[b]//c\n//d\n/a/*/c\n")?;
+    /// let profiles = ProfileSet::compile(&set)?;
+    /// let dfa = LazyDfa::new(&profiles);
+    /// let xml = b"<a><x><c/></x><b/><x><d/></x></a>";
+    /// let doc = io::parse_document("d.xml", xml, &profiles.dict)?;
+    /// // A boundary after every event: elements open across every one of them.
+    /// assert_eq!(dfa.filter_segmented_by(&doc, 1), dfa.filter(&doc));
+    /// assert_eq!(dfa.filter_segmented_by(&doc, 1), vec![0, 1, 2]);
+    /// # Ok(()) }
+    /// ```
     pub fn filter_segmented_by(&self, doc: &Document, segment_events: usize) -> Matches {
         let seg = segment_events.max(1);
         if self.too_wide || doc.events.len() <= seg {
