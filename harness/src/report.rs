@@ -8,7 +8,7 @@
 use crate::experiment::Experiment;
 use crate::plot::fmt_num;
 use crate::results::{self, Row};
-use crate::targets::{Check, Outcome, Target, TARGETS};
+use crate::targets::{Check, Outcome, Target, TARGETS, WHY_MISSED};
 use crate::verdict::{self, Claim, Verdict};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -165,6 +165,7 @@ fn targets_table(exps: &[Experiment], dir: &Path) -> anyhow::Result<String> {
             goals.push((tg.topic, tg.goal));
         }
     }
+    let mut missed: Vec<(&str, &str)> = Vec::new();
     for (topic, goal) in goals {
         let of_goal: Vec<_> = rows
             .iter()
@@ -204,6 +205,24 @@ fn targets_table(exps: &[Experiment], dir: &Path) -> anyhow::Result<String> {
             md,
             "| {topic} | {goal} | {met} | {by} | {measured} | {threshold} |"
         );
+        if met == "**no**" {
+            missed.push((topic, goal));
+        }
+    }
+    let why: Vec<_> = missed
+        .iter()
+        .filter_map(|&(topic, goal)| {
+            WHY_MISSED
+                .iter()
+                .find(|(g, _)| *g == goal)
+                .map(|(_, why)| (topic, goal, why))
+        })
+        .collect();
+    if !why.is_empty() {
+        let _ = writeln!(md, "\nWhere a goal is missed, why (as measured):\n");
+        for (topic, goal, why) in why {
+            let _ = writeln!(md, "- {topic}, {goal}: {why}.");
+        }
     }
     let _ = writeln!(
         md,
