@@ -8,12 +8,12 @@
 #![cfg(feature = "xml")]
 
 mod xml_common;
-use xml_common::random_case;
+use xml_common::{random_case, random_params};
 
 use baselines::lazy_dfa::LazyDfa;
 use baselines::yfilter::Yfilter;
 use proptest::prelude::*;
-use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams, RandomParams};
+use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
 use xml_twig::{brute, io, ProfileSet, QuerySet};
 
 /// Runs `f` on a rayon pool of `threads` workers.
@@ -31,19 +31,12 @@ proptest! {
     #[test]
     fn lazy_dfa_segmented_equals_one_core_and_brute_force_on_random_docs_and_twigs(
         seed in any::<u64>(),
-        tags in 1usize..6,
-        elements in 1usize..80,
-        depth in 1usize..12,
-        nodes in 1usize..9,
-        p_wildcard in 0.0f64..0.7,
-        p_descendant in 0.0f64..0.8,
-        p_branch in 0.0f64..1.0,
+        p in random_params(),
         queries in prop_oneof![1usize..4, 12usize..80],
         seg in 1usize..40,
         threads in 1usize..5,
         budget in prop_oneof![4 => Just(usize::MAX), 1 => 2_000usize..60_000],
     ) {
-        let p = RandomParams { tags, elements, max_depth: depth, query_nodes: nodes, p_wildcard, p_descendant, p_branch };
         let (profiles, docs) = random_case(p, seed, queries, 3);
         let dfa = LazyDfa::with_budget(&profiles, budget);
         let mut one = dfa.cache();

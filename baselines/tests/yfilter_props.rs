@@ -4,7 +4,7 @@
 #![cfg(feature = "xml")]
 
 mod xml_common;
-use xml_common::random_case;
+use xml_common::{random_case, random_params};
 
 use baselines::yfilter::Yfilter;
 use proptest::prelude::*;
@@ -17,15 +17,8 @@ proptest! {
     #[test]
     fn yfilter_equals_brute_force_on_random_docs_and_twigs(
         seed in any::<u64>(),
-        tags in 1usize..6,
-        elements in 1usize..80,
-        depth in 1usize..12,
-        nodes in 1usize..9,
-        p_wildcard in 0.0f64..0.7,
-        p_descendant in 0.0f64..0.8,
-        p_branch in 0.0f64..1.0,
+        p in random_params(),
     ) {
-        let p = RandomParams { tags, elements, max_depth: depth, query_nodes: nodes, p_wildcard, p_descendant, p_branch };
         let (profiles, docs) = random_case(p, seed, 12, 3);
         let y = Yfilter::new(&profiles);
         for (i, d) in docs.iter().enumerate() {
