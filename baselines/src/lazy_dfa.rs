@@ -138,9 +138,9 @@
 //! chained open path per boundary, a fix-up of what segments report to elements opened
 //! before them), restated for the automaton:
 //!
-//! - *Start paths.* Each segment is summarized in parallel (closes below its start,
-//!   tags left open); chaining the summaries in order gives the open path (tags) at
-//!   every boundary. A worker replays its segment's path through its cache's
+//! - *Start paths.* The GPU engine's own: [`xml_twig::engine::segment_paths`]
+//!   summarizes each segment (closes below its start, tags left open) and chains the
+//!   summaries in order into the open path (tags) at every boundary. A worker replays its segment's path through its cache's
 //!   transitions (at most the document's depth of table loads; the DFA states of a
 //!   path are the same sets of NFA states in every cache), then runs the segment as the
 //!   one-core filter does.
@@ -1192,32 +1192,8 @@ impl LazyDfa {
             return self.filter(doc);
         }
         let chunks: Vec<&[xml_twig::model::Event]> = doc.events.chunks(seg).collect();
-        // Each segment's effect on the open path (closes below its start, opens left
-        // open), in parallel; then the path at every boundary, chained in order.
-        let summaries: Vec<(usize, Vec<u16>)> = chunks
-            .par_iter()
-            .map(|events| {
-                let mut dip = 0;
-                let mut open = Vec::new();
-                for ev in events.iter() {
-                    if ev.is_open() {
-                        open.push(ev.tag());
-                    } else if open.pop().is_none() {
-                        dip += 1;
-                    }
-                }
-                (dip, open)
-            })
-            .collect();
-        let mut paths: Vec<Vec<u16>> = Vec::with_capacity(chunks.len() + 1);
-        paths.push(Vec::new());
-        for (dip, open) in &summaries {
-            let mut p = paths.last().cloned().unwrap_or_default();
-            // A close at depth 0 is ignored (as `run` does): pop at most the path.
-            p.truncate(p.len().saturating_sub(*dip));
-            p.extend_from_slice(open);
-            paths.push(p);
-        }
+        // The open path at every boundary (the one after the last segment too).
+        let paths = xml_twig::engine::segment_paths(doc, seg);
         let outs: Vec<Option<SegmentOut>> = chunks
             .par_iter()
             .zip(&paths[..chunks.len()])

@@ -503,33 +503,22 @@ impl SegmentPlan {
         let n_events = doc.events.len();
         // At most 65535 segments (the grid's y dimension), at least one.
         let size = segment_events.max(1).max(n_events.div_ceil(65535));
-        let n = n_events.div_ceil(size).max(1);
-        let segment =
-            |k: usize| &doc.events[(k * size).min(n_events)..((k + 1) * size).min(n_events)];
-        // Each segment summarized on its own (in parallel on a long document), then the
-        // open paths chained through the summaries in one short sequential pass.
-        let summaries = on_host_threads(n, parallel, |k| SegmentSummary::of(segment(k)));
-        let mut plan = SegmentPlan {
-            start: Vec::with_capacity(n + 1),
-            depth: Vec::with_capacity(n),
-            paths: Vec::with_capacity(n),
-            info: Vec::with_capacity(3 * n),
-        };
-        let mut open: Vec<u16> = Vec::new();
-        for (k, sum) in summaries.iter().enumerate() {
-            let d = open.len();
-            plan.start.push((k * size).min(n_events) as u32);
-            plan.depth.push(d as u32);
-            plan.paths.push(open.clone());
-            // A well-nested document never closes above its root: d >= sum.closed.
-            let kept = d - sum.closed;
-            let lowest = (d as i64 + sum.dip).max(0) as u32;
-            open.truncate(kept);
-            open.extend_from_slice(&sum.left_open);
-            plan.info.extend([d as u32, lowest, open.len() as u32]);
+        let (mut paths, dips) = boundaries(doc, size, parallel);
+        let n = dips.len();
+        let info = (0..n)
+            .flat_map(|k| {
+                let d = paths[k].len();
+                let lowest = (d as i64 + dips[k]).max(0) as u32;
+                [d as u32, lowest, paths[k + 1].len() as u32]
+            })
+            .collect();
+        paths.truncate(n);
+        SegmentPlan {
+            start: (0..=n).map(|k| (k * size).min(n_events) as u32).collect(),
+            depth: paths.iter().map(|p| p.len() as u32).collect(),
+            paths,
+            info,
         }
-        plan.start.push(n_events as u32);
-        plan
     }
 
     /// `path[seg * cap + l]`: tag open at level `l` (1-based) when segment `seg` starts.
@@ -544,6 +533,39 @@ impl SegmentPlan {
         }
         v
     }
+}
+
+/// The open path (tag ids, outermost first) at every boundary of `doc` cut into
+/// segments of `segment_events` events (at least one): entry `k` is the path where
+/// segment `k` starts, the last one the path after the document, so one entry more
+/// than there are segments (two for an empty document). Each segment is summarized on
+/// its own, on all host threads for a document of a million (2^20) events or
+/// more, and the paths are chained through the summaries. What a segment-parallel
+/// filter needs to start each segment where the document stands (this engine's
+/// segment kernels, the lazy DFA's segments in `baselines`).
+pub fn segment_paths(doc: &Document, segment_events: usize) -> Vec<Vec<u16>> {
+    let parallel = doc.events.len() >= PARALLEL_PLAN_EVENTS;
+    boundaries(doc, segment_events.max(1), parallel).0
+}
+
+/// [`segment_paths`] for segments of `size` (> 0) events, with each segment's dip
+/// ([`SegmentSummary::dip`]); summarized on all host threads when `parallel`.
+fn boundaries(doc: &Document, size: usize, parallel: bool) -> (Vec<Vec<u16>>, Vec<i64>) {
+    let n_events = doc.events.len();
+    let n = n_events.div_ceil(size).max(1);
+    let segment = |k: usize| &doc.events[(k * size).min(n_events)..((k + 1) * size).min(n_events)];
+    let summaries = on_host_threads(n, parallel, |k| SegmentSummary::of(segment(k)));
+    let mut paths: Vec<Vec<u16>> = Vec::with_capacity(n + 1);
+    let mut open: Vec<u16> = Vec::new();
+    for sum in &summaries {
+        paths.push(open.clone());
+        // A well-nested document never closes above its root; a close there is ignored
+        // (as the filters do): pop at most the path.
+        open.truncate(open.len().saturating_sub(sum.closed));
+        open.extend_from_slice(&sum.left_open);
+    }
+    paths.push(open);
+    (paths, summaries.iter().map(|s| s.dip).collect())
 }
 
 /// What one segment does to the open path, whatever the path it starts from: it closes
