@@ -585,9 +585,17 @@ fn mb(docs: &[Document]) -> f64 {
 
 /// Records throughput (MB/s) of each measured engine as `<engine> <suffix>`.
 fn record_throughput(ctx: &mut Ctx, t: &Times, suffix: &str, x: f64, mbytes: f64) {
-    let sep = if suffix.is_empty() { "" } else { " " };
     for (name, ms) in t {
-        ctx.record(&format!("{name}{sep}{suffix}"), x, mbytes / (ms / 1e3));
+        ctx.record(&suffixed(name, suffix), x, mbytes / (ms / 1e3));
+    }
+}
+
+/// The series `name` with its second factor `suffix` (`L=10`), if any.
+fn suffixed(name: &str, suffix: &str) -> String {
+    if suffix.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} {suffix}")
     }
 }
 
@@ -599,8 +607,7 @@ fn record_speedups(ctx: &mut Ctx, t: &Times, over: &[&str], suffix: &str, x: f64
     {
         for c in over {
             if let Some(ct) = time_of(t, c) {
-                let sep = if suffix.is_empty() { "" } else { " " };
-                ctx.record(&format!("{k} vs {c}{sep}{suffix}"), x, ct / kt);
+                ctx.record(&suffixed(&format!("{k} vs {c}"), suffix), x, ct / kt);
             }
         }
     }
