@@ -41,7 +41,11 @@
 //! 5. **Pipeline** ([`GpuIndex::match_batch`]): events are encoded on all cores into
 //!    page-locked staging, a launch's worth at a time, into two staging areas in turn:
 //!    while the device copies and matches one launch, the next is encoded. Names and
-//!    strings are looked up in [`crate::hash::ShortKeyMap`].
+//!    strings are looked up in [`crate::hash::ShortKeyMap`]. The room a launch takes
+//!    is read off the events in place ([`Tables::slotted_room`]: each part's string
+//!    bytes get a slot sized from the last launch's), so that the events' heap memory
+//!    is read once, by the encoding itself; a part that outgrows its slot sends its
+//!    launch to a second encoding in the exact room.
 //!    [`GpuIndex::match_batch_into`] reuses the caller's answer areas, so a stream
 //!    writes its answers into page-locked memory already allocated.
 //!
@@ -483,6 +487,11 @@ impl HostBufs {
             bytes: dev.alloc_host(room_of(lens.2))?,
         })
     }
+
+    /// True when the staging holds `lens` = (events, attributes, string bytes).
+    fn holds(&self, lens: (usize, usize, usize)) -> bool {
+        self.events.len() >= lens.0 && self.attrs.len() >= lens.1 && self.bytes.len() >= lens.2
+    }
 }
 
 /// The pruning matcher on a [`Device`] (GPU or emulator): module docs.
@@ -520,6 +529,10 @@ pub struct GpuIndex<'d> {
     bufs: Option<LaunchBufs>,
     /// Two staging areas, alternating between launches.
     staging: [Option<HostBufs>; 2],
+    /// The string bytes' slot per part of the next launch's encoding
+    /// ([`Tables::slotted_room`]), from the most a part took in the last one; `None`
+    /// before the first (encoded in the exact room).
+    part_bytes: Option<usize>,
     timing: IndexTiming,
 }
 
@@ -539,6 +552,7 @@ impl<'d> GpuIndex<'d> {
             d: None,
             bufs: None,
             staging: [None, None],
+            part_bytes: None,
             timing: IndexTiming::default(),
         };
         ix.rebuild()?;
@@ -674,6 +688,7 @@ impl<'d> GpuIndex<'d> {
             d,
             bufs,
             staging,
+            part_bytes,
             timing,
             ..
         } = self;
@@ -689,8 +704,10 @@ impl<'d> GpuIndex<'d> {
         // The first launch's events are encoded before the pipeline starts. A call of
         // several launches sizes the second staging area like the first now (a stream
         // warmed with two launches has nothing left to allocate).
-        let (mut cur, took) = Staged::prepare(t, staging[0].take(), first).ready(dev, t, first)?;
+        let (mut cur, took) =
+            Staged::prepare(t, staging[0].take(), first, *part_bytes).ready(dev, t, first)?;
         timing.encode += took;
+        *part_bytes = Some(slot_for(cur.most));
         if staging[1].is_none() && events.len() > per {
             staging[1] = Some(HostBufs::alloc(dev, cur.lens())?);
         }
@@ -700,7 +717,8 @@ impl<'d> GpuIndex<'d> {
                 // while this thread drives the device.
                 let job = chunks.next().map(|c| {
                     let old = staging[1].take();
-                    (c, s.spawn(move || Staged::prepare(t, old, c)))
+                    let slot = *part_bytes;
+                    (c, s.spawn(move || Staged::prepare(t, old, c, slot)))
                 });
                 let r = launch(dev, d, cfg, per, bufs, timing, &cur, out);
                 if r.is_err() {
@@ -714,6 +732,7 @@ impl<'d> GpuIndex<'d> {
                 let prepared = job.join().expect("the encoding thread does not panic");
                 r?;
                 let (st, took) = prepared.ready(dev, t, c)?;
+                *part_bytes = Some(slot_for(st.most));
                 staging[1] = Some(std::mem::replace(&mut cur, st).bufs);
                 timing.encode += took;
             }
@@ -743,19 +762,28 @@ fn on_encode_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// One launch's events staged in page-locked memory: the buffers and the room the
-/// events take in them.
+/// One launch's events staged in page-locked memory: the buffers, the room the events
+/// take in them, and the most string bytes a part of them took.
 struct Staged {
     bufs: HostBufs,
     room: EncodeRoom,
+    most: usize,
 }
 
-/// A launch's events after [`Staged::prepare`]: encoded, or counted only, because the
-/// staging area was missing or too small (page-locked memory is allocated by the
-/// device's thread, in [`Prepared::ready`]). With the time spent.
+/// The string bytes' slot per part of a launch after one whose parts took at most
+/// `most`: a quarter more and a cache line (a part of 256 events of Table 1 takes
+/// ~2.5 kB; a part that outgrows its slot costs that launch a second encoding, in
+/// the exact room).
+fn slot_for(most: usize) -> usize {
+    (most + most / 4 + 64).next_multiple_of(64)
+}
+
+/// A launch's events after [`Staged::prepare`]: encoded, or not yet, because the
+/// staging area was missing or too small for the room (page-locked memory is allocated
+/// by the device's thread, in [`Prepared::ready`]). With the time spent.
 enum Prepared {
     Encoded(Staged, std::time::Duration),
-    Counted(Option<HostBufs>, EncodeRoom, std::time::Duration),
+    Short(Option<HostBufs>, EncodeRoom, std::time::Duration),
 }
 
 impl Prepared {
@@ -769,37 +797,62 @@ impl Prepared {
     ) -> Result<(Staged, std::time::Duration), CcmError> {
         match self {
             Prepared::Encoded(st, took) => Ok((st, took)),
-            Prepared::Counted(old, room, took) => {
+            Prepared::Short(old, room, took) => {
                 drop(old);
-                let mut st = Staged {
-                    bufs: HostBufs::alloc(dev, room.total())?,
-                    room,
-                };
-                let more = st.encode(t, events);
-                Ok((st, took + more))
+                let started = Instant::now();
+                let mut bufs = HostBufs::alloc(dev, room.total())?;
+                match Staged::encode(t, &mut bufs, &room, events) {
+                    Some(most) => Ok((Staged { bufs, room, most }, took + started.elapsed())),
+                    // A part's strings outgrew the slotted room: the exact room, which
+                    // never overflows (so this recursion ends).
+                    None => {
+                        let room = on_encode_pool(|| Tables::encode_room(events));
+                        Prepared::Short(None, room, took + started.elapsed()).ready(dev, t, events)
+                    }
+                }
             }
         }
     }
 }
 
 impl Staged {
-    /// Counts the room `events` need and, when `old` has it, encodes them into it, on
-    /// the encoding pool ([`on_encode_pool`]).
-    fn prepare(t: &Tables, old: Option<HostBufs>, events: &[Event]) -> Prepared {
+    /// The room `events` need (each part's strings in a slot of `part_bytes`, read off
+    /// the events in place; the exact room, a pass over every attribute, without one)
+    /// and, when `old` holds it, the events encoded into it, on the encoding pool
+    /// ([`on_encode_pool`]). A part that outgrows its slot sends the launch to the
+    /// exact room.
+    fn prepare(
+        t: &Tables,
+        old: Option<HostBufs>,
+        events: &[Event],
+        part_bytes: Option<usize>,
+    ) -> Prepared {
         let started = Instant::now();
-        let room = on_encode_pool(|| Tables::encode_room(events));
-        let lens = room.total();
-        match old {
-            Some(h)
-                if h.events.len() >= lens.0
-                    && h.attrs.len() >= lens.1
-                    && h.bytes.len() >= lens.2 =>
-            {
-                let mut st = Staged { bufs: h, room };
-                st.encode(t, events);
-                Prepared::Encoded(st, started.elapsed())
+        let mut room = on_encode_pool(|| match part_bytes {
+            Some(b) => Tables::slotted_room(events, b),
+            None => Tables::encode_room(events),
+        });
+        let mut old = old;
+        loop {
+            match old {
+                Some(mut h) if h.holds(room.total()) => {
+                    match Staged::encode(t, &mut h, &room, events) {
+                        Some(most) => {
+                            let st = Staged {
+                                bufs: h,
+                                room,
+                                most,
+                            };
+                            return Prepared::Encoded(st, started.elapsed());
+                        }
+                        None => {
+                            old = Some(h);
+                            room = on_encode_pool(|| Tables::encode_room(events));
+                        }
+                    }
+                }
+                old => return Prepared::Short(old, room, started.elapsed()),
             }
-            old => Prepared::Counted(old, room, started.elapsed()),
         }
     }
 
@@ -808,21 +861,24 @@ impl Staged {
         self.room.total()
     }
 
-    /// Encodes the events [`Staged::prepare`] counted into the buffers, on the encoding
-    /// pool; returns the time it took.
-    fn encode(&mut self, t: &Tables, events: &[Event]) -> std::time::Duration {
-        let started = Instant::now();
-        let hb = &mut self.bufs;
+    /// Encodes `events` into `bufs` (which hold `room`), on the encoding pool: the most
+    /// string bytes a part took, or `None` when a part's strings outgrew their room.
+    fn encode(
+        t: &Tables,
+        bufs: &mut HostBufs,
+        room: &EncodeRoom,
+        events: &[Event],
+    ) -> Option<usize> {
         on_encode_pool(|| {
             t.encode_into(
                 events,
-                &self.room,
-                hb.events.as_mut_slice(),
-                hb.attrs.as_mut_slice(),
-                hb.bytes.as_mut_slice(),
+                room,
+                bufs.events.as_mut_slice(),
+                bufs.attrs.as_mut_slice(),
+                bufs.bytes.as_mut_slice(),
             )
-        });
-        started.elapsed()
+        })
+        .ok()
     }
 }
 

@@ -102,6 +102,14 @@ impl EncodeRoom {
     }
 }
 
+/// A part's string bytes outgrew their room in a [`Tables::slotted_room`]:
+/// [`Tables::encode_into`] left the batch incomplete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BytesOverflow {
+    /// The most string bytes a part needed.
+    pub most: usize,
+}
+
 /// Room of a part: events, attributes, string bytes.
 fn part_room(events: &[Event]) -> (usize, usize, usize) {
     let (mut a, mut b) = (0, 0);
@@ -493,14 +501,35 @@ impl Tables {
 
     /// Room [`Tables::encode_into`] needs for `events`, per part of [`ENCODE_PART`]
     /// events, counting every attribute and string (those of unknown names leave gaps).
+    /// Reads every attribute (the string lengths): a pass over the events' heap memory.
     pub fn encode_room(events: &[Event]) -> EncodeRoom {
         EncodeRoom(events.par_chunks(ENCODE_PART).map(part_room).collect())
     }
 
+    /// Room for `events` with each part's string bytes in a slot of `part_bytes`: the
+    /// events' attribute counts only, which the events hold in place, so that, unlike
+    /// [`Tables::encode_room`], it reads none of their heap memory (on the GPU
+    /// machine's host the room pass was a quarter of the pruning index's encoding).
+    /// [`Tables::encode_into`] reports a part whose strings outgrow their slot.
+    pub fn slotted_room(events: &[Event], part_bytes: usize) -> EncodeRoom {
+        EncodeRoom(
+            events
+                .par_chunks(ENCODE_PART)
+                .map(|c| {
+                    let attrs = c.iter().map(|e| e.attributes().len()).sum();
+                    (c.len(), attrs, part_bytes)
+                })
+                .collect(),
+        )
+    }
+
     /// Encodes `events` for the batched kernels straight into `evs`, `attrs` and `bytes`
-    /// (at least `room.total()` long, `room` being [`Tables::encode_room`] of `events`),
-    /// in parallel (rayon) over parts of [`ENCODE_PART`] events, each part writing from
-    /// its place in the room (no intermediate copy).
+    /// (at least `room.total()` long, `room` being [`Tables::encode_room`] or
+    /// [`Tables::slotted_room`] of `events`), in parallel (rayon) over parts of
+    /// [`ENCODE_PART`] events, each part writing from its place in the room (no
+    /// intermediate copy). Returns the most string bytes a part took, or
+    /// [`BytesOverflow`] when a part's strings did not fit its room (never with
+    /// [`Tables::encode_room`]'s; the encoding is then incomplete).
     pub fn encode_into(
         &self,
         events: &[Event],
@@ -508,7 +537,7 @@ impl Tables {
         mut evs: &mut [DevEvent],
         mut attrs: &mut [DevAttr],
         mut bytes: &mut [u8],
-    ) {
+    ) -> Result<usize, BytesOverflow> {
         let rooms = &room.0;
         let mut jobs = Vec::with_capacity(rooms.len());
         let (mut a0, mut b0) = (0usize, 0usize);
@@ -521,42 +550,70 @@ impl Tables {
             a0 += r.1;
             b0 += r.2;
         }
-        jobs.into_par_iter().for_each(|(c, e, a, b, a0, b0)| {
-            let (mut na, mut nb) = (0usize, 0usize);
-            for (i, (ev, slot)) in c.iter().zip(e.iter_mut()).enumerate() {
-                // Events are scattered over the heap (each name and string its own
-                // allocation): start loading the next ones' while this one is encoded.
-                if let Some(next) = c.get(i + 8) {
-                    prefetch(next.attributes().as_ptr());
-                }
-                if let Some(next) = c.get(i + 4) {
-                    for at in next.attributes() {
-                        prefetch(at.name.as_ptr());
-                        if let Value::Str(s) = &at.value {
-                            prefetch(s.as_ptr());
-                        }
-                    }
-                }
-                let start = na;
-                let mut sig = 0u64;
-                for at in ev.attributes() {
-                    if let Some(d) = self.encode_attr(at, (b0 + nb) as u64) {
-                        sig |= 1u64 << (d.row_id % 64);
-                        if let Value::Str(s) = &at.value {
-                            b[nb..nb + s.len()].copy_from_slice(s.as_bytes());
-                            nb += s.len();
-                        }
-                        a[na] = d;
-                        na += 1;
-                    }
-                }
-                *slot = DevEvent {
-                    sig,
-                    start: (a0 + start) as u32,
-                    len: (na - start) as u32,
-                };
+        let (most, fits) = jobs
+            .into_par_iter()
+            .map(|(c, e, a, b, a0, b0)| {
+                let need = self.encode_part(c, e, a, b, a0, b0);
+                (need, need <= b.len())
+            })
+            .reduce(|| (0, true), |x, y| (x.0.max(y.0), x.1 && y.1));
+        if fits {
+            Ok(most)
+        } else {
+            Err(BytesOverflow { most })
+        }
+    }
+
+    /// Encodes one part's events `c` into its room: `e` its events, `a` its attributes
+    /// (the batch's from `a0`), `b` its string bytes (the batch's from `b0`). Returns
+    /// the string bytes the part needs (more than `b.len()` when they did not fit: the
+    /// strings past the room are then left out).
+    fn encode_part(
+        &self,
+        c: &[Event],
+        e: &mut [DevEvent],
+        a: &mut [DevAttr],
+        b: &mut [u8],
+        a0: usize,
+        b0: usize,
+    ) -> usize {
+        let (mut na, mut nb) = (0usize, 0usize);
+        for (i, (ev, slot)) in c.iter().zip(e.iter_mut()).enumerate() {
+            // Events are scattered over the heap (each name and string its own
+            // allocation): start loading the next ones' while this one is encoded.
+            if let Some(next) = c.get(i + 8) {
+                prefetch(next.attributes().as_ptr());
             }
-        });
+            if let Some(next) = c.get(i + 4) {
+                for at in next.attributes() {
+                    prefetch(at.name.as_ptr());
+                    if let Value::Str(s) = &at.value {
+                        prefetch(s.as_ptr());
+                    }
+                }
+            }
+            let start = na;
+            let mut sig = 0u64;
+            for at in ev.attributes() {
+                if let Some(d) = self.encode_attr(at, (b0 + nb) as u64) {
+                    sig |= 1u64 << (d.row_id % 64);
+                    if let Value::Str(s) = &at.value {
+                        if let Some(to) = b.get_mut(nb..nb + s.len()) {
+                            to.copy_from_slice(s.as_bytes());
+                        }
+                        nb += s.len();
+                    }
+                    a[na] = d;
+                    na += 1;
+                }
+            }
+            *slot = DevEvent {
+                sig,
+                start: (a0 + start) as u32,
+                len: (na - start) as u32,
+            };
+        }
+        nb
     }
 
     /// Encodes a batch of events for the batched kernel.
@@ -587,7 +644,8 @@ impl Tables {
             attrs: vec![DevAttr::default(); a],
             bytes: vec![0; b],
         };
-        self.encode_into(events, &room, &mut all.evs, &mut all.attrs, &mut all.bytes);
+        self.encode_into(events, &room, &mut all.evs, &mut all.attrs, &mut all.bytes)
+            .expect("the exact room holds every part's strings");
         all
     }
 
@@ -720,5 +778,62 @@ mod tests {
         };
         let e = b.push(&[bad]).unwrap_err();
         assert!(matches!(e, LayoutError::Model { index: 5, .. }), "{e}");
+    }
+
+    /// An attribute as encoded: (row, type, value or its string's bytes, string id).
+    type Decoded = (u32, u32, Vec<u8>, u32);
+
+    /// Each event's attributes as encoded ([`Decoded`]), so that two encodings with
+    /// different placements compare.
+    fn decoded(evs: &[DevEvent], attrs: &[DevAttr], bytes: &[u8]) -> Vec<Vec<Decoded>> {
+        evs.iter()
+            .map(|e| {
+                attrs[e.start as usize..(e.start + e.len) as usize]
+                    .iter()
+                    .map(|a| {
+                        let v = if a.ty == TY_STR as u32 {
+                            bytes[a.val as usize..a.val as usize + a.str_len as usize].to_vec()
+                        } else {
+                            a.val.to_le_bytes().to_vec()
+                        };
+                        (a.row_id, a.ty, v, a.str_id)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_slotted_room_encodes_what_the_exact_room_does_and_reports_a_slot_outgrown() {
+        let p = crate::workload::Params {
+            events: 2000,
+            interfaces: 4,
+            filters_per_interface: (30, 50),
+            names: 7,
+            ..Default::default()
+        };
+        let w = crate::workload::generate(&p, 5).unwrap();
+        let t = Tables::build(&w.subscriptions, false).unwrap();
+        let encode = |room: &EncodeRoom| {
+            let (n, a, b) = room.total();
+            let mut out = (
+                vec![DevEvent::default(); n],
+                vec![DevAttr::default(); a],
+                vec![0u8; b],
+            );
+            let r = t.encode_into(&w.events, room, &mut out.0, &mut out.1, &mut out.2);
+            (r, out)
+        };
+        let (most, exact) = encode(&Tables::encode_room(&w.events));
+        let most = most.expect("the exact room never overflows");
+        assert!(most > 0, "the workload has strings");
+        let want = decoded(&exact.0, &exact.1, &exact.2);
+        // A slot of exactly the most a part took holds every part.
+        let (r, slotted) = encode(&Tables::slotted_room(&w.events, most));
+        assert_eq!(r, Ok(most));
+        assert_eq!(decoded(&slotted.0, &slotted.1, &slotted.2), want);
+        // One byte less: the largest part outgrows it, and says how much it needed.
+        let (r, _) = encode(&Tables::slotted_room(&w.events, most - 1));
+        assert_eq!(r, Err(BytesOverflow { most }));
     }
 }

@@ -119,3 +119,57 @@ fn answers_matched_into_again_equal_sffs_whether_their_areas_are_reused_or_grown
         }
     }
 }
+
+#[test]
+fn events_whose_strings_outgrow_the_last_launchs_slots_are_encoded_again_and_answered_right() {
+    use ccm::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
+    let sub = |i: u32, name: &str, op: Op, v: Value| Subscription {
+        interface: InterfaceId(i),
+        filter: Filter {
+            constraints: vec![Constraint::new(name, op, v).unwrap()],
+        },
+    };
+    let subs = vec![
+        sub(0, "s", Op::Prefix, Value::Str("xx".into())),
+        sub(1, "s", Op::Substr, Value::Str("y".into())),
+        sub(2, "s", Op::Suffix, Value::Str("xy".into())),
+        sub(3, "n", Op::Gt, Value::Int(20)),
+    ];
+    // Strings that grow fast from event to event: each launch's strings outgrow the
+    // slots sized from the one before (a second encoding in the exact room); then the
+    // same events backwards, strings shrinking.
+    let event = |i: usize| {
+        let mut s = "x".repeat(1 + i * i * 3);
+        if i.is_multiple_of(3) {
+            s.push('y');
+        }
+        Event::new(vec![
+            Attribute {
+                name: "s".into(),
+                value: Value::Str(s),
+            },
+            Attribute {
+                name: "n".into(),
+                value: Value::Int(i as i64),
+            },
+        ])
+        .unwrap()
+    };
+    let mut events: Vec<Event> = (0..40).map(event).collect();
+    events.extend((0..40).rev().map(event));
+    let sff = Sff::build(&subs).unwrap();
+    let dev = Device::emulator();
+    let cfg = IndexConfig {
+        batch_events: 6,
+        route_block: 64,
+        dense_block: 64,
+        ..IndexConfig::default()
+    };
+    let mut index = GpuIndex::new(&dev, &subs, cfg).unwrap();
+    for _ in 0..2 {
+        let got = index.match_batch(&events).unwrap();
+        for (i, (g, e)) in got.iter().zip(&events).enumerate() {
+            assert_eq!(g, sff.match_event(e).as_slice(), "event {i}");
+        }
+    }
+}

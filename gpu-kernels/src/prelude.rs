@@ -19,7 +19,9 @@
 //! - warp ops over the full warp: [`ballot`], [`any_sync`], [`all_sync`], [`shfl`],
 //!   [`shfl_xor`], [`shfl_down`], [`shfl_up`], and [`sync_warp`] (the warp's barrier,
 //!   which orders its lanes' shared-memory accesses). All live lanes of the warp must call
-//!   them together, as CUDA requires with a full mask.
+//!   them together, as CUDA requires with a full mask. Built on them: [`warp_scan`] (a
+//!   prefix sum over the warp) and [`lane_holding`] (the lane holding an item of items
+//!   laid end to end by that sum).
 //! - math that `core` lacks on the GPU: [`sqrtf`], [`floorf`].
 //! - device memory accesses the emulator bounds-checks (plain accesses on the GPU):
 //!   [`load`], [`store`], [`device_slice`], [`device_slice_mut`].
@@ -39,6 +41,43 @@ pub use crate::prelude::gpu::*;
 
 /// Lanes per warp.
 pub const WARP_SIZE: u32 = 32;
+
+/// Exclusive prefix sum of `v` over the warp, with the warp's total: a scan by
+/// [`shfl_up`] (five steps), the total from lane 31. Every lane calls it. Lanes that
+/// lay their items end to end (lane `k`'s from the `start` it returns) then find an
+/// item's lane with [`lane_holding`].
+#[inline(always)]
+pub fn warp_scan(v: u32) -> (u32, u32) {
+    let lane = lane_id();
+    let mut x = v;
+    let mut d = 1;
+    while d < WARP_SIZE {
+        let y = shfl_up(x, d);
+        if lane >= d {
+            x += y;
+        }
+        d *= 2;
+    }
+    (x - v, shfl(x, WARP_SIZE - 1))
+}
+
+/// The lane `k` whose `start` (ascending over the lanes, as [`warp_scan`] gives) is the
+/// last at or below `i`: the lane holding item `i` of the warp's items laid end to end
+/// (a lane with no items shares its start with the next, so the lane found holds `i`
+/// while `i` is below the total). Every lane calls it (a binary search of five
+/// [`shfl`]s).
+#[inline(always)]
+pub fn lane_holding(start: u32, i: u32) -> u32 {
+    let mut k = 0;
+    let mut step = WARP_SIZE / 2;
+    while step > 0 {
+        if shfl(start, k + step) <= i {
+            k += step;
+        }
+        step /= 2;
+    }
+    k
+}
 
 /// A scheduling point of the running lane on the emulator (records the caller's source
 /// location for hang reports; seeded yields); nothing on the GPU.

@@ -335,40 +335,6 @@ pub const fn route_shared_bytes(threads: u32) -> u32 {
     threads.div_ceil(32) * ROUTE_WARP_BYTES
 }
 
-/// Exclusive prefix sum of `v` over the warp (every lane calls it), with the warp's
-/// total: a scan by `shfl_up`, the total from lane 31.
-#[inline(always)]
-fn warp_scan(v: u32) -> (u32, u32) {
-    let lane = lane_id();
-    let mut x = v;
-    let mut d = 1;
-    while d < 32 {
-        let y = shfl_up(x, d);
-        if lane >= d {
-            x += y;
-        }
-        d *= 2;
-    }
-    (x - v, shfl(x, 31))
-}
-
-/// The lane `k` whose `start` (ascending over the lanes, as [`warp_scan`] gives) is
-/// the last at or below `i`: the partition holding item `i` of a warp's partitions laid
-/// end to end (an empty partition shares its start with the next, so the last is never
-/// empty while `i` is below the total). Every lane calls it (five shuffles).
-#[inline(always)]
-fn lane_holding(start: u32, i: u32) -> u32 {
-    let mut k = 0;
-    let mut step = 16;
-    while step > 0 {
-        if shfl(start, k + step) <= i {
-            k += step;
-        }
-        step /= 2;
-    }
-    k
-}
-
 /// The filters `first..end` of the partition of the event's pair `q` (of `n`
 /// attributes), or an empty range past the last pair.
 ///

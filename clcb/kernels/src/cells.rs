@@ -426,21 +426,6 @@ unsafe fn append(b: &CellEvents, out: *mut u32, e: u32, hit: Option<u32>) {
     }
 }
 
-/// The lane of the warp whose inclusive prefix `incl` first passes `c` (the owner of
-/// flattened candidate `c < total`). Every lane calls it.
-#[inline(always)]
-fn owner(incl: u32, c: u32) -> u32 {
-    let mut l = 0u32;
-    let mut step = 16;
-    while step > 0 {
-        if shfl(incl, l + step - 1) <= c {
-            l += step;
-        }
-        step /= 2;
-    }
-    l
-}
-
 kernel! {
     /// Beyond the paper: matches a batch of events against the cell index, one warp per
     /// event (`CELLS_BLOCK / 32` events per block), as the CPU grid index does for one
@@ -456,9 +441,9 @@ kernel! {
     /// lane: the empty key, the `name = value` of each string attribute whose name
     /// keys a filter, the pair of each two names that key filters ([`event_key`],
     /// hashed from the event's bytes); each lane finds its key's group by binary search
-    /// of the cell's directory. The groups are laid end to end (a warp scan of their
-    /// sizes, `shfl_up`) and the lanes take consecutive candidates (each finds its
-    /// group's lane by a five-step search over the scan, `shfl`), so that a group of
+    /// of the cell's directory. The groups are laid end to end (`warp_scan` of their
+    /// sizes) and the lanes take consecutive candidates (each finds its group's lane
+    /// with `lane_holding`), so that a group of
     /// 200 entries keeps all 32 lanes busy and their 32-byte entries are read
     /// coalesced. Last, the cell's overflow (entries moved in since its layout), all of
     /// it, the same way. Each candidate is [`try_entry`]: the circle and the signature
@@ -525,22 +510,13 @@ kernel! {
                     None => (0, 0),
                 }
             };
-            let mut incl = len;
-            let mut d = 1;
-            while d < 32 {
-                let y = shfl_up(incl, d);
-                if lane >= d {
-                    incl += y;
-                }
-                d *= 2;
-            }
-            let total = shfl(incl, 31);
+            let (start, total) = warp_scan(len);
             let mut c0 = 0;
             while c0 < total {
                 let c = c0 + lane;
-                let l = owner(incl, c);
+                let l = lane_holding(start, c);
                 let l_lo = shfl(lo, l);
-                let l_start = shfl(incl - len, l);
+                let l_start = shfl(start, l);
                 let hit = if c < total {
                     try_entry(&t, head.entries + l_lo + (c - l_start), h.pos, esig, event, n)
                 } else {
