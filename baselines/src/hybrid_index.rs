@@ -529,7 +529,7 @@ impl HybridIndex {
         // The value index's mean (0 before it has run).
         let values_ns = self.timings[b][Choice::Values as usize].mean();
         // The name index chosen with a wide gap over a full window of its samples.
-        let mut settled = false;
+        let settled: bool;
         let (choice, timed) = {
             let t = &self.timings[b];
             let (n, v) = (t[0].samples(), t[1].samples());
