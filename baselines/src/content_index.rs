@@ -229,10 +229,6 @@ impl ContentIndex {
 
     /// The match of an event whose names are numbered (`slot`, `ids`: as
     /// `Names::slots` fills them; `ids` is sorted here).
-    ///
-    /// Never inlined, so that the hybrid index, which calls it for the events it gives
-    /// the name index, runs the very code the name index runs on its own.
-    #[inline(never)]
     pub(crate) fn match_numbered(
         &self,
         attrs: &[ccm::model::Attribute],

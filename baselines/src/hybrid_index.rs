@@ -528,8 +528,6 @@ impl HybridIndex {
         // (which answers, how it is timed)
         // The value index's mean (0 before it has run).
         let values_ns = self.timings[b][Choice::Values as usize].mean();
-        // The name index chosen with a wide gap over a full window of its samples.
-        let settled: bool;
         let (choice, timed) = {
             let t = &self.timings[b];
             let (n, v) = (t[0].samples(), t[1].samples());
@@ -550,7 +548,6 @@ impl HybridIndex {
             let samples = |c: Choice| [n, v][c as usize];
             // A wide gap, measured over a full window of the chosen index's samples.
             let wide = slower >= WIDE && samples(best) >= WINDOW / 2;
-            settled = wide && best == Choice::Names;
             if samples(best) < SAMPLES || (samples(other) < SAMPLES && slower < FAR_SLOWER) {
                 // The one with fewer samples, unless the other is far slower already.
                 let pick = if slower >= FAR_SLOWER {
@@ -591,13 +588,8 @@ impl HybridIndex {
             }
         };
         // The name index's budget: a few times the value index's mean (in the name
-        // index's units of half a nanosecond), once that has been measured; none on
-        // the untimed events of a count of names the name index has settled (a wide
-        // gap over a full window), where the budget's bookkeeping was the hybrid's
-        // whole cost over the name index alone: 2% on dense10, 100k filters, 3-5 and 10
-        // names (2-core machine, by turns), 0.2-1.3% without it.
-        let budget = (values_ns > 0.0 && !(settled && timed == Timed::No))
-            .then_some((values_ns * 2.0 * BUDGET) as u64);
+        // index's units of half a nanosecond), once that has been measured.
+        let budget = (values_ns > 0.0).then_some((values_ns * 2.0 * BUDGET) as u64);
         let mut run = |choice: Choice| {
             if choice == Choice::Names {
                 let names = match budget {
