@@ -164,6 +164,7 @@ impl Tests {
 
     /// Hints the CPU to fetch filter `f`'s offsets into the constraint table, so that a
     /// batch of filters' misses overlap (the grid index evaluates scattered filters).
+    #[cfg(feature = "clcb")]
     #[inline(always)]
     pub(crate) fn prefetch_offsets(&self, f: usize) {
         if let Some(a) = self.at.get(f) {
@@ -173,6 +174,7 @@ impl Tests {
 
     /// Hints the CPU to fetch filter `f`'s first constraints (reads its offset: best
     /// after [`Tests::prefetch_offsets`]).
+    #[cfg(feature = "clcb")]
     #[inline(always)]
     pub(crate) fn prefetch_tests(&self, f: usize) {
         if let Some(t) = self.at.get(f).and_then(|&a| self.tests.get(a as usize)) {
@@ -222,6 +224,7 @@ impl Tests {
 }
 
 /// Hints the CPU to bring the cache line of `p` into its caches (nothing elsewhere).
+#[cfg(feature = "clcb")]
 #[inline(always)]
 pub(crate) fn prefetch<T>(p: &T) {
     #[cfg(target_arch = "x86_64")]
