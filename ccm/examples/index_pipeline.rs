@@ -90,12 +90,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let s = index.take_timing();
             let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / n;
             println!(
-                "launches of {batch}, round {round}: {:.1} ns/event; encode {:.1}, copy in {:.1}, kernels {:.1}, answers {:.1}",
+                "launches of {batch}, round {round}: {:.1} ns/event; encode {:.1}, copy in {:.1}, kernels {:.1}, answers {:.1}; waited for encoding {:.1}; {} launches, {} encoded twice, {} staging grown",
                 wall * 1e9 / n,
                 ns(s.encode),
                 ns(s.copy_in),
                 ns(s.kernels),
-                ns(s.answers)
+                ns(s.answers),
+                ns(s.waited),
+                s.launches,
+                s.encoded_again,
+                s.staging_grown
             );
         }
     }

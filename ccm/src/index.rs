@@ -142,6 +142,26 @@ pub struct IndexTiming {
     pub answers: std::time::Duration,
     /// Events matched.
     pub events: usize,
+    /// Launches.
+    pub launches: usize,
+    /// Time the device's thread spent, its launch done, on the next launch's encoding
+    /// (helping with it, or waiting for its last parts): the encoding the device's work
+    /// did not hide.
+    pub waited: std::time::Duration,
+    /// Launches encoded twice: a part's strings outgrew the slot sized from the launch
+    /// before ([`Tables::slotted_room`]).
+    pub encoded_again: usize,
+    /// Launches whose page-locked staging had to be allocated or grown first.
+    pub staging_grown: usize,
+}
+
+impl IndexTiming {
+    /// Counts a launch staged as `st`.
+    fn note(&mut self, st: &Staged) {
+        self.launches += 1;
+        self.encoded_again += st.again as usize;
+        self.staging_grown += st.grown as usize;
+    }
 }
 
 /// The answers of a batch: for event `i`, [`Answers::get`]`(i)` is the ascending list
@@ -707,31 +727,37 @@ impl<'d> GpuIndex<'d> {
         let (mut cur, took) =
             Staged::prepare(t, staging[0].take(), first, *part_bytes).ready(dev, t, first)?;
         timing.encode += took;
+        timing.note(&cur);
         *part_bytes = Some(slot_for(cur.most));
         if staging[1].is_none() && events.len() > per {
             staging[1] = Some(HostBufs::alloc(dev, cur.lens())?);
         }
-        std::thread::scope(|s| -> Result<(), CcmError> {
+        // The pipeline runs on the encoding pool: this thread drives the device
+        // through a launch while the pool encodes the next one's events (`join`), and,
+        // its launch done, helps with that encoding instead of waiting for it.
+        on_encode_pool(|| -> Result<(), CcmError> {
             loop {
-                // The next launch's events counted and encoded on the encoding pool
-                // while this thread drives the device.
-                let job = chunks.next().map(|c| {
-                    let old = staging[1].take();
-                    let slot = *part_bytes;
-                    (c, s.spawn(move || Staged::prepare(t, old, c, slot)))
-                });
-                let r = launch(dev, d, cfg, per, bufs, timing, &cur, out);
+                let next = chunks.next().map(|c| (c, staging[1].take(), *part_bytes));
+                let started = Instant::now();
+                let ((r, launched), job) = rayon::join(
+                    || {
+                        let r = launch(dev, d, cfg, per, bufs, timing, &cur, out);
+                        (r, started.elapsed())
+                    },
+                    || next.map(|(c, old, slot)| (c, Staged::prepare(t, old, c, slot))),
+                );
                 if r.is_err() {
                     // The buffers' counters may be left mid-launch: start afresh.
                     *bufs = None;
                 }
-                let Some((c, job)) = job else {
+                let Some((c, prepared)) = job else {
                     staging[0] = Some(cur.bufs);
                     return r;
                 };
-                let prepared = job.join().expect("the encoding thread does not panic");
                 r?;
                 let (st, took) = prepared.ready(dev, t, c)?;
+                timing.waited += started.elapsed().saturating_sub(launched);
+                timing.note(&st);
                 *part_bytes = Some(slot_for(st.most));
                 staging[1] = Some(std::mem::replace(&mut cur, st).bufs);
                 timing.encode += took;
@@ -740,18 +766,21 @@ impl<'d> GpuIndex<'d> {
     }
 }
 
-/// The pool that encodes events for every [`GpuIndex`] of the process: one thread fewer
-/// than rayon's global pool, so that the thread driving the device, which spins while
-/// it waits for the GPU, keeps a core to itself. (With as many encoding threads as
-/// cores, one of them shared its core with the spinning driver and every launch's
-/// encoding waited for that thread's parts: on the H100 machine's 16 cores, 24-28
-/// instead of 13 ns per event of Table 1's default scenario.) Without a pool (its
-/// threads could not be started) the encoding runs on the global pool.
+/// The pool that encodes events for every [`GpuIndex`] of the process and runs its
+/// pipeline: as many threads as rayon's global pool. The thread driving the device is
+/// one of them ([`GpuIndex::match_batch_into`]), busy with its launch while the others
+/// encode the next one, then helping them. (A driving thread beside a pool of one
+/// thread fewer than the cores waited 4.2 ns per event of Table 1's default scenario
+/// for encodings it could have shared; beside a pool of as many threads as cores, it
+/// shared a core with one of them and every launch's encoding waited for that
+/// thread's parts: 24-28 instead of 13 ns per event on the H100 machine's 16 cores.)
+/// Without a pool (its threads could not be started) everything runs on the global
+/// pool.
 fn on_encode_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     let pool = POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()
-            .num_threads(rayon::current_num_threads().saturating_sub(1).max(1))
+            .num_threads(rayon::current_num_threads().max(1))
             .thread_name(|i| format!("ccm-encode-{i}"))
             .build()
             .ok()
@@ -768,6 +797,9 @@ struct Staged {
     bufs: HostBufs,
     room: EncodeRoom,
     most: usize,
+    /// Encoded twice (a part outgrew its slot); its staging allocated or grown first.
+    again: bool,
+    grown: bool,
 }
 
 /// The string bytes' slot per part of a launch after one whose parts took at most
@@ -783,7 +815,8 @@ fn slot_for(most: usize) -> usize {
 /// by the device's thread, in [`Prepared::ready`]). With the time spent.
 enum Prepared {
     Encoded(Staged, std::time::Duration),
-    Short(Option<HostBufs>, EncodeRoom, std::time::Duration),
+    /// Also whether the room is the exact one after a slotted encoding overflowed.
+    Short(Option<HostBufs>, EncodeRoom, std::time::Duration, bool),
 }
 
 impl Prepared {
@@ -797,17 +830,27 @@ impl Prepared {
     ) -> Result<(Staged, std::time::Duration), CcmError> {
         match self {
             Prepared::Encoded(st, took) => Ok((st, took)),
-            Prepared::Short(old, room, took) => {
+            Prepared::Short(old, room, took, again) => {
                 drop(old);
                 let started = Instant::now();
                 let mut bufs = HostBufs::alloc(dev, room.total())?;
                 match Staged::encode(t, &mut bufs, &room, events) {
-                    Some(most) => Ok((Staged { bufs, room, most }, took + started.elapsed())),
+                    Some(most) => {
+                        let st = Staged {
+                            bufs,
+                            room,
+                            most,
+                            again,
+                            grown: true,
+                        };
+                        Ok((st, took + started.elapsed()))
+                    }
                     // A part's strings outgrew the slotted room: the exact room, which
                     // never overflows (so this recursion ends).
                     None => {
                         let room = on_encode_pool(|| Tables::encode_room(events));
-                        Prepared::Short(None, room, took + started.elapsed()).ready(dev, t, events)
+                        Prepared::Short(None, room, took + started.elapsed(), true)
+                            .ready(dev, t, events)
                     }
                 }
             }
@@ -833,6 +876,7 @@ impl Staged {
             None => Tables::encode_room(events),
         });
         let mut old = old;
+        let mut again = false;
         loop {
             match old {
                 Some(mut h) if h.holds(room.total()) => {
@@ -842,16 +886,19 @@ impl Staged {
                                 bufs: h,
                                 room,
                                 most,
+                                again,
+                                grown: false,
                             };
                             return Prepared::Encoded(st, started.elapsed());
                         }
                         None => {
                             old = Some(h);
+                            again = true;
                             room = on_encode_pool(|| Tables::encode_room(events));
                         }
                     }
                 }
-                old => return Prepared::Short(old, room, started.elapsed()),
+                old => return Prepared::Short(old, room, started.elapsed(), again),
             }
         }
     }
