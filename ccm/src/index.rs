@@ -54,7 +54,7 @@
 //! parallel; see the module's build time in the harness's Table 2).
 
 use crate::engine::{room as room_of, CcmError};
-use crate::layout::{EncodeRoom, SubId, Tables};
+use crate::layout::{EncodeRoom, SubId, Tables, ENCODE_PART};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_count, ccm_index_dense, ccm_index_iface, ccm_index_route,
@@ -728,7 +728,7 @@ impl<'d> GpuIndex<'d> {
             Staged::prepare(t, staging[0].take(), first, *part_bytes).ready(dev, t, first)?;
         timing.encode += took;
         timing.note(&cur);
-        *part_bytes = Some(slot_for(cur.most));
+        *part_bytes = Some(next_slot(*part_bytes, &cur, first.len()));
         if staging[1].is_none() && events.len() > per {
             staging[1] = Some(HostBufs::alloc(dev, cur.lens())?);
         }
@@ -758,7 +758,7 @@ impl<'d> GpuIndex<'d> {
                 let (st, took) = prepared.ready(dev, t, c)?;
                 timing.waited += started.elapsed().saturating_sub(launched);
                 timing.note(&st);
-                *part_bytes = Some(slot_for(st.most));
+                *part_bytes = Some(next_slot(*part_bytes, &st, c.len()));
                 staging[1] = Some(std::mem::replace(&mut cur, st).bufs);
                 timing.encode += took;
             }
@@ -808,6 +808,18 @@ struct Staged {
 /// the exact room).
 fn slot_for(most: usize) -> usize {
     (most + most / 4 + 64).next_multiple_of(64)
+}
+
+/// The string slot per part after a launch of `events` events staged as `st`: from
+/// its largest part ([`slot_for`]) when it had full parts to judge by; after a launch
+/// of less than one part (the last of a call, say) no smaller than `last`, so that a
+/// short tail does not send the next call's first launch to a second encoding.
+fn next_slot(last: Option<usize>, st: &Staged, events: usize) -> usize {
+    let slot = slot_for(st.most);
+    match last {
+        Some(last) if events < ENCODE_PART => slot.max(last),
+        _ => slot,
+    }
 }
 
 /// A launch's events after [`Staged::prepare`]: encoded, or not yet, because the

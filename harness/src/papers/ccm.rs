@@ -741,13 +741,17 @@ fn time_gpu_index(
     if std::env::var_os("GPU_MATCH_INDEX_SPLIT").is_some() {
         let us = |d: std::time::Duration| d.as_secs_f64() * 1e6 / split.events.max(1) as f64;
         eprintln!(
-            "index split {}: encode {:.3} copy in {:.3} kernels {:.3} answers {:.3} us/event ({} events, {:.1} answers/event)",
+            "index split {}: encode {:.3} copy in {:.3} kernels {:.3} answers {:.3} us/event, encoding not hidden {:.3} ({} events, {} launches, {} encoded twice, {} with staging grown, {:.1} answers/event)",
             at.label,
             us(split.encode),
             us(split.copy_in),
             us(split.kernels),
             us(split.answers),
+            us(split.waited),
             split.events,
+            split.launches,
+            split.encoded_again,
+            split.staging_grown,
             total as f64 / n.max(1) as f64,
         );
     }

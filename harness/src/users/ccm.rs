@@ -445,6 +445,14 @@ fn match_cmd(
             ] {
                 stats.add(phase, d, format!("({} events)", t.events));
             }
+            stats.add(
+                "index: encoding not hidden",
+                t.waited,
+                format!(
+                    "({} launches, {} encoded twice, {} with staging grown)",
+                    t.launches, t.encoded_again, t.staging_grown
+                ),
+            );
             done
         }
         Some(dev) => {
