@@ -775,7 +775,10 @@ impl<'d> GpuIndex<'d> {
 /// shared a core with one of them and every launch's encoding waited for that
 /// thread's parts: 24-28 instead of 13 ns per event on the H100 machine's 16 cores.)
 /// Without a pool (its threads could not be started) everything runs on the global
-/// pool.
+/// pool. With several devices ([`crate::MultiIndex`]) each device's pipeline is one job
+/// of this pool, all queued together at the start of a call while the pool is idle: a
+/// driving thread waiting in its `join` steals encoding work, and would run another
+/// device's whole pipeline only if one were still queued then.
 fn on_encode_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     let pool = POOL.get_or_init(|| {
