@@ -5,7 +5,7 @@
 //!
 //!     cargo run --release -p ccm --example index_pipeline [seed]
 
-use ccm::layout::Tables;
+use ccm::layout::{Tables, ENCODE_PART};
 use ccm::{workload, Event, GpuIndex, IndexConfig, Params};
 use std::time::Instant;
 
@@ -48,8 +48,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let t0 = Instant::now();
                     let most = t
                         .encode_into(&stream, &room, &mut evs, &mut attrs, &mut bytes)
-                        .expect("the slots hold a quarter more than the exact pass's most");
-                    slot = most + most / 4 + 64;
+                        .expect("the slots hold more than the exact pass's most");
+                    slot = Tables::part_slot(most);
                     *b = (b.0.min(counted), b.1.min(t0.elapsed().as_secs_f64()));
                 }
             }
@@ -119,7 +119,7 @@ fn encode_alone(
     let cores = std::thread::available_parallelism()?.get();
     let room = Tables::encode_room(&stream[..batch]);
     let (a, b, c) = room.total();
-    let slot = 4 * c / stream[..batch].len().div_ceil(256) + 64;
+    let slot = 4 * c / stream[..batch].len().div_ceil(ENCODE_PART) + 64;
     let slotted = Tables::slotted_room(&stream[..batch], slot);
     // Room for any launch of the stream: twice the first one's.
     let (a2, b2, c2) = slotted.total();
@@ -134,7 +134,7 @@ fn encode_alone(
         vec![ccm_kernels::DevAttr::default(); b.max(b2)],
         vec![0u8; c.max(c2)],
     );
-    for threads in [cores - 1, cores] {
+    for threads in [cores.saturating_sub(1).max(1), cores] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()?;

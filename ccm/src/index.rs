@@ -805,20 +805,12 @@ struct Staged {
     grown: bool,
 }
 
-/// The string bytes' slot per part of a launch after one whose parts took at most
-/// `most`: a quarter more and a cache line (a part that outgrows its slot costs that
-/// launch a second encoding, in the exact room; none did in `index_pipeline`'s
-/// launches of Table 1's default scenario on the H100 machine).
-fn slot_for(most: usize) -> usize {
-    (most + most / 4 + 64).next_multiple_of(64)
-}
-
 /// The string slot per part after a launch of `events` events staged as `st`: from
-/// its largest part ([`slot_for`]) when it had full parts to judge by; after a launch
+/// its largest part ([`Tables::part_slot`]) when it had full parts to judge by; after a launch
 /// of less than one part (the last of a call, say) no smaller than `last`, so that a
 /// short tail does not send the next call's first launch to a second encoding.
 fn next_slot(last: Option<usize>, st: &Staged, events: usize) -> usize {
-    let slot = slot_for(st.most);
+    let slot = Tables::part_slot(st.most);
     match last {
         Some(last) if events < ENCODE_PART => slot.max(last),
         _ => slot,
@@ -848,24 +840,14 @@ impl Prepared {
             Prepared::Short(old, room, took, again) => {
                 drop(old);
                 let started = Instant::now();
-                let mut bufs = HostBufs::alloc(dev, room.total())?;
-                match Staged::encode(t, &mut bufs, &room, events) {
-                    Some(most) => {
-                        let st = Staged {
-                            bufs,
-                            room,
-                            most,
-                            again,
-                            grown: true,
-                        };
-                        Ok((st, took + started.elapsed()))
-                    }
-                    // A part's strings outgrew the slotted room: the exact room, which
-                    // never overflows (so this recursion ends).
-                    None => {
-                        let room = on_encode_pool(|| Tables::encode_room(events));
-                        Prepared::Short(None, room, took + started.elapsed(), true)
-                            .ready(dev, t, events)
+                let bufs = HostBufs::alloc(dev, room.total())?;
+                match Staged::fill(t, Some(bufs), room, events, again, true, started) {
+                    Prepared::Encoded(st, more) => Ok((st, took + more)),
+                    // A part outgrew the slotted room and the exact room is larger than
+                    // the buffers just allocated: room for it (it never overflows, so
+                    // this recursion ends).
+                    Prepared::Short(_, room, more, again) => {
+                        Prepared::Short(None, room, took + more, again).ready(dev, t, events)
                     }
                 }
             }
@@ -886,14 +868,30 @@ impl Staged {
         part_bytes: Option<usize>,
     ) -> Prepared {
         let started = Instant::now();
-        let mut room = on_encode_pool(|| match part_bytes {
+        let room = on_encode_pool(|| match part_bytes {
             Some(b) => Tables::slotted_room(events, b),
             None => Tables::encode_room(events),
         });
-        let mut old = old;
-        let mut again = false;
+        Staged::fill(t, old, room, events, false, false, started)
+    }
+
+    /// `events` encoded into `bufs` when they hold `room`; a part that outgrows its slot
+    /// sends them to the exact room (into `bufs` again when they hold it). `again` and
+    /// `grown` as [`Staged`] records them (`again` set here on an overflow). Without room
+    /// enough, [`Prepared::Short`]: the buffers back with the room they lack. The time
+    /// is counted from `started`.
+    fn fill(
+        t: &Tables,
+        bufs: Option<HostBufs>,
+        mut room: EncodeRoom,
+        events: &[Event],
+        mut again: bool,
+        grown: bool,
+        started: Instant,
+    ) -> Prepared {
+        let mut bufs = bufs;
         loop {
-            match old {
+            match bufs {
                 Some(mut h) if h.holds(room.total()) => {
                     match Staged::encode(t, &mut h, &room, events) {
                         Some(most) => {
@@ -902,18 +900,18 @@ impl Staged {
                                 room,
                                 most,
                                 again,
-                                grown: false,
+                                grown,
                             };
                             return Prepared::Encoded(st, started.elapsed());
                         }
                         None => {
-                            old = Some(h);
+                            bufs = Some(h);
                             again = true;
                             room = on_encode_pool(|| Tables::encode_room(events));
                         }
                     }
                 }
-                old => return Prepared::Short(old, room, started.elapsed(), again),
+                short => return Prepared::Short(short, room, started.elapsed(), again),
             }
         }
     }
