@@ -320,7 +320,7 @@ const WHY_MULTI: &str = "CCM on Table 2: every GPU encodes the whole event strea
 /// where and why beside its number. Each one names what the recorded runs and their
 /// time splits showed, not a guess.
 pub const WHY_MISSED: &[(&str, &str)] = &[
-    (GPU_T2, "the host's share: encoding each event's heap-allocated names and values into the device's layout takes 13-18 ns per event on 15 cores beside the device's work (7.4 ns alone on 16 threads; `GPU_MATCH_INDEX_SPLIT=1` prints the split), the device's kernels 8-12 ns and the answers 2-4 ns; with Zipf names the CPU's work per event is larger and the same pipeline is 16-21x"),
+    (GPU_T2, "the host's share: encoding each event's heap-allocated names and values into the device's layout takes 12.6-17 ns per event on the 16 cores beside the device's work (8.2-12.1 ns alone in the same launches; `GPU_MATCH_INDEX_SPLIT=1` prints the split), the device's kernels 8-11 ns and the answers 2-4 ns; with Zipf names the CPU's work per event is larger and the same pipeline is 16-21x"),
     (GPU_FIGS, "where the CPU needs less than ~0.2 µs per event (few filters per interface, many names), the host's encoding of the events bounds the GPU index as on Table 2"),
     (GPU_DENSE, "at 1M filters the answers themselves (4,000-22,000 ids per event) and the filter-major kernel (every filter for every event) bound it; a GPU form of the value index's bitsets is not built"),
     (HYBRID_D10_100K4, WHY_SAME_CODE),

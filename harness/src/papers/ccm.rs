@@ -29,8 +29,8 @@
 //! checked against SFF's on every event of every workload (SFF on all cores gives the
 //! reference answers; a mismatch fails the run). Single-core SFF and the indexes on one
 //! core are timed on a bounded prefix of the events at large scale (at least 20 events,
-//! then within a budget of 1.5 s; the two indexes by turns of 4096 events over the same
-//! stream, so that a slow stretch of the machine falls on both), the indexes on all cores
+//! then within a budget of 1.5 s; the two indexes by turns of up to 4096 events over the
+//! same stream, so that a slow stretch of the machine falls on both), the indexes on all cores
 //! on a stream of at most 65,536 events that the one-core rate says fits the same budget,
 //! so that an experiment stays within about two minutes on the GPU machine.
 //!
@@ -430,12 +430,13 @@ const SLOWEST_BUDGETS: f64 = 4.0;
 
 /// Times the built indexes on one core over a stream of the workload's events, by
 /// turns: each takes the same events in turn (the order alternating from turn to turn;
-/// [`FIRST_TURN_EVENTS`] at first, doubling up to [`TURN_EVENTS`] while turns are short), so that a slow stretch of the machine (another tenant, a frequency change)
+/// [`FIRST_TURN_EVENTS`] at first, doubling up to [`TURN_EVENTS`] while turns are
+/// short), so that a slow stretch of the machine (another tenant, a frequency change)
 /// falls on all of them alike instead of on whichever ran then. Stops at the end of the
 /// stream ([`INDEX_STREAM`] events; the workload's in quick mode), or once every index
 /// has answered [`MIN_TIMED`] events and spent [`SFF_BUDGET_S`] (or the slowest
-/// [`SLOWEST_BUDGETS`] of them). Checks every answer
-/// against `truth`, records each index's `name`, returns each one's ms per event.
+/// [`SLOWEST_BUDGETS`] of them). Checks every answer against `truth`, records each
+/// index's `name`, returns each one's ms per event.
 fn time_one_core_by_turns(
     ctx: &mut Ctx,
     built: &mut [BuiltIndex],
@@ -456,8 +457,8 @@ fn time_one_core_by_turns(
     let mut turn_events = FIRST_TURN_EVENTS;
     while done < stream_len {
         let len = turn_events.min(stream_len - done);
-        let before = spent.clone();
         let chunk: Vec<&Event> = w.events.iter().cycle().skip(done).take(len).collect();
+        let mut longest = 0.0f64;
         for k in 0..n {
             let i = if turn.is_multiple_of(2) { k } else { n - 1 - k };
             let b = &mut built[i];
@@ -465,15 +466,12 @@ fn time_one_core_by_turns(
             for e in &chunk {
                 got[i].push((b.one)(e));
             }
-            spent[i] += t0.elapsed().as_secs_f64();
+            let took = t0.elapsed().as_secs_f64();
+            spent[i] += took;
+            longest = longest.max(took);
         }
         done += len;
         turn += 1;
-        let longest = spent
-            .iter()
-            .zip(&before)
-            .map(|(s, b)| s - b)
-            .fold(0.0, f64::max);
         if longest < SFF_BUDGET_S / 8.0 {
             turn_events = (turn_events * 2).min(TURN_EVENTS);
         }
