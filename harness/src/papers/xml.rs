@@ -14,9 +14,10 @@
 //! core: `yfilter-mc` or `lazy-dfa-mc`, or a one-core series where it is faster (on one
 //! document the NFA's document parallelism has nothing to split, and a document under
 //! [`baselines::lazy_dfa::SEGMENT_MIN_EVENTS`] events is not cut into segments:
-//! `lazy-dfa-mc` then runs it on one core). The throughput figures (7, 9, `paths`) record it with the others (the
-//! plot adds a panel of each GPU series' speedup over it); the speedup figures (8, 10,
-//! 11) record `gpu vs best CPU (all cores)` beside the paper's speedups.
+//! `lazy-dfa-mc` then runs it on one core). The throughput figures (7, 9, `paths`)
+//! record it with the others (the plot adds a panel of each GPU series' speedup over
+//! it); the speedup figures (8, 10, 11) record `gpu vs best CPU (all cores)` beside the
+//! paper's speedups.
 //!
 //! The lazy DFA is timed *trained*, not replayed: its cache is first built on other
 //! documents of the same generator (about 1 MB, another seed), and every timed run starts
@@ -852,8 +853,8 @@ const BIGDOC_MB: [usize; 3] = [4, 16, 100];
 /// throughput of every engine against the document's size. The CPU series are the NFA
 /// on one core (`yfilter`; document parallelism has nothing to split) and the lazy DFA
 /// on one core (`lazy-dfa`) and on all cores (`lazy-dfa-mc`: the document cut into
-/// segments of events, [`LazyDfa::filter_segmented`]); the GPU filters the document whole (`gpu`: one stack per query column walks every event)
-/// and in segments (`gpu-seg`: [`segment_events`] events per segment, the paths at
+/// segments of events, [`LazyDfa::filter_segmented`]); the GPU filters the document
+/// whole (`gpu`: one stack per query column walks every event) and in segments (`gpu-seg`: [`segment_events`] events per segment, the paths at
 /// each segment's start from one host pass, inside the timed call). A 100 MB document
 /// in a SAX parser's hands arrives as events, as in every experiment here.
 fn bigdoc(ctx: &mut Ctx) -> anyhow::Result<()> {
