@@ -229,6 +229,11 @@ impl ContentIndex {
 
     /// The match of an event whose names are numbered (`slot`, `ids`: as
     /// `Names::slots` fills them; `ids` is sorted here).
+    ///
+    /// Never inlined: the name index alone and the hybrid index
+    /// ([`crate::hybrid_index`]) run this one copy of the loop, not two copies that the
+    /// compiler laid out apart.
+    #[inline(never)]
     pub(crate) fn match_numbered(
         &self,
         attrs: &[ccm::model::Attribute],
