@@ -18,6 +18,14 @@ use experiment::Paper;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+/// mimalloc instead of the system's allocator, for every engine alike: parsing an event
+/// line allocates its attributes' names and strings, and the CPU matchers allocate each
+/// answer. `ccm match --engine hybrid` on 300k events of the default scenario, 2-core
+/// machine: 0.54-0.67M events/s with glibc's malloc, 0.91-0.98M with mimalloc (the
+/// reader thread's parsing 0.43-0.53 s -> 0.27-0.31 s).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Marks an error as the user's (bad input or usage): the process exits with code 2.
 #[derive(Debug)]
 pub struct BadInput(pub anyhow::Error);
