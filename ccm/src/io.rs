@@ -153,29 +153,49 @@ impl<R: BufRead> LineReader<R> {
 
     /// Replaces the window in `out` by the next `max` (at least 1) lines of the stream;
     /// `out` is empty at the end of the stream.
+    ///
+    /// The reader's buffer is scanned a block at a time (memchr for the line ends) and
+    /// copied once per block, not line by line: `read_until` per line cost the reader
+    /// thread ~50 ns a line, a third of parsing the default scenario's events on 16 cores.
     pub fn read_window(&mut self, max: usize, out: &mut RawLines) -> Result<(), IoError> {
         out.first = self.next_line;
         out.text.clear();
         out.spans.clear();
-        while out.spans.len() < max.max(1) {
-            let start = out.text.len();
-            let n = self
-                .reader
-                .read_until(b'\n', &mut out.text)
-                .map_err(|source| IoError::Read {
-                    file: self.file.clone(),
-                    source,
-                })?;
-            if n == 0 {
+        let max = max.max(1);
+        // Where the line being read began in `out.text`.
+        let mut start = 0usize;
+        while out.spans.len() < max {
+            let buf = match self.reader.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    return Err(IoError::Read {
+                        file: self.file.clone(),
+                        source,
+                    })
+                }
+            };
+            if buf.is_empty() {
+                // The end of the stream: a last line without its `\n`.
+                if out.text.len() > start {
+                    out.spans.push((start, out.text.len()));
+                    self.next_line += 1;
+                }
                 break;
             }
-            let end = if out.text.last() == Some(&b'\n') {
-                out.text.len() - 1
-            } else {
-                out.text.len()
-            };
-            out.spans.push((start, end));
-            self.next_line += 1;
+            let base = out.text.len();
+            let mut used = buf.len();
+            for end in memchr::memchr_iter(b'\n', buf) {
+                out.spans.push((start, base + end));
+                start = base + end + 1;
+                self.next_line += 1;
+                if out.spans.len() == max {
+                    used = end + 1;
+                    break;
+                }
+            }
+            out.text.extend_from_slice(&buf[..used]);
+            self.reader.consume(used);
         }
         Ok(())
     }
@@ -1010,6 +1030,41 @@ mod tests {
         assert_eq!(w.raw(0), b"{\"b\": \"x\"}");
         r.read_window(2, &mut w).unwrap();
         assert!(w.is_empty());
+    }
+
+    #[test]
+    fn windows_split_lines_exactly_whatever_the_reader_buffer_holds() {
+        // Lines of every length across buffers of 1 to 9 bytes, windows of 1 to 4
+        // lines, with and without a final line end: the same lines as `str::lines`.
+        let lines: Vec<String> = (0..23).map(|i| "x".repeat(i % 7)).collect();
+        for final_end in [true, false] {
+            let mut text = lines.join("\n");
+            if final_end {
+                text.push('\n');
+            }
+            for cap in 1..10 {
+                for window in 1..5 {
+                    let buf = std::io::BufReader::with_capacity(cap, text.as_bytes());
+                    let mut r = LineReader::new("e", buf);
+                    let mut w = RawLines::default();
+                    let mut got: Vec<(usize, Vec<u8>)> = Vec::new();
+                    loop {
+                        r.read_window(window, &mut w).unwrap();
+                        if w.is_empty() {
+                            break;
+                        }
+                        assert!(w.len() <= window);
+                        got.extend((0..w.len()).map(|i| (w.line_no(i), w.raw(i).to_vec())));
+                    }
+                    let want: Vec<(usize, Vec<u8>)> = text
+                        .lines()
+                        .enumerate()
+                        .map(|(i, l)| (i + 1, l.as_bytes().to_vec()))
+                        .collect();
+                    assert_eq!(got, want, "buffer {cap}, window {window}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -453,11 +453,16 @@ const SLOWEST_BUDGETS: f64 = 4.0;
 /// turns: each takes the same events in turn (the order alternating from turn to turn;
 /// [`FIRST_TURN_EVENTS`] at first, doubling up to [`TURN_EVENTS`] while turns are
 /// short), so that a slow stretch of the machine (another tenant, a frequency change)
-/// falls on all of them alike instead of on whichever ran then. Stops at the end of the
-/// stream ([`INDEX_STREAM`] events; the workload's in quick mode), or once every index
-/// has answered [`MIN_TIMED`] events and spent [`SFF_BUDGET_S`] (or the slowest
-/// [`SLOWEST_BUDGETS`] of them). Checks every answer against `truth`, records each
-/// index's `name`, returns each one's ms per event.
+/// falls on all of them alike instead of on whichever ran then. A pass stops at the end
+/// of the stream ([`INDEX_STREAM`] events; the workload's in quick mode), or once every
+/// index has answered [`MIN_TIMED`] events and spent [`SFF_BUDGET_S`] (or the slowest
+/// [`SLOWEST_BUDGETS`] of them). Where a pass over the whole stream is short, the
+/// stream is passed again, up to [`MAX_PASSES`] times within [`PASSES_BUDGETS`], and
+/// each index's time is its least over the passes: a hiccup of a few tens of
+/// milliseconds that falls on one index's turn (Table 2, one seed of three: the same
+/// name index read 2.13 µs alone and 2.64 µs inside the hybrid, 1.37 and 1.35 µs on
+/// another seed) is then not its time. Checks every answer of every pass against
+/// `truth`, records each index's `name`, returns each one's ms per event.
 fn time_one_core_by_turns(
     ctx: &mut Ctx,
     built: &mut [BuiltIndex],
@@ -470,6 +475,58 @@ fn time_one_core_by_turns(
     } else {
         (INDEX_STREAM.max(w.events.len()), MIN_TIMED)
     };
+    let n = built.len();
+    // Per index, the least ms per event over the passes, and the time spent in all.
+    let mut best = vec![f64::INFINITY; n];
+    let mut total = vec![0.0f64; n];
+    let mut passes = 0;
+    loop {
+        let pass = one_pass_by_turns(built, w, stream_len, min)?;
+        passes += 1;
+        let want: Vec<Vec<InterfaceId>> = truth.iter().cycle().take(pass.done).cloned().collect();
+        for (i, b) in built.iter().enumerate() {
+            at.check(ctx, ("sff", &want), (b.name, &pass.got[i]))?;
+            best[i] = best[i].min(pass.spent[i] * 1e3 / pass.done.max(1) as f64);
+            total[i] += pass.spent[i];
+        }
+        let slowest = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+        if ctx.quick
+            || pass.done < stream_len
+            || passes >= MAX_PASSES
+            || slowest(&total) + slowest(&pass.spent) > PASSES_BUDGETS * SFF_BUDGET_S
+        {
+            break;
+        }
+    }
+    for (b, ms) in built.iter().zip(&best) {
+        at.record(ctx, b.name, *ms);
+    }
+    Ok(best)
+}
+
+/// One pass of [`time_one_core_by_turns`]: each index's seconds, the events each
+/// answered, and its answers.
+struct Pass {
+    spent: Vec<f64>,
+    done: usize,
+    got: Vec<Vec<Vec<InterfaceId>>>,
+}
+
+/// Most passes of [`time_one_core_by_turns`] over the stream.
+const MAX_PASSES: usize = 5;
+
+/// [`time_one_core_by_turns`] starts another pass only while the slowest index's time in
+/// all passes, the next included (as long as its last), stays within this many
+/// [`SFF_BUDGET_S`].
+const PASSES_BUDGETS: f64 = 2.0;
+
+/// The stream's events by turns, once (see [`time_one_core_by_turns`]).
+fn one_pass_by_turns(
+    built: &mut [BuiltIndex],
+    w: &Workload,
+    stream_len: usize,
+    min: usize,
+) -> anyhow::Result<Pass> {
     let n = built.len();
     let mut spent = vec![0.0f64; n];
     let mut got: Vec<Vec<Vec<InterfaceId>>> = vec![Vec::with_capacity(stream_len); n];
@@ -503,15 +560,7 @@ fn time_one_core_by_turns(
             break;
         }
     }
-    let want: Vec<Vec<InterfaceId>> = truth.iter().cycle().take(done).cloned().collect();
-    let mut per_event = Vec::with_capacity(n);
-    for (i, b) in built.iter().enumerate() {
-        at.check(ctx, ("sff", &want), (b.name, &got[i]))?;
-        let ms = spent[i] * 1e3 / done.max(1) as f64;
-        at.record(ctx, b.name, ms);
-        per_event.push(ms);
-    }
-    Ok(per_event)
+    Ok(Pass { spent, done, got })
 }
 
 /// Times a built index on all cores over a stream of the workload's events: the stream,
