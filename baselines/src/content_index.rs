@@ -118,6 +118,8 @@ pub struct Scratch {
     pub(crate) slot: Vec<u32>,
     pub(crate) ids: Vec<u32>,
     pub(crate) matched: Matched,
+    /// The partitions an event visits (see [`ContentIndex::match_numbered`]).
+    pub(crate) ranges: Vec<(u32, u32)>,
 }
 
 impl ContentIndex {
@@ -240,32 +242,82 @@ impl ContentIndex {
         slot: &[u32],
         ids: &mut [u32],
         matched: &mut Matched,
+        ranges: &mut Vec<(u32, u32)>,
     ) -> Vec<InterfaceId> {
         let esig = ids.iter().fold(Sig::default(), |g, &id| g.or(Sig::of(id)));
+        self.partitions_of(ids, ranges);
+        self.scan_all(ranges, esig, attrs, slot, matched)
+    }
+
+    /// Looks up the partitions of the event's pairs of names (`ids`, sorted here) into
+    /// `ranges`, and returns how many filters they hold. All of them first, then the
+    /// scans: the lookups do not wait on a scan's loads.
+    #[inline(always)]
+    fn partitions_of(&self, ids: &mut [u32], ranges: &mut Vec<(u32, u32)>) -> u64 {
         ids.sort_unstable();
-        let mut left = self.interfaces.len();
-        'pairs: for i in 0..ids.len() {
+        ranges.clear();
+        let mut filters = 0u64;
+        for i in 0..ids.len() {
             for j in i..ids.len() {
-                let Some(&(start, end)) = self.parts.get(&key(ids[i], ids[j])) else {
-                    continue;
-                };
-                for f in start as usize..end as usize {
-                    if !self.sig[f].within(esig) {
-                        continue;
-                    }
-                    let iface = self.iface[f];
-                    if matched.has(iface) || !self.tests.satisfies(f, attrs, slot) {
-                        continue;
-                    }
-                    matched.set(iface);
-                    left -= 1;
-                    if left == 0 {
-                        break 'pairs;
-                    }
+                if let Some(&(start, end)) = self.parts.get(&key(ids[i], ids[j])) {
+                    ranges.push((start, end));
+                    filters += (end - start) as u64;
                 }
             }
         }
+        filters
+    }
+
+    /// Scans the partitions `ranges` (see [`ContentIndex::scan`]) until every interface
+    /// has matched: the answer.
+    #[inline(always)]
+    fn scan_all(
+        &self,
+        ranges: &[(u32, u32)],
+        esig: Sig,
+        attrs: &[ccm::model::Attribute],
+        slot: &[u32],
+        matched: &mut Matched,
+    ) -> Vec<InterfaceId> {
+        let mut left = self.interfaces.len();
+        for &(start, end) in ranges {
+            if self.scan(start, end, esig, attrs, slot, matched, &mut left) {
+                break;
+            }
+        }
         matched.take(&self.interfaces)
+    }
+
+    /// Scans the filters `start..end` of a partition: each whose names the event has
+    /// (signature) and whose interface has not matched yet is evaluated; true once every
+    /// interface has matched (`left` counts those that have not).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn scan(
+        &self,
+        start: u32,
+        end: u32,
+        esig: Sig,
+        attrs: &[ccm::model::Attribute],
+        slot: &[u32],
+        matched: &mut Matched,
+        left: &mut usize,
+    ) -> bool {
+        for f in start as usize..end as usize {
+            if !self.sig[f].within(esig) {
+                continue;
+            }
+            let iface = self.iface[f];
+            if matched.has(iface) || !self.tests.satisfies(f, attrs, slot) {
+                continue;
+            }
+            matched.set(iface);
+            *left -= 1;
+            if *left == 0 {
+                return true;
+            }
+        }
+        false
     }
 
     /// [`ContentIndex::match_numbered`] within a budget of work: `None` (and `matched`
@@ -274,15 +326,19 @@ impl ContentIndex {
     /// [`EVAL_COST`] more per filter evaluated, checked after each block (so it may
     /// overrun by one block's work).
     ///
-    /// The same loop as [`ContentIndex::match_numbered`] with the counts, kept apart so
-    /// that the plain index's code is untouched by them (one generic function for both
-    /// changed how the compiler laid out the plain one: 15% slower on some workloads,
-    /// faster on others), and never inlined, so that its own code does not depend on
-    /// where it is called from (inlined into the hybrid's choice, the filters'
-    /// evaluation was left out of line and cost a tenth more). Checked after every
-    /// evaluation, or every 64 filters, the budget cost 1.5-2% against the plain loop
-    /// (dense10, 100k filters, 3-5 names, 2-core machine); every 1024 filters, nothing
-    /// measurable.
+    /// The partitions to visit are looked up first (into `ranges`), and where even
+    /// evaluating every filter of them stays within `budget` they are scanned as
+    /// [`ContentIndex::match_numbered`] scans them, with nothing counted (dense10, 100k
+    /// filters, 3-5 names: ~3,000 filters against a budget of ~60 µs; counting cost the
+    /// hybrid 2% against the name index alone there on the GPU machine's host). Otherwise
+    /// they are scanned with the counts, by a loop kept apart from the plain one (one
+    /// generic function for both changed how the compiler laid out the plain one: 15%
+    /// slower on some workloads, faster on others). Never inlined, so that its own code
+    /// does not depend on where it is called from (inlined into the hybrid's choice, the
+    /// filters' evaluation was left out of line and cost a tenth more). Checked after
+    /// every evaluation, or every 64 filters, the budget cost 1.5-2% against the plain
+    /// loop (dense10, 100k filters, 3-5 names, 2-core machine); every 1024 filters,
+    /// nothing measurable.
     #[inline(never)]
     pub(crate) fn match_within(
         &self,
@@ -290,45 +346,44 @@ impl ContentIndex {
         slot: &[u32],
         ids: &mut [u32],
         matched: &mut Matched,
+        ranges: &mut Vec<(u32, u32)>,
         budget: u64,
     ) -> Option<Vec<InterfaceId>> {
         let esig = ids.iter().fold(Sig::default(), |g, &id| g.or(Sig::of(id)));
-        ids.sort_unstable();
+        let most = self.partitions_of(ids, ranges);
+        if most * (VISIT_COST + EVAL_COST) <= budget {
+            return Some(self.scan_all(ranges, esig, attrs, slot, matched));
+        }
         let mut left = self.interfaces.len();
         let mut spent = 0u64;
         let mut gave_up = false;
-        'pairs: for i in 0..ids.len() {
-            for j in i..ids.len() {
-                let Some(&(start, end)) = self.parts.get(&key(ids[i], ids[j])) else {
-                    continue;
-                };
-                // Visits counted per partition once it is scanned (the scan stops early
-                // only when every interface has matched), evaluations one by one.
-                for block in (start as usize..end as usize).step_by(BLOCK) {
-                    let to = (block + BLOCK).min(end as usize);
-                    spent += (to - block) as u64 * VISIT_COST;
-                    for f in block..to {
-                        if !self.sig[f].within(esig) {
-                            continue;
-                        }
-                        let iface = self.iface[f];
-                        if matched.has(iface) {
-                            continue;
-                        }
-                        spent += EVAL_COST;
-                        if !self.tests.satisfies(f, attrs, slot) {
-                            continue;
-                        }
-                        matched.set(iface);
-                        left -= 1;
-                        if left == 0 {
-                            break 'pairs;
-                        }
+        'parts: for &(start, end) in ranges.iter() {
+            // Visits counted per block once it is scanned (the scan stops early only
+            // when every interface has matched), evaluations one by one.
+            for block in (start as usize..end as usize).step_by(BLOCK) {
+                let to = (block + BLOCK).min(end as usize);
+                spent += (to - block) as u64 * VISIT_COST;
+                for f in block..to {
+                    if !self.sig[f].within(esig) {
+                        continue;
                     }
-                    if spent > budget {
-                        gave_up = true;
-                        break 'pairs;
+                    let iface = self.iface[f];
+                    if matched.has(iface) {
+                        continue;
                     }
+                    spent += EVAL_COST;
+                    if !self.tests.satisfies(f, attrs, slot) {
+                        continue;
+                    }
+                    matched.set(iface);
+                    left -= 1;
+                    if left == 0 {
+                        break 'parts;
+                    }
+                }
+                if spent > budget {
+                    gave_up = true;
+                    break 'parts;
                 }
             }
         }
@@ -349,6 +404,7 @@ impl Matcher for ContentIndex {
             slot: vec![0; self.names.len()],
             ids: Vec::new(),
             matched: Matched::new(self.interfaces.len()),
+            ranges: Vec::new(),
         }
     }
 
@@ -365,9 +421,14 @@ impl Matcher for ContentIndex {
         {
             *scratch = self.scratch();
         }
-        let Scratch { slot, ids, matched } = scratch;
+        let Scratch {
+            slot,
+            ids,
+            matched,
+            ranges,
+        } = scratch;
         self.names.slots(e, slot, ids);
-        let out = self.match_numbered(e.attributes(), slot, ids, matched);
+        let out = self.match_numbered(e.attributes(), slot, ids, matched, ranges);
         for &id in ids.iter() {
             slot[id as usize] = 0;
         }
@@ -449,6 +510,7 @@ mod tests {
             mut slot,
             mut ids,
             mut matched,
+            mut ranges,
         } = ix.scratch();
         let (mut gave_up, mut answered) = (0, 0);
         for e in &w.events {
@@ -456,7 +518,7 @@ mod tests {
             ix.names.slots(e, &mut slot, &mut ids);
             for budget in [0, 2_000, 20_000, u64::MAX] {
                 let attrs = e.attributes();
-                match ix.match_within(attrs, &slot, &mut ids, &mut matched, budget) {
+                match ix.match_within(attrs, &slot, &mut ids, &mut matched, &mut ranges, budget) {
                     Some(got) => {
                         assert_eq!(got, want);
                         answered += 1;
