@@ -566,8 +566,10 @@ fn one_pass_by_turns(
 /// Times a built index on all cores over a stream of the workload's events: the stream,
 /// or as much of it as the one-core rate `one` (ms per event) says fits [`SFF_BUDGET_S`]
 /// on every thread, at least the workload's events (so that every event is checked); in
-/// quick mode the workload's events. Checks every answer, records `"{name} all cores"`,
-/// returns its ms per event.
+/// quick mode the workload's events. As [`time_one_core_by_turns`], it passes over the
+/// stream again while that is short and keeps the least time per event (so that the
+/// two series of an index, and their ratio, are measured alike). Checks every answer of
+/// every pass, records `"{name} all cores"`, returns its ms per event.
 fn time_all_cores(
     ctx: &mut Ctx,
     b: &BuiltIndex,
@@ -586,11 +588,21 @@ fn time_all_cores(
     };
     let stream: Vec<Event> = w.events.iter().cycle().take(n).cloned().collect();
     let want: Vec<Vec<InterfaceId>> = truth.iter().cycle().take(n).cloned().collect();
-    let t0 = Instant::now();
-    let got = (b.all)(&stream);
-    let all = ms_since(t0) / n.max(1) as f64;
     let series = format!("{} all cores", b.name);
-    at.check(ctx, ("sff", &want), (&series, &got))?;
+    // As on one core: passes while short, the least time per event.
+    let (mut all, mut total, mut passes) = (f64::INFINITY, 0.0, 0);
+    loop {
+        let t0 = Instant::now();
+        let got = (b.all)(&stream);
+        let took = t0.elapsed().as_secs_f64();
+        at.check(ctx, ("sff", &want), (&series, &got))?;
+        all = all.min(took * 1e3 / n.max(1) as f64);
+        total += took;
+        passes += 1;
+        if ctx.quick || passes >= MAX_PASSES || total + took > PASSES_BUDGETS * SFF_BUDGET_S {
+            break;
+        }
+    }
     at.record(ctx, &series, all);
     Ok(all)
 }
