@@ -27,7 +27,33 @@ fn main() {
     if let Some(index) = git(&["rev-parse", "--git-path", "index"]) {
         println!("cargo:rerun-if-changed={index}");
     }
+    // An edit to the sources after the last commit must turn the stamp `-dirty` (a stamp
+    // read only when HEAD or the index moved once labelled a binary built from an edited
+    // tree with the clean commit before the edit).
+    for dir in SOURCES {
+        println!("cargo:rerun-if-changed=../{dir}");
+    }
 }
+
+/// The workspace's source folders and files, watched for edits (the binary's own sources
+/// and every crate it links; not `target/` or `results/`).
+const SOURCES: &[&str] = &[
+    "Cargo.toml",
+    "Cargo.lock",
+    "gpu-kernels/src",
+    "gpu-kernels/selftest",
+    "ccm/src",
+    "ccm/kernels",
+    "clcb/src",
+    "clcb/kernels",
+    "xml-twig/src",
+    "xml-twig/kernels",
+    "ddm-region/src",
+    "ddm-region/kernels",
+    "baselines/src",
+    "harness/src",
+    "harness/build.rs",
+];
 
 /// Rust's standard library on `*-linux-gnu` links `-lgcc_s` (the shared unwinder). The
 /// linker searches the directories of `cargo:rustc-link-search` before the system ones,

@@ -310,7 +310,7 @@ const WHY_SORTS: &str = "the kernel's sorts are 8-bit LSD radix passes of severa
 const WHY_STEP: &str = "a step of 32768 regions spends ~100 µs staging on the host, ~25 µs enqueueing and ~200 µs waiting on a handful of launches (the harness prints the split), against 1.4-3.9 ms for sbm-par";
 /// Why the hybrid index can read slower than the content index by a percent (Table 2's
 /// rows): there it runs the content index's own function on every event.
-const WHY_SAME_CODE: &str = "Table 2's events (3-5 of 100 names) are all decided by the static bound, so the hybrid calls the content index's very own function on the very same index (the harness builds the hybrid over it) for every event, behind one comparison; what remains is how the two series' scratch memory and call paths land, a percent either way from one build and run to the next (row 1: 1.010x, 0.992x; row 4: 0.999x, 0.997x in the two runs of 2026-11-26 with the shared index, each seed's least over up to 5 passes)";
+const WHY_SAME_CODE: &str = "Table 2's events (3-5 of 100 names) are all decided by the static bound, so the hybrid calls the content index's very own function on the very same index (the harness builds the hybrid over it) for every event, behind one comparison; what remains is how the two series' scratch memory and call paths land, a percent either way from one build and run to the next (row 1: 1.010x, 0.992x, 0.998x; row 4: 0.999x, 0.997x, 0.999x in the three runs of 2026-11-26 with the shared index, each seed's least over up to 5 passes)";
 
 /// Why the many-GPU goals are missed (2 and 4 GPUs).
 const WHY_MULTI: &str = "CCM on Table 2: every GPU encodes the whole event stream on the shared host, the bound on one GPU too; DDM: every GPU sorts every subscription for its share of the publications (a cut by coordinate is not built)";
@@ -320,7 +320,7 @@ const WHY_MULTI: &str = "CCM on Table 2: every GPU encodes the whole event strea
 /// where and why beside its number. Each one names what the recorded runs and their
 /// time splits showed, not a guess.
 pub const WHY_MISSED: &[(&str, &str)] = &[
-    (GPU_T2, "the host's share: encoding each event's heap-allocated names and values into the device's layout took 12.6-17 ns per event on the 16 cores beside the device's work (8.2-12.1 ns alone in the same launches; `GPU_MATCH_INDEX_SPLIT=1` prints the split; measured before the harness allocated with mimalloc, after which the whole pipeline takes 15-19 ns per event), the device's kernels 8-11 ns and the answers 2-4 ns; with Zipf names the CPU's work per event is larger and the same pipeline is 19-22x"),
+    (GPU_T2, "the host's share: encoding each event's heap-allocated names and values into the device's layout took 12.6-17 ns per event on the 16 cores beside the device's work (8.2-12.1 ns alone in the same launches; `GPU_MATCH_INDEX_SPLIT=1` prints the split; measured before the harness allocated with mimalloc, after which the whole pipeline takes 15-19 ns per event), the device's kernels 8-11 ns and the answers 2-4 ns; with Zipf names the CPU's work per event is larger and the same pipeline is 18-22x"),
     (GPU_FIGS, "where the CPU needs less than ~0.2 µs per event (few filters per interface, many names), the host's encoding of the events bounds the GPU index as on Table 2"),
     (GPU_DENSE, "at 1M filters the answers themselves (4,000-22,000 ids per event) and the filter-major kernel (every filter for every event) bound it; a GPU form of the value index's bitsets is not built"),
     (HYBRID_T2_1, WHY_SAME_CODE),
