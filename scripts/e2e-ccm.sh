@@ -5,9 +5,11 @@
 #
 # Run from the repository root with the binary built here and carried to .carry/harness:
 #     OUT=/some/dir bash scripts/e2e-ccm.sh
-# Writes to $OUT: e2e-ccm-*.txt (each run's --stats and /usr/bin/time -v output) and
-# e2e-ccm-summary.txt (the figures the end-to-end targets are read from):
-#   - events/s end to end with the subscriptions loaded (target >= 1M events/s): the
+# Writes to $OUT: e2e-ccm-runs.tgz (each run's --stats and /usr/bin/time -v output, as
+# e2e-ccm-NAME.txt) and e2e-ccm-summary.txt (the figures the end-to-end targets are read
+# from):
+#   - events/s end to end with the subscriptions loaded (targets: >= 1M events/s for the
+#     paper's engines, >= 5M for ENGINE=gpu-index, the pruning index): the
 #     "stream (end to end)" line of --stats;
 #   - subscriptions (26 MB JSON Lines) loaded and indexed (target <= 0.3 s): "load +
 #     index" (parsing and laying out overlap; then "upload tables" to the GPU);
@@ -84,3 +86,8 @@ else
     exit 1
 fi
 say "answers: $(wc -l < "$W/gpu-1m.out") lines, $(grep -c '^\[\]$' "$W/gpu-1m.out" || true) empty"
+
+# The device tool returns at most 8 files: the runs' logs go back as one tarball beside the
+# summary.
+tar czf "$OUT/e2e-ccm-runs.tgz" -C "$OUT" $(cd "$OUT" && ls e2e-ccm-*.txt | grep -v summary) \
+    && (cd "$OUT" && ls e2e-ccm-*.txt | grep -v summary | xargs rm -f)
