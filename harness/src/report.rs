@@ -120,16 +120,18 @@ fn evaluate(
     })
 }
 
-/// The workload a target row reads: its experiment, its x and the factor in its series'
-/// name (`gpu index F=1M` -> `F=1M`), so that two engines at one workload are
-/// alternatives and two workloads of one goal must both meet it.
-fn workload_of(tg: &Target) -> (&'static str, u64, &'static str) {
-    let factor = tg
+/// The workload a target row reads: its paper, its experiment, its x and the factors in
+/// its series' name (`gpu index F=1M` -> `F=1M`, `gpu multi model=dense F=1M speedup` ->
+/// `model=dense F=1M`), so that two engines at one workload are alternatives and two
+/// workloads of one goal must both meet it (the many-GPU goals name an experiment of
+/// each paper, all called `scaling`: each paper's must hold).
+fn workload_of(tg: &Target) -> (&'static str, &'static str, u64, String) {
+    let factors: Vec<&str> = tg
         .series
-        .rsplit_once(' ')
-        .filter(|(_, f)| f.contains('='))
-        .map_or("", |(_, f)| f);
-    (tg.experiment, tg.x.to_bits(), factor)
+        .split_whitespace()
+        .filter(|w| w.contains('='))
+        .collect();
+    (tg.paper, tg.experiment, tg.x.to_bits(), factors.join(" "))
 }
 
 /// The "Targets" section: a summary with one line per goal (met at its worst workload,
@@ -176,7 +178,7 @@ fn targets_table(exps: &[Experiment], dir: &Path) -> anyhow::Result<String> {
         // engines meets it. The summary shows the workload that fares worst, by its
         // best engine.
         let margin = |r: &&&(&Target, Evaluated)| r.1.margin.unwrap_or(0.0);
-        let mut points: Vec<(&str, u64, &str)> = Vec::new();
+        let mut points: Vec<(&str, &str, u64, String)> = Vec::new();
         for (tg, _) in &of_goal {
             let p = workload_of(tg);
             if !points.contains(&p) {
@@ -503,7 +505,28 @@ mod tests {
         assert_eq!(small.goal, large.goal);
         assert_ne!(workload_of(small), workload_of(large));
         assert_ne!(workload_of(large), workload_of(many));
-        assert_eq!(workload_of(large).2, "F=1M");
+        assert_eq!(workload_of(large).3, "F=1M");
+        // The many-GPU goals: each paper's `scaling` workload must hold on its own (CCM's
+        // dense model meeting 1.8x on 2 GPUs does not answer for DDM), and both CCM
+        // partitions of one model are alternatives.
+        let two = |g: &str| g.contains("1.8x on 2 GPUs");
+        let ccm_dense = target("scaling", "gpu multi model=dense F=1M speedup", 2.0, two);
+        let ccm_by_iface = target("scaling", "gpu multi model=table2 F=250k speedup", 2.0, two);
+        let ccm_by_filter = target(
+            "scaling",
+            "gpu multi by-filter model=table2 F=250k speedup",
+            2.0,
+            two,
+        );
+        let ddm = target(
+            "scaling",
+            "gpu multi sweep count regions=1M speedup",
+            2.0,
+            two,
+        );
+        assert_ne!(workload_of(ccm_dense), workload_of(ddm));
+        assert_ne!(workload_of(ccm_dense), workload_of(ccm_by_iface));
+        assert_eq!(workload_of(ccm_by_iface), workload_of(ccm_by_filter));
     }
 
     fn row(series: &str, x: f64, mean: f64) -> Row {
