@@ -748,7 +748,9 @@ fn time_kernels(
 
 /// Times the pruning index (`{name} index`) on `stream` as the batched kernel is timed
 /// (whole stream in one call, or rounds of the workload's events within the budget when
-/// `bounded`), checking every answer.
+/// `bounded`), checking every answer; while a pass over the stream is short, passes
+/// again and keeps the least time per event, as the CPU indexes are timed
+/// ([`time_one_core_by_turns`]).
 #[allow(clippy::too_many_arguments)]
 fn time_gpu_index(
     ctx: &mut Ctx,
@@ -793,21 +795,38 @@ fn time_gpu_index(
     let warm = if ctx.quick { 0 } else { round };
     index.match_batch_into(&stream[..warm.min(stream.len())], &mut answers)?;
     index.take_timing();
-    let mut got: Vec<Vec<InterfaceId>> = Vec::with_capacity(stream.len());
-    let mut total = 0;
-    let mut spent = std::time::Duration::ZERO;
-    for part in stream.chunks(round) {
-        let t0 = Instant::now();
-        index.match_batch_into(part, &mut answers)?;
-        spent += t0.elapsed();
-        total += answers.total();
-        got.extend(answers.iter().map(|a| a.to_vec()));
-        if spent.as_secs_f64() > SFF_BUDGET_S {
+    let series = format!("{name} index");
+    // As the CPU indexes are timed: passes over the stream while a pass is short (and
+    // was not cut by the budget), the least time per event; every answer checked.
+    let (mut ms, mut all_passes, mut passes, mut total, mut n) = (f64::INFINITY, 0.0, 0, 0, 0);
+    loop {
+        let mut got: Vec<Vec<InterfaceId>> = Vec::with_capacity(stream.len());
+        let mut spent = std::time::Duration::ZERO;
+        for part in stream.chunks(round) {
+            let t0 = Instant::now();
+            index.match_batch_into(part, &mut answers)?;
+            spent += t0.elapsed();
+            total += answers.total();
+            got.extend(answers.iter().map(|a| a.to_vec()));
+            if spent.as_secs_f64() > SFF_BUDGET_S {
+                break;
+            }
+        }
+        let want: Vec<Vec<InterfaceId>> = truth.iter().cycle().take(got.len()).cloned().collect();
+        at.check(ctx, ("sff", &want), (&series, &got))?;
+        let pass = spent.as_secs_f64();
+        ms = ms.min(pass * 1e3 / got.len().max(1) as f64);
+        n += got.len();
+        all_passes += pass;
+        passes += 1;
+        if ctx.quick
+            || got.len() < stream.len()
+            || passes >= MAX_PASSES
+            || all_passes + pass > PASSES_BUDGETS * SFF_BUDGET_S
+        {
             break;
         }
     }
-    let n = got.len();
-    let ms = spent.as_secs_f64() * 1e3 / n.max(1) as f64;
     // The time split, for tuning (GPU_MATCH_INDEX_SPLIT=1): one line per workload.
     let split = index.take_timing();
     if std::env::var_os("GPU_MATCH_INDEX_SPLIT").is_some() {
@@ -827,9 +846,6 @@ fn time_gpu_index(
             total as f64 / n.max(1) as f64,
         );
     }
-    let series = format!("{name} index");
-    let want: Vec<Vec<InterfaceId>> = truth.iter().cycle().take(got.len()).cloned().collect();
-    at.check(ctx, ("sff", &want), (&series, &got))?;
     at.record(ctx, &series, ms);
     Ok(())
 }
