@@ -6,6 +6,12 @@
 //!     cargo run --release -p ccm --example index_pipeline [seed]
 
 use ccm::layout::{Tables, ENCODE_PART};
+
+/// The allocator of the harness (mimalloc), so that the events lie in memory as the
+/// harness's do: encoding reads every event's heap-allocated names and strings.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use ccm::{workload, Event, GpuIndex, IndexConfig, Params};
 use std::time::Instant;
 
