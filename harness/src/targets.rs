@@ -321,7 +321,7 @@ const WHY_MULTI: &str = "CCM on Table 2: every GPU encodes the whole event strea
 /// time splits showed, not a guess.
 pub const WHY_MISSED: &[(&str, &str)] = &[
     (GPU_T2, "the host's share: encoding each event's heap-allocated names and values into the device's layout took 12.6-17 ns per event on the 16 cores beside the device's work (8.2-12.1 ns alone in the same launches; `GPU_MATCH_INDEX_SPLIT=1` prints the split; measured before the harness allocated with mimalloc, after which the whole pipeline takes 15-19 ns per event and encoding alone 43-49 ns per event on one thread of the 2-core machine, a few ns on 16 cores, so that the device's kernels may now bound it; not re-measured), the device's kernels 8-11 ns and the answers 2-4 ns; with Zipf names the CPU's work per event is larger and the same pipeline is 18-22x"),
-    (GPU_FIGS, "where the CPU needs less than ~0.2 µs per event (few filters per interface, many names), the GPU index takes 15-20 ns per event whatever the workload: as on Table 2, the host's encoding bounded it before the allocator change, and the device's kernels may now (not re-measured)"),
+    (GPU_FIGS, "where the CPU needs less than ~0.2 µs per event (few filters per interface, many names), the GPU index takes 11-20 ns per event there: as on Table 2, the host's encoding bounded it before the allocator change, and the device's kernels may now (not re-measured)"),
     (GPU_DENSE, "at 1M filters the answers themselves (4,000-22,000 ids per event) and the filter-major kernel (every filter for every event) bound it; a GPU form of the value index's bitsets is not built"),
     (HYBRID_T2_1, WHY_SAME_CODE),
     (HYBRID_T2_4, WHY_SAME_CODE),
