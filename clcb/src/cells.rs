@@ -59,6 +59,7 @@ use clcb_kernels::cells::{
 use clcb_kernels::{DevConstraint, KIND_STR, OP_EQ};
 use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
+use std::time::{Duration, Instant};
 
 /// Squared radius of a tombstone entry (no point is inside).
 const TOMBSTONE: f32 = -1.0;
@@ -161,6 +162,28 @@ pub struct CellIndex {
     bufs: Option<LaunchBufs>,
     /// Staging of [`CellIndex::flush`]: positions and records.
     writes: Option<WriteBufs>,
+    timing: CellTiming,
+}
+
+/// Where [`CellIndex::match_batch`]'s time went, summed over its calls since the last
+/// [`CellIndex::take_timing`], so that a run can tell the host's share from the
+/// device's.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CellTiming {
+    /// Events matched.
+    pub events: u64,
+    /// Launches (a launch again when its pairs outgrew their area counts twice).
+    pub launches: u64,
+    /// (event, subscription) pairs the device reported.
+    pub pairs: u64,
+    /// Encoding the events into page-locked staging on all cores (the next launch's
+    /// encoding overlaps the device's work on the current one).
+    pub stage: Duration,
+    /// Waiting for a launch's pair count: the device's work that the next launch's
+    /// encoding did not hide.
+    pub wait: Duration,
+    /// Turning a launch's pairs into each event's ascending list.
+    pub answers: Duration,
 }
 
 /// Device buffers of the changes sent by [`CellIndex::flush`].
@@ -522,6 +545,7 @@ impl CellIndex {
             d,
             bufs: None,
             writes: None,
+            timing: CellTiming::default(),
             opts: CellOptions {
                 batch_events: opts.batch_events.clamp(1, 1 << 20),
                 ..opts
@@ -817,13 +841,19 @@ impl CellIndex {
             });
         }
         let first = self.bufs.as_ref().expect("made above").parity;
+        let t = Instant::now();
         self.stage(first, chunks[0])?;
+        self.timing.stage += t.elapsed();
         self.launch(first, chunks[0].len())?;
+        self.timing.launches += 1;
         for (i, chunk) in chunks.iter().enumerate() {
             let p = (first + i) % 2;
             if let Some(next) = chunks.get(i + 1) {
+                let t = Instant::now();
                 self.stage(1 - p, next)?;
+                self.timing.stage += t.elapsed();
             }
+            let t = Instant::now();
             let count = loop {
                 let b = self.bufs.as_mut().expect("made above");
                 let mut count = [0u32];
@@ -836,10 +866,14 @@ impl CellIndex {
                 b.stages[p].out = self.dev.alloc_host(2 * room(count))?;
                 self.dev.write(&mut b.counts, p, &[0])?;
                 self.launch(p, chunk.len())?;
+                self.timing.launches += 1;
             };
+            self.timing.wait += t.elapsed();
             if let Some(next) = chunks.get(i + 1) {
                 self.launch(1 - p, next.len())?;
+                self.timing.launches += 1;
             }
+            let t = Instant::now();
             let b = self.bufs.as_mut().expect("made above");
             b.parity = 1 - p;
             answers(
@@ -847,8 +881,17 @@ impl CellIndex {
                 chunk.len(),
                 &mut all,
             );
+            self.timing.answers += t.elapsed();
+            self.timing.pairs += count as u64;
+            self.timing.events += chunk.len() as u64;
         }
         Ok(all)
+    }
+
+    /// The time split of the batches matched since the last call (see [`CellTiming`]),
+    /// and a fresh one.
+    pub fn take_timing(&mut self) -> CellTiming {
+        std::mem::take(&mut self.timing)
     }
 
     /// The ids of the subscriptions matching `e`, ascending (a batch of one).
@@ -1093,6 +1136,30 @@ mod tests {
             vec![SubscriptionId(3)]
         );
         assert_eq!(g.match_event(&event(6.01, 5.0, &[])).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn the_time_split_counts_each_batchs_events_launches_and_pairs_then_starts_afresh() {
+        let subs = Subscriptions::new([
+            sub(1, vec![(vec![eq("rain", "rain")], (0.0, 0.0, 1.0))]),
+            sub(2, vec![(vec![], (0.0, 0.0, 1.0))]),
+        ]);
+        let dev = Device::emulator();
+        let opts = CellOptions {
+            batch_events: 2,
+            ..CellOptions::for_device(&dev)
+        };
+        let mut g = CellIndex::new(dev, &subs, opts).unwrap();
+        assert_eq!(g.take_timing(), CellTiming::default());
+        let rain = event(0.2, 0.0, &[("rain", Value::Str("rain".into()))]);
+        let far = event(9.0, 9.0, &[("rain", Value::Str("rain".into()))]);
+        let got = g.match_batch(&[rain.clone(), far, rain]).unwrap();
+        assert_eq!(got.iter().map(Vec::len).collect::<Vec<_>>(), [2, 0, 2]);
+        let t = g.take_timing();
+        // Three events in launches of two: two launches, the four pairs of the two
+        // events in the area.
+        assert_eq!((t.events, t.launches, t.pairs), (3, 2, 4));
+        assert_eq!(g.take_timing(), CellTiming::default());
     }
 
     #[test]

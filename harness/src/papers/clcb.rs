@@ -459,9 +459,24 @@ fn time_cells(
             // Two launches' worth: both page-locked stages grow to a launch's size.
             index.match_batch(&stream[..(2 * opts.batch_events).min(n)])?;
         }
+        index.take_timing();
         let t0 = Instant::now();
         let got = index.match_batch(&stream)?;
         let ms = t0.elapsed().as_secs_f64() * 1e3 / n.max(1) as f64;
+        // The time split, for tuning (GPU_MATCH_INDEX_SPLIT=1, as for CCM's index).
+        let split = index.take_timing();
+        if std::env::var_os("GPU_MATCH_INDEX_SPLIT").is_some() {
+            let us = |d: std::time::Duration| d.as_secs_f64() * 1e6 / split.events.max(1) as f64;
+            eprintln!(
+                "cells split {label}{suffix}: stage {:.3} wait {:.3} answers {:.3} us/event ({} events, {} launches, {:.2} pairs/event)",
+                us(split.stage),
+                us(split.wait),
+                us(split.answers),
+                split.events,
+                split.launches,
+                split.pairs as f64 / split.events.max(1) as f64,
+            );
+        }
         let series = format!("{prefix} batched");
         check(ctx, label, truth, &series, &got)?;
         ctx.record(&format!("{series}{suffix}"), x, ms);
