@@ -1,0 +1,74 @@
+//! Where the cell index's time goes ([`clcb::cells::CellTiming`]): staging the events on
+//! all cores, waiting for the device, turning the pairs into answers, per event, over a
+//! stream of Table 2's events (the default scenario's, repeated), three rounds, on the
+//! GPU: the default scenario itself (250,000 subscriptions, `[subscriptions]` to
+//! change it), 262,144 events a round in launches of 16,384. Without a GPU it runs on the
+//! emulator with 200 subscriptions and 4,096 events a round, a check that it runs: the
+//! emulator's threads share the host's cores with the staging, so none of its times
+//! mean anything. Allocates with mimalloc, as the harness does. Answers are not checked
+//! here (the harness and the tests do).
+//!
+//!     cargo run --release -p clcb --example cells_split [subscriptions]
+
+use clcb::cells::{CellIndex, CellOptions};
+use clcb::workload::{Params, Workload};
+use gpu_kernels::Device;
+use std::time::Instant;
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let (dev, note) = match Device::gpu(0, clcb::PTX) {
+        Ok(d) => (d, "GPU"),
+        Err(_) => (Device::emulator(), "emulator"),
+    };
+    let subscriptions = std::env::args()
+        .nth(1)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(if dev.is_gpu() { 250_000 } else { 200 });
+    let w = Workload::new(
+        Params {
+            subscriptions,
+            ..Params::default()
+        },
+        1,
+    );
+    let subs = w.subscriptions();
+    let events = w.events();
+    let (round, launch) = if dev.is_gpu() {
+        (1 << 18, 16_384)
+    } else {
+        (4096, 4096)
+    };
+    let stream: Vec<_> = events.iter().cycle().take(round).cloned().collect();
+    let opts = CellOptions {
+        batch_events: launch,
+        ..CellOptions::for_device(&dev)
+    };
+    let mut index = CellIndex::new(dev, &subs, opts)?;
+    index.match_batch(&stream[..(2 * launch).min(round)])?;
+    println!(
+        "{note}, {subscriptions} subscriptions, {} events a round",
+        stream.len()
+    );
+    for round in 1..=3 {
+        index.take_timing();
+        let t0 = Instant::now();
+        index.match_batch(&stream)?;
+        let wall = t0.elapsed().as_secs_f64();
+        let t = index.take_timing();
+        let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / t.events.max(1) as f64;
+        println!(
+            "round {round}: {:.1} ns/event; stage {:.1}, waiting for the device {:.1}, answers {:.1}; {} launches, {:.2} pairs/event",
+            wall * 1e9 / t.events.max(1) as f64,
+            ns(t.stage),
+            ns(t.wait),
+            ns(t.answers),
+            t.launches,
+            t.pairs as f64 / t.events.max(1) as f64,
+        );
+    }
+    Ok(())
+}
