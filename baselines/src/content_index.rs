@@ -250,8 +250,10 @@ impl ContentIndex {
     }
 
     /// Looks up the partitions of the event's pairs of names (`ids`, sorted here) into
-    /// `ranges`, and returns how many filters they hold. All of them first, then the
-    /// scans: the lookups do not wait on a scan's loads.
+    /// `ranges`, and returns how many filters they hold. All of them before any scan:
+    /// the budgeted loop ([`ContentIndex::match_within`]) needs their sizes first, and
+    /// the plain one shares the lookups (the name index alone took the same time either
+    /// way: dense10, 100k filters, 3-5 and 10 names, 2-core machine).
     #[inline(always)]
     fn partitions_of(&self, ids: &mut [u32], ranges: &mut Vec<(u32, u32)>) -> u64 {
         ids.sort_unstable();
