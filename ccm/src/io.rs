@@ -155,8 +155,9 @@ impl<R: BufRead> LineReader<R> {
     /// `out` is empty at the end of the stream.
     ///
     /// The reader's buffer is scanned a block at a time (memchr for the line ends) and
-    /// copied once per block, not line by line: `read_until` per line cost the reader
-    /// thread ~50 ns a line, a third of parsing the default scenario's events on 16 cores.
+    /// copied once per block, not line by line (`read_until` per line): on the GPU
+    /// machine's 16 cores the reader thread of `ccm match` read and parsed 1M events of
+    /// the default scenario in 0.206 s line by line, 0.128 s by blocks.
     pub fn read_window(&mut self, max: usize, out: &mut RawLines) -> Result<(), IoError> {
         out.first = self.next_line;
         out.text.clear();
