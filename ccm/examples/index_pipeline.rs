@@ -6,14 +6,13 @@
 //!     cargo run --release -p ccm --example index_pipeline [seed]
 
 use ccm::layout::{Tables, ENCODE_PART};
+use ccm::{workload, Event, GpuIndex, IndexConfig, Params};
+use std::time::Instant;
 
 /// The allocator of the harness (mimalloc), so that the events lie in memory as the
 /// harness's do: encoding reads every event's heap-allocated names and strings.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-use ccm::{workload, Event, GpuIndex, IndexConfig, Params};
-use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let seed = std::env::args()

@@ -490,11 +490,14 @@ fn time_one_core_by_turns(
             total[i] += pass.spent[i];
         }
         let slowest = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
-        if ctx.quick
-            || pass.done < stream_len
-            || passes >= MAX_PASSES
-            || slowest(&total) + slowest(&pass.spent) > PASSES_BUDGETS * SFF_BUDGET_S
-        {
+        let whole = pass.done == stream_len;
+        if !another_pass(
+            ctx.quick,
+            whole,
+            passes,
+            slowest(&total),
+            slowest(&pass.spent),
+        ) {
             break;
         }
     }
@@ -519,6 +522,16 @@ const MAX_PASSES: usize = 5;
 /// all passes, the next included (as long as its last), stays within this many
 /// [`SFF_BUDGET_S`].
 const PASSES_BUDGETS: f64 = 2.0;
+
+/// Whether the timings by passes ([`time_one_core_by_turns`], [`time_all_cores`],
+/// [`time_gpu_index`]) pass over the stream again after `passes` passes that took
+/// `spent_s` seconds in all (of the slowest series), the last `last_s` and covering the
+/// whole stream or not (`whole`): not in quick mode, not after a pass the budget cut,
+/// at most [`MAX_PASSES`], and only while the next (as long as the last) keeps the
+/// total within [`PASSES_BUDGETS`].
+fn another_pass(quick: bool, whole: bool, passes: usize, spent_s: f64, last_s: f64) -> bool {
+    !quick && whole && passes < MAX_PASSES && spent_s + last_s <= PASSES_BUDGETS * SFF_BUDGET_S
+}
 
 /// The stream's events by turns, once (see [`time_one_core_by_turns`]).
 fn one_pass_by_turns(
@@ -599,7 +612,7 @@ fn time_all_cores(
         all = all.min(took * 1e3 / n.max(1) as f64);
         total += took;
         passes += 1;
-        if ctx.quick || passes >= MAX_PASSES || total + took > PASSES_BUDGETS * SFF_BUDGET_S {
+        if !another_pass(ctx.quick, true, passes, total, took) {
             break;
         }
     }
@@ -819,11 +832,13 @@ fn time_gpu_index(
         n += got.len();
         all_passes += pass;
         passes += 1;
-        if ctx.quick
-            || got.len() < stream.len()
-            || passes >= MAX_PASSES
-            || all_passes + pass > PASSES_BUDGETS * SFF_BUDGET_S
-        {
+        if !another_pass(
+            ctx.quick,
+            got.len() == stream.len(),
+            passes,
+            all_passes,
+            pass,
+        ) {
             break;
         }
     }

@@ -854,9 +854,10 @@ const BIGDOC_MB: [usize; 3] = [4, 16, 100];
 /// on one core (`yfilter`; document parallelism has nothing to split) and the lazy DFA
 /// on one core (`lazy-dfa`) and on all cores (`lazy-dfa-mc`: the document cut into
 /// segments of events, [`LazyDfa::filter_segmented`]); the GPU filters the document
-/// whole (`gpu`: one stack per query column walks every event) and in segments (`gpu-seg`: [`segment_events`] events per segment, the paths at
-/// each segment's start from one host pass, inside the timed call). A 100 MB document
-/// in a SAX parser's hands arrives as events, as in every experiment here.
+/// whole (`gpu`: one stack per query column walks every event) and in segments
+/// (`gpu-seg`: [`segment_events`] events per segment, the paths at each segment's start
+/// from one host pass, inside the timed call). A 100 MB document in a SAX parser's
+/// hands arrives as events, as in every experiment here.
 fn bigdoc(ctx: &mut Ctx) -> anyhow::Result<()> {
     let mut engines = Engines::open(ctx)?;
     engines.yfilter_mc = false;
