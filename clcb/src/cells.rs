@@ -845,7 +845,6 @@ impl CellIndex {
         self.stage(first, chunks[0])?;
         self.timing.stage += t.elapsed();
         self.launch(first, chunks[0].len())?;
-        self.timing.launches += 1;
         for (i, chunk) in chunks.iter().enumerate() {
             let p = (first + i) % 2;
             if let Some(next) = chunks.get(i + 1) {
@@ -866,12 +865,10 @@ impl CellIndex {
                 b.stages[p].out = self.dev.alloc_host(2 * room(count))?;
                 self.dev.write(&mut b.counts, p, &[0])?;
                 self.launch(p, chunk.len())?;
-                self.timing.launches += 1;
             };
             self.timing.wait += t.elapsed();
             if let Some(next) = chunks.get(i + 1) {
                 self.launch(1 - p, next.len())?;
-                self.timing.launches += 1;
             }
             let t = Instant::now();
             let b = self.bufs.as_mut().expect("made above");
@@ -965,6 +962,7 @@ impl CellIndex {
     /// Queues `cells_match` over stage `p`'s `m` events (counter `p`, zeroing the
     /// other).
     fn launch(&mut self, p: usize, m: usize) -> Result<(), EngineError> {
+        self.timing.launches += 1;
         let b = self.bufs.as_mut().expect("made by match_batch");
         let st = &mut b.stages[p];
         let t = CellTables {
