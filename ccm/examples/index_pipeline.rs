@@ -1,7 +1,8 @@
 //! Where the pruning index's time goes on Table 1's default scenario: encoding the
 //! events on 1, 2, 4, .. threads (into ordinary memory, alone), then, with a GPU, the
 //! index's own split ([`ccm::IndexTiming`]) over a stream of 262,144 events for
-//! several launch sizes. Answers are not checked here (the harness and the tests do).
+//! several launch sizes, and the cost of subscriptions removed and added without a
+//! rebuild. Answers are not checked here (the harness and the tests do).
 //!
 //!     cargo run --release -p ccm --example index_pipeline [seed]
 
@@ -108,6 +109,51 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
     }
+    updates(&dev, &w, &stream)?;
+    Ok(())
+}
+
+/// Subscriptions added and removed without a rebuild: 4,096 of Table 1's filters
+/// removed in place, then added back (into the small second table, built at the next
+/// match); the time of each kind of update, and the stream's time per event before,
+/// with the small table, and after a full build.
+fn updates(
+    dev: &gpu_kernels::Device,
+    w: &workload::Workload,
+    stream: &[Event],
+) -> Result<(), Box<dyn std::error::Error>> {
+    let n = stream.len() as f64;
+    let mut index = GpuIndex::new(dev, &w.subscriptions, IndexConfig::for_device(dev))?;
+    let per_event = |index: &mut GpuIndex| -> Result<f64, ccm::CcmError> {
+        let mut answers = ccm::Answers::default();
+        index.match_batch_into(stream, &mut answers)?;
+        let t0 = Instant::now();
+        index.match_batch_into(stream, &mut answers)?;
+        Ok(t0.elapsed().as_secs_f64() * 1e9 / n)
+    };
+    let before = per_event(&mut index)?;
+    let k = 4096.min(w.subscriptions.len());
+    let t0 = Instant::now();
+    for i in 0..k {
+        index.remove(ccm::SubId(i as u32))?;
+    }
+    let removed = t0.elapsed().as_secs_f64() * 1e6 / k as f64;
+    let t0 = Instant::now();
+    for s in &w.subscriptions[..k] {
+        index.add(s)?;
+    }
+    let added = t0.elapsed().as_secs_f64() * 1e6 / k as f64;
+    let t0 = Instant::now();
+    index.match_batch(&stream[..1])?;
+    let delta_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let u = index.updates();
+    let with_delta = per_event(&mut index)?;
+    // The same filters after a full build.
+    let mut fresh = GpuIndex::new(dev, &w.subscriptions, IndexConfig::for_device(dev))?;
+    let rebuilt = per_event(&mut fresh)?;
+    println!(
+        "updates: {k} removed in place {removed:.2} us each, {k} added {added:.2} us each, the small table built by the next match in {delta_ms:.2} ms ({u:?}); stream {before:.1} ns/event before, {with_delta:.1} with the small table, {rebuilt:.1} after a full build"
+    );
     Ok(())
 }
 

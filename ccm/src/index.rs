@@ -49,9 +49,14 @@
 //!    [`GpuIndex::match_batch_into`] reuses the caller's answer areas, so a stream
 //!    writes its answers into page-locked memory already allocated.
 //!
-//! Updates: [`GpuIndex::add`] and [`GpuIndex::remove`] change the host tables and the
-//! next match rebuilds the partitions from them (the rebuild runs on the host, in
-//! parallel; see the module's build time in the harness's Table 2).
+//! Updates without a rebuild ([`GpuIndex::add`], [`GpuIndex::remove`]): a removed
+//! filter is marked removed in place on the device (one 16-byte write; every kernel
+//! skips it); added filters are partitioned, at the next match, into a second, small
+//! partition table on the device that every event walks too (one more launch of the
+//! partition walk). A filter of an interface the index has not seen, or with a name it
+//! has not seen, and a small table grown past a sixteenth of the index, cost a full
+//! build at the next match (on the host, in parallel; see its time in the harness's
+//! Table 2). [`GpuIndex::updates`] tells which happened.
 
 use crate::engine::{room as room_of, CcmError};
 use crate::layout::{EncodeRoom, SubId, Tables, ENCODE_PART};
@@ -60,7 +65,7 @@ use ccm_kernels::index::{
     ccm_index_answers, ccm_index_count, ccm_index_dense, ccm_index_iface, ccm_index_route,
     dense_shared_bytes, pair_key, route_shared_bytes, slot_of, IndexEvents, IndexFilter,
     IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY, IFACE_WARPS, MAX_RANGES,
-    RANGE_ROWS, WARP_BLOCK,
+    RANGE_ROWS, REMOVED, WARP_BLOCK,
 };
 use ccm_kernels::{DevAttr, DevConstraint, DevEvent, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT};
 use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
@@ -275,14 +280,26 @@ struct HostIndex {
     range_at: Vec<u32>,
     /// Some interface has several filters.
     shared: bool,
+    /// Filter position -> its slot in the tables (its [`SubId`]).
+    slots: Vec<u32>,
+}
+
+/// The interfaces of `t` ranked by user id: (interface -> rank, rank -> user id).
+fn ranks(t: &Tables) -> (Vec<u32>, Vec<u32>) {
+    let mut order: Vec<u32> = (0..t.iface_ids.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| t.iface_ids[i as usize]);
+    let mut rank = vec![0u32; order.len()];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i as usize] = r as u32;
+    }
+    let user_ids = order.iter().map(|&i| t.iface_ids[i as usize].0).collect();
+    (rank, user_ids)
 }
 
 impl HostIndex {
-    /// Partitions the live filters of `t` (module docs, step 1).
-    fn build(t: &Tables) -> HostIndex {
-        let live: Vec<u32> = (0..t.size_f.len() as u32)
-            .filter(|&f| t.size_f[f as usize] > 0)
-            .collect();
+    /// Partitions the filters `live` (slots of `t`) with interface `i` of `t` ranked
+    /// `rank[i]` (module docs, step 1); `user_ids` = rank -> user id.
+    fn build(t: &Tables, live: &[u32], rank: &[u32], user_ids: Vec<u32>) -> HostIndex {
         let cons = |f: u32| {
             let s = t.filter_start[f as usize] as usize;
             &t.fconstraints[s..s + t.size_f[f as usize] as usize]
@@ -305,7 +322,7 @@ impl HostIndex {
         }
         let mut keyed: Vec<(u64, u32)> = rows_of
             .par_iter_mut()
-            .zip(&live)
+            .zip(live)
             .map(|(r, &f)| {
                 r.sort_unstable_by_key(|&x| (freq[x as usize], x));
                 let key = pair_key(r[0], *r.get(1).unwrap_or(&r[0]));
@@ -314,15 +331,7 @@ impl HostIndex {
             .collect();
         drop(rows_of);
         keyed.par_sort_unstable();
-        // Interfaces ranked by user id.
-        let mut order: Vec<u32> = (0..t.iface_ids.len() as u32).collect();
-        order.sort_unstable_by_key(|&i| t.iface_ids[i as usize]);
-        let mut rank = vec![0u32; order.len()];
-        for (r, &i) in order.iter().enumerate() {
-            rank[i as usize] = r as u32;
-        }
-        let user_ids: Vec<u32> = order.iter().map(|&i| t.iface_ids[i as usize].0).collect();
-        let mut per_iface = vec![0u32; order.len()];
+        let mut per_iface = vec![0u32; rank.len()];
         let mut filters = Vec::with_capacity(keyed.len() + 1);
         let total: usize = live.iter().map(|&f| t.size_f[f as usize] as usize).sum();
         let mut constraints = Vec::with_capacity(total);
@@ -333,12 +342,12 @@ impl HostIndex {
             if let Some(r) = range_form(cons(f)) {
                 ranges.extend_from_slice(&r);
             }
-            let iface = t.filter_iface[f as usize];
+            let iface = rank[t.filter_iface[f as usize] as usize];
             per_iface[iface as usize] += 1;
             filters.push(IndexFilter {
                 sig: t.filter_sig[f as usize],
                 first: constraints.len() as u32,
-                iface: rank[iface as usize],
+                iface,
             });
             constraints.extend_from_slice(cons(f));
         }
@@ -389,11 +398,11 @@ impl HostIndex {
         });
         let mut iface_start = Vec::with_capacity(per_iface.len() + 1);
         iface_start.push(0u32);
-        for r in 0..order.len() {
-            let n = per_iface[order[r] as usize];
+        for (r, &n) in per_iface.iter().enumerate() {
             iface_start.push(iface_start[r] + n);
         }
         HostIndex {
+            slots: keyed.iter().map(|&(_, f)| f).collect(),
             filters,
             constraints,
             parts,
@@ -470,6 +479,55 @@ struct DevIndex {
     /// Interfaces; dense events go to the interface-major kernel when set.
     n_ifaces: u32,
     iface_major: bool,
+}
+
+impl DevIndex {
+    /// `h` (filters of `t`) on `dev`, its answers `n_if` interfaces wide.
+    fn upload(
+        dev: &Device,
+        h: &HostIndex,
+        t: &Tables,
+        n_if: usize,
+        iface_major: bool,
+    ) -> Result<DevIndex, CcmError> {
+        Ok(DevIndex {
+            filters: dev.upload(&h.filters)?,
+            constraints: dev.upload(&non_empty(&h.constraints))?,
+            cpool: dev.upload(&non_empty(&t.pool))?,
+            parts: dev.upload(&h.parts)?,
+            user_ids: dev.upload(&non_empty(&h.user_ids))?,
+            by_iface: dev.upload(&non_empty(&h.by_iface))?,
+            iface_start: dev.upload(&h.iface_start)?,
+            ranges: dev.upload(&non_empty(&h.ranges))?,
+            range_at: dev.upload(&h.range_at)?,
+            ranged: !h.ranges.is_empty(),
+            rows: t.rows.len() as u32,
+            part_mask: h.parts.len() as u32 - 1,
+            n_filters: h.n_filters() as u32,
+            words: n_if.div_ceil(32).max(1) as u32,
+            shared: h.shared,
+            n_ifaces: n_if as u32,
+            iface_major,
+        })
+    }
+
+    /// The tables as the kernels take them.
+    fn tables(&self) -> IndexTables<'_> {
+        IndexTables {
+            filters: self.filters.dev_ptr(),
+            ranges: self.ranges.dev_ptr(),
+            range_at: self.range_at.dev_ptr(),
+            ranged: self.ranged as u32,
+            constraints: self.constraints.dev_ptr(),
+            cpool: self.cpool.dev_ptr(),
+            parts: self.parts.dev_ptr(),
+            part_mask: self.part_mask,
+            n_filters: self.n_filters,
+            words: self.words,
+            shared: self.shared as u32,
+            rows: self.rows,
+        }
+    }
 }
 
 /// Per-launch buffers, grown as needed.
@@ -554,6 +612,35 @@ pub struct GpuIndex<'d> {
     /// before the first (encoded in the exact room).
     part_bytes: Option<usize>,
     timing: IndexTiming,
+    /// Interface (of the tables' `iface_ids`) -> rank, as of the last build.
+    rank: Vec<u32>,
+    /// Name rows as of the last build.
+    rows: usize,
+    /// Tables slot -> the built filter's position ([`NOT_BUILT`]: none, or removed).
+    at: Vec<u32>,
+    /// Slots of the filters added since the last build, matched from `delta`.
+    added: Vec<u32>,
+    /// The added filters partitioned on the device (`None` when there are none).
+    delta: Option<DevIndex>,
+    /// `added` changed since `delta` was built.
+    delta_stale: bool,
+    updates: IndexUpdates,
+}
+
+/// No built filter at a tables slot ([`GpuIndex`]'s `at`).
+const NOT_BUILT: u32 = u32::MAX;
+
+/// How [`GpuIndex`] has absorbed subscriptions added and removed since it was built.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IndexUpdates {
+    /// Full builds so far (the first included).
+    pub builds: usize,
+    /// Filters added since the last build, matched from the device's second, small
+    /// partition table.
+    pub added: usize,
+    /// Built filters removed in place since the last build (marked removed on the
+    /// device: one 16-byte write each).
+    pub removed: usize,
 }
 
 impl<'d> GpuIndex<'d> {
@@ -574,23 +661,71 @@ impl<'d> GpuIndex<'d> {
             staging: [None, None],
             part_bytes: None,
             timing: IndexTiming::default(),
+            rank: Vec::new(),
+            rows: 0,
+            at: Vec::new(),
+            added: Vec::new(),
+            delta: None,
+            delta_stale: false,
+            updates: IndexUpdates::default(),
         };
         ix.rebuild()?;
         Ok(ix)
     }
 
-    /// Adds a subscription; the next match rebuilds the partitions.
+    /// Adds a subscription without a rebuild: the next match partitions the filters
+    /// added since the last build into a second, small table on the device, which every
+    /// event walks too. The next match rebuilds everything instead when the filter is
+    /// the first of its interface (the answer bitmap ranks interfaces by user id), has
+    /// a name no filter had at the build, the index was built empty, or the added
+    /// filters pass a sixteenth of the built ones (at least 4,096).
     pub fn add(&mut self, s: &Subscription) -> Result<SubId, CcmError> {
         let id = self.t.add(s)?;
-        self.d = None;
+        let iface = self.t.filter_iface[id.0 as usize] as usize;
+        let room = (self.host.n_filters() / 16).max(4096);
+        if self.d.is_some()
+            && self.host.n_filters() > 0
+            && iface < self.rank.len()
+            && self.t.rows.len() == self.rows
+            && self.added.len() < room
+        {
+            self.added.push(id.0);
+            self.delta_stale = true;
+        } else {
+            self.d = None;
+        }
         Ok(id)
     }
 
-    /// Removes a subscription; the next match rebuilds the partitions.
+    /// Removes a subscription without a rebuild: a built filter is marked removed on
+    /// the device in place ([`ccm_kernels::index::REMOVED`], one 16-byte write); one
+    /// added since the build leaves the small table, rebuilt at the next match.
     pub fn remove(&mut self, id: SubId) -> Result<(), CcmError> {
         self.t.remove(id)?;
-        self.d = None;
+        let f = id.0 as usize;
+        if let Some(i) = self.added.iter().position(|&a| a == id.0) {
+            self.added.swap_remove(i);
+            self.delta_stale = true;
+            return Ok(());
+        }
+        let p = self.at.get(f).copied().unwrap_or(NOT_BUILT);
+        if let (Some(d), true) = (self.d.as_mut(), p != NOT_BUILT) {
+            let mut filter = self.host.filters[p as usize];
+            filter.iface = REMOVED;
+            self.dev.write(&mut d.filters, p as usize, &[filter])?;
+            self.host.filters[p as usize] = filter;
+            self.at[f] = NOT_BUILT;
+            self.updates.removed += 1;
+        }
         Ok(())
+    }
+
+    /// How the index has absorbed updates since it was built.
+    pub fn updates(&self) -> IndexUpdates {
+        IndexUpdates {
+            added: self.added.len(),
+            ..self.updates
+        }
     }
 
     /// The host tables the index was built from.
@@ -626,34 +761,61 @@ impl<'d> GpuIndex<'d> {
         })
     }
 
+    /// Partitions every live filter of the tables and uploads the index (the filters
+    /// added or removed since the last build included).
     fn rebuild(&mut self) -> Result<(), CcmError> {
-        self.host = HostIndex::build(&self.t);
-        let dev = self.dev;
+        let t = &self.t;
+        let live: Vec<u32> = (0..t.size_f.len() as u32)
+            .filter(|&f| t.size_f[f as usize] > 0)
+            .collect();
+        let (rank, user_ids) = ranks(t);
+        self.host = HostIndex::build(t, &live, &rank, user_ids);
         let h = &self.host;
         let n_if = h.user_ids.len();
-        self.d = Some(DevIndex {
-            filters: dev.upload(&h.filters)?,
-            constraints: dev.upload(&non_empty(&h.constraints))?,
-            cpool: dev.upload(&non_empty(&self.t.pool))?,
-            parts: dev.upload(&h.parts)?,
-            user_ids: dev.upload(&non_empty(&h.user_ids))?,
-            by_iface: dev.upload(&non_empty(&h.by_iface))?,
-            iface_start: dev.upload(&h.iface_start)?,
-            ranges: dev.upload(&non_empty(&h.ranges))?,
-            range_at: dev.upload(&h.range_at)?,
-            ranged: !h.ranges.is_empty(),
-            rows: self.t.rows.len() as u32,
-            part_mask: h.parts.len() as u32 - 1,
-            n_filters: h.n_filters() as u32,
-            words: n_if.div_ceil(32).max(1) as u32,
-            shared: h.shared,
-            n_ifaces: n_if as u32,
-            iface_major: h.shared
-                && h.n_filters() >= self.cfg.iface_major_min.max(1).saturating_mul(n_if)
-                && (n_if as u64) * (per_launch(&self.cfg, 1) as u64) <= i32::MAX as u64,
-        });
+        let iface_major = h.shared
+            && h.n_filters() >= self.cfg.iface_major_min.max(1).saturating_mul(n_if)
+            && (n_if as u64) * (per_launch(&self.cfg, 1) as u64) <= i32::MAX as u64;
+        self.d = None;
+        self.d = Some(DevIndex::upload(self.dev, h, t, n_if, iface_major)?);
+        self.at = vec![NOT_BUILT; t.size_f.len()];
+        for (p, &f) in h.slots.iter().enumerate() {
+            self.at[f as usize] = p as u32;
+        }
+        self.rank = rank;
+        self.rows = t.rows.len();
+        self.added.clear();
+        self.delta = None;
+        self.delta_stale = false;
+        self.updates = IndexUpdates {
+            builds: self.updates.builds + 1,
+            ..IndexUpdates::default()
+        };
         // The answer bitmap's width may have changed.
         self.bufs = None;
+        Ok(())
+    }
+
+    /// Partitions the filters added since the last build into the small table.
+    fn rebuild_delta(&mut self) -> Result<(), CcmError> {
+        self.delta = None;
+        self.delta_stale = false;
+        if self.added.is_empty() {
+            return Ok(());
+        }
+        let main = self
+            .d
+            .as_ref()
+            .expect("built before the filters added to it");
+        let mut live = self.added.clone();
+        live.sort_unstable();
+        let h = HostIndex::build(&self.t, &live, &self.rank, Vec::new());
+        self.delta = Some(DevIndex::upload(
+            self.dev,
+            &h,
+            &self.t,
+            main.n_ifaces as usize,
+            false,
+        )?);
         Ok(())
     }
 
@@ -694,6 +856,9 @@ impl<'d> GpuIndex<'d> {
         if self.d.is_none() {
             self.rebuild()?;
         }
+        if self.delta_stale {
+            self.rebuild_delta()?;
+        }
         out.clear();
         out.spans.reserve(events.len());
         if self.host.n_filters() == 0 || self.host.user_ids.is_empty() {
@@ -710,9 +875,11 @@ impl<'d> GpuIndex<'d> {
             staging,
             part_bytes,
             timing,
+            delta,
             ..
         } = self;
         let (t, cfg, d) = (&*t, &*cfg, d.as_ref().expect("built"));
+        let delta = delta.as_ref();
         let mut chunks = Ramp {
             rest: events,
             next: ramp_start(per),
@@ -741,7 +908,7 @@ impl<'d> GpuIndex<'d> {
                 let started = Instant::now();
                 let ((r, launched), job) = rayon::join(
                     || {
-                        let r = launch(dev, d, cfg, per, bufs, timing, &cur, out);
+                        let r = launch(dev, d, delta, cfg, per, bufs, timing, &cur, out);
                         (r, started.elapsed())
                     },
                     || next.map(|(c, old, slot)| (c, Staged::prepare(t, old, c, slot))),
@@ -950,6 +1117,7 @@ impl Staged {
 fn launch(
     dev: &Device,
     d: &DevIndex,
+    delta: Option<&DevIndex>,
     cfg: &IndexConfig,
     per: usize,
     bufs: &mut Option<LaunchBufs>,
@@ -990,20 +1158,7 @@ fn launch(
     }
     timing.copy_in += t.elapsed();
     let t = Instant::now();
-    let tables = IndexTables {
-        filters: d.filters.dev_ptr(),
-        ranges: d.ranges.dev_ptr(),
-        range_at: d.range_at.dev_ptr(),
-        ranged: d.ranged as u32,
-        constraints: d.constraints.dev_ptr(),
-        cpool: d.cpool.dev_ptr(),
-        parts: d.parts.dev_ptr(),
-        part_mask: d.part_mask,
-        n_filters: d.n_filters,
-        words: d.words,
-        shared: d.shared as u32,
-        rows: d.rows,
-    };
+    let tables = d.tables();
     let batch = IndexEvents {
         events: b.events.dev_ptr(),
         attrs: b.attrs.dev_ptr(),
@@ -1012,13 +1167,13 @@ fn launch(
     };
     let route = cfg.route_block.clamp(32, 1024) / 32 * 32;
     let wpe = warps_per_event(cfg, n);
-    let lc = LaunchConfig::blocks(
+    let walk = LaunchConfig::blocks(
         (n as u32 * wpe).div_ceil(route / 32),
         route,
         route_shared_bytes(route),
     );
     let limit = (cfg.dense_share * d.n_filters as f64).min(u32::MAX as f64) as u32;
-    ccm_index_route::launch(dev, lc, tables, batch, limit, wpe, &b.bits, &b.dense)?;
+    ccm_index_route::launch(dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense)?;
     let mut n_dense = [0u32];
     dev.read_into(&b.dense, 0, &mut n_dense)?;
     if n_dense[0] > 0 && d.iface_major {
@@ -1046,6 +1201,12 @@ fn launch(
             shared_bytes: dense_shared_bytes(d.rows, d.ranged),
         };
         ccm_index_dense::launch(dev, lc, tables, batch, &d.by_iface, &b.dense, &b.bits)?;
+    }
+    // The filters added since the build: every event walks their partitions too (the
+    // limit is never passed: they are few).
+    if let Some(x) = delta {
+        let tables = x.tables();
+        ccm_index_route::launch(dev, walk, tables, batch, u32::MAX, wpe, &b.bits, &b.dense)?;
     }
     let warps = LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0);
     ccm_index_count::launch(

@@ -85,7 +85,7 @@ pub mod multi;
 pub mod workload;
 
 pub use engine::{Ccm, CcmError, Config, Reset, Timing};
-pub use index::{Answers, GpuIndex, IndexConfig, IndexTiming};
+pub use index::{Answers, GpuIndex, IndexConfig, IndexTiming, IndexUpdates};
 pub use layout::SubId;
 pub use model::{
     Attribute, Constraint, Event, Filter, Interface, InterfaceId, Op, Subscription, Value,

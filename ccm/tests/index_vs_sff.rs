@@ -173,3 +173,97 @@ fn events_whose_strings_outgrow_the_last_launchs_slots_are_encoded_again_and_ans
         }
     }
 }
+
+/// Subscriptions added and removed between matches, on every kernel path: a removed
+/// filter is skipped in place and added ones are matched from the small second table
+/// without a full build, until a filter of a new interface asks for one; every answer
+/// equals that of an SFF built on the subscriptions live at the time.
+#[test]
+fn updates_between_matches_need_no_rebuild_until_a_new_interface_and_answer_as_sff() {
+    use ccm::{IndexUpdates, InterfaceId, SubId};
+    let w = table_1(6, NameDist::Uniform);
+    let dev = Device::emulator();
+    // Every other subscription at the build (every interface and name is then seen).
+    let first: Vec<_> = w.subscriptions.iter().step_by(2).cloned().collect();
+    let later: Vec<_> = w.subscriptions.iter().skip(1).step_by(2).cloned().collect();
+    let (half, rest) = later.split_at(later.len() / 2);
+    for (dense_share, iface_major_min) in [(0.0, usize::MAX), (0.125, usize::MAX), (0.0, 1)] {
+        let cfg = IndexConfig {
+            dense_share,
+            batch_events: 7,
+            route_block: 64,
+            dense_block: 64,
+            iface_major_min,
+            ..IndexConfig::default()
+        };
+        let mut index = GpuIndex::new(&dev, &first, cfg).unwrap();
+        let mut live: Vec<(SubId, ccm::Subscription)> = first
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (SubId(i as u32), s.clone()))
+            .collect();
+        let check = |index: &mut GpuIndex, live: &[(SubId, ccm::Subscription)], when: &str| {
+            let subs: Vec<_> = live.iter().map(|(_, s)| s.clone()).collect();
+            let sff = Sff::build(&subs).unwrap();
+            let got = index.match_batch(&w.events).unwrap();
+            for (i, (e, g)) in w.events.iter().zip(got.iter()).enumerate() {
+                assert_eq!(
+                    g,
+                    sff.match_event(e).as_slice(),
+                    "{when}, event {i}, {cfg:?}"
+                );
+            }
+        };
+        check(&mut index, &live, "built");
+        // Round 1: half of the others added, every third built filter removed.
+        for s in half {
+            live.push((index.add(s).unwrap(), s.clone()));
+        }
+        let mut k = 0;
+        live.retain(|(id, _)| {
+            k += 1;
+            let built = (id.0 as usize) < first.len();
+            let drop = built && k % 3 == 0;
+            if drop {
+                index.remove(*id).unwrap();
+            }
+            !drop
+        });
+        check(&mut index, &live, "round 1");
+        let u = index.updates();
+        assert_eq!(u.builds, 1, "{u:?}");
+        assert_eq!(u.added, half.len(), "{u:?}");
+        assert!(u.removed > 0, "{u:?}");
+        // Round 2: every other added filter removed again, the rest added.
+        let mut k = 0;
+        live.retain(|(id, _)| {
+            // Slots past the built ones: the filters added in round 1.
+            let added = (id.0 as usize) >= first.len();
+            k += 1;
+            let drop = added && k % 2 == 0;
+            if drop {
+                index.remove(*id).unwrap();
+            }
+            !drop
+        });
+        for s in rest {
+            live.push((index.add(s).unwrap(), s.clone()));
+        }
+        check(&mut index, &live, "round 2");
+        assert_eq!(index.updates().builds, 1, "{:?}", index.updates());
+        // Round 3: a filter of an interface the index has not seen: a full build.
+        let mut new = first[0].clone();
+        new.interface = InterfaceId(1_000_000);
+        live.push((index.add(&new).unwrap(), new));
+        check(&mut index, &live, "round 3");
+        let u = index.updates();
+        assert_eq!(
+            u,
+            IndexUpdates {
+                builds: 2,
+                added: 0,
+                removed: 0
+            }
+        );
+    }
+}

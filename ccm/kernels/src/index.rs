@@ -37,7 +37,8 @@ use gpu_kernels::{kernel, DevPtr, KernelStruct};
 /// One filter of the index, in partition order: the signature of its names (bit
 /// `row % 64`), its first constraint in [`IndexTables::constraints`] (the next filter's
 /// `first` ends them: the table has a sentinel after the last filter) and the rank of
-/// its interface (interfaces numbered in ascending order of their user ids).
+/// its interface (interfaces numbered in ascending order of their user ids), or
+/// [`REMOVED`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(
@@ -111,6 +112,10 @@ pub const RANGE_ROWS: u32 = 32;
 
 /// Key of an empty slot of the partition table.
 pub const EMPTY_KEY: u64 = u64::MAX;
+
+/// [`IndexFilter::iface`] of a filter removed since the index was built: every kernel
+/// skips it (the host overwrites the filter in place instead of rebuilding).
+pub const REMOVED: u32 = u32::MAX;
 
 /// One slot of the partition table (open addressing, linear probing): `key` is
 /// `a << 32 | b` for the name rows `a <= b` of a partition (`a == b`: filters with one
@@ -259,11 +264,12 @@ unsafe fn satisfies(
     )
 }
 
-/// Filter `p` against event `e`: the signature test, the interface's bit (when
-/// interfaces have several filters), then its range form ([`IndexRange`]) against the
-/// event's integers by row `vals` (shared; `imask` the rows it has as integers) when
-/// the event has each of its names as an integer, else its constraints by SFF's rules;
-/// on a match sets the bit of the filter's interface in the event's bitmap row.
+/// Filter `p` against event `e`: the signature test (and whether it was [`REMOVED`]),
+/// the interface's bit (when interfaces have several filters), then its range form
+/// ([`IndexRange`]) against the event's integers by row `vals` (shared; `imask` the
+/// rows it has as integers) when the event has each of its names as an integer, else
+/// its constraints by SFF's rules; on a match sets the bit of the filter's interface in
+/// the event's bitmap row.
 ///
 /// # Safety
 /// As [`satisfies`]; `bits` holds `t.words` words per event of the batch; `vals` holds
@@ -281,7 +287,7 @@ unsafe fn try_filter(
     imask: u32,
 ) {
     let f = t.filters.read(p as usize);
-    if f.sig & !ev.sig != 0 {
+    if f.sig & !ev.sig != 0 || f.iface == REMOVED {
         return;
     }
     let word = bits.add(e as usize * t.words as usize + (f.iface / 32) as usize);
@@ -692,10 +698,10 @@ kernel! {
         }
         sync_threads();
         let k = block_idx_x() * nt + tid;
-        let valid = k < t.n_filters;
-        let p = if valid { *by_iface.add(k as usize) } else { 0 };
+        let p = if k < t.n_filters { *by_iface.add(k as usize) } else { 0 };
         let f = t.filters.read(p as usize);
         let end = t.filters.read(p as usize + 1).first;
+        let valid = k < t.n_filters && f.iface != REMOVED;
         // A filter in range form keeps its ranges in registers for the whole chunk.
         let (r0, r1) = if valid && ranged {
             (t.range_at.read(p as usize), t.range_at.read(p as usize + 1))
@@ -831,7 +837,7 @@ kernel! {
             if k + lane < hi {
                 let p = *by_iface.add((k + lane) as usize);
                 let f = t.filters.read(p as usize);
-                if f.sig & !ev.sig == 0 {
+                if f.sig & !ev.sig == 0 && f.iface != REMOVED {
                     let end = t.filters.read(p as usize + 1).first;
                     hit = satisfies(&t, &b, &ev, f.first, end);
                 }
