@@ -526,6 +526,7 @@ impl DevIndex {
             words: self.words,
             shared: self.shared as u32,
             rows: self.rows,
+            n_ifaces: self.n_ifaces,
         }
     }
 }

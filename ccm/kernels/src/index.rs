@@ -177,6 +177,8 @@ pub struct IndexTables<'a> {
     pub shared: u32,
     pub rows: u32,
     pub ranged: u32,
+    /// Interfaces (ranks `0..n_ifaces`: the answer bits that can be set).
+    pub n_ifaces: u32,
 }
 
 // SAFETY: `#[repr(C)]`; device pointers and integers; `Host<'a>` differs only in the
@@ -382,7 +384,10 @@ kernel! {
     /// by a search over the lanes' starts (shuffles), so that a few large partitions
     /// and many small ones both keep every lane busy ([`IndexFilter`], constraints and
     /// pool: global, read-only), setting bits of row `e` of `bits` (global, atomic
-    /// OR). No block barrier: a warp's work is its own. Dynamic shared memory:
+    /// OR). When interfaces have several filters and the row is at most 32 words, the
+    /// warp reads the row (lane `l` word `l`, volatile) before each group of 32 filters
+    /// and stops once every interface's bit is set. No block barrier: a warp's work is
+    /// its own. Dynamic shared memory:
     /// [`route_shared_bytes`].
     pub fn ccm_index_route(
         t: IndexTables<'static>,
@@ -434,6 +439,16 @@ kernel! {
             return;
         }
         // Pass 2: 32 pairs at a time, their filters end to end, this warp's share.
+        // When interfaces have several filters and the answer row is at most 32 words,
+        // the warp stops once every interface's bit is set (lane `l` reads word `l`):
+        // nothing is left to find (SFF's early stop per interface, for all of them).
+        let early = t.shared != 0 && t.words <= 32;
+        let row = bits.add(e as usize * t.words as usize);
+        let full = if lane + 1 < t.words || t.n_ifaces.is_multiple_of(32) {
+            u32::MAX
+        } else {
+            (1u32 << (t.n_ifaces % 32)) - 1
+        };
         let stride = 32 * wpe;
         let mut q0 = 0;
         while q0 < npairs {
@@ -445,6 +460,9 @@ kernel! {
             let (start, total) = warp_scan(end - f);
             let mut base = 32 * sub;
             while base < total {
+                if early && all_sync(lane >= t.words || volatile_load_u32(row.add(lane as usize)) == full) {
+                    return;
+                }
                 let i = base + lane;
                 let k = lane_holding(start, i);
                 let p = shfl(f, k) + (i - shfl(start, k));
