@@ -271,7 +271,7 @@ unsafe fn satisfies(
 /// ([`IndexRange`]) against the event's integers by row `vals` (shared; `imask` the
 /// rows it has as integers) when the event has each of its names as an integer, else
 /// its constraints by SFF's rules; on a match sets the bit of the filter's interface in
-/// the event's bitmap row.
+/// the event's bitmap row and returns true.
 ///
 /// # Safety
 /// As [`satisfies`]; `bits` holds `t.words` words per event of the batch; `vals` holds
@@ -287,15 +287,15 @@ unsafe fn try_filter(
     bits: *mut u32,
     vals: *const i64,
     imask: u32,
-) {
+) -> bool {
     let f = t.filters.read(p as usize);
     if f.sig & !ev.sig != 0 || f.iface == REMOVED {
-        return;
+        return false;
     }
     let word = bits.add(e as usize * t.words as usize + (f.iface / 32) as usize);
     let bit = 1u32 << (f.iface % 32);
     if t.shared != 0 && volatile_load_u32(word) & bit != 0 {
-        return;
+        return false;
     }
     if t.ranged != 0 {
         let mut r = t.range_at.read(p as usize);
@@ -313,14 +313,16 @@ unsafe fn try_filter(
                 if ok {
                     atomic_or(word, bit);
                 }
-                return;
+                return ok;
             }
         }
     }
     let end = t.filters.read(p as usize + 1).first;
-    if satisfies(t, b, ev, f.first, end) {
+    let ok = satisfies(t, b, ev, f.first, end);
+    if ok {
         atomic_or(word, bit);
     }
+    ok
 }
 
 /// The sum of `v` over the warp, in every lane.
@@ -385,8 +387,8 @@ kernel! {
     /// and many small ones both keep every lane busy ([`IndexFilter`], constraints and
     /// pool: global, read-only), setting bits of row `e` of `bits` (global, atomic
     /// OR). When interfaces have several filters and the row is at most 32 words, the
-    /// warp reads the row (lane `l` word `l`, volatile) before each group of 32 filters
-    /// and stops once every interface's bit is set. No block barrier: a warp's work is
+    /// warp reads the row (lane `l` word `l`, volatile) after each group of 32 filters
+    /// in which one of its lanes matched, and stops once every interface's bit is set. No block barrier: a warp's work is
     /// its own. Dynamic shared memory:
     /// [`route_shared_bytes`].
     pub fn ccm_index_route(
@@ -440,8 +442,9 @@ kernel! {
         }
         // Pass 2: 32 pairs at a time, their filters end to end, this warp's share.
         // When interfaces have several filters and the answer row is at most 32 words,
-        // the warp stops once every interface's bit is set (lane `l` reads word `l`):
-        // nothing is left to find (SFF's early stop per interface, for all of them).
+        // the warp stops once every interface's bit is set (lane `l` reads word `l`,
+        // after a group of 32 filters in which one matched): nothing is left to find
+        // (SFF's early stop per interface, for all of them).
         let early = t.shared != 0 && t.words <= 32;
         let row = bits.add(e as usize * t.words as usize);
         let full = if lane + 1 < t.words || t.n_ifaces.is_multiple_of(32) {
@@ -460,14 +463,16 @@ kernel! {
             let (start, total) = warp_scan(end - f);
             let mut base = 32 * sub;
             while base < total {
-                if early && all_sync(lane >= t.words || volatile_load_u32(row.add(lane as usize)) == full) {
-                    return;
-                }
                 let i = base + lane;
                 let k = lane_holding(start, i);
                 let p = shfl(f, k) + (i - shfl(start, k));
-                if i < total {
-                    try_filter(&t, &b, &ev, e, p, bits, sh_val, imask);
+                let hit = i < total && try_filter(&t, &b, &ev, e, p, bits, sh_val, imask);
+                // A bit was set: the row may be full now.
+                if early
+                    && any_sync(hit)
+                    && all_sync(lane >= t.words || volatile_load_u32(row.add(lane as usize)) == full)
+                {
+                    return;
                 }
                 base += stride;
             }
