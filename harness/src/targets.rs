@@ -327,7 +327,7 @@ pub const WHY_MISSED: &[(&str, &str)] = &[
     (HYBRID_T2_1, WHY_SAME_CODE),
     (HYBRID_T2_4, WHY_SAME_CODE),
     (GPU_DENSE10, "events of 10 and 20 names pass the partition walk's dense limit and go to the interface-major kernel (a block per event and interface over the interface's 100,000 filters at 1M, fewest constraints first, stopping at its first match): 96 ns per event at 1M filters and 10 names against 378 ns for the best CPU on all cores (not profiled further); with 3-5 names the walk now stops once all ten interfaces matched (1M filters: 323 -> 40 ns per event, 7.9x; 100k: 16.2x)"),
-    (CLCB_BEST_T2, "as for CCM, encoding the events on the host is most of the cell index's time at small areas"),
+    (CLCB_BEST_T2, "as for CCM, the host bounds the cell index: encoding the events takes ~20 ns per event on the 16 cores and turning the pairs into sorted answers 16-20 ns, the device ~1 ns beyond them (`cells_split` on the H100 machine, 2026-11-26); since both run side by side while the device matches, a long stream takes 33-39 ns per event (46-58 before, same machine, alternating runs), but the harness's stream is four launches, whose first encoding and last answers cannot overlap: 42 ns there (44 before)"),
     (CLCB_BEST_FIGS, "small areas: the host's encoding of the events bounds the cell index (2.1x at 0.001%); large areas: the device's content work per candidate (7-9x at 0.1-1%)"),
     (CLCB_BEST_KW, "with 1% regions a key group holds hundreds of candidates, each tested in full on the device; with 0.01% the host's encoding bounds it"),
     (CLCB_BEST_MOVE, "a move updates a host mirror of the cell lists (the CPU grid's algorithm) and reaches the device in one launch per flush; the launch and the mirror's update set the floor"),
