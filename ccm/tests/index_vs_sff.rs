@@ -11,6 +11,20 @@ use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params, Wor
 use ccm::{GpuIndex, IndexConfig};
 use gpu_kernels::Device;
 
+/// Launches of 7 events in blocks of 64 threads (several launches, several warps per
+/// block on the emulator), dense events beyond `dense_share` of the filters, on the
+/// interface-major kernel where interfaces hold at least `iface_major_min` filters.
+fn small_launches(dense_share: f64, iface_major_min: usize) -> IndexConfig {
+    IndexConfig {
+        dense_share,
+        batch_events: 7,
+        route_block: 64,
+        dense_block: 64,
+        iface_major_min,
+        ..IndexConfig::default()
+    }
+}
+
 /// Every event's answer equals SFF's, with each dense share; returns the matches.
 fn check(w: &Workload) -> usize {
     let sff = Sff::build(&w.subscriptions).unwrap();
@@ -26,14 +40,7 @@ fn check(w: &Workload) -> usize {
         (0.0, 1),
         (0.125, 1),
     ] {
-        let cfg = IndexConfig {
-            dense_share,
-            batch_events: 7,
-            route_block: 64,
-            dense_block: 64,
-            iface_major_min,
-            ..IndexConfig::default()
-        };
+        let cfg = small_launches(dense_share, iface_major_min);
         let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
         let got = index.match_batch(&w.events).unwrap();
         assert_eq!(got.len(), w.events.len());
@@ -188,14 +195,7 @@ fn updates_between_matches_need_no_rebuild_until_a_new_interface_and_answer_as_s
     let later: Vec<_> = w.subscriptions.iter().skip(1).step_by(2).cloned().collect();
     let (half, rest) = later.split_at(later.len() / 2);
     for (dense_share, iface_major_min) in [(0.0, usize::MAX), (0.125, usize::MAX), (0.0, 1)] {
-        let cfg = IndexConfig {
-            dense_share,
-            batch_events: 7,
-            route_block: 64,
-            dense_block: 64,
-            iface_major_min,
-            ..IndexConfig::default()
-        };
+        let cfg = small_launches(dense_share, iface_major_min);
         let mut index = GpuIndex::new(&dev, &first, cfg).unwrap();
         let mut live: Vec<(SubId, ccm::Subscription)> = first
             .iter()
