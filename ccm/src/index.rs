@@ -796,7 +796,8 @@ impl<'d> GpuIndex<'d> {
         Ok(())
     }
 
-    /// Partitions the filters added since the last build into the small table.
+    /// Partitions the filters added since the last build into the small table (with
+    /// its own copy of the tables' string pool, which may have grown since the build).
     fn rebuild_delta(&mut self) -> Result<(), CcmError> {
         self.delta = None;
         self.delta_stale = false;
