@@ -776,6 +776,7 @@ impl<'d> GpuIndex<'d> {
         let iface_major = h.shared
             && h.n_filters() >= self.cfg.iface_major_min.max(1).saturating_mul(n_if)
             && (n_if as u64) * (per_launch(&self.cfg, 1) as u64) <= i32::MAX as u64;
+        // The old tables' device memory goes before the new ones are uploaded.
         self.d = None;
         self.d = Some(DevIndex::upload(self.dev, h, t, n_if, iface_major)?);
         self.at = vec![NOT_BUILT; t.size_f.len()];

@@ -177,8 +177,8 @@ pub struct CellTiming {
     pub launches: u64,
     /// (event, subscription) pairs the device reported.
     pub pairs: u64,
-    /// Encoding the events into page-locked staging on all cores (the next launch's
-    /// encoding overlaps the device's work on the current one).
+    /// Encoding the events into page-locked staging on all cores (beyond a call's first
+    /// two launches, beside the answers of the launch before, while the device works).
     pub stage: Duration,
     /// Waiting for a launch's pair count: the device's work that the next launch's
     /// encoding did not hide.
@@ -880,11 +880,11 @@ impl CellIndex {
             let Stage { input, used, out } = &mut b.stages[p];
             let pairs = &out.as_slice()[..2 * count];
             let (dev, tables) = (&self.dev, &self.tables);
-            let ((took_answers, ()), staged) = rayon::join(
+            let (took_answers, staged) = rayon::join(
                 || {
                     let t = Instant::now();
                     answers(pairs, chunk.len(), &mut all);
-                    (t.elapsed(), ())
+                    t.elapsed()
                 },
                 || {
                     chunks.get(i + 2).map(|after| {

@@ -388,8 +388,8 @@ kernel! {
     /// pool: global, read-only), setting bits of row `e` of `bits` (global, atomic
     /// OR). When interfaces have several filters and the row is at most 32 words, the
     /// warp reads the row (lane `l` word `l`, volatile) after each group of 32 filters
-    /// in which one of its lanes matched, and stops once every interface's bit is set. No block barrier: a warp's work is
-    /// its own. Dynamic shared memory:
+    /// in which one of its lanes matched, and stops once every interface's bit is set.
+    /// No block barrier: a warp's work is its own. Dynamic shared memory:
     /// [`route_shared_bytes`].
     pub fn ccm_index_route(
         t: IndexTables<'static>,

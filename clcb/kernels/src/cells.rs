@@ -445,9 +445,9 @@ kernel! {
     /// sizes) and the lanes take consecutive candidates (each finds its group's lane
     /// with `lane_holding`), so that a group of 200 entries keeps all 32 lanes busy and
     /// their 32-byte entries are read coalesced. Last, the cell's overflow (entries
-    /// moved in since its layout), all of it, the same way. Each candidate is [`try_entry`]: the circle and the signature
-    /// from the entry itself, then the filter's constraints (filter-major table) only
-    /// for those that pass. Matches are appended as (event, subscription) pairs, one
+    /// moved in since its layout), all of it, the same way. Each candidate is
+    /// [`try_entry`]: the circle and the signature from the entry itself, then the
+    /// filter's constraints (filter-major table) only for those that pass. Matches are appended as (event, subscription) pairs, one
     /// `atomicAdd` per warp and round ([`append`]); a subscription matched by several of
     /// its filters is listed several times (the host sorts and deduplicates).
     pub fn cells_match(t: CellTables<'static>, b: CellEvents<'static>, input: *const u32, out: *mut u32) {
