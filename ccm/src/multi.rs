@@ -12,15 +12,26 @@
 //!   - by filter: equal filter counts ([`gpu_kernels::multi::split_even`]), an
 //!     interface at a range's border shared by the devices on either side (which both
 //!     may answer it); the early stop then saves per device only.
-//! - **Every event on every device.** Each device runs its own [`GpuIndex`] (its own
-//!   partitions of its filters by rarest names) on the whole batch, on a host thread of
-//!   its own ([`Devices::par_each`]), encoding the batch itself: the names and strings
-//!   of a device's tables are those its filters use.
+//!
+//!   Or the filters are not cut at all, and the *events* are ([`Partition::Events`]):
+//!   every device holds the whole index, and a batch is cut into one run of
+//!   consecutive events per device.
+//! - **Every event on every device** (when the filters are cut). Each device runs its
+//!   own [`GpuIndex`] (its own partitions of its filters by rarest names) on the whole
+//!   batch, on a host thread of its own ([`Devices::par_each`]), encoding the batch
+//!   itself: the names and strings of a device's tables are those its filters use. The
+//!   host's work (encoding every event, a share of the whole on one device) is then
+//!   repeated on every device: where it bounds one device (Table 2's default
+//!   scenario), more devices make the stream slower. Cut by events, each event is
+//!   encoded once, by the device that matches it: the host's work stays that of one
+//!   device and the devices' work is divided, at the price of a copy of the index on
+//!   each.
 //! - **Merge.** A device answers only interfaces of its range and each device's list is
 //!   ascending ([`Answers`]), so the ascending answer of an event is device 0's list,
 //!   then device 1's, and so on, less a border interface that the previous device
 //!   answered too: [`MultiAnswers::get`] walks the devices' page-locked lists in place,
-//!   with no copy on the host.
+//!   with no copy on the host. Cut by events, an event's answer is the one list of the
+//!   device that matched it.
 //!
 //! With one device the index is exactly [`GpuIndex`], driven on the caller's thread.
 
@@ -41,6 +52,8 @@ pub enum Partition {
     Interfaces,
     /// Equal filter counts per device; a border interface is shared.
     Filters,
+    /// Every filter on every device; each batch's events cut into one run per device.
+    Events,
 }
 
 /// The pruning index with its interfaces partitioned over a set of devices.
@@ -77,6 +90,7 @@ pub struct MultiIndex<'d> {
     parts: Vec<Option<GpuIndex<'d>>>,
     /// Interfaces and filters of each device.
     load: Vec<(usize, usize)>,
+    partition: Partition,
 }
 
 /// The answers of a batch matched by a [`MultiIndex`]: for event `i`,
@@ -91,6 +105,8 @@ pub struct MultiAnswers {
     per_device: Vec<Answers>,
     /// Devices holding interfaces, in device order.
     active: Vec<usize>,
+    /// [`Partition::Events`]: device `d` matched events `runs[d]` (empty otherwise).
+    runs: Vec<std::ops::Range<usize>>,
     events: usize,
 }
 
@@ -120,7 +136,12 @@ impl MultiAnswers {
     pub fn parts(&self, i: usize) -> impl Iterator<Item = &[InterfaceId]> + '_ {
         let mut last: Option<InterfaceId> = None;
         self.active.iter().map(move |&d| {
-            let mut list = self.per_device[d].get(i);
+            let mut list = match self.runs.get(d) {
+                // Cut by events: only the device whose run holds `i` answers it.
+                Some(run) if run.contains(&i) => self.per_device[d].get(i - run.start),
+                Some(_) => &[],
+                None => self.per_device[d].get(i),
+            };
             if let (Some(l), Some(&first)) = (last, list.first()) {
                 if l == first {
                     list = &list[1..];
@@ -159,6 +180,7 @@ impl MultiAnswers {
     pub fn total(&self) -> usize {
         match self.active[..] {
             [d] => self.per_device[d].total(),
+            _ if !self.runs.is_empty() => self.per_device.iter().map(Answers::total).sum(),
             _ => (0..self.events).map(|i| self.count(i)).sum(),
         }
     }
@@ -204,6 +226,7 @@ impl<'d> MultiIndex<'d> {
                     .collect()
             }
             Partition::Filters => split_even(ordered.len(), devices.len()),
+            Partition::Events => vec![0..ordered.len(); devices.len()],
         };
         let load = ranges
             .iter()
@@ -227,6 +250,7 @@ impl<'d> MultiIndex<'d> {
             devices,
             parts,
             load,
+            partition,
         })
     }
 
@@ -274,7 +298,9 @@ impl<'d> MultiIndex<'d> {
 
     /// Matches `events` on every device, each device's index on a host thread of its
     /// own ([`GpuIndex::match_batch_into`]: its pipeline of encoding, copies and
-    /// kernels), into `out`, whose page-locked areas are reused.
+    /// kernels), into `out`, whose page-locked areas are reused. Cut by events
+    /// ([`Partition::Events`]), device `d` matches the `d`-th of as many runs of
+    /// consecutive events as there are devices.
     pub fn match_batch_into(
         &mut self,
         events: &[Event],
@@ -286,15 +312,23 @@ impl<'d> MultiIndex<'d> {
         out.active
             .extend((0..self.parts.len()).filter(|&d| self.parts[d].is_some()));
         out.events = 0;
-        let mut work: Vec<(Option<&mut GpuIndex<'d>>, &mut Answers)> = self
+        out.runs = match self.partition {
+            Partition::Events => split_even(events.len(), self.parts.len()),
+            _ => Vec::new(),
+        };
+        let runs = &out.runs;
+        let mut work: Vec<(usize, Option<&mut GpuIndex<'d>>, &mut Answers)> = self
             .parts
             .iter_mut()
             .map(Option::as_mut)
             .zip(out.per_device.iter_mut())
+            .enumerate()
+            .map(|(d, (ix, a))| (d, ix, a))
             .collect();
         self.devices
-            .par_each(&mut work, |(index, answers)| match index {
-                Some(ix) => ix.match_batch_into(events, answers),
+            .par_each(&mut work, |(d, index, answers)| match index {
+                Some(ix) => ix
+                    .match_batch_into(runs.get(*d).map_or(events, |r| &events[r.clone()]), answers),
                 None => Ok(()),
             })?;
         out.events = events.len();

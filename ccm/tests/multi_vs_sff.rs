@@ -1,7 +1,8 @@
 //! The pruning index partitioned over 2, 3 and 4 emulated devices ([`ccm::MultiIndex`])
 //! against the SFF-like baseline and the one-device index ([`ccm::GpuIndex`]) on random
-//! workloads, cut by interface and by filter: the merge gives each event's interfaces
-//! ascending, exactly once, whether an interface lies on one device or on several.
+//! workloads, cut by interface, by filter and by event: the merge gives each event's
+//! interfaces ascending, exactly once, whether an interface lies on one device or on
+//! several, and whichever device matched the event.
 
 use baselines::sff::Sff;
 use baselines::Matcher;
@@ -59,7 +60,7 @@ proptest! {
         interfaces in 1usize..9,
         names in 3usize..12,
         zipf in any::<bool>(),
-        by_filter in any::<bool>(),
+        cut in 0usize..3,
     ) {
         let p = Params {
             events: 10,
@@ -75,12 +76,16 @@ proptest! {
         let w = generate(&p, seed).unwrap();
         let want = reference(&w);
         let devs = Devices::emulated(devices).unwrap();
-        let partition = if by_filter { Partition::Filters } else { Partition::Interfaces };
+        let partition = [Partition::Interfaces, Partition::Filters, Partition::Events][cut];
         let mut index = MultiIndex::with_partition(&devs, &w.subscriptions, cfg(), partition).unwrap();
         if partition == Partition::Interfaces {
             prop_assert_eq!(index.interfaces_per_device().iter().sum::<usize>(), interfaces);
         }
-        prop_assert_eq!(index.filters_per_device().iter().sum::<usize>(), w.subscriptions.len());
+        let copies = if partition == Partition::Events { devices } else { 1 };
+        prop_assert_eq!(
+            index.filters_per_device().iter().sum::<usize>(),
+            copies * w.subscriptions.len()
+        );
         let got = index.match_batch(&w.events).unwrap();
         assert_answers(&got, &want, &format!("{devices} devices by {partition:?}, seed {seed}"));
     }
@@ -221,4 +226,31 @@ fn answers_matched_into_again_are_the_new_batchs() {
         index.match_batch_into(&w.events[..n], &mut out).unwrap();
         assert_answers(&out, &want[..n], &format!("{n} events"));
     }
+}
+
+#[test]
+fn cut_by_event_every_device_holds_every_filter_and_runs_may_be_empty() {
+    let p = Params {
+        events: 9,
+        interfaces: 5,
+        filters_per_interface: (3, 8),
+        names: 5,
+        values: 3,
+        ..Params::default()
+    };
+    let w = generate(&p, 4).unwrap();
+    let want = reference(&w);
+    assert!(want.iter().any(|a| !a.is_empty()), "nothing matched");
+    let devs = Devices::emulated(4).unwrap();
+    let mut index =
+        MultiIndex::with_partition(&devs, &w.subscriptions, cfg(), Partition::Events).unwrap();
+    assert_eq!(index.filters_per_device(), [w.subscriptions.len(); 4]);
+    assert_eq!(index.interfaces_per_device(), [5; 4]);
+    // Nine events on four devices (runs of 3, 2, 2, 2), then two (two runs empty),
+    // into the same answers: the runs of the last batch decide.
+    let mut got = MultiAnswers::default();
+    index.match_batch_into(&w.events, &mut got).unwrap();
+    assert_answers(&got, &want, "nine events");
+    index.match_batch_into(&w.events[4..6], &mut got).unwrap();
+    assert_answers(&got, &want[4..6], "two events on four devices");
 }

@@ -637,9 +637,11 @@ impl CellIndex {
                 (h.entries + start) as usize,
                 (h.entries + dir[i].end) as usize,
             );
-            if let Some(j) = (lo..hi)
-                .find(|&j| m.entries[j].filter & !IMPLIED == f && m.entries[j].sq != TOMBSTONE)
-            {
+            // A key's sorted entries are in filter order (tombstones stay in place):
+            // a binary search, where a dense cell of the Zipf space files thousands of
+            // filters under one key.
+            let j = lo + m.entries[lo..hi].partition_point(|e| e.filter & !IMPLIED < f);
+            if j < hi && m.entries[j].filter & !IMPLIED == f && m.entries[j].sq != TOMBSTONE {
                 m.entries[j].sq = TOMBSTONE;
                 m.dead[c] += 1;
                 self.changes.entries.push(j as u32);

@@ -135,7 +135,7 @@ pub fn experiments() -> Vec<Experiment> {
     ]
 }
 
-const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): throughput of the pruning index partitioned over the GPUs (gpu multi: by interface; gpu multi by-filter: by filter count) against the number of GPUs, at Table 2's default scenario and the dense model's heaviest point (1M filters, 20 names per event), and at 4x their filters; answers checked against the one-GPU index";
+const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): throughput of the pruning index partitioned over the GPUs (gpu multi: filters cut by interface; gpu multi by-filter: by filter count; gpu multi by-event: the index on every GPU, the events cut) against the number of GPUs, at Table 2's default scenario and the dense model's heaviest point (1M filters, 20 names per event), and at 4x their filters; answers checked against the one-GPU index";
 
 const DENSE_TITLE: &str = "REIN/HEM dense model, one interface per filter (beyond the paper): processing time vs names per event (20 numeric names, 1-5 range predicates per filter), 100k and 1M filters (F=); the batched kernel's events per launch capped to keep its events x interfaces flags within 1 GB";
 const DENSE10_TITLE: &str = "REIN/HEM dense model, 10 interfaces (beyond the paper): processing time vs names per event (20 numeric names, 1-5 range predicates per filter), 100k and 1M filters (F=)";
@@ -1495,7 +1495,9 @@ fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
     let Some(scale) = Scale::of(ctx) else {
         return Ok(());
     };
-    ctx.set_steps((ctx.seeds.len() * 4 * (1 + 2 * scale.counts.len())) as u64);
+    // Per seed: four workloads, each once on one device, then table2's three cuts and the
+    // dense model's two on every device count.
+    ctx.set_steps((ctx.seeds.len() * (4 + 2 * (3 + 2) * scale.counts.len())) as u64);
     for seed in ctx.seeds.clone() {
         ctx.step(&format!("seed {seed}: generating the workloads"));
         for (factor, w) in scaling_workloads(ctx.quick, seed)? {
@@ -1525,14 +1527,19 @@ fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
             drop(ix);
             drop(one);
             // Table 2's interfaces hold 25k filters each: cutting by filter is measured
-            // too; the dense model's hold one, where the two cuts are the same.
+            // too; the dense model's hold one, where the two cuts are the same. Cutting
+            // the events instead (the index on every device) on both.
             let partitions: &[(&str, Partition)] = if factor.starts_with("model=table2") {
                 &[
                     ("multi", Partition::Interfaces),
                     ("multi by-filter", Partition::Filters),
+                    ("multi by-event", Partition::Events),
                 ]
             } else {
-                &[("multi", Partition::Interfaces)]
+                &[
+                    ("multi", Partition::Interfaces),
+                    ("multi by-event", Partition::Events),
+                ]
             };
             for &(engine, partition) in partitions {
                 let mut on_one = 0.0;
@@ -1581,13 +1588,15 @@ mod tests {
     /// records no speedup (emulator times mean nothing).
     #[test]
     fn scaling_runs_on_emulated_devices_and_checks_every_answer() {
-        // 4 workloads x 3 device counts, and table2's two by filter.
+        // 4 workloads x 3 device counts by interface and by event, and table2's two
+        // by filter.
         super::super::scaling::testing::check_emulated_run(
             experiments(),
-            4 * 3 + 2 * 3,
+            2 * 4 * 3 + 2 * 3,
             &[
                 "emu multi model=dense F=2k events/s",
                 "emu multi by-filter model=table2 F=800 events/s",
+                "emu multi by-event model=table2 F=800 events/s",
             ],
             "emu index model=table2 F=200 events/s",
         );

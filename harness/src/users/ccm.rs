@@ -51,11 +51,18 @@ pub enum Cmd {
         #[arg(long, default_value_t = 0)]
         device: usize,
         /// The pruning index over several GPUs (`all` or ordinals such as `0,1`;
-        /// overrides --device): interfaces partitioned over them, every event matched
-        /// on each. With --engine emu-index, as many emulated devices as ordinals named
-        /// (`all`: one per GPU present, at least two).
+        /// overrides --device), cut over them as --cut says. With --engine emu-index,
+        /// as many emulated devices as ordinals named (`all`: one per GPU present, at
+        /// least two).
         #[arg(long, conflicts_with = "per_event")]
         devices: Option<gpu_kernels::multi::DeviceSpec>,
+        /// With --devices, what is cut over them: `interfaces` (whole interfaces per
+        /// device, balanced by filter count; every event matched on each), `filters`
+        /// (equal filter counts; every event matched on each) or `events` (every device
+        /// holds the whole index and matches its share of each window's events, each
+        /// event encoded once: the choice when the host's encoding bounds one device).
+        #[arg(long, value_enum, default_value_t = Cut::Interfaces, requires = "devices")]
+        cut: Cut,
     },
     /// Writes a Table 1 workload as JSON Lines files.
     Generate {
@@ -91,9 +98,10 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
             stream,
             device,
             devices: Some(spec),
+            cut,
         } => {
             let _ = (per_event, device);
-            match_multi(&subscriptions, &events, engine, &spec, &stream)
+            match_multi(&subscriptions, &events, engine, (&spec, cut), &stream)
         }
         Cmd::Match {
             subscriptions,
@@ -104,6 +112,7 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
             stream,
             device,
             devices: None,
+            cut: _,
         } => match_cmd(&subscriptions, &events, engine, per_event, &stream, device),
         Cmd::Generate {
             out_subscriptions,
@@ -238,6 +247,24 @@ fn load_tables(path: &Path, grouping: bool, stats: &mut Stats) -> anyhow::Result
     Ok(tables)
 }
 
+/// `ccm match --cut`: what a [`MultiIndex`] cuts over the devices.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum Cut {
+    Interfaces,
+    Filters,
+    Events,
+}
+
+impl From<Cut> for ccm::Partition {
+    fn from(c: Cut) -> Self {
+        match c {
+            Cut::Interfaces => ccm::Partition::Interfaces,
+            Cut::Filters => ccm::Partition::Filters,
+            Cut::Events => ccm::Partition::Events,
+        }
+    }
+}
+
 /// A CPU engine of `ccm match`, built over the subscriptions (boxed: the indexes' sizes
 /// differ).
 enum CpuMatcher {
@@ -281,7 +308,7 @@ fn match_multi(
     subs_path: &Path,
     events_path: &Path,
     engine: Option<CcmEngine>,
-    spec: &gpu_kernels::multi::DeviceSpec,
+    (spec, cut): (&gpu_kernels::multi::DeviceSpec, Cut),
     stream: &StreamArgs,
 ) -> anyhow::Result<()> {
     check_inputs(&[subs_path, events_path])?;
@@ -305,8 +332,9 @@ fn match_multi(
     );
     let dev0 = devs.get(0).context("a device")?;
     let t = Instant::now();
+    let cfg = IndexConfig::for_device(dev0);
     let mut index =
-        MultiIndex::new(&devs, &subs, IndexConfig::for_device(dev0)).map_err(|e| match e {
+        MultiIndex::with_partition(&devs, &subs, cfg, cut.into()).map_err(|e| match e {
             gpu_kernels::multi::OnDevice::Failed {
                 error: ccm::CcmError::Layout(l),
                 ..
@@ -318,7 +346,7 @@ fn match_multi(
         "build the index",
         t.elapsed(),
         format!(
-            "(pruning index on {}, filters per device {:?})",
+            "(pruning index on {}, cut by {cut:?}, filters per device {:?})",
             devs.name(),
             index.filters_per_device()
         ),
