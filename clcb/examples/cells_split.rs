@@ -8,9 +8,15 @@
 //! mean anything. Allocates with mimalloc, as the harness does. Answers are not checked
 //! here (the harness and the tests do).
 //!
+//! `keywords AREA%` instead: the `keywords` experiment's workload ([`clcb::keywords`]:
+//! one filter of 1-3 keywords per subscription, regions of AREA% of the world; 1M
+//! subscriptions on a GPU, `[subscriptions]` to change it).
+//!
 //!     cargo run --release -p clcb --example cells_split [subscriptions]
+//!     cargo run --release -p clcb --example cells_split keywords 1 [subscriptions]
 
 use clcb::cells::{CellIndex, CellOptions};
+use clcb::keywords::{KeywordParams, KeywordWorkload};
 use clcb::workload::{Params, Workload};
 use gpu_kernels::Device;
 use std::time::Instant;
@@ -23,20 +29,45 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(d) => (d, "GPU"),
         Err(_) => (Device::emulator(), "emulator"),
     };
-    let subscriptions = std::env::args()
-        .nth(1)
-        .map(|s| s.parse())
-        .transpose()?
-        .unwrap_or(if dev.is_gpu() { 250_000 } else { 200 });
-    let w = Workload::new(
-        Params {
-            subscriptions,
-            ..Params::default()
-        },
-        1,
-    );
-    let subs = w.subscriptions();
-    let events = w.events();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let keywords = if args.first().map(String::as_str) == Some("keywords") {
+        args.remove(0);
+        Some(args.remove(0).parse::<f64>()?)
+    } else {
+        None
+    };
+    let subscriptions =
+        args.first()
+            .map(|s| s.parse())
+            .transpose()?
+            .unwrap_or(match (dev.is_gpu(), keywords) {
+                (true, Some(_)) => 1_000_000,
+                (true, None) => 250_000,
+                (false, _) => 200,
+            });
+    let (subs, events) = match keywords {
+        Some(area_percent) => {
+            let w = KeywordWorkload::new(
+                KeywordParams {
+                    subscriptions,
+                    area_percent,
+                    ..KeywordParams::default()
+                },
+                1,
+            );
+            (w.subscriptions(), w.events())
+        }
+        None => {
+            let w = Workload::new(
+                Params {
+                    subscriptions,
+                    ..Params::default()
+                },
+                1,
+            );
+            (w.subscriptions(), w.events())
+        }
+    };
     let (round, launch) = if dev.is_gpu() {
         (1 << 18, 16_384)
     } else {
@@ -50,7 +81,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut index = CellIndex::new(dev, &subs, opts)?;
     index.match_batch(&stream[..(2 * launch).min(round)])?;
     println!(
-        "{note}, {subscriptions} subscriptions, {} events a round",
+        "{note}, {subscriptions} subscriptions{}, {} events a round",
+        keywords.map_or(String::new(), |a| format!(" (keywords, {a}% regions)")),
         stream.len()
     );
     for round in 1..=3 {
