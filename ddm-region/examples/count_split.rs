@@ -25,7 +25,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(if dev.is_gpu() { 1 << 20 } else { 2000 });
     println!("{note}: {regions} regions, 2-D, {reps} reps");
     for alpha in [1.0, 100.0] {
-        let set = scale_up(&ScaleUpParams { regions, alpha, dims: 2 }, 1)?;
+        let set = scale_up(
+            &ScaleUpParams {
+                regions,
+                alpha,
+                dims: 2,
+            },
+            1,
+        )?;
         let mut counts = Vec::new();
         for approach in [Approach::Sweep, Approach::Bisect] {
             let mut e = Engine::new(&dev, approach.clone(), 2, set.n_pub(), set.n_sub())?;
@@ -57,7 +64,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 counts.last().copied().unwrap_or(0),
             );
         }
-        assert!(counts.windows(2).all(|w| w[0] == w[1]), "the engines disagree: {counts:?}");
+        assert!(
+            counts.windows(2).all(|w| w[0] == w[1]),
+            "the engines disagree: {counts:?}"
+        );
     }
     Ok(())
 }

@@ -1487,12 +1487,17 @@ impl<'d> Engine<'d> {
             dim,
             &s.pub_keys,
             &s.sub_keys,
+            &s.pub_sorted,
+            &s.sub_sorted,
             &s.begin,
             &s.offsets,
         )?;
         exclusive_scan(dev, &s.offsets, tasks as u64, &s.sums, &s.total)?;
         let work_total = dev.read(&s.total)?[0];
-        let chunk = 32u64.max(work_total.div_ceil(1 << 26));
+        // Counting alone takes shorter chunks (more threads where candidates are few,
+        // as at alpha 1); enumeration keeps its per-chunk counts 4x fewer.
+        let min_chunk = if per_chunk { 32 } else { 8 };
+        let chunk = min_chunk.max(work_total.div_ceil(1 << 26));
         let n_chunks = work_total.div_ceil(chunk);
         let work = SweepWork {
             pub_vals: addr(&s.pub_vals),

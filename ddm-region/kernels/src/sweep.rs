@@ -16,6 +16,13 @@
 //! (prefix sums of the run lengths), cut into chunks of equal length so that crowded
 //! regions do not leave threads idle. Each candidate gets the full overlap test in all
 //! dimensions (which also settles the zero-width cases).
+//!
+//! Tasks are numbered in *sorted* order (task `i < n_pub` is the `i`-th publication by
+//! lower bound, task `n_pub + j` the `j`-th subscription), not by region: neighbouring
+//! threads then search for neighbouring keys, so that a warp's binary searches take
+//! the same path through memory (cached, coalesced), and a task reads its own ranges
+//! from the sorted copy too. At 1M regions of the scale-up (alpha 1, H100) the task
+//! searches in region order took 160 µs, a quarter of a count.
 
 use crate::{extents_overlap, warp_add_u64, DdmTables, Pair, Range};
 use gpu_kernels::prelude::*;
@@ -113,15 +120,20 @@ kernel! {
 }
 
 kernel! {
-    /// The tasks: thread `i < n_pub` finds publication `i`'s case-1 run in the sorted
-    /// subscription keys, thread `n_pub + j` subscription `j`'s case-2 run in the sorted
-    /// publication keys (binary searches in global memory), and writes the run's first
-    /// sorted index to `begin[i]` and its length to `count[i]`.
+    /// The tasks, in sorted order: thread `i < n_pub` finds the case-1 run of the
+    /// `i`-th publication by lower bound in the sorted subscription keys, thread
+    /// `n_pub + j` the case-2 run of the `j`-th subscription in the sorted publication
+    /// keys (binary searches in global memory, neighbouring threads on neighbouring
+    /// keys), its sweep-dimension range read from the sorted copies ([`sweep_gather`];
+    /// a removed region's copy, [`GONE`], finds an empty run), and writes the run's
+    /// first sorted index to `begin[i]` and its length to `count[i]`.
     pub fn sweep_tasks(
         tables: *const DdmTables,
         sweep_dim: u32,
         pub_keys: *const u32,
         sub_keys: *const u32,
+        pub_sorted: *const Range,
+        sub_sorted: *const Range,
         begin: *mut u32,
         count: *mut u64,
     ) {
@@ -130,18 +142,15 @@ kernel! {
         if i >= t.n_pub + t.n_sub {
             return;
         }
-        let mut b = 0u32;
-        let mut e = 0u32;
-        if *t.alive().add(i as usize) != 0 {
-            let r = *t.extent(i).add(sweep_dim as usize);
-            if i < t.n_pub {
-                b = search(sub_keys, t.n_sub, r.lo, false);
-                e = search(sub_keys, t.n_sub, r.hi, false);
-            } else {
-                b = search(pub_keys, t.n_pub, r.lo, true);
-                e = search(pub_keys, t.n_pub, r.hi, false);
-            }
-        }
+        let dims = t.dims as usize;
+        let (b, e) = if i < t.n_pub {
+            let r = *pub_sorted.add(i as usize * dims + sweep_dim as usize);
+            (search(sub_keys, t.n_sub, r.lo, false), search(sub_keys, t.n_sub, r.hi, false))
+        } else {
+            let j = (i - t.n_pub) as usize;
+            let r = *sub_sorted.add(j * dims + sweep_dim as usize);
+            (search(pub_keys, t.n_pub, r.lo, true), search(pub_keys, t.n_pub, r.hi, false))
+        };
         *begin.add(i as usize) = b;
         *count.add(i as usize) = if e > b { (e - b) as u64 } else { 0 };
     }
@@ -223,18 +232,24 @@ unsafe fn walk_chunk(t: &DdmTables, wk: &SweepWork, c: u64, mut hit: impl FnMut(
                 };
             }
             let j = *begin.add(task as usize) as u64 + (w - start);
-            // The candidate's ranges from the sorted copy: consecutive candidates of a
-            // task are consecutive there (a removed one never overlaps).
+            // The task's own ranges and the candidate's from the sorted copies:
+            // consecutive candidates of a task are consecutive there (a removed one
+            // never overlaps).
             let dims = t.dims as usize;
             if task < t.n_pub {
+                let own = pub_or_sub_sorted(wk.pub_sorted, task as u64, dims);
                 let cand = pub_or_sub_sorted(wk.sub_sorted, j, dims);
-                if extents_overlap(t.extent(task), cand, t.dims) {
-                    hit(task, *sub_vals.add(j as usize));
+                if extents_overlap(own, cand, t.dims) {
+                    hit(*pub_vals.add(task as usize), *sub_vals.add(j as usize));
                 }
             } else {
+                let own = pub_or_sub_sorted(wk.sub_sorted, (task - t.n_pub) as u64, dims);
                 let cand = pub_or_sub_sorted(wk.pub_sorted, j, dims);
-                if extents_overlap(cand, t.extent(task), t.dims) {
-                    hit(*pub_vals.add(j as usize), task - t.n_pub);
+                if extents_overlap(cand, own, t.dims) {
+                    hit(
+                        *pub_vals.add(j as usize),
+                        *sub_vals.add((task - t.n_pub) as usize),
+                    );
                 }
             }
             w += 1;
