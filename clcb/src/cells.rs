@@ -41,12 +41,19 @@
 //!   events per launch, two launches in a pipeline. Events are encoded on all cores
 //!   (the paper's `Attrs`, [`Tables::encode_into`]: one name look-up per attribute)
 //!   straight into page-locked host memory mapped into the device, which each warp
-//!   copies into shared memory (one round trip over the bus per event, no copy call);
-//!   the kernel appends (event, subscription) pairs to page-locked memory too, and the
-//!   host reads only their count back (one 4-byte copy, the launch's one
-//!   synchronisation). While the device matches one launch, the host sorts and
-//!   deduplicates the launch before it into answers and, at the same time, encodes the
-//!   events of the launch after it, all on all cores.
+//!   copies into shared memory (one round trip over the bus per event, no copy call).
+//!   Each warp collects its event's matches in shared memory, sorts and deduplicates
+//!   them there and writes the answer as one run of subscriptions to page-locked
+//!   memory, with its start and length (an event of more than
+//!   [`clcb_kernels::cells::CELLS_SORT_WORDS`] matches writes (event, subscription)
+//!   pairs instead, which the host sorts); the host reads only two counts back (one
+//!   8-byte copy, the launch's one synchronisation). While the device matches one
+//!   launch, the host copies the answers of the launch before it as they lie and, at
+//!   the same time, encodes the events of the launch after it, all on all cores. (When
+//!   the device wrote pairs and the host sorted them into answers, the answers took
+//!   3.4 µs an event on the `keywords` workload with 1% regions, 265 matches an event,
+//!   and 16-20 ns on Table 2's, against 12 and 1 ns of the device's own time: H100,
+//!   16 cores, `cells_split`.)
 
 use crate::engine::EngineError;
 use crate::layout::Tables;
@@ -55,7 +62,7 @@ use ccm::hash::FastMap;
 pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
     cells_match, cells_shared_bytes, cells_write, eq_key, pair_key, sig_bit, CellEntry, CellEvents,
-    CellHead, CellTables, DirSlot, CELLS_BLOCK, EMPTY_KEY, IMPLIED, ROW_EQ, ROW_PAIR,
+    CellHead, CellTables, DirSlot, CELLS_BLOCK, EMPTY_KEY, IMPLIED, ROW_EQ, ROW_PAIR, SPILLED,
 };
 use clcb_kernels::{DevConstraint, KIND_STR, OP_EQ};
 use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
@@ -126,10 +133,15 @@ struct Stage {
     input: HostBuffer<u32>,
     /// Words of `input` in use.
     used: usize,
+    /// Each event's start and length among the runs, then the runs
+    /// ([`clcb_kernels::cells::CellEvents`]).
     out: HostBuffer<u32>,
+    /// The spilled (event, subscription) pairs.
+    spill: HostBuffer<u32>,
 }
 
-/// The two launches' stages, alternating, and their pair counters (device memory).
+/// The two launches' stages, alternating, and their counters (device memory: words of
+/// runs and spilled pairs of launch `p` at `2p` and `2p + 1`).
 struct LaunchBufs {
     stages: [Stage; 2],
     /// The events' device copy ([`CellOptions::copy_events`]).
@@ -175,7 +187,7 @@ pub struct CellTiming {
     pub events: u64,
     /// Launches (a launch again when its pairs outgrew their area counts twice).
     pub launches: u64,
-    /// (event, subscription) pairs the device reported.
+    /// Subscriptions the device answered, and (event, subscription) pairs it spilled.
     pub pairs: u64,
     /// Encoding the events into page-locked staging on all cores (beyond a call's first
     /// two launches, beside the answers of the launch before, while the device works).
@@ -808,35 +820,49 @@ impl CellIndex {
     }
 
     /// The dense indices of the subscriptions matching each event, ascending (one
-    /// answer per event, in order), [`CellOptions::batch_events`] events per launch.
+    /// answer per event, in order), [`CellOptions::batch_events`] events per launch: the
+    /// answers of [`CellIndex::match_batch_into`], one vector per event.
+    pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<u32>>, EngineError> {
+        let mut answers = CellAnswers::default();
+        self.match_batch_into(events, &mut answers)?;
+        Ok(answers.to_vecs())
+    }
+
+    /// Matches `events` into `answers` (flat, its memory reused from call to call: no
+    /// allocation per event), [`CellOptions::batch_events`] events per launch.
     ///
     /// A pipeline of two launches over two page-locked stages (the kernel reads the
-    /// events in place and writes its pairs in place: no copies): once a launch is
-    /// done and the next one queued, the host turns the finished launch's pairs into
-    /// answers (sorted and deduplicated on all cores) and, at the same time, encodes
-    /// the launch after the next into the finished launch's stage (on all cores), both
-    /// while the device matches. (One after the other they took 16 + 19 ns per event of
-    /// Table 2's default scenario on the H100 machine's 16 cores, the device 1.)
-    pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<u32>>, EngineError> {
+    /// events in place and writes its answers in place: no copies): once a launch is
+    /// done and the next one queued, the host copies the finished launch's answers
+    /// (sorted and deduplicated by the device) on all cores and, at the same time,
+    /// encodes the launch after the next into the finished launch's stage (on all
+    /// cores), both while the device matches.
+    pub fn match_batch_into(
+        &mut self,
+        events: &[Event],
+        answers: &mut CellAnswers,
+    ) -> Result<(), EngineError> {
         self.flush()?;
-        let mut all: Vec<Vec<u32>> = Vec::with_capacity(events.len());
+        answers.clear();
         if self.key.is_empty() || events.is_empty() {
-            all.resize(events.len(), Vec::new());
-            return Ok(all);
+            answers.starts.resize(events.len() + 1, 0);
+            return Ok(());
         }
         let chunks: Vec<&[Event]> = events.chunks(self.opts.batch_events).collect();
         if self.bufs.is_none() {
             let dev = &self.dev;
-            // Room for four pairs per event to start with; a launch with more grows it.
-            let pairs = room(4 * self.opts.batch_events);
+            // Room for four answers per event and a few spilled pairs to start with; a
+            // launch with more grows them.
+            let events = self.opts.batch_events;
             let stage = || -> Result<Stage, EngineError> {
                 Ok(Stage {
                     input: dev.alloc_host(1 << 12)?,
                     used: 0,
-                    out: dev.alloc_host(2 * pairs)?,
+                    out: dev.alloc_host(2 * events + room(4 * events))?,
+                    spill: dev.alloc_host(2 * room(events / 16))?,
                 })
             };
-            let mut counts = dev.alloc(2)?;
+            let mut counts = dev.alloc(4)?;
             dev.zero(&mut counts)?;
             self.bufs = Some(LaunchBufs {
                 stages: [stage()?, stage()?],
@@ -858,18 +884,29 @@ impl CellIndex {
         for (i, chunk) in chunks.iter().enumerate() {
             let p = (first + i) % 2;
             let t = Instant::now();
-            let count = loop {
+            let m = chunk.len();
+            let (words, spilled) = loop {
                 let b = self.bufs.as_mut().expect("made above");
-                let mut count = [0u32];
-                self.dev.read_into(&b.counts, p, &mut count)?;
-                let count = count[0] as usize;
-                if 2 * count <= b.stages[p].out.len() {
-                    break count;
+                let mut count = [0u32; 2];
+                self.dev.read_into(&b.counts, 2 * p, &mut count)?;
+                let [words, spilled] = count.map(|c| c as usize);
+                let st = &mut b.stages[p];
+                let (out_fits, spill_fits) =
+                    (2 * m + words <= st.out.len(), 2 * spilled <= st.spill.len());
+                if out_fits && spill_fits {
+                    break (words, spilled);
                 }
-                // More pairs than room: a larger area, and the launch again.
-                b.stages[p].out = self.dev.alloc_host(2 * room(count))?;
-                self.dev.write(&mut b.counts, p, &[0])?;
-                self.launch(p, chunk.len())?;
+                // More than room: larger areas, and the launch again.
+                if !out_fits {
+                    st.out = self
+                        .dev
+                        .alloc_host(2 * self.opts.batch_events + room(words))?;
+                }
+                if !spill_fits {
+                    st.spill = self.dev.alloc_host(2 * room(spilled))?;
+                }
+                self.dev.write(&mut b.counts, 2 * p, &[0, 0])?;
+                self.launch(p, m)?;
             };
             self.timing.wait += t.elapsed();
             if let Some(next) = chunks.get(i + 1) {
@@ -879,13 +916,19 @@ impl CellIndex {
             // its stage (the device is done with it), the events of the launch after.
             let b = self.bufs.as_mut().expect("made above");
             b.parity = 1 - p;
-            let Stage { input, used, out } = &mut b.stages[p];
-            let pairs = &out.as_slice()[..2 * count];
+            let Stage {
+                input,
+                used,
+                out,
+                spill,
+            } = &mut b.stages[p];
+            let out = &out.as_slice()[..2 * m + words];
+            let pairs = &spill.as_slice()[..2 * spilled];
             let (dev, tables) = (&self.dev, &self.tables);
             let (took_answers, staged) = rayon::join(
                 || {
                     let t = Instant::now();
-                    answers(pairs, chunk.len(), &mut all);
+                    append_answers(out, pairs, m, answers);
                     t.elapsed()
                 },
                 || {
@@ -899,10 +942,10 @@ impl CellIndex {
             if let Some(took) = staged.transpose()? {
                 self.timing.stage += took;
             }
-            self.timing.pairs += count as u64;
+            self.timing.pairs += (words + spilled) as u64;
             self.timing.events += chunk.len() as u64;
         }
-        Ok(all)
+        Ok(())
     }
 
     /// The time split of the batches matched since the last call (see [`CellTiming`]),
@@ -969,14 +1012,24 @@ impl CellIndex {
             geo: self.geo,
         };
         let batch = CellEvents {
-            count: b.counts.dev_ptr_mut_at(p),
-            idle_count: b.counts.dev_ptr_mut_at(1 - p),
+            count: b.counts.dev_ptr_mut_at(2 * p),
+            idle_count: b.counts.dev_ptr_mut_at(2 * (1 - p)),
             n_events: m as u32,
-            cap: (st.out.len() / 2) as u32,
+            cap: (st.out.len() - 2 * m) as u32,
+            spill_cap: (st.spill.len() / 2) as u32,
+            _pad: 0,
         };
         let lc = LaunchConfig::linear(m as u32 * 32, CELLS_BLOCK).with_shared(cells_shared_bytes());
         if !self.opts.copy_events {
-            cells_match::launch(&self.dev, lc, t, batch, &st.input, &mut st.out)?;
+            cells_match::launch(
+                &self.dev,
+                lc,
+                t,
+                batch,
+                &st.input,
+                &mut st.out,
+                &mut st.spill,
+            )?;
             return Ok(());
         }
         let dev = &self.dev;
@@ -985,7 +1038,7 @@ impl CellIndex {
         }
         let copy = b.copy.as_mut().expect("allocated above");
         dev.write(copy, 0, &st.input.as_slice()[..st.used])?;
-        cells_match::launch(dev, lc, t, batch, &*copy, &mut st.out)?;
+        cells_match::launch(dev, lc, t, batch, &*copy, &mut st.out, &mut st.spill)?;
         Ok(())
     }
 }
@@ -1031,36 +1084,104 @@ fn stage_into(
     Ok(())
 }
 
-/// Appends the answers of a launch of `m` events, from its (event, subscription) pairs,
-/// to `all`: each event's subscriptions, ascending, once each. The pairs are put in
-/// event order by a counting sort, then each event's list is made, sorted and
-/// deduplicated on all cores (an allocation per event, in parallel).
-fn answers(pairs: &[u32], m: usize, all: &mut Vec<Vec<u32>>) {
-    let mut at = vec![0u32; m + 1];
-    for p in pairs.chunks_exact(2) {
-        at[p[0] as usize + 1] += 1;
+/// The answers of a batch matched by [`CellIndex::match_batch_into`], flat: event
+/// `i`'s subscriptions (dense indices, ascending, once each) are
+/// `subs[starts[i]..starts[i + 1]]`. Matching into the same answers again reuses their
+/// memory.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CellAnswers {
+    starts: Vec<usize>,
+    subs: Vec<u32>,
+}
+
+impl CellAnswers {
+    /// Number of events answered.
+    pub fn len(&self) -> usize {
+        self.starts.len().saturating_sub(1)
     }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Event `i`'s subscriptions (dense indices), ascending.
+    ///
+    /// # Panics
+    /// If `i >= self.len()`.
+    pub fn get(&self, i: usize) -> &[u32] {
+        &self.subs[self.starts[i]..self.starts[i + 1]]
+    }
+
+    /// Subscriptions answered over all events.
+    pub fn total(&self) -> usize {
+        self.subs.len()
+    }
+
+    /// One vector per event.
+    pub fn to_vecs(&self) -> Vec<Vec<u32>> {
+        (0..self.len()).map(|i| self.get(i).to_vec()).collect()
+    }
+
+    fn clear(&mut self) {
+        self.starts.clear();
+        self.starts.push(0);
+        self.subs.clear();
+    }
+}
+
+/// Appends the answers of a launch of `m` events to `answers`: each event's run of
+/// subscriptions, which the device wrote ascending and once each (`out`: starts,
+/// lengths, runs; see [`clcb_kernels::cells::CellEvents`]), copied as it lies, events
+/// in parallel; an event of [`SPILLED`] length takes its subscriptions from the spilled
+/// (event, subscription) `pairs` instead, sorted and deduplicated here.
+fn append_answers(out: &[u32], pairs: &[u32], m: usize, answers: &mut CellAnswers) {
+    let (start, rest) = out.split_at(m);
+    let (len, runs) = rest.split_at(m);
+    let mut spilled: FastMap<u32, Vec<u32>> = FastMap::default();
+    for p in pairs.chunks_exact(2) {
+        spilled.entry(p[0]).or_default().push(p[1]);
+    }
+    spilled.values_mut().for_each(|v| {
+        v.sort_unstable();
+        v.dedup();
+    });
+    let source = |e: usize| -> &[u32] {
+        if len[e] == SPILLED {
+            spilled.get(&(e as u32)).map_or(&[], Vec::as_slice)
+        } else {
+            let at = start[e] as usize;
+            &runs[at..at + len[e] as usize]
+        }
+    };
+    let first = answers.subs.len();
+    let mut at = first;
     for e in 0..m {
-        at[e + 1] += at[e];
+        at += source(e).len();
+        answers.starts.push(at);
     }
-    let mut fill = at.clone();
-    let mut subs = vec![0u32; pairs.len() / 2];
-    for p in pairs.chunks_exact(2) {
-        let f = &mut fill[p[0] as usize];
-        subs[*f as usize] = p[1];
-        *f += 1;
+    let added = at - first;
+    answers.subs.reserve(added);
+    // Each event's place in the spare capacity, then the copies in parallel.
+    let mut places = Vec::with_capacity(m);
+    let mut spare = &mut answers.subs.spare_capacity_mut()[..added];
+    for e in 0..m {
+        let (here, rest) = spare.split_at_mut(source(e).len());
+        places.push(here);
+        spare = rest;
     }
-    let lists: Vec<Vec<u32>> = (0..m)
+    places
         .into_par_iter()
+        .enumerate()
         .with_min_len(256)
-        .map(|e| {
-            let mut v = subs[at[e] as usize..at[e + 1] as usize].to_vec();
-            v.sort_unstable();
-            v.dedup();
-            v
-        })
-        .collect();
-    all.extend(lists);
+        .for_each(|(e, place)| {
+            for (d, &s) in place.iter_mut().zip(source(e)) {
+                d.write(s);
+            }
+        });
+    // SAFETY: the places cover `subs[first..first + added]` exactly (each event's
+    // length, in order, from the spare capacity reserved above), and each was written
+    // whole from its source of the same length; `u32` is plain data.
+    unsafe { answers.subs.set_len(first + added) };
 }
 
 #[cfg(test)]
@@ -1166,6 +1287,47 @@ mod tests {
             vec![SubscriptionId(3)]
         );
         assert_eq!(g.match_event(&event(6.01, 5.0, &[])).unwrap(), vec![]);
+    }
+
+    /// The device sorts and deduplicates an event's answer in shared memory up to
+    /// `CELLS_SORT_WORDS` matches; past that they spill as pairs, which the host sorts.
+    /// Here: subscriptions of two filters each (both match: duplicates), 200 and 700 of
+    /// them around two points (400 matches sorted on the device, 1400 spilled), in one batch with events of few matches, in reverse id
+    /// order (the device's run must come out ascending).
+    #[test]
+    fn answers_past_the_sort_area_spill_and_stay_sorted_and_unique() {
+        use clcb_kernels::cells::CELLS_SORT_WORDS;
+        let around = |n: u32, first: u32, x: f64| {
+            (0..n).rev().map(move |i| {
+                sub(
+                    first + i,
+                    vec![
+                        (vec![eq("k", "v")], (x, 0.0, 1.0)),
+                        (vec![], (x + 0.1, 0.0, 1.0)),
+                    ],
+                )
+            })
+        };
+        let subs = Subscriptions::new(around(200, 0, 0.0).chain(around(700, 1000, 100.0)));
+        let dev = Device::emulator();
+        let opts = CellOptions::for_device(&dev);
+        let mut g = CellIndex::new(dev, &subs, opts).unwrap();
+        let kv = [("k", Value::Str("v".into()))];
+        let events = [
+            event(0.05, 0.0, &kv),
+            event(100.05, 0.0, &kv),
+            event(50.0, 0.0, &kv),
+            event(100.05, 0.0, &[]),
+        ];
+        let got = g.match_batch(&events).unwrap();
+        let ids = |v: &Vec<u32>| -> Vec<u32> { v.iter().map(|&i| g.ids[i as usize].0).collect() };
+        assert!(200 * 2 <= CELLS_SORT_WORDS && 700 * 2 > CELLS_SORT_WORDS);
+        assert_eq!(ids(&got[0]), (0..200).collect::<Vec<_>>());
+        assert_eq!(ids(&got[1]), (1000..1700).collect::<Vec<_>>());
+        assert_eq!(got[2], Vec::<u32>::new());
+        assert_eq!(ids(&got[3]), (1000..1700).collect::<Vec<_>>());
+        // Words of runs (200, the duplicates dropped) and spilled pairs (duplicates kept).
+        assert_eq!(g.take_timing().pairs, 200 + 2 * 700 + 700);
     }
 
     #[test]

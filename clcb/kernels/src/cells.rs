@@ -14,7 +14,7 @@
 //!
 //! | kernel | one thread per | reads | writes |
 //! | --- | --- | --- | --- |
-//! | [`cells_match()`] | lane of a warp per event | the event (possibly mapped host memory, staged in shared memory), its cell's [`CellHead`], the cell's directory ([`DirSlot`]) and the [`CellEntry`]s of its keys' groups and of the cell's overflow, the candidates' constraints | (event, subscription) pairs (possibly mapped host memory), their count (atomic), the next launch's count (zeroed) |
+//! | [`cells_match()`] | lane of a warp per event | the event (possibly mapped host memory, staged in shared memory), its cell's [`CellHead`], the cell's directory ([`DirSlot`]) and the [`CellEntry`]s of its keys' groups and of the cell's overflow, the candidates' constraints | the event's answer, sorted and deduplicated in shared memory, as a run of subscriptions with its start and length (possibly mapped host memory), or, past [`CELLS_SORT_WORDS`] matches, (event, subscription) pairs; the counts (atomic), the next launch's counts (zeroed) |
 //! | [`cells_write()`] | changed word of the index | the host's changes | [`CellHead`]s, [`DirSlot`]s, [`CellEntry`]s |
 
 use crate::{
@@ -216,32 +216,49 @@ unsafe impl KernelStruct for CellTables<'static> {
     type Host<'a> = CellTables<'a>;
 }
 
-/// A batch's counters and sizes for [`cells_match()`]. The batch itself and the pairs
-/// are separate parameters (`input`, `out`), which may be page-locked host memory
-/// mapped into the device: `input` holds `n_events + 1` words, where each event starts
-/// (in words from `input`; the last is the end), padded to a multiple of 4, then the
-/// encoded events one after another (as `clcb::layout::Tables::encode_event` writes
-/// them); `out` has room for `cap` pairs, `out[2p]` the event and `out[2p + 1]` the
-/// subscription.
+/// A batch's counters and sizes for [`cells_match()`]. The batch itself and the
+/// answers are separate parameters (`input`, `out`, `spill`), which may be page-locked
+/// host memory mapped into the device: `input` holds `n_events + 1` words, where each
+/// event starts (in words from `input`; the last is the end), padded to a multiple of
+/// 4, then the encoded events one after another (as
+/// `clcb::layout::Tables::encode_event` writes them).
+///
+/// `out` holds `2 * n_events + cap` words: `out[e]` is where event `e`'s answer starts
+/// among the runs, `out[n_events + e]` its length ([`SPILLED`]: its matches are pairs
+/// in `spill`), and the runs from `out[2 * n_events]` on, each an event's subscriptions
+/// ascending, once each; `spill` has room for `spill_cap` pairs, `spill[2p]` the event
+/// and `spill[2p + 1]` the subscription (unsorted, repeated when several filters of a
+/// subscription match).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CellEvents<'a> {
-    /// This launch's pair count (zero at the launch).
+    /// This launch's two counts (zero at the launch): words of runs, spilled pairs.
     pub count: DevPtrMut<'a, u32>,
-    /// The next launch's pair count, which this launch zeroes.
+    /// The next launch's two counts, which this launch zeroes.
     pub idle_count: DevPtrMut<'a, u32>,
     pub n_events: u32,
-    /// Pairs `out` has room for; more are counted, not written.
+    /// Words the runs have room for; more are counted, not written.
     pub cap: u32,
+    /// Pairs `spill` has room for; more are counted, not written.
+    pub spill_cap: u32,
+    pub _pad: u32,
 }
+
+/// [`CellEvents`]: the length of an event whose matches went to the spill pairs.
+pub const SPILLED: u32 = u32::MAX;
 
 /// Words of an event each warp of [`cells_match()`] stages in shared memory (longer
 /// events are read where they lie).
 pub const CELLS_STAGE_WORDS: u32 = 192;
 
-/// Bytes of [`cells_match()`]'s dynamic shared memory: a staging area per warp.
+/// Matches of an event each warp of [`cells_match()`] collects, sorts and deduplicates
+/// in shared memory (a power of two); an event with more spills them as pairs.
+pub const CELLS_SORT_WORDS: u32 = 512;
+
+/// Bytes of [`cells_match()`]'s dynamic shared memory: a staging area and a collection
+/// area per warp.
 pub const fn cells_shared_bytes() -> u32 {
-    CELLS_BLOCK / 32 * CELLS_STAGE_WORDS * 4
+    CELLS_BLOCK / 32 * (CELLS_STAGE_WORDS + CELLS_SORT_WORDS) * 4
 }
 
 // SAFETY: `#[repr(C)]`; device pointers and `u32`s only; `Host<'a>` differs only in the
@@ -394,14 +411,14 @@ unsafe fn try_entry(
     }
 }
 
-/// Appends the warp's matches of one round (`sub` where `hit`) for event `e`: one
-/// `atomicAdd` per warp reserves their slots, each matching lane writes its pair.
-/// Every lane of the warp calls it.
+/// Appends the warp's matches of one round (`sub` where `hit`) for event `e` to the
+/// spill pairs: one `atomicAdd` per warp reserves their slots, each matching lane
+/// writes its pair. Every lane of the warp calls it.
 ///
 /// # Safety
-/// `out` has room for `2 * b.cap` words.
+/// `spill` has room for `2 * b.spill_cap` words; `b.count` points at two counts.
 #[inline(always)]
-unsafe fn append(b: &CellEvents, out: *mut u32, e: u32, hit: Option<u32>) {
+unsafe fn spill_pairs(b: &CellEvents, spill: *mut u32, e: u32, hit: Option<u32>) {
     let m = ballot(hit.is_some());
     if m == 0 {
         return;
@@ -410,18 +427,115 @@ unsafe fn append(b: &CellEvents, out: *mut u32, e: u32, hit: Option<u32>) {
     let lane = lane_id();
     let mut at = 0;
     if lane == leader {
-        // SAFETY: the count is written through atomics only.
-        at = unsafe { atomic_add(b.count.ptr(), m.count_ones()) };
+        // SAFETY: the counts are written through atomics only; the second is the spill's.
+        at = unsafe { atomic_add(b.count.ptr().add(1), m.count_ones()) };
     }
     let at = shfl(at, leader);
     if let Some(s) = hit {
         let pos = at + (m & ((1u32 << lane) - 1)).count_ones();
-        if pos < b.cap {
-            // SAFETY: `pos < cap`: the pair's two words are inside `out`, this lane's own.
+        if pos < b.spill_cap {
+            // SAFETY: `pos < spill_cap`: the pair's two words are inside `spill`, this
+            // lane's own.
             unsafe {
-                store(out, 2 * pos as usize, e);
-                store(out, 2 * pos as usize + 1, s);
+                store(spill, 2 * pos as usize, e);
+                store(spill, 2 * pos as usize + 1, s);
             }
+        }
+    }
+}
+
+/// Sorts `buf[..n]` ascending in place, by the warp (bitonic, `n` padded with
+/// `u32::MAX` to a power of two at most [`CELLS_SORT_WORDS`]): in each stage, the lane
+/// of index `i` compares `buf[i]` with `buf[i ^ j]` for `i < i ^ j`, so no two lanes
+/// touch one word; a warp barrier between stages. Every lane of the warp calls it.
+///
+/// # Safety
+/// `buf` is the warp's own collection area of [`CELLS_SORT_WORDS`] words in shared
+/// memory; `n <= CELLS_SORT_WORDS`.
+#[inline(always)]
+unsafe fn warp_sort(buf: *mut u32, n: u32) {
+    let lane = lane_id();
+    let size = n.next_power_of_two();
+    let mut i = n + lane;
+    while i < size {
+        // SAFETY: `i < size <= CELLS_SORT_WORDS`: inside the area.
+        unsafe { store(buf, i as usize, u32::MAX) };
+        i += 32;
+    }
+    sync_warp();
+    let mut k = 2;
+    while k <= size {
+        let mut j = k / 2;
+        while j > 0 {
+            let mut i = lane;
+            while i < size {
+                let l = i ^ j;
+                if l > i {
+                    // SAFETY: `i < l < size`: inside the area, this lane's pair alone.
+                    unsafe {
+                        let (a, c) = (load(buf, i as usize), load(buf, l as usize));
+                        if ((i & k) == 0) == (a > c) {
+                            store(buf, i as usize, c);
+                            store(buf, l as usize, a);
+                        }
+                    }
+                }
+                i += 32;
+            }
+            sync_warp();
+            j /= 2;
+        }
+        k *= 2;
+    }
+}
+
+/// Writes the warp's sorted `buf[..n]` as event `e`'s run, once each: counts the
+/// distinct values (a lane keeps `buf[i]` unless it equals `buf[i - 1]`), reserves
+/// their words with one `atomicAdd`, writes them in order, and, from lane 0, the run's
+/// start and length. Every lane of the warp calls it.
+///
+/// # Safety
+/// As [`warp_sort`], after it; `out` has `2 * b.n_events + b.cap` words, `e < n_events`.
+#[inline(always)]
+unsafe fn write_run(b: &CellEvents, out: *mut u32, e: u32, buf: *const u32, n: u32) {
+    let lane = lane_id();
+    // SAFETY: `i < n <= CELLS_SORT_WORDS` (and `i >= 1` for the word before): the area.
+    let keep =
+        |i: u32| i < n && (i == 0 || unsafe { load(buf, i as usize) != load(buf, i as usize - 1) });
+    let mut kept = 0;
+    let mut base = 0;
+    while base < n {
+        kept += ballot(keep(base + lane)).count_ones();
+        base += 32;
+    }
+    let mut at = 0;
+    if lane == 0 && kept > 0 {
+        // SAFETY: the counts are written through atomics only; the first is the runs'.
+        at = unsafe { atomic_add(b.count.ptr(), kept) };
+    }
+    let at = shfl(at, 0);
+    let runs = 2 * b.n_events as usize;
+    let mut w = at;
+    let mut base = 0;
+    while base < n {
+        let i = base + lane;
+        let k = keep(i);
+        let m = ballot(k);
+        if k {
+            let pos = w + (m & ((1u32 << lane) - 1)).count_ones();
+            if pos < b.cap {
+                // SAFETY: `pos < cap`: inside the runs; `i < n`: inside the area.
+                unsafe { store(out, runs + pos as usize, load(buf, i as usize)) };
+            }
+        }
+        w += m.count_ones();
+        base += 32;
+    }
+    if lane == 0 {
+        // SAFETY: `e < n_events`: the event's start and length words, its warp's alone.
+        unsafe {
+            store(out, e as usize, at);
+            store(out, (b.n_events + e) as usize, kept);
         }
     }
 }
@@ -447,12 +561,26 @@ kernel! {
     /// their 32-byte entries are read coalesced. Last, the cell's overflow (entries
     /// moved in since its layout), all of it, the same way. Each candidate is
     /// [`try_entry`]: the circle and the signature from the entry itself, then the
-    /// filter's constraints (filter-major table) only for those that pass. Matches are appended as (event, subscription) pairs, one
-    /// `atomicAdd` per warp and round ([`append`]); a subscription matched by several of
-    /// its filters is listed several times (the host sorts and deduplicates).
-    pub fn cells_match(t: CellTables<'static>, b: CellEvents<'static>, input: *const u32, out: *mut u32) {
+    /// filter's constraints (filter-major table) only for those that pass.
+    ///
+    /// The answer: each round's matches are collected in the warp's area of shared
+    /// memory (a ballot and a count of the lanes below place each); at the end the warp
+    /// sorts them ([`warp_sort`]) and writes them once each as the event's run
+    /// ([`write_run`]: one `atomicAdd` per event), so that the host copies each
+    /// answer as it lies. An event of more than [`CELLS_SORT_WORDS`] matches writes
+    /// what it collected, and every later match, as (event, subscription) pairs
+    /// ([`spill_pairs`], one `atomicAdd` per round), and [`SPILLED`] as its length; the
+    /// host sorts and deduplicates those.
+    pub fn cells_match(
+        t: CellTables<'static>,
+        b: CellEvents<'static>,
+        input: *const u32,
+        out: *mut u32,
+        spill: *mut u32,
+    ) {
         if global_id_x() == 0 {
             b.idle_count.write(0, 0);
+            b.idle_count.write(1, 0);
         }
         let e = global_id_x() / 32;
         let lane = lane_id();
@@ -473,10 +601,13 @@ kernel! {
             return; // the whole warp: one event per warp
         }
         let event = if len <= CELLS_STAGE_WORDS { staged as *const u32 } else { input.add(w as usize) };
+        let buf = dynamic_shared::<u32>()
+            .add((CELLS_BLOCK / 32 * CELLS_STAGE_WORDS + warp_id() * CELLS_SORT_WORDS) as usize);
         let h = *(event as *const InputHeader);
         let n = h.n_attrs;
         let head = t.heads.read(t.geo.cell_of(h.pos.x, h.pos.y) as usize);
         if head.main + head.extra == 0 {
+            write_run(&b, out, e, buf, 0);
             return;
         }
         let attrs = event.add(HEADER_WORDS) as *const DevAttr;
@@ -492,6 +623,9 @@ kernel! {
         }
         let esig = [warp_or(s0), warp_or(s1), warp_or(s2)];
         let keys = 1 + n + n * (n + 1) / 2;
+        // Matches collected in `buf[..found]`, until they spill.
+        let mut found = 0u32;
+        let mut spilled = false;
         // Rounds of 32 keys, then one round for the overflow.
         let mut base = 0u32;
         loop {
@@ -521,7 +655,26 @@ kernel! {
                 } else {
                     None
                 };
-                append(&b, out, e, hit);
+                let m = ballot(hit.is_some());
+                if !spilled && found + m.count_ones() > CELLS_SORT_WORDS {
+                    // Too many for the area: what it holds goes to the spill pairs.
+                    sync_warp();
+                    let mut i = 0;
+                    while i < found {
+                        let s = if i + lane < found { Some(load(buf, (i + lane) as usize)) } else { None };
+                        spill_pairs(&b, spill, e, s);
+                        i += 32;
+                    }
+                    spilled = true;
+                }
+                if spilled {
+                    spill_pairs(&b, spill, e, hit);
+                } else {
+                    if let Some(s) = hit {
+                        store(buf, (found + (m & ((1u32 << lane) - 1)).count_ones()) as usize, s);
+                    }
+                    found += m.count_ones();
+                }
                 c0 += 32;
             }
             if overflow {
@@ -529,6 +682,16 @@ kernel! {
             }
             base += 32;
         }
+        if spilled {
+            if lane == 0 {
+                store(out, e as usize, 0);
+                store(out, (b.n_events + e) as usize, SPILLED);
+            }
+            return;
+        }
+        sync_warp();
+        warp_sort(buf, found);
+        write_run(&b, out, e, buf, found);
     }
 }
 
