@@ -1137,17 +1137,23 @@ impl CellAnswers {
 fn append_answers(out: &[u32], pairs: &[u32], m: usize, answers: &mut CellAnswers) {
     let (start, rest) = out.split_at(m);
     let (len, runs) = rest.split_at(m);
-    let mut spilled: FastMap<u32, Vec<u32>> = FastMap::default();
-    for p in pairs.chunks_exact(2) {
-        spilled.entry(p[0]).or_default().push(p[1]);
-    }
-    spilled.values_mut().for_each(|v| {
-        v.sort_unstable();
-        v.dedup();
-    });
+    // The spilled pairs as (event, subscription) keys, sorted on all cores, once each;
+    // then each spilled event's subscriptions, found by binary search.
+    let mut keyed: Vec<u64> = pairs
+        .par_chunks_exact(2)
+        .map(|p| (p[0] as u64) << 32 | p[1] as u64)
+        .collect();
+    keyed.par_sort_unstable();
+    keyed.dedup();
+    let spilled: Vec<u32> = keyed.iter().map(|&k| k as u32).collect();
+    let spilled_of = |e: usize| -> &[u32] {
+        let first = keyed.partition_point(|&k| k >> 32 < e as u64);
+        let end = keyed.partition_point(|&k| k >> 32 <= e as u64);
+        &spilled[first..end]
+    };
     let source = |e: usize| -> &[u32] {
         if len[e] == SPILLED {
-            spilled.get(&(e as u32)).map_or(&[], Vec::as_slice)
+            spilled_of(e)
         } else {
             let at = start[e] as usize;
             &runs[at..at + len[e] as usize]
@@ -1291,8 +1297,9 @@ mod tests {
 
     /// The device sorts and deduplicates an event's answer in shared memory up to
     /// `CELLS_SORT_WORDS` matches; past that they spill as pairs, which the host sorts.
-    /// Here: subscriptions of two filters each (both match: duplicates), 200 and 700 of
-    /// them around two points (400 matches sorted on the device, 1400 spilled), in one batch with events of few matches, in reverse id
+    /// Here: subscriptions of two filters each (both match: duplicates), 200 and
+    /// `CELLS_SORT_WORDS / 2 + 100` of them around two points (400 matches sorted on
+    /// the device, the others' spilled, and with one filter's worth, sorted again), in one batch with events of few matches, in reverse id
     /// order (the device's run must come out ascending).
     #[test]
     fn answers_past_the_sort_area_spill_and_stay_sorted_and_unique() {
@@ -1308,7 +1315,8 @@ mod tests {
                 )
             })
         };
-        let subs = Subscriptions::new(around(200, 0, 0.0).chain(around(700, 1000, 100.0)));
+        let big = CELLS_SORT_WORDS / 2 + 100;
+        let subs = Subscriptions::new(around(200, 0, 0.0).chain(around(big, 10_000, 100.0)));
         let dev = Device::emulator();
         let opts = CellOptions::for_device(&dev);
         let mut g = CellIndex::new(dev, &subs, opts).unwrap();
@@ -1321,13 +1329,13 @@ mod tests {
         ];
         let got = g.match_batch(&events).unwrap();
         let ids = |v: &Vec<u32>| -> Vec<u32> { v.iter().map(|&i| g.ids[i as usize].0).collect() };
-        assert!(200 * 2 <= CELLS_SORT_WORDS && 700 * 2 > CELLS_SORT_WORDS);
+        assert!(200 * 2 <= CELLS_SORT_WORDS && big <= CELLS_SORT_WORDS);
         assert_eq!(ids(&got[0]), (0..200).collect::<Vec<_>>());
-        assert_eq!(ids(&got[1]), (1000..1700).collect::<Vec<_>>());
+        assert_eq!(ids(&got[1]), (10_000..10_000 + big).collect::<Vec<_>>());
         assert_eq!(got[2], Vec::<u32>::new());
-        assert_eq!(ids(&got[3]), (1000..1700).collect::<Vec<_>>());
-        // Words of runs (200, the duplicates dropped) and spilled pairs (duplicates kept).
-        assert_eq!(g.take_timing().pairs, 200 + 2 * 700 + 700);
+        assert_eq!(ids(&got[3]), (10_000..10_000 + big).collect::<Vec<_>>());
+        // Words of runs (the duplicates dropped) and spilled pairs (duplicates kept).
+        assert_eq!(g.take_timing().pairs, 200 + 2 * big as u64 + big as u64);
     }
 
     #[test]

@@ -252,8 +252,10 @@ pub const SPILLED: u32 = u32::MAX;
 pub const CELLS_STAGE_WORDS: u32 = 192;
 
 /// Matches of an event each warp of [`cells_match()`] collects, sorts and deduplicates
-/// in shared memory (a power of two); an event with more spills them as pairs.
-pub const CELLS_SORT_WORDS: u32 = 512;
+/// in shared memory (a power of two); an event with more spills them as pairs. (At
+/// 512, a third of the `keywords` workload's events with 1% regions spilled, and the
+/// host's sort of their pairs bounded the stream.)
+pub const CELLS_SORT_WORDS: u32 = 2048;
 
 /// Bytes of [`cells_match()`]'s dynamic shared memory: a staging area and a collection
 /// area per warp.
