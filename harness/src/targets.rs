@@ -308,7 +308,7 @@ pub const TARGETS: &[Target] = &[
 ];
 
 /// Why the DDM count kernels miss their ratios (several goals).
-const WHY_SORTS: &str = "the kernel's sorts are 8-bit LSD radix passes of several launches each (about 40 launches a count); not profiled further";
+const WHY_SORTS: &str = "the sorts bound the count: at 1M regions (alpha 1, H100, ncu, 2026-11-26) a count spent ~330 us in eight 8-bit LSD radix passes (two kinds of 30-bit keys, five launches a pass), ~40 us gathering, and ~300 us in the task searches and the candidate walk; numbering the tasks in sorted order made those coherent and cut the count from 645-680 to 440-490 us (`count_split`); the sorts are as they were";
 /// Why a DDM step misses its ratios (several goals).
 const WHY_STEP: &str = "a step of 32768 regions spends ~100 µs staging on the host, ~25 µs enqueueing and ~200 µs waiting on a handful of launches (the harness prints the split), against 1.4-3.9 ms for sbm-par";
 /// Why the hybrid index can read slower than the content index by a percent (Table 2's
@@ -316,7 +316,7 @@ const WHY_STEP: &str = "a step of 32768 regions spends ~100 µs staging on the h
 const WHY_SAME_CODE: &str = "Table 2's events (3-5 of 100 names) are all decided by the static bound, so the hybrid calls the content index's very own function on the very same index (the harness builds the hybrid over it) for every event, behind one comparison; what remains is how the two series' scratch memory and call paths land, a percent either way from one build and run to the next (row 1: 1.010x, 0.992x, 0.998x; row 4: 0.999x, 0.997x, 0.999x in the three runs of 2026-11-26 with the shared index, each seed's least over up to 5 passes)";
 
 /// Why the many-GPU goals are missed (2 and 4 GPUs).
-const WHY_MULTI: &str = "CCM on Table 2: every GPU encodes the whole event stream on the shared host, the bound on one GPU too (the dense model, where the device's work dominates, scales 2.1x and 3.8x); CLCB's grid index likewise (every device's engine encodes every event); DDM: every GPU sorts every subscription for its share of the publications (a cut by coordinate is not built); XML: 1.7x on 2 GPUs and 3.1x on 4 with the documents spread over them (the shortfall was not profiled)";
+const WHY_MULTI: &str = "CCM on Table 2: cut by interface or by filter, every GPU encodes the whole event stream on the shared host, the bound on one GPU too (0.24-0.48x); cut by events (the index on every GPU, each event encoded once) it is 3.7x on 2 GPUs and 2.2x on 4 (4x H100, 64 host cores, 2026-11-26; that run's round gave each of 4 devices one launch, too few to overlap encoding and matching, and the harness now gives each device four); the dense model, where the device's work dominates, scales 2.0x and 3.7x by interface; CLCB's grid index: every device's engine encodes every event; DDM: every GPU sorts every subscription for its share of the publications (a cut by coordinate is not built); XML: 1.7x on 2 GPUs and 3.1x on 4 with the documents spread over them (the shortfall was not profiled)";
 
 /// Why a goal is missed, as measured: (goal, explanation). `harness report` prints the
 /// explanation under the Targets summary while the goal reads "no", so that a loss says
@@ -330,20 +330,22 @@ pub const WHY_MISSED: &[(&str, &str)] = &[
     (HYBRID_T2_1, WHY_SAME_CODE),
     (HYBRID_T2_4, WHY_SAME_CODE),
     (GPU_DENSE10, "events of 10 and 20 names pass the partition walk's dense limit and go to the interface-major kernel (a block per event and interface over the interface's 100,000 filters at 1M, fewest constraints first, stopping at its first match): 96 ns per event at 1M filters and 10 names against 352 ns for the best CPU on all cores (not profiled further); with 3-5 names the walk now stops once all ten interfaces matched (1M filters: 323 -> 40 ns per event, 7.9x; 100k: 16.2x)"),
-    (CLCB_BEST_T2, "as for CCM, the host bounds the cell index: encoding the events takes ~20 ns per event on the 16 cores and turning the pairs into sorted answers 16-20 ns, the device ~1 ns beyond them (`cells_split` on the H100 machine, 2026-11-26); since both run side by side while the device matches, a long stream takes 33-39 ns per event (46-58 before, same machine, alternating runs), but the harness's stream is four launches, whose first encoding and last answers cannot overlap: 42 ns there (44 before)"),
-    (CLCB_BEST_FIGS, "small areas: the host's encoding of the events bounds the cell index (2.1x at 0.001%); large areas: the device's content work per candidate (7-9x at 0.1-1%)"),
-    (CLCB_BEST_KW, "with 1% regions a key group holds hundreds of candidates, each tested in full on the device; with 0.01% the host's encoding bounds it"),
-    (CLCB_BEST_MOVE, "a move updates a host mirror of the cell lists (the CPU grid's algorithm) and reaches the device in one launch per flush; the launch and the mirror's update set the floor"),
+    (CLCB_BEST_T2, "as for CCM, the host's encoding of the events bounds the cell index: 18-26 ns per event on the 16 cores, beside which the device takes ~1 ns and copying the answers (sorted and deduplicated on the device) 12-15 ns (`cells_split` on the H100 machine, 2026-11-26: 21-31 ns per event on a 16-launch stream); the harness's stream is four launches, whose first encoding and last answers cannot overlap: 36 ns there against 97 ns for the grid on all cores"),
+    (CLCB_BEST_FIGS, "small areas: the host's encoding of the events bounds the cell index (2.5x at 0.001% uniform, where the grid on all cores takes 71 ns per event and the cell index 29 ns); at 0.01% uniform and 0.001-0.1% Zipf it is 6.9-8.7x (not split further); at 0.1-1% uniform and 1% Zipf, where the CPU's work grows with the candidates, 10.7-29.7x"),
+    (CLCB_BEST_KW, "with 1% regions the cell index is 14.9x (each event's ~265 answers sorted and deduplicated on the device; when the host sorted them from pairs it was 0.9x); with 0.01% the host's encoding bounds it (35-45 ns per event on 16 cores, `cells_split`) against 117 ns for the grid on all cores: 2.6x"),
+    (CLCB_BEST_MOVE, "a move updates a host mirror of the cell lists (the CPU grid's algorithm: a binary search per old cell, an append per new one, 3.4-5.7 us per move on this host's 1M-subscription index, memory-latency bound) and reaches the device in one launch per flush; the mirror's update sets the floor (cell index 3.7-5.5 us, the paper's engine's one launch 4.3-4.6 us; only the paper's low-latency mode, a 16-byte copy into its flat filter table, is under 2 us)"),
     (XML_GPU_BEST, "the GPU's stack kernels step a column per query node at every event, so their work grows with the queries, while the lazy DFA's word-parallel join costs the reports an element receives; on batches of small documents the GPU is 1.0-1.6x it, on one document 2-4x; a GPU form of the same automaton is not built"),
     (STRONG_SWEEP1, WHY_SORTS),
     (STRONG_SWEEP100, WHY_SORTS),
     (AHEAD_KERNEL1, WHY_SORTS),
-    (AHEAD_SCALE1, "the 16 MB load takes 0.6-0.9 ms (the host's fills of page-locked staging and the bus, ~20-25 GB/s, about even) and the count starts after it; overlapping the count with the load is not built"),
+    (AHEAD_SCALE1, "the 16 MB load takes 0.55-0.9 ms (the host's fills of page-locked staging on all cores, 18-38 GB/s from one run to the next, and the bus, about even) and the count (0.44-0.49 ms) starts after it: 9.7x; overlapping the count with the load is not built"),
+    (AHEAD_CPU_1D, "the load from host memory varies from run to run on this host (fills of 8 MB into page-locked staging on all cores took 0.38-1.12 ms in the recorded run): one seed of the least-overlap point took 2.24 ms, the other two 0.93-0.95 ms, and the mean of three reads 7.1x (10.4x in the previous run)"),
     (STRONG_GRID10, WHY_STEP),
     (STRONG_GRID100, WHY_STEP),
     (AHEAD_STEP, WHY_STEP),
     (MULTI_2, WHY_MULTI),
     (MULTI_4, WHY_MULTI),
+    (MULTI_1, "with one device the partitioned CCM index is the one-device index itself (the same build, driven on the caller's thread); on the 64-core host of the 4-GPU run it read 0.8-0.9x of the one-device series measured just before it, 1.2x in the previous run on H200s: the spread between two runs of one engine on that host"),
 ];
 
 const T_MULTI: &str = "Many GPUs in one host";

@@ -1549,7 +1549,12 @@ fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
                     let mut mx =
                         MultiIndex::with_partition(&devs, &w.subscriptions, cfg, partition)?;
                     let series = format!("{} {engine} {factor} ({k} devices)", scale.prefix);
-                    let round = w.events.len().max(4 * mx.launch_events());
+                    // Cut by events, a round is shared out: each device gets four launches.
+                    let per_round = match partition {
+                        Partition::Events => k,
+                        _ => 1,
+                    };
+                    let round = w.events.len().max(4 * mx.launch_events() * per_round);
                     let mut answers = MultiAnswers::default();
                     let (r, n, total) = rate(ctx.quick, &stream, round, |part| {
                         let t0 = Instant::now();
