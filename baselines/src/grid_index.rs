@@ -106,6 +106,12 @@ impl Entry {
         }
     }
 
+    /// The filter's id, without the [`IMPLIED`] flag.
+    #[inline(always)]
+    fn id(&self) -> u32 {
+        self.filter & !IMPLIED
+    }
+
     /// The model's test ([`Area::contains`]), on the entry's copy of the circle.
     #[inline(always)]
     fn holds(&self, p: Location) -> bool {
@@ -126,6 +132,13 @@ const TOMBSTONE: f32 = -1.0;
 /// content: no constraint (the empty key), or its one constraint is the `name = value`
 /// it is filed under (a filter of one keyword). Its constraints are then not evaluated.
 const IMPLIED: u32 = 1 << 31;
+
+/// The order of a cell's lists: by key, then filter id (a move's binary searches rely
+/// on it).
+#[inline(always)]
+fn order(&(k, e): &(u32, Entry)) -> (u32, u32) {
+    (k, e.id())
+}
 
 /// One cell: its filters sorted by key and, within a key, by filter id, with a directory
 /// of the keys, and the filters moved in since the last compaction, in the same order.
@@ -181,12 +194,9 @@ impl Cell {
         &self.extra[lo..hi]
     }
 
-    /// Files `e` (of key `k`) in the overflow, in `(key, filter)` order.
+    /// Files `e` (of key `k`) in the overflow, in [`order`].
     fn add(&mut self, k: u32, e: Entry) {
-        let id = e.filter & !IMPLIED;
-        let at = self
-            .extra
-            .partition_point(|&(x, o)| (x, o.filter & !IMPLIED) < (k, id));
+        let at = self.extra.partition_point(|x| order(x) < order(&(k, e)));
         self.extra.insert(at, (k, e));
         self.maybe_compact();
     }
@@ -198,9 +208,9 @@ impl Cell {
         if let Ok(i) = self.keys.binary_search(&k) {
             let (lo, hi) = (self.at[i] as usize, self.at[i + 1] as usize);
             let group = &mut self.entries[lo..hi];
-            let j = group.partition_point(|e| e.filter & !IMPLIED < f);
+            let j = group.partition_point(|e| e.id() < f);
             if let Some(e) = group.get_mut(j) {
-                if e.filter & !IMPLIED == f && e.sq != TOMBSTONE {
+                if e.id() == f && e.sq != TOMBSTONE {
                     e.sq = TOMBSTONE;
                     self.dead += 1;
                     self.maybe_compact();
@@ -208,14 +218,8 @@ impl Cell {
                 }
             }
         }
-        let j = self
-            .extra
-            .partition_point(|&(x, e)| (x, e.filter & !IMPLIED) < (k, f));
-        if self
-            .extra
-            .get(j)
-            .is_some_and(|&(x, e)| x == k && e.filter & !IMPLIED == f)
-        {
+        let j = self.extra.partition_point(|x| order(x) < (k, f));
+        if self.extra.get(j).is_some_and(|x| order(x) == (k, f)) {
             self.extra.remove(j);
             return true;
         }
@@ -229,18 +233,17 @@ impl Cell {
         if churn <= 16 + self.entries.len() / 32 {
             return;
         }
-        // A merge of two lists sorted by (key, filter): the main list's live entries and
-        // the overflow.
+        // A merge of two lists in [`order`]: the main list's live entries and the
+        // overflow.
         let mut items: Vec<(u32, Entry)> =
             Vec::with_capacity(self.entries.len() + self.extra.len());
-        let by = |&(k, e): &(u32, Entry)| (k, e.filter & !IMPLIED);
         let mut extra = std::mem::take(&mut self.extra).into_iter().peekable();
         for (i, &k) in self.keys.iter().enumerate() {
             for &e in &self.entries[self.at[i] as usize..self.at[i + 1] as usize] {
                 if e.sq == TOMBSTONE {
                     continue;
                 }
-                while let Some(x) = extra.next_if(|x| by(x) < by(&(k, e))) {
+                while let Some(x) = extra.next_if(|x| order(x) < order(&(k, e))) {
                     items.push(x);
                 }
                 items.push((k, e));
@@ -516,7 +519,7 @@ impl GridIndex {
         ix.cells = per_cell
             .into_iter()
             .map(|mut items| {
-                items.sort_by_key(|&(k, e)| (k, e.filter & !IMPLIED));
+                items.sort_by_key(order);
                 Cell::from_sorted(&items)
             })
             .collect();

@@ -237,6 +237,13 @@ impl<'d> MultiIndex<'d> {
             })
             .collect();
         let parts = devices.par_map(|i, dev| {
+            if partition == Partition::Events {
+                // Every filter: the caller's subscriptions as they are, not a copy.
+                return match subs {
+                    [] => Ok(None),
+                    _ => GpuIndex::new(dev, subs, cfg).map(Some),
+                };
+            }
             let mine: Vec<Subscription> = ordered[ranges[i].clone()]
                 .iter()
                 .map(|&s| s.clone())

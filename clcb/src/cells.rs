@@ -1297,10 +1297,11 @@ mod tests {
 
     /// The device sorts and deduplicates an event's answer in shared memory up to
     /// `CELLS_SORT_WORDS` matches; past that they spill as pairs, which the host sorts.
-    /// Here: subscriptions of two filters each (both match: duplicates), 200 and
-    /// `CELLS_SORT_WORDS / 2 + 100` of them around two points (400 matches sorted on
-    /// the device, the others' spilled, and with one filter's worth, sorted again), in one batch with events of few matches, in reverse id
-    /// order (the device's run must come out ascending).
+    /// Here: subscriptions of two filters each, both holding the events (duplicates, in
+    /// two key groups: out of order), 200 around one point (400 matches, sorted on the
+    /// device) and `CELLS_SORT_WORDS / 2 + 100` around another (past the area: spilled;
+    /// an event without the keyword matches one filter of each, sorted on the device),
+    /// in one batch with an event of no match, subscriptions listed in reverse id order.
     #[test]
     fn answers_past_the_sort_area_spill_and_stay_sorted_and_unique() {
         use clcb_kernels::cells::CELLS_SORT_WORDS;
