@@ -93,6 +93,11 @@ pub const PALETTE: &[(&str, Rgb)] = &[
     ("gpu index", Rgb(0, 0, 200)),
     ("gpu cells", Rgb(0, 90, 255)),
     ("gpu cells batched", Rgb(0, 0, 160)),
+    // Many GPUs, CCM's three cuts: one hue each ("gpu multi" and "by-filter" keep the
+    // hashed colours they had; "by-event" hashed to "gpu multi"'s).
+    ("gpu multi", Rgb(0, 114, 178)),
+    ("gpu multi by-filter", Rgb(204, 121, 167)),
+    ("gpu multi by-event", Rgb(213, 94, 0)),
     // GPU engines: XML (gpu is the warp kernel above), DDM.
     ("gpu-block", Rgb(255, 127, 14)),
     ("gpu-seg", Rgb(148, 103, 189)),
