@@ -33,6 +33,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let keywords = if args.first().map(String::as_str) == Some("keywords") {
         args.remove(0);
+        if args.is_empty() {
+            return Err("keywords needs the regions' area in percent (e.g. `keywords 1`)".into());
+        }
         Some(args.remove(0).parse::<f64>()?)
     } else {
         None
