@@ -5,7 +5,7 @@
 //! the other's. Run under `ncu --metrics gpu__time_duration.sum` with `reps` 1 to see
 //! each kernel of one count. Without a GPU it runs on the emulator at 2,000 regions.
 //!
-//!     cargo run --release -p ddm-region --example count_split [reps] [regions]
+//!     cargo run --release -p ddm-region --example count_split [reps (at least 1)] [regions]
 
 use ddm_region::workload::{scale_up, ScaleUpParams};
 use ddm_region::{Approach, Device, Engine};
@@ -17,7 +17,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(_) => (Device::emulator(), "emulator"),
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let reps: usize = args.first().map(|s| s.parse()).transpose()?.unwrap_or(20);
+    let reps: usize = args
+        .first()
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(20)
+        .max(1);
     let regions: u32 = args
         .get(1)
         .map(|s| s.parse())
