@@ -68,6 +68,14 @@
 //! The region engine's step is the same but for the grid's kernels (clear, commit,
 //! match twice, publish).
 //!
+//! The sorting engines sort both kinds at once (the bisect count: a kind's low and high
+//! end points), one radix sort over two lists in one buffer, three launches a pass
+//! (`radix`'s docs): at 1M regions (alpha 1, H100, `count_split`, 2026-11-26) the sorts
+//! took ~330 us of a 440 us count in eight passes of five launches (a block-wide ranking
+//! with four barriers per 256 elements, every lane's store scattered); with the tile
+//! ranked per warp, staged in shared memory and written run by run, and both kinds in
+//! four passes of three launches, they take ~145 us and the count 277-311 us.
+//!
 //! The sorting engines' sweep reads each candidate's ranges from a copy of the kind's
 //! ranges in sorted order (one gather kernel per kind after its sort), so that a task's
 //! consecutive candidates are consecutive in memory: the walk read a candidate's live
@@ -85,7 +93,8 @@ use ddm_region_kernels::grid::{
 };
 use ddm_region_kernels::phases::{clear_overlaps, commit_updates, install_all, publish_step};
 use ddm_region_kernels::radix::{
-    radix_hist, radix_scatter, RADIX_BLOCK, RADIX_SCATTER_SHARED, RADIX_TILE,
+    offsets_rows_per_block, radix_hist, radix_offsets, radix_scatter, RADIX_BLOCK, RADIX_DIGITS,
+    RADIX_HIST_SHARED, RADIX_SCATTER_SHARED, RADIX_TILE,
 };
 use ddm_region_kernels::region::match_region;
 use ddm_region_kernels::scan::{scan_down, scan_reduce, scan_top, SCAN_BLOCK, SCAN_TILE};
@@ -259,18 +268,20 @@ struct GridState {
 }
 
 struct SweepState {
-    pub_keys: Buffer<u32>,
-    pub_vals: Buffer<u32>,
-    sub_keys: Buffer<u32>,
-    sub_vals: Buffer<u32>,
-    pub_tmp_keys: Buffer<u32>,
-    pub_tmp_vals: Buffer<u32>,
-    sub_tmp_keys: Buffer<u32>,
-    sub_tmp_vals: Buffer<u32>,
+    /// Both kinds' sort keys and values (region indexes) in one buffer, sorted together
+    /// ([`radix_sort`]): publications at 0, subscriptions at `sub_at`; and the sort's
+    /// ping-pong pair.
+    keys: Buffer<u32>,
+    vals: Buffer<u32>,
+    tmp_keys: Buffer<u32>,
+    tmp_vals: Buffer<u32>,
+    sub_at: usize,
     /// Each kind's ranges in sorted order (`sweep_gather`), for the candidate walk.
     pub_sorted: Buffer<Range>,
     sub_sorted: Buffer<Range>,
-    hist: Buffer<u64>,
+    /// The radix sort's digit-major tile counts and per-digit totals.
+    hist: Buffer<u32>,
+    digit_total: Buffer<u32>,
     sums: Buffer<u64>,
     total: Buffer<u64>,
     begin: Buffer<u32>,
@@ -287,12 +298,12 @@ struct SweepState {
 }
 
 struct EndsState {
-    lo_keys: Buffer<u32>,
-    lo_vals: Buffer<u32>,
-    hi_keys: Buffer<u32>,
-    hi_vals: Buffer<u32>,
+    /// Low end points at 0, high ones at `hi_at`, sorted together; the ping-pong pair.
+    keys: Buffer<u32>,
+    vals: Buffer<u32>,
     tmp_keys: Buffer<u32>,
     tmp_vals: Buffer<u32>,
+    hi_at: usize,
     tally: Buffer<u64>,
     per_dim: Buffer<u64>,
 }
@@ -1177,45 +1188,37 @@ impl<'d> Engine<'d> {
         let mut e = s.ends.take().expect("the bisect engine has end buffers");
         let r = (|| -> Result<(), DdmError> {
             dev.zero(&mut e.tally)?;
+            let hi = e.hi_at;
             end_keys::launch(
                 dev,
                 Self::linear(ns),
                 &self.table,
                 0,
-                &e.lo_keys,
-                &e.lo_vals,
-                &e.hi_keys,
-                &e.hi_vals,
+                e.keys.at_mut(0),
+                e.vals.at_mut(0),
+                e.keys.at_mut(hi),
+                e.vals.at_mut(hi),
                 &e.tally,
             )?;
-            let scratch = [&s.hist, &s.sums, &s.total];
-            let e = &mut e;
-            for hi in [false, true] {
-                let (keys, vals) = if hi {
-                    (&mut e.hi_keys, &mut e.hi_vals)
-                } else {
-                    (&mut e.lo_keys, &mut e.lo_vals)
-                };
-                radix_sort(
-                    dev,
-                    [&*keys, &*vals, &e.tmp_keys, &e.tmp_vals],
-                    ns,
-                    passes,
-                    scratch,
-                )?;
-                if passes % 2 == 1 {
-                    // The sorted pair is in `tmp`: it becomes the keys, the old keys the scratch.
-                    std::mem::swap(keys, &mut e.tmp_keys);
-                    std::mem::swap(vals, &mut e.tmp_vals);
-                }
+            radix_sort(
+                dev,
+                [&e.keys, &e.vals, &e.tmp_keys, &e.tmp_vals],
+                [ns, ns],
+                passes,
+                [&s.hist, &s.digit_total],
+            )?;
+            if passes % 2 == 1 {
+                // The sorted pair is in `tmp`: it becomes the keys, the old keys the scratch.
+                std::mem::swap(&mut e.keys, &mut e.tmp_keys);
+                std::mem::swap(&mut e.vals, &mut e.tmp_vals);
             }
             bisect_count::launch(
                 dev,
                 Self::linear(np),
                 &self.table,
                 0,
-                &e.lo_keys,
-                &e.hi_keys,
+                e.keys.at(0),
+                e.keys.at(hi),
                 &e.tally,
             )?;
             Ok(())
@@ -1340,25 +1343,29 @@ impl<'d> Engine<'d> {
 
     fn sweep_state(&self) -> Result<SweepState, DdmError> {
         let (np, ns) = (self.n_pub as usize, self.n_sub as usize);
-        let big = np.max(ns);
-        let blocks = big.div_ceil(RADIX_TILE as usize).max(1);
+        let tile = RADIX_TILE as usize;
+        let sub_at = np.div_ceil(tile) * tile;
+        let hi_at = ns.div_ceil(tile) * tile;
+        let sorted = sub_at + ns;
+        let ends = if self.approach == Approach::Bisect {
+            hi_at + ns
+        } else {
+            0
+        };
+        // The sort's tile counts: one column per tile of the longer pair of lists.
+        let tiles = (sorted.max(ends).div_ceil(tile) + 1).max(2);
         let tasks = np + ns;
-        let scan_len = (blocks * RADIX_BLOCK as usize).max(tasks);
         Ok(SweepState {
-            pub_keys: self.dev.alloc(np.max(1))?,
-            pub_vals: self.dev.alloc(np.max(1))?,
-            sub_keys: self.dev.alloc(ns.max(1))?,
-            sub_vals: self.dev.alloc(ns.max(1))?,
-            pub_tmp_keys: self.dev.alloc(np.max(1))?,
-            pub_tmp_vals: self.dev.alloc(np.max(1))?,
-            sub_tmp_keys: self.dev.alloc(ns.max(1))?,
-            sub_tmp_vals: self.dev.alloc(ns.max(1))?,
+            keys: self.dev.alloc(sorted.max(1))?,
+            vals: self.dev.alloc(sorted.max(1))?,
+            tmp_keys: self.dev.alloc(sorted.max(1))?,
+            tmp_vals: self.dev.alloc(sorted.max(1))?,
+            sub_at,
             pub_sorted: self.dev.alloc((np * self.dims).max(1))?,
             sub_sorted: self.dev.alloc((ns * self.dims).max(1))?,
-            hist: self.dev.alloc(blocks * RADIX_BLOCK as usize)?,
-            sums: self
-                .dev
-                .alloc(scan_len.div_ceil(SCAN_TILE as usize).max(1))?,
+            hist: self.dev.alloc(tiles * RADIX_DIGITS as usize)?,
+            digit_total: self.dev.alloc(2 * RADIX_DIGITS as usize)?,
+            sums: self.dev.alloc(tasks.div_ceil(SCAN_TILE as usize).max(1))?,
             total: self.dev.alloc(1)?,
             begin: self.dev.alloc(tasks.max(1))?,
             offsets: self.dev.alloc(tasks.max(1))?,
@@ -1367,14 +1374,13 @@ impl<'d> Engine<'d> {
             out: self.dev.alloc(1)?,
             out_host: self.dev.alloc_host(1)?,
             ends: if self.approach == Approach::Bisect {
-                let n = ns.max(1);
+                let n = ends.max(1);
                 Some(EndsState {
-                    lo_keys: self.dev.alloc(n)?,
-                    lo_vals: self.dev.alloc(n)?,
-                    hi_keys: self.dev.alloc(n)?,
-                    hi_vals: self.dev.alloc(n)?,
+                    keys: self.dev.alloc(n)?,
+                    vals: self.dev.alloc(n)?,
                     tmp_keys: self.dev.alloc(n)?,
                     tmp_vals: self.dev.alloc(n)?,
+                    hi_at,
                     tally: self.dev.alloc(2)?,
                     per_dim: self.dev.alloc(MAX_ESTIMATED_DIMS as usize)?,
                 })
@@ -1412,69 +1418,44 @@ impl<'d> Engine<'d> {
             self.end_bound
         };
         let passes = (32 - bound.leading_zeros()).div_ceil(8);
-        if np > 0 {
-            sweep_keys::launch(
-                dev,
-                Self::linear(np),
-                &self.table,
-                0,
-                np,
-                dim,
-                &s.pub_keys,
-                &s.pub_vals,
-            )?;
-            radix_sort(
-                dev,
-                [&s.pub_keys, &s.pub_vals, &s.pub_tmp_keys, &s.pub_tmp_vals],
-                np,
-                passes,
-                [&s.hist, &s.sums, &s.total],
-            )?;
-            if passes % 2 == 1 {
-                std::mem::swap(&mut s.pub_keys, &mut s.pub_tmp_keys);
-                std::mem::swap(&mut s.pub_vals, &mut s.pub_tmp_vals);
+        let sub_at = s.sub_at;
+        for (first, n, at) in [(0, np, 0), (np, ns, sub_at)] {
+            if n > 0 {
+                sweep_keys::launch(
+                    dev,
+                    Self::linear(n),
+                    &self.table,
+                    first,
+                    n,
+                    dim,
+                    s.keys.at_mut(at),
+                    s.vals.at_mut(at),
+                )?;
             }
-            sweep_gather::launch(
-                dev,
-                Self::linear(np),
-                &self.table,
-                0,
-                np,
-                &s.pub_vals,
-                &s.pub_sorted,
-            )?;
         }
-        if ns > 0 {
-            sweep_keys::launch(
-                dev,
-                Self::linear(ns),
-                &self.table,
-                np,
-                ns,
-                dim,
-                &s.sub_keys,
-                &s.sub_vals,
-            )?;
-            radix_sort(
-                dev,
-                [&s.sub_keys, &s.sub_vals, &s.sub_tmp_keys, &s.sub_tmp_vals],
-                ns,
-                passes,
-                [&s.hist, &s.sums, &s.total],
-            )?;
-            if passes % 2 == 1 {
-                std::mem::swap(&mut s.sub_keys, &mut s.sub_tmp_keys);
-                std::mem::swap(&mut s.sub_vals, &mut s.sub_tmp_vals);
+        radix_sort(
+            dev,
+            [&s.keys, &s.vals, &s.tmp_keys, &s.tmp_vals],
+            [np, ns],
+            passes,
+            [&s.hist, &s.digit_total],
+        )?;
+        if passes % 2 == 1 {
+            std::mem::swap(&mut s.keys, &mut s.tmp_keys);
+            std::mem::swap(&mut s.vals, &mut s.tmp_vals);
+        }
+        for (first, n, at, sorted) in [(0, np, 0, &s.pub_sorted), (np, ns, sub_at, &s.sub_sorted)] {
+            if n > 0 {
+                sweep_gather::launch(
+                    dev,
+                    Self::linear(n),
+                    &self.table,
+                    first,
+                    n,
+                    s.vals.at(at),
+                    sorted,
+                )?;
             }
-            sweep_gather::launch(
-                dev,
-                Self::linear(ns),
-                &self.table,
-                np,
-                ns,
-                &s.sub_vals,
-                &s.sub_sorted,
-            )?;
         }
         let tasks = np + ns;
         if tasks == 0 {
@@ -1485,8 +1466,8 @@ impl<'d> Engine<'d> {
             Self::linear(tasks),
             &self.table,
             dim,
-            &s.pub_keys,
-            &s.sub_keys,
+            s.keys.at(0),
+            s.keys.at(sub_at),
             &s.pub_sorted,
             &s.sub_sorted,
             &s.begin,
@@ -1500,8 +1481,8 @@ impl<'d> Engine<'d> {
         let chunk = min_chunk.max(work_total.div_ceil(1 << 26));
         let n_chunks = work_total.div_ceil(chunk);
         let work = SweepWork {
-            pub_vals: addr(&s.pub_vals),
-            sub_vals: addr(&s.sub_vals),
+            pub_vals: addr(&s.vals),
+            sub_vals: addr(&s.vals) + (sub_at * std::mem::size_of::<u32>()) as u64,
             pub_sorted: addr(&s.pub_sorted),
             sub_sorted: addr(&s.sub_sorted),
             begin: addr(&s.begin),
@@ -1602,19 +1583,31 @@ fn exclusive_scan(
     scan_down::launch(dev, cfg, buf, buf, n, sums)
 }
 
-/// Sorts `keys[..n]` (with `vals`) by their low `8 * passes` bits: stable 8-bit LSD
-/// passes ping-ponging between `[keys, vals]` and `[tmp_keys, tmp_vals]`; after an odd
-/// number of passes the result is in the `tmp` pair. Scratch: `[hist, sums, total]`.
+/// Sorts two lists of `(key, value)` pairs, each on its own, by their keys' low
+/// `8 * passes` bits: list A at `[0, n_a)` of `keys` (with `vals`) and list B at
+/// `[b_at, b_at + n_b)`, `b_at` being `n_a` rounded up to a whole [`RADIX_TILE`], so
+/// that both share each launch (a sort of one list passes `n_b = 0`). Stable 8-bit LSD
+/// passes (`radix_hist`, `radix_offsets`, `radix_scatter`: three launches each)
+/// ping-pong between `[keys, vals]` and `[tmp_keys, tmp_vals]`; after an odd number of
+/// passes the result is in the `tmp` pair. Scratch: `[hist, digit_total]`, `hist` of
+/// [`RADIX_DIGITS`] words per tile, `digit_total` of two times [`RADIX_DIGITS`].
 fn radix_sort(
     dev: &Device,
     bufs: [&Buffer<u32>; 4],
-    n: u32,
+    [n_a, n_b]: [u32; 2],
     passes: u32,
-    scratch: [&Buffer<u64>; 3],
+    scratch: [&Buffer<u32>; 2],
 ) -> Result<(), GpuError> {
     let [keys, vals, tmp_keys, tmp_vals] = bufs;
-    let [hist, sums, total] = scratch;
-    let blocks = n.div_ceil(RADIX_TILE).max(1);
+    let [hist, digit_total] = scratch;
+    let tiles_a = n_a.div_ceil(RADIX_TILE);
+    let blocks = (tiles_a + n_b.div_ceil(RADIX_TILE)).max(1);
+    assert!(
+        hist.len() >= (blocks * RADIX_DIGITS) as usize
+            && digit_total.len() >= 2 * RADIX_DIGITS as usize,
+        "radix scratch too small"
+    );
+    let lists = if n_b > 0 { 2 } else { 1 };
     for pass in 0..passes {
         let shift = pass * 8;
         let (ki, vi, ko, vo) = if pass % 2 == 0 {
@@ -1622,11 +1615,27 @@ fn radix_sort(
         } else {
             (tmp_keys, tmp_vals, keys, vals)
         };
-        let cfg = LaunchConfig::blocks(blocks, RADIX_BLOCK, RADIX_BLOCK * 4);
-        radix_hist::launch(dev, cfg, ki, n, shift, hist, blocks)?;
-        exclusive_scan(dev, hist, blocks as u64 * RADIX_BLOCK as u64, sums, total)?;
+        let cfg = LaunchConfig::blocks(blocks, RADIX_BLOCK, RADIX_HIST_SHARED);
+        radix_hist::launch(dev, cfg, ki, n_a, tiles_a, n_b, shift, hist, blocks)?;
+        let rows = offsets_rows_per_block(blocks);
+        let cfg = LaunchConfig::blocks(lists * (RADIX_DIGITS / rows), RADIX_BLOCK, 0);
+        radix_offsets::launch(dev, cfg, hist, blocks, tiles_a, digit_total, rows)?;
         let cfg = LaunchConfig::blocks(blocks, RADIX_BLOCK, RADIX_SCATTER_SHARED);
-        radix_scatter::launch(dev, cfg, ki, vi, ko, vo, n, shift, hist, blocks)?;
+        radix_scatter::launch(
+            dev,
+            cfg,
+            ki,
+            vi,
+            ko,
+            vo,
+            n_a,
+            tiles_a,
+            n_b,
+            shift,
+            hist,
+            digit_total,
+            blocks,
+        )?;
     }
     Ok(())
 }

@@ -3,8 +3,9 @@
 //!
 //! Modules: [`model`] (regions, ranges, pairs, update batches), [`io`] (CSV files),
 //! [`workload`] (the paper's scenarios, the alpha scale-up), [`layout`] (device tables,
-//! the grid), [`engine`] (the GPU / emulator engines), [`multi`] (beyond the paper: the
-//! engines over many GPUs of one host, publications partitioned). Kernels: the `ddm-region-kernels`
+//! the grid), [`engine`] (the GPU / emulator engines), [`multi`] and [`slab`] (beyond the
+//! paper: the engines over many GPUs of one host, publications partitioned or the space
+//! cut into slabs). Kernels: the `ddm-region-kernels`
 //! crate. A user starts from a [`RegionSet`] (from [`io::read_regions`] or
 //! [`workload::Scenario`]) and an [`Engine`]; here the paper's scenario I, scaled down,
 //! on the host emulator, moved for a few time steps and checked against the CPU
@@ -38,6 +39,7 @@ pub mod io;
 pub mod layout;
 pub mod model;
 pub mod multi;
+pub mod slab;
 pub mod workload;
 
 pub use engine::{Approach, DdmError, Engine, LoadTimes, Phase1, Slices, StepReport, StepTimes};
@@ -46,6 +48,7 @@ pub use gpu_kernels::Device;
 pub use layout::GridSpec;
 pub use model::{Kind, Pair, Range, RegionSet, UpdateBatch};
 pub use multi::{MultiEngine, MultiError};
+pub use slab::{SlabEngine, SlabError};
 
 /// PTX of this crate's kernels, built by `build.rs` (empty when nightly + rust-src are missing).
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));

@@ -13,10 +13,10 @@
 //!   each device) get their device's first publication index added back and are
 //!   concatenated in device order, which is the one-device engine's order.
 //!
-//! The alternative, the sort-and-sweep split by coordinate, would need the pairs that
-//! cross a cut found twice and removed once; cutting the publications needs no such
-//! care and keeps every engine of the crate, at the price of every device holding the
-//! subscriptions (the smaller half in the papers' scenarios' memory).
+//! The alternative, the sort-and-sweep split by coordinate, is [`SlabEngine`](crate::SlabEngine):
+//! each device holds about its share of both kinds, but the slabs are fixed when it is
+//! built, so it has no steps; cutting the publications keeps steps and every engine of
+//! the crate, at the price of every device holding (and sorting) every subscription.
 
 use crate::engine::{Approach, DdmError, Engine, StepReport};
 use crate::model::{Change, Kind, Pair, RegionSet, UpdateBatch};

@@ -1,10 +1,14 @@
 //! Region matching with the publications partitioned over 2 to 4 emulated devices
 //! ([`ddm_region::MultiEngine`]) against the one-device engine, step by step, on random
 //! regions moved, removed and re-added: counts summed, pairs in the one-device order,
-//! the step's new pairs in global publication indices.
+//! the step's new pairs in global publication indices; and with the space cut into slabs
+//! ([`ddm_region::SlabEngine`]) against the CPU's brute force.
 
+use baselines::ddm::{Algorithm, DdmMatcher};
 use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
-use ddm_region::{Approach, Device, Engine, Kind, MultiEngine, Range, RegionSet, UpdateBatch};
+use ddm_region::{
+    Approach, Device, Engine, Kind, MultiEngine, Range, RegionSet, SlabEngine, UpdateBatch,
+};
 use gpu_kernels::multi::Devices;
 use proptest::prelude::*;
 
@@ -167,4 +171,78 @@ fn a_loaded_scenario_counts_as_on_one_device() {
     assert!(want > 0, "no overlaps in the scenario");
     assert_eq!(multi.count().unwrap(), want);
     assert_eq!(multi.pairs().unwrap(), one.pairs().unwrap());
+}
+
+/// The slab engine ([`SlabEngine`]) on `devices` emulated devices counts and lists the
+/// pairs the CPU's brute force finds (ranges narrow and wide, zero-width ones
+/// included, so that regions straddle the cuts and pairs begin on either side of them).
+fn slabs_agree(
+    dims: usize,
+    pubs: &[Vec<Range>],
+    subs: &[Vec<Range>],
+    approach: Approach,
+    devices: usize,
+) {
+    let set = set_of(dims, pubs, subs);
+    let cpu = DdmMatcher::new(Algorithm::Brute, 1);
+    let devs = Devices::emulated(devices).unwrap();
+    let mut slabs = SlabEngine::with_regions(&devs, approach.clone(), &set).unwrap();
+    let what = format!(
+        "{} in slabs on {devices} devices, cuts {:?}",
+        approach.name(),
+        slabs.cuts()
+    );
+    assert_eq!(slabs.count().unwrap(), cpu.count(&set), "{what}: count");
+    assert_eq!(slabs.pairs().unwrap(), cpu.pairs(&set), "{what}: pairs");
+}
+
+fn wide_region(dims: usize) -> impl Strategy<Value = Vec<Range>> {
+    prop::collection::vec((0u32..40, prop_oneof![0u32..4, 0u32..30]), dims).prop_map(|v| {
+        v.into_iter()
+            .map(|(lo, w)| Range { lo, hi: lo + w })
+            .collect()
+    })
+}
+
+proptest! {
+    // The sorting engines sort on the device: many launches per set on the emulator.
+    #![proptest_config(ProptestConfig { cases: 4, ..ProptestConfig::default() })]
+
+    #[test]
+    fn slabs_of_the_sweep_equal_the_cpu(
+        (dims, pubs, subs) in (1usize..=3).prop_flat_map(|d| (
+            Just(d),
+            prop::collection::vec(wide_region(d), 1..40),
+            prop::collection::vec(wide_region(d), 1..40),
+        )),
+        devices in 2usize..=4,
+    ) {
+        slabs_agree(dims, &pubs, &subs, Approach::Sweep, devices);
+    }
+}
+
+#[test]
+fn slab_cuts_split_pairs_that_begin_on_either_side_once() {
+    // Long publications cross every cut; the subscriptions begin in each slab, and one
+    // has zero width at a coordinate that can become a cut.
+    let pubs: Vec<Vec<Range>> = (0..12)
+        .map(|i| {
+            vec![Range {
+                lo: i * 10,
+                hi: i * 10 + 55,
+            }]
+        })
+        .collect();
+    let mut subs: Vec<Vec<Range>> = (0..12)
+        .map(|i| {
+            vec![Range {
+                lo: i * 10 + 3,
+                hi: i * 10 + 8,
+            }]
+        })
+        .collect();
+    subs.push(vec![Range { lo: 60, hi: 60 }]);
+    for devices in [2, 3, 4] {
+        slabs_agree(1, &pubs, &subs, Approach::Bisect, devices);
+    }
 }

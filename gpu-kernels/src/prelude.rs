@@ -61,6 +61,13 @@ pub fn warp_scan(v: u32) -> (u32, u32) {
     (x - v, shfl(x, WARP_SIZE - 1))
 }
 
+/// How many lanes of `mask` (a [`ballot`]) lie below the calling lane: the lane's rank
+/// among the lanes that voted `true`, the slot it takes when they write side by side.
+#[inline(always)]
+pub fn lanes_below(mask: u32) -> u32 {
+    (mask & ((1u32 << lane_id()) - 1)).count_ones()
+}
+
 /// The lane `k` whose `start` (ascending over the lanes, as [`warp_scan`] gives) is the
 /// last at or below `i`: the lane holding item `i` of the warp's items laid end to end
 /// (a lane with no items shares its start with the next, so the lane found holds `i`

@@ -291,11 +291,17 @@ pub const TARGETS: &[Target] = &[
     t(T_MULTI, MULTI_2, "DDM sweep count, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep count regions=1M speedup", 2.0, Check::AtLeast(1.8)),
     t(T_MULTI, MULTI_2, "DDM bisect count, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi bisect count regions=1M speedup", 2.0, Check::AtLeast(1.8)),
     t(T_MULTI, MULTI_2, "DDM sweep pairs to the host, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep pairs regions=1M speedup", 2.0, Check::AtLeast(1.8)),
+    t(T_MULTI, MULTI_2, "DDM sweep count, space cut into slabs, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep by-slab count regions=1M speedup", 2.0, Check::AtLeast(1.8)),
+    t(T_MULTI, MULTI_2, "DDM bisect count, space cut into slabs, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi bisect by-slab count regions=1M speedup", 2.0, Check::AtLeast(1.8)),
+    t(T_MULTI, MULTI_2, "DDM sweep pairs to the host, space cut into slabs, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep by-slab pairs regions=1M speedup", 2.0, Check::AtLeast(1.8)),
     t(T_MULTI, MULTI_4, "DDM sweep count, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep count regions=1M speedup", 4.0, Check::AtLeast(3.4)),
+    t(T_MULTI, MULTI_4, "DDM sweep count, space cut into slabs, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep by-slab count regions=1M speedup", 4.0, Check::AtLeast(3.4)),
+    t(T_MULTI, MULTI_4, "DDM bisect count, space cut into slabs, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi bisect by-slab count regions=1M speedup", 4.0, Check::AtLeast(3.4)),
     t(T_MULTI, MULTI_4, "DDM bisect count, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi bisect count regions=1M speedup", 4.0, Check::AtLeast(3.4)),
     t(T_MULTI, MULTI_4, "DDM sweep pairs to the host, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep pairs regions=1M speedup", 4.0, Check::AtLeast(3.4)),
     t(T_MULTI, MULTI_1, "DDM sweep count, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep count regions=1M matchings/s", 1.0, over("gpu sweep count regions=1M matchings/s", 0.95)),
     t(T_MULTI, MULTI_1, "DDM bisect count, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi bisect count regions=1M matchings/s", 1.0, over("gpu bisect count regions=1M matchings/s", 0.95)),
+    t(T_MULTI, MULTI_1, "DDM sweep count, space cut into slabs, 1M regions, 2-D, degree 100", ("ddm", "scaling"), "gpu multi sweep by-slab count regions=1M matchings/s", 1.0, over("gpu sweep count regions=1M matchings/s", 0.95)),
     t(T_MULTI, MULTI_2, "XML filter, Fig. 10b: 1000 documents, 2000 queries", ("xml", "scaling"), "gpu multi docs=1000 speedup", 2.0, Check::AtLeast(1.8)),
     t(T_MULTI, MULTI_4, "XML filter, Fig. 10b: 1000 documents, 2000 queries", ("xml", "scaling"), "gpu multi docs=1000 speedup", 4.0, Check::AtLeast(3.4)),
     t(T_MULTI, MULTI_1, "XML filter, Fig. 10b: 1000 documents, 2000 queries", ("xml", "scaling"), "gpu multi docs=1000 MB/s", 1.0, over("gpu filter docs=1000 MB/s", 0.95)),
@@ -308,7 +314,6 @@ pub const TARGETS: &[Target] = &[
 ];
 
 /// Why the DDM count kernels miss their ratios (several goals).
-const WHY_SORTS: &str = "the sorts bound the count: at 1M regions (alpha 1, H100, ncu, 2026-11-26) a count spent ~330 us in eight 8-bit LSD radix passes (two kinds of 30-bit keys, five launches a pass), ~40 us gathering, and ~300 us in the task searches and the candidate walk; numbering the tasks in sorted order made those coherent and cut the count from 645-680 to 440-490 us (`count_split`); the sorts are as they were";
 /// Why a DDM step misses its ratios (several goals).
 const WHY_STEP: &str = "a step of 32768 regions spends ~100 µs staging on the host, ~25 µs enqueueing and ~200 µs waiting on a handful of launches (the harness prints the split), against 1.4-3.9 ms for sbm-par";
 /// Why the hybrid index can read slower than the content index by a percent (Table 2's
@@ -316,7 +321,7 @@ const WHY_STEP: &str = "a step of 32768 regions spends ~100 µs staging on the h
 const WHY_SAME_CODE: &str = "Table 2's events (3-5 of 100 names) are all decided by the static bound, so the hybrid calls the content index's very own function on the very same index (the harness builds the hybrid over it) for every event, behind one comparison; what remains is how the two series' scratch memory and call paths land, a percent either way from one build and run to the next (row 1: 1.010x, 0.992x, 0.998x; row 4: 0.999x, 0.997x, 0.999x in the three runs of 2026-11-26 with the shared index, each seed's least over up to 5 passes)";
 
 /// Why the many-GPU goals are missed (2 and 4 GPUs).
-const WHY_MULTI: &str = "CCM on Table 2: cut by interface or by filter, every GPU encodes the whole event stream on the shared host, the bound on one GPU too (0.24-0.48x); cut by events (the index on every GPU, each event encoded once) it is 3.7x on 2 GPUs and 2.2x on 4 (4x H100, 64 host cores, 2026-11-26; that run's round gave each of 4 devices one launch, too few to overlap encoding and matching, and the harness now gives each device four); the dense model, where the device's work dominates, scales 2.0x and 3.7x by interface; CLCB's grid index: every device's engine encodes every event; DDM: every GPU sorts every subscription for its share of the publications (a cut by coordinate is not built); XML: 1.7x on 2 GPUs and 3.1x on 4 with the documents spread over them (the shortfall was not profiled)";
+const WHY_MULTI: &str = "CCM on Table 2: cut by interface or by filter, every GPU encodes the whole event stream on the shared host, the bound on one GPU too (0.24-0.48x); cut by events (the index on every GPU, each event encoded once) it is 3.7x on 2 GPUs and 2.2x on 4 (4x H100, 64 host cores, 2026-11-26; that run's round gave each of 4 devices one launch, too few to overlap encoding and matching, and the harness now gives each device four); the dense model, where the device's work dominates, scales 2.0x and 3.7x by interface; CLCB's grid index: every device's engine encodes every event; DDM at 1M regions (2x H100, 2026-11-26): neither the cut by publications (every GPU sorts every subscription) nor the cut of the space into slabs (each GPU about half of both kinds) scales: a count takes about 0.6 ms on one GPU and as long on two (0.80-1.06x), which no split of the work can show, so a per-call cost of the two-device path bounds it (not profiled); at 4M regions the slabs reach 2.03x (bisect) and 1.47x (sweep), the cut by publications 1.41-1.43x; XML: 1.7x on 2 GPUs and 3.1x on 4 with the documents spread over them (the shortfall was not profiled)";
 
 /// Why a goal is missed, as measured: (goal, explanation). `harness report` prints the
 /// explanation under the Targets summary while the goal reads "no", so that a loss says
@@ -335,11 +340,6 @@ pub const WHY_MISSED: &[(&str, &str)] = &[
     (CLCB_BEST_KW, "with 1% regions the cell index is 14.9x (each event's ~265 answers sorted and deduplicated on the device; when the host sorted them from pairs it was 0.9x); with 0.01% the host's encoding bounds it (35-45 ns per event on 16 cores, `cells_split`) against 117 ns for the grid on all cores: 2.6x"),
     (CLCB_BEST_MOVE, "a move updates a host mirror of the cell lists (the CPU grid's algorithm: a binary search per old cell, an append per new one, 3.4-5.7 us per move on this host's 1M-subscription index, memory-latency bound) and reaches the device in one launch per flush; the mirror's update sets the floor (cell index 3.7-5.5 us, the paper's engine's one launch 4.3-4.6 us; only the paper's low-latency mode, a 16-byte copy into its flat filter table, is under 2 us)"),
     (XML_GPU_BEST, "the GPU's stack kernels step a column per query node at every event, so their work grows with the queries, while the lazy DFA's word-parallel join costs the reports an element receives; on batches of small documents the GPU is 1.0-1.6x it, on one document 2-4x; a GPU form of the same automaton is not built"),
-    (STRONG_SWEEP1, WHY_SORTS),
-    (STRONG_SWEEP100, WHY_SORTS),
-    (AHEAD_KERNEL1, WHY_SORTS),
-    (AHEAD_SCALE1, "the 16 MB load takes 0.55-0.9 ms (the host's fills of page-locked staging on all cores, 18-38 GB/s from one run to the next, and the bus, about even) and the count (0.44-0.49 ms) starts after it: 9.7x; overlapping the count with the load is not built"),
-    (AHEAD_CPU_1D, "the load from host memory varies from run to run on this host (fills of 8 MB into page-locked staging on all cores took 0.38-1.12 ms in the recorded run): one seed of the least-overlap point took 2.24 ms, the other two 0.93-0.95 ms, and the mean of three reads 7.1x (10.4x in the previous run)"),
     (STRONG_GRID10, WHY_STEP),
     (STRONG_GRID100, WHY_STEP),
     (AHEAD_STEP, WHY_STEP),

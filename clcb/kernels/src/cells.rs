@@ -434,7 +434,7 @@ unsafe fn spill_pairs(b: &CellEvents, spill: *mut u32, e: u32, hit: Option<u32>)
     }
     let at = shfl(at, leader);
     if let Some(s) = hit {
-        let pos = at + (m & ((1u32 << lane) - 1)).count_ones();
+        let pos = at + lanes_below(m);
         if pos < b.spill_cap {
             // SAFETY: `pos < spill_cap`: the pair's two words are inside `spill`, this
             // lane's own.
@@ -524,7 +524,7 @@ unsafe fn write_run(b: &CellEvents, out: *mut u32, e: u32, buf: *const u32, n: u
         let k = keep(i);
         let m = ballot(k);
         if k {
-            let pos = w + (m & ((1u32 << lane) - 1)).count_ones();
+            let pos = w + lanes_below(m);
             if pos < b.cap {
                 // SAFETY: `pos < cap`: inside the runs; `i < n`: inside the area.
                 unsafe { store(out, runs + pos as usize, load(buf, i as usize)) };
@@ -673,7 +673,7 @@ kernel! {
                     spill_pairs(&b, spill, e, hit);
                 } else {
                     if let Some(s) = hit {
-                        store(buf, (found + (m & ((1u32 << lane) - 1)).count_ones()) as usize, s);
+                        store(buf, (found + lanes_below(m)) as usize, s);
                     }
                     found += m.count_ones();
                 }
@@ -691,7 +691,8 @@ kernel! {
             }
             return;
         }
-        sync_warp();
+        // No barrier here: `warp_sort` synchronises the warp after its padding, which
+        // touches only words past `found`.
         warp_sort(buf, found);
         write_run(&b, out, e, buf, found);
     }

@@ -47,8 +47,10 @@ use ddm_region::workload::{
     intervals, scale_up, Distribution, IntervalParams, ScaleUpParams, Scenario, ScenarioParams,
 };
 use ddm_region::{
-    Approach, Device, Engine, GridSpec, MultiEngine, Pair, RegionSet, Slices, UpdateBatch,
+    Approach, Device, Engine, GridSpec, MultiEngine, Pair, RegionSet, SlabEngine, Slices,
+    UpdateBatch,
 };
+use gpu_kernels::multi::Devices;
 use std::time::Instant;
 
 /// The paper's tables and figures, and the scale-up beyond it.
@@ -829,6 +831,38 @@ fn regions_factor(n: u32) -> String {
     }
 }
 
+/// A partitioned engine of the scaling experiment: the publications cut over the
+/// devices (`""`, [`MultiEngine`]) or the space cut into slabs (`" by-slab"`,
+/// [`SlabEngine`]).
+enum Partitioned<'d> {
+    Publications(MultiEngine<'d>),
+    Slabs(SlabEngine<'d>),
+}
+
+impl<'d> Partitioned<'d> {
+    fn build(
+        cut: &str,
+        devs: &'d Devices,
+        approach: &Approach,
+        set: &RegionSet,
+    ) -> anyhow::Result<Self> {
+        Ok(if cut.is_empty() {
+            Partitioned::Publications(MultiEngine::with_regions(devs, approach.clone(), set)?)
+        } else {
+            Partitioned::Slabs(SlabEngine::with_regions(devs, approach.clone(), set)?)
+        })
+    }
+
+    fn matching(&mut self, m: Matching) -> anyhow::Result<Matched> {
+        Ok(match (self, m) {
+            (Partitioned::Publications(e), Matching::Count) => Matched::Count(e.count()?),
+            (Partitioned::Publications(e), Matching::Pairs) => Matched::Pairs(e.pairs()?),
+            (Partitioned::Slabs(e), Matching::Count) => Matched::Count(e.count()?),
+            (Partitioned::Slabs(e), Matching::Pairs) => Matched::Pairs(e.pairs()?),
+        })
+    }
+}
+
 /// What one timed matching of the scaling experiment delivers.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Matching {
@@ -896,10 +930,11 @@ impl Matching {
 /// `scaling` (beyond the paper, which uses one GPU): the sweep and bisect engines (the
 /// fastest device engines at the scale-up's million regions, `scaleup_a1` and
 /// `scaleup_a100`) with the publications partitioned over the first 1, 2, 4, 8 GPUs
-/// ([`MultiEngine`]), at 1M and 4M regions, overlap degree 100. A matching is the
+/// ([`MultiEngine`]) or the space cut into slabs of dimension 0 (`by-slab`,
+/// [`SlabEngine`]), at 1M and 4M regions, overlap degree 100. A matching is the
 /// scale-up's timed unit with the regions resident: every overlapping pair counted
 /// (`count`) or delivered to host memory (`pairs`). Series (see `papers::scaling`):
-/// `gpu multi <approach> <matching> regions=<n> matchings/s` and its `speedup` over one
+/// `gpu multi <approach>[ by-slab] <matching> regions=<n> matchings/s` and its `speedup` over one
 /// GPU, and the one-GPU engine's `gpu <approach> <matching> regions=<n> matchings/s` at
 /// x = 1. The last timed matching's count and pair list are checked against the one-GPU
 /// engine's, whose count is checked against the CPU sort's. Without a GPU: 1, 2 and 4
@@ -910,7 +945,7 @@ fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
         return Ok(());
     };
     let approaches = [("sweep", Approach::Sweep), ("bisect", Approach::Bisect)];
-    ctx.set_steps((ctx.seeds.len() * 2 * approaches.len() * (1 + scale.counts.len())) as u64);
+    ctx.set_steps((ctx.seeds.len() * 2 * approaches.len() * (1 + 2 * scale.counts.len())) as u64);
     for seed in ctx.seeds.clone() {
         for (factor, set) in scaling_workloads(ctx.quick, seed)? {
             let label = format!("scaling {factor}, seed {seed}");
@@ -940,23 +975,23 @@ fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
                 )?;
                 drop(engine);
                 drop(one);
-                let mut on_one = [0.0; 2];
-                for &k in &scale.counts {
-                    ctx.step(&format!("{label}: multi {name} on {k} devices"));
-                    let devs = scale.open(k, ddm_region::PTX)?;
-                    let mut mx = MultiEngine::with_regions(&devs, approach.clone(), &set)?;
-                    for (i, m) in Matching::BOTH.into_iter().enumerate() {
-                        let engine = format!("multi {name} {}", m.name());
-                        let (r, got) = m.rate(ctx.quick, |m| match m {
-                            Matching::Count => Ok(Matched::Count(mx.count()?)),
-                            Matching::Pairs => Ok(Matched::Pairs(mx.pairs()?)),
-                        })?;
-                        let series = format!("{} {engine} {factor} ({k} devices)", scale.prefix);
-                        ctx.check(&label, (&one_name, &want[i..=i]), (&series, &[got]))?;
-                        if k == 1 {
-                            on_one[i] = r;
+                for cut in ["", " by-slab"] {
+                    let mut on_one = [0.0; 2];
+                    for &k in &scale.counts {
+                        ctx.step(&format!("{label}: multi {name}{cut} on {k} devices"));
+                        let devs = scale.open(k, ddm_region::PTX)?;
+                        let mut run = Partitioned::build(cut, &devs, approach, &set)?;
+                        for (i, m) in Matching::BOTH.into_iter().enumerate() {
+                            let engine = format!("multi {name}{cut} {}", m.name());
+                            let (r, got) = m.rate(ctx.quick, |m| run.matching(m))?;
+                            let series =
+                                format!("{} {engine} {factor} ({k} devices)", scale.prefix);
+                            ctx.check(&label, (&one_name, &want[i..=i]), (&series, &[got]))?;
+                            if k == 1 {
+                                on_one[i] = r;
+                            }
+                            scale.record(ctx, &engine, &factor, "matchings/s", k, r, on_one[i]);
                         }
-                        scale.record(ctx, &engine, &factor, "matchings/s", k, r, on_one[i]);
                     }
                 }
             }
@@ -1035,10 +1070,12 @@ mod tests {
         // count and the pairs on 3 device counts against the one-device engine's.
         super::super::scaling::testing::check_emulated_run(
             experiments(),
-            2 * 2 * (1 + 2 * 3),
+            2 * 2 * (1 + 2 * 2 * 3),
             &[
                 "emu multi sweep count regions=32 matchings/s",
                 "emu multi bisect pairs regions=128 matchings/s",
+                "emu multi sweep by-slab count regions=32 matchings/s",
+                "emu multi bisect by-slab pairs regions=128 matchings/s",
             ],
             "emu sweep count regions=32 matchings/s",
         );
