@@ -267,15 +267,60 @@ struct GridState {
     _lens: Buffer<u32>,
 }
 
-struct SweepState {
-    /// Both kinds' sort keys and values (region indexes) in one buffer, sorted together
-    /// ([`radix_sort`]): publications at 0, subscriptions at `sub_at`; and the sort's
-    /// ping-pong pair.
+/// Two lists of `(key, value)` pairs in one buffer, list A at 0 and list B at `b_at`, and
+/// the ping-pong pair of their [`radix_sort`]; after [`SortLists::sort`] both are sorted
+/// in `keys`, `vals`.
+struct SortLists {
     keys: Buffer<u32>,
     vals: Buffer<u32>,
     tmp_keys: Buffer<u32>,
     tmp_vals: Buffer<u32>,
-    sub_at: usize,
+    b_at: usize,
+}
+
+impl SortLists {
+    /// Room for lists of `n_a` and `n_b` pairs (B starting at the tile after A's last).
+    fn new(dev: &Device, n_a: usize, n_b: usize) -> Result<Self, GpuError> {
+        let tile = RADIX_TILE as usize;
+        let b_at = n_a.div_ceil(tile) * tile;
+        let n = (b_at + n_b).max(1);
+        Ok(SortLists {
+            keys: dev.alloc(n)?,
+            vals: dev.alloc(n)?,
+            tmp_keys: dev.alloc(n)?,
+            tmp_vals: dev.alloc(n)?,
+            b_at,
+        })
+    }
+
+    /// Sorts both lists (`[n_a, n_b]` pairs) by their keys' low `8 * passes` bits; the
+    /// result is in `keys`, `vals` (the buffers trade places after an odd pass count).
+    fn sort(
+        &mut self,
+        dev: &Device,
+        lists: [u32; 2],
+        passes: u32,
+        scratch: [&Buffer<u32>; 2],
+    ) -> Result<(), GpuError> {
+        radix_sort(
+            dev,
+            [&self.keys, &self.vals, &self.tmp_keys, &self.tmp_vals],
+            lists,
+            passes,
+            scratch,
+        )?;
+        if passes % 2 == 1 {
+            std::mem::swap(&mut self.keys, &mut self.tmp_keys);
+            std::mem::swap(&mut self.vals, &mut self.tmp_vals);
+        }
+        Ok(())
+    }
+}
+
+struct SweepState {
+    /// Both kinds' sort keys and values (region indexes), sorted together: publications
+    /// (list A), then subscriptions.
+    sort: SortLists,
     /// Each kind's ranges in sorted order (`sweep_gather`), for the candidate walk.
     pub_sorted: Buffer<Range>,
     sub_sorted: Buffer<Range>,
@@ -298,12 +343,8 @@ struct SweepState {
 }
 
 struct EndsState {
-    /// Low end points at 0, high ones at `hi_at`, sorted together; the ping-pong pair.
-    keys: Buffer<u32>,
-    vals: Buffer<u32>,
-    tmp_keys: Buffer<u32>,
-    tmp_vals: Buffer<u32>,
-    hi_at: usize,
+    /// Low end points (list A), then high ones, sorted together.
+    sort: SortLists,
     tally: Buffer<u64>,
     per_dim: Buffer<u64>,
 }
@@ -1188,37 +1229,27 @@ impl<'d> Engine<'d> {
         let mut e = s.ends.take().expect("the bisect engine has end buffers");
         let r = (|| -> Result<(), DdmError> {
             dev.zero(&mut e.tally)?;
-            let hi = e.hi_at;
+            let hi = e.sort.b_at;
             end_keys::launch(
                 dev,
                 Self::linear(ns),
                 &self.table,
                 0,
-                e.keys.at_mut(0),
-                e.vals.at_mut(0),
-                e.keys.at_mut(hi),
-                e.vals.at_mut(hi),
+                e.sort.keys.at_mut(0),
+                e.sort.vals.at_mut(0),
+                e.sort.keys.at_mut(hi),
+                e.sort.vals.at_mut(hi),
                 &e.tally,
             )?;
-            radix_sort(
-                dev,
-                [&e.keys, &e.vals, &e.tmp_keys, &e.tmp_vals],
-                [ns, ns],
-                passes,
-                [&s.hist, &s.digit_total],
-            )?;
-            if passes % 2 == 1 {
-                // The sorted pair is in `tmp`: it becomes the keys, the old keys the scratch.
-                std::mem::swap(&mut e.keys, &mut e.tmp_keys);
-                std::mem::swap(&mut e.vals, &mut e.tmp_vals);
-            }
+            e.sort
+                .sort(dev, [ns, ns], passes, [&s.hist, &s.digit_total])?;
             bisect_count::launch(
                 dev,
                 Self::linear(np),
                 &self.table,
                 0,
-                e.keys.at(0),
-                e.keys.at(hi),
+                e.sort.keys.at(0),
+                e.sort.keys.at(hi),
                 &e.tally,
             )?;
             Ok(())
@@ -1344,26 +1375,15 @@ impl<'d> Engine<'d> {
     fn sweep_state(&self) -> Result<SweepState, DdmError> {
         let (np, ns) = (self.n_pub as usize, self.n_sub as usize);
         let tile = RADIX_TILE as usize;
-        let sub_at = np.div_ceil(tile) * tile;
-        let hi_at = ns.div_ceil(tile) * tile;
-        let sorted = sub_at + ns;
-        let ends = if self.approach == Approach::Bisect {
-            hi_at + ns
-        } else {
-            0
-        };
-        // The sort's tile counts: one column per tile of the longer pair of lists.
-        let tiles = (sorted.max(ends).div_ceil(tile) + 1).max(2);
+        let bisect = self.approach == Approach::Bisect;
+        // The sort's tile counts: one column per tile of either pair of lists.
+        let tiles = np.div_ceil(tile) + ns.div_ceil(tile) * if bisect { 2 } else { 1 };
         let tasks = np + ns;
         Ok(SweepState {
-            keys: self.dev.alloc(sorted.max(1))?,
-            vals: self.dev.alloc(sorted.max(1))?,
-            tmp_keys: self.dev.alloc(sorted.max(1))?,
-            tmp_vals: self.dev.alloc(sorted.max(1))?,
-            sub_at,
+            sort: SortLists::new(self.dev, np, ns)?,
             pub_sorted: self.dev.alloc((np * self.dims).max(1))?,
             sub_sorted: self.dev.alloc((ns * self.dims).max(1))?,
-            hist: self.dev.alloc(tiles * RADIX_DIGITS as usize)?,
+            hist: self.dev.alloc(tiles.max(1) * RADIX_DIGITS as usize)?,
             digit_total: self.dev.alloc(2 * RADIX_DIGITS as usize)?,
             sums: self.dev.alloc(tasks.div_ceil(SCAN_TILE as usize).max(1))?,
             total: self.dev.alloc(1)?,
@@ -1373,14 +1393,9 @@ impl<'d> Engine<'d> {
             per_chunk: self.dev.alloc(1)?,
             out: self.dev.alloc(1)?,
             out_host: self.dev.alloc_host(1)?,
-            ends: if self.approach == Approach::Bisect {
-                let n = ends.max(1);
+            ends: if bisect {
                 Some(EndsState {
-                    keys: self.dev.alloc(n)?,
-                    vals: self.dev.alloc(n)?,
-                    tmp_keys: self.dev.alloc(n)?,
-                    tmp_vals: self.dev.alloc(n)?,
-                    hi_at,
+                    sort: SortLists::new(self.dev, ns, ns)?,
                     tally: self.dev.alloc(2)?,
                     per_dim: self.dev.alloc(MAX_ESTIMATED_DIMS as usize)?,
                 })
@@ -1418,7 +1433,7 @@ impl<'d> Engine<'d> {
             self.end_bound
         };
         let passes = (32 - bound.leading_zeros()).div_ceil(8);
-        let sub_at = s.sub_at;
+        let sub_at = s.sort.b_at;
         for (first, n, at) in [(0, np, 0), (np, ns, sub_at)] {
             if n > 0 {
                 sweep_keys::launch(
@@ -1428,22 +1443,13 @@ impl<'d> Engine<'d> {
                     first,
                     n,
                     dim,
-                    s.keys.at_mut(at),
-                    s.vals.at_mut(at),
+                    s.sort.keys.at_mut(at),
+                    s.sort.vals.at_mut(at),
                 )?;
             }
         }
-        radix_sort(
-            dev,
-            [&s.keys, &s.vals, &s.tmp_keys, &s.tmp_vals],
-            [np, ns],
-            passes,
-            [&s.hist, &s.digit_total],
-        )?;
-        if passes % 2 == 1 {
-            std::mem::swap(&mut s.keys, &mut s.tmp_keys);
-            std::mem::swap(&mut s.vals, &mut s.tmp_vals);
-        }
+        s.sort
+            .sort(dev, [np, ns], passes, [&s.hist, &s.digit_total])?;
         for (first, n, at, sorted) in [(0, np, 0, &s.pub_sorted), (np, ns, sub_at, &s.sub_sorted)] {
             if n > 0 {
                 sweep_gather::launch(
@@ -1452,7 +1458,7 @@ impl<'d> Engine<'d> {
                     &self.table,
                     first,
                     n,
-                    s.vals.at(at),
+                    s.sort.vals.at(at),
                     sorted,
                 )?;
             }
@@ -1466,8 +1472,8 @@ impl<'d> Engine<'d> {
             Self::linear(tasks),
             &self.table,
             dim,
-            s.keys.at(0),
-            s.keys.at(sub_at),
+            s.sort.keys.at(0),
+            s.sort.keys.at(sub_at),
             &s.pub_sorted,
             &s.sub_sorted,
             &s.begin,
@@ -1481,8 +1487,8 @@ impl<'d> Engine<'d> {
         let chunk = min_chunk.max(work_total.div_ceil(1 << 26));
         let n_chunks = work_total.div_ceil(chunk);
         let work = SweepWork {
-            pub_vals: addr(&s.vals),
-            sub_vals: addr(&s.vals) + (sub_at * std::mem::size_of::<u32>()) as u64,
+            pub_vals: addr(&s.sort.vals),
+            sub_vals: addr(&s.sort.vals) + (sub_at * std::mem::size_of::<u32>()) as u64,
             pub_sorted: addr(&s.pub_sorted),
             sub_sorted: addr(&s.sub_sorted),
             begin: addr(&s.begin),
