@@ -248,3 +248,44 @@ fn share_of(set: &RegionSet, lo: u32, hi: Option<u32>) -> Result<Share, crate::m
     }
     Ok(share)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Range;
+
+    fn set_of_lows(lows: &[u32]) -> RegionSet {
+        let mut set = RegionSet::new(1).expect("one dimension");
+        for (i, &lo) in lows.iter().enumerate() {
+            let kind = if i % 2 == 0 {
+                Kind::Publication
+            } else {
+                Kind::Subscription
+            };
+            set.push(kind, i as u64, &[Range { lo, hi: lo + 5 }])
+                .expect("a valid range");
+        }
+        set
+    }
+
+    #[test]
+    fn cuts_are_ascending_distinct_quantiles_of_the_lower_bounds() {
+        let set = set_of_lows(&(0..1000).map(|i| i * 10).collect::<Vec<_>>());
+        let cuts = cut_points(&set, 4);
+        assert_eq!(cuts.len(), 3);
+        assert!(cuts.windows(2).all(|w| w[0] < w[1]), "{cuts:?}");
+        // Quartiles of 0, 10, .., 9990.
+        for (c, want) in cuts.iter().zip([2500, 5000, 7500]) {
+            assert!(c.abs_diff(want) <= 20, "{cuts:?}");
+        }
+        assert!(cut_points(&set, 1).is_empty(), "one device: no cut");
+    }
+
+    #[test]
+    fn lower_bounds_of_few_values_give_fewer_cuts() {
+        // Every region begins at 0 or 7: a cut at 0 would be empty, so one cut (at 7) at most.
+        let set = set_of_lows(&[0, 0, 0, 7, 7, 7, 7, 7]);
+        let cuts = cut_points(&set, 4);
+        assert_eq!(cuts, vec![7]);
+    }
+}
