@@ -7,6 +7,8 @@
 //!
 //!     cargo run --release -p ddm-region --example count_split [reps (at least 1)] [regions]
 
+mod common;
+
 use ddm_region::workload::{scale_up, ScaleUpParams};
 use ddm_region::{Approach, Device, Engine};
 use std::time::Instant;
@@ -16,18 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(d) => (d, "GPU"),
         Err(_) => (Device::emulator(), "emulator"),
     };
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let reps: usize = args
-        .first()
-        .map(|s| s.parse())
-        .transpose()?
-        .unwrap_or(20)
-        .max(1);
-    let regions: u32 = args
-        .get(1)
-        .map(|s| s.parse())
-        .transpose()?
-        .unwrap_or(if dev.is_gpu() { 1 << 20 } else { 2000 });
+    let (reps, regions) = common::reps_and_regions(if dev.is_gpu() { 1 << 20 } else { 2000 })?;
     println!("{note}: {regions} regions, 2-D, {reps} reps");
     for alpha in [1.0, 100.0] {
         let set = scale_up(

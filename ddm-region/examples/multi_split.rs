@@ -7,6 +7,8 @@
 //!
 //!     cargo run --release -p ddm-region --example multi_split [reps] [regions]
 
+mod common;
+
 use ddm_region::workload::{scale_up, ScaleUpParams};
 use ddm_region::{Approach, Engine, MultiEngine, SlabEngine};
 use gpu_kernels::multi::Devices;
@@ -31,18 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(d) if d.len() >= 2 => (d, true),
         _ => (Devices::emulated(2)?, false),
     };
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let reps: usize = args
-        .first()
-        .map(|s| s.parse())
-        .transpose()?
-        .unwrap_or(20)
-        .max(1);
-    let regions: u32 = args
-        .get(1)
-        .map(|s| s.parse())
-        .transpose()?
-        .unwrap_or(if gpu { 1 << 20 } else { 2000 });
+    let (reps, regions) = common::reps_and_regions(if gpu { 1 << 20 } else { 2000 })?;
     println!(
         "{}: {regions} regions, 2-D, alpha 100, {reps} reps",
         devs.name()
