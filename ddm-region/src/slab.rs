@@ -180,10 +180,7 @@ fn cut_points(set: &RegionSet, k: usize) -> Vec<u32> {
     let mut lows: Vec<u32> = [Kind::Publication, Kind::Subscription]
         .into_iter()
         .flat_map(|kind| {
-            let n = match kind {
-                Kind::Publication => set.n_pub(),
-                Kind::Subscription => set.n_sub(),
-            } as usize;
+            let n = set.len(kind) as usize;
             let step = (n / (CUT_SAMPLE / 2)).max(1);
             (0..n)
                 .step_by(step)
@@ -220,10 +217,7 @@ fn share_of(set: &RegionSet, lo: u32, hi: Option<u32>) -> Result<Share, crate::m
         sub_before: Vec::new(),
     };
     for kind in [Kind::Publication, Kind::Subscription] {
-        let n = match kind {
-            Kind::Publication => set.n_pub(),
-            Kind::Subscription => set.n_sub(),
-        };
+        let n = set.len(kind);
         let ids = set.ids(kind);
         for i in 0..n {
             let ranges = set.region(kind, i);
