@@ -1,5 +1,10 @@
 //! Phase 1's host side alone: how long `stage_into` takes to order and de-duplicate one
-//! step of the paper's scenario (every region moves), by thread count.
+//! step of the paper's scenario (every region moves), by thread count: back to back
+//! (rayon's threads awake) and after 300 µs idle, as between the steps of an engine
+//! that waits for its device (the threads asleep, woken by the staging); on 8 batches
+//! taken in turn (~7 MB at 32768 regions, in a large last-level cache) and on 40 (out
+//! of it, as a harness run's 30 steps generated ahead), and a plain copy of a batch's
+//! ranges on one thread beside them.
 //!
 //!     cargo run --release -p ddm-region --example phase1_staging [REGIONS]
 use ddm_region::layout::stage_into;
@@ -13,36 +18,61 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => 32768,
     };
     let mut scenario = Scenario::new(ScenarioParams::paper(n, 10, Distribution::Uniform), 1)?;
-    let batches: Vec<_> = (0..8).map(|_| scenario.step()).collect();
+    let all: Vec<_> = (0..40).map(|_| scenario.step()).collect();
     let half = n / 2;
     let mut records = vec![Default::default(); n as usize];
     let mut ranges = vec![Default::default(); 2 * n as usize];
     let cores = rayon::current_num_threads();
-    for threads in [1, 2, 4, 8, 16, cores] {
-        if threads > cores {
-            continue;
-        }
-        let mut last: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+    for (label, batches) in [("8 batches", &all[..8]), ("40 batches", &all[..])] {
         let mut times = Vec::new();
-        for round in 1..=200u32 {
-            let batch = &batches[round as usize % batches.len()];
+        for round in 0..200 {
             let t = Instant::now();
-            stage_into(
-                batch,
-                2,
-                (half, half),
-                &mut last,
-                round,
-                (&mut records, &mut ranges),
-                threads,
-            )?;
+            ranges.copy_from_slice(&batches[round % batches.len()].ranges);
             times.push(t.elapsed().as_secs_f64() * 1e6);
         }
         times.sort_by(f64::total_cmp);
         println!(
-            "{n} regions, {threads:2} threads: median {:.1} us, min {:.1} us",
-            times[100], times[0]
+            "{n} regions, {label}: a plain copy of the ranges, one thread: median {:.1} us",
+            times[100]
         );
+    }
+    for (label, batches, idles) in [
+        ("8 batches", &all[..8], &[false, true][..]),
+        ("40 batches", &all[..], &[true][..]),
+    ] {
+        for threads in [1, 2, 4, 8, 16, cores] {
+            if threads > cores {
+                continue;
+            }
+            for &idle in idles {
+                let mut last: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+                let mut times = Vec::new();
+                for round in 1..=200u32 {
+                    let batch = &batches[round as usize % batches.len()];
+                    if idle {
+                        std::thread::sleep(std::time::Duration::from_micros(300));
+                    }
+                    let t = Instant::now();
+                    stage_into(
+                        batch,
+                        2,
+                        (half, half),
+                        &mut last,
+                        round,
+                        (&mut records, &mut ranges),
+                        threads,
+                    )?;
+                    times.push(t.elapsed().as_secs_f64() * 1e6);
+                }
+                times.sort_by(f64::total_cmp);
+                println!(
+                    "{n} regions, {label}, {threads:2} threads{}: median {:.1} us, min {:.1} us",
+                    if idle { ", after 300 us idle" } else { "" },
+                    times[100],
+                    times[0]
+                );
+            }
+        }
     }
     Ok(())
 }

@@ -7,7 +7,9 @@
 //! - [`Approach::Bisect`]: beyond the paper, counting whose cost does not grow with the
 //!   pairs: in one dimension, two binary searches per region over the sorted end points
 //!   (after Marzolla, Birolo, D'Angelo & Fariselli 2024); in several, the sweep on the
-//!   dimension a sample says has the fewest candidates.
+//!   dimension a sample says has the fewest candidates; for small sets (the paper's
+//!   32768 regions a step), sorted tiles of publications swept in shared memory, two
+//!   launches and one wait where the sorts and sweep take a dozen and three.
 //!
 //! The region and grid engines keep the overlap information on the device between steps
 //! and update it incrementally: Phase 2 clears the old overlaps of the updated regions,
@@ -101,6 +103,10 @@ use ddm_region_kernels::scan::{scan_down, scan_reduce, scan_top, SCAN_BLOCK, SCA
 use ddm_region_kernels::sweep::{
     sweep_count, sweep_emit, sweep_gather, sweep_keys, sweep_tasks, SweepWork,
 };
+use ddm_region_kernels::tiled::{
+    sort_tiles, subs_per_block, tiled_match, tiled_shared_bytes, SortedTiles, SORT_TILES_SHARED,
+    TILE, TILED_MAX_DIMS,
+};
 use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
 use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, In, LaunchConfig};
 use rayon::prelude::*;
@@ -128,6 +134,24 @@ pub const PUBLISH_THREADS: u32 = 64 * BLOCK;
 
 /// Pairs copied back per window when the sweep engine enumerates.
 pub const SWEEP_WINDOW: u64 = 1 << 25;
+
+/// Most pairs `n_pub * n_sub` for which the bisect engine matches in sorted tiles
+/// ([`sort_tiles`], [`tiled_match`]: two launches and one wait) instead of sorting all
+/// regions on the device and sweeping (a dozen launches, three waits);
+/// [`Engine::set_tiled_max`] changes it. 2^28 at the paper's 32768 regions a step. On
+/// an H100 (`count_split`, 2-D scale-up, 2026-11-26) a count of 65536 regions (2^30)
+/// took 84-94 us in tiles against ~200 us sorted and swept, and the sweep's ~220 us
+/// at 131072 regions is about what the tiles' work (four times 65536's) would take.
+pub const TILED_MAX_PAIRS: u64 = 1 << 31;
+
+/// Blocks [`tiled_match`] aims at (publication slices times subscription rows): twelve
+/// per SM of a 132-SM GPU, when the publications make that many slices of a whole
+/// tile each.
+pub const TILED_FILL: u32 = 1584;
+
+/// Pairs the bisect engine's first [`tiled_match`] enumeration has room for (grown when
+/// a step finds more).
+const TILED_FIRST_CAP: usize = 1 << 16;
 
 /// Errors of the engines.
 #[derive(Debug, thiserror::Error)]
@@ -166,6 +190,10 @@ pub enum Approach {
     /// counted dimension (where that identity fails) sends the count to the sweep. In
     /// several dimensions, counting and enumerating sweep the dimension where a sample
     /// of `SAMPLE x SAMPLE` pairs finds the fewest overlaps (the sweep's candidates).
+    /// Small sets (`n_pub * n_sub` up to [`TILED_MAX_PAIRS`], at most four dimensions,
+    /// as the paper's 32768 regions a step) skip the sorts of all regions: the
+    /// publications are sorted tile by tile and every subscription swept against every
+    /// tile in shared memory ([`ddm_region_kernels::tiled`]), two launches and one wait.
     Bisect,
 }
 
@@ -337,9 +365,26 @@ struct SweepState {
     /// in page-locked host memory.
     out: Buffer<Pair>,
     out_host: HostBuffer<Pair>,
+    /// [`tiled_match`]'s landing place for the pairs (mapped page-locked host memory,
+    /// written by the kernel: no copy back), grown on demand.
+    tiled_out: HostBuffer<Pair>,
+    /// [`sort_tiles`]'s output, made on the first one-launch matching.
+    tiles: Option<TilesState>,
     /// The bisect count's subscription end points (keys, values) and their sort's
     /// ping-pong pair; `[count, empty flag]`; the per-dimension sample overlaps.
     ends: Option<EndsState>,
+}
+
+/// Where [`Engine::for_each_pair_batch`]'s pairs go, batch by batch.
+type PairSink<'a> = dyn FnMut(&[Pair]) + 'a;
+
+/// The publications sorted tile by tile ([`sort_tiles`]) and where they are.
+struct TilesState {
+    table: Buffer<SortedTiles>,
+    _keys: Buffer<u32>,
+    _ids: Buffer<u32>,
+    _ranges: Buffer<Range>,
+    widths: Buffer<u32>,
 }
 
 struct EndsState {
@@ -399,6 +444,10 @@ pub struct Engine<'d> {
     end_bound: u32,
     /// The bisect engine's sweep dimension, once estimated (cleared by every step).
     chosen_dim: Option<u32>,
+    /// The bisect engine matches in sorted tiles when `n_pub * n_sub` is at most this,
+    /// in about this many blocks.
+    tiled_max: u64,
+    tiled_fill: u32,
     /// How Phase 3 of the region approach spreads the candidates over blocks.
     slices: Slices,
     /// The last fast-path load's times.
@@ -524,6 +573,8 @@ impl<'d> Engine<'d> {
             key_bound: 0,
             end_bound: 0,
             chosen_dim: None,
+            tiled_max: TILED_MAX_PAIRS,
+            tiled_fill: TILED_FILL,
             slices: Slices::Paper,
             fused: true,
             load_times: LoadTimes::default(),
@@ -630,6 +681,27 @@ impl<'d> Engine<'d> {
     /// Sets how Phase 1 reaches the device (default [`Phase1::Copy`]).
     pub fn set_phase1(&mut self, phase1: Phase1) {
         self.phase1 = phase1;
+    }
+
+    /// Bisect engine: match in sorted tiles ([`tiled_match`]) when `n_pub * n_sub <=
+    /// pairs` and there are at most four dimensions (default [`TILED_MAX_PAIRS`]; 0:
+    /// never). The same answers; no effect on the other approaches.
+    pub fn set_tiled_max(&mut self, pairs: u64) {
+        self.tiled_max = pairs;
+    }
+
+    /// Bisect engine: the blocks the matching in sorted tiles aims at (default
+    /// [`TILED_FILL`]; at least one row of subscriptions, at most one slice per tile of
+    /// publications). With 1, one block a row takes every tile of publications in turn.
+    pub fn set_tiled_fill(&mut self, blocks: u32) {
+        self.tiled_fill = blocks;
+    }
+
+    /// True when the bisect engine counts and enumerates in sorted tiles ([`tiled_match`]).
+    pub fn matches_in_tiles(&self) -> bool {
+        self.approach == Approach::Bisect
+            && self.dims as u32 <= TILED_MAX_DIMS
+            && self.n_pub as u64 * self.n_sub as u64 <= self.tiled_max
     }
 
     pub fn approach(&self) -> &Approach {
@@ -1160,6 +1232,7 @@ impl<'d> Engine<'d> {
     pub fn count(&mut self) -> Result<u64, DdmError> {
         match self.approach {
             Approach::Sweep => self.sweep_count(0),
+            Approach::Bisect if self.matches_in_tiles() => self.tiled(None),
             Approach::Bisect if self.dims == 1 => match self.count_by_search()? {
                 Some(n) => Ok(n),
                 None => self.sweep_count(0),
@@ -1269,8 +1342,7 @@ impl<'d> Engine<'d> {
     pub fn pairs(&mut self) -> Result<Vec<Pair>, DdmError> {
         match self.approach {
             Approach::Sweep | Approach::Bisect => {
-                let mut all = Vec::new();
-                self.for_each_pair_batch(|b| all.extend_from_slice(b))?;
+                let mut all = self.pairs_unordered()?;
                 all.sort_unstable();
                 Ok(all)
             }
@@ -1285,6 +1357,24 @@ impl<'d> Engine<'d> {
         }
     }
 
+    /// All overlapping pairs now, in no particular order: the sorting engines' pairs as
+    /// they come, copied into a new `Vec` on all host threads when there are many
+    /// ([`Engine::pairs`] sorts them; the other engines' are sorted anyway).
+    pub fn pairs_unordered(&mut self) -> Result<Vec<Pair>, DdmError> {
+        if !self.approach.sorts() {
+            return self.pairs();
+        }
+        let mut all = Vec::new();
+        self.for_each_pair_batch(|b| {
+            if all.is_empty() {
+                all = copy_out(b);
+            } else {
+                all.extend_from_slice(b);
+            }
+        })?;
+        Ok(all)
+    }
+
     /// Hands all overlapping pairs to `f` in batches (unordered for the sweep engine);
     /// returns how many there were. The number of pairs is not limited by device memory.
     pub fn for_each_pair_batch(&mut self, mut f: impl FnMut(&[Pair])) -> Result<u64, DdmError> {
@@ -1292,6 +1382,19 @@ impl<'d> Engine<'d> {
             let all = self.pairs()?;
             f(&all);
             return Ok(all.len() as u64);
+        }
+        if self.matches_in_tiles() {
+            let mut n = 0;
+            let mut hand = |b: &[Pair]| {
+                n = b.len() as u64;
+                f(b)
+            };
+            let total = self.tiled(Some(&mut hand))?;
+            // More pairs than one window: the sweep enumerates them window by window.
+            if total <= SWEEP_WINDOW {
+                debug_assert_eq!(n, total);
+                return Ok(total);
+            }
         }
         let dim = self.sweep_dim()?;
         let (n_chunks, pairs_total) = self.sweep_prepare(true, dim)?;
@@ -1333,6 +1436,95 @@ impl<'d> Engine<'d> {
             base += len;
         }
         Ok(pairs_total)
+    }
+
+    /// Matching in sorted tiles ([`sort_tiles`], then [`tiled_match`]: two launches, one
+    /// wait): the count, or with `hand`, the pairs handed over from mapped host memory,
+    /// where the kernel wrote them (room is grown and the matching redone when there
+    /// were more; not when there are more than [`SWEEP_WINDOW`], which the caller
+    /// enumerates otherwise). Returns the count.
+    fn tiled(&mut self, mut hand: Option<&mut PairSink>) -> Result<u64, DdmError> {
+        let (np, ns) = (self.n_pub, self.n_sub);
+        if np == 0 || ns == 0 {
+            if let Some(f) = hand {
+                f(&[]);
+            }
+            return Ok(0);
+        }
+        let dev = self.dev;
+        let rows = ns.div_ceil(subs_per_block(self.dims as u32));
+        // Publication slices of a whole tile or more, as many as make `tiled_fill`
+        // blocks.
+        let slices = (self.tiled_fill / rows).clamp(1, np.div_ceil(TILE).min(65535));
+        let cfg = LaunchConfig {
+            grid: [rows, slices, 1],
+            block: [TILE, 1, 1],
+            shared_bytes: tiled_shared_bytes(self.dims as u32),
+        };
+        let emit = hand.is_some();
+        let n_tiles = np.div_ceil(TILE);
+        let s = self
+            .sweep
+            .as_mut()
+            .expect("sorting engines keep their state");
+        if s.tiles.is_none() {
+            let n = np as usize;
+            let (keys, ids) = (dev.alloc::<u32>(n)?, dev.alloc::<u32>(n)?);
+            let ranges = dev.alloc::<Range>(n * self.dims)?;
+            let widths = dev.alloc::<u32>(n_tiles as usize)?;
+            let table = dev.upload(&[SortedTiles {
+                keys: addr(&keys),
+                ids: addr(&ids),
+                ranges: addr(&ranges),
+                widths: addr(&widths),
+            }])?;
+            s.tiles = Some(TilesState {
+                table,
+                _keys: keys,
+                _ids: ids,
+                _ranges: ranges,
+                widths,
+            });
+        }
+        let tiles = s.tiles.as_mut().expect("just made");
+        dev.zero(&mut tiles.widths)?;
+        sort_tiles::launch(
+            dev,
+            LaunchConfig::blocks(n_tiles, TILE, SORT_TILES_SHARED),
+            &self.table,
+            &tiles.table,
+        )?;
+        loop {
+            let s = self
+                .sweep
+                .as_mut()
+                .expect("sorting engines keep their state");
+            let tiles = &s.tiles.as_ref().expect("made above").table;
+            dev.zero(&mut s.total)?;
+            let cap = if emit { s.tiled_out.len() as u64 } else { 0 };
+            tiled_match::launch(
+                dev,
+                cfg,
+                &self.table,
+                tiles,
+                s.tiled_out.at_mut(0),
+                cap,
+                &s.total,
+                emit as u32,
+            )?;
+            let total = dev.read(&s.total)?[0];
+            let Some(f) = hand.as_mut() else {
+                return Ok(total);
+            };
+            if total <= cap {
+                f(&s.tiled_out.as_slice()[..total as usize]);
+                return Ok(total);
+            }
+            if total > SWEEP_WINDOW {
+                return Ok(total);
+            }
+            s.tiled_out = dev.alloc_host(total.next_power_of_two() as usize)?;
+        }
     }
 
     /// Launches `n_chunks` threads in launches of at most 2^30 threads.
@@ -1393,6 +1585,10 @@ impl<'d> Engine<'d> {
             per_chunk: self.dev.alloc(1)?,
             out: self.dev.alloc(1)?,
             out_host: self.dev.alloc_host(1)?,
+            tiled_out: self
+                .dev
+                .alloc_host(if bisect { TILED_FIRST_CAP } else { 1 })?,
+            tiles: None,
             ends: if bisect {
                 Some(EndsState {
                     sort: SortLists::new(self.dev, ns, ns)?,

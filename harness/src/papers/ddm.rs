@@ -14,7 +14,10 @@
 //! step fills the GPU, [`Slices::Fill`]; same comparisons and results), `gpu-sweep`
 //! (beyond the paper: a GPU sort-based sweep), `gpu-bisect` (beyond the paper: counting
 //! by binary search over sorted end points in 1-D, the sweep of the dimension with the
-//! fewest sampled overlaps in 2-D and up, [`Approach::Bisect`]), their emulator twins `emu-*` (quick mode), and the CPU baselines
+//! fewest sampled overlaps in 2-D and up, and for small sets, as the paper's 32768
+//! regions a step, the publications sorted tile by tile and swept in shared memory,
+//! two launches and one wait, [`Approach::Bisect`]), their emulator twins `emu-*`
+//! (quick mode), and the CPU baselines
 //! `brute`, `grid`, `sort` (one thread) and `brute-par`, `grid-par`, `sort-par` (all
 //! cores), and today's strong CPU methods, Marzolla & D'Angelo's parallel sort-based
 //! matching `sbm` / `sbm-par` and interval-tree matching `itm` / `itm-par`
@@ -415,9 +418,8 @@ fn scenario_experiment(ctx: &mut Ctx, distribution: Distribution, size: u32) -> 
 fn timed_step(engine: &mut Engine, batch: &UpdateBatch) -> anyhow::Result<(u64, Vec<Pair>)> {
     if engine.approach().sorts() {
         engine.step(batch, false)?;
-        let mut pairs = Vec::new();
-        let n = engine.for_each_pair_batch(|b| pairs.extend_from_slice(b))?;
-        return Ok((n, pairs));
+        let pairs = engine.pairs_unordered()?;
+        return Ok((pairs.len() as u64, pairs));
     }
     let r = engine.step(batch, true)?;
     Ok((r.overlaps, r.pairs.unwrap_or_default()))

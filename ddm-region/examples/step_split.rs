@@ -1,0 +1,93 @@
+//! Where a step of the paper's scenarios goes on the sorting engines (Figs. 5-12: every
+//! region moves, then every overlapping pair is handed to the host): the step (Phase 1,
+//! [`Engine::last_step_times`] tells its host staging) and the pairs
+//! ([`Engine::pairs_unordered`]), median and best of `reps` steps, for the bisect engine
+//! matching in sorted tiles (two launches), the bisect engine sorting and sweeping, and the
+//! sweep engine; every step's pair count checked against the first engine's. Without a
+//! GPU it runs on the emulator at 400 regions.
+//!
+//!     cargo run --release -p ddm-region --example step_split [reps (at least 1)] [regions]
+
+mod common;
+
+use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
+use ddm_region::{Approach, Device, Engine, UpdateBatch};
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let (dev, note) = match Device::gpu(0, ddm_region::PTX) {
+        Ok(d) => (d, "GPU"),
+        Err(_) => (Device::emulator(), "emulator"),
+    };
+    let (reps, regions) = common::reps_and_regions(if dev.is_gpu() { 32768 } else { 400 })?;
+    println!("{note}: {regions} regions a step, {reps} steps");
+    let scenarios = [
+        ("Figs. 5/7 (uniform, RS 10)", Distribution::Uniform, 10),
+        ("Figs. 6/8 (uniform, RS 100)", Distribution::Uniform, 100),
+        ("Figs. 9/11 (crowded, RS 10)", Distribution::Crowded, 10),
+        ("Figs. 10/12 (crowded, RS 100)", Distribution::Crowded, 100),
+    ];
+    for (name, distribution, size) in scenarios {
+        let mut params = ScenarioParams::paper(regions, size, distribution);
+        params.steps = reps as u32;
+        let mut scenario = Scenario::new(params, 1)?;
+        let initial = scenario.regions().clone();
+        let batches: Vec<UpdateBatch> = (0..reps).map(|_| scenario.step()).collect();
+        let mut want: Option<Vec<u64>> = None;
+        for (label, approach, in_tiles) in [
+            ("bisect, in sorted tiles", Approach::Bisect, true),
+            ("bisect, sorted and swept", Approach::Bisect, false),
+            ("sweep", Approach::Sweep, false),
+        ] {
+            let mut e = Engine::new(
+                &dev,
+                approach,
+                initial.dims(),
+                initial.n_pub(),
+                initial.n_sub(),
+            )?;
+            if !in_tiles {
+                e.set_tiled_max(0);
+            }
+            e.step(&UpdateBatch::everything(&initial), false)?;
+            e.pairs_unordered()?;
+            let (mut step, mut stage, mut pairs, mut whole) = (vec![], vec![], vec![], vec![]);
+            let mut counts = Vec::new();
+            for batch in &batches {
+                let t = Instant::now();
+                e.step(batch, false)?;
+                let mid = Instant::now();
+                let found = e.pairs_unordered()?;
+                let end = Instant::now();
+                step.push((mid - t).as_secs_f64() * 1e6);
+                stage.push(e.last_step_times().stage_us);
+                pairs.push((end - mid).as_secs_f64() * 1e6);
+                whole.push((end - t).as_secs_f64() * 1e6);
+                counts.push(found.len() as u64);
+            }
+            match &want {
+                None => want = Some(counts.clone()),
+                Some(w) if *w != counts => {
+                    return Err(format!(
+                        "{name}, {label}: pair counts differ from the first engine's"
+                    )
+                    .into())
+                }
+                Some(_) => {}
+            }
+            let med = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                (v[v.len() / 2], v[0])
+            };
+            let (s, sb) = med(&mut step);
+            let (g, _) = med(&mut stage);
+            let (p, pb) = med(&mut pairs);
+            let (w, wb) = med(&mut whole);
+            println!(
+                "{name}, {label}: step median {s:.1} us (best {sb:.1}; staging {g:.1}), pairs median {p:.1} us (best {pb:.1}), whole median {w:.1} us (best {wb:.1}); {} pairs in the last step",
+                counts.last().copied().unwrap_or(0)
+            );
+        }
+    }
+    Ok(())
+}
