@@ -323,7 +323,7 @@ pub const TARGETS: &[Target] = &[
 
 /// Why the DDM count kernels miss their ratios (several goals).
 /// Why a DDM step misses its ratios (several goals).
-const WHY_STEP: &str = "a step of 32768 regions spends ~100 µs staging on the host, ~25 µs enqueueing and ~200 µs waiting on a handful of launches (the harness prints the split), against 1.4-3.9 ms for sbm-par";
+const WHY_STEP: &str = "a step of 32768 regions on the bisect engine's sorted tiles (`step_split`, H100, 2026-11-26, medians of 30 steps) spends ~80 µs staging the moved regions into page-locked memory on the host (its 16 threads woken from sleep: 34-51 µs when awake, 84-132 µs after 300 µs idle, `phase1_staging`) and 55-60 µs on the copy, the two launches and the wait at RS 10; at RS 100 the pairs (~10^5, and ~2 * 10^5 crowded) take 140-260 µs more to write and hand over; against 2.0-4.5 ms for sbm-par (14.0x at Figs. 5/7, 11.6x at 6/8, 23.8x at 9/11, 10.7x at 10/12; the paper's grid engine 3.8-8.8x)";
 /// Why the hybrid index can read slower than the content index by a percent (Table 2's
 /// rows): there it runs the content index's own function on every event.
 const WHY_SAME_CODE: &str = "Table 2's events (3-5 of 100 names) are all decided by the static bound, so the hybrid calls the content index's very own function on the very same index (the harness builds the hybrid over it) for every event, behind one comparison; what remains is how the two series' scratch memory and call paths land, a percent either way from one build and run to the next (row 1: 1.010x, 0.992x, 0.998x; row 4: 0.999x, 0.997x, 0.999x in the three runs of 2026-11-26 with the shared index, each seed's least over up to 5 passes)";
