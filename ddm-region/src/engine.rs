@@ -1360,6 +1360,26 @@ impl<'d> Engine<'d> {
     /// All overlapping pairs now, in no particular order: the sorting engines' pairs as
     /// they come, copied into a new `Vec` on all host threads when there are many
     /// ([`Engine::pairs`] sorts them; the other engines' are sorted anyway).
+    ///
+    /// ```
+    /// use ddm_region::{Approach, Device, Engine, Kind, Range, RegionSet};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut set = RegionSet::new(1)?;
+    /// set.push(Kind::Publication, 1, &[Range { lo: 0, hi: 10 }])?;
+    /// set.push(Kind::Subscription, 2, &[Range { lo: 5, hi: 15 }])?;
+    /// set.push(Kind::Subscription, 3, &[Range { lo: 8, hi: 9 }])?;
+    /// let dev = Device::emulator();
+    /// let mut e = Engine::with_regions(&dev, Approach::Bisect, &set)?;
+    /// // A small set: the publications sorted tile by tile, two launches.
+    /// assert!(e.matches_in_tiles());
+    /// let mut pairs = e.pairs_unordered()?;
+    /// pairs.sort_unstable();
+    /// assert_eq!(pairs.len(), 2);
+    /// // The same pairs from the sorts of all regions and the sweep.
+    /// e.set_tiled_max(0);
+    /// assert_eq!(pairs, e.pairs()?);
+    /// # Ok(()) }
+    /// ```
     pub fn pairs_unordered(&mut self) -> Result<Vec<Pair>, DdmError> {
         if !self.approach.sorts() {
             return self.pairs();
