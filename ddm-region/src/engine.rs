@@ -172,6 +172,8 @@ pub enum DdmError {
     Grid(String),
     #[error("{0}")]
     TooLarge(String),
+    #[error("the {0} engine keeps every pair: only the sort and bisect engines restrict them to those whose overlap begins at a coordinate")]
+    NoRestriction(&'static str),
 }
 
 /// Which approach an engine runs.
@@ -537,6 +539,8 @@ impl<'d> Engine<'d> {
             sub_words,
             dims: dims as u32,
             pair_cap,
+            overlaps_from: 0,
+            _pad: 0,
         };
         let table = dev.upload(&[host])?;
         let mut e = Engine {
@@ -695,6 +699,39 @@ impl<'d> Engine<'d> {
     /// publications). With 1, one block a row takes every tile of publications in turn.
     pub fn set_tiled_fill(&mut self, blocks: u32) {
         self.tiled_fill = blocks;
+    }
+
+    /// Sorting engines (sweep, bisect): from now on, count and enumerate only the pairs
+    /// whose overlap begins at `x` or after in dimension 0 (`max(lo_p, lo_s) >= x`;
+    /// 0, the default: every pair), as a slab of the space cut by coordinate does
+    /// ([`SlabEngine`](crate::SlabEngine)). The bisect engine's count by binary search
+    /// (one dimension) gives way to the sweep while it is set. The region and grid
+    /// engines, which keep every pair's bit, refuse it.
+    ///
+    /// ```
+    /// use ddm_region::{Approach, Device, Engine, Kind, Range, RegionSet};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut set = RegionSet::new(1)?;
+    /// set.push(Kind::Publication, 1, &[Range { lo: 0, hi: 10 }])?;
+    /// set.push(Kind::Subscription, 2, &[Range { lo: 2, hi: 5 }])?; // overlap from 2
+    /// set.push(Kind::Subscription, 3, &[Range { lo: 6, hi: 12 }])?; // overlap from 6
+    /// let dev = Device::emulator();
+    /// let mut e = Engine::with_regions(&dev, Approach::Bisect, &set)?;
+    /// assert_eq!(e.count()?, 2);
+    /// e.set_overlaps_from(4)?;
+    /// assert_eq!(e.count()?, 1);
+    /// assert_eq!(e.pairs()?.len(), 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn set_overlaps_from(&mut self, x: u32) -> Result<(), DdmError> {
+        if !self.approach.sorts() {
+            return Err(DdmError::NoRestriction(self.approach.name()));
+        }
+        if self.host.overlaps_from != x {
+            self.host.overlaps_from = x;
+            self.dev.write(&mut self.table, 0, &[self.host])?;
+        }
+        Ok(())
     }
 
     /// True when the bisect engine counts and enumerates in sorted tiles ([`tiled_match`]).
@@ -1281,10 +1318,11 @@ impl<'d> Engine<'d> {
 
     /// The count by binary search over the end points of dimension 0 ([`Approach::Bisect`]
     /// in one dimension; in several, the overlaps in dimension 0 alone): `None` when a
-    /// live range is empty there (the identity it rests on fails), or for another engine.
+    /// live range is empty there (the identity it rests on fails), while the pairs are
+    /// restricted ([`Engine::set_overlaps_from`]), or for another engine.
     /// [`Engine::count`] then sweeps.
     pub fn count_by_search(&mut self) -> Result<Option<u64>, DdmError> {
-        if self.approach != Approach::Bisect {
+        if self.approach != Approach::Bisect || self.host.overlaps_from > 0 {
             return Ok(None);
         }
         let dev = self.dev;

@@ -9,21 +9,23 @@
 //!   can take part in a pair whose overlap *begins* in its slab: `lo < c_{i+1}` and
 //!   `hi >= c_i` (a zero-width region at `c_i` overlaps ranges around `c_i`).
 //! - **Each pair once.** A pair overlaps from `m = max(lo_p, lo_s)` on in dimension 0,
-//!   and belongs to the slab holding `m`. Device `i`'s engine counts every pair of its
-//!   regions: those with `m` in its slab, and those whose regions both begin before
-//!   `c_i` (their `m` lies in an earlier slab). The regions of slab `i` that begin
-//!   before `c_i` all contain `c_i`, so they overlap one another in dimension 0, and a
-//!   second engine on them alone (the *straddlers*) counts exactly the pairs to take
-//!   away. Pairs are filtered the same way on the host (a pair of two straddlers is
-//!   dropped).
+//!   and belongs to the slab holding `m`. Device `i`'s regions all begin before
+//!   `c_{i+1}`, so their pairs have `m < c_{i+1}`; its engine counts and enumerates only
+//!   those with `m >= c_i` ([`Engine::set_overlaps_from`], a comparison in the sweep's
+//!   and the sorted tiles' candidate test), leaving the pairs of regions that both begin
+//!   before `c_i` (the *straddlers*) to an earlier slab. (A first form counted the
+//!   straddlers' pairs with a second engine and took them away: on 2x H100 at 1M
+//!   regions, its launches and wait were most of what kept two GPUs from halving a
+//!   count.)
 //! - **Merge.** Counts are summed; each device's pairs, renumbered in the whole set
 //!   (its regions were taken in index order, so its order is kept), are merged by a
 //!   parallel sort into the one-device engine's order.
 //!
 //! Every device works on about `1/k` of the regions (plus the straddlers), where the cut
-//! by publications has every device sort every subscription. The slabs are fixed when
-//! the engine is built: a region that moves may change slab, so this engine matches a
-//! set as loaded (count and pairs) and has no steps.
+//! by publications has every device sort every subscription. The engines must sort
+//! (sweep or bisect): the region and grid engines keep every pair. The slabs are fixed
+//! when the engine is built: a region that moves may change slab, so this engine
+//! matches a set as loaded (count and pairs) and has no steps.
 
 use crate::engine::{Approach, DdmError, Engine};
 use crate::model::{Kind, Pair, RegionSet};
@@ -62,23 +64,19 @@ pub struct SlabEngine<'d> {
     cuts: Vec<u32>,
 }
 
-/// One device's share: its regions' engine, the straddlers' engine, and the global
+/// One device's share: its regions' engine (its pairs those of the slab) and the global
 /// indices of its regions.
 struct Slab<'d> {
     all: Engine<'d>,
-    /// The regions that begin before the slab (none in the first slab).
-    straddlers: Option<Engine<'d>>,
     /// Global index of each local publication and subscription of `all`.
     pubs: Vec<u32>,
     subs: Vec<u32>,
-    /// Whether each local publication or subscription begins before the slab.
-    pub_before: Vec<bool>,
-    sub_before: Vec<bool>,
 }
 
 impl<'d> SlabEngine<'d> {
     /// The engines over `devices`, each with the regions of `set` its slab needs
-    /// (matched with `approach`, as [`Engine::with_regions`]).
+    /// (matched with `approach`, as [`Engine::with_regions`]; sweep or bisect, else
+    /// [`DdmError::NoRestriction`] on the first device).
     pub fn with_regions(
         devices: &'d Devices,
         approach: Approach,
@@ -86,6 +84,9 @@ impl<'d> SlabEngine<'d> {
     ) -> Result<Self, SlabError> {
         let cuts = cut_points(set, devices.len());
         let parts = devices.par_map(|i, dev| {
+            if !approach.sorts() {
+                return Err(DdmError::NoRestriction(approach.name()));
+            }
             if i > cuts.len() {
                 // Fewer distinct cuts than devices: this one has no slab.
                 return Ok(None);
@@ -96,20 +97,12 @@ impl<'d> SlabEngine<'d> {
             if share.all.n_pub() + share.all.n_sub() == 0 {
                 return Ok(None);
             }
-            let all = Engine::with_regions(dev, approach.clone(), &share.all)?;
-            let straddlers = match &share.straddlers {
-                Some(s) if s.n_pub() > 0 && s.n_sub() > 0 => {
-                    Some(Engine::with_regions(dev, approach.clone(), s)?)
-                }
-                _ => None,
-            };
+            let mut all = Engine::with_regions(dev, approach.clone(), &share.all)?;
+            all.set_overlaps_from(lo)?;
             Ok(Some(Slab {
                 all,
-                straddlers,
                 pubs: share.pubs,
                 subs: share.subs,
-                pub_before: share.pub_before,
-                sub_before: share.sub_before,
             }))
         })?;
         Ok(SlabEngine {
@@ -130,8 +123,7 @@ impl<'d> SlabEngine<'d> {
         &self.cuts
     }
 
-    /// The number of overlapping pairs: on each device, its regions' pairs less its
-    /// straddlers' pairs, summed.
+    /// The number of overlapping pairs: each device's count of its slab's pairs, summed.
     pub fn count(&mut self) -> Result<u64, SlabError> {
         let counts = self
             .devices
@@ -139,12 +131,7 @@ impl<'d> SlabEngine<'d> {
                 let Some(slab) = slab else {
                     return Ok(0);
                 };
-                let all = slab.all.count()?;
-                let before = match &mut slab.straddlers {
-                    Some(e) => e.count()?,
-                    None => 0,
-                };
-                Ok(all - before)
+                slab.all.count()
             })?;
         Ok(counts.into_iter().sum())
     }
@@ -157,11 +144,7 @@ impl<'d> SlabEngine<'d> {
                     let Some(slab) = slab else {
                         return Ok(Vec::new());
                     };
-                    let mut pairs = slab.all.pairs()?;
-                    pairs.retain(|p| {
-                        !(slab.pub_before[p.publication as usize]
-                            && slab.sub_before[p.subscription as usize])
-                    });
+                    let mut pairs = slab.all.pairs_unordered()?;
                     for p in &mut pairs {
                         p.publication = slab.pubs[p.publication as usize];
                         p.subscription = slab.subs[p.subscription as usize];
@@ -197,24 +180,18 @@ fn cut_points(set: &RegionSet, k: usize) -> Vec<u32> {
 }
 
 /// The regions one slab `[lo, hi)` of dimension 0 needs (`hi` `None`: to the end), in
-/// index order, and those of them that begin before it.
+/// index order, with their global indices.
 struct Share {
     all: RegionSet,
-    straddlers: Option<RegionSet>,
     pubs: Vec<u32>,
     subs: Vec<u32>,
-    pub_before: Vec<bool>,
-    sub_before: Vec<bool>,
 }
 
 fn share_of(set: &RegionSet, lo: u32, hi: Option<u32>) -> Result<Share, crate::model::ModelError> {
     let mut share = Share {
         all: RegionSet::new(set.dims())?,
-        straddlers: (lo > 0).then(|| RegionSet::new(set.dims())).transpose()?,
         pubs: Vec::new(),
         subs: Vec::new(),
-        pub_before: Vec::new(),
-        sub_before: Vec::new(),
     };
     for kind in [Kind::Publication, Kind::Subscription] {
         let n = set.len(kind);
@@ -225,19 +202,11 @@ fn share_of(set: &RegionSet, lo: u32, hi: Option<u32>) -> Result<Share, crate::m
             if hi.is_some_and(|hi| r.lo >= hi) || r.hi < lo {
                 continue;
             }
-            let before = r.lo < lo;
             share.all.push(kind, ids[i as usize], ranges)?;
-            if before {
-                if let Some(s) = &mut share.straddlers {
-                    s.push(kind, ids[i as usize], ranges)?;
-                }
+            match kind {
+                Kind::Publication => share.pubs.push(i),
+                Kind::Subscription => share.subs.push(i),
             }
-            let (index, flags) = match kind {
-                Kind::Publication => (&mut share.pubs, &mut share.pub_before),
-                Kind::Subscription => (&mut share.subs, &mut share.sub_before),
-            };
-            index.push(i);
-            flags.push(before);
         }
     }
     Ok(share)

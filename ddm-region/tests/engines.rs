@@ -263,6 +263,71 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// The sorting engines restricted to the pairs whose overlap begins at `x` or after
+    /// in dimension 0 (a slab's pairs, `Engine::set_overlaps_from`): counts and pairs
+    /// equal the oracle's pairs with `max(lo_p, lo_s) >= x`, in sorted tiles and sorted
+    /// and swept, in 1-4 dimensions; and 0 gives every pair back.
+    #[test]
+    fn emu_sorting_engines_keep_the_pairs_whose_overlap_begins_at_a_coordinate(
+        c in case(),
+        x in 0u32..30,
+    ) {
+        let from = |p: &Pair| {
+            let (a, b) = (&c.pubs[p.publication as usize], &c.subs[p.subscription as usize]);
+            a.as_ref().map_or(0, |a| a[0].lo).max(b.as_ref().map_or(0, |b| b[0].lo))
+        };
+        let every = oracle(c.dims, &c.pubs, &c.subs);
+        let want: Vec<Pair> = every.iter().copied().filter(|p| from(p) >= x).collect();
+        let dev = Device::emulator();
+        for (approach, tiles) in [
+            (Approach::Bisect, true),
+            (Approach::Bisect, false),
+            (Approach::Sweep, false),
+        ] {
+            let mut e = Engine::new(
+                &dev,
+                approach.clone(),
+                c.dims,
+                c.pubs.len() as u32,
+                c.subs.len() as u32,
+            )
+            .unwrap();
+            if !tiles {
+                e.set_tiled_max(0);
+            }
+            let mut batch = UpdateBatch::default();
+            for (kind, list) in [(Kind::Publication, &c.pubs), (Kind::Subscription, &c.subs)] {
+                for (i, r) in list.iter().enumerate() {
+                    if let Some(r) = r {
+                        batch.set(kind, i as u32, r);
+                    }
+                }
+            }
+            e.step(&batch, false).unwrap();
+            e.set_overlaps_from(x).unwrap();
+            let name = format!("{} tiles={tiles}", approach.name());
+            prop_assert_eq!(e.count().unwrap(), want.len() as u64, "{}", &name);
+            prop_assert_eq!(e.pairs().unwrap(), want.clone(), "{}", &name);
+            e.set_overlaps_from(0).unwrap();
+            prop_assert_eq!(e.count().unwrap(), every.len() as u64, "{}", &name);
+        }
+    }
+}
+
+#[test]
+fn the_region_and_grid_engines_refuse_to_restrict_their_pairs() {
+    let set = RegionSet::new(1).unwrap();
+    let dev = Device::emulator();
+    let grid = Approach::Grid(GridSpec::new(vec![0], vec![10], vec![2]).unwrap());
+    for a in [Approach::Region, grid] {
+        let mut e = Engine::with_regions(&dev, a.clone(), &set).unwrap();
+        assert!(e.set_overlaps_from(5).is_err(), "{}", a.name());
+    }
+}
+
 #[test]
 fn bisect_count_by_search_gives_way_to_the_sweep_when_a_range_is_empty() {
     let mut set = RegionSet::new(1).unwrap();

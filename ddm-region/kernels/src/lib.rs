@@ -125,6 +125,12 @@ pub struct DdmTables {
     pub sub_words: u32,
     pub dims: u32,
     pub pair_cap: u32,
+    /// The sorting engines count and enumerate only the pairs whose overlap begins at
+    /// this coordinate of dimension 0 or after (`max(lo_p, lo_s) >= overlaps_from`; 0:
+    /// every pair): a slab of the space cut by coordinate over many GPUs
+    /// (`ddm_region::SlabEngine`) keeps the pairs it owns.
+    pub overlaps_from: u32,
+    pub _pad: u32,
 }
 
 impl DdmTables {
@@ -186,6 +192,17 @@ pub unsafe fn extents_overlap(a: *const Range, b: *const Range, dims: u32) -> bo
         d += 1;
     }
     true
+}
+
+/// True when the overlap of two regions whose ranges start at `a` and `b` (dimension 0
+/// first) begins at `from` or after in dimension 0 ([`DdmTables::overlaps_from`]).
+///
+/// # Safety
+/// `a` and `b` must point at a range each.
+#[inline(always)]
+pub unsafe fn begins_from(a: *const Range, b: *const Range, from: u32) -> bool {
+    // SAFETY: `a` and `b` point at a range each (this fn's contract).
+    unsafe { (*a).lo.max((*b).lo) >= from }
 }
 
 /// Records that publication `p` overlaps subscription `s` in both bit matrices; the

@@ -24,7 +24,7 @@
 //! from the sorted copy too. At 1M regions of the scale-up (alpha 1, H100) the task
 //! searches in region order took 160 µs, a quarter of a count.
 
-use crate::{extents_overlap, warp_add_u64, DdmTables, Pair, Range};
+use crate::{begins_from, extents_overlap, warp_add_u64, DdmTables, Pair, Range};
 use gpu_kernels::prelude::*;
 
 /// First index of `keys[..n]` whose key is `>= x` (`strict = 0`) or `> x` (`strict = 1`).
@@ -239,13 +239,13 @@ unsafe fn walk_chunk(t: &DdmTables, wk: &SweepWork, c: u64, mut hit: impl FnMut(
             if task < t.n_pub {
                 let own = pub_or_sub_sorted(wk.pub_sorted, task as u64, dims);
                 let cand = pub_or_sub_sorted(wk.sub_sorted, j, dims);
-                if extents_overlap(own, cand, t.dims) {
+                if extents_overlap(own, cand, t.dims) && begins_from(own, cand, t.overlaps_from) {
                     hit(*pub_vals.add(task as usize), *sub_vals.add(j as usize));
                 }
             } else {
                 let own = pub_or_sub_sorted(wk.sub_sorted, (task - t.n_pub) as u64, dims);
                 let cand = pub_or_sub_sorted(wk.pub_sorted, j, dims);
-                if extents_overlap(cand, own, t.dims) {
+                if extents_overlap(cand, own, t.dims) && begins_from(cand, own, t.overlaps_from) {
                     hit(
                         *pub_vals.add(j as usize),
                         *sub_vals.add((task - t.n_pub) as usize),

@@ -361,7 +361,9 @@ unsafe fn tiled_block<const D: usize, const K: usize, const EMIT: bool>(
             while j < len && unsafe { *keys.add(j as usize) } < sub[0].hi {
                 // SAFETY: slot `j < len` of the ranges.
                 let q = unsafe { ranges.add(j as usize * D) };
-                let mut all = true;
+                // The overlap must also begin at `overlaps_from` or after (slabs).
+                // SAFETY: dimension 0 of slot `j`.
+                let mut all = sub[0].lo.max(unsafe { (*q).lo }) >= t.overlaps_from;
                 let mut d = 0;
                 while d < D {
                     // SAFETY: dimension `d < D` of slot `j`.
