@@ -618,8 +618,9 @@ pub fn layout(exp: &Experiment, rows: &[Row]) -> Layout {
 
 /// Unit words a series name may end with, when one experiment records several
 /// quantities (`gpu persistent events/s`, `gpu persistent p99 us`).
-const UNIT_WORDS: [&str; 10] = [
+const UNIT_WORDS: [&str; 11] = [
     "events/s",
+    "matchings/s",
     "speedup",
     "MB/s",
     "us",
@@ -862,7 +863,8 @@ fn line_panels(
                         .cloned()
                         .collect(),
                     paper: Vec::new(),
-                    unity: false,
+                    // Speedups over one GPU (the scaling experiments): parity at 1.
+                    unity: *u == "speedup",
                 })
             })
             .collect();
@@ -1966,6 +1968,45 @@ mod tests {
         assert!(categories("subscriptions (10 filters each)").is_none());
         assert!(categories("regions (half publications)").is_none());
         assert!(categories("numerical constraints (%)").is_none());
+    }
+
+    #[test]
+    fn a_scaling_figure_draws_rates_and_speedups_on_panels_of_their_own() {
+        // DDM's scaling records matchings/s and the speedup over one GPU side by side:
+        // one panel each (the speedups, ~1-5, were flat at 0 on the rates' axis), and
+        // the speedup panel carries the parity line.
+        let exp = crate::runner::all_experiments()
+            .into_iter()
+            .find(|e| e.paper.name() == "ddm" && e.id == "scaling")
+            .expect("ddm's scaling experiment");
+        let mut rows = Vec::new();
+        for k in [1.0, 2.0, 4.0] {
+            let rate = "gpu multi bisect by-slab count regions=1M matchings/s";
+            let speedup = "gpu multi bisect by-slab count regions=1M speedup";
+            rows.push(fixture_row("ddm", "scaling", rate, k, 1500.0 * k));
+            rows.push(fixture_row("ddm", "scaling", speedup, k, k));
+        }
+        let fig = figure(&exp, &rows, &[]);
+        let panels: Vec<&LinePanel> = fig
+            .panels
+            .iter()
+            .map(|p| match p {
+                Panel::Lines(l) => l,
+                _ => panic!("lines expected"),
+            })
+            .collect();
+        assert_eq!(panels.len(), 2);
+        assert!(panels[0]
+            .lines
+            .iter()
+            .all(|l| l.series.ends_with("matchings/s")));
+        assert!(!panels[0].unity);
+        assert!(panels[1]
+            .lines
+            .iter()
+            .all(|l| l.series.ends_with("speedup")));
+        assert!(panels[1].unity);
+        assert_eq!(panels[1].y_label, "speedup over one GPU (x)");
     }
 
     fn fixture_row(paper: &str, exp: &str, series: &str, x: f64, mean: f64) -> Row {
