@@ -370,7 +370,7 @@ struct SweepState {
     /// [`tiled_match`]'s landing place for the pairs (mapped page-locked host memory,
     /// written by the kernel: no copy back), grown on demand.
     tiled_out: HostBuffer<Pair>,
-    /// [`sort_tiles`]'s output, made on the first one-launch matching.
+    /// [`sort_tiles`]'s output, made on the first matching in sorted tiles.
     tiles: Option<TilesState>,
     /// The bisect count's subscription end points (keys, values) and their sort's
     /// ping-pong pair; `[count, empty flag]`; the per-dimension sample overlaps.
@@ -1442,15 +1442,9 @@ impl<'d> Engine<'d> {
             return Ok(all.len() as u64);
         }
         if self.matches_in_tiles() {
-            let mut n = 0;
-            let mut hand = |b: &[Pair]| {
-                n = b.len() as u64;
-                f(b)
-            };
-            let total = self.tiled(Some(&mut hand))?;
             // More pairs than one window: the sweep enumerates them window by window.
+            let total = self.tiled(Some(&mut f))?;
             if total <= SWEEP_WINDOW {
-                debug_assert_eq!(n, total);
                 return Ok(total);
             }
         }
@@ -1643,9 +1637,13 @@ impl<'d> Engine<'d> {
             per_chunk: self.dev.alloc(1)?,
             out: self.dev.alloc(1)?,
             out_host: self.dev.alloc_host(1)?,
-            tiled_out: self
-                .dev
-                .alloc_host(if bisect { TILED_FIRST_CAP } else { 1 })?,
+            // (Room for the first pairs only where the engine matches in tiles now; a
+            // 1M-region engine never does.)
+            tiled_out: self.dev.alloc_host(if self.matches_in_tiles() {
+                TILED_FIRST_CAP
+            } else {
+                1
+            })?,
             tiles: None,
             ends: if bisect {
                 Some(EndsState {

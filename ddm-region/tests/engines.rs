@@ -83,6 +83,19 @@ fn case() -> impl Strategy<Value = Case> {
     })
 }
 
+/// A batch that sets every present region (`Some`) of both kinds.
+fn setting_every_region(pubs: &[Option<Vec<Range>>], subs: &[Option<Vec<Range>>]) -> UpdateBatch {
+    let mut batch = UpdateBatch::default();
+    for (kind, list) in [(Kind::Publication, pubs), (Kind::Subscription, subs)] {
+        for (i, r) in list.iter().enumerate() {
+            if let Some(r) = r {
+                batch.set(kind, i as u32, r);
+            }
+        }
+    }
+    batch
+}
+
 fn run(case: &Case, approach: Approach) {
     run_with(case, approach, Slices::Paper, Phase1::Copy)
 }
@@ -108,14 +121,7 @@ fn run_tuned(case: &Case, approach: Approach, tune: impl Fn(&mut Engine)) {
     )
     .unwrap();
     tune(&mut e);
-    let mut first = UpdateBatch::default();
-    for (kind, list) in [(Kind::Publication, &pubs), (Kind::Subscription, &subs)] {
-        for (i, r) in list.iter().enumerate() {
-            if let Some(r) = r {
-                first.set(kind, i as u32, r);
-            }
-        }
-    }
+    let first = setting_every_region(&pubs, &subs);
     let check = |e: &mut Engine,
                  report: &ddm_region::StepReport,
                  pubs: &[Option<Vec<Range>>],
@@ -298,15 +304,7 @@ proptest! {
             if !tiles {
                 e.set_tiled_max(0);
             }
-            let mut batch = UpdateBatch::default();
-            for (kind, list) in [(Kind::Publication, &c.pubs), (Kind::Subscription, &c.subs)] {
-                for (i, r) in list.iter().enumerate() {
-                    if let Some(r) = r {
-                        batch.set(kind, i as u32, r);
-                    }
-                }
-            }
-            e.step(&batch, false).unwrap();
+            e.step(&setting_every_region(&c.pubs, &c.subs), false).unwrap();
             e.set_overlaps_from(x).unwrap();
             let name = format!("{} tiles={tiles}", approach.name());
             prop_assert_eq!(e.count().unwrap(), want.len() as u64, "{}", &name);

@@ -269,8 +269,9 @@ impl Devices {
         format!("{} x {}", self.len(), self.devices[0].name())
     }
 
-    /// Runs `f(i, device i)` for every device of the set, each on a host thread of its
-    /// own (on the caller's thread when there is one device), and returns the results
+    /// Runs `f(i, device i)` for every device of the set at once, each as a task of
+    /// rayon's pool (see [`par_each_on`]; on the caller's thread when there is one
+    /// device), and returns the results
     /// in set order, or the first failure in set order once every thread has ended.
     pub fn par_map<'s, R, E>(
         &'s self,
@@ -312,8 +313,9 @@ impl Devices {
 type Outcome<R, E> = Result<Result<R, E>, OnDevice<E>>;
 
 /// [`Devices::par_each`] for the parts of an engine whose single-device engines own
-/// their devices (taken from [`Devices::into_parts`]): part `i` runs on a host thread
-/// of its own (on the caller's with one part) and its failure names `ordinals[i]`.
+/// their devices (taken from [`Devices::into_parts`]): part `i` runs as a task of
+/// rayon's pool, or on a scoped thread of its own when the pool has fewer threads than
+/// parts (on the caller's with one part), and its failure names `ordinals[i]`.
 ///
 /// ```
 /// use gpu_kernels::multi::{par_each_on, Devices, OnDevice};
