@@ -1,9 +1,12 @@
 //! Where a step of the paper's scenarios goes on the sorting engines (Figs. 5-12: every
 //! region moves, then every overlapping pair is handed to the host): the step (Phase 1,
 //! [`Engine::last_step_times`] tells its host staging) and the pairs
-//! ([`Engine::pairs_unordered`]), median and best of `reps` steps, for the bisect engine
+//! ([`Engine::pairs_into`], one buffer for all steps), median and best of `reps` steps, for the bisect engine
 //! matching in sorted tiles (two launches), the bisect engine sorting and sweeping, and the
-//! sweep engine; every step's pair count checked against the first engine's. Without a
+//! sweep engine; every step's pair count checked against the first engine's. The tiles
+//! are also timed finishing with a count instead of the pairs ([`Engine::count`]) and
+//! with the pairs handed over in place, not copied ([`Engine::for_each_pair_batch`]),
+//! which tells the matching's share from the pairs' writing and their copy. Without a
 //! GPU it runs on the emulator at 400 regions.
 //!
 //!     cargo run --release -p ddm-region --example step_split [reps (at least 1)] [regions]
@@ -13,6 +16,17 @@ mod common;
 use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
 use ddm_region::{Approach, Device, Engine, UpdateBatch};
 use std::time::Instant;
+
+/// How a timed step ends.
+#[derive(Clone, Copy)]
+enum Finish {
+    /// Every pair copied into the `Vec` kept from step to step ([`Engine::pairs_into`]).
+    Copied,
+    /// Every pair handed over where the device wrote it, and counted.
+    InPlace,
+    /// The pairs counted on the device.
+    Count,
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (dev, note) = match Device::gpu(0, ddm_region::PTX) {
@@ -34,10 +48,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let initial = scenario.regions().clone();
         let batches: Vec<UpdateBatch> = (0..reps).map(|_| scenario.step()).collect();
         let mut want: Option<Vec<u64>> = None;
-        for (label, approach, in_tiles) in [
-            ("bisect, in sorted tiles", Approach::Bisect, true),
-            ("bisect, sorted and swept", Approach::Bisect, false),
-            ("sweep", Approach::Sweep, false),
+        for (label, approach, in_tiles, finish) in [
+            (
+                "bisect, in sorted tiles",
+                Approach::Bisect,
+                true,
+                Finish::Copied,
+            ),
+            (
+                "bisect, in sorted tiles, pairs in place",
+                Approach::Bisect,
+                true,
+                Finish::InPlace,
+            ),
+            (
+                "bisect, in sorted tiles, count only",
+                Approach::Bisect,
+                true,
+                Finish::Count,
+            ),
+            (
+                "bisect, sorted and swept",
+                Approach::Bisect,
+                false,
+                Finish::Copied,
+            ),
+            ("sweep", Approach::Sweep, false, Finish::Copied),
         ] {
             let mut e = Engine::new(
                 &dev,
@@ -53,17 +89,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             e.pairs_unordered()?;
             let (mut step, mut stage, mut pairs, mut whole) = (vec![], vec![], vec![], vec![]);
             let mut counts = Vec::new();
+            let mut buf = Vec::new();
             for batch in &batches {
                 let t = Instant::now();
                 e.step(batch, false)?;
                 let mid = Instant::now();
-                let found = e.pairs_unordered()?;
+                let found = match finish {
+                    Finish::Copied => e.pairs_into(&mut buf)?,
+                    Finish::InPlace => {
+                        let mut n = 0u64;
+                        e.for_each_pair_batch(|b| n += b.len() as u64)?;
+                        n
+                    }
+                    Finish::Count => e.count()?,
+                };
                 let end = Instant::now();
                 step.push((mid - t).as_secs_f64() * 1e6);
                 stage.push(e.last_step_times().stage_us);
                 pairs.push((end - mid).as_secs_f64() * 1e6);
                 whole.push((end - t).as_secs_f64() * 1e6);
-                counts.push(found.len() as u64);
+                counts.push(found);
             }
             match &want {
                 None => want = Some(counts.clone()),

@@ -104,14 +104,17 @@ use ddm_region_kernels::sweep::{
     sweep_count, sweep_emit, sweep_gather, sweep_keys, sweep_tasks, SweepWork,
 };
 use ddm_region_kernels::tiled::{
-    sort_tiles, subs_per_block, tiled_match, tiled_shared_bytes, SortedTiles, SORT_TILES_SHARED,
-    TILE, TILED_MAX_DIMS,
+    sort_tiles, subs_per_block, tiled_match, tiled_shared_bytes, unpack_narrow, SortedTiles,
+    EMIT_COUNT, EMIT_NARROW, EMIT_WIDE, SORT_TILES_SHARED, TILE, TILED_MAX_DIMS,
 };
 use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
+use gpu_kernels::crew::Crew;
 use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, In, LaunchConfig};
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 use std::sync::atomic::AtomicU64;
-use std::time::Instant;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 /// Threads per block for the paper's kernels (§IV: "each CUDA thread block contains 256
 /// CUDA threads"); also `M`, the tile of Fig. 2.
@@ -149,9 +152,13 @@ pub const TILED_MAX_PAIRS: u64 = 1 << 31;
 /// tile each.
 pub const TILED_FILL: u32 = 1584;
 
-/// Pairs the bisect engine's first [`tiled_match`] enumeration has room for (grown when
-/// a step finds more).
-const TILED_FIRST_CAP: usize = 1 << 16;
+/// Words of the bisect engine's first [`tiled_match`] landing place (room for 2^16
+/// pairs, or 2^17 narrow ones; grown when a step finds more).
+const TILED_FIRST_WORDS: usize = 1 << 17;
+
+/// The most publications and subscriptions whose pairs [`tiled_match`] can hand over as
+/// one word each ([`pack_narrow`](ddm_region_kernels::tiled::pack_narrow)).
+pub const NARROW_MAX: u32 = 1 << 16;
 
 /// Errors of the engines.
 #[derive(Debug, thiserror::Error)]
@@ -367,9 +374,9 @@ struct SweepState {
     /// in page-locked host memory.
     out: Buffer<Pair>,
     out_host: HostBuffer<Pair>,
-    /// [`tiled_match`]'s landing place for the pairs (mapped page-locked host memory,
-    /// written by the kernel: no copy back), grown on demand.
-    tiled_out: HostBuffer<Pair>,
+    /// [`tiled_match`]'s landing place for the pairs, in words (mapped page-locked host
+    /// memory, written by the kernel: no copy back), grown on demand.
+    tiled_out: HostBuffer<u32>,
     /// [`sort_tiles`]'s output, made on the first matching in sorted tiles.
     tiles: Option<TilesState>,
     /// The bisect count's subscription end points (keys, values) and their sort's
@@ -377,8 +384,41 @@ struct SweepState {
     ends: Option<EndsState>,
 }
 
-/// Where [`Engine::for_each_pair_batch`]'s pairs go, batch by batch.
-type PairSink<'a> = dyn FnMut(&[Pair]) + 'a;
+/// Pairs as they land in host memory: [`Pair`]s, or one word each ([`pack_narrow`](ddm_region_kernels::tiled::pack_narrow)).
+#[derive(Clone, Copy)]
+enum Landed<'a> {
+    Wide(&'a [Pair]),
+    Narrow(&'a [u32]),
+}
+
+impl Landed<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Landed::Wide(p) => p.len(),
+            Landed::Narrow(w) => w.len(),
+        }
+    }
+
+    /// Pairs `from..from + dst.len()`, as [`Pair`]s, into `dst`.
+    #[inline]
+    fn write_to(&self, from: usize, dst: &mut [MaybeUninit<Pair>]) {
+        match self {
+            Landed::Wide(p) => {
+                for (d, s) in dst.iter_mut().zip(&p[from..]) {
+                    d.write(*s);
+                }
+            }
+            Landed::Narrow(w) => {
+                for (d, s) in dst.iter_mut().zip(&w[from..]) {
+                    d.write(unpack_narrow(*s));
+                }
+            }
+        }
+    }
+}
+
+/// Where the engine's pairs go, batch by batch, as they landed.
+type LandedSink<'a> = dyn FnMut(Landed) + 'a;
 
 /// The publications sorted tile by tile ([`sort_tiles`]) and where they are.
 struct TilesState {
@@ -437,6 +477,9 @@ pub struct Engine<'d> {
     last: Vec<AtomicU64>,
     /// Host threads Phase 1 may use on a large batch.
     threads: usize,
+    /// Pairs the last [`Engine::pairs_into`] found (whether to gather threads for the
+    /// next one's copy before its device wait).
+    last_pair_total: u64,
     epoch: u32,
     /// The largest lower bound in the sweep dimension ever installed (sweep engine):
     /// the radix sort needs only the digits below it.
@@ -450,6 +493,8 @@ pub struct Engine<'d> {
     /// in about this many blocks.
     tiled_max: u64,
     tiled_fill: u32,
+    /// The tiles hand pairs over as one word each where they fit ([`NARROW_MAX`]).
+    tiled_narrow: bool,
     /// How Phase 3 of the region approach spreads the candidates over blocks.
     slices: Slices,
     /// The last fast-path load's times.
@@ -573,11 +618,13 @@ impl<'d> Engine<'d> {
             // below 1 << 32 is older than every batch.
             last: (0..n).map(|_| AtomicU64::new(1)).collect(),
             threads: rayon::current_num_threads(),
+            last_pair_total: 0,
             epoch: 0,
             key_bound: 0,
             end_bound: 0,
             chosen_dim: None,
             tiled_max: TILED_MAX_PAIRS,
+            tiled_narrow: true,
             tiled_fill: TILED_FILL,
             slices: Slices::Paper,
             fused: true,
@@ -699,6 +746,13 @@ impl<'d> Engine<'d> {
     /// publications). With 1, one block a row takes every tile of publications in turn.
     pub fn set_tiled_fill(&mut self, blocks: u32) {
         self.tiled_fill = blocks;
+    }
+
+    /// Bisect engine matching in sorted tiles: whether pairs cross the bus as one word
+    /// each (`publication << 16 | subscription`, half the bytes) when both kinds number
+    /// at most [`NARROW_MAX`] (default `true`), or as [`Pair`]s. The same answers.
+    pub fn set_tiled_narrow(&mut self, narrow: bool) {
+        self.tiled_narrow = narrow;
     }
 
     /// Sorting engines (sweep, bisect): from now on, count and enumerate only the pairs
@@ -1419,18 +1473,45 @@ impl<'d> Engine<'d> {
     /// # Ok(()) }
     /// ```
     pub fn pairs_unordered(&mut self) -> Result<Vec<Pair>, DdmError> {
-        if !self.approach.sorts() {
-            return self.pairs();
-        }
         let mut all = Vec::new();
-        self.for_each_pair_batch(|b| {
-            if all.is_empty() {
-                all = copy_out(b);
-            } else {
-                all.extend_from_slice(b);
-            }
-        })?;
+        self.pairs_into(&mut all)?;
         Ok(all)
+    }
+
+    /// All overlapping pairs now, in no particular order, into `out` (cleared first; its
+    /// capacity kept, so that a simulation's steps reuse one buffer, as the paper's
+    /// engine does its pair list); returns how many. The sorting engines copy the pairs
+    /// out of the page-locked memory the GPU wrote them to on all host threads when
+    /// there are many, the threads woken while the GPU matches (when the previous call
+    /// found many: [`gpu_kernels::crew`]).
+    ///
+    /// ```
+    /// use ddm_region::{Approach, Device, Engine, Kind, Range, RegionSet};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut set = RegionSet::new(1)?;
+    /// set.push(Kind::Publication, 1, &[Range { lo: 0, hi: 10 }])?;
+    /// set.push(Kind::Subscription, 2, &[Range { lo: 5, hi: 15 }])?;
+    /// let dev = Device::emulator();
+    /// let mut e = Engine::with_regions(&dev, Approach::Bisect, &set)?;
+    /// let mut pairs = vec![Default::default(); 100];
+    /// assert_eq!(e.pairs_into(&mut pairs)?, 1);
+    /// assert_eq!(pairs, e.pairs()?);
+    /// assert!(pairs.capacity() >= 100);
+    /// # Ok(()) }
+    /// ```
+    pub fn pairs_into(&mut self, out: &mut Vec<Pair>) -> Result<u64, DdmError> {
+        out.clear();
+        if !self.approach.sorts() {
+            let all = self.pairs()?;
+            out.extend_from_slice(&all);
+            return Ok(all.len() as u64);
+        }
+        let threads = self.threads;
+        let mut crew = (self.last_pair_total >= 2 * COPY_OUT_PART as u64)
+            .then(|| Crew::gather(threads.saturating_sub(1), COPY_CREW_WAIT));
+        let total = self.for_each_landed(&mut |b| append_pairs(out, b, crew.take(), threads))?;
+        self.last_pair_total = total;
+        Ok(total)
     }
 
     /// Hands all overlapping pairs to `f` in batches (unordered for the sweep engine);
@@ -1441,9 +1522,28 @@ impl<'d> Engine<'d> {
             f(&all);
             return Ok(all.len() as u64);
         }
+        let mut wide = Vec::new();
+        self.for_each_landed(&mut |b| match b {
+            Landed::Wide(p) => f(p),
+            Landed::Narrow(w) => {
+                // Unpacked a part at a time (a part stays in the cache for `f`).
+                for part in w.chunks(COPY_OUT_PART) {
+                    wide.clear();
+                    wide.extend(part.iter().map(|&x| unpack_narrow(x)));
+                    f(&wide);
+                }
+                if w.is_empty() {
+                    f(&[]);
+                }
+            }
+        })
+    }
+
+    /// The sorting engines' pairs, batch by batch, as they landed in host memory.
+    fn for_each_landed(&mut self, f: &mut LandedSink) -> Result<u64, DdmError> {
         if self.matches_in_tiles() {
             // More pairs than one window: the sweep enumerates them window by window.
-            let total = self.tiled(Some(&mut f))?;
+            let total = self.tiled(Some(&mut *f))?;
             if total <= SWEEP_WINDOW {
                 return Ok(total);
             }
@@ -1484,7 +1584,7 @@ impl<'d> Engine<'d> {
                 )
             })?;
             self.dev.read_into(out, 0, &mut host[..len as usize])?;
-            f(&host[..len as usize]);
+            f(Landed::Wide(&host[..len as usize]));
             base += len;
         }
         Ok(pairs_total)
@@ -1495,14 +1595,15 @@ impl<'d> Engine<'d> {
     /// where the kernel wrote them (room is grown and the matching redone when there
     /// were more; not when there are more than [`SWEEP_WINDOW`], which the caller
     /// enumerates otherwise). Returns the count.
-    fn tiled(&mut self, mut hand: Option<&mut PairSink>) -> Result<u64, DdmError> {
+    fn tiled(&mut self, mut hand: Option<&mut LandedSink>) -> Result<u64, DdmError> {
         let (np, ns) = (self.n_pub, self.n_sub);
         if np == 0 || ns == 0 {
             if let Some(f) = hand {
-                f(&[]);
+                f(Landed::Wide(&[]));
             }
             return Ok(0);
         }
+        let narrow = self.tiled_narrow && np <= NARROW_MAX && ns <= NARROW_MAX;
         let dev = self.dev;
         let rows = ns.div_ceil(subs_per_block(self.dims as u32));
         // Publication slices of a whole tile or more, as many as make `tiled_fill`
@@ -1513,7 +1614,12 @@ impl<'d> Engine<'d> {
             block: [TILE, 1, 1],
             shared_bytes: tiled_shared_bytes(self.dims as u32),
         };
-        let emit = hand.is_some();
+        let emit = match (&hand, narrow) {
+            (None, _) => EMIT_COUNT,
+            (Some(_), false) => EMIT_WIDE,
+            (Some(_), true) => EMIT_NARROW,
+        };
+        let words_per_pair = if narrow { 1 } else { 2 };
         let n_tiles = np.div_ceil(TILE);
         let s = self
             .sweep
@@ -1553,7 +1659,11 @@ impl<'d> Engine<'d> {
                 .expect("sorting engines keep their state");
             let tiles = &s.tiles.as_ref().expect("made above").table;
             dev.zero(&mut s.total)?;
-            let cap = if emit { s.tiled_out.len() as u64 } else { 0 };
+            let cap = if emit == EMIT_COUNT {
+                0
+            } else {
+                (s.tiled_out.len() / words_per_pair) as u64
+            };
             tiled_match::launch(
                 dev,
                 cfg,
@@ -1562,20 +1672,25 @@ impl<'d> Engine<'d> {
                 s.tiled_out.at_mut(0),
                 cap,
                 &s.total,
-                emit as u32,
+                emit,
             )?;
             let total = dev.read(&s.total)?[0];
             let Some(f) = hand.as_mut() else {
                 return Ok(total);
             };
             if total <= cap {
-                f(&s.tiled_out.as_slice()[..total as usize]);
+                let words = &s.tiled_out.as_slice()[..total as usize * words_per_pair];
+                f(if narrow {
+                    Landed::Narrow(words)
+                } else {
+                    Landed::Wide(bytemuck::cast_slice(words))
+                });
                 return Ok(total);
             }
             if total > SWEEP_WINDOW {
                 return Ok(total);
             }
-            s.tiled_out = dev.alloc_host(total.next_power_of_two() as usize)?;
+            s.tiled_out = dev.alloc_host(total.next_power_of_two() as usize * words_per_pair)?;
         }
     }
 
@@ -1640,7 +1755,7 @@ impl<'d> Engine<'d> {
             // (Room for the first pairs only where the engine matches in tiles now; a
             // 1M-region engine never does.)
             tiled_out: self.dev.alloc_host(if self.matches_in_tiles() {
-                TILED_FIRST_CAP
+                TILED_FIRST_WORDS
             } else {
                 1
             })?,
@@ -1781,28 +1896,53 @@ impl<'d> Engine<'d> {
     }
 }
 
-/// Pairs copied at once by one host thread when [`copy_out`] hands a step's pairs over.
-pub const COPY_OUT_PART: usize = 1 << 15;
+/// Pairs copied at once by one host thread when [`append_pairs`] hands a step's pairs
+/// over (64 KB: a step of 32768 regions at RS 100 finds 10^5 to 2 * 10^5 pairs, 13 to
+/// 27 parts for 16 threads).
+pub const COPY_OUT_PART: usize = 1 << 13;
 
-/// A step's pairs, from the page-locked landing place into a new `Vec`: on all host
-/// threads when there are many (at RS 100 a step of 32768 regions finds ~10^5 pairs,
-/// almost a megabyte that the GPU has just written, so none of it is in a CPU cache).
-fn copy_out(src: &[Pair]) -> Vec<Pair> {
-    if src.len() < 2 * COPY_OUT_PART {
-        return src.to_vec();
-    }
-    let mut out: Vec<Pair> = Vec::with_capacity(src.len());
-    out.spare_capacity_mut()[..src.len()]
-        .par_chunks_mut(COPY_OUT_PART)
-        .zip(src.par_chunks(COPY_OUT_PART))
-        .for_each(|(dst, src)| {
-            for (d, s) in dst.iter_mut().zip(src) {
-                d.write(*s);
-            }
+/// How long the threads gathered to copy a step's pairs out ([`Engine::pairs_into`])
+/// spin waiting for the device before they leave: longer than a step of the paper's
+/// scale takes on the GPU, short enough that a long wait does not hold the pool.
+const COPY_CREW_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// Appends `src` (pairs the GPU has just written into page-locked memory, so none is in
+/// a CPU cache) to `out`: many pairs on `crew` (gathered before the device wait, so its
+/// threads are up) or on `threads` pool threads gathered now, in parts of
+/// [`COPY_OUT_PART`].
+fn append_pairs(out: &mut Vec<Pair>, src: Landed, crew: Option<Crew>, threads: usize) {
+    let n = src.len();
+    out.reserve(n);
+    let len = out.len();
+    if n < 2 * COPY_OUT_PART {
+        src.write_to(0, &mut out.spare_capacity_mut()[..n]);
+    } else {
+        let parts: Vec<Mutex<&mut [MaybeUninit<Pair>]>> = out.spare_capacity_mut()[..n]
+            .chunks_mut(COPY_OUT_PART)
+            .map(Mutex::new)
+            .collect();
+        let crew = crew.unwrap_or_else(|| Crew::gather(threads.saturating_sub(1), Duration::ZERO));
+        crew.run(parts.len(), |i| {
+            let mut dst = parts[i].lock().unwrap_or_else(|e| e.into_inner());
+            src.write_to(i * COPY_OUT_PART, &mut dst);
         });
-    // SAFETY: the parts above cover `out[..src.len()]` (same lengths, same chunking), each
-    // element written once through `MaybeUninit::write`; `Pair` is plain data.
-    unsafe { out.set_len(src.len()) };
+    }
+    // SAFETY: `out[len..len + n]` (reserved above) was written element by element
+    // through `MaybeUninit::write`, by `write_to` at once or by the parts (the spare
+    // capacity cut in order; `run` returns once every part has ended); `Pair` is plain
+    // data.
+    unsafe { out.set_len(len + n) };
+}
+
+/// A step's pairs in a new `Vec` ([`append_pairs`] on all host threads).
+fn copy_out(src: &[Pair]) -> Vec<Pair> {
+    let mut out = Vec::new();
+    append_pairs(
+        &mut out,
+        Landed::Wide(src),
+        None,
+        rayon::current_num_threads(),
+    );
     out
 }
 
@@ -1918,6 +2058,33 @@ mod tests {
                 })
                 .collect();
             assert_eq!(copy_out(&src), src, "{n} pairs");
+            let words: Vec<u32> = src
+                .iter()
+                .map(|p| (p.publication & 0xFFFF) << 16 | p.subscription & 0xFFFF)
+                .collect();
+            let mut out = vec![Pair::default(); 5];
+            append_pairs(&mut out, Landed::Narrow(&words), None, 4);
+            assert_eq!(out.len(), n + 5);
+            assert!(out[5..].iter().zip(&src).all(|(o, s)| {
+                o.publication == s.publication & 0xFFFF && o.subscription == s.subscription & 0xFFFF
+            }));
+        }
+    }
+
+    #[test]
+    fn a_narrow_pair_keeps_both_indices_up_to_the_narrow_limit() {
+        use ddm_region_kernels::tiled::pack_narrow;
+        for (p, s) in [
+            (0, 0),
+            (NARROW_MAX - 1, 0),
+            (0, NARROW_MAX - 1),
+            (40_000, 65_535),
+        ] {
+            let pair = Pair {
+                publication: p,
+                subscription: s,
+            };
+            assert_eq!(unpack_narrow(pack_narrow(pair)), pair);
         }
     }
 }

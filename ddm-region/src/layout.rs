@@ -13,8 +13,10 @@ use crate::engine::DdmError;
 use crate::model::{Change, Kind, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::grid::GRID_MAX_DIMS;
 use ddm_region_kernels::UpdatedRegion;
+use gpu_kernels::crew::claim_each;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Most cells a grid may have.
 pub const MAX_CELLS: u64 = 1 << 24;
@@ -49,6 +51,9 @@ pub struct StageCounts {
 
 /// Batches with fewer entries are staged by one thread (a thread costs more than it saves).
 pub const STAGE_PAR_MIN: usize = 1 << 13;
+
+/// Entries the ordered fast path checks between two tests of its verdict.
+const ORDER_BLOCK: usize = 256;
 
 /// The fewest entries a thread of a parallel staging takes.
 pub const STAGE_CHUNK_MIN: usize = 1 << 11;
@@ -244,15 +249,38 @@ impl Stage<'_> {
         let per = n.div_ceil(chunks);
         let (records, ranges) = (&mut records[..n], &mut ranges[..n * dims]);
         let found: Option<Vec<OrderedPart>> = if chunks == 1 {
-            self.ordered_part::<D>(0, records, ranges, dense)
+            self.ordered_part_fast::<D>(0, records, ranges, dense)
                 .map(|p| vec![p])
         } else {
-            records
-                .par_chunks_mut(per)
-                .zip(ranges.par_chunks_mut(per * dims))
-                .enumerate()
-                .map(|(c, (rec, rng))| self.ordered_part::<D>(c * per, rec, rng, dense))
-                .collect()
+            // The calling thread checks parts from the start; pool threads join as they
+            // wake (after a device wait they sleep: `gpu_kernels::crew`).
+            type Slot<'s> = Mutex<Option<(&'s mut [UpdatedRegion], &'s mut [Range])>>;
+            let slots: Vec<Slot> = records
+                .chunks_mut(per)
+                .zip(ranges.chunks_mut(per * dims))
+                .map(|p| Mutex::new(Some(p)))
+                .collect();
+            let parts: Vec<Mutex<Option<OrderedPart>>> =
+                (0..slots.len()).map(|_| Mutex::new(None)).collect();
+            let failed = AtomicBool::new(false);
+            claim_each(slots.len(), slots.len() - 1, |c| {
+                let slot = slots[c].lock().unwrap_or_else(|e| e.into_inner()).take();
+                let Some((rec, rng)) = slot else { return };
+                match self.ordered_part_fast::<D>(c * per, rec, rng, dense) {
+                    Some(p) => *parts[c].lock().unwrap_or_else(|e| e.into_inner()) = Some(p),
+                    None => failed.store(true, Ordering::Relaxed),
+                }
+            });
+            (!failed.into_inner()).then(|| {
+                parts
+                    .into_iter()
+                    .map(|p| {
+                        p.into_inner()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .unwrap_or_default()
+                    })
+                    .collect()
+            })
         };
         let Some(found) = found else {
             return Ok(None);
@@ -267,6 +295,44 @@ impl Stage<'_> {
             max_hi: found.iter().map(|p| p.max_hi).max().unwrap_or(0),
             dense,
         }))
+    }
+
+    /// [`Stage::ordered_part`] compiled for AVX2 where the CPU has it (detected once by
+    /// std): the checks and the ranges' bounds are unsigned 32-bit compares and maxima,
+    /// which x86-64's baseline SSE2 lacks, so the baseline build does them an entry at
+    /// a time (measured on an AMD EPYC: 46-72 µs for the checks of 32768 entries and
+    /// 48-55 µs for the copy and bounds of their ranges, against 25 and 20 µs in AVX2).
+    #[inline(always)]
+    fn ordered_part_fast<const D: usize>(
+        &self,
+        start: usize,
+        rec: &mut [UpdatedRegion],
+        rng: &mut [Range],
+        dense: bool,
+    ) -> Option<OrderedPart> {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (detected just above), the only precondition of
+            // calling a function compiled with it enabled.
+            return unsafe { self.ordered_part_avx2::<D>(start, rec, rng, dense) };
+        }
+        self.ordered_part::<D>(start, rec, rng, dense)
+    }
+
+    /// [`Stage::ordered_part`] with AVX2 enabled.
+    ///
+    /// # Safety
+    /// The CPU supports AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn ordered_part_avx2<const D: usize>(
+        &self,
+        start: usize,
+        rec: &mut [UpdatedRegion],
+        rng: &mut [Range],
+        dense: bool,
+    ) -> Option<OrderedPart> {
+        self.ordered_part::<D>(start, rec, rng, dense)
     }
 
     /// One part of [`Stage::ordered`]: entries `start..start + rec.len()`, checked against
@@ -293,31 +359,52 @@ impl Stage<'_> {
             None => 0,
         };
         let mut part = OrderedPart::default();
-        for (&(kind, index, change), out) in entries.iter().zip(rec.iter_mut()) {
-            let o = order(kind, index);
-            let cap = match kind {
-                Kind::Publication => self.n_pub,
-                Kind::Subscription => self.n_sub,
-            };
-            if change != Change::Set || o < next_min || index >= cap {
+        // The checks without a branch per entry, a block of entries at a time (the
+        // compiler vectorises the block), so that a batch in order costs about a read of
+        // its entries; the first block that fails stops the fast path.
+        for (block, outs) in entries.chunks(ORDER_BLOCK).zip(rec.chunks_mut(ORDER_BLOCK)) {
+            let mut bad = false;
+            let mut publications = 0u32;
+            for &(kind, index, change) in block {
+                let o = order(kind, index);
+                let cap = if kind == Kind::Publication {
+                    self.n_pub
+                } else {
+                    self.n_sub
+                };
+                bad |= (change != Change::Set) | (o < next_min) | (index >= cap);
+                next_min = o + 1;
+                publications += (kind == Kind::Publication) as u32;
+            }
+            if bad {
                 return None;
             }
-            next_min = o + 1;
-            part.publications += (kind == Kind::Publication) as u32;
+            part.publications += publications;
             if !dense {
-                *out = UpdatedRegion {
-                    region: unified(kind, index, self.n_pub),
-                    alive: 1,
-                };
+                for (&(kind, index, _), out) in block.iter().zip(outs) {
+                    *out = UpdatedRegion {
+                        region: unified(kind, index, self.n_pub),
+                        alive: 1,
+                    };
+                }
             }
         }
+        // The ranges: copied and bounded in one pass (plain stores: the staging is
+        // rewritten every step and stays in the cache, where non-temporal stores would
+        // send every line to memory first).
         let src = &self.batch.ranges[start * dims..][..rng.len()];
-        stream_copy(rng, src);
-        for r in src.chunks_exact(dims) {
-            part.inverted |= r.iter().fold(false, |bad, x| bad | (x.lo > x.hi));
-            part.max_hi = r.iter().fold(part.max_hi, |m, x| m.max(x.hi));
-            part.max_lo0 = part.max_lo0.max(r[0].lo);
+        let (mut inverted, mut max_hi, mut max_lo0) = (false, 0u32, 0u32);
+        for (to, from) in rng.chunks_exact_mut(dims).zip(src.chunks_exact(dims)) {
+            for (t, f) in to.iter_mut().zip(from) {
+                *t = *f;
+                inverted |= f.lo > f.hi;
+                max_hi = max_hi.max(f.hi);
+            }
+            max_lo0 = max_lo0.max(from[0].lo);
         }
+        part.inverted = inverted;
+        part.max_hi = max_hi;
+        part.max_lo0 = max_lo0;
         Some(part)
     }
 

@@ -378,11 +378,13 @@ fn bisect_sweeps_the_dimension_with_fewer_overlaps() {
 
 #[test]
 fn bisect_in_tiles_keeps_every_pair_when_blocks_overflow() {
-    // 300 publications and 300 subscriptions that all overlap but a few removed: 90,000
+    // 380 publications and 380 subscriptions that all overlap but a few removed: 143,641
     // pairs, ~18,000 per block (beyond the block's shared buffer: pairs go straight out
-    // too) and more than the first landing place holds (it grows, the launch is redone).
+    // too) and more than the first landing place holds, as pairs (65,536) and as words
+    // (131,072): it grows, the launch is redone.
+    const N: u32 = 380;
     let mut set = RegionSet::new(2).unwrap();
-    for i in 0..300u32 {
+    for i in 0..N {
         let r = [
             Range {
                 lo: i,
@@ -396,30 +398,38 @@ fn bisect_in_tiles_keeps_every_pair_when_blocks_overflow() {
         set.push(Kind::Publication, i as u64, &r).unwrap();
         set.push(Kind::Subscription, i as u64, &r).unwrap();
     }
-    let dev = Device::emulator();
-    let mut e = Engine::with_regions(&dev, Approach::Bisect, &set).unwrap();
-    assert!(e.matches_in_tiles());
-    let mut batch = UpdateBatch::default();
-    batch.remove(Kind::Publication, 7);
-    batch.remove(Kind::Subscription, 299);
-    e.step(&batch, false).unwrap();
-    let want: Vec<Pair> = (0..300u32)
+    let want: Vec<Pair> = (0..N)
         .filter(|&p| p != 7)
         .flat_map(|p| {
-            (0..299u32).map(move |s| Pair {
+            (0..N - 1).map(move |s| Pair {
                 publication: p,
                 subscription: s,
             })
         })
         .collect();
-    assert_eq!(e.count().unwrap(), want.len() as u64);
-    assert_eq!(e.pairs().unwrap(), want);
-    // Twice: the grown landing place is kept.
-    assert_eq!(e.pairs().unwrap(), want);
-    // One block takes both tiles of publications in turn.
-    e.set_tiled_fill(1);
-    assert_eq!(e.count().unwrap(), want.len() as u64);
-    assert_eq!(e.pairs().unwrap(), want);
+    let dev = Device::emulator();
+    for narrow in [false, true] {
+        let mut e = Engine::with_regions(&dev, Approach::Bisect, &set).unwrap();
+        e.set_tiled_narrow(narrow);
+        assert!(e.matches_in_tiles());
+        let mut batch = UpdateBatch::default();
+        batch.remove(Kind::Publication, 7);
+        batch.remove(Kind::Subscription, N - 1);
+        e.step(&batch, false).unwrap();
+        assert_eq!(e.count().unwrap(), want.len() as u64);
+        assert_eq!(e.pairs().unwrap(), want, "narrow {narrow}");
+        // Twice, into a kept buffer: the grown landing place is kept.
+        let mut got = Vec::new();
+        assert_eq!(e.pairs_into(&mut got).unwrap(), want.len() as u64);
+        got.sort_unstable();
+        assert_eq!(got, want, "narrow {narrow}, into a buffer");
+        if narrow {
+            // One block takes both tiles of publications in turn.
+            e.set_tiled_fill(1);
+            assert_eq!(e.count().unwrap(), want.len() as u64);
+            assert_eq!(e.pairs().unwrap(), want);
+        }
+    }
 }
 
 #[test]
@@ -470,10 +480,18 @@ fn bisect_in_tiles_with_many_tiles_a_block_equals_the_oracle() {
     }
     e.step(&batch, false).unwrap();
     assert!(e.matches_in_tiles());
+    let mut got = vec![Pair::default(); 3];
     for fill in [1, 2, 1584] {
-        e.set_tiled_fill(fill);
-        assert_eq!(e.count().unwrap(), want.len() as u64, "fill {fill}");
-        assert_eq!(e.pairs().unwrap(), want, "fill {fill}");
+        for narrow in [true, false] {
+            e.set_tiled_fill(fill);
+            e.set_tiled_narrow(narrow);
+            assert_eq!(e.count().unwrap(), want.len() as u64, "fill {fill}");
+            assert_eq!(e.pairs().unwrap(), want, "fill {fill}, narrow {narrow}");
+            // Into a buffer holding earlier pairs: cleared, then filled.
+            e.pairs_into(&mut got).unwrap();
+            got.sort_unstable();
+            assert_eq!(got, want, "fill {fill}, narrow {narrow}, into a buffer");
+        }
     }
 }
 

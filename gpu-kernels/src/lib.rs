@@ -11,6 +11,7 @@
 //! | [`build`] | the build-time PTX builder a crate's `build.rs` calls | host (build scripts) |
 //! | [`Device`] | one API over the GPU (cudarc) and the emulator: buffers, copies, launches, timing | host |
 //! | [`multi`] | many devices in one host: [`multi::Devices`], one host thread per device, and the partition helpers | host |
+//! | [`crew`] | host work in parts around a device wait: pool threads gathered before the wait, the caller working from the start | host |
 //! | [`persist`] | persistent kernels: a ring of requests in mapped host memory, served by a resident grid | GPU and host |
 //!
 //! A kernel is written once, `kernel! { pub fn name(args) { body } }` in a `#![no_std]`
@@ -65,6 +66,8 @@
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod crew;
 mod macros;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod multi;

@@ -30,6 +30,10 @@
 //! one global atomic per block (instead of one per pair: at RS 100 a crowded step has
 //! ~2 * 10^5 pairs); a pair that finds the buffer full takes its own global slot. The
 //! output may be mapped page-locked host memory, so that the pairs need no copy back.
+//! Where both kinds number at most 65536 (the paper's scale), a pair crosses the bus as
+//! one word, `publication << 16 | subscription` ([`pack_narrow`]): at RS 100 writing the
+//! pairs to host memory took longer than finding them (H100, Figs. 10/12: 100 µs more
+//! than counting them, for 2 * 10^5 pairs of 8 bytes).
 
 use crate::sweep::GONE;
 use crate::{warp_add_u64, DdmTables, Pair, Range};
@@ -58,6 +62,29 @@ pub const fn subs_per_thread(dims: u32) -> u32 {
 /// Subscriptions one block of [`tiled_match`] takes in `dims` dimensions.
 pub const fn subs_per_block(dims: u32) -> u32 {
     TILE * subs_per_thread(dims)
+}
+
+/// How [`tiled_match`] hands its pairs over (its `emit` argument): counted only.
+pub const EMIT_COUNT: u32 = 0;
+/// Each pair as a [`Pair`] (two words).
+pub const EMIT_WIDE: u32 = 1;
+/// Each pair as one word, [`pack_narrow`] (both kinds' indices below 65536).
+pub const EMIT_NARROW: u32 = 2;
+
+/// A pair as one word: the publication in the high half, the subscription in the low;
+/// both must be below 65536.
+#[inline(always)]
+pub fn pack_narrow(p: Pair) -> u32 {
+    p.publication << 16 | p.subscription
+}
+
+/// The pair [`pack_narrow`] made `w` of.
+#[inline(always)]
+pub fn unpack_narrow(w: u32) -> Pair {
+    Pair {
+        publication: w >> 16,
+        subscription: w & 0xFFFF,
+    }
 }
 
 /// Dynamic shared memory of [`sort_tiles`]: the tile's keys.
@@ -141,32 +168,73 @@ kernel! {
     /// run with `s.lo - w < p.lo < s.hi` by binary search over the keys and tests each
     /// publication of the run in every dimension; barrier.
     ///
-    /// With `emit = 0` each thread counts its overlaps, and each warp adds its lanes'
-    /// counts to `total[0]` (global) once. With `emit = 1` each overlapping pair goes
+    /// With `emit = EMIT_COUNT` each thread counts its overlaps, and each warp adds its
+    /// lanes' counts to `total[0]` (global) once. Otherwise each overlapping pair goes
     /// to the block's shared buffer (shared atomic cursor), or, when the buffer is full,
     /// straight to `out` at a slot of its own from `total[0]`; after a tile, a buffer at
     /// least half full (and at the end, any) is moved to `out` at a base taken from
-    /// `total[0]` with one atomic, by all threads of the block. `total[0]` ends as the
-    /// number of pairs; those at positions `>= out_cap` are counted, not written.
+    /// `total[0]` with one atomic, by all threads of the block. Pair `i` is words
+    /// `2i, 2i + 1` of `out` ([`EMIT_WIDE`], a [`Pair`]) or word `i` ([`EMIT_NARROW`],
+    /// [`pack_narrow`]). `total[0]` ends as the number of pairs; those at positions
+    /// `>= out_cap` are counted, not written.
     pub fn tiled_match(
         tables: *const DdmTables,
         tiles: *const SortedTiles,
-        out: *mut Pair,
+        out: *mut u32,
         out_cap: u64,
         total: *mut u64,
         emit: u32,
     ) {
         let t = *tables;
         let s = *tiles;
-        match (t.dims, emit != 0) {
-            (1, false) => tiled_block::<1, 8, false>(&t, &s, out, out_cap, total),
-            (1, true) => tiled_block::<1, 8, true>(&t, &s, out, out_cap, total),
-            (2, false) => tiled_block::<2, 8, false>(&t, &s, out, out_cap, total),
-            (2, true) => tiled_block::<2, 8, true>(&t, &s, out, out_cap, total),
-            (3, false) => tiled_block::<3, 4, false>(&t, &s, out, out_cap, total),
-            (3, true) => tiled_block::<3, 4, true>(&t, &s, out, out_cap, total),
-            (_, false) => tiled_block::<4, 4, false>(&t, &s, out, out_cap, total),
-            (_, true) => tiled_block::<4, 4, true>(&t, &s, out, out_cap, total),
+        let o = Landing {
+            out,
+            cap: out_cap,
+            total,
+            narrow: emit == EMIT_NARROW,
+        };
+        match (t.dims, emit != EMIT_COUNT) {
+            (1, false) => tiled_block::<1, 8, false>(&t, &s, o),
+            (1, true) => tiled_block::<1, 8, true>(&t, &s, o),
+            (2, false) => tiled_block::<2, 8, false>(&t, &s, o),
+            (2, true) => tiled_block::<2, 8, true>(&t, &s, o),
+            (3, false) => tiled_block::<3, 4, false>(&t, &s, o),
+            (3, true) => tiled_block::<3, 4, true>(&t, &s, o),
+            (_, false) => tiled_block::<4, 4, false>(&t, &s, o),
+            (_, true) => tiled_block::<4, 4, true>(&t, &s, o),
+        }
+    }
+}
+
+/// Where [`tiled_match`]'s pairs land: `out` (words) with room for `cap` pairs, the
+/// global count `total`, and the form of a pair.
+#[derive(Clone, Copy)]
+struct Landing {
+    out: *mut u32,
+    cap: u64,
+    total: *mut u64,
+    narrow: bool,
+}
+
+impl Landing {
+    /// Writes `pair` as pair `pos` of the landing place, when there is room.
+    ///
+    /// # Safety
+    /// `out` has room for `cap` pairs of the landing's form; position `pos` is the
+    /// calling thread's alone.
+    #[inline(always)]
+    unsafe fn put(&self, pos: u64, pair: Pair) {
+        if pos < self.cap {
+            // SAFETY: `pos < cap`: inside `out` in either form (this fn's contract).
+            unsafe {
+                if self.narrow {
+                    *self.out.add(pos as usize) = pack_narrow(pair);
+                } else {
+                    let at = self.out.add(2 * pos as usize);
+                    *at = pair.publication;
+                    *at.add(1) = pair.subscription;
+                }
+            }
         }
     }
 }
@@ -282,15 +350,14 @@ unsafe fn first_above(keys: *const u32, n: u32, x: u32) -> u32 {
 /// # Safety
 /// The launch of [`tiled_match`]'s contract: `t` the live tables with `dims == D`
 /// (`D == 4` also for more, which the host never launches), `s` the tiles sorted by
-/// [`sort_tiles`] for them, blocks of [`TILE`] threads, `total` a device `u64`, `out`
-/// room for `out_cap` pairs, the shared memory of [`tiled_shared_bytes`].
+/// [`sort_tiles`] for them, blocks of [`TILE`] threads, `o.total` a device `u64`,
+/// `o.out` room for `o.cap` pairs of its form, the shared memory of
+/// [`tiled_shared_bytes`].
 #[inline(always)]
 unsafe fn tiled_block<const D: usize, const K: usize, const EMIT: bool>(
     t: &DdmTables,
     s: &SortedTiles,
-    out: *mut Pair,
-    out_cap: u64,
-    total: *mut u64,
+    o: Landing,
 ) {
     let k = thread_idx_x();
     // The shared memory of `tiled_shared_bytes(D)`: the tile's ranges, the pair buffer,
@@ -378,7 +445,7 @@ unsafe fn tiled_block<const D: usize, const K: usize, const EMIT: bool>(
                             subscription: first + i as u32 * TILE,
                         };
                         // SAFETY: the buffer, cursor and `out` of this fn's contract.
-                        unsafe { push(buf, held, out, out_cap, total, pair) };
+                        unsafe { push(buf, held, o, pair) };
                     } else {
                         found += 1;
                     }
@@ -393,7 +460,7 @@ unsafe fn tiled_block<const D: usize, const K: usize, const EMIT: bool>(
         // SAFETY: the cursor; written again only inside `flush`, after its barriers.
         if EMIT && unsafe { *held } >= PAIR_BUF / 2 {
             // SAFETY: all threads of the block call it (uniform condition above).
-            unsafe { flush(buf, held, base_at, out, out_cap, total) };
+            unsafe { flush(buf, held, base_at, o) };
         }
         tile += 1;
     }
@@ -401,39 +468,29 @@ unsafe fn tiled_block<const D: usize, const K: usize, const EMIT: bool>(
         // SAFETY: after the last barrier (the loop's or `flush`'s), a uniform read.
         if unsafe { *held } > 0 {
             // SAFETY: all threads of the block call it.
-            unsafe { flush(buf, held, base_at, out, out_cap, total) };
+            unsafe { flush(buf, held, base_at, o) };
         }
     } else {
         // SAFETY: `total` is a device u64 (contract); every thread of the block gets here.
-        unsafe { warp_add_u64(total, found) };
+        unsafe { warp_add_u64(o.total, found) };
     }
 }
 
 /// One overlapping pair into the block's buffer, or straight out when it is full.
 ///
 /// # Safety
-/// `buf` holds [`PAIR_BUF`] pairs and `held` is its cursor (shared memory), `out` has
-/// room for `out_cap` pairs, `total` is a device `u64`.
+/// `buf` holds [`PAIR_BUF`] pairs and `held` is its cursor (shared memory), `o.out` has
+/// room for `o.cap` pairs of its form, `o.total` is a device `u64`.
 #[inline(always)]
-unsafe fn push(
-    buf: *mut Pair,
-    held: *mut u32,
-    out: *mut Pair,
-    out_cap: u64,
-    total: *mut u64,
-    pair: Pair,
-) {
+unsafe fn push(buf: *mut Pair, held: *mut u32, o: Landing, pair: Pair) {
     // SAFETY: this fn's contract; slot `< PAIR_BUF` is this thread's alone (the cursor
-    // hands each slot out once between flushes), a global position `< out_cap` too.
+    // hands each slot out once between flushes), a global position too.
     unsafe {
         let slot = atomic_add(held, 1);
         if slot < PAIR_BUF {
             *buf.add(slot as usize) = pair;
         } else {
-            let pos = atomic_add_u64(total, 1);
-            if pos < out_cap {
-                *out.add(pos as usize) = pair;
-            }
+            o.put(atomic_add_u64(o.total, 1), pair);
         }
     }
 }
@@ -446,14 +503,7 @@ unsafe fn push(
 /// As [`push`], `base_at` a shared `u64`; every thread of the block must call it, after
 /// a barrier that follows the last push.
 #[inline(always)]
-unsafe fn flush(
-    buf: *mut Pair,
-    held: *mut u32,
-    base_at: *mut u64,
-    out: *mut Pair,
-    out_cap: u64,
-    total: *mut u64,
-) {
+unsafe fn flush(buf: *mut Pair, held: *mut u32, base_at: *mut u64, o: Landing) {
     let k = thread_idx_x();
     // SAFETY: this fn's contract: every read of the cursor here follows a barrier after
     // the last push, and thread 0 alone writes the base and the cursor, each followed
@@ -461,16 +511,13 @@ unsafe fn flush(
     unsafe {
         let n = (*held).min(PAIR_BUF);
         if k == 0 {
-            *base_at = atomic_add_u64(total, n as u64);
+            *base_at = atomic_add_u64(o.total, n as u64);
         }
         sync_threads();
         let base = *base_at;
         let mut i = k;
         while i < n {
-            let pos = base + i as u64;
-            if pos < out_cap {
-                *out.add(pos as usize) = *buf.add(i as usize);
-            }
+            o.put(base + i as u64, *buf.add(i as usize));
             i += block_dim_x();
         }
         sync_threads();
