@@ -27,7 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut times = Vec::new();
         for round in 0..200 {
             let t = Instant::now();
-            ranges.copy_from_slice(&batches[round % batches.len()].ranges);
+            ranges.copy_from_slice(batches[round % batches.len()].ranges());
             times.push(t.elapsed().as_secs_f64() * 1e6);
         }
         times.sort_by(f64::total_cmp);

@@ -15,7 +15,7 @@ use ddm_region_kernels::grid::GRID_MAX_DIMS;
 use ddm_region_kernels::UpdatedRegion;
 use gpu_kernels::crew::claim_each;
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// Most cells a grid may have.
@@ -52,9 +52,6 @@ pub struct StageCounts {
 /// Batches with fewer entries are staged by one thread (a thread costs more than it saves).
 pub const STAGE_PAR_MIN: usize = 1 << 13;
 
-/// Entries the ordered fast path checks between two tests of its verdict.
-const ORDER_BLOCK: usize = 256;
-
 /// The fewest entries a thread of a parallel staging takes.
 pub const STAGE_CHUNK_MIN: usize = 1 << 11;
 
@@ -77,7 +74,7 @@ pub fn stage_updates(
     last: &mut [AtomicU64],
     batch_no: u32,
 ) -> Result<StagedUpdates, DdmError> {
-    let n = batch.entries.len().min(last.len());
+    let n = batch.entries().len().min(last.len());
     let mut records = vec![UpdatedRegion::default(); n];
     let mut ranges = vec![Range::default(); n * dims];
     let c = stage_into(
@@ -168,8 +165,6 @@ struct ChunkCounts {
 /// What one part of [`Stage::ordered`] wrote.
 #[derive(Clone, Copy, Default)]
 struct OrderedPart {
-    /// Publication entries (they come first).
-    publications: u32,
     max_lo0: u32,
     max_hi: u32,
     inverted: bool,
@@ -187,10 +182,10 @@ impl Stage<'_> {
 
     fn check_total(&self, sets: usize) -> Result<(), DdmError> {
         let used = sets * self.dims;
-        if used != self.batch.ranges.len() {
+        if used != self.batch.ranges().len() {
             return Err(DdmError::BadBatch(format!(
                 "{} ranges given, the Set entries use {used}",
-                self.batch.ranges.len()
+                self.batch.ranges().len()
             )));
         }
         Ok(())
@@ -202,7 +197,7 @@ impl Stage<'_> {
         out: (&mut [UpdatedRegion], &mut [Range]),
         threads: usize,
     ) -> Result<StageCounts, DdmError> {
-        let n = self.batch.entries.len();
+        let n = self.batch.entries().len();
         let chunks = if n >= STAGE_PAR_MIN {
             threads.clamp(1, n / STAGE_CHUNK_MIN)
         } else {
@@ -218,15 +213,16 @@ impl Stage<'_> {
         }
     }
 
-    /// The fast path of an ordered batch, one pass: a batch of `Set` entries only whose
-    /// (kind, index) strictly increase (publications first, each kind by index, as
-    /// [`UpdateBatch::everything`] and the paper's scenarios, where every region moves,
-    /// make them) names no region twice and is already in the device's order, so record
-    /// `i` is entry `i`'s region and the ranges are the batch's, copied as they are.
-    /// `chunks` parts (one fork-join on rayon's pool when more than one) check and write
-    /// their entries; a part that finds an entry out of order, a `Remove` or an index
-    /// past its kind's capacity stops, and the general passes run instead (`None`),
-    /// overwriting what was written. `last` is not read or written: only keys of the
+    /// The fast path of an ordered batch ([`UpdateBatch::is_ordered`], recorded by the
+    /// batch as it was built: only `Set` entries, (kind, index) strictly increasing,
+    /// publications first, as [`UpdateBatch::everything`] and the paper's scenarios,
+    /// where every region moves, make them): it names no region twice and is already in
+    /// the device's order, so record `i` is entry `i`'s region and the ranges are the
+    /// batch's, copied as they are, their bounds found on the way. Its entries need no
+    /// check but each kind's last index against its capacity. `chunks` parts, claimed by
+    /// the calling thread from the start and by pool threads as they wake
+    /// ([`gpu_kernels::crew`]). `None` for any other batch (the general passes run,
+    /// and report a capacity error). `last` is not read or written: only keys of the
     /// batch being staged are ever compared, and the ones it holds stay older.
     fn ordered<const D: usize>(
         &self,
@@ -234,63 +230,54 @@ impl Stage<'_> {
         chunks: usize,
     ) -> Result<Option<StageCounts>, DdmError> {
         let dims = self.dims::<D>();
-        let n = self.batch.entries.len();
+        let entries = self.batch.entries();
+        let n = entries.len();
+        let pubs = self.batch.publications() as usize;
         let (records, ranges) = out;
         if n == 0
-            || self.batch.ranges.len() != n * dims
+            || !self.batch.is_ordered()
+            || self.batch.ranges().len() != n * dims
             || records.len() < n
             || ranges.len() < n * dims
+            || (pubs > 0 && entries[pubs - 1].1 >= self.n_pub)
+            || (pubs < n && entries[n - 1].1 >= self.n_sub)
         {
             return Ok(None);
         }
-        // Every region, strictly increasing and within the capacities: entry `i` is
-        // region `i`, and no record need be written.
+        // Every region: no record need be written (the device makes them).
         let dense = n == (self.n_pub + self.n_sub) as usize;
         let per = n.div_ceil(chunks);
         let (records, ranges) = (&mut records[..n], &mut ranges[..n * dims]);
-        let found: Option<Vec<OrderedPart>> = if chunks == 1 {
-            self.ordered_part_fast::<D>(0, records, ranges, dense)
-                .map(|p| vec![p])
+        let found: Vec<OrderedPart> = if chunks == 1 {
+            vec![self.ordered_part_fast::<D>(0, records, ranges, dense)]
         } else {
-            // The calling thread checks parts from the start; pool threads join as they
-            // wake (after a device wait they sleep: `gpu_kernels::crew`).
             type Slot<'s> = Mutex<Option<(&'s mut [UpdatedRegion], &'s mut [Range])>>;
             let slots: Vec<Slot> = records
                 .chunks_mut(per)
                 .zip(ranges.chunks_mut(per * dims))
                 .map(|p| Mutex::new(Some(p)))
                 .collect();
-            let parts: Vec<Mutex<Option<OrderedPart>>> =
-                (0..slots.len()).map(|_| Mutex::new(None)).collect();
-            let failed = AtomicBool::new(false);
+            let parts: Vec<Mutex<OrderedPart>> = (0..slots.len())
+                .map(|_| Mutex::new(OrderedPart::default()))
+                .collect();
             claim_each(slots.len(), slots.len() - 1, |c| {
                 let slot = slots[c].lock().unwrap_or_else(|e| e.into_inner()).take();
-                let Some((rec, rng)) = slot else { return };
-                match self.ordered_part_fast::<D>(c * per, rec, rng, dense) {
-                    Some(p) => *parts[c].lock().unwrap_or_else(|e| e.into_inner()) = Some(p),
-                    None => failed.store(true, Ordering::Relaxed),
+                if let Some((rec, rng)) = slot {
+                    let p = self.ordered_part_fast::<D>(c * per, rec, rng, dense);
+                    *parts[c].lock().unwrap_or_else(|e| e.into_inner()) = p;
                 }
             });
-            (!failed.into_inner()).then(|| {
-                parts
-                    .into_iter()
-                    .map(|p| {
-                        p.into_inner()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .unwrap_or_default()
-                    })
-                    .collect()
-            })
-        };
-        let Some(found) = found else {
-            return Ok(None);
+            parts
+                .into_iter()
+                .map(|p| p.into_inner().unwrap_or_else(|e| e.into_inner()))
+                .collect()
         };
         if found.iter().any(|p| p.inverted) {
             return Err(self.inverted_error());
         }
         Ok(Some(StageCounts {
             records: n as u32,
-            n_pub_updates: found.iter().map(|p| p.publications).sum(),
+            n_pub_updates: pubs as u32,
             max_lo0: found.iter().map(|p| p.max_lo0).max().unwrap_or(0),
             max_hi: found.iter().map(|p| p.max_hi).max().unwrap_or(0),
             dense,
@@ -298,10 +285,10 @@ impl Stage<'_> {
     }
 
     /// [`Stage::ordered_part`] compiled for AVX2 where the CPU has it (detected once by
-    /// std): the checks and the ranges' bounds are unsigned 32-bit compares and maxima,
-    /// which x86-64's baseline SSE2 lacks, so the baseline build does them an entry at
-    /// a time (measured on an AMD EPYC: 46-72 µs for the checks of 32768 entries and
-    /// 48-55 µs for the copy and bounds of their ranges, against 25 and 20 µs in AVX2).
+    /// std): the ranges' bounds are unsigned 32-bit compares and maxima, which x86-64's
+    /// baseline SSE2 lacks, so the baseline build finds them a range at a time
+    /// (measured on an AMD EPYC: 48-55 µs for the copy and bounds of 32768 moved
+    /// regions' ranges, against 20 µs in AVX2).
     #[inline(always)]
     fn ordered_part_fast<const D: usize>(
         &self,
@@ -309,7 +296,7 @@ impl Stage<'_> {
         rec: &mut [UpdatedRegion],
         rng: &mut [Range],
         dense: bool,
-    ) -> Option<OrderedPart> {
+    ) -> OrderedPart {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (detected just above), the only precondition of
@@ -331,13 +318,14 @@ impl Stage<'_> {
         rec: &mut [UpdatedRegion],
         rng: &mut [Range],
         dense: bool,
-    ) -> Option<OrderedPart> {
+    ) -> OrderedPart {
         self.ordered_part::<D>(start, rec, rng, dense)
     }
 
-    /// One part of [`Stage::ordered`]: entries `start..start + rec.len()`, checked against
-    /// each other and against the entry before `start`, written to `rec` (unless
-    /// `dense`) and `rng`.
+    /// One part of [`Stage::ordered`]: entries `start..start + rec.len()` written to
+    /// `rec` (unless `dense`) and their ranges to `rng` (plain stores: the staging is
+    /// rewritten every step and stays in the cache, where non-temporal stores would
+    /// send every line to memory first), with their bounds.
     #[inline(always)]
     fn ordered_part<const D: usize>(
         &self,
@@ -345,54 +333,18 @@ impl Stage<'_> {
         rec: &mut [UpdatedRegion],
         rng: &mut [Range],
         dense: bool,
-    ) -> Option<OrderedPart> {
+    ) -> OrderedPart {
         let dims = self.dims::<D>();
-        let entries = &self.batch.entries[start..start + rec.len()];
-        // (kind, index) as one number: publications (kind 0) before subscriptions.
-        let order =
-            |kind: Kind, index: u32| ((kind == Kind::Subscription) as u64) << 32 | index as u64;
-        let mut next_min = match start.checked_sub(1) {
-            Some(before) => {
-                let (kind, index, _) = self.batch.entries[before];
-                order(kind, index) + 1
-            }
-            None => 0,
-        };
-        let mut part = OrderedPart::default();
-        // The checks without a branch per entry, a block of entries at a time (the
-        // compiler vectorises the block), so that a batch in order costs about a read of
-        // its entries; the first block that fails stops the fast path.
-        for (block, outs) in entries.chunks(ORDER_BLOCK).zip(rec.chunks_mut(ORDER_BLOCK)) {
-            let mut bad = false;
-            let mut publications = 0u32;
-            for &(kind, index, change) in block {
-                let o = order(kind, index);
-                let cap = if kind == Kind::Publication {
-                    self.n_pub
-                } else {
-                    self.n_sub
+        if !dense {
+            let entries = &self.batch.entries()[start..start + rec.len()];
+            for (&(kind, index, _), out) in entries.iter().zip(rec.iter_mut()) {
+                *out = UpdatedRegion {
+                    region: unified(kind, index, self.n_pub),
+                    alive: 1,
                 };
-                bad |= (change != Change::Set) | (o < next_min) | (index >= cap);
-                next_min = o + 1;
-                publications += (kind == Kind::Publication) as u32;
-            }
-            if bad {
-                return None;
-            }
-            part.publications += publications;
-            if !dense {
-                for (&(kind, index, _), out) in block.iter().zip(outs) {
-                    *out = UpdatedRegion {
-                        region: unified(kind, index, self.n_pub),
-                        alive: 1,
-                    };
-                }
             }
         }
-        // The ranges: copied and bounded in one pass (plain stores: the staging is
-        // rewritten every step and stays in the cache, where non-temporal stores would
-        // send every line to memory first).
-        let src = &self.batch.ranges[start * dims..][..rng.len()];
+        let src = &self.batch.ranges()[start * dims..][..rng.len()];
         let (mut inverted, mut max_hi, mut max_lo0) = (false, 0u32, 0u32);
         for (to, from) in rng.chunks_exact_mut(dims).zip(src.chunks_exact(dims)) {
             for (t, f) in to.iter_mut().zip(from) {
@@ -402,10 +354,11 @@ impl Stage<'_> {
             }
             max_lo0 = max_lo0.max(from[0].lo);
         }
-        part.inverted = inverted;
-        part.max_hi = max_hi;
-        part.max_lo0 = max_lo0;
-        Some(part)
+        OrderedPart {
+            max_lo0,
+            max_hi,
+            inverted,
+        }
     }
 
     /// The region's slot in `last` and its kind's index (0 publications, 1 subscriptions),
@@ -430,7 +383,7 @@ impl Stage<'_> {
     fn inverted_error(&self) -> DdmError {
         let dims = self.dims;
         self.batch
-            .ranges
+            .ranges()
             .chunks_exact(dims)
             .find_map(|r| crate::model::check_ranges(dims, r).err())
             .map_or_else(
@@ -449,7 +402,7 @@ impl Stage<'_> {
         let dims = self.dims::<D>();
         let mut distinct = [0u32; 2];
         let mut sets = 0usize;
-        for (i, &(kind, index, change)) in self.batch.entries.iter().enumerate() {
+        for (i, &(kind, index, change)) in self.batch.entries().iter().enumerate() {
             let (r, k) = self.slot(kind, index)?;
             sets += (change == Change::Set) as usize;
             let slot = last[r].get_mut();
@@ -466,7 +419,7 @@ impl Stage<'_> {
         let (pub_rec, sub_rec) = records[..total].split_at_mut(distinct[0] as usize);
         let (pub_rng, sub_rng) = ranges[..total * dims].split_at_mut(distinct[0] as usize * dims);
         let (max_lo0, max_hi, inverted) = self.write::<D>(
-            0..self.batch.entries.len(),
+            0..self.batch.entries().len(),
             0,
             last,
             [pub_rec, sub_rec],
@@ -498,7 +451,7 @@ impl Stage<'_> {
         rng: [&mut [Range]; 2],
     ) -> (u32, u32, bool) {
         let dims = self.dims::<D>();
-        let mut src = self.batch.ranges[at..].chunks_exact(dims);
+        let mut src = self.batch.ranges()[at..].chunks_exact(dims);
         let [pub_rec, sub_rec] = rec;
         let [pub_rng, sub_rng] = rng;
         let mut outs = [
@@ -507,7 +460,7 @@ impl Stage<'_> {
         ];
         let (mut max_lo0, mut max_hi, mut inverted) = (0u32, 0u32, false);
         let lo = range.start;
-        for (i, &(kind, index, change)) in self.batch.entries[range].iter().enumerate() {
+        for (i, &(kind, index, change)) in self.batch.entries()[range].iter().enumerate() {
             let alive = change == Change::Set;
             // The counting pass checked that there is one chunk per `Set` entry.
             let from = if alive { src.next() } else { None };
@@ -548,7 +501,7 @@ impl Stage<'_> {
         chunks: usize,
     ) -> Result<StageCounts, DdmError> {
         let dims = self.dims::<D>();
-        let entries = &self.batch.entries;
+        let entries = &self.batch.entries();
         let n = entries.len();
         let per = n.div_ceil(chunks);
         let bounds: Vec<std::ops::Range<usize>> = (0..chunks)
@@ -928,8 +881,8 @@ mod tests {
             assert_eq!(out1, out4);
         }
         // The parallel path reports bad input too.
-        let mut bad = b.clone();
-        bad.ranges.pop();
+        let short = b.ranges()[..b.ranges().len() - 1].to_vec();
+        let bad = UpdateBatch::from_parts(b.entries().to_vec(), short);
         let mut out = (
             vec![UpdatedRegion::default(); total],
             vec![Range::default(); total * dims],
@@ -1003,7 +956,9 @@ mod tests {
         assert_eq!(out1.0[0].region, n_pub - 1);
         assert_eq!(out1.0[n_pub as usize + n_sub as usize / 2].alive, 0);
         // An inverted range is reported by both paths.
-        b.ranges[1000] = Range { lo: 9, hi: 8 };
+        let mut ranges = b.ranges().to_vec();
+        ranges[1000] = Range { lo: 9, hi: 8 };
+        let b = UpdateBatch::from_parts(b.entries().to_vec(), ranges);
         for threads in [1, 4] {
             assert!(matches!(stage(&b, threads), Err(DdmError::Model(_))));
         }
@@ -1063,12 +1018,15 @@ mod tests {
         // its entries); a removal in the middle; a region named twice.
         let mut late = ordered.clone();
         late.set(Kind::Subscription, 3, &square(&mut rng));
-        let mut removal = ordered.clone();
-        removal.entries[ordered.len() / 2].2 = Change::Remove;
+        let mut entries = ordered.entries().to_vec();
+        entries[ordered.len() / 2].2 = Change::Remove;
+        let mut ranges = ordered.ranges().to_vec();
         let cut = (ordered.len() / 2) * dims;
-        removal.ranges.drain(cut..cut + dims);
+        ranges.drain(cut..cut + dims);
+        let removal = UpdateBatch::from_parts(entries, ranges);
+        assert!(ordered.is_ordered() && !removal.is_ordered());
         let mut twice = ordered.clone();
-        let (k, i, _) = twice.entries[100];
+        let (k, i, _) = twice.entries()[100];
         twice.set(k, i, &square(&mut rng));
         // Every region, in order: dense (no records written).
         let mut every = UpdateBatch::default();
@@ -1125,8 +1083,9 @@ mod tests {
         // Errors: an index past its kind's capacity at the very end, an inverted range.
         let mut past = ordered.clone();
         past.set(Kind::Subscription, n_sub, &square(&mut rng));
-        let mut inverted = ordered.clone();
-        inverted.ranges[7] = Range { lo: 9, hi: 8 };
+        let mut ranges = ordered.ranges().to_vec();
+        ranges[7] = Range { lo: 9, hi: 8 };
+        let inverted = UpdateBatch::from_parts(ordered.entries().to_vec(), ranges);
         for threads in [1, 4] {
             let mut out = (
                 vec![UpdatedRegion::default(); total + 1],

@@ -188,26 +188,100 @@ pub enum Change {
 }
 
 /// The updated regions of one step, flat: entry `i` is `(kind, index, change)`; the
-/// ranges of `Set` entries follow in order in `ranges`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// ranges of `Set` entries follow in order in [`UpdateBatch::ranges`].
+///
+/// The batch knows, as it is built, whether it is *ordered*: only `Set` entries, whose
+/// (kind, index) strictly increase, publications first (as the paper's scenarios, where
+/// every region moves, and [`UpdateBatch::everything`] make them). Such a batch names no
+/// region twice and is already in the device's order, so the engines stage it without
+/// checking or de-duplicating its entries.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UpdateBatch {
-    pub entries: Vec<(Kind, u32, Change)>,
-    pub ranges: Vec<Range>,
+    entries: Vec<(Kind, u32, Change)>,
+    ranges: Vec<Range>,
+    ordered: bool,
+    publications: u32,
+}
+
+impl Default for UpdateBatch {
+    fn default() -> Self {
+        UpdateBatch {
+            entries: Vec::new(),
+            ranges: Vec::new(),
+            ordered: true,
+            publications: 0,
+        }
+    }
+}
+
+/// (kind, index) as one number: publications (kind 0) before subscriptions.
+#[inline(always)]
+fn order(kind: Kind, index: u32) -> u64 {
+    ((kind == Kind::Subscription) as u64) << 32 | index as u64
 }
 
 impl UpdateBatch {
+    /// An empty batch with room for `entries` entries and `ranges` ranges.
+    pub fn with_capacity(entries: usize, ranges: usize) -> UpdateBatch {
+        UpdateBatch {
+            entries: Vec::with_capacity(entries),
+            ranges: Vec::with_capacity(ranges),
+            ..UpdateBatch::default()
+        }
+    }
+    /// A batch of the given entries and ranges, as if added one by one (the ranges are
+    /// not checked against the `Set` entries here: staging reports a mismatch).
+    pub fn from_parts(entries: Vec<(Kind, u32, Change)>, ranges: Vec<Range>) -> UpdateBatch {
+        let mut b = UpdateBatch::with_capacity(entries.len(), 0);
+        for &(kind, index, change) in &entries {
+            b.note(kind, index, change);
+            b.entries.push((kind, index, change));
+        }
+        b.ranges = ranges;
+        b
+    }
     /// Adds (or moves) region `index` of `kind` to `ranges`.
     pub fn set(&mut self, kind: Kind, index: u32, ranges: &[Range]) {
+        self.note(kind, index, Change::Set);
         self.entries.push((kind, index, Change::Set));
         self.ranges.extend_from_slice(ranges);
     }
     /// Removes region `index` of `kind`.
     pub fn remove(&mut self, kind: Kind, index: u32) {
+        self.note(kind, index, Change::Remove);
         self.entries.push((kind, index, Change::Remove));
+    }
+    /// Keeps [`UpdateBatch::is_ordered`] and the publications' count true for the entry
+    /// about to be pushed.
+    #[inline(always)]
+    fn note(&mut self, kind: Kind, index: u32, change: Change) {
+        let after_last = self
+            .entries
+            .last()
+            .is_none_or(|&(k, i, _)| order(k, i) < order(kind, index));
+        self.ordered &= after_last & (change == Change::Set);
+        self.publications += (kind == Kind::Publication) as u32;
+    }
+    /// The entries, `(kind, index, change)`, in the order they were added.
+    pub fn entries(&self) -> &[(Kind, u32, Change)] {
+        &self.entries
+    }
+    /// The ranges of the `Set` entries, `dims` each, in order.
+    pub fn ranges(&self) -> &[Range] {
+        &self.ranges
+    }
+    /// Only `Set` entries, (kind, index) strictly increasing, publications first.
+    pub fn is_ordered(&self) -> bool {
+        self.ordered
+    }
+    /// How many entries name a publication.
+    pub fn publications(&self) -> u32 {
+        self.publications
     }
     /// Every region of `set`, as a batch (the first step, or a one-shot match).
     pub fn everything(set: &RegionSet) -> UpdateBatch {
-        let mut b = UpdateBatch::default();
+        let n = (set.n_pub() + set.n_sub()) as usize;
+        let mut b = UpdateBatch::with_capacity(n, n * set.dims());
         for kind in [Kind::Publication, Kind::Subscription] {
             for i in 0..set.len(kind) {
                 b.set(kind, i, set.region(kind, i));
@@ -220,5 +294,43 @@ impl UpdateBatch {
     }
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_knows_whether_it_is_ordered_as_it_is_built() {
+        let r = [Range { lo: 1, hi: 2 }];
+        let mut b = UpdateBatch::default();
+        assert!(b.is_ordered());
+        b.set(Kind::Publication, 0, &r);
+        b.set(Kind::Publication, 5, &r);
+        b.set(Kind::Subscription, 0, &r);
+        assert!(b.is_ordered());
+        assert_eq!(b.publications(), 2);
+        // Each of these breaks the order: a step back, the same region again, a
+        // publication after a subscription, a removal.
+        for (kind, index, remove) in [
+            (Kind::Subscription, 0, false),
+            (Kind::Publication, 9, false),
+            (Kind::Subscription, 3, true),
+        ] {
+            let mut c = b.clone();
+            if remove {
+                c.remove(kind, index);
+            } else {
+                c.set(kind, index, &r);
+            }
+            assert!(!c.is_ordered(), "{kind:?} {index} {remove}");
+            let again = UpdateBatch::from_parts(c.entries().to_vec(), c.ranges().to_vec());
+            assert_eq!(again, c);
+        }
+        assert_eq!(
+            UpdateBatch::from_parts(b.entries().to_vec(), b.ranges().to_vec()),
+            b
+        );
     }
 }

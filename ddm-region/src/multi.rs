@@ -224,11 +224,11 @@ fn part_of(set: &RegionSet, pubs: Range<u32>) -> Result<RegionSet, DdmError> {
 fn batch_of(batch: &UpdateBatch, dims: usize, pubs: Range<u32>) -> UpdateBatch {
     let mut out = UpdateBatch::default();
     let mut at = 0;
-    for &(kind, index, change) in &batch.entries {
+    for &(kind, index, change) in batch.entries() {
         let ranges = match change {
             Change::Set => {
                 at += dims;
-                batch.ranges.get(at - dims..at).unwrap_or(&[])
+                batch.ranges().get(at - dims..at).unwrap_or(&[])
             }
             Change::Remove => &[],
         };

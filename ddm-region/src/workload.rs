@@ -133,9 +133,8 @@ impl Scenario {
     pub fn step(&mut self) -> UpdateBatch {
         let dims = self.params.dims;
         let space = self.params.space;
-        let mut batch = UpdateBatch::default();
-        batch.entries.reserve(self.params.regions as usize);
-        batch.ranges.reserve(self.params.regions as usize * dims);
+        let n = self.params.regions as usize;
+        let mut batch = UpdateBatch::with_capacity(n, n * dims);
         let mut ranges = vec![Range::default(); dims];
         for kind in [Kind::Publication, Kind::Subscription] {
             for i in 0..self.set.len(kind) {

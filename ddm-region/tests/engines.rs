@@ -590,7 +590,7 @@ fn dense_steps_of_every_region_equal_the_oracle_on_every_engine() {
                 }
                 batch = scenario.step();
                 if step == 2 {
-                    let (kind, index, _) = batch.entries[5];
+                    let (kind, index, _) = batch.entries()[5];
                     let again = scenario.regions().region(kind, index).to_vec();
                     batch.set(kind, index, &again);
                 }
