@@ -84,7 +84,7 @@
 //! flag and ranges from the region table by index (two scattered reads, ~64 bytes of
 //! memory traffic per candidate; at alpha 100 and 1M regions, ~5 * 10^7 candidates).
 
-use crate::layout::{stage_into, stream_copy, GridSpec, StageCounts};
+use crate::layout::{stage_into_streamed, stream_copy, GridSpec, RangesReady, StageCounts};
 use crate::model::{Kind, ModelError, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::count::{
     bisect_count, dim_candidates, end_keys, EMPTY_FLAG, MAX_ESTIMATED_DIMS, SAMPLE,
@@ -426,7 +426,7 @@ struct TilesState {
     _keys: Buffer<u32>,
     _ids: Buffer<u32>,
     _ranges: Buffer<Range>,
-    widths: Buffer<u32>,
+    _widths: Buffer<u32>,
 }
 
 struct EndsState {
@@ -880,7 +880,16 @@ impl<'d> Engine<'d> {
         let regions = (self.n_pub + self.n_sub) as usize;
         let records = &mut self.staging.as_mut_slice()[..regions];
         let ranges = &mut self.staging_ranges.as_mut_slice()[..regions * self.dims];
-        let staged = stage_into(
+        // A batch that moves every region, in order (the paper's scenarios): its ranges
+        // go to the device a wave at a time, each copy (one DMA from page-locked memory,
+        // stream-ordered before the kernels) overlapping the staging of the next wave.
+        let dev = self.dev;
+        let ranges_dev = &mut self.staging_ranges_dev;
+        let mut to_device = |first: usize, part: &[Range]| -> Result<(), DdmError> {
+            Ok(dev.write(ranges_dev, first, part)?)
+        };
+        let stream = self.phase1 == Phase1::Copy && batch.is_ordered() && batch.len() == regions;
+        let staged = stage_into_streamed(
             batch,
             self.dims,
             (self.n_pub, self.n_sub),
@@ -888,20 +897,23 @@ impl<'d> Engine<'d> {
             self.epoch,
             (records, ranges),
             self.threads,
+            stream.then_some(&mut to_device as &mut RangesReady),
         )?;
         let n = staged.records;
         self.staged_at = Some(Instant::now());
         if self.phase1 == Phase1::Copy && n > 0 {
             // Two DMA copies from page-locked memory (records, ranges), stream-ordered
             // before the kernels; one (ranges) for a dense batch, whose records the
-            // kernels make.
+            // kernels make; none for ranges already streamed.
             let (rec, rng) = (n as usize, n as usize * self.dims);
             if !staged.dense {
                 let records = &self.staging.as_slice()[..rec];
                 self.dev.write(&mut self.staging_dev, 0, records)?;
             }
-            let ranges = &self.staging_ranges.as_slice()[..rng];
-            self.dev.write(&mut self.staging_ranges_dev, 0, ranges)?;
+            if !staged.streamed {
+                let ranges = &self.staging_ranges.as_slice()[..rng];
+                self.dev.write(&mut self.staging_ranges_dev, 0, ranges)?;
+            }
         }
         if n == 0 {
             let overlaps = if self.approach.sorts() {
@@ -1641,24 +1653,28 @@ impl<'d> Engine<'d> {
                 _keys: keys,
                 _ids: ids,
                 _ranges: ranges,
-                widths,
+                _widths: widths,
             });
         }
-        let tiles = s.tiles.as_mut().expect("just made");
-        dev.zero(&mut tiles.widths)?;
+        let tiles = s.tiles.as_ref().expect("just made");
+        // (It zeroes `total` too: no memset before either launch.)
         sort_tiles::launch(
             dev,
             LaunchConfig::blocks(n_tiles, TILE, SORT_TILES_SHARED),
             &self.table,
             &tiles.table,
+            &s.total,
         )?;
+        let mut first = true;
         loop {
             let s = self
                 .sweep
                 .as_mut()
                 .expect("sorting engines keep their state");
             let tiles = &s.tiles.as_ref().expect("made above").table;
-            dev.zero(&mut s.total)?;
+            if !std::mem::take(&mut first) {
+                dev.zero(&mut s.total)?;
+            }
             let cap = if emit == EMIT_COUNT {
                 0
             } else {

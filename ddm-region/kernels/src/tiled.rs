@@ -87,8 +87,8 @@ pub fn unpack_narrow(w: u32) -> Pair {
     }
 }
 
-/// Dynamic shared memory of [`sort_tiles`]: the tile's keys.
-pub const SORT_TILES_SHARED: u32 = TILE * 4;
+/// Dynamic shared memory of [`sort_tiles`]: the tile's keys and its width.
+pub const SORT_TILES_SHARED: u32 = TILE * 4 + 4;
 
 /// Dynamic shared memory of [`tiled_match`] in `dims` dimensions: the sorted tile's
 /// ranges, the pair buffer, the tile's keys and publication indices, the buffer's
@@ -141,17 +141,19 @@ kernel! {
     /// [`SORT_TILES_SHARED`] of shared memory, sorts publications
     /// `b * TILE .. min(n_pub, (b + 1) * TILE)` by lower bound in dimension 0:
     /// thread `k` reads publication `b * TILE + k` (global region table), writes its key
-    /// to shared memory and folds its width into `widths[b]` (global atomic max; the
-    /// host zeroes them); after the barrier, counts the keys below its own (ties by
-    /// position): its rank `r`, and writes key, index and ranges at `b * TILE + r` of
-    /// the sorted arrays (global).
-    pub fn sort_tiles(tables: *const DdmTables, tiles: *const SortedTiles) {
+    /// to shared memory and folds its width into the tile's (shared atomic max); after
+    /// the barrier, counts the keys below its own (ties by position): its rank `r`, and
+    /// writes key, index and ranges at `b * TILE + r` of the sorted arrays (global);
+    /// thread 0 writes the tile's width to `widths[b]` (global), and block 0's thread 0
+    /// zeroes `total[0]` for the [`tiled_match`] that follows (no host memset before
+    /// either).
+    pub fn sort_tiles(tables: *const DdmTables, tiles: *const SortedTiles, total: *mut u64) {
         let t = *tables;
         match t.dims {
-            1 => sort_tile::<1>(&t, &*tiles),
-            2 => sort_tile::<2>(&t, &*tiles),
-            3 => sort_tile::<3>(&t, &*tiles),
-            _ => sort_tile::<4>(&t, &*tiles),
+            1 => sort_tile::<1>(&t, &*tiles, total),
+            2 => sort_tile::<2>(&t, &*tiles, total),
+            3 => sort_tile::<3>(&t, &*tiles, total),
+            _ => sort_tile::<4>(&t, &*tiles, total),
         }
     }
 }
@@ -271,27 +273,45 @@ unsafe fn ranges_of<const D: usize>(t: &DdmTables, r: u32) -> [Range; D] {
 ///
 /// # Safety
 /// The launch of [`sort_tiles`]'s contract: `t` the live tables with `dims == D`, `s`
-/// sorted arrays for its `n_pub` publications and zeroed widths, blocks of [`TILE`]
-/// threads with [`SORT_TILES_SHARED`] bytes of shared memory.
+/// sorted arrays for its `n_pub` publications, `total` a device `u64`, blocks of
+/// [`TILE`] threads with [`SORT_TILES_SHARED`] bytes of shared memory.
 #[inline(always)]
-unsafe fn sort_tile<const D: usize>(t: &DdmTables, s: &SortedTiles) {
+unsafe fn sort_tile<const D: usize>(t: &DdmTables, s: &SortedTiles, total: *mut u64) {
     let k = thread_idx_x();
     let base = block_idx_x() * TILE;
     let len = t.n_pub.saturating_sub(base).min(TILE);
     let keys = dynamic_shared::<u32>();
-    let mut p = [GONE; D];
-    if k < len {
-        // SAFETY: `base + k < n_pub`: a publication; slot `k < TILE` of the keys; this
-        // tile's width (`block_idx_x() < ceil(n_pub / TILE)`).
+    // SAFETY: slot `TILE` of the shared memory (`SORT_TILES_SHARED`): the tile's width.
+    let width = unsafe { keys.add(TILE as usize) };
+    if k == 0 {
+        // SAFETY: thread 0 alone writes the width before the barrier; block 0's thread
+        // 0 alone writes `total` (a device u64), read by the next launch only.
         unsafe {
-            p = ranges_of::<D>(t, base + k);
-            *keys.add(k as usize) = p[0].lo;
-            if p[0].lo <= p[0].hi {
-                atomic_max(s.widths().add(block_idx_x() as usize), p[0].hi - p[0].lo);
+            *width = 0;
+            if block_idx_x() == 0 {
+                *total = 0;
             }
         }
     }
     sync_threads();
+    let mut p = [GONE; D];
+    if k < len {
+        // SAFETY: `base + k < n_pub`: a publication; slot `k < TILE` of the keys; the
+        // shared width, zeroed before the barrier.
+        unsafe {
+            p = ranges_of::<D>(t, base + k);
+            *keys.add(k as usize) = p[0].lo;
+            if p[0].lo <= p[0].hi {
+                atomic_max(width, p[0].hi - p[0].lo);
+            }
+        }
+    }
+    sync_threads();
+    if k == 0 {
+        // SAFETY: every fold into the width came before the barrier; this tile's slot
+        // of the widths (`block_idx_x() < ceil(n_pub / TILE)`) is this thread's alone.
+        unsafe { *s.widths().add(block_idx_x() as usize) = *width };
+    }
     if k < len {
         let key = p[0].lo;
         // The stable rank: keys at or below this one before it, keys below it after.
