@@ -84,7 +84,7 @@
 //! flag and ranges from the region table by index (two scattered reads, ~64 bytes of
 //! memory traffic per candidate; at alpha 100 and 1M regions, ~5 * 10^7 candidates).
 
-use crate::layout::{stage_into_streamed, stream_copy, GridSpec, RangesReady, StageCounts};
+use crate::layout::{stage_into, stream_copy, GridSpec, StageCounts};
 use crate::model::{Kind, ModelError, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::count::{
     bisect_count, dim_candidates, end_keys, EMPTY_FLAG, MAX_ESTIMATED_DIMS, SAMPLE,
@@ -880,16 +880,7 @@ impl<'d> Engine<'d> {
         let regions = (self.n_pub + self.n_sub) as usize;
         let records = &mut self.staging.as_mut_slice()[..regions];
         let ranges = &mut self.staging_ranges.as_mut_slice()[..regions * self.dims];
-        // A batch that moves every region, in order (the paper's scenarios): its ranges
-        // go to the device a wave at a time, each copy (one DMA from page-locked memory,
-        // stream-ordered before the kernels) overlapping the staging of the next wave.
-        let dev = self.dev;
-        let ranges_dev = &mut self.staging_ranges_dev;
-        let mut to_device = |first: usize, part: &[Range]| -> Result<(), DdmError> {
-            Ok(dev.write(ranges_dev, first, part)?)
-        };
-        let stream = self.phase1 == Phase1::Copy && batch.is_ordered() && batch.len() == regions;
-        let staged = stage_into_streamed(
+        let staged = stage_into(
             batch,
             self.dims,
             (self.n_pub, self.n_sub),
@@ -897,23 +888,20 @@ impl<'d> Engine<'d> {
             self.epoch,
             (records, ranges),
             self.threads,
-            stream.then_some(&mut to_device as &mut RangesReady),
         )?;
         let n = staged.records;
         self.staged_at = Some(Instant::now());
         if self.phase1 == Phase1::Copy && n > 0 {
             // Two DMA copies from page-locked memory (records, ranges), stream-ordered
             // before the kernels; one (ranges) for a dense batch, whose records the
-            // kernels make; none for ranges already streamed.
+            // kernels make.
             let (rec, rng) = (n as usize, n as usize * self.dims);
             if !staged.dense {
                 let records = &self.staging.as_slice()[..rec];
                 self.dev.write(&mut self.staging_dev, 0, records)?;
             }
-            if !staged.streamed {
-                let ranges = &self.staging_ranges.as_slice()[..rng];
-                self.dev.write(&mut self.staging_ranges_dev, 0, ranges)?;
-            }
+            let ranges = &self.staging_ranges.as_slice()[..rng];
+            self.dev.write(&mut self.staging_ranges_dev, 0, ranges)?;
         }
         if n == 0 {
             let overlaps = if self.approach.sorts() {

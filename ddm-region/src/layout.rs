@@ -47,18 +47,7 @@ pub struct StageCounts {
     /// and the records were not written (only the ranges); the device makes them
     /// (`ddm_region_kernels::staged_update`).
     pub dense: bool,
-    /// Every range written was handed to [`stage_into_streamed`]'s `ready` (false from
-    /// [`stage_into`], and when the batch took the general passes).
-    pub streamed: bool,
 }
-
-/// Where [`stage_into_streamed`] hands the staged ranges as they are written: `(first,
-/// ranges)` is `out.1[first..first + ranges.len()]`, final.
-pub type RangesReady<'a> = dyn FnMut(usize, &[Range]) -> Result<(), DdmError> + 'a;
-
-/// Waves of an ordered batch's parts that [`stage_into_streamed`] hands over one after
-/// another, so that copying a wave to the device overlaps staging the next.
-pub const STREAM_WAVES: usize = 4;
 
 /// Batches with fewer entries are staged by one thread (a thread costs more than it saves).
 pub const STAGE_PAR_MIN: usize = 1 << 13;
@@ -135,24 +124,6 @@ pub fn stage_into(
     out: (&mut [UpdatedRegion], &mut [Range]),
     threads: usize,
 ) -> Result<StageCounts, DdmError> {
-    stage_into_streamed(batch, dims, caps, last, batch_no, out, threads, None)
-}
-
-/// [`stage_into`], handing the ranges of an ordered batch ([`UpdateBatch::is_ordered`])
-/// to `ready` as they are written, in up to [`STREAM_WAVES`] waves in order (the engine
-/// copies each to the device while the next is staged); the counts say whether it did
-/// ([`StageCounts::streamed`]). An error of `ready` ends the staging with that error.
-#[allow(clippy::too_many_arguments)] // stage_into's, and where its ranges go
-pub fn stage_into_streamed(
-    batch: &UpdateBatch,
-    dims: usize,
-    caps: (u32, u32),
-    last: &mut [AtomicU64],
-    batch_no: u32,
-    out: (&mut [UpdatedRegion], &mut [Range]),
-    threads: usize,
-    ready: Option<&mut RangesReady>,
-) -> Result<StageCounts, DdmError> {
     // One copy of the passes per small dimensionality, so that a region's ranges are
     // copied with a few moves instead of a `memcpy` call.
     let s = Stage {
@@ -163,11 +134,11 @@ pub fn stage_into_streamed(
         batch_no,
     };
     match dims {
-        1 => s.run::<1>(last, out, threads, ready),
-        2 => s.run::<2>(last, out, threads, ready),
-        3 => s.run::<3>(last, out, threads, ready),
-        4 => s.run::<4>(last, out, threads, ready),
-        _ => s.run::<0>(last, out, threads, ready),
+        1 => s.run::<1>(last, out, threads),
+        2 => s.run::<2>(last, out, threads),
+        3 => s.run::<3>(last, out, threads),
+        4 => s.run::<4>(last, out, threads),
+        _ => s.run::<0>(last, out, threads),
     }
 }
 
@@ -225,7 +196,6 @@ impl Stage<'_> {
         last: &mut [AtomicU64],
         out: (&mut [UpdatedRegion], &mut [Range]),
         threads: usize,
-        ready: Option<&mut RangesReady>,
     ) -> Result<StageCounts, DdmError> {
         let n = self.batch.entries().len();
         let chunks = if n >= STAGE_PAR_MIN {
@@ -233,7 +203,7 @@ impl Stage<'_> {
         } else {
             1
         };
-        if let Some(counts) = self.ordered::<D>((&mut *out.0, &mut *out.1), chunks, ready)? {
+        if let Some(counts) = self.ordered::<D>((&mut *out.0, &mut *out.1), chunks)? {
             return Ok(counts);
         }
         if chunks == 1 {
@@ -258,7 +228,6 @@ impl Stage<'_> {
         &self,
         out: (&mut [UpdatedRegion], &mut [Range]),
         chunks: usize,
-        mut ready: Option<&mut RangesReady>,
     ) -> Result<Option<StageCounts>, DdmError> {
         let dims = self.dims::<D>();
         let entries = self.batch.entries();
@@ -278,25 +247,31 @@ impl Stage<'_> {
         // Every region: no record need be written (the device makes them).
         let dense = n == (self.n_pub + self.n_sub) as usize;
         let per = n.div_ceil(chunks);
-        let n_parts = n.div_ceil(per);
-        let waves = if ready.is_some() {
-            STREAM_WAVES.min(n_parts)
-        } else {
-            1
-        };
-        let wave = n_parts.div_ceil(waves) * per;
-        let mut found = Vec::with_capacity(n_parts);
         let (records, ranges) = (&mut records[..n], &mut ranges[..n * dims]);
-        for (w, (rec, rng)) in records
-            .chunks_mut(wave)
-            .zip(ranges.chunks_mut(wave * dims))
-            .enumerate()
-        {
-            found.extend(self.ordered_wave::<D>(w * wave, rec, rng, per, dense));
-            if let Some(r) = ready.as_mut() {
-                r(w * wave * dims, rng)?;
-            }
-        }
+        let found: Vec<OrderedPart> = if chunks == 1 {
+            vec![self.ordered_part_fast::<D>(0, records, ranges, dense)]
+        } else {
+            type Slot<'s> = Mutex<Option<(&'s mut [UpdatedRegion], &'s mut [Range])>>;
+            let slots: Vec<Slot> = records
+                .chunks_mut(per)
+                .zip(ranges.chunks_mut(per * dims))
+                .map(|p| Mutex::new(Some(p)))
+                .collect();
+            let parts: Vec<Mutex<OrderedPart>> = (0..slots.len())
+                .map(|_| Mutex::new(OrderedPart::default()))
+                .collect();
+            claim_each(slots.len(), slots.len() - 1, |c| {
+                let slot = slots[c].lock().unwrap_or_else(|e| e.into_inner()).take();
+                if let Some((rec, rng)) = slot {
+                    let p = self.ordered_part_fast::<D>(c * per, rec, rng, dense);
+                    *parts[c].lock().unwrap_or_else(|e| e.into_inner()) = p;
+                }
+            });
+            parts
+                .into_iter()
+                .map(|p| p.into_inner().unwrap_or_else(|e| e.into_inner()))
+                .collect()
+        };
         if found.iter().any(|p| p.inverted) {
             return Err(self.inverted_error());
         }
@@ -306,45 +281,7 @@ impl Stage<'_> {
             max_lo0: found.iter().map(|p| p.max_lo0).max().unwrap_or(0),
             max_hi: found.iter().map(|p| p.max_hi).max().unwrap_or(0),
             dense,
-            streamed: ready.is_some(),
         }))
-    }
-
-    /// Entries `start..start + rec.len()` of an ordered batch in parts of `per`, claimed
-    /// by the calling thread from the start and by pool threads as they wake
-    /// ([`gpu_kernels::crew`]).
-    fn ordered_wave<const D: usize>(
-        &self,
-        start: usize,
-        records: &mut [UpdatedRegion],
-        ranges: &mut [Range],
-        per: usize,
-        dense: bool,
-    ) -> Vec<OrderedPart> {
-        let dims = self.dims::<D>();
-        if records.len() <= per {
-            return vec![self.ordered_part_fast::<D>(start, records, ranges, dense)];
-        }
-        type Slot<'s> = Mutex<Option<(&'s mut [UpdatedRegion], &'s mut [Range])>>;
-        let slots: Vec<Slot> = records
-            .chunks_mut(per)
-            .zip(ranges.chunks_mut(per * dims))
-            .map(|p| Mutex::new(Some(p)))
-            .collect();
-        let parts: Vec<Mutex<OrderedPart>> = (0..slots.len())
-            .map(|_| Mutex::new(OrderedPart::default()))
-            .collect();
-        claim_each(slots.len(), slots.len() - 1, |c| {
-            let slot = slots[c].lock().unwrap_or_else(|e| e.into_inner()).take();
-            if let Some((rec, rng)) = slot {
-                let p = self.ordered_part_fast::<D>(start + c * per, rec, rng, dense);
-                *parts[c].lock().unwrap_or_else(|e| e.into_inner()) = p;
-            }
-        });
-        parts
-            .into_iter()
-            .map(|p| p.into_inner().unwrap_or_else(|e| e.into_inner()))
-            .collect()
     }
 
     /// [`Stage::ordered_part`] compiled for AVX2 where the CPU has it (detected once by
@@ -497,7 +434,6 @@ impl Stage<'_> {
             max_lo0,
             max_hi,
             dense: false,
-            streamed: false,
         })
     }
 
@@ -657,7 +593,6 @@ impl Stage<'_> {
             max_lo0: written.iter().map(|w| w.0).max().unwrap_or(0),
             max_hi: written.iter().map(|w| w.1).max().unwrap_or(0),
             dense: false,
-            streamed: false,
         })
     }
 }
@@ -860,88 +795,6 @@ impl GridSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_ordered_batch_streams_its_ranges_in_waves_in_order_and_others_do_not() {
-        let (n_pub, n_sub, dims) = (9000u32, 11000u32, 2usize);
-        let total = (n_pub + n_sub) as usize;
-        let r = |i: u32| {
-            [
-                Range { lo: i, hi: i + 3 },
-                Range {
-                    lo: 7,
-                    hi: 9 + i % 5,
-                },
-            ]
-        };
-        let mut every = UpdateBatch::default();
-        for (kind, cap) in [(Kind::Publication, n_pub), (Kind::Subscription, n_sub)] {
-            for i in 0..cap {
-                every.set(kind, i, &r(i));
-            }
-        }
-        let mut twice = every.clone();
-        twice.set(Kind::Subscription, 5, &r(5));
-        for threads in [1, 4, 16] {
-            for (b, streams) in [(&every, true), (&twice, false)] {
-                let last: Vec<AtomicU64> = (0..total).map(|_| AtomicU64::new(0)).collect();
-                let mut last = last;
-                let mut out = (
-                    vec![UpdatedRegion::default(); total],
-                    vec![Range::default(); total * dims],
-                );
-                let mut got: Vec<(usize, Vec<Range>)> = Vec::new();
-                let mut ready = |first: usize, part: &[Range]| {
-                    got.push((first, part.to_vec()));
-                    Ok(())
-                };
-                let c = stage_into_streamed(
-                    b,
-                    dims,
-                    (n_pub, n_sub),
-                    &mut last,
-                    1,
-                    (&mut out.0, &mut out.1),
-                    threads,
-                    Some(&mut ready),
-                )
-                .unwrap();
-                assert_eq!(c.streamed, streams, "{threads} threads");
-                if streams {
-                    assert!(!got.is_empty() && got.len() <= STREAM_WAVES);
-                    // In order, back to back, and together the staged ranges.
-                    let mut at = 0;
-                    for (first, part) in &got {
-                        assert_eq!(*first, at);
-                        assert_eq!(part[..], out.1[at..at + part.len()]);
-                        at += part.len();
-                    }
-                    assert_eq!(at, total * dims);
-                    assert_eq!(out.1, every.ranges());
-                } else {
-                    assert!(got.is_empty());
-                }
-            }
-        }
-        // An error of `ready` ends the staging with it.
-        let mut last: Vec<AtomicU64> = (0..total).map(|_| AtomicU64::new(0)).collect();
-        let mut out = (
-            vec![UpdatedRegion::default(); total],
-            vec![Range::default(); total * dims],
-        );
-        let mut fail = |_: usize, _: &[Range]| Err(DdmError::BadBatch("refused".into()));
-        let e = stage_into_streamed(
-            &every,
-            dims,
-            (n_pub, n_sub),
-            &mut last,
-            1,
-            (&mut out.0, &mut out.1),
-            4,
-            Some(&mut fail),
-        );
-        assert!(matches!(e, Err(DdmError::BadBatch(m)) if m == "refused"));
-    }
 
     #[test]
     fn staging_puts_publications_first_and_keeps_the_last_change() {
