@@ -369,52 +369,24 @@ unsafe fn sort_tile<const D: usize>(t: &DdmTables, s: &SortedTiles, total: *mut 
     }
 }
 
-/// For each subscription of `subs`, the first index of the sorted `keys[..n]` whose key
-/// is `> s.lo - w` in dimension 0 (0 where `s.lo < w`): `K` branch-free binary searches
-/// run in step, the window halving for all at once.
+/// First index of the sorted `keys[..n]` whose key is `> x`.
 ///
 /// # Safety
 /// `keys` holds `n` sorted values.
 #[inline(always)]
-unsafe fn runs_from<const D: usize, const K: usize>(
-    keys: *const u32,
-    n: u32,
-    subs: &[[Range; D]; K],
-    w: u32,
-) -> [u32; K] {
-    let mut base = [0u32; K];
-    let mut x = [0u32; K];
-    let mut i = 0;
-    while i < K {
-        x[i] = subs[i][0].lo.saturating_sub(w);
-        i += 1;
-    }
-    let mut len = n;
-    while len > 1 {
+unsafe fn first_above(keys: *const u32, n: u32, x: u32) -> u32 {
+    let (mut lo, mut len) = (0u32, n);
+    while len > 0 {
         let half = len / 2;
-        let mut i = 0;
-        while i < K {
-            // SAFETY: `base[i] + half < base[i] + len <= n`.
-            if unsafe { *keys.add((base[i] + half) as usize) } <= x[i] {
-                base[i] += half;
-            }
-            i += 1;
-        }
-        len -= half;
-    }
-    let mut i = 0;
-    while i < K {
-        // `keys[base]` is the last candidate for the answer; none when the tile is empty
-        // or the subscription starts within `w` of 0 (every key is above `lo - w`).
-        base[i] = if n == 0 || subs[i][0].lo < w {
-            0
+        // SAFETY: `lo + half < lo + len <= n`.
+        if unsafe { *keys.add((lo + half) as usize) } <= x {
+            lo += half + 1;
+            len -= half + 1;
         } else {
-            // SAFETY: `base[i] < n`.
-            base[i] + (unsafe { *keys.add(base[i] as usize) } <= x[i]) as u32
-        };
-        i += 1;
+            len = half;
+        }
     }
-    base
+    lo
 }
 
 /// One block of [`tiled_match`] in `D` dimensions, `K` subscriptions a thread
@@ -487,15 +459,16 @@ unsafe fn tiled_block<const D: usize, const K: usize, const EMIT: bool>(
         // SAFETY: tile `tile < ceil(n_pub / TILE)`'s width, final since `sort_tiles`.
         let w = unsafe { *s.widths().add(tile as usize) };
         sync_threads();
-        // Candidates have `p.lo > sub.lo - w` (`p.hi <= p.lo + w` must pass `sub.lo`):
-        // the first of each subscription's run, all `K` searched in step (`K`
-        // independent shared loads a step instead of one chain a subscription).
-        // SAFETY: the keys `keys[..len]`, sorted, written before the barrier.
-        let starts = unsafe { runs_from::<D, K>(keys, len, &mine, w) };
         let mut i = 0;
         while i < K {
             let sub = mine[i];
-            let mut j = starts[i];
+            // Candidates have `p.lo > sub.lo - w` (`p.hi <= p.lo + w` must pass `sub.lo`).
+            let mut j = if sub[0].lo >= w {
+                // SAFETY: the keys `keys[..len]`, sorted, written before the barrier.
+                unsafe { first_above(keys, len, sub[0].lo - w) }
+            } else {
+                0
+            };
             // SAFETY: slot `j < len` of the keys.
             while j < len && unsafe { *keys.add(j as usize) } < sub[0].hi {
                 // SAFETY: slot `j < len` of the ranges.
