@@ -105,8 +105,7 @@ use ddm_region_kernels::sweep::{
 };
 use ddm_region_kernels::tiled::{
     sort_tiles, subs_per_block, tiled_match, tiled_shared_bytes, unpack_narrow, SortedTiles,
-    EMIT_COUNT, EMIT_NARROW, EMIT_WIDE, SORT_TILES_SHARED, SORT_TILES_THREADS, TILE,
-    TILED_MAX_DIMS,
+    EMIT_COUNT, EMIT_NARROW, EMIT_WIDE, SORT_TILES_SHARED, TILE, TILED_MAX_DIMS,
 };
 use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
 use gpu_kernels::crew::Crew;
@@ -1649,7 +1648,7 @@ impl<'d> Engine<'d> {
         // (It zeroes `total` too: no memset before either launch.)
         sort_tiles::launch(
             dev,
-            LaunchConfig::blocks(n_tiles, SORT_TILES_THREADS, SORT_TILES_SHARED),
+            LaunchConfig::blocks(n_tiles, TILE, SORT_TILES_SHARED),
             &self.table,
             &tiles.table,
             &s.total,

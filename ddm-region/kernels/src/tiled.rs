@@ -5,8 +5,7 @@
 //! memory.
 //!
 //! 1. [`sort_tiles`]: a block per [`TILE`] publications ranks its tile by lower bound
-//!    in dimension 0 (four threads count the keys below a publication's, a quarter of
-//!    the tile each, and add their counts with warp shuffles) and writes
+//!    in dimension 0 (each thread counts the keys below its publication's) and writes
 //!    the sorted keys, ranges and indices, and the tile's widest range there, `w`.
 //! 2. [`tiled_match`]: the paper's Fig. 2 turned around: a block holds
 //!    [`subs_per_block`] subscriptions in registers (each thread [`subs_per_thread`] of
@@ -88,14 +87,6 @@ pub fn unpack_narrow(w: u32) -> Pair {
     }
 }
 
-/// Threads that rank one publication in [`sort_tiles`], each over a quarter of the
-/// tile's keys (one thread per publication, 256 comparisons each, took 8 µs with 64
-/// blocks on the H100's 132 SMs at 32768 regions: ncu, latency-bound).
-pub const RANK_SPLIT: u32 = 4;
-
-/// Threads per block of [`sort_tiles`].
-pub const SORT_TILES_THREADS: u32 = TILE * RANK_SPLIT;
-
 /// Dynamic shared memory of [`sort_tiles`]: the tile's keys and its width.
 pub const SORT_TILES_SHARED: u32 = TILE * 4 + 4;
 
@@ -146,14 +137,12 @@ impl SortedTiles {
 }
 
 kernel! {
-    /// Block `b` of `ceil(n_pub / TILE)` blocks of [`SORT_TILES_THREADS`] threads,
+    /// Block `b` of `ceil(n_pub / TILE)` blocks of [`TILE`] threads,
     /// [`SORT_TILES_SHARED`] of shared memory, sorts publications
     /// `b * TILE .. min(n_pub, (b + 1) * TILE)` by lower bound in dimension 0:
-    /// the first of the [`RANK_SPLIT`] threads of publication `b * TILE + k` reads it
-    /// (global region table), writes its key to shared memory and folds its width into
-    /// the tile's (shared atomic max); after the barrier, each of its threads counts the
-    /// keys below its own in a quarter of the tile (ties by position), the counts are
-    /// summed across the four lanes (warp shuffles) into its rank `r`, and the first
+    /// thread `k` reads publication `b * TILE + k` (global region table), writes its key
+    /// to shared memory and folds its width into the tile's (shared atomic max); after
+    /// the barrier, counts the keys below its own (ties by position): its rank `r`, and
     /// writes key, index and ranges at `b * TILE + r` of the sorted arrays (global);
     /// thread 0 writes the tile's width to `widths[b]` (global), and block 0's thread 0
     /// zeroes `total[0]` for the [`tiled_match`] that follows (no host memset before
@@ -285,19 +274,16 @@ unsafe fn ranges_of<const D: usize>(t: &DdmTables, r: u32) -> [Range; D] {
 /// # Safety
 /// The launch of [`sort_tiles`]'s contract: `t` the live tables with `dims == D`, `s`
 /// sorted arrays for its `n_pub` publications, `total` a device `u64`, blocks of
-/// [`SORT_TILES_THREADS`] threads with [`SORT_TILES_SHARED`] bytes of shared memory.
+/// [`TILE`] threads with [`SORT_TILES_SHARED`] bytes of shared memory.
 #[inline(always)]
 unsafe fn sort_tile<const D: usize>(t: &DdmTables, s: &SortedTiles, total: *mut u64) {
-    // Four threads (adjacent lanes of one warp) per publication: quarter `q` of the
-    // tile's keys each.
-    let k = thread_idx_x() / RANK_SPLIT;
-    let q = thread_idx_x() % RANK_SPLIT;
+    let k = thread_idx_x();
     let base = block_idx_x() * TILE;
     let len = t.n_pub.saturating_sub(base).min(TILE);
     let keys = dynamic_shared::<u32>();
     // SAFETY: slot `TILE` of the shared memory (`SORT_TILES_SHARED`): the tile's width.
     let width = unsafe { keys.add(TILE as usize) };
-    if thread_idx_x() == 0 {
+    if k == 0 {
         // SAFETY: thread 0 alone writes the width before the barrier; block 0's thread
         // 0 alone writes `total` (a device u64), read by the next launch only.
         unsafe {
@@ -309,10 +295,9 @@ unsafe fn sort_tile<const D: usize>(t: &DdmTables, s: &SortedTiles, total: *mut 
     }
     sync_threads();
     let mut p = [GONE; D];
-    if q == 0 && k < len {
-        // SAFETY: `base + k < n_pub`: a publication; slot `k < TILE` of the keys (this
-        // publication's first thread alone writes it); the shared width, zeroed before
-        // the barrier.
+    if k < len {
+        // SAFETY: `base + k < n_pub`: a publication; slot `k < TILE` of the keys; the
+        // shared width, zeroed before the barrier.
         unsafe {
             p = ranges_of::<D>(t, base + k);
             *keys.add(k as usize) = p[0].lo;
@@ -322,39 +307,29 @@ unsafe fn sort_tile<const D: usize>(t: &DdmTables, s: &SortedTiles, total: *mut 
         }
     }
     sync_threads();
-    if thread_idx_x() == 0 {
+    if k == 0 {
         // SAFETY: every fold into the width came before the barrier; this tile's slot
         // of the widths (`block_idx_x() < ceil(n_pub / TILE)`) is this thread's alone.
         unsafe { *s.widths().add(block_idx_x() as usize) = *width };
     }
-    // The stable rank, a quarter of the keys a thread: keys at or below this one before
-    // it, keys below it after.
-    let mut rank = 0u32;
     if k < len {
-        // SAFETY: slot `k < len` of the keys, written before the barrier.
-        let key = unsafe { *keys.add(k as usize) };
-        let quarter = TILE / RANK_SPLIT;
-        let (from, to) = ((q * quarter).min(len), ((q + 1) * quarter).min(len));
-        let mut j = from;
-        while j < to.min(k) {
-            // SAFETY: slot `j < k < len` of the keys.
+        let key = p[0].lo;
+        // The stable rank: keys at or below this one before it, keys below it after.
+        let mut rank = 0u32;
+        let mut j = 0u32;
+        while j < k {
+            // SAFETY: slot `j < k < len` of the keys, written before the barrier.
             rank += (unsafe { *keys.add(j as usize) } <= key) as u32;
             j += 1;
         }
-        j = j.max(k + 1);
-        while j < to {
+        j += 1;
+        while j < len {
             // SAFETY: slot `j < len` of the keys.
             rank += (unsafe { *keys.add(j as usize) } < key) as u32;
             j += 1;
         }
-    }
-    // Every lane takes part (no thread has left): the four quarters summed.
-    rank += shfl_xor(rank, 1);
-    rank += shfl_xor(rank, 2);
-    if q == 0 && k < len {
-        let key = p[0].lo;
         // SAFETY: ranks are distinct and `< len`: place `base + rank < n_pub` of the
-        // sorted arrays is this publication's alone.
+        // sorted arrays is this thread's alone.
         unsafe {
             let at = (base + rank) as usize;
             *s.keys().add(at) = key;
