@@ -1900,7 +1900,7 @@ impl<'d> Engine<'d> {
     }
 }
 
-/// Pairs copied at once by one host thread when [`append_pairs`] hands a step's pairs
+/// Pairs copied at once by one host thread when `append_pairs` hands a step's pairs
 /// over (64 KB: a step of 32768 regions at RS 100 finds 10^5 to 2 * 10^5 pairs, 13 to
 /// 27 parts for 16 threads).
 pub const COPY_OUT_PART: usize = 1 << 13;
