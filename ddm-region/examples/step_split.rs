@@ -1,9 +1,10 @@
 //! Where a step of the paper's scenarios goes on the sorting engines (Figs. 5-12: every
 //! region moves, then every overlapping pair is handed to the host): the step (Phase 1,
 //! [`Engine::last_step_times`] tells its host staging) and the pairs
-//! ([`Engine::pairs_into`], one buffer for all steps), median and best of `reps` steps, for the bisect engine
-//! matching in sorted tiles (two launches), the bisect engine sorting and sweeping, and the
-//! sweep engine; every step's pair count checked against the first engine's. The tiles
+//! ([`Engine::pairs_into`], one buffer for all steps), median and best of `reps` steps,
+//! for the bisect engine matching in sorted tiles (two launches), the bisect engine
+//! sorting and sweeping, and the sweep engine; every step's pair count checked against
+//! the first engine's. The tiles
 //! are also timed finishing with a count instead of the pairs ([`Engine::count`]) and
 //! with the pairs handed over in place, not copied ([`Engine::for_each_pair_batch`]),
 //! which tells the matching's share from the pairs' writing and their copy. Without a

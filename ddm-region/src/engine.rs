@@ -113,7 +113,6 @@ use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, In, LaunchConfig};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 use std::sync::atomic::AtomicU64;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Threads per block for the paper's kernels (§IV: "each CUDA thread block contains 256
@@ -1653,16 +1652,12 @@ impl<'d> Engine<'d> {
             &tiles.table,
             &s.total,
         )?;
-        let mut first = true;
         loop {
             let s = self
                 .sweep
                 .as_mut()
                 .expect("sorting engines keep their state");
             let tiles = &s.tiles.as_ref().expect("made above").table;
-            if !std::mem::take(&mut first) {
-                dev.zero(&mut s.total)?;
-            }
             let cap = if emit == EMIT_COUNT {
                 0
             } else {
@@ -1695,6 +1690,8 @@ impl<'d> Engine<'d> {
                 return Ok(total);
             }
             s.tiled_out = dev.alloc_host(total.next_power_of_two() as usize * words_per_pair)?;
+            // Matched again with room for every pair, counted from zero.
+            dev.zero(&mut s.total)?;
         }
     }
 
@@ -1908,7 +1905,7 @@ pub const COPY_OUT_PART: usize = 1 << 13;
 /// How long the threads gathered to copy a step's pairs out ([`Engine::pairs_into`])
 /// spin waiting for the device before they leave: longer than a step of the paper's
 /// scale takes on the GPU, short enough that a long wait does not hold the pool.
-const COPY_CREW_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
+const COPY_CREW_WAIT: Duration = Duration::from_millis(2);
 
 /// Appends `src` (pairs the GPU has just written into page-locked memory, so none is in
 /// a CPU cache) to `out`: many pairs on `crew` (gathered before the device wait, so its
@@ -1921,15 +1918,11 @@ fn append_pairs(out: &mut Vec<Pair>, src: Landed, crew: Option<Crew>, threads: u
     if n < 2 * COPY_OUT_PART {
         src.write_to(0, &mut out.spare_capacity_mut()[..n]);
     } else {
-        let parts: Vec<Mutex<&mut [MaybeUninit<Pair>]>> = out.spare_capacity_mut()[..n]
+        let parts = out.spare_capacity_mut()[..n]
             .chunks_mut(COPY_OUT_PART)
-            .map(Mutex::new)
             .collect();
         let crew = crew.unwrap_or_else(|| Crew::gather(threads.saturating_sub(1), Duration::ZERO));
-        crew.run(parts.len(), |i| {
-            let mut dst = parts[i].lock().unwrap_or_else(|e| e.into_inner());
-            src.write_to(i * COPY_OUT_PART, &mut dst);
-        });
+        crew.map(parts, |i, dst| src.write_to(i * COPY_OUT_PART, dst));
     }
     // SAFETY: `out[len..len + n]` (reserved above) was written element by element
     // through `MaybeUninit::write`, by `write_to` at once or by the parts (the spare

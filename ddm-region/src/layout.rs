@@ -13,10 +13,9 @@ use crate::engine::DdmError;
 use crate::model::{Change, Kind, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::grid::GRID_MAX_DIMS;
 use ddm_region_kernels::UpdatedRegion;
-use gpu_kernels::crew::claim_each;
+use gpu_kernels::crew::claim_map;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
 /// Most cells a grid may have.
 pub const MAX_CELLS: u64 = 1 << 24;
@@ -251,26 +250,15 @@ impl Stage<'_> {
         let found: Vec<OrderedPart> = if chunks == 1 {
             vec![self.ordered_part_fast::<D>(0, records, ranges, dense)]
         } else {
-            type Slot<'s> = Mutex<Option<(&'s mut [UpdatedRegion], &'s mut [Range])>>;
-            let slots: Vec<Slot> = records
+            // The calling thread stages parts from the start; pool threads join as they
+            // wake (after a device wait they sleep).
+            let parts: Vec<_> = records
                 .chunks_mut(per)
                 .zip(ranges.chunks_mut(per * dims))
-                .map(|p| Mutex::new(Some(p)))
                 .collect();
-            let parts: Vec<Mutex<OrderedPart>> = (0..slots.len())
-                .map(|_| Mutex::new(OrderedPart::default()))
-                .collect();
-            claim_each(slots.len(), slots.len() - 1, |c| {
-                let slot = slots[c].lock().unwrap_or_else(|e| e.into_inner()).take();
-                if let Some((rec, rng)) = slot {
-                    let p = self.ordered_part_fast::<D>(c * per, rec, rng, dense);
-                    *parts[c].lock().unwrap_or_else(|e| e.into_inner()) = p;
-                }
-            });
-            parts
-                .into_iter()
-                .map(|p| p.into_inner().unwrap_or_else(|e| e.into_inner()))
-                .collect()
+            claim_map(parts, chunks - 1, |c, (rec, rng)| {
+                self.ordered_part_fast::<D>(c * per, rec, rng, dense)
+            })
         };
         if found.iter().any(|p| p.inverted) {
             return Err(self.inverted_error());

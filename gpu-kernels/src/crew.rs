@@ -16,15 +16,18 @@
 //! (for at most the time given).
 //!
 //! ```
-//! use gpu_kernels::crew::{claim_each, Crew};
+//! use gpu_kernels::crew::{claim_map, Crew};
 //! use std::sync::atomic::{AtomicU64, Ordering};
 //! use std::time::Duration;
-//! let sum = AtomicU64::new(0);
-//! // Parts 0..100, each once, on the caller and up to 3 pool threads.
-//! claim_each(100, 3, |i| {
-//!     sum.fetch_add(i as u64, Ordering::Relaxed);
+//! // Four pieces of one buffer, each filled once, on the caller and up to 3 pool
+//! // threads; the results in the pieces' order.
+//! let mut buf = vec![0u64; 100];
+//! let sums = claim_map(buf.chunks_mut(25).collect(), 3, |i, piece: &mut [u64]| {
+//!     piece.fill(i as u64 + 1);
+//!     piece.iter().sum::<u64>()
 //! });
-//! assert_eq!(sum.load(Ordering::Relaxed), 4950);
+//! assert_eq!(sums, vec![25, 50, 75, 100]);
+//! assert_eq!(buf[99], 4);
 //! // Gathered before a wait (here, a sleep standing for a device's), run after it.
 //! let crew = Crew::gather(3, Duration::from_millis(5));
 //! std::thread::sleep(Duration::from_micros(100));
@@ -198,6 +201,32 @@ impl Crew {
     }
 }
 
+impl Crew {
+    /// Runs `f(i, item)` once for each of `items` (`i` its place) as [`Crew::run`] does
+    /// its parts, and returns the results in the items' order: for parts that own what
+    /// they work on, such as the disjoint `&mut` pieces of one buffer.
+    pub fn map<T: Send, R: Send>(self, items: Vec<T>, f: impl Fn(usize, T) -> R + Sync) -> Vec<R> {
+        // Each slot is claimed by exactly one part (`run` hands every index out once).
+        let slots: Vec<Mutex<(Option<T>, Option<R>)>> = items
+            .into_iter()
+            .map(|item| Mutex::new((Some(item), None)))
+            .collect();
+        self.run(slots.len(), |i| {
+            let mut slot = slots[i].lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(item) = slot.0.take() {
+                slot.1 = Some(f(i, item));
+            }
+        });
+        slots
+            .into_iter()
+            .map(|slot| {
+                let (_, r) = slot.into_inner().unwrap_or_else(|e| e.into_inner());
+                r.expect("`run` returns once every part has ended, without a panic")
+            })
+            .collect()
+    }
+}
+
 impl Drop for Crew {
     fn drop(&mut self) {
         // Helpers still waiting leave; those running a job have finished it (`run`
@@ -211,11 +240,16 @@ impl Drop for Crew {
     }
 }
 
-/// Runs `f(i)` once for every part `i < parts` on the calling thread and up to
-/// `helpers` threads of rayon's pool as they come ([`Crew::gather`] then [`Crew::run`]).
-pub fn claim_each<F: Fn(usize) + Sync>(parts: usize, helpers: usize, f: F) {
-    let helpers = helpers.min(parts.saturating_sub(1));
-    Crew::gather(helpers, Duration::ZERO).run(parts, f)
+/// Runs `f(i, item)` once for each of `items` on the calling thread and up to `helpers`
+/// threads of rayon's pool as they come ([`Crew::gather`] then [`Crew::map`]); the
+/// results in the items' order.
+pub fn claim_map<T: Send, R: Send>(
+    items: Vec<T>,
+    helpers: usize,
+    f: impl Fn(usize, T) -> R + Sync,
+) -> Vec<R> {
+    let helpers = helpers.min(items.len().saturating_sub(1));
+    Crew::gather(helpers, Duration::ZERO).map(items, f)
 }
 
 #[cfg(test)]
@@ -228,13 +262,15 @@ mod tests {
         for helpers in [0, 1, 3, 64] {
             for parts in [0, 1, 2, 7, 1000] {
                 let hits: Vec<AtomicU32> = (0..parts).map(|_| AtomicU32::new(0)).collect();
-                claim_each(parts, helpers, |i| {
+                let doubled = claim_map((0..parts).collect(), helpers, |i, item: usize| {
                     hits[i].fetch_add(1, Ordering::Relaxed);
+                    2 * item
                 });
                 assert!(
                     hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
                     "{parts} parts, {helpers} helpers"
                 );
+                assert_eq!(doubled, (0..parts).map(|i| 2 * i).collect::<Vec<_>>());
             }
         }
     }
@@ -255,7 +291,7 @@ mod tests {
     fn a_dropped_crew_dismisses_its_helpers_and_a_part_that_panics_reaches_the_caller() {
         drop(Crew::gather(4, Duration::from_secs(60)));
         let r = std::panic::catch_unwind(|| {
-            claim_each(16, 4, |i| {
+            claim_map((0..16).collect(), 4, |i, _: u32| {
                 if i == 5 {
                     panic!("part five");
                 }
