@@ -94,6 +94,11 @@ impl Shared {
     }
 }
 
+/// After spinning this long, a helper lets rayon run the pool's pending jobs between its
+/// checks ([`rayon::yield_now`]), so that a crew kept up for long (a device engine's
+/// between its steps) does not hold back other work given to the pool meanwhile.
+const YIELD_AFTER: Duration = Duration::from_micros(50);
+
 /// A helper: spins until the job comes (then works), the crew is dismissed, or `wait`
 /// has passed.
 fn help(shared: &Shared, wait: Duration) {
@@ -113,8 +118,14 @@ fn help(shared: &Shared, wait: Duration) {
         }
         std::hint::spin_loop();
         spins = spins.wrapping_add(1);
-        if spins.is_multiple_of(64) && start.elapsed() >= wait {
-            return;
+        if spins.is_multiple_of(64) {
+            let spun = start.elapsed();
+            if spun >= wait {
+                return;
+            }
+            if spun >= YIELD_AFTER {
+                rayon::yield_now();
+            }
         }
     }
 }
@@ -299,6 +310,22 @@ mod tests {
         });
         let p = r.expect_err("the panic of part 5 is resumed");
         assert_eq!(p.downcast_ref::<&str>(), Some(&"part five"));
+    }
+
+    #[test]
+    fn a_crew_kept_up_lets_other_pool_work_run() {
+        // Every pool thread a helper spinning for a minute: a parallel loop given to the
+        // pool meanwhile still runs (the helpers yield to it), long before the minute.
+        let crew = Crew::gather(rayon::current_num_threads(), Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(5));
+        let t = Instant::now();
+        let sum: u64 = {
+            use rayon::prelude::*;
+            (0..10_000u64).into_par_iter().sum()
+        };
+        assert_eq!(sum, 49_995_000);
+        assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+        drop(crew);
     }
 
     #[test]
