@@ -7,8 +7,7 @@
 //! the first engine's. The tiles
 //! are also timed finishing with a count instead of the pairs ([`Engine::count`]) and
 //! with the pairs handed over in place, not copied ([`Engine::for_each_pair_batch`]),
-//! which tells the matching's share from the pairs' writing and their copy, and with the
-//! pool's threads left to sleep between steps ([`Engine::set_linger`]). Without a
+//! which tells the matching's share from the pairs' writing and their copy. Without a
 //! GPU it runs on the emulator at 400 regions.
 //!
 //!     cargo run --release -p ddm-region --example step_split [reps (at least 1)] [regions]
@@ -17,7 +16,7 @@ mod common;
 
 use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
 use ddm_region::{Approach, Device, Engine, UpdateBatch};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// How a timed step ends.
 #[derive(Clone, Copy)]
@@ -50,44 +49,32 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let initial = scenario.regions().clone();
         let batches: Vec<UpdateBatch> = (0..reps).map(|_| scenario.step()).collect();
         let mut want: Option<Vec<u64>> = None;
-        let up = ddm_region::engine::STEP_LINGER;
-        for (label, approach, in_tiles, finish, linger) in [
+        for (label, approach, in_tiles, finish) in [
             (
                 "bisect, in sorted tiles",
                 Approach::Bisect,
                 true,
                 Finish::Copied,
-                up,
-            ),
-            (
-                "bisect, in sorted tiles, threads asleep between steps",
-                Approach::Bisect,
-                true,
-                Finish::Copied,
-                Duration::ZERO,
             ),
             (
                 "bisect, in sorted tiles, pairs in place",
                 Approach::Bisect,
                 true,
                 Finish::InPlace,
-                up,
             ),
             (
                 "bisect, in sorted tiles, count only",
                 Approach::Bisect,
                 true,
                 Finish::Count,
-                up,
             ),
             (
                 "bisect, sorted and swept",
                 Approach::Bisect,
                 false,
                 Finish::Copied,
-                up,
             ),
-            ("sweep", Approach::Sweep, false, Finish::Copied, up),
+            ("sweep", Approach::Sweep, false, Finish::Copied),
         ] {
             let mut e = Engine::new(
                 &dev,
@@ -99,7 +86,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if !in_tiles {
                 e.set_tiled_max(0);
             }
-            e.set_linger(linger);
             e.step(&UpdateBatch::everything(&initial), false)?;
             e.pairs_unordered()?;
             let (mut step, mut stage, mut pairs, mut whole) = (vec![], vec![], vec![], vec![]);

@@ -84,7 +84,7 @@
 //! flag and ranges from the region table by index (two scattered reads, ~64 bytes of
 //! memory traffic per candidate; at alpha 100 and 1M regions, ~5 * 10^7 candidates).
 
-use crate::layout::{stage_into, stream_copy, GridSpec, StageCounts, Threads, STAGE_PAR_MIN};
+use crate::layout::{stage_into, stream_copy, GridSpec, StageCounts};
 use crate::model::{Kind, ModelError, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::count::{
     bisect_count, dim_candidates, end_keys, EMPTY_FLAG, MAX_ESTIMATED_DIMS, SAMPLE,
@@ -479,11 +479,6 @@ pub struct Engine<'d> {
     /// Pairs the last [`Engine::pairs_into`] found (whether to gather threads for the
     /// next one's copy before its device wait).
     last_pair_total: u64,
-    /// How long pool threads stay up after a step ([`STEP_LINGER`]).
-    linger: Duration,
-    /// Pool threads kept up after the last step for the next one's host work, and when
-    /// they were gathered.
-    ahead: Option<(Crew, Instant)>,
     epoch: u32,
     /// The largest lower bound in the sweep dimension ever installed (sweep engine):
     /// the radix sort needs only the digits below it.
@@ -623,8 +618,6 @@ impl<'d> Engine<'d> {
             last: (0..n).map(|_| AtomicU64::new(1)).collect(),
             threads: rayon::current_num_threads(),
             last_pair_total: 0,
-            linger: STEP_LINGER,
-            ahead: None,
             epoch: 0,
             key_bound: 0,
             end_bound: 0,
@@ -849,54 +842,11 @@ impl<'d> Engine<'d> {
         self.times = StepTimes::default();
         self.staged_at = None;
         let r = self.step_phases(batch, want_pairs);
-        if batch.entries().len() >= STAGE_PAR_MIN {
-            self.keep_crew();
-        }
         self.times.total_us = t0.elapsed().as_secs_f64() * 1e6;
         if let Some(at) = self.staged_at {
             self.times.stage_us = (at - t0).as_secs_f64() * 1e6;
         }
         r
-    }
-
-    /// How long pool threads stay up, spinning, after a step whose host work was
-    /// parallel, to take the next step's staging or pairs' copy at once
-    /// ([`STEP_LINGER`] by default; zero: never, the threads sleep between steps and the
-    /// next step wakes them).
-    ///
-    /// ```
-    /// use ddm_region::{Approach, Device, Engine};
-    /// use std::time::Duration;
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let dev = Device::emulator();
-    /// let mut e = Engine::new(&dev, Approach::Bisect, 2, 10, 10)?;
-    /// e.set_linger(Duration::ZERO); // a simulation that does its own work between steps
-    /// # Ok(()) }
-    /// ```
-    pub fn set_linger(&mut self, linger: Duration) {
-        self.linger = linger;
-        self.ahead = None;
-    }
-
-    /// The pool threads kept up after the last step, if they still are.
-    fn crew_ahead(&mut self) -> Option<Crew> {
-        let (crew, at) = self.ahead.take()?;
-        (at.elapsed() < self.linger).then_some(crew)
-    }
-
-    /// Keeps pool threads up for the next step's host work ([`Engine::set_linger`]),
-    /// unless some gathered recently still are.
-    fn keep_crew(&mut self) {
-        if self.linger.is_zero() || self.threads < 2 {
-            return;
-        }
-        if let Some((_, at)) = &self.ahead {
-            if at.elapsed() < self.linger / 2 {
-                return;
-            }
-        }
-        let crew = Crew::gather(self.threads - 1, self.linger);
-        self.ahead = Some((crew, Instant::now()));
     }
 
     /// Where the host's time of the last [`Engine::step`] went.
@@ -927,10 +877,6 @@ impl<'d> Engine<'d> {
         // (Both buffers are padded to one element when the engine holds no region: fuzz
         // finding ddm_diff-2; the slices passed on are the regions' own.)
         let regions = (self.n_pub + self.n_sub) as usize;
-        let threads = Threads {
-            n: self.threads,
-            crew: self.crew_ahead(),
-        };
         let records = &mut self.staging.as_mut_slice()[..regions];
         let ranges = &mut self.staging_ranges.as_mut_slice()[..regions * self.dims];
         let staged = stage_into(
@@ -940,7 +886,7 @@ impl<'d> Engine<'d> {
             &mut self.last,
             self.epoch,
             (records, ranges),
-            threads,
+            self.threads,
         )?;
         let n = staged.records;
         self.staged_at = Some(Instant::now());
@@ -1079,8 +1025,6 @@ impl<'d> Engine<'d> {
     /// ```
     pub fn load(&mut self, set: &RegionSet) -> Result<(), DdmError> {
         let started = Instant::now();
-        // (Its fills run on rayon's pool: no thread of it spinning for a step.)
-        self.ahead = None;
         let exact =
             set.dims() == self.dims && set.n_pub() == self.n_pub && set.n_sub() == self.n_sub;
         if !self.approach.sorts() || !exact {
@@ -1562,18 +1506,10 @@ impl<'d> Engine<'d> {
             return Ok(all.len() as u64);
         }
         let threads = self.threads;
-        let many = self.last_pair_total >= 2 * COPY_OUT_PART as u64;
-        let mut crew = if many {
-            self.crew_ahead()
-                .or_else(|| Some(Crew::gather(threads.saturating_sub(1), COPY_CREW_WAIT)))
-        } else {
-            None
-        };
+        let mut crew = (self.last_pair_total >= 2 * COPY_OUT_PART as u64)
+            .then(|| Crew::gather(threads.saturating_sub(1), COPY_CREW_WAIT));
         let total = self.for_each_landed(&mut |b| append_pairs(out, b, crew.take(), threads))?;
         self.last_pair_total = total;
-        if many || total >= 2 * COPY_OUT_PART as u64 {
-            self.keep_crew();
-        }
         Ok(total)
     }
 
@@ -1965,16 +1901,6 @@ impl<'d> Engine<'d> {
 /// over (64 KB: a step of 32768 regions at RS 100 finds 10^5 to 2 * 10^5 pairs, 13 to
 /// 27 parts for 16 threads).
 pub const COPY_OUT_PART: usize = 1 << 13;
-
-/// How long, by default, pool threads stay up after a step whose host work was parallel
-/// (a batch of at least [`STAGE_PAR_MIN`] updates, or many pairs), spinning to stage the
-/// next step's batch or copy its pairs ([`Engine::set_linger`]). A simulation that steps
-/// back to back finds them awake; rayon's sleeping threads took 40-65 µs to stage 32768
-/// moved regions at the paper's scale against 16-22 µs awake (H100 machine, 16 cores).
-/// The cost is the spin: up to `threads - 1` cores for this long after each such step,
-/// as OpenMP runtimes spin before they block (GNU's and LLVM's by default); after 50 µs
-/// the spinning threads run any other job given to rayon's pool meanwhile.
-pub const STEP_LINGER: Duration = Duration::from_millis(1);
 
 /// How long the threads gathered to copy a step's pairs out ([`Engine::pairs_into`])
 /// spin waiting for the device before they leave: longer than a step of the paper's

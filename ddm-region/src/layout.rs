@@ -13,7 +13,7 @@ use crate::engine::DdmError;
 use crate::model::{Change, Kind, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::grid::GRID_MAX_DIMS;
 use ddm_region_kernels::UpdatedRegion;
-use gpu_kernels::crew::{claim_map, Crew};
+use gpu_kernels::crew::claim_map;
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -46,23 +46,6 @@ pub struct StageCounts {
     /// and the records were not written (only the ranges); the device makes them
     /// (`ddm_region_kernels::staged_update`).
     pub dense: bool,
-}
-
-/// The host threads a staging may use: up to `n` (the caller among them), and perhaps a
-/// [`Crew`] of pool threads already gathered and spinning, which the ordered fast path
-/// hands its parts to instead of waking sleeping ones (a number converts to threads
-/// without a crew).
-pub struct Threads {
-    /// Most threads, the caller included.
-    pub n: usize,
-    /// Pool threads gathered ahead (the engine's, kept spinning after its last step).
-    pub crew: Option<Crew>,
-}
-
-impl From<usize> for Threads {
-    fn from(n: usize) -> Threads {
-        Threads { n, crew: None }
-    }
 }
 
 /// Batches with fewer entries are staged by one thread (a thread costs more than it saves).
@@ -129,7 +112,7 @@ pub fn stage_updates(
 /// keys of earlier batches only (`< batch_no << 32`). No allocation: the first pass
 /// checks the entries and stores each region's last entry in `last`; the last pass
 /// writes the entries that are their region's last. A batch of at least
-/// [`STAGE_PAR_MIN`] entries is cut into up to `threads.n` chunks, run on rayon's pool
+/// [`STAGE_PAR_MIN`] entries is cut into up to `threads` chunks, run on rayon's pool
 /// (then a middle pass counts what each chunk writes, so that each writes its own slots).
 pub fn stage_into(
     batch: &UpdateBatch,
@@ -138,9 +121,8 @@ pub fn stage_into(
     last: &mut [AtomicU64],
     batch_no: u32,
     out: (&mut [UpdatedRegion], &mut [Range]),
-    threads: impl Into<Threads>,
+    threads: usize,
 ) -> Result<StageCounts, DdmError> {
-    let threads = threads.into();
     // One copy of the passes per small dimensionality, so that a region's ranges are
     // copied with a few moves instead of a `memcpy` call.
     let s = Stage {
@@ -212,17 +194,15 @@ impl Stage<'_> {
         &self,
         last: &mut [AtomicU64],
         out: (&mut [UpdatedRegion], &mut [Range]),
-        threads: Threads,
+        threads: usize,
     ) -> Result<StageCounts, DdmError> {
         let n = self.batch.entries().len();
         let chunks = if n >= STAGE_PAR_MIN {
-            threads.n.clamp(1, n / STAGE_CHUNK_MIN)
+            threads.clamp(1, n / STAGE_CHUNK_MIN)
         } else {
             1
         };
-        // (A crew the ordered path does not use is dismissed before the general passes
-        // run on the pool.)
-        if let Some(counts) = self.ordered::<D>((&mut *out.0, &mut *out.1), chunks, threads.crew)? {
+        if let Some(counts) = self.ordered::<D>((&mut *out.0, &mut *out.1), chunks)? {
             return Ok(counts);
         }
         if chunks == 1 {
@@ -240,14 +220,13 @@ impl Stage<'_> {
     /// batch's, copied as they are, their bounds found on the way. Its entries need no
     /// check but each kind's last index against its capacity. `chunks` parts, claimed by
     /// the calling thread from the start and by pool threads as they wake
-    /// ([`gpu_kernels::crew`]), or by `crew`'s when one was gathered ahead. `None` for any other batch (the general passes run,
+    /// ([`gpu_kernels::crew`]). `None` for any other batch (the general passes run,
     /// and report a capacity error). `last` is not read or written: only keys of the
     /// batch being staged are ever compared, and the ones it holds stay older.
     fn ordered<const D: usize>(
         &self,
         out: (&mut [UpdatedRegion], &mut [Range]),
         chunks: usize,
-        crew: Option<Crew>,
     ) -> Result<Option<StageCounts>, DdmError> {
         let dims = self.dims::<D>();
         let entries = self.batch.entries();
@@ -272,18 +251,14 @@ impl Stage<'_> {
             vec![self.ordered_part_fast::<D>(0, records, ranges, dense)]
         } else {
             // The calling thread stages parts from the start; pool threads join as they
-            // wake (after a device wait they sleep), or at once when a crew kept them up.
+            // wake (after a device wait they sleep).
             let parts: Vec<_> = records
                 .chunks_mut(per)
                 .zip(ranges.chunks_mut(per * dims))
                 .collect();
-            let part = |c: usize, (rec, rng): (&mut [UpdatedRegion], &mut [Range])| {
+            claim_map(parts, chunks - 1, |c, (rec, rng)| {
                 self.ordered_part_fast::<D>(c * per, rec, rng, dense)
-            };
-            match crew {
-                Some(crew) => crew.map(parts, part),
-                None => claim_map(parts, chunks - 1, part),
-            }
+            })
         };
         if found.iter().any(|p| p.inverted) {
             return Err(self.inverted_error());
@@ -1049,9 +1024,7 @@ mod tests {
             }
         }
         let fresh = || -> Vec<AtomicU64> { (0..total).map(|_| AtomicU64::new(1)).collect() };
-        // One thread, four woken now, and four with a crew gathered ahead (the engine's
-        // threads kept up after a step).
-        for (threads, ahead) in [(1, false), (4, false), (4, true)] {
+        for threads in [1, 4] {
             // The same sequence through both: the fast path leaves `last` alone, and
             // the batches after it stage as they would have.
             let (mut l_fast, mut l_general) = (fresh(), fresh());
@@ -1069,10 +1042,7 @@ mod tests {
                     &mut l_fast,
                     batch_no,
                     (&mut out.0, &mut out.1),
-                    Threads {
-                        n: threads,
-                        crew: ahead.then(|| Crew::gather(3, std::time::Duration::from_secs(1))),
-                    },
+                    threads,
                 )
                 .unwrap();
                 let (want, records, ranges) =
@@ -1083,10 +1053,7 @@ mod tests {
                     dense: false,
                     ..got
                 };
-                assert_eq!(
-                    got, want,
-                    "batch {batch_no}, {threads} threads, crew {ahead}"
-                );
+                assert_eq!(got, want, "batch {batch_no}, {threads} threads");
                 if std::ptr::eq(b, &every) {
                     out.0 = (0..total as u32)
                         .map(|region| UpdatedRegion { region, alive: 1 })

@@ -95,8 +95,8 @@ impl Shared {
 }
 
 /// After spinning this long, a helper lets rayon run the pool's pending jobs between its
-/// checks ([`rayon::yield_now`]), so that a crew kept up for long (a device engine's
-/// between its steps) does not hold back other work given to the pool meanwhile.
+/// checks ([`rayon::yield_now`]), so that a crew gathered before a long device wait
+/// does not hold back other work given to the pool meanwhile.
 const YIELD_AFTER: Duration = Duration::from_micros(50);
 
 /// A helper: spins until the job comes (then works), the crew is dismissed, or `wait`
