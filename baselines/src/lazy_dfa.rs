@@ -1078,6 +1078,88 @@ impl LazyDfa {
         *self.pool.lock().unwrap_or_else(|e| e.into_inner()) = fresh;
     }
 
+    /// What `cache` has built so far, frozen for the GPU's warm path
+    /// ([`xml_twig::dfa::DfaEngine`]): its states' transitions and leaf bundles, every
+    /// state's join masks (built now where the CPU had not needed them yet), and the
+    /// query set's join numbering, with the accumulator's 64-bit words cut in 32-bit
+    /// halves. `None` when the query set's accumulator is too wide for the automaton
+    /// (the NFA filters every document then).
+    ///
+    /// ```
+    /// use baselines::lazy_dfa::LazyDfa;
+    /// use xml_twig::{io, Device, DfaEngine, ProfileSet};
+    /// # fn main() -> Result<(), xml_twig::XmlError> {
+    /// let set = io::parse_query_file("q.txt", "/a[b]//c\n//d\n")?;
+    /// let profiles = ProfileSet::compile(&set)?;
+    /// let dfa = LazyDfa::new(&profiles);
+    /// let doc = |xml: &[u8]| io::parse_document("d.xml", xml, &profiles.dict);
+    /// let trained = dfa.train(&[doc(b"<a><b/><x><c/></x></a>")?]);
+    /// let tables = dfa.export(&trained).expect("a narrow accumulator");
+    /// let mut gpu = DfaEngine::new(Device::emulator(), &tables)?;
+    /// // A document on the trained paths is filtered on the device; one that needs a
+    /// // transition the CPU never built is handed back.
+    /// let (seen, new) = (doc(b"<a><x><c/></x><b/></a>")?, doc(b"<d><a/></d>")?);
+    /// assert_eq!(gpu.filter(&[seen.clone(), new])?, vec![Some(dfa.filter(&seen)), None]);
+    /// # Ok(()) }
+    /// ```
+    pub fn export(&self, cache: &Cache) -> Option<xml_twig::DfaTables> {
+        if self.too_wide {
+            return None;
+        }
+        let mut c = cache.clone();
+        for s in 0..c.dfa.len() as u32 {
+            c.masks(self, s);
+        }
+        // The 64-bit sparse words of a span as 32-bit ones (zero halves left out).
+        let mut sparse: Vec<(u32, u32)> = Vec::new();
+        let mut halves = |(start, len): (u32, u32)| -> [u32; 2] {
+            let at = sparse.len() as u32;
+            for &(w, bits) in &c.sparse[start as usize..(start + len) as usize] {
+                for (h, half) in [bits as u32, (bits >> 32) as u32].into_iter().enumerate() {
+                    if half != 0 {
+                        sparse.push((2 * w + h as u32, half));
+                    }
+                }
+            }
+            [at, sparse.len() as u32 - at]
+        };
+        let bundles: Vec<[u32; 4]> = c
+            .bundles_built
+            .iter()
+            .map(|b| {
+                let [ds, dn] = halves(b.delta);
+                [ds, dn, b.tops.0, b.tops.1]
+            })
+            .collect();
+        let masks: Vec<[u32; 4]> = c
+            .masks_of
+            .iter()
+            .map(|&m| {
+                let m = c.masks[m as usize];
+                let [a, an] = halves(m.active);
+                let [p, pn] = halves(m.pass);
+                [a, an, p, pn]
+            })
+            .collect();
+        Some(xml_twig::DfaTables {
+            tags: self.tags as u32,
+            trans: c.trans.clone(),
+            leaf: c.leaf.clone(),
+            bundles,
+            masks,
+            sparse,
+            tops: c.bundle_tops.clone(),
+            jout: self.jout.clone(),
+            planes: self.planes.iter().map(|&(off, n)| (2 * off, n)).collect(),
+            template: self
+                .template
+                .iter()
+                .flat_map(|&w| [w as u32, (w >> 32) as u32])
+                .collect(),
+            ids: self.nfa.ids.clone(),
+        })
+    }
+
     /// The NFA the DFA is built from (and falls back to).
     pub fn nfa(&self) -> &Yfilter {
         &self.nfa

@@ -3,7 +3,10 @@
 //! every document (memo entries built on one document are reused on the next), with a
 //! budget small enough to flush and fall back to the NFA mid-stream, on all cores, and
 //! on real documents with twigs drawn from their own paths (there also one document
-//! cut into segments on all cores; `lazy_dfa_segmented.rs` tests that path).
+//! cut into segments on all cores; `lazy_dfa_segmented.rs` tests that path). The GPU's
+//! warm path ([`xml_twig::DfaEngine`], on the emulator) walks the tables a trained cache
+//! exports: every document it finishes has the brute-force answers, and every document
+//! the cache was trained on is finished.
 #![cfg(feature = "xml")]
 
 mod xml_common;
@@ -15,7 +18,17 @@ use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams, RandomParams};
-use xml_twig::{brute, io, ProfileSet, QuerySet};
+use xml_twig::{brute, io, Device, DfaEngine, Document, Matches, ProfileSet, QuerySet};
+
+/// The GPU's warm path (emulator) over `docs` with the tables of a cache trained on
+/// `trained_on`: each document's answers, `None` where it was handed back.
+fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<Option<Matches>> {
+    let tables = dfa
+        .export(&dfa.train(trained_on))
+        .expect("a narrow accumulator");
+    let mut gpu = DfaEngine::new(Device::emulator(), &tables).expect("the exported tables check");
+    gpu.filter(docs).expect("the emulator runs")
+}
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
@@ -57,6 +70,28 @@ proptest! {
         for pass in 0..2 {
             for (i, d) in docs.iter().enumerate() {
                 prop_assert_eq!(dfa.filter_with(&mut cache, d), brute::filter(&profiles, d), "pass {} doc {} seed {}", pass, i, seed);
+            }
+        }
+    }
+
+    #[test]
+    fn gpu_warm_path_equals_brute_force_and_finishes_what_it_was_trained_on(
+        seed in any::<u64>(),
+        p in random_params(),
+        queries in prop_oneof![Just(12usize), 60usize..160],
+    ) {
+        // Up to 160 twigs: join planes and masks that span several words.
+        let (profiles, docs) = random_case(p, seed, queries, 5);
+        let dfa = LazyDfa::new(&profiles);
+        let got = warm_path(&dfa, &docs[..3], &docs);
+        for (i, (d, g)) in docs.iter().zip(&got).enumerate() {
+            let want = brute::filter(&profiles, d);
+            if let Some(m) = g {
+                prop_assert_eq!(m, &want, "doc {} seed {}", i, seed);
+            } else {
+                // (Training stops reading a document once every query matched: the
+                // rest of it may take transitions never built.)
+                prop_assert!(i >= 3 || want.len() == profiles.ids.len(), "doc {} was trained on, yet handed back (seed {})", i, seed);
             }
         }
     }
@@ -133,7 +168,38 @@ fn lazy_dfa_equals_the_nfa_on_paper_workloads_one_core_and_all_cores() {
         for (d, w) in docs.iter().zip(&want).take(3) {
             assert_eq!(&brute::filter(&profiles, d), w);
         }
+        // The GPU's warm path: trained on other documents it finishes some (with the
+        // NFA's answers) and hands the rest back; trained on these, it finishes all.
+        let got = warm_path(&dfa, &other, &docs);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(g.as_ref().is_none_or(|g| g == w), "L={len} doc {i}");
+        }
+        assert!(
+            got.iter().any(Option::is_some),
+            "L={len}: a document finished"
+        );
+        let all: Vec<_> = want.iter().cloned().map(Some).collect();
+        assert_eq!(
+            warm_path(&dfa, &docs, &docs),
+            all,
+            "L={len} trained on them"
+        );
     }
+}
+
+#[test]
+fn gpu_warm_path_hands_back_a_document_deeper_than_its_stack() {
+    let set = io::parse_query_file("q.txt", "//a//a//b\n/a/a\n").unwrap();
+    let profiles = ProfileSet::compile(&set).unwrap();
+    let nest = |n: usize| {
+        let xml = format!("{}<b/>{}", "<a>".repeat(n), "</a>".repeat(n));
+        io::parse_document("deep.xml", xml.as_bytes(), &profiles.dict).unwrap()
+    };
+    let (shallow, deep) = (nest(62), nest(63));
+    let dfa = LazyDfa::new(&profiles);
+    let docs = [shallow.clone(), deep.clone()];
+    assert_eq!(warm_path(&dfa, &docs, &docs), vec![Some(vec![0, 1]), None]);
+    assert_eq!(dfa.filter(&deep), vec![0, 1]);
 }
 
 // ---------------------------------------------------------------------------------
@@ -276,6 +342,13 @@ fn lazy_dfa_equals_brute_force_and_the_nfa_on_real_documents() {
         let dfa = LazyDfa::new(&profiles);
         assert_eq!(dfa.filter(&doc), want, "{}", path.display());
         assert_eq!(dfa.filter(&doc), want, "{} warm", path.display());
+        let one = std::slice::from_ref(&doc);
+        assert_eq!(
+            warm_path(&dfa, one, one),
+            vec![Some(want.clone())],
+            "{} on the GPU's warm path",
+            path.display()
+        );
         // One document on all cores, cut into segments (boundaries inside its records).
         for seg in [7, 101, doc.events.len() / 5 + 1] {
             assert_eq!(

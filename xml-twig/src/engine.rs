@@ -646,7 +646,7 @@ struct Scratch {
 
 /// A buffer of at least `len` elements in `slot` (reallocated, larger, when too small;
 /// contents unspecified).
-fn room<'a, T: bytemuck::Pod>(
+pub(crate) fn room<'a, T: bytemuck::Pod>(
     dev: &Device,
     slot: &'a mut Option<Buffer<T>>,
     len: usize,
@@ -660,7 +660,7 @@ fn room<'a, T: bytemuck::Pod>(
 }
 
 /// `data` copied to the start of the buffer in `slot`.
-fn put<'a, T: bytemuck::Pod>(
+pub(crate) fn put<'a, T: bytemuck::Pod>(
     dev: &Device,
     slot: &'a mut Option<Buffer<T>>,
     data: &[T],

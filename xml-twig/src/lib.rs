@@ -11,6 +11,7 @@
 //! | [`layout`] | [`Personality`] table, greedy packing of queries into blocks, event batches | §4.3, §4.4, Table 2 |
 //! | [`engine`] | [`Engine`]: push/pop stack kernels ([`KernelKind`]) and document segments, GPU or emulator | §4.2, Alg. 1 |
 //! | [`multi`] | [`MultiFilter`]: documents cut over many devices of one host | beyond the paper |
+//! | [`dfa`] | [`DfaEngine`]: a lazy DFA's frozen tables walked on the GPU, a warp per document | beyond the paper (XMLTK) |
 //! | [`brute`] | a brute-force tree matcher: the oracle of the tests | - |
 //!
 //! A user starts from [`io::parse_query_file`] and [`io::parse_document`], compiles the
@@ -51,6 +52,7 @@
 //! ```
 
 pub mod brute;
+pub mod dfa;
 pub mod engine;
 pub mod io;
 pub mod layout;
@@ -58,6 +60,7 @@ pub mod model;
 pub mod multi;
 pub mod workload;
 
+pub use dfa::{DfaEngine, DfaTables};
 pub use engine::{Engine, EngineConfig, KernelKind};
 pub use gpu_kernels::Device;
 pub use layout::Personality;
@@ -107,6 +110,9 @@ pub enum XmlError {
     /// A [`multi::MultiBatch`] encoded for a filter over another number of devices.
     #[error("a batch encoded for {runs} devices given to a filter over {devices}")]
     BatchForOtherDevices { runs: usize, devices: usize },
+    /// [`DfaTables`] whose indices leave their arrays.
+    #[error("lazy DFA tables: {what}")]
+    BadTables { what: String },
     #[error(transparent)]
     Gpu(#[from] gpu_kernels::GpuError),
 }

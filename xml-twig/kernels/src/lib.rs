@@ -30,6 +30,8 @@
 
 use gpu_kernels::prelude::*;
 
+pub mod dfa;
+
 /// Events staged in shared memory per round (§4.5: "in small pieces").
 pub const CHUNK: u32 = 1024;
 

@@ -1,0 +1,273 @@
+//! The lazy DFA's warm path on the GPU (beyond the paper): a batch of documents, one warp
+//! per document, each walking its events through a frozen copy of the automaton that
+//! the CPU filter (`baselines::lazy_dfa`, after XMLTK: Green et al., TODS 2004) built
+//! lazily, with its word-parallel twig join.
+//!
+//! The paper's kernels give a thread to every query node and step all of them at every
+//! event, so their work grows with the queries. Here an event costs what it costs the
+//! CPU's lazy DFA once warm: an open is one transition load; a close ORs its element's
+//! memoized leaf bundle into the parent's accumulator and, where the element received
+//! reports, joins them a word at a time. The warp's lanes share the words of a join or
+//! a bundle; the walk itself (the same loads on every lane, broadcast) is sequential
+//! per document, and documents run side by side, as many as the batch has.
+//!
+//! The automaton is frozen: a transition the CPU never built ([`NO_STATE`]) stops the
+//! document with [`MISSED`] (and one deeper than [`MAX_DEPTH`] with [`TOO_DEEP`]), and
+//! the host filters it on the CPU, where the lazy DFA builds what was missing: the lazy
+//! construction stays on the CPU, the warm path runs here.
+//!
+//! Accumulators are 32-bit words here (the CPU's are 64-bit; bit numbers are the same:
+//! bit `b` of the accumulator is bit `b % 32` of word `b / 32`). Each document owns
+//! `depth_cap` accumulators of `width` words in global memory, one per stack level:
+//! level `d` holds the accumulator of the element open at depth `d` once it received a
+//! report (copied from the template then).
+
+use gpu_kernels::prelude::*;
+use gpu_kernels::{DevPtr, DevPtrMut, KernelStruct};
+
+/// A transition the CPU has not built.
+pub const NO_STATE: u32 = u32::MAX;
+/// A join node whose satisfaction matches its query (no child bit to set): `jout`'s slot.
+pub const NO_SLOT: u32 = u32::MAX;
+/// The DFA state every document starts in.
+pub const START_STATE: u32 = 1;
+/// Deepest stack a warp keeps (its levels' "has an accumulator" flags are one `u64`).
+pub const MAX_DEPTH: u32 = 64;
+
+/// `status` of a document the warp filtered to its end.
+pub const DONE: u32 = 0;
+/// `status` of a document that took a transition the automaton lacks.
+pub const MISSED: u32 = 1;
+/// `status` of a document deeper than the stack.
+pub const TOO_DEEP: u32 = 2;
+
+/// Close bit of a (wide) event.
+const CLOSE_BIT: u32 = 0x8000;
+
+/// The frozen automaton, a batch of documents and the outputs of [`filter_dfa`].
+/// Spans are `(start, len)` pairs into the sparse word arrays.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct DfaParams<'a> {
+    /// Wide events of the batch (bit 15: close; bits 0..15: tag).
+    pub events: DevPtr<'a, u16>,
+    /// Document `d`'s events are `events[doc_start[d]..doc_start[d + 1]]`.
+    pub doc_start: DevPtr<'a, u32>,
+    /// `trans[state * tags + tag]`: the next state, or [`NO_STATE`].
+    pub trans: DevPtr<'a, u32>,
+    /// `leaf[state * tags + tag]`: the leaf bundle of that transition (0: none).
+    pub leaf: DevPtr<'a, u32>,
+    /// Per bundle, 4 words: its words for the parent's accumulator (span), the queries
+    /// it matches (span into `tops`).
+    pub bundles: DevPtr<'a, u32>,
+    /// Per state, 4 words: its active join nodes (span: words of plane 0's numbering)
+    /// and the `//` child bits it passes up (span: words of the accumulator).
+    pub masks: DevPtr<'a, u32>,
+    /// Sparse words: word index and bits.
+    pub sparse_word: DevPtr<'a, u32>,
+    pub sparse_bits: DevPtr<'a, u32>,
+    /// Internal query numbers matched by bundles.
+    pub tops: DevPtr<'a, u32>,
+    /// Per join node, 2 words: its child bit in the parent's accumulator (or
+    /// [`NO_SLOT`]) and its query.
+    pub jout: DevPtr<'a, u32>,
+    /// Per plane, 2 words: its first word in the accumulator and how many join nodes it
+    /// numbers.
+    pub planes: DevPtr<'a, u32>,
+    /// The empty accumulator (`width` words).
+    pub template: DevPtr<'a, u32>,
+    /// `n_docs * depth_cap * width` words of accumulators.
+    pub accs: DevPtrMut<'a, u32>,
+    /// `n_docs * words_per_doc`: bit `q` of a document's row, internal query `q` matched.
+    pub matched: DevPtrMut<'a, u32>,
+    /// Per document: [`DONE`], [`MISSED`] or [`TOO_DEEP`].
+    pub status: DevPtrMut<'a, u32>,
+    pub n_docs: u32,
+    pub tags: u32,
+    pub n_planes: u32,
+    pub width: u32,
+    /// Stack levels per document (at most [`MAX_DEPTH`]).
+    pub depth_cap: u32,
+    pub words_per_doc: u32,
+}
+
+// SAFETY: `#[repr(C)]`; the fields are device pointers and integers; `Host<'a>` differs
+// only in the lifetime.
+unsafe impl KernelStruct for DfaParams<'static> {
+    type Host<'a> = DfaParams<'a>;
+}
+
+/// Bytes of accumulators a launch of `n_docs` documents needs.
+pub const fn accumulator_bytes(n_docs: u32, depth_cap: u32, width: u32) -> u64 {
+    n_docs as u64 * depth_cap as u64 * width as u64 * 4
+}
+
+kernel! {
+    /// The lazy DFA's filter over a batch (module docs): warp `w` of block `b` filters
+    /// document `b * (blockDim.x / 32) + w`.
+    ///
+    /// Per event, every lane of the warp does the same walk (the loads are broadcast):
+    ///
+    /// - open `t`: `to = trans[state * tags + t]` (a name no query uses is tag 0); push
+    ///   `(to, leaf[..])`, no accumulator yet;
+    /// - close of the element at depth `d` (XMLTK's pop, then the CPU filter's
+    ///   `close_top`): if it received reports, its join: each lane takes words of its
+    ///   state's active mask, ANDs the accumulator's planes, and for each join node
+    ///   satisfied sets its child bit in the parent's accumulator (or matches its query);
+    ///   then the `//` bits the parent's state passes up. Then its leaf bundle: the
+    ///   words ORed into the parent's accumulator, the queries matched. A parent gets its
+    ///   accumulator (the template, lanes copying words) at its first report.
+    ///
+    /// Memory: the tables in global memory (read only, cached), each document's events
+    /// once, its accumulators (`depth_cap * width` words of `accs`, touched only by its
+    /// warp, `__syncwarp` between a write and a read by another lane), its row of
+    /// `matched` (atomic OR: lanes may set bits of one word) and its `status` (lane 0).
+    pub fn filter_dfa(p: DfaParams<'static>) {
+        let wpb = block_dim_x() / WARP_SIZE;
+        let doc = block_idx_x() * wpb + warp_id();
+        if doc >= p.n_docs {
+            return;
+        }
+        dfa_document(&p, doc);
+    }
+}
+
+/// Lane `lane` copies its share of the template into the accumulator at `acc`.
+#[inline(always)]
+unsafe fn init_acc(p: &DfaParams<'static>, acc: usize, lane: u32) {
+    let mut w = lane;
+    while w < p.width {
+        store(p.accs.ptr(), acc + w as usize, p.template.read(w as usize));
+        w += WARP_SIZE;
+    }
+}
+
+#[inline(always)]
+unsafe fn set_bit(base: *mut u32, bit: u32) {
+    atomic_or(base.add((bit / 32) as usize), 1 << (bit % 32));
+}
+
+#[inline(always)]
+unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
+    let lane = lane_id();
+    let width = p.width as usize;
+    let base = doc as usize * p.depth_cap as usize * width;
+    let row = p.matched.ptr().add(doc as usize * p.words_per_doc as usize);
+    let begin = p.doc_start.read(doc as usize);
+    let end = p.doc_start.read(doc as usize + 1);
+    let mut state = [0u32; MAX_DEPTH as usize];
+    let mut bundle = [0u32; MAX_DEPTH as usize];
+    // Bit d: the element open at depth d has an accumulator.
+    let mut has: u64 = 0;
+    state[0] = START_STATE;
+    let mut d = 0usize;
+    let mut i = begin;
+    while i < end {
+        let ev = p.events.read(i as usize) as u32;
+        i += 1;
+        if ev & CLOSE_BIT == 0 {
+            let mut tag = ev & (CLOSE_BIT - 1);
+            if tag >= p.tags {
+                tag = 0; // a name no query uses: only `*` and `//` see it
+            }
+            let at = (state[d] * p.tags + tag) as usize;
+            let to = p.trans.read(at);
+            if to == NO_STATE || d + 1 >= p.depth_cap as usize {
+                if lane == 0 {
+                    let s = if to == NO_STATE { MISSED } else { TOO_DEEP };
+                    store(p.status.ptr(), doc as usize, s);
+                }
+                return;
+            }
+            d += 1;
+            state[d] = to;
+            bundle[d] = p.leaf.read(at);
+            has &= !(1u64 << d);
+            continue;
+        }
+        if d == 0 {
+            continue; // unbalanced close: ignored (documents are checked when parsed)
+        }
+        let acc = base + d * width;
+        let parent = base + (d - 1) * width;
+        let pacc = p.accs.ptr().add(parent);
+        if has >> d & 1 == 1 {
+            // The twig join of an element that received reports.
+            if has >> (d - 1) & 1 == 0 {
+                init_acc(p, parent, lane);
+                has |= 1u64 << (d - 1);
+            }
+            sync_warp();
+            let own = state[d] as usize * 4;
+            let (s0, n0) = (p.masks.read(own), p.masks.read(own + 1));
+            let mut k = lane;
+            while k < n0 {
+                let w = p.sparse_word.read((s0 + k) as usize);
+                let mut s =
+                    p.sparse_bits.read((s0 + k) as usize) & load(p.accs.ptr(), acc + w as usize);
+                let mut m = 1;
+                while m < p.n_planes && s != 0 {
+                    let off = p.planes.read(2 * m as usize);
+                    let bits = p.planes.read(2 * m as usize + 1);
+                    if bits <= 32 * w {
+                        break; // this plane and the later ones number none of these nodes
+                    }
+                    s &= load(p.accs.ptr(), acc + (off + w) as usize);
+                    m += 1;
+                }
+                while s != 0 {
+                    let j = (w * 32 + s.trailing_zeros()) as usize;
+                    s &= s - 1;
+                    let slot = p.jout.read(2 * j);
+                    if slot == NO_SLOT {
+                        set_bit(row, p.jout.read(2 * j + 1));
+                    } else {
+                        set_bit(pacc, slot);
+                    }
+                }
+                k += WARP_SIZE;
+            }
+            let up = state[d - 1] as usize * 4;
+            let (s1, n1) = (p.masks.read(up + 2), p.masks.read(up + 3));
+            let mut k = lane;
+            while k < n1 {
+                let w = p.sparse_word.read((s1 + k) as usize);
+                let v =
+                    p.sparse_bits.read((s1 + k) as usize) & load(p.accs.ptr(), acc + w as usize);
+                if v != 0 {
+                    atomic_or(pacc.add(w as usize), v);
+                }
+                k += WARP_SIZE;
+            }
+            sync_warp();
+        }
+        let b = bundle[d] as usize * 4;
+        if b != 0 {
+            let (ds, dn) = (p.bundles.read(b), p.bundles.read(b + 1));
+            let (ts, tn) = (p.bundles.read(b + 2), p.bundles.read(b + 3));
+            if dn > 0 {
+                if has >> (d - 1) & 1 == 0 {
+                    init_acc(p, parent, lane);
+                    has |= 1u64 << (d - 1);
+                    sync_warp();
+                }
+                let mut k = lane;
+                while k < dn {
+                    let w = p.sparse_word.read((ds + k) as usize);
+                    atomic_or(pacc.add(w as usize), p.sparse_bits.read((ds + k) as usize));
+                    k += WARP_SIZE;
+                }
+            }
+            let mut k = lane;
+            while k < tn {
+                set_bit(row, p.tops.read((ts + k) as usize));
+                k += WARP_SIZE;
+            }
+            sync_warp();
+        }
+        d -= 1;
+    }
+    if lane == 0 {
+        store(p.status.ptr(), doc as usize, DONE);
+    }
+}

@@ -1,0 +1,358 @@
+//! The lazy DFA's warm path on the GPU (beyond the paper): [`DfaEngine`] filters a
+//! batch of documents through a frozen copy of a lazily built automaton, one warp per
+//! document (the kernel: `xml_twig_kernels::dfa`).
+//!
+//! The automaton is built on the CPU by `baselines::lazy_dfa::LazyDfa` (XMLTK's lazy
+//! DFA, Green et al., TODS 2004, with a word-parallel twig join), which exports what its
+//! cache holds as [`DfaTables`]. The GPU takes the transitions the CPU has built; a
+//! document that needs one it has not ([`DfaEngine::filter`] answers `None` for it) is
+//! left to the CPU filter, which builds the missing states as it goes, so the lazy
+//! construction stays on the CPU and the warm path, most documents of a stream like the
+//! ones the cache was trained on, runs here. A document deeper than
+//! [`MAX_DEPTH`](xml_twig_kernels::dfa::MAX_DEPTH) - 1 is left to the CPU too.
+//!
+//! ```
+//! use xml_twig::dfa::{DfaEngine, DfaTables};
+//! use xml_twig::{io, Device, ProfileSet};
+//! # fn main() -> Result<(), xml_twig::XmlError> {
+//! // One query, `/a`, by hand: the start state (1) goes to state 2 on tag 1 (`a`),
+//! // whose leaf bundle (1) matches query 0; every other transition is not built.
+//! let set = io::parse_query_file("q.txt", "/a\n")?;
+//! let profiles = ProfileSet::compile(&set)?;
+//! let tags = 2; // tag 0 (a name no query uses) and `a`
+//! let mut trans = vec![u32::MAX; 3 * tags];
+//! trans[tags + 1] = 2;
+//! let mut leaf = vec![0; 3 * tags];
+//! leaf[tags + 1] = 1;
+//! let tables = DfaTables {
+//!     tags: tags as u32,
+//!     trans,
+//!     leaf,
+//!     bundles: vec![[0; 4], [0, 0, 0, 1]],
+//!     masks: vec![[0; 4]; 3],
+//!     sparse: vec![],
+//!     tops: vec![0],
+//!     jout: vec![],
+//!     planes: vec![],
+//!     template: vec![0],
+//!     ids: vec![0],
+//! };
+//! let mut engine = DfaEngine::new(Device::emulator(), &tables)?;
+//! let hit = io::parse_document("d.xml", b"<a/>", &profiles.dict)?;
+//! let miss = io::parse_document("e.xml", b"<a><a/></a>", &profiles.dict)?;
+//! assert_eq!(engine.filter(&[hit, miss])?, vec![Some(vec![0]), None]);
+//! # Ok(()) }
+//! ```
+
+use crate::engine::{put, room};
+use crate::layout::{EventBatch, EventWords};
+use crate::model::{Document, Matches};
+use crate::XmlError;
+use gpu_kernels::{Buffer, Device, LaunchConfig};
+use xml_twig_kernels::dfa::{self as k, DfaParams, MAX_DEPTH, NO_SLOT, NO_STATE};
+
+/// Warps (documents) per block of [`k::filter_dfa`].
+const WARPS_PER_BLOCK: u32 = 4;
+
+/// Most bytes of accumulators one launch may use; a larger batch takes several launches.
+const ACC_BUDGET: u64 = 1 << 30;
+
+/// A lazily built automaton, frozen: what `baselines::lazy_dfa::LazyDfa` has built so
+/// far (its states, transitions, leaf bundles and join masks) in flat arrays. Spans
+/// are `(start, len)` into `sparse`; accumulator words are 32-bit (bit `b` is bit
+/// `b % 32` of word `b / 32`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DfaTables {
+    /// Tag ids `0..tags` (0: a name no query uses).
+    pub tags: u32,
+    /// `trans[state * tags + tag]`: the next DFA state, `u32::MAX` where not built.
+    /// State 1 is the start; `trans.len() / tags` states in all.
+    pub trans: Vec<u32>,
+    /// `leaf[state * tags + tag]`: the leaf bundle of that transition (0: empty).
+    pub leaf: Vec<u32>,
+    /// Per leaf bundle: `[start, len]` of its words for the parent's accumulator and
+    /// `[start, len]` of the queries it matches in `tops`. Bundle 0 is empty.
+    pub bundles: Vec<[u32; 4]>,
+    /// Per DFA state: `[start, len]` of its active join nodes (words of the numbering
+    /// of plane 0) and `[start, len]` of the `//` child bits it passes up (words of
+    /// the accumulator).
+    pub masks: Vec<[u32; 4]>,
+    /// Sparse words `(word, bits)`, word ascending within a span.
+    pub sparse: Vec<(u32, u32)>,
+    /// Internal query numbers matched by leaf bundles.
+    pub tops: Vec<u32>,
+    /// Per join node: `(child bit in the parent's accumulator, or u32::MAX when its
+    /// satisfaction matches its query, query)`.
+    pub jout: Vec<(u32, u32)>,
+    /// The accumulator's planes: `(first word, join nodes numbered)`; plane `m` holds
+    /// the `m`-th child of every join node of more than `m` children.
+    pub planes: Vec<(u32, u32)>,
+    /// The empty accumulator.
+    pub template: Vec<u32>,
+    /// Internal query number -> query id.
+    pub ids: Vec<u32>,
+}
+
+impl DfaTables {
+    /// Number of DFA states.
+    pub fn states(&self) -> usize {
+        self.trans.len() / (self.tags.max(1) as usize)
+    }
+
+    /// Checks that every index stays in its array (the kernel trusts them).
+    pub fn check(&self) -> Result<(), XmlError> {
+        let bad = |what: String| Err(XmlError::BadTables { what });
+        let (tags, states) = (self.tags as usize, self.states());
+        if tags == 0 || self.trans.len() != states * tags || self.leaf.len() != self.trans.len() {
+            return bad(format!(
+                "{} transitions and {} leaf bundles for {tags} tags",
+                self.trans.len(),
+                self.leaf.len()
+            ));
+        }
+        if states < 2 || self.masks.len() != states {
+            return bad(format!(
+                "{} join masks for {states} states",
+                self.masks.len()
+            ));
+        }
+        if let Some(t) = self
+            .trans
+            .iter()
+            .find(|&&t| t != NO_STATE && t as usize >= states)
+        {
+            return bad(format!("a transition to state {t} of {states}"));
+        }
+        if self.bundles.first().is_some_and(|b| *b != [0; 4]) {
+            return bad("bundle 0 is not empty".into());
+        }
+        if let Some(b) = self
+            .leaf
+            .iter()
+            .find(|&&b| b as usize >= self.bundles.len().max(1))
+        {
+            return bad(format!("leaf bundle {b} of {}", self.bundles.len()));
+        }
+        let width = self.template.len() as u32;
+        let span = |start: u32, len: u32, of: usize| start as u64 + len as u64 <= of as u64;
+        let words_in = |start: u32, len: u32, bound: u32| {
+            self.sparse[start as usize..(start + len) as usize]
+                .iter()
+                .all(|&(w, _)| w < bound)
+        };
+        // Join numbers: every active bit names a join node.
+        let joins = self.jout.len() as u64;
+        let plane0 = joins.div_ceil(32) as u32;
+        let joins_in = |start: u32, len: u32| {
+            self.sparse[start as usize..(start + len) as usize]
+                .iter()
+                .all(|&(w, bits)| {
+                    bits == 0 || (w as u64 * 32 + (31 - bits.leading_zeros()) as u64) < joins
+                })
+        };
+        for b in &self.bundles {
+            if !span(b[0], b[1], self.sparse.len())
+                || !span(b[2], b[3], self.tops.len())
+                || !words_in(b[0], b[1], width)
+            {
+                return bad(format!("a leaf bundle {b:?} out of its arrays"));
+            }
+        }
+        for m in &self.masks {
+            if !span(m[0], m[1], self.sparse.len())
+                || !span(m[2], m[3], self.sparse.len())
+                || !words_in(m[0], m[1], plane0)
+                || !joins_in(m[0], m[1])
+                || !words_in(m[2], m[3], width)
+            {
+                return bad(format!("a state's masks {m:?} out of their arrays"));
+            }
+        }
+        if let Some(&(off, n)) = self
+            .planes
+            .iter()
+            .find(|&&(off, n)| off as u64 + (n as u64).div_ceil(32) > width as u64)
+        {
+            return bad(format!(
+                "a plane ({off}, {n}) past the accumulator's {width} words"
+            ));
+        }
+        let queries = self.ids.len() as u32;
+        if self.tops.iter().any(|&q| q >= queries)
+            || self
+                .jout
+                .iter()
+                .any(|&(slot, q)| q >= queries || (slot != NO_SLOT && slot / 32 >= width))
+        {
+            return bad("a query or child bit out of range".into());
+        }
+        Ok(())
+    }
+}
+
+/// The lazy DFA's warm path on one device (module docs).
+pub struct DfaEngine {
+    dev: Device,
+    tags: u32,
+    n_planes: u32,
+    width: u32,
+    ids: Vec<u32>,
+    trans: Buffer<u32>,
+    leaf: Buffer<u32>,
+    bundles: Buffer<u32>,
+    masks: Buffer<u32>,
+    sparse_word: Buffer<u32>,
+    sparse_bits: Buffer<u32>,
+    tops: Buffer<u32>,
+    jout: Buffer<u32>,
+    planes: Buffer<u32>,
+    template: Buffer<u32>,
+    events: Option<Buffer<u16>>,
+    starts: Option<Buffer<u32>>,
+    accs: Option<Buffer<u32>>,
+    matched: Option<Buffer<u32>>,
+    status: Option<Buffer<u32>>,
+}
+
+/// Uploads `v` (one zero for an empty array: a buffer is never empty).
+fn upload(dev: &Device, v: &[u32]) -> Result<Buffer<u32>, XmlError> {
+    Ok(dev.upload(if v.is_empty() { &[0] } else { v })?)
+}
+
+impl DfaEngine {
+    /// Checks `tables` ([`DfaTables::check`]) and uploads them.
+    pub fn new(dev: Device, tables: &DfaTables) -> Result<Self, XmlError> {
+        tables.check()?;
+        let flat = |v: &[[u32; 4]]| v.iter().flatten().copied().collect::<Vec<u32>>();
+        let pairs = |v: &[(u32, u32)]| v.iter().flat_map(|&(a, b)| [a, b]).collect::<Vec<_>>();
+        let words: Vec<u32> = tables.sparse.iter().map(|&(w, _)| w).collect();
+        let bits: Vec<u32> = tables.sparse.iter().map(|&(_, b)| b).collect();
+        Ok(DfaEngine {
+            tags: tables.tags,
+            n_planes: tables.planes.len() as u32,
+            width: tables.template.len().max(1) as u32,
+            ids: tables.ids.clone(),
+            trans: upload(&dev, &tables.trans)?,
+            leaf: upload(&dev, &tables.leaf)?,
+            bundles: upload(&dev, &flat(&tables.bundles))?,
+            masks: upload(&dev, &flat(&tables.masks))?,
+            sparse_word: upload(&dev, &words)?,
+            sparse_bits: upload(&dev, &bits)?,
+            tops: upload(&dev, &tables.tops)?,
+            jout: upload(&dev, &pairs(&tables.jout))?,
+            planes: upload(&dev, &pairs(&tables.planes))?,
+            template: upload(&dev, &tables.template)?,
+            events: None,
+            starts: None,
+            accs: None,
+            matched: None,
+            status: None,
+            dev,
+        })
+    }
+
+    /// The device it runs on.
+    pub fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    /// Query ids matched by each document, ascending; `None` for a document the frozen
+    /// automaton cannot finish (a transition not built, or deeper than the stack), to
+    /// be filtered on the CPU.
+    pub fn filter(&mut self, docs: &[Document]) -> Result<Vec<Option<Matches>>, XmlError> {
+        self.filter_encoded(&EventBatch::encode(docs, false))
+    }
+
+    /// [`Self::filter`] on an encoded batch (either event width): uploads its events,
+    /// then one launch per batch of documents whose accumulators fit 1 GiB.
+    pub fn filter_encoded(&mut self, batch: &EventBatch) -> Result<Vec<Option<Matches>>, XmlError> {
+        let n_docs = batch.len();
+        if n_docs == 0 {
+            return Ok(Vec::new());
+        }
+        let dev = &self.dev;
+        let words = self.ids.len().div_ceil(32).max(1);
+        let widened;
+        let events: &[u16] = match &batch.events {
+            EventWords::Wide(v) => v,
+            EventWords::Narrow(v) => {
+                widened = v
+                    .iter()
+                    .map(|&b| (b as u16 & 0x80) << 8 | (b as u16 & 0x7f))
+                    .collect::<Vec<u16>>();
+                &widened
+            }
+        };
+        let events = &*put(dev, &mut self.events, events)?;
+        let starts = &*put(dev, &mut self.starts, &batch.doc_start)?;
+        let matched = room(dev, &mut self.matched, n_docs * words)?;
+        dev.zero(matched)?;
+        let matched = &*matched;
+        let status = &*room(dev, &mut self.status, n_docs)?;
+        let deepest = batch.depth.iter().copied().max().unwrap_or(0);
+        let depth_cap = (deepest + 1).min(MAX_DEPTH);
+        let per_doc = k::accumulator_bytes(1, depth_cap, self.width);
+        let per_launch = (ACC_BUDGET / per_doc).clamp(1, n_docs as u64) as usize;
+        let accs = &*room(dev, &mut self.accs, per_launch * (per_doc / 4) as usize)?;
+        let mut first = 0;
+        while first < n_docs {
+            let n = per_launch.min(n_docs - first);
+            let p = DfaParams {
+                events: events.dev_ptr(),
+                doc_start: starts.dev_ptr_at(first),
+                trans: self.trans.dev_ptr(),
+                leaf: self.leaf.dev_ptr(),
+                bundles: self.bundles.dev_ptr(),
+                masks: self.masks.dev_ptr(),
+                sparse_word: self.sparse_word.dev_ptr(),
+                sparse_bits: self.sparse_bits.dev_ptr(),
+                tops: self.tops.dev_ptr(),
+                jout: self.jout.dev_ptr(),
+                planes: self.planes.dev_ptr(),
+                template: self.template.dev_ptr(),
+                accs: accs.dev_ptr_mut(),
+                matched: matched.dev_ptr_mut_at(first * words),
+                status: status.dev_ptr_mut_at(first),
+                n_docs: n as u32,
+                tags: self.tags,
+                n_planes: self.n_planes,
+                width: self.width,
+                depth_cap,
+                words_per_doc: words as u32,
+            };
+            let cfg = LaunchConfig {
+                grid: [(n as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
+                block: [WARPS_PER_BLOCK * 32, 1, 1],
+                shared_bytes: 0,
+            };
+            k::filter_dfa::launch(dev, cfg, p)?;
+            first += n;
+        }
+        dev.synchronize()?;
+        let mut bits = vec![0u32; n_docs * words];
+        dev.read_into(matched, 0, &mut bits)?;
+        let mut done = vec![0u32; n_docs];
+        dev.read_into(status, 0, &mut done)?;
+        Ok(bits
+            .chunks(words)
+            .zip(done)
+            .map(|(row, s)| (s == k::DONE).then(|| self.decode(row)))
+            .collect())
+    }
+
+    /// Query ids whose internal number's bit is set in `row`, ascending.
+    fn decode(&self, row: &[u32]) -> Matches {
+        let mut m: Matches = row
+            .iter()
+            .enumerate()
+            .flat_map(|(w, &bits)| {
+                (0..32)
+                    .filter(move |b| bits >> b & 1 == 1)
+                    .map(move |b| w * 32 + b)
+            })
+            .filter_map(|q| self.ids.get(q).copied())
+            .collect();
+        m.sort_unstable();
+        m
+    }
+}
