@@ -135,6 +135,11 @@ pub enum RunEngine {
     EmuCells,
     /// xml: document segments on the host emulator.
     EmuSeg,
+    /// xml: the lazy DFA's warm path on the GPU (a warp per document; documents the
+    /// trained automaton cannot finish go to the lazy DFA on all cores).
+    GpuDfa,
+    /// xml: the lazy DFA's warm path on the host emulator.
+    EmuDfa,
     /// ccm, clcb: the SFF-like CPU matcher.
     Sff,
     /// ccm: the content index (pivot-partitioned, after OpIndex), one core and all cores.

@@ -193,6 +193,16 @@ impl DfaTables {
 /// The lazy DFA's warm path on one device (module docs).
 pub struct DfaEngine {
     dev: Device,
+    t: Tables,
+    events: Option<Buffer<u16>>,
+    starts: Option<Buffer<u32>>,
+    accs: Option<Buffer<u32>>,
+    matched: Option<Buffer<u32>>,
+    status: Option<Buffer<u32>>,
+}
+
+/// [`DfaTables`] on the device.
+struct Tables {
     tags: u32,
     n_planes: u32,
     width: u32,
@@ -207,11 +217,33 @@ pub struct DfaEngine {
     jout: Buffer<u32>,
     planes: Buffer<u32>,
     template: Buffer<u32>,
-    events: Option<Buffer<u16>>,
-    starts: Option<Buffer<u32>>,
-    accs: Option<Buffer<u32>>,
-    matched: Option<Buffer<u32>>,
-    status: Option<Buffer<u32>>,
+}
+
+impl Tables {
+    /// Checks `tables` ([`DfaTables::check`]) and uploads them.
+    fn upload(dev: &Device, tables: &DfaTables) -> Result<Self, XmlError> {
+        tables.check()?;
+        let flat = |v: &[[u32; 4]]| v.iter().flatten().copied().collect::<Vec<u32>>();
+        let pairs = |v: &[(u32, u32)]| v.iter().flat_map(|&(a, b)| [a, b]).collect::<Vec<_>>();
+        let words: Vec<u32> = tables.sparse.iter().map(|&(w, _)| w).collect();
+        let bits: Vec<u32> = tables.sparse.iter().map(|&(_, b)| b).collect();
+        Ok(Tables {
+            tags: tables.tags,
+            n_planes: tables.planes.len() as u32,
+            width: tables.template.len().max(1) as u32,
+            ids: tables.ids.clone(),
+            trans: upload(dev, &tables.trans)?,
+            leaf: upload(dev, &tables.leaf)?,
+            bundles: upload(dev, &flat(&tables.bundles))?,
+            masks: upload(dev, &flat(&tables.masks))?,
+            sparse_word: upload(dev, &words)?,
+            sparse_bits: upload(dev, &bits)?,
+            tops: upload(dev, &tables.tops)?,
+            jout: upload(dev, &pairs(&tables.jout))?,
+            planes: upload(dev, &pairs(&tables.planes))?,
+            template: upload(dev, &tables.template)?,
+        })
+    }
 }
 
 /// Uploads `v` (one zero for an empty array: a buffer is never empty).
@@ -222,33 +254,23 @@ fn upload(dev: &Device, v: &[u32]) -> Result<Buffer<u32>, XmlError> {
 impl DfaEngine {
     /// Checks `tables` ([`DfaTables::check`]) and uploads them.
     pub fn new(dev: Device, tables: &DfaTables) -> Result<Self, XmlError> {
-        tables.check()?;
-        let flat = |v: &[[u32; 4]]| v.iter().flatten().copied().collect::<Vec<u32>>();
-        let pairs = |v: &[(u32, u32)]| v.iter().flat_map(|&(a, b)| [a, b]).collect::<Vec<_>>();
-        let words: Vec<u32> = tables.sparse.iter().map(|&(w, _)| w).collect();
-        let bits: Vec<u32> = tables.sparse.iter().map(|&(_, b)| b).collect();
+        let t = Tables::upload(&dev, tables)?;
         Ok(DfaEngine {
-            tags: tables.tags,
-            n_planes: tables.planes.len() as u32,
-            width: tables.template.len().max(1) as u32,
-            ids: tables.ids.clone(),
-            trans: upload(&dev, &tables.trans)?,
-            leaf: upload(&dev, &tables.leaf)?,
-            bundles: upload(&dev, &flat(&tables.bundles))?,
-            masks: upload(&dev, &flat(&tables.masks))?,
-            sparse_word: upload(&dev, &words)?,
-            sparse_bits: upload(&dev, &bits)?,
-            tops: upload(&dev, &tables.tops)?,
-            jout: upload(&dev, &pairs(&tables.jout))?,
-            planes: upload(&dev, &pairs(&tables.planes))?,
-            template: upload(&dev, &tables.template)?,
+            dev,
+            t,
             events: None,
             starts: None,
             accs: None,
             matched: None,
             status: None,
-            dev,
         })
+    }
+
+    /// Replaces the automaton (another query set, or a cache that grew), keeping the
+    /// device and the batch buffers.
+    pub fn load(&mut self, tables: &DfaTables) -> Result<(), XmlError> {
+        self.t = Tables::upload(&self.dev, tables)?;
+        Ok(())
     }
 
     /// The device it runs on.
@@ -271,7 +293,7 @@ impl DfaEngine {
             return Ok(Vec::new());
         }
         let dev = &self.dev;
-        let words = self.ids.len().div_ceil(32).max(1);
+        let words = self.t.ids.len().div_ceil(32).max(1);
         let widened;
         let events: &[u16] = match &batch.events {
             EventWords::Wide(v) => v,
@@ -291,7 +313,7 @@ impl DfaEngine {
         let status = &*room(dev, &mut self.status, n_docs)?;
         let deepest = batch.depth.iter().copied().max().unwrap_or(0);
         let depth_cap = (deepest + 1).min(MAX_DEPTH);
-        let per_doc = k::accumulator_bytes(1, depth_cap, self.width);
+        let per_doc = k::accumulator_bytes(1, depth_cap, self.t.width);
         let per_launch = (ACC_BUDGET / per_doc).clamp(1, n_docs as u64) as usize;
         let accs = &*room(dev, &mut self.accs, per_launch * (per_doc / 4) as usize)?;
         let mut first = 0;
@@ -300,23 +322,23 @@ impl DfaEngine {
             let p = DfaParams {
                 events: events.dev_ptr(),
                 doc_start: starts.dev_ptr_at(first),
-                trans: self.trans.dev_ptr(),
-                leaf: self.leaf.dev_ptr(),
-                bundles: self.bundles.dev_ptr(),
-                masks: self.masks.dev_ptr(),
-                sparse_word: self.sparse_word.dev_ptr(),
-                sparse_bits: self.sparse_bits.dev_ptr(),
-                tops: self.tops.dev_ptr(),
-                jout: self.jout.dev_ptr(),
-                planes: self.planes.dev_ptr(),
-                template: self.template.dev_ptr(),
+                trans: self.t.trans.dev_ptr(),
+                leaf: self.t.leaf.dev_ptr(),
+                bundles: self.t.bundles.dev_ptr(),
+                masks: self.t.masks.dev_ptr(),
+                sparse_word: self.t.sparse_word.dev_ptr(),
+                sparse_bits: self.t.sparse_bits.dev_ptr(),
+                tops: self.t.tops.dev_ptr(),
+                jout: self.t.jout.dev_ptr(),
+                planes: self.t.planes.dev_ptr(),
+                template: self.t.template.dev_ptr(),
                 accs: accs.dev_ptr_mut(),
                 matched: matched.dev_ptr_mut_at(first * words),
                 status: status.dev_ptr_mut_at(first),
                 n_docs: n as u32,
-                tags: self.tags,
-                n_planes: self.n_planes,
-                width: self.width,
+                tags: self.t.tags,
+                n_planes: self.t.n_planes,
+                width: self.t.width,
                 depth_cap,
                 words_per_doc: words as u32,
             };
@@ -350,7 +372,7 @@ impl DfaEngine {
                     .filter(move |b| bits >> b & 1 == 1)
                     .map(move |b| w * 32 + b)
             })
-            .filter_map(|q| self.ids.get(q).copied())
+            .filter_map(|q| self.t.ids.get(q).copied())
             .collect();
         m.sort_unstable();
         m
