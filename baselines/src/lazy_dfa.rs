@@ -1071,10 +1071,90 @@ impl LazyDfa {
         cache
     }
 
+    /// Grows `cache` ahead of the stream (beyond XMLTK, whose construction is lazy
+    /// only): every path whose parent-to-child tag steps all occur in `docs` (a
+    /// DataGuide-like grammar of them, recursion included), up to `max_depth` elements
+    /// deep, gets its DFA states, transitions and leaf bundles now. On record-oriented
+    /// data whose records nest markup at random (DBLP's titles: `i`, `sub`, `sup`, `tt`
+    /// in any order), a cache trained on 1 MB still lacked a transition in 96% of Fig.
+    /// 9's next documents (449 states; 59% after training on 16 MB, 1630 states); the
+    /// GPU's warm path hands those back to the CPU. Stops once the cache holds
+    /// `max_states` DFA states or half its budget (the rest left for the lazy growth
+    /// of the stream). Returns the states it added.
+    ///
+    /// ```
+    /// use baselines::lazy_dfa::LazyDfa;
+    /// use xml_twig::{io, ProfileSet};
+    /// # fn main() -> Result<(), xml_twig::XmlError> {
+    /// let profiles = ProfileSet::compile(&io::parse_query_file("q.txt", "//b//b/c\n")?)?;
+    /// let dfa = LazyDfa::new(&profiles);
+    /// let doc = |xml: &[u8]| io::parse_document("d.xml", xml, &profiles.dict);
+    /// let seen = doc(b"<a><b><c/></b></a>")?;
+    /// let mut cache = dfa.train(std::slice::from_ref(&seen));
+    /// // `b` under `b` never occurred in training: nothing to complete past it ...
+    /// dfa.complete(&mut cache, std::slice::from_ref(&seen), 8, 1000);
+    /// let deeper = doc(b"<a><b><b><c/></b></b></a>")?;
+    /// // ... with it, every path of `a`, `b`, `c` up to 8 deep is built.
+    /// let added = dfa.complete(&mut cache, &[deeper.clone()], 8, 1000);
+    /// assert!(added > 0);
+    /// assert_eq!(dfa.filter_with(&mut cache, &deeper), vec![0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn complete(
+        &self,
+        cache: &mut Cache,
+        docs: &[Document],
+        max_depth: usize,
+        max_states: usize,
+    ) -> usize {
+        if self.too_wide {
+            return 0;
+        }
+        const ROOT: u16 = u16::MAX;
+        let tag_of = |t: u16| if (t as usize) < self.tags { t } else { 0 };
+        let mut children: std::collections::BTreeMap<u16, std::collections::BTreeSet<u16>> =
+            Default::default();
+        for d in docs {
+            let mut open = vec![ROOT];
+            for e in &d.events {
+                if e.is_open() {
+                    let t = tag_of(e.tag());
+                    let parent = *open.last().unwrap_or(&ROOT);
+                    children.entry(parent).or_default().insert(t);
+                    open.push(t);
+                } else if open.len() > 1 {
+                    open.pop();
+                }
+            }
+        }
+        let before = cache.dfa.len();
+        let mut seen = std::collections::HashSet::new();
+        let mut queue = std::collections::VecDeque::from([(START, ROOT, 0usize)]);
+        while let Some((state, tag, depth)) = queue.pop_front() {
+            let Some(kids) = children.get(&tag) else {
+                continue;
+            };
+            for &c in kids {
+                if cache.dfa.len() >= max_states || cache.bytes() > self.budget / 2 {
+                    return cache.dfa.len() - before;
+                }
+                let at = state as usize * self.tags + c as usize;
+                let mut to = cache.trans[at];
+                if to == NONE {
+                    to = cache.build_transition(self, state, c);
+                }
+                if depth + 1 < max_depth && seen.insert((to, c)) {
+                    queue.push_back((to, c, depth + 1));
+                }
+            }
+        }
+        cache.dfa.len() - before
+    }
+
     /// Replaces the pool with `copies` clones of `cache` (one per worker thread of the
     /// next [`Self::filter_batch`], so that every worker starts from it).
     pub fn fill_pool(&self, cache: &Cache, copies: usize) {
-        let fresh: Vec<Cache> = (0..copies).map(|_| cache.clone()).collect();
+        let fresh: Vec<Cache> = (0..copies).into_par_iter().map(|_| cache.clone()).collect();
         *self.pool.lock().unwrap_or_else(|e| e.into_inner()) = fresh;
     }
 

@@ -157,6 +157,9 @@ pub enum RunEngine {
     LazyDfa,
     /// xml: the lazy DFA over all cores (documents in parallel).
     LazyDfaMc,
+    /// xml: the same from a cache grown ahead of the stream (every path of the training
+    /// documents' tag grammar), the automaton `gpu-dfa` walks.
+    LazyDfaAheadMc,
     /// ddm: region-based on the GPU.
     GpuRegion,
     /// ddm: region-based, phase 3 sliced, on the GPU.
