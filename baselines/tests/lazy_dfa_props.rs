@@ -21,13 +21,18 @@ use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams, RandomParam
 use xml_twig::{brute, io, Device, DfaEngine, Document, Matches, ProfileSet, QuerySet};
 
 /// The GPU's warm path (emulator) over `docs` with the tables of a cache trained on
-/// `trained_on`: each document's answers, `None` where it was handed back.
+/// `trained_on`: each document's answers, `None` where it was handed back; the same
+/// with the accumulators in shared and in global memory.
 fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<Option<Matches>> {
     let tables = dfa
         .export(&dfa.train(trained_on))
         .expect("a narrow accumulator");
     let mut gpu = DfaEngine::new(Device::emulator(), &tables).expect("the exported tables check");
-    gpu.filter(docs).expect("the emulator runs")
+    let shared = gpu.filter(docs).expect("the emulator runs");
+    gpu.set_shared_max(0);
+    let global = gpu.filter(docs).expect("the emulator runs");
+    assert_eq!(global, shared, "accumulators in global memory");
+    shared
 }
 
 proptest! {

@@ -57,6 +57,10 @@ const WARPS_PER_BLOCK: u32 = 4;
 /// Most bytes of accumulators one launch may use; a larger batch takes several launches.
 const ACC_BUDGET: u64 = 1 << 30;
 
+/// Most dynamic shared memory a block of [`k::filter_dfa`] asks for (its warps'
+/// accumulators); wider ones stay in global memory.
+const SHARED_MAX: u64 = 200 * 1024;
+
 /// A lazily built automaton, frozen: what `baselines::lazy_dfa::LazyDfa` has built so
 /// far (its states, transitions, leaf bundles and join masks) in flat arrays. Spans
 /// are `(start, len)` into `sparse`; accumulator words are 32-bit (bit `b` is bit
@@ -199,6 +203,7 @@ pub struct DfaEngine {
     accs: Option<Buffer<u32>>,
     matched: Option<Buffer<u32>>,
     status: Option<Buffer<u32>>,
+    shared_max: u64,
 }
 
 /// [`DfaTables`] on the device.
@@ -263,7 +268,14 @@ impl DfaEngine {
             accs: None,
             matched: None,
             status: None,
+            shared_max: SHARED_MAX,
         })
+    }
+
+    /// Most bytes of shared memory a block's accumulators may take (200 KiB by
+    /// default); past it they go to global memory (0: always there).
+    pub fn set_shared_max(&mut self, bytes: u64) {
+        self.shared_max = bytes;
     }
 
     /// Replaces the automaton (another query set, or a cache that grew), keeping the
@@ -315,7 +327,16 @@ impl DfaEngine {
         let depth_cap = (deepest + 1).min(MAX_DEPTH);
         let per_doc = k::accumulator_bytes(1, depth_cap, self.t.width);
         let per_launch = (ACC_BUDGET / per_doc).clamp(1, n_docs as u64) as usize;
-        let accs = &*room(dev, &mut self.accs, per_launch * (per_doc / 4) as usize)?;
+        // A block's accumulators in shared memory when they fit (one word of global
+        // memory stands for them then).
+        let block_bytes = per_doc * WARPS_PER_BLOCK as u64;
+        let shared = block_bytes <= self.shared_max;
+        let acc_words = if shared {
+            1
+        } else {
+            per_launch * (per_doc / 4) as usize
+        };
+        let accs = &*room(dev, &mut self.accs, acc_words)?;
         let mut first = 0;
         while first < n_docs {
             let n = per_launch.min(n_docs - first);
@@ -341,11 +362,12 @@ impl DfaEngine {
                 width: self.t.width,
                 depth_cap,
                 words_per_doc: words as u32,
+                acc_shared: shared as u32,
             };
             let cfg = LaunchConfig {
                 grid: [(n as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
                 block: [WARPS_PER_BLOCK * 32, 1, 1],
-                shared_bytes: 0,
+                shared_bytes: if shared { block_bytes as u32 } else { 0 },
             };
             k::filter_dfa::launch(dev, cfg, p)?;
             first += n;

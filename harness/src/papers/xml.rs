@@ -631,7 +631,8 @@ fn time_lazy(
             times.push((name, ms));
         }
         if let Some((name, path)) = &mut engines.dfa {
-            let ms = time_warm_path(ctx, name, path, &dfa, &ahead, label, docs, reference)?;
+            let caches = (&ahead, &trained);
+            let ms = time_warm_path(ctx, name, path, &dfa, caches, label, docs, reference)?;
             times.push((name, ms));
         }
     }
@@ -677,25 +678,27 @@ fn time_lazy_mc(
     Ok(ms)
 }
 
-/// Times the lazy DFA's warm path ([`DfaEngine`]): the tables of `cache` (the cache
-/// grown ahead) uploaded once (untimed, like the kernels' personalities), then each
-/// timed run filters the encoded batch on the device and the documents it hands back
-/// (a transition the automaton lacks, or deeper than its stack) with the lazy DFA on
-/// all cores, each worker from a copy of `cache` (copied untimed, as for
-/// `lazy-dfa-mc`: as many copies as workers can take). The first run is the check
-/// (and the warm-up); best of the rest.
+/// Times the lazy DFA's warm path ([`DfaEngine`]): the tables of `caches.0` (the
+/// cache grown ahead) uploaded once (untimed, like the kernels' personalities), then
+/// each timed run filters the encoded batch on the device and the documents it hands
+/// back (a transition the automaton lacks, or deeper than its stack) with the lazy DFA
+/// on all cores, each worker from a copy of `caches.1` (the trained cache, smaller and
+/// faster on the CPU than the grown one; copied untimed, as for `lazy-dfa-mc`: as many
+/// copies as workers can take). The first run is the check (and the warm-up); best
+/// of the rest.
 #[allow(clippy::too_many_arguments)]
 fn time_warm_path(
     ctx: &Ctx,
     name: &str,
     path: &mut WarmPath,
     dfa: &LazyDfa,
-    cache: &baselines::lazy_dfa::Cache,
+    caches: (&baselines::lazy_dfa::Cache, &baselines::lazy_dfa::Cache),
     label: &str,
     docs: &[Document],
     reference: &[Matches],
 ) -> anyhow::Result<f64> {
-    let Some(tables) = dfa.export(cache) else {
+    let (ahead, cache) = caches;
+    let Some(tables) = dfa.export(ahead) else {
         anyhow::bail!("{label}: the query set's accumulator is too wide for the lazy DFA");
     };
     let gpu = path.engine(&tables)?;

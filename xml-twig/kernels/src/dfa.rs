@@ -18,9 +18,11 @@
 //!
 //! Accumulators are 32-bit words here (the CPU's are 64-bit; bit numbers are the same:
 //! bit `b` of the accumulator is bit `b % 32` of word `b / 32`). Each document owns
-//! `depth_cap` accumulators of `width` words in global memory, one per stack level:
-//! level `d` holds the accumulator of the element open at depth `d` once it received a
-//! report (copied from the template then).
+//! `depth_cap` accumulators of `width` words, one per stack level: level `d` holds the
+//! accumulator of the element open at depth `d` once it received a report (copied from
+//! the template then). They live in shared memory when a block's fit
+//! ([`DfaParams::acc_shared`]; a join's reads and a bundle's ORs are then shared-memory
+//! accesses), else in global memory.
 
 use gpu_kernels::prelude::*;
 use gpu_kernels::{DevPtr, DevPtrMut, KernelStruct};
@@ -76,7 +78,7 @@ pub struct DfaParams<'a> {
     pub planes: DevPtr<'a, u32>,
     /// The empty accumulator (`width` words).
     pub template: DevPtr<'a, u32>,
-    /// `n_docs * depth_cap * width` words of accumulators.
+    /// `n_docs * depth_cap * width` words of accumulators (unused when `acc_shared`).
     pub accs: DevPtrMut<'a, u32>,
     /// `n_docs * words_per_doc`: bit `q` of a document's row, internal query `q` matched.
     pub matched: DevPtrMut<'a, u32>,
@@ -89,6 +91,9 @@ pub struct DfaParams<'a> {
     /// Stack levels per document (at most [`MAX_DEPTH`]).
     pub depth_cap: u32,
     pub words_per_doc: u32,
+    /// 1: each warp's accumulators in the block's dynamic shared memory
+    /// (`blockDim.x / 32 * depth_cap * width` words); 0: in `accs`.
+    pub acc_shared: u32,
 }
 
 // SAFETY: `#[repr(C)]`; the fields are device pointers and integers; `Host<'a>` differs
@@ -106,7 +111,8 @@ kernel! {
     /// The lazy DFA's filter over a batch (module docs): warp `w` of block `b` filters
     /// document `b * (blockDim.x / 32) + w`.
     ///
-    /// Per event, every lane of the warp does the same walk (the loads are broadcast):
+    /// Per event, every lane of the warp does the same walk (the loads are broadcast; the
+    /// events come 32 at a time, a lane loading each and a shuffle handing it round):
     ///
     /// - open `t`: `to = trans[state * tags + t]` (a name no query uses is tag 0); push
     ///   `(to, leaf[..])`, no accumulator yet;
@@ -119,8 +125,9 @@ kernel! {
     ///   accumulator (the template, lanes copying words) at its first report.
     ///
     /// Memory: the tables in global memory (read only, cached), each document's events
-    /// once, its accumulators (`depth_cap * width` words of `accs`, touched only by its
-    /// warp, `__syncwarp` between a write and a read by another lane), its row of
+    /// once, its accumulators (`depth_cap * width` words of shared memory, or of `accs`,
+    /// touched only by its warp, `__syncwarp` between a write and a read by another
+    /// lane), its row of
     /// `matched` (atomic OR: lanes may set bits of one word) and its `status` (lane 0).
     pub fn filter_dfa(p: DfaParams<'static>) {
         let wpb = block_dim_x() / WARP_SIZE;
@@ -134,10 +141,10 @@ kernel! {
 
 /// Lane `lane` copies its share of the template into the accumulator at `acc`.
 #[inline(always)]
-unsafe fn init_acc(p: &DfaParams<'static>, acc: usize, lane: u32) {
+unsafe fn init_acc(p: &DfaParams<'static>, acc: *mut u32, lane: u32) {
     let mut w = lane;
     while w < p.width {
-        store(p.accs.ptr(), acc + w as usize, p.template.read(w as usize));
+        store(acc, w as usize, p.template.read(w as usize));
         w += WARP_SIZE;
     }
 }
@@ -151,7 +158,12 @@ unsafe fn set_bit(base: *mut u32, bit: u32) {
 unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
     let lane = lane_id();
     let width = p.width as usize;
-    let base = doc as usize * p.depth_cap as usize * width;
+    let own_levels = p.depth_cap as usize * width;
+    let accs: *mut u32 = if p.acc_shared != 0 {
+        dynamic_shared::<u32>().add(warp_id() as usize * own_levels)
+    } else {
+        p.accs.ptr().add(doc as usize * own_levels)
+    };
     let row = p.matched.ptr().add(doc as usize * p.words_per_doc as usize);
     let begin = p.doc_start.read(doc as usize);
     let end = p.doc_start.read(doc as usize + 1);
@@ -162,8 +174,20 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
     state[0] = START_STATE;
     let mut d = 0usize;
     let mut i = begin;
+    // The events a window of 32 at a time, one per lane (one coalesced load), each
+    // handed round by a shuffle when its turn comes.
+    let mut window = 0u32;
     while i < end {
-        let ev = p.events.read(i as usize) as u32;
+        let at = (i - begin) % WARP_SIZE;
+        if at == 0 {
+            let j = i + lane;
+            window = if j < end {
+                p.events.read(j as usize) as u32
+            } else {
+                0
+            };
+        }
+        let ev = shfl(window, at);
         i += 1;
         if ev & CLOSE_BIT == 0 {
             let mut tag = ev & (CLOSE_BIT - 1);
@@ -188,13 +212,12 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
         if d == 0 {
             continue; // unbalanced close: ignored (documents are checked when parsed)
         }
-        let acc = base + d * width;
-        let parent = base + (d - 1) * width;
-        let pacc = p.accs.ptr().add(parent);
+        let acc = accs.add(d * width);
+        let pacc = accs.add((d - 1) * width);
         if has >> d & 1 == 1 {
             // The twig join of an element that received reports.
             if has >> (d - 1) & 1 == 0 {
-                init_acc(p, parent, lane);
+                init_acc(p, pacc, lane);
                 has |= 1u64 << (d - 1);
             }
             sync_warp();
@@ -203,8 +226,7 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
             let mut k = lane;
             while k < n0 {
                 let w = p.sparse_word.read((s0 + k) as usize);
-                let mut s =
-                    p.sparse_bits.read((s0 + k) as usize) & load(p.accs.ptr(), acc + w as usize);
+                let mut s = p.sparse_bits.read((s0 + k) as usize) & load(acc, w as usize);
                 let mut m = 1;
                 while m < p.n_planes && s != 0 {
                     let off = p.planes.read(2 * m as usize);
@@ -212,7 +234,7 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
                     if bits <= 32 * w {
                         break; // this plane and the later ones number none of these nodes
                     }
-                    s &= load(p.accs.ptr(), acc + (off + w) as usize);
+                    s &= load(acc, (off + w) as usize);
                     m += 1;
                 }
                 while s != 0 {
@@ -232,8 +254,7 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
             let mut k = lane;
             while k < n1 {
                 let w = p.sparse_word.read((s1 + k) as usize);
-                let v =
-                    p.sparse_bits.read((s1 + k) as usize) & load(p.accs.ptr(), acc + w as usize);
+                let v = p.sparse_bits.read((s1 + k) as usize) & load(acc, w as usize);
                 if v != 0 {
                     atomic_or(pacc.add(w as usize), v);
                 }
@@ -247,7 +268,7 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
             let (ts, tn) = (p.bundles.read(b + 2), p.bundles.read(b + 3));
             if dn > 0 {
                 if has >> (d - 1) & 1 == 0 {
-                    init_acc(p, parent, lane);
+                    init_acc(p, pacc, lane);
                     has |= 1u64 << (d - 1);
                     sync_warp();
                 }
