@@ -22,7 +22,8 @@ use xml_twig::{brute, io, Device, DfaEngine, Document, Matches, ProfileSet, Quer
 
 /// The GPU's warm path (emulator) over `docs` with the tables of a cache trained on
 /// `trained_on`: each document's answers, `None` where it was handed back; the same
-/// with the accumulators in shared and in global memory.
+/// with the accumulators in shared and in global memory, and with the leaf bundles
+/// ORed from their full words and from their sparse ones.
 fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<Option<Matches>> {
     let tables = dfa
         .export(&dfa.train(trained_on))
@@ -32,6 +33,9 @@ fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<O
     gpu.set_shared_max(0);
     let global = gpu.filter(docs).expect("the emulator runs");
     assert_eq!(global, shared, "accumulators in global memory");
+    gpu.set_dense_bundles(false);
+    let sparse = gpu.filter(docs).expect("the emulator runs");
+    assert_eq!(sparse, shared, "leaf bundles from their sparse words");
     shared
 }
 

@@ -165,6 +165,11 @@ pub const TARGETS: &[Target] = &[
     t(T_XML_STRONG, XML_GPU_BEST, "kernels, Fig. 9 (500 documents, 10 nodes)", ("xml", "fig9"), "gpu L=10", 2048.0, over("best CPU (all cores) L=10", 10.0)),
     t(T_XML_STRONG, XML_GPU_BEST, "kernels, Fig. 10a (500 documents)", ("xml", "fig10a"), "gpu vs best CPU (all cores)", 2000.0, Check::AtLeast(10.0)),
     t(T_XML_STRONG, XML_GPU_BEST, "kernels, Fig. 10b (1000 documents)", ("xml", "fig10b"), "gpu vs best CPU (all cores)", 2000.0, Check::AtLeast(10.0)),
+    t(T_XML_STRONG, XML_GPU_BEST, "the lazy DFA's warm path, Fig. 9 (500 documents, 5 nodes)", ("xml", "fig9"), "gpu-dfa L=5", 2048.0, over("best CPU (all cores) L=5", 10.0)),
+    t(T_XML_STRONG, XML_GPU_BEST, "the lazy DFA's warm path, Fig. 9 (500 documents, 10 nodes)", ("xml", "fig9"), "gpu-dfa L=10", 2048.0, over("best CPU (all cores) L=10", 10.0)),
+    t(T_XML_STRONG, XML_GPU_BEST, "the lazy DFA's warm path, Fig. 9 (500 documents, 15 nodes)", ("xml", "fig9"), "gpu-dfa L=15", 2048.0, over("best CPU (all cores) L=15", 10.0)),
+    t(T_XML_STRONG, XML_GPU_BEST, "the lazy DFA's warm path, Fig. 10a (500 documents)", ("xml", "fig10a"), "gpu-dfa vs best CPU (all cores)", 2000.0, Check::AtLeast(10.0)),
+    t(T_XML_STRONG, XML_GPU_BEST, "the lazy DFA's warm path, Fig. 10b (1000 documents)", ("xml", "fig10b"), "gpu-dfa vs best CPU (all cores)", 2000.0, Check::AtLeast(10.0)),
     t(T_XML_STRONG, XML_BIGDOC, "document segments in parallel", ("xml", "bigdoc"), "gpu-seg", 100.0, Check::AtLeast(3000.0)),
     t(T_XML_STRONG, XML_BIGDOC, "kernels, the document whole", ("xml", "bigdoc"), "gpu", 100.0, Check::AtLeast(3000.0)),
     // DDM: times per step (ms) at 32768 regions; counting time at 1M regions.

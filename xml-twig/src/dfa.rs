@@ -48,7 +48,7 @@ use crate::engine::{put, room};
 use crate::layout::{EventBatch, EventWords};
 use crate::model::{Document, Matches};
 use crate::XmlError;
-use gpu_kernels::{Buffer, Device, LaunchConfig};
+use gpu_kernels::{Buffer, DevPtr, Device, LaunchConfig};
 use xml_twig_kernels::dfa::{self as k, DfaParams, MAX_DEPTH, NO_SLOT, NO_STATE};
 
 /// Warps (documents) per block of [`k::filter_dfa`].
@@ -56,6 +56,10 @@ const WARPS_PER_BLOCK: u32 = 4;
 
 /// Most bytes of accumulators one launch may use; a larger batch takes several launches.
 const ACC_BUDGET: u64 = 1 << 30;
+
+/// Most bytes of leaf bundles held in full on the device (one accumulator's width
+/// each); past it they are ORed from their sparse words.
+const DENSE_MAX: u64 = 2 << 30;
 
 /// Most dynamic shared memory a block of [`k::filter_dfa`] asks for (its warps'
 /// accumulators); wider ones stay in global memory.
@@ -204,6 +208,7 @@ pub struct DfaEngine {
     matched: Option<Buffer<u32>>,
     status: Option<Buffer<u32>>,
     shared_max: u64,
+    dense: bool,
 }
 
 /// [`DfaTables`] on the device.
@@ -219,6 +224,8 @@ struct Tables {
     sparse_word: Buffer<u32>,
     sparse_bits: Buffer<u32>,
     tops: Buffer<u32>,
+    /// Every leaf bundle's words in full, when they fit [`DENSE_MAX`].
+    bundle_words: Option<Buffer<u32>>,
     jout: Buffer<u32>,
     planes: Buffer<u32>,
     template: Buffer<u32>,
@@ -244,10 +251,28 @@ impl Tables {
             sparse_word: upload(dev, &words)?,
             sparse_bits: upload(dev, &bits)?,
             tops: upload(dev, &tables.tops)?,
+            bundle_words: Self::dense_bundles(dev, tables)?,
             jout: upload(dev, &pairs(&tables.jout))?,
             planes: upload(dev, &pairs(&tables.planes))?,
             template: upload(dev, &tables.template)?,
         })
+    }
+
+    /// Every leaf bundle's words in full (`width` words each), if they fit [`DENSE_MAX`].
+    /// On the paper's twigs a bundle spans most of the accumulator (567 of 578 words at
+    /// 2048 twigs of 10 nodes), and the full words are ORed without a word index.
+    fn dense_bundles(dev: &Device, t: &DfaTables) -> Result<Option<Buffer<u32>>, XmlError> {
+        let width = t.template.len().max(1);
+        if (t.bundles.len() * width * 4) as u64 > DENSE_MAX {
+            return Ok(None);
+        }
+        let mut words = vec![0u32; t.bundles.len() * width];
+        for (b, span) in t.bundles.iter().enumerate() {
+            for &(w, bits) in &t.sparse[span[0] as usize..(span[0] + span[1]) as usize] {
+                words[b * width + w as usize] |= bits;
+            }
+        }
+        Ok(Some(upload(dev, &words)?))
     }
 }
 
@@ -269,7 +294,14 @@ impl DfaEngine {
             matched: None,
             status: None,
             shared_max: SHARED_MAX,
+            dense: true,
         })
+    }
+
+    /// Whether leaf bundles are ORed from their full words when these fit on the device
+    /// (the default), or always from their sparse words.
+    pub fn set_dense_bundles(&mut self, dense: bool) {
+        self.dense = dense;
     }
 
     /// Most bytes of shared memory a block's accumulators may take (200 KiB by
@@ -350,6 +382,11 @@ impl DfaEngine {
                 sparse_word: self.t.sparse_word.dev_ptr(),
                 sparse_bits: self.t.sparse_bits.dev_ptr(),
                 tops: self.t.tops.dev_ptr(),
+                bundle_words: self
+                    .t
+                    .bundle_words
+                    .as_ref()
+                    .map_or(DevPtr::null(), |b| b.dev_ptr()),
                 jout: self.t.jout.dev_ptr(),
                 planes: self.t.planes.dev_ptr(),
                 template: self.t.template.dev_ptr(),
@@ -363,6 +400,7 @@ impl DfaEngine {
                 depth_cap,
                 words_per_doc: words as u32,
                 acc_shared: shared as u32,
+                dense_bundles: (self.t.bundle_words.is_some() && self.dense) as u32,
             };
             let cfg = LaunchConfig {
                 grid: [(n as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
@@ -386,16 +424,16 @@ impl DfaEngine {
 
     /// Query ids whose internal number's bit is set in `row`, ascending.
     fn decode(&self, row: &[u32]) -> Matches {
-        let mut m: Matches = row
-            .iter()
-            .enumerate()
-            .flat_map(|(w, &bits)| {
-                (0..32)
-                    .filter(move |b| bits >> b & 1 == 1)
-                    .map(move |b| w * 32 + b)
-            })
-            .filter_map(|q| self.t.ids.get(q).copied())
-            .collect();
+        let mut m = Matches::new();
+        for (w, &bits) in row.iter().enumerate() {
+            let mut x = bits;
+            while x != 0 {
+                if let Some(&id) = self.t.ids.get(w * 32 + x.trailing_zeros() as usize) {
+                    m.push(id);
+                }
+                x &= x - 1;
+            }
+        }
         m.sort_unstable();
         m
     }

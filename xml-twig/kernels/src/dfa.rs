@@ -46,6 +46,17 @@ pub const TOO_DEEP: u32 = 2;
 /// Close bit of a (wide) event.
 const CLOSE_BIT: u32 = 0x8000;
 
+/// Tags below this are remembered per open element once a child of that tag has
+/// applied its leaf bundle there: the bundle is the transition's (parent's state, tag),
+/// so a later sibling of the same tag adds nothing (the CPU filter remembers every
+/// bundle's last parent).
+const TAG_BITS: u32 = 64;
+
+/// Words of a leaf bundle each lane ORs per round: their loads issued together, then
+/// the ORs (a bundle spans most of the accumulator on the paper's twigs: 567 of 578
+/// words at 2048 twigs of 10 nodes).
+const UNROLL: u32 = 4;
+
 /// The frozen automaton, a batch of documents and the outputs of [`filter_dfa`].
 /// Spans are `(start, len)` pairs into the sparse word arrays.
 #[repr(C)]
@@ -70,6 +81,9 @@ pub struct DfaParams<'a> {
     pub sparse_bits: DevPtr<'a, u32>,
     /// Internal query numbers matched by bundles.
     pub tops: DevPtr<'a, u32>,
+    /// When `dense_bundles`: bundle `b`'s words for the parent's accumulator in full,
+    /// `width` words from `b * width` (the sparse span is not read then).
+    pub bundle_words: DevPtr<'a, u32>,
     /// Per join node, 2 words: its child bit in the parent's accumulator (or
     /// [`NO_SLOT`]) and its query.
     pub jout: DevPtr<'a, u32>,
@@ -94,6 +108,9 @@ pub struct DfaParams<'a> {
     /// 1: each warp's accumulators in the block's dynamic shared memory
     /// (`blockDim.x / 32 * depth_cap * width` words); 0: in `accs`.
     pub acc_shared: u32,
+    /// 1: leaf bundles are ORed from `bundle_words` (coalesced, no word index), 0: from
+    /// their sparse spans.
+    pub dense_bundles: u32,
 }
 
 // SAFETY: `#[repr(C)]`; the fields are device pointers and integers; `Host<'a>` differs
@@ -169,6 +186,10 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
     let end = p.doc_start.read(doc as usize + 1);
     let mut state = [0u32; MAX_DEPTH as usize];
     let mut bundle = [0u32; MAX_DEPTH as usize];
+    // The tag of the element open at each depth, and the tags of its children whose
+    // leaf bundles it received.
+    let mut tag_of = [0u32; MAX_DEPTH as usize];
+    let mut applied = [0u64; MAX_DEPTH as usize];
     // Bit d: the element open at depth d has an accumulator.
     let mut has: u64 = 0;
     state[0] = START_STATE;
@@ -207,6 +228,8 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
             state[d] = to;
             bundle[d] = p.leaf.read(at);
             has &= !(1u64 << d);
+            tag_of[d] = tag;
+            applied[d] = 0;
             continue;
         }
         if d == 0 {
@@ -262,8 +285,13 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
             }
             sync_warp();
         }
-        let b = bundle[d] as usize * 4;
-        if b != 0 {
+        let id = bundle[d];
+        let t = tag_of[d];
+        let bit = if t < TAG_BITS { 1u64 << t } else { 0 };
+        let fresh = id != 0 && applied[d - 1] & bit == 0;
+        applied[d - 1] |= bit;
+        let b = id as usize * 4;
+        if fresh {
             let (ds, dn) = (p.bundles.read(b), p.bundles.read(b + 1));
             let (ts, tn) = (p.bundles.read(b + 2), p.bundles.read(b + 3));
             if dn > 0 {
@@ -272,11 +300,44 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
                     has |= 1u64 << (d - 1);
                     sync_warp();
                 }
-                let mut k = lane;
+                if p.dense_bundles != 0 {
+                    // Lane `l` owns words `l`, `l + 32`, ...: plain ORs, loads in rounds.
+                    let from = id as usize * width;
+                    let mut w = lane;
+                    while w < p.width {
+                        let mut v = [0u32; UNROLL as usize];
+                        for (u, x) in v.iter_mut().enumerate() {
+                            let at = w + u as u32 * WARP_SIZE;
+                            if at < p.width {
+                                *x = p.bundle_words.read(from + at as usize);
+                            }
+                        }
+                        for (u, &x) in v.iter().enumerate() {
+                            let at = (w + u as u32 * WARP_SIZE) as usize;
+                            if x != 0 {
+                                store(pacc, at, load(pacc, at) | x);
+                            }
+                        }
+                        w += UNROLL * WARP_SIZE;
+                    }
+                }
+                let mut k = if p.dense_bundles != 0 { dn } else { lane };
                 while k < dn {
-                    let w = p.sparse_word.read((ds + k) as usize);
-                    atomic_or(pacc.add(w as usize), p.sparse_bits.read((ds + k) as usize));
-                    k += WARP_SIZE;
+                    let mut w = [0u32; UNROLL as usize];
+                    let mut v = [0u32; UNROLL as usize];
+                    for u in 0..UNROLL as usize {
+                        let at = k + u as u32 * WARP_SIZE;
+                        if at < dn {
+                            w[u] = p.sparse_word.read((ds + at) as usize);
+                            v[u] = p.sparse_bits.read((ds + at) as usize);
+                        }
+                    }
+                    for u in 0..UNROLL as usize {
+                        if v[u] != 0 {
+                            atomic_or(pacc.add(w[u] as usize), v[u]);
+                        }
+                    }
+                    k += UNROLL * WARP_SIZE;
                 }
             }
             let mut k = lane;

@@ -1,0 +1,84 @@
+//! The lazy DFA's warm path on the GPU against the lazy DFA on all cores, on Fig. 9's
+//! workload (500 documents of 25 kB, 2048 twigs of `L` nodes, */// 50%): the cache
+//! trained on 1 MB of other documents and grown ahead (`LazyDfa::complete`), its tables
+//! on the device; best of 5 runs each; answers checked equal. Without a GPU, the
+//! emulator on 20 documents. For profiling the kernel (`ncu -k filter_dfa`).
+//!
+//!     cargo run --release -p baselines --example xml_gpu_dfa [-- L]
+
+use baselines::lazy_dfa::LazyDfa;
+use std::time::Instant;
+use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
+use xml_twig::{io, Device, DfaEngine, Document, ProfileSet, QuerySet};
+
+fn docs(profiles: &ProfileSet, n: usize, bytes: usize, seed: u64) -> Vec<Document> {
+    let mut g = DblpGenerator::new(seed);
+    (0..n)
+        .map(|_| io::parse_document("g.xml", g.document(bytes).as_bytes(), &profiles.dict).unwrap())
+        .collect()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let len: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(10);
+    let (dev, n) = match Device::gpu(0, xml_twig::PTX) {
+        Ok(d) => (d, 500),
+        Err(_) => (Device::emulator(), 20),
+    };
+    let set =
+        QuerySet::from_queries(QueryGenerator::new(QueryParams::paper(len, 0.5), 1).queries(2048));
+    let profiles = ProfileSet::compile(&set)?;
+    let batch = docs(&profiles, n, 25_000, 1 ^ 0xba7c);
+    let mb = batch.iter().map(|d| d.bytes).sum::<usize>() as f64 / 1e6;
+    let dfa = LazyDfa::with_budget(&profiles, 1 << 30);
+    let training = docs(&profiles, 40, 25_000, 0x7a1e_d0c5);
+    let trained = dfa.train(&training);
+    let mut ahead = trained.clone();
+    let depth = training.iter().map(|d| d.max_depth).max().unwrap_or(0) as usize + 2;
+    dfa.complete(&mut ahead, &training, depth, usize::MAX);
+    let t = dfa.export(&ahead).expect("narrow");
+    let active: Vec<u32> = t.masks.iter().map(|m| m[1]).collect();
+    let deltas: Vec<u32> = t.bundles.iter().map(|b| b[1]).collect();
+    let mean = |v: &[u32]| v.iter().map(|&x| x as f64).sum::<f64>() / v.len().max(1) as f64;
+    println!(
+        "L={len}: {} states, {} tags, accumulator {} words, {} planes; mean active span {:.1} words (max {}), mean bundle span {:.1} (max {})",
+        t.states(),
+        t.tags,
+        t.template.len(),
+        t.planes.len(),
+        mean(&active),
+        active.iter().max().unwrap_or(&0),
+        mean(&deltas),
+        deltas.iter().max().unwrap_or(&0)
+    );
+    let mut gpu = DfaEngine::new(dev, &t)?;
+    let want = dfa.filter_batch(&batch);
+    // Encoded untimed, as the harness does (the paper excludes parsing).
+    let events = xml_twig::layout::EventBatch::encode(&batch, false);
+    let mut best = f64::INFINITY;
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let got = gpu.filter_encoded(&events)?;
+        best = best.min(t0.elapsed().as_secs_f64() * 1e3);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!(g.as_ref().is_none_or(|g| g == w), "document {i}");
+        }
+    }
+    let mut cpu = f64::INFINITY;
+    for _ in 0..3 {
+        dfa.fill_pool(&trained, rayon::current_num_threads() + 1);
+        let t0 = Instant::now();
+        let got = dfa.filter_batch(&batch);
+        cpu = cpu.min(t0.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(got, want);
+    }
+    println!(
+        "{n} documents, {mb:.1} MB: GPU warm path {best:.2} ms ({:.0} MB/s), lazy DFA on {} threads {cpu:.2} ms ({:.0} MB/s)",
+        mb / best * 1e3,
+        rayon::current_num_threads(),
+        mb / cpu * 1e3
+    );
+    Ok(())
+}
