@@ -9,7 +9,7 @@
 //! left to the CPU filter, which builds the missing states as it goes, so the lazy
 //! construction stays on the CPU and the warm path, most documents of a stream like the
 //! ones the cache was trained on, runs here. A document deeper than
-//! [`MAX_DEPTH`](xml_twig_kernels::dfa::MAX_DEPTH) - 1 is left to the CPU too.
+//! `xml_twig_kernels::dfa::MAX_DEPTH` - 1 is left to the CPU too.
 //!
 //! ```
 //! use xml_twig::dfa::{DfaEngine, DfaTables};
