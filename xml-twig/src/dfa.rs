@@ -438,3 +438,68 @@ impl DfaEngine {
         m
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tables of the module's example: `/a` only.
+    fn slash_a() -> DfaTables {
+        let tags = 2;
+        let mut trans = vec![NO_STATE; 3 * tags];
+        trans[tags + 1] = 2;
+        let mut leaf = vec![0; 3 * tags];
+        leaf[tags + 1] = 1;
+        DfaTables {
+            tags: tags as u32,
+            trans,
+            leaf,
+            bundles: vec![[0; 4], [0, 0, 0, 1]],
+            masks: vec![[0; 4]; 3],
+            sparse: vec![],
+            tops: vec![0],
+            jout: vec![],
+            planes: vec![],
+            template: vec![0],
+            ids: vec![0],
+        }
+    }
+
+    #[test]
+    fn tables_whose_indices_leave_their_arrays_are_refused_before_any_upload() {
+        assert!(slash_a().check().is_ok());
+        let mut bad: Vec<(&str, DfaTables)> = Vec::new();
+        let mut t = slash_a();
+        t.trans[0] = 3; // a state past the last
+        bad.push(("transition", t));
+        let mut t = slash_a();
+        t.leaf[1] = 2; // a bundle past the last
+        bad.push(("leaf", t));
+        let mut t = slash_a();
+        t.bundles[1] = [0, 1, 0, 1]; // a span past `sparse`
+        bad.push(("bundle span", t));
+        let mut t = slash_a();
+        t.tops[0] = 1; // a query past the last
+        bad.push(("query", t));
+        let mut t = slash_a();
+        t.masks.pop(); // a state without masks
+        bad.push(("masks", t));
+        let mut t = slash_a();
+        t.sparse = vec![(0, 1)];
+        t.masks[2] = [0, 1, 0, 0]; // an active join node that does not exist
+        bad.push(("join node", t));
+        let mut t = slash_a();
+        t.planes = vec![(0, 64)]; // a plane past the accumulator's one word
+        bad.push(("plane", t));
+        for (what, t) in bad {
+            assert!(
+                matches!(t.check(), Err(XmlError::BadTables { .. })),
+                "{what} accepted"
+            );
+            assert!(
+                DfaEngine::new(Device::emulator(), &t).is_err(),
+                "{what} uploaded"
+            );
+        }
+    }
+}

@@ -157,6 +157,10 @@ kernel! {
 }
 
 /// Lane `lane` copies its share of the template into the accumulator at `acc`.
+///
+/// # Safety
+/// `acc` points to `p.width` words (shared or global) that no other lane reads or writes
+/// until the warp's next `sync_warp`, other than at this lane's own words.
 #[inline(always)]
 unsafe fn init_acc(p: &DfaParams<'static>, acc: *mut u32, lane: u32) {
     let mut w = lane;
@@ -166,11 +170,21 @@ unsafe fn init_acc(p: &DfaParams<'static>, acc: *mut u32, lane: u32) {
     }
 }
 
+/// Sets bit `bit` of the bit array at `base`, atomically (lanes may share a word).
+///
+/// # Safety
+/// `base` points to at least `bit / 32 + 1` words, valid for the launch.
 #[inline(always)]
 unsafe fn set_bit(base: *mut u32, bit: u32) {
     atomic_or(base.add((bit / 32) as usize), 1 << (bit % 32));
 }
 
+/// Document `doc`'s walk by the calling warp ([`filter_dfa`]'s docs).
+///
+/// # Safety
+/// `p` holds a launch's parameters as the host engine builds them (every table index
+/// checked by `DfaTables::check`, `depth_cap <= MAX_DEPTH`, the accumulators sized for
+/// the block or the batch), `doc < p.n_docs`, and no other warp filters `doc`.
 #[inline(always)]
 unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
     let lane = lane_id();
