@@ -1119,14 +1119,13 @@ impl LazyDfa {
             return 0;
         }
         const ROOT: u16 = u16::MAX;
-        let tag_of = |t: u16| if (t as usize) < self.tags { t } else { 0 };
         let mut children: std::collections::BTreeMap<u16, std::collections::BTreeSet<u16>> =
             Default::default();
         for d in docs {
             let mut open = vec![ROOT];
             for e in &d.events {
                 if e.is_open() {
-                    let t = tag_of(e.tag());
+                    let t = self.tag_id(e.tag());
                     let parent = *open.last().unwrap_or(&ROOT);
                     children.entry(parent).or_default().insert(t);
                     open.push(t);
@@ -1285,19 +1284,25 @@ impl LazyDfa {
         out
     }
 
+    /// The automaton's tag id of an event's tag: 0 for a name no query uses (only `*`
+    /// and `//` see it).
+    #[inline]
+    fn tag_id(&self, tag: u16) -> u16 {
+        if (tag as usize) < self.tags {
+            tag
+        } else {
+            0
+        }
+    }
+
     /// Runs the automaton over `doc`, marking matched queries with the document's
     /// stamp; false when the cache went past its budget.
     fn run(&self, c: &mut Cache, doc: &Document) -> bool {
         c.begin_doc();
         let queries = self.nfa.ids.len();
-        let tags = self.tags;
         for ev in &doc.events {
             if ev.is_open() {
-                let mut tag = ev.tag();
-                if tag as usize >= tags {
-                    tag = 0; // a name no query uses: only `*` and `//` see it
-                }
-                if !c.open(self, tag) {
+                if !c.open(self, self.tag_id(ev.tag())) {
                     return false;
                 }
             } else {

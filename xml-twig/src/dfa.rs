@@ -44,7 +44,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::engine::{put, room};
+use crate::engine::{decode_row, put, room};
 use crate::layout::{EventBatch, EventWords};
 use crate::model::{Document, Matches};
 use crate::XmlError;
@@ -418,24 +418,8 @@ impl DfaEngine {
         Ok(bits
             .chunks(words)
             .zip(done)
-            .map(|(row, s)| (s == k::DONE).then(|| self.decode(row)))
+            .map(|(row, s)| (s == k::DONE).then(|| decode_row(row, &self.t.ids)))
             .collect())
-    }
-
-    /// Query ids whose internal number's bit is set in `row`, ascending.
-    fn decode(&self, row: &[u32]) -> Matches {
-        let mut m = Matches::new();
-        for (w, &bits) in row.iter().enumerate() {
-            let mut x = bits;
-            while x != 0 {
-                if let Some(&id) = self.t.ids.get(w * 32 + x.trailing_zeros() as usize) {
-                    m.push(id);
-                }
-                x &= x - 1;
-            }
-        }
-        m.sort_unstable();
-        m
     }
 }
 

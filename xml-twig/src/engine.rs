@@ -267,17 +267,10 @@ impl Engine {
         let result = self.launch_batch(batch, words, &mut sc);
         self.scratch = sc;
         let bits = result?;
-        Ok(bits.chunks(words).map(|row| self.decode(row)).collect())
-    }
-
-    /// Query ids whose bit is set in `row`, ascending.
-    fn decode(&self, row: &[u32]) -> Matches {
-        let mut m: Matches = (0..self.queries)
-            .filter(|&q| row[q / 32] & (1 << (q % 32)) != 0)
-            .map(|q| self.ids[q])
-            .collect();
-        m.sort_unstable();
-        m
+        Ok(bits
+            .chunks(words)
+            .map(|row| decode_row(row, &self.ids))
+            .collect())
     }
 
     fn launch_batch(
@@ -398,7 +391,7 @@ impl Engine {
         let mut sc = std::mem::take(&mut self.scratch);
         let result = self.launch_segments(doc, segment_events, words, &mut sc);
         self.scratch = sc;
-        Ok(self.decode(&result?))
+        Ok(decode_row(&result?, &self.ids))
     }
 
     fn launch_segments(
@@ -646,6 +639,24 @@ struct Scratch {
 
 /// A buffer of at least `len` elements in `slot` (reallocated, larger, when too small;
 /// contents unspecified).
+/// The ids of the queries whose bit is set in `row` (bit `q % 32` of word `q / 32` for
+/// the query of internal number `q`, `ids[q]`), ascending: a document's row of a
+/// kernel's result bits.
+pub(crate) fn decode_row(row: &[u32], ids: &[u32]) -> Matches {
+    let mut m = Matches::new();
+    for (w, &bits) in row.iter().enumerate() {
+        let mut x = bits;
+        while x != 0 {
+            if let Some(&id) = ids.get(w * 32 + x.trailing_zeros() as usize) {
+                m.push(id);
+            }
+            x &= x - 1;
+        }
+    }
+    m.sort_unstable();
+    m
+}
+
 pub(crate) fn room<'a, T: bytemuck::Pod>(
     dev: &Device,
     slot: &'a mut Option<Buffer<T>>,
