@@ -1,7 +1,9 @@
 //! Phase 1's host side alone: how long `stage_into` takes to order and de-duplicate one
 //! step of the paper's scenario (every region moves), by thread count: back to back
 //! (rayon's threads awake) and after 300 µs idle, as between the steps of an engine
-//! that waits for its device (the threads asleep, woken by the staging); on 8 batches
+//! that waits for its device (the threads asleep, woken by the staging), and after
+//! 300 µs idle with a crew gathered before it (as `Engine::set_stage_crew` does: the
+//! threads awake, spinning); on 8 batches
 //! taken in turn (~7 MB at 32768 regions, in a large last-level cache) and on 40 (out
 //! of it, as a harness run's 30 steps generated ahead), and a plain copy of a batch's
 //! ranges on one thread beside them.
@@ -9,8 +11,20 @@
 //!     cargo run --release -p ddm-region --example phase1_staging [REGIONS]
 use ddm_region::layout::stage_into;
 use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
+use gpu_kernels::crew::Crew;
 use std::sync::atomic::AtomicU64;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// What happens before a staging.
+#[derive(Clone, Copy, PartialEq)]
+enum Before {
+    /// Nothing: back to back.
+    Nothing,
+    /// 300 µs idle.
+    Idle,
+    /// A crew gathered, then 300 µs idle.
+    CrewThenIdle,
+}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: u32 = match std::env::args().nth(1) {
@@ -37,20 +51,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     for (label, batches, idles) in [
-        ("8 batches", &all[..8], &[false, true][..]),
-        ("40 batches", &all[..], &[true][..]),
+        (
+            "8 batches",
+            &all[..8],
+            &[Before::Nothing, Before::Idle, Before::CrewThenIdle][..],
+        ),
+        (
+            "40 batches",
+            &all[..],
+            &[Before::Idle, Before::CrewThenIdle][..],
+        ),
     ] {
         for threads in [1, 2, 4, 8, 16, cores] {
             if threads > cores {
                 continue;
             }
-            for &idle in idles {
+            for &before in idles {
                 let mut last: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
                 let mut times = Vec::new();
                 for round in 1..=200u32 {
                     let batch = &batches[round as usize % batches.len()];
-                    if idle {
-                        std::thread::sleep(std::time::Duration::from_micros(300));
+                    let crew = (before == Before::CrewThenIdle && threads > 1)
+                        .then(|| Crew::gather(threads - 1, Duration::from_millis(1)));
+                    if before != Before::Nothing {
+                        std::thread::sleep(Duration::from_micros(300));
                     }
                     let t = Instant::now();
                     stage_into(
@@ -61,13 +85,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         round,
                         (&mut records, &mut ranges),
                         threads,
+                        crew,
                     )?;
                     times.push(t.elapsed().as_secs_f64() * 1e6);
                 }
                 times.sort_by(f64::total_cmp);
                 println!(
                     "{n} regions, {label}, {threads:2} threads{}: median {:.1} us, min {:.1} us",
-                    if idle { ", after 300 us idle" } else { "" },
+                    match before {
+                        Before::Nothing => "",
+                        Before::Idle => ", after 300 us idle",
+                        Before::CrewThenIdle => ", crew gathered, then 300 us idle",
+                    },
                     times[100],
                     times[0]
                 );

@@ -7,7 +7,9 @@
 //! the first engine's. The tiles
 //! are also timed finishing with a count instead of the pairs ([`Engine::count`]) and
 //! with the pairs handed over in place, not copied ([`Engine::for_each_pair_batch`]),
-//! which tells the matching's share from the pairs' writing and their copy. Without a
+//! which tells the matching's share from the pairs' writing and their copy, and with the
+//! next step's staging crew ([`Engine::set_stage_crew`]) off or of other sizes than the
+//! default. Means beside medians (a harness run records means). Without a
 //! GPU it runs on the emulator at 400 regions.
 //!
 //!     cargo run --release -p ddm-region --example step_split [reps (at least 1)] [regions]
@@ -49,32 +51,58 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let initial = scenario.regions().clone();
         let batches: Vec<UpdateBatch> = (0..reps).map(|_| scenario.step()).collect();
         let mut want: Option<Vec<u64>> = None;
-        for (label, approach, in_tiles, finish) in [
+        let default = ddm_region::engine::STAGE_CREW_HELPERS;
+        for (label, approach, in_tiles, finish, crew) in [
             (
                 "bisect, in sorted tiles",
                 Approach::Bisect,
                 true,
                 Finish::Copied,
+                default,
+            ),
+            (
+                "bisect, in sorted tiles, no staging crew",
+                Approach::Bisect,
+                true,
+                Finish::Copied,
+                0,
+            ),
+            (
+                "bisect, in sorted tiles, staging crew of 3",
+                Approach::Bisect,
+                true,
+                Finish::Copied,
+                3,
+            ),
+            (
+                "bisect, in sorted tiles, staging crew of 15",
+                Approach::Bisect,
+                true,
+                Finish::Copied,
+                15,
             ),
             (
                 "bisect, in sorted tiles, pairs in place",
                 Approach::Bisect,
                 true,
                 Finish::InPlace,
+                default,
             ),
             (
                 "bisect, in sorted tiles, count only",
                 Approach::Bisect,
                 true,
                 Finish::Count,
+                default,
             ),
             (
                 "bisect, sorted and swept",
                 Approach::Bisect,
                 false,
                 Finish::Copied,
+                default,
             ),
-            ("sweep", Approach::Sweep, false, Finish::Copied),
+            ("sweep", Approach::Sweep, false, Finish::Copied, default),
         ] {
             let mut e = Engine::new(
                 &dev,
@@ -86,6 +114,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             if !in_tiles {
                 e.set_tiled_max(0);
             }
+            e.set_stage_crew(crew, ddm_region::engine::STAGE_CREW_WAIT);
             e.step(&UpdateBatch::everything(&initial), false)?;
             e.pairs_unordered()?;
             let (mut step, mut stage, mut pairs, mut whole) = (vec![], vec![], vec![], vec![]);
@@ -121,6 +150,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 Some(_) => {}
             }
+            let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+            let (stage_mean, whole_mean) = (mean(&stage), mean(&whole));
             let med = |v: &mut Vec<f64>| {
                 v.sort_by(f64::total_cmp);
                 (v[v.len() / 2], v[0])
@@ -130,7 +161,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let (p, pb) = med(&mut pairs);
             let (w, wb) = med(&mut whole);
             println!(
-                "{name}, {label}: step median {s:.1} us (best {sb:.1}; staging {g:.1}), pairs median {p:.1} us (best {pb:.1}), whole median {w:.1} us (best {wb:.1}); {} pairs in the last step",
+                "{name}, {label}: step median {s:.1} us (best {sb:.1}; staging {g:.1}, mean {stage_mean:.1}), pairs median {p:.1} us (best {pb:.1}), whole median {w:.1} us (best {wb:.1}, mean {whole_mean:.1}); {} pairs in the last step",
                 counts.last().copied().unwrap_or(0)
             );
         }

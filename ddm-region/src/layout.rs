@@ -13,7 +13,7 @@ use crate::engine::DdmError;
 use crate::model::{Change, Kind, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::grid::GRID_MAX_DIMS;
 use ddm_region_kernels::UpdatedRegion;
-use gpu_kernels::crew::claim_map;
+use gpu_kernels::crew::{claim_map, Crew};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -84,6 +84,7 @@ pub fn stage_updates(
         batch_no,
         (&mut records, &mut ranges),
         1,
+        None,
     )?;
     records.truncate(c.records as usize);
     ranges.truncate(c.records as usize * dims);
@@ -114,6 +115,8 @@ pub fn stage_updates(
 /// writes the entries that are their region's last. A batch of at least
 /// [`STAGE_PAR_MIN`] entries is cut into up to `threads` chunks, run on rayon's pool
 /// (then a middle pass counts what each chunk writes, so that each writes its own slots).
+/// An ordered batch's chunks go to `crew` when one is given (helpers gathered before,
+/// already awake), else to up to `threads - 1` pool threads woken now.
 pub fn stage_into(
     batch: &UpdateBatch,
     dims: usize,
@@ -122,6 +125,7 @@ pub fn stage_into(
     batch_no: u32,
     out: (&mut [UpdatedRegion], &mut [Range]),
     threads: usize,
+    crew: Option<Crew>,
 ) -> Result<StageCounts, DdmError> {
     // One copy of the passes per small dimensionality, so that a region's ranges are
     // copied with a few moves instead of a `memcpy` call.
@@ -133,11 +137,11 @@ pub fn stage_into(
         batch_no,
     };
     match dims {
-        1 => s.run::<1>(last, out, threads),
-        2 => s.run::<2>(last, out, threads),
-        3 => s.run::<3>(last, out, threads),
-        4 => s.run::<4>(last, out, threads),
-        _ => s.run::<0>(last, out, threads),
+        1 => s.run::<1>(last, out, threads, crew),
+        2 => s.run::<2>(last, out, threads, crew),
+        3 => s.run::<3>(last, out, threads, crew),
+        4 => s.run::<4>(last, out, threads, crew),
+        _ => s.run::<0>(last, out, threads, crew),
     }
 }
 
@@ -195,6 +199,7 @@ impl Stage<'_> {
         last: &mut [AtomicU64],
         out: (&mut [UpdatedRegion], &mut [Range]),
         threads: usize,
+        crew: Option<Crew>,
     ) -> Result<StageCounts, DdmError> {
         let n = self.batch.entries().len();
         let chunks = if n >= STAGE_PAR_MIN {
@@ -202,7 +207,7 @@ impl Stage<'_> {
         } else {
             1
         };
-        if let Some(counts) = self.ordered::<D>((&mut *out.0, &mut *out.1), chunks)? {
+        if let Some(counts) = self.ordered::<D>((&mut *out.0, &mut *out.1), chunks, crew)? {
             return Ok(counts);
         }
         if chunks == 1 {
@@ -223,10 +228,12 @@ impl Stage<'_> {
     /// ([`gpu_kernels::crew`]). `None` for any other batch (the general passes run,
     /// and report a capacity error). `last` is not read or written: only keys of the
     /// batch being staged are ever compared, and the ones it holds stay older.
+    /// With `crew` (helpers gathered before), the parts go to it instead.
     fn ordered<const D: usize>(
         &self,
         out: (&mut [UpdatedRegion], &mut [Range]),
         chunks: usize,
+        crew: Option<Crew>,
     ) -> Result<Option<StageCounts>, DdmError> {
         let dims = self.dims::<D>();
         let entries = self.batch.entries();
@@ -256,9 +263,13 @@ impl Stage<'_> {
                 .chunks_mut(per)
                 .zip(ranges.chunks_mut(per * dims))
                 .collect();
-            claim_map(parts, chunks - 1, |c, (rec, rng)| {
+            let part = |c: usize, (rec, rng): (&mut [UpdatedRegion], &mut [Range])| {
                 self.ordered_part_fast::<D>(c * per, rec, rng, dense)
-            })
+            };
+            match crew {
+                Some(crew) => crew.map(parts, part),
+                None => claim_map(parts, chunks - 1, part),
+            }
         };
         if found.iter().any(|p| p.inverted) {
             return Err(self.inverted_error());
@@ -852,6 +863,7 @@ mod tests {
                 batch_no,
                 (&mut out1.0, &mut out1.1),
                 1,
+                None,
             )
             .unwrap();
             let c4 = stage_into(
@@ -862,6 +874,7 @@ mod tests {
                 batch_no,
                 (&mut out4.0, &mut out4.1),
                 4,
+                None,
             )
             .unwrap();
             assert_eq!(c1, c4);
@@ -883,7 +896,8 @@ mod tests {
                 &mut l4,
                 3,
                 (&mut out.0, &mut out.1),
-                4
+                4,
+                None
             ),
             Err(DdmError::BadBatch(_))
         ));
@@ -931,6 +945,7 @@ mod tests {
                 1,
                 (&mut out.0, &mut out.1),
                 threads,
+                None,
             )
             .map(|c| (c, out))
         };
@@ -1024,7 +1039,8 @@ mod tests {
             }
         }
         let fresh = || -> Vec<AtomicU64> { (0..total).map(|_| AtomicU64::new(1)).collect() };
-        for threads in [1, 4] {
+        // One thread, four woken at the call, four gathered before it (a crew).
+        for (threads, crew) in [(1, false), (4, false), (4, true)] {
             // The same sequence through both: the fast path leaves `last` alone, and
             // the batches after it stage as they would have.
             let (mut l_fast, mut l_general) = (fresh(), fresh());
@@ -1043,6 +1059,7 @@ mod tests {
                     batch_no,
                     (&mut out.0, &mut out.1),
                     threads,
+                    crew.then(|| Crew::gather(threads - 1, std::time::Duration::from_millis(5))),
                 )
                 .unwrap();
                 let (want, records, ranges) =
@@ -1053,7 +1070,10 @@ mod tests {
                     dense: false,
                     ..got
                 };
-                assert_eq!(got, want, "batch {batch_no}, {threads} threads");
+                assert_eq!(
+                    got, want,
+                    "batch {batch_no}, {threads} threads, crew {crew}"
+                );
                 if std::ptr::eq(b, &every) {
                     out.0 = (0..total as u32)
                         .map(|region| UpdatedRegion { region, alive: 1 })
@@ -1088,6 +1108,7 @@ mod tests {
                     1,
                     (&mut out.0, &mut out.1),
                     threads,
+                    None,
                 )
             };
             assert!(matches!(stage(&past), Err(DdmError::Capacity { .. })));
