@@ -9,7 +9,7 @@
 //! ranges on one thread beside them.
 //!
 //!     cargo run --release -p ddm-region --example phase1_staging [REGIONS]
-use ddm_region::layout::stage_into;
+use ddm_region::layout::{stage_into, Hands};
 use ddm_region::workload::{Distribution, Scenario, ScenarioParams};
 use gpu_kernels::crew::Crew;
 use std::sync::atomic::AtomicU64;
@@ -84,8 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         &mut last,
                         round,
                         (&mut records, &mut ranges),
-                        threads,
-                        crew,
+                        Hands { threads, crew },
                     )?;
                     times.push(t.elapsed().as_secs_f64() * 1e6);
                 }

@@ -84,7 +84,7 @@
 //! flag and ranges from the region table by index (two scattered reads, ~64 bytes of
 //! memory traffic per candidate; at alpha 100 and 1M regions, ~5 * 10^7 candidates).
 
-use crate::layout::{stage_into, stream_copy, GridSpec, StageCounts};
+use crate::layout::{stage_into, stream_copy, GridSpec, Hands, StageCounts};
 use crate::model::{Kind, ModelError, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::count::{
     bisect_count, dim_candidates, end_keys, EMPTY_FLAG, MAX_ESTIMATED_DIMS, SAMPLE,
@@ -922,8 +922,10 @@ impl<'d> Engine<'d> {
             &mut self.last,
             self.epoch,
             (records, ranges),
-            self.threads,
-            self.next_crew.take(),
+            Hands {
+                threads: self.threads,
+                crew: self.next_crew.take(),
+            },
         )?;
         let n = staged.records;
         self.staged_in_parallel = n as usize >= crate::layout::STAGE_PAR_MIN;

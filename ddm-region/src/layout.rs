@@ -48,6 +48,26 @@ pub struct StageCounts {
     pub dense: bool,
 }
 
+/// The host threads a staging ([`stage_into`]) may use.
+pub struct Hands {
+    /// At most this many threads, the caller's included, on a batch of at least
+    /// [`STAGE_PAR_MIN`] entries.
+    pub threads: usize,
+    /// Pool threads gathered before ([`Crew::gather`]), awake: an ordered batch's parts
+    /// go to them and the caller.
+    pub crew: Option<Crew>,
+}
+
+impl Hands {
+    /// Up to `threads` threads, the pool's woken as the staging starts.
+    pub fn threads(threads: usize) -> Hands {
+        Hands {
+            threads,
+            crew: None,
+        }
+    }
+}
+
 /// Batches with fewer entries are staged by one thread (a thread costs more than it saves).
 pub const STAGE_PAR_MIN: usize = 1 << 13;
 
@@ -83,8 +103,7 @@ pub fn stage_updates(
         last,
         batch_no,
         (&mut records, &mut ranges),
-        1,
-        None,
+        Hands::threads(1),
     )?;
     records.truncate(c.records as usize);
     ranges.truncate(c.records as usize * dims);
@@ -115,8 +134,8 @@ pub fn stage_updates(
 /// writes the entries that are their region's last. A batch of at least
 /// [`STAGE_PAR_MIN`] entries is cut into up to `threads` chunks, run on rayon's pool
 /// (then a middle pass counts what each chunk writes, so that each writes its own slots).
-/// An ordered batch's chunks go to `crew` when one is given (helpers gathered before,
-/// already awake), else to up to `threads - 1` pool threads woken now.
+/// An ordered batch's chunks go to `hands.crew` when one is given (helpers gathered
+/// before, already awake), else to up to `hands.threads - 1` pool threads woken now.
 pub fn stage_into(
     batch: &UpdateBatch,
     dims: usize,
@@ -124,9 +143,9 @@ pub fn stage_into(
     last: &mut [AtomicU64],
     batch_no: u32,
     out: (&mut [UpdatedRegion], &mut [Range]),
-    threads: usize,
-    crew: Option<Crew>,
+    hands: Hands,
 ) -> Result<StageCounts, DdmError> {
+    let Hands { threads, crew } = hands;
     // One copy of the passes per small dimensionality, so that a region's ranges are
     // copied with a few moves instead of a `memcpy` call.
     let s = Stage {
@@ -862,8 +881,7 @@ mod tests {
                 &mut l1,
                 batch_no,
                 (&mut out1.0, &mut out1.1),
-                1,
-                None,
+                Hands::threads(1),
             )
             .unwrap();
             let c4 = stage_into(
@@ -873,8 +891,7 @@ mod tests {
                 &mut l4,
                 batch_no,
                 (&mut out4.0, &mut out4.1),
-                4,
-                None,
+                Hands::threads(4),
             )
             .unwrap();
             assert_eq!(c1, c4);
@@ -896,8 +913,7 @@ mod tests {
                 &mut l4,
                 3,
                 (&mut out.0, &mut out.1),
-                4,
-                None
+                Hands::threads(4)
             ),
             Err(DdmError::BadBatch(_))
         ));
@@ -944,8 +960,7 @@ mod tests {
                 &mut last,
                 1,
                 (&mut out.0, &mut out.1),
-                threads,
-                None,
+                Hands::threads(threads),
             )
             .map(|c| (c, out))
         };
@@ -1058,8 +1073,12 @@ mod tests {
                     &mut l_fast,
                     batch_no,
                     (&mut out.0, &mut out.1),
-                    threads,
-                    crew.then(|| Crew::gather(threads - 1, std::time::Duration::from_millis(5))),
+                    Hands {
+                        threads,
+                        crew: crew.then(|| {
+                            Crew::gather(threads - 1, std::time::Duration::from_millis(5))
+                        }),
+                    },
                 )
                 .unwrap();
                 let (want, records, ranges) =
@@ -1107,8 +1126,7 @@ mod tests {
                     &mut fresh(),
                     1,
                     (&mut out.0, &mut out.1),
-                    threads,
-                    None,
+                    Hands::threads(threads),
                 )
             };
             assert!(matches!(stage(&past), Err(DdmError::Capacity { .. })));

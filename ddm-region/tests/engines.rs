@@ -819,3 +819,46 @@ fn load_of_a_set_larger_than_one_staging_part_fills_parts_of_publications_alone(
     e.load(&second).unwrap();
     assert_eq!(e.count().unwrap(), want);
 }
+
+#[test]
+#[ignore = "slow on the host emulator (15-20 s of the README's test command): .ci/run runs it, with the other ignored tests, after that command"]
+fn steps_staged_by_the_gathered_crew_equal_the_oracle() {
+    // 10,000 regions a step (above the parallel staging's threshold): after each step's
+    // last wait the engine gathers pool threads for the next step's staging
+    // (`Engine::set_stage_crew`, on by default); with it on (off: the other tests), every step's
+    // count and pairs equal the oracle's, on the grid engine (its pairs from Phase 4)
+    // and the bisect engine (pairs, then counts: the crew comes after either).
+    let params = ScenarioParams::paper(10_000, 10, Distribution::Crowded);
+    let dev = Device::emulator();
+    let grid = Approach::Grid(GridSpec::covering(2, params.space, 100).unwrap());
+    for approach in [grid, Approach::Bisect] {
+        for helpers in [7] {
+            let mut scenario = Scenario::new(params.clone(), 3).unwrap();
+            let set = scenario.regions();
+            let mut e = Engine::new(&dev, approach.clone(), 2, set.n_pub(), set.n_sub()).unwrap();
+            e.set_stage_crew(helpers, std::time::Duration::from_millis(50));
+            let mut batch = UpdateBatch::everything(set);
+            for step in 0..3 {
+                let report = e.step(&batch, true).unwrap();
+                let set = scenario.regions();
+                let lists = |kind| -> Vec<Option<Vec<Range>>> {
+                    (0..set.len(kind))
+                        .map(|i| Some(set.region(kind, i).to_vec()))
+                        .collect()
+                };
+                let want = oracle(2, &lists(Kind::Publication), &lists(Kind::Subscription));
+                let what = format!("{} helpers {helpers} step {step}", approach.name());
+                assert!(!want.is_empty(), "{what}: the scenario overlaps");
+                let mut got = if approach.sorts() {
+                    e.pairs_unordered().unwrap()
+                } else {
+                    report.pairs.unwrap()
+                };
+                got.sort_unstable();
+                assert_eq!(got, want, "{what}");
+                assert_eq!(e.count().unwrap(), want.len() as u64, "{what}");
+                batch = scenario.step();
+            }
+        }
+    }
+}
