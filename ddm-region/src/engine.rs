@@ -740,14 +740,16 @@ impl<'d> Engine<'d> {
         self.fused = fused;
     }
 
-    /// Who stages the next step's batch: when a step's last device wait has ended (its
-    /// pairs or count handed over), `helpers` threads of rayon's pool are gathered
-    /// ([`Crew::gather`]) and spin for up to `wait` for the next step, whose batch, if
+    /// Who stages the next step's batch: before a step's last device wait (its pairs or
+    /// count handed over after it), `helpers` threads of rayon's pool are gathered
+    /// ([`Crew::gather`]), wake while the device works, and spin for up to `wait` for
+    /// the next step, whose batch, if
     /// staged in parallel (ordered, at least [`STAGE_PAR_MIN`](crate::layout::STAGE_PAR_MIN)
     /// entries, as the paper's scenarios make them), they stage with the caller, awake.
     /// Without them the staging wakes pool threads as it starts, and after a device
-    /// wait they are asleep: a step of 32768 regions staged in 52-56 µs asleep against
-    /// 25-35 µs awake (`step_split`, H100 host, 16 cores). `helpers == 0` turns it off;
+    /// wait they are asleep: 32768 moved regions staged in 48-59 µs on 4-16 threads after
+    /// 300 µs idle, in 18-20 µs on 8-16 threads gathered before it (`phase1_staging`,
+    /// H100 host, 16 cores). `helpers == 0` turns it off;
     /// a crew from outside rayon's pool only. Default: [`STAGE_CREW_HELPERS`] helpers
     /// for [`STAGE_CREW_WAIT`]. The same answers either way.
     pub fn set_stage_crew(&mut self, helpers: usize, wait: Duration) {
@@ -755,8 +757,9 @@ impl<'d> Engine<'d> {
         self.next_crew = None;
     }
 
-    /// After a step's last device wait: the crew for the next step's staging, when the
-    /// step's batch was staged in parallel.
+    /// Before a step's last device wait (so that its threads wake while the device
+    /// works; gathered after it, they were still waking when the next step came): the
+    /// crew for the next step's staging, when the step's batch was staged in parallel.
     fn gather_next_crew(&mut self) {
         let (helpers, wait) = self.stage_crew;
         let parallel = std::mem::take(&mut self.staged_in_parallel);
@@ -1285,6 +1288,7 @@ impl<'d> Engine<'d> {
     /// are idempotent for a given region table).
     fn finish(&mut self, staged: StageCounts, want_pairs: bool) -> Result<StepReport, DdmError> {
         let n = staged.records;
+        self.gather_next_crew();
         loop {
             // One kernel writes the status and the pairs into page-locked host memory;
             // one wait for the whole step.
@@ -1315,7 +1319,6 @@ impl<'d> Engine<'d> {
                 let overlaps = status[1];
                 let pairs = want_pairs
                     .then(|| copy_out(&self.pairs_host.as_slice()[..c.new_pairs as usize]));
-                self.gather_next_crew();
                 return Ok(StepReport { overlaps, pairs });
             }
             if list_full {
@@ -1361,11 +1364,10 @@ impl<'d> Engine<'d> {
 
     /// The number of overlapping (publication, subscription) pairs now.
     pub fn count(&mut self) -> Result<u64, DdmError> {
-        let n = self.count_now()?;
         if self.approach.sorts() {
             self.gather_next_crew();
         }
-        Ok(n)
+        self.count_now()
     }
 
     fn count_now(&mut self) -> Result<u64, DdmError> {
@@ -1557,9 +1559,12 @@ impl<'d> Engine<'d> {
         let threads = self.threads;
         let mut crew = (self.last_pair_total >= 2 * COPY_OUT_PART as u64)
             .then(|| Crew::gather(threads.saturating_sub(1), COPY_CREW_WAIT));
+        if crew.is_none() {
+            // (A step with many pairs leaves the copy's crew awake for the next staging.)
+            self.gather_next_crew();
+        }
         let total = self.for_each_landed(&mut |b| append_pairs(out, b, crew.take(), threads))?;
         self.last_pair_total = total;
-        self.gather_next_crew();
         Ok(total)
     }
 
@@ -1572,7 +1577,8 @@ impl<'d> Engine<'d> {
             return Ok(all.len() as u64);
         }
         let mut wide = Vec::new();
-        let total = self.for_each_landed(&mut |b| match b {
+        self.gather_next_crew();
+        self.for_each_landed(&mut |b| match b {
             Landed::Wide(p) => f(p),
             Landed::Narrow(w) => {
                 // Unpacked a part at a time (a part stays in the cache for `f`).
@@ -1585,9 +1591,7 @@ impl<'d> Engine<'d> {
                     f(&[]);
                 }
             }
-        })?;
-        self.gather_next_crew();
-        Ok(total)
+        })
     }
 
     /// The sorting engines' pairs, batch by batch, as they landed in host memory.
@@ -1963,9 +1967,10 @@ const COPY_CREW_WAIT: Duration = Duration::from_millis(2);
 pub const STAGE_CREW_HELPERS: usize = 7;
 
 /// How long, by default, the threads gathered for the next step's staging spin waiting
-/// for it before they leave ([`Engine::set_stage_crew`]): a simulation that steps back
+/// for it before they leave ([`Engine::set_stage_crew`]), counted from before the device
+/// wait of a step (60-150 µs at the paper's 32768 regions): a simulation that steps back
 /// to back comes within it; one that does other work between steps gets its cores back.
-pub const STAGE_CREW_WAIT: Duration = Duration::from_micros(200);
+pub const STAGE_CREW_WAIT: Duration = Duration::from_micros(300);
 
 /// Appends `src` (pairs the GPU has just written into page-locked memory, so none is in
 /// a CPU cache) to `out`: many pairs on `crew` (gathered before the device wait, so its
