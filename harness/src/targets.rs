@@ -215,6 +215,9 @@ pub const TARGETS: &[Target] = &[
     t(T_DDM_AHEAD, AHEAD_PEER, "binary-search count from host memory (worst degree)", ("ddm", "density"), "gpu-bisect+upload", EVERY_X, Check::AtMost(4.95)),
     t(T_DDM_AHEAD, AHEAD_PEER, "sort-based sweep from host memory (worst degree)", ("ddm", "density"), "gpu-sweep+upload", EVERY_X, Check::AtMost(4.95)),
     t(T_DDM_AHEAD, AHEAD_CPU_1D, "binary-search count from host memory (least speedup)", ("ddm", "density"), "gpu-bisect+upload", EVERY_X, over("best CPU (all cores)", 10.0)),
+    t(T_DDM_AHEAD, AHEAD_PEER_4M, "binary-search count from host memory (worst degree)", ("ddm", "density_4m"), "gpu-bisect+upload", EVERY_X, Check::AtMost(20.3)),
+    t(T_DDM_AHEAD, AHEAD_PEER_4M, "sort-based sweep from host memory (worst degree)", ("ddm", "density_4m"), "gpu-sweep+upload", EVERY_X, Check::AtMost(20.3)),
+    t(T_DDM_AHEAD, AHEAD_CPU_1D_4M, "binary-search count from host memory (least speedup)", ("ddm", "density_4m"), "gpu-bisect+upload", EVERY_X, over("best CPU (all cores)", 10.0)),
     t(T_DDM_AHEAD, AHEAD_SCALE1, "bisect engine from host memory", ("ddm", "scaleup_a1"), "gpu-bisect+upload", 1048576.0, over("best CPU (all cores)", 10.0)),
     t(T_DDM_AHEAD, AHEAD_SCALE1, "sort-based sweep from host memory", ("ddm", "scaleup_a1"), "gpu-sweep+upload", 1048576.0, over("best CPU (all cores)", 10.0)),
     t(T_DDM_AHEAD, AHEAD_SCALE100, "bisect engine from host memory", ("ddm", "scaleup_a100"), "gpu-bisect+upload", 1048576.0, over("best CPU (all cores)", 10.0)),
@@ -390,6 +393,10 @@ const AHEAD_PEER: &str =
     "1-D counting, 1M intervals, every density: best GPU from host memory no slower than the peer's 4.95 ms";
 const AHEAD_CPU_1D: &str =
     "1-D counting, 1M intervals, every density: best GPU from host memory at least 10x the best CPU";
+const AHEAD_PEER_4M: &str =
+    "1-D counting, 4M intervals, every density: best GPU from host memory no slower than the peer's 20.3 ms";
+const AHEAD_CPU_1D_4M: &str =
+    "1-D counting, 4M intervals, every density: best GPU from host memory at least 10x the best CPU";
 const AHEAD_SCALE1: &str =
     "1M regions, alpha 1, counting from host memory: at least 10x the best CPU on all cores";
 const AHEAD_SCALE100: &str =
