@@ -72,6 +72,8 @@ mod macros;
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod multi;
 pub mod params;
+#[cfg(not(target_arch = "nvptx64"))]
+mod part_threads;
 pub mod persist;
 pub mod prelude;
 

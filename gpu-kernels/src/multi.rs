@@ -11,13 +11,14 @@
 //!
 //! Threads and contexts: a [`Device`] is `Send + Sync` and binds its CUDA context to
 //! the calling thread on every entry point, so the thread that drives a device may be
-//! any thread; [`Devices::par_each`] runs each device's part as a task of rayon's pool,
-//! whose threads live across calls (a call costs the wake-ups of a few sleeping
-//! threads), or on the caller's thread with one device, exactly as the single-device
-//! engine does. (A scoped thread spawned per device per call cost 55-130 µs a call on
-//! 2x H100, `ddm-region`'s `multi_split`: half the work of a 1M-region count on each GPU.)
-//! With fewer pool threads than parts (`RAYON_NUM_THREADS`), each part gets a scoped
-//! thread of its own, so that the parts still run at once.
+//! any thread; [`Devices::par_each`] runs each device's part on a host thread of its
+//! own, outside rayon's pool, that lives across calls (a call costs the wake-ups of a
+//! few parked threads), the first part on the caller's thread (with one device, exactly
+//! as the single-device engine does). Not as tasks of rayon's pool: a part waiting
+//! inside its engine's own parallel loop would run another device's part to its end.
+//! Not on a thread spawned per call: 55-130 µs a call on 2x H100 (`ddm-region`'s
+//! `multi_split`: half the work of a 1M-region count on each GPU). `part_threads`
+//! (private) says more.
 //!
 //! Failure: each device's thread returns on its own; no thread waits for another, so a
 //! device that fails (an error of its engine, a fault of its GPU, a panic of its thread)
@@ -269,10 +270,10 @@ impl Devices {
         format!("{} x {}", self.len(), self.devices[0].name())
     }
 
-    /// Runs `f(i, device i)` for every device of the set at once, each as a task of
-    /// rayon's pool (see [`par_each_on`]; on the caller's thread when there is one
-    /// device), and returns the results
-    /// in set order, or the first failure in set order once every thread has ended.
+    /// Runs `f(i, device i)` for every device of the set at once, each on a host thread
+    /// of its own outside rayon's pool (see [`par_each_on`]; device 0's on the caller's
+    /// thread), and returns the results in set order, or the first failure in set order
+    /// once every thread has ended.
     pub fn par_map<'s, R, E>(
         &'s self,
         f: impl Fn(usize, &'s Device) -> Result<R, E> + Sync,
@@ -313,9 +314,9 @@ impl Devices {
 type Outcome<R, E> = Result<Result<R, E>, OnDevice<E>>;
 
 /// [`Devices::par_each`] for the parts of an engine whose single-device engines own
-/// their devices (taken from [`Devices::into_parts`]): part `i` runs as a task of
-/// rayon's pool, or on a scoped thread of its own when the pool has fewer threads than
-/// parts (on the caller's with one part), and its failure names `ordinals[i]`.
+/// their devices (taken from [`Devices::into_parts`]): part `i` runs on a long-lived
+/// host thread of its own outside rayon's pool (the caller's for part 0), and its
+/// failure names `ordinals[i]`.
 ///
 /// ```
 /// use gpu_kernels::multi::{par_each_on, Devices, OnDevice};
@@ -345,46 +346,29 @@ where
             }
         })
     };
-    let outcomes: Vec<Outcome<R, E>> = if parts.len() == 1 {
-        vec![run(0, &mut parts[0])]
-    } else if rayon::current_num_threads() >= parts.len() {
-        // Each part a task of rayon's pool; no task waits for another, so the pool's
-        // work stealing cannot deadlock them. `run` catches every panic: each slot is
-        // filled by the time the scope ends.
-        let run = &run;
-        let mut slots: Vec<Option<Outcome<R, E>>> = (0..parts.len()).map(|_| None).collect();
-        rayon::scope(|s| {
-            for (i, (part, slot)) in parts.iter_mut().zip(slots.iter_mut()).enumerate() {
-                s.spawn(move |_| *slot = Some(run(i, part)));
-            }
-        });
-        slots
-            .into_iter()
-            .map(|slot| slot.expect("every part's task ran to its end"))
-            .collect()
-    } else {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = parts
-                .iter_mut()
-                .enumerate()
-                .map(|(i, part)| s.spawn(move || run(i, part)))
-                .collect();
-            handles
-                .into_iter()
-                .enumerate()
-                .map(|(i, h)| {
-                    // `run` catches the closure's panics; a panic of the thread
-                    // outside it is reported the same way.
-                    h.join().unwrap_or_else(|payload| {
-                        Err(OnDevice::Panicked {
-                            ordinal: ordinal(i),
-                            message: panic_message(payload.as_ref()),
-                        })
-                    })
-                })
-                .collect()
+    // Each part on a thread of its own outside rayon's pool (the caller's for the
+    // first; `part_threads` says why); each slot taken by exactly one part.
+    let slots: Vec<std::sync::Mutex<Option<&mut T>>> = parts
+        .iter_mut()
+        .map(|p| std::sync::Mutex::new(Some(p)))
+        .collect();
+    let outcomes: Vec<Outcome<R, E>> = crate::part_threads::run_parts(slots.len(), &|i| {
+        let mut slot = slots[i].lock().unwrap_or_else(|e| e.into_inner());
+        let part = slot.take().expect("run_parts runs each part once");
+        run(i, part)
+    })
+    .into_iter()
+    .enumerate()
+    .map(|(i, r)| {
+        // `run` catches the closure's panics; one outside it is reported the same way.
+        r.unwrap_or_else(|payload| {
+            Err(OnDevice::Panicked {
+                ordinal: ordinal(i),
+                message: panic_message(payload.as_ref()),
+            })
         })
-    };
+    })
+    .collect();
     outcomes
         .into_iter()
         .enumerate()
