@@ -59,7 +59,7 @@
 //!
 //! | | before | now |
 //! | --- | --- | --- |
-//! | host staging | two or three passes on rayon's pool (keys in `last`, then writes) | an ordered batch (every kind by index, no removal: the scenarios' and [`UpdateBatch::everything`]'s): one pass, no keys, no record when dense, the ranges by streaming stores; other batches as before |
+//! | host staging | two or three passes on rayon's pool (keys in `last`, then writes) | an ordered batch (every kind by index, no removal: the scenarios' and [`UpdateBatch::everything`]'s): one pass, no keys, no record when dense, the ranges by streaming stores, on pool threads gathered before the previous step's wait ([`Engine::set_stage_crew`]); other batches as before |
 //! | copies in | 2 (records, ranges; page-locked): 24 bytes per region in 2-D | 1 for a dense batch (every region, in order: the ranges alone, 16 bytes per region; the kernels make the records); 2 otherwise |
 //! | kernels | 6 (clear, unmap, compact, commit, map, match) | 5: `clear_and_unmap`, `commit_and_compact`, map, match, `publish_step` ([`Engine::set_fused`]) |
 //! | copies out | 2 (status, pairs), each followed by a wait | 0: `publish_step` writes into mapped host memory |
@@ -476,9 +476,8 @@ pub struct Engine<'d> {
     last: Vec<AtomicU64>,
     /// Host threads Phase 1 may use on a large batch.
     threads: usize,
-    /// Pool threads gathered when a step's last device wait ends, to stage the next
-    /// step's batch awake ([`Engine::set_stage_crew`]): how many, and how long they
-    /// wait for it.
+    /// Pool threads gathered before a step's last device wait, to stage the next step's
+    /// batch awake ([`Engine::set_stage_crew`]): how many, and how long they wait for it.
     stage_crew: (usize, Duration),
     /// The crew gathered for the next step, and whether a step staged in parallel has
     /// come since the last one was gathered (so that the next one is likely to be
@@ -740,18 +739,19 @@ impl<'d> Engine<'d> {
         self.fused = fused;
     }
 
-    /// Who stages the next step's batch: before a step's last device wait (its pairs or
+    /// Who stages the next step's batch. Before a step's last device wait (its pairs or
     /// count handed over after it), `helpers` threads of rayon's pool are gathered
-    /// ([`Crew::gather`]), wake while the device works, and spin for up to `wait` for
-    /// the next step, whose batch, if
-    /// staged in parallel (ordered, at least [`STAGE_PAR_MIN`](crate::layout::STAGE_PAR_MIN)
-    /// entries, as the paper's scenarios make them), they stage with the caller, awake.
-    /// Without them the staging wakes pool threads as it starts, and after a device
-    /// wait they are asleep: 32768 moved regions staged in 48-59 µs on 4-16 threads after
-    /// 300 µs idle, in 18-20 µs on 8-16 threads gathered before it (`phase1_staging`,
-    /// H100 host, 16 cores). `helpers == 0` turns it off;
-    /// a crew from outside rayon's pool only. Default: [`STAGE_CREW_HELPERS`] helpers
-    /// for [`STAGE_CREW_WAIT`]. The same answers either way.
+    /// ([`Crew::gather`]); they wake while the device works and spin for up to `wait`
+    /// for the next step. If its batch is staged in parallel (ordered, at least
+    /// [`STAGE_PAR_MIN`](crate::layout::STAGE_PAR_MIN) entries, as the paper's scenarios
+    /// make them), they stage it with the caller, awake. Without them the staging wakes
+    /// pool threads as it starts, and after a device wait those are asleep: 32768 moved
+    /// regions staged in 48-59 µs on 4-16 threads after 300 µs idle, in 18-20 µs on
+    /// 8-16 threads gathered before it (`phase1_staging`, H100 host, 16 cores); a whole
+    /// step of Figs. 9/11 101 against 122 µs (`step_split`). `helpers == 0` turns it
+    /// off; an engine driven from inside rayon's pool gathers none (as [`Crew::gather`]).
+    /// Default: [`STAGE_CREW_HELPERS`] helpers for [`STAGE_CREW_WAIT`]. The same
+    /// answers either way.
     pub fn set_stage_crew(&mut self, helpers: usize, wait: Duration) {
         self.stage_crew = (helpers, wait);
         self.next_crew = None;
