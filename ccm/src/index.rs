@@ -626,6 +626,9 @@ pub struct GpuIndex<'d> {
     /// `added` changed since `delta` was built.
     delta_stale: bool,
     updates: IndexUpdates,
+    /// The pool this index encodes on and drives its pipeline from
+    /// ([`GpuIndex::set_encode_threads`]); `None`: the process's shared encoding pool.
+    encode_pool: Option<std::sync::Arc<rayon::ThreadPool>>,
 }
 
 /// No built filter at a tables slot ([`GpuIndex`]'s `at`).
@@ -669,6 +672,7 @@ impl<'d> GpuIndex<'d> {
             delta: None,
             delta_stale: false,
             updates: IndexUpdates::default(),
+            encode_pool: None,
         };
         ix.rebuild()?;
         Ok(ix)
@@ -848,6 +852,23 @@ impl<'d> GpuIndex<'d> {
         Ok(out)
     }
 
+    /// Gives this index a pool of its own of `threads` threads to encode events on and
+    /// drive its pipeline from ([`GpuIndex::match_batch`]), instead of the encoding pool
+    /// the process's indexes share (as many threads as rayon's global pool). For
+    /// several indexes driven at once on one host ([`crate::MultiIndex`], a device
+    /// each): on one shared pool, a pipeline's driving thread waiting for its encoding
+    /// could take another device's whole pipeline and run it to its end, so that the
+    /// devices' rounds ran one after another. Should the pool not start, the shared one
+    /// stays. The same answers either way.
+    pub fn set_encode_threads(&mut self, threads: usize) {
+        self.encode_pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .thread_name(|i| format!("ccm-encode-own-{i}"))
+            .build()
+            .ok()
+            .map(std::sync::Arc::new);
+    }
+
     /// As [`GpuIndex::match_batch`], into `out` (cleared first), whose memory is
     /// reused: a stream matched batch after batch into one [`Answers`] writes its
     /// answer lists into memory already mapped instead of fresh pages each time.
@@ -856,6 +877,16 @@ impl<'d> GpuIndex<'d> {
         events: &[Event],
         out: &mut Answers,
     ) -> Result<(), CcmError> {
+        match self.encode_pool.clone() {
+            // The whole call on the index's own pool: every encoding inside it stays
+            // there ([`on_encode_pool`]).
+            Some(pool) => pool.install(|| self.match_batch_on_pool(events, out)),
+            None => self.match_batch_on_pool(events, out),
+        }
+    }
+
+    /// [`GpuIndex::match_batch_into`] on the pool it runs on.
+    fn match_batch_on_pool(&mut self, events: &[Event], out: &mut Answers) -> Result<(), CcmError> {
         if self.d.is_none() {
             self.rebuild()?;
         }
@@ -945,11 +976,17 @@ impl<'d> GpuIndex<'d> {
 /// shared a core with one of them and every launch's encoding waited for that
 /// thread's parts: 24-28 instead of 13 ns per event on the H100 machine's 16 cores.)
 /// Without a pool (its threads could not be started) everything runs on the global
-/// pool. With several devices ([`crate::MultiIndex`]) each device's pipeline is one job
-/// of this pool, all queued together at the start of a call while the pool is idle: a
-/// driving thread waiting in its `join` steals encoding work, and would run another
-/// device's whole pipeline only if one were still queued then.
+/// pool. With several devices ([`crate::MultiIndex`]) each device's index has a pool
+/// of its own, a share of the cores ([`GpuIndex::set_encode_threads`]): as jobs of this
+/// one, a driving thread waiting in its `join` could take another device's whole
+/// pipeline and run it to its end.
+///
+/// Called on a thread of any rayon pool (an index's own pool, or this one, where the
+/// pipeline runs), `f` runs right there, on that pool.
 fn on_encode_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if rayon::current_thread_index().is_some() {
+        return f();
+    }
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     let pool = POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()

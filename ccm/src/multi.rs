@@ -253,6 +253,16 @@ impl<'d> MultiIndex<'d> {
             }
             GpuIndex::new(dev, &mine, cfg).map(Some)
         })?;
+        let mut parts = parts;
+        if devices.len() > 1 {
+            // Each device's pipeline on a pool of its own, a share of the host's cores
+            // (`GpuIndex::set_encode_threads` says why).
+            let share = (rayon::current_num_threads() / devices.len()).max(1);
+            parts
+                .iter_mut()
+                .flatten()
+                .for_each(|ix| ix.set_encode_threads(share));
+        }
         Ok(MultiIndex {
             devices,
             parts,

@@ -267,3 +267,26 @@ fn updates_between_matches_need_no_rebuild_until_a_new_interface_and_answer_as_s
         );
     }
 }
+
+#[test]
+fn an_index_on_an_encoding_pool_of_its_own_answers_as_on_the_shared_pool() {
+    // `GpuIndex::set_encode_threads` (each device's index of a `MultiIndex`): the
+    // whole call runs on the index's own pool, of one thread and of three, called from
+    // outside any pool and from inside rayon's global pool; answers equal SFF's.
+    let w = table_1(100, NameDist::Uniform);
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+    let dev = Device::emulator();
+    for threads in [1, 3] {
+        let mut index = GpuIndex::new(&dev, &w.subscriptions, small_launches(0.125, 1)).unwrap();
+        index.set_encode_threads(threads);
+        let outside = index.match_batch(&w.events).unwrap();
+        let inside = rayon::scope(|_| index.match_batch(&w.events).unwrap());
+        for got in [outside, inside] {
+            assert_eq!(got.len(), w.events.len());
+            for (i, (g, want)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g, want.as_slice(), "event {i}, {threads} threads");
+            }
+        }
+    }
+}
