@@ -2,8 +2,9 @@
 //! the `scaling` experiment's workload): the one-device engine, the partitioned engines
 //! (publications cut, `MultiEngine`; slabs, `SlabEngine`), and the cost of the
 //! many-device path alone: a call of `Devices::par_map` that does nothing, and one whose
-//! closure reads one word from its device (each device's part a task of rayon's pool;
-//! it was a thread spawned per device per call, 128-132 µs on 2x H100). Median of
+//! closure reads one word from its device (each device's part on a parked host thread
+//! of its own, `gpu_kernels::multi`; it was a thread spawned per device per call,
+//! 128-132 µs on 2x H100, then a task of rayon's pool). Median of
 //! `reps` calls each. Without GPUs it runs on 2 emulated devices at 2,000 regions.
 //!
 //!     cargo run --release -p ddm-region --example multi_split [reps] [regions]
