@@ -15,7 +15,7 @@
 
 use crate::engine::{Engine, EngineError, Options};
 use crate::model::{AreaUpdate, Event, FilterId, ModelError, SubscriptionId, Subscriptions};
-use gpu_kernels::multi::{par_each_on, split_weighted, Devices, OnDevice};
+use gpu_kernels::multi::{concat_parts, par_each_on, split_weighted, Devices, OnDevice};
 use std::ops::Range;
 
 /// An error of a [`MultiEngine`]: the failure of one device, named by its ordinal.
@@ -128,7 +128,7 @@ impl MultiEngine {
 
     /// The ids of the subscriptions matching `e`, ascending (as [`Engine::match_event`]).
     pub fn match_event(&mut self, e: &Event) -> Result<Vec<SubscriptionId>, MultiError> {
-        Ok(self.each(|engine, _| engine.match_event(e))?.concat())
+        Ok(concat_parts(self.each(|engine, _| engine.match_event(e))?))
     }
 
     /// The dense indices (of the whole subscription set) of the subscriptions matching

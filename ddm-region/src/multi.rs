@@ -20,7 +20,7 @@
 
 use crate::engine::{Approach, DdmError, Engine, StepReport};
 use crate::model::{Change, Kind, Pair, RegionSet, UpdateBatch};
-use gpu_kernels::multi::{split_even, Devices, OnDevice};
+use gpu_kernels::multi::{concat_parts, split_even, Devices, OnDevice};
 use std::ops::Range;
 
 /// An error of a [`MultiEngine`]: the failure of one device, named by its ordinal.
@@ -181,7 +181,7 @@ impl<'d> MultiEngine<'d> {
             to_global(&mut pairs, ranges[*i].start);
             Ok(pairs)
         })?;
-        Ok(lists.concat())
+        Ok(concat_parts(lists))
     }
 
     fn dims(&self) -> usize {

@@ -29,7 +29,7 @@
 
 use crate::engine::{Approach, DdmError, Engine};
 use crate::model::{Kind, Pair, RegionSet};
-use gpu_kernels::multi::{Devices, OnDevice};
+use gpu_kernels::multi::{concat_parts, Devices, OnDevice};
 use rayon::prelude::*;
 
 /// An error of a [`SlabEngine`]: the failure of one device, named by its ordinal.
@@ -151,7 +151,7 @@ impl<'d> SlabEngine<'d> {
                     }
                     Ok(pairs)
                 })?;
-        let mut all = lists.concat();
+        let mut all = concat_parts(lists);
         all.par_sort_unstable();
         Ok(all)
     }

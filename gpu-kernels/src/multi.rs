@@ -434,6 +434,29 @@ pub fn split_weighted(weights: &[u64], parts: usize) -> Vec<Range<usize>> {
     out
 }
 
+/// The merge of the devices' answer lists, in device order: one list as it is (no
+/// copy, as with one device), several moved into one (each item moved once, never
+/// cloned: a list of lists, such as one answer list per document, keeps its inner
+/// lists' memory).
+///
+/// ```
+/// use gpu_kernels::multi::concat_parts;
+/// assert_eq!(concat_parts(vec![vec![1, 2], vec![], vec![3]]), vec![1, 2, 3]);
+/// let one = vec![vec![7u32; 1000]];
+/// let at = one[0].as_ptr();
+/// assert_eq!(concat_parts(one).as_ptr(), at); // handed over, not copied
+/// ```
+pub fn concat_parts<T>(mut parts: Vec<Vec<T>>) -> Vec<T> {
+    if parts.len() == 1 {
+        return parts.pop().unwrap_or_default();
+    }
+    let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for part in parts {
+        all.extend(part);
+    }
+    all
+}
+
 /// Splits `0..n` into `parts` contiguous ranges whose sizes differ by at most one.
 ///
 /// ```

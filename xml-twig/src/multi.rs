@@ -22,7 +22,7 @@ use crate::engine::{Engine, EngineConfig};
 use crate::layout::EventBatch;
 use crate::model::{Document, Matches, ProfileSet};
 use crate::XmlError;
-use gpu_kernels::multi::{par_each_on, split_weighted, Devices, OnDevice};
+use gpu_kernels::multi::{concat_parts, par_each_on, split_weighted, Devices, OnDevice};
 use std::ops::Range;
 
 /// An error of a [`MultiFilter`]: the failure of one device, named by its ordinal (a
@@ -160,7 +160,7 @@ impl MultiFilter {
                 .filter(&docs[run.clone()])
                 .map_err(|e| in_batch(e, run.start))
         })?;
-        Ok(answers.concat())
+        Ok(concat_parts(answers))
     }
 
     /// Encodes `docs` for the devices: each device's run for its engine (host work, not
@@ -204,7 +204,7 @@ impl MultiFilter {
         let answers = par_each_on(&self.ordinals, &mut work, |(engine, b, first)| {
             engine.filter_encoded(b).map_err(|e| in_batch(e, *first))
         })?;
-        Ok(answers.concat())
+        Ok(concat_parts(answers))
     }
 }
 
