@@ -236,7 +236,7 @@ impl<'d> MultiIndex<'d> {
                 (ifaces.count() + !mine.is_empty() as usize, mine.len())
             })
             .collect();
-        let parts = devices.par_map(|i, dev| {
+        let mut parts = devices.par_map(|i, dev| {
             if partition == Partition::Events {
                 // Every filter: the caller's subscriptions as they are, not a copy.
                 return match subs {
@@ -253,7 +253,6 @@ impl<'d> MultiIndex<'d> {
             }
             GpuIndex::new(dev, &mine, cfg).map(Some)
         })?;
-        let mut parts = parts;
         if devices.len() > 1 {
             // Each device's pipeline on a pool of its own, a share of the host's cores
             // (`GpuIndex::set_encode_threads` says why).

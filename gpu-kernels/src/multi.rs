@@ -310,9 +310,6 @@ impl Devices {
     }
 }
 
-/// What one part's thread returned: the closure's result, or its panic.
-type Outcome<R, E> = Result<Result<R, E>, OnDevice<E>>;
-
 /// [`Devices::par_each`] for the parts of an engine whose single-device engines own
 /// their devices (taken from [`Devices::into_parts`]): part `i` runs on a long-lived
 /// host thread of its own outside rayon's pool (the caller's for part 0), and its
@@ -338,49 +335,31 @@ where
     E: Send,
 {
     let ordinal = |i: usize| ordinals.get(i).or(ordinals.last()).copied().unwrap_or(i);
-    let run = |i: usize, part: &mut T| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(part))).map_err(|payload| {
-            OnDevice::Panicked {
-                ordinal: ordinal(i),
-                message: panic_message(payload.as_ref()),
-            }
-        })
-    };
     // Each part on a thread of its own outside rayon's pool (the caller's for the
     // first; `part_threads` says why); each slot taken by exactly one part.
     let slots: Vec<std::sync::Mutex<Option<&mut T>>> = parts
         .iter_mut()
         .map(|p| std::sync::Mutex::new(Some(p)))
         .collect();
-    let outcomes: Vec<Outcome<R, E>> = crate::part_threads::run_parts(slots.len(), &|i| {
+    crate::part_threads::run_parts(slots.len(), &|i| {
         let mut slot = slots[i].lock().unwrap_or_else(|e| e.into_inner());
-        let part = slot.take().expect("run_parts runs each part once");
-        run(i, part)
+        f(slot.take().expect("run_parts runs each part once"))
     })
     .into_iter()
     .enumerate()
-    .map(|(i, r)| {
-        // `run` catches the closure's panics; one outside it is reported the same way.
-        r.unwrap_or_else(|payload| {
-            Err(OnDevice::Panicked {
-                ordinal: ordinal(i),
-                message: panic_message(payload.as_ref()),
-            })
-        })
+    .map(|(i, r)| match r {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(error)) => Err(OnDevice::Failed {
+            ordinal: ordinal(i),
+            error,
+        }),
+        // `run_parts` catches every part's panic and hands it back here.
+        Err(payload) => Err(OnDevice::Panicked {
+            ordinal: ordinal(i),
+            message: panic_message(payload.as_ref()),
+        }),
     })
-    .collect();
-    outcomes
-        .into_iter()
-        .enumerate()
-        .map(|(i, r)| match r {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(error)) => Err(OnDevice::Failed {
-                ordinal: ordinal(i),
-                error,
-            }),
-            Err(panicked) => Err(panicked),
-        })
-        .collect()
+    .collect()
 }
 
 impl<'a> IntoIterator for &'a Devices {
