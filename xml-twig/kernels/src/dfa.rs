@@ -52,10 +52,20 @@ const CLOSE_BIT: u32 = 0x8000;
 /// bundle's last parent).
 const TAG_BITS: u32 = 64;
 
-/// Words of a leaf bundle each lane ORs per round: their loads issued together, then
-/// the ORs (a bundle spans most of the accumulator on the paper's twigs: 567 of 578
-/// words at 2048 twigs of 10 nodes).
+/// Sparse words of a leaf bundle each lane ORs per round: their loads issued together,
+/// then the atomic ORs.
 const UNROLL: u32 = 4;
+
+/// Words of a dense leaf bundle each lane loads per part; a round is three parts, their
+/// loads issued before any OR: 24 words a lane cover an accumulator of 768 words in one
+/// round (a bundle spans most of the accumulator on the paper's twigs: 567 of 578 words
+/// at 2048 twigs of 10 nodes). Eight words a part stay in registers (LLVM unrolls the
+/// part's loops; a part of 12 or more went to local memory).
+const PART: u32 = 8;
+
+/// Words of a state's active mask each lane loads per round of a join (8 a lane cover
+/// 256 words: the mean span is 246 at 2048 twigs of 10 nodes).
+const JOIN_ROUND: u32 = 8;
 
 /// The frozen automaton, a batch of documents and the outputs of [`filter_dfa`].
 /// Spans are `(start, len)` pairs into the sparse word arrays.
@@ -179,7 +189,71 @@ unsafe fn set_bit(base: *mut u32, bit: u32) {
     atomic_or(base.add((bit / 32) as usize), 1 << (bit % 32));
 }
 
+/// Planes whose `(first word, join nodes)` a warp holds in registers (the join's inner
+/// loop reads them for every word); a set of more planes reads the rest from `planes`.
+const PLANES_HELD: usize = 12;
+
+/// A part of a dense leaf bundle's round: the words `at`, `at + 32`, .. ([`PART`] of
+/// them) of bundle row `from`, and of the template when `with_template`, each 0 past the
+/// accumulator's width.
+///
+/// # Safety
+/// `p.bundle_words` holds `width` words per bundle and `from` is a bundle's row start.
+#[inline(always)]
+unsafe fn load_part(
+    p: &DfaParams<'static>,
+    from: usize,
+    at: u32,
+    with_template: bool,
+) -> ([u32; PART as usize], [u32; PART as usize]) {
+    let mut v = [0u32; PART as usize];
+    let mut t = [0u32; PART as usize];
+    for u in 0..PART as usize {
+        let w = at + u as u32 * WARP_SIZE;
+        if w < p.width {
+            v[u] = p.bundle_words.read(from + w as usize);
+            if with_template {
+                t[u] = p.template.read(w as usize);
+            }
+        }
+    }
+    (v, t)
+}
+
+/// ORs a part loaded by [`load_part`] into the accumulator at `acc` (the template's words
+/// with it when `with_template`: the accumulator's first report).
+///
+/// # Safety
+/// `acc` points to `p.width` words that no other lane touches at this lane's words
+/// (`at`, `at + 32`, ..) until the warp's next `sync_warp`.
+#[inline(always)]
+unsafe fn or_part(
+    p: &DfaParams<'static>,
+    acc: *mut u32,
+    at: u32,
+    (v, t): ([u32; PART as usize], [u32; PART as usize]),
+    with_template: bool,
+) {
+    for u in 0..PART as usize {
+        let w = (at + u as u32 * WARP_SIZE) as usize;
+        if w < p.width as usize {
+            if with_template {
+                store(acc, w, t[u] | v[u]);
+            } else if v[u] != 0 {
+                store(acc, w, load(acc, w) | v[u]);
+            }
+        }
+    }
+}
+
 /// Document `doc`'s walk by the calling warp ([`filter_dfa`]'s docs).
+///
+/// Written for latency (one warp per scheduler on a batch of a few hundred documents,
+/// so every dependent load is paid in full): the current state stays in a register, a
+/// leaf bundle's words are loaded in one round per lane (3 [`PART`]s of words each) before
+/// any is ORed, together with the template's words when the parent has no accumulator
+/// yet, and a join loads [`JOIN_ROUND`] of its active words per lane before testing
+/// them against the planes, whose bounds the warp holds in registers.
 ///
 /// # Safety
 /// `p` holds a launch's parameters as the host engine builds them (every table index
@@ -198,6 +272,14 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
     let row = p.matched.ptr().add(doc as usize * p.words_per_doc as usize);
     let begin = p.doc_start.read(doc as usize);
     let end = p.doc_start.read(doc as usize + 1);
+    let mut plane_off = [0u32; PLANES_HELD];
+    let mut plane_bits = [0u32; PLANES_HELD];
+    for m in 0..PLANES_HELD {
+        if (m as u32) < p.n_planes {
+            plane_off[m] = p.planes.read(2 * m);
+            plane_bits[m] = p.planes.read(2 * m + 1);
+        }
+    }
     let mut state = [0u32; MAX_DEPTH as usize];
     let mut bundle = [0u32; MAX_DEPTH as usize];
     // The tag of the element open at each depth, and the tags of its children whose
@@ -207,6 +289,8 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
     // Bit d: the element open at depth d has an accumulator.
     let mut has: u64 = 0;
     state[0] = START_STATE;
+    // The state of the element open at depth `d` (`state[d]`, held in a register).
+    let mut cur = START_STATE;
     let mut d = 0usize;
     let mut i = begin;
     // The events a window of 32 at a time, one per lane (one coalesced load), each
@@ -229,8 +313,9 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
             if tag >= p.tags {
                 tag = 0; // a name no query uses: only `*` and `//` see it
             }
-            let at = (state[d] * p.tags + tag) as usize;
+            let at = (cur * p.tags + tag) as usize;
             let to = p.trans.read(at);
+            let leaf = p.leaf.read(at);
             if to == NO_STATE || d + 1 >= p.depth_cap as usize {
                 if lane == 0 {
                     let s = if to == NO_STATE { MISSED } else { TOO_DEEP };
@@ -239,8 +324,9 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
                 return;
             }
             d += 1;
+            cur = to;
             state[d] = to;
-            bundle[d] = p.leaf.read(at);
+            bundle[d] = leaf;
             has &= !(1u64 << d);
             tag_of[d] = tag;
             applied[d] = 0;
@@ -249,6 +335,7 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
         if d == 0 {
             continue; // unbalanced close: ignored (documents are checked when parsed)
         }
+        let up_state = state[d - 1];
         let acc = accs.add(d * width);
         let pacc = accs.add((d - 1) * width);
         if has >> d & 1 == 1 {
@@ -258,35 +345,64 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
                 has |= 1u64 << (d - 1);
             }
             sync_warp();
-            let own = state[d] as usize * 4;
+            let own = cur as usize * 4;
             let (s0, n0) = (p.masks.read(own), p.masks.read(own + 1));
             let mut k = lane;
             while k < n0 {
-                let w = p.sparse_word.read((s0 + k) as usize);
-                let mut s = p.sparse_bits.read((s0 + k) as usize) & load(acc, w as usize);
-                let mut m = 1;
-                while m < p.n_planes && s != 0 {
-                    let off = p.planes.read(2 * m as usize);
-                    let bits = p.planes.read(2 * m as usize + 1);
-                    if bits <= 32 * w {
-                        break; // this plane and the later ones number none of these nodes
-                    }
-                    s &= load(acc, (off + w) as usize);
-                    m += 1;
-                }
-                while s != 0 {
-                    let j = (w * 32 + s.trailing_zeros()) as usize;
-                    s &= s - 1;
-                    let slot = p.jout.read(2 * j);
-                    if slot == NO_SLOT {
-                        set_bit(row, p.jout.read(2 * j + 1));
-                    } else {
-                        set_bit(pacc, slot);
+                // This lane's next words of the state's active mask, loaded together.
+                let mut wv = [0u32; JOIN_ROUND as usize];
+                let mut bv = [0u32; JOIN_ROUND as usize];
+                for u in 0..JOIN_ROUND as usize {
+                    let kk = k + u as u32 * WARP_SIZE;
+                    if kk < n0 {
+                        wv[u] = p.sparse_word.read((s0 + kk) as usize);
+                        bv[u] = p.sparse_bits.read((s0 + kk) as usize);
                     }
                 }
-                k += WARP_SIZE;
+                for _ in 0..JOIN_ROUND {
+                    // Take the round's first word and shift the rest down: fixed
+                    // indices keep the round in registers.
+                    let (w, mut s) = (wv[0], bv[0]);
+                    for u in 1..JOIN_ROUND as usize {
+                        wv[u - 1] = wv[u];
+                        bv[u - 1] = bv[u];
+                    }
+                    if s == 0 {
+                        continue; // past the mask's end, or no node in this word
+                    }
+                    s &= load(acc, w as usize);
+                    // Planes 1.. (a node of fewer children has ones there in the
+                    // template); a plane numbering none of these nodes ends the scan.
+                    let mut ended = false;
+                    for m in 1..PLANES_HELD {
+                        if m as u32 >= p.n_planes || s == 0 || plane_bits[m] <= 32 * w {
+                            ended = true;
+                            break;
+                        }
+                        s &= load(acc, (plane_off[m] + w) as usize);
+                    }
+                    let mut m = PLANES_HELD;
+                    while !ended && (m as u32) < p.n_planes && s != 0 {
+                        if p.planes.read(2 * m + 1) <= 32 * w {
+                            break;
+                        }
+                        s &= load(acc, (p.planes.read(2 * m) + w) as usize);
+                        m += 1;
+                    }
+                    while s != 0 {
+                        let j = (w * 32 + s.trailing_zeros()) as usize;
+                        s &= s - 1;
+                        let slot = p.jout.read(2 * j);
+                        if slot == NO_SLOT {
+                            set_bit(row, p.jout.read(2 * j + 1));
+                        } else {
+                            set_bit(pacc, slot);
+                        }
+                    }
+                }
+                k += JOIN_ROUND * WARP_SIZE;
             }
-            let up = state[d - 1] as usize * 4;
+            let up = up_state as usize * 4;
             let (s1, n1) = (p.masks.read(up + 2), p.masks.read(up + 3));
             let mut k = lane;
             while k < n1 {
@@ -304,38 +420,39 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
         let bit = if t < TAG_BITS { 1u64 << t } else { 0 };
         let fresh = id != 0 && applied[d - 1] & bit == 0;
         applied[d - 1] |= bit;
-        let b = id as usize * 4;
         if fresh {
+            let b = id as usize * 4;
             let (ds, dn) = (p.bundles.read(b), p.bundles.read(b + 1));
             let (ts, tn) = (p.bundles.read(b + 2), p.bundles.read(b + 3));
-            if dn > 0 {
-                if has >> (d - 1) & 1 == 0 {
+            let new_parent = has >> (d - 1) & 1 == 0;
+            if p.dense_bundles != 0 {
+                // Lane `l` owns words `l`, `l + 32`, ...: a round's loads (the bundle's
+                // words, and the template's for a parent without an accumulator yet)
+                // are issued before the header is needed, then plain stores.
+                let from = id as usize * width;
+                let mut w0 = 0u32;
+                while w0 < p.width {
+                    let step = PART * WARP_SIZE;
+                    let a = load_part(p, from, w0 + lane, new_parent);
+                    let b = load_part(p, from, w0 + step + lane, new_parent);
+                    let c = load_part(p, from, w0 + 2 * step + lane, new_parent);
+                    if dn > 0 {
+                        or_part(p, pacc, w0 + lane, a, new_parent);
+                        or_part(p, pacc, w0 + step + lane, b, new_parent);
+                        or_part(p, pacc, w0 + 2 * step + lane, c, new_parent);
+                    }
+                    w0 += 3 * step;
+                }
+                if dn > 0 {
+                    has |= 1u64 << (d - 1);
+                }
+            } else if dn > 0 {
+                if new_parent {
                     init_acc(p, pacc, lane);
                     has |= 1u64 << (d - 1);
                     sync_warp();
                 }
-                if p.dense_bundles != 0 {
-                    // Lane `l` owns words `l`, `l + 32`, ...: plain ORs, loads in rounds.
-                    let from = id as usize * width;
-                    let mut w = lane;
-                    while w < p.width {
-                        let mut v = [0u32; UNROLL as usize];
-                        for (u, x) in v.iter_mut().enumerate() {
-                            let at = w + u as u32 * WARP_SIZE;
-                            if at < p.width {
-                                *x = p.bundle_words.read(from + at as usize);
-                            }
-                        }
-                        for (u, &x) in v.iter().enumerate() {
-                            let at = (w + u as u32 * WARP_SIZE) as usize;
-                            if x != 0 {
-                                store(pacc, at, load(pacc, at) | x);
-                            }
-                        }
-                        w += UNROLL * WARP_SIZE;
-                    }
-                }
-                let mut k = if p.dense_bundles != 0 { dn } else { lane };
+                let mut k = lane;
                 while k < dn {
                     let mut w = [0u32; UNROLL as usize];
                     let mut v = [0u32; UNROLL as usize];
@@ -346,9 +463,9 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
                             v[u] = p.sparse_bits.read((ds + at) as usize);
                         }
                     }
-                    for u in 0..UNROLL as usize {
-                        if v[u] != 0 {
-                            atomic_or(pacc.add(w[u] as usize), v[u]);
+                    for (&w, &v) in w.iter().zip(&v) {
+                        if v != 0 {
+                            atomic_or(pacc.add(w as usize), v);
                         }
                     }
                     k += UNROLL * WARP_SIZE;
@@ -362,6 +479,7 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
             sync_warp();
         }
         d -= 1;
+        cur = up_state;
     }
     if lane == 0 {
         store(p.status.ptr(), doc as usize, DONE);
