@@ -22,8 +22,9 @@ use xml_twig::{brute, io, Device, DfaEngine, Document, Matches, ProfileSet, Quer
 
 /// The GPU's warm path (emulator) over `docs` with the tables of a cache trained on
 /// `trained_on`: each document's answers, `None` where it was handed back; the same
-/// with the accumulators in shared and in global memory, and with the leaf bundles
-/// ORed from their full words and from their sparse ones.
+/// with the accumulators in shared and in global memory, with the leaf bundles ORed
+/// from their full words and from their sparse ones, and with the documents cut into
+/// segments between their roots' children (at every child, and every few events).
 fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<Option<Matches>> {
     let tables = dfa
         .export(&dfa.train(trained_on))
@@ -36,6 +37,19 @@ fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<O
     gpu.set_dense_bundles(false);
     let sparse = gpu.filter(docs).expect("the emulator runs");
     assert_eq!(sparse, shared, "leaf bundles from their sparse words");
+    gpu.set_dense_bundles(true);
+    gpu.set_shared_max(200 * 1024);
+    gpu.set_segment_events(Some(0));
+    assert_eq!(
+        gpu.filter(docs).expect("the emulator runs"),
+        shared,
+        "whole documents"
+    );
+    for seg in [1, 7] {
+        gpu.set_segment_events(Some(seg));
+        let cut = gpu.filter(docs).expect("the emulator runs");
+        assert_eq!(cut, shared, "segments of at least {seg} events");
+    }
     shared
 }
 

@@ -204,11 +204,17 @@ pub struct DfaEngine {
     t: Tables,
     events: Option<Buffer<u16>>,
     starts: Option<Buffer<u32>>,
+    unit_start: Option<Buffer<u32>>,
+    unit_doc: Option<Buffer<u32>>,
+    split: Option<Buffer<u32>>,
+    roots: Option<Buffer<u32>>,
+    root_has: Option<Buffer<u32>>,
     accs: Option<Buffer<u32>>,
     matched: Option<Buffer<u32>>,
     status: Option<Buffer<u32>>,
     shared_max: u64,
     dense: bool,
+    segment_events: Option<usize>,
 }
 
 /// [`DfaTables`] on the device.
@@ -290,11 +296,17 @@ impl DfaEngine {
             t,
             events: None,
             starts: None,
+            unit_start: None,
+            unit_doc: None,
+            split: None,
+            roots: None,
+            root_has: None,
             accs: None,
             matched: None,
             status: None,
             shared_max: SHARED_MAX,
             dense: true,
+            segment_events: None,
         })
     }
 
@@ -308,6 +320,15 @@ impl DfaEngine {
     /// default); past it they go to global memory (0: always there).
     pub fn set_shared_max(&mut self, bytes: u64) {
         self.shared_max = bytes;
+    }
+
+    /// How documents are cut into segments, each a warp's work: `Some(n)`, a document
+    /// of more than `2n` events into segments of about `n` (cut between its root's
+    /// children, so only the root is open across a cut; a document whose root has too
+    /// few children stays whole); `Some(0)`, never; `None` (the default), `n` chosen
+    /// for [`TARGET_UNITS`] warps a batch, at least [`MIN_SEGMENT_EVENTS`].
+    pub fn set_segment_events(&mut self, n: Option<usize>) {
+        self.segment_events = n;
     }
 
     /// Replaces the automaton (another query set, or a cache that grew), keeping the
@@ -330,7 +351,9 @@ impl DfaEngine {
     }
 
     /// [`Self::filter`] on an encoded batch (either event width): uploads its events,
-    /// then one launch per batch of documents whose accumulators fit 1 GiB.
+    /// then launches [`k::filter_dfa`] over its units (documents, or segments of them:
+    /// [`Self::set_segment_events`]), as many a launch as have accumulators within 1
+    /// GiB, and [`k::close_roots`] for the documents cut into segments.
     pub fn filter_encoded(&mut self, batch: &EventBatch) -> Result<Vec<Option<Matches>>, XmlError> {
         let n_docs = batch.len();
         if n_docs == 0 {
@@ -349,65 +372,93 @@ impl DfaEngine {
                 &widened
             }
         };
+        let seg = self
+            .segment_events
+            .unwrap_or_else(|| (events.len() / TARGET_UNITS).max(MIN_SEGMENT_EVENTS));
+        let units = Units::plan(events, &batch.doc_start, seg);
+        let n_units = units.doc.len();
+        let width = self.t.width as usize;
         let events = &*put(dev, &mut self.events, events)?;
         let starts = &*put(dev, &mut self.starts, &batch.doc_start)?;
+        let unit_start = &*put(dev, &mut self.unit_start, &units.start)?;
+        let unit_doc = &*put(dev, &mut self.unit_doc, &units.doc)?;
+        let split = &*put(dev, &mut self.split, &units.split)?;
+        let cut = !units.split.is_empty();
+        let roots = room(dev, &mut self.roots, if cut { n_docs * width } else { 1 })?;
+        let root_has = room(dev, &mut self.root_has, n_docs)?;
         let matched = room(dev, &mut self.matched, n_docs * words)?;
-        dev.zero(matched)?;
-        let matched = &*matched;
-        let status = &*room(dev, &mut self.status, n_docs)?;
+        let status = room(dev, &mut self.status, n_docs)?;
+        for b in [&mut *matched, &mut *status, &mut *root_has] {
+            dev.zero(b)?;
+        }
+        if cut {
+            dev.zero(roots)?;
+        }
+        let (roots, root_has, matched, status) = (&*roots, &*root_has, &*matched, &*status);
         let deepest = batch.depth.iter().copied().max().unwrap_or(0);
         let depth_cap = (deepest + 1).min(MAX_DEPTH);
-        let per_doc = k::accumulator_bytes(1, depth_cap, self.t.width);
-        let per_launch = (ACC_BUDGET / per_doc).clamp(1, n_docs as u64) as usize;
+        let per_warp = k::accumulator_bytes(1, depth_cap, self.t.width);
+        let per_launch = (ACC_BUDGET / per_warp).clamp(1, n_units as u64) as usize;
         // A block's accumulators in shared memory when they fit (one word of global
         // memory stands for them then).
-        let block_bytes = per_doc * WARPS_PER_BLOCK as u64;
+        let block_bytes = per_warp * WARPS_PER_BLOCK as u64;
         let shared = block_bytes <= self.shared_max;
         let acc_words = if shared {
             1
         } else {
-            per_launch * (per_doc / 4) as usize
+            per_launch * (per_warp / 4) as usize
         };
         let accs = &*room(dev, &mut self.accs, acc_words)?;
+        let params = |first: usize, n: usize| DfaParams {
+            events: events.dev_ptr(),
+            doc_start: starts.dev_ptr(),
+            unit_start: unit_start.dev_ptr_at(first),
+            unit_doc: unit_doc.dev_ptr_at(first),
+            split: split.dev_ptr_at(first),
+            trans: self.t.trans.dev_ptr(),
+            leaf: self.t.leaf.dev_ptr(),
+            bundles: self.t.bundles.dev_ptr(),
+            masks: self.t.masks.dev_ptr(),
+            sparse_word: self.t.sparse_word.dev_ptr(),
+            sparse_bits: self.t.sparse_bits.dev_ptr(),
+            tops: self.t.tops.dev_ptr(),
+            bundle_words: self
+                .t
+                .bundle_words
+                .as_ref()
+                .map_or(DevPtr::null(), |b| b.dev_ptr()),
+            jout: self.t.jout.dev_ptr(),
+            planes: self.t.planes.dev_ptr(),
+            template: self.t.template.dev_ptr(),
+            accs: accs.dev_ptr_mut(),
+            roots: roots.dev_ptr_mut(),
+            root_has: root_has.dev_ptr_mut(),
+            matched: matched.dev_ptr_mut(),
+            status: status.dev_ptr_mut(),
+            n_units: n as u32,
+            tags: self.t.tags,
+            n_planes: self.t.n_planes,
+            width: self.t.width,
+            depth_cap,
+            words_per_doc: words as u32,
+            acc_shared: shared as u32,
+            dense_bundles: (self.t.bundle_words.is_some() && self.dense) as u32,
+        };
+        let cfg = |n: usize| LaunchConfig {
+            grid: [(n as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
+            block: [WARPS_PER_BLOCK * 32, 1, 1],
+            shared_bytes: if shared { block_bytes as u32 } else { 0 },
+        };
         let mut first = 0;
-        while first < n_docs {
-            let n = per_launch.min(n_docs - first);
-            let p = DfaParams {
-                events: events.dev_ptr(),
-                doc_start: starts.dev_ptr_at(first),
-                trans: self.t.trans.dev_ptr(),
-                leaf: self.t.leaf.dev_ptr(),
-                bundles: self.t.bundles.dev_ptr(),
-                masks: self.t.masks.dev_ptr(),
-                sparse_word: self.t.sparse_word.dev_ptr(),
-                sparse_bits: self.t.sparse_bits.dev_ptr(),
-                tops: self.t.tops.dev_ptr(),
-                bundle_words: self
-                    .t
-                    .bundle_words
-                    .as_ref()
-                    .map_or(DevPtr::null(), |b| b.dev_ptr()),
-                jout: self.t.jout.dev_ptr(),
-                planes: self.t.planes.dev_ptr(),
-                template: self.t.template.dev_ptr(),
-                accs: accs.dev_ptr_mut(),
-                matched: matched.dev_ptr_mut_at(first * words),
-                status: status.dev_ptr_mut_at(first),
-                n_docs: n as u32,
-                tags: self.t.tags,
-                n_planes: self.t.n_planes,
-                width: self.t.width,
-                depth_cap,
-                words_per_doc: words as u32,
-                acc_shared: shared as u32,
-                dense_bundles: (self.t.bundle_words.is_some() && self.dense) as u32,
-            };
-            let cfg = LaunchConfig {
-                grid: [(n as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
-                block: [WARPS_PER_BLOCK * 32, 1, 1],
-                shared_bytes: if shared { block_bytes as u32 } else { 0 },
-            };
-            k::filter_dfa::launch(dev, cfg, p)?;
+        while first < n_units {
+            let n = per_launch.min(n_units - first);
+            k::filter_dfa::launch(dev, cfg(n), params(first, n))?;
+            first += n;
+        }
+        let mut first = 0;
+        while first < units.split.len() {
+            let n = per_launch.min(units.split.len() - first);
+            k::close_roots::launch(dev, cfg(n), params(first, n))?;
             first += n;
         }
         dev.synchronize()?;
@@ -421,6 +472,88 @@ impl DfaEngine {
             .map(|(row, s)| (s == k::DONE).then(|| decode_row(row, &self.t.ids)))
             .collect())
     }
+}
+
+/// Warps a batch is cut for when [`DfaEngine::set_segment_events`] is left to choose:
+/// a few per scheduler of an H100 (132 SMs of 4), so that a batch of a few hundred
+/// documents, or one document, keeps more than one warp per scheduler walking.
+pub const TARGET_UNITS: usize = 4096;
+
+/// The shortest segment [`DfaEngine`] cuts when left to choose.
+pub const MIN_SEGMENT_EVENTS: usize = 64;
+
+/// A batch's units of work, a warp each: `start` (one more than units) into the batch's
+/// events, tiling them, and each unit's document (with [`k::SEGMENT`] for a segment,
+/// which the kernel keeps inside its document's root); `split` lists the documents cut
+/// into segments.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Units {
+    start: Vec<u32>,
+    doc: Vec<u32>,
+    split: Vec<u32>,
+}
+
+impl Units {
+    /// Each document of the batch whole, or, past `2 * seg` events (`seg > 0`), cut into
+    /// segments of at least `seg` events between its root's children (the kernels
+    /// replay the root's open and close). A document that is not one root element (its first event an
+    /// open, its last the matching close), or whose root has too few children to
+    /// cut, stays whole.
+    fn plan(events: &[u16], doc_start: &[u32], seg: usize) -> Self {
+        let mut u = Units::default();
+        for (d, w) in doc_start.windows(2).enumerate() {
+            let (a, b) = (w[0] as usize, w[1] as usize);
+            let cuts = if seg > 0 && b - a > 2 * seg {
+                root_cuts(&events[a..b], seg)
+            } else {
+                Vec::new()
+            };
+            if cuts.len() < 3 {
+                u.start.push(a as u32);
+                u.doc.push(d as u32);
+                continue;
+            }
+            u.split.push(d as u32);
+            // The first segment starts at the root's open and the last ends at its
+            // close (the kernel steps inside them): the units tile the batch.
+            u.start.push(a as u32);
+            u.doc.push(d as u32 | k::SEGMENT);
+            for &c in &cuts[1..cuts.len() - 1] {
+                u.start.push((a + c) as u32);
+                u.doc.push(d as u32 | k::SEGMENT);
+            }
+        }
+        u.start.push(*doc_start.last().unwrap_or(&0));
+        u
+    }
+}
+
+/// The cut points (offsets into `events`, one document's) of its segments between the
+/// root's children, at least `seg` events apart: the first is 1 (after the root's open),
+/// the last `events.len() - 1` (the root's close); empty when the document is not one
+/// root element.
+fn root_cuts(events: &[u16], seg: usize) -> Vec<usize> {
+    const CLOSE: u16 = 0x8000;
+    let n = events.len();
+    if n < 2 || events[0] & CLOSE != 0 || events[n - 1] & CLOSE == 0 {
+        return Vec::new();
+    }
+    let mut cuts = vec![1];
+    let mut depth = 0i64; // under the root
+    for (i, &e) in events.iter().enumerate().take(n - 1).skip(1) {
+        depth += if e & CLOSE == 0 { 1 } else { -1 };
+        if depth < 0 {
+            return Vec::new(); // the root closes before the end
+        }
+        if depth == 0 && i + 1 - cuts[cuts.len() - 1] >= seg && n - 1 - (i + 1) >= seg {
+            cuts.push(i + 1);
+        }
+    }
+    if depth != 0 {
+        return Vec::new();
+    }
+    cuts.push(n - 1);
+    cuts
 }
 
 #[cfg(test)]
@@ -447,6 +580,37 @@ mod tests {
             template: vec![0],
             ids: vec![0],
         }
+    }
+
+    /// Events of `<r><a/><b><c/></b><a/></r>`, tags r=1, a=2, b=3, c=4.
+    fn small_doc() -> Vec<u16> {
+        let (o, c) = (|t: u16| t, |t: u16| t | 0x8000);
+        vec![o(1), o(2), c(2), o(3), o(4), c(4), c(3), o(2), c(2), c(1)]
+    }
+
+    #[test]
+    fn documents_are_cut_between_their_roots_children_and_the_units_tile_the_batch() {
+        let doc = small_doc();
+        // Every child of the root: after the root's open, after `a`, after `b`.
+        assert_eq!(root_cuts(&doc, 1), vec![1, 3, 7, 9]);
+        // Segments of at least 3 events: `a b` (6) would leave `a` (2) alone, so one.
+        assert_eq!(root_cuts(&doc, 3), vec![1, 9]);
+        assert_eq!(root_cuts(&doc, 2), vec![1, 3, 7, 9]);
+        // Not one root element: a second root, or a document ending open.
+        let mut two = doc.clone();
+        two.extend_from_slice(&[5, 5 | 0x8000]);
+        assert!(root_cuts(&two, 1).is_empty());
+        assert!(root_cuts(&doc[..9], 1).is_empty());
+        // Two documents, the first cut (its units start at its root's open), the
+        // second too short.
+        let mut events = doc.clone();
+        events.extend_from_slice(&[1, 2, 2 | 0x8000, 1 | 0x8000]);
+        let u = Units::plan(&events, &[0, 10, 14], 1);
+        let seg = k::SEGMENT;
+        assert_eq!(u.start, vec![0, 3, 7, 10, 14]);
+        assert_eq!(u.doc, vec![seg, seg, seg, 1]);
+        assert_eq!(u.split, vec![0]);
+        assert_eq!(Units::plan(&events, &[0, 10, 14], 0).start, vec![0, 10, 14]);
     }
 
     #[test]

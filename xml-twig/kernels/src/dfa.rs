@@ -31,6 +31,9 @@ use gpu_kernels::{DevPtr, DevPtrMut, KernelStruct};
 pub const NO_STATE: u32 = u32::MAX;
 /// A join node whose satisfaction matches its query (no child bit to set): `jout`'s slot.
 pub const NO_SLOT: u32 = u32::MAX;
+/// Flag of a unit's document (`unit_doc`): the unit is a segment of it, its events
+/// those of `unit_start`'s range strictly inside the document's root.
+pub const SEGMENT: u32 = 1 << 31;
 /// The DFA state every document starts in.
 pub const START_STATE: u32 = 1;
 /// Deepest stack a warp keeps (its levels' "has an accumulator" flags are one `u64`).
@@ -74,8 +77,18 @@ const JOIN_ROUND: u32 = 8;
 pub struct DfaParams<'a> {
     /// Wide events of the batch (bit 15: close; bits 0..15: tag).
     pub events: DevPtr<'a, u16>,
-    /// Document `d`'s events are `events[doc_start[d]..doc_start[d + 1]]`.
+    /// Document `d`'s events are `events[doc_start[d]..doc_start[d + 1]]`; its first
+    /// is its root's open.
     pub doc_start: DevPtr<'a, u32>,
+    /// Unit `u` (a warp's work: a whole document, or a segment of one, cut between its
+    /// root's children) is `events[unit_start[u]..unit_start[u + 1]]` of document
+    /// `unit_doc[u] & !SEGMENT`; a segment ([`SEGMENT`] set) steps only the events
+    /// inside the root (the units tile the batch: the first segment's range starts at
+    /// the root's open, the last one's ends with its close).
+    pub unit_start: DevPtr<'a, u32>,
+    pub unit_doc: DevPtr<'a, u32>,
+    /// [`close_roots`]: the documents cut into segments.
+    pub split: DevPtr<'a, u32>,
     /// `trans[state * tags + tag]`: the next state, or [`NO_STATE`].
     pub trans: DevPtr<'a, u32>,
     /// `leaf[state * tags + tag]`: the leaf bundle of that transition (0: none).
@@ -102,13 +115,22 @@ pub struct DfaParams<'a> {
     pub planes: DevPtr<'a, u32>,
     /// The empty accumulator (`width` words).
     pub template: DevPtr<'a, u32>,
-    /// `n_docs * depth_cap * width` words of accumulators (unused when `acc_shared`).
+    /// `depth_cap * width` words of accumulators per warp of the launch (unused when
+    /// `acc_shared`).
     pub accs: DevPtrMut<'a, u32>,
-    /// `n_docs * words_per_doc`: bit `q` of a document's row, internal query `q` matched.
+    /// `width` words per document of the batch: what the segments of a document cut
+    /// into segments report to its root (zero before the launch).
+    pub roots: DevPtrMut<'a, u32>,
+    /// Per document: 1 once a segment reported to its root (zero before the launch).
+    pub root_has: DevPtrMut<'a, u32>,
+    /// `words_per_doc` words per document of the batch: bit `q` of a document's row,
+    /// internal query `q` matched (zero before the launch).
     pub matched: DevPtrMut<'a, u32>,
-    /// Per document: [`DONE`], [`MISSED`] or [`TOO_DEEP`].
+    /// Per document of the batch: [`DONE`] (zero before the launch), [`MISSED`] or
+    /// [`TOO_DEEP`].
     pub status: DevPtrMut<'a, u32>,
-    pub n_docs: u32,
+    /// Units of this launch ([`filter_dfa`]), or documents in `split` ([`close_roots`]).
+    pub n_units: u32,
     pub tags: u32,
     pub n_planes: u32,
     pub width: u32,
@@ -129,14 +151,14 @@ unsafe impl KernelStruct for DfaParams<'static> {
     type Host<'a> = DfaParams<'a>;
 }
 
-/// Bytes of accumulators a launch of `n_docs` documents needs.
-pub const fn accumulator_bytes(n_docs: u32, depth_cap: u32, width: u32) -> u64 {
-    n_docs as u64 * depth_cap as u64 * width as u64 * 4
+/// Bytes of accumulators a launch of `n_warps` warps needs.
+pub const fn accumulator_bytes(n_warps: u32, depth_cap: u32, width: u32) -> u64 {
+    n_warps as u64 * depth_cap as u64 * width as u64 * 4
 }
 
 kernel! {
     /// The lazy DFA's filter over a batch (module docs): warp `w` of block `b` filters
-    /// document `b * (blockDim.x / 32) + w`.
+    /// unit `b * (blockDim.x / 32) + w` (a document, or a segment of one).
     ///
     /// Per event, every lane of the warp does the same walk (the loads are broadcast; the
     /// events come 32 at a time, a lane loading each and a shuffle handing it round):
@@ -151,18 +173,40 @@ kernel! {
     ///   words ORed into the parent's accumulator, the queries matched. A parent gets its
     ///   accumulator (the template, lanes copying words) at its first report.
     ///
-    /// Memory: the tables in global memory (read only, cached), each document's events
+    /// A segment starts under its document's root (the root's open replayed: one
+    /// transition) and ends there; at its end its reports to the root are ORed into the
+    /// document's `roots` row (atomically: the segments of a document run side by side),
+    /// and [`close_roots`] closes the root once all have run.
+    ///
+    /// Memory: the tables in global memory (read only, cached), each unit's events
     /// once, its accumulators (`depth_cap * width` words of shared memory, or of `accs`,
     /// touched only by its warp, `__syncwarp` between a write and a read by another
-    /// lane), its row of
-    /// `matched` (atomic OR: lanes may set bits of one word) and its `status` (lane 0).
+    /// lane), its document's row of `matched`, `roots` row and `root_has` (atomic OR:
+    /// lanes and segments may set bits of one word) and `status` (atomic max, lane 0).
     pub fn filter_dfa(p: DfaParams<'static>) {
         let wpb = block_dim_x() / WARP_SIZE;
-        let doc = block_idx_x() * wpb + warp_id();
-        if doc >= p.n_docs {
+        let unit = block_idx_x() * wpb + warp_id();
+        if unit >= p.n_units {
             return;
         }
-        dfa_document(&p, doc);
+        dfa_unit(&p, unit);
+    }
+
+    /// The close of the root of every document cut into segments, once [`filter_dfa`]
+    /// has run them all: warp `w` of block `b` takes document `split[b * (blockDim.x /
+    /// 32) + w]`, replays its root's open, gives the root the accumulator its segments
+    /// reported (`roots`, over the template) and closes it as a walk closes an element
+    /// (its join, its leaf bundle).
+    ///
+    /// Memory: as [`filter_dfa`]'s, two levels of accumulators per warp; reads the
+    /// document's `roots` row and `root_has`.
+    pub fn close_roots(p: DfaParams<'static>) {
+        let wpb = block_dim_x() / WARP_SIZE;
+        let i = block_idx_x() * wpb + warp_id();
+        if i >= p.n_units {
+            return;
+        }
+        close_root(&p, p.split.read(i as usize));
     }
 }
 
@@ -192,6 +236,31 @@ unsafe fn set_bit(base: *mut u32, bit: u32) {
 /// Planes whose `(first word, join nodes)` a warp holds in registers (the join's inner
 /// loop reads them for every word); a set of more planes reads the rest from `planes`.
 const PLANES_HELD: usize = 12;
+
+/// The first [`PLANES_HELD`] planes' bounds, loaded once per warp.
+struct Planes {
+    off: [u32; PLANES_HELD],
+    bits: [u32; PLANES_HELD],
+}
+
+impl Planes {
+    /// # Safety
+    /// `p.planes` holds `p.n_planes` pairs.
+    #[inline(always)]
+    unsafe fn load(p: &DfaParams<'static>) -> Self {
+        let mut pl = Planes {
+            off: [0; PLANES_HELD],
+            bits: [0; PLANES_HELD],
+        };
+        for m in 0..PLANES_HELD {
+            if (m as u32) < p.n_planes {
+                pl.off[m] = p.planes.read(2 * m);
+                pl.bits[m] = p.planes.read(2 * m + 1);
+            }
+        }
+        pl
+    }
+}
 
 /// A part of a dense leaf bundle's round: the words `at`, `at + 32`, .. ([`PART`] of
 /// them) of bundle row `from`, and of the template when `with_template`, each 0 past the
@@ -246,40 +315,252 @@ unsafe fn or_part(
     }
 }
 
-/// Document `doc`'s walk by the calling warp ([`filter_dfa`]'s docs).
+/// Closes the element whose accumulator is at `acc` (the CPU filter's `close_top`):
+/// if it received reports (`own_has`), its twig join into the parent's accumulator at
+/// `pacc` (or the queries it matches) and the `//` bits the parent's state passes up;
+/// then, when `bundle` is not 0, its leaf bundle. `parent_has` says whether the parent
+/// has its accumulator (copied from the template at its first report, here); the
+/// whole warp calls it.
 ///
 /// Written for latency (one warp per scheduler on a batch of a few hundred documents,
-/// so every dependent load is paid in full): the current state stays in a register, a
-/// leaf bundle's words are loaded in one round per lane (3 [`PART`]s of words each) before
-/// any is ORed, together with the template's words when the parent has no accumulator
-/// yet, and a join loads [`JOIN_ROUND`] of its active words per lane before testing
-/// them against the planes, whose bounds the warp holds in registers.
+/// so every dependent load is paid in full): a leaf bundle's words are loaded in one
+/// round per lane (3 [`PART`]s of words each) before any is ORed, together with the
+/// template's words when the parent has no accumulator yet, and a join loads
+/// [`JOIN_ROUND`] of its active words per lane before testing them against the planes,
+/// whose bounds the warp holds in registers.
+///
+/// # Safety
+/// `acc` and `pacc` point to `p.width` words each that only this warp touches, `row`
+/// to the document's row of `matched`, `own_state` and `up_state` are DFA states and
+/// `bundle` a leaf bundle of the tables (`DfaTables::check`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn close_element(
+    p: &DfaParams<'static>,
+    planes: &Planes,
+    acc: *mut u32,
+    pacc: *mut u32,
+    own_state: u32,
+    up_state: u32,
+    own_has: bool,
+    parent_has: &mut bool,
+    bundle: u32,
+    row: *mut u32,
+    lane: u32,
+) {
+    let width = p.width as usize;
+    if own_has {
+        // The twig join of an element that received reports.
+        if !*parent_has {
+            init_acc(p, pacc, lane);
+            *parent_has = true;
+        }
+        sync_warp();
+        let own = own_state as usize * 4;
+        let (s0, n0) = (p.masks.read(own), p.masks.read(own + 1));
+        let mut k = lane;
+        while k < n0 {
+            // This lane's next words of the state's active mask, loaded together.
+            let mut wv = [0u32; JOIN_ROUND as usize];
+            let mut bv = [0u32; JOIN_ROUND as usize];
+            for u in 0..JOIN_ROUND as usize {
+                let kk = k + u as u32 * WARP_SIZE;
+                if kk < n0 {
+                    wv[u] = p.sparse_word.read((s0 + kk) as usize);
+                    bv[u] = p.sparse_bits.read((s0 + kk) as usize);
+                }
+            }
+            for _ in 0..JOIN_ROUND {
+                // Take the round's first word and shift the rest down: fixed indices
+                // keep the round in registers.
+                let (w, mut s) = (wv[0], bv[0]);
+                for u in 1..JOIN_ROUND as usize {
+                    wv[u - 1] = wv[u];
+                    bv[u - 1] = bv[u];
+                }
+                if s == 0 {
+                    continue; // past the mask's end, or no node in this word
+                }
+                s &= load(acc, w as usize);
+                // Planes 1.. (a node of fewer children has ones there in the template);
+                // a plane numbering none of these nodes ends the scan.
+                let mut ended = false;
+                for m in 1..PLANES_HELD {
+                    if m as u32 >= p.n_planes || s == 0 || planes.bits[m] <= 32 * w {
+                        ended = true;
+                        break;
+                    }
+                    s &= load(acc, (planes.off[m] + w) as usize);
+                }
+                let mut m = PLANES_HELD;
+                while !ended && (m as u32) < p.n_planes && s != 0 {
+                    if p.planes.read(2 * m + 1) <= 32 * w {
+                        break;
+                    }
+                    s &= load(acc, (p.planes.read(2 * m) + w) as usize);
+                    m += 1;
+                }
+                while s != 0 {
+                    let j = (w * 32 + s.trailing_zeros()) as usize;
+                    s &= s - 1;
+                    let slot = p.jout.read(2 * j);
+                    if slot == NO_SLOT {
+                        set_bit(row, p.jout.read(2 * j + 1));
+                    } else {
+                        set_bit(pacc, slot);
+                    }
+                }
+            }
+            k += JOIN_ROUND * WARP_SIZE;
+        }
+        let up = up_state as usize * 4;
+        let (s1, n1) = (p.masks.read(up + 2), p.masks.read(up + 3));
+        let mut k = lane;
+        while k < n1 {
+            let w = p.sparse_word.read((s1 + k) as usize);
+            let v = p.sparse_bits.read((s1 + k) as usize) & load(acc, w as usize);
+            if v != 0 {
+                atomic_or(pacc.add(w as usize), v);
+            }
+            k += WARP_SIZE;
+        }
+        sync_warp();
+    }
+    if bundle == 0 {
+        return;
+    }
+    let b = bundle as usize * 4;
+    let (ds, dn) = (p.bundles.read(b), p.bundles.read(b + 1));
+    let (ts, tn) = (p.bundles.read(b + 2), p.bundles.read(b + 3));
+    let new_parent = !*parent_has;
+    if p.dense_bundles != 0 {
+        // Lane `l` owns words `l`, `l + 32`, ...: a round's loads (the bundle's words,
+        // and the template's for a parent without an accumulator yet) are issued before
+        // the header is needed, then plain stores; a part past the width is skipped.
+        let from = bundle as usize * width;
+        let step = PART * WARP_SIZE;
+        let mut w0 = 0u32;
+        while w0 < p.width {
+            let a = load_part(p, from, w0 + lane, new_parent);
+            let two = w0 + step < p.width;
+            let three = w0 + 2 * step < p.width;
+            let b = if two {
+                load_part(p, from, w0 + step + lane, new_parent)
+            } else {
+                Default::default()
+            };
+            let c = if three {
+                load_part(p, from, w0 + 2 * step + lane, new_parent)
+            } else {
+                Default::default()
+            };
+            if dn > 0 {
+                or_part(p, pacc, w0 + lane, a, new_parent);
+                if two {
+                    or_part(p, pacc, w0 + step + lane, b, new_parent);
+                }
+                if three {
+                    or_part(p, pacc, w0 + 2 * step + lane, c, new_parent);
+                }
+            }
+            w0 += 3 * step;
+        }
+        if dn > 0 {
+            *parent_has = true;
+        }
+    } else if dn > 0 {
+        if new_parent {
+            init_acc(p, pacc, lane);
+            *parent_has = true;
+            sync_warp();
+        }
+        let mut k = lane;
+        while k < dn {
+            let mut w = [0u32; UNROLL as usize];
+            let mut v = [0u32; UNROLL as usize];
+            for u in 0..UNROLL as usize {
+                let at = k + u as u32 * WARP_SIZE;
+                if at < dn {
+                    w[u] = p.sparse_word.read((ds + at) as usize);
+                    v[u] = p.sparse_bits.read((ds + at) as usize);
+                }
+            }
+            for (&w, &v) in w.iter().zip(&v) {
+                if v != 0 {
+                    atomic_or(pacc.add(w as usize), v);
+                }
+            }
+            k += UNROLL * WARP_SIZE;
+        }
+    }
+    let mut k = lane;
+    while k < tn {
+        set_bit(row, p.tops.read((ts + k) as usize));
+        k += WARP_SIZE;
+    }
+    sync_warp();
+}
+
+/// The calling warp's accumulators: `depth_cap` levels of `width` words, in its block's
+/// shared memory or in `accs` at the warp's place `slot` in the launch.
+///
+/// # Safety
+/// The launch's shared memory or `accs` holds them ([`DfaParams::acc_shared`]).
+#[inline(always)]
+unsafe fn warp_accs(p: &DfaParams<'static>, slot: u32) -> *mut u32 {
+    let own_levels = p.depth_cap as usize * p.width as usize;
+    if p.acc_shared != 0 {
+        dynamic_shared::<u32>().add(warp_id() as usize * own_levels)
+    } else {
+        p.accs.ptr().add(slot as usize * own_levels)
+    }
+}
+
+/// Marks document `doc` as not filtered here (`why`: [`MISSED`] or [`TOO_DEEP`]).
+///
+/// # Safety
+/// `doc` is a document of the batch.
+#[inline(always)]
+unsafe fn give_back(p: &DfaParams<'static>, doc: u32, why: u32, lane: u32) {
+    if lane == 0 {
+        atomic_max(p.status.ptr().add(doc as usize), why);
+    }
+}
+
+/// The tag of wide event `ev` as the tables number it (a name no query uses is 0).
+#[inline(always)]
+fn tag_of_event(p: &DfaParams<'static>, ev: u32) -> u32 {
+    let tag = ev & (CLOSE_BIT - 1);
+    if tag >= p.tags {
+        0 // a name no query uses: only `*` and `//` see it
+    } else {
+        tag
+    }
+}
+
+/// Unit `unit`'s walk by the calling warp ([`filter_dfa`]'s docs).
 ///
 /// # Safety
 /// `p` holds a launch's parameters as the host engine builds them (every table index
 /// checked by `DfaTables::check`, `depth_cap <= MAX_DEPTH`, the accumulators sized for
-/// the block or the batch), `doc < p.n_docs`, and no other warp filters `doc`.
+/// the block or the launch, a segment's events strictly inside its document's root),
+/// `unit < p.n_units`, and no other warp filters `unit`.
 #[inline(always)]
-unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
+unsafe fn dfa_unit(p: &DfaParams<'static>, unit: u32) {
     let lane = lane_id();
     let width = p.width as usize;
-    let own_levels = p.depth_cap as usize * width;
-    let accs: *mut u32 = if p.acc_shared != 0 {
-        dynamic_shared::<u32>().add(warp_id() as usize * own_levels)
-    } else {
-        p.accs.ptr().add(doc as usize * own_levels)
-    };
+    let accs = warp_accs(p, unit);
+    let raw = p.unit_doc.read(unit as usize);
+    let doc = raw & !SEGMENT;
     let row = p.matched.ptr().add(doc as usize * p.words_per_doc as usize);
-    let begin = p.doc_start.read(doc as usize);
-    let end = p.doc_start.read(doc as usize + 1);
-    let mut plane_off = [0u32; PLANES_HELD];
-    let mut plane_bits = [0u32; PLANES_HELD];
-    for m in 0..PLANES_HELD {
-        if (m as u32) < p.n_planes {
-            plane_off[m] = p.planes.read(2 * m);
-            plane_bits[m] = p.planes.read(2 * m + 1);
-        }
+    let mut begin = p.unit_start.read(unit as usize);
+    let mut end = p.unit_start.read(unit as usize + 1);
+    let first = p.doc_start.read(doc as usize);
+    if raw & SEGMENT != 0 {
+        begin = begin.max(first + 1);
+        end = end.min(p.doc_start.read(doc as usize + 1) - 1);
     }
+    let planes = Planes::load(p);
     let mut state = [0u32; MAX_DEPTH as usize];
     let mut bundle = [0u32; MAX_DEPTH as usize];
     // The tag of the element open at each depth, and the tags of its children whose
@@ -292,6 +573,24 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
     // The state of the element open at depth `d` (`state[d]`, held in a register).
     let mut cur = START_STATE;
     let mut d = 0usize;
+    // A segment starts under its document's root, which it never closes.
+    let floor = if raw & SEGMENT != 0 {
+        let tag = tag_of_event(p, p.events.read(first as usize) as u32);
+        let at = (START_STATE * p.tags + tag) as usize;
+        let to = p.trans.read(at);
+        if to == NO_STATE {
+            give_back(p, doc, MISSED, lane);
+            return;
+        }
+        d = 1;
+        cur = to;
+        state[1] = to;
+        bundle[1] = p.leaf.read(at);
+        tag_of[1] = tag;
+        1
+    } else {
+        0
+    };
     let mut i = begin;
     // The events a window of 32 at a time, one per lane (one coalesced load), each
     // handed round by a shuffle when its turn comes.
@@ -309,18 +608,12 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
         let ev = shfl(window, at);
         i += 1;
         if ev & CLOSE_BIT == 0 {
-            let mut tag = ev & (CLOSE_BIT - 1);
-            if tag >= p.tags {
-                tag = 0; // a name no query uses: only `*` and `//` see it
-            }
+            let tag = tag_of_event(p, ev);
             let at = (cur * p.tags + tag) as usize;
             let to = p.trans.read(at);
             let leaf = p.leaf.read(at);
             if to == NO_STATE || d + 1 >= p.depth_cap as usize {
-                if lane == 0 {
-                    let s = if to == NO_STATE { MISSED } else { TOO_DEEP };
-                    store(p.status.ptr(), doc as usize, s);
-                }
+                give_back(p, doc, if to == NO_STATE { MISSED } else { TOO_DEEP }, lane);
                 return;
             }
             d += 1;
@@ -332,156 +625,101 @@ unsafe fn dfa_document(p: &DfaParams<'static>, doc: u32) {
             applied[d] = 0;
             continue;
         }
-        if d == 0 {
+        if d <= floor {
             continue; // unbalanced close: ignored (documents are checked when parsed)
         }
         let up_state = state[d - 1];
-        let acc = accs.add(d * width);
-        let pacc = accs.add((d - 1) * width);
-        if has >> d & 1 == 1 {
-            // The twig join of an element that received reports.
-            if has >> (d - 1) & 1 == 0 {
-                init_acc(p, pacc, lane);
-                has |= 1u64 << (d - 1);
-            }
-            sync_warp();
-            let own = cur as usize * 4;
-            let (s0, n0) = (p.masks.read(own), p.masks.read(own + 1));
-            let mut k = lane;
-            while k < n0 {
-                // This lane's next words of the state's active mask, loaded together.
-                let mut wv = [0u32; JOIN_ROUND as usize];
-                let mut bv = [0u32; JOIN_ROUND as usize];
-                for u in 0..JOIN_ROUND as usize {
-                    let kk = k + u as u32 * WARP_SIZE;
-                    if kk < n0 {
-                        wv[u] = p.sparse_word.read((s0 + kk) as usize);
-                        bv[u] = p.sparse_bits.read((s0 + kk) as usize);
-                    }
-                }
-                for _ in 0..JOIN_ROUND {
-                    // Take the round's first word and shift the rest down: fixed
-                    // indices keep the round in registers.
-                    let (w, mut s) = (wv[0], bv[0]);
-                    for u in 1..JOIN_ROUND as usize {
-                        wv[u - 1] = wv[u];
-                        bv[u - 1] = bv[u];
-                    }
-                    if s == 0 {
-                        continue; // past the mask's end, or no node in this word
-                    }
-                    s &= load(acc, w as usize);
-                    // Planes 1.. (a node of fewer children has ones there in the
-                    // template); a plane numbering none of these nodes ends the scan.
-                    let mut ended = false;
-                    for m in 1..PLANES_HELD {
-                        if m as u32 >= p.n_planes || s == 0 || plane_bits[m] <= 32 * w {
-                            ended = true;
-                            break;
-                        }
-                        s &= load(acc, (plane_off[m] + w) as usize);
-                    }
-                    let mut m = PLANES_HELD;
-                    while !ended && (m as u32) < p.n_planes && s != 0 {
-                        if p.planes.read(2 * m + 1) <= 32 * w {
-                            break;
-                        }
-                        s &= load(acc, (p.planes.read(2 * m) + w) as usize);
-                        m += 1;
-                    }
-                    while s != 0 {
-                        let j = (w * 32 + s.trailing_zeros()) as usize;
-                        s &= s - 1;
-                        let slot = p.jout.read(2 * j);
-                        if slot == NO_SLOT {
-                            set_bit(row, p.jout.read(2 * j + 1));
-                        } else {
-                            set_bit(pacc, slot);
-                        }
-                    }
-                }
-                k += JOIN_ROUND * WARP_SIZE;
-            }
-            let up = up_state as usize * 4;
-            let (s1, n1) = (p.masks.read(up + 2), p.masks.read(up + 3));
-            let mut k = lane;
-            while k < n1 {
-                let w = p.sparse_word.read((s1 + k) as usize);
-                let v = p.sparse_bits.read((s1 + k) as usize) & load(acc, w as usize);
-                if v != 0 {
-                    atomic_or(pacc.add(w as usize), v);
-                }
-                k += WARP_SIZE;
-            }
-            sync_warp();
-        }
-        let id = bundle[d];
         let t = tag_of[d];
         let bit = if t < TAG_BITS { 1u64 << t } else { 0 };
+        let id = bundle[d];
         let fresh = id != 0 && applied[d - 1] & bit == 0;
         applied[d - 1] |= bit;
-        if fresh {
-            let b = id as usize * 4;
-            let (ds, dn) = (p.bundles.read(b), p.bundles.read(b + 1));
-            let (ts, tn) = (p.bundles.read(b + 2), p.bundles.read(b + 3));
-            let new_parent = has >> (d - 1) & 1 == 0;
-            if p.dense_bundles != 0 {
-                // Lane `l` owns words `l`, `l + 32`, ...: a round's loads (the bundle's
-                // words, and the template's for a parent without an accumulator yet)
-                // are issued before the header is needed, then plain stores.
-                let from = id as usize * width;
-                let mut w0 = 0u32;
-                while w0 < p.width {
-                    let step = PART * WARP_SIZE;
-                    let a = load_part(p, from, w0 + lane, new_parent);
-                    let b = load_part(p, from, w0 + step + lane, new_parent);
-                    let c = load_part(p, from, w0 + 2 * step + lane, new_parent);
-                    if dn > 0 {
-                        or_part(p, pacc, w0 + lane, a, new_parent);
-                        or_part(p, pacc, w0 + step + lane, b, new_parent);
-                        or_part(p, pacc, w0 + 2 * step + lane, c, new_parent);
-                    }
-                    w0 += 3 * step;
-                }
-                if dn > 0 {
-                    has |= 1u64 << (d - 1);
-                }
-            } else if dn > 0 {
-                if new_parent {
-                    init_acc(p, pacc, lane);
-                    has |= 1u64 << (d - 1);
-                    sync_warp();
-                }
-                let mut k = lane;
-                while k < dn {
-                    let mut w = [0u32; UNROLL as usize];
-                    let mut v = [0u32; UNROLL as usize];
-                    for u in 0..UNROLL as usize {
-                        let at = k + u as u32 * WARP_SIZE;
-                        if at < dn {
-                            w[u] = p.sparse_word.read((ds + at) as usize);
-                            v[u] = p.sparse_bits.read((ds + at) as usize);
-                        }
-                    }
-                    for (&w, &v) in w.iter().zip(&v) {
-                        if v != 0 {
-                            atomic_or(pacc.add(w as usize), v);
-                        }
-                    }
-                    k += UNROLL * WARP_SIZE;
-                }
-            }
-            let mut k = lane;
-            while k < tn {
-                set_bit(row, p.tops.read((ts + k) as usize));
-                k += WARP_SIZE;
-            }
-            sync_warp();
+        let mut parent_has = has >> (d - 1) & 1 == 1;
+        close_element(
+            p,
+            &planes,
+            accs.add(d * width),
+            accs.add((d - 1) * width),
+            cur,
+            up_state,
+            has >> d & 1 == 1,
+            &mut parent_has,
+            if fresh { id } else { 0 },
+            row,
+            lane,
+        );
+        if parent_has {
+            has |= 1u64 << (d - 1);
         }
         d -= 1;
         cur = up_state;
     }
-    if lane == 0 {
-        store(p.status.ptr(), doc as usize, DONE);
+    if floor == 1 && has >> 1 & 1 == 1 {
+        // A segment's reports to its document's root, for `close_roots`.
+        let acc = accs.add(width);
+        let to = p.roots.ptr().add(doc as usize * width);
+        let mut w = lane;
+        while w < p.width {
+            let v = load(acc, w as usize);
+            if v != 0 {
+                atomic_or(to.add(w as usize), v);
+            }
+            w += WARP_SIZE;
+        }
+        if lane == 0 {
+            atomic_or(p.root_has.ptr().add(doc as usize), 1);
+        }
     }
+}
+
+/// The close of document `doc`'s root by the calling warp ([`close_roots`]'s docs).
+///
+/// # Safety
+/// As [`dfa_unit`]'s, for a document whose segments [`filter_dfa`] has run (two levels of
+/// accumulators for the warp).
+#[inline(always)]
+unsafe fn close_root(p: &DfaParams<'static>, doc: u32) {
+    let lane = lane_id();
+    if p.status.read(doc as usize) != DONE {
+        return;
+    }
+    let width = p.width as usize;
+    let accs = warp_accs(p, warp_id() + block_idx_x() * (block_dim_x() / WARP_SIZE));
+    let row = p.matched.ptr().add(doc as usize * p.words_per_doc as usize);
+    let first = p.doc_start.read(doc as usize);
+    let tag = tag_of_event(p, p.events.read(first as usize) as u32);
+    let at = (START_STATE * p.tags + tag) as usize;
+    let to = p.trans.read(at);
+    if to == NO_STATE {
+        give_back(p, doc, MISSED, lane);
+        return;
+    }
+    let own_has = p.root_has.read(doc as usize) != 0;
+    let acc = accs.add(width);
+    if own_has {
+        let from = p.roots.ptr().add(doc as usize * width);
+        let mut w = lane;
+        while w < p.width {
+            store(
+                acc,
+                w as usize,
+                p.template.read(w as usize) | load(from, w as usize),
+            );
+            w += WARP_SIZE;
+        }
+    }
+    let mut parent_has = false;
+    close_element(
+        p,
+        &Planes::load(p),
+        acc,
+        accs,
+        to,
+        START_STATE,
+        own_has,
+        &mut parent_has,
+        p.leaf.read(at),
+        row,
+        lane,
+    );
 }
