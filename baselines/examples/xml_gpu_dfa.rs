@@ -5,7 +5,9 @@
 //! runs each, for each way of cutting the documents into segments (whole documents,
 //! the engine's choice, segments of at least 16 to 1024 events); answers checked
 //! equal. Without a GPU, the emulator on 20 documents (a 50 kB one with `one`). For
-//! profiling the kernel (`ncu -k filter_dfa`).
+//! profiling the kernel (`ncu -k filter_dfa`). `DFA_SHARED_MAX=0` puts the accumulators
+//! in global memory; `DFA_SEGMENTS=n` times segments of `n`+ events only (0: whole
+//! documents).
 //!
 //!     cargo run --release -p baselines --example xml_gpu_dfa [-- L [one]]
 
@@ -63,20 +65,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         deltas.iter().max().unwrap_or(&0)
     );
     let mut gpu = DfaEngine::new(dev, &t)?;
+    // DFA_SHARED_MAX=0: accumulators in global memory (L1 left to the tables).
+    if let Some(b) = std::env::var("DFA_SHARED_MAX")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        gpu.set_shared_max(b);
+    }
     let want = dfa.filter_batch(&batch);
     // Encoded untimed, as the harness does (the paper excludes parsing).
     let events = xml_twig::layout::EventBatch::encode(&batch, false);
     let mut best = f64::INFINITY;
-    for seg in [
-        Some(0),
-        None,
-        Some(16),
-        Some(32),
-        Some(64),
-        Some(128),
-        Some(256),
-        Some(1024),
-    ] {
+    // DFA_SEGMENTS=n: only segments of n+ events (0: whole documents), for profiling.
+    let cuts = match std::env::var("DFA_SEGMENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        Some(n) => vec![Some(n)],
+        None => vec![
+            Some(0),
+            None,
+            Some(16),
+            Some(32),
+            Some(64),
+            Some(128),
+            Some(256),
+            Some(1024),
+        ],
+    };
+    for seg in cuts {
         gpu.set_segment_events(seg);
         let mut ms = f64::INFINITY;
         let mut back = 0;

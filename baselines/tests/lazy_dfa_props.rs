@@ -24,7 +24,8 @@ use xml_twig::{brute, io, Device, DfaEngine, Document, Matches, ProfileSet, Quer
 /// `trained_on`: each document's answers, `None` where it was handed back; the same
 /// with the accumulators in shared and in global memory, with the leaf bundles ORed
 /// from their full words and from their sparse ones, and with the documents cut into
-/// segments between their roots' children (at every child, and every few events).
+/// segments between their roots' children (at every child, every few events, and at
+/// every child with one launch per segment).
 fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<Option<Matches>> {
     let tables = dfa
         .export(&dfa.train(trained_on))
@@ -50,6 +51,12 @@ fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<O
         let cut = gpu.filter(docs).expect("the emulator runs");
         assert_eq!(cut, shared, "segments of at least {seg} events");
     }
+    // A launch a warp, accumulators in global memory: every launch past the first
+    // starts at its own unit and cut document.
+    gpu.set_shared_max(0);
+    gpu.set_launch_bytes(1);
+    let one_by_one = gpu.filter(docs).expect("the emulator runs");
+    assert_eq!(one_by_one, shared, "segments one launch each");
     shared
 }
 

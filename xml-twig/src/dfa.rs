@@ -54,8 +54,9 @@ use xml_twig_kernels::dfa::{self as k, DfaParams, MAX_DEPTH, NO_SLOT, NO_STATE};
 /// Warps (documents) per block of [`k::filter_dfa`].
 const WARPS_PER_BLOCK: u32 = 4;
 
-/// Most bytes of accumulators one launch may use; a larger batch takes several launches.
-const ACC_BUDGET: u64 = 1 << 30;
+/// Most bytes of accumulators one launch may use by default
+/// ([`DfaEngine::set_launch_bytes`]).
+const LAUNCH_BYTES: u64 = 1 << 30;
 
 /// Most bytes of leaf bundles held in full on the device (one accumulator's width
 /// each); past it they are ORed from their sparse words.
@@ -215,6 +216,7 @@ pub struct DfaEngine {
     shared_max: u64,
     dense: bool,
     segment_events: Option<usize>,
+    launch_bytes: u64,
 }
 
 /// [`DfaTables`] on the device.
@@ -307,6 +309,7 @@ impl DfaEngine {
             shared_max: SHARED_MAX,
             dense: true,
             segment_events: None,
+            launch_bytes: LAUNCH_BYTES,
         })
     }
 
@@ -329,6 +332,12 @@ impl DfaEngine {
     /// for [`TARGET_UNITS`] warps a batch, at least [`MIN_SEGMENT_EVENTS`].
     pub fn set_segment_events(&mut self, n: Option<usize>) {
         self.segment_events = n;
+    }
+
+    /// Most bytes of accumulators in global memory one launch may use (1 GiB by
+    /// default): a batch of more units takes several launches, in order.
+    pub fn set_launch_bytes(&mut self, bytes: u64) {
+        self.launch_bytes = bytes;
     }
 
     /// Replaces the automaton (another query set, or a cache that grew), keeping the
@@ -398,7 +407,7 @@ impl DfaEngine {
         let deepest = batch.depth.iter().copied().max().unwrap_or(0);
         let depth_cap = (deepest + 1).min(MAX_DEPTH);
         let per_warp = k::accumulator_bytes(1, depth_cap, self.t.width);
-        let per_launch = (ACC_BUDGET / per_warp).clamp(1, n_units as u64) as usize;
+        let per_launch = (self.launch_bytes / per_warp).clamp(1, n_units as u64) as usize;
         // A block's accumulators in shared memory when they fit (one word of global
         // memory stands for them then).
         let block_bytes = per_warp * WARPS_PER_BLOCK as u64;
@@ -409,12 +418,14 @@ impl DfaEngine {
             per_launch * (per_warp / 4) as usize
         };
         let accs = &*room(dev, &mut self.accs, acc_words)?;
-        let params = |first: usize, n: usize| DfaParams {
+        // A launch's units from `unit` (filter_dfa) or its cut documents from `cut`
+        // (close_roots), `n` of them.
+        let params = |unit: usize, cut: usize, n: usize| DfaParams {
             events: events.dev_ptr(),
             doc_start: starts.dev_ptr(),
-            unit_start: unit_start.dev_ptr_at(first),
-            unit_doc: unit_doc.dev_ptr_at(first),
-            split: split.dev_ptr_at(first),
+            unit_start: unit_start.dev_ptr_at(unit),
+            unit_doc: unit_doc.dev_ptr_at(unit),
+            split: split.dev_ptr_at(cut),
             trans: self.t.trans.dev_ptr(),
             leaf: self.t.leaf.dev_ptr(),
             bundles: self.t.bundles.dev_ptr(),
@@ -452,13 +463,13 @@ impl DfaEngine {
         let mut first = 0;
         while first < n_units {
             let n = per_launch.min(n_units - first);
-            k::filter_dfa::launch(dev, cfg(n), params(first, n))?;
+            k::filter_dfa::launch(dev, cfg(n), params(first, 0, n))?;
             first += n;
         }
         let mut first = 0;
         while first < units.split.len() {
             let n = per_launch.min(units.split.len() - first);
-            k::close_roots::launch(dev, cfg(n), params(first, n))?;
+            k::close_roots::launch(dev, cfg(n), params(0, first, n))?;
             first += n;
         }
         dev.synchronize()?;

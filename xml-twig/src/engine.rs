@@ -598,7 +598,7 @@ impl SegmentSummary {
 const PARALLEL_PLAN_EVENTS: usize = 1 << 20;
 
 /// `f(0..n)` in order, on all host threads when `parallel`.
-fn on_host_threads<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+pub(crate) fn on_host_threads<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     if !parallel || threads < 2 || n < 2 {
         return (0..n).map(&f).collect();

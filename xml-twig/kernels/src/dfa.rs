@@ -24,6 +24,7 @@
 //! ([`DfaParams::acc_shared`]; a join's reads and a bundle's ORs are then shared-memory
 //! accesses), else in global memory.
 
+use core::mem::MaybeUninit;
 use gpu_kernels::prelude::*;
 use gpu_kernels::{DevPtr, DevPtrMut, KernelStruct};
 
@@ -501,6 +502,31 @@ unsafe fn close_element(
     sync_warp();
 }
 
+/// A warp's per-level values (a stack of at most [`MAX_DEPTH`] levels, in local memory),
+/// left unset at the warp's start (zeroing them cost a byte-wise loop of some 1,300
+/// stores a warp, a quarter of a short segment's work): a level is set when its
+/// element is pushed, before any read.
+struct Levels<T: Copy>([MaybeUninit<T>; MAX_DEPTH as usize]);
+
+impl<T: Copy> Levels<T> {
+    #[inline(always)]
+    fn new() -> Self {
+        Levels([MaybeUninit::uninit(); MAX_DEPTH as usize])
+    }
+
+    #[inline(always)]
+    fn set(&mut self, d: usize, v: T) {
+        self.0[d] = MaybeUninit::new(v);
+    }
+
+    /// # Safety
+    /// Level `d` was set.
+    #[inline(always)]
+    unsafe fn get(&self, d: usize) -> T {
+        self.0[d].assume_init()
+    }
+}
+
 /// The calling warp's accumulators: `depth_cap` levels of `width` words, in its block's
 /// shared memory or in `accs` at the warp's place `slot` in the launch.
 ///
@@ -561,15 +587,16 @@ unsafe fn dfa_unit(p: &DfaParams<'static>, unit: u32) {
         end = end.min(p.doc_start.read(doc as usize + 1) - 1);
     }
     let planes = Planes::load(p);
-    let mut state = [0u32; MAX_DEPTH as usize];
-    let mut bundle = [0u32; MAX_DEPTH as usize];
+    let mut state = Levels::<u32>::new();
+    let mut bundle = Levels::<u32>::new();
     // The tag of the element open at each depth, and the tags of its children whose
     // leaf bundles it received.
-    let mut tag_of = [0u32; MAX_DEPTH as usize];
-    let mut applied = [0u64; MAX_DEPTH as usize];
+    let mut tag_of = Levels::<u32>::new();
+    let mut applied = Levels::<u64>::new();
     // Bit d: the element open at depth d has an accumulator.
     let mut has: u64 = 0;
-    state[0] = START_STATE;
+    state.set(0, START_STATE);
+    applied.set(0, 0);
     // The state of the element open at depth `d` (`state[d]`, held in a register).
     let mut cur = START_STATE;
     let mut d = 0usize;
@@ -584,9 +611,10 @@ unsafe fn dfa_unit(p: &DfaParams<'static>, unit: u32) {
         }
         d = 1;
         cur = to;
-        state[1] = to;
-        bundle[1] = p.leaf.read(at);
-        tag_of[1] = tag;
+        state.set(1, to);
+        bundle.set(1, p.leaf.read(at));
+        tag_of.set(1, tag);
+        applied.set(1, 0);
         1
     } else {
         0
@@ -618,22 +646,23 @@ unsafe fn dfa_unit(p: &DfaParams<'static>, unit: u32) {
             }
             d += 1;
             cur = to;
-            state[d] = to;
-            bundle[d] = leaf;
+            state.set(d, to);
+            bundle.set(d, leaf);
             has &= !(1u64 << d);
-            tag_of[d] = tag;
-            applied[d] = 0;
+            tag_of.set(d, tag);
+            applied.set(d, 0);
             continue;
         }
         if d <= floor {
             continue; // unbalanced close: ignored (documents are checked when parsed)
         }
-        let up_state = state[d - 1];
-        let t = tag_of[d];
+        let up_state = state.get(d - 1);
+        let t = tag_of.get(d);
         let bit = if t < TAG_BITS { 1u64 << t } else { 0 };
-        let id = bundle[d];
-        let fresh = id != 0 && applied[d - 1] & bit == 0;
-        applied[d - 1] |= bit;
+        let id = bundle.get(d);
+        let seen = applied.get(d - 1);
+        let fresh = id != 0 && seen & bit == 0;
+        applied.set(d - 1, seen | bit);
         let mut parent_has = has >> (d - 1) & 1 == 1;
         close_element(
             p,
