@@ -31,6 +31,7 @@ fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<O
         .export(&dfa.train(trained_on))
         .expect("a narrow accumulator");
     let mut gpu = DfaEngine::new(Device::emulator(), &tables).expect("the exported tables check");
+    gpu.set_shared_max(200 * 1024);
     let shared = gpu.filter(docs).expect("the emulator runs");
     gpu.set_shared_max(0);
     let global = gpu.filter(docs).expect("the emulator runs");

@@ -162,6 +162,8 @@ pub const TARGETS: &[Target] = &[
     t(T_XML_STRONG, XML_GPU_BEST, "document segments, Fig. 7 (one 1 MB document, 10 nodes)", ("xml", "fig7"), "gpu-seg L=10", 2048.0, over("best CPU (all cores) L=10", 10.0)),
     t(T_XML_STRONG, XML_GPU_BEST, "kernels, Fig. 8 (one 2 MB document, */// 30%)", ("xml", "fig8"), "gpu vs best CPU (all cores) p=30%", 2048.0, Check::AtLeast(10.0)),
     t(T_XML_STRONG, XML_GPU_BEST, "document segments, Fig. 8 (one 2 MB document, */// 30%)", ("xml", "fig8"), "gpu-seg vs best CPU (all cores) p=30%", 2048.0, Check::AtLeast(10.0)),
+    t(T_XML_STRONG, XML_GPU_BEST, "the lazy DFA's warm path in segments, Fig. 7 (one 1 MB document, 10 nodes)", ("xml", "fig7"), "gpu-dfa L=10", 2048.0, over("best CPU (all cores) L=10", 10.0)),
+    t(T_XML_STRONG, XML_GPU_BEST, "the lazy DFA's warm path in segments, Fig. 8 (one 2 MB document, */// 30%)", ("xml", "fig8"), "gpu-dfa vs best CPU (all cores) p=30%", 2048.0, Check::AtLeast(10.0)),
     t(T_XML_STRONG, XML_GPU_BEST, "kernels, Fig. 9 (500 documents, 10 nodes)", ("xml", "fig9"), "gpu L=10", 2048.0, over("best CPU (all cores) L=10", 10.0)),
     t(T_XML_STRONG, XML_GPU_BEST, "kernels, Fig. 10a (500 documents)", ("xml", "fig10a"), "gpu vs best CPU (all cores)", 2000.0, Check::AtLeast(10.0)),
     t(T_XML_STRONG, XML_GPU_BEST, "kernels, Fig. 10b (1000 documents)", ("xml", "fig10b"), "gpu vs best CPU (all cores)", 2000.0, Check::AtLeast(10.0)),
@@ -172,6 +174,7 @@ pub const TARGETS: &[Target] = &[
     t(T_XML_STRONG, XML_GPU_BEST, "the lazy DFA's warm path, Fig. 10b (1000 documents)", ("xml", "fig10b"), "gpu-dfa vs best CPU (all cores)", 2000.0, Check::AtLeast(10.0)),
     t(T_XML_STRONG, XML_BIGDOC, "document segments in parallel", ("xml", "bigdoc"), "gpu-seg", 100.0, Check::AtLeast(3000.0)),
     t(T_XML_STRONG, XML_BIGDOC, "kernels, the document whole", ("xml", "bigdoc"), "gpu", 100.0, Check::AtLeast(3000.0)),
+    t(T_XML_STRONG, XML_BIGDOC, "the lazy DFA's warm path in segments", ("xml", "bigdoc"), "gpu-dfa", 100.0, Check::AtLeast(3000.0)),
     // DDM: times per step (ms) at 32768 regions; counting time at 1M regions.
     t(T_DDM, DDM_BRUTE10, "paper's REGION", ("ddm", "fig5_7"), "gpu-region", 32768.0, over("brute", 200.0)),
     t(T_DDM, DDM_BRUTE10, "paper's GRID", ("ddm", "fig5_7"), "gpu-grid", 32768.0, over("brute", 200.0)),

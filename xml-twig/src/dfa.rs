@@ -44,7 +44,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::engine::{decode_row, put, room};
+use crate::engine::{decode_row, on_host_threads, put, room};
 use crate::layout::{EventBatch, EventWords};
 use crate::model::{Document, Matches};
 use crate::XmlError;
@@ -62,9 +62,12 @@ const LAUNCH_BYTES: u64 = 1 << 30;
 /// each); past it they are ORed from their sparse words.
 const DENSE_MAX: u64 = 2 << 30;
 
-/// Most dynamic shared memory a block of [`k::filter_dfa`] asks for (its warps'
-/// accumulators); wider ones stay in global memory.
-const SHARED_MAX: u64 = 200 * 1024;
+/// Most dynamic shared memory a block of [`k::filter_dfa`] asks for by default (its
+/// warps' accumulators): none, the accumulators in global memory. Measured on an H100
+/// (Fig. 9's batch, 2048 twigs of 10 nodes, segments of 128+ events; ncu): 1.55 ms a
+/// launch with them in global memory (16 warps an SM, 72% L1 hits), 2.57 ms in shared
+/// memory (8 warps an SM at 92 KiB a block, the L1 left to the tables 49% hits).
+const SHARED_MAX: u64 = 0;
 
 /// A lazily built automaton, frozen: what `baselines::lazy_dfa::LazyDfa` has built so
 /// far (its states, transitions, leaf bundles and join masks) in flat arrays. Spans
@@ -319,8 +322,9 @@ impl DfaEngine {
         self.dense = dense;
     }
 
-    /// Most bytes of shared memory a block's accumulators may take (200 KiB by
-    /// default); past it they go to global memory (0: always there).
+    /// Most bytes of shared memory a block's accumulators may take (0 by default:
+    /// always in global memory, where the L1 caches them); past it they go to global
+    /// memory.
     pub fn set_shared_max(&mut self, bytes: u64) {
         self.shared_max = bytes;
     }
@@ -485,13 +489,16 @@ impl DfaEngine {
     }
 }
 
+/// Parts one long document's scan for cuts is split into for the host's threads.
+const HOST_PARTS: usize = 64;
+
 /// Warps a batch is cut for when [`DfaEngine::set_segment_events`] is left to choose:
 /// a few per scheduler of an H100 (132 SMs of 4), so that a batch of a few hundred
 /// documents, or one document, keeps more than one warp per scheduler walking.
-pub const TARGET_UNITS: usize = 4096;
+pub const TARGET_UNITS: usize = 8192;
 
 /// The shortest segment [`DfaEngine`] cuts when left to choose.
-pub const MIN_SEGMENT_EVENTS: usize = 64;
+pub const MIN_SEGMENT_EVENTS: usize = 32;
 
 /// A batch's units of work, a warp each: `start` (one more than units) into the batch's
 /// events, tiling them, and each unit's document (with [`k::SEGMENT`] for a segment,
@@ -511,26 +518,34 @@ impl Units {
     /// open, its last the matching close), or whose root has too few children to
     /// cut, stays whole.
     fn plan(events: &[u16], doc_start: &[u32], seg: usize) -> Self {
-        let mut u = Units::default();
-        for (d, w) in doc_start.windows(2).enumerate() {
-            let (a, b) = (w[0] as usize, w[1] as usize);
-            let cuts = if seg > 0 && b - a > 2 * seg {
+        let n_docs = doc_start.len().saturating_sub(1);
+        let cuts_of = |d: usize| {
+            let (a, b) = (doc_start[d] as usize, doc_start[d + 1] as usize);
+            if seg > 0 && b - a > 2 * seg {
                 root_cuts(&events[a..b], seg)
             } else {
                 Vec::new()
-            };
+            }
+        };
+        // On the calling thread: spawning threads for a batch cost more than its pass
+        // (H100 host, 500 documents of 25 kB); one long document is scanned in
+        // parallel parts (`root_cuts`).
+        let cuts: Vec<Vec<usize>> = (0..n_docs).map(cuts_of).collect();
+        let mut u = Units::default();
+        for (d, cuts) in cuts.iter().enumerate() {
+            let a = doc_start[d];
             if cuts.len() < 3 {
-                u.start.push(a as u32);
+                u.start.push(a);
                 u.doc.push(d as u32);
                 continue;
             }
             u.split.push(d as u32);
             // The first segment starts at the root's open and the last ends at its
             // close (the kernel steps inside them): the units tile the batch.
-            u.start.push(a as u32);
+            u.start.push(a);
             u.doc.push(d as u32 | k::SEGMENT);
             for &c in &cuts[1..cuts.len() - 1] {
-                u.start.push((a + c) as u32);
+                u.start.push(a + c as u32);
                 u.doc.push(d as u32 | k::SEGMENT);
             }
         }
@@ -539,32 +554,77 @@ impl Units {
     }
 }
 
+/// Events of one document from which it is scanned for cuts in parallel parts.
+const PARALLEL_PLAN_EVENTS: usize = 1 << 17;
+
 /// The cut points (offsets into `events`, one document's) of its segments between the
 /// root's children, at least `seg` events apart: the first is 1 (after the root's open),
 /// the last `events.len() - 1` (the root's close); empty when the document is not one
 /// root element.
 fn root_cuts(events: &[u16], seg: usize) -> Vec<usize> {
-    const CLOSE: u16 = 0x8000;
     let n = events.len();
     if n < 2 || events[0] & CLOSE != 0 || events[n - 1] & CLOSE == 0 {
         return Vec::new();
     }
-    let mut cuts = vec![1];
-    let mut depth = 0i64; // under the root
-    for (i, &e) in events.iter().enumerate().take(n - 1).skip(1) {
-        depth += if e & CLOSE == 0 { 1 } else { -1 };
-        if depth < 0 {
-            return Vec::new(); // the root closes before the end
-        }
-        if depth == 0 && i + 1 - cuts[cuts.len() - 1] >= seg && n - 1 - (i + 1) >= seg {
-            cuts.push(i + 1);
-        }
+    // The inside of the root in parts: each part's depth change (on all threads for a
+    // large document), then each part's points at depth 0 (between the root's
+    // children) a segment apart from its start, then the points kept in order.
+    let inside = n - 2;
+    let parallel = inside >= PARALLEL_PLAN_EVENTS;
+    let parts = if parallel { HOST_PARTS } else { 1 };
+    let size = inside.div_ceil(parts).max(1);
+    let part = |k: usize| (1 + k * size).min(n - 1)..(1 + (k + 1) * size).min(n - 1);
+    let change = on_host_threads(parts, parallel, |k| {
+        events[part(k)].iter().map(|&e| step(e)).sum::<i64>()
+    });
+    let mut from = Vec::with_capacity(parts);
+    let mut depth = 0i64;
+    for c in &change {
+        from.push(depth);
+        depth += c;
     }
     if depth != 0 {
-        return Vec::new();
+        return Vec::new(); // the root's children are not balanced
+    }
+    let points = on_host_threads(parts, parallel, |k| {
+        let r = part(k);
+        let mut depth = from[k];
+        let mut last = r.start;
+        let mut out = Vec::new();
+        for (i, &e) in events[r.clone()].iter().enumerate() {
+            depth += step(e);
+            if depth < 0 {
+                return None; // the root closes before the end
+            }
+            let at = r.start + i + 1;
+            if depth == 0 && at - last >= seg {
+                out.push(at);
+                last = at;
+            }
+        }
+        Some(out)
+    });
+    let mut cuts = vec![1];
+    for p in points {
+        let Some(p) = p else {
+            return Vec::new();
+        };
+        for at in p {
+            if at - cuts[cuts.len() - 1] >= seg && n - 1 - at >= seg {
+                cuts.push(at);
+            }
+        }
     }
     cuts.push(n - 1);
     cuts
+}
+
+/// Close bit of a wide event.
+const CLOSE: u16 = 0x8000;
+
+/// The depth change of wide event `e`: +1 for an open, -1 for a close.
+fn step(e: u16) -> i64 {
+    1 - 2 * (e >> 15) as i64
 }
 
 #[cfg(test)]

@@ -598,9 +598,19 @@ impl SegmentSummary {
 const PARALLEL_PLAN_EVENTS: usize = 1 << 20;
 
 /// `f(0..n)` in order, on all host threads when `parallel`.
-pub(crate) fn on_host_threads<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
-    if !parallel || threads < 2 || n < 2 {
+pub(crate) fn on_host_threads<T: Send>(
+    n: usize,
+    parallel: bool,
+    f: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    if !parallel || n < 2 {
+        return (0..n).map(&f).collect();
+    }
+    // Asked once: it reads the cgroup's files, tens of microseconds a call.
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let threads =
+        *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |t| t.get()));
+    if threads < 2 {
         return (0..n).map(&f).collect();
     }
     let per = n.div_ceil(threads);
@@ -653,7 +663,10 @@ pub(crate) fn decode_row(row: &[u32], ids: &[u32]) -> Matches {
             x &= x - 1;
         }
     }
-    m.sort_unstable();
+    // Internal numbers usually follow the ids (a query set's own order): sorted already.
+    if !m.is_sorted() {
+        m.sort_unstable();
+    }
     m
 }
 

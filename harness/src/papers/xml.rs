@@ -25,13 +25,13 @@
 //! timed documents would replay its memoized answers). Building the NFA and the training
 //! pass are not timed, like the NFA's construction.
 //!
-//! Beyond the paper, on batches of documents: `gpu-dfa` (`emu-dfa` in quick runs), the
-//! lazy DFA's warm path on the GPU ([`DfaEngine`], a warp per document) over the cache
-//! grown ahead of the stream ([`LazyDfa::complete`]: every path of the training
-//! documents' tag grammar, two levels deeper than they go), with the documents it
-//! hands back filtered by the lazy DFA on all cores inside the timed run; and
-//! `lazy-dfa-ahead-mc`, the lazy DFA on all cores from that same cache, so that the
-//! best CPU has the automaton the GPU has.
+//! Beyond the paper: `gpu-dfa` (`emu-dfa` in quick runs), the lazy DFA's warm path on
+//! the GPU ([`DfaEngine`], a warp per document or per segment of one, cut between its
+//! root's children) over the cache grown ahead of the stream ([`LazyDfa::complete`]:
+//! every path of the training documents' tag grammar, two levels deeper than they go),
+//! with the documents it hands back filtered by the lazy DFA on all cores inside the
+//! timed run; and, on batches, `lazy-dfa-ahead-mc`, the lazy DFA on all cores from that
+//! same cache, so that the best CPU has the automaton the GPU has.
 //!
 //! Beyond the paper (one GPU): `scaling`, the filter over many GPUs of one host
 //! ([`MultiFilter`], see [`scaling`]).
@@ -493,8 +493,8 @@ fn measure(
     } else {
         y.filter_batch(docs)
     };
-    let batch_engines = engines.ahead_mc || engines.dfa.is_some();
-    if engines.lazy || engines.lazy_mc || (batch_engines && docs.len() > 1) {
+    let batch_engines = engines.ahead_mc && docs.len() > 1;
+    if engines.lazy || engines.lazy_mc || batch_engines || engines.dfa.is_some() {
         time_lazy(ctx, engines, label, profiles, docs, &reference, &mut times)?;
     }
     if engines.yfilter_mc {
@@ -621,7 +621,7 @@ fn time_lazy(
     // two levels deeper than it went): what the GPU's warm path walks, and the same for
     // the CPU on all cores, so that the comparison has the same automaton on both.
     let ahead_mc = engines.ahead_mc && docs.len() > 1;
-    if ahead_mc || (engines.dfa.is_some() && docs.len() > 1) {
+    if ahead_mc || engines.dfa.is_some() {
         let mut ahead = trained.clone();
         let depth = training.iter().map(|d| d.max_depth).max().unwrap_or(0) as usize + 2;
         dfa.complete(&mut ahead, &training, depth, usize::MAX);
@@ -682,7 +682,8 @@ fn time_lazy_mc(
 /// cache grown ahead) uploaded once (untimed, like the kernels' personalities), then
 /// each timed run filters the encoded batch on the device and the documents it hands
 /// back (a transition the automaton lacks, or deeper than its stack) with the lazy DFA
-/// on all cores, each worker from a copy of `caches.1` (the trained cache, smaller and
+/// on all cores (a batch by documents, one document by segments), each worker from a
+/// copy of `caches.1` (the trained cache, smaller and
 /// faster on the CPU than the grown one; copied untimed, as for `lazy-dfa-mc`: as many
 /// copies as workers can take). The first run is the check (and the warm-up); best
 /// of the rest.
@@ -710,7 +711,11 @@ fn time_warm_path(
         let t0 = Instant::now();
         let got = gpu.filter_encoded(&batch)?;
         let back: Vec<usize> = (0..docs.len()).filter(|&i| got[i].is_none()).collect();
-        let cpu = dfa.filter_batch(&back.iter().map(|&i| docs[i].clone()).collect::<Vec<_>>());
+        let cpu = match docs {
+            // One document: the CPU's segments on all cores.
+            [doc] if !back.is_empty() => vec![dfa.filter_segmented(doc)],
+            _ => dfa.filter_batch(&back.iter().map(|&i| docs[i].clone()).collect::<Vec<_>>()),
+        };
         let mut out: Vec<Matches> = got.into_iter().map(Option::unwrap_or_default).collect();
         for (i, m) in back.iter().zip(cpu) {
             out[*i] = m;
