@@ -49,6 +49,7 @@ use crate::layout::{EventBatch, EventWords};
 use crate::model::{Document, Matches};
 use crate::XmlError;
 use gpu_kernels::{Buffer, DevPtr, Device, LaunchConfig};
+use rayon::prelude::*;
 use xml_twig_kernels::dfa::{self as k, DfaParams, MAX_DEPTH, NO_SLOT, NO_STATE};
 
 /// Warps (documents) per block of [`k::filter_dfa`].
@@ -481,11 +482,14 @@ impl DfaEngine {
         dev.read_into(matched, 0, &mut bits)?;
         let mut done = vec![0u32; n_docs];
         dev.read_into(status, 0, &mut done)?;
-        Ok(bits
-            .chunks(words)
-            .zip(done)
-            .map(|(row, s)| (s == k::DONE).then(|| decode_row(row, &self.t.ids)))
-            .collect())
+        let ids = &self.t.ids;
+        let decode = |(row, s): (&[u32], u32)| (s == k::DONE).then(|| decode_row(row, ids));
+        Ok(if bits.len() >= PARALLEL_BATCH_EVENTS {
+            // 500 documents matching most of 2048 queries took 1 ms on one thread.
+            bits.par_chunks(words).zip(done).map(decode).collect()
+        } else {
+            bits.chunks(words).zip(done).map(decode).collect()
+        })
     }
 }
 
@@ -527,10 +531,14 @@ impl Units {
                 Vec::new()
             }
         };
-        // On the calling thread: spawning threads for a batch cost more than its pass
-        // (H100 host, 500 documents of 25 kB); one long document is scanned in
+        // On rayon's pool (warm): 500 documents of 25 kB took 2.4 ms on one thread of
+        // the H100's host, more than the kernel; one long document is scanned in
         // parallel parts (`root_cuts`).
-        let cuts: Vec<Vec<usize>> = (0..n_docs).map(cuts_of).collect();
+        let cuts: Vec<Vec<usize>> = if events.len() >= PARALLEL_BATCH_EVENTS {
+            (0..n_docs).into_par_iter().map(cuts_of).collect()
+        } else {
+            (0..n_docs).map(cuts_of).collect()
+        };
         let mut u = Units::default();
         for (d, cuts) in cuts.iter().enumerate() {
             let a = doc_start[d];
@@ -556,6 +564,10 @@ impl Units {
 
 /// Events of one document from which it is scanned for cuts in parallel parts.
 const PARALLEL_PLAN_EVENTS: usize = 1 << 17;
+
+/// Events of a batch (and row words of its answers) from which its documents are
+/// planned (and decoded) on rayon's pool.
+const PARALLEL_BATCH_EVENTS: usize = 1 << 16;
 
 /// The cut points (offsets into `events`, one document's) of its segments between the
 /// root's children, at least `seg` events apart: the first is 1 (after the root's open),
