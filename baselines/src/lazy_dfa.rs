@@ -185,7 +185,7 @@
 //! depth (DBLP's titles nest markup at random, so a cache trained on 1 MB still met a
 //! new transition in 96% of the next documents); [`LazyDfa::export`] freezes what a
 //! cache holds as [`xml_twig::DfaTables`], which the GPU's warm path
-//! ([`xml_twig::DfaEngine`]) walks a warp per document, handing back to this filter the
+//! ([`xml_twig::DfaEngine`]) walks a warp per document or segment, handing back to this filter the
 //! documents that need a transition not built.
 //!
 //! Like the NFA, the filter reads encoded events: parsing is not measured (the twig

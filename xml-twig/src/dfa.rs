@@ -1,6 +1,12 @@
 //! The lazy DFA's warm path on the GPU (beyond the paper): [`DfaEngine`] filters a
 //! batch of documents through a frozen copy of a lazily built automaton, one warp per
-//! document (the kernel: `xml_twig_kernels::dfa`).
+//! unit (the kernels: `xml_twig_kernels::dfa`). A unit is a document, or a segment of
+//! one: a document is cut between its root's children ([`DfaEngine::set_segment_events`]),
+//! each segment replays the root's open and ORs what it reports to the root into the
+//! document's row, and a second kernel closes the root once all have run. Only the root
+//! is open across a cut, so no other hand-over is needed (the CPU's
+//! `LazyDfa::filter_segmented` cuts anywhere and fixes up every level on one thread); a
+//! document whose root has few children stays whole.
 //!
 //! The automaton is built on the CPU by `baselines::lazy_dfa::LazyDfa` (XMLTK's lazy
 //! DFA, Green et al., TODS 2004, with a word-parallel twig join), which exports what its

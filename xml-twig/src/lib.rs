@@ -11,7 +11,7 @@
 //! | [`layout`] | [`Personality`] table, greedy packing of queries into blocks, event batches | §4.3, §4.4, Table 2 |
 //! | [`engine`] | [`Engine`]: push/pop stack kernels ([`KernelKind`]) and document segments, GPU or emulator | §4.2, Alg. 1 |
 //! | [`multi`] | [`MultiFilter`]: documents cut over many devices of one host | beyond the paper |
-//! | [`dfa`] | [`DfaEngine`]: a lazy DFA's frozen tables walked on the GPU, a warp per document | beyond the paper (XMLTK) |
+//! | [`dfa`] | [`DfaEngine`]: a lazy DFA's frozen tables walked on the GPU, a warp per document or segment | beyond the paper (XMLTK) |
 //! | [`brute`] | a brute-force tree matcher: the oracle of the tests | - |
 //!
 //! A user starts from [`io::parse_query_file`] and [`io::parse_document`], compiles the

@@ -1,7 +1,8 @@
 //! The lazy DFA's warm path on the GPU (beyond the paper): a batch of documents, one warp
-//! per document, each walking its events through a frozen copy of the automaton that
-//! the CPU filter (`baselines::lazy_dfa`, after XMLTK: Green et al., TODS 2004) built
-//! lazily, with its word-parallel twig join.
+//! per unit (a document, or a segment of one cut between its root's children), each
+//! walking its events through a frozen copy of the automaton that the CPU filter
+//! (`baselines::lazy_dfa`, after XMLTK: Green et al., TODS 2004) built lazily, with its
+//! word-parallel twig join.
 //!
 //! The paper's kernels give a thread to every query node and step all of them at every
 //! event, so their work grows with the queries. Here an event costs what it costs the
@@ -9,20 +10,23 @@
 //! memoized leaf bundle into the parent's accumulator and, where the element received
 //! reports, joins them a word at a time. The warp's lanes share the words of a join or
 //! a bundle; the walk itself (the same loads on every lane, broadcast) is sequential
-//! per document, and documents run side by side, as many as the batch has.
+//! per unit, and units run side by side. A segment starts under its document's root
+//! (the root's open replayed) and never closes it: what it reports to the root is ORed
+//! into the document's `roots` row, and [`close_roots`] closes each cut root once every
+//! segment has run. Only the root is open across a cut, so that is the whole hand-over.
 //!
 //! The automaton is frozen: a transition the CPU never built ([`NO_STATE`]) stops the
-//! document with [`MISSED`] (and one deeper than [`MAX_DEPTH`] with [`TOO_DEEP`]), and
-//! the host filters it on the CPU, where the lazy DFA builds what was missing: the lazy
-//! construction stays on the CPU, the warm path runs here.
+//! unit and marks its document [`MISSED`] (one deeper than [`MAX_DEPTH`]: [`TOO_DEEP`]),
+//! and the host filters it on the CPU, where the lazy DFA builds what was missing: the
+//! lazy construction stays on the CPU, the warm path runs here.
 //!
 //! Accumulators are 32-bit words here (the CPU's are 64-bit; bit numbers are the same:
-//! bit `b` of the accumulator is bit `b % 32` of word `b / 32`). Each document owns
+//! bit `b` of the accumulator is bit `b % 32` of word `b / 32`). Each warp owns
 //! `depth_cap` accumulators of `width` words, one per stack level: level `d` holds the
 //! accumulator of the element open at depth `d` once it received a report (copied from
-//! the template then). They live in shared memory when a block's fit
-//! ([`DfaParams::acc_shared`]; a join's reads and a bundle's ORs are then shared-memory
-//! accesses), else in global memory.
+//! the template then). They live in global memory (the L1 caches them; the engine's
+//! default) or in shared memory when a block's fit and the host asks
+//! ([`DfaParams::acc_shared`]).
 
 use core::mem::MaybeUninit;
 use gpu_kernels::prelude::*;
