@@ -598,11 +598,7 @@ impl SegmentSummary {
 const PARALLEL_PLAN_EVENTS: usize = 1 << 20;
 
 /// `f(0..n)` in order, on all host threads when `parallel`.
-pub(crate) fn on_host_threads<T: Send>(
-    n: usize,
-    parallel: bool,
-    f: impl Fn(usize) -> T + Sync,
-) -> Vec<T> {
+fn on_host_threads<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     if !parallel || n < 2 {
         return (0..n).map(&f).collect();
     }

@@ -267,6 +267,30 @@ impl Planes {
     }
 }
 
+/// Sparse words `k`, `k + 32`, .. (`N` of them) of the span `(start, len)`: their word
+/// indices and bits, loaded together (0 past the span's end).
+///
+/// # Safety
+/// `(start, len)` is a span of `p.sparse_word` and `p.sparse_bits`.
+#[inline(always)]
+unsafe fn load_sparse<const N: usize>(
+    p: &DfaParams<'static>,
+    start: u32,
+    len: u32,
+    k: u32,
+) -> ([u32; N], [u32; N]) {
+    let mut w = [0u32; N];
+    let mut v = [0u32; N];
+    for u in 0..N {
+        let at = k + u as u32 * WARP_SIZE;
+        if at < len {
+            w[u] = p.sparse_word.read((start + at) as usize);
+            v[u] = p.sparse_bits.read((start + at) as usize);
+        }
+    }
+    (w, v)
+}
+
 /// A part of a dense leaf bundle's round: the words `at`, `at + 32`, .. ([`PART`] of
 /// them) of bundle row `from`, and of the template when `with_template`, each 0 past the
 /// accumulator's width.
@@ -366,15 +390,7 @@ unsafe fn close_element(
         let mut k = lane;
         while k < n0 {
             // This lane's next words of the state's active mask, loaded together.
-            let mut wv = [0u32; JOIN_ROUND as usize];
-            let mut bv = [0u32; JOIN_ROUND as usize];
-            for u in 0..JOIN_ROUND as usize {
-                let kk = k + u as u32 * WARP_SIZE;
-                if kk < n0 {
-                    wv[u] = p.sparse_word.read((s0 + kk) as usize);
-                    bv[u] = p.sparse_bits.read((s0 + kk) as usize);
-                }
-            }
+            let (mut wv, mut bv) = load_sparse::<{ JOIN_ROUND as usize }>(p, s0, n0, k);
             for _ in 0..JOIN_ROUND {
                 // Take the round's first word and shift the rest down: fixed indices
                 // keep the round in registers.
@@ -481,15 +497,7 @@ unsafe fn close_element(
         }
         let mut k = lane;
         while k < dn {
-            let mut w = [0u32; UNROLL as usize];
-            let mut v = [0u32; UNROLL as usize];
-            for u in 0..UNROLL as usize {
-                let at = k + u as u32 * WARP_SIZE;
-                if at < dn {
-                    w[u] = p.sparse_word.read((ds + at) as usize);
-                    v[u] = p.sparse_bits.read((ds + at) as usize);
-                }
-            }
+            let (w, v) = load_sparse::<{ UNROLL as usize }>(p, ds, dn, k);
             for (&w, &v) in w.iter().zip(&v) {
                 if v != 0 {
                     atomic_or(pacc.add(w as usize), v);
