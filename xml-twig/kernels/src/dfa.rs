@@ -576,6 +576,20 @@ fn tag_of_event(p: &DfaParams<'static>, ev: u32) -> u32 {
     }
 }
 
+/// The open of the root whose event is `events[first]` replayed from the start state:
+/// its tag, its transition's index and the state it reaches, or `None` where the
+/// automaton lacks that transition.
+///
+/// # Safety
+/// `first` is an event of the batch.
+#[inline(always)]
+unsafe fn root_open(p: &DfaParams<'static>, first: u32) -> Option<(u32, usize, u32)> {
+    let tag = tag_of_event(p, p.events.read(first as usize) as u32);
+    let at = (START_STATE * p.tags + tag) as usize;
+    let to = p.trans.read(at);
+    (to != NO_STATE).then_some((tag, at, to))
+}
+
 /// Unit `unit`'s walk by the calling warp ([`filter_dfa`]'s docs).
 ///
 /// # Safety
@@ -614,13 +628,10 @@ unsafe fn dfa_unit(p: &DfaParams<'static>, unit: u32) {
     let mut d = 0usize;
     // A segment starts under its document's root, which it never closes.
     let floor = if raw & SEGMENT != 0 {
-        let tag = tag_of_event(p, p.events.read(first as usize) as u32);
-        let at = (START_STATE * p.tags + tag) as usize;
-        let to = p.trans.read(at);
-        if to == NO_STATE {
+        let Some((tag, at, to)) = root_open(p, first) else {
             give_back(p, doc, MISSED, lane);
             return;
-        }
+        };
         d = 1;
         cur = to;
         state.set(1, to);
@@ -728,13 +739,10 @@ unsafe fn close_root(p: &DfaParams<'static>, doc: u32) {
     let accs = warp_accs(p, warp_id() + block_idx_x() * (block_dim_x() / WARP_SIZE));
     let row = p.matched.ptr().add(doc as usize * p.words_per_doc as usize);
     let first = p.doc_start.read(doc as usize);
-    let tag = tag_of_event(p, p.events.read(first as usize) as u32);
-    let at = (START_STATE * p.tags + tag) as usize;
-    let to = p.trans.read(at);
-    if to == NO_STATE {
+    let Some((_, at, to)) = root_open(p, first) else {
         give_back(p, doc, MISSED, lane);
         return;
-    }
+    };
     let own_has = p.root_has.read(doc as usize) != 0;
     let acc = accs.add(width);
     if own_has {
