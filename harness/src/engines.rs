@@ -135,8 +135,9 @@ pub enum RunEngine {
     EmuCells,
     /// xml: document segments on the host emulator.
     EmuSeg,
-    /// xml: the lazy DFA's warm path on the GPU (a warp per document; documents the
-    /// trained automaton cannot finish go to the lazy DFA on all cores).
+    /// xml: the lazy DFA's warm path on the GPU (a warp per document, or per segment of
+    /// one cut between its root's children; documents the automaton grown ahead cannot
+    /// finish go to the lazy DFA on all cores).
     GpuDfa,
     /// xml: the lazy DFA's warm path on the host emulator.
     EmuDfa,
