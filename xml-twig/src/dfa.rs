@@ -50,9 +50,9 @@
 //! # Ok(()) }
 //! ```
 
-use crate::engine::{decode_row, put, room};
+use crate::engine::{decode_row, on_host_threads, put, room};
 use crate::layout::{EventBatch, EventWords};
-use crate::model::{Document, Matches};
+use crate::model::{Document, Event, Matches};
 use crate::XmlError;
 use gpu_kernels::{Buffer, DevPtr, Device, LaunchConfig};
 use rayon::prelude::*;
@@ -540,7 +540,7 @@ impl Units {
         // On rayon's pool (warm): 500 documents of 25 kB took 2.4 ms on one thread of
         // the H100's host, more than the kernel; one long document is scanned in
         // parallel parts on the pool too (`root_cuts`).
-        let cuts = on_pool(n_docs, events.len() >= PARALLEL_BATCH_EVENTS, cuts_of);
+        let cuts = on_host_threads(n_docs, events.len() >= PARALLEL_BATCH_EVENTS, cuts_of);
         let mut u = Units::default();
         for (d, cuts) in cuts.iter().enumerate() {
             let a = doc_start[d];
@@ -577,7 +577,7 @@ const PARALLEL_BATCH_EVENTS: usize = 1 << 16;
 /// root element.
 fn root_cuts(events: &[u16], seg: usize) -> Vec<usize> {
     let n = events.len();
-    if n < 2 || events[0] & CLOSE != 0 || events[n - 1] & CLOSE == 0 {
+    if n < 2 || events[0] & Event::CLOSE_BIT != 0 || events[n - 1] & Event::CLOSE_BIT == 0 {
         return Vec::new();
     }
     // The inside of the root in parts: each part's depth change (on all threads for a
@@ -588,7 +588,7 @@ fn root_cuts(events: &[u16], seg: usize) -> Vec<usize> {
     let parts = if parallel { HOST_PARTS } else { 1 };
     let size = inside.div_ceil(parts).max(1);
     let part = |k: usize| (1 + k * size).min(n - 1)..(1 + (k + 1) * size).min(n - 1);
-    let change = on_pool(parts, parallel, |k| {
+    let change = on_host_threads(parts, parallel, |k| {
         events[part(k)].iter().map(|&e| step(e)).sum::<i64>()
     });
     let mut from = Vec::with_capacity(parts);
@@ -600,7 +600,7 @@ fn root_cuts(events: &[u16], seg: usize) -> Vec<usize> {
     if depth != 0 {
         return Vec::new(); // the root's children are not balanced
     }
-    let points = on_pool(parts, parallel, |k| {
+    let points = on_host_threads(parts, parallel, |k| {
         let r = part(k);
         let mut depth = from[k];
         let mut last = r.start;
@@ -632,19 +632,6 @@ fn root_cuts(events: &[u16], seg: usize) -> Vec<usize> {
     cuts.push(n - 1);
     cuts
 }
-
-/// `f(0..n)` in order, on rayon's pool (warm: threads spawned per call cost more than
-/// a batch's pass on the H100's host) when `parallel`.
-fn on_pool<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
-    if parallel {
-        (0..n).into_par_iter().map(f).collect()
-    } else {
-        (0..n).map(f).collect()
-    }
-}
-
-/// Close bit of a wide event.
-const CLOSE: u16 = 0x8000;
 
 /// The depth change of wide event `e`: +1 for an open, -1 for a close.
 fn step(e: u16) -> i64 {

@@ -60,6 +60,7 @@ use crate::layout::{pack, BlockLayout, EventBatch, EventWords};
 use crate::model::{Document, Event, Matches, ProfileSet};
 use crate::XmlError;
 use gpu_kernels::{Buffer, Device, LaunchConfig};
+use rayon::prelude::*;
 use xml_twig_kernels as k;
 
 /// Events per segment for [`Engine::filter_segmented`] on `doc`: enough segments to
@@ -594,38 +595,22 @@ impl SegmentSummary {
 }
 
 /// Events below which a document's segments are summarized on the calling thread
-/// (spawning threads costs more than the pass).
+/// (handing the parts to other threads costs more than the pass).
 const PARALLEL_PLAN_EVENTS: usize = 1 << 20;
 
-/// `f(0..n)` in order, on all host threads when `parallel`.
-fn on_host_threads<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    if !parallel || n < 2 {
-        return (0..n).map(&f).collect();
+/// `f(0..n)` in order, on rayon's pool when `parallel` (its threads stay warm: threads
+/// spawned per call cost more than a batch's pass on the H100's host, measured for the
+/// lazy DFA's warm path, `crate::dfa`).
+pub(crate) fn on_host_threads<T: Send>(
+    n: usize,
+    parallel: bool,
+    f: impl Fn(usize) -> T + Sync + Send,
+) -> Vec<T> {
+    if parallel && n > 1 {
+        (0..n).into_par_iter().map(f).collect()
+    } else {
+        (0..n).map(f).collect()
     }
-    // Asked once: it reads the cgroup's files, tens of microseconds a call.
-    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let threads =
-        *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |t| t.get()));
-    if threads < 2 {
-        return (0..n).map(&f).collect();
-    }
-    let per = n.div_ceil(threads);
-    std::thread::scope(|s| {
-        let parts: Vec<_> = (0..n)
-            .step_by(per)
-            .map(|lo| {
-                let f = &f;
-                s.spawn(move || (lo..(lo + per).min(n)).map(f).collect::<Vec<T>>())
-            })
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| match h.join() {
-                Ok(v) => v,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect()
-    })
 }
 
 /// Device buffers kept between calls, grown on demand, so that a call's time is copies
