@@ -56,6 +56,7 @@ use crate::model::{Document, Event, Matches};
 use crate::XmlError;
 use gpu_kernels::{Buffer, DevPtr, Device, LaunchConfig};
 use rayon::prelude::*;
+use std::time::{Duration, Instant};
 use xml_twig_kernels::dfa::{self as k, DfaParams, MAX_DEPTH, NO_SLOT, NO_STATE};
 
 /// Warps (documents) per block of [`k::filter_dfa`].
@@ -227,6 +228,22 @@ pub struct DfaEngine {
     dense: bool,
     segment_events: Option<usize>,
     launch_bytes: u64,
+    phases: Phases,
+}
+
+/// Where the last [`DfaEngine::filter_encoded`] spent its time, by the host's clock.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Phases {
+    /// Widening narrow events and planning the cuts (host).
+    pub plan: Duration,
+    /// Copying the events and the plan to the device and zeroing its rows.
+    pub upload: Duration,
+    /// Launching the kernels and waiting for them.
+    pub kernels: Duration,
+    /// Reading the rows of answers back.
+    pub read: Duration,
+    /// Decoding the rows into query ids (host).
+    pub decode: Duration,
 }
 
 /// [`DfaTables`] on the device.
@@ -320,6 +337,7 @@ impl DfaEngine {
             dense: true,
             segment_events: None,
             launch_bytes: LAUNCH_BYTES,
+            phases: Phases::default(),
         })
     }
 
@@ -363,6 +381,11 @@ impl DfaEngine {
         &self.dev
     }
 
+    /// Where the last [`Self::filter_encoded`] spent its time.
+    pub fn phases(&self) -> Phases {
+        self.phases
+    }
+
     /// Query ids matched by each document, ascending; `None` for a document the frozen
     /// automaton cannot finish (a transition not built, or deeper than the stack), to
     /// be filtered on the CPU.
@@ -379,6 +402,13 @@ impl DfaEngine {
         if n_docs == 0 {
             return Ok(Vec::new());
         }
+        let mut clock = Instant::now();
+        let mut lap = || {
+            let now = Instant::now();
+            let d = now - clock;
+            clock = now;
+            d
+        };
         let dev = &self.dev;
         let words = self.t.ids.len().div_ceil(32).max(1);
         let widened;
@@ -396,6 +426,7 @@ impl DfaEngine {
             .segment_events
             .unwrap_or_else(|| (events.len() / TARGET_UNITS).max(MIN_SEGMENT_EVENTS));
         let units = Units::plan(events, &batch.doc_start, seg);
+        let plan = lap();
         let n_units = units.doc.len();
         let width = self.t.width as usize;
         let events = &*put(dev, &mut self.events, events)?;
@@ -415,6 +446,7 @@ impl DfaEngine {
             dev.zero(roots)?;
         }
         let (roots, root_has, matched, status) = (&*roots, &*root_has, &*matched, &*status);
+        let upload = lap();
         let deepest = batch.depth.iter().copied().max().unwrap_or(0);
         let depth_cap = (deepest + 1).min(MAX_DEPTH);
         let per_warp = k::accumulator_bytes(1, depth_cap, self.t.width);
@@ -484,18 +516,28 @@ impl DfaEngine {
             first += n;
         }
         dev.synchronize()?;
+        let kernels = lap();
         let mut bits = vec![0u32; n_docs * words];
         dev.read_into(matched, 0, &mut bits)?;
         let mut done = vec![0u32; n_docs];
         dev.read_into(status, 0, &mut done)?;
+        let read = lap();
         let ids = &self.t.ids;
         let decode = |(row, s): (&[u32], u32)| (s == k::DONE).then(|| decode_row(row, ids));
-        Ok(if bits.len() >= PARALLEL_BATCH_EVENTS {
+        let out = if bits.len() >= PARALLEL_BATCH_EVENTS {
             // 500 documents matching most of 2048 queries took 1 ms on one thread.
             bits.par_chunks(words).zip(done).map(decode).collect()
         } else {
             bits.chunks(words).zip(done).map(decode).collect()
-        })
+        };
+        self.phases = Phases {
+            plan,
+            upload,
+            kernels,
+            read,
+            decode: lap(),
+        };
+        Ok(out)
     }
 }
 

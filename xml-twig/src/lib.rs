@@ -60,7 +60,7 @@ pub mod model;
 pub mod multi;
 pub mod workload;
 
-pub use dfa::{DfaEngine, DfaTables};
+pub use dfa::{DfaEngine, DfaTables, Phases};
 pub use engine::{Engine, EngineConfig, KernelKind};
 pub use gpu_kernels::Device;
 pub use layout::Personality;
