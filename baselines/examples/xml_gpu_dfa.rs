@@ -7,7 +7,8 @@
 //! equal. Without a GPU, the emulator on 20 documents (a 50 kB one with `one`). For
 //! profiling the kernel (`ncu -k filter_dfa`). `DFA_SHARED_MAX=0` puts the accumulators
 //! in global memory; `DFA_SEGMENTS=n` times segments of `n`+ events only (0: whole
-//! documents).
+//! documents). `XML_QUERIES`, `XML_P` (the share of `*` and `//`) and, with `one`,
+//! `XML_KB` (the document's size) change the workload (Fig. 8's: 256, 0.1, 2048).
 //!
 //!     cargo run --release -p baselines --example xml_gpu_dfa [-- L [one]]
 
@@ -30,16 +31,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(10);
     let one = std::env::args().nth(2).is_some_and(|a| a == "one");
     let gpu = Device::gpu(0, xml_twig::PTX);
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<f64>().ok());
     let (n, bytes) = match (&gpu, one) {
         (Ok(_), false) => (500, 25_000),
-        (Ok(_), true) => (1, 1_000_000),
+        (Ok(_), true) => (1, var("XML_KB").map_or(1_000_000, |kb| kb as usize * 1000)),
         (Err(_), false) => (20, 25_000),
         (Err(_), true) => (1, 50_000),
     };
     let dev = gpu.unwrap_or_else(|_| Device::emulator());
-    let p = if one { 0.3 } else { 0.5 };
+    let p = var("XML_P").unwrap_or(if one { 0.3 } else { 0.5 });
+    let queries = var("XML_QUERIES").map_or(2048, |q| q as usize);
     let set =
-        QuerySet::from_queries(QueryGenerator::new(QueryParams::paper(len, p), 1).queries(2048));
+        QuerySet::from_queries(QueryGenerator::new(QueryParams::paper(len, p), 1).queries(queries));
     let profiles = ProfileSet::compile(&set)?;
     let batch = docs(&profiles, n, bytes, 1 ^ 0xba7c);
     let mb = batch.iter().map(|d| d.bytes).sum::<usize>() as f64 / 1e6;
@@ -48,7 +51,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let trained = dfa.train(&training);
     let mut ahead = trained.clone();
     let depth = training.iter().map(|d| d.max_depth).max().unwrap_or(0) as usize + 2;
-    dfa.complete(&mut ahead, &training, depth, usize::MAX);
+    let added = dfa.complete(&mut ahead, &training, depth, usize::MAX);
+    println!(
+        "cache grown ahead to {depth} deep: {added} states added, {} MB (the growth stops at half of 1 GiB); documents {} deep at most",
+        ahead.bytes() >> 20,
+        batch.iter().map(|d| d.max_depth).max().unwrap_or(0)
+    );
     let t = dfa.export(&ahead).expect("narrow");
     let active: Vec<u32> = t.masks.iter().map(|m| m[1]).collect();
     let deltas: Vec<u32> = t.bundles.iter().map(|b| b[1]).collect();

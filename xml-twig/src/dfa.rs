@@ -6,7 +6,11 @@
 //! document's row, and a second kernel closes the root once all have run. Only the root
 //! is open across a cut, so no other hand-over is needed (the CPU's
 //! `LazyDfa::filter_segmented` cuts anywhere and fixes up every level on one thread); a
-//! document whose root has few children stays whole.
+//! document whose root has few children stays whole. The points between the root's
+//! children come with the encoded batch ([`EventBatch::children`], found while the
+//! events are laid out, as their depth is), so planning the cuts reads a few numbers
+//! per document, not its events (on the H100's host, scanning Fig. 9's 500 documents
+//! for them took 1.6 ms a batch, twice the kernel).
 //!
 //! The automaton is built on the CPU by `baselines::lazy_dfa::LazyDfa` (XMLTK's lazy
 //! DFA, Green et al., TODS 2004, with a word-parallel twig join), which exports what its
@@ -50,9 +54,9 @@
 //! # Ok(()) }
 //! ```
 
-use crate::engine::{decode_row, on_host_threads, put, room};
+use crate::engine::{decode_row, put, room};
 use crate::layout::{EventBatch, EventWords};
-use crate::model::{Document, Event, Matches};
+use crate::model::{Document, Matches};
 use crate::XmlError;
 use gpu_kernels::{Buffer, DevPtr, Device, LaunchConfig};
 use rayon::prelude::*;
@@ -425,7 +429,7 @@ impl DfaEngine {
         let seg = self
             .segment_events
             .unwrap_or_else(|| (events.len() / TARGET_UNITS).max(MIN_SEGMENT_EVENTS));
-        let units = Units::plan(events, &batch.doc_start, seg);
+        let units = Units::plan(batch, seg);
         let plan = lap();
         let n_units = units.doc.len();
         let width = self.t.width as usize;
@@ -524,8 +528,10 @@ impl DfaEngine {
         let read = lap();
         let ids = &self.t.ids;
         let decode = |(row, s): (&[u32], u32)| (s == k::DONE).then(|| decode_row(row, ids));
-        let out = if bits.len() >= PARALLEL_BATCH_EVENTS {
-            // 500 documents matching most of 2048 queries took 1 ms on one thread.
+        let found: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
+        let out = if found >= PARALLEL_DECODE_IDS && n_docs > 1 {
+            // 500 documents matching most of 2048 queries took 1.1-1.5 ms on one
+            // thread of the H100's host, more than the kernel.
             bits.par_chunks(words).zip(done).map(decode).collect()
         } else {
             bits.chunks(words).zip(done).map(decode).collect()
@@ -540,9 +546,6 @@ impl DfaEngine {
         Ok(out)
     }
 }
-
-/// Parts one long document's scan for cuts is split into for the host's threads.
-const HOST_PARTS: usize = 64;
 
 /// Warps a batch is cut for when [`DfaEngine::set_segment_events`] is left to choose:
 /// a few per scheduler of an H100 (132 SMs of 4), so that a batch of a few hundred
@@ -566,26 +569,21 @@ struct Units {
 impl Units {
     /// Each document of the batch whole, or, past `2 * seg` events (`seg > 0`), cut into
     /// segments of at least `seg` events between its root's children (the kernels
-    /// replay the root's open and close). A document that is not one root element (its first event an
-    /// open, its last the matching close), or whose root has too few children to
-    /// cut, stays whole.
-    fn plan(events: &[u16], doc_start: &[u32], seg: usize) -> Self {
-        let n_docs = doc_start.len().saturating_sub(1);
-        let cuts_of = |d: usize| {
-            let (a, b) = (doc_start[d] as usize, doc_start[d + 1] as usize);
-            if seg > 0 && b - a > 2 * seg {
-                root_cuts(&events[a..b], seg)
-            } else {
-                Vec::new()
-            }
-        };
-        // On rayon's pool (warm): 500 documents of 25 kB took 2.4 ms on one thread of
-        // the H100's host, more than the kernel; one long document is scanned in
-        // parallel parts on the pool too (`root_cuts`).
-        let cuts = on_host_threads(n_docs, events.len() >= PARALLEL_BATCH_EVENTS, cuts_of);
+    /// replay the root's open and close). A document that is not one root element, or
+    /// whose root has too few children to cut, stays whole. The points between the
+    /// root's children come with the batch ([`EventBatch::children`]): the plan reads
+    /// a few per document, not its events.
+    fn plan(batch: &EventBatch, seg: usize) -> Self {
+        let doc_start = &batch.doc_start;
         let mut u = Units::default();
-        for (d, cuts) in cuts.iter().enumerate() {
+        let mut cuts = Vec::new();
+        for d in 0..batch.len() {
             let a = doc_start[d];
+            let n = (doc_start[d + 1] - a) as usize;
+            cuts.clear();
+            if seg > 0 && n > 2 * seg {
+                select_cuts(batch.children_of(d), n, seg, &mut cuts);
+            }
             if cuts.len() < 3 {
                 u.start.push(a);
                 u.doc.push(d as u32);
@@ -597,7 +595,7 @@ impl Units {
             u.start.push(a);
             u.doc.push(d as u32 | k::SEGMENT);
             for &c in &cuts[1..cuts.len() - 1] {
-                u.start.push(a + c as u32);
+                u.start.push(a + c);
                 u.doc.push(d as u32 | k::SEGMENT);
             }
         }
@@ -606,83 +604,34 @@ impl Units {
     }
 }
 
-/// Events of one document from which it is scanned for cuts in parallel parts.
-const PARALLEL_PLAN_EVENTS: usize = 1 << 17;
+/// Query ids a batch's answers hold from which they are decoded on rayon's pool (a
+/// few microseconds of work a thread, about 2 ns an id on one).
+const PARALLEL_DECODE_IDS: usize = 1 << 14;
 
-/// Events of a batch (and row words of its answers) from which its documents are
-/// planned (and decoded) on rayon's pool.
-const PARALLEL_BATCH_EVENTS: usize = 1 << 16;
-
-/// The cut points (offsets into `events`, one document's) of its segments between the
-/// root's children, at least `seg` events apart: the first is 1 (after the root's open),
-/// the last `events.len() - 1` (the root's close); empty when the document is not one
-/// root element.
-fn root_cuts(events: &[u16], seg: usize) -> Vec<usize> {
-    let n = events.len();
-    if n < 2 || events[0] & Event::CLOSE_BIT != 0 || events[n - 1] & Event::CLOSE_BIT == 0 {
-        return Vec::new();
+/// Into `cuts`, the cut points (offsets into one document of `n` events) of its
+/// segments, chosen among the points between its root's children (`points`, ascending),
+/// at least `seg` events apart: the first is 1 (after the root's open), the last
+/// `n - 1` (the root's close); nothing when there are no points (not one root element).
+fn select_cuts(points: &[u32], n: usize, seg: usize, cuts: &mut Vec<u32>) {
+    if points.is_empty() {
+        return;
     }
-    // The inside of the root in parts: each part's depth change (on all threads for a
-    // large document), then each part's points at depth 0 (between the root's
-    // children) a segment apart from its start, then the points kept in order.
-    let inside = n - 2;
-    let parallel = inside >= PARALLEL_PLAN_EVENTS;
-    let parts = if parallel { HOST_PARTS } else { 1 };
-    let size = inside.div_ceil(parts).max(1);
-    let part = |k: usize| (1 + k * size).min(n - 1)..(1 + (k + 1) * size).min(n - 1);
-    let change = on_host_threads(parts, parallel, |k| {
-        events[part(k)].iter().map(|&e| step(e)).sum::<i64>()
-    });
-    let mut from = Vec::with_capacity(parts);
-    let mut depth = 0i64;
-    for c in &change {
-        from.push(depth);
-        depth += c;
-    }
-    if depth != 0 {
-        return Vec::new(); // the root's children are not balanced
-    }
-    let points = on_host_threads(parts, parallel, |k| {
-        let r = part(k);
-        let mut depth = from[k];
-        let mut last = r.start;
-        let mut out = Vec::new();
-        for (i, &e) in events[r.clone()].iter().enumerate() {
-            depth += step(e);
-            if depth < 0 {
-                return None; // the root closes before the end
-            }
-            let at = r.start + i + 1;
-            if depth == 0 && at - last >= seg {
-                out.push(at);
-                last = at;
-            }
-        }
-        Some(out)
-    });
-    let mut cuts = vec![1];
-    for p in points {
-        let Some(p) = p else {
-            return Vec::new();
-        };
-        for at in p {
-            if at - cuts[cuts.len() - 1] >= seg && n - 1 - at >= seg {
-                cuts.push(at);
-            }
+    let (n, seg) = (n as u32, seg as u32);
+    cuts.push(1);
+    let mut last = 1;
+    for &at in points {
+        if at - last >= seg && n - 1 - at >= seg {
+            cuts.push(at);
+            last = at;
         }
     }
     cuts.push(n - 1);
-    cuts
-}
-
-/// The depth change of wide event `e`: +1 for an open, -1 for a close.
-fn step(e: u16) -> i64 {
-    1 - 2 * (e >> 15) as i64
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Event;
 
     /// The tables of the module's example: `/a` only.
     fn slash_a() -> DfaTables {
@@ -706,35 +655,45 @@ mod tests {
         }
     }
 
-    /// Events of `<r><a/><b><c/></b><a/></r>`, tags r=1, a=2, b=3, c=4.
-    fn small_doc() -> Vec<u16> {
-        let (o, c) = (|t: u16| t, |t: u16| t | 0x8000);
-        vec![o(1), o(2), c(2), o(3), o(4), c(4), c(3), o(2), c(2), c(1)]
+    /// `<r><a/><b><c/></b><a/></r>`, tags r=1, a=2, b=3, c=4.
+    fn small_doc() -> Document {
+        let (o, c) = (Event::open, Event::close);
+        let events = vec![o(1), o(2), c(2), o(3), o(4), c(4), c(3), o(2), c(2), c(1)];
+        Document::from_events(events, 0).expect("well nested")
+    }
+
+    /// The cut points of one document cut into segments of `seg`+ events.
+    fn cuts(doc: &Document, seg: usize) -> Vec<u32> {
+        let batch = EventBatch::encode(std::slice::from_ref(doc), false);
+        let mut cuts = Vec::new();
+        select_cuts(batch.children_of(0), doc.events.len(), seg, &mut cuts);
+        cuts
     }
 
     #[test]
     fn documents_are_cut_between_their_roots_children_and_the_units_tile_the_batch() {
         let doc = small_doc();
         // Every child of the root: after the root's open, after `a`, after `b`.
-        assert_eq!(root_cuts(&doc, 1), vec![1, 3, 7, 9]);
+        assert_eq!(cuts(&doc, 1), vec![1, 3, 7, 9]);
         // Segments of at least 3 events: `a b` (6) would leave `a` (2) alone, so one.
-        assert_eq!(root_cuts(&doc, 3), vec![1, 9]);
-        assert_eq!(root_cuts(&doc, 2), vec![1, 3, 7, 9]);
-        // Not one root element: a second root, or a document ending open.
-        let mut two = doc.clone();
-        two.extend_from_slice(&[5, 5 | 0x8000]);
-        assert!(root_cuts(&two, 1).is_empty());
-        assert!(root_cuts(&doc[..9], 1).is_empty());
+        assert_eq!(cuts(&doc, 3), vec![1, 9]);
+        assert_eq!(cuts(&doc, 2), vec![1, 3, 7, 9]);
+        // Not one root element: a second root follows.
+        let mut two = doc.events.clone();
+        two.extend_from_slice(&[Event::open(5), Event::close(5)]);
+        assert!(cuts(&Document::from_events(two, 0).expect("nested"), 1).is_empty());
         // Two documents, the first cut (its units start at its root's open), the
         // second too short.
-        let mut events = doc.clone();
-        events.extend_from_slice(&[1, 2, 2 | 0x8000, 1 | 0x8000]);
-        let u = Units::plan(&events, &[0, 10, 14], 1);
+        let (o, c) = (Event::open, Event::close);
+        let second = Document::from_events(vec![o(1), o(2), c(2), c(1)], 0).expect("nested");
+        let batch = EventBatch::encode(&[doc, second], false);
+        assert_eq!(batch.doc_start, vec![0, 10, 14]);
+        let u = Units::plan(&batch, 1);
         let seg = k::SEGMENT;
         assert_eq!(u.start, vec![0, 3, 7, 10, 14]);
         assert_eq!(u.doc, vec![seg, seg, seg, 1]);
         assert_eq!(u.split, vec![0]);
-        assert_eq!(Units::plan(&events, &[0, 10, 14], 0).start, vec![0, 10, 14]);
+        assert_eq!(Units::plan(&batch, 0).start, vec![0, 10, 14]);
     }
 
     #[test]

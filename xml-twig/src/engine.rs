@@ -634,7 +634,8 @@ struct Scratch {
 /// the query of internal number `q`, `ids[q]`), ascending: a document's row of a
 /// kernel's result bits.
 pub(crate) fn decode_row(row: &[u32], ids: &[u32]) -> Matches {
-    let mut m = Matches::new();
+    // Sized first: a row of most of 2048 queries grew its vector a dozen times.
+    let mut m = Matches::with_capacity(row.iter().map(|w| w.count_ones() as usize).sum());
     for (w, &bits) in row.iter().enumerate() {
         let mut x = bits;
         while x != 0 {

@@ -9,7 +9,7 @@
 //! Packing is first-fit decreasing by column count, the simple greedy heuristic the paper
 //! mentions without detail.
 
-use crate::model::{Axis, Document, ProfileSet, Twig};
+use crate::model::{Axis, Document, Event, ProfileSet, Twig};
 use crate::XmlError;
 pub use xml_twig_kernels::Personality;
 
@@ -145,6 +145,26 @@ pub enum EventWords {
     Wide(Vec<u16>),
 }
 
+/// Appends to `out` the points between the root's children of one document's `events`
+/// (offsets after each child's close), or nothing when they are not one root element.
+fn root_children(events: &[Event], out: &mut Vec<u32>) {
+    let from = out.len();
+    let mut depth = 0u32;
+    for (i, e) in events.iter().enumerate() {
+        if e.is_open() {
+            depth += 1;
+        } else {
+            depth = depth.saturating_sub(1);
+            if depth == 1 {
+                out.push(i as u32 + 1);
+            } else if depth == 0 && i + 1 < events.len() {
+                out.truncate(from); // a second root element follows
+                return;
+            }
+        }
+    }
+}
+
 /// A batch of documents as one event array with per-document offsets (§4.1).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventBatch {
@@ -155,6 +175,14 @@ pub struct EventBatch {
     pub depth: Vec<u32>,
     /// Bytes of XML text of the batch (for MB/s).
     pub bytes: usize,
+    /// The points between the root's children, each document's: offsets into its own
+    /// events, after each child's close (the last is before the root's close), for
+    /// cutting it into segments (`crate::dfa`). Document `d`'s are
+    /// `children[children_start[d]..children_start[d + 1]]`; none for a document that
+    /// is not one root element. Found with the events' depth as they are laid out,
+    /// like the depth itself (what a streaming parser knows as it emits them).
+    pub children: Vec<u32>,
+    pub children_start: Vec<u32>,
 }
 
 impl EventBatch {
@@ -179,12 +207,26 @@ impl EventBatch {
                 .for_each(|d| v.extend(d.events.iter().map(|e| e.0)));
             EventWords::Wide(v)
         };
+        let mut children = Vec::new();
+        let mut children_start = Vec::with_capacity(docs.len() + 1);
+        children_start.push(0u32);
+        for d in docs {
+            root_children(&d.events, &mut children);
+            children_start.push(children.len() as u32);
+        }
         EventBatch {
             events,
             doc_start,
             depth: docs.iter().map(|d| d.max_depth).collect(),
             bytes: docs.iter().map(|d| d.bytes).sum(),
+            children,
+            children_start,
         }
+    }
+
+    /// Document `d`'s points between its root's children ([`Self::children`]).
+    pub fn children_of(&self, d: usize) -> &[u32] {
+        &self.children[self.children_start[d] as usize..self.children_start[d + 1] as usize]
     }
 
     /// Number of documents.

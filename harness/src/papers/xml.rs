@@ -38,7 +38,9 @@
 //!
 //! Timing follows §5: YFilter's time excludes parsing (documents arrive as encoded
 //! events); the GPU's time covers sending the encoded events, filtering, and reading
-//! the results back. NFA construction and the personality upload happen once per query
+//! the results back (the encoding, like parsing, is untimed: the events, each
+//! document's depth and, for `gpu-dfa`'s cuts, the points between its root's children,
+//! all found in the one pass that lays the events out). NFA construction and the personality upload happen once per query
 //! set, before timing. Each measurement is the best of a few repetitions (fewer for slow
 //! runs), after one untimed warm-up run per engine. The one-core engines (`yfilter`,
 //! `lazy-dfa`) on a batch of documents are timed on its first documents holding at least
