@@ -8,7 +8,10 @@
 //! profiling the kernel (`ncu -k filter_dfa`). `DFA_SHARED_MAX=0` puts the accumulators
 //! in global memory; `DFA_SEGMENTS=n` times segments of `n`+ events only (0: whole
 //! documents). `XML_QUERIES`, `XML_P` (the share of `*` and `//`) and, with `one`,
-//! `XML_KB` (the document's size) change the workload (Fig. 8's: 256, 0.1, 2048).
+//! `XML_KB` (the document's size) change the workload (Fig. 8's: 256, 0.1, 2048);
+//! `XML_SEED` the queries' and documents' seed (1); `XML_BUDGET_MB` the lazy DFA's memory bound (1024; the cache grows ahead to half
+//! of it); `XML_DOCS` the emulator's batch; `XML_GROWTH_ONLY=1` stops after counting
+//! the documents the grown cache cannot finish.
 //!
 //!     cargo run --release -p baselines --example xml_gpu_dfa [-- L [one]]
 
@@ -35,29 +38,84 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (n, bytes) = match (&gpu, one) {
         (Ok(_), false) => (500, 25_000),
         (Ok(_), true) => (1, var("XML_KB").map_or(1_000_000, |kb| kb as usize * 1000)),
-        (Err(_), false) => (20, 25_000),
+        (Err(_), false) => (var("XML_DOCS").map_or(20, |n| n as usize), 25_000),
         (Err(_), true) => (1, 50_000),
     };
     let dev = gpu.unwrap_or_else(|_| Device::emulator());
     let p = var("XML_P").unwrap_or(if one { 0.3 } else { 0.5 });
     let queries = var("XML_QUERIES").map_or(2048, |q| q as usize);
-    let set =
-        QuerySet::from_queries(QueryGenerator::new(QueryParams::paper(len, p), 1).queries(queries));
+    let seed = var("XML_SEED").map_or(1, |s| s as u64);
+    let set = QuerySet::from_queries(
+        QueryGenerator::new(QueryParams::paper(len, p), seed).queries(queries),
+    );
     let profiles = ProfileSet::compile(&set)?;
-    let batch = docs(&profiles, n, bytes, 1 ^ 0xba7c);
+    let batch = docs(&profiles, n, bytes, seed ^ 0xba7c);
     let mb = batch.iter().map(|d| d.bytes).sum::<usize>() as f64 / 1e6;
-    let dfa = LazyDfa::with_budget(&profiles, 1 << 30);
+    let budget = var("XML_BUDGET_MB").map_or(1 << 30, |mb| (mb as usize) << 20);
+    let dfa = LazyDfa::with_budget(&profiles, budget);
     let training = docs(&profiles, 40, 25_000, 0x7a1e_d0c5);
     let trained = dfa.train(&training);
     let mut ahead = trained.clone();
     let depth = training.iter().map(|d| d.max_depth).max().unwrap_or(0) as usize + 2;
+    let t0 = Instant::now();
     let added = dfa.complete(&mut ahead, &training, depth, usize::MAX);
     println!(
-        "cache grown ahead to {depth} deep: {added} states added, {} MB (the growth stops at half of 1 GiB); documents {} deep at most",
+        "cache grown ahead to {depth} deep in {:.1} s: {added} states added, {} MB (the growth stops at half of {} MB); documents {} deep at most",
+        t0.elapsed().as_secs_f64(),
         ahead.bytes() >> 20,
+        budget >> 20,
         batch.iter().map(|d| d.max_depth).max().unwrap_or(0)
     );
     let t = dfa.export(&ahead).expect("narrow");
+    // The documents whose path the tables lack a transition for (walked on the host).
+    let lacking: Vec<Document> = batch
+        .iter()
+        .filter(|d| {
+            let mut stack = vec![1u32];
+            d.events.iter().any(|e| {
+                if !e.is_open() {
+                    stack.pop();
+                    return false;
+                }
+                let tag = if (e.tag() as u32) < t.tags {
+                    e.tag() as u32
+                } else {
+                    0
+                };
+                let from = *stack.last().unwrap_or(&1);
+                let to = t.trans[(from * t.tags + tag) as usize];
+                stack.push(to);
+                to == u32::MAX
+            })
+        })
+        .cloned()
+        .collect();
+    println!(
+        "{} of {n} documents need a transition the grown cache lacks",
+        lacking.len()
+    );
+    if !lacking.is_empty() {
+        // What they cost on the CPU (all cores), from either cache.
+        for (what, cache) in [("trained", &trained), ("grown", &ahead)] {
+            dfa.fill_pool(cache, lacking.len().min(rayon::current_num_threads()) + 1);
+            let t0 = Instant::now();
+            dfa.filter_batch(&lacking);
+            println!(
+                "  they take {:.2} ms on the CPU from the {what} cache",
+                t0.elapsed().as_secs_f64() * 1e3
+            );
+        }
+    }
+    let t0 = Instant::now();
+    dfa.fill_pool(&ahead, rayon::current_num_threads() + 1);
+    println!(
+        "grown cache copied for {} workers in {:.2} s",
+        rayon::current_num_threads() + 1,
+        t0.elapsed().as_secs_f64()
+    );
+    if std::env::var("XML_GROWTH_ONLY").is_ok() {
+        return Ok(());
+    }
     let active: Vec<u32> = t.masks.iter().map(|m| m[1]).collect();
     let deltas: Vec<u32> = t.bundles.iter().map(|b| b[1]).collect();
     let mean = |v: &[u32]| v.iter().map(|&x| x as f64).sum::<f64>() / v.len().max(1) as f64;

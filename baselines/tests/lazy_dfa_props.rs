@@ -58,6 +58,14 @@ fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<O
     gpu.set_launch_bytes(1);
     let one_by_one = gpu.filter(docs).expect("the emulator runs");
     assert_eq!(one_by_one, shared, "segments one launch each");
+    // The host's walk of the transitions names the documents handed back, no more.
+    let handed_back: Vec<usize> = (0..docs.len()).filter(|&i| shared[i].is_none()).collect();
+    let batch = xml_twig::layout::EventBatch::encode(docs, false);
+    assert_eq!(
+        tables.unfinished(&batch),
+        handed_back,
+        "documents the tables cannot finish"
+    );
     shared
 }
 

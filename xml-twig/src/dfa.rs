@@ -56,7 +56,7 @@
 
 use crate::engine::{decode_row, put, room};
 use crate::layout::{EventBatch, EventWords};
-use crate::model::{Document, Matches};
+use crate::model::{Document, Event, Matches};
 use crate::XmlError;
 use gpu_kernels::{Buffer, DevPtr, Device, LaunchConfig};
 use rayon::prelude::*;
@@ -121,6 +121,59 @@ impl DfaTables {
     /// Number of DFA states.
     pub fn states(&self) -> usize {
         self.trans.len() / (self.tags.max(1) as usize)
+    }
+
+    /// The documents of `batch` (ascending) that [`DfaEngine`] will hand back: those
+    /// whose walk needs a transition the tables lack, or deeper than
+    /// [`MAX_DEPTH`] - 1. Found on the host (on rayon's pool for a large batch) by
+    /// walking the transitions alone, so that the CPU can start on them while the GPU
+    /// filters the rest.
+    pub fn unfinished(&self, batch: &EventBatch) -> Vec<usize> {
+        let tags = self.tags.max(1);
+        let narrow = |b: u8| (b as u16 & 0x80) << 8 | (b as u16 & 0x7f);
+        let lacks = |d: usize| -> bool {
+            if batch.depth[d] + 1 > MAX_DEPTH {
+                return true;
+            }
+            let (a, b) = (batch.doc_start[d] as usize, batch.doc_start[d + 1] as usize);
+            match &batch.events {
+                EventWords::Wide(v) => self.lacks(v[a..b].iter().copied(), tags),
+                EventWords::Narrow(v) => self.lacks(v[a..b].iter().map(|&e| narrow(e)), tags),
+            }
+        };
+        if batch.events() >= PARALLEL_BATCH_EVENTS {
+            (0..batch.len())
+                .into_par_iter()
+                .filter(|&d| lacks(d))
+                .collect()
+        } else {
+            (0..batch.len()).filter(|&d| lacks(d)).collect()
+        }
+    }
+
+    /// Whether the walk of one document's wide `events` needs a transition not built.
+    fn lacks(&self, events: impl Iterator<Item = u16>, tags: u32) -> bool {
+        let mut stack = Vec::with_capacity(MAX_DEPTH as usize);
+        let mut cur = k::START_STATE;
+        for e in events {
+            if e & Event::CLOSE_BIT != 0 {
+                cur = stack.pop().unwrap_or(k::START_STATE);
+                continue;
+            }
+            let tag = (e & (Event::CLOSE_BIT - 1)) as u32;
+            let tag = if tag >= tags { 0 } else { tag };
+            let to = self
+                .trans
+                .get((cur * tags + tag) as usize)
+                .copied()
+                .unwrap_or(NO_STATE);
+            if to == NO_STATE {
+                return true;
+            }
+            stack.push(cur);
+            cur = to;
+        }
+        false
     }
 
     /// Checks that every index stays in its array (the kernel trusts them).
@@ -604,6 +657,9 @@ impl Units {
     }
 }
 
+/// Events of a batch from which [`DfaTables::unfinished`] walks it on rayon's pool.
+const PARALLEL_BATCH_EVENTS: usize = 1 << 16;
+
 /// Query ids a batch's answers hold from which they are decoded on rayon's pool (a
 /// few microseconds of work a thread, about 2 ns an id on one).
 const PARALLEL_DECODE_IDS: usize = 1 << 14;
@@ -631,7 +687,6 @@ fn select_cuts(points: &[u32], n: usize, seg: usize, cuts: &mut Vec<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Event;
 
     /// The tables of the module's example: `/a` only.
     fn slash_a() -> DfaTables {

@@ -682,13 +682,15 @@ fn time_lazy_mc(
 
 /// Times the lazy DFA's warm path ([`DfaEngine`]): the tables of `caches.0` (the
 /// cache grown ahead) uploaded once (untimed, like the kernels' personalities), then
-/// each timed run filters the encoded batch on the device and the documents it hands
-/// back (a transition the automaton lacks, or deeper than its stack) with the lazy DFA
-/// on all cores (a batch by documents, one document by segments), each worker from a
-/// copy of `caches.1` (the trained cache, smaller and
-/// faster on the CPU than the grown one; copied untimed, as for `lazy-dfa-mc`: as many
-/// copies as workers can take). The first run is the check (and the warm-up); best
-/// of the rest.
+/// each timed run filters the encoded batch on the device, and the documents the
+/// tables cannot finish (a transition the automaton lacks, or deeper than its stack)
+/// with the lazy DFA on all cores: in a batch, found by walking their transitions on
+/// the host ([`xml_twig::DfaTables::unfinished`]) and filtered by documents on the
+/// other cores while the GPU runs; one document, after the GPU hands it back, by
+/// segments. Each worker starts from a copy of `caches.1` (the trained cache, smaller
+/// and faster on the CPU than the grown one; copied untimed, as for `lazy-dfa-mc`: as
+/// many copies as workers can take). The first run is the check (and the warm-up);
+/// best of the rest.
 #[allow(clippy::too_many_arguments)]
 fn time_warm_path(
     ctx: &Ctx,
@@ -708,23 +710,45 @@ fn time_warm_path(
     let batch = EventBatch::encode(docs, false);
     let threads = rayon::current_num_threads();
     let mut copies = threads + 1;
+    let on_cpu = |which: &[usize]| match docs {
+        // One document: the CPU's segments on all cores.
+        [doc] if !which.is_empty() => vec![dfa.filter_segmented(doc)],
+        _ => dfa.filter_batch(&which.iter().map(|&i| docs[i].clone()).collect::<Vec<_>>()),
+    };
     let mut run = || -> anyhow::Result<(f64, Vec<Matches>, usize)> {
         dfa.fill_pool(cache, copies);
         let t0 = Instant::now();
-        let got = gpu.filter_encoded(&batch)?;
-        let back: Vec<usize> = (0..docs.len()).filter(|&i| got[i].is_none()).collect();
-        let cpu = match docs {
-            // One document: the CPU's segments on all cores.
-            [doc] if !back.is_empty() => vec![dfa.filter_segmented(doc)],
-            _ => dfa.filter_batch(&back.iter().map(|&i| docs[i].clone()).collect::<Vec<_>>()),
+        // A batch: the documents the tables cannot finish found by walking their
+        // transitions on the host and filtered on the other cores while the GPU runs
+        // (one document: after it, the walk being longer than the GPU's filter).
+        let (got, early) = if docs.len() > 1 {
+            let (got, early) = rayon::join(
+                || gpu.filter_encoded(&batch),
+                || {
+                    let which = tables.unfinished(&batch);
+                    let answers = on_cpu(&which);
+                    (which, answers)
+                },
+            );
+            (got?, early)
+        } else {
+            (gpu.filter_encoded(&batch)?, Default::default())
         };
+        let (foreseen, answers): (Vec<usize>, Vec<Matches>) = early;
+        let mut got = got;
+        for (&i, m) in foreseen.iter().zip(answers) {
+            got[i] = Some(m);
+        }
+        // Those the GPU handed back that the walk did not foresee (one document's).
+        let back: Vec<usize> = (0..docs.len()).filter(|&i| got[i].is_none()).collect();
         let mut out: Vec<Matches> = got.into_iter().map(Option::unwrap_or_default).collect();
-        for (i, m) in back.iter().zip(cpu) {
+        for (i, m) in back.iter().zip(on_cpu(&back)) {
             out[*i] = m;
         }
+        let back = back.len() + foreseen.len();
         let ms = t0.elapsed().as_secs_f64() * 1e3;
-        copies = back.len().clamp(1, threads + 1);
-        Ok((ms, out, back.len()))
+        copies = back.clamp(1, threads + 1);
+        Ok((ms, out, back))
     };
     let (first, r, back) = run()?;
     ctx.check(label, ("yfilter", reference), (name, &r))?;
