@@ -7,7 +7,7 @@
 //! is open across a cut, so no other hand-over is needed (the CPU's
 //! `LazyDfa::filter_segmented` cuts anywhere and fixes up every level on one thread); a
 //! document whose root has few children stays whole. The points between the root's
-//! children come with the encoded batch ([`EventBatch::children`], found while the
+//! children come with the encoded batch ([`EventBatch::children_of`], found while the
 //! events are laid out, as their depth is), so planning the cuts reads a few numbers
 //! per document, not its events (on the H100's host, scanning Fig. 9's 500 documents
 //! for them took 1.6 ms a batch, twice the kernel).
@@ -128,6 +128,30 @@ impl DfaTables {
     /// [`MAX_DEPTH`] - 1. Found on the host (on rayon's pool for a large batch) by
     /// walking the transitions alone, so that the CPU can start on them while the GPU
     /// filters the rest.
+    ///
+    /// ```
+    /// use xml_twig::dfa::DfaTables;
+    /// use xml_twig::layout::EventBatch;
+    /// use xml_twig::{io, ProfileSet};
+    /// # fn main() -> Result<(), xml_twig::XmlError> {
+    /// let profiles = ProfileSet::compile(&io::parse_query_file("q.txt", "/a\n")?)?;
+    /// // Only the start state's transition on `a` (tag 1) is built.
+    /// let tables = DfaTables {
+    ///     tags: 2,
+    ///     trans: vec![u32::MAX, u32::MAX, u32::MAX, 2, u32::MAX, u32::MAX],
+    ///     leaf: vec![0, 0, 0, 1, 0, 0],
+    ///     bundles: vec![[0; 4], [0, 0, 0, 1]],
+    ///     masks: vec![[0; 4]; 3],
+    ///     tops: vec![0],
+    ///     template: vec![0],
+    ///     ids: vec![0],
+    ///     ..DfaTables::default()
+    /// };
+    /// let doc = |xml: &[u8]| io::parse_document("d.xml", xml, &profiles.dict);
+    /// let batch = EventBatch::encode(&[doc(b"<a/>")?, doc(b"<a><a/></a>")?], false);
+    /// assert_eq!(tables.unfinished(&batch), vec![1]); // `a` under `a` was never built
+    /// # Ok(()) }
+    /// ```
     pub fn unfinished(&self, batch: &EventBatch) -> Vec<usize> {
         let tags = self.tags.max(1);
         let narrow = |b: u8| (b as u16 & 0x80) << 8 | (b as u16 & 0x7f);
@@ -624,7 +648,7 @@ impl Units {
     /// segments of at least `seg` events between its root's children (the kernels
     /// replay the root's open and close). A document that is not one root element, or
     /// whose root has too few children to cut, stays whole. The points between the
-    /// root's children come with the batch ([`EventBatch::children`]): the plan reads
+    /// root's children come with the batch ([`EventBatch::children_of`]): the plan reads
     /// a few per document, not its events.
     fn plan(batch: &EventBatch, seg: usize) -> Self {
         let doc_start = &batch.doc_start;
@@ -665,7 +689,8 @@ const PARALLEL_BATCH_EVENTS: usize = 1 << 16;
 const PARALLEL_DECODE_IDS: usize = 1 << 14;
 
 /// Into `cuts`, the cut points (offsets into one document of `n` events) of its
-/// segments, chosen among the points between its root's children (`points`, ascending),
+/// segments, chosen among the points between its root's children (`points`, ascending;
+/// any out of order or past the end is skipped),
 /// at least `seg` events apart: the first is 1 (after the root's open), the last
 /// `n - 1` (the root's close); nothing when there are no points (not one root element).
 fn select_cuts(points: &[u32], n: usize, seg: usize, cuts: &mut Vec<u32>) {
@@ -676,7 +701,7 @@ fn select_cuts(points: &[u32], n: usize, seg: usize, cuts: &mut Vec<u32>) {
     cuts.push(1);
     let mut last = 1;
     for &at in points {
-        if at - last >= seg && n - 1 - at >= seg {
+        if at >= last + seg && at + seg <= n - 1 {
             cuts.push(at);
             last = at;
         }

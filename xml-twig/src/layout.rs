@@ -175,14 +175,12 @@ pub struct EventBatch {
     pub depth: Vec<u32>,
     /// Bytes of XML text of the batch (for MB/s).
     pub bytes: usize,
-    /// The points between the root's children, each document's: offsets into its own
-    /// events, after each child's close (the last is before the root's close), for
-    /// cutting it into segments (`crate::dfa`). Document `d`'s are
-    /// `children[children_start[d]..children_start[d + 1]]`; none for a document that
-    /// is not one root element. Found with the events' depth as they are laid out,
-    /// like the depth itself (what a streaming parser knows as it emits them).
-    pub children: Vec<u32>,
-    pub children_start: Vec<u32>,
+    /// The points between the root's children, each document's ([`Self::children_of`]):
+    /// document `d`'s are `children[children_start[d]..children_start[d + 1]]`. Found
+    /// with the events' depth as they are laid out, like the depth itself (what a streaming parser knows as it emits them); only
+    /// [`Self::encode`] sets them, so that they always agree with the events.
+    children: Vec<u32>,
+    children_start: Vec<u32>,
 }
 
 impl EventBatch {
@@ -224,9 +222,17 @@ impl EventBatch {
         }
     }
 
-    /// Document `d`'s points between its root's children ([`Self::children`]).
+    /// Document `d`'s points between its root's children: offsets into its own events,
+    /// after each child's close (the last is before the root's close), for cutting it
+    /// into segments (`crate::dfa`); none for a document that is not one root element
+    /// (or past the last document).
     pub fn children_of(&self, d: usize) -> &[u32] {
-        &self.children[self.children_start[d] as usize..self.children_start[d + 1] as usize]
+        let span = self
+            .children_start
+            .get(d)
+            .zip(self.children_start.get(d + 1));
+        span.and_then(|(&a, &b)| self.children.get(a as usize..b as usize))
+            .unwrap_or(&[])
     }
 
     /// Number of documents.
