@@ -701,7 +701,7 @@ fn select_cuts(points: &[u32], n: usize, seg: usize, cuts: &mut Vec<u32>) {
     cuts.push(1);
     let mut last = 1;
     for &at in points {
-        if at >= last + seg && at + seg <= n - 1 {
+        if at >= last + seg && at + seg < n {
             cuts.push(at);
             last = at;
         }
