@@ -68,12 +68,6 @@ pub enum XmlEngine {
     Yfilter,
     /// The lazy DFA with a memoized twig join (XMLTK, XPush): the strongest CPU filter.
     LazyDfa,
-    /// The lazy DFA's warm path on the GPU: the automaton the CPU has built, walked a
-    /// warp per document or segment; the documents it lacks a transition for go to the
-    /// lazy DFA on the CPU (the fastest engine on batches of documents).
-    GpuDfa,
-    /// `gpu-dfa` on the host SIMT emulator (slow: for checking).
-    EmuDfa,
 }
 
 /// `harness ddm match --engine`.

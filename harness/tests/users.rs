@@ -599,49 +599,6 @@ fn xml_filter_over_emulated_devices_answers_as_yfilter_and_refuses_cpu_engines()
 }
 
 #[test]
-fn xml_filter_on_the_lazy_dfas_warm_path_answers_as_yfilter_window_after_window() {
-    let d = tmp("xml-warm-path");
-    let queries = write(&d, "q.txt", "/a/b[c]\n//d\n/a[e]//c\n");
-    // Windows of 3: the first on the CPU (the automaton learns it); the second's
-    // documents have paths it has seen, so the emulated GPU answers them; the third's
-    // first has a path it has not (`e` under `a`): handed back to the CPU, and learned.
-    let xml = [
-        "<a><b><c/></b></a>",
-        "<a><b/><d/></a>",
-        "<a><b><c/><d/></b></a>",
-        "<a><b><d/></b></a>",
-        "<a><d/><b><c/></b></a>",
-        "<a><b><c/></b><d/></a>",
-        "<a><e/><b><c/></b></a>",
-        "<a><b/></a>",
-    ];
-    let docs: Vec<PathBuf> = (0..xml.len())
-        .map(|i| write(&d, &format!("d{i}.xml"), xml[i]))
-        .collect();
-    let filter = |flags: &[&str]| {
-        harness()
-            .args(["xml", "filter", "--queries"])
-            .arg(&queries)
-            .args(flags)
-            .args(&docs)
-            .output()
-            .expect("run harness")
-    };
-    let want = filter(&["--engine", "yfilter"]);
-    assert!(want.status.success(), "{}", text(&want.stderr));
-    let flags = ["--engine", "emu-dfa", "--window", "3", "--stats"];
-    let out = filter(&flags);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), text(&want.stdout));
-    let says =
-        "gpu-dfa: 1 documents past the first window filtered on the CPU, tables reloaded 1 times";
-    assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
-    let flags = ["--engine", "emu-dfa", "--devices", "0,1"];
-    assert_usage_error(&filter(&flags), &flags, "whole-document kernels");
-    std::fs::remove_dir_all(d).ok();
-}
-
-#[test]
 fn xml_generate_writes_a_figures_workload_that_xml_filter_reruns() {
     let d = tmp("xml-generate");
     let out = harness()

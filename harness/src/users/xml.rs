@@ -5,19 +5,15 @@
 use super::{fallback_note, write_ids, Stats};
 use crate::bad_input;
 use crate::engines::XmlEngine;
-use anyhow::Context as _;
-use baselines::lazy_dfa::Cache;
 use baselines::lazy_dfa::LazyDfa;
 use baselines::yfilter::Yfilter;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use xml_twig::engine::segment_events;
-use xml_twig::layout::EventBatch;
 use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
 use xml_twig::{
-    io, Device, DfaEngine, DfaTables, Document, Engine, EngineConfig, KernelKind, Matches,
-    MultiFilter, ProfileSet,
+    io, Device, Document, Engine, EngineConfig, KernelKind, Matches, MultiFilter, ProfileSet,
 };
 
 /// The rule for bad documents, for `--help`.
@@ -42,18 +38,10 @@ pub enum Cmd {
         #[arg(long)]
         queries: String,
         /// Default: gpu when a GPU can be opened, else yfilter (with a note saying why).
-        /// gpu-dfa filters the first window with the lazy DFA on all cores while it
-        /// learns the documents (a cache trained on the window's first MB and grown
-        /// ahead along their tag grammar), then walks that automaton on the GPU: a
-        /// document needing a transition not built yet is found before the GPU
-        /// finishes and filtered by the lazy DFA on the other cores; when more than 1%
-        /// of a window's documents were, the automaton learns them and the GPU's copy
-        /// is reloaded.
         #[arg(long, value_enum)]
         engine: Option<XmlEngine>,
         /// yfilter, lazy-dfa: filter documents on this many threads (document-parallel
         /// mode; lazy-dfa splits a window of one long document into segments of events).
-        /// gpu-dfa's CPU side runs on all cores.
         #[arg(long)]
         threads: Option<usize>,
         /// Documents per window (a window also ends at 64 MB of documents): each window is
@@ -330,21 +318,7 @@ fn filter_cmd(
     let profiles = profiles.map_err(bad_input)?;
     let y = Yfilter::new(&profiles);
     // The lazy DFA keeps its caches across windows: later windows find them warm.
-    let on_lazy = [XmlEngine::LazyDfa, XmlEngine::GpuDfa, XmlEngine::EmuDfa];
-    let lazy = engine
-        .filter(|e| on_lazy.contains(e))
-        .map(|_| LazyDfa::new(&profiles));
-    let mut warm = match engine {
-        Some(XmlEngine::GpuDfa) if devices.is_none() => {
-            let d = stats.time("open the GPU", || Device::gpu(device, xml_twig::PTX));
-            let d = d.map_err(|e| {
-                anyhow::Error::new(e).context("opening the GPU (use --engine lazy-dfa for the CPU)")
-            })?;
-            Some(WarmPath::new(d))
-        }
-        Some(XmlEngine::EmuDfa) if devices.is_none() => Some(WarmPath::new(Device::emulator())),
-        _ => None,
-    };
+    let lazy = (engine == Some(XmlEngine::LazyDfa)).then(|| LazyDfa::new(&profiles));
     let mut kernels = match devices {
         Some(spec) => Some(multi_kernels(&spec, engine, &profiles, &mut stats)?),
         None => one_device_kernels(engine, device, &profiles, &mut stats)?,
@@ -409,11 +383,12 @@ fn filter_cmd(
             }
         }
         let t = Instant::now();
-        let results = match (kernels.as_mut(), warm.as_mut(), &lazy) {
-            (Some(k), _, _) => run_kernels(k, &good, &y)?,
-            (None, Some(w), Some(dfa)) => w.filter(dfa, &good, &mut stats)?,
-            (None, None, Some(dfa)) => run_lazy_dfa(dfa, &good, threads)?,
-            (None, _, None) => run_yfilter(&y, &good, threads)?,
+        let results = match kernels.as_mut() {
+            Some(k) => run_kernels(k, &good, &y)?,
+            None => match &lazy {
+                Some(dfa) => run_lazy_dfa(dfa, &good, threads)?,
+                None => run_yfilter(&y, &good, threads)?,
+            },
         };
         t_filter += t.elapsed();
         let t = Instant::now();
@@ -438,12 +413,11 @@ fn filter_cmd(
     let automaton = lazy.as_ref().map_or(String::new(), |dfa| {
         let s = dfa.stats();
         format!(
-            "(lazy DFA: {} states, {} leaf bundles, {:.1} MB, {} NFA fallbacks{})",
+            "(lazy DFA: {} states, {} leaf bundles, {:.1} MB, {} NFA fallbacks)",
             s.dfa_states,
             s.closes,
             s.bytes as f64 / 1e6,
-            s.nfa_fallbacks,
-            warm.as_ref().map_or(String::new(), WarmPath::summary)
+            s.nfa_fallbacks
         )
     });
     stats.add("filter", t_filter, automaton);
@@ -467,9 +441,7 @@ fn one_device_kernels(
 ) -> anyhow::Result<Option<Kernels>> {
     let kernel = |k| (k, false);
     let (dev, kind) = match engine {
-        Some(XmlEngine::Yfilter | XmlEngine::LazyDfa | XmlEngine::GpuDfa | XmlEngine::EmuDfa) => {
-            (None, None)
-        }
+        Some(XmlEngine::Yfilter) | Some(XmlEngine::LazyDfa) => (None, None),
         Some(XmlEngine::Emu) => (Some(Device::emulator()), Some(kernel(KernelKind::Auto))),
         Some(e) => {
             let d = stats.time("open the GPU", || Device::gpu(device, xml_twig::PTX));
@@ -563,155 +535,6 @@ impl Kernels {
             Kernels::Multi(m) => m.filter(docs)?,
         })
     }
-}
-
-/// `xml filter --engine gpu-dfa` (`emu-dfa`): the lazy DFA's warm path on a device
-/// ([`DfaEngine`]), its automaton learned on the CPU from the stream itself (`--engine`'s
-/// help says how).
-struct WarmPath {
-    /// The device, until the first window has trained the automaton.
-    dev: Option<Device>,
-    /// The engine, its tables, and the cache they were exported from.
-    walk: Option<(DfaEngine, DfaTables, Cache)>,
-    /// The documents the automaton was grown along (the first window's first MB, then
-    /// those handed back, up to [`GROWN_ALONG_BYTES`]).
-    seen: Vec<Document>,
-    /// Set when the query set's accumulator is too wide for the GPU: the CPU filters.
-    cpu_only: bool,
-    /// Documents filtered on the CPU past the first window, and reloads of the tables.
-    handed_back: u64,
-    reloads: u64,
-}
-
-/// Bytes of a first window's documents the automaton is trained on, at least.
-const TRAINING_BYTES: usize = 1 << 20;
-
-/// Bytes of documents whose tag grammar the automaton is grown along, at most.
-const GROWN_ALONG_BYTES: usize = 16 << 20;
-
-impl WarmPath {
-    fn new(dev: Device) -> Self {
-        WarmPath {
-            dev: Some(dev),
-            walk: None,
-            seen: Vec::new(),
-            cpu_only: false,
-            handed_back: 0,
-            reloads: 0,
-        }
-    }
-
-    /// For `--stats`.
-    fn summary(&self) -> String {
-        format!(
-            "; gpu-dfa: {} documents past the first window filtered on the CPU, tables reloaded {} times",
-            self.handed_back, self.reloads
-        )
-    }
-
-    fn filter(
-        &mut self,
-        dfa: &LazyDfa,
-        docs: &[Document],
-        stats: &mut Stats,
-    ) -> anyhow::Result<Vec<Matches>> {
-        let on_cpu = |docs: &[Document]| match docs {
-            [doc] => vec![dfa.filter_segmented(doc)],
-            _ => dfa.filter_batch(docs),
-        };
-        if self.cpu_only || docs.is_empty() {
-            return Ok(on_cpu(docs));
-        }
-        let Some((gpu, tables, learned)) = self.walk.as_mut() else {
-            // The first window on the CPU, then the automaton trained on its first
-            // documents and grown ahead along their tag grammar.
-            let answers = on_cpu(docs);
-            let t = Instant::now();
-            let mut bytes = 0;
-            let n = docs
-                .iter()
-                .take_while(|d| {
-                    let take = bytes < TRAINING_BYTES;
-                    bytes += d.bytes;
-                    take
-                })
-                .count();
-            self.seen = docs[..n].to_vec();
-            let mut cache = dfa.train(&self.seen);
-            grow(dfa, &mut cache, &self.seen);
-            let Some(tables) = dfa.export(&cache) else {
-                eprintln!(
-                    "note: the query set is too large for the GPU's lazy DFA (its accumulator                      passes 32-bit words): filtered by the lazy DFA on the CPU"
-                );
-                self.cpu_only = true;
-                return Ok(answers);
-            };
-            let dev = self
-                .dev
-                .take()
-                .context("the device, before the first window")?;
-            let gpu = DfaEngine::new(dev, &tables)?;
-            stats.add(
-                "train + grow + upload the automaton",
-                t.elapsed(),
-                format!("({} states)", tables.states()),
-            );
-            self.walk = Some((gpu, tables, cache));
-            return Ok(answers);
-        };
-        // Of several documents, those the tables cannot finish on the other cores while
-        // the GPU runs (one document: after it, its walk being longer than the GPU's).
-        let batch = EventBatch::encode(docs, false);
-        let (got, (foreseen, answers)) = if docs.len() > 1 {
-            rayon::join(
-                || gpu.filter_encoded(&batch),
-                || {
-                    let which = tables.unfinished(&batch);
-                    let picked: Vec<Document> = which.iter().map(|&i| docs[i].clone()).collect();
-                    (which, on_cpu(&picked))
-                },
-            )
-        } else {
-            (gpu.filter_encoded(&batch), Default::default())
-        };
-        let mut got = got?;
-        for (&i, m) in foreseen.iter().zip(answers) {
-            got[i] = Some(m);
-        }
-        let late: Vec<usize> = (0..docs.len()).filter(|&i| got[i].is_none()).collect();
-        let picked: Vec<Document> = late.iter().map(|&i| docs[i].clone()).collect();
-        for (&i, m) in late.iter().zip(on_cpu(&picked)) {
-            got[i] = Some(m);
-        }
-        let back = foreseen.len() + late.len();
-        self.handed_back += back as u64;
-        // More than 1% handed back: the automaton learns them and grows along their tag
-        // grammar too, and the GPU gets its copy.
-        if back * 100 > docs.len() {
-            let mut bytes: usize = self.seen.iter().map(|d| d.bytes).sum();
-            for &i in foreseen.iter().chain(&late) {
-                dfa.filter_with(learned, &docs[i]);
-                if bytes + docs[i].bytes <= GROWN_ALONG_BYTES {
-                    bytes += docs[i].bytes;
-                    self.seen.push(docs[i].clone());
-                }
-            }
-            grow(dfa, learned, &self.seen);
-            if let Some(t) = dfa.export(learned) {
-                gpu.load(&t)?;
-                *tables = t;
-                self.reloads += 1;
-            }
-        }
-        Ok(got.into_iter().map(Option::unwrap_or_default).collect())
-    }
-}
-
-/// Grows `cache` ahead along the tag grammar of `docs`, two levels deeper than they go
-/// ([`LazyDfa::complete`], within half of the cache's budget).
-fn grow(dfa: &LazyDfa, cache: &mut Cache, docs: &[Document]) {
-    let depth = docs.iter().map(|d| d.max_depth).max().unwrap_or(0) as usize + 2;
-    dfa.complete(cache, docs, depth, usize::MAX);
 }
 
 fn run_yfilter(
