@@ -9,9 +9,10 @@
 //! in global memory; `DFA_SEGMENTS=n` times segments of `n`+ events only (0: whole
 //! documents). `XML_QUERIES`, `XML_P` (the share of `*` and `//`) and, with `one`,
 //! `XML_KB` (the document's size) change the workload (Fig. 8's: 256, 0.1, 2048);
-//! `XML_SEED` the queries' and documents' seed (1); `XML_BUDGET_MB` the lazy DFA's memory bound (1024; the cache grows ahead to half
-//! of it); `XML_DOCS` the emulator's batch; `XML_GROWTH_ONLY=1` stops after counting
-//! the documents the grown cache cannot finish.
+//! `XML_SEED` the queries' and documents' seed (1); `XML_BUDGET_MB` the lazy DFA's
+//! memory bound (1024; the cache grows ahead to half of it); `XML_DOCS` the emulator's
+//! batch; `XML_GROWTH_ONLY=1` stops after counting the documents the grown cache
+//! cannot finish.
 //!
 //!     cargo run --release -p baselines --example xml_gpu_dfa [-- L [one]]
 
@@ -67,28 +68,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         batch.iter().map(|d| d.max_depth).max().unwrap_or(0)
     );
     let t = dfa.export(&ahead).expect("narrow");
+    // Encoded untimed, as the harness does (the paper excludes parsing).
+    let events = xml_twig::layout::EventBatch::encode(&batch, false);
     // The documents whose path the tables lack a transition for (walked on the host).
-    let lacking: Vec<Document> = batch
-        .iter()
-        .filter(|d| {
-            let mut stack = vec![1u32];
-            d.events.iter().any(|e| {
-                if !e.is_open() {
-                    stack.pop();
-                    return false;
-                }
-                let tag = if (e.tag() as u32) < t.tags {
-                    e.tag() as u32
-                } else {
-                    0
-                };
-                let from = *stack.last().unwrap_or(&1);
-                let to = t.trans[(from * t.tags + tag) as usize];
-                stack.push(to);
-                to == u32::MAX
-            })
-        })
-        .cloned()
+    let lacking: Vec<Document> = t
+        .unfinished(&events)
+        .into_iter()
+        .map(|i| batch[i].clone())
         .collect();
     println!(
         "{} of {n} documents need a transition the grown cache lacks",
@@ -139,8 +125,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         gpu.set_shared_max(b);
     }
     let want = dfa.filter_batch(&batch);
-    // Encoded untimed, as the harness does (the paper excludes parsing).
-    let events = xml_twig::layout::EventBatch::encode(&batch, false);
     let mut best = f64::INFINITY;
     // DFA_SEGMENTS=n: only segments of n+ events (0: whole documents), for profiling.
     let cuts = match std::env::var("DFA_SEGMENTS")

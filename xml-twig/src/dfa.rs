@@ -154,15 +154,16 @@ impl DfaTables {
     /// ```
     pub fn unfinished(&self, batch: &EventBatch) -> Vec<usize> {
         let tags = self.tags.max(1);
-        let narrow = |b: u8| (b as u16 & 0x80) << 8 | (b as u16 & 0x7f);
         let lacks = |d: usize| -> bool {
             if batch.depth[d] + 1 > MAX_DEPTH {
                 return true;
             }
             let (a, b) = (batch.doc_start[d] as usize, batch.doc_start[d + 1] as usize);
             match &batch.events {
-                EventWords::Wide(v) => self.lacks(v[a..b].iter().copied(), tags),
-                EventWords::Narrow(v) => self.lacks(v[a..b].iter().map(|&e| narrow(e)), tags),
+                EventWords::Wide(v) => self.lacks(v[a..b].iter().map(|&e| Event(e)), tags),
+                EventWords::Narrow(v) => {
+                    self.lacks(v[a..b].iter().map(|&b| Event::from_narrow(b)), tags)
+                }
             }
         };
         if batch.events() >= PARALLEL_BATCH_EVENTS {
@@ -175,16 +176,16 @@ impl DfaTables {
         }
     }
 
-    /// Whether the walk of one document's wide `events` needs a transition not built.
-    fn lacks(&self, events: impl Iterator<Item = u16>, tags: u32) -> bool {
+    /// Whether the walk of one document's `events` needs a transition not built.
+    fn lacks(&self, events: impl Iterator<Item = Event>, tags: u32) -> bool {
         let mut stack = Vec::with_capacity(MAX_DEPTH as usize);
         let mut cur = k::START_STATE;
         for e in events {
-            if e & Event::CLOSE_BIT != 0 {
+            if !e.is_open() {
                 cur = stack.pop().unwrap_or(k::START_STATE);
                 continue;
             }
-            let tag = (e & (Event::CLOSE_BIT - 1)) as u32;
+            let tag = e.tag() as u32;
             let tag = if tag >= tags { 0 } else { tag };
             let to = self
                 .trans
@@ -498,7 +499,7 @@ impl DfaEngine {
             EventWords::Narrow(v) => {
                 widened = v
                     .iter()
-                    .map(|&b| (b as u16 & 0x80) << 8 | (b as u16 & 0x7f))
+                    .map(|&b| Event::from_narrow(b).0)
                     .collect::<Vec<u16>>();
                 &widened
             }
@@ -690,9 +691,9 @@ const PARALLEL_DECODE_IDS: usize = 1 << 14;
 
 /// Into `cuts`, the cut points (offsets into one document of `n` events) of its
 /// segments, chosen among the points between its root's children (`points`, ascending;
-/// any out of order or past the end is skipped),
-/// at least `seg` events apart: the first is 1 (after the root's open), the last
-/// `n - 1` (the root's close); nothing when there are no points (not one root element).
+/// any out of order or past the end is skipped), at least `seg` events apart: the first
+/// is 1 (after the root's open), the last `n - 1` (the root's close); nothing when there
+/// are no points (not one root element).
 fn select_cuts(points: &[u32], n: usize, seg: usize, cuts: &mut Vec<u32>) {
     if points.is_empty() {
         return;

@@ -177,8 +177,9 @@ pub struct EventBatch {
     pub bytes: usize,
     /// The points between the root's children, each document's ([`Self::children_of`]):
     /// document `d`'s are `children[children_start[d]..children_start[d + 1]]`. Found
-    /// with the events' depth as they are laid out, like the depth itself (what a streaming parser knows as it emits them); only
-    /// [`Self::encode`] sets them, so that they always agree with the events.
+    /// with the events' depth as they are laid out, like the depth itself (what a
+    /// streaming parser knows as it emits them); only [`Self::encode`] sets them, so
+    /// that they always agree with the events.
     children: Vec<u32>,
     children_start: Vec<u32>,
 }

@@ -256,6 +256,10 @@ impl Event {
     pub fn narrow(self) -> u8 {
         ((self.0 >> 8) & 0x80) as u8 | (self.tag() as u8 & 0x7f)
     }
+    /// The event of a 1-byte entry ([`Self::narrow`]'s inverse).
+    pub fn from_narrow(b: u8) -> Self {
+        Event((b as u16 & 0x80) << 8 | (b as u16 & 0x7f))
+    }
 }
 
 /// A document reduced to its open/close events (§4.1): what every engine filters.

@@ -40,8 +40,8 @@
 //! events); the GPU's time covers sending the encoded events, filtering, and reading
 //! the results back (the encoding, like parsing, is untimed: the events, each
 //! document's depth and, for `gpu-dfa`'s cuts, the points between its root's children,
-//! all found in the one pass that lays the events out). NFA construction and the personality upload happen once per query
-//! set, before timing. Each measurement is the best of a few repetitions (fewer for slow
+//! all found in the one pass that lays the events out). NFA construction and the
+//! personality upload happen once per query set, before timing. Each measurement is the best of a few repetitions (fewer for slow
 //! runs), after one untimed warm-up run per engine. The one-core engines (`yfilter`,
 //! `lazy-dfa`) on a batch of documents are timed on its first documents holding at least
 //! 2 MB and scaled by bytes (documents are independent and identically generated); the
@@ -721,7 +721,7 @@ fn time_warm_path(
         // A batch: the documents the tables cannot finish found by walking their
         // transitions on the host and filtered on the other cores while the GPU runs
         // (one document: after it, the walk being longer than the GPU's filter).
-        let (got, early) = if docs.len() > 1 {
+        let (mut got, (foreseen, answers)) = if docs.len() > 1 {
             let (got, early) = rayon::join(
                 || gpu.filter_encoded(&batch),
                 || {
@@ -734,8 +734,6 @@ fn time_warm_path(
         } else {
             (gpu.filter_encoded(&batch)?, Default::default())
         };
-        let (foreseen, answers): (Vec<usize>, Vec<Matches>) = early;
-        let mut got = got;
         for (&i, m) in foreseen.iter().zip(answers) {
             got[i] = Some(m);
         }
