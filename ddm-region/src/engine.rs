@@ -101,7 +101,8 @@ use ddm_region_kernels::radix::{
 use ddm_region_kernels::region::match_region;
 use ddm_region_kernels::scan::{scan_down, scan_reduce, scan_top, SCAN_BLOCK, SCAN_TILE};
 use ddm_region_kernels::sweep::{
-    sweep_count, sweep_emit, sweep_gather, sweep_keys, sweep_tasks, SweepWork,
+    sweep_count, sweep_count_strided, sweep_emit, sweep_gather, sweep_keys, sweep_plan,
+    sweep_tasks, SweepWork, MAX_CHUNKS_LOG2,
 };
 use ddm_region_kernels::tiled::{
     sort_tiles, subs_per_block, tiled_match, tiled_shared_bytes, unpack_narrow, SortedTiles,
@@ -133,6 +134,25 @@ const MIN_FILL_TASK: usize = 2048;
 /// Most threads of the kernel that writes a step's pairs into host memory (Phase 4 of
 /// §III.B): 64 blocks of [`BLOCK`], each thread copying every 16384th pair.
 pub const PUBLISH_THREADS: u32 = 64 * BLOCK;
+
+/// Threads per SM of the strided count ([`sweep_count_strided`]): a full SM's worth,
+/// each walking every `G`-th chunk.
+pub const STRIDED_THREADS_PER_SM: u32 = 2048;
+
+/// Fewest candidates of a chunk when counting (more threads where candidates are few,
+/// as at alpha 1) and when enumerating (whose per-chunk counts are then 4x fewer).
+const COUNT_MIN_CHUNK: u64 = 8;
+const EMIT_MIN_CHUNK: u64 = 32;
+
+/// Where the sorting engines choose how the work list is cut into chunks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Chunking {
+    /// On the device, for a count ([`sweep_plan`]): nothing read back.
+    OnDevice,
+    /// On the host, which reads the work total back, then counts the pairs of each
+    /// chunk and scans them (enumeration: each chunk's pairs land at its offset).
+    PerChunk,
+}
 
 /// Pairs copied back per window when the sweep engine enumerates.
 pub const SWEEP_WINDOW: u64 = 1 << 25;
@@ -368,6 +388,9 @@ struct SweepState {
     begin: Buffer<u32>,
     offsets: Buffer<u64>,
     work: Buffer<SweepWork>,
+    /// The addresses and task count last written to `work` (its total and chunk
+    /// zeroed): a count writes them only when they changed.
+    work_written: Option<SweepWork>,
     per_chunk: Buffer<u64>,
     /// The enumeration window (grown on demand, kept across calls) and its landing place
     /// in page-locked host memory.
@@ -1604,7 +1627,7 @@ impl<'d> Engine<'d> {
             }
         }
         let dim = self.sweep_dim()?;
-        let (n_chunks, pairs_total) = self.sweep_prepare(true, dim)?;
+        let (n_chunks, pairs_total) = self.sweep_prepare(Chunking::PerChunk, dim)?;
         if pairs_total == 0 {
             return Ok(0);
         }
@@ -1766,25 +1789,18 @@ impl<'d> Engine<'d> {
         Ok(())
     }
 
+    /// The count of the sorting engines: sorted, tasks found and scanned, then the
+    /// chunking chosen on the device ([`sweep_plan`]) and the chunks walked by a grid
+    /// of [`STRIDED_THREADS_PER_SM`] threads per SM ([`sweep_count_strided`]): one wait,
+    /// for the count, where reading the work total back to choose the chunking on the
+    /// host took a second.
     fn sweep_count(&mut self, dim: u32) -> Result<u64, DdmError> {
-        let (n_chunks, _) = self.sweep_prepare(false, dim)?;
-        let s = self.sweep.as_mut().expect("prepared");
-        self.dev.zero(&mut s.total)?;
+        if self.sweep_prepare(Chunking::OnDevice, dim)?.0 == 0 {
+            return Ok(0);
+        }
         let s = self.sweep.as_ref().expect("prepared");
-        Self::launch_chunks(n_chunks, |chunk_base, threads| {
-            // (Into `total`: `per_chunk` is not written.)
-            sweep_count::launch(
-                self.dev,
-                Self::linear(threads),
-                &self.table,
-                &s.work,
-                chunk_base,
-                n_chunks,
-                &s.per_chunk,
-                &s.total,
-                1,
-            )
-        })?;
+        let threads = self.dev.sm_count().max(1) * STRIDED_THREADS_PER_SM;
+        sweep_count_strided::launch(self.dev, Self::linear(threads), &self.table, &s.work, &s.total)?;
         Ok(self.dev.read(&s.total)?[0])
     }
 
@@ -1806,6 +1822,7 @@ impl<'d> Engine<'d> {
             begin: self.dev.alloc(tasks.max(1))?,
             offsets: self.dev.alloc(tasks.max(1))?,
             work: self.dev.alloc(1)?,
+            work_written: None,
             per_chunk: self.dev.alloc(1)?,
             out: self.dev.alloc(1)?,
             out_host: self.dev.alloc_host(1)?,
@@ -1832,12 +1849,12 @@ impl<'d> Engine<'d> {
     /// Sorts, finds the tasks, scans their lengths and chooses the chunking; with
     /// `per_chunk`, also counts and scans the pairs of each chunk. Returns
     /// (chunks, pairs in all or 0).
-    fn sweep_prepare(&mut self, per_chunk: bool, dim: u32) -> Result<(u64, u64), DdmError> {
+    fn sweep_prepare(&mut self, chunking: Chunking, dim: u32) -> Result<(u64, u64), DdmError> {
         if self.sweep.is_none() {
             self.sweep = Some(self.sweep_state()?);
         }
         let mut s = self.sweep.take().expect("just set");
-        let r = self.sweep_prepare_with(&mut s, per_chunk, dim);
+        let r = self.sweep_prepare_with(&mut s, chunking, dim);
         self.sweep = Some(s);
         r
     }
@@ -1845,7 +1862,7 @@ impl<'d> Engine<'d> {
     fn sweep_prepare_with(
         &mut self,
         s: &mut SweepState,
-        per_chunk: bool,
+        chunking: Chunking,
         dim: u32,
     ) -> Result<(u64, u64), DdmError> {
         let dev = self.dev;
@@ -1903,28 +1920,40 @@ impl<'d> Engine<'d> {
             &s.begin,
             &s.offsets,
         )?;
-        exclusive_scan(dev, &s.offsets, tasks as u64, &s.sums, &s.total)?;
-        let work_total = dev.read(&s.total)?[0];
-        // Counting alone takes shorter chunks (more threads where candidates are few,
-        // as at alpha 1); enumeration keeps its per-chunk counts 4x fewer.
-        let min_chunk = if per_chunk { 32 } else { 8 };
-        let chunk = min_chunk.max(work_total.div_ceil(1 << 26));
-        let n_chunks = work_total.div_ceil(chunk);
-        let work = SweepWork {
+        let mut work = SweepWork {
             pub_vals: addr(&s.sort.vals),
             sub_vals: addr(&s.sort.vals) + (sub_at * std::mem::size_of::<u32>()) as u64,
             pub_sorted: addr(&s.pub_sorted),
             sub_sorted: addr(&s.sub_sorted),
             begin: addr(&s.begin),
             offsets: addr(&s.offsets),
-            total: work_total,
-            chunk,
+            total: 0,
+            chunk: 0,
             n_tasks: tasks,
             _pad: 0,
         };
+        if chunking == Chunking::OnDevice {
+            // The addresses when they changed (a copy in stream order, no wait); the
+            // total and the chunk once the scan has run, on the device.
+            if s.work_written != Some(work) {
+                dev.write(&mut s.work, 0, &[work])?;
+                s.work_written = Some(work);
+            }
+            exclusive_scan(dev, &s.offsets, tasks as u64, &s.sums, &s.total)?;
+            sweep_plan::launch(dev, Self::linear(1), &s.work, &s.total, COUNT_MIN_CHUNK)?;
+            return Ok((1, 0));
+        }
+        exclusive_scan(dev, &s.offsets, tasks as u64, &s.sums, &s.total)?;
+        let work_total = dev.read(&s.total)?[0];
+        // Enumeration keeps its per-chunk counts 4x fewer than a count's chunks.
+        let chunk = EMIT_MIN_CHUNK.max(work_total.div_ceil(1 << MAX_CHUNKS_LOG2));
+        let n_chunks = work_total.div_ceil(chunk);
+        s.work_written = Some(work);
+        work.total = work_total;
+        work.chunk = chunk;
         dev.write(&mut s.work, 0, &[work])?;
-        if !per_chunk || n_chunks == 0 {
-            return Ok((n_chunks, 0));
+        if n_chunks == 0 {
+            return Ok((0, 0));
         }
         if s.per_chunk.len() < n_chunks as usize {
             s.per_chunk = dev.alloc(n_chunks as usize)?;

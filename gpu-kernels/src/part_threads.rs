@@ -9,25 +9,82 @@
 //! thread of its own per part). Why not a thread spawned per call: 55-130 µs a call on
 //! 2x H100 (`ddm-region`'s `multi_split`).
 //!
-//! Here a thread, once spawned, parks on its channel between parts. A call takes idle
-//! threads (spawning one only when none is idle, so that concurrent and nested calls
-//! each get their own) and hands them back once its parts have ended; the caller runs
-//! the first part itself. A part's parallel loops run on rayon's pool from outside it,
-//! where waiting never runs another part.
+//! Here a thread, once spawned, waits for its next part between calls: it spins for
+//! [`spin_window`] after each part (a stream of calls, such as a count every 250 µs on
+//! 4 GPUs, finds it awake), then parks. A call takes idle threads (spawning one only when
+//! none is idle, so that concurrent and nested calls each get their own) and hands them
+//! back once its parts have ended; the caller runs the first part itself, then spins
+//! (the same window, then parks) until the others have ended. Waking a parked thread is
+//! a system call and a scheduler's round trip on each side; the parts of a short call
+//! paid it twice (the worker woken, then the caller). A part's parallel loops run on
+//! rayon's pool from outside it, where waiting never runs another part.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{mpsc, Mutex};
-use std::thread;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
 
 /// A part, its lifetime erased ([`run_parts`] waits for it).
 type Task = Box<dyn FnOnce() + Send + 'static>;
 
-/// A parked thread: where to send it its next part.
-struct Worker {
-    tasks: mpsc::Sender<Task>,
+/// How long a part's thread, and a caller waiting for its parts, spin before they park:
+/// on a host of at least [`SPIN_MIN_CORES`] cores, 1 ms; else none (on a few cores a
+/// spinning thread takes a core from the parts themselves).
+pub(crate) fn spin_window() -> Duration {
+    static WINDOW: OnceLock<Duration> = OnceLock::new();
+    *WINDOW.get_or_init(|| {
+        let cores = thread::available_parallelism().map_or(1, |n| n.get());
+        if cores >= SPIN_MIN_CORES {
+            Duration::from_millis(1)
+        } else {
+            Duration::ZERO
+        }
+    })
 }
 
-/// Threads parked between calls.
+/// Fewest host cores on which waiting threads spin ([`spin_window`]).
+pub(crate) const SPIN_MIN_CORES: usize = 8;
+
+/// Waits until `ready()` holds: spins for `window`, then parks (woken by
+/// [`Thread::unpark`] from whoever makes it hold; a spurious wake-up only re-checks).
+fn wait_until(window: Duration, ready: impl Fn() -> bool) {
+    let start = Instant::now();
+    let mut spins = 0u32;
+    while !ready() {
+        spins = spins.wrapping_add(1);
+        if window.is_zero() || (spins % 64 == 0 && start.elapsed() >= window) {
+            thread::park();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Where a parked or spinning thread finds its next part.
+struct Slot {
+    /// The part and how long to spin after it, set before `ready`.
+    task: Mutex<Option<(Task, Duration)>>,
+    ready: AtomicBool,
+}
+
+/// A waiting thread: its slot, and the thread to unpark.
+struct Worker {
+    slot: Arc<Slot>,
+    thread: Thread,
+}
+
+impl Worker {
+    /// Hands the thread `task`; it spins for `window` after it.
+    fn give(&self, task: Task, window: Duration) {
+        *self.slot.task.lock().unwrap_or_else(|e| e.into_inner()) = Some((task, window));
+        self.slot.ready.store(true, Ordering::Release);
+        // (No system call when the thread is spinning: it only sets its token.)
+        self.thread.unpark();
+    }
+}
+
+/// Threads waiting between calls.
 static IDLE: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
 
 /// An idle thread, or a new one; `None` when the system refuses a new thread.
@@ -35,17 +92,31 @@ fn take_worker() -> Option<Worker> {
     if let Some(w) = IDLE.lock().unwrap_or_else(|e| e.into_inner()).pop() {
         return Some(w);
     }
-    let (tasks, inbox) = mpsc::channel::<Task>();
-    thread::Builder::new()
+    let slot = Arc::new(Slot {
+        task: Mutex::new(None),
+        ready: AtomicBool::new(false),
+    });
+    let inbox = Arc::clone(&slot);
+    let handle = thread::Builder::new()
         .name("gpu-part".into())
         .spawn(move || {
-            // A task catches its own part's panic (below); the thread outlives it.
-            while let Ok(task) = inbox.recv() {
-                task();
+            let mut window = Duration::ZERO;
+            loop {
+                wait_until(window, || inbox.ready.load(Ordering::Acquire));
+                inbox.ready.store(false, Ordering::Relaxed);
+                let next = inbox.task.lock().unwrap_or_else(|e| e.into_inner()).take();
+                if let Some((task, w)) = next {
+                    // A task catches its own part's panic (below); the thread outlives it.
+                    task();
+                    window = w;
+                }
             }
         })
         .ok()?;
-    Some(Worker { tasks })
+    Some(Worker {
+        slot,
+        thread: handle.thread().clone(),
+    })
 }
 
 /// Runs `f(i)` once for every `i < n`, all at once: part 0 on the calling thread, the
@@ -56,80 +127,102 @@ pub(crate) fn run_parts<R: Send>(
     n: usize,
     f: &(dyn Fn(usize) -> R + Sync),
 ) -> Vec<thread::Result<R>> {
+    run_parts_spinning(n, f, spin_window())
+}
+
+/// [`run_parts`], its threads and the caller spinning for `window` before they park.
+fn run_parts_spinning<R: Send>(
+    n: usize,
+    f: &(dyn Fn(usize) -> R + Sync),
+    window: Duration,
+) -> Vec<thread::Result<R>> {
     let call = |i: usize| catch_unwind(AssertUnwindSafe(|| f(i)));
     if n <= 1 {
         return (0..n).map(call).collect();
     }
-    let (done, results) = mpsc::channel::<(usize, thread::Result<R>)>();
+    let out: Vec<Mutex<Option<thread::Result<R>>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    // Parts handed out and not yet ended.
+    let running = AtomicUsize::new(0);
+    let caller = thread::current();
     let mut taken = Vec::with_capacity(n - 1);
     let mut on_caller = vec![0];
     for i in 1..n {
-        let done = done.clone();
+        let Some(w) = take_worker() else {
+            on_caller.push(i);
+            continue;
+        };
+        running.fetch_add(1, Ordering::Relaxed);
+        let (out, running, caller) = (&out, &running, caller.clone());
         let task: Box<dyn FnOnce() + Send + '_> = Box::new(move || {
             let r = catch_unwind(AssertUnwindSafe(|| f(i)));
-            // The task's last use of anything borrowed: `f` has returned.
-            let _ = done.send((i, r));
+            *out[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            // The task's last use of anything borrowed: the caller may return once
+            // `running` reaches 0. `caller` is the task's own handle.
+            if running.fetch_sub(1, Ordering::AcqRel) == 1 {
+                caller.unpark();
+            }
         });
-        // SAFETY: only the lifetime is erased. `task` borrows `f` (and its result type
-        // may borrow what `f` does); this function does not return before every task
-        // it handed out has ended: it waits below until each has sent its result or
-        // been dropped unrun (every `done` sender is then gone). A task touches nothing
-        // borrowed after its send.
+        // SAFETY: only the lifetime is erased. `task` borrows `f`, `out` and `running`
+        // (and its result type may borrow what `f` does); this function does not return
+        // before every task it handed out has ended: it waits below until `running`,
+        // counted up before each hand-out and down as each task's last use of anything
+        // borrowed, is 0. A worker runs every task it is given (a part's panic is
+        // caught inside the task), so none is dropped unrun.
         let task: Task =
             unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + '_>, Task>(task) };
-        match take_worker() {
-            Some(w) => match w.tasks.send(task) {
-                Ok(()) => taken.push(w),
-                // The thread is gone (never, short of an abort): the part runs here.
-                Err(mpsc::SendError(task)) => {
-                    drop(task);
-                    on_caller.push(i);
-                }
-            },
-            None => on_caller.push(i),
-        }
+        w.give(task, window);
+        taken.push(w);
     }
-    drop(done);
-    let mut out: Vec<Option<thread::Result<R>>> = (0..n).map(|_| None).collect();
-    for i in on_caller {
-        out[i] = Some(call(i));
+    for &i in &on_caller {
+        *out[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(call(i));
     }
-    // Every handed-out task sends exactly once (its part's panic is caught), so this
-    // ends when the last part does.
-    while let Ok((i, r)) = results.recv() {
-        out[i] = Some(r);
-    }
+    wait_until(window, || running.load(Ordering::Acquire) == 0);
     IDLE.lock().unwrap_or_else(|e| e.into_inner()).extend(taken);
     out.into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(Box::new("a part's thread ended without its result"))))
+        .map(|r| {
+            r.into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_else(|| Err(Box::new("a part's thread ended without its result")))
+        })
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::time::Duration;
+
+    /// The waits of both kinds: parking at once (a host of few cores), and spinning
+    /// first.
+    const WINDOWS: [Duration; 2] = [Duration::ZERO, Duration::from_millis(1)];
 
     #[test]
     fn every_part_runs_once_at_once_on_threads_outside_rayons_pool() {
-        for n in [0, 1, 2, 5] {
+        for (n, window) in [0, 1, 2, 5]
+            .into_iter()
+            .flat_map(|n| WINDOWS.map(|w| (n, w)))
+        {
             let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
             let running = AtomicUsize::new(0);
-            let r = run_parts(n, &|i| {
-                hits[i].fetch_add(1, Ordering::Relaxed);
-                // All parts are up at once: each waits for the others.
-                running.fetch_add(1, Ordering::SeqCst);
-                let t = std::time::Instant::now();
-                while running.load(Ordering::SeqCst) < n && t.elapsed() < Duration::from_secs(10) {
-                    std::hint::spin_loop();
-                }
-                (
-                    i * 10,
-                    rayon::current_thread_index(),
-                    running.load(Ordering::SeqCst),
-                )
-            });
+            let r = run_parts_spinning(
+                n,
+                &|i| {
+                    hits[i].fetch_add(1, Ordering::Relaxed);
+                    // All parts are up at once: each waits for the others.
+                    running.fetch_add(1, Ordering::SeqCst);
+                    let t = std::time::Instant::now();
+                    while running.load(Ordering::SeqCst) < n
+                        && t.elapsed() < Duration::from_secs(10)
+                    {
+                        std::hint::spin_loop();
+                    }
+                    (
+                        i * 10,
+                        rayon::current_thread_index(),
+                        running.load(Ordering::SeqCst),
+                    )
+                },
+                window,
+            );
             assert!(
                 hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
                 "{n} parts"
@@ -152,6 +245,19 @@ mod tests {
             again.into_iter().map(|r| r.unwrap()).collect::<Vec<_>>(),
             [1, 2, 3]
         );
+    }
+
+    #[test]
+    fn calls_back_to_back_find_every_result_whether_threads_spin_or_park() {
+        // A stream of short calls (the threads still spinning from the last one, or
+        // parked between them): every call returns every part's own result.
+        for window in WINDOWS {
+            for call in 0..200usize {
+                let r = run_parts_spinning(4, &|i| call * 4 + i, window);
+                let got: Vec<usize> = r.into_iter().map(|r| r.expect("no panic")).collect();
+                assert_eq!(got, (0..4).map(|i| call * 4 + i).collect::<Vec<_>>());
+            }
+        }
     }
 
     #[test]

@@ -289,6 +289,51 @@ kernel! {
     }
 }
 
+/// Most chunks the work list is cut into: the chunk is `max(min_chunk, ceil(W / 2^26))`
+/// candidates ([`sweep_plan`], and the host where it reads `W` back).
+pub const MAX_CHUNKS_LOG2: u32 = 26;
+
+kernel! {
+    /// The chunking of a count, chosen on the device so that the host need not read `W`
+    /// back (a wait) and write the work description (a copy) between the sort and the
+    /// walk: one thread reads `W` from `total[0]` (the scan's total of the run
+    /// lengths), writes it and the chunk length `max(min_chunk, ceil(W / 2^26))` into
+    /// `*work` (global; the host wrote its addresses), and zeroes `total[0]` for the
+    /// count ([`sweep_count_strided`]).
+    pub fn sweep_plan(work: *mut SweepWork, total: *mut u64, min_chunk: u64) {
+        if global_id_x() != 0 {
+            return;
+        }
+        let w = *total;
+        let per = (w + (1u64 << MAX_CHUNKS_LOG2) - 1) >> MAX_CHUNKS_LOG2;
+        (*work).total = w;
+        (*work).chunk = if per > min_chunk { per } else { min_chunk };
+        *total = 0;
+    }
+}
+
+kernel! {
+    /// Counting with the chunking planned on the device ([`sweep_plan`]): thread `g` of
+    /// `G` walks chunks `g`, `g + G`, `g + 2G`, .. of the work list (global tables,
+    /// sorted values, task offsets; `ceil(W / chunk)` chunks, read from `*work`), counts
+    /// the overlapping pairs, and the warp adds its lanes' counts to `total[0]` with one
+    /// 64-bit atomic. Neighbouring threads walk neighbouring chunks, as in
+    /// [`sweep_count`].
+    pub fn sweep_count_strided(tables: *const DdmTables, work: *const SweepWork, total: *mut u64) {
+        let t = *tables;
+        let wk = *work;
+        let n_chunks = (wk.total + wk.chunk - 1) / wk.chunk;
+        let stride = grid_dim_x() as u64 * block_dim_x() as u64;
+        let mut c = global_id_x() as u64;
+        let mut found = 0u64;
+        while c < n_chunks {
+            walk_chunk(&t, &wk, c, |_, _| found += 1);
+            c += stride;
+        }
+        warp_add_u64(total, found);
+    }
+}
+
 kernel! {
     /// Enumeration: thread `c` walks chunk `chunk_base + c` again and writes its `k`-th
     /// overlapping pair to global position `chunk_pos[c] + k` (the scanned per-chunk
