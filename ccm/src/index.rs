@@ -854,7 +854,8 @@ impl<'d> GpuIndex<'d> {
 
     /// Gives this index a pool of its own of `threads` threads to encode events on and
     /// drive its pipeline from ([`GpuIndex::match_batch`]), instead of the encoding pool
-    /// the process's indexes share (as many threads as rayon's global pool). For
+    /// the process's indexes share (as many threads as rayon's global pool, up to
+    /// [`ENCODE_THREADS_MAX`]). For
     /// several indexes driven at once on one host ([`crate::MultiIndex`], a device
     /// each): on one shared pool, a pipeline's driving thread waiting for its encoding
     /// could take another device's whole pipeline and run it to its end, so that the
@@ -981,6 +982,12 @@ impl<'d> GpuIndex<'d> {
 /// one, a driving thread waiting in its `join` could take another device's whole
 /// pipeline and run it to its end.
 ///
+/// At most [`ENCODE_THREADS_MAX`] threads, though: on the 4-GPU machine's 64 cores,
+/// Table 1's default stream through one index ran at 8.4-13.7M events/s on pools of 64
+/// threads (the shared pool or one of its own), 37.9M on 32, 59.1M on 16 and 41.6M on 8
+/// (`index_pipeline`, 2026-11-27); encoding alone, with no device, went 5.7 ns an event
+/// on 32 threads and 14 on 64.
+///
 /// Called on a thread of any rayon pool (an index's own pool, or this one, where the
 /// pipeline runs), `f` runs right there, on that pool.
 fn on_encode_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
@@ -990,7 +997,7 @@ fn on_encode_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
     let pool = POOL.get_or_init(|| {
         rayon::ThreadPoolBuilder::new()
-            .num_threads(rayon::current_num_threads().max(1))
+            .num_threads(encode_threads(rayon::current_num_threads()))
             .thread_name(|i| format!("ccm-encode-{i}"))
             .build()
             .ok()
@@ -999,6 +1006,16 @@ fn on_encode_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
         Some(p) => p.install(f),
         None => f(),
     }
+}
+
+/// Most threads an index encodes and drives its pipeline on ([`on_encode_pool`] says
+/// why): the H100 machine's 16 cores, where a pool of every core was the fastest.
+pub const ENCODE_THREADS_MAX: usize = 16;
+
+/// The threads of an encoding pool given `available` of the host's threads: all of
+/// them, up to [`ENCODE_THREADS_MAX`].
+pub fn encode_threads(available: usize) -> usize {
+    available.clamp(1, ENCODE_THREADS_MAX)
 }
 
 /// One launch's events staged in page-locked memory: the buffers, the room the events
@@ -1350,6 +1367,14 @@ fn non_empty<T: bytemuck::Pod>(data: &[T]) -> std::borrow::Cow<'_, [T]> {
 mod tests {
     use super::*;
     use ccm_kernels::{OP_NE, TY_FLOAT};
+
+    #[test]
+    fn an_encoding_pool_takes_every_thread_up_to_the_bound() {
+        assert_eq!(encode_threads(0), 1, "at least one thread");
+        assert_eq!(encode_threads(8), 8, "a host of few cores: all of them");
+        assert_eq!(encode_threads(ENCODE_THREADS_MAX), ENCODE_THREADS_MAX);
+        assert_eq!(encode_threads(64), ENCODE_THREADS_MAX, "many cores: the bound");
+    }
 
     fn con(key: u32, op: u16, v: i64) -> DevConstraint {
         DevConstraint {

@@ -1800,7 +1800,13 @@ impl<'d> Engine<'d> {
         }
         let s = self.sweep.as_ref().expect("prepared");
         let threads = self.dev.sm_count().max(1) * STRIDED_THREADS_PER_SM;
-        sweep_count_strided::launch(self.dev, Self::linear(threads), &self.table, &s.work, &s.total)?;
+        sweep_count_strided::launch(
+            self.dev,
+            Self::linear(threads),
+            &self.table,
+            &s.work,
+            &s.total,
+        )?;
         Ok(self.dev.read(&s.total)?[0])
     }
 
