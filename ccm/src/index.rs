@@ -882,7 +882,12 @@ impl<'d> GpuIndex<'d> {
             // The whole call on the index's own pool: every encoding inside it stays
             // there ([`on_encode_pool`]).
             Some(pool) => pool.install(|| self.match_batch_on_pool(events, out)),
-            None => self.match_batch_on_pool(events, out),
+            // The whole call on the shared pool too, as on a pool of its own: driven
+            // from outside, each of its encodings was a job handed to the pool from
+            // outside, its threads asleep since the last one (the one-device stream of
+            // Table 2's default scenario on the 4-GPU machine ran at 9.5-14.6M
+            // events/s so, where a pool of its own of as many threads drove 28-30M).
+            None => on_encode_pool(|| self.match_batch_on_pool(events, out)),
         }
     }
 
@@ -1012,10 +1017,23 @@ fn on_encode_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 /// why): the H100 machine's 16 cores, where a pool of every core was the fastest.
 pub const ENCODE_THREADS_MAX: usize = 16;
 
+/// Most threads the encoding pools of several indexes driven at once on one host
+/// ([`crate::MultiIndex`]) take together: encoding alone on the 4-GPU machine's 64
+/// cores went 5.7 ns an event on 32 threads and 14 on 64, and four devices' pools of 16
+/// threads drove 7-8M events/s each where two drove 28-30M.
+pub const ENCODE_THREADS_HOST_MAX: usize = 32;
+
 /// The threads of an encoding pool given `available` of the host's threads: all of
 /// them, up to [`ENCODE_THREADS_MAX`].
 pub fn encode_threads(available: usize) -> usize {
     available.clamp(1, ENCODE_THREADS_MAX)
+}
+
+/// The threads of each of `indexes` encoding pools driven at once on a host of
+/// `available` threads: an equal share of them, of at most [`ENCODE_THREADS_HOST_MAX`]
+/// together and [`ENCODE_THREADS_MAX`] each.
+pub fn encode_threads_shared(available: usize, indexes: usize) -> usize {
+    encode_threads(available.min(ENCODE_THREADS_HOST_MAX) / indexes.max(1))
 }
 
 /// One launch's events staged in page-locked memory: the buffers, the room the events
@@ -1373,7 +1391,16 @@ mod tests {
         assert_eq!(encode_threads(0), 1, "at least one thread");
         assert_eq!(encode_threads(8), 8, "a host of few cores: all of them");
         assert_eq!(encode_threads(ENCODE_THREADS_MAX), ENCODE_THREADS_MAX);
-        assert_eq!(encode_threads(64), ENCODE_THREADS_MAX, "many cores: the bound");
+        assert_eq!(
+            encode_threads(64),
+            ENCODE_THREADS_MAX,
+            "many cores: the bound"
+        );
+        // Several indexes at once: a share of the host's bound.
+        assert_eq!(encode_threads_shared(64, 2), 16);
+        assert_eq!(encode_threads_shared(64, 4), 8);
+        assert_eq!(encode_threads_shared(16, 4), 4);
+        assert_eq!(encode_threads_shared(2, 4), 1);
     }
 
     fn con(key: u32, op: u16, v: i64) -> DevConstraint {

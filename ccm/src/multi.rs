@@ -36,7 +36,7 @@
 //! With one device the index is exactly [`GpuIndex`], driven on the caller's thread.
 
 use crate::engine::CcmError;
-use crate::index::{encode_threads, Answers, GpuIndex, IndexConfig};
+use crate::index::{encode_threads_shared, Answers, GpuIndex, IndexConfig};
 use crate::model::{Event, InterfaceId, Subscription};
 use gpu_kernels::multi::{split_even, split_weighted, Devices, OnDevice};
 use std::collections::BTreeMap;
@@ -256,8 +256,8 @@ impl<'d> MultiIndex<'d> {
         if devices.len() > 1 {
             // Each device's pipeline on a pool of its own, a share of the host's cores
             // (`GpuIndex::set_encode_threads` says why), of at most
-            // `ENCODE_THREADS_MAX` threads.
-            let share = encode_threads(rayon::current_num_threads() / devices.len());
+            // `ENCODE_THREADS_HOST_MAX` threads together.
+            let share = encode_threads_shared(rayon::current_num_threads(), devices.len());
             parts
                 .iter_mut()
                 .flatten()
