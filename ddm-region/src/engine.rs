@@ -9,7 +9,8 @@
 //!   (after Marzolla, Birolo, D'Angelo & Fariselli 2024); in several, the sweep on the
 //!   dimension a sample says has the fewest candidates; for small sets (the paper's
 //!   32768 regions a step), sorted tiles of publications swept in shared memory, two
-//!   launches and one wait where the sorts and sweep take a dozen and three.
+//!   launches and one wait where the sorts and sweep take about twenty launches and
+//!   one wait (a count) or more (the pairs).
 //!
 //! The region and grid engines keep the overlap information on the device between steps
 //! and update it incrementally: Phase 2 clears the old overlaps of the updated regions,
@@ -159,9 +160,10 @@ pub const SWEEP_WINDOW: u64 = 1 << 25;
 
 /// Most pairs `n_pub * n_sub` for which the bisect engine matches in sorted tiles
 /// ([`sort_tiles`], [`tiled_match`]: two launches and one wait) instead of sorting all
-/// regions on the device and sweeping (a dozen launches, three waits);
+/// regions on the device and sweeping (about twenty launches and one wait);
 /// [`Engine::set_tiled_max`] changes it. 2^28 at the paper's 32768 regions a step. On
-/// an H100 (`count_split`, 2-D scale-up, 2026-11-26) a count of 65536 regions (2^30)
+/// an H100 (`count_split`, 2-D scale-up, 2026-11-26, when the sorted count still waited
+/// three times) a count of 65536 regions (2^30)
 /// took 84-94 us in tiles against ~200 us sorted and swept, and the sweep's ~220 us
 /// at 131072 regions is about what the tiles' work (four times 65536's) would take.
 pub const TILED_MAX_PAIRS: u64 = 1 << 31;

@@ -53,7 +53,7 @@ fn wait_until(window: Duration, ready: impl Fn() -> bool) {
     let mut spins = 0u32;
     while !ready() {
         spins = spins.wrapping_add(1);
-        if window.is_zero() || (spins % 64 == 0 && start.elapsed() >= window) {
+        if window.is_zero() || (spins.is_multiple_of(64) && start.elapsed() >= window) {
             thread::park();
         } else {
             std::hint::spin_loop();

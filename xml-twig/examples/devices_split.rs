@@ -44,15 +44,7 @@ fn main() -> Res<()> {
     let reps = arg(1, if gpu { 20 } else { 2 })?;
     let n_docs = arg(2, if gpu { 1000 } else { 8 })?;
     let (queries, doc_bytes) = if gpu { (2000, 25 << 10) } else { (40, 2 << 10) };
-    let cfg = if gpu {
-        EngineConfig::default()
-    } else {
-        EngineConfig {
-            block_threads: 64,
-            warps_per_block: 2,
-            ..EngineConfig::default()
-        }
-    };
+    let cfg = EngineConfig::for_device(devs.get(0).ok_or("a device")?);
     let set =
         QuerySet::from_queries(QueryGenerator::new(QueryParams::paper(5, 0.5), 1).queries(queries));
     let profiles = ProfileSet::compile(&set)?;

@@ -111,6 +111,27 @@ impl Default for EngineConfig {
     }
 }
 
+impl EngineConfig {
+    /// The default on a GPU; on the emulator, which runs one OS thread per lane, small
+    /// blocks (64 threads, 2 warps a block) that keep it quick.
+    ///
+    /// ```
+    /// use xml_twig::{Device, EngineConfig};
+    /// assert_eq!(EngineConfig::for_device(&Device::emulator()).block_threads, 64);
+    /// ```
+    pub fn for_device(dev: &Device) -> Self {
+        if dev.is_gpu() {
+            EngineConfig::default()
+        } else {
+            EngineConfig {
+                block_threads: 64,
+                warps_per_block: 2,
+                ..EngineConfig::default()
+            }
+        }
+    }
+}
+
 /// The twig filter on one device.
 pub struct Engine {
     dev: Device,

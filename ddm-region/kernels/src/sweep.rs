@@ -322,7 +322,7 @@ kernel! {
     pub fn sweep_count_strided(tables: *const DdmTables, work: *const SweepWork, total: *mut u64) {
         let t = *tables;
         let wk = *work;
-        let n_chunks = (wk.total + wk.chunk - 1) / wk.chunk;
+        let n_chunks = wk.total.div_ceil(wk.chunk);
         let stride = grid_dim_x() as u64 * block_dim_x() as u64;
         let mut c = global_id_x() as u64;
         let mut found = 0u64;

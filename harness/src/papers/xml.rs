@@ -335,14 +335,12 @@ impl Engines {
                 };
                 Slot::Device(Device::gpu(ordinal, xml_twig::PTX)?, cfg)
             } else {
-                // One OS thread per lane: small blocks keep the emulator quick.
+                let dev = Device::emulator();
                 let cfg = EngineConfig {
                     kernel,
-                    block_threads: 64,
-                    warps_per_block: 2,
-                    ..EngineConfig::default()
+                    ..EngineConfig::for_device(&dev)
                 };
-                Slot::Device(Device::emulator(), cfg)
+                Slot::Device(dev, cfg)
             };
             kernels.push((name, slot, seg));
         }
@@ -1178,22 +1176,6 @@ fn table5(ctx: &mut Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The first `n` queries of a compiled set (same dictionary, so documents encoded for
-/// the whole set stay valid).
-/// The engine configuration of a scaling run: the default on GPUs, small blocks on the
-/// emulator (one OS thread per lane), as [`Engines::open`] configures them.
-fn scaling_config(on_gpu: bool) -> EngineConfig {
-    if on_gpu {
-        EngineConfig::default()
-    } else {
-        EngineConfig {
-            block_threads: 64,
-            warps_per_block: 2,
-            ..EngineConfig::default()
-        }
-    }
-}
-
 /// `scaling` (beyond the paper, which uses one GPU): the filter with each batch's
 /// documents cut over the first 1, 2, 4, 8 GPUs ([`MultiFilter`]), at Fig. 10b's largest
 /// workload (1000 documents of 25 kB, the largest query set: 2000 twigs of length 5,
@@ -1210,7 +1192,11 @@ fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
         return Ok(());
     };
     let s = Sizes { quick: ctx.quick };
-    let cfg = scaling_config(scale.is_gpu());
+    let cfg = if scale.is_gpu() {
+        EngineConfig::default()
+    } else {
+        EngineConfig::for_device(&Device::emulator())
+    };
     // Rounds of one batch each (the budget ends a full-size stream early).
     let stream = vec![(); if ctx.quick { 1 } else { 1000 }];
     let seeds = seeds_of(ctx);
@@ -1268,6 +1254,8 @@ fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The first `n` queries of a compiled set (same dictionary, so documents encoded for
+/// the whole set stay valid).
 fn prefix(all: &ProfileSet, n: usize) -> ProfileSet {
     let n = n.min(all.len());
     ProfileSet {
