@@ -145,14 +145,41 @@ pub const STRIDED_THREADS_PER_SM: u32 = 2048;
 const COUNT_MIN_CHUNK: u64 = 8;
 const EMIT_MIN_CHUNK: u64 = 32;
 
-/// Where the sorting engines choose how the work list is cut into chunks.
+/// What a recorded count ([`Engine::sweep_count`]) was recorded for: the sizes and
+/// arguments of its launches (the buffers they read and write are the engine's, allocated
+/// once, but for the scan's scratch, which enumeration may grow).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Chunking {
-    /// On the device, for a count ([`sweep_plan`]): nothing read back.
-    OnDevice,
-    /// On the host, which reads the work total back, then counts the pairs of each
-    /// chunk and scans them (enumeration: each chunk's pairs land at its offset).
-    PerChunk,
+struct CountKey {
+    dim: u32,
+    passes: u32,
+    n_pub: u32,
+    n_sub: u32,
+    table: u64,
+    sums: u64,
+}
+
+/// A count's launches recorded on a GPU, and the work description they read.
+struct CountRecording {
+    key: CountKey,
+    work: SweepWork,
+    recording: gpu_kernels::Recording,
+}
+
+/// The work description of `tasks` tasks sorted into `s`, the sort's values in `vals`
+/// (its totals left 0: [`sweep_plan`] or the host fills them).
+fn work_of(s: &SweepState, vals: &Buffer<u32>, tasks: u32) -> SweepWork {
+    SweepWork {
+        pub_vals: addr(vals),
+        sub_vals: addr(vals) + (s.sort.b_at * std::mem::size_of::<u32>()) as u64,
+        pub_sorted: addr(&s.pub_sorted),
+        sub_sorted: addr(&s.sub_sorted),
+        begin: addr(&s.begin),
+        offsets: addr(&s.offsets),
+        total: 0,
+        chunk: 0,
+        n_tasks: tasks,
+        _pad: 0,
+    }
 }
 
 /// Pairs copied back per window when the sweep engine enumerates.
@@ -393,6 +420,9 @@ struct SweepState {
     /// The addresses and task count last written to `work` (its total and chunk
     /// zeroed): a count writes them only when they changed.
     work_written: Option<SweepWork>,
+    /// The count's launches, recorded on a GPU for the sizes of `key`, with the work
+    /// description they read ([`Engine::sweep_count`]).
+    count_recording: Option<CountRecording>,
     per_chunk: Buffer<u64>,
     /// The enumeration window (grown on demand, kept across calls) and its landing place
     /// in page-locked host memory.
@@ -1629,7 +1659,7 @@ impl<'d> Engine<'d> {
             }
         }
         let dim = self.sweep_dim()?;
-        let (n_chunks, pairs_total) = self.sweep_prepare(Chunking::PerChunk, dim)?;
+        let (n_chunks, pairs_total) = self.sweep_prepare(dim)?;
         if pairs_total == 0 {
             return Ok(0);
         }
@@ -1795,21 +1825,91 @@ impl<'d> Engine<'d> {
     /// chunking chosen on the device ([`sweep_plan`]) and the chunks walked by a grid
     /// of [`STRIDED_THREADS_PER_SM`] threads per SM ([`sweep_count_strided`]): one wait,
     /// for the count, where reading the work total back to choose the chunking on the
-    /// host took a second.
+    /// host took a second. On a GPU its ~20 launches are recorded once and replayed as
+    /// one ([`Device::record`]) while the engine's sizes stay; the emulator queues them.
     fn sweep_count(&mut self, dim: u32) -> Result<u64, DdmError> {
-        if self.sweep_prepare(Chunking::OnDevice, dim)?.0 == 0 {
+        if self.sweep.is_none() {
+            self.sweep = Some(self.sweep_state()?);
+        }
+        let mut s = self.sweep.take().expect("just set");
+        let r = self.sweep_count_with(&mut s, dim);
+        self.sweep = Some(s);
+        r
+    }
+
+    fn sweep_count_with(&mut self, s: &mut SweepState, dim: u32) -> Result<u64, DdmError> {
+        let dev = self.dev;
+        let (np, ns) = (self.n_pub, self.n_sub);
+        if np + ns == 0 {
             return Ok(0);
         }
-        let s = self.sweep.as_ref().expect("prepared");
-        let threads = self.dev.sm_count().max(1) * STRIDED_THREADS_PER_SM;
-        sweep_count_strided::launch(
-            self.dev,
-            Self::linear(threads),
-            &self.table,
-            &s.work,
-            &s.total,
-        )?;
-        Ok(self.dev.read(&s.total)?[0])
+        let passes = self.sort_passes(dim);
+        let key = CountKey {
+            dim,
+            passes,
+            n_pub: np,
+            n_sub: ns,
+            table: addr(&self.table),
+            sums: addr(&s.sums),
+        };
+        if let Some(rec) = s.count_recording.as_ref().filter(|r| r.key == key) {
+            let work = rec.work;
+            if s.work_written != Some(work) {
+                dev.write(&mut s.work, 0, &[work])?;
+                s.work_written = Some(work);
+            }
+            let rec = s.count_recording.as_ref().expect("matched above");
+            dev.replay(&rec.recording)?;
+        } else {
+            s.count_recording = None;
+            // The work's addresses as the sort will leave them (after an odd number of
+            // passes the values are in the other buffer), written before the launches
+            // that read them (a host copy cannot be recorded).
+            let vals = if passes % 2 == 1 {
+                &s.sort.tmp_vals
+            } else {
+                &s.sort.vals
+            };
+            let work = work_of(s, vals, np + ns);
+            if s.work_written != Some(work) {
+                dev.write(&mut s.work, 0, &[work])?;
+                s.work_written = Some(work);
+            }
+            let threads = dev.sm_count().max(1) * STRIDED_THREADS_PER_SM;
+            let recording = dev.record(|| -> Result<(), DdmError> {
+                self.sort_and_find_tasks(s, dim, passes)?;
+                exclusive_scan(dev, &s.offsets, (np + ns) as u64, &s.sums, &s.total)?;
+                sweep_plan::launch(dev, Self::linear(1), &s.work, &s.total, COUNT_MIN_CHUNK)?;
+                sweep_count_strided::launch(
+                    dev,
+                    Self::linear(threads),
+                    &self.table,
+                    &s.work,
+                    &s.total,
+                )?;
+                Ok(())
+            })?;
+            if let Some(recording) = recording {
+                dev.replay(&recording)?;
+                s.count_recording = Some(CountRecording {
+                    key,
+                    work,
+                    recording,
+                });
+            }
+        }
+        Ok(dev.read(&s.total)?[0])
+    }
+
+    /// Radix passes of a sort in dimension `dim`: only the digits below the largest key
+    /// ever installed need sorting.
+    fn sort_passes(&self, dim: u32) -> u32 {
+        let bound = if dim == 0 {
+            self.key_bound
+        } else {
+            self.end_bound
+        };
+        (32 - bound.leading_zeros()).div_ceil(8)
     }
 
     fn sweep_state(&self) -> Result<SweepState, DdmError> {
@@ -1831,6 +1931,7 @@ impl<'d> Engine<'d> {
             offsets: self.dev.alloc(tasks.max(1))?,
             work: self.dev.alloc(1)?,
             work_written: None,
+            count_recording: None,
             per_chunk: self.dev.alloc(1)?,
             out: self.dev.alloc(1)?,
             out_host: self.dev.alloc_host(1)?,
@@ -1854,34 +1955,31 @@ impl<'d> Engine<'d> {
         })
     }
 
-    /// Sorts, finds the tasks, scans their lengths and chooses the chunking; with
-    /// `per_chunk`, also counts and scans the pairs of each chunk. Returns
-    /// (chunks, pairs in all or 0).
-    fn sweep_prepare(&mut self, chunking: Chunking, dim: u32) -> Result<(u64, u64), DdmError> {
+    /// Sorts, finds the tasks, scans their lengths, reads the work total back to choose
+    /// the chunking, then counts and scans the pairs of each chunk (enumeration: each
+    /// chunk's pairs land at its offset). Returns (chunks, pairs in all).
+    fn sweep_prepare(&mut self, dim: u32) -> Result<(u64, u64), DdmError> {
         if self.sweep.is_none() {
             self.sweep = Some(self.sweep_state()?);
         }
         let mut s = self.sweep.take().expect("just set");
-        let r = self.sweep_prepare_with(&mut s, chunking, dim);
+        let r = self.sweep_prepare_with(&mut s, dim);
         self.sweep = Some(s);
         r
     }
 
-    fn sweep_prepare_with(
-        &mut self,
+    /// Sorts both kinds by their lower bounds in dimension `dim` (`passes` radix
+    /// passes), copies their ranges in sorted order and finds each one's run of
+    /// candidates (`sweep_keys`, the radix sort, `sweep_gather`, `sweep_tasks`): launches
+    /// only.
+    fn sort_and_find_tasks(
+        &self,
         s: &mut SweepState,
-        chunking: Chunking,
         dim: u32,
-    ) -> Result<(u64, u64), DdmError> {
+        passes: u32,
+    ) -> Result<(), DdmError> {
         let dev = self.dev;
         let (np, ns) = (self.n_pub, self.n_sub);
-        // Only the digits below the largest key ever installed need sorting.
-        let bound = if dim == 0 {
-            self.key_bound
-        } else {
-            self.end_bound
-        };
-        let passes = (32 - bound.leading_zeros()).div_ceil(8);
         let sub_at = s.sort.b_at;
         for (first, n, at) in [(0, np, 0), (np, ns, sub_at)] {
             if n > 0 {
@@ -1912,45 +2010,32 @@ impl<'d> Engine<'d> {
                 )?;
             }
         }
-        let tasks = np + ns;
+        if np + ns > 0 {
+            sweep_tasks::launch(
+                dev,
+                Self::linear(np + ns),
+                &self.table,
+                dim,
+                s.sort.keys.at(0),
+                s.sort.keys.at(sub_at),
+                &s.pub_sorted,
+                &s.sub_sorted,
+                &s.begin,
+                &s.offsets,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn sweep_prepare_with(&mut self, s: &mut SweepState, dim: u32) -> Result<(u64, u64), DdmError> {
+        let dev = self.dev;
+        let tasks = self.n_pub + self.n_sub;
+        let passes = self.sort_passes(dim);
+        self.sort_and_find_tasks(s, dim, passes)?;
         if tasks == 0 {
             return Ok((0, 0));
         }
-        sweep_tasks::launch(
-            dev,
-            Self::linear(tasks),
-            &self.table,
-            dim,
-            s.sort.keys.at(0),
-            s.sort.keys.at(sub_at),
-            &s.pub_sorted,
-            &s.sub_sorted,
-            &s.begin,
-            &s.offsets,
-        )?;
-        let mut work = SweepWork {
-            pub_vals: addr(&s.sort.vals),
-            sub_vals: addr(&s.sort.vals) + (sub_at * std::mem::size_of::<u32>()) as u64,
-            pub_sorted: addr(&s.pub_sorted),
-            sub_sorted: addr(&s.sub_sorted),
-            begin: addr(&s.begin),
-            offsets: addr(&s.offsets),
-            total: 0,
-            chunk: 0,
-            n_tasks: tasks,
-            _pad: 0,
-        };
-        if chunking == Chunking::OnDevice {
-            // The addresses when they changed (a copy in stream order, no wait); the
-            // total and the chunk once the scan has run, on the device.
-            if s.work_written != Some(work) {
-                dev.write(&mut s.work, 0, &[work])?;
-                s.work_written = Some(work);
-            }
-            exclusive_scan(dev, &s.offsets, tasks as u64, &s.sums, &s.total)?;
-            sweep_plan::launch(dev, Self::linear(1), &s.work, &s.total, COUNT_MIN_CHUNK)?;
-            return Ok((1, 0));
-        }
+        let mut work = work_of(s, &s.sort.vals, tasks);
         exclusive_scan(dev, &s.offsets, tasks as u64, &s.sums, &s.total)?;
         let work_total = dev.read(&s.total)?[0];
         // Enumeration keeps its per-chunk counts 4x fewer than a count's chunks.

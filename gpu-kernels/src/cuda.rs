@@ -200,6 +200,34 @@ impl Gpu {
             .map_err(|e| self.async_error("cuMemsetD8Async", e))
     }
 
+    /// Starts recording the stream's work instead of running it ([`crate::Device::record`]).
+    /// Relaxed: other threads may use the driver meanwhile (other devices' parts).
+    pub(crate) fn begin_recording(&self) -> Result<(), GpuError> {
+        use cudarc::driver::sys::CUstreamCaptureMode;
+        self.stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+            .map_err(driver("beginning a recording (stream capture)"))
+    }
+
+    /// Ends the recording begun by [`Gpu::begin_recording`]: the work recorded, ready to
+    /// replay; `None` when nothing was.
+    pub(crate) fn end_recording(&self) -> Result<Option<cudarc::driver::CudaGraph>, GpuError> {
+        use cudarc::driver::sys::CUgraphInstantiate_flags;
+        self.stream
+            .end_capture(CUgraphInstantiate_flags(0))
+            .map_err(driver(
+                "ending a recording (a read, wait or host copy inside it is refused)",
+            ))
+    }
+
+    /// Queues a recording's work on the stream.
+    pub(crate) fn replay(&self, graph: &cudarc::driver::CudaGraph) -> Result<(), GpuError> {
+        *self.last_kernel.lock().unwrap_or_else(|p| p.into_inner()) = "(a replayed recording)";
+        graph
+            .launch()
+            .map_err(|e| self.async_error("replaying a recording", e))
+    }
+
     pub(crate) fn synchronize(&self) -> Result<(), GpuError> {
         self.bind()?;
         self.stream

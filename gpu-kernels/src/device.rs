@@ -447,6 +447,13 @@ impl<'a> Launch<'a> {
     /// parameter types, in order (what the generated launcher does).
     #[doc(hidden)]
     pub unsafe fn run(self, kernel: &Kernel, cfg: LaunchConfig) -> Result<(), GpuError> {
+        if !self.host.is_empty() && self.dev.recording.load(Ordering::SeqCst) {
+            // A replay would not stamp the buffer: the host could read it too soon.
+            return Err(GpuError::BadLaunch {
+                kernel: kernel.name,
+                message: "a launch that uses mapped host memory cannot be recorded".into(),
+            });
+        }
         // SAFETY: the caller's contract: each argument is of its parameter's type and
         // points into memory borrowed for the launch (`KernelParam`'s contract).
         let r = unsafe { self.dev.launch(kernel, cfg, &self.args) };
@@ -543,6 +550,20 @@ pub enum Mark {
     Gpu(cudarc::driver::CudaEvent),
 }
 
+/// Device work recorded once and queued again as one unit ([`Device::record`],
+/// [`Device::replay`]): on a GPU a CUDA graph, whose replay costs one call where its
+/// launches cost one each.
+pub struct Recording {
+    #[cfg(feature = "cuda")]
+    graph: cudarc::driver::CudaGraph,
+}
+
+// SAFETY: a graph is an executable made by the driver, used only through `&Recording`
+// by `Device::replay`, which queues it on its device's stream; CUDA requires calls on
+// one graph to be serialised, which the owner's `&mut` access to its engine gives (a
+// `Recording` is not `Sync`: two threads never replay one at once).
+unsafe impl Send for Recording {}
+
 pub(crate) enum Backend {
     Emu,
     #[cfg(feature = "cuda")]
@@ -587,6 +608,8 @@ pub struct Device {
     pub(crate) backend: Backend,
     allocated: Arc<AtomicUsize>,
     clock: Arc<Clock>,
+    /// True while [`Device::record`] records this device's work (on a GPU).
+    recording: std::sync::atomic::AtomicBool,
 }
 
 /// Launch and synchronisation counts of a device, which its mapped host buffers share:
@@ -925,6 +948,7 @@ impl Device {
             backend: Backend::Emu,
             allocated: Arc::default(),
             clock: Arc::default(),
+            recording: Default::default(),
         }
     }
 
@@ -939,6 +963,7 @@ impl Device {
                 backend: Backend::Gpu(gpu),
                 allocated: Arc::default(),
                 clock: Arc::default(),
+                recording: Default::default(),
             })
         }
         #[cfg(not(feature = "cuda"))]
@@ -1362,6 +1387,71 @@ impl Device {
             }
         };
         Ok(crate::persist::Persistent::new(kernel.name, ring, runner))
+    }
+
+    /// Runs `f`, recording the device work it queues instead of running it (on a GPU):
+    /// the recording, to queue with [`Device::replay`] now and again later, is the same
+    /// launches with the same arguments, reading and writing the buffers' contents as
+    /// they are at each replay. `f` may queue kernel launches, zeroings and copies
+    /// between device buffers; a read, a wait or a copy from host memory inside it fails
+    /// the recording, and so does a launch that uses mapped host memory. On the
+    /// emulator, which has no recordings, `f`'s work runs as it is queued and `None` is
+    /// returned.
+    ///
+    /// ```
+    /// use gpu_kernels::Device;
+    /// # fn main() -> Result<(), gpu_kernels::GpuError> {
+    /// let dev = Device::emulator();
+    /// let mut buf = dev.upload(&[7u32; 4])?;
+    /// let recording = dev.record(|| dev.zero(&mut buf))?;
+    /// match recording {
+    ///     Some(r) => dev.replay(&r)?, // a GPU: recorded, run now
+    ///     None => {}                  // the emulator: it ran already
+    /// }
+    /// assert_eq!(dev.read(&buf)?, vec![0; 4]);
+    /// # Ok(()) }
+    /// ```
+    pub fn record<E: From<GpuError>>(
+        &self,
+        f: impl FnOnce() -> Result<(), E>,
+    ) -> Result<Option<Recording>, E> {
+        match &self.backend {
+            Backend::Emu => f().map(|()| None),
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => {
+                g.begin_recording()?;
+                self.recording.store(true, Ordering::SeqCst);
+                let r = f();
+                self.recording.store(false, Ordering::SeqCst);
+                // Ended whatever `f` did, so that the stream runs work again.
+                let graph = g.end_recording();
+                r?;
+                let graph = graph?.ok_or_else(|| GpuError::Driver {
+                    what: "ending a recording".into(),
+                    message: "nothing was recorded".into(),
+                })?;
+                Ok(Some(Recording { graph }))
+            }
+        }
+    }
+
+    /// Queues a recording of this device's work ([`Device::record`]).
+    pub fn replay(&self, recording: &Recording) -> Result<(), GpuError> {
+        match &self.backend {
+            Backend::Emu => {
+                let _ = recording;
+                Err(GpuError::Driver {
+                    what: "replaying a recording".into(),
+                    message: "made on a GPU, replayed on the emulator".into(),
+                })
+            }
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => {
+                g.replay(&recording.graph)?;
+                self.clock.launched.fetch_add(1, Ordering::SeqCst);
+                Ok(())
+            }
+        }
     }
 
     /// Waits until all work queued on the device is done (persistent kernels, on

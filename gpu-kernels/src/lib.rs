@@ -92,7 +92,7 @@ pub use device::Launch;
 #[cfg(not(target_arch = "nvptx64"))]
 pub use device::{
     Arg, Buffer, Device, GpuError, HostBuffer, In, Kernel, KernelParam, LaunchConfig, Mark, Out,
-    StructArg, ToParam,
+    Recording, StructArg, ToParam,
 };
 pub use params::{DevPtr, DevPtrMut, KernelStruct};
 
