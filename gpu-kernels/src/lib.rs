@@ -9,7 +9,7 @@
 //! | [`prelude`] | device intrinsics: thread ids, barriers, shared memory, atomics, warp ops, and the [`kernel!`] macro | GPU and host |
 //! | [`emu`] | the host SIMT emulator that runs kernels on CPU threads, CUDA semantics included | host |
 //! | [`build`] | the build-time PTX builder a crate's `build.rs` calls | host (build scripts) |
-//! | [`Device`] | one API over the GPU (cudarc) and the emulator: buffers, copies, launches, timing | host |
+//! | [`Device`] | one API over the GPU (cudarc) and the emulator: buffers, copies, launches, timing, [`Recording`]s of launches replayed as one call (CUDA graphs) | host |
 //! | [`multi`] | many devices in one host: [`multi::Devices`], one host thread per device, and the partition helpers | host |
 //! | [`crew`] | host work in parts around a device wait: pool threads gathered before the wait, the caller working from the start | host |
 //! | [`persist`] | persistent kernels: a ring of requests in mapped host memory, served by a resident grid | GPU and host |
