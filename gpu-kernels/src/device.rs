@@ -1394,9 +1394,10 @@ impl Device {
     /// launches with the same arguments, reading and writing the buffers' contents as
     /// they are at each replay. `f` may queue kernel launches, zeroings and copies
     /// between device buffers; a read, a wait or a copy from host memory inside it fails
-    /// the recording, and so does a launch that uses mapped host memory. On the
-    /// emulator, which has no recordings, `f`'s work runs as it is queued and `None` is
-    /// returned.
+    /// the recording, and so does a launch that uses mapped host memory. Nothing else
+    /// may queue work on this device while `f` runs (another thread's work on it would
+    /// be recorded too, not run). On the emulator, which has no recordings, `f`'s work
+    /// runs as it is queued and `None` is returned.
     ///
     /// ```
     /// use gpu_kernels::Device;
