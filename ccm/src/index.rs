@@ -1025,14 +1025,14 @@ pub const ENCODE_THREADS_HOST_MAX: usize = 32;
 
 /// The threads of an encoding pool given `available` of the host's threads: all of
 /// them, up to [`ENCODE_THREADS_MAX`].
-pub fn encode_threads(available: usize) -> usize {
+pub(crate) fn encode_threads(available: usize) -> usize {
     available.clamp(1, ENCODE_THREADS_MAX)
 }
 
 /// The threads of each of `indexes` encoding pools driven at once on a host of
 /// `available` threads: an equal share of them, of at most [`ENCODE_THREADS_HOST_MAX`]
 /// together and [`ENCODE_THREADS_MAX`] each.
-pub fn encode_threads_shared(available: usize, indexes: usize) -> usize {
+pub(crate) fn encode_threads_shared(available: usize, indexes: usize) -> usize {
     encode_threads(available.min(ENCODE_THREADS_HOST_MAX) / indexes.max(1))
 }
 

@@ -1828,11 +1828,20 @@ impl<'d> Engine<'d> {
     /// host took a second. On a GPU its ~20 launches are recorded once and replayed as
     /// one ([`Device::record`]) while the engine's sizes stay; the emulator queues them.
     fn sweep_count(&mut self, dim: u32) -> Result<u64, DdmError> {
-        if self.sweep.is_none() {
-            self.sweep = Some(self.sweep_state()?);
-        }
-        let mut s = self.sweep.take().expect("just set");
-        let r = self.sweep_count_with(&mut s, dim);
+        self.with_sweep_state(|e, s| e.sweep_count_with(s, dim))
+    }
+
+    /// Runs `f` with the sorting engines' state (made on first use), taken out of the
+    /// engine for the call so that `f` may borrow both.
+    fn with_sweep_state<R>(
+        &mut self,
+        f: impl FnOnce(&mut Self, &mut SweepState) -> Result<R, DdmError>,
+    ) -> Result<R, DdmError> {
+        let mut s = match self.sweep.take() {
+            Some(s) => s,
+            None => self.sweep_state()?,
+        };
+        let r = f(self, &mut s);
         self.sweep = Some(s);
         r
     }
@@ -1852,29 +1861,30 @@ impl<'d> Engine<'d> {
             table: addr(&self.table),
             sums: addr(&s.sums),
         };
-        if let Some(rec) = s.count_recording.as_ref().filter(|r| r.key == key) {
-            let work = rec.work;
-            if s.work_written != Some(work) {
-                dev.write(&mut s.work, 0, &[work])?;
-                s.work_written = Some(work);
+        let replay = s.count_recording.as_ref().is_some_and(|r| r.key == key);
+        // The work description the launches read: the recording's own, or the addresses
+        // as the sort will leave them (after an odd number of passes the values are in
+        // the other buffer); written before the launches (a host copy cannot be
+        // recorded) and only when it changed.
+        let work = match &s.count_recording {
+            Some(r) if replay => r.work,
+            _ => {
+                let vals = if passes % 2 == 1 {
+                    &s.sort.tmp_vals
+                } else {
+                    &s.sort.vals
+                };
+                work_of(s, vals, np + ns)
             }
-            let rec = s.count_recording.as_ref().expect("matched above");
+        };
+        if s.work_written != Some(work) {
+            dev.write(&mut s.work, 0, &[work])?;
+            s.work_written = Some(work);
+        }
+        if let Some(rec) = s.count_recording.as_ref().filter(|_| replay) {
             dev.replay(&rec.recording)?;
         } else {
             s.count_recording = None;
-            // The work's addresses as the sort will leave them (after an odd number of
-            // passes the values are in the other buffer), written before the launches
-            // that read them (a host copy cannot be recorded).
-            let vals = if passes % 2 == 1 {
-                &s.sort.tmp_vals
-            } else {
-                &s.sort.vals
-            };
-            let work = work_of(s, vals, np + ns);
-            if s.work_written != Some(work) {
-                dev.write(&mut s.work, 0, &[work])?;
-                s.work_written = Some(work);
-            }
             let threads = dev.sm_count().max(1) * STRIDED_THREADS_PER_SM;
             let recording = dev.record(|| -> Result<(), DdmError> {
                 self.sort_and_find_tasks(s, dim, passes)?;
@@ -1959,13 +1969,7 @@ impl<'d> Engine<'d> {
     /// the chunking, then counts and scans the pairs of each chunk (enumeration: each
     /// chunk's pairs land at its offset). Returns (chunks, pairs in all).
     fn sweep_prepare(&mut self, dim: u32) -> Result<(u64, u64), DdmError> {
-        if self.sweep.is_none() {
-            self.sweep = Some(self.sweep_state()?);
-        }
-        let mut s = self.sweep.take().expect("just set");
-        let r = self.sweep_prepare_with(&mut s, dim);
-        self.sweep = Some(s);
-        r
+        self.with_sweep_state(|e, s| e.sweep_prepare_with(s, dim))
     }
 
     /// Sorts both kinds by their lower bounds in dimension `dim` (`passes` radix

@@ -31,7 +31,7 @@ type Task = Box<dyn FnOnce() + Send + 'static>;
 /// How long a part's thread, and a caller waiting for its parts, spin before they park:
 /// on a host of at least [`SPIN_MIN_CORES`] cores, 1 ms; else none (on a few cores a
 /// spinning thread takes a core from the parts themselves).
-pub(crate) fn spin_window() -> Duration {
+fn spin_window() -> Duration {
     static WINDOW: OnceLock<Duration> = OnceLock::new();
     *WINDOW.get_or_init(|| {
         let cores = thread::available_parallelism().map_or(1, |n| n.get());
@@ -44,7 +44,7 @@ pub(crate) fn spin_window() -> Duration {
 }
 
 /// Fewest host cores on which waiting threads spin ([`spin_window`]).
-pub(crate) const SPIN_MIN_CORES: usize = 8;
+const SPIN_MIN_CORES: usize = 8;
 
 /// Waits until `ready()` holds: spins for `window`, then parks (woken by
 /// [`Thread::unpark`] from whoever makes it hold; a spurious wake-up only re-checks).

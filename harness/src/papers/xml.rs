@@ -327,21 +327,17 @@ impl Engines {
                 continue;
             }
             let kernel = kernel.unwrap_or(KernelKind::Auto);
-            let slot = if kind == EngineKind::Gpu {
+            let dev = if kind == EngineKind::Gpu {
                 let ordinal = ctx.gpu_ordinal.context("no GPU ordinal")?;
-                let cfg = EngineConfig {
-                    kernel,
-                    ..EngineConfig::default()
-                };
-                Slot::Device(Device::gpu(ordinal, xml_twig::PTX)?, cfg)
+                Device::gpu(ordinal, xml_twig::PTX)?
             } else {
-                let dev = Device::emulator();
-                let cfg = EngineConfig {
-                    kernel,
-                    ..EngineConfig::for_device(&dev)
-                };
-                Slot::Device(dev, cfg)
+                Device::emulator()
             };
+            let cfg = EngineConfig {
+                kernel,
+                ..EngineConfig::for_device(&dev)
+            };
+            let slot = Slot::Device(dev, cfg);
             kernels.push((name, slot, seg));
         }
         let dfa = if ctx.wants("gpu-dfa", EngineKind::Gpu) {
@@ -1192,11 +1188,6 @@ fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
         return Ok(());
     };
     let s = Sizes { quick: ctx.quick };
-    let cfg = if scale.is_gpu() {
-        EngineConfig::default()
-    } else {
-        EngineConfig::for_device(&Device::emulator())
-    };
     // Rounds of one batch each (the budget ends a full-size stream early).
     let stream = vec![(); if ctx.quick { 1 } else { 1000 }];
     let seeds = seeds_of(ctx);
@@ -1213,6 +1204,9 @@ fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
             // The one-GPU engine: the reference answers and the throughput to match.
             let one = scale.open(1, xml_twig::PTX)?;
             let dev = one.into_parts().into_iter().next().context("a device")?.1;
+            // The same configuration on every device count: the default on GPUs, small
+            // blocks on the emulator.
+            let cfg = EngineConfig::for_device(&dev);
             let mut engine = Engine::new(dev, &profiles, cfg.clone())?;
             let batch = engine.encode(&docs);
             let mut want = Vec::new();
