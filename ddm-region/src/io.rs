@@ -6,8 +6,18 @@
 //! Blank lines and lines starting with `#` are skipped; fields may be padded with spaces.
 
 use crate::model::{Kind, Range, RegionSet};
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+
+/// Bad lines reported by one error at most; the rest are counted.
+pub const MAX_REPORTED: usize = 20;
+
+/// One bad line of a regions file: where, and what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
 
 /// A problem with a regions file.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +36,32 @@ pub enum IoError {
         column: usize,
         message: String,
     },
+    /// Several bad lines, all found in one pass: the first [`MAX_REPORTED`] in file
+    /// order, one per line of the message, and how many there were in all.
+    #[error("{}", lines_message(path, lines, *total))]
+    Lines {
+        path: PathBuf,
+        lines: Vec<BadLine>,
+        total: usize,
+    },
+}
+
+fn lines_message(path: &Path, lines: &[BadLine], total: usize) -> String {
+    let mut m = String::new();
+    for b in lines {
+        m.push_str(&format!(
+            "{}:{}:{}: {}\n",
+            path.display(),
+            b.line,
+            b.column,
+            b.message
+        ));
+    }
+    m.push_str(&format!("{}: {total} bad line(s)", path.display()));
+    if total > lines.len() {
+        m.push_str(&format!(", the first {} shown", lines.len()));
+    }
+    m
 }
 
 /// Reads a regions file; `-` is standard input (named `<stdin>` in errors).
@@ -36,21 +72,24 @@ pub fn read_regions(path: &Path) -> Result<RegionSet, IoError> {
     } else {
         path.to_path_buf()
     };
-    let text = if stdin {
-        let mut t = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut t).map(|_| t)
+    let bytes = if stdin {
+        let mut t = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut t).map(|_| t)
     } else {
-        std::fs::read_to_string(path)
+        std::fs::read(path)
     }
     .map_err(|source| IoError::Read {
         path: name.clone(),
         source,
     })?;
-    parse_regions(&text, &name)
+    let parsed = parse_chunks(&bytes, &name)?;
+    drop(bytes);
+    join(parsed, &name)
 }
 
 /// Parses the text of a regions file; `path` only names it in errors. A UTF-8
-/// byte-order mark before the header is skipped.
+/// byte-order mark before the header is skipped. Every bad line is found in one pass
+/// (the error names the first [`MAX_REPORTED`] and counts the rest).
 ///
 /// ```
 /// use ddm_region::io::parse_regions;
@@ -72,30 +111,56 @@ pub fn read_regions(path: &Path) -> Result<RegionSet, IoError> {
 /// # Ok(()) }
 /// ```
 pub fn parse_regions(text: &str, path: &Path) -> Result<RegionSet, IoError> {
-    // A UTF-8 byte-order mark before the header is not part of it.
-    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+    parse_region_bytes(text.as_bytes(), path)
+}
+
+/// Bytes of the body a parallel parser's task takes at least.
+const CHUNK: usize = 1 << 20;
+
+/// [`parse_regions`] on the file's bytes: the header on the calling thread, the body cut
+/// at line ends into chunks of about a MB that rayon's pool parses in parallel; the ids
+/// are checked for repeats by sorting, and the chunks' columns joined in file order.
+pub fn parse_region_bytes(bytes: &[u8], path: &Path) -> Result<RegionSet, IoError> {
+    join(parse_chunks(bytes, path)?, path)
+}
+
+/// A file's regions parsed, chunk by chunk, before they are joined.
+struct Parsed {
+    dims: usize,
+    header_line: usize,
+    chunks: Vec<Chunk>,
+}
+
+/// Parses the header and the body's chunks, and finds every bad line and repeated id.
+fn parse_chunks(bytes: &[u8], path: &Path) -> Result<Parsed, IoError> {
+    use rayon::prelude::*;
+    let bytes = bytes.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(bytes);
     let err = |line: usize, column: usize, message: String| IoError::Parse {
         path: path.to_path_buf(),
         line,
         column,
         message,
     };
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .map(|(i, l)| (i + 1, l))
-        .filter(|(_, l)| {
-            let t = l.trim();
-            !t.is_empty() && !t.starts_with('#')
-        });
-    let (hline, header) = lines.next().ok_or_else(|| {
-        err(
-            1,
-            1,
-            "empty file: expected the header `kind,id,lo0,hi0,...`".into(),
-        )
-    })?;
-    let names: Vec<(usize, &str)> = fields(header);
+    // The header: the first line that is neither blank nor a comment.
+    let (mut pos, mut hline) = (0usize, 0usize);
+    let header = loop {
+        if pos >= bytes.len() {
+            return Err(err(
+                hline.max(1),
+                1,
+                "empty file: expected the header `kind,id,lo0,hi0,...`".into(),
+            ));
+        }
+        let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |i| pos + i);
+        hline += 1;
+        let line = &bytes[pos..end];
+        pos = (end + 1).min(bytes.len());
+        if !skipped(line) {
+            break std::str::from_utf8(line)
+                .map_err(|_| err(hline, 1, "the header is not UTF-8 text".into()))?;
+        }
+    };
+    let names: Vec<(usize, &str)> = fields(header.trim_end_matches('\r'));
     if names.len() < 4 || !names.len().is_multiple_of(2) {
         return Err(err(
             hline,
@@ -121,72 +186,311 @@ pub fn parse_regions(text: &str, path: &Path) -> Result<RegionSet, IoError> {
             ));
         }
     }
-    let mut set = RegionSet::new(dims).map_err(|e| err(hline, 1, e.to_string()))?;
-    let mut seen: [HashSet<u64>; 2] = [HashSet::new(), HashSet::new()];
-    let mut ranges = Vec::with_capacity(dims);
-    for (line, text) in lines {
-        let f = fields(text);
-        if f.len() != names.len() {
-            return Err(err(
-                line,
-                1,
-                format!("{} fields, the header has {}", f.len(), names.len()),
-            ));
+    // The body in chunks cut after a line end.
+    let body = &bytes[pos..];
+    let mut cuts = vec![0usize];
+    while let Some(&last) = cuts.last() {
+        if last >= body.len() {
+            break;
         }
-        let kind = match f[0].1 {
-            "pub" => Kind::Publication,
-            "sub" => Kind::Subscription,
-            other => {
-                return Err(err(
-                    line,
-                    f[0].0,
-                    format!("kind `{other}` is neither `pub` nor `sub`"),
-                ))
-            }
-        };
-        let id: u64 = f[1].1.parse().map_err(|_| {
-            err(
-                line,
-                f[1].0,
-                format!("id `{}` is not an unsigned integer", f[1].1),
-            )
-        })?;
-        if !seen[kind as usize].insert(id) {
-            return Err(err(
-                line,
-                f[1].0,
-                format!("{} id {id} appears twice", kind.word()),
-            ));
-        }
-        ranges.clear();
-        for d in 0..dims {
-            let num = |(col, s): (usize, &str)| -> Result<u32, IoError> {
-                s.parse::<u32>().map_err(|_| {
-                    err(
-                        line,
-                        col,
-                        format!("bound `{s}` is not an integer in 0..=4294967295"),
-                    )
-                })
-            };
-            let lo = num(f[2 + 2 * d])?;
-            let hi = num(f[3 + 2 * d])?;
-            if lo > hi {
-                return Err(err(
-                    line,
-                    f[2 + 2 * d].0,
-                    format!("dimension {d}: lower bound {lo} is above upper bound {hi}"),
-                ));
-            }
-            ranges.push(Range { lo, hi });
-        }
-        set.push(kind, id, &ranges)
-            .map_err(|e| err(line, 1, e.to_string()))?;
+        let want = (last + CHUNK).min(body.len());
+        let cut = memchr::memchr(b'\n', &body[want..]).map_or(body.len(), |i| want + i + 1);
+        cuts.push(cut);
     }
-    Ok(set)
+    let mut chunks: Vec<Chunk> = cuts
+        .par_windows(2)
+        .map(|w| parse_chunk(&body[w[0]..w[1]], dims))
+        .collect();
+    // Line numbers: each chunk's first line follows the lines of the chunks before it.
+    let mut first = hline + 1;
+    let mut bad = Vec::new();
+    let mut total = 0;
+    for c in &mut chunks {
+        for b in &mut c.bad {
+            b.line += first;
+        }
+        total += c.bad_count;
+        bad.append(&mut c.bad);
+        first += c.lines;
+    }
+    // Repeated ids, found by sorting a copy (their lines only looked up when some are).
+    for kind in [Kind::Publication, Kind::Subscription] {
+        let k = kind as usize;
+        let mut sorted: Vec<u64> = chunks.iter().flat_map(|c| &c.ids[k]).copied().collect();
+        sorted.par_sort_unstable();
+        if sorted.windows(2).all(|w| w[0] != w[1]) {
+            continue;
+        }
+        let texts: Vec<&[u8]> = cuts.windows(2).map(|w| &body[w[0]..w[1]]).collect();
+        let (repeats, n) = repeated_ids(&chunks, &texts, kind, hline + 1);
+        total += n;
+        bad.extend(repeats);
+    }
+    if total > 0 {
+        bad.sort_by_key(|b| (b.line, b.column));
+        bad.truncate(MAX_REPORTED);
+        if total == 1 {
+            let b = bad.remove(0);
+            return Err(err(b.line, b.column, b.message));
+        }
+        return Err(IoError::Lines {
+            path: path.to_path_buf(),
+            lines: bad,
+            total,
+        });
+    }
+    Ok(Parsed {
+        dims,
+        header_line: hline,
+        chunks,
+    })
 }
 
-/// The comma-separated fields of a line, trimmed, with their 1-based start columns.
+/// The regions of `parsed` as one set: each kind's columns joined in file order, every
+/// chunk freed once copied (so the whole file is not held twice).
+fn join(parsed: Parsed, path: &Path) -> Result<RegionSet, IoError> {
+    let Parsed {
+        dims,
+        header_line,
+        chunks,
+    } = parsed;
+    let n = |k: usize| chunks.iter().map(|c| c.ids[k].len()).sum::<usize>();
+    let mut pubs = (Vec::with_capacity(n(0)), Vec::with_capacity(n(0) * dims));
+    let mut subs = (Vec::with_capacity(n(1)), Vec::with_capacity(n(1) * dims));
+    for c in chunks {
+        let Chunk { ids, ranges, .. } = c;
+        let [pub_ids, sub_ids] = ids;
+        let [pub_ranges, sub_ranges] = ranges;
+        pubs.0.extend_from_slice(&pub_ids);
+        pubs.1.extend_from_slice(&pub_ranges);
+        subs.0.extend_from_slice(&sub_ids);
+        subs.1.extend_from_slice(&sub_ranges);
+    }
+    RegionSet::from_columns(dims, pubs, subs).map_err(|e| IoError::Parse {
+        path: path.to_path_buf(),
+        line: header_line,
+        column: 1,
+        message: e.to_string(),
+    })
+}
+
+/// A blank line, or a comment (`#` after optional spaces).
+fn skipped(line: &[u8]) -> bool {
+    let t = line.trim_ascii();
+    t.is_empty() || t[0] == b'#'
+}
+
+/// What one chunk of the body holds: its regions' columns by kind, with the offset of
+/// each region's line in the chunk (for repeated ids), and its bad lines (line numbers
+/// relative to the chunk until the caller adds its first line's).
+struct Chunk {
+    ids: [Vec<u64>; 2],
+    ranges: [Vec<Range>; 2],
+    lines_of: [Vec<u32>; 2],
+    bad: Vec<BadLine>,
+    bad_count: usize,
+    lines: usize,
+}
+
+/// Parses the lines of one chunk (each ending in `\n`, the last one perhaps not).
+fn parse_chunk(chunk: &[u8], dims: usize) -> Chunk {
+    let mut c = Chunk {
+        ids: [Vec::new(), Vec::new()],
+        ranges: [Vec::new(), Vec::new()],
+        lines_of: [Vec::new(), Vec::new()],
+        bad: Vec::new(),
+        bad_count: 0,
+        lines: 0,
+    };
+    let mut ranges = Vec::with_capacity(dims);
+    let mut pos = 0;
+    while pos < chunk.len() {
+        let end = memchr::memchr(b'\n', &chunk[pos..]).map_or(chunk.len(), |i| pos + i);
+        let line = &chunk[pos..end];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let rel = c.lines;
+        c.lines += 1;
+        pos = end + 1;
+        if skipped(line) {
+            continue;
+        }
+        match parse_row(line, dims, &mut ranges) {
+            Ok((kind, id)) => {
+                let k = kind as usize;
+                c.ids[k].push(id);
+                c.ranges[k].extend_from_slice(&ranges);
+                c.lines_of[k].push(rel as u32);
+            }
+            Err((column, message)) => {
+                c.bad_count += 1;
+                if c.bad.len() < MAX_REPORTED {
+                    c.bad.push(BadLine {
+                        line: rel,
+                        column,
+                        message,
+                    });
+                }
+            }
+        }
+    }
+    c
+}
+
+/// One region's line: its kind and id, its ranges into `ranges`; or the (1-based)
+/// column and what is wrong there.
+fn parse_row(
+    line: &[u8],
+    dims: usize,
+    ranges: &mut Vec<Range>,
+) -> Result<(Kind, u64), (usize, String)> {
+    let want = 2 + 2 * dims;
+    let mut f = FieldIter { line, pos: 0 };
+    let mut next = |i: usize| -> Result<(usize, &[u8]), (usize, String)> {
+        f.next()
+            .ok_or_else(|| (1, format!("{i} fields, the header has {want}")))
+    };
+    let (kcol, kword) = next(0)?;
+    let kind = match kword {
+        b"pub" => Kind::Publication,
+        b"sub" => Kind::Subscription,
+        other => {
+            return Err((
+                column(line, kcol),
+                format!(
+                    "kind `{}` is neither `pub` nor `sub`",
+                    String::from_utf8_lossy(other)
+                ),
+            ))
+        }
+    };
+    let (icol, iword) = next(1)?;
+    let id = parse_uint(iword, u64::MAX).ok_or_else(|| {
+        (
+            column(line, icol),
+            format!(
+                "id `{}` is not an unsigned integer",
+                String::from_utf8_lossy(iword)
+            ),
+        )
+    })?;
+    ranges.clear();
+    for d in 0..dims {
+        let mut bound = |i: usize| -> Result<(usize, u32), (usize, String)> {
+            let (col, w) = next(i)?;
+            let v = parse_uint(w, u32::MAX as u64).ok_or_else(|| {
+                (
+                    column(line, col),
+                    format!(
+                        "bound `{}` is not an integer in 0..=4294967295",
+                        String::from_utf8_lossy(w)
+                    ),
+                )
+            })?;
+            Ok((col, v as u32))
+        };
+        let (lcol, lo) = bound(2 + 2 * d)?;
+        let (_, hi) = bound(3 + 2 * d)?;
+        if lo > hi {
+            return Err((
+                column(line, lcol),
+                format!("dimension {d}: lower bound {lo} is above upper bound {hi}"),
+            ));
+        }
+        ranges.push(Range { lo, hi });
+    }
+    if f.next().is_some() {
+        let n = want + 1 + FieldIter { line, pos: 0 }.skip(want + 1).count();
+        return Err((1, format!("{n} fields, the header has {want}")));
+    }
+    Ok((kind, id))
+}
+
+/// The comma-separated fields of a line, trimmed of spaces, with their byte offsets.
+struct FieldIter<'a> {
+    line: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Iterator for FieldIter<'a> {
+    type Item = (usize, &'a [u8]);
+    fn next(&mut self) -> Option<(usize, &'a [u8])> {
+        if self.pos > self.line.len() {
+            return None;
+        }
+        let rest = &self.line[self.pos..];
+        let len = memchr::memchr(b',', rest).unwrap_or(rest.len());
+        let raw = &rest[..len];
+        let lead = raw.len() - raw.trim_ascii_start().len();
+        let item = (self.pos + lead, raw.trim_ascii());
+        self.pos += len + 1;
+        Some(item)
+    }
+}
+
+/// The 1-based column (in characters) of byte `offset` of `line`.
+fn column(line: &[u8], offset: usize) -> usize {
+    String::from_utf8_lossy(&line[..offset]).chars().count() + 1
+}
+
+/// An unsigned decimal integer of at most `max`, digits only.
+fn parse_uint(w: &[u8], max: u64) -> Option<u64> {
+    if w.is_empty() || w.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in w {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(d as u64)?;
+    }
+    (v <= max).then_some(v)
+}
+
+/// Every line whose id repeats an earlier line's of the same kind (a rare path: taken
+/// only when a sort found a repeat), with how many there are; lines numbered from
+/// `first`, the body's first line. `texts` are the chunks' bytes.
+fn repeated_ids(
+    chunks: &[Chunk],
+    texts: &[&[u8]],
+    kind: Kind,
+    first: usize,
+) -> (Vec<BadLine>, usize) {
+    let k = kind as usize;
+    let mut seen = std::collections::HashSet::new();
+    let (mut bad, mut n) = (Vec::new(), 0);
+    let mut base = first;
+    for (c, text) in chunks.iter().zip(texts) {
+        for (&id, &rel) in c.ids[k].iter().zip(&c.lines_of[k]) {
+            if !seen.insert(id) {
+                n += 1;
+                if bad.len() < MAX_REPORTED {
+                    // The line's text, to point at its id.
+                    let start = match rel {
+                        0 => 0,
+                        r => memchr::memchr_iter(b'\n', text)
+                            .nth(r as usize - 1)
+                            .map_or(0, |i| i + 1),
+                    };
+                    let line = text[start..].split(|&b| b == b'\n').next().unwrap_or(&[]);
+                    let col = FieldIter { line, pos: 0 }
+                        .nth(1)
+                        .map_or(1, |(o, _)| column(line, o));
+                    bad.push(BadLine {
+                        line: base + rel as usize,
+                        column: col,
+                        message: format!("{} id {id} appears twice", kind.word()),
+                    });
+                }
+            }
+        }
+        base += c.lines;
+    }
+    (bad, n)
+}
+
+/// The comma-separated fields of a header, trimmed, with their 1-based start columns.
 fn fields(line: &str) -> Vec<(usize, &str)> {
     let mut out = Vec::new();
     let mut start = 0usize;
@@ -276,6 +580,56 @@ mod tests {
         assert!(e.starts_with("r.csv:3:5: pub id 1 appears twice"), "{e}");
         let e = parse("kind,id,lo0,hi0\npub,1,0\n").unwrap_err().to_string();
         assert!(e.starts_with("r.csv:2:1: 3 fields"), "{e}");
+    }
+
+    #[test]
+    fn every_bad_line_is_reported_in_one_pass() {
+        let e = parse("kind,id,lo0,hi0\npub,1,0,x\n\npub,2,0,3\nsub,1,5\npub, 2,0,1\n")
+            .unwrap_err()
+            .to_string();
+        let lines: Vec<&str> = e.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "r.csv:2:9: bound `x` is not an integer in 0..=4294967295",
+                "r.csv:5:1: 3 fields, the header has 4",
+                "r.csv:6:6: pub id 2 appears twice",
+                "r.csv: 3 bad line(s)",
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_lines_past_the_reported_ones_are_counted() {
+        let mut text = String::from("kind,id,lo0,hi0\n");
+        for i in 0..100 {
+            text.push_str(&format!("pub,{i},5,1\n"));
+        }
+        let e = parse(&text).unwrap_err().to_string();
+        assert_eq!(e.lines().count(), MAX_REPORTED + 1, "{e}");
+        assert!(e.ends_with("100 bad line(s), the first 20 shown"), "{e}");
+        assert!(e.starts_with("r.csv:2:7: dimension 0"), "{e}");
+    }
+
+    #[test]
+    fn a_file_of_many_chunks_keeps_file_order_and_line_numbers() {
+        let mut text = String::from("# regions\nkind,id,lo0,hi0\n");
+        let n = 3 * CHUNK / 12;
+        for i in 0..n {
+            let kind = if i % 3 == 0 { "sub" } else { "pub" };
+            text.push_str(&format!("{kind},{i},{},{}\n", i % 1000, i % 1000 + 5));
+        }
+        let set = parse(&text).unwrap();
+        assert_eq!(set.n_pub() + set.n_sub(), n as u32);
+        let pubs: Vec<u64> = (0..n as u64).filter(|i| i % 3 != 0).collect();
+        assert_eq!(set.ids(Kind::Publication), &pubs[..]);
+        assert_eq!(set.region(Kind::Subscription, 1), &[Range { lo: 3, hi: 8 }]);
+        // A bad line deep in the file is numbered as in the file.
+        let bad = n - 8;
+        assert_ne!(bad % 3, 0, "a publication's line");
+        let text = text.replacen(&format!("pub,{bad},"), &format!("pub,{bad}x,"), 1);
+        let e = parse(&text).map(|_| ()).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("r.csv:{}:5: id", bad + 3)), "{e}");
     }
 
     #[test]

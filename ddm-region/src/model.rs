@@ -113,6 +113,51 @@ impl RegionSet {
         Ok(index)
     }
 
+    /// A set from its columns, as a parser fills them: `pub_ranges` holds `dims` ranges
+    /// per id of `pub_ids`, `sub_ranges` likewise (the layout [`RegionSet::ranges`]
+    /// returns). Checks what [`RegionSet::push`] checks, for all regions at once.
+    pub fn from_columns(
+        dims: usize,
+        (pub_ids, pub_ranges): (Vec<u64>, Vec<Range>),
+        (sub_ids, sub_ranges): (Vec<u64>, Vec<Range>),
+    ) -> Result<RegionSet, ModelError> {
+        if dims == 0 {
+            return Err(ModelError::NoDimensions);
+        }
+        for (kind, ids, ranges) in [
+            (Kind::Publication, &pub_ids, &pub_ranges),
+            (Kind::Subscription, &sub_ids, &sub_ranges),
+        ] {
+            if ids.len() as u64 >= (u32::MAX / 2) as u64 {
+                return Err(ModelError::TooManyRegions {
+                    kind: kind.word(),
+                    max: (u32::MAX / 2) as u64,
+                });
+            }
+            if ranges.len() != ids.len() * dims {
+                return Err(ModelError::DimensionMismatch {
+                    expected: ids.len() * dims,
+                    got: ranges.len(),
+                });
+            }
+            if let Some(i) = ranges.iter().position(|r| r.lo > r.hi) {
+                let r = ranges[i];
+                return Err(ModelError::InvertedRange {
+                    dim: i % dims,
+                    lo: r.lo,
+                    hi: r.hi,
+                });
+            }
+        }
+        Ok(RegionSet {
+            dims,
+            pub_ranges,
+            sub_ranges,
+            pub_ids,
+            sub_ids,
+        })
+    }
+
     /// Replaces region `index`'s ranges (a move, §IV: "the position of each simulated
     /// region is randomly moved").
     pub fn set(&mut self, kind: Kind, index: u32, ranges: &[Range]) -> Result<(), ModelError> {

@@ -23,7 +23,8 @@ pub enum Cmd {
         /// `-`: standard input.
         #[arg(long)]
         regions: PathBuf,
-        /// Default: gpu-bisect when a GPU can be opened, else sort (with a note saying why).
+        /// Default: gpu-bisect when a GPU can be opened, else the strongest CPU engine (bisect
+        /// in one dimension, sbm in more), with a note saying why.
         #[arg(long, value_enum)]
         engine: Option<DdmEngine>,
         /// Print the pairs (ordered by publication, then subscription, by file order)
@@ -134,12 +135,25 @@ fn match_cmd(
     stats: &mut Stats,
 ) -> anyhow::Result<(u64, u64)> {
     let (want_pairs, threads, cell_size, device) = opts;
+    use DdmEngine as D;
+    // The GPU opens on its own thread while the regions load.
+    let on_gpu = |e: DdmEngine| {
+        matches!(
+            e,
+            D::GpuRegion | D::GpuRegionSliced | D::GpuGrid | D::GpuSweep | D::GpuBisect
+        )
+    };
+    let mut opening = match (engine, devices) {
+        (None, None) => Some(super::GpuOpening::start(device, ddm_region::PTX)),
+        (Some(e), None) if on_gpu(e) => Some(super::GpuOpening::start(device, ddm_region::PTX)),
+        _ => None,
+    };
     let set = stats.time("load", || {
         ddm_region::io::read_regions(path).map_err(bad_input)
     })?;
     let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
     let note = format!(
-        "({} publications, {} subscriptions, {} dimensions)",
+        "({} publications, {} subscriptions, {} dimensions, on all cores)",
         set.n_pub(),
         set.n_sub(),
         set.dims()
@@ -149,14 +163,20 @@ fn match_cmd(
     let engine = match engine {
         Some(e) => e,
         None if devices.is_some() => DdmEngine::GpuBisect,
-        None => match stats.time("open the GPU", || Device::gpu(device, ddm_region::PTX)) {
+        None => match opening
+            .take()
+            .map_or_else(|| Device::gpu(device, ddm_region::PTX), |o| o.wait(stats))
+        {
             Ok(d) => {
                 gpu = Some(d);
                 DdmEngine::GpuBisect
             }
             Err(e) => {
-                fallback_note(&e, "sort", "gpu-bisect");
-                DdmEngine::Sort
+                // The strongest CPU engine: bisect in one dimension, sbm in more (its
+                // sweep beats bisect's and itm's there: `run ddm density_2d`).
+                let best = if set.dims() == 1 { D::Bisect } else { D::Sbm };
+                fallback_note(&e, &crate::engines::name(&best), "gpu-bisect");
+                best
             }
         },
     };
@@ -175,17 +195,9 @@ fn match_cmd(
     let pub_ids = set.ids(Kind::Publication);
     let sub_ids = set.ids(Kind::Subscription);
     let print = |pairs: &[Pair], out: &mut dyn std::io::Write| -> std::io::Result<()> {
-        for p in pairs {
-            writeln!(
-                out,
-                "{},{}",
-                pub_ids[p.publication as usize], sub_ids[p.subscription as usize]
-            )?;
-        }
-        Ok(())
+        write_pairs(pairs, pub_ids, sub_ids, out)
     };
     let cpu = |a: Algorithm| DdmMatcher::new(a, threads.unwrap_or_else(host_threads));
-    use DdmEngine as D;
     let cpu_matcher = match engine {
         D::Brute => Some(cpu(Algorithm::Brute)),
         D::Grid => Some(cpu(Algorithm::Grid { cell: cell.clone() })),
@@ -248,9 +260,11 @@ fn match_cmd(
     }
     let dev = match (on_gpu, gpu) {
         (true, Some(d)) => d,
-        (true, None) => stats
-            .time("open the GPU", || Device::gpu(device, ddm_region::PTX))
-            .context("opening the GPU (use --engine sort for the CPU)")?,
+        (true, None) => match opening.take() {
+            Some(o) => o.wait(stats),
+            None => stats.time("open the GPU", || Device::gpu(device, ddm_region::PTX)),
+        }
+        .context("opening the GPU (use --engine bisect or sbm for the CPU)")?,
         (false, _) => Device::emulator(),
     };
     let mut e = Engine::new(&dev, approach, set.dims(), set.n_pub(), set.n_sub())?;
@@ -303,6 +317,32 @@ fn match_cmd(
     };
     stats.time("write", || out.flush())?;
     Ok((n, bytes))
+}
+
+/// Writes one `pub_id,sub_id` line per pair: formatted on all cores in chunks, written
+/// in the pairs' order.
+fn write_pairs(
+    pairs: &[Pair],
+    pub_ids: &[u64],
+    sub_ids: &[u64],
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    use rayon::prelude::*;
+    let chunks: Vec<Vec<u8>> = pairs
+        .par_chunks(1 << 15)
+        .map(|c| {
+            let mut buf = Vec::with_capacity(c.len() * 16);
+            let (mut a, mut b) = (itoa::Buffer::new(), itoa::Buffer::new());
+            for p in c {
+                buf.extend_from_slice(a.format(pub_ids[p.publication as usize]).as_bytes());
+                buf.push(b',');
+                buf.extend_from_slice(b.format(sub_ids[p.subscription as usize]).as_bytes());
+                buf.push(b'\n');
+            }
+            buf
+        })
+        .collect();
+    chunks.iter().try_for_each(|c| out.write_all(c))
 }
 
 /// `ddm match --devices`: the engine `(on a GPU, approach, slices)` with the publications

@@ -75,6 +75,43 @@ pub fn fallback_note(e: &gpu_kernels::GpuError, cpu: &str, gpu: &str) {
     );
 }
 
+/// A GPU being opened on a thread of its own while the command loads its input: creating
+/// the context, loading the module and the driver's JIT of the PTX on a machine's first
+/// run take 0.2-1 s, as long as loading a large input, and need nothing from it.
+pub struct GpuOpening {
+    thread: std::thread::JoinHandle<(Result<gpu_kernels::Device, gpu_kernels::GpuError>, Duration)>,
+}
+
+impl GpuOpening {
+    /// Starts opening GPU `ordinal` with the module `ptx` (a crate's `PTX`).
+    pub fn start(ordinal: usize, ptx: &'static str) -> GpuOpening {
+        GpuOpening {
+            thread: std::thread::spawn(move || {
+                let t = Instant::now();
+                let r = gpu_kernels::Device::gpu(ordinal, ptx);
+                (r, t.elapsed())
+            }),
+        }
+    }
+
+    /// The opened GPU, or why it could not be opened. `--stats` shows the opening's own
+    /// time (which overlapped loading) and how long the command then waited for it.
+    pub fn wait(self, stats: &mut Stats) -> Result<gpu_kernels::Device, gpu_kernels::GpuError> {
+        let t = Instant::now();
+        let (r, took) = match self.thread.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        stats.add(
+            "open the GPU",
+            took,
+            "(own thread, while the input loads)".into(),
+        );
+        stats.add("waiting for the GPU", t.elapsed(), String::new());
+        r
+    }
+}
+
 /// The devices of `--devices`: the GPUs it names with `ptx` loaded (a list naming no GPU
 /// of the machine is a usage error), or, when `emulated`, as many emulated devices as
 /// ordinals named (`all`: one per GPU present, at least two).
