@@ -4,7 +4,8 @@
 //! - subscriptions, one filter per line:
 //!   `{"subscription": 7, "filter": [["n1", "=", "a"]], "area": [x, y, r]}`
 //!   (lines with the same `subscription` form one subscription, filters in file order);
-//! - events, one per line: `{"loc": [x, y], "attrs": {"n1": "a"}}`.
+//! - events, one per line: `{"loc": [x, y], "attrs": {"n1": "a"}}` (`attrs` may be left
+//!   out: an event of location only).
 //!
 //! A UTF-8 byte-order mark before the first line is accepted; `-` is standard input.
 //! Events streams are read in windows ([`LineReader`]) and parsed in parallel, one
@@ -39,6 +40,11 @@ pub enum IoError {
         column: Option<usize>,
         what: String,
     },
+    /// Several bad lines, all found in one pass: the first
+    /// [`MAX_REPORTED`](ccm::io::MAX_REPORTED), one a line of the message, then how many
+    /// there were in all.
+    #[error("{}", ccm::io::many_message(errors, *total))]
+    Lines { errors: Vec<IoError>, total: usize },
 }
 
 /// A JSON object's members in order, duplicate keys kept (so that they can be refused).
@@ -265,11 +271,11 @@ pub fn event_from_line(line: &str) -> Result<Event, LineError> {
         .ok_or_else(|| plain("missing key `loc`".into()))?;
     let xy = numbers(&loc, "loc", 2, "[x, y], two numbers").map_err(plain)?;
     let loc = Location::new(xy[0], xy[1]).map_err(|e| plain(format!("`loc`: {e}")))?;
-    let attrs = parsed
-        .attrs
-        .ok_or_else(|| plain("missing key `attrs`".into()))?;
-    let mut list = Vec::with_capacity(attrs.0.len());
-    for (name, v) in &attrs.0 {
+    // An event of location only (no `attrs`) has no attributes: it matches the filters
+    // without constraints whose area holds it.
+    let attrs = parsed.attrs.map(|a| a.0).unwrap_or_default();
+    let mut list = Vec::with_capacity(attrs.len());
+    for (name, v) in &attrs {
         let v = value(v).map_err(|e| plain(format!("attribute `{name}`: {e}")))?;
         list.push((name.clone(), v));
     }
@@ -302,6 +308,10 @@ fn from_ccm(e: ccm::io::IoError) -> IoError {
             what,
         },
         ccm::io::IoError::Read { file, source } => IoError::Read { file, source },
+        ccm::io::IoError::Lines { errors, total } => IoError::Lines {
+            errors: errors.into_iter().map(from_ccm).collect(),
+            total,
+        },
     }
 }
 
@@ -335,8 +345,8 @@ pub fn parse_events_window(file: &Path, lines: &RawLines) -> Vec<Result<Event, I
         .collect()
 }
 
-/// Every line of `reader` through `parse`, in parallel within windows; the first bad
-/// line is the error.
+/// Every line of `reader` through `parse`, in parallel within windows. A bad line does not
+/// stop the reading: every one is found, and they are the error.
 fn load_lines<T: Send>(
     file: &Path,
     reader: impl BufRead,
@@ -345,9 +355,11 @@ fn load_lines<T: Send>(
     let mut lines = LineReader::new(file, reader);
     let mut window = RawLines::default();
     let mut out = Vec::new();
+    let mut bad = ccm::io::BadLines::default();
     loop {
         lines.read_window(1 << 16, &mut window).map_err(from_ccm)?;
         if window.is_empty() {
+            bad.finish(|errors, total| IoError::Lines { errors, total })?;
             return Ok(out);
         }
         let parsed: Vec<Result<T, IoError>> = (0..window.len())
@@ -356,7 +368,14 @@ fn load_lines<T: Send>(
             .map(|i| parse(file, window.line_no(i), window.raw(i)))
             .collect();
         for r in parsed {
-            out.push(r?);
+            match r {
+                Ok(t) if bad.is_empty() => out.push(t),
+                Ok(_) => {}
+                Err(e) => {
+                    bad.push(e);
+                    out = Vec::new();
+                }
+            }
         }
     }
 }
@@ -492,6 +511,13 @@ mod tests {
     }
 
     #[test]
+    fn an_event_of_location_only_has_no_attributes() {
+        let e = events("{\"loc\": [1, 2]}\n\n").unwrap();
+        assert_eq!(e.len(), 1);
+        assert!(e[0].attributes().is_empty());
+    }
+
+    #[test]
     fn errors_name_file_line_and_problem() {
         let ok = "{\"subscription\": 1, \"filter\": [], \"area\": [0, 0, 1]}";
         let cases = [
@@ -499,7 +525,6 @@ mod tests {
                 format!("{ok}\n{{\"subscription\": 1, \"filter\": [], \"area\": [0, 0]}}"),
                 "s.jsonl:2: `area` must be",
             ),
-            (format!("{ok}\n\n"), "s.jsonl:2: empty line"),
             (
                 "{\"subscription\": -1, \"filter\": [], \"area\": [0,0,1]}".into(),
                 "s.jsonl:1: `subscription` must be",

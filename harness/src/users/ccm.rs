@@ -1,7 +1,10 @@
 //! `harness ccm match` and `harness ccm generate`: CCM (Margara & Cugola, DEBS 2011) on
 //! the user's own subscriptions and events.
 
-use super::{bad_lines, check_inputs, fallback_note, stream_lines, write_ids, Stats, StreamArgs};
+use super::{
+    bad_lines, check_inputs, fallback_note, stream_lines, warn_if_empty, write_ids, GpuOpening,
+    Stats, StreamArgs,
+};
 use crate::bad_input;
 use crate::engines::CcmEngine;
 use anyhow::Context as _;
@@ -27,10 +30,15 @@ pub enum Cmd {
     #[command(after_help = super::BAD_LINE_RULE)]
     Match {
         /// Subscriptions file (`-`: standard input):
-        /// `{"interface": 3, "filter": [["temp", ">", 30], ["area", "=", "area1"]]}` per line.
+        /// `{"interface": 3, "filter": [["temp", ">", 30], ["area", "=", "area1"]]}` per line:
+        /// an interface id (0..=4294967295) and a filter, the conjunction of its constraints
+        /// `[name, operator, value]`. Values are JSON numbers (integers that fit in 64 bits,
+        /// or decimals) or strings. Operators on numbers: = != < > <= >=; on strings:
+        /// = != prefix suffix substr. An interface may have many filters (their disjunction).
         #[arg(long)]
         subscriptions: PathBuf,
-        /// Events file (`-`: standard input): `{"temp": 25, "area": "area1"}` per line.
+        /// Events file (`-`: standard input): `{"temp": 25, "area": "area1"}` per line: an
+        /// object of attributes, each a number or a string.
         #[arg(long)]
         events: PathBuf,
         /// Default: gpu-index when a GPU can be opened (gpu with --per-event), else
@@ -185,12 +193,14 @@ const SUBS_WINDOW: usize = 16_384;
 /// Reads, parses and lays out the subscriptions file `path` window by window: a reader
 /// thread parses a window (in parallel) while the previous one is added to the tables,
 /// so loading and indexing overlap and all the subscriptions are never held at once.
-/// The first bad line is the error (exit code 2).
+/// A bad line does not stop the reading: every one is reported (the first
+/// [`MAX_REPORTED`](ccm::io::MAX_REPORTED), then a count) as the error (exit code 2).
 fn load_tables(path: &Path, grouping: bool, stats: &mut Stats) -> anyhow::Result<Tables> {
     let file = ccm::io::display_path(path);
     let reader = ccm::io::open_input(path).map_err(bad_input)?;
     let t0 = Instant::now();
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<Subscription>, IoError>>(1);
+    type Window = Result<Vec<Result<Subscription, IoError>>, IoError>;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Window>(1);
     let producer = std::thread::spawn(move || {
         let mut lines = LineReader::new(file.clone(), reader);
         let mut raw = RawLines::default();
@@ -209,11 +219,8 @@ fn load_tables(path: &Path, grouping: bool, stats: &mut Stats) -> anyhow::Result
                 .with_min_len(256)
                 .map(|i| ccm::io::parse_subscription(&file, raw.line_no(i), raw.raw(i)))
                 .collect();
-            // The first bad line in file order.
-            let parsed: Result<Vec<Subscription>, IoError> = parsed.into_iter().collect();
             busy += t.elapsed();
-            let stop = parsed.is_err();
-            if tx.send(parsed).is_err() || stop {
+            if tx.send(Ok(parsed)).is_err() {
                 break;
             }
         }
@@ -221,16 +228,30 @@ fn load_tables(path: &Path, grouping: bool, stats: &mut Stats) -> anyhow::Result
     });
     let mut builder = Tables::builder(grouping);
     let (mut build, mut bytes) = (Duration::ZERO, 0usize);
+    let mut bad = ccm::io::BadLines::default();
     for window in rx {
-        let window = window.map_err(bad_input)?;
-        bytes += heap_bytes(&window);
+        let mut good = Vec::new();
+        for r in window.map_err(bad_input)? {
+            match r {
+                Ok(s) => good.push(s),
+                Err(e) => bad.push(e),
+            }
+        }
+        if !bad.is_empty() {
+            // Read on to find every bad line; nothing more is laid out.
+            continue;
+        }
+        bytes += heap_bytes(&good);
         let t = Instant::now();
-        builder.push(&window).map_err(bad_input)?;
+        builder.push(&good).map_err(bad_input)?;
         build += t.elapsed();
-        rayon::spawn(move || drop(window));
+        rayon::spawn(move || drop(good));
     }
     let busy = producer.join().unwrap_or_default();
+    bad.finish(|errors, total| IoError::Lines { errors, total })
+        .map_err(bad_input)?;
     let n = builder.len();
+    warn_if_empty(path, n);
     let t = Instant::now();
     let tables = builder.finish().map_err(bad_input)?;
     build += t.elapsed();
@@ -367,6 +388,84 @@ fn match_multi(
     bad_lines(&done)
 }
 
+/// Where `ccm match` gets its device.
+enum DeviceSource {
+    /// The emulator (or a GPU already open).
+    Ready(Device),
+    /// A GPU the user asked for: failing to open it is an error.
+    Opening(GpuOpening),
+    /// The default engine's GPU: failing to open it falls back to the CPU.
+    Default(GpuOpening),
+}
+
+impl DeviceSource {
+    /// Whether the device is (or will be) a GPU.
+    fn is_gpu(&self) -> bool {
+        match self {
+            DeviceSource::Ready(d) => d.is_gpu(),
+            DeviceSource::Opening(_) | DeviceSource::Default(_) => true,
+        }
+    }
+
+    /// The device; `None` when the default engine's GPU could not be opened after all
+    /// (the note printed: the caller matches on the CPU, reading `subs` again, which
+    /// standard input cannot be).
+    fn get(self, stats: &mut Stats, subs: &Path) -> anyhow::Result<Option<Device>> {
+        match self {
+            DeviceSource::Ready(d) => Ok(Some(d)),
+            DeviceSource::Opening(o) => o.wait(stats).map(Some).map_err(|e| {
+                anyhow::Error::new(e).context("opening the GPU (use --engine hybrid for the CPU)")
+            }),
+            DeviceSource::Default(o) => match o.wait(stats) {
+                Ok(d) => Ok(Some(d)),
+                Err(e) if subs.as_os_str() != "-" => {
+                    fallback_note(&e, "hybrid", "gpu");
+                    Ok(None)
+                }
+                Err(e) => Err(anyhow::Error::new(e).context(
+                    "opening the GPU after the subscriptions were read from standard input \
+                     (use --engine hybrid for the CPU)",
+                )),
+            },
+        }
+    }
+}
+
+/// `ccm match` on a CPU engine: the subscriptions loaded, `cpu` built over them, and the
+/// events streamed through it on all cores.
+fn match_cpu(
+    subs_path: &Path,
+    events_path: &Path,
+    cpu: CcmEngine,
+    window: usize,
+    stats: &mut Stats,
+) -> anyhow::Result<super::Streamed> {
+    let t0 = Instant::now();
+    let subs = ccm::io::load_subscriptions(subs_path).map_err(bad_input)?;
+    warn_if_empty(subs_path, subs.len());
+    stats.add(
+        "load subscriptions",
+        t0.elapsed(),
+        format!(
+            "({} filters, {:.1} MB in memory)",
+            subs.len(),
+            heap_bytes(&subs) as f64 / 1e6
+        ),
+    );
+    let phase = format!("build the index ({})", crate::engines::name(&cpu));
+    let matcher = stats.time(&phase, || CpuMatcher::build(cpu, &subs))?;
+    stats.add("load + index", t0.elapsed(), String::new());
+    drop(subs);
+    stream_lines(
+        events_path,
+        window,
+        parse_window,
+        |evs| Ok(matcher.match_parallel(evs)),
+        |a: &Vec<InterfaceId>, out: &mut Vec<u8>| write_ids(out, a.iter().map(|i| i.0)),
+        stats,
+    )
+}
+
 fn match_cmd(
     subs_path: &Path,
     events_path: &Path,
@@ -383,62 +482,52 @@ fn match_cmd(
         Some(e @ (CcmEngine::Sff | CcmEngine::Index | CcmEngine::Hybrid)) => e,
         _ => CcmEngine::Hybrid,
     };
+    // The device: the emulator, or a GPU opened on its own thread while the
+    // subscriptions load. The default engine asks the driver first whether there is a
+    // GPU, since the CPU engine loads the subscriptions in another form.
     let dev = match engine {
         Some(CcmEngine::Sff | CcmEngine::Index | CcmEngine::Hybrid) => None,
-        Some(CcmEngine::Emu | CcmEngine::EmuIndex) => Some(Device::emulator()),
-        Some(CcmEngine::Gpu | CcmEngine::GpuIndex) => Some(stats.time("open the GPU", || {
-            Device::gpu(device, ccm::PTX).map_err(|e| {
-                anyhow::Error::new(e).context("opening the GPU (use --engine hybrid for the CPU)")
-            })
-        })?),
-        None => match stats.time("open the GPU", || Device::gpu(device, ccm::PTX)) {
-            Ok(d) => Some(d),
-            Err(e) => {
-                fallback_note(&e, &crate::engines::name(&cpu), "gpu");
-                None
+        Some(CcmEngine::Emu | CcmEngine::EmuIndex) => Some(DeviceSource::Ready(Device::emulator())),
+        Some(CcmEngine::Gpu | CcmEngine::GpuIndex) => {
+            Some(DeviceSource::Opening(GpuOpening::start(device, ccm::PTX)))
+        }
+        None => {
+            let opening = GpuOpening::start(device, ccm::PTX);
+            if opening.present() {
+                Some(DeviceSource::Default(opening))
+            } else {
+                match opening.wait(&mut stats) {
+                    Ok(d) => Some(DeviceSource::Ready(d)),
+                    Err(e) => {
+                        fallback_note(&e, &crate::engines::name(&cpu), "gpu");
+                        None
+                    }
+                }
             }
-        },
+        }
     };
     let format = |a: &Vec<InterfaceId>, out: &mut Vec<u8>| write_ids(out, a.iter().map(|i| i.0));
     let window = stream.window as usize;
-    let done = match &dev {
-        None => {
-            let t0 = Instant::now();
-            let subs = ccm::io::load_subscriptions(subs_path).map_err(bad_input)?;
-            stats.add(
-                "load subscriptions",
-                t0.elapsed(),
-                format!(
-                    "({} filters, {:.1} MB in memory)",
-                    subs.len(),
-                    heap_bytes(&subs) as f64 / 1e6
-                ),
-            );
-            let phase = format!("build the index ({})", crate::engines::name(&cpu));
-            let matcher = stats.time(&phase, || CpuMatcher::build(cpu, &subs))?;
-            stats.add("load + index", t0.elapsed(), String::new());
-            drop(subs);
-            stream_lines(
-                events_path,
-                window,
-                parse_window,
-                |evs| Ok(matcher.match_parallel(evs)),
-                format,
-                &mut stats,
-            )?
-        }
-        Some(dev)
+    let done = match dev {
+        None => match_cpu(subs_path, events_path, cpu, window, &mut stats)?,
+        Some(source)
             if !per_event
                 && matches!(
                     engine,
                     None | Some(CcmEngine::GpuIndex | CcmEngine::EmuIndex)
                 ) =>
         {
-            // The pruning index over each window; smaller launches on the emulator.
-            let cfg = IndexConfig::for_device(dev);
             let tables = load_tables(subs_path, false, &mut stats)?;
+            let Some(dev) = source.get(&mut stats, subs_path)? else {
+                drop(tables);
+                let done = match_cpu(subs_path, events_path, cpu, window, &mut stats)?;
+                stats.print(done.events, "events", done.bytes, done.wall);
+                return bad_lines(&done);
+            };
+            // The pruning index over each window; smaller launches on the emulator.
+            let cfg = IndexConfig::for_device(&dev);
             let t = Instant::now();
-            let mut index = GpuIndex::from_tables(dev, tables, cfg).map_err(|e| match e {
+            let mut index = GpuIndex::from_tables(&dev, tables, cfg).map_err(|e| match e {
                 ccm::CcmError::Layout(l) => bad_input(l),
                 other => anyhow::Error::new(other),
             })?;
@@ -483,9 +572,9 @@ fn match_cmd(
             );
             done
         }
-        Some(dev) => {
+        Some(source) => {
             // Smaller blocks on the emulator (fewer OS threads per block); same kernels.
-            let cfg = match (dev.is_gpu(), per_event) {
+            let cfg = match (source.is_gpu(), per_event) {
                 (_, true) => Config::low_latency(),
                 (true, false) => Config {
                     batch_tables: true,
@@ -500,8 +589,14 @@ fn match_cmd(
                 },
             };
             let tables = load_tables(subs_path, cfg.grouping, &mut stats)?;
+            let Some(dev) = source.get(&mut stats, subs_path)? else {
+                drop(tables);
+                let done = match_cpu(subs_path, events_path, cpu, window, &mut stats)?;
+                stats.print(done.events, "events", done.bytes, done.wall);
+                return bad_lines(&done);
+            };
             let t = Instant::now();
-            let mut ccm = Ccm::from_tables(dev, tables, cfg).map_err(|e| match e {
+            let mut ccm = Ccm::from_tables(&dev, tables, cfg).map_err(|e| match e {
                 ccm::CcmError::Layout(l) => bad_input(l),
                 other => anyhow::Error::new(other),
             })?;

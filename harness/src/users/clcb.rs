@@ -1,7 +1,10 @@
 //! `harness clcb match` and `harness clcb generate`: CLCB (Cugola & Margara, Middleware
 //! 2012) on the user's own subscriptions and events.
 
-use super::{bad_lines, check_inputs, fallback_note, stream_lines, write_ids, Stats, StreamArgs};
+use super::{
+    bad_lines, check_inputs, fallback_note, stream_lines, warn_if_empty, write_ids, GpuOpening,
+    Stats, StreamArgs,
+};
 use crate::bad_input;
 use crate::engines::ClcbEngine;
 use baselines::grid_index::GridIndex;
@@ -23,10 +26,15 @@ pub enum Cmd {
     #[command(after_help = super::BAD_LINE_RULE)]
     Match {
         /// Subscriptions, JSON Lines (`-`: standard input), one filter per line:
-        /// {"subscription": 7, "filter": [["n1", "=", "a"]], "area": [x, y, r]}
+        /// {"subscription": 7, "filter": [["n1", "=", "a"]], "area": [x, y, r]}: an id, a
+        /// filter (the conjunction of its constraints `[name, operator, value]`; values
+        /// are JSON numbers or strings; operators on numbers: = != < > <= >=, on strings:
+        /// = != prefix suffix substr) and the circular area [x, y, radius] it is
+        /// interested in. Lines with the same id are one subscription's filters.
         #[arg(long)]
         subscriptions: PathBuf,
-        /// Events, JSON Lines (`-`: standard input): {"loc": [x, y], "attrs": {"n1": "a"}}
+        /// Events, JSON Lines (`-`: standard input): {"loc": [x, y], "attrs": {"n1": "a"}}:
+        /// a location and attributes (numbers or strings); `attrs` may be left out.
         #[arg(long)]
         events: PathBuf,
         /// Default: gpu when a GPU can be opened, else grid, the strongest CPU engine (with
@@ -158,8 +166,16 @@ fn match_cmd(
         }
     };
     let mut stats = Stats::new(stream.stats);
+    // The GPU opens on its own thread while the subscriptions load.
+    let opening = match (&multi, engine) {
+        (None, None | Some(ClcbEngine::Gpu | ClcbEngine::GpuCells)) => {
+            Some(GpuOpening::start(device, clcb::PTX))
+        }
+        _ => None,
+    };
     let t0 = std::time::Instant::now();
     let subs = Subscriptions::new(clcb::io::load_subscriptions(subs_path).map_err(bad_input)?);
+    warn_if_empty(subs_path, subs.len());
     stats.add(
         "load subscriptions",
         t0.elapsed(),
@@ -188,15 +204,17 @@ fn match_cmd(
         stats.print(done.events, "events", done.bytes, done.wall);
         return bad_lines(&done);
     }
+    let opened = |stats: &mut Stats| match opening {
+        Some(o) => o.wait(stats),
+        None => Device::gpu(device, clcb::PTX),
+    };
     let dev = match engine {
         Some(ClcbEngine::Sff | ClcbEngine::Rtree | ClcbEngine::Grid) => None,
         Some(ClcbEngine::Emu | ClcbEngine::EmuCells) => Some(Device::emulator()),
-        Some(ClcbEngine::Gpu | ClcbEngine::GpuCells) => Some(stats.time("open the GPU", || {
-            Device::gpu(device, clcb::PTX).map_err(|e| {
-                anyhow::Error::new(e).context("opening the GPU (use --engine grid for the CPU)")
-            })
+        Some(ClcbEngine::Gpu | ClcbEngine::GpuCells) => Some(opened(&mut stats).map_err(|e| {
+            anyhow::Error::new(e).context("opening the GPU (use --engine grid for the CPU)")
         })?),
-        None => match stats.time("open the GPU", || Device::gpu(device, clcb::PTX)) {
+        None => match opened(&mut stats) {
             Ok(d) => Some(d),
             Err(e) => {
                 fallback_note(&e, "grid", "gpu");

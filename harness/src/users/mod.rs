@@ -10,8 +10,8 @@
 //! and a reader of the pipe sees answers as they come.
 //!
 //! Bad input inside a stream: a bad event line is reported on standard error as
-//! `file:line[:column]: reason`, its output line is `null` (so output line N always
-//! answers input line N), the other events are matched, and the exit code is 2 at the
+//! `file:line[:column]: reason`, its output line is `null` (blank lines are skipped, so
+//! output line N answers the Nth event), the other events are matched, and the exit code is 2 at the
 //! end. A bad XML document is reported the same way and skipped (each output line names
 //! its document).
 
@@ -27,10 +27,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The rule for bad input inside a stream, for `--help`.
-pub const BAD_LINE_RULE: &str = "A bad event line is reported on standard error as \
-file:line:column and the reason; its output line is `null`, so output line N always answers \
-input line N. The other events are matched, and the exit code is 2 at the end. `-` reads \
-standard input.";
+pub const BAD_LINE_RULE: &str = "Blank lines are skipped (and counted in line numbers): output \
+line N answers the Nth event. A bad event line is reported on standard error as \
+file:line:column and the reason, and its output line is `null`; the other events are matched, \
+and the exit code is 2 at the end. A subscriptions file is read to its end: every bad line is \
+reported (the first 20, then a count) and the exit code is 2. `-` reads standard input.";
 
 /// `--window` and `--stats`, shared by the streaming commands.
 #[derive(clap::Args, Debug, Clone)]
@@ -79,19 +80,30 @@ pub fn fallback_note(e: &gpu_kernels::GpuError, cpu: &str, gpu: &str) {
 /// the context, loading the module and the driver's JIT of the PTX on a machine's first
 /// run take 0.2-1 s, as long as loading a large input, and need nothing from it.
 pub struct GpuOpening {
+    present: std::sync::mpsc::Receiver<bool>,
     thread: std::thread::JoinHandle<(Result<gpu_kernels::Device, gpu_kernels::GpuError>, Duration)>,
 }
 
 impl GpuOpening {
     /// Starts opening GPU `ordinal` with the module `ptx` (a crate's `PTX`).
     pub fn start(ordinal: usize, ptx: &'static str) -> GpuOpening {
+        let (tx, present) = std::sync::mpsc::sync_channel(1);
         GpuOpening {
+            present,
             thread: std::thread::spawn(move || {
                 let t = Instant::now();
+                let _ = tx.send(gpu_kernels::Device::gpu_count() > ordinal);
                 let r = gpu_kernels::Device::gpu(ordinal, ptx);
                 (r, t.elapsed())
             }),
         }
+    }
+
+    /// Whether the driver reports the GPU (known once the driver is initialised, before
+    /// the context and the module): a command whose loading depends on the engine asks
+    /// this first. The opening can still fail after a yes.
+    pub fn present(&self) -> bool {
+        self.present.recv().unwrap_or(false)
     }
 
     /// The opened GPU, or why it could not be opened. `--stats` shows the opening's own
@@ -109,6 +121,18 @@ impl GpuOpening {
         );
         stats.add("waiting for the GPU", t.elapsed(), String::new());
         r
+    }
+}
+
+/// Warns (on standard error) that the subscriptions file `path` holds no subscription:
+/// every event's answer will be `[]`, which is seldom what was meant.
+pub fn warn_if_empty(path: &Path, subscriptions: usize) {
+    if subscriptions == 0 {
+        eprintln!(
+            "warning: {}: no subscriptions (the file has no line that is not blank); every \
+             event's answer is []",
+            ::ccm::io::display_path(path).display()
+        );
     }
 }
 
