@@ -37,11 +37,12 @@ pub enum Cmd {
         /// /dblp/article[author][.//year]//title).
         #[arg(long)]
         queries: String,
-        /// Default: gpu when a GPU can be opened, else yfilter (with a note saying why).
+        /// Default: gpu when a GPU can be opened, else lazy-dfa, the strongest CPU filter
+        /// (with a note saying why).
         #[arg(long, value_enum)]
         engine: Option<XmlEngine>,
-        /// yfilter, lazy-dfa: filter documents on this many threads (document-parallel
-        /// mode; lazy-dfa splits a window of one long document into segments of events).
+        /// yfilter, lazy-dfa: filter documents on this many threads (default: every core;
+        /// lazy-dfa splits a window of one long document into segments of events).
         #[arg(long)]
         threads: Option<usize>,
         /// Documents per window (a window also ends at 64 MB of documents): each window is
@@ -303,6 +304,13 @@ fn filter_cmd(
         )));
     }
     let mut stats = Stats::new(stats_on);
+    // The GPU opens on its own thread while the queries load and the documents are read.
+    let gpu_engine = !matches!(
+        engine,
+        Some(XmlEngine::Yfilter | XmlEngine::LazyDfa | XmlEngine::Emu)
+    );
+    let opening =
+        (devices.is_none() && gpu_engine).then(|| super::GpuOpening::start(device, xml_twig::PTX));
     let t = Instant::now();
     let qname = if queries == "-" { "<stdin>" } else { queries };
     let bytes = io::read_file(queries).map_err(bad_input)?;
@@ -317,13 +325,6 @@ fn filter_cmd(
     let profiles = stats.time("compile queries", || ProfileSet::compile(&set));
     let profiles = profiles.map_err(bad_input)?;
     let y = Yfilter::new(&profiles);
-    // The lazy DFA keeps its caches across windows: later windows find them warm.
-    let lazy = (engine == Some(XmlEngine::LazyDfa)).then(|| LazyDfa::new(&profiles));
-    let mut kernels = match devices {
-        Some(spec) => Some(multi_kernels(&spec, engine, &profiles, &mut stats)?),
-        None => one_device_kernels(engine, device, &profiles, &mut stats)?,
-    };
-
     // The reader thread: reads and parses a window of documents (in parallel) while the
     // previous one is filtered. Not joined on an early return (it ends with the process).
     let dict = profiles.dict.clone();
@@ -360,6 +361,18 @@ fn filter_cmd(
         }
         busy
     });
+    // The device's tables are built while the reader parses the first window.
+    let mut kernels = match devices {
+        Some(spec) => Some(multi_kernels(&spec, engine, &profiles, &mut stats)?),
+        None => one_device_kernels(opening, engine, &profiles, &mut stats)?,
+    };
+    // Without a GPU, the strongest CPU filter (on every core unless --threads says).
+    let engine = engine.or(kernels.is_none().then_some(XmlEngine::LazyDfa));
+    let threads = Some(
+        threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+    );
+    // The lazy DFA keeps its caches across windows: later windows find them warm.
+    let lazy = (engine == Some(XmlEngine::LazyDfa)).then(|| LazyDfa::new(&profiles));
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
     let mut buf = Vec::new();
@@ -432,21 +445,24 @@ fn filter_cmd(
 }
 
 /// The kernels of `xml filter` on one device (`None`: a CPU engine, asked for or the
-/// fallback without a GPU).
+/// fallback without a GPU); `opening`: the GPU being opened, for the GPU engines.
 fn one_device_kernels(
+    opening: Option<super::GpuOpening>,
     engine: Option<XmlEngine>,
-    device: usize,
     profiles: &ProfileSet,
     stats: &mut Stats,
 ) -> anyhow::Result<Option<Kernels>> {
     let kernel = |k| (k, false);
+    let opened = |stats: &mut Stats| match opening {
+        Some(o) => o.wait(stats),
+        None => Err(gpu_kernels::GpuError::NoCudaSupport),
+    };
     let (dev, kind) = match engine {
         Some(XmlEngine::Yfilter) | Some(XmlEngine::LazyDfa) => (None, None),
         Some(XmlEngine::Emu) => (Some(Device::emulator()), Some(kernel(KernelKind::Auto))),
         Some(e) => {
-            let d = stats.time("open the GPU", || Device::gpu(device, xml_twig::PTX));
-            let d = d.map_err(|e| {
-                anyhow::Error::new(e).context("opening the GPU (use --engine yfilter for the CPU)")
+            let d = opened(stats).map_err(|e| {
+                anyhow::Error::new(e).context("opening the GPU (use --engine lazy-dfa for the CPU)")
             })?;
             let k = match e {
                 XmlEngine::GpuBlock => (KernelKind::Block, false),
@@ -455,10 +471,10 @@ fn one_device_kernels(
             };
             (Some(d), Some(k))
         }
-        None => match stats.time("open the GPU", || Device::gpu(device, xml_twig::PTX)) {
+        None => match opened(stats) {
             Ok(d) => (Some(d), Some(kernel(KernelKind::Auto))),
             Err(e) => {
-                fallback_note(&e, "yfilter", "gpu");
+                fallback_note(&e, "lazy-dfa", "gpu");
                 (None, None)
             }
         },
