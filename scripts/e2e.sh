@@ -58,7 +58,7 @@ cat "$W"/*.jsonl "$W"/ddm.csv "$W"/xml-big/* "$W"/xml-10b/* > /dev/null
 run() {
     local name=$1 bin=$2 cmd=$3 engine=$4 runno=$5; shift 5
     local eng=()
-    [ "$engine" != default ] && eng=(--engine "$engine")
+    case "$engine" in default*) ;; *) eng=(--engine "$engine") ;; esac
     local t s
     t=$(date +%s.%N)
     "$bin" "$@" "${eng[@]}" --stats > "$W/out" 2> "$W/err" || echo "exit $? ($name $cmd $engine)" >> "$W/err"
@@ -87,11 +87,14 @@ for pair in $BINS; do
         [ "$r" = 1 ] && rm -rf ~/.nv/ComputeCache
         run "$name" "$bin" ccm default $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
     done
+    run "$name" "$bin" ccm default-w65536 1 ccm match --window 65536 --engine gpu-index --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
     run "$name" "$bin" ccm hybrid 1 ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
     for r in 1 2; do
         [ "$r" = 1 ] && rm -rf ~/.nv/ComputeCache
         run "$name" "$bin" clcb default $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
     done
+    run "$name" "$bin" clcb gpu-cells 1 clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
+    run "$name" "$bin" clcb default-w65536 1 clcb match --window 65536 --engine gpu --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
     run "$name" "$bin" clcb grid 1 clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
     for r in 1 2; do
         [ "$r" = 1 ] && rm -rf ~/.nv/ComputeCache

@@ -22,6 +22,7 @@ pub mod xml;
 
 use crate::bad_input;
 use ::ccm::io::{LineReader, RawLines};
+use rayon::prelude::*;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -246,6 +247,9 @@ struct Parsed<E> {
     bytes: usize,
 }
 
+/// Output lines a task of [`stream_lines`]' formatting takes.
+const FORMAT_CHUNK: usize = 1024;
+
 /// What [`stream_lines`] did.
 pub struct Streamed {
     pub events: u64,
@@ -258,15 +262,15 @@ pub struct Streamed {
 /// thread reads `window` lines and parses them with `parse` (one result per line) while
 /// the previous window is matched; `matcher` matches a window's good events as one batch
 /// (one answer per event); `format` appends an answer to the output (without the line
-/// end). Each window's lines are written in input order (`null` for a bad line, which is
+/// end), on all cores. Each window's lines are written in input order (`null` for a bad line, which is
 /// reported on standard error) and flushed. Bad lines make the result an error (exit code
 /// 2) at the end, after every line is answered.
-pub fn stream_lines<E: Send + 'static, A: Send + 'static>(
+pub fn stream_lines<E: Send + 'static, A: Send + Sync + 'static>(
     path: &Path,
     window: usize,
     parse: fn(&Path, &RawLines) -> Vec<Result<E, String>>,
     mut matcher: impl FnMut(&[E]) -> anyhow::Result<Vec<A>>,
-    format: impl Fn(&A, &mut Vec<u8>),
+    format: impl Fn(&A, &mut Vec<u8>) + Sync,
     stats: &mut Stats,
 ) -> anyhow::Result<Streamed> {
     let file: PathBuf = ::ccm::io::display_path(path);
@@ -340,18 +344,42 @@ pub fn stream_lines<E: Send + 'static, A: Send + 'static>(
         );
         t_match += t.elapsed();
         let t = Instant::now();
-        buf.clear();
-        let mut next = answers.iter();
+        // Bad lines reported in order; the answers formatted on all cores in chunks of
+        // lines, each chunk into its own buffer, written in input order.
+        let mut next = 0usize;
+        let mut slots = Vec::with_capacity(errors.len());
         for e in errors {
             match e {
-                None => format(next.next().expect("one answer per event"), &mut buf),
+                None => {
+                    slots.push(Some(next));
+                    next += 1;
+                }
                 Some(m) => {
                     done.bad += 1;
                     eprintln!("{m}");
-                    buf.extend_from_slice(b"null");
+                    slots.push(None);
                 }
             }
-            buf.push(b'\n');
+        }
+        let format = &format;
+        let answers_ref = &answers;
+        let chunks: Vec<Vec<u8>> = slots
+            .par_chunks(FORMAT_CHUNK)
+            .map(|c| {
+                let mut b = Vec::with_capacity(c.len() * 8);
+                for slot in c {
+                    match slot {
+                        Some(i) => format(&answers_ref[*i], &mut b),
+                        None => b.extend_from_slice(b"null"),
+                    }
+                    b.push(b'\n');
+                }
+                b
+            })
+            .collect();
+        buf.clear();
+        for c in &chunks {
+            buf.extend_from_slice(c);
         }
         out.write_all(&buf)?;
         out.flush()?;
