@@ -82,9 +82,7 @@ pub fn read_regions(path: &Path) -> Result<RegionSet, IoError> {
         path: name.clone(),
         source,
     })?;
-    let parsed = parse_chunks(&bytes, &name)?;
-    drop(bytes);
-    join(parsed, &name)
+    parse_region_bytes(&bytes, &name)
 }
 
 /// Parses the text of a regions file; `path` only names it in errors. A UTF-8
@@ -118,21 +116,11 @@ pub fn parse_regions(text: &str, path: &Path) -> Result<RegionSet, IoError> {
 const CHUNK: usize = 1 << 20;
 
 /// [`parse_regions`] on the file's bytes: the header on the calling thread, the body cut
-/// at line ends into chunks of about a MB that rayon's pool parses in parallel; the ids
-/// are checked for repeats by sorting, and the chunks' columns joined in file order.
+/// at line ends into chunks of about a MB that rayon's pool reads twice: once to count
+/// each chunk's regions of each kind, so that the columns are allocated once and each
+/// chunk's regions have their own slices of them, then to parse into those slices. The
+/// ids are checked for repeats by sorting a copy.
 pub fn parse_region_bytes(bytes: &[u8], path: &Path) -> Result<RegionSet, IoError> {
-    join(parse_chunks(bytes, path)?, path)
-}
-
-/// A file's regions parsed, chunk by chunk, before they are joined.
-struct Parsed {
-    dims: usize,
-    header_line: usize,
-    chunks: Vec<Chunk>,
-}
-
-/// Parses the header and the body's chunks, and finds every bad line and repeated id.
-fn parse_chunks(bytes: &[u8], path: &Path) -> Result<Parsed, IoError> {
     use rayon::prelude::*;
     let bytes = bytes.strip_prefix("\u{FEFF}".as_bytes()).unwrap_or(bytes);
     let err = |line: usize, column: usize, message: String| IoError::Parse {
@@ -197,81 +185,85 @@ fn parse_chunks(bytes: &[u8], path: &Path) -> Result<Parsed, IoError> {
         let cut = memchr::memchr(b'\n', &body[want..]).map_or(body.len(), |i| want + i + 1);
         cuts.push(cut);
     }
-    let mut chunks: Vec<Chunk> = cuts
-        .par_windows(2)
-        .map(|w| parse_chunk(&body[w[0]..w[1]], dims))
+    let chunk = |i: usize| &body[cuts[i]..cuts[i + 1]];
+    let n_chunks = cuts.len() - 1;
+    // Pass 1: each chunk's regions of each kind (their kind fields read only).
+    let counts: Vec<[usize; 2]> = (0..n_chunks)
+        .into_par_iter()
+        .map(|i| count_kinds(chunk(i)))
+        .collect();
+    let total = |k: usize| counts.iter().map(|c| c[k]).sum::<usize>();
+    let zero = Range { lo: 0, hi: 0 };
+    let mut pubs = (vec![0u64; total(0)], vec![zero; total(0) * dims]);
+    let mut subs = (vec![0u64; total(1)], vec![zero; total(1) * dims]);
+    // Each chunk's slices of the columns, in file order.
+    let mut slices = Vec::with_capacity(n_chunks);
+    {
+        let (mut pi, mut pr) = (&mut pubs.0[..], &mut pubs.1[..]);
+        let (mut si, mut sr) = (&mut subs.0[..], &mut subs.1[..]);
+        for c in &counts {
+            let (a, rest) = std::mem::take(&mut pi).split_at_mut(c[0]);
+            pi = rest;
+            let (b, rest) = std::mem::take(&mut pr).split_at_mut(c[0] * dims);
+            pr = rest;
+            let (x, rest) = std::mem::take(&mut si).split_at_mut(c[1]);
+            si = rest;
+            let (y, rest) = std::mem::take(&mut sr).split_at_mut(c[1] * dims);
+            sr = rest;
+            slices.push(Columns {
+                ids: [a, x],
+                ranges: [b, y],
+            });
+        }
+    }
+    // Pass 2: the regions parsed into their slices; the bad lines found.
+    let parsed: Vec<Parsed> = slices
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, cols)| parse_chunk(chunk(i), dims, cols))
         .collect();
     // Line numbers: each chunk's first line follows the lines of the chunks before it.
     let mut first = hline + 1;
     let mut bad = Vec::new();
-    let mut total = 0;
-    for c in &mut chunks {
-        for b in &mut c.bad {
+    let mut n_bad = 0;
+    for mut p in parsed {
+        for b in &mut p.bad {
             b.line += first;
         }
-        total += c.bad_count;
-        bad.append(&mut c.bad);
-        first += c.lines;
+        n_bad += p.bad_count;
+        bad.append(&mut p.bad);
+        first += p.lines;
     }
-    // Repeated ids, found by sorting a copy (their lines only looked up when some are).
-    for kind in [Kind::Publication, Kind::Subscription] {
-        let k = kind as usize;
-        let mut sorted: Vec<u64> = chunks.iter().flat_map(|c| &c.ids[k]).copied().collect();
-        sorted.par_sort_unstable();
-        if sorted.windows(2).all(|w| w[0] != w[1]) {
-            continue;
+    // Repeated ids, found by sorting a copy (their lines looked up only when some are).
+    // With bad lines already found (their slots left empty), the file is scanned for
+    // repeats directly, to report them too.
+    let had_bad = n_bad > 0;
+    for (kind, ids) in [(Kind::Publication, &pubs.0), (Kind::Subscription, &subs.0)] {
+        if !had_bad {
+            let mut sorted = ids.clone();
+            sorted.par_sort_unstable();
+            if sorted.windows(2).all(|w| w[0] != w[1]) {
+                continue;
+            }
         }
-        let texts: Vec<&[u8]> = cuts.windows(2).map(|w| &body[w[0]..w[1]]).collect();
-        let (repeats, n) = repeated_ids(&chunks, &texts, kind, hline + 1);
-        total += n;
+        let (repeats, n) = repeated_ids(body, dims, kind, hline + 1);
+        n_bad += n;
         bad.extend(repeats);
     }
-    if total > 0 {
+    if n_bad > 0 {
         bad.sort_by_key(|b| (b.line, b.column));
         bad.truncate(MAX_REPORTED);
-        if total == 1 {
+        if n_bad == 1 {
             let b = bad.remove(0);
             return Err(err(b.line, b.column, b.message));
         }
         return Err(IoError::Lines {
             path: path.to_path_buf(),
             lines: bad,
-            total,
+            total: n_bad,
         });
     }
-    Ok(Parsed {
-        dims,
-        header_line: hline,
-        chunks,
-    })
-}
-
-/// The regions of `parsed` as one set: each kind's columns joined in file order, every
-/// chunk freed once copied (so the whole file is not held twice).
-fn join(parsed: Parsed, path: &Path) -> Result<RegionSet, IoError> {
-    let Parsed {
-        dims,
-        header_line,
-        chunks,
-    } = parsed;
-    let n = |k: usize| chunks.iter().map(|c| c.ids[k].len()).sum::<usize>();
-    let mut pubs = (Vec::with_capacity(n(0)), Vec::with_capacity(n(0) * dims));
-    let mut subs = (Vec::with_capacity(n(1)), Vec::with_capacity(n(1) * dims));
-    for c in chunks {
-        let Chunk { ids, ranges, .. } = c;
-        let [pub_ids, sub_ids] = ids;
-        let [pub_ranges, sub_ranges] = ranges;
-        pubs.0.extend_from_slice(&pub_ids);
-        pubs.1.extend_from_slice(&pub_ranges);
-        subs.0.extend_from_slice(&sub_ids);
-        subs.1.extend_from_slice(&sub_ranges);
-    }
-    RegionSet::from_columns(dims, pubs, subs).map_err(|e| IoError::Parse {
-        path: path.to_path_buf(),
-        line: header_line,
-        column: 1,
-        message: e.to_string(),
-    })
+    RegionSet::from_columns(dims, pubs, subs).map_err(|e| err(hline, 1, e.to_string()))
 }
 
 /// A blank line, or a comment (`#` after optional spaces).
@@ -280,51 +272,92 @@ fn skipped(line: &[u8]) -> bool {
     t.is_empty() || t[0] == b'#'
 }
 
-/// What one chunk of the body holds: its regions' columns by kind, with the offset of
-/// each region's line in the chunk (for repeated ids), and its bad lines (line numbers
-/// relative to the chunk until the caller adds its first line's).
-struct Chunk {
-    ids: [Vec<u64>; 2],
-    ranges: [Vec<Range>; 2],
-    lines_of: [Vec<u32>; 2],
+/// One chunk's slices of the columns, by kind: ids, and `dims` ranges per id.
+struct Columns<'a> {
+    ids: [&'a mut [u64]; 2],
+    ranges: [&'a mut [Range]; 2],
+}
+
+/// What parsing one chunk found: its bad lines (numbered from the chunk's first line,
+/// 0, until the caller adds that line's number), how many, and its lines.
+struct Parsed {
     bad: Vec<BadLine>,
     bad_count: usize,
     lines: usize,
 }
 
-/// Parses the lines of one chunk (each ending in `\n`, the last one perhaps not).
-fn parse_chunk(chunk: &[u8], dims: usize) -> Chunk {
-    let mut c = Chunk {
-        ids: [Vec::new(), Vec::new()],
-        ranges: [Vec::new(), Vec::new()],
-        lines_of: [Vec::new(), Vec::new()],
+/// The lines of a chunk (each ending in `\n`, the last one perhaps not) that are
+/// neither blank nor comments, each with its text.
+fn rows(chunk: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    let mut pos = 0;
+    let mut line = 0;
+    std::iter::from_fn(move || {
+        while pos < chunk.len() {
+            let end = memchr::memchr(b'\n', &chunk[pos..]).map_or(chunk.len(), |i| pos + i);
+            let text = &chunk[pos..end];
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            let at = line;
+            line += 1;
+            pos = end + 1;
+            if !skipped(text) {
+                return Some((at, text));
+            }
+        }
+        None
+    })
+}
+
+/// The regions of each kind in a chunk, by the first field of its rows (a row of
+/// another kind is a bad line, counted by [`parse_chunk`]).
+fn count_kinds(chunk: &[u8]) -> [usize; 2] {
+    let mut n = [0; 2];
+    for (_, text) in rows(chunk) {
+        if let Some(k) = kind_of(text) {
+            n[k] += 1;
+        }
+    }
+    n
+}
+
+/// The kind of a row by its first field: 0 for `pub`, 1 for `sub` (the order of
+/// [`Kind`]), `None` for anything else.
+fn kind_of(text: &[u8]) -> Option<usize> {
+    match (FieldIter { line: text, pos: 0 }).next().map(|f| f.1) {
+        Some(b"pub") => Some(Kind::Publication as usize),
+        Some(b"sub") => Some(Kind::Subscription as usize),
+        _ => None,
+    }
+}
+
+/// Parses the rows of one chunk into its slices of the columns.
+fn parse_chunk(chunk: &[u8], dims: usize, cols: Columns) -> Parsed {
+    let mut p = Parsed {
         bad: Vec::new(),
         bad_count: 0,
-        lines: 0,
+        lines: memchr::memchr_iter(b'\n', chunk).count()
+            + usize::from(!chunk.is_empty() && !chunk.ends_with(b"\n")),
     };
+    let mut next = [0usize; 2];
     let mut ranges = Vec::with_capacity(dims);
-    let mut pos = 0;
-    while pos < chunk.len() {
-        let end = memchr::memchr(b'\n', &chunk[pos..]).map_or(chunk.len(), |i| pos + i);
-        let line = &chunk[pos..end];
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let rel = c.lines;
-        c.lines += 1;
-        pos = end + 1;
-        if skipped(line) {
-            continue;
-        }
-        match parse_row(line, dims, &mut ranges) {
-            Ok((kind, id)) => {
-                let k = kind as usize;
-                c.ids[k].push(id);
-                c.ranges[k].extend_from_slice(&ranges);
-                c.lines_of[k].push(rel as u32);
+    for (rel, text) in rows(chunk) {
+        // A row of a good kind keeps its slot even when bad: the slots stay in step
+        // with pass 1's counts (and a bad row makes the whole parse an error).
+        let slot = kind_of(text).map(|k| {
+            next[k] += 1;
+            (k, next[k] - 1)
+        });
+        match (parse_row(text, dims, &mut ranges), slot) {
+            (Ok(_), Some((k, i))) => {
+                if let Some(id) = cols.ids[k].get_mut(i) {
+                    *id = id_of(text);
+                    cols.ranges[k][i * dims..(i + 1) * dims].copy_from_slice(&ranges);
+                }
             }
-            Err((column, message)) => {
-                c.bad_count += 1;
-                if c.bad.len() < MAX_REPORTED {
-                    c.bad.push(BadLine {
+            (Ok(_), None) => {}
+            (Err((column, message)), _) => {
+                p.bad_count += 1;
+                if p.bad.len() < MAX_REPORTED {
+                    p.bad.push(BadLine {
                         line: rel,
                         column,
                         message,
@@ -333,7 +366,15 @@ fn parse_chunk(chunk: &[u8], dims: usize) -> Chunk {
             }
         }
     }
-    c
+    p
+}
+
+/// The id of a row [`parse_row`] accepted.
+fn id_of(text: &[u8]) -> u64 {
+    FieldIter { line: text, pos: 0 }
+        .nth(1)
+        .and_then(|(_, w)| parse_uint(w, u64::MAX))
+        .unwrap_or(0)
 }
 
 /// One region's line: its kind and id, its ranges into `ranges`; or the (1-based)
@@ -449,43 +490,29 @@ fn parse_uint(w: &[u8], max: u64) -> Option<u64> {
 }
 
 /// Every line whose id repeats an earlier line's of the same kind (a rare path: taken
-/// only when a sort found a repeat), with how many there are; lines numbered from
-/// `first`, the body's first line. `texts` are the chunks' bytes.
-fn repeated_ids(
-    chunks: &[Chunk],
-    texts: &[&[u8]],
-    kind: Kind,
-    first: usize,
-) -> (Vec<BadLine>, usize) {
-    let k = kind as usize;
+/// only when a sort found a repeat), with how many there are; `body`'s lines numbered
+/// from `first`.
+fn repeated_ids(body: &[u8], dims: usize, kind: Kind, first: usize) -> (Vec<BadLine>, usize) {
     let mut seen = std::collections::HashSet::new();
     let (mut bad, mut n) = (Vec::new(), 0);
-    let mut base = first;
-    for (c, text) in chunks.iter().zip(texts) {
-        for (&id, &rel) in c.ids[k].iter().zip(&c.lines_of[k]) {
-            if !seen.insert(id) {
-                n += 1;
-                if bad.len() < MAX_REPORTED {
-                    // The line's text, to point at its id.
-                    let start = match rel {
-                        0 => 0,
-                        r => memchr::memchr_iter(b'\n', text)
-                            .nth(r as usize - 1)
-                            .map_or(0, |i| i + 1),
-                    };
-                    let line = text[start..].split(|&b| b == b'\n').next().unwrap_or(&[]);
-                    let col = FieldIter { line, pos: 0 }
-                        .nth(1)
-                        .map_or(1, |(o, _)| column(line, o));
-                    bad.push(BadLine {
-                        line: base + rel as usize,
-                        column: col,
-                        message: format!("{} id {id} appears twice", kind.word()),
-                    });
-                }
+    let mut ranges = Vec::with_capacity(dims);
+    for (rel, text) in rows(body) {
+        let Ok((k, id)) = parse_row(text, dims, &mut ranges) else {
+            continue;
+        };
+        if k == kind && !seen.insert(id) {
+            n += 1;
+            if bad.len() < MAX_REPORTED {
+                let col = FieldIter { line: text, pos: 0 }
+                    .nth(1)
+                    .map_or(1, |(o, _)| column(text, o));
+                bad.push(BadLine {
+                    line: first + rel,
+                    column: col,
+                    message: format!("{} id {id} appears twice", kind.word()),
+                });
             }
         }
-        base += c.lines;
     }
     (bad, n)
 }
