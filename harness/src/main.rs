@@ -161,6 +161,10 @@ enum Top {
         /// Compare every series, CPU ones too (noisy on shared machines).
         #[arg(long)]
         all_series: bool,
+        /// Pass when nothing was compared (no baseline point for this device model, no GPU
+        /// here); by default that fails, as a check of nothing.
+        #[arg(long)]
+        allow_empty: bool,
         /// `all` or a paper.
         #[arg(default_value = "all")]
         target: String,
@@ -169,7 +173,8 @@ enum Top {
         /// Comma-separated engine names to run (default: as `run`).
         #[arg(long, value_delimiter = ',')]
         engines: Option<Vec<String>>,
-        /// Directory for this run's CSVs (default results/quick, or results/regress-full).
+        /// Directory for this run's CSVs (default results/regress-run, or
+        /// results/regress-full with --size full).
         #[arg(long)]
         out: Option<PathBuf>,
         /// GPU ordinal.
@@ -347,6 +352,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             confidence,
             noise_threshold,
             all_series,
+            allow_empty,
             target,
             experiment,
             engines,
@@ -367,16 +373,12 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             let all = runner::all_experiments();
             let chosen = select(&all, &target, experiment.as_deref())?;
             let quick = size == Size::Quick;
-            let mut out = out.unwrap_or_else(|| {
-                PathBuf::from(if quick {
-                    "results/quick"
-                } else {
-                    "results/regress-full"
-                })
+            let own = PathBuf::from(if quick {
+                "results/regress-run"
+            } else {
+                "results/regress-full"
             });
-            if out == baseline {
-                out = PathBuf::from("results/quick");
-            }
+            let out = out.filter(|o| *o != baseline).unwrap_or(own);
             let run = runner::RunOpts {
                 quick,
                 seeds: samples as usize,
@@ -391,6 +393,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 confidence,
                 noise_threshold,
                 all_series,
+                allow_empty,
             };
             regress::regress(&chosen, &run, &opts)
         }
