@@ -8,25 +8,33 @@
 //!   every panel of every figure; an emulator twin (`emu`, `emu-seg`, `emu batched`) takes
 //!   its GPU engine's colour with hollow markers;
 //! - the second factor of a series (`L=5`, `p=10%`, `RS`, `Zipf`, `vs yfilter-mc`) is the
-//!   line's dash style and marker;
+//!   line's dash style and marker; the best CPU ([`BEST_CPU`]) a pale halo under the
+//!   engine it equals;
 //! - min–max over seeds as whiskers at every point (on a speedup panel: the conservative
-//!   range, the baseline's min and max against the series' max and min);
+//!   range, the baseline's min and max against the series' max and min), captioned with
+//!   the seeds run (one seed: no whiskers);
 //! - log axes labelled 1, 10, 100, 1k, 10k, 1M ([`fmt_num`]); x ticks at the measured x
 //!   values where there are few of them, labels that would overlap dropped;
 //! - a dashed line at 1 on every speedup or ratio axis;
 //! - the papers' numbers as hollow markers ("paper (their GPU)": a diamond for a stated
 //!   value, a triangle for "at least" / "at most", a dotted vertical line for a stated x
-//!   such as a crossover);
-//! - the legend outside the axes, to the right; the title wrapped over as many lines as it
-//!   needs, so it never clips.
+//!   such as a crossover), placed only where the measured x axis reaches them; the others
+//!   are notes under the title ("paper (gpu-region vs brute): 200x at 32768 regions");
+//!   their names and captions placed where no other text is;
+//! - the legend outside the axes, to the right, in columns as tall as a panel; past ten
+//!   series of two or more second factors, folded into one entry per engine (its colour)
+//!   and one per factor (its dash and marker); the title wrapped over as many lines as it
+//!   needs, so it never clips;
+//! - a run without a GPU, or at quick sizes, says so under the title.
 //!
 //! The layout comes from the experiment's metadata ([`layout`]): an x label that
 //! enumerates its values (`row (1: time, 2: deployment, ...)`) is a table, drawn as
 //! grouped bars with one panel per unit; anything else is lines over x, with a speedup
 //! panel when the experiment names a baseline. Emulator series (`emu`, `emu batched`) are
-//! correctness runs: drawn in the value panels, never in a speedup panel. New experiments and series render with no
-//! change here; a series whose engine is not in the palette gets a colour derived from its
-//! name, the same in every figure.
+//! correctness runs: drawn on a panel of their own, labelled so, never beside a GPU time
+//! or a paper's number and never in a speedup panel (an emulator's speedup is not drawn at
+//! all). New experiments and series render with no change here; a series whose engine is
+//! not in the palette gets a colour derived from its name, the same in every figure.
 //!
 //! Pure Rust (the font is embedded), so the binary needs no system libraries.
 
@@ -251,6 +259,9 @@ pub struct Style {
     pub marker: Marker,
     /// Emulator series: hollow markers.
     pub hollow: bool,
+    /// Drawn first, wide and pale, under the other lines: [`BEST_CPU`], which lies on
+    /// whichever CPU engine is fastest and would hide it if drawn over it.
+    pub halo: bool,
 }
 
 const DASHES: [Dash; 4] = [Dash::Solid, Dash::Dashed, Dash::Dotted, Dash::LongShort];
@@ -295,7 +306,8 @@ fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// The style of every series of one figure: colour by engine, dash and marker by the
 /// figure's values of the second factor (in natural order: `L=5`, `L=10`, `L=15`);
-/// [`BEST_CPU`] is always dashed with square markers, whatever the other series' factors.
+/// [`BEST_CPU`] is always dashed with square markers, whatever the other series' factors,
+/// and drawn as a halo under the others (with its second factors too).
 pub fn styles(series: &[String]) -> Vec<(String, Style)> {
     let mut variants: Vec<String> = series
         .iter()
@@ -313,6 +325,7 @@ pub fn styles(series: &[String]) -> Vec<(String, Style)> {
                     dash: Dash::Dashed,
                     marker: Marker::Square,
                     hollow: false,
+                    halo: true,
                 };
                 return (s.clone(), style);
             }
@@ -323,6 +336,7 @@ pub fn styles(series: &[String]) -> Vec<(String, Style)> {
                 dash: DASHES[i % DASHES.len()],
                 marker: MARKERS[i % MARKERS.len()],
                 hollow: gpu_twin(&engine).is_some(),
+                halo: engine == BEST_CPU,
             };
             (s.clone(), style)
         })
@@ -547,12 +561,30 @@ pub enum Panel {
     Bars(BarPanel),
 }
 
-/// A whole figure: title, panels, and the legend (every series once, in order).
+/// One legend entry's key.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Key {
+    /// A series: its line and marker.
+    Series(Style),
+    /// An engine of a folded legend: its colour (its series' dash and marker are the
+    /// [`Key::Factor`] entries').
+    Engine(Style),
+    /// A second factor's value of a folded legend: its dash and marker, in grey.
+    Factor(Style),
+}
+
+/// A whole figure: title, notes under it, panels, and the legend (every series once, in
+/// order; folded into engines and second factors where there are many).
 #[derive(Clone, Debug)]
 pub struct Figure {
     pub title: String,
+    /// Under the title: what kind of run drew it (no GPU, quick sizes) and the papers'
+    /// numbers that lie off the axes.
+    pub notes: Vec<String>,
     pub panels: Vec<Panel>,
-    pub legend: Vec<(String, Style)>,
+    pub legend: Vec<(String, Key)>,
+    /// The fewest and the most seeds behind a point (the whiskers' caption).
+    pub seeds: (usize, usize),
 }
 
 impl Figure {
@@ -786,6 +818,153 @@ fn is_ratio_axis(label: &str) -> bool {
     label.contains("speedup") || label.contains("ratio")
 }
 
+/// The note under the title of a run without a GPU or at quick sizes (from the rows'
+/// device and sizes), if any.
+fn run_note(rows: &[Row]) -> Option<String> {
+    let quick = rows.iter().any(|r| r.sizes == crate::results::QUICK);
+    let sizes = if quick {
+        " at quick sizes (not the paper's)"
+    } else {
+        ""
+    };
+    if !rows.is_empty() && rows.iter().all(|r| r.device == "none") {
+        let emulated = rows.iter().any(|r| crate::results::is_emulator(&r.series));
+        return Some(format!(
+            "Run without a GPU{sizes}: the CPU engines{}.",
+            if emulated {
+                ", and the GPU kernels on the host emulator, whose times are correctness runs, \
+                 not speeds (drawn apart, never as speedups)"
+            } else {
+                ""
+            }
+        ));
+    }
+    quick.then(|| "Quick sizes (not the paper's).".to_string())
+}
+
+/// An x value in words, with the noun of the x label: `32768 regions`, `queries = 256`.
+fn x_words(x_label: &str, x: f64) -> String {
+    let noun = x_label.split(" (").next().unwrap_or(x_label).trim();
+    let noun = noun.strip_prefix("number of ").unwrap_or(noun);
+    if noun.contains(' ') || noun.is_empty() {
+        format!("{noun} = {}", fmt_num(x))
+    } else {
+        format!("{} {noun}", fmt_num(x))
+    }
+}
+
+/// A paper's value in words: `150x`, `0.1 ms`.
+fn value_words(v: f64, unit: &str) -> String {
+    match bare_unit(unit) {
+        "x" => format!("{}x", sig(v, 3)),
+        u => format!("{} {u}", sig(v, 3)),
+    }
+}
+
+/// Notes for papers' numbers that no axis reaches: one per (x, kind, unit), with the
+/// range of the values and the series they are of: `paper (gpu-region vs brute,
+/// gpu-grid vs brute): 150-200x at 32768 regions`.
+fn off_axis_notes(marks: &[PaperMark], x_label: &str) -> Vec<String> {
+    let mut groups: Vec<(f64, MarkKind, String, Vec<&PaperMark>)> = Vec::new();
+    for m in marks {
+        let unit = bare_unit(&m.label).to_string();
+        match groups
+            .iter_mut()
+            .find(|g| g.0 == m.x && g.1 == m.kind && g.2 == unit)
+        {
+            Some(g) => g.3.push(m),
+            None => groups.push((m.x, m.kind, unit, vec![m])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(x, kind, unit, ms)| {
+            let mut series: Vec<&str> = ms.iter().map(|m| m.series.as_str()).collect();
+            series.dedup();
+            let ys: Vec<f64> = ms.iter().filter_map(|m| m.y).collect();
+            let lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let what = match kind {
+                MarkKind::AtX => unit.clone(),
+                _ if lo == hi => value_words(lo, &unit),
+                _ => format!("{}-{}", sig(lo, 3), value_words(hi, &unit)),
+            };
+            let what = match kind {
+                MarkKind::AtLeast => format!("at least {what}"),
+                MarkKind::AtMost => format!("at most {what}"),
+                _ => what,
+            };
+            format!(
+                "paper ({}): {what} at {}",
+                series.join(", "),
+                x_words(x_label, x)
+            )
+        })
+        .collect()
+}
+
+/// Splits a line panel's paper marks into those its x axis reaches (the measured x range,
+/// widened by a factor of 2 on a log axis, a tenth of the span on a linear one) and those
+/// it does not.
+fn reachable(lp: &LinePanel, marks: Vec<PaperMark>) -> (Vec<PaperMark>, Vec<PaperMark>) {
+    let xs: Vec<f64> = lp
+        .lines
+        .iter()
+        .flat_map(|l| l.pts.iter().map(|p| p.x))
+        .filter(|x| x.is_finite() && (!lp.log_x || *x > 0.0))
+        .collect();
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !lo.is_finite() {
+        return (Vec::new(), marks);
+    }
+    let (from, to) = if lp.log_x {
+        (lo / 2.0, hi * 2.0)
+    } else {
+        let span = (hi - lo).max(hi.abs() * 0.1);
+        (lo - span * 0.1, hi + span * 0.1)
+    };
+    marks.into_iter().partition(|m| (from..=to).contains(&m.x))
+}
+
+/// The legend: every series, or, past ten series of two or more second factors, folded
+/// into one entry per engine (its colour) and one per factor (its dash and marker).
+fn legend(styles: &[(String, Style)]) -> Vec<(String, Key)> {
+    let mut variants: Vec<String> = styles.iter().map(|(s, _)| split_series(s).1).collect();
+    variants.sort_by(|a, b| natural_cmp(a, b));
+    variants.dedup();
+    if styles.len() <= 10 || variants.len() < 2 {
+        return styles
+            .iter()
+            .map(|(s, st)| (s.clone(), Key::Series(st.clone())))
+            .collect();
+    }
+    let mut out: Vec<(String, Key)> = Vec::new();
+    for (s, st) in styles {
+        let engine = split_series(s).0;
+        if !out.iter().any(|(e, _)| *e == engine) {
+            out.push((engine, Key::Engine(st.clone())));
+        }
+    }
+    for v in &variants {
+        let Some((_, st)) = styles
+            .iter()
+            .find(|(s, st)| split_series(s).1 == *v && !st.halo)
+        else {
+            continue;
+        };
+        let label = if v.is_empty() { "(no factor)" } else { v };
+        let grey = Style {
+            color: Rgb(90, 90, 90),
+            hollow: false,
+            halo: false,
+            ..st.clone()
+        };
+        out.push((label.to_string(), Key::Factor(grey)));
+    }
+    out
+}
+
 /// The figure of an experiment from its recorded rows and its paper's numbers.
 pub fn figure(exp: &Experiment, rows: &[Row], paper: &[PaperRow]) -> Figure {
     let order = series_order(rows);
@@ -799,15 +978,56 @@ pub fn figure(exp: &Experiment, rows: &[Row], paper: &[PaperRow]) -> Figure {
             .map(|s| s.color)
             .unwrap_or_else(|| engine_color(&split_series(series).0))
     };
-    let panels = match layout(exp, rows) {
+    let (panels, notes) = match layout(exp, rows) {
         Layout::Bars(cats) => bar_panels(exp, rows, &paper, &styles, &cats, &color_of),
         Layout::Lines => line_panels(exp, rows, &paper, &styles, &color_of),
     };
+    let n = rows.iter().map(|r| r.n);
     Figure {
         title: exp.title.to_string(),
+        notes: run_note(rows).into_iter().chain(notes).collect(),
         panels,
-        legend: styles,
+        legend: legend(&styles),
+        seeds: (n.clone().min().unwrap_or(0), n.max().unwrap_or(0)),
     }
+}
+
+/// The panel of emulator series: their times apart from any GPU time or paper number,
+/// labelled as correctness runs; none for a speedup or ratio axis (an emulator's speedup
+/// means nothing), then a note names them.
+fn emulator_line_panel(
+    x_label: &str,
+    y_label: &str,
+    log_x: bool,
+    log_y: bool,
+    lines: Vec<Line>,
+    notes: &mut Vec<String>,
+) -> Option<Panel> {
+    if lines.is_empty() {
+        return None;
+    }
+    if is_ratio_axis(y_label) {
+        let names: Vec<&str> = lines.iter().map(|l| l.series.as_str()).collect();
+        notes.push(format!(
+            "Emulator series checked answers; their speedups mean nothing and are not drawn: {}.",
+            names.join(", ")
+        ));
+        return None;
+    }
+    Some(Panel::Lines(LinePanel {
+        x_label: x_label.to_string(),
+        y_label: emulator_label(y_label),
+        log_x,
+        log_y,
+        lines,
+        paper: Vec::new(),
+        unity: false,
+    }))
+}
+
+/// The y label of an emulator panel.
+fn emulator_label(y_label: &str) -> String {
+    format!("host emulator, correctness run (not a speed): {y_label}")
 }
 
 fn line_panels(
@@ -816,8 +1036,8 @@ fn line_panels(
     paper: &[&PaperRow],
     styles: &[(String, Style)],
     color_of: &dyn Fn(&str) -> Rgb,
-) -> Vec<Panel> {
-    let mut lines: Vec<Line> = styles
+) -> (Vec<Panel>, Vec<String>) {
+    let mut all: Vec<Line> = styles
         .iter()
         .map(|(s, st)| Line {
             series: s.clone(),
@@ -826,7 +1046,7 @@ fn line_panels(
         })
         .collect();
     for r in rows {
-        if let Some(l) = lines.iter_mut().find(|l| l.series == r.series) {
+        if let Some(l) = all.iter_mut().find(|l| l.series == r.series) {
             l.pts.push(Pt {
                 x: r.x,
                 y: r.mean,
@@ -835,9 +1055,13 @@ fn line_panels(
             });
         }
     }
-    for l in &mut lines {
+    for l in &mut all {
         l.pts.sort_by(|a, b| a.x.total_cmp(&b.x));
     }
+    let (emulated, lines): (Vec<Line>, Vec<Line>) = all
+        .into_iter()
+        .partition(|l| crate::results::is_emulator(&l.series));
+    let mut notes = Vec::new();
     // One experiment recording several quantities (series ending in a unit): one panel
     // per unit, no speedup panel.
     let mut units: Vec<&str> = Vec::new();
@@ -849,25 +1073,47 @@ fn line_panels(
         }
     }
     if units.len() >= 2 {
-        return units
+        let of_unit = |lines: &[Line], u: &str| -> Vec<Line> {
+            lines
+                .iter()
+                .filter(|l| series_unit(&l.series) == Some(u))
+                .cloned()
+                .collect()
+        };
+        let mut panels: Vec<Panel> = units
             .iter()
-            .map(|u| {
+            .map(|u| (u, of_unit(&lines, u)))
+            .filter(|(_, lines)| !lines.is_empty())
+            .map(|(u, lines)| {
                 Panel::Lines(LinePanel {
                     x_label: exp.x_label.to_string(),
                     y_label: label_for_unit(exp.y_label, u),
                     log_x: exp.log_x,
                     log_y: exp.log_y,
-                    lines: lines
-                        .iter()
-                        .filter(|l| series_unit(&l.series) == Some(u))
-                        .cloned()
-                        .collect(),
+                    lines,
                     paper: Vec::new(),
                     // Speedups over one GPU (the scaling experiments): parity at 1.
                     unity: *u == "speedup",
                 })
             })
             .collect();
+        for u in &units {
+            let label = label_for_unit(exp.y_label, u);
+            let label = if *u == "speedup" {
+                format!("{label} speedup")
+            } else {
+                label
+            };
+            panels.extend(emulator_line_panel(
+                exp.x_label,
+                &label,
+                exp.log_x,
+                exp.log_y,
+                of_unit(&emulated, u),
+                &mut notes,
+            ));
+        }
+        return (panels, notes);
     }
     let has_series = |s: &str| styles.iter().any(|(n, _)| n == s);
     // Paper numbers of a recorded series in the panel's unit, or speedups when the
@@ -877,15 +1123,22 @@ fn line_panels(
         .filter(|p| has_series(&p.series) && (p.value.is_none() || unit_fits(&p.unit, exp.y_label)))
         .map(|p| paper_mark(p, color_of(&p.series)))
         .collect();
-    let mut panels = vec![Panel::Lines(LinePanel {
+    let mut panels = Vec::new();
+    let mut values = LinePanel {
         x_label: exp.x_label.to_string(),
         y_label: exp.y_label.to_string(),
         log_x: exp.log_x,
         log_y: exp.log_y,
         lines,
-        paper: on_values,
+        paper: Vec::new(),
         unity: is_ratio_axis(exp.y_label),
-    })];
+    };
+    let (on, off) = reachable(&values, on_values);
+    values.paper = on;
+    notes.extend(off_axis_notes(&off, exp.x_label));
+    if !values.lines.is_empty() {
+        panels.push(Panel::Lines(values));
+    }
     if let Some(base) = exp.baseline {
         let sp = speedup_points(rows, base, exp.higher_is_better);
         let speed_lines: Vec<Line> = styles
@@ -898,32 +1151,36 @@ fn line_panels(
             })
             .filter(|l| !l.pts.is_empty())
             .collect();
-        if !speed_lines.is_empty() {
-            let marks = paper
-                .iter()
-                .filter(|p| {
-                    p.series
-                        .split_once(" vs ")
-                        .is_some_and(|(_, b)| b.trim() == base)
-                })
-                .map(|p| {
-                    let engine = p.series.split(" vs ").next().unwrap_or("");
-                    let mut m = paper_mark(p, color_of(engine));
-                    if p.unit == "crossover" {
-                        m.y = Some(1.0);
-                    }
-                    m
-                })
-                .collect();
-            panels.push(Panel::Lines(LinePanel {
-                x_label: exp.x_label.to_string(),
-                y_label: format!("speedup over {base} (x)"),
-                log_x: exp.log_x,
-                log_y: true,
-                lines: speed_lines,
-                paper: marks,
-                unity: true,
-            }));
+        let marks: Vec<PaperMark> = paper
+            .iter()
+            .filter(|p| {
+                p.series
+                    .split_once(" vs ")
+                    .is_some_and(|(_, b)| b.trim() == base)
+            })
+            .map(|p| {
+                let engine = p.series.split(" vs ").next().unwrap_or("");
+                let mut m = paper_mark(p, color_of(engine));
+                if p.unit == "crossover" {
+                    m.y = Some(1.0);
+                }
+                m
+            })
+            .collect();
+        let mut speed = LinePanel {
+            x_label: exp.x_label.to_string(),
+            y_label: format!("speedup over {base} (x)"),
+            log_x: exp.log_x,
+            log_y: true,
+            lines: speed_lines,
+            paper: Vec::new(),
+            unity: true,
+        };
+        let (on, off) = reachable(&speed, marks);
+        speed.paper = on;
+        notes.extend(off_axis_notes(&off, exp.x_label));
+        if !speed.lines.is_empty() {
+            panels.push(Panel::Lines(speed));
         }
     }
     // The best CPU, or its variants with a second factor (`best CPU (all cores) F=1M`).
@@ -952,7 +1209,15 @@ fn line_panels(
             }));
         }
     }
-    panels
+    panels.extend(emulator_line_panel(
+        exp.x_label,
+        exp.y_label,
+        exp.log_x,
+        exp.log_y,
+        emulated,
+        &mut notes,
+    ));
+    (panels, notes)
 }
 
 fn bar_panels(
@@ -962,7 +1227,7 @@ fn bar_panels(
     styles: &[(String, Style)],
     cats: &[(f64, String)],
     color_of: &dyn Fn(&str) -> Rgb,
-) -> Vec<Panel> {
+) -> (Vec<Panel>, Vec<String>) {
     let units: Vec<&str> = exp.y_label.split(" / ").collect();
     let unit_of = |i: usize| -> String {
         if units.len() == cats.len() {
@@ -972,9 +1237,12 @@ fn bar_panels(
         }
     };
     let mut panels: Vec<BarPanel> = Vec::new();
+    let mut emulator: Vec<BarPanel> = Vec::new();
+    let mut notes = Vec::new();
+    let mut emulated_ratios: Vec<String> = Vec::new();
     for (i, (x, label)) in cats.iter().enumerate() {
         let unit = unit_of(i);
-        let bars: Vec<Bar> = styles
+        let (emu_bars, bars): (Vec<Bar>, Vec<Bar>) = styles
             .iter()
             .filter_map(|(s, st)| {
                 let r = rows.iter().find(|r| r.series == *s && r.x == *x)?;
@@ -986,13 +1254,30 @@ fn bar_panels(
                     hi: r.max,
                 })
             })
-            .collect();
+            .partition(|b| crate::results::is_emulator(&b.series));
         let marks: Vec<PaperMark> = paper
             .iter()
             .filter(|p| p.x == *x && p.value.is_some() && !p.series.contains(" vs "))
             .filter(|p| unit_fits(&p.unit, &unit))
             .map(|p| paper_mark(p, color_of(&p.series)))
             .collect();
+        if !emu_bars.is_empty() {
+            if is_ratio_axis(&unit) {
+                emulated_ratios.extend(emu_bars.iter().map(|b| b.series.clone()));
+            } else {
+                let y_label = emulator_label(&unit);
+                let group = (label.clone(), emu_bars, Vec::new());
+                match emulator.iter_mut().find(|p| p.y_label == y_label) {
+                    Some(p) => p.groups.push(group),
+                    None => emulator.push(BarPanel {
+                        y_label,
+                        log_y: exp.log_y,
+                        groups: vec![group],
+                        unity: false,
+                    }),
+                }
+            }
+        }
         if bars.is_empty() && marks.is_empty() {
             continue;
         }
@@ -1006,6 +1291,13 @@ fn bar_panels(
                 groups: vec![group],
             }),
         }
+    }
+    emulated_ratios.dedup();
+    if !emulated_ratios.is_empty() {
+        notes.push(format!(
+            "Emulator series checked answers; their ratios mean nothing and are not drawn: {}.",
+            emulated_ratios.join(", ")
+        ));
     }
     // The speedup of each GPU series over [`BEST_CPU`], in the rows that record it.
     let sp = speedup_points(rows, BEST_CPU, exp.higher_is_better);
@@ -1037,7 +1329,12 @@ fn bar_panels(
             unity: true,
         });
     }
-    panels.into_iter().map(Panel::Bars).collect()
+    let panels = panels
+        .into_iter()
+        .chain(emulator)
+        .map(Panel::Bars)
+        .collect();
+    (panels, notes)
 }
 
 // ---------------------------------------------------------------------------------
@@ -1169,6 +1466,28 @@ fn draw_polyline<DB: DrawingBackend>(
     for piece in dash_pieces(pts, dash) {
         area.draw(&PathElement::new(piece, color.stroke_width(width)))
             .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// A halo: the line wide and pale, its markers (squares) at each point, to lie under the
+/// line it coincides with.
+fn draw_halo<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    pts: &[Px],
+    color: RGBColor,
+    dash: Dash,
+) -> anyhow::Result<()> {
+    for piece in dash_pieces(pts, dash) {
+        area.draw(&PathElement::new(piece, color.mix(0.28).stroke_width(9)))
+            .map_err(err)?;
+    }
+    for &(x, y) in pts {
+        area.draw(&Rectangle::new(
+            [(x - 7, y - 7), (x + 7, y + 7)],
+            color.mix(0.28).filled(),
+        ))
+        .map_err(err)?;
     }
     Ok(())
 }
@@ -1313,25 +1632,68 @@ fn draw_unity<DB: DrawingBackend>(
     Ok(())
 }
 
+/// The rectangles text already covers in a panel: a new label goes to the first of its
+/// candidate places that overlaps none of them.
+#[derive(Default)]
+struct Taken(Vec<(i32, i32, i32, i32)>);
+
+impl Taken {
+    fn overlaps(&self, r: (i32, i32, i32, i32)) -> bool {
+        self.0
+            .iter()
+            .any(|t| r.0 < t.2 && t.0 < r.2 && r.1 < t.3 && t.1 < r.3)
+    }
+
+    /// The first candidate top-left corner where a `w` x `h` box is free (else the first
+    /// candidate), taken.
+    fn place(&mut self, w: i32, h: i32, candidates: &[Px]) -> Px {
+        let free = candidates
+            .iter()
+            .copied()
+            .find(|&(x, y)| !self.overlaps((x, y, x + w, y + h)));
+        let (x, y) = free.or(candidates.first().copied()).unwrap_or((0, 0));
+        self.0.push((x, y, x + w, y + h));
+        (x, y)
+    }
+}
+
+const NOTE_FONT: f64 = TICK_FONT - 3.0;
+
+/// Draws `text` at the first free place of `candidates` (top-left corners).
+fn draw_label<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    taken: &mut Taken,
+    text: &str,
+    candidates: &[Px],
+) -> anyhow::Result<()> {
+    let w = text_w(area, text, NOTE_FONT);
+    let h = NOTE_FONT as i32 + 2;
+    let at = taken.place(w, h, candidates);
+    draw_text(area, text, at, NOTE_FONT, HPos::Left, VPos::Top)
+}
+
 fn draw_paper_mark<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     p: &Plot,
     at_x: i32,
     sy: &Scale,
     m: &PaperMark,
+    taken: &mut Taken,
 ) -> anyhow::Result<()> {
     let c = m.color.rgb();
     match (m.kind, m.y) {
         (MarkKind::AtX, y) => {
             draw_polyline(area, &[(at_x, p.y0), (at_x, p.y1)], c, 2, Dash::Dotted)?;
-            draw_text(
-                area,
-                &format!("paper: {}", m.label),
-                (at_x + 4, p.y0 + 4),
-                TICK_FONT - 3.0,
-                HPos::Left,
-                VPos::Top,
-            )?;
+            let text = format!("paper: {}", m.label);
+            let w = text_w(area, &text, NOTE_FONT);
+            // Right of the line, else left of it; lower down while the place is taken.
+            let x = if at_x + 4 + w <= p.x1 {
+                at_x + 4
+            } else {
+                at_x - 4 - w
+            };
+            let candidates: Vec<Px> = (0..12).map(|k| (x, p.y0 + 4 + k * 18)).collect();
+            draw_label(area, taken, &text, &candidates)?;
             if let Some(y) = y.filter(|y| sy.lo < *y && *y < sy.hi) {
                 draw_marker(area, Marker::Diamond, (at_x, p.py(sy, y)), 7, c, true, 3)?;
             }
@@ -1412,7 +1774,9 @@ fn draw_line_panel<DB: DrawingBackend>(
         draw_unity(area, p, &sy)?;
     }
     let ok = |pt: &Pt| (!lp.log_x || pt.x > 0.0) && (!lp.log_y || pt.y > 0.0) && pt.y.is_finite();
-    for l in &lp.lines {
+    // Halos (the best CPU) first, under the lines they coincide with.
+    let halos = lp.lines.iter().filter(|l| l.style.halo);
+    for l in halos.chain(lp.lines.iter().filter(|l| !l.style.halo)) {
         let c = l.style.color.rgb();
         let pix: Vec<Px> = l
             .pts
@@ -1420,6 +1784,10 @@ fn draw_line_panel<DB: DrawingBackend>(
             .filter(|pt| ok(pt))
             .map(|pt| (p.px(&sx, pt.x), p.py(&sy, pt.y)))
             .collect();
+        if l.style.halo {
+            draw_halo(area, &pix, c, l.style.dash)?;
+            continue;
+        }
         let width = if l.style.hollow { 2 } else { 3 };
         draw_polyline(area, &pix, c, width, l.style.dash)?;
         for pt in l.pts.iter().filter(|pt| ok(pt)) {
@@ -1450,9 +1818,10 @@ fn draw_line_panel<DB: DrawingBackend>(
             )?;
         }
     }
+    let mut taken = Taken::default();
     for m in &lp.paper {
         if (!lp.log_x || m.x > 0.0) && m.x >= sx.lo && m.x <= sx.hi {
-            draw_paper_mark(area, p, p.px(&sx, m.x), &sy, m)?;
+            draw_paper_mark(area, p, p.px(&sx, m.x), &sy, m, &mut taken)?;
         }
     }
     Ok(())
@@ -1485,13 +1854,21 @@ fn draw_bar_panel<DB: DrawingBackend>(
     let n = bp.groups.len().max(1) as i32;
     let group_w = (p.x1 - p.x0) / n;
     let base = if sy.log { sy.lo } else { sy.lo.max(0.0) };
+    let mut taken = Taken::default();
     for (gi, (label, bars, marks)) in bp.groups.iter().enumerate() {
         let gx0 = p.x0 + gi as i32 * group_w;
         let unmatched: Vec<&PaperMark> = marks
             .iter()
             .filter(|m| !bars.iter().any(|b| b.series == m.series))
             .collect();
-        let slots = (bars.len() + usize::from(!unmatched.is_empty())).max(1) as i32;
+        // A slot of its own for each paper series not measured here.
+        let mut unmatched_series: Vec<&str> = Vec::new();
+        for m in &unmatched {
+            if !unmatched_series.contains(&m.series.as_str()) {
+                unmatched_series.push(&m.series);
+            }
+        }
+        let slots = (bars.len() + unmatched_series.len()).max(1) as i32;
         let inner = group_w * 4 / 5;
         let bw = (inner / slots).min(70);
         let start = gx0 + (group_w - bw * slots) / 2;
@@ -1535,23 +1912,40 @@ fn draw_bar_panel<DB: DrawingBackend>(
                 }
             }
             for m in marks.iter().filter(|m| m.series == b.series) {
-                draw_paper_mark(area, p, cx, &sy, m)?;
+                draw_paper_mark(area, p, cx, &sy, m, &mut taken)?;
             }
         }
-        // Paper numbers of series not measured here (e.g. BETree): in a slot of their
-        // own, named.
-        let cx = start + bars.len() as i32 * bw + bw / 2;
+        // Paper numbers of series not measured here (e.g. BETree, or the GPU's in a run
+        // without one): each series in a slot of its own, named where the name finds room.
+        let slot_x = |m: &PaperMark| {
+            let slot = unmatched_series
+                .iter()
+                .position(|s| *s == m.series)
+                .unwrap_or(0);
+            start + (bars.len() + slot) as i32 * bw + bw / 2
+        };
+        let at_y = |m: &PaperMark| m.y.filter(|y| !sy.log || *y > 0.0).map(|y| p.py(&sy, y));
         for m in &unmatched {
-            draw_paper_mark(area, p, cx, &sy, m)?;
-            if let Some(y) = m.y {
-                draw_text(
-                    area,
-                    &m.series,
-                    (cx, p.py(&sy, y) - 14),
-                    TICK_FONT - 3.0,
-                    HPos::Center,
-                    VPos::Bottom,
-                )?;
+            let cx = slot_x(m);
+            draw_paper_mark(area, p, cx, &sy, m, &mut taken)?;
+            // The marker's own box, so that no name covers it.
+            if let Some(my) = at_y(m) {
+                taken.0.push((cx - 10, my - 10, cx + 10, my + 10));
+            }
+        }
+        for m in &unmatched {
+            let cx = slot_x(m);
+            if let Some(my) = at_y(m) {
+                let w = text_w(area, &m.series, NOTE_FONT);
+                let h = NOTE_FONT as i32 + 2;
+                let mut candidates = Vec::new();
+                for k in 0..8 {
+                    candidates.push((cx - w / 2, my - 14 - h - k * (h + 2)));
+                    candidates.push((cx - w / 2, my + 14 + k * (h + 2)));
+                }
+                // Inside the frame.
+                candidates.retain(|&(_, y)| y >= p.y0 + 2 && y + h <= p.y1 - 2);
+                draw_label(area, &mut taken, &m.series, &candidates)?;
             }
         }
         for (li, l) in wrap(area, label, TICK_FONT, group_w - 6).iter().enumerate() {
@@ -1574,18 +1968,42 @@ fn draw_bar_panel<DB: DrawingBackend>(
 /// Legend rows: (label, what to draw).
 enum LegendGlyph {
     Series(Style),
+    /// An engine of a folded legend: a bar of its colour.
+    Swatch(Style),
     Paper(Marker),
     Unity,
     Whisker,
+    /// Words alone.
+    Text,
+}
+
+/// The whiskers' caption, true to the seeds behind the points.
+fn seeds_caption(seeds: (usize, usize)) -> (String, LegendGlyph) {
+    match seeds {
+        (_, 0 | 1) => ("one seed: no min-max".into(), LegendGlyph::Text),
+        (lo, hi) if lo == hi => (format!("min-max over {hi} seeds"), LegendGlyph::Whisker),
+        (lo, hi) => (
+            format!("min-max over {lo}-{hi} seeds"),
+            LegendGlyph::Whisker,
+        ),
+    }
 }
 
 fn legend_rows(fig: &Figure) -> Vec<(String, LegendGlyph)> {
     let mut rows: Vec<(String, LegendGlyph)> = fig
         .legend
         .iter()
-        .map(|(s, st)| (s.clone(), LegendGlyph::Series(st.clone())))
+        .map(|(s, key)| {
+            let glyph = match key {
+                Key::Series(st) | Key::Factor(st) => LegendGlyph::Series(st.clone()),
+                Key::Engine(st) => LegendGlyph::Swatch(st.clone()),
+            };
+            (s.clone(), glyph)
+        })
         .collect();
-    rows.push(("min-max over seeds".into(), LegendGlyph::Whisker));
+    if !fig.panels.is_empty() {
+        rows.push(seeds_caption(fig.seeds));
+    }
     let marks: Vec<&PaperMark> = fig.paper_marks().collect();
     if marks
         .iter()
@@ -1614,21 +2032,41 @@ fn legend_rows(fig: &Figure) -> Vec<(String, LegendGlyph)> {
     rows
 }
 
+/// Legend rows per column: as many as a panel's height holds.
+const LEGEND_ROWS_PER_COLUMN: usize = ((PANEL_H - 40) / LEGEND_ROW) as usize;
+
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     rows: &[(String, LegendGlyph)],
     x: i32,
     y: i32,
+    column_w: i32,
 ) -> anyhow::Result<()> {
     for (i, (label, glyph)) in rows.iter().enumerate() {
-        let cy = y + i as i32 * LEGEND_ROW + LEGEND_ROW / 2;
-        let (a, b) = (x, x + 44);
+        let (col, row) = (
+            (i / LEGEND_ROWS_PER_COLUMN) as i32,
+            (i % LEGEND_ROWS_PER_COLUMN) as i32,
+        );
+        let cy = y + row * LEGEND_ROW + LEGEND_ROW / 2;
+        let (a, b) = (x + col * column_w, x + col * column_w + 44);
         match glyph {
+            LegendGlyph::Series(st) if st.halo => {
+                draw_halo(area, &[(a, cy), (b, cy)], st.color.rgb(), st.dash)?;
+            }
             LegendGlyph::Series(st) => {
                 let c = st.color.rgb();
                 let width = if st.hollow { 2 } else { 3 };
                 draw_polyline(area, &[(a, cy), (b, cy)], c, width, st.dash)?;
                 draw_marker(area, st.marker, ((a + b) / 2, cy), 5, c, st.hollow, 2)?;
+            }
+            LegendGlyph::Swatch(st) if st.halo => {
+                draw_halo(area, &[(a, cy), (b, cy)], st.color.rgb(), Dash::Solid)?;
+            }
+            LegendGlyph::Swatch(st) => {
+                let c = st.color.rgb();
+                let fill = if st.hollow { c.mix(0.35) } else { c.mix(0.9) };
+                area.draw(&Rectangle::new([(a, cy - 6), (b, cy + 6)], fill.filled()))
+                    .map_err(err)?;
             }
             LegendGlyph::Paper(m) => {
                 draw_marker(area, *m, ((a + b) / 2, cy), 7, BLACK, true, 3)?;
@@ -1653,26 +2091,38 @@ fn draw_legend<DB: DrawingBackend>(
                         .map_err(err)?;
                 }
             }
+            LegendGlyph::Text => {}
         }
-        draw_text(
-            area,
-            label,
-            (b + 10, cy),
-            LEGEND_FONT,
-            HPos::Left,
-            VPos::Center,
-        )?;
+        let at = if matches!(glyph, LegendGlyph::Text) {
+            a
+        } else {
+            b + 10
+        };
+        draw_text(area, label, (at, cy), LEGEND_FONT, HPos::Left, VPos::Center)?;
     }
     Ok(())
 }
 
+const NOTE_LINE: i32 = 22;
+
+/// The laid-out figure: its size, the title's and the notes' lines, the legend's
+/// column width, and where the panels start.
+struct Sheet {
+    w: u32,
+    h: u32,
+    title: Vec<String>,
+    notes: Vec<String>,
+    top: i32,
+    legend_column_w: i32,
+}
+
 /// The figure's size in pixels (it depends on text measured on a scratch area).
-fn measure(fig: &Figure) -> anyhow::Result<(u32, u32, i32, Vec<String>)> {
+fn measure(fig: &Figure) -> anyhow::Result<Sheet> {
     // A scratch bitmap to measure text with the same font.
     let mut buf = vec![0u8; 3 * 4 * 4];
     let scratch = BitMapBackend::with_buffer(&mut buf, (4, 4)).into_drawing_area();
     let rows = legend_rows(fig);
-    let legend_w = rows
+    let legend_column_w = rows
         .iter()
         .map(|(l, _)| text_w(&scratch, l, LEGEND_FONT))
         .max()
@@ -1680,48 +2130,88 @@ fn measure(fig: &Figure) -> anyhow::Result<(u32, u32, i32, Vec<String>)> {
         + 44
         + 10
         + 30;
+    let columns = rows.len().div_ceil(LEGEND_ROWS_PER_COLUMN).max(1) as i32;
     let n = fig.panels.len().max(1) as i32;
-    let w = n * PANEL_W + legend_w;
+    let w = n * PANEL_W + columns * legend_column_w;
     let title = wrap(&scratch, &fig.title, TITLE_FONT, w - 40);
-    let title_h = title.len() as i32 * 29 + 16;
-    let legend_h = rows.len() as i32 * LEGEND_ROW + 40;
-    let h = title_h + PANEL_H.max(legend_h);
-    Ok((w as u32, h as u32, title_h, title))
+    let notes: Vec<String> = fig
+        .notes
+        .iter()
+        .flat_map(|n| wrap(&scratch, n, LEGEND_FONT - 1.0, w - 60))
+        .collect();
+    let top = title.len() as i32 * 29 + 16 + notes.len() as i32 * NOTE_LINE;
+    let legend_h = rows.len().min(LEGEND_ROWS_PER_COLUMN) as i32 * LEGEND_ROW + 40;
+    let h = top + PANEL_H.max(legend_h);
+    Ok(Sheet {
+        w: w as u32,
+        h: h as u32,
+        title,
+        notes,
+        top,
+        legend_column_w,
+    })
 }
 
 fn render<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     fig: &Figure,
-    title_h: i32,
-    title: &[String],
+    sheet: &Sheet,
 ) -> anyhow::Result<()> {
     area.fill(&WHITE).map_err(err)?;
-    let (w, _) = area.dim_in_pixel();
-    for (i, l) in title.iter().enumerate() {
+    let w = sheet.w as i32;
+    for (i, l) in sheet.title.iter().enumerate() {
         draw_text(
             area,
             l,
-            (w as i32 / 2, 10 + i as i32 * 29),
+            (w / 2, 10 + i as i32 * 29),
             TITLE_FONT,
             HPos::Center,
             VPos::Top,
         )?;
     }
+    let notes_y = 10 + sheet.title.len() as i32 * 29 + 2;
+    for (i, l) in sheet.notes.iter().enumerate() {
+        area.draw(&Text::new(
+            l.clone(),
+            (w / 2, notes_y + i as i32 * NOTE_LINE),
+            font(LEGEND_FONT - 1.0)
+                .color(&RGBColor(150, 30, 30))
+                .pos(Pos::new(HPos::Center, VPos::Top)),
+        ))
+        .map_err(err)?;
+    }
+    let top = sheet.top;
     for (i, panel) in fig.panels.iter().enumerate() {
         let ox = i as i32 * PANEL_W;
         let plot = Plot {
             x0: ox + 112,
-            y0: title_h + 14,
+            y0: top + 14,
             x1: ox + PANEL_W - 22,
-            y1: title_h + PANEL_H - 92,
+            y1: top + PANEL_H - 92,
         };
         match panel {
             Panel::Lines(lp) => draw_line_panel(area, &plot, lp)?,
             Panel::Bars(bp) => draw_bar_panel(area, &plot, bp)?,
         }
     }
+    if fig.panels.is_empty() {
+        draw_text(
+            area,
+            "nothing measured to draw (see the notes above)",
+            (PANEL_W / 2, top + PANEL_H / 2),
+            LABEL_FONT,
+            HPos::Center,
+            VPos::Center,
+        )?;
+    }
     let n = fig.panels.len().max(1) as i32;
-    draw_legend(area, &legend_rows(fig), n * PANEL_W + 10, title_h + 10)?;
+    draw_legend(
+        area,
+        &legend_rows(fig),
+        n * PANEL_W + 10,
+        top + 10,
+        sheet.legend_column_w,
+    )?;
     area.present().map_err(err)?;
     Ok(())
 }
@@ -1729,19 +2219,19 @@ fn render<DB: DrawingBackend>(
 /// Writes the figure as `<stem>.png` and `<stem>.svg`; returns both paths.
 pub fn write(fig: &Figure, png: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
     register_font();
-    let (w, h, title_h, title) = measure(fig)?;
+    let sheet = measure(fig)?;
     if let Some(dir) = png.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
     let png = png.with_extension("png");
     let svg = png.with_extension("svg");
     {
-        let area = BitMapBackend::new(&png, (w, h)).into_drawing_area();
-        render(&area, fig, title_h, &title)?;
+        let area = BitMapBackend::new(&png, (sheet.w, sheet.h)).into_drawing_area();
+        render(&area, fig, &sheet)?;
     }
     {
-        let area = SVGBackend::new(&svg, (w, h)).into_drawing_area();
-        render(&area, fig, title_h, &title)?;
+        let area = SVGBackend::new(&svg, (sheet.w, sheet.h)).into_drawing_area();
+        render(&area, fig, &sheet)?;
     }
     Ok((png, svg))
 }
@@ -2205,8 +2695,11 @@ mod tests {
         assert!((p.y - 2.5 / 0.03).abs() < 1e-9, "{p:?}");
         assert!(p.lo < p.y && p.y < p.hi, "{p:?}");
         // The best CPU is drawn dashed in its own near-black colour in the value panel.
-        let (_, st) = fig.legend.iter().find(|(s, _)| s == BEST_CPU).unwrap();
+        let Some((_, Key::Series(st))) = fig.legend.iter().find(|(s, _)| s == BEST_CPU) else {
+            panic!("{BEST_CPU} in the legend")
+        };
         assert_eq!(st.dash, Dash::Dashed);
+        assert!(st.halo, "drawn under the engine it coincides with");
         assert_eq!(st.color, Rgb(17, 17, 17));
         // And the panel is in the file: its axis label, and the best CPU's colour.
         let (_, svg) = write(&fig, &csv).unwrap();
@@ -2236,7 +2729,7 @@ mod tests {
     }
 
     #[test]
-    fn emulator_series_stay_in_the_value_panel_and_never_enter_a_speedup_panel() {
+    fn emulator_series_have_a_panel_of_their_own_and_never_enter_a_speedup_panel() {
         let exps = fixture_experiments();
         let fig8 = exps.iter().find(|e| e.id == "fig8").unwrap();
         let mut rows = Vec::new();
@@ -2262,8 +2755,10 @@ mod tests {
                     p.y_label
                 );
                 assert!(names.contains(&"gpu"), "{}: {names:?}", p.y_label);
+            } else if p.y_label.starts_with("host emulator") {
+                assert_eq!(names, ["emu", "emu batched", "emu index"]);
             } else {
-                assert!(names.contains(&"emu batched"), "value panel: {names:?}");
+                assert!(names.iter().all(|n| !n.starts_with("emu")), "{names:?}");
             }
         }
         assert_eq!(speedup_panels, 2, "over sff and over the best CPU");
@@ -2291,6 +2786,240 @@ mod tests {
             Panel::Bars(b) => !b.y_label.contains("speedup"),
             Panel::Lines(_) => true,
         }));
+    }
+
+    fn experiment(paper: &str, id: &str) -> Experiment {
+        crate::runner::all_experiments()
+            .into_iter()
+            .find(|e| e.paper.name() == paper && e.id == id)
+            .expect("a known experiment")
+    }
+
+    /// Rows of a run without a GPU: device `none`, quick sizes.
+    fn no_gpu(mut rows: Vec<Row>) -> Vec<Row> {
+        for r in &mut rows {
+            r.device = "none".into();
+            r.sizes = crate::results::QUICK.into();
+        }
+        rows
+    }
+
+    fn panel_labels(fig: &Figure) -> Vec<String> {
+        fig.panels
+            .iter()
+            .map(|p| match p {
+                Panel::Lines(p) => p.y_label.clone(),
+                Panel::Bars(p) => p.y_label.clone(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_run_without_a_gpu_says_so_under_the_title_and_a_gpu_run_does_not() {
+        let exp = experiment("ddm", "fig5_7");
+        let rows = vec![
+            fixture_row("ddm", "fig5_7", "brute", 48.0, 1.0),
+            fixture_row("ddm", "fig5_7", "emu-region", 48.0, 50.0),
+        ];
+        let fig = figure(&exp, &no_gpu(rows.clone()), &[]);
+        let note = &fig.notes[0];
+        assert!(
+            note.starts_with("Run without a GPU at quick sizes"),
+            "{note}"
+        );
+        assert!(note.contains("correctness runs, not speeds"), "{note}");
+        let fig = figure(&exp, &rows, &[]);
+        assert!(fig.notes.is_empty(), "{:?}", fig.notes);
+    }
+
+    #[test]
+    fn paper_numbers_beyond_the_measured_x_are_notes_not_points_at_the_edge_of_the_axis() {
+        // Quick sizes (48, 96 regions) against the paper's 150-200x at 32768.
+        let exp = experiment("ddm", "fig5_7");
+        let paper = crate::results::read_papers(Path::new("/nonexistent"), "ddm").unwrap();
+        let mut rows = Vec::new();
+        for x in [48.0, 96.0] {
+            rows.push(fixture_row("ddm", "fig5_7", "brute", x, x / 10.0));
+            rows.push(fixture_row("ddm", "fig5_7", "sort", x, x / 100.0));
+            rows.push(fixture_row("ddm", "fig5_7", "emu-region", x, 50.0));
+            rows.push(fixture_row("ddm", "fig5_7", "emu-grid", x, 60.0));
+        }
+        let fig = figure(&exp, &no_gpu(rows), &paper);
+        assert_eq!(fig.paper_marks().count(), 0, "no point drawn off the axes");
+        assert!(
+            fig.notes.iter().any(|n| n
+                == "paper (gpu-region vs brute, gpu-grid vs brute): 150-200x at 32768 regions"),
+            "{:?}",
+            fig.notes
+        );
+        // At the paper's sizes the same numbers are points on the speedup panel.
+        let mut rows = Vec::new();
+        for x in [16384.0, 32768.0] {
+            rows.push(fixture_row("ddm", "fig5_7", "brute", x, x / 10.0));
+            rows.push(fixture_row("ddm", "fig5_7", "gpu-region", x, 1.0));
+            rows.push(fixture_row("ddm", "fig5_7", "gpu-grid", x, 1.0));
+        }
+        let fig = figure(&exp, &rows, &paper);
+        let on_speedup: Vec<f64> = fig
+            .panels
+            .iter()
+            .filter_map(|p| match p {
+                Panel::Lines(l) if l.y_label.starts_with("speedup over brute") => Some(l),
+                _ => None,
+            })
+            .flat_map(|l| l.paper.iter().filter_map(|m| m.y))
+            .collect();
+        assert!(
+            on_speedup.contains(&200.0) && on_speedup.contains(&150.0),
+            "{on_speedup:?}"
+        );
+        assert!(
+            !fig.notes.iter().any(|n| n.contains("32768")),
+            "{:?}",
+            fig.notes
+        );
+    }
+
+    #[test]
+    fn emulator_times_are_drawn_apart_from_gpu_times_and_the_papers_gpu_numbers() {
+        // A table (CCM Fig. 5) of emulator steps only: the paper's GPU numbers on one
+        // panel, the emulator's times on one of their own, labelled as correctness runs.
+        let exp = experiment("ccm", "fig5");
+        let paper = crate::results::read_papers(Path::new("/nonexistent"), "ccm").unwrap();
+        let rows = no_gpu(vec![
+            fixture_row("ccm", "fig5", "emu copy in", 1.0, 0.003),
+            fixture_row("ccm", "fig5", "emu kernel", 1.0, 12.0),
+        ]);
+        let fig = figure(&exp, &rows, &paper);
+        for p in &fig.panels {
+            let Panel::Bars(b) = p else { panic!("bars") };
+            let emu = b
+                .groups
+                .iter()
+                .flat_map(|g| g.1.iter())
+                .any(|bar| bar.series.starts_with("emu"));
+            let marks = b.groups.iter().any(|g| !g.2.is_empty());
+            assert!(
+                !(emu && marks),
+                "{}: emulator bars beside paper marks",
+                b.y_label
+            );
+            assert_eq!(emu, b.y_label.starts_with("host emulator"), "{}", b.y_label);
+        }
+        assert!(
+            fig.paper_marks().count() > 0,
+            "the paper's GPU numbers are drawn"
+        );
+        // Lines (CCM Fig. 8) with a GPU series and its emulator twin: never one panel.
+        let exp = experiment("ccm", "fig8");
+        let mut rows = Vec::new();
+        for x in [250.0, 1000.0] {
+            rows.push(fixture_row("ccm", "fig8", "sff", x, 1.0));
+            rows.push(fixture_row("ccm", "fig8", "gpu", x, 0.01));
+            rows.push(fixture_row("ccm", "fig8", "emu", x, 90.0));
+        }
+        let fig = figure(&exp, &rows, &[]);
+        for p in &fig.panels {
+            let Panel::Lines(l) = p else { panic!("lines") };
+            let emu = l.lines.iter().any(|l| l.series.starts_with("emu"));
+            let gpu = l.lines.iter().any(|l| l.series.starts_with("gpu"));
+            assert!(!(emu && gpu), "{}", l.y_label);
+        }
+        assert!(panel_labels(&fig)
+            .iter()
+            .any(|l| l.starts_with("host emulator")));
+        // A speedup experiment run on the emulator only: no panel, a note naming them.
+        let exp = experiment("xml", "fig10a");
+        let rows = no_gpu(vec![fixture_row(
+            "xml",
+            "fig10a",
+            "emu vs yfilter",
+            32.0,
+            0.01,
+        )]);
+        let fig = figure(&exp, &rows, &[]);
+        assert!(fig.panels.is_empty(), "{:?}", panel_labels(&fig));
+        assert!(
+            fig.notes.iter().any(|n| n.contains("emu vs yfilter")),
+            "{:?}",
+            fig.notes
+        );
+        let dir = std::env::temp_dir().join(format!("harness-plot-empty-{}", std::process::id()));
+        let (png, _) = write(&fig, &dir.join("fig10a.png")).unwrap();
+        assert!(std::fs::metadata(png).unwrap().len() > 1_000);
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn a_legend_of_many_series_with_second_factors_folds_into_engines_and_factors() {
+        let mut series: Vec<String> = Vec::new();
+        for l in ["L=5", "L=10", "L=15"] {
+            for e in [
+                "yfilter",
+                "lazy-dfa",
+                "lazy-dfa-mc",
+                "gpu",
+                "gpu-block",
+                BEST_CPU,
+            ] {
+                series.push(format!("{e} {l}"));
+            }
+        }
+        let folded = legend(&styles(&series));
+        let labels: Vec<&str> = folded.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "yfilter",
+                "lazy-dfa",
+                "lazy-dfa-mc",
+                "gpu",
+                "gpu-block",
+                BEST_CPU,
+                "L=5",
+                "L=10",
+                "L=15"
+            ]
+        );
+        let dash = |name: &str| match &folded.iter().find(|(s, _)| s == name).unwrap().1 {
+            Key::Factor(st) => st.dash,
+            k => panic!("{k:?}"),
+        };
+        assert_eq!(
+            [dash("L=5"), dash("L=10"), dash("L=15")],
+            [Dash::Solid, Dash::Dashed, Dash::Dotted]
+        );
+        // A few series stay one entry each.
+        let few: Vec<String> = series[..6].to_vec();
+        assert!(legend(&styles(&few))
+            .iter()
+            .all(|(_, k)| matches!(k, Key::Series(_))));
+        // The best CPU lies under the others (a halo), so that the engine it equals shows.
+        let st = styles(&series);
+        assert!(st.iter().all(|(s, st)| st.halo == s.starts_with(BEST_CPU)));
+    }
+
+    #[test]
+    fn the_whiskers_caption_is_true_to_the_seeds_run() {
+        assert_eq!(seeds_caption((3, 3)).0, "min-max over 3 seeds");
+        assert_eq!(seeds_caption((1, 1)).0, "one seed: no min-max");
+        assert_eq!(seeds_caption((2, 5)).0, "min-max over 2-5 seeds");
+        let exp = experiment("ccm", "fig8");
+        let mut one = fixture_row("ccm", "fig8", "sff", 250.0, 1.0);
+        one.n = 1;
+        let fig = figure(&exp, &[one], &[]);
+        assert_eq!(fig.seeds, (1, 1));
+        let rows = legend_rows(&fig);
+        assert!(rows.iter().any(|(l, _)| l == "one seed: no min-max"));
+        assert!(!rows.iter().any(|(l, _)| l.contains("min-max over")));
+    }
+
+    #[test]
+    fn labels_go_to_the_first_free_place() {
+        let mut taken = Taken::default();
+        assert_eq!(taken.place(50, 10, &[(0, 0), (0, 20)]), (0, 0));
+        assert_eq!(taken.place(50, 10, &[(10, 5), (10, 20)]), (10, 20));
+        assert_eq!(taken.place(50, 10, &[(100, 0)]), (100, 0));
     }
 
     #[test]

@@ -603,6 +603,7 @@ mod tests {
             cores: 16,
             commit: String::new(),
             date: String::new(),
+            sizes: String::new(),
         }
     }
 

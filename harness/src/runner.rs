@@ -106,7 +106,10 @@ pub fn run_with_samples(
         let result = (exp.run)(&mut ctx);
         pb.finish_and_clear();
         let secs = t0.elapsed().as_secs_f64();
-        let rows = results::aggregate(exp, &ctx.samples, &meta);
+        let mut rows = results::aggregate(exp, &ctx.samples, &meta);
+        for r in &mut rows {
+            r.sizes = if opts.quick { results::QUICK } else { "full" }.to_string();
+        }
         let label = format!("[{}/{}] {}/{}", i + 1, exps.len(), exp.paper.name(), exp.id);
         let mut outcome = Outcome {
             experiment: format!("{}/{}", exp.paper.name(), exp.id),
