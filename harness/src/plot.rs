@@ -312,10 +312,11 @@ pub fn styles(series: &[String]) -> Vec<(String, Style)> {
     let mut variants: Vec<String> = series
         .iter()
         .filter(|s| *s != BEST_CPU)
-        .map(|s| split_series(s).1)
+        .map(|s| factor(s))
         .collect();
     variants.sort_by(|a, b| natural_cmp(a, b));
     variants.dedup();
+    let colors = figure_colors(series);
     series
         .iter()
         .map(|s| {
@@ -329,10 +330,15 @@ pub fn styles(series: &[String]) -> Vec<(String, Style)> {
                 };
                 return (s.clone(), style);
             }
-            let (engine, variant) = split_series(s);
+            let engine = split_series(s).0;
+            let variant = factor(s);
             let i = variants.iter().position(|v| *v == variant).unwrap_or(0);
+            let color = colors
+                .iter()
+                .find(|(e, _)| *e == engine)
+                .map_or_else(|| engine_color(&engine), |(_, c)| *c);
             let style = Style {
-                color: engine_color(&engine),
+                color,
                 dash: DASHES[i % DASHES.len()],
                 marker: MARKERS[i % MARKERS.len()],
                 hollow: gpu_twin(&engine).is_some(),
@@ -341,6 +347,74 @@ pub fn styles(series: &[String]) -> Vec<(String, Style)> {
             (s.clone(), style)
         })
         .collect()
+}
+
+/// A series' second factor without the unit word its name may end with (`regions=1M` of
+/// `gpu multi sweep count regions=1M matchings/s`): the unit picks the panel, the factor
+/// the dash, the same on every panel.
+fn factor(series: &str) -> String {
+    let f = split_series(series).1;
+    match series_unit(series) {
+        Some(u) => f
+            .strip_suffix(u)
+            .map_or(f.clone(), |rest| rest.trim_end().to_string()),
+        None => f,
+    }
+}
+
+/// More colours for engines outside [`PALETTE`] whose name's colour ([`FALLBACK`]) another
+/// engine of the same figure has.
+const MORE: [Rgb; 8] = [
+    Rgb(166, 86, 40),
+    Rgb(77, 175, 74),
+    Rgb(228, 26, 28),
+    Rgb(152, 78, 163),
+    Rgb(55, 126, 184),
+    Rgb(255, 127, 0),
+    Rgb(102, 102, 51),
+    Rgb(0, 153, 153),
+];
+
+/// The colour of each engine of one figure: [`engine_color`], except that an engine
+/// outside [`PALETTE`] whose name's colour an earlier engine of the figure has takes the
+/// first colour no engine of the figure has (so many new engines in one figure, like the
+/// scaling experiments', stay apart).
+fn figure_colors(series: &[String]) -> Vec<(String, Rgb)> {
+    let in_palette = |e: &str| {
+        let name = gpu_twin(e).unwrap_or_else(|| e.to_string());
+        PALETTE.iter().any(|(k, _)| *k == name)
+            || name
+                .split_once(' ')
+                .is_some_and(|(_, step)| PALETTE.iter().any(|(k, _)| *k == step))
+    };
+    let mut engines: Vec<String> = Vec::new();
+    for s in series {
+        let e = split_series(s).0;
+        if !engines.contains(&e) {
+            engines.push(e);
+        }
+    }
+    let mut out: Vec<(String, Rgb)> = engines
+        .iter()
+        .filter(|e| in_palette(e))
+        .map(|e| (e.clone(), engine_color(e)))
+        .collect();
+    for e in engines.iter().filter(|e| !in_palette(e)) {
+        let own = engine_color(e);
+        let used = |c: Rgb| out.iter().any(|(_, u)| *u == c);
+        let color = if used(own) {
+            FALLBACK
+                .iter()
+                .chain(&MORE)
+                .copied()
+                .find(|c| !used(*c))
+                .unwrap_or(own)
+        } else {
+            own
+        };
+        out.push((e.clone(), color));
+    }
+    out
 }
 
 // ---------------------------------------------------------------------------------
@@ -930,7 +1004,7 @@ fn reachable(lp: &LinePanel, marks: Vec<PaperMark>) -> (Vec<PaperMark>, Vec<Pape
 /// The legend: every series, or, past ten series of two or more second factors, folded
 /// into one entry per engine (its colour) and one per factor (its dash and marker).
 fn legend(styles: &[(String, Style)]) -> Vec<(String, Key)> {
-    let mut variants: Vec<String> = styles.iter().map(|(s, _)| split_series(s).1).collect();
+    let mut variants: Vec<String> = styles.iter().map(|(s, _)| factor(s)).collect();
     variants.sort_by(|a, b| natural_cmp(a, b));
     variants.dedup();
     if styles.len() <= 10 || variants.len() < 2 {
@@ -947,10 +1021,7 @@ fn legend(styles: &[(String, Style)]) -> Vec<(String, Key)> {
         }
     }
     for v in &variants {
-        let Some((_, st)) = styles
-            .iter()
-            .find(|(s, st)| split_series(s).1 == *v && !st.halo)
-        else {
+        let Some((_, st)) = styles.iter().find(|(s, st)| factor(s) == *v && !st.halo) else {
             continue;
         };
         let label = if v.is_empty() { "(no factor)" } else { v };
@@ -2997,6 +3068,51 @@ mod tests {
         // The best CPU lies under the others (a halo), so that the engine it equals shows.
         let st = styles(&series);
         assert!(st.iter().all(|(s, st)| st.halo == s.starts_with(BEST_CPU)));
+    }
+
+    #[test]
+    fn new_engines_of_one_figure_get_colours_apart_and_a_unit_word_is_no_factor() {
+        let mut series: Vec<String> = Vec::new();
+        for e in [
+            "gpu multi sweep count",
+            "gpu multi sweep pairs",
+            "gpu multi bisect count",
+        ] {
+            for f in ["regions=1M", "regions=4M"] {
+                for u in ["matchings/s", "speedup"] {
+                    series.push(format!("{e} {f} {u}"));
+                }
+            }
+        }
+        let more: Vec<String> = (0..10).map(|i| format!("new-engine-{i}")).collect();
+        series.extend(more.iter().cloned());
+        let st = styles(&series);
+        let color = |e: &str| st.iter().find(|(s, _)| s.starts_with(e)).unwrap().1.color;
+        let mut engines: Vec<&str> = vec![
+            "gpu multi sweep count",
+            "gpu multi sweep pairs",
+            "gpu multi bisect count",
+        ];
+        engines.extend(more.iter().map(String::as_str));
+        for (i, a) in engines.iter().enumerate() {
+            for b in &engines[i + 1..] {
+                assert_ne!(color(a), color(b), "{a} and {b}");
+            }
+        }
+        // One dash per region count, on the rates' panel and the speedups' alike.
+        assert_eq!(
+            factor("gpu multi sweep count regions=4M speedup"),
+            "regions=4M"
+        );
+        let dash = |s: &str| st.iter().find(|(n, _)| n == s).unwrap().1.dash;
+        assert_eq!(
+            dash("gpu multi sweep count regions=4M speedup"),
+            dash("gpu multi sweep count regions=4M matchings/s")
+        );
+        assert_ne!(
+            dash("gpu multi sweep count regions=4M speedup"),
+            dash("gpu multi sweep count regions=1M speedup")
+        );
     }
 
     #[test]
