@@ -1054,11 +1054,22 @@ pub fn figure(exp: &Experiment, rows: &[Row], paper: &[PaperRow]) -> Figure {
         Layout::Lines => line_panels(exp, rows, &paper, &styles, &color_of),
     };
     let n = rows.iter().map(|r| r.n);
+    // The legend names the series drawn (not an emulator's speedup, which is not).
+    let drawn: Vec<(String, Style)> = styles
+        .iter()
+        .filter(|(s, _)| {
+            panels.iter().any(|p| match p {
+                Panel::Lines(l) => l.lines.iter().any(|l| l.series == *s),
+                Panel::Bars(b) => b.groups.iter().any(|g| g.1.iter().any(|b| b.series == *s)),
+            })
+        })
+        .cloned()
+        .collect();
     Figure {
         title: exp.title.to_string(),
         notes: run_note(rows).into_iter().chain(notes).collect(),
         panels,
-        legend: legend(&styles),
+        legend: legend(&drawn),
         seeds: (n.clone().min().unwrap_or(0), n.max().unwrap_or(0)),
     }
 }
@@ -3010,6 +3021,7 @@ mod tests {
         )]);
         let fig = figure(&exp, &rows, &[]);
         assert!(fig.panels.is_empty(), "{:?}", panel_labels(&fig));
+        assert!(fig.legend.is_empty(), "{:?}", fig.legend);
         assert!(
             fig.notes.iter().any(|n| n.contains("emu vs yfilter")),
             "{:?}",
