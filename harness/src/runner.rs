@@ -464,11 +464,17 @@ pub fn summary_lines(outcomes: &[Outcome], recorded: Option<&Path>, out: &Path) 
         for (c, w) in row.iter().zip(width) {
             first += &format!("{c:<w$}  ");
         }
-        let engines = wrap_words(&row[3], SUMMARY_COLUMNS.saturating_sub(lead).max(20), lead);
+        let engines = wrap_words(&row[3], SUMMARY_COLUMNS.saturating_sub(lead).max(20), 0);
         let mut out: Vec<String> = engines
             .into_iter()
             .enumerate()
-            .map(|(i, e)| if i == 0 { format!("{first}{e}") } else { e })
+            .map(|(i, e)| {
+                if i == 0 {
+                    format!("{first}{e}")
+                } else {
+                    format!("{}{e}", " ".repeat(lead))
+                }
+            })
             .collect();
         for l in &mut out {
             *l = l.trim_end().to_string();
@@ -616,10 +622,21 @@ mod tests {
             let l = lines.iter().find(|l| l.starts_with(name)).expect(name);
             assert!(l.contains(checks), "{l}");
         }
-        // Every engine of a long list is there, wrapped under the engines column.
+        // Every engine of a long list is there, wrapped under the engines column, each
+        // line but the last filled to near the width.
         for e in &many {
             assert!(text.contains(e.as_str()), "{e}: {text}");
         }
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("xml/fig7"))
+            .unwrap();
+        let lead = lines[at].find("engine-number-0").unwrap();
+        assert!(lines[at + 1].starts_with(&" ".repeat(lead)), "{text}");
+        assert!(
+            lines[at + 1].chars().count() > SUMMARY_COLUMNS - 20,
+            "{text}"
+        );
         // The recorded figure and this run's on lines of their own, under their experiment.
         let at = lines
             .iter()
