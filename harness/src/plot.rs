@@ -739,7 +739,7 @@ const UNIT_WORDS: [&str; 11] = [
 ];
 
 /// The unit a series name ends with, if any.
-fn series_unit(series: &str) -> Option<&str> {
+pub fn series_unit(series: &str) -> Option<&str> {
     series
         .split_whitespace()
         .last()

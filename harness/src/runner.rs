@@ -285,7 +285,8 @@ fn unit_at(r: &Row) -> String {
 }
 
 fn value_words(r: &Row) -> String {
-    let unit = unit_at(r);
+    // A series named with its unit (`... regions=1M matchings/s`) is in that unit.
+    let unit = plot::series_unit(&r.series).map_or_else(|| unit_at(r), str::to_string);
     let v = plot::sig(r.mean, 4);
     let v = if unit.is_empty() || unit == "x" || unit.contains("speedup") {
         format!("{v}x")
@@ -701,6 +702,13 @@ mod tests {
         let mut r = row("fig8", "gpu index", 1000.0, 2.0);
         r.unit = "region matching time per step (ms)".into();
         assert_eq!(value_words(&r), "gpu index 2 ms at x=1k");
+        // A series named with its unit, of an experiment of several units.
+        let mut r = row("scaling", "gpu multi regions=1M matchings/s", 4.0, 7796.0);
+        r.unit = "matchings/s, and the speedup over one GPU".into();
+        assert_eq!(
+            value_words(&r),
+            "gpu multi regions=1M matchings/s 7796 matchings/s at x=4"
+        );
         // Nothing recorded on a GPU: no figure.
         assert!(recorded_vs_now(&exp, &recorded[..1], &now).is_empty());
     }
