@@ -256,7 +256,8 @@ pub(super) fn line_panels(
         .partition(|l| crate::results::is_emulator(&l.series));
     let mut notes = Vec::new();
     // One experiment recording several quantities (series ending in a unit): one panel
-    // per unit, no speedup panel.
+    // per unit, no speedup panel; so too when a run recorded one of them only (the rates
+    // of a run without a GPU, which has no speedup over one GPU).
     let mut units: Vec<&str> = Vec::new();
     for (s, _) in styles {
         if let Some(u) = series_unit(s) {
@@ -265,7 +266,7 @@ pub(super) fn line_panels(
             }
         }
     }
-    if units.len() >= 2 {
+    if !units.is_empty() {
         let of_unit = |lines: &[Line], u: &str| -> Vec<Line> {
             lines
                 .iter()

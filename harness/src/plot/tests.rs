@@ -748,6 +748,34 @@ fn new_engines_of_one_figure_get_colours_apart_and_a_unit_word_is_no_factor() {
 }
 
 #[test]
+fn a_scaling_run_without_a_gpu_draws_the_emulators_rates_on_their_own_panel() {
+    // Without a GPU the scaling experiments record emulated rates and no speedup over one
+    // GPU: the rates are drawn (labelled as a correctness run), not dropped as speedups.
+    let exp = experiment("ccm", "scaling");
+    let rows = no_gpu(
+        [1.0, 2.0]
+            .iter()
+            .map(|k| {
+                fixture_row(
+                    "ccm",
+                    "scaling",
+                    "emu multi model=table2 F=200 events/s",
+                    *k,
+                    20.0,
+                )
+            })
+            .collect(),
+    );
+    let fig = figure(&exp, &rows, &[]);
+    let labels = panel_labels(&fig);
+    assert_eq!(labels.len(), 1, "{labels:?}");
+    assert!(
+        labels[0].starts_with("host emulator") && labels[0].ends_with("events/s"),
+        "{labels:?}"
+    );
+}
+
+#[test]
 fn the_whiskers_caption_is_true_to_the_seeds_run() {
     assert_eq!(seeds_caption((3, 3)).0, "min-max over 3 seeds");
     assert_eq!(seeds_caption((1, 1)).0, "one seed: no min-max");
