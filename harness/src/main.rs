@@ -109,9 +109,9 @@ enum Top {
     /// its values at the largest x and the speedups over its baseline. Emulator series
     /// (`emu`, `emu batched`, `emu index`, ...) check answers only: their times are marked
     /// as such and never turned into speedups. The run ends with a summary table: per
-    /// experiment its engines, its answer checks (agree / disagree), its files, and the
-    /// fastest GPU series recorded in results/<paper>/<id>.csv beside this run's value of
-    /// the same series (or of its emulator twin).
+    /// experiment its engines, its answer checks (agree / disagree), and the fastest GPU
+    /// series recorded in results/<paper>/<id>.csv beside this run's value of the same
+    /// series (or of its emulator twin); last, where the files went.
     Run {
         /// `all`, or a paper: ccm, clcb, xml, ddm.
         target: String,
@@ -141,7 +141,9 @@ enum Top {
     /// Rerun experiments and report which points moved against a recorded run of the
     /// same device model: several samples (seeds) per point, a bootstrap confidence
     /// interval of the throughput change, a change reported only when significant and
-    /// beyond the noise threshold; fails when a point got slower. Quick sizes by default.
+    /// beyond the noise threshold; fails when a point got slower, and when nothing was
+    /// compared (unless --allow-empty). Quick sizes by default; writes its run to
+    /// results/regress-run/.
     Regress {
         /// Directory of a recorded run on this device model (e.g. results/regress).
         #[arg(long)]
