@@ -200,11 +200,8 @@ pub(super) fn emulator_line_panel(
         return None;
     }
     if is_ratio_axis(y_label) {
-        let names: Vec<&str> = lines.iter().map(|l| l.series.as_str()).collect();
-        notes.push(format!(
-            "Emulator series checked answers; their speedups mean nothing and are not drawn: {}.",
-            names.join(", ")
-        ));
+        let names: Vec<String> = lines.iter().map(|l| l.series.clone()).collect();
+        notes.push(emulator_note(&names, "speedups"));
         return None;
     }
     Some(Panel::Lines(LinePanel {
@@ -216,6 +213,21 @@ pub(super) fn emulator_line_panel(
         paper: Vec::new(),
         unity: false,
     }))
+}
+
+/// The note naming the emulator engines whose `what` (speedups, ratios) are not drawn.
+pub(super) fn emulator_note(series: &[String], what: &str) -> String {
+    let mut engines: Vec<String> = Vec::new();
+    for s in series {
+        let e = split_series(s).0;
+        if !engines.contains(&e) {
+            engines.push(e);
+        }
+    }
+    format!(
+        "Emulator engines ({}) checked answers only; their {what} mean nothing and are not drawn.",
+        engines.join(", ")
+    )
 }
 
 /// The y label of an emulator panel.
@@ -486,12 +498,8 @@ pub(super) fn bar_panels(
             }),
         }
     }
-    emulated_ratios.dedup();
     if !emulated_ratios.is_empty() {
-        notes.push(format!(
-            "Emulator series checked answers; their ratios mean nothing and are not drawn: {}.",
-            emulated_ratios.join(", ")
-        ));
+        notes.push(emulator_note(&emulated_ratios, "ratios"));
     }
     // The speedup of each GPU series over [`BEST_CPU`], in the rows that record it.
     let sp = speedup_points(rows, BEST_CPU, exp.higher_is_better);
