@@ -143,6 +143,9 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
 
 pub(super) const NOTE_LINE: i32 = 22;
 
+/// The height below the notes of a figure with no panel.
+const EMPTY_H: i32 = 80;
+
 /// The laid-out figure: its size, the title's and the notes' lines, the legend's
 /// column width, and where the panels start.
 pub(super) struct Sheet {
@@ -179,7 +182,13 @@ pub(super) fn measure(fig: &Figure) -> anyhow::Result<Sheet> {
         .collect();
     let top = title.len() as i32 * 29 + 16 + notes.len() as i32 * NOTE_LINE;
     let legend_h = rows.len().min(LEGEND_ROWS_PER_COLUMN) as i32 * LEGEND_ROW + 40;
-    let h = top + PANEL_H.max(legend_h);
+    // A figure with nothing measured to draw: its notes and one line saying so.
+    let body_h = if fig.panels.is_empty() {
+        EMPTY_H.max(legend_h)
+    } else {
+        PANEL_H.max(legend_h)
+    };
+    let h = top + body_h;
     Ok(Sheet {
         w: w as u32,
         h: h as u32,
@@ -236,7 +245,7 @@ pub(super) fn render<DB: DrawingBackend>(
         draw_text(
             area,
             "nothing measured to draw (see the notes above)",
-            (PANEL_W / 2, top + PANEL_H / 2),
+            (PANEL_W / 2, top + EMPTY_H / 2),
             LABEL_FONT,
             HPos::Center,
             VPos::Center,
