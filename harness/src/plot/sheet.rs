@@ -89,7 +89,7 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
         let (a, b) = (x + col * column_w, x + col * column_w + 44);
         match glyph {
             LegendGlyph::Series(st) if st.halo => {
-                draw_halo(area, &[(a, cy), (b, cy)], st.color.rgb(), st.dash)?;
+                draw_halo(area, &[(a + 7, cy), (b - 7, cy)], st.color.rgb(), st.dash)?;
             }
             LegendGlyph::Series(st) => {
                 let c = st.color.rgb();
@@ -98,7 +98,12 @@ pub(super) fn draw_legend<DB: DrawingBackend>(
                 draw_marker(area, st.marker, ((a + b) / 2, cy), 5, c, st.hollow, 2)?;
             }
             LegendGlyph::Swatch(st) if st.halo => {
-                draw_halo(area, &[(a, cy), (b, cy)], st.color.rgb(), Dash::Solid)?;
+                draw_halo(
+                    area,
+                    &[(a + 7, cy), (b - 7, cy)],
+                    st.color.rgb(),
+                    Dash::Solid,
+                )?;
             }
             LegendGlyph::Swatch(st) => {
                 let c = st.color.rgb();
