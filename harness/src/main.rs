@@ -109,9 +109,9 @@ enum Top {
     /// its values at the largest x and the speedups over its baseline. Emulator series
     /// (`emu`, `emu batched`, `emu index`, ...) check answers only: their times are marked
     /// as such and never turned into speedups. The run ends with a summary table: per
-    /// experiment its engines, its answer checks (agree / disagree), its files, and the
-    /// fastest GPU series recorded in results/<paper>/<id>.csv beside this run's value of
-    /// the same series (or of its emulator twin).
+    /// experiment its engines, its answer checks (agree / disagree), and the fastest GPU
+    /// series recorded in results/<paper>/<id>.csv beside this run's value of the same
+    /// series (or of its emulator twin); last, where the files went.
     Run {
         /// `all`, or a paper: ccm, clcb, xml, ddm.
         target: String,
@@ -141,7 +141,9 @@ enum Top {
     /// Rerun experiments and report which points moved against a recorded run of the
     /// same device model: several samples (seeds) per point, a bootstrap confidence
     /// interval of the throughput change, a change reported only when significant and
-    /// beyond the noise threshold; fails when a point got slower. Quick sizes by default.
+    /// beyond the noise threshold; fails when a point got slower, and when nothing was
+    /// compared (unless --allow-empty). Quick sizes by default; writes its run to
+    /// results/regress-run/.
     Regress {
         /// Directory of a recorded run on this device model (e.g. results/regress).
         #[arg(long)]
@@ -161,6 +163,10 @@ enum Top {
         /// Compare every series, CPU ones too (noisy on shared machines).
         #[arg(long)]
         all_series: bool,
+        /// Pass when nothing was compared (no baseline point for this device model, no GPU
+        /// here); by default that fails, as a check of nothing.
+        #[arg(long)]
+        allow_empty: bool,
         /// `all` or a paper.
         #[arg(default_value = "all")]
         target: String,
@@ -169,7 +175,8 @@ enum Top {
         /// Comma-separated engine names to run (default: as `run`).
         #[arg(long, value_delimiter = ',')]
         engines: Option<Vec<String>>,
-        /// Directory for this run's CSVs (default results/quick, or results/regress-full).
+        /// Directory for this run's CSVs (default results/regress-run, or
+        /// results/regress-full with --size full).
         #[arg(long)]
         out: Option<PathBuf>,
         /// GPU ordinal.
@@ -347,6 +354,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             confidence,
             noise_threshold,
             all_series,
+            allow_empty,
             target,
             experiment,
             engines,
@@ -367,16 +375,12 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
             let all = runner::all_experiments();
             let chosen = select(&all, &target, experiment.as_deref())?;
             let quick = size == Size::Quick;
-            let mut out = out.unwrap_or_else(|| {
-                PathBuf::from(if quick {
-                    "results/quick"
-                } else {
-                    "results/regress-full"
-                })
+            let own = PathBuf::from(if quick {
+                "results/regress-run"
+            } else {
+                "results/regress-full"
             });
-            if out == baseline {
-                out = PathBuf::from("results/quick");
-            }
+            let out = out.filter(|o| *o != baseline).unwrap_or(own);
             let run = runner::RunOpts {
                 quick,
                 seeds: samples as usize,
@@ -391,6 +395,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
                 confidence,
                 noise_threshold,
                 all_series,
+                allow_empty,
             };
             regress::regress(&chosen, &run, &opts)
         }

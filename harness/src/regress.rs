@@ -22,6 +22,10 @@
 //! this buys and costs: on quick sizes a rerun of the same binary stays quiet, and only
 //! slowdowns beyond that margin are caught (a co-tenant on the GPU is, at 2-60x); finer
 //! guarding needs `--size full`, whose drift is smaller.
+//!
+//! A comparison of nothing is a failure, not a pass: when no point of this run has a
+//! recorded twin (no baseline CSV, another device model, no GPU here), the table says why
+//! per experiment and the command exits non-zero unless `--allow-empty` is given.
 
 use crate::experiment::Experiment;
 use crate::plot::fmt_num;
@@ -48,6 +52,8 @@ pub struct Opts {
     pub noise_threshold: f64,
     /// Every series, CPU ones too (noisy on shared machines); else `gpu*` only.
     pub all_series: bool,
+    /// A run that compared no point passes (else it fails: a check of nothing).
+    pub allow_empty: bool,
 }
 
 /// How one point moved.
@@ -216,18 +222,79 @@ fn drift(
         .fold(0.0, f64::max)
 }
 
+/// What one experiment's comparison came to: how many points, or why none.
+#[derive(Clone, Debug, PartialEq)]
+struct Account {
+    /// `ccm/table2`.
+    experiment: String,
+    compared: usize,
+    slower: usize,
+    faster: usize,
+    /// Why nothing was compared (empty when something was).
+    why_none: String,
+}
+
+/// Why an experiment compared no point: the first of no baseline CSV, no rows this run,
+/// no compared series this run, no baseline row on this run's device model, no common
+/// (series, x).
+fn why_none(old: Option<&[Row]>, new: &[&Row], all_series: bool, all_new: &[&Row]) -> String {
+    let Some(old) = old else {
+        return "no recording in the baseline".into();
+    };
+    if all_new.is_empty() {
+        return "this run recorded nothing (failed, or no engine ran)".into();
+    }
+    if new.is_empty() && !all_series {
+        return "this run has no GPU series (--all-series compares the CPU ones too)".into();
+    }
+    let devices = |rows: &mut dyn Iterator<Item = &Row>| {
+        let mut d: Vec<String> = rows.map(|r| r.device.clone()).collect();
+        d.sort();
+        d.dedup();
+        d.join(", ")
+    };
+    let here = devices(&mut new.iter().copied());
+    if !old.iter().any(|o| new.iter().any(|n| n.device == o.device)) {
+        return format!(
+            "baseline recorded on {}, this run on {here}",
+            devices(&mut old.iter())
+        );
+    }
+    "no (series, x) of this run in the baseline".into()
+}
+
 /// Compares a fresh run (`rows`, `samples`) with the baseline directory. Returns every
-/// compared point.
+/// compared point, and per experiment how many (or why none).
 fn compare_all(
     exps: &[&Experiment],
     rows: &[Row],
     samples: &[SampleRow],
     opts: &Opts,
-) -> anyhow::Result<Vec<Line>> {
+) -> anyhow::Result<(Vec<Line>, Vec<Account>)> {
     let mut out = Vec::new();
+    let mut accounts = Vec::new();
     for exp in exps {
+        let first = out.len();
+        let of_exp: Vec<&Row> = rows
+            .iter()
+            .filter(|r| r.paper == exp.paper.name() && r.experiment == exp.id)
+            .collect();
+        let compared_rows: Vec<&Row> = of_exp
+            .iter()
+            .copied()
+            .filter(|r| opts.all_series || r.series.starts_with("gpu"))
+            .collect();
+        let mut account = Account {
+            experiment: format!("{}/{}", exp.paper.name(), exp.id),
+            compared: 0,
+            slower: 0,
+            faster: 0,
+            why_none: String::new(),
+        };
         let path = results::csv_path(&opts.baseline, exp.paper.name(), exp.id);
         if !path.exists() {
+            account.why_none = why_none(None, &compared_rows, opts.all_series, &of_exp);
+            accounts.push(account);
             continue;
         }
         let old = results::read_csv(&path)?;
@@ -244,11 +311,7 @@ fn compare_all(
         } else {
             Vec::new()
         };
-        for new in rows
-            .iter()
-            .filter(|r| r.paper == exp.paper.name() && r.experiment == exp.id)
-            .filter(|r| opts.all_series || r.series.starts_with("gpu"))
-        {
+        for new in compared_rows.iter().copied() {
             let Some(rec) = old
                 .iter()
                 .find(|o| o.device == new.device && o.series == new.series && o.x == new.x)
@@ -307,8 +370,46 @@ fn compare_all(
                 threshold,
             });
         }
+        let mine = &out[first..];
+        account.compared = mine.len();
+        account.slower = mine
+            .iter()
+            .filter(|l| l.change.moved == Moved::Slower)
+            .count();
+        account.faster = mine
+            .iter()
+            .filter(|l| l.change.moved == Moved::Faster)
+            .count();
+        if mine.is_empty() {
+            account.why_none = why_none(Some(&old), &compared_rows, opts.all_series, &of_exp);
+        }
+        accounts.push(account);
     }
-    Ok(out)
+    Ok((out, accounts))
+}
+
+/// The table of what each experiment compared (markdown, for standard output): points,
+/// slower, faster, or why nothing.
+fn account_lines(accounts: &[Account]) -> Vec<String> {
+    let mut lines = vec![
+        "| experiment | points compared | slower | faster | note |".to_string(),
+        "| --- | ---: | ---: | ---: | --- |".to_string(),
+    ];
+    for a in accounts {
+        lines.push(format!(
+            "| {} | {} | {} | {} | {} |",
+            a.experiment,
+            a.compared,
+            a.slower,
+            a.faster,
+            if a.compared == 0 {
+                format!("nothing compared: {}", a.why_none)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    lines
 }
 
 fn pct(r: f64) -> String {
@@ -346,11 +447,27 @@ pub fn regress(exps: &[&Experiment], run: &RunOpts, opts: &Opts) -> anyhow::Resu
         );
     }
     let (rows, samples) = runner::run_with_samples(exps, run)?;
-    let lines = compare_all(exps, &rows, &samples, opts)?;
+    let (lines, accounts) = compare_all(exps, &rows, &samples, opts)?;
+    println!("\nregress: this run's files are in {}", run.out.display());
+    println!("\ncompared with {}:", opts.baseline.display());
+    for l in account_lines(&accounts) {
+        println!("{l}");
+    }
     if lines.is_empty() {
-        eprintln!(
-            "note: {} holds no recorded rows of these experiments for this device model; \
-             nothing compared",
+        println!(
+            "\nNOTHING COMPARED: {} holds no recorded point of these experiments that this run \
+             measured on the same device model{}",
+            opts.baseline.display(),
+            if opts.allow_empty {
+                " (--allow-empty: not a failure)"
+            } else {
+                ""
+            }
+        );
+        anyhow::ensure!(
+            opts.allow_empty,
+            "regress compared nothing with {} (see the table above); pass --allow-empty to \
+             accept a run that checks nothing",
             opts.baseline.display()
         );
         return Ok(());
@@ -486,6 +603,7 @@ mod tests {
             cores: 16,
             commit: String::new(),
             date: String::new(),
+            sizes: String::new(),
         }
     }
 
@@ -517,6 +635,68 @@ mod tests {
         let b = spread(15.0, 0.001, 5);
         let c = compare(Then::Samples(&a), &b, false, 0.95, DRIFT_MARGIN * d, 5);
         assert_eq!(c.moved, Moved::Slower, "{c:?}");
+    }
+
+    #[test]
+    fn a_run_that_compares_nothing_says_why_per_experiment() {
+        let all = crate::runner::all_experiments();
+        let exps: Vec<&Experiment> = all
+            .iter()
+            .filter(|e| e.paper.name() == "ccm" && matches!(e.id, "table2" | "fig5"))
+            .collect();
+        let dir = std::env::temp_dir().join(format!("harness-regress-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        // The baseline records table2 on a GPU and has no fig5.
+        results::write_csv(
+            &results::csv_path(&dir, "ccm", "table2"),
+            &[row("gpu", 1.0, 10.0)],
+        )
+        .unwrap();
+        let opts = Opts {
+            baseline: dir.clone(),
+            confidence: 0.95,
+            noise_threshold: 0.02,
+            all_series: false,
+            allow_empty: false,
+        };
+        // This run, without a GPU: emulator and CPU series on device "none".
+        let mut emu = row("emu index", 1.0, 30.0);
+        emu.device = "none".into();
+        let mut gpu_elsewhere = row("gpu", 1.0, 10.0);
+        gpu_elsewhere.device = "none".into();
+        let (lines, accounts) = compare_all(&exps, &[emu.clone()], &[], &opts).unwrap();
+        assert!(lines.is_empty());
+        let why = |e: &str, acc: &[Account]| {
+            acc.iter()
+                .find(|a| a.experiment == e)
+                .map(|a| a.why_none.clone())
+                .unwrap()
+        };
+        assert_eq!(why("ccm/fig5", &accounts), "no recording in the baseline");
+        assert!(
+            why("ccm/table2", &accounts).starts_with("this run has no GPU series"),
+            "{accounts:?}"
+        );
+        let (_, accounts) = compare_all(&exps, &[gpu_elsewhere], &[], &opts).unwrap();
+        assert_eq!(
+            why("ccm/table2", &accounts),
+            "baseline recorded on H100, this run on none"
+        );
+        let table = account_lines(&accounts).join("\n");
+        assert!(
+            table
+                .contains("| ccm/table2 | 0 | 0 | 0 | nothing compared: baseline recorded on H100"),
+            "{table}"
+        );
+        // The same device: one point compared, no note.
+        let (lines, accounts) = compare_all(&exps, &[row("gpu", 1.0, 10.0)], &[], &opts).unwrap();
+        assert_eq!(lines.len(), 1);
+        let t2 = accounts
+            .iter()
+            .find(|a| a.experiment == "ccm/table2")
+            .unwrap();
+        assert_eq!((t2.compared, t2.why_none.as_str()), (1, ""));
+        std::fs::remove_dir_all(dir).ok();
     }
 
     #[test]

@@ -27,7 +27,14 @@ pub struct Row {
     pub cores: usize,
     pub commit: String,
     pub date: String,
+    /// `quick` or `full`: the sizes the run used (empty in files recorded before it was
+    /// kept).
+    #[serde(default)]
+    pub sizes: String,
 }
+
+/// The [`Row::sizes`] of a run at quick sizes.
+pub const QUICK: &str = "quick";
 
 /// Mean, min and max over seeds of each (series, x), in the order series first appeared.
 pub fn aggregate(exp: &Experiment, samples: &[Sample], meta: &Meta) -> Vec<Row> {
@@ -60,6 +67,7 @@ pub fn aggregate(exp: &Experiment, samples: &[Sample], meta: &Meta) -> Vec<Row> 
             cores: meta.cores,
             commit: meta.commit.clone(),
             date: meta.date.clone(),
+            sizes: String::new(),
         })
         .collect();
     rows.sort_by(|a, b| {
@@ -387,6 +395,26 @@ mod tests {
         assert_eq!(
             speedups(&rows, "cpu", true),
             [("gpu".to_string(), 1.0, 0.2)]
+        );
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn a_csv_recorded_before_the_sizes_column_reads_with_the_sizes_unknown() {
+        let dir = std::env::temp_dir().join(format!("harness-old-csv-{}", std::process::id()));
+        let p = csv_path(&dir, "ccm", "fig5");
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(
+            &p,
+            "paper,experiment,series,x,mean,min,max,n,unit,device,cpu,cores,commit,date\n\
+             ccm,fig5,gpu kernel,1.0,0.1,0.09,0.11,3,ms,NVIDIA H100,Xeon,16,abc,2026-11-23\n",
+        )
+        .unwrap();
+        let rows = read_csv(&p).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            (rows[0].series.as_str(), rows[0].sizes.as_str()),
+            ("gpu kernel", "")
         );
         std::fs::remove_dir_all(dir).ok();
     }

@@ -1,7 +1,7 @@
 //! `harness run`: runs experiments, checks engines agree, writes CSV (and the per-seed
-//! samples), PNG and SVG per experiment, and ends with a summary table: per experiment
-//! its engines, its answer checks, its files, and the recorded GPU figure (results/)
-//! beside this run's.
+//! samples), PNG and SVG per experiment, and ends with a summary table, readable in 100
+//! columns: per experiment its engines and answer checks, the recorded GPU figure
+//! (results/) beside this run's on lines of their own, and last where the files went.
 //!
 //! Emulator series (`emu`, `emu batched`, `emu index`: the kernels on the host SIMT
 //! emulator) are correctness runs: their times are printed marked as such and never
@@ -106,7 +106,10 @@ pub fn run_with_samples(
         let result = (exp.run)(&mut ctx);
         pb.finish_and_clear();
         let secs = t0.elapsed().as_secs_f64();
-        let rows = results::aggregate(exp, &ctx.samples, &meta);
+        let mut rows = results::aggregate(exp, &ctx.samples, &meta);
+        for r in &mut rows {
+            r.sizes = if opts.quick { results::QUICK } else { "full" }.to_string();
+        }
         let label = format!("[{}/{}] {}/{}", i + 1, exps.len(), exp.paper.name(), exp.id);
         let mut outcome = Outcome {
             experiment: format!("{}/{}", exp.paper.name(), exp.id),
@@ -147,7 +150,7 @@ pub fn run_with_samples(
         outcomes.push(outcome);
         all_rows.extend(rows);
     }
-    for line in summary_lines(&outcomes, opts.recorded.as_deref()) {
+    for line in summary_lines(&outcomes, opts.recorded.as_deref(), &opts.out) {
         println!("{line}");
     }
     if !failures.is_empty() {
@@ -238,8 +241,9 @@ pub struct Outcome {
     pub checks: (usize, usize),
     /// The files written: CSV, per-seed samples CSV, PNG, SVG.
     pub files: Vec<PathBuf>,
-    /// The recorded GPU figure beside this run's, or why there is none.
-    pub recorded: String,
+    /// The recorded GPU figure, then this run's beside it (see [`recorded_vs_now`]); empty
+    /// when nothing GPU is recorded.
+    pub recorded: Vec<String>,
 }
 
 /// The engines of `rows`' series (`gpu L=5` is `gpu`, `emu vs yfilter` is `emu`), in
@@ -281,7 +285,8 @@ fn unit_at(r: &Row) -> String {
 }
 
 fn value_words(r: &Row) -> String {
-    let unit = unit_at(r);
+    // A series named with its unit (`... regions=1M matchings/s`) is in that unit.
+    let unit = plot::series_unit(&r.series).map_or_else(|| unit_at(r), str::to_string);
     let v = plot::sig(r.mean, 4);
     let v = if unit.is_empty() || unit == "x" || unit.contains("speedup") {
         format!("{v}x")
@@ -291,14 +296,15 @@ fn value_words(r: &Row) -> String {
     format!("{} {v} at x={}", r.series, plot::fmt_num(r.x))
 }
 
-/// The recorded GPU figure beside this run's: the recorded fastest GPU series at its
-/// largest x, and this run's value of the same series (else of its emulator twin) at the
-/// same x (else at this run's largest x). `-` when nothing GPU is recorded.
-pub fn recorded_vs_now(exp: &Experiment, recorded: &[Row], now: &[Row]) -> String {
+/// The recorded GPU figure beside this run's, as two lines: the recorded fastest GPU
+/// series at its largest x (`recorded: ...`), and this run's value of the same series (else
+/// of its emulator twin) at the same x (else at this run's largest x) (`this run: ...`).
+/// Empty when nothing GPU is recorded.
+pub fn recorded_vs_now(exp: &Experiment, recorded: &[Row], now: &[Row]) -> Vec<String> {
     let is_gpu = |s: &str| plot::split_series(s).0.starts_with("gpu");
     let gpu: Vec<&Row> = recorded.iter().filter(|r| is_gpu(&r.series)).collect();
     let Some(x) = gpu.iter().map(|r| r.x).reduce(f64::max) else {
-        return "-".into();
+        return Vec::new();
     };
     let better = |a: &&&Row, b: &&&Row| {
         if exp.higher_is_better {
@@ -308,10 +314,10 @@ pub fn recorded_vs_now(exp: &Experiment, recorded: &[Row], now: &[Row]) -> Strin
         }
     };
     let Some(best) = gpu.iter().filter(|r| r.x == x).max_by(better).copied() else {
-        return "-".into();
+        return Vec::new();
     };
-    let mut text = format!(
-        "recorded {} ({}, {})",
+    let then = format!(
+        "recorded: {} ({}, {})",
         value_words(best),
         best.device,
         best.date
@@ -323,74 +329,115 @@ pub fn recorded_vs_now(exp: &Experiment, recorded: &[Row], now: &[Row]) -> Strin
             .into_iter()
             .find_map(|s| now.iter().find(|r| &r.series == s && r.x == at))
     });
-    match found {
+    let this = match found {
         Some(r) => {
-            text += &format!("; this run {}", value_words(r));
+            let mut text = format!("this run: {}", value_words(r));
             if results::is_emulator(&r.series) {
                 text += &format!(" ({EMULATOR_NOTE})");
             } else if r.x == best.x && best.mean > 0.0 {
                 text += &format!(" ({}x the recorded)", plot::sig(r.mean / best.mean, 3));
             }
+            text
         }
-        None => text += &format!("; this run: neither {} nor {twin}", best.series),
-    }
-    text
-}
-
-/// A file list in few words: `dir/ccm/table2.{csv,samples.csv,png,svg}`.
-fn files_words(files: &[PathBuf]) -> String {
-    let Some(first) = files.first() else {
-        return "-".into();
+        None => format!("this run: neither {} nor {twin}", best.series),
     };
-    let first = first.display().to_string();
-    let stem = first.strip_suffix(".csv").unwrap_or(&first);
-    let exts: Option<Vec<&str>> = files
-        .iter()
-        .map(|f| {
-            f.to_str()
-                .and_then(|f| f.strip_prefix(stem))
-                .and_then(|e| e.strip_prefix('.'))
-        })
-        .collect();
-    match exts {
-        Some(exts) => format!("{stem}.{{{}}}", exts.join(",")),
-        None => files
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" "),
-    }
+    vec![then, this]
 }
 
-/// The summary table printed after the last experiment, and the pointer to `plot` and
-/// `report`.
-pub fn summary_lines(outcomes: &[Outcome], recorded: Option<&Path>) -> Vec<String> {
+/// The width the summary keeps to.
+pub const SUMMARY_COLUMNS: usize = 100;
+
+/// `text` cut at spaces into lines of at most `width` characters (a longer word stays
+/// whole), the lines after the first indented by `indent` spaces.
+fn wrap_words(text: &str, width: usize, indent: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        let lead = if lines.is_empty() { 0 } else { indent };
+        if !cur.is_empty() && lead + cur.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() || lines.is_empty() {
+        lines.push(cur);
+    }
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                l
+            } else {
+                format!("{}{l}", " ".repeat(indent))
+            }
+        })
+        .collect()
+}
+
+/// Where the files of a run went: `dir/<paper>/<id>.{csv,samples.csv,png,svg}` when every
+/// experiment wrote that pattern, else every file.
+fn files_words(outcomes: &[Outcome], out: &Path) -> Vec<String> {
+    let count: usize = outcomes.iter().map(|o| o.files.len()).sum();
+    if count == 0 {
+        return vec![format!("files: none written (to {})", out.display())];
+    }
+    let exts = ["csv", "samples.csv", "png", "svg"];
+    let pattern = outcomes.iter().all(|o| {
+        let Some((paper, id)) = o.experiment.split_once('/') else {
+            return false;
+        };
+        o.files.is_empty()
+            || o.files
+                == exts
+                    .iter()
+                    .map(|e| out.join(paper).join(format!("{id}.{e}")))
+                    .collect::<Vec<_>>()
+    });
+    let ran = outcomes.iter().filter(|o| !o.files.is_empty()).count();
+    if pattern {
+        let where_ = out
+            .join("<paper>")
+            .join(format!("<id>.{{{}}}", exts.join(",")));
+        return wrap_words(
+            &format!(
+                "files: {count} written to {} ({ran} experiment(s))",
+                where_.display()
+            ),
+            SUMMARY_COLUMNS,
+            4,
+        );
+    }
+    let mut lines = vec![format!("files: {count} written:")];
+    for o in outcomes {
+        lines.extend(o.files.iter().map(|f| format!("    {}", f.display())));
+    }
+    lines
+}
+
+/// The summary printed after the last experiment, within [`SUMMARY_COLUMNS`] columns: one
+/// table row per experiment (engines wrapped), its recorded GPU figure and this run's on
+/// lines of their own, the pointer to `plot` and `report`, and last where the files went.
+pub fn summary_lines(outcomes: &[Outcome], recorded: Option<&Path>, out: &Path) -> Vec<String> {
     let (agreed, disagreed) = outcomes
         .iter()
         .fold((0, 0), |(a, d), o| (a + o.checks.0, d + o.checks.1));
     let ok = outcomes.iter().filter(|o| o.result == "ok").count();
-    let files: usize = outcomes.iter().map(|o| o.files.len()).sum();
-    let mut lines = vec![
-        String::new(),
-        format!(
-            "summary: {} experiment(s), {ok} ok, {} not; answer checks: {agreed} agree, {disagreed} disagree; {files} files written",
+    let mut lines = vec![String::new()];
+    lines.extend(wrap_words(
+        &format!(
+            "summary: {} experiment(s), {ok} ok, {} not; answer checks: {agreed} agree, {disagreed} disagree",
             outcomes.len(),
             outcomes.len() - ok
         ),
-    ];
-    let rec_head = match recorded {
-        Some(d) => format!("recorded GPU ({}) vs this run", d.display()),
-        None => "recorded GPU vs this run".to_string(),
-    };
-    let head = [
-        "experiment".to_string(),
-        "result".to_string(),
-        "checks".to_string(),
-        "engines".to_string(),
-        "files".to_string(),
-        rec_head,
-    ];
-    let body: Vec<[String; 6]> = outcomes
+        SUMMARY_COLUMNS,
+        4,
+    ));
+    let head = ["experiment", "result", "checks", "engines"].map(String::from);
+    let body: Vec<[String; 4]> = outcomes
         .iter()
         .map(|o| {
             let checks = match o.checks {
@@ -398,44 +445,61 @@ pub fn summary_lines(outcomes: &[Outcome], recorded: Option<&Path>) -> Vec<Strin
                 (a, 0) => format!("{a} agree"),
                 (a, d) => format!("{a} agree, {d} DISAGREE"),
             };
-            [
-                o.experiment.clone(),
-                o.result.clone(),
-                checks,
-                if o.engines.is_empty() {
-                    "-".into()
-                } else {
-                    o.engines.join(", ")
-                },
-                files_words(&o.files),
-                if recorded.is_some() {
-                    o.recorded.clone()
-                } else {
-                    "-".into()
-                },
-            ]
+            let engines = if o.engines.is_empty() {
+                "-".into()
+            } else {
+                o.engines.join(", ")
+            };
+            [o.experiment.clone(), o.result.clone(), checks, engines]
         })
         .collect();
-    let mut width = [0usize; 6];
+    let mut width = [0usize; 3];
     for row in std::iter::once(&head).chain(&body) {
         for (w, c) in width.iter_mut().zip(row) {
             *w = (*w).max(c.chars().count());
         }
     }
-    let fmt = |row: &[String; 6]| {
-        let mut line = String::new();
-        for (i, (c, w)) in row.iter().zip(width).enumerate() {
-            if i + 1 == row.len() {
-                line += c;
-            } else {
-                line += &format!("{c:<w$}  ");
+    let lead: usize = width.iter().map(|w| w + 2).sum();
+    let fmt = |row: &[String; 4]| -> Vec<String> {
+        let mut first = String::new();
+        for (c, w) in row.iter().zip(width) {
+            first += &format!("{c:<w$}  ");
+        }
+        let engines = wrap_words(&row[3], SUMMARY_COLUMNS.saturating_sub(lead).max(20), 0);
+        let mut out: Vec<String> = engines
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| {
+                if i == 0 {
+                    format!("{first}{e}")
+                } else {
+                    format!("{}{e}", " ".repeat(lead))
+                }
+            })
+            .collect();
+        for l in &mut out {
+            *l = l.trim_end().to_string();
+        }
+        out
+    };
+    lines.extend(fmt(&head));
+    for (o, row) in outcomes.iter().zip(&body) {
+        lines.extend(fmt(row));
+        if recorded.is_some() {
+            for r in &o.recorded {
+                let wrapped = wrap_words(r, SUMMARY_COLUMNS - 4, "recorded: ".len());
+                lines.extend(wrapped.into_iter().map(|l| format!("    {l}")));
             }
         }
-        line.trim_end().to_string()
-    };
-    lines.push(fmt(&head));
-    lines.extend(body.iter().map(fmt));
+    }
+    if let Some(d) = recorded {
+        lines.push(format!(
+            "(recorded: the fastest GPU series in {}/<paper>/<id>.csv at its largest x)",
+            d.display()
+        ));
+    }
     lines.push("redraw figures: harness plot; regenerate results/README.md: harness report".into());
+    lines.extend(files_words(outcomes, out));
     lines
 }
 
@@ -501,13 +565,14 @@ mod tests {
     }
 
     #[test]
-    fn the_summary_lists_every_experiment_with_its_checks_files_and_the_recorded_figure() {
+    fn the_summary_lists_every_experiment_in_100_columns_and_ends_with_where_the_files_went() {
         let files = |stem: &str| -> Vec<PathBuf> {
             ["csv", "samples.csv", "png", "svg"]
                 .iter()
                 .map(|e| PathBuf::from(format!("/tmp/q/{stem}.{e}")))
                 .collect()
         };
+        let many: Vec<String> = (0..20).map(|i| format!("engine-number-{i}")).collect();
         let outcomes = vec![
             Outcome {
                 experiment: "ccm/table2".into(),
@@ -515,7 +580,11 @@ mod tests {
                 engines: vec!["sff".into(), "emu index".into()],
                 checks: (12, 0),
                 files: files("ccm/table2"),
-                recorded: "recorded gpu index 0.164 ms at x=1".into(),
+                recorded: vec![
+                    "recorded: gpu index 0.164 ms at x=1 (NVIDIA H100 80GB HBM3, 2026-11-25)"
+                        .into(),
+                    format!("this run: emu index 30 ms at x=1 ({EMULATOR_NOTE})"),
+                ],
             },
             Outcome {
                 experiment: "ddm/fig5".into(),
@@ -523,21 +592,24 @@ mod tests {
                 engines: vec!["brute".into(), "emu-sweep".into()],
                 checks: (3, 1),
                 files: Vec::new(),
-                recorded: "-".into(),
+                recorded: Vec::new(),
             },
             Outcome {
                 experiment: "xml/fig7".into(),
                 result: "ok".into(),
-                engines: vec!["yfilter".into()],
+                engines: many.clone(),
                 checks: (0, 0),
                 files: files("xml/fig7"),
-                recorded: "-".into(),
+                recorded: Vec::new(),
             },
         ];
-        let lines = summary_lines(&outcomes, Some(Path::new("results")));
+        let lines = summary_lines(&outcomes, Some(Path::new("results")), Path::new("/tmp/q"));
         let text = lines.join("\n");
+        for l in &lines {
+            assert!(l.chars().count() <= SUMMARY_COLUMNS, "{l}");
+        }
         assert!(
-            text.contains("3 experiment(s), 2 ok, 1 not; answer checks: 15 agree, 1 disagree; 8 files written"),
+            text.contains("3 experiment(s), 2 ok, 1 not; answer checks: 15 agree, 1 disagree"),
             "{text}"
         );
         assert!(lines
@@ -551,18 +623,47 @@ mod tests {
             let l = lines.iter().find(|l| l.starts_with(name)).expect(name);
             assert!(l.contains(checks), "{l}");
         }
-        let l = lines.iter().find(|l| l.starts_with("ccm/table2")).unwrap();
+        // Every engine of a long list is there, wrapped under the engines column, each
+        // line but the last filled to near the width.
+        for e in &many {
+            assert!(text.contains(e.as_str()), "{e}: {text}");
+        }
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("xml/fig7"))
+            .unwrap();
+        let lead = lines[at].find("engine-number-0").unwrap();
+        assert!(lines[at + 1].starts_with(&" ".repeat(lead)), "{text}");
         assert!(
-            l.contains("/tmp/q/ccm/table2.{csv,samples.csv,png,svg}"),
-            "{l}"
+            lines[at + 1].chars().count() > SUMMARY_COLUMNS - 20,
+            "{text}"
         );
-        assert!(
-            l.contains("sff, emu index") && l.contains("recorded gpu index"),
-            "{l}"
-        );
+        // The recorded figure and this run's on lines of their own, under their experiment.
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("ccm/table2"))
+            .unwrap();
+        assert!(lines[at + 1]
+            .trim_start()
+            .starts_with("recorded: gpu index 0.164 ms"));
+        assert!(lines[at + 2]
+            .trim_start()
+            .starts_with("this run: emu index 30 ms"));
+        // Last: where the files went.
         assert_eq!(
             lines.last().unwrap(),
-            "redraw figures: harness plot; regenerate results/README.md: harness report"
+            "files: 8 written to /tmp/q/<paper>/<id>.{csv,samples.csv,png,svg} (2 experiment(s))"
+        );
+        assert!(text.contains("harness plot"));
+    }
+
+    #[test]
+    fn words_wrap_at_spaces_with_the_continuation_indented() {
+        assert_eq!(wrap_words("aa bb cc dd", 5, 2), ["aa bb", "  cc", "  dd"]);
+        assert_eq!(wrap_words("", 10, 2), [""]);
+        assert_eq!(
+            wrap_words("averyveryverylongword x", 5, 0)[0],
+            "averyveryverylongword"
         );
     }
 
@@ -580,27 +681,35 @@ mod tests {
             row("fig8", "sff", 2000.0, 5.0),
             row("fig8", "emu index", 2000.0, 90.0),
         ];
-        let text = recorded_vs_now(&exp, &recorded, &now);
-        assert!(
-            text.starts_with(
-                "recorded gpu index 0.5 ms at x=250k (NVIDIA H100 80GB HBM3, 2026-11-25)"
-            ),
-            "{text}"
+        let lines = recorded_vs_now(&exp, &recorded, &now);
+        assert_eq!(
+            lines[0],
+            "recorded: gpu index 0.5 ms at x=250k (NVIDIA H100 80GB HBM3, 2026-11-25)"
         );
-        assert!(text.contains("this run emu index 90 ms at x=2k"), "{text}");
-        assert!(text.contains(EMULATOR_NOTE), "{text}");
+        assert!(
+            lines[1].starts_with("this run: emu index 90 ms at x=2k"),
+            "{lines:?}"
+        );
+        assert!(lines[1].contains(EMULATOR_NOTE), "{lines:?}");
         // A GPU run at the same x: the same series, with the ratio.
         let now = vec![row("fig8", "gpu index", 250000.0, 0.55)];
-        let text = recorded_vs_now(&exp, &recorded, &now);
-        assert!(
-            text.contains("this run gpu index 0.55 ms at x=250k (1.1x the recorded)"),
-            "{text}"
+        let lines = recorded_vs_now(&exp, &recorded, &now);
+        assert_eq!(
+            lines[1],
+            "this run: gpu index 0.55 ms at x=250k (1.1x the recorded)"
         );
         // An axis label as the unit: the unit in its parentheses.
         let mut r = row("fig8", "gpu index", 1000.0, 2.0);
         r.unit = "region matching time per step (ms)".into();
         assert_eq!(value_words(&r), "gpu index 2 ms at x=1k");
+        // A series named with its unit, of an experiment of several units.
+        let mut r = row("scaling", "gpu multi regions=1M matchings/s", 4.0, 7796.0);
+        r.unit = "matchings/s, and the speedup over one GPU".into();
+        assert_eq!(
+            value_words(&r),
+            "gpu multi regions=1M matchings/s 7796 matchings/s at x=4"
+        );
         // Nothing recorded on a GPU: no figure.
-        assert_eq!(recorded_vs_now(&exp, &recorded[..1], &now), "-");
+        assert!(recorded_vs_now(&exp, &recorded[..1], &now).is_empty());
     }
 }

@@ -85,8 +85,8 @@ fn run_all_quick_passes_without_a_gpu_and_writes_a_csv_and_figures_that_plot_res
         "harness run all --quick failed:\n{stderr}"
     );
     // The run ends with a summary table: a row per experiment with its answer checks,
-    // then the pointer to `plot` and `report`. No emulator series is turned into a
-    // speedup.
+    // then the pointer to `plot` and `report`, and last where the files went. No emulator
+    // series is turned into a speedup.
     let stdout = String::from_utf8_lossy(&run.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
     let head = lines
@@ -104,10 +104,22 @@ fn run_all_quick_passes_without_a_gpu_and_writes_a_csv_and_figures_that_plot_res
         assert!(row.contains(" ok "), "{row}");
         assert!(row.contains(" agree") || row.contains(" none "), "{row}");
     }
-    assert_eq!(
-        table.last().copied(),
-        Some("redraw figures: harness plot; regenerate results/README.md: harness report")
+    // It ends with where the files went, every line readable in 100 columns.
+    let last = table.last().copied().unwrap_or_default();
+    assert!(
+        last.starts_with("files: ") && last.contains(&*out.to_string_lossy()),
+        "{last}"
     );
+    assert!(
+        table.contains(
+            &"redraw figures: harness plot; regenerate results/README.md: harness report"
+        ),
+        "{}",
+        table.join("\n")
+    );
+    for l in table {
+        assert!(l.chars().count() <= 100, "wider than 100 columns: {l}");
+    }
     for l in lines.iter().filter(|l| l.contains("speedup over")) {
         assert!(!l.contains("emu"), "an emulator speedup: {l}");
     }
@@ -152,6 +164,46 @@ fn run_all_quick_passes_without_a_gpu_and_writes_a_csv_and_figures_that_plot_res
         }
     }
     assert!(nested.join(format!("{id}.svg")).exists());
+    std::fs::remove_dir_all(out).ok();
+}
+
+#[test]
+fn regress_that_compares_nothing_fails_unless_allowed_and_says_so_on_standard_output() {
+    // A baseline with no recording of the experiment: nothing to compare.
+    let base = std::env::temp_dir().join(format!("harness-empty-base-{}", std::process::id()));
+    let out = std::env::temp_dir().join(format!("harness-regress-out-{}", std::process::id()));
+    std::fs::create_dir_all(&base).unwrap();
+    let regress = |extra: &[&str]| {
+        harness()
+            .args(["regress", "--samples", "2", "--baseline"])
+            .arg(&base)
+            .arg("--out")
+            .arg(&out)
+            .args(extra)
+            .args(["clcb", "fig7"])
+            .output()
+            .expect("run harness regress")
+    };
+    let run = regress(&[]);
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout
+            .contains("| clcb/fig7 | 0 | 0 | 0 | nothing compared: no recording in the baseline |"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("NOTHING COMPARED"), "{stdout}");
+    assert!(String::from_utf8_lossy(&run.stderr).contains("--allow-empty"));
+    // Its own files, in its own folder.
+    assert!(out.join("clcb").join("fig7.csv").exists());
+    let run = regress(&["--allow-empty"]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(String::from_utf8_lossy(&run.stdout).contains("NOTHING COMPARED"));
+    std::fs::remove_dir_all(base).ok();
     std::fs::remove_dir_all(out).ok();
 }
 
