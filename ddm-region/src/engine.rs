@@ -73,11 +73,11 @@
 //!
 //! The sorting engines sort both kinds at once (the bisect count: a kind's low and high
 //! end points), one radix sort over two lists in one buffer, three launches a pass
-//! (`radix`'s docs): at 1M regions (alpha 1, H100, `count_split`, 2026-11-26) the sorts
-//! took ~330 us of a 440 us count in eight passes of five launches (a block-wide ranking
-//! with four barriers per 256 elements, every lane's store scattered); with the tile
-//! ranked per warp, staged in shared memory and written run by run, and both kinds in
-//! four passes of three launches, they take ~145 us and the count 277-311 us.
+//! (`radix`'s docs): the tile ranked per warp, staged in shared memory and written run by
+//! run, and both kinds in four passes of three launches, where eight passes of five
+//! launches (a block-wide ranking with four barriers per 256 elements, every lane's store
+//! scattered) took most of a count (`count_split`; the radix-sort note of
+//! results/notes.toml has the figures).
 //!
 //! The sorting engines' sweep reads each candidate's ranges from a copy of the kind's
 //! ranges in sorted order (one gather kernel per kind after its sort), so that a task's
@@ -188,11 +188,11 @@ pub const SWEEP_WINDOW: u64 = 1 << 25;
 /// Most pairs `n_pub * n_sub` for which the bisect engine matches in sorted tiles
 /// ([`sort_tiles`], [`tiled_match`]: two launches and one wait) instead of sorting all
 /// regions on the device and sweeping (about twenty launches and one wait);
-/// [`Engine::set_tiled_max`] changes it. 2^28 at the paper's 32768 regions a step. On
-/// an H100 (`count_split`, 2-D scale-up, 2026-11-26, when the sorted count still waited
-/// three times) a count of 65536 regions (2^30)
-/// took 84-94 us in tiles against ~200 us sorted and swept, and the sweep's ~220 us
-/// at 131072 regions is about what the tiles' work (four times 65536's) would take.
+/// [`Engine::set_tiled_max`] changes it. 2^28 at the paper's 32768 regions a step.
+/// Measured with `count_split` (2-D scale-up, when the sorted count still waited three
+/// times): a count of 65536 regions (2^30 pairs) took less than half as long in tiles as
+/// sorted and swept, and at 131072 regions the sweep took about what the tiles' work
+/// (four times 65536's) would (the tiled-steps note of results/notes.toml).
 pub const TILED_MAX_PAIRS: u64 = 1 << 31;
 
 /// Blocks [`tiled_match`] aims at (publication slices times subscription rows): twelve
