@@ -473,6 +473,27 @@ fn section(j: &Judged, notes: &[Note], dir: &Path) -> anyhow::Result<String> {
         let _ = writeln!(md);
     }
     for n in notes.iter().filter(|n| n.experiments.contains(&id)) {
+        // A note on several experiments is printed in full at the first of them on this
+        // page, and pointed to from the others.
+        let first = n
+            .experiments
+            .iter()
+            .find(|e| e.starts_with(&format!("{}/", exp.paper.name())));
+        if let Some(first) = first.filter(|f| **f != id) {
+            let head = n
+                .text
+                .split_whitespace()
+                .take(8)
+                .collect::<Vec<_>>()
+                .join(" ")
+                .replace('*', "");
+            let _ = writeln!(
+                md,
+                "Note: *{head} ...*, under [{first}](#{}).\n",
+                anchor(first)
+            );
+            continue;
+        }
         let text = n.markdown(dir)?;
         if text.len() > LONG_NOTE {
             let head: String = n
@@ -480,7 +501,8 @@ fn section(j: &Judged, notes: &[Note], dir: &Path) -> anyhow::Result<String> {
                 .split_whitespace()
                 .take(12)
                 .collect::<Vec<_>>()
-                .join(" ");
+                .join(" ")
+                .replace('*', "");
             let _ = writeln!(
                 md,
                 "<details><summary>Note: {head} ...</summary>\n\n{text}\n\n</details>\n"
