@@ -99,7 +99,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let s = index.take_timing();
             let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / n;
             println!(
-                "launches of {batch}, round {round}: {:.1} ns/event; encode {:.1}, copy in {:.1}, kernels {:.1}, answers {:.1}; waited for encoding {:.1}; {} launches, {} encoded twice, {} staging grown",
+                "launches of {batch}, round {round}: {:.1} ns/event; encode {:.1}, copy in {:.1}, kernels {:.1}, answers {:.1}; waited for encoding {:.1}; {} launches, {} encoded \
+                    twice, {} staging grown",
                 wall * 1e9 / n,
                 ns(s.encode),
                 ns(s.copy_in),
@@ -198,7 +199,8 @@ fn updates(
     let mut fresh = GpuIndex::new(dev, &w.subscriptions, IndexConfig::for_device(dev))?;
     let rebuilt = per_event(&mut fresh)?;
     println!(
-        "updates: {k} removed in place {removed:.2} us each, {k} added {added:.2} us each, the small table built by the next match in {delta_ms:.2} ms ({u:?}); stream {before:.1} ns/event before, {with_delta:.1} with the small table, {rebuilt:.1} after a full build"
+        "updates: {k} removed in place {removed:.2} us each, {k} added {added:.2} us each, the small table built by the next match in {delta_ms:.2} ms ({u:?}); stream {before:.1} \
+            ns/event before, {with_delta:.1} with the small table, {rebuilt:.1} after a full build"
     );
     Ok(())
 }

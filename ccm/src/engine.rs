@@ -89,9 +89,9 @@ pub struct Config {
     /// Blocks of [`Config::block`] threads per SM of the persistent kernel (fewer: fewer
     /// blocks to broadcast each event to and to count in; more: more threads for
     /// events that select many constraints). Fewer when fewer fit an SM. 2 by default:
-    /// on an H100, default scenario, 264 blocks of 256 threads gave 7.9 µs p50 and
-    /// 9.9 µs p99 per event, 132 blocks 8.4 and 12.8 (example `persist_tune`,
-    /// 2026-11-23).
+    /// in the default scenario two blocks of 256 threads per SM answered faster, at p50
+    /// and p99, than one (example `persist_tune`; its log is indexed in
+    /// results/gpu-logs/README.md).
     pub persistent_blocks_per_sm: u32,
     /// Blocks of the persistent kernel's grid in all, when not 0 (at most as many as
     /// fit the GPU at once); 0: [`Config::persistent_blocks_per_sm`] per SM.

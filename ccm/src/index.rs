@@ -987,11 +987,10 @@ impl<'d> GpuIndex<'d> {
 /// one, a driving thread waiting in its `join` could take another device's whole
 /// pipeline and run it to its end.
 ///
-/// At most [`ENCODE_THREADS_MAX`] threads, though: on the 4-GPU machine's 64 cores,
-/// Table 1's default stream through one index ran at 8.4-13.7M events/s on pools of 64
-/// threads (the shared pool or one of its own), 37.9M on 32, 59.1M on 16 and 41.6M on 8
-/// (`index_pipeline`, 2026-11-27); encoding alone, with no device, went 5.7 ns an event
-/// on 32 threads and 14 on 64.
+/// At most [`ENCODE_THREADS_MAX`] threads, though: on a host of many cores, one index's
+/// stream of Table 1's default scenario ran several times faster on a pool of 16 threads
+/// than on one of every core, and encoding alone slowed past 32 threads
+/// (`index_pipeline`; the figures are in the CCM scaling notes of results/notes.toml).
 ///
 /// Called on a thread of any rayon pool (an index's own pool, or this one, where the
 /// pipeline runs), `f` runs right there, on that pool.

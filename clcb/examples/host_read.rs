@@ -46,7 +46,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (c, rnh) = timed(bytes, || sumn(h.as_slice()));
         let (d, rnv) = timed(bytes, || sumn(&v));
         assert!(a == b && c == d && a == c);
-        println!("round {round}: fill page-locked {fill_h:.1} GB/s, plain {fill_v:.1}; read one thread page-locked {r1h:.2} GB/s, plain {r1v:.2}; all threads page-locked {rnh:.2} GB/s, plain {rnv:.2}");
+        println!("round {round}: fill page-locked {fill_h:.1} GB/s, plain {fill_v:.1}; read one thread page-locked {r1h:.2} GB/s, plain {r1v:.2}; all threads page-locked {rnh:.2} \
+            GB/s, plain {rnv:.2}");
     }
     let mut d = dev.alloc::<u32>(n)?;
     dev.write(&mut d, 0, &v)?;

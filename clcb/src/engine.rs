@@ -1373,11 +1373,11 @@ impl Engine {
         dev.synchronize()?;
         let fm = self.fmajor.as_ref().expect("made above");
         // One block of [`PERSIST_BLOCK`] threads per SM, over every filter and over the
-        // grid's candidates alike: on an H100 (2026-11-23, stage stamps of
-        // `GPU_MATCH_PERSIST_STAMPS`) four blocks of 256 per SM kept no more loads in
-        // flight than one of 512 but took 4.1 µs, not 0.8, to get each request to the
-        // last of their 528 blocks (all polling one broadcast area): 14.3 -> 13.1 µs
-        // p50 over every filter, 9.5 -> 8.9 µs with the grid.
+        // grid's candidates alike: measured with the stage stamps of
+        // `GPU_MATCH_PERSIST_STAMPS`, four blocks of 256 per SM kept no more loads in
+        // flight than one of 512 but took several times as long to get each request to
+        // the last of their blocks (all polling one broadcast area), so one block per SM
+        // answered faster, over every filter and with the grid.
         let per_sm = 1;
         let lc = LaunchConfig::blocks(
             1,

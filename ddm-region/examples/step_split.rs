@@ -161,7 +161,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let (p, pb) = med(&mut pairs);
             let (w, wb) = med(&mut whole);
             println!(
-                "{name}, {label}: step median {s:.1} us (best {sb:.1}; staging {g:.1}, mean {stage_mean:.1}), pairs median {p:.1} us (best {pb:.1}), whole median {w:.1} us (best {wb:.1}, mean {whole_mean:.1}); {} pairs in the last step",
+                "{name}, {label}: step median {s:.1} us (best {sb:.1}; staging {g:.1}, mean {stage_mean:.1}), pairs median {p:.1} us (best {pb:.1}), whole median {w:.1} us (best \
+                    {wb:.1}, mean {whole_mean:.1}); {} pairs in the last step",
                 counts.last().copied().unwrap_or(0)
             );
         }

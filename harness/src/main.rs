@@ -51,7 +51,7 @@ pub fn bad_input(e: impl Into<anyhow::Error>) -> anyhow::Error {
 (location-aware pub/sub), holistic XML twig filtering, and HLA DDM region matching.\n\n\
 `harness list` names every experiment; `harness run all` runs them all (on a machine without a GPU: the \
 CPU engines and the host emulator at quick sizes, with a note); `harness report` rebuilds \
-results/README.md. The paper subcommands (ccm, clcb, xml, ddm) run the engines on your own files.\n\n\
+the pages of results/. The paper subcommands (ccm, clcb, xml, ddm) run the engines on your own files.\n\n\
 Exit codes: 0 success, 1 runtime failure (engine error, engines disagree), 2 bad input or usage."
 )]
 struct Cli {
@@ -133,7 +133,8 @@ enum Top {
         /// An experiment id of that paper (see `list`), or `all`.
         experiment: Option<String>,
     },
-    /// Rebuild <dir>/README.md (default results/) from the recorded CSV files.
+    /// Rebuild <dir>/README.md and <dir>/<paper>/README.md (default results/) from the
+    /// recorded CSV files, and the headline table of README.md beside <dir>.
     Report {
         #[arg(long, default_value = "results")]
         dir: PathBuf,

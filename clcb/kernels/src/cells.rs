@@ -14,8 +14,15 @@
 //!
 //! | kernel | one thread per | reads | writes |
 //! | --- | --- | --- | --- |
-//! | [`cells_match()`] | lane of a warp per event | the event (possibly mapped host memory, staged in shared memory), its cell's [`CellHead`], the cell's directory ([`DirSlot`]) and the [`CellEntry`]s of its keys' groups and of the cell's overflow, the candidates' constraints | the event's answer, sorted and deduplicated in shared memory, as a run of subscriptions with its start and length (possibly mapped host memory), or, past [`CELLS_SORT_WORDS`] matches, (event, subscription) pairs; the counts (atomic), the next launch's counts (zeroed) |
+//! | [`cells_match()`] | lane of a warp per event | (1) | (2) |
 //! | [`cells_write()`] | changed word of the index | the host's changes | [`CellHead`]s, [`DirSlot`]s, [`CellEntry`]s |
+//!
+//! (1) the event (possibly mapped host memory, staged in shared memory), its cell's
+//! [`CellHead`], the cell's directory ([`DirSlot`]) and the [`CellEntry`]s of its keys'
+//! groups and of the cell's overflow, the candidates' constraints. (2) the event's answer,
+//! sorted and deduplicated in shared memory, as a run of subscriptions with its start and
+//! length (possibly mapped host memory), or, past [`CELLS_SORT_WORDS`] matches, (event,
+//! subscription) pairs; the counts (atomic), the next launch's counts (zeroed).
 
 use crate::{
     filter_holds, in_area, DevAttr, DevConstraint, Float2, InputHeader, HEADER_WORDS, KIND_STR,

@@ -9,16 +9,24 @@
 //! | [`zip()`] | Alg. 1 `Zip`, step S2a | subscription | `SubsBV` | `SubsBV` (reset), `Subs`, `SubsCount` |
 //! | [`move_area()`] | §5 area update, one | (one thread) | its arguments | `FPos`, `SqDist` |
 //! | [`move_areas()`] | §5 area update, batched | area update | the updates | `FPos`, `SqDist` |
-//! | [`match_batch()`] | beyond the paper: many events per pass over the filters | filter | `BF`, `FPos`, `SqDist`, the filter's constraints, the batch | per-event subscription bit vectors, the pair count (zeroed) |
-//! | [`grid_batch()`] | beyond the paper: the grid index for a batch | candidate filter near one event of the batch | the event, the candidate list, the filter's tables and constraints | per-event subscription bit vectors, the pair count (zeroed) |
+//! | [`match_batch()`] | beyond the paper: many events per pass over the filters | filter | `BF`, `FPos`, `SqDist`, the constraints, the batch | (1) |
+//! | [`grid_batch()`] | beyond the paper: the grid index for a batch | candidate filter near one event of the batch | (2) | (1) |
 //! | [`zip_batch()`] | beyond the paper: `Zip` of a batch | 32-subscription word of one event | the bit vectors | (event, subscription) pairs |
 //! | [`grid_match()`] | beyond the paper: grid-indexed matching | candidate filter near the event | the filter's tables and constraints | `SubsBV`, `Subs` |
 //! | [`grid_reset()`] | beyond the paper: reset after [`grid_match()`] | matched subscription | `Subs` | `SubsBV`, the next counter |
-//! | [`match_latency()`] | beyond the paper: S1a + S1b + content in one launch, nothing copied | filter | `BF`, `Areas` ([`PackedArea`]), header in the launch parameters, the event in mapped host memory (blocks with a hit) | `SubsSeq`, the list in mapped host memory, the counters |
-//! | [`grid_latency()`] | beyond the paper: [`grid_match()`] in one launch, nothing copied | candidate filter near the event | as [`match_latency()`], plus the candidate list | as [`match_latency()`] |
+//! | [`match_latency()`] | beyond the paper: S1a + S1b + content in one launch, nothing copied | filter | (3) | (4) |
+//! | [`grid_latency()`] | beyond the paper: [`grid_match()`] in one launch | candidate filter near the event | (3), the candidate list | (4) |
 //! | [`move_areas_packed()`] | beyond the paper: [`move_areas()`] with the packed areas | area update | the updates | `Areas`, `FPos`, `SqDist` |
 //! | [`unpack_areas()`] | beyond the paper: `FPos`, `SqDist` from the packed areas | filter | `Areas` | `FPos`, `SqDist` |
-//! | [`clcb_persistent()`] | beyond the paper: [`match_latency()`] as a persistent kernel fed through a ring in mapped host memory; area moves and subscription switches through the same ring | filter (grid-stride) | the request (shared), `BF`, `Areas`, the filter's constraints, `SubsOff` | `SubsSeq`, the list, `Areas`, `SubsOff`, the answer in mapped host memory |
+//! | [`clcb_persistent()`] | beyond the paper: [`match_latency()`] as a persistent kernel (5) | filter (grid-stride) | (6) | (7) |
+//!
+//! (1) per-event subscription bit vectors, the pair count (zeroed). (2) the event, the
+//! candidate list, the filter's tables and constraints. (3) `BF`, `Areas` ([`PackedArea`]),
+//! a header in the launch parameters, the event in mapped host memory (blocks with a hit).
+//! (4) `SubsSeq`, the list in mapped host memory, the counters. (5) fed through a ring in
+//! mapped host memory; area moves and subscription switches travel through the same ring.
+//! (6) the request (shared), `BF`, `Areas`, the filter's constraints, `SubsOff`.
+//! (7) `SubsSeq`, the list, `Areas`, `SubsOff`, the answer in mapped host memory.
 //!
 //!
 //! Module [`cells`]: the cell index (beyond the paper), the grid with content keys inside

@@ -7,9 +7,13 @@
 //! | [`phases`] | §III.B/C, Phases 1–2 (shared by both approaches) | `commit_updates`, `clear_overlaps` |
 //! | [`region`] | §III.B Phase 3, Fig. 2: the parallel region-based approach | `match_region` |
 //! | [`grid`] | §III.C Phases 2–4, Figs. 3–4: the parallel grid-based approach | `unmap_regions`, `compact_cells`, `map_regions`, `match_grid` |
-//! | [`scan`], [`radix`], [`sweep`] | beyond the paper: a GPU sort-based sweep (after Raczy et al. 2005) for 1M regions | prefix sums, LSD radix sort, `sweep_tasks`, `sweep_gather`, `sweep_count`, `sweep_emit` |
+//! | [`scan`], [`radix`], [`sweep`] | beyond the paper: a sort-based sweep for 1M regions (after Raczy et al.) | prefix sums, radix sort, `sweep_tasks`, `sweep_gather`, `sweep_count`, `sweep_emit` |
 //! | [`tiled`] | beyond the paper: matching for the paper's small sets in two launches, the publications sorted tile by tile, each tile swept in shared memory | `sort_tiles`, `tiled_match` |
-//! | [`count`] | beyond the paper: counting by binary search over sorted end points (after Marzolla, Birolo, D'Angelo & Fariselli 2024); the sweep dimension's estimate | `end_keys`, `bisect_count`, `dim_candidates` |
+//! | [`count`] | beyond the paper: counting by binary search over sorted end points (after Marzolla et al.) | `end_keys`, `bisect_count`, `dim_candidates` |
+//!
+//! The sweep follows Raczy et al. (2005), its sort an LSD radix sort; the binary-search
+//! count Marzolla, Birolo, D'Angelo & Fariselli (2024), and [`count`] also estimates the
+//! sweep dimension (`dim_candidates`).
 //!
 //! Regions of both kinds live in one index space: region `r < n_pub` is publication
 //! region `r`, region `r >= n_pub` is subscription region `r - n_pub`. The overlap

@@ -90,7 +90,8 @@ pub fn experiments() -> Vec<Experiment> {
         ),
         e(
             "fig5",
-            "Fig. 5: CCM processing time split (copy in, kernel, copy out), x = 1: Memset variant, x = 2: in-kernel reset, x = 3: in-kernel reset with Input in the launch parameters, x = 4: and the output in mapped host memory (3 and 4 beyond the paper)",
+            "Fig. 5: CCM processing time split (copy in, kernel, copy out), x = 1: Memset variant, x = 2: in-kernel reset, x = 3: in-kernel reset with Input in the launch \
+                parameters, x = 4: and the output in mapped host memory (3 and 4 beyond the paper)",
             "variant (1: Memset, 2: Kernel, 3: + inline Input, 4: + mapped output)",
             "time per event (ms)",
             false,
@@ -100,7 +101,8 @@ pub fn experiments() -> Vec<Experiment> {
         ),
         e(
             "latency",
-            "Per-event latency distribution, default scenario (beyond the paper): end to end (event written by the host to answer read by the host) over 100k events for the paper's pipeline (gpu: copy in, kernel, copy back), the one-launch mapped path (gpu latency) and the persistent kernel (gpu persistent), one event at a time",
+            "Per-event latency distribution, default scenario (beyond the paper): end to end (event written by the host to answer read by the host) over 100k events for the \
+                paper's pipeline (gpu: copy in, kernel, copy back), the one-launch mapped path (gpu latency) and the persistent kernel (gpu persistent), one event at a time",
             "percentile",
             "latency per event (µs)",
             false,
@@ -110,7 +112,8 @@ pub fn experiments() -> Vec<Experiment> {
         ),
         e(
             "inflight",
-            "Persistent kernel under load, default scenario (beyond the paper): throughput (series '... events/s') and p99 end-to-end latency (series '... p99 us') as the events in flight in the ring grow",
+            "Persistent kernel under load, default scenario (beyond the paper): throughput (series '... events/s') and p99 end-to-end latency (series '... p99 us') as the events \
+                in flight in the ring grow",
             "events in flight",
             "events/s, and p99 latency (µs)",
             true,
@@ -123,10 +126,12 @@ pub fn experiments() -> Vec<Experiment> {
         e("fig8", "Fig. 8: processing time vs filters per interface", "filters per interface", ms, true, Some("sff"), "SFF faster below 1000 filters; speedup above 13x at 250,000", fig8),
         e("fig9", "Fig. 9: processing time vs number of interfaces", "interfaces", ms, false, Some("sff"), "speedup from 7x (10 interfaces) to more than 13x (100)", fig9),
         e("fig10", "Fig. 10: processing time vs number of names", "names", ms, true, Some("sff"), "speedup rises from 10 to 30 names, then falls; 2x at 1000 names", fig10),
-        e("fig11", "Fig. 11: processing time vs share of numerical constraints", "numerical constraints (%)", ms, false, Some("sff"), "speedup grows linearly with the share of numerical constraints", fig11),
+        e("fig11", "Fig. 11: processing time vs share of numerical constraints", "numerical constraints (%)", ms, false, Some("sff"), "speedup grows linearly with the share of \
+            numerical constraints", fig11),
         e("dense", DENSE_TITLE, DENSE_X, ms, false, Some("index"), DENSE_SAYS, dense),
         e("dense10", DENSE10_TITLE, DENSE_X, ms, false, Some("index"), DENSE_SAYS, dense10),
-        e("fixedcost", FIXEDCOST_TITLE, "interfaces (one filter each)", ms, true, Some("index"), "not in the paper; our target: at most 2 µs per event at 1M interfaces (the content index once scanned every interface's flag per event)", fixedcost),
+        e("fixedcost", FIXEDCOST_TITLE, "interfaces (one filter each)", ms, true, Some("index"), "not in the paper; our target: at most 2 µs per event at 1M interfaces (the \
+            content index once scanned every interface's flag per event)", fixedcost),
         Experiment {
             log_y: false,
             higher_is_better: true,
@@ -135,11 +140,15 @@ pub fn experiments() -> Vec<Experiment> {
     ]
 }
 
-const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): throughput of the pruning index partitioned over the GPUs (gpu multi: filters cut by interface; gpu multi by-filter: by filter count; gpu multi by-event: the index on every GPU, the events cut) against the number of GPUs, at Table 2's default scenario and the dense model's heaviest point (1M filters, 20 names per event), and at 4x their filters; answers checked against the one-GPU index";
+const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): throughput of the pruning index partitioned over the GPUs (gpu multi: filters cut by interface; gpu multi \
+    by-filter: by filter count; gpu multi by-event: the index on every GPU, the events cut) against the number of GPUs, at Table 2's default scenario and the dense model's \
+    heaviest point (1M filters, 20 names per event), and at 4x their filters; answers checked against the one-GPU index";
 
-const DENSE_TITLE: &str = "REIN/HEM dense model, one interface per filter (beyond the paper): processing time vs names per event (20 numeric names, 1-5 range predicates per filter), 100k and 1M filters (F=); the batched kernel's events per launch capped to keep its events x interfaces flags within 1 GB";
+const DENSE_TITLE: &str = "REIN/HEM dense model, one interface per filter (beyond the paper): processing time vs names per event (20 numeric names, 1-5 range predicates per \
+    filter), 100k and 1M filters (F=); the batched kernel's events per launch capped to keep its events x interfaces flags within 1 GB";
 const DENSE10_TITLE: &str = "REIN/HEM dense model, 10 interfaces (beyond the paper): processing time vs names per event (20 numeric names, 1-5 range predicates per filter), 100k and 1M filters (F=)";
-const FIXEDCOST_TITLE: &str = "Per-event fixed cost (beyond the paper): Table 1's filters, each its own interface, against events whose names no filter uses (nothing to match: what an event costs whatever the matching), 10k to 1M interfaces";
+const FIXEDCOST_TITLE: &str = "Per-event fixed cost (beyond the paper): Table 1's filters, each its own interface, against events whose names no filter uses (nothing to match: \
+    what an event costs whatever the matching), 10k to 1M interfaces";
 const DENSE_X: &str = "names per event (of 20; 4: 3 to 5)";
 const DENSE_SAYS: &str = "not in the paper: REIN/HEM model (Shi & Qian, DASFAA 2022)";
 
@@ -847,7 +856,8 @@ fn time_gpu_index(
     if std::env::var_os("GPU_MATCH_INDEX_SPLIT").is_some() {
         let us = |d: std::time::Duration| d.as_secs_f64() * 1e6 / split.events.max(1) as f64;
         eprintln!(
-            "index split {}: encode {:.3} copy in {:.3} kernels {:.3} answers {:.3} us/event, encoding not hidden {:.3} ({} events, {} launches, {} encoded twice, {} with staging grown, {:.1} answers/event)",
+            "index split {}: encode {:.3} copy in {:.3} kernels {:.3} answers {:.3} us/event, encoding not hidden {:.3} ({} events, {} launches, {} encoded twice, {} with staging \
+                grown, {:.1} answers/event)",
             at.label,
             us(split.encode),
             us(split.copy_in),

@@ -79,7 +79,9 @@ pub fn experiments() -> Vec<Experiment> {
         ),
         e(
             "latency",
-            "Per-event latency distribution, default scenario (beyond the paper): end to end (event written by the host to answer read by the host) over 100k events for the paper's pipeline (gpu: copy in, Loc, Cont, Zip, copy back), the one-launch mapped path (gpu latency) and the persistent kernel over every filter (gpu persistent) and over the grid index (gpu grid persistent), one event at a time",
+            "Per-event latency distribution, default scenario (beyond the paper): end to end (event written by the host to answer read by the host) over 100k events for the \
+                paper's pipeline (gpu: copy in, Loc, Cont, Zip, copy back), the one-launch mapped path (gpu latency) and the persistent kernel over every filter (gpu persistent) \
+                and over the grid index (gpu grid persistent), one event at a time",
             "percentile",
             "latency per event (µs)",
             false,
@@ -90,7 +92,8 @@ pub fn experiments() -> Vec<Experiment> {
         ),
         e(
             "inflight",
-            "Persistent kernel under load, default scenario (beyond the paper): throughput (series '... events/s') and p99 end-to-end latency (series '... p99 us') as the events in flight in the ring grow",
+            "Persistent kernel under load, default scenario (beyond the paper): throughput (series '... events/s') and p99 end-to-end latency (series '... p99 us') as the events \
+                in flight in the ring grow",
             "events in flight",
             "events/s, and p99 latency (µs)",
             true,
@@ -99,21 +102,33 @@ pub fn experiments() -> Vec<Experiment> {
             "not in the paper (one event at a time)",
             inflight,
         ),
-        e("fig3a", "Fig. 3a: matching time vs subscriptions, uniform, each filter covers 0.001% of the area", subs_x, ms, true, true, Some("rtree"), "R-Tree faster below ~400 subscriptions; CLCB 2.47x faster at 1M (0.001%)", fig3a),
-        e("fig3b", "Fig. 3b: matching time vs subscriptions, uniform, each filter covers 0.01% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB time flat in the area size; R-Tree degrades as areas grow", fig3b),
-        e("fig3c", "Fig. 3c: matching time vs subscriptions, uniform, each filter covers 0.1% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB time flat in the area size; R-Tree degrades as areas grow", fig3c),
-        e("fig3d", "Fig. 3d: matching time vs subscriptions, uniform, each filter covers 1% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB 251.7x faster than R-Tree at 1M subscriptions (1%)", fig3d),
-        e("fig4a", "Fig. 4a: matching time vs subscriptions, Zipf, each filter covers 0.001% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB 11.7x faster than R-Tree at 1M (0.001%, Zipf)", fig4a),
-        e("fig4b", "Fig. 4b: matching time vs subscriptions, Zipf, each filter covers 0.01% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB 16.3x faster than R-Tree at 1M (0.01%, Zipf)", fig4b),
-        e("fig4c", "Fig. 4c: matching time vs subscriptions, Zipf, each filter covers 0.1% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB 132.8x faster than R-Tree at 1M (0.1%, Zipf)", fig4c),
+        e("fig3a", "Fig. 3a: matching time vs subscriptions, uniform, each filter covers 0.001% of the area", subs_x, ms, true, true, Some("rtree"), "R-Tree faster below ~400 \
+            subscriptions; CLCB 2.47x faster at 1M (0.001%)", fig3a),
+        e("fig3b", "Fig. 3b: matching time vs subscriptions, uniform, each filter covers 0.01% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB time flat in the area \
+            size; R-Tree degrades as areas grow", fig3b),
+        e("fig3c", "Fig. 3c: matching time vs subscriptions, uniform, each filter covers 0.1% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB time flat in the area \
+            size; R-Tree degrades as areas grow", fig3c),
+        e("fig3d", "Fig. 3d: matching time vs subscriptions, uniform, each filter covers 1% of the area", subs_x, ms, true, true, Some("rtree"),
+            "CLCB 251.7x faster than R-Tree at 1M subscriptions (1%)", fig3d),
+        e("fig4a", "Fig. 4a: matching time vs subscriptions, Zipf, each filter covers 0.001% of the area", subs_x, ms, true, true, Some("rtree"),
+            "CLCB 11.7x faster than R-Tree at 1M (0.001%, Zipf)", fig4a),
+        e("fig4b", "Fig. 4b: matching time vs subscriptions, Zipf, each filter covers 0.01% of the area", subs_x, ms, true, true, Some("rtree"),
+            "CLCB 16.3x faster than R-Tree at 1M (0.01%, Zipf)", fig4b),
+        e("fig4c", "Fig. 4c: matching time vs subscriptions, Zipf, each filter covers 0.1% of the area", subs_x, ms, true, true, Some("rtree"),
+            "CLCB 132.8x faster than R-Tree at 1M (0.1%, Zipf)", fig4c),
         e("fig4d", "Fig. 4d: matching time vs subscriptions, Zipf, each filter covers 1% of the area", subs_x, ms, true, true, Some("rtree"), "CLCB 544x faster than R-Tree at 1M (1%, Zipf)", fig4d),
-        e("fig5a", "Fig. 5a: time per area update vs subscriptions, uniform", subs_x, "time per update (µs)", true, true, Some("rtree"), "CLCB 2.65 µs per update, constant; R-Tree 5.26 ms at 1M (1985x)", fig5a),
-        e("fig5b", "Fig. 5b: time per area update vs subscriptions, Zipf", subs_x, "time per update (µs)", true, true, Some("rtree"), "update times only marginally influenced by the spatial distribution", fig5b),
-        e("fig6a", "Fig. 6a: time per step of the GPU pipeline vs subscriptions, default scenario", subs_x, "time per event (ms)", true, true, None, "copies below 0.1 ms and flat; kernels dominate and grow with the problem", fig6a),
-        e("fig6b", "Fig. 6b: time per step of the GPU pipeline vs subscriptions, all-match content", subs_x, "time per event (ms)", true, true, None, "Cont dominates; copy of results stays below 0.6 ms at 1M subscriptions", fig6b),
+        e("fig5a", "Fig. 5a: time per area update vs subscriptions, uniform", subs_x, "time per update (µs)", true, true, Some("rtree"), "CLCB 2.65 µs per update, constant; R-Tree \
+            5.26 ms at 1M (1985x)", fig5a),
+        e("fig5b", "Fig. 5b: time per area update vs subscriptions, Zipf", subs_x, "time per update (µs)", true, true, Some("rtree"), "update times only marginally influenced by \
+            the spatial distribution", fig5b),
+        e("fig6a", "Fig. 6a: time per step of the GPU pipeline vs subscriptions, default scenario", subs_x, "time per event (ms)", true, true, None, "copies below 0.1 ms and flat; \
+            kernels dominate and grow with the problem", fig6a),
+        e("fig6b", "Fig. 6b: time per step of the GPU pipeline vs subscriptions, all-match content", subs_x, "time per event (ms)", true, true, None, "Cont dominates; copy of \
+            results stays below 0.6 ms at 1M subscriptions", fig6b),
         e(
             "keywords",
-            "Keywords (beyond the paper): spatio-textual matching as FAST (ICDE 2018) measures it: subscriptions = a region covering A % of the space + 1-3 keywords of a Zipf vocabulary of 10k (string equalities), events = a point + 3-8 keywords",
+            "Keywords (beyond the paper): spatio-textual matching as FAST (ICDE 2018) measures it: subscriptions = a region covering A % of the space + 1-3 keywords of a Zipf \
+                vocabulary of 10k (string equalities), events = a point + 3-8 keywords",
             "subscriptions (1 filter each)",
             ms,
             true,
@@ -130,7 +145,9 @@ pub fn experiments() -> Vec<Experiment> {
     ]
 }
 
-const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): events per second of the matcher with the subscriptions cut over the GPUs (gpu multi: the paper's pipeline, batched; gpu multi grid: the grid index, batched) against the number of GPUs, at Fig. 3a's largest workload (1M subscriptions of 10 filters, uniform, 0.001% areas) and at 4x its subscriptions; answers checked against the one-GPU engine";
+const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): events per second of the matcher with the subscriptions cut over the GPUs (gpu multi: the paper's pipeline, \
+    batched; gpu multi grid: the grid index, batched) against the number of GPUs, at Fig. 3a's largest workload (1M subscriptions of 10 filters, uniform, 0.001% areas) and at 4x \
+    its subscriptions; answers checked against the one-GPU engine";
 
 // ---------------------------------------------------------------------------------
 // Engines of one run.

@@ -135,7 +135,8 @@ pub fn experiments() -> Vec<Experiment> {
             "overlapping subscriptions per publication (nominal)",
             "time to count all overlapping pairs (ms)",
             Some("sbm-par"),
-            "not in the paper; peer (Marzolla et al. 2024, Thrust, H100): 4.95 ms at degree 2525 (span 200k), 5.26 ms at 25 (span 20M), transfers included; our target: best GPU from host memory no slower, and >= 10x the best CPU",
+            "not in the paper; peer (Marzolla et al. 2024, Thrust, H100): 4.95 ms at degree 2525 (span 200k), 5.26 ms at 25 (span 20M), transfers included; our target: best GPU \
+                from host memory no slower, and >= 10x the best CPU",
             density_1d,
         ),
         e(
@@ -144,7 +145,8 @@ pub fn experiments() -> Vec<Experiment> {
             "overlapping subscriptions per publication (nominal)",
             "time to count all overlapping pairs (ms)",
             Some("sbm-par"),
-            "not in the paper; peer (Marzolla et al. 2024, Thrust, H100): 20.3 ms at 4M intervals, span 200k (degree 10100), transfers included; our target: best GPU from host memory no slower, and >= 10x the best CPU",
+            "not in the paper; peer (Marzolla et al. 2024, Thrust, H100): 20.3 ms at 4M intervals, span 200k (degree 10100), transfers included; our target: best GPU from host \
+                memory no slower, and >= 10x the best CPU",
             density_1d_4m,
         ),
         e(
@@ -190,7 +192,9 @@ pub fn experiments() -> Vec<Experiment> {
     ]
 }
 
-const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): matchings per second of the sweep and bisect engines with the publications partitioned over the GPUs (gpu multi sweep, gpu multi bisect) or the space cut into slabs of dimension 0 (by-slab), against the number of GPUs, at the scale-up's largest workload (1M regions, 2-D, overlap degree 100) and at 4x it; a matching is every overlapping pair counted (count) or delivered to host memory (pairs) with the regions resident; answers checked against the one-GPU engine";
+const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): matchings per second of the sweep and bisect engines with the publications partitioned over the GPUs (gpu \
+    multi sweep, gpu multi bisect) or the space cut into slabs of dimension 0 (by-slab), against the number of GPUs, at the scale-up's largest workload (1M regions, 2-D, overlap \
+    degree 100) and at 4x it; a matching is every overlapping pair counted (count) or delivered to host memory (pairs) with the regions resident; answers checked against the one-GPU engine";
 
 fn fig5_7(ctx: &mut Ctx) -> anyhow::Result<()> {
     scenario_experiment(ctx, Distribution::Uniform, 10)

@@ -195,7 +195,9 @@ pub fn experiments() -> Vec<Experiment> {
     ]
 }
 
-const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): throughput of the filter with each batch's documents cut over the GPUs (gpu multi: every GPU holds every query) against the number of GPUs, at Fig. 10b's largest workload (1000 documents of 25 kB, 2000 queries of length 5, */// 50%) and at 4x its documents; answers checked against the one-GPU engine";
+const SCALING_TITLE: &str = "Many GPUs in one host (beyond the paper): throughput of the filter with each batch's documents cut over the GPUs (gpu multi: every GPU holds every \
+    query) against the number of GPUs, at Fig. 10b's largest workload (1000 documents of 25 kB, 2000 queries of length 5, */// 50%) and at 4x its documents; answers checked \
+    against the one-GPU engine";
 
 /// The seeds to run: all of them, or the first one in quick mode (the emulator is slow).
 fn seeds_of(ctx: &Ctx) -> Vec<u64> {
