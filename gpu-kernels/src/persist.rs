@@ -9,10 +9,16 @@
 //!
 //! | what | where | words | written by | read by |
 //! | --- | --- | --- | --- | --- |
-//! | request slot `s` | mapped host memory | `1 + req_words` tagged pairs `[tag, word]`: the header `[seq, kind \| len << 32]`, then the payload | host (each pair's word, then its tag = `seq`) | warp 0 of block 0 |
-//! | response slot `s` | mapped host memory | `1 + resp_words` tagged pairs `[seq, word]`: the header `[seq, status \| len << 32]`, then the payload | block 0 (each pair in one 16-byte store, no fence) | host |
-//! | control | device memory | spare, `arrived`, spare, spare, stamps' address and rounds, spare (`u32`, [`CTL_WORDS`]) | `arrived`: every block but 0; stamps: the host, before the launch | block 0 |
+//! | request slot `s` | mapped host memory | `1 + req_words` tagged pairs (1) | host (2) | warp 0 of block 0 |
+//! | response slot `s` | mapped host memory | `1 + resp_words` tagged pairs (3) | block 0 (4) | host |
+//! | control | device memory | spare, `arrived`, spare, spare, stamps (5) | `arrived`: every block but 0; stamps: the host, before the launch | block 0 |
 //! | broadcast | device memory | `1 + req_words` tagged pairs, as a request slot, tag = request number | block 0 | warp 0 of every other block |
+//!
+//! (1) `[tag, word]`: the header `[seq, kind | len << 32]`, then the payload.
+//! (2) each pair's word, then its tag = `seq`.
+//! (3) `[seq, word]`: the header `[seq, status | len << 32]`, then the payload.
+//! (4) each pair in one 16-byte store, no fence.
+//! (5) the stamps' address and rounds, then a spare word (`u32`, [`CTL_WORDS`]).
 //!
 //! Request `t` (numbered from 1) sits in slot `(t - 1) % slots`; its answer in the
 //! response slot of the same index, carrying the same `seq`. Round `r` (from 0) of the
@@ -44,7 +50,7 @@
 //!    header and every payload pair carry `seq`, in whatever order they arrived. (A
 //!    system-scope release store of `seq` after the payload, the protocol before,
 //!    cost 0.6-0.7 µs a round on an H100: `scripts/probe/ping.cu`, `relsys` against
-//!    `lane`, results/gpu-logs/floor-H100-2026-11-23.)
+//!    `lane`, results/gpu-logs/, the floor probe on an H100.)
 //!
 //! Single-copy atomicity of a 16-byte aligned access is what the tagged pairs rely on,
 //! both ways: the GPU serves a 16-byte aligned load in one transaction, from one
@@ -389,7 +395,7 @@ where
 /// request carries `want`, then the further 32-pair chunks, four per round trip;
 /// writes the header to `sh_head` and the payload to `sh_words`. (Polling the first two
 /// chunks at once, to save the round trip of requests of 32-63 words, measured slower
-/// on an H100: CCM 9.8 µs p50 against 8.2, CLCB 30.7 against 28.3, 2026-11-23.)
+/// on an H100: CCM 9.8 µs p50 against 8.2, CLCB 30.7 against 28.3.)
 ///
 /// # Safety
 /// `src` holds `1 + req_words` tagged pairs (16-byte aligned, readable), `sh_head` and

@@ -89,7 +89,7 @@ fn main() -> Result<(), GpuError> {
         (SYNC, 256),
         (WARP | ACQUIRE | SYNC, 256),
         (FENCE_IN | READ_AGAIN | FENCE_OUT | SYNC | ATOMIC, 256),
-        // Last: on an H100 this one did not stop (2026-11-23), and a kernel that does
+        // Last: on an H100 this one did not stop, and a kernel that does
         // not stop is left running.
         (serve_like, 256),
         (serve_like, 1024),
