@@ -19,8 +19,10 @@ pub enum Cmd {
     /// (publication, subscription) pairs, or with --pairs one `pub_id,sub_id` line per pair.
     Match {
         /// CSV with header `kind,id,lo0,hi0,lo1,hi1,...` (kind `pub` or `sub`; half-open
-        /// ranges [lo, hi) of unsigned 32-bit integers; any number of dimensions);
-        /// `-`: standard input.
+        /// ranges [lo, hi) of unsigned 32-bit integers; any number of dimensions; ids
+        /// unique within their kind); `-`: standard input. Blank lines and lines starting
+        /// with `#` are skipped; the file is read to its end and every bad line reported
+        /// (file:line:column, the first 20, then a count), with exit code 2.
         #[arg(long)]
         regions: PathBuf,
         /// Default: gpu-bisect when a GPU can be opened, else the strongest CPU engine (bisect
