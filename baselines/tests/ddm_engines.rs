@@ -59,7 +59,6 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
 
     #[test]
-    #[ignore = "slow on the host emulator (minutes): .ci/run runs it, with the other ignored tests, after the README's test command"]
     fn emu_engines_equal_all_baselines_over_update_sequences((dims, mut pubs, mut subs, steps) in case()) {
         let dev = Device::emulator();
         let grid = GridSpec::new(vec![0; dims], vec![3; dims], vec![6; dims]).unwrap();

@@ -12,7 +12,7 @@ use gpu_kernels::multi::Devices;
 use gpu_kernels::Device;
 use proptest::prelude::*;
 
-/// Small launches and blocks: the emulator runs one OS thread per lane.
+/// Small launches and blocks: the emulator runs every lane.
 fn cfg() -> IndexConfig {
     IndexConfig {
         batch_events: 5,

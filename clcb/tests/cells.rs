@@ -6,7 +6,7 @@
 //! borders, zero radii and locations far outside the grid frequent; the paper's
 //! generator (uniform and Zipf space); and the keyword workload.
 //!
-//! Small inputs (a batch is a few warps per event on the emulator's OS threads).
+//! Small inputs (a batch is a few warps per event on the emulator).
 
 use baselines::grid_index::GridIndex;
 use baselines::rtree::RTreeMatcher;

@@ -2,8 +2,8 @@
 //! SFF-with-location baseline, the R*-tree baseline and a brute-force oracle give the
 //! same subscriptions for random workloads, with area updates between events.
 //!
-//! Workloads are small (a few blocks of 256 lanes: the emulator runs one OS thread per
-//! lane) and built from small pools of values so that the edges occur often: events on
+//! Workloads are small (a few blocks of 256 lanes, every lane run by the emulator) and
+//! built from small pools of values so that the edges occur often: events on
 //! the border of an area, zero radii, empty strings, integers against floats (2^53 and
 //! 2^53 + 1), filters without content constraints, two constraints on one name, names
 //! unknown to every filter, more than four events (the `FCount` byte runs wrap).
@@ -248,7 +248,6 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
-    #[ignore = "slow on the host emulator (15-30 s of the README's test command): .ci/run runs it, with the other ignored tests, after that command"]
     fn emu_sff_rtree_and_batched_agree_with_brute_force_across_area_updates(
         subs in subscriptions(),
         steps in steps(),
@@ -325,7 +324,6 @@ fn many_matches_need_the_second_result_copy() {
 }
 
 #[test]
-#[ignore = "slow on the host emulator (15-30 s of the README's test command): .ci/run runs it, with the other ignored tests, after that command"]
 fn grid_mode_rebuilds_its_index_when_too_many_filters_leave_their_cells() {
     use clcb::workload::{Params, Workload};
     // 5000 filters: the outside list holds 4096, so moving all of them forces a rebuild.

@@ -240,7 +240,6 @@ proptest! {
 
     /// The same on twelve random sequences.
     #[test]
-    #[ignore = "slow on the host emulator (two minutes): .ci/run runs it, with the other ignored tests, after the README's test command"]
     fn persistent_updates_interleaved_with_events_apply_in_order_soak(
         subs in subscriptions(),
         steps in steps(),

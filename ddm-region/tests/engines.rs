@@ -220,13 +220,13 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 10, ..ProptestConfig::default() })]
 
     #[test]
-    #[ignore = "slow on the host emulator (minutes): .ci/run runs it, with the other ignored tests, after the README's test command"]
+    #[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
     fn emu_sweep_equals_oracle_over_update_sequences(c in case()) {
         run(&c, Approach::Sweep);
     }
 
     #[test]
-    #[ignore = "slow on the host emulator (minutes): .ci/run runs it, with the other ignored tests, after the README's test command"]
+    #[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
     fn emu_bisect_equals_oracle_over_update_sequences(c in case()) {
         // The sorts and the sweep, not the sorted tiles small sets get.
         run_tuned(&c, Approach::Bisect, |e| e.set_tiled_max(0));
@@ -547,7 +547,7 @@ fn an_engine_without_regions_steps_and_counts_zero() {
 }
 
 #[test]
-#[ignore = "slow on the host emulator (15-30 s of the README's test command): .ci/run runs it, with the other ignored tests, after that command"]
+#[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
 fn dense_steps_of_every_region_equal_the_oracle_on_every_engine() {
     // The paper's steps set every region, in index order: the host sends the ranges
     // alone and the kernels make the records (dense staging). Each approach, Phase 1
@@ -600,7 +600,7 @@ fn dense_steps_of_every_region_equal_the_oracle_on_every_engine() {
 }
 
 #[test]
-#[ignore = "slow on the host emulator (15-30 s of the README's test command): .ci/run runs it, with the other ignored tests, after that command"]
+#[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
 fn fused_grid_launches_equal_the_papers_phases_over_many_steps() {
     // The crowded scenario (RS 100 on a grid of 100 x 100 cells, 16 slots per list at
     // first: lists overflow and grow), every region moving each step, and every fifth
@@ -679,7 +679,7 @@ fn grid_cell_lists_grow_when_a_cell_is_crowded() {
 }
 
 #[test]
-#[ignore = "slow on the host emulator (15-30 s of the README's test command): .ci/run runs it, with the other ignored tests, after that command"]
+#[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
 fn sweep_sorts_full_32_bit_keys_across_many_blocks() {
     // 4400 regions with bounds spread over the whole u32 range: four radix passes,
     // several radix blocks and rounds, and the multi-block prefix sum (4400 tasks).
@@ -760,7 +760,7 @@ fn sliced_region_phase_3_equals_the_papers_over_many_tiles() {
 }
 
 #[test]
-#[ignore = "slow on the host emulator (15-30 s of the README's test command): .ci/run runs it, with the other ignored tests, after that command"]
+#[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
 fn load_installs_a_whole_set_like_a_step_naming_every_region() {
     use baselines::ddm::{Algorithm, DdmMatcher};
     use ddm_region::workload::{scale_up, ScaleUpParams};
@@ -821,7 +821,7 @@ fn load_of_a_set_larger_than_one_staging_part_fills_parts_of_publications_alone(
 }
 
 #[test]
-#[ignore = "slow on the host emulator (15-20 s of the README's test command): .ci/run runs it, with the other ignored tests, after that command"]
+#[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
 fn steps_staged_by_the_gathered_crew_equal_the_oracle() {
     // 10,000 regions a step (above the parallel staging's threshold): after each step's
     // last wait the engine gathers pool threads for the next step's staging

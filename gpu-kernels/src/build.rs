@@ -5,6 +5,12 @@
 //! references external functions (it would not load), and writes `$OUT_DIR/kernels.ptx`
 //! for the crate to embed with `include_str!`.
 //!
+//! Cargo reruns it when the kernel sources or the device prelude change, and when the
+//! toolchain state it depends on changes: rust-src added to or removed from the nightly
+//! toolchain, nightly installed or updated (the files rustup rewrites then are watched),
+//! so that `rustup component add rust-src --toolchain nightly` after a build without it
+//! enables the GPU engines at the next build (`scripts/rust-src-rerun.sh` shows it).
+//!
 //! Environment:
 //! - `GPU_MATCH_SM` — the GPU architecture (`sm_80` by default: the driver JIT-compiles
 //!   sm_80 PTX for Ampere, Hopper and newer).
@@ -39,10 +45,15 @@ pub fn compile_kernels(kernels_dir: &str) {
     );
     println!("cargo:rerun-if-env-changed=GPU_MATCH_SM");
     println!("cargo:rerun-if-env-changed=GPU_MATCH_REQUIRE_PTX");
+    println!("cargo:rerun-if-env-changed=RUSTUP_HOME");
     let require = std::env::var("GPU_MATCH_REQUIRE_PTX").is_ok_and(|v| v == "1");
     let sm = std::env::var("GPU_MATCH_SM").unwrap_or_else(|_| "sm_80".to_string());
 
-    match build_ptx(&kernels, &out_dir, &sm) {
+    let sysroot = nightly_sysroot();
+    for path in toolchain_state(sysroot.as_ref().ok()) {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+    match sysroot.and_then(|sysroot| build_ptx(&sysroot, &kernels, &out_dir, &sm)) {
         Ok(ptx) => {
             std::fs::write(&out, ptx).unwrap_or_else(|e| panic!("writing {}: {e}", out.display()));
         }
@@ -75,7 +86,8 @@ fn ptx_target_dir(out_dir: &Path) -> PathBuf {
         .unwrap_or_else(|| out_dir.join("nvptx-kernels"))
 }
 
-fn build_ptx(kernels: &Path, out_dir: &Path, sm: &str) -> Result<String, String> {
+/// The nightly toolchain's sysroot, or why there is none.
+fn nightly_sysroot() -> Result<PathBuf, String> {
     let sysroot = Command::new("rustup")
         .args(["run", "nightly", "rustc", "--print", "sysroot"])
         .env_remove("RUSTUP_TOOLCHAIN")
@@ -89,7 +101,33 @@ fn build_ptx(kernels: &Path, out_dir: &Path, sm: &str) -> Result<String, String>
             String::from_utf8_lossy(&sysroot.stderr).trim()
         ));
     }
-    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
+    Ok(PathBuf::from(
+        String::from_utf8_lossy(&sysroot.stdout).trim(),
+    ))
+}
+
+/// The files whose change means the PTX build may now go otherwise (cargo reruns the
+/// build script when one changes): the nightly sysroot's list of installed components,
+/// which rustup rewrites when rust-src (or any component) is added or removed and when
+/// the toolchain is updated; and, without a nightly toolchain, rustup's record of the
+/// channels it installed, written when nightly is installed. Only paths that exist are
+/// given (cargo reruns a script whose watched path is missing at every build).
+fn toolchain_state(sysroot: Option<&PathBuf>) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    if let Some(sysroot) = sysroot {
+        paths.push(sysroot.join("lib/rustlib/components"));
+    }
+    let rustup_home = std::env::var_os("RUSTUP_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".rustup")));
+    if let Some(home) = rustup_home {
+        paths.push(home.join("update-hashes"));
+    }
+    paths.retain(|p| p.exists());
+    paths
+}
+
+fn build_ptx(sysroot: &Path, kernels: &Path, out_dir: &Path, sm: &str) -> Result<String, String> {
     if !sysroot.join("lib/rustlib/src/rust/library/core").is_dir() {
         return Err(format!(
             "the nightly toolchain has no rust-src component: {FIX}"

@@ -1285,7 +1285,7 @@ impl Device {
 
     /// How many blocks of `kernel` launched as `cfg` a persistent launch may have:
     /// `per_sm` per SM, or fewer when fewer fit an SM at once (on the emulator, whose
-    /// lanes are OS threads: 2 blocks in all for `per_sm` 1, else 3).
+    /// persistent blocks each take a host thread: 2 blocks in all for `per_sm` 1, else 3).
     pub fn resident_blocks(
         &self,
         kernel: &Kernel,

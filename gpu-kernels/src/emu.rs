@@ -4,16 +4,21 @@
 //! GPU, and finds there what a GPU would hide. Semantics follow CUDA where a kernel can
 //! observe them:
 //!
-//! - one OS thread per lane of a block. The blocks of a grid run on a small pool
-//!   ([`Schedule`]): by default two blocks at once, each on its own lane threads, taking
-//!   the blocks in an order shuffled by a seed, and each lane yields its host thread at
-//!   random (seeded) at barriers, warp operations, atomics and volatile accesses, so
-//!   that a kernel whose blocks depend on one another's order (an inter-block race)
-//!   gives different results under different seeds. [`Schedule::Sequential`] runs the
-//!   blocks one after another in index order, without yields. The seed is fixed by
-//!   default (tests are reproducible); `GPU_MATCH_EMU_SEED`, `GPU_MATCH_EMU_BLOCKS` and
-//!   `GPU_MATCH_EMU_SEQUENTIAL=1` choose another for a whole test run, and
-//!   [`with_schedule`] for the launches of one thread;
+//! - every lane of a block is a coroutine with a stack of its own, and the lanes of a
+//!   block take turns on one host thread: a lane runs until it waits (at a barrier, a
+//!   warp operation, a turn of a spin loop), yields, or returns, and the next lane in
+//!   rank order runs (no OS thread per lane, so a barrier costs two stack switches per
+//!   lane, not a wake-up of every lane's thread). The blocks of a grid run on a small
+//!   pool of host threads ([`Schedule`]): by default two blocks at once, taking the
+//!   blocks in an order shuffled by a seed, and each lane yields to the next at random
+//!   (seeded) at barriers, warp operations, atomics and volatile accesses, so that a
+//!   kernel whose blocks depend on one another's order (an inter-block race) gives
+//!   different results under different seeds, and a kernel whose lanes depend on one
+//!   another's order without a barrier sees them interleaved. [`Schedule::Sequential`]
+//!   runs the blocks one after another in index order, without those yields. The seed
+//!   is fixed by default (tests are reproducible); `GPU_MATCH_EMU_SEED`,
+//!   `GPU_MATCH_EMU_BLOCKS` and `GPU_MATCH_EMU_SEQUENTIAL=1` choose another for a whole
+//!   test run, and [`with_schedule`] for the launches of one thread;
 //! - [`sync_threads`](lane::sync_threads) is a barrier of the block's *live* lanes: a lane
 //!   that returned no longer holds it back (CUDA's exited-thread rule). Every lane of one
 //!   barrier generation must reach it from the same call site (source line and column):
@@ -49,15 +54,16 @@
 //!
 //! A persistent launch ([`run_concurrent`], behind
 //! [`Device::launch_persistent`](crate::Device::launch_persistent)) runs every block at
-//! once, each on its own lane threads, so that blocks can wait for one another and for
-//! the host thread that feeds them, as co-resident blocks do on a GPU. It has no
+//! once, each on a host thread of its own, so that blocks can wait for one another and
+//! for the host thread that feeds them, as co-resident blocks do on a GPU. It has no
 //! watchdog and its barriers never report a deadlock (its lanes wait for requests as
 //! long as the host sends none; the host side has its own timeout); a failing lane stops
 //! every block, including lanes spinning in [`spin_pause`](lane::spin_pause).
 //!
 //! A panic in a lane (a bounds check, say; on the GPU that is a `trap`) stops the launch:
-//! lanes waiting at a barrier unwind, and the launch returns an error naming the kernel,
-//! the block and the thread.
+//! lanes waiting at a barrier unwind, and so does every other lane at its next barrier,
+//! warp operation, atomic, volatile access or spin turn; the launch returns an error
+//! naming the kernel, the block and the thread.
 //!
 //! Not checked: data races inside a block or between blocks other than through their
 //! visible results (there is no race detector: the seeded order and yields make a race
@@ -74,6 +80,9 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
 /// A barrier wait longer than this is reported as a deadlock (the last resort, for a
 /// lane that computes forever while the others wait for it).
 pub const DEADLOCK_SECS: u64 = 120;
@@ -81,7 +90,8 @@ pub const DEADLOCK_SECS: u64 = 120;
 /// A launch whose lanes all wait, with no progress for this long, is reported as a hang.
 pub const HANG_SECS: u64 = 3;
 
-/// Lane stack size: kernels use little stack, and a launch may hold 1024 lanes.
+/// Lane stack size (address space; a lane touches a few pages of it): kernels use
+/// little stack, and a block may hold 1024 lanes.
 const LANE_STACK: usize = 1 << 20;
 
 /// A lane that called [`spin_pause`](lane::spin_pause) within this many milliseconds is
@@ -554,11 +564,25 @@ struct WarpState {
     site: Option<Site>,
 }
 
-/// Synchronisation state of one running block.
+/// Why a lane gave its host thread back to its block's scheduler.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// A scheduling point: the lane can go on at once.
+    Yield,
+    /// A turn of a spin loop ([`spin_pause`](lane::spin_pause)).
+    Spin,
+    /// Waiting at the block's barrier until its generation leaves this one.
+    Barrier(u64),
+    /// Waiting at warp `.0`'s operation until its generation leaves `.1`.
+    Warp(u32, u64),
+}
+
+/// Synchronisation state of one running block. Its lanes all run on one host thread (the
+/// block's scheduler, [`Launch::run_block`]), so its locks are never contended; they keep
+/// the state `Sync` for the lanes' shared references.
 struct BlockSync {
     bar: Mutex<BarState>,
-    bar_cv: Condvar,
-    warps: Vec<(Mutex<WarpState>, Condvar)>,
+    warps: Vec<Mutex<WarpState>>,
     /// Set when any block of the launch failed, or the watchdog found a hang.
     launch: Arc<AtomicBool>,
     /// Whether a long barrier wait is reported as a deadlock (not in persistent launches).
@@ -587,18 +611,15 @@ impl BlockSync {
             .map(|w| {
                 let n = (lanes - w * 32).min(32);
                 let live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-                (
-                    Mutex::new(WarpState {
-                        live,
-                        arrived: 0,
-                        generation: 0,
-                        slots: [0; 32],
-                        result: [0; 32],
-                        result_live: 0,
-                        site: None,
-                    }),
-                    Condvar::new(),
-                )
+                Mutex::new(WarpState {
+                    live,
+                    arrived: 0,
+                    generation: 0,
+                    slots: [0; 32],
+                    result: [0; 32],
+                    result_live: 0,
+                    site: None,
+                })
             })
             .collect();
         BlockSync {
@@ -608,7 +629,6 @@ impl BlockSync {
                 generation: 0,
                 site: None,
             }),
-            bar_cv: Condvar::new(),
             warps,
             launch,
             deadlock,
@@ -626,31 +646,41 @@ impl BlockSync {
         self.launch.load(Ordering::Relaxed)
     }
 
-    /// Waits on `cv` until `done` holds, unwinding if the launch failed and reporting a
-    /// deadlock after [`DEADLOCK_SECS`].
+    /// Whether a lane that gave its thread back with `w` may go on (or must be resumed
+    /// to see that the launch failed).
+    fn ready(&self, w: Wait) -> bool {
+        match w {
+            Wait::Yield | Wait::Spin => true,
+            Wait::Barrier(gen) => self.failed() || lock(&self.bar).generation != gen,
+            Wait::Warp(i, gen) => self.failed() || lock(&self.warps[i as usize]).generation != gen,
+        }
+    }
+
+    /// Gives the thread back until `m`'s state leaves generation `gen`, unwinding if the
+    /// launch failed and reporting a deadlock after [`DEADLOCK_SECS`].
     fn wait<'a, T>(
         &self,
-        cv: &Condvar,
-        mut g: MutexGuard<'a, T>,
+        m: &'a Mutex<T>,
         what: &str,
-        done: impl Fn(&T) -> bool,
+        until: Wait,
+        generation: impl Fn(&T) -> u64,
+        gen: u64,
     ) -> MutexGuard<'a, T> {
         let start = Instant::now();
-        while !done(&g) {
+        loop {
+            let g = lock(m);
+            if generation(&g) != gen {
+                return g;
+            }
+            drop(g);
             if self.failed() {
-                drop(g);
                 resume_unwind(Box::new(Aborted));
             }
             if self.deadlock && start.elapsed() > Duration::from_secs(DEADLOCK_SECS) {
-                drop(g);
                 panic!("emulator: deadlock: waited {DEADLOCK_SECS} s at {what}");
             }
-            g = cv
-                .wait_timeout(g, Duration::from_millis(50))
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
+            suspend(until);
         }
-        g
     }
 
     /// A different call site than the generation's first lane's is an error.
@@ -687,15 +717,19 @@ impl BlockSync {
         g.arrived += 1;
         if g.arrived == g.live {
             self.complete_bar(&mut g);
-            // Woken after the lock is released, the waiters do not queue on it at once.
-            drop(g);
-            self.bar_cv.notify_all();
             return;
         }
         let gen = g.generation;
+        drop(g);
         let lw = self.lane_watch(rank);
         lw.state.store(AT_BARRIER, Ordering::Relaxed);
-        drop(self.wait(&self.bar_cv, g, "sync_threads", |s| s.generation != gen));
+        drop(self.wait(
+            &self.bar,
+            "sync_threads",
+            Wait::Barrier(gen),
+            |s| s.generation,
+            gen,
+        ));
         lw.state.store(RUNNING, Ordering::Relaxed);
     }
 
@@ -713,7 +747,8 @@ impl BlockSync {
         v: u64,
         loc: &'static Location<'static>,
     ) -> ([u64; 32], u32) {
-        let (m, cv) = &self.warps[(rank / 32) as usize];
+        let w = rank / 32;
+        let m = &self.warps[w as usize];
         let bit = 1u32 << (rank % 32);
         let mut g = lock(m);
         let mut site = g.site;
@@ -723,17 +758,20 @@ impl BlockSync {
         g.arrived |= bit;
         if g.arrived == g.live {
             self.complete_warp(&mut g);
-            let out = (g.result, g.result_live);
-            drop(g);
-            cv.notify_all();
-            return out;
-        } else {
-            let gen = g.generation;
-            let lw = self.lane_watch(rank);
-            lw.state.store(AT_WARP_OP, Ordering::Relaxed);
-            g = self.wait(cv, g, "a warp operation", |s| s.generation != gen);
-            lw.state.store(RUNNING, Ordering::Relaxed);
+            return (g.result, g.result_live);
         }
+        let gen = g.generation;
+        drop(g);
+        let lw = self.lane_watch(rank);
+        lw.state.store(AT_WARP_OP, Ordering::Relaxed);
+        let g = self.wait(
+            m,
+            "a warp operation",
+            Wait::Warp(w, gen),
+            |s| s.generation,
+            gen,
+        );
+        lw.state.store(RUNNING, Ordering::Relaxed);
         (g.result, g.result_live)
     }
 
@@ -750,67 +788,26 @@ impl BlockSync {
     fn exit(&self, rank: u32) {
         self.lane_watch(rank).state.store(DONE, Ordering::Relaxed);
         self.watch.bump();
-        let completed = {
+        {
             let mut g = lock(&self.bar);
             g.live -= 1;
-            let complete = g.arrived > 0 && g.arrived == g.live;
-            if complete {
+            if g.arrived > 0 && g.arrived == g.live {
                 self.complete_bar(&mut g);
             }
-            complete
-        };
-        if completed {
-            self.bar_cv.notify_all();
         }
-        let (m, cv) = &self.warps[(rank / 32) as usize];
-        let mut g = lock(m);
+        let mut g = lock(&self.warps[(rank / 32) as usize]);
         g.live &= !(1u32 << (rank % 32));
         if g.arrived != 0 && g.arrived == g.live {
             self.complete_warp(&mut g);
-            drop(g);
-            cv.notify_all();
         }
     }
 }
 
-/// A barrier of the host threads that run a pool slot's lanes, between one block and the
-/// next: `std::sync::Barrier`'s rule, but the last thread to arrive wakes the others
-/// after releasing the lock, so that they do not all queue on it at once (with a block's
-/// worth of threads on two cores, that queue was most of the emulator's system time).
-struct HostBarrier {
-    state: Mutex<(usize, u64)>,
-    cv: Condvar,
-    n: usize,
-}
+/// The coroutine handle through which a lane gives its host thread back.
+type LaneYielder = Yielder<(), Wait>;
 
-impl HostBarrier {
-    fn new(n: usize) -> HostBarrier {
-        HostBarrier {
-            state: Mutex::new((0, 0)),
-            cv: Condvar::new(),
-            n,
-        }
-    }
-
-    /// Blocks until `n` threads have called `wait` in this generation.
-    fn wait(&self) {
-        let mut g = lock(&self.state);
-        g.0 += 1;
-        if g.0 == self.n {
-            g.0 = 0;
-            g.1 += 1;
-            drop(g);
-            self.cv.notify_all();
-            return;
-        }
-        let generation = g.1;
-        while g.1 == generation {
-            g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-}
-
-/// The running lane's view of its launch (thread-local).
+/// The running lane's view of its launch (thread-local, set by the lane itself whenever
+/// it runs: the lanes of a block share their host thread).
 #[derive(Clone, Copy)]
 struct LaneCtx {
     tid: [u32; 3],
@@ -823,11 +820,13 @@ struct LaneCtx {
     shared_bytes: usize,
     /// Seeded yields at scheduling points (concurrent schedule only).
     yields: bool,
+    /// The lane's coroutine, to give the thread back.
+    yielder: *const LaneYielder,
 }
 
 thread_local! {
     static LANE: Cell<Option<LaneCtx>> = const { Cell::new(None) };
-    /// The lane's random state for seeded yields.
+    /// The running lane's random state for seeded yields.
     static RNG: Cell<u64> = const { Cell::new(0) };
 }
 
@@ -838,15 +837,27 @@ fn ctx() -> LaneCtx {
 
 impl LaneCtx {
     fn sync(&self) -> &BlockSync {
-        // SAFETY: `sync` points into an `Arc<BlockSync>` that the lane's runner holds
-        // until after it clears the lane context.
+        // SAFETY: `sync` points to the `BlockSync` of the block the lane runs in, which
+        // its scheduler (`Launch::run_block`) keeps until every lane has returned.
         unsafe { &*self.sync }
     }
 }
 
+/// Gives the running lane's host thread back to its block's scheduler, which resumes it
+/// later (at once for `Wait::Yield`); restores the lane's thread-local state afterwards.
+fn suspend(w: Wait) {
+    let c = ctx();
+    let rng = RNG.with(|r| r.get());
+    // SAFETY: `yielder` is the `Yielder` of the coroutine this code runs on (set by the
+    // lane when it started, valid until the coroutine returns).
+    unsafe { &*c.yielder }.suspend(w);
+    LANE.with(|l| l.set(Some(c)));
+    RNG.with(|r| r.set(rng));
+}
+
 /// The emulator's side of the prelude (re-exported by [`crate::prelude`] on the host).
 pub mod lane {
-    use super::{ctx, LaneCtx, Location, LANE, RNG};
+    use super::{ctx, LaneCtx, Location, Wait, LANE, RNG};
 
     macro_rules! ids {
         ($($name:ident => $field:ident[$i:expr];)*) => {$(
@@ -862,9 +873,12 @@ pub mod lane {
         grid_dim_x => gdim[0]; grid_dim_y => gdim[1]; grid_dim_z => gdim[2];
     }
 
-    /// A scheduling point of the running lane: records `loc` as its location and, under
-    /// a concurrent schedule, yields its host thread with probability 1/8 (seeded).
-    /// Outside a launch (host code calling an atomic helper) it does nothing.
+    /// A scheduling point of the running lane: unwinds it when the launch has failed,
+    /// records `loc` as its location and, under
+    /// a concurrent schedule, gives the host thread to the block's next lane with
+    /// probability 1/8 (seeded); otherwise with probability 1/1024, so that a lane that
+    /// spins on memory another lane of its block sets (without `spin_pause`) still lets
+    /// that lane run. Outside a launch (host code calling an atomic helper) it does nothing.
     #[doc(hidden)]
     #[inline]
     pub fn touch(loc: &'static Location<'static>) {
@@ -874,16 +888,20 @@ pub mod lane {
     }
 
     fn point(c: &LaneCtx, loc: &'static Location<'static>) {
-        c.sync().lane_watch(c.rank).note(loc);
-        if c.yields {
-            let r = RNG.with(|r| {
-                let x = super::mix(r.get());
-                r.set(x);
-                x
-            });
-            if r.is_multiple_of(8) {
-                std::thread::yield_now();
-            }
+        let sync = c.sync();
+        // A failed launch stops its lanes here too: a lane left alone in its block (the
+        // others unwound) passes every barrier at once and might never wait again.
+        if sync.failed() {
+            std::panic::resume_unwind(Box::new(super::Aborted));
+        }
+        sync.lane_watch(c.rank).note(loc);
+        let r = RNG.with(|r| {
+            let x = super::mix(r.get());
+            r.set(x);
+            x
+        });
+        if r.is_multiple_of(if c.yields { 8 } else { 1024 }) {
+            super::suspend(Wait::Yield);
         }
     }
 
@@ -916,9 +934,10 @@ pub mod lane {
         thread_fence();
     }
 
-    /// One turn of a spin loop: sleeps a little (the emulator's lanes share a few host
-    /// cores with the thread they wait for), and unwinds when the launch has failed.
-    /// The watchdog counts a lane that calls it as waiting.
+    /// One turn of a spin loop: gives the host thread to the block's other lanes (a
+    /// round of the block's lanes in which they only spin sleeps a little: they wait for
+    /// another block or the host), and unwinds when the launch has failed. The watchdog
+    /// counts a lane that calls it as waiting.
     #[track_caller]
     pub fn spin_pause() {
         let c = ctx();
@@ -930,7 +949,7 @@ pub mod lane {
         lw.note(Location::caller());
         lw.spin_ms
             .store(sync.watch.now_ms(), std::sync::atomic::Ordering::Relaxed);
-        std::thread::sleep(std::time::Duration::from_micros(20));
+        super::suspend(Wait::Spin);
     }
 
     #[track_caller]
@@ -1015,29 +1034,101 @@ fn panic_message(p: &(dyn Any + Send)) -> String {
     }
 }
 
-/// Shared memory of a pool slot (a raw pointer, handed to each of its lanes).
+/// Lane stacks of finished blocks, kept for the next blocks (a new stack is a `mmap`
+/// and page faults as it is first touched).
+static STACKS: Mutex<Vec<DefaultStack>> = Mutex::new(Vec::new());
+
+/// At most this many stacks are kept in [`STACKS`] (of [`LANE_STACK`] bytes of address
+/// space each, of which a lane touches a few pages).
+const STACKS_KEPT: usize = 4096;
+
+/// `n` lane stacks: kept ones first, then new ones.
+fn take_stacks(n: usize) -> Vec<DefaultStack> {
+    let mut got = {
+        let mut kept = lock(&STACKS);
+        let at = kept.len().saturating_sub(n);
+        kept.split_off(at)
+    };
+    while got.len() < n {
+        match DefaultStack::new(LANE_STACK) {
+            Ok(s) => got.push(s),
+            Err(e) => {
+                // Lanes already started may wait for this one forever: abort with a
+                // reason rather than hang.
+                eprintln!("emulator: cannot allocate a lane stack: {e}");
+                std::process::abort();
+            }
+        }
+    }
+    got
+}
+
+fn keep_stacks(mut stacks: Vec<DefaultStack>) {
+    let mut kept = lock(&STACKS);
+    let room = STACKS_KEPT.saturating_sub(kept.len());
+    stacks.truncate(room);
+    kept.append(&mut stacks);
+}
+
+/// Shared memory of a block (a raw pointer, handed to each of its lanes).
 #[derive(Clone, Copy)]
 struct SharedMem(*mut u8);
-// SAFETY: the memory it points to outlives the lanes (it is freed after the thread
-// scope ends), and the lanes access it as a GPU block's lanes access shared memory.
+// SAFETY: the memory it points to outlives the lanes (it is freed after the launch's
+// threads have ended), and the lanes access it as a GPU block's lanes access shared
+// memory.
 unsafe impl Sync for SharedMem {}
 // SAFETY: as for `Sync`.
 unsafe impl Send for SharedMem {}
 
-/// Records a lane's panic as the launch's failure (the first one wins) and stops the launch.
-fn record_failure(
-    r: std::thread::Result<()>,
-    failure: &Mutex<Option<LaneFailure>>,
-    launch: &AtomicBool,
+/// What every block of one launch shares.
+struct Launch<'a> {
+    grid: [u32; 3],
     block: [u32; 3],
-    thread: [u32; 3],
-) {
-    if let Err(p) = r {
-        if !p.is::<Aborted>() {
-            launch.store(true, Ordering::Relaxed);
-            let mut f = lock(failure);
-            if f.is_none() {
-                *f = Some(LaneFailure {
+    lanes: u32,
+    shared_bytes: usize,
+    body: &'a (dyn Fn() + Sync),
+    /// Set when a lane failed (or the watchdog found a hang): the launch stops.
+    launch: Arc<AtomicBool>,
+    failure: Mutex<Option<LaneFailure>>,
+    watch: Arc<Watch>,
+    /// Seeded block order and yields (`None`: no yields but the rare ones that keep a
+    /// lane spinning without `spin_pause` from starving the others).
+    seed: Option<u64>,
+    /// Whether a long barrier wait is reported as a deadlock.
+    deadlock: bool,
+}
+
+impl<'a> Launch<'a> {
+    fn new(
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: usize,
+        body: &'a (dyn Fn() + Sync),
+        groups: u32,
+        seed: Option<u64>,
+        deadlock: bool,
+    ) -> Self {
+        let lanes = block[0] * block[1] * block[2];
+        Launch {
+            grid,
+            block,
+            lanes,
+            shared_bytes,
+            body,
+            launch: Arc::new(AtomicBool::new(false)),
+            failure: Mutex::new(None),
+            watch: Arc::new(Watch::new(groups, lanes, grid, block)),
+            seed,
+            deadlock,
+        }
+    }
+
+    /// Records a lane's panic as the launch's failure (the first one wins) and stops
+    /// the launch.
+    fn record_failure(&self, r: std::thread::Result<()>, block: [u32; 3], thread: [u32; 3]) {
+        if let Err(p) = r {
+            if !p.is::<Aborted>() {
+                self.fail(LaneFailure {
                     block,
                     thread,
                     message: panic_message(&*p),
@@ -1045,26 +1136,127 @@ fn record_failure(
             }
         }
     }
-}
 
-fn spawn_lane<'scope, 'env>(
-    s: &'scope std::thread::Scope<'scope, 'env>,
-    what: std::fmt::Arguments<'_>,
-    lane: impl FnOnce() + Send + 'scope,
-) {
-    if let Err(e) = std::thread::Builder::new()
-        .stack_size(LANE_STACK)
-        .spawn_scoped(s, lane)
-    {
-        // Lanes already started may wait for this one forever: abort with a reason
-        // rather than hang.
-        eprintln!("emulator: cannot start lane thread {what}: {e}");
-        std::process::abort();
+    fn fail(&self, f: LaneFailure) {
+        self.launch.store(true, Ordering::Relaxed);
+        let mut first = lock(&self.failure);
+        if first.is_none() {
+            *first = Some(f);
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.launch.load(Ordering::Relaxed)
+    }
+
+    fn into_result(self) -> Result<(), LaneFailure> {
+        self.failure
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .map_or(Ok(()), Err)
+    }
+
+    /// Runs block `b` in pool slot `group`, its shared memory at `shared`: every lane a
+    /// coroutine on this thread, resumed in rank order, round after round, until all
+    /// have returned. A lane runs until it waits (a barrier, a warp operation, a turn of
+    /// a spin loop), yields at a scheduling point, or returns; a waiting lane is resumed
+    /// once what it waits for has completed. A round in which lanes only spun sleeps a
+    /// little (they wait for another block or the host); one in which every lane waits
+    /// and nothing completed (a hang, which the watchdog reports) sleeps longer.
+    fn run_block(&self, group: u32, b: u64, shared: SharedMem) {
+        let lanes = self.lanes;
+        let bid = block_id(b, self.grid);
+        let sync = BlockSync::new(
+            lanes,
+            Arc::clone(&self.launch),
+            self.deadlock,
+            Arc::clone(&self.watch),
+            group,
+            bid,
+        );
+        for rank in 0..lanes {
+            let lw = sync.lane_watch(rank);
+            lw.spin_ms.store(0, Ordering::Relaxed);
+            lw.state.store(RUNNING, Ordering::Relaxed);
+        }
+        self.watch.bump();
+        let (sync, yields) = (&sync, self.seed.is_some());
+        let seed = self.seed.unwrap_or(0);
+        let mut coroutines: Vec<Option<Coroutine<(), Wait, (), DefaultStack>>> =
+            take_stacks(lanes as usize)
+                .into_iter()
+                .zip(0..lanes)
+                .map(|(stack, rank)| {
+                    let lane = move |y: &LaneYielder, ()| {
+                        let tid = thread_id(rank, self.block);
+                        RNG.with(|r| r.set(mix(seed ^ mix(b) ^ ((rank as u64) << 40))));
+                        let lctx = LaneCtx {
+                            tid,
+                            bid,
+                            bdim: self.block,
+                            gdim: self.grid,
+                            rank,
+                            sync,
+                            shared: shared.0,
+                            shared_bytes: self.shared_bytes,
+                            yields,
+                            yielder: y,
+                        };
+                        LANE.with(|l| l.set(Some(lctx)));
+                        let r = catch_unwind(AssertUnwindSafe(self.body));
+                        LANE.with(|l| l.set(None));
+                        self.record_failure(r, bid, tid);
+                        sync.exit(rank);
+                    };
+                    // SAFETY: the closure borrows `self`, `sync` and the launch's shared
+                    // memory, all of which outlive the coroutine: every coroutine is run
+                    // to completion (a lane's panic is caught inside it) and dropped
+                    // below, before this function returns.
+                    Some(unsafe { Coroutine::with_stack_unchecked(stack, lane) })
+                })
+                .collect();
+        let mut waits = vec![Wait::Yield; lanes as usize];
+        let mut stacks = Vec::with_capacity(lanes as usize);
+        let mut left = lanes;
+        let mut stalled = false;
+        while left > 0 {
+            let progress = self.watch.progress.load(Ordering::Relaxed);
+            let (mut ran, mut spun) = (false, false);
+            for (slot, wait) in coroutines.iter_mut().zip(waits.iter_mut()) {
+                let Some(co) = slot else { continue };
+                if !stalled && !sync.ready(*wait) {
+                    continue;
+                }
+                match co.resume(()) {
+                    CoroutineResult::Return(()) => {
+                        if let Some(co) = slot.take() {
+                            stacks.push(co.into_stack());
+                        }
+                        left -= 1;
+                        ran = true;
+                    }
+                    CoroutineResult::Yield(w) => {
+                        *wait = w;
+                        ran |= w == Wait::Yield;
+                        spun |= w == Wait::Spin;
+                    }
+                }
+            }
+            stalled = false;
+            if spun && !ran {
+                std::thread::sleep(Duration::from_micros(20));
+            } else if !ran && self.watch.progress.load(Ordering::Relaxed) == progress {
+                // Every lane waits for another that will not come: the watchdog reports
+                // the hang (or, in a persistent launch, a failure elsewhere ends it);
+                // meanwhile every lane is resumed to see it.
+                std::thread::sleep(Duration::from_millis(1));
+                stalled = true;
+            }
+        }
+        drop(coroutines);
+        keep_stacks(stacks);
     }
 }
-
-/// One pool slot's current block: its index (`None`: no more blocks) and barriers.
-type Slot = Mutex<(Option<u64>, Option<Arc<BlockSync>>)>;
 
 /// Runs `body` once per lane of a `grid` x `block` launch with `shared_bytes` of dynamic
 /// shared memory per block, under this thread's [`Schedule`]. Returns the first lane
@@ -1087,26 +1279,33 @@ pub fn run(
     let groups = (pool as u64).min(blocks) as u32;
     let order = Order::new(blocks, seed);
     let next = AtomicU64::new(0);
-    let launch = Arc::new(AtomicBool::new(false));
-    let watch = Arc::new(Watch::new(groups, lanes, grid, block));
-    let failure: Mutex<Option<LaneFailure>> = Mutex::new(None);
+    let launch = Launch::new(grid, block, shared_bytes, body, groups, seed, true);
     // Shared memory as u128 words: 16-byte aligned, like the GPU's.
     let mut memories: Vec<Vec<u128>> = (0..groups)
         .map(|_| vec![0u128; shared_bytes.div_ceil(16).max(1)])
         .collect();
-    let slots: Vec<Slot> = (0..groups).map(|_| Mutex::new((None, None))).collect();
-    // Between blocks the lanes of a slot meet here twice: once after the block (so that
-    // lane 0 can set up the next one) and once before the next block starts.
-    let between: Vec<HostBarrier> = (0..groups)
-        .map(|_| HostBarrier::new(lanes as usize))
-        .collect();
     let done = (Mutex::new(false), Condvar::new());
+    // One pool slot: takes the next block while there is one and the launch has not failed.
+    let slot = |g: u32, shared: SharedMem| loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= blocks || launch.failed() {
+            launch.watch.running[g as usize].store(u64::MAX, Ordering::Relaxed);
+            return;
+        }
+        let b = order.get(i);
+        launch.watch.running[g as usize].store(b, Ordering::Relaxed);
+        // SAFETY: the slot's memory holds at least `shared_bytes` bytes, and no lane of
+        // the slot runs (the previous block has ended).
+        unsafe { std::ptr::write_bytes(shared.0, 0xCD, shared_bytes) };
+        launch.run_block(g, b, shared);
+    };
 
     std::thread::scope(|s| {
         // The watchdog: fails the launch when every live lane has waited HANG_SECS.
         {
-            let (watch, launch, failure, done) = (&watch, &launch, &failure, &done);
+            let (launch, done) = (&launch, &done);
             s.spawn(move || {
+                let watch = &launch.watch;
                 let mut last = (watch.progress.load(Ordering::Relaxed), Instant::now());
                 let mut g = lock(&done.0);
                 while !*g {
@@ -1120,109 +1319,48 @@ pub fn run(
                         last = (p, Instant::now());
                     } else if last.1.elapsed() >= Duration::from_secs(HANG_SECS) {
                         let (message, block, thread) = watch.report();
-                        let mut f = lock(failure);
-                        if f.is_none() {
-                            *f = Some(LaneFailure {
-                                block,
-                                thread,
-                                message,
-                            });
-                        }
-                        launch.store(true, Ordering::Relaxed);
+                        launch.fail(LaneFailure {
+                            block,
+                            thread,
+                            message,
+                        });
                         break;
                     }
                 }
             });
         }
-        std::thread::scope(|ls| {
-            for (g, mem) in memories.iter_mut().enumerate() {
+        std::thread::scope(|ws| {
+            let mut mems = memories.iter_mut();
+            let first = mems.next().map(|m| SharedMem(m.as_mut_ptr() as *mut u8));
+            for (g, mem) in mems.enumerate() {
                 let shared = SharedMem(mem.as_mut_ptr() as *mut u8);
-                for rank in 0..lanes {
-                    let (between, slot) = (&between[g], &slots[g]);
-                    let (failure, launch, watch, next, order) =
-                        (&failure, &launch, &watch, &next, &order);
-                    let lane = move || {
-                        let shared = shared;
-                        let tid = thread_id(rank, block);
-                        loop {
-                            if rank == 0 {
-                                let i = next.fetch_add(1, Ordering::Relaxed);
-                                let b = (i < blocks && !launch.load(Ordering::Relaxed))
-                                    .then(|| order.get(i));
-                                let sync = b.map(|b| {
-                                    Arc::new(BlockSync::new(
-                                        lanes,
-                                        Arc::clone(launch),
-                                        true,
-                                        Arc::clone(watch),
-                                        g as u32,
-                                        block_id(b, grid),
-                                    ))
-                                });
-                                watch.running[g].store(b.unwrap_or(u64::MAX), Ordering::Relaxed);
-                                if b.is_some() {
-                                    // SAFETY: the slot's memory holds at least
-                                    // `shared_bytes` bytes, and no lane of the slot runs
-                                    // (all wait at `between`).
-                                    unsafe { std::ptr::write_bytes(shared.0, 0xCD, shared_bytes) };
-                                }
-                                *lock(slot) = (b, sync);
-                            }
-                            between.wait();
-                            let (b, bsync) = {
-                                let cur = lock(slot);
-                                (cur.0, cur.1.clone())
-                            };
-                            let (Some(b), Some(bsync)) = (b, bsync) else {
-                                return;
-                            };
-                            let bid = block_id(b, grid);
-                            let lw = bsync.lane_watch(rank);
-                            lw.spin_ms.store(0, Ordering::Relaxed);
-                            lw.state.store(RUNNING, Ordering::Relaxed);
-                            watch.bump();
-                            if let Some(seed) = seed {
-                                RNG.with(|r| r.set(mix(seed ^ mix(b) ^ ((rank as u64) << 40))));
-                            }
-                            let lctx = LaneCtx {
-                                tid,
-                                bid,
-                                bdim: block,
-                                gdim: grid,
-                                rank,
-                                sync: Arc::as_ptr(&bsync),
-                                shared: shared.0,
-                                shared_bytes,
-                                yields: seed.is_some(),
-                            };
-                            LANE.with(|l| l.set(Some(lctx)));
-                            let r = catch_unwind(AssertUnwindSafe(body));
-                            LANE.with(|l| l.set(None));
-                            record_failure(r, failure, launch, bid, tid);
-                            bsync.exit(rank);
-                            drop(bsync);
-                            between.wait();
-                        }
-                    };
-                    spawn_lane(ls, format_args!("{rank} of {lanes} (pool slot {g})"), lane);
+                let slot = &slot;
+                if let Err(e) =
+                    std::thread::Builder::new().spawn_scoped(ws, move || slot(g as u32 + 1, shared))
+                {
+                    // Fewer slots run the blocks: the launch stays correct.
+                    eprintln!(
+                        "emulator: cannot start a block thread ({e}); fewer blocks run at once"
+                    );
                 }
+            }
+            // This thread runs the first slot.
+            if let Some(shared) = first {
+                slot(0, shared);
             }
         });
         *lock(&done.0) = true;
         done.1.notify_all();
     });
     drop(memories);
-    failure
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .map_or(Ok(()), Err)
+    launch.into_result()
 }
 
 /// Runs `body` once per lane of a `grid` x `block` launch with every block at once (each
-/// on its own lane threads, with its own shared memory and barriers): the emulator's
-/// side of a persistent kernel, whose blocks wait for one another. Returns the first
-/// lane failure, if any; a failure unwinds every lane of every block. No watchdog, no
-/// deadlock report, no seeded yields.
+/// on a host thread of its own, with its own shared memory and barriers): the
+/// emulator's side of a persistent kernel, whose blocks wait for one another. Returns
+/// the first lane failure, if any; a failure unwinds every lane of every block. No
+/// watchdog, no deadlock report, no seeded yields.
 pub fn run_concurrent(
     grid: [u32; 3],
     block: [u32; 3],
@@ -1234,9 +1372,7 @@ pub fn run_concurrent(
     if lanes == 0 || blocks == 0 {
         return Ok(());
     }
-    let launch = Arc::new(AtomicBool::new(false));
-    let watch = Arc::new(Watch::new(blocks as u32, lanes, grid, block));
-    let failure: Mutex<Option<LaneFailure>> = Mutex::new(None);
+    let launch = Launch::new(grid, block, shared_bytes, body, blocks as u32, None, false);
     let mut memories: Vec<Vec<u128>> = (0..blocks)
         .map(|_| vec![0u128; shared_bytes.div_ceil(16).max(1)])
         .collect();
@@ -1244,56 +1380,21 @@ pub fn run_concurrent(
         // SAFETY: the vector holds at least `shared_bytes` bytes; no lane runs yet.
         unsafe { std::ptr::write_bytes(m.as_mut_ptr() as *mut u8, 0xCD, shared_bytes) };
     }
-    let syncs: Vec<Arc<BlockSync>> = (0..blocks)
-        .map(|b| {
-            Arc::new(BlockSync::new(
-                lanes,
-                Arc::clone(&launch),
-                false,
-                Arc::clone(&watch),
-                b as u32,
-                block_id(b, grid),
-            ))
-        })
-        .collect();
     std::thread::scope(|s| {
-        for b in 0..blocks {
-            let bid = block_id(b, grid);
-            let shared = SharedMem(memories[b as usize].as_mut_ptr() as *mut u8);
-            for rank in 0..lanes {
-                let (failure, launch) = (&failure, &launch);
-                let bsync = Arc::clone(&syncs[b as usize]);
-                let lane = move || {
-                    let shared = shared;
-                    let tid = thread_id(rank, block);
-                    bsync
-                        .lane_watch(rank)
-                        .state
-                        .store(RUNNING, Ordering::Relaxed);
-                    let lctx = LaneCtx {
-                        tid,
-                        bid,
-                        bdim: block,
-                        gdim: grid,
-                        rank,
-                        sync: Arc::as_ptr(&bsync),
-                        shared: shared.0,
-                        shared_bytes,
-                        yields: false,
-                    };
-                    LANE.with(|l| l.set(Some(lctx)));
-                    let r = catch_unwind(AssertUnwindSafe(body));
-                    LANE.with(|l| l.set(None));
-                    record_failure(r, failure, launch, bid, tid);
-                    bsync.exit(rank);
-                };
-                spawn_lane(s, format_args!("{rank} of block {b}"), lane);
+        for (b, mem) in memories.iter_mut().enumerate() {
+            let shared = SharedMem(mem.as_mut_ptr() as *mut u8);
+            let launch = &launch;
+            launch.watch.running[b].store(b as u64, Ordering::Relaxed);
+            if let Err(e) = std::thread::Builder::new()
+                .spawn_scoped(s, move || launch.run_block(b as u32, b as u64, shared))
+            {
+                // The blocks already started may wait for this one forever: abort with
+                // a reason rather than hang.
+                eprintln!("emulator: cannot start the thread of block {b}: {e}");
+                std::process::abort();
             }
         }
     });
     drop(memories);
-    failure
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .map_or(Ok(()), Err)
+    launch.into_result()
 }

@@ -71,7 +71,7 @@ fn list_names_every_table_and_figure_of_the_four_papers() {
 }
 
 #[test]
-#[ignore = "slow on the host emulator (minutes): .ci/run runs it, with the other ignored tests, after the README's test command"]
+#[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
 fn run_all_quick_passes_without_a_gpu_and_writes_a_csv_and_figures_that_plot_restores() {
     let out = std::env::temp_dir().join(format!("harness-quick-{}", std::process::id()));
     let run = harness()

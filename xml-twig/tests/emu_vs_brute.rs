@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use xml_twig::workload::{RandomGenerator, RandomParams};
 use xml_twig::{brute, io, Device, Engine, EngineConfig, KernelKind, ProfileSet, QuerySet};
 
-/// Small blocks keep the emulator (one OS thread per lane) fast.
+/// Small blocks keep the emulator (every lane run on the host) fast.
 fn small_blocks() -> EngineConfig {
     EngineConfig {
         block_threads: 32,

@@ -10,7 +10,7 @@ use xml_twig::{
     io, Device, Document, Engine, EngineConfig, MultiFilter, ProfileSet, QuerySet, XmlError,
 };
 
-/// Small blocks keep the emulator (one OS thread per lane) fast.
+/// Small blocks keep the emulator (every lane run on the host) fast.
 fn small_blocks() -> EngineConfig {
     EngineConfig {
         block_threads: 32,
