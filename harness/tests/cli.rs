@@ -104,11 +104,19 @@ fn run_all_quick_passes_without_a_gpu_and_writes_a_csv_and_figures_that_plot_res
         assert!(row.contains(" ok "), "{row}");
         assert!(row.contains(" agree") || row.contains(" none "), "{row}");
     }
-    // It ends with where the files went, every line readable in 100 columns.
-    let last = table.last().copied().unwrap_or_default();
+    // It ends with where the files went (a sentence that may wrap onto a second line),
+    // every line readable in 100 columns.
+    let files = table
+        .iter()
+        .rev()
+        .take(2)
+        .find(|l| l.starts_with("files: "))
+        .copied()
+        .unwrap_or_default();
     assert!(
-        last.starts_with("files: ") && last.contains(&*out.to_string_lossy()),
-        "{last}"
+        files.contains(&*out.to_string_lossy()),
+        "{}",
+        table.join("\n")
     );
     assert!(
         table.contains(
