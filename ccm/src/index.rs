@@ -112,7 +112,7 @@ impl Default for IndexConfig {
 }
 
 impl IndexConfig {
-    /// The default on the GPU; on the emulator (one OS thread per lane) small launches
+    /// The default on the GPU; on the emulator (every lane run on the host) small launches
     /// and blocks, the same kernels.
     pub fn for_device(dev: &Device) -> IndexConfig {
         if dev.is_gpu() {

@@ -85,7 +85,7 @@ pub struct CellOptions {
 
 impl CellOptions {
     /// The defaults for `dev`: large launches on a GPU, small ones on the emulator
-    /// (one OS thread per lane).
+    /// (every lane run on the host).
     pub fn for_device(dev: &Device) -> CellOptions {
         CellOptions {
             batch_events: if dev.is_gpu() { 16_384 } else { 64 },

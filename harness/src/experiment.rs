@@ -123,7 +123,7 @@ impl Ctx {
     /// Whether to run the engine named `name` (of kind `kind`) in this run.
     ///
     /// GPU engines run when a GPU is present; emulator engines run in quick mode without a
-    /// GPU only (one OS thread per GPU lane is far too slow for the papers' sizes, and with
+    /// GPU only (every GPU lane run on the host is far too slow for the papers' sizes, and with
     /// a GPU the same kernels are checked on the GPU itself) unless the user names them;
     /// CPU engines always run. `--engines` overrides all of this.
     pub fn wants(&self, name: &str, kind: EngineKind) -> bool {

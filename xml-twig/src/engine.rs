@@ -112,7 +112,7 @@ impl Default for EngineConfig {
 }
 
 impl EngineConfig {
-    /// The default on a GPU; on the emulator, which runs one OS thread per lane, small
+    /// The default on a GPU; on the emulator, which runs every lane on the host, small
     /// blocks (64 threads, 2 warps a block) that keep it quick.
     ///
     /// ```

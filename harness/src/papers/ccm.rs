@@ -156,7 +156,7 @@ const DENSE_SAYS: &str = "not in the paper: REIN/HEM model (Shi & Qian, DASFAA 2
 // Sizes and engines.
 
 /// The paper's default scenario, or a small one for quick mode (filters / 500, fewer
-/// events: the emulator runs one OS thread per GPU lane).
+/// events: the emulator runs every GPU lane on the host).
 fn base(quick: bool) -> Params {
     if quick {
         Params {

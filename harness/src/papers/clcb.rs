@@ -218,7 +218,7 @@ impl Target {
 }
 
 /// Workload sizes: the paper's at full scale, small ones in quick mode (the emulator runs
-/// one OS thread per GPU lane).
+/// every GPU lane on the host).
 struct Scale {
     quick: bool,
 }
