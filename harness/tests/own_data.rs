@@ -23,6 +23,20 @@ fn dir_with(name: &str, files: &[(&str, &str)]) -> PathBuf {
     d
 }
 
+/// `harness PAPER match --engine ENGINE` over `s.jsonl` and `e.jsonl` of `d`.
+fn match_files(paper: &str, engine: &str, d: &Path) -> Output {
+    harness(&[
+        paper,
+        "match",
+        "--engine",
+        engine,
+        "--subscriptions",
+        &path(d, "s.jsonl"),
+        "--events",
+        &path(d, "e.jsonl"),
+    ])
+}
+
 fn path(d: &Path, f: &str) -> String {
     d.join(f).display().to_string()
 }
@@ -44,16 +58,7 @@ fn blank_lines_in_events_are_skipped_and_a_trailing_one_is_no_error() {
         ],
     );
     for engine in ["hybrid", "emu-index"] {
-        let out = harness(&[
-            "ccm",
-            "match",
-            "--engine",
-            engine,
-            "--subscriptions",
-            &path(&d, "s.jsonl"),
-            "--events",
-            &path(&d, "e.jsonl"),
-        ]);
+        let out = match_files("ccm", engine, &d);
         assert!(out.status.success(), "{engine}: {}", text(&out.stderr));
         assert_eq!(text(&out.stdout), "[3]\n[1]\n", "{engine}");
     }
@@ -67,16 +72,7 @@ fn an_empty_subscriptions_file_is_warned_about() {
         &[("s.jsonl", "\n"), ("e.jsonl", "{\"temp\": 35}\n")],
     );
     for engine in ["hybrid", "emu-index"] {
-        let out = harness(&[
-            "ccm",
-            "match",
-            "--engine",
-            engine,
-            "--subscriptions",
-            &path(&d, "s.jsonl"),
-            "--events",
-            &path(&d, "e.jsonl"),
-        ]);
+        let out = match_files("ccm", engine, &d);
         let stderr = text(&out.stderr);
         assert!(out.status.success(), "{engine}: {stderr}");
         assert_eq!(text(&out.stdout), "[]\n", "{engine}");
@@ -99,16 +95,7 @@ fn every_bad_subscription_line_is_reported_in_one_run() {
         ],
     );
     for engine in ["hybrid", "emu", "emu-index"] {
-        let out = harness(&[
-            "ccm",
-            "match",
-            "--engine",
-            engine,
-            "--subscriptions",
-            &path(&d, "s.jsonl"),
-            "--events",
-            &path(&d, "e.jsonl"),
-        ]);
+        let out = match_files("ccm", engine, &d);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{engine}: {stderr}");
         assert!(out.stdout.is_empty(), "{engine}");
@@ -168,16 +155,7 @@ fn a_clcb_event_of_location_only_matches_the_filters_without_constraints() {
         ],
     );
     for engine in ["grid", "emu"] {
-        let out = harness(&[
-            "clcb",
-            "match",
-            "--engine",
-            engine,
-            "--subscriptions",
-            &path(&d, "s.jsonl"),
-            "--events",
-            &path(&d, "e.jsonl"),
-        ]);
+        let out = match_files("clcb", engine, &d);
         assert!(out.status.success(), "{engine}: {}", text(&out.stderr));
         assert_eq!(text(&out.stdout), "[7]\n[7,8]\n", "{engine}");
     }
