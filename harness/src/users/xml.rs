@@ -364,7 +364,7 @@ fn filter_cmd(
     // The device's tables are built while the reader parses the first window.
     let mut kernels = match devices {
         Some(spec) => Some(multi_kernels(&spec, engine, &profiles, &mut stats)?),
-        None => one_device_kernels(opening, engine, &profiles, &mut stats)?,
+        None => one_device_kernels((opening, device), engine, &profiles, &mut stats)?,
     };
     // Without a GPU, the strongest CPU filter (on every core unless --threads says).
     let engine = engine.or(kernels.is_none().then_some(XmlEngine::LazyDfa));
@@ -445,9 +445,10 @@ fn filter_cmd(
 }
 
 /// The kernels of `xml filter` on one device (`None`: a CPU engine, asked for or the
-/// fallback without a GPU); `opening`: the GPU being opened, for the GPU engines.
+/// fallback without a GPU); `opening`: GPU `device` being opened, for the GPU engines
+/// (opened here when it is not).
 fn one_device_kernels(
-    opening: Option<super::GpuOpening>,
+    (opening, device): (Option<super::GpuOpening>, usize),
     engine: Option<XmlEngine>,
     profiles: &ProfileSet,
     stats: &mut Stats,
@@ -455,7 +456,7 @@ fn one_device_kernels(
     let kernel = |k| (k, false);
     let opened = |stats: &mut Stats| match opening {
         Some(o) => o.wait(stats),
-        None => Err(gpu_kernels::GpuError::NoCudaSupport),
+        None => Device::gpu(device, xml_twig::PTX),
     };
     let (dev, kind) = match engine {
         Some(XmlEngine::Yfilter) | Some(XmlEngine::LazyDfa) => (None, None),
