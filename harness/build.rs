@@ -21,11 +21,20 @@ fn main() {
         "cargo:rustc-env=GPU_MATCH_COMMIT={commit}{}",
         if dirty { "-dirty" } else { "" }
     );
-    if let Some(head) = git(&["rev-parse", "--git-path", "HEAD"]) {
-        println!("cargo:rerun-if-changed={head}");
+    // A commit moves HEAD's branch (its loose ref, or packed-refs once packed); a checkout
+    // moves HEAD. The index is not watched: `git status` rewrites it, and the rebuild of
+    // the binary that followed every git command took minutes.
+    let mut watched = Vec::new();
+    watched.extend(git(&["rev-parse", "--git-path", "HEAD"]));
+    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        watched.extend(git(&["rev-parse", "--git-path", &branch]));
     }
-    if let Some(index) = git(&["rev-parse", "--git-path", "index"]) {
-        println!("cargo:rerun-if-changed={index}");
+    watched.extend(git(&["rev-parse", "--git-path", "packed-refs"]));
+    for path in watched {
+        // A watched path that does not exist would rerun this script at every build.
+        if std::path::Path::new(&path).exists() {
+            println!("cargo:rerun-if-changed={path}");
+        }
     }
     // An edit to the sources after the last commit must turn the stamp `-dirty` (a stamp
     // read only when HEAD or the index moved once labelled a binary built from an edited
