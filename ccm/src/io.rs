@@ -309,24 +309,44 @@ pub fn line_text<'a>(file: &Path, line_no: usize, raw: &'a [u8]) -> Result<&'a s
 /// Lines per window when a whole file is loaded (parsed in parallel within a window).
 const LOAD_WINDOW: usize = 1 << 16;
 
+/// What [`load_lines`] needs of a loader's error type (this crate's, and the other
+/// papers' loaders that read JSON Lines with [`LineReader`]).
+pub trait LoadError: Send + Sized {
+    /// The error of a read that failed.
+    fn read(e: IoError) -> Self;
+    /// Several bad lines ([`IoError::Lines`] and its twins).
+    fn lines(errors: Vec<Self>, total: usize) -> Self;
+}
+
+impl LoadError for IoError {
+    fn read(e: IoError) -> Self {
+        e
+    }
+    fn lines(errors: Vec<Self>, total: usize) -> Self {
+        IoError::Lines { errors, total }
+    }
+}
+
 /// Parses every line of `reader` with `parse` (in parallel within windows). A bad line
 /// does not stop the reading: every one is found ([`BadLines`]), and they are the error.
-fn load_lines<T: Send>(
+pub fn load_lines<T: Send, E: LoadError>(
     file: &Path,
     reader: impl BufRead,
-    parse: impl Fn(&Path, usize, &[u8]) -> Result<T, IoError> + Sync,
-) -> Result<Vec<T>, IoError> {
+    parse: impl Fn(&Path, usize, &[u8]) -> Result<T, E> + Sync,
+) -> Result<Vec<T>, E> {
     let mut lines = LineReader::new(file, reader);
     let mut window = RawLines::default();
     let mut out = Vec::new();
     let mut bad = BadLines::default();
     loop {
-        lines.read_window(LOAD_WINDOW, &mut window)?;
+        lines
+            .read_window(LOAD_WINDOW, &mut window)
+            .map_err(E::read)?;
         if window.is_empty() {
-            bad.finish(|errors, total| IoError::Lines { errors, total })?;
+            bad.finish(E::lines)?;
             return Ok(out);
         }
-        let parsed: Vec<Result<T, IoError>> = (0..window.len())
+        let parsed: Vec<Result<T, E>> = (0..window.len())
             .into_par_iter()
             .with_min_len(256)
             .map(|i| parse(file, window.line_no(i), window.raw(i)))

@@ -345,38 +345,12 @@ pub fn parse_events_window(file: &Path, lines: &RawLines) -> Vec<Result<Event, I
         .collect()
 }
 
-/// Every line of `reader` through `parse`, in parallel within windows. A bad line does not
-/// stop the reading: every one is found, and they are the error.
-fn load_lines<T: Send>(
-    file: &Path,
-    reader: impl BufRead,
-    parse: impl Fn(&Path, usize, &[u8]) -> Result<T, IoError> + Sync,
-) -> Result<Vec<T>, IoError> {
-    let mut lines = LineReader::new(file, reader);
-    let mut window = RawLines::default();
-    let mut out = Vec::new();
-    let mut bad = ccm::io::BadLines::default();
-    loop {
-        lines.read_window(1 << 16, &mut window).map_err(from_ccm)?;
-        if window.is_empty() {
-            bad.finish(|errors, total| IoError::Lines { errors, total })?;
-            return Ok(out);
-        }
-        let parsed: Vec<Result<T, IoError>> = (0..window.len())
-            .into_par_iter()
-            .with_min_len(256)
-            .map(|i| parse(file, window.line_no(i), window.raw(i)))
-            .collect();
-        for r in parsed {
-            match r {
-                Ok(t) if bad.is_empty() => out.push(t),
-                Ok(_) => {}
-                Err(e) => {
-                    bad.push(e);
-                    out = Vec::new();
-                }
-            }
-        }
+impl ccm::io::LoadError for IoError {
+    fn read(e: ccm::io::IoError) -> Self {
+        from_ccm(e)
+    }
+    fn lines(errors: Vec<Self>, total: usize) -> Self {
+        IoError::Lines { errors, total }
     }
 }
 
@@ -407,12 +381,12 @@ pub fn parse_subscriptions(
     file: &Path,
     reader: impl BufRead,
 ) -> Result<Vec<Subscription>, IoError> {
-    load_lines(file, reader, parse_subscription)
+    ccm::io::load_lines(file, reader, parse_subscription)
 }
 
 /// Parses an events stream.
 pub fn parse_events(file: &Path, reader: impl BufRead) -> Result<Vec<Event>, IoError> {
-    load_lines(file, reader, parse_event)
+    ccm::io::load_lines(file, reader, parse_event)
 }
 
 /// Opens `path`, standard input for `-` ([`ccm::io::open_input`]).

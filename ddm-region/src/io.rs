@@ -347,9 +347,9 @@ fn parse_chunk(chunk: &[u8], dims: usize, cols: Columns) -> Parsed {
             (k, next[k] - 1)
         });
         match (parse_row(text, dims, &mut ranges), slot) {
-            (Ok(_), Some((k, i))) => {
-                if let Some(id) = cols.ids[k].get_mut(i) {
-                    *id = id_of(text);
+            (Ok((_, id)), Some((k, i))) => {
+                if let Some(slot) = cols.ids[k].get_mut(i) {
+                    *slot = id;
                     cols.ranges[k][i * dims..(i + 1) * dims].copy_from_slice(&ranges);
                 }
             }
@@ -367,14 +367,6 @@ fn parse_chunk(chunk: &[u8], dims: usize, cols: Columns) -> Parsed {
         }
     }
     p
-}
-
-/// The id of a row [`parse_row`] accepted.
-fn id_of(text: &[u8]) -> u64 {
-    FieldIter { line: text, pos: 0 }
-        .nth(1)
-        .and_then(|(_, w)| parse_uint(w, u64::MAX))
-        .unwrap_or(0)
 }
 
 /// One region's line: its kind and id, its ranges into `ranges`; or the (1-based)

@@ -33,6 +33,21 @@ pub struct Row {
     pub sizes: String,
 }
 
+impl Row {
+    /// The unit of the row's value: a table's `ms / ms / MB / ms` gives the part of its
+    /// row number; an axis label the unit in its parentheses (`time per step (ms)`: `ms`).
+    pub fn value_unit(&self) -> &str {
+        let parts: Vec<&str> = self.unit.split(" / ").map(str::trim).collect();
+        let i = self.x as usize;
+        let unit = if parts.len() > 1 && self.x.fract() == 0.0 && (1..=parts.len()).contains(&i) {
+            parts[i - 1]
+        } else {
+            self.unit.as_str()
+        };
+        crate::plot::axis_unit(unit)
+    }
+}
+
 /// The [`Row::sizes`] of a run at quick sizes.
 pub const QUICK: &str = "quick";
 

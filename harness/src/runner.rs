@@ -271,22 +271,10 @@ fn recorded_rows(dir: Option<&Path>, exp: &Experiment) -> Vec<Row> {
     results::read_csv(&csv).unwrap_or_default()
 }
 
-/// The unit of row `r`: a table's `ms / ms / MB / ms` gives the part of its row number;
-/// an axis label the unit in its parentheses (`time per step (ms)`: `ms`).
-fn unit_at(r: &Row) -> String {
-    let parts: Vec<&str> = r.unit.split(" / ").map(str::trim).collect();
-    let i = r.x as usize;
-    let unit = if parts.len() > 1 && r.x.fract() == 0.0 && (1..=parts.len()).contains(&i) {
-        parts[i - 1]
-    } else {
-        r.unit.as_str()
-    };
-    plot::axis_unit(unit).to_string()
-}
-
 fn value_words(r: &Row) -> String {
     // A series named with its unit (`... regions=1M matchings/s`) is in that unit.
-    let unit = plot::series_unit(&r.series).map_or_else(|| unit_at(r), str::to_string);
+    let unit =
+        plot::series_unit(&r.series).map_or_else(|| r.value_unit().to_string(), str::to_string);
     let v = plot::sig(r.mean, 4);
     let v = if unit.is_empty() || unit == "x" || unit.contains("speedup") {
         format!("{v}x")

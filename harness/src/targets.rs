@@ -517,14 +517,7 @@ pub fn row_unit(r: &Row) -> &str {
     if r.series.ends_with(" speedup") || r.series.contains(" vs ") || r.unit.contains("speedup") {
         return "x";
     }
-    let parts: Vec<&str> = r.unit.split(" / ").map(str::trim).collect();
-    let i = r.x as usize;
-    let unit = if parts.len() > 1 && r.x.fract() == 0.0 && (1..=parts.len()).contains(&i) {
-        parts[i - 1]
-    } else {
-        r.unit.as_str()
-    };
-    crate::plot::axis_unit(unit)
+    r.value_unit()
 }
 
 /// A unit's kind and its size in the kind's base unit (`ms`: time, 1e-3 s).

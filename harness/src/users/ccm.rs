@@ -381,11 +381,19 @@ fn match_multi(
             index.match_batch_into(evs, &mut answers)?;
             Ok(answers.to_vecs())
         },
-        |a: &Vec<InterfaceId>, out: &mut Vec<u8>| write_ids(out, a.iter().map(|i| i.0)),
+        format_answer,
         &mut stats,
     )?;
     stats.print(done.events, "events", done.bytes, done.wall);
     bad_lines(&done)
+}
+
+/// An event's answer as an output line: the JSON array of its interface ids. (It takes
+/// `&Vec`: [`stream_lines`] hands its formatter a reference to each answer as the engines
+/// give it.)
+#[allow(clippy::ptr_arg)]
+fn format_answer(a: &Vec<InterfaceId>, out: &mut Vec<u8>) {
+    write_ids(out, a.iter().map(|i| i.0));
 }
 
 /// Where `ccm match` gets its device.
@@ -461,7 +469,7 @@ fn match_cpu(
         window,
         parse_window,
         |evs| Ok(matcher.match_parallel(evs)),
-        |a: &Vec<InterfaceId>, out: &mut Vec<u8>| write_ids(out, a.iter().map(|i| i.0)),
+        format_answer,
         stats,
     )
 }
@@ -506,122 +514,122 @@ fn match_cmd(
             }
         }
     };
-    let format = |a: &Vec<InterfaceId>, out: &mut Vec<u8>| write_ids(out, a.iter().map(|i| i.0));
+    let format = format_answer;
     let window = stream.window as usize;
-    let done = match dev {
-        None => match_cpu(subs_path, events_path, cpu, window, &mut stats)?,
-        Some(source)
-            if !per_event
-                && matches!(
-                    engine,
-                    None | Some(CcmEngine::GpuIndex | CcmEngine::EmuIndex)
-                ) =>
-        {
-            let tables = load_tables(subs_path, false, &mut stats)?;
-            let Some(dev) = source.get(&mut stats, subs_path)? else {
-                drop(tables);
-                let done = match_cpu(subs_path, events_path, cpu, window, &mut stats)?;
-                stats.print(done.events, "events", done.bytes, done.wall);
-                return bad_lines(&done);
-            };
-            // The pruning index over each window; smaller launches on the emulator.
-            let cfg = IndexConfig::for_device(&dev);
-            let t = Instant::now();
-            let mut index = GpuIndex::from_tables(&dev, tables, cfg).map_err(|e| match e {
-                ccm::CcmError::Layout(l) => bad_input(l),
-                other => anyhow::Error::new(other),
-            })?;
-            dev.synchronize()?;
-            stats.add(
-                "build the index",
-                t.elapsed(),
-                format!(
-                    "(pruning index, {:.1} MB on the device)",
-                    index.device_bytes() as f64 / 1e6
-                ),
-            );
-            // One `Answers` for the whole stream: its page-locked areas are reused.
-            let mut answers = ccm::Answers::default();
-            let done = stream_lines(
-                events_path,
-                window,
-                parse_window,
-                |evs| {
-                    index.match_batch_into(evs, &mut answers)?;
-                    Ok(answers.to_vecs())
-                },
-                format,
-                &mut stats,
-            )?;
-            let t = index.take_timing();
-            for (phase, d) in [
-                ("index: encode events", t.encode),
-                ("index: copy events in", t.copy_in),
-                ("index: kernels", t.kernels),
-                ("index: answers out", t.answers),
-            ] {
-                stats.add(phase, d, format!("({} events)", t.events));
+    // The default engine's GPU, if it fails to open after the subscriptions were laid
+    // out, leaves the block for the CPU engine.
+    let done = 'stream: {
+        match dev {
+            None => match_cpu(subs_path, events_path, cpu, window, &mut stats)?,
+            Some(source)
+                if !per_event
+                    && matches!(
+                        engine,
+                        None | Some(CcmEngine::GpuIndex | CcmEngine::EmuIndex)
+                    ) =>
+            {
+                let tables = load_tables(subs_path, false, &mut stats)?;
+                let Some(dev) = source.get(&mut stats, subs_path)? else {
+                    drop(tables);
+                    break 'stream match_cpu(subs_path, events_path, cpu, window, &mut stats)?;
+                };
+                // The pruning index over each window; smaller launches on the emulator.
+                let cfg = IndexConfig::for_device(&dev);
+                let t = Instant::now();
+                let mut index = GpuIndex::from_tables(&dev, tables, cfg).map_err(|e| match e {
+                    ccm::CcmError::Layout(l) => bad_input(l),
+                    other => anyhow::Error::new(other),
+                })?;
+                dev.synchronize()?;
+                stats.add(
+                    "build the index",
+                    t.elapsed(),
+                    format!(
+                        "(pruning index, {:.1} MB on the device)",
+                        index.device_bytes() as f64 / 1e6
+                    ),
+                );
+                // One `Answers` for the whole stream: its page-locked areas are reused.
+                let mut answers = ccm::Answers::default();
+                let done = stream_lines(
+                    events_path,
+                    window,
+                    parse_window,
+                    |evs| {
+                        index.match_batch_into(evs, &mut answers)?;
+                        Ok(answers.to_vecs())
+                    },
+                    format,
+                    &mut stats,
+                )?;
+                let t = index.take_timing();
+                for (phase, d) in [
+                    ("index: encode events", t.encode),
+                    ("index: copy events in", t.copy_in),
+                    ("index: kernels", t.kernels),
+                    ("index: answers out", t.answers),
+                ] {
+                    stats.add(phase, d, format!("({} events)", t.events));
+                }
+                stats.add(
+                    "index: encoding not hidden",
+                    t.waited,
+                    format!(
+                        "({} launches, {} encoded twice, {} with staging grown)",
+                        t.launches, t.encoded_again, t.staging_grown
+                    ),
+                );
+                done
             }
-            stats.add(
-                "index: encoding not hidden",
-                t.waited,
-                format!(
-                    "({} launches, {} encoded twice, {} with staging grown)",
-                    t.launches, t.encoded_again, t.staging_grown
-                ),
-            );
-            done
-        }
-        Some(source) => {
-            // Smaller blocks on the emulator (fewer OS threads per block); same kernels.
-            let cfg = match (source.is_gpu(), per_event) {
-                (_, true) => Config::low_latency(),
-                (true, false) => Config {
-                    batch_tables: true,
-                    ..Config::default()
-                },
-                (false, false) => Config {
-                    batch_tables: true,
-                    block: 64,
-                    batch_events: 64,
-                    batch_chunk: 16,
-                    ..Config::default()
-                },
-            };
-            let tables = load_tables(subs_path, cfg.grouping, &mut stats)?;
-            let Some(dev) = source.get(&mut stats, subs_path)? else {
-                drop(tables);
-                let done = match_cpu(subs_path, events_path, cpu, window, &mut stats)?;
-                stats.print(done.events, "events", done.bytes, done.wall);
-                return bad_lines(&done);
-            };
-            let t = Instant::now();
-            let mut ccm = Ccm::from_tables(&dev, tables, cfg).map_err(|e| match e {
-                ccm::CcmError::Layout(l) => bad_input(l),
-                other => anyhow::Error::new(other),
-            })?;
-            dev.synchronize()?;
-            stats.add(
-                "upload tables",
-                t.elapsed(),
-                format!("({:.1} MB on the device)", ccm.device_bytes() as f64 / 1e6),
-            );
-            stream_lines(
-                events_path,
-                window,
-                parse_window,
-                |evs| {
-                    if per_event {
-                        evs.iter()
-                            .map(|e| ccm.match_event(e).map_err(Into::into))
-                            .collect()
-                    } else {
-                        Ok(ccm.match_batch(evs)?)
-                    }
-                },
-                format,
-                &mut stats,
-            )?
+            Some(source) => {
+                // Smaller blocks on the emulator (fewer OS threads per block); same kernels.
+                let cfg = match (source.is_gpu(), per_event) {
+                    (_, true) => Config::low_latency(),
+                    (true, false) => Config {
+                        batch_tables: true,
+                        ..Config::default()
+                    },
+                    (false, false) => Config {
+                        batch_tables: true,
+                        block: 64,
+                        batch_events: 64,
+                        batch_chunk: 16,
+                        ..Config::default()
+                    },
+                };
+                let tables = load_tables(subs_path, cfg.grouping, &mut stats)?;
+                let Some(dev) = source.get(&mut stats, subs_path)? else {
+                    drop(tables);
+                    break 'stream match_cpu(subs_path, events_path, cpu, window, &mut stats)?;
+                };
+                let t = Instant::now();
+                let mut ccm = Ccm::from_tables(&dev, tables, cfg).map_err(|e| match e {
+                    ccm::CcmError::Layout(l) => bad_input(l),
+                    other => anyhow::Error::new(other),
+                })?;
+                dev.synchronize()?;
+                stats.add(
+                    "upload tables",
+                    t.elapsed(),
+                    format!("({:.1} MB on the device)", ccm.device_bytes() as f64 / 1e6),
+                );
+                stream_lines(
+                    events_path,
+                    window,
+                    parse_window,
+                    |evs| {
+                        if per_event {
+                            evs.iter()
+                                .map(|e| ccm.match_event(e).map_err(Into::into))
+                                .collect()
+                        } else {
+                            Ok(ccm.match_batch(evs)?)
+                        }
+                    },
+                    format,
+                    &mut stats,
+                )?
+            }
         }
     };
     stats.print(done.events, "events", done.bytes, done.wall);

@@ -308,7 +308,6 @@ pub fn stream_lines<E: Send + 'static, A: Send + Sync + 'static>(
     });
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
-    let mut buf = Vec::new();
     let mut done = Streamed {
         events: 0,
         bad: 0,
@@ -323,15 +322,21 @@ pub fn stream_lines<E: Send + 'static, A: Send + Sync + 'static>(
         let w = msg?;
         done.bytes += w.bytes as u64;
         done.events += w.items.len() as u64;
+        // Each line's slot: its event's index among the good ones, or `None` for a bad
+        // line (reported here, in input order).
         let mut good = Vec::with_capacity(w.items.len());
-        let mut errors: Vec<Option<String>> = Vec::with_capacity(w.items.len());
+        let mut slots: Vec<Option<usize>> = Vec::with_capacity(w.items.len());
         for item in w.items {
             match item {
                 Ok(e) => {
+                    slots.push(Some(good.len()));
                     good.push(e);
-                    errors.push(None);
                 }
-                Err(m) => errors.push(Some(m)),
+                Err(m) => {
+                    done.bad += 1;
+                    eprintln!("{m}");
+                    slots.push(None);
+                }
             }
         }
         let t = Instant::now();
@@ -344,23 +349,8 @@ pub fn stream_lines<E: Send + 'static, A: Send + Sync + 'static>(
         );
         t_match += t.elapsed();
         let t = Instant::now();
-        // Bad lines reported in order; the answers formatted on all cores in chunks of
-        // lines, each chunk into its own buffer, written in input order.
-        let mut next = 0usize;
-        let mut slots = Vec::with_capacity(errors.len());
-        for e in errors {
-            match e {
-                None => {
-                    slots.push(Some(next));
-                    next += 1;
-                }
-                Some(m) => {
-                    done.bad += 1;
-                    eprintln!("{m}");
-                    slots.push(None);
-                }
-            }
-        }
+        // The answers formatted on all cores in chunks of lines, each chunk into its own
+        // buffer, written in input order.
         let format = &format;
         let answers_ref = &answers;
         let chunks: Vec<Vec<u8>> = slots
@@ -377,11 +367,9 @@ pub fn stream_lines<E: Send + 'static, A: Send + Sync + 'static>(
                 b
             })
             .collect();
-        buf.clear();
         for c in &chunks {
-            buf.extend_from_slice(c);
+            out.write_all(c)?;
         }
-        out.write_all(&buf)?;
         out.flush()?;
         // Freeing a window's events (a few allocations each) is left to the pool, off
         // the path of the next window.
