@@ -480,13 +480,7 @@ fn section(j: &Judged, notes: &[Note], dir: &Path) -> anyhow::Result<String> {
             .iter()
             .find(|e| e.starts_with(&format!("{}/", exp.paper.name())));
         if let Some(first) = first.filter(|f| **f != id) {
-            let head = n
-                .text
-                .split_whitespace()
-                .take(8)
-                .collect::<Vec<_>>()
-                .join(" ")
-                .replace('*', "");
+            let head = lead_words(&n.text, 8);
             let _ = writeln!(
                 md,
                 "Note: *{head} ...*, under [{first}](#{}).\n",
@@ -496,13 +490,7 @@ fn section(j: &Judged, notes: &[Note], dir: &Path) -> anyhow::Result<String> {
         }
         let text = n.markdown(dir)?;
         if text.len() > LONG_NOTE {
-            let head: String = n
-                .text
-                .split_whitespace()
-                .take(12)
-                .collect::<Vec<_>>()
-                .join(" ")
-                .replace('*', "");
+            let head = lead_words(&n.text, 12);
             let _ = writeln!(
                 md,
                 "<details><summary>Note: {head} ...</summary>\n\n{text}\n\n</details>\n"
@@ -761,6 +749,15 @@ fn anchor(id: &str) -> String {
         .collect::<String>()
         .to_lowercase()
 }
+/// The first `n` words of a note, without its `*` (the caller sets them in italics).
+fn lead_words(text: &str, n: usize) -> String {
+    text.split_whitespace()
+        .take(n)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace('*', "")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
