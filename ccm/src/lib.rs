@@ -1,6 +1,7 @@
 //! CCM, the CUDA Content-based Matcher of Margara & Cugola (DEBS 2011), in Rust.
 //!
 //! Modules, in the order data flows through them:
+//! - [`batch`] (beyond the paper): events as one flat batch, the form every engine takes;
 //! - [`model`]: events, constraints, filters, interfaces (§3);
 //! - [`io`]: users' JSON Lines files -> model, with line-numbered errors;
 //! - [`workload`]: Table 1's parameters and a seeded generator, and (beyond the paper)
@@ -75,6 +76,7 @@
 //!   launch with one thread per filter and a 64-bit name signature per filter and
 //!   event (no counters: a thread sees its whole filter).
 
+pub mod batch;
 pub mod engine;
 pub mod hash;
 pub mod index;
@@ -84,6 +86,7 @@ pub mod model;
 pub mod multi;
 pub mod workload;
 
+pub use batch::EventBatch;
 pub use engine::{Ccm, CcmError, Config, Reset, Timing};
 pub use index::{Answers, GpuIndex, IndexConfig, IndexTiming, IndexUpdates};
 pub use layout::SubId;

@@ -38,7 +38,8 @@
 //! `0.1^k`: about 2% of the filters on average over `k` in 1-5, the match rate of the
 //! REIN / HEM benchmarks; with 4 names per event far fewer filters have all their names.
 
-use crate::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
+use crate::batch::{EventBatch, ValueRef};
+use crate::model::{Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
 use rand::distributions::{Distribution, WeightedIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -139,10 +140,16 @@ pub enum WorkloadError {
 }
 
 /// Subscriptions and events of one seed.
+///
+/// The generators draw the events into [`Workload::batch`], the flat batch every engine
+/// takes ([`crate::batch`]); [`Workload::events`] holds the same events as heap objects,
+/// converted once, for the APIs that take them. Code that changes one changes the other
+/// too.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Workload {
     pub subscriptions: Vec<Subscription>,
     pub events: Vec<Event>,
+    pub batch: EventBatch,
 }
 
 impl Workload {
@@ -325,7 +332,8 @@ pub fn generate(p: &Params, seed: u64) -> Result<Workload, WorkloadError> {
         })
         .collect();
     let subscriptions: Vec<Subscription> = per_interface.into_iter().flatten().collect();
-    let mut events = Vec::with_capacity(p.events);
+    let mut batch = EventBatch::with_capacity(p.events, p.events * p.attrs_per_event.1);
+    let ids: Vec<u32> = g.names.iter().map(|n| batch.intern_name(n)).collect();
     for _ in 0..p.events {
         let na = g
             .rng
@@ -334,25 +342,21 @@ pub fn generate(p: &Params, seed: u64) -> Result<Workload, WorkloadError> {
         let mut names = g.distinct_names(na);
         names.sort_unstable();
         names.dedup();
-        let attrs = names
-            .into_iter()
-            .map(|n| {
-                let value = if g.rng.gen_bool(p.numeric_share) {
-                    Value::Int(g.rng.gen_range(0..p.values as i64))
-                } else {
-                    Value::Str(g.word().to_string())
-                };
-                Attribute {
-                    name: g.names[n].clone(),
-                    value,
-                }
-            })
-            .collect();
-        events.push(Event::new(attrs).expect("distinct names, no NaN"));
+        for n in names {
+            let pushed = if g.rng.gen_bool(p.numeric_share) {
+                batch.push(ids[n], ValueRef::Int(g.rng.gen_range(0..p.values as i64)))
+            } else {
+                let i = g.rng.gen_range(0..g.words.len());
+                batch.push(ids[n], ValueRef::Str(&g.words[i]))
+            };
+            pushed.expect("no NaN");
+        }
+        batch.end_event().expect("distinct names");
     }
     Ok(Workload {
         subscriptions,
-        events,
+        events: batch.to_events(),
+        batch,
     })
 }
 
@@ -547,24 +551,22 @@ pub fn generate_dense(p: &DenseParams, seed: u64) -> Result<Workload, WorkloadEr
         .collect();
     let subscriptions: Vec<Subscription> = chunks.into_iter().flatten().collect();
     let mut rng = rng_of(0);
-    let events = (0..p.events)
-        .map(|_| {
-            let m = rng.gen_range(p.names_per_event.0..=p.names_per_event.1);
-            let mut picked = rand::seq::index::sample(&mut rng, p.names, m).into_vec();
-            picked.sort_unstable();
-            let attrs = picked
-                .into_iter()
-                .map(|n| Attribute {
-                    name: names[n].clone(),
-                    value: Value::Int(rng.gen_range(0..p.domain)),
-                })
-                .collect();
-            Event::new(attrs).expect("distinct names, no NaN")
-        })
-        .collect();
+    let mut batch = EventBatch::with_capacity(p.events, p.events * p.names_per_event.1);
+    let ids: Vec<u32> = names.iter().map(|n| batch.intern_name(n)).collect();
+    for _ in 0..p.events {
+        let m = rng.gen_range(p.names_per_event.0..=p.names_per_event.1);
+        let mut picked = rand::seq::index::sample(&mut rng, p.names, m).into_vec();
+        picked.sort_unstable();
+        for n in picked {
+            let v = ValueRef::Int(rng.gen_range(0..p.domain));
+            batch.push(ids[n], v).expect("no NaN");
+        }
+        batch.end_event().expect("distinct names");
+    }
     Ok(Workload {
         subscriptions,
-        events,
+        events: batch.to_events(),
+        batch,
     })
 }
 

@@ -1,0 +1,522 @@
+//! Beyond the paper: one flat batch of events, the currency between input and engines.
+//!
+//! A `Vec<Event>` holds every attribute's name and every string behind a pointer of its
+//! own; an engine that reads it chases two or three pointers per attribute and hashes
+//! every name. An [`EventBatch`] holds the same events in four arrays:
+//! - `starts`: per event, where its attributes begin (one more entry than events);
+//! - `attrs`: per attribute an [`Attr`] of 16 bytes: the name's id, the type, and the
+//!   value (an integer's bits, a float's bits, or a string's id);
+//! - the names' [`Dictionary`]: each distinct name once, numbered in order of first
+//!   appearance;
+//! - the strings' [`Dictionary`]: each distinct string value once, its bytes in one
+//!   arena.
+//!
+//! So an engine translates the dictionaries once per batch (a name's id to its own row,
+//! a string's id to its own), not once per attribute, and then reads plain arrays: the
+//! GPU engines copy them as they are, the CPU engines index tables by them. An
+//! attribute's three fields are kept together rather than in three columns (Apache
+//! Arrow's struct-of-arrays layout): every engine reads all three of an attribute at
+//! once, and one 16-byte record is one cache line's quarter instead of three scattered
+//! reads.
+//!
+//! The batch is filled by the workload generators ([`crate::workload`]), by the parsers
+//! of users' files ([`crate::io`]), or from heap events ([`EventBatch::from_events`]);
+//! [`EventBatch::to_events`] gives them back. A batch checks what [`Event::new`]
+//! checks: distinct names within an event, no NaN.
+//!
+//! ```
+//! use ccm::batch::{EventBatch, ValueRef};
+//! use ccm::{Event, Value};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut b = EventBatch::new();
+//! let price = b.intern_name("price");
+//! b.push(price, ValueRef::Int(12))?;
+//! b.push_named("sym", ValueRef::Str("ACME"))?;
+//! b.end_event()?;
+//! let e = Event::from_pairs([("price", Value::Int(12)), ("sym", Value::Str("ACME".into()))])?;
+//! assert_eq!(b.to_events(), vec![e]);
+//! assert_eq!(b.len(), 1);
+//! assert_eq!(b.value(&b.attrs_of(0)[1]), ValueRef::Str("ACME"));
+//! # Ok(()) }
+//! ```
+
+use crate::hash::ShortKeyMap;
+use crate::model::{Attribute, Event, ModelError, Value};
+use rayon::prelude::*;
+use std::ops::Range;
+
+/// Type tag of an integer attribute ([`Attr::ty`]); the kernels' tags.
+pub const TY_INT: u32 = ccm_kernels::TY_INT as u32;
+/// Type tag of a float attribute.
+pub const TY_FLOAT: u32 = ccm_kernels::TY_FLOAT as u32;
+/// Type tag of a string attribute.
+pub const TY_STR: u32 = ccm_kernels::TY_STR as u32;
+
+/// One attribute of a batch: its name's id in [`EventBatch::names`], its type
+/// ([`TY_INT`], [`TY_FLOAT`], [`TY_STR`]) and its value: an integer's two's-complement
+/// bits, a float's IEEE bits, or a string's id in [`EventBatch::strings`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Attr {
+    pub name: u32,
+    pub ty: u32,
+    pub val: u64,
+}
+
+/// A value read from a batch, borrowing its string.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ValueRef<'a> {
+    Int(i64),
+    Float(f64),
+    Str(&'a str),
+}
+
+impl<'a> ValueRef<'a> {
+    /// The owned value.
+    pub fn to_value(self) -> Value {
+        match self {
+            ValueRef::Int(i) => Value::Int(i),
+            ValueRef::Float(x) => Value::Float(x),
+            ValueRef::Str(s) => Value::Str(s.to_string()),
+        }
+    }
+}
+
+impl<'a> From<&'a Value> for ValueRef<'a> {
+    fn from(v: &'a Value) -> Self {
+        match v {
+            Value::Int(i) => ValueRef::Int(*i),
+            Value::Float(x) => ValueRef::Float(*x),
+            Value::Str(s) => ValueRef::Str(s),
+        }
+    }
+}
+
+/// Distinct strings, numbered from 0 in order of first appearance, their bytes laid end
+/// to end in one arena.
+#[derive(Clone, Debug, Default)]
+pub struct Dictionary {
+    map: ShortKeyMap<u32>,
+    /// Per id: offset and length in `bytes`.
+    spans: Vec<(u32, u32)>,
+    bytes: Vec<u8>,
+}
+
+impl Dictionary {
+    /// The id of `s`, numbering it if it is new.
+    #[inline]
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(id) = self.map.get(s.as_bytes()) {
+            return id;
+        }
+        let id = self.spans.len() as u32;
+        self.spans.push((self.bytes.len() as u32, s.len() as u32));
+        self.bytes.extend_from_slice(s.as_bytes());
+        self.map.insert(s.as_bytes(), id);
+        id
+    }
+
+    /// The id of `s`, if it has one.
+    #[inline]
+    pub fn get(&self, s: &str) -> Option<u32> {
+        self.map.get(s.as_bytes())
+    }
+
+    /// The string of `id` (which this dictionary gave).
+    #[inline]
+    pub fn str_of(&self, id: u32) -> &str {
+        let (o, n) = self.spans[id as usize];
+        let b = &self.bytes[o as usize..(o + n) as usize];
+        // SAFETY: the arena holds only whole `&str`s ([`Dictionary::intern`]), and a span
+        // covers exactly one of them, so its bytes are UTF-8.
+        unsafe { std::str::from_utf8_unchecked(b) }
+    }
+
+    /// Per id, the string's offset and length in [`Dictionary::arena`].
+    pub fn spans(&self) -> &[(u32, u32)] {
+        &self.spans
+    }
+
+    /// Every string's bytes, end to end.
+    pub fn arena(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Number of distinct strings.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Every string, by id.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        (0..self.spans.len() as u32).map(|i| self.str_of(i))
+    }
+
+    /// Bytes on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.map.heap_bytes() + self.spans.capacity() * 8 + self.bytes.capacity()
+    }
+}
+
+/// Events as flat arrays; see the [module documentation](self).
+#[derive(Clone, Debug)]
+pub struct EventBatch {
+    names: Dictionary,
+    strings: Dictionary,
+    /// `starts[i] .. starts[i + 1]`: event `i`'s attributes; the last entry is where the
+    /// event being pushed begins.
+    starts: Vec<u32>,
+    attrs: Vec<Attr>,
+}
+
+impl Default for EventBatch {
+    fn default() -> Self {
+        EventBatch::new()
+    }
+}
+
+impl PartialEq for EventBatch {
+    /// Equal when they hold the same events (whatever their dictionaries' numbering).
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len()
+            && (0..self.len()).all(|i| {
+                let (a, b) = (self.attrs_of(i), other.attrs_of(i));
+                a.len() == b.len()
+                    && a.iter().zip(b).all(|(x, y)| {
+                        self.name_of(x) == other.name_of(y) && self.value(x) == other.value(y)
+                    })
+            })
+    }
+}
+
+impl EventBatch {
+    /// An empty batch.
+    pub fn new() -> EventBatch {
+        EventBatch::with_capacity(0, 0)
+    }
+
+    /// An empty batch with room for `events` events of `attrs` attributes in all.
+    pub fn with_capacity(events: usize, attrs: usize) -> EventBatch {
+        let mut starts = Vec::with_capacity(events + 1);
+        starts.push(0);
+        EventBatch {
+            names: Dictionary::default(),
+            strings: Dictionary::default(),
+            starts,
+            attrs: Vec::with_capacity(attrs),
+        }
+    }
+
+    /// The batch of `events`, built on all cores (parts of a few thousand events each,
+    /// then appended in order).
+    pub fn from_events(events: &[Event]) -> EventBatch {
+        const PART: usize = 4096;
+        if events.len() <= PART {
+            let mut b = EventBatch::with_capacity(events.len(), attrs_of(events));
+            for e in events {
+                b.push_event(e);
+            }
+            return b;
+        }
+        let parts: Vec<EventBatch> = events
+            .par_chunks(PART)
+            .map(EventBatch::from_events)
+            .collect();
+        let attrs = parts.iter().map(|p| p.attrs.len()).sum();
+        let mut b = EventBatch::with_capacity(events.len(), attrs);
+        for p in &parts {
+            b.append(p);
+        }
+        b
+    }
+
+    /// Number of (complete) events.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Attributes of all complete events.
+    #[inline]
+    pub fn total_attrs(&self) -> usize {
+        self.starts[self.len()] as usize
+    }
+
+    /// Event `i`'s attributes.
+    #[inline]
+    pub fn attrs_of(&self, i: usize) -> &[Attr] {
+        &self.attrs[self.starts[i] as usize..self.starts[i + 1] as usize]
+    }
+
+    /// Where the attributes of `events` lie in [`EventBatch::attrs`].
+    #[inline]
+    pub fn attr_range(&self, events: Range<usize>) -> Range<usize> {
+        self.starts[events.start] as usize..self.starts[events.end] as usize
+    }
+
+    /// Every complete event's attributes, event after event.
+    #[inline]
+    pub fn attrs(&self) -> &[Attr] {
+        &self.attrs[..self.total_attrs()]
+    }
+
+    /// Per event, where its attributes begin in [`EventBatch::attrs`], then their
+    /// total: `len() + 1` entries.
+    #[inline]
+    pub fn starts(&self) -> &[u32] {
+        &self.starts
+    }
+
+    /// The names' dictionary: [`Attr::name`] is an id in it.
+    #[inline]
+    pub fn names(&self) -> &Dictionary {
+        &self.names
+    }
+
+    /// The strings' dictionary: a string attribute's [`Attr::val`] is an id in it.
+    #[inline]
+    pub fn strings(&self) -> &Dictionary {
+        &self.strings
+    }
+
+    /// The name of `a`.
+    #[inline]
+    pub fn name_of(&self, a: &Attr) -> &str {
+        self.names.str_of(a.name)
+    }
+
+    /// The value of `a`.
+    #[inline]
+    pub fn value(&self, a: &Attr) -> ValueRef<'_> {
+        match a.ty {
+            TY_INT => ValueRef::Int(a.val as i64),
+            TY_FLOAT => ValueRef::Float(f64::from_bits(a.val)),
+            _ => ValueRef::Str(self.strings.str_of(a.val as u32)),
+        }
+    }
+
+    /// The id of `name`, numbering it if it is new (for [`EventBatch::push`]).
+    #[inline]
+    pub fn intern_name(&mut self, name: &str) -> u32 {
+        self.names.intern(name)
+    }
+
+    /// Adds an attribute to the event being pushed; `name` is an id from
+    /// [`EventBatch::intern_name`]. A NaN is refused (and nothing added).
+    #[inline]
+    pub fn push(&mut self, name: u32, value: ValueRef<'_>) -> Result<(), ModelError> {
+        let (ty, val) = match value {
+            ValueRef::Int(i) => (TY_INT, i as u64),
+            ValueRef::Float(x) => {
+                if x.is_nan() {
+                    return Err(ModelError::NaN {
+                        name: self.names.str_of(name).to_string(),
+                    });
+                }
+                (TY_FLOAT, x.to_bits())
+            }
+            ValueRef::Str(s) => (TY_STR, self.strings.intern(s) as u64),
+        };
+        self.attrs.push(Attr { name, ty, val });
+        Ok(())
+    }
+
+    /// [`EventBatch::push`] by name.
+    pub fn push_named(&mut self, name: &str, value: ValueRef<'_>) -> Result<(), ModelError> {
+        let id = self.intern_name(name);
+        self.push(id, value)
+    }
+
+    /// Ends the event being pushed: it becomes event `len()`. An event with two
+    /// attributes of one name is refused and its attributes dropped (the batch is as it
+    /// was before the event's first push).
+    pub fn end_event(&mut self) -> Result<(), ModelError> {
+        let from = self.starts[self.len()] as usize;
+        if let Some(name) = repeated_name(&self.attrs[from..]) {
+            let name = self.names.str_of(name).to_string();
+            self.attrs.truncate(from);
+            return Err(ModelError::DuplicateAttribute { name });
+        }
+        self.starts.push(self.attrs.len() as u32);
+        Ok(())
+    }
+
+    /// Drops the attributes pushed since the last complete event.
+    pub fn abandon_event(&mut self) {
+        let from = self.starts[self.len()] as usize;
+        self.attrs.truncate(from);
+    }
+
+    /// Adds a (checked) event.
+    pub fn push_event(&mut self, e: &Event) {
+        for a in e.attributes() {
+            let id = self.intern_name(&a.name);
+            let (ty, val) = match &a.value {
+                Value::Int(i) => (TY_INT, *i as u64),
+                Value::Float(x) => (TY_FLOAT, x.to_bits()),
+                Value::Str(s) => (TY_STR, self.strings.intern(s) as u64),
+            };
+            self.attrs.push(Attr { name: id, ty, val });
+        }
+        self.starts.push(self.attrs.len() as u32);
+    }
+
+    /// Appends `other`'s events, renumbering its names and strings into this batch's
+    /// dictionaries (a pass over `other`'s dictionaries, then one over its attributes).
+    pub fn append(&mut self, other: &EventBatch) {
+        let names: Vec<u32> = other.names.iter().map(|n| self.names.intern(n)).collect();
+        let strings: Vec<u32> = other
+            .strings
+            .iter()
+            .map(|s| self.strings.intern(s))
+            .collect();
+        self.abandon_event();
+        let base = self.attrs.len() as u32;
+        self.attrs.extend(other.attrs().iter().map(|a| Attr {
+            name: names[a.name as usize],
+            ty: a.ty,
+            val: if a.ty == TY_STR {
+                strings[a.val as usize] as u64
+            } else {
+                a.val
+            },
+        }));
+        self.starts
+            .extend(other.starts[1..].iter().map(|&s| base + s));
+    }
+
+    /// Removes every event, keeping the names' dictionary (its ids stay valid, so an
+    /// engine's translation of them can be kept) and the memory; the strings'
+    /// dictionary is emptied (a stream of windows whose strings are mostly new would
+    /// otherwise grow it without end).
+    pub fn clear(&mut self) {
+        self.starts.truncate(1);
+        self.attrs.clear();
+        self.strings = Dictionary::default();
+    }
+
+    /// Event `i` as a heap [`Event`].
+    pub fn event(&self, i: usize) -> Event {
+        let attrs = self
+            .attrs_of(i)
+            .iter()
+            .map(|a| Attribute {
+                name: self.name_of(a).to_string(),
+                value: self.value(a).to_value(),
+            })
+            .collect();
+        Event::new(attrs).expect("a batch holds only checked events")
+    }
+
+    /// Every event as a heap [`Event`], on all cores.
+    pub fn to_events(&self) -> Vec<Event> {
+        (0..self.len()).into_par_iter().map(|i| self.event(i)).collect()
+    }
+
+    /// Bytes on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.names.heap_bytes()
+            + self.strings.heap_bytes()
+            + self.starts.capacity() * 4
+            + self.attrs.capacity() * std::mem::size_of::<Attr>()
+    }
+}
+
+/// Attributes of `events`.
+fn attrs_of(events: &[Event]) -> usize {
+    events.iter().map(|e| e.len()).sum()
+}
+
+/// A name two of `attrs` share, if any.
+fn repeated_name(attrs: &[Attr]) -> Option<u32> {
+    if attrs.len() <= 16 {
+        for (i, a) in attrs.iter().enumerate() {
+            if attrs[..i].iter().any(|b| b.name == a.name) {
+                return Some(a.name);
+            }
+        }
+        return None;
+    }
+    let mut names: Vec<u32> = attrs.iter().map(|a| a.name).collect();
+    names.sort_unstable();
+    names.windows(2).find(|w| w[0] == w[1]).map(|w| w[0])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{generate, Params};
+
+    fn small() -> Vec<Event> {
+        let p = Params {
+            events: 10_000,
+            interfaces: 2,
+            filters_per_interface: (1, 2),
+            ..Params::default()
+        };
+        generate(&p, 3).expect("valid").events
+    }
+
+    #[test]
+    fn events_round_trip_through_a_batch_built_in_parts() {
+        let events = small();
+        let b = EventBatch::from_events(&events);
+        assert_eq!(b.len(), events.len());
+        assert_eq!(b.to_events(), events);
+        // The parts' dictionaries were merged: each name once.
+        let mut names: Vec<&str> = b.names().iter().collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), b.names().len());
+    }
+
+    #[test]
+    fn a_repeated_name_or_a_nan_is_refused_and_the_batch_left_as_it_was() {
+        let mut b = EventBatch::new();
+        b.push_named("a", ValueRef::Int(1)).unwrap();
+        b.end_event().unwrap();
+        b.push_named("x", ValueRef::Float(1.5)).unwrap();
+        b.push_named("x", ValueRef::Str("s")).unwrap();
+        assert!(matches!(
+            b.end_event(),
+            Err(ModelError::DuplicateAttribute { name }) if name == "x"
+        ));
+        assert!(matches!(
+            b.push_named("y", ValueRef::Float(f64::NAN)),
+            Err(ModelError::NaN { .. })
+        ));
+        b.end_event().unwrap();
+        assert_eq!(b.len(), 2);
+        assert_eq!(b.total_attrs(), 1);
+        assert!(b.attrs_of(1).is_empty());
+    }
+
+    #[test]
+    fn appending_renumbers_names_and_strings_and_clear_keeps_the_names() {
+        let mut a = EventBatch::new();
+        a.push_named("p", ValueRef::Str("one")).unwrap();
+        a.end_event().unwrap();
+        let mut b = EventBatch::new();
+        b.push_named("q", ValueRef::Int(-4)).unwrap();
+        b.push_named("p", ValueRef::Str("two")).unwrap();
+        b.end_event().unwrap();
+        let mut all = a.clone();
+        all.append(&b);
+        let mut expect = a.to_events();
+        expect.extend(b.to_events());
+        assert_eq!(all.to_events(), expect);
+        let p = all.names().get("p").unwrap();
+        all.clear();
+        assert!(all.is_empty() && all.strings().is_empty());
+        assert_eq!(all.names().get("p"), Some(p));
+    }
+}
