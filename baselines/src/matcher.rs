@@ -2,6 +2,7 @@
 //! [`crate::value_index`], [`crate::hybrid_index`]): one event at a time with a thread's
 //! scratch memory, and from that one event or many on all cores.
 
+use ccm::batch::EventBatch;
 use ccm::model::{Event, InterfaceId};
 use rayon::prelude::*;
 use std::sync::Mutex;
@@ -36,6 +37,28 @@ pub trait Matcher: Sync {
             events,
             || self.scratch(),
             |e, s| self.match_event_with(e, s),
+        )
+    }
+
+    /// The answers of every event of `batch`, one after another on this thread.
+    ///
+    /// This default converts each event to a heap [`Event`] first; a matcher that reads
+    /// the batch in place overrides it (and [`Matcher::match_batch_parallel`]).
+    fn match_batch(&self, batch: &EventBatch) -> Vec<Vec<InterfaceId>> {
+        let mut s = self.scratch();
+        (0..batch.len())
+            .map(|i| self.match_event_with(&batch.event(i), &mut s))
+            .collect()
+    }
+
+    /// The answers of every event of `batch` on the threads of the rayon pool it runs in
+    /// (all cores by default), as [`Matcher::match_parallel`] does for heap events.
+    fn match_batch_parallel(&self, batch: &EventBatch) -> Vec<Vec<InterfaceId>> {
+        let idx: Vec<usize> = (0..batch.len()).collect();
+        per_thread(
+            &idx,
+            || self.scratch(),
+            |&i, s| self.match_event_with(&batch.event(i), s),
         )
     }
 }
