@@ -226,11 +226,44 @@ impl EventBatch {
             .par_chunks(PART)
             .map(EventBatch::from_events)
             .collect();
-        let attrs = parts.iter().map(|p| p.attrs.len()).sum();
-        let mut b = EventBatch::with_capacity(events.len(), attrs);
-        for p in &parts {
-            b.append(p);
+        EventBatch::concat(&parts)
+    }
+
+    /// The events of `parts`, in order, as one batch: their dictionaries merged (one
+    /// after another, each distinct name and string once), then their attributes
+    /// renumbered on all cores, each part into its own place. How a batch parsed or
+    /// built in parts on all cores becomes one.
+    pub fn concat(parts: &[EventBatch]) -> EventBatch {
+        let events: usize = parts.iter().map(EventBatch::len).sum();
+        let attrs: usize = parts.iter().map(EventBatch::total_attrs).sum();
+        let mut b = EventBatch::with_capacity(events, attrs);
+        // Each part's names and strings in the merged numbering.
+        let maps: Vec<(Vec<u32>, Vec<u32>)> = parts
+            .iter()
+            .map(|p| {
+                let names = p.names.iter().map(|n| b.names.intern(n)).collect();
+                let strings = p.strings.iter().map(|s| b.strings.intern(s)).collect();
+                (names, strings)
+            })
+            .collect();
+        let mut base = 0u32;
+        for p in parts {
+            b.starts.extend(p.starts[1..].iter().map(|&s| base + s));
+            base += p.total_attrs() as u32;
         }
+        b.attrs.resize(attrs, Attr::default());
+        let mut rest: &mut [Attr] = &mut b.attrs;
+        let mut jobs = Vec::with_capacity(parts.len());
+        for (p, m) in parts.iter().zip(&maps) {
+            let (mine, tail) = rest.split_at_mut(p.total_attrs());
+            rest = tail;
+            jobs.push((p, m, mine));
+        }
+        jobs.into_par_iter().for_each(|(p, (names, strings), out)| {
+            for (o, a) in out.iter_mut().zip(p.attrs()) {
+                *o = renumbered(a, names, strings);
+            }
+        });
         b
     }
 
@@ -381,15 +414,12 @@ impl EventBatch {
             .collect();
         self.abandon_event();
         let base = self.attrs.len() as u32;
-        self.attrs.extend(other.attrs().iter().map(|a| Attr {
-            name: names[a.name as usize],
-            ty: a.ty,
-            val: if a.ty == TY_STR {
-                strings[a.val as usize] as u64
-            } else {
-                a.val
-            },
-        }));
+        self.attrs.extend(
+            other
+                .attrs()
+                .iter()
+                .map(|a| renumbered(a, &names, &strings)),
+        );
         self.starts
             .extend(other.starts[1..].iter().map(|&s| base + s));
     }
@@ -419,7 +449,10 @@ impl EventBatch {
 
     /// Every event as a heap [`Event`], on all cores.
     pub fn to_events(&self) -> Vec<Event> {
-        (0..self.len()).into_par_iter().map(|i| self.event(i)).collect()
+        (0..self.len())
+            .into_par_iter()
+            .map(|i| self.event(i))
+            .collect()
     }
 
     /// Bytes on the heap.
@@ -428,6 +461,20 @@ impl EventBatch {
             + self.strings.heap_bytes()
             + self.starts.capacity() * 4
             + self.attrs.capacity() * std::mem::size_of::<Attr>()
+    }
+}
+
+/// `a` with its name and string renumbered by `names` and `strings`.
+#[inline]
+fn renumbered(a: &Attr, names: &[u32], strings: &[u32]) -> Attr {
+    Attr {
+        name: names[a.name as usize],
+        ty: a.ty,
+        val: if a.ty == TY_STR {
+            strings[a.val as usize] as u64
+        } else {
+            a.val
+        },
     }
 }
 
@@ -514,6 +561,10 @@ mod tests {
         let mut expect = a.to_events();
         expect.extend(b.to_events());
         assert_eq!(all.to_events(), expect);
+        assert_eq!(
+            EventBatch::concat(&[a.clone(), b.clone()]).to_events(),
+            expect
+        );
         let p = all.names().get("p").unwrap();
         all.clear();
         assert!(all.is_empty() && all.strings().is_empty());

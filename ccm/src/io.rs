@@ -14,13 +14,16 @@
 //! read in windows of lines ([`LineReader`], [`RawLines`]) so that an events stream of
 //! any length is read in bounded memory; the lines of a window are parsed in parallel
 //! ([`parse_events_window`]), each line to its own result, so a caller can report a bad
-//! line and go on with the others.
+//! line and go on with the others; [`parse_events_batch`] parses a window straight into
+//! one flat [`EventBatch`] (no heap object per event or attribute), the form the engines
+//! take.
 
+use crate::batch::{EventBatch, ValueRef};
 use crate::model::{
     Attribute, Constraint, Event, Filter, InterfaceId, ModelError, Op, Subscription, Value,
 };
 use rayon::prelude::*;
-use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -813,6 +816,209 @@ pub fn parse_events_window(file: &Path, lines: &RawLines) -> Vec<Result<Event, I
         .collect()
 }
 
+/// Lines of a window that one task of [`parse_events_batch`] parses into a batch of its
+/// own (the parts are then joined by [`EventBatch::concat`]).
+const BATCH_PART: usize = 2048;
+
+/// A window of an events stream parsed into one batch: its good lines' events, in
+/// order, and each bad line's place in the window (from 0) with its error, ascending.
+#[derive(Debug, Default)]
+pub struct EventsWindow {
+    pub batch: EventBatch,
+    pub bad: Vec<(usize, IoError)>,
+}
+
+/// Parses every line of a window of an events stream on all cores straight into one
+/// [`EventBatch`]: names and strings interned as they are read, no heap object per
+/// event. A bad line is reported as [`parse_event`] reports it and left out; the others
+/// are parsed.
+///
+/// ```
+/// use ccm::io::{parse_events_batch, LineReader, RawLines};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let text = "{\"temp\": 25, \"area\": \"a1\"}\n{\"temp\": [1]}\n{\"temp\": 2.5}\n";
+/// let mut lines = RawLines::default();
+/// LineReader::new("events.jsonl", text.as_bytes()).read_window(100, &mut lines)?;
+/// let w = parse_events_batch("events.jsonl".as_ref(), &lines);
+/// assert_eq!(w.batch.len(), 2);
+/// assert_eq!(w.bad.len(), 1);
+/// assert_eq!(w.bad[0].0, 1);
+/// assert!(w.bad[0].1.to_string().starts_with("events.jsonl:2"));
+/// # Ok(()) }
+/// ```
+pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
+    let starts: Vec<usize> = (0..lines.len()).step_by(BATCH_PART).collect();
+    let parts: Vec<(EventBatch, Vec<(usize, IoError)>)> = starts
+        .into_par_iter()
+        .map(|from| {
+            let to = (from + BATCH_PART).min(lines.len());
+            let mut batch = EventBatch::with_capacity(to - from, 8 * (to - from));
+            let mut bad = Vec::new();
+            for i in from..to {
+                let line_no = lines.line_no(i);
+                let r = line_text(file, line_no, lines.raw(i)).and_then(|line| {
+                    event_into_batch(line, &mut batch)
+                        .map_err(|(column, what)| IoError::bad(file, line_no, column, what))
+                });
+                if let Err(e) = r {
+                    bad.push((i, e));
+                }
+            }
+            (batch, bad)
+        })
+        .collect();
+    let (batches, bad): (Vec<EventBatch>, Vec<_>) = parts.into_iter().unzip();
+    EventsWindow {
+        batch: EventBatch::concat(&batches),
+        bad: bad.into_iter().flatten().collect(),
+    }
+}
+
+/// Parses one events line's text (see [`line_text`]) into one more event of `batch`; on
+/// an error (worded as [`event_from_line`] words it) the batch is left as it was.
+pub fn event_into_batch(line: &str, batch: &mut EventBatch) -> Result<(), (Option<usize>, String)> {
+    let mut error = None;
+    let mut de = serde_json::Deserializer::from_str(line);
+    let parsed = EventSeed {
+        batch: &mut *batch,
+        error: &mut error,
+    }
+    .deserialize(&mut de)
+    .and_then(|()| de.end());
+    if let Err(e) = parsed {
+        batch.abandon_event();
+        let (column, cause) = json_line_error(&e);
+        return Err((Some(column), format!("invalid JSON object: {cause}")));
+    }
+    if let Some(what) = error {
+        batch.abandon_event();
+        return Err((None, what));
+    }
+    batch.end_event().map_err(|e| (None, model_err(e)))
+}
+
+/// An events line's object, its attributes pushed into a batch as they are read; the
+/// first value that is not a number or a string is worded into `error` (and the rest
+/// of the line still read, so that a JSON error after it wins, as in [`EventAttrs`]).
+struct EventSeed<'b> {
+    batch: &'b mut EventBatch,
+    error: &'b mut Option<String>,
+}
+
+impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(name) = map.next_key_seed(NameSeed(&mut *self.batch))? {
+            let what = map.next_value_seed(ValueSeed {
+                batch: &mut *self.batch,
+                name,
+            })?;
+            if let Some(what) = what {
+                let name = self.batch.names().str_of(name);
+                self.error
+                    .get_or_insert_with(|| format!("attribute `{name}`: {what}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An attribute's name, interned in the batch as it is read.
+struct NameSeed<'b>(&'b mut EventBatch);
+
+impl<'de> DeserializeSeed<'de> for NameSeed<'_> {
+    type Value = u32;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<u32, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for NameSeed<'_> {
+    type Value = u32;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an attribute name")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<u32, E> {
+        Ok(self.0.intern_name(v))
+    }
+}
+
+/// An attribute's value, pushed into the batch when it is a number or a string; else
+/// what is wrong with it (worded as [`to_value`] words it).
+struct ValueSeed<'b> {
+    batch: &'b mut EventBatch,
+    name: u32,
+}
+
+impl ValueSeed<'_> {
+    fn push(self, v: ValueRef<'_>) -> Option<String> {
+        self.batch.push(self.name, v).err().map(model_err)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = Option<String>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_> {
+    type Value = Option<String>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Option<String>, E> {
+        Ok(self.push(ValueRef::Int(v)))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Option<String>, E> {
+        Ok(match i64::try_from(v) {
+            Ok(i) => self.push(ValueRef::Int(i)),
+            Err(_) => Some(format!(
+                "integer {v} does not fit in a signed 64-bit integer"
+            )),
+        })
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Option<String>, E> {
+        Ok(self.push(ValueRef::Float(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Option<String>, E> {
+        Ok(self.push(ValueRef::Str(v)))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Option<String>, E> {
+        Ok(Some(not_scalar("a boolean")))
+    }
+    fn visit_unit<E>(self) -> Result<Option<String>, E> {
+        Ok(Some(not_scalar("null")))
+    }
+    fn visit_none<E>(self) -> Result<Option<String>, E> {
+        Ok(Some(not_scalar("null")))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<String>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Some(not_scalar("an array")))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<String>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Some(not_scalar("an object")))
+    }
+}
+
+/// What [`to_value`] says of a JSON value of `kind` that is not a number or a string.
+fn not_scalar(kind: &str) -> String {
+    format!("expected a number or a string, found {kind}")
+}
+
 /// The events line through `serde_json::Value` (the reference of a test).
 #[cfg(test)]
 fn event_from(pairs: Vec<(String, serde_json::Value)>) -> Result<Event, String> {
@@ -1218,6 +1424,46 @@ mod tests {
         let fast = event_from_line(line).unwrap();
         let slow = event_from(parse_object(Path::new("x"), 1, line).unwrap()).unwrap();
         assert_eq!(fast, slow);
+    }
+
+    #[test]
+    fn a_window_parsed_into_a_batch_gives_the_events_and_errors_of_the_line_parser() {
+        // Good lines of every value type (escapes, unicode, repeated strings), and every
+        // kind of bad line, over several parts of the parallel parse.
+        let kinds = [
+            r#"{"i": -3, "u": 9223372036854775807, "f": 2.5, "s": "a\u00e9\"", "z": -0}"#,
+            r#"{"s": "x", "t": "x", "n": 1e3}"#,
+            r#"{}"#,
+            r#"{"a": 1, "a": 2}"#,
+            r#"{"a": null, "b": 1"#,
+            r#"{"a": [1], "b": {"c": 1}}"#,
+            r#"{"a": 18446744073709551615}"#,
+            r#"{"a": true, "a": 1}"#,
+            "",
+            r#"[1]"#,
+        ];
+        let text: String = (0..3 * BATCH_PART + 17)
+            .map(|i| format!("{}\n", kinds[(i * 7) % kinds.len()]))
+            .collect();
+        let mut r = LineReader::new("e", text.as_bytes());
+        let mut w = RawLines::default();
+        r.read_window(usize::MAX, &mut w).unwrap();
+        let want = parse_events_window(r.file(), &w);
+        let got = parse_events_batch(r.file(), &w);
+        let good: Vec<Event> = want
+            .iter()
+            .filter_map(|x| x.as_ref().ok().cloned())
+            .collect();
+        assert_eq!(got.batch.to_events(), good);
+        let bad: Vec<(usize, String)> = want
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| x.as_ref().err().map(|e| (i, e.to_string())))
+            .collect();
+        let got_bad: Vec<(usize, String)> =
+            got.bad.iter().map(|(i, e)| (*i, e.to_string())).collect();
+        assert_eq!(got_bad, bad);
+        assert!(!bad.is_empty() && !good.is_empty());
     }
 
     #[test]

@@ -16,7 +16,7 @@ use ccm::io::{IoError, LineReader, RawLines};
 use ccm::layout::Tables;
 use ccm::workload::{generate, NameDist, Params};
 use ccm::Subscription;
-use ccm::{Ccm, Config, Event, GpuIndex, IndexConfig, InterfaceId, MultiIndex};
+use ccm::{Ccm, Config, EventBatch, GpuIndex, IndexConfig, InterfaceId, MultiIndex};
 use gpu_kernels::Device;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -156,12 +156,15 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
     }
 }
 
-/// A window's events, parsed in parallel; errors as their messages.
-fn parse_window(file: &Path, lines: &RawLines) -> Vec<Result<Event, String>> {
-    ccm::io::parse_events_window(file, lines)
-        .into_iter()
-        .map(|r| r.map_err(|e| e.to_string()))
-        .collect()
+/// A window's events, parsed on all cores into one flat batch; errors as their
+/// messages.
+fn parse_window(file: &Path, lines: &RawLines) -> super::Window<EventBatch> {
+    let w = ccm::io::parse_events_batch(file, lines);
+    super::Window {
+        good: w.batch,
+        bad: w.bad.into_iter().map(|(i, e)| (i, e.to_string())).collect(),
+        bytes: 0,
+    }
 }
 
 /// The subscriptions' size in memory: the vector, each filter's constraints, their names
@@ -314,11 +317,11 @@ impl CpuMatcher {
     }
 
     /// Every event's answer, on all cores.
-    fn match_parallel(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
+    fn match_parallel(&self, events: &EventBatch) -> Vec<Vec<InterfaceId>> {
         match self {
-            CpuMatcher::Sff(m) => m.match_parallel(events),
-            CpuMatcher::Index(m) => m.match_parallel(events),
-            CpuMatcher::Hybrid(m) => m.match_parallel(events),
+            CpuMatcher::Sff(m) => m.match_batch_parallel(events),
+            CpuMatcher::Index(m) => m.match_batch_parallel(events),
+            CpuMatcher::Hybrid(m) => m.match_batch_parallel(events),
         }
     }
 }
@@ -378,7 +381,7 @@ fn match_multi(
         stream.window as usize,
         parse_window,
         |evs| {
-            index.match_batch_into(evs, &mut answers)?;
+            index.match_batch_into(&evs.to_events(), &mut answers)?;
             Ok(answers.to_vecs())
         },
         format_answer,
@@ -556,7 +559,7 @@ fn match_cmd(
                     window,
                     parse_window,
                     |evs| {
-                        index.match_batch_into(evs, &mut answers)?;
+                        index.match_batch_into(&evs.to_events(), &mut answers)?;
                         Ok(answers.to_vecs())
                     },
                     format,
@@ -618,12 +621,13 @@ fn match_cmd(
                     window,
                     parse_window,
                     |evs| {
+                        let evs = evs.to_events();
                         if per_event {
                             evs.iter()
                                 .map(|e| ccm.match_event(e).map_err(Into::into))
                                 .collect()
                         } else {
-                            Ok(ccm.match_batch(evs)?)
+                            Ok(ccm.match_batch(&evs)?)
                         }
                     },
                     format,

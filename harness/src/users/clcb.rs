@@ -138,11 +138,13 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
 }
 
 /// A window's events, parsed in parallel; errors as their messages.
-fn parse_window(file: &Path, lines: &RawLines) -> Vec<Result<Event, String>> {
-    clcb::io::parse_events_window(file, lines)
-        .into_iter()
-        .map(|r| r.map_err(|e| e.to_string()))
-        .collect()
+fn parse_window(file: &Path, lines: &RawLines) -> super::Window<Vec<Event>> {
+    super::Window::of_results(
+        clcb::io::parse_events_window(file, lines)
+            .into_iter()
+            .map(|r| r.map_err(|e| e.to_string()))
+            .collect(),
+    )
 }
 
 fn match_cmd(
@@ -192,7 +194,8 @@ fn match_cmd(
         let mut m = clcb::multi::MultiEngine::new(devs, &subs, Options::default())?;
         m.synchronize()?;
         stats.add("build + upload tables", t.elapsed(), String::new());
-        let matcher = |evs: &[Event]| -> anyhow::Result<Vec<Vec<u32>>> { Ok(m.match_batch(evs)?) };
+        let matcher =
+            |evs: &Vec<Event>| -> anyhow::Result<Vec<Vec<u32>>> { Ok(m.match_batch(evs)?) };
         let done = stream_lines(
             events_path,
             window,
@@ -225,7 +228,7 @@ fn match_cmd(
     let done = match (dev, engine) {
         (None, Some(ClcbEngine::Sff)) => {
             let m = stats.time("build the index (sff)", || SffLocation::build(&subs));
-            let matcher = |evs: &[Event]| {
+            let matcher = |evs: &Vec<Event>| {
                 Ok(evs
                     .par_iter()
                     .with_min_len(64)
@@ -243,7 +246,7 @@ fn match_cmd(
         }
         (None, Some(ClcbEngine::Rtree)) => {
             let m = stats.time("build the index (rtree)", || RTreeMatcher::build(&subs));
-            let matcher = |evs: &[Event]| {
+            let matcher = |evs: &Vec<Event>| {
                 Ok(evs
                     .par_iter()
                     .with_min_len(64)
@@ -261,7 +264,7 @@ fn match_cmd(
         }
         (None, _) => {
             let m = stats.time("build the index (grid)", || GridIndex::build(&subs))?;
-            let matcher = |evs: &[Event]| Ok(m.match_parallel(evs));
+            let matcher = |evs: &Vec<Event>| Ok(m.match_parallel(evs));
             stream_lines(
                 events_path,
                 window,
@@ -285,7 +288,7 @@ fn match_cmd(
                 ),
             );
             let matcher =
-                |evs: &[Event]| -> anyhow::Result<Vec<Vec<u32>>> { Ok(index.match_batch(evs)?) };
+                |evs: &Vec<Event>| -> anyhow::Result<Vec<Vec<u32>>> { Ok(index.match_batch(evs)?) };
             stream_lines(
                 events_path,
                 window,
@@ -304,7 +307,7 @@ fn match_cmd(
                 t.elapsed(),
                 format!("({:.1} MB on the device)", e.device_bytes() as f64 / 1e6),
             );
-            let matcher = |evs: &[Event]| -> anyhow::Result<Vec<Vec<u32>>> {
+            let matcher = |evs: &Vec<Event>| -> anyhow::Result<Vec<Vec<u32>>> {
                 if per_event {
                     evs.iter()
                         .map(|ev| Ok(e.match_indices(ev, None)?))

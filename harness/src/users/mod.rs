@@ -241,10 +241,49 @@ pub fn write_ids(out: &mut Vec<u8>, ids: impl IntoIterator<Item = u32>) {
     out.push(b']');
 }
 
-/// A parsed window: one result per line (an error is its message), and the bytes read.
-struct Parsed<E> {
-    items: Vec<Result<E, String>>,
-    bytes: usize,
+/// A parsed window: its good lines' events as the engine takes them, each bad line's
+/// place in the window (from 0, ascending) with its message, and the bytes read.
+pub struct Window<B> {
+    pub good: B,
+    pub bad: Vec<(usize, String)>,
+    pub bytes: usize,
+}
+
+impl<E> Window<Vec<E>> {
+    /// The window of one result per line.
+    pub fn of_results(items: Vec<Result<E, String>>) -> Self {
+        let mut w = Window {
+            good: Vec::with_capacity(items.len()),
+            bad: Vec::new(),
+            bytes: 0,
+        };
+        for (i, r) in items.into_iter().enumerate() {
+            match r {
+                Ok(e) => w.good.push(e),
+                Err(m) => w.bad.push((i, m)),
+            }
+        }
+        w
+    }
+}
+
+/// What a window's good events are held in ([`Window::good`]): a vector of heap events,
+/// or a flat batch.
+pub trait Events: Send + 'static {
+    /// Number of events.
+    fn count(&self) -> usize;
+}
+
+impl<E: Send + 'static> Events for Vec<E> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+impl Events for ::ccm::EventBatch {
+    fn count(&self) -> usize {
+        self.len()
+    }
 }
 
 /// Output lines a task of [`stream_lines`]' formatting takes.
@@ -259,24 +298,24 @@ pub struct Streamed {
 }
 
 /// Streams the JSON Lines file `path` (`-`: standard input) window by window: a reader
-/// thread reads `window` lines and parses them with `parse` (one result per line) while
-/// the previous window is matched; `matcher` matches a window's good events as one batch
+/// thread reads `window` lines and parses them with `parse` (on all cores) while the
+/// previous window is matched; `matcher` matches a window's good events as one batch
 /// (one answer per event); `format` appends an answer to the output (without the line
 /// end), on all cores. Each window's lines are written in input order (`null` for a bad line, which is
 /// reported on standard error) and flushed. Bad lines make the result an error (exit code
 /// 2) at the end, after every line is answered.
-pub fn stream_lines<E: Send + 'static, A: Send + Sync + 'static>(
+pub fn stream_lines<B: Events, A: Send + Sync + 'static>(
     path: &Path,
     window: usize,
-    parse: fn(&Path, &RawLines) -> Vec<Result<E, String>>,
-    mut matcher: impl FnMut(&[E]) -> anyhow::Result<Vec<A>>,
+    parse: fn(&Path, &RawLines) -> Window<B>,
+    mut matcher: impl FnMut(&B) -> anyhow::Result<Vec<A>>,
     format: impl Fn(&A, &mut Vec<u8>) + Sync,
     stats: &mut Stats,
 ) -> anyhow::Result<Streamed> {
     let file: PathBuf = ::ccm::io::display_path(path);
     let reader = ::ccm::io::open_input(path).map_err(bad_input)?;
     let t0 = Instant::now();
-    let (tx, rx) = std::sync::mpsc::sync_channel::<anyhow::Result<Parsed<E>>>(1);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<anyhow::Result<Window<B>>>(1);
     // Not joined on an early return (an error writing the output): the thread may be
     // blocked reading standard input, and ends with the process.
     let producer = std::thread::spawn(move || {
@@ -292,15 +331,10 @@ pub fn stream_lines<E: Send + 'static, A: Send + Sync + 'static>(
             if raw.is_empty() {
                 break;
             }
-            let items = parse(&file, &raw);
+            let mut parsed = parse(&file, &raw);
+            parsed.bytes = raw.bytes();
             busy += t.elapsed();
-            if tx
-                .send(Ok(Parsed {
-                    items,
-                    bytes: raw.bytes(),
-                }))
-                .is_err()
-            {
+            if tx.send(Ok(parsed)).is_err() {
                 break;
             }
         }
@@ -321,31 +355,33 @@ pub fn stream_lines<E: Send + 'static, A: Send + Sync + 'static>(
         waited += t.elapsed();
         let w = msg?;
         done.bytes += w.bytes as u64;
-        done.events += w.items.len() as u64;
+        let lines = w.good.count() + w.bad.len();
+        done.events += lines as u64;
+        done.bad += w.bad.len() as u64;
         // Each line's slot: its event's index among the good ones, or `None` for a bad
         // line (reported here, in input order).
-        let mut good = Vec::with_capacity(w.items.len());
-        let mut slots: Vec<Option<usize>> = Vec::with_capacity(w.items.len());
-        for item in w.items {
-            match item {
-                Ok(e) => {
-                    slots.push(Some(good.len()));
-                    good.push(e);
-                }
-                Err(m) => {
-                    done.bad += 1;
+        let mut slots: Vec<Option<usize>> = Vec::with_capacity(lines);
+        let (mut bad, mut next) = (w.bad.iter().peekable(), 0);
+        for i in 0..lines {
+            match bad.next_if(|b| b.0 == i) {
+                Some((_, m)) => {
                     eprintln!("{m}");
                     slots.push(None);
                 }
+                None => {
+                    slots.push(Some(next));
+                    next += 1;
+                }
             }
         }
+        let good = w.good;
         let t = Instant::now();
         let answers = matcher(&good)?;
         anyhow::ensure!(
-            answers.len() == good.len(),
+            answers.len() == good.count(),
             "the engine gave {} answers for {} events",
             answers.len(),
-            good.len()
+            good.count()
         );
         t_match += t.elapsed();
         let t = Instant::now();
