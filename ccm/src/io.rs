@@ -877,6 +877,9 @@ pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
 /// Parses one events line's text (see [`line_text`]) into one more event of `batch`; on
 /// an error (worded as [`event_from_line`] words it) the batch is left as it was.
 pub fn event_into_batch(line: &str, batch: &mut EventBatch) -> Result<(), (Option<usize>, String)> {
+    if let Some(r) = crate::flat_json::event_into_batch(line.as_bytes(), batch) {
+        return r.map_err(|e| (None, model_err(e)));
+    }
     let mut error = None;
     let mut de = serde_json::Deserializer::from_str(line);
     let parsed = EventSeed {
@@ -1432,6 +1435,17 @@ mod tests {
         // kind of bad line, over several parts of the parallel parse.
         let kinds = [
             r#"{"i": -3, "u": 9223372036854775807, "f": 2.5, "s": "a\u00e9\"", "z": -0}"#,
+            r#"{"i": -3, "u": 922337203685477580, "f": 2.5, "s": "aé", "z": -0, "e": -1.5E-3}"#,
+            "\t{ \"a\" :1 ,\"b\":\"\"  ,\"c\":0.1e+2, \"d\": 123456789012345678}  ",
+            r#"{"a": 01}"#,
+            r#"{"a": 1.}"#,
+            r#"{"a": -}"#,
+            r#"{"a": 1e999}"#,
+            r#"{"a": -9223372036854775808, "b": -9223372036854775809}"#,
+            r#"{"a": 1} x"#,
+            r#"{"a": 1,}"#,
+            r#"{"a\u0041": "x\ty"}"#,
+            r#"{"a": "b", "a": 1.5}"#,
             r#"{"s": "x", "t": "x", "n": 1e3}"#,
             r#"{}"#,
             r#"{"a": 1, "a": 2}"#,
@@ -1443,7 +1457,7 @@ mod tests {
             r#"[1]"#,
         ];
         let text: String = (0..3 * BATCH_PART + 17)
-            .map(|i| format!("{}\n", kinds[(i * 7) % kinds.len()]))
+            .map(|i| format!("{}\n", kinds[i % kinds.len()]))
             .collect();
         let mut r = LineReader::new("e", text.as_bytes());
         let mut w = RawLines::default();

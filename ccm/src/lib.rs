@@ -78,6 +78,7 @@
 
 pub mod batch;
 pub mod engine;
+mod flat_json;
 pub mod hash;
 pub mod index;
 pub mod io;

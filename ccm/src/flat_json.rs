@@ -1,0 +1,215 @@
+//! The fast path of the events parser: a byte-level reader of one JSON object whose
+//! values are all numbers or strings, `{"temp": 25, "area": "a1"}`, pushed straight into
+//! an [`EventBatch`].
+//!
+//! It reads the common form only: strings without escapes or control characters,
+//! integers of at most 18 digits, finite floats, JSON's whitespace. Anything else (an
+//! escape, a nested value, a malformed line, a float that overflows) makes it give up
+//! with [`None`], leaving the batch as it was, and the caller parses the line with
+//! serde_json instead ([`crate::io::event_into_batch`]), which gives the same values
+//! for the lines this reader accepts and words the errors. Floats go through `str::parse`,
+//! correctly rounded as serde_json's `float_roundtrip` parse is.
+
+use crate::batch::{EventBatch, ValueRef};
+use crate::model::ModelError;
+
+/// Parses `line` (whole: nothing but whitespace after the object) into one more event of
+/// `batch`: `None` when the line is not of the form this reader takes (the batch then
+/// as it was); else the result of ending the event (a name given twice is an error,
+/// worded by the model, and the batch is as it was).
+pub(crate) fn event_into_batch(
+    line: &[u8],
+    batch: &mut EventBatch,
+) -> Option<Result<(), ModelError>> {
+    let mut r = Reader { b: line, i: 0 };
+    let done = r.object(batch);
+    if done.is_none() {
+        batch.abandon_event();
+        return None;
+    }
+    r.ws();
+    if r.i != line.len() {
+        batch.abandon_event();
+        return None;
+    }
+    Some(batch.end_event())
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Reader<'a> {
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(&c) = self.b.get(self.i) {
+            if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+                break;
+            }
+            self.i += 1;
+        }
+    }
+
+    #[inline]
+    fn eat(&mut self, c: u8) -> Option<()> {
+        self.ws();
+        (self.b.get(self.i) == Some(&c)).then(|| self.i += 1)
+    }
+
+    /// `{ "name": value, ... }`, each attribute pushed as it is read.
+    fn object(&mut self, batch: &mut EventBatch) -> Option<()> {
+        self.eat(b'{')?;
+        self.ws();
+        if self.b.get(self.i) == Some(&b'}') {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            self.ws();
+            let name = self.string()?;
+            self.eat(b':')?;
+            self.ws();
+            let id = batch.intern_name(name);
+            let value = match *self.b.get(self.i)? {
+                b'"' => ValueRef::Str(self.string()?),
+                b'-' | b'0'..=b'9' => self.number()?,
+                _ => return None,
+            };
+            batch.push(id, value).ok()?;
+            self.ws();
+            match *self.b.get(self.i)? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A string without escapes or control characters, at the opening quote.
+    #[inline]
+    fn string(&mut self) -> Option<&'a str> {
+        if self.b.get(self.i) != Some(&b'"') {
+            return None;
+        }
+        let from = self.i + 1;
+        let len = memchr::memchr2(b'"', b'\\', &self.b[from..])?;
+        let s = &self.b[from..from + len];
+        if self.b[from + len] != b'"' || s.iter().any(|&c| c < 0x20) {
+            return None;
+        }
+        self.i = from + len + 1;
+        // The line is UTF-8 (the caller's `&str`), and a quote ends no multi-byte
+        // character, so the bytes between two quotes are UTF-8 too.
+        std::str::from_utf8(s).ok()
+    }
+
+    /// A JSON number: an integer of at most 18 digits, or a finite float.
+    fn number(&mut self) -> Option<ValueRef<'a>> {
+        let from = self.i;
+        let neg = self.b[self.i] == b'-';
+        self.i += neg as usize;
+        let digits = self.i;
+        while matches!(self.b.get(self.i), Some(b'0'..=b'9')) {
+            self.i += 1;
+        }
+        let int_len = self.i - digits;
+        if int_len == 0 || (int_len > 1 && self.b[digits] == b'0') {
+            return None;
+        }
+        let mut float = false;
+        if self.b.get(self.i) == Some(&b'.') {
+            self.i += 1;
+            let f = self.i;
+            while matches!(self.b.get(self.i), Some(b'0'..=b'9')) {
+                self.i += 1;
+            }
+            if self.i == f {
+                return None;
+            }
+            float = true;
+        }
+        if matches!(self.b.get(self.i), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.b.get(self.i), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            let e = self.i;
+            while matches!(self.b.get(self.i), Some(b'0'..=b'9')) {
+                self.i += 1;
+            }
+            if self.i == e {
+                return None;
+            }
+            float = true;
+        }
+        if !float {
+            if int_len > 18 {
+                return None;
+            }
+            let v = self.b[digits..self.i]
+                .iter()
+                .fold(0i64, |v, &c| v * 10 + (c - b'0') as i64);
+            // serde_json reads `-0` as the float -0.0.
+            return Some(match (neg, v) {
+                (true, 0) => ValueRef::Float(-0.0),
+                (true, v) => ValueRef::Int(-v),
+                (false, v) => ValueRef::Int(v),
+            });
+        }
+        let text = std::str::from_utf8(&self.b[from..self.i]).ok()?;
+        let x: f64 = text.parse().ok()?;
+        x.is_finite().then_some(ValueRef::Float(x))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The common forms are read here (the batch gains the event); the others are left
+    /// to serde_json with the batch untouched. (That both paths agree on every line is
+    /// checked by the io module's tests.)
+    #[test]
+    fn takes_flat_objects_of_plain_scalars_and_declines_the_rest() {
+        let mut b = EventBatch::new();
+        for line in [
+            r#"{"temp": 25, "area": "a1", "x": -2.5e3, "y": 0, "z": -0, "w": 0.5}"#,
+            " { } ",
+            r#"{"é": "ü", "n": 123456789012345678}"#,
+        ] {
+            let before = b.len();
+            assert!(
+                matches!(event_into_batch(line.as_bytes(), &mut b), Some(Ok(()))),
+                "{line}"
+            );
+            assert_eq!(b.len(), before + 1);
+        }
+        assert_eq!(b.value(&b.attrs_of(0)[4]), ValueRef::Float(-0.0));
+        assert!(matches!(
+            event_into_batch(br#"{"a": 1, "a": 2}"#, &mut b),
+            Some(Err(ModelError::DuplicateAttribute { .. }))
+        ));
+        let attrs = b.total_attrs();
+        for line in [
+            r#"{"a": "\n"}"#,
+            r#"{"a": null}"#,
+            r#"{"a": [1]}"#,
+            r#"{"a": 1234567890123456789}"#,
+            r#"{"a": 1e400}"#,
+            r#"{"a": 01}"#,
+            r#"{"a": 1} 2"#,
+            r#"{"a" 1}"#,
+            "{\"a\": \"x\ty\"}",
+        ] {
+            assert!(
+                event_into_batch(line.as_bytes(), &mut b).is_none(),
+                "{line}"
+            );
+        }
+        assert_eq!((b.len(), b.total_attrs()), (3, attrs));
+    }
+}
