@@ -671,8 +671,9 @@ fn fast_subscription(line: &str) -> Option<Subscription> {
 /// A subscriptions line through the fast path of [`fast_subscription`].
 struct FastSub(Subscription);
 
-/// Any problem on the fast path: the slow path finds and words it.
-fn refuse<E: serde::de::Error>() -> E {
+/// Any problem on the fast path: the slow path finds and words it (also the fast path of
+/// clcb's subscriptions, which reads its `filter` with [`FastFilter`]).
+pub fn refuse<E: serde::de::Error>() -> E {
     E::custom("not on the fast path")
 }
 
@@ -734,8 +735,10 @@ impl<'de> serde::Deserialize<'de> for FastKey {
     }
 }
 
-/// `[[name, op, value], ...]`.
-struct FastFilter(Vec<Constraint>);
+/// `[[name, op, value], ...]`, read straight into constraints on the fast path of a
+/// subscriptions line (any problem is [`refuse`]d, for the slow path to word); shared
+/// with clcb's subscriptions, whose `filter` has this form.
+pub struct FastFilter(pub Vec<Constraint>);
 
 impl<'de> serde::Deserialize<'de> for FastFilter {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
