@@ -11,7 +11,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: parse_events FILE")?;
     let file = Path::new(&path);
     let mut lines = RawLines::default();
+    let t = Instant::now();
     LineReader::new(file, ccm::io::open_input(file)?).read_window(usize::MAX, &mut lines)?;
+    println!(
+        "read and split into lines on one thread: {:.3} s",
+        t.elapsed().as_secs_f64()
+    );
     let mb = lines.bytes() as f64 / 1e6;
     for round in 0..3 {
         let t = Instant::now();

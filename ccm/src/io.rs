@@ -211,7 +211,22 @@ pub struct LineReader<R> {
     file: PathBuf,
     reader: R,
     next_line: usize,
+    /// Bytes read from `reader` but not yet handed out (they follow the last window).
+    carry: Vec<u8>,
+    /// Windows of at least this many lines are read by blocks and split on all cores.
+    block_lines: usize,
+    /// Bytes per part of a block split on all cores.
+    part_bytes: usize,
+    /// Mean bytes per line so far (the size of the next block).
+    line_bytes: usize,
 }
+
+/// Windows of at least this many lines are read a block of bytes at a time and cut into
+/// lines on all cores ([`LineReader::read_window`]).
+pub const BLOCK_LINES: usize = 4096;
+
+/// Bytes per part when a block is cut into lines on all cores.
+const PART_BYTES: usize = 256 << 10;
 
 impl<R: BufRead> LineReader<R> {
     /// A reader of `reader`, named `file` in errors.
@@ -220,6 +235,10 @@ impl<R: BufRead> LineReader<R> {
             file: file.into(),
             reader,
             next_line: 1,
+            carry: Vec::new(),
+            block_lines: BLOCK_LINES,
+            part_bytes: PART_BYTES,
+            line_bytes: 64,
         }
     }
 
@@ -228,28 +247,42 @@ impl<R: BufRead> LineReader<R> {
         &self.file
     }
 
+    fn read_error(&self, source: std::io::Error) -> IoError {
+        IoError::Read {
+            file: self.file.clone(),
+            source,
+        }
+    }
+
     /// Replaces the window in `out` by the next `max` (at least 1) lines of the stream
     /// that are not blank; `out` is empty at the end of the stream.
     ///
-    /// The reader's buffer is scanned a block at a time (memchr for the line ends) and
-    /// copied once per block, not line by line (`read_until` per line): on the GPU
-    /// machine's 16 cores the reader thread of `ccm match` read and parsed 1M events of
-    /// the default scenario in 0.206 s line by line, 0.128 s by blocks.
+    /// A window of fewer than [`BLOCK_LINES`] lines is read from the reader's buffer a
+    /// buffer at a time (memchr for the line ends), copied once per buffer, not line by
+    /// line (`read_until` per line): on the GPU machine's 16 cores the reader thread of
+    /// `ccm match` read and parsed 1M events of the default scenario in 0.206 s line by
+    /// line, 0.128 s by buffers. A larger window is read as one block of bytes (sized
+    /// from the lines read so far) and cut into lines on all cores, parts of 256 KiB
+    /// each, so that one thread's line splitting does not bound a stream parsed on all
+    /// cores; lines beyond `max` wait for the next window.
     pub fn read_window(&mut self, max: usize, out: &mut RawLines) -> Result<(), IoError> {
         out.text.clear();
         out.spans.clear();
         let max = max.max(1);
+        if max >= self.block_lines {
+            return self.read_block(max, out);
+        }
         // Where the line being read began in `out.text`.
         let mut start = 0usize;
         while out.spans.len() < max {
-            let buf = match self.reader.fill_buf() {
-                Ok(buf) => buf,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    return Err(IoError::Read {
-                        file: self.file.clone(),
-                        source,
-                    })
+            let from_carry = !self.carry.is_empty();
+            let buf = if from_carry {
+                &self.carry[..]
+            } else {
+                match self.reader.fill_buf() {
+                    Ok(buf) => buf,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(source) => return Err(self.read_error(source)),
                 }
             };
             if buf.is_empty() {
@@ -274,10 +307,132 @@ impl<R: BufRead> LineReader<R> {
                 }
             }
             out.text.truncate(base + used);
-            self.reader.consume(used);
+            if from_carry {
+                self.carry.drain(..used);
+            } else {
+                self.reader.consume(used);
+            }
         }
         Ok(())
     }
+
+    /// [`LineReader::read_window`] by blocks: the carried bytes and then the reader's
+    /// until the block holds about `max` lines (by the mean line so far) or the stream
+    /// ends, cut after its last line end; its lines found on all cores; the bytes of
+    /// lines past `max` carried to the next window.
+    fn read_block(&mut self, max: usize, out: &mut RawLines) -> Result<(), IoError> {
+        let want = max
+            .saturating_mul(self.line_bytes)
+            .clamp(self.part_bytes, 1 << 28);
+        out.text.append(&mut self.carry);
+        let mut eof = false;
+        while out.text.len() < want {
+            let buf = match self.reader.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => return Err(self.read_error(source)),
+            };
+            if buf.is_empty() {
+                eof = true;
+                break;
+            }
+            let n = buf.len();
+            out.text.extend_from_slice(buf);
+            self.reader.consume(n);
+        }
+        // Whole lines only, unless the stream ended.
+        let whole = if eof {
+            out.text.len()
+        } else {
+            match memchr::memrchr(b'\n', &out.text) {
+                Some(i) => i + 1,
+                // One line longer than the block: read on until its end.
+                None => {
+                    let mut line = Vec::new();
+                    self.reader
+                        .read_until(b'\n', &mut line)
+                        .map_err(|e| self.read_error(e))?;
+                    out.text.extend_from_slice(&line);
+                    out.text.len()
+                }
+            }
+        };
+        self.carry.extend_from_slice(&out.text[whole..]);
+        out.text.truncate(whole);
+        let lines = split_lines(&out.text, self.next_line, self.part_bytes, &mut out.spans);
+        if out.spans.len() > max {
+            // The lines past `max`, and any blank ones before them, wait.
+            let (start, _, line_no) = out.spans[max];
+            let mut rest = out.text[start..].to_vec();
+            rest.extend_from_slice(&self.carry);
+            self.carry = rest;
+            out.text.truncate(start);
+            out.spans.truncate(max);
+            self.next_line = line_no;
+        } else {
+            self.next_line += lines;
+        }
+        if !out.spans.is_empty() {
+            self.line_bytes = (out.text.len() / out.spans.len()).max(1);
+        }
+        Ok(())
+    }
+}
+
+/// Cuts `text` (whole lines; the last may lack its `\n`) into its lines on all cores,
+/// parts of about `part` bytes cut after a line end: appends the lines that are not
+/// blank to `spans`, numbered from `first`, and gives the number of lines, blank ones
+/// included.
+fn split_lines(
+    text: &[u8],
+    first: usize,
+    part: usize,
+    spans: &mut Vec<(usize, usize, usize)>,
+) -> usize {
+    let mut cuts = vec![0];
+    while let Some(&last) = cuts.last() {
+        if last >= text.len() {
+            break;
+        }
+        let at = last + part.max(1);
+        let next = match text.get(at..).and_then(|t| memchr::memchr(b'\n', t)) {
+            Some(i) => at + i + 1,
+            None => text.len(),
+        };
+        cuts.push(next);
+    }
+    // Per part: its lines (numbered from 0 within the part) and how many lines it has.
+    type Part = (Vec<(usize, usize, usize)>, usize);
+    let parts: Vec<Part> = cuts
+        .par_windows(2)
+        .map(|w| {
+            let (a, b) = (w[0], w[1]);
+            let mut v = Vec::with_capacity((b - a) / 32);
+            let (mut start, mut n) = (a, 0);
+            let blank = |l: &[u8]| l.iter().all(u8::is_ascii_whitespace);
+            for end in memchr::memchr_iter(b'\n', &text[a..b]) {
+                let end = a + end;
+                if !blank(&text[start..end]) {
+                    v.push((start, end, n));
+                }
+                start = end + 1;
+                n += 1;
+            }
+            if start < b {
+                if !blank(&text[start..b]) {
+                    v.push((start, b, n));
+                }
+                n += 1;
+            }
+            (v, n)
+        })
+        .collect();
+    let mut line = first;
+    for (v, n) in parts {
+        spans.extend(v.into_iter().map(|(a, b, i)| (a, b, line + i)));
+        line += n;
+    }
+    line - first
 }
 
 /// Checks one raw line of a JSON Lines stream and gives its text: valid UTF-8, a
@@ -1408,6 +1563,56 @@ mod tests {
                         .map(|(i, l)| (i + 1, l.as_bytes().to_vec()))
                         .collect();
                     assert_eq!(got, want, "buffer {cap}, window {window}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn windows_read_by_blocks_split_lines_as_the_buffered_reader_does() {
+        // Blocks cut into parts of 1 to 6 bytes on all cores, windows of 1 to 5 lines,
+        // blank lines (spaces, `\r`) and lines of every length, with and without a
+        // final line end: the same lines and numbers as read a buffer at a time.
+        let lines: Vec<String> = (0..41)
+            .map(|i| match i % 9 {
+                0 => String::new(),
+                1 => " \r".into(),
+                k => "y".repeat(k * (i % 4 + 1)),
+            })
+            .collect();
+        for final_end in [true, false] {
+            let mut text = lines.join("\n");
+            if final_end {
+                text.push('\n');
+            }
+            let read = |block: bool, part: usize, window: usize| {
+                let buf = std::io::BufReader::with_capacity(5, text.as_bytes());
+                let mut r = LineReader::new("e", buf);
+                if block {
+                    r.block_lines = 1;
+                    r.part_bytes = part;
+                }
+                let mut w = RawLines::default();
+                let mut got: Vec<(usize, Vec<u8>)> = Vec::new();
+                loop {
+                    r.read_window(window, &mut w).unwrap();
+                    if w.is_empty() {
+                        break;
+                    }
+                    assert!(w.len() <= window);
+                    got.extend((0..w.len()).map(|i| (w.line_no(i), w.raw(i).to_vec())));
+                }
+                got
+            };
+            let want = read(false, 0, 3);
+            assert_eq!(want.len(), 31);
+            for part in 1..7 {
+                for window in 1..6 {
+                    assert_eq!(
+                        read(true, part, window),
+                        want,
+                        "part {part}, window {window}"
+                    );
                 }
             }
         }

@@ -23,7 +23,6 @@ pub mod xml;
 use crate::bad_input;
 use ::ccm::io::{LineReader, RawLines};
 use rayon::prelude::*;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -37,9 +36,10 @@ reported (the first 20, then a count) and the exit code is 2. `-` reads standard
 /// `--window` and `--stats`, shared by the streaming commands.
 #[derive(clap::Args, Debug, Clone)]
 pub struct StreamArgs {
-    /// Events per window: each window is read, matched as one batch, written and flushed
-    /// before the next is matched. Memory holds a few windows, whatever the stream's length;
-    /// 1 answers each event as soon as it arrives (interactive use).
+    /// Events per window: each window is read and parsed, matched as one batch, then
+    /// written and flushed, the three stages overlapping on consecutive windows. Memory
+    /// holds a few windows, whatever the stream's length; 1 answers each event as soon as
+    /// it arrives (interactive use).
     #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub window: u64,
     /// Print times on standard error: loading, building the index, uploading, reading,
@@ -340,78 +340,80 @@ pub fn stream_lines<B: Events, A: Send + Sync + 'static>(
         }
         busy
     });
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
     let mut done = Streamed {
         events: 0,
         bad: 0,
         bytes: 0,
         wall: Duration::ZERO,
     };
-    let (mut t_match, mut t_write, mut waited) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    loop {
-        let t = Instant::now();
-        let Ok(msg) = rx.recv() else { break };
-        waited += t.elapsed();
-        let w = msg?;
-        done.bytes += w.bytes as u64;
-        let lines = w.good.count() + w.bad.len();
-        done.events += lines as u64;
-        done.bad += w.bad.len() as u64;
-        // Each line's slot: its event's index among the good ones, or `None` for a bad
-        // line (reported here, in input order).
-        let mut slots: Vec<Option<usize>> = Vec::with_capacity(lines);
-        let (mut bad, mut next) = (w.bad.iter().peekable(), 0);
-        for i in 0..lines {
-            match bad.next_if(|b| b.0 == i) {
-                Some((_, m)) => {
-                    eprintln!("{m}");
-                    slots.push(None);
+    let (mut t_match, mut waited) = (Duration::ZERO, Duration::ZERO);
+    // A third stage: a writer thread formats and writes a window's answers while the
+    // next window is matched.
+    let t_write = std::thread::scope(|sc| -> anyhow::Result<Duration> {
+        let (wtx, wrx) = std::sync::mpsc::sync_channel::<(Vec<Option<usize>>, Vec<A>, B)>(1);
+        let format = &format;
+        let writer = sc.spawn(move || -> anyhow::Result<Duration> {
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+            let mut took = Duration::ZERO;
+            for (slots, answers, good) in wrx {
+                let t = Instant::now();
+                write_window(&mut out, &slots, &answers, format)?;
+                // Freeing a window's events is left to the pool, off this path.
+                rayon::spawn(move || drop((good, answers)));
+                took += t.elapsed();
+            }
+            Ok(took)
+        });
+        let matched = (|| -> anyhow::Result<()> {
+            loop {
+                let t = Instant::now();
+                let Ok(msg) = rx.recv() else { return Ok(()) };
+                waited += t.elapsed();
+                let w = msg?;
+                done.bytes += w.bytes as u64;
+                let lines = w.good.count() + w.bad.len();
+                done.events += lines as u64;
+                done.bad += w.bad.len() as u64;
+                // Each line's slot: its event's index among the good ones, or `None` for
+                // a bad line (reported here, in input order).
+                let mut slots: Vec<Option<usize>> = Vec::with_capacity(lines);
+                let (mut bad, mut next) = (w.bad.iter().peekable(), 0);
+                for i in 0..lines {
+                    match bad.next_if(|b| b.0 == i) {
+                        Some((_, m)) => {
+                            eprintln!("{m}");
+                            slots.push(None);
+                        }
+                        None => {
+                            slots.push(Some(next));
+                            next += 1;
+                        }
+                    }
                 }
-                None => {
-                    slots.push(Some(next));
-                    next += 1;
+                let good = w.good;
+                let t = Instant::now();
+                let answers = matcher(&good)?;
+                anyhow::ensure!(
+                    answers.len() == good.count(),
+                    "the engine gave {} answers for {} events",
+                    answers.len(),
+                    good.count()
+                );
+                t_match += t.elapsed();
+                if wtx.send((slots, answers, good)).is_err() {
+                    // The writer stopped on an error: it is returned below.
+                    return Ok(());
                 }
             }
-        }
-        let good = w.good;
-        let t = Instant::now();
-        let answers = matcher(&good)?;
-        anyhow::ensure!(
-            answers.len() == good.count(),
-            "the engine gave {} answers for {} events",
-            answers.len(),
-            good.count()
-        );
-        t_match += t.elapsed();
-        let t = Instant::now();
-        // The answers formatted on all cores in chunks of lines, each chunk into its own
-        // buffer, written in input order.
-        let format = &format;
-        let answers_ref = &answers;
-        let chunks: Vec<Vec<u8>> = slots
-            .par_chunks(FORMAT_CHUNK)
-            .map(|c| {
-                let mut b = Vec::with_capacity(c.len() * 8);
-                for slot in c {
-                    match slot {
-                        Some(i) => format(&answers_ref[*i], &mut b),
-                        None => b.extend_from_slice(b"null"),
-                    }
-                    b.push(b'\n');
-                }
-                b
-            })
-            .collect();
-        for c in &chunks {
-            out.write_all(c)?;
-        }
-        out.flush()?;
-        // Freeing a window's events (a few allocations each) is left to the pool, off
-        // the path of the next window.
-        rayon::spawn(move || drop((good, answers)));
-        t_write += t.elapsed();
-    }
+        })();
+        drop(wtx);
+        let written = writer
+            .join()
+            .map_err(|_| anyhow::anyhow!("the writer thread panicked"))?;
+        matched?;
+        written
+    })?;
     let busy = producer.join().unwrap_or_default();
     done.wall = t0.elapsed();
     stats.add(
@@ -421,8 +423,41 @@ pub fn stream_lines<B: Events, A: Send + Sync + 'static>(
     );
     stats.add("waiting for input", waited, String::new());
     stats.add("match", t_match, String::new());
-    stats.add("format + write", t_write, String::new());
+    stats.add(
+        "format + write",
+        t_write,
+        "(writer thread, overlaps matching)".into(),
+    );
     Ok(done)
+}
+
+/// Writes a window's output lines to `out` and flushes: per line its answer (`slots`:
+/// its index in `answers`) formatted by `format`, or `null` for a bad line. The lines
+/// are formatted on all cores in chunks, each into its own buffer, written in order.
+fn write_window<A: Sync>(
+    out: &mut impl std::io::Write,
+    slots: &[Option<usize>],
+    answers: &[A],
+    format: &(impl Fn(&A, &mut Vec<u8>) + Sync),
+) -> std::io::Result<()> {
+    let chunks: Vec<Vec<u8>> = slots
+        .par_chunks(FORMAT_CHUNK)
+        .map(|c| {
+            let mut b = Vec::with_capacity(c.len() * 8);
+            for slot in c {
+                match slot {
+                    Some(i) => format(&answers[*i], &mut b),
+                    None => b.extend_from_slice(b"null"),
+                }
+                b.push(b'\n');
+            }
+            b
+        })
+        .collect();
+    for c in &chunks {
+        out.write_all(c)?;
+    }
+    out.flush()
 }
 
 /// The error for a stream with bad lines (exit code 2), after all of them are answered.
