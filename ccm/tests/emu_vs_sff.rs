@@ -5,6 +5,7 @@
 
 use baselines::sff::Sff;
 use baselines::Matcher;
+use ccm::batch::{EventBatch, ValueRef};
 use ccm::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
 use ccm::{Ccm, Config, GpuIndex, IndexConfig, Reset};
 use gpu_kernels::Device;
@@ -155,6 +156,23 @@ fn index_config() -> impl Strategy<Value = IndexConfig> {
         )
 }
 
+/// `events` in a batch whose dictionaries first hold names and strings that no
+/// subscription has (so that every id of the events' names and strings differs from
+/// their order of appearance), after one event of such names and strings only.
+fn seeded_batch(events: &[Event]) -> EventBatch {
+    let mut b = EventBatch::new();
+    for n in ["unknown", "zz"] {
+        b.intern_name(n);
+    }
+    b.push_named("zz", ValueRef::Str("never")).unwrap();
+    b.push_named("unknown", ValueRef::Int(1)).unwrap();
+    b.end_event().unwrap();
+    for e in events {
+        b.push_event(e);
+    }
+    b
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -186,7 +204,17 @@ proptest! {
         }
         prop_assert_eq!(ccm.match_batch(&events).unwrap(), want.clone());
         let mut index = GpuIndex::new(&dev, &subs, index_cfg).unwrap();
-        prop_assert_eq!(index.match_batch(&events).unwrap().to_vecs(), want, "index {:?}", index_cfg);
+        prop_assert_eq!(index.match_events(&events).unwrap().to_vecs(), want.clone(), "index {:?}", index_cfg);
+        // The same events in a batch whose dictionaries also hold names and strings no
+        // event or subscription has (every id shifted), after an event of such a name
+        // only; a range of it leaves that event out.
+        let b = seeded_batch(&events);
+        let got = index.match_batch(&b).unwrap().to_vecs();
+        prop_assert_eq!(&got[1..], &want[..], "index on a seeded batch {:?}", index_cfg);
+        prop_assert!(got[0].is_empty());
+        let mut out = ccm::Answers::default();
+        index.match_range_into(&b, 1..b.len(), &mut out).unwrap();
+        prop_assert_eq!(out.to_vecs(), want, "index on a range {:?}", index_cfg);
     }
 
     /// Subscriptions added and removed after deployment: the engine answers as an SFF
@@ -203,7 +231,7 @@ proptest! {
         let mut fast = Ccm::new(&dev, &first, low_latency_config()).unwrap();
         fast.match_event(&events[0]).unwrap();
         let mut index = GpuIndex::new(&dev, &first, IndexConfig::default()).unwrap();
-        index.match_batch(&events).unwrap();
+        index.match_events(&events).unwrap();
         // One event before the updates, so the device tables are live when they change.
         ccm.match_event(&events[0]).unwrap();
         let mut live: Vec<(ccm::SubId, Subscription)> =
@@ -231,7 +259,7 @@ proptest! {
         }
         let want: Vec<_> = events.iter().map(|e| sff.match_event(e)).collect();
         prop_assert_eq!(ccm.match_batch(&events).unwrap(), want.clone());
-        prop_assert_eq!(index.match_batch(&events).unwrap().to_vecs(), want);
+        prop_assert_eq!(index.match_batch(&EventBatch::from_events(&events)).unwrap().to_vecs(), want);
     }
 }
 

@@ -378,7 +378,7 @@ fn match_multi(
         stream.window as usize,
         parse_window,
         |evs| {
-            index.match_batch_into(evs, &mut answers)?;
+            index.match_events_into(evs, &mut answers)?;
             Ok(answers.to_vecs())
         },
         format_answer,
@@ -556,7 +556,7 @@ fn match_cmd(
                     window,
                     parse_window,
                     |evs| {
-                        index.match_batch_into(evs, &mut answers)?;
+                        index.match_events_into(evs, &mut answers)?;
                         Ok(answers.to_vecs())
                     },
                     format,
@@ -564,7 +564,8 @@ fn match_cmd(
                 )?;
                 let t = index.take_timing();
                 for (phase, d) in [
-                    ("index: encode events", t.encode),
+                    ("index: dictionaries", t.dictionaries),
+                    ("index: stage events", t.stage),
                     ("index: copy events in", t.copy_in),
                     ("index: kernels", t.kernels),
                     ("index: answers out", t.answers),
@@ -572,11 +573,11 @@ fn match_cmd(
                     stats.add(phase, d, format!("({} events)", t.events));
                 }
                 stats.add(
-                    "index: encoding not hidden",
+                    "index: staging not hidden",
                     t.waited,
                     format!(
-                        "({} launches, {} encoded twice, {} with staging grown)",
-                        t.launches, t.encoded_again, t.staging_grown
+                        "({} launches, {} with staging grown)",
+                        t.launches, t.staging_grown
                     ),
                 );
                 done
