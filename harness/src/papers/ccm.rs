@@ -1431,6 +1431,8 @@ fn fixedcost(ctx: &mut Ctx) -> anyhow::Result<()> {
                 })
                 .collect::<Result<_, _>>()
                 .context("renamed events")?;
+            // The batch holds the same events (the engines that take it match these).
+            w.batch = EventBatch::from_events(&w.events);
             let label = format!("fixedcost x = {x}, seed {seed}");
             let at = At {
                 x: x as f64,
