@@ -3,13 +3,15 @@
 # dictionaries translated once per call, the launch's attributes and starts staged as they
 # are, the events encoded on the device by `ccm_encode_batch`), on the GPU machine. Run by
 # the device tool from the repository root with the release binary carried in
-# .carry/harness; builds nothing; about 5 minutes:
+# .carry/harness; builds nothing; about 4 minutes, at most 9 (each step has a timeout):
 #   1. compute-sanitizer memcheck and racecheck on quick runs of ccm/table2 (partition
-#      walk, interface-major kernel) and ccm/dense10 (filter-major kernel) with the GPU index
-#      (its answers checked against SFF's);
-#   2. ccm/table2 at full size, one seed: the GPU index and the CPU engines (sff, index,
-#      hybrid), with the index's time split per workload (GPU_MATCH_INDEX_SPLIT=1:
-#      dictionaries, staging, copy in, kernels with the device's encoding, answers);
+#      walk, interface-major kernel; the paper's kernels and the batched one, which takes
+#      the batch too) and ccm/dense10 (filter-major kernel) with the GPU index (answers
+#      checked against SFF's);
+#   2. ccm/table2 at full size, one seed: the GPU index, the paper's kernels (`gpu`, with
+#      `gpu batched` on the batch) and the CPU engines (sff, index, hybrid), with the
+#      index's time split per workload (GPU_MATCH_INDEX_SPLIT=1: dictionaries, staging,
+#      copy in, kernels with the device's encoding, answers);
 #   3. ccm/dense and ccm/dense10 at full size, one seed: the GPU index series only (SFF
 #      still answers every event, for the check).
 # Everything goes to $OUT: check.txt (sanitizers), run.txt (the runs' output and splits),
@@ -27,11 +29,12 @@ export CUDA_MODULE_LOADING=EAGER
     nproc
 } | tee "$OUT/gpu.txt"
 {
-    for e in ccm/table2 ccm/dense10; do
+    for e in ccm/table2:gpu,gpu-index,sff ccm/dense10:gpu-index,sff; do
+        engines=${e#*:} e=${e%%:*}
         for tool in memcheck racecheck; do
-            echo "== $tool: $e quick, gpu index (answers checked against sff)"
-            timeout 100 compute-sanitizer --tool $tool --print-limit 20 \
-                $H run ${e%/*} ${e#*/} --quick --seeds 1 --engines gpu-index,sff --out /tmp/sanitized 2>&1 |
+            echo "== $tool: $e quick, $engines (answers checked against sff)"
+            timeout 60 compute-sanitizer --tool $tool --print-limit 20 \
+                $H run ${e%/*} ${e#*/} --quick --seeds 1 --engines $engines --out /tmp/sanitized 2>&1 |
                 grep -v "^ " | tail -8
             echo "exit ${PIPESTATUS[0]}"
         done
@@ -46,7 +49,7 @@ run() { # timeout experiment engines
     rc=$?
     echo "$2 $(($(date +%s) - s)) $rc" | tee -a "$OUT/times.txt"
 }
-run 100 ccm/table2 gpu-index,sff,index,hybrid
+run 120 ccm/table2 gpu,gpu-index,sff,index,hybrid
 run 110 ccm/dense gpu-index
 run 80 ccm/dense10 gpu-index
 grep -h "index split" "$OUT/run.txt"

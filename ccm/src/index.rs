@@ -574,13 +574,13 @@ struct LaunchBufs {
 
 /// A call's batch dictionaries on the device, translated to the tables' (kept from call
 /// to call, grown as needed).
-struct DevDicts {
+pub(crate) struct DevDicts {
     /// Per name id of the batch: its row ([`NO_ROW`]: no constraint has the name).
     name_rows: Buffer<u32>,
     /// Per string id of the batch: its bytes in `arena` and its constraint string id.
     strs: Buffer<BatchStr>,
     /// The batch's string bytes (the events' string bytes the kernels compare).
-    arena: Buffer<u8>,
+    pub(crate) arena: Buffer<u8>,
     n_names: u32,
     n_strs: u32,
 }
@@ -588,7 +588,7 @@ struct DevDicts {
 impl DevDicts {
     /// Translates `batch`'s dictionaries to `t`'s and uploads them, with the string
     /// arena, into `old`'s buffers where they are large enough.
-    fn upload(
+    pub(crate) fn upload(
         dev: &Device,
         t: &Tables,
         batch: &EventBatch,
@@ -633,10 +633,29 @@ impl DevDicts {
         dev.write(&mut d.arena, 0, arena)?;
         Ok(d)
     }
+
+    /// The launch's part of a batch whose starts and attributes are in `starts` and
+    /// `attrs` ([`ccm_encode_batch`]'s input), with these dictionaries.
+    pub(crate) fn input<'a>(
+        &'a self,
+        starts: &'a Buffer<u32>,
+        attrs: &'a Buffer<BatchAttr>,
+        n_events: usize,
+    ) -> BatchInput<'a> {
+        BatchInput {
+            attrs: attrs.dev_ptr(),
+            starts: starts.dev_ptr(),
+            name_rows: self.name_rows.dev_ptr(),
+            strs: self.strs.dev_ptr(),
+            n_events: n_events as u32,
+            n_names: self.n_names,
+            n_strs: self.n_strs,
+        }
+    }
 }
 
 /// `old` when it holds `n` elements (at least one), else a new buffer with room.
-fn kept_or_grown<T: bytemuck::Pod>(
+pub(crate) fn kept_or_grown<T: bytemuck::Pod>(
     dev: &Device,
     old: Option<Buffer<T>>,
     n: usize,
@@ -1316,15 +1335,7 @@ fn launch(
     }
     timing.copy_in += t.elapsed();
     let t = Instant::now();
-    let input = BatchInput {
-        attrs: b.input.dev_ptr(),
-        starts: b.starts.dev_ptr(),
-        name_rows: dict.name_rows.dev_ptr(),
-        strs: dict.strs.dev_ptr(),
-        n_events: n as u32,
-        n_names: dict.n_names,
-        n_strs: dict.n_strs,
-    };
+    let input = dict.input(&b.starts, &b.input, n);
     let encoded = dev.mark()?;
     let lc = LaunchConfig::linear(n as u32, ENCODE_BLOCK);
     ccm_encode_batch::launch(dev, lc, input, &b.events, &b.attrs)?;

@@ -202,7 +202,7 @@ proptest! {
         for (e, w) in events.iter().zip(&want) {
             prop_assert_eq!(&ccm.match_event(e).unwrap(), w, "event {:?}", e);
         }
-        prop_assert_eq!(ccm.match_batch(&events).unwrap(), want.clone());
+        prop_assert_eq!(ccm.match_events(&events).unwrap(), want.clone());
         let mut index = GpuIndex::new(&dev, &subs, index_cfg).unwrap();
         prop_assert_eq!(index.match_events(&events).unwrap().to_vecs(), want.clone(), "index {:?}", index_cfg);
         // The same events in a batch whose dictionaries also hold names and strings no
@@ -211,6 +211,8 @@ proptest! {
         let b = seeded_batch(&events);
         let got = index.match_batch(&b).unwrap().to_vecs();
         prop_assert_eq!(&got[1..], &want[..], "index on a seeded batch {:?}", index_cfg);
+        prop_assert_eq!(&ccm.match_batch(&b).unwrap()[1..], &want[..], "batched kernel on a seeded batch");
+        prop_assert_eq!(ccm.match_range(&b, 1..b.len()).unwrap(), want.clone(), "batched kernel on a range");
         prop_assert!(got[0].is_empty());
         let mut out = ccm::Answers::default();
         index.match_range_into(&b, 1..b.len(), &mut out).unwrap();
@@ -258,7 +260,7 @@ proptest! {
             prop_assert_eq!(fast.match_event(e).unwrap(), sff.match_event(e), "low latency, event {:?}", e);
         }
         let want: Vec<_> = events.iter().map(|e| sff.match_event(e)).collect();
-        prop_assert_eq!(ccm.match_batch(&events).unwrap(), want.clone());
+        prop_assert_eq!(ccm.match_events(&events).unwrap(), want.clone());
         prop_assert_eq!(index.match_batch(&EventBatch::from_events(&events)).unwrap().to_vecs(), want);
     }
 }
@@ -301,7 +303,7 @@ fn generated_table_1_workload_matches_sff() {
         .map(|e| ccm.match_event(e).unwrap())
         .collect();
     assert_eq!(got, want);
-    assert_eq!(ccm.match_batch(&w.events).unwrap(), want);
+    assert_eq!(ccm.match_batch(&w.batch).unwrap(), want);
     let mut ccm = Ccm::new(&dev, &w.subscriptions, low_latency_config()).unwrap();
     let got: Vec<_> = w
         .events
@@ -506,8 +508,8 @@ fn windows_of_a_stream_match_like_one_batch_and_after_an_update() {
         .unwrap()
         .match_parallel(&w.events);
     let mut got = Vec::new();
-    for window in [&w.events[..3], &w.events[3..4], &w.events[4..]] {
-        got.extend(ccm.match_batch(window).unwrap());
+    for window in [0..3, 3..4, 4..w.events.len()] {
+        got.extend(ccm.match_range(&w.batch, window).unwrap());
     }
     assert_eq!(got, want);
     // A new interface between windows: more output flags per event.
@@ -519,7 +521,7 @@ fn windows_of_a_stream_match_like_one_batch_and_after_an_update() {
     let mut subs = w.subscriptions.clone();
     subs.push(extra);
     let want = Sff::build(&subs).unwrap().match_parallel(&w.events);
-    let mut got = ccm.match_batch(&w.events[..2]).unwrap();
-    got.extend(ccm.match_batch(&w.events[2..]).unwrap());
+    let mut got = ccm.match_range(&w.batch, 0..2).unwrap();
+    got.extend(ccm.match_events(&w.events[2..]).unwrap());
     assert_eq!(got, want);
 }

@@ -707,16 +707,6 @@ fn time_kernels(
     bounded: bool,
 ) -> anyhow::Result<()> {
     for (name, dev, cfg) in devices {
-        let stream: Vec<Event> = if ctx.quick || !dev.is_gpu() {
-            w.events.clone()
-        } else {
-            w.events
-                .iter()
-                .cycle()
-                .take(BATCH_STREAM.max(w.events.len()))
-                .cloned()
-                .collect()
-        };
         if engines.kernels_on(name) {
             let cfg = capped(cfg, w);
             let per_launch = cfg.batch_events;
@@ -741,7 +731,14 @@ fn time_kernels(
             let ms = ms_since(t0) / got.len().max(1) as f64;
             at.check(ctx, ("sff", &truth[..got.len()]), (name, &got))?;
             at.record(ctx, name, ms);
-            ccm.match_batch(&w.events[..warm.min(w.events.len())])?;
+            // The batched kernel on a stream drawn from the workload's batch (repeated to
+            // `BATCH_STREAM` on the GPU at full size), built before the timing.
+            let stream = if ctx.quick || !dev.is_gpu() {
+                w.batch.clone()
+            } else {
+                w.batch.cycled(BATCH_STREAM.max(w.events.len()))
+            };
+            ccm.match_range(&w.batch, 0..warm.min(w.events.len()))?;
             let round = if bounded {
                 w.events.len().max(per_launch).max(1)
             } else {
@@ -749,8 +746,8 @@ fn time_kernels(
             };
             let t0 = Instant::now();
             let mut got = Vec::with_capacity(stream.len());
-            for part in stream.chunks(round) {
-                got.extend(ccm.match_batch(part)?);
+            for start in (0..stream.len()).step_by(round) {
+                got.extend(ccm.match_range(&stream, start..(start + round).min(stream.len()))?);
                 if t0.elapsed().as_secs_f64() > SFF_BUDGET_S {
                     break;
                 }

@@ -624,7 +624,7 @@ fn match_cmd(
                                 .map(|e| ccm.match_event(e).map_err(Into::into))
                                 .collect()
                         } else {
-                            Ok(ccm.match_batch(evs)?)
+                            Ok(ccm.match_events(evs)?)
                         }
                     },
                     format,
