@@ -94,7 +94,7 @@ pub struct IndexConfig {
     pub dense_share: f64,
     /// Most events per launch (65536); fewer when the answer bitmap (one bit per event
     /// and interface) would pass [`IndexConfig::bitmap_bytes`]. A call with more events
-    /// encodes the next launch's while the device matches this one's.
+    /// stages the next launch's while the device matches this one's.
     pub batch_events: usize,
     /// Most bytes of the answer bitmap (256 MiB).
     pub bitmap_bytes: usize,
@@ -1135,10 +1135,11 @@ impl<'d> GpuIndex<'d> {
     }
 }
 
-/// The pool that encodes events for every [`GpuIndex`] of the process and runs its
+/// The pool that stages launches for every [`GpuIndex`] of the process and runs its
 /// pipeline: as many threads as rayon's global pool. The thread driving the device is
 /// one of them ([`GpuIndex::match_batch_into`]), busy with its launch while the others
-/// encode the next one, then helping them. (A driving thread beside a pool of one
+/// stage the next one, then helping them. (Measured when the host still encoded heap
+/// events, the work this pool was sized for: a driving thread beside a pool of one
 /// thread fewer than the cores waited 4.2 ns per event of Table 1's default scenario
 /// for encodings it could have shared; beside a pool of as many threads as cores, it
 /// shared a core with one of them and every launch's encoding waited for that
