@@ -47,7 +47,7 @@ fn engine(c: &mut Criterion) {
     };
     let mut ccm = Ccm::new(&dev, &w.subscriptions, cfg).expect("engine");
     g.bench_function(format!("batch_of_{}", w.events.len()), |b| {
-        b.iter(|| ccm.match_batch(&w.events).expect("match"))
+        b.iter(|| ccm.match_batch(&w.batch).expect("match"))
     });
     g.finish();
 }

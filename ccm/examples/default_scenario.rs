@@ -165,8 +165,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     )?;
     let reps = if gpu { 262_144 } else { 16 };
-    let stream: Vec<Event> = w.events.iter().cycle().take(reps).cloned().collect();
-    ccm.match_batch(&w.events[..w.events.len().min(reps)])?;
+    let stream = w.batch.cycled(reps);
+    ccm.match_range(&w.batch, 0..w.events.len().min(reps))?;
     let t0 = Instant::now();
     let got = ccm.match_batch(&stream)?;
     let s = t0.elapsed().as_secs_f64();

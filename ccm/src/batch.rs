@@ -424,6 +424,30 @@ impl EventBatch {
             .extend(other.starts[1..].iter().map(|&s| base + s));
     }
 
+    /// A batch of `n` events: this one's, repeated end to end as often as needed (with
+    /// its dictionaries, so the same ids): a long stream drawn from a workload's events.
+    /// Empty when this batch is. Panics when the attributes would pass `u32::MAX`.
+    pub fn cycled(&self, n: usize) -> EventBatch {
+        let mut b = EventBatch {
+            names: self.names.clone(),
+            strings: self.strings.clone(),
+            starts: Vec::with_capacity(n + 1),
+            attrs: Vec::new(),
+        };
+        b.starts.push(0);
+        while !self.is_empty() && b.len() < n {
+            let take = (n - b.len()).min(self.len());
+            let base = b.attrs.len() as u32;
+            base.checked_add(self.starts[take])
+                .expect("at most u32::MAX attributes");
+            b.attrs
+                .extend_from_slice(&self.attrs[self.attr_range(0..take)]);
+            b.starts
+                .extend(self.starts[1..=take].iter().map(|&s| base + s));
+        }
+        b
+    }
+
     /// Removes every event, keeping the names' dictionary (its ids stay valid, so an
     /// engine's translation of them can be kept) and the memory; the strings'
     /// dictionary is emptied (a stream of windows whose strings are mostly new would
@@ -545,6 +569,19 @@ mod tests {
         assert_eq!(b.len(), 2);
         assert_eq!(b.total_attrs(), 1);
         assert!(b.attrs_of(1).is_empty());
+    }
+
+    #[test]
+    fn a_cycled_batch_repeats_the_events_with_the_same_ids() {
+        let events = small();
+        let b = EventBatch::from_events(&events[..5]);
+        let c = b.cycled(12);
+        assert_eq!(c.len(), 12);
+        let want: Vec<Event> = events[..5].iter().cycle().take(12).cloned().collect();
+        assert_eq!(c.to_events(), want);
+        assert_eq!(c.attrs_of(7), b.attrs_of(2), "the same ids");
+        assert_eq!(b.cycled(3).to_events(), events[..3].to_vec());
+        assert!(EventBatch::new().cycled(4).is_empty());
     }
 
     #[test]

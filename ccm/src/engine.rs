@@ -14,9 +14,12 @@
 //! out). With both (the low-latency path) an event costs one launch and one
 //! synchronisation, with nothing copied either way.
 //!
-//! Batched ([`Ccm::match_batch`], beyond the paper): many events per launch of
-//! [`ccm_kernels::ccm_match_batch()`], the host encoding batch `k + 1` while the device
-//! matches batch `k`.
+//! Batched ([`Ccm::match_batch`], beyond the paper): many events of an [`EventBatch`] per
+//! launch of [`ccm_kernels::ccm_match_batch()`]. The batch's dictionaries are
+//! translated once per call and each launch's attributes copied as the batch holds
+//! them; [`ccm_kernels::batch::ccm_encode_batch()`] encodes them on the device (as for
+//! [`crate::GpuIndex`]), and the host decodes launch `k`'s answers while the device
+//! matches launch `k + 1`.
 //!
 //! Persistent ([`Config::persistent`], beyond the paper): the paper's matching (§4.2;
 //! round-tagged counters instead of §4.3's reset) in a persistent kernel ([`ccm_kernels::ccm_persistent()`],
@@ -34,9 +37,12 @@
 //! match writes only the changed rows and filter slots to the device, or re-uploads
 //! the tables when a row outgrew its room.
 
-use crate::layout::{EncodedBatch, LayoutError, SubId, Tables};
+use crate::batch::EventBatch;
+use crate::index::DevDicts;
+use crate::layout::{LayoutError, SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
-use ccm_kernels::{DevAttr, DevConstraint, DevEvent, EventBatch, FilterMajorTables};
+use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, ENCODE_BLOCK};
+use ccm_kernels::{DevAttr, DevConstraint, DevEvent, FilterMajorTables};
 use gpu_kernels::persist::{Persistent, Ring, RingConfig};
 use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, LaunchConfig};
 use std::collections::VecDeque;
@@ -236,6 +242,8 @@ pub struct Ccm<'d> {
     /// [`Ccm::match_batch`] to the next (a stream matched window by window allocates
     /// them once).
     batch_bufs: Option<BatchBufs>,
+    /// The last batch's dictionaries on the device (their buffers reused).
+    batch_dicts: Option<DevDicts>,
 }
 
 /// A running [`ccm_kernels::ccm_persistent()`]. Its handle owns the kernel's own device
@@ -346,6 +354,7 @@ impl<'d> Ccm<'d> {
             mapped,
             pers: None,
             batch_bufs: None,
+            batch_dicts: None,
         })
     }
 
@@ -1008,8 +1017,9 @@ impl<'d> Ccm<'d> {
         Ok(std::time::Instant::now())
     }
 
-    /// Matches many events, [`Config::batch_events`] per launch of the batched kernel;
-    /// one answer per event, ascending interface ids, the same as [`Ccm::match_event`]'s:
+    /// Matches the events of `batch`, [`Config::batch_events`] per launch of the batched
+    /// kernel; one answer per event, ascending interface ids, the same as
+    /// [`Ccm::match_event`]'s:
     ///
     /// ```
     /// use ccm::{workload, Ccm, Config, Params};
@@ -1027,20 +1037,41 @@ impl<'d> Ccm<'d> {
     /// let dev = gpu_kernels::Device::emulator();
     /// let cfg = Config { block: 32, batch_events: 4, batch_chunk: 4, ..Config::default() };
     /// let mut ccm = Ccm::new(&dev, &w.subscriptions, cfg)?;
-    /// let batched = ccm.match_batch(&w.events)?;
+    /// let batched = ccm.match_batch(&w.batch)?;
     /// for (e, answer) in w.events.iter().zip(&batched) {
     ///     assert_eq!(&ccm.match_event(e)?, answer);
     /// }
     /// # Ok(()) }
     /// ```
-    pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<InterfaceId>>, CcmError> {
+    pub fn match_batch(&mut self, batch: &EventBatch) -> Result<Vec<Vec<InterfaceId>>, CcmError> {
+        self.match_range(batch, 0..batch.len())
+    }
+
+    /// [`Ccm::match_batch`] of heap events' batch ([`EventBatch::from_events`], built
+    /// once).
+    pub fn match_events(&mut self, events: &[Event]) -> Result<Vec<Vec<InterfaceId>>, CcmError> {
+        self.match_batch(&EventBatch::from_events(events))
+    }
+
+    /// As [`Ccm::match_batch`], for the events `events` of `batch` only. Panics when
+    /// `events` is not within the batch, as slicing does.
+    pub fn match_range(
+        &mut self,
+        batch: &EventBatch,
+        events: std::ops::Range<usize>,
+    ) -> Result<Vec<Vec<InterfaceId>>, CcmError> {
+        assert!(
+            events.start <= events.end && events.end <= batch.len(),
+            "events {events:?} of a batch of {}",
+            batch.len()
+        );
         self.ensure_synced()?;
         if self.d.batch.is_none() {
             self.d.batch = Some(Self::upload_batch(self.dev, &self.t)?);
         }
         let n_if = self.t.iface_ids.len();
         let mut answers = Vec::with_capacity(events.len());
-        if n_if == 0 || self.t.live_filters() == 0 {
+        if n_if == 0 || self.t.live_filters() == 0 || events.is_empty() {
             answers.resize(events.len(), Vec::new());
             return Ok(answers);
         }
@@ -1048,67 +1079,88 @@ impl<'d> Ccm<'d> {
             1,
             (65_535 * self.cfg.batch_chunk as usize).min(u32::MAX as usize / n_if),
         );
-        let mut batches = events.chunks(per);
+        let dicts = DevDicts::upload(self.dev, &self.t, batch, self.batch_dicts.take())?;
         let mut bufs: Option<BatchBufs> = self.batch_bufs.take();
-        let mut next = batches.next().map(|b| self.t.encode_batch_parallel(b));
-        while let Some(enc) = next.take() {
-            self.launch_batch(&enc, &mut bufs)?;
-            // The host encodes batch k + 1 while the device matches batch k.
-            next = batches.next().map(|b| self.t.encode_batch_parallel(b));
+        // The answers of the launch before, decoded while the device matches the next.
+        let mut flags: Vec<u32> = Vec::new();
+        let mut pending = 0;
+        let mut first = events.start;
+        while first < events.end {
+            let r = first..(first + per).min(events.end);
+            first = r.end;
+            self.launch_batch(batch, r.clone(), &dicts, &mut bufs)?;
+            self.decode_flags(&flags[..pending * n_if], &mut answers);
+            pending = r.len();
+            flags.resize(pending * n_if, 0);
             let b = bufs.as_ref().expect("launched");
-            let mut flags = vec![0u32; enc.evs.len() * n_if];
-            self.dev.read_into(&b.out, 0, &mut flags)?;
-            for row in flags.chunks(n_if) {
-                let mut v: Vec<InterfaceId> = row
-                    .iter()
-                    .zip(&self.t.iface_ids)
-                    .filter(|(f, _)| **f != 0)
-                    .map(|(_, &id)| id)
-                    .collect();
-                v.sort_unstable();
-                answers.push(v);
-            }
+            self.dev
+                .read_into(&b.out, 0, &mut flags[..pending * n_if])?;
         }
+        self.decode_flags(&flags[..pending * n_if], &mut answers);
         self.batch_bufs = bufs;
+        self.batch_dicts = Some(dicts);
         Ok(answers)
     }
 
+    /// Appends to `answers` the interfaces of each event's row of `flags`
+    /// ([`ccm_kernels::ccm_match_batch()`]'s output: a flag per interface), ascending.
+    fn decode_flags(&self, flags: &[u32], answers: &mut Vec<Vec<InterfaceId>>) {
+        for row in flags.chunks(self.t.iface_ids.len()) {
+            let mut v: Vec<InterfaceId> = row
+                .iter()
+                .zip(&self.t.iface_ids)
+                .filter(|(f, _)| **f != 0)
+                .map(|(_, &id)| id)
+                .collect();
+            v.sort_unstable();
+            answers.push(v);
+        }
+    }
+
+    /// Launches the events `events` of `batch` (copy in, the encoding on the device,
+    /// the batched kernel) without waiting for them.
     fn launch_batch(
         &mut self,
-        enc: &EncodedBatch,
+        batch: &EventBatch,
+        events: std::ops::Range<usize>,
+        dicts: &DevDicts,
         bufs: &mut Option<BatchBufs>,
     ) -> Result<(), CcmError> {
         let dev = self.dev;
         let n_if = self.t.iface_ids.len();
-        let need = (
-            enc.evs.len(),
-            enc.attrs.len().max(1),
-            enc.bytes.len().max(1),
-            enc.evs.len() * n_if,
-        );
+        let n = events.len();
+        let starts = &batch.starts()[events.start..=events.end];
+        let attrs: &[BatchAttr] = bytemuck::cast_slice(&batch.attrs()[batch.attr_range(events)]);
+        let need = (n, attrs.len().max(1), n * n_if);
         let fits = bufs.as_ref().is_some_and(|b| {
-            b.events.len() >= need.0
+            b.starts.len() > need.0
+                && b.events.len() >= need.0
                 && b.attrs.len() >= need.1
-                && b.bytes.len() >= need.2
-                && b.out.len() >= need.3
+                && b.out.len() >= need.2
         });
         if !fits {
             *bufs = Some(BatchBufs {
+                starts: dev.alloc(room(need.0 + 1))?,
+                input: dev.alloc(room(need.1))?,
                 events: dev.alloc(room(need.0))?,
                 attrs: dev.alloc(room(need.1))?,
-                bytes: dev.alloc(room(need.2))?,
-                out: dev.alloc(room(need.3))?,
+                out: dev.alloc(room(need.2))?,
             });
         }
         let b = bufs.as_mut().expect("allocated");
-        dev.write(&mut b.events, 0, &enc.evs)?;
-        if !enc.attrs.is_empty() {
-            dev.write(&mut b.attrs, 0, &enc.attrs)?;
-        }
-        if !enc.bytes.is_empty() {
-            dev.write(&mut b.bytes, 0, &enc.bytes)?;
+        dev.write(&mut b.starts, 0, starts)?;
+        if !attrs.is_empty() {
+            dev.write(&mut b.input, 0, attrs)?;
         }
         dev.zero(&mut b.out)?;
+        let lc = LaunchConfig::linear(n as u32, ENCODE_BLOCK);
+        ccm_encode_batch::launch(
+            dev,
+            lc,
+            dicts.input(&b.starts, &b.input, n),
+            &b.events,
+            &b.attrs,
+        )?;
         let bt = self.d.batch.as_ref().expect("batch tables");
         let d = &self.d;
         let chunk = self.cfg.batch_chunk.max(1);
@@ -1117,7 +1169,7 @@ impl<'d> Ccm<'d> {
         let cfg = LaunchConfig {
             grid: [
                 slots.div_ceil(block).max(1),
-                (enc.evs.len() as u32).div_ceil(chunk).max(1),
+                (n as u32).div_ceil(chunk).max(1),
                 1,
             ],
             block: [block, 1, 1],
@@ -1133,21 +1185,24 @@ impl<'d> Ccm<'d> {
             n_filters: slots,
             n_interfaces: n_if as u32,
         };
-        let batch = EventBatch {
+        let encoded = ccm_kernels::EventBatch {
             events: b.events.dev_ptr(),
             attrs: b.attrs.dev_ptr(),
-            ebytes: b.bytes.dev_ptr(),
-            n_events: enc.evs.len() as u32,
+            ebytes: dicts.arena.dev_ptr(),
+            n_events: n as u32,
             chunk,
         };
-        ccm_kernels::ccm_match_batch::launch(dev, cfg, tables, batch, &b.out)?;
+        ccm_kernels::ccm_match_batch::launch(dev, cfg, tables, encoded, &b.out)?;
         Ok(())
     }
 }
 
 struct BatchBufs {
+    /// A launch's starts and attributes as the batch holds them.
+    starts: Buffer<u32>,
+    input: Buffer<BatchAttr>,
+    /// The same events encoded on the device.
     events: Buffer<DevEvent>,
     attrs: Buffer<DevAttr>,
-    bytes: Buffer<u8>,
     out: Buffer<u32>,
 }

@@ -38,16 +38,18 @@
 //!    page-locked areas, which a stream matched into one [`Answers`] reuses: with
 //!    thousands of answers per event, a second copy on the host cost as much as the
 //!    transfer.
-//! 5. **Pipeline** ([`GpuIndex::match_batch`]): events are encoded on all cores into
-//!    page-locked staging, a launch's worth at a time, into two staging areas in turn:
-//!    while the device copies and matches one launch, the next is encoded. Names and
-//!    strings are looked up in [`crate::hash::ShortKeyMap`]. The room a launch takes
-//!    is read off the events in place ([`Tables::slotted_room`]: each part's string
-//!    bytes get a slot sized from the last launch's), so that the events' heap memory
-//!    is read once, by the encoding itself; a part that outgrows its slot sends its
-//!    launch to a second encoding in the exact room.
-//!    [`GpuIndex::match_batch_into`] reuses the caller's answer areas, so a stream
-//!    writes its answers into page-locked memory already allocated.
+//! 5. **Pipeline** ([`GpuIndex::match_batch`]): the index takes an [`EventBatch`] as it
+//!    is. Once per call the host translates the batch's two dictionaries to the
+//!    tables' (per name its row, per string its id among the constraints' strings and
+//!    its place in the batch's arena: a few names, the distinct strings) and uploads
+//!    them with the string arena. Per launch it copies the launch's attributes and
+//!    starts on all cores into page-locked staging, one of two in turn: while the
+//!    device copies and matches one launch, the next is staged. On the device,
+//!    [`ccm_kernels::batch::ccm_encode_batch`] encodes the launch's events (its
+//!    names' rows, strings' ids, signatures) into the form the kernels above read, so
+//!    the host does no work per attribute. [`GpuIndex::match_batch_into`] reuses the
+//!    caller's answer areas, so a stream writes its answers into page-locked memory
+//!    already allocated; [`GpuIndex::match_events`] takes heap events, converted once.
 //!
 //! Updates without a rebuild ([`GpuIndex::add`], [`GpuIndex::remove`]): a removed
 //! filter is marked removed in place on the device (one 16-byte write; every kernel
@@ -58,19 +60,31 @@
 //! build at the next match (on the host, in parallel; see its time in the harness's
 //! Table 2). [`GpuIndex::updates`] tells which happened.
 
+use crate::batch::{Attr, EventBatch};
 use crate::engine::{room as room_of, CcmError};
-use crate::layout::{EncodeRoom, SubId, Tables, ENCODE_PART};
+use crate::layout::{SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
+use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_count, ccm_index_dense, ccm_index_iface, ccm_index_route,
     dense_shared_bytes, pair_key, route_shared_bytes, slot_of, IndexEvents, IndexFilter,
     IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY, IFACE_WARPS, MAX_RANGES,
     RANGE_ROWS, REMOVED, WARP_BLOCK,
 };
-use ccm_kernels::{DevAttr, DevConstraint, DevEvent, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT};
+use ccm_kernels::{
+    DevAttr, DevConstraint, DevEvent, NO_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT,
+};
 use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
-use std::time::Instant;
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+// The batch's attributes are copied to the device as they are: the host's record and
+// the kernel's are one layout.
+const _: () = assert!(
+    std::mem::size_of::<Attr>() == std::mem::size_of::<BatchAttr>()
+        && std::mem::align_of::<Attr>() == std::mem::align_of::<BatchAttr>()
+);
 
 /// Tuning of [`GpuIndex`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -80,7 +94,7 @@ pub struct IndexConfig {
     pub dense_share: f64,
     /// Most events per launch (65536); fewer when the answer bitmap (one bit per event
     /// and interface) would pass [`IndexConfig::bitmap_bytes`]. A call with more events
-    /// encodes the next launch's while the device matches this one's.
+    /// stages the next launch's while the device matches this one's.
     pub batch_events: usize,
     /// Most bytes of the answer bitmap (256 MiB).
     pub bitmap_bytes: usize,
@@ -130,32 +144,38 @@ impl IndexConfig {
 }
 
 /// Where [`GpuIndex::match_batch`]'s time went, summed over its calls since the last
-/// [`GpuIndex::take_timing`] (host clock; the kernels' phase ends at the
-/// synchronisation that reads the answers' total). The encoding of a launch's events
-/// runs while the previous launch is copied and matched, so the parts can add up to
-/// more than the wall time.
+/// [`GpuIndex::take_timing`] (host clock, but for `device_encode`; the kernels' phase
+/// ends at the synchronisation that reads the answers' total). A launch's staging runs
+/// while the previous launch is copied and matched, so the parts can add up to more
+/// than the wall time.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IndexTiming {
-    /// Counting and encoding the events on all cores into page-locked staging memory.
-    pub encode: std::time::Duration,
-    /// Copying the encoded events to the device.
-    pub copy_in: std::time::Duration,
-    /// The kernels: partition walk, filter-major kernel, answer sizes.
-    pub kernels: std::time::Duration,
+    /// Once per call: the batch's dictionaries translated to the tables' (names to
+    /// rows, strings to the constraints' string ids) and uploaded with its string
+    /// arena.
+    pub dictionaries: Duration,
+    /// Copying each launch's attributes and starts on all cores into page-locked
+    /// staging memory: the host's only work per event.
+    pub stage: Duration,
+    /// Copying the staged attributes and starts to the device.
+    pub copy_in: Duration,
+    /// The kernels: the events' encoding on the device, the partition walk, the
+    /// filter-major kernel, the answer sizes.
+    pub kernels: Duration,
+    /// Of `kernels`: the encoding kernel ([`ccm_kernels::batch::ccm_encode_batch`]),
+    /// timed by the device's clock.
+    pub device_encode: Duration,
     /// The answer lists: the answers kernel and the copy into the page-locked area of
     /// [`Answers`] (no copy on the host).
-    pub answers: std::time::Duration,
+    pub answers: Duration,
     /// Events matched.
     pub events: usize,
     /// Launches.
     pub launches: usize,
-    /// Time the device's thread spent, its launch done, on the next launch's encoding
-    /// (helping with it, or waiting for its last parts): the encoding the device's work
+    /// Time the device's thread spent, its launch done, on the next launch's staging
+    /// (helping with it, or waiting for its last parts): the staging the device's work
     /// did not hide.
-    pub waited: std::time::Duration,
-    /// Launches encoded twice: a part's strings outgrew the slot sized from the launch
-    /// before ([`Tables::slotted_room`]).
-    pub encoded_again: usize,
+    pub waited: Duration,
     /// Launches whose page-locked staging had to be allocated or grown first.
     pub staging_grown: usize,
 }
@@ -164,7 +184,6 @@ impl IndexTiming {
     /// Counts a launch staged as `st`.
     fn note(&mut self, st: &Staged) {
         self.launches += 1;
-        self.encoded_again += st.again as usize;
         self.staging_grown += st.grown as usize;
     }
 }
@@ -533,9 +552,12 @@ impl DevIndex {
 
 /// Per-launch buffers, grown as needed.
 struct LaunchBufs {
+    /// The launch's starts and attributes as the batch holds them (copied in).
+    starts: Buffer<u32>,
+    input: Buffer<BatchAttr>,
+    /// The launch's events and attributes encoded ([`ccm_encode_batch`]).
     events: Buffer<DevEvent>,
     attrs: Buffer<DevAttr>,
-    bytes: Buffer<u8>,
     /// `events x words` answer bits (zero between launches: the answers kernel clears).
     bits: Buffer<u32>,
     /// `[count, events..]` handed to the filter-major kernel (the count zero between
@@ -550,26 +572,127 @@ struct LaunchBufs {
     spans_host: HostBuffer<u32>,
 }
 
-/// Page-locked host memory: a launch's encoded events staged for the copy in.
+/// A call's batch dictionaries on the device, translated to the tables' (kept from call
+/// to call, grown as needed).
+pub(crate) struct DevDicts {
+    /// Per name id of the batch: its row ([`NO_ROW`]: no constraint has the name).
+    name_rows: Buffer<u32>,
+    /// Per string id of the batch: its bytes in `arena` and its constraint string id.
+    strs: Buffer<BatchStr>,
+    /// The batch's string bytes (the events' string bytes the kernels compare).
+    pub(crate) arena: Buffer<u8>,
+    n_names: u32,
+    n_strs: u32,
+}
+
+impl DevDicts {
+    /// Translates `batch`'s dictionaries to `t`'s and uploads them, with the string
+    /// arena, into `old`'s buffers where they are large enough.
+    pub(crate) fn upload(
+        dev: &Device,
+        t: &Tables,
+        batch: &EventBatch,
+        old: Option<DevDicts>,
+    ) -> Result<DevDicts, CcmError> {
+        let names = batch.names();
+        let rows: Vec<u32> = names
+            .iter()
+            .map(|n| t.names.get(n.as_bytes()).unwrap_or(NO_ROW))
+            .collect();
+        let strings = batch.strings();
+        let strs: Vec<BatchStr> = strings
+            .spans()
+            .par_iter()
+            .with_min_len(4096)
+            .enumerate()
+            .map(|(i, &(off, len))| BatchStr {
+                off,
+                len,
+                str_id: t.str_id(strings.str_of(i as u32)).unwrap_or(NO_STR),
+                pad: 0,
+            })
+            .collect();
+        let arena = strings.arena();
+        let (n_names, n_strs) = (
+            u32::try_from(rows.len()).map_err(|_| limit("names in a batch", rows.len()))?,
+            u32::try_from(strs.len()).map_err(|_| limit("strings in a batch", strs.len()))?,
+        );
+        let (r, s, a) = match old {
+            Some(d) => (Some(d.name_rows), Some(d.strs), Some(d.arena)),
+            None => (None, None, None),
+        };
+        let mut d = DevDicts {
+            name_rows: kept_or_grown(dev, r, rows.len())?,
+            strs: kept_or_grown(dev, s, strs.len())?,
+            arena: kept_or_grown(dev, a, arena.len())?,
+            n_names,
+            n_strs,
+        };
+        dev.write(&mut d.name_rows, 0, &rows)?;
+        dev.write(&mut d.strs, 0, &strs)?;
+        dev.write(&mut d.arena, 0, arena)?;
+        Ok(d)
+    }
+
+    /// The launch's part of a batch whose starts and attributes are in `starts` and
+    /// `attrs` ([`ccm_encode_batch`]'s input), with these dictionaries.
+    pub(crate) fn input<'a>(
+        &'a self,
+        starts: &'a Buffer<u32>,
+        attrs: &'a Buffer<BatchAttr>,
+        n_events: usize,
+    ) -> BatchInput<'a> {
+        BatchInput {
+            attrs: attrs.dev_ptr(),
+            starts: starts.dev_ptr(),
+            name_rows: self.name_rows.dev_ptr(),
+            strs: self.strs.dev_ptr(),
+            n_events: n_events as u32,
+            n_names: self.n_names,
+            n_strs: self.n_strs,
+        }
+    }
+}
+
+/// `old` when it holds `n` elements (at least one), else a new buffer with room.
+pub(crate) fn kept_or_grown<T: bytemuck::Pod>(
+    dev: &Device,
+    old: Option<Buffer<T>>,
+    n: usize,
+) -> Result<Buffer<T>, CcmError> {
+    match old {
+        Some(b) if b.len() >= n.max(1) => Ok(b),
+        _ => Ok(dev.alloc(room_of(n.max(1)))?),
+    }
+}
+
+/// A batch too large for the kernels' 32-bit indices.
+fn limit(what: &'static str, have: usize) -> CcmError {
+    CcmError::Limit {
+        what,
+        have: have as u64,
+        max: u32::MAX as u64,
+    }
+}
+
+/// Page-locked host memory: a launch's starts and attributes staged for the copy in.
 struct HostBufs {
-    events: HostBuffer<DevEvent>,
-    attrs: HostBuffer<DevAttr>,
-    bytes: HostBuffer<u8>,
+    starts: HostBuffer<u32>,
+    attrs: HostBuffer<BatchAttr>,
 }
 
 impl HostBufs {
-    /// Staging with room for `lens` = (events, attributes, string bytes), and slack.
-    fn alloc(dev: &Device, lens: (usize, usize, usize)) -> Result<HostBufs, CcmError> {
+    /// Staging with room for `lens` = (starts, attributes), and slack.
+    fn alloc(dev: &Device, lens: (usize, usize)) -> Result<HostBufs, CcmError> {
         Ok(HostBufs {
-            events: dev.alloc_host(room_of(lens.0))?,
-            attrs: dev.alloc_host(room_of(lens.1))?,
-            bytes: dev.alloc_host(room_of(lens.2))?,
+            starts: dev.alloc_host(room_of(lens.0))?,
+            attrs: dev.alloc_host(room_of(lens.1.max(1)))?,
         })
     }
 
-    /// True when the staging holds `lens` = (events, attributes, string bytes).
-    fn holds(&self, lens: (usize, usize, usize)) -> bool {
-        self.events.len() >= lens.0 && self.attrs.len() >= lens.1 && self.bytes.len() >= lens.2
+    /// True when the staging holds `lens` = (starts, attributes).
+    fn holds(&self, lens: (usize, usize)) -> bool {
+        self.starts.len() >= lens.0 && self.attrs.len() >= lens.1
     }
 }
 
@@ -592,7 +715,7 @@ impl HostBufs {
 /// let w = workload::generate(&params, 7)?;
 /// let dev = Device::emulator(); // or Device::gpu(0, ccm::PTX)?
 /// let mut index = GpuIndex::new(&dev, &w.subscriptions, IndexConfig::default())?;
-/// let answers = index.match_batch(&w.events)?;
+/// let answers = index.match_batch(&w.batch)?;
 /// let sff = baselines::sff::Sff::build(&w.subscriptions)?;
 /// for (e, got) in w.events.iter().zip(answers.iter()) {
 ///     assert_eq!(got, sff.match_event(e).as_slice());
@@ -608,10 +731,8 @@ pub struct GpuIndex<'d> {
     bufs: Option<LaunchBufs>,
     /// Two staging areas, alternating between launches.
     staging: [Option<HostBufs>; 2],
-    /// The string bytes' slot per part of the next launch's encoding
-    /// ([`Tables::slotted_room`]), from the most a part took in the last one; `None`
-    /// before the first (encoded in the exact room).
-    part_bytes: Option<usize>,
+    /// The last call's batch dictionaries on the device (their buffers reused).
+    dicts: Option<DevDicts>,
     timing: IndexTiming,
     /// Interface (of the tables' `iface_ids`) -> rank, as of the last build.
     rank: Vec<u32>,
@@ -626,8 +747,8 @@ pub struct GpuIndex<'d> {
     /// `added` changed since `delta` was built.
     delta_stale: bool,
     updates: IndexUpdates,
-    /// The pool this index encodes on and drives its pipeline from
-    /// ([`GpuIndex::set_encode_threads`]); `None`: the process's shared encoding pool.
+    /// The pool this index stages launches on and drives its pipeline from
+    /// ([`GpuIndex::set_encode_threads`]); `None`: the process's shared pool.
     encode_pool: Option<std::sync::Arc<rayon::ThreadPool>>,
 }
 
@@ -663,7 +784,7 @@ impl<'d> GpuIndex<'d> {
             d: None,
             bufs: None,
             staging: [None, None],
-            part_bytes: None,
+            dicts: None,
             timing: IndexTiming::default(),
             rank: Vec::new(),
             rows: 0,
@@ -755,9 +876,10 @@ impl<'d> GpuIndex<'d> {
     /// Bytes of the per-launch buffers allocated so far (events, answer bitmap, lists).
     pub fn launch_bytes(&self) -> usize {
         self.bufs.as_ref().map_or(0, |b| {
-            b.events.bytes()
+            b.starts.bytes()
+                + b.input.bytes()
+                + b.events.bytes()
                 + b.attrs.bytes()
-                + b.bytes.bytes()
                 + b.bits.bytes()
                 + b.dense.bytes()
                 + b.spans.bytes()
@@ -840,24 +962,76 @@ impl<'d> GpuIndex<'d> {
         std::mem::take(&mut self.timing)
     }
 
-    /// Matches `events`, a launch per [`GpuIndex::launch_events`] (or fewer). Each
-    /// launch's events are encoded on all cores into page-locked staging; while the
-    /// device matches one launch, the next is encoded into a second staging area (two
-    /// buffers, alternating), so encoding overlaps copies and kernels. The answers are
-    /// fresh page-locked memory: a stream of calls should use
-    /// [`GpuIndex::match_batch_into`] with one [`Answers`], which reuses it.
-    pub fn match_batch(&mut self, events: &[Event]) -> Result<Answers, CcmError> {
+    /// Matches the events of `batch`, a launch per [`GpuIndex::launch_events`] (or
+    /// fewer): the module docs' pipeline (step 5). The answers are fresh page-locked
+    /// memory: a stream of calls should use [`GpuIndex::match_batch_into`] with one
+    /// [`Answers`], which reuses it.
+    pub fn match_batch(&mut self, batch: &EventBatch) -> Result<Answers, CcmError> {
         let mut out = Answers::default();
-        self.match_batch_into(events, &mut out)?;
+        self.match_batch_into(batch, &mut out)?;
         Ok(out)
     }
 
-    /// Gives this index a pool of its own of `threads` threads to encode events on and
-    /// drive its pipeline from ([`GpuIndex::match_batch`]), instead of the encoding pool
-    /// the process's indexes share (as many threads as rayon's global pool, up to
+    /// As [`GpuIndex::match_batch`], into `out` (cleared first), whose memory is
+    /// reused: a stream matched batch after batch into one [`Answers`] writes its
+    /// answer lists into memory already mapped instead of fresh pages each time.
+    pub fn match_batch_into(
+        &mut self,
+        batch: &EventBatch,
+        out: &mut Answers,
+    ) -> Result<(), CcmError> {
+        self.match_range_into(batch, 0..batch.len(), out)
+    }
+
+    /// As [`GpuIndex::match_batch_into`], for the events `events` of `batch` only
+    /// (answer `i` of `out` is event `events.start + i`'s): a stream held in one batch
+    /// is matched a part at a time without copying it. Panics when `events` is not
+    /// within the batch, as slicing does.
+    pub fn match_range_into(
+        &mut self,
+        batch: &EventBatch,
+        events: Range<usize>,
+        out: &mut Answers,
+    ) -> Result<(), CcmError> {
+        assert!(
+            events.start <= events.end && events.end <= batch.len(),
+            "events {events:?} of a batch of {}",
+            batch.len()
+        );
+        match self.encode_pool.clone() {
+            // The whole call on the index's own pool: every staging inside it stays
+            // there ([`on_encode_pool`]).
+            Some(pool) => pool.install(|| self.match_on_pool(batch, events, out)),
+            // The whole call on the shared pool too, as on a pool of its own: driven
+            // from outside, each of its encodings was a job handed to the pool from
+            // outside, its threads asleep since the last one (the one-device stream of
+            // Table 2's default scenario on the 4-GPU machine ran at 9.5-14.6M
+            // events/s so, where a pool of its own of as many threads drove 28-30M).
+            None => on_encode_pool(|| self.match_on_pool(batch, events, out)),
+        }
+    }
+
+    /// Matches heap events: [`GpuIndex::match_batch`] of their batch
+    /// ([`EventBatch::from_events`], built once, on all cores).
+    pub fn match_events(&mut self, events: &[Event]) -> Result<Answers, CcmError> {
+        self.match_batch(&EventBatch::from_events(events))
+    }
+
+    /// Matches heap events into `out`: [`GpuIndex::match_batch_into`] of their batch.
+    pub fn match_events_into(
+        &mut self,
+        events: &[Event],
+        out: &mut Answers,
+    ) -> Result<(), CcmError> {
+        self.match_batch_into(&EventBatch::from_events(events), out)
+    }
+
+    /// Gives this index a pool of its own of `threads` threads to stage launches on and
+    /// drive its pipeline from ([`GpuIndex::match_batch`]), instead of the pool the
+    /// process's indexes share (as many threads as rayon's global pool, up to
     /// [`ENCODE_THREADS_MAX`]). For
     /// several indexes driven at once on one host ([`crate::MultiIndex`], a device
-    /// each): on one shared pool, a pipeline's driving thread waiting for its encoding
+    /// each): on one shared pool, a pipeline's driving thread waiting for its staging
     /// could take another device's whole pipeline and run it to its end, so that the
     /// devices' rounds ran one after another. Should the pool not start, the shared one
     /// stays. The same answers either way.
@@ -870,29 +1044,13 @@ impl<'d> GpuIndex<'d> {
             .map(std::sync::Arc::new);
     }
 
-    /// As [`GpuIndex::match_batch`], into `out` (cleared first), whose memory is
-    /// reused: a stream matched batch after batch into one [`Answers`] writes its
-    /// answer lists into memory already mapped instead of fresh pages each time.
-    pub fn match_batch_into(
+    /// [`GpuIndex::match_range_into`] on the pool it runs on.
+    fn match_on_pool(
         &mut self,
-        events: &[Event],
+        batch: &EventBatch,
+        events: Range<usize>,
         out: &mut Answers,
     ) -> Result<(), CcmError> {
-        match self.encode_pool.clone() {
-            // The whole call on the index's own pool: every encoding inside it stays
-            // there ([`on_encode_pool`]).
-            Some(pool) => pool.install(|| self.match_batch_on_pool(events, out)),
-            // The whole call on the shared pool too, as on a pool of its own: driven
-            // from outside, each of its encodings was a job handed to the pool from
-            // outside, its threads asleep since the last one (the one-device stream of
-            // Table 2's default scenario on the 4-GPU machine ran at 9.5-14.6M
-            // events/s so, where a pool of its own of as many threads drove 28-30M).
-            None => on_encode_pool(|| self.match_batch_on_pool(events, out)),
-        }
-    }
-
-    /// [`GpuIndex::match_batch_into`] on the pool it runs on.
-    fn match_batch_on_pool(&mut self, events: &[Event], out: &mut Answers) -> Result<(), CcmError> {
         if self.d.is_none() {
             self.rebuild()?;
         }
@@ -900,9 +1058,10 @@ impl<'d> GpuIndex<'d> {
             self.rebuild_delta()?;
         }
         out.clear();
-        out.spans.reserve(events.len());
-        if self.host.n_filters() == 0 || self.host.user_ids.is_empty() {
-            out.spans.resize(events.len(), (0, 0, 0));
+        let n = events.len();
+        out.spans.reserve(n);
+        if self.host.n_filters() == 0 || self.host.user_ids.is_empty() || n == 0 {
+            out.spans.resize(n, (0, 0, 0));
             return Ok(());
         }
         let per = self.launch_events();
@@ -913,13 +1072,18 @@ impl<'d> GpuIndex<'d> {
             d,
             bufs,
             staging,
-            part_bytes,
+            dicts,
             timing,
             delta,
             ..
         } = self;
-        let (t, cfg, d) = (&*t, &*cfg, d.as_ref().expect("built"));
+        let (cfg, d) = (&*cfg, d.as_ref().expect("built"));
         let delta = delta.as_ref();
+        // The batch's dictionaries, once per call.
+        let started = Instant::now();
+        let dict = DevDicts::upload(dev, t, batch, dicts.take())?;
+        timing.dictionaries += started.elapsed();
+        let dict = &*dicts.insert(dict);
         let mut chunks = Ramp {
             rest: events,
             next: ramp_start(per),
@@ -928,55 +1092,54 @@ impl<'d> GpuIndex<'d> {
         let Some(first) = chunks.next() else {
             return Ok(());
         };
-        // The first launch's events are encoded before the pipeline starts. A call of
+        // The first launch's events are staged before the pipeline starts. A call of
         // several launches sizes the second staging area like the first now (a stream
         // warmed with two launches has nothing left to allocate).
         let (mut cur, took) =
-            Staged::prepare(t, staging[0].take(), first, *part_bytes).ready(dev, t, first)?;
-        timing.encode += took;
+            Staged::prepare(staging[0].take(), batch, first.clone()).ready(dev, batch)?;
+        timing.stage += took;
         timing.note(&cur);
-        *part_bytes = Some(next_slot(*part_bytes, &cur, first.len()));
-        if staging[1].is_none() && events.len() > per {
+        if staging[1].is_none() && n > per {
             staging[1] = Some(HostBufs::alloc(dev, cur.lens())?);
         }
-        // The pipeline runs on the encoding pool: this thread drives the device
-        // through a launch while the pool encodes the next one's events (`join`), and,
-        // its launch done, helps with that encoding instead of waiting for it.
+        // The pipeline runs on the staging pool: this thread drives the device through
+        // a launch while the pool stages the next one's events (`join`), and, its
+        // launch done, helps with that staging instead of waiting for it.
         on_encode_pool(|| -> Result<(), CcmError> {
             loop {
-                let next = chunks.next().map(|c| (c, staging[1].take(), *part_bytes));
+                let next = chunks.next().map(|c| (c, staging[1].take()));
                 let started = Instant::now();
                 let ((r, launched), job) = rayon::join(
                     || {
-                        let r = launch(dev, d, delta, cfg, per, bufs, timing, &cur, out);
+                        let r = launch(dev, d, delta, dict, cfg, per, bufs, timing, &cur, out);
                         (r, started.elapsed())
                     },
-                    || next.map(|(c, old, slot)| (c, Staged::prepare(t, old, c, slot))),
+                    || next.map(|(c, old)| Staged::prepare(old, batch, c)),
                 );
                 if r.is_err() {
                     // The buffers' counters may be left mid-launch: start afresh.
                     *bufs = None;
                 }
-                let Some((c, prepared)) = job else {
+                let Some(prepared) = job else {
                     staging[0] = Some(cur.bufs);
                     return r;
                 };
                 r?;
-                let (st, took) = prepared.ready(dev, t, c)?;
+                let (st, took) = prepared.ready(dev, batch)?;
                 timing.waited += started.elapsed().saturating_sub(launched);
                 timing.note(&st);
-                *part_bytes = Some(next_slot(*part_bytes, &st, c.len()));
                 staging[1] = Some(std::mem::replace(&mut cur, st).bufs);
-                timing.encode += took;
+                timing.stage += took;
             }
         })
     }
 }
 
-/// The pool that encodes events for every [`GpuIndex`] of the process and runs its
+/// The pool that stages launches for every [`GpuIndex`] of the process and runs its
 /// pipeline: as many threads as rayon's global pool. The thread driving the device is
 /// one of them ([`GpuIndex::match_batch_into`]), busy with its launch while the others
-/// encode the next one, then helping them. (A driving thread beside a pool of one
+/// stage the next one, then helping them. (Measured when the host still encoded heap
+/// events, the work this pool was sized for: a driving thread beside a pool of one
 /// thread fewer than the cores waited 4.2 ns per event of Table 1's default scenario
 /// for encodings it could have shared; beside a pool of as many threads as cores, it
 /// shared a core with one of them and every launch's encoding waited for that
@@ -1035,163 +1198,109 @@ pub(crate) fn encode_threads_shared(available: usize, indexes: usize) -> usize {
     encode_threads(available.min(ENCODE_THREADS_HOST_MAX) / indexes.max(1))
 }
 
-/// One launch's events staged in page-locked memory: the buffers, the room the events
-/// take in them, and the most string bytes a part of them took.
+/// One launch's events staged in page-locked memory: the buffers, and how many events
+/// and attributes they hold (the starts, one more than the events, as the batch holds
+/// them; the attributes, as the batch holds them).
 struct Staged {
     bufs: HostBufs,
-    room: EncodeRoom,
-    most: usize,
-    /// Encoded twice (a part outgrew its slot); its staging allocated or grown first.
-    again: bool,
+    events: usize,
+    attrs: usize,
+    /// Its staging allocated or grown first.
     grown: bool,
 }
 
-/// The string slot per part after a launch of `events` events staged as `st`: from
-/// its largest part ([`Tables::part_slot`]) when it had full parts to judge by; after a launch
-/// of less than one part (the last of a call, say) no smaller than `last`, so that a
-/// short tail does not send the next call's first launch to a second encoding.
-fn next_slot(last: Option<usize>, st: &Staged, events: usize) -> usize {
-    let slot = Tables::part_slot(st.most);
-    match last {
-        Some(last) if events < ENCODE_PART => slot.max(last),
-        _ => slot,
-    }
-}
-
-/// A launch's events after [`Staged::prepare`]: encoded, or not yet, because the
-/// staging area was missing or too small for the room (page-locked memory is allocated
-/// by the device's thread, in [`Prepared::ready`]). With the time spent.
+/// A launch's events after [`Staged::prepare`]: staged, or not yet, because the staging
+/// area was missing or too small (page-locked memory is allocated by the device's
+/// thread, in [`Prepared::ready`]). With the time spent.
 enum Prepared {
-    Encoded(Staged, std::time::Duration),
-    /// Also whether the room is the exact one after a slotted encoding overflowed.
-    Short(Option<HostBufs>, EncodeRoom, std::time::Duration, bool),
+    Staged(Staged, Duration),
+    /// The events, and the buffers too small for them.
+    Short(Range<usize>, Option<HostBufs>, Duration),
 }
 
 impl Prepared {
-    /// The staged events: those already encoded, or (after allocating room for them)
-    /// encoded now.
-    fn ready(
-        self,
-        dev: &Device,
-        t: &Tables,
-        events: &[Event],
-    ) -> Result<(Staged, std::time::Duration), CcmError> {
+    /// The staged events: those already staged, or (after allocating room for them)
+    /// staged now.
+    fn ready(self, dev: &Device, batch: &EventBatch) -> Result<(Staged, Duration), CcmError> {
         match self {
-            Prepared::Encoded(st, took) => Ok((st, took)),
-            Prepared::Short(old, room, took, again) => {
+            Prepared::Staged(st, took) => Ok((st, took)),
+            Prepared::Short(events, old, took) => {
                 drop(old);
                 let started = Instant::now();
-                let bufs = HostBufs::alloc(dev, room.total())?;
-                match Staged::fill(t, Some(bufs), room, events, again, true, started) {
-                    Prepared::Encoded(st, more) => Ok((st, took + more)),
-                    // A part outgrew the slotted room and the exact room is larger than
-                    // the buffers just allocated: room for it (it never overflows, so
-                    // this recursion ends).
-                    Prepared::Short(_, room, more, again) => {
-                        Prepared::Short(None, room, took + more, again).ready(dev, t, events)
-                    }
-                }
+                let bufs = HostBufs::alloc(dev, lens_of(batch, &events))?;
+                let st = on_encode_pool(|| Staged::fill(bufs, batch, events, true));
+                Ok((st, took + started.elapsed()))
             }
         }
     }
 }
 
-impl Staged {
-    /// The room `events` need (each part's strings in a slot of `part_bytes`, read off
-    /// the events in place; the exact room, a pass over every attribute, without one)
-    /// and, when `old` holds it, the events encoded into it, on the encoding pool
-    /// ([`on_encode_pool`]). A part that outgrows its slot sends the launch to the
-    /// exact room.
-    fn prepare(
-        t: &Tables,
-        old: Option<HostBufs>,
-        events: &[Event],
-        part_bytes: Option<usize>,
-    ) -> Prepared {
-        let started = Instant::now();
-        let room = on_encode_pool(|| match part_bytes {
-            Some(b) => Tables::slotted_room(events, b),
-            None => Tables::encode_room(events),
-        });
-        Staged::fill(t, old, room, events, false, false, started)
-    }
+/// The staging a launch of `events` of `batch` needs: (starts, attributes).
+fn lens_of(batch: &EventBatch, events: &Range<usize>) -> (usize, usize) {
+    (events.len() + 1, batch.attr_range(events.clone()).len())
+}
 
-    /// `events` encoded into `bufs` when they hold `room`; a part that outgrows its slot
-    /// sends them to the exact room (into `bufs` again when they hold it). `again` and
-    /// `grown` as [`Staged`] records them (`again` set here on an overflow). Without room
-    /// enough, [`Prepared::Short`]: the buffers back with the room they lack. The time
-    /// is counted from `started`.
-    fn fill(
-        t: &Tables,
-        bufs: Option<HostBufs>,
-        mut room: EncodeRoom,
-        events: &[Event],
-        mut again: bool,
-        grown: bool,
-        started: Instant,
-    ) -> Prepared {
-        let mut bufs = bufs;
-        loop {
-            match bufs {
-                Some(mut h) if h.holds(room.total()) => {
-                    match Staged::encode(t, &mut h, &room, events) {
-                        Some(most) => {
-                            let st = Staged {
-                                bufs: h,
-                                room,
-                                most,
-                                again,
-                                grown,
-                            };
-                            return Prepared::Encoded(st, started.elapsed());
-                        }
-                        None => {
-                            bufs = Some(h);
-                            again = true;
-                            room = on_encode_pool(|| Tables::encode_room(events));
-                        }
-                    }
-                }
-                short => return Prepared::Short(short, room, started.elapsed(), again),
+/// Elements per part of a parallel copy into staging (256 KiB of attributes).
+const STAGE_PART: usize = 16 << 10;
+
+/// `src` copied into `dst` (as long) on the pool, a part of [`STAGE_PART`] elements per
+/// task.
+fn par_copy<T: Copy + Send + Sync>(dst: &mut [T], src: &[T]) {
+    dst.par_chunks_mut(STAGE_PART)
+        .zip(src.par_chunks(STAGE_PART))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+impl Staged {
+    /// `events` of `batch` staged into `old` when it holds them, on the pool
+    /// ([`on_encode_pool`]); else [`Prepared::Short`].
+    fn prepare(old: Option<HostBufs>, batch: &EventBatch, events: Range<usize>) -> Prepared {
+        let started = Instant::now();
+        match old {
+            Some(h) if h.holds(lens_of(batch, &events)) => {
+                let st = on_encode_pool(|| Staged::fill(h, batch, events, false));
+                Prepared::Staged(st, started.elapsed())
             }
+            short => Prepared::Short(events, short, started.elapsed()),
         }
     }
 
-    /// The used lengths: events, attributes, string bytes.
-    fn lens(&self) -> (usize, usize, usize) {
-        self.room.total()
+    /// Copies the starts and attributes of `events` of `batch` into `bufs` (which hold
+    /// them), on the pool it is called on.
+    fn fill(mut bufs: HostBufs, batch: &EventBatch, events: Range<usize>, grown: bool) -> Staged {
+        let starts = &batch.starts()[events.start..=events.end];
+        let attrs: &[BatchAttr] = bytemuck::cast_slice(&batch.attrs()[batch.attr_range(events)]);
+        let (ns, na) = (starts.len(), attrs.len());
+        let (s, a) = (
+            &mut bufs.starts.as_mut_slice()[..ns],
+            &mut bufs.attrs.as_mut_slice()[..na],
+        );
+        rayon::join(|| s.copy_from_slice(starts), || par_copy(a, attrs));
+        Staged {
+            bufs,
+            events: ns - 1,
+            attrs: na,
+            grown,
+        }
     }
 
-    /// Encodes `events` into `bufs` (which hold `room`), on the encoding pool: the most
-    /// string bytes a part took, or `None` when a part's strings outgrew their room.
-    fn encode(
-        t: &Tables,
-        bufs: &mut HostBufs,
-        room: &EncodeRoom,
-        events: &[Event],
-    ) -> Option<usize> {
-        on_encode_pool(|| {
-            t.encode_into(
-                events,
-                room,
-                bufs.events.as_mut_slice(),
-                bufs.attrs.as_mut_slice(),
-                bufs.bytes.as_mut_slice(),
-            )
-        })
-        .ok()
+    /// The staged lengths: starts, attributes.
+    fn lens(&self) -> (usize, usize) {
+        (self.events + 1, self.attrs)
     }
 }
 
 /// Matches the events staged in `st` on the device and appends their answers to
-/// `out`: copy in, the partition walk, the filter-major kernel for dense events, the
-/// answer sizes, then the answer lists copied out through page-locked memory. `per` is
+/// `out`: copy in, the events' encoding (with the call's dictionaries `dict`), the
+/// partition walk, the filter-major kernel for dense events, the answer sizes, then the
+/// answer lists copied out through page-locked memory. `per` is
 /// [`GpuIndex::launch_events`], the size of the per-launch device buffers.
 #[allow(clippy::too_many_arguments)]
 fn launch(
     dev: &Device,
     d: &DevIndex,
     delta: Option<&DevIndex>,
+    dict: &DevDicts,
     cfg: &IndexConfig,
     per: usize,
     bufs: &mut Option<LaunchBufs>,
@@ -1200,14 +1309,14 @@ fn launch(
     out: &mut Answers,
 ) -> Result<(), CcmError> {
     let hb = &st.bufs;
-    let lens = st.lens();
-    let n = lens.0;
+    let (n, na) = (st.events, st.attrs);
     let t = Instant::now();
     if bufs.is_none() {
         *bufs = Some(LaunchBufs {
+            starts: dev.alloc(per + 1)?,
+            input: dev.alloc(1)?,
             events: dev.alloc(per)?,
             attrs: dev.alloc(1)?,
-            bytes: dev.alloc(1)?,
             bits: dev.alloc(per * d.words as usize)?,
             dense: dev.alloc(per + 1)?,
             spans: dev.alloc(2 * per)?,
@@ -1217,26 +1326,26 @@ fn launch(
         });
     }
     let b = bufs.as_mut().expect("allocated");
-    if b.attrs.len() < lens.1 {
-        b.attrs = dev.alloc(room_of(lens.1))?;
+    if b.attrs.len() < na {
+        b.input = dev.alloc(room_of(na))?;
+        b.attrs = dev.alloc(room_of(na))?;
     }
-    if b.bytes.len() < lens.2 {
-        b.bytes = dev.alloc(room_of(lens.2))?;
-    }
-    dev.write(&mut b.events, 0, &hb.events.as_slice()[..n])?;
-    if lens.1 > 0 {
-        dev.write(&mut b.attrs, 0, &hb.attrs.as_slice()[..lens.1])?;
-    }
-    if lens.2 > 0 {
-        dev.write(&mut b.bytes, 0, &hb.bytes.as_slice()[..lens.2])?;
+    dev.write(&mut b.starts, 0, &hb.starts.as_slice()[..n + 1])?;
+    if na > 0 {
+        dev.write(&mut b.input, 0, &hb.attrs.as_slice()[..na])?;
     }
     timing.copy_in += t.elapsed();
     let t = Instant::now();
+    let input = dict.input(&b.starts, &b.input, n);
+    let encoded = dev.mark()?;
+    let lc = LaunchConfig::linear(n as u32, ENCODE_BLOCK);
+    ccm_encode_batch::launch(dev, lc, input, &b.events, &b.attrs)?;
+    let walked = dev.mark()?;
     let tables = d.tables();
     let batch = IndexEvents {
         events: b.events.dev_ptr(),
         attrs: b.attrs.dev_ptr(),
-        ebytes: b.bytes.dev_ptr(),
+        ebytes: dict.arena.dev_ptr(),
         n_events: n as u32,
     };
     let route = cfg.route_block.clamp(32, 1024) / 32 * 32;
@@ -1250,6 +1359,8 @@ fn launch(
     ccm_index_route::launch(dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense)?;
     let mut n_dense = [0u32];
     dev.read_into(&b.dense, 0, &mut n_dense)?;
+    let ms = dev.elapsed_ms(&encoded, &walked)?;
+    timing.device_encode += Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3);
     if n_dense[0] > 0 && d.iface_major {
         let lc = LaunchConfig::blocks(n_dense[0] * d.n_ifaces, 32 * IFACE_WARPS, 0);
         ccm_index_iface::launch(
@@ -1341,24 +1452,25 @@ fn ramp_start(per: usize) -> usize {
 }
 
 /// A call's events in launches that double from [`ramp_start`] up to `per`: the first
-/// launch's encoding, which nothing overlaps, is short (with full launches from the
-/// start, a call of four launches spent a quarter of its encoding with the device
+/// launch's staging, which nothing overlaps, is short (with full launches from the
+/// start, a call of four launches spent a quarter of its host work with the device
 /// idle).
-struct Ramp<'e> {
-    rest: &'e [Event],
+struct Ramp {
+    rest: Range<usize>,
     next: usize,
     per: usize,
 }
 
-impl<'e> Iterator for Ramp<'e> {
-    type Item = &'e [Event];
+impl Iterator for Ramp {
+    type Item = Range<usize>;
 
-    fn next(&mut self) -> Option<&'e [Event]> {
+    fn next(&mut self) -> Option<Range<usize>> {
         if self.rest.is_empty() {
             return None;
         }
-        let (now, rest) = self.rest.split_at(self.next.min(self.rest.len()));
-        self.rest = rest;
+        let end = self.rest.start + self.next.min(self.rest.len());
+        let now = self.rest.start..end;
+        self.rest.start = end;
         self.next = (self.next * 2).min(self.per);
         Some(now)
     }

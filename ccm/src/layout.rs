@@ -262,6 +262,12 @@ impl Tables {
             .unwrap_or(0)
     }
 
+    /// The interned id of `s` among the constraints' strings, if a constraint has it
+    /// (an event's string without one is [`NO_STR`], equal to none).
+    pub fn str_id(&self, s: &str) -> Option<u32> {
+        self.dict.get(s.as_bytes()).map(|v| v.0)
+    }
+
     fn intern(&mut self, s: &str) -> Result<(u32, u32), LayoutError> {
         if let Some(v) = self.dict.get(s.as_bytes()) {
             return Ok(v);

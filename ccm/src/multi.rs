@@ -18,14 +18,14 @@
 //!   consecutive events per device.
 //! - **Every event on every device** (when the filters are cut). Each device runs its
 //!   own [`GpuIndex`] (its own partitions of its filters by rarest names) on the whole
-//!   batch, on a host thread of its own ([`Devices::par_each`]), encoding the batch
-//!   itself: the names and strings of a device's tables are those its filters use. The
-//!   host's work (encoding every event, a share of the whole on one device) is then
-//!   repeated on every device: where it bounds one device (Table 2's default
-//!   scenario), more devices make the stream slower. Cut by events, each event is
-//!   encoded once, by the device that matches it: the host's work stays that of one
-//!   device and the devices' work is divided, at the price of a copy of the index on
-//!   each.
+//!   batch, on a host thread of its own ([`Devices::par_each`]), translating the
+//!   batch's dictionaries itself (the names and strings of a device's tables are those
+//!   its filters use) and staging every event. The host's work (staging every event,
+//!   the whole batch's on one device) is then repeated on every device: where it
+//!   bounds one device, more devices make the stream slower. Cut by events, each
+//!   event is staged once, by the device that matches it: the host's work stays that
+//!   of one device and the devices' work is divided, at the price of a copy of the
+//!   index on each.
 //! - **Merge.** A device answers only interfaces of its range and each device's list is
 //!   ascending ([`Answers`]), so the ascending answer of an event is device 0's list,
 //!   then device 1's, and so on, less a border interface that the previous device
@@ -35,6 +35,7 @@
 //!
 //! With one device the index is exactly [`GpuIndex`], driven on the caller's thread.
 
+use crate::batch::EventBatch;
 use crate::engine::CcmError;
 use crate::index::{encode_threads_shared, Answers, GpuIndex, IndexConfig};
 use crate::model::{Event, InterfaceId, Subscription};
@@ -77,7 +78,7 @@ pub enum Partition {
 /// let dev0 = devs.get(0).expect("a device");
 /// let mut index = MultiIndex::new(&devs, &w.subscriptions, IndexConfig::for_device(dev0))?;
 /// assert_eq!(index.interfaces_per_device().iter().sum::<usize>(), 5);
-/// let answers = index.match_batch(&w.events)?;
+/// let answers = index.match_batch(&w.batch)?;
 /// let sff = baselines::sff::Sff::build(&w.subscriptions)?;
 /// for (i, e) in w.events.iter().enumerate() {
 ///     assert_eq!(answers.to_vec(i), sff.match_event(e));
@@ -306,23 +307,47 @@ impl<'d> MultiIndex<'d> {
             .unwrap_or(1)
     }
 
-    /// Matches `events` on every device at once; see [`MultiIndex::match_batch_into`].
-    pub fn match_batch(&mut self, events: &[Event]) -> Result<MultiAnswers, MultiError> {
+    /// Matches the events of `batch` on every device at once; see
+    /// [`MultiIndex::match_batch_into`].
+    pub fn match_batch(&mut self, batch: &EventBatch) -> Result<MultiAnswers, MultiError> {
         let mut out = MultiAnswers::default();
-        self.match_batch_into(events, &mut out)?;
+        self.match_batch_into(batch, &mut out)?;
         Ok(out)
     }
 
-    /// Matches `events` on every device, each device's index on a host thread of its
-    /// own ([`GpuIndex::match_batch_into`]: its pipeline of encoding, copies and
-    /// kernels), into `out`, whose page-locked areas are reused. Cut by events
-    /// ([`Partition::Events`]), device `d` matches the `d`-th of as many runs of
-    /// consecutive events as there are devices.
-    pub fn match_batch_into(
+    /// Matches heap events: [`MultiIndex::match_batch_into`] of their batch
+    /// ([`EventBatch::from_events`], built once).
+    pub fn match_events_into(
         &mut self,
         events: &[Event],
         out: &mut MultiAnswers,
     ) -> Result<(), MultiError> {
+        self.match_batch_into(&EventBatch::from_events(events), out)
+    }
+
+    /// Matches the events of `batch` on every device, each device's index on a host
+    /// thread of its own ([`GpuIndex::match_batch_into`]: its pipeline of staging,
+    /// copies and kernels), into `out`, whose page-locked areas are reused. Cut by
+    /// events ([`Partition::Events`]), device `d` matches the `d`-th of as many runs of
+    /// consecutive events as there are devices.
+    pub fn match_batch_into(
+        &mut self,
+        batch: &EventBatch,
+        out: &mut MultiAnswers,
+    ) -> Result<(), MultiError> {
+        self.match_range_into(batch, 0..batch.len(), out)
+    }
+
+    /// As [`MultiIndex::match_batch_into`], for the events `events` of `batch` only
+    /// (answer `i` is event `events.start + i`'s). Panics when `events` is not within
+    /// the batch, as slicing does.
+    pub fn match_range_into(
+        &mut self,
+        batch: &EventBatch,
+        events: std::ops::Range<usize>,
+        out: &mut MultiAnswers,
+    ) -> Result<(), MultiError> {
+        let n = events.len();
         out.per_device
             .resize_with(self.parts.len(), Answers::default);
         out.active.clear();
@@ -330,7 +355,7 @@ impl<'d> MultiIndex<'d> {
             .extend((0..self.parts.len()).filter(|&d| self.parts[d].is_some()));
         out.events = 0;
         out.runs = match self.partition {
-            Partition::Events => split_even(events.len(), self.parts.len()),
+            Partition::Events => split_even(n, self.parts.len()),
             _ => Vec::new(),
         };
         let runs = &out.runs;
@@ -344,11 +369,15 @@ impl<'d> MultiIndex<'d> {
             .collect();
         self.devices
             .par_each(&mut work, |(d, index, answers)| match index {
-                Some(ix) => ix
-                    .match_batch_into(runs.get(*d).map_or(events, |r| &events[r.clone()]), answers),
+                Some(ix) => {
+                    let mine = runs.get(*d).map_or(events.clone(), |r| {
+                        events.start + r.start..events.start + r.end
+                    });
+                    ix.match_range_into(batch, mine, answers)
+                }
                 None => Ok(()),
             })?;
-        out.events = events.len();
+        out.events = n;
         Ok(())
     }
 }

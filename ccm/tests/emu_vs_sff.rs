@@ -5,6 +5,7 @@
 
 use baselines::sff::Sff;
 use baselines::Matcher;
+use ccm::batch::{EventBatch, ValueRef};
 use ccm::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
 use ccm::{Ccm, Config, GpuIndex, IndexConfig, Reset};
 use gpu_kernels::Device;
@@ -155,6 +156,23 @@ fn index_config() -> impl Strategy<Value = IndexConfig> {
         )
 }
 
+/// `events` in a batch whose dictionaries first hold names and strings that no
+/// subscription has (so that every id of the events' names and strings differs from
+/// their order of appearance), after one event of such names and strings only.
+fn seeded_batch(events: &[Event]) -> EventBatch {
+    let mut b = EventBatch::new();
+    for n in ["unknown", "zz"] {
+        b.intern_name(n);
+    }
+    b.push_named("zz", ValueRef::Str("never")).unwrap();
+    b.push_named("unknown", ValueRef::Int(1)).unwrap();
+    b.end_event().unwrap();
+    for e in events {
+        b.push_event(e);
+    }
+    b
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -184,9 +202,21 @@ proptest! {
         for (e, w) in events.iter().zip(&want) {
             prop_assert_eq!(&ccm.match_event(e).unwrap(), w, "event {:?}", e);
         }
-        prop_assert_eq!(ccm.match_batch(&events).unwrap(), want.clone());
+        prop_assert_eq!(ccm.match_events(&events).unwrap(), want.clone());
         let mut index = GpuIndex::new(&dev, &subs, index_cfg).unwrap();
-        prop_assert_eq!(index.match_batch(&events).unwrap().to_vecs(), want, "index {:?}", index_cfg);
+        prop_assert_eq!(index.match_events(&events).unwrap().to_vecs(), want.clone(), "index {:?}", index_cfg);
+        // The same events in a batch whose dictionaries also hold names and strings no
+        // event or subscription has (every id shifted), after an event of such a name
+        // only; a range of it leaves that event out.
+        let b = seeded_batch(&events);
+        let got = index.match_batch(&b).unwrap().to_vecs();
+        prop_assert_eq!(&got[1..], &want[..], "index on a seeded batch {:?}", index_cfg);
+        prop_assert_eq!(&ccm.match_batch(&b).unwrap()[1..], &want[..], "batched kernel on a seeded batch");
+        prop_assert_eq!(ccm.match_range(&b, 1..b.len()).unwrap(), want.clone(), "batched kernel on a range");
+        prop_assert!(got[0].is_empty());
+        let mut out = ccm::Answers::default();
+        index.match_range_into(&b, 1..b.len(), &mut out).unwrap();
+        prop_assert_eq!(out.to_vecs(), want, "index on a range {:?}", index_cfg);
     }
 
     /// Subscriptions added and removed after deployment: the engine answers as an SFF
@@ -203,7 +233,7 @@ proptest! {
         let mut fast = Ccm::new(&dev, &first, low_latency_config()).unwrap();
         fast.match_event(&events[0]).unwrap();
         let mut index = GpuIndex::new(&dev, &first, IndexConfig::default()).unwrap();
-        index.match_batch(&events).unwrap();
+        index.match_events(&events).unwrap();
         // One event before the updates, so the device tables are live when they change.
         ccm.match_event(&events[0]).unwrap();
         let mut live: Vec<(ccm::SubId, Subscription)> =
@@ -230,8 +260,8 @@ proptest! {
             prop_assert_eq!(fast.match_event(e).unwrap(), sff.match_event(e), "low latency, event {:?}", e);
         }
         let want: Vec<_> = events.iter().map(|e| sff.match_event(e)).collect();
-        prop_assert_eq!(ccm.match_batch(&events).unwrap(), want.clone());
-        prop_assert_eq!(index.match_batch(&events).unwrap().to_vecs(), want);
+        prop_assert_eq!(ccm.match_events(&events).unwrap(), want.clone());
+        prop_assert_eq!(index.match_batch(&EventBatch::from_events(&events)).unwrap().to_vecs(), want);
     }
 }
 
@@ -273,7 +303,7 @@ fn generated_table_1_workload_matches_sff() {
         .map(|e| ccm.match_event(e).unwrap())
         .collect();
     assert_eq!(got, want);
-    assert_eq!(ccm.match_batch(&w.events).unwrap(), want);
+    assert_eq!(ccm.match_batch(&w.batch).unwrap(), want);
     let mut ccm = Ccm::new(&dev, &w.subscriptions, low_latency_config()).unwrap();
     let got: Vec<_> = w
         .events
@@ -478,8 +508,8 @@ fn windows_of_a_stream_match_like_one_batch_and_after_an_update() {
         .unwrap()
         .match_parallel(&w.events);
     let mut got = Vec::new();
-    for window in [&w.events[..3], &w.events[3..4], &w.events[4..]] {
-        got.extend(ccm.match_batch(window).unwrap());
+    for window in [0..3, 3..4, 4..w.events.len()] {
+        got.extend(ccm.match_range(&w.batch, window).unwrap());
     }
     assert_eq!(got, want);
     // A new interface between windows: more output flags per event.
@@ -491,7 +521,7 @@ fn windows_of_a_stream_match_like_one_batch_and_after_an_update() {
     let mut subs = w.subscriptions.clone();
     subs.push(extra);
     let want = Sff::build(&subs).unwrap().match_parallel(&w.events);
-    let mut got = ccm.match_batch(&w.events[..2]).unwrap();
-    got.extend(ccm.match_batch(&w.events[2..]).unwrap());
+    let mut got = ccm.match_range(&w.batch, 0..2).unwrap();
+    got.extend(ccm.match_events(&w.events[2..]).unwrap());
     assert_eq!(got, want);
 }

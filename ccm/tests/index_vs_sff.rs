@@ -42,7 +42,7 @@ fn check(w: &Workload) -> usize {
     ] {
         let cfg = small_launches(dense_share, iface_major_min);
         let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
-        let got = index.match_batch(&w.events).unwrap();
+        let got = index.match_batch(&w.batch).unwrap();
         assert_eq!(got.len(), w.events.len());
         for (i, (g, want)) in got.iter().zip(&want).enumerate() {
             assert_eq!(
@@ -117,7 +117,7 @@ fn answers_matched_into_again_equal_sffs_whether_their_areas_are_reused_or_grown
     // Few events (small areas), all of them (more launches, larger areas), then few
     // again (areas reused, the extra ones kept but not read).
     for n in [3, w.events.len(), 4] {
-        index.match_batch_into(&w.events[..n], &mut out).unwrap();
+        index.match_range_into(&w.batch, 0..n, &mut out).unwrap();
         assert_eq!(out.len(), n);
         let total: usize = want[..n].iter().map(Vec::len).sum();
         assert_eq!(out.total(), total, "{n} events");
@@ -127,44 +127,84 @@ fn answers_matched_into_again_equal_sffs_whether_their_areas_are_reused_or_grown
     }
 }
 
+/// A batch whose dictionaries hold names and strings the subscriptions lack (some only
+/// in the dictionaries, some on events), strings of every length from 1 to 120 bytes
+/// and the constraints' own strings: the device's encoding leaves the unknown names
+/// out, gives unknown strings no id (equal to no constraint's) and compares the
+/// others' bytes in the batch's arena; every answer equals SFF's, over the whole batch
+/// and over ranges of it that start and end inside launches.
 #[test]
-fn events_whose_strings_outgrow_the_last_launchs_slots_are_encoded_again_and_answered_right() {
-    use ccm::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
-    let sub = |i: u32, name: &str, op: Op, v: Value| Subscription {
+fn a_batch_with_names_and_strings_the_subscriptions_lack_is_answered_as_sff() {
+    use ccm::batch::{EventBatch, ValueRef};
+    use ccm::{Constraint, Filter, InterfaceId, Op, Subscription, Value};
+    let sub = |i: u32, cs: &[(&str, Op, Value)]| Subscription {
         interface: InterfaceId(i),
         filter: Filter {
-            constraints: vec![Constraint::new(name, op, v).unwrap()],
+            constraints: cs
+                .iter()
+                .map(|(n, o, v)| Constraint::new(*n, *o, v.clone()).unwrap())
+                .collect(),
         },
     };
     let subs = vec![
-        sub(0, "s", Op::Prefix, Value::Str("xx".into())),
-        sub(1, "s", Op::Substr, Value::Str("y".into())),
-        sub(2, "s", Op::Suffix, Value::Str("xy".into())),
-        sub(3, "n", Op::Gt, Value::Int(20)),
+        sub(0, &[("s", Op::Prefix, Value::Str("xx".into()))]),
+        sub(1, &[("s", Op::Substr, Value::Str("y".into()))]),
+        sub(2, &[("s", Op::Suffix, Value::Str("xy".into()))]),
+        sub(3, &[("n", Op::Gt, Value::Int(20))]),
+        sub(
+            4,
+            &[
+                ("s", Op::Eq, Value::Str("xxy".into())),
+                ("n", Op::Lt, Value::Float(50.5)),
+            ],
+        ),
+        sub(
+            5,
+            &[
+                ("s", Op::Ne, Value::Str("xy".into())),
+                ("f", Op::Ge, Value::Int(3)),
+            ],
+        ),
     ];
-    // Strings that grow fast from event to event: each launch's strings outgrow the
-    // slots sized from the one before (a second encoding in the exact room); then the
-    // same events backwards, strings shrinking.
-    let event = |i: usize| {
-        let mut s = "x".repeat(1 + i * i * 3);
+    let mut b = EventBatch::new();
+    // Names and strings the subscriptions lack, first in the dictionaries.
+    for n in ["zz", "unused", "n2"] {
+        b.intern_name(n);
+    }
+    for i in 0..90usize {
+        let mut s = "x".repeat(1 + (i * 37) % 120);
         if i.is_multiple_of(3) {
             s.push('y');
         }
-        Event::new(vec![
-            Attribute {
-                name: "s".into(),
-                value: Value::Str(s),
-            },
-            Attribute {
-                name: "n".into(),
-                value: Value::Int(i as i64),
-            },
-        ])
-        .unwrap()
-    };
-    let mut events: Vec<Event> = (0..40).map(event).collect();
-    events.extend((0..40).rev().map(event));
+        let s = match i % 10 {
+            4 => "xxy".to_string(),
+            5 => "xy".to_string(),
+            6 => format!("q{i}"),
+            _ => s,
+        };
+        if i % 4 == 1 {
+            b.push_named("zz", ValueRef::Str(&format!("none{i}")))
+                .unwrap();
+        }
+        b.push_named("s", ValueRef::Str(&s)).unwrap();
+        if i % 5 != 2 {
+            b.push_named("n", ValueRef::Int(i as i64)).unwrap();
+        }
+        if i % 3 == 0 {
+            b.push_named("f", ValueRef::Float(i as f64 / 7.0)).unwrap();
+        }
+        if i % 6 == 0 {
+            b.push_named("n2", ValueRef::Int(7)).unwrap();
+        }
+        b.end_event().unwrap();
+    }
+    let events = b.to_events();
     let sff = Sff::build(&subs).unwrap();
+    let want: Vec<_> = events.iter().map(|e| sff.match_event(e)).collect();
+    assert!(
+        (0..6).all(|i| want.iter().any(|w| w.contains(&InterfaceId(i)))),
+        "every interface matches"
+    );
     let dev = Device::emulator();
     let cfg = IndexConfig {
         batch_events: 6,
@@ -173,10 +213,13 @@ fn events_whose_strings_outgrow_the_last_launchs_slots_are_encoded_again_and_ans
         ..IndexConfig::default()
     };
     let mut index = GpuIndex::new(&dev, &subs, cfg).unwrap();
-    for _ in 0..2 {
-        let got = index.match_batch(&events).unwrap();
-        for (i, (g, e)) in got.iter().zip(&events).enumerate() {
-            assert_eq!(g, sff.match_event(e).as_slice(), "event {i}");
+    let mut out = ccm::Answers::default();
+    for r in [0..events.len(), 3..50, 17..18, 40..events.len(), 5..5] {
+        index.match_range_into(&b, r.clone(), &mut out).unwrap();
+        assert_eq!(out.len(), r.len());
+        for (k, g) in out.iter().enumerate() {
+            let i = r.start + k;
+            assert_eq!(g, want[i].as_slice(), "event {i} of range {r:?}");
         }
     }
 }
@@ -205,7 +248,7 @@ fn updates_between_matches_need_no_rebuild_until_a_new_interface_and_answer_as_s
         let check = |index: &mut GpuIndex, live: &[(SubId, ccm::Subscription)], when: &str| {
             let subs: Vec<_> = live.iter().map(|(_, s)| s.clone()).collect();
             let sff = Sff::build(&subs).unwrap();
-            let got = index.match_batch(&w.events).unwrap();
+            let got = index.match_batch(&w.batch).unwrap();
             for (i, (e, g)) in w.events.iter().zip(got.iter()).enumerate() {
                 assert_eq!(
                     g,
@@ -280,8 +323,8 @@ fn an_index_on_an_encoding_pool_of_its_own_answers_as_on_the_shared_pool() {
     for threads in [1, 3] {
         let mut index = GpuIndex::new(&dev, &w.subscriptions, small_launches(0.125, 1)).unwrap();
         index.set_encode_threads(threads);
-        let outside = index.match_batch(&w.events).unwrap();
-        let inside = rayon::scope(|_| index.match_batch(&w.events).unwrap());
+        let outside = index.match_batch(&w.batch).unwrap();
+        let inside = rayon::scope(|_| index.match_batch(&w.batch).unwrap());
         for got in [outside, inside] {
             assert_eq!(got.len(), w.events.len());
             for (i, (g, want)) in got.iter().zip(&want).enumerate() {

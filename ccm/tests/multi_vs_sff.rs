@@ -29,7 +29,7 @@ fn reference(w: &Workload) -> Vec<Vec<InterfaceId>> {
     let dev = Device::emulator();
     let one = GpuIndex::new(&dev, &w.subscriptions, cfg())
         .unwrap()
-        .match_batch(&w.events)
+        .match_batch(&w.batch)
         .unwrap()
         .to_vecs();
     assert_eq!(one, want, "the one-device index disagrees with SFF");
@@ -86,7 +86,7 @@ proptest! {
             index.filters_per_device().iter().sum::<usize>(),
             copies * w.subscriptions.len()
         );
-        let got = index.match_batch(&w.events).unwrap();
+        let got = index.match_batch(&w.batch).unwrap();
         assert_answers(&got, &want, &format!("{devices} devices by {partition:?}, seed {seed}"));
     }
 }
@@ -107,7 +107,7 @@ fn dense_model_one_interface_per_filter_and_ten_on_two_three_and_four_devices() 
         for n in [2, 3, 4] {
             let devs = Devices::emulated(n).unwrap();
             let mut index = MultiIndex::new(&devs, &w.subscriptions, cfg()).unwrap();
-            let got = index.match_batch(&w.events).unwrap();
+            let got = index.match_batch(&w.batch).unwrap();
             assert_answers(
                 &got,
                 &want,
@@ -168,7 +168,7 @@ fn one_interface_cut_by_filter_over_three_devices_is_answered_once() {
         MultiIndex::with_partition(&devs, &w.subscriptions, cfg(), Partition::Filters).unwrap();
     assert_eq!(index.interfaces_per_device(), [1, 1, 1]);
     assert_answers(
-        &index.match_batch(&w.events).unwrap(),
+        &index.match_batch(&w.batch).unwrap(),
         &want,
         "one shared interface",
     );
@@ -197,13 +197,13 @@ fn fewer_interfaces_than_devices_leaves_devices_idle_and_answers_right() {
         1
     );
     assert_answers(
-        &index.match_batch(&w.events).unwrap(),
+        &index.match_batch(&w.batch).unwrap(),
         &want,
         "one interface",
     );
     // No subscriptions at all: every event matches nothing.
     let mut empty = MultiIndex::new(&devs, &[], cfg()).unwrap();
-    let got = empty.match_batch(&w.events).unwrap();
+    let got = empty.match_batch(&w.batch).unwrap();
     assert_answers(&got, &vec![Vec::new(); w.events.len()], "no subscriptions");
 }
 
@@ -223,7 +223,7 @@ fn answers_matched_into_again_are_the_new_batchs() {
     let mut index = MultiIndex::new(&devs, &w.subscriptions, cfg()).unwrap();
     let mut out = MultiAnswers::default();
     for n in [3, w.events.len(), 0, 4] {
-        index.match_batch_into(&w.events[..n], &mut out).unwrap();
+        index.match_range_into(&w.batch, 0..n, &mut out).unwrap();
         assert_answers(&out, &want[..n], &format!("{n} events"));
     }
 }
@@ -249,8 +249,8 @@ fn cut_by_event_every_device_holds_every_filter_and_runs_may_be_empty() {
     // Nine events on four devices (runs of 3, 2, 2, 2), then two (two runs empty),
     // into the same answers: the runs of the last batch decide.
     let mut got = MultiAnswers::default();
-    index.match_batch_into(&w.events, &mut got).unwrap();
+    index.match_batch_into(&w.batch, &mut got).unwrap();
     assert_answers(&got, &want, "nine events");
-    index.match_batch_into(&w.events[4..6], &mut got).unwrap();
+    index.match_range_into(&w.batch, 4..6, &mut got).unwrap();
     assert_answers(&got, &want[4..6], "two events on four devices");
 }

@@ -87,6 +87,6 @@ fuzz_target!(|data: &[u8]| {
         let got = ccm.match_event(e).expect("match_event");
         assert_eq!(&got, w, "event {e:?}\nsubscriptions {subs:#?}\nconfig {cfg:?}");
     }
-    let got = ccm.match_batch(&events).expect("match_batch");
+    let got = ccm.match_events(&events).expect("match_events");
     assert_eq!(got, want, "batch\nsubscriptions {subs:#?}\nevents {events:?}\nconfig {cfg:?}");
 });

@@ -13,13 +13,17 @@
 //! - [`ccm_persistent`]: beyond the paper, Algorithm 1 in a persistent kernel
 //!   ([`gpu_kernels::persist`]): launched once, it matches the events the host writes
 //!   into a ring in mapped host memory, answering each in mapped host memory (no launch,
-//!   no copy, no synchronisation per event).
+//!   no copy, no synchronisation per event);
+//! - [`batch::ccm_encode_batch`]: beyond the paper, a flat batch of events (names and
+//!   strings interned, as the host holds it) encoded on the device for the batched
+//!   kernels (the pruning index's in [`index`]).
 //!
 //! The device tables ([`DevConstraint`], [`DevAttr`], [`DevEvent`]) are `#[repr(C)]` and
 //! shared with the host crate's `layout` module, which documents the encodings.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
+pub mod batch;
 pub mod index;
 
 use gpu_kernels::prelude::*;

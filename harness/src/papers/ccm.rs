@@ -52,6 +52,7 @@ use baselines::content_index::ContentIndex;
 use baselines::hybrid_index::HybridIndex;
 use baselines::sff::Sff;
 use baselines::Matcher;
+use ccm::batch::EventBatch;
 use ccm::workload::{generate, generate_dense, DenseParams, NameDist, Params, Workload};
 use ccm::{
     Attribute, Ccm, Config, Event, GpuIndex, IndexConfig, InterfaceId, MultiAnswers, MultiIndex,
@@ -706,16 +707,6 @@ fn time_kernels(
     bounded: bool,
 ) -> anyhow::Result<()> {
     for (name, dev, cfg) in devices {
-        let stream: Vec<Event> = if ctx.quick || !dev.is_gpu() {
-            w.events.clone()
-        } else {
-            w.events
-                .iter()
-                .cycle()
-                .take(BATCH_STREAM.max(w.events.len()))
-                .cloned()
-                .collect()
-        };
         if engines.kernels_on(name) {
             let cfg = capped(cfg, w);
             let per_launch = cfg.batch_events;
@@ -740,7 +731,14 @@ fn time_kernels(
             let ms = ms_since(t0) / got.len().max(1) as f64;
             at.check(ctx, ("sff", &truth[..got.len()]), (name, &got))?;
             at.record(ctx, name, ms);
-            ccm.match_batch(&w.events[..warm.min(w.events.len())])?;
+            // The batched kernel on a stream drawn from the workload's batch (repeated to
+            // `BATCH_STREAM` on the GPU at full size), built before the timing.
+            let stream = if ctx.quick || !dev.is_gpu() {
+                w.batch.clone()
+            } else {
+                w.batch.cycled(BATCH_STREAM.max(w.events.len()))
+            };
+            ccm.match_range(&w.batch, 0..warm.min(w.events.len()))?;
             let round = if bounded {
                 w.events.len().max(per_launch).max(1)
             } else {
@@ -748,8 +746,8 @@ fn time_kernels(
             };
             let t0 = Instant::now();
             let mut got = Vec::with_capacity(stream.len());
-            for part in stream.chunks(round) {
-                got.extend(ccm.match_batch(part)?);
+            for start in (0..stream.len()).step_by(round) {
+                got.extend(ccm.match_range(&stream, start..(start + round).min(stream.len()))?);
                 if t0.elapsed().as_secs_f64() > SFF_BUDGET_S {
                     break;
                 }
@@ -762,18 +760,19 @@ fn time_kernels(
             at.record(ctx, &series, ms);
         }
         if engines.index_on(name) {
-            time_gpu_index(ctx, name, dev, w, truth, at, bounded, &stream)?;
+            time_gpu_index(ctx, name, dev, w, truth, at, bounded)?;
         }
     }
     Ok(())
 }
 
-/// Times the pruning index (`{name} index`) on `stream` as the batched kernel is timed
-/// (whole stream in one call, or rounds of the workload's events within the budget when
-/// `bounded`), checking every answer; while a pass over the stream is short, passes
-/// again and keeps the least time per event, as the CPU indexes are timed
+/// Times the pruning index (`{name} index`) on a stream drawn from the workload's batch
+/// ([`Workload::batch`], the events the CPU engines are timed on) as the batched kernel
+/// is timed (the workload's events repeated to [`BATCH_STREAM`] on the GPU at full
+/// size; whole stream in one call, or rounds of the workload's events within the budget
+/// when `bounded`), checking every answer; while a pass over the stream is short,
+/// passes again and keeps the least time per event, as the CPU indexes are timed
 /// ([`time_one_core_by_turns`]).
-#[allow(clippy::too_many_arguments)]
 fn time_gpu_index(
     ctx: &mut Ctx,
     name: &str,
@@ -782,31 +781,28 @@ fn time_gpu_index(
     truth: &[Vec<InterfaceId>],
     at: &At,
     bounded: bool,
-    stream: &[Event],
 ) -> anyhow::Result<()> {
     let mut index = GpuIndex::new(dev, &w.subscriptions, IndexConfig::for_device(dev))?;
     // On the GPU, a stream of at least four full launches (the workload's events
-    // repeated), so that the time is the pipeline's steady state, not its start.
-    let long: Vec<Event>;
-    let stream = if dev.is_gpu() && !ctx.quick && stream.len() < 4 * index.launch_events() {
-        long = w
-            .events
-            .iter()
-            .cycle()
-            .take(4 * index.launch_events())
-            .cloned()
-            .collect();
-        &long[..]
+    // repeated), so that the time is the pipeline's steady state, not its start. The
+    // stream is one batch, with the workload's dictionaries; it is built before the
+    // timing, as the workload's batch is.
+    let events = if ctx.quick || !dev.is_gpu() {
+        w.events.len()
     } else {
-        stream
+        BATCH_STREAM
+            .max(w.events.len())
+            .max(4 * index.launch_events())
     };
-    // Rounds of at least four launches, so that encoding overlaps the device's work.
+    let stream = w.batch.cycled(events);
+    let len = stream.len();
+    // Rounds of at least four launches, so that staging overlaps the device's work.
     let round = if bounded {
         w.events.len().max(4 * index.launch_events())
     } else {
-        stream.len()
+        len
     }
-    .clamp(1, stream.len().max(1));
+    .clamp(1, len.max(1));
     // Each round is matched into the same answers (as a stream would be: their
     // page-locked areas are reused) and its answers kept for the check outside the
     // timed calls. Warmed with a round, so that the timed stream runs in the steady
@@ -815,18 +811,18 @@ fn time_gpu_index(
     // one-core pass.
     let mut answers = ccm::Answers::default();
     let warm = if ctx.quick { 0 } else { round };
-    index.match_batch_into(&stream[..warm.min(stream.len())], &mut answers)?;
+    index.match_range_into(&stream, 0..warm.min(len), &mut answers)?;
     index.take_timing();
     let series = format!("{name} index");
     // As the CPU indexes are timed: passes over the stream while a pass is short (and
     // was not cut by the budget), the least time per event; every answer checked.
     let (mut ms, mut all_passes, mut passes, mut total, mut n) = (f64::INFINITY, 0.0, 0, 0, 0);
     loop {
-        let mut got: Vec<Vec<InterfaceId>> = Vec::with_capacity(stream.len());
+        let mut got: Vec<Vec<InterfaceId>> = Vec::with_capacity(len);
         let mut spent = std::time::Duration::ZERO;
-        for part in stream.chunks(round) {
+        for start in (0..len).step_by(round) {
             let t0 = Instant::now();
-            index.match_batch_into(part, &mut answers)?;
+            index.match_range_into(&stream, start..(start + round).min(len), &mut answers)?;
             spent += t0.elapsed();
             total += answers.total();
             got.extend(answers.iter().map(|a| a.to_vec()));
@@ -841,13 +837,7 @@ fn time_gpu_index(
         n += got.len();
         all_passes += pass;
         passes += 1;
-        if !another_pass(
-            ctx.quick,
-            got.len() == stream.len(),
-            passes,
-            all_passes,
-            pass,
-        ) {
+        if !another_pass(ctx.quick, got.len() == len, passes, all_passes, pass) {
             break;
         }
     }
@@ -856,17 +846,18 @@ fn time_gpu_index(
     if std::env::var_os("GPU_MATCH_INDEX_SPLIT").is_some() {
         let us = |d: std::time::Duration| d.as_secs_f64() * 1e6 / split.events.max(1) as f64;
         eprintln!(
-            "index split {}: encode {:.3} copy in {:.3} kernels {:.3} answers {:.3} us/event, encoding not hidden {:.3} ({} events, {} launches, {} encoded twice, {} with staging \
-                grown, {:.1} answers/event)",
+            "index split {}: dictionaries {:.3} stage {:.3} copy in {:.3} kernels {:.3} (encoding on the device {:.3}) answers {:.3} us/event, staging not hidden {:.3} \
+                ({} events, {} launches, {} with staging grown, {:.1} answers/event)",
             at.label,
-            us(split.encode),
+            us(split.dictionaries),
+            us(split.stage),
             us(split.copy_in),
             us(split.kernels),
+            us(split.device_encode),
             us(split.answers),
             us(split.waited),
             split.events,
             split.launches,
-            split.encoded_again,
             split.staging_grown,
             total as f64 / n.max(1) as f64,
         );
@@ -1437,6 +1428,8 @@ fn fixedcost(ctx: &mut Ctx) -> anyhow::Result<()> {
                 })
                 .collect::<Result<_, _>>()
                 .context("renamed events")?;
+            // The batch holds the same events (the engines that take it match these).
+            w.batch = EventBatch::from_events(&w.events);
             let label = format!("fixedcost x = {x}, seed {seed}");
             let at = At {
                 x: x as f64,
@@ -1488,11 +1481,11 @@ fn scaling_workloads(quick: bool, seed: u64) -> anyhow::Result<Vec<(String, Work
     Ok(v)
 }
 
-/// The events of a timed stream: the workload's, repeated to [`BATCH_STREAM`] at full
-/// size.
-fn scaling_stream(quick: bool, events: &[Event]) -> Vec<Event> {
-    let n = if quick { events.len() } else { BATCH_STREAM };
-    events.iter().cycle().take(n).cloned().collect()
+/// The events of a timed stream: the workload's batch, repeated to [`BATCH_STREAM`] at
+/// full size.
+fn scaling_stream(quick: bool, w: &Workload) -> EventBatch {
+    w.batch
+        .cycled(if quick { w.events.len() } else { BATCH_STREAM })
 }
 
 /// Answers expected over the first `n` events of a stream of `truth`'s events repeated.
@@ -1512,19 +1505,23 @@ fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
         ctx.step(&format!("seed {seed}: generating the workloads"));
         for (factor, w) in scaling_workloads(ctx.quick, seed)? {
             let label = format!("scaling {factor}, seed {seed}");
-            let stream = scaling_stream(ctx.quick, &w.events);
+            let stream = scaling_stream(ctx.quick, &w);
+            // `rate` times rounds of a slice: the stream's event positions, whose rounds
+            // are the ranges of the batch matched.
+            let at: Vec<usize> = (0..stream.len()).collect();
+            let range = |part: &[usize]| part.first().map_or(0..0, |&s| s..s + part.len());
             // The one-GPU index: the reference answers and the throughput to match.
             ctx.step(&format!("{label}: one-device index"));
             let one = scale.open(1, ccm::PTX)?;
             let dev = one.get(0).context("a device")?;
             let cfg = IndexConfig::for_device(dev);
             let mut ix = GpuIndex::new(dev, &w.subscriptions, cfg)?;
-            let truth = ix.match_batch(&w.events)?.to_vecs();
+            let truth = ix.match_batch(&w.batch)?.to_vecs();
             let round = w.events.len().max(4 * ix.launch_events());
             let mut answers = ccm::Answers::default();
-            let (r, n, total) = rate(ctx.quick, &stream, round, |part| {
+            let (r, n, total) = rate(ctx.quick, &at, round, |part| {
                 let t0 = Instant::now();
-                ix.match_batch_into(part, &mut answers)?;
+                ix.match_range_into(&stream, range(part), &mut answers)?;
                 Ok((t0.elapsed(), answers.total()))
             })?;
             anyhow::ensure!(
@@ -1566,15 +1563,15 @@ fn scaling(ctx: &mut Ctx) -> anyhow::Result<()> {
                     };
                     let round = w.events.len().max(4 * mx.launch_events() * per_round);
                     let mut answers = MultiAnswers::default();
-                    let (r, n, total) = rate(ctx.quick, &stream, round, |part| {
+                    let (r, n, total) = rate(ctx.quick, &at, round, |part| {
                         let t0 = Instant::now();
-                        mx.match_batch_into(part, &mut answers)?;
+                        mx.match_range_into(&stream, range(part), &mut answers)?;
                         Ok((t0.elapsed(), answers.total()))
                     })?;
                     // Quick: the stream is the workload's events, one round, whose
                     // answers are these; else the workload's events once more.
                     if !ctx.quick {
-                        mx.match_batch_into(&w.events, &mut answers)?;
+                        mx.match_batch_into(&w.batch, &mut answers)?;
                     }
                     let got = answers.to_vecs();
                     ctx.check(&label, ("one-device index", &truth), (&series, &got))?;

@@ -381,7 +381,7 @@ fn match_multi(
         stream.window as usize,
         parse_window,
         |evs| {
-            index.match_batch_into(&evs.to_events(), &mut answers)?;
+            index.match_batch_into(evs, &mut answers)?;
             Ok(answers.to_vecs())
         },
         format_answer,
@@ -559,7 +559,7 @@ fn match_cmd(
                     window,
                     parse_window,
                     |evs| {
-                        index.match_batch_into(&evs.to_events(), &mut answers)?;
+                        index.match_batch_into(evs, &mut answers)?;
                         Ok(answers.to_vecs())
                     },
                     format,
@@ -567,7 +567,8 @@ fn match_cmd(
                 )?;
                 let t = index.take_timing();
                 for (phase, d) in [
-                    ("index: encode events", t.encode),
+                    ("index: dictionaries", t.dictionaries),
+                    ("index: stage events", t.stage),
                     ("index: copy events in", t.copy_in),
                     ("index: kernels", t.kernels),
                     ("index: answers out", t.answers),
@@ -575,11 +576,11 @@ fn match_cmd(
                     stats.add(phase, d, format!("({} events)", t.events));
                 }
                 stats.add(
-                    "index: encoding not hidden",
+                    "index: staging not hidden",
                     t.waited,
                     format!(
-                        "({} launches, {} encoded twice, {} with staging grown)",
-                        t.launches, t.encoded_again, t.staging_grown
+                        "({} launches, {} with staging grown)",
+                        t.launches, t.staging_grown
                     ),
                 );
                 done
@@ -621,13 +622,12 @@ fn match_cmd(
                     window,
                     parse_window,
                     |evs| {
-                        let evs = evs.to_events();
                         if per_event {
-                            evs.iter()
-                                .map(|e| ccm.match_event(e).map_err(Into::into))
+                            (0..evs.len())
+                                .map(|i| ccm.match_event(&evs.event(i)).map_err(Into::into))
                                 .collect()
                         } else {
-                            Ok(ccm.match_batch(&evs)?)
+                            Ok(ccm.match_batch(evs)?)
                         }
                     },
                     format,
