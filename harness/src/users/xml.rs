@@ -5,6 +5,7 @@
 use super::{fallback_note, write_ids, Stats};
 use crate::bad_input;
 use crate::engines::XmlEngine;
+use anyhow::Context as _;
 use baselines::lazy_dfa::LazyDfa;
 use baselines::yfilter::Yfilter;
 use std::io::Write as _;
@@ -13,7 +14,8 @@ use std::time::{Duration, Instant};
 use xml_twig::engine::segment_events;
 use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
 use xml_twig::{
-    io, Device, Document, Engine, EngineConfig, KernelKind, Matches, MultiFilter, ProfileSet,
+    io, Device, DfaEngine, Document, Engine, EngineConfig, KernelKind, Matches, MultiFilter,
+    ProfileSet,
 };
 
 /// The rule for bad documents, for `--help`.
@@ -38,11 +40,15 @@ pub enum Cmd {
         #[arg(long)]
         queries: String,
         /// Default: gpu when a GPU can be opened, else lazy-dfa, the strongest CPU filter
-        /// (with a note saying why).
+        /// (with a note saying why). gpu-dfa: the lazy DFA's automaton learned on the
+        /// CPU from the first documents (their first MB, grown ahead along their tag
+        /// grammar), then walked on the GPU; the documents it cannot finish go to
+        /// lazy-dfa on --threads.
         #[arg(long, value_enum)]
         engine: Option<XmlEngine>,
-        /// yfilter, lazy-dfa: filter documents on this many threads (default: every core;
-        /// lazy-dfa splits a window of one long document into segments of events).
+        /// yfilter, lazy-dfa (and gpu-dfa's documents handed back): filter documents on
+        /// this many threads (default: every core; lazy-dfa splits a window of one long
+        /// document into segments of events).
         #[arg(long)]
         threads: Option<usize>,
         /// Documents per window (a window also ends at 64 MB of documents): each window is
@@ -361,10 +367,23 @@ fn filter_cmd(
         }
         busy
     });
-    // The device's tables are built while the reader parses the first window.
-    let mut kernels = match devices {
-        Some(spec) => Some(multi_kernels(&spec, engine, &profiles, &mut stats)?),
-        None => one_device_kernels((opening, device), engine, &profiles, &mut stats)?,
+    // The device's tables are built while the reader parses the first window (the lazy
+    // DFA's warm path: on the first window's documents).
+    let mut warm = None;
+    let mut kernels = match (devices, engine) {
+        (Some(spec), _) => Some(multi_kernels(&spec, engine, &profiles, &mut stats)?),
+        (None, Some(XmlEngine::GpuDfa)) => {
+            let dev = match opening {
+                Some(o) => o.wait(&mut stats),
+                None => Device::gpu(device, xml_twig::PTX),
+            };
+            let dev = dev.map_err(|e| {
+                anyhow::Error::new(e).context("opening the GPU (use --engine lazy-dfa for the CPU)")
+            })?;
+            warm = Some(WarmFilter::new(dev));
+            None
+        }
+        (None, _) => one_device_kernels((opening, device), engine, &profiles, &mut stats)?,
     };
     // Without a GPU, the strongest CPU filter (on every core unless --threads says).
     let engine = engine.or(kernels.is_none().then_some(XmlEngine::LazyDfa));
@@ -372,7 +391,8 @@ fn filter_cmd(
         threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
     );
     // The lazy DFA keeps its caches across windows: later windows find them warm.
-    let lazy = (engine == Some(XmlEngine::LazyDfa)).then(|| LazyDfa::new(&profiles));
+    let lazy = matches!(engine, Some(XmlEngine::LazyDfa | XmlEngine::GpuDfa))
+        .then(|| LazyDfa::new(&profiles));
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
     let mut buf = Vec::new();
@@ -396,12 +416,11 @@ fn filter_cmd(
             }
         }
         let t = Instant::now();
-        let results = match kernels.as_mut() {
-            Some(k) => run_kernels(k, &good, &y)?,
-            None => match &lazy {
-                Some(dfa) => run_lazy_dfa(dfa, &good, threads)?,
-                None => run_yfilter(&y, &good, threads)?,
-            },
+        let results = match (kernels.as_mut(), warm.as_mut(), &lazy) {
+            (Some(k), _, _) => run_kernels(k, &good, &y)?,
+            (None, Some(w), Some(dfa)) => w.filter(dfa, &good, threads)?,
+            (None, _, Some(dfa)) => run_lazy_dfa(dfa, &good, threads)?,
+            (None, _, None) => run_yfilter(&y, &good, threads)?,
         };
         t_filter += t.elapsed();
         let t = Instant::now();
@@ -433,6 +452,25 @@ fn filter_cmd(
             s.nfa_fallbacks
         )
     });
+    if let Some(w) = &warm {
+        stats.add(
+            "learn automaton + upload",
+            w.learn,
+            format!(
+                "(inside filter: {} states on the GPU, grown {} time(s) after the first)",
+                w.states, w.regrowths
+            ),
+        );
+        stats.add(
+            "GPU calls",
+            w.on_gpu,
+            format!(
+                "(inside filter; {} document(s) handed back to lazy-dfa, {:.3} s)",
+                w.back,
+                w.on_cpu.as_secs_f64()
+            ),
+        );
+    }
     stats.add("filter", t_filter, automaton);
     stats.add("format + write", t_write, String::new());
     stats.print(n_docs, "documents", n_bytes, t0.elapsed());
@@ -554,6 +592,154 @@ impl Kernels {
     }
 }
 
+/// Bytes of the first documents the warm path's automaton learns from.
+const TRAINING_BYTES: usize = 1 << 20;
+
+/// DFA states the automaton is grown to ahead of the stream, at most (it stops earlier
+/// at half the lazy DFA's memory bound).
+const GROWN_STATES: usize = 1 << 14;
+
+/// Times the automaton is grown again after a window that handed back more than 1% of
+/// its documents.
+const MAX_REGROWTHS: usize = 4;
+
+/// `xml filter --engine gpu-dfa`: the lazy DFA's warm path on the GPU ([`DfaEngine`]).
+/// The automaton is learned on the CPU from the stream's first [`TRAINING_BYTES`] (a
+/// long document's first events standing for them, its open elements closed), grown
+/// ahead along their tag grammar ([`LazyDfa::complete`], to two levels deeper than they
+/// go, at most [`GROWN_STATES`] states) and uploaded; then every window is walked on the
+/// GPU, and the documents it hands back (a transition not built, or deeper than its
+/// stack) are filtered by the lazy DFA on the CPU. A window that hands back more than
+/// 1% of its documents grows the automaton by their paths and uploads it again, at most
+/// [`MAX_REGROWTHS`] times.
+struct WarmFilter {
+    /// The device until the automaton is learned.
+    dev: Option<Device>,
+    engine: Option<DfaEngine>,
+    /// The cache the tables come from, and how deep it is grown.
+    grown: Option<baselines::lazy_dfa::Cache>,
+    depth: usize,
+    regrowths: usize,
+    states: usize,
+    /// Learning and uploading, the GPU's calls, and the documents handed back and their
+    /// time on the CPU.
+    learn: Duration,
+    on_gpu: Duration,
+    back: usize,
+    on_cpu: Duration,
+}
+
+impl WarmFilter {
+    fn new(dev: Device) -> Self {
+        WarmFilter {
+            dev: Some(dev),
+            engine: None,
+            grown: None,
+            depth: 0,
+            regrowths: 0,
+            states: 0,
+            learn: Duration::ZERO,
+            on_gpu: Duration::ZERO,
+            back: 0,
+            on_cpu: Duration::ZERO,
+        }
+    }
+
+    /// The window's answers: on the GPU, and on the CPU for the documents it hands back.
+    fn filter(
+        &mut self,
+        dfa: &LazyDfa,
+        docs: &[Document],
+        threads: Option<usize>,
+    ) -> anyhow::Result<Vec<Matches>> {
+        if docs.is_empty() {
+            return Ok(Vec::new());
+        }
+        if self.engine.is_none() {
+            let t = Instant::now();
+            let training = training_docs(docs);
+            let mut cache = dfa.train(&training);
+            self.depth = training.iter().map(|d| d.max_depth).max().unwrap_or(0) as usize + 2;
+            dfa.complete(&mut cache, &training, self.depth, GROWN_STATES);
+            let Some(tables) = dfa.export(&cache) else {
+                anyhow::bail!("the query set's accumulator is too wide for the lazy DFA's automaton: use --engine lazy-dfa");
+            };
+            let dev = self.dev.take().context("the GPU was handed over once")?;
+            self.states = tables.states();
+            self.engine = Some(DfaEngine::new(dev, &tables)?);
+            self.grown = Some(cache);
+            self.learn += t.elapsed();
+        }
+        let engine = self.engine.as_mut().context("the warm path's engine")?;
+        let t = Instant::now();
+        let got = engine.filter_encoded(&engine.encode(docs))?;
+        self.on_gpu += t.elapsed();
+        let back: Vec<usize> = (0..docs.len()).filter(|&i| got[i].is_none()).collect();
+        let mut out: Vec<Matches> = got.into_iter().map(Option::unwrap_or_default).collect();
+        if back.is_empty() {
+            return Ok(out);
+        }
+        let t = Instant::now();
+        let which: Vec<Document> = back.iter().map(|&i| docs[i].clone()).collect();
+        for (&i, m) in back.iter().zip(run_lazy_dfa(dfa, &which, threads)?) {
+            out[i] = m;
+        }
+        self.back += back.len();
+        self.on_cpu += t.elapsed();
+        if back.len() * 100 > docs.len() && self.regrowths < MAX_REGROWTHS {
+            let t = Instant::now();
+            let cache = self.grown.as_mut().context("the grown cache")?;
+            let training = training_docs(&which);
+            for d in &training {
+                dfa.filter_with(cache, d);
+            }
+            dfa.complete(cache, &training, self.depth, GROWN_STATES);
+            if let Some(tables) = dfa.export(cache) {
+                self.states = tables.states();
+                engine.load(&tables)?;
+            }
+            self.regrowths += 1;
+            self.learn += t.elapsed();
+        }
+        Ok(out)
+    }
+}
+
+/// The first documents of `docs` holding [`TRAINING_BYTES`] (at least one); a document
+/// longer than that is stood for by its first events, scaled by bytes, with the
+/// elements still open there closed.
+fn training_docs(docs: &[Document]) -> Vec<Document> {
+    let mut out = Vec::new();
+    let mut bytes = 0;
+    for d in docs {
+        if bytes >= TRAINING_BYTES {
+            break;
+        }
+        if d.bytes <= TRAINING_BYTES - bytes {
+            bytes += d.bytes;
+            out.push(d.clone());
+            continue;
+        }
+        let keep = (d.events.len() as u128 * (TRAINING_BYTES - bytes) as u128
+            / d.bytes.max(1) as u128) as usize;
+        let mut events = d.events[..keep.min(d.events.len())].to_vec();
+        let mut open = Vec::new();
+        for e in &events {
+            if e.is_open() {
+                open.push(e.tag());
+            } else {
+                open.pop();
+            }
+        }
+        events.extend(open.into_iter().rev().map(xml_twig::Event::close));
+        if let Some(prefix) = Document::from_events(events, TRAINING_BYTES - bytes) {
+            out.push(prefix);
+        }
+        break;
+    }
+    out
+}
+
 fn run_yfilter(
     y: &Yfilter,
     docs: &[Document],
@@ -615,6 +801,71 @@ mod tests {
 
     fn fig(f: Figure) -> Workload {
         Workload::of(f, None, None, None, None, None, None, 1, false).unwrap()
+    }
+
+    /// `--engine gpu-dfa`'s filter (on the emulator): the automaton learned from a first
+    /// window unlike the rest, so that later windows hand documents back (answered by the
+    /// lazy DFA) and grow it again; every answer is the NFA's.
+    #[test]
+    fn the_warm_path_learns_from_the_first_window_and_hands_back_what_it_lacks() {
+        let set = xml_twig::QuerySet::from_queries(
+            QueryGenerator::new(QueryParams::paper(5, 0.5), 3).queries(24),
+        );
+        let profiles = ProfileSet::compile(&set).unwrap();
+        let parse = |xml: &[u8]| io::parse_document("d.xml", xml, &profiles.dict).unwrap();
+        let mut g = DblpGenerator::new(5);
+        let mut windows = vec![vec![parse(
+            b"<dblp><article><author/><title/></article></dblp>",
+        )]];
+        for _ in 0..3 {
+            windows.push((0..4).map(|_| parse(g.document(1500).as_bytes())).collect());
+        }
+        let y = Yfilter::new(&profiles);
+        let dfa = LazyDfa::new(&profiles);
+        let mut w = WarmFilter::new(Device::emulator());
+        for docs in &windows {
+            let want: Vec<Matches> = docs.iter().map(|d| y.filter(d)).collect();
+            assert_eq!(w.filter(&dfa, docs, Some(2)).unwrap(), want);
+        }
+        assert!(
+            w.states > 0 && w.back > 0 && w.regrowths > 0,
+            "{} {} {}",
+            w.states,
+            w.back,
+            w.regrowths
+        );
+    }
+
+    /// A document longer than the training bytes is stood for by its first events, its
+    /// open elements closed; shorter ones are taken whole up to the bytes.
+    #[test]
+    fn training_takes_the_first_documents_or_a_long_ones_first_events() {
+        let profiles =
+            ProfileSet::compile(&io::parse_query_file("q.txt", "//a\n").unwrap()).unwrap();
+        let long = io::parse_document(
+            "d.xml",
+            DblpGenerator::new(1)
+                .document(TRAINING_BYTES * 2)
+                .as_bytes(),
+            &profiles.dict,
+        )
+        .unwrap();
+        let t = training_docs(std::slice::from_ref(&long));
+        assert_eq!(t.len(), 1);
+        let prefix = &t[0];
+        assert_eq!(prefix.bytes, TRAINING_BYTES);
+        let opens = prefix.events.iter().filter(|e| e.is_open()).count();
+        assert_eq!(opens * 2, prefix.events.len(), "well nested");
+        assert!(prefix.events.len() < long.events.len());
+        assert_eq!(prefix.events[..opens], long.events[..opens]);
+        let small = io::parse_document("d.xml", b"<a/>", &profiles.dict).unwrap();
+        let t = training_docs(&[small.clone(), small.clone(), long]);
+        assert_eq!(
+            t.len(),
+            3,
+            "two small documents whole, then the long one's start"
+        );
+        assert_eq!(t[2].bytes, TRAINING_BYTES - 2 * small.bytes);
     }
 
     #[test]
