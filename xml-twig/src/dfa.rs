@@ -12,6 +12,16 @@
 //! per document, not its events (on the H100's host, scanning Fig. 9's 500 documents
 //! for them took 1.6 ms a batch, twice the kernel).
 //!
+//! An automaton none of whose leaf bundles reports to an accumulator (linear paths:
+//! every match is a leaf step) runs a lean kernel instead, `walk_dfa`: no join, no
+//! accumulator, the stack in registers across the warp's lanes, few registers a thread
+//! (the general kernel holds 128, which left 16 warps an SM on an H100), and no second
+//! kernel for the cut roots.
+//!
+//! A call waits for the device three times (two copies in, one out; see
+//! [`DfaEngine::filter_encoded`]), and the events go as they were encoded: the paper's
+//! 1-byte form where the tables' tags fit 7 bits ([`DfaEngine::encode`]).
+//!
 //! The automaton is built on the CPU by `baselines::lazy_dfa::LazyDfa` (XMLTK's lazy
 //! DFA, Green et al., TODS 2004, with a word-parallel twig join), which exports what its
 //! cache holds as [`DfaTables`]. The GPU takes the transitions the CPU has built; a

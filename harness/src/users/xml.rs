@@ -40,10 +40,10 @@ pub enum Cmd {
         #[arg(long)]
         queries: String,
         /// Default: gpu when a GPU can be opened, else lazy-dfa, the strongest CPU filter
-        /// (with a note saying why). gpu-dfa: the lazy DFA's automaton learned on the
-        /// CPU from the first documents (their first MB, grown ahead along their tag
-        /// grammar), then walked on the GPU; the documents it cannot finish go to
-        /// lazy-dfa on --threads.
+        /// (with a note saying why). gpu-dfa: the lazy DFA's automaton learned on a
+        /// thread of its own from the first documents (their first MB, grown ahead along
+        /// their tag grammar) while lazy-dfa filters, then walked on the GPU; the
+        /// documents it cannot finish go to lazy-dfa on --threads.
         #[arg(long, value_enum)]
         engine: Option<XmlEngine>,
         /// yfilter, lazy-dfa (and gpu-dfa's documents handed back): filter documents on
@@ -380,7 +380,7 @@ fn filter_cmd(
             let dev = dev.map_err(|e| {
                 anyhow::Error::new(e).context("opening the GPU (use --engine lazy-dfa for the CPU)")
             })?;
-            warm = Some(WarmFilter::new(dev));
+            warm = Some(WarmFilter::new(dev, &profiles));
             None
         }
         (None, _) => one_device_kernels((opening, device), engine, &profiles, &mut stats)?,
@@ -454,10 +454,10 @@ fn filter_cmd(
     });
     if let Some(w) = &warm {
         stats.add(
-            "learn automaton + upload",
+            "learn automaton",
             w.learn,
             format!(
-                "(inside filter: {} states on the GPU, grown {} time(s) after the first)",
+                "(own thread, beside filtering: {} states on the GPU, grown {} time(s) after the first)",
                 w.states, w.regrowths
             ),
         );
@@ -465,7 +465,8 @@ fn filter_cmd(
             "GPU calls",
             w.on_gpu,
             format!(
-                "(inside filter; {} document(s) handed back to lazy-dfa, {:.3} s)",
+                "(inside filter; on the CPU: {} window(s) before the automaton, {} document(s) handed back, {:.3} s)",
+                w.cpu_windows,
                 w.back,
                 w.on_cpu.as_secs_f64()
             ),
@@ -595,8 +596,8 @@ impl Kernels {
 /// Bytes of the first documents the warm path's automaton learns from.
 const TRAINING_BYTES: usize = 1 << 20;
 
-/// DFA states the automaton is grown to ahead of the stream, at most (it stops earlier
-/// at half the lazy DFA's memory bound).
+/// DFA states the automaton is grown by ahead of the stream, at most (a quarter of it
+/// at each later growth; it stops earlier at half the lazy DFA's memory bound).
 const GROWN_STATES: usize = 1 << 14;
 
 /// Times the automaton is grown again after a window that handed back more than 1% of
@@ -604,48 +605,148 @@ const GROWN_STATES: usize = 1 << 14;
 const MAX_REGROWTHS: usize = 4;
 
 /// `xml filter --engine gpu-dfa`: the lazy DFA's warm path on the GPU ([`DfaEngine`]).
-/// The automaton is learned on the CPU from the stream's first [`TRAINING_BYTES`] (a
-/// long document's first events standing for them, its open elements closed), grown
-/// ahead along their tag grammar ([`LazyDfa::complete`], to two levels deeper than they
-/// go, at most [`GROWN_STATES`] states) and uploaded; then every window is walked on the
-/// GPU, and the documents it hands back (a transition not built, or deeper than its
-/// stack) are filtered by the lazy DFA on the CPU. A window that hands back more than
-/// 1% of its documents grows the automaton by their paths and uploads it again, at most
-/// [`MAX_REGROWTHS`] times.
+/// The automaton is learned on a thread of its own from the stream's first
+/// [`TRAINING_BYTES`] (a long document's first events standing for them, its open
+/// elements closed): trained, grown ahead along their tag grammar ([`LazyDfa::complete`],
+/// to two levels deeper than they go, by at most [`GROWN_STATES`] states) and exported.
+/// Until it is uploaded, windows are filtered by the lazy DFA on the CPU; then every
+/// window is walked on the GPU, and the documents it hands back (a transition not
+/// built, or deeper than its stack) are filtered by the lazy DFA on the CPU. A window
+/// that hands back more than 1% of its documents has the learner grow the automaton by
+/// their paths, again on its own thread, and the first window after it is done runs on
+/// the new tables (at most [`MAX_REGROWTHS`] times). So a short stream costs about what
+/// `lazy-dfa` does (the learner takes one core), and a long one runs on the GPU.
 struct WarmFilter {
-    /// The device until the automaton is learned.
+    /// The device until the first tables are uploaded.
     dev: Option<Device>,
     engine: Option<DfaEngine>,
-    /// The cache the tables come from, and how deep it is grown.
-    grown: Option<baselines::lazy_dfa::Cache>,
+    profiles: ProfileSet,
+    /// The learner at work, and its automaton and cache between growths.
+    learner: Option<std::thread::JoinHandle<Learned>>,
+    grown: Option<(LazyDfa, baselines::lazy_dfa::Cache)>,
+    /// How deep the automaton is grown.
     depth: usize,
     regrowths: usize,
     states: usize,
-    /// Learning and uploading, the GPU's calls, and the documents handed back and their
-    /// time on the CPU.
+    /// The query set's accumulator is too wide for the automaton: the CPU filters all.
+    too_wide: bool,
+    /// The learners' own time, the GPU's calls, the windows filtered on the CPU before
+    /// the first tables, the documents handed back and the CPU's time on both.
     learn: Duration,
     on_gpu: Duration,
+    cpu_windows: usize,
     back: usize,
     on_cpu: Duration,
 }
 
+/// What a learner hands back: its automaton and cache, their tables (`None`: the
+/// accumulator is too wide) and its time.
+struct Learned {
+    dfa: LazyDfa,
+    cache: baselines::lazy_dfa::Cache,
+    tables: Option<xml_twig::DfaTables>,
+    took: Duration,
+}
+
 impl WarmFilter {
-    fn new(dev: Device) -> Self {
+    fn new(dev: Device, profiles: &ProfileSet) -> Self {
         WarmFilter {
             dev: Some(dev),
             engine: None,
+            profiles: profiles.clone(),
+            learner: None,
             grown: None,
             depth: 0,
             regrowths: 0,
             states: 0,
+            too_wide: false,
             learn: Duration::ZERO,
             on_gpu: Duration::ZERO,
+            cpu_windows: 0,
             back: 0,
             on_cpu: Duration::ZERO,
         }
     }
 
-    /// The window's answers: on the GPU, and on the CPU for the documents it hands back.
+    /// Starts a learner on `training`: a fresh automaton, or `grown`'s grown further.
+    fn start(
+        &mut self,
+        grown: Option<(LazyDfa, baselines::lazy_dfa::Cache)>,
+        training: Vec<Document>,
+    ) {
+        let deepest = training.iter().map(|d| d.max_depth).max().unwrap_or(0) as usize;
+        self.depth = self.depth.max(deepest + 2);
+        let depth = self.depth;
+        let profiles = self.profiles.clone();
+        let first = grown.is_none();
+        self.learner = Some(std::thread::spawn(move || {
+            let t = Instant::now();
+            let (dfa, mut cache) = match grown {
+                Some((dfa, mut cache)) => {
+                    for d in &training {
+                        dfa.filter_with(&mut cache, d);
+                    }
+                    (dfa, cache)
+                }
+                None => {
+                    let dfa = LazyDfa::new(&profiles);
+                    let cache = dfa.train(&training);
+                    (dfa, cache)
+                }
+            };
+            // A growth adds up to GROWN_STATES a time (the first) or a quarter of it.
+            let more = if first {
+                GROWN_STATES
+            } else {
+                GROWN_STATES / 4
+            };
+            let cap = cache.stats().dfa_states + more;
+            dfa.complete(&mut cache, &training, depth, cap);
+            let tables = dfa.export(&cache);
+            Learned {
+                dfa,
+                cache,
+                tables,
+                took: t.elapsed(),
+            }
+        }));
+    }
+
+    /// Takes the learner's tables once it is done (`wait`: waits for it) and uploads
+    /// them.
+    fn settle(&mut self, wait: bool) -> anyhow::Result<()> {
+        if !wait && !self.learner.as_ref().is_some_and(|h| h.is_finished()) {
+            return Ok(());
+        }
+        let Some(h) = self.learner.take() else {
+            return Ok(());
+        };
+        let l = h
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        self.learn += l.took;
+        let Some(tables) = l.tables else {
+            eprintln!(
+                "note: the query set's accumulator is too wide for the lazy DFA's automaton: \
+                 gpu-dfa filters on the CPU"
+            );
+            self.too_wide = true;
+            return Ok(());
+        };
+        self.states = tables.states();
+        match self.engine.as_mut() {
+            Some(e) => e.load(&tables)?,
+            None => {
+                let dev = self.dev.take().context("the GPU was handed over once")?;
+                self.engine = Some(DfaEngine::new(dev, &tables)?);
+            }
+        }
+        self.grown = Some((l.dfa, l.cache));
+        Ok(())
+    }
+
+    /// The window's answers: on the GPU once the automaton is there, and on the CPU for
+    /// the documents it hands back (and for every document before).
     fn filter(
         &mut self,
         dfa: &LazyDfa,
@@ -655,22 +756,17 @@ impl WarmFilter {
         if docs.is_empty() {
             return Ok(Vec::new());
         }
-        if self.engine.is_none() {
-            let t = Instant::now();
-            let training = training_docs(docs);
-            let mut cache = dfa.train(&training);
-            self.depth = training.iter().map(|d| d.max_depth).max().unwrap_or(0) as usize + 2;
-            dfa.complete(&mut cache, &training, self.depth, GROWN_STATES);
-            let Some(tables) = dfa.export(&cache) else {
-                anyhow::bail!("the query set's accumulator is too wide for the lazy DFA's automaton: use --engine lazy-dfa");
-            };
-            let dev = self.dev.take().context("the GPU was handed over once")?;
-            self.states = tables.states();
-            self.engine = Some(DfaEngine::new(dev, &tables)?);
-            self.grown = Some(cache);
-            self.learn += t.elapsed();
+        self.settle(false)?;
+        if self.engine.is_none() && self.learner.is_none() && !self.too_wide {
+            self.start(None, training_docs(docs));
         }
-        let engine = self.engine.as_mut().context("the warm path's engine")?;
+        let Some(engine) = self.engine.as_mut() else {
+            let t = Instant::now();
+            let out = run_lazy_dfa(dfa, docs, threads)?;
+            self.cpu_windows += 1;
+            self.on_cpu += t.elapsed();
+            return Ok(out);
+        };
         let t = Instant::now();
         let got = engine.filter_encoded(&engine.encode(docs))?;
         self.on_gpu += t.elapsed();
@@ -686,20 +782,12 @@ impl WarmFilter {
         }
         self.back += back.len();
         self.on_cpu += t.elapsed();
-        if back.len() * 100 > docs.len() && self.regrowths < MAX_REGROWTHS {
-            let t = Instant::now();
-            let cache = self.grown.as_mut().context("the grown cache")?;
-            let training = training_docs(&which);
-            for d in &training {
-                dfa.filter_with(cache, d);
+        let many = back.len() * 100 > docs.len();
+        if many && self.regrowths < MAX_REGROWTHS && self.learner.is_none() {
+            if let Some(grown) = self.grown.take() {
+                self.start(Some(grown), training_docs(&which));
+                self.regrowths += 1;
             }
-            dfa.complete(cache, &training, self.depth, GROWN_STATES);
-            if let Some(tables) = dfa.export(cache) {
-                self.states = tables.states();
-                engine.load(&tables)?;
-            }
-            self.regrowths += 1;
-            self.learn += t.elapsed();
         }
         Ok(out)
     }
@@ -822,11 +910,17 @@ mod tests {
         }
         let y = Yfilter::new(&profiles);
         let dfa = LazyDfa::new(&profiles);
-        let mut w = WarmFilter::new(Device::emulator());
+        let mut w = WarmFilter::new(Device::emulator(), &profiles);
         for docs in &windows {
             let want: Vec<Matches> = docs.iter().map(|d| y.filter(d)).collect();
             assert_eq!(w.filter(&dfa, docs, Some(2)).unwrap(), want);
+            // The learner done before the next window (a command does not wait for it).
+            w.settle(true).unwrap();
         }
+        assert_eq!(
+            w.cpu_windows, 1,
+            "the first window on the CPU, the rest on the device"
+        );
         assert!(
             w.states > 0 && w.back > 0 && w.regrowths > 0,
             "{} {} {}",

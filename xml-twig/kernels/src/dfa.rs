@@ -20,6 +20,9 @@
 //! and the host filters it on the CPU, where the lazy DFA builds what was missing: the
 //! lazy construction stays on the CPU, the warm path runs here.
 //!
+//! [`walk_dfa`] is the walk alone, for an automaton whose leaf bundles never report to
+//! an accumulator (linear paths): its stack in registers across the lanes.
+//!
 //! Accumulators are 32-bit words here (the CPU's are 64-bit; bit numbers are the same:
 //! bit `b` of the accumulator is bit `b % 32` of word `b / 32`). Each warp owns
 //! `depth_cap` accumulators of `width` words, one per stack level: level `d` holds the
