@@ -22,8 +22,10 @@
 #   e2e.csv, e2e.txt  `xml filter` with gpu-dfa, gpu (gpu-seg on one document) and
 #                 lazy-dfa (every core) on the files scripts/e2e.sh makes (one 100 MB
 #                 document with 256 twigs; Fig. 10b's 1000 documents with 2000 twigs),
-#                 and Fig. 9's linear paths (500 documents, 2048 paths of 5 steps), each
+#                 and Fig. 9's linear paths (8000 documents, 2048 paths of 5 steps), each
 #                 with --stats, wall time and the output's md5 (must agree per workload).
+#                 gpu-dfa's --stats say how many windows ran on the CPU before its
+#                 automaton was learned, and how many documents it handed back.
 set -uo pipefail
 
 OUT=${OUT:-out}
@@ -61,7 +63,9 @@ grep "gpu-dfa phases" "$OUT/paths.txt" | tail -4 | tee -a "$OUT/summary.txt"
 W=$(mktemp -d)
 $H xml generate --out "$W/xml-big" --queries 256 --docs 1 --doc-kb 100000 &
 $H xml generate --figure fig10b --queries 2000 --out "$W/xml-10b" &
-$H xml generate --out "$W/xml-paths" --queries 2048 --length 5 --p 0.3 --splits 0 --docs 500 --doc-kb 25 --seed 1 &
+# A stream long enough for gpu-dfa's learner to finish while it flows (it filters on the
+# CPU until then): Fig. 9's linear paths, 8000 documents of 25 kB (200 MB).
+$H xml generate --out "$W/xml-paths" --queries 2048 --length 5 --p 0.3 --splits 0 --docs 8000 --doc-kb 25 --seed 1 &
 wait
 cat "$W"/xml-*/* > /dev/null
 CSV="$OUT/e2e.csv"
