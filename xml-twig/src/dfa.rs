@@ -68,7 +68,7 @@ use crate::engine::{decode_row, put, room};
 use crate::layout::{EventBatch, EventWords};
 use crate::model::{Document, Event, Matches, NARROW_MAX_TAG};
 use crate::XmlError;
-use gpu_kernels::{Buffer, DevPtr, Device, LaunchConfig};
+use gpu_kernels::{Buffer, DevPtr, Device, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 use xml_twig_kernels::dfa::{self as k, DfaParams, MAX_DEPTH, NO_SLOT, NO_STATE};
@@ -306,9 +306,11 @@ impl DfaTables {
 pub struct DfaEngine {
     dev: Device,
     t: Tables,
-    /// The batch's events, wide or narrow (the other one unused).
+    /// The batch's events, wide or narrow (the other one unused), and the page-locked
+    /// host memory they are copied from ([`stage`]).
     events: Option<Buffer<u16>>,
     events8: Option<Buffer<u8>>,
+    staging: Option<HostBuffer<u8>>,
     /// The batch's other inputs in one buffer, copied in one write: [`Inputs`].
     ins: Option<Buffer<u32>>,
     /// The outputs in one buffer, zeroed in one call and read back in one copy:
@@ -331,8 +333,8 @@ pub struct DfaEngine {
 pub struct Phases {
     /// Planning the cuts and laying out the inputs (host).
     pub plan: Duration,
-    /// Copying the events and the other inputs to the device (two copies) and zeroing
-    /// the outputs (one call).
+    /// Copying the events (staged in page-locked memory on rayon's pool) and the other
+    /// inputs to the device (two copies) and zeroing the outputs (one call).
     pub upload: Duration,
     /// The kernels, by the device's clock (events recorded around them on its stream).
     pub kernels: Duration,
@@ -454,6 +456,7 @@ impl DfaEngine {
             t,
             events: None,
             events8: None,
+            staging: None,
             ins: None,
             outs: None,
             accs: None,
@@ -587,8 +590,18 @@ impl DfaEngine {
         let plan = lap();
         let narrow = matches!(batch.events, EventWords::Narrow(_));
         let (events, events8) = match &batch.events {
-            EventWords::Wide(v) => (put(dev, &mut self.events, v)?.dev_ptr(), DevPtr::null()),
-            EventWords::Narrow(v) => (DevPtr::null(), put(dev, &mut self.events8, v)?.dev_ptr()),
+            EventWords::Wide(v) => {
+                let staged = stage(dev, &mut self.staging, bytemuck::cast_slice(v))?;
+                let b = room(dev, &mut self.events, v.len())?;
+                dev.write(b, 0, bytemuck::cast_slice::<u8, u16>(staged))?;
+                (b.dev_ptr(), DevPtr::null())
+            }
+            EventWords::Narrow(v) => {
+                let staged = stage(dev, &mut self.staging, v)?;
+                let b = room(dev, &mut self.events8, v.len())?;
+                dev.write(b, 0, staged)?;
+                (DevPtr::null(), b.dev_ptr())
+            }
         };
         let ins = &*put(dev, &mut self.ins, &ins)?;
         let outs = room(dev, &mut self.outs, o.len)?;
@@ -815,6 +828,32 @@ impl Units {
 /// [`PLAN_RUN_DOCS`].
 const PARALLEL_PLAN_DOCS: usize = 256;
 const PLAN_RUN_DOCS: usize = 64;
+
+/// `bytes` copied into the page-locked host buffer in `slot` (grown to a power of two
+/// when short) on rayon's pool, in pieces of [`STAGE_PIECE`]: the device then copies
+/// them at the bus's speed, where bytes of pageable memory go through the driver's own
+/// staging on the calling thread. Returns the staged bytes.
+fn stage<'a>(
+    dev: &Device,
+    slot: &'a mut Option<HostBuffer<u8>>,
+    bytes: &[u8],
+) -> Result<&'a [u8], XmlError> {
+    let n = bytes.len();
+    if slot.as_ref().is_none_or(|b| b.len() < n.max(1)) {
+        *slot = None; // free the old one first
+        *slot = Some(dev.alloc_host(n.max(1).next_power_of_two())?);
+    }
+    let buf = slot.as_mut().expect("allocated above");
+    // The buffer is never a kernel's argument: no launch uses it.
+    buf.as_mut_slice()[..n]
+        .par_chunks_mut(STAGE_PIECE)
+        .zip(bytes.par_chunks(STAGE_PIECE))
+        .for_each(|(to, from)| to.copy_from_slice(from));
+    Ok(&buf.as_slice()[..n])
+}
+
+/// Bytes each task of [`stage`] copies.
+const STAGE_PIECE: usize = 1 << 16;
 
 /// Events of a batch from which [`DfaTables::unfinished`] walks it on rayon's pool.
 const PARALLEL_BATCH_EVENTS: usize = 1 << 16;
