@@ -325,6 +325,8 @@ pub struct DfaEngine {
     launch_bytes: u64,
     phases: Phases,
     handed_back: usize,
+    /// Warps of [`k::walk_dfa`] the device holds at once (0: not asked yet).
+    walk_warps: usize,
 }
 
 /// Where the last [`DfaEngine::filter_encoded`] spent its time: the host's clock, and
@@ -343,6 +345,9 @@ pub struct Phases {
     pub read: Duration,
     /// Decoding the rows into query ids (host).
     pub decode: Duration,
+    /// Units walked (a warp each), and whether by the lean walk ([`k::walk_dfa`]).
+    pub units: usize,
+    pub walk_only: bool,
 }
 
 impl Phases {
@@ -467,6 +472,7 @@ impl DfaEngine {
             launch_bytes: LAUNCH_BYTES,
             phases: Phases::default(),
             handed_back: 0,
+            walk_warps: 0,
         })
     }
 
@@ -481,6 +487,20 @@ impl DfaEngine {
     /// [`k::filter_dfa`] (the same answers).
     pub fn set_walk_only(&mut self, on: bool) {
         self.walk_only = on;
+    }
+
+    /// Warps of [`k::walk_dfa`] the device holds at once (asked once).
+    fn walk_warps(&mut self) -> Result<usize, XmlError> {
+        if self.walk_warps == 0 {
+            let cfg = LaunchConfig {
+                grid: [1, 1, 1],
+                block: [WARPS_PER_BLOCK * 32, 1, 1],
+                shared_bytes: 0,
+            };
+            let blocks = self.dev.resident_blocks(&k::walk_dfa::KERNEL, cfg, 64)?;
+            self.walk_warps = (blocks * WARPS_PER_BLOCK).max(1) as usize;
+        }
+        Ok(self.walk_warps)
     }
 
     /// Whether the loaded automaton runs the lean walk [`k::walk_dfa`]: none of its leaf
@@ -500,7 +520,8 @@ impl DfaEngine {
     /// of more than `2n` events into segments of about `n` (cut between its root's
     /// children, so only the root is open across a cut; a document whose root has too
     /// few children stays whole); `Some(0)`, never; `None` (the default), `n` chosen
-    /// for [`TARGET_UNITS`] warps a batch, at least [`MIN_SEGMENT_EVENTS`].
+    /// for [`TARGET_UNITS`] warps a batch (the lean walk: [`WALK_UNITS_PER_WARP`] per warp
+    /// the device holds at once), at least [`MIN_SEGMENT_EVENTS`].
     pub fn set_segment_events(&mut self, n: Option<usize>) {
         self.segment_events = n;
     }
@@ -569,15 +590,23 @@ impl DfaEngine {
             clock = now;
             d
         };
+        let walk_only = self.walks_only();
+        let walk_warps = if walk_only { self.walk_warps()? } else { 0 };
         let dev = &self.dev;
         let words = self.t.ids.len().div_ceil(32).max(1);
+        let units = if walk_only {
+            // About two units per warp the device holds at once: the lean walk's waves
+            // full, its last one too (a walk's time is its longest chain of loads).
+            WALK_UNITS_PER_WARP * walk_warps
+        } else {
+            TARGET_UNITS
+        };
         let seg = self
             .segment_events
-            .unwrap_or_else(|| (batch.events() / TARGET_UNITS).max(MIN_SEGMENT_EVENTS));
+            .unwrap_or_else(|| (batch.events() / units).max(MIN_SEGMENT_EVENTS));
         let (ins, at) = Units::plan(batch, seg).lay_out(&batch.doc_start);
         let (n_units, n_split) = (at.units, at.splits);
         // The lean walk keeps no accumulators: its segments report nothing to a root.
-        let walk_only = self.walks_only();
         let n_split = if walk_only { 0 } else { n_split };
         let cut = n_split > 0;
         let width = self.t.width as usize;
@@ -714,6 +743,8 @@ impl DfaEngine {
             kernels,
             read,
             decode: lap(),
+            units: n_units,
+            walk_only,
         };
         Ok(out)
     }
@@ -723,6 +754,10 @@ impl DfaEngine {
 /// a few per scheduler of an H100 (132 SMs of 4), so that a batch of a few hundred
 /// documents, or one document, keeps more than one warp per scheduler walking.
 pub const TARGET_UNITS: usize = 8192;
+
+/// Units of the lean walk per warp the device holds at once, when
+/// [`DfaEngine::set_segment_events`] is left to choose.
+pub const WALK_UNITS_PER_WARP: usize = 2;
 
 /// The shortest segment [`DfaEngine`] cuts when left to choose.
 pub const MIN_SEGMENT_EVENTS: usize = 32;

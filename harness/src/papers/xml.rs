@@ -801,7 +801,9 @@ impl std::fmt::Display for WarmSplit {
         let g = &self.gpu;
         write!(
             f,
-            "plan {:.3}, upload {:.3}, kernels {:.3} (device), launch + wait + read {:.3}, decode {:.3} ms (call {:.3} ms); ",
+            "{} units ({}); plan {:.3}, upload {:.3}, kernels {:.3} (device), launch + wait + read {:.3}, decode {:.3} ms (call {:.3} ms); ",
+            g.units,
+            if g.walk_only { "walk_dfa" } else { "filter_dfa" },
             ms(g.plan),
             ms(g.upload),
             ms(g.kernels),
