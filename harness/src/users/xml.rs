@@ -5,7 +5,6 @@
 use super::{fallback_note, write_ids, Stats};
 use crate::bad_input;
 use crate::engines::XmlEngine;
-use anyhow::Context as _;
 use baselines::lazy_dfa::LazyDfa;
 use baselines::yfilter::Yfilter;
 use std::io::Write as _;
@@ -373,14 +372,18 @@ fn filter_cmd(
     let mut kernels = match (devices, engine) {
         (Some(spec), _) => Some(multi_kernels(&spec, engine, &profiles, &mut stats)?),
         (None, Some(XmlEngine::GpuDfa)) => {
-            let dev = match opening {
-                Some(o) => o.wait(&mut stats),
-                None => Device::gpu(device, xml_twig::PTX),
+            // The GPU keeps opening on its own thread until the first tables are ready
+            // (the first windows run on the CPU meanwhile); a missing GPU is an error now.
+            let gpu = match opening {
+                Some(o) if o.present() => Gpu::Opening(o),
+                Some(o) => Gpu::Open(o.wait(&mut stats)),
+                None => Gpu::Open(Device::gpu(device, xml_twig::PTX)),
             };
-            let dev = dev.map_err(|e| {
-                anyhow::Error::new(e).context("opening the GPU (use --engine lazy-dfa for the CPU)")
-            })?;
-            warm = Some(WarmFilter::new(dev, &profiles));
+            if let Gpu::Open(Err(e)) = gpu {
+                return Err(anyhow::Error::new(e)
+                    .context("opening the GPU (use --engine lazy-dfa for the CPU)"));
+            }
+            warm = Some(WarmFilter::new(gpu, &profiles));
             None
         }
         (None, _) => one_device_kernels((opening, device), engine, &profiles, &mut stats)?,
@@ -418,7 +421,7 @@ fn filter_cmd(
         let t = Instant::now();
         let results = match (kernels.as_mut(), warm.as_mut(), &lazy) {
             (Some(k), _, _) => run_kernels(k, &good, &y)?,
-            (None, Some(w), Some(dfa)) => w.filter(dfa, &good, threads)?,
+            (None, Some(w), Some(dfa)) => w.filter(dfa, &good, threads, &mut stats)?,
             (None, _, Some(dfa)) => run_lazy_dfa(dfa, &good, threads)?,
             (None, _, None) => run_yfilter(&y, &good, threads)?,
         };
@@ -617,8 +620,9 @@ const MAX_REGROWTHS: usize = 4;
 /// the new tables (at most [`MAX_REGROWTHS`] times). So a short stream costs about what
 /// `lazy-dfa` does (the learner takes one core), and a long one runs on the GPU.
 struct WarmFilter {
-    /// The device until the first tables are uploaded.
-    dev: Option<Device>,
+    /// The device until the first tables are uploaded (opening on its own thread, or
+    /// open), then [`Gpu::Given`].
+    gpu: Gpu,
     engine: Option<DfaEngine>,
     profiles: ProfileSet,
     /// The learner at work, and its automaton and cache between growths.
@@ -628,7 +632,8 @@ struct WarmFilter {
     depth: usize,
     regrowths: usize,
     states: usize,
-    /// The query set's accumulator is too wide for the automaton: the CPU filters all.
+    /// The query set's accumulator is too wide for the automaton, or the GPU did not
+    /// open: the CPU filters all.
     too_wide: bool,
     /// The learners' own time, the GPU's calls, the windows filtered on the CPU before
     /// the first tables, the documents handed back and the CPU's time on both.
@@ -637,6 +642,13 @@ struct WarmFilter {
     cpu_windows: usize,
     back: usize,
     on_cpu: Duration,
+}
+
+/// The GPU of `xml filter --engine gpu-dfa` until its first tables.
+enum Gpu {
+    Opening(super::GpuOpening),
+    Open(Result<Device, gpu_kernels::GpuError>),
+    Given,
 }
 
 /// What a learner hands back: its automaton and cache, their tables (`None`: the
@@ -649,9 +661,9 @@ struct Learned {
 }
 
 impl WarmFilter {
-    fn new(dev: Device, profiles: &ProfileSet) -> Self {
+    fn new(gpu: Gpu, profiles: &ProfileSet) -> Self {
         WarmFilter {
-            dev: Some(dev),
+            gpu,
             engine: None,
             profiles: profiles.clone(),
             learner: None,
@@ -713,8 +725,9 @@ impl WarmFilter {
     }
 
     /// Takes the learner's tables once it is done (`wait`: waits for it) and uploads
-    /// them.
-    fn settle(&mut self, wait: bool) -> anyhow::Result<()> {
+    /// them (the first: once the GPU is open; `--stats` shows the wait). A GPU that fails
+    /// to open here leaves the stream to the CPU, with a note.
+    fn settle(&mut self, wait: bool, stats: &mut Stats) -> anyhow::Result<()> {
         if !wait && !self.learner.as_ref().is_some_and(|h| h.is_finished()) {
             return Ok(());
         }
@@ -737,8 +750,19 @@ impl WarmFilter {
         match self.engine.as_mut() {
             Some(e) => e.load(&tables)?,
             None => {
-                let dev = self.dev.take().context("the GPU was handed over once")?;
-                self.engine = Some(DfaEngine::new(dev, &tables)?);
+                let dev = match std::mem::replace(&mut self.gpu, Gpu::Given) {
+                    Gpu::Opening(o) => o.wait(stats),
+                    Gpu::Open(dev) => dev,
+                    Gpu::Given => anyhow::bail!("the GPU was handed over once"),
+                };
+                match dev {
+                    Ok(dev) => self.engine = Some(DfaEngine::new(dev, &tables)?),
+                    Err(e) => {
+                        eprintln!("note: the GPU did not open ({e}): gpu-dfa filters on the CPU");
+                        self.too_wide = true;
+                        return Ok(());
+                    }
+                }
             }
         }
         self.grown = Some((l.dfa, l.cache));
@@ -752,11 +776,12 @@ impl WarmFilter {
         dfa: &LazyDfa,
         docs: &[Document],
         threads: Option<usize>,
+        stats: &mut Stats,
     ) -> anyhow::Result<Vec<Matches>> {
         if docs.is_empty() {
             return Ok(Vec::new());
         }
-        self.settle(false)?;
+        self.settle(false, stats)?;
         if self.engine.is_none() && self.learner.is_none() && !self.too_wide {
             self.start(None, training_docs(docs));
         }
@@ -910,12 +935,13 @@ mod tests {
         }
         let y = Yfilter::new(&profiles);
         let dfa = LazyDfa::new(&profiles);
-        let mut w = WarmFilter::new(Device::emulator(), &profiles);
+        let mut w = WarmFilter::new(Gpu::Open(Ok(Device::emulator())), &profiles);
+        let mut stats = Stats::new(false);
         for docs in &windows {
             let want: Vec<Matches> = docs.iter().map(|d| y.filter(d)).collect();
-            assert_eq!(w.filter(&dfa, docs, Some(2)).unwrap(), want);
+            assert_eq!(w.filter(&dfa, docs, Some(2), &mut stats).unwrap(), want);
             // The learner done before the next window (a command does not wait for it).
-            w.settle(true).unwrap();
+            w.settle(true, &mut stats).unwrap();
         }
         assert_eq!(
             w.cpu_windows, 1,
