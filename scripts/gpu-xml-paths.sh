@@ -50,7 +50,9 @@ command -v nvidia-smi > /dev/null &&
         done
     done
 } > "$OUT/check.txt" 2>&1
-say "sanitizers: $(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/check.txt") memcheck clean of 3, $(grep -c 'RACECHECK SUMMARY: 0 hazards' "$OUT/check.txt") racecheck clean of 3 ($(( $(date +%s) - START )) s)"
+mem=$(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/check.txt")
+race=$(grep -c 'RACECHECK SUMMARY: 0 hazards' "$OUT/check.txt")
+say "sanitizers: memcheck clean on $mem of 3, racecheck on $race of 3 ($(( $(date +%s) - START )) s)"
 
 # 2. The paths experiment at full size (about 170 s with 3 seeds on an H100's host).
 s=$(date +%s)
