@@ -34,7 +34,7 @@ SEEDS=${SEEDS:-3}
 mkdir -p "$OUT"
 START=$(date +%s)
 say() { echo "$*" | tee -a "$OUT/summary.txt"; }
-say "gpu-xml-paths: $(date -u +%FT%TZ), $(nproc) cores, $($H --version 2>/dev/null | head -1)"
+say "gpu-xml-paths: $(date -u +%FT%TZ), $(nproc) cores, $($H --version 2>/dev/null | head -1), $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 command -v nvidia-smi > /dev/null &&
     say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 

@@ -30,7 +30,9 @@
 //! root's children) over the cache grown ahead of the stream ([`LazyDfa::complete`]:
 //! every path of the training documents' tag grammar, two levels deeper than they go),
 //! with the documents it hands back filtered by the lazy DFA on all cores inside the
-//! timed run; and, on batches, `lazy-dfa-ahead-mc`, the lazy DFA on all cores from that
+//! timed run (on linear paths, whose leaf bundles never report to an accumulator, the
+//! lean kernel `walk_dfa` runs; the phases of its best run are printed at every point);
+//! and, on batches, `lazy-dfa-ahead-mc`, the lazy DFA on all cores from that
 //! same cache, so that the best CPU has the automaton the GPU has.
 //!
 //! Beyond the paper (one GPU): `scaling`, the filter over many GPUs of one host
