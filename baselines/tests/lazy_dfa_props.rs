@@ -17,6 +17,7 @@ use baselines::yfilter::Yfilter;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use xml_twig::layout::{EventBatch, EventWords};
 use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams, RandomParams};
 use xml_twig::{brute, io, Device, DfaEngine, Document, Matches, ProfileSet, QuerySet};
 
@@ -33,6 +34,24 @@ fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<O
     let mut gpu = DfaEngine::new(Device::emulator(), &tables).expect("the exported tables check");
     gpu.set_shared_max(200 * 1024);
     let shared = gpu.filter(docs).expect("the emulator runs");
+    // `filter` uploads the paper's 1-byte events where the tags fit (they do here);
+    // the 2-byte ones give the same answers.
+    assert!(matches!(gpu.encode(docs).events, EventWords::Narrow(_)));
+    let wide = EventBatch::encode(docs, false);
+    assert_eq!(
+        gpu.filter_encoded(&wide).expect("the emulator runs"),
+        shared,
+        "2-byte events"
+    );
+    // The general kernel on every automaton (the lean walk runs by default where no
+    // leaf bundle reports to an accumulator).
+    gpu.set_walk_only(false);
+    assert_eq!(
+        gpu.filter(docs).expect("the emulator runs"),
+        shared,
+        "the general kernel"
+    );
+    gpu.set_walk_only(true);
     gpu.set_shared_max(0);
     let global = gpu.filter(docs).expect("the emulator runs");
     assert_eq!(global, shared, "accumulators in global memory");
@@ -58,9 +77,25 @@ fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<O
     gpu.set_launch_bytes(1);
     let one_by_one = gpu.filter(docs).expect("the emulator runs");
     assert_eq!(one_by_one, shared, "segments one launch each");
+    // The same cuts on the general kernel, where the lean walk ran above.
+    gpu.set_walk_only(false);
+    for seg in [1, 7] {
+        gpu.set_segment_events(Some(seg));
+        let cut = gpu.filter(docs).expect("the emulator runs");
+        assert_eq!(
+            cut, shared,
+            "the general kernel, segments of at least {seg} events"
+        );
+    }
+    gpu.set_walk_only(true);
     // The host's walk of the transitions names the documents handed back, no more.
     let handed_back: Vec<usize> = (0..docs.len()).filter(|&i| shared[i].is_none()).collect();
-    let batch = xml_twig::layout::EventBatch::encode(docs, false);
+    assert_eq!(
+        gpu.handed_back(),
+        handed_back.len(),
+        "documents handed back, counted"
+    );
+    let batch = EventBatch::encode(docs, false);
     assert_eq!(
         tables.unfinished(&batch),
         handed_back,
@@ -224,6 +259,38 @@ fn lazy_dfa_equals_the_nfa_on_paper_workloads_one_core_and_all_cores() {
             "L={len} trained on them"
         );
     }
+}
+
+#[test]
+fn gpu_lean_walk_matches_linear_paths_and_the_roots_own_queries_in_cut_documents() {
+    // Linear paths only: no leaf bundle reports to an accumulator, so the lean walk runs;
+    // `/r` is matched by the root's own leaf bundle, which a cut document's segments never
+    // close (its first segment matches it).
+    let set = io::parse_query_file("q.txt", "/r\n//a\n/r/b/c\n/x/a\n//b/*\n").unwrap();
+    let profiles = ProfileSet::compile(&set).unwrap();
+    let docs: Vec<Document> = [
+        "<r><a/><b><c/></b><a/><b/><q><a/></q></r>",
+        "<r><b/><b/><b/><b/><b/></r>",
+        "<x><a/><y/></x>",
+        "<r><q/><q/><q/><b><c/><c/></b></r>",
+    ]
+    .iter()
+    .map(|x| io::parse_document("d.xml", x.as_bytes(), &profiles.dict).unwrap())
+    .collect();
+    let want: Vec<Option<Matches>> = docs
+        .iter()
+        .map(|d| Some(brute::filter(&profiles, d)))
+        .collect();
+    assert!(
+        want.iter().all(|m| m.as_ref().is_some_and(|m| m.len() < 5)),
+        "never every query"
+    );
+    let dfa = LazyDfa::new(&profiles);
+    let tables = dfa.export(&dfa.train(&docs)).expect("a narrow accumulator");
+    let gpu = DfaEngine::new(Device::emulator(), &tables).expect("the exported tables check");
+    assert!(gpu.walks_only(), "linear paths run the lean walk");
+    // Whole, cut at every child, and the other modes, each against the general kernel.
+    assert_eq!(warm_path(&dfa, &docs, &docs), want);
 }
 
 #[test]

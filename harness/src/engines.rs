@@ -68,6 +68,10 @@ pub enum XmlEngine {
     Yfilter,
     /// The lazy DFA with a memoized twig join (XMLTK, XPush): the strongest CPU filter.
     LazyDfa,
+    /// The lazy DFA's automaton walked on the GPU: learned on the CPU from the first
+    /// documents and grown ahead along their tag grammar, then uploaded; the documents
+    /// it cannot finish go to the lazy DFA on the CPU.
+    GpuDfa,
 }
 
 /// `harness ddm match --engine`.

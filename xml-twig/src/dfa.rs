@@ -12,6 +12,16 @@
 //! per document, not its events (on the H100's host, scanning Fig. 9's 500 documents
 //! for them took 1.6 ms a batch, twice the kernel).
 //!
+//! An automaton none of whose leaf bundles reports to an accumulator (linear paths:
+//! every match is a leaf step) runs a lean kernel instead, `walk_dfa`: no join, no
+//! accumulator, the stack in registers across the warp's lanes, few registers a thread
+//! (the general kernel holds 128, which left 16 warps an SM on an H100), and no second
+//! kernel for the cut roots.
+//!
+//! A call waits for the device three times (two copies in, one out; see
+//! [`DfaEngine::filter_encoded`]), and the events go as they were encoded: the paper's
+//! 1-byte form where the tables' tags fit 7 bits ([`DfaEngine::encode`]).
+//!
 //! The automaton is built on the CPU by `baselines::lazy_dfa::LazyDfa` (XMLTK's lazy
 //! DFA, Green et al., TODS 2004, with a word-parallel twig join), which exports what its
 //! cache holds as [`DfaTables`]. The GPU takes the transitions the CPU has built; a
@@ -56,9 +66,9 @@
 
 use crate::engine::{decode_row, put, room};
 use crate::layout::{EventBatch, EventWords};
-use crate::model::{Document, Event, Matches};
+use crate::model::{Document, Event, Matches, NARROW_MAX_TAG};
 use crate::XmlError;
-use gpu_kernels::{Buffer, DevPtr, Device, LaunchConfig};
+use gpu_kernels::{Buffer, DevPtr, Device, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 use xml_twig_kernels::dfa::{self as k, DfaParams, MAX_DEPTH, NO_SLOT, NO_STATE};
@@ -296,40 +306,83 @@ impl DfaTables {
 pub struct DfaEngine {
     dev: Device,
     t: Tables,
+    /// The batch's events, wide or narrow (the other one unused), and the page-locked
+    /// host memory they are copied from ([`stage`]).
     events: Option<Buffer<u16>>,
-    starts: Option<Buffer<u32>>,
-    unit_start: Option<Buffer<u32>>,
-    unit_doc: Option<Buffer<u32>>,
-    split: Option<Buffer<u32>>,
-    roots: Option<Buffer<u32>>,
-    root_has: Option<Buffer<u32>>,
+    events8: Option<Buffer<u8>>,
+    staging: Option<HostBuffer<u8>>,
+    /// The batch's other inputs in one buffer, copied in one write: [`Inputs`].
+    ins: Option<Buffer<u32>>,
+    /// The outputs in one buffer, zeroed in one call and read back in one copy:
+    /// [`Outputs`].
+    outs: Option<Buffer<u32>>,
     accs: Option<Buffer<u32>>,
-    matched: Option<Buffer<u32>>,
-    status: Option<Buffer<u32>>,
     shared_max: u64,
     dense: bool,
+    /// Whether an automaton whose leaf bundles report nothing runs [`k::walk_dfa`].
+    walk_only: bool,
     segment_events: Option<usize>,
     launch_bytes: u64,
     phases: Phases,
+    handed_back: usize,
+    /// Warps of [`k::walk_dfa`] the device holds at once (0: not asked yet).
+    walk_warps: usize,
 }
 
-/// Where the last [`DfaEngine::filter_encoded`] spent its time, by the host's clock.
+/// Where the last [`DfaEngine::filter_encoded`] spent its time: the host's clock, and
+/// the device's for the kernels.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Phases {
-    /// Widening narrow events and planning the cuts (host).
+    /// Planning the cuts and laying out the inputs (host).
     pub plan: Duration,
-    /// Copying the events and the plan to the device and zeroing its rows.
+    /// Copying the events (staged in page-locked memory on rayon's pool) and the other
+    /// inputs to the device (two copies) and zeroing the outputs (one call).
     pub upload: Duration,
-    /// Launching the kernels and waiting for them.
+    /// The kernels, by the device's clock (events recorded around them on its stream).
     pub kernels: Duration,
-    /// Reading the rows of answers back.
+    /// From the first launch to the rows of answers on the host: launching the kernels,
+    /// waiting for them, one copy back.
     pub read: Duration,
     /// Decoding the rows into query ids (host).
     pub decode: Duration,
+    /// Units walked (a warp each), and whether by the lean walk ([`k::walk_dfa`]).
+    pub units: usize,
+    pub walk_only: bool,
+}
+
+impl Phases {
+    /// The host's time of the call (the device's kernels are inside `read`).
+    pub fn total(&self) -> Duration {
+        self.plan + self.upload + self.read + self.decode
+    }
+}
+
+/// Offsets of a call's inputs in the engine's one input buffer: `doc_start` (documents
+/// + 1), then the units' `start` (units + 1) and `doc` (units), then `split`.
+struct Inputs {
+    unit_start: usize,
+    unit_doc: usize,
+    split: usize,
+    /// Units, and documents cut into segments.
+    units: usize,
+    splits: usize,
+}
+
+/// Offsets of a call's outputs in the engine's one output buffer: `matched` (a row of
+/// `words` per document) and `status` (one per document) first, read back together;
+/// then `root_has` (one per document) and `roots` (a row of `width` per document cut
+/// into segments, else one word).
+struct Outputs {
+    status: usize,
+    root_has: usize,
+    roots: usize,
+    len: usize,
 }
 
 /// [`DfaTables`] on the device.
 struct Tables {
+    /// No leaf bundle has accumulator words: [`k::walk_dfa`] runs.
+    leaves_only: bool,
     tags: u32,
     n_planes: u32,
     width: u32,
@@ -357,6 +410,7 @@ impl Tables {
         let words: Vec<u32> = tables.sparse.iter().map(|&(w, _)| w).collect();
         let bits: Vec<u32> = tables.sparse.iter().map(|&(_, b)| b).collect();
         Ok(Tables {
+            leaves_only: tables.bundles.iter().all(|b| b[1] == 0),
             tags: tables.tags,
             n_planes: tables.planes.len() as u32,
             width: tables.template.len().max(1) as u32,
@@ -406,20 +460,19 @@ impl DfaEngine {
             dev,
             t,
             events: None,
-            starts: None,
-            unit_start: None,
-            unit_doc: None,
-            split: None,
-            roots: None,
-            root_has: None,
+            events8: None,
+            staging: None,
+            ins: None,
+            outs: None,
             accs: None,
-            matched: None,
-            status: None,
             shared_max: SHARED_MAX,
             dense: true,
+            walk_only: true,
             segment_events: None,
             launch_bytes: LAUNCH_BYTES,
             phases: Phases::default(),
+            handed_back: 0,
+            walk_warps: 0,
         })
     }
 
@@ -427,6 +480,33 @@ impl DfaEngine {
     /// (the default), or always from their sparse words.
     pub fn set_dense_bundles(&mut self, dense: bool) {
         self.dense = dense;
+    }
+
+    /// Whether an automaton none of whose leaf bundles reports to an accumulator
+    /// (linear paths) runs the lean walk [`k::walk_dfa`] (the default), or the general
+    /// [`k::filter_dfa`] (the same answers).
+    pub fn set_walk_only(&mut self, on: bool) {
+        self.walk_only = on;
+    }
+
+    /// Warps of [`k::walk_dfa`] the device holds at once (asked once).
+    fn walk_warps(&mut self) -> Result<usize, XmlError> {
+        if self.walk_warps == 0 {
+            let cfg = LaunchConfig {
+                grid: [1, 1, 1],
+                block: [WARPS_PER_BLOCK * 32, 1, 1],
+                shared_bytes: 0,
+            };
+            let blocks = self.dev.resident_blocks(&k::walk_dfa::KERNEL, cfg, 64)?;
+            self.walk_warps = (blocks * WARPS_PER_BLOCK).max(1) as usize;
+        }
+        Ok(self.walk_warps)
+    }
+
+    /// Whether the loaded automaton runs the lean walk [`k::walk_dfa`]: none of its leaf
+    /// bundles reports to an accumulator, and [`Self::set_walk_only`] allows it.
+    pub fn walks_only(&self) -> bool {
+        self.walk_only && self.t.leaves_only
     }
 
     /// Most bytes of shared memory a block's accumulators may take (0 by default:
@@ -440,7 +520,8 @@ impl DfaEngine {
     /// of more than `2n` events into segments of about `n` (cut between its root's
     /// children, so only the root is open across a cut; a document whose root has too
     /// few children stays whole); `Some(0)`, never; `None` (the default), `n` chosen
-    /// for [`TARGET_UNITS`] warps a batch, at least [`MIN_SEGMENT_EVENTS`].
+    /// for [`TARGET_UNITS`] warps a batch (the lean walk: [`WALK_UNITS_PER_WARP`] per warp
+    /// the device holds at once), at least [`MIN_SEGMENT_EVENTS`].
     pub fn set_segment_events(&mut self, n: Option<usize>) {
         self.segment_events = n;
     }
@@ -468,20 +549,38 @@ impl DfaEngine {
         self.phases
     }
 
+    /// How many documents the last [`Self::filter_encoded`] handed back (`None`): a
+    /// stream of like documents that handed none back is unlikely to hand back the next
+    /// batch's, so a caller may skip looking for them ahead ([`DfaTables::unfinished`]).
+    pub fn handed_back(&self) -> usize {
+        self.handed_back
+    }
+
+    /// Encodes documents (parsed with the query set's dictionary) for this engine: the
+    /// paper's 1-byte events when every tag id of the tables fits 7 bits, else 2-byte
+    /// ones (host work, like parsing).
+    pub fn encode(&self, docs: &[Document]) -> EventBatch {
+        EventBatch::encode(docs, self.t.tags <= NARROW_MAX_TAG as u32 + 1)
+    }
+
     /// Query ids matched by each document, ascending; `None` for a document the frozen
     /// automaton cannot finish (a transition not built, or deeper than the stack), to
     /// be filtered on the CPU.
     pub fn filter(&mut self, docs: &[Document]) -> Result<Vec<Option<Matches>>, XmlError> {
-        self.filter_encoded(&EventBatch::encode(docs, false))
+        self.filter_encoded(&self.encode(docs))
     }
 
-    /// [`Self::filter`] on an encoded batch (either event width): uploads its events,
-    /// then launches [`k::filter_dfa`] over its units (documents, or segments of them:
-    /// [`Self::set_segment_events`]), as many a launch as have accumulators within 1
-    /// GiB, and [`k::close_roots`] for the documents cut into segments.
+    /// [`Self::filter`] on an encoded batch (either event width, uploaded as it is):
+    /// plans its units (documents, or segments of them: [`Self::set_segment_events`]),
+    /// copies the events and the plan to the device (two copies), zeroes the outputs
+    /// (one call), launches [`k::filter_dfa`] over the units, as many a launch as have
+    /// accumulators within 1 GiB, and [`k::close_roots`] for the documents cut into
+    /// segments, and reads the rows of answers and the documents' status back in one
+    /// copy: three waits for the device a call.
     pub fn filter_encoded(&mut self, batch: &EventBatch) -> Result<Vec<Option<Matches>>, XmlError> {
         let n_docs = batch.len();
         if n_docs == 0 {
+            self.handed_back = 0;
             return Ok(Vec::new());
         }
         let mut clock = Instant::now();
@@ -491,43 +590,52 @@ impl DfaEngine {
             clock = now;
             d
         };
+        let walk_only = self.walks_only();
+        let walk_warps = if walk_only { self.walk_warps()? } else { 0 };
         let dev = &self.dev;
         let words = self.t.ids.len().div_ceil(32).max(1);
-        let widened;
-        let events: &[u16] = match &batch.events {
-            EventWords::Wide(v) => v,
-            EventWords::Narrow(v) => {
-                widened = v
-                    .iter()
-                    .map(|&b| Event::from_narrow(b).0)
-                    .collect::<Vec<u16>>();
-                &widened
-            }
+        let units = if walk_only {
+            // About two units per warp the device holds at once: the lean walk's waves
+            // full, its last one too (a walk's time is its longest chain of loads).
+            WALK_UNITS_PER_WARP * walk_warps
+        } else {
+            TARGET_UNITS
         };
         let seg = self
             .segment_events
-            .unwrap_or_else(|| (events.len() / TARGET_UNITS).max(MIN_SEGMENT_EVENTS));
-        let units = Units::plan(batch, seg);
-        let plan = lap();
-        let n_units = units.doc.len();
+            .unwrap_or_else(|| (batch.events() / units).max(MIN_SEGMENT_EVENTS));
+        let (ins, at) = Units::plan(batch, seg).lay_out(&batch.doc_start);
+        let (n_units, n_split) = (at.units, at.splits);
+        // The lean walk keeps no accumulators: its segments report nothing to a root.
+        let n_split = if walk_only { 0 } else { n_split };
+        let cut = n_split > 0;
         let width = self.t.width as usize;
-        let events = &*put(dev, &mut self.events, events)?;
-        let starts = &*put(dev, &mut self.starts, &batch.doc_start)?;
-        let unit_start = &*put(dev, &mut self.unit_start, &units.start)?;
-        let unit_doc = &*put(dev, &mut self.unit_doc, &units.doc)?;
-        let split = &*put(dev, &mut self.split, &units.split)?;
-        let cut = !units.split.is_empty();
-        let roots = room(dev, &mut self.roots, if cut { n_docs * width } else { 1 })?;
-        let root_has = room(dev, &mut self.root_has, n_docs)?;
-        let matched = room(dev, &mut self.matched, n_docs * words)?;
-        let status = room(dev, &mut self.status, n_docs)?;
-        for b in [&mut *matched, &mut *status, &mut *root_has] {
-            dev.zero(b)?;
-        }
-        if cut {
-            dev.zero(roots)?;
-        }
-        let (roots, root_has, matched, status) = (&*roots, &*root_has, &*matched, &*status);
+        let o = Outputs {
+            status: n_docs * words,
+            root_has: n_docs * (words + 1),
+            roots: n_docs * (words + 2),
+            len: n_docs * (words + 2) + if cut { n_docs * width } else { 1 },
+        };
+        let plan = lap();
+        let narrow = matches!(batch.events, EventWords::Narrow(_));
+        let (events, events8) = match &batch.events {
+            EventWords::Wide(v) => {
+                let staged = stage(dev, &mut self.staging, bytemuck::cast_slice(v))?;
+                let b = room(dev, &mut self.events, v.len())?;
+                dev.write(b, 0, bytemuck::cast_slice::<u8, u16>(staged))?;
+                (b.dev_ptr(), DevPtr::null())
+            }
+            EventWords::Narrow(v) => {
+                let staged = stage(dev, &mut self.staging, v)?;
+                let b = room(dev, &mut self.events8, v.len())?;
+                dev.write(b, 0, staged)?;
+                (DevPtr::null(), b.dev_ptr())
+            }
+        };
+        let ins = &*put(dev, &mut self.ins, &ins)?;
+        let outs = room(dev, &mut self.outs, o.len)?;
+        dev.zero(outs)?;
+        let outs = &*outs;
         let upload = lap();
         let deepest = batch.depth.iter().copied().max().unwrap_or(0);
         let depth_cap = (deepest + 1).min(MAX_DEPTH);
@@ -537,7 +645,7 @@ impl DfaEngine {
         // memory stands for them then).
         let block_bytes = per_warp * WARPS_PER_BLOCK as u64;
         let shared = block_bytes <= self.shared_max;
-        let acc_words = if shared {
+        let acc_words = if shared || walk_only {
             1
         } else {
             per_launch * (per_warp / 4) as usize
@@ -546,11 +654,12 @@ impl DfaEngine {
         // A launch's units from `unit` (filter_dfa) or its cut documents from `cut`
         // (close_roots), `n` of them.
         let params = |unit: usize, cut: usize, n: usize| DfaParams {
-            events: events.dev_ptr(),
-            doc_start: starts.dev_ptr(),
-            unit_start: unit_start.dev_ptr_at(unit),
-            unit_doc: unit_doc.dev_ptr_at(unit),
-            split: split.dev_ptr_at(cut),
+            events,
+            events8,
+            doc_start: ins.dev_ptr(),
+            unit_start: ins.dev_ptr_at(at.unit_start + unit),
+            unit_doc: ins.dev_ptr_at(at.unit_doc + unit),
+            split: ins.dev_ptr_at(at.split + cut),
             trans: self.t.trans.dev_ptr(),
             leaf: self.t.leaf.dev_ptr(),
             bundles: self.t.bundles.dev_ptr(),
@@ -567,10 +676,10 @@ impl DfaEngine {
             planes: self.t.planes.dev_ptr(),
             template: self.t.template.dev_ptr(),
             accs: accs.dev_ptr_mut(),
-            roots: roots.dev_ptr_mut(),
-            root_has: root_has.dev_ptr_mut(),
-            matched: matched.dev_ptr_mut(),
-            status: status.dev_ptr_mut(),
+            roots: outs.dev_ptr_mut_at(o.roots),
+            root_has: outs.dev_ptr_mut_at(o.root_has),
+            matched: outs.dev_ptr_mut(),
+            status: outs.dev_ptr_mut_at(o.status),
             n_units: n as u32,
             tags: self.t.tags,
             n_planes: self.t.n_planes,
@@ -579,47 +688,63 @@ impl DfaEngine {
             words_per_doc: words as u32,
             acc_shared: shared as u32,
             dense_bundles: (self.t.bundle_words.is_some() && self.dense) as u32,
+            narrow_events: narrow as u32,
         };
         let cfg = |n: usize| LaunchConfig {
             grid: [(n as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
             block: [WARPS_PER_BLOCK * 32, 1, 1],
             shared_bytes: if shared { block_bytes as u32 } else { 0 },
         };
+        let start = dev.mark()?;
         let mut first = 0;
         while first < n_units {
             let n = per_launch.min(n_units - first);
+            if walk_only {
+                // No accumulators: every unit in one launch.
+                let n = n_units - first;
+                let cfg = LaunchConfig {
+                    shared_bytes: 0,
+                    ..cfg(n)
+                };
+                k::walk_dfa::launch(dev, cfg, params(first, 0, n))?;
+                first += n;
+                continue;
+            }
             k::filter_dfa::launch(dev, cfg(n), params(first, 0, n))?;
             first += n;
         }
         let mut first = 0;
-        while first < units.split.len() {
-            let n = per_launch.min(units.split.len() - first);
+        while first < n_split {
+            let n = per_launch.min(n_split - first);
             k::close_roots::launch(dev, cfg(n), params(0, first, n))?;
             first += n;
         }
-        dev.synchronize()?;
-        let kernels = lap();
-        let mut bits = vec![0u32; n_docs * words];
-        dev.read_into(matched, 0, &mut bits)?;
-        let mut done = vec![0u32; n_docs];
-        dev.read_into(status, 0, &mut done)?;
+        let stop = dev.mark()?;
+        // The rows and the status, one copy (it waits for the kernels).
+        let mut rows = vec![0u32; o.root_has];
+        dev.read_into(outs, 0, &mut rows)?;
+        let kernels = Duration::from_secs_f64(dev.elapsed_ms(&start, &stop)? as f64 / 1e3);
         let read = lap();
+        let (bits, done) = rows.split_at(o.status);
         let ids = &self.t.ids;
-        let decode = |(row, s): (&[u32], u32)| (s == k::DONE).then(|| decode_row(row, ids));
+        let decode = |(row, &s): (&[u32], &u32)| (s == k::DONE).then(|| decode_row(row, ids));
         let found: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
-        let out = if found >= PARALLEL_DECODE_IDS && n_docs > 1 {
+        let out: Vec<Option<Matches>> = if found >= PARALLEL_DECODE_IDS && n_docs > 1 {
             // 500 documents matching most of 2048 queries took 1.1-1.5 ms on one
             // thread of the H100's host, more than the kernel.
             bits.par_chunks(words).zip(done).map(decode).collect()
         } else {
             bits.chunks(words).zip(done).map(decode).collect()
         };
+        self.handed_back = out.iter().filter(|m| m.is_none()).count();
         self.phases = Phases {
             plan,
             upload,
             kernels,
             read,
             decode: lap(),
+            units: n_units,
+            walk_only,
         };
         Ok(out)
     }
@@ -629,6 +754,10 @@ impl DfaEngine {
 /// a few per scheduler of an H100 (132 SMs of 4), so that a batch of a few hundred
 /// documents, or one document, keeps more than one warp per scheduler walking.
 pub const TARGET_UNITS: usize = 8192;
+
+/// Units of the lean walk per warp the device holds at once, when
+/// [`DfaEngine::set_segment_events`] is left to choose.
+pub const WALK_UNITS_PER_WARP: usize = 2;
 
 /// The shortest segment [`DfaEngine`] cuts when left to choose.
 pub const MIN_SEGMENT_EVENTS: usize = 32;
@@ -652,10 +781,40 @@ impl Units {
     /// root's children come with the batch ([`EventBatch::children_of`]): the plan reads
     /// a few per document, not its events.
     fn plan(batch: &EventBatch, seg: usize) -> Self {
+        let n = batch.len();
+        if n < PARALLEL_PLAN_DOCS {
+            return Self::plan_docs(batch, seg, 0..n);
+        }
+        // Runs of documents planned on rayon's pool, then joined in order (500
+        // documents took 0.1 ms on one thread of the H100's host).
+        let runs: Vec<Units> = (0..n.div_ceil(PLAN_RUN_DOCS))
+            .into_par_iter()
+            .map(|r| {
+                Self::plan_docs(
+                    batch,
+                    seg,
+                    r * PLAN_RUN_DOCS..((r + 1) * PLAN_RUN_DOCS).min(n),
+                )
+            })
+            .collect();
+        let mut u = Units::default();
+        for r in runs {
+            u.start.extend_from_slice(&r.start[..r.start.len() - 1]);
+            u.doc.extend(r.doc);
+            u.split.extend(r.split);
+        }
+        u.start.push(*batch.doc_start.last().unwrap_or(&0));
+        u
+    }
+
+    /// [`Self::plan`] of the documents `docs` of the batch: their units, the last
+    /// `start` the end of the last document.
+    fn plan_docs(batch: &EventBatch, seg: usize, docs: std::ops::Range<usize>) -> Self {
         let doc_start = &batch.doc_start;
         let mut u = Units::default();
         let mut cuts = Vec::new();
-        for d in 0..batch.len() {
+        let end = doc_start.get(docs.end).copied().unwrap_or(0);
+        for d in docs {
             let a = doc_start[d];
             let n = (doc_start[d + 1] - a) as usize;
             cuts.clear();
@@ -677,10 +836,59 @@ impl Units {
                 u.doc.push(d as u32 | k::SEGMENT);
             }
         }
-        u.start.push(*doc_start.last().unwrap_or(&0));
+        u.start.push(end);
         u
     }
+
+    /// The kernels' inputs other than the events in one array, for one copy: the
+    /// batch's `doc_start`, then the units' starts and documents, then the documents
+    /// cut into segments ([`Inputs`]).
+    fn lay_out(self, doc_start: &[u32]) -> (Vec<u32>, Inputs) {
+        let at = Inputs {
+            unit_start: doc_start.len(),
+            unit_doc: doc_start.len() + self.start.len(),
+            split: doc_start.len() + self.start.len() + self.doc.len(),
+            units: self.doc.len(),
+            splits: self.split.len(),
+        };
+        let mut v = Vec::with_capacity(at.split + self.split.len());
+        for part in [doc_start, &self.start, &self.doc, &self.split] {
+            v.extend_from_slice(part);
+        }
+        (v, at)
+    }
 }
+
+/// Documents of a batch from which [`Units::plan`] runs on rayon's pool, in runs of
+/// [`PLAN_RUN_DOCS`].
+const PARALLEL_PLAN_DOCS: usize = 256;
+const PLAN_RUN_DOCS: usize = 64;
+
+/// `bytes` copied into the page-locked host buffer in `slot` (grown to a power of two
+/// when short) on rayon's pool, in pieces of [`STAGE_PIECE`]: the device then copies
+/// them at the bus's speed, where bytes of pageable memory go through the driver's own
+/// staging on the calling thread. Returns the staged bytes.
+fn stage<'a>(
+    dev: &Device,
+    slot: &'a mut Option<HostBuffer<u8>>,
+    bytes: &[u8],
+) -> Result<&'a [u8], XmlError> {
+    let n = bytes.len();
+    if slot.as_ref().is_none_or(|b| b.len() < n.max(1)) {
+        *slot = None; // free the old one first
+        *slot = Some(dev.alloc_host(n.max(1).next_power_of_two())?);
+    }
+    let buf = slot.as_mut().expect("allocated above");
+    // The buffer is never a kernel's argument: no launch uses it.
+    buf.as_mut_slice()[..n]
+        .par_chunks_mut(STAGE_PIECE)
+        .zip(bytes.par_chunks(STAGE_PIECE))
+        .for_each(|(to, from)| to.copy_from_slice(from));
+    Ok(&buf.as_slice()[..n])
+}
+
+/// Bytes each task of [`stage`] copies.
+const STAGE_PIECE: usize = 1 << 16;
 
 /// Events of a batch from which [`DfaTables::unfinished`] walks it on rayon's pool.
 const PARALLEL_BATCH_EVENTS: usize = 1 << 16;
@@ -775,6 +983,40 @@ mod tests {
         assert_eq!(u.doc, vec![seg, seg, seg, 1]);
         assert_eq!(u.split, vec![0]);
         assert_eq!(Units::plan(&batch, 0).start, vec![0, 10, 14]);
+    }
+
+    #[test]
+    fn a_large_batch_is_planned_in_runs_on_the_pool_as_on_one_thread() {
+        // Documents of 1 to 4 children under the root, some not cut at all.
+        let (o, c) = (Event::open, Event::close);
+        let docs: Vec<Document> = (0..PARALLEL_PLAN_DOCS + 37)
+            .map(|i| {
+                let mut ev = vec![o(1)];
+                for k in 0..=(i % 4) {
+                    ev.extend_from_slice(&[o(2 + k as u16), o(6), c(6), c(2 + k as u16)]);
+                }
+                ev.push(c(1));
+                Document::from_events(ev, 0).expect("well nested")
+            })
+            .collect();
+        let batch = EventBatch::encode(&docs, true);
+        for seg in [0, 1, 3, 5] {
+            let pooled = Units::plan(&batch, seg);
+            assert_eq!(
+                pooled,
+                Units::plan_docs(&batch, seg, 0..docs.len()),
+                "segments of {seg}+"
+            );
+            assert_eq!(pooled.start.len(), pooled.doc.len() + 1);
+            let (flat, at) = pooled.lay_out(&batch.doc_start);
+            assert_eq!(&flat[..at.unit_start], &batch.doc_start[..]);
+            assert_eq!(flat.len(), at.split + at.splits);
+            assert_eq!(at.unit_doc - at.unit_start, at.units + 1);
+        }
+        assert!(
+            !Units::plan(&batch, 1).split.is_empty(),
+            "some documents cut"
+        );
     }
 
     #[test]

@@ -30,7 +30,9 @@
 //! root's children) over the cache grown ahead of the stream ([`LazyDfa::complete`]:
 //! every path of the training documents' tag grammar, two levels deeper than they go),
 //! with the documents it hands back filtered by the lazy DFA on all cores inside the
-//! timed run; and, on batches, `lazy-dfa-ahead-mc`, the lazy DFA on all cores from that
+//! timed run (on linear paths, whose leaf bundles never report to an accumulator, the
+//! lean kernel `walk_dfa` runs; the phases of its best run are printed at every point);
+//! and, on batches, `lazy-dfa-ahead-mc`, the lazy DFA on all cores from that
 //! same cache, so that the best CPU has the automaton the GPU has.
 //!
 //! Beyond the paper (one GPU): `scaling`, the filter over many GPUs of one host
@@ -55,7 +57,6 @@ use baselines::lazy_dfa::LazyDfa;
 use baselines::yfilter::Yfilter;
 use std::time::Instant;
 use xml_twig::engine::segment_events;
-use xml_twig::layout::EventBatch;
 use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
 use xml_twig::{
     io, Device, DfaEngine, Document, Engine, EngineConfig, KernelKind, Matches, MultiFilter,
@@ -678,15 +679,21 @@ fn time_lazy_mc(
 
 /// Times the lazy DFA's warm path ([`DfaEngine`]): the tables of `caches.0` (the
 /// cache grown ahead) uploaded once (untimed, like the kernels' personalities), then
-/// each timed run filters the encoded batch on the device, and the documents the
-/// tables cannot finish (a transition the automaton lacks, or deeper than its stack)
-/// with the lazy DFA on all cores: in a batch, found by walking their transitions on
-/// the host ([`xml_twig::DfaTables::unfinished`]) and filtered by documents on the
-/// other cores while the GPU runs; one document, after the GPU hands it back, by
-/// segments. Each worker starts from a copy of `caches.1` (the trained cache, smaller
-/// and faster on the CPU than the grown one; copied untimed, as for `lazy-dfa-mc`: as
-/// many copies as workers can take). The first run is the check (and the warm-up);
-/// best of the rest.
+/// each timed run filters the encoded batch on the device (encoded untimed, as every
+/// GPU engine's batch: the paper's 1-byte events where the tags fit), and the documents
+/// the tables cannot finish (a transition the automaton lacks, or deeper than its
+/// stack) with the lazy DFA on all cores. In a batch, when the previous run handed
+/// documents back (and on the first run), they are looked for ahead by walking the
+/// transitions on the host ([`xml_twig::DfaTables::unfinished`]) and filtered on the
+/// other cores while the GPU runs; when it handed none back, the walk is skipped (a
+/// pass over every event on all cores, beside a GPU call of about a millisecond on Fig.
+/// 9's linear paths, competing with the call's plan and decode for the pool) and any
+/// document the GPU hands back is filtered after it. One document is filtered after the GPU hands it
+/// back, by segments. Each worker starts from a copy of `caches.1` (the trained cache,
+/// smaller and faster on the CPU than the grown one; copied untimed, as for
+/// `lazy-dfa-mc`: as many copies as workers can take). The first run is the check (and
+/// the warm-up); best of the rest, whose phases are printed (the split of the call on
+/// the device, the walk, the CPU's share).
 #[allow(clippy::too_many_arguments)]
 fn time_warm_path(
     ctx: &Ctx,
@@ -703,7 +710,7 @@ fn time_warm_path(
         anyhow::bail!("{label}: the query set's accumulator is too wide for the lazy DFA");
     };
     let gpu = path.engine(&tables)?;
-    let batch = EventBatch::encode(docs, false);
+    let batch = gpu.encode(docs);
     let threads = rayon::current_num_threads();
     let mut copies = threads + 1;
     let on_cpu = |which: &[usize]| match docs {
@@ -711,50 +718,117 @@ fn time_warm_path(
         [doc] if !which.is_empty() => vec![dfa.filter_segmented(doc)],
         _ => dfa.filter_batch(&which.iter().map(|&i| docs[i].clone()).collect::<Vec<_>>()),
     };
-    let mut run = || -> anyhow::Result<(f64, Vec<Matches>, usize)> {
+    // Whether to look for the documents to hand back ahead: on the first run, and after
+    // a run that handed some back.
+    let mut walk = true;
+    let mut run = || -> anyhow::Result<(f64, Vec<Matches>, WarmSplit)> {
         dfa.fill_pool(cache, copies);
+        let mut split = WarmSplit::default();
         let t0 = Instant::now();
-        // A batch: the documents the tables cannot finish found by walking their
-        // transitions on the host and filtered on the other cores while the GPU runs
-        // (one document: after it, the walk being longer than the GPU's filter).
-        let (mut got, (foreseen, answers)) = if docs.len() > 1 {
+        let (mut got, (foreseen, answers)) = if docs.len() > 1 && walk {
             let (got, early) = rayon::join(
                 || gpu.filter_encoded(&batch),
                 || {
+                    let t = Instant::now();
                     let which = tables.unfinished(&batch);
+                    let walked = t.elapsed();
                     let answers = on_cpu(&which);
-                    (which, answers)
+                    (which, answers, walked, t.elapsed() - walked)
                 },
             );
-            (got?, early)
+            let (which, answers, walked, filtered) = early;
+            (split.walk, split.cpu) = (Some(walked), filtered);
+            (got?, (which, answers))
         } else {
             (gpu.filter_encoded(&batch)?, Default::default())
         };
+        split.gpu = gpu.phases();
+        let t = Instant::now();
         for (&i, m) in foreseen.iter().zip(answers) {
             got[i] = Some(m);
         }
-        // Those the GPU handed back that the walk did not foresee (one document's).
+        // Those the GPU handed back that the walk did not foresee.
         let back: Vec<usize> = (0..docs.len()).filter(|&i| got[i].is_none()).collect();
         let mut out: Vec<Matches> = got.into_iter().map(Option::unwrap_or_default).collect();
         for (i, m) in back.iter().zip(on_cpu(&back)) {
             out[*i] = m;
         }
-        let back = back.len() + foreseen.len();
+        split.after = t.elapsed();
+        split.back = back.len() + foreseen.len();
         let ms = t0.elapsed().as_secs_f64() * 1e3;
-        copies = back.clamp(1, threads + 1);
-        Ok((ms, out, back))
+        copies = split.back.clamp(1, threads + 1);
+        walk = split.back > 0;
+        Ok((ms, out, split))
     };
-    let (first, r, back) = run()?;
+    let (first, r, split) = run()?;
     ctx.check(label, ("yfilter", reference), (name, &r))?;
     eprintln!(
-        "    {name}: {back} of {} documents handed back to the lazy DFA on the CPU",
+        "    {name}: {} of {} documents handed back to the lazy DFA on the CPU",
+        split.back,
         docs.len()
     );
-    let mut ms = f64::INFINITY;
+    let mut best = (f64::INFINITY, split);
     for _ in 0..reps_for(first) {
-        ms = ms.min(run()?.0);
+        let (ms, _, split) = run()?;
+        if ms < best.0 {
+            best = (ms, split);
+        }
     }
-    Ok(ms)
+    eprintln!(
+        "    {name} phases of its best run ({:.3} ms): {}",
+        best.0, best.1
+    );
+    Ok(best.0)
+}
+
+/// Where a timed run of the warm path spent its time ([`time_warm_path`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct WarmSplit {
+    /// The device's call ([`DfaEngine::phases`]).
+    gpu: xml_twig::Phases,
+    /// The host's walk ahead for documents to hand back (skipped: `None`), and the CPU's
+    /// filtering of those it found, both beside the device's call.
+    walk: Option<std::time::Duration>,
+    cpu: std::time::Duration,
+    /// After the device's call: the answers merged and the documents it handed back
+    /// unforeseen filtered on the CPU.
+    after: std::time::Duration,
+    /// Documents handed back to the CPU.
+    back: usize,
+}
+
+impl std::fmt::Display for WarmSplit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let g = &self.gpu;
+        write!(
+            f,
+            "{} units ({}); plan {:.3}, upload {:.3}, kernels {:.3} (device), launch + wait + read {:.3}, decode {:.3} ms (call {:.3} ms); ",
+            g.units,
+            if g.walk_only { "walk_dfa" } else { "filter_dfa" },
+            ms(g.plan),
+            ms(g.upload),
+            ms(g.kernels),
+            ms(g.read),
+            ms(g.decode),
+            ms(g.total())
+        )?;
+        match self.walk {
+            Some(w) => write!(
+                f,
+                "walk ahead {:.3} ms, its documents on the CPU {:.3} ms beside it; ",
+                ms(w),
+                ms(self.cpu)
+            )?,
+            None => write!(f, "no walk ahead; ")?,
+        }
+        write!(
+            f,
+            "after the call {:.3} ms; {} handed back",
+            ms(self.after),
+            self.back
+        )
+    }
 }
 
 fn mb(docs: &[Document]) -> f64 {

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use xml_twig::engine::segment_events;
 use xml_twig::workload::{DblpGenerator, QueryGenerator, QueryParams};
 use xml_twig::{
-    io, Device, Document, Engine, EngineConfig, KernelKind, Matches, MultiFilter, ProfileSet,
+    io, Device, DfaEngine, Document, Engine, EngineConfig, KernelKind, Matches, MultiFilter,
+    ProfileSet,
 };
 
 /// The rule for bad documents, for `--help`.
@@ -38,11 +39,15 @@ pub enum Cmd {
         #[arg(long)]
         queries: String,
         /// Default: gpu when a GPU can be opened, else lazy-dfa, the strongest CPU filter
-        /// (with a note saying why).
+        /// (with a note saying why). gpu-dfa: the lazy DFA's automaton learned on a
+        /// thread of its own from the first documents (their first MB, grown ahead along
+        /// their tag grammar) while lazy-dfa filters, then walked on the GPU; the
+        /// documents it cannot finish go to lazy-dfa on --threads.
         #[arg(long, value_enum)]
         engine: Option<XmlEngine>,
-        /// yfilter, lazy-dfa: filter documents on this many threads (default: every core;
-        /// lazy-dfa splits a window of one long document into segments of events).
+        /// yfilter, lazy-dfa (and gpu-dfa's documents handed back): filter documents on
+        /// this many threads (default: every core; lazy-dfa splits a window of one long
+        /// document into segments of events).
         #[arg(long)]
         threads: Option<usize>,
         /// Documents per window (a window also ends at 64 MB of documents): each window is
@@ -361,10 +366,27 @@ fn filter_cmd(
         }
         busy
     });
-    // The device's tables are built while the reader parses the first window.
-    let mut kernels = match devices {
-        Some(spec) => Some(multi_kernels(&spec, engine, &profiles, &mut stats)?),
-        None => one_device_kernels((opening, device), engine, &profiles, &mut stats)?,
+    // The device's tables are built while the reader parses the first window (the lazy
+    // DFA's warm path: on the first window's documents).
+    let mut warm = None;
+    let mut kernels = match (devices, engine) {
+        (Some(spec), _) => Some(multi_kernels(&spec, engine, &profiles, &mut stats)?),
+        (None, Some(XmlEngine::GpuDfa)) => {
+            // The GPU keeps opening on its own thread until the first tables are ready
+            // (the first windows run on the CPU meanwhile); a missing GPU is an error now.
+            let gpu = match opening {
+                Some(o) if o.present() => Gpu::Opening(o),
+                Some(o) => Gpu::Open(o.wait(&mut stats)),
+                None => Gpu::Open(Device::gpu(device, xml_twig::PTX)),
+            };
+            if let Gpu::Open(Err(e)) = gpu {
+                return Err(anyhow::Error::new(e)
+                    .context("opening the GPU (use --engine lazy-dfa for the CPU)"));
+            }
+            warm = Some(WarmFilter::new(gpu, &profiles));
+            None
+        }
+        (None, _) => one_device_kernels((opening, device), engine, &profiles, &mut stats)?,
     };
     // Without a GPU, the strongest CPU filter (on every core unless --threads says).
     let engine = engine.or(kernels.is_none().then_some(XmlEngine::LazyDfa));
@@ -372,7 +394,8 @@ fn filter_cmd(
         threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
     );
     // The lazy DFA keeps its caches across windows: later windows find them warm.
-    let lazy = (engine == Some(XmlEngine::LazyDfa)).then(|| LazyDfa::new(&profiles));
+    let lazy = matches!(engine, Some(XmlEngine::LazyDfa | XmlEngine::GpuDfa))
+        .then(|| LazyDfa::new(&profiles));
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
     let mut buf = Vec::new();
@@ -396,12 +419,11 @@ fn filter_cmd(
             }
         }
         let t = Instant::now();
-        let results = match kernels.as_mut() {
-            Some(k) => run_kernels(k, &good, &y)?,
-            None => match &lazy {
-                Some(dfa) => run_lazy_dfa(dfa, &good, threads)?,
-                None => run_yfilter(&y, &good, threads)?,
-            },
+        let results = match (kernels.as_mut(), warm.as_mut(), &lazy) {
+            (Some(k), _, _) => run_kernels(k, &good, &y)?,
+            (None, Some(w), Some(dfa)) => w.filter(dfa, &good, threads, &mut stats)?,
+            (None, _, Some(dfa)) => run_lazy_dfa(dfa, &good, threads)?,
+            (None, _, None) => run_yfilter(&y, &good, threads)?,
         };
         t_filter += t.elapsed();
         let t = Instant::now();
@@ -433,6 +455,26 @@ fn filter_cmd(
             s.nfa_fallbacks
         )
     });
+    if let Some(w) = &warm {
+        stats.add(
+            "learn automaton",
+            w.learn,
+            format!(
+                "(own thread, beside filtering: {} states on the GPU, grown {} time(s) after the first)",
+                w.states, w.regrowths
+            ),
+        );
+        stats.add(
+            "GPU calls",
+            w.on_gpu,
+            format!(
+                "(inside filter; on the CPU: {} window(s) before the automaton, {} document(s) handed back, {:.3} s)",
+                w.cpu_windows,
+                w.back,
+                w.on_cpu.as_secs_f64()
+            ),
+        );
+    }
     stats.add("filter", t_filter, automaton);
     stats.add("format + write", t_write, String::new());
     stats.print(n_docs, "documents", n_bytes, t0.elapsed());
@@ -554,6 +596,263 @@ impl Kernels {
     }
 }
 
+/// Bytes of the first documents the warm path's automaton learns from.
+const TRAINING_BYTES: usize = 1 << 20;
+
+/// DFA states the automaton is grown by ahead of the stream, at most (a quarter of it
+/// at each later growth; it stops earlier at half the lazy DFA's memory bound).
+const GROWN_STATES: usize = 1 << 14;
+
+/// Times the automaton is grown again after a window that handed back more than 1% of
+/// its documents.
+const MAX_REGROWTHS: usize = 4;
+
+/// `xml filter --engine gpu-dfa`: the lazy DFA's warm path on the GPU ([`DfaEngine`]).
+/// The automaton is learned on a thread of its own from the stream's first
+/// [`TRAINING_BYTES`] (a long document's first events standing for them, its open
+/// elements closed): trained, grown ahead along their tag grammar ([`LazyDfa::complete`],
+/// to two levels deeper than they go, by at most [`GROWN_STATES`] states) and exported.
+/// Until it is uploaded, windows are filtered by the lazy DFA on the CPU; then every
+/// window is walked on the GPU, and the documents it hands back (a transition not
+/// built, or deeper than its stack) are filtered by the lazy DFA on the CPU. A window
+/// that hands back more than 1% of its documents has the learner grow the automaton by
+/// their paths, again on its own thread, and the first window after it is done runs on
+/// the new tables (at most [`MAX_REGROWTHS`] times). So a short stream costs about what
+/// `lazy-dfa` does (the learner takes one core), and a long one runs on the GPU.
+struct WarmFilter {
+    /// The device until the first tables are uploaded (opening on its own thread, or
+    /// open), then [`Gpu::Given`].
+    gpu: Gpu,
+    engine: Option<DfaEngine>,
+    profiles: ProfileSet,
+    /// The learner at work, and its automaton and cache between growths.
+    learner: Option<std::thread::JoinHandle<Learned>>,
+    grown: Option<(LazyDfa, baselines::lazy_dfa::Cache)>,
+    /// How deep the automaton is grown.
+    depth: usize,
+    regrowths: usize,
+    states: usize,
+    /// The query set's accumulator is too wide for the automaton, or the GPU did not
+    /// open: the CPU filters all.
+    too_wide: bool,
+    /// The learners' own time, the GPU's calls, the windows filtered on the CPU before
+    /// the first tables, the documents handed back and the CPU's time on both.
+    learn: Duration,
+    on_gpu: Duration,
+    cpu_windows: usize,
+    back: usize,
+    on_cpu: Duration,
+}
+
+/// The GPU of `xml filter --engine gpu-dfa` until its first tables.
+enum Gpu {
+    Opening(super::GpuOpening),
+    Open(Result<Device, gpu_kernels::GpuError>),
+    Given,
+}
+
+/// What a learner hands back: its automaton and cache, their tables (`None`: the
+/// accumulator is too wide) and its time.
+struct Learned {
+    dfa: LazyDfa,
+    cache: baselines::lazy_dfa::Cache,
+    tables: Option<xml_twig::DfaTables>,
+    took: Duration,
+}
+
+impl WarmFilter {
+    fn new(gpu: Gpu, profiles: &ProfileSet) -> Self {
+        WarmFilter {
+            gpu,
+            engine: None,
+            profiles: profiles.clone(),
+            learner: None,
+            grown: None,
+            depth: 0,
+            regrowths: 0,
+            states: 0,
+            too_wide: false,
+            learn: Duration::ZERO,
+            on_gpu: Duration::ZERO,
+            cpu_windows: 0,
+            back: 0,
+            on_cpu: Duration::ZERO,
+        }
+    }
+
+    /// Starts a learner on `training`: a fresh automaton, or `grown`'s grown further.
+    fn start(
+        &mut self,
+        grown: Option<(LazyDfa, baselines::lazy_dfa::Cache)>,
+        training: Vec<Document>,
+    ) {
+        let deepest = training.iter().map(|d| d.max_depth).max().unwrap_or(0) as usize;
+        self.depth = self.depth.max(deepest + 2);
+        let depth = self.depth;
+        let profiles = self.profiles.clone();
+        let first = grown.is_none();
+        self.learner = Some(std::thread::spawn(move || {
+            let t = Instant::now();
+            let (dfa, mut cache) = match grown {
+                Some((dfa, mut cache)) => {
+                    for d in &training {
+                        dfa.filter_with(&mut cache, d);
+                    }
+                    (dfa, cache)
+                }
+                None => {
+                    let dfa = LazyDfa::new(&profiles);
+                    let cache = dfa.train(&training);
+                    (dfa, cache)
+                }
+            };
+            // A growth adds up to GROWN_STATES a time (the first) or a quarter of it.
+            let more = if first {
+                GROWN_STATES
+            } else {
+                GROWN_STATES / 4
+            };
+            let cap = cache.stats().dfa_states + more;
+            dfa.complete(&mut cache, &training, depth, cap);
+            let tables = dfa.export(&cache);
+            Learned {
+                dfa,
+                cache,
+                tables,
+                took: t.elapsed(),
+            }
+        }));
+    }
+
+    /// Takes the learner's tables once it is done (`wait`: waits for it) and uploads
+    /// them (the first: once the GPU is open; `--stats` shows the wait). A GPU that fails
+    /// to open here leaves the stream to the CPU, with a note.
+    fn settle(&mut self, wait: bool, stats: &mut Stats) -> anyhow::Result<()> {
+        if !wait && !self.learner.as_ref().is_some_and(|h| h.is_finished()) {
+            return Ok(());
+        }
+        let Some(h) = self.learner.take() else {
+            return Ok(());
+        };
+        let l = h
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        self.learn += l.took;
+        let Some(tables) = l.tables else {
+            eprintln!(
+                "note: the query set's accumulator is too wide for the lazy DFA's automaton: \
+                 gpu-dfa filters on the CPU"
+            );
+            self.too_wide = true;
+            return Ok(());
+        };
+        self.states = tables.states();
+        match self.engine.as_mut() {
+            Some(e) => e.load(&tables)?,
+            None => {
+                let dev = match std::mem::replace(&mut self.gpu, Gpu::Given) {
+                    Gpu::Opening(o) => o.wait(stats),
+                    Gpu::Open(dev) => dev,
+                    Gpu::Given => anyhow::bail!("the GPU was handed over once"),
+                };
+                match dev {
+                    Ok(dev) => self.engine = Some(DfaEngine::new(dev, &tables)?),
+                    Err(e) => {
+                        eprintln!("note: the GPU did not open ({e}): gpu-dfa filters on the CPU");
+                        self.too_wide = true;
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        self.grown = Some((l.dfa, l.cache));
+        Ok(())
+    }
+
+    /// The window's answers: on the GPU once the automaton is there, and on the CPU for
+    /// the documents it hands back (and for every document before).
+    fn filter(
+        &mut self,
+        dfa: &LazyDfa,
+        docs: &[Document],
+        threads: Option<usize>,
+        stats: &mut Stats,
+    ) -> anyhow::Result<Vec<Matches>> {
+        if docs.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.settle(false, stats)?;
+        if self.engine.is_none() && self.learner.is_none() && !self.too_wide {
+            self.start(None, training_docs(docs));
+        }
+        let Some(engine) = self.engine.as_mut() else {
+            let t = Instant::now();
+            let out = run_lazy_dfa(dfa, docs, threads)?;
+            self.cpu_windows += 1;
+            self.on_cpu += t.elapsed();
+            return Ok(out);
+        };
+        let t = Instant::now();
+        let got = engine.filter_encoded(&engine.encode(docs))?;
+        self.on_gpu += t.elapsed();
+        let back: Vec<usize> = (0..docs.len()).filter(|&i| got[i].is_none()).collect();
+        let mut out: Vec<Matches> = got.into_iter().map(Option::unwrap_or_default).collect();
+        if back.is_empty() {
+            return Ok(out);
+        }
+        let t = Instant::now();
+        let which: Vec<Document> = back.iter().map(|&i| docs[i].clone()).collect();
+        for (&i, m) in back.iter().zip(run_lazy_dfa(dfa, &which, threads)?) {
+            out[i] = m;
+        }
+        self.back += back.len();
+        self.on_cpu += t.elapsed();
+        let many = back.len() * 100 > docs.len();
+        if many && self.regrowths < MAX_REGROWTHS && self.learner.is_none() {
+            if let Some(grown) = self.grown.take() {
+                self.start(Some(grown), training_docs(&which));
+                self.regrowths += 1;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The first documents of `docs` holding [`TRAINING_BYTES`] (at least one); a document
+/// longer than that is stood for by its first events, scaled by bytes, with the
+/// elements still open there closed.
+fn training_docs(docs: &[Document]) -> Vec<Document> {
+    let mut out = Vec::new();
+    let mut bytes = 0;
+    for d in docs {
+        if bytes >= TRAINING_BYTES {
+            break;
+        }
+        if d.bytes <= TRAINING_BYTES - bytes {
+            bytes += d.bytes;
+            out.push(d.clone());
+            continue;
+        }
+        let keep = (d.events.len() as u128 * (TRAINING_BYTES - bytes) as u128
+            / d.bytes.max(1) as u128) as usize;
+        let mut events = d.events[..keep.min(d.events.len())].to_vec();
+        let mut open = Vec::new();
+        for e in &events {
+            if e.is_open() {
+                open.push(e.tag());
+            } else {
+                open.pop();
+            }
+        }
+        events.extend(open.into_iter().rev().map(xml_twig::Event::close));
+        if let Some(prefix) = Document::from_events(events, TRAINING_BYTES - bytes) {
+            out.push(prefix);
+        }
+        break;
+    }
+    out
+}
+
 fn run_yfilter(
     y: &Yfilter,
     docs: &[Document],
@@ -615,6 +914,78 @@ mod tests {
 
     fn fig(f: Figure) -> Workload {
         Workload::of(f, None, None, None, None, None, None, 1, false).unwrap()
+    }
+
+    /// `--engine gpu-dfa`'s filter (on the emulator): the automaton learned from a first
+    /// window unlike the rest, so that later windows hand documents back (answered by the
+    /// lazy DFA) and grow it again; every answer is the NFA's.
+    #[test]
+    fn the_warm_path_learns_from_the_first_window_and_hands_back_what_it_lacks() {
+        let set = xml_twig::QuerySet::from_queries(
+            QueryGenerator::new(QueryParams::paper(5, 0.5), 3).queries(24),
+        );
+        let profiles = ProfileSet::compile(&set).unwrap();
+        let parse = |xml: &[u8]| io::parse_document("d.xml", xml, &profiles.dict).unwrap();
+        let mut g = DblpGenerator::new(5);
+        let mut windows = vec![vec![parse(
+            b"<dblp><article><author/><title/></article></dblp>",
+        )]];
+        for _ in 0..3 {
+            windows.push((0..4).map(|_| parse(g.document(1500).as_bytes())).collect());
+        }
+        let y = Yfilter::new(&profiles);
+        let dfa = LazyDfa::new(&profiles);
+        let mut w = WarmFilter::new(Gpu::Open(Ok(Device::emulator())), &profiles);
+        let mut stats = Stats::new(false);
+        for docs in &windows {
+            let want: Vec<Matches> = docs.iter().map(|d| y.filter(d)).collect();
+            assert_eq!(w.filter(&dfa, docs, Some(2), &mut stats).unwrap(), want);
+            // The learner done before the next window (a command does not wait for it).
+            w.settle(true, &mut stats).unwrap();
+        }
+        assert_eq!(
+            w.cpu_windows, 1,
+            "the first window on the CPU, the rest on the device"
+        );
+        assert!(
+            w.states > 0 && w.back > 0 && w.regrowths > 0,
+            "{} {} {}",
+            w.states,
+            w.back,
+            w.regrowths
+        );
+    }
+
+    /// A document longer than the training bytes is stood for by its first events, its
+    /// open elements closed; shorter ones are taken whole up to the bytes.
+    #[test]
+    fn training_takes_the_first_documents_or_a_long_ones_first_events() {
+        let profiles =
+            ProfileSet::compile(&io::parse_query_file("q.txt", "//a\n").unwrap()).unwrap();
+        let long = io::parse_document(
+            "d.xml",
+            DblpGenerator::new(1)
+                .document(TRAINING_BYTES * 2)
+                .as_bytes(),
+            &profiles.dict,
+        )
+        .unwrap();
+        let t = training_docs(std::slice::from_ref(&long));
+        assert_eq!(t.len(), 1);
+        let prefix = &t[0];
+        assert_eq!(prefix.bytes, TRAINING_BYTES);
+        let opens = prefix.events.iter().filter(|e| e.is_open()).count();
+        assert_eq!(opens * 2, prefix.events.len(), "well nested");
+        assert!(prefix.events.len() < long.events.len());
+        assert_eq!(prefix.events[..opens], long.events[..opens]);
+        let small = io::parse_document("d.xml", b"<a/>", &profiles.dict).unwrap();
+        let t = training_docs(&[small.clone(), small.clone(), long]);
+        assert_eq!(
+            t.len(),
+            3,
+            "two small documents whole, then the long one's start"
+        );
+        assert_eq!(t[2].bytes, TRAINING_BYTES - 2 * small.bytes);
     }
 
     #[test]

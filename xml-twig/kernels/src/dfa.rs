@@ -20,6 +20,9 @@
 //! and the host filters it on the CPU, where the lazy DFA builds what was missing: the
 //! lazy construction stays on the CPU, the warm path runs here.
 //!
+//! [`walk_dfa`] is the walk alone, for an automaton whose leaf bundles never report to
+//! an accumulator (linear paths): its stack in registers across the lanes.
+//!
 //! Accumulators are 32-bit words here (the CPU's are 64-bit; bit numbers are the same:
 //! bit `b` of the accumulator is bit `b % 32` of word `b / 32`). Each warp owns
 //! `depth_cap` accumulators of `width` words, one per stack level: level `d` holds the
@@ -80,8 +83,12 @@ const JOIN_ROUND: u32 = 8;
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct DfaParams<'a> {
-    /// Wide events of the batch (bit 15: close; bits 0..15: tag).
+    /// Wide events of the batch (bit 15: close; bits 0..15: tag), read when
+    /// `narrow_events` is 0.
     pub events: DevPtr<'a, u16>,
+    /// The same events in the paper's 1-byte form (bit 7: close; bits 0..7: tag), read
+    /// when `narrow_events` is 1: half the bytes to upload where every tag id is below 128.
+    pub events8: DevPtr<'a, u8>,
     /// Document `d`'s events are `events[doc_start[d]..doc_start[d + 1]]`; its first
     /// is its root's open.
     pub doc_start: DevPtr<'a, u32>,
@@ -148,6 +155,8 @@ pub struct DfaParams<'a> {
     /// 1: leaf bundles are ORed from `bundle_words` (coalesced, no word index), 0: from
     /// their sparse spans.
     pub dense_bundles: u32,
+    /// 1: the events are `events8`'s bytes; 0: `events`' wide words.
+    pub narrow_events: u32,
 }
 
 // SAFETY: `#[repr(C)]`; the fields are device pointers and integers; `Host<'a>` differs
@@ -195,6 +204,29 @@ kernel! {
             return;
         }
         dfa_unit(&p, unit);
+    }
+
+    /// [`filter_dfa`] for an automaton whose leaf bundles report nothing to an
+    /// accumulator (every bundle's words empty: linear paths, whose matches are all
+    /// leaf steps): no element ever gets an accumulator, so no join runs and no `//`
+    /// report passes up, and a close only matches its leaf bundle's queries. Warp `w` of
+    /// block `b` walks unit `b * (blockDim.x / 32) + w`; its stack lives in registers
+    /// across the lanes (level `d` in lane `d % 32`, read by a shuffle), not in local
+    /// memory, and the kernel keeps few registers, so many more warps walk side by side
+    /// than [`filter_dfa`]'s (whose join and bundle rounds hold 128 registers a thread).
+    /// The first segment of a cut document matches its root's leaf bundle (the walk of
+    /// a whole document does at the root's close): no [`close_roots`] follows.
+    ///
+    /// Memory: the transitions, leaf bundles and their queries (read only), each unit's
+    /// events once, its document's row of `matched` (atomic OR) and `status` (atomic max,
+    /// lane 0); no accumulators, `roots` or `root_has`.
+    pub fn walk_dfa(p: DfaParams<'static>) {
+        let wpb = block_dim_x() / WARP_SIZE;
+        let unit = block_idx_x() * wpb + warp_id();
+        if unit >= p.n_units {
+            return;
+        }
+        walk_unit(&p, unit);
     }
 
     /// The close of the root of every document cut into segments, once [`filter_dfa`]
@@ -565,6 +597,21 @@ unsafe fn give_back(p: &DfaParams<'static>, doc: u32, why: u32, lane: u32) {
     }
 }
 
+/// Event `i` of the batch in the wide form (bit 15: close), from whichever width the
+/// host uploaded.
+///
+/// # Safety
+/// `i` is an event of the batch.
+#[inline(always)]
+unsafe fn event_at(p: &DfaParams<'static>, i: usize) -> u32 {
+    if p.narrow_events != 0 {
+        let b = p.events8.read(i) as u32;
+        (b & 0x80) << 8 | (b & 0x7f)
+    } else {
+        p.events.read(i) as u32
+    }
+}
+
 /// The tag of wide event `ev` as the tables number it (a name no query uses is 0).
 #[inline(always)]
 fn tag_of_event(p: &DfaParams<'static>, ev: u32) -> u32 {
@@ -584,7 +631,7 @@ fn tag_of_event(p: &DfaParams<'static>, ev: u32) -> u32 {
 /// `first` is an event of the batch.
 #[inline(always)]
 unsafe fn root_open(p: &DfaParams<'static>, first: u32) -> Option<(u32, usize, u32)> {
-    let tag = tag_of_event(p, p.events.read(first as usize) as u32);
+    let tag = tag_of_event(p, event_at(p, first as usize));
     let at = (START_STATE * p.tags + tag) as usize;
     let to = p.trans.read(at);
     (to != NO_STATE).then_some((tag, at, to))
@@ -650,11 +697,7 @@ unsafe fn dfa_unit(p: &DfaParams<'static>, unit: u32) {
         let at = (i - begin) % WARP_SIZE;
         if at == 0 {
             let j = i + lane;
-            window = if j < end {
-                p.events.read(j as usize) as u32
-            } else {
-                0
-            };
+            window = if j < end { event_at(p, j as usize) } else { 0 };
         }
         let ev = shfl(window, at);
         i += 1;
@@ -771,4 +814,165 @@ unsafe fn close_root(p: &DfaParams<'static>, doc: u32) {
         row,
         lane,
     );
+}
+
+/// A warp's per-level values held in registers across its lanes: level `d` (below
+/// [`MAX_DEPTH`]) in lane `d % 32` of word `d / 32`. Every lane asks for the same level
+/// (the walk is the same on every lane), and a read is a shuffle from the lane that holds
+/// it.
+#[derive(Clone, Copy)]
+struct LaneLevels {
+    lo: u32,
+    hi: u32,
+}
+
+impl LaneLevels {
+    #[inline(always)]
+    fn new() -> Self {
+        LaneLevels { lo: 0, hi: 0 }
+    }
+
+    /// Sets level `d` to `v` (the whole warp calls it with the same `d` and `v`).
+    #[inline(always)]
+    fn set(&mut self, d: usize, v: u32, lane: u32) {
+        if d as u32 % WARP_SIZE == lane {
+            if d < WARP_SIZE as usize {
+                self.lo = v;
+            } else {
+                self.hi = v;
+            }
+        }
+    }
+
+    /// Level `d` (the whole warp calls it, with the same `d`).
+    #[inline(always)]
+    fn get(&self, d: usize) -> u32 {
+        let word = if d < WARP_SIZE as usize {
+            self.lo
+        } else {
+            self.hi
+        };
+        shfl(word, d as u32 % WARP_SIZE)
+    }
+}
+
+/// Matches the queries of leaf bundle `bundle` in the document's `row` (lanes share
+/// them).
+///
+/// # Safety
+/// `bundle` is a leaf bundle of the tables and `row` the document's row of `matched`.
+#[inline(always)]
+unsafe fn match_tops(p: &DfaParams<'static>, bundle: u32, row: *mut u32, lane: u32) {
+    let b = bundle as usize * 4;
+    let (ts, tn) = (p.bundles.read(b + 2), p.bundles.read(b + 3));
+    let mut k = lane;
+    while k < tn {
+        set_bit(row, p.tops.read((ts + k) as usize));
+        k += WARP_SIZE;
+    }
+}
+
+/// Unit `unit`'s walk by the calling warp ([`walk_dfa`]'s docs): [`dfa_unit`] without
+/// accumulators.
+///
+/// # Safety
+/// As [`dfa_unit`]'s, for tables whose leaf bundles have no accumulator words.
+#[inline(always)]
+unsafe fn walk_unit(p: &DfaParams<'static>, unit: u32) {
+    let lane = lane_id();
+    let raw = p.unit_doc.read(unit as usize);
+    let doc = raw & !SEGMENT;
+    let row = p.matched.ptr().add(doc as usize * p.words_per_doc as usize);
+    let mut begin = p.unit_start.read(unit as usize);
+    let mut end = p.unit_start.read(unit as usize + 1);
+    let first = p.doc_start.read(doc as usize);
+    let segment = raw & SEGMENT != 0;
+    let opens_root = begin == first;
+    if segment {
+        begin = begin.max(first + 1);
+        end = end.min(p.doc_start.read(doc as usize + 1) - 1);
+    }
+    // The state, leaf bundle and tag of the element open at each depth, and the tags
+    // of its children whose leaf bundles it received (two words).
+    let mut state = LaneLevels::new();
+    let mut bundle = LaneLevels::new();
+    let mut tag_of = LaneLevels::new();
+    let mut applied_lo = LaneLevels::new();
+    let mut applied_hi = LaneLevels::new();
+    state.set(0, START_STATE, lane);
+    let mut cur = START_STATE;
+    let mut d = 0usize;
+    // A segment starts under its document's root, which it never closes.
+    let floor = if segment {
+        let Some((tag, at, to)) = root_open(p, first) else {
+            give_back(p, doc, MISSED, lane);
+            return;
+        };
+        let leaf = p.leaf.read(at);
+        if opens_root && leaf != 0 {
+            // The root's own queries, matched once per document.
+            match_tops(p, leaf, row, lane);
+        }
+        d = 1;
+        cur = to;
+        state.set(1, to, lane);
+        bundle.set(1, leaf, lane);
+        tag_of.set(1, tag, lane);
+        applied_lo.set(1, 0, lane);
+        applied_hi.set(1, 0, lane);
+        1
+    } else {
+        0
+    };
+    let mut i = begin;
+    let mut window = 0u32;
+    while i < end {
+        let at = (i - begin) % WARP_SIZE;
+        if at == 0 {
+            let j = i + lane;
+            window = if j < end { event_at(p, j as usize) } else { 0 };
+        }
+        let ev = shfl(window, at);
+        i += 1;
+        if ev & CLOSE_BIT == 0 {
+            let tag = tag_of_event(p, ev);
+            let at = (cur * p.tags + tag) as usize;
+            let to = p.trans.read(at);
+            let leaf = p.leaf.read(at);
+            if to == NO_STATE || d + 1 >= p.depth_cap as usize {
+                give_back(p, doc, if to == NO_STATE { MISSED } else { TOO_DEEP }, lane);
+                return;
+            }
+            d += 1;
+            cur = to;
+            state.set(d, to, lane);
+            bundle.set(d, leaf, lane);
+            tag_of.set(d, tag, lane);
+            applied_lo.set(d, 0, lane);
+            applied_hi.set(d, 0, lane);
+            continue;
+        }
+        if d <= floor {
+            continue; // unbalanced close: ignored (documents are checked when parsed)
+        }
+        let up_state = state.get(d - 1);
+        let t = tag_of.get(d);
+        let id = bundle.get(d);
+        let (lo, hi) = (applied_lo.get(d - 1), applied_hi.get(d - 1));
+        // The tag's bit among the parent's children seen (tags past 64 are not
+        // remembered: their bundles are matched at every close).
+        let (bit_lo, bit_hi) = match t {
+            0..32 => (1u32 << t, 0),
+            32..64 => (0, 1u32 << (t - 32)),
+            _ => (0, 0),
+        };
+        let fresh = id != 0 && lo & bit_lo == 0 && hi & bit_hi == 0;
+        applied_lo.set(d - 1, lo | bit_lo, lane);
+        applied_hi.set(d - 1, hi | bit_hi, lane);
+        if fresh {
+            match_tops(p, id, row, lane);
+        }
+        d -= 1;
+        cur = up_state;
+    }
 }
