@@ -17,30 +17,41 @@ use crate::model::ModelError;
 /// `batch`: `None` when the line is not of the form this reader takes (the batch then
 /// as it was); else the result of ending the event (a name given twice is an error,
 /// worded by the model, and the batch is as it was).
-pub(crate) fn event_into_batch(
-    line: &[u8],
-    batch: &mut EventBatch,
-) -> Option<Result<(), ModelError>> {
-    let mut r = Reader { b: line, i: 0 };
-    let done = r.object(batch);
-    if done.is_none() {
-        batch.abandon_event();
-        return None;
-    }
-    r.ws();
-    if r.i != line.len() {
+pub fn event_into_batch(line: &[u8], batch: &mut EventBatch) -> Option<Result<(), ModelError>> {
+    let mut r = Reader::new(line);
+    if r.object(batch).is_none() || !r.at_end() {
         batch.abandon_event();
         return None;
     }
     Some(batch.end_event())
 }
 
-struct Reader<'a> {
+/// A cursor over one line's bytes: the pieces of the fast path, for readers of lines
+/// that hold such an object inside another (clcb's events: `{"loc": [x, y], "attrs":
+/// {...}}`). Each piece gives `None` where the line leaves the common form.
+pub struct Reader<'a> {
     b: &'a [u8],
     i: usize,
 }
 
 impl<'a> Reader<'a> {
+    /// A reader at the start of `line`.
+    pub fn new(line: &'a [u8]) -> Self {
+        Reader { b: line, i: 0 }
+    }
+
+    /// Whether only whitespace is left.
+    pub fn at_end(&mut self) -> bool {
+        self.ws();
+        self.i == self.b.len()
+    }
+
+    /// The next byte after whitespace, not consumed.
+    pub fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.b.get(self.i).copied()
+    }
+
     #[inline]
     fn ws(&mut self) {
         while let Some(&c) = self.b.get(self.i) {
@@ -51,14 +62,16 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Consumes `c` (after whitespace).
     #[inline]
-    fn eat(&mut self, c: u8) -> Option<()> {
+    pub fn eat(&mut self, c: u8) -> Option<()> {
         self.ws();
         (self.b.get(self.i) == Some(&c)).then(|| self.i += 1)
     }
 
-    /// `{ "name": value, ... }`, each attribute pushed as it is read.
-    fn object(&mut self, batch: &mut EventBatch) -> Option<()> {
+    /// `{ "name": value, ... }`, each attribute pushed into the event being pushed as it
+    /// is read (the caller ends or abandons the event).
+    pub fn object(&mut self, batch: &mut EventBatch) -> Option<()> {
         self.eat(b'{')?;
         self.ws();
         if self.b.get(self.i) == Some(&b'}') {
@@ -89,9 +102,10 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A string without escapes or control characters, at the opening quote.
+    /// A string without escapes or control characters (after whitespace).
     #[inline]
-    fn string(&mut self) -> Option<&'a str> {
+    pub fn string(&mut self) -> Option<&'a str> {
+        self.ws();
         if self.b.get(self.i) != Some(&b'"') {
             return None;
         }
@@ -105,6 +119,21 @@ impl<'a> Reader<'a> {
         // The line is UTF-8 (the caller's `&str`), and a quote ends no multi-byte
         // character, so the bytes between two quotes are UTF-8 too.
         std::str::from_utf8(s).ok()
+    }
+
+    /// A JSON number as a float (an integer converted as serde_json converts it: to the
+    /// nearest `f64`), after whitespace.
+    pub fn float(&mut self) -> Option<f64> {
+        self.ws();
+        match *self.b.get(self.i)? {
+            b'-' | b'0'..=b'9' => {}
+            _ => return None,
+        }
+        match self.number()? {
+            ValueRef::Int(i) => Some(i as f64),
+            ValueRef::Float(x) => Some(x),
+            ValueRef::Str(_) => None,
+        }
     }
 
     /// A JSON number: an integer of at most 18 digits, or a finite float.

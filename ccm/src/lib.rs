@@ -2,6 +2,7 @@
 //!
 //! Modules, in the order data flows through them:
 //! - [`batch`] (beyond the paper): events as one flat batch, the form every engine takes;
+//! - [`flat_json`]: the parsers' fast path, flat JSON objects of scalars straight into a batch;
 //! - [`model`]: events, constraints, filters, interfaces (§3);
 //! - [`io`]: users' JSON Lines files -> model, with line-numbered errors;
 //! - [`workload`]: Table 1's parameters and a seeded generator, and (beyond the paper)
@@ -78,7 +79,7 @@
 
 pub mod batch;
 pub mod engine;
-mod flat_json;
+pub mod flat_json;
 pub mod hash;
 pub mod index;
 pub mod io;
