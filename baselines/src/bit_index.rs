@@ -59,7 +59,9 @@ const MAX_KEY: i64 = 1 << 61;
 /// How many cells a name gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cells {
-    /// At most this many cells per name (each a bitset of `filters / 8` bytes).
+    /// At most this many cells per name (each a bitset of `filters / 8` bytes). 128 by
+    /// default: the memory of HEM5DD's bit exponent 6 (63 cut bitsets per side), and on
+    /// the dense model at a million filters a tenth faster than 64 cells.
     pub max: usize,
     /// At least this many bounds per cell: a name with few bounds gets fewer cells.
     pub min_bounds: usize,
@@ -68,7 +70,7 @@ pub struct Cells {
 impl Default for Cells {
     fn default() -> Self {
         Cells {
-            max: 64,
+            max: 128,
             min_bounds: 32,
         }
     }
