@@ -65,6 +65,10 @@ pub struct Cells {
     pub max: usize,
     /// At least this many bounds per cell: a name with few bounds gets fewer cells.
     pub min_bounds: usize,
+    /// At most this many bytes of cell bitsets per bound of the name (64: the dense
+    /// model's names get every cell; a name few filters constrain gets few, so that
+    /// many such names do not cost a bitset each per cell).
+    pub bytes_per_bound: usize,
 }
 
 impl Default for Cells {
@@ -72,6 +76,7 @@ impl Default for Cells {
         Cells {
             max: 128,
             min_bounds: 32,
+            bytes_per_bound: 64,
         }
     }
 }
@@ -94,7 +99,7 @@ pub enum BitIndexError {
         op: Op,
         value: Value,
     },
-    #[error("more than {} filters", u32::MAX - 1)]
+    #[error("more than {} filters or bounds", u32::MAX - 1)]
     TooLarge,
 }
 
@@ -266,7 +271,8 @@ impl BitIndex {
 
     /// Builds the index, or refuses subscriptions it does not index (see the module docs).
     pub fn build_with(subs: &[Subscription], cells: Cells) -> Result<BitIndex, BitIndexError> {
-        if subs.len() >= u32::MAX as usize {
+        let bounds: usize = subs.iter().map(|s| 2 * s.filter.constraints.len()).sum();
+        if subs.len() >= u32::MAX as usize || bounds >= u32::MAX as usize {
             return Err(BitIndexError::TooLarge);
         }
         // Filters in interface order (stable), so answers come out ascending.
@@ -500,7 +506,10 @@ fn name_cells(
     // Workload-balanced boundaries: quantiles of every bound code of the name.
     let mut all: Vec<i64> = lows.iter().chain(highs).map(|&(c, _)| c).collect();
     all.sort_unstable();
-    let want = (all.len() / cells.min_bounds.max(1)).clamp(1, cells.max.max(1));
+    let by_memory = cells.bytes_per_bound.saturating_mul(all.len()) / (words * 8).max(1);
+    let want = (all.len() / cells.min_bounds.max(1))
+        .min(by_memory)
+        .clamp(1, cells.max.max(1));
     let mut bounds: Vec<i64> = (1..want).map(|k| all[k * all.len() / want]).collect();
     bounds.dedup();
     let k = bounds.len() + 1;

@@ -45,10 +45,16 @@ fn equals_sff_on_dense_workloads() {
                 Cells {
                     max: 1,
                     min_bounds: 1,
+                    ..Cells::default()
                 },
                 Cells {
                     max: 200,
                     min_bounds: 1,
+                    bytes_per_bound: usize::MAX,
+                },
+                Cells {
+                    bytes_per_bound: 1,
+                    ..Cells::default()
                 },
             ] {
                 check_dense(&p, 3, cells);
@@ -122,7 +128,8 @@ proptest! {
             .map(|(i, c)| Subscription { interface: InterfaceId(i), filter: Filter { constraints: c } })
             .collect();
         let sff = Sff::build(&subs).unwrap();
-        let ix = BitIndex::build_with(&subs, Cells { max, min_bounds: 1 }).unwrap();
+        let cells = Cells { max, min_bounds: 1, bytes_per_bound: usize::MAX };
+        let ix = BitIndex::build_with(&subs, cells).unwrap();
         for vals in events {
             let e = Event::from_pairs(
                 vals.into_iter().enumerate().filter_map(|(n, v)| v.map(|v| (format!("a{n}"), v))),
