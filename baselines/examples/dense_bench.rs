@@ -4,9 +4,12 @@
 //! the bit index, their answers checked equal.
 //!
 //!     cargo run --release -p baselines --example dense_bench -- [--filters N] [--events E]
-//!         [--only 3-5,10,20,zipf] [--seed S] [--cpu-time] [--dump DIR]
+//!         [--only 3-5,10,20,zipf] [--matchers hybrid,value,bit] [--cells MAX] [--seed S]
+//!         [--cpu-time] [--dump DIR]
 //!
-//! `--filters` 100000 (default) or 1000000 (or any); `--cpu-time` times one core by the
+//! `--filters` 100000 (default) or 1000000 (or any); `--cells` the bit index's most cells
+//! a name ([`Cells::max`], 128); the first matcher's answers are the reference the others
+//! are checked against (and the dump's counts); `--cpu-time` times one core by the
 //! thread's CPU time (on a machine shared with other work); `--dump DIR` also writes each
 //! workload as `DIR/dense-<workload>-<filters>.txt` for the HEM suite's side-by-side
 //! driver (a line `hemdump names filters events`, a line per filter `k (name lo hi)*`,
