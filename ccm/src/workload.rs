@@ -26,8 +26,10 @@
 //!   in `0..=max_width * domain` (a fifth of the domain at most), `lo` uniform in the
 //!   values where the range fits the domain `0..domain`;
 //! - an event carries `m` distinct names, `m` uniform in
-//!   [`DenseParams::names_per_event`], the names uniform without repetition, each with an
-//!   integer value uniform in `0..domain`;
+//!   [`DenseParams::names_per_event`], the names uniform without repetition (or, with
+//!   [`DenseParams::event_names`] `Zipf(s)`, drawn from a Zipf law over the name index,
+//!   repeats drawn again: the HEM suite's skewed events), each with an integer value
+//!   uniform in `0..domain`;
 //! - with [`DenseParams::interfaces`] `None` each filter is its own interface (filter `i`
 //!   is interface `i`: the answers are per subscription, as in the REIN / HEM papers);
 //!   with `Some(m)` filter `i` goes to interface `i % m` (so each interface has
@@ -413,6 +415,9 @@ pub struct DenseParams {
     pub names: usize,
     /// Names carried per event, min-max (3-5).
     pub names_per_event: (usize, usize),
+    /// How an event's names are drawn: uniformly (the default) or from a Zipf law over
+    /// the name index (`n0` the most likely), without repetition either way.
+    pub event_names: NameDist,
     /// Range predicates per filter, each on its own name, min-max (1-5).
     pub predicates_per_filter: (usize, usize),
     /// Values are integers in `0..domain` (1,000,000).
@@ -429,6 +434,7 @@ impl Default for DenseParams {
             interfaces: None,
             names: 20,
             names_per_event: (3, 5),
+            event_names: NameDist::Uniform,
             predicates_per_filter: (1, 5),
             domain: 1_000_000,
             max_width: 0.2,
@@ -473,6 +479,11 @@ impl DenseParams {
         }
         if !(0.0..=1.0).contains(&self.max_width) {
             return Err(WorkloadError::Width(self.max_width));
+        }
+        if let NameDist::Zipf(s) = self.event_names {
+            if !(s.is_finite() && s > 0.0) {
+                return Err(WorkloadError::Zipf(s));
+            }
         }
         Ok(())
     }
@@ -553,9 +564,16 @@ pub fn generate_dense(p: &DenseParams, seed: u64) -> Result<Workload, WorkloadEr
     let mut rng = rng_of(0);
     let mut batch = EventBatch::with_capacity(p.events, p.events * p.names_per_event.1);
     let ids: Vec<u32> = names.iter().map(|n| batch.intern_name(n)).collect();
+    let zipf = match p.event_names {
+        NameDist::Uniform => None,
+        NameDist::Zipf(s) => Some(rand_distr::Zipf::new(p.names as u64, s).expect("validated")),
+    };
     for _ in 0..p.events {
         let m = rng.gen_range(p.names_per_event.0..=p.names_per_event.1);
-        let mut picked = rand::seq::index::sample(&mut rng, p.names, m).into_vec();
+        let mut picked = match &zipf {
+            None => rand::seq::index::sample(&mut rng, p.names, m).into_vec(),
+            Some(z) => zipf_distinct(&mut rng, z, p.names, m),
+        };
         picked.sort_unstable();
         for n in picked {
             let v = ValueRef::Int(rng.gen_range(0..p.domain));
@@ -568,6 +586,34 @@ pub fn generate_dense(p: &DenseParams, seed: u64) -> Result<Workload, WorkloadEr
         events: batch.to_events(),
         batch,
     })
+}
+
+/// `m` distinct names of `0..names` drawn from the Zipf law `z` (over `1..=names`),
+/// a repeat drawn again; after `64 m` draws (a steep law) the rest are the lowest unused
+/// names, so the draw always ends.
+fn zipf_distinct(
+    rng: &mut ChaCha8Rng,
+    z: &rand_distr::Zipf<f64>,
+    names: usize,
+    m: usize,
+) -> Vec<usize> {
+    let mut out: Vec<usize> = Vec::with_capacity(m);
+    let mut tries = 0;
+    while out.len() < m && tries < 64 * m {
+        let n = (z.sample(rng) as usize).clamp(1, names) - 1;
+        tries += 1;
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    let mut next = 0;
+    while out.len() < m {
+        if !out.contains(&next) {
+            out.push(next);
+        }
+        next += 1;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -817,8 +863,34 @@ mod tests {
                 domain: 0,
                 ..p.clone()
             },
+            DenseParams {
+                event_names: NameDist::Zipf(0.0),
+                ..p.clone()
+            },
         ] {
             assert!(generate_dense(&bad, 0).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn dense_zipf_events_carry_distinct_names_favouring_the_first() {
+        let p = DenseParams {
+            events: 400,
+            filters: 10,
+            names_per_event: (5, 10),
+            event_names: NameDist::Zipf(1.0),
+            ..DenseParams::default()
+        };
+        let w = generate_dense(&p, 5).unwrap();
+        let mut seen = vec![0usize; p.names];
+        for e in &w.events {
+            assert!((5..=10).contains(&e.len()));
+            for a in e.attributes() {
+                seen[a.name[1..].parse::<usize>().unwrap()] += 1;
+            }
+        }
+        // Event::new refused repeats already; the first name is in almost every event,
+        // the last in far fewer.
+        assert!(seen[0] > 350 && seen[19] < seen[0] / 2, "{seen:?}");
     }
 }

@@ -62,6 +62,9 @@ use gpu_kernels::Device;
 use std::sync::Arc;
 use std::time::Instant;
 
+#[path = "hem.rs"]
+mod hem;
+
 /// The paper's tables and figures.
 pub fn experiments() -> Vec<Experiment> {
     let e = |id, title, x_label, y_label, log_x, baseline, paper_says, run| Experiment {
@@ -131,6 +134,7 @@ pub fn experiments() -> Vec<Experiment> {
             numerical constraints", fig11),
         e("dense", DENSE_TITLE, DENSE_X, ms, false, Some("index"), DENSE_SAYS, dense),
         e("dense10", DENSE10_TITLE, DENSE_X, ms, false, Some("index"), DENSE_SAYS, dense10),
+        hem::experiment(),
         e("fixedcost", FIXEDCOST_TITLE, "interfaces (one filter each)", ms, true, Some("index"), "not in the paper; our target: at most 2 µs per event at 1M interfaces (the \
             content index once scanned every interface's flag per event)", fixedcost),
         Experiment {
