@@ -234,6 +234,45 @@ impl EventBatch {
         b
     }
 
+    /// A stream of `n` events made by cycling this batch's (complete) events: event `i`
+    /// is event `i % len()` of this batch, with the same dictionaries (every id keeps
+    /// its meaning). Empty when this batch is. Copies whole runs of attributes, no
+    /// lookup.
+    ///
+    /// # Panics
+    ///
+    /// When the stream's attributes would not fit `u32` offsets.
+    pub fn cycle(&self, n: usize) -> EventBatch {
+        let len = self.len();
+        let mut out = EventBatch {
+            names: self.names.clone(),
+            strings: self.strings.clone(),
+            starts: Vec::with_capacity(if len == 0 { 1 } else { n + 1 }),
+            attrs: Vec::new(),
+        };
+        out.starts.push(0);
+        if len == 0 {
+            return out;
+        }
+        let total = n / len * self.total_attrs() + self.starts[n % len] as usize;
+        assert!(
+            total < u32::MAX as usize,
+            "{n} events of {total} attributes: beyond a batch's u32 offsets"
+        );
+        out.attrs.reserve_exact(total);
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(len);
+            let base = out.attrs.len() as u32;
+            out.attrs
+                .extend_from_slice(&self.attrs[..self.starts[k] as usize]);
+            out.starts
+                .extend(self.starts[1..=k].iter().map(|&s| base + s));
+            left -= k;
+        }
+        out
+    }
+
     /// Number of (complete) events.
     #[inline]
     pub fn len(&self) -> usize {
@@ -419,7 +458,10 @@ impl EventBatch {
 
     /// Every event as a heap [`Event`], on all cores.
     pub fn to_events(&self) -> Vec<Event> {
-        (0..self.len()).into_par_iter().map(|i| self.event(i)).collect()
+        (0..self.len())
+            .into_par_iter()
+            .map(|i| self.event(i))
+            .collect()
     }
 
     /// Bytes on the heap.
@@ -498,6 +540,23 @@ mod tests {
         assert_eq!(b.len(), 2);
         assert_eq!(b.total_attrs(), 1);
         assert!(b.attrs_of(1).is_empty());
+    }
+
+    #[test]
+    fn a_cycled_batch_repeats_the_events_with_the_same_ids() {
+        let events = small();
+        let b = EventBatch::from_events(&events[..7]);
+        for n in [0, 3, 7, 15, 100] {
+            let c = b.cycle(n);
+            assert_eq!(c.len(), n);
+            let want: Vec<Event> = events[..7].iter().cycle().take(n).cloned().collect();
+            assert_eq!(c.to_events(), want);
+            // The same ids, not renumbered.
+            for i in 0..n {
+                assert_eq!(c.attrs_of(i), b.attrs_of(i % 7));
+            }
+        }
+        assert!(EventBatch::new().cycle(5).is_empty());
     }
 
     #[test]
