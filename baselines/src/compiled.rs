@@ -8,7 +8,7 @@
 use crate::content_index::IndexError;
 use crate::matcher::BatchNames;
 use crate::sff::{cmp_num, Num};
-use ccm::batch::{Attr, Dictionary, EventBatch, ValueRef};
+use ccm::batch::{Attr, Dictionary, EventBatch, TY_FLOAT, TY_INT};
 use ccm::model::{Attribute, Constraint, Event, Op, Subscription, Value};
 use std::cmp::Ordering;
 
@@ -108,7 +108,7 @@ pub(crate) trait Attrs: Copy {
     fn count(&self) -> usize;
 
     /// The value of attribute `k`.
-    fn value(&self, k: usize) -> ValueRef<'_>;
+    fn value(&self, k: usize) -> AttrValue<'_>;
 
     /// Fills `slot` (name number -> 1 + the attribute's index) and `ids` (the event's
     /// numbered names, unsorted); names the numbering lacks are skipped.
@@ -122,8 +122,12 @@ impl Attrs for &[Attribute] {
     }
 
     #[inline(always)]
-    fn value(&self, k: usize) -> ValueRef<'_> {
-        ValueRef::from(&self[k].value)
+    fn value(&self, k: usize) -> AttrValue<'_> {
+        match &self[k].value {
+            Value::Int(i) => AttrValue::Num(Num::Int(*i)),
+            Value::Float(x) => AttrValue::Num(Num::Float(*x)),
+            Value::Str(s) => AttrValue::Str(s.as_bytes()),
+        }
     }
 
     /// A hash lookup per attribute.
@@ -139,12 +143,20 @@ impl Attrs for &[Attribute] {
     }
 }
 
-/// One event of a batch, read in place: its attributes, the batch (for the strings) and
-/// the batch's names in the index's numbering ([`Names::batch_names`]).
+/// An attribute's value as the indexes compare it: a number, or a string's bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum AttrValue<'a> {
+    Num(Num),
+    Str(&'a [u8]),
+}
+
+/// One event of a batch, read in place: its attributes, the batch's strings (spans into
+/// one arena) and the batch's names in the index's numbering ([`Names::batch_names`]).
 #[derive(Clone, Copy)]
 pub(crate) struct BatchAttrs<'a> {
-    batch: &'a EventBatch,
     attrs: &'a [Attr],
+    spans: &'a [(u32, u32)],
+    arena: &'a [u8],
     names: &'a [u32],
 }
 
@@ -154,8 +166,9 @@ impl<'a> BatchAttrs<'a> {
     #[inline(always)]
     pub(crate) fn new(batch: &'a EventBatch, names: &'a BatchNames, i: usize) -> Self {
         BatchAttrs {
-            batch,
             attrs: batch.attrs_of(i),
+            spans: batch.strings().spans(),
+            arena: batch.strings().arena(),
             names: &names.ids,
         }
     }
@@ -168,8 +181,16 @@ impl Attrs for BatchAttrs<'_> {
     }
 
     #[inline(always)]
-    fn value(&self, k: usize) -> ValueRef<'_> {
-        self.batch.value(&self.attrs[k])
+    fn value(&self, k: usize) -> AttrValue<'_> {
+        let a = &self.attrs[k];
+        match a.ty {
+            TY_INT => AttrValue::Num(Num::Int(a.val as i64)),
+            TY_FLOAT => AttrValue::Num(Num::Float(f64::from_bits(a.val))),
+            _ => {
+                let (at, len) = self.spans[a.val as usize];
+                AttrValue::Str(&self.arena[at as usize..(at + len) as usize])
+            }
+        }
     }
 
     /// An array read per attribute (the translation of the batch's names), no hashing.
@@ -183,16 +204,6 @@ impl Attrs for BatchAttrs<'_> {
                 ids.push(id);
             }
         }
-    }
-}
-
-/// The number of a value, if it is one.
-#[inline(always)]
-pub(crate) fn num_of(v: ValueRef<'_>) -> Option<Num> {
-    match v {
-        ValueRef::Int(i) => Some(Num::Int(i)),
-        ValueRef::Float(x) => Some(Num::Float(x)),
-        ValueRef::Str(_) => None,
     }
 }
 
@@ -310,10 +321,9 @@ impl Tests {
     /// Whether constraint `t` holds on value `v` (the typing rules of `ccm::model`).
     /// Always inlined, as [`Tests::satisfies`].
     #[inline(always)]
-    pub(crate) fn holds(&self, t: &Test, v: ValueRef<'_>) -> bool {
+    pub(crate) fn holds(&self, t: &Test, v: AttrValue<'_>) -> bool {
         match (t.val, v) {
-            (Val::Num(k), ValueRef::Int(_) | ValueRef::Float(_)) => {
-                let x = num_of(v).expect("a number");
+            (Val::Num(k), AttrValue::Num(x)) => {
                 let o = cmp_num(x, k);
                 match t.op {
                     Op::Eq => o == Ordering::Equal,
@@ -325,9 +335,8 @@ impl Tests {
                     _ => false,
                 }
             }
-            (Val::Str { at, len }, ValueRef::Str(x)) => {
+            (Val::Str { at, len }, AttrValue::Str(x)) => {
                 let k = &self.bytes[at as usize..(at + len) as usize];
-                let x = x.as_bytes();
                 match t.op {
                     Op::Eq => x == k,
                     Op::Ne => x != k,

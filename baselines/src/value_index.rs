@@ -50,12 +50,12 @@
 //! or not, so with many names and few per event (Table 1: 3-5 of 100) the name index is
 //! cheaper; [`crate::hybrid_index`] chooses per event.
 
-use crate::compiled::{num_of, Attrs, BatchAttrs, Hits, Names, Tests};
+use crate::compiled::{AttrValue, Attrs, BatchAttrs, Hits, Names, Tests};
 use crate::content_index::{ContentIndex, IndexError};
 use crate::matcher::BatchNames;
 use crate::sff::{cmp_num, Num};
 use crate::Matcher;
-use ccm::batch::{EventBatch, ValueRef};
+use ccm::batch::EventBatch;
 use ccm::model::{Event, InterfaceId, Op, Subscription, Value};
 use rayon::prelude::*;
 use std::cmp::Ordering;
@@ -950,16 +950,12 @@ impl ValueIndex {
             let n = &self.by_name[id as usize];
             let v = attrs.value(slot[id as usize] as usize - 1);
             let (other, lo, hi) = match v {
-                ValueRef::Str(s) => {
-                    let x = s.as_bytes();
-                    (
-                        n.has_num,
-                        n.str_lower.lower(|k| (**k).cmp(x)),
-                        n.str_upper.upper(|k| (**k).cmp(x)),
-                    )
-                }
-                _ => {
-                    let x = num_of(v).expect("a number");
+                AttrValue::Str(x) => (
+                    n.has_num,
+                    n.str_lower.lower(|k| (**k).cmp(x)),
+                    n.str_upper.upper(|k| (**k).cmp(x)),
+                ),
+                AttrValue::Num(x) => {
                     let vs_x = |k: &Num| cmp_num(*k, x);
                     let (l, u) = (&n.num_lower, &n.num_upper);
                     let (pl, pu) = match (x, &l.ints, &u.ints) {
@@ -976,7 +972,7 @@ impl ValueIndex {
                     }
                 }
             };
-            let which = if matches!(v, ValueRef::Str(_)) { 2 } else { 0 };
+            let which = if matches!(v, AttrValue::Str(_)) { 2 } else { 0 };
             for (j, (_, from, to)) in [(which, lo), (which + 1, hi)] {
                 if from < to {
                     gaps.push((id, j, from, to));
