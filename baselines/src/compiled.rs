@@ -2,10 +2,13 @@
 //! ([`crate::content_index`], [`crate::value_index`]): names numbered by a fast hash map,
 //! each constraint as `(name number, operator, value)` with string values in one byte
 //! arena, and the typing rules of `ccm::model` with SFF's exact integer/float order
-//! ([`crate::sff::cmp_num`]).
+//! ([`crate::sff::cmp_num`]). An event is read through [`Attrs`], from heap events or
+//! in place from a [`ccm::batch::EventBatch`], by one copy of the matching logic.
 
 use crate::content_index::IndexError;
+use crate::matcher::BatchNames;
 use crate::sff::{cmp_num, Num};
+use ccm::batch::{Attr, Dictionary, EventBatch, TY_FLOAT, TY_INT};
 use ccm::model::{Attribute, Constraint, Event, Op, Subscription, Value};
 use std::cmp::Ordering;
 
@@ -61,9 +64,142 @@ impl Names {
     /// numbered names, unsorted) from `e`'s attributes; names never seen are skipped.
     #[inline]
     pub(crate) fn slots(&self, e: &Event, slot: &mut [u32], ids: &mut Vec<u32>) {
+        e.attributes().slots(self, slot, ids);
+    }
+
+    /// The names of `dict` (a batch's) in this numbering, [`NO_NAME`] where a name is
+    /// not numbered: a hash lookup per name of the batch, once per batch.
+    pub(crate) fn batch_names(&self, dict: &Dictionary) -> BatchNames {
+        BatchNames {
+            ids: dict
+                .iter()
+                .map(|n| self.get(n).unwrap_or(NO_NAME))
+                .collect(),
+            numbered: self.len(),
+        }
+    }
+
+    /// `names` when it is this numbering's of `batch`'s names (made by
+    /// [`Names::batch_names`] for it, or for a batch with the same names), else the
+    /// translation made now (a caller's mistake costs time, not a wrong answer).
+    #[inline]
+    pub(crate) fn checked<'a>(
+        &self,
+        batch: &EventBatch,
+        names: &'a BatchNames,
+        fresh: &'a mut Option<BatchNames>,
+    ) -> &'a BatchNames {
+        if names.numbered == self.len() && names.ids.len() == batch.names().len() {
+            names
+        } else {
+            fresh.insert(self.batch_names(batch.names()))
+        }
+    }
+}
+
+/// A batch's name that the numbering lacks, in [`BatchNames`].
+pub(crate) const NO_NAME: u32 = u32::MAX;
+
+/// An event's attributes as the CCM indexes read them: heap attributes (`&[Attribute]`)
+/// or a batch's read in place ([`BatchAttrs`]). The matching logic is written once,
+/// generic over this; each form gets its own compiled copy.
+pub(crate) trait Attrs: Copy {
+    /// Number of attributes.
+    fn count(&self) -> usize;
+
+    /// The value of attribute `k`.
+    fn value(&self, k: usize) -> AttrValue<'_>;
+
+    /// Fills `slot` (name number -> 1 + the attribute's index) and `ids` (the event's
+    /// numbered names, unsorted); names the numbering lacks are skipped.
+    fn slots(&self, names: &Names, slot: &mut [u32], ids: &mut Vec<u32>);
+}
+
+impl Attrs for &[Attribute] {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    #[inline(always)]
+    fn value(&self, k: usize) -> AttrValue<'_> {
+        match &self[k].value {
+            Value::Int(i) => AttrValue::Num(Num::Int(*i)),
+            Value::Float(x) => AttrValue::Num(Num::Float(*x)),
+            Value::Str(s) => AttrValue::Str(s.as_bytes()),
+        }
+    }
+
+    /// A hash lookup per attribute.
+    #[inline]
+    fn slots(&self, names: &Names, slot: &mut [u32], ids: &mut Vec<u32>) {
         ids.clear();
-        for (k, a) in e.attributes().iter().enumerate() {
-            if let Some(id) = self.get(a.name.as_str()) {
+        for (k, a) in self.iter().enumerate() {
+            if let Some(id) = names.get(a.name.as_str()) {
+                slot[id as usize] = k as u32 + 1;
+                ids.push(id);
+            }
+        }
+    }
+}
+
+/// An attribute's value as the indexes compare it: a number, or a string's bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum AttrValue<'a> {
+    Num(Num),
+    Str(&'a [u8]),
+}
+
+/// One event of a batch, read in place: its attributes, the batch's strings (spans into
+/// one arena) and the batch's names in the index's numbering ([`Names::batch_names`]).
+#[derive(Clone, Copy)]
+pub(crate) struct BatchAttrs<'a> {
+    attrs: &'a [Attr],
+    spans: &'a [(u32, u32)],
+    arena: &'a [u8],
+    names: &'a [u32],
+}
+
+impl<'a> BatchAttrs<'a> {
+    /// Event `i` of `batch`; `names` must be the batch's names in the index's numbering
+    /// (see [`Names::checked`]).
+    #[inline(always)]
+    pub(crate) fn new(batch: &'a EventBatch, names: &'a BatchNames, i: usize) -> Self {
+        BatchAttrs {
+            attrs: batch.attrs_of(i),
+            spans: batch.strings().spans(),
+            arena: batch.strings().arena(),
+            names: &names.ids,
+        }
+    }
+}
+
+impl Attrs for BatchAttrs<'_> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.attrs.len()
+    }
+
+    #[inline(always)]
+    fn value(&self, k: usize) -> AttrValue<'_> {
+        let a = &self.attrs[k];
+        match a.ty {
+            TY_INT => AttrValue::Num(Num::Int(a.val as i64)),
+            TY_FLOAT => AttrValue::Num(Num::Float(f64::from_bits(a.val))),
+            _ => {
+                let (at, len) = self.spans[a.val as usize];
+                AttrValue::Str(&self.arena[at as usize..(at + len) as usize])
+            }
+        }
+    }
+
+    /// An array read per attribute (the translation of the batch's names), no hashing.
+    #[inline]
+    fn slots(&self, _: &Names, slot: &mut [u32], ids: &mut Vec<u32>) {
+        ids.clear();
+        for (k, a) in self.attrs.iter().enumerate() {
+            let id = self.names[a.name as usize];
+            if id != NO_NAME {
                 slot[id as usize] = k as u32 + 1;
                 ids.push(id);
             }
@@ -150,12 +286,12 @@ impl Tests {
     /// (and its budgeted copy) and the value index's; with that many callers the
     /// compiler left it out of line, and the content index lost 10-20% on dense events.
     #[inline(always)]
-    pub(crate) fn satisfies(&self, f: usize, attrs: &[Attribute], slot: &[u32]) -> bool {
+    pub(crate) fn satisfies<A: Attrs>(&self, f: usize, attrs: A, slot: &[u32]) -> bool {
         let tests = &self.tests[self.at[f] as usize..self.at[f + 1] as usize];
         // A plain loop (no closure for the compiler to leave out of line).
         for t in tests {
             let s = slot[t.name as usize];
-            if s == 0 || !self.holds(t, &attrs[s as usize - 1].value) {
+            if s == 0 || !self.holds(t, attrs.value(s as usize - 1)) {
                 return false;
             }
         }
@@ -185,10 +321,9 @@ impl Tests {
     /// Whether constraint `t` holds on value `v` (the typing rules of `ccm::model`).
     /// Always inlined, as [`Tests::satisfies`].
     #[inline(always)]
-    pub(crate) fn holds(&self, t: &Test, v: &Value) -> bool {
+    pub(crate) fn holds(&self, t: &Test, v: AttrValue<'_>) -> bool {
         match (t.val, v) {
-            (Val::Num(k), Value::Int(_) | Value::Float(_)) => {
-                let x = Num::of(v).expect("a number");
+            (Val::Num(k), AttrValue::Num(x)) => {
                 let o = cmp_num(x, k);
                 match t.op {
                     Op::Eq => o == Ordering::Equal,
@@ -200,9 +335,8 @@ impl Tests {
                     _ => false,
                 }
             }
-            (Val::Str { at, len }, Value::Str(x)) => {
+            (Val::Str { at, len }, AttrValue::Str(x)) => {
                 let k = &self.bytes[at as usize..(at + len) as usize];
-                let x = x.as_bytes();
                 match t.op {
                     Op::Eq => x == k,
                     Op::Ne => x != k,

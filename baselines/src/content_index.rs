@@ -33,9 +33,15 @@
 //!
 //! One event runs on one thread; [`crate::Matcher::match_parallel`] spreads the events over
 //! the rayon pool it runs in (all cores by default), each thread with its own scratch.
+//! Events are read from heap [`Event`]s or in place from a [`ccm::batch::EventBatch`]
+//! ([`crate::Matcher::match_batch_parallel`]: the batch's names translated to the
+//! index's numbering once, then no hashing per attribute), by one copy of the matching
+//! logic.
 
-use crate::compiled::{FastMap, Matched, Names, Tests};
+use crate::compiled::{Attrs, BatchAttrs, FastMap, Matched, Names, Tests};
+use crate::matcher::BatchNames;
 use crate::Matcher;
+use ccm::batch::EventBatch;
 use ccm::model::{Event, InterfaceId, ModelError, Subscription};
 
 /// Why the index cannot be built.
@@ -236,9 +242,9 @@ impl ContentIndex {
     /// ([`crate::hybrid_index`]) run this one copy of the loop, not two copies that the
     /// compiler laid out apart.
     #[inline(never)]
-    pub(crate) fn match_numbered(
+    pub(crate) fn match_numbered<A: Attrs>(
         &self,
-        attrs: &[ccm::model::Attribute],
+        attrs: A,
         slot: &[u32],
         ids: &mut [u32],
         matched: &mut Matched,
@@ -273,11 +279,11 @@ impl ContentIndex {
     /// Scans the partitions `ranges` (see [`ContentIndex::scan`]) until every interface
     /// has matched: the answer.
     #[inline(always)]
-    fn scan_all(
+    fn scan_all<A: Attrs>(
         &self,
         ranges: &[(u32, u32)],
         esig: Sig,
-        attrs: &[ccm::model::Attribute],
+        attrs: A,
         slot: &[u32],
         matched: &mut Matched,
     ) -> Vec<InterfaceId> {
@@ -295,12 +301,12 @@ impl ContentIndex {
     /// interface has matched (`left` counts those that have not).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn scan(
+    fn scan<A: Attrs>(
         &self,
         start: u32,
         end: u32,
         esig: Sig,
-        attrs: &[ccm::model::Attribute],
+        attrs: A,
         slot: &[u32],
         matched: &mut Matched,
         left: &mut usize,
@@ -342,9 +348,9 @@ impl ContentIndex {
     /// loop (dense10, 100k filters, 3-5 names, 2-core machine); every 1024 filters,
     /// nothing measurable.
     #[inline(never)]
-    pub(crate) fn match_within(
+    pub(crate) fn match_within<A: Attrs>(
         &self,
-        attrs: &[ccm::model::Attribute],
+        attrs: A,
         slot: &[u32],
         ids: &mut [u32],
         matched: &mut Matched,
@@ -395,6 +401,37 @@ impl ContentIndex {
         }
         Some(matched.take(&self.interfaces))
     }
+
+    /// The interfaces whose predicate matches the event of `attrs` (heap or batch),
+    /// ascending by id, reusing `scratch` (one per thread).
+    ///
+    /// Never inlined: the hybrid index runs this very function on the events its static
+    /// bound decides for the name index ([`crate::hybrid_index`]), so that they cost what
+    /// they cost the name index alone, not what a copy of it laid out elsewhere costs.
+    #[inline(never)]
+    pub(crate) fn match_attrs_with<A: Attrs>(
+        &self,
+        attrs: A,
+        scratch: &mut Scratch,
+    ) -> Vec<InterfaceId> {
+        if scratch.slot.len() != self.names.len()
+            || scratch.matched.flag.len() != self.interfaces.len()
+        {
+            *scratch = self.scratch();
+        }
+        let Scratch {
+            slot,
+            ids,
+            matched,
+            ranges,
+        } = scratch;
+        attrs.slots(&self.names, slot, ids);
+        let out = self.match_numbered(attrs, slot, ids, matched, ranges);
+        for &id in ids.iter() {
+            slot[id as usize] = 0;
+        }
+        out
+    }
 }
 
 impl Matcher for ContentIndex {
@@ -412,29 +449,26 @@ impl Matcher for ContentIndex {
 
     /// The interfaces whose predicate matches `e`, ascending by id, reusing `scratch` (one
     /// per thread).
-    ///
-    /// Never inlined: the hybrid index runs this very function on the events its static
-    /// bound decides for the name index ([`crate::hybrid_index`]), so that they cost what
-    /// they cost the name index alone, not what a copy of it laid out elsewhere costs.
-    #[inline(never)]
     fn match_event_with(&self, e: &Event, scratch: &mut Scratch) -> Vec<InterfaceId> {
-        if scratch.slot.len() != self.names.len()
-            || scratch.matched.flag.len() != self.interfaces.len()
-        {
-            *scratch = self.scratch();
-        }
-        let Scratch {
-            slot,
-            ids,
-            matched,
-            ranges,
-        } = scratch;
-        self.names.slots(e, slot, ids);
-        let out = self.match_numbered(e.attributes(), slot, ids, matched, ranges);
-        for &id in ids.iter() {
-            slot[id as usize] = 0;
-        }
-        out
+        self.match_attrs_with(e.attributes(), scratch)
+    }
+
+    /// The names of `batch` in the index's numbering.
+    fn batch_names(&self, batch: &EventBatch) -> BatchNames {
+        self.names.batch_names(batch.names())
+    }
+
+    /// Event `i` of `batch`, read in place: its names through `names`, no hashing.
+    fn match_in_batch_with(
+        &self,
+        batch: &EventBatch,
+        names: &BatchNames,
+        i: usize,
+        scratch: &mut Scratch,
+    ) -> Vec<InterfaceId> {
+        let mut fresh = None;
+        let names = self.names.checked(batch, names, &mut fresh);
+        self.match_attrs_with(BatchAttrs::new(batch, names, i), scratch)
     }
 
     /// An estimate of the heap bytes of the index.

@@ -27,7 +27,8 @@
 //!    budget and no exploration; an event with at most as many attributes as the
 //!    largest `k` below which every count is decided (`plain_upto`: Table 1's events,
 //!    3-5 of 100 names) runs the very function the name index runs alone
-//!    ([`ContentIndex`]'s `match_event_with`), without numbering its names first: one
+//!    ([`ContentIndex`]'s `match_attrs_with`, the one under its `match_event_with`, for
+//!    heap events and for a batch alike), without numbering its names first: one
 //!    comparison more than the name index alone. (Before, the bound was evaluated per
 //!    event inside the measured path's code, around a copy of the numbering: over the
 //!    same name index, Table 2's default scenario took 1-2.5% longer in the hybrid
@@ -122,9 +123,12 @@
 //! 0.88-0.97 in the harness's two recorded runs on the GPU machine's host (3-5, 10 and
 //! 20 names).
 
+use crate::compiled::{Attrs, BatchAttrs};
 use crate::content_index::{ContentIndex, IndexError, Scratch};
+use crate::matcher::BatchNames;
 use crate::value_index::{ValueIndex, ValueScratch};
 use crate::Matcher;
+use ccm::batch::EventBatch;
 use ccm::model::{Event, InterfaceId, Subscription};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -479,21 +483,46 @@ impl HybridIndex {
         e: &Event,
         scratch: &mut HybridScratch,
     ) -> (Vec<InterfaceId>, Choice) {
-        let attrs = e.attributes();
-        if attrs.len() <= self.plain_upto {
+        self.choose(e.attributes(), scratch)
+    }
+
+    /// [`HybridIndex::match_choosing`] for event `i` of `batch`, read in place; `names`
+    /// as [`Matcher::match_in_batch_with`] takes them.
+    pub fn match_choosing_in_batch(
+        &self,
+        batch: &EventBatch,
+        names: &BatchNames,
+        i: usize,
+        scratch: &mut HybridScratch,
+    ) -> (Vec<InterfaceId>, Choice) {
+        let mut fresh = None;
+        let names = self.content.names().checked(batch, names, &mut fresh);
+        self.choose(BatchAttrs::new(batch, names, i), scratch)
+    }
+
+    /// The answer to the event of `attrs` (heap or batch) and which index gave it.
+    #[inline]
+    fn choose<A: Attrs>(
+        &self,
+        attrs: A,
+        scratch: &mut HybridScratch,
+    ) -> (Vec<InterfaceId>, Choice) {
+        if attrs.count() <= self.plain_upto {
             // However many of its names are indexed, the static bound decides: the name
             // index alone, the very function it runs on its own.
             return (
-                self.content.match_event_with(e, &mut scratch.content),
+                self.content.match_attrs_with(attrs, &mut scratch.content),
                 Choice::Names,
             );
         }
         if scratch.content.slot.len() != self.values.names() {
             *scratch = self.scratch();
         }
-        self.content
-            .names()
-            .slots(e, &mut scratch.content.slot, &mut scratch.content.ids);
+        attrs.slots(
+            self.content.names(),
+            &mut scratch.content.slot,
+            &mut scratch.content.ids,
+        );
         let k = scratch.content.ids.len();
         let (out, choice) = if self.plain.get(k).copied().unwrap_or(false) {
             // Decided by the static bound: the name index's own loop, nothing else.
@@ -522,9 +551,9 @@ impl HybridIndex {
     /// from [`HybridIndex::match_choosing`] and never inlined, so that the plain path's
     /// code is the name index's loop and a call.
     #[inline(never)]
-    fn match_measured(
+    fn match_measured<A: Attrs>(
         &self,
-        attrs: &[ccm::model::Attribute],
+        attrs: A,
         scratch: &mut HybridScratch,
     ) -> (Vec<InterfaceId>, Choice) {
         let HybridScratch {
@@ -678,6 +707,22 @@ impl Matcher for HybridIndex {
     /// per thread).
     fn match_event_with(&self, e: &Event, scratch: &mut HybridScratch) -> Vec<InterfaceId> {
         self.match_choosing(e, scratch).0
+    }
+
+    /// The names of `batch` in both indexes' numbering.
+    fn batch_names(&self, batch: &EventBatch) -> BatchNames {
+        self.content.batch_names(batch)
+    }
+
+    /// Event `i` of `batch`, read in place: its names through `names`, no hashing.
+    fn match_in_batch_with(
+        &self,
+        batch: &EventBatch,
+        names: &BatchNames,
+        i: usize,
+        scratch: &mut HybridScratch,
+    ) -> Vec<InterfaceId> {
+        self.match_choosing_in_batch(batch, names, i, scratch).0
     }
 
     /// An estimate of the heap bytes of both indexes.

@@ -1,6 +1,7 @@
 //! What CCM's CPU matchers share ([`crate::sff::Sff`], [`crate::content_index`],
 //! [`crate::value_index`], [`crate::hybrid_index`]): one event at a time with a thread's
-//! scratch memory, and from that one event or many on all cores.
+//! scratch memory, and from that one event or many on all cores, from heap events or
+//! from a [`ccm::batch::EventBatch`].
 
 use ccm::batch::EventBatch;
 use ccm::model::{Event, InterfaceId};
@@ -40,27 +41,62 @@ pub trait Matcher: Sync {
         )
     }
 
-    /// The answers of every event of `batch`, one after another on this thread.
+    /// The names of `batch` in this matcher's numbering, for
+    /// [`Matcher::match_in_batch_with`]: made once per batch (a lookup per name of the
+    /// batch, not per attribute), shared by the threads. By default empty (a matcher
+    /// that reads heap events needs none).
+    fn batch_names(&self, batch: &EventBatch) -> BatchNames {
+        let _ = batch;
+        BatchNames::default()
+    }
+
+    /// The interfaces whose predicate matches event `i` of `batch`, ascending by id,
+    /// reusing `scratch`; `names`: what [`Matcher::batch_names`] made of `batch` (one
+    /// made for another batch or matcher is detected by its size and made again).
     ///
-    /// This default converts each event to a heap [`Event`] first; a matcher that reads
-    /// the batch in place overrides it (and [`Matcher::match_batch_parallel`]).
+    /// This default converts the event to a heap [`Event`] first; a matcher that reads
+    /// the batch in place overrides it (and [`Matcher::batch_names`]).
+    fn match_in_batch_with(
+        &self,
+        batch: &EventBatch,
+        names: &BatchNames,
+        i: usize,
+        scratch: &mut Self::Scratch,
+    ) -> Vec<InterfaceId> {
+        let _ = names;
+        self.match_event_with(&batch.event(i), scratch)
+    }
+
+    /// The answers of every event of `batch`, one after another on this thread.
     fn match_batch(&self, batch: &EventBatch) -> Vec<Vec<InterfaceId>> {
+        let names = self.batch_names(batch);
         let mut s = self.scratch();
         (0..batch.len())
-            .map(|i| self.match_event_with(&batch.event(i), &mut s))
+            .map(|i| self.match_in_batch_with(batch, &names, i, &mut s))
             .collect()
     }
 
     /// The answers of every event of `batch` on the threads of the rayon pool it runs in
-    /// (all cores by default), as [`Matcher::match_parallel`] does for heap events.
+    /// (all cores by default), as [`Matcher::match_parallel`] does for heap events; the
+    /// batch's names are translated once, for every thread.
     fn match_batch_parallel(&self, batch: &EventBatch) -> Vec<Vec<InterfaceId>> {
-        let idx: Vec<usize> = (0..batch.len()).collect();
-        per_thread(
-            &idx,
+        let names = self.batch_names(batch);
+        per_index(
+            batch.len(),
             || self.scratch(),
-            |&i, s| self.match_event_with(&batch.event(i), s),
+            |i, s| self.match_in_batch_with(batch, &names, i, s),
         )
     }
+}
+
+/// A batch's names in a matcher's numbering ([`Matcher::batch_names`]): per name id of
+/// the batch, the matcher's number for it, or none (a name no subscription uses).
+#[derive(Clone, Debug, Default)]
+pub struct BatchNames {
+    /// Per name id of the batch: the matcher's number, or `compiled::NO_NAME`.
+    pub(crate) ids: Vec<u32>,
+    /// How many names the matcher numbers (a check that it made these).
+    pub(crate) numbered: usize,
 }
 
 /// `f` over every item on the threads of the rayon pool it runs in, in order, each
@@ -71,18 +107,27 @@ pub fn per_thread<T: Sync, S: Send, R: Send>(
     scratch: impl Fn() -> S + Sync,
     f: impl Fn(&T, &mut S) -> R + Sync,
 ) -> Vec<R> {
+    per_index(items.len(), scratch, |i, s| f(&items[i], s))
+}
+
+/// [`per_thread`] over the indices `0..n` (the events of a batch).
+pub fn per_index<S: Send, R: Send>(
+    n: usize,
+    scratch: impl Fn() -> S + Sync,
+    f: impl Fn(usize, &mut S) -> R + Sync,
+) -> Vec<R> {
     let slots: Vec<Slot<S>> = (0..rayon::current_num_threads())
         .map(|_| Slot(Mutex::new(None)))
         .collect();
-    items
-        .par_iter()
-        .map(|it| {
+    (0..n)
+        .into_par_iter()
+        .map(|i| {
             let t = rayon::current_thread_index().unwrap_or(0) % slots.len();
             // Each thread has its own slot, so the lock is never contended; were it
             // held (a matcher that itself waited on the pool), a fresh scratch serves.
             match slots[t].0.try_lock() {
-                Ok(mut s) => f(it, s.get_or_insert_with(&scratch)),
-                Err(_) => f(it, &mut scratch()),
+                Ok(mut s) => f(i, s.get_or_insert_with(&scratch)),
+                Err(_) => f(i, &mut scratch()),
             }
         })
         .collect()

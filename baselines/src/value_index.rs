@@ -50,11 +50,13 @@
 //! or not, so with many names and few per event (Table 1: 3-5 of 100) the name index is
 //! cheaper; [`crate::hybrid_index`] chooses per event.
 
-use crate::compiled::{Hits, Names, Tests};
+use crate::compiled::{AttrValue, Attrs, BatchAttrs, Hits, Names, Tests};
 use crate::content_index::{ContentIndex, IndexError};
+use crate::matcher::BatchNames;
 use crate::sff::{cmp_num, Num};
 use crate::Matcher;
-use ccm::model::{Attribute, Event, InterfaceId, Op, Subscription, Value};
+use ccm::batch::EventBatch;
+use ccm::model::{Event, InterfaceId, Op, Subscription, Value};
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -854,7 +856,7 @@ impl ValueIndex {
 
     /// Whether every constraint of filter `f` holds on the event (`slot`: its table).
     #[inline]
-    fn satisfies(&self, f: usize, attrs: &[Attribute], slot: &[u32]) -> bool {
+    fn satisfies<A: Attrs>(&self, f: usize, attrs: A, slot: &[u32]) -> bool {
         match &self.compiled {
             Compiled::Own(tests) => tests.satisfies(f, attrs, slot),
             Compiled::Shared { content, at } => {
@@ -925,9 +927,9 @@ impl ValueIndex {
     /// names are numbered (`slot`, `ids`, as `Names::slots` fills them, with the
     /// numbering of [`crate::content_index`], which interns names in the same order);
     /// returns how many bitsets. [`ValueIndex::run_plan`] completes the match.
-    pub(crate) fn plan(
+    pub(crate) fn plan<A: Attrs>(
         &self,
-        attrs: &[Attribute],
+        attrs: A,
         slot: &[u32],
         ids: &[u32],
         scratch: &mut ValueScratch,
@@ -946,18 +948,14 @@ impl ValueIndex {
         for &id in ids {
             present[id as usize] = true;
             let n = &self.by_name[id as usize];
-            let v = &attrs[slot[id as usize] as usize - 1].value;
+            let v = attrs.value(slot[id as usize] as usize - 1);
             let (other, lo, hi) = match v {
-                Value::Str(s) => {
-                    let x = s.as_bytes();
-                    (
-                        n.has_num,
-                        n.str_lower.lower(|k| (**k).cmp(x)),
-                        n.str_upper.upper(|k| (**k).cmp(x)),
-                    )
-                }
-                _ => {
-                    let x = Num::of(v).expect("a number");
+                AttrValue::Str(x) => (
+                    n.has_num,
+                    n.str_lower.lower(|k| (**k).cmp(x)),
+                    n.str_upper.upper(|k| (**k).cmp(x)),
+                ),
+                AttrValue::Num(x) => {
                     let vs_x = |k: &Num| cmp_num(*k, x);
                     let (l, u) = (&n.num_lower, &n.num_upper);
                     let (pl, pu) = match (x, &l.ints, &u.ints) {
@@ -974,7 +972,7 @@ impl ValueIndex {
                     }
                 }
             };
-            let which = if v.is_number() { 0 } else { 2 };
+            let which = if matches!(v, AttrValue::Str(_)) { 2 } else { 0 };
             for (j, (_, from, to)) in [(which, lo), (which + 1, hi)] {
                 if from < to {
                     gaps.push((id, j, from, to));
@@ -1019,9 +1017,9 @@ impl ValueIndex {
 
     /// Second step: marks the gaps (unless early-stopping), ORs the planned bitsets chunk
     /// by chunk and takes the filters left unmarked; returns the matched interfaces.
-    pub(crate) fn run_plan(
+    pub(crate) fn run_plan<A: Attrs>(
         &self,
-        attrs: &[Attribute],
+        attrs: A,
         slot: &[u32],
         ids: &[u32],
         scratch: &mut ValueScratch,
@@ -1077,10 +1075,10 @@ impl ValueIndex {
     /// range of filters is OR-ed with those few bitsets and `mark`, and its filters whose
     /// bit stayed 0 are taken (verified when a constraint is not a bound). No OR for the
     /// absent names, none over filters that constrain one.
-    fn scan_classes(
+    fn scan_classes<A: Attrs>(
         &self,
         classes: &[(u64, u32, u32)],
-        attrs: &[Attribute],
+        attrs: A,
         slot: &[u32],
         (by_name, names_bits): (&[[u32; 3]], u64),
         mark: &[u64],
@@ -1160,9 +1158,9 @@ impl ValueIndex {
     /// early-stopping or when a constraint of theirs is not a bound, taken as matches
     /// otherwise. Every word of `mark` is read once, in order, and zeroed as it is read
     /// (or skipped), so that it is all zero again for the next event.
-    fn scan(
+    fn scan<A: Attrs>(
         &self,
-        attrs: &[Attribute],
+        attrs: A,
         slot: &[u32],
         list: &[u32],
         acc: &mut [u64],
@@ -1229,6 +1227,33 @@ impl ValueIndex {
             w = we;
         }
     }
+
+    /// The interfaces whose predicate matches the event of `attrs` (heap or batch),
+    /// ascending by id, reusing `scratch` (one per thread).
+    fn match_attrs_with<A: Attrs>(&self, attrs: A, scratch: &mut ValueScratch) -> Vec<InterfaceId> {
+        if scratch.slot.len() != self.names.len()
+            || scratch.matched.room() != self.interfaces.len().div_ceil(64) * 64
+        {
+            *scratch = self.scratch();
+        }
+        let (mut slot, mut ids) = (
+            std::mem::take(&mut scratch.slot),
+            std::mem::take(&mut scratch.ids),
+        );
+        attrs.slots(&self.names, &mut slot, &mut ids);
+        let out = if ids.is_empty() {
+            // None of the event's names is constrained: nothing matches.
+            Vec::new()
+        } else {
+            self.plan(attrs, &slot, &ids, scratch);
+            self.run_plan(attrs, &slot, &ids, scratch)
+        };
+        for &id in &ids {
+            slot[id as usize] = 0;
+        }
+        (scratch.slot, scratch.ids) = (slot, ids);
+        out
+    }
 }
 
 impl Matcher for ValueIndex {
@@ -1257,28 +1282,25 @@ impl Matcher for ValueIndex {
     /// The interfaces whose predicate matches `e`, ascending by id, reusing `scratch` (one
     /// per thread).
     fn match_event_with(&self, e: &Event, scratch: &mut ValueScratch) -> Vec<InterfaceId> {
-        if scratch.slot.len() != self.names.len()
-            || scratch.matched.room() != self.interfaces.len().div_ceil(64) * 64
-        {
-            *scratch = self.scratch();
-        }
-        let (mut slot, mut ids) = (
-            std::mem::take(&mut scratch.slot),
-            std::mem::take(&mut scratch.ids),
-        );
-        self.names.slots(e, &mut slot, &mut ids);
-        let out = if ids.is_empty() {
-            // None of the event's names is constrained: nothing matches.
-            Vec::new()
-        } else {
-            self.plan(e.attributes(), &slot, &ids, scratch);
-            self.run_plan(e.attributes(), &slot, &ids, scratch)
-        };
-        for &id in &ids {
-            slot[id as usize] = 0;
-        }
-        (scratch.slot, scratch.ids) = (slot, ids);
-        out
+        self.match_attrs_with(e.attributes(), scratch)
+    }
+
+    /// The names of `batch` in the index's numbering.
+    fn batch_names(&self, batch: &EventBatch) -> BatchNames {
+        self.names.batch_names(batch.names())
+    }
+
+    /// Event `i` of `batch`, read in place: its names through `names`, no hashing.
+    fn match_in_batch_with(
+        &self,
+        batch: &EventBatch,
+        names: &BatchNames,
+        i: usize,
+        scratch: &mut ValueScratch,
+    ) -> Vec<InterfaceId> {
+        let mut fresh = None;
+        let names = self.names.checked(batch, names, &mut fresh);
+        self.match_attrs_with(BatchAttrs::new(batch, names, i), scratch)
     }
 
     /// An estimate of the heap bytes of the index.

@@ -5,12 +5,16 @@
 //! the i64 ends, -0.0, infinities, type mismatches, absent attributes), on few names
 //! (many matches) and on more names than the index's 128-bit name signatures (signature
 //! collisions), one event at a time and on 1 to 4 threads; and on a Table 1 workload.
+//! Each also reads the same events from a flat batch ([`ccm::batch::EventBatch`]) and
+//! must give there exactly its answers on heap events: numbered apart from the indexes'
+//! names, with names and strings no subscription uses, on Table 1's and the dense model.
 
 use baselines::content_index::ContentIndex;
 use baselines::hybrid_index::HybridIndex;
 use baselines::sff::Sff;
 use baselines::value_index::{Cuts, ValueIndex};
 use baselines::Matcher;
+use ccm::batch::{EventBatch, ValueRef};
 use ccm::model::{Attribute, Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
 use proptest::prelude::*;
 
@@ -181,6 +185,55 @@ fn agree(subs: &[Subscription], events: &[Event]) -> Result<(), TestCaseError> {
             threads
         );
     }
+    // The same events from a batch: its names numbered in the events' order (not the
+    // indexes'), a name and a string no filter uses interned first.
+    let mut batch = EventBatch::new();
+    batch.push_named("unused", ValueRef::Str("never")).unwrap();
+    batch.abandon_event();
+    for e in events {
+        batch.push_event(e);
+    }
+    prop_assert_eq!(&batch.to_events()[..], events);
+    prop_assert_eq!(&sff.match_batch(&batch), &want, "sff on the batch");
+    prop_assert_eq!(&ix.match_batch(&batch), &want, "index on the batch");
+    prop_assert_eq!(
+        &dense.match_batch(&batch),
+        &want,
+        "value index (every cut) on the batch"
+    );
+    prop_assert_eq!(
+        &sparse.match_batch(&batch),
+        &want,
+        "value index (2 cuts) on the batch"
+    );
+    prop_assert_eq!(&hybrid.match_batch(&batch), &want, "hybrid on the batch");
+    for threads in 1..=4 {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            prop_assert_eq!(
+                &ix.match_batch_parallel(&batch),
+                &want,
+                "index, {} threads",
+                threads
+            );
+            prop_assert_eq!(
+                &dense.match_batch_parallel(&batch),
+                &want,
+                "value, {} threads",
+                threads
+            );
+            prop_assert_eq!(
+                &hybrid.match_batch_parallel(&batch),
+                &want,
+                "hybrid, {} threads",
+                threads
+            );
+            Ok(())
+        })?;
+    }
     Ok(())
 }
 
@@ -283,6 +336,154 @@ fn indexes_equal_sff_on_dense_workloads_with_one_and_with_ten_interfaces() {
                 assert_eq!(&hybrid.match_event_with(e, &mut s), want);
             }
             assert_eq!(hybrid.match_parallel(&w.events), want);
+        }
+    }
+}
+
+/// Every overridden index (content, value, hybrid) and SFF give on `batch` exactly their
+/// answers on `events` (the same events), one thread and all cores.
+fn batch_agrees(subs: &[Subscription], events: &[Event], batch: &EventBatch) {
+    assert_eq!(batch.to_events(), events);
+    let sff = Sff::build(subs).unwrap();
+    let want = sff.match_parallel(events);
+    assert!(want.iter().any(|m| !m.is_empty()), "some events match");
+    assert_eq!(sff.match_batch(batch), want, "sff");
+    let ix = ContentIndex::build(subs).unwrap();
+    assert_eq!(ix.match_parallel(events), want, "index");
+    assert_eq!(ix.match_batch(batch), want, "index on the batch");
+    assert_eq!(
+        ix.match_batch_parallel(batch),
+        want,
+        "index on the batch, all cores"
+    );
+    let value = ValueIndex::build(subs).unwrap();
+    assert_eq!(value.match_parallel(events), want, "value index");
+    assert_eq!(value.match_batch(batch), want, "value index on the batch");
+    assert_eq!(
+        value.match_batch_parallel(batch),
+        want,
+        "value index on the batch, all cores"
+    );
+    let hybrid = HybridIndex::build(subs).unwrap();
+    assert_eq!(hybrid.match_parallel(events), want, "hybrid");
+    assert_eq!(hybrid.match_batch(batch), want, "hybrid on the batch");
+    assert_eq!(
+        hybrid.match_batch_parallel(batch),
+        want,
+        "hybrid on the batch, all cores"
+    );
+    // Event by event with one scratch, the choice of index reported the same way.
+    let names = hybrid.batch_names(batch);
+    let (mut s1, mut s2) = (hybrid.scratch(), hybrid.scratch());
+    for (i, e) in events.iter().enumerate() {
+        let heap = hybrid.match_choosing(e, &mut s1).0;
+        let flat = hybrid.match_choosing_in_batch(batch, &names, i, &mut s2).0;
+        assert_eq!((&heap, &flat), (&want[i], &want[i]), "hybrid event {i}");
+    }
+}
+
+/// `w`'s events each with one more attribute, of a name and a string no filter uses,
+/// from heap events and in a batch.
+fn with_unknown_attribute(events: &[Event]) -> (Vec<Event>, EventBatch) {
+    let events: Vec<Event> = events
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut attrs = e.attributes().to_vec();
+            attrs.insert(
+                i % (attrs.len() + 1),
+                Attribute {
+                    name: format!("unknown {}", i % 3),
+                    value: Value::Str(format!("unknown string {i}")),
+                },
+            );
+            Event::new(attrs).unwrap()
+        })
+        .collect();
+    let batch = EventBatch::from_events(&events);
+    (events, batch)
+}
+
+#[test]
+fn indexes_answer_on_a_batch_as_on_heap_events_on_table_1_workloads() {
+    // Table 1's model (ints and strings: =, !=, <, >, prefix, substr) with few names so
+    // that filters match, uniform and Zipf names; then with suffixes and 30 names.
+    let base = ccm::Params {
+        events: 300,
+        filters_per_interface: (900, 1100),
+        names: 12,
+        ..ccm::Params::default()
+    };
+    let zipf = ccm::Params {
+        name_dist: ccm::workload::NameDist::Zipf(1.0),
+        ..base.clone()
+    };
+    let suffixes = ccm::Params {
+        names: 30,
+        values: 10,
+        string_ops: vec![(Op::Suffix, 0.5), (Op::Ne, 0.25), (Op::Eq, 0.25)],
+        ..base.clone()
+    };
+    for p in [base, zipf, suffixes] {
+        let w = ccm::workload::generate(&p, 7).unwrap();
+        batch_agrees(&w.subscriptions, &w.events, &w.batch);
+        let (events, batch) = with_unknown_attribute(&w.events);
+        batch_agrees(&w.subscriptions, &events, &batch);
+    }
+}
+
+#[test]
+fn indexes_answer_on_a_batch_as_on_heap_events_on_dense_workloads() {
+    // The dense model (floats and ints), one and ten interfaces, 3-5 and 20 names per
+    // event: the hybrid's plain and measured paths, the value index by set of names.
+    for interfaces in [None, Some(10)] {
+        for names_per_event in [(3, 5), (20, 20)] {
+            let p = ccm::workload::DenseParams {
+                events: 80,
+                filters: 3000,
+                interfaces,
+                names_per_event,
+                ..ccm::workload::DenseParams::default()
+            };
+            let w = ccm::workload::generate_dense(&p, 9).unwrap();
+            batch_agrees(&w.subscriptions, &w.events, &w.batch);
+            let (events, batch) = with_unknown_attribute(&w.events);
+            batch_agrees(&w.subscriptions, &events, &batch);
+        }
+    }
+}
+
+#[test]
+fn names_made_for_a_batch_of_other_names_are_made_again_not_misread() {
+    let p = ccm::Params {
+        events: 200,
+        filters_per_interface: (900, 1100),
+        names: 12,
+        ..ccm::Params::default()
+    };
+    let w = ccm::workload::generate(&p, 8).unwrap();
+    let want = Sff::build(&w.subscriptions)
+        .unwrap()
+        .match_parallel(&w.events);
+    assert!(want.iter().any(|m| !m.is_empty()), "some events match");
+    let hybrid = HybridIndex::build(&w.subscriptions).unwrap();
+    let ix = ContentIndex::build(&w.subscriptions).unwrap();
+    let value = ValueIndex::build(&w.subscriptions).unwrap();
+    // Names made for an empty batch, and none at all (what a matcher reading heap
+    // events makes): they do not fit this batch's names.
+    let empty = EventBatch::new();
+    for names in [ix.batch_names(&empty), Default::default()] {
+        let (mut hs, mut xs, mut vs) = (hybrid.scratch(), ix.scratch(), value.scratch());
+        for (i, want) in want.iter().enumerate() {
+            assert_eq!(
+                &hybrid.match_in_batch_with(&w.batch, &names, i, &mut hs),
+                want
+            );
+            assert_eq!(&ix.match_in_batch_with(&w.batch, &names, i, &mut xs), want);
+            assert_eq!(
+                &value.match_in_batch_with(&w.batch, &names, i, &mut vs),
+                want
+            );
         }
     }
 }

@@ -574,14 +574,18 @@ mod tests {
     #[test]
     fn a_cycled_batch_repeats_the_events_with_the_same_ids() {
         let events = small();
-        let b = EventBatch::from_events(&events[..5]);
-        let c = b.cycled(12);
-        assert_eq!(c.len(), 12);
-        let want: Vec<Event> = events[..5].iter().cycle().take(12).cloned().collect();
-        assert_eq!(c.to_events(), want);
-        assert_eq!(c.attrs_of(7), b.attrs_of(2), "the same ids");
-        assert_eq!(b.cycled(3).to_events(), events[..3].to_vec());
-        assert!(EventBatch::new().cycled(4).is_empty());
+        let b = EventBatch::from_events(&events[..7]);
+        for n in [0, 3, 7, 15, 100] {
+            let c = b.cycled(n);
+            assert_eq!(c.len(), n);
+            let want: Vec<Event> = events[..7].iter().cycle().take(n).cloned().collect();
+            assert_eq!(c.to_events(), want);
+            // The same ids, not renumbered.
+            for i in 0..n {
+                assert_eq!(c.attrs_of(i), b.attrs_of(i % 7));
+            }
+        }
+        assert!(EventBatch::new().cycled(5).is_empty());
     }
 
     #[test]

@@ -25,7 +25,13 @@
 //! index, the cheaper chosen per event), with `best CPU (all cores)`, per seed the
 //! fastest of the all-core CPU series (`sff all cores`, `index all cores`, `hybrid all
 //! cores`; Table 2, Figs. 6-11 and the dense experiments); Table 2's rows 2 and 3 give
-//! each index's build time and size. Every answer of every kernel engine and CPU index is
+//! each index's build time and size. The indexes read the workload's flat batch of
+//! events ([`ccm::batch::EventBatch`], what the GPU engines take) in place; beside them,
+//! `hybrid (heap events)` is the hybrid index on one core over the same events as heap
+//! `Event`s (timed by turns with the others, so that a run shows what reading the batch
+//! gains or loses), and `batch build (all cores)` the time to build the batch of the
+//! timed stream from heap events on all cores, per event (what parsing into the batch
+//! costs; in no engine's time). SFF reads heap events. Every answer of every kernel engine and CPU index is
 //! checked against SFF's on every event of every workload (SFF on all cores gives the
 //! reference answers; a mismatch fails the run). Single-core SFF and the indexes on one
 //! core are timed on a bounded prefix of the events at large scale (at least 20 events,
@@ -375,23 +381,29 @@ const INDEX_STREAM: usize = 65_536;
 
 /// One CPU index built for a workload: its series name, build ms, heap MB, and the
 /// index itself (boxed behind its matcher so that indexes of different types are timed
-/// by the same code).
+/// by the same code). Its series read the workload's batch ([`Workload::batch`]) in
+/// place; the one-core series of an index on heap events ([`BuiltIndex::on_heap_events`])
+/// has no all-core series and no deployment of its own.
 struct BuiltIndex {
     name: &'static str,
     deploy_ms: f64,
     heap_mb: f64,
     one: OneCore,
-    all: AllCores,
+    all: Option<AllCores>,
 }
 
-/// An index answering one event on the calling thread (with its own scratch).
-type OneCore = Box<dyn FnMut(&Event) -> Vec<InterfaceId>>;
+/// An index answering events `from .. from + n` of the stream of the workload's events
+/// cycled (stream event `i` is event `i % len`) on the calling thread, with its own
+/// scratch, into the answers given.
+type OneCore = Box<dyn FnMut(&Workload, usize, usize, &mut Vec<Vec<InterfaceId>>)>;
 /// An index answering a batch of events on all cores.
-type AllCores = Box<dyn Fn(&[Event]) -> Vec<Vec<InterfaceId>>>;
+type AllCores = Box<dyn Fn(&EventBatch) -> Vec<Vec<InterfaceId>>>;
 
 impl BuiltIndex {
     /// `ix`, built in `deploy_ms`, timed as the series `name` (one core; `"{name} all
-    /// cores"` on all cores).
+    /// cores"` on all cores) from the workload's batch: on one core each turn translates
+    /// the batch's names once ([`Matcher::batch_names`], as a call on a batch does) and
+    /// reads its events in place; on all cores [`Matcher::match_batch_parallel`].
     fn of<I>(name: &'static str, ix: Arc<I>, deploy_ms: f64) -> BuiltIndex
     where
         I: Matcher + Send + Sync + 'static,
@@ -404,15 +416,67 @@ impl BuiltIndex {
             name,
             deploy_ms,
             heap_mb,
-            one: Box::new(move |e| for_one.match_event_with(e, &mut scratch)),
-            all: Box::new(move |events| ix.match_parallel(events)),
+            one: Box::new(move |w, from, n, out| {
+                let b = &w.batch;
+                let names = for_one.batch_names(b);
+                for i in cycled(b.len(), from, n) {
+                    out.push(for_one.match_in_batch_with(b, &names, i, &mut scratch));
+                }
+            }),
+            all: Some(Box::new(move |batch| ix.match_batch_parallel(batch))),
+        }
+    }
+
+    /// `ix` timed on one core on the workload's heap events ([`Workload::events`]) as the
+    /// series `name`, beside its series on the batch, so that a run shows what reading
+    /// the batch gains or loses.
+    fn on_heap_events<I>(name: &'static str, ix: Arc<I>) -> BuiltIndex
+    where
+        I: Matcher + Send + Sync + 'static,
+        I::Scratch: 'static,
+    {
+        let mut scratch = Matcher::scratch(&*ix);
+        BuiltIndex {
+            name,
+            deploy_ms: 0.0,
+            heap_mb: 0.0,
+            one: Box::new(move |w, from, n, out| {
+                for i in cycled(w.events.len(), from, n) {
+                    out.push(ix.match_event_with(&w.events[i], &mut scratch));
+                }
+            }),
+            all: None,
         }
     }
 }
 
+/// The indices of stream events `from .. from + n` in a workload of `len` events cycled
+/// (none when it has none), counted without a division per event.
+fn cycled(len: usize, from: usize, n: usize) -> impl Iterator<Item = usize> {
+    let n = if len == 0 { 0 } else { n };
+    let mut i = if len == 0 { 0 } else { from % len };
+    (0..n).map(move |_| {
+        let at = i;
+        i += 1;
+        if i == len {
+            i = 0;
+        }
+        at
+    })
+}
+
+/// The series of the hybrid index on one core over the workload's heap events
+/// ([`BuiltIndex::on_heap_events`]), beside `hybrid` over the batch.
+const HYBRID_HEAP: &str = "hybrid (heap events)";
+
+/// The series of the time to build the batch of the timed stream from heap events
+/// ([`EventBatch::from_events`], all cores), per event: the parsing side's share.
+const BATCH_BUILD: &str = "batch build (all cores)";
+
 /// Builds the CPU indexes wanted (each timed: its deployment): the content index
 /// ([`ContentIndex`], series `index`) and the hybrid index ([`HybridIndex`], series
-/// `hybrid`). With both, the hybrid is built over the content index
+/// `hybrid`, and [`HYBRID_HEAP`] on one core: the same index on heap events). With
+/// both, the hybrid is built over the content index
 /// ([`HybridIndex::with_content`]), so that where it chooses the name index it runs the
 /// very same filters at the same addresses as the `index` series, and the two series
 /// differ by the hybrid's choice, not by where the allocator put two copies of one index
@@ -446,7 +510,9 @@ fn build_indexes(
             }
             None => (HybridIndex::build(&w.subscriptions)?, ms_since(t0)),
         };
-        built.push(BuiltIndex::of("hybrid", Arc::new(ix), ms));
+        let ix = Arc::new(ix);
+        built.push(BuiltIndex::of("hybrid", ix.clone(), ms));
+        built.push(BuiltIndex::on_heap_events(HYBRID_HEAP, ix));
     }
     Ok(built)
 }
@@ -562,15 +628,12 @@ fn one_pass_by_turns(
     let mut turn_events = FIRST_TURN_EVENTS;
     while done < stream_len {
         let len = turn_events.min(stream_len - done);
-        let chunk: Vec<&Event> = w.events.iter().cycle().skip(done).take(len).collect();
         let mut longest = 0.0f64;
         for k in 0..n {
             let i = if turn.is_multiple_of(2) { k } else { n - 1 - k };
             let b = &mut built[i];
             let t0 = Instant::now();
-            for e in &chunk {
-                got[i].push((b.one)(e));
-            }
+            (b.one)(w, done, len, &mut got[i]);
             let took = t0.elapsed().as_secs_f64();
             spent[i] += took;
             longest = longest.max(took);
@@ -590,7 +653,8 @@ fn one_pass_by_turns(
     Ok(Pass { spent, done, got })
 }
 
-/// Times a built index on all cores over a stream of the workload's events: the stream,
+/// Times a built index on all cores over a stream of the workload's events (its batch
+/// cycled, [`EventBatch::cycle`], made before the clock starts): the stream,
 /// or as much of it as the one-core rate `one` (ms per event) says fits [`SFF_BUDGET_S`]
 /// on every thread, at least the workload's events (so that every event is checked); in
 /// quick mode the workload's events. As [`time_one_core_by_turns`], it passes over the
@@ -613,14 +677,15 @@ fn time_all_cores(
         let fits = SFF_BUDGET_S * 1e3 / one.max(1e-9) * threads;
         (fits.min(stream_len as f64) as usize).max(w.events.len())
     };
-    let stream: Vec<Event> = w.events.iter().cycle().take(n).cloned().collect();
+    let all_cores = b.all.as_ref().context("an index with no all-core series")?;
+    let stream = w.batch.cycled(n);
     let want: Vec<Vec<InterfaceId>> = truth.iter().cycle().take(n).cloned().collect();
     let series = format!("{} all cores", b.name);
     // As on one core: passes while short, the least time per event.
     let (mut all, mut total, mut passes) = (f64::INFINITY, 0.0, 0);
     loop {
         let t0 = Instant::now();
-        let got = (b.all)(&stream);
+        let got = all_cores(&stream);
         let took = t0.elapsed().as_secs_f64();
         at.check(ctx, ("sff", &want), (&series, &got))?;
         all = all.min(took * 1e3 / n.max(1) as f64);
@@ -634,13 +699,47 @@ fn time_all_cores(
     Ok(all)
 }
 
+/// Times building the batch of a stream of the workload's events from heap events
+/// ([`EventBatch::from_events`], all cores), the stream as [`time_all_cores`] takes it at
+/// most (the workload's events in quick mode), passing again while short and keeping
+/// the least time per event; checks the batch against the workload's, records
+/// [`BATCH_BUILD`].
+fn time_batch_build(ctx: &mut Ctx, w: &Workload, at: &At) -> anyhow::Result<()> {
+    let n = if ctx.quick {
+        w.events.len()
+    } else {
+        INDEX_STREAM.max(w.events.len())
+    };
+    let events: Vec<Event> = w.events.iter().cycle().take(n).cloned().collect();
+    let (mut best, mut total, mut passes) = (f64::INFINITY, 0.0, 0);
+    loop {
+        let t0 = Instant::now();
+        let batch = EventBatch::from_events(&events);
+        let took = t0.elapsed().as_secs_f64();
+        anyhow::ensure!(
+            passes > 0 || batch == w.batch.cycled(n),
+            "{}: the batch built from the heap events differs from the workload's",
+            at.label
+        );
+        best = best.min(took * 1e3 / n.max(1) as f64);
+        total += took;
+        passes += 1;
+        if !another_pass(ctx.quick, true, passes, total, took) {
+            break;
+        }
+    }
+    at.record(ctx, BATCH_BUILD, best);
+    Ok(())
+}
+
 /// An index's deployment as [`time_cpus`] returns it: (series, build ms, heap MB).
 type Built = (&'static str, f64, f64);
 
-/// Times the CPU matchers wanted at one point: SFF (one core, all cores), the content
-/// index and the hybrid index (both built, then timed on one core by turns over the same
-/// stream, then each on all cores), then [`BEST_CPU`], the fastest of the all-core
-/// series; returns each index's deployment.
+/// Times the CPU matchers wanted at one point: SFF (one core, all cores; on heap events),
+/// the content index and the hybrid index (both built, then timed from the workload's
+/// batch on one core by turns over the same stream, with the hybrid on heap events
+/// beside them, then each on all cores), the batch's build ([`BATCH_BUILD`]), then
+/// [`BEST_CPU`], the fastest of the all-core series; returns each index's deployment.
 fn time_cpus(
     ctx: &mut Ctx,
     engines: &Engines,
@@ -658,9 +757,12 @@ fn time_cpus(
     if !indexes.is_empty() {
         let one = time_one_core_by_turns(ctx, &mut indexes, w, truth, at)?;
         for (b, one) in indexes.iter().zip(one) {
-            best = best.min(time_all_cores(ctx, b, one, w, truth, at)?);
-            built.push((b.name, b.deploy_ms, b.heap_mb));
+            if b.all.is_some() {
+                best = best.min(time_all_cores(ctx, b, one, w, truth, at)?);
+                built.push((b.name, b.deploy_ms, b.heap_mb));
+            }
         }
+        time_batch_build(ctx, w, at)?;
     }
     if best.is_finite() {
         at.record(ctx, BEST_CPU, best);
@@ -1643,8 +1745,9 @@ mod tests {
                 vec![String::new()]
             };
             let engines = ["sff all cores", "index", "index all cores", "hybrid"];
+            let more = ["hybrid all cores", HYBRID_HEAP, BATCH_BUILD, BEST_CPU];
             for factor in &factors {
-                for engine in engines.iter().chain(&["hybrid all cores", BEST_CPU]) {
+                for engine in engines.iter().chain(&more) {
                     let series = At {
                         x: 0.0,
                         factor,
