@@ -19,14 +19,33 @@
 //! The event side (Fig. 2b) is [`Tables::encode_event`]: `InputBF`, `InputPos` and
 //! `Attrs` in one run of words, so that one copy moves the whole input (step S1).
 //! Attributes whose name no constraint uses are left out: no constraint can read them.
+//!
+//! Beyond the paper, a flat batch of events ([`crate::batch::EventBatch`]) is laid out
+//! the same way, word for word, by [`Tables::plan_batch`] and [`Tables::write_batch`]:
+//! the batch's names translated to rows once per call ([`Tables::batch_rows`]), then one
+//! tight loop over its flat arrays per event (no look-up, no pointer but the strings'
+//! arena), on all cores.
 
+use crate::batch::{translate, EventBatch, UNKNOWN};
 use crate::model::{Constraint, Event, Subscriptions, Value};
+use ccm::batch::TY_STR;
 use ccm::hash::ShortKeyMap;
 use clcb_kernels::{
     str_bits, DevAttr, DevConstraint, Float2, InputHeader, ATTR_WORDS, HEADER_WORDS, KIND_FLOAT,
     KIND_INT, KIND_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, OP_NE, OP_PREFIX, OP_SUBSTR, OP_SUFFIX,
 };
+use rayon::prelude::*;
 use std::collections::HashMap;
+use std::ops::Range;
+
+// A batch's type tags are the kernels' value kinds: an attribute's tag is its kind.
+const _: () = assert!(
+    ccm::batch::TY_INT == KIND_INT && ccm::batch::TY_FLOAT == KIND_FLOAT && TY_STR == KIND_STR
+);
+
+/// Events of a batch laid out by one task of [`Tables::plan_batch`] and
+/// [`Tables::write_batch`].
+const BATCH_TASK: usize = 256;
 
 /// The Bloom-filter bit of the name of row `row` (Fibonacci hashing to 0..32).
 pub fn bloom_bit(row: u32) -> u32 {
@@ -281,6 +300,155 @@ impl Tables {
         (words, n as u32)
     }
 
+    /// The row of each name of `b`'s dictionary ([`UNKNOWN`]: no constraint reads it):
+    /// the one look-up per name of a call over a batch.
+    pub fn batch_rows(&self, b: &EventBatch) -> Vec<u32> {
+        translate(b.content().names(), |n| self.name_rows.get(n.as_bytes()))
+    }
+
+    /// Words event `i` of `b` takes when laid out ([`Tables::write_batch_event`]);
+    /// `rows` from [`Tables::batch_rows`].
+    #[inline]
+    pub fn batch_event_words(b: &EventBatch, rows: &[u32], i: usize) -> usize {
+        let spans = b.content().strings().spans();
+        let (mut n, mut bytes) = (0usize, 0usize);
+        for a in b.attrs_of(i) {
+            if rows[a.name as usize] != UNKNOWN {
+                n += 1;
+                if a.ty == TY_STR {
+                    bytes += spans[a.val as usize].1 as usize;
+                }
+            }
+        }
+        ((HEADER_WORDS + ATTR_WORDS * n) * 4 + bytes).div_ceil(16) * 4
+    }
+
+    /// Writes event `i` of `b` (the layout of [`Tables::encode_event`], word for word)
+    /// over the whole of `out`, which holds [`Tables::batch_event_words`] words; returns
+    /// its attributes. One pass over its attributes and the strings' arena.
+    #[inline]
+    pub fn write_batch_event(b: &EventBatch, rows: &[u32], i: usize, out: &mut [u32]) -> u32 {
+        let strings = b.content().strings();
+        let (spans, arena) = (strings.spans(), strings.arena());
+        let attrs = b.attrs_of(i);
+        let n = attrs
+            .iter()
+            .filter(|a| rows[a.name as usize] != UNKNOWN)
+            .count();
+        let mut pool = (HEADER_WORDS + ATTR_WORDS * n) * 4;
+        let mut bf = 0u32;
+        let mut at = HEADER_WORDS;
+        for a in attrs {
+            let row = rows[a.name as usize];
+            if row == UNKNOWN {
+                continue;
+            }
+            bf |= bloom_bit(row);
+            let bits = if a.ty == TY_STR {
+                let (o, len) = spans[a.val as usize];
+                let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut *out);
+                bytes[pool..pool + len as usize]
+                    .copy_from_slice(&arena[o as usize..(o + len) as usize]);
+                let bits = str_bits(pool as u32, len);
+                pool += len as usize;
+                bits
+            } else {
+                a.val
+            };
+            let attr = DevAttr {
+                row,
+                kind: a.ty,
+                bits,
+            };
+            out[at..at + ATTR_WORDS].copy_from_slice(bytemuck::cast_slice(&[attr]));
+            at += ATTR_WORDS;
+        }
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut *out);
+        bytes[pool..].fill(0);
+        let head = InputHeader {
+            bf,
+            pos: Float2 {
+                x: b.xs()[i],
+                y: b.ys()[i],
+            },
+            n_attrs: n as u32,
+        };
+        out[..HEADER_WORDS].copy_from_slice(bytemuck::cast_slice(&[head]));
+        n as u32
+    }
+
+    /// Where each of the events `range` of `b` will lie, laid out one after another from
+    /// word `base`: `offsets` becomes `range.len() + 1` words, event `range.start + k` at
+    /// `offsets[k]`, the end last. On all cores (tasks of [`BATCH_TASK`] events).
+    /// Returns the end (the offsets are only meaningful when it is below `u32::MAX`).
+    pub fn plan_batch(
+        b: &EventBatch,
+        rows: &[u32],
+        range: Range<usize>,
+        base: usize,
+        offsets: &mut Vec<u32>,
+    ) -> usize {
+        let m = range.len();
+        offsets.clear();
+        offsets.resize(m + 1, 0);
+        // Each task's sizes, as offsets from its first event, and its total ...
+        let totals: Vec<usize> = offsets[..m]
+            .par_chunks_mut(BATCH_TASK)
+            .enumerate()
+            .map(|(t, part)| {
+                let first = range.start + t * BATCH_TASK;
+                let mut at = 0usize;
+                for (k, o) in part.iter_mut().enumerate() {
+                    *o = at as u32;
+                    at += Self::batch_event_words(b, rows, first + k);
+                }
+                at
+            })
+            .collect();
+        // ... then each task's start, added to its offsets.
+        let mut starts = Vec::with_capacity(totals.len());
+        let mut at = base;
+        for t in &totals {
+            starts.push(at);
+            at += t;
+        }
+        offsets[m] = at as u32;
+        offsets[..m]
+            .par_chunks_mut(BATCH_TASK)
+            .zip(starts)
+            .for_each(|(part, s)| part.iter_mut().for_each(|o| *o += s as u32));
+        at
+    }
+
+    /// Lays the events `range` of `b` out into `out` where `offsets` (from
+    /// [`Tables::plan_batch`]) puts them, on all cores; the words before `offsets[0]`
+    /// are left as they are.
+    pub fn write_batch(
+        b: &EventBatch,
+        rows: &[u32],
+        range: Range<usize>,
+        offsets: &[u32],
+        out: &mut [u32],
+    ) {
+        let m = range.len();
+        let mut rest = &mut out[offsets[0] as usize..offsets[m] as usize];
+        let mut tasks = Vec::with_capacity(m.div_ceil(BATCH_TASK));
+        for t in (0..m).step_by(BATCH_TASK) {
+            let end = (t + BATCH_TASK).min(m);
+            let (here, r) = rest.split_at_mut((offsets[end] - offsets[t]) as usize);
+            tasks.push((t, end, here));
+            rest = r;
+        }
+        tasks.into_par_iter().for_each(|(t, end, mut here)| {
+            for k in t..end {
+                let len = (offsets[k + 1] - offsets[k]) as usize;
+                let (event, r) = here.split_at_mut(len);
+                Self::write_batch_event(b, rows, range.start + k, event);
+                here = r;
+            }
+        });
+    }
+
     /// The attributes of an event encoded at `words` (for the `Cont` grid).
     pub fn attrs_of(words: &[u32]) -> &[DevAttr] {
         let head: &InputHeader = bytemuck::from_bytes(bytemuck::cast_slice(&words[..HEADER_WORDS]));
@@ -511,6 +679,61 @@ mod tests {
         assert_eq!(attrs[0].bits >> 32, 5);
         assert_eq!(&bytes[off..off + 5], b"hello");
         assert_eq!(words.len(), 12); // 4 + 4 + 2 string words, padded to 12
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+    use crate::keywords::{KeywordParams, KeywordWorkload};
+    use crate::workload::{Params, Workload};
+
+    /// A batch is laid out word for word as its heap events are, one event at a time
+    /// ([`Tables::encode_event`]), with the offsets where each starts: integers (Table
+    /// 2), strings (keywords: words no filter has are dropped), names no filter reads.
+    #[test]
+    fn a_batch_is_laid_out_as_its_heap_events() {
+        let t2 = Workload::new(
+            Params {
+                subscriptions: 2,
+                events: 700,
+                ..Params::default()
+            },
+            2,
+        );
+        let kw = KeywordWorkload::new(
+            KeywordParams {
+                subscriptions: 300,
+                events: 700,
+                vocabulary: 400,
+                ..Default::default()
+            },
+            2,
+        );
+        for (subs, events) in [
+            (t2.subscriptions(), t2.events()),
+            (kw.subscriptions(), kw.events()),
+        ] {
+            let t = Tables::build(&subs);
+            let b = EventBatch::from_events(&events);
+            let rows = t.batch_rows(&b);
+            assert!(rows.contains(&UNKNOWN) && rows.iter().any(|&r| r != UNKNOWN));
+            let (mut offsets, base) = (Vec::new(), 5);
+            let range = 3..events.len();
+            let total = Tables::plan_batch(&b, &rows, range.clone(), base, &mut offsets);
+            let mut out = vec![u32::MAX; total];
+            Tables::write_batch(&b, &rows, range.clone(), &offsets, &mut out);
+            assert!(
+                out[..base].iter().all(|&w| w == u32::MAX),
+                "words before the first untouched"
+            );
+            let mut want = Vec::new();
+            for (k, e) in events[range].iter().enumerate() {
+                assert_eq!(offsets[k] as usize, base + want.len());
+                t.encode_event(e, &mut want);
+            }
+            assert_eq!(&out[base..], &want[..]);
+        }
     }
 }
 
