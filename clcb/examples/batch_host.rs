@@ -9,6 +9,9 @@
 //!    the batch ([`Tables::plan_batch`], [`Tables::write_batch`]); and the time to
 //!    build the batch from the heap events ([`EventBatch::from_events`]). Table 2's
 //!    events (integers) and the `keywords` workload's (strings).
+//!    Then the CPU grid index on one core over the same stream, from heap events
+//!    ([`GridIndex::match_indices_with`]) and from the batch
+//!    ([`GridIndex::match_view_with`]).
 //! 2. Building the cell index (on the emulator: the host build, then an upload that
 //!    is a copy) and the CPU grid index of Table 2's default scenario
 //!    (`[subscriptions]`, 250,000 by default), on all cores.
@@ -101,6 +104,22 @@ fn encoding(what: &str, subs: &Subscriptions, events: &[Event]) {
              the batch {flat:.1} ns/event; building the batch from heap events {build:.1} ns/event"
         );
     }
+    // The CPU grid index on one core: heap events against the batch.
+    let grid = GridIndex::build(subs).expect("a valid workload");
+    let mut scratch = grid.scratch();
+    let mut sum = 0usize;
+    let heap = ns(|| {
+        for e in &stream {
+            sum += grid.match_indices_with(e, &mut scratch).len();
+        }
+    });
+    let flat = ns(|| {
+        let view = grid.view(&batch);
+        for i in 0..batch.len() {
+            sum += grid.match_view_with(&view, i, &mut scratch).len();
+        }
+    });
+    println!("{what}, grid index on one core: heap events {heap:.1} ns/event, the batch {flat:.1} ns/event ({sum} answers)");
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -23,7 +23,9 @@
 //!
 //! Beyond the paper: [`Engine::match_batch`] matches many events per pass over the
 //! filters (`match_batch` + `zip_batch` kernels, per-event bit vectors), and
-//! [`Engine::move_areas`] applies many area updates with one copy and one launch.
+//! [`Engine::move_areas`] applies many area updates with one copy and one launch. It
+//! reads a flat batch of events ([`Engine::match_event_batch`],
+//! [`crate::batch::EventBatch`]) as it lies; heap events are converted to one first.
 //!
 //! Beyond the paper, the low-latency per-event path ([`Engine::set_low_latency`], as
 //! CCM's `Config::low_latency`): one launch and one synchronisation per event, nothing
