@@ -459,19 +459,31 @@ fn cells(
         })
         .collect();
     triples.par_sort_unstable();
+    let bounds = runs(&triples, geo.len());
     let triples = &triples;
     (0..geo.len())
         .into_par_iter()
         .map(|c| {
-            let lo = triples.partition_point(|t| (t.0 >> 32) < c as u64);
-            let hi = lo + triples[lo..].partition_point(|t| (t.0 >> 32) == c as u64);
-            let items: Vec<(u32, Entry)> = triples[lo..hi]
+            let items: Vec<(u32, Entry)> = triples[bounds[c]..bounds[c + 1]]
                 .iter()
                 .map(|&(ck, f)| (ck as u32, entry(f as usize)))
                 .collect();
             Cell::from_sorted(&items)
         })
         .collect()
+}
+
+/// Where each cell's run of `triples` (sorted, the cell in the high 32 bits) begins, then
+/// their end: `cells + 1` entries.
+fn runs(triples: &[(u64, u32)], cells: usize) -> Vec<usize> {
+    let mut bounds = vec![0usize; cells + 1];
+    for t in triples {
+        bounds[(t.0 >> 32) as usize + 1] += 1;
+    }
+    for c in 0..cells {
+        bounds[c + 1] += bounds[c];
+    }
+    bounds
 }
 
 /// A compiled constraint's value: a number, or a string of [`GridTests::values`] (its
@@ -513,46 +525,75 @@ impl Default for GridTests {
 }
 
 impl GridTests {
-    /// Appends a filter of `constraints` (names numbered in `names`, string values in
-    /// `values`).
-    fn push(&mut self, constraints: &[&Constraint], names: &Names, values: &Dictionary) {
-        for c in constraints {
-            let val = match &c.value {
-                Value::Str(x) => {
-                    let id = values.get(x).expect("numbered before compiling");
-                    let (at, len) = values.spans()[id as usize];
-                    GVal::Str { at, len, id }
-                }
-                v => GVal::Num(Num::of(v).expect("a number")),
-            };
-            self.tests.push(GTest {
-                name: names.get(&c.name).expect("numbered before compiling"),
-                op: c.op,
-                val,
-            });
+    /// The constraints of `filters` compiled, each filter's cheapest to reject first
+    /// (string equalities, then by rarity of the name, `name_freq`; a stable sort, so
+    /// ties keep their order), names numbered in `names`, string values in `values`. On
+    /// all cores: each filter's place is known from its constraint count, so parts of
+    /// consecutive filters write their own runs of one table.
+    fn build(
+        filters: &[(usize, &Filter)],
+        names: &Names,
+        name_freq: &[u32],
+        values: Dictionary,
+    ) -> Result<GridTests, GridError> {
+        let mut at = Vec::with_capacity(filters.len() + 1);
+        let mut total = 0usize;
+        at.push(0);
+        for (_, f) in filters {
+            total += f.constraints.len();
+            if total >= u32::MAX as usize {
+                return Err(GridError::TooLarge);
+            }
+            at.push(total as u32);
         }
-        self.at.push(self.tests.len() as u32);
-    }
-
-    /// Parts compiled in order, laid end to end, over `values`; `None` when the
-    /// constraints outgrow `u32` offsets.
-    fn join(parts: Vec<GridTests>, values: Dictionary) -> Option<GridTests> {
-        let total: usize = parts.iter().map(|p| p.tests.len()).sum();
-        if total >= u32::MAX as usize || values.arena().len() >= u32::MAX as usize {
-            return None;
+        if values.arena().len() >= u32::MAX as usize {
+            return Err(GridError::TooLarge);
         }
-        let mut t = GridTests {
-            at: Vec::with_capacity(parts.iter().map(|p| p.at.len() - 1).sum::<usize>() + 1),
-            tests: Vec::with_capacity(total),
-            values,
+        let blank = GTest {
+            name: 0,
+            op: Op::Eq,
+            val: GVal::Num(Num::Int(0)),
         };
-        t.at.push(0);
-        for p in parts {
-            let base = t.tests.len() as u32;
-            t.at.extend(p.at[1..].iter().map(|&a| base + a));
-            t.tests.extend_from_slice(&p.tests);
+        let mut tests = vec![blank; total];
+        let mut tasks = Vec::with_capacity(filters.len().div_ceil(PART));
+        let mut rest = &mut tests[..];
+        for first in (0..filters.len()).step_by(PART) {
+            let end = (first + PART).min(filters.len());
+            let (here, r) = rest.split_at_mut((at[end] - at[first]) as usize);
+            tasks.push((first..end, here));
+            rest = r;
         }
-        Some(t)
+        let dict = &values;
+        tasks.into_par_iter().for_each(|(range, here)| {
+            let mut keyed: Vec<((bool, u32), &Constraint)> = Vec::new();
+            let mut k = 0;
+            for (_, f) in &filters[range] {
+                keyed.clear();
+                keyed.extend(f.constraints.iter().map(|c| {
+                    let id = names.get(&c.name).expect("numbered before compiling");
+                    let eq = matches!((c.op, &c.value), (Op::Eq, Value::Str(_)));
+                    ((!eq, name_freq[id as usize]), c)
+                }));
+                keyed.sort_by_key(|&(key, _)| key);
+                for &(_, c) in &keyed {
+                    let val = match &c.value {
+                        Value::Str(x) => {
+                            let id = dict.get(x).expect("numbered before compiling");
+                            let (at, len) = dict.spans()[id as usize];
+                            GVal::Str { at, len, id }
+                        }
+                        v => GVal::Num(Num::of(v).expect("a number")),
+                    };
+                    here[k] = GTest {
+                        name: names.get(&c.name).expect("numbered before compiling"),
+                        op: c.op,
+                        val,
+                    };
+                    k += 1;
+                }
+            }
+        });
+        Ok(GridTests { at, tests, values })
     }
 
     /// Filter `f`'s constraints.
@@ -878,23 +919,7 @@ impl GridIndex {
             .par_iter()
             .map(|ids| ids.iter().fold(Sig::default(), |g, &id| g.or(Sig::of(id))))
             .collect();
-        let parts: Vec<GridTests> = filters
-            .par_chunks(PART)
-            .map(|part| {
-                let mut t = GridTests::default();
-                for (_, f) in part {
-                    let mut cs: Vec<&Constraint> = f.constraints.iter().collect();
-                    cs.sort_by_key(|c| {
-                        let id = names.get(&c.name).expect("numbered above");
-                        let eq = matches!((c.op, &c.value), (Op::Eq, Value::Str(_)));
-                        (!eq, name_freq[id as usize])
-                    });
-                    t.push(&cs, &names, &values);
-                }
-                t
-            })
-            .collect();
-        ix.tests = GridTests::join(parts, values).ok_or(GridError::TooLarge)?;
+        ix.tests = GridTests::build(&filters, &names, &name_freq, values)?;
         ix.names = names;
         // The cells: each filter in every cell its box touches, sorted by key, then
         // filter: the (cell, key, filter) triples of all filters sorted on all cores,

@@ -641,11 +641,15 @@ impl CellIndex {
             })
             .collect();
         triples.par_sort_unstable();
+        // Where each cell's run begins (a count per cell, then a running sum).
+        let mut bounds = vec![0usize; n_cells + 1];
+        for t in &triples {
+            bounds[(t.0 >> 32) as usize + 1] += 1;
+        }
+        for c in 0..n_cells {
+            bounds[c + 1] += bounds[c];
+        }
         let triples = &triples;
-        let bounds: Vec<usize> = (0..=n_cells)
-            .into_par_iter()
-            .map(|c| triples.partition_point(|t| t.0 >> 32 < c as u64))
-            .collect();
         Mirror::lay_out(n_cells, |c| {
             triples[bounds[c]..bounds[c + 1]]
                 .iter()

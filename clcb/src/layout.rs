@@ -27,7 +27,7 @@
 //! arena), on all cores.
 
 use crate::batch::{translate, EventBatch, UNKNOWN};
-use crate::model::{Constraint, Event, Subscriptions, Value};
+use crate::model::{Event, Filter, Subscriptions, Value};
 use ccm::batch::TY_STR;
 use ccm::hash::ShortKeyMap;
 use clcb_kernels::{
@@ -42,6 +42,9 @@ use std::ops::Range;
 const _: () = assert!(
     ccm::batch::TY_INT == KIND_INT && ccm::batch::TY_FLOAT == KIND_FLOAT && TY_STR == KIND_STR
 );
+
+/// Filters per part of [`Tables::build`]'s work on all cores.
+const BUILD_PART: usize = 4096;
 
 /// Events of a batch laid out by one task of [`Tables::plan_batch`] and
 /// [`Tables::write_batch`].
@@ -113,54 +116,120 @@ pub struct Tables {
 }
 
 impl Tables {
-    /// Lays out `subs` (§4.3). Linear in the number of constraints.
+    /// Lays out `subs` (§4.3). Linear in the number of constraints, on all cores: the
+    /// names' rows numbered in order of first appearance (each part's new names found in
+    /// parallel, then merged in order), the per-filter tables and the filter-major
+    /// constraints made in parts of consecutive filters and laid end to end (each part's
+    /// string bytes after the ones before); then the counting sort into `Constraints`.
+    /// The tables a pass over the filters in order makes.
     pub fn build(subs: &Subscriptions) -> Tables {
-        let n = subs.filter_count();
+        let filters: Vec<(usize, &Filter)> = subs.filters().map(|(_, s, f)| (s, f)).collect();
+        let n = filters.len();
         let mut t = Tables {
             subscriptions: subs.len(),
             ..Tables::default()
         };
-        t.fpos.reserve(n);
-        t.sq_dist.reserve(n);
-        t.bf.reserve(n);
-        t.size_f.reserve(n);
-        t.filter_sub.reserve(n);
-        t.fcons_start.reserve(n + 1);
-        // Pass 1: rows, per-filter tables, filter-major constraints.
-        let mut per_row: Vec<u32> = Vec::new();
-        for (_, sub, f) in subs.filters() {
-            t.fpos.push(Float2 {
+        // Names' rows in order of first appearance.
+        let parts: Vec<Vec<&str>> = filters
+            .par_chunks(BUILD_PART)
+            .map(|part| {
+                let mut seen: ShortKeyMap<u32> = ShortKeyMap::default();
+                let mut order = Vec::new();
+                for c in part.iter().flat_map(|(_, f)| &f.constraints) {
+                    if seen.get(c.name.as_bytes()).is_none() {
+                        seen.insert(c.name.as_bytes(), 0);
+                        order.push(c.name.as_str());
+                    }
+                }
+                order
+            })
+            .collect();
+        for name in parts.into_iter().flatten() {
+            if t.name_rows.get(name.as_bytes()).is_none() {
+                let row = t.names.len() as u32;
+                t.names.insert(name.to_string(), row);
+                t.name_rows.insert(name.as_bytes(), row);
+            }
+        }
+        let rows = t.names.len();
+        // Per filter: area, counts, subscription; its constraints and Bloom filter, in
+        // parts of consecutive filters.
+        t.fpos = filters
+            .par_iter()
+            .map(|(_, f)| Float2 {
                 x: f.area.center.x,
                 y: f.area.center.y,
-            });
-            t.sq_dist.push(f.area.sq_radius);
-            t.size_f.push(f.constraints.len() as u32);
-            t.filter_sub.push(sub as u32);
-            t.fcons_start.push(t.fcons.len() as u32);
-            let mut bf = 0u32;
-            for c in &f.constraints {
-                let row = match t.names.get(&c.name) {
-                    Some(&row) => row,
-                    None => {
-                        let row = t.names.len() as u32;
-                        t.names.insert(c.name.clone(), row);
-                        row
-                    }
+            })
+            .collect();
+        t.sq_dist = filters.par_iter().map(|(_, f)| f.area.sq_radius).collect();
+        t.size_f = filters
+            .par_iter()
+            .map(|(_, f)| f.constraints.len() as u32)
+            .collect();
+        t.filter_sub = filters.par_iter().map(|&(s, _)| s as u32).collect();
+        struct Part {
+            fcons: Vec<DevConstraint>,
+            cstrings: Vec<u8>,
+            bf: Vec<u32>,
+            per_row: Vec<u32>,
+        }
+        let name_rows = &t.name_rows;
+        let parts: Vec<Part> = filters
+            .par_chunks(BUILD_PART)
+            .map(|part| {
+                let mut p = Part {
+                    fcons: Vec::new(),
+                    cstrings: Vec::new(),
+                    bf: Vec::with_capacity(part.len()),
+                    per_row: vec![0; rows],
                 };
-                if row as usize == per_row.len() {
-                    per_row.push(0);
+                for (_, f) in part {
+                    let mut bf = 0u32;
+                    for c in &f.constraints {
+                        let row = name_rows.get(c.name.as_bytes()).expect("numbered above");
+                        p.per_row[row as usize] += 1;
+                        bf |= bloom_bit(row);
+                        let (kind, bits) = encode_value(&c.value, &mut p.cstrings, 0);
+                        p.fcons.push(DevConstraint {
+                            op: op_code(c.op) as u16,
+                            kind: kind as u16,
+                            tag: row,
+                            bits,
+                        });
+                    }
+                    p.bf.push(bf);
                 }
-                per_row[row as usize] += 1;
-                bf |= bloom_bit(row);
-                let dc = t.device_constraint(c, row);
-                t.fcons.push(dc);
-            }
-            t.bf.push(bf);
+                p
+            })
+            .collect();
+        t.fcons_start.reserve(n + 1);
+        let mut per_row = vec![0u32; rows];
+        for p in parts {
+            let base = t.cstrings.len();
+            t.fcons.extend(p.fcons.iter().map(|&c| {
+                if u32::from(c.kind) == KIND_STR {
+                    let at = base + c.bits as u32 as usize;
+                    DevConstraint {
+                        bits: str_bits(at as u32, (c.bits >> 32) as u32),
+                        ..c
+                    }
+                } else {
+                    c
+                }
+            }));
+            t.cstrings.extend_from_slice(&p.cstrings);
+            t.bf.extend_from_slice(&p.bf);
+            per_row
+                .iter_mut()
+                .zip(&p.per_row)
+                .for_each(|(a, b)| *a += b);
         }
-        t.fcons_start.push(t.fcons.len() as u32);
-        for (name, &row) in &t.names {
-            t.name_rows.insert(name.as_bytes(), row);
+        let mut at = 0u32;
+        for &len in &t.size_f {
+            t.fcons_start.push(at);
+            at += len;
         }
+        t.fcons_start.push(at);
         // Pass 2: name-major `Constraints` from the filter-major list (counting sort).
         t.size_c = per_row;
         t.row_start = Vec::with_capacity(t.size_c.len());
@@ -181,16 +250,6 @@ impl Tables {
             }
         }
         t
-    }
-
-    fn device_constraint(&mut self, c: &Constraint, row: u32) -> DevConstraint {
-        let (kind, bits) = encode_value(&c.value, &mut self.cstrings, 0);
-        DevConstraint {
-            op: op_code(c.op) as u16,
-            kind: kind as u16,
-            tag: row,
-            bits,
-        }
     }
 
     /// Number of filters (`n`).
@@ -604,7 +663,7 @@ impl Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Area, Filter, Location, Op, Subscription, SubscriptionId};
+    use crate::model::{Area, Constraint, Filter, Location, Op, Subscription, SubscriptionId};
 
     fn c(name: &str, op: Op, v: Value) -> Constraint {
         Constraint::new(name, op, v).unwrap()
@@ -648,6 +707,93 @@ mod tests {
         assert_eq!(t.sq_dist[0], 9.0);
         assert_eq!(t.fcons_start, vec![0, 2, 3, 3]);
         assert_eq!(&t.cstrings, b"xyq");
+    }
+
+    /// The tables as one pass over the filters in order lays them out (the build before
+    /// it ran on all cores): rows numbered as names first appear, strings appended as
+    /// met.
+    fn sequential_build(subs: &Subscriptions) -> Tables {
+        let mut t = Tables {
+            subscriptions: subs.len(),
+            ..Tables::default()
+        };
+        for (_, sub, f) in subs.filters() {
+            t.fpos.push(Float2 {
+                x: f.area.center.x,
+                y: f.area.center.y,
+            });
+            t.sq_dist.push(f.area.sq_radius);
+            t.size_f.push(f.constraints.len() as u32);
+            t.filter_sub.push(sub as u32);
+            t.fcons_start.push(t.fcons.len() as u32);
+            let mut bf = 0u32;
+            for c in &f.constraints {
+                let next = t.names.len() as u32;
+                let row = *t.names.entry(c.name.clone()).or_insert(next);
+                if row as usize == t.size_c.len() {
+                    t.size_c.push(0);
+                }
+                t.size_c[row as usize] += 1;
+                bf |= bloom_bit(row);
+                let (kind, bits) = encode_value(&c.value, &mut t.cstrings, 0);
+                t.fcons.push(DevConstraint {
+                    op: op_code(c.op) as u16,
+                    kind: kind as u16,
+                    tag: row,
+                    bits,
+                });
+            }
+            t.bf.push(bf);
+        }
+        t.fcons_start.push(t.fcons.len() as u32);
+        t
+    }
+
+    #[test]
+    fn the_tables_built_on_all_cores_are_the_sequential_builds() {
+        use crate::keywords::{KeywordParams, KeywordWorkload};
+        use crate::workload::Workload;
+        let t2 = crate::workload::Params {
+            subscriptions: 900,
+            events: 0,
+            ..Default::default()
+        };
+        let kw = KeywordParams {
+            subscriptions: 9_000,
+            events: 0,
+            ..Default::default()
+        };
+        for subs in [
+            Workload::new(t2, 1).subscriptions(),
+            KeywordWorkload::new(kw, 1).subscriptions(),
+        ] {
+            assert!(subs.filter_count() > 2 * BUILD_PART, "several parts");
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(4)
+                .build()
+                .unwrap();
+            let t = pool.install(|| Tables::build(&subs));
+            let want = sequential_build(&subs);
+            assert_eq!(t.names, want.names);
+            assert_eq!((&t.fpos, &t.sq_dist), (&want.fpos, &want.sq_dist));
+            assert_eq!(
+                (&t.bf, &t.size_f, &t.filter_sub),
+                (&want.bf, &want.size_f, &want.filter_sub)
+            );
+            assert_eq!((&t.fcons, &t.fcons_start), (&want.fcons, &want.fcons_start));
+            assert_eq!((&t.cstrings, &t.size_c), (&want.cstrings, &want.size_c));
+            for (name, &row) in &t.names {
+                assert_eq!(t.name_rows.get(name.as_bytes()), Some(row));
+            }
+            // Name-major: each row's constraints in filter order.
+            let mut at = 0;
+            for (row, &len) in t.size_c.iter().enumerate() {
+                assert_eq!(t.row_start[row], at);
+                let run = &t.constraints[at as usize..(at + len) as usize];
+                assert!(run.windows(2).all(|w| w[0].tag <= w[1].tag));
+                at += len;
+            }
+        }
     }
 
     #[test]
