@@ -298,26 +298,6 @@ impl Tests {
         true
     }
 
-    /// Hints the CPU to fetch filter `f`'s offsets into the constraint table, so that a
-    /// batch of filters' misses overlap (the grid index evaluates scattered filters).
-    #[cfg(feature = "clcb")]
-    #[inline(always)]
-    pub(crate) fn prefetch_offsets(&self, f: usize) {
-        if let Some(a) = self.at.get(f) {
-            prefetch(a);
-        }
-    }
-
-    /// Hints the CPU to fetch filter `f`'s first constraints (reads its offset: best
-    /// after [`Tests::prefetch_offsets`]).
-    #[cfg(feature = "clcb")]
-    #[inline(always)]
-    pub(crate) fn prefetch_tests(&self, f: usize) {
-        if let Some(t) = self.at.get(f).and_then(|&a| self.tests.get(a as usize)) {
-            prefetch(t);
-        }
-    }
-
     /// Whether constraint `t` holds on value `v` (the typing rules of `ccm::model`).
     /// Always inlined, as [`Tests::satisfies`].
     #[inline(always)]

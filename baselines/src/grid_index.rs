@@ -29,8 +29,9 @@
 //! 3. **Exact circle test, then pruning like the content index**. A cell's entry holds
 //!    the filter's circle, so the model's test ([`clcb::model::Area::contains`]) runs
 //!    on the list itself; then a 128-bit name signature (exact up to 128 names) and,
-//!    last, the compiled constraints ([`crate::compiled`], shared with the CCM
-//!    indexes), ordered cheapest to reject first: string equalities, then by rarity of
+//!    last, the compiled constraints (as [`crate::compiled`] compiles them for the CCM
+//!    indexes, each string value numbered in one dictionary), ordered cheapest to
+//!    reject first: string equalities, then by rarity of
 //!    the name; not at all when the key decided them (a filter of one keyword, or of
 //!    none). The candidates' constraints are fetched for all of them before any is
 //!    evaluated, so that their cache misses overlap. Per-subscription pruning as in
@@ -58,15 +59,36 @@
 //! - Numeric equalities as keys: an integer and a float compare equal across types,
 //!   so they would need a normalised key; they are pruned by their names instead.
 //!
-//! One event runs on one thread; [`GridIndex::match_parallel`] spreads events over the
-//! rayon pool it runs in (all cores by default), each thread with one scratch.
+//! 5. **A flat batch of events read as it lies** ([`clcb::batch::EventBatch`]): the
+//!    batch's names and strings translated once per call into the index's name numbers
+//!    and value ids ([`GridIndex::view`]), then each event's attributes read from the
+//!    batch's arrays ([`GridIndex::match_view_with`]): no name hashed per attribute, a
+//!    string equality an id comparison. Heap events ([`GridIndex::match_indices_with`])
+//!    stay for single events and the R*-tree's peers.
+//!
+//! Built on all cores: names, keys and string values numbered in order of first
+//! appearance (each part's distinct items found in parallel, then merged in order),
+//! counts summed over parts, the constraints compiled in parts, and the cells made from
+//! the (cell, key, filter) triples sorted in parallel: the index a pass in filter order
+//! builds (`the_index_built_on_all_cores_is_the_sequential_builds`).
+//!
+//! One event runs on one thread; [`GridIndex::match_parallel`] and
+//! [`GridIndex::match_batch_parallel`] spread events over the rayon pool they run in
+//! (all cores by default), each thread with one scratch.
 
-use crate::compiled::{FastMap, Names, Tests};
+use crate::compiled::{FastMap, Names};
 use crate::content_index::Sig;
+use crate::sff::{cmp_num, Num};
+use ccm::batch::{Attr, Dictionary, TY_FLOAT, TY_INT, TY_STR};
+use clcb::batch::{EventBatch, UNKNOWN};
 use clcb::cells::CellGeometry;
 use clcb::model::{
-    Area, AreaUpdate, Event, Filter, Location, ModelError, Op, SubscriptionId, Subscriptions, Value,
+    Area, AreaUpdate, Attribute, Constraint, Event, Filter, Location, ModelError, Op,
+    SubscriptionId, Subscriptions, Value,
 };
+use rayon::prelude::*;
+use std::cmp::Ordering;
+use std::hash::Hash;
 
 /// Why the index cannot be built.
 #[derive(Debug, thiserror::Error)]
@@ -142,7 +164,7 @@ fn order(&(k, e): &(u32, Entry)) -> (u32, u32) {
 
 /// One cell: its filters sorted by key and, within a key, by filter id, with a directory
 /// of the keys, and the filters moved in since the last compaction, in the same order.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Cell {
     /// Distinct keys, ascending.
     keys: Vec<u32>,
@@ -299,6 +321,9 @@ pub struct GridIndex {
     /// Per name number: its string values that key a filter (`name = value`), and the
     /// key number of each.
     eq_keys: Vec<FastMap<Box<str>, u32>>,
+    /// The same keys by name number and value id (in [`GridTests::values`]), packed:
+    /// what a batch's events look up.
+    eq_ids: FastMap<u64, u32>,
     /// Pairs of name numbers (`a <= b`, packed) that key a filter.
     pair_keys: FastMap<u64, u32>,
     /// Per name number: whether it is in a pair key.
@@ -314,7 +339,7 @@ pub struct GridIndex {
     /// Per filter: its id as its cell entries hold it (with [`IMPLIED`]).
     entry_id: Vec<u32>,
     /// Per filter (by id): its constraints, cheapest to reject first.
-    tests: Tests,
+    tests: GridTests,
     ids: Vec<SubscriptionId>,
 }
 
@@ -351,6 +376,354 @@ enum RawKey<'a> {
     Empty,
     Pair(u64),
     Eq(u32, &'a str),
+}
+
+/// Items per part of the build's work on all cores.
+const PART: usize = 4096;
+
+/// The distinct items of every element of `items` (`of` lists an element's), in order
+/// of first appearance over all of them, as one pass in order would find them: each
+/// part's distinct items found on all cores, then the parts merged in order.
+fn in_order<T: Sync, K: Copy + Hash + Eq + Send, I: Iterator<Item = K>>(
+    items: &[T],
+    of: impl Fn(&T) -> I + Sync,
+) -> Vec<K> {
+    let parts: Vec<Vec<K>> = items
+        .par_chunks(PART)
+        .map(|part| {
+            let mut seen: FastMap<K, ()> = FastMap::default();
+            let mut order = Vec::new();
+            for k in part.iter().flat_map(&of) {
+                if seen.insert(k, ()).is_none() {
+                    order.push(k);
+                }
+            }
+            order
+        })
+        .collect();
+    let mut seen: FastMap<K, ()> = FastMap::default();
+    let mut order = Vec::new();
+    for k in parts.into_iter().flatten() {
+        if seen.insert(k, ()).is_none() {
+            order.push(k);
+        }
+    }
+    order
+}
+
+/// How many times each item of every element of `items` (`of` lists an element's)
+/// occurs, counted in parts on all cores, then summed.
+fn count<T: Sync, K: Copy + Hash + Eq + Send, I: Iterator<Item = K>>(
+    items: &[T],
+    of: impl Fn(&T) -> I + Sync,
+) -> FastMap<K, u32> {
+    items
+        .par_chunks(PART)
+        .map(|part| {
+            let mut m: FastMap<K, u32> = FastMap::default();
+            for k in part.iter().flat_map(&of) {
+                *m.entry(k).or_default() += 1;
+            }
+            m
+        })
+        .reduce(FastMap::default, |mut a, b| {
+            if a.len() < b.len() {
+                return merge(b, a);
+            }
+            merge(std::mem::take(&mut a), b)
+        })
+}
+
+fn merge<K: Hash + Eq>(mut into: FastMap<K, u32>, from: FastMap<K, u32>) -> FastMap<K, u32> {
+    for (k, v) in from {
+        *into.entry(k).or_default() += v;
+    }
+    into
+}
+
+/// The cells of a grid: filter `f` (of key `key[f]` and area `area[f]`) in every cell
+/// its area's box touches, each cell's entries (`entry(f)`) sorted by key, then filter.
+/// On all cores: the (cell, key, filter) triples sorted, then each cell made from its
+/// run of them.
+fn cells(
+    geo: &Geometry,
+    key: &[u32],
+    area: &[Area],
+    entry: impl Fn(usize) -> Entry + Sync,
+) -> Vec<Cell> {
+    let mut triples: Vec<(u64, u32)> = (0..area.len())
+        .into_par_iter()
+        .flat_map_iter(|f| {
+            geo.cells_of(&area[f])
+                .map(move |c| ((c as u64) << 32 | u64::from(key[f]), f as u32))
+        })
+        .collect();
+    triples.par_sort_unstable();
+    let bounds = runs(&triples, geo.len());
+    let triples = &triples;
+    (0..geo.len())
+        .into_par_iter()
+        .map(|c| {
+            let items: Vec<(u32, Entry)> = triples[bounds[c]..bounds[c + 1]]
+                .iter()
+                .map(|&(ck, f)| (ck as u32, entry(f as usize)))
+                .collect();
+            Cell::from_sorted(&items)
+        })
+        .collect()
+}
+
+/// Where each cell's run of `triples` (sorted, the cell in the high 32 bits) begins, then
+/// their end: `cells + 1` entries.
+fn runs(triples: &[(u64, u32)], cells: usize) -> Vec<usize> {
+    let mut bounds = vec![0usize; cells + 1];
+    for t in triples {
+        bounds[(t.0 >> 32) as usize + 1] += 1;
+    }
+    for c in 0..cells {
+        bounds[c + 1] += bounds[c];
+    }
+    bounds
+}
+
+/// A compiled constraint's value: a number, or a string of [`GridTests::values`] (its
+/// id, and its bytes' place in the dictionary's arena).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum GVal {
+    Num(Num),
+    Str { at: u32, len: u32, id: u32 },
+}
+
+/// A compiled constraint: name number, operator, value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct GTest {
+    name: u32,
+    op: Op,
+    val: GVal,
+}
+
+/// The filters' constraints compiled (as [`crate::compiled`] compiles them for the CCM
+/// indexes, with each string value numbered in one dictionary, so that an event of a
+/// batch compares its string's id, translated once per call): filter `f`'s are
+/// `tests[at[f]..at[f + 1]]`.
+#[derive(Clone, Debug)]
+struct GridTests {
+    at: Vec<u32>,
+    tests: Vec<GTest>,
+    /// The constraints' distinct string values.
+    values: Dictionary,
+}
+
+impl Default for GridTests {
+    fn default() -> Self {
+        GridTests {
+            at: vec![0],
+            tests: Vec::new(),
+            values: Dictionary::default(),
+        }
+    }
+}
+
+impl GridTests {
+    /// The constraints of `filters` compiled, each filter's cheapest to reject first
+    /// (string equalities, then by rarity of the name, `name_freq`; a stable sort, so
+    /// ties keep their order), names numbered in `names`, string values in `values`. On
+    /// all cores: each filter's place is known from its constraint count, so parts of
+    /// consecutive filters write their own runs of one table.
+    fn build(
+        filters: &[(usize, &Filter)],
+        names: &Names,
+        name_freq: &[u32],
+        values: Dictionary,
+    ) -> Result<GridTests, GridError> {
+        let mut at = Vec::with_capacity(filters.len() + 1);
+        let mut total = 0usize;
+        at.push(0);
+        for (_, f) in filters {
+            total += f.constraints.len();
+            if total >= u32::MAX as usize {
+                return Err(GridError::TooLarge);
+            }
+            at.push(total as u32);
+        }
+        if values.arena().len() >= u32::MAX as usize {
+            return Err(GridError::TooLarge);
+        }
+        let blank = GTest {
+            name: 0,
+            op: Op::Eq,
+            val: GVal::Num(Num::Int(0)),
+        };
+        let mut tests = vec![blank; total];
+        let mut tasks = Vec::with_capacity(filters.len().div_ceil(PART));
+        let mut rest = &mut tests[..];
+        for first in (0..filters.len()).step_by(PART) {
+            let end = (first + PART).min(filters.len());
+            let (here, r) = rest.split_at_mut((at[end] - at[first]) as usize);
+            tasks.push((first..end, here));
+            rest = r;
+        }
+        let dict = &values;
+        tasks.into_par_iter().for_each(|(range, here)| {
+            let mut keyed: Vec<((bool, u32), &Constraint)> = Vec::new();
+            let mut k = 0;
+            for (_, f) in &filters[range] {
+                keyed.clear();
+                keyed.extend(f.constraints.iter().map(|c| {
+                    let id = names.get(&c.name).expect("numbered before compiling");
+                    let eq = matches!((c.op, &c.value), (Op::Eq, Value::Str(_)));
+                    ((!eq, name_freq[id as usize]), c)
+                }));
+                keyed.sort_by_key(|&(key, _)| key);
+                for &(_, c) in &keyed {
+                    let val = match &c.value {
+                        Value::Str(x) => {
+                            let id = dict.get(x).expect("numbered before compiling");
+                            let (at, len) = dict.spans()[id as usize];
+                            GVal::Str { at, len, id }
+                        }
+                        v => GVal::Num(Num::of(v).expect("a number")),
+                    };
+                    here[k] = GTest {
+                        name: names.get(&c.name).expect("numbered before compiling"),
+                        op: c.op,
+                        val,
+                    };
+                    k += 1;
+                }
+            }
+        });
+        Ok(GridTests { at, tests, values })
+    }
+
+    /// Filter `f`'s constraints.
+    #[inline(always)]
+    fn of(&self, f: usize) -> &[GTest] {
+        &self.tests[self.at[f] as usize..self.at[f + 1] as usize]
+    }
+
+    /// Whether every constraint of filter `f` holds on the heap event whose attribute
+    /// of name number `k` is `attrs[slot[k] - 1]` (0: absent).
+    #[inline(always)]
+    fn satisfies(&self, f: usize, attrs: &[Attribute], slot: &[u32]) -> bool {
+        for t in self.of(f) {
+            let s = slot[t.name as usize];
+            if s == 0 || !self.holds(t, &attrs[s as usize - 1].value) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// [`GridTests::satisfies`] on an event of a batch: its attributes `attrs`, the
+    /// batch's strings, and each string's id in [`GridTests::values`] (`vids`).
+    #[inline(always)]
+    fn satisfies_batch(
+        &self,
+        f: usize,
+        (attrs, slot): (&[Attr], &[u32]),
+        (strings, vids): (&Dictionary, &[u32]),
+    ) -> bool {
+        for t in self.of(f) {
+            let s = slot[t.name as usize];
+            if s == 0 {
+                return false;
+            }
+            let a = &attrs[s as usize - 1];
+            let held = match (t.val, a.ty) {
+                (GVal::Num(k), TY_INT) => num_holds(t.op, cmp_num(Num::Int(a.val as i64), k)),
+                (GVal::Num(k), TY_FLOAT) => {
+                    num_holds(t.op, cmp_num(Num::Float(f64::from_bits(a.val)), k))
+                }
+                (GVal::Str { id, .. }, TY_STR) if matches!(t.op, Op::Eq | Op::Ne) => {
+                    (vids[a.val as usize] == id) == (t.op == Op::Eq)
+                }
+                (GVal::Str { .. }, TY_STR) => {
+                    self.str_holds(t, strings.str_of(a.val as u32).as_bytes())
+                }
+                _ => false,
+            };
+            if !held {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether constraint `t` holds on value `v` (the typing rules of `ccm::model`).
+    #[inline(always)]
+    fn holds(&self, t: &GTest, v: &Value) -> bool {
+        match (t.val, v) {
+            (GVal::Num(k), Value::Int(_) | Value::Float(_)) => {
+                num_holds(t.op, cmp_num(Num::of(v).expect("a number"), k))
+            }
+            (GVal::Str { .. }, Value::Str(x)) => self.str_holds(t, x.as_bytes()),
+            _ => false,
+        }
+    }
+
+    /// Whether the string constraint `t` holds on the bytes `x`.
+    #[inline(always)]
+    fn str_holds(&self, t: &GTest, x: &[u8]) -> bool {
+        let GVal::Str { at, len, .. } = t.val else {
+            return false;
+        };
+        let k = &self.values.arena()[at as usize..(at + len) as usize];
+        match t.op {
+            Op::Eq => x == k,
+            Op::Ne => x != k,
+            Op::Prefix => x.starts_with(k),
+            Op::Suffix => x.ends_with(k),
+            Op::Substr => k.is_empty() || x.windows(k.len()).any(|w| w == k),
+            _ => false,
+        }
+    }
+
+    /// Hints the CPU to fetch filter `f`'s offsets, so that a batch of filters' misses
+    /// overlap.
+    #[inline(always)]
+    fn prefetch_offsets(&self, f: usize) {
+        if let Some(a) = self.at.get(f) {
+            crate::compiled::prefetch(a);
+        }
+    }
+
+    /// Hints the CPU to fetch filter `f`'s first constraints (reads its offset).
+    #[inline(always)]
+    fn prefetch_tests(&self, f: usize) {
+        if let Some(t) = self.at.get(f).and_then(|&a| self.tests.get(a as usize)) {
+            crate::compiled::prefetch(t);
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.at.capacity() * 4
+            + self.tests.capacity() * std::mem::size_of::<GTest>()
+            + self.values.heap_bytes()
+    }
+}
+
+/// Whether a number comparing `o` to a constraint's value satisfies operator `op`.
+#[inline(always)]
+fn num_holds(op: Op, o: Ordering) -> bool {
+    match op {
+        Op::Eq => o == Ordering::Equal,
+        Op::Ne => o != Ordering::Equal,
+        Op::Lt => o == Ordering::Less,
+        Op::Gt => o == Ordering::Greater,
+        Op::Le => o != Ordering::Greater,
+        Op::Ge => o != Ordering::Less,
+        _ => false,
+    }
+}
+
+/// A batch's dictionaries in one grid index's terms, made once per call
+/// ([`GridIndex::view`]): each name's number and each string's id among the
+/// constraints' values ([`UNKNOWN`] where the index has none).
+pub struct BatchView<'a> {
+    batch: &'a EventBatch,
+    names: Vec<u32>,
+    values: Vec<u32>,
 }
 
 impl GridIndex {
@@ -392,137 +765,169 @@ impl GridIndex {
             return Err(GridError::TooLarge);
         }
         let filters: Vec<(usize, &Filter)> = subs.filters().map(|(_, s, f)| (s, f)).collect();
-        for (i, (_, f)) in filters.iter().enumerate() {
-            f.validate()
-                .map_err(|source| GridError::Model { filter: i, source })?;
+        let bad = (0..n)
+            .into_par_iter()
+            .find_first(|&i| filters[i].1.validate().is_err());
+        if let Some(filter) = bad {
+            let source = filters[filter].1.validate().expect_err("found above");
+            return Err(GridError::Model { filter, source });
         }
-        // Names numbered; filters per name, per pair of rarest names, per `name = value`.
+        // Names numbered in order of first appearance; filters per name, per pair of
+        // rarest names, per `name = value`.
         let mut names = Names::default();
-        let mut name_freq: Vec<u32> = Vec::new();
-        let mut filter_names: Vec<Vec<u32>> = Vec::with_capacity(n);
-        let mut eq_freq: FastMap<(u32, &str), u32> = FastMap::default();
-        for (_, f) in &filters {
-            let mut ids: Vec<u32> = f
-                .constraints
-                .iter()
-                .map(|c| names.intern(&c.name))
-                .collect();
-            for (c, &id) in f.constraints.iter().zip(&ids) {
-                if let (Op::Eq, Value::Str(v)) = (c.op, &c.value) {
-                    *eq_freq.entry((id, v.as_str())).or_default() += 1;
-                }
-            }
-            ids.sort_unstable();
-            ids.dedup();
-            for &id in &ids {
-                if id as usize >= name_freq.len() {
-                    name_freq.resize(id as usize + 1, 0);
-                }
-                name_freq[id as usize] += 1;
-            }
-            filter_names.push(ids);
+        for name in in_order(&filters, |(_, f)| {
+            f.constraints.iter().map(|c| c.name.as_str())
+        }) {
+            names.intern(name);
         }
-        for ids in &mut filter_names {
-            ids.sort_unstable_by_key(|&id| (name_freq[id as usize], id));
-        }
+        let names = names;
+        let mut filter_names: Vec<Vec<u32>> = filters
+            .par_iter()
+            .map(|(_, f)| {
+                let mut ids: Vec<u32> = f
+                    .constraints
+                    .iter()
+                    .map(|c| names.get(&c.name).expect("numbered above"))
+                    .collect();
+                ids.sort_unstable();
+                ids.dedup();
+                ids
+            })
+            .collect();
+        let name_freq: Vec<u32> = filter_names
+            .par_iter()
+            .fold(
+                || vec![0u32; names.len()],
+                |mut v, ids| {
+                    ids.iter().for_each(|&id| v[id as usize] += 1);
+                    v
+                },
+            )
+            .reduce(
+                || vec![0u32; names.len()],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        let eq_freq: FastMap<(u32, &str), u32> = count(&filters, |(_, f)| {
+            f.constraints.iter().filter_map(|c| match (c.op, &c.value) {
+                (Op::Eq, Value::Str(v)) => {
+                    Some((names.get(&c.name).expect("numbered"), v.as_str()))
+                }
+                _ => None,
+            })
+        });
+        filter_names
+            .par_iter_mut()
+            .for_each(|ids| ids.sort_unstable_by_key(|&id| (name_freq[id as usize], id)));
         let pair_of = |ids: &[u32]| pair(ids[0], *ids.get(1).unwrap_or(&ids[0]));
-        let mut pair_freq: FastMap<u64, u32> = FastMap::default();
-        for ids in filter_names.iter().filter(|ids| !ids.is_empty()) {
-            *pair_freq.entry(pair_of(ids)).or_default() += 1;
+        let pair_freq: FastMap<u64, u32> = count(&filter_names, |ids| {
+            (!ids.is_empty()).then(|| pair_of(ids)).into_iter()
+        });
+        // Each filter's key: the rarer of its rarest `name = value` and its name pair,
+        // numbered in order of first appearance.
+        let raw: Vec<RawKey> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let ids = &filter_names[i];
+                let rarest_eq = filters[i]
+                    .1
+                    .constraints
+                    .iter()
+                    .filter_map(|c| match (c.op, &c.value) {
+                        (Op::Eq, Value::Str(v)) => {
+                            let id = names.get(&c.name).expect("numbered above");
+                            Some((eq_freq[&(id, v.as_str())], id, v.as_str()))
+                        }
+                        _ => None,
+                    })
+                    .min();
+                match rarest_eq {
+                    Some((freq, id, v)) if ids.is_empty() || freq <= pair_freq[&pair_of(ids)] => {
+                        RawKey::Eq(id, v)
+                    }
+                    _ if ids.is_empty() => RawKey::Empty,
+                    _ => RawKey::Pair(pair_of(ids)),
+                }
+            })
+            .collect();
+        let distinct = in_order(&raw, |&k| std::iter::once(k));
+        let numbered: FastMap<RawKey, u32> = distinct
+            .iter()
+            .enumerate()
+            .map(|(k, &r)| (r, k as u32))
+            .collect();
+        // The constraints' string values, numbered in order of first appearance.
+        let mut values = Dictionary::default();
+        for v in in_order(&filters, |(_, f)| {
+            f.constraints.iter().filter_map(|c| match &c.value {
+                Value::Str(v) => Some(v.as_str()),
+                _ => None,
+            })
+        }) {
+            values.intern(v);
         }
-        // Each filter's key: the rarer of its rarest `name = value` and its name pair.
-        let mut numbered: FastMap<RawKey, u32> = FastMap::default();
         let mut ix = GridIndex {
             geo: Geometry::of(&[]),
             cells: Vec::new(),
             names: Names::default(),
-            eq_keys: Vec::new(),
+            eq_keys: vec![FastMap::default(); names.len()],
+            eq_ids: FastMap::default(),
             pair_keys: FastMap::default(),
-            in_pair: Vec::new(),
+            in_pair: vec![false; names.len()],
             empty_key: None,
-            key: Vec::with_capacity(n),
-            area: Vec::with_capacity(n),
-            sub: Vec::with_capacity(n),
-            sig: Vec::with_capacity(n),
-            entry_id: Vec::with_capacity(n),
-            tests: Tests::default(),
+            key: Vec::new(),
+            area: Vec::new(),
+            sub: Vec::new(),
+            sig: Vec::new(),
+            entry_id: Vec::new(),
+            tests: GridTests::default(),
             ids: subs.as_slice().iter().map(|s| s.id).collect(),
         };
-        let mut eq_keys: Vec<FastMap<Box<str>, u32>> = vec![FastMap::default(); names.len()];
-        let mut in_pair = vec![false; names.len()];
-        for (i, (s, f)) in filters.iter().enumerate() {
-            let ids = &filter_names[i];
-            let rarest_eq = f
-                .constraints
-                .iter()
-                .filter_map(|c| match (c.op, &c.value) {
-                    (Op::Eq, Value::Str(v)) => {
-                        let id = names.get(&c.name).expect("numbered above");
-                        Some((eq_freq[&(id, v.as_str())], id, v.as_str()))
-                    }
-                    _ => None,
-                })
-                .min();
-            let raw = match rarest_eq {
-                Some((freq, id, v)) if ids.is_empty() || freq <= pair_freq[&pair_of(ids)] => {
-                    RawKey::Eq(id, v)
+        for (k, &r) in distinct.iter().enumerate() {
+            let k = k as u32;
+            match r {
+                RawKey::Empty => ix.empty_key = Some(k),
+                RawKey::Pair(p) => {
+                    ix.pair_keys.insert(p, k);
+                    ix.in_pair[(p >> 32) as usize] = true;
+                    ix.in_pair[p as u32 as usize] = true;
                 }
-                _ if ids.is_empty() => RawKey::Empty,
-                _ => RawKey::Pair(pair_of(ids)),
-            };
-            let next = numbered.len() as u32;
-            let k = *numbered.entry(raw).or_insert(next);
-            if k == next {
-                match raw {
-                    RawKey::Empty => ix.empty_key = Some(k),
-                    RawKey::Pair(p) => {
-                        ix.pair_keys.insert(p, k);
-                        in_pair[(p >> 32) as usize] = true;
-                        in_pair[p as u32 as usize] = true;
-                    }
-                    RawKey::Eq(id, v) => {
-                        eq_keys[id as usize].insert(v.into(), k);
-                    }
+                RawKey::Eq(id, v) => {
+                    ix.eq_keys[id as usize].insert(v.into(), k);
+                    let vid = values.get(v).expect("numbered above");
+                    ix.eq_ids.insert(u64::from(id) << 32 | u64::from(vid), k);
                 }
             }
-            // Constraints cheapest to reject first: string equalities, then by rarity.
-            let mut cs: Vec<&clcb::model::Constraint> = f.constraints.iter().collect();
-            cs.sort_by_key(|c| {
-                let id = names.get(&c.name).expect("numbered above");
-                let eq = matches!((c.op, &c.value), (Op::Eq, Value::Str(_)));
-                (!eq, name_freq[id as usize])
-            });
-            let cs: Vec<clcb::model::Constraint> = cs.into_iter().cloned().collect();
-            ix.tests
-                .push(&cs, &names)
-                .map_err(|_| GridError::TooLarge)?;
-            let implied = f.constraints.is_empty()
-                || (f.constraints.len() == 1 && matches!(raw, RawKey::Eq(..)));
-            ix.entry_id.push(entry_id_of(i as u32, implied));
-            ix.key.push(k);
-            ix.area.push(f.area);
-            ix.sub.push(*s as u32);
-            ix.sig
-                .push(ids.iter().fold(Sig::default(), |g, &id| g.or(Sig::of(id))));
         }
-        ix.names = names;
-        ix.eq_keys = eq_keys;
-        ix.in_pair = in_pair;
-        // The cells: each filter in every cell its box touches, sorted by key.
-        ix.geo = Geometry::of(&ix.area);
-        let mut per_cell: Vec<Vec<(u32, Entry)>> = vec![Vec::new(); ix.geo.len()];
-        for (f, a) in ix.area.iter().enumerate() {
-            for c in ix.geo.cells_of(a) {
-                per_cell[c].push((ix.key[f], Entry::new(ix.entry_id[f], a, ix.sig[f])));
-            }
-        }
-        ix.cells = per_cell
-            .into_iter()
-            .map(|mut items| {
-                items.sort_by_key(order);
-                Cell::from_sorted(&items)
+        // Per filter: its key, entry id, area, subscription, signature, and its
+        // constraints cheapest to reject first (string equalities, then by rarity),
+        // compiled in parts on all cores, then laid end to end.
+        ix.key = raw.par_iter().map(|r| numbered[r]).collect();
+        ix.entry_id = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let cs = &filters[i].1.constraints;
+                let implied = cs.is_empty() || (cs.len() == 1 && matches!(raw[i], RawKey::Eq(..)));
+                entry_id_of(i as u32, implied)
             })
             .collect();
+        ix.area = filters.par_iter().map(|(_, f)| f.area).collect();
+        ix.sub = filters.par_iter().map(|&(s, _)| s as u32).collect();
+        ix.sig = filter_names
+            .par_iter()
+            .map(|ids| ids.iter().fold(Sig::default(), |g, &id| g.or(Sig::of(id))))
+            .collect();
+        ix.tests = GridTests::build(&filters, &names, &name_freq, values)?;
+        ix.names = names;
+        // The cells: each filter in every cell its box touches, sorted by key, then
+        // filter: the (cell, key, filter) triples of all filters sorted on all cores,
+        // then each cell made from its run of them.
+        ix.geo = Geometry::of(&ix.area);
+        ix.cells = cells(&ix.geo, &ix.key, &ix.area, |f| {
+            Entry::new(ix.entry_id[f], &ix.area[f], ix.sig[f])
+        });
         Ok(ix)
     }
 
@@ -548,6 +953,7 @@ impl GridIndex {
         self.cells.iter().map(Cell::heap_bytes).sum::<usize>()
             + self.cells.capacity() * std::mem::size_of::<Cell>()
             + self.tests.heap_bytes()
+            + self.eq_ids.capacity() * 12
             + self.names.heap_bytes()
             + self.area.capacity() * std::mem::size_of::<Area>()
             + self.sig.capacity() * std::mem::size_of::<Sig>()
@@ -570,9 +976,7 @@ impl GridIndex {
     /// The dense indices of the subscriptions matching `e`, ascending, reusing
     /// `scratch` (one per thread).
     pub fn match_indices_with(&self, e: &Event, scratch: &mut Scratch) -> Vec<u32> {
-        if scratch.slot.len() != self.names.len() || scratch.matched.len() != self.ids.len() {
-            *scratch = self.scratch();
-        }
+        self.fit(scratch);
         let Scratch {
             slot,
             ids,
@@ -594,21 +998,108 @@ impl GridIndex {
                 }
             }
         }
-        if !self.pair_keys.is_empty() {
-            let paired: Vec<u32> = ids
-                .iter()
-                .copied()
-                .filter(|&id| self.in_pair[id as usize])
-                .collect();
-            for (i, &a) in paired.iter().enumerate() {
-                for &b in &paired[i..] {
-                    keys.extend(self.pair_keys.get(&pair(a, b)));
+        self.pair_keys_of(ids, keys);
+        let sat = |f: usize| self.tests.satisfies(f, attrs, slot);
+        let out = self.answer(e.loc, (ids, keys), (cand, matched, list), sat);
+        for &id in ids.iter() {
+            slot[id as usize] = 0;
+        }
+        out
+    }
+
+    /// The dictionaries of `b` in this index's terms: what [`GridIndex::match_view_with`]
+    /// reads (a look-up per distinct name and string of the batch, once per call).
+    pub fn view<'a>(&self, b: &'a EventBatch) -> BatchView<'a> {
+        let content = b.content();
+        BatchView {
+            batch: b,
+            names: clcb::batch::translate(content.names(), |n| self.names.get(n)),
+            values: clcb::batch::translate(content.strings(), |v| self.tests.values.get(v)),
+        }
+    }
+
+    /// [`GridIndex::match_indices_with`] for event `i` of a batch, read as it lies
+    /// through `view` ([`GridIndex::view`]): its attributes' name numbers and string
+    /// ids come from the view's tables, so no name or string is hashed per event.
+    pub fn match_view_with(&self, view: &BatchView, i: usize, scratch: &mut Scratch) -> Vec<u32> {
+        self.fit(scratch);
+        let Scratch {
+            slot,
+            ids,
+            keys,
+            cand,
+            matched,
+            list,
+        } = scratch;
+        let attrs = view.batch.attrs_of(i);
+        ids.clear();
+        for (k, a) in attrs.iter().enumerate() {
+            let id = view.names[a.name as usize];
+            if id != UNKNOWN {
+                slot[id as usize] = k as u32 + 1;
+                ids.push(id);
+            }
+        }
+        keys.clear();
+        keys.extend(self.empty_key);
+        for &id in ids.iter() {
+            if !self.eq_keys[id as usize].is_empty() {
+                let a = &attrs[slot[id as usize] as usize - 1];
+                if a.ty == TY_STR {
+                    let vid = view.values[a.val as usize];
+                    if vid != UNKNOWN {
+                        keys.extend(self.eq_ids.get(&(u64::from(id) << 32 | u64::from(vid))));
+                    }
                 }
             }
         }
+        self.pair_keys_of(ids, keys);
+        let strings = (view.batch.content().strings(), &view.values[..]);
+        let sat = |f: usize| self.tests.satisfies_batch(f, (attrs, slot), strings);
+        let out = self.answer(view.batch.loc(i), (ids, keys), (cand, matched, list), sat);
+        for &id in ids.iter() {
+            slot[id as usize] = 0;
+        }
+        out
+    }
+
+    /// Scratch sized for this index.
+    fn fit(&self, scratch: &mut Scratch) {
+        if scratch.slot.len() != self.names.len() || scratch.matched.len() != self.ids.len() {
+            *scratch = self.scratch();
+        }
+    }
+
+    /// Appends to `keys` the pair keys of the event's name numbers `ids`.
+    #[inline(always)]
+    fn pair_keys_of(&self, ids: &[u32], keys: &mut Vec<u32>) {
+        if self.pair_keys.is_empty() {
+            return;
+        }
+        let paired: Vec<u32> = ids
+            .iter()
+            .copied()
+            .filter(|&id| self.in_pair[id as usize])
+            .collect();
+        for (i, &a) in paired.iter().enumerate() {
+            for &b in &paired[i..] {
+                keys.extend(self.pair_keys.get(&pair(a, b)));
+            }
+        }
+    }
+
+    /// The answer of an event at `p` with name numbers `ids` and keys `keys`, whose
+    /// filters' constraints `sat` evaluates.
+    #[inline(always)]
+    fn answer(
+        &self,
+        p: Location,
+        (ids, keys): (&[u32], &[u32]),
+        (cand, matched, list): (&mut Vec<u32>, &mut [bool], &mut Vec<u32>),
+        sat: impl Fn(usize) -> bool,
+    ) -> Vec<u32> {
         let esig = ids.iter().fold(Sig::default(), |g, &id| g.or(Sig::of(id)));
-        let cell = &self.cells[self.geo.cell_of(e.loc)];
-        let p = e.loc;
+        let cell = &self.cells[self.geo.cell_of(p)];
         // Pass 1, over the cell's lists: the filters whose circle holds the event and
         // whose names it has. Pass 2: their scattered constraints and subscriptions,
         // fetched ahead so that the cache misses overlap, then evaluated.
@@ -638,7 +1129,7 @@ impl GridIndex {
         for &f in cand.iter() {
             let implied = f & IMPLIED != 0;
             let f = (f & !IMPLIED) as usize;
-            if !implied && !self.tests.satisfies(f, attrs, slot) {
+            if !implied && !sat(f) {
                 continue;
             }
             let s = self.sub[f];
@@ -646,9 +1137,6 @@ impl GridIndex {
                 matched[s as usize] = true;
                 list.push(s);
             }
-        }
-        for &id in ids.iter() {
-            slot[id as usize] = 0;
         }
         for &s in list.iter() {
             matched[s as usize] = false;
@@ -679,6 +1167,29 @@ impl GridIndex {
             events,
             || self.scratch(),
             |e, s| self.match_indices_with(e, s),
+        )
+    }
+
+    /// The answers of every event of `b`, one after another on this thread, read as
+    /// the batch lies ([`GridIndex::match_view_with`]); as [`GridIndex::match_indices`].
+    pub fn match_batch(&self, b: &EventBatch) -> Vec<Vec<u32>> {
+        let view = self.view(b);
+        let mut s = self.scratch();
+        (0..b.len())
+            .map(|i| self.match_view_with(&view, i, &mut s))
+            .collect()
+    }
+
+    /// [`GridIndex::match_batch`] on the threads of the rayon pool it runs in (all cores
+    /// by default), each thread with one scratch for the whole call, as
+    /// [`GridIndex::match_parallel`].
+    pub fn match_batch_parallel(&self, b: &EventBatch) -> Vec<Vec<u32>> {
+        let view = self.view(b);
+        let idx: Vec<usize> = (0..b.len()).collect();
+        crate::matcher::per_thread(
+            &idx,
+            || self.scratch(),
+            |&i, s| self.match_view_with(&view, i, s),
         )
     }
 
@@ -729,6 +1240,73 @@ mod tests {
                 attrs.iter().map(|(n, v)| (n.to_string(), v.clone())),
             )
             .unwrap(),
+        }
+    }
+
+    /// The index built on all cores is the one a pass over the filters in order builds:
+    /// the same on one thread and on four; keys numbered in order of first appearance;
+    /// each cell its filters in filter order, sorted by key then filter (as pushing
+    /// them one by one and sorting each cell made them). Table 2's workload (pair keys)
+    /// and the keyword workload (`name = value` keys).
+    #[test]
+    fn the_index_built_on_all_cores_is_the_sequential_builds() {
+        use clcb::keywords::{KeywordParams, KeywordWorkload};
+        use clcb::workload::{Params, Workload};
+        let table2 = Params {
+            subscriptions: 2_000,
+            events: 0,
+            area_percent: 0.002,
+            ..Params::default()
+        };
+        let keywords = KeywordParams {
+            subscriptions: 20_000,
+            events: 0,
+            ..KeywordParams::default()
+        };
+        for subs in [
+            Workload::new(table2, 3).subscriptions(),
+            KeywordWorkload::new(keywords, 3).subscriptions(),
+        ] {
+            let on = |threads| {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                pool.install(|| GridIndex::build(&subs)).unwrap()
+            };
+            let (one, four) = (on(1), on(4));
+            assert!(one.key.len() > 2 * PART, "several parts");
+            assert_eq!(one.key, four.key);
+            assert_eq!(one.entry_id, four.entry_id);
+            assert_eq!(
+                (&one.area, &one.sub, &one.sig),
+                (&four.area, &four.sub, &four.sig)
+            );
+            assert_eq!(
+                (&one.tests.at, &one.tests.tests),
+                (&four.tests.at, &four.tests.tests)
+            );
+            assert!(one.tests.values.iter().eq(four.tests.values.iter()));
+            assert_eq!(one.eq_ids, four.eq_ids);
+            assert!(one.cells == four.cells);
+            // Keys in order of first appearance.
+            let mut next = 0;
+            for &k in &four.key {
+                assert!(k <= next, "key {k} before key {next}");
+                next = next.max(k + 1);
+            }
+            assert_eq!(next as usize, four.keys());
+            // Cells as a pass in filter order fills them.
+            let mut per_cell: Vec<Vec<(u32, Entry)>> = vec![Vec::new(); four.geo.len()];
+            for (f, a) in four.area.iter().enumerate() {
+                for c in four.geo.cells_of(a) {
+                    per_cell[c].push((four.key[f], Entry::new(four.entry_id[f], a, four.sig[f])));
+                }
+            }
+            for (c, mut items) in per_cell.into_iter().enumerate() {
+                items.sort_by_key(order);
+                assert!(Cell::from_sorted(&items) == four.cells[c], "cell {c}");
+            }
         }
     }
 

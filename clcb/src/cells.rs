@@ -17,8 +17,10 @@
 //!   ([`clcb_kernels::cells::cells_match()`], a warp per event) looks up only the keys
 //!   the event can satisfy, then tests each candidate's circle and 96-bit name
 //!   signature from its 32-byte entry, then its constraints.
-//! - **Built on the host**, once, in parallel (a counting sort of the (cell, filter)
-//!   pairs by cell, then each cell's list sorted by key on all cores): the layout needs
+//! - **Built on the host**, once, on all cores (the (cell, key, filter) triples of every
+//!   filter's cells sorted in parallel, then the cells laid out in parts of consecutive
+//!   cells, each into its own run of the tables: the layout a pass in cell order makes,
+//!   `the_cells_built_on_all_cores_are_the_sequential_builds`): the layout needs
 //!   the filters' name frequencies and the host keeps a mirror of the device tables to
 //!   apply moves, so building it there costs nothing extra; uploading it is one copy
 //!   per table.
@@ -37,10 +39,13 @@
 //!   merge of a cell's entries every `CHURN + main / 32` changes in it (about 32 entries
 //!   moved per change); the flush itself is six copies and a launch however many moves it
 //!   carries.
-//! - **Batches** ([`CellIndex::match_batch`]): up to [`CellOptions::batch_events`]
-//!   events per launch, two launches in a pipeline. Events are encoded on all cores
-//!   (the paper's `Attrs`, [`Tables::encode_into`]: one name look-up per attribute)
-//!   straight into page-locked host memory mapped into the device, which each warp
+//! - **Batches** ([`CellIndex::match_event_batch_into`], a flat
+//!   [`EventBatch`]; heap events are converted once, [`CellIndex::match_batch`]): up to
+//!   [`CellOptions::batch_events`] events per launch, two launches in a pipeline. The
+//!   batch's names are translated to rows once per call; each launch's events are laid
+//!   out on all cores (the paper's `Attrs`, [`Tables::write_batch`]: a tight loop over
+//!   the batch's arrays, no look-up per attribute) straight into page-locked host
+//!   memory mapped into the device, which each warp
 //!   copies into shared memory (one round trip over the bus per event, no copy call).
 //!   Each warp collects its event's matches in shared memory, sorts and deduplicates
 //!   them there and writes the answer as one run of subscriptions to page-locked
@@ -55,6 +60,7 @@
 //!   and 16-20 ns on Table 2's, against 12 and 1 ns of the device's own time: H100,
 //!   16 cores, `cells_split`.)
 
+use crate::batch::EventBatch;
 use crate::engine::EngineError;
 use crate::layout::Tables;
 use crate::model::{Area, AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
@@ -67,6 +73,7 @@ use clcb_kernels::cells::{
 use clcb_kernels::{DevConstraint, KIND_STR, OP_EQ};
 use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 /// Squared radius of a tombstone entry (no point is inside).
@@ -95,7 +102,7 @@ impl CellOptions {
 }
 
 /// The host mirror of the device tables, and each cell's room.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Mirror {
     heads: Vec<CellHead>,
     dir: Vec<DirSlot>,
@@ -133,6 +140,9 @@ struct Stage {
     input: HostBuffer<u32>,
     /// Words of `input` in use.
     used: usize,
+    /// Where each event of the launch starts in `input` (then the end): the plan the
+    /// events were laid out by, copied to the head of `input`.
+    offsets: Vec<u32>,
     /// Each event's start and length among the runs, then the runs
     /// ([`clcb_kernels::cells::CellEvents`]).
     out: HostBuffer<u32>,
@@ -288,72 +298,121 @@ fn ent_room(main: usize) -> usize {
     main + main / 16 + CHURN + 2
 }
 
+/// An entry's circle.
+fn circle(p: &CellEntry) -> Area {
+    Area {
+        center: crate::model::Location { x: p.x, y: p.y },
+        sq_radius: p.sq,
+    }
+}
+
 /// Room of a cell's directory of `keys` keys.
 fn dir_room(keys: usize) -> usize {
     keys + keys / 8 + 2
 }
 
+/// Writes a cell's sorted `(key, entry)` list at the start of `dir` and `entries`
+/// (which lie at slot `d` and entry `e` of the tables, and have room for it); its head.
+fn fill_cell(
+    dir: &mut [DirSlot],
+    entries: &mut [CellEntry],
+    d: usize,
+    e: usize,
+    items: impl Iterator<Item = (u32, CellEntry)>,
+) -> CellHead {
+    let (mut keys, mut len, mut last) = (0usize, 0usize, None);
+    for (i, (k, en)) in items.enumerate() {
+        if last.is_some_and(|l| l != k) {
+            keys += 1;
+        }
+        last = Some(k);
+        dir[keys] = DirSlot {
+            key: k,
+            end: i as u32 + 1,
+        };
+        entries[i] = en;
+        len = i + 1;
+    }
+    CellHead {
+        dir: d as u32,
+        keys: if len == 0 { 0 } else { keys as u32 + 1 },
+        entries: e as u32,
+        main: len as u32,
+        extra: 0,
+        _pad: [0; 3],
+    }
+}
+
 impl Mirror {
-    /// Lays out cells from their `(key, entry)` lists, each sorted by key, with room
-    /// to spare at the end of the tables.
-    fn lay_out(cells: &[Vec<(u32, CellEntry)>]) -> Mirror {
-        let n = cells.len();
+    /// Lays out `n` cells from their `(key, entry)` lists (`items(c)`, each sorted by
+    /// key), with room to spare at the end of the tables, on all cores: each cell's
+    /// room, then its place (a running sum in cell order), then the cells written in
+    /// parts of consecutive cells, each part into its own run of the tables.
+    fn lay_out<I>(n: usize, items: impl Fn(usize) -> I + Sync) -> Mirror
+    where
+        I: Iterator<Item = (u32, CellEntry)>,
+    {
+        let sizes: Vec<(usize, usize)> = (0..n)
+            .into_par_iter()
+            .map(|c| {
+                let (mut keys, mut len, mut last) = (0, 0, None);
+                for (k, _) in items(c) {
+                    if last != Some(k) {
+                        keys += 1;
+                        last = Some(k);
+                    }
+                    len += 1;
+                }
+                (keys, len)
+            })
+            .collect();
         let mut m = Mirror {
             heads: vec![CellHead::default(); n],
-            dir_cap: vec![0; n],
-            ent_cap: vec![0; n],
+            dir_cap: sizes.iter().map(|&(k, _)| dir_room(k) as u32).collect(),
+            ent_cap: sizes.iter().map(|&(_, l)| ent_room(l) as u32).collect(),
             dead: vec![0; n],
             ..Mirror::default()
         };
-        let keys_of = |items: &[(u32, CellEntry)]| {
-            items
-                .iter()
-                .enumerate()
-                .filter(|&(i, it)| i == 0 || items[i - 1].0 != it.0)
-                .count()
-        };
-        let (mut dir_total, mut ent_total) = (0usize, 0usize);
-        for items in cells {
-            dir_total += dir_room(keys_of(items));
-            ent_total += ent_room(items.len());
+        let dir_total: usize = m.dir_cap.iter().map(|&c| c as usize).sum();
+        let ent_total: usize = m.ent_cap.iter().map(|&c| c as usize).sum();
+        m.dir = vec![DirSlot::default(); dir_total + dir_total / 8 + 1024];
+        m.entries = vec![CellEntry::default(); ent_total + ent_total / 8 + 4096];
+        m.dir_used = dir_total;
+        m.ent_used = ent_total;
+        // Parts of consecutive cells, each with its run of the directory and entries.
+        const PART: usize = 1024;
+        let mut tasks = Vec::with_capacity(n.div_ceil(PART));
+        let (mut dir, mut entries) = (&mut m.dir[..dir_total], &mut m.entries[..ent_total]);
+        let (mut d, mut e) = (0usize, 0usize);
+        for (p, heads) in m.heads.chunks_mut(PART).enumerate() {
+            let cells = p * PART..p * PART + heads.len();
+            let dn: usize = m.dir_cap[cells.clone()].iter().map(|&c| c as usize).sum();
+            let en: usize = m.ent_cap[cells.clone()].iter().map(|&c| c as usize).sum();
+            let (dh, dr) = dir.split_at_mut(dn);
+            let (eh, er) = entries.split_at_mut(en);
+            tasks.push((cells, heads, (d, dh), (e, eh)));
+            (dir, entries, d, e) = (dr, er, d + dn, e + en);
         }
-        let dir_len = dir_total + dir_total / 8 + 1024;
-        let ent_len = ent_total + ent_total / 8 + 4096;
-        m.dir = vec![DirSlot::default(); dir_len];
-        m.entries = vec![CellEntry::default(); ent_len];
-        for (c, items) in cells.iter().enumerate() {
-            let (d, e) = (m.dir_used, m.ent_used);
-            m.dir_cap[c] = dir_room(keys_of(items)) as u32;
-            m.ent_cap[c] = ent_room(items.len()) as u32;
-            m.dir_used += m.dir_cap[c] as usize;
-            m.ent_used += m.ent_cap[c] as usize;
-            m.fill(c, d, e, items);
-        }
+        let (dir_cap, ent_cap) = (&m.dir_cap, &m.ent_cap);
+        tasks
+            .into_par_iter()
+            .for_each(|(cells, heads, (mut d, mut dir), (mut e, mut entries))| {
+                for (c, head) in cells.zip(heads) {
+                    let (dh, dr) = dir.split_at_mut(dir_cap[c] as usize);
+                    let (eh, er) = entries.split_at_mut(ent_cap[c] as usize);
+                    *head = fill_cell(dh, eh, d, e, items(c));
+                    (d, e) = (d + dh.len(), e + eh.len());
+                    (dir, entries) = (dr, er);
+                }
+            });
         m
     }
 
     /// Writes cell `c`'s sorted `(key, entry)` list at directory slot `d` and entry
     /// `e` (room checked by the caller); no overflow, no tombstones.
     fn fill(&mut self, c: usize, d: usize, e: usize, items: &[(u32, CellEntry)]) {
-        let mut keys = 0usize;
-        for (i, &(k, en)) in items.iter().enumerate() {
-            if i > 0 && items[i - 1].0 != k {
-                keys += 1;
-            }
-            self.dir[d + keys] = DirSlot {
-                key: k,
-                end: i as u32 + 1,
-            };
-            self.entries[e + i] = en;
-        }
-        self.heads[c] = CellHead {
-            dir: d as u32,
-            keys: if items.is_empty() { 0 } else { keys as u32 + 1 },
-            entries: e as u32,
-            main: items.len() as u32,
-            extra: 0,
-            _pad: [0; 3],
-        };
+        let (dir, entries) = (&mut self.dir[d..], &mut self.entries[e..]);
+        self.heads[c] = fill_cell(dir, entries, d, e, items.iter().copied());
         self.dead[c] = 0;
     }
 
@@ -569,25 +628,33 @@ impl CellIndex {
         Ok(ix)
     }
 
-    /// The cells of the filters at their entries' circles: a counting sort of the
-    /// (cell, filter) pairs by cell, each cell's list sorted by key then filter on all
-    /// cores, laid out with room.
+    /// The cells of the filters at their entries' circles, on all cores: the (cell, key,
+    /// filter) triples of every filter's cells sorted, then each cell laid out from its
+    /// run of them (sorted by key, then filter), with room.
     fn cells(geo: &CellGeometry, key: &[u32], proto: &[CellEntry]) -> Mirror {
         let n_cells = (geo.nx * geo.ny) as usize;
-        let circle = |p: &CellEntry| Area {
-            center: crate::model::Location { x: p.x, y: p.y },
-            sq_radius: p.sq,
-        };
-        let mut per_cell: Vec<Vec<(u32, CellEntry)>> = vec![Vec::new(); n_cells];
-        for (f, p) in proto.iter().enumerate() {
-            for c in cells_of(geo, &circle(p)) {
-                per_cell[c as usize].push((key[f], *p));
-            }
+        let mut triples: Vec<(u64, u32)> = (0..proto.len())
+            .into_par_iter()
+            .flat_map_iter(|f| {
+                cells_of(geo, &circle(&proto[f]))
+                    .map(move |c| (u64::from(c) << 32 | u64::from(key[f]), f as u32))
+            })
+            .collect();
+        triples.par_sort_unstable();
+        // Where each cell's run begins (a count per cell, then a running sum).
+        let mut bounds = vec![0usize; n_cells + 1];
+        for t in &triples {
+            bounds[(t.0 >> 32) as usize + 1] += 1;
         }
-        per_cell
-            .par_iter_mut()
-            .for_each(|items| items.sort_unstable_by_key(|&(k, en)| (k, en.filter & !IMPLIED)));
-        Mirror::lay_out(&per_cell)
+        for c in 0..n_cells {
+            bounds[c + 1] += bounds[c];
+        }
+        let triples = &triples;
+        Mirror::lay_out(n_cells, |c| {
+            triples[bounds[c]..bounds[c + 1]]
+                .iter()
+                .map(|&(ck, f)| (ck as u32, proto[f as usize]))
+        })
     }
 
     /// Number of filters indexed.
@@ -737,7 +804,7 @@ impl CellIndex {
             .into_par_iter()
             .map(|c| m.live(c, |f| key[f as usize]))
             .collect();
-        self.mirror = Mirror::lay_out(&cells);
+        self.mirror = Mirror::lay_out(cells.len(), |c| cells[c].iter().copied());
         self.changes = Changes {
             relayout: true,
             ..Changes::default()
@@ -823,32 +890,53 @@ impl CellIndex {
     /// answer per event, in order), [`CellOptions::batch_events`] events per launch: the
     /// answers of [`CellIndex::match_batch_into`], one vector per event.
     pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<u32>>, EngineError> {
+        self.match_event_batch(&EventBatch::from_events(events))
+    }
+
+    /// [`CellIndex::match_batch`] over a flat batch, read as it lies.
+    pub fn match_event_batch(&mut self, b: &EventBatch) -> Result<Vec<Vec<u32>>, EngineError> {
         let mut answers = CellAnswers::default();
-        self.match_batch_into(events, &mut answers)?;
+        self.match_event_batch_into(b, &mut answers)?;
         Ok(answers.to_vecs())
     }
 
-    /// Matches `events` into `answers` (flat, its memory reused from call to call: no
-    /// allocation per event), [`CellOptions::batch_events`] events per launch.
-    ///
-    /// A pipeline of two launches over two page-locked stages (the kernel reads the
-    /// events in place and writes its answers in place: no copies): once a launch is
-    /// done and the next one queued, the host copies the finished launch's answers
-    /// (sorted and deduplicated by the device) on all cores and, at the same time,
-    /// encodes the launch after the next into the finished launch's stage (on all
-    /// cores), both while the device matches.
+    /// [`CellIndex::match_event_batch_into`] of heap events, converted to a flat batch
+    /// first ([`EventBatch::from_events`], on all cores).
     pub fn match_batch_into(
         &mut self,
         events: &[Event],
         answers: &mut CellAnswers,
     ) -> Result<(), EngineError> {
+        self.match_event_batch_into(&EventBatch::from_events(events), answers)
+    }
+
+    /// Matches the events of `b` into `answers` (flat, its memory reused from call to
+    /// call: no allocation per event), [`CellOptions::batch_events`] events per launch.
+    ///
+    /// A pipeline of two launches over two page-locked stages (the kernel reads the
+    /// events in place and writes its answers in place: no copies): once a launch is
+    /// done and the next one queued, the host copies the finished launch's answers
+    /// (sorted and deduplicated by the device) on all cores and, at the same time,
+    /// lays the launch after the next out into the finished launch's stage (on all
+    /// cores: [`Tables::write_batch`], a tight loop over the batch's arrays with the
+    /// names translated to rows once per call), both while the device matches.
+    pub fn match_event_batch_into(
+        &mut self,
+        b: &EventBatch,
+        answers: &mut CellAnswers,
+    ) -> Result<(), EngineError> {
         self.flush()?;
         answers.clear();
-        if self.key.is_empty() || events.is_empty() {
-            answers.starts.resize(events.len() + 1, 0);
+        if self.key.is_empty() || b.is_empty() {
+            answers.starts.resize(b.len() + 1, 0);
             return Ok(());
         }
-        let chunks: Vec<&[Event]> = events.chunks(self.opts.batch_events).collect();
+        let rows = self.tables.batch_rows(b);
+        let step = self.opts.batch_events;
+        let chunks: Vec<Range<usize>> = (0..b.len())
+            .step_by(step)
+            .map(|i| i..(i + step).min(b.len()))
+            .collect();
         if self.bufs.is_none() {
             let dev = &self.dev;
             // Room for four answers per event and a few spilled pairs to start with; a
@@ -858,6 +946,7 @@ impl CellIndex {
                 Ok(Stage {
                     input: dev.alloc_host(1 << 12)?,
                     used: 0,
+                    offsets: Vec::new(),
                     out: dev.alloc_host(2 * events + room(4 * events))?,
                     spill: dev.alloc_host(2 * room(events / 16))?,
                 })
@@ -873,12 +962,12 @@ impl CellIndex {
         }
         let first = self.bufs.as_ref().expect("made above").parity;
         let t = Instant::now();
-        self.stage(first, chunks[0])?;
+        self.stage(first, b, &rows, chunks[0].clone())?;
         self.timing.stage += t.elapsed();
         self.launch(first, chunks[0].len())?;
         if let Some(next) = chunks.get(1) {
             let t = Instant::now();
-            self.stage(1 - first, next)?;
+            self.stage(1 - first, b, &rows, next.clone())?;
             self.timing.stage += t.elapsed();
         }
         for (i, chunk) in chunks.iter().enumerate() {
@@ -886,11 +975,11 @@ impl CellIndex {
             let t = Instant::now();
             let m = chunk.len();
             let (words, spilled) = loop {
-                let b = self.bufs.as_mut().expect("made above");
+                let bufs = self.bufs.as_mut().expect("made above");
                 let mut count = [0u32; 2];
-                self.dev.read_into(&b.counts, 2 * p, &mut count)?;
+                self.dev.read_into(&bufs.counts, 2 * p, &mut count)?;
                 let [words, spilled] = count.map(|c| c as usize);
-                let st = &mut b.stages[p];
+                let st = &mut bufs.stages[p];
                 let (out_fits, spill_fits) =
                     (2 * m + words <= st.out.len(), 2 * spilled <= st.spill.len());
                 if out_fits && spill_fits {
@@ -905,7 +994,7 @@ impl CellIndex {
                 if !spill_fits {
                     st.spill = self.dev.alloc_host(2 * room(spilled))?;
                 }
-                self.dev.write(&mut b.counts, 2 * p, &[0, 0])?;
+                self.dev.write(&mut bufs.counts, 2 * p, &[0, 0])?;
                 self.launch(p, m)?;
             };
             self.timing.wait += t.elapsed();
@@ -914,17 +1003,19 @@ impl CellIndex {
             }
             // While the device matches the next launch: this launch's answers and, into
             // its stage (the device is done with it), the events of the launch after.
-            let b = self.bufs.as_mut().expect("made above");
-            b.parity = 1 - p;
+            let bufs = self.bufs.as_mut().expect("made above");
+            bufs.parity = 1 - p;
             let Stage {
                 input,
                 used,
+                offsets,
                 out,
                 spill,
-            } = &mut b.stages[p];
+            } = &mut bufs.stages[p];
             let out = &out.as_slice()[..2 * m + words];
             let pairs = &spill.as_slice()[..2 * spilled];
-            let (dev, tables) = (&self.dev, &self.tables);
+            let dev = &self.dev;
+            let rows = &rows;
             let (took_answers, staged) = rayon::join(
                 || {
                     let t = Instant::now();
@@ -934,7 +1025,8 @@ impl CellIndex {
                 || {
                     chunks.get(i + 2).map(|after| {
                         let t = Instant::now();
-                        stage_into(dev, tables, input, used, after).map(|()| t.elapsed())
+                        let staged = (input, used, offsets);
+                        stage_into(dev, b, rows, after.clone(), staged).map(|()| t.elapsed())
                     })
                 },
             );
@@ -985,12 +1077,19 @@ impl CellIndex {
         Ok(ids.into_iter().map(|i| self.ids[i as usize]).collect())
     }
 
-    /// Encodes `events` on all cores into stage `p`'s input: each event at the offset
-    /// its bound ([`Tables::encode_bound`]) leaves it, after the `len + 1` offsets.
-    fn stage(&mut self, p: usize, events: &[Event]) -> Result<(), EngineError> {
-        let b = self.bufs.as_mut().expect("made by match_batch");
-        let st = &mut b.stages[p];
-        stage_into(&self.dev, &self.tables, &mut st.input, &mut st.used, events)
+    /// Lays the events `range` of `b` out on all cores into stage `p`'s input
+    /// ([`stage_into`]); `rows` from [`Tables::batch_rows`].
+    fn stage(
+        &mut self,
+        p: usize,
+        b: &EventBatch,
+        rows: &[u32],
+        range: Range<usize>,
+    ) -> Result<(), EngineError> {
+        let bufs = self.bufs.as_mut().expect("made by match_batch");
+        let st = &mut bufs.stages[p];
+        let staged = (&mut st.input, &mut st.used, &mut st.offsets);
+        stage_into(&self.dev, b, rows, range, staged)
     }
 
     /// Queues `cells_match` over stage `p`'s `m` events (counter `p`, zeroing the
@@ -1043,19 +1142,20 @@ impl CellIndex {
     }
 }
 
-/// Encodes `events` into a stage's page-locked `input` (grown when short), on all cores:
-/// an offset per event, then each event's words ([`Tables::encode_into`]); `used` = the
-/// words written.
+/// Lays the events `range` of `b` out into a stage's page-locked `input` (grown when
+/// short), on all cores: where each starts (`range.len() + 1` words, padded to a
+/// multiple of 4), then the events as [`Tables::encode_event`] lays them out
+/// ([`Tables::plan_batch`], [`Tables::write_batch`]); `used` = the words written.
 fn stage_into(
     dev: &Device,
-    t: &Tables,
-    input: &mut HostBuffer<u32>,
-    used: &mut usize,
-    events: &[Event],
+    b: &EventBatch,
+    rows: &[u32],
+    range: Range<usize>,
+    (input, used, offsets): (&mut HostBuffer<u32>, &mut usize, &mut Vec<u32>),
 ) -> Result<(), EngineError> {
-    let bounds: Vec<usize> = events.par_iter().map(Tables::encode_bound).collect();
-    let head = (events.len() + 1).next_multiple_of(4);
-    let total = head + bounds.iter().sum::<usize>();
+    let m = range.len();
+    let head = (m + 1).next_multiple_of(4);
+    let total = Tables::plan_batch(b, rows, range.clone(), head, offsets);
     if total >= u32::MAX as usize {
         return Err(EngineError::TooLarge(total));
     }
@@ -1063,24 +1163,10 @@ fn stage_into(
         *input = dev.alloc_host(room(total))?;
     }
     *used = total;
-    let (offsets, mut rest) = input.as_mut_slice()[..total].split_at_mut(head);
-    let mut at = head;
-    let mut pieces = Vec::with_capacity(events.len());
-    for (o, &len) in offsets.iter_mut().zip(&bounds) {
-        *o = at as u32;
-        at += len;
-        let (piece, r) = rest.split_at_mut(len);
-        pieces.push(piece);
-        rest = r;
-    }
-    offsets[events.len()] = at as u32;
-    pieces
-        .into_par_iter()
-        .zip(events)
-        .with_min_len(64)
-        .for_each(|(piece, e)| {
-            t.encode_into(e, piece);
-        });
+    let words = &mut input.as_mut_slice()[..total];
+    words[..=m].copy_from_slice(offsets);
+    words[m + 1..head].fill(0);
+    Tables::write_batch(b, rows, range, offsets, words);
     Ok(())
 }
 
@@ -1252,6 +1338,78 @@ mod tests {
                     assert!(cells.contains(&geo.cell_of(p.x, p.y)), "{p:?} in {a:?}");
                 }
             }
+        }
+    }
+
+    /// The build's cells as the sequential build laid them out: each filter pushed into
+    /// its cells' lists in filter order, each list sorted by key then filter, the cells
+    /// written one after another (the tables, their room and every head).
+    fn sequential_cells(geo: &CellGeometry, key: &[u32], proto: &[CellEntry]) -> Mirror {
+        let mut per_cell: Vec<Vec<(u32, CellEntry)>> = vec![Vec::new(); (geo.nx * geo.ny) as usize];
+        for (f, p) in proto.iter().enumerate() {
+            for c in cells_of(geo, &circle(p)) {
+                per_cell[c as usize].push((key[f], *p));
+            }
+        }
+        for items in &mut per_cell {
+            items.sort_unstable_by_key(|&(k, en)| (k, en.filter & !IMPLIED));
+        }
+        let keys_of = |items: &[(u32, CellEntry)]| {
+            items
+                .iter()
+                .enumerate()
+                .filter(|&(i, it)| i == 0 || items[i - 1].0 != it.0)
+                .count()
+        };
+        let n = per_cell.len();
+        let mut m = Mirror {
+            heads: vec![CellHead::default(); n],
+            dir_cap: vec![0; n],
+            ent_cap: vec![0; n],
+            dead: vec![0; n],
+            ..Mirror::default()
+        };
+        let dir_total: usize = per_cell.iter().map(|it| dir_room(keys_of(it))).sum();
+        let ent_total: usize = per_cell.iter().map(|it| ent_room(it.len())).sum();
+        m.dir = vec![DirSlot::default(); dir_total + dir_total / 8 + 1024];
+        m.entries = vec![CellEntry::default(); ent_total + ent_total / 8 + 4096];
+        for (c, items) in per_cell.iter().enumerate() {
+            let (d, e) = (m.dir_used, m.ent_used);
+            m.dir_cap[c] = dir_room(keys_of(items)) as u32;
+            m.ent_cap[c] = ent_room(items.len()) as u32;
+            m.dir_used += m.dir_cap[c] as usize;
+            m.ent_used += m.ent_cap[c] as usize;
+            m.fill(c, d, e, items);
+        }
+        m
+    }
+
+    #[test]
+    fn the_cells_built_on_all_cores_are_the_sequential_builds() {
+        use crate::workload::{Params, Spatial, Workload};
+        for spatial in [Spatial::Uniform, Spatial::Zipf { s: 1.0 }] {
+            let params = Params {
+                subscriptions: 2_000,
+                events: 0,
+                area_percent: 0.002,
+                spatial,
+                ..Params::default()
+            };
+            let subs = Workload::new(params, 11).subscriptions();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(4)
+                .build()
+                .unwrap();
+            let g = pool.install(|| {
+                CellIndex::new(
+                    Device::emulator(),
+                    &subs,
+                    CellOptions::for_device(&Device::emulator()),
+                )
+            });
+            let g = g.unwrap();
+            assert!(g.geo.nx * g.geo.ny > 2 * 1024, "several parts of cells");
+            assert_eq!(g.mirror, sequential_cells(&g.geo, &g.key, &g.proto));
         }
     }
 

@@ -23,7 +23,9 @@
 //!
 //! Beyond the paper: [`Engine::match_batch`] matches many events per pass over the
 //! filters (`match_batch` + `zip_batch` kernels, per-event bit vectors), and
-//! [`Engine::move_areas`] applies many area updates with one copy and one launch.
+//! [`Engine::move_areas`] applies many area updates with one copy and one launch. It
+//! reads a flat batch of events ([`Engine::match_event_batch`],
+//! [`crate::batch::EventBatch`]) as it lies; heap events are converted to one first.
 //!
 //! Beyond the paper, the low-latency per-event path ([`Engine::set_low_latency`], as
 //! CCM's `Config::low_latency`): one launch and one synchronisation per event, nothing
@@ -60,6 +62,7 @@
 //! mode the kernel skips it (`SubsOff`); on the other paths the host drops it from the
 //! answers.
 
+use crate::batch::EventBatch;
 use crate::layout::{Grid, Tables};
 use crate::model::{AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
 use ccm::hash::FastMap;
@@ -67,6 +70,7 @@ use clcb_kernels::{AreaMove, Candidates, CellRange, DevConstraint, Float2, Packe
 use gpu_kernels::persist::{Persistent, Ring, RingConfig};
 use gpu_kernels::{Buffer, DevPtr, Device, GpuError, HostBuffer, LaunchConfig};
 use std::collections::VecDeque;
+use std::ops::Range;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -887,18 +891,33 @@ impl Engine {
     /// # Ok(()) }
     /// ```
     pub fn match_batch(&mut self, events: &[Event]) -> Result<Vec<Vec<u32>>, EngineError> {
-        let mut all = Vec::with_capacity(events.len());
-        if self.n == 0 {
-            all.resize(events.len(), Vec::new());
-            return Ok(all);
-        }
         if self.persistent {
             return self.match_pipelined(events, usize::MAX, None);
         }
+        self.match_event_batch(&EventBatch::from_events(events))
+    }
+
+    /// [`Engine::match_batch`] over a flat batch, read as it lies: its names translated
+    /// to rows once per call ([`Tables::batch_rows`]), each pass's events laid out on
+    /// all cores by a tight loop over its arrays ([`Tables::write_batch`]), then copied
+    /// to the device as they lie. (In persistent mode the events go through the ring as
+    /// heap events.)
+    pub fn match_event_batch(&mut self, b: &EventBatch) -> Result<Vec<Vec<u32>>, EngineError> {
+        let mut all = Vec::with_capacity(b.len());
+        if self.n == 0 {
+            all.resize(b.len(), Vec::new());
+            return Ok(all);
+        }
+        if self.persistent {
+            return self.match_pipelined(&b.to_events(), usize::MAX, None);
+        }
         self.bring_areas_up_to_date()?;
         self.refresh_areas()?;
-        for chunk in events.chunks(self.opts.batch) {
-            self.match_chunk(chunk, &mut all)?;
+        let rows = self.tables.batch_rows(b);
+        let mut offsets = Vec::new();
+        for start in (0..b.len()).step_by(self.opts.batch) {
+            let range = start..(start + self.opts.batch).min(b.len());
+            self.match_chunk(b, &rows, range, &mut offsets, &mut all)?;
         }
         if self.n_off > 0 {
             for ids in &mut all {
@@ -908,7 +927,14 @@ impl Engine {
         Ok(all)
     }
 
-    fn match_chunk(&mut self, chunk: &[Event], all: &mut Vec<Vec<u32>>) -> Result<(), EngineError> {
+    fn match_chunk(
+        &mut self,
+        events: &EventBatch,
+        rows: &[u32],
+        range: Range<usize>,
+        offsets: &mut Vec<u32>,
+        all: &mut Vec<Vec<u32>>,
+    ) -> Result<(), EngineError> {
         let words_per_event = self.k.div_ceil(32);
         self.ensure_filter_major()?;
         if self.batch.is_none() {
@@ -924,29 +950,32 @@ impl Engine {
         let b = self.batch.as_mut().expect("made above");
         let fm = self.fmajor.as_ref().expect("made above");
         let dev = &self.dev;
-        self.words.clear();
-        let mut starts = Vec::with_capacity(chunk.len());
-        for e in chunk {
-            starts.push(self.words.len() as u32);
-            self.tables.encode_event(e, &mut self.words);
+        let m = range.len();
+        let total = Tables::plan_batch(events, rows, range.clone(), 0, offsets);
+        if total >= u32::MAX as usize {
+            return Err(EngineError::TooLarge(total));
         }
+        self.words.resize(total, 0);
+        Tables::write_batch(events, rows, range.clone(), offsets, &mut self.words);
         if self.words.len() > b.inputs.len() {
             b.inputs = dev.alloc(self.words.len().next_power_of_two())?;
         }
         dev.write(&mut b.inputs, 0, &self.words)?;
-        dev.write(&mut b.event_word, 0, &starts)?;
-        let m = chunk.len() as u32;
+        dev.write(&mut b.event_word, 0, &offsets[..m])?;
+        let m = m as u32;
         // Grid mode: every event's candidates, and the most candidates of one event
         // (the width of the launch's rows).
         let mut widest = 0u32;
         if let Some(g) = &self.grid {
-            let candidates: Vec<Candidates> = chunk
+            let (xs, ys) = (&events.xs()[range.clone()], &events.ys()[range.clone()]);
+            let candidates: Vec<Candidates> = xs
                 .iter()
-                .map(|e| g.candidates(e.loc.x, e.loc.y))
+                .zip(ys)
+                .map(|(&x, &y)| g.candidates(x, y))
                 .collect();
             widest = candidates.iter().map(Candidates::total).max().unwrap_or(0);
             if widest == 0 {
-                all.resize(all.len() + chunk.len(), Vec::new());
+                all.resize(all.len() + range.len(), Vec::new());
                 return Ok(());
             }
             dev.write(&mut b.candidates, 0, &candidates)?;
@@ -1011,7 +1040,7 @@ impl Engine {
             let mut pairs = vec![0u32; 2 * count as usize];
             dev.read_into(&b.pairs, 1, &mut pairs)?;
             let base = all.len();
-            all.resize(base + chunk.len(), Vec::new());
+            all.resize(base + range.len(), Vec::new());
             for p in pairs.chunks_exact(2) {
                 all[base + p[0] as usize].push(p[1]);
             }

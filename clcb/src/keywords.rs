@@ -19,10 +19,12 @@
 //! their own ChaCha stream of the seed, so a workload of 100k subscriptions is the first
 //! 100k of one of 1M.
 
+use crate::batch::EventBatch;
 use crate::model::{
     Area, Constraint, Event, Filter, Location, Op, Subscription, SubscriptionId, Subscriptions,
     Value,
 };
+use ccm::batch::ValueRef;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::Distribution;
@@ -159,18 +161,24 @@ impl KeywordWorkload {
 
     /// Event `j`.
     pub fn event(&self, j: usize) -> Event {
-        let mut rng = rng(self.seed, EVENTS, j as u64);
-        let (lo, hi) = self.params.keywords_per_event;
-        let k = rng.gen_range(lo..=hi.max(lo));
-        let attrs: Vec<(String, Value)> = self
-            .words(k, &mut rng)
+        let (words, loc) = self.draw_event(j);
+        let attrs: Vec<(String, Value)> = words
             .into_iter()
             .map(|r| (Self::word(r), Value::Str(Self::word(r))))
             .collect();
         Event {
-            loc: self.point(&mut rng),
+            loc,
             content: ccm::model::Event::from_pairs(attrs).expect("distinct words"),
         }
+    }
+
+    /// Event `j`'s words (ranks) and location.
+    fn draw_event(&self, j: usize) -> (Vec<usize>, Location) {
+        let mut rng = rng(self.seed, EVENTS, j as u64);
+        let (lo, hi) = self.params.keywords_per_event;
+        let k = rng.gen_range(lo..=hi.max(lo));
+        let words = self.words(k, &mut rng);
+        (words, self.point(&mut rng))
     }
 
     /// All events (in parallel).
@@ -180,10 +188,55 @@ impl KeywordWorkload {
             .map(|j| self.event(j))
             .collect()
     }
+
+    /// All events as one flat batch (the same events as [`KeywordWorkload::events`],
+    /// drawn straight into it on all cores: no heap event).
+    pub fn event_batch(&self) -> EventBatch {
+        let js: Vec<usize> = (0..self.params.events).collect();
+        let parts: Vec<EventBatch> = js
+            .par_chunks(4096)
+            .map(|js| {
+                let hi = self.params.keywords_per_event.1;
+                let mut b = EventBatch::with_capacity(js.len(), js.len() * hi);
+                let mut word = String::new();
+                for &j in js {
+                    let (words, loc) = self.draw_event(j);
+                    for r in words {
+                        use std::fmt::Write as _;
+                        word.clear();
+                        write!(word, "w{r}").expect("a String takes any write");
+                        let id = b.intern_name(&word);
+                        b.push(id, ValueRef::Str(&word)).expect("a string");
+                    }
+                    b.end_event(loc).expect("distinct words");
+                }
+                b
+            })
+            .collect();
+        crate::workload::join(parts)
+    }
 }
 
 fn rng(seed: u64, salt: u64, stream: u64) -> ChaCha8Rng {
     let mut r = ChaCha8Rng::seed_from_u64(seed ^ salt);
     r.set_stream(stream);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_batch_holds_the_same_events_as_the_heap() {
+        let w = KeywordWorkload::new(
+            KeywordParams {
+                subscriptions: 1,
+                events: 9000,
+                ..KeywordParams::default()
+            },
+            5,
+        );
+        assert_eq!(w.event_batch().to_events(), w.events());
+    }
 }

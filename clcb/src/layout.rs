@@ -19,14 +19,36 @@
 //! The event side (Fig. 2b) is [`Tables::encode_event`]: `InputBF`, `InputPos` and
 //! `Attrs` in one run of words, so that one copy moves the whole input (step S1).
 //! Attributes whose name no constraint uses are left out: no constraint can read them.
+//!
+//! Beyond the paper, a flat batch of events ([`crate::batch::EventBatch`]) is laid out
+//! the same way, word for word, by [`Tables::plan_batch`] and [`Tables::write_batch`]:
+//! the batch's names translated to rows once per call ([`Tables::batch_rows`]), then one
+//! tight loop over its flat arrays per event (no look-up, no pointer but the strings'
+//! arena), on all cores.
 
-use crate::model::{Constraint, Event, Subscriptions, Value};
+use crate::batch::{translate, EventBatch, UNKNOWN};
+use crate::model::{Event, Filter, Subscriptions, Value};
+use ccm::batch::TY_STR;
 use ccm::hash::ShortKeyMap;
 use clcb_kernels::{
     str_bits, DevAttr, DevConstraint, Float2, InputHeader, ATTR_WORDS, HEADER_WORDS, KIND_FLOAT,
     KIND_INT, KIND_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, OP_NE, OP_PREFIX, OP_SUBSTR, OP_SUFFIX,
 };
+use rayon::prelude::*;
 use std::collections::HashMap;
+use std::ops::Range;
+
+// A batch's type tags are the kernels' value kinds: an attribute's tag is its kind.
+const _: () = assert!(
+    ccm::batch::TY_INT == KIND_INT && ccm::batch::TY_FLOAT == KIND_FLOAT && TY_STR == KIND_STR
+);
+
+/// Filters per part of [`Tables::build`]'s work on all cores.
+const BUILD_PART: usize = 4096;
+
+/// Events of a batch laid out by one task of [`Tables::plan_batch`] and
+/// [`Tables::write_batch`].
+const BATCH_TASK: usize = 256;
 
 /// The Bloom-filter bit of the name of row `row` (Fibonacci hashing to 0..32).
 pub fn bloom_bit(row: u32) -> u32 {
@@ -94,54 +116,120 @@ pub struct Tables {
 }
 
 impl Tables {
-    /// Lays out `subs` (§4.3). Linear in the number of constraints.
+    /// Lays out `subs` (§4.3). Linear in the number of constraints, on all cores: the
+    /// names' rows numbered in order of first appearance (each part's new names found in
+    /// parallel, then merged in order), the per-filter tables and the filter-major
+    /// constraints made in parts of consecutive filters and laid end to end (each part's
+    /// string bytes after the ones before); then the counting sort into `Constraints`.
+    /// The tables a pass over the filters in order makes.
     pub fn build(subs: &Subscriptions) -> Tables {
-        let n = subs.filter_count();
+        let filters: Vec<(usize, &Filter)> = subs.filters().map(|(_, s, f)| (s, f)).collect();
+        let n = filters.len();
         let mut t = Tables {
             subscriptions: subs.len(),
             ..Tables::default()
         };
-        t.fpos.reserve(n);
-        t.sq_dist.reserve(n);
-        t.bf.reserve(n);
-        t.size_f.reserve(n);
-        t.filter_sub.reserve(n);
-        t.fcons_start.reserve(n + 1);
-        // Pass 1: rows, per-filter tables, filter-major constraints.
-        let mut per_row: Vec<u32> = Vec::new();
-        for (_, sub, f) in subs.filters() {
-            t.fpos.push(Float2 {
+        // Names' rows in order of first appearance.
+        let parts: Vec<Vec<&str>> = filters
+            .par_chunks(BUILD_PART)
+            .map(|part| {
+                let mut seen: ShortKeyMap<u32> = ShortKeyMap::default();
+                let mut order = Vec::new();
+                for c in part.iter().flat_map(|(_, f)| &f.constraints) {
+                    if seen.get(c.name.as_bytes()).is_none() {
+                        seen.insert(c.name.as_bytes(), 0);
+                        order.push(c.name.as_str());
+                    }
+                }
+                order
+            })
+            .collect();
+        for name in parts.into_iter().flatten() {
+            if t.name_rows.get(name.as_bytes()).is_none() {
+                let row = t.names.len() as u32;
+                t.names.insert(name.to_string(), row);
+                t.name_rows.insert(name.as_bytes(), row);
+            }
+        }
+        let rows = t.names.len();
+        // Per filter: area, counts, subscription; its constraints and Bloom filter, in
+        // parts of consecutive filters.
+        t.fpos = filters
+            .par_iter()
+            .map(|(_, f)| Float2 {
                 x: f.area.center.x,
                 y: f.area.center.y,
-            });
-            t.sq_dist.push(f.area.sq_radius);
-            t.size_f.push(f.constraints.len() as u32);
-            t.filter_sub.push(sub as u32);
-            t.fcons_start.push(t.fcons.len() as u32);
-            let mut bf = 0u32;
-            for c in &f.constraints {
-                let row = match t.names.get(&c.name) {
-                    Some(&row) => row,
-                    None => {
-                        let row = t.names.len() as u32;
-                        t.names.insert(c.name.clone(), row);
-                        row
-                    }
+            })
+            .collect();
+        t.sq_dist = filters.par_iter().map(|(_, f)| f.area.sq_radius).collect();
+        t.size_f = filters
+            .par_iter()
+            .map(|(_, f)| f.constraints.len() as u32)
+            .collect();
+        t.filter_sub = filters.par_iter().map(|&(s, _)| s as u32).collect();
+        struct Part {
+            fcons: Vec<DevConstraint>,
+            cstrings: Vec<u8>,
+            bf: Vec<u32>,
+            per_row: Vec<u32>,
+        }
+        let name_rows = &t.name_rows;
+        let parts: Vec<Part> = filters
+            .par_chunks(BUILD_PART)
+            .map(|part| {
+                let mut p = Part {
+                    fcons: Vec::new(),
+                    cstrings: Vec::new(),
+                    bf: Vec::with_capacity(part.len()),
+                    per_row: vec![0; rows],
                 };
-                if row as usize == per_row.len() {
-                    per_row.push(0);
+                for (_, f) in part {
+                    let mut bf = 0u32;
+                    for c in &f.constraints {
+                        let row = name_rows.get(c.name.as_bytes()).expect("numbered above");
+                        p.per_row[row as usize] += 1;
+                        bf |= bloom_bit(row);
+                        let (kind, bits) = encode_value(&c.value, &mut p.cstrings, 0);
+                        p.fcons.push(DevConstraint {
+                            op: op_code(c.op) as u16,
+                            kind: kind as u16,
+                            tag: row,
+                            bits,
+                        });
+                    }
+                    p.bf.push(bf);
                 }
-                per_row[row as usize] += 1;
-                bf |= bloom_bit(row);
-                let dc = t.device_constraint(c, row);
-                t.fcons.push(dc);
-            }
-            t.bf.push(bf);
+                p
+            })
+            .collect();
+        t.fcons_start.reserve(n + 1);
+        let mut per_row = vec![0u32; rows];
+        for p in parts {
+            let base = t.cstrings.len();
+            t.fcons.extend(p.fcons.iter().map(|&c| {
+                if u32::from(c.kind) == KIND_STR {
+                    let at = base + c.bits as u32 as usize;
+                    DevConstraint {
+                        bits: str_bits(at as u32, (c.bits >> 32) as u32),
+                        ..c
+                    }
+                } else {
+                    c
+                }
+            }));
+            t.cstrings.extend_from_slice(&p.cstrings);
+            t.bf.extend_from_slice(&p.bf);
+            per_row
+                .iter_mut()
+                .zip(&p.per_row)
+                .for_each(|(a, b)| *a += b);
         }
-        t.fcons_start.push(t.fcons.len() as u32);
-        for (name, &row) in &t.names {
-            t.name_rows.insert(name.as_bytes(), row);
+        let mut at = 0u32;
+        for &len in &t.size_f {
+            t.fcons_start.push(at);
+            at += len;
         }
+        t.fcons_start.push(at);
         // Pass 2: name-major `Constraints` from the filter-major list (counting sort).
         t.size_c = per_row;
         t.row_start = Vec::with_capacity(t.size_c.len());
@@ -162,16 +250,6 @@ impl Tables {
             }
         }
         t
-    }
-
-    fn device_constraint(&mut self, c: &Constraint, row: u32) -> DevConstraint {
-        let (kind, bits) = encode_value(&c.value, &mut self.cstrings, 0);
-        DevConstraint {
-            op: op_code(c.op) as u16,
-            kind: kind as u16,
-            tag: row,
-            bits,
-        }
     }
 
     /// Number of filters (`n`).
@@ -279,6 +357,155 @@ impl Tables {
         };
         out[..HEADER_WORDS].copy_from_slice(bytemuck::cast_slice(&[head]));
         (words, n as u32)
+    }
+
+    /// The row of each name of `b`'s dictionary ([`UNKNOWN`]: no constraint reads it):
+    /// the one look-up per name of a call over a batch.
+    pub fn batch_rows(&self, b: &EventBatch) -> Vec<u32> {
+        translate(b.content().names(), |n| self.name_rows.get(n.as_bytes()))
+    }
+
+    /// Words event `i` of `b` takes when laid out ([`Tables::write_batch_event`]);
+    /// `rows` from [`Tables::batch_rows`].
+    #[inline]
+    pub fn batch_event_words(b: &EventBatch, rows: &[u32], i: usize) -> usize {
+        let spans = b.content().strings().spans();
+        let (mut n, mut bytes) = (0usize, 0usize);
+        for a in b.attrs_of(i) {
+            if rows[a.name as usize] != UNKNOWN {
+                n += 1;
+                if a.ty == TY_STR {
+                    bytes += spans[a.val as usize].1 as usize;
+                }
+            }
+        }
+        ((HEADER_WORDS + ATTR_WORDS * n) * 4 + bytes).div_ceil(16) * 4
+    }
+
+    /// Writes event `i` of `b` (the layout of [`Tables::encode_event`], word for word)
+    /// over the whole of `out`, which holds [`Tables::batch_event_words`] words; returns
+    /// its attributes. One pass over its attributes and the strings' arena.
+    #[inline]
+    pub fn write_batch_event(b: &EventBatch, rows: &[u32], i: usize, out: &mut [u32]) -> u32 {
+        let strings = b.content().strings();
+        let (spans, arena) = (strings.spans(), strings.arena());
+        let attrs = b.attrs_of(i);
+        let n = attrs
+            .iter()
+            .filter(|a| rows[a.name as usize] != UNKNOWN)
+            .count();
+        let mut pool = (HEADER_WORDS + ATTR_WORDS * n) * 4;
+        let mut bf = 0u32;
+        let mut at = HEADER_WORDS;
+        for a in attrs {
+            let row = rows[a.name as usize];
+            if row == UNKNOWN {
+                continue;
+            }
+            bf |= bloom_bit(row);
+            let bits = if a.ty == TY_STR {
+                let (o, len) = spans[a.val as usize];
+                let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut *out);
+                bytes[pool..pool + len as usize]
+                    .copy_from_slice(&arena[o as usize..(o + len) as usize]);
+                let bits = str_bits(pool as u32, len);
+                pool += len as usize;
+                bits
+            } else {
+                a.val
+            };
+            let attr = DevAttr {
+                row,
+                kind: a.ty,
+                bits,
+            };
+            out[at..at + ATTR_WORDS].copy_from_slice(bytemuck::cast_slice(&[attr]));
+            at += ATTR_WORDS;
+        }
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut *out);
+        bytes[pool..].fill(0);
+        let head = InputHeader {
+            bf,
+            pos: Float2 {
+                x: b.xs()[i],
+                y: b.ys()[i],
+            },
+            n_attrs: n as u32,
+        };
+        out[..HEADER_WORDS].copy_from_slice(bytemuck::cast_slice(&[head]));
+        n as u32
+    }
+
+    /// Where each of the events `range` of `b` will lie, laid out one after another from
+    /// word `base`: `offsets` becomes `range.len() + 1` words, event `range.start + k` at
+    /// `offsets[k]`, the end last. On all cores (tasks of [`BATCH_TASK`] events).
+    /// Returns the end (the offsets are only meaningful when it is below `u32::MAX`).
+    pub fn plan_batch(
+        b: &EventBatch,
+        rows: &[u32],
+        range: Range<usize>,
+        base: usize,
+        offsets: &mut Vec<u32>,
+    ) -> usize {
+        let m = range.len();
+        offsets.clear();
+        offsets.resize(m + 1, 0);
+        // Each task's sizes, as offsets from its first event, and its total ...
+        let totals: Vec<usize> = offsets[..m]
+            .par_chunks_mut(BATCH_TASK)
+            .enumerate()
+            .map(|(t, part)| {
+                let first = range.start + t * BATCH_TASK;
+                let mut at = 0usize;
+                for (k, o) in part.iter_mut().enumerate() {
+                    *o = at as u32;
+                    at += Self::batch_event_words(b, rows, first + k);
+                }
+                at
+            })
+            .collect();
+        // ... then each task's start, added to its offsets.
+        let mut starts = Vec::with_capacity(totals.len());
+        let mut at = base;
+        for t in &totals {
+            starts.push(at);
+            at += t;
+        }
+        offsets[m] = at as u32;
+        offsets[..m]
+            .par_chunks_mut(BATCH_TASK)
+            .zip(starts)
+            .for_each(|(part, s)| part.iter_mut().for_each(|o| *o += s as u32));
+        at
+    }
+
+    /// Lays the events `range` of `b` out into `out` where `offsets` (from
+    /// [`Tables::plan_batch`]) puts them, on all cores; the words before `offsets[0]`
+    /// are left as they are.
+    pub fn write_batch(
+        b: &EventBatch,
+        rows: &[u32],
+        range: Range<usize>,
+        offsets: &[u32],
+        out: &mut [u32],
+    ) {
+        let m = range.len();
+        let mut rest = &mut out[offsets[0] as usize..offsets[m] as usize];
+        let mut tasks = Vec::with_capacity(m.div_ceil(BATCH_TASK));
+        for t in (0..m).step_by(BATCH_TASK) {
+            let end = (t + BATCH_TASK).min(m);
+            let (here, r) = rest.split_at_mut((offsets[end] - offsets[t]) as usize);
+            tasks.push((t, end, here));
+            rest = r;
+        }
+        tasks.into_par_iter().for_each(|(t, end, mut here)| {
+            for k in t..end {
+                let len = (offsets[k + 1] - offsets[k]) as usize;
+                let (event, r) = here.split_at_mut(len);
+                Self::write_batch_event(b, rows, range.start + k, event);
+                here = r;
+            }
+        });
     }
 
     /// The attributes of an event encoded at `words` (for the `Cont` grid).
@@ -436,7 +663,7 @@ impl Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Area, Filter, Location, Op, Subscription, SubscriptionId};
+    use crate::model::{Area, Constraint, Filter, Location, Op, Subscription, SubscriptionId};
 
     fn c(name: &str, op: Op, v: Value) -> Constraint {
         Constraint::new(name, op, v).unwrap()
@@ -482,6 +709,93 @@ mod tests {
         assert_eq!(&t.cstrings, b"xyq");
     }
 
+    /// The tables as one pass over the filters in order lays them out (the build before
+    /// it ran on all cores): rows numbered as names first appear, strings appended as
+    /// met.
+    fn sequential_build(subs: &Subscriptions) -> Tables {
+        let mut t = Tables {
+            subscriptions: subs.len(),
+            ..Tables::default()
+        };
+        for (_, sub, f) in subs.filters() {
+            t.fpos.push(Float2 {
+                x: f.area.center.x,
+                y: f.area.center.y,
+            });
+            t.sq_dist.push(f.area.sq_radius);
+            t.size_f.push(f.constraints.len() as u32);
+            t.filter_sub.push(sub as u32);
+            t.fcons_start.push(t.fcons.len() as u32);
+            let mut bf = 0u32;
+            for c in &f.constraints {
+                let next = t.names.len() as u32;
+                let row = *t.names.entry(c.name.clone()).or_insert(next);
+                if row as usize == t.size_c.len() {
+                    t.size_c.push(0);
+                }
+                t.size_c[row as usize] += 1;
+                bf |= bloom_bit(row);
+                let (kind, bits) = encode_value(&c.value, &mut t.cstrings, 0);
+                t.fcons.push(DevConstraint {
+                    op: op_code(c.op) as u16,
+                    kind: kind as u16,
+                    tag: row,
+                    bits,
+                });
+            }
+            t.bf.push(bf);
+        }
+        t.fcons_start.push(t.fcons.len() as u32);
+        t
+    }
+
+    #[test]
+    fn the_tables_built_on_all_cores_are_the_sequential_builds() {
+        use crate::keywords::{KeywordParams, KeywordWorkload};
+        use crate::workload::Workload;
+        let t2 = crate::workload::Params {
+            subscriptions: 900,
+            events: 0,
+            ..Default::default()
+        };
+        let kw = KeywordParams {
+            subscriptions: 9_000,
+            events: 0,
+            ..Default::default()
+        };
+        for subs in [
+            Workload::new(t2, 1).subscriptions(),
+            KeywordWorkload::new(kw, 1).subscriptions(),
+        ] {
+            assert!(subs.filter_count() > 2 * BUILD_PART, "several parts");
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(4)
+                .build()
+                .unwrap();
+            let t = pool.install(|| Tables::build(&subs));
+            let want = sequential_build(&subs);
+            assert_eq!(t.names, want.names);
+            assert_eq!((&t.fpos, &t.sq_dist), (&want.fpos, &want.sq_dist));
+            assert_eq!(
+                (&t.bf, &t.size_f, &t.filter_sub),
+                (&want.bf, &want.size_f, &want.filter_sub)
+            );
+            assert_eq!((&t.fcons, &t.fcons_start), (&want.fcons, &want.fcons_start));
+            assert_eq!((&t.cstrings, &t.size_c), (&want.cstrings, &want.size_c));
+            for (name, &row) in &t.names {
+                assert_eq!(t.name_rows.get(name.as_bytes()), Some(row));
+            }
+            // Name-major: each row's constraints in filter order.
+            let mut at = 0;
+            for (row, &len) in t.size_c.iter().enumerate() {
+                assert_eq!(t.row_start[row], at);
+                let run = &t.constraints[at as usize..(at + len) as usize];
+                assert!(run.windows(2).all(|w| w[0].tag <= w[1].tag));
+                at += len;
+            }
+        }
+    }
+
     #[test]
     fn event_encoding_drops_unknown_names_and_points_strings_past_attrs() {
         let area = Area::circle(0.0, 0.0, 1.0).unwrap();
@@ -511,6 +825,61 @@ mod tests {
         assert_eq!(attrs[0].bits >> 32, 5);
         assert_eq!(&bytes[off..off + 5], b"hello");
         assert_eq!(words.len(), 12); // 4 + 4 + 2 string words, padded to 12
+    }
+}
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+    use crate::keywords::{KeywordParams, KeywordWorkload};
+    use crate::workload::{Params, Workload};
+
+    /// A batch is laid out word for word as its heap events are, one event at a time
+    /// ([`Tables::encode_event`]), with the offsets where each starts: integers (Table
+    /// 2), strings (keywords: words no filter has are dropped), names no filter reads.
+    #[test]
+    fn a_batch_is_laid_out_as_its_heap_events() {
+        let t2 = Workload::new(
+            Params {
+                subscriptions: 2,
+                events: 700,
+                ..Params::default()
+            },
+            2,
+        );
+        let kw = KeywordWorkload::new(
+            KeywordParams {
+                subscriptions: 300,
+                events: 700,
+                vocabulary: 400,
+                ..Default::default()
+            },
+            2,
+        );
+        for (subs, events) in [
+            (t2.subscriptions(), t2.events()),
+            (kw.subscriptions(), kw.events()),
+        ] {
+            let t = Tables::build(&subs);
+            let b = EventBatch::from_events(&events);
+            let rows = t.batch_rows(&b);
+            assert!(rows.contains(&UNKNOWN) && rows.iter().any(|&r| r != UNKNOWN));
+            let (mut offsets, base) = (Vec::new(), 5);
+            let range = 3..events.len();
+            let total = Tables::plan_batch(&b, &rows, range.clone(), base, &mut offsets);
+            let mut out = vec![u32::MAX; total];
+            Tables::write_batch(&b, &rows, range.clone(), &offsets, &mut out);
+            assert!(
+                out[..base].iter().all(|&w| w == u32::MAX),
+                "words before the first untouched"
+            );
+            let mut want = Vec::new();
+            for (k, e) in events[range].iter().enumerate() {
+                assert_eq!(offsets[k] as usize, base + want.len());
+                t.encode_event(e, &mut want);
+            }
+            assert_eq!(&out[base..], &want[..]);
+        }
     }
 }
 

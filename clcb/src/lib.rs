@@ -5,6 +5,7 @@
 //! | module | paper | what |
 //! | --- | --- | --- |
 //! | [`model`] | §2 | [`Subscription`]s of [`Filter`]s (content constraints + circular [`Area`]), [`Event`]s with a [`Location`] |
+//! | [`batch`] | beyond | [`batch::EventBatch`]: events as flat arrays (CCM's flat content, locations as columns), what every engine reads |
 //! | [`io`] | — | users' JSON Lines files -> model, line-numbered errors |
 //! | [`workload`] | §5, Table 1 | seeded generator of every Table 1 parameter, uniform and Zipf space, all-match |
 //! | [`keywords`] | beyond | the keyword workload of spatio-textual publish-subscribe (FAST, ICDE 2018): regions + Zipf keywords as string equalities |
@@ -67,6 +68,7 @@
 // Every `unsafe` block says, in its `// SAFETY:` comment, the invariant it relies on.
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod batch;
 pub mod cells;
 pub mod engine;
 pub mod io;

@@ -31,10 +31,12 @@
 //! one of 1M (sweeps generate the largest once and take prefixes), and generation runs
 //! in parallel.
 
+use crate::batch::EventBatch;
 use crate::model::{
     Area, AreaUpdate, Constraint, Event, Filter, FilterId, Location, Op, Subscription,
     SubscriptionId, Subscriptions, Value,
 };
+use ccm::batch::ValueRef;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::Distribution;
@@ -276,6 +278,19 @@ impl Workload {
 
     /// Event `j`.
     pub fn event(&self, j: usize) -> Event {
+        let mut attrs: Vec<(String, Value)> = Vec::with_capacity(self.params.attrs_per_event.1);
+        let loc = self.draw_event(j, |name, v| {
+            attrs.push((Workload::name(name), Value::Int(v)));
+        });
+        Event {
+            loc,
+            content: ccm::model::Event::from_pairs(attrs).expect("distinct names, no NaN"),
+        }
+    }
+
+    /// Draws event `j`: `attr(name index, value)` for each attribute, in order; its
+    /// location.
+    fn draw_event(&self, j: usize, mut attr: impl FnMut(usize, i64)) -> Location {
         let p = &self.params;
         let mut rng = rng(self.seed, EVENTS, j as u64);
         let schema = rng.gen_range(0..p.schemas());
@@ -285,19 +300,10 @@ impl Workload {
         } else {
             rng.gen_range(lo..=hi.max(lo))
         };
-        let attrs: Vec<(String, Value)> = (0..a)
-            .map(|k| {
-                (
-                    Workload::name(schema * p.schema_len() + k),
-                    Value::Int(rng.gen_range(0..VALUE_RANGE)),
-                )
-            })
-            .collect();
-        let loc = self.point(&mut rng);
-        Event {
-            loc,
-            content: ccm::model::Event::from_pairs(attrs).expect("distinct names, no NaN"),
+        for k in 0..a {
+            attr(schema * p.schema_len() + k, rng.gen_range(0..VALUE_RANGE));
         }
+        self.point(&mut rng)
     }
 
     /// All [`Params::events`] events.
@@ -306,6 +312,34 @@ impl Workload {
             .into_par_iter()
             .map(|j| self.event(j))
             .collect()
+    }
+
+    /// All [`Params::events`] events as one flat batch (the same events as
+    /// [`Workload::events`], drawn straight into it on all cores: no heap event).
+    pub fn event_batch(&self) -> EventBatch {
+        let parts: Vec<EventBatch> = (0..self.params.events)
+            .collect::<Vec<usize>>()
+            .par_chunks(PART)
+            .map(|js| {
+                let hi = self.params.attrs_per_event.1;
+                let mut b = EventBatch::with_capacity(js.len(), js.len() * hi);
+                let mut ids: Vec<u32> = Vec::new();
+                for &j in js {
+                    let loc = self.draw_event(j, |name, v| {
+                        if ids.len() <= name {
+                            ids.resize(name + 1, u32::MAX);
+                        }
+                        if ids[name] == u32::MAX {
+                            ids[name] = b.intern_name(&Workload::name(name));
+                        }
+                        b.push(ids[name], ValueRef::Int(v)).expect("an integer");
+                    });
+                    b.end_event(loc).expect("distinct names");
+                }
+                b
+            })
+            .collect();
+        join(parts)
     }
 
     /// `count` area updates (§5: "we changed the area of relevance of 1000 filters"):
@@ -323,6 +357,20 @@ impl Workload {
             })
             .collect()
     }
+}
+
+/// Events per part of a batch drawn on all cores.
+const PART: usize = 4096;
+
+/// The parts of a batch drawn on all cores, appended in order.
+pub(crate) fn join(parts: Vec<EventBatch>) -> EventBatch {
+    let events = parts.iter().map(EventBatch::len).sum();
+    let attrs = parts.iter().map(EventBatch::total_attrs).sum();
+    let mut b = EventBatch::with_capacity(events, attrs);
+    for p in &parts {
+        b.append(p);
+    }
+    b
 }
 
 fn rng(seed: u64, salt: u64, stream: u64) -> ChaCha8Rng {
@@ -377,6 +425,20 @@ mod tests {
         assert_eq!(a.prefix(100), b);
         assert_eq!(w.event(3), w.event(3));
         assert_ne!(w.event(3), Workload::new(w.params.clone(), 8).event(3));
+    }
+
+    #[test]
+    fn the_batch_holds_the_same_events_as_the_heap() {
+        for spatial in [Spatial::Uniform, Spatial::Zipf { s: 1.0 }] {
+            let w = Workload::new(
+                Params {
+                    events: 9000,
+                    ..small(spatial)
+                },
+                2,
+            );
+            assert_eq!(w.event_batch().to_events(), w.events());
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Property tests: the CLCB kernels on the emulator (`emu`, per event and batched), the
 //! SFF-with-location baseline, the R*-tree baseline and a brute-force oracle give the
-//! same subscriptions for random workloads, with area updates between events.
+//! same subscriptions for random workloads, with area updates between events; and every
+//! engine that reads a flat batch of events answers it as the oracle answers its heap
+//! events.
 //!
 //! Workloads are small (a few blocks of 256 lanes, every lane run by the emulator) and
 //! built from small pools of values so that the edges occur often: events on
@@ -8,9 +10,13 @@
 //! 2^53 + 1), filters without content constraints, two constraints on one name, names
 //! unknown to every filter, more than four events (the `FCount` byte runs wrap).
 
+use baselines::grid_index::GridIndex;
 use baselines::rtree::RTreeMatcher;
 use baselines::sff_location::SffLocation;
+use ccm::batch::ValueRef;
 use ccm::model::{Attribute, Constraint, Op, Value};
+use clcb::batch::EventBatch;
+use clcb::cells::{CellIndex, CellOptions};
 use clcb::model::{
     Area, AreaUpdate, Event, Filter, FilterId, Location, Subscription, SubscriptionId,
     Subscriptions,
@@ -244,8 +250,78 @@ fn run_scenario(subs: Subscriptions, steps: Vec<Step>, opts: Options) -> Result<
     Ok(())
 }
 
+/// Every engine that reads a flat batch ([`EventBatch`]) answers it as the definition
+/// answers its heap events: the engine's batched and grid-batched paths, the cell
+/// index, and the CPU grid index on one core and on all cores. The batch is built by
+/// the push API with names and strings in its dictionaries that no event carries (one
+/// event abandoned, one refused) and that no filter reads (`zz`, the strings of no
+/// constraint), and again from the heap events.
+fn batch_agrees(subs: &Subscriptions, events: &[Event]) -> Result<(), TestCaseError> {
+    let mut b = EventBatch::new();
+    b.push_named("never", ValueRef::Str("unseen"))
+        .expect("a string");
+    b.abandon_event();
+    b.push_named("twice", ValueRef::Int(1)).expect("an integer");
+    b.push_named("twice", ValueRef::Str("again"))
+        .expect("a string");
+    prop_assert!(b.end_event(Location::default()).is_err());
+    for e in events {
+        for a in e.attributes() {
+            let id = b.intern_name(&a.name);
+            b.push(id, ValueRef::from(&a.value)).expect("no NaN");
+        }
+        b.end_event(e.loc).expect("distinct names");
+    }
+    prop_assert_eq!(&b.to_events()[..], events);
+    let want: Vec<Vec<u32>> = events.iter().map(|e| brute_force(subs, e)).collect();
+    for batch in [b, EventBatch::from_events(events)] {
+        for grid in [false, true] {
+            let opts = Options {
+                grid,
+                batch: 3,
+                ..Options::default()
+            };
+            let mut engine = Engine::new(Device::emulator(), subs, opts).expect("engine");
+            let got = engine.match_event_batch(&batch).expect("batch");
+            prop_assert_eq!(&got, &want, "engine, grid {}", grid);
+        }
+        let dev = Device::emulator();
+        let opts = CellOptions {
+            batch_events: 4,
+            ..CellOptions::for_device(&dev)
+        };
+        let mut cells = CellIndex::new(dev, subs, opts).expect("cell index");
+        prop_assert_eq!(
+            &cells.match_event_batch(&batch).expect("cells"),
+            &want,
+            "cells"
+        );
+        let cpu = GridIndex::build(subs).expect("grid index");
+        prop_assert_eq!(&cpu.match_batch(&batch), &want, "grid index");
+        prop_assert_eq!(
+            &cpu.match_batch_parallel(&batch),
+            &want,
+            "grid index, all cores"
+        );
+        prop_assert_eq!(
+            &cpu.match_parallel(events),
+            &want,
+            "grid index, heap events"
+        );
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_flat_batch_gets_the_answers_of_its_heap_events_on_every_engine(
+        subs in subscriptions(),
+        events in prop::collection::vec(event(), 1..10),
+    ) {
+        batch_agrees(&subs, &events)?;
+    }
 
     #[test]
     fn emu_sff_rtree_and_batched_agree_with_brute_force_across_area_updates(

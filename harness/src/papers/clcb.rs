@@ -24,6 +24,20 @@
 //! are the series `gpu cells` in Table 2 row 3 and Fig. 5), and `emu cells batched`
 //! (`emu-cells`, the same on the emulator).
 //!
+//! Batched series read the workload's events as the flat batch its generator draws
+//! them into ([`clcb::batch::EventBatch`]): `gpu batched`, `gpu grid batched`, `gpu cells
+//! batched`, and the CPU grid, `grid` (one core) and `grid all cores`, so that both sides
+//! of every ratio against `best CPU (all cores)` start from the same batch; per-event
+//! series (`gpu`, `gpu grid`, the latency and persistent paths) and the R*-tree and SFF
+//! peers take heap events (`Vec<Event>`). Beside them: `grid heap events` (the grid on
+//! one core over the same events as heap objects, the yardstick before the batch, to
+//! show the batch is not slower) and `batch from heap events` (the time per event to
+//! build the batch from heap events on all cores, `EventBatch::from_events`: the share
+//! of parsing the batched times leave out), in Table 2, Figs. 3-4 and `keywords`.
+//!
+//! `GPU_MATCH_CLCB_SIZES` (comma-separated subscription counts) replaces the x values of
+//! Figs. 3-4 and `keywords` at full scale, e.g. `1000000` for their largest point only.
+//!
 //! Every answer of every kernel series (`gpu`, `gpu batched`, `gpu grid`, `gpu grid
 //! batched`, `gpu latency`, `gpu grid latency` and their `emu` twins) is checked against
 //! the R*-tree with the content check on every workload (a mismatch fails the run), on all the events in quick
@@ -38,6 +52,7 @@ use baselines::grid_index::GridIndex;
 use baselines::rtree::RTreeMatcher;
 use baselines::sff_location::{content_sff, SffLocation};
 use baselines::Matcher;
+use clcb::batch::EventBatch;
 use clcb::cells::{CellAnswers, CellIndex, CellOptions};
 use clcb::keywords::{KeywordParams, KeywordWorkload};
 use clcb::workload::{Params, Spatial, Workload};
@@ -263,9 +278,63 @@ impl Scale {
     }
 }
 
+/// The x values (subscriptions) of Figs. 3-4 and `keywords` at full scale: `default`, or
+/// those listed in `GPU_MATCH_CLCB_SIZES` (comma-separated, e.g. `1000000` to record
+/// only the largest point on a short GPU session).
+fn sizes(quick: bool, default: Vec<usize>) -> anyhow::Result<Vec<usize>> {
+    let Some(v) = std::env::var_os("GPU_MATCH_CLCB_SIZES").filter(|_| !quick) else {
+        return Ok(default);
+    };
+    let v = v.to_string_lossy();
+    v.split(',')
+        .map(|n| {
+            n.trim()
+                .parse::<usize>()
+                .with_context(|| format!("GPU_MATCH_CLCB_SIZES: `{n}` is not a count"))
+        })
+        .collect()
+}
+
 fn workload(params: Params, seed: u64) -> (Subscriptions, Vec<Event>, Workload) {
     let w = Workload::new(params, seed);
     (w.subscriptions(), w.events(), w)
+}
+
+/// The timed events of a point: the workload's events as heap objects (the per-event
+/// paths, the R*-tree and SFF peers, the oracle) and as the flat batch the generator
+/// draws them into (every batched engine, CPU and GPU; the same events).
+struct Timed<'a> {
+    events: &'a [Event],
+    batch: &'a EventBatch,
+}
+
+/// The stream the grid index and the cell index are timed on: the workload's events
+/// repeated to `n`, as a flat batch.
+fn stream_of(batch: &EventBatch, n: usize) -> EventBatch {
+    batch.repeated(n)
+}
+
+/// Records `batch from heap events{suffix}`: the time per event to build the flat batch
+/// from heap events on all cores ([`EventBatch::from_events`]), over the stream the grid
+/// index is timed on: the share of parsing that the batched engines' times leave out.
+fn time_batch_build(ctx: &mut Ctx, events: &[Event], x: f64, suffix: &str) -> anyhow::Result<()> {
+    let n = if ctx.quick {
+        events.len()
+    } else {
+        GRID_STREAM.max(events.len())
+    };
+    let heap: Vec<Event> = events.iter().cycle().take(n).cloned().collect();
+    let _ = EventBatch::from_events(&heap[..n.min(1024)]);
+    let t0 = Instant::now();
+    let batch = EventBatch::from_events(&heap);
+    let ms = t0.elapsed().as_secs_f64() * 1e3 / n.max(1) as f64;
+    anyhow::ensure!(
+        batch.len() == n,
+        "the batch of {n} heap events holds {} events",
+        batch.len()
+    );
+    ctx.record(&format!("batch from heap events{suffix}"), x, ms);
+    Ok(())
 }
 
 /// Mean milliseconds per item of `f` over `items` (after `warm` untimed items).
@@ -317,12 +386,13 @@ fn time_kernels(
     ctx: &mut Ctx,
     devices: &[(&'static str, Target)],
     subs: &Subscriptions,
-    events: &[Event],
+    timed: &Timed,
     truth: &[Vec<u32>],
     label: &str,
     x: f64,
     suffix: &str,
 ) -> anyhow::Result<Vec<(String, f64)>> {
+    let (events, batch) = (timed.events, timed.batch);
     let mut out = Vec::new();
     for (name, dev) in devices {
         let mut engine = Engine::new(dev.open()?, subs, Options::default())?;
@@ -330,9 +400,10 @@ fn time_kernels(
         let (ms, got) = mean_ms(events, warm, |e| Ok(engine.match_indices(e, None)?))?;
         check(ctx, label, truth, name, &got)?;
         out.push((name.to_string(), ms));
+        // Batched: from the flat batch, as the CPU grid is timed.
         let _ = engine.match_batch(&events[..warm.min(events.len())])?;
         let t0 = Instant::now();
-        let got = engine.match_batch(events)?;
+        let got = engine.match_event_batch(batch)?;
         let batched = t0.elapsed().as_secs_f64() * 1e3 / events.len().max(1) as f64;
         check(ctx, label, truth, &format!("{name} batched"), &got)?;
         out.push((format!("{name} batched"), batched));
@@ -345,7 +416,7 @@ fn time_kernels(
         // Beyond the paper: batched over the grid's candidates of each event.
         let _ = engine.match_batch(&events[..warm.min(events.len())])?;
         let t0 = Instant::now();
-        let got = engine.match_batch(events)?;
+        let got = engine.match_event_batch(batch)?;
         let batched = t0.elapsed().as_secs_f64() * 1e3 / events.len().max(1) as f64;
         let series = format!("{name} grid batched");
         check(ctx, label, truth, &series, &got)?;
@@ -379,43 +450,66 @@ const CPU_BUDGET_S: f64 = 1.0;
 const GRID_STREAM: usize = 65_536;
 
 /// Builds the grid index of `subs` and times it on one core and on all cores over a
-/// stream of `events` (repeated), checking its answers to the first `truth.len()`
-/// events (the oracle's); records `grid{suffix}` and `grid all cores{suffix}` and returns the all-core
-/// time per event (ms).
+/// stream of the workload's events (repeated), from the flat batch, checking its answers
+/// to the first `truth.len()` events (the oracle's); records `grid{suffix}` and `grid
+/// all cores{suffix}` (both from the batch: its dictionaries translated once per call,
+/// then the batch read as it lies, [`GridIndex::match_view_with`]) and, beside the
+/// one-core series, `grid heap events{suffix}`: one core over the same events as heap
+/// objects (`Vec<Event>`, one name look-up per attribute), so that a run shows the batch
+/// is not slower. Returns the all-core time per event (ms).
 ///
 /// One core: a prefix of the stream ([`GRID_STREAM`] events) that fits
-/// [`CPU_BUDGET_S`]; all cores: as many as the one-core rate says fit the same budget on
-/// every thread, at least the workload's events. Quick mode: the workload's events.
+/// [`CPU_BUDGET_S`], the heap events the same count; all cores: as many as the
+/// one-core rate says fit the same budget on every thread, at least the workload's
+/// events. Quick mode: the workload's events.
 #[allow(clippy::too_many_arguments)]
 fn time_grid(
     ctx: &mut Ctx,
     subs: &Subscriptions,
-    events: &[Event],
+    timed: &Timed,
     truth: &[Vec<u32>],
     label: &str,
     x: f64,
     suffix: &str,
 ) -> anyhow::Result<f64> {
+    let events = timed.events;
     let grid = GridIndex::build(subs)?;
     let stream_len = if ctx.quick {
         events.len()
     } else {
         GRID_STREAM.max(events.len())
     };
+    // Both forms warmed on the workload's events (the grid's cells and constraints, the
+    // scratch), so that neither series pays for the first touches.
     let mut scratch = grid.scratch();
-    for e in events.iter().take(if ctx.quick { 0 } else { 100 }) {
+    let warm = grid.view(timed.batch);
+    for (i, e) in events
+        .iter()
+        .enumerate()
+        .take(if ctx.quick { 0 } else { events.len() })
+    {
+        grid.match_view_with(&warm, i, &mut scratch);
         grid.match_indices_with(e, &mut scratch);
     }
+    // One core: the workload's events over and over (as the heap events below), from
+    // the batch, its view made within the timing.
     let t0 = Instant::now();
+    let view = grid.view(timed.batch);
     let mut got = Vec::with_capacity(events.len());
     let mut n = 0usize;
-    for e in events.iter().cycle().take(stream_len) {
-        let a = grid.match_indices_with(e, &mut scratch);
+    while n < stream_len {
+        let a = grid.match_view_with(&view, n % events.len(), &mut scratch);
         if got.len() < events.len() {
             got.push(a);
         }
         n += 1;
-        if !ctx.quick && n >= events.len() && t0.elapsed().as_secs_f64() > CPU_BUDGET_S {
+        // The clock read every 256 events (a read per event cost ~20 ns in a VM, a
+        // fifth of a small workload's time per event).
+        if !ctx.quick
+            && n >= events.len()
+            && n.is_multiple_of(256)
+            && t0.elapsed().as_secs_f64() > CPU_BUDGET_S
+        {
             break;
         }
     }
@@ -423,6 +517,19 @@ fn time_grid(
     let series = format!("grid{suffix}");
     check(ctx, label, truth, &series, &got)?;
     ctx.record(&series, x, one);
+    // The same count of events, one core, as heap events.
+    let t0 = Instant::now();
+    let mut got = Vec::with_capacity(events.len());
+    for e in events.iter().cycle().take(n) {
+        let a = grid.match_indices_with(e, &mut scratch);
+        if got.len() < events.len() {
+            got.push(a);
+        }
+    }
+    let heap = t0.elapsed().as_secs_f64() * 1e3 / n.max(1) as f64;
+    let series = format!("grid heap events{suffix}");
+    check(ctx, label, truth, &series, &got)?;
+    ctx.record(&series, x, heap);
     let n = if ctx.quick {
         events.len()
     } else {
@@ -430,10 +537,10 @@ fn time_grid(
         let fits = CPU_BUDGET_S * 1e3 / one.max(1e-9) * threads;
         (fits.min(stream_len as f64) as usize).max(events.len())
     };
-    let stream: Vec<Event> = events.iter().cycle().take(n).cloned().collect();
-    let _ = grid.match_parallel(&stream[..n.min(1024)]);
+    let stream = stream_of(timed.batch, n);
+    let _ = grid.match_batch_parallel(&stream_of(timed.batch, n.min(1024)));
     let t0 = Instant::now();
-    let got = grid.match_parallel(&stream);
+    let got = grid.match_batch_parallel(&stream);
     let all = t0.elapsed().as_secs_f64() * 1e3 / n.max(1) as f64;
     let series = format!("grid all cores{suffix}");
     check(ctx, label, truth, &series, &got)?;
@@ -443,18 +550,18 @@ fn time_grid(
 
 /// Times the cell index (`clcb::cells`) on each of `devices` over the stream the grid
 /// index is timed on (the workload's events repeated to [`GRID_STREAM`]; quick mode:
-/// the workload's), the stream matched first untimed into the same flat answers
-/// ([`CellAnswers`], whose memory a stream reuses); checks its answers to the first
-/// `truth.len()` events and records `{prefix} batched{suffix}`: end to end per event
-/// (encoding on all cores, kernel, answers from page-locked memory into the flat
-/// answers). The CPU grid's answers are a vector per event: their allocation and copy
+/// the workload's), from the flat batch, the stream matched first untimed into the same
+/// flat answers ([`CellAnswers`], whose memory a stream reuses); checks its answers to
+/// the first `truth.len()` events and records `{prefix} batched{suffix}`: end to end per
+/// event (the batch's names translated once, each launch's events laid out on all
+/// cores, kernel, answers from page-locked memory into the flat answers). The CPU grid's answers are a vector per event: their allocation and copy
 /// are a few per cent of its time per event.
 #[allow(clippy::too_many_arguments)]
 fn time_cells(
     ctx: &mut Ctx,
     devices: &[(&'static str, Target)],
     subs: &Subscriptions,
-    events: &[Event],
+    timed: &Timed,
     truth: &[Vec<u32>],
     label: &str,
     x: f64,
@@ -469,20 +576,21 @@ fn time_cells(
             ..CellOptions::for_device(&dev)
         };
         let mut index = CellIndex::new(dev, subs, opts)?;
+        let events = timed.events;
         let n = if ctx.quick {
             events.len()
         } else {
             GRID_STREAM.max(events.len())
         };
-        let stream: Vec<Event> = events.iter().cycle().take(n).cloned().collect();
+        let stream = stream_of(timed.batch, n);
         let mut answers = CellAnswers::default();
         if !ctx.quick {
             // The page-locked stages grow to a launch's size, the answers to the stream's.
-            index.match_batch_into(&stream, &mut answers)?;
+            index.match_event_batch_into(&stream, &mut answers)?;
         }
         index.take_timing();
         let t0 = Instant::now();
-        index.match_batch_into(&stream, &mut answers)?;
+        index.match_event_batch_into(&stream, &mut answers)?;
         let ms = t0.elapsed().as_secs_f64() * 1e3 / n.max(1) as f64;
         anyhow::ensure!(
             answers.len() == n,
@@ -560,6 +668,11 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
             ..Params::default()
         };
         let (subs, events, w) = workload(params, seed);
+        let batch = w.event_batch();
+        let timed = Timed {
+            events: &events,
+            batch: &batch,
+        };
         let label = format!("table2 seed {seed}");
         let mut rtree = RTreeMatcher::build(&subs);
         let cpu_events = &events[..s.cpu_events().min(events.len())];
@@ -601,7 +714,7 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
         }
         if engines.grid {
             ctx.step(&format!("table2 seed {seed}: grid"));
-            best = best.min(time_grid(ctx, &subs, &events, &truth, &label, 2.0, "")?);
+            best = best.min(time_grid(ctx, &subs, &timed, &truth, &label, 2.0, "")?);
             // Row 3: the grid's area moves, then its answers after them.
             let mut grid = GridIndex::build(&subs)?;
             let (ms, _) = mean_ms(&ups, 0, |u| Ok(grid.move_area(u)?))?;
@@ -624,8 +737,9 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
             ctx.record(BEST_CPU, 3.0, best_move);
         }
         ctx.step(&format!("table2 seed {seed}: kernels"));
-        time_kernels(ctx, &devices, &subs, &events, &truth, &label, 2.0, "")?;
-        time_cells(ctx, &engines.cells, &subs, &events, &truth, &label, 2.0, "")?;
+        time_batch_build(ctx, &events, 2.0, "")?;
+        time_kernels(ctx, &devices, &subs, &timed, &truth, &label, 2.0, "")?;
+        time_cells(ctx, &engines.cells, &subs, &timed, &truth, &label, 2.0, "")?;
         if !engines.cells.is_empty() {
             // Row 3: the cell index's area moves, then its answers after them.
             let mut model = subs.clone();
@@ -897,7 +1011,7 @@ fn matching_sweep(
     let devices = engines.devices();
     let s = Scale { quick: ctx.quick };
     let seeds = ctx.seeds.clone();
-    let xs = s.subscriptions();
+    let xs = sizes(ctx.quick, s.subscriptions())?;
     ctx.set_steps((seeds.len() * xs.len()) as u64);
     for &seed in &seeds {
         for &n in &xs {
@@ -909,7 +1023,12 @@ fn matching_sweep(
                 area_percent,
                 ..Params::default()
             };
-            let (subs, events, _) = workload(params, seed);
+            let (subs, events, w) = workload(params, seed);
+            let batch = w.event_batch();
+            let timed = Timed {
+                events: &events,
+                batch: &batch,
+            };
             let label = format!("{id} seed {seed} subscriptions {n}");
             let rtree = RTreeMatcher::build(&subs);
             let truth = oracle(&rtree, &subs, &events[..s.checked(events.len())]);
@@ -920,12 +1039,13 @@ fn matching_sweep(
                 ctx.record("rtree", n as f64, ms);
             }
             if engines.grid {
-                let all = time_grid(ctx, &subs, &events, &truth, &label, n as f64, "")?;
+                let all = time_grid(ctx, &subs, &timed, &truth, &label, n as f64, "")?;
                 ctx.record(BEST_CPU, n as f64, all);
             }
-            time_kernels(ctx, &devices, &subs, &events, &truth, &label, n as f64, "")?;
             let x = n as f64;
-            time_cells(ctx, &engines.cells, &subs, &events, &truth, &label, x, "")?;
+            time_batch_build(ctx, &events, x, "")?;
+            time_kernels(ctx, &devices, &subs, &timed, &truth, &label, x, "")?;
+            time_cells(ctx, &engines.cells, &subs, &timed, &truth, &label, x, "")?;
         }
     }
     Ok(())
@@ -1188,7 +1308,7 @@ fn keywords(ctx: &mut Ctx) -> anyhow::Result<()> {
     let xs: Vec<usize> = if ctx.quick {
         vec![100, 400]
     } else {
-        vec![100_000, 1_000_000]
+        sizes(false, vec![100_000, 1_000_000])?
     };
     let areas = [0.01, 1.0];
     ctx.set_steps((seeds.len() * xs.len() * areas.len()) as u64);
@@ -1205,6 +1325,11 @@ fn keywords(ctx: &mut Ctx) -> anyhow::Result<()> {
             );
             let all_subs = w.subscriptions();
             let events = w.events();
+            let batch = w.event_batch();
+            let timed = Timed {
+                events: &events,
+                batch: &batch,
+            };
             let suffix = format!(" A={area_percent}%");
             for &n in &xs {
                 let label = format!("keywords seed {seed} area {area_percent}% subscriptions {n}");
@@ -1249,17 +1374,18 @@ fn keywords(ctx: &mut Ctx) -> anyhow::Result<()> {
                     best = best.min(all);
                 }
                 if engines.grid {
-                    best = best.min(time_grid(ctx, &subs, &events, &truth, &label, x, &suffix)?);
+                    best = best.min(time_grid(ctx, &subs, &timed, &truth, &label, x, &suffix)?);
                 }
                 if best.is_finite() {
                     ctx.record(&format!("{BEST_CPU}{suffix}"), x, best);
                 }
-                time_kernels(ctx, &devices, &subs, &events, &truth, &label, x, &suffix)?;
+                time_batch_build(ctx, &events, x, &suffix)?;
+                time_kernels(ctx, &devices, &subs, &timed, &truth, &label, x, &suffix)?;
                 time_cells(
                     ctx,
                     &engines.cells,
                     &subs,
-                    &events,
+                    &timed,
                     &truth,
                     &label,
                     x,
