@@ -8,7 +8,10 @@
 #    XML paths (scripts/gpu-xml-paths.sh with one seed: sanitizers, paths, xml filter);
 # B: CLCB on the batch (scripts/gpu-clcb-batch.sh, cut at 5 minutes) and every user
 #    command end to end against the base binary (scripts/e2e.sh);
-# C: the scaling experiments of CCM on every GPU of the machine (the 4-GPU kind).
+# C: the scaling experiments of CCM on every GPU of the machine (the 4-GPU kind);
+# D: the HEM suite (its sources and the side-by-side driver carried in .carry/hem, built
+#    here with g++) beside baselines' dense_bench (.carry/dense_bench) on the suite's
+#    dense model, SIZES filters (100000), one core and 16 threads.
 # Each part writes under $OUT/<part name>/ and a times.txt of its steps (seconds, exit).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -36,5 +39,24 @@ C)
     nvidia-smi -L | tee "$OUT/gpus.txt"
     step scaling ./.carry/harness run ccm scaling --devices all --seeds 2 --out /tmp/scaling
     tar czf "$OUT/scaling.tgz" -C /tmp/scaling .
+    ;;
+D)
+    O=$OUT/hem
+    mkdir -p "$O"
+    command -v g++ >/dev/null || { echo "no g++ on this machine" | tee "$O/none.txt"; exit 0; }
+    for N in ${SIZES:-100000}; do
+        sh .carry/hem/driver/build.sh .carry/hem "$N" "$O" >"$O/build.txt" 2>&1 || { tail "$O/build.txt"; exit 1; }
+        ./.carry/dense_bench --filters "$N" --events 2000 --dump "$O/dumps" >"$O/gpu-match-$N.txt" 2>&1
+        for W in 3-5 10 20 zipf; do
+            for V in dd avx; do
+                for BE in 4 6; do
+                    for L in 0 1; do
+                        printf "workload=%s " $W >>"$O/hem-$N.txt"
+                        HEM_LIST=$L "$O/hem-$V-$N" "$O/dumps/dense-$W-$N.txt" "$(nproc)" $BE >>"$O/hem-$N.txt" 2>&1
+                    done
+                done
+            done
+        done
+    done
     ;;
 esac
