@@ -4,7 +4,7 @@
 # carried in .carry/ (harness: this tree's; harness-base: the binary the e2e compares
 # with); builds nothing:
 #     PART=A OUT=$OUT bash scripts/gpu-batch-session.sh
-# A: CCM on the batch (scripts/gpu-ccm-batch.sh: sanitizers, table2, dense, dense10) and
+# A (X: its XML part alone): CCM on the batch (scripts/gpu-ccm-batch.sh: sanitizers, table2, dense, dense10) and
 #    XML paths (scripts/gpu-xml-paths.sh with one seed: sanitizers, paths, xml filter);
 # B: CLCB on the batch (scripts/gpu-clcb-batch.sh, cut at 5 minutes) and every user
 #    command end to end against the base binary (scripts/e2e.sh);
@@ -25,10 +25,15 @@ step() { # name command...
     OUT="$OUT/$name" "$@" >"$OUT/$name/stdout.txt" 2>&1
     rc=$?
     echo "$name $(($(date +%s) - s)) $rc" | tee -a "$OUT/times.txt"
+    # One archive a step (the device tool brings back a limited number of files).
+    tar czf "$OUT/$name.tgz" -C "$OUT" "$name" && rm -rf "${OUT:?}/$name"
 }
 case "$PART" in
 A)
     step ccm bash scripts/gpu-ccm-batch.sh
+    step xml env SEEDS=1 bash scripts/gpu-xml-paths.sh
+    ;;
+X)
     step xml env SEEDS=1 bash scripts/gpu-xml-paths.sh
     ;;
 B)

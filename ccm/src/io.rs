@@ -359,7 +359,11 @@ impl<R: BufRead> LineReader<R> {
         };
         self.carry.extend_from_slice(&out.text[whole..]);
         out.text.truncate(whole);
-        let lines = split_lines(&out.text, self.next_line, self.part_bytes, &mut out.spans);
+        // Parts of at most `part_bytes`, at least four a thread down to 16 KiB.
+        let part = (out.text.len() / (4 * rayon::current_num_threads()))
+            .max(16 << 10)
+            .min(self.part_bytes);
+        let lines = split_lines(&out.text, self.next_line, part, &mut out.spans);
         if out.spans.len() > max {
             // The lines past `max`, and any blank ones before them, wait.
             let (start, _, line_no) = out.spans[max];
@@ -974,9 +978,14 @@ pub fn parse_events_window(file: &Path, lines: &RawLines) -> Vec<Result<Event, I
         .collect()
 }
 
-/// Lines of a window that one task of [`parse_events_batch`] parses into a batch of its
-/// own (the parts are then joined by [`EventBatch::concat`]).
+/// Most lines of a window that one task of [`parse_events_batch`] parses into a batch of
+/// its own (the parts are then joined by [`EventBatch::concat`]); a window gets at least
+/// four parts a thread down to [`BATCH_PART_MIN`] lines a part, so that a window of a
+/// few thousand lines still keeps every core busy.
 const BATCH_PART: usize = 2048;
+
+/// Fewest lines of a part of [`parse_events_batch`].
+const BATCH_PART_MIN: usize = 64;
 
 /// A window of an events stream parsed into one batch: its good lines' events, in
 /// order, and each bad line's place in the window (from 0) with its error, ascending.
@@ -1005,11 +1014,13 @@ pub struct EventsWindow {
 /// # Ok(()) }
 /// ```
 pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
-    let starts: Vec<usize> = (0..lines.len()).step_by(BATCH_PART).collect();
+    let part =
+        (lines.len() / (4 * rayon::current_num_threads()).max(1)).clamp(BATCH_PART_MIN, BATCH_PART);
+    let starts: Vec<usize> = (0..lines.len()).step_by(part).collect();
     let parts: Vec<(EventBatch, Vec<(usize, IoError)>)> = starts
         .into_par_iter()
         .map(|from| {
-            let to = (from + BATCH_PART).min(lines.len());
+            let to = (from + part).min(lines.len());
             let mut batch = EventBatch::with_capacity(to - from, 8 * (to - from));
             let mut bad = Vec::new();
             for i in from..to {

@@ -38,9 +38,10 @@ reported (the first 20, then a count) and the exit code is 2. `-` reads standard
 pub struct StreamArgs {
     /// Events per window: each window is read and parsed, matched as one batch, then
     /// written and flushed, the three stages overlapping on consecutive windows. Memory
-    /// holds a few windows, whatever the stream's length; 1 answers each event as soon as
-    /// it arrives (interactive use).
-    #[arg(long, default_value_t = 8192, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    /// holds a few windows, whatever the stream's length. The default is sized for
+    /// throughput (one launch of the GPU index); 1 answers each event as soon as it
+    /// arrives (interactive use).
+    #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub window: u64,
     /// Print times on standard error: loading, building the index, uploading, reading,
     /// matching and writing, with events (or MB) per second and the peak memory.
