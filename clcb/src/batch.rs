@@ -169,6 +169,11 @@ impl EventBatch {
         Ok(())
     }
 
+    /// The content, to push an event's attributes into (the parsers' fast path).
+    pub(crate) fn content_mut(&mut self) -> &mut ccm::batch::EventBatch {
+        &mut self.content
+    }
+
     /// Drops the attributes pushed since the last complete event.
     pub fn abandon_event(&mut self) {
         self.content.abandon_event();

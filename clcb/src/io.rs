@@ -388,6 +388,106 @@ pub fn parse_subscription(
     subscription_from_line(text(file, line_no, raw)?).map_err(|e| at(file, line_no, e))
 }
 
+/// A window of an events stream parsed into one batch: its good lines' events, in
+/// order, and each bad line's place in the window (from 0) with its error, ascending.
+#[derive(Debug, Default)]
+pub struct EventsWindow {
+    pub batch: crate::batch::EventBatch,
+    pub bad: Vec<(usize, IoError)>,
+}
+
+/// Lines of a window that one task of [`parse_events_batch`] parses at most.
+const BATCH_PART: usize = 2048;
+
+/// Parses every line of a window of an events stream on all cores straight into one
+/// [`crate::batch::EventBatch`] (no heap object per event on the common path: a line
+/// `{"loc": [x, y], "attrs": {...}}` of plain scalars is read byte by byte, through
+/// [`ccm::flat_json`]); any other line goes through [`event_from_line`], which words its
+/// errors. A bad line is reported as [`parse_event`] reports it and left out.
+pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
+    use crate::batch::EventBatch;
+    let part = (lines.len() / (4 * rayon::current_num_threads()).max(1)).clamp(64, BATCH_PART);
+    let starts: Vec<usize> = (0..lines.len()).step_by(part).collect();
+    let parts: Vec<(EventBatch, Vec<(usize, IoError)>)> = starts
+        .into_par_iter()
+        .map(|from| {
+            let to = (from + part).min(lines.len());
+            let mut batch = EventBatch::with_capacity(to - from, 8 * (to - from));
+            let mut bad = Vec::new();
+            for i in from..to {
+                let line_no = lines.line_no(i);
+                let r = text(file, line_no, lines.raw(i)).and_then(|line| {
+                    if fast_event_into(line.as_bytes(), &mut batch).is_some() {
+                        return Ok(());
+                    }
+                    let e = event_from_line(line).map_err(|e| at(file, line_no, e))?;
+                    batch.push_event(&e);
+                    Ok(())
+                });
+                if let Err(e) = r {
+                    bad.push((i, e));
+                }
+            }
+            (batch, bad)
+        })
+        .collect();
+    let mut w = EventsWindow::default();
+    for (b, bad) in parts {
+        w.batch.append(&b);
+        w.bad.extend(bad);
+    }
+    w
+}
+
+/// The common events line, `{"loc": [x, y], "attrs": {...}}` (keys in any order, `attrs`
+/// optional) with plain scalars, read straight into one more event of `batch`; `None`
+/// (the batch as it was) for anything else, a refused event included, which
+/// [`event_from_line`] then parses and words.
+fn fast_event_into(line: &[u8], batch: &mut crate::batch::EventBatch) -> Option<()> {
+    let mut r = ccm::flat_json::Reader::new(line);
+    let read = (|| {
+        r.eat(b'{')?;
+        let (mut loc, mut attrs) = (None, false);
+        loop {
+            match r.string()? {
+                "loc" if loc.is_none() => {
+                    r.eat(b':')?;
+                    r.eat(b'[')?;
+                    let x = r.float()?;
+                    r.eat(b',')?;
+                    let y = r.float()?;
+                    r.eat(b']')?;
+                    loc = Some((x, y));
+                }
+                "attrs" if !attrs => {
+                    r.eat(b':')?;
+                    r.object(batch.content_mut())?;
+                    attrs = true;
+                }
+                _ => return None,
+            }
+            match r.peek()? {
+                b',' => r.eat(b',')?,
+                b'}' => {
+                    r.eat(b'}')?;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+        let (x, y) = loc?;
+        r.at_end().then_some(())?;
+        Location::new(x, y).ok()
+    })();
+    match read {
+        Some(loc) if batch.end_event(loc).is_ok() => Some(()),
+        _ => {
+            batch.abandon_event();
+            None
+        }
+    }
+}
+
 /// Parses every line of a window of an events stream, in parallel: one result per line,
 /// in order (a bad line does not stop the others).
 pub fn parse_events_window(file: &Path, lines: &RawLines) -> Vec<Result<Event, IoError>> {
@@ -572,6 +672,57 @@ mod tests {
             assert!(fast_subscription(line).is_none(), "{line}");
             assert!(slow_subscription(line).is_err(), "{line}");
         }
+    }
+
+    #[test]
+    fn a_window_parsed_into_a_batch_gives_the_events_and_errors_of_the_line_parser() {
+        let kinds = [
+            r#"{"loc": [1.5, 2], "attrs": {"a": 1, "b": "x", "c": -2.5e1}}"#,
+            r#"{"attrs": {"k": "v"}, "loc": [3, 4]}"#,
+            r#"{"loc": [0, 0]}"#,
+            r#" { "loc" : [ 7 , 8.25 ] , "attrs" : { } } "#,
+            r#"{"loc": [1, 2], "attrs": {"a": 1, "a": 2}}"#,
+            r#"{"loc": [1, 2], "attrs": {"a": null}}"#,
+            r#"{"loc": [1], "attrs": {}}"#,
+            r#"{"loc": [1e300, 2]}"#,
+            r#"{"attrs": {"a": 1}}"#,
+            r#"{"loc": [1, 2], "loc": [3, 4]}"#,
+            r#"{"loc": [1, 2], "x": 1}"#,
+            r#"{"loc": [1, 2], "attrs": {"s": "a\u00e9"}}"#,
+            r#"{"loc": [1, 2]} 3"#,
+            r#"[1, 2]"#,
+        ];
+        let text: String = (0..9000)
+            .map(|i| format!("{}\n", kinds[i % kinds.len()]))
+            .collect();
+        let mut r = LineReader::new("e", text.as_bytes());
+        let mut w = RawLines::default();
+        r.read_window(usize::MAX, &mut w).unwrap();
+        let want = parse_events_window(r.file(), &w);
+        let got = parse_events_batch(r.file(), &w);
+        let good: Vec<Event> = want
+            .iter()
+            .filter_map(|x| x.as_ref().ok().cloned())
+            .collect();
+        assert_eq!(got.batch.to_events(), good);
+        let bad: Vec<(usize, String)> = want
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| x.as_ref().err().map(|e| (i, e.to_string())))
+            .collect();
+        let got_bad: Vec<(usize, String)> =
+            got.bad.iter().map(|(i, e)| (*i, e.to_string())).collect();
+        assert_eq!(got_bad, bad);
+        assert!(!bad.is_empty() && !good.is_empty());
+        // The common lines take the fast path.
+        let mut b = crate::batch::EventBatch::new();
+        for line in &kinds[..4] {
+            assert!(fast_event_into(line.as_bytes(), &mut b).is_some(), "{line}");
+        }
+        for line in &kinds[4..] {
+            assert!(fast_event_into(line.as_bytes(), &mut b).is_none(), "{line}");
+        }
+        assert_eq!(b.len(), 4);
     }
 
     #[test]

@@ -10,10 +10,11 @@ use crate::engines::ClcbEngine;
 use baselines::grid_index::GridIndex;
 use baselines::rtree::RTreeMatcher;
 use baselines::sff_location::SffLocation;
+use clcb::batch::EventBatch;
 use clcb::cells::{CellIndex, CellOptions};
 use clcb::io::RawLines;
 use clcb::workload::{Params, Spatial, Workload};
-use clcb::{Engine, Event, Options, Subscriptions};
+use clcb::{Engine, Options, Subscriptions};
 use gpu_kernels::Device;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -138,13 +139,13 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
 }
 
 /// A window's events, parsed in parallel; errors as their messages.
-fn parse_window(file: &Path, lines: &RawLines) -> super::Window<Vec<Event>> {
-    super::Window::of_results(
-        clcb::io::parse_events_window(file, lines)
-            .into_iter()
-            .map(|r| r.map_err(|e| e.to_string()))
-            .collect(),
-    )
+fn parse_window(file: &Path, lines: &RawLines) -> super::Window<EventBatch> {
+    let w = clcb::io::parse_events_batch(file, lines);
+    super::Window {
+        good: w.batch,
+        bad: w.bad.into_iter().map(|(i, e)| (i, e.to_string())).collect(),
+        bytes: 0,
+    }
 }
 
 fn match_cmd(
@@ -194,8 +195,9 @@ fn match_cmd(
         let mut m = clcb::multi::MultiEngine::new(devs, &subs, Options::default())?;
         m.synchronize()?;
         stats.add("build + upload tables", t.elapsed(), String::new());
-        let matcher =
-            |evs: &Vec<Event>| -> anyhow::Result<Vec<Vec<u32>>> { Ok(m.match_batch(evs)?) };
+        let matcher = |evs: &EventBatch| -> anyhow::Result<Vec<Vec<u32>>> {
+            Ok(m.match_batch(&evs.to_events())?)
+        };
         let done = stream_lines(
             events_path,
             window,
@@ -228,11 +230,14 @@ fn match_cmd(
     let done = match (dev, engine) {
         (None, Some(ClcbEngine::Sff)) => {
             let m = stats.time("build the index (sff)", || SffLocation::build(&subs));
-            let matcher = |evs: &Vec<Event>| {
-                Ok(evs
-                    .par_iter()
+            let matcher = |evs: &EventBatch| {
+                Ok((0..evs.len())
+                    .into_par_iter()
                     .with_min_len(64)
-                    .map_init(|| m.scratch(), |s, e| m.match_indices_with(e, s))
+                    .map_init(
+                        || m.scratch(),
+                        |s, i| m.match_indices_with(&evs.event(i), s),
+                    )
                     .collect())
             };
             stream_lines(
@@ -246,11 +251,11 @@ fn match_cmd(
         }
         (None, Some(ClcbEngine::Rtree)) => {
             let m = stats.time("build the index (rtree)", || RTreeMatcher::build(&subs));
-            let matcher = |evs: &Vec<Event>| {
-                Ok(evs
-                    .par_iter()
+            let matcher = |evs: &EventBatch| {
+                Ok((0..evs.len())
+                    .into_par_iter()
                     .with_min_len(64)
-                    .map(|e| m.match_indices(e, &subs))
+                    .map(|i| m.match_indices(&evs.event(i), &subs))
                     .collect())
             };
             stream_lines(
@@ -264,7 +269,7 @@ fn match_cmd(
         }
         (None, _) => {
             let m = stats.time("build the index (grid)", || GridIndex::build(&subs))?;
-            let matcher = |evs: &Vec<Event>| Ok(m.match_parallel(evs));
+            let matcher = |evs: &EventBatch| Ok(m.match_batch_parallel(evs));
             stream_lines(
                 events_path,
                 window,
@@ -287,8 +292,9 @@ fn match_cmd(
                     index.device().allocated_bytes() as f64 / 1e6
                 ),
             );
-            let matcher =
-                |evs: &Vec<Event>| -> anyhow::Result<Vec<Vec<u32>>> { Ok(index.match_batch(evs)?) };
+            let matcher = |evs: &EventBatch| -> anyhow::Result<Vec<Vec<u32>>> {
+                Ok(index.match_event_batch(evs)?)
+            };
             stream_lines(
                 events_path,
                 window,
@@ -307,13 +313,13 @@ fn match_cmd(
                 t.elapsed(),
                 format!("({:.1} MB on the device)", e.device_bytes() as f64 / 1e6),
             );
-            let matcher = |evs: &Vec<Event>| -> anyhow::Result<Vec<Vec<u32>>> {
+            let matcher = |evs: &EventBatch| -> anyhow::Result<Vec<Vec<u32>>> {
                 if per_event {
-                    evs.iter()
-                        .map(|ev| Ok(e.match_indices(ev, None)?))
+                    (0..evs.len())
+                        .map(|i| Ok(e.match_indices(&evs.event(i), None)?))
                         .collect()
                 } else {
-                    Ok(e.match_batch(evs)?)
+                    Ok(e.match_event_batch(evs)?)
                 }
             };
             stream_lines(

@@ -250,24 +250,6 @@ pub struct Window<B> {
     pub bytes: usize,
 }
 
-impl<E> Window<Vec<E>> {
-    /// The window of one result per line.
-    pub fn of_results(items: Vec<Result<E, String>>) -> Self {
-        let mut w = Window {
-            good: Vec::with_capacity(items.len()),
-            bad: Vec::new(),
-            bytes: 0,
-        };
-        for (i, r) in items.into_iter().enumerate() {
-            match r {
-                Ok(e) => w.good.push(e),
-                Err(m) => w.bad.push((i, m)),
-            }
-        }
-        w
-    }
-}
-
 /// What a window's good events are held in ([`Window::good`]): a vector of heap events,
 /// or a flat batch.
 pub trait Events: Send + 'static {
@@ -282,6 +264,12 @@ impl<E: Send + 'static> Events for Vec<E> {
 }
 
 impl Events for ::ccm::EventBatch {
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+impl Events for ::clcb::batch::EventBatch {
     fn count(&self) -> usize {
         self.len()
     }
