@@ -1014,33 +1014,53 @@ pub struct EventsWindow {
 /// # Ok(()) }
 /// ```
 pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
+    let (batches, bad) = parse_in_parts(
+        lines,
+        |n| EventBatch::with_capacity(n, 8 * n),
+        |batch, i| {
+            let line_no = lines.line_no(i);
+            line_text(file, line_no, lines.raw(i)).and_then(|line| {
+                event_into_batch(line, batch)
+                    .map_err(|(column, what)| IoError::bad(file, line_no, column, what))
+            })
+        },
+    );
+    EventsWindow {
+        batch: EventBatch::concat(&batches),
+        bad,
+    }
+}
+
+/// Parses a window's lines on all cores in parts (at least four a thread, of
+/// [`BATCH_PART_MIN`] to [`BATCH_PART`] lines), each part into a container of its own
+/// (`new(lines in the part)`): `parse(container, i)` parses line `i` of the window into it
+/// or gives that line's error. The parts' containers in order, and every bad line's place
+/// in the window with its error, ascending. (The batch parsers of ccm's and clcb's
+/// events.)
+pub fn parse_in_parts<B: Send, E: Send>(
+    lines: &RawLines,
+    new: impl Fn(usize) -> B + Sync,
+    parse: impl Fn(&mut B, usize) -> Result<(), E> + Sync,
+) -> (Vec<B>, Vec<(usize, E)>) {
     let part =
         (lines.len() / (4 * rayon::current_num_threads()).max(1)).clamp(BATCH_PART_MIN, BATCH_PART);
     let starts: Vec<usize> = (0..lines.len()).step_by(part).collect();
-    let parts: Vec<(EventBatch, Vec<(usize, IoError)>)> = starts
+    let parts: Vec<(B, Vec<(usize, E)>)> = starts
         .into_par_iter()
         .map(|from| {
             let to = (from + part).min(lines.len());
-            let mut batch = EventBatch::with_capacity(to - from, 8 * (to - from));
+            let mut container = new(to - from);
             let mut bad = Vec::new();
             for i in from..to {
-                let line_no = lines.line_no(i);
-                let r = line_text(file, line_no, lines.raw(i)).and_then(|line| {
-                    event_into_batch(line, &mut batch)
-                        .map_err(|(column, what)| IoError::bad(file, line_no, column, what))
-                });
-                if let Err(e) = r {
+                if let Err(e) = parse(&mut container, i) {
                     bad.push((i, e));
                 }
             }
-            (batch, bad)
+            (container, bad)
         })
         .collect();
-    let (batches, bad): (Vec<EventBatch>, Vec<_>) = parts.into_iter().unzip();
-    EventsWindow {
-        batch: EventBatch::concat(&batches),
-        bad: bad.into_iter().flatten().collect(),
-    }
+    let (containers, bad): (Vec<B>, Vec<_>) = parts.into_iter().unzip();
+    (containers, bad.into_iter().flatten().collect())
 }
 
 /// Parses one events line's text (see [`line_text`]) into one more event of `batch`; on

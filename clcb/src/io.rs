@@ -396,9 +396,6 @@ pub struct EventsWindow {
     pub bad: Vec<(usize, IoError)>,
 }
 
-/// Lines of a window that one task of [`parse_events_batch`] parses at most.
-const BATCH_PART: usize = 2048;
-
 /// Parses every line of a window of an events stream on all cores straight into one
 /// [`crate::batch::EventBatch`] (no heap object per event on the common path: a line
 /// `{"loc": [x, y], "attrs": {...}}` of plain scalars is read byte by byte, through
@@ -406,35 +403,25 @@ const BATCH_PART: usize = 2048;
 /// errors. A bad line is reported as [`parse_event`] reports it and left out.
 pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
     use crate::batch::EventBatch;
-    let part = (lines.len() / (4 * rayon::current_num_threads()).max(1)).clamp(64, BATCH_PART);
-    let starts: Vec<usize> = (0..lines.len()).step_by(part).collect();
-    let parts: Vec<(EventBatch, Vec<(usize, IoError)>)> = starts
-        .into_par_iter()
-        .map(|from| {
-            let to = (from + part).min(lines.len());
-            let mut batch = EventBatch::with_capacity(to - from, 8 * (to - from));
-            let mut bad = Vec::new();
-            for i in from..to {
-                let line_no = lines.line_no(i);
-                let r = text(file, line_no, lines.raw(i)).and_then(|line| {
-                    if fast_event_into(line.as_bytes(), &mut batch).is_some() {
-                        return Ok(());
-                    }
-                    let e = event_from_line(line).map_err(|e| at(file, line_no, e))?;
-                    batch.push_event(&e);
-                    Ok(())
-                });
-                if let Err(e) = r {
-                    bad.push((i, e));
-                }
+    let (batches, bad) = ccm::io::parse_in_parts(
+        lines,
+        |n| EventBatch::with_capacity(n, 8 * n),
+        |batch, i| {
+            let line_no = lines.line_no(i);
+            let line = text(file, line_no, lines.raw(i))?;
+            if fast_event_into(line.as_bytes(), batch).is_none() {
+                let e = event_from_line(line).map_err(|e| at(file, line_no, e))?;
+                batch.push_event(&e);
             }
-            (batch, bad)
-        })
-        .collect();
-    let mut w = EventsWindow::default();
-    for (b, bad) in parts {
-        w.batch.append(&b);
-        w.bad.extend(bad);
+            Ok(())
+        },
+    );
+    let mut w = EventsWindow {
+        bad,
+        ..EventsWindow::default()
+    };
+    for b in &batches {
+        w.batch.append(b);
     }
     w
 }
