@@ -250,17 +250,10 @@ pub struct Window<B> {
     pub bytes: usize,
 }
 
-/// What a window's good events are held in ([`Window::good`]): a vector of heap events,
-/// or a flat batch.
+/// What a window's good events are held in ([`Window::good`]): a paper's flat batch.
 pub trait Events: Send + 'static {
     /// Number of events.
     fn count(&self) -> usize;
-}
-
-impl<E: Send + 'static> Events for Vec<E> {
-    fn count(&self) -> usize {
-        self.len()
-    }
 }
 
 impl Events for ::ccm::EventBatch {
