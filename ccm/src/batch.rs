@@ -40,10 +40,14 @@
 //! # Ok(()) }
 //! ```
 
-use crate::hash::ShortKeyMap;
+use crate::hash::{FastHasher, ShortKeyMap};
 use crate::model::{Attribute, Event, ModelError, Value};
 use rayon::prelude::*;
+use std::borrow::Borrow;
+use std::hash::Hasher;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 /// Type tag of an integer attribute ([`Attr::ty`]); the kernels' tags.
 pub const TY_INT: u32 = ccm_kernels::TY_INT as u32;
@@ -94,32 +98,193 @@ impl<'a> From<&'a Value> for ValueRef<'a> {
 
 /// Distinct strings, numbered from 0 in order of first appearance, their bytes laid end
 /// to end in one arena.
+///
+/// Its look-up map is built on the first look-up ([`Dictionary::intern`],
+/// [`Dictionary::get`]): a dictionary merged from parts ([`Dictionary::merge`]) is read
+/// by id by every engine, and building a map of every string of a window on one thread
+/// would bound a stream parsed on all cores.
 #[derive(Clone, Debug, Default)]
 pub struct Dictionary {
-    map: ShortKeyMap<u32>,
+    map: OnceLock<ShortKeyMap<u32>>,
     /// Per id: offset and length in `bytes`.
     spans: Vec<(u32, u32)>,
     bytes: Vec<u8>,
 }
 
+/// Below this many strings in all, [`Dictionary::merge`] interns them on one thread.
+const MERGE_ON_ONE_THREAD: usize = 4096;
+
 impl Dictionary {
     /// The id of `s`, numbering it if it is new.
     #[inline]
     pub fn intern(&mut self, s: &str) -> u32 {
-        if let Some(id) = self.map.get(s.as_bytes()) {
+        if self.map.get().is_none() {
+            let built = self.built_map();
+            let _ = self.map.set(built);
+        }
+        let map = self.map.get_mut().expect("the look-up map was built above");
+        if let Some(id) = map.get(s.as_bytes()) {
             return id;
         }
         let id = self.spans.len() as u32;
         self.spans.push((self.bytes.len() as u32, s.len() as u32));
         self.bytes.extend_from_slice(s.as_bytes());
-        self.map.insert(s.as_bytes(), id);
+        map.insert(s.as_bytes(), id);
         id
     }
 
     /// The id of `s`, if it has one.
     #[inline]
     pub fn get(&self, s: &str) -> Option<u32> {
-        self.map.get(s.as_bytes())
+        self.map.get_or_init(|| self.built_map()).get(s.as_bytes())
+    }
+
+    /// The look-up map of the strings held.
+    fn built_map(&self) -> ShortKeyMap<u32> {
+        let mut map = ShortKeyMap::default();
+        for (id, s) in self.iter().enumerate() {
+            map.insert(s.as_bytes(), id as u32);
+        }
+        map
+    }
+
+    /// The dictionaries `parts` merged as interning their strings one after another
+    /// would number them (each distinct string once, in order of first appearance), and
+    /// per part, the merged id of each of its ids. On all cores: each part's strings are
+    /// bucketed by hash into shards; each shard, on a thread of its own, finds the first
+    /// appearance of each of its strings (walking the parts in order); then each part
+    /// numbers its first appearances after the earlier parts' and lays their bytes into
+    /// the merged arena.
+    ///
+    /// ```
+    /// use ccm::batch::Dictionary;
+    /// let (mut a, mut b) = (Dictionary::default(), Dictionary::default());
+    /// a.intern("x");
+    /// a.intern("y");
+    /// b.intern("z");
+    /// b.intern("x");
+    /// let (merged, ids) = Dictionary::merge(&[&a, &b]);
+    /// assert_eq!(merged.iter().collect::<Vec<_>>(), ["x", "y", "z"]);
+    /// assert_eq!(ids, [vec![0, 1], vec![2, 0]]);
+    /// ```
+    pub fn merge(parts: &[&Dictionary]) -> (Dictionary, Vec<Vec<u32>>) {
+        let total: usize = parts.iter().map(|d| d.len()).sum();
+        let threads = rayon::current_num_threads();
+        if total < MERGE_ON_ONE_THREAD || threads == 1 {
+            let mut merged = Dictionary::default();
+            let ids = parts
+                .iter()
+                .map(|p| p.iter().map(|s| merged.intern(s)).collect())
+                .collect();
+            return (merged, ids);
+        }
+        let shards = (4 * threads).next_power_of_two();
+        // Per part, its ids bucketed by shard: `(offsets, ids)`, shard k's ids at
+        // `ids[offsets[k]..offsets[k + 1]]`, ascending.
+        let buckets: Vec<(Vec<u32>, Vec<u32>)> = parts
+            .par_iter()
+            .map(|p| {
+                let shard: Vec<u32> = p.iter().map(|s| shard_of(s, shards)).collect();
+                let mut offsets = vec![0u32; shards + 1];
+                for &k in &shard {
+                    offsets[k as usize + 1] += 1;
+                }
+                for k in 0..shards {
+                    offsets[k + 1] += offsets[k];
+                }
+                let mut next = offsets.clone();
+                let mut ids = vec![0u32; shard.len()];
+                for (i, &k) in shard.iter().enumerate() {
+                    ids[next[k as usize] as usize] = i as u32;
+                    next[k as usize] += 1;
+                }
+                (offsets, ids)
+            })
+            .collect();
+        // Per part and id, its string's first appearance: `part << 32 | id`.
+        let first: Vec<Vec<AtomicU64>> = parts
+            .iter()
+            .map(|p| (0..p.len()).map(|_| AtomicU64::new(0)).collect())
+            .collect();
+        (0..shards).into_par_iter().for_each(|k| {
+            let mut seen = ShortKeyMap::<u64>::default();
+            for (pi, (p, (offsets, ids))) in parts.iter().zip(&buckets).enumerate() {
+                for &i in &ids[offsets[k] as usize..offsets[k + 1] as usize] {
+                    let key = p.str_of(i).as_bytes();
+                    let here = (pi as u64) << 32 | i as u64;
+                    let at = seen.get(key).unwrap_or_else(|| {
+                        seen.insert(key, here);
+                        here
+                    });
+                    first[pi][i as usize].store(at, Ordering::Relaxed);
+                }
+            }
+        });
+        let is_first = |pi: usize, i: usize| {
+            first[pi][i].load(Ordering::Relaxed) == ((pi as u64) << 32 | i as u64)
+        };
+        // Per part, its first appearances and their bytes; then where each part's go.
+        let counts: Vec<(usize, usize)> = parts
+            .par_iter()
+            .enumerate()
+            .map(|(pi, p)| {
+                (0..p.len())
+                    .filter(|&i| is_first(pi, i))
+                    .fold((0, 0), |(n, b), i| (n + 1, b + p.spans[i].1 as usize))
+            })
+            .collect();
+        let (new, new_bytes) = counts.iter().fold((0, 0), |(n, b), c| (n + c.0, b + c.1));
+        let mut merged = Dictionary {
+            map: OnceLock::new(),
+            spans: vec![(0, 0); new],
+            bytes: vec![0; new_bytes],
+        };
+        let mut jobs = Vec::with_capacity(parts.len());
+        let (mut spans, mut bytes): (&mut [(u32, u32)], &mut [u8]) =
+            (&mut merged.spans, &mut merged.bytes);
+        let (mut id_base, mut byte_base) = (0usize, 0usize);
+        for (pi, &(n, b)) in counts.iter().enumerate() {
+            let (my_spans, rest) = spans.split_at_mut(n);
+            spans = rest;
+            let (my_bytes, rest) = bytes.split_at_mut(b);
+            bytes = rest;
+            jobs.push((pi, id_base, byte_base, my_spans, my_bytes));
+            id_base += n;
+            byte_base += b;
+        }
+        // Per part and id, its merged id if it is a first appearance.
+        let own: Vec<Vec<u32>> = jobs
+            .into_par_iter()
+            .map(|(pi, id_base, byte_base, my_spans, my_bytes)| {
+                let p = parts[pi];
+                let mut own = vec![u32::MAX; p.len()];
+                let (mut n, mut b) = (0usize, 0usize);
+                for (i, slot) in own.iter_mut().enumerate() {
+                    if is_first(pi, i) {
+                        let s = p.str_of(i as u32).as_bytes();
+                        my_spans[n] = ((byte_base + b) as u32, s.len() as u32);
+                        my_bytes[b..b + s.len()].copy_from_slice(s);
+                        *slot = (id_base + n) as u32;
+                        n += 1;
+                        b += s.len();
+                    }
+                }
+                own
+            })
+            .collect();
+        let ids = (0..parts.len())
+            .into_par_iter()
+            .map(|pi| {
+                first[pi]
+                    .iter()
+                    .map(|f| {
+                        let f = f.load(Ordering::Relaxed);
+                        own[(f >> 32) as usize][(f & 0xffff_ffff) as usize]
+                    })
+                    .collect()
+            })
+            .collect();
+        (merged, ids)
     }
 
     /// The string of `id` (which this dictionary gave).
@@ -158,8 +323,17 @@ impl Dictionary {
 
     /// Bytes on the heap.
     pub fn heap_bytes(&self) -> usize {
-        self.map.heap_bytes() + self.spans.capacity() * 8 + self.bytes.capacity()
+        self.map.get().map_or(0, ShortKeyMap::heap_bytes)
+            + self.spans.capacity() * 8
+            + self.bytes.capacity()
     }
+}
+
+/// The shard of `s` among `shards` (a power of two), by its hash.
+fn shard_of(s: &str, shards: usize) -> u32 {
+    let mut h = FastHasher::default();
+    h.write(s.as_bytes());
+    (h.finish() >> 40) as u32 & (shards as u32 - 1)
 }
 
 /// Events as flat arrays; see the [module documentation](self).
@@ -233,21 +407,20 @@ impl EventBatch {
     /// after another, each distinct name and string once), then their attributes
     /// renumbered on all cores, each part into its own place. How a batch parsed or
     /// built in parts on all cores becomes one.
-    pub fn concat(parts: &[EventBatch]) -> EventBatch {
-        let events: usize = parts.iter().map(EventBatch::len).sum();
-        let attrs: usize = parts.iter().map(EventBatch::total_attrs).sum();
+    pub fn concat<B: Borrow<EventBatch> + Sync>(parts: &[B]) -> EventBatch {
+        let parts: Vec<&EventBatch> = parts.iter().map(Borrow::borrow).collect();
+        let events: usize = parts.iter().map(|p| p.len()).sum();
+        let attrs: usize = parts.iter().map(|p| p.total_attrs()).sum();
         let mut b = EventBatch::with_capacity(events, attrs);
         // Each part's names and strings in the merged numbering.
-        let maps: Vec<(Vec<u32>, Vec<u32>)> = parts
-            .iter()
-            .map(|p| {
-                let names = p.names.iter().map(|n| b.names.intern(n)).collect();
-                let strings = p.strings.iter().map(|s| b.strings.intern(s)).collect();
-                (names, strings)
-            })
-            .collect();
+        let (names, name_ids) =
+            Dictionary::merge(&parts.iter().map(|p| &p.names).collect::<Vec<_>>());
+        let (strings, string_ids) =
+            Dictionary::merge(&parts.iter().map(|p| &p.strings).collect::<Vec<_>>());
+        (b.names, b.strings) = (names, strings);
+        let maps: Vec<(Vec<u32>, Vec<u32>)> = name_ids.into_iter().zip(string_ids).collect();
         let mut base = 0u32;
-        for p in parts {
+        for p in &parts {
             b.starts.extend(p.starts[1..].iter().map(|&s| base + s));
             base += p.total_attrs() as u32;
         }
@@ -526,6 +699,53 @@ fn repeated_name(attrs: &[Attr]) -> Option<u32> {
 mod tests {
     use super::*;
     use crate::workload::{generate, Params};
+
+    /// Merging dictionaries on all cores numbers every string as interning them one
+    /// after another does: each distinct string once, in order of first appearance,
+    /// with each part's ids mapped to the merged ones (long strings and the empty one
+    /// included; enough strings that the merge runs on all cores).
+    #[test]
+    fn a_merge_numbers_strings_as_interning_them_in_order_does() {
+        for threads in [1, 2, 5] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a pool");
+            let parts: Vec<Dictionary> = (0..7u64)
+                .map(|p| {
+                    let mut d = Dictionary::default();
+                    for i in 0..(900 + 37 * p) {
+                        // Strings shared between parts, and some of over 16 bytes.
+                        let k = (i * 7919 + p * 104_729) % 3000;
+                        let s = if k % 5 == 0 {
+                            format!("a long string number {k}")
+                        } else {
+                            format!("s{k}")
+                        };
+                        d.intern(if k == 17 { "" } else { &s });
+                    }
+                    d
+                })
+                .collect();
+            let refs: Vec<&Dictionary> = parts.iter().collect();
+            let (merged, ids) = pool.install(|| Dictionary::merge(&refs));
+            let mut want = Dictionary::default();
+            let want_ids: Vec<Vec<u32>> = parts
+                .iter()
+                .map(|p| p.iter().map(|s| want.intern(s)).collect())
+                .collect();
+            assert_eq!(
+                merged.iter().collect::<Vec<_>>(),
+                want.iter().collect::<Vec<_>>(),
+                "{threads} threads"
+            );
+            assert_eq!(ids, want_ids, "{threads} threads");
+            let mut merged = merged;
+            assert_eq!(merged.get("s1"), want.get("s1"));
+            let n = merged.len() as u32;
+            assert_eq!(merged.intern("a string no part has"), n);
+        }
+    }
 
     fn small() -> Vec<Event> {
         let p = Params {

@@ -63,7 +63,7 @@ impl EventBatch {
     }
 
     /// The batch of `events`, built on all cores (parts of a few thousand events each,
-    /// then appended in order).
+    /// then merged in order).
     pub fn from_events(events: &[Event]) -> EventBatch {
         const PART: usize = 4096;
         let attrs = |es: &[Event]| es.iter().map(|e| e.attributes().len()).sum();
@@ -78,12 +78,18 @@ impl EventBatch {
             .par_chunks(PART)
             .map(EventBatch::from_events)
             .collect();
-        let mut b =
-            EventBatch::with_capacity(events.len(), parts.iter().map(|p| p.total_attrs()).sum());
-        for p in &parts {
-            b.append(p);
+        EventBatch::concat(&parts)
+    }
+
+    /// The events of `parts`, in order, as one batch, merged on all cores (see
+    /// [`ccm::batch::EventBatch::concat`]).
+    pub fn concat(parts: &[EventBatch]) -> EventBatch {
+        let content: Vec<&ccm::batch::EventBatch> = parts.iter().map(|p| &p.content).collect();
+        EventBatch {
+            content: ccm::batch::EventBatch::concat(&content),
+            x: parts.iter().flat_map(|p| p.x.iter().copied()).collect(),
+            y: parts.iter().flat_map(|p| p.y.iter().copied()).collect(),
         }
-        b
     }
 
     /// Number of (complete) events.

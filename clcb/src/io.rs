@@ -416,14 +416,10 @@ pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
             Ok(())
         },
     );
-    let mut w = EventsWindow {
+    EventsWindow {
+        batch: EventBatch::concat(&batches),
         bad,
-        ..EventsWindow::default()
-    };
-    for b in &batches {
-        w.batch.append(b);
     }
-    w
 }
 
 /// The common events line, `{"loc": [x, y], "attrs": {...}}` (keys in any order, `attrs`
