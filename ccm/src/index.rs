@@ -356,10 +356,15 @@ impl HostIndex {
         let mut constraints = Vec::with_capacity(total);
         let mut ranges = Vec::new();
         let mut range_at = Vec::with_capacity(keyed.len() + 1);
-        for &(_, f) in &keyed {
+        // The filters' range forms, found on all cores.
+        let forms: Vec<Option<Vec<IndexRange>>> = keyed
+            .par_iter()
+            .map(|&(_, f)| range_form(cons(f)))
+            .collect();
+        for (&(_, f), form) in keyed.iter().zip(&forms) {
             range_at.push(ranges.len() as u32);
-            if let Some(r) = range_form(cons(f)) {
-                ranges.extend_from_slice(&r);
+            if let Some(r) = form {
+                ranges.extend_from_slice(r);
             }
             let iface = rank[t.filter_iface[f as usize] as usize];
             per_iface[iface as usize] += 1;
