@@ -38,12 +38,13 @@ pub enum Cmd {
         /// a location and attributes (numbers or strings); `attrs` may be left out.
         #[arg(long)]
         events: PathBuf,
-        /// Default: gpu when a GPU can be opened, else grid, the strongest CPU engine (with
-        /// a note saying why).
+        /// Default: gpu-cells when a GPU can be opened (the fastest GPU engine end to
+        /// end), else grid, the strongest CPU engine (with a note saying why).
         #[arg(long, value_enum)]
         engine: Option<ClcbEngine>,
         /// On gpu / emu: match one event at a time (the paper's mode) instead of the
-        /// batched kernels over each window (beyond the paper).
+        /// batched kernels over each window (beyond the paper). With no --engine: the
+        /// paper's kernels on the GPU, one event at a time.
         #[arg(long)]
         per_event: bool,
         /// The batched kernels over each window (the default; kept for old scripts).
@@ -279,7 +280,9 @@ fn match_cmd(
                 &mut stats,
             )?
         }
-        (Some(dev), Some(ClcbEngine::GpuCells | ClcbEngine::EmuCells)) => {
+        (Some(dev), None | Some(ClcbEngine::GpuCells | ClcbEngine::EmuCells))
+            if engine.is_some() || !per_event =>
+        {
             let t = std::time::Instant::now();
             let opts = CellOptions::for_device(&dev);
             let mut index = CellIndex::new(dev, &subs, opts)?;
