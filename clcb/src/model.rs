@@ -20,7 +20,7 @@
 //! baselines each evaluate content on their own.
 
 pub use ccm::model::{Attribute, Constraint, Op, Value};
-use std::collections::BTreeMap;
+use rayon::slice::ParallelSliceMut;
 use std::fmt;
 
 /// What makes a model object ill formed.
@@ -206,17 +206,22 @@ pub struct Subscriptions {
 impl Subscriptions {
     /// Sorts by id and merges subscriptions sharing an id (their filters concatenated in
     /// the order given).
+    /// A file of one line per filter, the lines of a subscription together and in id
+    /// order (as `clcb generate` writes them), is merged in one pass; any other order is
+    /// first sorted by id on all cores (stably, so the filters stay in the order given).
     pub fn new(subs: impl IntoIterator<Item = Subscription>) -> Self {
-        let mut by_id: BTreeMap<SubscriptionId, Vec<Filter>> = BTreeMap::new();
-        for s in subs {
-            by_id.entry(s.id).or_default().extend(s.filters);
+        let mut subs: Vec<Subscription> = subs.into_iter().collect();
+        if subs.windows(2).any(|w| w[0].id > w[1].id) {
+            subs.par_sort_by_key(|s| s.id);
         }
-        Self::from_sorted(
-            by_id
-                .into_iter()
-                .map(|(id, filters)| Subscription { id, filters })
-                .collect(),
-        )
+        let mut merged: Vec<Subscription> = Vec::with_capacity(subs.len());
+        for s in subs {
+            match merged.last_mut() {
+                Some(last) if last.id == s.id => last.filters.extend(s.filters),
+                _ => merged.push(s),
+            }
+        }
+        Self::from_sorted(merged)
     }
 
     /// Takes subscriptions already in strictly ascending id order (the generator's);
@@ -328,6 +333,33 @@ mod tests {
         assert!(Area::circle(f64::INFINITY, 0.0, 1.0).is_err());
         assert!(Area::circle(0.0, 1e300, 1.0).is_err());
         assert!(Area::circle(0.0, 0.0, 1e30).is_err(), "r² overflows f32");
+    }
+
+    /// A file's order (a subscription's lines together, ids ascending) merges each run
+    /// of one id into one subscription, its filters in the lines' order.
+    #[test]
+    fn runs_of_one_id_in_id_order_merge_into_one_subscription_each() {
+        let f = |x: f64| Filter::new(vec![], Area::circle(x, 0.0, 1.0).unwrap()).unwrap();
+        let line = |id, x| Subscription {
+            id: SubscriptionId(id),
+            filters: vec![f(x)],
+        };
+        let set = Subscriptions::new([
+            line(1, 1.0),
+            line(1, 2.0),
+            line(4, 3.0),
+            line(4, 4.0),
+            line(4, 5.0),
+        ]);
+        assert_eq!(set.len(), 2);
+        assert_eq!(
+            (set.id(0), set.id(1)),
+            (SubscriptionId(1), SubscriptionId(4))
+        );
+        let xs: Vec<f32> = (0..5)
+            .map(|i| set.filter(FilterId(i)).unwrap().area.center.x)
+            .collect();
+        assert_eq!(xs, [1.0, 2.0, 3.0, 4.0, 5.0]);
     }
 
     #[test]
