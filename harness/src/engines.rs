@@ -149,9 +149,12 @@ pub enum RunEngine {
     Sff,
     /// ccm: the content index (pivot-partitioned, after OpIndex), one core and all cores.
     Index,
-    /// ccm: the hybrid index (value index and content index, chosen per event), one core
-    /// and all cores.
+    /// ccm: the hybrid index (value index, content index and, where it indexes every
+    /// filter, the bit index, chosen per event), one core and all cores.
     Hybrid,
+    /// ccm `hem`: the bit index alone (HEM class, integer bounds only), one core and all
+    /// cores.
+    Bits,
     /// clcb: the R*-tree CPU matcher (one core; with the content check also all cores).
     Rtree,
     /// xml: the YFilter-like NFA, one core.
