@@ -27,8 +27,9 @@ pub enum CcmEngine {
     Sff,
     /// The content index: pivot-partitioned after OpIndex / BE-Tree (CPU, all cores).
     Index,
-    /// The hybrid index: a value index (REIN / HEM class) and the content index, the
-    /// cheaper chosen per event; the strongest CPU engine (CPU, all cores).
+    /// The hybrid index: a value index (REIN / HEM class), the content index and, for
+    /// integer bounds, the bit index (HEM class), the cheapest chosen per event; the
+    /// strongest CPU engine (CPU, all cores).
     Hybrid,
 }
 
