@@ -139,6 +139,29 @@
 //! machine, 6 runs each, the name index looking up its partitions the same way) and
 //! 0.88-0.97 in the harness's two recorded runs on the GPU machine's host (3-5, 10 and
 //! 20 names).
+//!
+//! With the bit index among the choices (the `dense_bench` example, 100k filters, one
+//! interface per filter, 2000 events, one core by the thread's CPU time, 3 runs by turns
+//! on the 2-core machine shared with other work; µs per event, the median run; HEM5DD
+//! and HEM5DD-avxOR, the suite's own code at bit exponents 4 and 6 built with g++ -O3
+//! -march=native, each listing its answers from its final bitset, on the same dumped
+//! events, its fastest of the four):
+//!
+//! | names per event | hybrid | bit index alone | HEM's fastest |
+//! |---|---|---|---|
+//! | 3-5 | 12.5 | 13.0 | 23.5 (HEM5DD, 6) |
+//! | 10 | 26.2 | 27.4 | 58.3 (HEM5DD, 6) |
+//! | 20 | 39.3 | 42.9 | 93.9 (HEM5DD, 6) |
+//! | 5-10, Zipf | 23.3 | 24.1 | 46.6 (HEM5DD, 6) |
+//!
+//! At a million filters (one run, same machine): 3-5 names 88 µs (the value index alone
+//! 89, the bit index 142: the hybrid chose the value index), 10 names 271 (278, 294), 20
+//! names 447 (746, 441: the bit index), Zipf 210 (183, 227). Table 1's model (Table 2's
+//! default scenario, `ccm_hybrid_stream --model table2 --share`, 6 sets of 6 runs each
+//! build by turns): hybrid over name index time, medians of the sets 0.98-1.09 before
+//! the bit index and 0.98-1.02 after; the dense model with 10 interfaces (100k filters,
+//! 3-5 / 20 names) 1.00 / 1.04 before and after. Neither differs beyond the machine's
+//! spread.
 
 use crate::bit_index::{BitIndex, BitScratch};
 use crate::compiled::{Attrs, BatchAttrs};
@@ -950,6 +973,8 @@ mod plain_path {
     fn events_the_static_bound_decides_run_the_name_index_alone() {
         let w = table1();
         let hybrid = HybridIndex::build(&w.subscriptions).unwrap();
+        // Strings and `!=`: the bit index refuses them, the hybrid chooses as before.
+        assert!(!hybrid.has_bits());
         // Every event of Table 1's model is decided (it carries at most 5 names).
         assert!(hybrid.plain_upto >= 5, "{}", hybrid.plain_upto);
         let want = Sff::build(&w.subscriptions)
