@@ -7,7 +7,8 @@
 //!         [--only 3-5,10,20,zipf] [--matchers hybrid,value,bit] [--cells MAX] [--seed S]
 //!         [--cpu-time] [--dump DIR]
 //!
-//! `--filters` 100000 (default) or 1000000 (or any); `--cells` the bit index's most cells
+//! `--matchers` also takes `hybrid-nobits` (the hybrid without the bit index among its
+//! choices); `--filters` 100000 (default) or 1000000 (or any); `--cells` the bit index's most cells
 //! a name ([`Cells::max`], 128); the first matcher's answers are the reference the others
 //! are checked against (and the dump's counts); `--cpu-time` times one core by the
 //! thread's CPU time (on a machine shared with other work); `--dump DIR` also writes each
@@ -208,8 +209,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     &a,
                 ),
                 "hybrid" => run(&HybridIndex::build(&w.subscriptions)?, &w.events, &a),
+                "hybrid-nobits" => run(
+                    &HybridIndex::build_with(&w.subscriptions, false)?,
+                    &w.events,
+                    &a,
+                ),
                 "value" => run(&ValueIndex::build(&w.subscriptions)?, &w.events, &a),
-                _ => return Err(format!("unknown matcher {m} (hybrid, value, bit)").into()),
+                _ => {
+                    return Err(
+                        format!("unknown matcher {m} (hybrid, hybrid-nobits, value, bit)").into(),
+                    )
+                }
             };
             let secs = t.elapsed().as_secs_f64();
             match &want {

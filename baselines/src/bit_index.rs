@@ -36,6 +36,19 @@
 //!   a word at a time, each clear bit found by `trailing_zeros`; filters are numbered in
 //!   interface order, so the answers come out ascending without a sort (an interface of
 //!   several filters is written once).
+//! - BG-Tree (Shi & Qian's BGTree in the same suite): a node keeps its subscriptions' ids
+//!   instead of a bitset while the ids take less memory than the bitset
+//!   (`boundaryNumSub`). Here the same trade per name: a name with few bounds gets few
+//!   cells ([`Cells::bytes_per_bound`]), its bounds marked one by one from the lists.
+//! - All cores: pHEM (HEM5's `match_parallel`) splits one event's attributes over a
+//!   thread pool, each thread ORing into its own bitset, then merges them. Here, as in
+//!   the suite's own all-thread runs, whole events go to the threads
+//!   ([`Matcher::match_parallel`], [`Matcher::match_batch_parallel`]): each thread keeps
+//!   one [`BitScratch`] (its L1 accumulator, codes and source lists) for every event it
+//!   matches, nothing is merged, and an event allocates only its answer.
+//! - The events are read in place from a batch ([`ccm::batch::EventBatch`]) as from heap
+//!   events, and [`crate::hybrid_index`] runs this index over the name index's numbering
+//!   of names (one array read per name), where it answers the events with many names.
 //!
 //! What it indexes: filters whose every constraint is `=`, `<`, `<=`, `>` or `>=` on an
 //! integer (or an integral float) of magnitude below 2^61. [`BitIndex::build`] refuses
@@ -45,7 +58,11 @@
 //! an absent name does. Exact for what it accepts: the tests check it against
 //! [`crate::sff::Sff`].
 
+use crate::compiled::{AttrValue, Attrs, BatchAttrs, Names, NO_NAME};
+use crate::matcher::BatchNames;
+use crate::sff::Num;
 use crate::Matcher;
+use ccm::batch::EventBatch;
 use ccm::hash::FastMap;
 use ccm::model::{Event, InterfaceId, ModelError, Op, Subscription, Value};
 use rayon::prelude::*;
@@ -200,7 +217,10 @@ pub struct BitIndex {
     filters: usize,
     words: usize,
     segments: usize,
-    ids: FastMap<String, u32>,
+    /// The names, numbered in natural order (`n2` before `n10`).
+    ids: Names,
+    /// The names by number.
+    name_list: Vec<String>,
     names: Vec<NameCells>,
     groups: Vec<Group>,
     /// The interface of each filter, ascending.
@@ -210,9 +230,14 @@ pub struct BitIndex {
 }
 
 /// One matching thread's scratch memory.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct BitScratch {
     acc: Vec<u64>,
+    /// Per name: 1 + the index of the event's attribute of that name, or 0 (kept 0
+    /// between events).
+    slot: Vec<u32>,
+    /// The event's numbered names.
+    names: Vec<u32>,
     /// Per name: the event's code, or `None` (absent or a string).
     code: Vec<Option<i64>>,
     /// The present names with their cell.
@@ -234,20 +259,34 @@ pub struct BitScratch {
 /// `v >= x`, `v > x`; for a non-integral `x` both `v <= x` and `v < x` are
 /// `v <= floor(x)`, both `v >= x` and `v > x` are `v >= floor(x) + 1`.
 pub fn code_of(v: &Value) -> Option<i64> {
-    match *v {
-        Value::Int(x) => Some(x.saturating_mul(2)),
-        Value::Float(x) => {
+    Num::of(v).map(code_of_num)
+}
+
+/// [`code_of`] of a number.
+#[inline]
+fn code_of_num(n: Num) -> i64 {
+    match n {
+        Num::Int(x) => x.saturating_mul(2),
+        Num::Float(x) => {
             if x >= MAX_KEY as f64 {
-                Some(i64::MAX)
+                i64::MAX
             } else if x <= -(MAX_KEY as f64) {
-                Some(i64::MIN)
+                i64::MIN
             } else if x.fract() == 0.0 {
-                Some(2 * x as i64)
+                2 * x as i64
             } else {
-                Some(2 * x.floor() as i64 + 1)
+                2 * x.floor() as i64 + 1
             }
         }
-        Value::Str(_) => None,
+    }
+}
+
+/// [`code_of`] of an attribute's value as the indexes read it (heap or batch).
+#[inline]
+fn code_of_attr(v: AttrValue<'_>) -> Option<i64> {
+    match v {
+        AttrValue::Num(n) => Some(code_of_num(n)),
+        AttrValue::Str(_) => None,
     }
 }
 
@@ -307,11 +346,10 @@ impl BitIndex {
         }
         let mut name_list: Vec<&str> = seen.into_keys().collect();
         name_list.sort_unstable_by(|a, b| (a.len(), *a).cmp(&(b.len(), *b)));
-        let ids: FastMap<String, u32> = name_list
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.to_string(), i as u32))
-            .collect();
+        let mut ids = Names::default();
+        for n in &name_list {
+            ids.intern(n);
+        }
         let d = name_list.len();
 
         // Low and high bounds per name.
@@ -319,7 +357,7 @@ impl BitIndex {
         let mut highs: Vec<Vec<(i64, u32)>> = vec![Vec::new(); d];
         for (f, &i) in order.iter().enumerate() {
             for c in &subs[i as usize].filter.constraints {
-                let a = ids[c.name.as_str()] as usize;
+                let a = ids.get(&c.name).expect("numbered") as usize;
                 let v = key_of(&c.value).expect("checked");
                 match c.op {
                     Op::Ge => lows[a].push((2 * v, f as u32)),
@@ -382,11 +420,13 @@ impl BitIndex {
             })
             .collect();
 
+        let name_list = name_list.iter().map(|n| n.to_string()).collect();
         Ok(BitIndex {
             filters,
             words,
             segments,
             ids,
+            name_list,
             names,
             groups,
             iface,
@@ -399,17 +439,73 @@ impl BitIndex {
         self.filters
     }
 
-    /// The answers of one event into `out` (cleared first).
-    fn match_into(&self, e: &Event, s: &mut BitScratch, out: &mut Vec<InterfaceId>) {
-        out.clear();
+    /// The 64-bit words it ORs at least for an event with `k` of its names: one bitset
+    /// per present name and per group of names with an absent one.
+    pub(crate) fn least_words(&self, k: usize) -> usize {
+        let d = self.names.len();
+        let per_group = d.div_ceil(self.groups.len().max(1)).max(1);
+        (k.min(d) + (d - k.min(d)).div_ceil(per_group)) * self.words
+    }
+
+    /// The number of each of `names` (another index's numbering of names) in this
+    /// index, or [`NO_NAME`]: what [`BitIndex::match_numbered`] takes.
+    pub(crate) fn numbering_of(&self, names: &Names) -> Vec<u32> {
+        let mut to = vec![NO_NAME; names.len()];
+        for (own, name) in self.name_list.iter().enumerate() {
+            if let Some(id) = names.get(name) {
+                to[id as usize] = own as u32;
+            }
+        }
+        to
+    }
+
+    /// The answers to the event of `attrs` (heap or batch), its names numbered by it.
+    fn match_attrs<A: Attrs>(&self, attrs: A, s: &mut BitScratch) -> Vec<InterfaceId> {
+        s.code.iter_mut().for_each(|c| *c = None);
+        attrs.slots(&self.ids, &mut s.slot, &mut s.names);
+        for &id in &s.names {
+            let k = std::mem::take(&mut s.slot[id as usize]);
+            s.code[id as usize] = code_of_attr(attrs.value(k as usize - 1));
+        }
+        self.answers(s)
+    }
+
+    /// The answers to the event of `attrs` whose names another index has numbered
+    /// (`slot`: number -> 1 + the attribute's index, `ids`: the event's numbers, as
+    /// [`Attrs::slots`] fills them); `to_own` maps that numbering to this index's
+    /// ([`BitIndex::numbering_of`]). What the hybrid index runs, over the name index's
+    /// numbering.
+    pub(crate) fn match_numbered<A: Attrs>(
+        &self,
+        attrs: A,
+        slot: &[u32],
+        ids: &[u32],
+        to_own: &[u32],
+        s: &mut BitScratch,
+    ) -> Vec<InterfaceId> {
+        s.code.iter_mut().for_each(|c| *c = None);
+        for &id in ids {
+            let own = to_own[id as usize];
+            if own != NO_NAME {
+                s.code[own as usize] = code_of_attr(attrs.value(slot[id as usize] as usize - 1));
+            }
+        }
+        self.answers(s)
+    }
+
+    /// The answers to the event coded in `s.code`, in a vector with room for a little
+    /// more than the last answer (no regrowing while listing).
+    fn answers(&self, s: &mut BitScratch) -> Vec<InterfaceId> {
+        let mut out = Vec::with_capacity(s.last + s.last / 4 + 16);
+        self.match_coded(s, &mut out);
+        s.last = out.len();
+        out
+    }
+
+    /// The answers of the event coded in `s.code` into `out`.
+    fn match_coded(&self, s: &mut BitScratch, out: &mut Vec<InterfaceId>) {
         if self.filters == 0 {
             return;
-        }
-        s.code.iter_mut().for_each(|c| *c = None);
-        for a in e.attributes() {
-            if let Some(&id) = self.ids.get(a.name.as_str()) {
-                s.code[id as usize] = code_of(&a.value);
-            }
         }
         // Absent names, one union per group; present ones, their cell.
         s.sources.clear();
@@ -644,6 +740,8 @@ impl Matcher for BitIndex {
     fn scratch(&self) -> BitScratch {
         BitScratch {
             acc: vec![0; SEG_WORDS.min(self.words.max(1))],
+            slot: vec![0; self.names.len()],
+            names: Vec::with_capacity(self.names.len()),
             code: vec![None; self.names.len()],
             present: Vec::with_capacity(self.names.len()),
             sources: Vec::with_capacity(self.names.len() + self.groups.len()),
@@ -653,11 +751,25 @@ impl Matcher for BitIndex {
     }
 
     fn match_event_with(&self, e: &Event, scratch: &mut BitScratch) -> Vec<InterfaceId> {
-        // Room for a little more than the last answer (no regrowing while listing).
-        let mut out = Vec::with_capacity(scratch.last + scratch.last / 4 + 16);
-        self.match_into(e, scratch, &mut out);
-        scratch.last = out.len();
-        out
+        self.match_attrs(e.attributes(), scratch)
+    }
+
+    /// The names of `batch` in this index's numbering.
+    fn batch_names(&self, batch: &EventBatch) -> BatchNames {
+        self.ids.batch_names(batch.names())
+    }
+
+    /// Event `i` of `batch`, read in place: its names through `names`, no hashing.
+    fn match_in_batch_with(
+        &self,
+        batch: &EventBatch,
+        names: &BatchNames,
+        i: usize,
+        scratch: &mut BitScratch,
+    ) -> Vec<InterfaceId> {
+        let mut fresh = None;
+        let names = self.ids.checked(batch, names, &mut fresh);
+        self.match_attrs(BatchAttrs::new(batch, names, i), scratch)
     }
 
     fn heap_bytes(&self) -> usize {
@@ -674,6 +786,11 @@ impl Matcher for BitIndex {
                 .map(|g| g.unions.capacity() * 8)
                 .sum::<usize>()
             + self.iface.capacity() * 4
-            + self.ids.keys().map(|k| k.len() + 32).sum::<usize>()
+            + self.ids.heap_bytes()
+            + self
+                .name_list
+                .iter()
+                .map(|n| n.capacity() + 24)
+                .sum::<usize>()
     }
 }

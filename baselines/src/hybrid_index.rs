@@ -1,6 +1,23 @@
-//! CCM's strongest CPU matcher: the value index ([`crate::value_index`]) and the name
-//! index ([`crate::content_index`]) over one subscription set, the cheaper of the two
-//! chosen per event by a cost model.
+//! CCM's strongest CPU matcher: the value index ([`crate::value_index`]), the name
+//! index ([`crate::content_index`]) and, where every filter is integer bounds, the bit
+//! index ([`crate::bit_index`], HEM class) over one subscription set, the cheapest
+//! chosen per event by a cost model and measured times.
+//!
+//! The bit index (HEM5DD's cells of precomputed bitsets and avxOR's AVX2 ORs, BG-Tree's
+//! ids-or-bitset trade, REIN's failing-filter marking; see its module docs) is built
+//! beside the other two when it accepts every subscription, and is a third choice of
+//! the value side, chosen by the same measured times as the value index: on the HEM
+//! suite's dense model (20 names, 1-5 ranges per filter, one interface per filter) the
+//! hybrid chooses it and answers 1.1-1.6x faster than without it, within the noise of
+//! the bit index alone; with few names of many (Table 1: 3-5 of 100, strings and `!=`, which it
+//! refuses) it is not built and nothing changes. Where it is built, the static bound
+//! takes the value side's least cost as the smaller of the two (the bit index ORs one
+//! bitset per present name and per group of five names with an absent one), and the
+//! name index's budget is twice the value side's fastest mean, the fastest of the two
+//! answering when the name index gives up. With three indexes, an exploration runs one
+//! of the two not chosen, at random, so the exploring costs what it cost with two.
+//! (Measured with the `dense_bench` example, one core by thread CPU time, on the loaded
+//! 2-core machine: see the numbers at the end.)
 //!
 //! Why two. The name index visits the filters whose two rarest names the event has and
 //! stops evaluating an interface's filters once it has matched: with few names per
@@ -122,7 +139,31 @@
 //! machine, 6 runs each, the name index looking up its partitions the same way) and
 //! 0.88-0.97 in the harness's two recorded runs on the GPU machine's host (3-5, 10 and
 //! 20 names).
+//!
+//! With the bit index among the choices (the `dense_bench` example, 100k filters, one
+//! interface per filter, 2000 events, one core by the thread's CPU time, 3 runs by turns
+//! on the 2-core machine shared with other work; µs per event, the median run; HEM5DD
+//! and HEM5DD-avxOR, the suite's own code at bit exponents 4 and 6 built with g++ -O3
+//! -march=native, each listing its answers from its final bitset, on the same dumped
+//! events, its fastest of the four):
+//!
+//! | names per event | hybrid | bit index alone | HEM's fastest |
+//! |---|---|---|---|
+//! | 3-5 | 12.5 | 13.0 | 23.5 (HEM5DD, 6) |
+//! | 10 | 26.2 | 27.4 | 58.3 (HEM5DD, 6) |
+//! | 20 | 39.3 | 42.9 | 93.9 (HEM5DD, 6) |
+//! | 5-10, Zipf | 23.3 | 24.1 | 46.6 (HEM5DD, 6) |
+//!
+//! At a million filters (one run, same machine): 3-5 names 88 µs (the value index alone
+//! 89, the bit index 142: the hybrid chose the value index), 10 names 271 (278, 294), 20
+//! names 447 (746, 441: the bit index), Zipf 210 (183, 227). Table 1's model (Table 2's
+//! default scenario, `ccm_hybrid_stream --model table2 --share`, 6 sets of 6 runs each
+//! build by turns): hybrid over name index time, medians of the sets 0.98-1.09 before
+//! the bit index and 0.98-1.02 after; the dense model with 10 interfaces (100k filters,
+//! 3-5 / 20 names) 1.00 / 1.04 before and after. Neither differs beyond the machine's
+//! spread.
 
+use crate::bit_index::{BitIndex, BitScratch};
 use crate::compiled::{Attrs, BatchAttrs};
 use crate::content_index::{ContentIndex, IndexError, Scratch};
 use crate::matcher::BatchNames;
@@ -233,7 +274,16 @@ pub enum Choice {
     Names = 0,
     /// The value index ([`ValueIndex`]).
     Values = 1,
+    /// The bit index ([`BitIndex`]), where it indexes every filter.
+    Bits = 2,
 }
+
+/// The indexes a hybrid chooses from, the value side first (ties go to the earlier).
+const WITH_BITS: [Choice; 3] = [Choice::Bits, Choice::Values, Choice::Names];
+const WITHOUT_BITS: [Choice; 2] = [Choice::Values, Choice::Names];
+
+/// Per index ([`Choice`] as the position): one of each.
+type PerIndex<T> = [T; 3];
 
 /// Measured time per event of one index for one names-per-event count, shared by the
 /// threads: a sum and a count of samples, halved when the count passes [`WINDOW`] (a mean
@@ -325,11 +375,14 @@ pub struct HybridIndex {
     /// The most names `m` with `plain[k]` for every `k <= m`: an event with at most `m`
     /// attributes takes the plain path without numbering its names first.
     plain_upto: usize,
-    /// Per names-per-event count: `[name index, value index]`.
-    timings: Vec<[Timing; 2]>,
-    /// Per names-per-event count: `[name index, value index]` run cold (the first of an
-    /// exploration's two runs; a plain mean).
-    cold: Vec<[Timing; 2]>,
+    /// The bit index, where every filter is one it indexes (integer bounds only), with
+    /// the name index's numbering of names in its own.
+    bits: Option<(BitIndex, Vec<u32>)>,
+    /// Per names-per-event count: `[name index, value index, bit index]`.
+    timings: Vec<PerIndex<Timing>>,
+    /// Per names-per-event count: `[name index, value index, bit index]` run cold (the
+    /// first of an exploration's two runs; a plain mean).
+    cold: Vec<PerIndex<Timing>>,
 }
 
 /// Scratch memory of one matching thread.
@@ -337,14 +390,16 @@ pub struct HybridIndex {
 pub struct HybridScratch {
     content: Scratch,
     values: ValueScratch,
+    /// The bit index's (empty without one).
+    bits: BitScratch,
     /// The state of this thread's pseudo-random numbers ([`next_random`]).
     random: u64,
     /// This thread's samples not yet added to the shared timings: `(sum ns, count)` per
     /// names-per-event count and index.
-    local: Vec<[(f64, u32); 2]>,
-    /// The names-per-event count whose exploration has run cold and waits for its warm
-    /// run (see [`HybridIndex::match_choosing`]).
-    pending: Option<usize>,
+    local: Vec<PerIndex<(f64, u32)>>,
+    /// The names-per-event count whose exploration has run cold and the index explored,
+    /// waiting for its warm run (see [`HybridIndex::match_choosing`]).
+    pending: Option<(usize, Choice)>,
     stats: HybridStats,
 }
 
@@ -376,14 +431,30 @@ pub struct HybridStats {
 impl HybridIndex {
     /// Builds both indexes of `subs` (each subscription is one filter of its interface).
     pub fn build(subs: &[Subscription]) -> Result<HybridIndex, IndexError> {
-        let (content, values) = rayon::join(
-            || ContentIndex::build_ordered(subs),
-            || ValueIndex::build_to_share(subs),
+        Self::build_with(subs, true)
+    }
+
+    /// [`HybridIndex::build`], with the bit index among its choices (`bits`, where it
+    /// indexes every filter) or without it (as the hybrid was before it).
+    pub fn build_with(subs: &[Subscription], bits: bool) -> Result<HybridIndex, IndexError> {
+        let ((content, values), bit) = rayon::join(
+            || {
+                rayon::join(
+                    || ContentIndex::build_ordered(subs),
+                    || ValueIndex::build_to_share(subs),
+                )
+            },
+            || bit_index(subs, bits),
         );
         let ((content, position), (mut values, order)) = (content?, values?);
         let content = Arc::new(content);
         values.share(Arc::clone(&content), &position, &order);
-        Ok(Self::of(subs, content, values))
+        Ok(Self::of(subs, content, values, bit))
+    }
+
+    /// Whether the bit index is among its choices.
+    pub fn has_bits(&self) -> bool {
+        self.bits.is_some()
     }
 
     /// The hybrid of `content`, the content index of `subs` (built by
@@ -403,11 +474,17 @@ impl HybridIndex {
         }
         let position = ContentIndex::positions(subs);
         values.share(Arc::clone(&content), &position, &order);
-        Ok(Self::of(subs, content, values))
+        let bits = bit_index(subs, true);
+        Ok(Self::of(subs, content, values, bits))
     }
 
-    /// The hybrid of both indexes of `subs`: the name index's cost bounds.
-    fn of(subs: &[Subscription], content: Arc<ContentIndex>, values: ValueIndex) -> HybridIndex {
+    /// The hybrid of the indexes of `subs`: the name index's cost bounds.
+    fn of(
+        subs: &[Subscription],
+        content: Arc<ContentIndex>,
+        values: ValueIndex,
+        bits: Option<BitIndex>,
+    ) -> HybridIndex {
         let d = values.names();
         // Filters by number of distinct names.
         let mut by_size: Vec<f64> = Vec::new();
@@ -440,15 +517,24 @@ impl HybridIndex {
                     evals += count * p;
                 }
                 let name_cost = VISIT_NS * visits + EVAL_NS * evals;
+                // The value side's least cost: the value index's, or the bit index's
+                // (an OR per present name and per group of absent ones) if less.
+                let least = bits.as_ref().map_or(usize::MAX, |b| b.least_words(k));
+                let least = values.absent_words(k).min(least);
                 // No names (none of the event's is constrained): nothing matches, and
                 // the name index says so at once.
-                k == 0 || name_cost < WORD_NS * values.absent_words(k) as f64
+                k == 0 || name_cost < WORD_NS * least as f64
             })
             .collect::<Vec<bool>>();
         let plain_upto = plain.iter().take_while(|&&p| p).count() - 1;
+        let bits = bits.map(|b| {
+            let numbering = b.numbering_of(content.names());
+            (b, numbering)
+        });
         HybridIndex {
             content,
             values,
+            bits,
             plain,
             plain_upto,
             timings: (0..BUCKETS).map(|_| Default::default()).collect(),
@@ -546,6 +632,52 @@ impl HybridIndex {
         (out, choice)
     }
 
+    /// The answer of index `choice` alone to `e` (the name index without a budget; the
+    /// bit index, when it has none, the value index): for the tests, which check every
+    /// index the hybrid may choose, whatever the times make it choose.
+    #[cfg(test)]
+    fn match_by(&self, e: &Event, choice: Choice, scratch: &mut HybridScratch) -> Vec<InterfaceId> {
+        let attrs = e.attributes();
+        let HybridScratch {
+            content,
+            values,
+            bits,
+            ..
+        } = scratch;
+        let Scratch {
+            slot,
+            ids,
+            matched,
+            ranges,
+        } = content;
+        attrs.slots(self.content.names(), slot, ids);
+        let out = match (choice, &self.bits) {
+            (Choice::Names, _) => self
+                .content
+                .match_numbered(attrs, slot, ids, matched, ranges),
+            (Choice::Bits, Some((bit, numbering))) => {
+                bit.match_numbered(attrs, slot, ids, numbering, bits)
+            }
+            _ => {
+                self.values.plan(attrs, slot, ids, values);
+                self.values.run_plan(attrs, slot, ids, values)
+            }
+        };
+        for &id in ids.iter() {
+            slot[id as usize] = 0;
+        }
+        out
+    }
+
+    /// The indexes it chooses from, the value side first.
+    fn engines(&self) -> &'static [Choice] {
+        if self.bits.is_some() {
+            &WITH_BITS
+        } else {
+            &WITHOUT_BITS
+        }
+    }
+
     /// The answer to an event (numbered in `scratch`) whose number of names the static
     /// bound does not decide: chosen by the measured times, timed now and then. Apart
     /// from [`HybridIndex::match_choosing`] and never inlined, so that the plain path's
@@ -559,6 +691,7 @@ impl HybridIndex {
         let HybridScratch {
             content,
             values,
+            bits,
             random,
             local,
             pending,
@@ -574,51 +707,84 @@ impl HybridIndex {
         let b = k.min(BUCKETS - 1);
         stats.measured += 1;
         let r = next_random(random);
+        let engines = self.engines();
+        let t = &self.timings[b];
+        let samples = |c: Choice| t[c as usize].samples();
+        let mean = |c: Choice| t[c as usize].mean();
+        // The value side's fastest timed index and its mean (0 before any has run).
+        let (side, side_ns) = engines
+            .iter()
+            .filter(|&&c| c != Choice::Names && samples(c) > 0)
+            .map(|&c| (c, mean(c)))
+            .fold((engines[0], 0.0), |(c0, m0), (c, m)| {
+                if m0 == 0.0 || m < m0 {
+                    (c, m)
+                } else {
+                    (c0, m0)
+                }
+            });
         // (which answers, how it is timed)
-        // The value index's mean (0 before it has run).
-        let values_ns = self.timings[b][Choice::Values as usize].mean();
         let (choice, timed) = {
-            let t = &self.timings[b];
-            let (n, v) = (t[0].samples(), t[1].samples());
-            let means = [t[0].mean(), values_ns];
-            // Ties go to the name index (the value index must be clearly faster).
-            let (best, other) = if values_ns * PREFER_NAMES <= means[0] {
-                (Choice::Values, Choice::Names)
-            } else {
-                (Choice::Names, Choice::Values)
+            // The fastest, an index not yet run first (its mean 0); ties go to the value
+            // side, and the name index yields to it unless faster by a tenth.
+            let eff = |c: Choice| {
+                let m = mean(c);
+                if c == Choice::Names {
+                    m
+                } else {
+                    m * PREFER_NAMES
+                }
             };
-            let (best_ns, other_ns) = (means[best as usize], means[other as usize]);
-            // How many times slower the other index has been (1 until both have run).
-            let slower = if n.min(v) == 0 {
-                1.0
-            } else {
-                other_ns / best_ns.max(1.0)
+            let best =
+                engines
+                    .iter()
+                    .copied()
+                    .fold(engines[0], |a, c| if eff(c) < eff(a) { c } else { a });
+            let best_ns = mean(best);
+            // How many times slower than the chosen index another one has been (1 until
+            // both have run).
+            let ratio = |c: Choice| {
+                if samples(c).min(samples(best)) == 0 {
+                    1.0
+                } else {
+                    mean(c) / best_ns.max(1.0)
+                }
             };
-            let samples = |c: Choice| [n, v][c as usize];
+            let others = engines.iter().copied().filter(|&c| c != best);
+            // The nearest of the others.
+            let slower = others.clone().map(ratio).fold(f64::INFINITY, f64::min);
             // A wide gap, measured over a full window of the chosen index's samples.
             let wide = slower >= WIDE && samples(best) >= WINDOW / 2;
-            if samples(best) < SAMPLES || (samples(other) < SAMPLES && slower < FAR_SLOWER) {
-                // The one with fewer samples, unless the other is far slower already.
-                let pick = if slower >= FAR_SLOWER {
-                    best
-                } else if v <= n {
-                    Choice::Values
-                } else {
-                    Choice::Names
-                };
+            // Sampled first: the chosen one and those not far slower than it, the one
+            // with the fewest samples.
+            let to_sample = |c: Choice| c == best || ratio(c) < FAR_SLOWER;
+            let first = engines
+                .iter()
+                .copied()
+                .filter(|&c| samples(c) < SAMPLES && to_sample(c))
+                .fold(None, |a: Option<Choice>, c| match a {
+                    Some(a) if samples(a) <= samples(c) => Some(a),
+                    _ => Some(c),
+                });
+            // The index an exploration would run now: one of the others at random.
+            let n_others = engines.len() - 1;
+            let other = others
+                .clone()
+                .nth((r >> 8) as usize % n_others)
+                .unwrap_or(best);
+            if let Some(pick) = first {
                 // Its first run is cold: timed apart.
                 if self.cold[b][pick as usize].samples() == 0 {
                     (pick, Timed::Cold)
                 } else {
                     (pick, Timed::Warm)
                 }
-            } else if *pending == Some(b) {
+            } else if let Some((_, c)) = pending.take_if(|(pb, _)| *pb == b) {
                 // The second run of an exploration, on another event than the first.
-                *pending = None;
-                (other, Timed::Warm)
+                (c, Timed::Warm)
             } else if (r >> 24).is_multiple_of(LEAST_EXPLORE_EVERY)
                 && (r >> 24).is_multiple_of(explore_every(
-                    other_ns + self.cold[b][other as usize].mean_or(other_ns),
+                    mean(other) + self.cold[b][other as usize].mean_or(mean(other)),
                     best_ns,
                 ))
             {
@@ -627,7 +793,7 @@ impl HybridIndex {
                 // event with as many names, timed as a warm one: timed on this event
                 // twice, the second run found the event's own data in the caches and
                 // read 2-3 times below the time it takes on a stream of events.
-                *pending = Some(b);
+                *pending = Some((b, other));
                 stats.explored += 1;
                 (other, Timed::Cold)
             } else if r.is_multiple_of(if wide { RETIME_WIDE } else { RETIME_EVERY }) {
@@ -636,28 +802,39 @@ impl HybridIndex {
                 (best, Timed::No)
             }
         };
-        // The name index's budget: a few times the value index's mean (in the name
+        // The name index's budget: a few times the value side's mean (in the name
         // index's units of half a nanosecond), once that has been measured.
-        let budget = (values_ns > 0.0).then_some((values_ns * 2.0 * BUDGET) as u64);
+        let budget = (side_ns > 0.0).then_some((side_ns * 2.0 * BUDGET) as u64);
         let mut run = |choice: Choice| {
-            if choice == Choice::Names {
-                let names = match budget {
-                    Some(b) => self
-                        .content
-                        .match_within(attrs, slot, ids, matched, ranges, b),
-                    None => Some(
-                        self.content
-                            .match_numbered(attrs, slot, ids, matched, ranges),
-                    ),
-                };
-                if let Some(out) = names {
-                    return out;
+            let choice = match choice {
+                Choice::Names => {
+                    let names = match budget {
+                        Some(b) => self
+                            .content
+                            .match_within(attrs, slot, ids, matched, ranges, b),
+                        None => Some(
+                            self.content
+                                .match_numbered(attrs, slot, ids, matched, ranges),
+                        ),
+                    };
+                    if let Some(out) = names {
+                        return out;
+                    }
+                    stats.gave_up += 1;
+                    // The name index's budget was spent: the value side's fastest.
+                    side
                 }
-                stats.gave_up += 1;
+                c => c,
+            };
+            match (&self.bits, choice) {
+                (Some((bit, numbering)), Choice::Bits) => {
+                    bit.match_numbered(attrs, slot, ids, numbering, bits)
+                }
+                _ => {
+                    self.values.plan(attrs, slot, ids, values);
+                    self.values.run_plan(attrs, slot, ids, values)
+                }
             }
-            // The value index, or the name index's budget was spent.
-            self.values.plan(attrs, slot, ids, values);
-            self.values.run_plan(attrs, slot, ids, values)
         };
         let t0 = (timed != Timed::No).then(Instant::now);
         let out = run(choice);
@@ -687,6 +864,11 @@ impl HybridIndex {
     }
 }
 
+/// The bit index of `subs` when `wanted` and it indexes them all (integer bounds only).
+fn bit_index(subs: &[Subscription], wanted: bool) -> Option<BitIndex> {
+    wanted.then(|| BitIndex::build(subs).ok()).flatten()
+}
+
 impl Matcher for HybridIndex {
     type Scratch = HybridScratch;
 
@@ -695,9 +877,13 @@ impl Matcher for HybridIndex {
         HybridScratch {
             content: self.content.scratch(),
             values: self.values.scratch(),
+            bits: self
+                .bits
+                .as_ref()
+                .map_or_else(BitScratch::default, |(b, _)| b.scratch()),
             // Distinct per scratch, never 0.
             random: SEEDS.fetch_add(0x9e37_79b9_7f4a_7c15, Relaxed) | 1,
-            local: vec![[(0.0, 0); 2]; BUCKETS],
+            local: vec![[(0.0, 0); 3]; BUCKETS],
             pending: None,
             stats: HybridStats::default(),
         }
@@ -725,9 +911,13 @@ impl Matcher for HybridIndex {
         self.match_choosing_in_batch(batch, names, i, scratch).0
     }
 
-    /// An estimate of the heap bytes of both indexes.
+    /// An estimate of the heap bytes of its indexes.
     fn heap_bytes(&self) -> usize {
-        self.content.heap_bytes() + self.values.heap_bytes() + self.plain.capacity()
+        let bits = self
+            .bits
+            .as_ref()
+            .map_or(0, |(b, n)| b.heap_bytes() + n.capacity() * 4);
+        self.content.heap_bytes() + self.values.heap_bytes() + bits + self.plain.capacity()
     }
 }
 
@@ -783,6 +973,8 @@ mod plain_path {
     fn events_the_static_bound_decides_run_the_name_index_alone() {
         let w = table1();
         let hybrid = HybridIndex::build(&w.subscriptions).unwrap();
+        // Strings and `!=`: the bit index refuses them, the hybrid chooses as before.
+        assert!(!hybrid.has_bits());
         // Every event of Table 1's model is decided (it carries at most 5 names).
         assert!(hybrid.plain_upto >= 5, "{}", hybrid.plain_upto);
         let want = Sff::build(&w.subscriptions)
@@ -839,5 +1031,101 @@ mod plain_path {
         assert_eq!(stats.measured, w.events.len() as u64);
         // Both indexes sampled first.
         assert!(stats.timed >= 2 * SAMPLES as u64, "{stats:?}");
+    }
+}
+
+#[cfg(test)]
+mod with_bits {
+    use super::*;
+    use crate::sff::Sff;
+    use ccm::model::{Constraint, Filter, Op, Value};
+    use ccm::workload::{generate_dense, DenseParams, NameDist};
+    use proptest::prelude::*;
+
+    /// Every index the hybrid chooses from, and the hybrid itself over a stream (twice
+    /// over the events, so that its measured choice settles; heap events and a batch),
+    /// against SFF.
+    fn check(subs: &[Subscription], events: &[Event], bits: bool) -> Result<(), TestCaseError> {
+        let want = Sff::build(subs).unwrap().match_parallel(events);
+        let hybrid = HybridIndex::build(subs).unwrap();
+        prop_assert_eq!(hybrid.has_bits(), bits);
+        let mut s = hybrid.scratch();
+        for (e, want) in events.iter().zip(&want) {
+            for c in [Choice::Names, Choice::Values, Choice::Bits] {
+                prop_assert_eq!(&hybrid.match_by(e, c, &mut s), want, "{:?} {:?}", c, e);
+            }
+        }
+        for _ in 0..2 {
+            for (e, want) in events.iter().zip(&want) {
+                let (got, c) = hybrid.match_choosing(e, &mut s);
+                prop_assert_eq!(&got, want, "{:?} {:?}", c, e);
+                prop_assert!(bits || c != Choice::Bits);
+            }
+        }
+        prop_assert_eq!(&hybrid.match_parallel(events), &want);
+        // The events of a batch, read in place, on one core and on all.
+        let batch = EventBatch::from_events(events);
+        prop_assert_eq!(&hybrid.match_batch(&batch), &want);
+        prop_assert_eq!(&hybrid.match_batch_parallel(&batch), &want);
+        Ok(())
+    }
+
+    /// A subscription the bit index refuses: a `!=`, a string, a fraction.
+    fn refused() -> impl Strategy<Value = Subscription> {
+        let c = prop_oneof![
+            Just((Op::Ne, Value::Int(500_000))),
+            Just((Op::Eq, Value::Str("x".into()))),
+            Just((Op::Lt, Value::Float(400_000.5))),
+        ];
+        (c, 0u32..3).prop_map(|((op, value), i)| Subscription {
+            interface: InterfaceId(i),
+            filter: Filter {
+                constraints: vec![Constraint {
+                    name: "n1".into(),
+                    op,
+                    value,
+                }],
+            },
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Random dense workloads (one or several interfaces per filter, uniform or Zipf
+        /// event names, across the bit index's 65,536-filter segments at times), with
+        /// or without a subscription the bit index refuses (then the hybrid goes
+        /// without it).
+        #[test]
+        fn equals_sff_on_random_dense_workloads(
+            filters in prop_oneof![1usize..400, 1500usize..3000, Just(66_000usize)],
+            interfaces in prop::option::of(1usize..12),
+            names in 2usize..24,
+            per_event in (0usize..24, 0usize..24),
+            zipf in any::<bool>(),
+            predicates in (1usize..4, 0usize..3),
+            max_width in prop_oneof![Just(0.05), Just(0.2), Just(0.9)],
+            refuse in prop::option::of(refused()),
+            seed in 0u64..1000,
+        ) {
+            let lo = per_event.0.min(names).max(1);
+            let hi = (lo + per_event.1).min(names);
+            let p = DenseParams {
+                events: if filters > 60_000 { 6 } else { 30 },
+                filters,
+                interfaces,
+                names,
+                names_per_event: (lo, hi),
+                event_names: if zipf { NameDist::Zipf(1.0) } else { NameDist::Uniform },
+                predicates_per_filter: (predicates.0.min(names), (predicates.0 + predicates.1).min(names)),
+                max_width,
+                ..DenseParams::default()
+            };
+            let w = generate_dense(&p, seed).unwrap();
+            let mut subs = w.subscriptions;
+            let bits = refuse.is_none();
+            subs.extend(refuse);
+            check(&subs, &w.events, bits)?;
+        }
     }
 }

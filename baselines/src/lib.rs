@@ -5,9 +5,9 @@
 //! | --- | --- | --- |
 //! | [`sff`] | SFF-like counting matcher (Carzaniga & Wolf 2003) | CCM, CLCB "with location" |
 //! | [`content_index`] | pivot-partitioned boolean-expression index (after OpIndex, VLDB 2014; BE-Tree, SIGMOD 2011) | CCM: the strong CPU yardstick |
-//! | [`hybrid_index`] | the value index (REIN/HEM class) and the content index, chosen per event | CCM: the strongest CPU yardstick |
+//! | [`hybrid_index`] | the value index (REIN/HEM class), the content index and, for integer bounds, the bit index, chosen per event | CCM: the strongest CPU yardstick |
 //! | [`matcher`] | what the CCM matchers share: one event with a thread's scratch, many on all cores, from heap events or a flat batch | CCM |
-//! | [`bit_index`] | value cells with precomputed failing-filter bitsets, integer ranges only (after HEM, DASFAA 2022) | CCM: the dense model |
+//! | [`bit_index`] | value cells with precomputed failing-filter bitsets, integer ranges only (after HEM, DASFAA 2022; BG-Tree) | CCM: the dense model, in the hybrid |
 //! | [`value_index`] | value bitsets with verification (after REIN, INFOCOM 2014; TAMA, INFOCOM 2013; HEM, DASFAA 2022) | CCM: events with many names |
 //! | [`rtree`] | R*-tree (rstar) location filter + content check | CLCB |
 //! | [`grid_index`] | spatial grid with a content index per cell (after FAST, ICDE 2018; IQ-tree; OpIndex) | CLCB: the strongest CPU yardstick |

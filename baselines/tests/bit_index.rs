@@ -21,6 +21,9 @@ fn check_dense(p: &DenseParams, seed: u64, cells: Cells) {
         assert_eq!(&ix.match_event_with(e, &mut s), want, "{p:?} {cells:?}");
     }
     assert_eq!(ix.match_parallel(&w.events), want);
+    // A batch of the events, read in place.
+    assert_eq!(ix.match_batch(&w.batch), want);
+    assert_eq!(ix.match_batch_parallel(&w.batch), want);
 }
 
 #[test]
@@ -135,6 +138,8 @@ proptest! {
                 vals.into_iter().enumerate().filter_map(|(n, v)| v.map(|v| (format!("a{n}"), v))),
             ).unwrap();
             prop_assert_eq!(ix.match_event(&e), sff.match_event(&e), "{:?}", e);
+            let batch = ccm::batch::EventBatch::from_events(std::slice::from_ref(&e));
+            prop_assert_eq!(ix.match_batch(&batch), vec![sff.match_event(&e)], "{:?}", e);
         }
     }
 }

@@ -27,8 +27,9 @@ pub enum CcmEngine {
     Sff,
     /// The content index: pivot-partitioned after OpIndex / BE-Tree (CPU, all cores).
     Index,
-    /// The hybrid index: a value index (REIN / HEM class) and the content index, the
-    /// cheaper chosen per event; the strongest CPU engine (CPU, all cores).
+    /// The hybrid index: a value index (REIN / HEM class), the content index and, for
+    /// integer bounds, the bit index (HEM class), the cheapest chosen per event; the
+    /// strongest CPU engine (CPU, all cores).
     Hybrid,
 }
 
@@ -149,9 +150,12 @@ pub enum RunEngine {
     Sff,
     /// ccm: the content index (pivot-partitioned, after OpIndex), one core and all cores.
     Index,
-    /// ccm: the hybrid index (value index and content index, chosen per event), one core
-    /// and all cores.
+    /// ccm: the hybrid index (value index, content index and, where it indexes every
+    /// filter, the bit index, chosen per event), one core and all cores.
     Hybrid,
+    /// ccm `hem`: the bit index alone (HEM class, integer bounds only), one core and all
+    /// cores.
+    Bits,
     /// clcb: the R*-tree CPU matcher (one core; with the content check also all cores).
     Rtree,
     /// xml: the YFilter-like NFA, one core.

@@ -21,10 +21,12 @@
 //! modern content index on one core and on all cores ([`baselines::content_index`]:
 //! pivot-partitioned after OpIndex / BE-Tree, exactly SFF's answers), `hybrid` /
 //! `hybrid all cores`, the hybrid index on one core and on all cores
-//! ([`baselines::hybrid_index`]: a value index of the REIN / HEM class and the content
-//! index, the cheaper chosen per event), with `best CPU (all cores)`, per seed the
+//! ([`baselines::hybrid_index`]: a value index of the REIN / HEM class, the content
+//! index and, where every filter is integer bounds, the HEM-class bit index, the
+//! cheapest chosen per event), `bits` / `bits all cores` (the `hem` experiment only: the
+//! bit index alone, [`baselines::bit_index`]), with `best CPU (all cores)`, per seed the
 //! fastest of the all-core CPU series (`sff all cores`, `index all cores`, `hybrid all
-//! cores`; Table 2, Figs. 6-11 and the dense experiments); Table 2's rows 2 and 3 give
+//! cores`, `bits all cores`; Table 2, Figs. 6-11 and the dense experiments); Table 2's rows 2 and 3 give
 //! each index's build time and size. The indexes read the workload's flat batch of
 //! events ([`ccm::batch::EventBatch`], what the GPU engines take) in place; beside them,
 //! `hybrid (heap events)` is the hybrid index on one core over the same events as heap
@@ -54,6 +56,7 @@
 
 use crate::experiment::{Ctx, EngineKind, Experiment, Paper};
 use anyhow::Context as _;
+use baselines::bit_index::BitIndex;
 use baselines::content_index::ContentIndex;
 use baselines::hybrid_index::HybridIndex;
 use baselines::sff::Sff;
@@ -213,6 +216,9 @@ struct Engines {
     sff: bool,
     index: bool,
     hybrid: bool,
+    /// The bit index alone (series `bits`; the `hem` experiment only, where it indexes
+    /// every filter).
+    bits: bool,
 }
 
 impl Engines {
@@ -237,6 +243,7 @@ impl Engines {
             sff: ctx.wants("sff", EngineKind::Cpu),
             index: ctx.wants("index", EngineKind::Cpu),
             hybrid: ctx.wants("hybrid", EngineKind::Cpu),
+            bits: false,
         }
     }
 
@@ -513,6 +520,14 @@ fn build_indexes(
         let ix = Arc::new(ix);
         built.push(BuiltIndex::of("hybrid", ix.clone(), ms));
         built.push(BuiltIndex::on_heap_events(HYBRID_HEAP, ix));
+    }
+    if engines.bits {
+        ctx.step(&format!("{label}: bits"));
+        let t0 = Instant::now();
+        // Only where it indexes every filter (integer bounds); elsewhere no series.
+        if let Ok(ix) = BitIndex::build(&w.subscriptions) {
+            built.push(BuiltIndex::of("bits", Arc::new(ix), ms_since(t0)));
+        }
     }
     Ok(built)
 }

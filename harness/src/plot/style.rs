@@ -73,6 +73,8 @@ pub const PALETTE: &[(&str, Rgb)] = &[
     ("index all cores", Rgb(102, 194, 164)),
     ("hybrid", Rgb(35, 139, 69)),
     ("hybrid all cores", Rgb(140, 205, 130)),
+    ("bits", Rgb(0, 109, 44)),
+    ("bits all cores", Rgb(116, 196, 118)),
     // Pipeline steps (CCM Fig. 5, CLCB Fig. 6).
     ("copy in", Rgb(122, 160, 214)),
     ("kernel", Rgb(255, 127, 14)),
