@@ -494,8 +494,9 @@ fn match_cmd(
         _ => CcmEngine::Hybrid,
     };
     // The device: the emulator, or a GPU opened on its own thread while the
-    // subscriptions load. The default engine asks the driver first whether there is a
-    // GPU, since the CPU engine loads the subscriptions in another form.
+    // subscriptions load. The default engine first asks whether there is likely a GPU
+    // (without waiting for the driver), since the CPU engine loads the subscriptions in
+    // another form.
     let dev = match engine {
         Some(CcmEngine::Sff | CcmEngine::Index | CcmEngine::Hybrid) => None,
         Some(CcmEngine::Emu | CcmEngine::EmuIndex) => Some(DeviceSource::Ready(Device::emulator())),
@@ -504,7 +505,7 @@ fn match_cmd(
         }
         None => {
             let opening = GpuOpening::start(device, ccm::PTX);
-            if opening.present() {
+            if opening.likely_present() {
                 Some(DeviceSource::Default(opening))
             } else {
                 match opening.wait(&mut stats) {

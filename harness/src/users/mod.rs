@@ -108,6 +108,18 @@ impl GpuOpening {
         self.present.recv().unwrap_or(false)
     }
 
+    /// Whether a GPU is likely there, without waiting for the driver to start (which
+    /// takes a tenth of a second or more): yes when the NVIDIA driver's files show one
+    /// (`/proc/driver/nvidia/gpus`, `/dev/nvidiactl`), else the driver's own answer
+    /// ([`GpuOpening::present`], quick when there is no driver). A command that guessed
+    /// wrong still falls back when the opening fails.
+    pub fn likely_present(&self) -> bool {
+        let listed = Path::new("/proc/driver/nvidia/gpus")
+            .read_dir()
+            .is_ok_and(|mut d| d.next().is_some());
+        listed || Path::new("/dev/nvidiactl").exists() || self.present()
+    }
+
     /// The opened GPU, or why it could not be opened. `--stats` shows the opening's own
     /// time (which overlapped loading) and how long the command then waited for it.
     pub fn wait(self, stats: &mut Stats) -> Result<gpu_kernels::Device, gpu_kernels::GpuError> {
