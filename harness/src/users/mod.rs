@@ -21,7 +21,7 @@ pub mod ddm;
 pub mod xml;
 
 use crate::bad_input;
-use ::ccm::io::{LineReader, RawLines};
+use ::ccm::io::{IoError, LineReader, RawLines};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -310,29 +310,53 @@ pub fn stream_lines<B: Events, A: Send + Sync + 'static>(
     let reader = ::ccm::io::open_input(path).map_err(bad_input)?;
     let t0 = Instant::now();
     let (tx, rx) = std::sync::mpsc::sync_channel::<anyhow::Result<Window<B>>>(1);
-    // Not joined on an early return (an error writing the output): the thread may be
-    // blocked reading standard input, and ends with the process.
+    // Not joined on an early return (an error writing the output): the threads may be
+    // blocked reading standard input, and end with the process. Reading a window (its
+    // bytes copied and its lines found) runs on a thread of its own, beside the parsing
+    // of the window before on all cores; the windows' buffers go back to it for reuse.
     let producer = std::thread::spawn(move || {
-        let mut lines = LineReader::new(file.clone(), reader);
-        let mut raw = RawLines::default();
-        let mut busy = Duration::ZERO;
-        loop {
+        let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Result<RawLines, IoError>>(1);
+        let (back_tx, back_rx) = std::sync::mpsc::channel::<RawLines>();
+        let read_file = file.clone();
+        let reading = std::thread::spawn(move || {
+            let mut lines = LineReader::new(read_file, reader);
+            let mut busy = Duration::ZERO;
+            loop {
+                let mut raw = back_rx.try_recv().unwrap_or_default();
+                let t = Instant::now();
+                let r = lines.read_window(window, &mut raw);
+                busy += t.elapsed();
+                let sent = match r {
+                    Ok(()) if raw.is_empty() => break,
+                    Ok(()) => raw_tx.send(Ok(raw)),
+                    Err(e) => raw_tx.send(Err(e)),
+                };
+                if sent.is_err() {
+                    break;
+                }
+            }
+            busy
+        });
+        let mut parsing = Duration::ZERO;
+        for msg in raw_rx {
+            let raw = match msg {
+                Ok(raw) => raw,
+                Err(e) => {
+                    let _ = tx.send(Err(bad_input(e)));
+                    return (Duration::ZERO, parsing);
+                }
+            };
             let t = Instant::now();
-            if let Err(e) = lines.read_window(window, &mut raw) {
-                let _ = tx.send(Err(bad_input(e)));
-                break;
-            }
-            if raw.is_empty() {
-                break;
-            }
             let mut parsed = parse(&file, &raw);
             parsed.bytes = raw.bytes();
-            busy += t.elapsed();
+            parsing += t.elapsed();
+            let _ = back_tx.send(raw);
             if tx.send(Ok(parsed)).is_err() {
-                break;
+                return (Duration::ZERO, parsing);
             }
         }
-        busy
+        // The reader reached the end of the stream.
+        (reading.join().unwrap_or_default(), parsing)
     });
     let mut done = Streamed {
         events: 0,
@@ -408,12 +432,17 @@ pub fn stream_lines<B: Events, A: Send + Sync + 'static>(
         matched?;
         written
     })?;
-    let busy = producer.join().unwrap_or_default();
+    let (reading, parsing) = producer.join().unwrap_or_default();
     done.wall = t0.elapsed();
     stats.add(
-        "read + parse events",
-        busy,
-        "(reader thread, overlaps matching)".into(),
+        "read events",
+        reading,
+        "(reader thread, overlaps parsing)".into(),
+    );
+    stats.add(
+        "parse events",
+        parsing,
+        "(parser thread on all cores, overlaps matching)".into(),
     );
     stats.add("waiting for input", waited, String::new());
     stats.add("match", t_match, String::new());
