@@ -68,7 +68,7 @@ use crate::engine::{decode_row, put, room};
 use crate::layout::{EventBatch, EventWords};
 use crate::model::{Document, Event, Matches, NARROW_MAX_TAG};
 use crate::XmlError;
-use gpu_kernels::{Buffer, DevPtr, Device, HostBuffer, LaunchConfig};
+use gpu_kernels::{Buffer, DevPtr, DevPtrMut, Device, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 use xml_twig_kernels::dfa::{self as k, DfaParams, MAX_DEPTH, NO_SLOT, NO_STATE};
@@ -327,6 +327,13 @@ pub struct DfaEngine {
     handed_back: usize,
     /// Warps of [`k::walk_dfa`] the device holds at once (0: not asked yet).
     walk_warps: usize,
+    /// Whether the lean walk plans its units on the device ([`Self::set_plan_on_device`]).
+    plan_on_device: bool,
+    /// The lean walk's inputs, events and plan in one buffer, filled by one copy from
+    /// `staging` ([`WalkInputs`]).
+    walk_ins: Option<Buffer<u8>>,
+    /// Page-locked host memory the rows and status are copied back into.
+    back: Option<HostBuffer<u32>>,
 }
 
 /// Where the last [`DfaEngine::filter_encoded`] spent its time: the host's clock, and
@@ -473,6 +480,9 @@ impl DfaEngine {
             phases: Phases::default(),
             handed_back: 0,
             walk_warps: 0,
+            plan_on_device: true,
+            walk_ins: None,
+            back: None,
         })
     }
 
@@ -501,6 +511,14 @@ impl DfaEngine {
             self.walk_warps = (blocks * WARPS_PER_BLOCK).max(1) as usize;
         }
         Ok(self.walk_warps)
+    }
+
+    /// Whether the lean walk [`k::walk_dfa`] plans its units on the device (the
+    /// default: the host sends each document's unit count and the points between its
+    /// root's children, and each warp finds its range), or takes the host's plan (the
+    /// general kernel's: a list of units, segments at least `n` events long).
+    pub fn set_plan_on_device(&mut self, on: bool) {
+        self.plan_on_device = on;
     }
 
     /// Whether the loaded automaton runs the lean walk [`k::walk_dfa`]: none of its leaf
@@ -591,6 +609,9 @@ impl DfaEngine {
             d
         };
         let walk_only = self.walks_only();
+        if walk_only && self.plan_on_device {
+            return self.filter_walk(batch);
+        }
         let walk_warps = if walk_only { self.walk_warps()? } else { 0 };
         let dev = &self.dev;
         let words = self.t.ids.len().div_ceil(32).max(1);
@@ -620,13 +641,14 @@ impl DfaEngine {
         let narrow = matches!(batch.events, EventWords::Narrow(_));
         let (events, events8) = match &batch.events {
             EventWords::Wide(v) => {
-                let staged = stage(dev, &mut self.staging, bytemuck::cast_slice(v))?;
+                let bytes: &[u8] = bytemuck::cast_slice(v);
+                let staged = stage(dev, &mut self.staging, bytes.len(), &[(0, bytes)])?;
                 let b = room(dev, &mut self.events, v.len())?;
                 dev.write(b, 0, bytemuck::cast_slice::<u8, u16>(staged))?;
                 (b.dev_ptr(), DevPtr::null())
             }
             EventWords::Narrow(v) => {
-                let staged = stage(dev, &mut self.staging, v)?;
+                let staged = stage(dev, &mut self.staging, v.len(), &[(0, &v[..])])?;
                 let b = room(dev, &mut self.events8, v.len())?;
                 dev.write(b, 0, staged)?;
                 (DevPtr::null(), b.dev_ptr())
@@ -689,6 +711,11 @@ impl DfaEngine {
             acc_shared: shared as u32,
             dense_bundles: (self.t.bundle_words.is_some() && self.dense) as u32,
             narrow_events: narrow as u32,
+            plan_on_device: 0,
+            n_docs: n_docs as u32,
+            unit_base: DevPtr::null(),
+            children_start: DevPtr::null(),
+            children: DevPtr::null(),
         };
         let cfg = |n: usize| LaunchConfig {
             grid: [(n as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
@@ -726,16 +753,7 @@ impl DfaEngine {
         let kernels = Duration::from_secs_f64(dev.elapsed_ms(&start, &stop)? as f64 / 1e3);
         let read = lap();
         let (bits, done) = rows.split_at(o.status);
-        let ids = &self.t.ids;
-        let decode = |(row, &s): (&[u32], &u32)| (s == k::DONE).then(|| decode_row(row, ids));
-        let found: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
-        let out: Vec<Option<Matches>> = if found >= PARALLEL_DECODE_IDS && n_docs > 1 {
-            // 500 documents matching most of 2048 queries took 1.1-1.5 ms on one
-            // thread of the H100's host, more than the kernel.
-            bits.par_chunks(words).zip(done).map(decode).collect()
-        } else {
-            bits.chunks(words).zip(done).map(decode).collect()
-        };
+        let out = decode_rows(bits, done, words, &self.t.ids);
         self.handed_back = out.iter().filter(|m| m.is_none()).count();
         self.phases = Phases {
             plan,
@@ -747,6 +765,208 @@ impl DfaEngine {
             walk_only,
         };
         Ok(out)
+    }
+}
+
+impl DfaEngine {
+    /// [`Self::filter_encoded`] by the lean walk with the units planned on the device
+    /// ([`k::walk_dfa`] with [`DfaParams::plan_on_device`]): the host counts each
+    /// document's units (a pass over the documents' lengths), lays the events, the
+    /// documents' starts, the points between their roots' children and the unit counts
+    /// end to end in page-locked memory (on rayon's pool), and sends them in one copy;
+    /// the outputs are zeroed in one call, one launch walks every unit, and the rows and
+    /// status come back in one copy into page-locked memory: one wait for the device.
+    fn filter_walk(&mut self, batch: &EventBatch) -> Result<Vec<Option<Matches>>, XmlError> {
+        let mut clock = Instant::now();
+        let mut lap = || {
+            let now = Instant::now();
+            let d = now - clock;
+            clock = now;
+            d
+        };
+        let n_docs = batch.len();
+        let walk_warps = self.walk_warps()?;
+        let words = self.t.ids.len().div_ceil(32).max(1);
+        let seg = self.segment_events.unwrap_or_else(|| {
+            (batch.events() / (WALK_UNITS_PER_WARP * walk_warps)).max(MIN_SEGMENT_EVENTS)
+        });
+        let unit_base = walk_unit_base(batch, seg);
+        let n_units = *unit_base.last().unwrap_or(&0) as usize;
+        let plan = lap();
+        let (events, narrow): (&[u8], bool) = match &batch.events {
+            EventWords::Wide(v) => (bytemuck::cast_slice(v), false),
+            EventWords::Narrow(v) => (v, true),
+        };
+        let at = WalkInputs::new(events.len(), batch, &unit_base);
+        let dev = &self.dev;
+        let staged = stage(
+            dev,
+            &mut self.staging,
+            at.bytes,
+            &[
+                (0, events),
+                (at.doc_start, bytemuck::cast_slice(&batch.doc_start)),
+                (
+                    at.children_start,
+                    bytemuck::cast_slice(batch.children_start()),
+                ),
+                (at.children, bytemuck::cast_slice(batch.children())),
+                (at.unit_base, bytemuck::cast_slice(&unit_base)),
+            ],
+        )?;
+        let ins = room(dev, &mut self.walk_ins, at.bytes)?;
+        dev.write(ins, 0, staged)?;
+        let ins = &*ins;
+        let status = n_docs * words;
+        let out_len = n_docs * (words + 1);
+        let outs = room(dev, &mut self.outs, out_len)?;
+        dev.zero(outs)?;
+        let outs = &*outs;
+        let upload = lap();
+        let deepest = batch.depth.iter().copied().max().unwrap_or(0);
+        let words_at = |off: usize| ins.dev_ptr_at(off).cast::<u32>();
+        let params = DfaParams {
+            events: if narrow {
+                DevPtr::null()
+            } else {
+                ins.dev_ptr().cast::<u16>()
+            },
+            events8: if narrow {
+                ins.dev_ptr()
+            } else {
+                DevPtr::null()
+            },
+            doc_start: words_at(at.doc_start),
+            unit_start: DevPtr::null(),
+            unit_doc: DevPtr::null(),
+            split: DevPtr::null(),
+            trans: self.t.trans.dev_ptr(),
+            leaf: self.t.leaf.dev_ptr(),
+            bundles: self.t.bundles.dev_ptr(),
+            masks: self.t.masks.dev_ptr(),
+            sparse_word: self.t.sparse_word.dev_ptr(),
+            sparse_bits: self.t.sparse_bits.dev_ptr(),
+            tops: self.t.tops.dev_ptr(),
+            bundle_words: DevPtr::null(),
+            jout: self.t.jout.dev_ptr(),
+            planes: self.t.planes.dev_ptr(),
+            template: self.t.template.dev_ptr(),
+            accs: DevPtrMut::null(),
+            roots: DevPtrMut::null(),
+            root_has: DevPtrMut::null(),
+            matched: outs.dev_ptr_mut(),
+            status: outs.dev_ptr_mut_at(status),
+            n_units: n_units as u32,
+            tags: self.t.tags,
+            n_planes: self.t.n_planes,
+            width: self.t.width,
+            depth_cap: (deepest + 1).min(MAX_DEPTH),
+            words_per_doc: words as u32,
+            acc_shared: 0,
+            dense_bundles: 0,
+            narrow_events: narrow as u32,
+            plan_on_device: 1,
+            n_docs: n_docs as u32,
+            unit_base: words_at(at.unit_base),
+            children_start: words_at(at.children_start),
+            children: words_at(at.children),
+        };
+        let cfg = LaunchConfig {
+            grid: [(n_units as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
+            block: [WARPS_PER_BLOCK * 32, 1, 1],
+            shared_bytes: 0,
+        };
+        let start = dev.mark()?;
+        k::walk_dfa::launch(dev, cfg, params)?;
+        let stop = dev.mark()?;
+        // The rows and the status, one copy into page-locked memory (it waits for the
+        // kernel).
+        if self.back.as_ref().is_none_or(|b| b.len() < out_len) {
+            self.back = None; // free the old one first
+            self.back = Some(dev.alloc_host(out_len.next_power_of_two())?);
+        }
+        let back = self.back.as_mut().expect("allocated above");
+        dev.read_into(outs, 0, &mut back.as_mut_slice()[..out_len])?;
+        let kernels = Duration::from_secs_f64(dev.elapsed_ms(&start, &stop)? as f64 / 1e3);
+        let read = lap();
+        let rows = &back.as_slice()[..out_len];
+        let (bits, done) = rows.split_at(status);
+        let out = decode_rows(bits, done, words, &self.t.ids);
+        self.handed_back = out.iter().filter(|m| m.is_none()).count();
+        self.phases = Phases {
+            plan,
+            upload,
+            kernels,
+            read,
+            decode: lap(),
+            units: n_units,
+            walk_only: true,
+        };
+        Ok(out)
+    }
+}
+
+/// Each document's first unit in the device's plan of the lean walk (documents + 1,
+/// from 0): a document of `n` events whose root has children gets `n / seg` units
+/// (at most one per point between its root's children) when `n > 2 * seg`, any other
+/// one unit ([`k::walk_dfa`] finds each unit's range between the points).
+fn walk_unit_base(batch: &EventBatch, seg: usize) -> Vec<u32> {
+    let (starts, kids) = (&batch.doc_start, batch.children_start());
+    let mut base = Vec::with_capacity(batch.len() + 1);
+    let mut total = 0u32;
+    base.push(0);
+    for d in 0..batch.len() {
+        let n = (starts[d + 1] - starts[d]) as usize;
+        let points = (kids[d + 1] - kids[d]) as usize;
+        let units = if seg > 0 && points > 0 && n > 2 * seg {
+            (n / seg).min(points).max(1)
+        } else {
+            1
+        };
+        total += units as u32;
+        base.push(total);
+    }
+    base
+}
+
+/// Byte offsets of the lean walk's inputs in its one buffer: the events first, then,
+/// each 4-byte aligned, the documents' starts, where their points start, the points,
+/// and the units' bases.
+struct WalkInputs {
+    doc_start: usize,
+    children_start: usize,
+    children: usize,
+    unit_base: usize,
+    bytes: usize,
+}
+
+impl WalkInputs {
+    fn new(event_bytes: usize, batch: &EventBatch, unit_base: &[u32]) -> Self {
+        let doc_start = event_bytes.next_multiple_of(4);
+        let children_start = doc_start + 4 * batch.doc_start.len();
+        let children = children_start + 4 * batch.children_start().len();
+        let unit_base_at = children + 4 * batch.children().len();
+        WalkInputs {
+            doc_start,
+            children_start,
+            children,
+            unit_base: unit_base_at,
+            bytes: unit_base_at + 4 * unit_base.len(),
+        }
+    }
+}
+
+/// Each document's answer from its row of result bits and its status: the query ids
+/// of its row when the device finished it, `None` when it handed it back.
+fn decode_rows(bits: &[u32], done: &[u32], words: usize, ids: &[u32]) -> Vec<Option<Matches>> {
+    let decode = |(row, &s): (&[u32], &u32)| (s == k::DONE).then(|| decode_row(row, ids));
+    let found: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
+    if found >= PARALLEL_DECODE_IDS && done.len() > 1 {
+        // 500 documents matching most of 2048 queries took 1.1-1.5 ms on one thread of
+        // the H100's host, more than the kernel.
+        bits.par_chunks(words).zip(done).map(decode).collect()
+    } else {
+        bits.chunks(words).zip(done).map(decode).collect()
     }
 }
 
@@ -864,28 +1084,49 @@ impl Units {
 const PARALLEL_PLAN_DOCS: usize = 256;
 const PLAN_RUN_DOCS: usize = 64;
 
-/// `bytes` copied into the page-locked host buffer in `slot` (grown to a power of two
-/// when short) on rayon's pool, in pieces of [`STAGE_PIECE`]: the device then copies
-/// them at the bus's speed, where bytes of pageable memory go through the driver's own
-/// staging on the calling thread. Returns the staged bytes.
+/// `parts` (each `(offset, bytes)`, offsets ascending, not overlapping) copied into the
+/// first `len` bytes of the page-locked host buffer in `slot` (grown to a power of two
+/// when short), on rayon's pool in pieces of [`STAGE_PIECE`] when they are large: the
+/// device then copies them at the bus's speed, where bytes of pageable memory go
+/// through the driver's own staging on the calling thread. Returns the staged bytes
+/// (gaps between parts hold whatever was there).
 fn stage<'a>(
     dev: &Device,
     slot: &'a mut Option<HostBuffer<u8>>,
-    bytes: &[u8],
+    len: usize,
+    parts: &[(usize, &[u8])],
 ) -> Result<&'a [u8], XmlError> {
-    let n = bytes.len();
-    if slot.as_ref().is_none_or(|b| b.len() < n.max(1)) {
+    if slot.as_ref().is_none_or(|b| b.len() < len.max(1)) {
         *slot = None; // free the old one first
-        *slot = Some(dev.alloc_host(n.max(1).next_power_of_two())?);
+        *slot = Some(dev.alloc_host(len.max(1).next_power_of_two())?);
     }
     let buf = slot.as_mut().expect("allocated above");
     // The buffer is never a kernel's argument: no launch uses it.
-    buf.as_mut_slice()[..n]
-        .par_chunks_mut(STAGE_PIECE)
-        .zip(bytes.par_chunks(STAGE_PIECE))
-        .for_each(|(to, from)| to.copy_from_slice(from));
-    Ok(&buf.as_slice()[..n])
+    let mut rest = &mut buf.as_mut_slice()[..len];
+    let mut at = 0;
+    let mut jobs = Vec::with_capacity(parts.len());
+    for &(off, src) in parts {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(off - at);
+        let (to, tail) = tail.split_at_mut(src.len());
+        jobs.push((to, src));
+        rest = tail;
+        at = off + src.len();
+    }
+    if len >= PARALLEL_STAGE_BYTES {
+        jobs.into_par_iter().for_each(|(to, from)| {
+            to.par_chunks_mut(STAGE_PIECE)
+                .zip(from.par_chunks(STAGE_PIECE))
+                .for_each(|(to, from)| to.copy_from_slice(from))
+        });
+    } else {
+        jobs.into_iter()
+            .for_each(|(to, from)| to.copy_from_slice(from));
+    }
+    Ok(&buf.as_slice()[..len])
 }
+
+/// Bytes from which [`stage`] copies on rayon's pool.
+const PARALLEL_STAGE_BYTES: usize = 1 << 18;
 
 /// Bytes each task of [`stage`] copies.
 const STAGE_PIECE: usize = 1 << 16;

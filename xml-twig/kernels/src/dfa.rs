@@ -157,6 +157,19 @@ pub struct DfaParams<'a> {
     pub dense_bundles: u32,
     /// 1: the events are `events8`'s bytes; 0: `events`' wide words.
     pub narrow_events: u32,
+    /// [`walk_dfa`] only. 1: the units are planned on the device ([`device_unit`]):
+    /// `unit_start` and `unit_doc` are not read, `unit_base`, `children_start` and
+    /// `children` are; 0: the host's plan.
+    pub plan_on_device: u32,
+    /// Documents of the batch (read by the device's plan).
+    pub n_docs: u32,
+    /// Device plan: document `d`'s units are `unit_base[d]..unit_base[d + 1]`
+    /// (`n_docs + 1` entries, strictly ascending from 0).
+    pub unit_base: DevPtr<'a, u32>,
+    /// Device plan: document `d`'s points between its root's children (offsets into
+    /// its own events, ascending) are `children[children_start[d]..children_start[d + 1]]`.
+    pub children_start: DevPtr<'a, u32>,
+    pub children: DevPtr<'a, u32>,
 }
 
 // SAFETY: `#[repr(C)]`; the fields are device pointers and integers; `Host<'a>` differs
@@ -220,13 +233,24 @@ kernel! {
     /// Memory: the transitions, leaf bundles and their queries (read only), each unit's
     /// events once, its document's row of `matched` (atomic OR) and `status` (atomic max,
     /// lane 0); no accumulators, `roots` or `root_has`.
+    ///
+    /// With [`DfaParams::plan_on_device`], the warp finds its unit itself
+    /// ([`device_unit`]): the host sends each document's unit count (as `unit_base`)
+    /// and the points between its root's children, not a list of units.
     pub fn walk_dfa(p: DfaParams<'static>) {
         let wpb = block_dim_x() / WARP_SIZE;
         let unit = block_idx_x() * wpb + warp_id();
         if unit >= p.n_units {
             return;
         }
-        walk_unit(&p, unit);
+        let (doc, begin, end, segment) = if p.plan_on_device != 0 {
+            device_unit(&p, unit)
+        } else {
+            let raw = p.unit_doc.read(unit as usize);
+            let (begin, end) = (p.unit_start.read(unit as usize), p.unit_start.read(unit as usize + 1));
+            (raw & !SEGMENT, begin, end, raw & SEGMENT != 0)
+        };
+        walk_unit(&p, doc, begin, end, segment);
     }
 
     /// The close of the root of every document cut into segments, once [`filter_dfa`]
@@ -872,21 +896,94 @@ unsafe fn match_tops(p: &DfaParams<'static>, bundle: u32, row: *mut u32, lane: u
     }
 }
 
-/// Unit `unit`'s walk by the calling warp ([`walk_dfa`]'s docs): [`dfa_unit`] without
-/// accumulators.
+/// Unit `unit` of the device's plan ([`DfaParams::plan_on_device`]): its document `d`
+/// (the last whose `unit_base` is at or below `unit`), and, as the `j`-th of the `u`
+/// units of a document of `n` events, its range: the whole document when `u` is 1,
+/// else from the first point between the root's children at or past `j * n / u` (the
+/// document's start for `j` 0) to the first at or past `(j + 1) * n / u` (its end for
+/// the last), a segment. Consecutive units share their cut, so a document's units tile
+/// it; a unit whose two targets find the same point is empty. The whole warp calls it
+/// (its searches vote with [`ballot`]); returns `(document, begin, end, segment)`.
+///
+/// # Safety
+/// `p` holds the device plan as the host engine builds it: `unit_base` strictly
+/// ascending from 0 over `n_docs + 1` entries, `unit < unit_base[n_docs]`, a document
+/// of more than one unit with at least one point, every point inside its document.
+#[inline(always)]
+unsafe fn device_unit(p: &DfaParams<'static>, unit: u32) -> (u32, u32, u32, bool) {
+    let doc = count_below(p.unit_base, 0, p.n_docs + 1, unit + 1) - 1;
+    let base = p.unit_base.read(doc as usize);
+    let u = p.unit_base.read(doc as usize + 1) - base;
+    let j = unit - base;
+    let a = p.doc_start.read(doc as usize);
+    let n = p.doc_start.read(doc as usize + 1) - a;
+    if u <= 1 {
+        return (doc, a, a + n, false);
+    }
+    let (c0, c1) = (
+        p.children_start.read(doc as usize),
+        p.children_start.read(doc as usize + 1),
+    );
+    let cut = |k: u32| -> u32 {
+        if k == 0 {
+            return 0;
+        }
+        if k >= u {
+            return n;
+        }
+        let t = (k as u64 * n as u64 / u as u64) as u32;
+        let i = count_below(p.children, c0, c1, t);
+        if i < c1 {
+            p.children.read(i as usize)
+        } else {
+            n - 1 // past the last point: the root's close
+        }
+    };
+    (doc, a + cut(j), a + cut(j + 1), true)
+}
+
+/// `lo` plus how many of `arr[lo..hi)` (ascending) are below `key`: the first index
+/// at or past `key`. The whole warp calls it with the same arguments: each round the
+/// lanes load 32 samples spread over the range and vote ([`ballot`]), so a range of
+/// `n` takes about `log32(n)` dependent loads, not `log2(n)`.
+///
+/// # Safety
+/// `arr[lo..hi)` lies in the buffer `arr` was made from.
+#[inline(always)]
+unsafe fn count_below(arr: DevPtr<'static, u32>, lo: u32, hi: u32, key: u32) -> u32 {
+    let lane = lane_id();
+    let (mut lo, mut hi) = (lo, hi);
+    while hi - lo > WARP_SIZE {
+        let step = (hi - lo).div_ceil(WARP_SIZE);
+        let i = lo + lane * step;
+        let below = i < hi && arr.read(i as usize) < key;
+        // The samples below are a prefix of the lanes (the array ascends).
+        let k = ballot(below).count_ones();
+        if k == 0 {
+            return lo;
+        }
+        // Everything up to sample k - 1 is below; sample k (if any) is not.
+        let next = lo + k * step;
+        lo += (k - 1) * step + 1;
+        hi = hi.min(next);
+    }
+    let i = lo + lane;
+    let below = i < hi && arr.read(i as usize) < key;
+    lo + ballot(below).count_ones()
+}
+
+/// The walk of one unit by the calling warp ([`walk_dfa`]'s docs): [`dfa_unit`] without
+/// accumulators. Its events are `begin..end` of document `doc`; a `segment` steps only
+/// those inside the root.
 ///
 /// # Safety
 /// As [`dfa_unit`]'s, for tables whose leaf bundles have no accumulator words.
 #[inline(always)]
-unsafe fn walk_unit(p: &DfaParams<'static>, unit: u32) {
+unsafe fn walk_unit(p: &DfaParams<'static>, doc: u32, begin: u32, end: u32, segment: bool) {
     let lane = lane_id();
-    let raw = p.unit_doc.read(unit as usize);
-    let doc = raw & !SEGMENT;
     let row = p.matched.ptr().add(doc as usize * p.words_per_doc as usize);
-    let mut begin = p.unit_start.read(unit as usize);
-    let mut end = p.unit_start.read(unit as usize + 1);
+    let (mut begin, mut end) = (begin, end);
     let first = p.doc_start.read(doc as usize);
-    let segment = raw & SEGMENT != 0;
     let opens_root = begin == first;
     if segment {
         begin = begin.max(first + 1);
