@@ -97,7 +97,15 @@ fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<O
         let cut = gpu.filter(docs).expect("the emulator runs");
         assert_eq!(cut, shared, "the host's plan, segments {seg:?}");
     }
+    // A warp per unit on the device's plan (a thread per unit ran above).
     gpu.set_plan_on_device(true);
+    gpu.set_walk_lanes(false);
+    for seg in [None, Some(1), Some(7)] {
+        gpu.set_segment_events(seg);
+        let cut = gpu.filter(docs).expect("the emulator runs");
+        assert_eq!(cut, shared, "a warp per unit, segments {seg:?}");
+    }
+    gpu.set_walk_lanes(true);
     gpu.set_segment_events(None);
     // The host's walk of the transitions names the documents handed back, no more.
     let handed_back: Vec<usize> = (0..docs.len()).filter(|&i| shared[i].is_none()).collect();
@@ -308,7 +316,8 @@ fn gpu_lean_walk_matches_linear_paths_and_the_roots_own_queries_in_cut_documents
 fn gpu_lean_walk_plans_its_units_on_the_device_as_the_host_does_over_many_documents() {
     // Linear paths (Fig. 9's `paths` workload, smaller) over more than 32 documents,
     // some with more than 32 children under the root: the warps' searches for their
-    // document and their cuts take more than one round of votes.
+    // document and their cuts take more than one round of votes. A thread per unit and
+    // a warp per unit on the device's plan, and the host's plan, against the CPU.
     let params = QueryParams {
         splits: 0,
         ..QueryParams::paper(4, 0.3)
@@ -335,8 +344,12 @@ fn gpu_lean_walk_plans_its_units_on_the_device_as_the_host_does_over_many_docume
     for seg in [None, Some(0), Some(1), Some(3), Some(50), Some(400)] {
         gpu.set_segment_events(seg);
         gpu.set_plan_on_device(true);
+        gpu.set_walk_lanes(true);
+        let lanes = gpu.filter_encoded(&batch).expect("the emulator runs");
+        assert_eq!(lanes, want, "a thread per unit, segments {seg:?}");
+        gpu.set_walk_lanes(false);
         let device = gpu.filter_encoded(&batch).expect("the emulator runs");
-        assert_eq!(device, want, "the device's plan, segments {seg:?}");
+        assert_eq!(device, want, "a warp per unit, segments {seg:?}");
         let units = gpu.phases().units;
         gpu.set_plan_on_device(false);
         let host = gpu.filter_encoded(&batch).expect("the emulator runs");

@@ -329,6 +329,10 @@ pub struct DfaEngine {
     walk_warps: usize,
     /// Whether the lean walk plans its units on the device ([`Self::set_plan_on_device`]).
     plan_on_device: bool,
+    /// Whether the device's plan is walked a thread per unit ([`k::walk_dfa_lanes`]).
+    lanes: bool,
+    /// Threads of [`k::walk_dfa_lanes`] the device holds at once (0: not asked yet).
+    lane_threads: usize,
     /// The lean walk's inputs, events and plan in one buffer, filled by one copy from
     /// `staging` ([`WalkInputs`]).
     walk_ins: Option<Buffer<u8>>,
@@ -481,6 +485,8 @@ impl DfaEngine {
             handed_back: 0,
             walk_warps: 0,
             plan_on_device: true,
+            lanes: true,
+            lane_threads: 0,
             walk_ins: None,
             back: None,
         })
@@ -519,6 +525,29 @@ impl DfaEngine {
     /// general kernel's: a list of units, segments at least `n` events long).
     pub fn set_plan_on_device(&mut self, on: bool) {
         self.plan_on_device = on;
+    }
+
+    /// Whether the lean walk on the device's plan runs a thread per unit
+    /// ([`k::walk_dfa_lanes`], the default: many short units, [`LANE_UNITS_PER_THREAD`]
+    /// per thread the device holds at once) or a warp per unit ([`k::walk_dfa`]).
+    pub fn set_walk_lanes(&mut self, on: bool) {
+        self.lanes = on;
+    }
+
+    /// Threads of [`k::walk_dfa_lanes`] the device holds at once (asked once).
+    fn lane_threads(&mut self) -> Result<usize, XmlError> {
+        if self.lane_threads == 0 {
+            let cfg = LaunchConfig {
+                grid: [1, 1, 1],
+                block: [LANE_BLOCK, 1, 1],
+                shared_bytes: 0,
+            };
+            let blocks = self
+                .dev
+                .resident_blocks(&k::walk_dfa_lanes::KERNEL, cfg, 64)?;
+            self.lane_threads = (blocks * LANE_BLOCK).max(1) as usize;
+        }
+        Ok(self.lane_threads)
     }
 
     /// Whether the loaded automaton runs the lean walk [`k::walk_dfa`]: none of its leaf
@@ -785,11 +814,20 @@ impl DfaEngine {
             d
         };
         let n_docs = batch.len();
-        let walk_warps = self.walk_warps()?;
+        let lanes = self.lanes;
+        // Units wanted: a few per warp (or thread) the device holds at once.
+        let (units, min_seg) = if lanes {
+            (
+                LANE_UNITS_PER_THREAD * self.lane_threads()?,
+                MIN_LANE_SEGMENT_EVENTS,
+            )
+        } else {
+            (WALK_UNITS_PER_WARP * self.walk_warps()?, MIN_SEGMENT_EVENTS)
+        };
         let words = self.t.ids.len().div_ceil(32).max(1);
-        let seg = self.segment_events.unwrap_or_else(|| {
-            (batch.events() / (WALK_UNITS_PER_WARP * walk_warps)).max(MIN_SEGMENT_EVENTS)
-        });
+        let seg = self
+            .segment_events
+            .unwrap_or_else(|| (batch.events() / units).max(min_seg));
         let unit_base = walk_unit_base(batch, seg);
         let n_units = *unit_base.last().unwrap_or(&0) as usize;
         let plan = lap();
@@ -871,13 +909,22 @@ impl DfaEngine {
             children_start: words_at(at.children_start),
             children: words_at(at.children),
         };
-        let cfg = LaunchConfig {
-            grid: [(n_units as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
-            block: [WARPS_PER_BLOCK * 32, 1, 1],
-            shared_bytes: 0,
-        };
         let start = dev.mark()?;
-        k::walk_dfa::launch(dev, cfg, params)?;
+        if lanes {
+            let cfg = LaunchConfig {
+                grid: [(n_units as u32).div_ceil(LANE_BLOCK), 1, 1],
+                block: [LANE_BLOCK, 1, 1],
+                shared_bytes: 0,
+            };
+            k::walk_dfa_lanes::launch(dev, cfg, params)?;
+        } else {
+            let cfg = LaunchConfig {
+                grid: [(n_units as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
+                block: [WARPS_PER_BLOCK * 32, 1, 1],
+                shared_bytes: 0,
+            };
+            k::walk_dfa::launch(dev, cfg, params)?;
+        }
         let stop = dev.mark()?;
         // The rows and the status, one copy into page-locked memory (it waits for the
         // kernel).
@@ -978,6 +1025,18 @@ pub const TARGET_UNITS: usize = 8192;
 /// Units of the lean walk per warp the device holds at once, when
 /// [`DfaEngine::set_segment_events`] is left to choose.
 pub const WALK_UNITS_PER_WARP: usize = 2;
+
+/// Units of the lean walk a thread per unit ([`k::walk_dfa_lanes`]) per thread the
+/// device holds at once, when [`DfaEngine::set_segment_events`] is left to choose (a
+/// batch has fewer points between its roots' children than that on Fig. 9's workload:
+/// every child is a unit there).
+pub const LANE_UNITS_PER_THREAD: usize = 2;
+
+/// Threads per block of [`k::walk_dfa_lanes`].
+const LANE_BLOCK: u32 = 128;
+
+/// The shortest segment the thread-per-unit walk cuts when left to choose.
+pub const MIN_LANE_SEGMENT_EVENTS: usize = 8;
 
 /// The shortest segment [`DfaEngine`] cuts when left to choose.
 pub const MIN_SEGMENT_EVENTS: usize = 32;

@@ -253,6 +253,25 @@ kernel! {
         walk_unit(&p, doc, begin, end, segment);
     }
 
+    /// [`walk_dfa`] with a thread per unit instead of a warp, on the device's plan
+    /// ([`DfaParams::plan_on_device`] must be 1): thread `t` of the launch walks unit
+    /// `t`. The walk is the same sequence of loads whichever lane runs it, so a warp
+    /// that walks one unit issues every instruction 32 times over; here the 32 lanes
+    /// walk 32 units side by side (their branches diverge where one opens and another
+    /// closes), and a batch cut into many short units (one or a few of a root's
+    /// children each) is walked in the time of its longest unit's chain of loads. Each
+    /// thread keeps its stack in local memory (the levels it reaches stay in the L1).
+    ///
+    /// Memory: as [`walk_dfa`]'s.
+    pub fn walk_dfa_lanes(p: DfaParams<'static>) {
+        let unit = block_idx_x() * block_dim_x() + thread_idx_x();
+        if unit >= p.n_units {
+            return;
+        }
+        let (doc, begin, end, segment) = unit_range(&p, unit, search_one);
+        walk_lane(&p, doc, begin, end, segment);
+    }
+
     /// The close of the root of every document cut into segments, once [`filter_dfa`]
     /// has run them all: warp `w` of block `b` takes document `split[b * (blockDim.x /
     /// 32) + w]`, replays its root's open, gives the root the accumulator its segments
@@ -911,7 +930,21 @@ unsafe fn match_tops(p: &DfaParams<'static>, bundle: u32, row: *mut u32, lane: u
 /// of more than one unit with at least one point, every point inside its document.
 #[inline(always)]
 unsafe fn device_unit(p: &DfaParams<'static>, unit: u32) -> (u32, u32, u32, bool) {
-    let doc = count_below(p.unit_base, 0, p.n_docs + 1, unit + 1) - 1;
+    unit_range(p, unit, count_below)
+}
+
+/// [`device_unit`] with `search` finding the first index at or past a key (by the
+/// warp's votes, or by one thread).
+///
+/// # Safety
+/// As [`device_unit`]'s; `search(arr, lo, hi, key)` reads only `arr[lo..hi)`.
+#[inline(always)]
+unsafe fn unit_range(
+    p: &DfaParams<'static>,
+    unit: u32,
+    search: unsafe fn(DevPtr<'static, u32>, u32, u32, u32) -> u32,
+) -> (u32, u32, u32, bool) {
+    let doc = search(p.unit_base, 0, p.n_docs + 1, unit + 1) - 1;
     let base = p.unit_base.read(doc as usize);
     let u = p.unit_base.read(doc as usize + 1) - base;
     let j = unit - base;
@@ -932,7 +965,7 @@ unsafe fn device_unit(p: &DfaParams<'static>, unit: u32) -> (u32, u32, u32, bool
             return n;
         }
         let t = (k as u64 * n as u64 / u as u64) as u32;
-        let i = count_below(p.children, c0, c1, t);
+        let i = search(p.children, c0, c1, t);
         if i < c1 {
             p.children.read(i as usize)
         } else {
@@ -970,6 +1003,118 @@ unsafe fn count_below(arr: DevPtr<'static, u32>, lo: u32, hi: u32, key: u32) -> 
     let i = lo + lane;
     let below = i < hi && arr.read(i as usize) < key;
     lo + ballot(below).count_ones()
+}
+
+/// [`count_below`] by one thread: a binary search.
+///
+/// # Safety
+/// `arr[lo..hi)` lies in the buffer `arr` was made from.
+#[inline(always)]
+unsafe fn search_one(arr: DevPtr<'static, u32>, lo: u32, hi: u32, key: u32) -> u32 {
+    let (mut lo, mut hi) = (lo, hi);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if arr.read(mid as usize) < key {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The walk of one unit by the calling thread alone ([`walk_dfa_lanes`]): [`walk_unit`]
+/// with its levels in the thread's own arrays instead of across the warp's lanes.
+///
+/// # Safety
+/// As [`walk_unit`]'s.
+#[inline(always)]
+unsafe fn walk_lane(p: &DfaParams<'static>, doc: u32, begin: u32, end: u32, segment: bool) {
+    let row = p.matched.ptr().add(doc as usize * p.words_per_doc as usize);
+    let (mut begin, mut end) = (begin, end);
+    let first = p.doc_start.read(doc as usize);
+    let opens_root = begin == first;
+    if segment {
+        begin = begin.max(first + 1);
+        end = end.min(p.doc_start.read(doc as usize + 1) - 1);
+    }
+    // Per level: the state, the leaf bundle, the tag, and the tags of the children
+    // whose leaf bundles the element received.
+    let mut state = Levels::<u32>::new();
+    let mut bundle = Levels::<u32>::new();
+    let mut tag_of = Levels::<u32>::new();
+    let mut applied = Levels::<u64>::new();
+    state.set(0, START_STATE);
+    applied.set(0, 0);
+    let mut cur = START_STATE;
+    let mut d = 0usize;
+    let floor = if segment {
+        let Some((tag, at, to)) = root_open(p, first) else {
+            atomic_max(p.status.ptr().add(doc as usize), MISSED);
+            return;
+        };
+        let leaf = p.leaf.read(at);
+        if opens_root && leaf != 0 {
+            match_tops_one(p, leaf, row);
+        }
+        d = 1;
+        cur = to;
+        state.set(1, to);
+        bundle.set(1, leaf);
+        tag_of.set(1, tag);
+        applied.set(1, 0);
+        1
+    } else {
+        0
+    };
+    let mut i = begin;
+    while i < end {
+        let ev = event_at(p, i as usize);
+        i += 1;
+        if ev & CLOSE_BIT == 0 {
+            let tag = tag_of_event(p, ev);
+            let at = (cur * p.tags + tag) as usize;
+            let to = p.trans.read(at);
+            if to == NO_STATE || d + 1 >= p.depth_cap as usize {
+                let why = if to == NO_STATE { MISSED } else { TOO_DEEP };
+                atomic_max(p.status.ptr().add(doc as usize), why);
+                return;
+            }
+            d += 1;
+            cur = to;
+            state.set(d, to);
+            bundle.set(d, p.leaf.read(at));
+            tag_of.set(d, tag);
+            applied.set(d, 0);
+            continue;
+        }
+        if d <= floor {
+            continue; // unbalanced close: ignored (documents are checked when parsed)
+        }
+        // SAFETY: levels `floor..=d` were set when their elements were pushed.
+        let (id, t, seen) = (bundle.get(d), tag_of.get(d), applied.get(d - 1));
+        // Tags past 64 are not remembered: their bundles are matched at every close.
+        let bit = if t < 64 { 1u64 << t } else { 0 };
+        if id != 0 && seen & bit == 0 {
+            match_tops_one(p, id, row);
+        }
+        applied.set(d - 1, seen | bit);
+        d -= 1;
+        cur = state.get(d);
+    }
+}
+
+/// [`match_tops`] by one thread: every query of leaf bundle `bundle` set in `row`.
+///
+/// # Safety
+/// As [`match_tops`]'s.
+#[inline(always)]
+unsafe fn match_tops_one(p: &DfaParams<'static>, bundle: u32, row: *mut u32) {
+    let b = bundle as usize * 4;
+    let (ts, tn) = (p.bundles.read(b + 2), p.bundles.read(b + 3));
+    for k in 0..tn {
+        set_bit(row, p.tops.read((ts + k) as usize));
+    }
 }
 
 /// The walk of one unit by the calling warp ([`walk_dfa`]'s docs): [`dfa_unit`] without
