@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Mid-session check of gpu-dfa's lean walk on the XML `paths` workload (linear paths):
 # the units planned on the device (no list of units from the host), events and plan in
-# one page-locked copy, rows read back into page-locked memory (one wait a call), and
-# a thread per unit (walk_dfa_lanes) against a warp per unit (walk_dfa).
+# one page-locked copy, the answers listed on the device (compact_rows) and read back
+# into page-locked memory (one wait a call), and a thread per unit (walk_dfa_lanes)
+# against a warp per unit (walk_dfa).
 #
 # Binaries (stripped, release, built here and carried):
 #     .carry/harness       cargo build --release -p harness
@@ -12,7 +13,7 @@
 # Writes to $OUT:
 #   summary.txt   the lines below, the last of them the table to read first;
 #   check.txt     compute-sanitizer memcheck and racecheck on quick runs of xml/paths
-#                 (walk_dfa_lanes on the device's plan) and xml/fig10a (filter_dfa,
+#                 (walk_dfa_lanes on the device's plan, compact_rows) and xml/fig10a (filter_dfa,
 #                 whose parameters grew);
 #   paths.txt     `harness run xml paths`, one seed, full size (every answer checked
 #                 against the NFA), gpu-dfa's phases of its best run at every point;
@@ -20,7 +21,8 @@
 #   bigdoc-*.txt  `xml filter --stats` on one generated 100 MB document (256 twigs), lazy-dfa
 #                 on every core and gpu-seg: the document now parsed in parts on all cores;
 #   walk-*.txt    the example on the paths workload (500 documents, 2048 linear paths
-#                 of 5 and 10 nodes): each form of the lean walk (lanes, warp, host),
+#                 of 5 and 10 nodes): each form of the lean walk (lanes; rows: lanes with
+#                 the answers decoded from rows of bits on the host; warp; host's plan),
 #                 the engine's choice of segments and a few fixed ones, the phases of
 #                 each, against the lazy DFA on all cores.
 set -uo pipefail
@@ -76,8 +78,8 @@ rm -rf "$W"
 say "bigdoc: $(( $(date +%s) - s )) s"
 
 # 4. The forms of the lean walk, 2048 linear paths of 5 and 10 nodes (about 60 s).
-for len in 5 10; do
-    for walk in lanes warp host; do
+for walk in lanes rows warp host; do
+    for len in 5 10; do
         f="$OUT/walk-L$len-$walk.txt"
         left=$(( 232 - ($(date +%s) - START) ))
         [ $left -lt 15 ] && { say "walk L=$len $walk: skipped (time)"; continue; }

@@ -10,7 +10,7 @@
 //! documents). `XML_QUERIES`, `XML_P` (the share of `*` and `//`) and, with `one`,
 //! `XML_KB` (the document's size) change the workload (Fig. 8's: 256, 0.1, 2048);
 //! `XML_SPLITS=0` makes the twigs linear paths (the `paths` experiment's: the lean
-//! walk runs, `DFA_WALK=lanes|warp|host` says which form of it);
+//! walk runs, `DFA_WALK=lanes|rows|warp|host` says which form of it);
 //! `XML_SEED` the queries' and documents' seed (1); `XML_BUDGET_MB` the lazy DFA's
 //! memory bound (1024; the cache grows ahead to half of it); `XML_DOCS` the emulator's
 //! batch; `XML_GROWTH_ONLY=1` stops after counting the documents the grown cache
@@ -122,11 +122,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let mut gpu = DfaEngine::new(dev, &t)?;
     // DFA_WALK: how the lean walk (linear paths) runs: `lanes` (the default: a thread
-    // per unit, planned on the device), `warp` (a warp per unit, planned on the device)
-    // or `host` (a warp per unit, the host's plan).
+    // per unit, planned on the device, answers listed on the device), `rows` (the same,
+    // the rows of bits decoded on the host), `warp` (a warp per unit, planned on the
+    // device) or `host` (a warp per unit, the host's plan, rows decoded on the host).
     match std::env::var("DFA_WALK").as_deref() {
         Ok("warp") => gpu.set_walk_lanes(false),
         Ok("host") => gpu.set_plan_on_device(false),
+        Ok("rows") => gpu.set_decode_on_device(false),
         _ => {}
     }
     println!(

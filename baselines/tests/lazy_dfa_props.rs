@@ -320,9 +320,9 @@ fn gpu_lean_walk_plans_its_units_on_the_device_as_the_host_does_over_many_docume
     // a warp per unit on the device's plan, and the host's plan, against the CPU.
     let params = QueryParams {
         splits: 0,
-        ..QueryParams::paper(4, 0.3)
+        ..QueryParams::paper(3, 0.5)
     };
-    let set = QuerySet::from_queries(QueryGenerator::new(params, 3).queries(64));
+    let set = QuerySet::from_queries(QueryGenerator::new(params, 3).queries(256));
     let profiles = ProfileSet::compile(&set).unwrap();
     let mut g = DblpGenerator::new(5);
     let docs: Vec<Document> = (0..40)
@@ -338,6 +338,11 @@ fn gpu_lean_walk_plans_its_units_on_the_device_as_the_host_does_over_many_docume
     );
     let dfa = LazyDfa::new(&profiles);
     let want: Vec<Option<Matches>> = dfa.filter_batch(&docs).into_iter().map(Some).collect();
+    let ids: usize = want.iter().flatten().map(Vec::len).sum();
+    assert!(
+        ids > 8 * docs.len(),
+        "{ids} ids: the first call reads them in two copies"
+    );
     let tables = dfa.export(&dfa.train(&docs)).expect("a narrow accumulator");
     let mut gpu = DfaEngine::new(Device::emulator(), &tables).expect("the exported tables check");
     assert!(gpu.walks_only(), "linear paths run the lean walk");
@@ -347,6 +352,10 @@ fn gpu_lean_walk_plans_its_units_on_the_device_as_the_host_does_over_many_docume
         gpu.set_walk_lanes(true);
         let lanes = gpu.filter_encoded(&batch).expect("the emulator runs");
         assert_eq!(lanes, want, "a thread per unit, segments {seg:?}");
+        gpu.set_decode_on_device(false);
+        let rows = gpu.filter_encoded(&batch).expect("the emulator runs");
+        assert_eq!(rows, want, "rows decoded on the host, segments {seg:?}");
+        gpu.set_decode_on_device(true);
         gpu.set_walk_lanes(false);
         let device = gpu.filter_encoded(&batch).expect("the emulator runs");
         assert_eq!(device, want, "a warp per unit, segments {seg:?}");

@@ -338,6 +338,12 @@ pub struct DfaEngine {
     walk_ins: Option<Buffer<u8>>,
     /// Page-locked host memory the rows and status are copied back into.
     back: Option<HostBuffer<u32>>,
+    /// Whether the lean walk's answers are listed on the device ([`k::compact_rows`]).
+    decode_on_device: bool,
+    /// [`k::compact_rows`]' output, and how many ids the first copy back brings
+    /// (0: [`FIRST_ANSWERS_PER_DOC`] a document; then a quarter over the last batch's).
+    answers: Option<Buffer<u32>>,
+    answer_cap: usize,
 }
 
 /// Where the last [`DfaEngine::filter_encoded`] spent its time: the host's clock, and
@@ -398,6 +404,8 @@ struct Tables {
     n_planes: u32,
     width: u32,
     ids: Vec<u32>,
+    /// `ids` on the device, for [`k::compact_rows`].
+    ids_dev: Buffer<u32>,
     trans: Buffer<u32>,
     leaf: Buffer<u32>,
     bundles: Buffer<u32>,
@@ -426,6 +434,7 @@ impl Tables {
             n_planes: tables.planes.len() as u32,
             width: tables.template.len().max(1) as u32,
             ids: tables.ids.clone(),
+            ids_dev: upload(dev, &tables.ids)?,
             trans: upload(dev, &tables.trans)?,
             leaf: upload(dev, &tables.leaf)?,
             bundles: upload(dev, &flat(&tables.bundles))?,
@@ -489,6 +498,9 @@ impl DfaEngine {
             lane_threads: 0,
             walk_ins: None,
             back: None,
+            decode_on_device: true,
+            answers: None,
+            answer_cap: 0,
         })
     }
 
@@ -532,6 +544,13 @@ impl DfaEngine {
     /// per thread the device holds at once) or a warp per unit ([`k::walk_dfa`]).
     pub fn set_walk_lanes(&mut self, on: bool) {
         self.lanes = on;
+    }
+
+    /// Whether the lean walk's answers are listed on the device ([`k::compact_rows`],
+    /// the default: the host copies each document's ids as they lie) or decoded from
+    /// the rows of bits on the host.
+    pub fn set_decode_on_device(&mut self, on: bool) {
+        self.decode_on_device = on;
     }
 
     /// Threads of [`k::walk_dfa_lanes`] the device holds at once (asked once).
@@ -745,6 +764,8 @@ impl DfaEngine {
             unit_base: DevPtr::null(),
             children_start: DevPtr::null(),
             children: DevPtr::null(),
+            ids: DevPtr::null(),
+            answers: DevPtrMut::null(),
         };
         let cfg = |n: usize| LaunchConfig {
             grid: [(n as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
@@ -861,6 +882,18 @@ impl DfaEngine {
         dev.zero(outs)?;
         let outs = &*outs;
         let upload = lap();
+        // The answers listed on the device when the worst case fits.
+        let worst = n_docs * self.t.ids.len();
+        let listed = self.decode_on_device && 1 + 2 * n_docs + worst <= ANSWERS_MAX;
+        if listed {
+            let a = room(dev, &mut self.answers, 1 + 2 * n_docs + worst)?;
+            dev.zero(a)?;
+        }
+        let answers = match (&self.answers, listed) {
+            (Some(a), true) => a.dev_ptr_mut(),
+            _ => DevPtrMut::null(),
+        };
+        let upload = upload + lap();
         let deepest = batch.depth.iter().copied().max().unwrap_or(0);
         let words_at = |off: usize| ins.dev_ptr_at(off).cast::<u32>();
         let params = DfaParams {
@@ -908,6 +941,8 @@ impl DfaEngine {
             unit_base: words_at(at.unit_base),
             children_start: words_at(at.children_start),
             children: words_at(at.children),
+            ids: self.t.ids_dev.dev_ptr(),
+            answers,
         };
         let start = dev.mark()?;
         if lanes {
@@ -925,7 +960,18 @@ impl DfaEngine {
             };
             k::walk_dfa::launch(dev, cfg, params)?;
         }
+        if listed {
+            let cfg = LaunchConfig {
+                grid: [(n_docs as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
+                block: [WARPS_PER_BLOCK * 32, 1, 1],
+                shared_bytes: 0,
+            };
+            k::compact_rows::launch(dev, cfg, params)?;
+        }
         let stop = dev.mark()?;
+        if listed {
+            return self.read_listed(n_docs, worst, (start, stop), (plan, upload), n_units, lap);
+        }
         // The rows and the status, one copy into page-locked memory (it waits for the
         // kernel).
         if self.back.as_ref().is_none_or(|b| b.len() < out_len) {
@@ -952,6 +998,96 @@ impl DfaEngine {
         Ok(out)
     }
 }
+
+impl DfaEngine {
+    /// The end of [`Self::filter_walk`] when [`k::compact_rows`] listed the answers:
+    /// the count, each document's place and the first `answer_cap` ids in one copy back
+    /// into page-locked memory (one wait), the rest, if the batch had more, in a second;
+    /// then each document's ids copied as they lie.
+    #[allow(clippy::too_many_arguments)]
+    fn read_listed(
+        &mut self,
+        n_docs: usize,
+        worst: usize,
+        marks: (gpu_kernels::Mark, gpu_kernels::Mark),
+        host: (Duration, Duration),
+        n_units: usize,
+        mut lap: impl FnMut() -> Duration,
+    ) -> Result<Vec<Option<Matches>>, XmlError> {
+        let dev = &self.dev;
+        let head = 1 + 2 * n_docs;
+        let cap = if self.answer_cap == 0 {
+            FIRST_ANSWERS_PER_DOC * n_docs
+        } else {
+            self.answer_cap
+        }
+        .min(worst);
+        let need = head + worst;
+        if self.back.as_ref().is_none_or(|b| b.len() < need) {
+            self.back = None; // free the old one first
+            self.back = Some(dev.alloc_host(need.next_power_of_two())?);
+        }
+        let back = self.back.as_mut().expect("allocated above");
+        let answers = self.answers.as_ref().expect("allocated by the caller");
+        dev.read_into(answers, 0, &mut back.as_mut_slice()[..head + cap])?;
+        let total = back.as_slice()[0] as usize;
+        if total > cap {
+            let rest = total.min(worst);
+            dev.read_into(
+                answers,
+                head + cap,
+                &mut back.as_mut_slice()[head + cap..head + rest],
+            )?;
+        }
+        let kernels = Duration::from_secs_f64(dev.elapsed_ms(&marks.0, &marks.1)? as f64 / 1e3);
+        let read = lap();
+        self.answer_cap = total + total / 4 + 64;
+        let all = &back.as_slice()[..head + total.min(worst)];
+        let (places, ids) = all[1..].split_at(2 * n_docs);
+        let listed = |p: &[u32]| -> Result<Option<Matches>, XmlError> {
+            let (at, n) = (p[0] as usize, p[1]);
+            if n == k::HANDED_BACK {
+                return Ok(None);
+            }
+            let Some(m) = ids.get(at..at + n as usize) else {
+                return Err(gpu_kernels::GpuError::Kernel {
+                    kernel: "compact_rows",
+                    message: format!("a document's {n} ids from {at} past the {total} listed"),
+                }
+                .into());
+            };
+            let mut m = m.to_vec();
+            if !m.is_sorted() {
+                m.sort_unstable();
+            }
+            Ok(Some(m))
+        };
+        let out = places
+            .chunks_exact(2)
+            .map(listed)
+            .collect::<Result<Vec<_>, _>>()?;
+        self.handed_back = out.iter().filter(|m| m.is_none()).count();
+        self.phases = Phases {
+            plan: host.0,
+            upload: host.1,
+            kernels,
+            read,
+            decode: lap(),
+            units: n_units,
+            walk_only: true,
+        };
+        Ok(out)
+    }
+}
+
+/// Ids a document brings in the first copy back of an engine's first batch (later
+/// batches: a quarter over the last one's count); a batch with more reads the rest
+/// in a second copy.
+const FIRST_ANSWERS_PER_DOC: usize = 8;
+
+/// Most words of [`k::compact_rows`]' output (its worst case: every query matched by
+/// every document): past it the answers are decoded from the rows on the host.
+const ANSWERS_MAX: usize = 1 << 24;
 
 /// Each document's first unit in the device's plan of the lean walk (documents + 1,
 /// from 0): a document of `n` events whose root has children gets `n / seg` units

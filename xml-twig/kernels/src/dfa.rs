@@ -170,7 +170,16 @@ pub struct DfaParams<'a> {
     /// its own events, ascending) are `children[children_start[d]..children_start[d + 1]]`.
     pub children_start: DevPtr<'a, u32>,
     pub children: DevPtr<'a, u32>,
+    /// [`compact_rows`]: internal query number -> query id.
+    pub ids: DevPtr<'a, u32>,
+    /// [`compact_rows`]' output: word 0 counts the ids written (zero before the
+    /// launch); then per document its first id and its count ([`HANDED_BACK`] for a
+    /// document not filtered to its end); then the ids, each document's together.
+    pub answers: DevPtrMut<'a, u32>,
 }
+
+/// [`compact_rows`]' count of a document that was not filtered to its end.
+pub const HANDED_BACK: u32 = u32::MAX;
 
 // SAFETY: `#[repr(C)]`; the fields are device pointers and integers; `Host<'a>` differs
 // only in the lifetime.
@@ -270,6 +279,26 @@ kernel! {
         }
         let (doc, begin, end, segment) = unit_range(&p, unit, search_one);
         walk_lane(&p, doc, begin, end, segment);
+    }
+
+    /// The rows of `matched` as lists of query ids, once the walk has run: warp `w` of
+    /// block `b` takes document `b * (blockDim.x / 32) + w` (of `n_docs`); lane `l`
+    /// counts the bits of its share of the row's words (a contiguous run, so that the
+    /// lanes' order is the words'), a [`warp_scan`] places each lane's ids, lane 0 takes
+    /// the document's place in `answers` with one atomic add, and every lane writes its
+    /// ids (`ids[q]` for bit `q`) in ascending bit order. The host then copies each
+    /// document's ids as they lie instead of decoding bits. A document whose status is
+    /// not [`DONE`] gets the count [`HANDED_BACK`] and no ids.
+    ///
+    /// Memory: reads `matched`, `status`, `ids`; writes `answers` (its count word
+    /// atomically).
+    pub fn compact_rows(p: DfaParams<'static>) {
+        let wpb = block_dim_x() / WARP_SIZE;
+        let doc = block_idx_x() * wpb + warp_id();
+        if doc >= p.n_docs {
+            return;
+        }
+        compact_row(&p, doc);
     }
 
     /// The close of the root of every document cut into segments, once [`filter_dfa`]
@@ -1003,6 +1032,56 @@ unsafe fn count_below(arr: DevPtr<'static, u32>, lo: u32, hi: u32, key: u32) -> 
     let i = lo + lane;
     let below = i < hi && arr.read(i as usize) < key;
     lo + ballot(below).count_ones()
+}
+
+/// Document `doc`'s row as ids in `answers` ([`compact_rows`]' docs).
+///
+/// # Safety
+/// `doc < p.n_docs`; `matched`, `status` and `ids` hold the batch's rows, statuses and
+/// `words_per_doc * 32` ids at least; `answers` has room for `1 + 2 * n_docs` words and
+/// every id of the batch after them.
+#[inline(always)]
+unsafe fn compact_row(p: &DfaParams<'static>, doc: u32) {
+    let lane = lane_id();
+    let slot = p.answers.ptr().add(1 + 2 * doc as usize);
+    if p.status.read(doc as usize) != DONE {
+        if lane == 0 {
+            store(slot, 0, 0);
+            store(slot, 1, HANDED_BACK);
+        }
+        return;
+    }
+    let words = p.words_per_doc;
+    let row = doc as usize * words as usize;
+    // Lane `l` owns words `l * share .. (l + 1) * share` of the row.
+    let share = words.div_ceil(WARP_SIZE);
+    let (w0, w1) = ((lane * share).min(words), ((lane + 1) * share).min(words));
+    let mut mine = 0;
+    for w in w0..w1 {
+        mine += p.matched.read(row + w as usize).count_ones();
+    }
+    let (before, total) = warp_scan(mine);
+    let mut base = 0;
+    if lane == 0 {
+        base = atomic_add(p.answers.ptr(), total);
+        store(slot, 0, base);
+        store(slot, 1, total);
+    }
+    let base = shfl(base, 0);
+    let out = p
+        .answers
+        .ptr()
+        .add(1 + 2 * p.n_docs as usize + (base + before) as usize);
+    let mut k = 0;
+    for w in w0..w1 {
+        let mut bits = p.matched.read(row + w as usize);
+        while bits != 0 {
+            let q = w * 32 + bits.trailing_zeros();
+            store(out, k, p.ids.read(q as usize));
+            k += 1;
+            bits &= bits - 1;
+        }
+    }
 }
 
 /// [`count_below`] by one thread: a binary search.
