@@ -362,9 +362,11 @@ pub struct Phases {
     pub read: Duration,
     /// Decoding the rows into query ids (host).
     pub decode: Duration,
-    /// Units walked (a warp each), and whether by the lean walk ([`k::walk_dfa`]).
+    /// Units walked (a warp each, or a thread each), and whether by the lean walk
+    /// ([`k::walk_dfa`]), a thread a unit ([`k::walk_dfa_lanes`]).
     pub units: usize,
     pub walk_only: bool,
+    pub lanes: bool,
 }
 
 impl Phases {
@@ -813,6 +815,7 @@ impl DfaEngine {
             decode: lap(),
             units: n_units,
             walk_only,
+            lanes: false,
         };
         Ok(out)
     }
@@ -994,6 +997,7 @@ impl DfaEngine {
             decode: lap(),
             units: n_units,
             walk_only: true,
+            lanes,
         };
         Ok(out)
     }
@@ -1075,6 +1079,7 @@ impl DfaEngine {
             decode: lap(),
             units: n_units,
             walk_only: true,
+            lanes: self.lanes,
         };
         Ok(out)
     }
