@@ -1356,8 +1356,9 @@ fn stage<'a>(
     }
     if len >= PARALLEL_STAGE_BYTES {
         // The caller copies from the first moment, and pool threads join as they wake
-        // (a job handed to rayon's sleeping pool waited for its wake-ups: the staging
-        // of Fig. 9's batch took 0.08 ms on the H200's 16 cores).
+        // (handed to rayon's pool as a job, the staging of Fig. 9's batch, about 1 MB,
+        // took 0.08 ms on the H200's 16 cores: most likely waiting for sleeping
+        // threads, as `gpu_kernels::crew` measured for the DDM engine's staging).
         let pieces: Vec<(&mut [u8], &[u8])> = jobs
             .into_iter()
             .flat_map(|(to, from)| to.chunks_mut(STAGE_PIECE).zip(from.chunks(STAGE_PIECE)))
@@ -1508,7 +1509,13 @@ mod tests {
 
     #[test]
     fn answers_made_on_the_crew_come_in_the_documents_order() {
-        for (n, heavy) in [(0, true), (5, true), (200, true), (200, false), (1000, true)] {
+        for (n, heavy) in [
+            (0, true),
+            (5, true),
+            (200, true),
+            (200, false),
+            (1000, true),
+        ] {
             let crew = Crew::gather(3, Duration::from_millis(5));
             let got = by_documents(n, heavy, crew, |d| (d, d * 7 % 13));
             let want: Vec<_> = (0..n).map(|d| (d, d * 7 % 13)).collect();
