@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The XML `paths` experiment after `gpu-dfa`'s call was cut to three waits for the
-# device (one copy of the plan, one of the events, in the paper's 1-byte form where
-# the tags fit, one copy back) and its walk ahead skipped after a batch that handed no
-# document back; and `xml filter --engine gpu-dfa` end to end against `gpu` and
-# `lazy-dfa`. One call on the GPU machine, about 5 minutes.
+# The XML `paths` experiment: `gpu-dfa`'s lean walk on linear paths planned on the
+# device (a thread per unit, walk_dfa_lanes; events, starts, points between the roots'
+# children and unit counts in one page-locked copy; rows back into page-locked memory:
+# one wait a call), its walk ahead skipped after a batch that handed no document back;
+# and `xml filter --engine gpu-dfa` end to end against `gpu` and `lazy-dfa` (one long
+# document now parsed in parts on all cores). One call on the GPU machine, about 5
+# minutes.
 #
 # Run from the repository root with a release harness binary built here and carried
 # (this script builds nothing):
@@ -12,7 +14,8 @@
 #
 # Writes to $OUT:
 #   check.txt     compute-sanitizer memcheck and racecheck on quick runs of the changed
-#                 kernel (filter_dfa, close_roots: xml/paths, whole documents and cut;
+#                 kernels (walk_dfa_lanes: xml/paths; filter_dfa, close_roots: whole
+#                 documents and cut;
 #                 xml/fig7, one document cut into segments; xml/fig10a, a batch of twigs);
 #   paths.txt     `harness run xml paths` at full size (SEEDS seeds, default 3): every
 #                 answer checked against the NFA; per point, gpu-dfa's phases of its best

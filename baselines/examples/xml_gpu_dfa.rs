@@ -9,6 +9,8 @@
 //! in global memory; `DFA_SEGMENTS=n` times segments of `n`+ events only (0: whole
 //! documents). `XML_QUERIES`, `XML_P` (the share of `*` and `//`) and, with `one`,
 //! `XML_KB` (the document's size) change the workload (Fig. 8's: 256, 0.1, 2048);
+//! `XML_SPLITS=0` makes the twigs linear paths (the `paths` experiment's: the lean
+//! walk runs, `DFA_WALK=lanes|rows|warp|host` says which form of it);
 //! `XML_SEED` the queries' and documents' seed (1); `XML_BUDGET_MB` the lazy DFA's
 //! memory bound (1024; the cache grows ahead to half of it); `XML_DOCS` the emulator's
 //! batch; `XML_GROWTH_ONLY=1` stops after counting the documents the grown cache
@@ -46,9 +48,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let p = var("XML_P").unwrap_or(if one { 0.3 } else { 0.5 });
     let queries = var("XML_QUERIES").map_or(2048, |q| q as usize);
     let seed = var("XML_SEED").map_or(1, |s| s as u64);
-    let set = QuerySet::from_queries(
-        QueryGenerator::new(QueryParams::paper(len, p), seed).queries(queries),
-    );
+    let mut params = QueryParams::paper(len, p);
+    if let Some(splits) = var("XML_SPLITS") {
+        params.splits = splits as _;
+    }
+    let set = QuerySet::from_queries(QueryGenerator::new(params, seed).queries(queries));
     let profiles = ProfileSet::compile(&set)?;
     let batch = docs(&profiles, n, bytes, seed ^ 0xba7c);
     let mb = batch.iter().map(|d| d.bytes).sum::<usize>() as f64 / 1e6;
@@ -117,6 +121,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         deltas.iter().max().unwrap_or(&0)
     );
     let mut gpu = DfaEngine::new(dev, &t)?;
+    // DFA_WALK: how the lean walk (linear paths) runs: `lanes` (the default: a thread
+    // per unit, planned on the device, answers listed on the device), `rows` (the same,
+    // the rows of bits decoded on the host), `warp` (a warp per unit, planned on the
+    // device) or `host` (a warp per unit, the host's plan, rows decoded on the host).
+    match std::env::var("DFA_WALK").as_deref() {
+        Ok("warp") => gpu.set_walk_lanes(false),
+        Ok("host") => gpu.set_plan_on_device(false),
+        Ok("rows") => gpu.set_decode_on_device(false),
+        _ => {}
+    }
+    println!(
+        "lean walk: {}",
+        std::env::var("DFA_WALK").unwrap_or_else(|_| "lanes".into())
+    );
     // DFA_SHARED_MAX=0: accumulators in global memory (L1 left to the tables).
     if let Some(b) = std::env::var("DFA_SHARED_MAX")
         .ok()

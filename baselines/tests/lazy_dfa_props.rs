@@ -88,6 +88,25 @@ fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<O
         );
     }
     gpu.set_walk_only(true);
+    // The lean walk (where it runs) on the host's list of units instead of the units
+    // its warps find on the device: whole documents, the engine's choice, cut at every
+    // child and every few events.
+    gpu.set_plan_on_device(false);
+    for seg in [Some(0), None, Some(1), Some(7)] {
+        gpu.set_segment_events(seg);
+        let cut = gpu.filter(docs).expect("the emulator runs");
+        assert_eq!(cut, shared, "the host's plan, segments {seg:?}");
+    }
+    // A warp per unit on the device's plan (a thread per unit ran above).
+    gpu.set_plan_on_device(true);
+    gpu.set_walk_lanes(false);
+    for seg in [None, Some(1), Some(7)] {
+        gpu.set_segment_events(seg);
+        let cut = gpu.filter(docs).expect("the emulator runs");
+        assert_eq!(cut, shared, "a warp per unit, segments {seg:?}");
+    }
+    gpu.set_walk_lanes(true);
+    gpu.set_segment_events(None);
     // The host's walk of the transitions names the documents handed back, no more.
     let handed_back: Vec<usize> = (0..docs.len()).filter(|&i| shared[i].is_none()).collect();
     assert_eq!(
@@ -291,6 +310,63 @@ fn gpu_lean_walk_matches_linear_paths_and_the_roots_own_queries_in_cut_documents
     assert!(gpu.walks_only(), "linear paths run the lean walk");
     // Whole, cut at every child, and the other modes, each against the general kernel.
     assert_eq!(warm_path(&dfa, &docs, &docs), want);
+}
+
+#[test]
+fn gpu_lean_walk_plans_its_units_on_the_device_as_the_host_does_over_many_documents() {
+    // Linear paths (Fig. 9's `paths` workload, smaller) over more than 32 documents,
+    // some with more than 32 children under the root: the warps' searches for their
+    // document and their cuts take more than one round of votes. A thread per unit and
+    // a warp per unit on the device's plan, and the host's plan, against the CPU.
+    let params = QueryParams {
+        splits: 0,
+        ..QueryParams::paper(3, 0.5)
+    };
+    let set = QuerySet::from_queries(QueryGenerator::new(params, 3).queries(256));
+    let profiles = ProfileSet::compile(&set).unwrap();
+    let mut g = DblpGenerator::new(5);
+    let docs: Vec<Document> = (0..40)
+        .map(|i| {
+            let bytes = if i % 9 == 4 { 14_000 } else { 600 };
+            io::parse_document("d.xml", g.document(bytes).as_bytes(), &profiles.dict).unwrap()
+        })
+        .collect();
+    let batch = EventBatch::encode(&docs, true);
+    assert!(
+        (0..docs.len()).any(|d| batch.children_of(d).len() > 40),
+        "a root with more than 40 children"
+    );
+    let dfa = LazyDfa::new(&profiles);
+    let want: Vec<Option<Matches>> = dfa.filter_batch(&docs).into_iter().map(Some).collect();
+    let ids: usize = want.iter().flatten().map(Vec::len).sum();
+    assert!(
+        ids > 8 * docs.len(),
+        "{ids} ids: the first call reads them in two copies"
+    );
+    let tables = dfa.export(&dfa.train(&docs)).expect("a narrow accumulator");
+    let mut gpu = DfaEngine::new(Device::emulator(), &tables).expect("the exported tables check");
+    assert!(gpu.walks_only(), "linear paths run the lean walk");
+    for seg in [None, Some(0), Some(1), Some(3), Some(50), Some(400)] {
+        gpu.set_segment_events(seg);
+        gpu.set_plan_on_device(true);
+        gpu.set_walk_lanes(true);
+        let lanes = gpu.filter_encoded(&batch).expect("the emulator runs");
+        assert_eq!(lanes, want, "a thread per unit, segments {seg:?}");
+        gpu.set_decode_on_device(false);
+        let rows = gpu.filter_encoded(&batch).expect("the emulator runs");
+        assert_eq!(rows, want, "rows decoded on the host, segments {seg:?}");
+        gpu.set_decode_on_device(true);
+        gpu.set_walk_lanes(false);
+        let device = gpu.filter_encoded(&batch).expect("the emulator runs");
+        assert_eq!(device, want, "a warp per unit, segments {seg:?}");
+        let units = gpu.phases().units;
+        gpu.set_plan_on_device(false);
+        let host = gpu.filter_encoded(&batch).expect("the emulator runs");
+        assert_eq!(host, want, "the host's plan, segments {seg:?}");
+        if seg == Some(1) {
+            assert!(units > 2 * docs.len(), "documents cut: {units} units");
+        }
+    }
 }
 
 #[test]

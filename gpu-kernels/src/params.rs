@@ -99,6 +99,23 @@ macro_rules! dev_ptr_common {
                 }
             }
 
+            /// The same address as a pointer to `U`s (host side): for words laid at an
+            /// aligned offset of a buffer of bytes, so that one copy fills both. Panics
+            /// when the address is not aligned for `U`.
+            #[cfg(not(target_arch = "nvptx64"))]
+            pub fn cast<U>(self) -> $name<'a, U> {
+                assert!(
+                    self.addr.is_multiple_of(core::mem::align_of::<U>() as u64),
+                    "cast: address {:#x} is not aligned for {}",
+                    self.addr,
+                    core::any::type_name::<U>()
+                );
+                $name {
+                    addr: self.addr,
+                    _t: PhantomData,
+                }
+            }
+
             /// The device address.
             pub const fn addr(self) -> u64 {
                 self.addr

@@ -68,7 +68,8 @@ use crate::engine::{decode_row, put, room};
 use crate::layout::{EventBatch, EventWords};
 use crate::model::{Document, Event, Matches, NARROW_MAX_TAG};
 use crate::XmlError;
-use gpu_kernels::{Buffer, DevPtr, Device, HostBuffer, LaunchConfig};
+use gpu_kernels::crew::{claim_map, Crew};
+use gpu_kernels::{Buffer, DevPtr, DevPtrMut, Device, HostBuffer, LaunchConfig};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 use xml_twig_kernels::dfa::{self as k, DfaParams, MAX_DEPTH, NO_SLOT, NO_STATE};
@@ -327,6 +328,23 @@ pub struct DfaEngine {
     handed_back: usize,
     /// Warps of [`k::walk_dfa`] the device holds at once (0: not asked yet).
     walk_warps: usize,
+    /// Whether the lean walk plans its units on the device ([`Self::set_plan_on_device`]).
+    plan_on_device: bool,
+    /// Whether the device's plan is walked a thread per unit ([`k::walk_dfa_lanes`]).
+    lanes: bool,
+    /// Threads of [`k::walk_dfa_lanes`] the device holds at once (0: not asked yet).
+    lane_threads: usize,
+    /// The lean walk's inputs, events and plan in one buffer, filled by one copy from
+    /// `staging` ([`WalkInputs`]).
+    walk_ins: Option<Buffer<u8>>,
+    /// Page-locked host memory the rows and status are copied back into.
+    back: Option<HostBuffer<u32>>,
+    /// Whether the lean walk's answers are listed on the device ([`k::compact_rows`]).
+    decode_on_device: bool,
+    /// [`k::compact_rows`]' output, and how many ids the first copy back brings
+    /// (0: [`FIRST_ANSWERS_PER_DOC`] a document; then a quarter over the last batch's).
+    answers: Option<Buffer<u32>>,
+    answer_cap: usize,
 }
 
 /// Where the last [`DfaEngine::filter_encoded`] spent its time: the host's clock, and
@@ -345,9 +363,11 @@ pub struct Phases {
     pub read: Duration,
     /// Decoding the rows into query ids (host).
     pub decode: Duration,
-    /// Units walked (a warp each), and whether by the lean walk ([`k::walk_dfa`]).
+    /// Units walked (a warp each, or a thread each), and whether by the lean walk
+    /// ([`k::walk_dfa`]), a thread a unit ([`k::walk_dfa_lanes`]).
     pub units: usize,
     pub walk_only: bool,
+    pub lanes: bool,
 }
 
 impl Phases {
@@ -387,6 +407,8 @@ struct Tables {
     n_planes: u32,
     width: u32,
     ids: Vec<u32>,
+    /// `ids` on the device, for [`k::compact_rows`].
+    ids_dev: Buffer<u32>,
     trans: Buffer<u32>,
     leaf: Buffer<u32>,
     bundles: Buffer<u32>,
@@ -415,6 +437,7 @@ impl Tables {
             n_planes: tables.planes.len() as u32,
             width: tables.template.len().max(1) as u32,
             ids: tables.ids.clone(),
+            ids_dev: upload(dev, &tables.ids)?,
             trans: upload(dev, &tables.trans)?,
             leaf: upload(dev, &tables.leaf)?,
             bundles: upload(dev, &flat(&tables.bundles))?,
@@ -473,6 +496,14 @@ impl DfaEngine {
             phases: Phases::default(),
             handed_back: 0,
             walk_warps: 0,
+            plan_on_device: true,
+            lanes: true,
+            lane_threads: 0,
+            walk_ins: None,
+            back: None,
+            decode_on_device: true,
+            answers: None,
+            answer_cap: 0,
         })
     }
 
@@ -501,6 +532,44 @@ impl DfaEngine {
             self.walk_warps = (blocks * WARPS_PER_BLOCK).max(1) as usize;
         }
         Ok(self.walk_warps)
+    }
+
+    /// Whether the lean walk [`k::walk_dfa`] plans its units on the device (the
+    /// default: the host sends each document's unit count and the points between its
+    /// root's children, and each warp finds its range), or takes the host's plan (the
+    /// general kernel's: a list of units, segments at least `n` events long).
+    pub fn set_plan_on_device(&mut self, on: bool) {
+        self.plan_on_device = on;
+    }
+
+    /// Whether the lean walk on the device's plan runs a thread per unit
+    /// ([`k::walk_dfa_lanes`], the default: many short units, [`LANE_UNITS_PER_THREAD`]
+    /// per thread the device holds at once) or a warp per unit ([`k::walk_dfa`]).
+    pub fn set_walk_lanes(&mut self, on: bool) {
+        self.lanes = on;
+    }
+
+    /// Whether the lean walk's answers are listed on the device ([`k::compact_rows`],
+    /// the default: the host copies each document's ids as they lie) or decoded from
+    /// the rows of bits on the host.
+    pub fn set_decode_on_device(&mut self, on: bool) {
+        self.decode_on_device = on;
+    }
+
+    /// Threads of [`k::walk_dfa_lanes`] the device holds at once (asked once).
+    fn lane_threads(&mut self) -> Result<usize, XmlError> {
+        if self.lane_threads == 0 {
+            let cfg = LaunchConfig {
+                grid: [1, 1, 1],
+                block: [LANE_BLOCK, 1, 1],
+                shared_bytes: 0,
+            };
+            let blocks = self
+                .dev
+                .resident_blocks(&k::walk_dfa_lanes::KERNEL, cfg, 64)?;
+            self.lane_threads = (blocks * LANE_BLOCK).max(1) as usize;
+        }
+        Ok(self.lane_threads)
     }
 
     /// Whether the loaded automaton runs the lean walk [`k::walk_dfa`]: none of its leaf
@@ -591,6 +660,9 @@ impl DfaEngine {
             d
         };
         let walk_only = self.walks_only();
+        if walk_only && self.plan_on_device {
+            return self.filter_walk(batch);
+        }
         let walk_warps = if walk_only { self.walk_warps()? } else { 0 };
         let dev = &self.dev;
         let words = self.t.ids.len().div_ceil(32).max(1);
@@ -620,13 +692,14 @@ impl DfaEngine {
         let narrow = matches!(batch.events, EventWords::Narrow(_));
         let (events, events8) = match &batch.events {
             EventWords::Wide(v) => {
-                let staged = stage(dev, &mut self.staging, bytemuck::cast_slice(v))?;
+                let bytes: &[u8] = bytemuck::cast_slice(v);
+                let staged = stage(dev, &mut self.staging, bytes.len(), &[(0, bytes)])?;
                 let b = room(dev, &mut self.events, v.len())?;
                 dev.write(b, 0, bytemuck::cast_slice::<u8, u16>(staged))?;
                 (b.dev_ptr(), DevPtr::null())
             }
             EventWords::Narrow(v) => {
-                let staged = stage(dev, &mut self.staging, v)?;
+                let staged = stage(dev, &mut self.staging, v.len(), &[(0, &v[..])])?;
                 let b = room(dev, &mut self.events8, v.len())?;
                 dev.write(b, 0, staged)?;
                 (DevPtr::null(), b.dev_ptr())
@@ -689,6 +762,13 @@ impl DfaEngine {
             acc_shared: shared as u32,
             dense_bundles: (self.t.bundle_words.is_some() && self.dense) as u32,
             narrow_events: narrow as u32,
+            plan_on_device: 0,
+            n_docs: n_docs as u32,
+            unit_base: DevPtr::null(),
+            children_start: DevPtr::null(),
+            children: DevPtr::null(),
+            ids: DevPtr::null(),
+            answers: DevPtrMut::null(),
         };
         let cfg = |n: usize| LaunchConfig {
             grid: [(n as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
@@ -726,16 +806,7 @@ impl DfaEngine {
         let kernels = Duration::from_secs_f64(dev.elapsed_ms(&start, &stop)? as f64 / 1e3);
         let read = lap();
         let (bits, done) = rows.split_at(o.status);
-        let ids = &self.t.ids;
-        let decode = |(row, &s): (&[u32], &u32)| (s == k::DONE).then(|| decode_row(row, ids));
-        let found: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
-        let out: Vec<Option<Matches>> = if found >= PARALLEL_DECODE_IDS && n_docs > 1 {
-            // 500 documents matching most of 2048 queries took 1.1-1.5 ms on one
-            // thread of the H100's host, more than the kernel.
-            bits.par_chunks(words).zip(done).map(decode).collect()
-        } else {
-            bits.chunks(words).zip(done).map(decode).collect()
-        };
+        let out = decode_rows(bits, done, words, &self.t.ids);
         self.handed_back = out.iter().filter(|m| m.is_none()).count();
         self.phases = Phases {
             plan,
@@ -745,10 +816,389 @@ impl DfaEngine {
             decode: lap(),
             units: n_units,
             walk_only,
+            lanes: false,
         };
         Ok(out)
     }
 }
+
+impl DfaEngine {
+    /// [`Self::filter_encoded`] by the lean walk with the units planned on the device
+    /// ([`k::walk_dfa`] with [`DfaParams::plan_on_device`]): the host counts each
+    /// document's units (a pass over the documents' lengths), lays the events, the
+    /// documents' starts, the points between their roots' children and the unit counts
+    /// end to end in page-locked memory (on rayon's pool), and sends them in one copy;
+    /// the outputs are zeroed in one call, one launch walks every unit, and the rows and
+    /// status come back in one copy into page-locked memory: one wait for the device.
+    fn filter_walk(&mut self, batch: &EventBatch) -> Result<Vec<Option<Matches>>, XmlError> {
+        let mut clock = Instant::now();
+        let mut lap = || {
+            let now = Instant::now();
+            let d = now - clock;
+            clock = now;
+            d
+        };
+        let n_docs = batch.len();
+        let lanes = self.lanes;
+        // Units wanted: a few per warp (or thread) the device holds at once.
+        let (units, min_seg) = if lanes {
+            (
+                LANE_UNITS_PER_THREAD * self.lane_threads()?,
+                MIN_LANE_SEGMENT_EVENTS,
+            )
+        } else {
+            (WALK_UNITS_PER_WARP * self.walk_warps()?, MIN_SEGMENT_EVENTS)
+        };
+        let words = self.t.ids.len().div_ceil(32).max(1);
+        let seg = self
+            .segment_events
+            .unwrap_or_else(|| (batch.events() / units).max(min_seg));
+        let unit_base = walk_unit_base(batch, seg);
+        let n_units = *unit_base.last().unwrap_or(&0) as usize;
+        let plan = lap();
+        let (events, narrow): (&[u8], bool) = match &batch.events {
+            EventWords::Wide(v) => (bytemuck::cast_slice(v), false),
+            EventWords::Narrow(v) => (v, true),
+        };
+        let at = WalkInputs::new(events.len(), batch, &unit_base);
+        let dev = &self.dev;
+        let staged = stage(
+            dev,
+            &mut self.staging,
+            at.bytes,
+            &[
+                (0, events),
+                (at.doc_start, bytemuck::cast_slice(&batch.doc_start)),
+                (
+                    at.children_start,
+                    bytemuck::cast_slice(batch.children_start()),
+                ),
+                (at.children, bytemuck::cast_slice(batch.children())),
+                (at.unit_base, bytemuck::cast_slice(&unit_base)),
+            ],
+        )?;
+        let ins = room(dev, &mut self.walk_ins, at.bytes)?;
+        dev.write(ins, 0, staged)?;
+        let ins = &*ins;
+        let status = n_docs * words;
+        let out_len = n_docs * (words + 1);
+        let outs = room(dev, &mut self.outs, out_len)?;
+        dev.zero(outs)?;
+        let outs = &*outs;
+        let upload = lap();
+        // The answers listed on the device when the worst case fits.
+        let worst = n_docs * self.t.ids.len();
+        let listed = self.decode_on_device && 1 + 2 * n_docs + worst <= ANSWERS_MAX;
+        if listed {
+            let a = room(dev, &mut self.answers, 1 + 2 * n_docs + worst)?;
+            dev.zero(a)?;
+        }
+        let answers = match (&self.answers, listed) {
+            (Some(a), true) => a.dev_ptr_mut(),
+            _ => DevPtrMut::null(),
+        };
+        let upload = upload + lap();
+        let deepest = batch.depth.iter().copied().max().unwrap_or(0);
+        let words_at = |off: usize| ins.dev_ptr_at(off).cast::<u32>();
+        let params = DfaParams {
+            events: if narrow {
+                DevPtr::null()
+            } else {
+                ins.dev_ptr().cast::<u16>()
+            },
+            events8: if narrow {
+                ins.dev_ptr()
+            } else {
+                DevPtr::null()
+            },
+            doc_start: words_at(at.doc_start),
+            unit_start: DevPtr::null(),
+            unit_doc: DevPtr::null(),
+            split: DevPtr::null(),
+            trans: self.t.trans.dev_ptr(),
+            leaf: self.t.leaf.dev_ptr(),
+            bundles: self.t.bundles.dev_ptr(),
+            masks: self.t.masks.dev_ptr(),
+            sparse_word: self.t.sparse_word.dev_ptr(),
+            sparse_bits: self.t.sparse_bits.dev_ptr(),
+            tops: self.t.tops.dev_ptr(),
+            bundle_words: DevPtr::null(),
+            jout: self.t.jout.dev_ptr(),
+            planes: self.t.planes.dev_ptr(),
+            template: self.t.template.dev_ptr(),
+            accs: DevPtrMut::null(),
+            roots: DevPtrMut::null(),
+            root_has: DevPtrMut::null(),
+            matched: outs.dev_ptr_mut(),
+            status: outs.dev_ptr_mut_at(status),
+            n_units: n_units as u32,
+            tags: self.t.tags,
+            n_planes: self.t.n_planes,
+            width: self.t.width,
+            depth_cap: (deepest + 1).min(MAX_DEPTH),
+            words_per_doc: words as u32,
+            acc_shared: 0,
+            dense_bundles: 0,
+            narrow_events: narrow as u32,
+            plan_on_device: 1,
+            n_docs: n_docs as u32,
+            unit_base: words_at(at.unit_base),
+            children_start: words_at(at.children_start),
+            children: words_at(at.children),
+            ids: self.t.ids_dev.dev_ptr(),
+            answers,
+        };
+        let start = dev.mark()?;
+        if lanes {
+            let cfg = LaunchConfig {
+                grid: [(n_units as u32).div_ceil(LANE_BLOCK), 1, 1],
+                block: [LANE_BLOCK, 1, 1],
+                shared_bytes: 0,
+            };
+            k::walk_dfa_lanes::launch(dev, cfg, params)?;
+        } else {
+            let cfg = LaunchConfig {
+                grid: [(n_units as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
+                block: [WARPS_PER_BLOCK * 32, 1, 1],
+                shared_bytes: 0,
+            };
+            k::walk_dfa::launch(dev, cfg, params)?;
+        }
+        if listed {
+            let cfg = LaunchConfig {
+                grid: [(n_docs as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
+                block: [WARPS_PER_BLOCK * 32, 1, 1],
+                shared_bytes: 0,
+            };
+            k::compact_rows::launch(dev, cfg, params)?;
+        }
+        let stop = dev.mark()?;
+        // Pool threads woken while the device works, to share the answers' decoding.
+        let crew = Crew::gather(rayon::current_num_threads().saturating_sub(1), CREW_WAIT);
+        if listed {
+            let host = (plan, upload);
+            return self.read_listed(n_docs, worst, (start, stop), host, n_units, crew, lap);
+        }
+        // The rows and the status, one copy into page-locked memory (it waits for the
+        // kernel).
+        if self.back.as_ref().is_none_or(|b| b.len() < out_len) {
+            self.back = None; // free the old one first
+            self.back = Some(dev.alloc_host(out_len.next_power_of_two())?);
+        }
+        let back = self.back.as_mut().expect("allocated above");
+        dev.read_into(outs, 0, &mut back.as_mut_slice()[..out_len])?;
+        let kernels = Duration::from_secs_f64(dev.elapsed_ms(&start, &stop)? as f64 / 1e3);
+        let read = lap();
+        let rows = &back.as_slice()[..out_len];
+        let (bits, done) = rows.split_at(status);
+        let ids = &self.t.ids;
+        let heavy = n_docs * words >= PARALLEL_DECODE_WORDS;
+        let out = by_documents(n_docs, heavy, crew, |d| {
+            (done[d] == k::DONE).then(|| decode_row(&bits[d * words..(d + 1) * words], ids))
+        });
+        self.handed_back = out.iter().filter(|m| m.is_none()).count();
+        self.phases = Phases {
+            plan,
+            upload,
+            kernels,
+            read,
+            decode: lap(),
+            units: n_units,
+            walk_only: true,
+            lanes,
+        };
+        Ok(out)
+    }
+}
+
+impl DfaEngine {
+    /// The end of [`Self::filter_walk`] when [`k::compact_rows`] listed the answers:
+    /// the count, each document's place and the first `answer_cap` ids in one copy back
+    /// into page-locked memory (one wait), the rest, if the batch had more, in a second;
+    /// then each document's ids copied as they lie.
+    #[allow(clippy::too_many_arguments)]
+    fn read_listed(
+        &mut self,
+        n_docs: usize,
+        worst: usize,
+        marks: (gpu_kernels::Mark, gpu_kernels::Mark),
+        host: (Duration, Duration),
+        n_units: usize,
+        crew: Crew,
+        mut lap: impl FnMut() -> Duration,
+    ) -> Result<Vec<Option<Matches>>, XmlError> {
+        let dev = &self.dev;
+        let head = 1 + 2 * n_docs;
+        let cap = if self.answer_cap == 0 {
+            FIRST_ANSWERS_PER_DOC * n_docs
+        } else {
+            self.answer_cap
+        }
+        .min(worst);
+        let need = head + worst;
+        if self.back.as_ref().is_none_or(|b| b.len() < need) {
+            self.back = None; // free the old one first
+            self.back = Some(dev.alloc_host(need.next_power_of_two())?);
+        }
+        let back = self.back.as_mut().expect("allocated above");
+        let answers = self.answers.as_ref().expect("allocated by the caller");
+        dev.read_into(answers, 0, &mut back.as_mut_slice()[..head + cap])?;
+        let total = back.as_slice()[0] as usize;
+        if total > cap {
+            let rest = total.min(worst);
+            dev.read_into(
+                answers,
+                head + cap,
+                &mut back.as_mut_slice()[head + cap..head + rest],
+            )?;
+        }
+        let kernels = Duration::from_secs_f64(dev.elapsed_ms(&marks.0, &marks.1)? as f64 / 1e3);
+        let read = lap();
+        self.answer_cap = total + total / 4 + 64;
+        let all = &back.as_slice()[..head + total.min(worst)];
+        let (places, ids) = all[1..].split_at(2 * n_docs);
+        let listed = |d: usize| -> Result<Option<Matches>, XmlError> {
+            let (at, n) = (places[2 * d] as usize, places[2 * d + 1]);
+            if n == k::HANDED_BACK {
+                return Ok(None);
+            }
+            let Some(m) = ids.get(at..at + n as usize) else {
+                return Err(gpu_kernels::GpuError::Kernel {
+                    kernel: "compact_rows",
+                    message: format!("a document's {n} ids from {at} past the {total} listed"),
+                }
+                .into());
+            };
+            let mut m = m.to_vec();
+            if !m.is_sorted() {
+                m.sort_unstable();
+            }
+            Ok(Some(m))
+        };
+        let heavy = total >= PARALLEL_DECODE_IDS;
+        let out = by_documents(n_docs, heavy, crew, listed)
+            .into_iter()
+            .collect::<Result<Vec<_>, _>>()?;
+        self.handed_back = out.iter().filter(|m| m.is_none()).count();
+        self.phases = Phases {
+            plan: host.0,
+            upload: host.1,
+            kernels,
+            read,
+            decode: lap(),
+            units: n_units,
+            walk_only: true,
+            lanes: self.lanes,
+        };
+        Ok(out)
+    }
+}
+
+/// Ids a document brings in the first copy back of an engine's first batch (later
+/// batches: a quarter over the last one's count); a batch with more reads the rest
+/// in a second copy.
+const FIRST_ANSWERS_PER_DOC: usize = 8;
+
+/// Most words of [`k::compact_rows`]' output (its worst case: every query matched by
+/// every document): past it the answers are decoded from the rows on the host.
+const ANSWERS_MAX: usize = 1 << 24;
+
+/// Each document's first unit in the device's plan of the lean walk (documents + 1,
+/// from 0): a document of `n` events whose root has children gets `n / seg` units
+/// (at most one per point between its root's children) when `n > 2 * seg`, any other
+/// one unit ([`k::walk_dfa`] finds each unit's range between the points).
+fn walk_unit_base(batch: &EventBatch, seg: usize) -> Vec<u32> {
+    let (starts, kids) = (&batch.doc_start, batch.children_start());
+    let mut base = Vec::with_capacity(batch.len() + 1);
+    let mut total = 0u32;
+    base.push(0);
+    for d in 0..batch.len() {
+        let n = (starts[d + 1] - starts[d]) as usize;
+        let points = (kids[d + 1] - kids[d]) as usize;
+        let units = if seg > 0 && points > 0 && n > 2 * seg {
+            (n / seg).min(points).max(1)
+        } else {
+            1
+        };
+        total += units as u32;
+        base.push(total);
+    }
+    base
+}
+
+/// Byte offsets of the lean walk's inputs in its one buffer: the events first, then,
+/// each 4-byte aligned, the documents' starts, where their points start, the points,
+/// and the units' bases.
+struct WalkInputs {
+    doc_start: usize,
+    children_start: usize,
+    children: usize,
+    unit_base: usize,
+    bytes: usize,
+}
+
+impl WalkInputs {
+    fn new(event_bytes: usize, batch: &EventBatch, unit_base: &[u32]) -> Self {
+        let doc_start = event_bytes.next_multiple_of(4);
+        let children_start = doc_start + 4 * batch.doc_start.len();
+        let children = children_start + 4 * batch.children_start().len();
+        let unit_base_at = children + 4 * batch.children().len();
+        WalkInputs {
+            doc_start,
+            children_start,
+            children,
+            unit_base: unit_base_at,
+            bytes: unit_base_at + 4 * unit_base.len(),
+        }
+    }
+}
+
+/// Each document's answer from its row of result bits and its status: the query ids
+/// of its row when the device finished it, `None` when it handed it back.
+fn decode_rows(bits: &[u32], done: &[u32], words: usize, ids: &[u32]) -> Vec<Option<Matches>> {
+    let decode = |(row, &s): (&[u32], &u32)| (s == k::DONE).then(|| decode_row(row, ids));
+    let found: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
+    if found >= PARALLEL_DECODE_IDS && done.len() > 1 {
+        // 500 documents matching most of 2048 queries took 1.1-1.5 ms on one thread of
+        // the H100's host, more than the kernel.
+        bits.par_chunks(words).zip(done).map(decode).collect()
+    } else {
+        bits.chunks(words).zip(done).map(decode).collect()
+    }
+}
+
+/// `one(d)` for each of `n` documents, in order: on the calling thread and `crew` in
+/// parts of [`DECODE_PART`] documents when the work is `heavy`, else on the calling
+/// thread alone (the crew dismissed).
+fn by_documents<R: Send>(
+    n: usize,
+    heavy: bool,
+    crew: Crew,
+    one: impl Fn(usize) -> R + Sync,
+) -> Vec<R> {
+    if !heavy || n < 2 * DECODE_PART || crew.helpers() == 0 {
+        drop(crew);
+        return (0..n).map(one).collect();
+    }
+    let parts: Vec<std::ops::Range<usize>> = (0..n)
+        .step_by(DECODE_PART)
+        .map(|a| a..(a + DECODE_PART).min(n))
+        .collect();
+    crew.map(parts, |_, r| r.map(&one).collect::<Vec<R>>())
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// Documents a part of [`by_documents`] decodes.
+const DECODE_PART: usize = 32;
+
+/// How long the pool threads gathered before a device wait spin for the answers
+/// ([`Crew::gather`]): longer than Fig. 9's whole call.
+const CREW_WAIT: Duration = Duration::from_millis(2);
+
+/// Words of rows from which they are decoded on the gathered crew.
+const PARALLEL_DECODE_WORDS: usize = 1 << 14;
 
 /// Warps a batch is cut for when [`DfaEngine::set_segment_events`] is left to choose:
 /// a few per scheduler of an H100 (132 SMs of 4), so that a batch of a few hundred
@@ -758,6 +1208,18 @@ pub const TARGET_UNITS: usize = 8192;
 /// Units of the lean walk per warp the device holds at once, when
 /// [`DfaEngine::set_segment_events`] is left to choose.
 pub const WALK_UNITS_PER_WARP: usize = 2;
+
+/// Units of the lean walk a thread per unit ([`k::walk_dfa_lanes`]) per thread the
+/// device holds at once, when [`DfaEngine::set_segment_events`] is left to choose (a
+/// batch has fewer points between its roots' children than that on Fig. 9's workload:
+/// every child is a unit there).
+pub const LANE_UNITS_PER_THREAD: usize = 2;
+
+/// Threads per block of [`k::walk_dfa_lanes`].
+const LANE_BLOCK: u32 = 128;
+
+/// The shortest segment the thread-per-unit walk cuts when left to choose.
+pub const MIN_LANE_SEGMENT_EVENTS: usize = 8;
 
 /// The shortest segment [`DfaEngine`] cuts when left to choose.
 pub const MIN_SEGMENT_EVENTS: usize = 32;
@@ -864,28 +1326,54 @@ impl Units {
 const PARALLEL_PLAN_DOCS: usize = 256;
 const PLAN_RUN_DOCS: usize = 64;
 
-/// `bytes` copied into the page-locked host buffer in `slot` (grown to a power of two
-/// when short) on rayon's pool, in pieces of [`STAGE_PIECE`]: the device then copies
-/// them at the bus's speed, where bytes of pageable memory go through the driver's own
-/// staging on the calling thread. Returns the staged bytes.
+/// `parts` (each `(offset, bytes)`, offsets ascending, not overlapping) copied into the
+/// first `len` bytes of the page-locked host buffer in `slot` (grown to a power of two
+/// when short), on rayon's pool in pieces of [`STAGE_PIECE`] when they are large: the
+/// device then copies them at the bus's speed, where bytes of pageable memory go
+/// through the driver's own staging on the calling thread. Returns the staged bytes
+/// (gaps between parts hold whatever was there).
 fn stage<'a>(
     dev: &Device,
     slot: &'a mut Option<HostBuffer<u8>>,
-    bytes: &[u8],
+    len: usize,
+    parts: &[(usize, &[u8])],
 ) -> Result<&'a [u8], XmlError> {
-    let n = bytes.len();
-    if slot.as_ref().is_none_or(|b| b.len() < n.max(1)) {
+    if slot.as_ref().is_none_or(|b| b.len() < len.max(1)) {
         *slot = None; // free the old one first
-        *slot = Some(dev.alloc_host(n.max(1).next_power_of_two())?);
+        *slot = Some(dev.alloc_host(len.max(1).next_power_of_two())?);
     }
     let buf = slot.as_mut().expect("allocated above");
     // The buffer is never a kernel's argument: no launch uses it.
-    buf.as_mut_slice()[..n]
-        .par_chunks_mut(STAGE_PIECE)
-        .zip(bytes.par_chunks(STAGE_PIECE))
-        .for_each(|(to, from)| to.copy_from_slice(from));
-    Ok(&buf.as_slice()[..n])
+    let mut rest = &mut buf.as_mut_slice()[..len];
+    let mut at = 0;
+    let mut jobs = Vec::with_capacity(parts.len());
+    for &(off, src) in parts {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(off - at);
+        let (to, tail) = tail.split_at_mut(src.len());
+        jobs.push((to, src));
+        rest = tail;
+        at = off + src.len();
+    }
+    if len >= PARALLEL_STAGE_BYTES {
+        // The caller copies from the first moment, and pool threads join as they wake
+        // (handed to rayon's pool as a job, the staging of Fig. 9's batch, about 1 MB,
+        // took 0.08 ms on the H200's 16 cores: most likely waiting for sleeping
+        // threads, as `gpu_kernels::crew` measured for the DDM engine's staging).
+        let pieces: Vec<(&mut [u8], &[u8])> = jobs
+            .into_iter()
+            .flat_map(|(to, from)| to.chunks_mut(STAGE_PIECE).zip(from.chunks(STAGE_PIECE)))
+            .collect();
+        let helpers = rayon::current_num_threads().saturating_sub(1);
+        claim_map(pieces, helpers, |_, (to, from)| to.copy_from_slice(from));
+    } else {
+        jobs.into_iter()
+            .for_each(|(to, from)| to.copy_from_slice(from));
+    }
+    Ok(&buf.as_slice()[..len])
 }
+
+/// Bytes from which [`stage`] copies on rayon's pool.
+const PARALLEL_STAGE_BYTES: usize = 1 << 18;
 
 /// Bytes each task of [`stage`] copies.
 const STAGE_PIECE: usize = 1 << 16;
@@ -1017,6 +1505,22 @@ mod tests {
             !Units::plan(&batch, 1).split.is_empty(),
             "some documents cut"
         );
+    }
+
+    #[test]
+    fn answers_made_on_the_crew_come_in_the_documents_order() {
+        for (n, heavy) in [
+            (0, true),
+            (5, true),
+            (200, true),
+            (200, false),
+            (1000, true),
+        ] {
+            let crew = Crew::gather(3, Duration::from_millis(5));
+            let got = by_documents(n, heavy, crew, |d| (d, d * 7 % 13));
+            let want: Vec<_> = (0..n).map(|d| (d, d * 7 % 13)).collect();
+            assert_eq!(got, want, "{n} documents, heavy {heavy}");
+        }
     }
 
     #[test]

@@ -267,6 +267,52 @@ impl Parser {
 /// # Ok(()) }
 /// ```
 pub fn parse_document(file: &str, xml: &[u8], dict: &TagDict) -> Result<Document, XmlError> {
+    parse_document_in_parts(file, xml, dict, 1)
+}
+
+/// Text (after decoding) from which [`parse_document_parallel`] cuts a document into
+/// parts.
+pub const PARALLEL_PARSE_BYTES: usize = 1 << 20;
+
+/// The shortest part [`parse_document_parallel`] cuts.
+const PART_BYTES: usize = 1 << 18;
+
+/// [`parse_document`] on all cores (rayon's pool) for a long document: the same
+/// document, or the same error (`file:line:column` and words), as the one-thread
+/// parser. A document of [`PARALLEL_PARSE_BYTES`] or more is cut into parts of at
+/// least 256 KiB ([`parse_document_in_parts`]), a few per thread.
+pub fn parse_document_parallel(
+    file: &str,
+    xml: &[u8],
+    dict: &TagDict,
+) -> Result<Document, XmlError> {
+    let threads = rayon::current_num_threads();
+    let parts = if xml.len() < PARALLEL_PARSE_BYTES || threads < 2 {
+        1
+    } else {
+        (4 * threads).min(xml.len() / PART_BYTES).max(1)
+    };
+    parse_document_in_parts(file, xml, dict, parts)
+}
+
+/// [`parse_document`] with the decoded text cut into `parts` parts (1: the one-thread
+/// parser) parsed side by side on rayon's pool, then joined. Each cut is just before a
+/// start or end tag's `<`, the element boundaries the segment engines cut events at;
+/// found by a scan forward from evenly spread offsets. A part is parsed without the
+/// elements opened before it: an end tag with no open element in its part is kept (by
+/// name) for the join, and so are the elements still open at its end. The join pops
+/// and pushes those names in order (each end tag must name the element it closes),
+/// counts the elements opened at depth 0 (one root element) and adds the parts' depths.
+/// A cut that fell inside a comment, CDATA section or processing instruction leaves
+/// its part unterminated, a syntax error there. Whenever a part fails or the join
+/// finds anything amiss, the one-thread parser parses the text again, so that errors
+/// (and their positions) are its own: the parts only ever speed up a good document.
+pub fn parse_document_in_parts(
+    file: &str,
+    xml: &[u8],
+    dict: &TagDict,
+    parts: usize,
+) -> Result<Document, XmlError> {
     let err_at = |text: &[u8], pos: usize, what: String| {
         let (line, column) = line_col(text, pos);
         XmlError::Xml {
@@ -280,6 +326,11 @@ pub fn parse_document(file: &str, xml: &[u8], dict: &TagDict) -> Result<Document
     let mut text = decode(xml, &err_at)?;
     blank_doctype(&mut text, &err_at)?;
     let xml = text.as_bytes();
+    if parts > 1 {
+        if let Some(doc) = parse_parts(xml, dict, parts, input_bytes) {
+            return Ok(doc);
+        }
+    }
     let mut reader = Reader::from_reader(xml);
     reader.config_mut().check_end_names = true;
     let mut events = Vec::with_capacity(xml.len() / 8);
@@ -340,6 +391,148 @@ pub fn parse_document(file: &str, xml: &[u8], dict: &TagDict) -> Result<Document
         max_depth,
         bytes: input_bytes,
     })
+}
+
+/// `xml` (decoded text) cut into `parts` and parsed side by side, then joined
+/// ([`parse_document_in_parts`]); `None` when a part fails or the join finds the
+/// document ill formed.
+fn parse_parts(xml: &[u8], dict: &TagDict, parts: usize, input_bytes: usize) -> Option<Document> {
+    use rayon::prelude::*;
+    let cuts = cut_points(xml, parts);
+    let parsed: Vec<Option<Part<'_>>> = cuts
+        .par_windows(2)
+        .map(|w| parse_part(&xml[w[0]..w[1]], dict))
+        .collect();
+    let mut stack: Vec<&[u8]> = Vec::new();
+    let (mut roots, mut max_depth, mut total) = (0u32, 0i64, 0usize);
+    for part in &parsed {
+        let part = part.as_ref()?;
+        let depth = stack.len() as i64;
+        for &name in &part.closes {
+            if stack.pop()? != name {
+                return None;
+            }
+        }
+        if depth + part.min_rel == 0 {
+            roots += part.starts_at_min;
+        }
+        max_depth = max_depth.max(depth + part.max_rel);
+        stack.extend_from_slice(&part.opens);
+        total += part.events.len();
+    }
+    if !stack.is_empty() || roots != 1 {
+        return None;
+    }
+    let mut events = Vec::with_capacity(total);
+    for part in parsed.into_iter().flatten() {
+        events.extend_from_slice(&part.events);
+    }
+    Some(Document {
+        events,
+        max_depth: max_depth as u32,
+        bytes: input_bytes,
+    })
+}
+
+/// One part of a document parsed on its own ([`parse_part`]).
+struct Part<'a> {
+    events: Vec<Event>,
+    /// Names of the end tags that close elements opened before the part, in order.
+    closes: Vec<&'a [u8]>,
+    /// Names of the elements still open at the part's end, outermost first.
+    opens: Vec<&'a [u8]>,
+    /// Lowest and highest depth reached, relative to the part's start (an empty
+    /// element counts one deeper, as in [`parse_document`]).
+    min_rel: i64,
+    max_rel: i64,
+    /// Elements opened at the lowest depth (after it was last lowered): at depth 0 of
+    /// the document when the part starts `-min_rel` deep.
+    starts_at_min: u32,
+}
+
+/// Parses one part; `None` on a syntax error or an end tag naming another element than
+/// the one it closes in the part.
+fn parse_part<'a>(xml: &'a [u8], dict: &TagDict) -> Option<Part<'a>> {
+    let mut reader = Reader::from_reader(xml);
+    // End tags are matched here and in the join (the elements they close may lie in
+    // earlier parts).
+    reader.config_mut().check_end_names = false;
+    reader.config_mut().allow_unmatched_ends = true;
+    let mut p = Part {
+        events: Vec::with_capacity(xml.len() / 8),
+        closes: Vec::new(),
+        opens: Vec::new(),
+        min_rel: 0,
+        max_rel: 0,
+        starts_at_min: 0,
+    };
+    let mut rel = 0i64;
+    loop {
+        match reader.read_event().ok()? {
+            XEvent::Start(e) => {
+                let name = in_text(xml, e.name().into_inner())?;
+                p.starts_at_min += (rel == p.min_rel) as u32;
+                p.events.push(Event::open(dict.id(name)));
+                p.opens.push(name);
+                rel += 1;
+                p.max_rel = p.max_rel.max(rel);
+            }
+            XEvent::Empty(e) => {
+                let tag = dict.id(e.name().as_ref());
+                p.starts_at_min += (rel == p.min_rel) as u32;
+                p.events.push(Event::open(tag));
+                p.events.push(Event::close(tag));
+                p.max_rel = p.max_rel.max(rel + 1);
+            }
+            XEvent::End(e) => {
+                let name = in_text(xml, e.name().into_inner())?;
+                p.events.push(Event::close(dict.id(name)));
+                match p.opens.pop() {
+                    Some(open) if open != name => return None,
+                    Some(_) => {}
+                    None => p.closes.push(name),
+                }
+                rel -= 1;
+                if rel < p.min_rel {
+                    p.min_rel = rel;
+                    p.starts_at_min = 0;
+                }
+            }
+            XEvent::Eof => return Some(p),
+            _ => {}
+        }
+    }
+}
+
+/// `name` (a tag name an event borrowed from `xml`) as a slice of `xml` itself, to keep
+/// past the event; `None` should it lie elsewhere.
+fn in_text<'a>(xml: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    let at = (name.as_ptr() as usize).checked_sub(xml.as_ptr() as usize)?;
+    xml.get(at..at + name.len())
+}
+
+/// `parts + 1` offsets (fewer when parts would be empty) cutting `xml` into parts:
+/// 0, then from each of `parts - 1` evenly spread offsets the next `<` that starts a
+/// start or end tag (a name's first byte or `/` follows it), then the end.
+fn cut_points(xml: &[u8], parts: usize) -> Vec<usize> {
+    let n = xml.len();
+    let mut cuts = vec![0];
+    for i in 1..parts {
+        let from = (i * n / parts).max(*cuts.last().unwrap_or(&0) + 1);
+        let at = (from..n).find(|&j| {
+            xml[j] == b'<'
+                && xml.get(j + 1).is_some_and(|&c| {
+                    c == b'/' || c == b'_' || c == b':' || c.is_ascii_alphabetic() || c >= 0x80
+                })
+        });
+        match at {
+            Some(at) => cuts.push(at),
+            None => break,
+        }
+    }
+    cuts.push(n);
+    cuts.dedup();
+    cuts
 }
 
 /// The document as UTF-8 text: decoded from its encoding (XML 1.0 §4.3.3 and Appendix
@@ -771,6 +964,113 @@ mod tests {
         assert!(e.to_string().contains("second root"), "{e}");
         let e = parse_document("d.xml", b"  ", &dict).unwrap_err();
         assert!(e.to_string().contains("no root"), "{e}");
+    }
+
+    /// Each of `docs` parsed in 2 to 64 parts gives what the one-thread parser gives:
+    /// the same document, or the same error (file, line, column and words).
+    fn parts_agree(dict: &TagDict, docs: &[Vec<u8>]) {
+        for (i, xml) in docs.iter().enumerate() {
+            let one = parse_document("d.xml", xml, dict).map_err(|e| e.to_string());
+            for parts in [2, 3, 7, 64] {
+                let cut = parse_document_in_parts("d.xml", xml, dict, parts);
+                assert_eq!(
+                    cut.map_err(|e| e.to_string()),
+                    one,
+                    "document {i} in {parts} parts: {}",
+                    String::from_utf8_lossy(&xml[..xml.len().min(200)])
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_document_parsed_in_parts_equals_the_one_thread_parse() {
+        let mut g = crate::workload::DblpGenerator::new(3);
+        let dict = dict_of(&["dblp", "article", "author", "title", "year"]);
+        let docs: Vec<Vec<u8>> = (0..3).map(|_| g.document(60_000).into_bytes()).collect();
+        let cuts = cut_points(&docs[0], 7);
+        assert_eq!(cuts.len(), 8, "cut into 7 parts");
+        assert!(cuts[1..7].iter().all(|&c| docs[0][c] == b'<'));
+        parts_agree(&dict, &docs);
+        // The parts themselves joined (not the one-thread parser after a failure).
+        let joined = parse_parts(&docs[0], &dict, 7, docs[0].len()).expect("the parts join");
+        assert_eq!(joined, parse_document("d.xml", &docs[0], &dict).unwrap());
+        let doc = parse_document_in_parts("d.xml", &docs[0], &dict, 7).unwrap();
+        assert!(doc.events.len() > 1000 && doc.max_depth >= 3);
+    }
+
+    #[test]
+    fn tags_inside_comments_cdata_and_instructions_at_the_cuts_parse_as_one_thread_does() {
+        // Markup-looking text everywhere a cut may fall: the parts whose cut lands
+        // inside one fail, and the one-thread parser runs.
+        let dict = dict_of(&["r", "a", "b"]);
+        let mut body = String::from("<?xml version=\"1.0\"?>\n<!DOCTYPE r [<!-- <a> -->]>\n<r>");
+        for i in 0..300 {
+            match i % 5 {
+                0 => body.push_str("<a><!-- <b></a> --></a>"),
+                1 => body.push_str("<b><![CDATA[</b><a>]]></b>"),
+                2 => body.push_str("<?pi <a></r> ?><a x='1'/>"),
+                3 => body.push_str("<a>\n  <b>text &amp; more</b>\n</a>"),
+                _ => body.push_str("<b/>"),
+            }
+        }
+        body.push_str("</r>\n<!-- end <r> -->\n");
+        parts_agree(&dict, &[body.into_bytes()]);
+    }
+
+    #[test]
+    fn broken_documents_in_parts_fail_as_the_one_thread_parser_does() {
+        let mut g = crate::workload::DblpGenerator::new(9);
+        let dict = dict_of(&["dblp", "article", "author", "title"]);
+        let good = g.document(20_000).into_bytes();
+        let mut broken: Vec<Vec<u8>> = Vec::new();
+        // Cut short anywhere, a tag's `>` or `<` lost, an end tag renamed or dropped,
+        // an end tag with no element, a second root, garbage.
+        for k in 1..12 {
+            let at = k * good.len() / 12;
+            broken.push(good[..at].to_vec());
+            let mut v = good.clone();
+            if let Some(j) = v[at..].iter().position(|&b| b == b'>') {
+                v.remove(at + j);
+            }
+            broken.push(v);
+            let mut v = good.clone();
+            if let Some(j) = v[at..].iter().position(|&b| b == b'<') {
+                v.remove(at + j);
+            }
+            broken.push(v);
+            let mut v = good.clone();
+            if let Some(j) = v[at..].windows(2).position(|w| w == b"</") {
+                v[at + j + 2] = b'z';
+            }
+            broken.push(v);
+            let mut v = good.clone();
+            if let Some(j) = v[at..].windows(2).position(|w| w == b"</") {
+                let end = v[at + j..].iter().position(|&b| b == b'>').unwrap_or(0);
+                v.drain(at + j..=at + j + end);
+            }
+            broken.push(v);
+            let mut v = good.clone();
+            v.splice(at..at, b"</zz>".iter().copied());
+            broken.push(v);
+            let mut v = good.clone();
+            v.splice(at..at, b"\x01<&".iter().copied());
+            broken.push(v);
+        }
+        let mut two = good.clone();
+        two.extend_from_slice(b"<dblp></dblp>");
+        broken.push(two);
+        // Most are errors (a lost `>` can merge text into a tag and still parse).
+        let errors = broken
+            .iter()
+            .filter(|b| parse_document("d.xml", b, &dict).is_err())
+            .count();
+        assert!(
+            errors * 4 >= broken.len() * 3,
+            "{errors} of {} broken",
+            broken.len()
+        );
+        parts_agree(&dict, &broken);
     }
 
     fn dict_of(names: &[&str]) -> TagDict {

@@ -236,6 +236,18 @@ impl EventBatch {
             .unwrap_or(&[])
     }
 
+    /// Every document's points between its root's children, end to end (document `d`'s
+    /// are `children()[children_start()[d]..children_start()[d + 1]]`): for sending
+    /// them to the device as they lie.
+    pub fn children(&self) -> &[u32] {
+        &self.children
+    }
+
+    /// Where each document's points start in [`Self::children`] (documents + 1).
+    pub fn children_start(&self) -> &[u32] {
+        &self.children_start
+    }
+
     /// Number of documents.
     pub fn len(&self) -> usize {
         self.depth.len()

@@ -805,7 +805,11 @@ impl std::fmt::Display for WarmSplit {
             f,
             "{} units ({}); plan {:.3}, upload {:.3}, kernels {:.3} (device), launch + wait + read {:.3}, decode {:.3} ms (call {:.3} ms); ",
             g.units,
-            if g.walk_only { "walk_dfa" } else { "filter_dfa" },
+            match (g.walk_only, g.lanes) {
+                (true, true) => "walk_dfa_lanes",
+                (true, false) => "walk_dfa",
+                _ => "filter_dfa",
+            },
             ms(g.plan),
             ms(g.upload),
             ms(g.kernels),

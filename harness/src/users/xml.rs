@@ -330,8 +330,8 @@ fn filter_cmd(
     let profiles = stats.time("compile queries", || ProfileSet::compile(&set));
     let profiles = profiles.map_err(bad_input)?;
     let y = Yfilter::new(&profiles);
-    // The reader thread: reads and parses a window of documents (in parallel) while the
-    // previous one is filtered. Not joined on an early return (it ends with the process).
+    // The reader thread: reads and parses a window of documents (in parallel, and a long
+    // document in parts on all cores) while the previous one is filtered. Not joined on an early return (it ends with the process).
     let dict = profiles.dict.clone();
     let (tx, rx) = std::sync::mpsc::sync_channel::<DocWindow>(1);
     let t0 = Instant::now();
@@ -354,7 +354,7 @@ fn filter_cmd(
                 .map(|(p, r)| {
                     let name = if p == "-" { "<stdin>" } else { p.as_str() };
                     let d = r.and_then(|b| {
-                        io::parse_document(name, &b, &dict).map_err(|e| e.to_string())
+                        io::parse_document_parallel(name, &b, &dict).map_err(|e| e.to_string())
                     });
                     (p, d)
                 })

@@ -157,7 +157,29 @@ pub struct DfaParams<'a> {
     pub dense_bundles: u32,
     /// 1: the events are `events8`'s bytes; 0: `events`' wide words.
     pub narrow_events: u32,
+    /// [`walk_dfa`] only. 1: the units are planned on the device ([`device_unit`]):
+    /// `unit_start` and `unit_doc` are not read, `unit_base`, `children_start` and
+    /// `children` are; 0: the host's plan.
+    pub plan_on_device: u32,
+    /// Documents of the batch (read by the device's plan).
+    pub n_docs: u32,
+    /// Device plan: document `d`'s units are `unit_base[d]..unit_base[d + 1]`
+    /// (`n_docs + 1` entries, strictly ascending from 0).
+    pub unit_base: DevPtr<'a, u32>,
+    /// Device plan: document `d`'s points between its root's children (offsets into
+    /// its own events, ascending) are `children[children_start[d]..children_start[d + 1]]`.
+    pub children_start: DevPtr<'a, u32>,
+    pub children: DevPtr<'a, u32>,
+    /// [`compact_rows`]: internal query number -> query id.
+    pub ids: DevPtr<'a, u32>,
+    /// [`compact_rows`]' output: word 0 counts the ids written (zero before the
+    /// launch); then per document its first id and its count ([`HANDED_BACK`] for a
+    /// document not filtered to its end); then the ids, each document's together.
+    pub answers: DevPtrMut<'a, u32>,
 }
+
+/// [`compact_rows`]' count of a document that was not filtered to its end.
+pub const HANDED_BACK: u32 = u32::MAX;
 
 // SAFETY: `#[repr(C)]`; the fields are device pointers and integers; `Host<'a>` differs
 // only in the lifetime.
@@ -220,13 +242,63 @@ kernel! {
     /// Memory: the transitions, leaf bundles and their queries (read only), each unit's
     /// events once, its document's row of `matched` (atomic OR) and `status` (atomic max,
     /// lane 0); no accumulators, `roots` or `root_has`.
+    ///
+    /// With [`DfaParams::plan_on_device`], the warp finds its unit itself
+    /// ([`device_unit`]): the host sends each document's unit count (as `unit_base`)
+    /// and the points between its root's children, not a list of units.
     pub fn walk_dfa(p: DfaParams<'static>) {
         let wpb = block_dim_x() / WARP_SIZE;
         let unit = block_idx_x() * wpb + warp_id();
         if unit >= p.n_units {
             return;
         }
-        walk_unit(&p, unit);
+        let (doc, begin, end, segment) = if p.plan_on_device != 0 {
+            device_unit(&p, unit)
+        } else {
+            let raw = p.unit_doc.read(unit as usize);
+            let (begin, end) = (p.unit_start.read(unit as usize), p.unit_start.read(unit as usize + 1));
+            (raw & !SEGMENT, begin, end, raw & SEGMENT != 0)
+        };
+        walk_unit(&p, doc, begin, end, segment);
+    }
+
+    /// [`walk_dfa`] with a thread per unit instead of a warp, on the device's plan
+    /// ([`DfaParams::plan_on_device`] must be 1): thread `t` of the launch walks unit
+    /// `t`. The walk is the same sequence of loads whichever lane runs it, so a warp
+    /// that walks one unit issues every instruction 32 times over; here the 32 lanes
+    /// walk 32 units side by side (their branches diverge where one opens and another
+    /// closes), and a batch cut into many short units (one or a few of a root's
+    /// children each) is walked in the time of its longest unit's chain of loads. Each
+    /// thread keeps its stack in local memory (the levels it reaches stay in the L1).
+    ///
+    /// Memory: as [`walk_dfa`]'s.
+    pub fn walk_dfa_lanes(p: DfaParams<'static>) {
+        let unit = block_idx_x() * block_dim_x() + thread_idx_x();
+        if unit >= p.n_units {
+            return;
+        }
+        let (doc, begin, end, segment) = unit_range(&p, unit, search_one);
+        walk_lane(&p, doc, begin, end, segment);
+    }
+
+    /// The rows of `matched` as lists of query ids, once the walk has run: warp `w` of
+    /// block `b` takes document `b * (blockDim.x / 32) + w` (of `n_docs`); lane `l`
+    /// counts the bits of its share of the row's words (a contiguous run, so that the
+    /// lanes' order is the words'), a [`warp_scan`] places each lane's ids, lane 0 takes
+    /// the document's place in `answers` with one atomic add, and every lane writes its
+    /// ids (`ids[q]` for bit `q`) in ascending bit order. The host then copies each
+    /// document's ids as they lie instead of decoding bits. A document whose status is
+    /// not [`DONE`] gets the count [`HANDED_BACK`] and no ids.
+    ///
+    /// Memory: reads `matched`, `status`, `ids`; writes `answers` (its count word
+    /// atomically).
+    pub fn compact_rows(p: DfaParams<'static>) {
+        let wpb = block_dim_x() / WARP_SIZE;
+        let doc = block_idx_x() * wpb + warp_id();
+        if doc >= p.n_docs {
+            return;
+        }
+        compact_row(&p, doc);
     }
 
     /// The close of the root of every document cut into segments, once [`filter_dfa`]
@@ -872,21 +944,270 @@ unsafe fn match_tops(p: &DfaParams<'static>, bundle: u32, row: *mut u32, lane: u
     }
 }
 
-/// Unit `unit`'s walk by the calling warp ([`walk_dfa`]'s docs): [`dfa_unit`] without
-/// accumulators.
+/// Unit `unit` of the device's plan ([`DfaParams::plan_on_device`]): its document `d`
+/// (the last whose `unit_base` is at or below `unit`), and, as the `j`-th of the `u`
+/// units of a document of `n` events, its range: the whole document when `u` is 1,
+/// else from the first point between the root's children at or past `j * n / u` (the
+/// document's start for `j` 0) to the first at or past `(j + 1) * n / u` (its end for
+/// the last), a segment. Consecutive units share their cut, so a document's units tile
+/// it; a unit whose two targets find the same point is empty. The whole warp calls it
+/// (its searches vote with [`ballot`]); returns `(document, begin, end, segment)`.
+///
+/// # Safety
+/// `p` holds the device plan as the host engine builds it: `unit_base` strictly
+/// ascending from 0 over `n_docs + 1` entries, `unit < unit_base[n_docs]`, a document
+/// of more than one unit with at least one point, every point inside its document.
+#[inline(always)]
+unsafe fn device_unit(p: &DfaParams<'static>, unit: u32) -> (u32, u32, u32, bool) {
+    unit_range(p, unit, count_below)
+}
+
+/// [`device_unit`] with `search` finding the first index at or past a key (by the
+/// warp's votes, or by one thread).
+///
+/// # Safety
+/// As [`device_unit`]'s; `search(arr, lo, hi, key)` reads only `arr[lo..hi)`.
+#[inline(always)]
+unsafe fn unit_range(
+    p: &DfaParams<'static>,
+    unit: u32,
+    search: unsafe fn(DevPtr<'static, u32>, u32, u32, u32) -> u32,
+) -> (u32, u32, u32, bool) {
+    let doc = search(p.unit_base, 0, p.n_docs + 1, unit + 1) - 1;
+    let base = p.unit_base.read(doc as usize);
+    let u = p.unit_base.read(doc as usize + 1) - base;
+    let j = unit - base;
+    let a = p.doc_start.read(doc as usize);
+    let n = p.doc_start.read(doc as usize + 1) - a;
+    if u <= 1 {
+        return (doc, a, a + n, false);
+    }
+    let (c0, c1) = (
+        p.children_start.read(doc as usize),
+        p.children_start.read(doc as usize + 1),
+    );
+    let cut = |k: u32| -> u32 {
+        if k == 0 {
+            return 0;
+        }
+        if k >= u {
+            return n;
+        }
+        let t = (k as u64 * n as u64 / u as u64) as u32;
+        let i = search(p.children, c0, c1, t);
+        if i < c1 {
+            p.children.read(i as usize)
+        } else {
+            n - 1 // past the last point: the root's close
+        }
+    };
+    (doc, a + cut(j), a + cut(j + 1), true)
+}
+
+/// `lo` plus how many of `arr[lo..hi)` (ascending) are below `key`: the first index
+/// at or past `key`. The whole warp calls it with the same arguments: each round the
+/// lanes load 32 samples spread over the range and vote ([`ballot`]), so a range of
+/// `n` takes about `log32(n)` dependent loads, not `log2(n)`.
+///
+/// # Safety
+/// `arr[lo..hi)` lies in the buffer `arr` was made from.
+#[inline(always)]
+unsafe fn count_below(arr: DevPtr<'static, u32>, lo: u32, hi: u32, key: u32) -> u32 {
+    let lane = lane_id();
+    let (mut lo, mut hi) = (lo, hi);
+    while hi - lo > WARP_SIZE {
+        let step = (hi - lo).div_ceil(WARP_SIZE);
+        let i = lo + lane * step;
+        let below = i < hi && arr.read(i as usize) < key;
+        // The samples below are a prefix of the lanes (the array ascends).
+        let k = ballot(below).count_ones();
+        if k == 0 {
+            return lo;
+        }
+        // Everything up to sample k - 1 is below; sample k (if any) is not.
+        let next = lo + k * step;
+        lo += (k - 1) * step + 1;
+        hi = hi.min(next);
+    }
+    let i = lo + lane;
+    let below = i < hi && arr.read(i as usize) < key;
+    lo + ballot(below).count_ones()
+}
+
+/// Document `doc`'s row as ids in `answers` ([`compact_rows`]' docs).
+///
+/// # Safety
+/// `doc < p.n_docs`; `matched`, `status` and `ids` hold the batch's rows, statuses and
+/// `words_per_doc * 32` ids at least; `answers` has room for `1 + 2 * n_docs` words and
+/// every id of the batch after them.
+#[inline(always)]
+unsafe fn compact_row(p: &DfaParams<'static>, doc: u32) {
+    let lane = lane_id();
+    let slot = p.answers.ptr().add(1 + 2 * doc as usize);
+    if p.status.read(doc as usize) != DONE {
+        if lane == 0 {
+            store(slot, 0, 0);
+            store(slot, 1, HANDED_BACK);
+        }
+        return;
+    }
+    let words = p.words_per_doc;
+    let row = doc as usize * words as usize;
+    // Lane `l` owns words `l * share .. (l + 1) * share` of the row.
+    let share = words.div_ceil(WARP_SIZE);
+    let (w0, w1) = ((lane * share).min(words), ((lane + 1) * share).min(words));
+    let mut mine = 0;
+    for w in w0..w1 {
+        mine += p.matched.read(row + w as usize).count_ones();
+    }
+    let (before, total) = warp_scan(mine);
+    let mut base = 0;
+    if lane == 0 {
+        base = atomic_add(p.answers.ptr(), total);
+        store(slot, 0, base);
+        store(slot, 1, total);
+    }
+    let base = shfl(base, 0);
+    let out = p
+        .answers
+        .ptr()
+        .add(1 + 2 * p.n_docs as usize + (base + before) as usize);
+    let mut k = 0;
+    for w in w0..w1 {
+        let mut bits = p.matched.read(row + w as usize);
+        while bits != 0 {
+            let q = w * 32 + bits.trailing_zeros();
+            store(out, k, p.ids.read(q as usize));
+            k += 1;
+            bits &= bits - 1;
+        }
+    }
+}
+
+/// [`count_below`] by one thread: a binary search.
+///
+/// # Safety
+/// `arr[lo..hi)` lies in the buffer `arr` was made from.
+#[inline(always)]
+unsafe fn search_one(arr: DevPtr<'static, u32>, lo: u32, hi: u32, key: u32) -> u32 {
+    let (mut lo, mut hi) = (lo, hi);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if arr.read(mid as usize) < key {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The walk of one unit by the calling thread alone ([`walk_dfa_lanes`]): [`walk_unit`]
+/// with its levels in the thread's own arrays instead of across the warp's lanes.
+///
+/// # Safety
+/// As [`walk_unit`]'s.
+#[inline(always)]
+unsafe fn walk_lane(p: &DfaParams<'static>, doc: u32, begin: u32, end: u32, segment: bool) {
+    let row = p.matched.ptr().add(doc as usize * p.words_per_doc as usize);
+    let (mut begin, mut end) = (begin, end);
+    let first = p.doc_start.read(doc as usize);
+    let opens_root = begin == first;
+    if segment {
+        begin = begin.max(first + 1);
+        end = end.min(p.doc_start.read(doc as usize + 1) - 1);
+    }
+    // Per level: the state, the leaf bundle, the tag, and the tags of the children
+    // whose leaf bundles the element received.
+    let mut state = Levels::<u32>::new();
+    let mut bundle = Levels::<u32>::new();
+    let mut tag_of = Levels::<u32>::new();
+    let mut applied = Levels::<u64>::new();
+    state.set(0, START_STATE);
+    applied.set(0, 0);
+    let mut cur = START_STATE;
+    let mut d = 0usize;
+    let floor = if segment {
+        let Some((tag, at, to)) = root_open(p, first) else {
+            atomic_max(p.status.ptr().add(doc as usize), MISSED);
+            return;
+        };
+        let leaf = p.leaf.read(at);
+        if opens_root && leaf != 0 {
+            match_tops_one(p, leaf, row);
+        }
+        d = 1;
+        cur = to;
+        state.set(1, to);
+        bundle.set(1, leaf);
+        tag_of.set(1, tag);
+        applied.set(1, 0);
+        1
+    } else {
+        0
+    };
+    let mut i = begin;
+    while i < end {
+        let ev = event_at(p, i as usize);
+        i += 1;
+        if ev & CLOSE_BIT == 0 {
+            let tag = tag_of_event(p, ev);
+            let at = (cur * p.tags + tag) as usize;
+            let to = p.trans.read(at);
+            if to == NO_STATE || d + 1 >= p.depth_cap as usize {
+                let why = if to == NO_STATE { MISSED } else { TOO_DEEP };
+                atomic_max(p.status.ptr().add(doc as usize), why);
+                return;
+            }
+            d += 1;
+            cur = to;
+            state.set(d, to);
+            bundle.set(d, p.leaf.read(at));
+            tag_of.set(d, tag);
+            applied.set(d, 0);
+            continue;
+        }
+        if d <= floor {
+            continue; // unbalanced close: ignored (documents are checked when parsed)
+        }
+        // SAFETY: levels `floor..=d` were set when their elements were pushed.
+        let (id, t, seen) = (bundle.get(d), tag_of.get(d), applied.get(d - 1));
+        // Tags past 64 are not remembered: their bundles are matched at every close.
+        let bit = if t < 64 { 1u64 << t } else { 0 };
+        if id != 0 && seen & bit == 0 {
+            match_tops_one(p, id, row);
+        }
+        applied.set(d - 1, seen | bit);
+        d -= 1;
+        cur = state.get(d);
+    }
+}
+
+/// [`match_tops`] by one thread: every query of leaf bundle `bundle` set in `row`.
+///
+/// # Safety
+/// As [`match_tops`]'s.
+#[inline(always)]
+unsafe fn match_tops_one(p: &DfaParams<'static>, bundle: u32, row: *mut u32) {
+    let b = bundle as usize * 4;
+    let (ts, tn) = (p.bundles.read(b + 2), p.bundles.read(b + 3));
+    for k in 0..tn {
+        set_bit(row, p.tops.read((ts + k) as usize));
+    }
+}
+
+/// The walk of one unit by the calling warp ([`walk_dfa`]'s docs): [`dfa_unit`] without
+/// accumulators. Its events are `begin..end` of document `doc`; a `segment` steps only
+/// those inside the root.
 ///
 /// # Safety
 /// As [`dfa_unit`]'s, for tables whose leaf bundles have no accumulator words.
 #[inline(always)]
-unsafe fn walk_unit(p: &DfaParams<'static>, unit: u32) {
+unsafe fn walk_unit(p: &DfaParams<'static>, doc: u32, begin: u32, end: u32, segment: bool) {
     let lane = lane_id();
-    let raw = p.unit_doc.read(unit as usize);
-    let doc = raw & !SEGMENT;
     let row = p.matched.ptr().add(doc as usize * p.words_per_doc as usize);
-    let mut begin = p.unit_start.read(unit as usize);
-    let mut end = p.unit_start.read(unit as usize + 1);
+    let (mut begin, mut end) = (begin, end);
     let first = p.doc_start.read(doc as usize);
-    let segment = raw & SEGMENT != 0;
     let opens_root = begin == first;
     if segment {
         begin = begin.max(first + 1);
