@@ -8,7 +8,7 @@
 # Binaries (stripped, release, built here and carried):
 #     .carry/harness       cargo build --release -p harness
 #     .carry/xml_gpu_dfa   cargo build --release -p baselines --example xml_gpu_dfa
-# Run from the repository root:  OUT=/some/dir bash scripts/gpu-request.sh  (under 240 s)
+# Run from the repository root:  OUT=/some/dir bash scripts/gpu-xml-request.sh  (under 240 s)
 #
 # Writes to $OUT:
 #   summary.txt   the lines below, the last of them the table to read first;
