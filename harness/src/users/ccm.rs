@@ -467,14 +467,16 @@ fn match_cpu(
     let matcher = stats.time(&phase, || CpuMatcher::build(cpu, &subs))?;
     stats.add("load + index", t0.elapsed(), String::new());
     drop(subs);
-    stream_lines(
+    let done = stream_lines(
         events_path,
         window,
         parse_window,
         |evs| Ok(matcher.match_parallel(evs)),
         format_answer,
         stats,
-    )
+    );
+    super::keep_until_exit(matcher);
+    done
 }
 
 fn match_cmd(
@@ -584,6 +586,8 @@ fn match_cmd(
                         t.launches, t.staging_grown
                     ),
                 );
+                super::keep_until_exit((index, answers));
+                super::keep_until_exit(dev);
                 done
             }
             Some(source) => {

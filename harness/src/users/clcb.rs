@@ -241,14 +241,16 @@ fn match_cmd(
                     )
                     .collect())
             };
-            stream_lines(
+            let done = stream_lines(
                 events_path,
                 window,
                 parse_window,
                 matcher,
                 format,
                 &mut stats,
-            )?
+            )?;
+            super::keep_until_exit(m);
+            done
         }
         (None, Some(ClcbEngine::Rtree)) => {
             let m = stats.time("build the index (rtree)", || RTreeMatcher::build(&subs));
@@ -259,26 +261,30 @@ fn match_cmd(
                     .map(|i| m.match_indices(&evs.event(i), &subs))
                     .collect())
             };
-            stream_lines(
+            let done = stream_lines(
                 events_path,
                 window,
                 parse_window,
                 matcher,
                 format,
                 &mut stats,
-            )?
+            )?;
+            super::keep_until_exit(m);
+            done
         }
         (None, _) => {
             let m = stats.time("build the index (grid)", || GridIndex::build(&subs))?;
             let matcher = |evs: &EventBatch| Ok(m.match_batch_parallel(evs));
-            stream_lines(
+            let done = stream_lines(
                 events_path,
                 window,
                 parse_window,
                 matcher,
                 format,
                 &mut stats,
-            )?
+            )?;
+            super::keep_until_exit(m);
+            done
         }
         (Some(dev), None | Some(ClcbEngine::GpuCells | ClcbEngine::EmuCells))
             if engine.is_some() || !per_event =>
@@ -298,14 +304,16 @@ fn match_cmd(
             let matcher = |evs: &EventBatch| -> anyhow::Result<Vec<Vec<u32>>> {
                 Ok(index.match_event_batch(evs)?)
             };
-            stream_lines(
+            let done = stream_lines(
                 events_path,
                 window,
                 parse_window,
                 matcher,
                 format,
                 &mut stats,
-            )?
+            )?;
+            super::keep_until_exit(index);
+            done
         }
         (Some(dev), _) => {
             let t = std::time::Instant::now();
@@ -325,16 +333,19 @@ fn match_cmd(
                     Ok(e.match_event_batch(evs)?)
                 }
             };
-            stream_lines(
+            let done = stream_lines(
                 events_path,
                 window,
                 parse_window,
                 matcher,
                 format,
                 &mut stats,
-            )?
+            )?;
+            super::keep_until_exit(e);
+            done
         }
     };
     stats.print(done.events, "events", done.bytes, done.wall);
+    super::keep_until_exit(subs);
     bad_lines(&done)
 }

@@ -138,6 +138,15 @@ impl GpuOpening {
     }
 }
 
+/// Leaves a command's large structures (its subscriptions, its index, the GPU's context
+/// and memory) to the end of the process instead of freeing them piece by piece once the
+/// last answer is written: the operating system and the driver take them back at once.
+/// (Freeing CLCB's 250k subscriptions and their index, 2.8 GB, took 0.45 s after the
+/// output was complete, on an H200's host.)
+pub fn keep_until_exit<T>(x: T) {
+    std::mem::forget(x);
+}
+
 /// Warns (on standard error) that the subscriptions file `path` holds no subscription:
 /// every event's answer will be `[]`, which is seldom what was meant.
 pub fn warn_if_empty(path: &Path, subscriptions: usize) {
