@@ -64,7 +64,7 @@
 
 use crate::batch::EventBatch;
 use crate::layout::{Grid, Tables};
-use crate::model::{AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
+use crate::model::{Area, AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
 use ccm::hash::FastMap;
 use clcb_kernels::{AreaMove, Candidates, CellRange, DevConstraint, Float2, PackedArea, MAX_BATCH};
 use gpu_kernels::persist::{Persistent, Ring, RingConfig};
@@ -88,6 +88,11 @@ pub enum EngineError {
     Model(#[from] ModelError),
     #[error("{0} subscriptions or filters do not fit the 32-bit ids of the device tables")]
     TooLarge(usize),
+    #[error(
+        "filter {0} has a rectangular area: the paper's engine takes circles only (the cell index \
+         and the CPU matchers take rectangles)"
+    )]
+    Rectangle(u32),
 }
 
 /// Tunables; [`Options::default`] is the paper's algorithm.
@@ -347,6 +352,9 @@ impl Engine {
     /// # Ok(()) }
     /// ```
     pub fn new(dev: Device, subs: &Subscriptions, opts: Options) -> Result<Engine, EngineError> {
+        if let Some((f, _, _)) = subs.filters().find(|(_, _, f)| f.area.is_rect()) {
+            return Err(EngineError::Rectangle(f.0));
+        }
         let tables = Tables::build(subs);
         let ids = (0..subs.len()).map(|i| subs.id(i)).collect();
         Engine::from_tables(dev, tables, ids, opts)
@@ -1055,11 +1063,17 @@ impl Engine {
         if u.filter.0 >= self.n {
             return Err(ModelError::NoSuchFilter(u.filter.0, self.n as usize).into());
         }
-        let c = u.area.center;
+        let Area::Circle {
+            center: c,
+            sq_radius,
+        } = u.area
+        else {
+            return Err(EngineError::Rectangle(u.filter.0));
+        };
         Ok(AreaMove {
             filter: u.filter.0,
             pos: Float2 { x: c.x, y: c.y },
-            sq_dist: u.area.sq_radius,
+            sq_dist: sq_radius,
         })
     }
 

@@ -3,7 +3,10 @@
 //! Per filter (index = [`FilterId`](crate::model::FilterId), contiguous so that thread
 //! `id` of the `Loc` kernel reads element `id` of each, coalesced):
 //! - `FPos` (`float2`) and `SqDist` (`f32`): the area, kept apart so that a move copies
-//!   8 + 4 bytes and nothing else;
+//!   8 + 4 bytes and nothing else; beyond the paper, a rectangle is its low corner in
+//!   `FPos`, a negative `SqDist` ([`clcb_kernels::RECT_SQ`]: the circle's test holds no
+//!   point) and its high corner in `AreaHi` (`float2`, read only for rectangles;
+//!   [`device_area`]);
 //! - `BF`: a 32-bit Bloom filter of the filter's constraint names (one bit per name, the
 //!   bit chosen by hashing the name's row, [`bloom_bit`]);
 //! - `SizeF` and the subscription index (CCM's `Filters` table, `InterfaceId` column
@@ -27,7 +30,7 @@
 //! arena), on all cores.
 
 use crate::batch::{translate, EventBatch, UNKNOWN};
-use crate::model::{Event, Filter, Subscriptions, Value};
+use crate::model::{Area, Event, Filter, Subscriptions, Value};
 use ccm::batch::TY_STR;
 use ccm::hash::ShortKeyMap;
 use clcb_kernels::{
@@ -86,6 +89,26 @@ fn encode_value(v: &Value, pool: &mut Vec<u8>, base: usize) -> (u32, u64) {
     }
 }
 
+/// An area as the device tables hold it: `FPos`, `SqDist` and `AreaHi` (see the
+/// module's docs).
+pub fn device_area(a: &Area) -> (Float2, f32, Float2) {
+    match *a {
+        Area::Circle { center, sq_radius } => (
+            Float2 {
+                x: center.x,
+                y: center.y,
+            },
+            sq_radius,
+            Float2::default(),
+        ),
+        Area::Rect { lo, hi } => (
+            Float2 { x: lo.x, y: lo.y },
+            clcb_kernels::RECT_SQ,
+            Float2 { x: hi.x, y: hi.y },
+        ),
+    }
+}
+
 /// The host copy of every persistent device table of Fig. 2a.
 #[derive(Clone, Debug, Default)]
 pub struct Tables {
@@ -98,6 +121,8 @@ pub struct Tables {
     pub subscriptions: usize,
     pub fpos: Vec<Float2>,
     pub sq_dist: Vec<f32>,
+    /// `AreaHi`: a rectangle's high corner (zero for a circle).
+    pub area_hi: Vec<Float2>,
     pub bf: Vec<u32>,
     pub size_f: Vec<u32>,
     /// Subscription index of each filter.
@@ -154,14 +179,13 @@ impl Tables {
         let rows = t.names.len();
         // Per filter: area, counts, subscription; its constraints and Bloom filter, in
         // parts of consecutive filters.
-        t.fpos = filters
+        let areas: Vec<(Float2, f32, Float2)> = filters
             .par_iter()
-            .map(|(_, f)| Float2 {
-                x: f.area.center.x,
-                y: f.area.center.y,
-            })
+            .map(|(_, f)| device_area(&f.area))
             .collect();
-        t.sq_dist = filters.par_iter().map(|(_, f)| f.area.sq_radius).collect();
+        t.fpos = areas.iter().map(|a| a.0).collect();
+        t.sq_dist = areas.iter().map(|a| a.1).collect();
+        t.area_hi = areas.iter().map(|a| a.2).collect();
         t.size_f = filters
             .par_iter()
             .map(|(_, f)| f.constraints.len() as u32)
@@ -718,11 +742,10 @@ mod tests {
             ..Tables::default()
         };
         for (_, sub, f) in subs.filters() {
-            t.fpos.push(Float2 {
-                x: f.area.center.x,
-                y: f.area.center.y,
-            });
-            t.sq_dist.push(f.area.sq_radius);
+            let (pos, sq, hi) = device_area(&f.area);
+            t.fpos.push(pos);
+            t.sq_dist.push(sq);
+            t.area_hi.push(hi);
             t.size_f.push(f.constraints.len() as u32);
             t.filter_sub.push(sub as u32);
             t.fcons_start.push(t.fcons.len() as u32);

@@ -442,7 +442,7 @@ fn grid_mode_rebuilds_its_index_when_too_many_filters_leave_their_cells() {
     // Events at the filters' own centres, so that the answers are not all empty.
     for (_, _, f) in subs.filters().step_by(700) {
         let e = Event {
-            loc: f.area.center,
+            loc: Location::new(f.area.center().0, f.area.center().1).expect("finite"),
             content: events[0].content.clone(),
         };
         assert_eq!(
@@ -516,7 +516,7 @@ fn low_latency_path_lists_every_match_once_across_blocks_and_events() {
         engine.set_low_latency(true).unwrap();
         for (k, (_, _, f)) in subs.filters().step_by(97).enumerate() {
             let e = Event {
-                loc: f.area.center,
+                loc: Location::new(f.area.center().0, f.area.center().1).expect("finite"),
                 content: events[k % events.len()].content.clone(),
             };
             assert_eq!(

@@ -305,7 +305,7 @@ fn persistent_mode_matches_a_generated_workload_and_stops_on_drop() {
         .step_by(67)
         .enumerate()
         .map(|(k, (_, _, f))| Event {
-            loc: f.area.center,
+            loc: Location::new(f.area.center().0, f.area.center().1).expect("finite"),
             content: w.event(k).content,
         })
         .collect();

@@ -182,6 +182,18 @@ pub struct PackedArea {
     pub _pad: u32,
 }
 
+/// `SqDist` of a rectangle (beyond the paper): negative, so that the circle's test
+/// ([`in_area`]) holds no point; `FPos` is its low corner and `AreaHi` its high one
+/// ([`in_rect`]).
+pub const RECT_SQ: f32 = -1.0;
+
+/// Beyond the paper: is `p` inside the rectangle of corners `lo` and `hi` (borders
+/// included)? Comparisons only, no rounding.
+#[inline(always)]
+pub fn in_rect(p: Float2, lo: Float2, hi: Float2) -> bool {
+    lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y
+}
+
 /// Step S1b's test, the one every engine uses: is `p` inside the circle of centre `c`
 /// and squared radius `sq`? Computed exactly as Algorithm 1, lines 14–16, in `f32`.
 #[inline(always)]
