@@ -15,8 +15,10 @@
 //!   host never looks an event's keys up, the device hashes them from the encoded event.
 //!   A cell's entries are sorted by key with a directory of its keys; the kernel
 //!   ([`clcb_kernels::cells::cells_match()`], a warp per event) looks up only the keys
-//!   the event can satisfy, then tests each candidate's circle and 96-bit name
-//!   signature from its 32-byte entry, then its constraints.
+//!   the event can satisfy, then tests each candidate's area and 96-bit name
+//!   signature from its 32-byte entry, then its constraints. A rectangle is filed in the
+//!   cells of its own extent and tested by its four comparisons (its entry holds both
+//!   corners and the signature folded to 64 bits, [`clcb_kernels::cells::CellEntry`]).
 //! - **Built on the host**, once, on all cores (the (cell, key, filter) triples of every
 //!   filter's cells sorted in parallel, then the cells laid out in parts of consecutive
 //!   cells, each into its own run of the tables: the layout a pass in cell order makes,

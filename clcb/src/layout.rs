@@ -540,6 +540,31 @@ impl Tables {
     }
 }
 
+/// The circle that [`Grid`] files an area by: a circle itself; a rectangle (`SqDist`
+/// negative, `AreaHi` = `hi`) its centre, rounded to `f32`, and the square of its
+/// distance to the farthest corner, computed in `f64` and widened by a relative 2^-20
+/// (the grid keeps its own margin for the `f32` tests on top).
+pub fn enclosing(pos: Float2, sq: f32, hi: Float2) -> (Float2, f32) {
+    if sq >= 0.0 {
+        return (pos, sq);
+    }
+    let (x0, y0, x1, y1) = (
+        f64::from(pos.x),
+        f64::from(pos.y),
+        f64::from(hi.x),
+        f64::from(hi.y),
+    );
+    let c = Float2 {
+        x: ((x0 + x1) / 2.0) as f32,
+        y: ((y0 + y1) / 2.0) as f32,
+    };
+    let (cx, cy) = (f64::from(c.x), f64::from(c.y));
+    let dx = (cx - x0).abs().max((x1 - cx).abs());
+    let dy = (cy - y0).abs().max((y1 - cy).abs());
+    let r2 = (dx * dx + dy * dy) * (1.0 + 1e-6);
+    (c, (r2 as f32).min(f32::MAX))
+}
+
 /// Beyond the paper: a uniform grid over the filters' centres, so that an event needs to
 /// look only at the filters of the 3x3 cells around it (plus a short list of filters
 /// kept outside the grid).
@@ -574,8 +599,15 @@ impl Grid {
     /// Most cells per side.
     pub const MAX_SIDE: u32 = 1024;
 
-    /// Builds the grid of the filters at `fpos` with squared radii `sq_dist`.
-    pub fn build(fpos: &[Float2], sq_dist: &[f32]) -> Grid {
+    /// Builds the grid of the filters at `fpos` with squared radii `sq_dist` (a
+    /// rectangle, `AreaHi` in `area_hi`, by its enclosing circle, [`enclosing`]).
+    pub fn build(fpos: &[Float2], sq_dist: &[f32], area_hi: &[Float2]) -> Grid {
+        let circles: Vec<(Float2, f32)> = (0..fpos.len())
+            .map(|f| enclosing(fpos[f], sq_dist[f], area_hi[f]))
+            .collect();
+        let fpos: Vec<Float2> = circles.iter().map(|c| c.0).collect();
+        let sq_dist: Vec<f32> = circles.iter().map(|c| c.1).collect();
+        let (fpos, sq_dist) = (&fpos[..], &sq_dist[..]);
         let n = fpos.len();
         if n == 0 {
             return Grid {
@@ -654,9 +686,10 @@ impl Grid {
         c(y, 1) * self.side + c(x, 0)
     }
 
-    /// Whether a filter moved to `pos` with squared radius `sq` still belongs in the grid
-    /// cell it is listed in.
-    pub fn still_fits(&self, f: usize, pos: Float2, sq: f32) -> bool {
+    /// Whether a filter moved to `pos` with squared radius `sq` (a rectangle: `AreaHi`
+    /// `hi`) still belongs in the grid cell it is listed in.
+    pub fn still_fits(&self, f: usize, pos: Float2, sq: f32, hi: Float2) -> bool {
+        let (pos, sq) = enclosing(pos, sq, hi);
         let h = self.home[f];
         h != Self::OUTSIDE
             && f64::from(sq) <= self.max_radius * self.max_radius
@@ -946,7 +979,7 @@ mod grid_tests {
             .collect();
         let mut sq: Vec<f32> = (0..400).map(|i| ((i % 7) as f32 * 0.5).powi(2)).collect();
         sq[5] = 1e4; // one big filter: outside
-        let g = Grid::build(&fpos, &sq);
+        let g = Grid::build(&fpos, &sq, &vec![Float2::default(); fpos.len()]);
         assert_eq!(g.home[5], Grid::OUTSIDE);
         assert_eq!(g.members(), 399);
         for px in -5..70 {
