@@ -1375,6 +1375,23 @@ mod tests {
         }
     }
 
+    /// A rectangle is filed in the cells of its own extent, not of its enclosing
+    /// circle: a thin one in one or two rows of cells.
+    #[test]
+    fn a_rectangle_is_filed_by_its_extent() {
+        let areas: Vec<Area> = (0..5000)
+            .map(|i| Area::circle(f64::from(i % 100), f64::from(i / 100) * 2.0, 0.5).unwrap())
+            .collect();
+        let geo = geometry(&areas);
+        let side = 1.0 / geo.inv;
+        let thin = Area::rect(10.0, 50.0, 60.0, 50.25).unwrap();
+        let n = cells_of(&geo, &thin).count() as f64;
+        let extent = (50.0 / side + 2.0) * (0.25 / side + 2.0);
+        assert!(n <= extent, "{n} cells, extent {extent}");
+        let circle = Area::circle(35.0, 50.125, 25.001).unwrap();
+        assert!(cells_of(&geo, &circle).count() as f64 > 10.0 * n);
+    }
+
     /// The build's cells as the sequential build laid them out: each filter pushed into
     /// its cells' lists in filter order, each list sorted by key then filter, the cells
     /// written one after another (the tables, their room and every head).

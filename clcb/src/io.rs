@@ -675,6 +675,12 @@ mod tests {
         assert_eq!(s[0].id, SubscriptionId(7));
         assert_eq!(s[0].filters[0].area, Area::circle(1.0, 2.0, 3.0).unwrap());
         assert_eq!(s[0].filters[0].constraints[0].value, Value::Str("a".into()));
+        let r =
+            subs("{\"subscription\": 7, \"filter\": [], \"area\": [10, 20, 60, 25]}\n").unwrap();
+        assert_eq!(
+            r[0].filters[0].area,
+            Area::rect(10.0, 20.0, 60.0, 25.0).unwrap()
+        );
         let e = events("{\"loc\": [1.5, 2], \"attrs\": {\"n1\": \"a\", \"n2\": 3}}\n").unwrap();
         assert_eq!(e[0].loc, Location { x: 1.5, y: 2.0 });
         assert_eq!(e[0].content.get("n2"), Some(&Value::Int(3)));
@@ -697,6 +703,7 @@ mod tests {
         let odd = [
             r#"{"subscription": 1, "filter": [], "area": [1, 2.5, 3]}"#,
             r#" {"area": [0, 0, 1e2], "subscription": 4294967295, "filter": [["a", "prefix", "x\"y"]]} "#,
+            r#"{"subscription": 2, "filter": [["k", "=", "v"]], "area": [-1, 2.5, 3, 2.5]}"#,
         ];
         lines.extend(odd);
         for line in &lines {
@@ -710,6 +717,9 @@ mod tests {
             r#"{"subscription": 1, "filter": [["a", "<", "s"]], "area": [1, 2, 3]}"#,
             r#"{"subscription": 1, "filter": [], "area": [1, 2, -3]}"#,
             r#"{"subscription": 1, "filter": [], "area": [1, 2]}"#,
+            r#"{"subscription": 1, "filter": [], "area": [3, 2, 1, 4]}"#,
+            r#"{"subscription": 1, "filter": [], "area": [1, 2, 3, 4, 5]}"#,
+            r#"{"subscription": 1, "filter": [], "area": [1, 2, 3, 1e300]}"#,
             r#"{"subscription": 1, "filter": []}"#,
         ] {
             assert!(fast_subscription(line).is_none(), "{line}");
@@ -795,6 +805,10 @@ mod tests {
             (
                 "{\"subscription\": 1, \"filter\": [[\"a\", \"~\", 1]], \"area\": [0,0,1]}".into(),
                 "unknown operator `~`",
+            ),
+            (
+                "{\"subscription\": 1, \"filter\": [], \"area\": [3,0,1,1]}".into(),
+                "s.jsonl:1: `area`: rectangle [3.0, 0.0, 1.0, 1.0] is inverted",
             ),
             (
                 "{\"subscription\": 1, \"filter\": [], \"area\": [0,0,-1]}".into(),
@@ -894,7 +908,8 @@ mod tests {
 
     #[test]
     fn written_files_read_back_equal() {
-        let text = "{\"subscription\":3,\"filter\":[[\"t\",\">=\",2.5],[\"s\",\"prefix\",\"ab\"]],\"area\":[1.0,2.0,4.0]}\n";
+        let text = "{\"subscription\":3,\"filter\":[[\"t\",\">=\",2.5],[\"s\",\"prefix\",\"ab\"]],\"area\":[1.0,2.0,4.0]}\n\
+                    {\"subscription\":3,\"filter\":[],\"area\":[-0.1,2.0,4.5,2.0]}\n";
         let s = subs(text).unwrap();
         let mut out = Vec::new();
         write_subscriptions(&mut out, &s).unwrap();

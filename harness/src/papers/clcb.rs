@@ -142,8 +142,8 @@ pub fn experiments() -> Vec<Experiment> {
             results stays below 0.6 ms at 1M subscriptions", fig6b),
         e(
             "keywords",
-            "Keywords (beyond the paper): spatio-textual matching as FAST (ICDE 2018) measures it: subscriptions = a region covering A % of the space + 1-3 keywords of a Zipf \
-                vocabulary of 10k (string equalities), events = a point + 3-8 keywords",
+            "Keywords (beyond the paper): spatio-textual matching as FAST (ICDE 2018) measures it: subscriptions = a region covering A % of the space (a circle, or in series \
+                `rect` a rectangle) + 1-3 keywords of a Zipf vocabulary of 10k (string equalities), events = a point + 3-8 keywords",
             "subscriptions (1 filter each)",
             ms,
             true,
