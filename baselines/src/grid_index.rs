@@ -173,16 +173,16 @@ impl Entry {
                 && p.y <= top
                 && self.sig.0 & !(esig.0 | esig.1) == 0
         } else {
-            Area::Circle {
-                center: Location {
-                    x: self.x,
-                    y: self.y,
-                },
-                sq_radius: self.sq,
-            }
-            .contains(p)
-                && self.sig.within(esig)
+            self.holds_circle(p) && self.sig.within(esig)
         }
+    }
+
+    /// The circle's test of the model ([`Area::contains`]) on a circle's entry.
+    #[inline(always)]
+    fn holds_circle(&self, p: Location) -> bool {
+        let dx = p.x - self.x;
+        let dy = p.y - self.y;
+        dx * dx + dy * dy <= self.sq
     }
 }
 
@@ -383,6 +383,9 @@ pub struct GridIndex {
     /// Per filter (by id): its constraints, cheapest to reject first.
     tests: GridTests,
     ids: Vec<SubscriptionId>,
+    /// Whether any entry is a rectangle (a build or a move made one): circles only, the
+    /// scan of a cell runs the circle's test alone, without a branch per entry.
+    has_rects: bool,
 }
 
 /// Scratch memory of one matching thread.
@@ -926,6 +929,7 @@ impl GridIndex {
             entry_id: Vec::new(),
             tests: GridTests::default(),
             ids: subs.as_slice().iter().map(|s| s.id).collect(),
+            has_rects: false,
         };
         for (k, &r) in distinct.iter().enumerate() {
             let k = k as u32;
@@ -966,6 +970,7 @@ impl GridIndex {
         // The cells: each filter in every cell its box touches, sorted by key, then
         // filter: the (cell, key, filter) triples of all filters sorted on all cores,
         // then each cell made from its run of them.
+        ix.has_rects = ix.area.iter().any(Area::is_rect);
         ix.geo = Geometry::of(&ix.area);
         ix.cells = cells(&ix.geo, &ix.key, &ix.area, |f| {
             Entry::new(ix.entry_id[f], &ix.area[f], ix.sig[f])
@@ -1146,15 +1151,30 @@ impl GridIndex {
         // whose names it has. Pass 2: their scattered constraints and subscriptions,
         // fetched ahead so that the cache misses overlap, then evaluated.
         cand.clear();
-        let mut visit = |en: &Entry| {
-            if en.holds(p, esig) {
-                cand.push(en.filter & !RECT);
+        if self.has_rects {
+            let mut visit = |en: &Entry| {
+                if en.holds(p, esig) {
+                    cand.push(en.filter & !RECT);
+                }
+            };
+            for &k in keys.iter() {
+                cell.group(k).iter().for_each(&mut visit);
+                if !cell.extra.is_empty() {
+                    cell.extra_group(k).iter().for_each(|(_, en)| visit(en));
+                }
             }
-        };
-        for &k in keys.iter() {
-            cell.group(k).iter().for_each(&mut visit);
-            if !cell.extra.is_empty() {
-                cell.extra_group(k).iter().for_each(|(_, en)| visit(en));
+        } else {
+            // Circles only: every entry is one.
+            let mut visit = |en: &Entry| {
+                if en.holds_circle(p) && en.sig.within(esig) {
+                    cand.push(en.filter);
+                }
+            };
+            for &k in keys.iter() {
+                cell.group(k).iter().for_each(&mut visit);
+                if !cell.extra.is_empty() {
+                    cell.extra_group(k).iter().for_each(|(_, en)| visit(en));
+                }
             }
         }
         for &f in cand.iter() {
@@ -1248,6 +1268,7 @@ impl GridIndex {
             debug_assert!(removed, "filter {f} missing from cell {c}");
         }
         let entry = Entry::new(self.entry_id[f], &u.area, self.sig[f]);
+        self.has_rects |= u.area.is_rect();
         for c in self.geo.cells_of(&u.area) {
             self.cells[c].add(k, entry);
         }
