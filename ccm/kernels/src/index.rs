@@ -27,8 +27,8 @@
 //!   interface), so a dense event costs a few groups of 32 filters per interface;
 //! - [`ccm_index_count`] and [`ccm_index_answers`]: a warp per event counts the bits of
 //!   its bitmap row and reserves room, then writes the ascending list of its
-//!   interfaces' user ids and zeroes the row for the next batch (and the counters the
-//!   host read, so that a batch needs no copy to reset them).
+//!   interfaces' user ids and zeroes the row for the next batch (and the count of
+//!   dense events; the host zeroes the answers' total before each launch).
 
 use crate::{sat_attr, satisfies_all, DevAttr, DevConstraint, DevEvent, TY_INT};
 use gpu_kernels::prelude::*;
@@ -652,9 +652,10 @@ kernel! {
     /// event that would visit more than the route kernel's limit).
     ///
     /// Grid: `blockIdx.x` and `threadIdx.x` = the `k`-th filter in interface order
-    /// (`by_iface[k]`, global), `blockIdx.y` = a chunk of [`DENSE_CHUNK`] events of the
-    /// list `dense` (`dense[0]` = the count, the events from `dense[1]`; global). The
-    /// block stages its events and their signatures in shared memory, with each
+    /// (`by_iface[k]`, global), `blockIdx.y` = the chunks `blockIdx.y + m gridDim.y` of
+    /// [`DENSE_CHUNK`] events of the list `dense` (`dense[0]` = the count, the events
+    /// from `dense[1]`; global; the host sizes the grid before the count is known). For
+    /// each chunk the block stages its events and their signatures in shared memory, with each
     /// event's integer values by row (rows below [`RANGE_ROWS`], when some filter has a
     /// range form) and (at most [`SLOT_ROWS`] name rows) its row -> attribute table
     /// (thread `j` fills event `j`'s); each thread then tries its filter against each
@@ -676,12 +677,9 @@ kernel! {
         bits: *mut u32,
     ) {
         let n_dense = *dense;
-        let first = block_idx_y() * DENSE_CHUNK;
-        if first >= n_dense {
+        if block_idx_y() * DENSE_CHUNK >= n_dense {
             return;
         }
-        let last = if first + DENSE_CHUNK < n_dense { first + DENSE_CHUNK } else { n_dense };
-        let n = last - first;
         let sh_ev = dynamic_shared::<u32>();
         let sh_sig = sh_ev.add(DENSE_CHUNK as usize) as *mut u64;
         let ranged = t.ranged != 0;
@@ -691,35 +689,6 @@ kernel! {
         let sh_slot = sh_imask.add(if ranged { DENSE_CHUNK as usize } else { 0 }) as *mut u8;
         let tid = thread_idx_x();
         let nt = block_dim_x();
-        if tid < n {
-            let e = *dense.add(1 + (first + tid) as usize);
-            *sh_ev.add(tid as usize) = e;
-            let ev = b.events.read(e as usize);
-            *sh_sig.add(tid as usize) = ev.sig;
-            if ranged {
-                // Event `tid`'s integers by row and their mask.
-                let vals = sh_val.add((tid * RANGE_ROWS) as usize);
-                *sh_imask.add(tid as usize) = stage_integers(&b, &ev, vals);
-            }
-        }
-        if use_slots {
-            let mut i = tid;
-            while i < DENSE_CHUNK * SLOT_ROWS {
-                *sh_slot.add(i as usize) = NO_SLOT;
-                i += nt;
-            }
-        }
-        sync_threads();
-        if use_slots && tid < n {
-            let ev = b.events.read(*sh_ev.add(tid as usize) as usize);
-            let mut a = 0;
-            while a < ev.len {
-                let row = b.attrs.read((ev.start + a) as usize).row_id;
-                *sh_slot.add((tid * SLOT_ROWS + row) as usize) = a as u8;
-                a += 1;
-            }
-        }
-        sync_threads();
         let k = block_idx_x() * nt + tid;
         let p = if k < t.n_filters { *by_iface.add(k as usize) } else { 0 };
         let f = t.filters.read(p as usize);
@@ -767,44 +736,83 @@ kernel! {
             WarpBits::Mixed
         };
         let bit = 1u32 << (f.iface % 32);
-        let mut j = 0;
-        while j < n {
-            let e = *sh_ev.add(j as usize);
-            let word = e * t.words + f.iface / 32;
-            let mut set = valid && f.sig & !*sh_sig.add(j as usize) == 0;
-            if set && t.shared != 0 && volatile_load_u32(bits.add(word as usize)) & bit != 0 {
-                set = false;
-            }
-            if set && n_ranges > 0 && rmask & !*sh_imask.add(j as usize) == 0 {
-                // The range form: the event has each of the filter's names as an
-                // integer, so the ranges decide exactly.
-                set = in_ranges(sh_val.add((j * RANGE_ROWS) as usize), &rg, n_ranges);
-            } else if set {
+        // The chunks of events `blockIdx.y, blockIdx.y + gridDim.y, ..` of the list (the
+        // grid is sized before the list is known: a block row may take several).
+        let mut first = block_idx_y() * DENSE_CHUNK;
+        while first < n_dense {
+            let last = if first + DENSE_CHUNK < n_dense { first + DENSE_CHUNK } else { n_dense };
+            let n = last - first;
+            if tid < n {
+                let e = *dense.add(1 + (first + tid) as usize);
+                *sh_ev.add(tid as usize) = e;
                 let ev = b.events.read(e as usize);
-                let slots = sh_slot.add((j * SLOT_ROWS) as usize);
-                set = if held {
-                    satisfies_held(&t, &b, ev.start, slots, &cs, size)
-                } else if use_slots {
-                    satisfies_slots(&t, &b, ev.start, slots, f.first, end)
-                } else {
-                    satisfies(&t, &b, &ev, f.first, end)
-                };
-            }
-            match mode {
-                WarpBits::OneBit => {
-                    if any_sync(set) && lane_id() == leader {
-                        atomic_or(bits.add(word as usize), bit);
-                    }
+                *sh_sig.add(tid as usize) = ev.sig;
+                if ranged {
+                    // Event `tid`'s integers by row and their mask.
+                    let vals = sh_val.add((tid * RANGE_ROWS) as usize);
+                    *sh_imask.add(tid as usize) = stage_integers(&b, &ev, vals);
                 }
-                WarpBits::Ballot => {
-                    let m = ballot(set);
-                    if m != 0 && lane_id() == leader {
-                        atomic_or(bits.add(word as usize), m);
-                    }
-                }
-                WarpBits::Mixed => warp_or(set, word, bit, bits),
             }
-            j += 1;
+            if use_slots {
+                let mut i = tid;
+                while i < DENSE_CHUNK * SLOT_ROWS {
+                    *sh_slot.add(i as usize) = NO_SLOT;
+                    i += nt;
+                }
+            }
+            sync_threads();
+            if use_slots && tid < n {
+                let ev = b.events.read(*sh_ev.add(tid as usize) as usize);
+                let mut a = 0;
+                while a < ev.len {
+                    let row = b.attrs.read((ev.start + a) as usize).row_id;
+                    *sh_slot.add((tid * SLOT_ROWS + row) as usize) = a as u8;
+                    a += 1;
+                }
+            }
+            sync_threads();
+            let mut j = 0;
+            while j < n {
+                let e = *sh_ev.add(j as usize);
+                let word = e * t.words + f.iface / 32;
+                let mut set = valid && f.sig & !*sh_sig.add(j as usize) == 0;
+                if set && t.shared != 0 && volatile_load_u32(bits.add(word as usize)) & bit != 0 {
+                    set = false;
+                }
+                if set && n_ranges > 0 && rmask & !*sh_imask.add(j as usize) == 0 {
+                    // The range form: the event has each of the filter's names as an
+                    // integer, so the ranges decide exactly.
+                    set = in_ranges(sh_val.add((j * RANGE_ROWS) as usize), &rg, n_ranges);
+                } else if set {
+                    let ev = b.events.read(e as usize);
+                    let slots = sh_slot.add((j * SLOT_ROWS) as usize);
+                    set = if held {
+                        satisfies_held(&t, &b, ev.start, slots, &cs, size)
+                    } else if use_slots {
+                        satisfies_slots(&t, &b, ev.start, slots, f.first, end)
+                    } else {
+                        satisfies(&t, &b, &ev, f.first, end)
+                    };
+                }
+                match mode {
+                    WarpBits::OneBit => {
+                        if any_sync(set) && lane_id() == leader {
+                            atomic_or(bits.add(word as usize), bit);
+                        }
+                    }
+                    WarpBits::Ballot => {
+                        let m = ballot(set);
+                        if m != 0 && lane_id() == leader {
+                            atomic_or(bits.add(word as usize), m);
+                        }
+                    }
+                    WarpBits::Mixed => warp_or(set, word, bit, bits),
+                }
+                j += 1;
+            }
+            // Every thread is done with the chunk's shared memory before the next is staged.
+            sync_threads();
+            first += grid_dim_y() * DENSE_CHUNK;
         }
     }
 }
@@ -818,9 +826,10 @@ kernel! {
     /// soon as one of its filters matches, as SFF and the CPU index stop, instead of
     /// every filter being tried as in [`ccm_index_dense`].
     ///
-    /// Grid: a block of [`IFACE_WARPS`] warps per (dense event, interface) pair,
-    /// `blockIdx.x = j * n_ifaces + i` for the `j`-th event of `dense` (`dense[0]` =
-    /// the count; global) and the interface of rank `i`. The interface's filters are
+    /// Grid: a block of [`IFACE_WARPS`] warps per (dense event, interface) pair
+    /// `q = j * n_ifaces + i` for the `j`-th event of `dense` (`dense[0]` = the count;
+    /// global) and the interface of rank `i`, block `x` taking the pairs
+    /// `x, x + gridDim.x, ..` (the host sizes the grid before the count is known). The interface's filters are
     /// `by_iface[iface_start[i]..iface_start[i + 1]]` (global, read-only; the host puts
     /// the filters with fewest constraints first, the likeliest to match); warp `w`
     /// takes them 32 at a time from the `w`-th group of 32, stepping over the block's
@@ -838,51 +847,72 @@ kernel! {
         dense: *const u32,
         bits: *mut u32,
     ) {
-        let j = block_idx_x() / n_ifaces;
-        let i = block_idx_x() % n_ifaces;
-        if j >= *dense {
-            return;
+        let pairs = *dense * n_ifaces;
+        let mut q = block_idx_x();
+        while q < pairs {
+            iface_pair(&t, &b, by_iface, iface_start, q / n_ifaces, q % n_ifaces, dense, bits);
+            q += grid_dim_x();
         }
-        let e = *dense.add(1 + j as usize);
-        let ev = b.events.read(e as usize);
-        let word = bits.add((e * t.words + i / 32) as usize);
-        let bit = 1u32 << (i % 32);
-        let hi = *iface_start.add(i as usize + 1);
-        let lane = lane_id();
-        let step = 32 * (block_dim_x() / 32);
-        let mut k = *iface_start.add(i as usize) + thread_idx_x() / 32 * 32;
-        while k < hi {
-            // Another warp of the block may have answered the interface already.
-            if any_sync(volatile_load_u32(word) & bit != 0) {
-                break;
-            }
-            let mut hit = false;
-            if k + lane < hi {
-                let p = *by_iface.add((k + lane) as usize);
-                let f = t.filters.read(p as usize);
-                if f.sig & !ev.sig == 0 && f.iface != REMOVED {
-                    let end = t.filters.read(p as usize + 1).first;
-                    hit = satisfies(&t, &b, &ev, f.first, end);
-                }
-            }
-            if any_sync(hit) {
-                if lane == 0 {
-                    atomic_or(word, bit);
-                }
-                break;
-            }
-            k += step;
+    }
+}
+
+/// [`ccm_index_iface`]'s work on the pair of the `j`-th dense event and the interface of
+/// rank `i` (its block's threads).
+///
+/// # Safety
+/// As [`ccm_index_iface`]: `j` below the count `dense[0]`, `i` an interface's rank.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn iface_pair(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    by_iface: *const u32,
+    iface_start: *const u32,
+    j: u32,
+    i: u32,
+    dense: *const u32,
+    bits: *mut u32,
+) {
+    let e = *dense.add(1 + j as usize);
+    let ev = b.events.read(e as usize);
+    let word = bits.add((e * t.words + i / 32) as usize);
+    let bit = 1u32 << (i % 32);
+    let hi = *iface_start.add(i as usize + 1);
+    let lane = lane_id();
+    let step = 32 * (block_dim_x() / 32);
+    let mut k = *iface_start.add(i as usize) + thread_idx_x() / 32 * 32;
+    while k < hi {
+        // Another warp of the block may have answered the interface already.
+        if any_sync(volatile_load_u32(word) & bit != 0) {
+            break;
         }
+        let mut hit = false;
+        if k + lane < hi {
+            let p = *by_iface.add((k + lane) as usize);
+            let f = t.filters.read(p as usize);
+            if f.sig & !ev.sig == 0 && f.iface != REMOVED {
+                let end = t.filters.read(p as usize + 1).first;
+                hit = satisfies(t, b, &ev, f.first, end);
+            }
+        }
+        if any_sync(hit) {
+            if lane == 0 {
+                atomic_or(word, bit);
+            }
+            break;
+        }
+        k += step;
     }
 }
 
 kernel! {
     /// Beyond the paper: the pruning matcher's answer sizes. A warp per event `e` of the
     /// batch counts the set bits of its row of `bits` (global), reserves that many
-    /// places of the answer list with one atomic add on `total` (global; zero before
+    /// places of the answer list with one atomic add on `total[0]` (global; zero before
     /// the launch) and records `spans[2e] = first place, spans[2e + 1] = count`
-    /// (global). Thread 0 zeroes the count of dense events `dense[0]` (global; read by
-    /// the host and the filter-major kernels before this launch) for the next batch.
+    /// (global). Thread 0 moves the count of dense events `dense[0]` (global; read by
+    /// the dense kernels before this launch) to `total[1]`, for the host, and zeroes it
+    /// for the next batch.
     pub fn ccm_index_count(
         bits: *const u32,
         words: u32,
@@ -894,6 +924,7 @@ kernel! {
         let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
         let lane = lane_id();
         if block_idx_x() == 0 && thread_idx_x() == 0 {
+            *total.add(1) = *dense;
             *dense = 0;
         }
         if e >= n_events {
@@ -919,10 +950,11 @@ kernel! {
     /// Beyond the paper: the pruning matcher's answers. A warp per event `e` of the
     /// batch writes the user ids (`user_ids[rank]`, global, read-only) of the
     /// interfaces set in its row of `bits` (global) in ascending order into `ids` from
-    /// place `spans[2e]` ([`ccm_index_count`]; global), 32 words at a time (a warp prefix sum of the
-    /// words' bit counts places each lane's), and zeroes the row for the next batch, as
-    /// thread 0 zeroes the answers' `total` (global; read by the host before this
-    /// launch).
+    /// place `spans[2e]` ([`ccm_index_count`]; global), 32 words at a time (a warp prefix
+    /// sum of the words' bit counts places each lane's), and zeroes the row for the next
+    /// batch. When the answers' total (`total[0]`, global, from [`ccm_index_count`])
+    /// passes the room `cap` of `ids`, nothing is written nor zeroed: the host grows
+    /// `ids` and launches this again.
     pub fn ccm_index_answers(
         bits: *mut u32,
         words: u32,
@@ -930,14 +962,12 @@ kernel! {
         user_ids: *const u32,
         spans: *const u32,
         ids: *mut u32,
-        total: *mut u32,
+        cap: u32,
+        total: *const u32,
     ) {
         let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
         let lane = lane_id();
-        if block_idx_x() == 0 && thread_idx_x() == 0 {
-            *total = 0;
-        }
-        if e >= n_events {
+        if e >= n_events || *total > cap {
             return;
         }
         if *spans.add(2 * e as usize + 1) == 0 {
