@@ -86,16 +86,21 @@ fn table_1_model_with_uniform_and_zipf_names_and_more_names_than_signature_bits(
 #[test]
 fn dense_model_with_one_interface_per_filter_and_with_ten() {
     for interfaces in [None, Some(10)] {
-        for names_per_event in [(3, 5), (20, 20)] {
+        // (36 names: more than the partition walk keeps in shared memory.)
+        for (names, names_per_event) in [(20, (3, 5)), (20, (20, 20)), (40, (36, 36))] {
             let p = DenseParams {
                 events: 12,
                 filters: 300,
                 interfaces,
+                names,
                 names_per_event,
                 ..DenseParams::default()
             };
             let m = check(&generate_dense(&p, 3).unwrap());
-            assert!(m > 0, "{interfaces:?} {names_per_event:?}: nothing matched");
+            assert!(
+                m > 0,
+                "{interfaces:?} {names} {names_per_event:?}: nothing matched"
+            );
         }
     }
 }

@@ -270,12 +270,15 @@ unsafe fn satisfies(
 /// the interface's bit (when interfaces have several filters), then its range form
 /// ([`IndexRange`]) against the event's integers by row `vals` (shared; `imask` the
 /// rows it has as integers) when the event has each of its names as an integer, else
-/// its constraints by SFF's rules; on a match sets the bit of the filter's interface in
-/// the event's bitmap row and returns true.
+/// its constraints by SFF's rules (the event's attributes searched in `sh_attrs`, the
+/// warp's copy in shared memory, when the event has at most [`ROUTE_ATTRS`]); on a
+/// match sets the bit of the filter's interface in the event's bitmap row and returns
+/// true.
 ///
 /// # Safety
 /// As [`satisfies`]; `bits` holds `t.words` words per event of the batch; `vals` holds
-/// [`RANGE_ROWS`] values.
+/// [`RANGE_ROWS`] values; `sh_attrs` holds the event's first [`ROUTE_ATTRS`]
+/// attributes.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn try_filter(
@@ -287,6 +290,7 @@ unsafe fn try_filter(
     bits: *mut u32,
     vals: *const i64,
     imask: u32,
+    sh_attrs: *const DevAttr,
 ) -> bool {
     let f = t.filters.read(p as usize);
     if f.sig & !ev.sig != 0 || f.iface == REMOVED {
@@ -318,11 +322,50 @@ unsafe fn try_filter(
         }
     }
     let end = t.filters.read(p as usize + 1).first;
-    let ok = satisfies(t, b, ev, f.first, end);
+    let ok = if ev.len <= ROUTE_ATTRS {
+        satisfies_shared(t, b, sh_attrs, ev.len, f.first, end)
+    } else {
+        satisfies(t, b, ev, f.first, end)
+    };
     if ok {
         atomic_or(word, bit);
     }
     ok
+}
+
+/// As [`satisfies`], the event's `len` attributes searched in `sh_attrs` (shared)
+/// instead of global memory: a filter's constraints cost one global read each.
+///
+/// # Safety
+/// As [`satisfies`]; `sh_attrs` holds the event's `len` attributes.
+#[inline(always)]
+unsafe fn satisfies_shared(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    sh_attrs: *const DevAttr,
+    len: u32,
+    first: u32,
+    end: u32,
+) -> bool {
+    let mut c = first;
+    while c < end {
+        let con = t.constraints.read(c as usize);
+        let mut found = false;
+        let mut a = 0;
+        while a < len {
+            let at = *sh_attrs.add(a as usize);
+            if at.row_id == con.key {
+                found = sat_attr(&con, &at, b.ebytes, t.cpool.ptr());
+                break;
+            }
+            a += 1;
+        }
+        if !found {
+            return false;
+        }
+        c += 1;
+    }
+    true
 }
 
 /// The sum of `v` over the warp, in every lane.
@@ -336,25 +379,33 @@ fn warp_sum(mut v: u32) -> u32 {
     v
 }
 
+/// Most attributes of an event that [`ccm_index_route`] keeps in shared memory (an
+/// event with more is searched in global memory).
+pub const ROUTE_ATTRS: u32 = 32;
+
 /// Shared memory of [`ccm_index_route`] per warp (an event): the event's integers by
-/// row ([`RANGE_ROWS`] values) and the mask of those rows (two words).
-pub const ROUTE_WARP_BYTES: u32 = 8 * RANGE_ROWS + 8;
+/// row ([`RANGE_ROWS`] values), the mask of those rows (two words), then its first
+/// [`ROUTE_ATTRS`] attributes.
+pub const ROUTE_WARP_BYTES: u32 =
+    8 * RANGE_ROWS + 8 + ROUTE_ATTRS * core::mem::size_of::<DevAttr>() as u32;
 
 /// Shared memory of [`ccm_index_route`] for a block of `threads` (a warp per event).
 pub const fn route_shared_bytes(threads: u32) -> u32 {
     threads.div_ceil(32) * ROUTE_WARP_BYTES
 }
 
-/// The filters `first..end` of the partition of the event's pair `q` (of `n`
+/// The filters `first..end` of the partition of the event's pair `q` (of its `len`
 /// attributes), or an empty range past the last pair.
 ///
 /// # Safety
-/// As [`probe`]; the event's attributes are in the batch.
+/// As [`probe`]; the event's attributes are in the batch, its first [`ROUTE_ATTRS`] in
+/// `sh_attrs` (shared).
 #[inline(always)]
 unsafe fn pair_range(
     t: &IndexTables<'static>,
     b: &IndexEvents<'static>,
     ev: &DevEvent,
+    sh_attrs: *const DevAttr,
     q: u32,
     npairs: u32,
 ) -> (u32, u32) {
@@ -362,9 +413,14 @@ unsafe fn pair_range(
         return (0, 0);
     }
     let (i, j) = pair_of(q, ev.len);
-    let ra = b.attrs.read((ev.start + i) as usize).row_id;
-    let rb = b.attrs.read((ev.start + j) as usize).row_id;
-    probe(t, pair_key(ra, rb))
+    let row = |a: u32| {
+        if a < ROUTE_ATTRS {
+            (*sh_attrs.add(a as usize)).row_id
+        } else {
+            b.attrs.read((ev.start + a) as usize).row_id
+        }
+    };
+    probe(t, pair_key(row(i), row(j)))
 }
 
 kernel! {
@@ -373,10 +429,11 @@ kernel! {
     /// Grid: `wpe` warps per event `e` of the batch (`blockDim / 32` warps per block;
     /// more than one when a launch holds too few events to fill the GPU, as with the
     /// dense model's million interfaces, whose answer bitmap caps a launch at ~2,000
-    /// events). When some filter has a range form, lane 0 of each warp first stages
-    /// `e`'s integers by row in the warp's shared memory. Lane `l` probes the partition
-    /// table (global, read-only) for the pairs `l, l + 32, ..` of `e`'s name rows (the
-    /// event's attributes, global) and the warp sums the partitions' sizes (shuffles;
+    /// events). Each warp first copies `e`'s attributes (global; the first
+    /// [`ROUTE_ATTRS`], lane `l` the `l`-th) and its integers by row (for the filters'
+    /// range forms) into its shared memory. Lane `l` probes the partition table
+    /// (global, read-only) for the pairs `l, l + 32, ..` of `e`'s name rows and the
+    /// warp sums the partitions' sizes (shuffles;
     /// each of the event's warps the same). Above `dense_limit` the event is appended
     /// to `dense` (`dense[0]` = the count, the events' indices from `dense[1]`; global,
     /// atomic; by its first warp) and left to [`ccm_index_dense`]. Otherwise, 32 pairs
@@ -385,7 +442,8 @@ kernel! {
     /// `32 w + l, 32 w + l + 32 wpe, ..` of that sequence, finding each one's partition
     /// by a search over the lanes' starts (shuffles), so that a few large partitions
     /// and many small ones both keep every lane busy ([`IndexFilter`], constraints and
-    /// pool: global, read-only), setting bits of row `e` of `bits` (global, atomic
+    /// pool: global, read-only; the event's attributes searched in shared memory),
+    /// setting bits of row `e` of `bits` (global, atomic
     /// OR). When interfaces have several filters and the row is at most 32 words, the
     /// warp reads the row (lane `l` word `l`, volatile) after each group of 32 filters
     /// in which one of its lanes matched, and stops once every interface's bit is set.
@@ -409,26 +467,59 @@ kernel! {
         let lane = lane_id();
         let sh_val = dynamic_shared::<u8>().add((warp * ROUTE_WARP_BYTES) as usize) as *mut i64;
         let sh_imask = sh_val.add(RANGE_ROWS as usize) as *mut u32;
+        let sh_attrs = sh_imask.add(2) as *mut DevAttr;
         let ev = b.events.read(e as usize);
-        // The event's integers by row, for the filters' range forms (lane 0 in the
-        // event's order, as SFF's search finds them).
-        let mut imask = 0;
-        if t.ranged != 0 {
-            *sh_val.add(lane as usize) = 0;
-            sync_warp();
-            if lane == 0 {
-                *sh_imask = stage_integers(&b, &ev, sh_val);
-            }
-            sync_warp();
-            imask = *sh_imask;
+        // The event's attributes in shared memory (lane `l` the `l`-th, read at once),
+        // then its integers by row, for the filters' range forms: a row's first
+        // attribute, the one SFF's search finds (lanes write distinct rows).
+        *sh_val.add(lane as usize) = 0;
+        let mut a = lane;
+        while a < ev.len && a < ROUTE_ATTRS {
+            *sh_attrs.add(a as usize) = b.attrs.read((ev.start + a) as usize);
+            a += 32;
         }
+        sync_warp();
+        let row_of = |k: u32| {
+            if k < ROUTE_ATTRS {
+                (*sh_attrs.add(k as usize)).row_id
+            } else {
+                b.attrs.read((ev.start + k) as usize).row_id
+            }
+        };
+        let mut rows = 0u32;
+        let mut a = lane;
+        while a < ev.len {
+            let at = if a < ROUTE_ATTRS {
+                *sh_attrs.add(a as usize)
+            } else {
+                b.attrs.read((ev.start + a) as usize)
+            };
+            if at.row_id < RANGE_ROWS && at.ty == TY_INT as u32 {
+                let mut k = 0;
+                while k < a && row_of(k) != at.row_id {
+                    k += 1;
+                }
+                if k == a {
+                    *sh_val.add(at.row_id as usize) = at.val as i64;
+                    rows |= 1 << at.row_id;
+                }
+            }
+            a += 32;
+        }
+        let mut d = 16;
+        while d > 0 {
+            rows |= shfl_xor(rows, d);
+            d /= 2;
+        }
+        let imask = rows;
+        sync_warp();
         let npairs = ev.len * (ev.len + 1) / 2;
         // Pass 1: the partitions' sizes (the first 32 pairs' ranges kept for pass 2).
-        let (f0, end0) = pair_range(&t, &b, &ev, lane, npairs);
+        let (f0, end0) = pair_range(&t, &b, &ev, sh_attrs, lane, npairs);
         let mut mine = end0 - f0;
         let mut q = lane + 32;
         while q < npairs {
-            let (f, end) = pair_range(&t, &b, &ev, q, npairs);
+            let (f, end) = pair_range(&t, &b, &ev, sh_attrs, q, npairs);
             mine += end - f;
             q += 32;
         }
@@ -458,7 +549,7 @@ kernel! {
             let (f, end) = if q0 == 0 {
                 (f0, end0)
             } else {
-                pair_range(&t, &b, &ev, q0 + lane, npairs)
+                pair_range(&t, &b, &ev, sh_attrs, q0 + lane, npairs)
             };
             let (start, total) = warp_scan(end - f);
             let mut base = 32 * sub;
@@ -466,7 +557,7 @@ kernel! {
                 let i = base + lane;
                 let k = lane_holding(start, i);
                 let p = shfl(f, k) + (i - shfl(start, k));
-                let hit = i < total && try_filter(&t, &b, &ev, e, p, bits, sh_val, imask);
+                let hit = i < total && try_filter(&t, &b, &ev, e, p, bits, sh_val, imask, sh_attrs);
                 // A bit was set: the row may be full now.
                 if early
                     && any_sync(hit)
