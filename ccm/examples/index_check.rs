@@ -7,6 +7,7 @@
 //!     cargo run --release -p ccm --example index_check [seed] [small]
 //!
 //! `small`: a fifth of the events and filters (for the sanitizers).
+//! `index_check ptx` prints the kernels' PTX instead (for `ptxas -v` on the GPU host).
 
 use baselines::sff::Sff;
 use baselines::Matcher;
@@ -15,6 +16,11 @@ use ccm::{GpuIndex, IndexConfig};
 use gpu_kernels::Device;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().nth(1).as_deref() == Some("ptx") {
+        use std::io::Write;
+        std::io::stdout().write_all(ccm::PTX.as_bytes())?;
+        return Ok(());
+    }
     let seed = std::env::args()
         .nth(1)
         .map(|s| s.parse())

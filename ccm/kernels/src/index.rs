@@ -266,7 +266,8 @@ unsafe fn satisfies(
     )
 }
 
-/// Filter `p` against event `e`: the signature test (and whether it was [`REMOVED`]),
+/// Filter `p` (its record `f`) against event `e`: the signature test (and whether it
+/// was [`REMOVED`]),
 /// the interface's bit (when interfaces have several filters), then its range form
 /// ([`IndexRange`]) against the event's integers by row `vals` (shared; `imask` the
 /// rows it has as integers) when the event has each of its names as an integer, else
@@ -287,12 +288,12 @@ unsafe fn try_filter(
     ev: &DevEvent,
     e: u32,
     p: u32,
+    f: &IndexFilter,
     bits: *mut u32,
     vals: *const i64,
     imask: u32,
     sh_attrs: *const DevAttr,
 ) -> bool {
-    let f = t.filters.read(p as usize);
     if f.sig & !ev.sig != 0 || f.iface == REMOVED {
         return false;
     }
@@ -552,20 +553,26 @@ kernel! {
                 pair_range(&t, &b, &ev, sh_attrs, q0 + lane, npairs)
             };
             let (start, total) = warp_scan(end - f);
+            // Two of the warp's groups of 32 filters at a time, both filters' records
+            // read before either is tried (two loads in flight per lane).
             let mut base = 32 * sub;
             while base < total {
-                let i = base + lane;
-                let k = lane_holding(start, i);
+                let (i, i2) = (base + lane, base + stride + lane);
+                let (k, k2) = (lane_holding(start, i), lane_holding(start, i2));
                 let p = shfl(f, k) + (i - shfl(start, k));
-                let hit = i < total && try_filter(&t, &b, &ev, e, p, bits, sh_val, imask, sh_attrs);
+                let p2 = shfl(f, k2) + (i2 - shfl(start, k2));
+                let fa = if i < total { t.filters.read(p as usize) } else { IndexFilter::default() };
+                let fb = if i2 < total { t.filters.read(p2 as usize) } else { IndexFilter::default() };
+                let hit = i < total && try_filter(&t, &b, &ev, e, p, &fa, bits, sh_val, imask, sh_attrs);
+                let hit2 = i2 < total && try_filter(&t, &b, &ev, e, p2, &fb, bits, sh_val, imask, sh_attrs);
                 // A bit was set: the row may be full now.
                 if early
-                    && any_sync(hit)
+                    && any_sync(hit || hit2)
                     && all_sync(lane >= t.words || volatile_load_u32(row.add(lane as usize)) == full)
                 {
                     return;
                 }
-                base += stride;
+                base += 2 * stride;
             }
             q0 += 32;
         }
