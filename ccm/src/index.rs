@@ -30,9 +30,10 @@
 //!    instead to an interface-major kernel
 //!    ([`ccm_kernels::index::ccm_index_iface`]) that tries an interface's filters,
 //!    fewest constraints first, and stops at its first match.
-//! 4. **Answers** ([`ccm_kernels::index::ccm_index_answers`]): one bit per (event,
+//! 4. **Answers** ([`ccm_kernels::index::ccm_index_lists`]): one bit per (event,
 //!    interface), so duplicates cost nothing and the answer is ascending by
-//!    construction; a warp per event compacts its row into a list of user ids. The
+//!    construction; a thread per event (a warp when rows are long) compacts its row
+//!    into a list of user ids, in one pass (places reserved per warp). The
 //!    host reads back the lists only ([`Answers`]): their size follows the matches, not
 //!    events x interfaces. The DMA engine writes them straight into the answers'
 //!    page-locked areas, which a stream matched into one [`Answers`] reuses: with
@@ -73,10 +74,10 @@ use crate::layout::{SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
 use ccm_kernels::index::{
-    ccm_index_answers, ccm_index_count, ccm_index_dense, ccm_index_iface, ccm_index_route,
+    ccm_index_answers, ccm_index_dense, ccm_index_iface, ccm_index_lists, ccm_index_route,
     dense_shared_bytes, pair_key, route_shared_bytes, slot_of, IndexEvents, IndexFilter,
-    IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY, IFACE_WARPS, MAX_RANGES,
-    RANGE_ROWS, REMOVED, WARP_BLOCK,
+    IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY, IFACE_WARPS, LIST_WORDS,
+    MAX_RANGES, RANGE_ROWS, REMOVED, WARP_BLOCK,
 };
 use ccm_kernels::{
     DevAttr, DevConstraint, DevEvent, NO_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT,
@@ -569,10 +570,10 @@ struct LaunchBufs {
     /// The launch's events and attributes encoded ([`ccm_encode_batch`]).
     events: Buffer<DevEvent>,
     attrs: Buffer<DevAttr>,
-    /// `events x words` answer bits (zero between launches: the answers kernel clears).
+    /// `events x words` answer bits (zero between launches: the lists kernel clears).
     bits: Buffer<u32>,
     /// `[count, events..]` handed to the filter-major kernel (the count zero between
-    /// launches: the count kernel clears it).
+    /// launches: the lists kernel clears it).
     dense: Buffer<u32>,
     spans: Buffer<u32>,
     /// `[answers' total, dense events]` (zeroed before each launch).
@@ -1563,11 +1564,25 @@ fn submit(
         let tables = x.tables();
         ccm_index_route::launch(dev, walk, tables, batch, u32::MAX, wpe, &b.bits, &b.dense)?;
     }
-    let warps = LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0);
-    ccm_index_count::launch(
-        dev, warps, &b.bits, d.words, n as u32, &b.spans, &b.total, &b.dense,
+    let lists = if d.words <= LIST_WORDS {
+        LaunchConfig::linear(n as u32, WARP_BLOCK)
+    } else {
+        LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0)
+    };
+    let cap = b.ids.len().min(u32::MAX as usize) as u32;
+    ccm_index_lists::launch(
+        dev,
+        lists,
+        &b.bits,
+        d.words,
+        n as u32,
+        &d.user_ids,
+        &b.spans,
+        &b.ids,
+        cap,
+        &b.total,
+        &b.dense,
     )?;
-    answers_launch(dev, d, b, n)?;
     let m2 = dev.mark()?;
     let done = dev.signal(None)?;
     dev.wait(Some(&q.output), &done)?;
@@ -1590,8 +1605,8 @@ fn submit(
     })
 }
 
-/// Launches the answers kernel for the `n` events of the launch in `b` (its answer
-/// lists into `b.ids`, when they fit).
+/// Launches the answers kernel for the `n` events of the launch in `b`: the lists the
+/// lists kernel had no room for, into `b.ids` (grown since).
 fn answers_launch(
     dev: &Device,
     d: &DevIndex,
@@ -1644,8 +1659,11 @@ fn collect(
     timing.device += Duration::from_secs_f64(f64::from(all.max(0.0)) / 1e3);
     let (area, room) = out.next_area(dev, total)?;
     if total > b.ids.len() {
-        // The lists did not fit: the answers kernel left the bits; list them again.
+        // The lists did not fit: warps whose places passed the room left their rows;
+        // the others' lists move to a larger buffer, and the rows left are listed.
+        let listed = dev.read(&b.ids)?;
         b.ids = dev.alloc(room_of(total))?;
+        dev.write(&mut b.ids, 0, &listed)?;
         answers_launch(dev, p.d, b, n)?;
         dev.read_into(&b.ids, 0, &mut room.as_mut_slice()[..total])?;
     } else if total > 0 {

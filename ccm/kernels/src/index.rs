@@ -25,10 +25,12 @@
 //!   events: a block per (event, interface) tries the interface's filters, fewest
 //!   constraints first, and stops at the first match (SFF's early stop per
 //!   interface), so a dense event costs a few groups of 32 filters per interface;
-//! - [`ccm_index_count`] and [`ccm_index_answers`]: a warp per event counts the bits of
-//!   its bitmap row and reserves room, then writes the ascending list of its
+//! - [`ccm_index_lists`]: a thread per event (a warp when rows are long) counts the
+//!   bits of its bitmap row, reserves room, writes the ascending list of its
 //!   interfaces' user ids and zeroes the row for the next batch (and the count of
-//!   dense events; the host zeroes the answers' total before each launch).
+//!   dense events; the host zeroes the answers' total before each launch); when the
+//!   lists outgrow their buffer, [`ccm_index_answers`] lists them again in a larger
+//!   one.
 
 use crate::{sat_attr, satisfies_all, DevAttr, DevConstraint, DevEvent, TY_INT};
 use gpu_kernels::prelude::*;
@@ -204,8 +206,7 @@ unsafe impl KernelStruct for IndexEvents<'static> {
     type Host<'a> = IndexEvents<'a>;
 }
 
-/// Threads per block of [`ccm_index_count`] and [`ccm_index_answers`] (a warp per
-/// event).
+/// Threads per block of [`ccm_index_lists`] and [`ccm_index_answers`].
 pub const WARP_BLOCK: u32 = 256;
 /// Events per block row of [`ccm_index_dense`] (their signatures in shared memory).
 pub const DENSE_CHUNK: u32 = 128;
@@ -1003,28 +1004,85 @@ unsafe fn iface_pair(
     }
 }
 
+/// Most answer words per event for which [`ccm_index_lists`] takes a thread per event
+/// (above, a warp per event).
+pub const LIST_WORDS: u32 = 4;
+
 kernel! {
-    /// Beyond the paper: the pruning matcher's answer sizes. A warp per event `e` of the
-    /// batch counts the set bits of its row of `bits` (global), reserves that many
-    /// places of the answer list with one atomic add on `total[0]` (global; zero before
-    /// the launch) and records `spans[2e] = first place, spans[2e + 1] = count`
-    /// (global). Thread 0 moves the count of dense events `dense[0]` (global; read by
-    /// the dense kernels before this launch) to `total[1]`, for the host, and zeroes it
-    /// for the next batch.
-    pub fn ccm_index_count(
-        bits: *const u32,
+    /// Beyond the paper: the pruning matcher's answers in one pass: per event `e` of the
+    /// batch, the count of set bits of its row of `bits` (global), that many places of
+    /// the answer list reserved (one atomic add on `total[0]` per warp; global, zero
+    /// before the launch), `spans[2e] = first place, spans[2e + 1] = count` (global),
+    /// then, when the warp's places lie below the room `cap` of `ids`, the user ids
+    /// (`user_ids[rank]`, global, read-only) of the interfaces set in the row written in
+    /// ascending order into `ids` (global) and the row zeroed for the next batch (else
+    /// the row is left: the host grows `ids` and lists them with
+    /// [`ccm_index_answers`]). A thread per event when rows are at most [`LIST_WORDS`]
+    /// words, else a warp per event (its lanes taking words `l, l + 32, ..`, a warp
+    /// prefix sum of their bit counts placing each lane's). Thread 0 moves the count of
+    /// dense events `dense[0]` (global; read by the dense kernels before this launch)
+    /// to `total[1]`, for the host, and zeroes it for the next batch.
+    pub fn ccm_index_lists(
+        bits: *mut u32,
         words: u32,
         n_events: u32,
+        user_ids: *const u32,
         spans: *mut u32,
+        ids: *mut u32,
+        cap: u32,
         total: *mut u32,
         dense: *mut u32,
     ) {
-        let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
         let lane = lane_id();
         if block_idx_x() == 0 && thread_idx_x() == 0 {
             *total.add(1) = *dense;
             *dense = 0;
         }
+        if words <= LIST_WORDS {
+            // A thread per event; the warp reserves its events' places at once.
+            let e = global_id_x();
+            let row = bits.add(e as usize * words as usize);
+            let mut count = 0u32;
+            if e < n_events {
+                let mut w = 0;
+                while w < words {
+                    count += (*row.add(w as usize)).count_ones();
+                    w += 1;
+                }
+            }
+            let (before, sum) = warp_scan(count);
+            let mut base = 0;
+            if lane == 0 && sum > 0 {
+                base = atomic_add(total, sum);
+            }
+            let base = shfl(base, 0);
+            if e >= n_events {
+                return;
+            }
+            let mut place = base + before;
+            *spans.add(2 * e as usize) = place;
+            *spans.add(2 * e as usize + 1) = count;
+            if count == 0 || base + sum > cap {
+                return;
+            }
+            let mut w = 0;
+            while w < words {
+                let mut word = *row.add(w as usize);
+                if word != 0 {
+                    *row.add(w as usize) = 0;
+                }
+                while word != 0 {
+                    let bit = word.trailing_zeros();
+                    word &= word - 1;
+                    *ids.add(place as usize) = *user_ids.add((w * 32 + bit) as usize);
+                    place += 1;
+                }
+                w += 1;
+            }
+            return;
+        }
+        // A warp per event.
+        let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
         if e >= n_events {
             return;
         }
@@ -1036,23 +1094,61 @@ kernel! {
             w += 32;
         }
         let count = warp_sum(count);
+        let mut base = 0;
+        if lane == 0 && count > 0 {
+            base = atomic_add(total, count);
+        }
+        let base = shfl(base, 0);
         if lane == 0 {
-            let base = if count > 0 { atomic_add(total, count) } else { 0 };
             *spans.add(2 * e as usize) = base;
             *spans.add(2 * e as usize + 1) = count;
         }
+        if count == 0 || base + count > cap {
+            return;
+        }
+        list_row(row, words, user_ids, ids, base);
+    }
+}
+
+/// The user ids (`user_ids[rank]`) of the interfaces set in `row` (`words` words), in
+/// ascending order into `ids` from place `at`, and the row zeroed: a warp, 32 words at a
+/// time (a warp prefix sum of the words' bit counts places each lane's). Every lane of
+/// the warp calls it.
+///
+/// # Safety
+/// `row` holds `words` words; `ids` has room from `at` for the row's set bits;
+/// `user_ids` holds an entry per bit that can be set.
+#[inline(always)]
+unsafe fn list_row(row: *mut u32, words: u32, user_ids: *const u32, ids: *mut u32, mut at: u32) {
+    let lane = lane_id();
+    let mut w0 = 0;
+    while w0 < words {
+        let w = w0 + lane;
+        let mut word = if w < words { *row.add(w as usize) } else { 0 };
+        let c = word.count_ones();
+        let (before, sum) = warp_scan(c);
+        let mut place = at + before;
+        if word != 0 {
+            *row.add(w as usize) = 0;
+        }
+        while word != 0 {
+            let bit = word.trailing_zeros();
+            word &= word - 1;
+            *ids.add(place as usize) = *user_ids.add((w * 32 + bit) as usize);
+            place += 1;
+        }
+        at += sum;
+        w0 += 32;
     }
 }
 
 kernel! {
-    /// Beyond the paper: the pruning matcher's answers. A warp per event `e` of the
-    /// batch writes the user ids (`user_ids[rank]`, global, read-only) of the
-    /// interfaces set in its row of `bits` (global) in ascending order into `ids` from
-    /// place `spans[2e]` ([`ccm_index_count`]; global), 32 words at a time (a warp prefix
-    /// sum of the words' bit counts places each lane's), and zeroes the row for the next
-    /// batch. When the answers' total (`total[0]`, global, from [`ccm_index_count`])
-    /// passes the room `cap` of `ids`, nothing is written nor zeroed: the host grows
-    /// `ids` and launches this again.
+    /// Beyond the paper: the pruning matcher's answer lists again, after
+    /// [`ccm_index_lists`] found no room for some: a warp per event `e` of the batch
+    /// writes the user ids (`user_ids[rank]`, global, read-only) of the interfaces still
+    /// set in its row of `bits` (global; the rows [`ccm_index_lists`] listed are zero)
+    /// in ascending order into `ids` from place `spans[2e]` (global) and zeroes the row,
+    /// unless the answers' total (`total[0]`, global) passes the room `cap` of `ids`.
     pub fn ccm_index_answers(
         bits: *mut u32,
         words: u32,
@@ -1064,7 +1160,6 @@ kernel! {
         total: *const u32,
     ) {
         let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
-        let lane = lane_id();
         if e >= n_events || *total > cap {
             return;
         }
@@ -1072,34 +1167,6 @@ kernel! {
             return;
         }
         let row = bits.add(e as usize * words as usize);
-        let mut at = *spans.add(2 * e as usize);
-        let mut w0 = 0;
-        while w0 < words {
-            let w = w0 + lane;
-            let mut word = if w < words { *row.add(w as usize) } else { 0 };
-            let c = word.count_ones();
-            // Inclusive prefix sum of the lanes' counts.
-            let mut x = c;
-            let mut d = 1;
-            while d < 32 {
-                let y = shfl_up(x, d);
-                if lane >= d {
-                    x += y;
-                }
-                d *= 2;
-            }
-            let mut place = at + x - c;
-            if word != 0 {
-                *row.add(w as usize) = 0;
-            }
-            while word != 0 {
-                let bit = word.trailing_zeros();
-                word &= word - 1;
-                *ids.add(place as usize) = *user_ids.add((w * 32 + bit) as usize);
-                place += 1;
-            }
-            at += shfl(x, 31);
-            w0 += 32;
-        }
+        list_row(row, words, user_ids, ids, *spans.add(2 * e as usize));
     }
 }
