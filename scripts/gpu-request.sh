@@ -39,7 +39,7 @@ step() { # name timeout command...
 $C ptx >/tmp/ccm.ptx
 PTXAS=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
 timeout 20 "$PTXAS" -arch=sm_90 -v /tmp/ccm.ptx -o /tmp/ccm.cubin >"$OUT/ptxas.txt" 2>&1
-grep -A2 "ccm_index_route\|ccm_index_dense\|ccm_index_lists\|ccm_index_iface" "$OUT/ptxas.txt" | grep -i "registers\|spill\|Function" | head -20
+grep -E "entry function|registers|spill" "$OUT/ptxas.txt" | head -40
 LOG=check.txt
 step index_check 25 $C 1
 step memcheck 40 compute-sanitizer --tool memcheck --print-limit 20 $C 2 small
