@@ -295,6 +295,8 @@ impl Answers {
 #[derive(Clone, Debug, Default)]
 struct HostIndex {
     filters: Vec<IndexFilter>,
+    /// `filters[p].sig` for each filter (no sentinel).
+    sigs: Vec<u64>,
     constraints: Vec<DevConstraint>,
     parts: Vec<Partition>,
     /// Rank (ascending user id) -> user id.
@@ -433,6 +435,7 @@ impl HostIndex {
         }
         HostIndex {
             slots: keyed.iter().map(|&(_, f)| f).collect(),
+            sigs: filters[..keyed.len()].iter().map(|f| f.sig).collect(),
             filters,
             constraints,
             parts,
@@ -492,6 +495,7 @@ fn range_form(cons: &[DevConstraint]) -> Option<Vec<IndexRange>> {
 /// The index's tables on the device.
 struct DevIndex {
     filters: Buffer<IndexFilter>,
+    sigs: Buffer<u64>,
     constraints: Buffer<DevConstraint>,
     cpool: Buffer<u8>,
     parts: Buffer<Partition>,
@@ -522,6 +526,7 @@ impl DevIndex {
     ) -> Result<DevIndex, CcmError> {
         Ok(DevIndex {
             filters: dev.upload(&h.filters)?,
+            sigs: dev.upload(&non_empty(&h.sigs))?,
             constraints: dev.upload(&non_empty(&h.constraints))?,
             cpool: dev.upload(&non_empty(&t.pool))?,
             parts: dev.upload(&h.parts)?,
@@ -545,6 +550,7 @@ impl DevIndex {
     fn tables(&self) -> IndexTables<'_> {
         IndexTables {
             filters: self.filters.dev_ptr(),
+            sigs: self.sigs.dev_ptr(),
             ranges: self.ranges.dev_ptr(),
             range_at: self.range_at.dev_ptr(),
             ranged: self.ranged as u32,
@@ -946,6 +952,7 @@ impl<'d> GpuIndex<'d> {
     pub fn device_bytes(&self) -> usize {
         let h = &self.host;
         h.filters.len() * std::mem::size_of::<IndexFilter>()
+            + h.sigs.len() * 8
             + h.constraints.len() * std::mem::size_of::<DevConstraint>()
             + h.parts.len() * std::mem::size_of::<Partition>()
             + h.user_ids.len() * 4

@@ -168,6 +168,9 @@ pub fn slot_of(key: u64, mask: u32) -> u32 {
 #[derive(Clone, Copy, Debug)]
 pub struct IndexTables<'a> {
     pub filters: DevPtr<'a, IndexFilter>,
+    /// `filters[p].sig` for each filter `p`, alone: what the partition walk reads of
+    /// most filters (half the bytes of their records).
+    pub sigs: DevPtr<'a, u64>,
     pub ranges: DevPtr<'a, IndexRange>,
     pub range_at: DevPtr<'a, u32>,
     pub constraints: DevPtr<'a, DevConstraint>,
@@ -267,8 +270,8 @@ unsafe fn satisfies(
     )
 }
 
-/// Filter `p` (its record `f`) against event `e`: the signature test (and whether it
-/// was [`REMOVED`]),
+/// Filter `p` (its signature `sig`) against event `e`: the signature test (then, its
+/// record read, whether it was [`REMOVED`]),
 /// the interface's bit (when interfaces have several filters), then its range form
 /// ([`IndexRange`]) against the event's integers by row `vals` (shared; `imask` the
 /// rows it has as integers) when the event has each of its names as an integer, else
@@ -289,13 +292,17 @@ unsafe fn try_filter(
     ev: &DevEvent,
     e: u32,
     p: u32,
-    f: &IndexFilter,
+    sig: u64,
     bits: *mut u32,
     vals: *const i64,
     imask: u32,
     sh_attrs: *const DevAttr,
 ) -> bool {
-    if f.sig & !ev.sig != 0 || f.iface == REMOVED {
+    if sig & !ev.sig != 0 {
+        return false;
+    }
+    let f = t.filters.read(p as usize);
+    if f.iface == REMOVED {
         return false;
     }
     let word = bits.add(e as usize * t.words as usize + (f.iface / 32) as usize);
@@ -443,8 +450,9 @@ kernel! {
     /// sizes, held one per lane) and lane `l` of the event's warp `w` takes the filters
     /// `32 w + l, 32 w + l + 32 wpe, ..` of that sequence, finding each one's partition
     /// by a search over the lanes' starts (shuffles), so that a few large partitions
-    /// and many small ones both keep every lane busy ([`IndexFilter`], constraints and
-    /// pool: global, read-only; the event's attributes searched in shared memory),
+    /// and many small ones both keep every lane busy (the filters' signatures, then for
+    /// those that pass their [`IndexFilter`], constraints and pool: global, read-only;
+    /// the event's attributes searched in shared memory),
     /// setting bits of row `e` of `bits` (global, atomic
     /// OR). When interfaces have several filters and the row is at most 32 words, the
     /// warp reads the row (lane `l` word `l`, volatile) after each group of 32 filters
@@ -554,7 +562,7 @@ kernel! {
                 pair_range(&t, &b, &ev, sh_attrs, q0 + lane, npairs)
             };
             let (start, total) = warp_scan(end - f);
-            // Two of the warp's groups of 32 filters at a time, both filters' records
+            // Two of the warp's groups of 32 filters at a time, both filters' signatures
             // read before either is tried (two loads in flight per lane).
             let mut base = 32 * sub;
             while base < total {
@@ -562,10 +570,10 @@ kernel! {
                 let (k, k2) = (lane_holding(start, i), lane_holding(start, i2));
                 let p = shfl(f, k) + (i - shfl(start, k));
                 let p2 = shfl(f, k2) + (i2 - shfl(start, k2));
-                let fa = if i < total { t.filters.read(p as usize) } else { IndexFilter::default() };
-                let fb = if i2 < total { t.filters.read(p2 as usize) } else { IndexFilter::default() };
-                let hit = i < total && try_filter(&t, &b, &ev, e, p, &fa, bits, sh_val, imask, sh_attrs);
-                let hit2 = i2 < total && try_filter(&t, &b, &ev, e, p2, &fb, bits, sh_val, imask, sh_attrs);
+                let sa = if i < total { t.sigs.read(p as usize) } else { 0 };
+                let sb = if i2 < total { t.sigs.read(p2 as usize) } else { 0 };
+                let hit = i < total && try_filter(&t, &b, &ev, e, p, sa, bits, sh_val, imask, sh_attrs);
+                let hit2 = i2 < total && try_filter(&t, &b, &ev, e, p2, sb, bits, sh_val, imask, sh_attrs);
                 // A bit was set: the row may be full now.
                 if early
                     && any_sync(hit || hit2)
