@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Carried binaries: .carry/harness (target/release/harness) and .carry/index_check
+# (target/release/examples/index_check, from `cargo build --release -p ccm --example index_check`).
 # Mid-session GPU check of the CCM index's pipeline (two launch slots, copies on queues of
 # their own beside the kernels' stream, no wait inside a launch) and its kernels. Run
 # from the repository root with the release binaries carried in .carry/: harness (this
