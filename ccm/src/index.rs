@@ -52,9 +52,11 @@
 //!    grids are sized from the launch before (they stride over any count), the answer
 //!    lists are written when they fit their buffer (else the host grows it and lists
 //!    them again). The host queues launch `k` (its copy in on a queue of its own, its
-//!    kernels on the device's stream, its answers' sizes out on a third), then, while
-//!    the device finishes launch `k - 1` and goes on to `k`, collects `k - 1`'s answers
-//!    and stages `k + 1`'s events: the copies run while the kernels do.
+//!    kernels on the device's stream; the lists kernel writes each event's span
+//!    straight into page-locked host memory), then, while the device finishes launch
+//!    `k - 1` and goes on to `k`, collects `k - 1`'s answers (its lists copied out on a
+//!    third queue, once its kernels are done) and stages `k + 1`'s events. No copy out
+//!    waits on the kernels in a queue, where it could hold up the next copy in.
 //!    [`GpuIndex::match_batch_into`] reuses the caller's answer areas, so a stream
 //!    writes its answers into page-locked memory already allocated;
 //!    [`GpuIndex::match_events`] takes heap events, converted once.
@@ -167,7 +169,7 @@ pub struct IndexTiming {
     pub stage: Duration,
     /// Queuing each launch's copy of its staged attributes and starts to the device.
     pub copy_in: Duration,
-    /// Queuing each launch's kernels and the copy out of its answers' sizes.
+    /// Queuing each launch's kernels.
     pub kernels: Duration,
     /// Of `device`: the encoding kernel ([`ccm_kernels::batch::ccm_encode_batch`]).
     pub device_encode: Duration,
@@ -175,7 +177,7 @@ pub struct IndexTiming {
     /// lists' end (copies to and from the device excluded): the device's own time,
     /// which the pipeline hides the host's work behind.
     pub device: Duration,
-    /// Collecting each launch's answers: waiting for its kernels and its answers' sizes,
+    /// Collecting each launch's answers: waiting for its kernels (which write its spans),
     /// the copy of its lists into the page-locked area of [`Answers`] (no copy on the
     /// host), its spans recorded.
     pub answers: Duration,
@@ -581,14 +583,14 @@ struct LaunchBufs {
     /// `[count, events..]` handed to the filter-major kernel (the count zero between
     /// launches: the lists kernel clears it).
     dense: Buffer<u32>,
-    spans: Buffer<u32>,
-    /// `[answers' total, dense events]` (zeroed before each launch).
+    /// The answers' total (zeroed before each launch).
     total: Buffer<u32>,
     /// The answer lists, `total` ids.
     ids: Buffer<u32>,
-    /// Page-locked room for `spans` and `total` on the host.
+    /// Per event its first place in the lists and its count, and the launch's count of
+    /// dense events: page-locked host memory the lists kernel writes (no copy).
     spans_host: HostBuffer<u32>,
-    total_host: HostBuffer<u32>,
+    dense_host: HostBuffer<u32>,
 }
 
 impl LaunchBufs {
@@ -601,11 +603,10 @@ impl LaunchBufs {
             attrs: dev.alloc(1)?,
             bits: dev.alloc(per * words)?,
             dense: dev.alloc(per + 1)?,
-            spans: dev.alloc(2 * per)?,
-            total: dev.alloc(2)?,
+            total: dev.alloc(1)?,
             ids: dev.alloc((4 * per).clamp(16, 1 << 16))?,
             spans_host: dev.alloc_host(2 * per)?,
-            total_host: dev.alloc_host(2)?,
+            dense_host: dev.alloc_host(1)?,
         })
     }
 
@@ -616,14 +617,13 @@ impl LaunchBufs {
             + self.attrs.bytes()
             + self.bits.bytes()
             + self.dense.bytes()
-            + self.spans.bytes()
             + self.total.bytes()
             + self.ids.bytes()
     }
 }
 
 /// The pipeline's queues beside the device's stream, which runs the kernels: one copies
-/// launches' events in, the other their answers out.
+/// launches' events in, the other their answer lists out (the spans need no copy).
 struct Queues {
     input: Queue,
     output: Queue,
@@ -647,8 +647,8 @@ struct InFlight {
     staging: Option<HostBufs>,
     /// Its events copied in (on the input queue).
     copied: Signal,
-    /// Its answers' spans and total copied out (on the output queue).
-    sized: Signal,
+    /// Its kernels done (on the device's stream): its spans are in host memory.
+    done: Signal,
     /// The device's clock before its encoding, after it, after its last kernel.
     marks: [Mark; 3],
 }
@@ -1467,8 +1467,8 @@ struct Pipe<'a> {
 /// waited for: its events' copy in on the input queue; on the device's stream, once
 /// they are in, the events' encoding (with the call's dictionaries), the partition
 /// walk, the filter-major (or interface-major) kernel for dense events, the walk of
-/// the filters added since the build, the answer sizes and lists; then its spans and
-/// total copied out on the output queue. `hint` is the last collected launch's count
+/// the filters added since the build, the answer lists (their spans written into
+/// page-locked host memory). `hint` is the last collected launch's count
 /// of dense events, which sizes the dense kernels' grids (they take any count).
 fn submit(
     p: &Pipe<'_>,
@@ -1584,30 +1584,24 @@ fn submit(
         d.words,
         n as u32,
         &d.user_ids,
-        &b.spans,
+        &mut b.spans_host,
         &b.ids,
         cap,
         &b.total,
         &b.dense,
+        &mut b.dense_host,
     )?;
     let m2 = dev.mark()?;
+    // Nothing waits for the kernels on the queues: a copy out queued now would hold
+    // up the next launch's copy in wherever the copy engines take them in turn.
     let done = dev.signal(None)?;
-    dev.wait(Some(&q.output), &done)?;
-    // SAFETY: the host reads `spans_host` and `total_host` only after reaching `sized`
-    // (in `collect`), and queues nothing on this slot until then; the output queue
-    // waits for the kernels that write `spans` and `total` (above).
-    unsafe {
-        dev.read_on(&q.output, &b.spans, 0, &mut b.spans_host, 0..2 * n)?;
-        dev.read_on(&q.output, &b.total, 0, &mut b.total_host, 0..2)?;
-    }
-    let sized = dev.signal(Some(&q.output))?;
     timing.kernels += t.elapsed();
     Ok(InFlight {
         slot,
         events: n,
         staging: Some(hb),
         copied,
-        sized,
+        done,
         marks: [m0, m1, m2],
     })
 }
@@ -1629,7 +1623,7 @@ fn answers_launch(
         d.words,
         n as u32,
         &d.user_ids,
-        &b.spans,
+        &b.spans_host,
         &b.ids,
         cap,
         &b.total,
@@ -1651,14 +1645,15 @@ fn collect(
 ) -> Result<(), CcmError> {
     let dev = p.dev;
     let t = Instant::now();
-    dev.reach(&f.sized)?;
+    dev.reach(&f.done)?;
     let b = bufs[f.slot].as_mut().expect("a launch's slot");
     let n = f.events;
-    let (total, dense) = {
-        let th = b.total_host.as_slice();
-        (th[0] as usize, th[1])
-    };
-    *hint = dense;
+    *hint = b.dense_host.as_slice()[0];
+    // The lists fill places `0..total` (each event's reserved at once).
+    let total: usize = b.spans_host.as_slice()[..2 * n]
+        .chunks_exact(2)
+        .map(|s| s[1] as usize)
+        .sum();
     let [m0, m1, m2] = &f.marks;
     let enc = dev.elapsed_ms(m0, m1)?;
     let all = dev.elapsed_ms(m0, m2)?;
@@ -1675,7 +1670,7 @@ fn collect(
         dev.read_into(&b.ids, 0, &mut room.as_mut_slice()[..total])?;
     } else if total > 0 {
         // SAFETY: the host touches `room` only after reaching `listed`, just below; the
-        // output queue waited for the kernels that wrote `ids` (in `submit`).
+        // kernels that wrote `ids` have ended (`done` was reached above).
         unsafe { dev.read_on(&p.queues.output, &b.ids, 0, room, 0..total)? };
         let listed = dev.signal(Some(&p.queues.output))?;
         dev.reach(&listed)?;

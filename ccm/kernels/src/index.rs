@@ -1020,7 +1020,8 @@ kernel! {
     /// Beyond the paper: the pruning matcher's answers in one pass: per event `e` of the
     /// batch, the count of set bits of its row of `bits` (global), that many places of
     /// the answer list reserved (one atomic add on `total[0]` per warp; global, zero
-    /// before the launch), `spans[2e] = first place, spans[2e + 1] = count` (global),
+    /// before the launch), `spans[2e] = first place, spans[2e + 1] = count` (mapped
+    /// host memory: the host reads them once the launch has ended, with no copy),
     /// then, when the warp's places lie below the room `cap` of `ids`, the user ids
     /// (`user_ids[rank]`, global, read-only) of the interfaces set in the row written in
     /// ascending order into `ids` (global) and the row zeroed for the next batch (else
@@ -1029,7 +1030,8 @@ kernel! {
     /// words, else a warp per event (its lanes taking words `l, l + 32, ..`, a warp
     /// prefix sum of their bit counts placing each lane's). Thread 0 moves the count of
     /// dense events `dense[0]` (global; read by the dense kernels before this launch)
-    /// to `total[1]`, for the host, and zeroes it for the next batch.
+    /// to `n_dense` (mapped host memory), for the host, and zeroes it for the next
+    /// batch.
     pub fn ccm_index_lists(
         bits: *mut u32,
         words: u32,
@@ -1040,10 +1042,11 @@ kernel! {
         cap: u32,
         total: *mut u32,
         dense: *mut u32,
+        n_dense: *mut u32,
     ) {
         let lane = lane_id();
         if block_idx_x() == 0 && thread_idx_x() == 0 {
-            *total.add(1) = *dense;
+            *n_dense = *dense;
             *dense = 0;
         }
         if words <= LIST_WORDS {
@@ -1068,8 +1071,9 @@ kernel! {
                 return;
             }
             let mut place = base + before;
-            *spans.add(2 * e as usize) = place;
-            *spans.add(2 * e as usize + 1) = count;
+            // Place and count in one 8-byte store (a warp's stores are one run of host
+            // memory).
+            *(spans as *mut u64).add(e as usize) = place as u64 | (count as u64) << 32;
             if count == 0 || base + sum > cap {
                 return;
             }
@@ -1108,8 +1112,7 @@ kernel! {
         }
         let base = shfl(base, 0);
         if lane == 0 {
-            *spans.add(2 * e as usize) = base;
-            *spans.add(2 * e as usize + 1) = count;
+            *(spans as *mut u64).add(e as usize) = base as u64 | (count as u64) << 32;
         }
         if count == 0 || base + count > cap {
             return;
@@ -1155,7 +1158,8 @@ kernel! {
     /// [`ccm_index_lists`] found no room for some: a warp per event `e` of the batch
     /// writes the user ids (`user_ids[rank]`, global, read-only) of the interfaces still
     /// set in its row of `bits` (global; the rows [`ccm_index_lists`] listed are zero)
-    /// in ascending order into `ids` from place `spans[2e]` (global) and zeroes the row,
+    /// in ascending order into `ids` from place `spans[2e]` (mapped host memory, as
+    /// [`ccm_index_lists`] wrote it) and zeroes the row,
     /// unless the answers' total (`total[0]`, global) passes the room `cap` of `ids`.
     pub fn ccm_index_answers(
         bits: *mut u32,
