@@ -117,15 +117,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let s = index.take_timing();
             let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / n;
             println!(
-                "launches of {batch}, round {round}: {:.1} ns/event; dictionaries {:.2}, stage {:.1}, copy in {:.1}, kernels {:.1} (encoding {:.2}), answers {:.1}; waited for \
+                "launches of {batch}, round {round}: {:.1} ns/event; dictionaries {:.2}, stage {:.1}, copy in {:.1}, kernels {:.1}, answers {:.1}; device {:.1} (encoding {:.2}); waited for \
                     staging {:.1}; {} launches, {} staging grown",
                 wall * 1e9 / n,
                 ns(s.dictionaries),
                 ns(s.stage),
                 ns(s.copy_in),
                 ns(s.kernels),
-                ns(s.device_encode),
                 ns(s.answers),
+                ns(s.device),
+                ns(s.device_encode),
                 ns(s.waited),
                 s.launches,
                 s.staging_grown

@@ -30,9 +30,10 @@
 //!    instead to an interface-major kernel
 //!    ([`ccm_kernels::index::ccm_index_iface`]) that tries an interface's filters,
 //!    fewest constraints first, and stops at its first match.
-//! 4. **Answers** ([`ccm_kernels::index::ccm_index_answers`]): one bit per (event,
+//! 4. **Answers** ([`ccm_kernels::index::ccm_index_lists`]): one bit per (event,
 //!    interface), so duplicates cost nothing and the answer is ascending by
-//!    construction; a warp per event compacts its row into a list of user ids. The
+//!    construction; a thread per event (a warp when rows are long) compacts its row
+//!    into a list of user ids, in one pass (places reserved per warp). The
 //!    host reads back the lists only ([`Answers`]): their size follows the matches, not
 //!    events x interfaces. The DMA engine writes them straight into the answers'
 //!    page-locked areas, which a stream matched into one [`Answers`] reuses: with
@@ -43,13 +44,22 @@
 //!    tables' (per name its row, per string its id among the constraints' strings and
 //!    its place in the batch's arena: a few names, the distinct strings) and uploads
 //!    them with the string arena. Per launch it copies the launch's attributes and
-//!    starts on all cores into page-locked staging, one of two in turn: while the
-//!    device copies and matches one launch, the next is staged. On the device,
+//!    starts on all cores into page-locked staging, one of two in turn. On the device,
 //!    [`ccm_kernels::batch::ccm_encode_batch`] encodes the launch's events (its
 //!    names' rows, strings' ids, signatures) into the form the kernels above read, so
-//!    the host does no work per attribute. [`GpuIndex::match_batch_into`] reuses the
-//!    caller's answer areas, so a stream writes its answers into page-locked memory
-//!    already allocated; [`GpuIndex::match_events`] takes heap events, converted once.
+//!    the host does no work per attribute. Launches alternate between two slots of
+//!    device buffers and nothing in a launch waits for the host: the dense kernels'
+//!    grids are sized from the launch before (they stride over any count), the answer
+//!    lists are written when they fit their buffer (else the host grows it and lists
+//!    them again). The host queues launch `k` (its copy in on a queue of its own, its
+//!    kernels on the device's stream; the lists kernel writes each event's span
+//!    straight into page-locked host memory), then, while the device finishes launch
+//!    `k - 1` and goes on to `k`, collects `k - 1`'s answers (its lists copied out on a
+//!    third queue, once its kernels are done) and stages `k + 1`'s events. No copy out
+//!    waits on the kernels in a queue, where it could hold up the next copy in.
+//!    [`GpuIndex::match_batch_into`] reuses the caller's answer areas, so a stream
+//!    writes its answers into page-locked memory already allocated;
+//!    [`GpuIndex::match_events`] takes heap events, converted once.
 //!
 //! Updates without a rebuild ([`GpuIndex::add`], [`GpuIndex::remove`]): a removed
 //! filter is marked removed in place on the device (one 16-byte write; every kernel
@@ -66,15 +76,15 @@ use crate::layout::{SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
 use ccm_kernels::index::{
-    ccm_index_answers, ccm_index_count, ccm_index_dense, ccm_index_iface, ccm_index_route,
+    ccm_index_answers, ccm_index_dense, ccm_index_iface, ccm_index_lists, ccm_index_route,
     dense_shared_bytes, pair_key, route_shared_bytes, slot_of, IndexEvents, IndexFilter,
-    IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY, IFACE_WARPS, MAX_RANGES,
-    RANGE_ROWS, REMOVED, WARP_BLOCK,
+    IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY, IFACE_WARPS, LIST_WORDS,
+    MAX_RANGES, RANGE_ROWS, REMOVED, WARP_BLOCK,
 };
 use ccm_kernels::{
     DevAttr, DevConstraint, DevEvent, NO_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT,
 };
-use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
+use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig, Mark, Queue, Signal};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -144,10 +154,10 @@ impl IndexConfig {
 }
 
 /// Where [`GpuIndex::match_batch`]'s time went, summed over its calls since the last
-/// [`GpuIndex::take_timing`] (host clock, but for `device_encode`; the kernels' phase
-/// ends at the synchronisation that reads the answers' total). A launch's staging runs
-/// while the previous launch is copied and matched, so the parts can add up to more
-/// than the wall time.
+/// [`GpuIndex::take_timing`] (host clock, but for `device` and `device_encode`). The
+/// pipeline overlaps a launch's staging, copies, kernels and answers with those of the
+/// launches beside it, so the parts can add up to more than the wall time; `device`
+/// against the wall time says how busy the device was.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IndexTiming {
     /// Once per call: the batch's dictionaries translated to the tables' (names to
@@ -157,16 +167,19 @@ pub struct IndexTiming {
     /// Copying each launch's attributes and starts on all cores into page-locked
     /// staging memory: the host's only work per event.
     pub stage: Duration,
-    /// Copying the staged attributes and starts to the device.
+    /// Queuing each launch's copy of its staged attributes and starts to the device.
     pub copy_in: Duration,
-    /// The kernels: the events' encoding on the device, the partition walk, the
-    /// filter-major kernel, the answer sizes.
+    /// Queuing each launch's kernels.
     pub kernels: Duration,
-    /// Of `kernels`: the encoding kernel ([`ccm_kernels::batch::ccm_encode_batch`]),
-    /// timed by the device's clock.
+    /// Of `device`: the encoding kernel ([`ccm_kernels::batch::ccm_encode_batch`]).
     pub device_encode: Duration,
-    /// The answer lists: the answers kernel and the copy into the page-locked area of
-    /// [`Answers`] (no copy on the host).
+    /// The kernels by the device's clock, from the encoding's start to the answer
+    /// lists' end (copies to and from the device excluded): the device's own time,
+    /// which the pipeline hides the host's work behind.
+    pub device: Duration,
+    /// Collecting each launch's answers: waiting for its kernels (which write its spans),
+    /// the copy of its lists into the page-locked area of [`Answers`] (no copy on the
+    /// host), its spans recorded.
     pub answers: Duration,
     /// Events matched.
     pub events: usize,
@@ -284,6 +297,8 @@ impl Answers {
 #[derive(Clone, Debug, Default)]
 struct HostIndex {
     filters: Vec<IndexFilter>,
+    /// `filters[p].sig` for each filter (no sentinel).
+    sigs: Vec<u64>,
     constraints: Vec<DevConstraint>,
     parts: Vec<Partition>,
     /// Rank (ascending user id) -> user id.
@@ -427,6 +442,7 @@ impl HostIndex {
         }
         HostIndex {
             slots: keyed.iter().map(|&(_, f)| f).collect(),
+            sigs: filters[..keyed.len()].iter().map(|f| f.sig).collect(),
             filters,
             constraints,
             parts,
@@ -486,6 +502,7 @@ fn range_form(cons: &[DevConstraint]) -> Option<Vec<IndexRange>> {
 /// The index's tables on the device.
 struct DevIndex {
     filters: Buffer<IndexFilter>,
+    sigs: Buffer<u64>,
     constraints: Buffer<DevConstraint>,
     cpool: Buffer<u8>,
     parts: Buffer<Partition>,
@@ -516,6 +533,7 @@ impl DevIndex {
     ) -> Result<DevIndex, CcmError> {
         Ok(DevIndex {
             filters: dev.upload(&h.filters)?,
+            sigs: dev.upload(&non_empty(&h.sigs))?,
             constraints: dev.upload(&non_empty(&h.constraints))?,
             cpool: dev.upload(&non_empty(&t.pool))?,
             parts: dev.upload(&h.parts)?,
@@ -539,6 +557,7 @@ impl DevIndex {
     fn tables(&self) -> IndexTables<'_> {
         IndexTables {
             filters: self.filters.dev_ptr(),
+            sigs: self.sigs.dev_ptr(),
             ranges: self.ranges.dev_ptr(),
             range_at: self.range_at.dev_ptr(),
             ranged: self.ranged as u32,
@@ -555,7 +574,8 @@ impl DevIndex {
     }
 }
 
-/// Per-launch buffers, grown as needed.
+/// The buffers of one of the pipeline's two launch slots (a launch on the device while
+/// the other's answers are collected), grown as needed.
 struct LaunchBufs {
     /// The launch's starts and attributes as the batch holds them (copied in).
     starts: Buffer<u32>,
@@ -563,18 +583,79 @@ struct LaunchBufs {
     /// The launch's events and attributes encoded ([`ccm_encode_batch`]).
     events: Buffer<DevEvent>,
     attrs: Buffer<DevAttr>,
-    /// `events x words` answer bits (zero between launches: the answers kernel clears).
+    /// `events x words` answer bits (zero between launches: the lists kernel clears).
     bits: Buffer<u32>,
     /// `[count, events..]` handed to the filter-major kernel (the count zero between
-    /// launches: the count kernel clears it).
+    /// launches: the lists kernel clears it).
     dense: Buffer<u32>,
-    spans: Buffer<u32>,
-    /// The answers' total (zero between launches: the answers kernel clears it).
+    /// The answers' total (zeroed before each launch).
     total: Buffer<u32>,
     /// The answer lists, `total` ids.
     ids: Buffer<u32>,
-    /// Page-locked room for `spans` on the host.
+    /// Per event its first place in the lists and its count, and the launch's count of
+    /// dense events: page-locked host memory the lists kernel writes (no copy).
     spans_host: HostBuffer<u32>,
+    dense_host: HostBuffer<u32>,
+}
+
+impl LaunchBufs {
+    /// A slot for launches of `per` events, with answers of `words` words per event.
+    fn alloc(dev: &Device, per: usize, words: usize) -> Result<LaunchBufs, CcmError> {
+        Ok(LaunchBufs {
+            starts: dev.alloc(per + 1)?,
+            input: dev.alloc(1)?,
+            events: dev.alloc(per)?,
+            attrs: dev.alloc(1)?,
+            bits: dev.alloc(per * words)?,
+            dense: dev.alloc(per + 1)?,
+            total: dev.alloc(1)?,
+            ids: dev.alloc((4 * per).clamp(16, 1 << 16))?,
+            spans_host: dev.alloc_host(2 * per)?,
+            dense_host: dev.alloc_host(1)?,
+        })
+    }
+
+    fn bytes(&self) -> usize {
+        self.starts.bytes()
+            + self.input.bytes()
+            + self.events.bytes()
+            + self.attrs.bytes()
+            + self.bits.bytes()
+            + self.dense.bytes()
+            + self.total.bytes()
+            + self.ids.bytes()
+    }
+}
+
+/// The pipeline's queues beside the device's stream, which runs the kernels: one copies
+/// launches' events in, the other their answer lists out (the spans need no copy).
+struct Queues {
+    input: Queue,
+    output: Queue,
+}
+
+impl Queues {
+    fn new(dev: &Device) -> Result<Queues, CcmError> {
+        Ok(Queues {
+            input: dev.queue()?,
+            output: dev.queue()?,
+        })
+    }
+}
+
+/// A launch queued on the device whose answers are not collected yet.
+struct InFlight {
+    /// Its slot of launch buffers.
+    slot: usize,
+    events: usize,
+    /// Its staging, free again once `copied` is reached.
+    staging: Option<HostBufs>,
+    /// Its events copied in (on the input queue).
+    copied: Signal,
+    /// Its kernels done (on the device's stream): its spans are in host memory.
+    done: Signal,
+    /// The device's clock before its encoding, after it, after its last kernel.
+    marks: [Mark; 3],
 }
 
 /// A call's batch dictionaries on the device, translated to the tables' (kept from call
@@ -733,9 +814,15 @@ pub struct GpuIndex<'d> {
     cfg: IndexConfig,
     host: HostIndex,
     d: Option<DevIndex>,
-    bufs: Option<LaunchBufs>,
+    /// Two launch slots, alternating between launches.
+    bufs: [Option<LaunchBufs>; 2],
     /// Two staging areas, alternating between launches.
     staging: [Option<HostBufs>; 2],
+    /// The queues copying launches in and answers out (made at the first match).
+    queues: Option<Queues>,
+    /// The last collected launch's count of dense events (sizes the dense kernels'
+    /// grids).
+    dense_hint: u32,
     /// The last call's batch dictionaries on the device (their buffers reused).
     dicts: Option<DevDicts>,
     timing: IndexTiming,
@@ -787,8 +874,10 @@ impl<'d> GpuIndex<'d> {
             cfg,
             host: HostIndex::default(),
             d: None,
-            bufs: None,
+            bufs: [None, None],
             staging: [None, None],
+            queues: None,
+            dense_hint: 0,
             dicts: None,
             timing: IndexTiming::default(),
             rank: Vec::new(),
@@ -868,6 +957,7 @@ impl<'d> GpuIndex<'d> {
     pub fn device_bytes(&self) -> usize {
         let h = &self.host;
         h.filters.len() * std::mem::size_of::<IndexFilter>()
+            + h.sigs.len() * 8
             + h.constraints.len() * std::mem::size_of::<DevConstraint>()
             + h.parts.len() * std::mem::size_of::<Partition>()
             + h.user_ids.len() * 4
@@ -880,17 +970,7 @@ impl<'d> GpuIndex<'d> {
 
     /// Bytes of the per-launch buffers allocated so far (events, answer bitmap, lists).
     pub fn launch_bytes(&self) -> usize {
-        self.bufs.as_ref().map_or(0, |b| {
-            b.starts.bytes()
-                + b.input.bytes()
-                + b.events.bytes()
-                + b.attrs.bytes()
-                + b.bits.bytes()
-                + b.dense.bytes()
-                + b.spans.bytes()
-                + b.total.bytes()
-                + b.ids.bytes()
-        })
+        self.bufs.iter().flatten().map(LaunchBufs::bytes).sum()
     }
 
     /// Partitions every live filter of the tables and uploads the index (the filters
@@ -924,7 +1004,7 @@ impl<'d> GpuIndex<'d> {
             ..IndexUpdates::default()
         };
         // The answer bitmap's width may have changed.
-        self.bufs = None;
+        self.bufs = [None, None];
         Ok(())
     }
 
@@ -1080,6 +1160,8 @@ impl<'d> GpuIndex<'d> {
             dicts,
             timing,
             delta,
+            queues,
+            dense_hint,
             ..
         } = self;
         let (cfg, d) = (&*cfg, d.as_ref().expect("built"));
@@ -1089,6 +1171,9 @@ impl<'d> GpuIndex<'d> {
         let dict = DevDicts::upload(dev, t, batch, dicts.take())?;
         timing.dictionaries += started.elapsed();
         let dict = &*dicts.insert(dict);
+        if queues.is_none() {
+            *queues = Some(Queues::new(dev)?);
+        }
         let mut chunks = Ramp {
             rest: events,
             next: ramp_start(per),
@@ -1100,43 +1185,118 @@ impl<'d> GpuIndex<'d> {
         // The first launch's events are staged before the pipeline starts. A call of
         // several launches sizes the second staging area like the first now (a stream
         // warmed with two launches has nothing left to allocate).
-        let (mut cur, took) =
+        let (cur, took) =
             Staged::prepare(staging[0].take(), batch, first.clone()).ready(dev, batch)?;
         timing.stage += took;
         timing.note(&cur);
         if staging[1].is_none() && n > per {
             staging[1] = Some(HostBufs::alloc(dev, cur.lens())?);
         }
-        // The pipeline runs on the staging pool: this thread drives the device through
-        // a launch while the pool stages the next one's events (`join`), and, its
-        // launch done, helps with that staging instead of waiting for it.
-        on_encode_pool(|| -> Result<(), CcmError> {
-            loop {
-                let next = chunks.next().map(|c| (c, staging[1].take()));
-                let started = Instant::now();
-                let ((r, launched), job) = rayon::join(
-                    || {
-                        let r = launch(dev, d, delta, dict, cfg, per, bufs, timing, &cur, out);
-                        (r, started.elapsed())
-                    },
-                    || next.map(|(c, old)| Staged::prepare(old, batch, c)),
-                );
-                if r.is_err() {
-                    // The buffers' counters may be left mid-launch: start afresh.
-                    *bufs = None;
-                }
-                let Some(prepared) = job else {
-                    staging[0] = Some(cur.bufs);
-                    return r;
-                };
-                r?;
-                let (st, took) = prepared.ready(dev, batch)?;
-                timing.waited += started.elapsed().saturating_sub(launched);
-                timing.note(&st);
-                staging[1] = Some(std::mem::replace(&mut cur, st).bufs);
-                timing.stage += took;
+        let p = Pipe {
+            dev,
+            d,
+            delta,
+            dict,
+            cfg,
+            per,
+            queues: queues.as_ref().expect("made"),
+        };
+        // The launch whose answers are still on the device (outside the pipeline, so
+        // that on an error its staging is freed only once the queues have stopped).
+        let mut flying: Option<InFlight> = None;
+        let r = on_encode_pool(|| {
+            pipeline(
+                &p,
+                chunks,
+                cur,
+                bufs,
+                staging,
+                dense_hint,
+                timing,
+                out,
+                batch,
+                &mut flying,
+            )
+        });
+        if r.is_err() {
+            // Copies may still run on the queues and the buffers' counters may be left
+            // mid-launch: stop everything, start afresh.
+            *queues = None;
+            let _ = dev.synchronize();
+            *bufs = [None, None];
+        }
+        drop(flying);
+        r
+    }
+}
+
+/// The pipeline of [`GpuIndex::match_batch`] (module docs, step 5), on the staging pool:
+/// this thread queues launch `k` on the device ([`submit`]), then collects launch
+/// `k - 1`'s answers ([`collect`]) while the pool stages launch `k + 1`'s events into
+/// the staging launch `k - 1` used (`join`); its launch collected, it helps with that
+/// staging instead of waiting for it. So the device copies launch `k + 1` in and
+/// `k - 1`'s answers out while it matches `k`, and the host stages and decodes
+/// meanwhile. `cur` is the first launch's staged events, `staging[1]` the second
+/// staging area (if any); both areas are back in `staging` at the end.
+#[allow(clippy::too_many_arguments)]
+fn pipeline(
+    p: &Pipe<'_>,
+    mut chunks: Ramp,
+    mut cur: Staged,
+    bufs: &mut [Option<LaunchBufs>; 2],
+    staging: &mut [Option<HostBufs>; 2],
+    hint: &mut u32,
+    timing: &mut IndexTiming,
+    out: &mut Answers,
+    batch: &EventBatch,
+    flying: &mut Option<InFlight>,
+) -> Result<(), CcmError> {
+    let dev = p.dev;
+    let mut slot = 0;
+    loop {
+        let launched = submit(p, bufs, slot, *hint, timing, cur)?;
+        slot ^= 1;
+        let mut prev = flying.replace(launched);
+        // The staging of the launch before is free once its copy in has ended (long
+        // ago: before its kernels).
+        let spare = match &mut prev {
+            Some(f) => {
+                dev.reach(&f.copied)?;
+                f.staging.take()
             }
-        })
+            None => staging[1].take(),
+        };
+        let next = chunks.next();
+        let (job, left) = match next {
+            Some(c) => (Some((c, spare)), None),
+            None => (None, spare),
+        };
+        let started = Instant::now();
+        let ((r, collected), job) = rayon::join(
+            || {
+                let r = match prev.take() {
+                    Some(f) => collect(p, bufs, f, hint, timing, out),
+                    None => Ok(()),
+                };
+                (r, started.elapsed())
+            },
+            || job.map(|(c, old)| Staged::prepare(old, batch, c)),
+        );
+        r?;
+        let Some(prepared) = job else {
+            // The last launch.
+            let mut last = flying.take().expect("just submitted");
+            let hb = last.staging.take();
+            collect(p, bufs, last, hint, timing, out)?;
+            staging[0] = hb;
+            staging[1] = left.or(staging[1].take());
+            return Ok(());
+        };
+        let (st, took) = prepared.ready(dev, batch)?;
+        timing.waited += started.elapsed().saturating_sub(collected);
+        timing.note(&st);
+        timing.stage += took;
+        cur = st;
     }
 }
 
@@ -1295,62 +1455,79 @@ impl Staged {
     }
 }
 
-/// Matches the events staged in `st` on the device and appends their answers to
-/// `out`: copy in, the events' encoding (with the call's dictionaries `dict`), the
-/// partition walk, the filter-major kernel for dense events, the answer sizes, then the
-/// answer lists copied out through page-locked memory. `per` is
-/// [`GpuIndex::launch_events`], the size of the per-launch device buffers.
-#[allow(clippy::too_many_arguments)]
-fn launch(
-    dev: &Device,
-    d: &DevIndex,
-    delta: Option<&DevIndex>,
-    dict: &DevDicts,
-    cfg: &IndexConfig,
+/// What [`submit`] and [`collect`] share: the device, the index's tables (and those of
+/// the filters added since the build), the call's dictionaries, the tuning and the size
+/// of the launch buffers ([`GpuIndex::launch_events`]).
+struct Pipe<'a> {
+    dev: &'a Device,
+    d: &'a DevIndex,
+    delta: Option<&'a DevIndex>,
+    dict: &'a DevDicts,
+    cfg: &'a IndexConfig,
     per: usize,
-    bufs: &mut Option<LaunchBufs>,
+    queues: &'a Queues,
+}
+
+/// Queues the launch of the events staged in `st` in slot `slot` of `bufs`, nothing
+/// waited for: its events' copy in on the input queue; on the device's stream, once
+/// they are in, the events' encoding (with the call's dictionaries), the partition
+/// walk, the filter-major (or interface-major) kernel for dense events, the walk of
+/// the filters added since the build, the answer lists (their spans written into
+/// page-locked host memory). `hint` is the last collected launch's count
+/// of dense events, which sizes the dense kernels' grids (they take any count).
+fn submit(
+    p: &Pipe<'_>,
+    bufs: &mut [Option<LaunchBufs>; 2],
+    slot: usize,
+    hint: u32,
     timing: &mut IndexTiming,
-    st: &Staged,
-    out: &mut Answers,
-) -> Result<(), CcmError> {
-    let hb = &st.bufs;
+    st: Staged,
+) -> Result<InFlight, CcmError> {
+    let (dev, d, cfg, q) = (p.dev, p.d, p.cfg, p.queues);
     let (n, na) = (st.events, st.attrs);
     let t = Instant::now();
-    if bufs.is_none() {
-        *bufs = Some(LaunchBufs {
-            starts: dev.alloc(per + 1)?,
-            input: dev.alloc(1)?,
-            events: dev.alloc(per)?,
-            attrs: dev.alloc(1)?,
-            bits: dev.alloc(per * d.words as usize)?,
-            dense: dev.alloc(per + 1)?,
-            spans: dev.alloc(2 * per)?,
-            total: dev.alloc(1)?,
-            ids: dev.alloc(1 << 16)?,
-            spans_host: dev.alloc_host(2 * per)?,
-        });
+    let mut fresh = false;
+    if bufs[slot].is_none() {
+        bufs[slot] = Some(LaunchBufs::alloc(dev, p.per, d.words as usize)?);
+        fresh = true;
     }
-    let b = bufs.as_mut().expect("allocated");
+    let b = bufs[slot].as_mut().expect("allocated");
     if b.attrs.len() < na {
         b.input = dev.alloc(room_of(na))?;
         b.attrs = dev.alloc(room_of(na))?;
+        fresh = true;
     }
-    dev.write(&mut b.starts, 0, &hb.starts.as_slice()[..n + 1])?;
-    if na > 0 {
-        dev.write(&mut b.input, 0, &hb.attrs.as_slice()[..na])?;
+    if fresh {
+        // Allocated (and zeroed) in the device stream's order: the copies wait for it.
+        let allocated = dev.signal(None)?;
+        dev.wait(Some(&q.input), &allocated)?;
     }
+    let hb = st.bufs;
+    // SAFETY: `hb` is held in the returned launch until `copied` is reached (the
+    // pipeline reaches it before staging into `hb` again or dropping it); the device
+    // buffers are this slot's, whose last launch was collected (so its kernels ended)
+    // before this one was submitted, and the kernels below wait for `copied`.
+    unsafe {
+        dev.write_on(&q.input, &mut b.starts, 0, &hb.starts, 0..n + 1)?;
+        if na > 0 {
+            dev.write_on(&q.input, &mut b.input, 0, &hb.attrs, 0..na)?;
+        }
+    }
+    let copied = dev.signal(Some(&q.input))?;
+    dev.zero(&mut b.total)?;
+    dev.wait(None, &copied)?;
     timing.copy_in += t.elapsed();
     let t = Instant::now();
-    let input = dict.input(&b.starts, &b.input, n);
-    let encoded = dev.mark()?;
+    let input = p.dict.input(&b.starts, &b.input, n);
+    let m0 = dev.mark()?;
     let lc = LaunchConfig::linear(n as u32, ENCODE_BLOCK);
     ccm_encode_batch::launch(dev, lc, input, &b.events, &b.attrs)?;
-    let walked = dev.mark()?;
+    let m1 = dev.mark()?;
     let tables = d.tables();
     let batch = IndexEvents {
         events: b.events.dev_ptr(),
         attrs: b.attrs.dev_ptr(),
-        ebytes: dict.arena.dev_ptr(),
+        ebytes: p.dict.arena.dev_ptr(),
         n_events: n as u32,
     };
     let route = cfg.route_block.clamp(32, 1024) / 32 * 32;
@@ -1362,12 +1539,13 @@ fn launch(
     );
     let limit = (cfg.dense_share * d.n_filters as f64).min(u32::MAX as f64) as u32;
     ccm_index_route::launch(dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense)?;
-    let mut n_dense = [0u32];
-    dev.read_into(&b.dense, 0, &mut n_dense)?;
-    let ms = dev.elapsed_ms(&encoded, &walked)?;
-    timing.device_encode += Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3);
-    if n_dense[0] > 0 && d.iface_major {
-        let lc = LaunchConfig::blocks(n_dense[0] * d.n_ifaces, 32 * IFACE_WARPS, 0);
+    // The dense events' kernels, their grids sized by the last launch's count: the
+    // count of this one is on the device only (the kernels read it; a smaller grid
+    // strides over more).
+    let hint = hint.min(n as u32);
+    if d.iface_major {
+        let blocks = (hint.max(1) * d.n_ifaces).max(IFACE_MIN_BLOCKS);
+        let lc = LaunchConfig::blocks(blocks, 32 * IFACE_WARPS, 0);
         ccm_index_iface::launch(
             dev,
             lc,
@@ -1379,14 +1557,14 @@ fn launch(
             &b.dense,
             &b.bits,
         )?;
-    } else if n_dense[0] > 0 {
+    } else {
         let block = cfg.dense_block.clamp(32, 1024) / 32 * 32;
+        let cols = d.n_filters.div_ceil(block);
+        let rows = hint
+            .div_ceil(DENSE_CHUNK)
+            .clamp(1, (DENSE_BLOCKS / cols).max(1));
         let lc = LaunchConfig {
-            grid: [
-                d.n_filters.div_ceil(block),
-                n_dense[0].div_ceil(DENSE_CHUNK),
-                1,
-            ],
+            grid: [cols, rows, 1],
             block: [block.max(DENSE_CHUNK), 1, 1],
             shared_bytes: dense_shared_bytes(d.rows, d.ranged),
         };
@@ -1394,22 +1572,55 @@ fn launch(
     }
     // The filters added since the build: every event walks their partitions too (the
     // limit is never passed: they are few).
-    if let Some(x) = delta {
+    if let Some(x) = p.delta {
         let tables = x.tables();
         ccm_index_route::launch(dev, walk, tables, batch, u32::MAX, wpe, &b.bits, &b.dense)?;
     }
-    let warps = LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0);
-    ccm_index_count::launch(
-        dev, warps, &b.bits, d.words, n as u32, &b.spans, &b.total, &b.dense,
+    let lists = if d.words <= LIST_WORDS {
+        LaunchConfig::linear(n as u32, WARP_BLOCK)
+    } else {
+        LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0)
+    };
+    let cap = b.ids.len().min(u32::MAX as usize) as u32;
+    ccm_index_lists::launch(
+        dev,
+        lists,
+        &b.bits,
+        d.words,
+        n as u32,
+        &d.user_ids,
+        &mut b.spans_host,
+        &b.ids,
+        cap,
+        &b.total,
+        &b.dense,
+        &mut b.dense_host,
     )?;
-    let mut total = [0u32];
-    dev.read_into(&b.total, 0, &mut total)?;
-    let total = total[0] as usize;
+    let m2 = dev.mark()?;
+    // Nothing waits for the kernels on the queues: a copy out queued now would hold
+    // up the next launch's copy in wherever the copy engines take them in turn.
+    let done = dev.signal(None)?;
     timing.kernels += t.elapsed();
-    let t = Instant::now();
-    if b.ids.len() < total {
-        b.ids = dev.alloc(room_of(total))?;
-    }
+    Ok(InFlight {
+        slot,
+        events: n,
+        staging: Some(hb),
+        copied,
+        done,
+        marks: [m0, m1, m2],
+    })
+}
+
+/// Launches the answers kernel for the `n` events of the launch in `b`: the lists the
+/// lists kernel had no room for, into `b.ids` (grown since).
+fn answers_launch(
+    dev: &Device,
+    d: &DevIndex,
+    b: &mut LaunchBufs,
+    n: usize,
+) -> Result<(), CcmError> {
+    let warps = LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0);
+    let cap = b.ids.len().min(u32::MAX as usize) as u32;
     ccm_index_answers::launch(
         dev,
         warps,
@@ -1417,24 +1628,72 @@ fn launch(
         d.words,
         n as u32,
         &d.user_ids,
-        &b.spans,
+        &b.spans_host,
         &b.ids,
+        cap,
         &b.total,
     )?;
-    let spans = &mut b.spans_host.as_mut_slice()[..2 * n];
-    dev.read_into(&b.spans, 0, spans)?;
-    // The lists straight into the answers' page-locked area for this launch (the DMA
-    // engine's full speed, no copy on the host).
+    Ok(())
+}
+
+/// Waits for the launch `f` and appends its answers to `out`: the answer lists copied
+/// straight into the answers' page-locked area for the launch (the DMA engine's full
+/// speed, no copy on the host), after growing the lists' buffer and listing again when
+/// they did not fit. Sets `hint` to its count of dense events.
+fn collect(
+    p: &Pipe<'_>,
+    bufs: &mut [Option<LaunchBufs>; 2],
+    f: InFlight,
+    hint: &mut u32,
+    timing: &mut IndexTiming,
+    out: &mut Answers,
+) -> Result<(), CcmError> {
+    let dev = p.dev;
+    let t = Instant::now();
+    dev.reach(&f.done)?;
+    let b = bufs[f.slot].as_mut().expect("a launch's slot");
+    let n = f.events;
+    *hint = b.dense_host.as_slice()[0];
+    // The lists fill places `0..total` (each event's reserved at once).
+    let total: usize = b.spans_host.as_slice()[..2 * n]
+        .chunks_exact(2)
+        .map(|s| s[1] as usize)
+        .sum();
+    let [m0, m1, m2] = &f.marks;
+    let enc = dev.elapsed_ms(m0, m1)?;
+    let all = dev.elapsed_ms(m0, m2)?;
+    timing.device_encode += Duration::from_secs_f64(f64::from(enc.max(0.0)) / 1e3);
+    timing.device += Duration::from_secs_f64(f64::from(all.max(0.0)) / 1e3);
     let (area, room) = out.next_area(dev, total)?;
-    if total > 0 {
+    if total > b.ids.len() {
+        // The lists did not fit: warps whose places passed the room left their rows;
+        // the others' lists move to a larger buffer, and the rows left are listed.
+        let listed = dev.read(&b.ids)?;
+        b.ids = dev.alloc(room_of(total))?;
+        dev.write(&mut b.ids, 0, &listed)?;
+        answers_launch(dev, p.d, b, n)?;
         dev.read_into(&b.ids, 0, &mut room.as_mut_slice()[..total])?;
+    } else if total > 0 {
+        // SAFETY: the host touches `room` only after reaching `listed`, just below; the
+        // kernels that wrote `ids` have ended (`done` was reached above).
+        unsafe { dev.read_on(&p.queues.output, &b.ids, 0, room, 0..total)? };
+        let listed = dev.signal(Some(&p.queues.output))?;
+        dev.reach(&listed)?;
     }
+    let spans = &b.spans_host.as_slice()[..2 * n];
     out.spans
         .extend(spans.chunks_exact(2).map(|s| (area, s[0], s[1])));
     timing.answers += t.elapsed();
     timing.events += n;
     Ok(())
 }
+
+/// Fewest blocks of the interface-major kernel (a few per SM), whatever the last
+/// launch's count of dense events.
+const IFACE_MIN_BLOCKS: u32 = 1024;
+
+/// Most blocks of the filter-major kernel (its rows of chunks of events capped so).
+const DENSE_BLOCKS: u32 = 16_384;
 
 /// Warps per event of the partition walk for a launch of `n` events: one, unless the
 /// launch holds fewer events than [`IndexConfig::walk_warps`] (a launch capped by the

@@ -86,16 +86,59 @@ fn table_1_model_with_uniform_and_zipf_names_and_more_names_than_signature_bits(
 #[test]
 fn dense_model_with_one_interface_per_filter_and_with_ten() {
     for interfaces in [None, Some(10)] {
-        for names_per_event in [(3, 5), (20, 20)] {
+        // (36 names: more than the partition walk keeps in shared memory.)
+        for (names, names_per_event) in [(20, (3, 5)), (20, (20, 20)), (40, (36, 36))] {
             let p = DenseParams {
                 events: 12,
                 filters: 300,
                 interfaces,
+                names,
                 names_per_event,
                 ..DenseParams::default()
             };
             let m = check(&generate_dense(&p, 3).unwrap());
-            assert!(m > 0, "{interfaces:?} {names_per_event:?}: nothing matched");
+            assert!(
+                m > 0,
+                "{interfaces:?} {names} {names_per_event:?}: nothing matched"
+            );
+        }
+    }
+}
+
+/// Launches of hundreds of dense events (every event dense): the filter-major kernel's
+/// block rows each take several chunks of events (the grid is sized by the launch
+/// before's count, none for the first), the interface-major kernel's blocks several
+/// (event, interface) pairs; the answers as SFF's.
+#[test]
+fn launches_of_many_dense_events_stride_over_them_and_answer_as_sff() {
+    let p = DenseParams {
+        events: 600,
+        filters: 300,
+        interfaces: Some(10),
+        names_per_event: (20, 20),
+        ..DenseParams::default()
+    };
+    let w = generate_dense(&p, 9).unwrap();
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+    assert!(want.iter().any(|a| !a.is_empty()), "nothing matched");
+    let dev = Device::emulator();
+    for iface_major_min in [usize::MAX, 1] {
+        let cfg = IndexConfig {
+            batch_events: 2048,
+            ..small_launches(0.0, iface_major_min)
+        };
+        let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
+        for round in 0..2 {
+            let got = index.match_batch(&w.batch).unwrap();
+            assert_eq!(got.len(), want.len());
+            for (i, (g, want)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(
+                    g,
+                    want.as_slice(),
+                    "event {i}, round {round}, iface_major_min {iface_major_min}"
+                );
+            }
         }
     }
 }

@@ -457,6 +457,84 @@ impl Gpu {
         Ok(ev)
     }
 
+    /// A stream of its own for a [`crate::Queue`].
+    pub(crate) fn new_queue(&self) -> Result<Arc<CudaStream>, GpuError> {
+        self.bind()?;
+        self.ctx
+            .new_stream()
+            .map_err(driver("creating a queue's stream"))
+    }
+
+    /// Queues a copy of `src` (page-locked, kept unwritten by the caller until the copy
+    /// has ended) into `dst[at..]` on `stream`.
+    pub(crate) fn write_on(
+        &self,
+        stream: &Arc<CudaStream>,
+        dst: &mut CudaSlice<u8>,
+        at: usize,
+        src: &[u8],
+    ) -> Result<(), GpuError> {
+        if src.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        let mut view = dst.slice_mut(at..at + src.len());
+        stream
+            .memcpy_htod(src, &mut view)
+            .map_err(|e| self.async_error("copying to the device on a queue", e))
+    }
+
+    /// Queues a copy of `src[at..]` into `dst` (page-locked, kept untouched by the
+    /// caller until the copy has ended) on `stream`; no wait.
+    pub(crate) fn read_on(
+        &self,
+        stream: &Arc<CudaStream>,
+        src: &CudaSlice<u8>,
+        at: usize,
+        dst: &mut [u8],
+    ) -> Result<(), GpuError> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        let view = src.slice(at..at + dst.len());
+        stream
+            .memcpy_dtoh(&view, dst)
+            .map_err(|e| self.async_error("copying from the device on a queue", e))
+    }
+
+    /// An event (no timing) recorded at the end of `stream`, or of the device's stream.
+    pub(crate) fn signal(&self, stream: Option<&Arc<CudaStream>>) -> Result<CudaEvent, GpuError> {
+        self.bind()?;
+        let ev = self
+            .ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .map_err(driver("creating an event"))?;
+        ev.record(stream.unwrap_or(&self.stream))
+            .map_err(|e| self.async_error("recording an event", e))?;
+        Ok(ev)
+    }
+
+    /// Makes `stream` (or the device's stream) wait for `ev`.
+    pub(crate) fn wait_on(
+        &self,
+        stream: Option<&Arc<CudaStream>>,
+        ev: &CudaEvent,
+    ) -> Result<(), GpuError> {
+        self.bind()?;
+        stream
+            .unwrap_or(&self.stream)
+            .wait(ev)
+            .map_err(|e| self.async_error("waiting for an event on a stream", e))
+    }
+
+    /// Waits on the host for `ev`.
+    pub(crate) fn reach(&self, ev: &CudaEvent) -> Result<(), GpuError> {
+        self.bind()?;
+        ev.synchronize()
+            .map_err(|e| self.async_error("waiting for an event", e))
+    }
+
     pub(crate) fn mem_info(&self) -> Result<(usize, usize), GpuError> {
         self.ctx.mem_get_info().map_err(driver("cuMemGetInfo"))
     }

@@ -607,7 +607,7 @@ pub(crate) enum Backend {
 pub struct Device {
     pub(crate) backend: Backend,
     allocated: Arc<AtomicUsize>,
-    clock: Arc<Clock>,
+    pub(crate) clock: Arc<Clock>,
     /// True while [`Device::record`] records this device's work (on a GPU).
     recording: std::sync::atomic::AtomicBool,
 }
@@ -618,9 +618,9 @@ pub struct Device {
 #[derive(Default)]
 pub(crate) struct Clock {
     /// Typed launches queued so far.
-    launched: AtomicU64,
+    pub(crate) launched: AtomicU64,
     /// `launched` as read at the start of the last completed synchronisation.
-    synced: AtomicU64,
+    pub(crate) synced: AtomicU64,
 }
 
 impl Clock {

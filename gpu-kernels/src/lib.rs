@@ -11,6 +11,7 @@
 //! | [`build`] | the build-time PTX builder a crate's `build.rs` calls | host (build scripts) |
 //! | [`Device`] | one API over the GPU (cudarc) and the emulator: buffers, copies, launches, timing, [`Recording`]s of launches replayed as one call (CUDA graphs) | host |
 //! | [`multi`] | many devices in one host: [`multi::Devices`], one host thread per device, and the partition helpers | host |
+//! | [`Queue`] | queues of copies beside a device's stream, and [`Signal`]s between them and the host | host |
 //! | [`crew`] | host work in parts around a device wait: pool threads gathered before the wait, the caller working from the start | host |
 //! | [`persist`] | persistent kernels: a ring of requests in mapped host memory, served by a resident grid | GPU and host |
 //!
@@ -76,6 +77,8 @@ pub mod params;
 mod part_threads;
 pub mod persist;
 pub mod prelude;
+#[cfg(not(target_arch = "nvptx64"))]
+mod queue;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod build;
@@ -95,6 +98,8 @@ pub use device::{
     Recording, StructArg, ToParam,
 };
 pub use params::{DevPtr, DevPtrMut, KernelStruct};
+#[cfg(not(target_arch = "nvptx64"))]
+pub use queue::{Queue, Signal};
 
 /// What the [`kernel!`] macro's host expansion needs from `std` (kernel crates are `no_std`).
 #[cfg(not(target_arch = "nvptx64"))]

@@ -25,10 +25,12 @@
 //!   events: a block per (event, interface) tries the interface's filters, fewest
 //!   constraints first, and stops at the first match (SFF's early stop per
 //!   interface), so a dense event costs a few groups of 32 filters per interface;
-//! - [`ccm_index_count`] and [`ccm_index_answers`]: a warp per event counts the bits of
-//!   its bitmap row and reserves room, then writes the ascending list of its
-//!   interfaces' user ids and zeroes the row for the next batch (and the counters the
-//!   host read, so that a batch needs no copy to reset them).
+//! - [`ccm_index_lists`]: a thread per event (a warp when rows are long) counts the
+//!   bits of its bitmap row, reserves room, writes the ascending list of its
+//!   interfaces' user ids and zeroes the row for the next batch (and the count of
+//!   dense events; the host zeroes the answers' total before each launch); when the
+//!   lists outgrow their buffer, [`ccm_index_answers`] lists them again in a larger
+//!   one.
 
 use crate::{sat_attr, satisfies_all, DevAttr, DevConstraint, DevEvent, TY_INT};
 use gpu_kernels::prelude::*;
@@ -166,6 +168,9 @@ pub fn slot_of(key: u64, mask: u32) -> u32 {
 #[derive(Clone, Copy, Debug)]
 pub struct IndexTables<'a> {
     pub filters: DevPtr<'a, IndexFilter>,
+    /// `filters[p].sig` for each filter `p`, alone: what the partition walk reads of
+    /// most filters (half the bytes of their records).
+    pub sigs: DevPtr<'a, u64>,
     pub ranges: DevPtr<'a, IndexRange>,
     pub range_at: DevPtr<'a, u32>,
     pub constraints: DevPtr<'a, DevConstraint>,
@@ -204,8 +209,7 @@ unsafe impl KernelStruct for IndexEvents<'static> {
     type Host<'a> = IndexEvents<'a>;
 }
 
-/// Threads per block of [`ccm_index_count`] and [`ccm_index_answers`] (a warp per
-/// event).
+/// Threads per block of [`ccm_index_lists`] and [`ccm_index_answers`].
 pub const WARP_BLOCK: u32 = 256;
 /// Events per block row of [`ccm_index_dense`] (their signatures in shared memory).
 pub const DENSE_CHUNK: u32 = 128;
@@ -266,16 +270,20 @@ unsafe fn satisfies(
     )
 }
 
-/// Filter `p` against event `e`: the signature test (and whether it was [`REMOVED`]),
+/// Filter `p` (its signature `sig`) against event `e`: the signature test (then, its
+/// record read, whether it was [`REMOVED`]),
 /// the interface's bit (when interfaces have several filters), then its range form
 /// ([`IndexRange`]) against the event's integers by row `vals` (shared; `imask` the
 /// rows it has as integers) when the event has each of its names as an integer, else
-/// its constraints by SFF's rules; on a match sets the bit of the filter's interface in
-/// the event's bitmap row and returns true.
+/// its constraints by SFF's rules (the event's attributes searched in `sh_attrs`, the
+/// warp's copy in shared memory, when the event has at most [`ROUTE_ATTRS`]); on a
+/// match sets the bit of the filter's interface in the event's bitmap row and returns
+/// true.
 ///
 /// # Safety
 /// As [`satisfies`]; `bits` holds `t.words` words per event of the batch; `vals` holds
-/// [`RANGE_ROWS`] values.
+/// [`RANGE_ROWS`] values; `sh_attrs` holds the event's first [`ROUTE_ATTRS`]
+/// attributes.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn try_filter(
@@ -284,12 +292,17 @@ unsafe fn try_filter(
     ev: &DevEvent,
     e: u32,
     p: u32,
+    sig: u64,
     bits: *mut u32,
     vals: *const i64,
     imask: u32,
+    sh_attrs: *const DevAttr,
 ) -> bool {
+    if sig & !ev.sig != 0 {
+        return false;
+    }
     let f = t.filters.read(p as usize);
-    if f.sig & !ev.sig != 0 || f.iface == REMOVED {
+    if f.iface == REMOVED {
         return false;
     }
     let word = bits.add(e as usize * t.words as usize + (f.iface / 32) as usize);
@@ -318,11 +331,50 @@ unsafe fn try_filter(
         }
     }
     let end = t.filters.read(p as usize + 1).first;
-    let ok = satisfies(t, b, ev, f.first, end);
+    let ok = if ev.len <= ROUTE_ATTRS {
+        satisfies_shared(t, b, sh_attrs, ev.len, f.first, end)
+    } else {
+        satisfies(t, b, ev, f.first, end)
+    };
     if ok {
         atomic_or(word, bit);
     }
     ok
+}
+
+/// As [`satisfies`], the event's `len` attributes searched in `sh_attrs` (shared)
+/// instead of global memory: a filter's constraints cost one global read each.
+///
+/// # Safety
+/// As [`satisfies`]; `sh_attrs` holds the event's `len` attributes.
+#[inline(always)]
+unsafe fn satisfies_shared(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    sh_attrs: *const DevAttr,
+    len: u32,
+    first: u32,
+    end: u32,
+) -> bool {
+    let mut c = first;
+    while c < end {
+        let con = t.constraints.read(c as usize);
+        let mut found = false;
+        let mut a = 0;
+        while a < len {
+            let at = *sh_attrs.add(a as usize);
+            if at.row_id == con.key {
+                found = sat_attr(&con, &at, b.ebytes, t.cpool.ptr());
+                break;
+            }
+            a += 1;
+        }
+        if !found {
+            return false;
+        }
+        c += 1;
+    }
+    true
 }
 
 /// The sum of `v` over the warp, in every lane.
@@ -336,25 +388,33 @@ fn warp_sum(mut v: u32) -> u32 {
     v
 }
 
+/// Most attributes of an event that [`ccm_index_route`] keeps in shared memory (an
+/// event with more is searched in global memory).
+pub const ROUTE_ATTRS: u32 = 32;
+
 /// Shared memory of [`ccm_index_route`] per warp (an event): the event's integers by
-/// row ([`RANGE_ROWS`] values) and the mask of those rows (two words).
-pub const ROUTE_WARP_BYTES: u32 = 8 * RANGE_ROWS + 8;
+/// row ([`RANGE_ROWS`] values), the mask of those rows (two words), then its first
+/// [`ROUTE_ATTRS`] attributes.
+pub const ROUTE_WARP_BYTES: u32 =
+    8 * RANGE_ROWS + 8 + ROUTE_ATTRS * core::mem::size_of::<DevAttr>() as u32;
 
 /// Shared memory of [`ccm_index_route`] for a block of `threads` (a warp per event).
 pub const fn route_shared_bytes(threads: u32) -> u32 {
     threads.div_ceil(32) * ROUTE_WARP_BYTES
 }
 
-/// The filters `first..end` of the partition of the event's pair `q` (of `n`
+/// The filters `first..end` of the partition of the event's pair `q` (of its `len`
 /// attributes), or an empty range past the last pair.
 ///
 /// # Safety
-/// As [`probe`]; the event's attributes are in the batch.
+/// As [`probe`]; the event's attributes are in the batch, its first [`ROUTE_ATTRS`] in
+/// `sh_attrs` (shared).
 #[inline(always)]
 unsafe fn pair_range(
     t: &IndexTables<'static>,
     b: &IndexEvents<'static>,
     ev: &DevEvent,
+    sh_attrs: *const DevAttr,
     q: u32,
     npairs: u32,
 ) -> (u32, u32) {
@@ -362,9 +422,14 @@ unsafe fn pair_range(
         return (0, 0);
     }
     let (i, j) = pair_of(q, ev.len);
-    let ra = b.attrs.read((ev.start + i) as usize).row_id;
-    let rb = b.attrs.read((ev.start + j) as usize).row_id;
-    probe(t, pair_key(ra, rb))
+    let row = |a: u32| {
+        if a < ROUTE_ATTRS {
+            (*sh_attrs.add(a as usize)).row_id
+        } else {
+            b.attrs.read((ev.start + a) as usize).row_id
+        }
+    };
+    probe(t, pair_key(row(i), row(j)))
 }
 
 kernel! {
@@ -373,10 +438,11 @@ kernel! {
     /// Grid: `wpe` warps per event `e` of the batch (`blockDim / 32` warps per block;
     /// more than one when a launch holds too few events to fill the GPU, as with the
     /// dense model's million interfaces, whose answer bitmap caps a launch at ~2,000
-    /// events). When some filter has a range form, lane 0 of each warp first stages
-    /// `e`'s integers by row in the warp's shared memory. Lane `l` probes the partition
-    /// table (global, read-only) for the pairs `l, l + 32, ..` of `e`'s name rows (the
-    /// event's attributes, global) and the warp sums the partitions' sizes (shuffles;
+    /// events). Each warp first copies `e`'s attributes (global; the first
+    /// [`ROUTE_ATTRS`], lane `l` the `l`-th) and its integers by row (for the filters'
+    /// range forms) into its shared memory. Lane `l` probes the partition table
+    /// (global, read-only) for the pairs `l, l + 32, ..` of `e`'s name rows and the
+    /// warp sums the partitions' sizes (shuffles;
     /// each of the event's warps the same). Above `dense_limit` the event is appended
     /// to `dense` (`dense[0]` = the count, the events' indices from `dense[1]`; global,
     /// atomic; by its first warp) and left to [`ccm_index_dense`]. Otherwise, 32 pairs
@@ -384,8 +450,10 @@ kernel! {
     /// sizes, held one per lane) and lane `l` of the event's warp `w` takes the filters
     /// `32 w + l, 32 w + l + 32 wpe, ..` of that sequence, finding each one's partition
     /// by a search over the lanes' starts (shuffles), so that a few large partitions
-    /// and many small ones both keep every lane busy ([`IndexFilter`], constraints and
-    /// pool: global, read-only), setting bits of row `e` of `bits` (global, atomic
+    /// and many small ones both keep every lane busy (the filters' signatures, then for
+    /// those that pass their [`IndexFilter`], constraints and pool: global, read-only;
+    /// the event's attributes searched in shared memory),
+    /// setting bits of row `e` of `bits` (global, atomic
     /// OR). When interfaces have several filters and the row is at most 32 words, the
     /// warp reads the row (lane `l` word `l`, volatile) after each group of 32 filters
     /// in which one of its lanes matched, and stops once every interface's bit is set.
@@ -409,26 +477,59 @@ kernel! {
         let lane = lane_id();
         let sh_val = dynamic_shared::<u8>().add((warp * ROUTE_WARP_BYTES) as usize) as *mut i64;
         let sh_imask = sh_val.add(RANGE_ROWS as usize) as *mut u32;
+        let sh_attrs = sh_imask.add(2) as *mut DevAttr;
         let ev = b.events.read(e as usize);
-        // The event's integers by row, for the filters' range forms (lane 0 in the
-        // event's order, as SFF's search finds them).
-        let mut imask = 0;
-        if t.ranged != 0 {
-            *sh_val.add(lane as usize) = 0;
-            sync_warp();
-            if lane == 0 {
-                *sh_imask = stage_integers(&b, &ev, sh_val);
-            }
-            sync_warp();
-            imask = *sh_imask;
+        // The event's attributes in shared memory (lane `l` the `l`-th, read at once),
+        // then its integers by row, for the filters' range forms: a row's first
+        // attribute, the one SFF's search finds (lanes write distinct rows).
+        *sh_val.add(lane as usize) = 0;
+        let mut a = lane;
+        while a < ev.len && a < ROUTE_ATTRS {
+            *sh_attrs.add(a as usize) = b.attrs.read((ev.start + a) as usize);
+            a += 32;
         }
+        sync_warp();
+        let row_of = |k: u32| {
+            if k < ROUTE_ATTRS {
+                (*sh_attrs.add(k as usize)).row_id
+            } else {
+                b.attrs.read((ev.start + k) as usize).row_id
+            }
+        };
+        let mut rows = 0u32;
+        let mut a = lane;
+        while a < ev.len {
+            let at = if a < ROUTE_ATTRS {
+                *sh_attrs.add(a as usize)
+            } else {
+                b.attrs.read((ev.start + a) as usize)
+            };
+            if at.row_id < RANGE_ROWS && at.ty == TY_INT as u32 {
+                let mut k = 0;
+                while k < a && row_of(k) != at.row_id {
+                    k += 1;
+                }
+                if k == a {
+                    *sh_val.add(at.row_id as usize) = at.val as i64;
+                    rows |= 1 << at.row_id;
+                }
+            }
+            a += 32;
+        }
+        let mut d = 16;
+        while d > 0 {
+            rows |= shfl_xor(rows, d);
+            d /= 2;
+        }
+        let imask = rows;
+        sync_warp();
         let npairs = ev.len * (ev.len + 1) / 2;
         // Pass 1: the partitions' sizes (the first 32 pairs' ranges kept for pass 2).
-        let (f0, end0) = pair_range(&t, &b, &ev, lane, npairs);
+        let (f0, end0) = pair_range(&t, &b, &ev, sh_attrs, lane, npairs);
         let mut mine = end0 - f0;
         let mut q = lane + 32;
         while q < npairs {
-            let (f, end) = pair_range(&t, &b, &ev, q, npairs);
+            let (f, end) = pair_range(&t, &b, &ev, sh_attrs, q, npairs);
             mine += end - f;
             q += 32;
         }
@@ -458,23 +559,29 @@ kernel! {
             let (f, end) = if q0 == 0 {
                 (f0, end0)
             } else {
-                pair_range(&t, &b, &ev, q0 + lane, npairs)
+                pair_range(&t, &b, &ev, sh_attrs, q0 + lane, npairs)
             };
             let (start, total) = warp_scan(end - f);
+            // Two of the warp's groups of 32 filters at a time, both filters' signatures
+            // read before either is tried (two loads in flight per lane).
             let mut base = 32 * sub;
             while base < total {
-                let i = base + lane;
-                let k = lane_holding(start, i);
+                let (i, i2) = (base + lane, base + stride + lane);
+                let (k, k2) = (lane_holding(start, i), lane_holding(start, i2));
                 let p = shfl(f, k) + (i - shfl(start, k));
-                let hit = i < total && try_filter(&t, &b, &ev, e, p, bits, sh_val, imask);
+                let p2 = shfl(f, k2) + (i2 - shfl(start, k2));
+                let sa = if i < total { t.sigs.read(p as usize) } else { 0 };
+                let sb = if i2 < total { t.sigs.read(p2 as usize) } else { 0 };
+                let hit = i < total && try_filter(&t, &b, &ev, e, p, sa, bits, sh_val, imask, sh_attrs);
+                let hit2 = i2 < total && try_filter(&t, &b, &ev, e, p2, sb, bits, sh_val, imask, sh_attrs);
                 // A bit was set: the row may be full now.
                 if early
-                    && any_sync(hit)
+                    && any_sync(hit || hit2)
                     && all_sync(lane >= t.words || volatile_load_u32(row.add(lane as usize)) == full)
                 {
                     return;
                 }
-                base += stride;
+                base += 2 * stride;
             }
             q0 += 32;
         }
@@ -652,9 +759,10 @@ kernel! {
     /// event that would visit more than the route kernel's limit).
     ///
     /// Grid: `blockIdx.x` and `threadIdx.x` = the `k`-th filter in interface order
-    /// (`by_iface[k]`, global), `blockIdx.y` = a chunk of [`DENSE_CHUNK`] events of the
-    /// list `dense` (`dense[0]` = the count, the events from `dense[1]`; global). The
-    /// block stages its events and their signatures in shared memory, with each
+    /// (`by_iface[k]`, global), `blockIdx.y` = the chunks `blockIdx.y + m gridDim.y` of
+    /// [`DENSE_CHUNK`] events of the list `dense` (`dense[0]` = the count, the events
+    /// from `dense[1]`; global; the host sizes the grid before the count is known). For
+    /// each chunk the block stages its events and their signatures in shared memory, with each
     /// event's integer values by row (rows below [`RANGE_ROWS`], when some filter has a
     /// range form) and (at most [`SLOT_ROWS`] name rows) its row -> attribute table
     /// (thread `j` fills event `j`'s); each thread then tries its filter against each
@@ -676,12 +784,9 @@ kernel! {
         bits: *mut u32,
     ) {
         let n_dense = *dense;
-        let first = block_idx_y() * DENSE_CHUNK;
-        if first >= n_dense {
+        if block_idx_y() * DENSE_CHUNK >= n_dense {
             return;
         }
-        let last = if first + DENSE_CHUNK < n_dense { first + DENSE_CHUNK } else { n_dense };
-        let n = last - first;
         let sh_ev = dynamic_shared::<u32>();
         let sh_sig = sh_ev.add(DENSE_CHUNK as usize) as *mut u64;
         let ranged = t.ranged != 0;
@@ -691,35 +796,6 @@ kernel! {
         let sh_slot = sh_imask.add(if ranged { DENSE_CHUNK as usize } else { 0 }) as *mut u8;
         let tid = thread_idx_x();
         let nt = block_dim_x();
-        if tid < n {
-            let e = *dense.add(1 + (first + tid) as usize);
-            *sh_ev.add(tid as usize) = e;
-            let ev = b.events.read(e as usize);
-            *sh_sig.add(tid as usize) = ev.sig;
-            if ranged {
-                // Event `tid`'s integers by row and their mask.
-                let vals = sh_val.add((tid * RANGE_ROWS) as usize);
-                *sh_imask.add(tid as usize) = stage_integers(&b, &ev, vals);
-            }
-        }
-        if use_slots {
-            let mut i = tid;
-            while i < DENSE_CHUNK * SLOT_ROWS {
-                *sh_slot.add(i as usize) = NO_SLOT;
-                i += nt;
-            }
-        }
-        sync_threads();
-        if use_slots && tid < n {
-            let ev = b.events.read(*sh_ev.add(tid as usize) as usize);
-            let mut a = 0;
-            while a < ev.len {
-                let row = b.attrs.read((ev.start + a) as usize).row_id;
-                *sh_slot.add((tid * SLOT_ROWS + row) as usize) = a as u8;
-                a += 1;
-            }
-        }
-        sync_threads();
         let k = block_idx_x() * nt + tid;
         let p = if k < t.n_filters { *by_iface.add(k as usize) } else { 0 };
         let f = t.filters.read(p as usize);
@@ -767,44 +843,83 @@ kernel! {
             WarpBits::Mixed
         };
         let bit = 1u32 << (f.iface % 32);
-        let mut j = 0;
-        while j < n {
-            let e = *sh_ev.add(j as usize);
-            let word = e * t.words + f.iface / 32;
-            let mut set = valid && f.sig & !*sh_sig.add(j as usize) == 0;
-            if set && t.shared != 0 && volatile_load_u32(bits.add(word as usize)) & bit != 0 {
-                set = false;
-            }
-            if set && n_ranges > 0 && rmask & !*sh_imask.add(j as usize) == 0 {
-                // The range form: the event has each of the filter's names as an
-                // integer, so the ranges decide exactly.
-                set = in_ranges(sh_val.add((j * RANGE_ROWS) as usize), &rg, n_ranges);
-            } else if set {
+        // The chunks of events `blockIdx.y, blockIdx.y + gridDim.y, ..` of the list (the
+        // grid is sized before the list is known: a block row may take several).
+        let mut first = block_idx_y() * DENSE_CHUNK;
+        while first < n_dense {
+            let last = if first + DENSE_CHUNK < n_dense { first + DENSE_CHUNK } else { n_dense };
+            let n = last - first;
+            if tid < n {
+                let e = *dense.add(1 + (first + tid) as usize);
+                *sh_ev.add(tid as usize) = e;
                 let ev = b.events.read(e as usize);
-                let slots = sh_slot.add((j * SLOT_ROWS) as usize);
-                set = if held {
-                    satisfies_held(&t, &b, ev.start, slots, &cs, size)
-                } else if use_slots {
-                    satisfies_slots(&t, &b, ev.start, slots, f.first, end)
-                } else {
-                    satisfies(&t, &b, &ev, f.first, end)
-                };
-            }
-            match mode {
-                WarpBits::OneBit => {
-                    if any_sync(set) && lane_id() == leader {
-                        atomic_or(bits.add(word as usize), bit);
-                    }
+                *sh_sig.add(tid as usize) = ev.sig;
+                if ranged {
+                    // Event `tid`'s integers by row and their mask.
+                    let vals = sh_val.add((tid * RANGE_ROWS) as usize);
+                    *sh_imask.add(tid as usize) = stage_integers(&b, &ev, vals);
                 }
-                WarpBits::Ballot => {
-                    let m = ballot(set);
-                    if m != 0 && lane_id() == leader {
-                        atomic_or(bits.add(word as usize), m);
-                    }
-                }
-                WarpBits::Mixed => warp_or(set, word, bit, bits),
             }
-            j += 1;
+            if use_slots {
+                let mut i = tid;
+                while i < DENSE_CHUNK * SLOT_ROWS {
+                    *sh_slot.add(i as usize) = NO_SLOT;
+                    i += nt;
+                }
+            }
+            sync_threads();
+            if use_slots && tid < n {
+                let ev = b.events.read(*sh_ev.add(tid as usize) as usize);
+                let mut a = 0;
+                while a < ev.len {
+                    let row = b.attrs.read((ev.start + a) as usize).row_id;
+                    *sh_slot.add((tid * SLOT_ROWS + row) as usize) = a as u8;
+                    a += 1;
+                }
+            }
+            sync_threads();
+            let mut j = 0;
+            while j < n {
+                let e = *sh_ev.add(j as usize);
+                let word = e * t.words + f.iface / 32;
+                let mut set = valid && f.sig & !*sh_sig.add(j as usize) == 0;
+                if set && t.shared != 0 && volatile_load_u32(bits.add(word as usize)) & bit != 0 {
+                    set = false;
+                }
+                if set && n_ranges > 0 && rmask & !*sh_imask.add(j as usize) == 0 {
+                    // The range form: the event has each of the filter's names as an
+                    // integer, so the ranges decide exactly.
+                    set = in_ranges(sh_val.add((j * RANGE_ROWS) as usize), &rg, n_ranges);
+                } else if set {
+                    let ev = b.events.read(e as usize);
+                    let slots = sh_slot.add((j * SLOT_ROWS) as usize);
+                    set = if held {
+                        satisfies_held(&t, &b, ev.start, slots, &cs, size)
+                    } else if use_slots {
+                        satisfies_slots(&t, &b, ev.start, slots, f.first, end)
+                    } else {
+                        satisfies(&t, &b, &ev, f.first, end)
+                    };
+                }
+                match mode {
+                    WarpBits::OneBit => {
+                        if any_sync(set) && lane_id() == leader {
+                            atomic_or(bits.add(word as usize), bit);
+                        }
+                    }
+                    WarpBits::Ballot => {
+                        let m = ballot(set);
+                        if m != 0 && lane_id() == leader {
+                            atomic_or(bits.add(word as usize), m);
+                        }
+                    }
+                    WarpBits::Mixed => warp_or(set, word, bit, bits),
+                }
+                j += 1;
+            }
+            // Every thread is done with the chunk's shared memory before the next is staged.
+            sync_threads();
+            first += grid_dim_y() * DENSE_CHUNK;
         }
     }
 }
@@ -818,9 +933,10 @@ kernel! {
     /// soon as one of its filters matches, as SFF and the CPU index stop, instead of
     /// every filter being tried as in [`ccm_index_dense`].
     ///
-    /// Grid: a block of [`IFACE_WARPS`] warps per (dense event, interface) pair,
-    /// `blockIdx.x = j * n_ifaces + i` for the `j`-th event of `dense` (`dense[0]` =
-    /// the count; global) and the interface of rank `i`. The interface's filters are
+    /// Grid: a block of [`IFACE_WARPS`] warps per (dense event, interface) pair
+    /// `q = j * n_ifaces + i` for the `j`-th event of `dense` (`dense[0]` = the count;
+    /// global) and the interface of rank `i`, block `x` taking the pairs
+    /// `x, x + gridDim.x, ..` (the host sizes the grid before the count is known). The interface's filters are
     /// `by_iface[iface_start[i]..iface_start[i + 1]]` (global, read-only; the host puts
     /// the filters with fewest constraints first, the likeliest to match); warp `w`
     /// takes them 32 at a time from the `w`-th group of 32, stepping over the block's
@@ -838,64 +954,147 @@ kernel! {
         dense: *const u32,
         bits: *mut u32,
     ) {
-        let j = block_idx_x() / n_ifaces;
-        let i = block_idx_x() % n_ifaces;
-        if j >= *dense {
-            return;
-        }
-        let e = *dense.add(1 + j as usize);
-        let ev = b.events.read(e as usize);
-        let word = bits.add((e * t.words + i / 32) as usize);
-        let bit = 1u32 << (i % 32);
-        let hi = *iface_start.add(i as usize + 1);
-        let lane = lane_id();
-        let step = 32 * (block_dim_x() / 32);
-        let mut k = *iface_start.add(i as usize) + thread_idx_x() / 32 * 32;
-        while k < hi {
-            // Another warp of the block may have answered the interface already.
-            if any_sync(volatile_load_u32(word) & bit != 0) {
-                break;
-            }
-            let mut hit = false;
-            if k + lane < hi {
-                let p = *by_iface.add((k + lane) as usize);
-                let f = t.filters.read(p as usize);
-                if f.sig & !ev.sig == 0 && f.iface != REMOVED {
-                    let end = t.filters.read(p as usize + 1).first;
-                    hit = satisfies(&t, &b, &ev, f.first, end);
-                }
-            }
-            if any_sync(hit) {
-                if lane == 0 {
-                    atomic_or(word, bit);
-                }
-                break;
-            }
-            k += step;
+        let pairs = *dense * n_ifaces;
+        let mut q = block_idx_x();
+        while q < pairs {
+            iface_pair(&t, &b, by_iface, iface_start, q / n_ifaces, q % n_ifaces, dense, bits);
+            q += grid_dim_x();
         }
     }
 }
 
+/// [`ccm_index_iface`]'s work on the pair of the `j`-th dense event and the interface of
+/// rank `i` (its block's threads).
+///
+/// # Safety
+/// As [`ccm_index_iface`]: `j` below the count `dense[0]`, `i` an interface's rank.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn iface_pair(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    by_iface: *const u32,
+    iface_start: *const u32,
+    j: u32,
+    i: u32,
+    dense: *const u32,
+    bits: *mut u32,
+) {
+    let e = *dense.add(1 + j as usize);
+    let ev = b.events.read(e as usize);
+    let word = bits.add((e * t.words + i / 32) as usize);
+    let bit = 1u32 << (i % 32);
+    let hi = *iface_start.add(i as usize + 1);
+    let lane = lane_id();
+    let step = 32 * (block_dim_x() / 32);
+    let mut k = *iface_start.add(i as usize) + thread_idx_x() / 32 * 32;
+    while k < hi {
+        // Another warp of the block may have answered the interface already.
+        if any_sync(volatile_load_u32(word) & bit != 0) {
+            break;
+        }
+        let mut hit = false;
+        if k + lane < hi {
+            let p = *by_iface.add((k + lane) as usize);
+            let f = t.filters.read(p as usize);
+            if f.sig & !ev.sig == 0 && f.iface != REMOVED {
+                let end = t.filters.read(p as usize + 1).first;
+                hit = satisfies(t, b, &ev, f.first, end);
+            }
+        }
+        if any_sync(hit) {
+            if lane == 0 {
+                atomic_or(word, bit);
+            }
+            break;
+        }
+        k += step;
+    }
+}
+
+/// Most answer words per event for which [`ccm_index_lists`] takes a thread per event
+/// (above, a warp per event).
+pub const LIST_WORDS: u32 = 4;
+
 kernel! {
-    /// Beyond the paper: the pruning matcher's answer sizes. A warp per event `e` of the
-    /// batch counts the set bits of its row of `bits` (global), reserves that many
-    /// places of the answer list with one atomic add on `total` (global; zero before
-    /// the launch) and records `spans[2e] = first place, spans[2e + 1] = count`
-    /// (global). Thread 0 zeroes the count of dense events `dense[0]` (global; read by
-    /// the host and the filter-major kernels before this launch) for the next batch.
-    pub fn ccm_index_count(
-        bits: *const u32,
+    /// Beyond the paper: the pruning matcher's answers in one pass: per event `e` of the
+    /// batch, the count of set bits of its row of `bits` (global), that many places of
+    /// the answer list reserved (one atomic add on `total[0]` per warp; global, zero
+    /// before the launch), `spans[2e] = first place, spans[2e + 1] = count` (mapped
+    /// host memory: the host reads them once the launch has ended, with no copy),
+    /// then, when the warp's places lie below the room `cap` of `ids`, the user ids
+    /// (`user_ids[rank]`, global, read-only) of the interfaces set in the row written in
+    /// ascending order into `ids` (global) and the row zeroed for the next batch (else
+    /// the row is left: the host grows `ids` and lists them with
+    /// [`ccm_index_answers`]). A thread per event when rows are at most [`LIST_WORDS`]
+    /// words, else a warp per event (its lanes taking words `l, l + 32, ..`, a warp
+    /// prefix sum of their bit counts placing each lane's). Thread 0 moves the count of
+    /// dense events `dense[0]` (global; read by the dense kernels before this launch)
+    /// to `n_dense` (mapped host memory), for the host, and zeroes it for the next
+    /// batch.
+    pub fn ccm_index_lists(
+        bits: *mut u32,
         words: u32,
         n_events: u32,
+        user_ids: *const u32,
         spans: *mut u32,
+        ids: *mut u32,
+        cap: u32,
         total: *mut u32,
         dense: *mut u32,
+        n_dense: *mut u32,
     ) {
-        let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
         let lane = lane_id();
         if block_idx_x() == 0 && thread_idx_x() == 0 {
+            *n_dense = *dense;
             *dense = 0;
         }
+        if words <= LIST_WORDS {
+            // A thread per event; the warp reserves its events' places at once.
+            let e = global_id_x();
+            let row = bits.add(e as usize * words as usize);
+            let mut count = 0u32;
+            if e < n_events {
+                let mut w = 0;
+                while w < words {
+                    count += (*row.add(w as usize)).count_ones();
+                    w += 1;
+                }
+            }
+            let (before, sum) = warp_scan(count);
+            let mut base = 0;
+            if lane == 0 && sum > 0 {
+                base = atomic_add(total, sum);
+            }
+            let base = shfl(base, 0);
+            if e >= n_events {
+                return;
+            }
+            let mut place = base + before;
+            // Place and count in one 8-byte store (a warp's stores are one run of host
+            // memory).
+            *(spans as *mut u64).add(e as usize) = place as u64 | (count as u64) << 32;
+            if count == 0 || base + sum > cap {
+                return;
+            }
+            let mut w = 0;
+            while w < words {
+                let mut word = *row.add(w as usize);
+                if word != 0 {
+                    *row.add(w as usize) = 0;
+                }
+                while word != 0 {
+                    let bit = word.trailing_zeros();
+                    word &= word - 1;
+                    *ids.add(place as usize) = *user_ids.add((w * 32 + bit) as usize);
+                    place += 1;
+                }
+                w += 1;
+            }
+            return;
+        }
+        // A warp per event.
+        let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
         if e >= n_events {
             return;
         }
@@ -907,22 +1106,61 @@ kernel! {
             w += 32;
         }
         let count = warp_sum(count);
-        if lane == 0 {
-            let base = if count > 0 { atomic_add(total, count) } else { 0 };
-            *spans.add(2 * e as usize) = base;
-            *spans.add(2 * e as usize + 1) = count;
+        let mut base = 0;
+        if lane == 0 && count > 0 {
+            base = atomic_add(total, count);
         }
+        let base = shfl(base, 0);
+        if lane == 0 {
+            *(spans as *mut u64).add(e as usize) = base as u64 | (count as u64) << 32;
+        }
+        if count == 0 || base + count > cap {
+            return;
+        }
+        list_row(row, words, user_ids, ids, base);
+    }
+}
+
+/// The user ids (`user_ids[rank]`) of the interfaces set in `row` (`words` words), in
+/// ascending order into `ids` from place `at`, and the row zeroed: a warp, 32 words at a
+/// time (a warp prefix sum of the words' bit counts places each lane's). Every lane of
+/// the warp calls it.
+///
+/// # Safety
+/// `row` holds `words` words; `ids` has room from `at` for the row's set bits;
+/// `user_ids` holds an entry per bit that can be set.
+#[inline(always)]
+unsafe fn list_row(row: *mut u32, words: u32, user_ids: *const u32, ids: *mut u32, mut at: u32) {
+    let lane = lane_id();
+    let mut w0 = 0;
+    while w0 < words {
+        let w = w0 + lane;
+        let mut word = if w < words { *row.add(w as usize) } else { 0 };
+        let c = word.count_ones();
+        let (before, sum) = warp_scan(c);
+        let mut place = at + before;
+        if word != 0 {
+            *row.add(w as usize) = 0;
+        }
+        while word != 0 {
+            let bit = word.trailing_zeros();
+            word &= word - 1;
+            *ids.add(place as usize) = *user_ids.add((w * 32 + bit) as usize);
+            place += 1;
+        }
+        at += sum;
+        w0 += 32;
     }
 }
 
 kernel! {
-    /// Beyond the paper: the pruning matcher's answers. A warp per event `e` of the
-    /// batch writes the user ids (`user_ids[rank]`, global, read-only) of the
-    /// interfaces set in its row of `bits` (global) in ascending order into `ids` from
-    /// place `spans[2e]` ([`ccm_index_count`]; global), 32 words at a time (a warp prefix sum of the
-    /// words' bit counts places each lane's), and zeroes the row for the next batch, as
-    /// thread 0 zeroes the answers' `total` (global; read by the host before this
-    /// launch).
+    /// Beyond the paper: the pruning matcher's answer lists again, after
+    /// [`ccm_index_lists`] found no room for some: a warp per event `e` of the batch
+    /// writes the user ids (`user_ids[rank]`, global, read-only) of the interfaces still
+    /// set in its row of `bits` (global; the rows [`ccm_index_lists`] listed are zero)
+    /// in ascending order into `ids` from place `spans[2e]` (mapped host memory, as
+    /// [`ccm_index_lists`] wrote it) and zeroes the row,
+    /// unless the answers' total (`total[0]`, global) passes the room `cap` of `ids`.
     pub fn ccm_index_answers(
         bits: *mut u32,
         words: u32,
@@ -930,48 +1168,17 @@ kernel! {
         user_ids: *const u32,
         spans: *const u32,
         ids: *mut u32,
-        total: *mut u32,
+        cap: u32,
+        total: *const u32,
     ) {
         let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
-        let lane = lane_id();
-        if block_idx_x() == 0 && thread_idx_x() == 0 {
-            *total = 0;
-        }
-        if e >= n_events {
+        if e >= n_events || *total > cap {
             return;
         }
         if *spans.add(2 * e as usize + 1) == 0 {
             return;
         }
         let row = bits.add(e as usize * words as usize);
-        let mut at = *spans.add(2 * e as usize);
-        let mut w0 = 0;
-        while w0 < words {
-            let w = w0 + lane;
-            let mut word = if w < words { *row.add(w as usize) } else { 0 };
-            let c = word.count_ones();
-            // Inclusive prefix sum of the lanes' counts.
-            let mut x = c;
-            let mut d = 1;
-            while d < 32 {
-                let y = shfl_up(x, d);
-                if lane >= d {
-                    x += y;
-                }
-                d *= 2;
-            }
-            let mut place = at + x - c;
-            if word != 0 {
-                *row.add(w as usize) = 0;
-            }
-            while word != 0 {
-                let bit = word.trailing_zeros();
-                word &= word - 1;
-                *ids.add(place as usize) = *user_ids.add((w * 32 + bit) as usize);
-                place += 1;
-            }
-            at += shfl(x, 31);
-            w0 += 32;
-        }
+        list_row(row, words, user_ids, ids, *spans.add(2 * e as usize));
     }
 }

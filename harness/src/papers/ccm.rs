@@ -965,18 +965,19 @@ fn time_gpu_index(
     // The time split, for tuning (GPU_MATCH_INDEX_SPLIT=1): one line per workload.
     let split = index.take_timing();
     if std::env::var_os("GPU_MATCH_INDEX_SPLIT").is_some() {
-        let us = |d: std::time::Duration| d.as_secs_f64() * 1e6 / split.events.max(1) as f64;
+        let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / split.events.max(1) as f64;
         eprintln!(
-            "index split {}: dictionaries {:.3} stage {:.3} copy in {:.3} kernels {:.3} (encoding on the device {:.3}) answers {:.3} us/event, staging not hidden {:.3} \
-                ({} events, {} launches, {} with staging grown, {:.1} answers/event)",
+            "index split {}: dictionaries {:.2} stage {:.2} copy in {:.2} kernels {:.2} answers {:.2} ns/event (host clock); device kernels {:.2} \
+                (encoding {:.2}) ns/event (device clock); staging not hidden {:.2} ns/event ({} events, {} launches, {} with staging grown, {:.1} answers/event)",
             at.label,
-            us(split.dictionaries),
-            us(split.stage),
-            us(split.copy_in),
-            us(split.kernels),
-            us(split.device_encode),
-            us(split.answers),
-            us(split.waited),
+            ns(split.dictionaries),
+            ns(split.stage),
+            ns(split.copy_in),
+            ns(split.kernels),
+            ns(split.answers),
+            ns(split.device),
+            ns(split.device_encode),
+            ns(split.waited),
             split.events,
             split.launches,
             split.staging_grown,

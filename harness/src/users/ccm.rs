@@ -575,6 +575,7 @@ fn match_cmd(
                     ("index: copy events in", t.copy_in),
                     ("index: kernels", t.kernels),
                     ("index: answers out", t.answers),
+                    ("index: kernels, device clock", t.device),
                 ] {
                     stats.add(phase, d, format!("({} events)", t.events));
                 }

@@ -1,0 +1,96 @@
+//! The pruning index's answers against SFF's over many small launches, on the GPU when
+//! there is one (else the emulator): the pipeline's two launch slots and its queues, the
+//! answer lists grown and listed again, the dense kernels striding over more events than
+//! their grid was sized for. Small enough to run under `compute-sanitizer`; exits
+//! non-zero on the first answer that differs.
+//!
+//!     cargo run --release -p ccm --example index_check [seed] [small]
+//!
+//! `small`: a fifth of the events and filters (for the sanitizers).
+//! `index_check ptx` prints the kernels' PTX instead (for `ptxas -v` on the GPU host).
+
+use baselines::sff::Sff;
+use baselines::Matcher;
+use ccm::workload::{self, DenseParams, NameDist, Params, Workload};
+use ccm::{GpuIndex, IndexConfig};
+use gpu_kernels::Device;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    if std::env::args().nth(1).as_deref() == Some("ptx") {
+        use std::io::Write;
+        std::io::stdout().write_all(ccm::PTX.as_bytes())?;
+        return Ok(());
+    }
+    let seed = std::env::args()
+        .nth(1)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(1);
+    let k = if std::env::args().nth(2).as_deref() == Some("small") {
+        5
+    } else {
+        1
+    };
+    let dev = Device::gpu_or_emulator_noted(0, ccm::PTX);
+    let mut cases: Vec<(String, Workload)> = Vec::new();
+    for dist in [NameDist::Uniform, NameDist::Zipf(1.0)] {
+        let p = Params {
+            events: 3000 / k,
+            filters_per_interface: (900 / k, 1100 / k),
+            name_dist: dist,
+            ..Params::default()
+        };
+        cases.push((
+            format!("table 1 model, {dist:?}"),
+            workload::generate(&p, seed)?,
+        ));
+    }
+    for interfaces in [None, Some(10)] {
+        let p = DenseParams {
+            events: 1500 / k,
+            filters: 3000 / k,
+            interfaces,
+            names_per_event: (20, 20),
+            ..DenseParams::default()
+        };
+        let name = format!("dense model, interfaces {interfaces:?}");
+        cases.push((name, workload::generate_dense(&p, seed)?));
+    }
+    let mut bad = 0;
+    for (name, w) in &cases {
+        let sff = Sff::build(&w.subscriptions)?;
+        let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+        // Every event on the partition walk, then every event dense (filter-major and
+        // interface-major kernels); launches of 300 events, so a call is many.
+        for (dense_share, iface_major_min) in [(0.125, 32), (0.0, usize::MAX), (0.0, 1)] {
+            let cfg = IndexConfig {
+                dense_share,
+                iface_major_min,
+                batch_events: 300,
+                ..IndexConfig::for_device(&dev)
+            };
+            let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg)?;
+            let mut out = ccm::Answers::default();
+            for round in 0..2 {
+                index.match_batch_into(&w.batch, &mut out)?;
+                let wrong = out
+                    .iter()
+                    .zip(&want)
+                    .filter(|(g, w)| *g != w.as_slice())
+                    .count();
+                println!(
+                    "{name}, dense share {dense_share}, iface_major_min {iface_major_min}, round {round}: \
+                     {} events, {} answers, {wrong} differ from SFF's",
+                    out.len(),
+                    out.total()
+                );
+                bad += wrong + (out.len() != want.len()) as usize;
+            }
+        }
+    }
+    if bad > 0 {
+        return Err(format!("{bad} answers differ from SFF's").into());
+    }
+    println!("all answers equal SFF's");
+    Ok(())
+}

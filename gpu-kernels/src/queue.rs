@@ -1,0 +1,251 @@
+//! [`Queue`]s of copies beside a [`Device`]'s stream, and [`Signal`]s between them: so that
+//! a pipeline copies one batch in and another's results out while the device's stream
+//! runs the kernels of a third (on a GPU its copy engines and its SMs work at once).
+//!
+//! A queue runs its copies in order; a [`Signal`] marks a point of a queue (or of the
+//! device's stream) that another queue, the device's stream or the host can wait for.
+//! On the emulator a copy is done when its call returns, and signals are always reached.
+//!
+//! ```
+//! use gpu_kernels::Device;
+//! # fn main() -> Result<(), gpu_kernels::GpuError> {
+//! let dev = Device::emulator();
+//! let copies = dev.queue()?;
+//! let mut staged = dev.alloc_host::<u32>(4)?;
+//! staged.as_mut_slice().copy_from_slice(&[1, 2, 3, 4]);
+//! let mut buf = dev.alloc::<u32>(4)?;
+//! // SAFETY: nothing touches `staged` or `buf` until the signal is reached.
+//! unsafe { dev.write_on(&copies, &mut buf, 0, &staged, 0..4)? };
+//! let copied = dev.signal(Some(&copies))?;
+//! dev.wait(None, &copied)?; // the device's stream: kernels queued from now see the copy
+//! dev.reach(&copied)?; // the host waits too
+//! assert_eq!(dev.read(&buf)?, vec![1, 2, 3, 4]);
+//! # Ok(()) }
+//! ```
+
+use crate::device::{Backend, Buffer, GpuError, HostBuffer, Mem};
+use crate::Device;
+use std::ops::Range;
+use std::sync::atomic::Ordering;
+
+/// A queue of copies of its own beside a device's stream ([`Device::queue`]): on a GPU a
+/// CUDA stream. Dropping it waits for its copies.
+pub struct Queue {
+    #[cfg(feature = "cuda")]
+    stream: Option<std::sync::Arc<cudarc::driver::CudaStream>>,
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        #[cfg(feature = "cuda")]
+        if let Some(s) = &self.stream {
+            // A copy may still use buffers freed after the queue: wait for it.
+            let _ = s.synchronize();
+        }
+    }
+}
+
+/// A point of a queue or of a device's stream ([`Device::signal`]): reached once the
+/// work queued there before it has ended.
+pub struct Signal {
+    #[cfg(feature = "cuda")]
+    event: Option<cudarc::driver::CudaEvent>,
+    /// For a point of the device's stream: its typed launches so far (mapped host
+    /// buffers they used may be read once the signal is reached).
+    launched: Option<u64>,
+}
+
+impl Device {
+    /// A new [`Queue`] of copies beside this device's stream.
+    pub fn queue(&self) -> Result<Queue, GpuError> {
+        match &self.backend {
+            Backend::Emu => Ok(Queue {
+                #[cfg(feature = "cuda")]
+                stream: None,
+            }),
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => Ok(Queue {
+                stream: Some(g.new_queue()?),
+            }),
+        }
+    }
+
+    /// Queues a copy of `src[range]` (page-locked host memory) into `dst[offset..]` on
+    /// `q` (on a GPU, a DMA transfer that runs while the host goes on).
+    ///
+    /// # Safety
+    /// The host must not write `src[range]` until a [`Signal`] of `q` queued after this
+    /// copy is reached ([`Device::reach`]), nor free `dst` or queue work that reads or
+    /// writes `dst[offset..]` on another queue or the device's stream before waiting for
+    /// such a signal ([`Device::wait`]).
+    pub unsafe fn write_on<T: bytemuck::Pod>(
+        &self,
+        q: &Queue,
+        dst: &mut Buffer<T>,
+        offset: usize,
+        src: &HostBuffer<T>,
+        range: Range<usize>,
+    ) -> Result<(), GpuError> {
+        let _ = q;
+        // SAFETY: the caller keeps the host from writing these elements while the copy
+        // may read them; this call only reads them.
+        let src = unsafe { &src.as_slice_unchecked()[range] };
+        check(dst.len(), offset, src.len(), "Device::write_on");
+        let size = std::mem::size_of::<T>();
+        let bytes: &[u8] = bytemuck::cast_slice(src);
+        match (&self.backend, &mut dst.mem) {
+            // SAFETY: `check` keeps the range within the buffer's allocation; source and
+            // destination are distinct allocations.
+            (Backend::Emu, Mem::Host { ptr, .. }) => unsafe {
+                std::ptr::copy_nonoverlapping(
+                    bytes.as_ptr(),
+                    ptr.as_ptr().add(offset * size),
+                    bytes.len(),
+                );
+            },
+            #[cfg(feature = "cuda")]
+            (Backend::Gpu(g), Mem::Gpu(s)) => {
+                let stream = q.stream.as_ref().expect("a GPU's queue has a stream");
+                g.write_on(stream, s, offset * size, bytes)?
+            }
+            #[allow(unreachable_patterns)]
+            _ => panic!("buffer used with a device it was not allocated on"),
+        }
+        Ok(())
+    }
+
+    /// Queues a copy of `src[offset..offset + range.len()]` into `dst[range]` (page-locked
+    /// host memory) on `q`.
+    ///
+    /// # Safety
+    /// The host must not read or write `dst[range]` until a [`Signal`] of `q` queued after
+    /// this copy is reached ([`Device::reach`]); work that writes `src` must have been
+    /// waited for by `q` ([`Device::wait`]) and `src` must not be freed or written before
+    /// such a signal is waited for.
+    pub unsafe fn read_on<T: bytemuck::Pod>(
+        &self,
+        q: &Queue,
+        src: &Buffer<T>,
+        offset: usize,
+        dst: &mut HostBuffer<T>,
+        range: Range<usize>,
+    ) -> Result<(), GpuError> {
+        let _ = q;
+        // SAFETY: the caller keeps the host off these elements until the copy has ended.
+        let dst = unsafe { &mut dst.as_mut_slice_unchecked()[range] };
+        check(src.len(), offset, dst.len(), "Device::read_on");
+        let size = std::mem::size_of::<T>();
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
+        match (&self.backend, &src.mem) {
+            // SAFETY: `check` keeps the range within the buffer's allocation; the
+            // destination is a distinct allocation.
+            (Backend::Emu, Mem::Host { ptr, .. }) => unsafe {
+                std::ptr::copy_nonoverlapping(
+                    ptr.as_ptr().add(offset * size),
+                    bytes.as_mut_ptr(),
+                    bytes.len(),
+                );
+            },
+            #[cfg(feature = "cuda")]
+            (Backend::Gpu(g), Mem::Gpu(s)) => {
+                let stream = q.stream.as_ref().expect("a GPU's queue has a stream");
+                g.read_on(stream, s, offset * size, bytes)?
+            }
+            #[allow(unreachable_patterns)]
+            _ => panic!("buffer used with a device it was not allocated on"),
+        }
+        Ok(())
+    }
+
+    /// A [`Signal`] at the current end of `q`, or of the device's stream (`None`).
+    pub fn signal(&self, q: Option<&Queue>) -> Result<Signal, GpuError> {
+        let launched = q
+            .is_none()
+            .then(|| self.clock.launched.load(Ordering::SeqCst));
+        match &self.backend {
+            Backend::Emu => Ok(Signal {
+                #[cfg(feature = "cuda")]
+                event: None,
+                launched,
+            }),
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => {
+                let stream = q.and_then(|q| q.stream.as_ref());
+                Ok(Signal {
+                    event: Some(g.signal(stream)?),
+                    launched,
+                })
+            }
+        }
+    }
+
+    /// Makes `q` (or the device's stream, `None`) wait for `s` before the work queued on
+    /// it from now on; the host goes on.
+    pub fn wait(&self, q: Option<&Queue>, s: &Signal) -> Result<(), GpuError> {
+        let _ = (q, s);
+        match &self.backend {
+            Backend::Emu => Ok(()),
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => {
+                let event = s.event.as_ref().expect("a GPU's signal has an event");
+                g.wait_on(q.and_then(|q| q.stream.as_ref()), event)
+            }
+        }
+    }
+
+    /// Waits on the host until `s` is reached.
+    pub fn reach(&self, s: &Signal) -> Result<(), GpuError> {
+        match &self.backend {
+            Backend::Emu => {}
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => g.reach(s.event.as_ref().expect("a GPU's signal has an event"))?,
+        }
+        if let Some(n) = s.launched {
+            self.clock.synced.fetch_max(n, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+}
+
+fn check(len: usize, offset: usize, n: usize, what: &str) {
+    assert!(
+        offset.checked_add(n).is_some_and(|end| end <= len),
+        "{what}: elements {offset}..{} of a buffer of {len}",
+        offset.saturating_add(n)
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_on_a_queue_land_where_asked_and_back() {
+        let dev = Device::emulator();
+        let q = dev.queue().unwrap();
+        let mut host = dev.alloc_host::<u32>(6).unwrap();
+        host.as_mut_slice().copy_from_slice(&[9, 8, 7, 6, 5, 4]);
+        let mut buf = dev.alloc::<u32>(5).unwrap();
+        // SAFETY: the signal below is reached before the host touches either again.
+        unsafe { dev.write_on(&q, &mut buf, 1, &host, 2..6).unwrap() };
+        let mut back = dev.alloc_host::<u32>(3).unwrap();
+        // SAFETY: as above.
+        unsafe { dev.read_on(&q, &buf, 2, &mut back, 1..3).unwrap() };
+        let s = dev.signal(Some(&q)).unwrap();
+        dev.wait(None, &s).unwrap();
+        dev.reach(&s).unwrap();
+        assert_eq!(dev.read(&buf).unwrap(), vec![0, 7, 6, 5, 4]);
+        assert_eq!(back.as_slice(), &[0, 6, 5]);
+    }
+
+    #[test]
+    #[should_panic(expected = "Device::write_on")]
+    fn a_copy_past_the_buffer_is_refused() {
+        let dev = Device::emulator();
+        let q = dev.queue().unwrap();
+        let host = dev.alloc_host::<u32>(4).unwrap();
+        let mut buf = dev.alloc::<u32>(2).unwrap();
+        // SAFETY: nothing else uses the buffers.
+        unsafe { dev.write_on(&q, &mut buf, 0, &host, 0..4).unwrap() };
+    }
+}
