@@ -12,6 +12,12 @@
 # D: the HEM suite (its sources and the side-by-side driver carried in .carry/hem, built
 #    here with g++) beside baselines' dense_bench (.carry/dense_bench) on the suite's
 #    dense model, SIZES filters (100000), one core and 16 threads.
+# E: the CCM index's check and Table 2 (scripts/gpu-ccm-request.sh), XML paths with one
+#    seed (scripts/gpu-xml-paths.sh) and every user command end to end against the base
+#    binary (scripts/e2e.sh);
+# F: CCM's yardstick against the HEM suite and the `hem` experiment (scripts/gpu-hem.sh,
+#    .carry/hem and .carry/dense_bench);
+# G: CLCB's rectangles (scripts/gpu-rect.sh: sanitizers, keywords) and clcb/table2.
 # Each part writes under $OUT/<part name>/ and a times.txt of its steps (seconds, exit).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -39,6 +45,20 @@ X)
 B)
     step clcb env DEADLINE_S=300 bash scripts/gpu-clcb-batch.sh
     step e2e env BINS="new=.carry/harness base=.carry/harness-base" bash scripts/e2e.sh
+    ;;
+E)
+    step ccm bash scripts/gpu-ccm-request.sh
+    step xml env SEEDS=1 bash scripts/gpu-xml-paths.sh
+    step e2e env BINS="new=.carry/harness base=.carry/harness-base" bash scripts/e2e.sh
+    ;;
+F)
+    step hem env DEADLINE_S=${DEADLINE_S:-500} bash scripts/gpu-hem.sh
+    ;;
+G)
+    step rect bash scripts/gpu-rect.sh
+    step clcb-table2 env GPU_MATCH_INDEX_SPLIT=1 timeout 120 ./.carry/harness run clcb table2 --seeds 1 \
+        --out /tmp/clcb-table2
+    tar czf "$OUT/clcb-table2-csv.tgz" -C /tmp/clcb-table2 .
     ;;
 C)
     nvidia-smi -L | tee "$OUT/gpus.txt"
