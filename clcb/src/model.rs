@@ -356,8 +356,8 @@ mod tests {
             (set.id(0), set.id(1)),
             (SubscriptionId(1), SubscriptionId(4))
         );
-        let xs: Vec<f64> = (0..5)
-            .map(|i| set.filter(FilterId(i)).unwrap().area.center().0)
+        let xs: Vec<f32> = (0..5)
+            .map(|i| set.filter(FilterId(i)).unwrap().area.center.x)
             .collect();
         assert_eq!(xs, [1.0, 2.0, 3.0, 4.0, 5.0]);
     }
