@@ -17,7 +17,7 @@
 #    binary (scripts/e2e.sh);
 # F: CCM's yardstick against the HEM suite and the `hem` experiment (scripts/gpu-hem.sh,
 #    .carry/hem and .carry/dense_bench);
-# G: CLCB's rectangles (scripts/gpu-rect.sh: sanitizers, keywords) and clcb/table2.
+# G: clcb/table2 with one seed.
 # Each part writes under $OUT/<part name>/ and a times.txt of its steps (seconds, exit).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -55,7 +55,6 @@ F)
     step hem env DEADLINE_S=${DEADLINE_S:-500} bash scripts/gpu-hem.sh
     ;;
 G)
-    step rect bash scripts/gpu-rect.sh
     step clcb-table2 env GPU_MATCH_INDEX_SPLIT=1 timeout 120 ./.carry/harness run clcb table2 --seeds 1 \
         --out /tmp/clcb-table2
     tar czf "$OUT/clcb-table2-csv.tgz" -C /tmp/clcb-table2 .
