@@ -456,6 +456,15 @@ impl Mirror {
     }
 }
 
+/// Two maps of counts summed (the smaller one added into the larger).
+fn summed<K: std::hash::Hash + Eq>(a: FastMap<K, u32>, b: FastMap<K, u32>) -> FastMap<K, u32> {
+    let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    for (k, v) in small {
+        *big.entry(k).or_default() += v;
+    }
+    big
+}
+
 impl CellIndex {
     /// Builds the cell index of `subs` at their current areas on `dev` (see the module's
     /// docs for what it holds) and uploads it.
@@ -524,74 +533,114 @@ impl CellIndex {
             })
         };
         // Per filter: its name rows (ascending by frequency); counts of names,
-        // `name = value`s, pairs.
-        let mut name_freq = vec![0u32; rows];
-        let mut eq_freq: FastMap<(u32, &[u8]), u32> = FastMap::default();
-        let mut filter_rows: Vec<Vec<u32>> = Vec::with_capacity(n);
-        for f in 0..n {
-            let mut rs: Vec<u32> = cons(f).iter().map(|c| c.tag).collect();
-            for e in cons(f).iter().filter_map(str_eq) {
-                *eq_freq.entry(e).or_default() += 1;
-            }
-            rs.sort_unstable();
-            rs.dedup();
-            for &r in &rs {
-                name_freq[r as usize] += 1;
-            }
-            filter_rows.push(rs);
-        }
+        // `name = value`s, pairs. On all cores: each filter on its own, the counts per
+        // thread and then summed.
+        let mut filter_rows: Vec<Vec<u32>> = (0..n)
+            .into_par_iter()
+            .map(|f| {
+                let mut rs: Vec<u32> = cons(f).iter().map(|c| c.tag).collect();
+                rs.sort_unstable();
+                rs.dedup();
+                rs
+            })
+            .collect();
+        let name_freq: Vec<u32> = filter_rows
+            .par_iter()
+            .fold(
+                || vec![0u32; rows],
+                |mut acc, rs| {
+                    for &r in rs {
+                        acc[r as usize] += 1;
+                    }
+                    acc
+                },
+            )
+            .reduce(
+                || vec![0u32; rows],
+                |mut a, b| {
+                    for (x, y) in a.iter_mut().zip(b) {
+                        *x += y;
+                    }
+                    a
+                },
+            );
+        let eq_freq: FastMap<(u32, &[u8]), u32> = (0..n)
+            .into_par_iter()
+            .fold(FastMap::default, |mut m, f| {
+                for e in cons(f).iter().filter_map(str_eq) {
+                    *m.entry(e).or_default() += 1;
+                }
+                m
+            })
+            .reduce(FastMap::default, summed);
         let pair_of = |rs: &[u32]| (rs[0], *rs.get(1).unwrap_or(&rs[0]));
-        let mut pair_freq: FastMap<(u32, u32), u32> = FastMap::default();
-        for rs in &mut filter_rows {
-            rs.sort_unstable_by_key(|&r| (name_freq[r as usize], r));
-            if !rs.is_empty() {
-                *pair_freq.entry(pair_of(rs)).or_default() += 1;
-            }
-        }
-        // Each filter's key and entry.
+        filter_rows
+            .par_iter_mut()
+            .for_each(|rs| rs.sort_unstable_by_key(|&r| (name_freq[r as usize], r)));
+        let pair_freq: FastMap<(u32, u32), u32> = filter_rows
+            .par_iter()
+            .fold(FastMap::default, |mut m, rs| {
+                if !rs.is_empty() {
+                    *m.entry(pair_of(rs)).or_default() += 1;
+                }
+                m
+            })
+            .reduce(FastMap::default, summed);
+        // Each filter's key and entry (on all cores), and the rows its key marks.
+        let keyed: Vec<(u32, Area, CellEntry, [(u32, u32); 2])> = filter_rows
+            .par_iter()
+            .enumerate()
+            .map(|(f, rs)| {
+                let rarest_eq = cons(f)
+                    .iter()
+                    .filter_map(str_eq)
+                    .map(|(r, v)| (eq_freq[&(r, v)], r, v))
+                    .min();
+                let (k, marks) = match rarest_eq {
+                    Some((freq, r, v)) if freq <= pair_freq[&pair_of(rs)] => {
+                        (eq_key(r, v), [(r, ROW_EQ), (r, ROW_EQ)])
+                    }
+                    _ if rs.is_empty() => (EMPTY_KEY, [(0, 0), (0, 0)]),
+                    _ => {
+                        let (a, b) = pair_of(rs);
+                        (pair_key(a, b), [(a, ROW_PAIR), (b, ROW_PAIR)])
+                    }
+                };
+                let mut sig = [0u32; 3];
+                for &r in rs {
+                    let (w, bit) = sig_bit(r);
+                    sig[w] |= bit;
+                }
+                let implied = if cons(f).is_empty() { IMPLIED } else { 0 };
+                let (pos, sq) = (tables.fpos[f], tables.sq_dist[f]);
+                let area = Area {
+                    center: crate::model::Location { x: pos.x, y: pos.y },
+                    sq_radius: sq,
+                };
+                let entry = CellEntry {
+                    filter: f as u32 | implied,
+                    sub: tables.filter_sub[f],
+                    x: pos.x,
+                    y: pos.y,
+                    sq,
+                    sig,
+                };
+                (k, area, entry, marks)
+            })
+            .collect();
+        drop(filter_rows);
         let mut row_flags = vec![0u32; rows];
         let mut key = Vec::with_capacity(n);
         let mut area = Vec::with_capacity(n);
         let mut proto = Vec::with_capacity(n);
-        for (f, rs) in filter_rows.iter().enumerate() {
-            let rarest_eq = cons(f)
-                .iter()
-                .filter_map(str_eq)
-                .map(|(r, v)| (eq_freq[&(r, v)], r, v))
-                .min();
-            let k = match rarest_eq {
-                Some((freq, r, v)) if freq <= pair_freq[&pair_of(rs)] => {
-                    row_flags[r as usize] |= ROW_EQ;
-                    eq_key(r, v)
-                }
-                _ if rs.is_empty() => EMPTY_KEY,
-                _ => {
-                    let (a, b) = pair_of(rs);
-                    row_flags[a as usize] |= ROW_PAIR;
-                    row_flags[b as usize] |= ROW_PAIR;
-                    pair_key(a, b)
-                }
-            };
-            let mut sig = [0u32; 3];
-            for &r in rs {
-                let (w, bit) = sig_bit(r);
-                sig[w] |= bit;
+        for (k, a, entry, marks) in keyed {
+            // (A key of no rows marks none: flag 0.)
+            for (r, flag) in marks.into_iter().filter(|m| m.1 != 0) {
+                row_flags[r as usize] |= flag;
             }
-            let implied = if cons(f).is_empty() { IMPLIED } else { 0 };
-            let (pos, sq) = (tables.fpos[f], tables.sq_dist[f]);
             key.push(k);
-            area.push(Area {
-                center: crate::model::Location { x: pos.x, y: pos.y },
-                sq_radius: sq,
-            });
-            proto.push(CellEntry {
-                filter: f as u32 | implied,
-                sub: tables.filter_sub[f],
-                x: pos.x,
-                y: pos.y,
-                sq,
-                sig,
-            });
+            area.push(a);
+            proto.push(entry);
         }
         let geo = geometry(&area);
         let mirror = Self::cells(&geo, &key, &proto);
