@@ -456,6 +456,10 @@ impl Mirror {
     }
 }
 
+/// A filter's key, area and cell entry, and the rows its key marks (row, flag; flag 0:
+/// none), as the cell index's build finds them on all cores.
+type Keyed = (u32, Area, CellEntry, [(u32, u32); 2]);
+
 /// Two maps of counts summed (the smaller one added into the larger).
 fn summed<K: std::hash::Hash + Eq>(a: FastMap<K, u32>, b: FastMap<K, u32>) -> FastMap<K, u32> {
     let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
@@ -587,7 +591,7 @@ impl CellIndex {
             })
             .reduce(FastMap::default, summed);
         // Each filter's key and entry (on all cores), and the rows its key marks.
-        let keyed: Vec<(u32, Area, CellEntry, [(u32, u32); 2])> = filter_rows
+        let keyed: Vec<Keyed> = filter_rows
             .par_iter()
             .enumerate()
             .map(|(f, rs)| {
