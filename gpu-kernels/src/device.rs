@@ -933,7 +933,7 @@ fn host_alloc_zeroed<T>(len: usize) -> Result<(NonNull<u8>, Layout, usize), GpuE
     Ok((ptr, layout, bytes))
 }
 
-fn check_range(len: usize, offset: usize, n: usize, what: &str) {
+pub(crate) fn check_range(len: usize, offset: usize, n: usize, what: &str) {
     assert!(
         offset.checked_add(n).is_some_and(|end| end <= len),
         "{what}: elements {offset}..{} of a buffer of {len}",

@@ -23,7 +23,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::device::{Backend, Buffer, GpuError, HostBuffer, Mem};
+use crate::device::{check_range, Backend, Buffer, GpuError, HostBuffer, Mem};
 use crate::Device;
 use std::ops::Range;
 use std::sync::atomic::Ordering;
@@ -90,11 +90,11 @@ impl Device {
         // SAFETY: the caller keeps the host from writing these elements while the copy
         // may read them; this call only reads them.
         let src = unsafe { &src.as_slice_unchecked()[range] };
-        check(dst.len(), offset, src.len(), "Device::write_on");
+        check_range(dst.len(), offset, src.len(), "Device::write_on");
         let size = std::mem::size_of::<T>();
         let bytes: &[u8] = bytemuck::cast_slice(src);
         match (&self.backend, &mut dst.mem) {
-            // SAFETY: `check` keeps the range within the buffer's allocation; source and
+            // SAFETY: `check_range` keeps the range within the buffer's allocation; source and
             // destination are distinct allocations.
             (Backend::Emu, Mem::Host { ptr, .. }) => unsafe {
                 std::ptr::copy_nonoverlapping(
@@ -133,11 +133,11 @@ impl Device {
         let _ = q;
         // SAFETY: the caller keeps the host off these elements until the copy has ended.
         let dst = unsafe { &mut dst.as_mut_slice_unchecked()[range] };
-        check(src.len(), offset, dst.len(), "Device::read_on");
+        check_range(src.len(), offset, dst.len(), "Device::read_on");
         let size = std::mem::size_of::<T>();
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(dst);
         match (&self.backend, &src.mem) {
-            // SAFETY: `check` keeps the range within the buffer's allocation; the
+            // SAFETY: `check_range` keeps the range within the buffer's allocation; the
             // destination is a distinct allocation.
             (Backend::Emu, Mem::Host { ptr, .. }) => unsafe {
                 std::ptr::copy_nonoverlapping(
@@ -205,14 +205,6 @@ impl Device {
         }
         Ok(())
     }
-}
-
-fn check(len: usize, offset: usize, n: usize, what: &str) {
-    assert!(
-        offset.checked_add(n).is_some_and(|end| end <= len),
-        "{what}: elements {offset}..{} of a buffer of {len}",
-        offset.saturating_add(n)
-    );
 }
 
 #[cfg(test)]
