@@ -80,6 +80,7 @@ use crate::compiled::{FastMap, Names};
 use crate::content_index::Sig;
 use crate::sff::{cmp_num, Num};
 use ccm::batch::{Attr, Dictionary, TY_FLOAT, TY_INT, TY_STR};
+use ccm::hash::count_in_parts;
 use clcb::batch::{EventBatch, UNKNOWN};
 use clcb::cells::CellGeometry;
 use clcb::model::{
@@ -409,36 +410,6 @@ fn in_order<T: Sync, K: Copy + Hash + Eq + Send, I: Iterator<Item = K>>(
         }
     }
     order
-}
-
-/// How many times each item of every element of `items` (`of` lists an element's)
-/// occurs, counted in parts on all cores, then summed.
-fn count<T: Sync, K: Copy + Hash + Eq + Send, I: Iterator<Item = K>>(
-    items: &[T],
-    of: impl Fn(&T) -> I + Sync,
-) -> FastMap<K, u32> {
-    items
-        .par_chunks(PART)
-        .map(|part| {
-            let mut m: FastMap<K, u32> = FastMap::default();
-            for k in part.iter().flat_map(&of) {
-                *m.entry(k).or_default() += 1;
-            }
-            m
-        })
-        .reduce(FastMap::default, |mut a, b| {
-            if a.len() < b.len() {
-                return merge(b, a);
-            }
-            merge(std::mem::take(&mut a), b)
-        })
-}
-
-fn merge<K: Hash + Eq>(mut into: FastMap<K, u32>, from: FastMap<K, u32>) -> FastMap<K, u32> {
-    for (k, v) in from {
-        *into.entry(k).or_default() += v;
-    }
-    into
 }
 
 /// The cells of a grid: filter `f` (of key `key[f]` and area `area[f]`) in every cell
@@ -810,7 +781,7 @@ impl GridIndex {
                     a
                 },
             );
-        let eq_freq: FastMap<(u32, &str), u32> = count(&filters, |(_, f)| {
+        let eq_freq: FastMap<(u32, &str), u32> = count_in_parts(&filters, |(_, f)| {
             f.constraints.iter().filter_map(|c| match (c.op, &c.value) {
                 (Op::Eq, Value::Str(v)) => {
                     Some((names.get(&c.name).expect("numbered"), v.as_str()))
@@ -822,7 +793,7 @@ impl GridIndex {
             .par_iter_mut()
             .for_each(|ids| ids.sort_unstable_by_key(|&id| (name_freq[id as usize], id)));
         let pair_of = |ids: &[u32]| pair(ids[0], *ids.get(1).unwrap_or(&ids[0]));
-        let pair_freq: FastMap<u64, u32> = count(&filter_names, |ids| {
+        let pair_freq: FastMap<u64, u32> = count_in_parts(&filter_names, |ids| {
             (!ids.is_empty()).then(|| pair_of(ids)).into_iter()
         });
         // Each filter's key: the rarer of its rarest `name = value` and its name pair,

@@ -64,7 +64,7 @@ use crate::batch::EventBatch;
 use crate::engine::EngineError;
 use crate::layout::Tables;
 use crate::model::{Area, AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
-use ccm::hash::FastMap;
+use ccm::hash::{count_in_parts, FastMap};
 pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
     cells_match, cells_shared_bytes, cells_write, eq_key, pair_key, sig_bit, CellEntry, CellEvents,
@@ -460,15 +460,6 @@ impl Mirror {
 /// none), as the cell index's build finds them on all cores.
 type Keyed = (u32, Area, CellEntry, [(u32, u32); 2]);
 
-/// Two maps of counts summed (the smaller one added into the larger).
-fn summed<K: std::hash::Hash + Eq>(a: FastMap<K, u32>, b: FastMap<K, u32>) -> FastMap<K, u32> {
-    let (mut big, small) = if a.len() >= b.len() { (a, b) } else { (b, a) };
-    for (k, v) in small {
-        *big.entry(k).or_default() += v;
-    }
-    big
-}
-
 impl CellIndex {
     /// Builds the cell index of `subs` at their current areas on `dev` (see the module's
     /// docs for what it holds) and uploads it.
@@ -568,28 +559,18 @@ impl CellIndex {
                     a
                 },
             );
-        let eq_freq: FastMap<(u32, &[u8]), u32> = (0..n)
-            .into_par_iter()
-            .fold(FastMap::default, |mut m, f| {
-                for e in cons(f).iter().filter_map(str_eq) {
-                    *m.entry(e).or_default() += 1;
-                }
-                m
-            })
-            .reduce(FastMap::default, summed);
+        // Every filter's constraints lie end to end in `fcons`.
+        let all_cons =
+            &tables.fcons[tables.fcons_start[0] as usize..tables.fcons_start[n] as usize];
+        let eq_freq: FastMap<(u32, &[u8]), u32> =
+            count_in_parts(all_cons, |c| str_eq(c).into_iter());
         let pair_of = |rs: &[u32]| (rs[0], *rs.get(1).unwrap_or(&rs[0]));
         filter_rows
             .par_iter_mut()
             .for_each(|rs| rs.sort_unstable_by_key(|&r| (name_freq[r as usize], r)));
-        let pair_freq: FastMap<(u32, u32), u32> = filter_rows
-            .par_iter()
-            .fold(FastMap::default, |mut m, rs| {
-                if !rs.is_empty() {
-                    *m.entry(pair_of(rs)).or_default() += 1;
-                }
-                m
-            })
-            .reduce(FastMap::default, summed);
+        let pair_freq: FastMap<(u32, u32), u32> = count_in_parts(&filter_rows, |rs| {
+            (!rs.is_empty()).then(|| pair_of(rs)).into_iter()
+        });
         // Each filter's key and entry (on all cores), and the rows its key marks.
         let keyed: Vec<Keyed> = filter_rows
             .par_iter()
