@@ -29,6 +29,10 @@ SRC=.carry/hem
 OUT=${OUT:-/tmp/out}
 SIZES=${SIZES:-"100000 1000000"}
 DEADLINE_S=${DEADLINE_S:-560}
+# The dense model's workloads (dense_bench's --only; `few`: 3-5 of 100 names) and whether
+# the `hem` experiment runs (HARNESS=0: HEM and dense_bench alone).
+ONLY=${ONLY:-3-5,10,20,zipf,few}
+HARNESS=${HARNESS:-1}
 T=$(nproc)
 O=$OUT/hem
 R=/tmp/gpu-hem
@@ -72,6 +76,7 @@ fi
 #    end of a run: a run cut by its timeout records nothing, while HEM's lines below are
 #    kept one by one).
 for N in $SIZES; do
+    [ "$HARNESS" = 1 ] || break
     cap=150
     [ "$N" -gt 200000 ] && cap=300
     limit=$(left)
@@ -87,11 +92,11 @@ for N in $SIZES; do
     [ "$limit" -gt 20 ] || { echo "dense_bench-$N 0 skipped" | tee -a "$OUT/times.txt"; continue; }
     [ "$limit" -lt 150 ] || limit=150
     step "dense_bench-$N" "$limit" "$B" --filters "$N" --events 2000 --matchers hybrid,bit \
-        --dump "$R/dumps" >"$O/gpu-match-$N.txt" 2>&1
+        --only "$ONLY" --dump "$R/dumps" >"$O/gpu-match-$N.txt" 2>&1
     # 4. HEM on the same workloads, listing its answers (a run only while time is left).
     if [ "$HAVE_HEM" = 1 ]; then
         s=$(date +%s)
-        for W in 3-5 10 20 zipf; do
+        for W in ${ONLY//,/ }; do
             for V in dd avx; do
                 for BE in 4 6; do
                     [ -x "$R/b-$N/hem-$V-$N" ] && [ -f "$R/dumps/dense-$W-$N.txt" ] || continue

@@ -1,10 +1,12 @@
 //! The REIN / HEM suite's dense model (20 names, 1-5 range predicates per filter, one
-//! interface per filter) with events carrying 3-5, 10, all 20 or 5-10 Zipf-drawn names:
+//! interface per filter) with events carrying 3-5, 10, all 20 or 5-10 Zipf-drawn names,
+//! and `few`: the same filters over 100 names with events of 3-5 (few names of many, the
+//! regime of CCM's Table 1, in numbers only, which the suite can read):
 //! µs per event on one core and on all cores for the hybrid index, the value index and
 //! the bit index, their answers checked equal.
 //!
 //!     cargo run --release -p baselines --example dense_bench -- [--filters N] [--events E]
-//!         [--only 3-5,10,20,zipf] [--matchers hybrid,value,bit] [--cells MAX] [--seed S]
+//!         [--only 3-5,10,20,zipf,few] [--matchers hybrid,value,bit] [--cells MAX] [--seed S]
 //!         [--cpu-time] [--dump DIR]
 //!
 //! `--matchers` also takes `hybrid-nobits` (the hybrid without the bit index among its
@@ -117,27 +119,31 @@ fn run<M: Matcher>(m: &M, events: &[Event], a: &Args) -> (f64, f64, usize, Vec<V
     )
 }
 
-fn workload(label: &str, a: &Args) -> Result<Workload, Box<dyn std::error::Error>> {
-    let (names_per_event, event_names) = match label {
-        "3-5" => ((3, 5), NameDist::Uniform),
-        "10" => ((10, 10), NameDist::Uniform),
-        "20" => ((20, 20), NameDist::Uniform),
-        "zipf" => ((5, 10), NameDist::Zipf(1.0)),
-        _ => return Err(format!("unknown workload {label} (3-5, 10, 20, zipf)").into()),
+/// The workload `label` and its number of names.
+fn workload(label: &str, a: &Args) -> Result<(Workload, usize), Box<dyn std::error::Error>> {
+    let (names, names_per_event, event_names) = match label {
+        "3-5" => (20, (3, 5), NameDist::Uniform),
+        "10" => (20, (10, 10), NameDist::Uniform),
+        "20" => (20, (20, 20), NameDist::Uniform),
+        "zipf" => (20, (5, 10), NameDist::Zipf(1.0)),
+        "few" => (100, (3, 5), NameDist::Uniform),
+        _ => return Err(format!("unknown workload {label} (3-5, 10, 20, zipf, few)").into()),
     };
     let p = DenseParams {
         events: a.events,
         filters: a.filters,
+        names,
         names_per_event,
         event_names,
         ..DenseParams::default()
     };
-    Ok(generate_dense(&p, a.seed)?)
+    Ok((generate_dense(&p, a.seed)?, names))
 }
 
 /// Writes `w` for the HEM suite's driver (see the module docs); names `n<i>` are `i`.
 fn dump(
     path: &std::path::Path,
+    names: usize,
     w: &Workload,
     counts: &[usize],
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -147,7 +153,12 @@ fn dump(
         _ => Err("dense values are integers"),
     };
     let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-    writeln!(f, "hemdump 20 {} {}", w.subscriptions.len(), w.events.len())?;
+    writeln!(
+        f,
+        "hemdump {names} {} {}",
+        w.subscriptions.len(),
+        w.events.len()
+    )?;
     for s in &w.subscriptions {
         // Each name's `>= lo` and `<= hi`, as one interval.
         let mut preds: Vec<(usize, i64, i64)> = Vec::new();
@@ -198,7 +209,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     );
     for label in &a.only {
-        let w = workload(label, &a)?;
+        let (w, names) = workload(label, &a)?;
         let mut want: Option<Vec<Vec<InterfaceId>>> = None;
         for m in &a.matchers {
             let t = Instant::now();
@@ -229,6 +240,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         let counts: Vec<usize> = got.iter().map(Vec::len).collect();
                         dump(
                             &dir.join(format!("dense-{label}-{}.txt", a.filters)),
+                            names,
                             &w,
                             &counts,
                         )?;
