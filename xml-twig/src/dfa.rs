@@ -693,15 +693,13 @@ impl DfaEngine {
         let (events, events8) = match &batch.events {
             EventWords::Wide(v) => {
                 let bytes: &[u8] = bytemuck::cast_slice(v);
-                let staged = stage(dev, &mut self.staging, bytes.len(), &[(0, bytes)])?;
                 let b = room(dev, &mut self.events, v.len())?;
-                dev.write(b, 0, bytemuck::cast_slice::<u8, u16>(staged))?;
+                stage_into(dev, &mut self.staging, bytes.len(), &[(0, bytes)], b)?;
                 (b.dev_ptr(), DevPtr::null())
             }
             EventWords::Narrow(v) => {
-                let staged = stage(dev, &mut self.staging, v.len(), &[(0, &v[..])])?;
                 let b = room(dev, &mut self.events8, v.len())?;
-                dev.write(b, 0, staged)?;
+                stage_into(dev, &mut self.staging, v.len(), &[(0, &v[..])], b)?;
                 (DevPtr::null(), b.dev_ptr())
             }
         };
@@ -862,7 +860,8 @@ impl DfaEngine {
         };
         let at = WalkInputs::new(events.len(), batch, &unit_base);
         let dev = &self.dev;
-        let staged = stage(
+        let ins = room(dev, &mut self.walk_ins, at.bytes)?;
+        stage_into(
             dev,
             &mut self.staging,
             at.bytes,
@@ -876,9 +875,8 @@ impl DfaEngine {
                 (at.children, bytemuck::cast_slice(batch.children())),
                 (at.unit_base, bytemuck::cast_slice(&unit_base)),
             ],
+            ins,
         )?;
-        let ins = room(dev, &mut self.walk_ins, at.bytes)?;
-        dev.write(ins, 0, staged)?;
         let ins = &*ins;
         let status = n_docs * words;
         let out_len = n_docs * (words + 1);
@@ -1328,55 +1326,81 @@ const PLAN_RUN_DOCS: usize = 64;
 
 /// `parts` (each `(offset, bytes)`, offsets ascending, not overlapping) copied into the
 /// first `len` bytes of the page-locked host buffer in `slot` (grown to a power of two
-/// when short), on rayon's pool in pieces of [`STAGE_PIECE`] when they are large: the
-/// device then copies them at the bus's speed, where bytes of pageable memory go
-/// through the driver's own staging on the calling thread. Returns the staged bytes
-/// (gaps between parts hold whatever was there).
-fn stage<'a>(
+/// when short), then onto the device into `dst` from its start (stream-ordered: the
+/// kernels launched after see them). Large inputs are staged on rayon's pool in pieces
+/// of [`STAGE_PIECE`], region by region ([`STAGE_REGION`] bytes): each region's copy to
+/// the device is queued as soon as it is staged, so the bus carries one region while
+/// the host stages the next. The device copies page-locked bytes at the bus's speed,
+/// where bytes of pageable memory go through the driver's own staging on the calling
+/// thread. Gaps between parts carry whatever the buffer held. `len` is a multiple of
+/// `T`'s size and within `dst`.
+fn stage_into<T: bytemuck::Pod>(
     dev: &Device,
-    slot: &'a mut Option<HostBuffer<u8>>,
+    slot: &mut Option<HostBuffer<u8>>,
     len: usize,
     parts: &[(usize, &[u8])],
-) -> Result<&'a [u8], XmlError> {
+    dst: &mut Buffer<T>,
+) -> Result<(), XmlError> {
     if slot.as_ref().is_none_or(|b| b.len() < len.max(1)) {
         *slot = None; // free the old one first
         *slot = Some(dev.alloc_host(len.max(1).next_power_of_two())?);
     }
     let buf = slot.as_mut().expect("allocated above");
-    // The buffer is never a kernel's argument: no launch uses it.
-    let mut rest = &mut buf.as_mut_slice()[..len];
-    let mut at = 0;
-    let mut jobs = Vec::with_capacity(parts.len());
-    for &(off, src) in parts {
-        let (_, tail) = std::mem::take(&mut rest).split_at_mut(off - at);
-        let (to, tail) = tail.split_at_mut(src.len());
-        jobs.push((to, src));
-        rest = tail;
-        at = off + src.len();
-    }
-    if len >= PARALLEL_STAGE_BYTES {
-        // The caller copies from the first moment, and pool threads join as they wake
-        // (handed to rayon's pool as a job, the staging of Fig. 9's batch, about 1 MB,
-        // took 0.08 ms on the H200's 16 cores: most likely waiting for sleeping
-        // threads, as `gpu_kernels::crew` measured for the DDM engine's staging).
-        let pieces: Vec<(&mut [u8], &[u8])> = jobs
-            .into_iter()
-            .flat_map(|(to, from)| to.chunks_mut(STAGE_PIECE).zip(from.chunks(STAGE_PIECE)))
-            .collect();
-        let helpers = rayon::current_num_threads().saturating_sub(1);
-        claim_map(pieces, helpers, |_, (to, from)| to.copy_from_slice(from));
+    let size = std::mem::size_of::<T>();
+    // Regions are whole pieces, so every region but the last starts and ends on a
+    // multiple of `T`'s size; the last ends at `len`.
+    let region = if len >= PARALLEL_STAGE_BYTES {
+        STAGE_REGION
     } else {
-        jobs.into_iter()
-            .for_each(|(to, from)| to.copy_from_slice(from));
+        len.max(1)
+    };
+    let mut at = 0;
+    for to in buf.as_mut_slice()[..len].chunks_mut(region) {
+        let end = at + to.len();
+        // The parts' bytes that fall in [at, end), as (destination, source) pairs.
+        let mut jobs: Vec<(&mut [u8], &[u8])> = Vec::new();
+        let (mut rest, mut rest_at) = (&mut *to, at);
+        for &(off, src) in parts {
+            let (lo, hi) = (off.max(at), (off + src.len()).min(end));
+            if lo >= hi {
+                continue;
+            }
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(lo - rest_at);
+            let (into, tail) = tail.split_at_mut(hi - lo);
+            jobs.push((into, &src[lo - off..hi - off]));
+            (rest, rest_at) = (tail, hi);
+        }
+        if len >= PARALLEL_STAGE_BYTES {
+            // The caller copies from the first moment, and pool threads join as they
+            // wake (handed to rayon's pool as a job, the staging of Fig. 9's batch,
+            // about 1 MB, took 0.08 ms on the H200's 16 cores: most likely waiting for
+            // sleeping threads, as `gpu_kernels::crew` measured for the DDM engine's
+            // staging).
+            let pieces: Vec<(&mut [u8], &[u8])> = jobs
+                .into_iter()
+                .flat_map(|(to, from)| to.chunks_mut(STAGE_PIECE).zip(from.chunks(STAGE_PIECE)))
+                .collect();
+            let helpers = rayon::current_num_threads().saturating_sub(1);
+            claim_map(pieces, helpers, |_, (to, from)| to.copy_from_slice(from));
+        } else {
+            jobs.into_iter()
+                .for_each(|(to, from)| to.copy_from_slice(from));
+        }
+        dev.write(dst, at / size, bytemuck::cast_slice::<u8, T>(to))?;
+        at = end;
     }
-    Ok(&buf.as_slice()[..len])
+    Ok(())
 }
 
-/// Bytes from which [`stage`] copies on rayon's pool.
+/// Bytes from which [`stage_into`] copies on rayon's pool, a region at a time.
 const PARALLEL_STAGE_BYTES: usize = 1 << 18;
 
-/// Bytes each task of [`stage`] copies.
+/// Bytes each task of [`stage_into`] copies.
 const STAGE_PIECE: usize = 1 << 16;
+
+/// Bytes of a region of [`stage_into`]: staged on the pool, then queued for the device
+/// while the next is staged (a whole number of pieces).
+const STAGE_REGION: usize = 8 * STAGE_PIECE;
 
 /// Events of a batch from which [`DfaTables::unfinished`] walks it on rayon's pool.
 const PARALLEL_BATCH_EVENTS: usize = 1 << 16;
@@ -1409,6 +1433,39 @@ fn select_cuts(points: &[u32], n: usize, seg: usize, cuts: &mut Vec<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Parts that straddle the staging's regions (and gaps between them) reach the
+    /// device's buffer byte for byte, region by region, as wide and as narrow words.
+    #[test]
+    fn staged_parts_reach_the_device_across_regions() {
+        let dev = Device::emulator();
+        let pattern = |n: usize, k: u8| {
+            (0..n)
+                .map(|i| (i as u8).wrapping_mul(31) ^ k)
+                .collect::<Vec<u8>>()
+        };
+        let a = pattern(STAGE_REGION + 12_346, 1);
+        let b = pattern(3 * STAGE_PIECE + 10, 2);
+        let c = pattern(2 * STAGE_REGION + 6, 3);
+        let (b_at, c_at) = (a.len() + 2, a.len() + 2 + b.len() + 4 * STAGE_PIECE);
+        let len = c_at + c.len();
+        let parts = [(0, &a[..]), (b_at, &b[..]), (c_at, &c[..])];
+        let mut slot = None;
+        let mut narrow = dev.alloc::<u8>(len).expect("emulator memory");
+        stage_into(&dev, &mut slot, len, &parts, &mut narrow).expect("staged");
+        let mut wide = dev.alloc::<u16>(len / 2).expect("emulator memory");
+        stage_into(&dev, &mut slot, len, &parts, &mut wide).expect("staged");
+        let wide: Vec<u8> = bytemuck::cast_slice(&dev.read(&wide).expect("read")).to_vec();
+        for got in [dev.read(&narrow).expect("read"), wide] {
+            for (at, part) in parts {
+                assert!(got[at..at + part.len()] == *part, "the part at {at}");
+            }
+        }
+        // A small input: one region, on the calling thread.
+        let mut small = dev.alloc::<u8>(5).expect("emulator memory");
+        stage_into(&dev, &mut slot, 5, &[(1, &a[..4])], &mut small).expect("staged");
+        assert_eq!(dev.read(&small).expect("read")[1..], a[..4]);
+    }
 
     /// The tables of the module's example: `/a` only.
     fn slash_a() -> DfaTables {
