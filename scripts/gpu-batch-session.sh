@@ -18,6 +18,16 @@
 # F: CCM's yardstick against the HEM suite and the `hem` experiment (scripts/gpu-hem.sh,
 #    .carry/hem and .carry/dense_bench);
 # G: clcb/table2 with one seed.
+# H: CLCB recorded: the cell index's sanitizers (.carry/cells_split: cells_encode,
+#    cells_match, memcheck and racecheck on small workloads; the kernels with rectangles:
+#    memcheck on quick keywords), then table2 and keywords with three seeds and Figs.
+#    3a-4d with one, while DEADLINE_S (540 by default) lasts;
+# I: CCM recorded: the index's check and sanitizers (.carry/index_check), table2 and
+#    dense10 with three seeds, dense with one;
+# J: every user command end to end against the base binary (scripts/e2e.sh), the HEM
+#    suite on the few-names model (scripts/gpu-hem.sh with ONLY=few HARNESS=0), and XML
+#    paths with three seeds while time is left.
+# A part finding .carry/*.gz unpacks them first (the carried binaries, compressed).
 # Each part writes under $OUT/<part name>/ and a times.txt of its steps (seconds, exit).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
@@ -34,7 +44,54 @@ step() { # name command...
     # One archive a step (the device tool brings back a limited number of files).
     tar czf "$OUT/$name.tgz" -C "$OUT" "$name" && rm -rf "${OUT:?}/$name"
 }
+for z in .carry/*.gz; do
+    [ -e "$z" ] || continue
+    gunzip -c "$z" > "${z%.gz}" && chmod +x "${z%.gz}" && rm -f "$z"
+done
+START=$(date +%s)
+left() { echo $(( ${DEADLINE_S:-540} - ($(date +%s) - START) )); }
+# record NAME TIMEOUT ARGS...: `harness run ARGS --out /tmp/rec`, if the time left allows.
+record() {
+    local name=$1 limit=$2 l
+    shift 2
+    l=$(left)
+    [ "$l" -lt "$limit" ] && limit=$l
+    [ "$limit" -gt 15 ] || { echo "$name 0 skipped" | tee -a "$OUT/times.txt"; return; }
+    step "$name" timeout "$limit" ./.carry/harness run "$@" --out /tmp/rec
+}
 case "$PART" in
+H)
+    S=./.carry/cells_split
+    step cells-memcheck env CELLS_ROUND=2048 CELLS_LAUNCH=512 timeout 40 compute-sanitizer \
+        --tool memcheck --print-limit 20 $S keywords 1 2000
+    step cells-racecheck env CELLS_ROUND=1024 CELLS_LAUNCH=512 timeout 40 compute-sanitizer \
+        --tool racecheck --print-limit 20 $S keywords 1 2000
+    step rect-memcheck timeout 60 compute-sanitizer --tool memcheck --print-limit 20 \
+        ./.carry/harness run clcb keywords --quick --seeds 1 --out /tmp/sanitized
+    record clcb-table2 150 clcb table2 --seeds 3
+    record clcb-keywords 120 clcb keywords --seeds 3
+    for f in fig3a fig3b fig3c fig3d fig4a fig4b fig4c fig4d; do
+        record "clcb-$f" 40 clcb $f --seeds 1
+    done
+    tar czf "$OUT/rec.tgz" -C /tmp/rec .
+    ;;
+I)
+    step index-check timeout 30 ./.carry/index_check 1
+    step index-memcheck timeout 40 compute-sanitizer --tool memcheck --print-limit 20 \
+        ./.carry/index_check 2 small
+    step index-racecheck timeout 40 compute-sanitizer --tool racecheck --print-limit 20 \
+        ./.carry/index_check 3 small
+    record ccm-table2 90 ccm table2 --seeds 3
+    record ccm-dense10 90 ccm dense10 --seeds 3
+    record ccm-dense 150 ccm dense --seeds 1
+    tar czf "$OUT/rec.tgz" -C /tmp/rec .
+    ;;
+J)
+    step e2e timeout 240 env BINS="new=.carry/harness base=.carry/harness-base" bash scripts/e2e.sh
+    step hem-few env ONLY=few HARNESS=0 DEADLINE_S=150 bash scripts/gpu-hem.sh
+    record xml-paths 200 xml paths --seeds 3
+    [ -d /tmp/rec ] && tar czf "$OUT/rec.tgz" -C /tmp/rec .
+    ;;
 A)
     step ccm bash scripts/gpu-ccm-batch.sh
     step xml env SEEDS=1 bash scripts/gpu-xml-paths.sh
