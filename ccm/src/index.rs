@@ -40,26 +40,31 @@
 //!    thousands of answers per event, a second copy on the host cost as much as the
 //!    transfer.
 //! 5. **Pipeline** ([`GpuIndex::match_batch`]): the index takes an [`EventBatch`] as it
-//!    is. Once per call the host translates the batch's two dictionaries to the
+//!    is. Once per batch the host translates the batch's two dictionaries to the
 //!    tables' (per name its row, per string its id among the constraints' strings and
 //!    its place in the batch's arena: a few names, the distinct strings) and uploads
-//!    them with the string arena. Per launch it copies the launch's attributes and
-//!    starts on all cores into page-locked staging, one of two in turn. On the device,
-//!    [`ccm_kernels::batch::ccm_encode_batch`] encodes the launch's events (its
+//!    them with the string arena, beside the staging of the call's first launch; a
+//!    later call on a batch of the same dictionaries (a stream matched a range at a
+//!    time) finds them on the device. Per launch it copies the launch's attributes and
+//!    starts on all cores into page-locked staging, one of three in turn. On the
+//!    device, [`ccm_kernels::batch::ccm_encode_batch`] encodes the launch's events (its
 //!    names' rows, strings' ids, signatures) into the form the kernels above read, so
 //!    the host does no work per attribute. Launches alternate between two slots of
 //!    device buffers and nothing in a launch waits for the host: the dense kernels'
 //!    grids are sized from the launch before (they stride over any count), the answer
 //!    lists are written when they fit their buffer (else the host grows it and lists
-//!    them again). The host queues launch `k` (its copy in on a queue of its own, its
-//!    kernels on the device's stream; the lists kernel writes each event's span
-//!    straight into page-locked host memory), then, while the device finishes launch
-//!    `k - 1` and goes on to `k`, collects `k - 1`'s answers (its lists copied out on a
-//!    third queue, once its kernels are done) and stages `k + 1`'s events. No copy out
-//!    waits on the kernels in a queue, where it could hold up the next copy in.
-//!    [`GpuIndex::match_batch_into`] reuses the caller's answer areas, so a stream
-//!    writes its answers into page-locked memory already allocated;
-//!    [`GpuIndex::match_events`] takes heap events, converted once.
+//!    them again). While the pool stages launch `k + 1`'s events, the host queues
+//!    launch `k` (its copy in on a queue of its own, its kernels on the device's
+//!    stream; the lists kernel writes each event's span straight into page-locked host
+//!    memory), then collects launch `k - 1`'s answers (its lists copied out on a third
+//!    queue, once its kernels are done), and then helps with the staging: launch
+//!    `k + 1` is staged before the device ends launch `k`, and its copy in overlaps
+//!    that launch's kernels. No copy out waits on the kernels in a queue, where it
+//!    could hold up the next copy in. A call's launches grow from a small first one
+//!    ([`IndexConfig::first_launch`], [`IndexConfig::ramp_growth`]), whose staging
+//!    nothing overlaps. [`GpuIndex::match_batch_into`] reuses the caller's answer
+//!    areas, so a stream writes its answers into page-locked memory already
+//!    allocated; [`GpuIndex::match_events`] takes heap events, converted once.
 //!
 //! Updates without a rebuild ([`GpuIndex::add`], [`GpuIndex::remove`]): a removed
 //! filter is marked removed in place on the device (one 16-byte write; every kernel
@@ -119,6 +124,13 @@ pub struct IndexConfig {
     /// first match, instead of the filter-major one when interfaces hold at least this
     /// many filters on average (32; Table 1's model has thousands, the dense model one).
     pub iface_major_min: usize,
+    /// A call's first launch holds at most this many events (8192, an eighth of a full
+    /// launch): nothing overlaps its staging.
+    pub first_launch: usize,
+    /// Each launch of a call holds this many times the events of the one before (2.0),
+    /// up to a full launch: a launch's staging overlaps the device's work on the one
+    /// before, so it should not take much longer.
+    pub ramp_growth: f64,
 }
 
 impl Default for IndexConfig {
@@ -131,6 +143,8 @@ impl Default for IndexConfig {
             walk_warps: 8448,
             dense_block: 256,
             iface_major_min: 32,
+            first_launch: 8192,
+            ramp_growth: 2.0,
         }
     }
 }
@@ -147,6 +161,7 @@ impl IndexConfig {
                 route_block: 64,
                 walk_warps: 128,
                 dense_block: 64,
+                first_launch: 8,
                 ..IndexConfig::default()
             }
         }
@@ -160,9 +175,9 @@ impl IndexConfig {
 /// against the wall time says how busy the device was.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IndexTiming {
-    /// Once per call: the batch's dictionaries translated to the tables' (names to
-    /// rows, strings to the constraints' string ids) and uploaded with its string
-    /// arena.
+    /// Once per batch (a call on the batch of the call before skips it): the batch's
+    /// dictionaries translated to the tables' (names to rows, strings to the
+    /// constraints' string ids) and uploaded with its string arena.
     pub dictionaries: Duration,
     /// Copying each launch's attributes and starts on all cores into page-locked
     /// staging memory: the host's only work per event.
@@ -648,10 +663,9 @@ struct InFlight {
     /// Its slot of launch buffers.
     slot: usize,
     events: usize,
-    /// Its staging, free again once `copied` is reached.
+    /// Its staging, free again once `done` is reached (its kernels wait for its copy
+    /// in).
     staging: Option<HostBufs>,
-    /// Its events copied in (on the input queue).
-    copied: Signal,
     /// Its kernels done (on the device's stream): its spans are in host memory.
     done: Signal,
     /// The device's clock before its encoding, after it, after its last kernel.
@@ -816,8 +830,9 @@ pub struct GpuIndex<'d> {
     d: Option<DevIndex>,
     /// Two launch slots, alternating between launches.
     bufs: [Option<LaunchBufs>; 2],
-    /// Two staging areas, alternating between launches.
-    staging: [Option<HostBufs>; 2],
+    /// Staging areas free for a launch's events (three in use at most: the launch being
+    /// queued, the one on the device, the next one being staged).
+    staging: Vec<HostBufs>,
     /// The queues copying launches in and answers out (made at the first match).
     queues: Option<Queues>,
     /// The last collected launch's count of dense events (sizes the dense kernels'
@@ -825,6 +840,9 @@ pub struct GpuIndex<'d> {
     dense_hint: u32,
     /// The last call's batch dictionaries on the device (their buffers reused).
     dicts: Option<DevDicts>,
+    /// The dictionaries `dicts` were translated from (`None`: translate at the next
+    /// call; the tables changed, or a translation failed).
+    dicts_of: Option<DictsSeen>,
     timing: IndexTiming,
     /// Interface (of the tables' `iface_ids`) -> rank, as of the last build.
     rank: Vec<u32>,
@@ -875,10 +893,11 @@ impl<'d> GpuIndex<'d> {
             host: HostIndex::default(),
             d: None,
             bufs: [None, None],
-            staging: [None, None],
+            staging: Vec::new(),
             queues: None,
             dense_hint: 0,
             dicts: None,
+            dicts_of: None,
             timing: IndexTiming::default(),
             rank: Vec::new(),
             rows: 0,
@@ -900,6 +919,8 @@ impl<'d> GpuIndex<'d> {
     /// a name no filter had at the build, the index was built empty, or the added
     /// filters pass a sixteenth of the built ones (at least 4,096).
     pub fn add(&mut self, s: &Subscription) -> Result<SubId, CcmError> {
+        // The tables' names and strings may grow: the next call translates anew.
+        self.dicts_of = None;
         let id = self.t.add(s)?;
         let iface = self.t.filter_iface[id.0 as usize] as usize;
         let room = (self.host.n_filters() / 16).max(4096);
@@ -921,6 +942,7 @@ impl<'d> GpuIndex<'d> {
     /// the device in place ([`ccm_kernels::index::REMOVED`], one 16-byte write); one
     /// added since the build leaves the small table, rebuilt at the next match.
     pub fn remove(&mut self, id: SubId) -> Result<(), CcmError> {
+        self.dicts_of = None;
         self.t.remove(id)?;
         let f = id.0 as usize;
         if let Some(i) = self.added.iter().position(|&a| a == id.0) {
@@ -976,6 +998,7 @@ impl<'d> GpuIndex<'d> {
     /// Partitions every live filter of the tables and uploads the index (the filters
     /// added or removed since the last build included).
     fn rebuild(&mut self) -> Result<(), CcmError> {
+        self.dicts_of = None;
         let t = &self.t;
         let live: Vec<u32> = (0..t.size_f.len() as u32)
             .filter(|&f| t.size_f[f as usize] > 0)
@@ -1158,6 +1181,7 @@ impl<'d> GpuIndex<'d> {
             bufs,
             staging,
             dicts,
+            dicts_of,
             timing,
             delta,
             queues,
@@ -1166,32 +1190,41 @@ impl<'d> GpuIndex<'d> {
         } = self;
         let (cfg, d) = (&*cfg, d.as_ref().expect("built"));
         let delta = delta.as_ref();
-        // The batch's dictionaries, once per call.
-        let started = Instant::now();
-        let dict = DevDicts::upload(dev, t, batch, dicts.take())?;
-        timing.dictionaries += started.elapsed();
-        let dict = &*dicts.insert(dict);
         if queues.is_none() {
             *queues = Some(Queues::new(dev)?);
         }
-        let mut chunks = Ramp {
-            rest: events,
-            next: ramp_start(per),
-            per,
-        };
+        let mut chunks = Ramp::new(cfg, events, per);
         let Some(first) = chunks.next() else {
             return Ok(());
         };
-        // The first launch's events are staged before the pipeline starts. A call of
-        // several launches sizes the second staging area like the first now (a stream
-        // warmed with two launches has nothing left to allocate).
-        let (cur, took) =
-            Staged::prepare(staging[0].take(), batch, first.clone()).ready(dev, batch)?;
+        // The batch's dictionaries, once per batch: a call on the batch (the same
+        // dictionaries) the last call translated finds them on the device already.
+        // Translated beside the first launch's staging, which nothing else overlaps.
+        let same = dicts.is_some() && dicts_of.as_ref().is_some_and(|s| s.holds(batch));
+        if !same {
+            *dicts_of = None;
+        }
+        let old = if same { None } else { dicts.take() };
+        let (dict, prepared) = rayon::join(
+            || -> Result<_, CcmError> {
+                if same {
+                    return Ok(None);
+                }
+                let started = Instant::now();
+                let dict = DevDicts::upload(dev, t, batch, old)?;
+                Ok(Some((dict, DictsSeen::of(batch), started.elapsed())))
+            },
+            || Staged::prepare(staging.pop(), batch, first.clone()),
+        );
+        if let Some((dict, seen, took)) = dict? {
+            *dicts = Some(dict);
+            *dicts_of = Some(seen);
+            timing.dictionaries += took;
+        }
+        let dict = dicts.as_ref().expect("uploaded");
+        let (cur, took) = prepared.ready(dev, batch, per)?;
         timing.stage += took;
         timing.note(&cur);
-        if staging[1].is_none() && n > per {
-            staging[1] = Some(HostBufs::alloc(dev, cur.lens())?);
-        }
         let p = Pipe {
             dev,
             d,
@@ -1225,26 +1258,59 @@ impl<'d> GpuIndex<'d> {
             let _ = dev.synchronize();
             *bufs = [None, None];
         }
-        drop(flying);
+        if let Some(mut f) = flying {
+            staging.extend(f.staging.take());
+        }
         r
     }
 }
 
-/// The pipeline of [`GpuIndex::match_batch`] (module docs, step 5), on the staging pool:
-/// this thread queues launch `k` on the device ([`submit`]), then collects launch
-/// `k - 1`'s answers ([`collect`]) while the pool stages launch `k + 1`'s events into
-/// the staging launch `k - 1` used (`join`); its launch collected, it helps with that
-/// staging instead of waiting for it. So the device copies launch `k + 1` in and
-/// `k - 1`'s answers out while it matches `k`, and the host stages and decodes
-/// meanwhile. `cur` is the first launch's staged events, `staging[1]` the second
-/// staging area (if any); both areas are back in `staging` at the end.
+/// The dictionaries of the batch the device's [`DevDicts`] were translated from (a
+/// copy): a later call on a batch that [`DictsSeen::holds`] needs no translation. A
+/// copy, not the batch's address: a batch freed and another allocated in its place
+/// could have other strings.
+struct DictsSeen {
+    names: (Vec<(u32, u32)>, Vec<u8>),
+    strings: (Vec<(u32, u32)>, Vec<u8>),
+}
+
+impl DictsSeen {
+    fn of(batch: &EventBatch) -> DictsSeen {
+        let copy = |d: &crate::batch::Dictionary| (d.spans().to_vec(), d.arena().to_vec());
+        DictsSeen {
+            names: copy(batch.names()),
+            strings: copy(batch.strings()),
+        }
+    }
+
+    /// `batch`'s dictionaries are these (the same names and strings, numbered alike).
+    fn holds(&self, batch: &EventBatch) -> bool {
+        let same = |d: &crate::batch::Dictionary, (spans, arena): &(Vec<(u32, u32)>, Vec<u8>)| {
+            d.spans() == spans.as_slice() && d.arena() == arena.as_slice()
+        };
+        same(batch.names(), &self.names) && same(batch.strings(), &self.strings)
+    }
+}
+
+/// The pipeline of [`GpuIndex::match_batch`] (module docs, step 5), on the staging pool.
+/// Step `k`: this thread queues launch `k` on the device ([`submit`]) and collects launch
+/// `k - 1`'s answers ([`collect`]) while the pool stages launch `k + 1`'s events into a
+/// spare staging area (`join`); its part done, it helps with that staging instead of
+/// waiting for it. So launch `k + 1`'s events are staged while the host queues launch
+/// `k`, and copied in while the device matches launch `k` (the copy in of a launch
+/// staged only after queuing the one before could hold up the kernels: on the H200,
+/// queuing a launch and staging the next took about as long as the device's work on
+/// a launch of Table 2). `cur` is the first launch's staged events; the staging areas
+/// of collected launches go back to `spare`. Three areas in use at most: launch `k`'s,
+/// launch `k - 1`'s (its copy in may still run until it is collected) and launch
+/// `k + 1`'s.
 #[allow(clippy::too_many_arguments)]
 fn pipeline(
     p: &Pipe<'_>,
     mut chunks: Ramp,
-    mut cur: Staged,
+    cur: Staged,
     bufs: &mut [Option<LaunchBufs>; 2],
-    staging: &mut [Option<HostBufs>; 2],
+    spare: &mut Vec<HostBufs>,
     hint: &mut u32,
     timing: &mut IndexTiming,
     out: &mut Answers,
@@ -1253,51 +1319,45 @@ fn pipeline(
 ) -> Result<(), CcmError> {
     let dev = p.dev;
     let mut slot = 0;
-    loop {
-        let launched = submit(p, bufs, slot, *hint, timing, cur)?;
-        slot ^= 1;
-        let mut prev = flying.replace(launched);
-        // The staging of the launch before is free once its copy in has ended (long
-        // ago: before its kernels).
-        let spare = match &mut prev {
-            Some(f) => {
-                dev.reach(&f.copied)?;
-                f.staging.take()
-            }
-            None => staging[1].take(),
-        };
+    let mut cur = Some(cur);
+    while let Some(st) = cur.take() {
         let next = chunks.next();
-        let (job, left) = match next {
-            Some(c) => (Some((c, spare)), None),
-            None => (None, spare),
-        };
+        // A spare area is free: its launch was collected, so its copy in has ended.
+        let area = if next.is_some() { spare.pop() } else { None };
         let started = Instant::now();
-        let ((r, collected), job) = rayon::join(
-            || {
-                let r = match prev.take() {
-                    Some(f) => collect(p, bufs, f, hint, timing, out),
-                    None => Ok(()),
-                };
-                (r, started.elapsed())
+        let (done, job) = rayon::join(
+            || -> Result<Duration, CcmError> {
+                let launched = submit(p, bufs, slot, *hint, timing, st)?;
+                if let Some(mut prev) = flying.replace(launched) {
+                    let hb = prev.staging.take();
+                    let r = collect(p, bufs, prev, hint, timing, out);
+                    // Its copy in ended before its kernels, which `collect` waited for
+                    // (or, on an error, the caller stops the queues before reusing it).
+                    spare.extend(hb);
+                    r?;
+                }
+                Ok(started.elapsed())
             },
-            || job.map(|(c, old)| Staged::prepare(old, batch, c)),
+            || next.map(|c| Staged::prepare(area, batch, c)),
         );
-        r?;
-        let Some(prepared) = job else {
-            // The last launch.
-            let mut last = flying.take().expect("just submitted");
-            let hb = last.staging.take();
-            collect(p, bufs, last, hint, timing, out)?;
-            staging[0] = hb;
-            staging[1] = left.or(staging[1].take());
-            return Ok(());
-        };
-        let (st, took) = prepared.ready(dev, batch)?;
-        timing.waited += started.elapsed().saturating_sub(collected);
-        timing.note(&st);
-        timing.stage += took;
-        cur = st;
+        let collected = done?;
+        slot ^= 1;
+        if let Some(prepared) = job {
+            let (st, took) = prepared.ready(dev, batch, p.per)?;
+            timing.waited += started.elapsed().saturating_sub(collected);
+            timing.note(&st);
+            timing.stage += took;
+            cur = Some(st);
+        }
     }
+    // The last launch.
+    if let Some(mut last) = flying.take() {
+        let hb = last.staging.take();
+        let r = collect(p, bufs, last, hint, timing, out);
+        spare.extend(hb);
+        r?;
+    }
+    Ok(())
 }
 
 /// The pool that stages launches for every [`GpuIndex`] of the process and runs its
@@ -1386,13 +1446,22 @@ enum Prepared {
 impl Prepared {
     /// The staged events: those already staged, or (after allocating room for them)
     /// staged now.
-    fn ready(self, dev: &Device, batch: &EventBatch) -> Result<(Staged, Duration), CcmError> {
+    /// A new area has room for a launch of `per` events with as many attributes each as
+    /// these have, so that a stream's areas need not grow again for its full launches.
+    fn ready(
+        self,
+        dev: &Device,
+        batch: &EventBatch,
+        per: usize,
+    ) -> Result<(Staged, Duration), CcmError> {
         match self {
             Prepared::Staged(st, took) => Ok((st, took)),
             Prepared::Short(events, old, took) => {
                 drop(old);
                 let started = Instant::now();
-                let bufs = HostBufs::alloc(dev, lens_of(batch, &events))?;
+                let (s, a) = lens_of(batch, &events);
+                let full = a.saturating_mul(per) / events.len().max(1);
+                let bufs = HostBufs::alloc(dev, (s.max(per + 1), a.max(full)))?;
                 let st = on_encode_pool(|| Staged::fill(bufs, batch, events, true));
                 Ok((st, took + started.elapsed()))
             }
@@ -1448,11 +1517,6 @@ impl Staged {
             grown,
         }
     }
-
-    /// The staged lengths: starts, attributes.
-    fn lens(&self) -> (usize, usize) {
-        (self.events + 1, self.attrs)
-    }
 }
 
 /// What [`submit`] and [`collect`] share: the device, the index's tables (and those of
@@ -1503,8 +1567,9 @@ fn submit(
         dev.wait(Some(&q.input), &allocated)?;
     }
     let hb = st.bufs;
-    // SAFETY: `hb` is held in the returned launch until `copied` is reached (the
-    // pipeline reaches it before staging into `hb` again or dropping it); the device
+    // SAFETY: `hb` is held in the returned launch until its `done` is reached (after
+    // `copied`: the kernels wait for it), and the pipeline reaches that before staging
+    // into `hb` again (or, on an error, stops the queues before); the device
     // buffers are this slot's, whose last launch was collected (so its kernels ended)
     // before this one was submitted, and the kernels below wait for `copied`.
     unsafe {
@@ -1605,7 +1670,6 @@ fn submit(
         slot,
         events: n,
         staging: Some(hb),
-        copied,
         done,
         marks: [m0, m1, m2],
     })
@@ -1710,19 +1774,30 @@ fn warps_per_event(cfg: &IndexConfig, n: usize) -> u32 {
 /// Most warps of the partition walk per event.
 const MAX_WARPS_PER_EVENT: usize = 8;
 
-/// The first launch's size: an eighth of a full launch.
-fn ramp_start(per: usize) -> usize {
-    (per / 8).max(1)
-}
-
-/// A call's events in launches that double from [`ramp_start`] up to `per`: the first
-/// launch's staging, which nothing overlaps, is short (with full launches from the
-/// start, a call of four launches spent a quarter of its host work with the device
-/// idle).
+/// A call's events in launches that grow by [`IndexConfig::ramp_growth`] from
+/// [`IndexConfig::first_launch`] up to `per`: the first launch's staging, which nothing
+/// overlaps, is short (with full launches from the start, a call of four launches spent
+/// a quarter of its host work with the device idle).
 struct Ramp {
     rest: Range<usize>,
     next: usize,
     per: usize,
+    growth: f64,
+}
+
+impl Ramp {
+    fn new(cfg: &IndexConfig, events: Range<usize>, per: usize) -> Ramp {
+        Ramp {
+            rest: events,
+            next: cfg.first_launch.clamp(1, per),
+            per,
+            growth: if cfg.ramp_growth.is_finite() {
+                cfg.ramp_growth.max(1.0)
+            } else {
+                2.0
+            },
+        }
+    }
 }
 
 impl Iterator for Ramp {
@@ -1735,7 +1810,8 @@ impl Iterator for Ramp {
         let end = self.rest.start + self.next.min(self.rest.len());
         let now = self.rest.start..end;
         self.rest.start = end;
-        self.next = (self.next * 2).min(self.per);
+        let grown = (self.next as f64 * self.growth).ceil() as usize;
+        self.next = grown.max(self.next + 1).min(self.per);
         Some(now)
     }
 }
