@@ -286,6 +286,22 @@ fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
             },
         ),
         (
+            "first 2048 growth 1.5",
+            IndexConfig {
+                first_launch: 2048,
+                ramp_growth: 1.5,
+                ..base
+            },
+        ),
+        (
+            "first 4096 growth 1.25",
+            IndexConfig {
+                first_launch: 4096,
+                ramp_growth: 1.25,
+                ..base
+            },
+        ),
+        (
             "first 65536 (no ramp)",
             IndexConfig {
                 first_launch: 65_536,
@@ -318,6 +334,13 @@ fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
             "walk blocks of 128",
             IndexConfig {
                 route_block: 128,
+                ..base
+            },
+        ),
+        (
+            "dense events filter-major",
+            IndexConfig {
+                iface_major_min: usize::MAX,
                 ..base
             },
         ),
@@ -361,7 +384,7 @@ fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
             let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / s.events.max(1) as f64;
             println!(
                 "table 2 row {row}, {label}: best {:.2} median {:.2} ns/event; dictionaries {:.2} stage {:.2} copy in {:.2} kernels {:.2} answers {:.2}; device {:.2} \
-                    (encoding {:.2}); waited for staging {:.2}; {} launches, {} staging grown",
+                    (encoding {:.2}); waited for staging {:.2}; {} launches, {} staging grown, {:.3}% of events dense",
                 walls[0],
                 walls[2],
                 ns(s.dictionaries),
@@ -373,7 +396,8 @@ fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
                 ns(s.device_encode),
                 ns(s.waited),
                 s.launches,
-                s.staging_grown
+                s.staging_grown,
+                100.0 * s.dense_events as f64 / s.events.max(1) as f64
             );
         }
     }

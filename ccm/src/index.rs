@@ -206,6 +206,9 @@ pub struct IndexTiming {
     pub waited: Duration,
     /// Launches whose page-locked staging had to be allocated or grown first.
     pub staging_grown: usize,
+    /// Events the partition walk handed to the filter-major or interface-major kernel
+    /// (dense events).
+    pub dense_events: usize,
 }
 
 impl IndexTiming {
@@ -1718,6 +1721,7 @@ fn collect(
     let b = bufs[f.slot].as_mut().expect("a launch's slot");
     let n = f.events;
     *hint = b.dense_host.as_slice()[0];
+    timing.dense_events += *hint as usize;
     // The lists fill places `0..total` (each event's reserved at once).
     let total: usize = b.spans_host.as_slice()[..2 * n]
         .chunks_exact(2)
@@ -1852,6 +1856,45 @@ mod tests {
         assert_eq!(encode_threads_shared(64, 4), 8);
         assert_eq!(encode_threads_shared(16, 4), 4);
         assert_eq!(encode_threads_shared(2, 4), 1);
+    }
+
+    #[test]
+    fn a_ramp_covers_the_events_once_in_launches_growing_to_a_full_one() {
+        for (first, growth, per, n) in [
+            (8192, 2.0, 65_536, 262_144),
+            (4096, 1.5, 65_536, 300_001),
+            (1, 1.0, 7, 50),
+            (100, 3.0, 9, 40),
+            (3, f64::NAN, 64, 1000),
+            (0, 0.5, 5, 17),
+        ] {
+            let cfg = IndexConfig {
+                first_launch: first,
+                ramp_growth: growth,
+                ..IndexConfig::default()
+            };
+            let launches: Vec<Range<usize>> = Ramp::new(&cfg, 10..10 + n, per).collect();
+            let at = format!("first {first}, growth {growth}, per {per}, {n} events");
+            assert_eq!(launches[0].len(), first.clamp(1, per).min(n), "{at}");
+            let mut next = 10;
+            for (k, l) in launches.iter().enumerate() {
+                assert_eq!(l.start, next, "{at}: launch {k} follows the one before");
+                assert!(
+                    !l.is_empty() && l.len() <= per,
+                    "{at}: launch {k} of {}",
+                    l.len()
+                );
+                let last = k + 1 == launches.len();
+                if k > 0 && !last {
+                    assert!(
+                        l.len() > launches[k - 1].len() || l.len() == per,
+                        "{at}: launch {k} grows"
+                    );
+                }
+                next = l.end;
+            }
+            assert_eq!(next, 10 + n, "{at}: every event once");
+        }
     }
 
     fn con(key: u32, op: u16, v: i64) -> DevConstraint {
