@@ -15,9 +15,9 @@
 //! and Zipf names) timed as the harness times the index (calls of 262,144 events of a
 //! stream cycled from the workload's batch, one call to warm, the least time of five),
 //! for several tunings of the index ([`IndexConfig`]: the first launch of a call and
-//! the growth of the launches after it, the partition walk's warps per event and
-//! block, the share of filters past which an event is dense, the launch size), with
-//! the index's split summed over the five calls.
+//! the growth of the launches after it, the partition walk's warps per event on heavy
+//! walks and its block, the kernel for dense events), with the index's split summed
+//! over the five calls.
 //!
 //!     cargo run --release -p ccm --example index_pipeline [seed] [table2]
 
@@ -257,47 +257,44 @@ fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
     let tunings: Vec<(&str, IndexConfig)> = vec![
         ("default", base),
         (
-            "first 4096",
+            "one warp per event",
             IndexConfig {
-                first_launch: 4096,
+                heavy_walk: u32::MAX,
                 ..base
             },
         ),
         (
-            "first 16384",
+            "heavy walks 2 warps",
             IndexConfig {
-                first_launch: 16_384,
+                heavy_warps: 2,
                 ..base
             },
         ),
         (
-            "growth 1.5",
+            "heavy walks 8 warps",
             IndexConfig {
-                ramp_growth: 1.5,
+                heavy_warps: 8,
                 ..base
             },
         ),
         (
-            "first 4096 growth 1.5",
+            "walk blocks of 256",
             IndexConfig {
-                first_launch: 4096,
-                ramp_growth: 1.5,
+                route_block: 256,
                 ..base
             },
         ),
         (
-            "first 2048 growth 1.5",
+            "first 8192",
             IndexConfig {
-                first_launch: 2048,
-                ramp_growth: 1.5,
+                first_launch: 8192,
                 ..base
             },
         ),
         (
-            "first 4096 growth 1.25",
+            "first 32768",
             IndexConfig {
-                first_launch: 4096,
-                ramp_growth: 1.25,
+                first_launch: 32_768,
                 ..base
             },
         ),
@@ -309,31 +306,9 @@ fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
             },
         ),
         (
-            "launches of 32768",
+            "growth 1.5",
             IndexConfig {
-                batch_events: 32_768,
-                first_launch: 4096,
-                ..base
-            },
-        ),
-        (
-            "2 warps per event",
-            IndexConfig {
-                walk_warps: 2 * 65_536,
-                ..base
-            },
-        ),
-        (
-            "4 warps per event",
-            IndexConfig {
-                walk_warps: 4 * 65_536,
-                ..base
-            },
-        ),
-        (
-            "walk blocks of 128",
-            IndexConfig {
-                route_block: 128,
+                ramp_growth: 1.5,
                 ..base
             },
         ),
@@ -341,20 +316,6 @@ fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
             "dense events filter-major",
             IndexConfig {
                 iface_major_min: usize::MAX,
-                ..base
-            },
-        ),
-        (
-            "dense share 0.0625",
-            IndexConfig {
-                dense_share: 0.0625,
-                ..base
-            },
-        ),
-        (
-            "dense share 0.25",
-            IndexConfig {
-                dense_share: 0.25,
                 ..base
             },
         ),

@@ -20,7 +20,9 @@
 //!    under SFF's signed comparison of two integers), tested against the event's
 //!    integers staged in shared memory, as the filter-major kernel does below with the
 //!    intervals in registers. A filter whose interface already matched the event is
-//!    skipped, as SFF does.
+//!    skipped, as SFF does. Where the last launch's walk visited many filters per
+//!    event (hot names' long partitions, [`IndexConfig::heavy_walk`]), each event gets
+//!    several warps, which share its filters.
 //! 3. **Dense events** ([`ccm_kernels::index::ccm_index_dense`]): an event carrying
 //!    most of the names visits most filters, so partitioning cannot prune it; when the
 //!    partitions it visits hold more than [`IndexConfig::dense_share`] of all filters,
@@ -113,7 +115,9 @@ pub struct IndexConfig {
     pub batch_events: usize,
     /// Most bytes of the answer bitmap (256 MiB).
     pub bitmap_bytes: usize,
-    /// Threads per block of the partition walk, a warp per event (256).
+    /// Threads per block of the partition walk, a warp per event (128: on the H200,
+    /// Table 2's device time per event 4.4 ns with uniform names and 19.8 with Zipf's,
+    /// against 4.7 and 21.6 with 256).
     pub route_block: u32,
     /// Warps the partition walk keeps busy at least (8448: 64 per SM of an H100): a
     /// launch of fewer events gives each event several warps.
@@ -124,12 +128,24 @@ pub struct IndexConfig {
     /// first match, instead of the filter-major one when interfaces hold at least this
     /// many filters on average (32; Table 1's model has thousands, the dense model one).
     pub iface_major_min: usize,
-    /// A call's first launch holds at most this many events (8192, an eighth of a full
-    /// launch): nothing overlaps its staging.
+    /// Each event gets at least [`IndexConfig::heavy_warps`] warps of the partition walk
+    /// when the events the walk took in the launch before visited at least this many
+    /// filters each on average (the walk's load: hot names' long partitions). 512: the
+    /// walk of Table 2's events visits about 320 filters an event with uniform names
+    /// and 780 with Zipf's (the emulator's count), which went faster on the H200 with
+    /// one warp each and with four respectively ([`warps_per_event`]).
+    pub heavy_walk: u32,
+    /// Warps per event of the partition walk for heavy walks (4; at most 8).
+    pub heavy_warps: usize,
+    /// A call's first launch holds at most this many events (16384, a quarter of a
+    /// full launch): nothing overlaps its staging. (On the H200, calls of 262,144 of
+    /// Table 2's events went 5.6 ns per event at best from 16384, 5.8 from 8192 and from
+    /// a full launch, 6.8 from 4096: small launches fill the device less.)
     pub first_launch: usize,
     /// Each launch of a call holds this many times the events of the one before (2.0),
     /// up to a full launch: a launch's staging overlaps the device's work on the one
-    /// before, so it should not take much longer.
+    /// before, so it should not take much longer (1.5 and 1.25 were no faster on the
+    /// H200: more, smaller launches).
     pub ramp_growth: f64,
 }
 
@@ -139,12 +155,14 @@ impl Default for IndexConfig {
             dense_share: 0.125,
             batch_events: 65_536,
             bitmap_bytes: 256 << 20,
-            route_block: 256,
+            route_block: 128,
             walk_warps: 8448,
             dense_block: 256,
             iface_major_min: 32,
-            first_launch: 8192,
+            first_launch: 16_384,
             ramp_growth: 2.0,
+            heavy_walk: 512,
+            heavy_warps: 4,
         }
     }
 }
@@ -209,6 +227,8 @@ pub struct IndexTiming {
     /// Events the partition walk handed to the filter-major or interface-major kernel
     /// (dense events).
     pub dense_events: usize,
+    /// Groups of 32 filters in the partitions the walked (not dense) events visited.
+    pub walk_groups: usize,
 }
 
 impl IndexTiming {
@@ -608,10 +628,14 @@ struct LaunchBufs {
     dense: Buffer<u32>,
     /// The answers' total (zeroed before each launch).
     total: Buffer<u32>,
+    /// The partition walk's groups of 32 filters (zero between launches: the lists
+    /// kernel clears it).
+    walked: Buffer<u32>,
     /// The answer lists, `total` ids.
     ids: Buffer<u32>,
     /// Per event its first place in the lists and its count, and the launch's count of
-    /// dense events: page-locked host memory the lists kernel writes (no copy).
+    /// dense events and the walk's groups of filters: page-locked host memory the lists
+    /// kernel writes (no copy).
     spans_host: HostBuffer<u32>,
     dense_host: HostBuffer<u32>,
 }
@@ -627,9 +651,10 @@ impl LaunchBufs {
             bits: dev.alloc(per * words)?,
             dense: dev.alloc(per + 1)?,
             total: dev.alloc(1)?,
+            walked: dev.alloc(1)?,
             ids: dev.alloc((4 * per).clamp(16, 1 << 16))?,
             spans_host: dev.alloc_host(2 * per)?,
-            dense_host: dev.alloc_host(1)?,
+            dense_host: dev.alloc_host(2)?,
         })
     }
 
@@ -641,6 +666,7 @@ impl LaunchBufs {
             + self.bits.bytes()
             + self.dense.bytes()
             + self.total.bytes()
+            + self.walked.bytes()
             + self.ids.bytes()
     }
 }
@@ -659,6 +685,15 @@ impl Queues {
             output: dev.queue()?,
         })
     }
+}
+
+/// What a collected launch tells the next one: its count of dense events (sizes the
+/// dense kernels' grids) and the filters its walked events visited each, on average
+/// (the partition walk's warps per event).
+#[derive(Clone, Copy, Debug, Default)]
+struct Hint {
+    dense: u32,
+    walk: u32,
 }
 
 /// A launch queued on the device whose answers are not collected yet.
@@ -839,8 +874,8 @@ pub struct GpuIndex<'d> {
     /// The queues copying launches in and answers out (made at the first match).
     queues: Option<Queues>,
     /// The last collected launch's count of dense events (sizes the dense kernels'
-    /// grids).
-    dense_hint: u32,
+    /// grids) and walk per event (the partition walk's warps per event).
+    dense_hint: Hint,
     /// The last call's batch dictionaries on the device (their buffers reused).
     dicts: Option<DevDicts>,
     /// The dictionaries `dicts` were translated from (`None`: translate at the next
@@ -898,7 +933,7 @@ impl<'d> GpuIndex<'d> {
             bufs: [None, None],
             staging: Vec::new(),
             queues: None,
-            dense_hint: 0,
+            dense_hint: Hint::default(),
             dicts: None,
             dicts_of: None,
             timing: IndexTiming::default(),
@@ -1314,7 +1349,7 @@ fn pipeline(
     cur: Staged,
     bufs: &mut [Option<LaunchBufs>; 2],
     spare: &mut Vec<HostBufs>,
-    hint: &mut u32,
+    hint: &mut Hint,
     timing: &mut IndexTiming,
     out: &mut Answers,
     batch: &EventBatch,
@@ -1546,7 +1581,7 @@ fn submit(
     p: &Pipe<'_>,
     bufs: &mut [Option<LaunchBufs>; 2],
     slot: usize,
-    hint: u32,
+    hint: Hint,
     timing: &mut IndexTiming,
     st: Staged,
 ) -> Result<InFlight, CcmError> {
@@ -1599,18 +1634,20 @@ fn submit(
         n_events: n as u32,
     };
     let route = cfg.route_block.clamp(32, 1024) / 32 * 32;
-    let wpe = warps_per_event(cfg, n);
+    let wpe = warps_per_event(cfg, n, hint.walk);
     let walk = LaunchConfig::blocks(
         (n as u32 * wpe).div_ceil(route / 32),
         route,
         route_shared_bytes(route),
     );
     let limit = (cfg.dense_share * d.n_filters as f64).min(u32::MAX as f64) as u32;
-    ccm_index_route::launch(dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense)?;
+    ccm_index_route::launch(
+        dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense, &b.walked,
+    )?;
     // The dense events' kernels, their grids sized by the last launch's count: the
     // count of this one is on the device only (the kernels read it; a smaller grid
     // strides over more).
-    let hint = hint.min(n as u32);
+    let hint = hint.dense.min(n as u32);
     if d.iface_major {
         let blocks = (hint.max(1) * d.n_ifaces).max(IFACE_MIN_BLOCKS);
         let lc = LaunchConfig::blocks(blocks, 32 * IFACE_WARPS, 0);
@@ -1642,7 +1679,8 @@ fn submit(
     // limit is never passed: they are few).
     if let Some(x) = p.delta {
         let tables = x.tables();
-        ccm_index_route::launch(dev, walk, tables, batch, u32::MAX, wpe, &b.bits, &b.dense)?;
+        let (bits, dense, walked) = (&b.bits, &b.dense, &b.walked);
+        ccm_index_route::launch(dev, walk, tables, batch, u32::MAX, wpe, bits, dense, walked)?;
     }
     let lists = if d.words <= LIST_WORDS {
         LaunchConfig::linear(n as u32, WARP_BLOCK)
@@ -1662,6 +1700,7 @@ fn submit(
         cap,
         &b.total,
         &b.dense,
+        &b.walked,
         &mut b.dense_host,
     )?;
     let m2 = dev.mark()?;
@@ -1706,12 +1745,12 @@ fn answers_launch(
 /// Waits for the launch `f` and appends its answers to `out`: the answer lists copied
 /// straight into the answers' page-locked area for the launch (the DMA engine's full
 /// speed, no copy on the host), after growing the lists' buffer and listing again when
-/// they did not fit. Sets `hint` to its count of dense events.
+/// they did not fit. Sets `hint` to its count of dense events and its walk per event.
 fn collect(
     p: &Pipe<'_>,
     bufs: &mut [Option<LaunchBufs>; 2],
     f: InFlight,
-    hint: &mut u32,
+    hint: &mut Hint,
     timing: &mut IndexTiming,
     out: &mut Answers,
 ) -> Result<(), CcmError> {
@@ -1720,8 +1759,14 @@ fn collect(
     dev.reach(&f.done)?;
     let b = bufs[f.slot].as_mut().expect("a launch's slot");
     let n = f.events;
-    *hint = b.dense_host.as_slice()[0];
-    timing.dense_events += *hint as usize;
+    let [dense, groups] = [b.dense_host.as_slice()[0], b.dense_host.as_slice()[1]];
+    let walked = n.saturating_sub(dense as usize).max(1) as u64;
+    *hint = Hint {
+        dense,
+        walk: (u64::from(groups) * 32 / walked).min(u64::from(u32::MAX)) as u32,
+    };
+    timing.dense_events += dense as usize;
+    timing.walk_groups += groups as usize;
     // The lists fill places `0..total` (each event's reserved at once).
     let total: usize = b.spans_host.as_slice()[..2 * n]
         .chunks_exact(2)
@@ -1763,16 +1808,26 @@ const IFACE_MIN_BLOCKS: u32 = 1024;
 /// Most blocks of the filter-major kernel (its rows of chunks of events capped so).
 const DENSE_BLOCKS: u32 = 16_384;
 
-/// Warps per event of the partition walk for a launch of `n` events: one, unless the
-/// launch holds fewer events than [`IndexConfig::walk_warps`] (a launch capped by the
-/// answer bitmap, e.g. ~2,000 events with the dense model's million interfaces), then
-/// as many as fill that many warps, at most [`MAX_WARPS_PER_EVENT`]. (With one warp
-/// per event such a launch left three quarters of the H100 idle while each warp
-/// walked ~30,000 filters: 6.1 us per event on the dense model's 1M filters with 3-5
-/// names, 2.8 with several warps; 2.1 with the former block per event, whose barriers
-/// cost more everywhere else.)
-fn warps_per_event(cfg: &IndexConfig, n: usize) -> u32 {
-    (cfg.walk_warps / n.max(1)).clamp(1, MAX_WARPS_PER_EVENT) as u32
+/// Warps per event of the partition walk for a launch of `n` events whose launch before
+/// walked `walk` filters per event: one, unless the launch holds fewer events than
+/// [`IndexConfig::walk_warps`] (a launch capped by the answer bitmap, e.g. ~2,000
+/// events with the dense model's million interfaces), then as many as fill that many
+/// warps, at most [`MAX_WARPS_PER_EVENT`]; and at least [`IndexConfig::heavy_warps`]
+/// when `walk` passes [`IndexConfig::heavy_walk`]. (With one warp per event such a
+/// launch left three quarters of the H100 idle while each warp walked ~30,000
+/// filters: 6.1 us per event on the dense model's 1M filters with 3-5 names, 2.8 with
+/// several warps; 2.1 with the former block per event, whose barriers cost more
+/// everywhere else. On the H200, Table 2's events with Zipf names went 21.6 ns per
+/// event of device time with one warp each, 15.8 with four; with uniform names 4.7
+/// with one, 5.8 with four.)
+fn warps_per_event(cfg: &IndexConfig, n: usize, walk: u32) -> u32 {
+    let fill = (cfg.walk_warps / n.max(1)).clamp(1, MAX_WARPS_PER_EVENT);
+    let heavy = if walk >= cfg.heavy_walk {
+        cfg.heavy_warps.clamp(1, MAX_WARPS_PER_EVENT)
+    } else {
+        1
+    };
+    fill.max(heavy) as u32
 }
 
 /// Most warps of the partition walk per event.

@@ -511,3 +511,41 @@ fn batches_of_other_dictionaries_in_turn_are_each_translated_and_answer_as_sff()
     check(&mut index, &subs, &one, "one after an added string");
     check(&mut index, &subs, &two, "two after an added string");
 }
+
+/// The partition walk's warps per event follow the walk of the launch before: always
+/// heavy (every launch after the first with `heavy_warps` warps per event), never
+/// heavy, and heavy with two warps; launches of one warp per event otherwise (the
+/// least `walk_warps`), several calls so the hint carries over; every answer equals
+/// SFF's.
+#[test]
+fn heavy_walks_with_several_warps_per_event_answer_as_sff() {
+    let w = table_1(6, NameDist::Zipf(1.0));
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+    let dev = Device::emulator();
+    for (heavy_walk, heavy_warps) in [(0, 4), (u32::MAX, 4), (1, 2), (0, 100)] {
+        let cfg = IndexConfig {
+            batch_events: 6,
+            route_block: 64,
+            dense_block: 64,
+            walk_warps: 1,
+            heavy_walk,
+            heavy_warps,
+            ..IndexConfig::default()
+        };
+        let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
+        let mut out = ccm::Answers::default();
+        for r in [0..w.events.len(), 2..w.events.len()] {
+            index
+                .match_range_into(&w.batch, r.clone(), &mut out)
+                .unwrap();
+            assert!(index.take_timing().walk_groups > 0, "the walk is counted");
+            for (k, g) in out.iter().enumerate() {
+                let i = r.start + k;
+                let at =
+                    format!("event {i} of {r:?}, heavy walk {heavy_walk}, {heavy_warps} warps");
+                assert_eq!(g, want[i].as_slice(), "{at}");
+            }
+        }
+    }
+}
