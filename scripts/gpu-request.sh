@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Mid-session GPU check of the CCM index's pipeline (staging of launch k + 1 beside the
-# queuing of launch k and the collection of k - 1, three staging areas; a batch's
-# dictionaries translated once per batch, not per call; the ramp of a call's launches
-# tunable). Runs on the GPU host from any directory, with the stripped release
+# GPU check of the CCM index's pipeline (staging of launch k + 1 beside the queuing of
+# launch k and the collection of k - 1, three staging areas; a batch's dictionaries
+# translated once per batch, not per call; the ramp of a call's launches tunable; heavy
+# walks with several warps per event). Runs on the GPU host from any directory, with the stripped release
 # binaries in $BIN: harness, index_check and index_pipeline (built by
 # `cargo build --release -p harness` and
 # `cargo build --release -p ccm --example index_check --example index_pipeline`).
@@ -13,7 +13,8 @@
 #   2. ccm/table2 at full size, one seed: the GPU index and the CPU engines for the best
 #      CPU (sff, index, hybrid), with the index's split (GPU_MATCH_INDEX_SPLIT=1);
 #   3. index_pipeline table2: Table 2's rows 1 and 4 timed as the harness times the
-#      index, for several tunings (first launch, growth, warps per event, launch size);
+#      index, for several tunings (first launch, growth, warps per event on heavy
+#      walks, walk block, the kernel for dense events);
 #   4. index_check on a fifth of the size under compute-sanitizer memcheck, then racecheck.
 # Writes under $OUT: gpu.txt, check.txt, run.txt, tune.txt, sanitize.txt, times.txt, table2/.
 set -uo pipefail
