@@ -61,12 +61,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let sff = Sff::build(&w.subscriptions)?;
         let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
         // Every event on the partition walk, then every event dense (filter-major and
-        // interface-major kernels); launches of 300 events, so a call is many.
+        // interface-major kernels); launches of 300 events, so a call is many, the
+        // first of 37 events, each after it 1.5 times the one before.
         for (dense_share, iface_major_min) in [(0.125, 32), (0.0, usize::MAX), (0.0, 1)] {
             let cfg = IndexConfig {
                 dense_share,
                 iface_major_min,
                 batch_events: 300,
+                first_launch: 37,
+                ramp_growth: 1.5,
                 ..IndexConfig::for_device(&dev)
             };
             let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg)?;

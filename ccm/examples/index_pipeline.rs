@@ -2,7 +2,7 @@
 //! event of a stream of 262,144 events, on 1, 2, 4, .. threads: the host work the index
 //! did before it took a batch (encoding heap events into memory written before: the
 //! exact room pass, then `Tables::encode_into`), and what it does now on the batch (the dictionaries'
-//! translation, once per call; copying each launch's attributes and starts, as its
+//! translation, once per batch; copying each launch's attributes and starts, as its
 //! staging does, into ordinary memory here). Then, with a GPU, the index's own split
 //! ([`ccm::IndexTiming`]) over the stream for several launch sizes, the stream's time
 //! per event with the index driven from pools of its own of 4, 8, 16, .. threads
@@ -11,10 +11,19 @@
 //! subscriptions removed and added without a rebuild. Answers are not checked here (the
 //! harness and the tests do).
 //!
-//!     cargo run --release -p ccm --example index_pipeline [seed]
+//! With `table2` after the seed, only this, on a GPU: Table 2's rows 1 and 4 (uniform
+//! and Zipf names) timed as the harness times the index (calls of 262,144 events of a
+//! stream cycled from the workload's batch, one call to warm, the least time of five),
+//! for several tunings of the index ([`IndexConfig`]: the first launch of a call and
+//! the growth of the launches after it, the partition walk's warps per event on heavy
+//! walks and its block, the kernel for dense events), with the index's split summed
+//! over the five calls.
+//!
+//!     cargo run --release -p ccm --example index_pipeline [seed] [table2]
 
 use ccm::batch::{Attr, EventBatch};
 use ccm::layout::Tables;
+use ccm::workload::NameDist;
 use ccm::{workload, Event, GpuIndex, IndexConfig, Params};
 use ccm_kernels::{DevAttr, DevEvent};
 use rayon::prelude::*;
@@ -34,6 +43,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|s| s.parse())
         .transpose()?
         .unwrap_or(1);
+    if std::env::args().nth(2).as_deref() == Some("table2") {
+        return table2(seed);
+    }
     let w = workload::generate(&Params::default(), seed)?;
     let t = Tables::build(&w.subscriptions, false)?;
     let events: Vec<Event> = w.events.iter().cycle().take(1 << 18).cloned().collect();
@@ -138,7 +150,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// What the index computes once per call from a batch's dictionaries: per name its
+/// What the index computes once per batch from a batch's dictionaries: per name its
 /// row, per string its constraint string id (the index's own code is private; this is
 /// the same work).
 fn translate(t: &Tables, b: &EventBatch) -> (Vec<Option<u32>>, Vec<Option<u32>>) {
@@ -235,5 +247,120 @@ fn updates(
         "updates: {k} removed in place {removed:.2} us each, {k} added {added:.2} us each, the small table built by the next match in {delta_ms:.2} ms ({u:?}); stream {before:.1} \
             ns/event before, {with_delta:.1} with the small table, {rebuilt:.1} after a full build"
     );
+    Ok(())
+}
+
+/// Table 2's rows 1 and 4 for several tunings of the index (module docs).
+fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
+    let dev = gpu_kernels::Device::gpu(0, ccm::PTX)?;
+    let base = IndexConfig::for_device(&dev);
+    let tunings: Vec<(&str, IndexConfig)> = vec![
+        ("default", base),
+        (
+            "one warp per event",
+            IndexConfig {
+                heavy_walk: u32::MAX,
+                ..base
+            },
+        ),
+        (
+            "heavy walks 2 warps",
+            IndexConfig {
+                heavy_warps: 2,
+                ..base
+            },
+        ),
+        (
+            "heavy walks 8 warps",
+            IndexConfig {
+                heavy_warps: 8,
+                ..base
+            },
+        ),
+        (
+            "walk blocks of 256",
+            IndexConfig {
+                route_block: 256,
+                ..base
+            },
+        ),
+        (
+            "first 8192",
+            IndexConfig {
+                first_launch: 8192,
+                ..base
+            },
+        ),
+        (
+            "first 32768",
+            IndexConfig {
+                first_launch: 32_768,
+                ..base
+            },
+        ),
+        (
+            "first 65536 (no ramp)",
+            IndexConfig {
+                first_launch: 65_536,
+                ..base
+            },
+        ),
+        (
+            "growth 1.5",
+            IndexConfig {
+                ramp_growth: 1.5,
+                ..base
+            },
+        ),
+        (
+            "dense events filter-major",
+            IndexConfig {
+                iface_major_min: usize::MAX,
+                ..base
+            },
+        ),
+    ];
+    for (row, dist) in [(1, NameDist::Uniform), (4, NameDist::Zipf(1.0))] {
+        let p = Params {
+            name_dist: dist,
+            ..Params::default()
+        };
+        let w = workload::generate(&p, seed)?;
+        for (label, cfg) in &tunings {
+            let mut index = GpuIndex::new(&dev, &w.subscriptions, *cfg)?;
+            let round = w.events.len().max(4 * index.launch_events());
+            let stream = w.batch.cycled(round);
+            let n = stream.len() as f64;
+            let mut answers = ccm::Answers::default();
+            index.match_batch_into(&stream, &mut answers)?;
+            index.take_timing();
+            let mut walls = Vec::new();
+            for _ in 0..5 {
+                let t0 = Instant::now();
+                index.match_batch_into(&stream, &mut answers)?;
+                walls.push(t0.elapsed().as_secs_f64() * 1e9 / n);
+            }
+            walls.sort_by(f64::total_cmp);
+            let s = index.take_timing();
+            let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / s.events.max(1) as f64;
+            println!(
+                "table 2 row {row}, {label}: best {:.2} median {:.2} ns/event; dictionaries {:.2} stage {:.2} copy in {:.2} kernels {:.2} answers {:.2}; device {:.2} \
+                    (encoding {:.2}); waited for staging {:.2}; {} launches, {} staging grown, {:.3}% of events dense",
+                walls[0],
+                walls[2],
+                ns(s.dictionaries),
+                ns(s.stage),
+                ns(s.copy_in),
+                ns(s.kernels),
+                ns(s.answers),
+                ns(s.device),
+                ns(s.device_encode),
+                ns(s.waited),
+                s.launches,
+                s.staging_grown,
+                100.0 * s.dense_events as f64 / s.events.max(1) as f64
+            );
+        }
+    }
     Ok(())
 }

@@ -20,7 +20,9 @@
 //!    under SFF's signed comparison of two integers), tested against the event's
 //!    integers staged in shared memory, as the filter-major kernel does below with the
 //!    intervals in registers. A filter whose interface already matched the event is
-//!    skipped, as SFF does.
+//!    skipped, as SFF does. Where the last launch's walk visited many filters per
+//!    event (hot names' long partitions, [`IndexConfig::heavy_walk`]), each event gets
+//!    several warps, which share its filters.
 //! 3. **Dense events** ([`ccm_kernels::index::ccm_index_dense`]): an event carrying
 //!    most of the names visits most filters, so partitioning cannot prune it; when the
 //!    partitions it visits hold more than [`IndexConfig::dense_share`] of all filters,
@@ -40,26 +42,31 @@
 //!    thousands of answers per event, a second copy on the host cost as much as the
 //!    transfer.
 //! 5. **Pipeline** ([`GpuIndex::match_batch`]): the index takes an [`EventBatch`] as it
-//!    is. Once per call the host translates the batch's two dictionaries to the
+//!    is. Once per batch the host translates the batch's two dictionaries to the
 //!    tables' (per name its row, per string its id among the constraints' strings and
 //!    its place in the batch's arena: a few names, the distinct strings) and uploads
-//!    them with the string arena. Per launch it copies the launch's attributes and
-//!    starts on all cores into page-locked staging, one of two in turn. On the device,
-//!    [`ccm_kernels::batch::ccm_encode_batch`] encodes the launch's events (its
+//!    them with the string arena, beside the staging of the call's first launch; a
+//!    later call on a batch of the same dictionaries (a stream matched a range at a
+//!    time) finds them on the device. Per launch it copies the launch's attributes and
+//!    starts on all cores into page-locked staging, one of three in turn. On the
+//!    device, [`ccm_kernels::batch::ccm_encode_batch`] encodes the launch's events (its
 //!    names' rows, strings' ids, signatures) into the form the kernels above read, so
 //!    the host does no work per attribute. Launches alternate between two slots of
 //!    device buffers and nothing in a launch waits for the host: the dense kernels'
 //!    grids are sized from the launch before (they stride over any count), the answer
 //!    lists are written when they fit their buffer (else the host grows it and lists
-//!    them again). The host queues launch `k` (its copy in on a queue of its own, its
-//!    kernels on the device's stream; the lists kernel writes each event's span
-//!    straight into page-locked host memory), then, while the device finishes launch
-//!    `k - 1` and goes on to `k`, collects `k - 1`'s answers (its lists copied out on a
-//!    third queue, once its kernels are done) and stages `k + 1`'s events. No copy out
-//!    waits on the kernels in a queue, where it could hold up the next copy in.
-//!    [`GpuIndex::match_batch_into`] reuses the caller's answer areas, so a stream
-//!    writes its answers into page-locked memory already allocated;
-//!    [`GpuIndex::match_events`] takes heap events, converted once.
+//!    them again). While the pool stages launch `k + 1`'s events, the host queues
+//!    launch `k` (its copy in on a queue of its own, its kernels on the device's
+//!    stream; the lists kernel writes each event's span straight into page-locked host
+//!    memory), then collects launch `k - 1`'s answers (its lists copied out on a third
+//!    queue, once its kernels are done), and then helps with the staging: launch
+//!    `k + 1` is staged before the device ends launch `k`, and its copy in overlaps
+//!    that launch's kernels. No copy out waits on the kernels in a queue, where it
+//!    could hold up the next copy in. A call's launches grow from a small first one
+//!    ([`IndexConfig::first_launch`], [`IndexConfig::ramp_growth`]), whose staging
+//!    nothing overlaps. [`GpuIndex::match_batch_into`] reuses the caller's answer
+//!    areas, so a stream writes its answers into page-locked memory already
+//!    allocated; [`GpuIndex::match_events`] takes heap events, converted once.
 //!
 //! Updates without a rebuild ([`GpuIndex::add`], [`GpuIndex::remove`]): a removed
 //! filter is marked removed in place on the device (one 16-byte write; every kernel
@@ -108,7 +115,9 @@ pub struct IndexConfig {
     pub batch_events: usize,
     /// Most bytes of the answer bitmap (256 MiB).
     pub bitmap_bytes: usize,
-    /// Threads per block of the partition walk, a warp per event (256).
+    /// Threads per block of the partition walk, a warp per event (128: on the H200,
+    /// Table 2's device time per event 4.4 ns with uniform names and 19.8 with Zipf's,
+    /// against 4.7 and 21.6 with 256).
     pub route_block: u32,
     /// Warps the partition walk keeps busy at least (8448: 64 per SM of an H100): a
     /// launch of fewer events gives each event several warps.
@@ -119,6 +128,25 @@ pub struct IndexConfig {
     /// first match, instead of the filter-major one when interfaces hold at least this
     /// many filters on average (32; Table 1's model has thousands, the dense model one).
     pub iface_major_min: usize,
+    /// Each event gets at least [`IndexConfig::heavy_warps`] warps of the partition walk
+    /// when the events the walk took in the launch before visited at least this many
+    /// filters each on average (the walk's load: hot names' long partitions). 512: the
+    /// walk of Table 2's events visits about 320 filters an event with uniform names
+    /// and 780 with Zipf's (the emulator's count), which went faster on the H200 with
+    /// one warp each and with four respectively ([`warps_per_event`]).
+    pub heavy_walk: u32,
+    /// Warps per event of the partition walk for heavy walks (4; at most 8).
+    pub heavy_warps: usize,
+    /// A call's first launch holds at most this many events (16384, a quarter of a
+    /// full launch): nothing overlaps its staging. (On the H200, calls of 262,144 of
+    /// Table 2's events went 5.6 ns per event at best from 16384, 5.8 from 8192 and from
+    /// a full launch, 6.8 from 4096: small launches fill the device less.)
+    pub first_launch: usize,
+    /// Each launch of a call holds this many times the events of the one before (2.0),
+    /// up to a full launch: a launch's staging overlaps the device's work on the one
+    /// before, so it should not take much longer (1.5 and 1.25 were no faster on the
+    /// H200: more, smaller launches).
+    pub ramp_growth: f64,
 }
 
 impl Default for IndexConfig {
@@ -127,10 +155,14 @@ impl Default for IndexConfig {
             dense_share: 0.125,
             batch_events: 65_536,
             bitmap_bytes: 256 << 20,
-            route_block: 256,
+            route_block: 128,
             walk_warps: 8448,
             dense_block: 256,
             iface_major_min: 32,
+            first_launch: 16_384,
+            ramp_growth: 2.0,
+            heavy_walk: 512,
+            heavy_warps: 4,
         }
     }
 }
@@ -147,6 +179,7 @@ impl IndexConfig {
                 route_block: 64,
                 walk_warps: 128,
                 dense_block: 64,
+                first_launch: 8,
                 ..IndexConfig::default()
             }
         }
@@ -160,9 +193,9 @@ impl IndexConfig {
 /// against the wall time says how busy the device was.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IndexTiming {
-    /// Once per call: the batch's dictionaries translated to the tables' (names to
-    /// rows, strings to the constraints' string ids) and uploaded with its string
-    /// arena.
+    /// Once per batch (a call on the batch of the call before skips it): the batch's
+    /// dictionaries translated to the tables' (names to rows, strings to the
+    /// constraints' string ids) and uploaded with its string arena.
     pub dictionaries: Duration,
     /// Copying each launch's attributes and starts on all cores into page-locked
     /// staging memory: the host's only work per event.
@@ -191,6 +224,11 @@ pub struct IndexTiming {
     pub waited: Duration,
     /// Launches whose page-locked staging had to be allocated or grown first.
     pub staging_grown: usize,
+    /// Events the partition walk handed to the filter-major or interface-major kernel
+    /// (dense events).
+    pub dense_events: usize,
+    /// Groups of 32 filters in the partitions the walked (not dense) events visited.
+    pub walk_groups: usize,
 }
 
 impl IndexTiming {
@@ -590,10 +628,14 @@ struct LaunchBufs {
     dense: Buffer<u32>,
     /// The answers' total (zeroed before each launch).
     total: Buffer<u32>,
+    /// The partition walk's groups of 32 filters (zero between launches: the lists
+    /// kernel clears it).
+    walked: Buffer<u32>,
     /// The answer lists, `total` ids.
     ids: Buffer<u32>,
     /// Per event its first place in the lists and its count, and the launch's count of
-    /// dense events: page-locked host memory the lists kernel writes (no copy).
+    /// dense events and the walk's groups of filters: page-locked host memory the lists
+    /// kernel writes (no copy).
     spans_host: HostBuffer<u32>,
     dense_host: HostBuffer<u32>,
 }
@@ -609,9 +651,10 @@ impl LaunchBufs {
             bits: dev.alloc(per * words)?,
             dense: dev.alloc(per + 1)?,
             total: dev.alloc(1)?,
+            walked: dev.alloc(1)?,
             ids: dev.alloc((4 * per).clamp(16, 1 << 16))?,
             spans_host: dev.alloc_host(2 * per)?,
-            dense_host: dev.alloc_host(1)?,
+            dense_host: dev.alloc_host(2)?,
         })
     }
 
@@ -623,6 +666,7 @@ impl LaunchBufs {
             + self.bits.bytes()
             + self.dense.bytes()
             + self.total.bytes()
+            + self.walked.bytes()
             + self.ids.bytes()
     }
 }
@@ -643,15 +687,23 @@ impl Queues {
     }
 }
 
+/// What a collected launch tells the next one: its count of dense events (sizes the
+/// dense kernels' grids) and the filters its walked events visited each, on average
+/// (the partition walk's warps per event).
+#[derive(Clone, Copy, Debug, Default)]
+struct Hint {
+    dense: u32,
+    walk: u32,
+}
+
 /// A launch queued on the device whose answers are not collected yet.
 struct InFlight {
     /// Its slot of launch buffers.
     slot: usize,
     events: usize,
-    /// Its staging, free again once `copied` is reached.
+    /// Its staging, free again once `done` is reached (its kernels wait for its copy
+    /// in).
     staging: Option<HostBufs>,
-    /// Its events copied in (on the input queue).
-    copied: Signal,
     /// Its kernels done (on the device's stream): its spans are in host memory.
     done: Signal,
     /// The device's clock before its encoding, after it, after its last kernel.
@@ -816,15 +868,19 @@ pub struct GpuIndex<'d> {
     d: Option<DevIndex>,
     /// Two launch slots, alternating between launches.
     bufs: [Option<LaunchBufs>; 2],
-    /// Two staging areas, alternating between launches.
-    staging: [Option<HostBufs>; 2],
+    /// Staging areas free for a launch's events (three in use at most: the launch being
+    /// queued, the one on the device, the next one being staged).
+    staging: Vec<HostBufs>,
     /// The queues copying launches in and answers out (made at the first match).
     queues: Option<Queues>,
     /// The last collected launch's count of dense events (sizes the dense kernels'
-    /// grids).
-    dense_hint: u32,
+    /// grids) and walk per event (the partition walk's warps per event).
+    dense_hint: Hint,
     /// The last call's batch dictionaries on the device (their buffers reused).
     dicts: Option<DevDicts>,
+    /// The dictionaries `dicts` were translated from (`None`: translate at the next
+    /// call; the tables changed, or a translation failed).
+    dicts_of: Option<DictsSeen>,
     timing: IndexTiming,
     /// Interface (of the tables' `iface_ids`) -> rank, as of the last build.
     rank: Vec<u32>,
@@ -875,10 +931,11 @@ impl<'d> GpuIndex<'d> {
             host: HostIndex::default(),
             d: None,
             bufs: [None, None],
-            staging: [None, None],
+            staging: Vec::new(),
             queues: None,
-            dense_hint: 0,
+            dense_hint: Hint::default(),
             dicts: None,
+            dicts_of: None,
             timing: IndexTiming::default(),
             rank: Vec::new(),
             rows: 0,
@@ -900,6 +957,8 @@ impl<'d> GpuIndex<'d> {
     /// a name no filter had at the build, the index was built empty, or the added
     /// filters pass a sixteenth of the built ones (at least 4,096).
     pub fn add(&mut self, s: &Subscription) -> Result<SubId, CcmError> {
+        // The tables' names and strings may grow: the next call translates anew.
+        self.dicts_of = None;
         let id = self.t.add(s)?;
         let iface = self.t.filter_iface[id.0 as usize] as usize;
         let room = (self.host.n_filters() / 16).max(4096);
@@ -921,6 +980,7 @@ impl<'d> GpuIndex<'d> {
     /// the device in place ([`ccm_kernels::index::REMOVED`], one 16-byte write); one
     /// added since the build leaves the small table, rebuilt at the next match.
     pub fn remove(&mut self, id: SubId) -> Result<(), CcmError> {
+        self.dicts_of = None;
         self.t.remove(id)?;
         let f = id.0 as usize;
         if let Some(i) = self.added.iter().position(|&a| a == id.0) {
@@ -976,6 +1036,7 @@ impl<'d> GpuIndex<'d> {
     /// Partitions every live filter of the tables and uploads the index (the filters
     /// added or removed since the last build included).
     fn rebuild(&mut self) -> Result<(), CcmError> {
+        self.dicts_of = None;
         let t = &self.t;
         let live: Vec<u32> = (0..t.size_f.len() as u32)
             .filter(|&f| t.size_f[f as usize] > 0)
@@ -1158,6 +1219,7 @@ impl<'d> GpuIndex<'d> {
             bufs,
             staging,
             dicts,
+            dicts_of,
             timing,
             delta,
             queues,
@@ -1166,32 +1228,41 @@ impl<'d> GpuIndex<'d> {
         } = self;
         let (cfg, d) = (&*cfg, d.as_ref().expect("built"));
         let delta = delta.as_ref();
-        // The batch's dictionaries, once per call.
-        let started = Instant::now();
-        let dict = DevDicts::upload(dev, t, batch, dicts.take())?;
-        timing.dictionaries += started.elapsed();
-        let dict = &*dicts.insert(dict);
         if queues.is_none() {
             *queues = Some(Queues::new(dev)?);
         }
-        let mut chunks = Ramp {
-            rest: events,
-            next: ramp_start(per),
-            per,
-        };
+        let mut chunks = Ramp::new(cfg, events, per);
         let Some(first) = chunks.next() else {
             return Ok(());
         };
-        // The first launch's events are staged before the pipeline starts. A call of
-        // several launches sizes the second staging area like the first now (a stream
-        // warmed with two launches has nothing left to allocate).
-        let (cur, took) =
-            Staged::prepare(staging[0].take(), batch, first.clone()).ready(dev, batch)?;
+        // The batch's dictionaries, once per batch: a call on the batch (the same
+        // dictionaries) the last call translated finds them on the device already.
+        // Translated beside the first launch's staging, which nothing else overlaps.
+        let same = dicts.is_some() && dicts_of.as_ref().is_some_and(|s| s.holds(batch));
+        if !same {
+            *dicts_of = None;
+        }
+        let old = if same { None } else { dicts.take() };
+        let (dict, prepared) = rayon::join(
+            || -> Result<_, CcmError> {
+                if same {
+                    return Ok(None);
+                }
+                let started = Instant::now();
+                let dict = DevDicts::upload(dev, t, batch, old)?;
+                Ok(Some((dict, DictsSeen::of(batch), started.elapsed())))
+            },
+            || Staged::prepare(staging.pop(), batch, first.clone()),
+        );
+        if let Some((dict, seen, took)) = dict? {
+            *dicts = Some(dict);
+            *dicts_of = Some(seen);
+            timing.dictionaries += took;
+        }
+        let dict = dicts.as_ref().expect("uploaded");
+        let (cur, took) = prepared.ready(dev, batch, per)?;
         timing.stage += took;
         timing.note(&cur);
-        if staging[1].is_none() && n > per {
-            staging[1] = Some(HostBufs::alloc(dev, cur.lens())?);
-        }
         let p = Pipe {
             dev,
             d,
@@ -1225,27 +1296,60 @@ impl<'d> GpuIndex<'d> {
             let _ = dev.synchronize();
             *bufs = [None, None];
         }
-        drop(flying);
+        if let Some(mut f) = flying {
+            staging.extend(f.staging.take());
+        }
         r
     }
 }
 
-/// The pipeline of [`GpuIndex::match_batch`] (module docs, step 5), on the staging pool:
-/// this thread queues launch `k` on the device ([`submit`]), then collects launch
-/// `k - 1`'s answers ([`collect`]) while the pool stages launch `k + 1`'s events into
-/// the staging launch `k - 1` used (`join`); its launch collected, it helps with that
-/// staging instead of waiting for it. So the device copies launch `k + 1` in and
-/// `k - 1`'s answers out while it matches `k`, and the host stages and decodes
-/// meanwhile. `cur` is the first launch's staged events, `staging[1]` the second
-/// staging area (if any); both areas are back in `staging` at the end.
+/// The dictionaries of the batch the device's [`DevDicts`] were translated from (a
+/// copy): a later call on a batch that [`DictsSeen::holds`] needs no translation. A
+/// copy, not the batch's address: a batch freed and another allocated in its place
+/// could have other strings.
+struct DictsSeen {
+    names: (Vec<(u32, u32)>, Vec<u8>),
+    strings: (Vec<(u32, u32)>, Vec<u8>),
+}
+
+impl DictsSeen {
+    fn of(batch: &EventBatch) -> DictsSeen {
+        let copy = |d: &crate::batch::Dictionary| (d.spans().to_vec(), d.arena().to_vec());
+        DictsSeen {
+            names: copy(batch.names()),
+            strings: copy(batch.strings()),
+        }
+    }
+
+    /// `batch`'s dictionaries are these (the same names and strings, numbered alike).
+    fn holds(&self, batch: &EventBatch) -> bool {
+        let same = |d: &crate::batch::Dictionary, (spans, arena): &(Vec<(u32, u32)>, Vec<u8>)| {
+            d.spans() == spans.as_slice() && d.arena() == arena.as_slice()
+        };
+        same(batch.names(), &self.names) && same(batch.strings(), &self.strings)
+    }
+}
+
+/// The pipeline of [`GpuIndex::match_batch`] (module docs, step 5), on the staging pool.
+/// Step `k`: this thread queues launch `k` on the device ([`submit`]) and collects launch
+/// `k - 1`'s answers ([`collect`]) while the pool stages launch `k + 1`'s events into a
+/// spare staging area (`join`); its part done, it helps with that staging instead of
+/// waiting for it. So launch `k + 1`'s events are staged while the host queues launch
+/// `k`, and copied in while the device matches launch `k` (the copy in of a launch
+/// staged only after queuing the one before could hold up the kernels: on the H200,
+/// queuing a launch and staging the next took about as long as the device's work on
+/// a launch of Table 2). `cur` is the first launch's staged events; the staging areas
+/// of collected launches go back to `spare`. Three areas in use at most: launch `k`'s,
+/// launch `k - 1`'s (its copy in may still run until it is collected) and launch
+/// `k + 1`'s.
 #[allow(clippy::too_many_arguments)]
 fn pipeline(
     p: &Pipe<'_>,
     mut chunks: Ramp,
-    mut cur: Staged,
+    cur: Staged,
     bufs: &mut [Option<LaunchBufs>; 2],
-    staging: &mut [Option<HostBufs>; 2],
-    hint: &mut u32,
+    spare: &mut Vec<HostBufs>,
+    hint: &mut Hint,
     timing: &mut IndexTiming,
     out: &mut Answers,
     batch: &EventBatch,
@@ -1253,51 +1357,45 @@ fn pipeline(
 ) -> Result<(), CcmError> {
     let dev = p.dev;
     let mut slot = 0;
-    loop {
-        let launched = submit(p, bufs, slot, *hint, timing, cur)?;
-        slot ^= 1;
-        let mut prev = flying.replace(launched);
-        // The staging of the launch before is free once its copy in has ended (long
-        // ago: before its kernels).
-        let spare = match &mut prev {
-            Some(f) => {
-                dev.reach(&f.copied)?;
-                f.staging.take()
-            }
-            None => staging[1].take(),
-        };
+    let mut cur = Some(cur);
+    while let Some(st) = cur.take() {
         let next = chunks.next();
-        let (job, left) = match next {
-            Some(c) => (Some((c, spare)), None),
-            None => (None, spare),
-        };
+        // A spare area is free: its launch was collected, so its copy in has ended.
+        let area = if next.is_some() { spare.pop() } else { None };
         let started = Instant::now();
-        let ((r, collected), job) = rayon::join(
-            || {
-                let r = match prev.take() {
-                    Some(f) => collect(p, bufs, f, hint, timing, out),
-                    None => Ok(()),
-                };
-                (r, started.elapsed())
+        let (done, job) = rayon::join(
+            || -> Result<Duration, CcmError> {
+                let launched = submit(p, bufs, slot, *hint, timing, st)?;
+                if let Some(mut prev) = flying.replace(launched) {
+                    let hb = prev.staging.take();
+                    let r = collect(p, bufs, prev, hint, timing, out);
+                    // Its copy in ended before its kernels, which `collect` waited for
+                    // (or, on an error, the caller stops the queues before reusing it).
+                    spare.extend(hb);
+                    r?;
+                }
+                Ok(started.elapsed())
             },
-            || job.map(|(c, old)| Staged::prepare(old, batch, c)),
+            || next.map(|c| Staged::prepare(area, batch, c)),
         );
-        r?;
-        let Some(prepared) = job else {
-            // The last launch.
-            let mut last = flying.take().expect("just submitted");
-            let hb = last.staging.take();
-            collect(p, bufs, last, hint, timing, out)?;
-            staging[0] = hb;
-            staging[1] = left.or(staging[1].take());
-            return Ok(());
-        };
-        let (st, took) = prepared.ready(dev, batch)?;
-        timing.waited += started.elapsed().saturating_sub(collected);
-        timing.note(&st);
-        timing.stage += took;
-        cur = st;
+        let collected = done?;
+        slot ^= 1;
+        if let Some(prepared) = job {
+            let (st, took) = prepared.ready(dev, batch, p.per)?;
+            timing.waited += started.elapsed().saturating_sub(collected);
+            timing.note(&st);
+            timing.stage += took;
+            cur = Some(st);
+        }
     }
+    // The last launch.
+    if let Some(mut last) = flying.take() {
+        let hb = last.staging.take();
+        let r = collect(p, bufs, last, hint, timing, out);
+        spare.extend(hb);
+        r?;
+    }
+    Ok(())
 }
 
 /// The pool that stages launches for every [`GpuIndex`] of the process and runs its
@@ -1386,13 +1484,22 @@ enum Prepared {
 impl Prepared {
     /// The staged events: those already staged, or (after allocating room for them)
     /// staged now.
-    fn ready(self, dev: &Device, batch: &EventBatch) -> Result<(Staged, Duration), CcmError> {
+    /// A new area has room for a launch of `per` events with as many attributes each as
+    /// these have, so that a stream's areas need not grow again for its full launches.
+    fn ready(
+        self,
+        dev: &Device,
+        batch: &EventBatch,
+        per: usize,
+    ) -> Result<(Staged, Duration), CcmError> {
         match self {
             Prepared::Staged(st, took) => Ok((st, took)),
             Prepared::Short(events, old, took) => {
                 drop(old);
                 let started = Instant::now();
-                let bufs = HostBufs::alloc(dev, lens_of(batch, &events))?;
+                let (s, a) = lens_of(batch, &events);
+                let full = a.saturating_mul(per) / events.len().max(1);
+                let bufs = HostBufs::alloc(dev, (s.max(per + 1), a.max(full)))?;
                 let st = on_encode_pool(|| Staged::fill(bufs, batch, events, true));
                 Ok((st, took + started.elapsed()))
             }
@@ -1448,11 +1555,6 @@ impl Staged {
             grown,
         }
     }
-
-    /// The staged lengths: starts, attributes.
-    fn lens(&self) -> (usize, usize) {
-        (self.events + 1, self.attrs)
-    }
 }
 
 /// What [`submit`] and [`collect`] share: the device, the index's tables (and those of
@@ -1479,7 +1581,7 @@ fn submit(
     p: &Pipe<'_>,
     bufs: &mut [Option<LaunchBufs>; 2],
     slot: usize,
-    hint: u32,
+    hint: Hint,
     timing: &mut IndexTiming,
     st: Staged,
 ) -> Result<InFlight, CcmError> {
@@ -1503,8 +1605,9 @@ fn submit(
         dev.wait(Some(&q.input), &allocated)?;
     }
     let hb = st.bufs;
-    // SAFETY: `hb` is held in the returned launch until `copied` is reached (the
-    // pipeline reaches it before staging into `hb` again or dropping it); the device
+    // SAFETY: `hb` is held in the returned launch until its `done` is reached (after
+    // `copied`: the kernels wait for it), and the pipeline reaches that before staging
+    // into `hb` again (or, on an error, stops the queues before); the device
     // buffers are this slot's, whose last launch was collected (so its kernels ended)
     // before this one was submitted, and the kernels below wait for `copied`.
     unsafe {
@@ -1531,18 +1634,20 @@ fn submit(
         n_events: n as u32,
     };
     let route = cfg.route_block.clamp(32, 1024) / 32 * 32;
-    let wpe = warps_per_event(cfg, n);
+    let wpe = warps_per_event(cfg, n, hint.walk);
     let walk = LaunchConfig::blocks(
         (n as u32 * wpe).div_ceil(route / 32),
         route,
         route_shared_bytes(route),
     );
     let limit = (cfg.dense_share * d.n_filters as f64).min(u32::MAX as f64) as u32;
-    ccm_index_route::launch(dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense)?;
+    ccm_index_route::launch(
+        dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense, &b.walked,
+    )?;
     // The dense events' kernels, their grids sized by the last launch's count: the
     // count of this one is on the device only (the kernels read it; a smaller grid
     // strides over more).
-    let hint = hint.min(n as u32);
+    let hint = hint.dense.min(n as u32);
     if d.iface_major {
         let blocks = (hint.max(1) * d.n_ifaces).max(IFACE_MIN_BLOCKS);
         let lc = LaunchConfig::blocks(blocks, 32 * IFACE_WARPS, 0);
@@ -1574,7 +1679,8 @@ fn submit(
     // limit is never passed: they are few).
     if let Some(x) = p.delta {
         let tables = x.tables();
-        ccm_index_route::launch(dev, walk, tables, batch, u32::MAX, wpe, &b.bits, &b.dense)?;
+        let (bits, dense, walked) = (&b.bits, &b.dense, &b.walked);
+        ccm_index_route::launch(dev, walk, tables, batch, u32::MAX, wpe, bits, dense, walked)?;
     }
     let lists = if d.words <= LIST_WORDS {
         LaunchConfig::linear(n as u32, WARP_BLOCK)
@@ -1594,6 +1700,7 @@ fn submit(
         cap,
         &b.total,
         &b.dense,
+        &b.walked,
         &mut b.dense_host,
     )?;
     let m2 = dev.mark()?;
@@ -1605,7 +1712,6 @@ fn submit(
         slot,
         events: n,
         staging: Some(hb),
-        copied,
         done,
         marks: [m0, m1, m2],
     })
@@ -1639,12 +1745,12 @@ fn answers_launch(
 /// Waits for the launch `f` and appends its answers to `out`: the answer lists copied
 /// straight into the answers' page-locked area for the launch (the DMA engine's full
 /// speed, no copy on the host), after growing the lists' buffer and listing again when
-/// they did not fit. Sets `hint` to its count of dense events.
+/// they did not fit. Sets `hint` to its count of dense events and its walk per event.
 fn collect(
     p: &Pipe<'_>,
     bufs: &mut [Option<LaunchBufs>; 2],
     f: InFlight,
-    hint: &mut u32,
+    hint: &mut Hint,
     timing: &mut IndexTiming,
     out: &mut Answers,
 ) -> Result<(), CcmError> {
@@ -1653,7 +1759,14 @@ fn collect(
     dev.reach(&f.done)?;
     let b = bufs[f.slot].as_mut().expect("a launch's slot");
     let n = f.events;
-    *hint = b.dense_host.as_slice()[0];
+    let [dense, groups] = [b.dense_host.as_slice()[0], b.dense_host.as_slice()[1]];
+    let walked = n.saturating_sub(dense as usize).max(1) as u64;
+    *hint = Hint {
+        dense,
+        walk: (u64::from(groups) * 32 / walked).min(u64::from(u32::MAX)) as u32,
+    };
+    timing.dense_events += dense as usize;
+    timing.walk_groups += groups as usize;
     // The lists fill places `0..total` (each event's reserved at once).
     let total: usize = b.spans_host.as_slice()[..2 * n]
         .chunks_exact(2)
@@ -1695,34 +1808,55 @@ const IFACE_MIN_BLOCKS: u32 = 1024;
 /// Most blocks of the filter-major kernel (its rows of chunks of events capped so).
 const DENSE_BLOCKS: u32 = 16_384;
 
-/// Warps per event of the partition walk for a launch of `n` events: one, unless the
-/// launch holds fewer events than [`IndexConfig::walk_warps`] (a launch capped by the
-/// answer bitmap, e.g. ~2,000 events with the dense model's million interfaces), then
-/// as many as fill that many warps, at most [`MAX_WARPS_PER_EVENT`]. (With one warp
-/// per event such a launch left three quarters of the H100 idle while each warp
-/// walked ~30,000 filters: 6.1 us per event on the dense model's 1M filters with 3-5
-/// names, 2.8 with several warps; 2.1 with the former block per event, whose barriers
-/// cost more everywhere else.)
-fn warps_per_event(cfg: &IndexConfig, n: usize) -> u32 {
-    (cfg.walk_warps / n.max(1)).clamp(1, MAX_WARPS_PER_EVENT) as u32
+/// Warps per event of the partition walk for a launch of `n` events whose launch before
+/// walked `walk` filters per event: one, unless the launch holds fewer events than
+/// [`IndexConfig::walk_warps`] (a launch capped by the answer bitmap, e.g. ~2,000
+/// events with the dense model's million interfaces), then as many as fill that many
+/// warps, at most [`MAX_WARPS_PER_EVENT`]; and at least [`IndexConfig::heavy_warps`]
+/// when `walk` passes [`IndexConfig::heavy_walk`]. (With one warp per event such a
+/// launch left three quarters of the H100 idle while each warp walked ~30,000
+/// filters: 6.1 us per event on the dense model's 1M filters with 3-5 names, 2.8 with
+/// several warps; 2.1 with the former block per event, whose barriers cost more
+/// everywhere else. On the H200, Table 2's events with Zipf names went 21.6 ns per
+/// event of device time with one warp each, 15.8 with four; with uniform names 4.7
+/// with one, 5.8 with four.)
+fn warps_per_event(cfg: &IndexConfig, n: usize, walk: u32) -> u32 {
+    let fill = (cfg.walk_warps / n.max(1)).clamp(1, MAX_WARPS_PER_EVENT);
+    let heavy = if walk >= cfg.heavy_walk {
+        cfg.heavy_warps.clamp(1, MAX_WARPS_PER_EVENT)
+    } else {
+        1
+    };
+    fill.max(heavy) as u32
 }
 
 /// Most warps of the partition walk per event.
 const MAX_WARPS_PER_EVENT: usize = 8;
 
-/// The first launch's size: an eighth of a full launch.
-fn ramp_start(per: usize) -> usize {
-    (per / 8).max(1)
-}
-
-/// A call's events in launches that double from [`ramp_start`] up to `per`: the first
-/// launch's staging, which nothing overlaps, is short (with full launches from the
-/// start, a call of four launches spent a quarter of its host work with the device
-/// idle).
+/// A call's events in launches that grow by [`IndexConfig::ramp_growth`] from
+/// [`IndexConfig::first_launch`] up to `per`: the first launch's staging, which nothing
+/// overlaps, is short (with full launches from the start, a call of four launches spent
+/// a quarter of its host work with the device idle).
 struct Ramp {
     rest: Range<usize>,
     next: usize,
     per: usize,
+    growth: f64,
+}
+
+impl Ramp {
+    fn new(cfg: &IndexConfig, events: Range<usize>, per: usize) -> Ramp {
+        Ramp {
+            rest: events,
+            next: cfg.first_launch.clamp(1, per),
+            per,
+            growth: if cfg.ramp_growth.is_finite() {
+                cfg.ramp_growth.max(1.0)
+            } else {
+                2.0
+            },
+        }
+    }
 }
 
 impl Iterator for Ramp {
@@ -1735,7 +1869,8 @@ impl Iterator for Ramp {
         let end = self.rest.start + self.next.min(self.rest.len());
         let now = self.rest.start..end;
         self.rest.start = end;
-        self.next = (self.next * 2).min(self.per);
+        let grown = (self.next as f64 * self.growth).ceil() as usize;
+        self.next = grown.max(self.next + 1).min(self.per);
         Some(now)
     }
 }
@@ -1776,6 +1911,45 @@ mod tests {
         assert_eq!(encode_threads_shared(64, 4), 8);
         assert_eq!(encode_threads_shared(16, 4), 4);
         assert_eq!(encode_threads_shared(2, 4), 1);
+    }
+
+    #[test]
+    fn a_ramp_covers_the_events_once_in_launches_growing_to_a_full_one() {
+        for (first, growth, per, n) in [
+            (8192, 2.0, 65_536, 262_144),
+            (4096, 1.5, 65_536, 300_001),
+            (1, 1.0, 7, 50),
+            (100, 3.0, 9, 40),
+            (3, f64::NAN, 64, 1000),
+            (0, 0.5, 5, 17),
+        ] {
+            let cfg = IndexConfig {
+                first_launch: first,
+                ramp_growth: growth,
+                ..IndexConfig::default()
+            };
+            let launches: Vec<Range<usize>> = Ramp::new(&cfg, 10..10 + n, per).collect();
+            let at = format!("first {first}, growth {growth}, per {per}, {n} events");
+            assert_eq!(launches[0].len(), first.clamp(1, per).min(n), "{at}");
+            let mut next = 10;
+            for (k, l) in launches.iter().enumerate() {
+                assert_eq!(l.start, next, "{at}: launch {k} follows the one before");
+                assert!(
+                    !l.is_empty() && l.len() <= per,
+                    "{at}: launch {k} of {}",
+                    l.len()
+                );
+                let last = k + 1 == launches.len();
+                if k > 0 && !last {
+                    assert!(
+                        l.len() > launches[k - 1].len() || l.len() == per,
+                        "{at}: launch {k} grows"
+                    );
+                }
+                next = l.end;
+            }
+            assert_eq!(next, 10 + n, "{at}: every event once");
+        }
     }
 
     fn con(key: u32, op: u16, v: i64) -> DevConstraint {

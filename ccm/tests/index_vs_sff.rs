@@ -376,3 +376,176 @@ fn an_index_on_an_encoding_pool_of_its_own_answers_as_on_the_shared_pool() {
         }
     }
 }
+
+/// A call's launches grow from `first_launch` by `ramp_growth` up to a full launch:
+/// with several first sizes and growths (a launch of one event, growths of 1, 1.5, 2
+/// and 3, launches that reach the full size and calls that end before), over the whole
+/// batch and over ranges starting and ending inside launches, every answer equals SFF's.
+#[test]
+fn calls_ramped_by_any_first_size_and_growth_answer_as_sff() {
+    let w = table_1(6, NameDist::Zipf(1.0));
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+    let dev = Device::emulator();
+    let n = w.events.len();
+    for (first_launch, ramp_growth) in [(1, 1.0), (1, 1.5), (2, 2.0), (3, 3.0), (100, 2.0)] {
+        let cfg = IndexConfig {
+            batch_events: 9,
+            route_block: 64,
+            dense_block: 64,
+            first_launch,
+            ramp_growth,
+            ..IndexConfig::default()
+        };
+        let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
+        let mut out = ccm::Answers::default();
+        for r in [0..n, 1..n - 2, 5..11, 0..1] {
+            index
+                .match_range_into(&w.batch, r.clone(), &mut out)
+                .unwrap();
+            assert_eq!(out.len(), r.len());
+            for (k, g) in out.iter().enumerate() {
+                let i = r.start + k;
+                let at = format!("event {i} of {r:?}, first {first_launch}, growth {ramp_growth}");
+                assert_eq!(g, want[i].as_slice(), "{at}");
+            }
+        }
+    }
+}
+
+/// The index keeps the last batch's dictionaries on the device and translates a
+/// batch's only when they differ: batches of the same events whose dictionaries hold
+/// the same names and strings numbered in other orders (the same counts and lengths),
+/// matched in turn, then one matched again after a subscription added with a string
+/// new to the tables; every answer equals SFF's (a translation kept for the wrong batch
+/// would match names and strings by the other batch's numbers).
+#[test]
+fn batches_of_other_dictionaries_in_turn_are_each_translated_and_answer_as_sff() {
+    use ccm::batch::{EventBatch, ValueRef};
+    use ccm::{Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
+    let sub = |i: u32, cs: &[(&str, Op, Value)]| Subscription {
+        interface: InterfaceId(i),
+        filter: Filter {
+            constraints: cs
+                .iter()
+                .map(|(n, o, v)| Constraint::new(*n, *o, v.clone()).unwrap())
+                .collect(),
+        },
+    };
+    let mut subs = vec![
+        sub(0, &[("a", Op::Eq, Value::Str("ab".into()))]),
+        sub(1, &[("b", Op::Eq, Value::Str("ba".into()))]),
+        sub(
+            2,
+            &[
+                ("a", Op::Gt, Value::Int(3)),
+                ("b", Op::Eq, Value::Str("ab".into())),
+            ],
+        ),
+        sub(3, &[("c", Op::Eq, Value::Str("cd".into()))]),
+    ];
+    let strs = ["ab", "ba", "cd", "dc"];
+    let events: Vec<Event> = (0..40usize)
+        .map(|i| {
+            let mut pairs = vec![
+                ("a", Value::Str(strs[i % 4].into())),
+                ("b", Value::Str(strs[(i / 4) % 4].into())),
+            ];
+            if i % 3 == 0 {
+                pairs[0] = ("a", Value::Int(i as i64 % 7));
+            }
+            if i % 5 == 0 {
+                pairs.push(("c", Value::Str(strs[(i / 5) % 4].into())));
+            }
+            Event::from_pairs(pairs).unwrap()
+        })
+        .collect();
+    // The same events, their names and strings interned first in two orders.
+    let batch = |names: [&str; 3], strings: [&str; 4]| {
+        let mut b = EventBatch::new();
+        for n in names {
+            b.intern_name(n);
+        }
+        for s in strings {
+            b.push_named("z", ValueRef::Str(s)).unwrap();
+        }
+        b.abandon_event();
+        for e in &events {
+            b.push_event(e);
+        }
+        b
+    };
+    let one = batch(["a", "b", "c"], ["ab", "ba", "cd", "dc"]);
+    let two = batch(["b", "c", "a"], ["ba", "dc", "ab", "cd"]);
+    assert_eq!(one.to_events(), events);
+    assert_eq!(two.to_events(), events);
+    assert_eq!(one.strings().len(), two.strings().len());
+    let dev = Device::emulator();
+    let cfg = IndexConfig {
+        batch_events: 16,
+        route_block: 64,
+        dense_block: 64,
+        ..IndexConfig::default()
+    };
+    let mut index = GpuIndex::new(&dev, &subs, cfg).unwrap();
+    let check = |index: &mut GpuIndex, subs: &[Subscription], b: &EventBatch, what: &str| {
+        let sff = Sff::build(subs).unwrap();
+        let got = index.match_batch(b).unwrap();
+        for (i, (g, e)) in got.iter().zip(&events).enumerate() {
+            assert_eq!(g, sff.match_event(e).as_slice(), "event {i}, {what}");
+        }
+    };
+    for (b, what) in [
+        (&one, "one"),
+        (&two, "two"),
+        (&two, "two again"),
+        (&one, "one again"),
+    ] {
+        check(&mut index, &subs, b, what);
+    }
+    // A string the tables lacked: an id of its own now, where the batch's translation
+    // said none.
+    let added = sub(1, &[("a", Op::Eq, Value::Str("dc".into()))]);
+    index.add(&added).unwrap();
+    subs.push(added);
+    check(&mut index, &subs, &one, "one after an added string");
+    check(&mut index, &subs, &two, "two after an added string");
+}
+
+/// The partition walk's warps per event follow the walk of the launch before: always
+/// heavy (every launch after the first with `heavy_warps` warps per event), never
+/// heavy, and heavy with two warps; launches of one warp per event otherwise (the
+/// least `walk_warps`), several calls so the hint carries over; every answer equals
+/// SFF's.
+#[test]
+fn heavy_walks_with_several_warps_per_event_answer_as_sff() {
+    let w = table_1(6, NameDist::Zipf(1.0));
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+    let dev = Device::emulator();
+    for (heavy_walk, heavy_warps) in [(0, 4), (u32::MAX, 4), (1, 2), (0, 100)] {
+        let cfg = IndexConfig {
+            batch_events: 6,
+            route_block: 64,
+            dense_block: 64,
+            walk_warps: 1,
+            heavy_walk,
+            heavy_warps,
+            ..IndexConfig::default()
+        };
+        let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
+        let mut out = ccm::Answers::default();
+        for r in [0..w.events.len(), 2..w.events.len()] {
+            index
+                .match_range_into(&w.batch, r.clone(), &mut out)
+                .unwrap();
+            assert!(index.take_timing().walk_groups > 0, "the walk is counted");
+            for (k, g) in out.iter().enumerate() {
+                let i = r.start + k;
+                let at =
+                    format!("event {i} of {r:?}, heavy walk {heavy_walk}, {heavy_warps} warps");
+                assert_eq!(g, want[i].as_slice(), "{at}");
+            }
+        }
+    }
+}

@@ -445,7 +445,10 @@ kernel! {
     /// warp sums the partitions' sizes (shuffles;
     /// each of the event's warps the same). Above `dense_limit` the event is appended
     /// to `dense` (`dense[0]` = the count, the events' indices from `dense[1]`; global,
-    /// atomic; by its first warp) and left to [`ccm_index_dense`]. Otherwise, 32 pairs
+    /// atomic; by its first warp) and left to [`ccm_index_dense`]. Otherwise its first
+    /// warp adds the partitions' size in groups of 32 filters to `walked[0]` (global,
+    /// atomic: the launch's walk, which the host reads to give the next launch's events
+    /// more warps where they walk long partitions), and, 32 pairs
     /// at a time, the warp lays the pairs' partitions end to end (a prefix sum of their
     /// sizes, held one per lane) and lane `l` of the event's warp `w` takes the filters
     /// `32 w + l, 32 w + l + 32 wpe, ..` of that sequence, finding each one's partition
@@ -466,6 +469,7 @@ kernel! {
         wpe: u32,
         bits: *mut u32,
         dense: *mut u32,
+        walked: *mut u32,
     ) {
         let warp = thread_idx_x() / 32;
         let gw = block_idx_x() * (block_dim_x() / 32) + warp;
@@ -540,6 +544,9 @@ kernel! {
                 *dense.add(1 + k as usize) = e;
             }
             return;
+        }
+        if sub == 0 && lane == 0 {
+            atomic_add(walked, visited.div_ceil(32));
         }
         // Pass 2: 32 pairs at a time, their filters end to end, this warp's share.
         // When interfaces have several filters and the answer row is at most 32 words,
@@ -1030,7 +1037,8 @@ kernel! {
     /// words, else a warp per event (its lanes taking words `l, l + 32, ..`, a warp
     /// prefix sum of their bit counts placing each lane's). Thread 0 moves the count of
     /// dense events `dense[0]` (global; read by the dense kernels before this launch)
-    /// to `n_dense` (mapped host memory), for the host, and zeroes it for the next
+    /// to `n_dense[0]` and the partition walk's groups of filters `walked[0]` to
+    /// `n_dense[1]` (mapped host memory), for the host, and zeroes both for the next
     /// batch.
     pub fn ccm_index_lists(
         bits: *mut u32,
@@ -1042,12 +1050,15 @@ kernel! {
         cap: u32,
         total: *mut u32,
         dense: *mut u32,
+        walked: *mut u32,
         n_dense: *mut u32,
     ) {
         let lane = lane_id();
         if block_idx_x() == 0 && thread_idx_x() == 0 {
             *n_dense = *dense;
             *dense = 0;
+            *n_dense.add(1) = *walked;
+            *walked = 0;
         }
         if words <= LIST_WORDS {
             // A thread per event; the warp reserves its events' places at once.
