@@ -1499,8 +1499,10 @@ fn lens_of(b: &EventBatch, events: &Range<usize>) -> (usize, usize) {
     (events.len() + 1, b.attr_range(events.clone()).len())
 }
 
-/// Elements per part of a parallel copy into staging (256 KiB of attributes).
-const STAGE_PART: usize = 16 << 10;
+/// Elements per part of a parallel copy into staging (64 KiB of attributes: a full
+/// launch of Table 2's events, ~65,000 attributes, in 16 parts, one per core of a
+/// 16-core host).
+const STAGE_PART: usize = 4 << 10;
 
 /// `src` copied into `dst` (as long) on the pool, a part of [`STAGE_PART`] elements per
 /// task.
