@@ -198,6 +198,13 @@ struct Staged {
     attrs: usize,
 }
 
+/// A launch's events after [`Staged::prepare`]: staged, or not yet, because the staging
+/// was missing or too small (the events, and that staging).
+enum Prepared {
+    Staged(Staged),
+    Short(Range<usize>, Option<Staging>),
+}
+
 /// The device buffers of one of the pipeline's two launch slots (a launch on the device
 /// while the other's answers are collected), grown as needed.
 struct Slot {
@@ -774,7 +781,6 @@ impl CellIndex {
             timing: CellTiming::default(),
             opts: CellOptions {
                 batch_events: opts.batch_events.clamp(1, 1 << 20),
-                ..opts
             },
             dev,
         };
@@ -1172,8 +1178,8 @@ impl CellIndex {
         let t = Instant::now();
         let staging = self.pipe.staging[0].take();
         let mut cur = match Staged::prepare(staging, b, first) {
-            Ok(st) => st,
-            Err((events, _)) => {
+            Prepared::Staged(st) => st,
+            Prepared::Short(events, _) => {
                 let bufs = Staging::alloc(&self.dev, lens_of(b, &events))?;
                 Staged::fill(bufs, b, events)
             }
@@ -1234,8 +1240,8 @@ impl CellIndex {
             self.timing.stage += staged_in;
             self.timing.waited += started.elapsed().saturating_sub(collected);
             cur = match prepared {
-                Ok(st) => st,
-                Err((events, old)) => {
+                Prepared::Staged(st) => st,
+                Prepared::Short(events, old) => {
                     // Page-locked memory is allocated on this (the driving) thread.
                     drop(old);
                     let t = Instant::now();
@@ -1516,15 +1522,10 @@ impl Staged {
     /// `events` of `b` staged into `old` when it holds them; else the events and the
     /// staging too small for them (page-locked memory is allocated by the driving
     /// thread).
-    #[allow(clippy::type_complexity)]
-    fn prepare(
-        old: Option<Staging>,
-        b: &EventBatch,
-        events: Range<usize>,
-    ) -> Result<Staged, (Range<usize>, Option<Staging>)> {
+    fn prepare(old: Option<Staging>, b: &EventBatch, events: Range<usize>) -> Prepared {
         match old {
-            Some(h) if h.holds(lens_of(b, &events)) => Ok(Staged::fill(h, b, events)),
-            short => Err((events, short)),
+            Some(h) if h.holds(lens_of(b, &events)) => Prepared::Staged(Staged::fill(h, b, events)),
+            short => Prepared::Short(events, short),
         }
     }
 
@@ -1654,7 +1655,7 @@ impl CellAnswers {
     /// enough), and its number.
     fn next_area(&mut self, dev: &Device, words: usize) -> Result<usize, EngineError> {
         let i = self.used;
-        if !self.areas.get(i).is_some_and(|a| a.len() >= words) {
+        if self.areas.get(i).is_none_or(|a| a.len() < words) {
             let fresh = dev.alloc_host(room(words))?;
             if i < self.areas.len() {
                 self.areas[i] = fresh;
@@ -1918,10 +1919,7 @@ mod tests {
             sub(2, vec![(vec![], (0.0, 0.0, 1.0))]),
         ]);
         let dev = Device::emulator();
-        let opts = CellOptions {
-            batch_events: 2,
-            ..CellOptions::for_device(&dev)
-        };
+        let opts = CellOptions { batch_events: 2 };
         let mut g = CellIndex::new(dev, &subs, opts).unwrap();
         assert_eq!(g.take_timing(), CellTiming::default());
         let rain = event(0.2, 0.0, &[("rain", Value::Str("rain".into()))]);
