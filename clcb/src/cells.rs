@@ -1149,7 +1149,9 @@ impl CellIndex {
         let mut d = Dicts {
             name_rows: kept_or_grown(dev, r, rows.len())?,
             spans: kept_or_grown(dev, s, spans.len())?,
-            arena: kept_or_grown(dev, a, arena.len())?,
+            // A byte past the arena: an empty string's offset may be the arena's end,
+            // which must still lie inside the allocation.
+            arena: kept_or_grown(dev, a, arena.len() + 1)?,
             n_names: rows.len() as u32,
             n_strs: spans.len() as u32,
         };
@@ -1892,7 +1894,9 @@ mod tests {
         let big = CELLS_SORT_WORDS / 2 + 100;
         let subs = Subscriptions::new(around(200, 0, 0.0).chain(around(big, 10_000, 100.0)));
         let dev = Device::emulator();
-        let opts = CellOptions::for_device(&dev);
+        // Launches of 1, 2 and 1 events: the spilled events lie in the second and the
+        // third launch, their answers found by their place in the whole batch.
+        let opts = CellOptions { batch_events: 2 };
         let mut g = CellIndex::new(dev, &subs, opts).unwrap();
         let kv = [("k", Value::Str("v".into()))];
         let events = [
