@@ -9,7 +9,7 @@
 //!
 //! The stream is the harness's: the workload's events as a flat batch, repeated to
 //! 65,536 events a round (`CELLS_ROUND` changes it); a warm round, then three timed ones
-//! for each largest launch size of `CELLS_LAUNCH` (comma-separated, default 16384). On
+//! for each largest launch size of `CELLS_LAUNCH` (comma-separated, default 32768). On
 //! the GPU: Table 2's default scenario (250,000 subscriptions, `[subscriptions]` to
 //! change it). Without a GPU it runs on the emulator with 200 subscriptions and 4,096
 //! events a round, a check that it runs: the emulator's threads share the host's cores
@@ -91,7 +91,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .split(',')
             .map(|s| s.trim().parse())
             .collect::<Result<_, _>>()?,
-        None if dev.is_gpu() => vec![16_384],
+        None if dev.is_gpu() => vec![32_768],
         None => vec![4096],
     };
     let stream = batch.repeated(round);
@@ -121,6 +121,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     )?;
     println!("cell index built in {:.1} s", t0.elapsed().as_secs_f64());
+    index.set_device_clock(true);
     let mut answers = CellAnswers::default();
     for &launch in &launches {
         index.set_batch_events(launch);

@@ -45,9 +45,9 @@
 //!   eighth of that), two launch slots in a pipeline, and no host work per event but
 //!   copying the batch's columns. Once per call the batch's names are translated to
 //!   rows and its strings' spans are uploaded with its string arena. Per launch the
-//!   host copies the launch's columns as they are (starts, 16-byte attributes, `x`,
-//!   `y`) on all cores into page-locked staging, and a queue of its own copies them to
-//!   the device; there [`clcb_kernels::cells::cells_encode()`] lays each event out as
+//!   host copies the launch's columns as they are (16-byte attributes, starts, `x`,
+//!   `y`) on all cores into one run of page-locked staging, and a queue of its own
+//!   copies that to the device in one copy; there [`clcb_kernels::cells::cells_encode()`] lays each event out as
 //!   the kernels read it (a thread per event: its names' rows, its strings' places in
 //!   the arena), then [`clcb_kernels::cells::cells_match()`] matches (a warp per event,
 //!   its event staged in shared memory). Each warp collects its event's matches in
@@ -65,7 +65,10 @@
 //!   against ~1 ns of the device's own time, on Table 2's and the `keywords`
 //!   workloads: H200, `cells_split`. When the device wrote pairs and the host sorted
 //!   them into answers, the answers took 3.4 µs an event on `keywords` with 1% regions,
-//!   265 matches an event.)
+//!   265 matches an event. With the columns copied and laid out on the device, in
+//!   launches of at most 16384 events, four copies per launch: 10.6-12.9 ns an event on
+//!   Table 2's stream, 15.0-16.8 on `keywords` with 0.01% regions, of which ~5-6 ns the
+//!   device's kernels: H200, 16 host cores, `cells_split`, 2026-11-29.)
 
 use crate::batch::EventBatch;
 use crate::engine::EngineError;
@@ -116,8 +119,10 @@ const TOMBSTONE: f32 = -1.0;
 /// Tuning of [`CellIndex`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CellOptions {
-    /// Most events per launch (16384 on a GPU, 64 on the emulator); a call's launches
-    /// double from an eighth of it.
+    /// Most events per launch (32768 on a GPU, 64 on the emulator); a call's launches
+    /// double from an eighth of it. (Table 2's stream of 65,536 events on an H200 with
+    /// 16 host cores, `cells_split`: 13.7-14.3 ns an event at 8192, 10.6-12.9 at 16384,
+    /// 9.7-11.4 at 32768.)
     pub batch_events: usize,
 }
 
@@ -126,7 +131,7 @@ impl CellOptions {
     /// (every lane run on the host).
     pub fn for_device(dev: &Device) -> CellOptions {
         CellOptions {
-            batch_events: if dev.is_gpu() { 16_384 } else { 64 },
+            batch_events: if dev.is_gpu() { 32_768 } else { 64 },
         }
     }
 }
@@ -164,38 +169,59 @@ struct DevTables {
     entries: Buffer<CellEntry>,
 }
 
-/// Page-locked host memory: a launch's columns of the batch (starts, attributes,
-/// locations) copied as they are, for the copy in.
+/// Page-locked host memory: a launch's columns of the batch copied as they are, one
+/// after another in one run of words (so that one copy moves them): the attributes
+/// (16-byte records), the starts, `x`, `y` ([`Cols`]).
 struct Staging {
-    starts: HostBuffer<u32>,
-    attrs: HostBuffer<BatchAttr>,
-    xs: HostBuffer<f32>,
-    ys: HostBuffer<f32>,
+    words: HostBuffer<u32>,
 }
 
 impl Staging {
-    /// Staging with room for `lens` = (starts, attributes), and slack.
-    fn alloc(dev: &Device, (starts, attrs): (usize, usize)) -> Result<Staging, EngineError> {
+    /// Staging with room for `words` words, and slack (so that the launches of a
+    /// stream, whose attributes vary a little, fit the staging the first one made).
+    fn alloc(dev: &Device, words: usize) -> Result<Staging, EngineError> {
         Ok(Staging {
-            starts: dev.alloc_host(room(starts))?,
-            attrs: dev.alloc_host(room(attrs.max(1)))?,
-            xs: dev.alloc_host(room(starts))?,
-            ys: dev.alloc_host(room(starts))?,
+            words: dev.alloc_host(room(words + words / 2))?,
         })
-    }
-
-    /// True when the staging holds `lens` = (starts, attributes).
-    fn holds(&self, (starts, attrs): (usize, usize)) -> bool {
-        self.starts.len() >= starts && self.xs.len() >= starts && self.attrs.len() >= attrs
     }
 }
 
-/// One launch's events staged: the staging, the events (of the batch) and their
-/// attributes' count.
+/// Where a launch's columns lie in its run of words (staging and device alike): `n`
+/// events, `na` attributes.
+#[derive(Clone, Copy, Debug)]
+struct Cols {
+    n: usize,
+    na: usize,
+}
+
+impl Cols {
+    /// The attributes (4 words each) first, at word 0: 16-byte aligned.
+    fn attrs(&self) -> Range<usize> {
+        0..ATTR_WORDS * self.na
+    }
+    fn starts(&self) -> Range<usize> {
+        let a = ATTR_WORDS * self.na;
+        a..a + self.n + 1
+    }
+    fn xs(&self) -> Range<usize> {
+        let a = self.starts().end;
+        a..a + self.n
+    }
+    fn ys(&self) -> Range<usize> {
+        let a = self.xs().end;
+        a..a + self.n
+    }
+    fn words(&self) -> usize {
+        self.ys().end
+    }
+}
+
+/// One launch's events staged: the staging, the events (of the batch) and where its
+/// columns lie.
 struct Staged {
     bufs: Staging,
     events: Range<usize>,
-    attrs: usize,
+    cols: Cols,
 }
 
 /// A launch's events after [`Staged::prepare`]: staged, or not yet, because the staging
@@ -208,11 +234,8 @@ enum Prepared {
 /// The device buffers of one of the pipeline's two launch slots (a launch on the device
 /// while the other's answers are collected), grown as needed.
 struct Slot {
-    /// The launch's columns, copied in.
-    starts: Buffer<u32>,
-    attrs: Buffer<BatchAttr>,
-    xs: Buffer<f32>,
-    ys: Buffer<f32>,
+    /// The launch's columns, copied in as staged ([`Cols`]).
+    cols: Buffer<u32>,
     /// The launch's events encoded ([`cells_encode`]).
     enc: Buffer<u32>,
     /// The launch's two counts (zero between launches: [`cells_counts`] zeroes them).
@@ -228,10 +251,7 @@ impl Slot {
         let mut counts = dev.alloc(2)?;
         dev.zero(&mut counts)?;
         Ok(Slot {
-            starts: dev.alloc(room(events + 1))?,
-            attrs: dev.alloc(1)?,
-            xs: dev.alloc(room(events))?,
-            ys: dev.alloc(room(events))?,
+            cols: dev.alloc(1)?,
             enc: dev.alloc(1)?,
             counts,
             counts_host: dev.alloc_host(2)?,
@@ -264,6 +284,8 @@ struct Pipe {
 struct InFlight {
     slot: usize,
     events: Range<usize>,
+    /// Where its columns lie in its slot.
+    cols: Cols,
     /// Its answers' area in the caller's [`CellAnswers`].
     area: usize,
     /// Its staging, free again once `copied` is reached.
@@ -273,8 +295,9 @@ struct InFlight {
     /// Its kernels done (on the device's stream): its counts and answers are in host
     /// memory.
     done: Signal,
-    /// The device's clock before its encoding and after its counts.
-    marks: [Mark; 2],
+    /// The device's clock before its encoding and after its counts (when the index
+    /// keeps it, [`CellIndex::set_device_clock`]).
+    marks: Option<[Mark; 2]>,
 }
 
 /// The cell index of a set of subscriptions on a device (see the module's docs).
@@ -300,6 +323,8 @@ pub struct CellIndex {
     pipe: Pipe,
     /// Staging of [`CellIndex::flush`]: positions and records.
     writes: Option<WriteBufs>,
+    /// Time each launch's kernels by the device's clock ([`CellTiming::device`]).
+    device_clock: bool,
     timing: CellTiming,
 }
 
@@ -332,7 +357,8 @@ pub struct CellTiming {
     /// device's work did not hide.
     pub waited: Duration,
     /// The kernels by the device's clock, from each launch's encoding to its counts
-    /// (copies excluded).
+    /// (copies excluded); only while the index keeps that clock
+    /// ([`CellIndex::set_device_clock`]: two marks per launch, off by default).
     pub device: Duration,
 }
 
@@ -778,6 +804,7 @@ impl CellIndex {
             d,
             pipe: Pipe::default(),
             writes: None,
+            device_clock: false,
             timing: CellTiming::default(),
             opts: CellOptions {
                 batch_events: opts.batch_events.clamp(1, 1 << 20),
@@ -821,6 +848,12 @@ impl CellIndex {
     /// calls (at least 1).
     pub fn set_batch_events(&mut self, events: usize) {
         self.opts.batch_events = events.clamp(1, 1 << 20);
+    }
+
+    /// Times each launch's kernels by the device's clock ([`CellTiming::device`]) or
+    /// not (the default: two marks and a reading less per launch).
+    pub fn set_device_clock(&mut self, on: bool) {
+        self.device_clock = on;
     }
 
     /// Number of filters indexed.
@@ -1182,14 +1215,17 @@ impl CellIndex {
         let mut cur = match Staged::prepare(staging, b, first) {
             Prepared::Staged(st) => st,
             Prepared::Short(events, _) => {
-                let bufs = Staging::alloc(&self.dev, lens_of(b, &events))?;
+                let bufs = Staging::alloc(&self.dev, cols_of(b, &events).words())?;
                 Staged::fill(bufs, b, events)
             }
         };
         self.timing.stage += t.elapsed();
         if self.pipe.staging[1].is_none() && b.len() > cur.events.len() {
-            let lens = (per + 1, cur.attrs * per / cur.events.len().max(1));
-            self.pipe.staging[1] = Some(Staging::alloc(&self.dev, lens)?);
+            let full = Cols {
+                n: per,
+                na: cur.cols.na * per / cur.cols.n.max(1),
+            };
+            self.pipe.staging[1] = Some(Staging::alloc(&self.dev, full.words())?);
         }
         let mut slot = 0;
         let mut flying: Option<InFlight> = None;
@@ -1247,7 +1283,7 @@ impl CellIndex {
                     // Page-locked memory is allocated on this (the driving) thread.
                     drop(old);
                     let t = Instant::now();
-                    let bufs = Staging::alloc(&self.dev, lens_of(b, &events))?;
+                    let bufs = Staging::alloc(&self.dev, cols_of(b, &events).words())?;
                     let st = Staged::fill(bufs, b, events);
                     self.timing.stage += t.elapsed();
                     st
@@ -1268,7 +1304,8 @@ impl CellIndex {
     ) -> Result<InFlight, EngineError> {
         let t = Instant::now();
         let dev = &self.dev;
-        let (n, na) = (st.events.len(), st.attrs);
+        let cols = st.cols;
+        let (n, na) = (cols.n, cols.na);
         let pipe = &mut self.pipe;
         let mut fresh = false;
         if pipe.slots[slot].is_none() {
@@ -1276,17 +1313,14 @@ impl CellIndex {
             fresh = true;
         }
         let s = pipe.slots[slot].as_mut().expect("allocated");
-        if s.starts.len() < n + 1 {
-            (s.starts, s.xs, s.ys) = (
-                dev.alloc(room(n + 1))?,
-                dev.alloc(room(n))?,
-                dev.alloc(room(n))?,
-            );
+        // Grown with slack, so that the launches of a stream fit the first ones' room.
+        if s.cols.len() < cols.words() {
+            s.cols = dev.alloc(room(cols.words() + cols.words() / 2))?;
             fresh = true;
         }
-        if s.attrs.len() < na || s.enc.len() < ATTR_WORDS * (na + n) {
-            s.attrs = dev.alloc(room(na.max(1)))?;
-            s.enc = dev.alloc(ATTR_WORDS * room(na + n))?;
+        let enc = ATTR_WORDS * (na + n);
+        if s.enc.len() < enc {
+            s.enc = dev.alloc(room(enc + enc / 2))?;
             fresh = true;
         }
         let q = pipe.queue.as_ref().expect("made by the call");
@@ -1300,23 +1334,17 @@ impl CellIndex {
         // pipeline reaches it before staging into `hb` again or dropping it); the
         // device buffers are this slot's, whose last launch was collected (its kernels
         // ended) before this one was submitted, and the kernels below wait for `copied`.
-        unsafe {
-            dev.write_on(q, &mut s.starts, 0, &hb.starts, 0..n + 1)?;
-            dev.write_on(q, &mut s.xs, 0, &hb.xs, 0..n)?;
-            dev.write_on(q, &mut s.ys, 0, &hb.ys, 0..n)?;
-            if na > 0 {
-                dev.write_on(q, &mut s.attrs, 0, &hb.attrs, 0..na)?;
-            }
-        }
+        unsafe { dev.write_on(q, &mut s.cols, 0, &hb.words, 0..cols.words())? };
         let copied = dev.signal(Some(q))?;
         dev.wait(None, &copied)?;
         let d = pipe.dicts.as_ref().expect("uploaded by the call");
-        let m0 = dev.mark()?;
+        let clock = self.device_clock;
+        let m0 = clock.then(|| dev.mark()).transpose()?;
         let input = CellBatch {
-            attrs: s.attrs.dev_ptr(),
-            starts: s.starts.dev_ptr(),
-            xs: s.xs.dev_ptr(),
-            ys: s.ys.dev_ptr(),
+            attrs: s.cols.dev_ptr_at(cols.attrs().start).cast(),
+            starts: s.cols.dev_ptr_at(cols.starts().start),
+            xs: s.cols.dev_ptr_at(cols.xs().start).cast(),
+            ys: s.cols.dev_ptr_at(cols.ys().start).cast(),
             name_rows: d.name_rows.dev_ptr(),
             spans: d.spans.dev_ptr(),
             n_events: n as u32,
@@ -1331,19 +1359,27 @@ impl CellIndex {
             &s.enc,
         )?;
         let area = answers.next_area(dev, 2 * n + room(4 * n))?;
-        launch_match(dev, cell_tables!(self), s, d, &mut answers.areas[area], n)?;
-        let m1 = dev.mark()?;
+        launch_match(
+            dev,
+            cell_tables!(self),
+            s,
+            d,
+            &mut answers.areas[area],
+            (n, na),
+        )?;
+        let m1 = clock.then(|| dev.mark()).transpose()?;
         let done = dev.signal(None)?;
         self.timing.launches += 1;
         self.timing.submit += t.elapsed();
         Ok(InFlight {
             slot,
             events: st.events,
+            cols,
             area,
             staging: Some(hb),
             copied,
             done,
-            marks: [m0, m1],
+            marks: m0.zip(m1).map(|(a, b)| [a, b]),
         })
     }
 
@@ -1378,13 +1414,21 @@ impl CellIndex {
             let d = self.pipe.dicts.as_ref().expect("uploaded by the call");
             let s = self.pipe.slots[f.slot].as_mut().expect("a launch's slot");
             let tables = cell_tables!(self);
-            launch_match(&self.dev, tables, s, d, &mut answers.areas[f.area], m)?;
+            launch_match(
+                &self.dev,
+                tables,
+                s,
+                d,
+                &mut answers.areas[f.area],
+                (m, f.cols.na),
+            )?;
             self.timing.launches += 1;
             self.dev.synchronize()?;
         };
-        let [m0, m1] = &f.marks;
-        let ms = self.dev.elapsed_ms(m0, m1)?;
-        self.timing.device += Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3);
+        if let Some([m0, m1]) = &f.marks {
+            let ms = self.dev.elapsed_ms(m0, m1)?;
+            self.timing.device += Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3);
+        }
         let first = answers.events;
         answers.launches.push((first, m, f.area));
         if spilled > 0 {
@@ -1436,7 +1480,7 @@ impl CellIndex {
     }
 }
 
-/// Queues [`cells_match`] over slot `s`'s `m` encoded events, its answers into `area`,
+/// Queues [`cells_match`] over slot `s`'s `m` encoded events (of `na` attributes), its answers into `area`,
 /// then [`cells_counts`] (the counts to the host, zeroed for the slot's next launch).
 fn launch_match(
     dev: &Device,
@@ -1444,11 +1488,11 @@ fn launch_match(
     s: &mut Slot,
     d: &Dicts,
     area: &mut HostBuffer<u32>,
-    m: usize,
+    (m, na): (usize, usize),
 ) -> Result<(), EngineError> {
     let batch = CellEvents {
         count: s.counts.dev_ptr_mut(),
-        starts: s.starts.dev_ptr(),
+        starts: s.cols.dev_ptr_at(ATTR_WORDS * na),
         bytes: d.arena.dev_ptr(),
         n_events: m as u32,
         cap: (area.len() - 2 * m).min(u32::MAX as usize) as u32,
@@ -1502,9 +1546,12 @@ impl Iterator for Ramp {
     }
 }
 
-/// The staging a launch of `events` of `b` needs: (starts, attributes).
-fn lens_of(b: &EventBatch, events: &Range<usize>) -> (usize, usize) {
-    (events.len() + 1, b.attr_range(events.clone()).len())
+/// Where the columns of a launch of `events` of `b` lie in its run of words.
+fn cols_of(b: &EventBatch, events: &Range<usize>) -> Cols {
+    Cols {
+        n: events.len(),
+        na: b.attr_range(events.clone()).len(),
+    }
 }
 
 /// Elements per part of a parallel copy into staging (64 KiB of attributes: a full
@@ -1526,30 +1573,27 @@ impl Staged {
     /// thread).
     fn prepare(old: Option<Staging>, b: &EventBatch, events: Range<usize>) -> Prepared {
         match old {
-            Some(h) if h.holds(lens_of(b, &events)) => Prepared::Staged(Staged::fill(h, b, events)),
+            Some(h) if h.words.len() >= cols_of(b, &events).words() => {
+                Prepared::Staged(Staged::fill(h, b, events))
+            }
             short => Prepared::Short(events, short),
         }
     }
 
-    /// Copies the columns of `events` of `b` as they are (starts, attributes,
-    /// locations) into `bufs` (which hold them), on the pool.
+    /// Copies the columns of `events` of `b` as they are (attributes, starts,
+    /// locations) into `bufs` (which hold them) where [`Cols`] puts them, on the pool.
     fn fill(mut bufs: Staging, b: &EventBatch, events: Range<usize>) -> Staged {
         let c = b.content();
+        let cols = cols_of(b, &events);
         let starts = &c.starts()[events.start..=events.end];
         let attrs: &[BatchAttr] = bytemuck::cast_slice(&c.attrs()[b.attr_range(events.clone())]);
-        let (xs, ys) = (&b.xs()[events.clone()], &b.ys()[events.clone()]);
-        let (n, na) = (events.len(), attrs.len());
-        let Staging {
-            starts: hs,
-            attrs: ha,
-            xs: hx,
-            ys: hy,
-        } = &mut bufs;
-        let (hs, ha) = (
-            &mut hs.as_mut_slice()[..n + 1],
-            &mut ha.as_mut_slice()[..na],
-        );
-        let (hx, hy) = (&mut hx.as_mut_slice()[..n], &mut hy.as_mut_slice()[..n]);
+        let xs: &[u32] = bytemuck::cast_slice(&b.xs()[events.clone()]);
+        let ys: &[u32] = bytemuck::cast_slice(&b.ys()[events.clone()]);
+        let words = &mut bufs.words.as_mut_slice()[..cols.words()];
+        let (ha, rest) = words.split_at_mut(cols.attrs().end);
+        let ha: &mut [BatchAttr] = bytemuck::cast_slice_mut(ha);
+        let (hs, rest) = rest.split_at_mut(cols.starts().len());
+        let (hx, hy) = rest.split_at_mut(cols.xs().len());
         rayon::join(
             || par_copy(ha, attrs),
             || {
@@ -1559,11 +1603,7 @@ impl Staged {
                 )
             },
         );
-        Staged {
-            bufs,
-            events,
-            attrs: na,
-        }
+        Staged { bufs, events, cols }
     }
 }
 

@@ -580,6 +580,8 @@ fn time_cells(
             opts.batch_events = n.max(1);
         }
         let mut index = CellIndex::new(dev, subs, opts)?;
+        // The device's clock only when the split is asked for (two marks per launch).
+        index.set_device_clock(std::env::var_os("GPU_MATCH_INDEX_SPLIT").is_some());
         let events = timed.events;
         let n = if ctx.quick {
             events.len()
