@@ -3,7 +3,7 @@
 # machine: binaries in $BIN (harness, cells_split), everything written under $OUT.
 # At most ~200 s in all (each step under `timeout`, cut to the time left).
 #   1. cells_split: Table 2's default scenario (250k subscriptions; launches of at most
-#      16384, 8192 and 32768 events) and `keywords` at 1M subscriptions with 0.01%
+#      32768, 16384 and 65536 events) and `keywords` at 1M subscriptions with 0.01%
 #      regions: ns per event, the split, the grid on all cores beside it, answers
 #      checked against the grid on every event of the stream;
 #   2. compute-sanitizer memcheck and racecheck of cells_encode / cells_match /
@@ -32,7 +32,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$OUT/gpu.
 nproc >>"$OUT/gpu.txt"
 S=$BIN/cells_split
 H=$BIN/harness
-step split-table2 40 env CELLS_LAUNCH=16384,8192,32768 "$S"
+step split-table2 40 env CELLS_LAUNCH=32768,16384,65536 "$S"
 step split-keywords 35 "$S" keywords 0.01
 step memcheck 20 env CELLS_ROUND=2048 CELLS_LAUNCH=512 compute-sanitizer --tool memcheck --print-limit 20 "$S" 2000
 step memcheck-keywords 20 env CELLS_ROUND=2048 CELLS_LAUNCH=512 compute-sanitizer --tool memcheck --print-limit 20 "$S" keywords 1 2000

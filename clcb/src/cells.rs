@@ -79,7 +79,7 @@ pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
     cells_counts, cells_encode, cells_match, cells_shared_bytes, cells_write, eq_key, pair_key,
     sig_bit, BatchAttr, CellBatch, CellEntry, CellEvents, CellHead, CellTables, DirSlot, StrSpan,
-    CELLS_BLOCK, EMPTY_KEY, ENCODE_BLOCK, IMPLIED, ROW_EQ, ROW_PAIR, SPILLED,
+    CELLS_BLOCK, EMPTY_KEY, ENCODE_BLOCK, IMPLIED, NO_ROW, ROW_EQ, ROW_PAIR, SPILLED,
 };
 use clcb_kernels::{DevConstraint, ATTR_WORDS, KIND_STR, OP_EQ};
 use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig, Mark, Queue, Signal};
@@ -260,6 +260,33 @@ impl Slot {
     }
 }
 
+/// The dictionaries of a batch as they were uploaded (names and strings: their bytes
+/// and spans): a call whose batch holds the same ones uploads nothing.
+#[derive(Default)]
+struct DictKey {
+    names: (Vec<u8>, Vec<(u32, u32)>),
+    strings: (Vec<u8>, Vec<(u32, u32)>),
+}
+
+impl DictKey {
+    fn of(b: &EventBatch) -> DictKey {
+        let (n, s) = (b.content().names(), b.content().strings());
+        DictKey {
+            names: (n.arena().to_vec(), n.spans().to_vec()),
+            strings: (s.arena().to_vec(), s.spans().to_vec()),
+        }
+    }
+
+    /// True when `b`'s dictionaries are these, byte for byte.
+    fn is_of(&self, b: &EventBatch) -> bool {
+        let (n, s) = (b.content().names(), b.content().strings());
+        self.names.0 == n.arena()
+            && self.names.1 == n.spans()
+            && self.strings.0 == s.arena()
+            && self.strings.1 == s.spans()
+    }
+}
+
 /// A call's batch dictionaries on the device (kept from call to call, grown as needed):
 /// per name id its row, per string id its bytes in the arena, the arena.
 struct Dicts {
@@ -268,6 +295,8 @@ struct Dicts {
     arena: Buffer<u8>,
     n_names: u32,
     n_strs: u32,
+    /// The batch dictionaries they were made from.
+    key: DictKey,
 }
 
 /// The pipeline's state, kept from call to call: the two slots, the two stagings, the
@@ -1162,7 +1191,21 @@ impl CellIndex {
     /// them with its string arena, into the last call's buffers where they are large
     /// enough.
     fn upload_dicts(&mut self, b: &EventBatch) -> Result<(), EngineError> {
-        let rows = self.tables.batch_rows(b);
+        if self.pipe.dicts.as_ref().is_some_and(|d| d.key.is_of(b)) {
+            // The last call's batch had the same dictionaries: on the device already.
+            return Ok(());
+        }
+        // A name's row, each name on its own (on all cores: the `keywords` workload's
+        // batches name thousands of keywords).
+        let names = b.content().names();
+        let rows: Vec<u32> = (0..names.len())
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|i| {
+                let n = names.str_of(i as u32);
+                self.tables.name_rows.get(n.as_bytes()).unwrap_or(NO_ROW)
+            })
+            .collect();
         let strings = b.content().strings();
         let spans: Vec<StrSpan> = strings
             .spans()
@@ -1187,6 +1230,7 @@ impl CellIndex {
             arena: kept_or_grown(dev, a, arena.len() + 1)?,
             n_names: rows.len() as u32,
             n_strs: spans.len() as u32,
+            key: DictKey::of(b),
         };
         if !rows.is_empty() {
             dev.write(&mut d.name_rows, 0, &rows)?;
@@ -1954,6 +1998,31 @@ mod tests {
         assert_eq!(ids(&got[3]), (10_000..10_000 + big).collect::<Vec<_>>());
         // Words of runs (the duplicates dropped) and spilled pairs (duplicates kept).
         assert_eq!(g.take_timing().pairs, 200 + 2 * big as u64 + big as u64);
+    }
+
+    /// A call whose batch has the last call's dictionaries uploads none (and answers
+    /// by them); a batch whose ids mean other names and strings replaces them.
+    #[test]
+    fn the_last_calls_dictionaries_serve_a_batch_with_the_same_ones_only() {
+        let subs = Subscriptions::new([
+            sub(1, vec![(vec![eq("rain", "rain")], (0.0, 0.0, 1.0))]),
+            sub(2, vec![(vec![eq("sun", "sun")], (0.0, 0.0, 1.0))]),
+        ]);
+        let dev = Device::emulator();
+        let opts = CellOptions::for_device(&dev);
+        let mut g = CellIndex::new(dev, &subs, opts).unwrap();
+        let at = |x: f64, w: &str| event(x, 0.0, &[(w, Value::Str(w.into()))]);
+        let batch = |es: &[Event]| EventBatch::from_events(es);
+        // Names and strings numbered rain 0, sun 1.
+        let a = batch(&[at(0.2, "rain"), at(0.2, "sun")]);
+        assert_eq!(g.match_event_batch(&a).unwrap(), vec![vec![0], vec![1]]);
+        let same = batch(&[at(0.2, "rain"), at(5.0, "sun")]);
+        assert!(g.pipe.dicts.as_ref().unwrap().key.is_of(&same));
+        assert_eq!(g.match_event_batch(&same).unwrap(), vec![vec![0], vec![]]);
+        // Numbered sun 0, rain 1: read with the last dictionaries, the ids would swap.
+        let other = batch(&[at(0.2, "sun"), at(0.2, "rain")]);
+        assert!(!g.pipe.dicts.as_ref().unwrap().key.is_of(&other));
+        assert_eq!(g.match_event_batch(&other).unwrap(), vec![vec![1], vec![0]]);
     }
 
     #[test]
