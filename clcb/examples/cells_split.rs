@@ -1,13 +1,20 @@
-//! Where the cell index's time goes ([`clcb::cells::CellTiming`]): staging the events on
-//! all cores, waiting for the device, copying the answers into flat answers reused from
-//! round to round ([`clcb::cells::CellAnswers`]), per event, over a stream of Table 2's
-//! events (the default scenario's, repeated), a warm round and three timed ones, on the
-//! GPU: the default scenario itself (250,000 subscriptions, `[subscriptions]` to
-//! change it), 262,144 events a round in launches of 16,384. Without a GPU it runs on the
-//! emulator with 200 subscriptions and 4,096 events a round, a check that it runs: the
-//! emulator's threads share the host's cores with the staging, so none of its times
-//! mean anything. Allocates with mimalloc, as the harness does. Answers are not checked
-//! here (the harness and the tests do).
+//! Where the cell index's time goes ([`clcb::cells::CellTiming`]): the batch's
+//! dictionaries, copying each launch's columns into page-locked staging on all cores,
+//! queuing the launches, collecting their answers (waiting for the device included; the
+//! answers stay in page-locked areas reused from round to round,
+//! [`clcb::cells::CellAnswers`]), the device's own time, per event; beside it the CPU
+//! grid index on all cores (`baselines::grid_index`, the harness's `best CPU (all
+//! cores)` on these workloads) over the same flat batch, and whether the two agree on
+//! every event of the stream.
+//!
+//! The stream is the harness's: the workload's events as a flat batch, repeated to
+//! 65,536 events a round (`CELLS_ROUND` changes it); a warm round, then three timed ones
+//! for each largest launch size of `CELLS_LAUNCH` (comma-separated, default 32768). On
+//! the GPU: Table 2's default scenario (250,000 subscriptions, `[subscriptions]` to
+//! change it). Without a GPU it runs on the emulator with 200 subscriptions and 4,096
+//! events a round, a check that it runs: the emulator's threads share the host's cores
+//! with the staging, so none of its times mean anything. Allocates with mimalloc, as
+//! the harness does.
 //!
 //! `keywords AREA%` instead: the `keywords` experiment's workload ([`clcb::keywords`]:
 //! one filter of 1-3 keywords per subscription, regions of AREA% of the world; 1M
@@ -16,6 +23,7 @@
 //!     cargo run --release -p clcb --example cells_split [subscriptions]
 //!     cargo run --release -p clcb --example cells_split keywords 1 [subscriptions]
 
+use baselines::grid_index::GridIndex;
 use clcb::cells::{CellAnswers, CellIndex, CellOptions};
 use clcb::keywords::{KeywordParams, KeywordWorkload};
 use clcb::workload::{Params, Workload};
@@ -49,7 +57,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 (true, None) => 250_000,
                 (false, _) => 200,
             });
-    let (subs, events) = match keywords {
+    let (subs, batch) = match keywords {
         Some(area_percent) => {
             let w = KeywordWorkload::new(
                 KeywordParams {
@@ -59,7 +67,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 },
                 1,
             );
-            (w.subscriptions(), w.events())
+            (w.subscriptions(), w.event_batch())
         }
         None => {
             let w = Workload::new(
@@ -69,44 +77,79 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 },
                 1,
             );
-            (w.subscriptions(), w.events())
+            (w.subscriptions(), w.event_batch())
         }
     };
-    let (round, launch) = if dev.is_gpu() {
-        (1 << 18, 16_384)
-    } else {
-        (4096, 4096)
+    let env = |k: &str| std::env::var(k).ok();
+    let round = match env("CELLS_ROUND").and_then(|v| v.parse().ok()) {
+        Some(n) => n,
+        None if dev.is_gpu() => 1 << 16,
+        None => 4096,
     };
-    let stream: Vec<_> = events.iter().cycle().take(round).cloned().collect();
-    let opts = CellOptions {
-        batch_events: launch,
-        ..CellOptions::for_device(&dev)
+    let launches: Vec<usize> = match env("CELLS_LAUNCH") {
+        Some(v) => v
+            .split(',')
+            .map(|s| s.trim().parse())
+            .collect::<Result<_, _>>()?,
+        None if dev.is_gpu() => vec![32_768],
+        None => vec![4096],
     };
-    let mut index = CellIndex::new(dev, &subs, opts)?;
-    // Warm: the page-locked stages and the flat answers grow to the stream's size.
-    let mut answers = CellAnswers::default();
-    index.match_batch_into(&stream, &mut answers)?;
+    let stream = batch.repeated(round);
     println!(
         "{note}, {subscriptions} subscriptions{}, {} events a round",
         keywords.map_or(String::new(), |a| format!(" (keywords, {a}% regions)")),
         stream.len()
     );
-    for round in 1..=3 {
-        index.take_timing();
-        let t0 = Instant::now();
-        index.match_batch_into(&stream, &mut answers)?;
-        let wall = t0.elapsed().as_secs_f64();
-        let t = index.take_timing();
-        let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / t.events.max(1) as f64;
-        println!(
-            "round {round}: {:.1} ns/event; stage {:.1}, waiting for the device {:.1}, answers {:.1}; {} launches, {:.2} answers/event",
-            wall * 1e9 / t.events.max(1) as f64,
-            ns(t.stage),
-            ns(t.wait),
-            ns(t.answers),
-            t.launches,
-            t.pairs as f64 / t.events.max(1) as f64,
-        );
+    // The yardstick: the grid index on all cores, from the same batch.
+    let t0 = Instant::now();
+    let grid = GridIndex::build(&subs)?;
+    let built = t0.elapsed().as_secs_f64();
+    let _ = grid.match_batch_parallel(&stream);
+    let t0 = Instant::now();
+    let want = grid.match_batch_parallel(&stream);
+    let grid_ns = t0.elapsed().as_secs_f64() * 1e9 / stream.len() as f64;
+    println!(
+        "grid all cores ({} threads, built in {built:.1} s): {grid_ns:.1} ns/event",
+        rayon::current_num_threads()
+    );
+    let t0 = Instant::now();
+    let mut index = CellIndex::new(
+        dev,
+        &subs,
+        CellOptions {
+            batch_events: launches[0],
+        },
+    )?;
+    println!("cell index built in {:.1} s", t0.elapsed().as_secs_f64());
+    index.set_device_clock(true);
+    let mut answers = CellAnswers::default();
+    for &launch in &launches {
+        index.set_batch_events(launch);
+        // Warm: the page-locked stagings and the answers' areas grow to the stream's.
+        index.match_event_batch_into(&stream, &mut answers)?;
+        let agree = (0..stream.len()).all(|i| answers.get(i) == want[i].as_slice());
+        println!("launches of at most {launch}: answers equal to the grid's: {agree}");
+        for round in 1..=3 {
+            index.take_timing();
+            let t0 = Instant::now();
+            index.match_event_batch_into(&stream, &mut answers)?;
+            let wall = t0.elapsed().as_secs_f64() * 1e9 / stream.len() as f64;
+            let t = index.take_timing();
+            let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / t.events.max(1) as f64;
+            println!(
+                "  round {round}: {wall:.1} ns/event ({:.2}x the grid); dictionaries {:.1}, stage {:.1}, submit {:.1}, \
+                 answers (waiting for the device included) {:.1}, waited for staging {:.1}, device {:.1}; {} launches, {:.2} answers/event",
+                grid_ns / wall,
+                ns(t.dictionaries),
+                ns(t.stage),
+                ns(t.submit),
+                ns(t.answers),
+                ns(t.waited),
+                ns(t.device),
+                t.launches,
+                t.pairs as f64 / t.events.max(1) as f64,
+            );
+        }
     }
     Ok(())
 }

@@ -5,8 +5,10 @@
 //!
 //! An engine reads it as it lies: it translates the two dictionaries once per call (a
 //! name's id to its own row, a string's id to its own), then walks plain arrays; the
-//! GPU engines lay each launch's events out for the device in one tight loop over
-//! them, on all cores, with no look-up per attribute. A `Vec<`[`Event`]`>` stays the
+//! paper's engine lays each launch's events out for the device in one tight loop over
+//! them, on all cores, with no look-up per attribute, and the cell index
+//! ([`crate::cells`]) copies each launch's columns as they are and lays them out on the
+//! device. A `Vec<`[`Event`]`>` stays the
 //! convenience at the API's edge, converted once ([`EventBatch::from_events`],
 //! [`EventBatch::to_events`]).
 //!

@@ -41,24 +41,34 @@
 //!   carries.
 //! - **Batches** ([`CellIndex::match_event_batch_into`], a flat
 //!   [`EventBatch`]; heap events are converted once, [`CellIndex::match_batch`]): up to
-//!   [`CellOptions::batch_events`] events per launch, two launches in a pipeline. The
-//!   batch's names are translated to rows once per call; each launch's events are laid
-//!   out on all cores (the paper's `Attrs`, [`Tables::write_batch`]: a tight loop over
-//!   the batch's arrays, no look-up per attribute) straight into page-locked host
-//!   memory mapped into the device, which each warp
-//!   copies into shared memory (one round trip over the bus per event, no copy call).
-//!   Each warp collects its event's matches in shared memory, sorts and deduplicates
-//!   them there and writes the answer as one run of subscriptions to page-locked
-//!   memory, with its start and length (an event of more than
-//!   [`clcb_kernels::cells::CELLS_SORT_WORDS`] matches writes (event, subscription)
-//!   pairs instead, which the host sorts); the host reads only two counts back (one
-//!   8-byte copy, the launch's one synchronisation). While the device matches one
-//!   launch, the host copies the answers of the launch before it as they lie and, at
-//!   the same time, encodes the events of the launch after it, all on all cores. (When
-//!   the device wrote pairs and the host sorted them into answers, the answers took
-//!   3.4 µs an event on the `keywords` workload with 1% regions, 265 matches an event,
-//!   and 16-20 ns on Table 2's, against 12 and 1 ns of the device's own time: H100,
-//!   16 cores, `cells_split`.)
+//!   [`CellOptions::batch_events`] events per launch (a call's launches double from an
+//!   eighth of that), two launch slots in a pipeline, and no host work per event but
+//!   copying the batch's columns. Once per call the batch's names are translated to
+//!   rows and its strings' spans are uploaded with its string arena. Per launch the
+//!   host copies the launch's columns as they are (16-byte attributes, starts, `x`,
+//!   `y`) on all cores into one run of page-locked staging, and a queue of its own
+//!   copies that to the device in one copy; there [`clcb_kernels::cells::cells_encode()`] lays each event out as
+//!   the kernels read it (a thread per event: its names' rows, its strings' places in
+//!   the arena), then [`clcb_kernels::cells::cells_match()`] matches (a warp per event,
+//!   its event staged in shared memory). Each warp collects its event's matches in
+//!   shared memory, sorts and deduplicates them there and writes the answer as one run
+//!   of subscriptions, with its start and length, straight into an area of the
+//!   caller's [`CellAnswers`] (page-locked, mapped into the device): the answers stay
+//!   where the device wrote them, nothing is copied or decoded on the host (an event
+//!   of more than [`clcb_kernels::cells::CELLS_SORT_WORDS`] matches writes (event,
+//!   subscription) pairs instead, which the host sorts);
+//!   [`clcb_kernels::cells::cells_counts()`] hands the launch's two counts to the host.
+//!   While the device runs launch `k`, the host collects launch `k - 1` (waits for
+//!   it, reads its counts) and copies launch `k + 1`'s columns. (Before, the host laid
+//!   each event out itself into mapped memory and copied each answer into vectors:
+//!   18-45 ns an event on 16 cores to lay them out and 12-15 ns to copy the answers,
+//!   against ~1 ns of the device's own time, on Table 2's and the `keywords`
+//!   workloads: H200, `cells_split`. When the device wrote pairs and the host sorted
+//!   them into answers, the answers took 3.4 µs an event on `keywords` with 1% regions,
+//!   265 matches an event. With the columns copied and laid out on the device, in
+//!   launches of at most 16384 events, four copies per launch: 10.6-12.9 ns an event on
+//!   Table 2's stream, 15.0-16.8 on `keywords` with 0.01% regions, of which ~5-6 ns the
+//!   device's kernels: H200, 16 host cores, `cells_split`, 2026-11-29.)
 
 use crate::batch::EventBatch;
 use crate::engine::EngineError;
@@ -67,14 +77,41 @@ use crate::model::{Area, AreaUpdate, Event, ModelError, SubscriptionId, Subscrip
 use ccm::hash::{count_in_parts, FastMap};
 pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
-    cells_match, cells_shared_bytes, cells_write, eq_key, pair_key, sig_bit, CellEntry, CellEvents,
-    CellHead, CellTables, DirSlot, CELLS_BLOCK, EMPTY_KEY, IMPLIED, ROW_EQ, ROW_PAIR, SPILLED,
+    cells_counts, cells_encode, cells_match, cells_shared_bytes, cells_write, eq_key, pair_key,
+    sig_bit, BatchAttr, CellBatch, CellEntry, CellEvents, CellHead, CellTables, DirSlot, StrSpan,
+    CELLS_BLOCK, EMPTY_KEY, ENCODE_BLOCK, IMPLIED, NO_ROW, ROW_EQ, ROW_PAIR, SPILLED,
 };
-use clcb_kernels::{DevConstraint, KIND_STR, OP_EQ};
-use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig};
+use clcb_kernels::{DevConstraint, ATTR_WORDS, KIND_STR, OP_EQ};
+use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig, Mark, Queue, Signal};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::time::{Duration, Instant};
+
+// The batch's attributes are copied to the device as they are: the host's record and
+// the kernel's are one layout.
+const _: () = assert!(
+    std::mem::size_of::<ccm::batch::Attr>() == std::mem::size_of::<BatchAttr>()
+        && std::mem::align_of::<ccm::batch::Attr>() == std::mem::align_of::<BatchAttr>()
+);
+
+/// The device tables of a [`CellIndex`] (`$ix`) as [`cells_match`] reads them (a macro,
+/// so that the borrows are of those fields alone).
+macro_rules! cell_tables {
+    ($ix:expr) => {
+        CellTables {
+            heads: $ix.d.heads.dev_ptr(),
+            dir: $ix.d.dir.dev_ptr(),
+            entries: $ix.d.entries.dev_ptr(),
+            fcons_start: $ix.fcons_start.dev_ptr(),
+            fcons: $ix.fcons.dev_ptr(),
+            cstrings: $ix.cstrings.dev_ptr(),
+            row_flags: $ix.d_row_flags.dev_ptr(),
+            rows: $ix.row_flags.len() as u32,
+            _pad: 0,
+            geo: $ix.geo,
+        }
+    };
+}
 
 /// Squared radius of a tombstone entry (no point is inside).
 const TOMBSTONE: f32 = -1.0;
@@ -82,12 +119,11 @@ const TOMBSTONE: f32 = -1.0;
 /// Tuning of [`CellIndex`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CellOptions {
-    /// Most events per launch (16384 on a GPU, 64 on the emulator).
+    /// Most events per launch (32768 on a GPU, 64 on the emulator); a call's launches
+    /// double from an eighth of it. (Table 2's stream of 65,536 events on an H200 with
+    /// 16 host cores, `cells_split`: 13.7-14.3 ns an event at 8192, 10.6-12.9 at 16384,
+    /// 9.7-11.4 at 32768.)
     pub batch_events: usize,
-    /// Copy each launch's encoded events to device memory (one copy per launch)
-    /// instead of letting the kernel read them in place from page-locked mapped memory
-    /// (off by default: no copy call, each warp reads its event over the bus once).
-    pub copy_events: bool,
 }
 
 impl CellOptions {
@@ -95,8 +131,7 @@ impl CellOptions {
     /// (every lane run on the host).
     pub fn for_device(dev: &Device) -> CellOptions {
         CellOptions {
-            batch_events: if dev.is_gpu() { 16_384 } else { 64 },
-            copy_events: false,
+            batch_events: if dev.is_gpu() { 32_768 } else { 64 },
         }
     }
 }
@@ -134,32 +169,164 @@ struct DevTables {
     entries: Buffer<CellEntry>,
 }
 
-/// One launch's page-locked host memory, mapped into the device: the encoded events
-/// (where each starts, then the events) and the (event, subscription) pairs.
-struct Stage {
-    input: HostBuffer<u32>,
-    /// Words of `input` in use.
-    used: usize,
-    /// Where each event of the launch starts in `input` (then the end): the plan the
-    /// events were laid out by, copied to the head of `input`.
-    offsets: Vec<u32>,
-    /// Each event's start and length among the runs, then the runs
-    /// ([`clcb_kernels::cells::CellEvents`]).
-    out: HostBuffer<u32>,
-    /// The spilled (event, subscription) pairs.
+/// Page-locked host memory: a launch's columns of the batch copied as they are, one
+/// after another in one run of words (so that one copy moves them): the attributes
+/// (16-byte records), the starts, `x`, `y` ([`Cols`]).
+struct Staging {
+    words: HostBuffer<u32>,
+}
+
+impl Staging {
+    /// Staging with room for `words` words, and slack (so that the launches of a
+    /// stream, whose attributes vary a little, fit the staging the first one made).
+    fn alloc(dev: &Device, words: usize) -> Result<Staging, EngineError> {
+        Ok(Staging {
+            words: dev.alloc_host(room(words + words / 2))?,
+        })
+    }
+}
+
+/// Where a launch's columns lie in its run of words (staging and device alike): `n`
+/// events, `na` attributes.
+#[derive(Clone, Copy, Debug)]
+struct Cols {
+    n: usize,
+    na: usize,
+}
+
+impl Cols {
+    /// The attributes (4 words each) first, at word 0: 16-byte aligned.
+    fn attrs(&self) -> Range<usize> {
+        0..ATTR_WORDS * self.na
+    }
+    fn starts(&self) -> Range<usize> {
+        let a = ATTR_WORDS * self.na;
+        a..a + self.n + 1
+    }
+    fn xs(&self) -> Range<usize> {
+        let a = self.starts().end;
+        a..a + self.n
+    }
+    fn ys(&self) -> Range<usize> {
+        let a = self.xs().end;
+        a..a + self.n
+    }
+    fn words(&self) -> usize {
+        self.ys().end
+    }
+}
+
+/// One launch's events staged: the staging, the events (of the batch) and where its
+/// columns lie.
+struct Staged {
+    bufs: Staging,
+    events: Range<usize>,
+    cols: Cols,
+}
+
+/// A launch's events after [`Staged::prepare`]: staged, or not yet, because the staging
+/// was missing or too small (the events, and that staging).
+enum Prepared {
+    Staged(Staged),
+    Short(Range<usize>, Option<Staging>),
+}
+
+/// The device buffers of one of the pipeline's two launch slots (a launch on the device
+/// while the other's answers are collected), grown as needed.
+struct Slot {
+    /// The launch's columns, copied in as staged ([`Cols`]).
+    cols: Buffer<u32>,
+    /// The launch's events encoded ([`cells_encode`]).
+    enc: Buffer<u32>,
+    /// The launch's two counts (zero between launches: [`cells_counts`] zeroes them).
+    counts: Buffer<u32>,
+    /// The two counts handed to the host (page-locked).
+    counts_host: HostBuffer<u32>,
+    /// The spilled (event, subscription) pairs (page-locked).
     spill: HostBuffer<u32>,
 }
 
-/// The two launches' stages, alternating, and their counters (device memory: words of
-/// runs and spilled pairs of launch `p` at `2p` and `2p + 1`).
-struct LaunchBufs {
-    stages: [Stage; 2],
-    /// The events' device copy ([`CellOptions::copy_events`]).
-    copy: Option<Buffer<u32>>,
-    counts: Buffer<u32>,
-    /// The stage and counter of the next launch (the previous launch zeroed its
-    /// counter).
-    parity: usize,
+impl Slot {
+    fn alloc(dev: &Device, events: usize) -> Result<Slot, EngineError> {
+        let mut counts = dev.alloc(2)?;
+        dev.zero(&mut counts)?;
+        Ok(Slot {
+            cols: dev.alloc(1)?,
+            enc: dev.alloc(1)?,
+            counts,
+            counts_host: dev.alloc_host(2)?,
+            spill: dev.alloc_host(2 * room(events / 16))?,
+        })
+    }
+}
+
+/// The dictionaries of a batch as they were uploaded (names and strings: their bytes
+/// and spans): a call whose batch holds the same ones uploads nothing.
+#[derive(Default)]
+struct DictKey {
+    names: (Vec<u8>, Vec<(u32, u32)>),
+    strings: (Vec<u8>, Vec<(u32, u32)>),
+}
+
+impl DictKey {
+    fn of(b: &EventBatch) -> DictKey {
+        let (n, s) = (b.content().names(), b.content().strings());
+        DictKey {
+            names: (n.arena().to_vec(), n.spans().to_vec()),
+            strings: (s.arena().to_vec(), s.spans().to_vec()),
+        }
+    }
+
+    /// True when `b`'s dictionaries are these, byte for byte.
+    fn is_of(&self, b: &EventBatch) -> bool {
+        let (n, s) = (b.content().names(), b.content().strings());
+        self.names.0 == n.arena()
+            && self.names.1 == n.spans()
+            && self.strings.0 == s.arena()
+            && self.strings.1 == s.spans()
+    }
+}
+
+/// A call's batch dictionaries on the device (kept from call to call, grown as needed):
+/// per name id its row, per string id its bytes in the arena, the arena.
+struct Dicts {
+    name_rows: Buffer<u32>,
+    spans: Buffer<StrSpan>,
+    arena: Buffer<u8>,
+    n_names: u32,
+    n_strs: u32,
+    /// The batch dictionaries they were made from.
+    key: DictKey,
+}
+
+/// The pipeline's state, kept from call to call: the two slots, the two stagings, the
+/// dictionaries, the queue the copies in run on.
+#[derive(Default)]
+struct Pipe {
+    slots: [Option<Slot>; 2],
+    staging: [Option<Staging>; 2],
+    dicts: Option<Dicts>,
+    queue: Option<Queue>,
+}
+
+/// A launch queued on the device whose answers are not collected yet.
+struct InFlight {
+    slot: usize,
+    events: Range<usize>,
+    /// Where its columns lie in its slot.
+    cols: Cols,
+    /// Its answers' area in the caller's [`CellAnswers`].
+    area: usize,
+    /// Its staging, free again once `copied` is reached.
+    staging: Option<Staging>,
+    /// Its columns copied in (on the queue).
+    copied: Signal,
+    /// Its kernels done (on the device's stream): its counts and answers are in host
+    /// memory.
+    done: Signal,
+    /// The device's clock before its encoding and after its counts (when the index
+    /// keeps it, [`CellIndex::set_device_clock`]).
+    marks: Option<[Mark; 2]>,
 }
 
 /// The cell index of a set of subscriptions on a device (see the module's docs).
@@ -182,31 +349,46 @@ pub struct CellIndex {
     fcons_start: Buffer<u32>,
     cstrings: Buffer<u8>,
     d_row_flags: Buffer<u32>,
-    bufs: Option<LaunchBufs>,
+    pipe: Pipe,
     /// Staging of [`CellIndex::flush`]: positions and records.
     writes: Option<WriteBufs>,
+    /// Time each launch's kernels by the device's clock ([`CellTiming::device`]).
+    device_clock: bool,
     timing: CellTiming,
 }
 
-/// Where [`CellIndex::match_batch`]'s time went, summed over its calls since the last
-/// [`CellIndex::take_timing`], so that a run can tell the host's share from the
-/// device's.
+/// Where [`CellIndex::match_event_batch_into`]'s time went, summed over its calls since
+/// the last [`CellIndex::take_timing`] (host clock, but for `device`), so that a run can
+/// tell the host's share from the device's. The pipeline overlaps a launch's staging,
+/// copies, kernels and answers with those of the launches beside it, so the parts can
+/// add up to more than the wall time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CellTiming {
     /// Events matched.
     pub events: u64,
-    /// Launches (a launch again when its pairs outgrew their area counts twice).
+    /// Launches (a launch again when its answers outgrew their area counts twice).
     pub launches: u64,
     /// Subscriptions the device answered, and (event, subscription) pairs it spilled.
     pub pairs: u64,
-    /// Encoding the events into page-locked staging on all cores (beyond a call's first
-    /// two launches, beside the answers of the launch before, while the device works).
+    /// Once per call: the batch's names translated to rows, its strings' spans, and
+    /// both uploaded with its string arena.
+    pub dictionaries: Duration,
+    /// Copying each launch's columns (starts, attributes, locations) on all cores into
+    /// page-locked staging: the host's only work per event.
     pub stage: Duration,
-    /// Waiting for a launch's pair count: the device's work that the next launch's
-    /// encoding did not hide.
-    pub wait: Duration,
-    /// Turning a launch's pairs into each event's ascending list.
+    /// Queuing each launch's copies in and kernels.
+    pub submit: Duration,
+    /// Collecting each launch's answers: waiting for its kernels, reading its two
+    /// counts, recording its area (no copy), sorting the spilled pairs if any.
     pub answers: Duration,
+    /// Time the driving thread spent, its launch collected, on the next launch's
+    /// staging (helping with it, or waiting for its last parts): the staging the
+    /// device's work did not hide.
+    pub waited: Duration,
+    /// The kernels by the device's clock, from each launch's encoding to its counts
+    /// (copies excluded); only while the index keeps that clock
+    /// ([`CellIndex::set_device_clock`]: two marks per launch, off by default).
+    pub device: Duration,
 }
 
 /// Device buffers of the changes sent by [`CellIndex::flush`].
@@ -649,12 +831,12 @@ impl CellIndex {
             mirror,
             changes: Changes::default(),
             d,
-            bufs: None,
+            pipe: Pipe::default(),
             writes: None,
+            device_clock: false,
             timing: CellTiming::default(),
             opts: CellOptions {
                 batch_events: opts.batch_events.clamp(1, 1 << 20),
-                ..opts
             },
             dev,
         };
@@ -689,6 +871,18 @@ impl CellIndex {
                 .iter()
                 .map(|&(ck, f)| (ck as u32, proto[f as usize]))
         })
+    }
+
+    /// Sets the most events per launch ([`CellOptions::batch_events`]) of the next
+    /// calls (at least 1).
+    pub fn set_batch_events(&mut self, events: usize) {
+        self.opts.batch_events = events.clamp(1, 1 << 20);
+    }
+
+    /// Times each launch's kernels by the device's clock ([`CellTiming::device`]) or
+    /// not (the default: two marks and a reading less per launch).
+    pub fn set_device_clock(&mut self, on: bool) {
+        self.device_clock = on;
     }
 
     /// Number of filters indexed.
@@ -944,16 +1138,20 @@ impl CellIndex {
         self.match_event_batch_into(&EventBatch::from_events(events), answers)
     }
 
-    /// Matches the events of `b` into `answers` (flat, its memory reused from call to
-    /// call: no allocation per event), [`CellOptions::batch_events`] events per launch.
+    /// Matches the events of `b` into `answers` (their page-locked areas reused from
+    /// call to call: no allocation, and no work per event, in the steady state), in
+    /// launches that double from an eighth of [`CellOptions::batch_events`] up to it.
     ///
-    /// A pipeline of two launches over two page-locked stages (the kernel reads the
-    /// events in place and writes its answers in place: no copies): once a launch is
-    /// done and the next one queued, the host copies the finished launch's answers
-    /// (sorted and deduplicated by the device) on all cores and, at the same time,
-    /// lays the launch after the next out into the finished launch's stage (on all
-    /// cores: [`Tables::write_batch`], a tight loop over the batch's arrays with the
-    /// names translated to rows once per call), both while the device matches.
+    /// Once per call the batch's names are translated to rows and its strings' spans
+    /// uploaded with its arena. Then a pipeline of two launch slots: the host queues
+    /// launch `k` (its columns copied in on a queue of their own from page-locked
+    /// staging; on the device's stream, once they are in, [`cells_encode`],
+    /// [`cells_match`] writing the answers into an area of `answers`, [`cells_counts`]),
+    /// then, while the device runs it, collects launch `k - 1` (waits for it, reads its
+    /// two counts; nothing copied) and, at the same time on the other cores, copies
+    /// launch `k + 1`'s columns into the staging `k - 1` used. The whole call runs on
+    /// rayon's pool, so that the staging is work of the pool, not a job handed to it
+    /// from outside.
     pub fn match_event_batch_into(
         &mut self,
         b: &EventBatch,
@@ -962,116 +1160,330 @@ impl CellIndex {
         self.flush()?;
         answers.clear();
         if self.key.is_empty() || b.is_empty() {
-            answers.starts.resize(b.len() + 1, 0);
+            answers.events = b.len();
             return Ok(());
         }
-        let rows = self.tables.batch_rows(b);
-        let step = self.opts.batch_events;
-        let chunks: Vec<Range<usize>> = (0..b.len())
-            .step_by(step)
-            .map(|i| i..(i + step).min(b.len()))
+        if b.total_attrs() >= u32::MAX as usize {
+            return Err(EngineError::TooLarge(b.total_attrs()));
+        }
+        let started = Instant::now();
+        self.upload_dicts(b)?;
+        self.timing.dictionaries += started.elapsed();
+        if self.pipe.queue.is_none() {
+            self.pipe.queue = Some(self.dev.queue()?);
+        }
+        let r = if rayon::current_thread_index().is_some() {
+            self.pipeline(b, answers)
+        } else {
+            rayon::scope(|_| self.pipeline(b, answers))
+        };
+        if r.is_err() {
+            // Copies may still run on the queue and a slot's counts may be left
+            // mid-launch: stop everything, start afresh.
+            self.pipe.queue = None;
+            let _ = self.dev.synchronize();
+            self.pipe.slots = [None, None];
+        }
+        r
+    }
+
+    /// Translates `b`'s dictionaries (names to rows, strings to their spans) and uploads
+    /// them with its string arena, into the last call's buffers where they are large
+    /// enough.
+    fn upload_dicts(&mut self, b: &EventBatch) -> Result<(), EngineError> {
+        if self.pipe.dicts.as_ref().is_some_and(|d| d.key.is_of(b)) {
+            // The last call's batch had the same dictionaries: on the device already.
+            return Ok(());
+        }
+        // A name's row, each name on its own (on all cores: the `keywords` workload's
+        // batches name thousands of keywords).
+        let names = b.content().names();
+        let rows: Vec<u32> = (0..names.len())
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|i| {
+                let n = names.str_of(i as u32);
+                self.tables.name_rows.get(n.as_bytes()).unwrap_or(NO_ROW)
+            })
             .collect();
-        if self.bufs.is_none() {
-            let dev = &self.dev;
-            // Room for four answers per event and a few spilled pairs to start with; a
-            // launch with more grows them.
-            let events = self.opts.batch_events;
-            let stage = || -> Result<Stage, EngineError> {
-                Ok(Stage {
-                    input: dev.alloc_host(1 << 12)?,
-                    used: 0,
-                    offsets: Vec::new(),
-                    out: dev.alloc_host(2 * events + room(4 * events))?,
-                    spill: dev.alloc_host(2 * room(events / 16))?,
-                })
-            };
-            let mut counts = dev.alloc(4)?;
-            dev.zero(&mut counts)?;
-            self.bufs = Some(LaunchBufs {
-                stages: [stage()?, stage()?],
-                copy: None,
-                counts,
-                parity: 0,
-            });
+        let strings = b.content().strings();
+        let spans: Vec<StrSpan> = strings
+            .spans()
+            .iter()
+            .map(|&(off, len)| StrSpan { off, len })
+            .collect();
+        let arena = strings.arena();
+        let too_large = |n: usize| n >= u32::MAX as usize;
+        if too_large(rows.len()) || too_large(spans.len()) || too_large(arena.len()) {
+            return Err(EngineError::TooLarge(arena.len().max(spans.len())));
         }
-        let first = self.bufs.as_ref().expect("made above").parity;
+        let dev = &self.dev;
+        let (r, s, a) = match self.pipe.dicts.take() {
+            Some(d) => (Some(d.name_rows), Some(d.spans), Some(d.arena)),
+            None => (None, None, None),
+        };
+        let mut d = Dicts {
+            name_rows: kept_or_grown(dev, r, rows.len())?,
+            spans: kept_or_grown(dev, s, spans.len())?,
+            // A byte past the arena: an empty string's offset may be the arena's end,
+            // which must still lie inside the allocation.
+            arena: kept_or_grown(dev, a, arena.len() + 1)?,
+            n_names: rows.len() as u32,
+            n_strs: spans.len() as u32,
+            key: DictKey::of(b),
+        };
+        if !rows.is_empty() {
+            dev.write(&mut d.name_rows, 0, &rows)?;
+        }
+        if !spans.is_empty() {
+            dev.write(&mut d.spans, 0, &spans)?;
+        }
+        if !arena.is_empty() {
+            dev.write(&mut d.arena, 0, arena)?;
+        }
+        self.pipe.dicts = Some(d);
+        Ok(())
+    }
+
+    /// The pipeline of [`CellIndex::match_event_batch_into`], on rayon's pool.
+    fn pipeline(&mut self, b: &EventBatch, answers: &mut CellAnswers) -> Result<(), EngineError> {
+        let per = self.opts.batch_events;
+        let mut chunks = Ramp {
+            rest: 0..b.len(),
+            next: (per / 8).max(1),
+            per,
+        };
+        let first = chunks.next().expect("a batch of at least one event");
         let t = Instant::now();
-        self.stage(first, b, &rows, chunks[0].clone())?;
-        self.timing.stage += t.elapsed();
-        self.launch(first, chunks[0].len())?;
-        if let Some(next) = chunks.get(1) {
-            let t = Instant::now();
-            self.stage(1 - first, b, &rows, next.clone())?;
-            self.timing.stage += t.elapsed();
-        }
-        for (i, chunk) in chunks.iter().enumerate() {
-            let p = (first + i) % 2;
-            let t = Instant::now();
-            let m = chunk.len();
-            let (words, spilled) = loop {
-                let bufs = self.bufs.as_mut().expect("made above");
-                let mut count = [0u32; 2];
-                self.dev.read_into(&bufs.counts, 2 * p, &mut count)?;
-                let [words, spilled] = count.map(|c| c as usize);
-                let st = &mut bufs.stages[p];
-                let (out_fits, spill_fits) =
-                    (2 * m + words <= st.out.len(), 2 * spilled <= st.spill.len());
-                if out_fits && spill_fits {
-                    break (words, spilled);
-                }
-                // More than room: larger areas, and the launch again.
-                if !out_fits {
-                    st.out = self
-                        .dev
-                        .alloc_host(2 * self.opts.batch_events + room(words))?;
-                }
-                if !spill_fits {
-                    st.spill = self.dev.alloc_host(2 * room(spilled))?;
-                }
-                self.dev.write(&mut bufs.counts, 2 * p, &[0, 0])?;
-                self.launch(p, m)?;
-            };
-            self.timing.wait += t.elapsed();
-            if let Some(next) = chunks.get(i + 1) {
-                self.launch(1 - p, next.len())?;
+        let staging = self.pipe.staging[0].take();
+        let mut cur = match Staged::prepare(staging, b, first) {
+            Prepared::Staged(st) => st,
+            Prepared::Short(events, _) => {
+                let bufs = Staging::alloc(&self.dev, cols_of(b, &events).words())?;
+                Staged::fill(bufs, b, events)
             }
-            // While the device matches the next launch: this launch's answers and, into
-            // its stage (the device is done with it), the events of the launch after.
-            let bufs = self.bufs.as_mut().expect("made above");
-            bufs.parity = 1 - p;
-            let Stage {
-                input,
-                used,
-                offsets,
-                out,
-                spill,
-            } = &mut bufs.stages[p];
-            let out = &out.as_slice()[..2 * m + words];
-            let pairs = &spill.as_slice()[..2 * spilled];
-            let dev = &self.dev;
-            let rows = &rows;
-            let (took_answers, staged) = rayon::join(
+        };
+        self.timing.stage += t.elapsed();
+        if self.pipe.staging[1].is_none() && b.len() > cur.events.len() {
+            let full = Cols {
+                n: per,
+                na: cur.cols.na * per / cur.cols.n.max(1),
+            };
+            self.pipe.staging[1] = Some(Staging::alloc(&self.dev, full.words())?);
+        }
+        let mut slot = 0;
+        let mut flying: Option<InFlight> = None;
+        loop {
+            let launched = self.submit(slot, cur, answers)?;
+            slot ^= 1;
+            let mut prev = flying.replace(launched);
+            // The staging of the launch before is free once its copy in has ended (long
+            // ago: before its kernels).
+            let spare = match &mut prev {
+                Some(f) => {
+                    self.dev.reach(&f.copied)?;
+                    f.staging.take()
+                }
+                None => self.pipe.staging[1].take(),
+            };
+            let next = chunks.next();
+            let (job, left) = match next {
+                Some(c) => (Some((c, spare)), None),
+                None => (None, spare),
+            };
+            let started = Instant::now();
+            let ((r, collected), job) = rayon::join(
                 || {
-                    let t = Instant::now();
-                    append_answers(out, pairs, m, answers);
-                    t.elapsed()
+                    let r = match prev.take() {
+                        Some(f) => self.collect(f, answers),
+                        None => Ok(Duration::ZERO),
+                    };
+                    (r, started.elapsed())
                 },
                 || {
-                    chunks.get(i + 2).map(|after| {
+                    job.map(|(c, old)| {
                         let t = Instant::now();
-                        let staged = (input, used, offsets);
-                        stage_into(dev, b, rows, after.clone(), staged).map(|()| t.elapsed())
+                        (Staged::prepare(old, b, c), t.elapsed())
                     })
                 },
             );
-            self.timing.answers += took_answers;
-            if let Some(took) = staged.transpose()? {
-                self.timing.stage += took;
-            }
-            self.timing.pairs += (words + spilled) as u64;
-            self.timing.events += chunk.len() as u64;
+            let took = r?;
+            self.timing.answers += took;
+            let Some((prepared, staged_in)) = job else {
+                // The last launch.
+                let mut last = flying.take().expect("just submitted");
+                let hb = last.staging.take();
+                let took = self.collect(last, answers)?;
+                self.timing.answers += took;
+                self.pipe.staging[0] = hb;
+                self.pipe.staging[1] = left.or(self.pipe.staging[1].take());
+                return Ok(());
+            };
+            self.timing.stage += staged_in;
+            self.timing.waited += started.elapsed().saturating_sub(collected);
+            cur = match prepared {
+                Prepared::Staged(st) => st,
+                Prepared::Short(events, old) => {
+                    // Page-locked memory is allocated on this (the driving) thread.
+                    drop(old);
+                    let t = Instant::now();
+                    let bufs = Staging::alloc(&self.dev, cols_of(b, &events).words())?;
+                    let st = Staged::fill(bufs, b, events);
+                    self.timing.stage += t.elapsed();
+                    st
+                }
+            };
         }
-        Ok(())
+    }
+
+    /// Queues the launch of the events staged in `st` in slot `slot`, nothing waited
+    /// for: the columns' copies in on the queue; on the device's stream, once they are
+    /// in, [`cells_encode`], [`cells_match`] (its answers into the next area of
+    /// `answers`) and [`cells_counts`].
+    fn submit(
+        &mut self,
+        slot: usize,
+        st: Staged,
+        answers: &mut CellAnswers,
+    ) -> Result<InFlight, EngineError> {
+        let t = Instant::now();
+        let dev = &self.dev;
+        let cols = st.cols;
+        let (n, na) = (cols.n, cols.na);
+        let pipe = &mut self.pipe;
+        let mut fresh = false;
+        if pipe.slots[slot].is_none() {
+            pipe.slots[slot] = Some(Slot::alloc(dev, self.opts.batch_events)?);
+            fresh = true;
+        }
+        let s = pipe.slots[slot].as_mut().expect("allocated");
+        // Grown with slack, so that the launches of a stream fit the first ones' room.
+        if s.cols.len() < cols.words() {
+            s.cols = dev.alloc(room(cols.words() + cols.words() / 2))?;
+            fresh = true;
+        }
+        let enc = ATTR_WORDS * (na + n);
+        if s.enc.len() < enc {
+            s.enc = dev.alloc(room(enc + enc / 2))?;
+            fresh = true;
+        }
+        let q = pipe.queue.as_ref().expect("made by the call");
+        if fresh {
+            // Allocated (and zeroed) in the device stream's order: the copies wait.
+            let allocated = dev.signal(None)?;
+            dev.wait(Some(q), &allocated)?;
+        }
+        let hb = st.bufs;
+        // SAFETY: `hb` is held in the returned launch until `copied` is reached (the
+        // pipeline reaches it before staging into `hb` again or dropping it); the
+        // device buffers are this slot's, whose last launch was collected (its kernels
+        // ended) before this one was submitted, and the kernels below wait for `copied`.
+        unsafe { dev.write_on(q, &mut s.cols, 0, &hb.words, 0..cols.words())? };
+        let copied = dev.signal(Some(q))?;
+        dev.wait(None, &copied)?;
+        let d = pipe.dicts.as_ref().expect("uploaded by the call");
+        let clock = self.device_clock;
+        let m0 = clock.then(|| dev.mark()).transpose()?;
+        let input = CellBatch {
+            attrs: s.cols.dev_ptr_at(cols.attrs().start).cast(),
+            starts: s.cols.dev_ptr_at(cols.starts().start),
+            xs: s.cols.dev_ptr_at(cols.xs().start).cast(),
+            ys: s.cols.dev_ptr_at(cols.ys().start).cast(),
+            name_rows: d.name_rows.dev_ptr(),
+            spans: d.spans.dev_ptr(),
+            n_events: n as u32,
+            n_names: d.n_names,
+            n_strs: d.n_strs,
+            _pad: 0,
+        };
+        cells_encode::launch(
+            dev,
+            LaunchConfig::linear(n as u32, ENCODE_BLOCK),
+            input,
+            &s.enc,
+        )?;
+        let area = answers.next_area(dev, 2 * n + room(4 * n))?;
+        launch_match(
+            dev,
+            cell_tables!(self),
+            s,
+            d,
+            &mut answers.areas[area],
+            (n, na),
+        )?;
+        let m1 = clock.then(|| dev.mark()).transpose()?;
+        let done = dev.signal(None)?;
+        self.timing.launches += 1;
+        self.timing.submit += t.elapsed();
+        Ok(InFlight {
+            slot,
+            events: st.events,
+            cols,
+            area,
+            staging: Some(hb),
+            copied,
+            done,
+            marks: m0.zip(m1).map(|(a, b)| [a, b]),
+        })
+    }
+
+    /// Waits for the launch `f` and appends its answers to `answers`: its area as the
+    /// device wrote it (nothing copied), after growing the area (or the slot's spill)
+    /// and matching the launch again when they did not fit; the spilled pairs, if any,
+    /// sorted into their events' answers. The time it took.
+    fn collect(&mut self, f: InFlight, answers: &mut CellAnswers) -> Result<Duration, EngineError> {
+        let t = Instant::now();
+        self.dev.reach(&f.done)?;
+        let m = f.events.len();
+        let (words, spilled) = loop {
+            let s = self.pipe.slots[f.slot].as_mut().expect("a launch's slot");
+            let (words, spilled) = {
+                let c = s.counts_host.as_slice();
+                (c[0] as usize, c[1] as usize)
+            };
+            let area = &mut answers.areas[f.area];
+            let (out_fits, spill_fits) =
+                (2 * m + words <= area.len(), 2 * spilled <= s.spill.len());
+            if out_fits && spill_fits {
+                break (words, spilled);
+            }
+            // More than room: larger areas, and the launch again (its events are still
+            // encoded in the slot; `cells_counts` zeroed its counts).
+            if !out_fits {
+                *area = self.dev.alloc_host(2 * m + room(words))?;
+            }
+            if !spill_fits {
+                s.spill = self.dev.alloc_host(2 * room(spilled))?;
+            }
+            let d = self.pipe.dicts.as_ref().expect("uploaded by the call");
+            let s = self.pipe.slots[f.slot].as_mut().expect("a launch's slot");
+            let tables = cell_tables!(self);
+            launch_match(
+                &self.dev,
+                tables,
+                s,
+                d,
+                &mut answers.areas[f.area],
+                (m, f.cols.na),
+            )?;
+            self.timing.launches += 1;
+            self.dev.synchronize()?;
+        };
+        if let Some([m0, m1]) = &f.marks {
+            let ms = self.dev.elapsed_ms(m0, m1)?;
+            self.timing.device += Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3);
+        }
+        let first = answers.events;
+        answers.launches.push((first, m, f.area));
+        if spilled > 0 {
+            let s = self.pipe.slots[f.slot].as_ref().expect("a launch's slot");
+            answers.add_spilled(first, &s.spill.as_slice()[..2 * spilled]);
+        }
+        answers.events += m;
+        answers.total += words;
+        self.timing.pairs += (words + spilled) as u64;
+        self.timing.events += m as u64;
+        Ok(t.elapsed())
     }
 
     /// The time split of the batches matched since the last call (see [`CellTiming`]),
@@ -1110,118 +1522,177 @@ impl CellIndex {
         let ids = v.pop().unwrap_or_default();
         Ok(ids.into_iter().map(|i| self.ids[i as usize]).collect())
     }
-
-    /// Lays the events `range` of `b` out on all cores into stage `p`'s input
-    /// ([`stage_into`]); `rows` from [`Tables::batch_rows`].
-    fn stage(
-        &mut self,
-        p: usize,
-        b: &EventBatch,
-        rows: &[u32],
-        range: Range<usize>,
-    ) -> Result<(), EngineError> {
-        let bufs = self.bufs.as_mut().expect("made by match_batch");
-        let st = &mut bufs.stages[p];
-        let staged = (&mut st.input, &mut st.used, &mut st.offsets);
-        stage_into(&self.dev, b, rows, range, staged)
-    }
-
-    /// Queues `cells_match` over stage `p`'s `m` events (counter `p`, zeroing the
-    /// other).
-    fn launch(&mut self, p: usize, m: usize) -> Result<(), EngineError> {
-        self.timing.launches += 1;
-        let b = self.bufs.as_mut().expect("made by match_batch");
-        let st = &mut b.stages[p];
-        let t = CellTables {
-            heads: self.d.heads.dev_ptr(),
-            dir: self.d.dir.dev_ptr(),
-            entries: self.d.entries.dev_ptr(),
-            fcons_start: self.fcons_start.dev_ptr(),
-            fcons: self.fcons.dev_ptr(),
-            cstrings: self.cstrings.dev_ptr(),
-            row_flags: self.d_row_flags.dev_ptr(),
-            rows: self.row_flags.len() as u32,
-            _pad: 0,
-            geo: self.geo,
-        };
-        let batch = CellEvents {
-            count: b.counts.dev_ptr_mut_at(2 * p),
-            idle_count: b.counts.dev_ptr_mut_at(2 * (1 - p)),
-            n_events: m as u32,
-            cap: (st.out.len() - 2 * m) as u32,
-            spill_cap: (st.spill.len() / 2) as u32,
-            _pad: 0,
-        };
-        let lc = LaunchConfig::linear(m as u32 * 32, CELLS_BLOCK).with_shared(cells_shared_bytes());
-        if !self.opts.copy_events {
-            cells_match::launch(
-                &self.dev,
-                lc,
-                t,
-                batch,
-                &st.input,
-                &mut st.out,
-                &mut st.spill,
-            )?;
-            return Ok(());
-        }
-        let dev = &self.dev;
-        if b.copy.as_ref().is_none_or(|c| c.len() < st.used) {
-            b.copy = Some(dev.alloc(room(st.used))?);
-        }
-        let copy = b.copy.as_mut().expect("allocated above");
-        dev.write(copy, 0, &st.input.as_slice()[..st.used])?;
-        cells_match::launch(dev, lc, t, batch, &*copy, &mut st.out, &mut st.spill)?;
-        Ok(())
-    }
 }
 
-/// Lays the events `range` of `b` out into a stage's page-locked `input` (grown when
-/// short), on all cores: where each starts (`range.len() + 1` words, padded to a
-/// multiple of 4), then the events as [`Tables::encode_event`] lays them out
-/// ([`Tables::plan_batch`], [`Tables::write_batch`]); `used` = the words written.
-fn stage_into(
+/// Queues [`cells_match`] over slot `s`'s `m` encoded events (of `na` attributes), its answers into `area`,
+/// then [`cells_counts`] (the counts to the host, zeroed for the slot's next launch).
+fn launch_match(
     dev: &Device,
-    b: &EventBatch,
-    rows: &[u32],
-    range: Range<usize>,
-    (input, used, offsets): (&mut HostBuffer<u32>, &mut usize, &mut Vec<u32>),
+    t: CellTables<'_>,
+    s: &mut Slot,
+    d: &Dicts,
+    area: &mut HostBuffer<u32>,
+    (m, na): (usize, usize),
 ) -> Result<(), EngineError> {
-    let m = range.len();
-    let head = (m + 1).next_multiple_of(4);
-    let total = Tables::plan_batch(b, rows, range.clone(), head, offsets);
-    if total >= u32::MAX as usize {
-        return Err(EngineError::TooLarge(total));
-    }
-    if input.len() < total {
-        *input = dev.alloc_host(room(total))?;
-    }
-    *used = total;
-    let words = &mut input.as_mut_slice()[..total];
-    words[..=m].copy_from_slice(offsets);
-    words[m + 1..head].fill(0);
-    Tables::write_batch(b, rows, range, offsets, words);
+    let batch = CellEvents {
+        count: s.counts.dev_ptr_mut(),
+        starts: s.cols.dev_ptr_at(ATTR_WORDS * na),
+        bytes: d.arena.dev_ptr(),
+        n_events: m as u32,
+        cap: (area.len() - 2 * m).min(u32::MAX as usize) as u32,
+        spill_cap: (s.spill.len() / 2).min(u32::MAX as usize) as u32,
+        _pad: 0,
+    };
+    let lc = LaunchConfig::linear(m as u32 * 32, CELLS_BLOCK).with_shared(cells_shared_bytes());
+    cells_match::launch(dev, lc, t, batch, &s.enc, area, &mut s.spill)?;
+    cells_counts::launch(
+        dev,
+        LaunchConfig::linear(1, 32),
+        &s.counts,
+        &mut s.counts_host,
+    )?;
     Ok(())
 }
 
-/// The answers of a batch matched by [`CellIndex::match_batch_into`], flat: event
-/// `i`'s subscriptions (dense indices, ascending, once each) are
-/// `subs[starts[i]..starts[i + 1]]`. Matching into the same answers again reuses their
-/// memory.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// `old` when it holds `n` elements (at least one), else a new buffer with room.
+fn kept_or_grown<T: bytemuck::Pod>(
+    dev: &Device,
+    old: Option<Buffer<T>>,
+    n: usize,
+) -> Result<Buffer<T>, EngineError> {
+    match old {
+        Some(b) if b.len() >= n.max(1) => Ok(b),
+        _ => Ok(dev.alloc(room(n))?),
+    }
+}
+
+/// A call's events in launches that double from an eighth of a full launch up to
+/// `per`: the first launch's staging, which nothing overlaps, and the last launch's
+/// answers are short.
+struct Ramp {
+    rest: Range<usize>,
+    next: usize,
+    per: usize,
+}
+
+impl Iterator for Ramp {
+    type Item = Range<usize>;
+
+    fn next(&mut self) -> Option<Range<usize>> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let end = self.rest.start + self.next.min(self.rest.len());
+        let now = self.rest.start..end;
+        self.rest.start = end;
+        self.next = (self.next * 2).min(self.per);
+        Some(now)
+    }
+}
+
+/// Where the columns of a launch of `events` of `b` lie in its run of words.
+fn cols_of(b: &EventBatch, events: &Range<usize>) -> Cols {
+    Cols {
+        n: events.len(),
+        na: b.attr_range(events.clone()).len(),
+    }
+}
+
+/// Elements per part of a parallel copy into staging (64 KiB of attributes: a full
+/// launch of Table 2's events, ~65,000 attributes, in 16 parts, one per core of a
+/// 16-core host).
+const STAGE_PART: usize = 4 << 10;
+
+/// `src` copied into `dst` (as long) on the pool, a part of [`STAGE_PART`] elements per
+/// task.
+fn par_copy<T: Copy + Send + Sync>(dst: &mut [T], src: &[T]) {
+    dst.par_chunks_mut(STAGE_PART)
+        .zip(src.par_chunks(STAGE_PART))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
+impl Staged {
+    /// `events` of `b` staged into `old` when it holds them; else the events and the
+    /// staging too small for them (page-locked memory is allocated by the driving
+    /// thread).
+    fn prepare(old: Option<Staging>, b: &EventBatch, events: Range<usize>) -> Prepared {
+        match old {
+            Some(h) if h.words.len() >= cols_of(b, &events).words() => {
+                Prepared::Staged(Staged::fill(h, b, events))
+            }
+            short => Prepared::Short(events, short),
+        }
+    }
+
+    /// Copies the columns of `events` of `b` as they are (attributes, starts,
+    /// locations) into `bufs` (which hold them) where [`Cols`] puts them, on the pool.
+    fn fill(mut bufs: Staging, b: &EventBatch, events: Range<usize>) -> Staged {
+        let c = b.content();
+        let cols = cols_of(b, &events);
+        let starts = &c.starts()[events.start..=events.end];
+        let attrs: &[BatchAttr] = bytemuck::cast_slice(&c.attrs()[b.attr_range(events.clone())]);
+        let xs: &[u32] = bytemuck::cast_slice(&b.xs()[events.clone()]);
+        let ys: &[u32] = bytemuck::cast_slice(&b.ys()[events.clone()]);
+        let words = &mut bufs.words.as_mut_slice()[..cols.words()];
+        let (ha, rest) = words.split_at_mut(cols.attrs().end);
+        let ha: &mut [BatchAttr] = bytemuck::cast_slice_mut(ha);
+        let (hs, rest) = rest.split_at_mut(cols.starts().len());
+        let (hx, hy) = rest.split_at_mut(cols.xs().len());
+        rayon::join(
+            || par_copy(ha, attrs),
+            || {
+                rayon::join(
+                    || hs.copy_from_slice(starts),
+                    || rayon::join(|| hx.copy_from_slice(xs), || hy.copy_from_slice(ys)),
+                )
+            },
+        );
+        Staged { bufs, events, cols }
+    }
+}
+
+/// The answers of a batch matched by [`CellIndex::match_event_batch_into`]: event `i`'s
+/// subscriptions (dense indices, ascending, once each) are [`CellAnswers::get`]`(i)`.
+///
+/// They lie where the device wrote them: one page-locked area per launch, each event's
+/// run of subscriptions with its start and length (sorted and deduplicated by the
+/// device), so that the host does no work per event; an event whose matches spilled
+/// (past [`clcb_kernels::cells::CELLS_SORT_WORDS`]) has its answer sorted by the host,
+/// kept beside. Matching into the same answers again reuses the areas (each grows only
+/// when a launch answers more than it holds).
+#[derive(Default)]
 pub struct CellAnswers {
-    starts: Vec<usize>,
-    subs: Vec<u32>,
+    /// Per launch: its first event, its events, its area.
+    launches: Vec<(usize, usize, usize)>,
+    /// Per launch, the starts, lengths and runs its events' answers
+    /// ([`clcb_kernels::cells::CellEvents`]).
+    areas: Vec<HostBuffer<u32>>,
+    /// Areas holding this batch's answers (the others are kept for reuse).
+    used: usize,
+    /// The spilled events' answers: (event, first, count) in `spilled_subs`, by event.
+    spilled: Vec<(usize, usize, usize)>,
+    spilled_subs: Vec<u32>,
+    events: usize,
+    total: usize,
+}
+
+impl std::fmt::Debug for CellAnswers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CellAnswers")
+            .field("events", &self.events)
+            .field("total", &self.total)
+            .finish()
+    }
 }
 
 impl CellAnswers {
     /// Number of events answered.
     pub fn len(&self) -> usize {
-        self.starts.len().saturating_sub(1)
+        self.events
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.events == 0
     }
 
     /// Event `i`'s subscriptions (dense indices), ascending.
@@ -1229,12 +1700,26 @@ impl CellAnswers {
     /// # Panics
     /// If `i >= self.len()`.
     pub fn get(&self, i: usize) -> &[u32] {
-        &self.subs[self.starts[i]..self.starts[i + 1]]
+        assert!(i < self.events, "answer {i} of {}", self.events);
+        let k = self.launches.partition_point(|l| l.0 <= i);
+        let Some(&(first, m, area)) = k.checked_sub(1).and_then(|k| self.launches.get(k)) else {
+            return &[]; // an index of no filter: no launch
+        };
+        let j = i - first;
+        let out = self.areas[area].as_slice();
+        let len = out[m + j];
+        if len == SPILLED {
+            let s = self.spilled.partition_point(|s| s.0 < i);
+            let (_, at, n) = self.spilled[s];
+            return &self.spilled_subs[at..at + n];
+        }
+        let at = 2 * m + out[j] as usize;
+        &out[at..at + len as usize]
     }
 
     /// Subscriptions answered over all events.
     pub fn total(&self) -> usize {
-        self.subs.len()
+        self.total
     }
 
     /// One vector per event.
@@ -1242,72 +1727,54 @@ impl CellAnswers {
         (0..self.len()).map(|i| self.get(i).to_vec()).collect()
     }
 
+    /// Forgets the answers, keeping the areas for the next batch.
     fn clear(&mut self) {
-        self.starts.clear();
-        self.starts.push(0);
-        self.subs.clear();
+        self.launches.clear();
+        self.used = 0;
+        self.spilled.clear();
+        self.spilled_subs.clear();
+        self.events = 0;
+        self.total = 0;
     }
-}
 
-/// Appends the answers of a launch of `m` events to `answers`: each event's run of
-/// subscriptions, which the device wrote ascending and once each (`out`: starts,
-/// lengths, runs; see [`clcb_kernels::cells::CellEvents`]), copied as it lies, events
-/// in parallel; an event of [`SPILLED`] length takes its subscriptions from the spilled
-/// (event, subscription) `pairs` instead, sorted and deduplicated here.
-fn append_answers(out: &[u32], pairs: &[u32], m: usize, answers: &mut CellAnswers) {
-    let (start, rest) = out.split_at(m);
-    let (len, runs) = rest.split_at(m);
-    // The spilled pairs as (event, subscription) keys, sorted on all cores, once each;
-    // then each spilled event's subscriptions, found by binary search.
-    let mut keyed: Vec<u64> = pairs
-        .par_chunks_exact(2)
-        .map(|p| (p[0] as u64) << 32 | p[1] as u64)
-        .collect();
-    keyed.par_sort_unstable();
-    keyed.dedup();
-    let spilled: Vec<u32> = keyed.iter().map(|&k| k as u32).collect();
-    let spilled_of = |e: usize| -> &[u32] {
-        let first = keyed.partition_point(|&k| k >> 32 < e as u64);
-        let end = keyed.partition_point(|&k| k >> 32 <= e as u64);
-        &spilled[first..end]
-    };
-    let source = |e: usize| -> &[u32] {
-        if len[e] == SPILLED {
-            spilled_of(e)
-        } else {
-            let at = start[e] as usize;
-            &runs[at..at + len[e] as usize]
-        }
-    };
-    let first = answers.subs.len();
-    let mut at = first;
-    for e in 0..m {
-        at += source(e).len();
-        answers.starts.push(at);
-    }
-    let added = at - first;
-    answers.subs.reserve(added);
-    // Each event's place in the spare capacity, then the copies in parallel.
-    let mut places = Vec::with_capacity(m);
-    let mut spare = &mut answers.subs.spare_capacity_mut()[..added];
-    for e in 0..m {
-        let (here, rest) = spare.split_at_mut(source(e).len());
-        places.push(here);
-        spare = rest;
-    }
-    places
-        .into_par_iter()
-        .enumerate()
-        .with_min_len(256)
-        .for_each(|(e, place)| {
-            for (d, &s) in place.iter_mut().zip(source(e)) {
-                d.write(s);
+    /// The next launch's area, with room for `words` words (a kept one when it is large
+    /// enough), and its number.
+    fn next_area(&mut self, dev: &Device, words: usize) -> Result<usize, EngineError> {
+        let i = self.used;
+        if self.areas.get(i).is_none_or(|a| a.len() < words) {
+            let fresh = dev.alloc_host(room(words))?;
+            if i < self.areas.len() {
+                self.areas[i] = fresh;
+            } else {
+                self.areas.push(fresh);
             }
-        });
-    // SAFETY: the places cover `subs[first..first + added]` exactly (each event's
-    // length, in order, from the spare capacity reserved above), and each was written
-    // whole from its source of the same length; `u32` is plain data.
-    unsafe { answers.subs.set_len(first + added) };
+        }
+        self.used += 1;
+        Ok(i)
+    }
+
+    /// Adds the answers of the spilled events of a launch whose first event is `first`:
+    /// its (event, subscription) `pairs` sorted on all cores, once each.
+    fn add_spilled(&mut self, first: usize, pairs: &[u32]) {
+        let mut keyed: Vec<u64> = pairs
+            .par_chunks_exact(2)
+            .map(|p| (p[0] as u64) << 32 | p[1] as u64)
+            .collect();
+        keyed.par_sort_unstable();
+        keyed.dedup();
+        let mut k = 0;
+        while k < keyed.len() {
+            let e = keyed[k] >> 32;
+            let at = self.spilled_subs.len();
+            while k < keyed.len() && keyed[k] >> 32 == e {
+                self.spilled_subs.push(keyed[k] as u32);
+                k += 1;
+            }
+            let n = self.spilled_subs.len() - at;
+            self.spilled.push((first + e as usize, at, n));
+            self.total += n;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1511,7 +1978,9 @@ mod tests {
         let big = CELLS_SORT_WORDS / 2 + 100;
         let subs = Subscriptions::new(around(200, 0, 0.0).chain(around(big, 10_000, 100.0)));
         let dev = Device::emulator();
-        let opts = CellOptions::for_device(&dev);
+        // Launches of 1, 2 and 1 events: the spilled events lie in the second and the
+        // third launch, their answers found by their place in the whole batch.
+        let opts = CellOptions { batch_events: 2 };
         let mut g = CellIndex::new(dev, &subs, opts).unwrap();
         let kv = [("k", Value::Str("v".into()))];
         let events = [
@@ -1531,6 +2000,31 @@ mod tests {
         assert_eq!(g.take_timing().pairs, 200 + 2 * big as u64 + big as u64);
     }
 
+    /// A call whose batch has the last call's dictionaries uploads none (and answers
+    /// by them); a batch whose ids mean other names and strings replaces them.
+    #[test]
+    fn the_last_calls_dictionaries_serve_a_batch_with_the_same_ones_only() {
+        let subs = Subscriptions::new([
+            sub(1, vec![(vec![eq("rain", "rain")], (0.0, 0.0, 1.0))]),
+            sub(2, vec![(vec![eq("sun", "sun")], (0.0, 0.0, 1.0))]),
+        ]);
+        let dev = Device::emulator();
+        let opts = CellOptions::for_device(&dev);
+        let mut g = CellIndex::new(dev, &subs, opts).unwrap();
+        let at = |x: f64, w: &str| event(x, 0.0, &[(w, Value::Str(w.into()))]);
+        let batch = |es: &[Event]| EventBatch::from_events(es);
+        // Names and strings numbered rain 0, sun 1.
+        let a = batch(&[at(0.2, "rain"), at(0.2, "sun")]);
+        assert_eq!(g.match_event_batch(&a).unwrap(), vec![vec![0], vec![1]]);
+        let same = batch(&[at(0.2, "rain"), at(5.0, "sun")]);
+        assert!(g.pipe.dicts.as_ref().unwrap().key.is_of(&same));
+        assert_eq!(g.match_event_batch(&same).unwrap(), vec![vec![0], vec![]]);
+        // Numbered sun 0, rain 1: read with the last dictionaries, the ids would swap.
+        let other = batch(&[at(0.2, "sun"), at(0.2, "rain")]);
+        assert!(!g.pipe.dicts.as_ref().unwrap().key.is_of(&other));
+        assert_eq!(g.match_event_batch(&other).unwrap(), vec![vec![1], vec![0]]);
+    }
+
     #[test]
     fn the_time_split_counts_each_batchs_events_launches_and_pairs_then_starts_afresh() {
         let subs = Subscriptions::new([
@@ -1538,10 +2032,7 @@ mod tests {
             sub(2, vec![(vec![], (0.0, 0.0, 1.0))]),
         ]);
         let dev = Device::emulator();
-        let opts = CellOptions {
-            batch_events: 2,
-            ..CellOptions::for_device(&dev)
-        };
+        let opts = CellOptions { batch_events: 2 };
         let mut g = CellIndex::new(dev, &subs, opts).unwrap();
         assert_eq!(g.take_timing(), CellTiming::default());
         let rain = event(0.2, 0.0, &[("rain", Value::Str("rain".into()))]);

@@ -127,18 +127,16 @@ fn move_all(
 }
 
 /// Builds the three matchers of `subs`, checks `rounds` batches of events with area
-/// moves before each batch but the first; the cell index reads the events in place
-/// (mapped memory) or from a device copy (`copy_events`).
+/// moves before each batch but the first; the cell index in launches of at most
+/// `batch_events` events (a call's launches double from an eighth of that, so that a
+/// batch spans launches of several sizes and both launch slots).
 fn scenario(
     mut subs: Subscriptions,
     rounds: &[(Vec<AreaUpdate>, Vec<Event>)],
-    copy_events: bool,
+    batch_events: usize,
 ) -> Result<(), TestCaseError> {
     let dev = Device::emulator();
-    let opts = CellOptions {
-        batch_events: 16,
-        copy_events,
-    };
+    let opts = CellOptions { batch_events };
     let mut index = CellIndex::new(dev, &subs, opts).expect("a valid set");
     let mut rtree = RTreeMatcher::build(&subs);
     let mut grid = GridIndex::build(&subs).expect("a valid set");
@@ -163,7 +161,7 @@ proptest! {
              prop::collection::vec(event(), 1..24)),
             1..4,
         ),
-        copy_events in any::<bool>(),
+        batch_events in prop::sample::select(vec![1usize, 5, 16, 64]),
     ) {
         let n = subs.filter_count();
         let rounds: Vec<(Vec<AreaUpdate>, Vec<Event>)> = rounds
@@ -176,7 +174,7 @@ proptest! {
                 (ups, events)
             })
             .collect();
-        scenario(subs, &rounds, copy_events)?;
+        scenario(subs, &rounds, batch_events)?;
     }
 }
 
@@ -189,7 +187,7 @@ proptest! {
         seed in 0u64..1000,
         zipf in any::<bool>(),
         area_percent in prop::sample::select(vec![0.5, 5.0, 30.0]),
-        copy_events in any::<bool>(),
+        batch_events in prop::sample::select(vec![1usize, 5, 16, 64]),
     ) {
         let params = Params {
             events: 40,
@@ -205,7 +203,7 @@ proptest! {
         let subs = w.subscriptions();
         let events = w.events();
         let ups = w.updates(120, subs.filter_count());
-        scenario(subs, &[(Vec::new(), events.clone()), (ups, events)], copy_events)?;
+        scenario(subs, &[(Vec::new(), events.clone()), (ups, events)], batch_events)?;
     }
 
     /// The keyword workload (keywords as string equalities: `name = value` keys).
@@ -234,7 +232,7 @@ proptest! {
                     .expect("finite"),
             })
             .collect();
-        scenario(subs, &[(Vec::new(), events.clone()), (ups, events)], false)?;
+        scenario(subs, &[(Vec::new(), events.clone()), (ups, events)], 16)?;
     }
 }
 
@@ -273,5 +271,5 @@ fn crowded_moves_relayout_the_whole_index_and_stay_exact() {
             (ups, events.clone())
         })
         .collect();
-    scenario(subs, &rounds, true).expect("the cell index agrees");
+    scenario(subs, &rounds, 5).expect("the cell index agrees");
 }

@@ -286,10 +286,7 @@ fn batch_agrees(subs: &Subscriptions, events: &[Event]) -> Result<(), TestCaseEr
             prop_assert_eq!(&got, &want, "engine, grid {}", grid);
         }
         let dev = Device::emulator();
-        let opts = CellOptions {
-            batch_events: 4,
-            ..CellOptions::for_device(&dev)
-        };
+        let opts = CellOptions { batch_events: 4 };
         let mut cells = CellIndex::new(dev, subs, opts).expect("cell index");
         prop_assert_eq!(
             &cells.match_event_batch(&batch).expect("cells"),

@@ -14,10 +14,12 @@
 //!
 //! | kernel | one thread per | reads | writes |
 //! | --- | --- | --- | --- |
+//! | [`cells_encode()`] | event of a launch | the launch's columns of the batch ([`CellBatch`]) | the launch's encoded events |
 //! | [`cells_match()`] | lane of a warp per event | (1) | (2) |
+//! | [`cells_counts()`] | one thread | the launch's two counts | the counts in page-locked host memory, zeroed on the device |
 //! | [`cells_write()`] | changed word of the index | the host's changes | [`CellHead`]s, [`DirSlot`]s, [`CellEntry`]s |
 //!
-//! (1) the event (possibly mapped host memory, staged in shared memory), its cell's
+//! (1) the encoded event (staged in shared memory), its cell's
 //! [`CellHead`], the cell's directory ([`DirSlot`]) and the [`CellEntry`]s of its keys'
 //! groups and of the cell's overflow, the candidates' constraints. (2) the event's answer,
 //! sorted and deduplicated in shared memory, as a run of subscriptions with its start and
@@ -25,7 +27,8 @@
 //! subscription) pairs; the counts (atomic), the next launch's counts (zeroed).
 
 use crate::{
-    filter_holds, in_area, DevAttr, DevConstraint, Float2, InputHeader, HEADER_WORDS, KIND_STR,
+    filter_holds_with, in_area, str_bits, DevAttr, DevConstraint, Float2, InputHeader, ATTR_WORDS,
+    HEADER_WORDS, KIND_STR,
 };
 use gpu_kernels::prelude::*;
 use gpu_kernels::{kernel, DevPtr, DevPtrMut, KernelStruct};
@@ -223,12 +226,85 @@ unsafe impl KernelStruct for CellTables<'static> {
     type Host<'a> = CellTables<'a>;
 }
 
-/// A batch's counters and sizes for [`cells_match()`]. The batch itself and the
-/// answers are separate parameters (`input`, `out`, `spill`), which may be page-locked
-/// host memory mapped into the device: `input` holds `n_events + 1` words, where each
-/// event starts (in words from `input`; the last is the end), padded to a multiple of
-/// 4, then the encoded events one after another (as
-/// `clcb::layout::Tables::encode_event` writes them).
+/// One attribute of a batch as the host holds it (`ccm::batch::Attr`, the same layout,
+/// copied as it is): the name's id in the batch's names dictionary, the type (the
+/// kinds [`crate::KIND_INT`], [`crate::KIND_FLOAT`], [`KIND_STR`] are the batch's type
+/// codes), and the value: an integer's bits, a float's bits, or the string's id in the
+/// batch's strings dictionary.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct BatchAttr {
+    pub name: u32,
+    pub ty: u32,
+    pub val: u64,
+}
+
+/// A string of the batch's dictionary: its bytes are `arena[off..off + len]`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct StrSpan {
+    pub off: u32,
+    pub len: u32,
+}
+
+/// The row of a name no constraint reads ([`CellBatch::name_rows`]): its attributes
+/// are left out of the encoding.
+pub const NO_ROW: u32 = u32::MAX;
+
+/// A launch's part of a flat batch as the host holds it, copied in as it is, and the
+/// batch's dictionaries translated once per call: `n_events` events, event `e`'s
+/// attributes `attrs[starts[e] - starts[0]..starts[e + 1] - starts[0]]` (the starts as
+/// the batch holds them, `n_events + 1` of them), its location `(xs[e], ys[e])`;
+/// `name_rows[name]` the row of each name id of the batch ([`NO_ROW`]: none;
+/// `n_names` entries), `spans[string]` each string id's bytes in the batch's arena
+/// (`n_strs` entries).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CellBatch<'a> {
+    pub attrs: DevPtr<'a, BatchAttr>,
+    pub starts: DevPtr<'a, u32>,
+    pub xs: DevPtr<'a, f32>,
+    pub ys: DevPtr<'a, f32>,
+    pub name_rows: DevPtr<'a, u32>,
+    pub spans: DevPtr<'a, StrSpan>,
+    pub n_events: u32,
+    pub n_names: u32,
+    pub n_strs: u32,
+    pub _pad: u32,
+}
+
+// SAFETY: `#[repr(C)]`; device pointers and `u32`s only; `Host<'a>` differs only in the
+// lifetime.
+unsafe impl KernelStruct for CellBatch<'static> {
+    type Host<'a> = CellBatch<'a>;
+}
+
+/// Threads per block of [`cells_encode()`].
+pub const ENCODE_BLOCK: u32 = 256;
+
+/// Where event `e` of a launch lies in the encoded events, in words: the launch's
+/// attributes before it plus one header per event before it, 16-byte records each
+/// (an event's encoding is at most its header and its attributes, so no event overlaps
+/// the next and no prefix sum is needed).
+#[inline(always)]
+pub fn encoded_at(starts: &[u32; 2], e: u32) -> usize {
+    ((starts[1] - starts[0]) as usize + e as usize) * ATTR_WORDS
+}
+
+/// A launch's counters and sizes for [`cells_match()`]. The encoded events
+/// ([`cells_encode()`], device memory) and the answers are separate parameters
+/// (`input`, `out`, `spill`); the answers are page-locked host memory mapped into the
+/// device: event `e` is at word [`encoded_at`]`([starts[0], starts[e]], e)` of `input`:
+/// an [`InputHeader`] and its attributes ([`DevAttr`]; a string's bits are its offset
+/// in `bytes`, the batch's string arena, and its length).
 ///
 /// `out` holds `2 * n_events + cap` words: `out[e]` is where event `e`'s answer starts
 /// among the runs, `out[n_events + e]` its length ([`SPILLED`]: its matches are pairs
@@ -241,8 +317,10 @@ unsafe impl KernelStruct for CellTables<'static> {
 pub struct CellEvents<'a> {
     /// This launch's two counts (zero at the launch): words of runs, spilled pairs.
     pub count: DevPtrMut<'a, u32>,
-    /// The next launch's two counts, which this launch zeroes.
-    pub idle_count: DevPtrMut<'a, u32>,
+    /// The launch's starts as the batch holds them (`n_events + 1`).
+    pub starts: DevPtr<'a, u32>,
+    /// The batch's string arena.
+    pub bytes: DevPtr<'a, u8>,
     pub n_events: u32,
     /// Words the runs have room for; more are counted, not written.
     pub cap: u32,
@@ -298,10 +376,16 @@ fn warp_or(mut v: u32) -> u32 {
 /// filter can be keyed so (not a string, or no key uses the name).
 ///
 /// # Safety
-/// `event` is an encoded event with `n` attributes, `q < 1 + n + n (n + 1) / 2`;
-/// `t.row_flags` has `t.rows` words.
+/// `event` is an encoded event with `n` attributes, `q < 1 + n + n (n + 1) / 2`, its
+/// string values at their offsets from `bytes`; `t.row_flags` has `t.rows` words.
 #[inline(always)]
-unsafe fn event_key(t: &CellTables, event: *const u32, n: u32, q: u32) -> Option<u32> {
+unsafe fn event_key(
+    t: &CellTables,
+    event: *const u32,
+    bytes: *const u8,
+    n: u32,
+    q: u32,
+) -> Option<u32> {
     if q == 0 {
         return Some(EMPTY_KEY);
     }
@@ -321,14 +405,10 @@ unsafe fn event_key(t: &CellTables, event: *const u32, n: u32, q: u32) -> Option
         if a.kind != KIND_STR || flags(a.row) & ROW_EQ == 0 {
             return None;
         }
-        // SAFETY: a string attribute's bytes lie in the encoded event at the offset and
-        // length of its bits (the encoding).
-        let bytes = unsafe {
-            device_slice(
-                (event as *const u8).add(a.bits as u32 as usize),
-                (a.bits >> 32) as usize,
-            )
-        };
+        // SAFETY: a string attribute's bytes lie at the offset from `bytes` and the
+        // length of its bits (the encoding, this fn's contract).
+        let bytes =
+            unsafe { device_slice(bytes.add(a.bits as u32 as usize), (a.bits >> 32) as usize) };
         return Some(eq_key(a.row, bytes));
     }
     let mut p = q - 1 - n;
@@ -385,14 +465,15 @@ unsafe fn group(t: &CellTables, h: &CellHead, key: u32) -> (u32, u32) {
 /// constraints. Its subscription when it matches.
 ///
 /// # Safety
-/// `at` is an entry of `t`; `event` an encoded event with `n_attrs` attributes.
+/// `at` is an entry of `t`; `event` an encoded event with `n_attrs` attributes, its
+/// string values at their offsets from `bytes`.
 #[inline(always)]
 unsafe fn try_entry(
     t: &CellTables,
     at: u32,
     pos: Float2,
     esig: [u32; 3],
-    event: *const u32,
+    (event, bytes): (*const u32, *const u8),
     n_attrs: u32,
 ) -> Option<u32> {
     // SAFETY: `at` is an entry (this fn's contract).
@@ -411,7 +492,16 @@ unsafe fn try_entry(
             t.fcons_start.read(f) as usize,
             t.fcons_start.read(f + 1) as usize,
         );
-        filter_holds(t.fcons.ptr(), first, last, t.cstrings.ptr(), event, n_attrs)
+        let attrs = event.add(HEADER_WORDS) as *const DevAttr;
+        filter_holds_with(
+            t.fcons.ptr(),
+            first,
+            last,
+            t.cstrings.ptr(),
+            attrs,
+            n_attrs,
+            bytes,
+        )
     };
     if holds {
         Some(en.sub)
@@ -554,16 +644,16 @@ kernel! {
     /// event (`CELLS_BLOCK / 32` events per block), as the CPU grid index does for one
     /// event on one thread.
     ///
-    /// Global thread 0 zeroes the next launch's counter. The warp first copies its
-    /// event into its staging area in shared memory (consecutive words per lane: one
-    /// coalesced read, one round trip when `input` is mapped host memory; an event
-    /// longer than [`CELLS_STAGE_WORDS`] is read where it lies), then reads the header,
+    /// The warp finds its event in `input` ([`encoded_at`], from the launch's starts)
+    /// and reads its attribute count from its header, then copies the event into its
+    /// staging area in shared memory (consecutive words per lane: one coalesced read;
+    /// an event longer than [`CELLS_STAGE_WORDS`] is read where it lies), then reads the header,
     /// finds its cell ([`CellGeometry::cell_of`]) and reads the cell's
     /// [`CellHead`]; each lane ORs the signature bits of a share of the attributes and
     /// the warp combines them (`shfl_xor`). Then the event's keys, 32 at a time, one per
     /// lane: the empty key, the `name = value` of each string attribute whose name
     /// keys a filter, the pair of each two names that key filters ([`event_key`],
-    /// hashed from the event's bytes); each lane finds its key's group by binary search
+    /// hashed from the string's bytes in the batch's arena); each lane finds its key's group by binary search
     /// of the cell's directory. The groups are laid end to end (`warp_scan` of their
     /// sizes) and the lanes take consecutive candidates (each finds its group's lane
     /// with `lane_holding`), so that a group of 200 entries keeps all 32 lanes busy and
@@ -575,8 +665,8 @@ kernel! {
     /// The answer: each round's matches are collected in the warp's area of shared
     /// memory (a ballot and a count of the lanes below place each); at the end the warp
     /// sorts them ([`warp_sort`]) and writes them once each as the event's run
-    /// ([`write_run`]: one `atomicAdd` per event), so that the host copies each
-    /// answer as it lies. An event of more than [`CELLS_SORT_WORDS`] matches writes
+    /// ([`write_run`]: one `atomicAdd` per event) with its start and length, in the
+    /// page-locked answers the host keeps as they lie (no copy, no work per event). An event of more than [`CELLS_SORT_WORDS`] matches writes
     /// what it collected, and every later match, as (event, subscription) pairs
     /// ([`spill_pairs`], one `atomicAdd` per round), and [`SPILLED`] as its length; the
     /// host sorts and deduplicates those.
@@ -587,19 +677,16 @@ kernel! {
         out: *mut u32,
         spill: *mut u32,
     ) {
-        if global_id_x() == 0 {
-            b.idle_count.write(0, 0);
-            b.idle_count.write(1, 0);
-        }
         let e = global_id_x() / 32;
         let lane = lane_id();
         let staged = dynamic_shared::<u32>().add((warp_id() * CELLS_STAGE_WORDS) as usize);
-        let (w, end) = if e < b.n_events {
-            (load(input, e as usize), load(input, e as usize + 1))
+        let (w, len) = if e < b.n_events {
+            let w = encoded_at(&[b.starts.read(0), b.starts.read(e as usize)], e) as u32;
+            // The header's last word is the attribute count.
+            (w, (1 + load(input, w as usize + 3)) * ATTR_WORDS as u32)
         } else {
             (0, 0)
         };
-        let len = end - w;
         let mut i = lane;
         while len <= CELLS_STAGE_WORDS && i < len {
             store(staged, i as usize, load(input, (w + i) as usize));
@@ -610,6 +697,7 @@ kernel! {
             return; // the whole warp: one event per warp
         }
         let event = if len <= CELLS_STAGE_WORDS { staged as *const u32 } else { input.add(w as usize) };
+        let bytes = b.bytes.ptr();
         let buf = dynamic_shared::<u32>()
             .add((CELLS_BLOCK / 32 * CELLS_STAGE_WORDS + warp_id() * CELLS_SORT_WORDS) as usize);
         let h = *(event as *const InputHeader);
@@ -644,7 +732,7 @@ kernel! {
                 if lane == 0 { (head.main, head.extra) } else { (0, 0) }
             } else {
                 let q = base + lane;
-                match if q < keys { event_key(&t, event, n, q) } else { None } {
+                match if q < keys { event_key(&t, event, bytes, n, q) } else { None } {
                     Some(k) => {
                         let (lo, hi) = group(&t, &head, k);
                         (lo, hi - lo)
@@ -660,7 +748,7 @@ kernel! {
                 let l_lo = shfl(lo, l);
                 let l_start = shfl(start, l);
                 let hit = if c < total {
-                    try_entry(&t, head.entries + l_lo + (c - l_start), h.pos, esig, event, n)
+                    try_entry(&t, head.entries + l_lo + (c - l_start), h.pos, esig, (event, bytes), n)
                 } else {
                     None
                 };
@@ -702,6 +790,74 @@ kernel! {
         // touches only words past `found`.
         warp_sort(buf, found);
         write_run(&b, out, e, buf, found);
+    }
+}
+
+kernel! {
+    /// Beyond the paper: encodes a launch's events from the batch's columns as they
+    /// are (the host's only work per event is copying them), the layout
+    /// `clcb::layout::Tables::encode_event` gives a heap event but for the strings,
+    /// which stay in the batch's arena.
+    ///
+    /// Grid: a thread per event `e` of the launch ([`ENCODE_BLOCK`] per block). The
+    /// thread reads `e`'s two starts and its attributes (global, read-only; its own
+    /// consecutive 16-byte records), looks each name up in `name_rows` (a few entries,
+    /// cached) and each string in `spans`, and writes, from word
+    /// [`encoded_at`]`([starts[0], starts[e]], e)` of `out` (global; its own records,
+    /// so that no two threads write one word), the attributes of names some constraint
+    /// reads, in the event's order ([`DevAttr`]: the row, the kind, the value's bits or,
+    /// for a string, [`str_bits`] of its offset in the arena and its length), then
+    /// before them the header ([`InputHeader`]: `bf` left 0, as [`cells_match()`]
+    /// computes its own signature; the location `(xs[e], ys[e])`; how many attributes
+    /// it kept). A name id outside the dictionary counts as a name no constraint reads;
+    /// a string id outside it drops its attribute too (the batch never holds either).
+    /// No shared memory, no barrier.
+    pub fn cells_encode(b: CellBatch<'static>, out: *mut u32) {
+        let e = global_id_x();
+        if e >= b.n_events {
+            return;
+        }
+        let base = b.starts.read(0);
+        let from = b.starts.read(e as usize) - base;
+        let to = b.starts.read(e as usize + 1) - base;
+        let head = encoded_at(&[base, base + from], e);
+        let attrs = out.add(head + HEADER_WORDS) as *mut DevAttr;
+        let mut k = 0u32;
+        let mut a = from;
+        while a < to {
+            let at = b.attrs.read(a as usize);
+            let row = if at.name < b.n_names { b.name_rows.read(at.name as usize) } else { NO_ROW };
+            let bits = if at.ty != KIND_STR {
+                Some(at.val)
+            } else if at.val < u64::from(b.n_strs) {
+                let sp = b.spans.read(at.val as usize);
+                Some(str_bits(sp.off, sp.len))
+            } else {
+                None
+            };
+            if let (true, Some(bits)) = (row != NO_ROW, bits) {
+                *attrs.add(k as usize) = DevAttr { row, kind: at.ty, bits };
+                k += 1;
+            }
+            a += 1;
+        }
+        let pos = Float2 { x: b.xs.read(e as usize), y: b.ys.read(e as usize) };
+        *(out.add(head) as *mut InputHeader) = InputHeader { bf: 0, pos, n_attrs: k };
+    }
+}
+
+kernel! {
+    /// Beyond the paper: hands a launch's two counts (words of runs, spilled pairs) to
+    /// the host in page-locked memory and zeroes them for the slot's next launch. One
+    /// thread (global thread 0); queued after [`cells_match()`] on the same stream.
+    pub fn cells_counts(count: *mut u32, host: *mut u32) {
+        if global_id_x() != 0 {
+            return;
+        }
+        store(host, 0, load(count, 0));
+        store(host, 1, load(count, 1));
+        store(count, 0, 0);
+        store(count, 1, 0);
     }
 }
 

@@ -554,9 +554,39 @@ pub unsafe fn filter_holds(
     event: *const u32,
     n_attrs: u32,
 ) -> bool {
-    // SAFETY: the event's `Attrs` follow its `HEADER_WORDS`-word header (the encoding,
-    // this fn's contract).
-    let attrs = unsafe { event.add(HEADER_WORDS) } as *const DevAttr;
+    // SAFETY: the event's `Attrs` follow its `HEADER_WORDS`-word header and its string
+    // bytes lie at their offsets from its first word (the encoding, this fn's contract).
+    unsafe {
+        let attrs = event.add(HEADER_WORDS) as *const DevAttr;
+        filter_holds_with(
+            fcons,
+            first,
+            last,
+            cstrings,
+            attrs,
+            n_attrs,
+            event as *const u8,
+        )
+    }
+}
+
+/// [`filter_holds`] with the event's `Attrs` at `attrs` and its string values' offsets
+/// counted from `bytes` (the encoding of a batch on the device, whose strings stay in
+/// the batch's arena, `clcb_kernels::cells::cells_encode`).
+///
+/// # Safety
+/// `fcons` must hold the constraints `first..last`, `cstrings` their string bytes,
+/// `attrs` `n_attrs` attributes, and `bytes` every string value's bytes at its offset.
+#[inline(always)]
+pub unsafe fn filter_holds_with(
+    fcons: *const DevConstraint,
+    first: usize,
+    last: usize,
+    cstrings: *const u8,
+    attrs: *const DevAttr,
+    n_attrs: u32,
+    bytes: *const u8,
+) -> bool {
     let mut k = first;
     while k < last {
         // SAFETY: `first <= k < last`, constraints `fcons` holds (this fn's contract).
@@ -567,9 +597,9 @@ pub unsafe fn filter_holds(
             // SAFETY: `a < n_attrs`, the event's attribute count (this fn's contract).
             let at = unsafe { *attrs.add(a as usize) };
             if at.row == con.tag {
-                // SAFETY: `con`'s string lies in `cstrings` and `at`'s in the event,
-                // at the offsets the host encoded (this fn's contract).
-                held = unsafe { sat(&con, cstrings, at.kind, at.bits, event as *const u8) };
+                // SAFETY: `con`'s string lies in `cstrings` and `at`'s at its offset from
+                // `bytes` (this fn's contract).
+                held = unsafe { sat(&con, cstrings, at.kind, at.bits, bytes) };
                 break;
             }
             a += 1;

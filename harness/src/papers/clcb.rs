@@ -553,8 +553,10 @@ fn time_grid(
 /// the workload's), from the flat batch, the stream matched first untimed into the same
 /// flat answers ([`CellAnswers`], whose memory a stream reuses); checks its answers to
 /// the first `truth.len()` events and records `{prefix} batched{suffix}`: end to end per
-/// event (the batch's names translated once, each launch's events laid out on all
-/// cores, kernel, answers from page-locked memory into the flat answers). The CPU grid's answers are a vector per event: their allocation and copy
+/// event (the batch's dictionaries translated and uploaded once, each launch's columns
+/// copied on all cores into page-locked staging and to the device, encoded and matched
+/// there, the answers left where the device wrote them, in the answers' page-locked
+/// areas). The CPU grid's answers are a vector per event: their allocation and copy
 /// are a few per cent of its time per event.
 #[allow(clippy::too_many_arguments)]
 fn time_cells(
@@ -569,13 +571,17 @@ fn time_cells(
 ) -> anyhow::Result<()> {
     for (prefix, target) in devices {
         let dev = target.open()?;
-        let opts = CellOptions {
-            // An A/B of where the kernel reads the events: a device copy per launch
-            // instead of mapped memory (`GPU_MATCH_CELLS_COPY=1`).
-            copy_events: std::env::var_os("GPU_MATCH_CELLS_COPY").is_some(),
-            ..CellOptions::for_device(&dev)
-        };
+        let mut opts = CellOptions::for_device(&dev);
+        // An A/B of the launch size (`GPU_MATCH_CELLS_LAUNCH=events`, for tuning).
+        if let Some(n) = std::env::var("GPU_MATCH_CELLS_LAUNCH")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+        {
+            opts.batch_events = n.max(1);
+        }
         let mut index = CellIndex::new(dev, subs, opts)?;
+        // The device's clock only when the split is asked for (two marks per launch).
+        index.set_device_clock(std::env::var_os("GPU_MATCH_INDEX_SPLIT").is_some());
         let events = timed.events;
         let n = if ctx.quick {
             events.len()
@@ -605,10 +611,14 @@ fn time_cells(
         if std::env::var_os("GPU_MATCH_INDEX_SPLIT").is_some() {
             let us = |d: std::time::Duration| d.as_secs_f64() * 1e6 / split.events.max(1) as f64;
             eprintln!(
-                "cells split {label}{suffix}: stage {:.3} wait {:.3} answers {:.3} us/event ({} events, {} launches, {:.2} pairs/event)",
+                "cells split {label}{suffix}: dictionaries {:.3} stage {:.3} submit {:.3} answers {:.3} waited {:.3} device {:.3} us/event \
+                 ({} events, {} launches, {:.2} pairs/event)",
+                us(split.dictionaries),
                 us(split.stage),
-                us(split.wait),
+                us(split.submit),
                 us(split.answers),
+                us(split.waited),
+                us(split.device),
                 split.events,
                 split.launches,
                 split.pairs as f64 / split.events.max(1) as f64,
