@@ -950,6 +950,14 @@ impl<'d> GpuIndex<'d> {
         Ok(ix)
     }
 
+    /// Forgets which batch dictionaries are on the device, so that the next call
+    /// translates and uploads its batch's (what a call on a new batch pays) even when
+    /// they equal the last call's; the device buffers stay for reuse. For timing a pass
+    /// as a new batch's: the ranges of one batch matched in turn skip them rightly.
+    pub fn forget_dictionaries(&mut self) {
+        self.dicts_of = None;
+    }
+
     /// Adds a subscription without a rebuild: the next match partitions the filters
     /// added since the last build into a second, small table on the device, which every
     /// event walks too. The next match rebuilds everything instead when the filter is

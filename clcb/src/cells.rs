@@ -295,8 +295,9 @@ struct Dicts {
     arena: Buffer<u8>,
     n_names: u32,
     n_strs: u32,
-    /// The batch dictionaries they were made from.
-    key: DictKey,
+    /// The batch dictionaries they were made from (`None`: translate at the next call,
+    /// [`CellIndex::forget_dictionaries`]).
+    key: Option<DictKey>,
 }
 
 /// The pipeline's state, kept from call to call: the two slots, the two stagings, the
@@ -1138,6 +1139,16 @@ impl CellIndex {
         self.match_event_batch_into(&EventBatch::from_events(events), answers)
     }
 
+    /// Forgets which batch dictionaries are on the device, so that the next call
+    /// translates and uploads its batch's (what a call on a new batch pays) even when
+    /// they equal the last call's; the device buffers stay for reuse. For timing a call
+    /// as a new batch's: a stream of one batch's ranges skips them rightly.
+    pub fn forget_dictionaries(&mut self) {
+        if let Some(d) = self.pipe.dicts.as_mut() {
+            d.key = None;
+        }
+    }
+
     /// Matches the events of `b` into `answers` (their page-locked areas reused from
     /// call to call: no allocation, and no work per event, in the steady state), in
     /// launches that double from an eighth of [`CellOptions::batch_events`] up to it.
@@ -1191,7 +1202,12 @@ impl CellIndex {
     /// them with its string arena, into the last call's buffers where they are large
     /// enough.
     fn upload_dicts(&mut self, b: &EventBatch) -> Result<(), EngineError> {
-        if self.pipe.dicts.as_ref().is_some_and(|d| d.key.is_of(b)) {
+        if self
+            .pipe
+            .dicts
+            .as_ref()
+            .is_some_and(|d| d.key.as_ref().is_some_and(|k| k.is_of(b)))
+        {
             // The last call's batch had the same dictionaries: on the device already.
             return Ok(());
         }
@@ -1230,7 +1246,7 @@ impl CellIndex {
             arena: kept_or_grown(dev, a, arena.len() + 1)?,
             n_names: rows.len() as u32,
             n_strs: spans.len() as u32,
-            key: DictKey::of(b),
+            key: Some(DictKey::of(b)),
         };
         if !rows.is_empty() {
             dev.write(&mut d.name_rows, 0, &rows)?;
@@ -2001,7 +2017,8 @@ mod tests {
     }
 
     /// A call whose batch has the last call's dictionaries uploads none (and answers
-    /// by them); a batch whose ids mean other names and strings replaces them.
+    /// by them) unless they were forgotten; a batch whose ids mean other names and
+    /// strings replaces them.
     #[test]
     fn the_last_calls_dictionaries_serve_a_batch_with_the_same_ones_only() {
         let subs = Subscriptions::new([
@@ -2017,11 +2034,20 @@ mod tests {
         let a = batch(&[at(0.2, "rain"), at(0.2, "sun")]);
         assert_eq!(g.match_event_batch(&a).unwrap(), vec![vec![0], vec![1]]);
         let same = batch(&[at(0.2, "rain"), at(5.0, "sun")]);
-        assert!(g.pipe.dicts.as_ref().unwrap().key.is_of(&same));
+        let key_is_of = |g: &CellIndex, b: &EventBatch| {
+            let key = g.pipe.dicts.as_ref().unwrap().key.as_ref();
+            key.is_some_and(|k| k.is_of(b))
+        };
+        assert!(key_is_of(&g, &same));
         assert_eq!(g.match_event_batch(&same).unwrap(), vec![vec![0], vec![]]);
+        // Forgotten, they are translated again at the next call, whatever its batch.
+        g.forget_dictionaries();
+        assert!(!key_is_of(&g, &same));
+        assert_eq!(g.match_event_batch(&same).unwrap(), vec![vec![0], vec![]]);
+        assert!(key_is_of(&g, &same));
         // Numbered sun 0, rain 1: read with the last dictionaries, the ids would swap.
         let other = batch(&[at(0.2, "sun"), at(0.2, "rain")]);
-        assert!(!g.pipe.dicts.as_ref().unwrap().key.is_of(&other));
+        assert!(!key_is_of(&g, &other));
         assert_eq!(g.match_event_batch(&other).unwrap(), vec![vec![1], vec![0]]);
     }
 
