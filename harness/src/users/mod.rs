@@ -240,8 +240,18 @@ impl Stats {
         if let Some(kb) = peak_rss_kb() {
             eprintln!("stats: {:<24} {:>9.1} MB", "peak RSS", kb as f64 / 1e3);
         }
+        if let Some(t) = PROCESS_START.get() {
+            eprintln!(
+                "stats: {:<24} {:>9.3} s  (from the process's start to here; the rest of its wall time is its exit)",
+                "process so far",
+                t.elapsed().as_secs_f64()
+            );
+        }
     }
 }
+
+/// When the process started (set first thing in `main`), for `--stats`' "process so far".
+pub static PROCESS_START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
 
 /// The process's peak resident set (VmHWM), in kB, where /proc tells it.
 pub fn peak_rss_kb() -> Option<u64> {

@@ -478,6 +478,8 @@ fn filter_cmd(
     stats.add("filter", t_filter, automaton);
     stats.add("format + write", t_write, String::new());
     stats.print(n_docs, "documents", n_bytes, t0.elapsed());
+    // The GPU's tables and context go with the process (see `keep_until_exit`).
+    super::keep_until_exit((kernels, warm));
     if n_bad > 0 {
         return Err(bad_input(anyhow::anyhow!(
             "{n_bad} of {n_docs} document(s) were bad (reported above; skipped)"
