@@ -62,8 +62,18 @@ run() {
     case "$engine" in default*) ;; *) eng=(--engine "$engine") ;; esac
     local t s
     t=$(date +%s.%N)
-    timeout 30 "$bin" "$@" "${eng[@]}" --stats > "$W/out" 2> "$W/err" || echo "exit $? ($name $cmd $engine)" >> "$W/err"
+    local tv=()
+    [ -x /usr/bin/time ] && tv=(/usr/bin/time -f "%U %S %M" -o "$W/time")
+    rm -f "$W/time"
+    "${tv[@]}" timeout 30 "${PRE[@]}" "$bin" "$@" "${eng[@]}" --stats > "$W/out" 2> "$W/err" || echo "exit $? ($name $cmd $engine)" >> "$W/err"
     s=$(awk "BEGIN { print $(date +%s.%N) - $t }")
+    if [ -s "$W/time" ]; then
+        # user and system CPU seconds and the peak RSS (kB) of the whole process
+        read -r u sy m < <(tail -1 "$W/time")
+        echo "$name,$cmd,$engine,$runno,user,$u," >> "$CSV"
+        echo "$name,$cmd,$engine,$runno,sys,$sy," >> "$CSV"
+        echo "cpu: user $u s, sys $sy s, max RSS $m kB" >> "$W/err"
+    fi
     {
         echo "== $name $cmd $engine run $runno: wall $s s"
         grep -v '^stats:' "$W/err" | head -5 || true
@@ -81,6 +91,7 @@ run() {
 }
 
 BINS="new=$BIN/harness base=$BIN/harness-base"
+PRE=(env)
 # A machine's first run: the driver's JIT cache emptied, then written by this run?
 rm -rf ~/.nv/ComputeCache
 run new "$BIN/harness" ccm default-cold 1 ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
@@ -101,6 +112,18 @@ for r in 1 2; do
         run "$name" "$bin" ddm-pairs default $r ddm match --pairs --regions "$W/ddm.csv"
         run "$name" "$bin" ddm-pairs bisect $r ddm match --pairs --regions "$W/ddm.csv"
     done
+done
+# The stream's ceiling from parsing: one subscription (matching next to nothing), on all
+# 16 cores and on 8 (does parsing scale?).
+head -1 "$W/ccm-s.jsonl" > "$W/ccm-s1.jsonl"
+for r in 1 2; do
+    run new "$BIN/harness" ccm-parse sff $r ccm match --subscriptions "$W/ccm-s1.jsonl" --events "$W/ccm-e.jsonl"
+    PRE=(env RAYON_NUM_THREADS=8)
+    run new "$BIN/harness" ccm-parse-8t sff $r ccm match --subscriptions "$W/ccm-s1.jsonl" --events "$W/ccm-e.jsonl"
+    PRE=(env MIMALLOC_PURGE_DELAY=-1)
+    run new "$BIN/harness" ccm-nopurge default $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
+    run new "$BIN/harness" clcb-nopurge grid $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
+    PRE=(env)
 done
 # Where the GPU would start to win ddm's count: 4M regions, new binary only.
 for r in 1 2; do
