@@ -878,24 +878,51 @@ fn run_lazy_dfa(
     })
 }
 
+/// Events of a document that, alone, fills the GPU with segments
+/// ([`segment_events`]: 128 segments of at most 4096 events): the whole-document kernels
+/// filter such a document in one block, so `gpu` and the default engine filter it in
+/// segments, as `gpu-seg` does (on the H200, one 100 MB document: 0.146 s whole against
+/// 0.026 s in segments).
+const LONG_DOC_EVENTS: usize = 128 * 4096;
+
 /// The kernels (whole documents, or segments one document at a time); documents deeper
 /// than the GPU stack fall back to the NFA, with a note.
 fn run_kernels(k: &mut Kernels, docs: &[Document], y: &Yfilter) -> anyhow::Result<Vec<Matches>> {
+    run_kernels_with(k, docs, y, LONG_DOC_EVENTS)
+}
+
+/// [`run_kernels`], documents of at least `long` events filtered in segments on one
+/// device (every document with `gpu-seg`).
+fn run_kernels_with(
+    k: &mut Kernels,
+    docs: &[Document],
+    y: &Yfilter,
+    long: usize,
+) -> anyhow::Result<Vec<Matches>> {
     let max = k.max_depth();
     let (fit, deep): (Vec<usize>, Vec<usize>) =
         (0..docs.len()).partition(|&i| docs[i].max_depth <= max);
     let mut out = vec![Vec::new(); docs.len()];
-    if let Kernels::One(e, true) = k {
-        for &i in &fit {
+    let (segmented, whole): (Vec<usize>, Vec<usize>) = match k {
+        Kernels::One(_, all) => {
+            let all = *all;
+            fit.into_iter()
+                .partition(|&i| all || docs[i].events.len() >= long)
+        }
+        Kernels::Multi(_) => (Vec::new(), fit),
+    };
+    if let Kernels::One(e, _) = k {
+        for &i in &segmented {
             out[i] = e.filter_segmented(&docs[i], segment_events(&docs[i]))?;
         }
-    } else if fit.len() == docs.len() {
+    }
+    if whole.len() == docs.len() {
         for (o, m) in out.iter_mut().zip(k.filter(docs)?) {
             *o = m;
         }
-    } else {
-        let batch: Vec<Document> = fit.iter().map(|&i| docs[i].clone()).collect();
-        for (&i, m) in fit.iter().zip(k.filter(&batch)?) {
+    } else if !whole.is_empty() {
+        let batch: Vec<Document> = whole.iter().map(|&i| docs[i].clone()).collect();
+        for (&i, m) in whole.iter().zip(k.filter(&batch)?) {
             out[i] = m;
         }
     }
@@ -956,6 +983,37 @@ mod tests {
             w.back,
             w.regrowths
         );
+    }
+
+    /// The kernels (on the emulator) give the NFA's answers whether a window's long
+    /// documents go in segments and the rest whole, all go whole, or all in segments.
+    #[test]
+    fn long_documents_in_segments_and_the_rest_whole_match_the_nfa() {
+        let set = xml_twig::QuerySet::from_queries(
+            QueryGenerator::new(QueryParams::paper(5, 0.5), 7).queries(16),
+        );
+        let profiles = ProfileSet::compile(&set).unwrap();
+        let parse = |xml: &[u8]| io::parse_document("d.xml", xml, &profiles.dict).unwrap();
+        let mut g = DblpGenerator::new(9);
+        let docs: Vec<Document> = [400, 30_000, 600, 20_000]
+            .iter()
+            .map(|&b| parse(g.document(b).as_bytes()))
+            .collect();
+        let long = 1000;
+        assert!(docs.iter().any(|d| d.events.len() >= long));
+        assert!(docs.iter().any(|d| d.events.len() < long));
+        let y = Yfilter::new(&profiles);
+        let want: Vec<Matches> = docs.iter().map(|d| y.filter(d)).collect();
+        assert!(want.iter().any(|m| !m.is_empty()), "some query matches");
+        let engine = Engine::new(Device::emulator(), &profiles, EngineConfig::default()).unwrap();
+        let mut k = Kernels::One(Box::new(engine), false);
+        for l in [long, usize::MAX, 0] {
+            assert_eq!(
+                run_kernels_with(&mut k, &docs, &y, l).unwrap(),
+                want,
+                "long = {l}"
+            );
+        }
     }
 
     /// A document longer than the training bytes is stood for by its first events, its
