@@ -28,6 +28,8 @@ say "gpu-request: $(date -u +%FT%TZ), $(nproc) cores"
 command -v nvidia-smi > /dev/null &&
     say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 
+say "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>&1), defrag $(cat /sys/kernel/mm/transparent_hugepage/defrag 2>&1)"
+say "kernel: $(uname -r)"
 GEN=$BIN/harness
 # SMALL=1: a dry run off the GPU machine (small files; the default engines fall back).
 if [ -n "${SMALL:-}" ]; then
@@ -123,6 +125,11 @@ for r in 1 2; do
     PRE=(env MIMALLOC_PURGE_DELAY=-1)
     run new "$BIN/harness" ccm-nopurge default $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
     run new "$BIN/harness" clcb-nopurge grid $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
+    # mimalloc on 2 MiB pages (transparent huge pages, madvise): fewer page faults.
+    PRE=(env MIMALLOC_ALLOW_LARGE_OS_PAGES=1)
+    run new "$BIN/harness" ccm-large default $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
+    run new "$BIN/harness" clcb-large default $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
+    run new "$BIN/harness" clcb-large grid $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
     PRE=(env)
 done
 # Where the GPU would start to win ddm's count: 4M regions, new binary only.
