@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end on the GPU machine: each user command (ccm match, clcb match, xml filter,
-# ddm match) on generated files, with its default engine (the GPU) and its strongest CPU
-# engine, for each binary named in BINS; every phase of --stats kept.
+# ddm match) on generated files, with its default engine, its GPU engine and its strongest
+# CPU engine, for each binary named in BINS; every phase of --stats kept. (The default of
+# xml filter and ddm match is the CPU's on inputs under 100 MB and 64 MB.)
 #
 # Run from the repository root, binaries built here and carried:
 #     OUT=/some/dir BINS="new=.carry/harness base=.carry/harness-base" bash scripts/e2e.sh
@@ -98,19 +99,23 @@ for pair in $BINS; do
     run "$name" "$bin" clcb grid 1 clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
     for r in 1 2; do
         [ "$r" = 1 ] && rm -rf ~/.nv/ComputeCache
-        run "$name" "$bin" xml-big default $r xml filter --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
+        run "$name" "$bin" xml-big gpu $r xml filter --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
     done
+    run "$name" "$bin" xml-big default 1 xml filter --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
     run "$name" "$bin" xml-big gpu-seg 1 xml filter --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
     run "$name" "$bin" xml-big lazy-dfa 1 xml filter --threads "$(nproc)" --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
     run "$name" "$bin" xml-10b default 1 xml filter --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
+    run "$name" "$bin" xml-10b gpu 1 xml filter --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
     run "$name" "$bin" xml-10b lazy-dfa 1 xml filter --threads "$(nproc)" --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
     for r in 1 2; do
         [ "$r" = 1 ] && rm -rf ~/.nv/ComputeCache
-        run "$name" "$bin" ddm default $r ddm match --regions "$W/ddm.csv"
+        run "$name" "$bin" ddm gpu-bisect $r ddm match --regions "$W/ddm.csv"
     done
+    run "$name" "$bin" ddm default 1 ddm match --regions "$W/ddm.csv"
     run "$name" "$bin" ddm bisect 1 ddm match --regions "$W/ddm.csv"
     run "$name" "$bin" ddm sbm 1 ddm match --regions "$W/ddm.csv"
     run "$name" "$bin" ddm-pairs default 1 ddm match --pairs --regions "$W/ddm.csv"
+    run "$name" "$bin" ddm-pairs gpu-bisect 1 ddm match --pairs --regions "$W/ddm.csv"
     run "$name" "$bin" ddm-pairs bisect 1 ddm match --pairs --regions "$W/ddm.csv"
 done
 say "done: $(date -u +%FT%TZ)"

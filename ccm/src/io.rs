@@ -489,41 +489,55 @@ impl LoadError for IoError {
     }
 }
 
-/// Parses every line of `reader` with `parse` (in parallel within windows). A bad line
-/// does not stop the reading: every one is found ([`BadLines`]), and they are the error.
+/// Parses every line of `reader` with `parse` (in parallel within windows; the next
+/// window is read on a thread of its own while one is parsed). A bad line does not stop
+/// the reading: every one is found ([`BadLines`]), and they are the error.
 pub fn load_lines<T: Send, E: LoadError>(
     file: &Path,
-    reader: impl BufRead,
+    reader: impl BufRead + Send,
     parse: impl Fn(&Path, usize, &[u8]) -> Result<T, E> + Sync,
 ) -> Result<Vec<T>, E> {
     let mut lines = LineReader::new(file, reader);
-    let mut window = RawLines::default();
-    let mut out = Vec::new();
-    let mut bad = BadLines::default();
-    loop {
-        lines
-            .read_window(LOAD_WINDOW, &mut window)
-            .map_err(E::read)?;
-        if window.is_empty() {
-            bad.finish(E::lines)?;
-            return Ok(out);
-        }
-        let parsed: Vec<Result<T, E>> = (0..window.len())
-            .into_par_iter()
-            .with_min_len(256)
-            .map(|i| parse(file, window.line_no(i), window.raw(i)))
-            .collect();
-        for r in parsed {
-            match r {
-                Ok(t) if bad.is_empty() => out.push(t),
-                Ok(_) => {}
-                Err(e) => {
-                    bad.push(e);
-                    out = Vec::new();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<RawLines, IoError>>(1);
+    // Windows parsed come back to the reader to be filled again.
+    let (back, spare) = std::sync::mpsc::channel::<RawLines>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || loop {
+            let mut window = spare.try_recv().unwrap_or_default();
+            let r = lines.read_window(LOAD_WINDOW, &mut window);
+            let last = r.is_err() || window.is_empty();
+            // A closed channel: the parser stopped (an error); so does the reader.
+            if tx.send(r.map(|()| window)).is_err() || last {
+                break;
+            }
+        });
+        let mut out = Vec::new();
+        let mut bad = BadLines::default();
+        for window in rx {
+            let window = window.map_err(E::read)?;
+            if window.is_empty() {
+                break;
+            }
+            let parsed: Vec<Result<T, E>> = (0..window.len())
+                .into_par_iter()
+                .with_min_len(256)
+                .map(|i| parse(file, window.line_no(i), window.raw(i)))
+                .collect();
+            let _ = back.send(window);
+            for r in parsed {
+                match r {
+                    Ok(t) if bad.is_empty() => out.push(t),
+                    Ok(_) => {}
+                    Err(e) => {
+                        bad.push(e);
+                        out = Vec::new();
+                    }
                 }
             }
         }
-    }
+        bad.finish(E::lines)?;
+        Ok(out)
+    })
 }
 
 /// A JSON object as its `(key, value)` pairs in file order, duplicates kept (serde_json's
@@ -1245,7 +1259,7 @@ fn event_from(pairs: Vec<(String, serde_json::Value)>) -> Result<Event, String> 
 /// ```
 pub fn parse_subscriptions(
     file: &Path,
-    reader: impl BufRead,
+    reader: impl BufRead + Send,
 ) -> Result<Vec<Subscription>, IoError> {
     load_lines(file, reader, parse_subscription)
 }
@@ -1263,7 +1277,7 @@ pub fn parse_subscriptions(
 /// assert_eq!(events[1].get("temp"), Some(&Value::Float(31.5)));
 /// # Ok(()) }
 /// ```
-pub fn parse_events(file: &Path, reader: impl BufRead) -> Result<Vec<Event>, IoError> {
+pub fn parse_events(file: &Path, reader: impl BufRead + Send) -> Result<Vec<Event>, IoError> {
     load_lines(file, reader, parse_event)
 }
 

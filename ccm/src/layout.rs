@@ -147,8 +147,11 @@ pub struct Tables {
     pub filter_start: Vec<u32>,
     pub filter_sig: Vec<u64>,
     pub fconstraints: Vec<DevConstraint>,
-    /// Where each filter's constraints sit in `rows`: (row, index).
+    /// Where each filter's constraints sit in `rows`: (row, index); built when first
+    /// needed (a removal), since a layout of many subscriptions rarely needs it.
     positions: Vec<Vec<(u32, u32)>>,
+    /// Whether `positions` is up to date (kept so by [`Tables::add`] once built).
+    positions_built: bool,
     free: Vec<u32>,
     pub iface_ids: Vec<InterfaceId>,
     iface_index: HashMap<InterfaceId, u32>,
@@ -170,10 +173,36 @@ pub struct TablesBuilder {
 
 impl TablesBuilder {
     /// Adds the next subscriptions (an error names a subscription by its position in
-    /// everything pushed, from 0).
+    /// everything pushed, from 0; after an error the builder is to be dropped: which of
+    /// the window's subscriptions were placed is not said).
+    ///
+    /// On all cores, each filter is checked and each constraint encoded with the names
+    /// and strings the tables already know; then, in order, the names and strings new in
+    /// this window are numbered (as [`Tables::build`] numbers them: by first use) and
+    /// each filter is placed.
     pub fn push(&mut self, subs: &[Subscription]) -> Result<(), LayoutError> {
+        let t = &self.t;
+        let first = self.next;
+        let parts: Vec<Result<Vec<Looked>, LayoutError>> = subs
+            .par_chunks(LAYOUT_PART)
+            .enumerate()
+            .map(|(p, chunk)| {
+                let mut out = Vec::with_capacity(chunk.len() * 4);
+                for (k, s) in chunk.iter().enumerate() {
+                    s.filter.validate().map_err(|error| LayoutError::Model {
+                        index: first + p * LAYOUT_PART + k,
+                        error,
+                    })?;
+                    out.extend(s.filter.constraints.iter().map(|c| t.look_up(c)));
+                }
+                Ok(out)
+            })
+            .collect();
+        let parts = parts.into_iter().collect::<Result<Vec<_>, _>>()?;
+        let mut looked = parts.iter().flatten();
+        let mut last_iface = None;
         for s in subs {
-            self.t.add_inner(s, self.next)?;
+            self.t.place(s, &mut looked, &mut last_iface)?;
             self.next += 1;
         }
         Ok(())
@@ -196,6 +225,22 @@ impl TablesBuilder {
 }
 
 const MAX: u64 = u32::MAX as u64 - 1;
+
+/// Subscriptions per part of [`TablesBuilder::push`]'s work on all cores.
+const LAYOUT_PART: usize = 512;
+
+/// A name or string the tables did not know when a constraint was looked up.
+const MISS: u32 = u32::MAX;
+
+/// A constraint encoded on all cores before it is placed ([`Tables::look_up`]): its
+/// encoding (`key` unset) with the name's row, [`MISS`] for a name then unknown, and
+/// whether its string was then unknown (its id and offset unset).
+#[derive(Clone, Copy)]
+struct Looked {
+    dc: DevConstraint,
+    row: u32,
+    str_miss: bool,
+}
 
 fn limit(what: &'static str, have: usize) -> Result<u32, LayoutError> {
     if have as u64 > MAX {
@@ -220,16 +265,11 @@ fn op_code(op: Op) -> u16 {
 
 impl Tables {
     /// Lays out `subs` (filter slot `i` = subscription `i`).
+    /// (On all cores: see [`TablesBuilder::push`].)
     pub fn build(subs: &[Subscription], grouping: bool) -> Result<Tables, LayoutError> {
-        let mut t = Tables {
-            grouping,
-            ..Tables::default()
-        };
-        for (i, s) in subs.iter().enumerate() {
-            t.add_inner(s, i)?;
-        }
-        t.relayout()?;
-        Ok(t)
+        let mut b = Tables::builder(grouping);
+        b.push(subs)?;
+        b.finish()
     }
 
     /// A builder of the tables of subscriptions given in windows (see [`TablesBuilder`]).
@@ -280,38 +320,149 @@ impl Tables {
     }
 
     fn encode(&mut self, op: Op, v: &Value, key: u32) -> Result<DevConstraint, LayoutError> {
-        let op = op_code(op);
-        Ok(match v {
-            Value::Int(i) => DevConstraint {
-                key,
-                op,
-                ty: TY_INT,
-                val: *i as u64,
-                str_id: 0,
-                str_len: 0,
-            },
-            Value::Float(x) => DevConstraint {
-                key,
-                op,
-                ty: TY_FLOAT,
-                val: x.to_bits(),
-                str_id: 0,
-                str_len: 0,
-            },
-            Value::Str(s) => {
-                let (id, off) = self.intern(s)?;
-                DevConstraint {
-                    key,
-                    op,
-                    ty: TY_STR,
-                    val: off as u64,
-                    str_id: id,
-                    str_len: s.len() as u32,
-                }
-            }
-        })
+        let interned = match v {
+            Value::Str(s) => self.intern(s)?,
+            _ => (0, 0),
+        };
+        Ok(encode_value(op, v, key, interned))
     }
 
+    /// `c` encoded with what the tables know now (see [`Looked`]).
+    fn look_up(&self, c: &crate::model::Constraint) -> Looked {
+        let row = self.names.get(c.name.as_bytes()).unwrap_or(MISS);
+        let (interned, str_miss) = match &c.value {
+            Value::Str(s) => match self.dict.get(s.as_bytes()) {
+                Some(v) => (v, false),
+                None => ((0, 0), true),
+            },
+            _ => ((0, 0), false),
+        };
+        Looked {
+            dc: encode_value(c.op, &c.value, 0, interned),
+            row,
+            str_miss,
+        }
+    }
+
+    /// The row of name `name`, a new one if no constraint had it.
+    fn row_of(&mut self, name: &str) -> Result<u32, LayoutError> {
+        if let Some(r) = self.names.get(name.as_bytes()) {
+            return Ok(r);
+        }
+        let r = limit("names", self.rows.len())?;
+        self.names.insert(name.as_bytes(), r);
+        self.rows.push(Row::default());
+        Ok(r)
+    }
+
+    /// The dense index of interface `id`, a new one if it is new; `last`: the previous
+    /// subscription's (a file's filters of one interface usually come together).
+    fn iface_of(
+        &mut self,
+        id: InterfaceId,
+        last: &mut Option<(InterfaceId, u32)>,
+    ) -> Result<u32, LayoutError> {
+        if let Some((l, i)) = *last {
+            if l == id {
+                return Ok(i);
+            }
+        }
+        let next = limit("interfaces", self.iface_ids.len())?;
+        let i = *self.iface_index.entry(id).or_insert(next);
+        if i == next {
+            self.iface_ids.push(id);
+        }
+        *last = Some((id, i));
+        Ok(i)
+    }
+
+    /// Places subscription `s` (checked) in a new filter slot, its constraints' encodings
+    /// taken from `looked` (one per constraint, in order): names and strings then
+    /// unknown are numbered now. No removal happened (no free slot), and `positions`
+    /// and `dirty` are left to the layout that follows.
+    fn place<'a>(
+        &mut self,
+        s: &Subscription,
+        looked: &mut impl Iterator<Item = &'a Looked>,
+        last_iface: &mut Option<(InterfaceId, u32)>,
+    ) -> Result<(), LayoutError> {
+        debug_assert!(self.free.is_empty() && !self.positions_built);
+        let size = limit("constraints in one filter", s.filter.constraints.len())?;
+        let iface = self.iface_of(s.interface, last_iface)?;
+        let f = limit("filters", self.size_f.len())?;
+        let fc_start = limit("constraints (filter-major)", self.fconstraints.len())?;
+        let mut sig = 0u64;
+        for c in &s.filter.constraints {
+            let l = looked.next().expect("one encoding per constraint");
+            let row = match l.row {
+                MISS => self.row_of(&c.name)?,
+                r => r,
+            };
+            let mut dc = l.dc;
+            if let (true, Value::Str(v)) = (l.str_miss, &c.value) {
+                let (id, off) = self.intern(v)?;
+                dc.val = off as u64;
+                dc.str_id = id;
+            }
+            dc.key = f;
+            self.rows[row as usize].items.push(dc);
+            self.fconstraints.push(DevConstraint { key: row, ..dc });
+            sig |= 1u64 << (row % 64);
+        }
+        self.size_f.push(size);
+        self.filter_iface.push(iface);
+        self.filter_start.push(fc_start);
+        self.filter_sig.push(sig);
+        Ok(())
+    }
+
+    /// Builds `positions` if a layout left it out.
+    fn ensure_positions(&mut self) {
+        if self.positions_built {
+            return;
+        }
+        self.positions = vec![Vec::new(); self.size_f.len()];
+        for (row, r) in self.rows.iter().enumerate() {
+            for (idx, c) in r.items.iter().enumerate() {
+                self.positions[c.key as usize].push((row as u32, idx as u32));
+            }
+        }
+        self.positions_built = true;
+    }
+}
+
+/// The encoding of constraint `op v` (`interned`: the string's id and pool offset).
+fn encode_value(op: Op, v: &Value, key: u32, (id, off): (u32, u32)) -> DevConstraint {
+    let op = op_code(op);
+    match v {
+        Value::Int(i) => DevConstraint {
+            key,
+            op,
+            ty: TY_INT,
+            val: *i as u64,
+            str_id: 0,
+            str_len: 0,
+        },
+        Value::Float(x) => DevConstraint {
+            key,
+            op,
+            ty: TY_FLOAT,
+            val: x.to_bits(),
+            str_id: 0,
+            str_len: 0,
+        },
+        Value::Str(s) => DevConstraint {
+            key,
+            op,
+            ty: TY_STR,
+            val: off as u64,
+            str_id: id,
+            str_len: s.len() as u32,
+        },
+    }
+}
+
+impl Tables {
     fn add_inner(&mut self, s: &Subscription, index: usize) -> Result<SubId, LayoutError> {
         s.filter
             .validate()
@@ -337,15 +488,7 @@ impl Tables {
         let fc_start = limit("constraints (filter-major)", self.fconstraints.len())?;
         let mut sig = 0u64;
         for c in &s.filter.constraints {
-            let row = match self.names.get(c.name.as_bytes()) {
-                Some(r) => r,
-                None => {
-                    let r = limit("names", self.rows.len())?;
-                    self.names.insert(c.name.as_bytes(), r);
-                    self.rows.push(Row::default());
-                    r
-                }
-            };
+            let row = self.row_of(&c.name)?;
             let dc = self.encode(c.op, &c.value, f)?;
             let r = &mut self.rows[row as usize];
             let idx = r.items.len() as u32;
@@ -365,6 +508,7 @@ impl Tables {
 
     /// Adds one subscription; lays the table out again when a row outgrew its room.
     pub fn add(&mut self, s: &Subscription) -> Result<SubId, LayoutError> {
+        self.ensure_positions();
         let id = self.add_inner(s, 0)?;
         let outgrown = self.rows.iter().any(|r| r.items.len() as u32 > r.cap);
         let used: u64 = self.rows.iter().map(|r| r.cap as u64).sum();
@@ -381,6 +525,7 @@ impl Tables {
         if f >= self.size_f.len() || self.size_f[f] == 0 {
             return Err(LayoutError::UnknownSubscription(id.0));
         }
+        self.ensure_positions();
         let mut pos = std::mem::take(&mut self.positions[f]);
         // Highest index first, so that a swap never moves one of this filter's own
         // constraints into a hole already filled.
@@ -406,7 +551,9 @@ impl Tables {
     }
 
     /// Assigns every row fresh room (an eighth more than its length, plus 4), applies
-    /// grouping, compacts the filter-major table, and marks everything dirty.
+    /// grouping (rows sorted on all cores), compacts the filter-major table (when a
+    /// removal left a hole), and marks everything dirty. `positions` is left to be
+    /// built when needed.
     fn relayout(&mut self) -> Result<(), LayoutError> {
         let mut start = 0u64;
         for r in &mut self.rows {
@@ -414,27 +561,35 @@ impl Tables {
             r.start = start as u32;
             r.cap = (len + len / 8 + 4).min(MAX) as u32;
             start += r.cap as u64;
-            if self.grouping {
-                r.items.sort_by_key(group_key);
-            }
+        }
+        if self.grouping {
+            self.rows
+                .par_iter_mut()
+                .for_each(|r| r.items.sort_by_key(group_key));
         }
         self.table_cap = limit("constraints table size", (start + start / 16 + 64) as usize)?;
-        for p in &mut self.positions {
-            p.clear();
-        }
-        for (row, r) in self.rows.iter().enumerate() {
-            for (idx, c) in r.items.iter().enumerate() {
-                self.positions[c.key as usize].push((row as u32, idx as u32));
-            }
-        }
+        self.positions = Vec::new();
+        self.positions_built = false;
         // Compact the filter-major table (free slots leave their constraints behind).
-        let mut fc = Vec::with_capacity(self.fconstraints.len());
-        for f in 0..self.size_f.len() {
-            let (s, n) = (self.filter_start[f] as usize, self.size_f[f] as usize);
-            self.filter_start[f] = fc.len() as u32;
-            fc.extend_from_slice(&self.fconstraints[s..s + n]);
+        // Filters placed one after another with no removal are compact already.
+        let compact = self.free.is_empty()
+            && (0..self.size_f.len()).all(|f| {
+                let end = self
+                    .filter_start
+                    .get(f + 1)
+                    .map_or(self.fconstraints.len(), |&e| e as usize);
+                self.filter_start[f] as usize + self.size_f[f] as usize == end
+            })
+            && self.filter_start.first().is_none_or(|&s| s == 0);
+        if !compact {
+            let mut fc = Vec::with_capacity(self.fconstraints.len());
+            for f in 0..self.size_f.len() {
+                let (s, n) = (self.filter_start[f] as usize, self.size_f[f] as usize);
+                self.filter_start[f] = fc.len() as u32;
+                fc.extend_from_slice(&self.fconstraints[s..s + n]);
+            }
+            self.fconstraints = fc;
         }
-        self.fconstraints = fc;
         self.dirty = Dirty {
             full: true,
             ..Dirty::default()
@@ -793,6 +948,64 @@ mod tests {
         };
         let e = b.push(&[bad]).unwrap_err();
         assert!(matches!(e, LayoutError::Model { index: 5, .. }), "{e}");
+    }
+
+    #[test]
+    fn the_layout_on_all_cores_places_what_adding_one_by_one_places() {
+        let p = crate::workload::Params {
+            events: 1,
+            interfaces: 5,
+            filters_per_interface: (300, 500),
+            names: 40,
+            ..Default::default()
+        };
+        let w = crate::workload::generate(&p, 11).unwrap();
+        assert!(
+            w.subscriptions.len() > 2 * LAYOUT_PART,
+            "several parts a window"
+        );
+        // One by one: the serial path of `add` (names and strings numbered by first use).
+        let mut one = Tables::default();
+        for s in &w.subscriptions {
+            one.add(s).unwrap();
+        }
+        one.relayout().unwrap();
+        for window in [w.subscriptions.len(), 700] {
+            let mut b = Tables::builder(false);
+            for c in w.subscriptions.chunks(window) {
+                b.push(c).unwrap();
+            }
+            let t = b.finish().unwrap();
+            let items = |t: &Tables| t.rows.iter().map(|r| r.items.clone()).collect::<Vec<_>>();
+            assert_eq!(items(&t), items(&one));
+            assert_eq!(t.constraints_array(), one.constraints_array());
+            assert_eq!(
+                (&t.size_f, &t.filter_iface, &t.filter_start, &t.filter_sig),
+                (
+                    &one.size_f,
+                    &one.filter_iface,
+                    &one.filter_start,
+                    &one.filter_sig
+                )
+            );
+            assert_eq!(t.fconstraints, one.fconstraints);
+            assert_eq!((&t.iface_ids, &t.pool), (&one.iface_ids, &one.pool));
+            assert!(!t.pool.is_empty(), "the workload has strings");
+        }
+        // A bad filter in a later part is named by its place in everything pushed.
+        let mut subs = w.subscriptions.clone();
+        subs[LAYOUT_PART + 3].filter.constraints.clear();
+        let e = Tables::build(&subs, false).unwrap_err();
+        assert!(
+            matches!(e, LayoutError::Model { index, .. } if index == LAYOUT_PART + 3),
+            "{e}"
+        );
+        // Removing from a layout builds the positions it left out.
+        let mut t = Tables::build(&w.subscriptions, false).unwrap();
+        t.remove(SubId(7)).unwrap();
+        one.remove(SubId(7)).unwrap();
+        assert_eq!(t.size_c(), one.size_c());
+        assert_eq!(t.rows[0].items, one.rows[0].items);
     }
 
     /// An attribute as encoded: (row, type, value or its string's bytes, string id).

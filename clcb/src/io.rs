@@ -515,13 +515,13 @@ impl ccm::io::LoadError for IoError {
 /// ```
 pub fn parse_subscriptions(
     file: &Path,
-    reader: impl BufRead,
+    reader: impl BufRead + Send,
 ) -> Result<Vec<Subscription>, IoError> {
     ccm::io::load_lines(file, reader, parse_subscription)
 }
 
 /// Parses an events stream.
-pub fn parse_events(file: &Path, reader: impl BufRead) -> Result<Vec<Event>, IoError> {
+pub fn parse_events(file: &Path, reader: impl BufRead + Send) -> Result<Vec<Event>, IoError> {
     ccm::io::load_lines(file, reader, parse_event)
 }
 

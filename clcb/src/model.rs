@@ -20,6 +20,7 @@
 //! baselines each evaluate content on their own.
 
 pub use ccm::model::{Attribute, Constraint, Op, Value};
+use rayon::iter::ParallelIterator;
 use rayon::slice::ParallelSliceMut;
 use std::fmt;
 
@@ -214,13 +215,26 @@ impl Subscriptions {
         if subs.windows(2).any(|w| w[0].id > w[1].id) {
             subs.par_sort_by_key(|s| s.id);
         }
-        let mut merged: Vec<Subscription> = Vec::with_capacity(subs.len());
-        for s in subs {
-            match merged.last_mut() {
-                Some(last) if last.id == s.id => last.filters.extend(s.filters),
-                _ => merged.push(s),
-            }
+        if subs.windows(2).all(|w| w[0].id != w[1].id) {
+            return Self::from_sorted(subs);
         }
+        // Each run of one id merged on all cores (in order); the lines' emptied
+        // subscriptions freed off this path.
+        let merged: Vec<Subscription> = subs
+            .par_chunk_by_mut(|a, b| a.id == b.id)
+            .map(|run| {
+                let n = run.iter().map(|s| s.filters.len()).sum();
+                let mut filters = Vec::with_capacity(n);
+                for s in run.iter_mut() {
+                    filters.append(&mut s.filters);
+                }
+                Subscription {
+                    id: run[0].id,
+                    filters,
+                }
+            })
+            .collect();
+        rayon::spawn(move || drop(subs));
         Self::from_sorted(merged)
     }
 
@@ -360,6 +374,37 @@ mod tests {
             .map(|i| set.filter(FilterId(i)).unwrap().area.center.x)
             .collect();
         assert_eq!(xs, [1.0, 2.0, 3.0, 4.0, 5.0]);
+    }
+
+    /// Many runs (merged in parts on all cores), of lengths 1 to 4, keep their ids and
+    /// their filters' order, and a file with no repeated id is taken as it is.
+    #[test]
+    fn many_runs_merge_in_order_on_all_cores() {
+        let f = |x: f64| Filter::new(vec![], Area::circle(x, 0.0, 1.0).unwrap()).unwrap();
+        let mut lines = Vec::new();
+        for id in 0..20_000u32 {
+            for _ in 0..=id % 4 {
+                lines.push(Subscription {
+                    id: SubscriptionId(id),
+                    filters: vec![f(lines.len() as f64)],
+                });
+            }
+        }
+        let n = lines.len();
+        let set = Subscriptions::new(lines);
+        assert_eq!(set.len(), 20_000);
+        assert_eq!(set.filter_count(), n);
+        assert!((0..20_000).all(|i| set.id(i) == SubscriptionId(i as u32)));
+        assert!((0..20_000).all(|i| set.as_slice()[i].filters.len() == i % 4 + 1));
+        let xs: Vec<f32> = (0..n as u32)
+            .map(|i| set.filter(FilterId(i)).unwrap().area.center.x)
+            .collect();
+        assert!(xs.iter().enumerate().all(|(i, &x)| x == i as f32));
+        let distinct = Subscriptions::new((0..5).map(|id| Subscription {
+            id: SubscriptionId(id),
+            filters: vec![f(id as f64)],
+        }));
+        assert_eq!((distinct.len(), distinct.filter_count()), (5, 5));
     }
 
     #[test]

@@ -57,7 +57,8 @@ pub enum ClcbEngine {
 /// `harness xml filter --engine`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum XmlEngine {
-    /// The stack kernels on the GPU (the kernel chosen per query set).
+    /// The stack kernels on the GPU (the kernel chosen per query set); a document long
+    /// enough to fill the GPU alone (524,288 events) in segments, as gpu-seg.
     Gpu,
     /// The paper's block kernel on the GPU.
     GpuBlock,

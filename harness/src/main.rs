@@ -409,6 +409,7 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
+    let _ = users::PROCESS_START.set(std::time::Instant::now());
     let cli = Cli::parse();
     match real_main(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -942,3 +942,71 @@ fn a_stream_of_a_million_events_runs_in_bounded_memory_on_the_cpu_engine() {
     );
     std::fs::remove_dir_all(d).ok();
 }
+
+/// The default engine on a small regions file is the CPU's (no GPU is opened, so no note
+/// about one missing), says so under --stats, and answers as `sort`.
+#[test]
+fn ddm_match_on_a_small_file_defaults_to_the_cpu_and_says_so() {
+    let d = tmp("ddm-small");
+    let regions = write(
+        &d,
+        "r.csv",
+        "kind,id,lo0,hi0,lo1,hi1\npub,1,0,10,0,10\nsub,2,5,12,5,12\nsub,3,20,30,0,10\n",
+    );
+    let run = |flags: &[&str]| {
+        harness()
+            .args(["ddm", "match", "--pairs", "--regions"])
+            .arg(&regions)
+            .args(flags)
+            .output()
+            .expect("run harness")
+    };
+    let default = run(&["--stats"]);
+    assert!(default.status.success(), "{}", text(&default.stderr));
+    let err = text(&default.stderr);
+    assert!(
+        err.contains("default engine") && err.contains("sbm"),
+        "{err}"
+    );
+    assert!(!err.contains("note: the GPU cannot be used"), "{err}");
+    assert_eq!(
+        text(&default.stdout),
+        text(&run(&["--engine", "sort"]).stdout)
+    );
+    assert_eq!(text(&default.stdout), "1,2\n");
+}
+
+/// The default engine on small documents is lazy-dfa on the CPU (no GPU is opened, so no
+/// note about one missing), says so under --stats, and answers as yfilter.
+#[test]
+fn xml_filter_on_small_documents_defaults_to_the_cpu_and_says_so() {
+    let d = tmp("xml-small");
+    let q = write(&d, "q.txt", "//a/b\n/a//c\n");
+    let a = write(&d, "a.xml", "<a><b/><x><c/></x></a>");
+    let b = write(&d, "b.xml", "<a><c/></a>");
+    let run = |flags: &[&str]| {
+        harness()
+            .args(["xml", "filter", "--queries"])
+            .arg(&q)
+            .args(flags)
+            .arg(&a)
+            .arg(&b)
+            .output()
+            .expect("run harness")
+    };
+    let default = run(&["--stats"]);
+    assert!(default.status.success(), "{}", text(&default.stderr));
+    let err = text(&default.stderr);
+    assert!(
+        err.contains("default engine") && err.contains("lazy-dfa"),
+        "{err}"
+    );
+    assert!(!err.contains("note: the GPU cannot be used"), "{err}");
+    let want = run(&["--engine", "yfilter"]);
+    assert_eq!(text(&default.stdout), text(&want.stdout));
+    assert!(
+        text(&want.stdout).contains("\"matches\":[0,1]"),
+        "{}",
+        text(&want.stdout)
+    );
+}

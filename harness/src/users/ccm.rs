@@ -535,8 +535,21 @@ fn match_cmd(
                     ) =>
             {
                 let tables = load_tables(subs_path, false, &mut stats)?;
+                // The first windows of events are parsed while the GPU opens and the
+                // index is built (a file only: standard input could not be read again
+                // by the CPU engine if the GPU failed to open).
+                let early = if events_path.as_os_str() == "-" {
+                    None
+                } else {
+                    Some(super::Reading::start(
+                        events_path,
+                        window,
+                        parse_window,
+                        super::AHEAD_WINDOWS,
+                    )?)
+                };
                 let Some(dev) = source.get(&mut stats, subs_path)? else {
-                    drop(tables);
+                    drop((tables, early));
                     break 'stream match_cpu(subs_path, events_path, cpu, window, &mut stats)?;
                 };
                 // The pruning index over each window; smaller launches on the emulator.
@@ -557,10 +570,11 @@ fn match_cmd(
                 );
                 // One `Answers` for the whole stream: its page-locked areas are reused.
                 let mut answers = ccm::Answers::default();
-                let done = stream_lines(
-                    events_path,
-                    window,
-                    parse_window,
+                let reading = match early {
+                    Some(r) => r,
+                    None => super::Reading::start(events_path, window, parse_window, 1)?,
+                };
+                let done = reading.run(
                     |evs| {
                         index.match_batch_into(evs, &mut answers)?;
                         Ok(answers.to_vecs())

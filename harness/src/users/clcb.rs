@@ -178,12 +178,20 @@ fn match_cmd(
         _ => None,
     };
     let t0 = std::time::Instant::now();
-    let subs = Subscriptions::new(clcb::io::load_subscriptions(subs_path).map_err(bad_input)?);
+    let lines = clcb::io::load_subscriptions(subs_path).map_err(bad_input)?;
+    let t_parsed = t0.elapsed();
+    let n_lines = lines.len();
+    let subs = Subscriptions::new(lines);
     warn_if_empty(subs_path, subs.len());
     stats.add(
         "load subscriptions",
         t0.elapsed(),
-        format!("({} subscriptions)", subs.len()),
+        format!(
+            "({} subscriptions; read + parse {:.3} s, {n_lines} lines merged by id {:.3} s)",
+            subs.len(),
+            t_parsed.as_secs_f64(),
+            (t0.elapsed() - t_parsed).as_secs_f64()
+        ),
     );
     // Answers are dense subscription indices; printed as the subscriptions' ids.
     let format = |a: &Vec<u32>, out: &mut Vec<u8>| {

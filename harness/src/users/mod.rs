@@ -142,7 +142,9 @@ impl GpuOpening {
 /// and memory) to the end of the process instead of freeing them piece by piece once the
 /// last answer is written: the operating system and the driver take them back at once.
 /// (Freeing CLCB's 250k subscriptions and their index, 2.8 GB, took 0.45 s after the
-/// output was complete, on an H200's host.)
+/// output was complete, on an H200's host. Closing a GPU is not cheaper at exit: every
+/// command that opened one spent 0.10-0.17 s after its last output, against 0.01-0.03 s
+/// on the CPU engines.)
 pub fn keep_until_exit<T>(x: T) {
     std::mem::forget(x);
 }
@@ -240,8 +242,18 @@ impl Stats {
         if let Some(kb) = peak_rss_kb() {
             eprintln!("stats: {:<24} {:>9.1} MB", "peak RSS", kb as f64 / 1e3);
         }
+        if let Some(t) = PROCESS_START.get() {
+            eprintln!(
+                "stats: {:<24} {:>9.3} s  (from the process's start to here; the rest of its wall time is its exit)",
+                "process so far",
+                t.elapsed().as_secs_f64()
+            );
+        }
     }
 }
+
+/// When the process started (set first thing in `main`), for `--stats`' "process so far".
+pub static PROCESS_START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
 
 /// The process's peak resident set (VmHWM), in kB, where /proc tells it.
 pub fn peak_rss_kb() -> Option<u64> {
@@ -311,156 +323,225 @@ pub fn stream_lines<B: Events, A: Send + Sync + 'static>(
     path: &Path,
     window: usize,
     parse: fn(&Path, &RawLines) -> Window<B>,
-    mut matcher: impl FnMut(&B) -> anyhow::Result<Vec<A>>,
+    matcher: impl FnMut(&B) -> anyhow::Result<Vec<A>>,
     format: impl Fn(&A, &mut Vec<u8>) + Sync,
     stats: &mut Stats,
 ) -> anyhow::Result<Streamed> {
-    let file: PathBuf = ::ccm::io::display_path(path);
-    let reader = ::ccm::io::open_input(path).map_err(bad_input)?;
-    let t0 = Instant::now();
-    let (tx, rx) = std::sync::mpsc::sync_channel::<anyhow::Result<Window<B>>>(1);
-    // Not joined on an early return (an error writing the output): the threads may be
-    // blocked reading standard input, and end with the process. Reading a window (its
-    // bytes copied and its lines found) runs on a thread of its own, beside the parsing
-    // of the window before on all cores; the windows' buffers go back to it for reuse.
-    let producer = std::thread::spawn(move || {
-        let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Result<RawLines, IoError>>(1);
-        let (back_tx, back_rx) = std::sync::mpsc::channel::<RawLines>();
-        let read_file = file.clone();
-        let reading = std::thread::spawn(move || {
-            let mut lines = LineReader::new(read_file, reader);
-            let mut busy = Duration::ZERO;
-            loop {
-                let mut raw = back_rx.try_recv().unwrap_or_default();
-                let t = Instant::now();
-                let r = lines.read_window(window, &mut raw);
-                busy += t.elapsed();
-                let sent = match r {
-                    Ok(()) if raw.is_empty() => break,
-                    Ok(()) => raw_tx.send(Ok(raw)),
-                    Err(e) => raw_tx.send(Err(e)),
-                };
-                if sent.is_err() {
-                    break;
-                }
-            }
-            busy
-        });
-        let mut parsing = Duration::ZERO;
-        for msg in raw_rx {
-            let raw = match msg {
-                Ok(raw) => raw,
-                Err(e) => {
-                    let _ = tx.send(Err(bad_input(e)));
-                    return (Duration::ZERO, parsing);
-                }
-            };
-            let t = Instant::now();
-            let mut parsed = parse(&file, &raw);
-            parsed.bytes = raw.bytes();
-            parsing += t.elapsed();
-            let _ = back_tx.send(raw);
-            if tx.send(Ok(parsed)).is_err() {
-                return (Duration::ZERO, parsing);
-            }
-        }
-        // The reader reached the end of the stream.
-        (reading.join().unwrap_or_default(), parsing)
-    });
-    let mut done = Streamed {
-        events: 0,
-        bad: 0,
-        bytes: 0,
-        wall: Duration::ZERO,
-    };
-    let (mut t_match, mut waited) = (Duration::ZERO, Duration::ZERO);
-    // A third stage: a writer thread formats and writes a window's answers while the
-    // next window is matched.
-    let t_write = std::thread::scope(|sc| -> anyhow::Result<Duration> {
-        let (wtx, wrx) = std::sync::mpsc::sync_channel::<(Vec<Option<usize>>, Vec<A>, B)>(1);
-        let format = &format;
-        let writer = sc.spawn(move || -> anyhow::Result<Duration> {
-            let stdout = std::io::stdout();
-            let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
-            let mut took = Duration::ZERO;
-            for (slots, answers, good) in wrx {
-                let t = Instant::now();
-                write_window(&mut out, &slots, &answers, format)?;
-                // Freeing a window's events is left to the pool, off this path.
-                rayon::spawn(move || drop((good, answers)));
-                took += t.elapsed();
-            }
-            Ok(took)
-        });
-        let matched = (|| -> anyhow::Result<()> {
-            loop {
-                let t = Instant::now();
-                let Ok(msg) = rx.recv() else { return Ok(()) };
-                waited += t.elapsed();
-                let w = msg?;
-                done.bytes += w.bytes as u64;
-                let lines = w.good.count() + w.bad.len();
-                done.events += lines as u64;
-                done.bad += w.bad.len() as u64;
-                // Each line's slot: its event's index among the good ones, or `None` for
-                // a bad line (reported here, in input order).
-                let mut slots: Vec<Option<usize>> = Vec::with_capacity(lines);
-                let (mut bad, mut next) = (w.bad.iter().peekable(), 0);
-                for i in 0..lines {
-                    match bad.next_if(|b| b.0 == i) {
-                        Some((_, m)) => {
-                            eprintln!("{m}");
-                            slots.push(None);
-                        }
-                        None => {
-                            slots.push(Some(next));
-                            next += 1;
-                        }
+    Reading::start(path, window, parse, 1)?.run(matcher, format, stats)
+}
+
+/// Windows parsed ahead of matching by a stream started before its engine is ready
+/// ([`Reading::start`]), such as `ccm match`'s while the GPU opens: at most this many
+/// windows more in memory.
+pub const AHEAD_WINDOWS: usize = 4;
+
+/// [`stream_lines`]' first stage, the windows being read and parsed: started before the
+/// engine is ready, so that the parsing of the first windows overlaps what the command
+/// waits for (dropped unused, it stops).
+pub struct Reading<B> {
+    rx: std::sync::mpsc::Receiver<anyhow::Result<Window<B>>>,
+    producer: std::thread::JoinHandle<(Duration, Duration)>,
+    t0: Instant,
+    /// Windows handed to the channel so far.
+    sent: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl<B: Events> Reading<B> {
+    /// Starts reading and parsing the JSON Lines file `path` in windows of `window`
+    /// lines, at most `ahead` parsed windows waiting for the matcher.
+    pub fn start(
+        path: &Path,
+        window: usize,
+        parse: fn(&Path, &RawLines) -> Window<B>,
+        ahead: usize,
+    ) -> anyhow::Result<Reading<B>> {
+        let file: PathBuf = ::ccm::io::display_path(path);
+        let reader = ::ccm::io::open_input(path).map_err(bad_input)?;
+        let t0 = Instant::now();
+        let (tx, rx) = std::sync::mpsc::sync_channel::<anyhow::Result<Window<B>>>(ahead.max(1));
+        let sent = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = std::sync::Arc::clone(&sent);
+        // Not joined on an early return (an error writing the output): the threads may be
+        // blocked reading standard input, and end with the process. Reading a window (its
+        // bytes copied and its lines found) runs on a thread of its own, beside the parsing
+        // of the window before on all cores; the windows' buffers go back to it for reuse.
+        let producer = std::thread::spawn(move || {
+            let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Result<RawLines, IoError>>(1);
+            let (back_tx, back_rx) = std::sync::mpsc::channel::<RawLines>();
+            let read_file = file.clone();
+            let reading = std::thread::spawn(move || {
+                let mut lines = LineReader::new(read_file, reader);
+                let mut busy = Duration::ZERO;
+                loop {
+                    let mut raw = back_rx.try_recv().unwrap_or_default();
+                    let t = Instant::now();
+                    let r = lines.read_window(window, &mut raw);
+                    busy += t.elapsed();
+                    let sent = match r {
+                        Ok(()) if raw.is_empty() => break,
+                        Ok(()) => raw_tx.send(Ok(raw)),
+                        Err(e) => raw_tx.send(Err(e)),
+                    };
+                    if sent.is_err() {
+                        break;
                     }
                 }
-                let good = w.good;
+                busy
+            });
+            let mut parsing = Duration::ZERO;
+            for msg in raw_rx {
+                let raw = match msg {
+                    Ok(raw) => raw,
+                    Err(e) => {
+                        let _ = tx.send(Err(bad_input(e)));
+                        return (Duration::ZERO, parsing);
+                    }
+                };
                 let t = Instant::now();
-                let answers = matcher(&good)?;
-                anyhow::ensure!(
-                    answers.len() == good.count(),
-                    "the engine gave {} answers for {} events",
-                    answers.len(),
-                    good.count()
-                );
-                t_match += t.elapsed();
-                if wtx.send((slots, answers, good)).is_err() {
-                    // The writer stopped on an error: it is returned below.
-                    return Ok(());
+                let mut parsed = parse(&file, &raw);
+                parsed.bytes = raw.bytes();
+                parsing += t.elapsed();
+                let _ = back_tx.send(raw);
+                if tx.send(Ok(parsed)).is_err() {
+                    return (Duration::ZERO, parsing);
                 }
+                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
-        })();
-        drop(wtx);
-        let written = writer
-            .join()
-            .map_err(|_| anyhow::anyhow!("the writer thread panicked"))?;
-        matched?;
-        written
-    })?;
-    let (reading, parsing) = producer.join().unwrap_or_default();
-    done.wall = t0.elapsed();
-    stats.add(
-        "read events",
-        reading,
-        "(reader thread, overlaps parsing)".into(),
-    );
-    stats.add(
-        "parse events",
-        parsing,
-        "(parser thread on all cores, overlaps matching)".into(),
-    );
-    stats.add("waiting for input", waited, String::new());
-    stats.add("match", t_match, String::new());
-    stats.add(
-        "format + write",
-        t_write,
-        "(writer thread, overlaps matching)".into(),
-    );
-    Ok(done)
+            // The reader reached the end of the stream.
+            (reading.join().unwrap_or_default(), parsing)
+        });
+        Ok(Reading {
+            rx,
+            producer,
+            t0,
+            sent,
+        })
+    }
+
+    /// The rest of [`stream_lines`]: each window matched by `matcher`, its answers
+    /// formatted by `format` and written in input order. The stream's time runs from
+    /// this call; `--stats` notes the windows parsed before it.
+    pub fn run<A: Send + Sync + 'static>(
+        self,
+        mut matcher: impl FnMut(&B) -> anyhow::Result<Vec<A>>,
+        format: impl Fn(&A, &mut Vec<u8>) + Sync,
+        stats: &mut Stats,
+    ) -> anyhow::Result<Streamed> {
+        let Reading {
+            rx,
+            producer,
+            t0: started,
+            sent,
+        } = self;
+        // The stream's time runs from here, when matching can begin.
+        let t0 = Instant::now();
+        let ahead = sent.load(std::sync::atomic::Ordering::Relaxed);
+        let mut done = Streamed {
+            events: 0,
+            bad: 0,
+            bytes: 0,
+            wall: Duration::ZERO,
+        };
+        let (mut t_match, mut waited) = (Duration::ZERO, Duration::ZERO);
+        // A third stage: a writer thread formats and writes a window's answers while the
+        // next window is matched.
+        let t_write = std::thread::scope(|sc| -> anyhow::Result<Duration> {
+            let (wtx, wrx) = std::sync::mpsc::sync_channel::<(Vec<Option<usize>>, Vec<A>, B)>(1);
+            let format = &format;
+            let writer = sc.spawn(move || -> anyhow::Result<Duration> {
+                let stdout = std::io::stdout();
+                let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+                let mut took = Duration::ZERO;
+                for (slots, answers, good) in wrx {
+                    let t = Instant::now();
+                    write_window(&mut out, &slots, &answers, format)?;
+                    // Freeing a window's events is left to the pool, off this path.
+                    rayon::spawn(move || drop((good, answers)));
+                    took += t.elapsed();
+                }
+                Ok(took)
+            });
+            let matched = (|| -> anyhow::Result<()> {
+                loop {
+                    let t = Instant::now();
+                    let Ok(msg) = rx.recv() else { return Ok(()) };
+                    waited += t.elapsed();
+                    let w = msg?;
+                    done.bytes += w.bytes as u64;
+                    let lines = w.good.count() + w.bad.len();
+                    done.events += lines as u64;
+                    done.bad += w.bad.len() as u64;
+                    // Each line's slot: its event's index among the good ones, or `None` for
+                    // a bad line (reported here, in input order).
+                    let mut slots: Vec<Option<usize>> = Vec::with_capacity(lines);
+                    let (mut bad, mut next) = (w.bad.iter().peekable(), 0);
+                    for i in 0..lines {
+                        match bad.next_if(|b| b.0 == i) {
+                            Some((_, m)) => {
+                                eprintln!("{m}");
+                                slots.push(None);
+                            }
+                            None => {
+                                slots.push(Some(next));
+                                next += 1;
+                            }
+                        }
+                    }
+                    let good = w.good;
+                    let t = Instant::now();
+                    let answers = matcher(&good)?;
+                    anyhow::ensure!(
+                        answers.len() == good.count(),
+                        "the engine gave {} answers for {} events",
+                        answers.len(),
+                        good.count()
+                    );
+                    t_match += t.elapsed();
+                    if wtx.send((slots, answers, good)).is_err() {
+                        // The writer stopped on an error: it is returned below.
+                        return Ok(());
+                    }
+                }
+            })();
+            drop(wtx);
+            let written = writer
+                .join()
+                .map_err(|_| anyhow::anyhow!("the writer thread panicked"))?;
+            matched?;
+            written
+        })?;
+        let (reading, parsing) = producer.join().unwrap_or_default();
+        done.wall = t0.elapsed();
+        stats.add(
+            "read events",
+            reading,
+            "(reader thread, overlaps parsing)".into(),
+        );
+        stats.add(
+            "parse events",
+            parsing,
+            "(parser thread on all cores, overlaps matching)".into(),
+        );
+        stats.add("waiting for input", waited, String::new());
+        stats.add("match", t_match, String::new());
+        stats.add(
+            "format + write",
+            t_write,
+            "(writer thread, overlaps matching)".into(),
+        );
+        if ahead > 0 {
+            stats.add(
+                "parsed ahead",
+                Duration::ZERO,
+                format!(
+                    "({ahead} window(s) parsed before matching began, in the {:.3} s the engine \
+                 took to be ready: not in the stream's time)",
+                    (t0 - started).as_secs_f64()
+                ),
+            );
+        }
+        Ok(done)
+    }
 }
 
 /// Writes a window's output lines to `out` and flushes: per line its answer (`slots`:

@@ -38,8 +38,9 @@ pub enum Cmd {
         /// /dblp/article[author][.//year]//title).
         #[arg(long)]
         queries: String,
-        /// Default: gpu when a GPU can be opened, else lazy-dfa, the strongest CPU filter
-        /// (with a note saying why). gpu-dfa: the lazy DFA's automaton learned on a
+        /// Default: lazy-dfa, the strongest CPU filter, on documents of less than 100 MB
+        /// in all (it answers before the GPU is open); else gpu when a GPU can be opened,
+        /// else lazy-dfa (with a note saying why). gpu-dfa: the lazy DFA's automaton learned on a
         /// thread of its own from the first documents (their first MB, grown ahead along
         /// their tag grammar) while lazy-dfa filters, then walked on the GPU; the
         /// documents it cannot finish go to lazy-dfa on --threads.
@@ -309,6 +310,22 @@ fn filter_cmd(
         )));
     }
     let mut stats = Stats::new(stats_on);
+    // The default engine on small files: the CPU's, which answers before the GPU is open.
+    let engine = match engine {
+        None if devices.is_none() && small_input(&paths) => {
+            stats.add(
+                "default engine",
+                Duration::ZERO,
+                format!(
+                    "(lazy-dfa: documents under {} MB in all are filtered on the CPU, which \
+                     answers before the GPU is open; --engine gpu for the GPU)",
+                    CPU_BELOW_BYTES / 1_000_000
+                ),
+            );
+            Some(XmlEngine::LazyDfa)
+        }
+        e => e,
+    };
     // The GPU opens on its own thread while the queries load and the documents are read.
     let gpu_engine = !matches!(
         engine,
@@ -478,12 +495,38 @@ fn filter_cmd(
     stats.add("filter", t_filter, automaton);
     stats.add("format + write", t_write, String::new());
     stats.print(n_docs, "documents", n_bytes, t0.elapsed());
+    // The GPU's tables and context go with the process (see `keep_until_exit`).
+    super::keep_until_exit((kernels, warm));
     if n_bad > 0 {
         return Err(bad_input(anyhow::anyhow!(
             "{n_bad} of {n_docs} document(s) were bad (reported above; skipped)"
         )));
     }
     Ok(())
+}
+
+/// Bytes of documents in all below which the default engine is `lazy-dfa` on every core:
+/// on an H200 with 16 host cores, the GPU took 0.21-0.23 s to open (driver cache warm)
+/// and about 0.11 s more to close at the process's exit, while `lazy-dfa` answered 1000
+/// documents of Fig. 10b (28 MB, 2000 twigs) in 0.07-0.09 s and one 98 MB document (256
+/// twigs) in 0.19-0.22 s, each whole command faster than on the GPU (0.37 s and 0.38 s
+/// with `gpu-seg`). Larger inputs go to the GPU (not measured beyond).
+const CPU_BELOW_BYTES: u64 = 100_000_000;
+
+/// Whether the documents `paths` are files of less than [`CPU_BELOW_BYTES`] in all
+/// (standard input, or a file that cannot be looked up: no).
+fn small_input(paths: &[String]) -> bool {
+    let mut total = 0u64;
+    for p in paths {
+        match std::fs::metadata(p) {
+            Ok(m) if p != "-" && m.is_file() => total += m.len(),
+            _ => return false,
+        }
+        if total >= CPU_BELOW_BYTES {
+            return false;
+        }
+    }
+    true
 }
 
 /// The kernels of `xml filter` on one device (`None`: a CPU engine, asked for or the
@@ -876,24 +919,51 @@ fn run_lazy_dfa(
     })
 }
 
+/// Events of a document that, alone, fills the GPU with segments
+/// ([`segment_events`]: 128 segments of at most 4096 events): the whole-document kernels
+/// filter such a document in one block, so `gpu` and the default engine filter it in
+/// segments, as `gpu-seg` does (on the H200, one 100 MB document: 0.146 s whole against
+/// 0.026 s in segments).
+const LONG_DOC_EVENTS: usize = 128 * 4096;
+
 /// The kernels (whole documents, or segments one document at a time); documents deeper
 /// than the GPU stack fall back to the NFA, with a note.
 fn run_kernels(k: &mut Kernels, docs: &[Document], y: &Yfilter) -> anyhow::Result<Vec<Matches>> {
+    run_kernels_with(k, docs, y, LONG_DOC_EVENTS)
+}
+
+/// [`run_kernels`], documents of at least `long` events filtered in segments on one
+/// device (every document with `gpu-seg`).
+fn run_kernels_with(
+    k: &mut Kernels,
+    docs: &[Document],
+    y: &Yfilter,
+    long: usize,
+) -> anyhow::Result<Vec<Matches>> {
     let max = k.max_depth();
     let (fit, deep): (Vec<usize>, Vec<usize>) =
         (0..docs.len()).partition(|&i| docs[i].max_depth <= max);
     let mut out = vec![Vec::new(); docs.len()];
-    if let Kernels::One(e, true) = k {
-        for &i in &fit {
+    let (segmented, whole): (Vec<usize>, Vec<usize>) = match k {
+        Kernels::One(_, all) => {
+            let all = *all;
+            fit.into_iter()
+                .partition(|&i| all || docs[i].events.len() >= long)
+        }
+        Kernels::Multi(_) => (Vec::new(), fit),
+    };
+    if let Kernels::One(e, _) = k {
+        for &i in &segmented {
             out[i] = e.filter_segmented(&docs[i], segment_events(&docs[i]))?;
         }
-    } else if fit.len() == docs.len() {
+    }
+    if whole.len() == docs.len() {
         for (o, m) in out.iter_mut().zip(k.filter(docs)?) {
             *o = m;
         }
-    } else {
-        let batch: Vec<Document> = fit.iter().map(|&i| docs[i].clone()).collect();
-        for (&i, m) in fit.iter().zip(k.filter(&batch)?) {
+    } else if !whole.is_empty() {
+        let batch: Vec<Document> = whole.iter().map(|&i| docs[i].clone()).collect();
+        for (&i, m) in whole.iter().zip(k.filter(&batch)?) {
             out[i] = m;
         }
     }
@@ -954,6 +1024,37 @@ mod tests {
             w.back,
             w.regrowths
         );
+    }
+
+    /// The kernels (on the emulator) give the NFA's answers whether a window's long
+    /// documents go in segments and the rest whole, all go whole, or all in segments.
+    #[test]
+    fn long_documents_in_segments_and_the_rest_whole_match_the_nfa() {
+        let set = xml_twig::QuerySet::from_queries(
+            QueryGenerator::new(QueryParams::paper(5, 0.5), 7).queries(16),
+        );
+        let profiles = ProfileSet::compile(&set).unwrap();
+        let parse = |xml: &[u8]| io::parse_document("d.xml", xml, &profiles.dict).unwrap();
+        let mut g = DblpGenerator::new(9);
+        let docs: Vec<Document> = [400, 30_000, 600, 20_000]
+            .iter()
+            .map(|&b| parse(g.document(b).as_bytes()))
+            .collect();
+        let long = 1000;
+        assert!(docs.iter().any(|d| d.events.len() >= long));
+        assert!(docs.iter().any(|d| d.events.len() < long));
+        let y = Yfilter::new(&profiles);
+        let want: Vec<Matches> = docs.iter().map(|d| y.filter(d)).collect();
+        assert!(want.iter().any(|m| !m.is_empty()), "some query matches");
+        let engine = Engine::new(Device::emulator(), &profiles, EngineConfig::default()).unwrap();
+        let mut k = Kernels::One(Box::new(engine), false);
+        for l in [long, usize::MAX, 0] {
+            assert_eq!(
+                run_kernels_with(&mut k, &docs, &y, l).unwrap(),
+                want,
+                "long = {l}"
+            );
+        }
     }
 
     /// A document longer than the training bytes is stood for by its first events, its

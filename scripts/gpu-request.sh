@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# A cut-down `scripts/e2e.sh` for one run on the GPU machine (16 cores, one H200): the
+# users' commands with --stats on generated files of the e2e sizes, the default (GPU)
+# engine against the strongest CPU engine, for two binaries: `new` ($BIN/harness, this
+# branch) and `base` ($BIN/harness-base, main before it). Each command runs twice
+# (r1, r2; new and base alternate). Outputs compared by md5 (`answers` rows).
+#
+#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-request.sh
+#
+# Writes $OUT/e2e.csv (as scripts/e2e.sh), $OUT/e2e.txt (each run's --stats), and
+# $OUT/cache.txt (whether the driver's JIT cache was written, and its size).
+# Finishes within about 200 s (every step under `timeout`).
+set -uo pipefail
+
+BIN=${BIN:?BIN: the directory holding harness and harness-base}
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+CSV="$OUT/e2e.csv"
+LOG="$OUT/e2e.txt"
+echo "binary,command,engine,run,phase,seconds,note" > "$CSV"
+: > "$LOG"
+say() { echo "$*" | tee -a "$LOG"; }
+T0=$(date +%s)
+left() { echo $(( 190 - ($(date +%s) - T0) )); }
+say "gpu-request: $(date -u +%FT%TZ), $(nproc) cores"
+command -v nvidia-smi > /dev/null &&
+    say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+
+say "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>&1), defrag $(cat /sys/kernel/mm/transparent_hugepage/defrag 2>&1)"
+say "kernel: $(uname -r)"
+GEN=$BIN/harness
+# SMALL=1: a dry run off the GPU machine (small files; the default engines fall back).
+if [ -n "${SMALL:-}" ]; then
+    CCM_EV=2000; CLCB_SUBS=2000; CLCB_EV=2000; XML_KB=500; DDM=2000; DDM4=8000; Q=(--quick)
+else
+    CCM_EV=1000000; CLCB_SUBS=250000; CLCB_EV=1000000; XML_KB=100000; DDM=1000000; DDM4=4000000; Q=()
+fi
+t0=$(date +%s.%N)
+timeout 60 "$GEN" ccm generate --out-subscriptions "$W/ccm-s.jsonl" --out-events "$W/ccm-e.jsonl" --events $CCM_EV &
+timeout 60 "$GEN" clcb generate --out-subscriptions "$W/clcb-s.jsonl" --out-events "$W/clcb-e.jsonl" \
+    --subscriptions $CLCB_SUBS --events $CLCB_EV &
+timeout 60 "$GEN" xml generate --out "$W/xml-big" --queries 256 --docs 1 --doc-kb $XML_KB &
+timeout 60 "$GEN" xml generate --figure fig10b --queries 2000 "${Q[@]}" --out "$W/xml-10b" &
+timeout 60 "$GEN" ddm generate --out "$W/ddm.csv" --regions $DDM &
+timeout 60 "$GEN" ddm generate --out "$W/ddm4.csv" --regions $DDM4 &
+wait
+say "generated in $(awk "BEGIN { print $(date +%s.%N) - $t0 }") s:"
+for f in "$W"/ccm-s.jsonl "$W"/ccm-e.jsonl "$W"/clcb-s.jsonl "$W"/clcb-e.jsonl "$W"/ddm.csv "$W"/ddm4.csv; do
+    say "  $(basename "$f"): $(wc -l < "$f") lines, $(( $(stat -c %s "$f") / 1000000 )) MB"
+done
+say "  xml-big: $(du -sm "$W/xml-big" | cut -f1) MB; xml-10b: $(ls "$W/xml-10b" | wc -l) files, $(du -sm "$W/xml-10b" | cut -f1) MB"
+cat "$W"/*.jsonl "$W"/*.csv "$W"/xml-big/* "$W"/xml-10b/* > /dev/null
+
+# run NAME BIN COMMAND ENGINE RUN ARGS...: as scripts/e2e.sh's run(), each under timeout.
+run() {
+    local name=$1 bin=$2 cmd=$3 engine=$4 runno=$5; shift 5
+    if [ "$(left)" -lt 15 ]; then
+        echo "skipped (time): $name $cmd $engine $runno" >> "$LOG"
+        return
+    fi
+    local eng=()
+    case "$engine" in default*) ;; *) eng=(--engine "$engine") ;; esac
+    local t s
+    t=$(date +%s.%N)
+    local tv=()
+    [ -x /usr/bin/time ] && tv=(/usr/bin/time -f "%U %S %M" -o "$W/time")
+    rm -f "$W/time"
+    "${tv[@]}" timeout 30 "${PRE[@]}" "$bin" "$@" "${eng[@]}" --stats > "$W/out" 2> "$W/err" || echo "exit $? ($name $cmd $engine)" >> "$W/err"
+    s=$(awk "BEGIN { print $(date +%s.%N) - $t }")
+    if [ -s "$W/time" ]; then
+        # user and system CPU seconds and the peak RSS (kB) of the whole process
+        read -r u sy m < <(tail -1 "$W/time")
+        echo "$name,$cmd,$engine,$runno,user,$u," >> "$CSV"
+        echo "$name,$cmd,$engine,$runno,sys,$sy," >> "$CSV"
+        echo "cpu: user $u s, sys $sy s, max RSS $m kB" >> "$W/err"
+    fi
+    {
+        echo "== $name $cmd $engine run $runno: wall $s s"
+        grep -v '^stats:' "$W/err" | head -5 || true
+        grep '^stats:' "$W/err" || true
+    } >> "$LOG"
+    sed -n 's/^stats: //p' "$W/err" | awk -v pre="$name,$cmd,$engine,$runno" '{
+        n = split($0, f, /  +/); phase = f[1]; val = f[2]; sub(/ .*/, "", val);
+        note = ""; for (i = 3; i <= n; i++) note = note (i > 3 ? " " : "") f[i];
+        gsub(/"/, "\"\"", note);
+        printf "%s,\"%s\",%s,\"%s\"\n", pre, phase, val, note }' >> "$CSV"
+    echo "$name,$cmd,$engine,$runno,wall,$s," >> "$CSV"
+    local sum
+    if [ "$cmd" = ddm-pairs ]; then sum=$(sort "$W/out" | md5sum); else sum=$(md5sum < "$W/out"); fi
+    echo "$name,$cmd,$engine,$runno,answers,0,${sum:0:12}" >> "$CSV"
+}
+
+BINS="new=$BIN/harness base=$BIN/harness-base"
+PRE=(env)
+# A machine's first run: the driver's JIT cache emptied, then written by this run?
+rm -rf ~/.nv/ComputeCache
+run new "$BIN/harness" ccm default-cold 1 ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
+{ echo "after one run from an empty cache:"; du -sh ~/.nv/ComputeCache 2>&1; ls -la ~/.nv/ComputeCache 2>&1 | head; } > "$OUT/cache.txt"
+
+for r in 1 2; do
+    for pair in $BINS; do
+        name=${pair%%=*}; bin=${pair#*=}
+        run "$name" "$bin" ccm default $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
+        run "$name" "$bin" ccm hybrid $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
+        run "$name" "$bin" xml-big default $r xml filter --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
+        run "$name" "$bin" xml-big gpu-seg $r xml filter --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
+        run "$name" "$bin" xml-big lazy-dfa $r xml filter --threads "$(nproc)" --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
+        run "$name" "$bin" xml-10b default $r xml filter --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
+        run "$name" "$bin" xml-10b lazy-dfa $r xml filter --threads "$(nproc)" --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
+        run "$name" "$bin" ddm default $r ddm match --regions "$W/ddm.csv"
+        run "$name" "$bin" ddm sbm $r ddm match --regions "$W/ddm.csv"
+        run "$name" "$bin" ddm-pairs default $r ddm match --pairs --regions "$W/ddm.csv"
+        run "$name" "$bin" ddm-pairs bisect $r ddm match --pairs --regions "$W/ddm.csv"
+    done
+done
+# The stream's ceiling from parsing: one subscription (matching next to nothing), on all
+# 16 cores and on 8 (does parsing scale?).
+head -1 "$W/ccm-s.jsonl" > "$W/ccm-s1.jsonl"
+for r in 1 2; do
+    run new "$BIN/harness" ccm-parse sff $r ccm match --subscriptions "$W/ccm-s1.jsonl" --events "$W/ccm-e.jsonl"
+    PRE=(env RAYON_NUM_THREADS=8)
+    run new "$BIN/harness" ccm-parse-8t sff $r ccm match --subscriptions "$W/ccm-s1.jsonl" --events "$W/ccm-e.jsonl"
+    PRE=(env MIMALLOC_PURGE_DELAY=-1)
+    run new "$BIN/harness" ccm-nopurge default $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
+    run new "$BIN/harness" clcb-nopurge grid $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
+    # mimalloc on 2 MiB pages (transparent huge pages, madvise): fewer page faults.
+    PRE=(env MIMALLOC_ALLOW_LARGE_OS_PAGES=1)
+    run new "$BIN/harness" ccm-large default $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
+    run new "$BIN/harness" clcb-large default $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
+    run new "$BIN/harness" clcb-large grid $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
+    PRE=(env)
+done
+# Where the GPU would start to win ddm's count: 4M regions, new binary only.
+for r in 1 2; do
+    run new "$BIN/harness" ddm4 default $r ddm match --regions "$W/ddm4.csv"
+    run new "$BIN/harness" ddm4 sbm $r ddm match --regions "$W/ddm4.csv"
+done
+# CLCB last (the longest runs: a late one is skipped rather than the rest).
+for r in 1 2; do
+    for pair in $BINS; do
+        name=${pair%%=*}; bin=${pair#*=}
+        run "$name" "$bin" clcb default $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
+        run "$name" "$bin" clcb grid $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
+    done
+done
+say "done: $(date -u +%FT%TZ), $(( $(date +%s) - T0 )) s"
