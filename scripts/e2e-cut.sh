@@ -5,7 +5,7 @@
 # branch) and `base` ($BIN/harness-base, main before it). Each command runs twice
 # (r1, r2; new and base alternate). Outputs compared by md5 (`answers` rows).
 #
-#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-request.sh
+#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/e2e-cut.sh
 #
 # Writes $OUT/e2e.csv (as scripts/e2e.sh), $OUT/e2e.txt (each run's --stats), and
 # $OUT/cache.txt (whether the driver's JIT cache was written, and its size).
