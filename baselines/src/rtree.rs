@@ -58,12 +58,18 @@ pub struct IndexedArea {
 
 impl IndexedArea {
     fn new(filter: u32, sub: u32, k: u32, area: Area) -> Self {
-        let r = area.radius();
-        let (x, y) = (area.center.x, area.center.y);
-        // Widen by a relative 2^-20 so that no rounding of dx*dx + dy*dy <= r² in f32
-        // can put an accepted point outside the box.
-        let pad = (r + x.abs().max(y.abs())) * 1e-6 + f32::MIN_POSITIVE;
-        let envelope = AABB::from_corners([x - r - pad, y - r - pad], [x + r + pad, y + r + pad]);
+        let envelope = match area {
+            Area::Circle { center, .. } => {
+                let r = area.radius();
+                let (x, y) = (center.x, center.y);
+                // Widen by a relative 2^-20 so that no rounding of dx*dx + dy*dy <= r² in
+                // f32 can put an accepted point outside the box.
+                let pad = (r + x.abs().max(y.abs())) * 1e-6 + f32::MIN_POSITIVE;
+                AABB::from_corners([x - r - pad, y - r - pad], [x + r + pad, y + r + pad])
+            }
+            // A rectangle is its own box (its test has no rounding).
+            Area::Rect { lo, hi } => AABB::from_corners([lo.x, lo.y], [hi.x, hi.y]),
+        };
         IndexedArea {
             filter,
             sub,
@@ -82,11 +88,19 @@ impl RTreeObject for IndexedArea {
 }
 
 impl PointDistance for IndexedArea {
-    /// Squared distance from `p` to the disc (0 inside).
+    /// Squared distance from `p` to the disc or the rectangle (0 inside).
     fn distance_2(&self, p: &[f32; 2]) -> f32 {
-        let dx = p[0] - self.area.center.x;
-        let dy = p[1] - self.area.center.y;
-        let d = (dx * dx + dy * dy).sqrt() - self.area.radius();
+        let (cx, cy, r) = match self.area {
+            Area::Circle { center, .. } => (center.x, center.y, self.area.radius()),
+            Area::Rect { lo, hi } => {
+                let dx = (lo.x - p[0]).max(p[0] - hi.x).max(0.0);
+                let dy = (lo.y - p[1]).max(p[1] - hi.y).max(0.0);
+                return dx * dx + dy * dy;
+            }
+        };
+        let dx = p[0] - cx;
+        let dy = p[1] - cy;
+        let d = (dx * dx + dy * dy).sqrt() - r;
         if d <= 0.0 {
             0.0
         } else {

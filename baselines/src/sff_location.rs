@@ -5,7 +5,7 @@
 //! SFF has no spatial operator, so the encoding is the one its operators allow: every
 //! event gets two numeric attributes, its `x` and `y`; every filter gets four order
 //! constraints, `x >= cx - r`, `x <= cx + r`, `y >= cy - r`, `y <= cy + r` (its area's
-//! bounding box, widened by a few ULPs). These go through SFF's own index (sorted values,
+//! bounding box, widened by a few ULPs; a rectangle's own corners, its exact test). These go through SFF's own index (sorted values,
 //! binary search) and counters like any other constraint; since every filter constrains
 //! the same two names, each event bumps the counters of about half of all filters per
 //! bound, which is exactly the effect the paper measures (SFF 8.6x slower with
@@ -21,7 +21,7 @@
 
 use crate::sff::{Counters, FilterIdx, NameIndex, Sff, SffError};
 use clcb::model::{
-    AreaUpdate, Event, Location, ModelError, Op, SubscriptionId, Subscriptions, Value,
+    Area, AreaUpdate, Event, Location, ModelError, Op, SubscriptionId, Subscriptions, Value,
 };
 use std::collections::HashMap;
 
@@ -84,10 +84,15 @@ impl SffLocation {
                     .insert(c.op, &c.value, fi);
             }
             let a = f.area;
-            let r = a.radius();
-            let pad = (r + a.center.x.abs().max(a.center.y.abs())) * 1e-6 + f32::MIN_POSITIVE;
-            let (lo_x, hi_x) = (a.center.x - r - pad, a.center.x + r + pad);
-            let (lo_y, hi_y) = (a.center.y - r - pad, a.center.y + r + pad);
+            let (lo_x, hi_x, lo_y, hi_y) = match a {
+                Area::Circle { center: c, .. } => {
+                    let r = a.radius();
+                    let pad = (r + c.x.abs().max(c.y.abs())) * 1e-6 + f32::MIN_POSITIVE;
+                    (c.x - r - pad, c.x + r + pad, c.y - r - pad, c.y + r + pad)
+                }
+                // A rectangle's four comparisons are its exact test.
+                Area::Rect { lo, hi } => (lo.x, hi.x, lo.y, hi.y),
+            };
             m.x.insert(Op::Ge, &Value::Float(lo_x as f64), fi);
             m.x.insert(Op::Le, &Value::Float(hi_x as f64), fi);
             m.y.insert(Op::Ge, &Value::Float(lo_y as f64), fi);

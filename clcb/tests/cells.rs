@@ -3,7 +3,8 @@
 //! (`baselines::grid_index`) on random workloads, with area moves between the batches:
 //! hand-made workloads whose small pools of names and values make string-equality keys,
 //! pair keys, hash groups shared by several filters, filters without constraints,
-//! borders, zero radii and locations far outside the grid frequent; the paper's
+//! borders, zero radii, rectangles (degenerate, huge, far away) and locations far outside
+//! the grid frequent; the paper's
 //! generator (uniform and Zipf space); and the keyword workload.
 //!
 //! Small inputs (a batch is a few warps per event on the emulator).
@@ -53,13 +54,22 @@ fn coord() -> impl Strategy<Value = f64> {
     ]
 }
 
+/// Circles and rectangles (zero width or height, thin, square; huge; far outside).
 fn area() -> impl Strategy<Value = Area> {
-    (
+    let circle = (
         coord(),
         coord(),
         prop::sample::select(vec![0.0, 0.25, 0.5, 1.0, 1.5, 4.0]),
     )
-        .prop_map(|(x, y, r)| Area::circle(x, y, r).expect("finite, non-negative"))
+        .prop_map(|(x, y, r)| Area::circle(x, y, r).expect("finite, non-negative"));
+    let side = prop::sample::select(vec![0.0, 0.5, 1.0, 2.5, 6.0]);
+    let rect = prop_oneof![
+        6 => (coord(), coord(), side.clone(), side)
+            .prop_map(|(x, y, w, h)| Area::rect(x, y, x + w, y + h).expect("ordered")),
+        1 => Just(Area::rect(-1e30, -1e30, 1e30, 1e30).expect("finite")),
+        1 => Just(Area::rect(1e5, 1e5, 1e5 + 0.5, 1e5).expect("ordered")),
+    ];
+    prop_oneof![circle, rect]
 }
 
 fn subscriptions() -> impl Strategy<Value = Subscriptions> {
