@@ -389,6 +389,24 @@ pub struct GridIndex {
     has_rects: bool,
 }
 
+/// Pass 1 of [`GridIndex::answer`] over a cell of an index that holds a rectangle: each
+/// entry tested by its own form ([`Entry::holds`]). Out of line, so that the circles-only
+/// scan keeps the code it had before rectangles.
+#[inline(never)]
+fn scan_mixed(cell: &Cell, keys: &[u32], p: Location, esig: Sig, cand: &mut Vec<u32>) {
+    let mut visit = |en: &Entry| {
+        if en.holds(p, esig) {
+            cand.push(en.filter & !RECT);
+        }
+    };
+    for &k in keys.iter() {
+        cell.group(k).iter().for_each(&mut visit);
+        if !cell.extra.is_empty() {
+            cell.extra_group(k).iter().for_each(|(_, en)| visit(en));
+        }
+    }
+}
+
 /// Scratch memory of one matching thread.
 #[derive(Debug, Clone, Default)]
 pub struct Scratch {
@@ -1123,19 +1141,9 @@ impl GridIndex {
         // fetched ahead so that the cache misses overlap, then evaluated.
         cand.clear();
         if self.has_rects {
-            let mut visit = |en: &Entry| {
-                if en.holds(p, esig) {
-                    cand.push(en.filter & !RECT);
-                }
-            };
-            for &k in keys.iter() {
-                cell.group(k).iter().for_each(&mut visit);
-                if !cell.extra.is_empty() {
-                    cell.extra_group(k).iter().for_each(|(_, en)| visit(en));
-                }
-            }
+            scan_mixed(cell, keys, p, esig, cand);
         } else {
-            // Circles only: every entry is one.
+            // Circles only: every entry is one (the scan as before rectangles).
             let mut visit = |en: &Entry| {
                 if en.holds_circle(p) && en.sig.within(esig) {
                     cand.push(en.filter);

@@ -9,6 +9,10 @@
 //!   box (widened by a few ULPs so that `f32` rounding can never drop a point that the
 //!   exact test accepts), and whose `contains_point` is the model's exact test
 //!   ([`clcb::model::Area::contains`]);
+//! - beyond the paper, each filter's rectangle is an [`IndexedRect`] in a second tree,
+//!   the rectangle its own envelope and its test; the circles' tree, records and test
+//!   are those of a circles-only tree, and the second tree is queried only when it
+//!   holds a rectangle;
 //! - [`RTreeMatcher::locate`] is the paper's R-Tree series (location only: the
 //!   subscriptions with a filter whose area holds the event);
 //! - [`RTreeMatcher::match_event`] adds the content check on the candidates (every
@@ -28,10 +32,10 @@
 
 use crate::sff::{cmp_num, Num};
 use clcb::model::{
-    Area, AreaUpdate, Constraint, Event, Location, ModelError, Op, SubscriptionId, Subscriptions,
-    Value,
+    Area, AreaUpdate, Circle, Constraint, Event, Location, ModelError, Op, SubscriptionId,
+    Subscriptions, Value,
 };
-use rstar::{PointDistance, RTree, RTreeObject, AABB};
+use rstar::{Envelope, PointDistance, RTree, RTreeObject, AABB};
 use std::cmp::Ordering;
 
 /// R*-tree node sizes (see the module docs).
@@ -44,7 +48,8 @@ impl rstar::RTreeParams for Params {
     type DefaultInsertionStrategy = rstar::RStarInsertionStrategy;
 }
 
-/// One filter's area in the tree.
+/// One filter's circle in the tree (rectangles are in a tree of their own,
+/// [`IndexedRect`], so that a circle's record and test are the circles-only ones).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct IndexedArea {
     /// The filter's [`FilterId`](clcb::model::FilterId).
@@ -52,24 +57,18 @@ pub struct IndexedArea {
     /// Dense index of its subscription, and its position there.
     pub sub: u32,
     pub k: u32,
-    pub area: Area,
+    pub area: Circle,
     envelope: AABB<[f32; 2]>,
 }
 
 impl IndexedArea {
-    fn new(filter: u32, sub: u32, k: u32, area: Area) -> Self {
-        let envelope = match area {
-            Area::Circle { center, .. } => {
-                let r = area.radius();
-                let (x, y) = (center.x, center.y);
-                // Widen by a relative 2^-20 so that no rounding of dx*dx + dy*dy <= r² in
-                // f32 can put an accepted point outside the box.
-                let pad = (r + x.abs().max(y.abs())) * 1e-6 + f32::MIN_POSITIVE;
-                AABB::from_corners([x - r - pad, y - r - pad], [x + r + pad, y + r + pad])
-            }
-            // A rectangle is its own box (its test has no rounding).
-            Area::Rect { lo, hi } => AABB::from_corners([lo.x, lo.y], [hi.x, hi.y]),
-        };
+    fn new(filter: u32, sub: u32, k: u32, area: Circle) -> Self {
+        let r = area.radius();
+        let (x, y) = (area.center.x, area.center.y);
+        // Widen by a relative 2^-20 so that no rounding of dx*dx + dy*dy <= r² in f32
+        // can put an accepted point outside the box.
+        let pad = (r + x.abs().max(y.abs())) * 1e-6 + f32::MIN_POSITIVE;
+        let envelope = AABB::from_corners([x - r - pad, y - r - pad], [x + r + pad, y + r + pad]);
         IndexedArea {
             filter,
             sub,
@@ -88,19 +87,11 @@ impl RTreeObject for IndexedArea {
 }
 
 impl PointDistance for IndexedArea {
-    /// Squared distance from `p` to the disc or the rectangle (0 inside).
+    /// Squared distance from `p` to the disc (0 inside).
     fn distance_2(&self, p: &[f32; 2]) -> f32 {
-        let (cx, cy, r) = match self.area {
-            Area::Circle { center, .. } => (center.x, center.y, self.area.radius()),
-            Area::Rect { lo, hi } => {
-                let dx = (lo.x - p[0]).max(p[0] - hi.x).max(0.0);
-                let dy = (lo.y - p[1]).max(p[1] - hi.y).max(0.0);
-                return dx * dx + dy * dy;
-            }
-        };
-        let dx = p[0] - cx;
-        let dy = p[1] - cy;
-        let d = (dx * dx + dy * dy).sqrt() - r;
+        let dx = p[0] - self.area.center.x;
+        let dy = p[1] - self.area.center.y;
+        let d = (dx * dx + dy * dy).sqrt() - self.area.radius();
         if d <= 0.0 {
             0.0
         } else {
@@ -114,11 +105,71 @@ impl PointDistance for IndexedArea {
     }
 }
 
+/// One filter's rectangle in the tree of rectangles: the rectangle is its own box, and
+/// the box's test (borders included, no rounding) is the model's exact test.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IndexedRect {
+    /// The filter's [`FilterId`](clcb::model::FilterId).
+    pub filter: u32,
+    /// Dense index of its subscription, and its position there.
+    pub sub: u32,
+    pub k: u32,
+    envelope: AABB<[f32; 2]>,
+}
+
+impl RTreeObject for IndexedRect {
+    type Envelope = AABB<[f32; 2]>;
+    fn envelope(&self) -> Self::Envelope {
+        self.envelope
+    }
+}
+
+impl PointDistance for IndexedRect {
+    /// Squared distance from `p` to the rectangle (0 inside).
+    fn distance_2(&self, p: &[f32; 2]) -> f32 {
+        self.envelope.distance_2(p)
+    }
+
+    /// The model's exact test (`lo <= p <= hi` on both axes).
+    fn contains_point(&self, p: &[f32; 2]) -> bool {
+        self.envelope.contains_point(p)
+    }
+}
+
+/// A filter's record in one of the two trees.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Indexed {
+    Circle(IndexedArea),
+    Rect(IndexedRect),
+}
+
+impl Indexed {
+    fn new(filter: u32, sub: u32, k: u32, area: Area) -> Self {
+        match area {
+            Area::Circle { center, sq_radius } => Indexed::Circle(IndexedArea::new(
+                filter,
+                sub,
+                k,
+                Circle { center, sq_radius },
+            )),
+            Area::Rect { lo, hi } => Indexed::Rect(IndexedRect {
+                filter,
+                sub,
+                k,
+                envelope: AABB::from_corners([lo.x, lo.y], [hi.x, hi.y]),
+            }),
+        }
+    }
+}
+
 /// The R*-tree matcher.
 pub struct RTreeMatcher {
+    /// The circles (every filter of a circles-only workload).
     tree: RTree<IndexedArea, Params>,
+    /// The rectangles (empty without them: a query then costs a check of its root).
+    rects: RTree<IndexedRect, Params>,
     /// Current tree object of each filter (to remove it on a move).
-    current: Vec<IndexedArea>,
+    current: Vec<Indexed>,
     ids: Vec<SubscriptionId>,
 }
 
@@ -145,20 +196,27 @@ impl RTreeMatcher {
     /// # Ok(()) }
     /// ```
     pub fn build(subs: &Subscriptions) -> RTreeMatcher {
-        let current: Vec<IndexedArea> = subs
-            .as_slice()
-            .iter()
-            .enumerate()
-            .flat_map(|(i, s)| {
-                let first = subs.filter_start(i).0;
-                s.filters.iter().enumerate().map(move |(k, f)| {
-                    IndexedArea::new(first + k as u32, i as u32, k as u32, f.area)
+        let current: Vec<Indexed> =
+            subs.as_slice()
+                .iter()
+                .enumerate()
+                .flat_map(|(i, s)| {
+                    let first = subs.filter_start(i).0;
+                    s.filters.iter().enumerate().map(move |(k, f)| {
+                        Indexed::new(first + k as u32, i as u32, k as u32, f.area)
+                    })
                 })
-            })
-            .collect();
-        let tree = RTree::bulk_load_with_params(current.clone());
+                .collect();
+        let (mut circles, mut rects) = (Vec::new(), Vec::new());
+        for &x in &current {
+            match x {
+                Indexed::Circle(c) => circles.push(c),
+                Indexed::Rect(r) => rects.push(r),
+            }
+        }
         RTreeMatcher {
-            tree,
+            tree: RTree::bulk_load_with_params(circles),
+            rects: RTree::bulk_load_with_params(rects),
             current,
             ids: subs.as_slice().iter().map(|s| s.id).collect(),
         }
@@ -172,11 +230,11 @@ impl RTreeMatcher {
     /// Location only (the paper's R-Tree series): the dense indices of the subscriptions
     /// with some filter whose area holds `loc`, ascending.
     pub fn locate_indices(&self, loc: Location) -> Vec<u32> {
-        let mut out: Vec<u32> = self
-            .tree
-            .locate_all_at_point(&[loc.x, loc.y])
-            .map(|a| a.sub)
-            .collect();
+        let p = [loc.x, loc.y];
+        let mut out: Vec<u32> = self.tree.locate_all_at_point(&p).map(|a| a.sub).collect();
+        if self.rects.size() > 0 {
+            out.extend(self.rects.locate_all_at_point(&p).map(|a| a.sub));
+        }
         out.sort_unstable();
         out.dedup();
         out
@@ -196,13 +254,22 @@ impl RTreeMatcher {
     pub fn match_indices(&self, e: &Event, subs: &Subscriptions) -> Vec<u32> {
         let all = subs.as_slice();
         let mut out: Vec<u32> = Vec::new();
-        for a in self.tree.locate_all_at_point(&[e.loc.x, e.loc.y]) {
-            if out.last() == Some(&a.sub) {
-                continue;
+        let p = [e.loc.x, e.loc.y];
+        let mut visit = |sub: u32, k: u32| {
+            if out.last() == Some(&sub) {
+                return;
             }
-            let f = &all[a.sub as usize].filters[a.k as usize];
+            let f = &all[sub as usize].filters[k as usize];
             if f.constraints.iter().all(|c| holds(c, e)) {
-                out.push(a.sub);
+                out.push(sub);
+            }
+        };
+        for a in self.tree.locate_all_at_point(&p) {
+            visit(a.sub, a.k);
+        }
+        if self.rects.size() > 0 {
+            for a in self.rects.locate_all_at_point(&p) {
+                visit(a.sub, a.k);
             }
         }
         out.sort_unstable();
@@ -225,10 +292,23 @@ impl RTreeMatcher {
             .current
             .get(f)
             .ok_or(ModelError::NoSuchFilter(u.filter.0, self.current.len()))?;
-        let removed = self.tree.remove(&old);
-        debug_assert!(removed.is_some(), "filter {f} missing from the tree");
-        let new = IndexedArea::new(old.filter, old.sub, old.k, u.area);
-        self.tree.insert(new);
+        let (filter, sub, k) = match old {
+            Indexed::Circle(a) => {
+                let removed = self.tree.remove(&a);
+                debug_assert!(removed.is_some(), "filter {f} missing from the tree");
+                (a.filter, a.sub, a.k)
+            }
+            Indexed::Rect(r) => {
+                let removed = self.rects.remove(&r);
+                debug_assert!(removed.is_some(), "filter {f} missing from the tree");
+                (r.filter, r.sub, r.k)
+            }
+        };
+        let new = Indexed::new(filter, sub, k, u.area);
+        match new {
+            Indexed::Circle(a) => self.tree.insert(a),
+            Indexed::Rect(r) => self.rects.insert(r),
+        }
         self.current[f] = new;
         Ok(())
     }

@@ -21,9 +21,16 @@
 
 use crate::sff::{Counters, FilterIdx, NameIndex, Sff, SffError};
 use clcb::model::{
-    Area, AreaUpdate, Event, Location, ModelError, Op, SubscriptionId, Subscriptions, Value,
+    Area, AreaUpdate, Circle, Event, Location, ModelError, Op, SubscriptionId, Subscriptions, Value,
 };
 use std::collections::HashMap;
+
+/// The circle a rectangle's filter is tested against after its bounds: it holds every
+/// point (`dx*dx + dy*dy` is never NaN for finite `dx`, `dy`, and `<= ∞`).
+const ANYWHERE: Circle = Circle {
+    center: Location { x: 0.0, y: 0.0 },
+    sq_radius: f32::INFINITY,
+};
 
 /// The SFF-like matcher over content plus location-as-constraints.
 pub struct SffLocation {
@@ -33,8 +40,9 @@ pub struct SffLocation {
     y: NameIndex,
     /// Per filter: (constraints including the 4 bounds, dense subscription index).
     filters: Vec<(u32, u32)>,
-    /// Per filter: its exact area.
-    areas: Vec<clcb::model::Area>,
+    /// Per filter: its exact circle (the 12-byte circle, as before rectangles); a
+    /// rectangle's is [`ANYWHERE`], since its four bound constraints are its exact test.
+    areas: Vec<Circle>,
     ids: Vec<SubscriptionId>,
 }
 
@@ -83,22 +91,34 @@ impl SffLocation {
                     .or_default()
                     .insert(c.op, &c.value, fi);
             }
-            let a = f.area;
-            let (lo_x, hi_x, lo_y, hi_y) = match a {
-                Area::Circle { center: c, .. } => {
+            let (lo_x, hi_x, lo_y, hi_y, circle) = match f.area {
+                Area::Circle {
+                    center: c,
+                    sq_radius,
+                } => {
+                    let a = Circle {
+                        center: c,
+                        sq_radius,
+                    };
                     let r = a.radius();
                     let pad = (r + c.x.abs().max(c.y.abs())) * 1e-6 + f32::MIN_POSITIVE;
-                    (c.x - r - pad, c.x + r + pad, c.y - r - pad, c.y + r + pad)
+                    (
+                        c.x - r - pad,
+                        c.x + r + pad,
+                        c.y - r - pad,
+                        c.y + r + pad,
+                        a,
+                    )
                 }
                 // A rectangle's four comparisons are its exact test.
-                Area::Rect { lo, hi } => (lo.x, hi.x, lo.y, hi.y),
+                Area::Rect { lo, hi } => (lo.x, hi.x, lo.y, hi.y, ANYWHERE),
             };
             m.x.insert(Op::Ge, &Value::Float(lo_x as f64), fi);
             m.x.insert(Op::Le, &Value::Float(hi_x as f64), fi);
             m.y.insert(Op::Ge, &Value::Float(lo_y as f64), fi);
             m.y.insert(Op::Le, &Value::Float(hi_y as f64), fi);
             m.filters.push((f.constraints.len() as u32 + 4, sub as u32));
-            m.areas.push(a);
+            m.areas.push(circle);
         }
         m.names.values_mut().for_each(NameIndex::finish);
         m.x.finish();

@@ -77,6 +77,34 @@ fn finite32(what: &'static str, v: f64) -> Result<f32, ModelError> {
     }
 }
 
+/// A circle as the paper's GPU stores it (`FPos`, `SqDist`), the circle form of [`Area`]
+/// on its own: 12 bytes, what an engine that keeps its circles apart from its rectangles
+/// stores per circle (the R*-tree, SFF), so that circles cost what they did before
+/// rectangles.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Circle {
+    pub center: Location,
+    pub sq_radius: f32,
+}
+
+impl Circle {
+    /// The radius (`sqrt` of the stored square).
+    pub fn radius(&self) -> f32 {
+        self.sq_radius.sqrt()
+    }
+
+    /// `p ∈ circle`: `dx*dx + dy*dy <= r²` in `f32` (Algorithm 1, lines 14–16), the
+    /// circle's test of [`Area::contains`].
+    #[inline]
+    pub fn contains(&self, p: Location) -> bool {
+        let dx = p.x - self.center.x;
+        let dy = p.y - self.center.y;
+        let sq_dist_x = dx * dx;
+        let sq_dist_y = dy * dy;
+        sq_dist_x + sq_dist_y <= self.sq_radius
+    }
+}
+
 /// A filter's area of relevance (§2): a circle, stored as the paper's GPU stores it,
 /// centre (`FPos`) and squared radius (`SqDist`); or, beyond the paper, an axis-aligned
 /// rectangle (the regions of spatio-textual publish-subscribe, as FAST indexes them),
@@ -133,6 +161,15 @@ impl Area {
         Ok(Area::Rect { lo, hi })
     }
 
+    /// The circle, if this is one.
+    #[inline]
+    pub fn as_circle(&self) -> Option<Circle> {
+        match *self {
+            Area::Circle { center, sq_radius } => Some(Circle { center, sq_radius }),
+            Area::Rect { .. } => None,
+        }
+    }
+
     /// Whether this is a rectangle.
     pub fn is_rect(&self) -> bool {
         matches!(self, Area::Rect { .. })
@@ -184,13 +221,7 @@ impl Area {
     #[inline]
     pub fn contains(&self, p: Location) -> bool {
         match *self {
-            Area::Circle { center, sq_radius } => {
-                let dx = p.x - center.x;
-                let dy = p.y - center.y;
-                let sq_dist_x = dx * dx;
-                let sq_dist_y = dy * dy;
-                sq_dist_x + sq_dist_y <= sq_radius
-            }
+            Area::Circle { center, sq_radius } => Circle { center, sq_radius }.contains(p),
             Area::Rect { lo, hi } => lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y,
         }
     }

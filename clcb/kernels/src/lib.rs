@@ -197,16 +197,13 @@ pub fn in_rect(p: Float2, lo: Float2, hi: Float2) -> bool {
     lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y
 }
 
-/// Step S1b for either form of area: where `sq` is negative ([`RECT_SQ`]) the rectangle
-/// of low corner `c` and high corner `hi()` (`AreaHi`, read only then), otherwise the
-/// circle ([`in_area`]).
+/// Step S1b for either form of area: the circle's test ([`in_area`]) first, exactly as
+/// without rectangles; only where it fails and `sq` is negative ([`RECT_SQ`], which no
+/// point passes as a circle) the rectangle of low corner `c` and high corner `hi()`
+/// (`AreaHi`, read only then). A circle pays one comparison on a miss.
 #[inline(always)]
 pub fn in_area_or_rect(p: Float2, c: Float2, sq: f32, hi: impl FnOnce() -> Float2) -> bool {
-    if sq < 0.0 {
-        in_rect(p, c, hi())
-    } else {
-        in_area(p, c, sq)
-    }
+    in_area(p, c, sq) || (sq < 0.0 && in_rect(p, c, hi()))
 }
 
 /// Step S1b's test, the one every engine uses: is `p` inside the circle of centre `c`
