@@ -6,9 +6,9 @@
 # Builds nothing; runs from any directory; writes under $OUT; about 190 s in all
 # (DEADLINE_S, default 195; a step that would not fit is skipped and says so):
 #   1. clcb/table2, one seed, main then branch (table2-main.csv, table2-branch.csv);
-#   2. clcb/keywords at 1M subscriptions (GPU_MATCH_CLCB_SIZES), one seed, main (circles
-#      only) then branch (circles and the `rect` series) (keywords-main.csv,
-#      keywords-branch.csv);
+#   2. clcb/keywords at 1M subscriptions (GPU_MATCH_CLCB_SIZES), one seed, the engines
+#      main's recording used (gpu, gpu-cells, grid, rtree), main (circles only) then branch
+#      (circles and the `rect` series) (keywords-main.csv, keywords-branch.csv);
 #   3. compute-sanitizer memcheck on quick clcb/keywords with the branch (circles and
 #      rectangles of both areas, every kernel series checked against the CPU engines).
 # times.txt: step, wall seconds, exit code (124 = cut by its timeout).
@@ -46,7 +46,7 @@ for v in main branch; do
     h=$BIN/harness
     [ "$v" = main ] && h=$BIN/harness-main
     step "keywords-$v" 15 40 env GPU_MATCH_CLCB_SIZES=1000000 \
-        "$h" run clcb keywords --seeds 1 --out "/tmp/rects-$v"
+        "$h" run clcb keywords --seeds 1 --engines gpu,gpu-cells,grid,rtree --out "/tmp/rects-$v"
     cp "/tmp/rects-$v/clcb/keywords.csv" "$OUT/keywords-$v.csv" 2>/dev/null
 done
 step memcheck 20 45 compute-sanitizer --tool memcheck --print-limit 20 \
