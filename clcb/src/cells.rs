@@ -214,6 +214,9 @@ pub struct CellIndex {
     proto: Vec<CellEntry>,
     /// Per filter: its names' 96-bit signature (a rectangle's entry holds it folded).
     sig: Vec<[u32; 3]>,
+    /// Whether any entry is a rectangle (a build or a move made one): circles only, the
+    /// kernel tests each entry as a circle without looking at its form.
+    has_rects: bool,
     row_flags: Vec<u32>,
     mirror: Mirror,
     changes: Changes,
@@ -652,6 +655,7 @@ impl CellIndex {
             proto.push(entry);
         }
         let geo = geometry(&area);
+        let has_rects = area.iter().any(Area::is_rect);
         let mirror = Self::cells(&geo, &key, &proto, &area);
         let d = DevTables {
             heads: upload(&dev, &mirror.heads)?,
@@ -670,6 +674,7 @@ impl CellIndex {
             area,
             proto,
             sig: sigs,
+            has_rects,
             row_flags,
             mirror,
             changes: Changes::default(),
@@ -749,6 +754,7 @@ impl CellIndex {
         }
         let p = &mut self.proto[f];
         *p = entry(p.filter, p.sub, &u.area, self.sig[f]);
+        self.has_rects |= u.area.is_rect();
         let entry = *p;
         for c in cells_of(&self.geo, &u.area) {
             self.add(c as usize, entry);
@@ -1166,7 +1172,7 @@ impl CellIndex {
             cstrings: self.cstrings.dev_ptr(),
             row_flags: self.d_row_flags.dev_ptr(),
             rows: self.row_flags.len() as u32,
-            _pad: 0,
+            rects: u32::from(self.has_rects),
             geo: self.geo,
         };
         let batch = CellEvents {

@@ -285,3 +285,43 @@ fn crowded_moves_relayout_the_whole_index_and_stay_exact() {
         .collect();
     scenario(subs, &rounds, true).expect("the cell index agrees");
 }
+
+/// An index of circles only (each entry tested as a circle, without looking at its
+/// form) that a move gives its first rectangle, then its first thin one: from then on
+/// every entry is tested by its own form.
+#[test]
+fn a_circles_only_index_tests_rectangles_once_a_move_makes_one() {
+    let subs = Subscriptions::new((0..20u32).map(|i| Subscription {
+        id: SubscriptionId(i),
+        filters: vec![Filter::new(
+            vec![],
+            Area::circle(f64::from(i % 5) * 10.0, f64::from(i / 5) * 10.0, 3.0).expect("finite"),
+        )
+        .expect("valid")],
+    }));
+    // Points inside the rectangles and not in their enclosing circles' reach of the
+    // circles' test on a rectangle's words (corners of a wide, flat rectangle).
+    let events: Vec<Event> = [
+        (0.0, 0.0),
+        (39.5, 0.25),
+        (-0.5, -0.25),
+        (20.0, 20.0),
+        (7.0, 31.0),
+    ]
+    .iter()
+    .map(|&(x, y)| Event {
+        loc: Location::new(x, y).expect("finite"),
+        ..Event::default()
+    })
+    .collect();
+    let rect = |f: u32, x0, y0, x1, y1| AreaUpdate {
+        filter: FilterId(f),
+        area: Area::rect(x0, y0, x1, y1).expect("ordered"),
+    };
+    let rounds = vec![
+        (vec![], events.clone()),
+        (vec![rect(3, -0.5, -0.25, 39.5, 0.25)], events.clone()),
+        (vec![rect(17, 7.0, 2.0, 7.0, 31.0)], events),
+    ];
+    scenario(subs, &rounds, true).expect("the cell index agrees");
+}

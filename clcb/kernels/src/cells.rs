@@ -222,7 +222,10 @@ pub struct CellTables<'a> {
     pub row_flags: DevPtr<'a, u32>,
     /// Name rows (the length of `row_flags`).
     pub rows: u32,
-    pub _pad: u32,
+    /// Nonzero when some entry may be a rectangle ([`RECT`]); zero: every entry is a
+    /// circle and [`try_entry`] runs the circle's test alone, as before rectangles (one
+    /// flag for the launch, not a test of each entry's form).
+    pub rects: u32,
     pub geo: CellGeometry,
 }
 
@@ -431,7 +434,12 @@ unsafe fn try_entry(
 ) -> Option<u32> {
     // SAFETY: `at` is an entry (this fn's contract).
     let en = unsafe { t.entries.read(at as usize) };
-    if !entry_holds(&en, pos, esig) {
+    let holds = if t.rects == 0 {
+        in_area(pos, Float2 { x: en.x, y: en.y }, en.sq) && sig_within(en.sig, esig)
+    } else {
+        entry_holds(&en, pos, esig)
+    };
+    if !holds {
         return None;
     }
     if en.filter & IMPLIED != 0 {
