@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CLCB rectangles (branch h-rects) against main on the GPU machine, paired: the same
 # experiments with main's harness ($BIN/harness-main, built from 76cfabc) and this
-# branch's ($BIN/harness), one after the other, so that the circles' workloads are
+# branch's ($BIN/harness, built from 284776a), one after the other, so that the circles' workloads are
 # compared on one machine within minutes instead of against recordings of other days.
 # Builds nothing; runs from any directory; writes under $OUT; about 190 s in all
 # (DEADLINE_S, default 195; a step that would not fit is skipped and says so):
