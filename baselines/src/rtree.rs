@@ -32,8 +32,8 @@
 
 use crate::sff::{cmp_num, Num};
 use clcb::model::{
-    Area, AreaUpdate, Circle, Constraint, Event, Location, ModelError, Op, SubscriptionId,
-    Subscriptions, Value,
+    Area, AreaUpdate, Circle, Constraint, Event, Location, ModelError, Op, Subscription,
+    SubscriptionId, Subscriptions, Value,
 };
 use rstar::{Envelope, PointDistance, RTree, RTreeObject, AABB};
 use std::cmp::Ordering;
@@ -255,26 +255,36 @@ impl RTreeMatcher {
         let all = subs.as_slice();
         let mut out: Vec<u32> = Vec::new();
         let p = [e.loc.x, e.loc.y];
-        let mut visit = |sub: u32, k: u32| {
-            if out.last() == Some(&sub) {
-                return;
-            }
-            let f = &all[sub as usize].filters[k as usize];
-            if f.constraints.iter().all(|c| holds(c, e)) {
-                out.push(sub);
-            }
-        };
         for a in self.tree.locate_all_at_point(&p) {
-            visit(a.sub, a.k);
+            if out.last() == Some(&a.sub) {
+                continue;
+            }
+            let f = &all[a.sub as usize].filters[a.k as usize];
+            if f.constraints.iter().all(|c| holds(c, e)) {
+                out.push(a.sub);
+            }
         }
         if self.rects.size() > 0 {
-            for a in self.rects.locate_all_at_point(&p) {
-                visit(a.sub, a.k);
-            }
+            self.match_rects(e, all, &mut out);
         }
         out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// The rectangles' part of [`RTreeMatcher::match_indices`], appended to `out`; out
+    /// of line, so that the circles' loop keeps the code it had before rectangles.
+    #[inline(never)]
+    fn match_rects(&self, e: &Event, all: &[Subscription], out: &mut Vec<u32>) {
+        for a in self.rects.locate_all_at_point(&[e.loc.x, e.loc.y]) {
+            if out.last() == Some(&a.sub) {
+                continue;
+            }
+            let f = &all[a.sub as usize].filters[a.k as usize];
+            if f.constraints.iter().all(|c| holds(c, e)) {
+                out.push(a.sub);
+            }
+        }
     }
 
     /// [`RTreeMatcher::match_indices`] as subscription ids.
