@@ -63,7 +63,7 @@ pub enum IndexError {
 
 /// The names a filter or event has, one bit per name number mod 128.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
-pub(crate) struct Sig(u64, u64);
+pub(crate) struct Sig(pub(crate) u64, pub(crate) u64);
 
 impl Sig {
     #[inline(always)]

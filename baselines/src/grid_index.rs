@@ -26,9 +26,13 @@
 //!    satisfy (its `name = value` pairs, its pairs of names, the empty key) by binary
 //!    search in its cell's directory: with keywords as string equalities, an event only
 //!    looks at the filters filed under one of its own keywords.
-//! 3. **Exact circle test, then pruning like the content index**. A cell's entry holds
-//!    the filter's circle, so the model's test ([`clcb::model::Area::contains`]) runs
-//!    on the list itself; then a 128-bit name signature (exact up to 128 names) and,
+//! 3. **Exact area test, then pruning like the content index**. A cell's entry holds
+//!    the filter's area, a circle or a rectangle, so the model's test
+//!    ([`clcb::model::Area::contains`]) runs on the list itself; a rectangle (FAST's
+//!    region) is filed in the cells of its own extent and tested by its four
+//!    comparisons, so it costs no more candidates than its extent (filing it as its
+//!    enclosing circle, π/2 times the cells of a square and far more of a thin one,
+//!    each candidate paying four numeric checks, is what this replaces); then a 128-bit name signature (exact up to 128 names) and,
 //!    last, the compiled constraints (as [`crate::compiled`] compiles them for the CCM
 //!    indexes, each string value numbered in one dictionary), ordered cheapest to
 //!    reject first: string equalities, then by rarity of
@@ -100,56 +104,94 @@ pub enum GridError {
         #[source]
         source: ModelError,
     },
-    #[error("more than 2^31 - 1 filters, or 2^32 - 2 constraints or string bytes in total")]
+    #[error("more than 2^30 - 1 filters, or 2^32 - 2 constraints or string bytes in total")]
     TooLarge,
 }
 
-/// One filter in one cell's list: its id, its circle and its names' signature (the
+/// One filter in one cell's list: its id, its area and its names' signature (the
 /// tests that reject most candidates, read from the list itself rather than from
-/// per-filter tables at scattered addresses).
+/// per-filter tables at scattered addresses), 32 bytes.
+///
+/// A circle: centre `(x, y)`, squared radius `sq`, the 128-bit signature. A rectangle
+/// ([`RECT`] set): low corner `(x, y)`, high corner `(sq, sig.1)` (the top edge's bits
+/// in the signature's second word) and the signature folded to 64 bits in `sig.0`
+/// (only pruning: the constraints decide).
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Entry {
-    /// The filter's id, with [`IMPLIED`] set when the key alone decides its content.
+    /// The filter's id, with [`IMPLIED`] set when the key alone decides its content,
+    /// [`RECT`] when its area is a rectangle.
     filter: u32,
     x: f32,
     y: f32,
-    /// Squared radius; negative for a tombstone (no point is inside).
+    /// A circle's squared radius, a rectangle's right edge; NaN for a tombstone (no
+    /// point is inside either).
     sq: f32,
     sig: Sig,
 }
 
 impl Entry {
     fn new(filter: u32, a: &Area, sig: Sig) -> Entry {
-        Entry {
-            filter,
-            x: a.center.x,
-            y: a.center.y,
-            sq: a.sq_radius,
-            sig,
+        let filter = filter & !RECT;
+        match *a {
+            Area::Circle { center, sq_radius } => Entry {
+                filter,
+                x: center.x,
+                y: center.y,
+                sq: sq_radius,
+                sig,
+            },
+            Area::Rect { lo, hi } => Entry {
+                filter: filter | RECT,
+                x: lo.x,
+                y: lo.y,
+                sq: hi.x,
+                sig: Sig(sig.0 | sig.1, u64::from(hi.y.to_bits())),
+            },
         }
     }
 
-    /// The filter's id, without the [`IMPLIED`] flag.
+    /// The filter's id, without the flags.
     #[inline(always)]
     fn id(&self) -> u32 {
-        self.filter & !IMPLIED
+        self.filter & !(IMPLIED | RECT)
     }
 
-    /// The model's test ([`Area::contains`]), on the entry's copy of the circle.
+    /// Whether this entry is a tombstone.
     #[inline(always)]
-    fn holds(&self, p: Location) -> bool {
-        Area {
-            center: Location {
-                x: self.x,
-                y: self.y,
-            },
-            sq_radius: self.sq,
+    fn dead(&self) -> bool {
+        self.sq.is_nan()
+    }
+
+    /// The model's test ([`Area::contains`]) on the entry's copy of the area, and its
+    /// names' signature within the event's `esig`.
+    #[inline(always)]
+    fn holds(&self, p: Location, esig: Sig) -> bool {
+        if self.filter & RECT != 0 {
+            let top = f32::from_bits(self.sig.1 as u32);
+            self.x <= p.x
+                && p.x <= self.sq
+                && self.y <= p.y
+                && p.y <= top
+                && self.sig.0 & !(esig.0 | esig.1) == 0
+        } else {
+            self.holds_circle(p) && self.sig.within(esig)
         }
-        .contains(p)
+    }
+
+    /// The circle's test of the model ([`Area::contains`]) on a circle's entry.
+    #[inline(always)]
+    fn holds_circle(&self, p: Location) -> bool {
+        let dx = p.x - self.x;
+        let dy = p.y - self.y;
+        dx * dx + dy * dy <= self.sq
     }
 }
 
-const TOMBSTONE: f32 = -1.0;
+/// The `sq` of a tombstone: no point is inside (the model's areas are finite).
+const TOMBSTONE: f32 = f32::NAN;
+
+/// Set in [`Entry::filter`] when the filter's area is a rectangle.
+const RECT: u32 = 1 << 30;
 
 /// Set in [`Entry::filter`] when looking the filter's key up already decided its
 /// content: no constraint (the empty key), or its one constraint is the `name = value`
@@ -233,7 +275,7 @@ impl Cell {
             let group = &mut self.entries[lo..hi];
             let j = group.partition_point(|e| e.id() < f);
             if let Some(e) = group.get_mut(j) {
-                if e.id() == f && e.sq != TOMBSTONE {
+                if e.id() == f && !e.dead() {
                     e.sq = TOMBSTONE;
                     self.dead += 1;
                     self.maybe_compact();
@@ -263,7 +305,7 @@ impl Cell {
         let mut extra = std::mem::take(&mut self.extra).into_iter().peekable();
         for (i, &k) in self.keys.iter().enumerate() {
             for &e in &self.entries[self.at[i] as usize..self.at[i + 1] as usize] {
-                if e.sq == TOMBSTONE {
+                if e.dead() {
                     continue;
                 }
                 while let Some(x) = extra.next_if(|x| order(x) < order(&(k, e))) {
@@ -342,6 +384,27 @@ pub struct GridIndex {
     /// Per filter (by id): its constraints, cheapest to reject first.
     tests: GridTests,
     ids: Vec<SubscriptionId>,
+    /// Whether any entry is a rectangle (a build or a move made one): circles only, the
+    /// scan of a cell runs the circle's test alone, without a branch per entry.
+    has_rects: bool,
+}
+
+/// Pass 1 of [`GridIndex::answer`] over a cell of an index that holds a rectangle: each
+/// entry tested by its own form ([`Entry::holds`]). Out of line, so that the circles-only
+/// scan keeps the code it had before rectangles.
+#[inline(never)]
+fn scan_mixed(cell: &Cell, keys: &[u32], p: Location, esig: Sig, cand: &mut Vec<u32>) {
+    let mut visit = |en: &Entry| {
+        if en.holds(p, esig) {
+            cand.push(en.filter & !RECT);
+        }
+    };
+    for &k in keys.iter() {
+        cell.group(k).iter().for_each(&mut visit);
+        if !cell.extra.is_empty() {
+            cell.extra_group(k).iter().for_each(|(_, en)| visit(en));
+        }
+    }
 }
 
 /// Scratch memory of one matching thread.
@@ -351,7 +414,7 @@ pub struct Scratch {
     slot: Vec<u32>,
     ids: Vec<u32>,
     keys: Vec<u32>,
-    /// Filters whose circle and names pass, to evaluate.
+    /// Filters whose area and names pass, to evaluate.
     cand: Vec<u32>,
     matched: Vec<bool>,
     list: Vec<u32>,
@@ -732,7 +795,7 @@ impl GridIndex {
     /// ```
     pub fn build(subs: &Subscriptions) -> Result<GridIndex, GridError> {
         let n = subs.filter_count();
-        if n >= IMPLIED as usize {
+        if n >= RECT as usize {
             return Err(GridError::TooLarge);
         }
         let filters: Vec<(usize, &Filter)> = subs.filters().map(|(_, s, f)| (s, f)).collect();
@@ -855,6 +918,7 @@ impl GridIndex {
             entry_id: Vec::new(),
             tests: GridTests::default(),
             ids: subs.as_slice().iter().map(|s| s.id).collect(),
+            has_rects: false,
         };
         for (k, &r) in distinct.iter().enumerate() {
             let k = k as u32;
@@ -895,6 +959,7 @@ impl GridIndex {
         // The cells: each filter in every cell its box touches, sorted by key, then
         // filter: the (cell, key, filter) triples of all filters sorted on all cores,
         // then each cell made from its run of them.
+        ix.has_rects = ix.area.iter().any(Area::is_rect);
         ix.geo = Geometry::of(&ix.area);
         ix.cells = cells(&ix.geo, &ix.key, &ix.area, |f| {
             Entry::new(ix.entry_id[f], &ix.area[f], ix.sig[f])
@@ -1071,19 +1136,24 @@ impl GridIndex {
     ) -> Vec<u32> {
         let esig = ids.iter().fold(Sig::default(), |g, &id| g.or(Sig::of(id)));
         let cell = &self.cells[self.geo.cell_of(p)];
-        // Pass 1, over the cell's lists: the filters whose circle holds the event and
+        // Pass 1, over the cell's lists: the filters whose area holds the event and
         // whose names it has. Pass 2: their scattered constraints and subscriptions,
         // fetched ahead so that the cache misses overlap, then evaluated.
         cand.clear();
-        let mut visit = |en: &Entry| {
-            if en.holds(p) && en.sig.within(esig) {
-                cand.push(en.filter);
-            }
-        };
-        for &k in keys.iter() {
-            cell.group(k).iter().for_each(&mut visit);
-            if !cell.extra.is_empty() {
-                cell.extra_group(k).iter().for_each(|(_, en)| visit(en));
+        if self.has_rects {
+            scan_mixed(cell, keys, p, esig, cand);
+        } else {
+            // Circles only: every entry is one (the scan as before rectangles).
+            let mut visit = |en: &Entry| {
+                if en.holds_circle(p) && en.sig.within(esig) {
+                    cand.push(en.filter);
+                }
+            };
+            for &k in keys.iter() {
+                cell.group(k).iter().for_each(&mut visit);
+                if !cell.extra.is_empty() {
+                    cell.extra_group(k).iter().for_each(|(_, en)| visit(en));
+                }
             }
         }
         for &f in cand.iter() {
@@ -1177,6 +1247,7 @@ impl GridIndex {
             debug_assert!(removed, "filter {f} missing from cell {c}");
         }
         let entry = Entry::new(self.entry_id[f], &u.area, self.sig[f]);
+        self.has_rects |= u.area.is_rect();
         for c in self.geo.cells_of(&u.area) {
             self.cells[c].add(k, entry);
         }

@@ -5,7 +5,7 @@
 //! SFF has no spatial operator, so the encoding is the one its operators allow: every
 //! event gets two numeric attributes, its `x` and `y`; every filter gets four order
 //! constraints, `x >= cx - r`, `x <= cx + r`, `y >= cy - r`, `y <= cy + r` (its area's
-//! bounding box, widened by a few ULPs). These go through SFF's own index (sorted values,
+//! bounding box, widened by a few ULPs; a rectangle's own corners, its exact test). These go through SFF's own index (sorted values,
 //! binary search) and counters like any other constraint; since every filter constrains
 //! the same two names, each event bumps the counters of about half of all filters per
 //! bound, which is exactly the effect the paper measures (SFF 8.6x slower with
@@ -21,9 +21,16 @@
 
 use crate::sff::{Counters, FilterIdx, NameIndex, Sff, SffError};
 use clcb::model::{
-    AreaUpdate, Event, Location, ModelError, Op, SubscriptionId, Subscriptions, Value,
+    Area, AreaUpdate, Circle, Event, Location, ModelError, Op, SubscriptionId, Subscriptions, Value,
 };
 use std::collections::HashMap;
+
+/// The circle a rectangle's filter is tested against after its bounds: it holds every
+/// point (`dx*dx + dy*dy` is never NaN for finite `dx`, `dy`, and `<= ∞`).
+const ANYWHERE: Circle = Circle {
+    center: Location { x: 0.0, y: 0.0 },
+    sq_radius: f32::INFINITY,
+};
 
 /// The SFF-like matcher over content plus location-as-constraints.
 pub struct SffLocation {
@@ -33,8 +40,9 @@ pub struct SffLocation {
     y: NameIndex,
     /// Per filter: (constraints including the 4 bounds, dense subscription index).
     filters: Vec<(u32, u32)>,
-    /// Per filter: its exact area.
-    areas: Vec<clcb::model::Area>,
+    /// Per filter: its exact circle (the 12-byte circle, as before rectangles); a
+    /// rectangle's is [`ANYWHERE`], since its four bound constraints are its exact test.
+    areas: Vec<Circle>,
     ids: Vec<SubscriptionId>,
 }
 
@@ -83,17 +91,34 @@ impl SffLocation {
                     .or_default()
                     .insert(c.op, &c.value, fi);
             }
-            let a = f.area;
-            let r = a.radius();
-            let pad = (r + a.center.x.abs().max(a.center.y.abs())) * 1e-6 + f32::MIN_POSITIVE;
-            let (lo_x, hi_x) = (a.center.x - r - pad, a.center.x + r + pad);
-            let (lo_y, hi_y) = (a.center.y - r - pad, a.center.y + r + pad);
+            let (lo_x, hi_x, lo_y, hi_y, circle) = match f.area {
+                Area::Circle {
+                    center: c,
+                    sq_radius,
+                } => {
+                    let a = Circle {
+                        center: c,
+                        sq_radius,
+                    };
+                    let r = a.radius();
+                    let pad = (r + c.x.abs().max(c.y.abs())) * 1e-6 + f32::MIN_POSITIVE;
+                    (
+                        c.x - r - pad,
+                        c.x + r + pad,
+                        c.y - r - pad,
+                        c.y + r + pad,
+                        a,
+                    )
+                }
+                // A rectangle's four comparisons are its exact test.
+                Area::Rect { lo, hi } => (lo.x, hi.x, lo.y, hi.y, ANYWHERE),
+            };
             m.x.insert(Op::Ge, &Value::Float(lo_x as f64), fi);
             m.x.insert(Op::Le, &Value::Float(hi_x as f64), fi);
             m.y.insert(Op::Ge, &Value::Float(lo_y as f64), fi);
             m.y.insert(Op::Le, &Value::Float(hi_y as f64), fi);
             m.filters.push((f.constraints.len() as u32 + 4, sub as u32));
-            m.areas.push(a);
+            m.areas.push(circle);
         }
         m.names.values_mut().for_each(NameIndex::finish);
         m.x.finish();

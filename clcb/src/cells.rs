@@ -15,8 +15,10 @@
 //!   host never looks an event's keys up, the device hashes them from the encoded event.
 //!   A cell's entries are sorted by key with a directory of its keys; the kernel
 //!   ([`clcb_kernels::cells::cells_match()`], a warp per event) looks up only the keys
-//!   the event can satisfy, then tests each candidate's circle and 96-bit name
-//!   signature from its 32-byte entry, then its constraints.
+//!   the event can satisfy, then tests each candidate's area and 96-bit name
+//!   signature from its 32-byte entry, then its constraints. A rectangle is filed in the
+//!   cells of its own extent and tested by its four comparisons (its entry holds both
+//!   corners and the signature folded to 64 bits, [`clcb_kernels::cells::CellEntry`]).
 //! - **Built on the host**, once, on all cores (the (cell, key, filter) triples of every
 //!   filter's cells sorted in parallel, then the cells laid out in parts of consecutive
 //!   cells, each into its own run of the tables: the layout a pass in cell order makes,
@@ -79,7 +81,7 @@ pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
     cells_counts, cells_encode, cells_match, cells_shared_bytes, cells_write, eq_key, pair_key,
     sig_bit, BatchAttr, CellBatch, CellEntry, CellEvents, CellHead, CellTables, DirSlot, StrSpan,
-    CELLS_BLOCK, EMPTY_KEY, ENCODE_BLOCK, IMPLIED, NO_ROW, ROW_EQ, ROW_PAIR, SPILLED,
+    CELLS_BLOCK, EMPTY_KEY, ENCODE_BLOCK, FLAGS, IMPLIED, NO_ROW, RECT, ROW_EQ, ROW_PAIR, SPILLED,
 };
 use clcb_kernels::{DevConstraint, ATTR_WORDS, KIND_STR, OP_EQ};
 use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig, Mark, Queue, Signal};
@@ -107,14 +109,49 @@ macro_rules! cell_tables {
             cstrings: $ix.cstrings.dev_ptr(),
             row_flags: $ix.d_row_flags.dev_ptr(),
             rows: $ix.row_flags.len() as u32,
-            _pad: 0,
+            rects: u32::from($ix.has_rects),
             geo: $ix.geo,
         }
     };
 }
 
-/// Squared radius of a tombstone entry (no point is inside).
-const TOMBSTONE: f32 = -1.0;
+/// The `sq` word of a tombstone entry: no point is inside a circle of NaN squared
+/// radius nor a rectangle of NaN right edge. The model's areas are finite, so a live
+/// entry never holds it.
+const TOMBSTONE: f32 = f32::NAN;
+
+/// Whether an entry is a tombstone.
+#[inline]
+fn dead(en: &CellEntry) -> bool {
+    en.sq.is_nan()
+}
+
+/// An entry for filter word `filter` (id and [`IMPLIED`]), subscription `sub`, area `a`
+/// and 96-bit names' signature `sig`, in the form [`CellEntry`] documents.
+fn entry(filter: u32, sub: u32, a: &Area, sig: [u32; 3]) -> CellEntry {
+    let filter = filter & !RECT;
+    match *a {
+        Area::Circle { center, sq_radius } => CellEntry {
+            filter,
+            sub,
+            x: center.x,
+            y: center.y,
+            sq: sq_radius,
+            sig,
+        },
+        Area::Rect { lo, hi } => {
+            let [s0, s1] = clcb_kernels::cells::fold_sig(sig);
+            CellEntry {
+                filter: filter | RECT,
+                sub,
+                x: lo.x,
+                y: lo.y,
+                sq: hi.x,
+                sig: [s0, s1, hi.y.to_bits()],
+            }
+        }
+    }
+}
 
 /// Tuning of [`CellIndex`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -342,6 +379,11 @@ pub struct CellIndex {
     key: Vec<u32>,
     area: Vec<Area>,
     proto: Vec<CellEntry>,
+    /// Per filter: its names' 96-bit signature (a rectangle's entry holds it folded).
+    sig: Vec<[u32; 3]>,
+    /// Whether any entry is a rectangle (a build or a move made one): circles only, the
+    /// kernel tests each entry as a circle without looking at its form.
+    has_rects: bool,
     row_flags: Vec<u32>,
     mirror: Mirror,
     changes: Changes,
@@ -417,17 +459,17 @@ fn room(n: usize) -> usize {
 }
 
 /// The grid over `areas`, the one the CPU grid index (`baselines::grid_index`) uses
-/// too: the areas' bounding box, cells of side twice the median radius (of a sample of
+/// too: the areas' bounding box, cells of side twice the median radius (a rectangle's:
+/// half its longer side, [`Area::radius`]; of a sample of
 /// at most ~4096 areas), coarser if that would make more than two cells per area (at
 /// least 4096 cells, at most 2^22 in all, at most 2^16 per side).
 pub fn geometry(areas: &[Area]) -> CellGeometry {
     let mut lo = [f64::INFINITY; 2];
     let mut hi = [f64::NEG_INFINITY; 2];
     for a in areas {
-        let r = f64::from(a.sq_radius).sqrt();
-        let (x, y) = (f64::from(a.center.x), f64::from(a.center.y));
-        lo = [lo[0].min(x - r), lo[1].min(y - r)];
-        hi = [hi[0].max(x + r), hi[1].max(y + r)];
+        let [x0, y0, x1, y1] = a.bounds();
+        lo = [lo[0].min(x0), lo[1].min(y0)];
+        hi = [hi[0].max(x1), hi[1].max(y1)];
     }
     if areas.is_empty() {
         lo = [0.0; 2];
@@ -435,9 +477,9 @@ pub fn geometry(areas: &[Area]) -> CellGeometry {
     }
     let (w, h) = ((hi[0] - lo[0]).max(1e-9), (hi[1] - lo[1]).max(1e-9));
     let step = (areas.len() / 4096).max(1);
-    let mut r: Vec<f32> = areas.iter().step_by(step).map(|a| a.sq_radius).collect();
+    let mut r: Vec<f32> = areas.iter().step_by(step).map(|a| a.radius()).collect();
     r.sort_by(f32::total_cmp);
-    let median = r.get(r.len() / 2).map_or(0.0, |&s| f64::from(s).sqrt());
+    let median = r.get(r.len() / 2).map_or(0.0, |&s| f64::from(s));
     let cells = (areas.len() as f64 * 2.0).clamp(4096.0, (1u64 << 22) as f64);
     let side = (2.0 * median).max((w * h / cells).sqrt());
     let n = |extent: f64| ((extent / side).ceil() as u32).clamp(1, 1 << 16);
@@ -450,21 +492,21 @@ pub fn geometry(areas: &[Area]) -> CellGeometry {
     }
 }
 
-/// The cells of `a`'s bounding box, widened so that no `f32` rounding of the exact
-/// test can accept a point outside (as the R*-tree widens it), row-major; the CPU grid
-/// index files its filters by it too.
+/// The cells of `a`'s bounding box, row-major; the CPU grid index files its filters by
+/// it too. A circle's box is widened so that no `f32` rounding of the exact test can
+/// accept a point outside (as the R*-tree widens it); a rectangle's is its own extent
+/// (its test has no rounding, and the cell of a point is monotone in each coordinate),
+/// so a rectangle is filed in exactly the cells it touches.
 pub fn cells_of(geo: &CellGeometry, a: &Area) -> impl Iterator<Item = u32> {
-    let r = f64::from(a.sq_radius.max(0.0).sqrt());
-    let (x, y) = (f64::from(a.center.x), f64::from(a.center.y));
-    let pad = (r + x.abs().max(y.abs())) * 1e-6 + f64::from(f32::MIN_POSITIVE);
-    let (x_lo, x_hi) = (
-        geo.index(x - r - pad, geo.x0, geo.nx),
-        geo.index(x + r + pad, geo.x0, geo.nx),
-    );
-    let (y_lo, y_hi) = (
-        geo.index(y - r - pad, geo.y0, geo.ny),
-        geo.index(y + r + pad, geo.y0, geo.ny),
-    );
+    let [mut x0, mut y0, mut x1, mut y1] = a.bounds();
+    if let Area::Circle { center, .. } = a {
+        let r = f64::from(a.radius());
+        let (x, y) = (f64::from(center.x), f64::from(center.y));
+        let pad = (r + x.abs().max(y.abs())) * 1e-6 + f64::from(f32::MIN_POSITIVE);
+        (x0, y0, x1, y1) = (x0 - pad, y0 - pad, x1 + pad, y1 + pad);
+    }
+    let (x_lo, x_hi) = (geo.index(x0, geo.x0, geo.nx), geo.index(x1, geo.x0, geo.nx));
+    let (y_lo, y_hi) = (geo.index(y0, geo.y0, geo.ny), geo.index(y1, geo.y0, geo.ny));
     let nx = geo.nx;
     (y_lo..=y_hi).flat_map(move |cy| (x_lo..=x_hi).map(move |cx| cy * nx + cx))
 }
@@ -479,14 +521,6 @@ const CHURN: usize = 4;
 /// before the cell is laid out again, plus as much again to grow.
 fn ent_room(main: usize) -> usize {
     main + main / 16 + CHURN + 2
-}
-
-/// An entry's circle.
-fn circle(p: &CellEntry) -> Area {
-    Area {
-        center: crate::model::Location { x: p.x, y: p.y },
-        sq_radius: p.sq,
-    }
 }
 
 /// Room of a cell's directory of `keys` keys.
@@ -608,7 +642,7 @@ impl Mirror {
         let mut start = 0u32;
         for s in &self.dir[h.dir as usize..(h.dir + h.keys) as usize] {
             for en in &self.entries[(h.entries + start) as usize..(h.entries + s.end) as usize] {
-                if en.sq != TOMBSTONE {
+                if !dead(en) {
                     out.push((s.key, *en));
                 }
             }
@@ -617,10 +651,10 @@ impl Mirror {
         // The sorted entries are in (key, filter) order already: only the overflow is
         // sorted, then merged in.
         let first = (h.entries + h.main) as usize;
-        let order = |&(k, en): &(u32, CellEntry)| (k, en.filter & !IMPLIED);
+        let order = |&(k, en): &(u32, CellEntry)| (k, en.filter & !FLAGS);
         let mut extra: Vec<(u32, CellEntry)> = self.entries[first..first + h.extra as usize]
             .iter()
-            .map(|en| (key_of(en.filter & !IMPLIED), *en))
+            .map(|en| (key_of(en.filter & !FLAGS), *en))
             .collect();
         extra.sort_unstable_by_key(order);
         let main = std::mem::take(&mut out);
@@ -639,9 +673,9 @@ impl Mirror {
     }
 }
 
-/// A filter's key, area and cell entry, and the rows its key marks (row, flag; flag 0:
-/// none), as the cell index's build finds them on all cores.
-type Keyed = (u32, Area, CellEntry, [(u32, u32); 2]);
+/// A filter's key, area and cell entry, the rows its key marks (row, flag; flag 0:
+/// none) and its names' signature, as the cell index's build finds them on all cores.
+type Keyed = (u32, Area, CellEntry, [(u32, u32); 2], [u32; 3]);
 
 impl CellIndex {
     /// Builds the cell index of `subs` at their current areas on `dev` (see the module's
@@ -688,7 +722,7 @@ impl CellIndex {
         opts: CellOptions,
     ) -> Result<CellIndex, EngineError> {
         let n = subs.filter_count();
-        if n >= IMPLIED as usize || subs.len() >= u32::MAX as usize {
+        if n >= RECT as usize || subs.len() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(n.max(subs.len())));
         }
         for (_, _, f) in subs.filters() {
@@ -755,6 +789,7 @@ impl CellIndex {
             (!rs.is_empty()).then(|| pair_of(rs)).into_iter()
         });
         // Each filter's key and entry (on all cores), and the rows its key marks.
+        let filter_area: Vec<Area> = subs.filters().map(|(_, _, f)| f.area).collect();
         let keyed: Vec<Keyed> = filter_rows
             .par_iter()
             .enumerate()
@@ -780,20 +815,9 @@ impl CellIndex {
                     sig[w] |= bit;
                 }
                 let implied = if cons(f).is_empty() { IMPLIED } else { 0 };
-                let (pos, sq) = (tables.fpos[f], tables.sq_dist[f]);
-                let area = Area {
-                    center: crate::model::Location { x: pos.x, y: pos.y },
-                    sq_radius: sq,
-                };
-                let entry = CellEntry {
-                    filter: f as u32 | implied,
-                    sub: tables.filter_sub[f],
-                    x: pos.x,
-                    y: pos.y,
-                    sq,
-                    sig,
-                };
-                (k, area, entry, marks)
+                let area = filter_area[f];
+                let entry = entry(f as u32 | implied, tables.filter_sub[f], &area, sig);
+                (k, area, entry, marks, sig)
             })
             .collect();
         drop(filter_rows);
@@ -801,17 +825,20 @@ impl CellIndex {
         let mut key = Vec::with_capacity(n);
         let mut area = Vec::with_capacity(n);
         let mut proto = Vec::with_capacity(n);
-        for (k, a, entry, marks) in keyed {
+        let mut sigs = Vec::with_capacity(n);
+        for (k, a, entry, marks, sig) in keyed {
             // (A key of no rows marks none: flag 0.)
             for (r, flag) in marks.into_iter().filter(|m| m.1 != 0) {
                 row_flags[r as usize] |= flag;
             }
             key.push(k);
             area.push(a);
+            sigs.push(sig);
             proto.push(entry);
         }
         let geo = geometry(&area);
-        let mirror = Self::cells(&geo, &key, &proto);
+        let has_rects = area.iter().any(Area::is_rect);
+        let mirror = Self::cells(&geo, &key, &proto, &area);
         let d = DevTables {
             heads: upload(&dev, &mirror.heads)?,
             dir: upload(&dev, &mirror.dir)?,
@@ -828,6 +855,8 @@ impl CellIndex {
             key,
             area,
             proto,
+            sig: sigs,
+            has_rects,
             row_flags,
             mirror,
             changes: Changes::default(),
@@ -848,12 +877,12 @@ impl CellIndex {
     /// The cells of the filters at their entries' circles, on all cores: the (cell, key,
     /// filter) triples of every filter's cells sorted, then each cell laid out from its
     /// run of them (sorted by key, then filter), with room.
-    fn cells(geo: &CellGeometry, key: &[u32], proto: &[CellEntry]) -> Mirror {
+    fn cells(geo: &CellGeometry, key: &[u32], proto: &[CellEntry], area: &[Area]) -> Mirror {
         let n_cells = (geo.nx * geo.ny) as usize;
         let mut triples: Vec<(u64, u32)> = (0..proto.len())
             .into_par_iter()
             .flat_map_iter(|f| {
-                cells_of(geo, &circle(&proto[f]))
+                cells_of(geo, &area[f])
                     .map(move |c| (u64::from(c) << 32 | u64::from(key[f]), f as u32))
             })
             .collect();
@@ -918,7 +947,8 @@ impl CellIndex {
             self.remove(c as usize, f as u32);
         }
         let p = &mut self.proto[f];
-        (p.x, p.y, p.sq) = (u.area.center.x, u.area.center.y, u.area.sq_radius);
+        *p = entry(p.filter, p.sub, &u.area, self.sig[f]);
+        self.has_rects |= u.area.is_rect();
         let entry = *p;
         for c in cells_of(&self.geo, &u.area) {
             self.add(c as usize, entry);
@@ -948,8 +978,8 @@ impl CellIndex {
             // A key's sorted entries are in filter order (tombstones stay in place):
             // a binary search, where a dense cell of the Zipf space files thousands of
             // filters under one key.
-            let j = lo + m.entries[lo..hi].partition_point(|e| e.filter & !IMPLIED < f);
-            if j < hi && m.entries[j].filter & !IMPLIED == f && m.entries[j].sq != TOMBSTONE {
+            let j = lo + m.entries[lo..hi].partition_point(|e| e.filter & !FLAGS < f);
+            if j < hi && m.entries[j].filter & !FLAGS == f && !dead(&m.entries[j]) {
                 m.entries[j].sq = TOMBSTONE;
                 m.dead[c] += 1;
                 self.changes.entries.push(j as u32);
@@ -959,7 +989,7 @@ impl CellIndex {
         }
         let first = (h.entries + h.main) as usize;
         let last = first + h.extra as usize;
-        if let Some(j) = (first..last).find(|&j| m.entries[j].filter & !IMPLIED == f) {
+        if let Some(j) = (first..last).find(|&j| m.entries[j].filter & !FLAGS == f) {
             m.entries[j] = m.entries[last - 1];
             m.heads[c].extra -= 1;
             self.changes.entries.push(j as u32);
@@ -1838,9 +1868,17 @@ mod tests {
             .collect();
         let geo = geometry(&areas);
         let far = Area::circle(1e6, -1e6, 3.0).unwrap();
-        for a in areas.iter().chain([&far]) {
+        let rects = [
+            Area::rect(-3.0, 1000.5, 20.0, 1000.5).unwrap(),
+            Area::rect(7.25, 1001.0, 7.25, 1030.0).unwrap(),
+            Area::rect(-1e6, -1e6, 1e6, 1e6).unwrap(),
+            Area::rect(5e5, 5e5, 5e5 + 2.0, 5e5 + 1.0).unwrap(),
+        ];
+        for a in areas.iter().chain([&far]).chain(&rects) {
             let cells: Vec<u32> = cells_of(&geo, a).collect();
-            let r = a.sq_radius.sqrt();
+            let [x0, y0, x1, y1] = a.bounds();
+            let (cx, cy) = a.center();
+            let r = ((x1 - x0).max(y1 - y0) / 2.0 * 1.01) as f32;
             for k in 0..400 {
                 // Points on a fine lattice over the area's box, and its border.
                 let (u, v) = (
@@ -1848,8 +1886,8 @@ mod tests {
                     (k / 20) as f32 / 19.0 * 2.0 - 1.0,
                 );
                 let p = Location {
-                    x: a.center.x + u * r,
-                    y: a.center.y + v * r,
+                    x: cx as f32 + u * r,
+                    y: cy as f32 + v * r,
                 };
                 if a.contains(p) {
                     assert!(cells.contains(&geo.cell_of(p.x, p.y)), "{p:?} in {a:?}");
@@ -1858,18 +1896,40 @@ mod tests {
         }
     }
 
+    /// A rectangle is filed in the cells of its own extent, not of its enclosing
+    /// circle: a thin one in one or two rows of cells.
+    #[test]
+    fn a_rectangle_is_filed_by_its_extent() {
+        let areas: Vec<Area> = (0..5000)
+            .map(|i| Area::circle(f64::from(i % 100), f64::from(i / 100) * 2.0, 0.5).unwrap())
+            .collect();
+        let geo = geometry(&areas);
+        let side = 1.0 / geo.inv;
+        let thin = Area::rect(10.0, 50.0, 60.0, 50.25).unwrap();
+        let n = cells_of(&geo, &thin).count() as f64;
+        let extent = (50.0 / side + 2.0) * (0.25 / side + 2.0);
+        assert!(n <= extent, "{n} cells, extent {extent}");
+        let circle = Area::circle(35.0, 50.125, 25.001).unwrap();
+        assert!(cells_of(&geo, &circle).count() as f64 > 10.0 * n);
+    }
+
     /// The build's cells as the sequential build laid them out: each filter pushed into
     /// its cells' lists in filter order, each list sorted by key then filter, the cells
     /// written one after another (the tables, their room and every head).
-    fn sequential_cells(geo: &CellGeometry, key: &[u32], proto: &[CellEntry]) -> Mirror {
+    fn sequential_cells(
+        geo: &CellGeometry,
+        key: &[u32],
+        proto: &[CellEntry],
+        area: &[Area],
+    ) -> Mirror {
         let mut per_cell: Vec<Vec<(u32, CellEntry)>> = vec![Vec::new(); (geo.nx * geo.ny) as usize];
         for (f, p) in proto.iter().enumerate() {
-            for c in cells_of(geo, &circle(p)) {
+            for c in cells_of(geo, &area[f]) {
                 per_cell[c as usize].push((key[f], *p));
             }
         }
         for items in &mut per_cell {
-            items.sort_unstable_by_key(|&(k, en)| (k, en.filter & !IMPLIED));
+            items.sort_unstable_by_key(|&(k, en)| (k, en.filter & !FLAGS));
         }
         let keys_of = |items: &[(u32, CellEntry)]| {
             items
@@ -1926,7 +1986,10 @@ mod tests {
             });
             let g = g.unwrap();
             assert!(g.geo.nx * g.geo.ny > 2 * 1024, "several parts of cells");
-            assert_eq!(g.mirror, sequential_cells(&g.geo, &g.key, &g.proto));
+            assert_eq!(
+                g.mirror,
+                sequential_cells(&g.geo, &g.key, &g.proto, &g.area)
+            );
         }
     }
 

@@ -17,6 +17,13 @@
 //! one copy brings both back; the ids come back in `atomicAdd` order and the engine
 //! sorts them; filters without content constraints are completed by `Loc`.
 //!
+//! Rectangles (beyond the paper): a rectangular area is its low corner in `FPos`, a
+//! negative `SqDist` and its high corner in `AreaHi` ([`crate::layout`]), which every
+//! kernel reads only for a rectangle and every move path writes; `AreaHi` is allocated
+//! at the first rectangle (a set of circles uses no more device memory than before). The
+//! grid mode files a rectangle by its enclosing circle ([`crate::layout::enclosing`]) and
+//! tests it exactly.
+//!
 //! Area moves: [`Engine::move_area_by_copies`] is the paper's (two copies);
 //! [`Engine::move_area`] carries the update in a launch's arguments instead (no copy,
 //! no wait).
@@ -188,6 +195,7 @@ macro_rules! filters {
             bf: $engine.bf.dev_ptr(),
             fpos: $engine.fpos.dev_ptr(),
             sq_dist: $engine.sq_dist.dev_ptr(),
+            area_hi: $engine.area_hi.dev_ptr(),
             areas: $areas.map_or(DevPtr::null(), |a: &Buffer<PackedArea>| a.dev_ptr()),
             fcons_start: $fmajor.fcons_start.dev_ptr(),
             fcons: $fmajor.fcons.dev_ptr(),
@@ -230,6 +238,10 @@ pub struct Engine {
     // Fig. 2a, persistent.
     fpos: Buffer<Float2>,
     sq_dist: Buffer<f32>,
+    /// `AreaHi` (beyond the paper: rectangles' high corners): one unread word until the
+    /// first rectangle, then one per filter ([`Engine::ensure_area_hi`]), so that
+    /// circles cost no device memory more.
+    area_hi: Buffer<Float2>,
     bf: Arc<Buffer<u32>>,
     size_f: Buffer<u32>,
     filter_sub: Arc<Buffer<u32>>,
@@ -376,6 +388,11 @@ impl Engine {
         let e = Engine {
             fpos: upload(&dev, &tables.fpos)?,
             sq_dist: upload(&dev, &tables.sq_dist)?,
+            area_hi: if tables.sq_dist.iter().any(|&q| q < 0.0) {
+                upload(&dev, &tables.area_hi)?
+            } else {
+                upload(&dev, &[])?
+            },
             bf: Arc::new(upload(&dev, &tables.bf)?),
             size_f: upload(&dev, &tables.size_f)?,
             filter_sub: Arc::new(upload(&dev, &tables.filter_sub)?),
@@ -509,7 +526,8 @@ impl Engine {
     /// (Re)builds the grid index from the current areas and uploads it.
     fn build_grid(&mut self) -> Result<(), EngineError> {
         self.ensure_filter_major()?;
-        let grid = Grid::build(&self.tables.fpos, &self.tables.sq_dist);
+        let t = &self.tables;
+        let grid = Grid::build(&t.fpos, &t.sq_dist, &t.area_hi);
         let end = grid.cell_filters.len();
         let capacity = end + (self.n as usize / 16).max(4096);
         let mut cell_filters = self.dev.alloc(capacity)?;
@@ -619,6 +637,7 @@ impl Engine {
             &self.bf,
             &self.fpos,
             &self.sq_dist,
+            &self.area_hi,
             &self.size_f,
             &self.filter_sub,
             &self.fcount,
@@ -1055,11 +1074,12 @@ impl Engine {
         if u.filter.0 >= self.n {
             return Err(ModelError::NoSuchFilter(u.filter.0, self.n as usize).into());
         }
-        let c = u.area.center;
+        let (pos, sq_dist, hi) = crate::layout::device_area(&u.area);
         Ok(AreaMove {
             filter: u.filter.0,
-            pos: Float2 { x: c.x, y: c.y },
-            sq_dist: u.area.sq_radius,
+            pos,
+            sq_dist,
+            hi,
         })
     }
 
@@ -1096,6 +1116,7 @@ impl Engine {
     /// ```
     pub fn move_area(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
         let m = self.area_move(u)?;
+        self.ensure_area_hi(&[m])?;
         if self.persistent {
             return self.move_area_persistent(m);
         }
@@ -1109,8 +1130,11 @@ impl Engine {
             m.pos.x,
             m.pos.y,
             m.sq_dist,
+            m.hi.x,
+            m.hi.y,
             &self.fpos,
             &self.sq_dist,
+            &self.area_hi,
         )?;
         self.keep_tables(&m)
     }
@@ -1121,6 +1145,7 @@ impl Engine {
     /// (of the packed `Areas` record).
     pub fn move_area_by_copies(&mut self, u: &AreaUpdate) -> Result<(), EngineError> {
         let m = self.area_move(u)?;
+        self.ensure_area_hi(&[m])?;
         if self.persistent {
             return self.move_area_persistent(m);
         }
@@ -1131,6 +1156,11 @@ impl Engine {
             .write(&mut self.fpos, m.filter as usize, &[m.pos])?;
         self.dev
             .write(&mut self.sq_dist, m.filter as usize, &[m.sq_dist])?;
+        if m.sq_dist < 0.0 {
+            // A rectangle: its high corner too (a third copy).
+            self.dev
+                .write(&mut self.area_hi, m.filter as usize, &[m.hi])?;
+        }
         self.keep_tables(&m)
     }
 
@@ -1147,6 +1177,11 @@ impl Engine {
         };
         self.dev.write(&mut l.areas, m.filter as usize, &[rec])?;
         l.stale = true;
+        if m.sq_dist < 0.0 {
+            // A rectangle: its high corner too (`AreaHi` is always current).
+            self.dev
+                .write(&mut self.area_hi, m.filter as usize, &[m.hi])?;
+        }
         self.keep_tables(&m)
     }
 
@@ -1171,6 +1206,7 @@ impl Engine {
         if moves.is_empty() {
             return Ok(());
         }
+        self.ensure_area_hi(&moves)?;
         if self.persistent {
             for m in moves {
                 self.move_area_persistent(m)?;
@@ -1193,6 +1229,7 @@ impl Engine {
                 &l.areas,
                 &self.fpos,
                 &self.sq_dist,
+                &self.area_hi,
             )?;
             for m in &moves {
                 self.keep_tables(m)?;
@@ -1206,6 +1243,7 @@ impl Engine {
             &*buf,
             &self.fpos,
             &self.sq_dist,
+            &self.area_hi,
         )?;
         for m in &moves {
             self.keep_tables(m)?;
@@ -1218,7 +1256,18 @@ impl Engine {
     fn keep_tables(&mut self, m: &AreaMove) -> Result<(), EngineError> {
         self.tables.fpos[m.filter as usize] = m.pos;
         self.tables.sq_dist[m.filter as usize] = m.sq_dist;
+        self.tables.area_hi[m.filter as usize] = m.hi;
         self.regrid(m)
+    }
+
+    /// Before moves `ms`: when one makes a rectangle and `AreaHi` is still the one
+    /// unread word, `AreaHi` of every filter (from the host tables; a persistent kernel
+    /// keeps its own copy).
+    fn ensure_area_hi(&mut self, ms: &[AreaMove]) -> Result<(), EngineError> {
+        if self.area_hi.len() < self.n as usize && ms.iter().any(|m| m.sq_dist < 0.0) {
+            self.area_hi = upload(&self.dev, &self.tables.area_hi)?;
+        }
+        Ok(())
     }
 
     /// Grid mode: a filter moved out of its cell (or grown past the cell size) joins the
@@ -1228,7 +1277,7 @@ impl Engine {
             return Ok(());
         };
         let f = m.filter as usize;
-        if g.grid.home[f] == Grid::OUTSIDE || g.grid.still_fits(f, m.pos, m.sq_dist) {
+        if g.grid.home[f] == Grid::OUTSIDE || g.grid.still_fits(f, m.pos, m.sq_dist, m.hi) {
             return Ok(());
         }
         if g.end == g.cell_filters.len() {
@@ -1330,6 +1379,11 @@ impl Engine {
         if !t.fpos.is_empty() {
             self.dev.write(&mut self.fpos, 0, &t.fpos)?;
             self.dev.write(&mut self.sq_dist, 0, &t.sq_dist)?;
+            if self.area_hi.len() == t.area_hi.len() {
+                self.dev.write(&mut self.area_hi, 0, &t.area_hi)?;
+            } else if t.sq_dist.iter().any(|&q| q < 0.0) {
+                self.area_hi = upload(&self.dev, &t.area_hi)?;
+            }
         }
         if let Some(l) = self.latency.as_mut() {
             let packed = Self::packed_areas(t);
@@ -1387,6 +1441,7 @@ impl Engine {
         };
         let ring = Ring::new(dev, rc)?;
         let areas = upload(dev, &Self::packed_areas(&self.tables))?;
+        let area_hi = upload(dev, &self.tables.area_hi)?;
         let off: Vec<u32> = self.off.iter().map(|&o| o as u32).collect();
         let subs_off = upload(dev, &off)?;
         let subs_seq = dev.alloc::<u32>(k.max(1))?;
@@ -1425,6 +1480,7 @@ impl Engine {
             self.k,
             &self.bf,
             areas,
+            area_hi,
             &fm.fcons_start,
             &fm.fcons,
             &self.cstrings,
@@ -1455,12 +1511,13 @@ impl Engine {
         let f = m.filter as usize;
         let mut slot = u32::MAX;
         if let Some(g) = self.grid.as_mut() {
-            if g.grid.home[f] != Grid::OUTSIDE && !g.grid.still_fits(f, m.pos, m.sq_dist) {
+            if g.grid.home[f] != Grid::OUTSIDE && !g.grid.still_fits(f, m.pos, m.sq_dist, m.hi) {
                 if g.end == g.cell_filters.len() {
                     self.drain(None, None)?;
                     self.stop_persistent()?;
                     self.tables.fpos[f] = m.pos;
                     self.tables.sq_dist[f] = m.sq_dist;
+                    self.tables.area_hi[f] = m.hi;
                     self.areas_behind = true;
                     return self.build_grid();
                 }
@@ -1470,12 +1527,20 @@ impl Engine {
             }
         }
         let xy = m.pos.x.to_bits() as u64 | (m.pos.y.to_bits() as u64) << 32;
+        let hxy = m.hi.x.to_bits() as u64 | (m.hi.y.to_bits() as u64) << 32;
         self.submit_update(
             clcb_kernels::PERSIST_AREA,
-            &[m.filter as u64, xy, m.sq_dist.to_bits() as u64, slot as u64],
+            &[
+                m.filter as u64,
+                xy,
+                m.sq_dist.to_bits() as u64,
+                slot as u64,
+                hxy,
+            ],
         )?;
         self.tables.fpos[f] = m.pos;
         self.tables.sq_dist[f] = m.sq_dist;
+        self.tables.area_hi[f] = m.hi;
         self.areas_behind = true;
         Ok(())
     }

@@ -4,6 +4,8 @@
 //! - subscriptions, one filter per line:
 //!   `{"subscription": 7, "filter": [["n1", "=", "a"]], "area": [x, y, r]}`
 //!   (lines with the same `subscription` form one subscription, filters in file order);
+//!   `area` is a circle `[x, y, r]` (three numbers) or an axis-aligned rectangle
+//!   `[x_min, y_min, x_max, y_max]` (four numbers, borders included);
 //! - events, one per line: `{"loc": [x, y], "attrs": {"n1": "a"}}` (`attrs` may be left
 //!   out: an event of location only).
 //!
@@ -153,6 +155,54 @@ fn numbers(v: &serde_json::Value, key: &str, n: usize, shape: &str) -> Result<Ve
         .collect()
 }
 
+/// The area of `[x, y, r]` (a circle) or `[x_min, y_min, x_max, y_max]` (a rectangle).
+fn area_of(v: &[f64]) -> Result<Area, crate::model::ModelError> {
+    match *v {
+        [x0, y0, x1, y1] => Area::rect(x0, y0, x1, y1),
+        [x, y, r] => Area::circle(x, y, r),
+        _ => unreachable!("callers pass three or four numbers"),
+    }
+}
+
+/// Three or four numbers (an `area`), read without allocating: the numbers, how many.
+struct AreaNums([f64; 4], usize);
+
+impl AreaNums {
+    fn get(&self) -> &[f64] {
+        &self.0[..self.1]
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for AreaNums {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = AreaNums;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("three or four numbers")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<AreaNums, A::Error> {
+                let mut out = AreaNums([0.0; 4], 0);
+                while let Some(x) = seq.next_element::<f64>()? {
+                    if out.1 == 4 {
+                        return Err(ccm::io::refuse());
+                    }
+                    out.0[out.1] = x;
+                    out.1 += 1;
+                }
+                if out.1 < 3 {
+                    return Err(ccm::io::refuse());
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
 /// Parses one subscriptions line.
 pub fn subscription_from_line(line: &str) -> Result<Subscription, LineError> {
     match fast_subscription(line) {
@@ -213,8 +263,12 @@ fn slow_subscription(line: &str) -> Result<Subscription, LineError> {
         );
     }
     let area = area.ok_or_else(|| plain("missing key `area`".into()))?;
-    let xyr = numbers(&area, "area", 3, "[x, y, radius], three numbers").map_err(plain)?;
-    let area = Area::circle(xyr[0], xyr[1], xyr[2]).map_err(|e| plain(format!("`area`: {e}")))?;
+    let shape = "[x, y, radius] or [x_min, y_min, x_max, y_max]";
+    let n = area
+        .as_array()
+        .map_or(3, |a| if a.len() == 4 { 4 } else { 3 });
+    let v = numbers(&area, "area", n, shape).map_err(plain)?;
+    let area = area_of(&v).map_err(|e| plain(format!("`area`: {e}")))?;
     let f = Filter::new(constraints, area).map_err(|e| plain(e.to_string()))?;
     Ok(Subscription {
         id: SubscriptionId(id),
@@ -250,12 +304,11 @@ impl<'de> serde::Deserialize<'de> for FastSub {
                         "filter" if filter.is_none() => {
                             filter = Some(map.next_value::<ccm::io::FastFilter>()?.0)
                         }
-                        "area" if area.is_none() => area = Some(map.next_value::<[f64; 3]>()?),
+                        "area" if area.is_none() => area = Some(map.next_value::<AreaNums>()?),
                         _ => return Err(refuse()),
                     }
                 }
-                let [x, y, r] = area.ok_or_else(refuse)?;
-                let area = Area::circle(x, y, r).map_err(|_| refuse())?;
+                let area = area_of(area.ok_or_else(refuse)?.get()).map_err(|_| refuse())?;
                 let f = Filter::new(filter.ok_or_else(refuse)?, area).map_err(|_| refuse())?;
                 Ok(FastSub(Subscription {
                     id: SubscriptionId(id.ok_or_else(refuse)?),
@@ -565,7 +618,10 @@ pub fn write_subscriptions(
             let line = serde_json::json!({
                 "subscription": s.id.0,
                 "filter": filter,
-                "area": [a.center.x, a.center.y, a.radius()],
+                "area": match a {
+                    Area::Circle { center, .. } => serde_json::json!([center.x, center.y, a.radius()]),
+                    Area::Rect { lo, hi } => serde_json::json!([lo.x, lo.y, hi.x, hi.y]),
+                },
             });
             writeln!(w, "{line}")?;
         }
@@ -613,8 +669,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s[0].id, SubscriptionId(7));
-        assert_eq!(s[0].filters[0].area.sq_radius, 9.0);
+        assert_eq!(s[0].filters[0].area, Area::circle(1.0, 2.0, 3.0).unwrap());
         assert_eq!(s[0].filters[0].constraints[0].value, Value::Str("a".into()));
+        let r =
+            subs("{\"subscription\": 7, \"filter\": [], \"area\": [10, 20, 60, 25]}\n").unwrap();
+        assert_eq!(
+            r[0].filters[0].area,
+            Area::rect(10.0, 20.0, 60.0, 25.0).unwrap()
+        );
         let e = events("{\"loc\": [1.5, 2], \"attrs\": {\"n1\": \"a\", \"n2\": 3}}\n").unwrap();
         assert_eq!(e[0].loc, Location { x: 1.5, y: 2.0 });
         assert_eq!(e[0].content.get("n2"), Some(&Value::Int(3)));
@@ -637,6 +699,7 @@ mod tests {
         let odd = [
             r#"{"subscription": 1, "filter": [], "area": [1, 2.5, 3]}"#,
             r#" {"area": [0, 0, 1e2], "subscription": 4294967295, "filter": [["a", "prefix", "x\"y"]]} "#,
+            r#"{"subscription": 2, "filter": [["k", "=", "v"]], "area": [-1, 2.5, 3, 2.5]}"#,
         ];
         lines.extend(odd);
         for line in &lines {
@@ -650,6 +713,9 @@ mod tests {
             r#"{"subscription": 1, "filter": [["a", "<", "s"]], "area": [1, 2, 3]}"#,
             r#"{"subscription": 1, "filter": [], "area": [1, 2, -3]}"#,
             r#"{"subscription": 1, "filter": [], "area": [1, 2]}"#,
+            r#"{"subscription": 1, "filter": [], "area": [3, 2, 1, 4]}"#,
+            r#"{"subscription": 1, "filter": [], "area": [1, 2, 3, 4, 5]}"#,
+            r#"{"subscription": 1, "filter": [], "area": [1, 2, 3, 1e300]}"#,
             r#"{"subscription": 1, "filter": []}"#,
         ] {
             assert!(fast_subscription(line).is_none(), "{line}");
@@ -735,6 +801,10 @@ mod tests {
             (
                 "{\"subscription\": 1, \"filter\": [[\"a\", \"~\", 1]], \"area\": [0,0,1]}".into(),
                 "unknown operator `~`",
+            ),
+            (
+                "{\"subscription\": 1, \"filter\": [], \"area\": [3,0,1,1]}".into(),
+                "s.jsonl:1: `area`: rectangle [3.0, 0.0, 1.0, 1.0] is inverted",
             ),
             (
                 "{\"subscription\": 1, \"filter\": [], \"area\": [0,0,-1]}".into(),
@@ -834,7 +904,8 @@ mod tests {
 
     #[test]
     fn written_files_read_back_equal() {
-        let text = "{\"subscription\":3,\"filter\":[[\"t\",\">=\",2.5],[\"s\",\"prefix\",\"ab\"]],\"area\":[1.0,2.0,4.0]}\n";
+        let text = "{\"subscription\":3,\"filter\":[[\"t\",\">=\",2.5],[\"s\",\"prefix\",\"ab\"]],\"area\":[1.0,2.0,4.0]}\n\
+                    {\"subscription\":3,\"filter\":[],\"area\":[-0.1,2.0,4.5,2.0]}\n";
         let s = subs(text).unwrap();
         let mut out = Vec::new();
         write_subscriptions(&mut out, &s).unwrap();

@@ -3,8 +3,11 @@
 //! streams", ICDE 2018) and the other spatio-textual publish-subscribe indexes are
 //! measured, in CLCB's model.
 //!
-//! A subscription is one filter: a circular region covering [`KeywordParams::area_percent`]
-//! of a square world (centre uniform) and 1-3 distinct keywords; an event is a point
+//! A subscription is one filter: a region covering [`KeywordParams::area_percent`]
+//! of a square world (centre uniform) and 1-3 distinct keywords; the region is a circle,
+//! or, with [`Region::Rect`], an axis-aligned rectangle of the same area whose aspect
+//! ratio (width / height) is drawn log-uniform in `[1/a, a]` (FAST's range queries are
+//! rectangles); an event is a point
 //! (uniform) and 3-8 distinct keywords. Keywords are drawn from a vocabulary of
 //! [`KeywordParams::vocabulary`] words with Zipf frequencies (exponent 1). A filter
 //! matches when the event's point is in its region and the event carries each of its
@@ -49,6 +52,18 @@ pub struct KeywordParams {
     pub keywords_per_event: (usize, usize),
     /// Side of the square world (10 000 length units, as [`crate::workload::Params`]).
     pub world_side: f64,
+    /// The regions' shape (circles).
+    pub region: Region,
+}
+
+/// The shape of the keyword workload's regions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Region {
+    /// Circles of radius [`KeywordWorkload::radius`].
+    Circle,
+    /// Rectangles of the circles' area, aspect ratio log-uniform in
+    /// `[1 / max_aspect, max_aspect]`.
+    Rect { max_aspect: f64 },
 }
 
 impl Default for KeywordParams {
@@ -62,6 +77,7 @@ impl Default for KeywordParams {
             keywords_per_filter: (1, 3),
             keywords_per_event: (3, 8),
             world_side: 10_000.0,
+            region: Region::Circle,
         }
     }
 }
@@ -139,9 +155,32 @@ impl KeywordWorkload {
             })
             .collect();
         let r = self.radius() as f32;
-        let area = Area {
-            center: self.point(&mut rng),
-            sq_radius: r * r,
+        let center = self.point(&mut rng);
+        let area = match self.params.region {
+            Region::Circle => Area::circle_sq(center, r * r),
+            Region::Rect { max_aspect } => {
+                // Width w and height h of area A = w * h, w / h = aspect (f64, then each
+                // corner rounded to f32: monotone, so lo <= hi).
+                let a = self.params.world_side.powi(2) * self.params.area_percent / 100.0;
+                let l = max_aspect.max(1.0).ln();
+                let aspect = if l > 0.0 {
+                    rng.gen_range(-l..=l).exp()
+                } else {
+                    1.0
+                };
+                let (hw, hh) = ((a * aspect).sqrt() / 2.0, (a / aspect).sqrt() / 2.0);
+                let (x, y) = (f64::from(center.x), f64::from(center.y));
+                Area::Rect {
+                    lo: Location {
+                        x: (x - hw) as f32,
+                        y: (y - hh) as f32,
+                    },
+                    hi: Location {
+                        x: (x + hw) as f32,
+                        y: (y + hh) as f32,
+                    },
+                }
+            }
         };
         Subscription {
             id: SubscriptionId(i as u32),
@@ -238,5 +277,38 @@ mod tests {
             5,
         );
         assert_eq!(w.event_batch().to_events(), w.events());
+    }
+
+    #[test]
+    fn rectangles_cover_the_circles_area_with_bounded_aspect() {
+        let params = KeywordParams {
+            subscriptions: 2000,
+            events: 0,
+            area_percent: 1.0,
+            ..KeywordParams::default()
+        };
+        let circles = KeywordWorkload::new(params.clone(), 3);
+        let rects = KeywordWorkload::new(
+            KeywordParams {
+                region: Region::Rect { max_aspect: 4.0 },
+                ..params
+            },
+            3,
+        );
+        let (mut wide, mut tall) = (0, 0);
+        for i in 0..2000 {
+            let (c, r) = (circles.subscription(i), rects.subscription(i));
+            // Same keywords and centres (the rectangle's drawn after them).
+            assert_eq!(c.filters[0].constraints, r.filters[0].constraints);
+            let [x0, y0, x1, y1] = r.filters[0].area.bounds();
+            let (cx, cy) = c.filters[0].area.center();
+            assert!(((x0 + x1) / 2.0 - cx).abs() < 1e-3 && ((y0 + y1) / 2.0 - cy).abs() < 1e-3);
+            let (w, h) = (x1 - x0, y1 - y0);
+            assert!((w * h / 1e6 - 1.0).abs() < 1e-3, "area {}", w * h);
+            assert!((0.2499..=4.0001).contains(&(w / h)), "aspect {}", w / h);
+            wide += usize::from(w > 2.0 * h);
+            tall += usize::from(h > 2.0 * w);
+        }
+        assert!(wide > 200 && tall > 200, "{wide} wide, {tall} tall");
     }
 }

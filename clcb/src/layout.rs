@@ -3,7 +3,10 @@
 //! Per filter (index = [`FilterId`](crate::model::FilterId), contiguous so that thread
 //! `id` of the `Loc` kernel reads element `id` of each, coalesced):
 //! - `FPos` (`float2`) and `SqDist` (`f32`): the area, kept apart so that a move copies
-//!   8 + 4 bytes and nothing else;
+//!   8 + 4 bytes and nothing else; beyond the paper, a rectangle is its low corner in
+//!   `FPos`, a negative `SqDist` ([`clcb_kernels::RECT_SQ`]: the circle's test holds no
+//!   point) and its high corner in `AreaHi` (`float2`, read only for rectangles;
+//!   [`device_area`]);
 //! - `BF`: a 32-bit Bloom filter of the filter's constraint names (one bit per name, the
 //!   bit chosen by hashing the name's row, [`bloom_bit`]);
 //! - `SizeF` and the subscription index (CCM's `Filters` table, `InterfaceId` column
@@ -27,7 +30,7 @@
 //! arena), on all cores.
 
 use crate::batch::{translate, EventBatch, UNKNOWN};
-use crate::model::{Event, Filter, Subscriptions, Value};
+use crate::model::{Area, Event, Filter, Subscriptions, Value};
 use ccm::batch::TY_STR;
 use ccm::hash::ShortKeyMap;
 use clcb_kernels::{
@@ -86,6 +89,26 @@ fn encode_value(v: &Value, pool: &mut Vec<u8>, base: usize) -> (u32, u64) {
     }
 }
 
+/// An area as the device tables hold it: `FPos`, `SqDist` and `AreaHi` (see the
+/// module's docs).
+pub fn device_area(a: &Area) -> (Float2, f32, Float2) {
+    match *a {
+        Area::Circle { center, sq_radius } => (
+            Float2 {
+                x: center.x,
+                y: center.y,
+            },
+            sq_radius,
+            Float2::default(),
+        ),
+        Area::Rect { lo, hi } => (
+            Float2 { x: lo.x, y: lo.y },
+            clcb_kernels::RECT_SQ,
+            Float2 { x: hi.x, y: hi.y },
+        ),
+    }
+}
+
 /// The host copy of every persistent device table of Fig. 2a.
 #[derive(Clone, Debug, Default)]
 pub struct Tables {
@@ -98,6 +121,8 @@ pub struct Tables {
     pub subscriptions: usize,
     pub fpos: Vec<Float2>,
     pub sq_dist: Vec<f32>,
+    /// `AreaHi`: a rectangle's high corner (zero for a circle).
+    pub area_hi: Vec<Float2>,
     pub bf: Vec<u32>,
     pub size_f: Vec<u32>,
     /// Subscription index of each filter.
@@ -154,14 +179,13 @@ impl Tables {
         let rows = t.names.len();
         // Per filter: area, counts, subscription; its constraints and Bloom filter, in
         // parts of consecutive filters.
-        t.fpos = filters
+        let areas: Vec<(Float2, f32, Float2)> = filters
             .par_iter()
-            .map(|(_, f)| Float2 {
-                x: f.area.center.x,
-                y: f.area.center.y,
-            })
+            .map(|(_, f)| device_area(&f.area))
             .collect();
-        t.sq_dist = filters.par_iter().map(|(_, f)| f.area.sq_radius).collect();
+        t.fpos = areas.iter().map(|a| a.0).collect();
+        t.sq_dist = areas.iter().map(|a| a.1).collect();
+        t.area_hi = areas.iter().map(|a| a.2).collect();
         t.size_f = filters
             .par_iter()
             .map(|(_, f)| f.constraints.len() as u32)
@@ -516,6 +540,31 @@ impl Tables {
     }
 }
 
+/// The circle that [`Grid`] files an area by: a circle itself; a rectangle (`SqDist`
+/// negative, `AreaHi` = `hi`) its centre, rounded to `f32`, and the square of its
+/// distance to the farthest corner, computed in `f64` and widened by a relative 2^-20
+/// (the grid keeps its own margin for the `f32` tests on top).
+pub fn enclosing(pos: Float2, sq: f32, hi: Float2) -> (Float2, f32) {
+    if sq >= 0.0 {
+        return (pos, sq);
+    }
+    let (x0, y0, x1, y1) = (
+        f64::from(pos.x),
+        f64::from(pos.y),
+        f64::from(hi.x),
+        f64::from(hi.y),
+    );
+    let c = Float2 {
+        x: ((x0 + x1) / 2.0) as f32,
+        y: ((y0 + y1) / 2.0) as f32,
+    };
+    let (cx, cy) = (f64::from(c.x), f64::from(c.y));
+    let dx = (cx - x0).abs().max((x1 - cx).abs());
+    let dy = (cy - y0).abs().max((y1 - cy).abs());
+    let r2 = (dx * dx + dy * dy) * (1.0 + 1e-6);
+    (c, (r2 as f32).min(f32::MAX))
+}
+
 /// Beyond the paper: a uniform grid over the filters' centres, so that an event needs to
 /// look only at the filters of the 3x3 cells around it (plus a short list of filters
 /// kept outside the grid).
@@ -550,8 +599,15 @@ impl Grid {
     /// Most cells per side.
     pub const MAX_SIDE: u32 = 1024;
 
-    /// Builds the grid of the filters at `fpos` with squared radii `sq_dist`.
-    pub fn build(fpos: &[Float2], sq_dist: &[f32]) -> Grid {
+    /// Builds the grid of the filters at `fpos` with squared radii `sq_dist` (a
+    /// rectangle, `AreaHi` in `area_hi`, by its enclosing circle, [`enclosing`]).
+    pub fn build(fpos: &[Float2], sq_dist: &[f32], area_hi: &[Float2]) -> Grid {
+        let circles: Vec<(Float2, f32)> = (0..fpos.len())
+            .map(|f| enclosing(fpos[f], sq_dist[f], area_hi[f]))
+            .collect();
+        let fpos: Vec<Float2> = circles.iter().map(|c| c.0).collect();
+        let sq_dist: Vec<f32> = circles.iter().map(|c| c.1).collect();
+        let (fpos, sq_dist) = (&fpos[..], &sq_dist[..]);
         let n = fpos.len();
         if n == 0 {
             return Grid {
@@ -630,9 +686,10 @@ impl Grid {
         c(y, 1) * self.side + c(x, 0)
     }
 
-    /// Whether a filter moved to `pos` with squared radius `sq` still belongs in the grid
-    /// cell it is listed in.
-    pub fn still_fits(&self, f: usize, pos: Float2, sq: f32) -> bool {
+    /// Whether a filter moved to `pos` with squared radius `sq` (a rectangle: `AreaHi`
+    /// `hi`) still belongs in the grid cell it is listed in.
+    pub fn still_fits(&self, f: usize, pos: Float2, sq: f32, hi: Float2) -> bool {
+        let (pos, sq) = enclosing(pos, sq, hi);
         let h = self.home[f];
         h != Self::OUTSIDE
             && f64::from(sq) <= self.max_radius * self.max_radius
@@ -718,11 +775,10 @@ mod tests {
             ..Tables::default()
         };
         for (_, sub, f) in subs.filters() {
-            t.fpos.push(Float2 {
-                x: f.area.center.x,
-                y: f.area.center.y,
-            });
-            t.sq_dist.push(f.area.sq_radius);
+            let (pos, sq, hi) = device_area(&f.area);
+            t.fpos.push(pos);
+            t.sq_dist.push(sq);
+            t.area_hi.push(hi);
             t.size_f.push(f.constraints.len() as u32);
             t.filter_sub.push(sub as u32);
             t.fcons_start.push(t.fcons.len() as u32);
@@ -923,7 +979,7 @@ mod grid_tests {
             .collect();
         let mut sq: Vec<f32> = (0..400).map(|i| ((i % 7) as f32 * 0.5).powi(2)).collect();
         sq[5] = 1e4; // one big filter: outside
-        let g = Grid::build(&fpos, &sq);
+        let g = Grid::build(&fpos, &sq, &vec![Float2::default(); fpos.len()]);
         assert_eq!(g.home[5], Grid::OUTSIDE);
         assert_eq!(g.members(), 399);
         for px in -5..70 {

@@ -4,7 +4,7 @@
 //!
 //! | module | paper | what |
 //! | --- | --- | --- |
-//! | [`model`] | §2 | [`Subscription`]s of [`Filter`]s (content constraints + circular [`Area`]), [`Event`]s with a [`Location`] |
+//! | [`model`] | §2 | [`Subscription`]s of [`Filter`]s (content constraints + an [`Area`], a circle or a rectangle), [`Event`]s with a [`Location`] |
 //! | [`batch`] | beyond | [`batch::EventBatch`]: events as flat arrays (CCM's flat content, locations as columns), what every engine reads |
 //! | [`io`] | — | users' JSON Lines files -> model, line-numbered errors |
 //! | [`workload`] | §5, Table 1 | seeded generator of every Table 1 parameter, uniform and Zipf space, all-match |

@@ -1,6 +1,7 @@
 //! The location-aware interaction model of §2: events carry content (CCM's typed
 //! attributes, reused from [`ccm::model`]) and a location; a [`Filter`] is a conjunction
-//! of content constraints plus an area of relevance (a circle, §2 and footnote 2); a
+//! of content constraints plus an area of relevance (a circle, §2 and footnote 2, or,
+//! beyond the paper, an axis-aligned rectangle); a
 //! [`Subscription`] is a disjunction of filters. A subscription `s` matches an event `e`
 //! iff `∃k: loc(e) ∈ area(f_k) ∧ matches(e, f_k)`.
 //!
@@ -11,7 +12,9 @@
 //! Geometry (the one definition every engine uses): a location is two `f32`s (CUDA's
 //! `float2`); an area stores its centre and its *squared* radius (`SqDist`, §4.3), computed
 //! once as `r * r` in `f32`; a point is inside iff `dx*dx + dy*dy <= r²`, evaluated in
-//! `f32` in exactly that order (Algorithm 1, lines 14–16). The border belongs to the area.
+//! `f32` in exactly that order (Algorithm 1, lines 14–16). A rectangle stores its two
+//! corners and holds a point iff `lo.x <= x <= hi.x` and `lo.y <= y <= hi.y` (no
+//! rounding at all). The border belongs to the area.
 //!
 //! Unlike CCM, a CLCB filter may have no content constraint: it is then a pure location
 //! filter, matched by its area alone (the `Loc` kernel completes it itself).
@@ -33,6 +36,8 @@ pub enum ModelError {
     NotFinite { what: &'static str, value: f64 },
     #[error("radius {0} is negative")]
     NegativeRadius(f64),
+    #[error("rectangle {0:?} is inverted (x0 > x1 or y0 > y1)")]
+    InvertedRectangle([f64; 4]),
     #[error(
         "a filter has {0} constraints; at most {MAX_CONSTRAINTS} fit the one-byte counters of §4.3"
     )]
@@ -73,12 +78,52 @@ fn finite32(what: &'static str, v: f64) -> Result<f32, ModelError> {
     }
 }
 
-/// A filter's area of relevance (§2): a circle, stored as the paper's GPU stores it,
-/// centre (`FPos`) and squared radius (`SqDist`).
+/// A circle as the paper's GPU stores it (`FPos`, `SqDist`), the circle form of [`Area`]
+/// on its own: 12 bytes, what an engine that keeps its circles apart from its rectangles
+/// stores per circle (the R*-tree, SFF), so that circles cost what they did before
+/// rectangles.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub struct Area {
+pub struct Circle {
     pub center: Location,
     pub sq_radius: f32,
+}
+
+impl Circle {
+    /// The radius (`sqrt` of the stored square).
+    pub fn radius(&self) -> f32 {
+        self.sq_radius.sqrt()
+    }
+
+    /// `p ∈ circle`: `dx*dx + dy*dy <= r²` in `f32` (Algorithm 1, lines 14–16), the
+    /// circle's test of [`Area::contains`].
+    #[inline]
+    pub fn contains(&self, p: Location) -> bool {
+        let dx = p.x - self.center.x;
+        let dy = p.y - self.center.y;
+        let sq_dist_x = dx * dx;
+        let sq_dist_y = dy * dy;
+        sq_dist_x + sq_dist_y <= self.sq_radius
+    }
+}
+
+/// A filter's area of relevance (§2): a circle, stored as the paper's GPU stores it,
+/// centre (`FPos`) and squared radius (`SqDist`); or, beyond the paper, an axis-aligned
+/// rectangle (the regions of spatio-textual publish-subscribe, as FAST indexes them),
+/// stored as its two corners and tested exactly: `lo.x <= x <= hi.x` and
+/// `lo.y <= y <= hi.y`, no arithmetic, so every engine agrees to the bit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Area {
+    Circle { center: Location, sq_radius: f32 },
+    Rect { lo: Location, hi: Location },
+}
+
+impl Default for Area {
+    fn default() -> Self {
+        Area::Circle {
+            center: Location::default(),
+            sq_radius: 0.0,
+        }
+    }
 }
 
 impl Area {
@@ -95,32 +140,108 @@ impl Area {
                 value: f64::from(r) * f64::from(r),
             });
         }
-        Ok(Area {
+        Ok(Area::Circle {
             center: Location::new(x, y)?,
             sq_radius: sq,
         })
     }
 
-    /// The radius (`sqrt` of the stored square).
-    pub fn radius(&self) -> f32 {
-        self.sq_radius.sqrt()
+    /// The circle of centre `center` and squared radius `sq_radius` as given (the
+    /// generators' form; a negative or NaN square holds no point).
+    pub fn circle_sq(center: Location, sq_radius: f32) -> Self {
+        Area::Circle { center, sq_radius }
     }
 
-    /// `p ∈ area`: `dx*dx + dy*dy <= r²` in `f32` (Algorithm 1, lines 14–16).
+    /// The rectangle `[x0, x1] × [y0, y1]`, borders included: corners rounded to `f32`,
+    /// finite, `x0 <= x1` and `y0 <= y1` (a zero width or height is a segment or a point).
+    pub fn rect(x0: f64, y0: f64, x1: f64, y1: f64) -> Result<Self, ModelError> {
+        let (lo, hi) = (Location::new(x0, y0)?, Location::new(x1, y1)?);
+        if lo.x > hi.x || lo.y > hi.y {
+            return Err(ModelError::InvertedRectangle([x0, y0, x1, y1]));
+        }
+        Ok(Area::Rect { lo, hi })
+    }
+
+    /// The circle, if this is one.
+    #[inline]
+    pub fn as_circle(&self) -> Option<Circle> {
+        match *self {
+            Area::Circle { center, sq_radius } => Some(Circle { center, sq_radius }),
+            Area::Rect { .. } => None,
+        }
+    }
+
+    /// Whether this is a rectangle.
+    pub fn is_rect(&self) -> bool {
+        matches!(self, Area::Rect { .. })
+    }
+
+    /// A circle's centre, a rectangle's centre (in `f64`, exact).
+    pub fn center(&self) -> (f64, f64) {
+        match *self {
+            Area::Circle { center, .. } => (f64::from(center.x), f64::from(center.y)),
+            Area::Rect { lo, hi } => (
+                (f64::from(lo.x) + f64::from(hi.x)) / 2.0,
+                (f64::from(lo.y) + f64::from(hi.y)) / 2.0,
+            ),
+        }
+    }
+
+    /// A circle's radius (`sqrt` of the stored square, 0 for a negative one); half a
+    /// rectangle's longer side: what sizes a grid's cells.
+    pub fn radius(&self) -> f32 {
+        match *self {
+            Area::Circle { sq_radius, .. } => sq_radius.max(0.0).sqrt(),
+            Area::Rect { lo, hi } => {
+                ((f64::from(hi.x) - f64::from(lo.x)).max(f64::from(hi.y) - f64::from(lo.y)) / 2.0)
+                    as f32
+            }
+        }
+    }
+
+    /// The bounding box `[x0, y0, x1, y1]` in `f64`: a circle's from its radius (not
+    /// widened against rounding: see the indexes), a rectangle's its corners.
+    pub fn bounds(&self) -> [f64; 4] {
+        match *self {
+            Area::Circle { center, .. } => {
+                let r = f64::from(self.radius());
+                let (x, y) = (f64::from(center.x), f64::from(center.y));
+                [x - r, y - r, x + r, y + r]
+            }
+            Area::Rect { lo, hi } => [
+                f64::from(lo.x),
+                f64::from(lo.y),
+                f64::from(hi.x),
+                f64::from(hi.y),
+            ],
+        }
+    }
+
+    /// `p ∈ area`. A circle: `dx*dx + dy*dy <= r²` in `f32` (Algorithm 1, lines 14–16);
+    /// a rectangle: `lo <= p <= hi` on both axes.
     #[inline]
     pub fn contains(&self, p: Location) -> bool {
-        let dx = p.x - self.center.x;
-        let dy = p.y - self.center.y;
-        let sq_dist_x = dx * dx;
-        let sq_dist_y = dy * dy;
-        sq_dist_x + sq_dist_y <= self.sq_radius
+        match *self {
+            Area::Circle { center, sq_radius } => Circle { center, sq_radius }.contains(p),
+            Area::Rect { lo, hi } => lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y,
+        }
     }
 
-    /// The same area moved to `center` (§5: a move copies position and squared radius).
-    pub fn moved_to(&self, center: Location) -> Area {
-        Area {
-            center,
-            sq_radius: self.sq_radius,
+    /// The same area moved so that its centre (a rectangle: its low corner) is `to` (§5:
+    /// a move copies position and size).
+    pub fn moved_to(&self, to: Location) -> Area {
+        match *self {
+            Area::Circle { sq_radius, .. } => Area::Circle {
+                center: to,
+                sq_radius,
+            },
+            Area::Rect { lo, hi } => Area::Rect {
+                lo: to,
+                hi: Location {
+                    x: to.x + (hi.x - lo.x),
+                    y: to.y + (hi.y - lo.y),
+                },
+            },
         }
     }
 }
@@ -339,6 +460,25 @@ mod tests {
     }
 
     #[test]
+    fn rectangles_hold_their_borders_and_nothing_past_them() {
+        let r = Area::rect(-1.0, 2.0, 3.0, 2.0).unwrap();
+        assert!(r.contains(Location { x: -1.0, y: 2.0 }));
+        assert!(r.contains(Location { x: 3.0, y: 2.0 }));
+        assert!(!r.contains(Location { x: 3.0001, y: 2.0 }));
+        assert!(!r.contains(Location { x: 0.0, y: 2.0001 }));
+        assert_eq!(r.bounds(), [-1.0, 2.0, 3.0, 2.0]);
+        assert_eq!(r.radius(), 2.0);
+        assert!(matches!(
+            Area::rect(1.0, 0.0, 0.0, 1.0),
+            Err(ModelError::InvertedRectangle(_))
+        ));
+        assert!(Area::rect(0.0, 0.0, 1e300, 1.0).is_err());
+        assert!(Area::rect(0.0, f64::NAN, 1.0, 1.0).is_err());
+        let huge = Area::rect(-3e38, -3e38, 3e38, 3e38).unwrap();
+        assert!(huge.contains(Location { x: 1e38, y: -1e38 }));
+    }
+
+    #[test]
     fn area_rejects_negative_and_infinite_values() {
         assert!(matches!(
             Area::circle(0.0, 0.0, -1.0),
@@ -370,8 +510,8 @@ mod tests {
             (set.id(0), set.id(1)),
             (SubscriptionId(1), SubscriptionId(4))
         );
-        let xs: Vec<f32> = (0..5)
-            .map(|i| set.filter(FilterId(i)).unwrap().area.center.x)
+        let xs: Vec<f64> = (0..5)
+            .map(|i| set.filter(FilterId(i)).unwrap().area.center().0)
             .collect();
         assert_eq!(xs, [1.0, 2.0, 3.0, 4.0, 5.0]);
     }
@@ -396,10 +536,10 @@ mod tests {
         assert_eq!(set.filter_count(), n);
         assert!((0..20_000).all(|i| set.id(i) == SubscriptionId(i as u32)));
         assert!((0..20_000).all(|i| set.as_slice()[i].filters.len() == i % 4 + 1));
-        let xs: Vec<f32> = (0..n as u32)
-            .map(|i| set.filter(FilterId(i)).unwrap().area.center.x)
+        let xs: Vec<f64> = (0..n as u32)
+            .map(|i| set.filter(FilterId(i)).unwrap().area.center().0)
             .collect();
-        assert!(xs.iter().enumerate().all(|(i, &x)| x == i as f32));
+        assert!(xs.iter().enumerate().all(|(i, &x)| x == i as f64));
         let distinct = Subscriptions::new((0..5).map(|id| Subscription {
             id: SubscriptionId(id),
             filters: vec![f(id as f64)],
@@ -429,7 +569,7 @@ mod tests {
         assert_eq!(set.filter_count(), 4);
         assert_eq!(set.id(0), SubscriptionId(2));
         assert_eq!(set.locate(FilterId(3)).unwrap(), (1, 1));
-        assert_eq!(set.filter(FilterId(2)).unwrap().area.center.x, 1.0);
+        assert_eq!(set.filter(FilterId(2)).unwrap().area.center(), (1.0, 0.0));
         assert!(set.locate(FilterId(4)).is_err());
         let mut moved = set.clone();
         moved

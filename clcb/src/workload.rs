@@ -216,10 +216,7 @@ impl Workload {
     fn area(&self, rng: &mut ChaCha8Rng) -> Area {
         let c = self.point(rng);
         let r = self.params.radius() as f32;
-        Area {
-            center: c,
-            sq_radius: r * r,
-        }
+        Area::circle_sq(c, r * r)
     }
 
     /// Probability that a filter of `m` constraints finds all its names in an event.
@@ -450,7 +447,7 @@ mod tests {
         for (_, _, f) in subs.filters() {
             assert!((3..=5).contains(&f.constraints.len()));
             assert!((f.area.radius() as f64 - w.params.radius()).abs() < 1e-3);
-            assert!(f.area.center.x >= 0.0 && f.area.center.x <= 10_000.0);
+            assert!(f.area.center().0 >= 0.0 && f.area.center().0 <= 10_000.0);
         }
         for e in w.events() {
             assert!((3..=5).contains(&e.attributes().len()));

@@ -3,7 +3,8 @@
 //! (`baselines::grid_index`) on random workloads, with area moves between the batches:
 //! hand-made workloads whose small pools of names and values make string-equality keys,
 //! pair keys, hash groups shared by several filters, filters without constraints,
-//! borders, zero radii and locations far outside the grid frequent; the paper's
+//! borders, zero radii, rectangles (degenerate, huge, far away) and locations far outside
+//! the grid frequent; the paper's
 //! generator (uniform and Zipf space); and the keyword workload.
 //!
 //! Small inputs (a batch is a few warps per event on the emulator).
@@ -53,13 +54,22 @@ fn coord() -> impl Strategy<Value = f64> {
     ]
 }
 
+/// Circles and rectangles (zero width or height, thin, square; huge; far outside).
 fn area() -> impl Strategy<Value = Area> {
-    (
+    let circle = (
         coord(),
         coord(),
         prop::sample::select(vec![0.0, 0.25, 0.5, 1.0, 1.5, 4.0]),
     )
-        .prop_map(|(x, y, r)| Area::circle(x, y, r).expect("finite, non-negative"))
+        .prop_map(|(x, y, r)| Area::circle(x, y, r).expect("finite, non-negative"));
+    let side = prop::sample::select(vec![0.0, 0.5, 1.0, 2.5, 6.0]);
+    let rect = prop_oneof![
+        6 => (coord(), coord(), side.clone(), side)
+            .prop_map(|(x, y, w, h)| Area::rect(x, y, x + w, y + h).expect("ordered")),
+        1 => Just(Area::rect(-1e30, -1e30, 1e30, 1e30).expect("finite")),
+        1 => Just(Area::rect(1e5, 1e5, 1e5 + 0.5, 1e5).expect("ordered")),
+    ];
+    prop_oneof![circle, rect]
 }
 
 fn subscriptions() -> impl Strategy<Value = Subscriptions> {
@@ -272,4 +282,44 @@ fn crowded_moves_relayout_the_whole_index_and_stay_exact() {
         })
         .collect();
     scenario(subs, &rounds, 5).expect("the cell index agrees");
+}
+
+/// An index of circles only (each entry tested as a circle, without looking at its
+/// form) that a move gives its first rectangle, then its first thin one: from then on
+/// every entry is tested by its own form.
+#[test]
+fn a_circles_only_index_tests_rectangles_once_a_move_makes_one() {
+    let subs = Subscriptions::new((0..20u32).map(|i| Subscription {
+        id: SubscriptionId(i),
+        filters: vec![Filter::new(
+            vec![],
+            Area::circle(f64::from(i % 5) * 10.0, f64::from(i / 5) * 10.0, 3.0).expect("finite"),
+        )
+        .expect("valid")],
+    }));
+    // Points inside the rectangles and not in their enclosing circles' reach of the
+    // circles' test on a rectangle's words (corners of a wide, flat rectangle).
+    let events: Vec<Event> = [
+        (0.0, 0.0),
+        (39.5, 0.25),
+        (-0.5, -0.25),
+        (20.0, 20.0),
+        (7.0, 31.0),
+    ]
+    .iter()
+    .map(|&(x, y)| Event {
+        loc: Location::new(x, y).expect("finite"),
+        ..Event::default()
+    })
+    .collect();
+    let rect = |f: u32, x0, y0, x1, y1| AreaUpdate {
+        filter: FilterId(f),
+        area: Area::rect(x0, y0, x1, y1).expect("ordered"),
+    };
+    let rounds = vec![
+        (vec![], events.clone()),
+        (vec![rect(3, -0.5, -0.25, 39.5, 0.25)], events.clone()),
+        (vec![rect(17, 7.0, 2.0, 7.0, 31.0)], events),
+    ];
+    scenario(subs, &rounds, 4).expect("the cell index agrees");
 }

@@ -6,7 +6,7 @@
 //!
 //! Workloads are small (a few blocks of 256 lanes, every lane run by the emulator) and
 //! built from small pools of values so that the edges occur often: events on
-//! the border of an area, zero radii, empty strings, integers against floats (2^53 and
+//! the border of an area, zero radii, rectangles (degenerate, huge, far away), empty strings, integers against floats (2^53 and
 //! 2^53 + 1), filters without content constraints, two constraints on one name, names
 //! unknown to every filter, more than four events (the `FCount` byte runs wrap).
 
@@ -59,13 +59,22 @@ fn coord() -> impl Strategy<Value = f64> {
     ]
 }
 
+/// Circles and rectangles (zero width or height, thin, square, huge, far away).
 fn area() -> impl Strategy<Value = Area> {
-    (
+    let circle = (
         coord(),
         coord(),
         prop::sample::select(vec![0.0, 0.5, 1.0, 1.5, 2.5, 100.0]),
     )
-        .prop_map(|(x, y, r)| Area::circle(x, y, r).expect("finite, non-negative"))
+        .prop_map(|(x, y, r)| Area::circle(x, y, r).expect("finite, non-negative"));
+    let side = prop::sample::select(vec![0.0, 0.5, 1.0, 3.0, 100.0]);
+    let rect = prop_oneof![
+        6 => (coord(), coord(), side.clone(), side)
+            .prop_map(|(x, y, w, h)| Area::rect(x, y, x + w, y + h).expect("ordered")),
+        1 => Just(Area::rect(-1e30, -1e30, 1e30, 1e30).expect("finite")),
+        1 => Just(Area::rect(-2e4, 5e3, -2e4, 5e3).expect("a point")),
+    ];
+    prop_oneof![2 => circle, 1 => rect]
 }
 
 fn location() -> impl Strategy<Value = Location> {
@@ -439,7 +448,7 @@ fn grid_mode_rebuilds_its_index_when_too_many_filters_leave_their_cells() {
     // Events at the filters' own centres, so that the answers are not all empty.
     for (_, _, f) in subs.filters().step_by(700) {
         let e = Event {
-            loc: f.area.center,
+            loc: Location::new(f.area.center().0, f.area.center().1).expect("finite"),
             content: events[0].content.clone(),
         };
         assert_eq!(
@@ -513,7 +522,7 @@ fn low_latency_path_lists_every_match_once_across_blocks_and_events() {
         engine.set_low_latency(true).unwrap();
         for (k, (_, _, f)) in subs.filters().step_by(97).enumerate() {
             let e = Event {
-                loc: f.area.center,
+                loc: Location::new(f.area.center().0, f.area.center().1).expect("finite"),
                 content: events[k % events.len()].content.clone(),
             };
             assert_eq!(

@@ -37,13 +37,18 @@ fn coord() -> impl Strategy<Value = f64> {
     prop_oneof![(-4i32..5).prop_map(|i| i as f64 * 0.5), Just(0.3)]
 }
 
+/// Circles and rectangles (degenerate and huge ones too).
 fn area() -> impl Strategy<Value = Area> {
-    (
+    let circle = (
         coord(),
         coord(),
         prop::sample::select(vec![0.0, 0.5, 1.5, 100.0]),
     )
-        .prop_map(|(x, y, r)| Area::circle(x, y, r).expect("finite, non-negative"))
+        .prop_map(|(x, y, r)| Area::circle(x, y, r).expect("finite, non-negative"));
+    let side = prop::sample::select(vec![0.0, 0.5, 2.0, 100.0]);
+    let rect = (coord(), coord(), side.clone(), side)
+        .prop_map(|(x, y, w, h)| Area::rect(x, y, x + w, y + h).expect("ordered"));
+    prop_oneof![2 => circle, 1 => rect]
 }
 
 fn filter() -> impl Strategy<Value = Filter> {
@@ -305,7 +310,7 @@ fn persistent_mode_matches_a_generated_workload_and_stops_on_drop() {
         .step_by(67)
         .enumerate()
         .map(|(k, (_, _, f))| Event {
-            loc: f.area.center,
+            loc: Location::new(f.area.center().0, f.area.center().1).expect("finite"),
             content: w.event(k).content,
         })
         .collect();

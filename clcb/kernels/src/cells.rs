@@ -35,8 +35,12 @@ use gpu_kernels::{kernel, DevPtr, DevPtrMut, KernelStruct};
 
 /// The key of the filters without constraints (no other key hashes to it).
 pub const EMPTY_KEY: u32 = 0;
-/// Set in [`CellEntry::filter`] when the filter has no constraint: its circle decides.
+/// Set in [`CellEntry::filter`] when the filter has no constraint: its area decides.
 pub const IMPLIED: u32 = 1 << 31;
+/// Set in [`CellEntry::filter`] when the filter's area is a rectangle (see [`CellEntry`]).
+pub const RECT: u32 = 1 << 30;
+/// The flags of [`CellEntry::filter`]; the filter's id is the rest.
+pub const FLAGS: u32 = IMPLIED | RECT;
 /// Bits of a filter's name signature ([`CellEntry::sig`]): name row `r` sets bit
 /// `r % SIG_BITS`, exact for up to this many names.
 pub const SIG_BITS: u32 = 96;
@@ -180,9 +184,14 @@ pub struct DirSlot {
 }
 
 /// One filter in one cell's list, all that the first tests read in one 32-byte record:
-/// its id (with [`IMPLIED`]), its subscription, its circle (squared radius negative for
-/// a tombstone: no point is inside) and its names' signature. 16-byte aligned: two
-/// vector loads.
+/// its id (with [`IMPLIED`] and [`RECT`]), its subscription, its area and its names'
+/// signature. 16-byte aligned: two vector loads.
+///
+/// A circle: centre `(x, y)`, squared radius `sq`, the 96-bit signature. A rectangle
+/// ([`RECT`]): low corner `(x, y)`, high corner `(sq, sig[2])` (`sig[2]` holds the
+/// top edge's bits) and the signature folded to 64 bits (bit `b` at `b % 64`, as
+/// [`fold_sig`] folds it; only pruning, the constraints decide). A tombstone has a NaN
+/// in `sq`: no point is inside either form.
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(
@@ -216,7 +225,10 @@ pub struct CellTables<'a> {
     pub row_flags: DevPtr<'a, u32>,
     /// Name rows (the length of `row_flags`).
     pub rows: u32,
-    pub _pad: u32,
+    /// Nonzero when some entry may be a rectangle ([`RECT`]); zero: every entry is a
+    /// circle and [`try_entry`] runs the circle's test alone, as before rectangles (one
+    /// flag for the launch, not a test of each entry's form).
+    pub rects: u32,
     pub geo: CellGeometry,
 }
 
@@ -460,8 +472,33 @@ unsafe fn group(t: &CellTables, h: &CellHead, key: u32) -> (u32, u32) {
     (start, s.end)
 }
 
+/// A signature of 96 bits folded to 64 (bits 64..96 onto 0..32), a rectangle's entry's
+/// form ([`CellEntry`]); folding keeps `a ⊆ b ⇒ fold(a) ⊆ fold(b)`.
+#[inline(always)]
+pub fn fold_sig(sig: [u32; 3]) -> [u32; 2] {
+    [sig[0] | sig[2], sig[1]]
+}
+
+/// An entry's area and names' signature against the event at `pos` with signature
+/// `esig`: the circle's test ([`in_area`]) or the rectangle's (`lo <= pos <= hi`, no
+/// arithmetic), then the signature (folded for a rectangle).
+#[inline(always)]
+pub fn entry_holds(en: &CellEntry, pos: Float2, esig: [u32; 3]) -> bool {
+    if en.filter & RECT != 0 {
+        let top = f32::from_bits(en.sig[2]);
+        let e = fold_sig(esig);
+        en.x <= pos.x
+            && pos.x <= en.sq
+            && en.y <= pos.y
+            && pos.y <= top
+            && (en.sig[0] & !e[0]) | (en.sig[1] & !e[1]) == 0
+    } else {
+        in_area(pos, Float2 { x: en.x, y: en.y }, en.sq) && sig_within(en.sig, esig)
+    }
+}
+
 /// Tests entry `at` of the index against the event, the whole decision for one
-/// candidate: the circle, the names' signature, then (unless [`IMPLIED`]) the filter's
+/// candidate: the area, the names' signature, then (unless [`IMPLIED`]) the filter's
 /// constraints. Its subscription when it matches.
 ///
 /// # Safety
@@ -478,13 +515,18 @@ unsafe fn try_entry(
 ) -> Option<u32> {
     // SAFETY: `at` is an entry (this fn's contract).
     let en = unsafe { t.entries.read(at as usize) };
-    if !in_area(pos, Float2 { x: en.x, y: en.y }, en.sq) || !sig_within(en.sig, esig) {
+    let holds = if t.rects == 0 {
+        in_area(pos, Float2 { x: en.x, y: en.y }, en.sq) && sig_within(en.sig, esig)
+    } else {
+        entry_holds(&en, pos, esig)
+    };
+    if !holds {
         return None;
     }
     if en.filter & IMPLIED != 0 {
         return Some(en.sub);
     }
-    let f = (en.filter & !IMPLIED) as usize;
+    let f = (en.filter & !FLAGS) as usize;
     // SAFETY: the host's entries name filters of `fcons_start` (`n + 1` offsets into
     // `fcons`, strings in `cstrings`); the event as this fn's contract says.
     let holds = unsafe {

@@ -153,7 +153,8 @@ pub fn str_bits(offset: u32, len: u32) -> u64 {
     u64::from(offset) | (u64::from(len) << 32)
 }
 
-/// One area update (§5, Fig. 5): filter `filter` moves to `pos` with squared radius `sq_dist`.
+/// One area update (§5, Fig. 5): filter `filter` moves to `pos` with squared radius
+/// `sq_dist` (a rectangle: low corner `pos`, [`RECT_SQ`], high corner `hi`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(
@@ -164,6 +165,8 @@ pub struct AreaMove {
     pub filter: u32,
     pub pos: Float2,
     pub sq_dist: f32,
+    /// `AreaHi` (a rectangle's high corner; unread for a circle).
+    pub hi: Float2,
 }
 
 /// Beyond the paper: one filter's area as one 16-byte record, `FPos[f]` and `SqDist[f]`
@@ -180,6 +183,27 @@ pub struct PackedArea {
     pub pos: Float2,
     pub sq_dist: f32,
     pub _pad: u32,
+}
+
+/// `SqDist` of a rectangle (beyond the paper): negative, so that the circle's test
+/// ([`in_area`]) holds no point; `FPos` is its low corner and `AreaHi` its high one
+/// ([`in_rect`]).
+pub const RECT_SQ: f32 = -1.0;
+
+/// Beyond the paper: is `p` inside the rectangle of corners `lo` and `hi` (borders
+/// included)? Comparisons only, no rounding.
+#[inline(always)]
+pub fn in_rect(p: Float2, lo: Float2, hi: Float2) -> bool {
+    lo.x <= p.x && p.x <= hi.x && lo.y <= p.y && p.y <= hi.y
+}
+
+/// Step S1b for either form of area: the circle's test ([`in_area`]) first, exactly as
+/// without rectangles; only where it fails and `sq` is negative ([`RECT_SQ`], which no
+/// point passes as a circle) the rectangle of low corner `c` and high corner `hi()`
+/// (`AreaHi`, read only then). A circle pays one comparison on a miss.
+#[inline(always)]
+pub fn in_area_or_rect(p: Float2, c: Float2, sq: f32, hi: impl FnOnce() -> Float2) -> bool {
+    in_area(p, c, sq) || (sq < 0.0 && in_rect(p, c, hi()))
 }
 
 /// Step S1b's test, the one every engine uses: is `p` inside the circle of centre `c`
@@ -372,6 +396,7 @@ kernel! {
         bf: *const u32,
         fpos: *const Float2,
         sq_dist: *const f32,
+        area_hi: *const Float2,
         size_f: *const u32,
         filter_sub: *const u32,
         fcount: *mut u32,
@@ -389,7 +414,7 @@ kernel! {
         let head = *(input as *const InputHeader);
         let mut hit = bf_includes(head.bf, *bf.add(i));
         if hit {
-            hit = in_area(head.pos, *fpos.add(i), *sq_dist.add(i));
+            hit = in_area_or_rect(head.pos, *fpos.add(i), *sq_dist.add(i), || *area_hi.add(i));
         }
         if run == 0 {
             *fcount.add(i) = hit as u32;
@@ -475,8 +500,15 @@ kernel! {
 kernel! {
     /// Area updates in bulk (§5, Fig. 5): one thread per update; thread `t` copies the new
     /// position and squared radius of `updates[t]` into `FPos` and `SqDist`. Nothing else
-    /// changes: no index to rebuild.
-    pub fn move_areas(count: u32, updates: *const AreaMove, fpos: *mut Float2, sq_dist: *mut f32) {
+    /// changes: no index to rebuild. (Beyond the paper: a rectangle's `AreaHi` too;
+    /// `AreaHi` is one unread word until the engine holds a rectangle.)
+    pub fn move_areas(
+        count: u32,
+        updates: *const AreaMove,
+        fpos: *mut Float2,
+        sq_dist: *mut f32,
+        area_hi: *mut Float2,
+    ) {
         let t = global_id_x();
         if t >= count {
             return;
@@ -484,19 +516,24 @@ kernel! {
         let u = *updates.add(t as usize);
         *fpos.add(u.filter as usize) = u.pos;
         *sq_dist.add(u.filter as usize) = u.sq_dist;
+        if u.sq_dist < 0.0 {
+            *area_hi.add(u.filter as usize) = u.hi;
+        }
     }
 }
 
 kernel! {
     /// Beyond the paper: area updates in bulk with the packed table ([`PackedArea`]):
-    /// one thread per update; thread `t` writes `updates[t]` into `areas`, `FPos` and
-    /// `SqDist` (all three stay in step for the filters it moves).
+    /// one thread per update; thread `t` writes `updates[t]` into `areas`, `FPos`,
+    /// `SqDist` and, for a rectangle, `AreaHi` (all stay in step for the filters it
+    /// moves).
     pub fn move_areas_packed(
         count: u32,
         updates: *const AreaMove,
         areas: *mut PackedArea,
         fpos: *mut Float2,
         sq_dist: *mut f32,
+        area_hi: *mut Float2,
     ) {
         let t = global_id_x();
         if t >= count {
@@ -507,6 +544,9 @@ kernel! {
         *areas.add(f) = PackedArea { pos: u.pos, sq_dist: u.sq_dist, _pad: 0 };
         *fpos.add(f) = u.pos;
         *sq_dist.add(f) = u.sq_dist;
+        if u.sq_dist < 0.0 {
+            *area_hi.add(f) = u.hi;
+        }
     }
 }
 
@@ -527,13 +567,27 @@ kernel! {
 
 kernel! {
     /// One area update with the update in the launch's arguments (no copy at all): a
-    /// single thread writes `FPos[filter]` and `SqDist[filter]`.
-    pub fn move_area(filter: u32, x: f32, y: f32, sq: f32, fpos: *mut Float2, sq_dist: *mut f32) {
+    /// single thread writes `FPos[filter]` and `SqDist[filter]` (and, for a rectangle,
+    /// `AreaHi[filter]` = `(hx, hy)`).
+    pub fn move_area(
+        filter: u32,
+        x: f32,
+        y: f32,
+        sq: f32,
+        hx: f32,
+        hy: f32,
+        fpos: *mut Float2,
+        sq_dist: *mut f32,
+        area_hi: *mut Float2,
+    ) {
         if global_id_x() != 0 {
             return;
         }
         *fpos.add(filter as usize) = Float2 { x, y };
         *sq_dist.add(filter as usize) = sq;
+        if sq < 0.0 {
+            *area_hi.add(filter as usize) = Float2 { x: hx, y: hy };
+        }
     }
 }
 
@@ -631,8 +685,12 @@ pub struct Filters<'a> {
     pub bf: DevPtr<'a, u32>,
     /// `FPos`: each filter's centre of its area of relevance (S1b).
     pub fpos: DevPtr<'a, Float2>,
-    /// `SqDist`: each filter's squared radius of its area of relevance (S1b).
+    /// `SqDist`: each filter's squared radius of its area of relevance (S1b); negative
+    /// ([`RECT_SQ`]) for a rectangle.
     pub sq_dist: DevPtr<'a, f32>,
+    /// `AreaHi`: a rectangle's high corner (`FPos` its low one), read only for
+    /// rectangles; always current (every move writes it).
+    pub area_hi: DevPtr<'a, Float2>,
     /// `Areas`: `FPos` and `SqDist` side by side, one [`PackedArea`] per filter.
     pub areas: DevPtr<'a, PackedArea>,
     /// Filter `f`'s constraints are `fcons[fcons_start[f]..fcons_start[f + 1]]`
@@ -658,6 +716,20 @@ unsafe impl KernelStruct for Filters<'static> {
 }
 
 impl Filters<'_> {
+    /// S1b for filter `f` from `FPos`, `SqDist` and (a rectangle) `AreaHi`.
+    ///
+    /// # Safety
+    /// The struct's pointers must hold the host's tables and `f < n`.
+    #[inline(always)]
+    unsafe fn area_holds(&self, f: usize, p: Float2) -> bool {
+        // SAFETY: `f < n`, the tables' length (this fn's contract).
+        unsafe {
+            in_area_or_rect(p, self.fpos.read(f), self.sq_dist.read(f), || {
+                self.area_hi.read(f)
+            })
+        }
+    }
+
     /// Do filter `f`'s own constraints ([`filter_holds`], filter-major table) hold for
     /// the encoded event at `event` with `n_attrs` attributes?
     ///
@@ -902,6 +974,7 @@ kernel! {
         let fbf = t.bf.read(i);
         let c = t.fpos.read(i);
         let sq = t.sq_dist.read(i);
+        let hi = if sq < 0.0 { t.area_hi.read(i) } else { Float2::default() };
         let first = t.fcons_start.read(i) as usize;
         let last = t.fcons_start.read(i + 1) as usize;
         let sub = t.filter_sub.read(i);
@@ -914,7 +987,7 @@ kernel! {
                 let ek = e + k;
                 if ek < n_events && bf_includes(q.0[k as usize], fbf) {
                     let ev = *events.add(ek as usize);
-                    if in_area(ev.pos, c, sq) {
+                    if in_area_or_rect(ev.pos, c, sq, || hi) {
                         let event = inputs.add(ev.word as usize);
                         if filter_holds(t.fcons.ptr(), first, last, t.cstrings.ptr(), event, ev.n_attrs) {
                             atomic_or(
@@ -958,7 +1031,7 @@ kernel! {
         let w = b.event_word.read(e as usize);
         let event = b.inputs.add(w as usize);
         let h = *(event as *const InputHeader);
-        if !bf_includes(h.bf, t.bf.read(f)) || !in_area(h.pos, t.fpos.read(f), t.sq_dist.read(f)) {
+        if !bf_includes(h.bf, t.bf.read(f)) || !t.area_holds(f, h.pos) {
             return;
         }
         if !t.holds(f, event, h.n_attrs) {
@@ -1026,7 +1099,7 @@ kernel! {
         }
         let f = t.cell_filters.read(slot as usize) as usize;
         let head = *(input as *const InputHeader);
-        if !bf_includes(head.bf, t.bf.read(f)) || !in_area(head.pos, t.fpos.read(f), t.sq_dist.read(f)) {
+        if !bf_includes(head.bf, t.bf.read(f)) || !t.area_holds(f, head.pos) {
             return;
         }
         if !t.holds(f, input, head.n_attrs) {
@@ -1167,7 +1240,7 @@ kernel! {
         let i = id as usize;
         let hit = id < t.n && bf_includes(ev.head.bf, t.bf.read(i)) && {
             let a = t.areas.read(i);
-            in_area(ev.head.pos, a.pos, a.sq_dist)
+            in_area_or_rect(ev.head.pos, a.pos, a.sq_dist, || t.area_hi.read(i))
         };
         latency_claim(hit, i, &t, &ev, input, out);
     }
@@ -1197,7 +1270,7 @@ kernel! {
             f = t.cell_filters.read(slot as usize) as usize;
             hit = bf_includes(ev.head.bf, t.bf.read(f)) && {
                 let a = t.areas.read(f);
-                in_area(ev.head.pos, a.pos, a.sq_dist)
+                in_area_or_rect(ev.head.pos, a.pos, a.sq_dist, || t.area_hi.read(f))
             };
         }
         latency_claim(hit, f, &t, &ev, input, out);
@@ -1208,8 +1281,9 @@ kernel! {
 /// encoded event's 32-bit words, two per 64-bit word, as the host's
 /// `Tables::encode_event` writes them).
 pub const PERSIST_EVENT: u32 = 1;
-/// Move one area (payload: `filter`, `x | y << 32` (f32 bits), `SqDist` (f32 bits), and
-/// the slot of the grid's outside list the filter joins, or `u32::MAX`).
+/// Move one area (payload: `filter`, `x | y << 32` (f32 bits), `SqDist` (f32 bits), the
+/// slot of the grid's outside list the filter joins, or `u32::MAX`, and `AreaHi` as
+/// `x | y << 32`).
 pub const PERSIST_AREA: u32 = 2;
 /// Switch one subscription on or off (payload: `subscription`, `1` on / `0` off).
 pub const PERSIST_SUBS: u32 = 3;
@@ -1244,6 +1318,7 @@ unsafe fn persist_filter(
     n_attrs: u32,
     bf: *const u32,
     areas: *const PackedArea,
+    area_hi: *const Float2,
     fcons_start: *const u32,
     fcons: *const DevConstraint,
     cstrings: *const u8,
@@ -1267,6 +1342,7 @@ unsafe fn persist_filter(
             pos,
             n_attrs,
             areas,
+            area_hi,
             fcons_start,
             fcons,
             cstrings,
@@ -1293,6 +1369,7 @@ unsafe fn persist_filter_area(
     pos: Float2,
     n_attrs: u32,
     areas: *const PackedArea,
+    area_hi: *const Float2,
     fcons_start: *const u32,
     fcons: *const DevConstraint,
     cstrings: *const u8,
@@ -1315,7 +1392,16 @@ unsafe fn persist_filter_area(
         x: f32::from_bits(xy as u32),
         y: f32::from_bits((xy >> 32) as u32),
     };
-    if !in_area(pos, c, sq) {
+    // SAFETY: `f < n`, the length of `AreaHi` (this fn's contract); a `Float2` is two
+    // 4-byte words.
+    let hi = || unsafe {
+        let w = area_hi.add(f) as *const u32;
+        Float2 {
+            x: f32::from_bits(volatile_load_u32(w)),
+            y: f32::from_bits(volatile_load_u32(w.add(1))),
+        }
+    };
+    if !in_area_or_rect(pos, c, sq, hi) {
         return;
     }
     // SAFETY: `f < n` and `fcons_start` has `n + 1` entries (this fn's contract).
@@ -1385,6 +1471,7 @@ kernel! {
         k: u32,
         bf: *const u32,
         areas: *mut PackedArea,
+        area_hi: *mut Float2,
         fcons_start: *const u32,
         fcons: *const DevConstraint,
         cstrings: *const u8,
@@ -1409,13 +1496,16 @@ kernel! {
                     *tally.add(1 - p) = 0;
                 }
                 if r.kind == PERSIST_AREA {
-                    if gid == 0 && r.len >= 4 && (*w as u32) < n {
+                    if gid == 0 && r.len >= 5 && (*w as u32) < n {
                         let xy = *w.add(1);
                         *areas.add(*w as usize) = PackedArea {
                             pos: Float2 { x: f32::from_bits(xy as u32), y: f32::from_bits((xy >> 32) as u32) },
                             sq_dist: f32::from_bits(*w.add(2) as u32),
                             _pad: 0,
                         };
+                        let hxy = *w.add(4);
+                        *area_hi.add(*w as usize) =
+                            Float2 { x: f32::from_bits(hxy as u32), y: f32::from_bits((hxy >> 32) as u32) };
                         let slot = *w.add(3) as u32;
                         if slot < cell_capacity {
                             volatile_store_u32(cell_filters.add(slot as usize), *w as u32);
@@ -1463,7 +1553,7 @@ kernel! {
                             hits &= hits - 1;
                             let f = base as usize + u as usize * stride as usize;
                             persist_filter_area(
-                                f, ev, pos, n_attrs, areas, fcons_start, fcons, cstrings,
+                                f, ev, pos, n_attrs, areas, area_hi, fcons_start, fcons, cstrings,
                                 filter_sub, subs_off, seq, subs_seq, tally_p, list_p, k,
                             );
                         }
@@ -1485,9 +1575,9 @@ kernel! {
                         let f = volatile_load_u32(cell_filters.add(slot as usize));
                         if f < n {
                             persist_filter(
-                                f as usize, ev, in_bf, pos, n_attrs, bf, areas, fcons_start,
-                                fcons, cstrings, filter_sub, subs_off, seq, subs_seq, tally_p,
-                                list_p, k,
+                                f as usize, ev, in_bf, pos, n_attrs, bf, areas, area_hi,
+                                fcons_start, fcons, cstrings, filter_sub, subs_off, seq, subs_seq,
+                                tally_p, list_p, k,
                             );
                         }
                     }

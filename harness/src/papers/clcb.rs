@@ -54,7 +54,7 @@ use baselines::sff_location::{content_sff, SffLocation};
 use baselines::Matcher;
 use clcb::batch::EventBatch;
 use clcb::cells::{CellAnswers, CellIndex, CellOptions};
-use clcb::keywords::{KeywordParams, KeywordWorkload};
+use clcb::keywords::{KeywordParams, KeywordWorkload, Region};
 use clcb::workload::{Params, Spatial, Workload};
 use clcb::{AreaUpdate, Engine, Event, Options, StepTimes, Subscriptions};
 use gpu_kernels::Device;
@@ -142,8 +142,8 @@ pub fn experiments() -> Vec<Experiment> {
             results stays below 0.6 ms at 1M subscriptions", fig6b),
         e(
             "keywords",
-            "Keywords (beyond the paper): spatio-textual matching as FAST (ICDE 2018) measures it: subscriptions = a region covering A % of the space + 1-3 keywords of a Zipf \
-                vocabulary of 10k (string equalities), events = a point + 3-8 keywords",
+            "Keywords (beyond the paper): spatio-textual matching as FAST (ICDE 2018) measures it: subscriptions = a region covering A % of the space (a circle, or in series \
+                `rect` a rectangle) + 1-3 keywords of a Zipf vocabulary of 10k (string equalities), events = a point + 3-8 keywords",
             "subscriptions (1 filter each)",
             ms,
             true,
@@ -1312,7 +1312,9 @@ fn fig6b(ctx: &mut Ctx) -> anyhow::Result<()> {
 /// The `keywords` experiment: every CPU engine on one core and on all cores (the
 /// R*-tree with the content check, SFF with location constraints, the grid index) and
 /// every kernel series, on [`clcb::keywords`] workloads of 100k and 1M subscriptions
-/// with regions of 0.01 % and 1 % of the space (series suffixed `A=0.01%`, `A=1%`);
+/// with regions of 0.01 % and 1 % of the space (series suffixed `A=0.01%`, `A=1%`), the
+/// regions circles, then rectangles of the same area and an aspect ratio log-uniform in
+/// `[1/4, 4]` (series suffixed `rect A=0.01%`, `rect A=1%`; FAST's range queries);
 /// answers checked against the R*-tree oracle.
 fn keywords(ctx: &mut Ctx) -> anyhow::Result<()> {
     let engines = Engines::of(ctx);
@@ -1325,14 +1327,21 @@ fn keywords(ctx: &mut Ctx) -> anyhow::Result<()> {
         sizes(false, vec![100_000, 1_000_000])?
     };
     let areas = [0.01, 1.0];
-    ctx.set_steps((seeds.len() * xs.len() * areas.len()) as u64);
+    let regions = [
+        ("", Region::Circle),
+        (" rect", Region::Rect { max_aspect: 4.0 }),
+    ];
+    ctx.set_steps((seeds.len() * xs.len() * areas.len() * regions.len()) as u64);
     for &seed in &seeds {
-        for area_percent in areas {
+        for ((shape, region), area_percent) in
+            regions.into_iter().flat_map(|r| areas.map(|a| (r, a)))
+        {
             let w = KeywordWorkload::new(
                 KeywordParams {
                     subscriptions: xs.iter().copied().max().unwrap_or(0),
                     events: s.events(),
                     area_percent,
+                    region,
                     ..KeywordParams::default()
                 },
                 seed,
@@ -1344,9 +1353,10 @@ fn keywords(ctx: &mut Ctx) -> anyhow::Result<()> {
                 events: &events,
                 batch: &batch,
             };
-            let suffix = format!(" A={area_percent}%");
+            let suffix = format!("{shape} A={area_percent}%");
             for &n in &xs {
-                let label = format!("keywords seed {seed} area {area_percent}% subscriptions {n}");
+                let label =
+                    format!("keywords seed {seed}{shape} area {area_percent}% subscriptions {n}");
                 ctx.step(&label);
                 let subs = all_subs.prefix(n);
                 let x = n as f64;

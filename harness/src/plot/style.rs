@@ -143,7 +143,7 @@ pub(super) fn is_factor(t: &str) -> bool {
         || UNIT_WORDS.contains(&t)
         || matches!(
             t,
-            "RS" | "Zipf" | "zipf" | "uniform" | "crowded" | "small" | "large"
+            "RS" | "Zipf" | "zipf" | "uniform" | "crowded" | "small" | "large" | "rect"
         )
 }
 

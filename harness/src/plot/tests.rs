@@ -23,6 +23,10 @@ fn series_names_split_into_engine_and_second_factor() {
     );
     assert_eq!(s("sff all cores"), ("sff all cores".into(), "".into()));
     assert_eq!(
+        s("gpu cells batched rect A=1%"),
+        ("gpu cells batched".into(), "rect A=1%".into())
+    );
+    assert_eq!(
         s("gpu persistent events/s"),
         ("gpu persistent".into(), "events/s".into())
     );

@@ -30,8 +30,9 @@ pub enum Cmd {
         /// {"subscription": 7, "filter": [["n1", "=", "a"]], "area": [x, y, r]}: an id, a
         /// filter (the conjunction of its constraints `[name, operator, value]`; values
         /// are JSON numbers or strings; operators on numbers: = != < > <= >=, on strings:
-        /// = != prefix suffix substr) and the circular area [x, y, radius] it is
-        /// interested in. Lines with the same id are one subscription's filters.
+        /// = != prefix suffix substr) and the area it is interested in: a circle
+        /// [x, y, radius] or an axis-aligned rectangle [x_min, y_min, x_max, y_max]
+        /// (borders included). Lines with the same id are one subscription's filters.
         #[arg(long)]
         subscriptions: PathBuf,
         /// Events, JSON Lines (`-`: standard input): {"loc": [x, y], "attrs": {"n1": "a"}}:
