@@ -24,9 +24,9 @@
 #    3a-4d with one, while DEADLINE_S (540 by default) lasts;
 # I: CCM recorded: the index's check and sanitizers (.carry/index_check), table2 and
 #    dense10 with three seeds, dense with one;
-# J: every user command end to end against the base binary (scripts/e2e.sh), the HEM
-#    suite on the few-names model (scripts/gpu-hem.sh with ONLY=few HARNESS=0), and XML
-#    paths with three seeds while time is left.
+# J: every user command end to end against the base binary (scripts/e2e-cut.sh), the
+#    HEM suite on the few-names model (scripts/gpu-hem.sh with ONLY=few HARNESS=0), and
+#    XML paths with one seed while time is left.
 # A part finding .carry/*.gz unpacks them first (the carried binaries, compressed).
 # Each part writes under $OUT/<part name>/ and a times.txt of its steps (seconds, exit).
 set -uo pipefail
@@ -87,9 +87,9 @@ I)
     tar czf "$OUT/rec.tgz" -C /tmp/rec .
     ;;
 J)
-    step e2e timeout 240 env BINS="new=.carry/harness base=.carry/harness-base" bash scripts/e2e.sh
-    step hem-few env ONLY=few HARNESS=0 DEADLINE_S=150 bash scripts/gpu-hem.sh
-    record xml-paths 200 xml paths --seeds 3
+    step e2e timeout 210 env BIN="$PWD/.carry" bash scripts/e2e-cut.sh
+    step hem-few env ONLY=few HARNESS=0 DEADLINE_S=140 bash scripts/gpu-hem.sh
+    record xml-paths 60 xml paths --seeds 1
     [ -d /tmp/rec ] && tar czf "$OUT/rec.tgz" -C /tmp/rec .
     ;;
 A)
