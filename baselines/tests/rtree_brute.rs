@@ -13,6 +13,9 @@ use clcb::model::{
 };
 use proptest::prelude::*;
 
+mod areas;
+use areas::probes;
+
 fn coord() -> impl Strategy<Value = f64> {
     prop_oneof![
         (-6i32..7).prop_map(|i| i as f64 * 0.25),
@@ -23,52 +26,10 @@ fn coord() -> impl Strategy<Value = f64> {
 }
 
 fn area() -> impl Strategy<Value = Area> {
-    let circle = (
-        coord(),
-        coord(),
-        prop_oneof![Just(0.0), Just(0.25), Just(1.0), 0.0f64..3.0, Just(1000.0)],
+    areas::area(
+        coord().boxed(),
+        prop_oneof![Just(0.0), Just(0.25), Just(1.0), 0.0f64..3.0, Just(1000.0)].boxed(),
     )
-        .prop_map(|(x, y, r)| Area::circle(x, y, r).unwrap());
-    // Rectangles: zero width or height, thin, square, huge (past every coordinate),
-    // far outside the others.
-    let side = prop_oneof![Just(0.0), Just(0.25), 0.0f64..40.0, Just(2000.0)];
-    let rect = prop_oneof![
-        4 => (coord(), coord(), side.clone(), side)
-            .prop_map(|(x, y, w, h)| Area::rect(x, y, x + w, y + h).unwrap()),
-        1 => Just(Area::rect(-1e30, -1e30, 1e30, 1e30).unwrap()),
-        1 => Just(Area::rect(5e6, 5e6, 5e6 + 3.0, 5e6).unwrap()),
-    ];
-    prop_oneof![circle, rect]
-}
-
-/// Points on an area's border, its corners and its centre.
-fn probes(a: &Area) -> Vec<Location> {
-    match *a {
-        Area::Circle { center: c, .. } => {
-            let r = a.radius();
-            vec![
-                Location { x: c.x + r, y: c.y },
-                Location { x: c.x, y: c.y - r },
-                c,
-            ]
-        }
-        Area::Rect { lo, hi } => {
-            let (cx, cy) = a.center();
-            vec![
-                lo,
-                hi,
-                Location { x: lo.x, y: hi.y },
-                Location {
-                    x: hi.x,
-                    y: cy as f32,
-                },
-                Location {
-                    x: cx as f32,
-                    y: lo.y,
-                },
-            ]
-        }
-    }
 }
 
 fn constraint() -> impl Strategy<Value = Constraint> {

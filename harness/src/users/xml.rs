@@ -38,8 +38,8 @@ pub enum Cmd {
         /// /dblp/article[author][.//year]//title).
         #[arg(long)]
         queries: String,
-        /// Default: lazy-dfa, the strongest CPU filter, on documents of less than 100 MB
-        /// in all (it answers before the GPU is open); else gpu when a GPU can be opened,
+        /// Default: lazy-dfa, the strongest CPU filter, on documents of less than 256 MiB
+        /// in all (measured faster end to end up to 102 MB); else gpu when a GPU can be opened,
         /// else lazy-dfa (with a note saying why). gpu-dfa: the lazy DFA's automaton learned on a
         /// thread of its own from the first documents (their first MB, grown ahead along
         /// their tag grammar) while lazy-dfa filters, then walked on the GPU; the
@@ -317,9 +317,9 @@ fn filter_cmd(
                 "default engine",
                 Duration::ZERO,
                 format!(
-                    "(lazy-dfa: documents under {} MB in all are filtered on the CPU, which \
-                     answers before the GPU is open; --engine gpu for the GPU)",
-                    CPU_BELOW_BYTES / 1_000_000
+                    "(lazy-dfa: documents under {} MiB in all are filtered on the CPU, \
+                     faster end to end than the GPU; --engine gpu for the GPU)",
+                    CPU_BELOW_BYTES >> 20
                 ),
             );
             Some(XmlEngine::LazyDfa)
@@ -508,10 +508,10 @@ fn filter_cmd(
 /// Bytes of documents in all below which the default engine is `lazy-dfa` on every core:
 /// on an H200 with 16 host cores, the GPU took 0.21-0.23 s to open (driver cache warm)
 /// and about 0.11 s more to close at the process's exit, while `lazy-dfa` answered 1000
-/// documents of Fig. 10b (28 MB, 2000 twigs) in 0.07-0.09 s and one 98 MB document (256
-/// twigs) in 0.19-0.22 s, each whole command faster than on the GPU (0.37 s and 0.38 s
-/// with `gpu-seg`). Larger inputs go to the GPU (not measured beyond).
-const CPU_BELOW_BYTES: u64 = 100_000_000;
+/// documents of Fig. 10b (28 MB, 2000 twigs) in 0.07-0.11 s and one document of 102 MB
+/// (256 twigs) in 0.19-0.25 s, each whole command faster than on the GPU (0.37 s; 0.38-0.43
+/// s with `gpu-seg`, 0.40 s with `gpu`). Larger inputs go to the GPU (not measured beyond).
+const CPU_BELOW_BYTES: u64 = 256 << 20;
 
 /// Whether the documents `paths` are files of less than [`CPU_BELOW_BYTES`] in all
 /// (standard input, or a file that cannot be looked up: no).
