@@ -1010,3 +1010,53 @@ fn xml_filter_on_small_documents_defaults_to_the_cpu_and_says_so() {
         text(&want.stdout)
     );
 }
+
+/// The default engine on a small events file is the CPU grid (no GPU is opened, so no
+/// note about one missing), says so under --stats, and answers as the R*-tree.
+#[test]
+fn clcb_match_on_a_small_events_file_defaults_to_the_grid_and_says_so() {
+    let d = tmp("clcb-small");
+    let (subs, events) = (d.join("s.jsonl"), d.join("e.jsonl"));
+    let out = harness()
+        .args([
+            "clcb",
+            "generate",
+            "--subscriptions",
+            "30",
+            "--events",
+            "20",
+        ])
+        .args(["--area-percent", "20", "--all-match", "--out-subscriptions"])
+        .arg(&subs)
+        .arg("--out-events")
+        .arg(&events)
+        .output()
+        .expect("run harness");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let run = |flags: &[&str]| {
+        harness()
+            .args(["clcb", "match", "--subscriptions"])
+            .arg(&subs)
+            .arg("--events")
+            .arg(&events)
+            .args(flags)
+            .output()
+            .expect("run harness")
+    };
+    let default = run(&["--stats"]);
+    assert!(default.status.success(), "{}", text(&default.stderr));
+    let err = text(&default.stderr);
+    assert!(
+        err.contains("default engine") && err.contains("grid"),
+        "{err}"
+    );
+    assert!(!err.contains("note: the GPU cannot be used"), "{err}");
+    let want = run(&["--engine", "rtree"]);
+    assert!(want.status.success(), "{}", text(&want.stderr));
+    assert_eq!(text(&default.stdout), text(&want.stdout));
+    assert!(
+        text(&want.stdout).lines().any(|l| l != "[]"),
+        "nothing matched"
+    );
+    std::fs::remove_dir_all(d).ok();
+}
