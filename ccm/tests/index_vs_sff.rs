@@ -179,16 +179,7 @@ fn answers_matched_into_again_equal_sffs_whether_their_areas_are_reused_or_grown
 #[test]
 fn a_batch_with_names_and_strings_the_subscriptions_lack_is_answered_as_sff() {
     use ccm::batch::{EventBatch, ValueRef};
-    use ccm::{Constraint, Filter, InterfaceId, Op, Subscription, Value};
-    let sub = |i: u32, cs: &[(&str, Op, Value)]| Subscription {
-        interface: InterfaceId(i),
-        filter: Filter {
-            constraints: cs
-                .iter()
-                .map(|(n, o, v)| Constraint::new(*n, *o, v.clone()).unwrap())
-                .collect(),
-        },
-    };
+    use ccm::{InterfaceId, Op, Value};
     let subs = vec![
         sub(0, &[("s", Op::Prefix, Value::Str("xx".into()))]),
         sub(1, &[("s", Op::Substr, Value::Str("y".into()))]),
@@ -422,16 +413,7 @@ fn calls_ramped_by_any_first_size_and_growth_answer_as_sff() {
 #[test]
 fn batches_of_other_dictionaries_in_turn_are_each_translated_and_answer_as_sff() {
     use ccm::batch::{EventBatch, ValueRef};
-    use ccm::{Constraint, Event, Filter, InterfaceId, Op, Subscription, Value};
-    let sub = |i: u32, cs: &[(&str, Op, Value)]| Subscription {
-        interface: InterfaceId(i),
-        filter: Filter {
-            constraints: cs
-                .iter()
-                .map(|(n, o, v)| Constraint::new(*n, *o, v.clone()).unwrap())
-                .collect(),
-        },
-    };
+    use ccm::{Event, Op, Subscription, Value};
     let mut subs = vec![
         sub(0, &[("a", Op::Eq, Value::Str("ab".into()))]),
         sub(1, &[("b", Op::Eq, Value::Str("ba".into()))]),
@@ -547,5 +529,18 @@ fn heavy_walks_with_several_warps_per_event_answer_as_sff() {
                 assert_eq!(g, want[i].as_slice(), "{at}");
             }
         }
+    }
+}
+
+/// Interface `i`'s subscription to the conjunction of `cs` (name, operator, value).
+fn sub(i: u32, cs: &[(&str, ccm::Op, ccm::Value)]) -> ccm::Subscription {
+    ccm::Subscription {
+        interface: ccm::InterfaceId(i),
+        filter: ccm::Filter {
+            constraints: cs
+                .iter()
+                .map(|(n, o, v)| ccm::Constraint::new(*n, *o, v.clone()).unwrap())
+                .collect(),
+        },
     }
 }

@@ -338,36 +338,8 @@ fn a_utf8_byte_order_mark_before_the_first_json_line_is_accepted() {
 #[test]
 fn clcb_match_over_emulated_devices_answers_as_the_grid_and_refuses_cpu_engines() {
     let d = tmp("clcb-devices");
-    let (subs, events) = (d.join("s.jsonl"), d.join("e.jsonl"));
-    let out = harness()
-        .args([
-            "clcb",
-            "generate",
-            "--subscriptions",
-            "40",
-            "--events",
-            "12",
-            "--area-percent",
-            "20",
-            "--all-match",
-            "--out-subscriptions",
-        ])
-        .arg(&subs)
-        .arg("--out-events")
-        .arg(&events)
-        .output()
-        .expect("run harness");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let clcb_match = |flags: &[&str]| {
-        harness()
-            .args(["clcb", "match", "--subscriptions"])
-            .arg(&subs)
-            .arg("--events")
-            .arg(&events)
-            .args(flags)
-            .output()
-            .expect("run harness")
-    };
+    let (subs, events) = clcb_files(&d, 40, 12);
+    let clcb_match = |flags: &[&str]| clcb_match_files(&subs, &events, flags);
     let want = clcb_match(&["--engine", "grid"]);
     assert!(want.status.success(), "{}", text(&want.stderr));
     assert!(
@@ -962,13 +934,7 @@ fn ddm_match_on_a_small_file_defaults_to_the_cpu_and_says_so() {
             .expect("run harness")
     };
     let default = run(&["--stats"]);
-    assert!(default.status.success(), "{}", text(&default.stderr));
-    let err = text(&default.stderr);
-    assert!(
-        err.contains("default engine") && err.contains("sbm"),
-        "{err}"
-    );
-    assert!(!err.contains("note: the GPU cannot be used"), "{err}");
+    says_the_cpu_is_the_default(&default, "sbm");
     assert_eq!(
         text(&default.stdout),
         text(&run(&["--engine", "sort"]).stdout)
@@ -995,13 +961,7 @@ fn xml_filter_on_small_documents_defaults_to_the_cpu_and_says_so() {
             .expect("run harness")
     };
     let default = run(&["--stats"]);
-    assert!(default.status.success(), "{}", text(&default.stderr));
-    let err = text(&default.stderr);
-    assert!(
-        err.contains("default engine") && err.contains("lazy-dfa"),
-        "{err}"
-    );
-    assert!(!err.contains("note: the GPU cannot be used"), "{err}");
+    says_the_cpu_is_the_default(&default, "lazy-dfa");
     let want = run(&["--engine", "yfilter"]);
     assert_eq!(text(&default.stdout), text(&want.stdout));
     assert!(
@@ -1016,41 +976,10 @@ fn xml_filter_on_small_documents_defaults_to_the_cpu_and_says_so() {
 #[test]
 fn clcb_match_on_a_small_events_file_defaults_to_the_grid_and_says_so() {
     let d = tmp("clcb-small");
-    let (subs, events) = (d.join("s.jsonl"), d.join("e.jsonl"));
-    let out = harness()
-        .args([
-            "clcb",
-            "generate",
-            "--subscriptions",
-            "30",
-            "--events",
-            "20",
-        ])
-        .args(["--area-percent", "20", "--all-match", "--out-subscriptions"])
-        .arg(&subs)
-        .arg("--out-events")
-        .arg(&events)
-        .output()
-        .expect("run harness");
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let run = |flags: &[&str]| {
-        harness()
-            .args(["clcb", "match", "--subscriptions"])
-            .arg(&subs)
-            .arg("--events")
-            .arg(&events)
-            .args(flags)
-            .output()
-            .expect("run harness")
-    };
+    let (subs, events) = clcb_files(&d, 30, 20);
+    let run = |flags: &[&str]| clcb_match_files(&subs, &events, flags);
     let default = run(&["--stats"]);
-    assert!(default.status.success(), "{}", text(&default.stderr));
-    let err = text(&default.stderr);
-    assert!(
-        err.contains("default engine") && err.contains("grid"),
-        "{err}"
-    );
-    assert!(!err.contains("note: the GPU cannot be used"), "{err}");
+    says_the_cpu_is_the_default(&default, "grid");
     let want = run(&["--engine", "rtree"]);
     assert!(want.status.success(), "{}", text(&want.stderr));
     assert_eq!(text(&default.stdout), text(&want.stdout));
@@ -1059,4 +988,46 @@ fn clcb_match_on_a_small_events_file_defaults_to_the_grid_and_says_so() {
         "nothing matched"
     );
     std::fs::remove_dir_all(d).ok();
+}
+
+/// `clcb generate`'s files in `d`: `subs` subscriptions whose areas cover 20% of the
+/// world, `events` events that each match some; returns their paths.
+fn clcb_files(d: &Path, subs: u32, events: u32) -> (PathBuf, PathBuf) {
+    let (s, e) = (d.join("s.jsonl"), d.join("e.jsonl"));
+    let (n_subs, n_events) = (subs.to_string(), events.to_string());
+    let out = harness()
+        .args(["clcb", "generate", "--subscriptions", &n_subs])
+        .args(["--events", &n_events, "--area-percent", "20", "--all-match"])
+        .arg("--out-subscriptions")
+        .arg(&s)
+        .arg("--out-events")
+        .arg(&e)
+        .output()
+        .expect("run harness");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    (s, e)
+}
+
+/// `clcb match` of `subs` and `events` with `flags`.
+fn clcb_match_files(subs: &Path, events: &Path, flags: &[&str]) -> Output {
+    harness()
+        .args(["clcb", "match", "--subscriptions"])
+        .arg(subs)
+        .arg("--events")
+        .arg(events)
+        .args(flags)
+        .output()
+        .expect("run harness")
+}
+
+/// `out` (a run with --stats and no --engine) succeeded on the CPU engine `engine`, which
+/// --stats names as the default, without a note about a GPU missing (none was opened).
+fn says_the_cpu_is_the_default(out: &Output, engine: &str) {
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("default engine") && err.contains(engine),
+        "{err}"
+    );
+    assert!(!err.contains("note: the GPU cannot be used"), "{err}");
 }
