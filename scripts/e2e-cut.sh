@@ -11,6 +11,7 @@
 # $OUT/cache.txt (whether the driver's JIT cache was written, and its size).
 # Finishes within about 200 s (every step under `timeout`).
 set -uo pipefail
+. "$(dirname "$0")/e2e-lib.sh"
 
 BIN=${BIN:?BIN: the directory holding harness and harness-base}
 OUT=${OUT:-out}
@@ -76,20 +77,7 @@ run() {
         echo "$name,$cmd,$engine,$runno,sys,$sy," >> "$CSV"
         echo "cpu: user $u s, sys $sy s, max RSS $m kB" >> "$W/err"
     fi
-    {
-        echo "== $name $cmd $engine run $runno: wall $s s"
-        grep -v '^stats:' "$W/err" | head -5 || true
-        grep '^stats:' "$W/err" || true
-    } >> "$LOG"
-    sed -n 's/^stats: //p' "$W/err" | awk -v pre="$name,$cmd,$engine,$runno" '{
-        n = split($0, f, /  +/); phase = f[1]; val = f[2]; sub(/ .*/, "", val);
-        note = ""; for (i = 3; i <= n; i++) note = note (i > 3 ? " " : "") f[i];
-        gsub(/"/, "\"\"", note);
-        printf "%s,\"%s\",%s,\"%s\"\n", pre, phase, val, note }' >> "$CSV"
-    echo "$name,$cmd,$engine,$runno,wall,$s," >> "$CSV"
-    local sum
-    if [ "$cmd" = ddm-pairs ]; then sum=$(sort "$W/out" | md5sum); else sum=$(md5sum < "$W/out"); fi
-    echo "$name,$cmd,$engine,$runno,answers,0,${sum:0:12}" >> "$CSV"
+    e2e_record "$name" "$cmd" "$engine" "$runno" "$s"
 }
 
 BINS="new=$BIN/harness base=$BIN/harness-base"

@@ -17,6 +17,7 @@
 # runs twice: run 1 after the driver's JIT cache was emptied (a machine's first run), run
 # 2 with it warm.
 set -euo pipefail
+. "$(dirname "$0")/e2e-lib.sh"
 
 OUT=${OUT:-out}
 BINS=${BINS:-new=.carry/harness}
@@ -64,22 +65,7 @@ run() {
     t=$(date +%s.%N)
     "$bin" "$@" "${eng[@]}" --stats > "$W/out" 2> "$W/err" || echo "exit $? ($name $cmd $engine)" >> "$W/err"
     s=$(awk "BEGIN { print $(date +%s.%N) - $t }")
-    {
-        echo "== $name $cmd $engine run $runno: wall $s s"
-        grep -v '^stats:' "$W/err" | head -5 || true
-        grep '^stats:' "$W/err" || true
-    } >> "$LOG"
-    sed -n 's/^stats: //p' "$W/err" | awk -v pre="$name,$cmd,$engine,$runno" '{
-        # "PHASE  SECONDS s  NOTE" or "peak RSS  MB MB"
-        n = split($0, f, /  +/); phase = f[1]; val = f[2]; sub(/ .*/, "", val);
-        note = ""; for (i = 3; i <= n; i++) note = note (i > 3 ? " " : "") f[i];
-        gsub(/"/, "\"\"", note);
-        printf "%s,\"%s\",%s,\"%s\"\n", pre, phase, val, note }' >> "$CSV"
-    echo "$name,$cmd,$engine,$runno,wall,$s," >> "$CSV"
-    # The pairs' order differs between engines (the GPU orders each window): compared sorted.
-    local sum
-    if [ "$cmd" = ddm-pairs ]; then sum=$(sort "$W/out" | md5sum); else sum=$(md5sum < "$W/out"); fi
-    echo "$name,$cmd,$engine,$runno,answers,0,${sum:0:12}" >> "$CSV"
+    e2e_record "$name" "$cmd" "$engine" "$runno" "$s"
 }
 
 for pair in $BINS; do
