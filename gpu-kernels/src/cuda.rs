@@ -161,22 +161,6 @@ impl Gpu {
         Ok((slice, addr))
     }
 
-    pub(crate) fn write(
-        &self,
-        dst: &mut CudaSlice<u8>,
-        at: usize,
-        src: &[u8],
-    ) -> Result<(), GpuError> {
-        if src.is_empty() {
-            return Ok(());
-        }
-        self.bind()?;
-        let mut view = dst.slice_mut(at..at + src.len());
-        self.stream
-            .memcpy_htod(src, &mut view)
-            .map_err(|e| self.async_error("copying to the device", e))
-    }
-
     pub(crate) fn read(
         &self,
         src: &CudaSlice<u8>,
@@ -465,11 +449,11 @@ impl Gpu {
             .map_err(driver("creating a queue's stream"))
     }
 
-    /// Queues a copy of `src` (page-locked, kept unwritten by the caller until the copy
-    /// has ended) into `dst[at..]` on `stream`.
+    /// Queues a copy of `src` into `dst[at..]` on `stream` (`None`: the device's own
+    /// stream, ordered with the kernels); no wait.
     pub(crate) fn write_on(
         &self,
-        stream: &Arc<CudaStream>,
+        stream: Option<&Arc<CudaStream>>,
         dst: &mut CudaSlice<u8>,
         at: usize,
         src: &[u8],
@@ -480,8 +464,9 @@ impl Gpu {
         self.bind()?;
         let mut view = dst.slice_mut(at..at + src.len());
         stream
+            .unwrap_or(&self.stream)
             .memcpy_htod(src, &mut view)
-            .map_err(|e| self.async_error("copying to the device on a queue", e))
+            .map_err(|e| self.async_error("copying to the device", e))
     }
 
     /// Queues a copy of `src[at..]` into `dst` (page-locked, kept untouched by the

@@ -1150,7 +1150,23 @@ impl Device {
         offset: usize,
         src: &[T],
     ) -> Result<(), GpuError> {
-        check_range(dst.len, offset, src.len(), "Device::write");
+        self.copy_in(dst, offset, src, None, "Device::write")
+    }
+
+    /// Copies `src` into `dst[offset..]`, queued on `on` or, for `None`, on the device's
+    /// stream (the emulator copies at once); `what` names the caller in a range error.
+    /// [`Device::write`] and [`Device::write_on`] (a queue's copy) both come here.
+    pub(crate) fn copy_in<T: bytemuck::Pod>(
+        &self,
+        dst: &mut Buffer<T>,
+        offset: usize,
+        src: &[T],
+        on: Option<&crate::Queue>,
+        what: &str,
+    ) -> Result<(), GpuError> {
+        #[cfg(not(feature = "cuda"))]
+        let _ = on;
+        check_range(dst.len, offset, src.len(), what);
         let size = std::mem::size_of::<T>();
         let bytes: &[u8] = bytemuck::cast_slice(src);
         match (&self.backend, &mut dst.mem) {
@@ -1164,7 +1180,9 @@ impl Device {
                 );
             },
             #[cfg(feature = "cuda")]
-            (Backend::Gpu(g), Mem::Gpu(s)) => g.write(s, offset * size, bytes)?,
+            (Backend::Gpu(g), Mem::Gpu(s)) => {
+                g.write_on(on.map(crate::Queue::cuda_stream), s, offset * size, bytes)?
+            }
             #[allow(unreachable_patterns)]
             _ => panic!("buffer used with a device it was not allocated on"),
         }

@@ -35,6 +35,14 @@ pub struct Queue {
     stream: Option<std::sync::Arc<cudarc::driver::CudaStream>>,
 }
 
+impl Queue {
+    /// A GPU queue's CUDA stream (every queue of a GPU has one).
+    #[cfg(feature = "cuda")]
+    pub(crate) fn cuda_stream(&self) -> &std::sync::Arc<cudarc::driver::CudaStream> {
+        self.stream.as_ref().expect("a GPU's queue has a stream")
+    }
+}
+
 impl Drop for Queue {
     fn drop(&mut self) {
         #[cfg(feature = "cuda")]
@@ -86,32 +94,10 @@ impl Device {
         src: &HostBuffer<T>,
         range: Range<usize>,
     ) -> Result<(), GpuError> {
-        let _ = q;
         // SAFETY: the caller keeps the host from writing these elements while the copy
         // may read them; this call only reads them.
         let src = unsafe { &src.as_slice_unchecked()[range] };
-        check_range(dst.len(), offset, src.len(), "Device::write_on");
-        let size = std::mem::size_of::<T>();
-        let bytes: &[u8] = bytemuck::cast_slice(src);
-        match (&self.backend, &mut dst.mem) {
-            // SAFETY: `check_range` keeps the range within the buffer's allocation; source and
-            // destination are distinct allocations.
-            (Backend::Emu, Mem::Host { ptr, .. }) => unsafe {
-                std::ptr::copy_nonoverlapping(
-                    bytes.as_ptr(),
-                    ptr.as_ptr().add(offset * size),
-                    bytes.len(),
-                );
-            },
-            #[cfg(feature = "cuda")]
-            (Backend::Gpu(g), Mem::Gpu(s)) => {
-                let stream = q.stream.as_ref().expect("a GPU's queue has a stream");
-                g.write_on(stream, s, offset * size, bytes)?
-            }
-            #[allow(unreachable_patterns)]
-            _ => panic!("buffer used with a device it was not allocated on"),
-        }
-        Ok(())
+        self.copy_in(dst, offset, src, Some(q), "Device::write_on")
     }
 
     /// Queues a copy of `src[offset..offset + range.len()]` into `dst[range]` (page-locked
@@ -148,8 +134,7 @@ impl Device {
             },
             #[cfg(feature = "cuda")]
             (Backend::Gpu(g), Mem::Gpu(s)) => {
-                let stream = q.stream.as_ref().expect("a GPU's queue has a stream");
-                g.read_on(stream, s, offset * size, bytes)?
+                g.read_on(q.cuda_stream(), s, offset * size, bytes)?
             }
             #[allow(unreachable_patterns)]
             _ => panic!("buffer used with a device it was not allocated on"),
