@@ -91,6 +91,7 @@ use ccm_kernels::index::{
 use ccm_kernels::{
     DevAttr, DevConstraint, DevEvent, NO_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT,
 };
+use gpu_kernels::crew::par_copy;
 use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig, Mark, Queue, Signal};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -1523,14 +1524,6 @@ fn lens_of(batch: &EventBatch, events: &Range<usize>) -> (usize, usize) {
 /// Elements per part of a parallel copy into staging (256 KiB of attributes).
 const STAGE_PART: usize = 16 << 10;
 
-/// `src` copied into `dst` (as long) on the pool, a part of [`STAGE_PART`] elements per
-/// task.
-fn par_copy<T: Copy + Send + Sync>(dst: &mut [T], src: &[T]) {
-    dst.par_chunks_mut(STAGE_PART)
-        .zip(src.par_chunks(STAGE_PART))
-        .for_each(|(d, s)| d.copy_from_slice(s));
-}
-
 impl Staged {
     /// `events` of `batch` staged into `old` when it holds them, on the pool
     /// ([`on_encode_pool`]); else [`Prepared::Short`].
@@ -1555,7 +1548,10 @@ impl Staged {
             &mut bufs.starts.as_mut_slice()[..ns],
             &mut bufs.attrs.as_mut_slice()[..na],
         );
-        rayon::join(|| s.copy_from_slice(starts), || par_copy(a, attrs));
+        rayon::join(
+            || s.copy_from_slice(starts),
+            || par_copy(a, attrs, STAGE_PART),
+        );
         Staged {
             bufs,
             events: ns - 1,

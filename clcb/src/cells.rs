@@ -84,6 +84,7 @@ use clcb_kernels::cells::{
     CELLS_BLOCK, EMPTY_KEY, ENCODE_BLOCK, FLAGS, IMPLIED, NO_ROW, RECT, ROW_EQ, ROW_PAIR, SPILLED,
 };
 use clcb_kernels::{DevConstraint, ATTR_WORDS, KIND_STR, OP_EQ};
+use gpu_kernels::crew::par_copy;
 use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig, Mark, Queue, Signal};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -1649,14 +1650,6 @@ fn cols_of(b: &EventBatch, events: &Range<usize>) -> Cols {
 /// 16-core host).
 const STAGE_PART: usize = 4 << 10;
 
-/// `src` copied into `dst` (as long) on the pool, a part of [`STAGE_PART`] elements per
-/// task.
-fn par_copy<T: Copy + Send + Sync>(dst: &mut [T], src: &[T]) {
-    dst.par_chunks_mut(STAGE_PART)
-        .zip(src.par_chunks(STAGE_PART))
-        .for_each(|(d, s)| d.copy_from_slice(s));
-}
-
 impl Staged {
     /// `events` of `b` staged into `old` when it holds them; else the events and the
     /// staging too small for them (page-locked memory is allocated by the driving
@@ -1685,7 +1678,7 @@ impl Staged {
         let (hs, rest) = rest.split_at_mut(cols.starts().len());
         let (hx, hy) = rest.split_at_mut(cols.xs().len());
         rayon::join(
-            || par_copy(ha, attrs),
+            || par_copy(ha, attrs, STAGE_PART),
             || {
                 rayon::join(
                     || hs.copy_from_slice(starts),

@@ -263,6 +263,16 @@ pub fn claim_map<T: Send, R: Send>(
     Crew::gather(helpers, Duration::ZERO).map(items, f)
 }
 
+/// `src` copied into `dst` (as long) on rayon's pool, `part` elements a task: staging a
+/// launch's columns into page-locked memory from inside the pool's work (the CCM index
+/// and the cell index, each with the part size its launches were tuned with).
+pub fn par_copy<T: Copy + Send + Sync>(dst: &mut [T], src: &[T], part: usize) {
+    use rayon::prelude::*;
+    dst.par_chunks_mut(part)
+        .zip(src.par_chunks(part))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
