@@ -92,7 +92,7 @@ use ccm_kernels::{
     DevAttr, DevConstraint, DevEvent, NO_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT,
 };
 use gpu_kernels::crew::par_copy;
-use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig, Mark, Queue, Signal};
+use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig, Mark, Queue, Ramp, Signal};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -1240,7 +1240,7 @@ impl<'d> GpuIndex<'d> {
         if queues.is_none() {
             *queues = Some(Queues::new(dev)?);
         }
-        let mut chunks = Ramp::new(cfg, events, per);
+        let mut chunks = Ramp::new(events, cfg.first_launch, cfg.ramp_growth, per);
         let Some(first) = chunks.next() else {
             return Ok(());
         };
@@ -1837,48 +1837,6 @@ fn warps_per_event(cfg: &IndexConfig, n: usize, walk: u32) -> u32 {
 /// Most warps of the partition walk per event.
 const MAX_WARPS_PER_EVENT: usize = 8;
 
-/// A call's events in launches that grow by [`IndexConfig::ramp_growth`] from
-/// [`IndexConfig::first_launch`] up to `per`: the first launch's staging, which nothing
-/// overlaps, is short (with full launches from the start, a call of four launches spent
-/// a quarter of its host work with the device idle).
-struct Ramp {
-    rest: Range<usize>,
-    next: usize,
-    per: usize,
-    growth: f64,
-}
-
-impl Ramp {
-    fn new(cfg: &IndexConfig, events: Range<usize>, per: usize) -> Ramp {
-        Ramp {
-            rest: events,
-            next: cfg.first_launch.clamp(1, per),
-            per,
-            growth: if cfg.ramp_growth.is_finite() {
-                cfg.ramp_growth.max(1.0)
-            } else {
-                2.0
-            },
-        }
-    }
-}
-
-impl Iterator for Ramp {
-    type Item = Range<usize>;
-
-    fn next(&mut self) -> Option<Range<usize>> {
-        if self.rest.is_empty() {
-            return None;
-        }
-        let end = self.rest.start + self.next.min(self.rest.len());
-        let now = self.rest.start..end;
-        self.rest.start = end;
-        let grown = (self.next as f64 * self.growth).ceil() as usize;
-        self.next = grown.max(self.next + 1).min(self.per);
-        Some(now)
-    }
-}
-
 /// Most events per launch: the configured batch, fewer when the bitmap of `words`
 /// words per event would pass its budget.
 fn per_launch(cfg: &IndexConfig, words: u32) -> usize {
@@ -1915,45 +1873,6 @@ mod tests {
         assert_eq!(encode_threads_shared(64, 4), 8);
         assert_eq!(encode_threads_shared(16, 4), 4);
         assert_eq!(encode_threads_shared(2, 4), 1);
-    }
-
-    #[test]
-    fn a_ramp_covers_the_events_once_in_launches_growing_to_a_full_one() {
-        for (first, growth, per, n) in [
-            (8192, 2.0, 65_536, 262_144),
-            (4096, 1.5, 65_536, 300_001),
-            (1, 1.0, 7, 50),
-            (100, 3.0, 9, 40),
-            (3, f64::NAN, 64, 1000),
-            (0, 0.5, 5, 17),
-        ] {
-            let cfg = IndexConfig {
-                first_launch: first,
-                ramp_growth: growth,
-                ..IndexConfig::default()
-            };
-            let launches: Vec<Range<usize>> = Ramp::new(&cfg, 10..10 + n, per).collect();
-            let at = format!("first {first}, growth {growth}, per {per}, {n} events");
-            assert_eq!(launches[0].len(), first.clamp(1, per).min(n), "{at}");
-            let mut next = 10;
-            for (k, l) in launches.iter().enumerate() {
-                assert_eq!(l.start, next, "{at}: launch {k} follows the one before");
-                assert!(
-                    !l.is_empty() && l.len() <= per,
-                    "{at}: launch {k} of {}",
-                    l.len()
-                );
-                let last = k + 1 == launches.len();
-                if k > 0 && !last {
-                    assert!(
-                        l.len() > launches[k - 1].len() || l.len() == per,
-                        "{at}: launch {k} grows"
-                    );
-                }
-                next = l.end;
-            }
-            assert_eq!(next, 10 + n, "{at}: every event once");
-        }
     }
 
     fn con(key: u32, op: u16, v: i64) -> DevConstraint {

@@ -85,7 +85,7 @@ use clcb_kernels::cells::{
 };
 use clcb_kernels::{DevConstraint, ATTR_WORDS, KIND_STR, OP_EQ};
 use gpu_kernels::crew::par_copy;
-use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig, Mark, Queue, Signal};
+use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig, Mark, Queue, Ramp, Signal};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -1295,11 +1295,8 @@ impl CellIndex {
     /// The pipeline of [`CellIndex::match_event_batch_into`], on rayon's pool.
     fn pipeline(&mut self, b: &EventBatch, answers: &mut CellAnswers) -> Result<(), EngineError> {
         let per = self.opts.batch_events;
-        let mut chunks = Ramp {
-            rest: 0..b.len(),
-            next: (per / 8).max(1),
-            per,
-        };
+        // Launches that double from an eighth of a full one.
+        let mut chunks = Ramp::new(0..b.len(), per / 8, 2.0, per);
         let first = chunks.next().expect("a batch of at least one event");
         let t = Instant::now();
         let staging = self.pipe.staging[0].take();
@@ -1610,30 +1607,6 @@ fn kept_or_grown<T: bytemuck::Pod>(
     match old {
         Some(b) if b.len() >= n.max(1) => Ok(b),
         _ => Ok(dev.alloc(room(n))?),
-    }
-}
-
-/// A call's events in launches that double from an eighth of a full launch up to
-/// `per`: the first launch's staging, which nothing overlaps, and the last launch's
-/// answers are short.
-struct Ramp {
-    rest: Range<usize>,
-    next: usize,
-    per: usize,
-}
-
-impl Iterator for Ramp {
-    type Item = Range<usize>;
-
-    fn next(&mut self) -> Option<Range<usize>> {
-        if self.rest.is_empty() {
-            return None;
-        }
-        let end = self.rest.start + self.next.min(self.rest.len());
-        let now = self.rest.start..end;
-        self.rest.start = end;
-        self.next = (self.next * 2).min(self.per);
-        Some(now)
     }
 }
 

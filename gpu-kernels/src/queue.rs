@@ -192,9 +192,94 @@ impl Device {
     }
 }
 
+/// A call's events in launches of a pipeline that grow from `first` by `growth` (at least
+/// one event more each time; 2 where `growth` is not finite, never below 1) up to `per`
+/// events: the first launch's staging, which nothing overlaps, and the last launch's
+/// answers are short. Yields ranges of `events`, in order, every event once.
+///
+/// ```
+/// use gpu_kernels::Ramp;
+/// let launches: Vec<_> = Ramp::new(0..20, 2, 2.0, 8).collect();
+/// assert_eq!(launches, vec![0..2, 2..6, 6..14, 14..20]);
+/// ```
+pub struct Ramp {
+    rest: Range<usize>,
+    next: usize,
+    per: usize,
+    growth: f64,
+}
+
+impl Ramp {
+    /// The launches of `events`, the first of `first` events (within 1..=`per`; `per`
+    /// at least 1).
+    pub fn new(events: Range<usize>, first: usize, growth: f64, per: usize) -> Ramp {
+        let per = per.max(1);
+        Ramp {
+            rest: events,
+            next: first.clamp(1, per),
+            per,
+            growth: if growth.is_finite() {
+                growth.max(1.0)
+            } else {
+                2.0
+            },
+        }
+    }
+}
+
+impl Iterator for Ramp {
+    type Item = Range<usize>;
+
+    fn next(&mut self) -> Option<Range<usize>> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let end = self.rest.start + self.next.min(self.rest.len());
+        let now = self.rest.start..end;
+        self.rest.start = end;
+        let grown = (self.next as f64 * self.growth).ceil() as usize;
+        self.next = grown.max(self.next + 1).min(self.per);
+        Some(now)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ramp_covers_the_events_once_in_launches_growing_to_a_full_one() {
+        for (first, growth, per, n) in [
+            (8192, 2.0, 65_536, 262_144),
+            (4096, 1.5, 65_536, 300_001),
+            (1, 1.0, 7, 50),
+            (100, 3.0, 9, 40),
+            (3, f64::NAN, 64, 1000),
+            (0, 0.5, 5, 17),
+        ] {
+            let launches: Vec<Range<usize>> = Ramp::new(10..10 + n, first, growth, per).collect();
+            let at = format!("first {first}, growth {growth}, per {per}, {n} events");
+            assert_eq!(launches[0].len(), first.clamp(1, per).min(n), "{at}");
+            let mut next = 10;
+            for (k, l) in launches.iter().enumerate() {
+                assert_eq!(l.start, next, "{at}: launch {k} follows the one before");
+                assert!(
+                    !l.is_empty() && l.len() <= per,
+                    "{at}: launch {k} of {}",
+                    l.len()
+                );
+                let last = k + 1 == launches.len();
+                if k > 0 && !last {
+                    assert!(
+                        l.len() > launches[k - 1].len() || l.len() == per,
+                        "{at}: launch {k} grows"
+                    );
+                }
+                next = l.end;
+            }
+            assert_eq!(next, 10 + n, "{at}: every event once");
+        }
+    }
 
     #[test]
     fn copies_on_a_queue_land_where_asked_and_back() {
