@@ -10,7 +10,7 @@ D=$(dirname "$0")
 cc -O2 "$D/probe/exit.c" -o /tmp/exitprobe -I"$CUDA/include" -L"$CUDA/lib64/stubs" -L"$CUDA/lib64" -lcuda >> "$L" 2>&1 || { echo "build failed" >> "$L"; exit 1; }
 ns() { date +%s.%N; }
 for sz in "64 1024" "1024 1024" "4096 8192"; do
-  for m in ret _exit destroy ret _exit destroy; do
+  for m in ${MODES:-ret _exit destroy ret _exit destroy}; do
     s=$(ns); o=$(/tmp/exitprobe $m $sz 2>&1); e=$(ns)
     leave=$(echo "$o" | sed -n 's/.*leaving at \([0-9.]*\).*/\1/p')
     echo "$sz $m: $(echo "$o" | tr '\n' ' ') | after last line $(awk "BEGIN{print $e - ${leave:-$e}}") s, whole $(awk "BEGIN{print $e - $s}") s" >> "$L"
@@ -29,6 +29,19 @@ if [ -x "${BIN:-}/harness" ]; then
     echo "under strace: start $s end $e; $(grep 'process so far' $W/stats.txt)" >> "$L"; tail -5 $W/strace.txt >> "$L"
   else echo "no strace" >> "$L"; fi
   if command -v perf > /dev/null; then echo "perf present" >> "$L"; fi
+  rm -rf $W
+fi
+# The same command's output through a pipe: the reader must see its end when the command
+# exits, not when the driver's teardown ends (BASE: an older binary to compare with).
+if [ -x "${BIN:-}/harness" ]; then
+  H=$BIN/harness; W=$(mktemp -d)
+  timeout 60 $H ccm generate --out-subscriptions $W/s.jsonl --out-events $W/e.jsonl --events 1000000 > /dev/null 2>&1
+  cat $W/*.jsonl > /dev/null
+  for b in $H ${BASE:-}; do for r in 1 2 3; do
+    s=$(ns); timeout 60 $b ccm match --subscriptions $W/s.jsonl --events $W/e.jsonl --stats 2> $W/stats.txt | md5sum > $W/md5; e=$(ns)
+    echo "$b piped run $r: whole $(awk "BEGIN{print $e - $s}") s; md5 $(cut -c1-12 $W/md5); $(grep 'process so far' $W/stats.txt)" >> "$L"
+  done; done
+  sleep 2; echo "after: $(nvidia-smi --query-compute-apps=pid --format=csv,noheader | wc -l) processes on the GPU" >> "$L"
   rm -rf $W
 fi
 cat "$L"

@@ -82,6 +82,7 @@ impl Gpu {
             return Err(GpuError::PtxNotBuilt);
         }
         let ctx = CudaContext::new(ordinal).map_err(driver(format!("opening device {ordinal}")))?;
+        crate::device::CONTEXT_OPENED.store(true, std::sync::atomic::Ordering::Relaxed);
         // One stream, used in order: cudarc's per-buffer event tracking is not needed.
         // SAFETY: every buffer is used on the context's one stream, in order (see above).
         unsafe { ctx.disable_event_tracking() };

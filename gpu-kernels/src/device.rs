@@ -941,7 +941,19 @@ pub(crate) fn check_range(len: usize, offset: usize, n: usize, what: &str) {
     );
 }
 
+/// Set once this process has created a GPU context (see [`Device::gpu_context_opened`]).
+pub(crate) static CONTEXT_OPENED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 impl Device {
+    /// Whether this process has created a GPU context (even one since dropped, or one
+    /// whose module then failed to load): the driver's files are open, and the process's
+    /// exit will wait for the kernel to release them (0.1-1 s, growing with page-locked
+    /// memory), which a program may want to leave to another process.
+    pub fn gpu_context_opened() -> bool {
+        CONTEXT_OPENED.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The host SIMT emulator.
     pub fn emulator() -> Device {
         Device {

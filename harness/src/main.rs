@@ -1,6 +1,7 @@
 //! `harness`: the papers' experiments, users' own workloads, and the GPU self-test.
 
 mod engines;
+mod exit;
 mod experiment;
 mod meta;
 mod papers;
@@ -411,8 +412,8 @@ fn real_main(cli: Cli) -> anyhow::Result<()> {
 fn main() -> ExitCode {
     let _ = users::PROCESS_START.set(std::time::Instant::now());
     let cli = Cli::parse();
-    match real_main(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+    let code = match real_main(cli) {
+        Ok(()) => 0,
         // A reader that closed the pipe (`harness list | head`) is not an error.
         Err(e)
             if e.chain().any(|c| {
@@ -420,15 +421,16 @@ fn main() -> ExitCode {
                     .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
             }) =>
         {
-            ExitCode::SUCCESS
+            0
         }
         Err(e) => {
             eprintln!("error: {e:#}");
             if e.chain().any(|c| c.is::<BadInput>()) {
-                ExitCode::from(2)
+                2
             } else {
-                ExitCode::from(1)
+                1
             }
         }
-    }
+    };
+    exit::exit(code)
 }

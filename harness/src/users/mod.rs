@@ -144,7 +144,7 @@ impl GpuOpening {
 /// (Freeing CLCB's 250k subscriptions and their index, 2.8 GB, took 0.45 s after the
 /// output was complete, on an H200's host. Closing a GPU is not cheaper at exit: every
 /// command that opened one spent 0.10-0.17 s after its last output, against 0.01-0.03 s
-/// on the CPU engines.)
+/// on the CPU engines; [`crate::exit`] leaves that release to a child process.)
 pub fn keep_until_exit<T>(x: T) {
     std::mem::forget(x);
 }
