@@ -23,15 +23,16 @@
 # hem-N.txt: HEM's lines), harness-N.txt (the run's output) and hem-csv.tgz (ccm/hem.csv
 # and its samples per size, under N/; not written into results/: the lead decides).
 set -uo pipefail
-H=./.carry/harness
-B=./.carry/dense_bench
-SRC=.carry/hem
+H=${H:-./.carry/harness}
+B=${B:-./.carry/dense_bench}
+SRC=${SRC:-.carry/hem}
 OUT=${OUT:-/tmp/out}
 SIZES=${SIZES:-"100000 1000000"}
 DEADLINE_S=${DEADLINE_S:-560}
-# The dense model's workloads (dense_bench's --only; `few`: 3-5 of 100 names) and whether
+# The dense model's workloads (dense_bench's --only; `few`: 3-5 of 100 names; `table1`: the same
+# with 3-5 predicates a filter) and whether
 # the `hem` experiment runs (HARNESS=0: HEM and dense_bench alone).
-ONLY=${ONLY:-3-5,10,20,zipf,few}
+ONLY=${ONLY:-3-5,10,20,zipf,few,table1}
 HARNESS=${HARNESS:-1}
 T=$(nproc)
 O=$OUT/hem

@@ -1,12 +1,13 @@
 //! The REIN / HEM suite's dense model (20 names, 1-5 range predicates per filter, one
 //! interface per filter) with events carrying 3-5, 10, all 20 or 5-10 Zipf-drawn names,
 //! and `few`: the same filters over 100 names with events of 3-5 (few names of many, the
-//! regime of CCM's Table 1, in numbers only, which the suite can read):
+//! regime of CCM's Table 1, in numbers only, which the suite can read), and `table1`: as
+//! `few` with 3-5 predicates per filter, Table 1's constraints per filter:
 //! µs per event on one core and on all cores for the hybrid index, the value index and
 //! the bit index, their answers checked equal.
 //!
 //!     cargo run --release -p baselines --example dense_bench -- [--filters N] [--events E]
-//!         [--only 3-5,10,20,zipf,few] [--matchers hybrid,value,bit] [--cells MAX] [--seed S]
+//!         [--only 3-5,10,20,zipf,few,table1] [--matchers hybrid,value,bit] [--cells MAX] [--seed S]
 //!         [--cpu-time] [--dump DIR]
 //!
 //! `--matchers` also takes `hybrid-nobits` (the hybrid without the bit index among its
@@ -121,13 +122,17 @@ fn run<M: Matcher>(m: &M, events: &[Event], a: &Args) -> (f64, f64, usize, Vec<V
 
 /// The workload `label` and its number of names.
 fn workload(label: &str, a: &Args) -> Result<(Workload, usize), Box<dyn std::error::Error>> {
-    let (names, names_per_event, event_names) = match label {
-        "3-5" => (20, (3, 5), NameDist::Uniform),
-        "10" => (20, (10, 10), NameDist::Uniform),
-        "20" => (20, (20, 20), NameDist::Uniform),
-        "zipf" => (20, (5, 10), NameDist::Zipf(1.0)),
-        "few" => (100, (3, 5), NameDist::Uniform),
-        _ => return Err(format!("unknown workload {label} (3-5, 10, 20, zipf, few)").into()),
+    let suite = DenseParams::default().predicates_per_filter;
+    let (names, names_per_event, event_names, predicates_per_filter) = match label {
+        "3-5" => (20, (3, 5), NameDist::Uniform, suite),
+        "10" => (20, (10, 10), NameDist::Uniform, suite),
+        "20" => (20, (20, 20), NameDist::Uniform, suite),
+        "zipf" => (20, (5, 10), NameDist::Zipf(1.0), suite),
+        "few" => (100, (3, 5), NameDist::Uniform, suite),
+        "table1" => (100, (3, 5), NameDist::Uniform, (3, 5)),
+        _ => {
+            return Err(format!("unknown workload {label} (3-5, 10, 20, zipf, few, table1)").into())
+        }
     };
     let p = DenseParams {
         events: a.events,
@@ -135,6 +140,7 @@ fn workload(label: &str, a: &Args) -> Result<(Workload, usize), Box<dyn std::err
         names,
         names_per_event,
         event_names,
+        predicates_per_filter,
         ..DenseParams::default()
     };
     Ok((generate_dense(&p, a.seed)?, names))
