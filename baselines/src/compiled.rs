@@ -9,7 +9,7 @@ use crate::content_index::IndexError;
 use crate::matcher::BatchNames;
 use crate::sff::{cmp_num, Num};
 use ccm::batch::{Attr, Dictionary, EventBatch, TY_FLOAT, TY_INT};
-use ccm::model::{Attribute, Constraint, Event, Op, Subscription, Value};
+use ccm::model::{Attribute, Constraint, Op, Subscription, Value};
 use std::cmp::Ordering;
 
 /// The fast hash of names and partition keys: the one the GPU engines' tables use
@@ -62,8 +62,10 @@ impl Names {
 
     /// Fills `slot` (name number -> 1 + the attribute's index) and `ids` (the event's
     /// numbered names, unsorted) from `e`'s attributes; names never seen are skipped.
+    /// (The grid reads heap events through it; without CLCB, only tests do.)
+    #[cfg(any(test, feature = "clcb"))]
     #[inline]
-    pub(crate) fn slots(&self, e: &Event, slot: &mut [u32], ids: &mut Vec<u32>) {
+    pub(crate) fn slots(&self, e: &ccm::Event, slot: &mut [u32], ids: &mut Vec<u32>) {
         e.attributes().slots(self, slot, ids);
     }
 
