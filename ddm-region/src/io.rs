@@ -65,6 +65,11 @@ fn lines_message(path: &Path, lines: &[BadLine], total: usize) -> String {
 }
 
 /// Reads a regions file; `-` is standard input (named `<stdin>` in errors).
+///
+/// A regular file is mapped into memory rather than read into a buffer: its pages come
+/// from the page cache as they are, where a read would copy them into fresh memory that
+/// the kernel first zeroes. (`ddm match`, 1M regions, 30 MB, 2-core machine: that copy
+/// and its zeroing were a third of the load's time.)
 pub fn read_regions(path: &Path) -> Result<RegionSet, IoError> {
     let stdin = path.as_os_str() == "-";
     let name = if stdin {
@@ -72,17 +77,29 @@ pub fn read_regions(path: &Path) -> Result<RegionSet, IoError> {
     } else {
         path.to_path_buf()
     };
-    let bytes = if stdin {
-        let mut t = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut t).map(|_| t)
-    } else {
-        std::fs::read(path)
-    }
-    .map_err(|source| IoError::Read {
+    let read = |source| IoError::Read {
         path: name.clone(),
         source,
-    })?;
-    parse_region_bytes(&bytes, &name)
+    };
+    if stdin {
+        let mut t = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut t).map_err(read)?;
+        return parse_region_bytes(&t, &name);
+    }
+    let file = std::fs::File::open(path).map_err(read)?;
+    let regular = file.metadata().map_err(read)?.is_file();
+    if !regular {
+        // A pipe or a device: read as a stream.
+        let mut t = Vec::new();
+        std::io::Read::read_to_end(&mut &file, &mut t).map_err(read)?;
+        return parse_region_bytes(&t, &name);
+    }
+    // SAFETY: the map is read-only and lives until the parse returns; the bytes are only
+    // read. Another process that changed the file meanwhile would change what is parsed
+    // (as a read racing its writer would), and one that truncated it would make the read
+    // fault, as for any program that maps its input (ripgrep's choice too).
+    let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }.map_err(read)?;
+    parse_region_bytes(&map, &name)
 }
 
 /// Parses the text of a regions file; `path` only names it in errors. A UTF-8
@@ -546,6 +563,36 @@ mod tests {
 
     fn parse(s: &str) -> Result<RegionSet, IoError> {
         parse_regions(s, Path::new("r.csv"))
+    }
+
+    /// A file read through its memory map gives what parsing its text gives: the
+    /// regions, a bad line's place, an empty file's error; a directory is refused.
+    #[test]
+    fn a_mapped_file_reads_as_its_text_parses() {
+        let dir = std::env::temp_dir().join(format!("ddm-io-map-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cases = [
+            "kind,id,lo0,hi0\npub,1,0,5\nsub,2,3,9\n",
+            "kind,id,lo0,hi0\npub,1,0,5\nsub,2,3,x9\n",
+            "",
+        ];
+        for (i, text) in cases.iter().enumerate() {
+            let path = dir.join(format!("r{i}.csv"));
+            std::fs::write(&path, text).unwrap();
+            let mapped = read_regions(&path).map_err(|e| e.to_string());
+            let parsed = parse_regions(text, &path).map_err(|e| e.to_string());
+            match (mapped, parsed) {
+                (Ok(a), Ok(b)) => {
+                    for k in [Kind::Publication, Kind::Subscription] {
+                        assert_eq!(a.ids(k), b.ids(k), "case {i}");
+                    }
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b, "case {i}"),
+                (a, b) => panic!("case {i}: mapped {a:?}, parsed {b:?}"),
+            }
+        }
+        assert!(read_regions(&dir).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
