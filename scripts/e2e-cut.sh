@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A cut-down `scripts/e2e.sh` for one run on the GPU machine (16 cores, one H200): the
-# users' commands with --stats on generated files of the e2e sizes, the default (GPU)
-# engine against the strongest CPU engine, for two binaries: `new` ($BIN/harness, this
+# users' commands with --stats on generated files of the e2e sizes, the GPU engine named
+# (the default of `ccm match`; the others default to the CPU at these sizes) against the
+# strongest CPU engine, for two binaries: `new` ($BIN/harness, this
 # branch) and `base` ($BIN/harness-base, main before it). Each command runs twice
 # (r1, r2; new and base alternate). Outputs compared by md5 (`answers` rows).
 #
@@ -92,44 +93,21 @@ for r in 1 2; do
         name=${pair%%=*}; bin=${pair#*=}
         run "$name" "$bin" ccm default $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
         run "$name" "$bin" ccm hybrid $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
-        run "$name" "$bin" xml-big default $r xml filter --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
         run "$name" "$bin" xml-big gpu-seg $r xml filter --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
         run "$name" "$bin" xml-big lazy-dfa $r xml filter --threads "$(nproc)" --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
-        run "$name" "$bin" xml-10b default $r xml filter --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
+        run "$name" "$bin" xml-10b gpu $r xml filter --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
         run "$name" "$bin" xml-10b lazy-dfa $r xml filter --threads "$(nproc)" --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
-        run "$name" "$bin" ddm default $r ddm match --regions "$W/ddm.csv"
+        run "$name" "$bin" ddm gpu-bisect $r ddm match --regions "$W/ddm.csv"
         run "$name" "$bin" ddm sbm $r ddm match --regions "$W/ddm.csv"
-        run "$name" "$bin" ddm-pairs default $r ddm match --pairs --regions "$W/ddm.csv"
+        run "$name" "$bin" ddm-pairs gpu-bisect $r ddm match --pairs --regions "$W/ddm.csv"
         run "$name" "$bin" ddm-pairs bisect $r ddm match --pairs --regions "$W/ddm.csv"
     done
-done
-# The stream's ceiling from parsing: one subscription (matching next to nothing), on all
-# 16 cores and on 8 (does parsing scale?).
-head -1 "$W/ccm-s.jsonl" > "$W/ccm-s1.jsonl"
-for r in 1 2; do
-    run new "$BIN/harness" ccm-parse sff $r ccm match --subscriptions "$W/ccm-s1.jsonl" --events "$W/ccm-e.jsonl"
-    PRE=(env RAYON_NUM_THREADS=8)
-    run new "$BIN/harness" ccm-parse-8t sff $r ccm match --subscriptions "$W/ccm-s1.jsonl" --events "$W/ccm-e.jsonl"
-    PRE=(env MIMALLOC_PURGE_DELAY=-1)
-    run new "$BIN/harness" ccm-nopurge default $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
-    run new "$BIN/harness" clcb-nopurge grid $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
-    # mimalloc on 2 MiB pages (transparent huge pages, madvise): fewer page faults.
-    PRE=(env MIMALLOC_ALLOW_LARGE_OS_PAGES=1)
-    run new "$BIN/harness" ccm-large default $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
-    run new "$BIN/harness" clcb-large default $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
-    run new "$BIN/harness" clcb-large grid $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
-    PRE=(env)
-done
-# Where the GPU would start to win ddm's count: 4M regions, new binary only.
-for r in 1 2; do
-    run new "$BIN/harness" ddm4 default $r ddm match --regions "$W/ddm4.csv"
-    run new "$BIN/harness" ddm4 sbm $r ddm match --regions "$W/ddm4.csv"
 done
 # CLCB last (the longest runs: a late one is skipped rather than the rest).
 for r in 1 2; do
     for pair in $BINS; do
         name=${pair%%=*}; bin=${pair#*=}
-        run "$name" "$bin" clcb default $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
+        run "$name" "$bin" clcb gpu-cells $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
         run "$name" "$bin" clcb grid $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
     done
 done
