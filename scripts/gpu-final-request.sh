@@ -18,7 +18,8 @@ step() { # name seconds command...
     if [ "$secs" -lt 20 ]; then echo "$name skipped (no time left)" | tee -a "$OUT/times.txt"; return; fi
     local s; s=$(date +%s)
     timeout "$secs" "$@" > "$OUT/$name.txt" 2>&1
-    echo "$name $(( $(date +%s) - s )) s, exit $?" | tee -a "$OUT/times.txt"
+    local rc=$?
+    echo "$name $(( $(date +%s) - s )) s, exit $rc" | tee -a "$OUT/times.txt"
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 step memcheck-cells 40 env CELLS_ROUND=2048 CELLS_LAUNCH=512 compute-sanitizer --tool memcheck --print-limit 20 \
