@@ -34,8 +34,11 @@
 //!    fewest constraints first, and stops at its first match.
 //! 4. **Answers** ([`ccm_kernels::index::ccm_index_lists`]): one bit per (event,
 //!    interface), so duplicates cost nothing and the answer is ascending by
-//!    construction; a thread per event (a warp when rows are long) compacts its row
-//!    into a list of user ids, in one pass (places reserved per warp). The
+//!    construction; a thread per event compacts its row into a list of user ids, in one
+//!    pass (places reserved per warp); when rows are long (more than 128 interfaces) a
+//!    block of warps per event, each warp a segment of the row
+//!    ([`IndexConfig::list_warps`]: one warp listing a row of 1M interfaces took 977
+//!    dependent steps). The
 //!    host reads back the lists only ([`Answers`]): their size follows the matches, not
 //!    events x interfaces. The DMA engine writes them straight into the answers'
 //!    page-locked areas, which a stream matched into one [`Answers`] reuses: with
@@ -85,8 +88,8 @@ use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCO
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_dense, ccm_index_iface, ccm_index_lists, ccm_index_route,
     dense_shared_bytes, pair_key, route_shared_bytes, slot_of, IndexEvents, IndexFilter,
-    IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY, IFACE_WARPS, LIST_WORDS,
-    MAX_RANGES, RANGE_ROWS, REMOVED, WARP_BLOCK,
+    IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY, IFACE_WARPS, LIST_SHARED,
+    LIST_WARPS, LIST_WORDS, MAX_RANGES, RANGE_ROWS, REMOVED, WARP_BLOCK,
 };
 use ccm_kernels::{
     DevAttr, DevConstraint, DevEvent, NO_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT,
@@ -125,6 +128,12 @@ pub struct IndexConfig {
     pub walk_warps: usize,
     /// Threads per block of the filter-major kernel (256).
     pub dense_block: u32,
+    /// Warps per event of the answer lists when an event's row of answer bits is longer
+    /// than [`LIST_WORDS`] words (more than 128 interfaces): a block of this many warps
+    /// per event, each listing a segment of the row (16, at most [`LIST_WARPS`]; fewer
+    /// when the row has fewer runs of 32 words). With one, a warp lists a whole row: at
+    /// 1M interfaces, 977 dependent steps of 32 words per event.
+    pub list_warps: u32,
     /// Dense events go to the interface-major kernel, which stops at an interface's
     /// first match, instead of the filter-major one when interfaces hold at least this
     /// many filters on average (32; Table 1's model has thousands, the dense model one).
@@ -159,6 +168,7 @@ impl Default for IndexConfig {
             route_block: 128,
             walk_warps: 8448,
             dense_block: 256,
+            list_warps: LIST_WARPS,
             iface_major_min: 32,
             first_launch: 16_384,
             ramp_growth: 2.0,
@@ -207,6 +217,8 @@ pub struct IndexTiming {
     pub kernels: Duration,
     /// Of `device`: the encoding kernel ([`ccm_kernels::batch::ccm_encode_batch`]).
     pub device_encode: Duration,
+    /// Of `device`: the answer lists ([`ccm_kernels::index::ccm_index_lists`]).
+    pub device_lists: Duration,
     /// The kernels by the device's clock, from the encoding's start to the answer
     /// lists' end (copies to and from the device excluded): the device's own time,
     /// which the pipeline hides the host's work behind.
@@ -708,7 +720,7 @@ struct InFlight {
     /// Its kernels done (on the device's stream): its spans are in host memory.
     done: Signal,
     /// The device's clock before its encoding, after it, after its last kernel.
-    marks: [Mark; 3],
+    marks: [Mark; 4],
 }
 
 /// A call's batch dictionaries on the device, translated to the tables' (kept from call
@@ -1686,12 +1698,9 @@ fn submit(
         let (bits, dense, walked) = (&b.bits, &b.dense, &b.walked);
         ccm_index_route::launch(dev, walk, tables, batch, u32::MAX, wpe, bits, dense, walked)?;
     }
-    let lists = if d.words <= LIST_WORDS {
-        LaunchConfig::linear(n as u32, WARP_BLOCK)
-    } else {
-        LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0)
-    };
+    let lists = lists_config(cfg, d.words, n);
     let cap = b.ids.len().min(u32::MAX as usize) as u32;
+    let m_lists = dev.mark()?;
     ccm_index_lists::launch(
         dev,
         lists,
@@ -1717,7 +1726,7 @@ fn submit(
         events: n,
         staging: Some(hb),
         done,
-        marks: [m0, m1, m2],
+        marks: [m0, m1, m_lists, m2],
     })
 }
 
@@ -1726,14 +1735,20 @@ fn submit(
 fn answers_launch(
     dev: &Device,
     d: &DevIndex,
+    cfg: &IndexConfig,
     b: &mut LaunchBufs,
     n: usize,
 ) -> Result<(), CcmError> {
-    let warps = LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0);
+    let lc = if d.words <= LIST_WORDS {
+        // A warp per event.
+        LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0)
+    } else {
+        lists_config(cfg, d.words, n)
+    };
     let cap = b.ids.len().min(u32::MAX as usize) as u32;
     ccm_index_answers::launch(
         dev,
-        warps,
+        lc,
         &b.bits,
         d.words,
         n as u32,
@@ -1776,10 +1791,12 @@ fn collect(
         .chunks_exact(2)
         .map(|s| s[1] as usize)
         .sum();
-    let [m0, m1, m2] = &f.marks;
+    let [m0, m1, m_lists, m2] = &f.marks;
     let enc = dev.elapsed_ms(m0, m1)?;
+    let lists = dev.elapsed_ms(m_lists, m2)?;
     let all = dev.elapsed_ms(m0, m2)?;
     timing.device_encode += Duration::from_secs_f64(f64::from(enc.max(0.0)) / 1e3);
+    timing.device_lists += Duration::from_secs_f64(f64::from(lists.max(0.0)) / 1e3);
     timing.device += Duration::from_secs_f64(f64::from(all.max(0.0)) / 1e3);
     let (area, room) = out.next_area(dev, total)?;
     if total > b.ids.len() {
@@ -1788,7 +1805,7 @@ fn collect(
         let listed = dev.read(&b.ids)?;
         b.ids = dev.alloc(room_of(total))?;
         dev.write(&mut b.ids, 0, &listed)?;
-        answers_launch(dev, p.d, b, n)?;
+        answers_launch(dev, p.d, p.cfg, b, n)?;
         dev.read_into(&b.ids, 0, &mut room.as_mut_slice()[..total])?;
     } else if total > 0 {
         // SAFETY: the host touches `room` only after reaching `listed`, just below; the
@@ -1832,6 +1849,18 @@ fn warps_per_event(cfg: &IndexConfig, n: usize, walk: u32) -> u32 {
         1
     };
     fill.max(heavy) as u32
+}
+
+/// The answer lists' launch for `n` events of rows of `words` words: a thread per event
+/// for short rows, else a block per event of [`IndexConfig::list_warps`] warps (at most
+/// [`LIST_WARPS`], and at most one per run of 32 words).
+fn lists_config(cfg: &IndexConfig, words: u32, n: usize) -> LaunchConfig {
+    if words <= LIST_WORDS {
+        LaunchConfig::linear(n as u32, WARP_BLOCK)
+    } else {
+        let warps = cfg.list_warps.clamp(1, LIST_WARPS).min(words.div_ceil(32));
+        LaunchConfig::blocks((n as u32).max(1), 32 * warps, LIST_SHARED)
+    }
 }
 
 /// Most warps of the partition walk per event.

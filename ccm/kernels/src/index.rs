@@ -25,12 +25,12 @@
 //!   events: a block per (event, interface) tries the interface's filters, fewest
 //!   constraints first, and stops at the first match (SFF's early stop per
 //!   interface), so a dense event costs a few groups of 32 filters per interface;
-//! - [`ccm_index_lists`]: a thread per event (a warp when rows are long) counts the
-//!   bits of its bitmap row, reserves room, writes the ascending list of its
-//!   interfaces' user ids and zeroes the row for the next batch (and the count of
-//!   dense events; the host zeroes the answers' total before each launch); when the
-//!   lists outgrow their buffer, [`ccm_index_answers`] lists them again in a larger
-//!   one.
+//! - [`ccm_index_lists`]: a thread per event (a block of warps when rows are long,
+//!   each warp a segment of the row) counts the bits of its bitmap row, reserves room,
+//!   writes the ascending list of its interfaces' user ids and zeroes the row for the
+//!   next batch (and the count of dense events; the host zeroes the answers' total
+//!   before each launch); when the lists outgrow their buffer, [`ccm_index_answers`]
+//!   lists them again in a larger one.
 
 use crate::{sat_attr, satisfies_all, DevAttr, DevConstraint, DevEvent, TY_INT};
 use gpu_kernels::prelude::*;
@@ -1020,22 +1020,47 @@ unsafe fn iface_pair(
 }
 
 /// Most answer words per event for which [`ccm_index_lists`] takes a thread per event
-/// (above, a warp per event).
+/// (above, a block of warps per event).
 pub const LIST_WORDS: u32 = 4;
+
+/// Most warps per event (the block of an event) of [`ccm_index_lists`] and
+/// [`ccm_index_answers`] for rows longer than [`LIST_WORDS`] words.
+pub const LIST_WARPS: u32 = 16;
+
+/// Dynamic shared memory of [`ccm_index_lists`] and [`ccm_index_answers`]: per warp of
+/// an event's block its segment's count, then the event's first place.
+pub const LIST_SHARED: u32 = 4 * (LIST_WARPS + 1);
 
 kernel! {
     /// Beyond the paper: the pruning matcher's answers in one pass: per event `e` of the
     /// batch, the count of set bits of its row of `bits` (global), that many places of
-    /// the answer list reserved (one atomic add on `total[0]` per warp; global, zero
-    /// before the launch), `spans[2e] = first place, spans[2e + 1] = count` (mapped
+    /// the answer list reserved (one atomic add on `total[0]` per warp or block; global,
+    /// zero before the launch), `spans[2e] = first place, spans[2e + 1] = count` (mapped
     /// host memory: the host reads them once the launch has ended, with no copy),
-    /// then, when the warp's places lie below the room `cap` of `ids`, the user ids
+    /// then, when the event's places lie below the room `cap` of `ids`, the user ids
     /// (`user_ids[rank]`, global, read-only) of the interfaces set in the row written in
     /// ascending order into `ids` (global) and the row zeroed for the next batch (else
     /// the row is left: the host grows `ids` and lists them with
-    /// [`ccm_index_answers`]). A thread per event when rows are at most [`LIST_WORDS`]
-    /// words, else a warp per event (its lanes taking words `l, l + 32, ..`, a warp
-    /// prefix sum of their bit counts placing each lane's). Thread 0 moves the count of
+    /// [`ccm_index_answers`]).
+    ///
+    /// Rows of at most [`LIST_WORDS`] words: a thread per event (`global_id_x`), the
+    /// warp reserving its events' places at once. Longer rows: a block per event
+    /// (`blockIdx.x`; `blockDim.x / 32` warps, at most [`LIST_WARPS`]), stream compaction
+    /// of the row in two passes over it (the count-then-scatter compaction of a bitset,
+    /// as in Billeter, Olsson & Assarsson, "Efficient stream compaction on wide SIMD
+    /// many-core architectures", HPG 2009): warp `w` owns the `w`-th of the row's
+    /// segments (whole runs of 32 words, in order); pass 1, each warp counts its
+    /// segment's bits (lane `l` reading words `l, l + 32, ..`, coalesced), its lane 0
+    /// writes the count to shared memory; after a barrier every thread sums the counts
+    /// of the warps before its own (its segment's first place in the event's list) and
+    /// of all; thread 0 reserves the event's places and writes its span, through shared
+    /// memory to the block; pass 2, each warp lists its segment 32 words at a time (a
+    /// warp prefix sum of the words' bit counts places each lane's ids; the next 32
+    /// words loaded before this run's ids are written) and zeroes its nonzero words.
+    /// The list comes out ascending with no sort: segments, runs and bits are taken in
+    /// order. Dynamic shared memory: [`LIST_SHARED`].
+    ///
+    /// Thread 0 of block 0 moves the count of
     /// dense events `dense[0]` (global; read by the dense kernels before this launch)
     /// to `n_dense[0]` and the partition walk's groups of filters `walked[0]` to
     /// `n_dense[1]` (mapped host memory), for the host, and zeroes both for the next
@@ -1104,59 +1129,128 @@ kernel! {
             }
             return;
         }
-        // A warp per event.
-        let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
+        // A block per event.
+        let e = block_idx_x();
         if e >= n_events {
             return;
         }
         let row = bits.add(e as usize * words as usize);
-        let mut count = 0u32;
-        let mut w = lane;
-        while w < words {
-            count += (*row.add(w as usize)).count_ones();
-            w += 32;
-        }
-        let count = warp_sum(count);
-        let mut base = 0;
-        if lane == 0 && count > 0 {
-            base = atomic_add(total, count);
-        }
-        let base = shfl(base, 0);
-        if lane == 0 {
+        let sh = dynamic_shared::<u32>();
+        let (before, count) = block_count(row, words, sh);
+        if thread_idx_x() == 0 {
+            let base = if count > 0 { atomic_add(total, count) } else { 0 };
+            *sh.add(LIST_WARPS as usize) = base;
             *(spans as *mut u64).add(e as usize) = base as u64 | (count as u64) << 32;
         }
+        sync_threads();
+        let base = *sh.add(LIST_WARPS as usize);
         if count == 0 || base + count > cap {
             return;
         }
-        list_row(row, words, user_ids, ids, base);
+        let (lo, hi) = segment(words);
+        list_words(row, lo, hi, user_ids, ids, base + before);
     }
 }
 
-/// The user ids (`user_ids[rank]`) of the interfaces set in `row` (`words` words), in
-/// ascending order into `ids` from place `at`, and the row zeroed: a warp, 32 words at a
-/// time (a warp prefix sum of the words' bit counts places each lane's). Every lane of
-/// the warp calls it.
+/// The calling warp's segment `lo..hi` of a row of `words` words, when the block's
+/// `blockDim.x / 32` warps take the row's runs of 32 words in equal shares, in order
+/// (the last segments may be short or empty).
+#[inline(always)]
+fn segment(words: u32) -> (u32, u32) {
+    let warps = block_dim_x() / 32;
+    let runs = words.div_ceil(32).div_ceil(warps);
+    let lo = (thread_idx_x() / 32 * runs * 32).min(words);
+    (lo, (lo + runs * 32).min(words))
+}
+
+/// The set bits of `row` (`words` words) before the calling warp's [`segment`] and in
+/// all: pass 1 of [`ccm_index_lists`]'s compaction. Each warp counts its segment (four
+/// independent loads per lane in flight), its lane 0 writes the count to `sh[warp]`
+/// (shared), and after a barrier every thread sums them. Every thread of the block
+/// calls it.
 ///
 /// # Safety
-/// `row` holds `words` words; `ids` has room from `at` for the row's set bits;
-/// `user_ids` holds an entry per bit that can be set.
+/// `row` holds `words` words; `sh` (shared) has room for a count per warp of the block,
+/// which must hold at most [`LIST_WARPS`].
 #[inline(always)]
-unsafe fn list_row(row: *mut u32, words: u32, user_ids: *const u32, ids: *mut u32, mut at: u32) {
+unsafe fn block_count(row: *const u32, words: u32, sh: *mut u32) -> (u32, u32) {
+    let (lo, hi) = segment(words);
+    let mut w = lo + lane_id();
+    let mut c = 0u32;
+    while w + 96 < hi {
+        c += (*row.add(w as usize)).count_ones()
+            + (*row.add(w as usize + 32)).count_ones()
+            + (*row.add(w as usize + 64)).count_ones()
+            + (*row.add(w as usize + 96)).count_ones();
+        w += 128;
+    }
+    while w < hi {
+        c += (*row.add(w as usize)).count_ones();
+        w += 32;
+    }
+    let c = warp_sum(c);
+    let warp = thread_idx_x() / 32;
+    if lane_id() == 0 {
+        *sh.add(warp as usize) = c;
+    }
+    sync_threads();
+    let (mut before, mut all) = (0, 0);
+    let mut i = 0;
+    while i < block_dim_x() / 32 {
+        let v = *sh.add(i as usize);
+        if i < warp {
+            before += v;
+        }
+        all += v;
+        i += 1;
+    }
+    (before, all)
+}
+
+/// The user ids (`user_ids[rank]`) of the interfaces set in words `lo..hi` of `row`, in
+/// ascending order into `ids` from place `at`, and those words zeroed: pass 2 of
+/// [`ccm_index_lists`]'s compaction, by a warp, 32 words at a time (a warp prefix sum
+/// of the words' bit counts places each lane's; the next 32 words are loaded before
+/// this run's ids are written, so that the load's latency overlaps them). Every lane
+/// of the warp calls it.
+///
+/// # Safety
+/// `row` holds at least `hi` words; `ids` has room from `at` for the set bits of words
+/// `lo..hi`; `user_ids` holds an entry per bit that can be set.
+#[inline(always)]
+unsafe fn list_words(
+    row: *mut u32,
+    lo: u32,
+    hi: u32,
+    user_ids: *const u32,
+    ids: *mut u32,
+    mut at: u32,
+) {
     let lane = lane_id();
-    let mut w0 = 0;
-    while w0 < words {
+    let mut w0 = lo;
+    let mut next = if w0 + lane < hi {
+        load(row, (w0 + lane) as usize)
+    } else {
+        0
+    };
+    while w0 < hi {
         let w = w0 + lane;
-        let mut word = if w < words { *row.add(w as usize) } else { 0 };
-        let c = word.count_ones();
-        let (before, sum) = warp_scan(c);
+        let mut word = next;
+        let ahead = w + 32;
+        next = if ahead < hi {
+            load(row, ahead as usize)
+        } else {
+            0
+        };
+        let (before, sum) = warp_scan(word.count_ones());
         let mut place = at + before;
         if word != 0 {
-            *row.add(w as usize) = 0;
+            store(row, w as usize, 0);
         }
         while word != 0 {
             let bit = word.trailing_zeros();
             word &= word - 1;
-            *ids.add(place as usize) = *user_ids.add((w * 32 + bit) as usize);
+            store(ids, place as usize, load(user_ids, (w * 32 + bit) as usize));
             place += 1;
         }
         at += sum;
@@ -1166,12 +1260,16 @@ unsafe fn list_row(row: *mut u32, words: u32, user_ids: *const u32, ids: *mut u3
 
 kernel! {
     /// Beyond the paper: the pruning matcher's answer lists again, after
-    /// [`ccm_index_lists`] found no room for some: a warp per event `e` of the batch
-    /// writes the user ids (`user_ids[rank]`, global, read-only) of the interfaces still
-    /// set in its row of `bits` (global; the rows [`ccm_index_lists`] listed are zero)
-    /// in ascending order into `ids` from place `spans[2e]` (mapped host memory, as
-    /// [`ccm_index_lists`] wrote it) and zeroes the row,
-    /// unless the answers' total (`total[0]`, global) passes the room `cap` of `ids`.
+    /// [`ccm_index_lists`] found no room for some: per event `e` of the batch whose
+    /// count `spans[2e + 1]` is not zero, the user ids (`user_ids[rank]`, global,
+    /// read-only) of the interfaces still set in its row of `bits` (global; the rows
+    /// [`ccm_index_lists`] listed are zero) in ascending order into `ids` from place
+    /// `spans[2e]` (mapped host memory, as [`ccm_index_lists`] wrote it) and the row
+    /// zeroed, unless the answers' total (`total[0]`, global) passes the room `cap` of
+    /// `ids`. Rows of at most [`LIST_WORDS`] words: a warp per event (32 words at a
+    /// time); longer rows: a block per event, the two passes of [`ccm_index_lists`]'s
+    /// (the first only places the warps' segments). Dynamic shared memory:
+    /// [`LIST_SHARED`].
     pub fn ccm_index_answers(
         bits: *mut u32,
         words: u32,
@@ -1182,7 +1280,12 @@ kernel! {
         cap: u32,
         total: *const u32,
     ) {
-        let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
+        let short = words <= LIST_WORDS;
+        let e = if short {
+            (block_idx_x() * block_dim_x() + thread_idx_x()) / 32
+        } else {
+            block_idx_x()
+        };
         if e >= n_events || *total > cap {
             return;
         }
@@ -1190,6 +1293,13 @@ kernel! {
             return;
         }
         let row = bits.add(e as usize * words as usize);
-        list_row(row, words, user_ids, ids, *spans.add(2 * e as usize));
+        let at = *spans.add(2 * e as usize);
+        if short {
+            list_words(row, 0, words, user_ids, ids, at);
+            return;
+        }
+        let (before, _) = block_count(row, words, dynamic_shared::<u32>());
+        let (lo, hi) = segment(words);
+        list_words(row, lo, hi, user_ids, ids, at + before);
     }
 }
