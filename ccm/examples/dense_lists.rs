@@ -2,13 +2,15 @@
 //! answers of thousands of ids per event; `dense10`: ten interfaces), at 4 (3-5), 10 and
 //! 20 names per event, with its answer lists made by one warp per event (as the index
 //! did before a block of warps took each event's row, [`IndexConfig::list_warps`] 1) and
-//! by the default block of warps: the time per event of each, timed as the harness times
-//! `gpu index` (a stream of 32,768 of the workload's events in rounds of four launches,
-//! warmed with a round, the least time of two passes), the index's split (the device's
-//! time in all and in the lists kernel), and the hybrid index on all cores (the best CPU
-//! of the dense experiments) on 8,192 of the events, the least time of two passes. Every
-//! answer of both tunings is checked against the hybrid index's on the workload's events;
-//! exits non-zero on the first that differs.
+//! by the default block of warps (and, for `dense`, with the filter-major kernel's block
+//! of 512 threads instead of 256): the time per event of each, timed as the harness
+//! times `gpu index` (a stream of 32,768 of the workload's events in rounds of four
+//! launches, warmed with a round, the least time of two passes), the index's split (the
+//! device's time in all and in the walk, the dense events' kernel and the lists), and the
+//! hybrid index on all cores (the best CPU of the dense experiments) on 8,192 of the
+//! events, the least time of two passes. Every answer of every tuning is checked
+//! against the hybrid index's on the workload's events; exits non-zero on the first that
+//! differs.
 //!
 //!     cargo run --release -p ccm --example dense_lists [filters] [seed]
 //!
@@ -71,12 +73,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             drop(hybrid);
             println!("{label}: hybrid all cores {cpu:.3} us/event, {per_event:.1} answers/event");
-            for list_warps in [1, IndexConfig::default().list_warps] {
+            let base = IndexConfig::for_device(&dev);
+            let mut tunings = vec![(1, base.dense_block), (base.list_warps, base.dense_block)];
+            if interfaces.is_none() {
+                // The filter-major kernel's block: its staging of each chunk of events
+                // shared by twice the filters (1024 threads would pass the registers of
+                // a block).
+                tunings.push((base.list_warps, 512));
+            }
+            for (list_warps, dense_block) in tunings {
                 let cfg = IndexConfig {
                     list_warps,
-                    ..IndexConfig::for_device(&dev)
+                    dense_block,
+                    ..base
                 };
+                let t = Instant::now();
                 let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg)?;
+                let build_s = t.elapsed().as_secs_f64();
                 let mut out = Answers::default();
                 index.match_batch_into(&w.batch, &mut out)?;
                 let wrong = out
@@ -90,10 +103,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let s = index.take_timing();
                 let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / s.events.max(1) as f64;
                 println!(
-                    "{label}: gpu index, list_warps {list_warps}: {us:.3} us/event ({:.1}x hybrid all cores), {wrong} answers differ from the hybrid's; \
-                     device {:.1} ns/event, of it lists {:.1}; host answers {:.1}, stage {:.1} ns/event ({} events, {} launches, {} dense)",
+                    "{label}: gpu index, list_warps {list_warps}, dense_block {dense_block}: {us:.3} us/event ({:.1}x hybrid all cores), {wrong} answers \
+                     differ from the hybrid's; device {:.1} ns/event, of it walk {:.1}, dense {:.1}, lists {:.1}; host answers {:.1}, stage {:.1} ns/event \
+                     ({} events, {} launches, {} dense; built in {build_s:.2} s)",
                     cpu / us,
                     ns(s.device),
+                    ns(s.device_walk),
+                    ns(s.device_dense),
                     ns(s.device_lists),
                     ns(s.answers),
                     ns(s.stage),

@@ -217,6 +217,11 @@ pub struct IndexTiming {
     pub kernels: Duration,
     /// Of `device`: the encoding kernel ([`ccm_kernels::batch::ccm_encode_batch`]).
     pub device_encode: Duration,
+    /// Of `device`: the partition walk ([`ccm_kernels::index::ccm_index_route`]).
+    pub device_walk: Duration,
+    /// Of `device`: the dense events' kernel ([`ccm_kernels::index::ccm_index_dense`]
+    /// or [`ccm_kernels::index::ccm_index_iface`]).
+    pub device_dense: Duration,
     /// Of `device`: the answer lists ([`ccm_kernels::index::ccm_index_lists`]).
     pub device_lists: Duration,
     /// The kernels by the device's clock, from the encoding's start to the answer
@@ -720,7 +725,7 @@ struct InFlight {
     /// Its kernels done (on the device's stream): its spans are in host memory.
     done: Signal,
     /// The device's clock before its encoding, after it, after its last kernel.
-    marks: [Mark; 4],
+    marks: [Mark; 6],
 }
 
 /// A call's batch dictionaries on the device, translated to the tables' (kept from call
@@ -1660,6 +1665,7 @@ fn submit(
     ccm_index_route::launch(
         dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense, &b.walked,
     )?;
+    let m_walk = dev.mark()?;
     // The dense events' kernels, their grids sized by the last launch's count: the
     // count of this one is on the device only (the kernels read it; a smaller grid
     // strides over more).
@@ -1691,6 +1697,7 @@ fn submit(
         };
         ccm_index_dense::launch(dev, lc, tables, batch, &d.by_iface, &b.dense, &b.bits)?;
     }
+    let m_dense = dev.mark()?;
     // The filters added since the build: every event walks their partitions too (the
     // limit is never passed: they are few).
     if let Some(x) = p.delta {
@@ -1726,7 +1733,7 @@ fn submit(
         events: n,
         staging: Some(hb),
         done,
-        marks: [m0, m1, m_lists, m2],
+        marks: [m0, m1, m_walk, m_dense, m_lists, m2],
     })
 }
 
@@ -1791,12 +1798,16 @@ fn collect(
         .chunks_exact(2)
         .map(|s| s[1] as usize)
         .sum();
-    let [m0, m1, m_lists, m2] = &f.marks;
-    let enc = dev.elapsed_ms(m0, m1)?;
-    let lists = dev.elapsed_ms(m_lists, m2)?;
+    let [m0, m1, m_walk, m_dense, m_lists, m2] = &f.marks;
+    let span = |from: &Mark, to: &Mark| -> Result<Duration, CcmError> {
+        let ms = dev.elapsed_ms(from, to)?;
+        Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+    };
+    timing.device_encode += span(m0, m1)?;
+    timing.device_walk += span(m1, m_walk)?;
+    timing.device_dense += span(m_walk, m_dense)?;
+    timing.device_lists += span(m_lists, m2)?;
     let all = dev.elapsed_ms(m0, m2)?;
-    timing.device_encode += Duration::from_secs_f64(f64::from(enc.max(0.0)) / 1e3);
-    timing.device_lists += Duration::from_secs_f64(f64::from(lists.max(0.0)) / 1e3);
     timing.device += Duration::from_secs_f64(f64::from(all.max(0.0)) / 1e3);
     let (area, room) = out.next_area(dev, total)?;
     if total > b.ids.len() {
