@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Mid-session GPU check of the CCM index's answer lists made by a block of warps per event
-# (each warp a segment of the event's row of answer bits) on the dense model, where
-# answers are 4,000-22,000 ids per event at 1M filters; before, one warp listed a whole row.
+# Mid-session GPU check of two changes to the CCM index on the dense model, where answers
+# are 4,000-22,000 ids per event at 1M filters: the answer lists made by a block of warps per
+# event (each warp a segment of the event's row of answer bits; before, one warp listed a
+# whole row), and the filter-major kernel comparing the range form's values as i32 where
+# every bound allows it exactly (ccm_index_dense_narrow: half the shared memory per filter
+# and event; before, i64).
 #
 # Binaries (stripped, release, built from branch h-ccm-dense; $BIN/COMMIT names the commit):
 #     $BIN/harness      cargo build --release -p harness
@@ -19,10 +22,11 @@
 #                compute-sanitizer memcheck and racecheck; ptxas.txt: the kernels'
 #                registers, spills and shared memory;
 #   lists.txt    dense_lists: dense and dense10 at 1M filters, x = 20, 4, 10: the hybrid
-#                index on all cores, then the GPU index with list_warps 1 (the old lists:
-#                a warp per event) and 16 (the new), each's time per event, its ratio to
-#                the hybrid's, its device time and the lists kernel's share, and every
-#                answer checked against the hybrid index's;
+#                index on all cores, then the GPU index as before (list_warps 1: a warp
+#                per row; narrow_ranges false: i64 compares), each change alone, both, and
+#                (dense) both with the filter-major kernel's block of 512 threads: each's
+#                time per event, its ratio to the hybrid's, its device time split (walk,
+#                dense kernel, lists), and every answer checked against the hybrid index's;
 #   dense.txt, dense10.txt  `harness run ccm dense|dense10 --seeds 1 --engines
 #                gpu-index,hybrid` (every answer checked against SFF's) with the index's
 #                split per workload (GPU_MATCH_INDEX_SPLIT=1); results.tgz their CSVs
@@ -54,15 +58,15 @@ command -v nvidia-smi >/dev/null &&
 "$BIN/index_check" ptx >/tmp/ccm-dense.ptx
 PTXAS=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
 timeout 20 "$PTXAS" -arch=sm_90 -v /tmp/ccm-dense.ptx -o /tmp/ccm-dense.cubin >"$OUT/ptxas.txt" 2>&1
-grep -A3 -E "entry function '(ccm_index_lists|ccm_index_answers|ccm_index_dense)'" "$OUT/ptxas.txt" |
+grep -A3 -E "entry function '(ccm_index_lists|ccm_index_answers|ccm_index_dense|ccm_index_dense_narrow)'" "$OUT/ptxas.txt" |
     grep -E "entry|registers|stack" | tee -a "$OUT/summary.txt"
 step check.txt index_check 30 "$BIN/index_check" 1
 step check.txt memcheck 30 compute-sanitizer --tool memcheck --print-limit 20 "$BIN/index_check" 2 small
 step check.txt racecheck 40 compute-sanitizer --tool racecheck --print-limit 20 "$BIN/index_check" 3 small
 grep -E "differ|equal|SUMMARY|rror" "$OUT/check.txt" | sort | uniq -c | sort -rn | head -12 | tee -a "$OUT/summary.txt"
 
-# 2. The lists before and after at 1M filters, against the hybrid index (about 60 s).
-step lists.txt dense_lists 65 "$BIN/dense_lists" 1000000 1
+# 2. Before and after at 1M filters, against the hybrid index (about 60 s).
+step lists.txt dense_lists 70 "$BIN/dense_lists" 1000000 1
 grep -E "hybrid all cores|gpu index|equal|differ from" "$OUT/lists.txt" | tee -a "$OUT/summary.txt" >/dev/null
 
 # 3. The harness's dense experiments, the GPU index and the best CPU (hybrid), one seed.

@@ -1,11 +1,13 @@
 //! The pruning index on the dense model at 1M filters (`dense`: an interface per filter,
 //! answers of thousands of ids per event; `dense10`: ten interfaces), at 4 (3-5), 10 and
-//! 20 names per event, with its answer lists made by one warp per event (as the index
-//! did before a block of warps took each event's row, [`IndexConfig::list_warps`] 1) and
-//! by the default block of warps (and, for `dense`, with the filter-major kernel's block
-//! of 512 threads instead of 256): the time per event of each, timed as the harness
-//! times `gpu index` (a stream of 32,768 of the workload's events in rounds of four
-//! launches, warmed with a round, the least time of two passes), the index's split (the
+//! 20 names per event, as the index was (its answer lists made by one warp per event,
+//! [`IndexConfig::list_warps`] 1, and the filter-major kernel comparing `i64`s,
+//! [`IndexConfig::narrow_ranges`] false) and with a block of warps per event's list and
+//! `i32` compares where exact, each alone and both (and, for `dense`, with the
+//! filter-major kernel's block of 512 threads instead of 256): the time per event of
+//! each, timed as the harness times `gpu index` (a stream of 16,384 of the workload's
+//! events in rounds of four launches, warmed with a round, the least time of two
+//! passes), the index's split (the
 //! device's time in all and in the walk, the dense events' kernel and the lists), and the
 //! hybrid index on all cores (the best CPU of the dense experiments) on 8,192 of the
 //! events, the least time of two passes. Every answer of every tuning is checked
@@ -28,8 +30,9 @@ use std::time::Instant;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Events of the GPU stream (half the harness's, to keep the run short) and of the CPU one.
-const GPU_STREAM: usize = 32_768;
+/// Events of the GPU stream (a quarter of the harness's, to keep the run short) and of the
+/// CPU one.
+const GPU_STREAM: usize = 16_384;
 const CPU_STREAM: usize = 8_192;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -74,16 +77,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             drop(hybrid);
             println!("{label}: hybrid all cores {cpu:.3} us/event, {per_event:.1} answers/event");
             let base = IndexConfig::for_device(&dev);
-            let mut tunings = vec![(1, base.dense_block), (base.list_warps, base.dense_block)];
-            if interfaces.is_none() {
-                // The filter-major kernel's block: its staging of each chunk of events
-                // shared by twice the filters (1024 threads would pass the registers of
-                // a block).
-                tunings.push((base.list_warps, 512));
-            }
-            for (list_warps, dense_block) in tunings {
+            // (list_warps, narrow_ranges, dense_block): before (a warp per row, `i64`
+            // ranges), then each change alone and both, and the filter-major kernel's
+            // block of 512 threads (its staging of each chunk of events shared by twice
+            // the filters; 1024 would pass a block's registers).
+            let (lw, block) = (base.list_warps, base.dense_block);
+            let tunings = if interfaces.is_none() {
+                vec![
+                    (1, false, block),
+                    (lw, false, block),
+                    (1, true, block),
+                    (lw, true, block),
+                    (lw, true, 512),
+                ]
+            } else {
+                vec![(1, false, block), (lw, true, block)]
+            };
+            for (list_warps, narrow_ranges, dense_block) in tunings {
                 let cfg = IndexConfig {
                     list_warps,
+                    narrow_ranges,
                     dense_block,
                     ..base
                 };
@@ -103,7 +116,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let s = index.take_timing();
                 let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / s.events.max(1) as f64;
                 println!(
-                    "{label}: gpu index, list_warps {list_warps}, dense_block {dense_block}: {us:.3} us/event ({:.1}x hybrid all cores), {wrong} answers \
+                    "{label}: gpu index, list_warps {list_warps}, narrow_ranges {narrow_ranges}, dense_block {dense_block}: {us:.3} us/event ({:.1}x hybrid all cores), {wrong} answers \
                      differ from the hybrid's; device {:.1} ns/event, of it walk {:.1}, dense {:.1}, lists {:.1}; host answers {:.1}, stage {:.1} ns/event \
                      ({} events, {} launches, {} dense; built in {build_s:.2} s)",
                     cpu / us,

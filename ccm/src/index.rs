@@ -27,7 +27,10 @@
 //!    most of the names visits most filters, so partitioning cannot prune it; when the
 //!    partitions it visits hold more than [`IndexConfig::dense_share`] of all filters,
 //!    the route kernel hands it to a filter-major kernel that reads each filter once
-//!    per chunk of such events instead of once per event. When interfaces hold many
+//!    per chunk of such events instead of once per event (comparing the range form's
+//!    values as `i32` where every bound allows it exactly,
+//!    [`ccm_kernels::index::ccm_index_dense_narrow`], [`IndexConfig::narrow_ranges`]:
+//!    the shared memory it reads per filter and event, its bound at 1M filters, halved). When interfaces hold many
 //!    filters each (Table 1's model; [`IndexConfig::iface_major_min`]), it hands it
 //!    instead to an interface-major kernel
 //!    ([`ccm_kernels::index::ccm_index_iface`]) that tries an interface's filters,
@@ -86,10 +89,10 @@ use crate::layout::{SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
 use ccm_kernels::index::{
-    ccm_index_answers, ccm_index_dense, ccm_index_iface, ccm_index_lists, ccm_index_route,
-    dense_shared_bytes, pair_key, route_shared_bytes, slot_of, IndexEvents, IndexFilter,
-    IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY, IFACE_WARPS, LIST_SHARED,
-    LIST_WARPS, LIST_WORDS, MAX_RANGES, RANGE_ROWS, REMOVED, WARP_BLOCK,
+    ccm_index_answers, ccm_index_dense, ccm_index_dense_narrow, ccm_index_iface, ccm_index_lists,
+    ccm_index_route, dense_shared_bytes, is_narrow, pair_key, route_shared_bytes, slot_of,
+    IndexEvents, IndexFilter, IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY,
+    IFACE_WARPS, LIST_SHARED, LIST_WARPS, LIST_WORDS, MAX_RANGES, RANGE_ROWS, REMOVED, WARP_BLOCK,
 };
 use ccm_kernels::{
     DevAttr, DevConstraint, DevEvent, NO_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT,
@@ -134,6 +137,11 @@ pub struct IndexConfig {
     /// when the row has fewer runs of 32 words). With one, a warp lists a whole row: at
     /// 1M interfaces, 977 dependent steps of 32 words per event.
     pub list_warps: u32,
+    /// Whether the filter-major kernel compares the range form's values as `i32` when
+    /// every bound of every range allows it exactly
+    /// ([`ccm_kernels::index::ccm_index_dense_narrow`]: half the shared memory read per
+    /// filter and event); `true`. With `false`, always as `i64`.
+    pub narrow_ranges: bool,
     /// Dense events go to the interface-major kernel, which stops at an interface's
     /// first match, instead of the filter-major one when interfaces hold at least this
     /// many filters on average (32; Table 1's model has thousands, the dense model one).
@@ -169,6 +177,7 @@ impl Default for IndexConfig {
             walk_warps: 8448,
             dense_block: 256,
             list_warps: LIST_WARPS,
+            narrow_ranges: true,
             iface_major_min: 32,
             first_launch: 16_384,
             ramp_growth: 2.0,
@@ -568,6 +577,9 @@ struct DevIndex {
     ranges: Buffer<IndexRange>,
     range_at: Buffer<u32>,
     ranged: bool,
+    /// Every bound of every range is narrow ([`is_narrow`]): the filter-major kernel may
+    /// compare `i32`s ([`ccm_index_dense_narrow`]).
+    narrow: bool,
     rows: u32,
     part_mask: u32,
     n_filters: u32,
@@ -599,6 +611,7 @@ impl DevIndex {
             ranges: dev.upload(&non_empty(&h.ranges))?,
             range_at: dev.upload(&h.range_at)?,
             ranged: !h.ranges.is_empty(),
+            narrow: h.ranges.iter().all(|r| is_narrow(r.lo) && is_narrow(r.hi)),
             rows: t.rows.len() as u32,
             part_mask: h.parts.len() as u32 - 1,
             n_filters: h.n_filters() as u32,
@@ -1686,6 +1699,7 @@ fn submit(
         )?;
     } else {
         let block = cfg.dense_block.clamp(32, 1024) / 32 * 32;
+        let narrow = d.ranged && d.narrow && cfg.narrow_ranges;
         let cols = d.n_filters.div_ceil(block);
         let rows = hint
             .div_ceil(DENSE_CHUNK)
@@ -1693,9 +1707,13 @@ fn submit(
         let lc = LaunchConfig {
             grid: [cols, rows, 1],
             block: [block.max(DENSE_CHUNK), 1, 1],
-            shared_bytes: dense_shared_bytes(d.rows, d.ranged),
+            shared_bytes: dense_shared_bytes(d.rows, d.ranged, narrow),
         };
-        ccm_index_dense::launch(dev, lc, tables, batch, &d.by_iface, &b.dense, &b.bits)?;
+        if narrow {
+            ccm_index_dense_narrow::launch(dev, lc, tables, batch, &d.by_iface, &b.dense, &b.bits)?;
+        } else {
+            ccm_index_dense::launch(dev, lc, tables, batch, &d.by_iface, &b.dense, &b.bits)?;
+        }
     }
     let m_dense = dev.mark()?;
     // The filters added since the build: every event walks their partitions too (the
