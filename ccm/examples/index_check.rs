@@ -1,7 +1,8 @@
 //! The pruning index's answers against SFF's over many small launches, on the GPU when
 //! there is one (else the emulator): the pipeline's two launch slots and its queues, the
 //! answer lists grown and listed again, the dense kernels striding over more events than
-//! their grid was sized for. Small enough to run under `compute-sanitizer`; exits
+//! their grid was sized for, the lists of the dense model's rows (8000 interfaces: 250
+//! words, a block of 8 warps per event; 50 words and 2 warps in `small`). Small enough to run under `compute-sanitizer`; exits
 //! non-zero on the first answer that differs.
 //!
 //!     cargo run --release -p ccm --example index_check [seed] [small]
@@ -48,7 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for interfaces in [None, Some(10)] {
         let p = DenseParams {
             events: 1500 / k,
-            filters: 3000 / k,
+            filters: 8000 / k,
             interfaces,
             names_per_event: (20, 20),
             ..DenseParams::default()

@@ -27,15 +27,21 @@
 //!    most of the names visits most filters, so partitioning cannot prune it; when the
 //!    partitions it visits hold more than [`IndexConfig::dense_share`] of all filters,
 //!    the route kernel hands it to a filter-major kernel that reads each filter once
-//!    per chunk of such events instead of once per event. When interfaces hold many
+//!    per chunk of such events instead of once per event (comparing the range form's
+//!    values as `i32` where every bound allows it exactly,
+//!    [`ccm_kernels::index::ccm_index_dense_narrow`], [`IndexConfig::narrow_ranges`]:
+//!    the shared memory it reads per filter and event, its bound at 1M filters, halved). When interfaces hold many
 //!    filters each (Table 1's model; [`IndexConfig::iface_major_min`]), it hands it
 //!    instead to an interface-major kernel
 //!    ([`ccm_kernels::index::ccm_index_iface`]) that tries an interface's filters,
 //!    fewest constraints first, and stops at its first match.
 //! 4. **Answers** ([`ccm_kernels::index::ccm_index_lists`]): one bit per (event,
 //!    interface), so duplicates cost nothing and the answer is ascending by
-//!    construction; a thread per event (a warp when rows are long) compacts its row
-//!    into a list of user ids, in one pass (places reserved per warp). The
+//!    construction; a thread per event compacts its row into a list of user ids, in one
+//!    pass (places reserved per warp); when rows are long (more than 128 interfaces) a
+//!    block of warps per event, each warp a segment of the row
+//!    ([`IndexConfig::list_warps`]: one warp listing a row of 1M interfaces took 977
+//!    dependent steps). The
 //!    host reads back the lists only ([`Answers`]): their size follows the matches, not
 //!    events x interfaces. The DMA engine writes them straight into the answers'
 //!    page-locked areas, which a stream matched into one [`Answers`] reuses: with
@@ -83,10 +89,10 @@ use crate::layout::{SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
 use ccm_kernels::index::{
-    ccm_index_answers, ccm_index_dense, ccm_index_iface, ccm_index_lists, ccm_index_route,
-    dense_shared_bytes, pair_key, route_shared_bytes, slot_of, IndexEvents, IndexFilter,
-    IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY, IFACE_WARPS, LIST_WORDS,
-    MAX_RANGES, RANGE_ROWS, REMOVED, WARP_BLOCK,
+    ccm_index_answers, ccm_index_dense, ccm_index_dense_narrow, ccm_index_iface, ccm_index_lists,
+    ccm_index_route, dense_shared_bytes, is_narrow, pair_key, route_shared_bytes, slot_of,
+    IndexEvents, IndexFilter, IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY,
+    IFACE_WARPS, LIST_SHARED, LIST_WARPS, LIST_WORDS, MAX_RANGES, RANGE_ROWS, REMOVED, WARP_BLOCK,
 };
 use ccm_kernels::{
     DevAttr, DevConstraint, DevEvent, NO_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT,
@@ -125,6 +131,17 @@ pub struct IndexConfig {
     pub walk_warps: usize,
     /// Threads per block of the filter-major kernel (256).
     pub dense_block: u32,
+    /// Warps per event of the answer lists when an event's row of answer bits is longer
+    /// than [`LIST_WORDS`] words (more than 128 interfaces): a block of this many warps
+    /// per event, each listing a segment of the row (16, at most [`LIST_WARPS`]; fewer
+    /// when the row has fewer runs of 32 words). With one, a warp lists a whole row: at
+    /// 1M interfaces, 977 dependent steps of 32 words per event.
+    pub list_warps: u32,
+    /// Whether the filter-major kernel compares the range form's values as `i32` when
+    /// every bound of every range allows it exactly
+    /// ([`ccm_kernels::index::ccm_index_dense_narrow`]: half the shared memory read per
+    /// filter and event); `true`. With `false`, always as `i64`.
+    pub narrow_ranges: bool,
     /// Dense events go to the interface-major kernel, which stops at an interface's
     /// first match, instead of the filter-major one when interfaces hold at least this
     /// many filters on average (32; Table 1's model has thousands, the dense model one).
@@ -159,6 +176,8 @@ impl Default for IndexConfig {
             route_block: 128,
             walk_warps: 8448,
             dense_block: 256,
+            list_warps: LIST_WARPS,
+            narrow_ranges: true,
             iface_major_min: 32,
             first_launch: 16_384,
             ramp_growth: 2.0,
@@ -207,6 +226,13 @@ pub struct IndexTiming {
     pub kernels: Duration,
     /// Of `device`: the encoding kernel ([`ccm_kernels::batch::ccm_encode_batch`]).
     pub device_encode: Duration,
+    /// Of `device`: the partition walk ([`ccm_kernels::index::ccm_index_route`]).
+    pub device_walk: Duration,
+    /// Of `device`: the dense events' kernel ([`ccm_kernels::index::ccm_index_dense`]
+    /// or [`ccm_kernels::index::ccm_index_iface`]).
+    pub device_dense: Duration,
+    /// Of `device`: the answer lists ([`ccm_kernels::index::ccm_index_lists`]).
+    pub device_lists: Duration,
     /// The kernels by the device's clock, from the encoding's start to the answer
     /// lists' end (copies to and from the device excluded): the device's own time,
     /// which the pipeline hides the host's work behind.
@@ -551,6 +577,9 @@ struct DevIndex {
     ranges: Buffer<IndexRange>,
     range_at: Buffer<u32>,
     ranged: bool,
+    /// Every bound of every range is narrow ([`is_narrow`]): the filter-major kernel may
+    /// compare `i32`s ([`ccm_index_dense_narrow`]).
+    narrow: bool,
     rows: u32,
     part_mask: u32,
     n_filters: u32,
@@ -582,6 +611,7 @@ impl DevIndex {
             ranges: dev.upload(&non_empty(&h.ranges))?,
             range_at: dev.upload(&h.range_at)?,
             ranged: !h.ranges.is_empty(),
+            narrow: h.ranges.iter().all(|r| is_narrow(r.lo) && is_narrow(r.hi)),
             rows: t.rows.len() as u32,
             part_mask: h.parts.len() as u32 - 1,
             n_filters: h.n_filters() as u32,
@@ -708,7 +738,7 @@ struct InFlight {
     /// Its kernels done (on the device's stream): its spans are in host memory.
     done: Signal,
     /// The device's clock before its encoding, after it, after its last kernel.
-    marks: [Mark; 3],
+    marks: [Mark; 6],
 }
 
 /// A call's batch dictionaries on the device, translated to the tables' (kept from call
@@ -1648,6 +1678,7 @@ fn submit(
     ccm_index_route::launch(
         dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense, &b.walked,
     )?;
+    let m_walk = dev.mark()?;
     // The dense events' kernels, their grids sized by the last launch's count: the
     // count of this one is on the device only (the kernels read it; a smaller grid
     // strides over more).
@@ -1668,6 +1699,7 @@ fn submit(
         )?;
     } else {
         let block = cfg.dense_block.clamp(32, 1024) / 32 * 32;
+        let narrow = d.ranged && d.narrow && cfg.narrow_ranges;
         let cols = d.n_filters.div_ceil(block);
         let rows = hint
             .div_ceil(DENSE_CHUNK)
@@ -1675,10 +1707,15 @@ fn submit(
         let lc = LaunchConfig {
             grid: [cols, rows, 1],
             block: [block.max(DENSE_CHUNK), 1, 1],
-            shared_bytes: dense_shared_bytes(d.rows, d.ranged),
+            shared_bytes: dense_shared_bytes(d.rows, d.ranged, narrow),
         };
-        ccm_index_dense::launch(dev, lc, tables, batch, &d.by_iface, &b.dense, &b.bits)?;
+        if narrow {
+            ccm_index_dense_narrow::launch(dev, lc, tables, batch, &d.by_iface, &b.dense, &b.bits)?;
+        } else {
+            ccm_index_dense::launch(dev, lc, tables, batch, &d.by_iface, &b.dense, &b.bits)?;
+        }
     }
+    let m_dense = dev.mark()?;
     // The filters added since the build: every event walks their partitions too (the
     // limit is never passed: they are few).
     if let Some(x) = p.delta {
@@ -1686,12 +1723,9 @@ fn submit(
         let (bits, dense, walked) = (&b.bits, &b.dense, &b.walked);
         ccm_index_route::launch(dev, walk, tables, batch, u32::MAX, wpe, bits, dense, walked)?;
     }
-    let lists = if d.words <= LIST_WORDS {
-        LaunchConfig::linear(n as u32, WARP_BLOCK)
-    } else {
-        LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0)
-    };
+    let lists = lists_config(cfg, d.words, n);
     let cap = b.ids.len().min(u32::MAX as usize) as u32;
+    let m_lists = dev.mark()?;
     ccm_index_lists::launch(
         dev,
         lists,
@@ -1717,7 +1751,7 @@ fn submit(
         events: n,
         staging: Some(hb),
         done,
-        marks: [m0, m1, m2],
+        marks: [m0, m1, m_walk, m_dense, m_lists, m2],
     })
 }
 
@@ -1726,14 +1760,20 @@ fn submit(
 fn answers_launch(
     dev: &Device,
     d: &DevIndex,
+    cfg: &IndexConfig,
     b: &mut LaunchBufs,
     n: usize,
 ) -> Result<(), CcmError> {
-    let warps = LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0);
+    let lc = if d.words <= LIST_WORDS {
+        // A warp per event.
+        LaunchConfig::blocks((n as u32).div_ceil(WARP_BLOCK / 32), WARP_BLOCK, 0)
+    } else {
+        lists_config(cfg, d.words, n)
+    };
     let cap = b.ids.len().min(u32::MAX as usize) as u32;
     ccm_index_answers::launch(
         dev,
-        warps,
+        lc,
         &b.bits,
         d.words,
         n as u32,
@@ -1776,10 +1816,16 @@ fn collect(
         .chunks_exact(2)
         .map(|s| s[1] as usize)
         .sum();
-    let [m0, m1, m2] = &f.marks;
-    let enc = dev.elapsed_ms(m0, m1)?;
+    let [m0, m1, m_walk, m_dense, m_lists, m2] = &f.marks;
+    let span = |from: &Mark, to: &Mark| -> Result<Duration, CcmError> {
+        let ms = dev.elapsed_ms(from, to)?;
+        Ok(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3))
+    };
+    timing.device_encode += span(m0, m1)?;
+    timing.device_walk += span(m1, m_walk)?;
+    timing.device_dense += span(m_walk, m_dense)?;
+    timing.device_lists += span(m_lists, m2)?;
     let all = dev.elapsed_ms(m0, m2)?;
-    timing.device_encode += Duration::from_secs_f64(f64::from(enc.max(0.0)) / 1e3);
     timing.device += Duration::from_secs_f64(f64::from(all.max(0.0)) / 1e3);
     let (area, room) = out.next_area(dev, total)?;
     if total > b.ids.len() {
@@ -1788,7 +1834,7 @@ fn collect(
         let listed = dev.read(&b.ids)?;
         b.ids = dev.alloc(room_of(total))?;
         dev.write(&mut b.ids, 0, &listed)?;
-        answers_launch(dev, p.d, b, n)?;
+        answers_launch(dev, p.d, p.cfg, b, n)?;
         dev.read_into(&b.ids, 0, &mut room.as_mut_slice()[..total])?;
     } else if total > 0 {
         // SAFETY: the host touches `room` only after reaching `listed`, just below; the
@@ -1832,6 +1878,18 @@ fn warps_per_event(cfg: &IndexConfig, n: usize, walk: u32) -> u32 {
         1
     };
     fill.max(heavy) as u32
+}
+
+/// The answer lists' launch for `n` events of rows of `words` words: a thread per event
+/// for short rows, else a block per event of [`IndexConfig::list_warps`] warps (at most
+/// [`LIST_WARPS`], and at most one per run of 32 words).
+fn lists_config(cfg: &IndexConfig, words: u32, n: usize) -> LaunchConfig {
+    if words <= LIST_WORDS {
+        LaunchConfig::linear(n as u32, WARP_BLOCK)
+    } else {
+        let warps = cfg.list_warps.clamp(1, LIST_WARPS).min(words.div_ceil(32));
+        LaunchConfig::blocks((n as u32).max(1), 32 * warps, LIST_SHARED)
+    }
 }
 
 /// Most warps of the partition walk per event.

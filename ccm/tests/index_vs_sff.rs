@@ -544,3 +544,102 @@ fn sub(i: u32, cs: &[(&str, ccm::Op, ccm::Value)]) -> ccm::Subscription {
         },
     }
 }
+
+/// The filter-major kernel's range form compared as `i32` (every bound narrow: strictly
+/// inside `i32` or unbounded) and as `i64`: integer bounds and event values at and around
+/// the limits of `i32` and `i64` (values clamped to `i32` must decide as the `i64`
+/// compare), every event dense, an interface per filter and two filters of one
+/// interface; each answer as SFF's. Then a bound outside `i32` (no narrow kernel).
+#[test]
+fn range_forms_compared_as_i32_and_as_i64_answer_as_sff_at_the_limits() {
+    use ccm::batch::{EventBatch, ValueRef};
+    use ccm::{Op, Value};
+    let big = i32::MAX as i64;
+    let small = i32::MIN as i64;
+    let narrow_subs = vec![
+        sub(0, &[("a", Op::Ge, Value::Int(5))]),
+        sub(1, &[("a", Op::Le, Value::Int(big - 1))]),
+        sub(
+            2,
+            &[
+                ("a", Op::Gt, Value::Int(big - 2)),
+                ("b", Op::Lt, Value::Int(small + 2)),
+            ],
+        ),
+        sub(3, &[("a", Op::Eq, Value::Int(big - 1))]),
+        sub(4, &[("b", Op::Eq, Value::Int(small + 1))]),
+        sub(
+            5,
+            &[
+                ("a", Op::Ge, Value::Int(-3)),
+                ("a", Op::Le, Value::Int(7)),
+                ("c", Op::Gt, Value::Int(0)),
+            ],
+        ),
+        sub(5, &[("c", Op::Lt, Value::Int(small + 2))]),
+        sub(
+            6,
+            &[("a", Op::Gt, Value::Int(10)), ("a", Op::Lt, Value::Int(5))],
+        ),
+    ];
+    let values = [
+        i64::MIN,
+        small - 1,
+        small,
+        small + 1,
+        small + 2,
+        -3,
+        0,
+        5,
+        7,
+        11,
+        big - 2,
+        big - 1,
+        big,
+        big + 1,
+        i64::MAX,
+    ];
+    let mut b = EventBatch::new();
+    for (i, &a) in values.iter().enumerate() {
+        for (j, &c) in values.iter().enumerate().step_by(2) {
+            b.push_named("a", ValueRef::Int(a)).unwrap();
+            b.push_named("b", ValueRef::Int(values[(i + j) % values.len()]))
+                .unwrap();
+            b.push_named("c", ValueRef::Int(c)).unwrap();
+            b.end_event().unwrap();
+        }
+    }
+    let events = b.to_events();
+    let wide = {
+        let mut s = narrow_subs.clone();
+        s.push(sub(7, &[("a", Op::Lt, Value::Int(big + 5))]));
+        s
+    };
+    let dev = Device::emulator();
+    for subs in [&narrow_subs, &wide] {
+        let sff = Sff::build(subs).unwrap();
+        let want: Vec<_> = events.iter().map(|e| sff.match_event(e)).collect();
+        assert!(want.iter().filter(|w| !w.is_empty()).count() > events.len() / 4);
+        for narrow_ranges in [true, false] {
+            let cfg = IndexConfig {
+                narrow_ranges,
+                dense_share: 0.0,
+                batch_events: 16,
+                dense_block: 64,
+                ..IndexConfig::for_device(&dev)
+            };
+            let mut index = GpuIndex::new(&dev, subs, cfg).unwrap();
+            let got = index.match_batch(&b).unwrap();
+            assert_eq!(got.len(), events.len());
+            for (i, g) in got.iter().enumerate() {
+                assert_eq!(
+                    g,
+                    want[i].as_slice(),
+                    "event {i} ({:?}), {} filters, narrow_ranges {narrow_ranges}",
+                    events[i],
+                    subs.len()
+                );
+            }
+        }
+    }
+}

@@ -20,17 +20,19 @@
 //!   Table 1's default scenario on an H100, most of the device's time);
 //! - [`ccm_index_dense`]: the filter-major kernel for those dense events (events that
 //!   carry most names visit most filters: partitioning cannot prune them, so the
-//!   filters are read once per chunk of events instead of once per event);
+//!   filters are read once per chunk of events instead of once per event), or
+//!   [`ccm_index_dense_narrow`], the same comparing `i32`s where every range bound
+//!   allows it exactly ([`RangeValue`]);
 //! - or, when interfaces hold many filters each, [`ccm_index_iface`] for those dense
 //!   events: a block per (event, interface) tries the interface's filters, fewest
 //!   constraints first, and stops at the first match (SFF's early stop per
 //!   interface), so a dense event costs a few groups of 32 filters per interface;
-//! - [`ccm_index_lists`]: a thread per event (a warp when rows are long) counts the
-//!   bits of its bitmap row, reserves room, writes the ascending list of its
-//!   interfaces' user ids and zeroes the row for the next batch (and the count of
-//!   dense events; the host zeroes the answers' total before each launch); when the
-//!   lists outgrow their buffer, [`ccm_index_answers`] lists them again in a larger
-//!   one.
+//! - [`ccm_index_lists`]: a thread per event (a block of warps when rows are long,
+//!   each warp a segment of the row) counts the bits of its bitmap row, reserves room,
+//!   writes the ascending list of its interfaces' user ids and zeroes the row for the
+//!   next batch (and the count of dense events; the host zeroes the answers' total
+//!   before each launch); when the lists outgrow their buffer, [`ccm_index_answers`]
+//!   lists them again in a larger one.
 
 use crate::{sat_attr, satisfies_all, DevAttr, DevConstraint, DevEvent, TY_INT};
 use gpu_kernels::prelude::*;
@@ -86,19 +88,23 @@ impl IndexRange {
 }
 
 /// Event `ev`'s integers by row into `vals` (rows below [`RANGE_ROWS`]; the others are
-/// left as they are), and the mask of those rows: what the ranges of [`IndexRange`] are
-/// compared with.
+/// left as they are; as [`RangeValue`] `V`), and the mask of those rows: what the ranges
+/// of [`IndexRange`] are compared with.
 ///
 /// # Safety
 /// `vals` is writable for [`RANGE_ROWS`] values; the event's attributes are in `b`.
 #[inline(always)]
-unsafe fn stage_integers(b: &IndexEvents<'static>, ev: &DevEvent, vals: *mut i64) -> u32 {
+unsafe fn stage_integers<V: RangeValue>(
+    b: &IndexEvents<'static>,
+    ev: &DevEvent,
+    vals: *mut V,
+) -> u32 {
     let mut mask = 0u32;
     let mut a = 0;
     while a < ev.len {
         let at = b.attrs.read((ev.start + a) as usize);
         if at.row_id < RANGE_ROWS && at.ty == TY_INT as u32 {
-            *vals.add(at.row_id as usize) = at.val as i64;
+            *vals.add(at.row_id as usize) = V::of(at.val as i64);
             mask |= 1 << at.row_id;
         }
         a += 1;
@@ -111,6 +117,38 @@ pub const MAX_RANGES: usize = 5;
 /// Name rows below this can be in range form: the filter-major kernel keeps each
 /// event's integer values of these rows in shared memory.
 pub const RANGE_ROWS: u32 = 32;
+
+/// How an event's integer is staged for the range form ([`IndexRange`]): as it is
+/// (`i64`), or (`i32`, when every bound of every range is narrow: [`is_narrow`]) clamped
+/// to `i32`, with the ranges clamped alike, which decides exactly as the `i64` compare
+/// (clamping is monotone, and a narrow bound lies strictly inside `i32` or is
+/// unbounded): half the shared memory and the registers, and a warp's reads of 32
+/// filters' rows of one event fall in distinct banks.
+pub trait RangeValue: Copy + PartialOrd + Default {
+    /// The staged form of `v`.
+    fn of(v: i64) -> Self;
+}
+
+impl RangeValue for i64 {
+    #[inline(always)]
+    fn of(v: i64) -> i64 {
+        v
+    }
+}
+
+impl RangeValue for i32 {
+    #[inline(always)]
+    fn of(v: i64) -> i32 {
+        v.clamp(i32::MIN as i64, i32::MAX as i64) as i32
+    }
+}
+
+/// Whether a bound of a range is narrow: strictly inside `i32` or unbounded
+/// (`i64::MIN`, `i64::MAX`); when every bound is, the filter-major kernel compares
+/// `i32`s ([`RangeValue`]).
+pub const fn is_narrow(bound: i64) -> bool {
+    bound == i64::MIN || bound == i64::MAX || (bound > i32::MIN as i64 && bound < i32::MAX as i64)
+}
 
 /// Key of an empty slot of the partition table.
 pub const EMPTY_KEY: u64 = u64::MAX;
@@ -602,14 +640,15 @@ pub const SLOT_ROWS: u32 = 64;
 /// No attribute of the row in the event (a slot of [`ccm_index_dense`]'s table).
 const NO_SLOT: u8 = 0xFF;
 
-/// Shared memory of [`ccm_index_dense`]: the chunk's events (index, then signature),
-/// then (when some filter has a range form) each event's integer values of the rows
-/// below [`RANGE_ROWS`] and the mask of those rows it has as integers, then (when the
-/// index has at most [`SLOT_ROWS`] rows) each event's row -> attribute table.
-pub const fn dense_shared_bytes(rows: u32, ranged: bool) -> u32 {
+/// Shared memory of [`ccm_index_dense`] (`narrow`: of [`ccm_index_dense_narrow`]): the
+/// chunk's events (index, then signature), then (when some filter has a range form)
+/// each event's integer values of the rows below [`RANGE_ROWS`] (8 bytes each; 4 when
+/// `narrow`) and the mask of those rows it has as integers, then (when the index has at
+/// most [`SLOT_ROWS`] rows) each event's row -> attribute table.
+pub const fn dense_shared_bytes(rows: u32, ranged: bool, narrow: bool) -> u32 {
     12 * DENSE_CHUNK
         + if ranged {
-            DENSE_CHUNK * (8 * RANGE_ROWS + 4)
+            DENSE_CHUNK * (if narrow { 4 } else { 8 } * RANGE_ROWS + 4)
         } else {
             0
         }
@@ -620,6 +659,15 @@ pub const fn dense_shared_bytes(rows: u32, ranged: bool) -> u32 {
         }
 }
 
+/// A range of [`IndexRange`] held in registers by the filter-major kernel, its bounds
+/// as [`RangeValue`] `V`.
+#[derive(Clone, Copy, Default)]
+struct HeldRange<V> {
+    lo: V,
+    hi: V,
+    row: u32,
+}
+
 /// Whether the values `vals` (an event's integers by row, shared) lie in the first
 /// `n` of the ranges `rg` (held in registers: the loop has a constant bound and a
 /// small body, so it is unrolled and `rg` never lives in memory).
@@ -627,12 +675,17 @@ pub const fn dense_shared_bytes(rows: u32, ranged: bool) -> u32 {
 /// # Safety
 /// `vals` holds [`RANGE_ROWS`] values and every range's row is below it.
 #[inline(always)]
-unsafe fn in_ranges(vals: *const i64, rg: &[IndexRange; MAX_RANGES], n: u32) -> bool {
+unsafe fn in_ranges<V: RangeValue>(
+    vals: *const V,
+    rg: &[HeldRange<V>; MAX_RANGES],
+    n: u32,
+) -> bool {
     let mut ok = true;
     let mut k = 0;
     while k < MAX_RANGES {
         if (k as u32) < n {
-            ok &= rg[k].holds(vals);
+            let v = *vals.add(rg[k].row as usize);
+            ok &= rg[k].lo <= v && v <= rg[k].hi;
         }
         k += 1;
     }
@@ -782,7 +835,8 @@ kernel! {
     /// warp sets the matched interfaces' bits of the events' rows of `bits` (global):
     /// one atomic OR per warp and word, of the warp's ballot when its filters are
     /// interfaces `32w..32w + 32` ([`WarpBits`]). Dynamic shared memory:
-    /// [`dense_shared_bytes`].
+    /// [`dense_shared_bytes`]. Event values and ranges are compared as `i64`; see
+    /// [`ccm_index_dense_narrow`] for `i32`.
     pub fn ccm_index_dense(
         t: IndexTables<'static>,
         b: IndexEvents<'static>,
@@ -790,144 +844,196 @@ kernel! {
         dense: *const u32,
         bits: *mut u32,
     ) {
-        let n_dense = *dense;
-        if block_idx_y() * DENSE_CHUNK >= n_dense {
-            return;
+        dense_chunks::<i64>(&t, &b, by_iface, dense, bits);
+    }
+
+    /// Beyond the paper: [`ccm_index_dense`] where every bound of every range is narrow
+    /// ([`is_narrow`]): the events' integers staged in shared memory and the ranges held
+    /// in registers as `i32` (clamped, [`RangeValue`]), the same answers. Dynamic
+    /// shared memory: [`dense_shared_bytes`] with `narrow`.
+    pub fn ccm_index_dense_narrow(
+        t: IndexTables<'static>,
+        b: IndexEvents<'static>,
+        by_iface: *const u32,
+        dense: *const u32,
+        bits: *mut u32,
+    ) {
+        dense_chunks::<i32>(&t, &b, by_iface, dense, bits);
+    }
+}
+
+/// The body of [`ccm_index_dense`] (`V` = `i64`) and [`ccm_index_dense_narrow`] (`V` =
+/// `i32`): range values staged and held as `V`. Every thread of the block calls it.
+///
+/// # Safety
+/// As the kernels: the launch's tables and batch, `by_iface` a permutation of the
+/// filters, `dense` the count and the dense events, `bits` a row of `t.words` per event.
+#[inline(always)]
+unsafe fn dense_chunks<V: RangeValue>(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    by_iface: *const u32,
+    dense: *const u32,
+    bits: *mut u32,
+) {
+    let n_dense = *dense;
+    if block_idx_y() * DENSE_CHUNK >= n_dense {
+        return;
+    }
+    let sh_ev = dynamic_shared::<u32>();
+    let sh_sig = sh_ev.add(DENSE_CHUNK as usize) as *mut u64;
+    let ranged = t.ranged != 0;
+    let sh_val = sh_sig.add(DENSE_CHUNK as usize) as *mut V;
+    let sh_imask = sh_val.add(if ranged {
+        (DENSE_CHUNK * RANGE_ROWS) as usize
+    } else {
+        0
+    }) as *mut u32;
+    let use_slots = t.rows <= SLOT_ROWS;
+    let sh_slot = sh_imask.add(if ranged { DENSE_CHUNK as usize } else { 0 }) as *mut u8;
+    let tid = thread_idx_x();
+    let nt = block_dim_x();
+    let k = block_idx_x() * nt + tid;
+    let p = if k < t.n_filters {
+        *by_iface.add(k as usize)
+    } else {
+        0
+    };
+    let f = t.filters.read(p as usize);
+    let end = t.filters.read(p as usize + 1).first;
+    let valid = k < t.n_filters && f.iface != REMOVED;
+    // A filter in range form keeps its ranges in registers for the whole chunk.
+    let (r0, r1) = if valid && ranged {
+        (t.range_at.read(p as usize), t.range_at.read(p as usize + 1))
+    } else {
+        (0, 0)
+    };
+    let n_ranges = r1 - r0;
+    let mut rg = [HeldRange::<V>::default(); MAX_RANGES];
+    let mut rmask = 0u32;
+    let mut r = 0;
+    while r < MAX_RANGES {
+        if (r as u32) < n_ranges {
+            let range = t.ranges.read((r0 + r as u32) as usize);
+            rg[r] = HeldRange {
+                lo: V::of(range.lo),
+                hi: V::of(range.hi),
+                row: range.row,
+            };
+            rmask |= 1 << range.row;
         }
-        let sh_ev = dynamic_shared::<u32>();
-        let sh_sig = sh_ev.add(DENSE_CHUNK as usize) as *mut u64;
-        let ranged = t.ranged != 0;
-        let sh_val = sh_sig.add(DENSE_CHUNK as usize) as *mut i64;
-        let sh_imask = sh_val.add(if ranged { (DENSE_CHUNK * RANGE_ROWS) as usize } else { 0 }) as *mut u32;
-        let use_slots = t.rows <= SLOT_ROWS;
-        let sh_slot = sh_imask.add(if ranged { DENSE_CHUNK as usize } else { 0 }) as *mut u8;
-        let tid = thread_idx_x();
-        let nt = block_dim_x();
-        let k = block_idx_x() * nt + tid;
-        let p = if k < t.n_filters { *by_iface.add(k as usize) } else { 0 };
-        let f = t.filters.read(p as usize);
-        let end = t.filters.read(p as usize + 1).first;
-        let valid = k < t.n_filters && f.iface != REMOVED;
-        // A filter in range form keeps its ranges in registers for the whole chunk.
-        let (r0, r1) = if valid && ranged {
-            (t.range_at.read(p as usize), t.range_at.read(p as usize + 1))
-        } else {
-            (0, 0)
-        };
-        let n_ranges = r1 - r0;
-        let mut rg = [IndexRange::default(); MAX_RANGES];
-        let mut rmask = 0u32;
-        let mut r = 0;
-        while r < MAX_RANGES {
-            if (r as u32) < n_ranges {
-                rg[r] = t.ranges.read((r0 + r as u32) as usize);
-                rmask |= 1 << rg[r].row;
+        r += 1;
+    }
+    // A short filter's constraints stay in registers for the whole chunk.
+    let size = end - f.first;
+    let held = use_slots && size as usize <= REG_CONSTRAINTS && n_ranges == 0;
+    let mut cs = [DevConstraint::default(); REG_CONSTRAINTS];
+    if valid && held {
+        let mut c = 0;
+        while c < REG_CONSTRAINTS {
+            if (c as u32) < size {
+                cs[c] = t.constraints.read((f.first + c as u32) as usize);
             }
-            r += 1;
+            c += 1;
         }
-        // A short filter's constraints stay in registers for the whole chunk.
-        let size = end - f.first;
-        let held = use_slots && size as usize <= REG_CONSTRAINTS && n_ranges == 0;
-        let mut cs = [DevConstraint::default(); REG_CONSTRAINTS];
-        if valid && held {
-            let mut c = 0;
-            while c < REG_CONSTRAINTS {
-                if (c as u32) < size {
-                    cs[c] = t.constraints.read((f.first + c as u32) as usize);
-                }
-                c += 1;
+    }
+    // The warp's way of setting bits (its filters are fixed for the chunk).
+    let lanes = ballot(valid);
+    let leader = if lanes == 0 {
+        0
+    } else {
+        lanes.trailing_zeros()
+    };
+    let lead_iface = shfl(f.iface, leader);
+    let mode = if all_sync(!valid || f.iface == lead_iface) {
+        WarpBits::OneBit
+    } else if all_sync(!valid || (f.iface / 32 == lead_iface / 32 && f.iface % 32 == lane_id())) {
+        WarpBits::Ballot
+    } else {
+        WarpBits::Mixed
+    };
+    let bit = 1u32 << (f.iface % 32);
+    // The chunks of events `blockIdx.y, blockIdx.y + gridDim.y, ..` of the list (the
+    // grid is sized before the list is known: a block row may take several).
+    let mut first = block_idx_y() * DENSE_CHUNK;
+    while first < n_dense {
+        let last = if first + DENSE_CHUNK < n_dense {
+            first + DENSE_CHUNK
+        } else {
+            n_dense
+        };
+        let n = last - first;
+        if tid < n {
+            let e = *dense.add(1 + (first + tid) as usize);
+            *sh_ev.add(tid as usize) = e;
+            let ev = b.events.read(e as usize);
+            *sh_sig.add(tid as usize) = ev.sig;
+            if ranged {
+                // Event `tid`'s integers by row and their mask.
+                let vals = sh_val.add((tid * RANGE_ROWS) as usize);
+                *sh_imask.add(tid as usize) = stage_integers(b, &ev, vals);
             }
         }
-        // The warp's way of setting bits (its filters are fixed for the chunk).
-        let lanes = ballot(valid);
-        let leader = if lanes == 0 { 0 } else { lanes.trailing_zeros() };
-        let lead_iface = shfl(f.iface, leader);
-        let mode = if all_sync(!valid || f.iface == lead_iface) {
-            WarpBits::OneBit
-        } else if all_sync(!valid || (f.iface / 32 == lead_iface / 32 && f.iface % 32 == lane_id())) {
-            WarpBits::Ballot
-        } else {
-            WarpBits::Mixed
-        };
-        let bit = 1u32 << (f.iface % 32);
-        // The chunks of events `blockIdx.y, blockIdx.y + gridDim.y, ..` of the list (the
-        // grid is sized before the list is known: a block row may take several).
-        let mut first = block_idx_y() * DENSE_CHUNK;
-        while first < n_dense {
-            let last = if first + DENSE_CHUNK < n_dense { first + DENSE_CHUNK } else { n_dense };
-            let n = last - first;
-            if tid < n {
-                let e = *dense.add(1 + (first + tid) as usize);
-                *sh_ev.add(tid as usize) = e;
+        if use_slots {
+            let mut i = tid;
+            while i < DENSE_CHUNK * SLOT_ROWS {
+                *sh_slot.add(i as usize) = NO_SLOT;
+                i += nt;
+            }
+        }
+        sync_threads();
+        if use_slots && tid < n {
+            let ev = b.events.read(*sh_ev.add(tid as usize) as usize);
+            let mut a = 0;
+            while a < ev.len {
+                let row = b.attrs.read((ev.start + a) as usize).row_id;
+                *sh_slot.add((tid * SLOT_ROWS + row) as usize) = a as u8;
+                a += 1;
+            }
+        }
+        sync_threads();
+        let mut j = 0;
+        while j < n {
+            let e = *sh_ev.add(j as usize);
+            let word = e * t.words + f.iface / 32;
+            let mut set = valid && f.sig & !*sh_sig.add(j as usize) == 0;
+            if set && t.shared != 0 && volatile_load_u32(bits.add(word as usize)) & bit != 0 {
+                set = false;
+            }
+            if set && n_ranges > 0 && rmask & !*sh_imask.add(j as usize) == 0 {
+                // The range form: the event has each of the filter's names as an
+                // integer, so the ranges decide exactly.
+                set = in_ranges(sh_val.add((j * RANGE_ROWS) as usize), &rg, n_ranges);
+            } else if set {
                 let ev = b.events.read(e as usize);
-                *sh_sig.add(tid as usize) = ev.sig;
-                if ranged {
-                    // Event `tid`'s integers by row and their mask.
-                    let vals = sh_val.add((tid * RANGE_ROWS) as usize);
-                    *sh_imask.add(tid as usize) = stage_integers(&b, &ev, vals);
-                }
+                let slots = sh_slot.add((j * SLOT_ROWS) as usize);
+                set = if held {
+                    satisfies_held(t, b, ev.start, slots, &cs, size)
+                } else if use_slots {
+                    satisfies_slots(t, b, ev.start, slots, f.first, end)
+                } else {
+                    satisfies(t, b, &ev, f.first, end)
+                };
             }
-            if use_slots {
-                let mut i = tid;
-                while i < DENSE_CHUNK * SLOT_ROWS {
-                    *sh_slot.add(i as usize) = NO_SLOT;
-                    i += nt;
-                }
-            }
-            sync_threads();
-            if use_slots && tid < n {
-                let ev = b.events.read(*sh_ev.add(tid as usize) as usize);
-                let mut a = 0;
-                while a < ev.len {
-                    let row = b.attrs.read((ev.start + a) as usize).row_id;
-                    *sh_slot.add((tid * SLOT_ROWS + row) as usize) = a as u8;
-                    a += 1;
-                }
-            }
-            sync_threads();
-            let mut j = 0;
-            while j < n {
-                let e = *sh_ev.add(j as usize);
-                let word = e * t.words + f.iface / 32;
-                let mut set = valid && f.sig & !*sh_sig.add(j as usize) == 0;
-                if set && t.shared != 0 && volatile_load_u32(bits.add(word as usize)) & bit != 0 {
-                    set = false;
-                }
-                if set && n_ranges > 0 && rmask & !*sh_imask.add(j as usize) == 0 {
-                    // The range form: the event has each of the filter's names as an
-                    // integer, so the ranges decide exactly.
-                    set = in_ranges(sh_val.add((j * RANGE_ROWS) as usize), &rg, n_ranges);
-                } else if set {
-                    let ev = b.events.read(e as usize);
-                    let slots = sh_slot.add((j * SLOT_ROWS) as usize);
-                    set = if held {
-                        satisfies_held(&t, &b, ev.start, slots, &cs, size)
-                    } else if use_slots {
-                        satisfies_slots(&t, &b, ev.start, slots, f.first, end)
-                    } else {
-                        satisfies(&t, &b, &ev, f.first, end)
-                    };
-                }
-                match mode {
-                    WarpBits::OneBit => {
-                        if any_sync(set) && lane_id() == leader {
-                            atomic_or(bits.add(word as usize), bit);
-                        }
+            match mode {
+                WarpBits::OneBit => {
+                    if any_sync(set) && lane_id() == leader {
+                        atomic_or(bits.add(word as usize), bit);
                     }
-                    WarpBits::Ballot => {
-                        let m = ballot(set);
-                        if m != 0 && lane_id() == leader {
-                            atomic_or(bits.add(word as usize), m);
-                        }
-                    }
-                    WarpBits::Mixed => warp_or(set, word, bit, bits),
                 }
-                j += 1;
+                WarpBits::Ballot => {
+                    let m = ballot(set);
+                    if m != 0 && lane_id() == leader {
+                        atomic_or(bits.add(word as usize), m);
+                    }
+                }
+                WarpBits::Mixed => warp_or(set, word, bit, bits),
             }
-            // Every thread is done with the chunk's shared memory before the next is staged.
-            sync_threads();
-            first += grid_dim_y() * DENSE_CHUNK;
+            j += 1;
         }
+        // Every thread is done with the chunk's shared memory before the next is staged.
+        sync_threads();
+        first += grid_dim_y() * DENSE_CHUNK;
     }
 }
 
@@ -1020,22 +1126,47 @@ unsafe fn iface_pair(
 }
 
 /// Most answer words per event for which [`ccm_index_lists`] takes a thread per event
-/// (above, a warp per event).
+/// (above, a block of warps per event).
 pub const LIST_WORDS: u32 = 4;
+
+/// Most warps per event (the block of an event) of [`ccm_index_lists`] and
+/// [`ccm_index_answers`] for rows longer than [`LIST_WORDS`] words.
+pub const LIST_WARPS: u32 = 16;
+
+/// Dynamic shared memory of [`ccm_index_lists`] and [`ccm_index_answers`]: per warp of
+/// an event's block its segment's count, then the event's first place.
+pub const LIST_SHARED: u32 = 4 * (LIST_WARPS + 1);
 
 kernel! {
     /// Beyond the paper: the pruning matcher's answers in one pass: per event `e` of the
     /// batch, the count of set bits of its row of `bits` (global), that many places of
-    /// the answer list reserved (one atomic add on `total[0]` per warp; global, zero
-    /// before the launch), `spans[2e] = first place, spans[2e + 1] = count` (mapped
+    /// the answer list reserved (one atomic add on `total[0]` per warp or block; global,
+    /// zero before the launch), `spans[2e] = first place, spans[2e + 1] = count` (mapped
     /// host memory: the host reads them once the launch has ended, with no copy),
-    /// then, when the warp's places lie below the room `cap` of `ids`, the user ids
+    /// then, when the event's places lie below the room `cap` of `ids`, the user ids
     /// (`user_ids[rank]`, global, read-only) of the interfaces set in the row written in
     /// ascending order into `ids` (global) and the row zeroed for the next batch (else
     /// the row is left: the host grows `ids` and lists them with
-    /// [`ccm_index_answers`]). A thread per event when rows are at most [`LIST_WORDS`]
-    /// words, else a warp per event (its lanes taking words `l, l + 32, ..`, a warp
-    /// prefix sum of their bit counts placing each lane's). Thread 0 moves the count of
+    /// [`ccm_index_answers`]).
+    ///
+    /// Rows of at most [`LIST_WORDS`] words: a thread per event (`global_id_x`), the
+    /// warp reserving its events' places at once. Longer rows: a block per event
+    /// (`blockIdx.x`; `blockDim.x / 32` warps, at most [`LIST_WARPS`]), stream compaction
+    /// of the row in two passes over it (the count-then-scatter compaction of a bitset,
+    /// as in Billeter, Olsson & Assarsson, "Efficient stream compaction on wide SIMD
+    /// many-core architectures", HPG 2009): warp `w` owns the `w`-th of the row's
+    /// segments (whole runs of 32 words, in order); pass 1, each warp counts its
+    /// segment's bits (lane `l` reading words `l, l + 32, ..`, coalesced), its lane 0
+    /// writes the count to shared memory; after a barrier every thread sums the counts
+    /// of the warps before its own (its segment's first place in the event's list) and
+    /// of all; thread 0 reserves the event's places and writes its span, through shared
+    /// memory to the block; pass 2, each warp lists its segment 32 words at a time (a
+    /// warp prefix sum of the words' bit counts places each lane's ids; the next 32
+    /// words loaded before this run's ids are written) and zeroes its nonzero words.
+    /// The list comes out ascending with no sort: segments, runs and bits are taken in
+    /// order. Dynamic shared memory: [`LIST_SHARED`].
+    ///
+    /// Thread 0 of block 0 moves the count of
     /// dense events `dense[0]` (global; read by the dense kernels before this launch)
     /// to `n_dense[0]` and the partition walk's groups of filters `walked[0]` to
     /// `n_dense[1]` (mapped host memory), for the host, and zeroes both for the next
@@ -1104,59 +1235,128 @@ kernel! {
             }
             return;
         }
-        // A warp per event.
-        let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
+        // A block per event.
+        let e = block_idx_x();
         if e >= n_events {
             return;
         }
         let row = bits.add(e as usize * words as usize);
-        let mut count = 0u32;
-        let mut w = lane;
-        while w < words {
-            count += (*row.add(w as usize)).count_ones();
-            w += 32;
-        }
-        let count = warp_sum(count);
-        let mut base = 0;
-        if lane == 0 && count > 0 {
-            base = atomic_add(total, count);
-        }
-        let base = shfl(base, 0);
-        if lane == 0 {
+        let sh = dynamic_shared::<u32>();
+        let (before, count) = block_count(row, words, sh);
+        if thread_idx_x() == 0 {
+            let base = if count > 0 { atomic_add(total, count) } else { 0 };
+            *sh.add(LIST_WARPS as usize) = base;
             *(spans as *mut u64).add(e as usize) = base as u64 | (count as u64) << 32;
         }
+        sync_threads();
+        let base = *sh.add(LIST_WARPS as usize);
         if count == 0 || base + count > cap {
             return;
         }
-        list_row(row, words, user_ids, ids, base);
+        let (lo, hi) = segment(words);
+        list_words(row, lo, hi, user_ids, ids, base + before);
     }
 }
 
-/// The user ids (`user_ids[rank]`) of the interfaces set in `row` (`words` words), in
-/// ascending order into `ids` from place `at`, and the row zeroed: a warp, 32 words at a
-/// time (a warp prefix sum of the words' bit counts places each lane's). Every lane of
-/// the warp calls it.
+/// The calling warp's segment `lo..hi` of a row of `words` words, when the block's
+/// `blockDim.x / 32` warps take the row's runs of 32 words in equal shares, in order
+/// (the last segments may be short or empty).
+#[inline(always)]
+fn segment(words: u32) -> (u32, u32) {
+    let warps = block_dim_x() / 32;
+    let runs = words.div_ceil(32).div_ceil(warps);
+    let lo = (thread_idx_x() / 32 * runs * 32).min(words);
+    (lo, (lo + runs * 32).min(words))
+}
+
+/// The set bits of `row` (`words` words) before the calling warp's [`segment`] and in
+/// all: pass 1 of [`ccm_index_lists`]'s compaction. Each warp counts its segment (four
+/// independent loads per lane in flight), its lane 0 writes the count to `sh[warp]`
+/// (shared), and after a barrier every thread sums them. Every thread of the block
+/// calls it.
 ///
 /// # Safety
-/// `row` holds `words` words; `ids` has room from `at` for the row's set bits;
-/// `user_ids` holds an entry per bit that can be set.
+/// `row` holds `words` words; `sh` (shared) has room for a count per warp of the block,
+/// which must hold at most [`LIST_WARPS`].
 #[inline(always)]
-unsafe fn list_row(row: *mut u32, words: u32, user_ids: *const u32, ids: *mut u32, mut at: u32) {
+unsafe fn block_count(row: *const u32, words: u32, sh: *mut u32) -> (u32, u32) {
+    let (lo, hi) = segment(words);
+    let mut w = lo + lane_id();
+    let mut c = 0u32;
+    while w + 96 < hi {
+        c += (*row.add(w as usize)).count_ones()
+            + (*row.add(w as usize + 32)).count_ones()
+            + (*row.add(w as usize + 64)).count_ones()
+            + (*row.add(w as usize + 96)).count_ones();
+        w += 128;
+    }
+    while w < hi {
+        c += (*row.add(w as usize)).count_ones();
+        w += 32;
+    }
+    let c = warp_sum(c);
+    let warp = thread_idx_x() / 32;
+    if lane_id() == 0 {
+        *sh.add(warp as usize) = c;
+    }
+    sync_threads();
+    let (mut before, mut all) = (0, 0);
+    let mut i = 0;
+    while i < block_dim_x() / 32 {
+        let v = *sh.add(i as usize);
+        if i < warp {
+            before += v;
+        }
+        all += v;
+        i += 1;
+    }
+    (before, all)
+}
+
+/// The user ids (`user_ids[rank]`) of the interfaces set in words `lo..hi` of `row`, in
+/// ascending order into `ids` from place `at`, and those words zeroed: pass 2 of
+/// [`ccm_index_lists`]'s compaction, by a warp, 32 words at a time (a warp prefix sum
+/// of the words' bit counts places each lane's; the next 32 words are loaded before
+/// this run's ids are written, so that the load's latency overlaps them). Every lane
+/// of the warp calls it.
+///
+/// # Safety
+/// `row` holds at least `hi` words; `ids` has room from `at` for the set bits of words
+/// `lo..hi`; `user_ids` holds an entry per bit that can be set.
+#[inline(always)]
+unsafe fn list_words(
+    row: *mut u32,
+    lo: u32,
+    hi: u32,
+    user_ids: *const u32,
+    ids: *mut u32,
+    mut at: u32,
+) {
     let lane = lane_id();
-    let mut w0 = 0;
-    while w0 < words {
+    let mut w0 = lo;
+    let mut next = if w0 + lane < hi {
+        load(row, (w0 + lane) as usize)
+    } else {
+        0
+    };
+    while w0 < hi {
         let w = w0 + lane;
-        let mut word = if w < words { *row.add(w as usize) } else { 0 };
-        let c = word.count_ones();
-        let (before, sum) = warp_scan(c);
+        let mut word = next;
+        let ahead = w + 32;
+        next = if ahead < hi {
+            load(row, ahead as usize)
+        } else {
+            0
+        };
+        let (before, sum) = warp_scan(word.count_ones());
         let mut place = at + before;
         if word != 0 {
-            *row.add(w as usize) = 0;
+            store(row, w as usize, 0);
         }
         while word != 0 {
             let bit = word.trailing_zeros();
             word &= word - 1;
-            *ids.add(place as usize) = *user_ids.add((w * 32 + bit) as usize);
+            store(ids, place as usize, load(user_ids, (w * 32 + bit) as usize));
             place += 1;
         }
         at += sum;
@@ -1166,12 +1366,16 @@ unsafe fn list_row(row: *mut u32, words: u32, user_ids: *const u32, ids: *mut u3
 
 kernel! {
     /// Beyond the paper: the pruning matcher's answer lists again, after
-    /// [`ccm_index_lists`] found no room for some: a warp per event `e` of the batch
-    /// writes the user ids (`user_ids[rank]`, global, read-only) of the interfaces still
-    /// set in its row of `bits` (global; the rows [`ccm_index_lists`] listed are zero)
-    /// in ascending order into `ids` from place `spans[2e]` (mapped host memory, as
-    /// [`ccm_index_lists`] wrote it) and zeroes the row,
-    /// unless the answers' total (`total[0]`, global) passes the room `cap` of `ids`.
+    /// [`ccm_index_lists`] found no room for some: per event `e` of the batch whose
+    /// count `spans[2e + 1]` is not zero, the user ids (`user_ids[rank]`, global,
+    /// read-only) of the interfaces still set in its row of `bits` (global; the rows
+    /// [`ccm_index_lists`] listed are zero) in ascending order into `ids` from place
+    /// `spans[2e]` (mapped host memory, as [`ccm_index_lists`] wrote it) and the row
+    /// zeroed, unless the answers' total (`total[0]`, global) passes the room `cap` of
+    /// `ids`. Rows of at most [`LIST_WORDS`] words: a warp per event (32 words at a
+    /// time); longer rows: a block per event, the two passes of [`ccm_index_lists`]'s
+    /// (the first only places the warps' segments). Dynamic shared memory:
+    /// [`LIST_SHARED`].
     pub fn ccm_index_answers(
         bits: *mut u32,
         words: u32,
@@ -1182,7 +1386,12 @@ kernel! {
         cap: u32,
         total: *const u32,
     ) {
-        let e = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
+        let short = words <= LIST_WORDS;
+        let e = if short {
+            (block_idx_x() * block_dim_x() + thread_idx_x()) / 32
+        } else {
+            block_idx_x()
+        };
         if e >= n_events || *total > cap {
             return;
         }
@@ -1190,6 +1399,13 @@ kernel! {
             return;
         }
         let row = bits.add(e as usize * words as usize);
-        list_row(row, words, user_ids, ids, *spans.add(2 * e as usize));
+        let at = *spans.add(2 * e as usize);
+        if short {
+            list_words(row, 0, words, user_ids, ids, at);
+            return;
+        }
+        let (before, _) = block_count(row, words, dynamic_shared::<u32>());
+        let (lo, hi) = segment(words);
+        list_words(row, lo, hi, user_ids, ids, at + before);
     }
 }

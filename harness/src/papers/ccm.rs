@@ -971,7 +971,8 @@ fn time_gpu_index(
         let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / split.events.max(1) as f64;
         eprintln!(
             "index split {}: dictionaries {:.2} stage {:.2} copy in {:.2} kernels {:.2} answers {:.2} ns/event (host clock); device kernels {:.2} \
-                (encoding {:.2}) ns/event (device clock); staging not hidden {:.2} ns/event ({} events, {} launches, {} with staging grown, {:.1} answers/event)",
+                (encoding {:.2}, walk {:.2}, dense {:.2}, lists {:.2}) ns/event (device clock); staging not hidden {:.2} ns/event \
+                ({} events, {} launches, {} with staging grown, {:.1} answers/event)",
             at.label,
             ns(split.dictionaries),
             ns(split.stage),
@@ -980,6 +981,9 @@ fn time_gpu_index(
             ns(split.answers),
             ns(split.device),
             ns(split.device_encode),
+            ns(split.device_walk),
+            ns(split.device_dense),
+            ns(split.device_lists),
             ns(split.waited),
             split.events,
             split.launches,

@@ -1,0 +1,171 @@
+//! The pruning index on the dense model at 1M filters (`dense`: an interface per filter,
+//! answers of thousands of ids per event; `dense10`: ten interfaces), at 4 (3-5), 10 and
+//! 20 names per event, as the index was (its answer lists made by one warp per event,
+//! [`IndexConfig::list_warps`] 1, and the filter-major kernel comparing `i64`s,
+//! [`IndexConfig::narrow_ranges`] false) and with a block of warps per event's list and
+//! `i32` compares where exact, each alone and both (and, for `dense`, with the
+//! filter-major kernel's block of 512 threads instead of 256): the time per event of
+//! each, timed as the harness times `gpu index` (a stream of 16,384 of the workload's
+//! events in rounds of four launches, warmed with a round, the least time of two
+//! passes), the index's split (the
+//! device's time in all and in the walk, the dense events' kernel and the lists), and the
+//! hybrid index on all cores (the best CPU of the dense experiments) on 8,192 of the
+//! events, the least time of two passes. Every answer of every tuning is checked
+//! against the hybrid index's on the workload's events; exits non-zero on the first that
+//! differs.
+//!
+//!     cargo run --release -p ccm --example dense_lists [filters] [seed]
+//!
+//! (1,000,000 filters and seed 1 by default; a GPU, else the host emulator, slowly.)
+
+use baselines::hybrid_index::HybridIndex;
+use baselines::Matcher;
+use ccm::workload::{generate_dense, DenseParams};
+use ccm::{Answers, GpuIndex, IndexConfig};
+use gpu_kernels::Device;
+use std::io::Write;
+use std::time::Instant;
+
+/// The harness's allocator, so that the CPU index's memory behaves as in its runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Events of the GPU stream (a quarter of the harness's, to keep the run short) and of the
+/// CPU one.
+const GPU_STREAM: usize = 16_384;
+const CPU_STREAM: usize = 8_192;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let arg = |i: usize, d: u64| -> Result<u64, Box<dyn std::error::Error>> {
+        Ok(std::env::args()
+            .nth(i)
+            .map(|s| s.parse())
+            .transpose()?
+            .unwrap_or(d))
+    };
+    let filters = arg(1, 1_000_000)? as usize;
+    let seed = arg(2, 1)?;
+    let dev = Device::gpu_or_emulator_noted(0, ccm::PTX);
+    let (gpu_n, cpu_n) = if dev.is_gpu() {
+        (GPU_STREAM, CPU_STREAM)
+    } else {
+        (64, 64)
+    };
+    let events = if dev.is_gpu() { 1000 } else { 16 };
+    let mut bad = 0;
+    for (exp, interfaces) in [("dense", None), ("dense10", Some(10))] {
+        for x in [20, 4, 10] {
+            let p = DenseParams {
+                events,
+                filters,
+                interfaces,
+                names_per_event: if x == 4 { (3, 5) } else { (x, x) },
+                ..DenseParams::default()
+            };
+            let w = generate_dense(&p, seed)?;
+            let label = format!("{exp} F={filters} x={x} seed {seed}");
+            let hybrid = HybridIndex::build(&w.subscriptions)?;
+            let want = hybrid.match_batch_parallel(&w.batch);
+            let per_event = want.iter().map(Vec::len).sum::<usize>() as f64 / want.len() as f64;
+            let stream = w.batch.cycled(cpu_n);
+            let mut cpu = f64::INFINITY;
+            for _ in 0..2 {
+                let t = Instant::now();
+                let got = hybrid.match_batch_parallel(&stream);
+                cpu = cpu.min(t.elapsed().as_secs_f64() * 1e6 / got.len() as f64);
+            }
+            drop(hybrid);
+            println!("{label}: hybrid all cores {cpu:.3} us/event, {per_event:.1} answers/event");
+            let base = IndexConfig::for_device(&dev);
+            // (list_warps, narrow_ranges, dense_block): before (a warp per row, `i64`
+            // ranges), then each change alone and both, and the filter-major kernel's
+            // block of 512 threads (its staging of each chunk of events shared by twice
+            // the filters; 1024 would pass a block's registers).
+            let (lw, block) = (base.list_warps, base.dense_block);
+            let tunings = if interfaces.is_none() {
+                vec![
+                    (1, false, block),
+                    (lw, false, block),
+                    (1, true, block),
+                    (lw, true, block),
+                    (lw, true, 512),
+                ]
+            } else {
+                vec![(1, false, block), (lw, true, block)]
+            };
+            for (list_warps, narrow_ranges, dense_block) in tunings {
+                let cfg = IndexConfig {
+                    list_warps,
+                    narrow_ranges,
+                    dense_block,
+                    ..base
+                };
+                let t = Instant::now();
+                let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg)?;
+                let build_s = t.elapsed().as_secs_f64();
+                let mut out = Answers::default();
+                index.match_batch_into(&w.batch, &mut out)?;
+                let wrong = out
+                    .iter()
+                    .zip(&want)
+                    .filter(|(g, w)| *g != w.as_slice())
+                    .count()
+                    + (out.len() != want.len()) as usize;
+                bad += wrong;
+                let us = time_stream(&mut index, &w.batch, gpu_n, &mut out)?;
+                let s = index.take_timing();
+                let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / s.events.max(1) as f64;
+                println!(
+                    "{label}: gpu index, list_warps {list_warps}, narrow_ranges {narrow_ranges}, dense_block {dense_block}: {us:.3} us/event ({:.1}x hybrid all cores), {wrong} answers \
+                     differ from the hybrid's; device {:.1} ns/event, of it walk {:.1}, dense {:.1}, lists {:.1}; host answers {:.1}, stage {:.1} ns/event \
+                     ({} events, {} launches, {} dense; built in {build_s:.2} s)",
+                    cpu / us,
+                    ns(s.device),
+                    ns(s.device_walk),
+                    ns(s.device_dense),
+                    ns(s.device_lists),
+                    ns(s.answers),
+                    ns(s.stage),
+                    s.events,
+                    s.launches,
+                    s.dense_events,
+                );
+                std::io::stdout().flush()?;
+            }
+        }
+    }
+    if bad > 0 {
+        return Err(format!("{bad} answers differ from the hybrid index's").into());
+    }
+    println!("all answers equal the hybrid index's");
+    Ok(())
+}
+
+/// The least time per event (µs) of two passes over a stream of `n` of the batch's
+/// events, in rounds of four launches, after a warming round (as the harness times the
+/// index); the split is of the two timed passes only.
+fn time_stream(
+    index: &mut GpuIndex<'_>,
+    batch: &ccm::EventBatch,
+    n: usize,
+    out: &mut Answers,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    let stream = batch.cycled(n.max(batch.len()));
+    let len = stream.len();
+    let round = batch.len().max(4 * index.launch_events()).clamp(1, len);
+    index.match_range_into(&stream, 0..round, out)?;
+    index.take_timing();
+    let mut best = f64::INFINITY;
+    for _ in 0..2 {
+        index.forget_dictionaries();
+        let t = Instant::now();
+        let mut answers: usize = 0;
+        for start in (0..len).step_by(round) {
+            index.match_range_into(&stream, start..(start + round).min(len), out)?;
+            answers += out.total();
+        }
+        best = best.min(t.elapsed().as_secs_f64() * 1e6 / len as f64);
+        std::hint::black_box(answers);
+    }
+    Ok(best)
+}
