@@ -112,6 +112,9 @@ for pair in $BINS; do
     name=${pair%%=*}; bin=${pair#*=}
     run "$name" "$bin" ccm-parse sff 1 ccm match --subscriptions "$W/ccm-s1.jsonl" --events "$W/ccm-e.jsonl"
 done
+# Does the stream scale with the cores? The same on 8 of them (new binary).
+RAYON_NUM_THREADS=8 run new "$H" ccm-parse-8t sff 1 ccm match --subscriptions "$W/ccm-s1.jsonl" --events "$W/ccm-e.jsonl"
+RAYON_NUM_THREADS=8 run new "$H" ccm-8t default 1 ccm match "${CCM[@]}"
 # Other windows on the GPU engines (new binary only): does a larger window help?
 for w in 16384 262144; do
     run new "$H" "ccm-w$w" default 1 ccm match "${CCM[@]}" --window $w
@@ -128,7 +131,7 @@ done
 # is listed with every md5 seen).
 {
     echo "answers' md5 per command (all engines, binaries and runs):"
-    awk '{ k = $1; if (k ~ /^ccm/ && k != "ccm-parse") k = "ccm"; if (k ~ /^clcb/) k = "clcb";
+    awk '{ k = $1; if (k ~ /^ccm-parse/) k = "ccm-parse"; else if (k ~ /^ccm/) k = "ccm"; if (k ~ /^clcb/) k = "clcb";
            seen[k] = seen[k] (index(seen[k], $4) ? "" : " " $4) }
          END { for (k in seen) { n = split(seen[k], a, " "); print k ":" seen[k] (n == 1 ? "  (all equal)" : "  DIFFER") } }' "$W/md5" | sort
     echo
