@@ -326,9 +326,10 @@ impl<R: BufRead> LineReader<R> {
             .clamp(self.part_bytes, 1 << 28);
         out.text.append(&mut self.carry);
         // Read straight into the window: a read of at least the reader's buffer, with its
-        // buffer empty, bypasses it (one copy of the stream's bytes, not two).
+        // buffer empty, bypasses it (one copy of the stream's bytes, not two). Exactly the
+        // room needed: the buffer is reused window after window, a few of them in flight.
         let need = want.saturating_sub(out.text.len());
-        out.text.reserve(need);
+        out.text.reserve_exact(need);
         let got = (&mut self.reader)
             .take(need as u64)
             .read_to_end(&mut out.text)
