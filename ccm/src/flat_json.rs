@@ -167,7 +167,7 @@ impl<'a> Reader<'a> {
     /// unknown operator, a refused constraint).
     pub fn constraints(&mut self) -> Option<Vec<Constraint>> {
         self.eat(b'[')?;
-        let mut v = Vec::with_capacity(4);
+        let mut v = Vec::new();
         if self.peek()? == b']' {
             self.i += 1;
             return Some(v);
@@ -182,6 +182,12 @@ impl<'a> Reader<'a> {
             self.eat(b']')?;
             v.push(Constraint::new(name, op, value).ok()?);
             if self.next_or_end(b']')? {
+                // Exactly as long as the filter: a loader holds millions of them.
+                if v.len() < v.capacity() {
+                    let mut exact = Vec::with_capacity(v.len());
+                    exact.append(&mut v);
+                    v = exact;
+                }
                 return Some(v);
             }
         }
