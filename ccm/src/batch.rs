@@ -424,8 +424,9 @@ impl EventBatch {
             b.starts.extend(p.starts[1..].iter().map(|&s| base + s));
             base += p.total_attrs() as u32;
         }
-        b.attrs.resize(attrs, Attr::default());
-        let mut rest: &mut [Attr] = &mut b.attrs;
+        // Each part's attributes written straight into their place (not zeroed first: a
+        // pass over the whole window on this thread).
+        let mut rest = &mut b.attrs.spare_capacity_mut()[..attrs];
         let mut jobs = Vec::with_capacity(parts.len());
         for (p, m) in parts.iter().zip(&maps) {
             let (mine, tail) = rest.split_at_mut(p.total_attrs());
@@ -434,9 +435,13 @@ impl EventBatch {
         }
         jobs.into_par_iter().for_each(|(p, (names, strings), out)| {
             for (o, a) in out.iter_mut().zip(p.attrs()) {
-                *o = renumbered(a, names, strings);
+                o.write(renumbered(a, names, strings));
             }
         });
+        // SAFETY: the capacity is `attrs` (`with_capacity` above), and the parts' slices
+        // cover the first `attrs` slots exactly (their lengths sum to `attrs`), each slot
+        // written once by the loop above (a part's slice is as long as its attributes).
+        unsafe { b.attrs.set_len(attrs) };
         b
     }
 

@@ -9,15 +9,20 @@
 //! serde_json instead ([`crate::io::event_into_batch`]), which gives the same values
 //! for the lines this reader accepts and words the errors. Floats go through `str::parse`,
 //! correctly rounded as serde_json's `float_roundtrip` parse is.
+//!
+//! The same pieces read the common form of a subscriptions line's filter,
+//! `[["temp", ">", 30], ["area", "=", "a1"]]` ([`Reader::constraints`]), for ccm's and
+//! clcb's subscriptions loaders; there too anything else gives `None` and serde_json
+//! parses the line and words its error.
 
 use crate::batch::{EventBatch, ValueRef};
-use crate::model::ModelError;
+use crate::model::{Constraint, ModelError, Op};
 
 /// Parses `line` (whole: nothing but whitespace after the object) into one more event of
 /// `batch`: `None` when the line is not of the form this reader takes (the batch then
 /// as it was); else the result of ending the event (a name given twice is an error,
 /// worded by the model, and the batch is as it was).
-pub fn event_into_batch(line: &[u8], batch: &mut EventBatch) -> Option<Result<(), ModelError>> {
+pub fn event_into_batch(line: &str, batch: &mut EventBatch) -> Option<Result<(), ModelError>> {
     let mut r = Reader::new(line);
     if r.object(batch).is_none() || !r.at_end() {
         batch.abandon_event();
@@ -28,16 +33,21 @@ pub fn event_into_batch(line: &[u8], batch: &mut EventBatch) -> Option<Result<()
 
 /// A cursor over one line's bytes: the pieces of the fast path, for readers of lines
 /// that hold such an object inside another (clcb's events: `{"loc": [x, y], "attrs":
-/// {...}}`). Each piece gives `None` where the line leaves the common form.
+/// {...}}`) and of subscriptions lines. Each piece gives `None` where the line leaves
+/// the common form.
 pub struct Reader<'a> {
+    /// The line's bytes: UTF-8 (the reader is made from a `&str`).
     b: &'a [u8],
     i: usize,
 }
 
 impl<'a> Reader<'a> {
     /// A reader at the start of `line`.
-    pub fn new(line: &'a [u8]) -> Self {
-        Reader { b: line, i: 0 }
+    pub fn new(line: &'a str) -> Self {
+        Reader {
+            b: line.as_bytes(),
+            i: 0,
+        }
     }
 
     /// Whether only whitespace is left.
@@ -116,9 +126,71 @@ impl<'a> Reader<'a> {
             return None;
         }
         self.i = from + len + 1;
-        // The line is UTF-8 (the caller's `&str`), and a quote ends no multi-byte
-        // character, so the bytes between two quotes are UTF-8 too.
-        std::str::from_utf8(s).ok()
+        // SAFETY: the line is UTF-8 (the reader was made from a `&str`), and a quote is
+        // no byte of a multi-byte character, so the bytes between two quotes are whole
+        // characters: UTF-8 too.
+        Some(unsafe { std::str::from_utf8_unchecked(s) })
+    }
+
+    /// A number or a string (after whitespace).
+    pub fn scalar(&mut self) -> Option<ValueRef<'a>> {
+        match self.peek()? {
+            b'"' => self.string().map(ValueRef::Str),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    /// An integer in `0..=u32::MAX` (after whitespace), as a subscription's or an
+    /// interface's id.
+    pub fn id(&mut self) -> Option<u32> {
+        match self.scalar()? {
+            ValueRef::Int(i) => u32::try_from(i).ok(),
+            _ => None,
+        }
+    }
+
+    /// After an item of an array or an object: `,` (then `Some(false)`) or `close` (then
+    /// `Some(true)`), after whitespace.
+    pub fn next_or_end(&mut self, close: u8) -> Option<bool> {
+        let c = self.peek()?;
+        self.i += 1;
+        match c {
+            b',' => Some(false),
+            c if c == close => Some(true),
+            _ => None,
+        }
+    }
+
+    /// A filter's constraints, `[[name, operator, value], ...]` (possibly empty), each
+    /// checked by [`Constraint::new`]: `None` for anything else (another form, an
+    /// unknown operator, a refused constraint).
+    pub fn constraints(&mut self) -> Option<Vec<Constraint>> {
+        self.eat(b'[')?;
+        let mut v = Vec::new();
+        if self.peek()? == b']' {
+            self.i += 1;
+            return Some(v);
+        }
+        loop {
+            self.eat(b'[')?;
+            let name = self.string()?;
+            self.eat(b',')?;
+            let op = Op::parse(self.string()?)?;
+            self.eat(b',')?;
+            let value = self.scalar()?.to_value();
+            self.eat(b']')?;
+            v.push(Constraint::new(name, op, value).ok()?);
+            if self.next_or_end(b']')? {
+                // Exactly as long as the filter: a loader holds millions of them.
+                if v.len() < v.capacity() {
+                    let mut exact = Vec::with_capacity(v.len());
+                    exact.append(&mut v);
+                    v = exact;
+                }
+                return Some(v);
+            }
+        }
     }
 
     /// A JSON number as a float (an integer converted as serde_json converts it: to the
@@ -212,14 +284,14 @@ mod tests {
         ] {
             let before = b.len();
             assert!(
-                matches!(event_into_batch(line.as_bytes(), &mut b), Some(Ok(()))),
+                matches!(event_into_batch(line, &mut b), Some(Ok(()))),
                 "{line}"
             );
             assert_eq!(b.len(), before + 1);
         }
         assert_eq!(b.value(&b.attrs_of(0)[4]), ValueRef::Float(-0.0));
         assert!(matches!(
-            event_into_batch(br#"{"a": 1, "a": 2}"#, &mut b),
+            event_into_batch(r#"{"a": 1, "a": 2}"#, &mut b),
             Some(Err(ModelError::DuplicateAttribute { .. }))
         ));
         let attrs = b.total_attrs();
@@ -234,10 +306,7 @@ mod tests {
             r#"{"a" 1}"#,
             "{\"a\": \"x\ty\"}",
         ] {
-            assert!(
-                event_into_batch(line.as_bytes(), &mut b).is_none(),
-                "{line}"
-            );
+            assert!(event_into_batch(line, &mut b).is_none(), "{line}");
         }
         assert_eq!((b.len(), b.total_attrs()), (3, attrs));
     }

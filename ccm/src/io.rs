@@ -25,7 +25,7 @@ use crate::model::{
 use rayon::prelude::*;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 /// A loader error: where (file, line, column) and what. The cause of a read error is its
@@ -325,21 +325,16 @@ impl<R: BufRead> LineReader<R> {
             .saturating_mul(self.line_bytes)
             .clamp(self.part_bytes, 1 << 28);
         out.text.append(&mut self.carry);
-        let mut eof = false;
-        while out.text.len() < want {
-            let buf = match self.reader.fill_buf() {
-                Ok(buf) => buf,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(source) => return Err(self.read_error(source)),
-            };
-            if buf.is_empty() {
-                eof = true;
-                break;
-            }
-            let n = buf.len();
-            out.text.extend_from_slice(buf);
-            self.reader.consume(n);
-        }
+        // Read straight into the window: a read of at least the reader's buffer, with its
+        // buffer empty, bypasses it (one copy of the stream's bytes, not two). Exactly the
+        // room needed: the buffer is reused window after window, a few of them in flight.
+        let need = want.saturating_sub(out.text.len());
+        out.text.reserve_exact(need);
+        let got = (&mut self.reader)
+            .take(need as u64)
+            .read_to_end(&mut out.text)
+            .map_err(|e| self.read_error(e))?;
+        let eof = got < need;
         // Whole lines only, unless the stream ended.
         let whole = if eof {
             out.text.len()
@@ -833,153 +828,36 @@ pub fn parse_subscription(
     subscription_from(pairs).map_err(|w| IoError::bad(file, line_no, None, w))
 }
 
-/// A well-formed subscriptions line, parsed straight into the model (no intermediate
-/// `serde_json::Value`s, operators read without allocating); `None` for anything else,
-/// which the `serde_json::Value` path then parses and, for a bad line, words the error
-/// of (so both paths accept exactly the same lines).
+/// A well-formed subscriptions line, read byte by byte straight into the model
+/// ([`crate::flat_json::Reader`]: no `serde_json::Value`s, one allocation per name and
+/// string); `None` for anything else (escapes, other keys, a key twice, a refused
+/// constraint...), which the `serde_json::Value` path then parses and, for a bad line,
+/// words the error of (so both paths accept exactly the same lines).
 fn fast_subscription(line: &str) -> Option<Subscription> {
-    serde_json::from_str::<FastSub>(line).ok().map(|f| f.0)
-}
-
-/// A subscriptions line through the fast path of [`fast_subscription`].
-struct FastSub(Subscription);
-
-/// Any problem on the fast path: the slow path finds and words it (also the fast path of
-/// clcb's subscriptions, which reads its `filter` with [`FastFilter`]).
-pub fn refuse<E: serde::de::Error>() -> E {
-    E::custom("not on the fast path")
-}
-
-impl<'de> serde::Deserialize<'de> for FastSub {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = FastSub;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a subscription")
+    let mut r = crate::flat_json::Reader::new(line);
+    r.eat(b'{')?;
+    let (mut interface, mut filter) = (None, None);
+    loop {
+        match r.string()? {
+            "interface" if interface.is_none() => {
+                r.eat(b':')?;
+                interface = Some(r.id()?);
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FastSub, A::Error> {
-                let (mut interface, mut filter) = (None, None);
-                while let Some(k) = map.next_key::<FastKey>()? {
-                    match k {
-                        FastKey::Interface if interface.is_none() => {
-                            interface = Some(map.next_value::<u32>()?)
-                        }
-                        FastKey::Filter if filter.is_none() => {
-                            filter = Some(map.next_value::<FastFilter>()?.0)
-                        }
-                        _ => return Err(refuse()),
-                    }
-                }
-                let filter = Filter::new(filter.ok_or_else(refuse)?).map_err(|_| refuse())?;
-                Ok(FastSub(Subscription {
-                    interface: InterfaceId(interface.ok_or_else(refuse)?),
-                    filter,
-                }))
+            "filter" if filter.is_none() => {
+                r.eat(b':')?;
+                filter = Some(r.constraints()?);
             }
+            _ => return None,
         }
-        d.deserialize_map(V)
-    }
-}
-
-/// The two keys of a subscriptions line.
-enum FastKey {
-    Interface,
-    Filter,
-}
-
-impl<'de> serde::Deserialize<'de> for FastKey {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = FastKey;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("`interface` or `filter`")
-            }
-            fn visit_str<E: serde::de::Error>(self, k: &str) -> Result<FastKey, E> {
-                match k {
-                    "interface" => Ok(FastKey::Interface),
-                    "filter" => Ok(FastKey::Filter),
-                    _ => Err(refuse()),
-                }
-            }
+        if r.next_or_end(b'}')? {
+            break;
         }
-        d.deserialize_str(V)
     }
-}
-
-/// `[[name, op, value], ...]`, read straight into constraints on the fast path of a
-/// subscriptions line (any problem is [`refuse`]d, for the slow path to word); shared
-/// with clcb's subscriptions, whose `filter` has this form.
-pub struct FastFilter(pub Vec<Constraint>);
-
-impl<'de> serde::Deserialize<'de> for FastFilter {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = FastFilter;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an array of constraints")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FastFilter, A::Error> {
-                let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(4));
-                while let Some(FastConstraint(c)) = seq.next_element()? {
-                    v.push(c);
-                }
-                Ok(FastFilter(v))
-            }
-        }
-        d.deserialize_seq(V)
-    }
-}
-
-/// `[name, op, value]`.
-struct FastConstraint(Constraint);
-
-impl<'de> serde::Deserialize<'de> for FastConstraint {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = FastConstraint;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a [name, operator, value] array")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FastConstraint, A::Error> {
-                let name: String = seq.next_element()?.ok_or_else(refuse)?;
-                let op = seq.next_element::<FastOp>()?.ok_or_else(refuse)?.0;
-                let value = match seq.next_element::<Scalar>()? {
-                    Some(Scalar::Value(v)) => v,
-                    _ => return Err(refuse()),
-                };
-                if seq.next_element::<IgnoredAny>()?.is_some() {
-                    return Err(refuse());
-                }
-                Constraint::new(name, op, value)
-                    .map(FastConstraint)
-                    .map_err(|_| refuse())
-            }
-        }
-        d.deserialize_seq(V)
-    }
-}
-
-/// An operator's symbol, read without allocating.
-struct FastOp(Op);
-
-impl<'de> serde::Deserialize<'de> for FastOp {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = FastOp;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an operator")
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<FastOp, E> {
-                Op::parse(s).map(FastOp).ok_or_else(refuse)
-            }
-        }
-        d.deserialize_str(V)
-    }
+    r.at_end().then_some(())?;
+    Some(Subscription {
+        interface: InterfaceId(interface?),
+        filter: Filter::new(filter?).ok()?,
+    })
 }
 
 /// Parses every line of a window of an events stream, in parallel: one result per line,
@@ -1080,7 +958,7 @@ pub fn parse_in_parts<B: Send, E: Send>(
 /// Parses one events line's text (see [`line_text`]) into one more event of `batch`; on
 /// an error (worded as [`event_from_line`] words it) the batch is left as it was.
 pub fn event_into_batch(line: &str, batch: &mut EventBatch) -> Result<(), (Option<usize>, String)> {
-    if let Some(r) = crate::flat_json::event_into_batch(line.as_bytes(), batch) {
+    if let Some(r) = crate::flat_json::event_into_batch(line, batch) {
         return r.map_err(|e| (None, model_err(e)));
     }
     let mut error = None;
@@ -1737,15 +1615,18 @@ mod tests {
     fn the_fast_subscription_parser_gives_what_the_json_value_path_gives() {
         for line in [
             r#"{"interface": 3, "filter": [["temp", ">", 30], ["area", "=", "area1"]]}"#,
-            r#"{"filter": [["t", ">=", -2.5], ["s", "substr", "a\"b"], ["x", "!=", 1e300]], "interface": 4294967295}"#,
-            r#" { "interface" : 0 , "filter" : [ [ "\u00e9", "prefix", "" ] ] } "#,
+            r#"{"filter": [["t", ">=", -2.5], ["s", "substr", "ab"], ["x", "!=", 1e300]], "interface": 4294967295}"#,
+            "\t{ \"interface\" : 0 , \"filter\" : [ [ \"é\", \"prefix\", \"\" ] ] } ",
         ] {
             let fast = fast_subscription(line).expect(line);
             let slow = subscription_from(parse_object(Path::new("x"), 1, line).unwrap()).unwrap();
             assert_eq!(fast, slow, "{line}");
         }
-        // Anything unusual leaves the fast path (and the slow path words the error).
+        // Anything unusual leaves the fast path (and the slow path parses it or words the
+        // error): escapes, a key twice, a refused constraint...
         for line in [
+            r#"{"interface": 1, "filter": [["s", "substr", "a\"b"]]}"#,
+            r#"{"interface": 1, "filter": [["\u00e9", "prefix", ""]]}"#,
             r#"{"interface": 1, "interface": 2, "filter": [["a", "=", 1]]}"#,
             r#"{"interface": 1, "filter": [["a", "=", 1, 2]]}"#,
             r#"{"interface": 1, "filter": [["a", "=", null]]}"#,
@@ -1756,6 +1637,131 @@ mod tests {
         ] {
             assert!(fast_subscription(line).is_none(), "{line}");
         }
+    }
+
+    /// `n` pseudo-random subscriptions lines: half well-formed (each key once, valid
+    /// constraints), half of random pieces of every form either path meets (numbers at
+    /// the limits, escapes, unknown operators, keys twice or unknown); then, one line in
+    /// eight each, a character deleted, one inserted, or the line cut.
+    fn random_lines(n: usize) -> Vec<String> {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |m: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m as u64) as usize
+        };
+        let scalars = [
+            "0",
+            "-1",
+            "7",
+            "4294967295",
+            "4294967296",
+            "1.0",
+            "-0",
+            "01",
+            "1e3",
+            "-2.5E-3",
+            "123456789012345678",
+            "1234567890123456789",
+            "18446744073709551615",
+            "1e400",
+            "\"a\"",
+            "\"a\\\"b\"",
+            "\"\\u00e9\"",
+            "\"\"",
+            "\"é\"",
+            "null",
+            "true",
+            "[1]",
+        ];
+        let ops = [
+            "=", "!=", "<", ">", "<=", ">=", "prefix", "suffix", "substr", "~", "\\u003d",
+        ];
+        let fine = [
+            ("=", "7"),
+            ("<", "-2.5E-3"),
+            (">=", "1e3"),
+            ("prefix", "\"a\""),
+            ("!=", "\"\""),
+            ("substr", "\"é\""),
+        ];
+        (0..n)
+            .map(|_| {
+                let good = next(2) == 0;
+                let keys: Vec<&str> = match (good, next(2)) {
+                    (true, 0) => vec!["interface", "filter"],
+                    (true, _) => vec!["filter", "interface"],
+                    _ => (0..1 + next(3))
+                        .map(|_| ["interface", "filter", "x"][next(3)])
+                        .collect(),
+                };
+                let fields: Vec<String> = keys
+                    .iter()
+                    .map(|k| {
+                        let v = match *k {
+                            "filter" => {
+                                let cs: Vec<String> = (0..good as usize + next(3))
+                                    .map(|_| {
+                                        let name = ["a", "n15", "é", "\\u0061", ""]
+                                            [next(if good { 3 } else { 5 })];
+                                        let (op, v) = if good {
+                                            fine[next(fine.len())]
+                                        } else {
+                                            (ops[next(ops.len())], scalars[next(scalars.len())])
+                                        };
+                                        format!("[\"{name}\", \"{op}\", {v}]")
+                                    })
+                                    .collect();
+                                format!("[{}]", cs.join([", ", ",", " , "][next(3)]))
+                            }
+                            _ if good => ["0", "7", "4294967295"][next(3)].to_string(),
+                            _ => scalars[next(scalars.len())].to_string(),
+                        };
+                        format!("\"{k}\": {v}")
+                    })
+                    .collect();
+                let mut line = format!("{{{}}}", fields.join([",", " , ", ",\t"][next(3)]));
+                let at = next(line.len() + 1);
+                match next(8) {
+                    0 if line.is_char_boundary(at) => {
+                        if let Some(c) = line[at..].chars().next() {
+                            line.replace_range(at..at + c.len_utf8(), "");
+                        }
+                    }
+                    1 if line.is_char_boundary(at) => line.insert(
+                        at,
+                        ['[', ']', '{', '}', ',', ':', '"', ' ', '0', '-', '.', 'e'][next(12)],
+                    ),
+                    2 if line.is_char_boundary(at) => line.truncate(at),
+                    _ => {}
+                }
+                line
+            })
+            .collect()
+    }
+
+    /// The byte-level fast path gives, for every line, exactly what the serde_json path
+    /// alone gives: the same subscription, or the same error (file, line, column, words).
+    #[test]
+    fn subscriptions_lines_parse_as_the_serde_path_parses_them_random_and_malformed() {
+        let lines = random_lines(20_000);
+        let (mut fast, mut bad) = (0, 0);
+        for line in &lines {
+            let got =
+                parse_subscription(Path::new("s"), 3, line.as_bytes()).map_err(|e| e.to_string());
+            let want = line_text(Path::new("s"), 3, line.as_bytes())
+                .and_then(|l| parse_object(Path::new("s"), 3, l))
+                .and_then(|p| {
+                    subscription_from(p).map_err(|w| IoError::bad(Path::new("s"), 3, None, w))
+                })
+                .map_err(|e| e.to_string());
+            assert_eq!(got, want, "{line}");
+            fast += fast_subscription(line).is_some() as usize;
+            bad += want.is_err() as usize;
+        }
+        // Both kinds are exercised.
+        assert!(fast > 500 && bad > 5000, "{fast} fast, {bad} bad");
     }
 
     #[test]

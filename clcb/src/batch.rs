@@ -89,8 +89,8 @@ impl EventBatch {
         let content: Vec<&ccm::batch::EventBatch> = parts.iter().map(|p| &p.content).collect();
         EventBatch {
             content: ccm::batch::EventBatch::concat(&content),
-            x: parts.iter().flat_map(|p| p.x.iter().copied()).collect(),
-            y: parts.iter().flat_map(|p| p.y.iter().copied()).collect(),
+            x: parts.iter().map(|p| &p.x[..]).collect::<Vec<_>>().concat(),
+            y: parts.iter().map(|p| &p.y[..]).collect::<Vec<_>>().concat(),
         }
     }
 

@@ -164,45 +164,6 @@ fn area_of(v: &[f64]) -> Result<Area, crate::model::ModelError> {
     }
 }
 
-/// Three or four numbers (an `area`), read without allocating: the numbers, how many.
-struct AreaNums([f64; 4], usize);
-
-impl AreaNums {
-    fn get(&self) -> &[f64] {
-        &self.0[..self.1]
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for AreaNums {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = AreaNums;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("three or four numbers")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<AreaNums, A::Error> {
-                let mut out = AreaNums([0.0; 4], 0);
-                while let Some(x) = seq.next_element::<f64>()? {
-                    if out.1 == 4 {
-                        return Err(ccm::io::refuse());
-                    }
-                    out.0[out.1] = x;
-                    out.1 += 1;
-                }
-                if out.1 < 3 {
-                    return Err(ccm::io::refuse());
-                }
-                Ok(out)
-            }
-        }
-        d.deserialize_seq(V)
-    }
-}
-
 /// Parses one subscriptions line.
 pub fn subscription_from_line(line: &str) -> Result<Subscription, LineError> {
     match fast_subscription(line) {
@@ -276,48 +237,50 @@ fn slow_subscription(line: &str) -> Result<Subscription, LineError> {
     })
 }
 
-/// A well-formed subscriptions line read straight into the model (no intermediate
-/// `serde_json::Value`s; the filter through [`ccm::io::FastFilter`]); `None` for
-/// anything else, which [`subscription_from_line`]'s `serde_json::Value` path then
-/// parses and, for a bad line, words the error of (so both paths accept the same lines).
+/// A well-formed subscriptions line read byte by byte straight into the model (no
+/// `serde_json::Value`s; the filter through [`ccm::flat_json::Reader::constraints`]);
+/// `None` for anything else, which [`subscription_from_line`]'s `serde_json::Value` path
+/// then parses and, for a bad line, words the error of (so both paths accept the same
+/// lines).
 fn fast_subscription(line: &str) -> Option<Subscription> {
-    serde_json::from_str::<FastSub>(line).ok().map(|f| f.0)
-}
-
-/// A subscriptions line through [`fast_subscription`].
-struct FastSub(Subscription);
-
-impl<'de> serde::Deserialize<'de> for FastSub {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use ccm::io::refuse;
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = FastSub;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a subscription")
+    let mut r = ccm::flat_json::Reader::new(line);
+    r.eat(b'{')?;
+    let (mut id, mut filter, mut area) = (None, None, None);
+    loop {
+        match r.string()? {
+            "subscription" if id.is_none() => {
+                r.eat(b':')?;
+                id = Some(r.id()?);
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FastSub, A::Error> {
-                let (mut id, mut filter, mut area) = (None, None, None);
-                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match &*k {
-                        "subscription" if id.is_none() => id = Some(map.next_value::<u32>()?),
-                        "filter" if filter.is_none() => {
-                            filter = Some(map.next_value::<ccm::io::FastFilter>()?.0)
-                        }
-                        "area" if area.is_none() => area = Some(map.next_value::<AreaNums>()?),
-                        _ => return Err(refuse()),
+            "filter" if filter.is_none() => {
+                r.eat(b':')?;
+                filter = Some(r.constraints()?);
+            }
+            "area" if area.is_none() => {
+                r.eat(b':')?;
+                r.eat(b'[')?;
+                let (mut v, mut n) = ([0.0; 4], 0);
+                loop {
+                    *v.get_mut(n)? = r.float()?;
+                    n += 1;
+                    if r.next_or_end(b']')? {
+                        break;
                     }
                 }
-                let area = area_of(area.ok_or_else(refuse)?.get()).map_err(|_| refuse())?;
-                let f = Filter::new(filter.ok_or_else(refuse)?, area).map_err(|_| refuse())?;
-                Ok(FastSub(Subscription {
-                    id: SubscriptionId(id.ok_or_else(refuse)?),
-                    filters: vec![f],
-                }))
+                area = Some(area_of(v.get(..n).filter(|v| v.len() >= 3)?).ok()?);
             }
+            _ => return None,
         }
-        d.deserialize_map(V)
+        if r.next_or_end(b'}')? {
+            break;
+        }
     }
+    r.at_end().then_some(())?;
+    let f = Filter::new(filter?, area?).ok()?;
+    Some(Subscription {
+        id: SubscriptionId(id?),
+        filters: vec![f],
+    })
 }
 
 /// An events line: `loc` as a JSON value, `attrs` with its members in order and
@@ -462,7 +425,7 @@ pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
         |batch, i| {
             let line_no = lines.line_no(i);
             let line = text(file, line_no, lines.raw(i))?;
-            if fast_event_into(line.as_bytes(), batch).is_none() {
+            if fast_event_into(line, batch).is_none() {
                 let e = event_from_line(line).map_err(|e| at(file, line_no, e))?;
                 batch.push_event(&e);
             }
@@ -479,7 +442,7 @@ pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
 /// optional) with plain scalars, read straight into one more event of `batch`; `None`
 /// (the batch as it was) for anything else, a refused event included, which
 /// [`event_from_line`] then parses and words.
-fn fast_event_into(line: &[u8], batch: &mut crate::batch::EventBatch) -> Option<()> {
+fn fast_event_into(line: &str, batch: &mut crate::batch::EventBatch) -> Option<()> {
     let mut r = ccm::flat_json::Reader::new(line);
     let read = (|| {
         r.eat(b'{')?;
@@ -698,7 +661,7 @@ mod tests {
         let mut lines: Vec<&str> = text.lines().collect();
         let odd = [
             r#"{"subscription": 1, "filter": [], "area": [1, 2.5, 3]}"#,
-            r#" {"area": [0, 0, 1e2], "subscription": 4294967295, "filter": [["a", "prefix", "x\"y"]]} "#,
+            " {\"area\": [0, 0, 1e2], \"subscription\": 4294967295, \"filter\": [[\"a\", \"prefix\", \"xé\"]]}\t",
             r#"{"subscription": 2, "filter": [["k", "=", "v"]], "area": [-1, 2.5, 3, 2.5]}"#,
         ];
         lines.extend(odd);
@@ -706,6 +669,11 @@ mod tests {
             let fast = fast_subscription(line).unwrap_or_else(|| panic!("declined: {line}"));
             assert_eq!(Ok(fast), slow_subscription(line), "{line}");
         }
+        // An escape leaves the fast path; the value path reads it.
+        let escaped =
+            r#"{"subscription": 1, "filter": [["a", "prefix", "x\"y"]], "area": [0, 0, 1]}"#;
+        assert!(fast_subscription(escaped).is_none());
+        assert!(subscription_from_line(escaped).is_ok());
         for line in [
             r#"{"subscription": 1, "filter": [], "area": [1, 2, 3], "x": 1}"#,
             r#"{"subscription": 1, "subscription": 2, "filter": [], "area": [1, 2, 3]}"#,
@@ -721,6 +689,125 @@ mod tests {
             assert!(fast_subscription(line).is_none(), "{line}");
             assert!(slow_subscription(line).is_err(), "{line}");
         }
+    }
+
+    /// The byte-level fast path gives, for every line, exactly what the serde_json path
+    /// alone gives (the same subscription or the same error), on pseudo-random lines of
+    /// every form either path meets, then as often as not a byte deleted, inserted or the
+    /// line cut.
+    #[test]
+    fn subscriptions_lines_parse_as_the_serde_path_parses_them_random_and_malformed() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |m: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m as u64) as usize
+        };
+        let nums = [
+            "0",
+            "-1",
+            "2.5",
+            "1e3",
+            "-0",
+            "01",
+            "4294967296",
+            "1234567890123456789",
+            "1e400",
+            "\"1\"",
+            "null",
+        ];
+        let scalars = [
+            "7",
+            "-3",
+            "1.5",
+            "18446744073709551615",
+            "\"a\"",
+            "\"a\\\"b\"",
+            "\"\\u00e9\"",
+            "true",
+        ];
+        let ops = ["=", "!=", "<", ">=", "prefix", "substr", "~", "\\u003d"];
+        let keys_any = ["subscription", "filter", "area", "x"];
+        let (mut fast, mut bad) = (0, 0);
+        for _ in 0..20_000 {
+            // Half the lines well-formed (each key once, valid constraints and area).
+            let good = next(2) == 0;
+            let mut keys = vec!["subscription", "filter", "area"];
+            if good {
+                keys.rotate_left(next(3));
+            } else {
+                keys = (0..2 + next(3))
+                    .map(|_| keys_any[next(keys_any.len())])
+                    .collect();
+            }
+            let mut fields = Vec::new();
+            for k in keys {
+                let v = match k {
+                    "filter" => {
+                        let cs: Vec<String> = (0..next(4))
+                            .map(|_| {
+                                let name =
+                                    ["n1", "é", "\\u0061", ""][next(if good { 2 } else { 4 })];
+                                let (op, v) = if good {
+                                    [
+                                        ("=", "7"),
+                                        ("<", "1.5"),
+                                        ("prefix", "\"a\""),
+                                        ("!=", "\"é\""),
+                                    ][next(4)]
+                                } else {
+                                    (ops[next(ops.len())], scalars[next(scalars.len())])
+                                };
+                                format!("[\"{name}\", \"{op}\", {v}]")
+                            })
+                            .collect();
+                        format!("[{}]", cs.join(", "))
+                    }
+                    "area" => {
+                        let n = if good {
+                            [3, 4][next(2)]
+                        } else {
+                            [3, 4, 3, 4, 2, 5][next(6)]
+                        };
+                        let v: Vec<&str> = (0..n)
+                            .map(|i| match (good, i) {
+                                (true, 0 | 1) => ["-1", "2.5", "10", "-0"][next(4)],
+                                (true, _) => ["20", "1e2"][next(2)],
+                                _ if next(3) == 0 => nums[next(nums.len())],
+                                _ => ["1", "2.5", "10"][next(3)],
+                            })
+                            .collect();
+                        format!("[{}]", v.join(", "))
+                    }
+                    _ if good => ["0", "7", "4294967295"][next(3)].to_string(),
+                    _ => nums[next(nums.len())].to_string(),
+                };
+                fields.push(format!("\"{k}\": {v}"));
+            }
+            let mut line = format!("{{{}}}", fields.join(", "));
+            let at = next(line.len() + 1);
+            match next(8) {
+                0 if line.is_char_boundary(at) => {
+                    if let Some(c) = line[at..].chars().next() {
+                        line.replace_range(at..at + c.len_utf8(), "");
+                    }
+                }
+                1 if line.is_char_boundary(at) => line.insert(
+                    at,
+                    ['[', ']', '{', '}', ',', ':', '"', ' ', '0', '-'][next(10)],
+                ),
+                2 if line.is_char_boundary(at) => line.truncate(at),
+                _ => {}
+            }
+            let got = subscription_from_line(&line);
+            let want = slow_subscription(&line);
+            assert_eq!(got, want, "{line}");
+            fast += fast_subscription(&line).is_some() as usize;
+            bad += want.is_err() as usize;
+        }
+        // Both kinds are exercised.
+        assert!(fast > 500 && bad > 5000, "{fast} fast, {bad} bad");
     }
 
     #[test]
@@ -766,10 +853,10 @@ mod tests {
         // The common lines take the fast path.
         let mut b = crate::batch::EventBatch::new();
         for line in &kinds[..4] {
-            assert!(fast_event_into(line.as_bytes(), &mut b).is_some(), "{line}");
+            assert!(fast_event_into(line, &mut b).is_some(), "{line}");
         }
         for line in &kinds[4..] {
-            assert!(fast_event_into(line.as_bytes(), &mut b).is_none(), "{line}");
+            assert!(fast_event_into(line, &mut b).is_none(), "{line}");
         }
         assert_eq!(b.len(), 4);
     }

@@ -371,7 +371,7 @@ fn clcb_match_streams_stdin_and_answers_a_bad_line_with_null() {
         "{\"subscription\": 7, \"filter\": [[\"n\", \"=\", 1]], \"area\": [0, 0, 5]}\n\
          {\"subscription\": 9, \"filter\": [], \"area\": [10, 10, 5]}\n",
     );
-    for engine in ["rtree", "sff", "grid", "emu"] {
+    for engine in ["rtree", "sff", "grid", "emu", "emu-cells"] {
         let mut cmd = harness();
         cmd.args([
             "clcb", "match", "--window", "2", "--events", "-", "--engine", engine,

@@ -391,12 +391,9 @@ fn match_multi(
     bad_lines(&done)
 }
 
-/// An event's answer as an output line: the JSON array of its interface ids. (It takes
-/// `&Vec`: [`stream_lines`] hands its formatter a reference to each answer as the engines
-/// give it.)
-#[allow(clippy::ptr_arg)]
-fn format_answer(a: &Vec<InterfaceId>, out: &mut Vec<u8>) {
-    write_ids(out, a.iter().map(|i| i.0));
+/// An event's answer as an output line: the JSON array of its interface ids.
+fn format_answer(a: &[u32], out: &mut Vec<u8>) {
+    write_ids(out, a.iter().copied());
 }
 
 /// Where `ccm match` gets its device.
@@ -577,7 +574,8 @@ fn match_cmd(
                 let done = reading.run(
                     |evs| {
                         index.match_batch_into(evs, &mut answers)?;
-                        Ok(answers.to_vecs())
+                        let a = &answers;
+                        Ok(super::FlatAnswers::copy_of(a.len(), |i| a.get(i)))
                     },
                     format,
                     &mut stats,

@@ -214,7 +214,7 @@ fn match_cmd(
         ),
     );
     // Answers are dense subscription indices; printed as the subscriptions' ids.
-    let format = |a: &Vec<u32>, out: &mut Vec<u8>| {
+    let format = |a: &[u32], out: &mut Vec<u8>| {
         write_ids(out, a.iter().map(|&i| subs.id(i as usize).0));
     };
     let window = stream.window as usize;
@@ -282,7 +282,7 @@ fn match_cmd(
                         || m.scratch(),
                         |s, i| m.match_indices_with(&evs.event(i), s),
                     )
-                    .collect())
+                    .collect::<Vec<Vec<u32>>>())
             };
             let done = stream_lines(
                 events_path,
@@ -302,7 +302,7 @@ fn match_cmd(
                     .into_par_iter()
                     .with_min_len(64)
                     .map(|i| m.match_indices(&evs.event(i), &subs))
-                    .collect())
+                    .collect::<Vec<Vec<u32>>>())
             };
             let done = stream_lines(
                 events_path,
@@ -344,8 +344,13 @@ fn match_cmd(
                     index.device().allocated_bytes() as f64 / 1e6
                 ),
             );
-            let matcher = |evs: &EventBatch| -> anyhow::Result<Vec<Vec<u32>>> {
-                Ok(index.match_event_batch(evs)?)
+            // The answers' page-locked areas are reused from window to window; each
+            // window's are copied out for the writer.
+            let mut answers = clcb::cells::CellAnswers::default();
+            let matcher = |evs: &EventBatch| -> anyhow::Result<super::FlatAnswers> {
+                index.match_event_batch_into(evs, &mut answers)?;
+                let a = &answers;
+                Ok(super::FlatAnswers::copy_of(a.len(), |i| a.get(i)))
             };
             let done = stream_lines(
                 events_path,
@@ -355,7 +360,7 @@ fn match_cmd(
                 format,
                 &mut stats,
             )?;
-            super::keep_until_exit(index);
+            super::keep_until_exit((index, answers));
             done
         }
         (Some(dev), _) => {

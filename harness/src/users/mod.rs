@@ -301,6 +301,90 @@ impl Events for ::clcb::batch::EventBatch {
     }
 }
 
+/// A window's answers as an engine gives them: per good event, in order, its ids
+/// (ascending) as the command prints them or as `format` maps them.
+pub trait Answered: Send + 'static {
+    /// Number of events answered.
+    fn count(&self) -> usize;
+    /// Event `i`'s ids.
+    fn ids(&self, i: usize) -> &[u32];
+}
+
+impl Answered for Vec<Vec<u32>> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn ids(&self, i: usize) -> &[u32] {
+        &self[i]
+    }
+}
+
+impl Answered for Vec<Vec<::ccm::InterfaceId>> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn ids(&self, i: usize) -> &[u32] {
+        bytemuck::cast_slice(&self[i])
+    }
+}
+
+/// A window's answers in two flat arrays, event `i`'s ids at `ids[starts[i]..starts[i +
+/// 1]]`: what a GPU engine's answers, read from the page-locked areas it reuses for the
+/// next window, are copied into for the writer thread (two arrays filled on all cores,
+/// not a vector allocated per event on the engine's thread).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct FlatAnswers {
+    starts: Vec<usize>,
+    ids: Vec<u32>,
+}
+
+/// Events per task when [`FlatAnswers::copy_of`] copies on all cores.
+const COPY_CHUNK: usize = 4096;
+
+impl FlatAnswers {
+    /// The answers of `n` events, event `i`'s being `get(i)`.
+    pub fn copy_of<'a, T: bytemuck::Pod>(
+        n: usize,
+        get: impl Fn(usize) -> &'a [T] + Sync,
+    ) -> FlatAnswers {
+        let as_ids = |i| -> &'a [u32] { bytemuck::cast_slice(get(i)) };
+        let mut starts = Vec::with_capacity(n + 1);
+        let mut total = 0;
+        starts.push(0);
+        for i in 0..n {
+            total += as_ids(i).len();
+            starts.push(total);
+        }
+        let mut ids = vec![0u32; total];
+        let mut jobs = Vec::with_capacity(n.div_ceil(COPY_CHUNK));
+        let mut rest: &mut [u32] = &mut ids;
+        for from in (0..n).step_by(COPY_CHUNK) {
+            let to = (from + COPY_CHUNK).min(n);
+            let (mine, tail) = rest.split_at_mut(starts[to] - starts[from]);
+            rest = tail;
+            jobs.push((from..to, mine));
+        }
+        jobs.into_par_iter().for_each(|(events, mine)| {
+            let mut at = 0;
+            for i in events {
+                let s = as_ids(i);
+                mine[at..at + s.len()].copy_from_slice(s);
+                at += s.len();
+            }
+        });
+        FlatAnswers { starts, ids }
+    }
+}
+
+impl Answered for FlatAnswers {
+    fn count(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+    fn ids(&self, i: usize) -> &[u32] {
+        &self.ids[self.starts[i]..self.starts[i + 1]]
+    }
+}
+
 /// Output lines a task of [`stream_lines`]' formatting takes.
 const FORMAT_CHUNK: usize = 1024;
 
@@ -315,16 +399,16 @@ pub struct Streamed {
 /// Streams the JSON Lines file `path` (`-`: standard input) window by window: a reader
 /// thread reads `window` lines and parses them with `parse` (on all cores) while the
 /// previous window is matched; `matcher` matches a window's good events as one batch
-/// (one answer per event); `format` appends an answer to the output (without the line
-/// end), on all cores. Each window's lines are written in input order (`null` for a bad line, which is
+/// (one answer per event); `format` appends an answer's ids to the output (without the
+/// line end), on all cores. Each window's lines are written in input order (`null` for a bad line, which is
 /// reported on standard error) and flushed. Bad lines make the result an error (exit code
 /// 2) at the end, after every line is answered.
-pub fn stream_lines<B: Events, A: Send + Sync + 'static>(
+pub fn stream_lines<B: Events, R: Answered + Sync>(
     path: &Path,
     window: usize,
     parse: fn(&Path, &RawLines) -> Window<B>,
-    matcher: impl FnMut(&B) -> anyhow::Result<Vec<A>>,
-    format: impl Fn(&A, &mut Vec<u8>) + Sync,
+    matcher: impl FnMut(&B) -> anyhow::Result<R>,
+    format: impl Fn(&[u32], &mut Vec<u8>) + Sync,
     stats: &mut Stats,
 ) -> anyhow::Result<Streamed> {
     Reading::start(path, window, parse, 1)?.run(matcher, format, stats)
@@ -421,10 +505,10 @@ impl<B: Events> Reading<B> {
     /// The rest of [`stream_lines`]: each window matched by `matcher`, its answers
     /// formatted by `format` and written in input order. The stream's time runs from
     /// this call; `--stats` notes the windows parsed before it.
-    pub fn run<A: Send + Sync + 'static>(
+    pub fn run<R: Answered + Sync>(
         self,
-        mut matcher: impl FnMut(&B) -> anyhow::Result<Vec<A>>,
-        format: impl Fn(&A, &mut Vec<u8>) + Sync,
+        mut matcher: impl FnMut(&B) -> anyhow::Result<R>,
+        format: impl Fn(&[u32], &mut Vec<u8>) + Sync,
         stats: &mut Stats,
     ) -> anyhow::Result<Streamed> {
         let Reading {
@@ -446,7 +530,7 @@ impl<B: Events> Reading<B> {
         // A third stage: a writer thread formats and writes a window's answers while the
         // next window is matched.
         let t_write = std::thread::scope(|sc| -> anyhow::Result<Duration> {
-            let (wtx, wrx) = std::sync::mpsc::sync_channel::<(Vec<Option<usize>>, Vec<A>, B)>(1);
+            let (wtx, wrx) = std::sync::mpsc::sync_channel::<(Vec<Option<usize>>, R, B)>(1);
             let format = &format;
             let writer = sc.spawn(move || -> anyhow::Result<Duration> {
                 let stdout = std::io::stdout();
@@ -491,9 +575,9 @@ impl<B: Events> Reading<B> {
                     let t = Instant::now();
                     let answers = matcher(&good)?;
                     anyhow::ensure!(
-                        answers.len() == good.count(),
+                        answers.count() == good.count(),
                         "the engine gave {} answers for {} events",
-                        answers.len(),
+                        answers.count(),
                         good.count()
                     );
                     t_match += t.elapsed();
@@ -547,11 +631,11 @@ impl<B: Events> Reading<B> {
 /// Writes a window's output lines to `out` and flushes: per line its answer (`slots`:
 /// its index in `answers`) formatted by `format`, or `null` for a bad line. The lines
 /// are formatted on all cores in chunks, each into its own buffer, written in order.
-fn write_window<A: Sync>(
+fn write_window<R: Answered + Sync>(
     out: &mut impl std::io::Write,
     slots: &[Option<usize>],
-    answers: &[A],
-    format: &(impl Fn(&A, &mut Vec<u8>) + Sync),
+    answers: &R,
+    format: &(impl Fn(&[u32], &mut Vec<u8>) + Sync),
 ) -> std::io::Result<()> {
     let chunks: Vec<Vec<u8>> = slots
         .par_chunks(FORMAT_CHUNK)
@@ -559,7 +643,7 @@ fn write_window<A: Sync>(
             let mut b = Vec::with_capacity(c.len() * 8);
             for slot in c {
                 match slot {
-                    Some(i) => format(&answers[*i], &mut b),
+                    Some(i) => format(answers.ids(*i), &mut b),
                     None => b.extend_from_slice(b"null"),
                 }
                 b.push(b'\n');
@@ -591,4 +675,29 @@ pub fn create(path: &Path) -> anyhow::Result<std::io::BufWriter<std::fs::File>> 
     std::fs::File::create(path)
         .map(std::io::BufWriter::new)
         .with_context(|| format!("{}: cannot create", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The flat copy holds each event's ids as given, over several tasks' chunks, with
+    /// empty answers among them (and none at all).
+    #[test]
+    fn flat_answers_hold_each_events_ids_as_given() {
+        let n = 3 * COPY_CHUNK + 17;
+        let vecs: Vec<Vec<u32>> = (0..n as u32)
+            .map(|i| (0..i % 5).map(|k| i * 7 + k).collect())
+            .collect();
+        let flat = FlatAnswers::copy_of(n, |i| vecs[i].as_slice());
+        assert_eq!(flat.count(), n);
+        for (i, v) in vecs.iter().enumerate() {
+            assert_eq!(flat.ids(i), v.as_slice(), "event {i}");
+        }
+        let none = FlatAnswers::copy_of::<u32>(0, |_| &[]);
+        assert_eq!(none.count(), 0);
+        let ids: Vec<Vec<::ccm::InterfaceId>> =
+            vec![vec![::ccm::InterfaceId(4), ::ccm::InterfaceId(9)]];
+        assert_eq!(ids.ids(0), [4, 9]);
+    }
 }
