@@ -1,1 +1,0 @@
-gpu-parse-request.sh
