@@ -803,7 +803,7 @@ impl std::fmt::Display for WarmSplit {
         let g = &self.gpu;
         write!(
             f,
-            "{} units ({}); plan {:.3}, upload {:.3}, kernels {:.3} (device), launch + wait + read {:.3}, decode {:.3} ms (call {:.3} ms); ",
+            "{} units ({}); plan {:.3}, upload {:.3}, kernels {:.3} (device; answers' listing {:.3}), launch + wait + read {:.3}, decode {:.3} ms (call {:.3} ms); ",
             g.units,
             match (g.walk_only, g.lanes) {
                 (true, true) => "walk_dfa_lanes",
@@ -813,6 +813,7 @@ impl std::fmt::Display for WarmSplit {
             ms(g.plan),
             ms(g.upload),
             ms(g.kernels),
+            ms(g.compact),
             ms(g.read),
             ms(g.decode),
             ms(g.total())
