@@ -42,7 +42,7 @@ grep -E "gpu-dfa phases|summary:|disagree" "$OUT/paths.txt" | tee -a "$OUT/summa
 s=$(date +%s)
 timeout 50 "$BIN/dfa_split" 200 > "$OUT/split.txt" 2>&1
 say "split: exit $? in $(( $(date +%s) - s )) s"
-cat "$OUT/split.txt" >> "$OUT/summary.txt"
+tee -a "$OUT/summary.txt" < "$OUT/split.txt"
 
 # 3. memcheck on a small run of every way (about 20 s).
 s=$(date +%s)
