@@ -346,8 +346,9 @@ pub struct DfaEngine {
     /// ([`Self::set_check_bits`]).
     check_bits: bool,
     /// Whether the lean walk times its kernels by the device's clock
-    /// ([`Self::set_device_clock`]).
+    /// ([`Self::set_device_clock`]), and its marks, recorded again at every call.
     device_clock: bool,
+    marks: [Option<gpu_kernels::Mark>; 3],
     /// Whether the lean walk's answers are listed on the device ([`k::compact_rows`]).
     decode_on_device: bool,
     /// [`k::compact_rows`]' output, and how many ids the first copy back brings
@@ -516,6 +517,7 @@ impl DfaEngine {
             plan_host: None,
             check_bits: true,
             device_clock: true,
+            marks: [None, None, None],
             decode_on_device: true,
             answers: None,
             answer_cap: 0,
@@ -1030,12 +1032,19 @@ impl DfaEngine {
             answers,
             check_bits: self.check_bits as u32,
         };
-        // The device's clock around the kernels (three events a call), when kept.
+        // The device's clock around the kernels, when kept: three events recorded a
+        // call (the same ones each call).
         let clock = self.device_clock;
-        let mark = || -> Result<Option<gpu_kernels::Mark>, XmlError> {
-            Ok(if clock { Some(dev.mark()?) } else { None })
+        let mut marks = std::mem::take(&mut self.marks);
+        let mark = |slot: &mut Option<gpu_kernels::Mark>| -> Result<(), XmlError> {
+            match (clock, slot.as_mut()) {
+                (false, _) => *slot = None,
+                (true, Some(m)) => dev.remark(m)?,
+                (true, None) => *slot = Some(dev.mark()?),
+            }
+            Ok(())
         };
-        let start = mark()?;
+        mark(&mut marks[0])?;
         if lanes {
             let cfg = LaunchConfig {
                 grid: [(n_units as u32).div_ceil(LANE_BLOCK), 1, 1],
@@ -1051,24 +1060,34 @@ impl DfaEngine {
             };
             k::walk_dfa::launch(dev, cfg, params)?;
         }
-        let walked = if listed {
-            let walked = mark()?;
+        if listed {
+            mark(&mut marks[1])?;
             let cfg = LaunchConfig {
                 grid: [(n_docs as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
                 block: [WARPS_PER_BLOCK * 32, 1, 1],
                 shared_bytes: 0,
             };
             k::compact_rows::launch(dev, cfg, params)?;
-            Some(walked)
         } else {
-            None
+            marks[1] = None;
+        }
+        mark(&mut marks[2])?;
+        // Pool threads woken while the device works, to share the answers' decoding,
+        // where it is likely heavy: the last batch listed many ids (or this is the
+        // first), or the rows are long.
+        let heavy = if listed {
+            self.answer_cap == 0 || self.answer_cap >= PARALLEL_DECODE_IDS
+        } else {
+            n_docs * words >= PARALLEL_DECODE_WORDS
         };
-        let stop = mark()?;
-        // Pool threads woken while the device works, to share the answers' decoding.
-        let crew = Crew::gather(rayon::current_num_threads().saturating_sub(1), CREW_WAIT);
-        if let Some(walked) = walked {
+        let helpers = if heavy {
+            rayon::current_num_threads().saturating_sub(1)
+        } else {
+            0
+        };
+        let crew = Crew::gather(helpers, CREW_WAIT);
+        if listed {
             let host = (plan, upload);
-            let marks = [start, walked, stop];
             return self.read_listed(n_docs, worst, marks, host, n_units, crew, lap);
         }
         // The rows and the status, one copy into page-locked memory (it waits for the
@@ -1079,7 +1098,8 @@ impl DfaEngine {
         }
         let back = self.back.as_mut().expect("allocated above");
         dev.read_into(outs, 0, &mut back.as_mut_slice()[..out_len])?;
-        let kernels = device_time(dev, &start, &stop)?;
+        let kernels = device_time(dev, &marks[0], &marks[2])?;
+        self.marks = marks;
         let read = lap();
         let rows = &back.as_slice()[..out_len];
         let (bits, done) = rows.split_at(status);
@@ -1149,6 +1169,7 @@ impl DfaEngine {
             device_time(dev, &marks[0], &marks[2])?,
             device_time(dev, &marks[1], &marks[2])?,
         );
+        self.marks = marks;
         let read = lap();
         self.answer_cap = total + total / 4 + 64;
         let all = &back.as_slice()[..head + total.min(worst)];
