@@ -1223,6 +1223,9 @@ unsafe fn walk_lane(p: &DfaParams<'static>, doc: u32, begin: u32, end: u32, segm
 }
 
 /// [`match_tops`] by one thread: every query of leaf bundle `bundle` set in `row`.
+/// With [`DfaParams::check_bits`], [`CHECK_ROUND`] queries at a time: their numbers
+/// loaded together, then their row words (issued back to back, so one round trip to
+/// the L2 a round, not one a query), then an atomic OR for each bit not yet set.
 ///
 /// # Safety
 /// As [`match_tops`]'s.
@@ -1230,10 +1233,39 @@ unsafe fn walk_lane(p: &DfaParams<'static>, doc: u32, begin: u32, end: u32, segm
 unsafe fn match_tops_one(p: &DfaParams<'static>, bundle: u32, row: *mut u32) {
     let b = bundle as usize * 4;
     let (ts, tn) = (p.bundles.read(b + 2), p.bundles.read(b + 3));
-    for k in 0..tn {
-        set_bit_once(row, p.tops.read((ts + k) as usize), p.check_bits != 0);
+    if p.check_bits == 0 {
+        for k in 0..tn {
+            set_bit(row, p.tops.read((ts + k) as usize));
+        }
+        return;
+    }
+    const R: usize = CHECK_ROUND as usize;
+    let mut k = 0;
+    while k < tn {
+        let mut q = [0u32; R];
+        let mut seen = [u32::MAX; R];
+        for (u, qu) in q.iter_mut().enumerate() {
+            if k + (u as u32) < tn {
+                *qu = p.tops.read((ts + k) as usize + u);
+            }
+        }
+        for (u, (su, &qu)) in seen.iter_mut().zip(&q).enumerate() {
+            if k + (u as u32) < tn {
+                *su = volatile_load_u32(row.add((qu / 32) as usize));
+            }
+        }
+        for (&su, &qu) in seen.iter().zip(&q) {
+            let m = 1 << (qu % 32);
+            if su & m == 0 {
+                atomic_or(row.add((qu / 32) as usize), m);
+            }
+        }
+        k += CHECK_ROUND;
     }
 }
+
+/// Queries of a leaf bundle [`match_tops_one`] checks per round.
+const CHECK_ROUND: u32 = 4;
 
 /// The walk of one unit by the calling warp ([`walk_dfa`]'s docs): [`dfa_unit`] without
 /// accumulators. Its events are `begin..end` of document `doc`; a `segment` steps only
