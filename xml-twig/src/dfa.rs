@@ -18,9 +18,13 @@
 //! (the general kernel holds 128, which left 16 warps an SM on an H100), and no second
 //! kernel for the cut roots.
 //!
-//! A call waits for the device three times (two copies in, one out; see
-//! [`DfaEngine::filter_encoded`]), and the events go as they were encoded: the paper's
-//! 1-byte form where the tables' tags fit 7 bits ([`DfaEngine::encode`]).
+//! The events go as they were encoded: the paper's 1-byte form where the tables' tags
+//! fit 7 bits, written by [`DfaEngine::encode`] straight into page-locked host memory,
+//! followed by the other inputs the lean walk reads, so that a call sends the batch as
+//! it lies in one copy (a batch in ordinary memory is staged by the call into the
+//! engine's page-locked memory first). The lean walk's call waits for the device once
+//! (the answers' copy back); the general kernel's three times (see
+//! [`DfaEngine::filter_encoded`]).
 //!
 //! The automaton is built on the CPU by `baselines::lazy_dfa::LazyDfa` (XMLTK's lazy
 //! DFA, Green et al., TODS 2004, with a word-parallel twig join), which exports what its

@@ -680,7 +680,8 @@ fn time_lazy_mc(
 /// Times the lazy DFA's warm path ([`DfaEngine`]): the tables of `caches.0` (the
 /// cache grown ahead) uploaded once (untimed, like the kernels' personalities), then
 /// each timed run filters the encoded batch on the device (encoded untimed, as every
-/// GPU engine's batch: the paper's 1-byte events where the tags fit), and the documents
+/// GPU engine's batch: the paper's 1-byte events where the tags fit, written straight
+/// into page-locked memory, from which the call copies them as they lie), and the documents
 /// the tables cannot finish (a transition the automaton lacks, or deeper than its
 /// stack) with the lazy DFA on all cores. In a batch, when the previous run handed
 /// documents back (and on the first run), they are looked for ahead by walking the
