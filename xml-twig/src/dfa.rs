@@ -69,7 +69,7 @@
 //! ```
 
 use crate::engine::{decode_row, put, room};
-use crate::layout::{EventBatch, EventSlice, EventWords, LockedAt};
+use crate::layout::{EventBatch, EventSlice, EventWords, LockedAt, LockedPool};
 use crate::model::{Document, Event, Matches, NARROW_MAX_TAG};
 use crate::XmlError;
 use gpu_kernels::crew::{claim_map, Crew};
@@ -346,6 +346,9 @@ pub struct DfaEngine {
     /// Page-locked host memory the lean walk's plan goes to the device from, when the
     /// batch was encoded in page-locked memory ([`EventBatch::encode_locked`]).
     plan_host: Option<HostBuffer<u8>>,
+    /// The page-locked blocks [`Self::encode`] writes batches into, reused once a batch
+    /// is dropped.
+    pool: LockedPool,
     /// Whether the kernels set a query's bit only after a load shows it unset
     /// ([`Self::set_check_bits`]).
     check_bits: bool,
@@ -519,6 +522,7 @@ impl DfaEngine {
             walk_ins: None,
             back: None,
             plan_host: None,
+            pool: LockedPool::default(),
             check_bits: true,
             device_clock: true,
             marks: [None, None, None],
@@ -667,10 +671,11 @@ impl DfaEngine {
     /// with the other inputs the lean walk sends ([`EventBatch::encode_locked`]), so
     /// that a call copies them to the device as they lie, with no staging; in ordinary
     /// memory where the device refuses page-locked memory (the same answers, the call
-    /// stages the batch then).
+    /// stages the batch then). The engine keeps the blocks of dropped batches for the
+    /// next ones ([`EventBatch::encode_locked_in`]).
     pub fn encode(&self, docs: &[Document]) -> EventBatch {
         let narrow = self.t.tags <= NARROW_MAX_TAG as u32 + 1;
-        EventBatch::encode_locked(docs, narrow, &self.dev)
+        EventBatch::encode_locked_in(docs, narrow, &self.dev, &self.pool)
             .unwrap_or_else(|_| EventBatch::encode(docs, narrow))
     }
 

@@ -12,6 +12,7 @@
 use crate::model::{Axis, Document, Event, ProfileSet, Twig};
 use crate::XmlError;
 use gpu_kernels::{Device, GpuError, HostBuffer};
+use std::sync::{Arc, Mutex, Weak};
 pub use xml_twig_kernels::Personality;
 
 /// Queries packed into blocks of `width` columns.
@@ -163,7 +164,7 @@ impl EventWords {
             EventWords::Narrow(v) => EventSlice::Narrow(v),
             EventWords::Wide(v) => EventSlice::Wide(v),
             EventWords::Locked(l) => {
-                let bytes = &l.block.as_slice()[..l.at.event_bytes];
+                let bytes = &l.block.bytes()[..l.at.event_bytes];
                 if l.narrow {
                     EventSlice::Narrow(bytes)
                 } else {
@@ -200,18 +201,81 @@ impl EventWords {
 /// ([`EventBatch::encode_locked`]): its events, then, as 4-byte words from the next
 /// multiple of 4, the batch's `doc_start`, `children_start` and `children` ([`LockedAt`]),
 /// so that one copy sends the device every input the lean walk reads but its plan
-/// (`crate::dfa`). The block is shared by the batch's clones and freed with the last.
+/// (`crate::dfa`). The block is shared by the batch's clones; when the last is dropped
+/// it goes back to the [`LockedPool`] it came from (if that still exists), else it is
+/// freed.
 #[derive(Clone)]
 pub struct Locked {
-    block: std::sync::Arc<HostBuffer<u8>>,
+    block: Arc<Block>,
     narrow: bool,
     at: LockedAt,
+}
+
+/// A page-locked block and the pool it returns to when dropped.
+struct Block {
+    buf: Option<HostBuffer<u8>>,
+    home: Weak<Mutex<Vec<HostBuffer<u8>>>>,
+}
+
+impl Block {
+    fn bytes(&self) -> &[u8] {
+        self.buf.as_ref().map_or(&[], |b| b.as_slice())
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if let (Some(buf), Some(home)) = (self.buf.take(), self.home.upgrade()) {
+            let mut free = home.lock().unwrap_or_else(|p| p.into_inner());
+            if free.len() < POOL_BLOCKS {
+                free.push(buf);
+            }
+        }
+    }
+}
+
+/// Page-locked blocks for batches ([`EventBatch::encode_locked_in`]): a block comes
+/// back here when the last batch holding it is dropped, and a batch encoded later
+/// takes it again, so that a stream of batches pins host memory (slow: its pages are
+/// locked one by one) only while the batches grow. Clones share the pool.
+#[derive(Clone, Default)]
+pub struct LockedPool {
+    free: Arc<Mutex<Vec<HostBuffer<u8>>>>,
+}
+
+/// Most blocks a [`LockedPool`] keeps free (more are freed).
+const POOL_BLOCKS: usize = 4;
+
+impl LockedPool {
+    /// The smallest free block of at least `len` bytes, or a new one (a power of two).
+    fn take(&self, dev: &Device, len: usize) -> Result<Block, GpuError> {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        let fit = (0..free.len())
+            .filter(|&i| free[i].len() >= len)
+            .min_by_key(|&i| free[i].len());
+        let buf = match fit {
+            Some(i) => free.swap_remove(i),
+            None => {
+                drop(free);
+                dev.alloc_host(len.next_power_of_two())?
+            }
+        };
+        Ok(Block {
+            buf: Some(buf),
+            home: Arc::downgrade(&self.free),
+        })
+    }
+
+    /// Blocks free in the pool.
+    pub fn free_blocks(&self) -> usize {
+        self.free.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
 }
 
 impl Locked {
     /// The block's bytes in use: the events and the words after them.
     pub fn bytes(&self) -> &[u8] {
-        &self.block.as_slice()[..self.at.end]
+        &self.block.bytes()[..self.at.end]
     }
 
     /// Where each part lies in [`Self::bytes`].
@@ -346,8 +410,19 @@ impl EventBatch {
     /// the events are written there from the documents (no second copy), followed by
     /// the batch's `doc_start`, `children_start` and `children`, so that a GPU engine
     /// sends them with one copy and no staging. The block is allocated for this batch
-    /// (cheap to reuse: keep the batch).
+    /// and freed with it ([`Self::encode_locked_in`] reuses blocks).
     pub fn encode_locked(docs: &[Document], narrow: bool, dev: &Device) -> Result<Self, GpuError> {
+        Self::encode_locked_in(docs, narrow, dev, &LockedPool::default())
+    }
+
+    /// [`Self::encode_locked`] into a block of `pool`'s (one a batch dropped before, or
+    /// a new one), which goes back there when this batch (and its clones) is dropped.
+    pub fn encode_locked_in(
+        docs: &[Document],
+        narrow: bool,
+        dev: &Device,
+        pool: &LockedPool,
+    ) -> Result<Self, GpuError> {
         let total: usize = docs.iter().map(|d| d.events.len()).sum();
         let mut doc_start = Vec::with_capacity(docs.len() + 1);
         doc_start.push(0u32);
@@ -365,9 +440,12 @@ impl EventBatch {
         }
         let size = if narrow { 1 } else { 2 };
         let at = LockedAt::new(total * size, docs.len(), children.len());
-        let mut block = dev.alloc_host::<u8>(at.end.max(1))?;
-        let bytes = block.as_mut_slice();
-        let (events, words) = bytes.split_at_mut(at.doc_start.min(bytes.len()));
+        let mut block = pool.take(dev, at.end.max(1))?;
+        let buf = block.buf.as_mut().expect("a block taken holds its buffer");
+        let bytes = &mut buf.as_mut_slice()[..at.end];
+        let (events, words) = bytes.split_at_mut(at.doc_start);
+        // The padding after the events (a reused block holds an earlier batch's bytes).
+        events[at.event_bytes..].fill(0);
         let mut i = 0;
         for d in docs {
             if narrow {
@@ -392,7 +470,7 @@ impl EventBatch {
         }
         Ok(EventBatch {
             events: EventWords::Locked(Locked {
-                block: std::sync::Arc::new(block),
+                block: Arc::new(block),
                 narrow,
                 at,
             }),
@@ -586,5 +664,48 @@ mod tests {
             assert_eq!(words(at.children, at.end), heap.children());
             assert_eq!(at.end, bytes.len());
         }
+    }
+
+    #[test]
+    fn a_pool_gives_a_dropped_batchs_block_to_the_next_which_holds_only_its_own_bytes() {
+        use crate::model::Event;
+        let (o, c) = (Event::open, Event::close);
+        let doc = |n: u16| {
+            let mut e = vec![o(1)];
+            for t in 0..n {
+                e.extend_from_slice(&[o(2 + t % 5), c(2 + t % 5)]);
+            }
+            e.push(c(1));
+            Document::from_events(e, 3).expect("well nested")
+        };
+        let (big, small) = (vec![doc(40), doc(7)], vec![doc(2)]);
+        let dev = Device::emulator();
+        let pool = LockedPool::default();
+        let first = EventBatch::encode_locked_in(&big, true, &dev, &pool).expect("emulator memory");
+        let at = |b: &EventBatch| match &b.events {
+            EventWords::Locked(l) => l.bytes().as_ptr(),
+            _ => panic!("not in page-locked memory"),
+        };
+        let block = at(&first);
+        let clone = first.clone();
+        drop(first);
+        assert_eq!(pool.free_blocks(), 0, "a clone still holds the block");
+        drop(clone);
+        assert_eq!(pool.free_blocks(), 1);
+        // A smaller batch in the same block (6 events: 2 bytes of padding after them):
+        // what an ordinary encoding holds, nothing of the batch before.
+        let second =
+            EventBatch::encode_locked_in(&small, true, &dev, &pool).expect("emulator memory");
+        assert_eq!(at(&second), block);
+        assert_eq!(pool.free_blocks(), 0);
+        let fresh = EventBatch::encode_locked(&small, true, &dev).expect("emulator memory");
+        assert_eq!(second, fresh);
+        assert_eq!(
+            second.events.as_slice(),
+            EventBatch::encode(&small, true).events.as_slice()
+        );
+        // A batch that outlives its pool frees its block.
+        drop(pool);
+        drop(second);
     }
 }
