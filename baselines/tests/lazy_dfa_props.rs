@@ -53,14 +53,14 @@ fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<O
         shared,
         "2-byte events in page-locked memory"
     );
-    // Every bit set by an atomic OR, with no load first: the same answers.
-    gpu.set_check_bits(false);
+    // A bit set only where a load shows it unset: the same answers.
+    gpu.set_check_bits(true);
     assert_eq!(
         gpu.filter_encoded(&locked).expect("the emulator runs"),
         shared,
-        "bits set without a check"
+        "bits checked first"
     );
-    gpu.set_check_bits(true);
+    gpu.set_check_bits(false);
     // The general kernel on every automaton (the lean walk runs by default where no
     // leaf bundle reports to an accumulator).
     gpu.set_walk_only(false);
