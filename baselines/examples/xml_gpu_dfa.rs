@@ -121,6 +121,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         deltas.iter().max().unwrap_or(&0)
     );
     let mut gpu = DfaEngine::new(dev, &t)?;
+    // The kernels' time by the device's clock in the phases printed below.
+    gpu.set_device_clock(true);
     // DFA_WALK: how the lean walk (linear paths) runs: `lanes` (the default: a thread
     // per unit, planned on the device, answers listed on the device), `rows` (the same,
     // the rows of bits decoded on the host), `warp` (a warp per unit, planned on the

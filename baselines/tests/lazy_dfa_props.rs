@@ -34,15 +34,33 @@ fn warm_path(dfa: &LazyDfa, trained_on: &[Document], docs: &[Document]) -> Vec<O
     let mut gpu = DfaEngine::new(Device::emulator(), &tables).expect("the exported tables check");
     gpu.set_shared_max(200 * 1024);
     let shared = gpu.filter(docs).expect("the emulator runs");
-    // `filter` uploads the paper's 1-byte events where the tags fit (they do here);
-    // the 2-byte ones give the same answers.
-    assert!(matches!(gpu.encode(docs).events, EventWords::Narrow(_)));
-    let wide = EventBatch::encode(docs, false);
+    // `filter` uploads the paper's 1-byte events where the tags fit (they do here),
+    // encoded straight into page-locked memory; the 2-byte ones, and either kind in
+    // ordinary memory (staged by the call), give the same answers.
+    let locked = gpu.encode(docs);
+    assert!(locked.events.is_narrow() && matches!(locked.events, EventWords::Locked(_)));
+    for narrow in [false, true] {
+        let staged = EventBatch::encode(docs, narrow);
+        assert_eq!(
+            gpu.filter_encoded(&staged).expect("the emulator runs"),
+            shared,
+            "events in ordinary memory, narrow {narrow}"
+        );
+    }
+    let wide = EventBatch::encode_locked(docs, false, gpu.device()).expect("emulator memory");
     assert_eq!(
         gpu.filter_encoded(&wide).expect("the emulator runs"),
         shared,
-        "2-byte events"
+        "2-byte events in page-locked memory"
     );
+    // A bit set only where a load shows it unset: the same answers.
+    gpu.set_check_bits(true);
+    assert_eq!(
+        gpu.filter_encoded(&locked).expect("the emulator runs"),
+        shared,
+        "bits checked first"
+    );
+    gpu.set_check_bits(false);
     // The general kernel on every automaton (the lean walk runs by default where no
     // leaf bundle reports to an accumulator).
     gpu.set_walk_only(false);

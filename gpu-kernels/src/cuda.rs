@@ -442,6 +442,13 @@ impl Gpu {
         Ok(ev)
     }
 
+    /// Records `ev` again at the end of the device's stream.
+    pub(crate) fn remark(&self, ev: &CudaEvent) -> Result<(), GpuError> {
+        self.bind()?;
+        ev.record(&self.stream)
+            .map_err(driver("recording an event"))
+    }
+
     /// A stream of its own for a [`crate::Queue`].
     pub(crate) fn new_queue(&self) -> Result<Arc<CudaStream>, GpuError> {
         self.bind()?;

@@ -1508,6 +1508,20 @@ impl Device {
         }
     }
 
+    /// Moves `mark` to this point of the device's stream, for timing a step that
+    /// repeats: on a GPU the same event recorded again, none created or destroyed (a
+    /// mark of another kind is replaced by a new one).
+    pub fn remark(&self, mark: &mut Mark) -> Result<(), GpuError> {
+        match (&self.backend, mark) {
+            #[cfg(feature = "cuda")]
+            (Backend::Gpu(g), Mark::Gpu(ev)) => g.remark(ev),
+            (_, m) => {
+                *m = self.mark()?;
+                Ok(())
+            }
+        }
+    }
+
     /// Milliseconds between two marks of this device (waits for the later one).
     pub fn elapsed_ms(&self, from: &Mark, to: &Mark) -> Result<f32, GpuError> {
         match (from, to) {

@@ -18,9 +18,13 @@
 //! (the general kernel holds 128, which left 16 warps an SM on an H100), and no second
 //! kernel for the cut roots.
 //!
-//! A call waits for the device three times (two copies in, one out; see
-//! [`DfaEngine::filter_encoded`]), and the events go as they were encoded: the paper's
-//! 1-byte form where the tables' tags fit 7 bits ([`DfaEngine::encode`]).
+//! The events go as they were encoded: the paper's 1-byte form where the tables' tags
+//! fit 7 bits, written by [`DfaEngine::encode`] straight into page-locked host memory,
+//! followed by the other inputs the lean walk reads, so that a call sends the batch as
+//! it lies in one copy (a batch in ordinary memory is staged by the call into the
+//! engine's page-locked memory first). The lean walk's call waits for the device once
+//! (the answers' copy back); the general kernel's three times (see
+//! [`DfaEngine::filter_encoded`]).
 //!
 //! The automaton is built on the CPU by `baselines::lazy_dfa::LazyDfa` (XMLTK's lazy
 //! DFA, Green et al., TODS 2004, with a word-parallel twig join), which exports what its
@@ -65,7 +69,7 @@
 //! ```
 
 use crate::engine::{decode_row, put, room};
-use crate::layout::{EventBatch, EventWords};
+use crate::layout::{EventBatch, EventSlice, EventWords, LockedAt, LockedPool};
 use crate::model::{Document, Event, Matches, NARROW_MAX_TAG};
 use crate::XmlError;
 use gpu_kernels::crew::{claim_map, Crew};
@@ -170,9 +174,9 @@ impl DfaTables {
                 return true;
             }
             let (a, b) = (batch.doc_start[d] as usize, batch.doc_start[d + 1] as usize);
-            match &batch.events {
-                EventWords::Wide(v) => self.lacks(v[a..b].iter().map(|&e| Event(e)), tags),
-                EventWords::Narrow(v) => {
+            match batch.events.as_slice() {
+                EventSlice::Wide(v) => self.lacks(v[a..b].iter().map(|&e| Event(e)), tags),
+                EventSlice::Narrow(v) => {
                     self.lacks(v[a..b].iter().map(|&b| Event::from_narrow(b)), tags)
                 }
             }
@@ -339,6 +343,19 @@ pub struct DfaEngine {
     walk_ins: Option<Buffer<u8>>,
     /// Page-locked host memory the rows and status are copied back into.
     back: Option<HostBuffer<u32>>,
+    /// Page-locked host memory the lean walk's plan goes to the device from, when the
+    /// batch was encoded in page-locked memory ([`EventBatch::encode_locked`]).
+    plan_host: Option<HostBuffer<u8>>,
+    /// The page-locked blocks [`Self::encode`] writes batches into, reused once a batch
+    /// is dropped.
+    pool: LockedPool,
+    /// Whether the kernels set a query's bit only after a load shows it unset
+    /// ([`Self::set_check_bits`]; off by default).
+    check_bits: bool,
+    /// Whether the lean walk times its kernels by the device's clock
+    /// ([`Self::set_device_clock`]), and its marks, recorded again at every call.
+    device_clock: bool,
+    marks: [Option<gpu_kernels::Mark>; 3],
     /// Whether the lean walk's answers are listed on the device ([`k::compact_rows`]).
     decode_on_device: bool,
     /// [`k::compact_rows`]' output, and how many ids the first copy back brings
@@ -358,6 +375,9 @@ pub struct Phases {
     pub upload: Duration,
     /// The kernels, by the device's clock (events recorded around them on its stream).
     pub kernels: Duration,
+    /// Of `kernels`, the listing of the answers on the device ([`k::compact_rows`];
+    /// zero when it did not run).
+    pub compact: Duration,
     /// From the first launch to the rows of answers on the host: launching the kernels,
     /// waiting for them, one copy back.
     pub read: Duration,
@@ -501,6 +521,11 @@ impl DfaEngine {
             lane_threads: 0,
             walk_ins: None,
             back: None,
+            plan_host: None,
+            pool: LockedPool::default(),
+            check_bits: false,
+            device_clock: false,
+            marks: [None, None, None],
             decode_on_device: true,
             answers: None,
             answer_cap: 0,
@@ -554,6 +579,26 @@ impl DfaEngine {
     /// the rows of bits on the host.
     pub fn set_decode_on_device(&mut self, on: bool) {
         self.decode_on_device = on;
+    }
+
+    /// Whether the kernels set a query's bit in a document's row only where a load shows
+    /// it unset (one load at the L2 instead of one atomic where many units of a document
+    /// report the same queries) or always by an atomic OR (the default; the same
+    /// answers). Measured on an H200 (the `paths` workload, 2048 paths of 5 nodes, 105k
+    /// ids matched; the example `dfa_split`): the kernels took 0.113 ms checking first,
+    /// 0.071 ms with atomics alone (the loads' round trips cost more than the atomics
+    /// they save); the same at 10 nodes, where nothing matches.
+    pub fn set_check_bits(&mut self, on: bool) {
+        self.check_bits = on;
+    }
+
+    /// Whether the lean walk times its kernels by the device's clock
+    /// ([`Phases::kernels`] and [`Phases::compact`]: three events recorded a call, and
+    /// two waits for them) or not (the default: both zero). Measured on an H200 (the
+    /// `paths` workload, the example `dfa_split`): the clock added 0.013-0.017 ms to a
+    /// call of 0.075-0.22 ms.
+    pub fn set_device_clock(&mut self, on: bool) {
+        self.device_clock = on;
     }
 
     /// Threads of [`k::walk_dfa_lanes`] the device holds at once (asked once).
@@ -627,9 +672,16 @@ impl DfaEngine {
 
     /// Encodes documents (parsed with the query set's dictionary) for this engine: the
     /// paper's 1-byte events when every tag id of the tables fits 7 bits, else 2-byte
-    /// ones (host work, like parsing).
+    /// ones (host work, like parsing), written straight into page-locked host memory
+    /// with the other inputs the lean walk sends ([`EventBatch::encode_locked`]), so
+    /// that a call copies them to the device as they lie, with no staging; in ordinary
+    /// memory where the device refuses page-locked memory (the same answers, the call
+    /// stages the batch then). The engine keeps the blocks of dropped batches for the
+    /// next ones ([`EventBatch::encode_locked_in`]).
     pub fn encode(&self, docs: &[Document]) -> EventBatch {
-        EventBatch::encode(docs, self.t.tags <= NARROW_MAX_TAG as u32 + 1)
+        let narrow = self.t.tags <= NARROW_MAX_TAG as u32 + 1;
+        EventBatch::encode_locked_in(docs, narrow, &self.dev, &self.pool)
+            .unwrap_or_else(|_| EventBatch::encode(docs, narrow))
     }
 
     /// Query ids matched by each document, ascending; `None` for a document the frozen
@@ -647,6 +699,18 @@ impl DfaEngine {
     /// segments, and reads the rows of answers and the documents' status back in one
     /// copy: three waits for the device a call.
     pub fn filter_encoded(&mut self, batch: &EventBatch) -> Result<Vec<Option<Matches>>, XmlError> {
+        let out = self.filter_queued(batch);
+        if out.is_err() {
+            // Copies from the batch's page-locked memory may still be queued: wait for
+            // them, so that the caller may drop the batch.
+            let _ = self.dev.synchronize();
+        }
+        out
+    }
+
+    /// [`Self::filter_encoded`], whose copies from the batch's memory have all ended
+    /// when it returns `Ok`.
+    fn filter_queued(&mut self, batch: &EventBatch) -> Result<Vec<Option<Matches>>, XmlError> {
         let n_docs = batch.len();
         if n_docs == 0 {
             self.handed_back = 0;
@@ -689,17 +753,27 @@ impl DfaEngine {
             len: n_docs * (words + 2) + if cut { n_docs * width } else { 1 },
         };
         let plan = lap();
-        let narrow = matches!(batch.events, EventWords::Narrow(_));
-        let (events, events8) = match &batch.events {
-            EventWords::Wide(v) => {
+        let narrow = batch.events.is_narrow();
+        // Page-locked events go to the device as they lie; others through the staging.
+        let locked = matches!(batch.events, EventWords::Locked(_));
+        let (events, events8) = match batch.events.as_slice() {
+            EventSlice::Wide(v) => {
                 let bytes: &[u8] = bytemuck::cast_slice(v);
                 let b = room(dev, &mut self.events, v.len())?;
-                stage_into(dev, &mut self.staging, bytes.len(), &[(0, bytes)], b)?;
+                if locked {
+                    dev.write(b, 0, v)?;
+                } else {
+                    stage_into(dev, &mut self.staging, bytes.len(), &[(0, bytes)], b, 0)?;
+                }
                 (b.dev_ptr(), DevPtr::null())
             }
-            EventWords::Narrow(v) => {
+            EventSlice::Narrow(v) => {
                 let b = room(dev, &mut self.events8, v.len())?;
-                stage_into(dev, &mut self.staging, v.len(), &[(0, &v[..])], b)?;
+                if locked {
+                    dev.write(b, 0, v)?;
+                } else {
+                    stage_into(dev, &mut self.staging, v.len(), &[(0, v)], b, 0)?;
+                }
                 (DevPtr::null(), b.dev_ptr())
             }
         };
@@ -767,6 +841,7 @@ impl DfaEngine {
             children: DevPtr::null(),
             ids: DevPtr::null(),
             answers: DevPtrMut::null(),
+            check_bits: self.check_bits as u32,
         };
         let cfg = |n: usize| LaunchConfig {
             grid: [(n as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
@@ -810,6 +885,7 @@ impl DfaEngine {
             plan,
             upload,
             kernels,
+            compact: Duration::ZERO,
             read,
             decode: lap(),
             units: n_units,
@@ -823,11 +899,14 @@ impl DfaEngine {
 impl DfaEngine {
     /// [`Self::filter_encoded`] by the lean walk with the units planned on the device
     /// ([`k::walk_dfa`] with [`DfaParams::plan_on_device`]): the host counts each
-    /// document's units (a pass over the documents' lengths), lays the events, the
-    /// documents' starts, the points between their roots' children and the unit counts
-    /// end to end in page-locked memory (on rayon's pool), and sends them in one copy;
-    /// the outputs are zeroed in one call, one launch walks every unit, and the rows and
-    /// status come back in one copy into page-locked memory: one wait for the device.
+    /// document's units (a pass over the documents' lengths); a batch encoded in
+    /// page-locked memory ([`Self::encode`]) goes to the device as it lies (the events,
+    /// the documents' starts, the points between their roots' children) in one copy and
+    /// the unit counts in a second; any other batch is laid out end to end in the
+    /// engine's page-locked memory first (on rayon's pool) and sent in one copy. The
+    /// outputs are zeroed in one call (the answers' count by the walk), one launch walks
+    /// every unit, one lists the answers, and they come back in one copy into
+    /// page-locked memory: one wait for the device.
     fn filter_walk(&mut self, batch: &EventBatch) -> Result<Vec<Option<Matches>>, XmlError> {
         let mut clock = Instant::now();
         let mut lap = || {
@@ -854,29 +933,49 @@ impl DfaEngine {
         let unit_base = walk_unit_base(batch, seg);
         let n_units = *unit_base.last().unwrap_or(&0) as usize;
         let plan = lap();
-        let (events, narrow): (&[u8], bool) = match &batch.events {
-            EventWords::Wide(v) => (bytemuck::cast_slice(v), false),
-            EventWords::Narrow(v) => (v, true),
-        };
+        let events = batch.events.as_bytes();
+        let narrow = batch.events.is_narrow();
         let at = WalkInputs::new(events.len(), batch, &unit_base);
         let dev = &self.dev;
         let ins = room(dev, &mut self.walk_ins, at.bytes)?;
-        stage_into(
-            dev,
-            &mut self.staging,
-            at.bytes,
-            &[
-                (0, events),
-                (at.doc_start, bytemuck::cast_slice(&batch.doc_start)),
-                (
-                    at.children_start,
-                    bytemuck::cast_slice(batch.children_start()),
-                ),
-                (at.children, bytemuck::cast_slice(batch.children())),
-                (at.unit_base, bytemuck::cast_slice(&unit_base)),
-            ],
-            ins,
-        )?;
+        let plan_bytes: &[u8] = bytemuck::cast_slice(&unit_base);
+        // Encoded in page-locked memory as the walk reads it (its parts where the plan
+        // puts them: a batch whose fields were changed after encoding is staged).
+        let locked = match &batch.events {
+            EventWords::Locked(l) if l.at().end == at.unit_base => Some(l),
+            _ => None,
+        };
+        if let Some(l) = locked {
+            // One copy as it lies, and the plan from the engine's own page-locked
+            // memory in a second.
+            dev.write(ins, 0, l.bytes())?;
+            stage_into(
+                dev,
+                &mut self.plan_host,
+                plan_bytes.len(),
+                &[(0, plan_bytes)],
+                ins,
+                at.unit_base,
+            )?;
+        } else {
+            stage_into(
+                dev,
+                &mut self.staging,
+                at.bytes,
+                &[
+                    (0, events),
+                    (at.doc_start, bytemuck::cast_slice(&batch.doc_start)),
+                    (
+                        at.children_start,
+                        bytemuck::cast_slice(batch.children_start()),
+                    ),
+                    (at.children, bytemuck::cast_slice(batch.children())),
+                    (at.unit_base, plan_bytes),
+                ],
+                ins,
+                0,
+            )?;
+        }
         let ins = &*ins;
         let status = n_docs * words;
         let out_len = n_docs * (words + 1);
@@ -888,8 +987,8 @@ impl DfaEngine {
         let worst = n_docs * self.t.ids.len();
         let listed = self.decode_on_device && 1 + 2 * n_docs + worst <= ANSWERS_MAX;
         if listed {
-            let a = room(dev, &mut self.answers, 1 + 2 * n_docs + worst)?;
-            dev.zero(a)?;
+            // Its count is zeroed by the walk (nothing else needs zeroing).
+            room(dev, &mut self.answers, 1 + 2 * n_docs + worst)?;
         }
         let answers = match (&self.answers, listed) {
             (Some(a), true) => a.dev_ptr_mut(),
@@ -945,8 +1044,21 @@ impl DfaEngine {
             children: words_at(at.children),
             ids: self.t.ids_dev.dev_ptr(),
             answers,
+            check_bits: self.check_bits as u32,
         };
-        let start = dev.mark()?;
+        // The device's clock around the kernels, when kept: three events recorded a
+        // call (the same ones each call).
+        let clock = self.device_clock;
+        let mut marks = std::mem::take(&mut self.marks);
+        let mark = |slot: &mut Option<gpu_kernels::Mark>| -> Result<(), XmlError> {
+            match (clock, slot.as_mut()) {
+                (false, _) => *slot = None,
+                (true, Some(m)) => dev.remark(m)?,
+                (true, None) => *slot = Some(dev.mark()?),
+            }
+            Ok(())
+        };
+        mark(&mut marks[0])?;
         if lanes {
             let cfg = LaunchConfig {
                 grid: [(n_units as u32).div_ceil(LANE_BLOCK), 1, 1],
@@ -963,19 +1075,34 @@ impl DfaEngine {
             k::walk_dfa::launch(dev, cfg, params)?;
         }
         if listed {
+            mark(&mut marks[1])?;
             let cfg = LaunchConfig {
                 grid: [(n_docs as u32).div_ceil(WARPS_PER_BLOCK), 1, 1],
                 block: [WARPS_PER_BLOCK * 32, 1, 1],
                 shared_bytes: 0,
             };
             k::compact_rows::launch(dev, cfg, params)?;
+        } else {
+            marks[1] = None;
         }
-        let stop = dev.mark()?;
-        // Pool threads woken while the device works, to share the answers' decoding.
-        let crew = Crew::gather(rayon::current_num_threads().saturating_sub(1), CREW_WAIT);
+        mark(&mut marks[2])?;
+        // Pool threads woken while the device works, to share the answers' decoding,
+        // where it is likely heavy: the last batch listed many ids (or this is the
+        // first), or the rows are long.
+        let heavy = if listed {
+            self.answer_cap == 0 || self.answer_cap >= PARALLEL_DECODE_IDS
+        } else {
+            n_docs * words >= PARALLEL_DECODE_WORDS
+        };
+        let helpers = if heavy {
+            rayon::current_num_threads().saturating_sub(1)
+        } else {
+            0
+        };
+        let crew = Crew::gather(helpers, CREW_WAIT);
         if listed {
             let host = (plan, upload);
-            return self.read_listed(n_docs, worst, (start, stop), host, n_units, crew, lap);
+            return self.read_listed(n_docs, worst, marks, host, n_units, crew, lap);
         }
         // The rows and the status, one copy into page-locked memory (it waits for the
         // kernel).
@@ -985,7 +1112,8 @@ impl DfaEngine {
         }
         let back = self.back.as_mut().expect("allocated above");
         dev.read_into(outs, 0, &mut back.as_mut_slice()[..out_len])?;
-        let kernels = Duration::from_secs_f64(dev.elapsed_ms(&start, &stop)? as f64 / 1e3);
+        let kernels = device_time(dev, &marks[0], &marks[2])?;
+        self.marks = marks;
         let read = lap();
         let rows = &back.as_slice()[..out_len];
         let (bits, done) = rows.split_at(status);
@@ -999,6 +1127,7 @@ impl DfaEngine {
             plan,
             upload,
             kernels,
+            compact: Duration::ZERO,
             read,
             decode: lap(),
             units: n_units,
@@ -1019,7 +1148,7 @@ impl DfaEngine {
         &mut self,
         n_docs: usize,
         worst: usize,
-        marks: (gpu_kernels::Mark, gpu_kernels::Mark),
+        marks: [Option<gpu_kernels::Mark>; 3],
         host: (Duration, Duration),
         n_units: usize,
         crew: Crew,
@@ -1050,7 +1179,11 @@ impl DfaEngine {
                 &mut back.as_mut_slice()[head + cap..head + rest],
             )?;
         }
-        let kernels = Duration::from_secs_f64(dev.elapsed_ms(&marks.0, &marks.1)? as f64 / 1e3);
+        let (kernels, compact) = (
+            device_time(dev, &marks[0], &marks[2])?,
+            device_time(dev, &marks[1], &marks[2])?,
+        );
+        self.marks = marks;
         let read = lap();
         self.answer_cap = total + total / 4 + 64;
         let all = &back.as_slice()[..head + total.min(worst)];
@@ -1082,6 +1215,7 @@ impl DfaEngine {
             plan: host.0,
             upload: host.1,
             kernels,
+            compact,
             read,
             decode: lap(),
             units: n_units,
@@ -1090,6 +1224,18 @@ impl DfaEngine {
         };
         Ok(out)
     }
+}
+
+/// The device's time from `a` to `b` (zero when either was not kept).
+fn device_time(
+    dev: &Device,
+    a: &Option<gpu_kernels::Mark>,
+    b: &Option<gpu_kernels::Mark>,
+) -> Result<Duration, XmlError> {
+    Ok(match (a, b) {
+        (Some(a), Some(b)) => Duration::from_secs_f64(dev.elapsed_ms(a, b)? as f64 / 1e3),
+        _ => Duration::ZERO,
+    })
 }
 
 /// Ids a document brings in the first copy back of an engine's first batch (later
@@ -1136,17 +1282,15 @@ struct WalkInputs {
 }
 
 impl WalkInputs {
+    /// The offsets of a page-locked batch's block ([`LockedAt`]), and the plan after it.
     fn new(event_bytes: usize, batch: &EventBatch, unit_base: &[u32]) -> Self {
-        let doc_start = event_bytes.next_multiple_of(4);
-        let children_start = doc_start + 4 * batch.doc_start.len();
-        let children = children_start + 4 * batch.children_start().len();
-        let unit_base_at = children + 4 * batch.children().len();
+        let at = LockedAt::new(event_bytes, batch.len(), batch.children().len());
         WalkInputs {
-            doc_start,
-            children_start,
-            children,
-            unit_base: unit_base_at,
-            bytes: unit_base_at + 4 * unit_base.len(),
+            doc_start: at.doc_start,
+            children_start: at.children_start,
+            children: at.children,
+            unit_base: at.end,
+            bytes: at.end + 4 * unit_base.len(),
         }
     }
 }
@@ -1326,20 +1470,21 @@ const PLAN_RUN_DOCS: usize = 64;
 
 /// `parts` (each `(offset, bytes)`, offsets ascending, not overlapping) copied into the
 /// first `len` bytes of the page-locked host buffer in `slot` (grown to a power of two
-/// when short), then onto the device into `dst` from its start (stream-ordered: the
+/// when short), then onto the device into `dst` from its byte `dst_at` (stream-ordered: the
 /// kernels launched after see them). Large inputs are staged on rayon's pool in pieces
 /// of [`STAGE_PIECE`], region by region ([`STAGE_REGION`] bytes): each region's copy to
 /// the device is queued as soon as it is staged, so the bus carries one region while
 /// the host stages the next. The device copies page-locked bytes at the bus's speed,
 /// where bytes of pageable memory go through the driver's own staging on the calling
-/// thread. Gaps between parts carry whatever the buffer held. `len` is a multiple of
-/// `T`'s size and within `dst`.
+/// thread. Gaps between parts carry whatever the buffer held. `len` and `dst_at` are
+/// multiples of `T`'s size, and `dst_at + len` within `dst`.
 fn stage_into<T: bytemuck::Pod>(
     dev: &Device,
     slot: &mut Option<HostBuffer<u8>>,
     len: usize,
     parts: &[(usize, &[u8])],
     dst: &mut Buffer<T>,
+    dst_at: usize,
 ) -> Result<(), XmlError> {
     if slot.as_ref().is_none_or(|b| b.len() < len.max(1)) {
         *slot = None; // free the old one first
@@ -1386,7 +1531,7 @@ fn stage_into<T: bytemuck::Pod>(
             jobs.into_iter()
                 .for_each(|(to, from)| to.copy_from_slice(from));
         }
-        dev.write(dst, at / size, bytemuck::cast_slice::<u8, T>(to))?;
+        dev.write(dst, (dst_at + at) / size, bytemuck::cast_slice::<u8, T>(to))?;
         at = end;
     }
     Ok(())
@@ -1452,9 +1597,9 @@ mod tests {
         let parts = [(0, &a[..]), (b_at, &b[..]), (c_at, &c[..])];
         let mut slot = None;
         let mut narrow = dev.alloc::<u8>(len).expect("emulator memory");
-        stage_into(&dev, &mut slot, len, &parts, &mut narrow).expect("staged");
+        stage_into(&dev, &mut slot, len, &parts, &mut narrow, 0).expect("staged");
         let mut wide = dev.alloc::<u16>(len / 2).expect("emulator memory");
-        stage_into(&dev, &mut slot, len, &parts, &mut wide).expect("staged");
+        stage_into(&dev, &mut slot, len, &parts, &mut wide, 0).expect("staged");
         let wide: Vec<u8> = bytemuck::cast_slice(&dev.read(&wide).expect("read")).to_vec();
         for got in [dev.read(&narrow).expect("read"), wide] {
             for (at, part) in parts {
@@ -1463,8 +1608,15 @@ mod tests {
         }
         // A small input: one region, on the calling thread.
         let mut small = dev.alloc::<u8>(5).expect("emulator memory");
-        stage_into(&dev, &mut slot, 5, &[(1, &a[..4])], &mut small).expect("staged");
+        stage_into(&dev, &mut slot, 5, &[(1, &a[..4])], &mut small, 0).expect("staged");
         assert_eq!(dev.read(&small).expect("read")[1..], a[..4]);
+        // Into the buffer from an offset (whole words), the words before it untouched.
+        let mut words = dev.upload(&[7u32; 6]).expect("emulator memory");
+        stage_into(&dev, &mut slot, 8, &[(0, &a[..8])], &mut words, 12).expect("staged");
+        let got = dev.read(&words).expect("read");
+        assert_eq!(got[..3], [7; 3]);
+        assert_eq!(bytemuck::cast_slice::<u32, u8>(&got[3..5]), &a[..8]);
+        assert_eq!(got[5], 7);
     }
 
     /// The tables of the module's example: `/a` only.

@@ -56,7 +56,7 @@
 //!   stored. On one 100 MB document (7M events, 256 queries) that took the segment
 //!   filter from 2.6 to 3.9 GB/s on the H100 (`harness run xml bigdoc`).
 
-use crate::layout::{pack, BlockLayout, EventBatch, EventWords};
+use crate::layout::{pack, BlockLayout, EventBatch, EventSlice};
 use crate::model::{Document, Event, Matches, ProfileSet};
 use crate::XmlError;
 use gpu_kernels::{Buffer, Device, LaunchConfig};
@@ -308,9 +308,9 @@ impl Engine {
         let matches = &*matches;
         if self.layout.blocks > 0 {
             // The document's events: bytes with a narrow dictionary, else u16s.
-            let (narrow, wide) = match &batch.events {
-                EventWords::Narrow(v) => (Some(&*put(dev, &mut sc.narrow, v)?), None),
-                EventWords::Wide(v) => (None, Some(&*put(dev, &mut sc.wide, v)?)),
+            let (narrow, wide) = match batch.events.as_slice() {
+                EventSlice::Narrow(v) => (Some(&*put(dev, &mut sc.narrow, v)?), None),
+                EventSlice::Wide(v) => (None, Some(&*put(dev, &mut sc.wide, v)?)),
             };
             let starts = &*put(dev, &mut sc.starts, &batch.doc_start)?;
             let per_launch = self.cfg.max_docs_per_launch.clamp(1, 65535);

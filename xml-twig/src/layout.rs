@@ -11,6 +11,8 @@
 
 use crate::model::{Axis, Document, Event, ProfileSet, Twig};
 use crate::XmlError;
+use gpu_kernels::{Device, GpuError, HostBuffer};
+use std::sync::{Arc, Mutex, Weak};
 pub use xml_twig_kernels::Personality;
 
 /// Queries packed into blocks of `width` columns.
@@ -138,11 +140,192 @@ fn write_query(twig: &Twig, at: u32, block: &mut [Personality]) {
 }
 
 /// The events of a batch: the paper's 1-byte entries (Table 1), or 2-byte entries for
-/// query sets naming more than 127 tags.
+/// query sets naming more than 127 tags; either kind may live in page-locked host
+/// memory ([`Locked`], [`EventBatch::encode_locked`]), which the device copies from
+/// at the bus's speed with no staging.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EventWords {
     Narrow(Vec<u8>),
     Wide(Vec<u16>),
+    Locked(Locked),
+}
+
+/// A batch's events as the host reads them, whatever memory holds them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventSlice<'a> {
+    Narrow(&'a [u8]),
+    Wide(&'a [u16]),
+}
+
+impl EventWords {
+    /// The events, narrow or wide.
+    pub fn as_slice(&self) -> EventSlice<'_> {
+        match self {
+            EventWords::Narrow(v) => EventSlice::Narrow(v),
+            EventWords::Wide(v) => EventSlice::Wide(v),
+            EventWords::Locked(l) => {
+                let bytes = &l.block.bytes()[..l.at.event_bytes];
+                if l.narrow {
+                    EventSlice::Narrow(bytes)
+                } else {
+                    // The block is page-aligned (at least 16-byte aligned on the emulator).
+                    EventSlice::Wide(bytemuck::cast_slice(bytes))
+                }
+            }
+        }
+    }
+
+    /// The events' bytes, as they are sent to the device.
+    pub fn as_bytes(&self) -> &[u8] {
+        match self.as_slice() {
+            EventSlice::Narrow(v) => v,
+            EventSlice::Wide(v) => bytemuck::cast_slice(v),
+        }
+    }
+
+    /// Whether the events are the 1-byte form.
+    pub fn is_narrow(&self) -> bool {
+        matches!(self.as_slice(), EventSlice::Narrow(_))
+    }
+
+    /// Event `i` (of the batch's events).
+    pub fn get(&self, i: usize) -> Event {
+        match self.as_slice() {
+            EventSlice::Narrow(v) => Event::from_narrow(v[i]),
+            EventSlice::Wide(v) => Event(v[i]),
+        }
+    }
+}
+
+/// A batch encoded straight into one block of page-locked host memory
+/// ([`EventBatch::encode_locked`]): its events, then, as 4-byte words from the next
+/// multiple of 4, the batch's `doc_start`, `children_start` and `children` ([`LockedAt`]),
+/// so that one copy sends the device every input the lean walk reads but its plan
+/// (`crate::dfa`). The block is shared by the batch's clones; when the last is dropped
+/// it goes back to the [`LockedPool`] it came from (if that still exists), else it is
+/// freed.
+#[derive(Clone)]
+pub struct Locked {
+    block: Arc<Block>,
+    narrow: bool,
+    at: LockedAt,
+}
+
+/// A page-locked block and the pool it returns to when dropped.
+struct Block {
+    buf: Option<HostBuffer<u8>>,
+    home: Weak<Mutex<Vec<HostBuffer<u8>>>>,
+}
+
+impl Block {
+    fn bytes(&self) -> &[u8] {
+        self.buf.as_ref().map_or(&[], |b| b.as_slice())
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if let (Some(buf), Some(home)) = (self.buf.take(), self.home.upgrade()) {
+            let mut free = home.lock().unwrap_or_else(|p| p.into_inner());
+            if free.len() < POOL_BLOCKS {
+                free.push(buf);
+            }
+        }
+    }
+}
+
+/// Page-locked blocks for batches ([`EventBatch::encode_locked_in`]): a block comes
+/// back here when the last batch holding it is dropped, and a batch encoded later
+/// takes it again, so that a stream of batches pins host memory (slow: its pages are
+/// locked one by one) only while the batches grow. Clones share the pool.
+#[derive(Clone, Default)]
+pub struct LockedPool {
+    free: Arc<Mutex<Vec<HostBuffer<u8>>>>,
+}
+
+/// Most blocks a [`LockedPool`] keeps free (more are freed).
+const POOL_BLOCKS: usize = 4;
+
+impl LockedPool {
+    /// The smallest free block of at least `len` bytes, or a new one (a power of two).
+    fn take(&self, dev: &Device, len: usize) -> Result<Block, GpuError> {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        let fit = (0..free.len())
+            .filter(|&i| free[i].len() >= len)
+            .min_by_key(|&i| free[i].len());
+        let buf = match fit {
+            Some(i) => free.swap_remove(i),
+            None => {
+                drop(free);
+                dev.alloc_host(len.next_power_of_two())?
+            }
+        };
+        Ok(Block {
+            buf: Some(buf),
+            home: Arc::downgrade(&self.free),
+        })
+    }
+
+    /// Blocks free in the pool.
+    pub fn free_blocks(&self) -> usize {
+        self.free.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+impl Locked {
+    /// The block's bytes in use: the events and the words after them.
+    pub fn bytes(&self) -> &[u8] {
+        &self.block.bytes()[..self.at.end]
+    }
+
+    /// Where each part lies in [`Self::bytes`].
+    pub fn at(&self) -> LockedAt {
+        self.at
+    }
+}
+
+impl PartialEq for Locked {
+    fn eq(&self, other: &Self) -> bool {
+        self.narrow == other.narrow && self.bytes() == other.bytes()
+    }
+}
+impl Eq for Locked {}
+
+impl std::fmt::Debug for Locked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Locked")
+            .field("narrow", &self.narrow)
+            .field("at", &self.at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Byte offsets of a [`Locked`] block's parts: the events from 0, then `doc_start`,
+/// `children_start` and `children` as 4-byte words; `end` is the block's length in use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LockedAt {
+    pub event_bytes: usize,
+    pub doc_start: usize,
+    pub children_start: usize,
+    pub children: usize,
+    pub end: usize,
+}
+
+impl LockedAt {
+    /// The offsets for `event_bytes` bytes of events, `docs` documents and `points`
+    /// points between their roots' children.
+    pub fn new(event_bytes: usize, docs: usize, points: usize) -> Self {
+        let doc_start = event_bytes.next_multiple_of(4);
+        let children_start = doc_start + 4 * (docs + 1);
+        let children = children_start + 4 * (docs + 1);
+        LockedAt {
+            event_bytes,
+            doc_start,
+            children_start,
+            children,
+            end: children + 4 * points,
+        }
+    }
 }
 
 /// Appends to `out` the points between the root's children of one document's `events`
@@ -223,6 +406,82 @@ impl EventBatch {
         }
     }
 
+    /// [`Self::encode`] straight into page-locked host memory of `dev` ([`Locked`]):
+    /// the events are written there from the documents (no second copy), followed by
+    /// the batch's `doc_start`, `children_start` and `children`, so that a GPU engine
+    /// sends them with one copy and no staging. The block is allocated for this batch
+    /// and freed with it ([`Self::encode_locked_in`] reuses blocks).
+    pub fn encode_locked(docs: &[Document], narrow: bool, dev: &Device) -> Result<Self, GpuError> {
+        Self::encode_locked_in(docs, narrow, dev, &LockedPool::default())
+    }
+
+    /// [`Self::encode_locked`] into a block of `pool`'s (one a batch dropped before, or
+    /// a new one), which goes back there when this batch (and its clones) is dropped.
+    pub fn encode_locked_in(
+        docs: &[Document],
+        narrow: bool,
+        dev: &Device,
+        pool: &LockedPool,
+    ) -> Result<Self, GpuError> {
+        let total: usize = docs.iter().map(|d| d.events.len()).sum();
+        let mut doc_start = Vec::with_capacity(docs.len() + 1);
+        doc_start.push(0u32);
+        let mut n = 0usize;
+        for d in docs {
+            n += d.events.len();
+            doc_start.push(n as u32);
+        }
+        let mut children = Vec::new();
+        let mut children_start = Vec::with_capacity(docs.len() + 1);
+        children_start.push(0u32);
+        for d in docs {
+            root_children(&d.events, &mut children);
+            children_start.push(children.len() as u32);
+        }
+        let size = if narrow { 1 } else { 2 };
+        let at = LockedAt::new(total * size, docs.len(), children.len());
+        let mut block = pool.take(dev, at.end.max(1))?;
+        let buf = block.buf.as_mut().expect("a block taken holds its buffer");
+        let bytes = &mut buf.as_mut_slice()[..at.end];
+        let (events, words) = bytes.split_at_mut(at.doc_start);
+        // The padding after the events (a reused block holds an earlier batch's bytes).
+        events[at.event_bytes..].fill(0);
+        let mut i = 0;
+        for d in docs {
+            if narrow {
+                for (to, e) in events[i..i + d.events.len()].iter_mut().zip(&d.events) {
+                    *to = e.narrow();
+                }
+            } else {
+                for (to, e) in events[i..i + 2 * d.events.len()]
+                    .chunks_exact_mut(2)
+                    .zip(&d.events)
+                {
+                    to.copy_from_slice(&e.0.to_ne_bytes());
+                }
+            }
+            i += d.events.len() * size;
+        }
+        let mut w = 0;
+        for part in [&doc_start, &children_start, &children] {
+            let b: &[u8] = bytemuck::cast_slice(part);
+            words[w..w + b.len()].copy_from_slice(b);
+            w += b.len();
+        }
+        Ok(EventBatch {
+            events: EventWords::Locked(Locked {
+                block: Arc::new(block),
+                narrow,
+                at,
+            }),
+            doc_start,
+            depth: docs.iter().map(|d| d.max_depth).collect(),
+            bytes: docs.iter().map(|d| d.bytes).sum(),
+            children,
+            children_start,
+        })
+    }
+
     /// Document `d`'s points between its root's children: offsets into its own events,
     /// after each child's close (the last is before the root's close), for cutting it
     /// into segments (`crate::dfa`); none for a document that is not one root element
@@ -260,9 +519,10 @@ impl EventBatch {
         self.doc_start.last().copied().unwrap_or(0) as usize
     }
     pub fn bytes_per_event(&self) -> u32 {
-        match self.events {
-            EventWords::Narrow(_) => 1,
-            EventWords::Wide(_) => 2,
+        if self.events.is_narrow() {
+            1
+        } else {
+            2
         }
     }
 }
@@ -355,5 +615,97 @@ mod tests {
         let w = EventBatch::encode(&[d], false);
         assert_eq!(w.events, EventWords::Wide(vec![3, 0, 0x8000, 0x8003]));
         assert!(Document::from_events(vec![Event::open(1), Event::close(2)], 0).is_none());
+    }
+
+    #[test]
+    fn a_batch_encoded_in_page_locked_memory_holds_what_an_ordinary_one_does() {
+        use crate::model::Event;
+        let (o, c) = (Event::open, Event::close);
+        let docs: Vec<Document> = [
+            vec![o(1), o(2), c(2), o(3), o(4), c(4), c(3), c(1)],
+            vec![o(300), c(300)],
+            // Not one root element: no points between its root's children.
+            vec![o(1), o(2), c(2), c(1), o(5), c(5)],
+            vec![o(1), o(6), c(6), o(2), c(2), o(2), c(2), c(1)],
+        ]
+        .into_iter()
+        .map(|e| Document::from_events(e, 7).expect("well nested"))
+        .collect();
+        let dev = Device::emulator();
+        for narrow in [true, false] {
+            let docs = if narrow { &docs[2..] } else { &docs[..] };
+            let heap = EventBatch::encode(docs, narrow);
+            let locked = EventBatch::encode_locked(docs, narrow, &dev).expect("emulator memory");
+            assert_eq!(
+                locked.events.as_slice(),
+                heap.events.as_slice(),
+                "narrow {narrow}"
+            );
+            assert_eq!(locked.events.is_narrow(), narrow);
+            assert_eq!(
+                (&locked.doc_start, &locked.depth, locked.bytes),
+                (&heap.doc_start, &heap.depth, heap.bytes)
+            );
+            assert_eq!(
+                (locked.children(), locked.children_start()),
+                (heap.children(), heap.children_start())
+            );
+            assert_eq!(locked.events.get(1), docs[0].events[1]);
+            // The block: the events, then the words the lean walk reads, as they lie.
+            let EventWords::Locked(l) = &locked.events else {
+                panic!("not in page-locked memory")
+            };
+            let (at, bytes) = (l.at(), l.bytes());
+            let words =
+                |a: usize, b: usize| -> Vec<u32> { bytemuck::cast_slice(&bytes[a..b]).to_vec() };
+            assert_eq!(&bytes[..at.event_bytes], heap.events.as_bytes());
+            assert_eq!(words(at.doc_start, at.children_start), heap.doc_start);
+            assert_eq!(words(at.children_start, at.children), heap.children_start());
+            assert_eq!(words(at.children, at.end), heap.children());
+            assert_eq!(at.end, bytes.len());
+        }
+    }
+
+    #[test]
+    fn a_pool_gives_a_dropped_batchs_block_to_the_next_which_holds_only_its_own_bytes() {
+        use crate::model::Event;
+        let (o, c) = (Event::open, Event::close);
+        let doc = |n: u16| {
+            let mut e = vec![o(1)];
+            for t in 0..n {
+                e.extend_from_slice(&[o(2 + t % 5), c(2 + t % 5)]);
+            }
+            e.push(c(1));
+            Document::from_events(e, 3).expect("well nested")
+        };
+        let (big, small) = (vec![doc(40), doc(7)], vec![doc(2)]);
+        let dev = Device::emulator();
+        let pool = LockedPool::default();
+        let first = EventBatch::encode_locked_in(&big, true, &dev, &pool).expect("emulator memory");
+        let at = |b: &EventBatch| match &b.events {
+            EventWords::Locked(l) => l.bytes().as_ptr(),
+            _ => panic!("not in page-locked memory"),
+        };
+        let block = at(&first);
+        let clone = first.clone();
+        drop(first);
+        assert_eq!(pool.free_blocks(), 0, "a clone still holds the block");
+        drop(clone);
+        assert_eq!(pool.free_blocks(), 1);
+        // A smaller batch in the same block (6 events: 2 bytes of padding after them):
+        // what an ordinary encoding holds, nothing of the batch before.
+        let second =
+            EventBatch::encode_locked_in(&small, true, &dev, &pool).expect("emulator memory");
+        assert_eq!(at(&second), block);
+        assert_eq!(pool.free_blocks(), 0);
+        let fresh = EventBatch::encode_locked(&small, true, &dev).expect("emulator memory");
+        assert_eq!(second, fresh);
+        assert_eq!(
+            second.events.as_slice(),
+            EventBatch::encode(&small, true).events.as_slice()
+        );
+        // A batch that outlives its pool frees its block.
+        drop(pool);
+        drop(second);
     }
 }

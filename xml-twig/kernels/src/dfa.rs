@@ -176,6 +176,10 @@ pub struct DfaParams<'a> {
     /// launch); then per document its first id and its count ([`HANDED_BACK`] for a
     /// document not filtered to its end); then the ids, each document's together.
     pub answers: DevPtrMut<'a, u32>,
+    /// 1: a query's bit is set in a row only when a load shows it unset (one load at
+    /// the L2 instead of one atomic where many units of a document report the same
+    /// queries); 0: always by an atomic OR. The answers are the same.
+    pub check_bits: u32,
 }
 
 /// [`compact_rows`]' count of a document that was not filtered to its end.
@@ -249,6 +253,9 @@ kernel! {
     pub fn walk_dfa(p: DfaParams<'static>) {
         let wpb = block_dim_x() / WARP_SIZE;
         let unit = block_idx_x() * wpb + warp_id();
+        if unit == 0 && lane_id() == 0 {
+            zero_answer_count(&p);
+        }
         if unit >= p.n_units {
             return;
         }
@@ -274,6 +281,9 @@ kernel! {
     /// Memory: as [`walk_dfa`]'s.
     pub fn walk_dfa_lanes(p: DfaParams<'static>) {
         let unit = block_idx_x() * block_dim_x() + thread_idx_x();
+        if unit == 0 {
+            zero_answer_count(&p);
+        }
         if unit >= p.n_units {
             return;
         }
@@ -928,6 +938,35 @@ impl LaneLevels {
     }
 }
 
+/// Zeroes [`compact_rows`]' count of ids, when it runs after the walk (`answers` not
+/// null): the walk's first thread does it, so that the host zeroes no output but the
+/// rows and the status. Nothing else of `answers` needs zeroing: every document's
+/// place and count is written, and the host reads the ids up to the count.
+///
+/// # Safety
+/// `answers` is null or holds at least one word; one thread of the launch calls it.
+#[inline(always)]
+unsafe fn zero_answer_count(p: &DfaParams<'static>) {
+    if p.answers.addr() != 0 {
+        p.answers.write(0, 0);
+    }
+}
+
+/// Sets bit `bit` of the row at `row` (atomically: units and lanes share its words),
+/// unless `check` and a load (at the L2, not a cached copy) shows it set already.
+///
+/// # Safety
+/// As [`set_bit`]'s.
+#[inline(always)]
+unsafe fn set_bit_once(row: *mut u32, bit: u32, check: bool) {
+    let w = row.add((bit / 32) as usize);
+    let m = 1 << (bit % 32);
+    if check && volatile_load_u32(w) & m != 0 {
+        return;
+    }
+    atomic_or(w, m);
+}
+
 /// Matches the queries of leaf bundle `bundle` in the document's `row` (lanes share
 /// them).
 ///
@@ -939,7 +978,7 @@ unsafe fn match_tops(p: &DfaParams<'static>, bundle: u32, row: *mut u32, lane: u
     let (ts, tn) = (p.bundles.read(b + 2), p.bundles.read(b + 3));
     let mut k = lane;
     while k < tn {
-        set_bit(row, p.tops.read((ts + k) as usize));
+        set_bit_once(row, p.tops.read((ts + k) as usize), p.check_bits != 0);
         k += WARP_SIZE;
     }
 }
@@ -1184,6 +1223,9 @@ unsafe fn walk_lane(p: &DfaParams<'static>, doc: u32, begin: u32, end: u32, segm
 }
 
 /// [`match_tops`] by one thread: every query of leaf bundle `bundle` set in `row`.
+/// With [`DfaParams::check_bits`], [`CHECK_ROUND`] queries at a time: their numbers
+/// loaded together, then their row words (issued back to back, so one round trip to
+/// the L2 a round, not one a query), then an atomic OR for each bit not yet set.
 ///
 /// # Safety
 /// As [`match_tops`]'s.
@@ -1191,10 +1233,39 @@ unsafe fn walk_lane(p: &DfaParams<'static>, doc: u32, begin: u32, end: u32, segm
 unsafe fn match_tops_one(p: &DfaParams<'static>, bundle: u32, row: *mut u32) {
     let b = bundle as usize * 4;
     let (ts, tn) = (p.bundles.read(b + 2), p.bundles.read(b + 3));
-    for k in 0..tn {
-        set_bit(row, p.tops.read((ts + k) as usize));
+    if p.check_bits == 0 {
+        for k in 0..tn {
+            set_bit(row, p.tops.read((ts + k) as usize));
+        }
+        return;
+    }
+    const R: usize = CHECK_ROUND as usize;
+    let mut k = 0;
+    while k < tn {
+        let mut q = [0u32; R];
+        let mut seen = [u32::MAX; R];
+        for (u, qu) in q.iter_mut().enumerate() {
+            if k + (u as u32) < tn {
+                *qu = p.tops.read((ts + k) as usize + u);
+            }
+        }
+        for (u, (su, &qu)) in seen.iter_mut().zip(&q).enumerate() {
+            if k + (u as u32) < tn {
+                *su = volatile_load_u32(row.add((qu / 32) as usize));
+            }
+        }
+        for (&su, &qu) in seen.iter().zip(&q) {
+            let m = 1 << (qu % 32);
+            if su & m == 0 {
+                atomic_or(row.add((qu / 32) as usize), m);
+            }
+        }
+        k += CHECK_ROUND;
     }
 }
+
+/// Queries of a leaf bundle [`match_tops_one`] checks per round.
+const CHECK_ROUND: u32 = 4;
 
 /// The walk of one unit by the calling warp ([`walk_dfa`]'s docs): [`dfa_unit`] without
 /// accumulators. Its events are `begin..end` of document `doc`; a `segment` steps only
