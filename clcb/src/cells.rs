@@ -75,7 +75,7 @@
 use crate::batch::EventBatch;
 use crate::engine::EngineError;
 use crate::layout::Tables;
-use crate::model::{Area, AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
+use crate::model::{Area, AreaUpdate, Event, Filter, ModelError, SubscriptionId, Subscriptions};
 use ccm::hash::{count_in_parts, FastMap};
 pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
@@ -399,6 +399,48 @@ pub struct CellIndex {
     /// Time each launch's kernels by the device's clock ([`CellTiming::device`]).
     device_clock: bool,
     timing: CellTiming,
+    /// Where the build's time went.
+    build: BuildTiming,
+}
+
+/// Where [`CellIndex::new`]'s time went, phase by phase (host clock; each phase on all
+/// cores where it pays).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BuildTiming {
+    /// Checking every filter.
+    pub check: Duration,
+    /// The paper's tables the index reads ([`Tables::build_filter_major`]): names' rows,
+    /// the constraints filter-major, their strings.
+    pub tables: Duration,
+    /// Each filter's key, names' signature and cell entry (names', `name = value`s' and
+    /// pairs' frequencies counted first).
+    pub keys: Duration,
+    /// The grid, and the (cell, key, filter) triples of every filter's cells, sorted.
+    pub triples: Duration,
+    /// The cells laid out from their runs of triples: the host mirror of the device
+    /// tables.
+    pub layout: Duration,
+    /// Allocating the device tables and copying them in, waited for.
+    pub upload: Duration,
+}
+
+impl BuildTiming {
+    /// The phases' sum.
+    pub fn total(&self) -> Duration {
+        self.check + self.tables + self.keys + self.triples + self.layout + self.upload
+    }
+}
+
+/// A stopwatch over consecutive phases.
+struct Laps(Instant);
+
+impl Laps {
+    /// Adds the time since the last lap to `d`.
+    fn lap(&mut self, d: &mut Duration) {
+        let now = Instant::now();
+        *d += now - self.0;
+        self.0 = now;
+    }
 }
 
 /// Where [`CellIndex::match_event_batch_into`]'s time went, summed over its calls since
@@ -425,6 +467,10 @@ pub struct CellTiming {
     /// Collecting each launch's answers: waiting for its kernels, reading its two
     /// counts, recording its area (no copy), sorting the spilled pairs if any.
     pub answers: Duration,
+    /// Of `answers`: grouping the spilled (event, subscription) pairs by event and
+    /// sorting each event's ([`clcb_kernels::cells::CELLS_SORT_WORDS`] or more matches)
+    /// on all cores.
+    pub spilled: Duration,
     /// Time the driving thread spent, its launch collected, on the next launch's
     /// staging (helping with it, or waiting for its last parts): the staging the
     /// device's work did not hide.
@@ -452,6 +498,25 @@ fn upload<T: bytemuck::Pod>(dev: &Device, v: &[T]) -> Result<Buffer<T>, EngineEr
     } else {
         dev.upload(v)?
     })
+}
+
+/// A device buffer of `v.len()` records (at least one) holding `v[..used]`: the rest,
+/// room the host has not filled, is not copied.
+fn upload_used<T: bytemuck::Pod>(
+    dev: &Device,
+    v: &[T],
+    used: usize,
+) -> Result<Buffer<T>, EngineError> {
+    let mut b = dev.alloc(v.len().max(1))?;
+    dev.write(&mut b, 0, &v[..used.min(v.len())])?;
+    Ok(b)
+}
+
+/// `n` zeroed records, written on all cores.
+fn zeroed<T: bytemuck::Zeroable + Clone + Send>(n: usize) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    v.par_extend(rayon::iter::repeat_n(T::zeroed(), n));
+    v
 }
 
 /// Room for `n` records and some more, in whole powers of two.
@@ -593,8 +658,8 @@ impl Mirror {
         };
         let dir_total: usize = m.dir_cap.iter().map(|&c| c as usize).sum();
         let ent_total: usize = m.ent_cap.iter().map(|&c| c as usize).sum();
-        m.dir = vec![DirSlot::default(); dir_total + dir_total / 8 + 1024];
-        m.entries = vec![CellEntry::default(); ent_total + ent_total / 8 + 4096];
+        m.dir = zeroed(dir_total + dir_total / 8 + 1024);
+        m.entries = zeroed(ent_total + ent_total / 8 + 4096);
         m.dir_used = dir_total;
         m.ent_used = ent_total;
         // Parts of consecutive cells, each with its run of the directory and entries.
@@ -674,10 +739,6 @@ impl Mirror {
     }
 }
 
-/// A filter's key, area and cell entry, the rows its key marks (row, flag; flag 0:
-/// none) and its names' signature, as the cell index's build finds them on all cores.
-type Keyed = (u32, Area, CellEntry, [(u32, u32); 2], [u32; 3]);
-
 impl CellIndex {
     /// Builds the cell index of `subs` at their current areas on `dev` (see the module's
     /// docs for what it holds) and uploads it.
@@ -726,10 +787,20 @@ impl CellIndex {
         if n >= RECT as usize || subs.len() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(n.max(subs.len())));
         }
-        for (_, _, f) in subs.filters() {
+        let mut timing = BuildTiming::default();
+        let mut laps = Laps(Instant::now());
+        // The first filter that is not valid, on all cores.
+        let filters: Vec<&Filter> = subs
+            .as_slice()
+            .par_iter()
+            .flat_map_iter(|s| &s.filters)
+            .collect();
+        if let Some(f) = filters.par_iter().find_first(|f| f.validate().is_err()) {
             f.validate()?;
         }
-        let tables = Tables::build(subs);
+        laps.lap(&mut timing.check);
+        let tables = Tables::build_filter_major(subs);
+        laps.lap(&mut timing.tables);
         if tables.fcons.len() >= u32::MAX as usize || tables.cstrings.len() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(tables.fcons.len()));
         }
@@ -789,9 +860,12 @@ impl CellIndex {
         let pair_freq: FastMap<(u32, u32), u32> = count_in_parts(&filter_rows, |rs| {
             (!rs.is_empty()).then(|| pair_of(rs)).into_iter()
         });
-        // Each filter's key and entry (on all cores), and the rows its key marks.
-        let filter_area: Vec<Area> = subs.filters().map(|(_, _, f)| f.area).collect();
-        let keyed: Vec<Keyed> = filter_rows
+        // Each filter's key and the rows it marks, its signature and its entry, each
+        // column on all cores, straight into its place.
+        let area: Vec<Area> = filters.par_iter().map(|f| f.area).collect();
+        drop(filters);
+        let (mut key, mut marks) = (Vec::new(), Vec::new());
+        filter_rows
             .par_iter()
             .enumerate()
             .map(|(f, rs)| {
@@ -800,7 +874,7 @@ impl CellIndex {
                     .filter_map(str_eq)
                     .map(|(r, v)| (eq_freq[&(r, v)], r, v))
                     .min();
-                let (k, marks) = match rarest_eq {
+                match rarest_eq {
                     Some((freq, r, v)) if freq <= pair_freq[&pair_of(rs)] => {
                         (eq_key(r, v), [(r, ROW_EQ), (r, ROW_EQ)])
                     }
@@ -809,41 +883,57 @@ impl CellIndex {
                         let (a, b) = pair_of(rs);
                         (pair_key(a, b), [(a, ROW_PAIR), (b, ROW_PAIR)])
                     }
-                };
+                }
+            })
+            .unzip_into_vecs(&mut key, &mut marks);
+        let sigs: Vec<[u32; 3]> = filter_rows
+            .par_iter()
+            .map(|rs| {
                 let mut sig = [0u32; 3];
                 for &r in rs {
                     let (w, bit) = sig_bit(r);
                     sig[w] |= bit;
                 }
-                let implied = if cons(f).is_empty() { IMPLIED } else { 0 };
-                let area = filter_area[f];
-                let entry = entry(f as u32 | implied, tables.filter_sub[f], &area, sig);
-                (k, area, entry, marks, sig)
+                sig
             })
             .collect();
         drop(filter_rows);
-        let mut row_flags = vec![0u32; rows];
-        let mut key = Vec::with_capacity(n);
-        let mut area = Vec::with_capacity(n);
-        let mut proto = Vec::with_capacity(n);
-        let mut sigs = Vec::with_capacity(n);
-        for (k, a, entry, marks, sig) in keyed {
-            // (A key of no rows marks none: flag 0.)
-            for (r, flag) in marks.into_iter().filter(|m| m.1 != 0) {
-                row_flags[r as usize] |= flag;
-            }
-            key.push(k);
-            area.push(a);
-            sigs.push(sig);
-            proto.push(entry);
-        }
+        let proto: Vec<CellEntry> = (0..n)
+            .into_par_iter()
+            .map(|f| {
+                let implied = if cons(f).is_empty() { IMPLIED } else { 0 };
+                entry(f as u32 | implied, tables.filter_sub[f], &area[f], sigs[f])
+            })
+            .collect();
+        // The rows the keys mark (a key of no rows marks none: flag 0), per thread and
+        // then joined.
+        let row_flags = marks
+            .par_iter()
+            .fold(
+                || vec![0u32; rows],
+                |mut acc, m: &[(u32, u32); 2]| {
+                    for &(r, flag) in m.iter().filter(|m| m.1 != 0) {
+                        acc[r as usize] |= flag;
+                    }
+                    acc
+                },
+            )
+            .reduce(
+                || vec![0u32; rows],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x |= y);
+                    a
+                },
+            );
+        drop(marks);
+        laps.lap(&mut timing.keys);
         let geo = geometry(&area);
         let has_rects = area.iter().any(Area::is_rect);
-        let mirror = Self::cells(&geo, &key, &proto, &area);
+        let mirror = Self::cells(&geo, &key, &proto, &area, (&mut laps, &mut timing));
         let d = DevTables {
             heads: upload(&dev, &mirror.heads)?,
-            dir: upload(&dev, &mirror.dir)?,
-            entries: upload(&dev, &mirror.entries)?,
+            dir: upload_used(&dev, &mirror.dir, mirror.dir_used)?,
+            entries: upload_used(&dev, &mirror.entries, mirror.ent_used)?,
         };
         let ix = CellIndex {
             fcons: upload(&dev, &tables.fcons)?,
@@ -870,15 +960,29 @@ impl CellIndex {
                 batch_events: opts.batch_events.clamp(1, 1 << 20),
             },
             dev,
+            build: timing,
         };
         ix.dev.synchronize()?;
+        let mut ix = ix;
+        laps.lap(&mut ix.build.upload);
         Ok(ix)
+    }
+
+    /// Where [`CellIndex::new`]'s time went.
+    pub fn build_timing(&self) -> BuildTiming {
+        self.build
     }
 
     /// The cells of the filters at their entries' circles, on all cores: the (cell, key,
     /// filter) triples of every filter's cells sorted, then each cell laid out from its
     /// run of them (sorted by key, then filter), with room.
-    fn cells(geo: &CellGeometry, key: &[u32], proto: &[CellEntry], area: &[Area]) -> Mirror {
+    fn cells(
+        geo: &CellGeometry,
+        key: &[u32],
+        proto: &[CellEntry],
+        area: &[Area],
+        (laps, timing): (&mut Laps, &mut BuildTiming),
+    ) -> Mirror {
         let n_cells = (geo.nx * geo.ny) as usize;
         let mut triples: Vec<(u64, u32)> = (0..proto.len())
             .into_par_iter()
@@ -888,20 +992,21 @@ impl CellIndex {
             })
             .collect();
         triples.par_sort_unstable();
-        // Where each cell's run begins (a count per cell, then a running sum).
-        let mut bounds = vec![0usize; n_cells + 1];
-        for t in &triples {
-            bounds[(t.0 >> 32) as usize + 1] += 1;
-        }
-        for c in 0..n_cells {
-            bounds[c + 1] += bounds[c];
-        }
+        // Where each cell's run begins (a binary search per cell, on all cores).
+        let bounds: Vec<usize> = (0..n_cells + 1)
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|c| triples.partition_point(|t| t.0 >> 32 < c as u64))
+            .collect();
+        laps.lap(&mut timing.triples);
         let triples = &triples;
-        Mirror::lay_out(n_cells, |c| {
+        let m = Mirror::lay_out(n_cells, |c| {
             triples[bounds[c]..bounds[c + 1]]
                 .iter()
                 .map(|&(ck, f)| (ck as u32, proto[f as usize]))
-        })
+        });
+        laps.lap(&mut timing.layout);
+        m
     }
 
     /// Sets the most events per launch ([`CellOptions::batch_events`]) of the next
@@ -1521,7 +1626,9 @@ impl CellIndex {
         answers.launches.push((first, m, f.area));
         if spilled > 0 {
             let s = self.pipe.slots[f.slot].as_ref().expect("a launch's slot");
-            answers.add_spilled(first, &s.spill.as_slice()[..2 * spilled]);
+            let t = Instant::now();
+            answers.add_spilled(first, m, &s.spill.as_slice()[..2 * spilled]);
+            self.timing.spilled += t.elapsed();
         }
         answers.events += m;
         answers.total += words;
@@ -1683,7 +1790,11 @@ pub struct CellAnswers {
     used: usize,
     /// The spilled events' answers: (event, first, count) in `spilled_subs`, by event.
     spilled: Vec<(usize, usize, usize)>,
+    /// Each launch's spilled pairs' subscriptions grouped by event, each event's run
+    /// sorted and deduplicated in place (its duplicates left behind it, unused); words
+    /// past `spilled_used` are room kept from batch to batch (never zeroed again).
     spilled_subs: Vec<u32>,
+    spilled_used: usize,
     events: usize,
     total: usize,
 }
@@ -1744,7 +1855,7 @@ impl CellAnswers {
         self.launches.clear();
         self.used = 0;
         self.spilled.clear();
-        self.spilled_subs.clear();
+        self.spilled_used = 0;
         self.events = 0;
         self.total = 0;
     }
@@ -1765,29 +1876,95 @@ impl CellAnswers {
         Ok(i)
     }
 
-    /// Adds the answers of the spilled events of a launch whose first event is `first`:
-    /// its (event, subscription) `pairs` sorted on all cores, once each.
-    fn add_spilled(&mut self, first: usize, pairs: &[u32]) {
-        let mut keyed: Vec<u64> = pairs
-            .par_chunks_exact(2)
-            .map(|p| (p[0] as u64) << 32 | p[1] as u64)
-            .collect();
-        keyed.par_sort_unstable();
-        keyed.dedup();
-        let mut k = 0;
-        while k < keyed.len() {
-            let e = keyed[k] >> 32;
-            let at = self.spilled_subs.len();
-            while k < keyed.len() && keyed[k] >> 32 == e {
-                self.spilled_subs.push(keyed[k] as u32);
-                k += 1;
+    /// Adds the answers of the spilled events of a launch of `m` events whose first
+    /// event is `first`, from its (event, subscription) `pairs`, on all cores: the
+    /// pairs counted per event, each subscription written into its event's run (a
+    /// counting sort by event, each event's run at its running sum), then each run
+    /// sorted and deduplicated on its own. No pair is sorted against another event's,
+    /// and the runs lie where they were grouped: nothing is copied again.
+    fn add_spilled(&mut self, first: usize, m: usize, pairs: &[u32]) {
+        use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+        const PART: usize = 1 << 14;
+        let count: Vec<AtomicU32> = (0..m).map(|_| AtomicU32::new(0)).collect();
+        pairs.par_chunks(2 * PART).for_each(|part| {
+            for p in part.chunks_exact(2) {
+                // (The device writes events of the launch only: others are dropped.)
+                if let Some(c) = count.get(p[0] as usize) {
+                    c.fetch_add(1, Relaxed);
+                }
             }
-            let n = self.spilled_subs.len() - at;
-            self.spilled.push((first + e as usize, at, n));
-            self.total += n;
+        });
+        // Each event's run in the room after the runs so far.
+        let base = self.spilled_used;
+        let mut at = base;
+        let cursor: Vec<AtomicU32> = count
+            .iter()
+            .map(|c| {
+                let here = at;
+                at += c.load(Relaxed) as usize;
+                AtomicU32::new((here - base) as u32)
+            })
+            .collect();
+        let total = at - base;
+        if self.spilled_subs.len() < at {
+            self.spilled_subs.resize(at, 0);
         }
+        let room = &mut self.spilled_subs[base..at];
+        let out = SharedWords(room.as_mut_ptr());
+        pairs.par_chunks(2 * PART).for_each(|part| {
+            let out = &out;
+            for p in part.chunks_exact(2) {
+                if let Some(c) = cursor.get(p[0] as usize) {
+                    let i = c.fetch_add(1, Relaxed) as usize;
+                    assert!(i < total);
+                    // SAFETY: `i < total`, inside `room`, which nothing else touches
+                    // during this loop; each `fetch_add` hands out its place once, and
+                    // an event's places stop short of the next event's run (its count
+                    // of pairs, counted above from the same pairs).
+                    unsafe { out.0.add(i).write(p[1]) };
+                }
+            }
+        });
+        // Each event's run sorted and deduplicated, runs in parallel.
+        let mut runs = Vec::new();
+        let mut rest = room;
+        for (e, c) in count.iter().enumerate() {
+            let (run, r) = rest.split_at_mut(c.load(Relaxed) as usize);
+            rest = r;
+            if !run.is_empty() {
+                runs.push((e, run));
+            }
+        }
+        let kept: Vec<(usize, usize)> = runs
+            .into_par_iter()
+            .map(|(e, run)| {
+                run.sort_unstable();
+                let mut n = 0;
+                for i in 0..run.len() {
+                    if n == 0 || run[i] != run[n - 1] {
+                        run[n] = run[i];
+                        n += 1;
+                    }
+                }
+                (e, n)
+            })
+            .collect();
+        let mut at = base;
+        for (e, n) in kept {
+            self.spilled.push((first + e, at, n));
+            self.total += n;
+            at += count[e].load(Relaxed) as usize;
+        }
+        self.spilled_used = base + total;
     }
 }
+
+/// A pointer into a run of words that [`CellAnswers::add_spilled`]'s threads write at
+/// distinct places.
+struct SharedWords(*mut u32);
+
+// SAFETY: the threads sharing it write distinct words (see `CellAnswers::add_spilled`).
+unsafe impl Sync for SharedWords {}
 
 #[cfg(test)]
 mod tests {
@@ -1956,6 +2133,31 @@ mod tests {
                 g.mirror,
                 sequential_cells(&g.geo, &g.key, &g.proto, &g.area)
             );
+            // Every other table as one thread builds it (each filter's key, entry and
+            // signature, the rows the keys mark, the grid), and the device's copies.
+            let one = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap();
+            let s = one
+                .install(|| {
+                    CellIndex::new(Device::emulator(), &subs, CellOptions { batch_events: 64 })
+                })
+                .unwrap();
+            assert_eq!((&g.key, &g.proto, &g.sig), (&s.key, &s.proto, &s.sig));
+            assert_eq!((&g.area, &g.row_flags), (&s.area, &s.row_flags));
+            assert_eq!((g.geo, g.has_rects), (s.geo, s.has_rects));
+            assert_eq!(g.mirror, s.mirror);
+            let dev = &g.dev;
+            assert_eq!(dev.read(&g.d.heads).unwrap(), g.mirror.heads);
+            let (dir, entries) = (dev.read(&g.d.dir).unwrap(), dev.read(&g.d.entries).unwrap());
+            assert_eq!(dir[..g.mirror.dir_used], g.mirror.dir[..g.mirror.dir_used]);
+            assert_eq!(
+                entries[..g.mirror.ent_used],
+                g.mirror.entries[..g.mirror.ent_used]
+            );
+            assert_eq!(dev.read(&g.fcons).unwrap(), g.tables.fcons);
+            assert_eq!(dev.read(&g.d_row_flags).unwrap(), g.row_flags);
         }
     }
 
@@ -2043,6 +2245,70 @@ mod tests {
         assert_eq!(ids(&got[3]), (10_000..10_000 + big).collect::<Vec<_>>());
         // Words of runs (the duplicates dropped) and spilled pairs (duplicates kept).
         assert_eq!(g.take_timing().pairs, 200 + 2 * big as u64 + big as u64);
+    }
+
+    /// Several events of one launch spill, between events that do not: each gets its
+    /// own subscriptions, sorted and once each; answering again into the same answers
+    /// (their room kept, not cleared) gives the same.
+    #[test]
+    fn several_spilled_events_of_a_launch_each_get_their_own_answers() {
+        use clcb_kernels::cells::CELLS_SORT_WORDS;
+        let around = |n: u32, first: u32, x: f64| {
+            (0..n).map(move |i| {
+                sub(
+                    first + i,
+                    vec![
+                        (vec![eq("k", "v")], (x, 0.0, 1.0)),
+                        (vec![], (x + 0.1, 0.0, 1.0)),
+                    ],
+                )
+            })
+        };
+        let (a, b) = (CELLS_SORT_WORDS / 2 + 30, CELLS_SORT_WORDS / 2 + 70);
+        let subs = Subscriptions::new(
+            around(a, 0, 0.0)
+                .chain(around(b, 10_000, 100.0))
+                .chain(around(3, 50_000, 50.0)),
+        );
+        let mut g =
+            CellIndex::new(Device::emulator(), &subs, CellOptions { batch_events: 8 }).unwrap();
+        let kv = [("k", Value::Str("v".into()))];
+        let (at_a, at_b, small) = (
+            event(0.05, 0.0, &kv),
+            event(100.05, 0.0, &kv),
+            event(50.0, 0.0, &kv),
+        );
+        let want_a: Vec<u32> = (0..a).collect();
+        let want_b: Vec<u32> = (10_000..10_000 + b).collect();
+        let want_small: Vec<u32> = (50_000..50_003).collect();
+        let mut answers = CellAnswers::default();
+        for events in [
+            vec![
+                at_a.clone(),
+                small.clone(),
+                at_b.clone(),
+                at_a.clone(),
+                at_b.clone(),
+                small.clone(),
+            ],
+            vec![at_b.clone(), at_b.clone(), small.clone(), at_a.clone()],
+        ] {
+            g.match_batch_into(&events, &mut answers).unwrap();
+            assert_eq!(answers.len(), events.len());
+            for (i, e) in events.iter().enumerate() {
+                let ids: Vec<u32> = answers
+                    .get(i)
+                    .iter()
+                    .map(|&s| g.ids[s as usize].0)
+                    .collect();
+                let want = match e.loc.x as i32 {
+                    0 => &want_a,
+                    100 => &want_b,
+                    _ => &want_small,
+                };
+                assert_eq!(&ids, want, "event {i}");
+            }
+        }
     }
 
     /// A call whose batch has the last call's dictionaries uploads none (and answers
