@@ -516,15 +516,8 @@ fn cells(
     area: &[Area],
     entry: impl Fn(usize) -> Entry + Sync,
 ) -> Vec<Cell> {
-    let mut triples: Vec<(u64, u32)> = (0..area.len())
-        .into_par_iter()
-        .flat_map_iter(|f| {
-            geo.cells_of(&area[f])
-                .map(move |c| ((c as u64) << 32 | u64::from(key[f]), f as u32))
-        })
-        .collect();
-    triples.par_sort_unstable();
-    let bounds = runs(&triples, geo.len());
+    let triples = clcb::cells::sorted_triples(key, |f| clcb::cells::cells_of(&geo.0, &area[f]));
+    let bounds = clcb::cells::cell_runs(&triples, geo.len());
     let triples = &triples;
     (0..geo.len())
         .into_par_iter()
@@ -535,17 +528,6 @@ fn cells(
                 .collect();
             Cell::from_sorted(&items)
         })
-        .collect()
-}
-
-/// Where each cell's run of `triples` (sorted, the cell in the high 32 bits) begins, then
-/// their end: `cells + 1` entries.
-/// On all cores: a binary search per cell.
-fn runs(triples: &[(u64, u32)], cells: usize) -> Vec<usize> {
-    (0..cells + 1)
-        .into_par_iter()
-        .with_min_len(1024)
-        .map(|c| triples.partition_point(|t| t.0 >> 32 < c as u64))
         .collect()
 }
 

@@ -577,6 +577,59 @@ pub fn cells_of(geo: &CellGeometry, a: &Area) -> impl Iterator<Item = u32> {
     (y_lo..=y_hi).flat_map(move |cy| (x_lo..=x_hi).map(move |cx| cy * nx + cx))
 }
 
+/// Filters per part of [`sorted_triples`].
+const TRIPLE_PART: usize = 4096;
+
+/// The (cell, key, filter) triples of filters `0..key.len()` (filter `f` in each of
+/// `cells(f)`, under its key `key[f]`; the cell in the high 32 bits of the first word),
+/// sorted, on all cores: each filter's cells counted first, so that parts of consecutive
+/// filters write their own runs of one table (no gathering copy), then sorted in
+/// parallel. The cell index's build and the CPU grid's make their cells from them.
+pub fn sorted_triples<I: Iterator<Item = u32>>(
+    key: &[u32],
+    cells: impl Fn(usize) -> I + Sync,
+) -> Vec<(u64, u32)> {
+    let n = key.len();
+    let counts: Vec<usize> = (0..n)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|f| cells(f).count())
+        .collect();
+    let part_len: Vec<usize> = counts
+        .par_chunks(TRIPLE_PART)
+        .map(|c| c.iter().sum())
+        .collect();
+    let mut triples: Vec<(u64, u32)> = zeroed(part_len.iter().sum());
+    let mut runs = Vec::with_capacity(part_len.len());
+    let mut rest = &mut triples[..];
+    for (p, &len) in part_len.iter().enumerate() {
+        let (run, r) = rest.split_at_mut(len);
+        runs.push((p * TRIPLE_PART, run));
+        rest = r;
+    }
+    runs.into_par_iter().for_each(|(first, run)| {
+        let filters = first..(first + TRIPLE_PART).min(n);
+        let all = filters.flat_map(|f| {
+            cells(f).map(move |c| (u64::from(c) << 32 | u64::from(key[f]), f as u32))
+        });
+        for (slot, t) in run.iter_mut().zip(all) {
+            *slot = t;
+        }
+    });
+    triples.par_sort_unstable();
+    triples
+}
+
+/// Where each cell's run of `triples` (sorted, the cell in the high 32 bits) begins,
+/// then their end: `cells + 1` places, a binary search each, on all cores.
+pub fn cell_runs(triples: &[(u64, u32)], cells: usize) -> Vec<usize> {
+    (0..cells + 1)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|c| triples.partition_point(|t| t.0 >> 32 < c as u64))
+        .collect()
+}
+
 /// Changes (overflow entries and tombstones) a cell takes, beyond a thirty-second of
 /// its sorted entries, before it is laid out again. Small, so that the many small cells
 /// of a fine grid keep little room (a cell of `main` entries keeps `CHURN + 2 + main /
@@ -984,20 +1037,8 @@ impl CellIndex {
         (laps, timing): (&mut Laps, &mut BuildTiming),
     ) -> Mirror {
         let n_cells = (geo.nx * geo.ny) as usize;
-        let mut triples: Vec<(u64, u32)> = (0..proto.len())
-            .into_par_iter()
-            .flat_map_iter(|f| {
-                cells_of(geo, &area[f])
-                    .map(move |c| (u64::from(c) << 32 | u64::from(key[f]), f as u32))
-            })
-            .collect();
-        triples.par_sort_unstable();
-        // Where each cell's run begins (a binary search per cell, on all cores).
-        let bounds: Vec<usize> = (0..n_cells + 1)
-            .into_par_iter()
-            .with_min_len(1024)
-            .map(|c| triples.partition_point(|t| t.0 >> 32 < c as u64))
-            .collect();
+        let triples = sorted_triples(key, |f| cells_of(geo, &area[f]));
+        let bounds = cell_runs(&triples, n_cells);
         laps.lap(&mut timing.triples);
         let triples = &triples;
         let m = Mirror::lay_out(n_cells, |c| {
