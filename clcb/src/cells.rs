@@ -19,13 +19,18 @@
 //!   signature from its 32-byte entry, then its constraints. A rectangle is filed in the
 //!   cells of its own extent and tested by its four comparisons (its entry holds both
 //!   corners and the signature folded to 64 bits, [`clcb_kernels::cells::CellEntry`]).
-//! - **Built on the host**, once, on all cores (the (cell, key, filter) triples of every
-//!   filter's cells sorted in parallel, then the cells laid out in parts of consecutive
-//!   cells, each into its own run of the tables: the layout a pass in cell order makes,
-//!   `the_cells_built_on_all_cores_are_the_sequential_builds`): the layout needs
-//!   the filters' name frequencies and the host keeps a mirror of the device tables to
+//! - **Built on the host**, once, on all cores, every phase ([`BuildTiming`]): the
+//!   filters checked; the paper's tables the index reads, filter-major only
+//!   ([`Tables::build_filter_major`], written in place by parts of filters); each
+//!   filter's key, signature and entry, one column at a time; the (cell, key, filter)
+//!   triples of every filter's cells written in place by parts of filters and sorted in
+//!   parallel ([`sorted_triples`]); then the cells laid out in parts of consecutive
+//!   cells, each into its own run of the tables (zeroed on all cores): the layout a pass
+//!   in cell order makes, and what one thread builds
+//!   (`the_cells_built_on_all_cores_are_the_sequential_builds`). The layout needs the
+//!   filters' name frequencies and the host keeps a mirror of the device tables to
 //!   apply moves, so building it there costs nothing extra; uploading it is one copy
-//!   per table.
+//!   per table (the tables' room at their end, which only moves fill, is not copied).
 //! - **Area moves** (Fig. 5), as the CPU grid index does them: a move tombstones the
 //!   filter's entries in its old cells and appends it to the *overflow* of each new
 //!   cell (room kept after each cell's sorted entries; every event of the cell scans
@@ -58,7 +63,8 @@
 //!   caller's [`CellAnswers`] (page-locked, mapped into the device): the answers stay
 //!   where the device wrote them, nothing is copied or decoded on the host (an event
 //!   of more than [`clcb_kernels::cells::CELLS_SORT_WORDS`] matches writes (event,
-//!   subscription) pairs instead, which the host sorts);
+//!   subscription) pairs instead, which the host groups by event with a counting sort
+//!   and sorts event by event, on all cores, in room kept from batch to batch);
 //!   [`clcb_kernels::cells::cells_counts()`] hands the launch's two counts to the host.
 //!   While the device runs launch `k`, the host collects launch `k - 1` (waits for
 //!   it, reads its counts) and copies launch `k + 1`'s columns. (Before, the host laid
