@@ -516,8 +516,8 @@ fn cells(
     area: &[Area],
     entry: impl Fn(usize) -> Entry + Sync,
 ) -> Vec<Cell> {
-    let triples = clcb::cells::sorted_triples(key, |f| clcb::cells::cells_of(&geo.0, &area[f]));
-    let bounds = clcb::cells::cell_runs(&triples, geo.len());
+    let (triples, bounds) =
+        clcb::cells::sorted_triples(key, geo.len(), |f| clcb::cells::cells_of(&geo.0, &area[f]));
     let triples = &triples;
     (0..geo.len())
         .into_par_iter()

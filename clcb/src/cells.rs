@@ -586,45 +586,137 @@ pub fn cells_of(geo: &CellGeometry, a: &Area) -> impl Iterator<Item = u32> {
 /// Filters per part of [`sorted_triples`].
 const TRIPLE_PART: usize = 4096;
 
+/// Most counters (cells times parts of filters) of [`sorted_triples`]' counting sort by
+/// cell; a finer grid is sorted whole.
+const CELL_COUNTERS: usize = 1 << 22;
+
 /// The (cell, key, filter) triples of filters `0..key.len()` (filter `f` in each of
-/// `cells(f)`, under its key `key[f]`; the cell in the high 32 bits of the first word),
-/// sorted, on all cores: each filter's cells counted first, so that parts of consecutive
-/// filters write their own runs of one table (no gathering copy), then sorted in
-/// parallel. The cell index's build and the CPU grid's make their cells from them.
+/// `cells(f)`, under its key `key[f]`; the cell in the high 32 bits of the first word)
+/// in `n_cells` cells, sorted, and where each cell's run begins (then their end), on all
+/// cores. The cell index's build and the CPU grid's make their cells from them.
+///
+/// A counting sort by cell: each part of consecutive filters counts its triples per
+/// cell, then writes each at its place (the parts' counts summed in cell order, then
+/// in part order: a cell's triples in filter order), then each cell's run is sorted on
+/// its own (by key, then filter). A grid of more cells than the counters allow: the
+/// triples written in place by parts of filters (each filter's cells counted first),
+/// sorted whole in parallel, and each run found by binary search.
 pub fn sorted_triples<I: Iterator<Item = u32>>(
     key: &[u32],
+    n_cells: usize,
     cells: impl Fn(usize) -> I + Sync,
-) -> Vec<(u64, u32)> {
+) -> (Vec<(u64, u32)>, Vec<usize>) {
+    sorted_triples_with(key, n_cells, cells, CELL_COUNTERS)
+}
+
+fn sorted_triples_with<I: Iterator<Item = u32>>(
+    key: &[u32],
+    n_cells: usize,
+    cells: impl Fn(usize) -> I + Sync,
+    counters: usize,
+) -> (Vec<(u64, u32)>, Vec<usize>) {
     let n = key.len();
-    let counts: Vec<usize> = (0..n)
+    let part = TRIPLE_PART.max(n.div_ceil(4 * rayon::current_num_threads().max(1)));
+    let parts = n.div_ceil(part);
+    let triple = |f: usize, c: u32| (u64::from(c) << 32 | u64::from(key[f]), f as u32);
+    if n_cells.saturating_mul(parts) > counters {
+        let counts: Vec<usize> = (0..n)
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|f| cells(f).count())
+            .collect();
+        let part_len: Vec<usize> = counts.par_chunks(part).map(|c| c.iter().sum()).collect();
+        let mut triples: Vec<(u64, u32)> = zeroed(part_len.iter().sum());
+        let mut runs = Vec::with_capacity(parts);
+        let mut rest = &mut triples[..];
+        for (p, &len) in part_len.iter().enumerate() {
+            let (run, r) = rest.split_at_mut(len);
+            runs.push((p * part, run));
+            rest = r;
+        }
+        runs.into_par_iter().for_each(|(first, run)| {
+            let all =
+                (first..(first + part).min(n)).flat_map(|f| cells(f).map(move |c| triple(f, c)));
+            for (slot, t) in run.iter_mut().zip(all) {
+                *slot = t;
+            }
+        });
+        triples.par_sort_unstable();
+        let bounds = cell_runs(&triples, n_cells);
+        return (triples, bounds);
+    }
+    // Per part, its triples per cell.
+    let hist: Vec<Vec<u32>> = (0..parts)
         .into_par_iter()
-        .with_min_len(1024)
-        .map(|f| cells(f).count())
+        .map(|p| {
+            let mut h = vec![0u32; n_cells];
+            for f in p * part..((p + 1) * part).min(n) {
+                for c in cells(f) {
+                    h[c as usize] += 1;
+                }
+            }
+            h
+        })
         .collect();
-    let part_len: Vec<usize> = counts
-        .par_chunks(TRIPLE_PART)
-        .map(|c| c.iter().sum())
-        .collect();
-    let mut triples: Vec<(u64, u32)> = zeroed(part_len.iter().sum());
-    let mut runs = Vec::with_capacity(part_len.len());
+    // Each cell's start, and each part's place in each cell (cell order, then part).
+    let mut bounds = Vec::with_capacity(n_cells + 1);
+    let mut places: Vec<Vec<u32>> = vec![vec![0u32; n_cells]; parts];
+    let mut at = 0usize;
+    for c in 0..n_cells {
+        bounds.push(at);
+        for (h, pl) in hist.iter().zip(&mut places) {
+            pl[c] = at as u32;
+            at += h[c] as usize;
+        }
+    }
+    bounds.push(at);
+    drop(hist);
+    let total = at;
+    assert!(total < u32::MAX as usize, "triples fit their 32-bit places");
+    let mut triples: Vec<(u64, u32)> = zeroed(total);
+    let out = SharedTriples(triples.as_mut_ptr());
+    places
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(p, mut place)| {
+            let out = &out;
+            for f in p * part..((p + 1) * part).min(n) {
+                for c in cells(f) {
+                    let i = place[c as usize] as usize;
+                    place[c as usize] += 1;
+                    assert!(i < total);
+                    // SAFETY: `i < total`, inside `triples`, which nothing else touches
+                    // during this loop; part `p`'s places in cell `c` are its own run of
+                    // its count of them there (counted above from the same `cells`), after
+                    // the earlier parts' runs and before the later ones'.
+                    unsafe { out.0.add(i).write(triple(f, c)) };
+                }
+            }
+        });
+    // Each cell's run, in filter order, sorted by key then filter; a large run (a
+    // dense cell of the Zipf space) sorted on all cores itself.
+    let mut runs = Vec::with_capacity(n_cells);
     let mut rest = &mut triples[..];
-    for (p, &len) in part_len.iter().enumerate() {
-        let (run, r) = rest.split_at_mut(len);
-        runs.push((p * TRIPLE_PART, run));
+    for c in 0..n_cells {
+        let (run, r) = rest.split_at_mut(bounds[c + 1] - bounds[c]);
+        runs.push(run);
         rest = r;
     }
-    runs.into_par_iter().for_each(|(first, run)| {
-        let filters = first..(first + TRIPLE_PART).min(n);
-        let all = filters.flat_map(|f| {
-            cells(f).map(move |c| (u64::from(c) << 32 | u64::from(key[f]), f as u32))
-        });
-        for (slot, t) in run.iter_mut().zip(all) {
-            *slot = t;
+    runs.into_par_iter().for_each(|run| {
+        if run.len() > 1 << 16 {
+            run.par_sort_unstable();
+        } else {
+            run.sort_unstable();
         }
     });
-    triples.par_sort_unstable();
-    triples
+    (triples, bounds)
 }
+
+/// A pointer into the triples that [`sorted_triples`]' parts write at disjoint places.
+struct SharedTriples(*mut (u64, u32));
+
+// SAFETY: the threads sharing it write disjoint elements (see `sorted_triples_with`).
+unsafe impl Sync for SharedTriples {}
 
 /// Where each cell's run of `triples` (sorted, the cell in the high 32 bits) begins,
 /// then their end: `cells + 1` places, a binary search each, on all cores.
@@ -1043,8 +1135,7 @@ impl CellIndex {
         (laps, timing): (&mut Laps, &mut BuildTiming),
     ) -> Mirror {
         let n_cells = (geo.nx * geo.ny) as usize;
-        let triples = sorted_triples(key, |f| cells_of(geo, &area[f]));
-        let bounds = cell_runs(&triples, n_cells);
+        let (triples, bounds) = sorted_triples(key, n_cells, |f| cells_of(geo, &area[f]));
         laps.lap(&mut timing.triples);
         let triples = &triples;
         let m = Mirror::lay_out(n_cells, |c| {
@@ -2149,6 +2240,41 @@ mod tests {
             m.fill(c, d, e, items);
         }
         m
+    }
+
+    /// Both ways of sorting the triples (by cell first, or whole for a fine grid) give
+    /// the triples sorted and each cell's run, on grids of a few cells and of many.
+    #[test]
+    fn the_triples_are_sorted_by_cell_key_and_filter_either_way() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        for (n, n_cells) in [(10_000usize, 7usize), (20_000, 5000), (3, 1), (0, 4)] {
+            // Filter `f` in one to three cells, keys repeating.
+            let key: Vec<u32> = (0..n).map(|f| (f as u32 * 7919) % 13).collect();
+            let cells = |f: usize| {
+                let c = (f * 2_654_435_761 % n_cells) as u32;
+                (0..(f % 3) as u32 + 1).map(move |k| (c + k * 3) % n_cells as u32)
+            };
+            let key_of = |f: usize| key[f];
+            let mut want: Vec<(u64, u32)> = (0..n)
+                .flat_map(|f| {
+                    let k = key_of(f);
+                    cells(f).map(move |c| (u64::from(c) << 32 | u64::from(k), f as u32))
+                })
+                .collect();
+            want.sort_unstable();
+            let want_runs = cell_runs(&want, n_cells);
+            for counters in [0, usize::MAX] {
+                let got = pool.install(|| sorted_triples_with(&key, n_cells, cells, counters));
+                assert_eq!(
+                    got,
+                    (want.clone(), want_runs.clone()),
+                    "{n} filters, {n_cells} cells, {counters}"
+                );
+            }
+        }
     }
 
     #[test]
