@@ -779,25 +779,31 @@ fn fill_cell(
 
 impl Mirror {
     /// Lays out `n` cells from their `(key, entry)` lists (`items(c)`, each sorted by
-    /// key), with room to spare at the end of the tables, on all cores: each cell's
+    /// key; `keys(c)` the same keys alone, which size the cells without reading their
+    /// entries), with room to spare at the end of the tables, on all cores: each cell's
     /// room, then its place (a running sum in cell order), then the cells written in
     /// parts of consecutive cells, each part into its own run of the tables.
-    fn lay_out<I>(n: usize, items: impl Fn(usize) -> I + Sync) -> Mirror
+    fn lay_out<I, K>(
+        n: usize,
+        keys: impl Fn(usize) -> K + Sync,
+        items: impl Fn(usize) -> I + Sync,
+    ) -> Mirror
     where
         I: Iterator<Item = (u32, CellEntry)>,
+        K: Iterator<Item = u32>,
     {
         let sizes: Vec<(usize, usize)> = (0..n)
             .into_par_iter()
             .map(|c| {
-                let (mut keys, mut len, mut last) = (0, 0, None);
-                for (k, _) in items(c) {
+                let (mut distinct, mut len, mut last) = (0, 0, None);
+                for k in keys(c) {
                     if last != Some(k) {
-                        keys += 1;
+                        distinct += 1;
                         last = Some(k);
                     }
                     len += 1;
                 }
-                (keys, len)
+                (distinct, len)
             })
             .collect();
         let mut m = Mirror {
@@ -1138,11 +1144,12 @@ impl CellIndex {
         let (triples, bounds) = sorted_triples(key, n_cells, |f| cells_of(geo, &area[f]));
         laps.lap(&mut timing.triples);
         let triples = &triples;
-        let m = Mirror::lay_out(n_cells, |c| {
-            triples[bounds[c]..bounds[c + 1]]
-                .iter()
-                .map(|&(ck, f)| (ck as u32, proto[f as usize]))
-        });
+        let run = |c: usize| &triples[bounds[c]..bounds[c + 1]];
+        let m = Mirror::lay_out(
+            n_cells,
+            |c| run(c).iter().map(|&(ck, _)| ck as u32),
+            |c| run(c).iter().map(|&(ck, f)| (ck as u32, proto[f as usize])),
+        );
         laps.lap(&mut timing.layout);
         m
     }
@@ -1307,7 +1314,11 @@ impl CellIndex {
             .into_par_iter()
             .map(|c| m.live(c, |f| key[f as usize]))
             .collect();
-        self.mirror = Mirror::lay_out(cells.len(), |c| cells[c].iter().copied());
+        self.mirror = Mirror::lay_out(
+            cells.len(),
+            |c| cells[c].iter().map(|it| it.0),
+            |c| cells[c].iter().copied(),
+        );
         self.changes = Changes {
             relayout: true,
             ..Changes::default()
