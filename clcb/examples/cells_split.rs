@@ -171,7 +171,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / t.events.max(1) as f64;
             println!(
                 "  round {round}: {wall:.1} ns/event ({:.2}x the grid); dictionaries {:.1}, stage {:.1}, submit {:.1}, \
-                 answers (waiting for the device included) {:.1} (of which spilled answers sorted {:.1}), waited for staging {:.1}, device {:.1}; \
+                 answers (waiting for the device included) {:.1} (of which spilled answers grouped and sorted {:.1}, the sorts {:.1}), waited for staging {:.1}, device {:.1}; \
                  {} launches, {:.2} answers/event",
                 grid_ns / wall,
                 ns(t.dictionaries),
@@ -179,6 +179,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 ns(t.submit),
                 ns(t.answers),
                 ns(t.spilled),
+                ns(t.spilled_sort),
                 ns(t.waited),
                 ns(t.device),
                 t.launches,

@@ -477,6 +477,8 @@ pub struct CellTiming {
     /// sorting each event's ([`clcb_kernels::cells::CELLS_SORT_WORDS`] or more matches)
     /// on all cores.
     pub spilled: Duration,
+    /// Of `spilled`: sorting each event's run (after grouping them).
+    pub spilled_sort: Duration,
     /// Time the driving thread spent, its launch collected, on the next launch's
     /// staging (helping with it, or waiting for its last parts): the staging the
     /// device's work did not hide.
@@ -1776,7 +1778,8 @@ impl CellIndex {
         if spilled > 0 {
             let s = self.pipe.slots[f.slot].as_ref().expect("a launch's slot");
             let t = Instant::now();
-            answers.add_spilled(first, m, &s.spill.as_slice()[..2 * spilled]);
+            self.timing.spilled_sort +=
+                answers.add_spilled(first, m, &s.spill.as_slice()[..2 * spilled]);
             self.timing.spilled += t.elapsed();
         }
         answers.events += m;
@@ -2037,7 +2040,8 @@ impl CellAnswers {
     /// host cores, `cells_split zipf 1`; how much of it the atomics cost, and how much
     /// the sorts, was not measured. The global sort of (event, subscription) keys before
     /// it: 8.7-9.9 µs an event in all.)
-    fn add_spilled(&mut self, first: usize, m: usize, pairs: &[u32]) {
+    /// The time the sorts took.
+    fn add_spilled(&mut self, first: usize, m: usize, pairs: &[u32]) -> Duration {
         let n = pairs.len() / 2;
         let part = (4096usize).max(n.div_ceil(4 * rayon::current_num_threads().max(1)));
         // Per part of the pairs: its pairs per event (the device writes events of the
@@ -2098,6 +2102,7 @@ impl CellAnswers {
                 }
             });
         // Each event's run sorted and deduplicated, runs in parallel.
+        let sorting = Instant::now();
         let mut runs = Vec::new();
         let mut rest = room;
         for (e, c) in count.iter().enumerate() {
@@ -2121,6 +2126,7 @@ impl CellAnswers {
                 (e, n)
             })
             .collect();
+        let sorted = sorting.elapsed();
         let mut at = base;
         for (e, n) in kept {
             self.spilled.push((first + e, at, n));
@@ -2128,6 +2134,7 @@ impl CellAnswers {
             at += count[e];
         }
         self.spilled_used = base + total;
+        sorted
     }
 }
 
