@@ -94,6 +94,7 @@ use clcb::model::{
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::hash::Hash;
+use std::time::{Duration, Instant};
 
 /// Why the index cannot be built.
 #[derive(Debug, thiserror::Error)]
@@ -387,6 +388,36 @@ pub struct GridIndex {
     /// Whether any entry is a rectangle (a build or a move made one): circles only, the
     /// scan of a cell runs the circle's test alone, without a branch per entry.
     has_rects: bool,
+    /// Where the build's time went.
+    build: GridBuildTiming,
+}
+
+/// Where [`GridIndex::build`]'s time went, phase by phase (host clock; each phase on all
+/// cores where it pays).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GridBuildTiming {
+    /// Checking every filter.
+    pub check: Duration,
+    /// Names, string values and keys numbered, their frequencies counted, each filter's
+    /// key, signature and entry.
+    pub keys: Duration,
+    /// The filters' constraints compiled.
+    pub tests: Duration,
+    /// The (cell, key, filter) triples of every filter's cells sorted, and the cells
+    /// made from them.
+    pub cells: Duration,
+}
+
+/// A stopwatch over consecutive phases.
+struct Laps(Instant);
+
+impl Laps {
+    /// Adds the time since the last lap to `d`.
+    fn lap(&mut self, d: &mut Duration) {
+        let now = Instant::now();
+        *d += now - self.0;
+        self.0 = now;
+    }
 }
 
 /// Pass 1 of [`GridIndex::answer`] over a cell of an index that holds a rectangle: each
@@ -485,15 +516,8 @@ fn cells(
     area: &[Area],
     entry: impl Fn(usize) -> Entry + Sync,
 ) -> Vec<Cell> {
-    let mut triples: Vec<(u64, u32)> = (0..area.len())
-        .into_par_iter()
-        .flat_map_iter(|f| {
-            geo.cells_of(&area[f])
-                .map(move |c| ((c as u64) << 32 | u64::from(key[f]), f as u32))
-        })
-        .collect();
-    triples.par_sort_unstable();
-    let bounds = runs(&triples, geo.len());
+    let (triples, bounds) =
+        clcb::cells::sorted_triples(key, geo.len(), |f| clcb::cells::cells_of(&geo.0, &area[f]));
     let triples = &triples;
     (0..geo.len())
         .into_par_iter()
@@ -505,19 +529,6 @@ fn cells(
             Cell::from_sorted(&items)
         })
         .collect()
-}
-
-/// Where each cell's run of `triples` (sorted, the cell in the high 32 bits) begins, then
-/// their end: `cells + 1` entries.
-fn runs(triples: &[(u64, u32)], cells: usize) -> Vec<usize> {
-    let mut bounds = vec![0usize; cells + 1];
-    for t in triples {
-        bounds[(t.0 >> 32) as usize + 1] += 1;
-    }
-    for c in 0..cells {
-        bounds[c + 1] += bounds[c];
-    }
-    bounds
 }
 
 /// A compiled constraint's value: a number, or a string of [`GridTests::values`] (its
@@ -588,7 +599,8 @@ impl GridTests {
             op: Op::Eq,
             val: GVal::Num(Num::Int(0)),
         };
-        let mut tests = vec![blank; total];
+        let mut tests = Vec::with_capacity(total);
+        tests.par_extend(rayon::iter::repeat_n(blank, total));
         let mut tasks = Vec::with_capacity(filters.len().div_ceil(PART));
         let mut rest = &mut tests[..];
         for first in (0..filters.len()).step_by(PART) {
@@ -798,7 +810,14 @@ impl GridIndex {
         if n >= RECT as usize {
             return Err(GridError::TooLarge);
         }
-        let filters: Vec<(usize, &Filter)> = subs.filters().map(|(_, s, f)| (s, f)).collect();
+        let mut timing = GridBuildTiming::default();
+        let mut laps = Laps(Instant::now());
+        let filters: Vec<(usize, &Filter)> = subs
+            .as_slice()
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(s, sub)| sub.filters.iter().map(move |f| (s, f)))
+            .collect();
         let bad = (0..n)
             .into_par_iter()
             .find_first(|&i| filters[i].1.validate().is_err());
@@ -806,6 +825,7 @@ impl GridIndex {
             let source = filters[filter].1.validate().expect_err("found above");
             return Err(GridError::Model { filter, source });
         }
+        laps.lap(&mut timing.check);
         // Names numbered in order of first appearance; filters per name, per pair of
         // rarest names, per `name = value`.
         let mut names = Names::default();
@@ -917,8 +937,9 @@ impl GridIndex {
             sig: Vec::new(),
             entry_id: Vec::new(),
             tests: GridTests::default(),
-            ids: subs.as_slice().iter().map(|s| s.id).collect(),
+            ids: subs.as_slice().par_iter().map(|s| s.id).collect(),
             has_rects: false,
+            build: GridBuildTiming::default(),
         };
         for (k, &r) in distinct.iter().enumerate() {
             let k = k as u32;
@@ -954,7 +975,9 @@ impl GridIndex {
             .par_iter()
             .map(|ids| ids.iter().fold(Sig::default(), |g, &id| g.or(Sig::of(id))))
             .collect();
+        laps.lap(&mut timing.keys);
         ix.tests = GridTests::build(&filters, &names, &name_freq, values)?;
+        laps.lap(&mut timing.tests);
         ix.names = names;
         // The cells: each filter in every cell its box touches, sorted by key, then
         // filter: the (cell, key, filter) triples of all filters sorted on all cores,
@@ -964,7 +987,14 @@ impl GridIndex {
         ix.cells = cells(&ix.geo, &ix.key, &ix.area, |f| {
             Entry::new(ix.entry_id[f], &ix.area[f], ix.sig[f])
         });
+        laps.lap(&mut timing.cells);
+        ix.build = timing;
         Ok(ix)
+    }
+
+    /// Where [`GridIndex::build`]'s time went.
+    pub fn build_timing(&self) -> GridBuildTiming {
+        self.build
     }
 
     /// Number of filters indexed.

@@ -18,15 +18,18 @@
 //!
 //! `keywords AREA%` instead: the `keywords` experiment's workload ([`clcb::keywords`]:
 //! one filter of 1-3 keywords per subscription, regions of AREA% of the world; 1M
-//! subscriptions on a GPU, `[subscriptions]` to change it).
+//! subscriptions on a GPU, `[subscriptions]` to change it). `uniform AREA%` and `zipf
+//! AREA%`: the workloads of Figs. 3 and 4 (Table 1's, areas of AREA% of the world, 1M
+//! subscriptions on a GPU; Fig. 4d is `zipf 1`, whose events have thousands of answers).
 //!
 //!     cargo run --release -p clcb --example cells_split [subscriptions]
 //!     cargo run --release -p clcb --example cells_split keywords 1 [subscriptions]
+//!     cargo run --release -p clcb --example cells_split zipf 1 [subscriptions]
 
 use baselines::grid_index::GridIndex;
 use clcb::cells::{CellAnswers, CellIndex, CellOptions};
 use clcb::keywords::{KeywordParams, KeywordWorkload};
-use clcb::workload::{Params, Workload};
+use clcb::workload::{Params, Spatial, Workload};
 use gpu_kernels::Device;
 use std::time::Instant;
 
@@ -39,24 +42,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Err(_) => (Device::emulator(), "emulator"),
     };
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let keywords = if args.first().map(String::as_str) == Some("keywords") {
-        args.remove(0);
-        if args.is_empty() {
-            return Err("keywords needs the regions' area in percent (e.g. `keywords 1`)".into());
+    // `keywords AREA`, `uniform AREA`, `zipf AREA`: the workload and its areas' size.
+    let mode = match args.first().map(String::as_str) {
+        Some(m @ ("keywords" | "uniform" | "zipf")) => {
+            let m = m.to_string();
+            args.remove(0);
+            if args.is_empty() {
+                return Err(format!("{m} needs the areas' size in percent (e.g. `{m} 1`)").into());
+            }
+            Some((m, args.remove(0).parse::<f64>()?))
         }
-        Some(args.remove(0).parse::<f64>()?)
-    } else {
-        None
+        _ => None,
     };
-    let subscriptions =
-        args.first()
-            .map(|s| s.parse())
-            .transpose()?
-            .unwrap_or(match (dev.is_gpu(), keywords) {
-                (true, Some(_)) => 1_000_000,
-                (true, None) => 250_000,
-                (false, _) => 200,
-            });
+    let keywords = mode.as_ref().filter(|m| m.0 == "keywords").map(|m| m.1);
+    let figure = mode.as_ref().filter(|m| m.0 != "keywords").map(|m| {
+        let spatial = if m.0 == "zipf" {
+            Spatial::Zipf { s: 1.0 }
+        } else {
+            Spatial::Uniform
+        };
+        (spatial, m.1)
+    });
+    let subscriptions = args.first().map(|s| s.parse()).transpose()?.unwrap_or(
+        match (dev.is_gpu(), mode.is_some()) {
+            (true, true) => 1_000_000,
+            (true, false) => 250_000,
+            (false, _) => 200,
+        },
+    );
     let (subs, batch) = match keywords {
         Some(area_percent) => {
             let w = KeywordWorkload::new(
@@ -70,9 +83,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             (w.subscriptions(), w.event_batch())
         }
         None => {
+            let (spatial, area_percent) =
+                figure.unwrap_or((Spatial::Uniform, Params::default().area_percent));
             let w = Workload::new(
                 Params {
                     subscriptions,
+                    spatial,
+                    area_percent,
                     ..Params::default()
                 },
                 1,
@@ -97,7 +114,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let stream = batch.repeated(round);
     println!(
         "{note}, {subscriptions} subscriptions{}, {} events a round",
-        keywords.map_or(String::new(), |a| format!(" (keywords, {a}% regions)")),
+        mode.as_ref()
+            .map_or(String::new(), |(m, a)| format!(" ({m}, {a}% areas)")),
         stream.len()
     );
     // The yardstick: the grid index on all cores, from the same batch.
@@ -108,9 +126,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let t0 = Instant::now();
     let want = grid.match_batch_parallel(&stream);
     let grid_ns = t0.elapsed().as_secs_f64() * 1e9 / stream.len() as f64;
+    let gb = grid.build_timing();
     println!(
-        "grid all cores ({} threads, built in {built:.1} s): {grid_ns:.1} ns/event",
-        rayon::current_num_threads()
+        "grid all cores ({} threads, built in {built:.3} s: check {:.3}, keys {:.3}, constraints compiled {:.3}, cells {:.3}): {grid_ns:.1} ns/event",
+        rayon::current_num_threads(),
+        gb.check.as_secs_f64(),
+        gb.keys.as_secs_f64(),
+        gb.tests.as_secs_f64(),
+        gb.cells.as_secs_f64(),
     );
     let t0 = Instant::now();
     let mut index = CellIndex::new(
@@ -120,7 +143,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             batch_events: launches[0],
         },
     )?;
-    println!("cell index built in {:.1} s", t0.elapsed().as_secs_f64());
+    let b = index.build_timing();
+    println!(
+        "cell index built in {:.3} s: check {:.3}, tables {:.3}, keys {:.3}, triples sorted {:.3}, cells laid out {:.3}, upload {:.3}",
+        t0.elapsed().as_secs_f64(),
+        b.check.as_secs_f64(),
+        b.tables.as_secs_f64(),
+        b.keys.as_secs_f64(),
+        b.triples.as_secs_f64(),
+        b.layout.as_secs_f64(),
+        b.upload.as_secs_f64(),
+    );
     index.set_device_clock(true);
     let mut answers = CellAnswers::default();
     for &launch in &launches {
@@ -138,12 +171,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / t.events.max(1) as f64;
             println!(
                 "  round {round}: {wall:.1} ns/event ({:.2}x the grid); dictionaries {:.1}, stage {:.1}, submit {:.1}, \
-                 answers (waiting for the device included) {:.1}, waited for staging {:.1}, device {:.1}; {} launches, {:.2} answers/event",
+                 answers (waiting for the device included) {:.1} (of which spilled answers grouped and sorted {:.1}, the sorts {:.1}), waited for staging {:.1}, device {:.1}; \
+                 {} launches, {:.2} answers/event",
                 grid_ns / wall,
                 ns(t.dictionaries),
                 ns(t.stage),
                 ns(t.submit),
                 ns(t.answers),
+                ns(t.spilled),
+                ns(t.spilled_sort),
                 ns(t.waited),
                 ns(t.device),
                 t.launches,

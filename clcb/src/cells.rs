@@ -19,13 +19,18 @@
 //!   signature from its 32-byte entry, then its constraints. A rectangle is filed in the
 //!   cells of its own extent and tested by its four comparisons (its entry holds both
 //!   corners and the signature folded to 64 bits, [`clcb_kernels::cells::CellEntry`]).
-//! - **Built on the host**, once, on all cores (the (cell, key, filter) triples of every
-//!   filter's cells sorted in parallel, then the cells laid out in parts of consecutive
-//!   cells, each into its own run of the tables: the layout a pass in cell order makes,
-//!   `the_cells_built_on_all_cores_are_the_sequential_builds`): the layout needs
-//!   the filters' name frequencies and the host keeps a mirror of the device tables to
+//! - **Built on the host**, once, on all cores, every phase ([`BuildTiming`]): the
+//!   filters checked; the paper's tables the index reads, filter-major only
+//!   ([`Tables::build_filter_major`], written in place by parts of filters); each
+//!   filter's key, signature and entry, one column at a time; the (cell, key, filter)
+//!   triples of every filter's cells written in place by parts of filters and sorted in
+//!   parallel ([`sorted_triples`]); then the cells laid out in parts of consecutive
+//!   cells, each into its own run of the tables (zeroed on all cores): the layout a pass
+//!   in cell order makes, and what one thread builds
+//!   (`the_cells_built_on_all_cores_are_the_sequential_builds`). The layout needs the
+//!   filters' name frequencies and the host keeps a mirror of the device tables to
 //!   apply moves, so building it there costs nothing extra; uploading it is one copy
-//!   per table.
+//!   per table (the tables' room at their end, which only moves fill, is not copied).
 //! - **Area moves** (Fig. 5), as the CPU grid index does them: a move tombstones the
 //!   filter's entries in its old cells and appends it to the *overflow* of each new
 //!   cell (room kept after each cell's sorted entries; every event of the cell scans
@@ -58,7 +63,8 @@
 //!   caller's [`CellAnswers`] (page-locked, mapped into the device): the answers stay
 //!   where the device wrote them, nothing is copied or decoded on the host (an event
 //!   of more than [`clcb_kernels::cells::CELLS_SORT_WORDS`] matches writes (event,
-//!   subscription) pairs instead, which the host sorts);
+//!   subscription) pairs instead, which the host groups by event with a counting sort
+//!   and sorts event by event, on all cores, in room kept from batch to batch);
 //!   [`clcb_kernels::cells::cells_counts()`] hands the launch's two counts to the host.
 //!   While the device runs launch `k`, the host collects launch `k - 1` (waits for
 //!   it, reads its counts) and copies launch `k + 1`'s columns. (Before, the host laid
@@ -75,7 +81,7 @@
 use crate::batch::EventBatch;
 use crate::engine::EngineError;
 use crate::layout::Tables;
-use crate::model::{Area, AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
+use crate::model::{Area, AreaUpdate, Event, Filter, ModelError, SubscriptionId, Subscriptions};
 use ccm::hash::{count_in_parts, FastMap};
 pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
@@ -399,6 +405,48 @@ pub struct CellIndex {
     /// Time each launch's kernels by the device's clock ([`CellTiming::device`]).
     device_clock: bool,
     timing: CellTiming,
+    /// Where the build's time went.
+    build: BuildTiming,
+}
+
+/// Where [`CellIndex::new`]'s time went, phase by phase (host clock; each phase on all
+/// cores where it pays).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BuildTiming {
+    /// Checking every filter.
+    pub check: Duration,
+    /// The paper's tables the index reads ([`Tables::build_filter_major`]): names' rows,
+    /// the constraints filter-major, their strings.
+    pub tables: Duration,
+    /// Each filter's key, names' signature and cell entry (names', `name = value`s' and
+    /// pairs' frequencies counted first).
+    pub keys: Duration,
+    /// The grid, and the (cell, key, filter) triples of every filter's cells, sorted.
+    pub triples: Duration,
+    /// The cells laid out from their runs of triples: the host mirror of the device
+    /// tables.
+    pub layout: Duration,
+    /// Allocating the device tables and copying them in, waited for.
+    pub upload: Duration,
+}
+
+impl BuildTiming {
+    /// The phases' sum.
+    pub fn total(&self) -> Duration {
+        self.check + self.tables + self.keys + self.triples + self.layout + self.upload
+    }
+}
+
+/// A stopwatch over consecutive phases.
+struct Laps(Instant);
+
+impl Laps {
+    /// Adds the time since the last lap to `d`.
+    fn lap(&mut self, d: &mut Duration) {
+        let now = Instant::now();
+        *d += now - self.0;
+        self.0 = now;
+    }
 }
 
 /// Where [`CellIndex::match_event_batch_into`]'s time went, summed over its calls since
@@ -425,6 +473,12 @@ pub struct CellTiming {
     /// Collecting each launch's answers: waiting for its kernels, reading its two
     /// counts, recording its area (no copy), sorting the spilled pairs if any.
     pub answers: Duration,
+    /// Of `answers`: grouping the spilled (event, subscription) pairs by event and
+    /// sorting each event's ([`clcb_kernels::cells::CELLS_SORT_WORDS`] or more matches)
+    /// on all cores.
+    pub spilled: Duration,
+    /// Of `spilled`: sorting each event's run (after grouping them).
+    pub spilled_sort: Duration,
     /// Time the driving thread spent, its launch collected, on the next launch's
     /// staging (helping with it, or waiting for its last parts): the staging the
     /// device's work did not hide.
@@ -452,6 +506,25 @@ fn upload<T: bytemuck::Pod>(dev: &Device, v: &[T]) -> Result<Buffer<T>, EngineEr
     } else {
         dev.upload(v)?
     })
+}
+
+/// A device buffer of `v.len()` records (at least one) holding `v[..used]`: the rest,
+/// room the host has not filled, is not copied.
+fn upload_used<T: bytemuck::Pod>(
+    dev: &Device,
+    v: &[T],
+    used: usize,
+) -> Result<Buffer<T>, EngineError> {
+    let mut b = dev.alloc(v.len().max(1))?;
+    dev.write(&mut b, 0, &v[..used.min(v.len())])?;
+    Ok(b)
+}
+
+/// `n` zeroed records, written on all cores.
+fn zeroed<T: bytemuck::Zeroable + Clone + Send>(n: usize) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    v.par_extend(rayon::iter::repeat_n(T::zeroed(), n));
+    v
 }
 
 /// Room for `n` records and some more, in whole powers of two.
@@ -512,6 +585,151 @@ pub fn cells_of(geo: &CellGeometry, a: &Area) -> impl Iterator<Item = u32> {
     (y_lo..=y_hi).flat_map(move |cy| (x_lo..=x_hi).map(move |cx| cy * nx + cx))
 }
 
+/// Filters per part of [`sorted_triples`].
+const TRIPLE_PART: usize = 4096;
+
+/// Most counters (cells times parts of filters) of [`sorted_triples`]' counting sort by
+/// cell; a finer grid is sorted whole.
+const CELL_COUNTERS: usize = 1 << 22;
+
+/// The (cell, key, filter) triples of filters `0..key.len()` (filter `f` in each of
+/// `cells(f)`, under its key `key[f]`; the cell in the high 32 bits of the first word)
+/// in `n_cells` cells, sorted, and where each cell's run begins (then their end), on all
+/// cores. The cell index's build and the CPU grid's make their cells from them.
+///
+/// A counting sort by cell: each part of consecutive filters counts its triples per
+/// cell, then writes each at its place (the parts' counts summed in cell order, then
+/// in part order: a cell's triples in filter order), then each cell's run is sorted on
+/// its own (by key, then filter). A grid of more cells than the counters allow: the
+/// triples written in place by parts of filters (each filter's cells counted first),
+/// sorted whole in parallel, and each run found by binary search.
+pub fn sorted_triples<I: Iterator<Item = u32>>(
+    key: &[u32],
+    n_cells: usize,
+    cells: impl Fn(usize) -> I + Sync,
+) -> (Vec<(u64, u32)>, Vec<usize>) {
+    sorted_triples_with(key, n_cells, cells, CELL_COUNTERS)
+}
+
+fn sorted_triples_with<I: Iterator<Item = u32>>(
+    key: &[u32],
+    n_cells: usize,
+    cells: impl Fn(usize) -> I + Sync,
+    counters: usize,
+) -> (Vec<(u64, u32)>, Vec<usize>) {
+    let n = key.len();
+    let part = TRIPLE_PART.max(n.div_ceil(4 * rayon::current_num_threads().max(1)));
+    let parts = n.div_ceil(part);
+    let triple = |f: usize, c: u32| (u64::from(c) << 32 | u64::from(key[f]), f as u32);
+    if n_cells.saturating_mul(parts) > counters {
+        let counts: Vec<usize> = (0..n)
+            .into_par_iter()
+            .with_min_len(1024)
+            .map(|f| cells(f).count())
+            .collect();
+        let part_len: Vec<usize> = counts.par_chunks(part).map(|c| c.iter().sum()).collect();
+        let mut triples: Vec<(u64, u32)> = zeroed(part_len.iter().sum());
+        let mut runs = Vec::with_capacity(parts);
+        let mut rest = &mut triples[..];
+        for (p, &len) in part_len.iter().enumerate() {
+            let (run, r) = rest.split_at_mut(len);
+            runs.push((p * part, run));
+            rest = r;
+        }
+        runs.into_par_iter().for_each(|(first, run)| {
+            let all =
+                (first..(first + part).min(n)).flat_map(|f| cells(f).map(move |c| triple(f, c)));
+            for (slot, t) in run.iter_mut().zip(all) {
+                *slot = t;
+            }
+        });
+        triples.par_sort_unstable();
+        let bounds = cell_runs(&triples, n_cells);
+        return (triples, bounds);
+    }
+    // Per part, its triples per cell.
+    let hist: Vec<Vec<u32>> = (0..parts)
+        .into_par_iter()
+        .map(|p| {
+            let mut h = vec![0u32; n_cells];
+            for f in p * part..((p + 1) * part).min(n) {
+                for c in cells(f) {
+                    h[c as usize] += 1;
+                }
+            }
+            h
+        })
+        .collect();
+    // Each cell's start, and each part's place in each cell (cell order, then part).
+    let mut bounds = Vec::with_capacity(n_cells + 1);
+    let mut places: Vec<Vec<u32>> = vec![vec![0u32; n_cells]; parts];
+    let mut at = 0usize;
+    for c in 0..n_cells {
+        bounds.push(at);
+        for (h, pl) in hist.iter().zip(&mut places) {
+            pl[c] = at as u32;
+            at += h[c] as usize;
+        }
+    }
+    bounds.push(at);
+    drop(hist);
+    let total = at;
+    assert!(total < u32::MAX as usize, "triples fit their 32-bit places");
+    let mut triples: Vec<(u64, u32)> = zeroed(total);
+    let out = SharedTriples(triples.as_mut_ptr());
+    places
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(p, mut place)| {
+            let out = &out;
+            for f in p * part..((p + 1) * part).min(n) {
+                for c in cells(f) {
+                    let i = place[c as usize] as usize;
+                    place[c as usize] += 1;
+                    assert!(i < total);
+                    // SAFETY: `i < total`, inside `triples`, which nothing else touches
+                    // during this loop; part `p`'s places in cell `c` are its own run of
+                    // its count of them there (counted above from the same `cells`), after
+                    // the earlier parts' runs and before the later ones'.
+                    unsafe { out.0.add(i).write(triple(f, c)) };
+                }
+            }
+        });
+    // Each cell's run, in filter order, sorted by key then filter; a large run (a
+    // dense cell of the Zipf space) sorted on all cores itself.
+    let mut runs = Vec::with_capacity(n_cells);
+    let mut rest = &mut triples[..];
+    for c in 0..n_cells {
+        let (run, r) = rest.split_at_mut(bounds[c + 1] - bounds[c]);
+        runs.push(run);
+        rest = r;
+    }
+    runs.into_par_iter().for_each(|run| {
+        if run.len() > 1 << 16 {
+            run.par_sort_unstable();
+        } else {
+            run.sort_unstable();
+        }
+    });
+    (triples, bounds)
+}
+
+/// A pointer into the triples that [`sorted_triples`]' parts write at disjoint places.
+struct SharedTriples(*mut (u64, u32));
+
+// SAFETY: the threads sharing it write disjoint elements (see `sorted_triples_with`).
+unsafe impl Sync for SharedTriples {}
+
+/// Where each cell's run of `triples` (sorted, the cell in the high 32 bits) begins,
+/// then their end: `cells + 1` places, a binary search each, on all cores.
+pub fn cell_runs(triples: &[(u64, u32)], cells: usize) -> Vec<usize> {
+    (0..cells + 1)
+        .into_par_iter()
+        .with_min_len(1024)
+        .map(|c| triples.partition_point(|t| t.0 >> 32 < c as u64))
+        .collect()
+}
+
 /// Changes (overflow entries and tombstones) a cell takes, beyond a thirty-second of
 /// its sorted entries, before it is laid out again. Small, so that the many small cells
 /// of a fine grid keep little room (a cell of `main` entries keeps `CHURN + 2 + main /
@@ -563,25 +781,31 @@ fn fill_cell(
 
 impl Mirror {
     /// Lays out `n` cells from their `(key, entry)` lists (`items(c)`, each sorted by
-    /// key), with room to spare at the end of the tables, on all cores: each cell's
+    /// key; `keys(c)` the same keys alone, which size the cells without reading their
+    /// entries), with room to spare at the end of the tables, on all cores: each cell's
     /// room, then its place (a running sum in cell order), then the cells written in
     /// parts of consecutive cells, each part into its own run of the tables.
-    fn lay_out<I>(n: usize, items: impl Fn(usize) -> I + Sync) -> Mirror
+    fn lay_out<I, K>(
+        n: usize,
+        keys: impl Fn(usize) -> K + Sync,
+        items: impl Fn(usize) -> I + Sync,
+    ) -> Mirror
     where
         I: Iterator<Item = (u32, CellEntry)>,
+        K: Iterator<Item = u32>,
     {
         let sizes: Vec<(usize, usize)> = (0..n)
             .into_par_iter()
             .map(|c| {
-                let (mut keys, mut len, mut last) = (0, 0, None);
-                for (k, _) in items(c) {
+                let (mut distinct, mut len, mut last) = (0, 0, None);
+                for k in keys(c) {
                     if last != Some(k) {
-                        keys += 1;
+                        distinct += 1;
                         last = Some(k);
                     }
                     len += 1;
                 }
-                (keys, len)
+                (distinct, len)
             })
             .collect();
         let mut m = Mirror {
@@ -593,8 +817,8 @@ impl Mirror {
         };
         let dir_total: usize = m.dir_cap.iter().map(|&c| c as usize).sum();
         let ent_total: usize = m.ent_cap.iter().map(|&c| c as usize).sum();
-        m.dir = vec![DirSlot::default(); dir_total + dir_total / 8 + 1024];
-        m.entries = vec![CellEntry::default(); ent_total + ent_total / 8 + 4096];
+        m.dir = zeroed(dir_total + dir_total / 8 + 1024);
+        m.entries = zeroed(ent_total + ent_total / 8 + 4096);
         m.dir_used = dir_total;
         m.ent_used = ent_total;
         // Parts of consecutive cells, each with its run of the directory and entries.
@@ -674,10 +898,6 @@ impl Mirror {
     }
 }
 
-/// A filter's key, area and cell entry, the rows its key marks (row, flag; flag 0:
-/// none) and its names' signature, as the cell index's build finds them on all cores.
-type Keyed = (u32, Area, CellEntry, [(u32, u32); 2], [u32; 3]);
-
 impl CellIndex {
     /// Builds the cell index of `subs` at their current areas on `dev` (see the module's
     /// docs for what it holds) and uploads it.
@@ -726,10 +946,20 @@ impl CellIndex {
         if n >= RECT as usize || subs.len() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(n.max(subs.len())));
         }
-        for (_, _, f) in subs.filters() {
+        let mut timing = BuildTiming::default();
+        let mut laps = Laps(Instant::now());
+        // The first filter that is not valid, on all cores.
+        let filters: Vec<&Filter> = subs
+            .as_slice()
+            .par_iter()
+            .flat_map_iter(|s| &s.filters)
+            .collect();
+        if let Some(f) = filters.par_iter().find_first(|f| f.validate().is_err()) {
             f.validate()?;
         }
-        let tables = Tables::build(subs);
+        laps.lap(&mut timing.check);
+        let tables = Tables::build_filter_major(subs);
+        laps.lap(&mut timing.tables);
         if tables.fcons.len() >= u32::MAX as usize || tables.cstrings.len() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(tables.fcons.len()));
         }
@@ -789,9 +1019,12 @@ impl CellIndex {
         let pair_freq: FastMap<(u32, u32), u32> = count_in_parts(&filter_rows, |rs| {
             (!rs.is_empty()).then(|| pair_of(rs)).into_iter()
         });
-        // Each filter's key and entry (on all cores), and the rows its key marks.
-        let filter_area: Vec<Area> = subs.filters().map(|(_, _, f)| f.area).collect();
-        let keyed: Vec<Keyed> = filter_rows
+        // Each filter's key and the rows it marks, its signature and its entry, each
+        // column on all cores, straight into its place.
+        let area: Vec<Area> = filters.par_iter().map(|f| f.area).collect();
+        drop(filters);
+        let (mut key, mut marks) = (Vec::new(), Vec::new());
+        filter_rows
             .par_iter()
             .enumerate()
             .map(|(f, rs)| {
@@ -800,7 +1033,7 @@ impl CellIndex {
                     .filter_map(str_eq)
                     .map(|(r, v)| (eq_freq[&(r, v)], r, v))
                     .min();
-                let (k, marks) = match rarest_eq {
+                match rarest_eq {
                     Some((freq, r, v)) if freq <= pair_freq[&pair_of(rs)] => {
                         (eq_key(r, v), [(r, ROW_EQ), (r, ROW_EQ)])
                     }
@@ -809,41 +1042,57 @@ impl CellIndex {
                         let (a, b) = pair_of(rs);
                         (pair_key(a, b), [(a, ROW_PAIR), (b, ROW_PAIR)])
                     }
-                };
+                }
+            })
+            .unzip_into_vecs(&mut key, &mut marks);
+        let sigs: Vec<[u32; 3]> = filter_rows
+            .par_iter()
+            .map(|rs| {
                 let mut sig = [0u32; 3];
                 for &r in rs {
                     let (w, bit) = sig_bit(r);
                     sig[w] |= bit;
                 }
-                let implied = if cons(f).is_empty() { IMPLIED } else { 0 };
-                let area = filter_area[f];
-                let entry = entry(f as u32 | implied, tables.filter_sub[f], &area, sig);
-                (k, area, entry, marks, sig)
+                sig
             })
             .collect();
         drop(filter_rows);
-        let mut row_flags = vec![0u32; rows];
-        let mut key = Vec::with_capacity(n);
-        let mut area = Vec::with_capacity(n);
-        let mut proto = Vec::with_capacity(n);
-        let mut sigs = Vec::with_capacity(n);
-        for (k, a, entry, marks, sig) in keyed {
-            // (A key of no rows marks none: flag 0.)
-            for (r, flag) in marks.into_iter().filter(|m| m.1 != 0) {
-                row_flags[r as usize] |= flag;
-            }
-            key.push(k);
-            area.push(a);
-            sigs.push(sig);
-            proto.push(entry);
-        }
+        let proto: Vec<CellEntry> = (0..n)
+            .into_par_iter()
+            .map(|f| {
+                let implied = if cons(f).is_empty() { IMPLIED } else { 0 };
+                entry(f as u32 | implied, tables.filter_sub[f], &area[f], sigs[f])
+            })
+            .collect();
+        // The rows the keys mark (a key of no rows marks none: flag 0), per thread and
+        // then joined.
+        let row_flags = marks
+            .par_iter()
+            .fold(
+                || vec![0u32; rows],
+                |mut acc, m: &[(u32, u32); 2]| {
+                    for &(r, flag) in m.iter().filter(|m| m.1 != 0) {
+                        acc[r as usize] |= flag;
+                    }
+                    acc
+                },
+            )
+            .reduce(
+                || vec![0u32; rows],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x |= y);
+                    a
+                },
+            );
+        drop(marks);
+        laps.lap(&mut timing.keys);
         let geo = geometry(&area);
         let has_rects = area.iter().any(Area::is_rect);
-        let mirror = Self::cells(&geo, &key, &proto, &area);
+        let mirror = Self::cells(&geo, &key, &proto, &area, (&mut laps, &mut timing));
         let d = DevTables {
             heads: upload(&dev, &mirror.heads)?,
-            dir: upload(&dev, &mirror.dir)?,
-            entries: upload(&dev, &mirror.entries)?,
+            dir: upload_used(&dev, &mirror.dir, mirror.dir_used)?,
+            entries: upload_used(&dev, &mirror.entries, mirror.ent_used)?,
         };
         let ix = CellIndex {
             fcons: upload(&dev, &tables.fcons)?,
@@ -870,38 +1119,41 @@ impl CellIndex {
                 batch_events: opts.batch_events.clamp(1, 1 << 20),
             },
             dev,
+            build: timing,
         };
         ix.dev.synchronize()?;
+        let mut ix = ix;
+        laps.lap(&mut ix.build.upload);
         Ok(ix)
+    }
+
+    /// Where [`CellIndex::new`]'s time went.
+    pub fn build_timing(&self) -> BuildTiming {
+        self.build
     }
 
     /// The cells of the filters at their entries' circles, on all cores: the (cell, key,
     /// filter) triples of every filter's cells sorted, then each cell laid out from its
     /// run of them (sorted by key, then filter), with room.
-    fn cells(geo: &CellGeometry, key: &[u32], proto: &[CellEntry], area: &[Area]) -> Mirror {
+    fn cells(
+        geo: &CellGeometry,
+        key: &[u32],
+        proto: &[CellEntry],
+        area: &[Area],
+        (laps, timing): (&mut Laps, &mut BuildTiming),
+    ) -> Mirror {
         let n_cells = (geo.nx * geo.ny) as usize;
-        let mut triples: Vec<(u64, u32)> = (0..proto.len())
-            .into_par_iter()
-            .flat_map_iter(|f| {
-                cells_of(geo, &area[f])
-                    .map(move |c| (u64::from(c) << 32 | u64::from(key[f]), f as u32))
-            })
-            .collect();
-        triples.par_sort_unstable();
-        // Where each cell's run begins (a count per cell, then a running sum).
-        let mut bounds = vec![0usize; n_cells + 1];
-        for t in &triples {
-            bounds[(t.0 >> 32) as usize + 1] += 1;
-        }
-        for c in 0..n_cells {
-            bounds[c + 1] += bounds[c];
-        }
+        let (triples, bounds) = sorted_triples(key, n_cells, |f| cells_of(geo, &area[f]));
+        laps.lap(&mut timing.triples);
         let triples = &triples;
-        Mirror::lay_out(n_cells, |c| {
-            triples[bounds[c]..bounds[c + 1]]
-                .iter()
-                .map(|&(ck, f)| (ck as u32, proto[f as usize]))
-        })
+        let run = |c: usize| &triples[bounds[c]..bounds[c + 1]];
+        let m = Mirror::lay_out(
+            n_cells,
+            |c| run(c).iter().map(|&(ck, _)| ck as u32),
+            |c| run(c).iter().map(|&(ck, f)| (ck as u32, proto[f as usize])),
+        );
+        laps.lap(&mut timing.layout);
+        m
     }
 
     /// Sets the most events per launch ([`CellOptions::batch_events`]) of the next
@@ -1064,7 +1316,11 @@ impl CellIndex {
             .into_par_iter()
             .map(|c| m.live(c, |f| key[f as usize]))
             .collect();
-        self.mirror = Mirror::lay_out(cells.len(), |c| cells[c].iter().copied());
+        self.mirror = Mirror::lay_out(
+            cells.len(),
+            |c| cells[c].iter().map(|it| it.0),
+            |c| cells[c].iter().copied(),
+        );
         self.changes = Changes {
             relayout: true,
             ..Changes::default()
@@ -1521,7 +1777,10 @@ impl CellIndex {
         answers.launches.push((first, m, f.area));
         if spilled > 0 {
             let s = self.pipe.slots[f.slot].as_ref().expect("a launch's slot");
-            answers.add_spilled(first, &s.spill.as_slice()[..2 * spilled]);
+            let t = Instant::now();
+            self.timing.spilled_sort +=
+                answers.add_spilled(first, m, self.ids.len(), &s.spill.as_slice()[..2 * spilled]);
+            self.timing.spilled += t.elapsed();
         }
         answers.events += m;
         answers.total += words;
@@ -1683,7 +1942,11 @@ pub struct CellAnswers {
     used: usize,
     /// The spilled events' answers: (event, first, count) in `spilled_subs`, by event.
     spilled: Vec<(usize, usize, usize)>,
+    /// Each launch's spilled pairs' subscriptions grouped by event, each event's run
+    /// sorted and deduplicated in place (its duplicates left behind it, unused); words
+    /// past `spilled_used` are room kept from batch to batch (never zeroed again).
     spilled_subs: Vec<u32>,
+    spilled_used: usize,
     events: usize,
     total: usize,
 }
@@ -1744,7 +2007,7 @@ impl CellAnswers {
         self.launches.clear();
         self.used = 0;
         self.spilled.clear();
-        self.spilled_subs.clear();
+        self.spilled_used = 0;
         self.events = 0;
         self.total = 0;
     }
@@ -1765,29 +2028,151 @@ impl CellAnswers {
         Ok(i)
     }
 
-    /// Adds the answers of the spilled events of a launch whose first event is `first`:
-    /// its (event, subscription) `pairs` sorted on all cores, once each.
-    fn add_spilled(&mut self, first: usize, pairs: &[u32]) {
-        let mut keyed: Vec<u64> = pairs
-            .par_chunks_exact(2)
-            .map(|p| (p[0] as u64) << 32 | p[1] as u64)
+    /// Adds the answers of the spilled events of a launch of `m` events whose first
+    /// event is `first`, from its (event, subscription) `pairs`, on all cores: a counting
+    /// sort by event (each part of the pairs counts its own per event, then writes each
+    /// subscription at its own place in its event's run: no two threads touch one
+    /// counter or one word), then each run sorted and deduplicated on its own. No pair is
+    /// sorted against another event's, and the runs lie where they were grouped: nothing
+    /// is copied again. (With counters shared by all threads, incremented atomically,
+    /// grouping and sorting took 4.0-4.2 µs an event on Fig. 4d at 1M subscriptions,
+    /// 1,292 answers an event, of 4.2-4.4 µs in all, the device's kernels 1.95: H200, 16
+    /// host cores, `cells_split zipf 1`; how much of it the atomics cost, and how much
+    /// the sorts, was not measured. The global sort of (event, subscription) keys before
+    /// it: 8.7-9.9 µs an event in all.)
+    /// The time the sorts took.
+    fn add_spilled(&mut self, first: usize, m: usize, subs: usize, pairs: &[u32]) -> Duration {
+        let n = pairs.len() / 2;
+        let part = (4096usize).max(n.div_ceil(4 * rayon::current_num_threads().max(1)));
+        // Per part of the pairs: its pairs per event (the device writes events of the
+        // launch only; a pair of another is dropped).
+        let hist: Vec<Vec<u32>> = pairs
+            .par_chunks(2 * part)
+            .map(|ps| {
+                let mut h = vec![0u32; m];
+                for p in ps.chunks_exact(2) {
+                    if let Some(c) = h.get_mut(p[0] as usize) {
+                        *c += 1;
+                    }
+                }
+                h
+            })
             .collect();
-        keyed.par_sort_unstable();
-        keyed.dedup();
-        let mut k = 0;
-        while k < keyed.len() {
-            let e = keyed[k] >> 32;
-            let at = self.spilled_subs.len();
-            while k < keyed.len() && keyed[k] >> 32 == e {
-                self.spilled_subs.push(keyed[k] as u32);
-                k += 1;
+        // Each event's run in the room after the runs so far, and each part's place in
+        // it (events in order, then parts).
+        let base = self.spilled_used;
+        let mut places: Vec<Vec<u32>> = vec![vec![0u32; m]; hist.len()];
+        let mut count = vec![0usize; m];
+        let mut at = 0usize;
+        for (e, c) in count.iter_mut().enumerate() {
+            let start = at;
+            for (h, pl) in hist.iter().zip(&mut places) {
+                pl[e] = at as u32;
+                at += h[e] as usize;
             }
-            let n = self.spilled_subs.len() - at;
-            self.spilled.push((first + e as usize, at, n));
-            self.total += n;
+            *c = at - start;
         }
+        drop(hist);
+        let total = at;
+        assert!(
+            total < u32::MAX as usize,
+            "spilled pairs fit their 32-bit places"
+        );
+        if self.spilled_subs.len() < base + total {
+            self.spilled_subs.resize(base + total, 0);
+        }
+        let room = &mut self.spilled_subs[base..base + total];
+        let out = SharedWords(room.as_mut_ptr());
+        pairs
+            .par_chunks(2 * part)
+            .zip(places)
+            .for_each(|(ps, mut place)| {
+                let out = &out;
+                for p in ps.chunks_exact(2) {
+                    if let Some(c) = place.get_mut(p[0] as usize) {
+                        let i = *c as usize;
+                        *c += 1;
+                        assert!(i < total);
+                        // SAFETY: `i < total`, inside `room`, which nothing else touches
+                        // during this loop; this part's places in event `e` are its own
+                        // run of its count of pairs there (counted above from the same
+                        // pairs), after the earlier parts' runs and before the later ones'.
+                        unsafe { out.0.add(i).write(p[1]) };
+                    }
+                }
+            });
+        // Each event's run sorted and deduplicated, runs in parallel.
+        let sorting = Instant::now();
+        let mut runs = Vec::new();
+        let mut rest = room;
+        for (e, c) in count.iter().enumerate() {
+            let (run, r) = rest.split_at_mut(*c);
+            rest = r;
+            if !run.is_empty() {
+                runs.push((e, run));
+            }
+        }
+        let words = subs.div_ceil(64);
+        let kept: Vec<(usize, usize)> = runs
+            .into_par_iter()
+            .map_init(Vec::new, |bits, (e, run)| {
+                (e, sort_unique(run, words, bits))
+            })
+            .collect();
+        let sorted = sorting.elapsed();
+        let mut at = base;
+        for (e, n) in kept {
+            self.spilled.push((first + e, at, n));
+            self.total += n;
+            at += count[e];
+        }
+        self.spilled_used = base + total;
+        sorted
     }
 }
+
+/// Sorts `run` (subscriptions, dense indices) and drops its repeats, leaving them in
+/// `run[..n]`; `n`. A run long beside the subscriptions' `words` (of 64 bits) is set as
+/// bits of `bits` (a thread's scratch, all zero between calls) and read back in order,
+/// a scan of the words instead of a sort (a few thousand subscriptions of 1M: ~16K
+/// words against ~30K comparisons); a short run, or one holding an index past them,
+/// is sorted.
+fn sort_unique(run: &mut [u32], words: usize, bits: &mut Vec<u64>) -> usize {
+    if run.len() * 8 >= words && run.iter().all(|&s| (s as usize) < words * 64) {
+        if bits.len() < words {
+            bits.resize(words, 0);
+        }
+        for &s in run.iter() {
+            bits[s as usize / 64] |= 1 << (s % 64);
+        }
+        let mut n = 0;
+        for (w, word) in bits[..words].iter_mut().enumerate() {
+            let mut b = std::mem::take(word);
+            while b != 0 {
+                run[n] = (w * 64) as u32 + b.trailing_zeros();
+                n += 1;
+                b &= b - 1;
+            }
+        }
+        return n;
+    }
+    run.sort_unstable();
+    let mut n = 0;
+    for i in 0..run.len() {
+        if n == 0 || run[i] != run[n - 1] {
+            run[n] = run[i];
+            n += 1;
+        }
+    }
+    n
+}
+
+/// A pointer into a run of words that [`CellAnswers::add_spilled`]'s threads write at
+/// distinct places.
+struct SharedWords(*mut u32);
+
+// SAFETY: the threads sharing it write distinct words (see `CellAnswers::add_spilled`).
+unsafe impl Sync for SharedWords {}
 
 #[cfg(test)]
 mod tests {
@@ -1927,6 +2312,41 @@ mod tests {
         m
     }
 
+    /// Both ways of sorting the triples (by cell first, or whole for a fine grid) give
+    /// the triples sorted and each cell's run, on grids of a few cells and of many.
+    #[test]
+    fn the_triples_are_sorted_by_cell_key_and_filter_either_way() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        for (n, n_cells) in [(10_000usize, 7usize), (20_000, 5000), (3, 1), (0, 4)] {
+            // Filter `f` in one to three cells, keys repeating.
+            let key: Vec<u32> = (0..n).map(|f| (f as u32 * 7919) % 13).collect();
+            let cells = |f: usize| {
+                let c = (f * 2_654_435_761 % n_cells) as u32;
+                (0..(f % 3) as u32 + 1).map(move |k| (c + k * 3) % n_cells as u32)
+            };
+            let key_of = |f: usize| key[f];
+            let mut want: Vec<(u64, u32)> = (0..n)
+                .flat_map(|f| {
+                    let k = key_of(f);
+                    cells(f).map(move |c| (u64::from(c) << 32 | u64::from(k), f as u32))
+                })
+                .collect();
+            want.sort_unstable();
+            let want_runs = cell_runs(&want, n_cells);
+            for counters in [0, usize::MAX] {
+                let got = pool.install(|| sorted_triples_with(&key, n_cells, cells, counters));
+                assert_eq!(
+                    got,
+                    (want.clone(), want_runs.clone()),
+                    "{n} filters, {n_cells} cells, {counters}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn the_cells_built_on_all_cores_are_the_sequential_builds() {
         use crate::workload::{Params, Spatial, Workload};
@@ -1956,6 +2376,31 @@ mod tests {
                 g.mirror,
                 sequential_cells(&g.geo, &g.key, &g.proto, &g.area)
             );
+            // Every other table as one thread builds it (each filter's key, entry and
+            // signature, the rows the keys mark, the grid), and the device's copies.
+            let one = rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap();
+            let s = one
+                .install(|| {
+                    CellIndex::new(Device::emulator(), &subs, CellOptions { batch_events: 64 })
+                })
+                .unwrap();
+            assert_eq!((&g.key, &g.proto, &g.sig), (&s.key, &s.proto, &s.sig));
+            assert_eq!((&g.area, &g.row_flags), (&s.area, &s.row_flags));
+            assert_eq!((g.geo, g.has_rects), (s.geo, s.has_rects));
+            assert_eq!(g.mirror, s.mirror);
+            let dev = &g.dev;
+            assert_eq!(dev.read(&g.d.heads).unwrap(), g.mirror.heads);
+            let (dir, entries) = (dev.read(&g.d.dir).unwrap(), dev.read(&g.d.entries).unwrap());
+            assert_eq!(dir[..g.mirror.dir_used], g.mirror.dir[..g.mirror.dir_used]);
+            assert_eq!(
+                entries[..g.mirror.ent_used],
+                g.mirror.entries[..g.mirror.ent_used]
+            );
+            assert_eq!(dev.read(&g.fcons).unwrap(), g.tables.fcons);
+            assert_eq!(dev.read(&g.d_row_flags).unwrap(), g.row_flags);
         }
     }
 
@@ -2043,6 +2488,97 @@ mod tests {
         assert_eq!(ids(&got[3]), (10_000..10_000 + big).collect::<Vec<_>>());
         // Words of runs (the duplicates dropped) and spilled pairs (duplicates kept).
         assert_eq!(g.take_timing().pairs, 200 + 2 * big as u64 + big as u64);
+    }
+
+    /// A spilled event's subscriptions come out ascending and once each, by the bits
+    /// (a run long beside the subscriptions) or by a sort (a short run, or an index
+    /// past them), the scratch left zero.
+    #[test]
+    fn sort_unique_sorts_and_drops_repeats_either_way() {
+        let mut bits = Vec::new();
+        for (len, subs) in [
+            (0usize, 10usize),
+            (1, 1),
+            (50, 64),
+            (300, 1000),
+            (30, 100_000),
+            (2000, 5000),
+        ] {
+            let run: Vec<u32> = (0..len).map(|i| ((i * 7919 + len) % subs) as u32).collect();
+            let mut want = run.clone();
+            want.sort_unstable();
+            want.dedup();
+            for words in [subs.div_ceil(64), 1] {
+                let mut got = run.clone();
+                let n = sort_unique(&mut got, words, &mut bits);
+                assert_eq!(&got[..n], want.as_slice(), "{len} of {subs}, {words} words");
+                assert!(bits.iter().all(|&b| b == 0));
+            }
+        }
+    }
+
+    /// Several events of one launch spill, between events that do not: each gets its
+    /// own subscriptions, sorted and once each; answering again into the same answers
+    /// (their room kept, not cleared) gives the same.
+    #[test]
+    fn several_spilled_events_of_a_launch_each_get_their_own_answers() {
+        use clcb_kernels::cells::CELLS_SORT_WORDS;
+        let around = |n: u32, first: u32, x: f64| {
+            (0..n).map(move |i| {
+                sub(
+                    first + i,
+                    vec![
+                        (vec![eq("k", "v")], (x, 0.0, 1.0)),
+                        (vec![], (x + 0.1, 0.0, 1.0)),
+                    ],
+                )
+            })
+        };
+        let (a, b) = (CELLS_SORT_WORDS / 2 + 30, CELLS_SORT_WORDS / 2 + 70);
+        let subs = Subscriptions::new(
+            around(a, 0, 0.0)
+                .chain(around(b, 10_000, 100.0))
+                .chain(around(3, 50_000, 50.0)),
+        );
+        let mut g =
+            CellIndex::new(Device::emulator(), &subs, CellOptions { batch_events: 8 }).unwrap();
+        let kv = [("k", Value::Str("v".into()))];
+        let (at_a, at_b, small) = (
+            event(0.05, 0.0, &kv),
+            event(100.05, 0.0, &kv),
+            event(50.0, 0.0, &kv),
+        );
+        let want_a: Vec<u32> = (0..a).collect();
+        let want_b: Vec<u32> = (10_000..10_000 + b).collect();
+        let want_small: Vec<u32> = (50_000..50_003).collect();
+        let mut answers = CellAnswers::default();
+        for events in [
+            vec![
+                at_a.clone(),
+                small.clone(),
+                at_b.clone(),
+                at_a.clone(),
+                at_b.clone(),
+                small.clone(),
+            ],
+            vec![at_b.clone(), at_b.clone(), small.clone(), at_a.clone()],
+        ] {
+            g.match_batch_into(&events, &mut answers).unwrap();
+            assert_eq!(answers.len(), events.len());
+            for (i, e) in events.iter().enumerate() {
+                let ids: Vec<u32> = answers
+                    .get(i)
+                    .iter()
+                    .map(|&s| g.ids[s as usize].0)
+                    .collect();
+                let want = match e.loc.x as i32 {
+                    0 => &want_a,
+                    100 => &want_b,
+                    _ => &want_small,
+                };
+                assert_eq!(&ids, want, "event {i}");
+            }
+        }
     }
 
     /// A call whose batch has the last call's dictionaries uploads none (and answers

@@ -53,6 +53,13 @@ const BUILD_PART: usize = 4096;
 /// [`Tables::write_batch`].
 const BATCH_TASK: usize = 256;
 
+/// A pointer into a vector that the parts of [`Tables::name_major`] write at disjoint
+/// places from several threads.
+struct SharedOut(*mut DevConstraint);
+
+// SAFETY: the threads sharing it write disjoint elements (see `Tables::name_major`).
+unsafe impl Sync for SharedOut {}
+
 /// The Bloom-filter bit of the name of row `row` (Fibonacci hashing to 0..32).
 pub fn bloom_bit(row: u32) -> u32 {
     1u32 << (row.wrapping_mul(0x9E37_79B9) >> 27)
@@ -143,12 +150,31 @@ pub struct Tables {
 impl Tables {
     /// Lays out `subs` (§4.3). Linear in the number of constraints, on all cores: the
     /// names' rows numbered in order of first appearance (each part's new names found in
-    /// parallel, then merged in order), the per-filter tables and the filter-major
-    /// constraints made in parts of consecutive filters and laid end to end (each part's
-    /// string bytes after the ones before); then the counting sort into `Constraints`.
-    /// The tables a pass over the filters in order makes.
+    /// parallel, then merged in order); the per-filter tables; the filter-major
+    /// constraints and their strings written in parts of consecutive filters straight
+    /// into their places (each part's place counted first); then `Constraints`, the
+    /// same constraints name-major, by a counting sort whose parts each write their own
+    /// places of every row. The tables a pass over the filters in order makes.
     pub fn build(subs: &Subscriptions) -> Tables {
-        let filters: Vec<(usize, &Filter)> = subs.filters().map(|(_, s, f)| (s, f)).collect();
+        Self::build_with(subs, true)
+    }
+
+    /// [`Tables::build`] without what only the paper's kernels read: the name-major
+    /// `Constraints` (`constraints`, `row_start`) and the areas (`fpos`, `sq_dist`,
+    /// `area_hi`) are left empty. The names' rows, the filter-major constraints and
+    /// their strings, `size_f`, `size_c`, `bf` and `filter_sub` are
+    /// [`Tables::build`]'s: what the cell index ([`crate::cells`]) reads.
+    pub fn build_filter_major(subs: &Subscriptions) -> Tables {
+        Self::build_with(subs, false)
+    }
+
+    fn build_with(subs: &Subscriptions, paper: bool) -> Tables {
+        let filters: Vec<(usize, &Filter)> = subs
+            .as_slice()
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(s, sub)| sub.filters.iter().map(move |f| (s, f)))
+            .collect();
         let n = filters.len();
         let mut t = Tables {
             subscriptions: subs.len(),
@@ -177,105 +203,163 @@ impl Tables {
             }
         }
         let rows = t.names.len();
-        // Per filter: area, counts, subscription; its constraints and Bloom filter, in
-        // parts of consecutive filters.
-        let areas: Vec<(Float2, f32, Float2)> = filters
-            .par_iter()
-            .map(|(_, f)| device_area(&f.area))
-            .collect();
-        t.fpos = areas.iter().map(|a| a.0).collect();
-        t.sq_dist = areas.iter().map(|a| a.1).collect();
-        t.area_hi = areas.iter().map(|a| a.2).collect();
+        let name_rows = &t.name_rows;
+        let row_of = |name: &str| name_rows.get(name.as_bytes()).expect("numbered above");
+        // Per filter: area, counts, subscription.
+        if paper {
+            let areas: Vec<(Float2, f32, Float2)> = filters
+                .par_iter()
+                .map(|(_, f)| device_area(&f.area))
+                .collect();
+            t.fpos = areas.par_iter().map(|a| a.0).collect();
+            t.sq_dist = areas.par_iter().map(|a| a.1).collect();
+            t.area_hi = areas.par_iter().map(|a| a.2).collect();
+        }
         t.size_f = filters
             .par_iter()
             .map(|(_, f)| f.constraints.len() as u32)
             .collect();
         t.filter_sub = filters.par_iter().map(|&(s, _)| s as u32).collect();
-        struct Part {
-            fcons: Vec<DevConstraint>,
-            cstrings: Vec<u8>,
-            bf: Vec<u32>,
-            per_row: Vec<u32>,
-        }
-        let name_rows = &t.name_rows;
-        let parts: Vec<Part> = filters
-            .par_chunks(BUILD_PART)
-            .map(|part| {
-                let mut p = Part {
-                    fcons: Vec::new(),
-                    cstrings: Vec::new(),
-                    bf: Vec::with_capacity(part.len()),
-                    per_row: vec![0; rows],
-                };
-                for (_, f) in part {
-                    let mut bf = 0u32;
-                    for c in &f.constraints {
-                        let row = name_rows.get(c.name.as_bytes()).expect("numbered above");
-                        p.per_row[row as usize] += 1;
-                        bf |= bloom_bit(row);
-                        let (kind, bits) = encode_value(&c.value, &mut p.cstrings, 0);
-                        p.fcons.push(DevConstraint {
-                            op: op_code(c.op) as u16,
-                            kind: kind as u16,
-                            tag: row,
-                            bits,
-                        });
-                    }
-                    p.bf.push(bf);
-                }
-                p
-            })
-            .collect();
-        t.fcons_start.reserve(n + 1);
-        let mut per_row = vec![0u32; rows];
-        for p in parts {
-            let base = t.cstrings.len();
-            t.fcons.extend(p.fcons.iter().map(|&c| {
-                if u32::from(c.kind) == KIND_STR {
-                    let at = base + c.bits as u32 as usize;
-                    DevConstraint {
-                        bits: str_bits(at as u32, (c.bits >> 32) as u32),
-                        ..c
-                    }
-                } else {
-                    c
-                }
-            }));
-            t.cstrings.extend_from_slice(&p.cstrings);
-            t.bf.extend_from_slice(&p.bf);
-            per_row
-                .iter_mut()
-                .zip(&p.per_row)
-                .for_each(|(a, b)| *a += b);
-        }
+        t.fcons_start = Vec::with_capacity(n + 1);
         let mut at = 0u32;
         for &len in &t.size_f {
             t.fcons_start.push(at);
             at += len;
         }
         t.fcons_start.push(at);
-        // Pass 2: name-major `Constraints` from the filter-major list (counting sort).
-        t.size_c = per_row;
-        t.row_start = Vec::with_capacity(t.size_c.len());
-        let mut next = 0u32;
-        for &len in &t.size_c {
-            t.row_start.push(next);
-            next += len;
+        // Per part of consecutive filters: its string bytes and its constraints per row
+        // (counted on all cores), then its places (running sums in part order).
+        let counts: Vec<(usize, Vec<u32>)> = filters
+            .par_chunks(BUILD_PART)
+            .map(|part| {
+                let (mut bytes, mut per_row) = (0usize, vec![0u32; rows]);
+                for c in part.iter().flat_map(|(_, f)| &f.constraints) {
+                    per_row[row_of(&c.name) as usize] += 1;
+                    if let Value::Str(v) = &c.value {
+                        bytes += v.len();
+                    }
+                }
+                (bytes, per_row)
+            })
+            .collect();
+        let mut string_at = Vec::with_capacity(counts.len() + 1);
+        string_at.push(0usize);
+        for (bytes, _) in &counts {
+            string_at.push(string_at.last().expect("pushed") + bytes);
         }
-        let mut fill = t.row_start.clone();
-        t.constraints = vec![DevConstraint::default(); t.fcons.len()];
-        for f in 0..n {
-            for k in t.fcons_start[f]..t.fcons_start[f + 1] {
-                let mut c = t.fcons[k as usize];
-                let row = c.tag as usize;
-                c.tag = f as u32;
-                t.constraints[fill[row] as usize] = c;
-                fill[row] += 1;
-            }
+        t.size_c = vec![0u32; rows];
+        for (_, per_row) in &counts {
+            t.size_c.iter_mut().zip(per_row).for_each(|(a, b)| *a += b);
+        }
+        // The filter-major constraints and their strings, each part into its own run
+        // of both, and each filter's Bloom filter.
+        let mut fcons = Vec::with_capacity(at as usize);
+        fcons.par_extend(rayon::iter::repeat_n(DevConstraint::default(), at as usize));
+        let mut cstrings = vec![0u8; *string_at.last().expect("pushed")];
+        let mut runs = Vec::with_capacity(counts.len());
+        let (mut cons_left, mut bytes_left) = (&mut fcons[..], &mut cstrings[..]);
+        for (p, part) in filters.chunks(BUILD_PART).enumerate() {
+            let first = p * BUILD_PART;
+            let ncons = (t.fcons_start[first + part.len()] - t.fcons_start[first]) as usize;
+            let (c, cr) = cons_left.split_at_mut(ncons);
+            let (b, br) = bytes_left.split_at_mut(string_at[p + 1] - string_at[p]);
+            runs.push((part, c, (string_at[p], b)));
+            (cons_left, bytes_left) = (cr, br);
+        }
+        let bf: Vec<Vec<u32>> = runs
+            .into_par_iter()
+            .map(|(part, cons, (base, bytes))| {
+                let mut bf = Vec::with_capacity(part.len());
+                let (mut k, mut pool) = (0usize, 0usize);
+                for (_, f) in part {
+                    let mut b = 0u32;
+                    for c in &f.constraints {
+                        let row = row_of(&c.name);
+                        b |= bloom_bit(row);
+                        let (kind, bits) = match &c.value {
+                            Value::Str(v) => {
+                                bytes[pool..pool + v.len()].copy_from_slice(v.as_bytes());
+                                let off = (base + pool) as u32;
+                                pool += v.len();
+                                (KIND_STR, str_bits(off, v.len() as u32))
+                            }
+                            v => encode_value(v, &mut Vec::new(), 0),
+                        };
+                        cons[k] = DevConstraint {
+                            op: op_code(c.op) as u16,
+                            kind: kind as u16,
+                            tag: row,
+                            bits,
+                        };
+                        k += 1;
+                    }
+                    bf.push(b);
+                }
+                bf
+            })
+            .collect();
+        t.bf = bf.into_iter().flatten().collect();
+        t.fcons = fcons;
+        t.cstrings = cstrings;
+        if paper {
+            t.name_major(&counts);
         }
         t
     }
 
+    /// `Constraints` from the filter-major constraints (a counting sort by row, each
+    /// row's in filter order), `counts` being each part's constraints per row (parts of
+    /// [`BUILD_PART`] consecutive filters): each part writes its own places of every
+    /// row, on all cores.
+    fn name_major(&mut self, counts: &[(usize, Vec<u32>)]) {
+        let rows = self.size_c.len();
+        self.row_start = Vec::with_capacity(rows);
+        let mut next = 0u32;
+        for &len in &self.size_c {
+            self.row_start.push(next);
+            next += len;
+        }
+        // Where each part's constraints of each row go.
+        let mut fill = self.row_start.clone();
+        let places: Vec<Vec<u32>> = counts
+            .iter()
+            .map(|(_, per_row)| {
+                let here = fill.clone();
+                fill.iter_mut().zip(per_row).for_each(|(a, b)| *a += b);
+                here
+            })
+            .collect();
+        let mut out = Vec::with_capacity(self.fcons.len());
+        out.par_extend(rayon::iter::repeat_n(
+            DevConstraint::default(),
+            self.fcons.len(),
+        ));
+        let dst = SharedOut(out.as_mut_ptr());
+        let (fcons, starts, len) = (&self.fcons, &self.fcons_start, out.len());
+        places
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(p, mut place)| {
+                let dst = &dst;
+                let filters = p * BUILD_PART..((p + 1) * BUILD_PART).min(starts.len() - 1);
+                for f in filters {
+                    for k in starts[f]..starts[f + 1] {
+                        let mut c = fcons[k as usize];
+                        let at = place[c.tag as usize] as usize;
+                        place[c.tag as usize] += 1;
+                        c.tag = f as u32;
+                        assert!(at < len);
+                        // SAFETY: `at < len`, inside `out`, which outlives this loop and
+                        // is not otherwise touched during it; the parts' places are
+                        // disjoint (part `p`'s run of row `r` is `per_row[r]` places
+                        // from the parts' running sum), so no two threads write one
+                        // element.
+                        unsafe { dst.0.add(at).write(c) };
+                    }
+                }
+            });
+        self.constraints = out;
+    }
     /// Number of filters (`n`).
     pub fn filters(&self) -> usize {
         self.fpos.len()
@@ -841,14 +925,37 @@ mod tests {
             for (name, &row) in &t.names {
                 assert_eq!(t.name_rows.get(name.as_bytes()), Some(row));
             }
-            // Name-major: each row's constraints in filter order.
+            // Name-major: each row's constraints in filter order (a sequential counting
+            // sort of the filter-major ones).
             let mut at = 0;
             for (row, &len) in t.size_c.iter().enumerate() {
                 assert_eq!(t.row_start[row], at);
-                let run = &t.constraints[at as usize..(at + len) as usize];
-                assert!(run.windows(2).all(|w| w[0].tag <= w[1].tag));
                 at += len;
             }
+            let mut fill = t.row_start.clone();
+            let mut constraints = vec![DevConstraint::default(); want.fcons.len()];
+            for f in 0..subs.filter_count() {
+                for k in want.fcons_start[f]..want.fcons_start[f + 1] {
+                    let c = want.fcons[k as usize];
+                    let row = c.tag as usize;
+                    constraints[fill[row] as usize] = DevConstraint { tag: f as u32, ..c };
+                    fill[row] += 1;
+                }
+            }
+            assert_eq!(t.constraints, constraints);
+            // The cell index's tables: the same, less the paper's own.
+            let fm = pool.install(|| Tables::build_filter_major(&subs));
+            assert_eq!(fm.names, want.names);
+            assert_eq!(
+                (&fm.fcons, &fm.fcons_start),
+                (&want.fcons, &want.fcons_start)
+            );
+            assert_eq!((&fm.cstrings, &fm.size_c), (&want.cstrings, &want.size_c));
+            assert_eq!(
+                (&fm.bf, &fm.size_f, &fm.filter_sub),
+                (&want.bf, &want.size_f, &want.filter_sub)
+            );
+            assert!(fm.constraints.is_empty() && fm.fpos.is_empty());
         }
     }
 

@@ -316,7 +316,20 @@ fn match_cmd(
             done
         }
         (None, _) => {
-            let m = stats.time("build the index (grid)", || GridIndex::build(&subs))?;
+            let t = std::time::Instant::now();
+            let m = GridIndex::build(&subs)?;
+            let b = m.build_timing();
+            stats.add(
+                "build the index (grid)",
+                t.elapsed(),
+                format!(
+                    "(check {:.3} s, keys {:.3}, constraints compiled {:.3}, cells {:.3})",
+                    b.check.as_secs_f64(),
+                    b.keys.as_secs_f64(),
+                    b.tests.as_secs_f64(),
+                    b.cells.as_secs_f64()
+                ),
+            );
             let matcher = |evs: &EventBatch| Ok(m.match_batch_parallel(evs));
             let done = stream_lines(
                 events_path,
@@ -336,12 +349,20 @@ fn match_cmd(
             let opts = CellOptions::for_device(&dev);
             let mut index = CellIndex::new(dev, &subs, opts)?;
             index.synchronize()?;
+            let b = index.build_timing();
             stats.add(
                 "build + upload the cell index",
                 t.elapsed(),
                 format!(
-                    "({:.1} MB on the device)",
-                    index.device().allocated_bytes() as f64 / 1e6
+                    "({:.1} MB on the device; check {:.3} s, tables {:.3}, keys {:.3}, triples sorted {:.3}, \
+                     cells laid out {:.3}, upload {:.3})",
+                    index.device().allocated_bytes() as f64 / 1e6,
+                    b.check.as_secs_f64(),
+                    b.tables.as_secs_f64(),
+                    b.keys.as_secs_f64(),
+                    b.triples.as_secs_f64(),
+                    b.layout.as_secs_f64(),
+                    b.upload.as_secs_f64(),
                 ),
             );
             // The answers' page-locked areas are reused from window to window; each
