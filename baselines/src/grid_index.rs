@@ -812,12 +812,7 @@ impl GridIndex {
         }
         let mut timing = GridBuildTiming::default();
         let mut laps = Laps(Instant::now());
-        let filters: Vec<(usize, &Filter)> = subs
-            .as_slice()
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(s, sub)| sub.filters.iter().map(move |f| (s, f)))
-            .collect();
+        let filters = subs.filters_by_id();
         let bad = (0..n)
             .into_par_iter()
             .find_first(|&i| filters[i].1.validate().is_err());

@@ -1222,6 +1222,37 @@ pub fn write_events(mut w: impl std::io::Write, events: &[Event]) -> std::io::Re
     Ok(())
 }
 
+/// Pieces of the pseudo-random lines the line readers' tests (this crate's and `clcb`'s)
+/// feed both parse paths.
+#[doc(hidden)]
+pub mod test_lines {
+    /// A xorshift64 generator seeded with `x`: each call `next(m)` draws from `0..m`.
+    pub fn xorshift(mut x: u64) -> impl FnMut(usize) -> usize {
+        move |m: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m as u64) as usize
+        }
+    }
+
+    /// Damages `line` at a place `next` draws: one time in eight each, the character
+    /// there deleted, one of `inserts` inserted, or the line cut there.
+    pub fn damage(line: &mut String, next: &mut impl FnMut(usize) -> usize, inserts: &[char]) {
+        let at = next(line.len() + 1);
+        match next(8) {
+            0 if line.is_char_boundary(at) => {
+                if let Some(c) = line[at..].chars().next() {
+                    line.replace_range(at..at + c.len_utf8(), "");
+                }
+            }
+            1 if line.is_char_boundary(at) => line.insert(at, inserts[next(inserts.len())]),
+            2 if line.is_char_boundary(at) => line.truncate(at),
+            _ => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1644,13 +1675,7 @@ mod tests {
     /// the limits, escapes, unknown operators, keys twice or unknown); then, one line in
     /// eight each, a character deleted, one inserted, or the line cut.
     fn random_lines(n: usize) -> Vec<String> {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move |m: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % m as u64) as usize
-        };
+        let mut next = test_lines::xorshift(0x9e37_79b9_7f4a_7c15);
         let scalars = [
             "0",
             "-1",
@@ -1722,20 +1747,8 @@ mod tests {
                     })
                     .collect();
                 let mut line = format!("{{{}}}", fields.join([",", " , ", ",\t"][next(3)]));
-                let at = next(line.len() + 1);
-                match next(8) {
-                    0 if line.is_char_boundary(at) => {
-                        if let Some(c) = line[at..].chars().next() {
-                            line.replace_range(at..at + c.len_utf8(), "");
-                        }
-                    }
-                    1 if line.is_char_boundary(at) => line.insert(
-                        at,
-                        ['[', ']', '{', '}', ',', ':', '"', ' ', '0', '-', '.', 'e'][next(12)],
-                    ),
-                    2 if line.is_char_boundary(at) => line.truncate(at),
-                    _ => {}
-                }
+                let inserts = ['[', ']', '{', '}', ',', ':', '"', ' ', '0', '-', '.', 'e'];
+                test_lines::damage(&mut line, &mut next, &inserts);
                 line
             })
             .collect()

@@ -697,13 +697,7 @@ mod tests {
     /// line cut.
     #[test]
     fn subscriptions_lines_parse_as_the_serde_path_parses_them_random_and_malformed() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |m: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % m as u64) as usize
-        };
+        let mut next = ccm::io::test_lines::xorshift(0x2545_f491_4f6c_dd1d);
         let nums = [
             "0",
             "-1",
@@ -786,20 +780,8 @@ mod tests {
                 fields.push(format!("\"{k}\": {v}"));
             }
             let mut line = format!("{{{}}}", fields.join(", "));
-            let at = next(line.len() + 1);
-            match next(8) {
-                0 if line.is_char_boundary(at) => {
-                    if let Some(c) = line[at..].chars().next() {
-                        line.replace_range(at..at + c.len_utf8(), "");
-                    }
-                }
-                1 if line.is_char_boundary(at) => line.insert(
-                    at,
-                    ['[', ']', '{', '}', ',', ':', '"', ' ', '0', '-'][next(10)],
-                ),
-                2 if line.is_char_boundary(at) => line.truncate(at),
-                _ => {}
-            }
+            let inserts = ['[', ']', '{', '}', ',', ':', '"', ' ', '0', '-'];
+            ccm::io::test_lines::damage(&mut line, &mut next, &inserts);
             let got = subscription_from_line(&line);
             let want = slow_subscription(&line);
             assert_eq!(got, want, "{line}");

@@ -30,7 +30,7 @@
 //! arena), on all cores.
 
 use crate::batch::{translate, EventBatch, UNKNOWN};
-use crate::model::{Area, Event, Filter, Subscriptions, Value};
+use crate::model::{Area, Event, Subscriptions, Value};
 use ccm::batch::TY_STR;
 use ccm::hash::ShortKeyMap;
 use clcb_kernels::{
@@ -169,12 +169,7 @@ impl Tables {
     }
 
     fn build_with(subs: &Subscriptions, paper: bool) -> Tables {
-        let filters: Vec<(usize, &Filter)> = subs
-            .as_slice()
-            .par_iter()
-            .enumerate()
-            .flat_map_iter(|(s, sub)| sub.filters.iter().map(move |f| (s, f)))
-            .collect();
+        let filters = subs.filters_by_id();
         let n = filters.len();
         let mut t = Tables {
             subscriptions: subs.len(),

@@ -23,7 +23,7 @@
 //! baselines each evaluate content on their own.
 
 pub use ccm::model::{Attribute, Constraint, Op, Value};
-use rayon::iter::ParallelIterator;
+use rayon::iter::{IndexedParallelIterator, IntoParallelRefIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 use std::fmt;
 
@@ -406,6 +406,16 @@ impl Subscriptions {
                 .enumerate()
                 .map(move |(k, f)| (FilterId(first + k as u32), i, f))
         })
+    }
+
+    /// Every filter (in [`FilterId`] order) with its subscription's dense index, gathered
+    /// on all cores: what the index builds read by filter number.
+    pub fn filters_by_id(&self) -> Vec<(usize, &Filter)> {
+        self.subs
+            .par_iter()
+            .enumerate()
+            .flat_map_iter(|(s, sub)| sub.filters.iter().map(move |f| (s, f)))
+            .collect()
     }
 
     /// The subscription index holding filter `f`, and `f`'s position in it.

@@ -328,6 +328,38 @@ impl LockedAt {
     }
 }
 
+/// Where each document starts in a batch's events, and its root's children
+/// ([`EventBatch::children_of`]): what every layout of the events shares.
+struct Starts {
+    doc_start: Vec<u32>,
+    children: Vec<u32>,
+    children_start: Vec<u32>,
+}
+
+impl Starts {
+    fn of(docs: &[Document]) -> Self {
+        let mut doc_start = Vec::with_capacity(docs.len() + 1);
+        doc_start.push(0u32);
+        let mut n = 0usize;
+        for d in docs {
+            n += d.events.len();
+            doc_start.push(n as u32);
+        }
+        let mut children = Vec::new();
+        let mut children_start = Vec::with_capacity(docs.len() + 1);
+        children_start.push(0u32);
+        for d in docs {
+            root_children(&d.events, &mut children);
+            children_start.push(children.len() as u32);
+        }
+        Starts {
+            doc_start,
+            children,
+            children_start,
+        }
+    }
+}
+
 /// Appends to `out` the points between the root's children of one document's `events`
 /// (offsets after each child's close), or nothing when they are not one root element.
 fn root_children(events: &[Event], out: &mut Vec<u32>) {
@@ -371,13 +403,6 @@ impl EventBatch {
     /// Encodes `docs`, 1 byte per event when `narrow`.
     pub fn encode(docs: &[Document], narrow: bool) -> Self {
         let total: usize = docs.iter().map(|d| d.events.len()).sum();
-        let mut doc_start = Vec::with_capacity(docs.len() + 1);
-        doc_start.push(0u32);
-        let mut at = 0usize;
-        for d in docs {
-            at += d.events.len();
-            doc_start.push(at as u32);
-        }
         let events = if narrow {
             let mut v = Vec::with_capacity(total);
             docs.iter()
@@ -389,21 +414,7 @@ impl EventBatch {
                 .for_each(|d| v.extend(d.events.iter().map(|e| e.0)));
             EventWords::Wide(v)
         };
-        let mut children = Vec::new();
-        let mut children_start = Vec::with_capacity(docs.len() + 1);
-        children_start.push(0u32);
-        for d in docs {
-            root_children(&d.events, &mut children);
-            children_start.push(children.len() as u32);
-        }
-        EventBatch {
-            events,
-            doc_start,
-            depth: docs.iter().map(|d| d.max_depth).collect(),
-            bytes: docs.iter().map(|d| d.bytes).sum(),
-            children,
-            children_start,
-        }
+        Self::with_events(events, docs, Starts::of(docs))
     }
 
     /// [`Self::encode`] straight into page-locked host memory of `dev` ([`Locked`]):
@@ -424,20 +435,12 @@ impl EventBatch {
         pool: &LockedPool,
     ) -> Result<Self, GpuError> {
         let total: usize = docs.iter().map(|d| d.events.len()).sum();
-        let mut doc_start = Vec::with_capacity(docs.len() + 1);
-        doc_start.push(0u32);
-        let mut n = 0usize;
-        for d in docs {
-            n += d.events.len();
-            doc_start.push(n as u32);
-        }
-        let mut children = Vec::new();
-        let mut children_start = Vec::with_capacity(docs.len() + 1);
-        children_start.push(0u32);
-        for d in docs {
-            root_children(&d.events, &mut children);
-            children_start.push(children.len() as u32);
-        }
+        let starts = Starts::of(docs);
+        let Starts {
+            doc_start,
+            children,
+            children_start,
+        } = &starts;
         let size = if narrow { 1 } else { 2 };
         let at = LockedAt::new(total * size, docs.len(), children.len());
         let mut block = pool.take(dev, at.end.max(1))?;
@@ -463,23 +466,29 @@ impl EventBatch {
             i += d.events.len() * size;
         }
         let mut w = 0;
-        for part in [&doc_start, &children_start, &children] {
+        for part in [doc_start, children_start, children] {
             let b: &[u8] = bytemuck::cast_slice(part);
             words[w..w + b.len()].copy_from_slice(b);
             w += b.len();
         }
-        Ok(EventBatch {
-            events: EventWords::Locked(Locked {
-                block: Arc::new(block),
-                narrow,
-                at,
-            }),
-            doc_start,
+        let events = EventWords::Locked(Locked {
+            block: Arc::new(block),
+            narrow,
+            at,
+        });
+        Ok(Self::with_events(events, docs, starts))
+    }
+
+    /// The batch of `docs` whose events, laid out as `events`, start where `starts` says.
+    fn with_events(events: EventWords, docs: &[Document], starts: Starts) -> Self {
+        EventBatch {
+            events,
+            doc_start: starts.doc_start,
             depth: docs.iter().map(|d| d.max_depth).collect(),
             bytes: docs.iter().map(|d| d.bytes).sum(),
-            children,
-            children_start,
-        })
+            children: starts.children,
+            children_start: starts.children_start,
+        }
     }
 
     /// Document `d`'s points between its root's children: offsets into its own events,

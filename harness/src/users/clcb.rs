@@ -355,15 +355,8 @@ fn match_cmd(
                 "build + upload the cell index",
                 t.elapsed(),
                 format!(
-                    "({:.1} MB on the device; check {:.3} s, tables {:.3}, keys {:.3}, triples sorted {:.3}, \
-                     cells laid out {:.3}, upload {:.3})",
+                    "({:.1} MB on the device; {b})",
                     index.device().allocated_bytes() as f64 / 1e6,
-                    b.check.as_secs_f64(),
-                    b.tables.as_secs_f64(),
-                    b.keys.as_secs_f64(),
-                    b.triples.as_secs_f64(),
-                    b.layout.as_secs_f64(),
-                    b.upload.as_secs_f64(),
                 ),
             );
             // The answers' page-locked areas are reused from window to window; each
