@@ -552,7 +552,7 @@ const SLOWEST_BUDGETS: f64 = 4.0;
 /// of the stream ([`INDEX_STREAM`] events; the workload's in quick mode), or once every
 /// index has answered [`MIN_TIMED`] events and spent [`SFF_BUDGET_S`] (or the slowest
 /// [`SLOWEST_BUDGETS`] of them). Where a pass over the whole stream is short, the
-/// stream is passed again, up to [`MAX_PASSES`] times within [`PASSES_BUDGETS`], and
+/// stream is passed again, up to [`super::MAX_PASSES`] times within [`PASSES_BUDGETS`], and
 /// each index's time is its least over the passes: a hiccup of a few tens of
 /// milliseconds that falls on one index's turn (Table 2, one seed of three: the same
 /// name index read 2.13 µs alone and 2.64 µs inside the hybrid, 1.37 and 1.35 µs on
@@ -610,22 +610,22 @@ struct Pass {
     got: Vec<Vec<Vec<InterfaceId>>>,
 }
 
-/// Most passes of [`time_one_core_by_turns`] over the stream.
-const MAX_PASSES: usize = 5;
-
 /// [`time_one_core_by_turns`] starts another pass only while the slowest index's time in
 /// all passes, the next included (as long as its last), stays within this many
 /// [`SFF_BUDGET_S`].
 const PASSES_BUDGETS: f64 = 2.0;
 
 /// Whether the timings by passes ([`time_one_core_by_turns`], [`time_all_cores`],
-/// [`time_gpu_index`]) pass over the stream again after `passes` passes that took
-/// `spent_s` seconds in all (of the slowest series), the last `last_s` and covering the
-/// whole stream or not (`whole`): not in quick mode, not after a pass the budget cut,
-/// at most [`MAX_PASSES`], and only while the next (as long as the last) keeps the
-/// total within [`PASSES_BUDGETS`].
+/// [`time_gpu_index`]) pass over the stream again ([`super::another_pass`], within
+/// [`PASSES_BUDGETS`] times [`SFF_BUDGET_S`]; `spent_s` of the slowest series).
 fn another_pass(quick: bool, whole: bool, passes: usize, spent_s: f64, last_s: f64) -> bool {
-    !quick && whole && passes < MAX_PASSES && spent_s + last_s <= PASSES_BUDGETS * SFF_BUDGET_S
+    super::another_pass(
+        quick,
+        whole,
+        passes,
+        (spent_s, last_s),
+        PASSES_BUDGETS * SFF_BUDGET_S,
+    )
 }
 
 /// The stream's events by turns, once (see [`time_one_core_by_turns`]).

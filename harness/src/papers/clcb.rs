@@ -461,7 +461,9 @@ const GRID_STREAM: usize = 65_536;
 /// One core: a prefix of the stream ([`GRID_STREAM`] events) that fits
 /// [`CPU_BUDGET_S`], the heap events the same count; all cores: as many as the
 /// one-core rate says fit the same budget on every thread, at least the workload's
-/// events. Quick mode: the workload's events.
+/// events, passed again while that is short ([`super::another_pass`] within
+/// [`CPU_BUDGET_S`]) and the least time per event kept. Quick mode: the workload's
+/// events, once.
 #[allow(clippy::too_many_arguments)]
 fn time_grid(
     ctx: &mut Ctx,
@@ -539,11 +541,21 @@ fn time_grid(
     };
     let stream = stream_of(timed.batch, n);
     let _ = grid.match_batch_parallel(&stream_of(timed.batch, n.min(1024)));
-    let t0 = Instant::now();
-    let got = grid.match_batch_parallel(&stream);
-    let all = t0.elapsed().as_secs_f64() * 1e3 / n.max(1) as f64;
     let series = format!("grid all cores{suffix}");
-    check(ctx, label, truth, &series, &got)?;
+    // Passes while short, the least time per event (as the cell index beside it).
+    let (mut all, mut spent, mut passes) = (f64::INFINITY, 0.0, 0);
+    loop {
+        let t0 = Instant::now();
+        let got = grid.match_batch_parallel(&stream);
+        let took = t0.elapsed().as_secs_f64();
+        check(ctx, label, truth, &series, &got)?;
+        all = all.min(took * 1e3 / n.max(1) as f64);
+        spent += took;
+        passes += 1;
+        if !super::another_pass(ctx.quick, true, passes, (spent, took), CPU_BUDGET_S) {
+            break;
+        }
+    }
     ctx.record(&series, x, all);
     Ok(all)
 }
@@ -551,9 +563,9 @@ fn time_grid(
 /// Times the cell index (`clcb::cells`) on each of `devices` over the stream the grid
 /// index is timed on (the workload's events repeated to [`GRID_STREAM`]; quick mode:
 /// the workload's), from the flat batch, the stream matched first untimed into the same
-/// flat answers ([`CellAnswers`], whose memory a stream reuses); checks its answers to
-/// the first `truth.len()` events and records `{prefix} batched{suffix}`: end to end per
-/// event (the batch's dictionaries translated and uploaded once, each launch's columns
+/// flat answers ([`CellAnswers`], whose memory a stream reuses), then timed by passes as
+/// the grid on all cores (the least time per event); checks its answers to the first
+/// `truth.len()` events and records `{prefix} batched{suffix}`: end to end per event (the batch's dictionaries translated and uploaded once, each launch's columns
 /// copied on all cores into page-locked staging and to the device, encoded and matched
 /// there, the answers left where the device wrote them, in the answers' page-locked
 /// areas). The CPU grid's answers are a vector per event: their allocation and copy
@@ -597,16 +609,27 @@ fn time_cells(
         index.take_timing();
         // Timed as a new batch's call: its dictionaries translated and uploaded, as the
         // CPU grid looks its names up in every call (the warm call left them on the
-        // device).
-        index.forget_dictionaries();
-        let t0 = Instant::now();
-        index.match_event_batch_into(&stream, &mut answers)?;
-        let ms = t0.elapsed().as_secs_f64() * 1e3 / n.max(1) as f64;
-        anyhow::ensure!(
-            answers.len() == n,
-            "{label}: the cell index answered {} of {n} events",
-            answers.len()
-        );
+        // device). Passes while short, the least time per event, as the grid on all
+        // cores (a call over 65,536 events takes well under a millisecond: one call's
+        // hiccup moved Table 2's ratio between 8.9x and 10.5x).
+        let (mut ms, mut spent, mut passes) = (f64::INFINITY, 0.0, 0);
+        loop {
+            index.forget_dictionaries();
+            let t0 = Instant::now();
+            index.match_event_batch_into(&stream, &mut answers)?;
+            let took = t0.elapsed().as_secs_f64();
+            anyhow::ensure!(
+                answers.len() == n,
+                "{label}: the cell index answered {} of {n} events",
+                answers.len()
+            );
+            ms = ms.min(took * 1e3 / n.max(1) as f64);
+            spent += took;
+            passes += 1;
+            if !super::another_pass(ctx.quick, true, passes, (spent, took), CPU_BUDGET_S) {
+                break;
+            }
+        }
         let got: Vec<Vec<u32>> = (0..truth.len().min(n))
             .map(|i| answers.get(i).to_vec())
             .collect();
