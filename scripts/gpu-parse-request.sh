@@ -9,11 +9,12 @@
 #
 #     BIN=/dir/with/binaries OUT=/dir/for/results bash gpu-parse-request.sh
 #
-# Self-contained (it runs from a directory holding nothing of the repository). Writes
+# Needs scripts/e2e-lib.sh beside it (the recording of a run, as scripts/e2e-cut.sh). Writes
 # $OUT/parse.txt (each run's --stats), $OUT/parse.csv (binary,command,engine,run,phase,
 # seconds,note) and $OUT/md5.txt (the answers' md5 per command and binary). Finishes
 # within about 190 s (every step under `timeout`; late runs are skipped, not cut).
 set -uo pipefail
+. "$(dirname "$0")/e2e-lib.sh"
 BIN=${BIN:?BIN: the directory holding harness (and harness-base)}
 OUT=${OUT:-out}
 mkdir -p "$OUT"
@@ -72,20 +73,9 @@ run() {
         echo "$name,$cmd,$engine,$runno,user,$u," >> "$CSV"
         echo "$name,$cmd,$engine,$runno,sys,$sy," >> "$CSV"
     fi
-    {
-        echo "== $name $cmd $engine run $runno: wall $s s"
-        grep -v '^stats:' "$W/err" | head -5 || true
-        grep '^stats:' "$W/err" || true
-    } >> "$LOG"
-    sed -n 's/^stats: //p' "$W/err" | awk -v pre="$name,$cmd,$engine,$runno" '{
-        n = split($0, f, /  +/); phase = f[1]; val = f[2]; sub(/ .*/, "", val);
-        note = ""; for (i = 3; i <= n; i++) note = note (i > 3 ? " " : "") f[i];
-        gsub(/"/, "\"\"", note);
-        printf "%s,\"%s\",%s,\"%s\"\n", pre, phase, val, note }' >> "$CSV"
-    echo "$name,$cmd,$engine,$runno,wall,$s," >> "$CSV"
+    e2e_record "$name" "$cmd" "$engine" "$runno" "$s"
     local sum
     sum=$(md5sum < "$W/out")
-    echo "$name,$cmd,$engine,$runno,answers,0,${sum:0:12}" >> "$CSV"
     echo "$cmd $engine $name ${sum:0:12} $(wc -l < "$W/out") lines" >> "$W/md5"
 }
 
