@@ -81,25 +81,30 @@ pub fn read_regions(path: &Path) -> Result<RegionSet, IoError> {
         path: name.clone(),
         source,
     };
-    if stdin {
-        let mut t = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut t).map_err(read)?;
-        return parse_region_bytes(&t, &name);
+    let file = if stdin {
+        None
+    } else {
+        Some(std::fs::File::open(path).map_err(read)?)
+    };
+    if let Some(file) = &file {
+        if file.metadata().map_err(read)?.is_file() {
+            // SAFETY: the map is read-only and lives until the parse returns; the bytes
+            // are only read. Another process that changed the file meanwhile would change
+            // what is parsed (as a read racing its writer would), and one that truncated
+            // it would make the read fault, as for any program that maps its input
+            // (ripgrep's choice too).
+            let map = unsafe { memmap2::MmapOptions::new().populate().map(file) };
+            return parse_region_bytes(&map.map_err(read)?, &name);
+        }
     }
-    let file = std::fs::File::open(path).map_err(read)?;
-    let regular = file.metadata().map_err(read)?.is_file();
-    if !regular {
-        // A pipe or a device: read as a stream.
-        let mut t = Vec::new();
-        std::io::Read::read_to_end(&mut &file, &mut t).map_err(read)?;
-        return parse_region_bytes(&t, &name);
+    // Standard input, a pipe or a device: read as a stream.
+    let mut t = Vec::new();
+    match &file {
+        Some(f) => std::io::Read::read_to_end(&mut &*f, &mut t),
+        None => std::io::Read::read_to_end(&mut std::io::stdin(), &mut t),
     }
-    // SAFETY: the map is read-only and lives until the parse returns; the bytes are only
-    // read. Another process that changed the file meanwhile would change what is parsed
-    // (as a read racing its writer would), and one that truncated it would make the read
-    // fault, as for any program that maps its input (ripgrep's choice too).
-    let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) }.map_err(read)?;
-    parse_region_bytes(&map, &name)
+    .map_err(read)?;
+    parse_region_bytes(&t, &name)
 }
 
 /// Parses the text of a regions file; `path` only names it in errors. A UTF-8
