@@ -59,7 +59,7 @@
 //! [`crate::sff::Sff`].
 
 use crate::compiled::{AttrValue, Attrs, BatchAttrs, Names, NO_NAME};
-use crate::matcher::BatchNames;
+use crate::matcher::{BatchNames, ScratchPool};
 use crate::sff::Num;
 use crate::Matcher;
 use ccm::batch::EventBatch;
@@ -227,6 +227,8 @@ pub struct BitIndex {
     iface: Vec<u32>,
     /// Whether filter `i` is interface `i` (one filter per interface, ids `0..n`).
     identity: bool,
+    /// Its threads' scratch kept between calls on all cores.
+    pool: ScratchPool<BitScratch>,
 }
 
 /// One matching thread's scratch memory.
@@ -431,6 +433,7 @@ impl BitIndex {
             groups,
             iface,
             identity,
+            pool: ScratchPool::default(),
         })
     }
 
@@ -735,6 +738,10 @@ fn or_any(acc: &mut [u64], src: &[&[u64]], first: bool) {
 }
 
 impl Matcher for BitIndex {
+    fn scratch_pool(&self) -> Option<&ScratchPool<BitScratch>> {
+        Some(&self.pool)
+    }
+
     type Scratch = BitScratch;
 
     fn scratch(&self) -> BitScratch {

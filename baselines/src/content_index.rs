@@ -39,7 +39,7 @@
 //! logic.
 
 use crate::compiled::{Attrs, BatchAttrs, FastMap, Matched, Names, Tests};
-use crate::matcher::BatchNames;
+use crate::matcher::{BatchNames, ScratchPool};
 use crate::Matcher;
 use ccm::batch::EventBatch;
 use ccm::model::{Event, InterfaceId, ModelError, Subscription};
@@ -115,6 +115,8 @@ pub struct ContentIndex {
     tests: Tests,
     /// Dense interface index -> user's id.
     interfaces: Vec<InterfaceId>,
+    /// Its threads' scratch kept between calls on all cores.
+    pool: ScratchPool<Scratch>,
 }
 
 /// Scratch memory of one matching thread.
@@ -435,6 +437,10 @@ impl ContentIndex {
 }
 
 impl Matcher for ContentIndex {
+    fn scratch_pool(&self) -> Option<&ScratchPool<Scratch>> {
+        Some(&self.pool)
+    }
+
     type Scratch = Scratch;
 
     /// Fresh scratch memory for [`ContentIndex::match_event_with`].

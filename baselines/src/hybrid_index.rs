@@ -166,7 +166,7 @@
 use crate::bit_index::{BitIndex, BitScratch};
 use crate::compiled::{Attrs, BatchAttrs};
 use crate::content_index::{ContentIndex, IndexError, Scratch};
-use crate::matcher::BatchNames;
+use crate::matcher::{BatchNames, ScratchPool};
 use crate::value_index::{ValueIndex, ValueScratch};
 use crate::Matcher;
 use ccm::batch::EventBatch;
@@ -383,6 +383,8 @@ pub struct HybridIndex {
     /// Per names-per-event count: `[name index, value index, bit index]` run cold (the
     /// first of an exploration's two runs; a plain mean).
     cold: Vec<PerIndex<Timing>>,
+    /// Its threads' scratch kept between calls on all cores.
+    pool: ScratchPool<HybridScratch>,
 }
 
 /// Scratch memory of one matching thread.
@@ -539,6 +541,7 @@ impl HybridIndex {
             plain_upto,
             timings: (0..BUCKETS).map(|_| Default::default()).collect(),
             cold: (0..BUCKETS).map(|_| Default::default()).collect(),
+            pool: ScratchPool::default(),
         }
     }
 
@@ -870,6 +873,10 @@ fn bit_index(subs: &[Subscription], wanted: bool) -> Option<BitIndex> {
 }
 
 impl Matcher for HybridIndex {
+    fn scratch_pool(&self) -> Option<&ScratchPool<HybridScratch>> {
+        Some(&self.pool)
+    }
+
     type Scratch = HybridScratch;
 
     /// Fresh scratch memory for [`HybridIndex::match_event_with`].

@@ -34,11 +34,20 @@ pub trait Matcher: Sync {
     /// interfaces a scratch is megabytes, and allocating and freeing it per task costs
     /// page faults and, on many cores, TLB shootdowns that stall every thread.)
     fn match_parallel(&self, events: &[Event]) -> Vec<Vec<InterfaceId>> {
-        per_thread(
-            events,
+        per_index_pooled(
+            events.len(),
+            self.scratch_pool(),
             || self.scratch(),
-            |e, s| self.match_event_with(e, s),
+            |i, s| self.match_event_with(&events[i], s),
         )
+    }
+
+    /// Where [`Matcher::match_parallel`] and [`Matcher::match_batch_parallel`] keep their
+    /// threads' scratch between calls (none by default: each call makes its own). With a
+    /// million interfaces a scratch is megabytes; made afresh, every call pays its page
+    /// faults on every thread at once and frees it again (see [`ScratchPool`]).
+    fn scratch_pool(&self) -> Option<&ScratchPool<Self::Scratch>> {
+        None
     }
 
     /// The names of `batch` in this matcher's numbering, for
@@ -81,8 +90,9 @@ pub trait Matcher: Sync {
     /// batch's names are translated once, for every thread.
     fn match_batch_parallel(&self, batch: &EventBatch) -> Vec<Vec<InterfaceId>> {
         let names = self.batch_names(batch);
-        per_index(
+        per_index_pooled(
             batch.len(),
+            self.scratch_pool(),
             || self.scratch(),
             |i, s| self.match_in_batch_with(batch, &names, i, s),
         )
@@ -116,21 +126,81 @@ pub fn per_index<S: Send, R: Send>(
     scratch: impl Fn() -> S + Sync,
     f: impl Fn(usize, &mut S) -> R + Sync,
 ) -> Vec<R> {
+    per_index_pooled(n, None, scratch, f)
+}
+
+/// [`per_index`], each thread's scratch taken from `pool` where it holds one (else made
+/// by `scratch`) and given back to it when the call ends.
+pub fn per_index_pooled<S: Send, R: Send>(
+    n: usize,
+    pool: Option<&ScratchPool<S>>,
+    scratch: impl Fn() -> S + Sync,
+    f: impl Fn(usize, &mut S) -> R + Sync,
+) -> Vec<R> {
     let slots: Vec<Slot<S>> = (0..rayon::current_num_threads())
         .map(|_| Slot(Mutex::new(None)))
         .collect();
-    (0..n)
+    let made = || pool.and_then(ScratchPool::take).unwrap_or_else(&scratch);
+    let answers = (0..n)
         .into_par_iter()
         .map(|i| {
             let t = rayon::current_thread_index().unwrap_or(0) % slots.len();
             // Each thread has its own slot, so the lock is never contended; were it
             // held (a matcher that itself waited on the pool), a fresh scratch serves.
             match slots[t].0.try_lock() {
-                Ok(mut s) => f(i, s.get_or_insert_with(&scratch)),
+                Ok(mut s) => f(i, s.get_or_insert_with(made)),
                 Err(_) => f(i, &mut scratch()),
             }
         })
-        .collect()
+        .collect();
+    if let Some(pool) = pool {
+        pool.give(
+            slots
+                .into_iter()
+                .filter_map(|s| s.0.into_inner().ok().flatten()),
+        );
+    }
+    answers
+}
+
+/// Scratch memory kept by a matcher between its calls on all cores
+/// ([`Matcher::scratch_pool`]): one per thread that used one, so the next call's
+/// threads start warm (no allocation, no page faults, nothing freed in between). It
+/// holds at most as many scratches as the pool had threads; a clone starts empty (a
+/// scratch belongs to the matcher that made it).
+pub struct ScratchPool<S>(Mutex<Vec<S>>);
+
+impl<S> ScratchPool<S> {
+    /// A scratch of an earlier call, if one is kept.
+    fn take(&self) -> Option<S> {
+        self.0.lock().ok()?.pop()
+    }
+
+    /// Keeps `scratches` for the next call.
+    fn give(&self, scratches: impl Iterator<Item = S>) {
+        if let Ok(mut kept) = self.0.lock() {
+            kept.extend(scratches);
+        }
+    }
+}
+
+impl<S> Default for ScratchPool<S> {
+    fn default() -> Self {
+        ScratchPool(Mutex::new(Vec::new()))
+    }
+}
+
+impl<S> Clone for ScratchPool<S> {
+    fn clone(&self) -> Self {
+        ScratchPool::default()
+    }
+}
+
+impl<S> std::fmt::Debug for ScratchPool<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kept = self.0.lock().map_or(0, |k| k.len());
+        f.debug_struct("ScratchPool").field("kept", &kept).finish()
+    }
 }
 
 /// One thread's scratch in [`Matcher::match_parallel`], on its own cache lines (the

@@ -52,7 +52,7 @@
 
 use crate::compiled::{AttrValue, Attrs, BatchAttrs, Hits, Names, Tests};
 use crate::content_index::{ContentIndex, IndexError};
-use crate::matcher::BatchNames;
+use crate::matcher::{BatchNames, ScratchPool};
 use crate::sff::{cmp_num, Num};
 use crate::Matcher;
 use ccm::batch::EventBatch;
@@ -426,6 +426,8 @@ pub struct ValueIndex {
     /// Whether every interface has one filter: then no filter's interface can have
     /// matched before it, and the scans do not ask.
     single: bool,
+    /// Its threads' scratch kept between calls on all cores.
+    pool: ScratchPool<ValueScratch>,
 }
 
 /// The compiled filters a [`ValueIndex`] verifies survivors with.
@@ -1257,6 +1259,10 @@ impl ValueIndex {
 }
 
 impl Matcher for ValueIndex {
+    fn scratch_pool(&self) -> Option<&ScratchPool<ValueScratch>> {
+        Some(&self.pool)
+    }
+
     type Scratch = ValueScratch;
 
     /// Fresh scratch memory for [`ValueIndex::match_event_with`].

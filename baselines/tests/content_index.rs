@@ -4,7 +4,8 @@
 //! substrings equal to or longer than the value, int/float comparisons at 2^53 and at
 //! the i64 ends, -0.0, infinities, type mismatches, absent attributes), on few names
 //! (many matches) and on more names than the index's 128-bit name signatures (signature
-//! collisions), one event at a time and on 1 to 4 threads; and on a Table 1 workload.
+//! collisions), one event at a time and on 1 to 4 threads (each call reusing the
+//! threads' scratch the call before kept); and on a Table 1 workload.
 //! Each also reads the same events from a flat batch ([`ccm::batch::EventBatch`]) and
 //! must give there exactly its answers on heap events: numbered apart from the indexes'
 //! names, with names and strings no subscription uses, on Table 1's and the dense model.
@@ -178,10 +179,24 @@ fn agree(subs: &[Subscription], events: &[Event]) -> Result<(), TestCaseError> {
             .num_threads(threads)
             .build()
             .unwrap();
+        // Each call takes the scratch its matcher kept from the call before (on
+        // another number of threads): reused, it must answer as a fresh one.
         prop_assert_eq!(
             &pool.install(|| ix.match_parallel(events)),
             &want,
             "{} threads",
+            threads
+        );
+        prop_assert_eq!(
+            &pool.install(|| dense.match_parallel(events)),
+            &want,
+            "value index, {} threads, kept scratch",
+            threads
+        );
+        prop_assert_eq!(
+            &pool.install(|| hybrid.match_parallel(events)),
+            &want,
+            "hybrid, {} threads, kept scratch",
             threads
         );
     }
