@@ -1963,6 +1963,10 @@ pub struct CellAnswers {
     /// past `spilled_used` are room kept from batch to batch (never zeroed again).
     spilled_subs: Vec<u32>,
     spilled_used: usize,
+    /// Room kept for [`CellAnswers::add_spilled`]'s counters: a row of a launch's events
+    /// per part of its pairs, and each event's count.
+    spill_rows: Vec<u32>,
+    spill_count: Vec<u32>,
     events: usize,
     total: usize,
 }
@@ -2046,63 +2050,107 @@ impl CellAnswers {
 
     /// Adds the answers of the spilled events of a launch of `m` events whose first
     /// event is `first`, from its (event, subscription) `pairs`, on all cores: a counting
-    /// sort by event (each part of the pairs counts its own per event, then writes each
-    /// subscription at its own place in its event's run: no two threads touch one
-    /// counter or one word), then each run sorted and deduplicated on its own. No pair is
-    /// sorted against another event's, and the runs lie where they were grouped: nothing
-    /// is copied again. (With counters shared by all threads, incremented atomically,
-    /// grouping and sorting took 4.0-4.2 µs an event on Fig. 4d at 1M subscriptions,
-    /// 1,292 answers an event, of 4.2-4.4 µs in all, the device's kernels 1.95: H200, 16
-    /// host cores, `cells_split zipf 1`; how much of it the atomics cost, and how much
-    /// the sorts, was not measured. The global sort of (event, subscription) keys before
-    /// it: 8.7-9.9 µs an event in all.)
+    /// sort by event (each part of the pairs, one per thread, counts its own per event,
+    /// then writes each subscription at its own place in its event's run: no two threads
+    /// touch one counter or one word), then each run sorted and deduplicated on its own.
+    /// No pair is sorted against another event's, and the runs lie where they were
+    /// grouped: nothing is copied again. The counters (a row of `m` per part) are kept
+    /// from launch to launch, and the places are summed over them by blocks of events
+    /// on all cores. (Sixty-four rows made afresh per launch and summed on one thread
+    /// took 600-670 ns an event on Fig. 4a's workload at 1M subscriptions, 75 answers an
+    /// event, launches of 32768, against 20 ns for the sorts: H200, 16 host cores,
+    /// `cells_split zipf 0.001`. Counters shared by all threads, incremented atomically,
+    /// took 4.0-4.2 µs an event with the sorts on Fig. 4d, 1,292 answers an event; the
+    /// global sort of (event, subscription) keys before it 8.7-9.9 µs in all.)
     /// The time the sorts took.
     fn add_spilled(&mut self, first: usize, m: usize, subs: usize, pairs: &[u32]) -> Duration {
+        /// Fewest pairs a part counts (fewer parts for a small spill).
+        const LEAST_PART: usize = 1 << 15;
+        /// Events a block of the places' sums covers.
+        const BLOCK: usize = 4096;
         let n = pairs.len() / 2;
-        let part = (4096usize).max(n.div_ceil(4 * rayon::current_num_threads().max(1)));
+        if n == 0 || m == 0 {
+            return Duration::ZERO;
+        }
+        let parts = n
+            .div_ceil(LEAST_PART)
+            .clamp(1, rayon::current_num_threads().max(1));
+        let part = n.div_ceil(parts).max(1);
+        let mut rows_kept = std::mem::take(&mut self.spill_rows);
+        if rows_kept.len() < parts * m {
+            rows_kept.resize(parts * m, 0);
+        }
+        let rows = &mut rows_kept[..parts * m];
         // Per part of the pairs: its pairs per event (the device writes events of the
         // launch only; a pair of another is dropped).
-        let hist: Vec<Vec<u32>> = pairs
-            .par_chunks(2 * part)
-            .map(|ps| {
-                let mut h = vec![0u32; m];
+        rows.par_chunks_mut(m)
+            .zip(pairs.par_chunks(2 * part))
+            .for_each(|(h, ps)| {
+                h.fill(0);
                 for p in ps.chunks_exact(2) {
                     if let Some(c) = h.get_mut(p[0] as usize) {
                         *c += 1;
                     }
                 }
-                h
+            });
+        // Each event's run in the room after the runs so far, and each part's place in
+        // it (events in order, then parts), by blocks of events: each block's pairs in
+        // all, then its places from its start.
+        let blocks = m.div_ceil(BLOCK);
+        let sums: Vec<usize> = (0..blocks)
+            .into_par_iter()
+            .map(|b| {
+                let r = b * BLOCK..((b + 1) * BLOCK).min(m);
+                rows.chunks(m)
+                    .map(|h| h[r.clone()].iter().map(|&c| c as usize).sum::<usize>())
+                    .sum()
             })
             .collect();
-        // Each event's run in the room after the runs so far, and each part's place in
-        // it (events in order, then parts).
-        let base = self.spilled_used;
-        let mut places: Vec<Vec<u32>> = vec![vec![0u32; m]; hist.len()];
-        let mut count = vec![0usize; m];
-        let mut at = 0usize;
-        for (e, c) in count.iter_mut().enumerate() {
-            let start = at;
-            for (h, pl) in hist.iter().zip(&mut places) {
-                pl[e] = at as u32;
-                at += h[e] as usize;
-            }
-            *c = at - start;
+        let mut starts = Vec::with_capacity(blocks);
+        let mut total = 0usize;
+        for s in &sums {
+            starts.push(total);
+            total += s;
         }
-        drop(hist);
-        let total = at;
         assert!(
             total < u32::MAX as usize,
             "spilled pairs fit their 32-bit places"
         );
+        let mut by_block: Vec<Vec<&mut [u32]>> = (0..blocks).map(|_| Vec::new()).collect();
+        for h in rows.chunks_mut(m) {
+            for (b, piece) in h.chunks_mut(BLOCK).enumerate() {
+                by_block[b].push(piece);
+            }
+        }
+        let mut count_kept = std::mem::take(&mut self.spill_count);
+        if count_kept.len() < m {
+            count_kept.resize(m, 0);
+        }
+        let count = &mut count_kept[..m];
+        by_block
+            .into_par_iter()
+            .zip(count.par_chunks_mut(BLOCK))
+            .zip(starts)
+            .for_each(|((mut pieces, counts), mut at)| {
+                for (i, c) in counts.iter_mut().enumerate() {
+                    let start = at;
+                    for piece in pieces.iter_mut() {
+                        let here = piece[i];
+                        piece[i] = at as u32;
+                        at += here as usize;
+                    }
+                    *c = (at - start) as u32;
+                }
+            });
+        let base = self.spilled_used;
         if self.spilled_subs.len() < base + total {
             self.spilled_subs.resize(base + total, 0);
         }
         let room = &mut self.spilled_subs[base..base + total];
         let out = SharedWords(room.as_mut_ptr());
-        pairs
-            .par_chunks(2 * part)
-            .zip(places)
-            .for_each(|(ps, mut place)| {
+        rows.par_chunks_mut(m)
+            .zip(pairs.par_chunks(2 * part))
+            .for_each(|(place, ps)| {
                 let out = &out;
                 for p in ps.chunks_exact(2) {
                     if let Some(c) = place.get_mut(p[0] as usize) {
@@ -2121,8 +2169,8 @@ impl CellAnswers {
         let sorting = Instant::now();
         let mut runs = Vec::new();
         let mut rest = room;
-        for (e, c) in count.iter().enumerate() {
-            let (run, r) = rest.split_at_mut(*c);
+        for (e, &c) in count.iter().enumerate() {
+            let (run, r) = rest.split_at_mut(c as usize);
             rest = r;
             if !run.is_empty() {
                 runs.push((e, run));
@@ -2140,9 +2188,11 @@ impl CellAnswers {
         for (e, n) in kept {
             self.spilled.push((first + e, at, n));
             self.total += n;
-            at += count[e];
+            at += count[e] as usize;
         }
         self.spilled_used = base + total;
+        self.spill_rows = rows_kept;
+        self.spill_count = count_kept;
         sorted
     }
 }
@@ -2536,6 +2586,53 @@ mod tests {
     /// Several events of one launch spill, between events that do not: each gets its
     /// own subscriptions, sorted and once each; answering again into the same answers
     /// (their room kept, not cleared) gives the same.
+    #[test]
+    fn spilled_pairs_of_many_parts_and_blocks_group_into_each_events_sorted_run() {
+        // Enough pairs for several parts (one per thread of an 8-thread pool) and enough
+        // events for several blocks of the places' sums; repeats, events outside the
+        // launch (dropped), and a second, smaller launch reusing the counters' room.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(8)
+            .build()
+            .unwrap();
+        let mut answers = CellAnswers::default();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u32| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as u32
+        };
+        let subs = 5000;
+        let mut first = 0;
+        for (m, n) in [(10_000usize, 200_000usize), (5000, 70_000)] {
+            let mut pairs = Vec::with_capacity(2 * n);
+            let mut want = vec![Vec::new(); m];
+            for _ in 0..n {
+                // Events past the launch's `m` are another launch's: dropped.
+                let (e, sub) = (next(m as u32 + 50), next(subs as u32));
+                pairs.extend([e, sub]);
+                if let Some(w) = want.get_mut(e as usize) {
+                    w.push(sub);
+                }
+            }
+            for w in &mut want {
+                w.sort_unstable();
+                w.dedup();
+            }
+            let before = answers.spilled.len();
+            pool.install(|| answers.add_spilled(first, m, subs, &pairs));
+            let got = &answers.spilled[before..];
+            let runs: Vec<&Vec<u32>> = want.iter().filter(|w| !w.is_empty()).collect();
+            assert_eq!(got.len(), runs.len(), "one run per event with pairs");
+            for (&(e, at, len), w) in got.iter().zip(runs) {
+                assert_eq!(&answers.spilled_subs[at..at + len], &w[..], "event {e}");
+                assert_eq!(&want[e - first], w, "runs in event order");
+            }
+            first += m;
+        }
+    }
+
     #[test]
     fn several_spilled_events_of_a_launch_each_get_their_own_answers() {
         use clcb_kernels::cells::CELLS_SORT_WORDS;
