@@ -6,7 +6,11 @@
 #      with each thread's scratch kept between calls, and all cores with a fresh scratch
 #      per thread and call (what every call paid before);
 #   2. CLCB Figs. 3a-3d and 4a recorded (one seed each, every engine; the harness times
-#      the grid on all cores and the cell index by passes), under $OUT/results.
+#      the grid on all cores and the cell index by passes), under $OUT/results;
+# or, with PART=split (binaries in $BIN: cells_split, harness), the cell index's split at
+# 1M subscriptions on the workloads of Figs. 3a, 3d, 4a and 4d (`cells_split uniform|zipf
+# AREA%`), launches of 32768 and 8192 events, then the figures named in FIGS (default
+# fig3a fig3d fig4a fig4d) recorded with one seed under $OUT/results.
 set -uo pipefail
 BIN=${BIN:?}; OUT=${OUT:?}
 mkdir -p "$OUT"
@@ -18,6 +22,16 @@ step() { # name timeout command...
     rc=$?
     echo "$name $(($(date +%s) - s)) $rc" | tee -a "$OUT/times.txt"
 }
+if [ "${PART:-look}" = split ]; then
+    for w in "uniform 0.001" "uniform 1" "zipf 0.001" "zipf 1"; do
+        CELLS_LAUNCH=32768,8192 step "split-${w/ /-}" 60 "$BIN/cells_split" $w > "$OUT/split-${w/ /-}.txt" 2>&1
+    done
+    for fig in ${FIGS:-fig3a fig3d fig4a fig4d}; do
+        step "clcb-$fig" 90 "$BIN/harness" run clcb "$fig" --seeds 1 --out "$OUT/results" \
+            > "$OUT/clcb-$fig.txt" 2>&1
+    done
+    exit 0
+fi
 for f in 100000 1000000; do
     step "dense-$f" 100 "$BIN/dense_bench" --filters "$f" --events 2000 --only 3-5,10,20,zipf \
         --matchers hybrid > "$OUT/dense-$f.txt" 2>&1
