@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The session's last GPU run (run by .carry/mid/run.sh from an empty directory; binaries
-# in $BIN: harness and harness-base for scripts/e2e-cut.sh, cells_split; results under
-# $OUT), within DEADLINE_S (default 420 s):
-#   1. compute-sanitizer memcheck of the cell index (cells_split, keywords, 2000
-#      subscriptions), answers checked against the grid;
-#   2. scripts/e2e-cut.sh: the users' commands, this tree's binary against harness-base;
-#   3. `harness run xml paths`, one seed, gpu-dfa against the lazy DFA on all cores
-#      (the check of gpu-dfa's defaults; not a recording: results/ holds three seeds);
-#   4. `harness run clcb fig4d`, `fig4c`, then `fig4b`, one seed, every engine, each while
-#      time is left (recorded CSVs for results/clcb/).
+# in $BIN: harness, harness-base (main before the session's merges, for
+# scripts/e2e-cut.sh) and index_check; results under $OUT), within DEADLINE_S (default
+# 420 s), each step while time is left:
+#   1. compute-sanitizer memcheck and racecheck of the CCM index's kernels (index_check at
+#      a fifth of its size), its answers checked against SFF's;
+#   2. `harness run ccm table2 --seeds 3`, every engine (recorded CSVs for results/ccm/);
+#   3. scripts/e2e-cut.sh: the users' commands, this tree's binary against harness-base;
+#   4. `harness run ccm dense10`, then `dense`, one seed, the GPU index against the hybrid
+#      (the strongest CPU method there), under $OUT/rec.
 set -uo pipefail
 R=$(cd "$(dirname "$0")/../../.." && pwd)
 BIN=${BIN:?}; OUT=${OUT:?}; mkdir -p "$OUT"
@@ -24,11 +24,15 @@ step() { # name seconds command...
     echo "$name $(( $(date +%s) - s )) s, exit $rc" | tee -a "$OUT/times.txt"
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1
-step memcheck-cells 40 env CELLS_ROUND=2048 CELLS_LAUNCH=512 compute-sanitizer --tool memcheck --print-limit 20 \
-    "$BIN/cells_split" keywords 1 2000
+export CUDA_MODULE_LOADING=EAGER
+if [ -x "$BIN/index_check" ]; then
+    step memcheck-index 40 compute-sanitizer --tool memcheck --print-limit 20 "$BIN/index_check" 2 small
+    step racecheck-index 60 compute-sanitizer --tool racecheck --print-limit 20 "$BIN/index_check" 3 small
+fi
+step ccm-table2 90 "$BIN/harness" run ccm table2 --seeds 3 --out "$OUT/rec"
 mkdir -p "$OUT/e2e"
-step e2e 215 env BIN="$BIN" OUT="$OUT/e2e" bash "$R/scripts/e2e-cut.sh"
-step xml-paths 60 "$BIN/harness" run xml paths --seeds 1 --engines gpu-dfa,lazy-dfa-ahead-mc --out "$OUT/paths"
-for f in fig4d fig4c fig4b; do
-    step "clcb-$f" 60 "$BIN/harness" run clcb "$f" --seeds 1 --out "$OUT/rec"
+step e2e 200 env BIN="$BIN" OUT="$OUT/e2e" bash "$R/scripts/e2e-cut.sh"
+for e in dense10 dense; do
+    step "ccm-$e" 150 "$BIN/harness" run ccm "$e" --seeds 1 --engines gpu-index,hybrid --out "$OUT/rec"
 done
+tar czf "$OUT/rec.tgz" -C "$OUT" rec && rm -rf "$OUT/rec"
