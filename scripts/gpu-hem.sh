@@ -48,14 +48,7 @@ export CUDA_MODULE_LOADING=EAGER
     grep -m1 "model name" /proc/cpuinfo
 } | tee "$OUT/gpu.txt"
 left() { echo $((DEADLINE_S - ($(date +%s) - START))); }
-step() { # name timeout command...
-    local name=$1 limit=$2 s rc
-    shift 2
-    s=$(date +%s)
-    timeout "$limit" "$@"
-    rc=$?
-    echo "$name $(($(date +%s) - s)) $rc" | tee -a "$OUT/times.txt"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/step-lib.sh"
 
 # 1. HEM, both variants for every size, compiled at once.
 if command -v g++ >/dev/null && [ -d "$SRC/driver" ]; then

@@ -14,14 +14,7 @@
 set -uo pipefail
 BIN=${BIN:?}; OUT=${OUT:?}
 mkdir -p "$OUT"
-step() { # name timeout command...
-    local name=$1 limit=$2 s rc
-    shift 2
-    s=$(date +%s)
-    timeout "$limit" "$@"
-    rc=$?
-    echo "$name $(($(date +%s) - s)) $rc" | tee -a "$OUT/times.txt"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/step-lib.sh"
 if [ "${PART:-look}" = split ]; then
     for w in "uniform 0.001" "uniform 1" "zipf 0.001" "zipf 1"; do
         CELLS_LAUNCH=32768,8192 step "split-${w/ /-}" 60 "$BIN/cells_split" $w > "$OUT/split-${w/ /-}.txt" 2>&1

@@ -36,14 +36,7 @@ export CUDA_MODULE_LOADING=EAGER
     grep -m1 "model name" /proc/cpuinfo
     "$JAVA" -version 2>&1 | head -1
 } | tee "$OUT/gpu.txt"
-step() { # name timeout command...
-    local name=$1 limit=$2 s rc
-    shift 2
-    s=$(date +%s)
-    timeout "$limit" "$@"
-    rc=$?
-    echo "$name $(($(date +%s) - s)) $rc" | tee -a "$OUT/times.txt"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/step-lib.sh"
 
 fast_rounds() {
     for spec in "1.0 3" "0.01 2"; do
