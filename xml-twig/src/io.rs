@@ -594,6 +594,17 @@ fn decode<'a>(
             Err(e) => Err(err(body, e.valid_up_to(), "not valid UTF-8".into())),
         };
     }
+    // An ASCII-compatible encoding (ISO-8859-x, windows-125x, Shift_JIS, ...) decodes
+    // ASCII bytes to themselves: a body all ASCII, checked on all cores, is its own text
+    // (a document that declares ISO-8859-1 and uses entities for the rest is not copied
+    // and decoded on one thread).
+    if encoding.is_ascii_compatible() && is_ascii_on_all_cores(body) {
+        // SAFETY: every byte of `body` is below 0x80 (checked just above): ASCII, which
+        // is valid UTF-8.
+        return Ok(Cow::Borrowed(unsafe {
+            std::str::from_utf8_unchecked(body)
+        }));
+    }
     let mut decoder = encoding.new_decoder_without_bom_handling();
     let cap = decoder
         .max_utf8_buffer_length_without_replacement(body.len())
@@ -613,6 +624,12 @@ fn decode<'a>(
             encoding.name()
         ))),
     }
+}
+
+/// Whether every byte of `bytes` is ASCII, checked by parts of a megabyte on rayon's pool.
+fn is_ascii_on_all_cores(bytes: &[u8]) -> bool {
+    use rayon::prelude::*;
+    bytes.par_chunks(1 << 20).all(<[u8]>::is_ascii)
 }
 
 /// The `encoding` of an XML declaration at the very start of an ASCII-compatible
@@ -733,21 +750,66 @@ fn line_col(text: &[u8], pos: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// Reads a file, naming it in the error; `-` reads standard input (named `<stdin>`).
-pub fn read_file(path: &str) -> Result<Vec<u8>, XmlError> {
+/// Files from this size on are mapped by [`read_file`], not read (a smaller one is read:
+/// a map costs more system calls than it saves).
+pub const MAP_BYTES: u64 = 1 << 20;
+
+/// A file's bytes as [`read_file`] gives them: mapped, or read into memory.
+pub enum FileBytes {
+    /// A regular file of at least [`MAP_BYTES`], mapped read-only: nothing copied, no
+    /// fresh memory cleared for it.
+    Mapped(memmap2::Mmap),
+    /// A smaller file, standard input, a pipe or a device.
+    Read(Vec<u8>),
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Mapped(m) => m,
+            FileBytes::Read(v) => v,
+        }
+    }
+}
+
+impl FileBytes {
+    /// The bytes as a vector (a copy of a mapped file).
+    pub fn into_vec(self) -> Vec<u8> {
+        match self {
+            FileBytes::Mapped(m) => m.to_vec(),
+            FileBytes::Read(v) => v,
+        }
+    }
+}
+
+/// Reads a file, naming it in the error; `-` reads standard input (named `<stdin>`). A
+/// regular file of at least [`MAP_BYTES`] is mapped instead of read.
+pub fn read_file(path: &str) -> Result<FileBytes, XmlError> {
+    let io = |file: &str| {
+        let file = file.to_string();
+        move |source| XmlError::Io { file, source }
+    };
     if path == "-" {
         let mut v = Vec::new();
         return std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)
-            .map(|_| v)
-            .map_err(|source| XmlError::Io {
-                file: "<stdin>".to_string(),
-                source,
-            });
+            .map(|_| FileBytes::Read(v))
+            .map_err(io("<stdin>"));
     }
-    std::fs::read(path).map_err(|source| XmlError::Io {
-        file: path.to_string(),
-        source,
-    })
+    let file = std::fs::File::open(path).map_err(io(path))?;
+    let meta = file.metadata().map_err(io(path))?;
+    if meta.is_file() && meta.len() >= MAP_BYTES {
+        // SAFETY: the map is read-only and only read, for as long as the parse that
+        // takes it. Another process that changed the file meanwhile would change what
+        // is parsed (as a read racing its writer would), and one that truncated it
+        // would make the read fault, as for any program that maps its input (ripgrep's
+        // choice too).
+        let map = unsafe { memmap2::MmapOptions::new().populate().map(&file) };
+        return map.map(FileBytes::Mapped).map_err(io(path));
+    }
+    let mut v = Vec::with_capacity(meta.len() as usize);
+    std::io::Read::read_to_end(&mut &file, &mut v).map_err(io(path))?;
+    Ok(FileBytes::Read(v))
 }
 
 #[cfg(test)]
@@ -1128,6 +1190,51 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(e, "d.xml:1:9: not valid UTF-8");
+    }
+
+    #[test]
+    fn a_large_file_is_mapped_a_small_one_read_and_both_give_its_bytes() {
+        let dir = std::env::temp_dir().join(format!("xml-read-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (len, mapped) in [(MAP_BYTES as usize + 7, true), (100, false)] {
+            let path = dir.join(format!("f{len}.xml"));
+            let bytes: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            std::fs::write(&path, &bytes).unwrap();
+            let got = read_file(path.to_str().unwrap()).unwrap();
+            assert_eq!(matches!(got, FileBytes::Mapped(_)), mapped, "{len} bytes");
+            assert_eq!(&got[..], &bytes[..], "{len} bytes");
+        }
+        let e = read_file(dir.join("missing.xml").to_str().unwrap())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("missing.xml"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_all_ascii_document_in_an_ascii_compatible_encoding_is_read_in_place() {
+        let dict = dict_of(&["r", "a"]);
+        let body = "<r><a>x &#223; y</a><a/></r>";
+        let utf8 = parse_document("d.xml", body.as_bytes(), &dict).unwrap();
+        let err = |_: &[u8], _: usize, what: String| XmlError::Xml {
+            file: "d.xml".into(),
+            line: 1,
+            column: 1,
+            what,
+        };
+        for label in ["ISO-8859-1", "windows-1252", "Shift_JIS"] {
+            let xml = format!("<?xml version='1.0' encoding='{label}'?>{body}");
+            let text = decode(xml.as_bytes(), &err).unwrap();
+            assert!(matches!(text, Cow::Borrowed(_)), "{label}: not copied");
+            let d = parse_document("d.xml", xml.as_bytes(), &dict).unwrap();
+            assert_eq!(d.events, utf8.events, "{label}");
+        }
+        // One byte past ASCII and the document is decoded (0xE9: é in ISO-8859-1).
+        let xml = b"<?xml version='1.0' encoding='ISO-8859-1'?><r>\xE9</r>";
+        let text = decode(xml, &err).unwrap();
+        assert!(matches!(text, Cow::Owned(_)), "decoded");
+        assert!(text.contains('é'));
     }
 
     #[test]

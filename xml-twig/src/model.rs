@@ -185,21 +185,21 @@ pub const OTHER_TAG: u16 = 0;
 /// Tag names used by a query set, numbered from 1 (§4.1).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TagDict {
-    ids: HashMap<String, u16>,
+    /// Name (its bytes) -> id, hashed by foldhash (every tag of a parsed document is
+    /// looked up here).
+    ids: HashMap<Box<[u8]>, u16, foldhash::fast::FixedState>,
     names: Vec<String>,
 }
 
 impl TagDict {
     /// The id of `name`, or [`OTHER_TAG`] when no query names it.
     pub fn id(&self, name: &[u8]) -> u16 {
-        match std::str::from_utf8(name) {
-            Ok(s) => self.ids.get(s).copied().unwrap_or(OTHER_TAG),
-            Err(_) => OTHER_TAG,
-        }
+        // Names are inserted as UTF-8: bytes that are not never match one.
+        self.ids.get(name).copied().unwrap_or(OTHER_TAG)
     }
     /// Adds `name` (if new) and returns its id; `None` past [`WIDE_MAX_TAG`] names.
     pub fn insert(&mut self, name: &str) -> Option<u16> {
-        if let Some(&id) = self.ids.get(name) {
+        if let Some(&id) = self.ids.get(name.as_bytes()) {
             return Some(id);
         }
         if self.names.len() >= WIDE_MAX_TAG as usize {
@@ -207,7 +207,7 @@ impl TagDict {
         }
         self.names.push(name.to_string());
         let id = self.names.len() as u16;
-        self.ids.insert(name.to_string(), id);
+        self.ids.insert(name.as_bytes().into(), id);
         Some(id)
     }
     /// The name of tag id `id` (`None` for [`OTHER_TAG`]).

@@ -336,7 +336,7 @@ fn filter_cmd(
     let t = Instant::now();
     let qname = if queries == "-" { "<stdin>" } else { queries };
     let bytes = io::read_file(queries).map_err(bad_input)?;
-    let text = String::from_utf8(bytes)
+    let text = String::from_utf8(bytes.into_vec())
         .map_err(|_| bad_input(anyhow::anyhow!("{qname}: not valid UTF-8")))?;
     let set = io::parse_query_file(qname, &text).map_err(bad_input)?;
     stats.add(
@@ -363,7 +363,7 @@ fn filter_cmd(
             while raw.len() < window && bytes < WINDOW_BYTES {
                 let Some(p) = next.next() else { break };
                 let r = io::read_file(&p).map_err(|e| format!("{:#}", anyhow::Error::new(e)));
-                bytes += r.as_ref().map_or(0, Vec::len);
+                bytes += r.as_ref().map_or(0, |b| b.len());
                 raw.push((p, r));
             }
             let docs: Vec<(String, Result<Document, String>)> = raw
@@ -371,7 +371,7 @@ fn filter_cmd(
                 .map(|(p, r)| {
                     let name = if p == "-" { "<stdin>" } else { p.as_str() };
                     let d = r.and_then(|b| {
-                        io::parse_document_parallel(name, &b, &dict).map_err(|e| e.to_string())
+                        io::parse_document_parallel(name, &b[..], &dict).map_err(|e| e.to_string())
                     });
                     (p, d)
                 })
