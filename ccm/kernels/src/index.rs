@@ -308,20 +308,25 @@ unsafe fn satisfies(
     )
 }
 
-/// Filter `p` (its signature `sig`) against event `e`: the signature test (then, its
-/// record read, whether it was [`REMOVED`]),
-/// the interface's bit (when interfaces have several filters), then its range form
-/// ([`IndexRange`]) against the event's integers by row `vals` (shared; `imask` the
-/// rows it has as integers) when the event has each of its names as an integer, else
-/// its constraints by SFF's rules (the event's attributes searched in `sh_attrs`, the
-/// warp's copy in shared memory, when the event has at most [`ROUTE_ATTRS`]); on a
-/// match sets the bit of the filter's interface in the event's bitmap row and returns
-/// true.
+/// Filter `p` (its signature `sig`) against event `e`: the signature test, then (its
+/// record read, not [`REMOVED`]) its range form ([`IndexRange`]) against the event's
+/// integers by row `vals` (shared; `imask` the rows it has as integers) when the event
+/// has each of its names as an integer, else its constraints by SFF's rules (the
+/// event's attributes searched in `sh_attrs`, the warp's copy in shared memory, when
+/// the event has at most [`ROUTE_ATTRS`]); a filter whose interface's bit is already
+/// set (when interfaces have several filters) does not match again. On a match sets
+/// the bit of the filter's interface in the event's bitmap row and returns true.
+///
+/// The loads are issued in as few rounds as their dependences allow, since a warp
+/// waits for its slowest lane: the filter's record, the next one's (where its
+/// constraints end) and where its ranges lie, together; then the interface's bit with
+/// the ranges or the first two constraints (indices clamped into the filter's own, so
+/// every load is in bounds), before any of them is used.
 ///
 /// # Safety
 /// As [`satisfies`]; `bits` holds `t.words` words per event of the batch; `vals` holds
 /// [`RANGE_ROWS`] values; `sh_attrs` holds the event's first [`ROUTE_ATTRS`]
-/// attributes.
+/// attributes; `t.ranges` holds at least one range.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn try_filter(
@@ -339,38 +344,70 @@ unsafe fn try_filter(
     if sig & !ev.sig != 0 {
         return false;
     }
+    // Round 1: none of these depends on another.
     let f = t.filters.read(p as usize);
+    let end = t.filters.read(p as usize + 1).first;
+    let (r0, r1) = if t.ranged != 0 {
+        (t.range_at.read(p as usize), t.range_at.read(p as usize + 1))
+    } else {
+        (0, 0)
+    };
     if f.iface == REMOVED {
         return false;
     }
     let word = bits.add(e as usize * t.words as usize + (f.iface / 32) as usize);
     let bit = 1u32 << (f.iface % 32);
-    if t.shared != 0 && volatile_load_u32(word) & bit != 0 {
-        return false;
-    }
-    if t.ranged != 0 {
-        let mut r = t.range_at.read(p as usize);
-        let r1 = t.range_at.read(p as usize + 1);
-        if r < r1 {
-            let mut ok = true;
-            let mut need = 0u32;
-            while r < r1 {
-                let rg = t.ranges.read(r as usize);
-                need |= 1 << rg.row;
-                ok &= rg.holds(vals);
-                r += 1;
+    if r0 < r1 {
+        // Round 2: the interface's bit and the ranges, at once.
+        let seen = if t.shared != 0 {
+            volatile_load_u32(word)
+        } else {
+            0
+        };
+        let last = r1 - 1;
+        let mut rg = [IndexRange::default(); MAX_RANGES];
+        let mut k = 0;
+        while k < MAX_RANGES {
+            rg[k] = t.ranges.read(min_u32(r0 + k as u32, last) as usize);
+            k += 1;
+        }
+        let (mut ok, mut need) = (true, 0u32);
+        let mut k = 0;
+        while k < MAX_RANGES {
+            if r0 + (k as u32) < r1 {
+                need |= 1 << rg[k].row;
+                ok &= rg[k].holds(vals);
             }
-            if need & !imask == 0 {
-                if ok {
-                    atomic_or(word, bit);
-                }
-                return ok;
+            k += 1;
+        }
+        if need & !imask == 0 {
+            let hit = ok && seen & bit == 0;
+            if hit {
+                atomic_or(word, bit);
             }
+            return hit;
         }
     }
-    let end = t.filters.read(p as usize + 1).first;
+    // Round 2: the interface's bit and the first two constraints, at once (the first
+    // unsatisfied one ends the test: most filters that pass the signature fail on one
+    // of their first two; more held would cost registers, and so resident warps).
+    let seen = if t.shared != 0 {
+        volatile_load_u32(word)
+    } else {
+        0
+    };
+    // (The constraints buffer is never empty: index 0 is always in bounds.)
+    let last = if end > 0 { end - 1 } else { 0 };
+    let c0 = t.constraints.read(min_u32(f.first, last) as usize);
+    let c1 = t.constraints.read(min_u32(f.first + 1, last) as usize);
+    if seen & bit != 0 {
+        return false;
+    }
     let ok = if ev.len <= ROUTE_ATTRS {
-        satisfies_shared(t, b, sh_attrs, ev.len, f.first, end)
+        let n = end - f.first;
+        sat_in_shared(b, t, sh_attrs, ev.len, &c0)
+            && (n < 2 || sat_in_shared(b, t, sh_attrs, ev.len, &c1))
+            && satisfies_shared(t, b, sh_attrs, ev.len, f.first + min_u32(n, 2), end)
     } else {
         satisfies(t, b, ev, f.first, end)
     };
@@ -378,6 +415,40 @@ unsafe fn try_filter(
         atomic_or(word, bit);
     }
     ok
+}
+
+/// The lesser of `a` and `b`.
+#[inline(always)]
+fn min_u32(a: u32, b: u32) -> u32 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `sat` of constraint `con` for the attribute of its name among the event's `len`
+/// attributes in `sh_attrs` (shared), found by a search; an absent attribute fails.
+///
+/// # Safety
+/// As [`satisfies_shared`].
+#[inline(always)]
+unsafe fn sat_in_shared(
+    b: &IndexEvents<'static>,
+    t: &IndexTables<'static>,
+    sh_attrs: *const DevAttr,
+    len: u32,
+    con: &DevConstraint,
+) -> bool {
+    let mut a = 0;
+    while a < len {
+        let at = *sh_attrs.add(a as usize);
+        if at.row_id == con.key {
+            return sat_attr(con, &at, b.ebytes, t.cpool.ptr());
+        }
+        a += 1;
+    }
+    false
 }
 
 /// As [`satisfies`], the event's `len` attributes searched in `sh_attrs` (shared)
@@ -396,18 +467,7 @@ unsafe fn satisfies_shared(
 ) -> bool {
     let mut c = first;
     while c < end {
-        let con = t.constraints.read(c as usize);
-        let mut found = false;
-        let mut a = 0;
-        while a < len {
-            let at = *sh_attrs.add(a as usize);
-            if at.row_id == con.key {
-                found = sat_attr(&con, &at, b.ebytes, t.cpool.ptr());
-                break;
-            }
-            a += 1;
-        }
-        if !found {
+        if !sat_in_shared(b, t, sh_attrs, len, &t.constraints.read(c as usize)) {
             return false;
         }
         c += 1;
@@ -607,16 +667,31 @@ kernel! {
                 pair_range(&t, &b, &ev, sh_attrs, q0 + lane, npairs)
             };
             let (start, total) = warp_scan(end - f);
+            // The filter at place `i` of the pairs' filters laid end to end (every lane
+            // calls it: shuffles), and its signature (0 past the end).
+            let locate = |i: u32| {
+                let k = lane_holding(start, i);
+                shfl(f, k) + (i - shfl(start, k))
+            };
+            let sig_at = |i: u32, p: u32| if i < total { t.sigs.read(p as usize) } else { 0 };
             // Two of the warp's groups of 32 filters at a time, both filters' signatures
-            // read before either is tried (two loads in flight per lane).
+            // read before either is tried, and the next two groups' read before these
+            // are tried (four loads in flight per lane, the next ones' latency hidden
+            // behind this step's filters).
             let mut base = 32 * sub;
+            let (mut i, mut i2) = (base + lane, base + stride + lane);
+            let (mut p, mut p2) = (locate(i), locate(i2));
+            let (mut sa, mut sb) = (sig_at(i, p), sig_at(i2, p2));
             while base < total {
-                let (i, i2) = (base + lane, base + stride + lane);
-                let (k, k2) = (lane_holding(start, i), lane_holding(start, i2));
-                let p = shfl(f, k) + (i - shfl(start, k));
-                let p2 = shfl(f, k2) + (i2 - shfl(start, k2));
-                let sa = if i < total { t.sigs.read(p as usize) } else { 0 };
-                let sb = if i2 < total { t.sigs.read(p2 as usize) } else { 0 };
+                let next = base + 2 * stride;
+                let (ni, ni2) = (next + lane, next + stride + lane);
+                let (mut np, mut np2, mut nsa, mut nsb) = (0, 0, 0, 0);
+                if next < total {
+                    np = locate(ni);
+                    np2 = locate(ni2);
+                    nsa = sig_at(ni, np);
+                    nsb = sig_at(ni2, np2);
+                }
                 let hit = i < total && try_filter(&t, &b, &ev, e, p, sa, bits, sh_val, imask, sh_attrs);
                 let hit2 = i2 < total && try_filter(&t, &b, &ev, e, p2, sb, bits, sh_val, imask, sh_attrs);
                 // A bit was set: the row may be full now.
@@ -626,7 +701,8 @@ kernel! {
                 {
                     return;
                 }
-                base += 2 * stride;
+                base = next;
+                (i, i2, p, p2, sa, sb) = (ni, ni2, np, np2, nsa, nsb);
             }
             q0 += 32;
         }
