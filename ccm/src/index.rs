@@ -54,7 +54,10 @@
 //!    them with the string arena, beside the staging of the call's first launch; a
 //!    later call on a batch of the same dictionaries (a stream matched a range at a
 //!    time) finds them on the device. Per launch it copies the launch's attributes and
-//!    starts on all cores into page-locked staging, one of three in turn. On the
+//!    starts on all cores into page-locked staging, one of three areas in turn, each
+//!    with its own device copy, into which the staged attributes are copied a slice at
+//!    a time as the staging goes on ([`IndexConfig::copy_slice`]): a launch is on the
+//!    device soon after its staging ends, instead of a whole copy later. On the
 //!    device, [`ccm_kernels::batch::ccm_encode_batch`] encodes the launch's events (its
 //!    names' rows, strings' ids, signatures) into the form the kernels above read, so
 //!    the host does no work per attribute. Launches alternate between two slots of
@@ -62,12 +65,11 @@
 //!    grids are sized from the launch before (they stride over any count), the answer
 //!    lists are written when they fit their buffer (else the host grows it and lists
 //!    them again). While the pool stages launch `k + 1`'s events, the host queues
-//!    launch `k` (its copy in on a queue of its own, its kernels on the device's
-//!    stream; the lists kernel writes each event's span straight into page-locked host
+//!    launch `k` (its kernels on the device's stream, once its copy in, on a queue of
+//!    its own, has ended; the lists kernel writes each event's span straight into page-locked host
 //!    memory), then collects launch `k - 1`'s answers (its lists copied out on a third
 //!    queue, once its kernels are done), and then helps with the staging: launch
-//!    `k + 1` is staged before the device ends launch `k`, and its copy in overlaps
-//!    that launch's kernels. No copy out waits on the kernels in a queue, where it
+//!    `k + 1` is staged and copied in while the device matches launch `k`. No copy out waits on the kernels in a queue, where it
 //!    could hold up the next copy in. A call's launches grow from a small first one
 //!    ([`IndexConfig::first_launch`], [`IndexConfig::ramp_growth`]), whose staging
 //!    nothing overlaps. [`GpuIndex::match_batch_into`] reuses the caller's answer
@@ -160,6 +162,10 @@ pub struct IndexConfig {
     /// Table 2's events went 5.6 ns per event at best from 16384, 5.8 from 8192 and from
     /// a full launch, 6.8 from 4096: small launches fill the device less.)
     pub first_launch: usize,
+    /// Attributes per copy to the device queued as a launch's staging goes (65536, 1 MiB
+    /// of them): each slice's copy runs while the next is staged, so a launch is on the
+    /// device soon after its staging ends. 0: the whole launch copied once it is queued.
+    pub copy_slice: usize,
     /// Each launch of a call holds this many times the events of the one before (2.0),
     /// up to a full launch: a launch's staging overlaps the device's work on the one
     /// before, so it should not take much longer (1.5 and 1.25 were no faster on the
@@ -181,6 +187,7 @@ impl Default for IndexConfig {
             iface_major_min: 32,
             first_launch: 16_384,
             ramp_growth: 2.0,
+            copy_slice: 1 << 16,
             heavy_walk: 512,
             heavy_warps: 4,
         }
@@ -200,6 +207,8 @@ impl IndexConfig {
                 walk_warps: 128,
                 dense_block: 64,
                 first_launch: 8,
+                // Several copies per launch, so the slices are exercised.
+                copy_slice: 48,
                 ..IndexConfig::default()
             }
         }
@@ -646,9 +655,6 @@ impl DevIndex {
 /// The buffers of one of the pipeline's two launch slots (a launch on the device while
 /// the other's answers are collected), grown as needed.
 struct LaunchBufs {
-    /// The launch's starts and attributes as the batch holds them (copied in).
-    starts: Buffer<u32>,
-    input: Buffer<BatchAttr>,
     /// The launch's events and attributes encoded ([`ccm_encode_batch`]).
     events: Buffer<DevEvent>,
     attrs: Buffer<DevAttr>,
@@ -675,8 +681,6 @@ impl LaunchBufs {
     /// A slot for launches of `per` events, with answers of `words` words per event.
     fn alloc(dev: &Device, per: usize, words: usize) -> Result<LaunchBufs, CcmError> {
         Ok(LaunchBufs {
-            starts: dev.alloc(per + 1)?,
-            input: dev.alloc(1)?,
             events: dev.alloc(per)?,
             attrs: dev.alloc(1)?,
             bits: dev.alloc(per * words)?,
@@ -690,9 +694,7 @@ impl LaunchBufs {
     }
 
     fn bytes(&self) -> usize {
-        self.starts.bytes()
-            + self.input.bytes()
-            + self.events.bytes()
+        self.events.bytes()
             + self.attrs.bytes()
             + self.bits.bytes()
             + self.dense.bytes()
@@ -844,19 +846,36 @@ fn limit(what: &'static str, have: usize) -> CcmError {
     }
 }
 
-/// Page-locked host memory: a launch's starts and attributes staged for the copy in.
+/// A staging area: page-locked host memory where a launch's starts and attributes are
+/// staged, and the device buffers they are copied into (which the launch's encoding
+/// reads). An area is staged again only once the launch that used it was collected (its
+/// copies and kernels ended).
 struct HostBufs {
     starts: HostBuffer<u32>,
     attrs: HostBuffer<BatchAttr>,
+    dev_starts: Buffer<u32>,
+    dev_attrs: Buffer<BatchAttr>,
 }
 
 impl HostBufs {
-    /// Staging with room for `lens` = (starts, attributes), and slack.
-    fn alloc(dev: &Device, lens: (usize, usize)) -> Result<HostBufs, CcmError> {
-        Ok(HostBufs {
-            starts: dev.alloc_host(room_of(lens.0))?,
-            attrs: dev.alloc_host(room_of(lens.1.max(1)))?,
-        })
+    /// Staging with room for `lens` = (starts, attributes), and slack; copies queued on
+    /// `input` wait for the device buffers' allocation (on the device's stream).
+    fn alloc(dev: &Device, input: &Queue, lens: (usize, usize)) -> Result<HostBufs, CcmError> {
+        let (s, a) = (room_of(lens.0), room_of(lens.1.max(1)));
+        let bufs = HostBufs {
+            starts: dev.alloc_host(s)?,
+            attrs: dev.alloc_host(a)?,
+            dev_starts: dev.alloc(s)?,
+            dev_attrs: dev.alloc(a)?,
+        };
+        let allocated = dev.signal(None)?;
+        dev.wait(Some(input), &allocated)?;
+        Ok(bufs)
+    }
+
+    /// Bytes of its device buffers.
+    fn device_bytes(&self) -> usize {
+        self.dev_starts.bytes() + self.dev_attrs.bytes()
     }
 
     /// True when the staging holds `lens` = (starts, attributes).
@@ -1067,9 +1086,19 @@ impl<'d> GpuIndex<'d> {
             + self.t.pool.len()
     }
 
-    /// Bytes of the per-launch buffers allocated so far (events, answer bitmap, lists).
+    /// Bytes of the per-launch buffers allocated so far (events staged and encoded,
+    /// answer bitmap, lists).
     pub fn launch_bytes(&self) -> usize {
-        self.bufs.iter().flatten().map(LaunchBufs::bytes).sum()
+        self.bufs
+            .iter()
+            .flatten()
+            .map(LaunchBufs::bytes)
+            .sum::<usize>()
+            + self
+                .staging
+                .iter()
+                .map(HostBufs::device_bytes)
+                .sum::<usize>()
     }
 
     /// Partitions every live filter of the tables and uploads the index (the filters
@@ -1282,6 +1311,11 @@ impl<'d> GpuIndex<'d> {
             *dicts_of = None;
         }
         let old = if same { None } else { dicts.take() };
+        let feed = Feed {
+            dev,
+            input: &queues.as_ref().expect("made").input,
+            slice: cfg.copy_slice,
+        };
         let (dict, prepared) = rayon::join(
             || -> Result<_, CcmError> {
                 if same {
@@ -1291,15 +1325,23 @@ impl<'d> GpuIndex<'d> {
                 let dict = DevDicts::upload(dev, t, batch, old)?;
                 Ok(Some((dict, DictsSeen::of(batch), started.elapsed())))
             },
-            || Staged::prepare(staging.pop(), batch, first.clone()),
+            || Staged::prepare(staging.pop(), batch, first.clone(), feed),
         );
-        if let Some((dict, seen, took)) = dict? {
+        let dict = match dict {
+            Ok(d) => d,
+            Err(e) => {
+                // The first launch's copies may read its staging: let them end first.
+                feed.drain();
+                return Err(e);
+            }
+        };
+        if let Some((dict, seen, took)) = dict {
             *dicts = Some(dict);
             *dicts_of = Some(seen);
             timing.dictionaries += took;
         }
         let dict = dicts.as_ref().expect("uploaded");
-        let (cur, took) = prepared.ready(dev, batch, per)?;
+        let (cur, took) = prepared?.ready(feed, batch, per)?;
         timing.stage += took;
         timing.note(&cur);
         let p = Pipe {
@@ -1395,6 +1437,11 @@ fn pipeline(
     flying: &mut Option<InFlight>,
 ) -> Result<(), CcmError> {
     let dev = p.dev;
+    let feed = Feed {
+        dev,
+        input: &p.queues.input,
+        slice: p.cfg.copy_slice,
+    };
     let mut slot = 0;
     let mut cur = Some(cur);
     while let Some(st) = cur.take() {
@@ -1415,12 +1462,19 @@ fn pipeline(
                 }
                 Ok(started.elapsed())
             },
-            || next.map(|c| Staged::prepare(area, batch, c)),
+            || next.map(|c| Staged::prepare(area, batch, c, feed)),
         );
-        let collected = done?;
+        let collected = match done {
+            Ok(c) => c,
+            Err(e) => {
+                // The next launch's copies may read its staging: let them end first.
+                feed.drain();
+                return Err(e);
+            }
+        };
         slot ^= 1;
         if let Some(prepared) = job {
-            let (st, took) = prepared.ready(dev, batch, p.per)?;
+            let (st, took) = prepared?.ready(feed, batch, p.per)?;
             timing.waited += started.elapsed().saturating_sub(collected);
             timing.note(&st);
             timing.stage += took;
@@ -1509,6 +1563,29 @@ struct Staged {
     attrs: usize,
     /// Its staging allocated or grown first.
     grown: bool,
+    /// Its copy to the device queued as it was staged (reached: the copy ended); `None`:
+    /// [`submit`] queues it.
+    copied: Option<Signal>,
+}
+
+/// Where and how a staging copies what it staged to the device: the input queue, and
+/// the attributes per copy queued as the staging goes ([`IndexConfig::copy_slice`]; 0:
+/// none, [`submit`] copies the whole launch).
+#[derive(Clone, Copy)]
+struct Feed<'a> {
+    dev: &'a Device,
+    input: &'a Queue,
+    slice: usize,
+}
+
+impl Feed<'_> {
+    /// Waits until the copies queued on the input queue have ended (so that a staging
+    /// they read may be freed), as far as the device still answers.
+    fn drain(&self) {
+        if let Ok(s) = self.dev.signal(Some(self.input)) {
+            let _ = self.dev.reach(&s);
+        }
+    }
 }
 
 /// A launch's events after [`Staged::prepare`]: staged, or not yet, because the staging
@@ -1527,7 +1604,7 @@ impl Prepared {
     /// these have, so that a stream's areas need not grow again for its full launches.
     fn ready(
         self,
-        dev: &Device,
+        feed: Feed<'_>,
         batch: &EventBatch,
         per: usize,
     ) -> Result<(Staged, Duration), CcmError> {
@@ -1538,8 +1615,8 @@ impl Prepared {
                 let started = Instant::now();
                 let (s, a) = lens_of(batch, &events);
                 let full = a.saturating_mul(per) / events.len().max(1);
-                let bufs = HostBufs::alloc(dev, (s.max(per + 1), a.max(full)))?;
-                let st = on_encode_pool(|| Staged::fill(bufs, batch, events, true));
+                let bufs = HostBufs::alloc(feed.dev, feed.input, (s.max(per + 1), a.max(full)))?;
+                let st = on_encode_pool(|| Staged::fill(bufs, batch, events, true, feed))?;
                 Ok((st, took + started.elapsed()))
             }
         }
@@ -1556,39 +1633,116 @@ const STAGE_PART: usize = 16 << 10;
 
 impl Staged {
     /// `events` of `batch` staged into `old` when it holds them, on the pool
-    /// ([`on_encode_pool`]); else [`Prepared::Short`].
-    fn prepare(old: Option<HostBufs>, batch: &EventBatch, events: Range<usize>) -> Prepared {
+    /// ([`on_encode_pool`]), copied to the device as `feed` says; else
+    /// [`Prepared::Short`].
+    fn prepare(
+        old: Option<HostBufs>,
+        batch: &EventBatch,
+        events: Range<usize>,
+        feed: Feed<'_>,
+    ) -> Result<Prepared, CcmError> {
         let started = Instant::now();
-        match old {
+        Ok(match old {
             Some(h) if h.holds(lens_of(batch, &events)) => {
-                let st = on_encode_pool(|| Staged::fill(h, batch, events, false));
+                let st = on_encode_pool(|| Staged::fill(h, batch, events, false, feed))?;
                 Prepared::Staged(st, started.elapsed())
             }
             short => Prepared::Short(events, short, started.elapsed()),
-        }
+        })
     }
 
     /// Copies the starts and attributes of `events` of `batch` into `bufs` (which hold
-    /// them), on the pool it is called on.
-    fn fill(mut bufs: HostBufs, batch: &EventBatch, events: Range<usize>, grown: bool) -> Staged {
+    /// them), on the pool it is called on; with a slice in `feed`, the attributes a
+    /// slice at a time, each slice's copy to the device queued as soon as it is staged
+    /// (so the copies run while the rest is staged), then a signal after the last.
+    fn fill(
+        mut bufs: HostBufs,
+        batch: &EventBatch,
+        events: Range<usize>,
+        grown: bool,
+        feed: Feed<'_>,
+    ) -> Result<Staged, CcmError> {
         let starts = &batch.starts()[events.start..=events.end];
         let attrs: &[BatchAttr] = bytemuck::cast_slice(&batch.attrs()[batch.attr_range(events)]);
         let (ns, na) = (starts.len(), attrs.len());
-        let (s, a) = (
-            &mut bufs.starts.as_mut_slice()[..ns],
-            &mut bufs.attrs.as_mut_slice()[..na],
-        );
-        rayon::join(
-            || s.copy_from_slice(starts),
-            || par_copy(a, attrs, STAGE_PART),
-        );
-        Staged {
+        let slice = if feed.slice == 0 {
+            na.max(1)
+        } else {
+            feed.slice
+        };
+        let mut at = 0;
+        // The starts beside the first slice (or all) of the attributes.
+        while at < na || at == 0 {
+            let end = if feed.slice == 0 {
+                na
+            } else {
+                (at + slice).min(na)
+            };
+            let a = &mut bufs.attrs.as_mut_slice()[at..end];
+            if at == 0 {
+                let s = &mut bufs.starts.as_mut_slice()[..ns];
+                rayon::join(
+                    || s.copy_from_slice(starts),
+                    || par_copy(a, &attrs[..end], STAGE_PART),
+                );
+            } else {
+                par_copy(a, &attrs[at..end], STAGE_PART);
+            }
+            if feed.slice > 0 {
+                if let Err(e) = stage_copy(feed, &mut bufs, at == 0, at..end, ns) {
+                    // Copies of earlier slices may still read the staging: let them end
+                    // before it is freed.
+                    feed.drain();
+                    return Err(e);
+                }
+            }
+            at = end;
+            if end == 0 {
+                break;
+            }
+        }
+        let copied = if feed.slice > 0 {
+            Some(feed.dev.signal(Some(feed.input))?)
+        } else {
+            None
+        };
+        Ok(Staged {
             bufs,
             events: ns - 1,
             attrs: na,
             grown,
+            copied,
+        })
+    }
+}
+
+/// Queues the copy of the staged attributes `attrs` (and, with `starts`, of the first
+/// `ns` starts) of `bufs` to its device buffers on `feed`'s input queue.
+fn stage_copy(
+    feed: Feed<'_>,
+    bufs: &mut HostBufs,
+    starts: bool,
+    attrs: Range<usize>,
+    ns: usize,
+) -> Result<(), CcmError> {
+    // SAFETY: the staging is not written again before its launch is collected, which
+    // waits for the launch's kernels, which wait for a signal queued after this copy
+    // (or, on an error, the device is synchronized before it is freed); its device
+    // buffers are read only by its launch's encoding, queued after that signal, and
+    // their last reader (the launch before that used this area) was collected before
+    // the area was staged again.
+    unsafe {
+        if starts {
+            feed.dev
+                .write_on(feed.input, &mut bufs.dev_starts, 0, &bufs.starts, 0..ns)?;
+        }
+        if !attrs.is_empty() {
+            let at = attrs.start;
+            feed.dev
+                .write_on(feed.input, &mut bufs.dev_attrs, at, &bufs.attrs, attrs)?;
         }
     }
+    Ok(())
 }
 
 /// What [`submit`] and [`collect`] share: the device, the index's tables (and those of
@@ -1622,40 +1776,36 @@ fn submit(
     let (dev, d, cfg, q) = (p.dev, p.d, p.cfg, p.queues);
     let (n, na) = (st.events, st.attrs);
     let t = Instant::now();
-    let mut fresh = false;
     if bufs[slot].is_none() {
         bufs[slot] = Some(LaunchBufs::alloc(dev, p.per, d.words as usize)?);
-        fresh = true;
     }
     let b = bufs[slot].as_mut().expect("allocated");
     if b.attrs.len() < na {
-        b.input = dev.alloc(room_of(na))?;
         b.attrs = dev.alloc(room_of(na))?;
-        fresh = true;
     }
-    if fresh {
-        // Allocated (and zeroed) in the device stream's order: the copies wait for it.
-        let allocated = dev.signal(None)?;
-        dev.wait(Some(&q.input), &allocated)?;
-    }
-    let hb = st.bufs;
-    // SAFETY: `hb` is held in the returned launch until its `done` is reached (after
-    // `copied`: the kernels wait for it), and the pipeline reaches that before staging
-    // into `hb` again (or, on an error, stops the queues before); the device
-    // buffers are this slot's, whose last launch was collected (so its kernels ended)
-    // before this one was submitted, and the kernels below wait for `copied`.
-    unsafe {
-        dev.write_on(&q.input, &mut b.starts, 0, &hb.starts, 0..n + 1)?;
-        if na > 0 {
-            dev.write_on(&q.input, &mut b.input, 0, &hb.attrs, 0..na)?;
+    let mut hb = st.bufs;
+    let copied = match st.copied {
+        // Copied as it was staged.
+        Some(copied) => copied,
+        None => {
+            // SAFETY: as in `stage_copy`: `hb` is held in the returned launch until its
+            // `done` is reached (after `copied`: the kernels wait for it), and the
+            // pipeline reaches that before staging into `hb` again (or, on an error,
+            // stops the queues before); its device buffers' last reader was collected.
+            unsafe {
+                dev.write_on(&q.input, &mut hb.dev_starts, 0, &hb.starts, 0..n + 1)?;
+                if na > 0 {
+                    dev.write_on(&q.input, &mut hb.dev_attrs, 0, &hb.attrs, 0..na)?;
+                }
+            }
+            dev.signal(Some(&q.input))?
         }
-    }
-    let copied = dev.signal(Some(&q.input))?;
+    };
     dev.zero(&mut b.total)?;
     dev.wait(None, &copied)?;
     timing.copy_in += t.elapsed();
     let t = Instant::now();
-    let input = p.dict.input(&b.starts, &b.input, n);
+    let input = p.dict.input(&hb.dev_starts, &hb.dev_attrs, n);
     let m0 = dev.mark()?;
     let lc = LaunchConfig::linear(n as u32, ENCODE_BLOCK);
     ccm_encode_batch::launch(dev, lc, input, &b.events, &b.attrs)?;
