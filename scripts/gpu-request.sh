@@ -5,9 +5,11 @@
 # device a slice at a time as it is staged (the copies overlap the staging).
 # Runs on the GPU host from any directory, with the stripped release binaries in $BIN:
 # harness, index_check, index_pipeline (built by `cargo build --release -p harness` and
-# `cargo build --release -p ccm --example index_check --example index_pipeline`), and two
+# `cargo build --release -p ccm --example index_check --example index_pipeline`), and three
 # PTX builds of ccm's kernels for the A/B of the walk: head.ptx (the kernels before this
-# branch's change) and noprefetch.ptx (the new filter test without the look-ahead).
+# branch's change), noprefetch.ptx (the new filter test without the look-ahead) and
+# nowalked.ptx (the new walk without its count of filters walked: one atomic add per
+# event on one word; the heavy walks' warps are then never raised, so row 4 slows).
 # Builds nothing; writes under $OUT; at most ~195 s (each step has a timeout):
 #   1. ptxas -v on the kernels' PTX (registers, spills);
 #   2. index_check: the index's answers against SFF's, plainly, then on a fifth of the
@@ -44,22 +46,23 @@ step() { # log name timeout command...
 }
 "$BIN/index_check" ptx >"$OUT/ccm.ptx" 2>/dev/null
 PTXAS=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
-for f in "$OUT/ccm.ptx" "$BIN/head.ptx" "$BIN/noprefetch.ptx"; do
+for f in "$OUT/ccm.ptx" "$BIN/head.ptx" "$BIN/noprefetch.ptx" "$BIN/nowalked.ptx"; do
     echo "== $f" >>"$OUT/ptxas.txt"
-    timeout 10 "$PTXAS" -arch=sm_90 -v "$f" -o /tmp/ccm-request.cubin 2>&1 |
+    timeout 5 "$PTXAS" -arch=sm_90 -v "$f" -o /tmp/ccm-request.cubin 2>&1 |
         grep -A2 "for ccm_index_route\|for ccm_encode" >>"$OUT/ptxas.txt"
 done
 rm -f "$OUT/ccm.ptx"
 step check.txt index_check 20 "$BIN/index_check" 1
 step sanitize.txt memcheck 20 compute-sanitizer --tool memcheck --print-limit 20 "$BIN/index_check" 2 small
-step sanitize.txt racecheck 30 compute-sanitizer --tool racecheck --print-limit 20 "$BIN/index_check" 3 small
+step sanitize.txt racecheck 25 compute-sanitizer --tool racecheck --print-limit 20 "$BIN/index_check" 3 small
 export GPU_MATCH_INDEX_SPLIT=1
-step run.txt table2 45 "$BIN/harness" run ccm table2 --seeds 1 \
+step run.txt table2 40 "$BIN/harness" run ccm table2 --seeds 1 \
     --engines gpu-index,sff,index,hybrid --out "$R"
 unset GPU_MATCH_INDEX_SPLIT
-step tune.txt index_pipeline 40 "$BIN/index_pipeline" 1 table2 "$BIN/head.ptx" "$BIN/noprefetch.ptx"
+step tune.txt index_pipeline 45 "$BIN/index_pipeline" 1 table2 "$BIN/head.ptx" "$BIN/noprefetch.ptx" \
+    "$BIN/nowalked.ptx"
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-step ncu.txt ncu 30 "$NCU" --kernel-name ccm_index_route --launch-skip 8 --launch-count 1 \
+step ncu.txt ncu 25 "$NCU" --kernel-name ccm_index_route --launch-skip 8 --launch-count 1 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section SchedulerStats --section MemoryWorkloadAnalysis "$BIN/index_pipeline" 1 profile
 {

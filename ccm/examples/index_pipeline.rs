@@ -326,6 +326,14 @@ fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
             },
         ),
         (
+            "first 8192, growth 1.4",
+            IndexConfig {
+                first_launch: 8192,
+                ramp_growth: 1.4,
+                ..base
+            },
+        ),
+        (
             "growth 1.5",
             IndexConfig {
                 ramp_growth: 1.5,
