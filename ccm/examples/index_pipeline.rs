@@ -15,7 +15,7 @@
 //! and Zipf names) timed as the harness times the index (calls of 262,144 events of a
 //! stream cycled from the workload's batch, each as a new batch's, one call to warm, the
 //! least time of five), for several tunings of the index ([`IndexConfig`]: launch
-//! sizes, the copies' slices, the first launch of a call and the growth of the launches after it, the
+//! sizes, the copies' slices, the triple partitions' use, the first launch of a call and the growth of the launches after it, the
 //! partition walk's block and warps per event on heavy walks), with the index's split
 //! summed over the five calls, and the dense model's events of 3-5 names at 100k
 //! filters (the partition walk's other load; one filter per interface, and ten) with the
@@ -267,6 +267,20 @@ fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
     let base = IndexConfig::for_device(&dev);
     let tunings: Vec<(&str, IndexConfig)> = vec![
         ("default", base),
+        (
+            "pairs only (no triples)",
+            IndexConfig {
+                triple_names: 0,
+                ..base
+            },
+        ),
+        (
+            "triples up to 4 names",
+            IndexConfig {
+                triple_names: 4,
+                ..base
+            },
+        ),
         (
             "launches of 131072",
             IndexConfig {

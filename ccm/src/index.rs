@@ -10,10 +10,16 @@
 //!    the CPU name index (`baselines::content_index`, after OpIndex, VLDB 2014). Filters
 //!    are stored in partition order with their constraints; an open-addressing table
 //!    maps a pair of name rows to its partition's filters
-//!    ([`ccm_kernels::index::Partition`]).
+//!    ([`ccm_kernels::index::Partition`]). Within a pair's partition the filters lie in
+//!    runs by their third rarest name, and a second table maps each run, a *triple
+//!    partition*, to its filters ([`ccm_kernels::index::triple_key`]; filters of fewer
+//!    names form runs of their own).
 //! 2. **Per event, on the device** ([`ccm_kernels::index::ccm_index_route`]): a warp
 //!    per event probes the partitions of every pair of its names (and every single
-//!    name) and its lanes sweep their filters laid end to end: a 64-bit name
+//!    name), or, when it has few names ([`IndexConfig::triple_names`]), the triple
+//!    partitions of every single, pair and triple of its names (a filter is then visited
+//!    only when the event has its three rarest names: on Table 1's model about 8 filters
+//!    an event instead of 330), and its lanes sweep their filters laid end to end: a 64-bit name
 //!    signature test, then the constraints with SFF's typing rules, or a filter's
 //!    *range form* when it has one: a filter whose constraints are all integer
 //!    comparisons on at most five names keeps per name the interval they allow (exact
@@ -93,8 +99,9 @@ use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCO
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_dense, ccm_index_dense_narrow, ccm_index_iface, ccm_index_lists,
     ccm_index_route, dense_shared_bytes, is_narrow, pair_key, route_shared_bytes, slot_of,
-    IndexEvents, IndexFilter, IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY,
-    IFACE_WARPS, LIST_SHARED, LIST_WARPS, LIST_WORDS, MAX_RANGES, RANGE_ROWS, REMOVED, WARP_BLOCK,
+    triple_key, IndexEvents, IndexFilter, IndexRange, IndexTables, Partition, DENSE_CHUNK,
+    EMPTY_KEY, IFACE_WARPS, LIST_SHARED, LIST_WARPS, LIST_WORDS, MAX_RANGES, NO_THIRD, RANGE_ROWS,
+    REMOVED, TRIPLE_NAMES, WARP_BLOCK,
 };
 use ccm_kernels::{
     DevAttr, DevConstraint, DevEvent, NO_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT,
@@ -162,6 +169,13 @@ pub struct IndexConfig {
     /// Table 2's events went 5.6 ns per event at best from 16384, 5.8 from 8192 and from
     /// a full launch, 6.8 from 4096: small launches fill the device less.)
     pub first_launch: usize,
+    /// Events of at most this many names walk the triple partitions (each filter filed
+    /// also under its three rarest names, within its pair's partition: an event visits
+    /// only the filters whose three rarest names it has), the others the pairs'; 5, at
+    /// most [`TRIPLE_NAMES`]; 0: every event walks the pairs'. (On Table 1's model an
+    /// event visits about 8 filters so instead of 330 with uniform names, 270 instead of
+    /// 830 with Zipf's: Monte Carlo counts of the generator's model.)
+    pub triple_names: u32,
     /// Attributes per copy to the device queued as a launch's staging goes (65536, 1 MiB
     /// of them): each slice's copy runs while the next is staged, so a launch is on the
     /// device soon after its staging ends. 0: the whole launch copied once it is queued.
@@ -188,6 +202,7 @@ impl Default for IndexConfig {
             first_launch: 16_384,
             ramp_growth: 2.0,
             copy_slice: 1 << 16,
+            triple_names: TRIPLE_NAMES,
             heavy_walk: 512,
             heavy_warps: 4,
         }
@@ -375,6 +390,12 @@ struct HostIndex {
     sigs: Vec<u64>,
     constraints: Vec<DevConstraint>,
     parts: Vec<Partition>,
+    /// The triple partitions (empty when not `triples`) and each name row's rank by
+    /// rarity ([`ccm_kernels::index::triple_key`]).
+    parts3: Vec<Partition>,
+    row_rank: Vec<u32>,
+    /// Every name row is below `NO_THIRD`: the triple partitions are built.
+    triples: bool,
     /// Rank (ascending user id) -> user id.
     user_ids: Vec<u32>,
     /// Filter positions in interface order, within an interface fewest constraints
@@ -428,17 +449,30 @@ impl HostIndex {
                 freq[x as usize] += 1;
             }
         }
-        let mut keyed: Vec<(u64, u32)> = rows_of
+        // Triple partitions need every row below `NO_THIRD`.
+        let triples = t.rows.len() < NO_THIRD as usize;
+        // (order key, pair key, triple key, filter): filters in the order of their
+        // triple keys, so that each pair's partition is a run of its triples'.
+        let mut keyed: Vec<(u64, u64, u64, u32)> = rows_of
             .par_iter_mut()
             .zip(live)
             .map(|(r, &f)| {
                 r.sort_unstable_by_key(|&x| (freq[x as usize], x));
-                let key = pair_key(r[0], *r.get(1).unwrap_or(&r[0]));
-                (key, f)
+                let (r0, r1) = (r[0], *r.get(1).unwrap_or(&r[0]));
+                let pair = pair_key(r0, r1);
+                let triple = triple_key(r0, r1, *r.get(2).unwrap_or(&NO_THIRD));
+                (if triples { triple } else { pair }, pair, triple, f)
             })
             .collect();
         drop(rows_of);
         keyed.par_sort_unstable();
+        // Each row's rank in the order the rarest names were taken in.
+        let mut by_rarity: Vec<u32> = (0..t.rows.len() as u32).collect();
+        by_rarity.sort_unstable_by_key(|&x| (freq[x as usize], x));
+        let mut row_rank = vec![0u32; t.rows.len()];
+        for (k, &x) in by_rarity.iter().enumerate() {
+            row_rank[x as usize] = k as u32;
+        }
         let mut per_iface = vec![0u32; rank.len()];
         let mut filters = Vec::with_capacity(keyed.len() + 1);
         let total: usize = live.iter().map(|&f| t.size_f[f as usize] as usize).sum();
@@ -448,9 +482,9 @@ impl HostIndex {
         // The filters' range forms, found on all cores.
         let forms: Vec<Option<Vec<IndexRange>>> = keyed
             .par_iter()
-            .map(|&(_, f)| range_form(cons(f)))
+            .map(|&(_, _, _, f)| range_form(cons(f)))
             .collect();
-        for (&(_, f), form) in keyed.iter().zip(&forms) {
+        for (&(_, _, _, f), form) in keyed.iter().zip(&forms) {
             range_at.push(ranges.len() as u32);
             if let Some(r) = form {
                 ranges.extend_from_slice(r);
@@ -470,38 +504,13 @@ impl HostIndex {
             iface: 0,
         });
         range_at.push(ranges.len() as u32);
-        // The partition table: at most half full.
-        let mut n_parts = 0usize;
-        let mut i = 0;
-        while i < keyed.len() {
-            let mut j = i;
-            while j < keyed.len() && keyed[j].0 == keyed[i].0 {
-                j += 1;
-            }
-            n_parts += 1;
-            i = j;
-        }
-        let slots = (2 * n_parts).max(2).next_power_of_two();
-        let mask = slots as u32 - 1;
-        let mut parts = vec![Partition::default(); slots];
-        let mut i = 0;
-        while i < keyed.len() {
-            let key = keyed[i].0;
-            let mut j = i;
-            while j < keyed.len() && keyed[j].0 == key {
-                j += 1;
-            }
-            let mut s = slot_of(key, mask);
-            while parts[s as usize].key != EMPTY_KEY {
-                s = (s + 1) & mask;
-            }
-            parts[s as usize] = Partition {
-                key,
-                first: i as u32,
-                end: j as u32,
-            };
-            i = j;
-        }
+        // The partition tables: at most half full.
+        let parts = partition_table(keyed.iter().map(|k| k.1));
+        let parts3 = if triples {
+            partition_table(keyed.iter().map(|k| k.2))
+        } else {
+            vec![Partition::default(); 2]
+        };
         // Within an interface, the filters likeliest to match (fewest constraints)
         // first: the interface-major kernel stops at an interface's first match.
         let mut by_iface: Vec<u32> = (0..keyed.len() as u32).collect();
@@ -515,7 +524,10 @@ impl HostIndex {
             iface_start.push(iface_start[r] + n);
         }
         HostIndex {
-            slots: keyed.iter().map(|&(_, f)| f).collect(),
+            slots: keyed.iter().map(|&(_, _, _, f)| f).collect(),
+            parts3,
+            row_rank,
+            triples,
             sigs: filters[..keyed.len()].iter().map(|f| f.sig).collect(),
             filters,
             constraints,
@@ -532,6 +544,29 @@ impl HostIndex {
     fn n_filters(&self) -> usize {
         self.filters.len() - 1
     }
+}
+
+/// The open-addressing table (at most half full) of the partitions of filters whose keys,
+/// in filter order, are `keys` (each key's filters one run).
+fn partition_table(keys: impl Iterator<Item = u64>) -> Vec<Partition> {
+    let mut runs: Vec<(u64, u32, u32)> = Vec::new();
+    for (i, key) in keys.enumerate() {
+        match runs.last_mut() {
+            Some(r) if r.0 == key => r.2 = i as u32 + 1,
+            _ => runs.push((key, i as u32, i as u32 + 1)),
+        }
+    }
+    let slots = (2 * runs.len()).max(2).next_power_of_two();
+    let mask = slots as u32 - 1;
+    let mut parts = vec![Partition::default(); slots];
+    for (key, first, end) in runs {
+        let mut s = slot_of(key, mask);
+        while parts[s as usize].key != EMPTY_KEY {
+            s = (s + 1) & mask;
+        }
+        parts[s as usize] = Partition { key, first, end };
+    }
+    parts
 }
 
 /// The range form of a filter's constraints ([`IndexRange`]), when they are all integer
@@ -580,6 +615,10 @@ struct DevIndex {
     constraints: Buffer<DevConstraint>,
     cpool: Buffer<u8>,
     parts: Buffer<Partition>,
+    parts3: Buffer<Partition>,
+    row_rank: Buffer<u32>,
+    /// Events of at most this many names probe the triple partitions (0: none).
+    triple_names: u32,
     user_ids: Buffer<u32>,
     by_iface: Buffer<u32>,
     iface_start: Buffer<u32>,
@@ -591,6 +630,7 @@ struct DevIndex {
     narrow: bool,
     rows: u32,
     part_mask: u32,
+    part3_mask: u32,
     n_filters: u32,
     words: u32,
     shared: bool,
@@ -600,13 +640,15 @@ struct DevIndex {
 }
 
 impl DevIndex {
-    /// `h` (filters of `t`) on `dev`, its answers `n_if` interfaces wide.
+    /// `h` (filters of `t`) on `dev`, its answers `n_if` interfaces wide, events of at
+    /// most `triple_names` names walking the triple partitions (when built).
     fn upload(
         dev: &Device,
         h: &HostIndex,
         t: &Tables,
         n_if: usize,
         iface_major: bool,
+        triple_names: u32,
     ) -> Result<DevIndex, CcmError> {
         Ok(DevIndex {
             filters: dev.upload(&h.filters)?,
@@ -614,6 +656,13 @@ impl DevIndex {
             constraints: dev.upload(&non_empty(&h.constraints))?,
             cpool: dev.upload(&non_empty(&t.pool))?,
             parts: dev.upload(&h.parts)?,
+            parts3: dev.upload(&h.parts3)?,
+            row_rank: dev.upload(&non_empty(&h.row_rank))?,
+            triple_names: if h.triples {
+                triple_names.min(TRIPLE_NAMES)
+            } else {
+                0
+            },
             user_ids: dev.upload(&non_empty(&h.user_ids))?,
             by_iface: dev.upload(&non_empty(&h.by_iface))?,
             iface_start: dev.upload(&h.iface_start)?,
@@ -623,6 +672,7 @@ impl DevIndex {
             narrow: h.ranges.iter().all(|r| is_narrow(r.lo) && is_narrow(r.hi)),
             rows: t.rows.len() as u32,
             part_mask: h.parts.len() as u32 - 1,
+            part3_mask: h.parts3.len() as u32 - 1,
             n_filters: h.n_filters() as u32,
             words: n_if.div_ceil(32).max(1) as u32,
             shared: h.shared,
@@ -643,6 +693,10 @@ impl DevIndex {
             cpool: self.cpool.dev_ptr(),
             parts: self.parts.dev_ptr(),
             part_mask: self.part_mask,
+            parts3: self.parts3.dev_ptr(),
+            part3_mask: self.part3_mask,
+            row_rank: self.row_rank.dev_ptr(),
+            triple_names: self.triple_names,
             n_filters: self.n_filters,
             words: self.words,
             shared: self.shared as u32,
@@ -1077,7 +1131,8 @@ impl<'d> GpuIndex<'d> {
         h.filters.len() * std::mem::size_of::<IndexFilter>()
             + h.sigs.len() * 8
             + h.constraints.len() * std::mem::size_of::<DevConstraint>()
-            + h.parts.len() * std::mem::size_of::<Partition>()
+            + (h.parts.len() + h.parts3.len()) * std::mem::size_of::<Partition>()
+            + h.row_rank.len() * 4
             + h.user_ids.len() * 4
             + h.by_iface.len() * 4
             + h.iface_start.len() * 4
@@ -1118,7 +1173,14 @@ impl<'d> GpuIndex<'d> {
             && (n_if as u64) * (per_launch(&self.cfg, 1) as u64) <= i32::MAX as u64;
         // The old tables' device memory goes before the new ones are uploaded.
         self.d = None;
-        self.d = Some(DevIndex::upload(self.dev, h, t, n_if, iface_major)?);
+        self.d = Some(DevIndex::upload(
+            self.dev,
+            h,
+            t,
+            n_if,
+            iface_major,
+            self.cfg.triple_names,
+        )?);
         self.at = vec![NOT_BUILT; t.size_f.len()];
         for (p, &f) in h.slots.iter().enumerate() {
             self.at[f as usize] = p as u32;
@@ -1158,6 +1220,7 @@ impl<'d> GpuIndex<'d> {
             &self.t,
             main.n_ifaces as usize,
             false,
+            self.cfg.triple_names,
         )?);
         Ok(())
     }

@@ -33,14 +33,21 @@ fn check(w: &Workload) -> usize {
     let dev = Device::emulator();
     // Dense events on the filter-major kernel (`iface_major_min` unreachable) and on
     // the interface-major one wherever an interface has several filters (1).
-    for (dense_share, iface_major_min) in [
-        (0.0, usize::MAX),
-        (0.125, usize::MAX),
-        (2.0, usize::MAX),
-        (0.0, 1),
-        (0.125, 1),
+    // Events of few names on the triple partitions (the default), and every event on
+    // the pairs' (`triple_names` 0).
+    for (dense_share, iface_major_min, triple_names) in [
+        (0.0, usize::MAX, 5),
+        (0.125, usize::MAX, 5),
+        (2.0, usize::MAX, 5),
+        (2.0, usize::MAX, 0),
+        (0.0, 1, 5),
+        (0.125, 1, 5),
+        (0.125, 1, 0),
     ] {
-        let cfg = small_launches(dense_share, iface_major_min);
+        let cfg = IndexConfig {
+            triple_names,
+            ..small_launches(dense_share, iface_major_min)
+        };
         let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
         let got = index.match_batch(&w.batch).unwrap();
         assert_eq!(got.len(), w.events.len());
@@ -48,7 +55,7 @@ fn check(w: &Workload) -> usize {
             assert_eq!(
                 g,
                 want.as_slice(),
-                "event {i}, dense share {dense_share}, iface_major_min {iface_major_min}"
+                "event {i}, dense share {dense_share}, iface_major_min {iface_major_min}, triples {triple_names}"
             );
         }
     }

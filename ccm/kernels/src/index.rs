@@ -189,6 +189,25 @@ pub fn pair_key(a: u32, b: u32) -> u64 {
     (lo as u64) << 32 | hi as u64
 }
 
+/// No third name: the third part of the [`triple_key`] of a filter of fewer than three
+/// names. Triple partitions need every name row below it.
+pub const NO_THIRD: u32 = (1 << 21) - 1;
+
+/// Most names of an event that probes the triple partitions: its singles, pairs and
+/// triples of names, at most 32 (one per lane).
+pub const TRIPLE_NAMES: u32 = 5;
+
+/// The triple partition key of a filter whose rarest names are `r0`, `r1`, `r2` (in
+/// the order of [`IndexTables::row_rank`]; `r1 = r0` for a filter of one name, `r2 =`
+/// [`NO_THIRD`] for one of fewer than three): its pair (as [`pair_key`], the lesser row
+/// first) and its third name, 21 bits each (never [`EMPTY_KEY`]). Filters are stored in
+/// the order of these keys, so a pair's partition is a run of its triples' partitions.
+#[inline(always)]
+pub fn triple_key(r0: u32, r1: u32, r2: u32) -> u64 {
+    let (lo, hi) = if r0 <= r1 { (r0, r1) } else { (r1, r0) };
+    (lo as u64) << 42 | (hi as u64) << 21 | r2 as u64
+}
+
 /// The first slot to probe for `key` in a table of `mask + 1` slots (a power of two).
 #[inline(always)]
 pub fn slot_of(key: u64, mask: u32) -> u32 {
@@ -215,6 +234,16 @@ pub struct IndexTables<'a> {
     pub cpool: DevPtr<'a, u8>,
     pub parts: DevPtr<'a, Partition>,
     pub part_mask: u32,
+    /// The triple partitions ([`triple_key`]; `part3_mask + 1` slots, at least one
+    /// empty), each a run of filters within its pair's partition.
+    pub parts3: DevPtr<'a, Partition>,
+    pub part3_mask: u32,
+    /// Per name row its rank in the order of the filters' names by rarity (the order
+    /// in which a filter's rarest names are taken).
+    pub row_rank: DevPtr<'a, u32>,
+    /// Events of at most this many names (at most [`TRIPLE_NAMES`]) probe the triple
+    /// partitions instead of the pairs'; 0: none does.
+    pub triple_names: u32,
     pub n_filters: u32,
     pub words: u32,
     pub shared: u32,
@@ -258,17 +287,123 @@ pub const DENSE_CHUNK: u32 = 128;
 /// `t.parts` holds `t.part_mask + 1` slots with at least one empty.
 #[inline(always)]
 unsafe fn probe(t: &IndexTables<'static>, key: u64) -> (u32, u32) {
-    let mut s = slot_of(key, t.part_mask);
+    probe_in(t.parts, t.part_mask, key)
+}
+
+/// As [`probe`], in the table `parts` of `mask + 1` slots.
+///
+/// # Safety
+/// `parts` holds `mask + 1` slots with at least one empty.
+#[inline(always)]
+unsafe fn probe_in(parts: DevPtr<'static, Partition>, mask: u32, key: u64) -> (u32, u32) {
+    let mut s = slot_of(key, mask);
     loop {
-        let p = t.parts.read(s as usize);
+        let p = parts.read(s as usize);
         if p.key == key {
             return (p.first, p.end);
         }
         if p.key == EMPTY_KEY {
             return (0, 0);
         }
-        s = (s + 1) & t.part_mask;
+        s = (s + 1) & mask;
     }
+}
+
+/// The `q`-th pair `(i, j)`, `i < j`, of `n` items in order (0,1), (0,2), .., (1,2), ..
+#[inline(always)]
+fn strict_pair_of(mut q: u32, n: u32) -> (u32, u32) {
+    let mut i = 0;
+    while q >= n - 1 - i {
+        q -= n - 1 - i;
+        i += 1;
+    }
+    (i, i + 1 + q)
+}
+
+/// The filters `first..end` of the triple partition of the event's name set `q` among
+/// its singles (`q < n`), pairs, then triples (`n` = `ev.len` names, at most
+/// [`TRIPLE_NAMES`]), or an empty range past the last. A set's key is that of a filter
+/// whose rarest names are exactly the set ([`triple_key`]): a triple ordered by
+/// [`IndexTables::row_rank`], its two rarest as the pair.
+///
+/// # Safety
+/// As [`probe`]; the event's attributes are in `sh_attrs` (shared) and every row has a
+/// rank in `t.row_rank`.
+#[inline(always)]
+unsafe fn triple_range(
+    t: &IndexTables<'static>,
+    ev: &DevEvent,
+    sh_attrs: *const DevAttr,
+    q: u32,
+    ncombos: u32,
+) -> (u32, u32) {
+    if q >= ncombos {
+        return (0, 0);
+    }
+    let row = |a: u32| (*sh_attrs.add(a as usize)).row_id;
+    let (size, i, j, k) = name_set(q, ev.len);
+    if size == 1 {
+        let x = row(i);
+        return probe_in(t.parts3, t.part3_mask, triple_key(x, x, NO_THIRD));
+    }
+    if size == 2 {
+        return probe_in(t.parts3, t.part3_mask, triple_key(row(i), row(j), NO_THIRD));
+    }
+    let (mut x, mut y, mut z) = (row(i), row(j), row(k));
+    let (mut rx, mut ry, mut rz) = (
+        t.row_rank.read(x as usize),
+        t.row_rank.read(y as usize),
+        t.row_rank.read(z as usize),
+    );
+    // Sorted by rank: x the rarest, z the most common (the third).
+    if ry < rx {
+        (x, y, rx, ry) = (y, x, ry, rx);
+    }
+    if rz < ry {
+        (y, z, ry, rz) = (z, y, rz, ry);
+    }
+    if ry < rx {
+        (x, y) = (y, x);
+    }
+    let _ = (rx, rz);
+    probe_in(t.parts3, t.part3_mask, triple_key(x, y, z))
+}
+
+/// The `q`-th (below [`triple_sets`]`(n)`) set of the names `0..n`: the singles `(0)`,
+/// `(1)`, .., then the pairs `(0, 1)`, `(0, 2)`, .., then the triples `(0, 1, 2)`, ..
+/// (`i < j < k`): its size and its names `(i, j, k)` (the unused ones 0).
+#[inline(always)]
+pub fn name_set(q: u32, n: u32) -> (u32, u32, u32, u32) {
+    if q < n {
+        return (1, q, 0, 0);
+    }
+    let mut r = q - n;
+    let pairs = n * (n - 1) / 2;
+    if r < pairs {
+        let (i, j) = strict_pair_of(r, n);
+        return (2, i, j, 0);
+    }
+    r -= pairs;
+    // The triples (i, j, k): the pairs of the names after i, for i in turn.
+    let mut i = 0;
+    loop {
+        let m = n - 1 - i;
+        let c = m * (m - 1) / 2;
+        if r < c {
+            break;
+        }
+        r -= c;
+        i += 1;
+    }
+    let (j, k) = strict_pair_of(r, n - 1 - i);
+    (3, i, i + 1 + j, i + 1 + k)
+}
+
+/// The number of name sets an event of `n` names probes in the triple partitions:
+/// singles, pairs and triples.
+#[inline(always)]
+pub fn triple_sets(n: u32) -> u32 {
+    n + n * (n.max(1) - 1) / 2 + if n >= 3 { n * (n - 1) * (n - 2) / 6 } else { 0 }
 }
 
 /// The pair `q` of `n` attributes in triangular order: (0,0), (0,1), .., (0,n-1),
@@ -625,13 +760,28 @@ kernel! {
         }
         let imask = rows;
         sync_warp();
-        let npairs = ev.len * (ev.len + 1) / 2;
+        // An event of few names probes its singles, pairs and triples of names in the
+        // triple partitions (a filter is visited only when its three rarest names are
+        // the event's), one of more names its singles and pairs in the pairs'.
+        let triples = ev.len <= t.triple_names;
+        let npairs = if triples {
+            triple_sets(ev.len)
+        } else {
+            ev.len * (ev.len + 1) / 2
+        };
+        let range = |q: u32| {
+            if triples {
+                triple_range(&t, &ev, sh_attrs, q, npairs)
+            } else {
+                pair_range(&t, &b, &ev, sh_attrs, q, npairs)
+            }
+        };
         // Pass 1: the partitions' sizes (the first 32 pairs' ranges kept for pass 2).
-        let (f0, end0) = pair_range(&t, &b, &ev, sh_attrs, lane, npairs);
+        let (f0, end0) = range(lane);
         let mut mine = end0 - f0;
         let mut q = lane + 32;
         while q < npairs {
-            let (f, end) = pair_range(&t, &b, &ev, sh_attrs, q, npairs);
+            let (f, end) = range(q);
             mine += end - f;
             q += 32;
         }
@@ -661,11 +811,7 @@ kernel! {
         let stride = 32 * wpe;
         let mut q0 = 0;
         while q0 < npairs {
-            let (f, end) = if q0 == 0 {
-                (f0, end0)
-            } else {
-                pair_range(&t, &b, &ev, sh_attrs, q0 + lane, npairs)
-            };
+            let (f, end) = if q0 == 0 { (f0, end0) } else { range(q0 + lane) };
             let (start, total) = warp_scan(end - f);
             // The filter at place `i` of the pairs' filters laid end to end (every lane
             // calls it: shuffles), and its signature (0 past the end).
@@ -1483,5 +1629,32 @@ kernel! {
         let (before, _) = block_count(row, words, dynamic_shared::<u32>());
         let (lo, hi) = segment(words);
         list_words(row, lo, hi, user_ids, ids, at + before);
+    }
+}
+
+#[cfg(all(test, not(target_arch = "nvptx64")))]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::collections::BTreeSet;
+    use std::vec::Vec;
+
+    #[test]
+    fn name_sets_are_every_single_pair_and_triple_of_the_names_once() {
+        for n in 0..=TRIPLE_NAMES {
+            let mut seen = BTreeSet::new();
+            for q in 0..triple_sets(n) {
+                let (size, i, j, k) = name_set(q, n);
+                let set: Vec<u32> = [i, j, k][..size as usize].to_vec();
+                assert!(set.windows(2).all(|w| w[0] < w[1]), "n {n}, q {q}: {set:?}");
+                assert!(set.iter().all(|&x| x < n), "n {n}, q {q}: {set:?}");
+                assert!(seen.insert(set), "n {n}, q {q}: twice");
+            }
+            // Every subset of one, two or three names: n + C(n, 2) + C(n, 3).
+            let c =
+                |k: u32| (0..k).fold(1, |a, i| a * n.saturating_sub(i)) / (1..=k).product::<u32>();
+            assert_eq!(seen.len() as u32, c(1) + c(2) + c(3), "n {n}");
+        }
+        assert!(triple_sets(TRIPLE_NAMES) <= 32, "one set per lane");
     }
 }
