@@ -101,7 +101,7 @@ use ccm_kernels::index::{
     ccm_index_route, dense_shared_bytes, is_narrow, pair_key, route_shared_bytes, slot_of,
     triple_key, IndexEvents, IndexFilter, IndexRange, IndexTables, Partition, DENSE_CHUNK,
     EMPTY_KEY, IFACE_WARPS, LIST_SHARED, LIST_WARPS, LIST_WORDS, MAX_RANGES, NO_THIRD, RANGE_ROWS,
-    REMOVED, TRIPLE_NAMES, WARP_BLOCK,
+    REMOVED, TRIPLE_NAMES, WALK_WORDS, WARP_BLOCK,
 };
 use ccm_kernels::{
     DevAttr, DevConstraint, DevEvent, NO_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT,
@@ -740,7 +740,7 @@ impl LaunchBufs {
             bits: dev.alloc(per * words)?,
             dense: dev.alloc(per + 1)?,
             total: dev.alloc(1)?,
-            walked: dev.alloc(1)?,
+            walked: dev.alloc(WALK_WORDS)?,
             ids: dev.alloc((4 * per).clamp(16, 1 << 16))?,
             spans_host: dev.alloc_host(2 * per)?,
             dense_host: dev.alloc_host(2)?,

@@ -621,6 +621,22 @@ fn warp_sum(mut v: u32) -> u32 {
     v
 }
 
+/// Counters of [`ccm_index_route`]'s walk (`walked`), each [`WALK_STRIDE`] words from
+/// the next: an event adds to one, by its index, so that a launch's events do not all
+/// add to one word (one atomic an event on one address, which the L2 serves one at a
+/// time); [`ccm_index_lists`] sums them.
+pub const WALK_SLOTS: u32 = 32;
+/// Words from one walk counter to the next (128 bytes: distinct lines).
+pub const WALK_STRIDE: u32 = 32;
+/// Words of the `walked` buffer: [`WALK_SLOTS`] counters [`WALK_STRIDE`] apart.
+pub const WALK_WORDS: usize = (WALK_SLOTS * WALK_STRIDE) as usize;
+
+/// The place of event `e`'s walk counter in `walked`.
+#[inline(always)]
+fn walk_slot(e: u32) -> usize {
+    ((e % WALK_SLOTS) * WALK_STRIDE) as usize
+}
+
 /// Most attributes of an event that [`ccm_index_route`] keeps in shared memory (an
 /// event with more is searched in global memory).
 pub const ROUTE_ATTRS: u32 = 32;
@@ -679,8 +695,8 @@ kernel! {
     /// each of the event's warps the same). Above `dense_limit` the event is appended
     /// to `dense` (`dense[0]` = the count, the events' indices from `dense[1]`; global,
     /// atomic; by its first warp) and left to [`ccm_index_dense`]. Otherwise its first
-    /// warp adds the partitions' size in groups of 32 filters to `walked[0]` (global,
-    /// atomic: the launch's walk, which the host reads to give the next launch's events
+    /// warp adds the partitions' size in groups of 32 filters to its counter in `walked`
+    /// (global, atomic, one of [`WALK_SLOTS`] by the event's index: the launch's walk, which the host reads to give the next launch's events
     /// more warps where they walk long partitions), and, 32 pairs
     /// at a time, the warp lays the pairs' partitions end to end (a prefix sum of their
     /// sizes, held one per lane) and lane `l` of the event's warp `w` takes the filters
@@ -794,7 +810,7 @@ kernel! {
             return;
         }
         if sub == 0 && lane == 0 {
-            atomic_add(walked, visited.div_ceil(32));
+            atomic_add(walked.add(walk_slot(e)), visited.div_ceil(32));
         }
         // Pass 2: 32 pairs at a time, their filters end to end, this warp's share.
         // When interfaces have several filters and the answer row is at most 32 words,
@@ -1390,9 +1406,9 @@ kernel! {
     ///
     /// Thread 0 of block 0 moves the count of
     /// dense events `dense[0]` (global; read by the dense kernels before this launch)
-    /// to `n_dense[0]` and the partition walk's groups of filters `walked[0]` to
-    /// `n_dense[1]` (mapped host memory), for the host, and zeroes both for the next
-    /// batch.
+    /// to `n_dense[0]` and the sum of the partition walk's counters of groups of filters
+    /// (`walked`, [`WALK_WORDS`] words) to `n_dense[1]` (mapped host memory), for the
+    /// host, and zeroes them for the next batch.
     pub fn ccm_index_lists(
         bits: *mut u32,
         words: u32,
@@ -1410,8 +1426,15 @@ kernel! {
         if block_idx_x() == 0 && thread_idx_x() == 0 {
             *n_dense = *dense;
             *dense = 0;
-            *n_dense.add(1) = *walked;
-            *walked = 0;
+            let mut sum = 0u32;
+            let mut k = 0;
+            while k < WALK_SLOTS {
+                let c = walked.add((k * WALK_STRIDE) as usize);
+                sum = sum.wrapping_add(*c);
+                *c = 0;
+                k += 1;
+            }
+            *n_dense.add(1) = sum;
         }
         if words <= LIST_WORDS {
             // A thread per event; the warp reserves its events' places at once.
