@@ -1733,6 +1733,9 @@ impl Staged {
         } else {
             feed.slice
         };
+        // A slice's copy into staging on every thread of the pool (parts of at least
+        // 4096 attributes, at most STAGE_PART).
+        let part = (slice / rayon::current_num_threads().max(1)).clamp(4096, STAGE_PART);
         let mut at = 0;
         // The starts beside the first slice (or all) of the attributes.
         while at < na || at == 0 {
@@ -1746,10 +1749,10 @@ impl Staged {
                 let s = &mut bufs.starts.as_mut_slice()[..ns];
                 rayon::join(
                     || s.copy_from_slice(starts),
-                    || par_copy(a, &attrs[..end], STAGE_PART),
+                    || par_copy(a, &attrs[..end], part),
                 );
             } else {
-                par_copy(a, &attrs[at..end], STAGE_PART);
+                par_copy(a, &attrs[at..end], part);
             }
             if feed.slice > 0 {
                 if let Err(e) = stage_copy(feed, &mut bufs, at == 0, at..end, ns) {
