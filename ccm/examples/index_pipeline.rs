@@ -362,6 +362,21 @@ fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
             },
         ),
         (
+            "heavy walks from 128 filters",
+            IndexConfig {
+                heavy_walk: 128,
+                ..base
+            },
+        ),
+        (
+            "heavy walks from 128 filters, 2 warps",
+            IndexConfig {
+                heavy_walk: 128,
+                heavy_warps: 2,
+                ..base
+            },
+        ),
+        (
             "heavy walks 2 warps",
             IndexConfig {
                 heavy_warps: 2,
