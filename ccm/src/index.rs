@@ -125,9 +125,12 @@ pub struct IndexConfig {
     /// An event whose partitions hold more than this share of all filters is matched
     /// by the filter-major kernel (0.125).
     pub dense_share: f64,
-    /// Most events per launch (65536); fewer when the answer bitmap (one bit per event
+    /// Most events per launch (131072); fewer when the answer bitmap (one bit per event
     /// and interface) would pass [`IndexConfig::bitmap_bytes`]. A call with more events
-    /// stages the next launch's while the device matches this one's.
+    /// stages the next launch's while the device matches this one's. (On the H200,
+    /// Table 2's events went 4.3 ns an event at best in launches of 131072, 6.0 in
+    /// launches of 65536, timed as the harness times them: each launch's staging and
+    /// fixed costs are the host's share now that the walk is short.)
     pub batch_events: usize,
     /// Most bytes of the answer bitmap (256 MiB).
     pub bitmap_bytes: usize,
@@ -156,15 +159,16 @@ pub struct IndexConfig {
     /// many filters on average (32; Table 1's model has thousands, the dense model one).
     pub iface_major_min: usize,
     /// Each event gets at least [`IndexConfig::heavy_warps`] warps of the partition walk
-    /// when the events the walk took in the launch before visited at least this many
-    /// filters each on average (the walk's load: hot names' long partitions). 512: the
-    /// walk of Table 2's events visits about 320 filters an event with uniform names
-    /// and 780 with Zipf's (the emulator's count), which went faster on the H200 with
-    /// one warp each and with four respectively ([`warps_per_event`]).
+    /// when the events the walk took in the launch before tried at least this many
+    /// filters each on average (the walk's load: hot names' long partitions walked to
+    /// their end; warps that stop early, once every interface matched, try fewer). 512:
+    /// on the pair partitions, Table 2's events visited about 320 filters an event with
+    /// uniform names and 780 with Zipf's (the emulator's count), which went faster on
+    /// the H200 with one warp each and with four respectively ([`warps_per_event`]).
     pub heavy_walk: u32,
     /// Warps per event of the partition walk for heavy walks (4; at most 8).
     pub heavy_warps: usize,
-    /// A call's first launch holds at most this many events (16384, a quarter of a
+    /// A call's first launch holds at most this many events (16384, an eighth of a
     /// full launch): nothing overlaps its staging. (On the H200, calls of 262,144 of
     /// Table 2's events went 5.6 ns per event at best from 16384, 5.8 from 8192 and from
     /// a full launch, 6.8 from 4096: small launches fill the device less.)
@@ -176,9 +180,12 @@ pub struct IndexConfig {
     /// event visits about 8 filters so instead of 330 with uniform names, 270 instead of
     /// 830 with Zipf's: Monte Carlo counts of the generator's model.)
     pub triple_names: u32,
-    /// Attributes per copy to the device queued as a launch's staging goes (65536, 1 MiB
-    /// of them): each slice's copy runs while the next is staged, so a launch is on the
-    /// device soon after its staging ends. 0: the whole launch copied once it is queued.
+    /// Attributes per copy to the device queued as a launch's staging goes, each slice's
+    /// copy running while the next is staged; 0 (the default): the whole launch copied
+    /// once it is queued. (On the H200, Table 2's events at best: in launches of 131072,
+    /// 4.3 ns an event copied whole, 5.4 in slices of 65536; in launches of 65536, 6.0
+    /// copied whole, 5.1 in slices of 65536, 6.0 in slices of 262144, 10.8 in slices of
+    /// 16384: each slice's copy into staging is a fork-join of the pool.)
     pub copy_slice: usize,
     /// Each launch of a call holds this many times the events of the one before (2.0),
     /// up to a full launch: a launch's staging overlaps the device's work on the one
@@ -191,7 +198,7 @@ impl Default for IndexConfig {
     fn default() -> Self {
         IndexConfig {
             dense_share: 0.125,
-            batch_events: 65_536,
+            batch_events: 131_072,
             bitmap_bytes: 256 << 20,
             route_block: 128,
             walk_warps: 8448,
@@ -201,7 +208,7 @@ impl Default for IndexConfig {
             iface_major_min: 32,
             first_launch: 16_384,
             ramp_growth: 2.0,
-            copy_slice: 1 << 16,
+            copy_slice: 0,
             triple_names: TRIPLE_NAMES,
             heavy_walk: 512,
             heavy_warps: 4,
@@ -775,7 +782,7 @@ impl Queues {
 }
 
 /// What a collected launch tells the next one: its count of dense events (sizes the
-/// dense kernels' grids) and the filters its walked events visited each, on average
+/// dense kernels' grids) and the filters its walked events tried each, on average
 /// (the partition walk's warps per event).
 #[derive(Clone, Copy, Debug, Default)]
 struct Hint {
