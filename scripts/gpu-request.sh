@@ -2,16 +2,12 @@
 # GPU check of the CCM index on Table 2's default workload (branch h-ccm-table2): triple
 # partitions (an event of at most 5 names visits only the filters whose three rarest names
 # it has: ~8 an event instead of ~330 on Table 1's model); the partition walk's filter test
-# loading a passing filter's records in fewer rounds and the next groups' signatures
-# before this group is tried; the walk's count over 32 counters instead of one word; each
-# staging area copied to the device a slice at a time as it is staged.
+# loading a passing filter's records in two rounds, capped at 56 registers; the walk's
+# count of the groups of filters each warp tried, over 32 counters; launches of 131,072
+# events copied whole (copies by slices measured slower).
 # Runs on the GPU host from any directory, with the stripped release binaries in $BIN:
 # harness, index_check, index_pipeline (built by `cargo build --release -p harness` and
-# `cargo build --release -p ccm --example index_check --example index_pipeline`), and two
-# other PTX builds of ccm's kernels for an A/B of the walk: noprefetch.ptx (without the
-# look-ahead of the next groups' signatures) and nowalked.ptx (without the walk's count of
-# filters walked; the heavy walks' warps are then never raised). The tunings' line
-# "pairs only (no triples)" is the walk as it was, but for the filter test and the counters.
+# `cargo build --release -p ccm --example index_check --example index_pipeline`).
 # Builds nothing; writes under $OUT; at most ~195 s (each step has a timeout):
 #   1. ptxas -v on the kernels' PTX (registers, spills);
 #   2. index_check: the index's answers against SFF's, plainly, then on a fifth of the
@@ -20,9 +16,8 @@
 #      CPU (sff, index, hybrid), with the index's split (GPU_MATCH_INDEX_SPLIT=1);
 #   4. index_pipeline table2: Table 2's rows 1 and 4 timed as the harness times the index
 #      for several tunings (triples or pairs, launch sizes, copy slices, ramp), the dense
-#      model's walked events at 100k filters, then the walk's registers capped and the two
-#      other PTX builds;
-#   5. ncu on the partition walk (one launch of Table 2's row 1), if the profiler runs.
+#      model's walked events at 100k filters, then the walk's registers capped otherwise;
+#   5. ncu on the partition walk (one launch of 131,072 of Table 2's row 1), if the profiler runs.
 # Writes under $OUT: gpu.txt, ptxas.txt, check.txt, sanitize.txt, run.txt, tune.txt,
 # ncu.txt, times.txt, summary.txt, table2/.
 set -uo pipefail
@@ -49,7 +44,7 @@ step() { # log name timeout command...
 }
 "$BIN/index_check" ptx >"$OUT/ccm.ptx" 2>/dev/null
 PTXAS=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
-for f in "$OUT/ccm.ptx" "$BIN/noprefetch.ptx" "$BIN/nowalked.ptx"; do
+for f in "$OUT/ccm.ptx"; do
     echo "== $f" >>"$OUT/ptxas.txt"
     timeout 5 "$PTXAS" -arch=sm_90 -v "$f" -o /tmp/ccm-request.cubin 2>&1 |
         grep -A2 "for ccm_index_route\|for ccm_encode" >>"$OUT/ptxas.txt"
@@ -57,14 +52,14 @@ done
 rm -f "$OUT/ccm.ptx"
 step check.txt index_check 20 "$BIN/index_check" 1
 step sanitize.txt memcheck 20 compute-sanitizer --tool memcheck --print-limit 20 "$BIN/index_check" 2 small
-step sanitize.txt racecheck 25 compute-sanitizer --tool racecheck --print-limit 20 "$BIN/index_check" 3 small
+step sanitize.txt racecheck 30 compute-sanitizer --tool racecheck --print-limit 20 "$BIN/index_check" 3 small
 export GPU_MATCH_INDEX_SPLIT=1
 step run.txt table2 40 "$BIN/harness" run ccm table2 --seeds 1 \
     --engines gpu-index,sff,index,hybrid --out "$R"
 unset GPU_MATCH_INDEX_SPLIT
-step tune.txt index_pipeline 50 "$BIN/index_pipeline" 1 table2 "$BIN/noprefetch.ptx" "$BIN/nowalked.ptx"
+step tune.txt index_pipeline 60 "$BIN/index_pipeline" 1 table2
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-step ncu.txt ncu 25 "$NCU" --kernel-name ccm_index_route --launch-skip 8 --launch-count 1 \
+step ncu.txt ncu 20 "$NCU" --kernel-name ccm_index_route --launch-skip 10 --launch-count 1 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     --section SchedulerStats --section MemoryWorkloadAnalysis "$BIN/index_pipeline" 1 profile
 {
