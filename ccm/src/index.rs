@@ -61,9 +61,8 @@
 //!    later call on a batch of the same dictionaries (a stream matched a range at a
 //!    time) finds them on the device. Per launch it copies the launch's attributes and
 //!    starts on all cores into page-locked staging, one of three areas in turn, each
-//!    with its own device copy, into which the staged attributes are copied a slice at
-//!    a time as the staging goes on ([`IndexConfig::copy_slice`]): a launch is on the
-//!    device soon after its staging ends, instead of a whole copy later. On the
+//!    with its own device copy, into which the launch is copied once it is queued (or a
+//!    slice at a time as the staging goes on, [`IndexConfig::copy_slice`]). On the
 //!    device, [`ccm_kernels::batch::ccm_encode_batch`] encodes the launch's events (its
 //!    names' rows, strings' ids, signatures) into the form the kernels above read, so
 //!    the host does no work per attribute. Launches alternate between two slots of
