@@ -12,14 +12,23 @@
 //! harness and the tests do).
 //!
 //! With `table2` after the seed, only this, on a GPU: Table 2's rows 1 and 4 (uniform
-//! and Zipf names) timed as the harness times the index (calls of 262,144 events of a
-//! stream cycled from the workload's batch, one call to warm, the least time of five),
-//! for several tunings of the index ([`IndexConfig`]: the first launch of a call and
-//! the growth of the launches after it, the partition walk's warps per event on heavy
-//! walks and its block, the kernel for dense events), with the index's split summed
-//! over the five calls.
+//! and Zipf names) timed as the harness times the index (calls of four full launches of
+//! a stream cycled from the workload's batch, each as a new batch's, one call to warm,
+//! the least time of five), for several tunings of the index ([`IndexConfig`]: the
+//! triple partitions' use, launch sizes, the copies' slices, the first launch of a call
+//! and the growth of the launches after it, the partition walk's block and warps per
+//! event on heavy walks), with the index's split summed over the five calls, and the
+//! dense model's events of 3-5 names at 100k filters (the partition walk's other load;
+//! one filter per interface, and ten) with the default tuning; then the default tuning
+//! on all four with other builds of the kernels, each on a context of its own: the
+//! partition walk's registers capped otherwise (`.maxnreg`), and the PTX files named
+//! after `table2`, if any (e.g. the kernels before a change, printed by `index_check
+//! ptx`).
 //!
-//!     cargo run --release -p ccm --example index_pipeline [seed] [table2]
+//! With `profile` after the seed, only Table 2's row 1 with the default tuning, two
+//! calls after one to warm (for a profiler: a few launches of each kernel).
+//!
+//!     cargo run --release -p ccm --example index_pipeline [seed] [table2 [kernels.ptx ..] | profile]
 
 use ccm::batch::{Attr, EventBatch};
 use ccm::layout::Tables;
@@ -43,8 +52,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|s| s.parse())
         .transpose()?
         .unwrap_or(1);
-    if std::env::args().nth(2).as_deref() == Some("table2") {
-        return table2(seed);
+    match std::env::args().nth(2).as_deref() {
+        Some("table2") => return table2(seed),
+        Some("profile") => return profile(seed),
+        _ => {}
     }
     let w = workload::generate(&Params::default(), seed)?;
     let t = Tables::build(&w.subscriptions, false)?;
@@ -250,44 +261,38 @@ fn updates(
     Ok(())
 }
 
-/// Table 2's rows 1 and 4 for several tunings of the index (module docs).
+/// Table 2's rows 1 and 4 for several tunings of the index (module docs), then the
+/// default tuning with other builds of the kernels (module docs).
 fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
     let dev = gpu_kernels::Device::gpu(0, ccm::PTX)?;
     let base = IndexConfig::for_device(&dev);
     let tunings: Vec<(&str, IndexConfig)> = vec![
         ("default", base),
         (
-            "one warp per event",
+            "pairs only (no triples)",
             IndexConfig {
-                heavy_walk: u32::MAX,
+                triple_names: 0,
                 ..base
             },
         ),
         (
-            "heavy walks 2 warps",
+            "triples up to 4 names",
             IndexConfig {
-                heavy_warps: 2,
+                triple_names: 4,
                 ..base
             },
         ),
         (
-            "heavy walks 8 warps",
+            "launches of 65536",
             IndexConfig {
-                heavy_warps: 8,
+                batch_events: 65_536,
                 ..base
             },
         ),
         (
-            "walk blocks of 256",
+            "launches of 262144",
             IndexConfig {
-                route_block: 256,
-                ..base
-            },
-        ),
-        (
-            "first 8192",
-            IndexConfig {
-                first_launch: 8192,
+                batch_events: 262_144,
                 ..base
             },
         ),
@@ -299,9 +304,23 @@ fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
             },
         ),
         (
-            "first 65536 (no ramp)",
+            "first 8192",
             IndexConfig {
-                first_launch: 65_536,
+                first_launch: 8192,
+                ..base
+            },
+        ),
+        (
+            "copy slices of 65536",
+            IndexConfig {
+                copy_slice: 65_536,
+                ..base
+            },
+        ),
+        (
+            "copy slices of 262144",
+            IndexConfig {
+                copy_slice: 262_144,
                 ..base
             },
         ),
@@ -313,54 +332,166 @@ fn table2(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
             },
         ),
         (
-            "dense events filter-major",
+            "walk blocks of 256",
             IndexConfig {
-                iface_major_min: usize::MAX,
+                route_block: 256,
+                ..base
+            },
+        ),
+        (
+            "heavy walks from 128 filters, 2 warps",
+            IndexConfig {
+                heavy_walk: 128,
+                heavy_warps: 2,
+                ..base
+            },
+        ),
+        (
+            "heavy walks 2 warps",
+            IndexConfig {
+                heavy_warps: 2,
                 ..base
             },
         ),
     ];
-    for (row, dist) in [(1, NameDist::Uniform), (4, NameDist::Zipf(1.0))] {
-        let p = Params {
-            name_dist: dist,
-            ..Params::default()
-        };
-        let w = workload::generate(&p, seed)?;
-        for (label, cfg) in &tunings {
-            let mut index = GpuIndex::new(&dev, &w.subscriptions, *cfg)?;
-            let round = w.events.len().max(4 * index.launch_events());
-            let stream = w.batch.cycled(round);
-            let n = stream.len() as f64;
-            let mut answers = ccm::Answers::default();
-            index.match_batch_into(&stream, &mut answers)?;
-            index.take_timing();
-            let mut walls = Vec::new();
-            for _ in 0..5 {
-                let t0 = Instant::now();
-                index.match_batch_into(&stream, &mut answers)?;
-                walls.push(t0.elapsed().as_secs_f64() * 1e9 / n);
-            }
-            walls.sort_by(f64::total_cmp);
-            let s = index.take_timing();
-            let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / s.events.max(1) as f64;
-            println!(
-                "table 2 row {row}, {label}: best {:.2} median {:.2} ns/event; dictionaries {:.2} stage {:.2} copy in {:.2} kernels {:.2} answers {:.2}; device {:.2} \
-                    (encoding {:.2}); waited for staging {:.2}; {} launches, {} staging grown, {:.3}% of events dense",
-                walls[0],
-                walls[2],
-                ns(s.dictionaries),
-                ns(s.stage),
-                ns(s.copy_in),
-                ns(s.kernels),
-                ns(s.answers),
-                ns(s.device),
-                ns(s.device_encode),
-                ns(s.waited),
-                s.launches,
-                s.staging_grown,
-                100.0 * s.dense_events as f64 / s.events.max(1) as f64
-            );
+    let rows = [(1, NameDist::Uniform), (4, NameDist::Zipf(1.0))];
+    let mut workloads = rows
+        .iter()
+        .map(|&(row, dist)| {
+            let p = Params {
+                name_dist: dist,
+                ..Params::default()
+            };
+            workload::generate(&p, seed).map(|w| (format!("table 2 row {row}"), w))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    for (label, w) in &workloads {
+        for (tuning, cfg) in &tunings {
+            time_table2(&dev, label, w, tuning, *cfg)?;
         }
     }
+    // The dense model's walked events (3-5 names each, as at the dense experiments'
+    // x = 4) at 100k filters, one filter per interface (`dense`) and ten (`dense10`):
+    // the partition walk's other load, timed with the default tuning only.
+    for (name, interfaces) in [("dense10", Some(10)), ("dense", None)] {
+        let p = workload::DenseParams {
+            events: 1000,
+            filters: 100_000,
+            interfaces,
+            names_per_event: (3, 5),
+            ..workload::DenseParams::default()
+        };
+        let w = workload::generate_dense(&p, seed)?;
+        let label = format!("{name} F=100k x=4");
+        time_table2(&dev, &label, &w, "default", base)?;
+        workloads.push((label, w));
+    }
+    // The default tuning with the kernels' PTX changed: the partition walk's registers
+    // capped otherwise (`.maxnreg`; the build caps them at 56, 64 leaves them as ptxas
+    // would), and the PTX files named after `table2` (other builds of the kernels, e.g.
+    // the one before a change), each on a context of its own.
+    let mut variants: Vec<(String, String)> = [64, 48]
+        .iter()
+        .filter_map(|&n| {
+            with_maxnreg(ccm::PTX, "ccm_index_route", n).map(|p| (format!("walk .maxnreg {n}"), p))
+        })
+        .collect();
+    for path in std::env::args().skip(3) {
+        variants.push((
+            format!("kernels of {path}"),
+            std::fs::read_to_string(&path)?,
+        ));
+    }
+    drop(dev);
+    for (label, ptx) in &variants {
+        let dev = gpu_kernels::Device::gpu(0, ptx)?;
+        let cfg = IndexConfig::for_device(&dev);
+        for (name, w) in &workloads {
+            time_table2(&dev, name, w, label, cfg)?;
+        }
+    }
+    Ok(())
+}
+
+/// Table 2's row 1 with the default tuning (module docs).
+fn profile(seed: u64) -> Result<(), Box<dyn std::error::Error>> {
+    let dev = gpu_kernels::Device::gpu(0, ccm::PTX)?;
+    let w = workload::generate(&Params::default(), seed)?;
+    let mut index = GpuIndex::new(&dev, &w.subscriptions, IndexConfig::for_device(&dev))?;
+    let stream = w
+        .batch
+        .cycled(w.events.len().max(4 * index.launch_events()));
+    let mut answers = ccm::Answers::default();
+    for _ in 0..3 {
+        index.match_batch_into(&stream, &mut answers)?;
+    }
+    println!(
+        "profile: {} events, {} answers",
+        answers.len(),
+        answers.total()
+    );
+    Ok(())
+}
+
+/// `ptx` with the directive `.maxnreg n` on the entry `kernel` (in place of the one it
+/// has, if any; `None`: no such entry).
+fn with_maxnreg(ptx: &str, kernel: &str, n: u32) -> Option<String> {
+    let at = ptx.find(&format!(".entry {kernel}("))?;
+    let body = at + ptx[at..].find("\n{")?;
+    let head = &ptx[..body];
+    let head = match head.rfind("\n.maxnreg ") {
+        Some(d) if d > at => &head[..d],
+        _ => head,
+    };
+    Some(format!("{head}\n.maxnreg {n}{}", &ptx[body..]))
+}
+
+/// One line of [`table2`]: workload `w` (named `name`) timed with the index tuned `cfg`
+/// on `dev`, as the harness times it.
+fn time_table2(
+    dev: &gpu_kernels::Device,
+    name: &str,
+    w: &workload::Workload,
+    label: &str,
+    cfg: IndexConfig,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut index = GpuIndex::new(dev, &w.subscriptions, cfg)?;
+    let round = w.events.len().max(4 * index.launch_events());
+    let stream = w.batch.cycled(round);
+    let n = stream.len() as f64;
+    let mut answers = ccm::Answers::default();
+    index.match_batch_into(&stream, &mut answers)?;
+    index.take_timing();
+    let mut walls = Vec::new();
+    for _ in 0..5 {
+        // Each call as a new batch's, as the harness times its passes.
+        index.forget_dictionaries();
+        let t0 = Instant::now();
+        index.match_batch_into(&stream, &mut answers)?;
+        walls.push(t0.elapsed().as_secs_f64() * 1e9 / n);
+    }
+    walls.sort_by(f64::total_cmp);
+    let s = index.take_timing();
+    let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / s.events.max(1) as f64;
+    println!(
+        "{name}, {label}: best {:.2} median {:.2} ns/event; dictionaries {:.2} stage {:.2} copy in {:.2} kernels {:.2} answers {:.2}; device {:.2} \
+            (encoding {:.2}, walk {:.2}, dense {:.2}, lists {:.2}); waited for staging {:.2}; {} launches, {} staging grown, {:.3}% of events dense",
+        walls[0],
+        walls[2],
+        ns(s.dictionaries),
+        ns(s.stage),
+        ns(s.copy_in),
+        ns(s.kernels),
+        ns(s.answers),
+        ns(s.device),
+        ns(s.device_encode),
+        ns(s.device_walk),
+        ns(s.device_dense),
+        ns(s.device_lists),
+        ns(s.waited),
+        s.launches,
+        s.staging_grown,
+        100.0 * s.dense_events as f64 / s.events.max(1) as f64
+    );
     Ok(())
 }

@@ -10,10 +10,16 @@
 //!    the CPU name index (`baselines::content_index`, after OpIndex, VLDB 2014). Filters
 //!    are stored in partition order with their constraints; an open-addressing table
 //!    maps a pair of name rows to its partition's filters
-//!    ([`ccm_kernels::index::Partition`]).
+//!    ([`ccm_kernels::index::Partition`]). Within a pair's partition the filters lie in
+//!    runs by their third rarest name, and a second table maps each run, a *triple
+//!    partition*, to its filters ([`ccm_kernels::index::triple_key`]; filters of fewer
+//!    names form runs of their own).
 //! 2. **Per event, on the device** ([`ccm_kernels::index::ccm_index_route`]): a warp
 //!    per event probes the partitions of every pair of its names (and every single
-//!    name) and its lanes sweep their filters laid end to end: a 64-bit name
+//!    name), or, when it has few names ([`IndexConfig::triple_names`]), the triple
+//!    partitions of every single, pair and triple of its names (a filter is then visited
+//!    only when the event has its three rarest names: on Table 1's model about 8 filters
+//!    an event instead of 330), and its lanes sweep their filters laid end to end: a 64-bit name
 //!    signature test, then the constraints with SFF's typing rules, or a filter's
 //!    *range form* when it has one: a filter whose constraints are all integer
 //!    comparisons on at most five names keeps per name the interval they allow (exact
@@ -54,7 +60,9 @@
 //!    them with the string arena, beside the staging of the call's first launch; a
 //!    later call on a batch of the same dictionaries (a stream matched a range at a
 //!    time) finds them on the device. Per launch it copies the launch's attributes and
-//!    starts on all cores into page-locked staging, one of three in turn. On the
+//!    starts on all cores into page-locked staging, one of three areas in turn, each
+//!    with its own device copy, into which the launch is copied once it is queued (or a
+//!    slice at a time as the staging goes on, [`IndexConfig::copy_slice`]). On the
 //!    device, [`ccm_kernels::batch::ccm_encode_batch`] encodes the launch's events (its
 //!    names' rows, strings' ids, signatures) into the form the kernels above read, so
 //!    the host does no work per attribute. Launches alternate between two slots of
@@ -62,12 +70,11 @@
 //!    grids are sized from the launch before (they stride over any count), the answer
 //!    lists are written when they fit their buffer (else the host grows it and lists
 //!    them again). While the pool stages launch `k + 1`'s events, the host queues
-//!    launch `k` (its copy in on a queue of its own, its kernels on the device's
-//!    stream; the lists kernel writes each event's span straight into page-locked host
+//!    launch `k` (its kernels on the device's stream, once its copy in, on a queue of
+//!    its own, has ended; the lists kernel writes each event's span straight into page-locked host
 //!    memory), then collects launch `k - 1`'s answers (its lists copied out on a third
 //!    queue, once its kernels are done), and then helps with the staging: launch
-//!    `k + 1` is staged before the device ends launch `k`, and its copy in overlaps
-//!    that launch's kernels. No copy out waits on the kernels in a queue, where it
+//!    `k + 1` is staged and copied in while the device matches launch `k`. No copy out waits on the kernels in a queue, where it
 //!    could hold up the next copy in. A call's launches grow from a small first one
 //!    ([`IndexConfig::first_launch`], [`IndexConfig::ramp_growth`]), whose staging
 //!    nothing overlaps. [`GpuIndex::match_batch_into`] reuses the caller's answer
@@ -91,8 +98,9 @@ use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCO
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_dense, ccm_index_dense_narrow, ccm_index_iface, ccm_index_lists,
     ccm_index_route, dense_shared_bytes, is_narrow, pair_key, route_shared_bytes, slot_of,
-    IndexEvents, IndexFilter, IndexRange, IndexTables, Partition, DENSE_CHUNK, EMPTY_KEY,
-    IFACE_WARPS, LIST_SHARED, LIST_WARPS, LIST_WORDS, MAX_RANGES, RANGE_ROWS, REMOVED, WARP_BLOCK,
+    triple_key, IndexEvents, IndexFilter, IndexRange, IndexTables, Partition, DENSE_CHUNK,
+    EMPTY_KEY, IFACE_WARPS, LIST_SHARED, LIST_WARPS, LIST_WORDS, MAX_RANGES, NO_THIRD, RANGE_ROWS,
+    REMOVED, TRIPLE_NAMES, WALK_WORDS, WARP_BLOCK,
 };
 use ccm_kernels::{
     DevAttr, DevConstraint, DevEvent, NO_STR, OP_EQ, OP_GE, OP_GT, OP_LE, OP_LT, TY_INT,
@@ -116,9 +124,12 @@ pub struct IndexConfig {
     /// An event whose partitions hold more than this share of all filters is matched
     /// by the filter-major kernel (0.125).
     pub dense_share: f64,
-    /// Most events per launch (65536); fewer when the answer bitmap (one bit per event
+    /// Most events per launch (131072); fewer when the answer bitmap (one bit per event
     /// and interface) would pass [`IndexConfig::bitmap_bytes`]. A call with more events
-    /// stages the next launch's while the device matches this one's.
+    /// stages the next launch's while the device matches this one's. (On the H200,
+    /// Table 2's events went 4.3 ns an event at best in launches of 131072, 6.0 in
+    /// launches of 65536, timed as the harness times them: each launch's staging and
+    /// fixed costs are the host's share now that the walk is short.)
     pub batch_events: usize,
     /// Most bytes of the answer bitmap (256 MiB).
     pub bitmap_bytes: usize,
@@ -147,19 +158,34 @@ pub struct IndexConfig {
     /// many filters on average (32; Table 1's model has thousands, the dense model one).
     pub iface_major_min: usize,
     /// Each event gets at least [`IndexConfig::heavy_warps`] warps of the partition walk
-    /// when the events the walk took in the launch before visited at least this many
-    /// filters each on average (the walk's load: hot names' long partitions). 512: the
-    /// walk of Table 2's events visits about 320 filters an event with uniform names
-    /// and 780 with Zipf's (the emulator's count), which went faster on the H200 with
-    /// one warp each and with four respectively ([`warps_per_event`]).
+    /// when the events the walk took in the launch before tried at least this many
+    /// filters each on average (the walk's load: hot names' long partitions walked to
+    /// their end; warps that stop early, once every interface matched, try fewer). 512:
+    /// on the pair partitions, Table 2's events visited about 320 filters an event with
+    /// uniform names and 780 with Zipf's (the emulator's count), which went faster on
+    /// the H200 with one warp each and with four respectively ([`warps_per_event`]).
     pub heavy_walk: u32,
     /// Warps per event of the partition walk for heavy walks (4; at most 8).
     pub heavy_warps: usize,
-    /// A call's first launch holds at most this many events (16384, a quarter of a
+    /// A call's first launch holds at most this many events (16384, an eighth of a
     /// full launch): nothing overlaps its staging. (On the H200, calls of 262,144 of
     /// Table 2's events went 5.6 ns per event at best from 16384, 5.8 from 8192 and from
     /// a full launch, 6.8 from 4096: small launches fill the device less.)
     pub first_launch: usize,
+    /// Events of at most this many names walk the triple partitions (each filter filed
+    /// also under its three rarest names, within its pair's partition: an event visits
+    /// only the filters whose three rarest names it has), the others the pairs'; 5, at
+    /// most [`TRIPLE_NAMES`]; 0: every event walks the pairs'. (On Table 1's model an
+    /// event visits about 8 filters so instead of 330 with uniform names, 270 instead of
+    /// 830 with Zipf's: Monte Carlo counts of the generator's model.)
+    pub triple_names: u32,
+    /// Attributes per copy to the device queued as a launch's staging goes, each slice's
+    /// copy running while the next is staged; 0 (the default): the whole launch copied
+    /// once it is queued. (On the H200, Table 2's events at best: in launches of 131072,
+    /// 4.3 ns an event copied whole, 5.4 in slices of 65536; in launches of 65536, 6.0
+    /// copied whole, 5.1 in slices of 65536, 6.0 in slices of 262144, 10.8 in slices of
+    /// 16384: each slice's copy into staging is a fork-join of the pool.)
+    pub copy_slice: usize,
     /// Each launch of a call holds this many times the events of the one before (2.0),
     /// up to a full launch: a launch's staging overlaps the device's work on the one
     /// before, so it should not take much longer (1.5 and 1.25 were no faster on the
@@ -171,7 +197,7 @@ impl Default for IndexConfig {
     fn default() -> Self {
         IndexConfig {
             dense_share: 0.125,
-            batch_events: 65_536,
+            batch_events: 131_072,
             bitmap_bytes: 256 << 20,
             route_block: 128,
             walk_warps: 8448,
@@ -181,6 +207,8 @@ impl Default for IndexConfig {
             iface_major_min: 32,
             first_launch: 16_384,
             ramp_growth: 2.0,
+            copy_slice: 0,
+            triple_names: TRIPLE_NAMES,
             heavy_walk: 512,
             heavy_warps: 4,
         }
@@ -200,6 +228,8 @@ impl IndexConfig {
                 walk_warps: 128,
                 dense_block: 64,
                 first_launch: 8,
+                // Several copies per launch, so the slices are exercised.
+                copy_slice: 48,
                 ..IndexConfig::default()
             }
         }
@@ -366,6 +396,12 @@ struct HostIndex {
     sigs: Vec<u64>,
     constraints: Vec<DevConstraint>,
     parts: Vec<Partition>,
+    /// The triple partitions (empty when not `triples`) and each name row's rank by
+    /// rarity ([`ccm_kernels::index::triple_key`]).
+    parts3: Vec<Partition>,
+    row_rank: Vec<u32>,
+    /// Every name row is below `NO_THIRD`: the triple partitions are built.
+    triples: bool,
     /// Rank (ascending user id) -> user id.
     user_ids: Vec<u32>,
     /// Filter positions in interface order, within an interface fewest constraints
@@ -419,17 +455,30 @@ impl HostIndex {
                 freq[x as usize] += 1;
             }
         }
-        let mut keyed: Vec<(u64, u32)> = rows_of
+        // Triple partitions need every row below `NO_THIRD`.
+        let triples = t.rows.len() < NO_THIRD as usize;
+        // (order key, pair key, triple key, filter): filters in the order of their
+        // triple keys, so that each pair's partition is a run of its triples'.
+        let mut keyed: Vec<(u64, u64, u64, u32)> = rows_of
             .par_iter_mut()
             .zip(live)
             .map(|(r, &f)| {
                 r.sort_unstable_by_key(|&x| (freq[x as usize], x));
-                let key = pair_key(r[0], *r.get(1).unwrap_or(&r[0]));
-                (key, f)
+                let (r0, r1) = (r[0], *r.get(1).unwrap_or(&r[0]));
+                let pair = pair_key(r0, r1);
+                let triple = triple_key(r0, r1, *r.get(2).unwrap_or(&NO_THIRD));
+                (if triples { triple } else { pair }, pair, triple, f)
             })
             .collect();
         drop(rows_of);
         keyed.par_sort_unstable();
+        // Each row's rank in the order the rarest names were taken in.
+        let mut by_rarity: Vec<u32> = (0..t.rows.len() as u32).collect();
+        by_rarity.sort_unstable_by_key(|&x| (freq[x as usize], x));
+        let mut row_rank = vec![0u32; t.rows.len()];
+        for (k, &x) in by_rarity.iter().enumerate() {
+            row_rank[x as usize] = k as u32;
+        }
         let mut per_iface = vec![0u32; rank.len()];
         let mut filters = Vec::with_capacity(keyed.len() + 1);
         let total: usize = live.iter().map(|&f| t.size_f[f as usize] as usize).sum();
@@ -439,9 +488,9 @@ impl HostIndex {
         // The filters' range forms, found on all cores.
         let forms: Vec<Option<Vec<IndexRange>>> = keyed
             .par_iter()
-            .map(|&(_, f)| range_form(cons(f)))
+            .map(|&(_, _, _, f)| range_form(cons(f)))
             .collect();
-        for (&(_, f), form) in keyed.iter().zip(&forms) {
+        for (&(_, _, _, f), form) in keyed.iter().zip(&forms) {
             range_at.push(ranges.len() as u32);
             if let Some(r) = form {
                 ranges.extend_from_slice(r);
@@ -461,38 +510,13 @@ impl HostIndex {
             iface: 0,
         });
         range_at.push(ranges.len() as u32);
-        // The partition table: at most half full.
-        let mut n_parts = 0usize;
-        let mut i = 0;
-        while i < keyed.len() {
-            let mut j = i;
-            while j < keyed.len() && keyed[j].0 == keyed[i].0 {
-                j += 1;
-            }
-            n_parts += 1;
-            i = j;
-        }
-        let slots = (2 * n_parts).max(2).next_power_of_two();
-        let mask = slots as u32 - 1;
-        let mut parts = vec![Partition::default(); slots];
-        let mut i = 0;
-        while i < keyed.len() {
-            let key = keyed[i].0;
-            let mut j = i;
-            while j < keyed.len() && keyed[j].0 == key {
-                j += 1;
-            }
-            let mut s = slot_of(key, mask);
-            while parts[s as usize].key != EMPTY_KEY {
-                s = (s + 1) & mask;
-            }
-            parts[s as usize] = Partition {
-                key,
-                first: i as u32,
-                end: j as u32,
-            };
-            i = j;
-        }
+        // The partition tables: at most half full.
+        let parts = partition_table(keyed.iter().map(|k| k.1));
+        let parts3 = if triples {
+            partition_table(keyed.iter().map(|k| k.2))
+        } else {
+            vec![Partition::default(); 2]
+        };
         // Within an interface, the filters likeliest to match (fewest constraints)
         // first: the interface-major kernel stops at an interface's first match.
         let mut by_iface: Vec<u32> = (0..keyed.len() as u32).collect();
@@ -506,7 +530,10 @@ impl HostIndex {
             iface_start.push(iface_start[r] + n);
         }
         HostIndex {
-            slots: keyed.iter().map(|&(_, f)| f).collect(),
+            slots: keyed.iter().map(|&(_, _, _, f)| f).collect(),
+            parts3,
+            row_rank,
+            triples,
             sigs: filters[..keyed.len()].iter().map(|f| f.sig).collect(),
             filters,
             constraints,
@@ -523,6 +550,29 @@ impl HostIndex {
     fn n_filters(&self) -> usize {
         self.filters.len() - 1
     }
+}
+
+/// The open-addressing table (at most half full) of the partitions of filters whose keys,
+/// in filter order, are `keys` (each key's filters one run).
+fn partition_table(keys: impl Iterator<Item = u64>) -> Vec<Partition> {
+    let mut runs: Vec<(u64, u32, u32)> = Vec::new();
+    for (i, key) in keys.enumerate() {
+        match runs.last_mut() {
+            Some(r) if r.0 == key => r.2 = i as u32 + 1,
+            _ => runs.push((key, i as u32, i as u32 + 1)),
+        }
+    }
+    let slots = (2 * runs.len()).max(2).next_power_of_two();
+    let mask = slots as u32 - 1;
+    let mut parts = vec![Partition::default(); slots];
+    for (key, first, end) in runs {
+        let mut s = slot_of(key, mask);
+        while parts[s as usize].key != EMPTY_KEY {
+            s = (s + 1) & mask;
+        }
+        parts[s as usize] = Partition { key, first, end };
+    }
+    parts
 }
 
 /// The range form of a filter's constraints ([`IndexRange`]), when they are all integer
@@ -571,6 +621,10 @@ struct DevIndex {
     constraints: Buffer<DevConstraint>,
     cpool: Buffer<u8>,
     parts: Buffer<Partition>,
+    parts3: Buffer<Partition>,
+    row_rank: Buffer<u32>,
+    /// Events of at most this many names probe the triple partitions (0: none).
+    triple_names: u32,
     user_ids: Buffer<u32>,
     by_iface: Buffer<u32>,
     iface_start: Buffer<u32>,
@@ -582,6 +636,7 @@ struct DevIndex {
     narrow: bool,
     rows: u32,
     part_mask: u32,
+    part3_mask: u32,
     n_filters: u32,
     words: u32,
     shared: bool,
@@ -591,13 +646,15 @@ struct DevIndex {
 }
 
 impl DevIndex {
-    /// `h` (filters of `t`) on `dev`, its answers `n_if` interfaces wide.
+    /// `h` (filters of `t`) on `dev`, its answers `n_if` interfaces wide, events of at
+    /// most `triple_names` names walking the triple partitions (when built).
     fn upload(
         dev: &Device,
         h: &HostIndex,
         t: &Tables,
         n_if: usize,
         iface_major: bool,
+        triple_names: u32,
     ) -> Result<DevIndex, CcmError> {
         Ok(DevIndex {
             filters: dev.upload(&h.filters)?,
@@ -605,6 +662,13 @@ impl DevIndex {
             constraints: dev.upload(&non_empty(&h.constraints))?,
             cpool: dev.upload(&non_empty(&t.pool))?,
             parts: dev.upload(&h.parts)?,
+            parts3: dev.upload(&h.parts3)?,
+            row_rank: dev.upload(&non_empty(&h.row_rank))?,
+            triple_names: if h.triples {
+                triple_names.min(TRIPLE_NAMES)
+            } else {
+                0
+            },
             user_ids: dev.upload(&non_empty(&h.user_ids))?,
             by_iface: dev.upload(&non_empty(&h.by_iface))?,
             iface_start: dev.upload(&h.iface_start)?,
@@ -614,6 +678,7 @@ impl DevIndex {
             narrow: h.ranges.iter().all(|r| is_narrow(r.lo) && is_narrow(r.hi)),
             rows: t.rows.len() as u32,
             part_mask: h.parts.len() as u32 - 1,
+            part3_mask: h.parts3.len() as u32 - 1,
             n_filters: h.n_filters() as u32,
             words: n_if.div_ceil(32).max(1) as u32,
             shared: h.shared,
@@ -634,6 +699,10 @@ impl DevIndex {
             cpool: self.cpool.dev_ptr(),
             parts: self.parts.dev_ptr(),
             part_mask: self.part_mask,
+            parts3: self.parts3.dev_ptr(),
+            part3_mask: self.part3_mask,
+            row_rank: self.row_rank.dev_ptr(),
+            triple_names: self.triple_names,
             n_filters: self.n_filters,
             words: self.words,
             shared: self.shared as u32,
@@ -646,9 +715,6 @@ impl DevIndex {
 /// The buffers of one of the pipeline's two launch slots (a launch on the device while
 /// the other's answers are collected), grown as needed.
 struct LaunchBufs {
-    /// The launch's starts and attributes as the batch holds them (copied in).
-    starts: Buffer<u32>,
-    input: Buffer<BatchAttr>,
     /// The launch's events and attributes encoded ([`ccm_encode_batch`]).
     events: Buffer<DevEvent>,
     attrs: Buffer<DevAttr>,
@@ -675,14 +741,12 @@ impl LaunchBufs {
     /// A slot for launches of `per` events, with answers of `words` words per event.
     fn alloc(dev: &Device, per: usize, words: usize) -> Result<LaunchBufs, CcmError> {
         Ok(LaunchBufs {
-            starts: dev.alloc(per + 1)?,
-            input: dev.alloc(1)?,
             events: dev.alloc(per)?,
             attrs: dev.alloc(1)?,
             bits: dev.alloc(per * words)?,
             dense: dev.alloc(per + 1)?,
             total: dev.alloc(1)?,
-            walked: dev.alloc(1)?,
+            walked: dev.alloc(WALK_WORDS)?,
             ids: dev.alloc((4 * per).clamp(16, 1 << 16))?,
             spans_host: dev.alloc_host(2 * per)?,
             dense_host: dev.alloc_host(2)?,
@@ -690,9 +754,7 @@ impl LaunchBufs {
     }
 
     fn bytes(&self) -> usize {
-        self.starts.bytes()
-            + self.input.bytes()
-            + self.events.bytes()
+        self.events.bytes()
             + self.attrs.bytes()
             + self.bits.bytes()
             + self.dense.bytes()
@@ -719,7 +781,7 @@ impl Queues {
 }
 
 /// What a collected launch tells the next one: its count of dense events (sizes the
-/// dense kernels' grids) and the filters its walked events visited each, on average
+/// dense kernels' grids) and the filters its walked events tried each, on average
 /// (the partition walk's warps per event).
 #[derive(Clone, Copy, Debug, Default)]
 struct Hint {
@@ -844,19 +906,36 @@ fn limit(what: &'static str, have: usize) -> CcmError {
     }
 }
 
-/// Page-locked host memory: a launch's starts and attributes staged for the copy in.
+/// A staging area: page-locked host memory where a launch's starts and attributes are
+/// staged, and the device buffers they are copied into (which the launch's encoding
+/// reads). An area is staged again only once the launch that used it was collected (its
+/// copies and kernels ended).
 struct HostBufs {
     starts: HostBuffer<u32>,
     attrs: HostBuffer<BatchAttr>,
+    dev_starts: Buffer<u32>,
+    dev_attrs: Buffer<BatchAttr>,
 }
 
 impl HostBufs {
-    /// Staging with room for `lens` = (starts, attributes), and slack.
-    fn alloc(dev: &Device, lens: (usize, usize)) -> Result<HostBufs, CcmError> {
-        Ok(HostBufs {
-            starts: dev.alloc_host(room_of(lens.0))?,
-            attrs: dev.alloc_host(room_of(lens.1.max(1)))?,
-        })
+    /// Staging with room for `lens` = (starts, attributes), and slack; copies queued on
+    /// `input` wait for the device buffers' allocation (on the device's stream).
+    fn alloc(dev: &Device, input: &Queue, lens: (usize, usize)) -> Result<HostBufs, CcmError> {
+        let (s, a) = (room_of(lens.0), room_of(lens.1.max(1)));
+        let bufs = HostBufs {
+            starts: dev.alloc_host(s)?,
+            attrs: dev.alloc_host(a)?,
+            dev_starts: dev.alloc(s)?,
+            dev_attrs: dev.alloc(a)?,
+        };
+        let allocated = dev.signal(None)?;
+        dev.wait(Some(input), &allocated)?;
+        Ok(bufs)
+    }
+
+    /// Bytes of its device buffers.
+    fn device_bytes(&self) -> usize {
+        self.dev_starts.bytes() + self.dev_attrs.bytes()
     }
 
     /// True when the staging holds `lens` = (starts, attributes).
@@ -1058,7 +1137,8 @@ impl<'d> GpuIndex<'d> {
         h.filters.len() * std::mem::size_of::<IndexFilter>()
             + h.sigs.len() * 8
             + h.constraints.len() * std::mem::size_of::<DevConstraint>()
-            + h.parts.len() * std::mem::size_of::<Partition>()
+            + (h.parts.len() + h.parts3.len()) * std::mem::size_of::<Partition>()
+            + h.row_rank.len() * 4
             + h.user_ids.len() * 4
             + h.by_iface.len() * 4
             + h.iface_start.len() * 4
@@ -1067,9 +1147,19 @@ impl<'d> GpuIndex<'d> {
             + self.t.pool.len()
     }
 
-    /// Bytes of the per-launch buffers allocated so far (events, answer bitmap, lists).
+    /// Bytes of the per-launch buffers allocated so far (events staged and encoded,
+    /// answer bitmap, lists).
     pub fn launch_bytes(&self) -> usize {
-        self.bufs.iter().flatten().map(LaunchBufs::bytes).sum()
+        self.bufs
+            .iter()
+            .flatten()
+            .map(LaunchBufs::bytes)
+            .sum::<usize>()
+            + self
+                .staging
+                .iter()
+                .map(HostBufs::device_bytes)
+                .sum::<usize>()
     }
 
     /// Partitions every live filter of the tables and uploads the index (the filters
@@ -1089,7 +1179,14 @@ impl<'d> GpuIndex<'d> {
             && (n_if as u64) * (per_launch(&self.cfg, 1) as u64) <= i32::MAX as u64;
         // The old tables' device memory goes before the new ones are uploaded.
         self.d = None;
-        self.d = Some(DevIndex::upload(self.dev, h, t, n_if, iface_major)?);
+        self.d = Some(DevIndex::upload(
+            self.dev,
+            h,
+            t,
+            n_if,
+            iface_major,
+            self.cfg.triple_names,
+        )?);
         self.at = vec![NOT_BUILT; t.size_f.len()];
         for (p, &f) in h.slots.iter().enumerate() {
             self.at[f as usize] = p as u32;
@@ -1129,6 +1226,7 @@ impl<'d> GpuIndex<'d> {
             &self.t,
             main.n_ifaces as usize,
             false,
+            self.cfg.triple_names,
         )?);
         Ok(())
     }
@@ -1282,6 +1380,11 @@ impl<'d> GpuIndex<'d> {
             *dicts_of = None;
         }
         let old = if same { None } else { dicts.take() };
+        let feed = Feed {
+            dev,
+            input: &queues.as_ref().expect("made").input,
+            slice: cfg.copy_slice,
+        };
         let (dict, prepared) = rayon::join(
             || -> Result<_, CcmError> {
                 if same {
@@ -1291,15 +1394,23 @@ impl<'d> GpuIndex<'d> {
                 let dict = DevDicts::upload(dev, t, batch, old)?;
                 Ok(Some((dict, DictsSeen::of(batch), started.elapsed())))
             },
-            || Staged::prepare(staging.pop(), batch, first.clone()),
+            || Staged::prepare(staging.pop(), batch, first.clone(), feed),
         );
-        if let Some((dict, seen, took)) = dict? {
+        let dict = match dict {
+            Ok(d) => d,
+            Err(e) => {
+                // The first launch's copies may read its staging: let them end first.
+                feed.drain();
+                return Err(e);
+            }
+        };
+        if let Some((dict, seen, took)) = dict {
             *dicts = Some(dict);
             *dicts_of = Some(seen);
             timing.dictionaries += took;
         }
         let dict = dicts.as_ref().expect("uploaded");
-        let (cur, took) = prepared.ready(dev, batch, per)?;
+        let (cur, took) = prepared?.ready(feed, batch, per)?;
         timing.stage += took;
         timing.note(&cur);
         let p = Pipe {
@@ -1395,6 +1506,11 @@ fn pipeline(
     flying: &mut Option<InFlight>,
 ) -> Result<(), CcmError> {
     let dev = p.dev;
+    let feed = Feed {
+        dev,
+        input: &p.queues.input,
+        slice: p.cfg.copy_slice,
+    };
     let mut slot = 0;
     let mut cur = Some(cur);
     while let Some(st) = cur.take() {
@@ -1415,12 +1531,19 @@ fn pipeline(
                 }
                 Ok(started.elapsed())
             },
-            || next.map(|c| Staged::prepare(area, batch, c)),
+            || next.map(|c| Staged::prepare(area, batch, c, feed)),
         );
-        let collected = done?;
+        let collected = match done {
+            Ok(c) => c,
+            Err(e) => {
+                // The next launch's copies may read its staging: let them end first.
+                feed.drain();
+                return Err(e);
+            }
+        };
         slot ^= 1;
         if let Some(prepared) = job {
-            let (st, took) = prepared.ready(dev, batch, p.per)?;
+            let (st, took) = prepared?.ready(feed, batch, p.per)?;
             timing.waited += started.elapsed().saturating_sub(collected);
             timing.note(&st);
             timing.stage += took;
@@ -1509,6 +1632,29 @@ struct Staged {
     attrs: usize,
     /// Its staging allocated or grown first.
     grown: bool,
+    /// Its copy to the device queued as it was staged (reached: the copy ended); `None`:
+    /// [`submit`] queues it.
+    copied: Option<Signal>,
+}
+
+/// Where and how a staging copies what it staged to the device: the input queue, and
+/// the attributes per copy queued as the staging goes ([`IndexConfig::copy_slice`]; 0:
+/// none, [`submit`] copies the whole launch).
+#[derive(Clone, Copy)]
+struct Feed<'a> {
+    dev: &'a Device,
+    input: &'a Queue,
+    slice: usize,
+}
+
+impl Feed<'_> {
+    /// Waits until the copies queued on the input queue have ended (so that a staging
+    /// they read may be freed), as far as the device still answers.
+    fn drain(&self) {
+        if let Ok(s) = self.dev.signal(Some(self.input)) {
+            let _ = self.dev.reach(&s);
+        }
+    }
 }
 
 /// A launch's events after [`Staged::prepare`]: staged, or not yet, because the staging
@@ -1527,7 +1673,7 @@ impl Prepared {
     /// these have, so that a stream's areas need not grow again for its full launches.
     fn ready(
         self,
-        dev: &Device,
+        feed: Feed<'_>,
         batch: &EventBatch,
         per: usize,
     ) -> Result<(Staged, Duration), CcmError> {
@@ -1538,8 +1684,8 @@ impl Prepared {
                 let started = Instant::now();
                 let (s, a) = lens_of(batch, &events);
                 let full = a.saturating_mul(per) / events.len().max(1);
-                let bufs = HostBufs::alloc(dev, (s.max(per + 1), a.max(full)))?;
-                let st = on_encode_pool(|| Staged::fill(bufs, batch, events, true));
+                let bufs = HostBufs::alloc(feed.dev, feed.input, (s.max(per + 1), a.max(full)))?;
+                let st = on_encode_pool(|| Staged::fill(bufs, batch, events, true, feed))?;
                 Ok((st, took + started.elapsed()))
             }
         }
@@ -1556,39 +1702,119 @@ const STAGE_PART: usize = 16 << 10;
 
 impl Staged {
     /// `events` of `batch` staged into `old` when it holds them, on the pool
-    /// ([`on_encode_pool`]); else [`Prepared::Short`].
-    fn prepare(old: Option<HostBufs>, batch: &EventBatch, events: Range<usize>) -> Prepared {
+    /// ([`on_encode_pool`]), copied to the device as `feed` says; else
+    /// [`Prepared::Short`].
+    fn prepare(
+        old: Option<HostBufs>,
+        batch: &EventBatch,
+        events: Range<usize>,
+        feed: Feed<'_>,
+    ) -> Result<Prepared, CcmError> {
         let started = Instant::now();
-        match old {
+        Ok(match old {
             Some(h) if h.holds(lens_of(batch, &events)) => {
-                let st = on_encode_pool(|| Staged::fill(h, batch, events, false));
+                let st = on_encode_pool(|| Staged::fill(h, batch, events, false, feed))?;
                 Prepared::Staged(st, started.elapsed())
             }
             short => Prepared::Short(events, short, started.elapsed()),
-        }
+        })
     }
 
     /// Copies the starts and attributes of `events` of `batch` into `bufs` (which hold
-    /// them), on the pool it is called on.
-    fn fill(mut bufs: HostBufs, batch: &EventBatch, events: Range<usize>, grown: bool) -> Staged {
+    /// them), on the pool it is called on; with a slice in `feed`, the attributes a
+    /// slice at a time, each slice's copy to the device queued as soon as it is staged
+    /// (so the copies run while the rest is staged), then a signal after the last.
+    fn fill(
+        mut bufs: HostBufs,
+        batch: &EventBatch,
+        events: Range<usize>,
+        grown: bool,
+        feed: Feed<'_>,
+    ) -> Result<Staged, CcmError> {
         let starts = &batch.starts()[events.start..=events.end];
         let attrs: &[BatchAttr] = bytemuck::cast_slice(&batch.attrs()[batch.attr_range(events)]);
         let (ns, na) = (starts.len(), attrs.len());
-        let (s, a) = (
-            &mut bufs.starts.as_mut_slice()[..ns],
-            &mut bufs.attrs.as_mut_slice()[..na],
-        );
-        rayon::join(
-            || s.copy_from_slice(starts),
-            || par_copy(a, attrs, STAGE_PART),
-        );
-        Staged {
+        let slice = if feed.slice == 0 {
+            na.max(1)
+        } else {
+            feed.slice
+        };
+        // A slice's copy into staging on every thread of the pool (parts of at least
+        // 4096 attributes, at most STAGE_PART).
+        let part = (slice / rayon::current_num_threads().max(1)).clamp(4096, STAGE_PART);
+        let mut at = 0;
+        // The starts beside the first slice (or all) of the attributes.
+        while at < na || at == 0 {
+            let end = if feed.slice == 0 {
+                na
+            } else {
+                (at + slice).min(na)
+            };
+            let a = &mut bufs.attrs.as_mut_slice()[at..end];
+            if at == 0 {
+                let s = &mut bufs.starts.as_mut_slice()[..ns];
+                rayon::join(
+                    || s.copy_from_slice(starts),
+                    || par_copy(a, &attrs[..end], part),
+                );
+            } else {
+                par_copy(a, &attrs[at..end], part);
+            }
+            if feed.slice > 0 {
+                if let Err(e) = stage_copy(feed, &mut bufs, at == 0, at..end, ns) {
+                    // Copies of earlier slices may still read the staging: let them end
+                    // before it is freed.
+                    feed.drain();
+                    return Err(e);
+                }
+            }
+            at = end;
+            if end == 0 {
+                break;
+            }
+        }
+        let copied = if feed.slice > 0 {
+            Some(feed.dev.signal(Some(feed.input))?)
+        } else {
+            None
+        };
+        Ok(Staged {
             bufs,
             events: ns - 1,
             attrs: na,
             grown,
+            copied,
+        })
+    }
+}
+
+/// Queues the copy of the staged attributes `attrs` (and, with `starts`, of the first
+/// `ns` starts) of `bufs` to its device buffers on `feed`'s input queue.
+fn stage_copy(
+    feed: Feed<'_>,
+    bufs: &mut HostBufs,
+    starts: bool,
+    attrs: Range<usize>,
+    ns: usize,
+) -> Result<(), CcmError> {
+    // SAFETY: the staging is not written again before its launch is collected, which
+    // waits for the launch's kernels, which wait for a signal queued after this copy
+    // (or, on an error, the device is synchronized before it is freed); its device
+    // buffers are read only by its launch's encoding, queued after that signal, and
+    // their last reader (the launch before that used this area) was collected before
+    // the area was staged again.
+    unsafe {
+        if starts {
+            feed.dev
+                .write_on(feed.input, &mut bufs.dev_starts, 0, &bufs.starts, 0..ns)?;
+        }
+        if !attrs.is_empty() {
+            let at = attrs.start;
+            feed.dev
+                .write_on(feed.input, &mut bufs.dev_attrs, at, &bufs.attrs, attrs)?;
         }
     }
+    Ok(())
 }
 
 /// What [`submit`] and [`collect`] share: the device, the index's tables (and those of
@@ -1622,40 +1848,36 @@ fn submit(
     let (dev, d, cfg, q) = (p.dev, p.d, p.cfg, p.queues);
     let (n, na) = (st.events, st.attrs);
     let t = Instant::now();
-    let mut fresh = false;
     if bufs[slot].is_none() {
         bufs[slot] = Some(LaunchBufs::alloc(dev, p.per, d.words as usize)?);
-        fresh = true;
     }
     let b = bufs[slot].as_mut().expect("allocated");
     if b.attrs.len() < na {
-        b.input = dev.alloc(room_of(na))?;
         b.attrs = dev.alloc(room_of(na))?;
-        fresh = true;
     }
-    if fresh {
-        // Allocated (and zeroed) in the device stream's order: the copies wait for it.
-        let allocated = dev.signal(None)?;
-        dev.wait(Some(&q.input), &allocated)?;
-    }
-    let hb = st.bufs;
-    // SAFETY: `hb` is held in the returned launch until its `done` is reached (after
-    // `copied`: the kernels wait for it), and the pipeline reaches that before staging
-    // into `hb` again (or, on an error, stops the queues before); the device
-    // buffers are this slot's, whose last launch was collected (so its kernels ended)
-    // before this one was submitted, and the kernels below wait for `copied`.
-    unsafe {
-        dev.write_on(&q.input, &mut b.starts, 0, &hb.starts, 0..n + 1)?;
-        if na > 0 {
-            dev.write_on(&q.input, &mut b.input, 0, &hb.attrs, 0..na)?;
+    let mut hb = st.bufs;
+    let copied = match st.copied {
+        // Copied as it was staged.
+        Some(copied) => copied,
+        None => {
+            // SAFETY: as in `stage_copy`: `hb` is held in the returned launch until its
+            // `done` is reached (after `copied`: the kernels wait for it), and the
+            // pipeline reaches that before staging into `hb` again (or, on an error,
+            // stops the queues before); its device buffers' last reader was collected.
+            unsafe {
+                dev.write_on(&q.input, &mut hb.dev_starts, 0, &hb.starts, 0..n + 1)?;
+                if na > 0 {
+                    dev.write_on(&q.input, &mut hb.dev_attrs, 0, &hb.attrs, 0..na)?;
+                }
+            }
+            dev.signal(Some(&q.input))?
         }
-    }
-    let copied = dev.signal(Some(&q.input))?;
+    };
     dev.zero(&mut b.total)?;
     dev.wait(None, &copied)?;
     timing.copy_in += t.elapsed();
     let t = Instant::now();
-    let input = p.dict.input(&b.starts, &b.input, n);
+    let input = p.dict.input(&hb.dev_starts, &hb.dev_attrs, n);
     let m0 = dev.mark()?;
     let lc = LaunchConfig::linear(n as u32, ENCODE_BLOCK);
     ccm_encode_batch::launch(dev, lc, input, &b.events, &b.attrs)?;

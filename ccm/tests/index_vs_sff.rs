@@ -33,14 +33,21 @@ fn check(w: &Workload) -> usize {
     let dev = Device::emulator();
     // Dense events on the filter-major kernel (`iface_major_min` unreachable) and on
     // the interface-major one wherever an interface has several filters (1).
-    for (dense_share, iface_major_min) in [
-        (0.0, usize::MAX),
-        (0.125, usize::MAX),
-        (2.0, usize::MAX),
-        (0.0, 1),
-        (0.125, 1),
+    // Events of few names on the triple partitions (the default), and every event on
+    // the pairs' (`triple_names` 0).
+    for (dense_share, iface_major_min, triple_names) in [
+        (0.0, usize::MAX, 5),
+        (0.125, usize::MAX, 5),
+        (2.0, usize::MAX, 5),
+        (2.0, usize::MAX, 0),
+        (0.0, 1, 5),
+        (0.125, 1, 5),
+        (0.125, 1, 0),
     ] {
-        let cfg = small_launches(dense_share, iface_major_min);
+        let cfg = IndexConfig {
+            triple_names,
+            ..small_launches(dense_share, iface_major_min)
+        };
         let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
         let got = index.match_batch(&w.batch).unwrap();
         assert_eq!(got.len(), w.events.len());
@@ -48,7 +55,7 @@ fn check(w: &Workload) -> usize {
             assert_eq!(
                 g,
                 want.as_slice(),
-                "event {i}, dense share {dense_share}, iface_major_min {iface_major_min}"
+                "event {i}, dense share {dense_share}, iface_major_min {iface_major_min}, triples {triple_names}"
             );
         }
     }
@@ -373,19 +380,29 @@ fn an_index_on_an_encoding_pool_of_its_own_answers_as_on_the_shared_pool() {
 /// and 3, launches that reach the full size and calls that end before), over the whole
 /// batch and over ranges starting and ending inside launches, every answer equals SFF's.
 #[test]
-fn calls_ramped_by_any_first_size_and_growth_answer_as_sff() {
+fn calls_ramped_by_any_first_size_and_growth_and_copied_in_any_slices_answer_as_sff() {
     let w = table_1(6, NameDist::Zipf(1.0));
     let sff = Sff::build(&w.subscriptions).unwrap();
     let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
     let dev = Device::emulator();
     let n = w.events.len();
-    for (first_launch, ramp_growth) in [(1, 1.0), (1, 1.5), (2, 2.0), (3, 3.0), (100, 2.0)] {
+    // Launches' attributes copied to the device whole when queued (a slice of 0), or a
+    // slice at a time as they are staged (of one attribute, of a few, of more than a
+    // launch holds).
+    for (first_launch, ramp_growth, copy_slice) in [
+        (1, 1.0, 0),
+        (1, 1.5, 1),
+        (2, 2.0, 5),
+        (3, 3.0, 1 << 16),
+        (100, 2.0, 3),
+    ] {
         let cfg = IndexConfig {
             batch_events: 9,
             route_block: 64,
             dense_block: 64,
             first_launch,
             ramp_growth,
+            copy_slice,
             ..IndexConfig::default()
         };
         let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
@@ -397,7 +414,9 @@ fn calls_ramped_by_any_first_size_and_growth_answer_as_sff() {
             assert_eq!(out.len(), r.len());
             for (k, g) in out.iter().enumerate() {
                 let i = r.start + k;
-                let at = format!("event {i} of {r:?}, first {first_launch}, growth {ramp_growth}");
+                let at = format!(
+                    "event {i} of {r:?}, first {first_launch}, growth {ramp_growth}, slice {copy_slice}"
+                );
                 assert_eq!(g, want[i].as_slice(), "{at}");
             }
         }
