@@ -164,14 +164,30 @@ fn parse_window(
     file: &Path,
     text: &TextWindow,
     first_line: usize,
-) -> (super::Window<EventBatch>, usize) {
+) -> (super::Window<Events>, usize) {
     let (w, lines) = ccm::io::parse_events_text(file, text.bytes(), first_line);
     let window = super::Window {
-        good: w.batch,
+        good: Events(w.batch),
         bad: w.bad.into_iter().map(|(i, e)| (i, e.to_string())).collect(),
         bytes: 0,
     };
     (window, lines)
+}
+
+/// A window's events; dropped once matched and written, its batch goes back to be
+/// parsed into again ([`ccm::io::recycle_batch`]).
+struct Events(EventBatch);
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        ccm::io::recycle_batch(std::mem::take(&mut self.0));
+    }
+}
+
+impl super::Events for Events {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
 }
 
 /// A window's answers from the GPU index, read where the device wrote them (no copy);
@@ -437,8 +453,8 @@ fn match_multi(
         events_path,
         stream.window as usize,
         parse_window,
-        |evs| {
-            index.match_batch_into(evs, &mut answers)?;
+        |evs: &Events| {
+            index.match_batch_into(&evs.0, &mut answers)?;
             Ok(answers.to_vecs())
         },
         format_answer,
@@ -525,7 +541,7 @@ fn match_cpu(
         events_path,
         window,
         parse_window,
-        |evs| Ok(matcher.match_parallel(evs)),
+        |evs: &Events| Ok(matcher.match_parallel(&evs.0)),
         format_answer,
         stats,
     );
@@ -632,9 +648,9 @@ fn match_cmd(
                     None => super::Reading::start_text(events_path, window, parse_window, 1)?,
                 };
                 let done = reading.run(
-                    |evs| {
+                    |evs: &Events| {
                         let mut answers = LentAnswers::take(&mut made, &given_back)?;
-                        index.match_batch_into(evs, &mut answers)?;
+                        index.match_batch_into(&evs.0, &mut answers)?;
                         Ok(LentAnswers {
                             answers: Some(answers),
                             back: back.clone(),
@@ -702,7 +718,8 @@ fn match_cmd(
                     events_path,
                     window,
                     parse_window,
-                    |evs| {
+                    |evs: &Events| {
+                        let evs = &evs.0;
                         if per_event {
                             (0..evs.len())
                                 .map(|i| ccm.match_event(&evs.event(i)).map_err(Into::into))
