@@ -251,8 +251,8 @@ impl TextReader {
         }
         let sample = &out.bytes()[..out.len().min(SAMPLE)];
         let n = memchr::memchr_iter(b'\n', sample).count();
-        if n > 0 {
-            self.line_bytes = (sample.len() / n).max(1);
+        if let Some(mean) = sample.len().checked_div(n) {
+            self.line_bytes = mean.max(1);
         }
         Ok(())
     }

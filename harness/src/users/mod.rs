@@ -41,7 +41,8 @@ pub struct StreamArgs {
     /// written and flushed, the three stages overlapping on consecutive windows. Memory
     /// holds a few windows, whatever the stream's length. The default is sized for
     /// throughput (one launch of the GPU index); 1 answers each event as soon as it
-    /// arrives (interactive use).
+    /// arrives (interactive use). `ccm match` cuts a window of 4096 events or more by
+    /// bytes, sized from the mean line so far: it holds about that many events.
     #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub window: u64,
     /// Print times on standard error: loading, building the index, uploading, reading,
