@@ -173,30 +173,34 @@ impl TextReader {
     /// empty (standard input too, from where it stands), else read.
     pub fn open(path: &Path) -> Result<TextReader, IoError> {
         let file = display_path(path);
-        let read_error = |source| IoError::Read {
-            file: file.clone(),
-            source,
-        };
-        let f = if path.as_os_str() == crate::io::STDIN {
+        let reader: Box<dyn BufRead + Send> = if path.as_os_str() == crate::io::STDIN {
             use std::os::fd::AsFd as _;
-            std::io::stdin()
-                .as_fd()
-                .try_clone_to_owned()
-                .map(std::fs::File::from)
-                .ok()
-        } else {
-            Some(std::fs::File::open(path).map_err(read_error)?)
-        };
-        if let Some(mut f) = f {
-            if let Some(source) = mapped(&mut f) {
-                return Ok(TextReader {
-                    file,
-                    source,
-                    line_bytes: 64,
-                });
+            let dup = std::io::stdin().as_fd().try_clone_to_owned();
+            if let Some(source) = dup.ok().and_then(|fd| mapped(&mut std::fs::File::from(fd))) {
+                return Ok(TextReader::mapped(file, source));
             }
+            crate::io::open_input(path)?
+        } else {
+            let mut f = std::fs::File::open(path).map_err(|source| IoError::Read {
+                file: file.clone(),
+                source,
+            })?;
+            if let Some(source) = mapped(&mut f) {
+                return Ok(TextReader::mapped(file, source));
+            }
+            // The file opened once: a named pipe closed and opened again would lose what
+            // its writer had written.
+            Box::new(std::io::BufReader::with_capacity(1 << 20, f))
+        };
+        Ok(TextReader::from_reader(file, reader))
+    }
+
+    fn mapped(file: PathBuf, source: Source) -> TextReader {
+        TextReader {
+            file,
+            source,
+            line_bytes: 64,
         }
-        Ok(TextReader::from_reader(file, crate::io::open_input(path)?))
     }
 
     /// A reader of `reader` (never mapped), named `file` in errors.
