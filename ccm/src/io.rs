@@ -16,7 +16,8 @@
 //! ([`parse_events_window`]), each line to its own result, so a caller can report a bad
 //! line and go on with the others; [`parse_events_batch`] parses a window straight into
 //! one flat [`EventBatch`] (no heap object per event or attribute), the form the engines
-//! take.
+//! take. [`parse_events_text`] does the same for a window given as its text
+//! ([`crate::text`]), each task cutting its own part into lines: the path of `ccm match`.
 
 use crate::batch::{EventBatch, ValueRef};
 use crate::model::{
