@@ -952,6 +952,15 @@ pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
 /// assert!(w.bad[0].1.to_string().starts_with("events.jsonl:9"));
 /// ```
 pub fn parse_events_text(file: &Path, text: &[u8], first_line: usize) -> (EventsWindow, usize) {
+    // The whole window handed to the pool as one job: called from a thread of its own (a
+    // stream's parser), each of its steps on all cores (the parts, the dictionaries'
+    // merge, the renumbering) would otherwise be a job handed in from outside, waking
+    // the pool's threads again each time (as the GPU index found of its staging).
+    rayon::scope(|_| parse_text_on_pool(file, text, first_line))
+}
+
+/// [`parse_events_text`], on a thread of the pool.
+fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWindow, usize) {
     let mut p = crate::text::parse_lines_in_parts(
         text,
         first_line,
