@@ -1,14 +1,24 @@
-//! Times the two parsers of an events file (JSON Lines) on all cores: into heap
-//! `Event`s (`parse_events_window`) and into one flat batch (`parse_events_batch`).
+//! Times the parsers of an events file (JSON Lines) on all cores: into heap `Event`s
+//! (`parse_events_window`) and into one flat batch (`parse_events_batch`) over the whole
+//! file at once, then the stream's two paths window by window: lines cut by the reader
+//! (`LineReader` + `parse_events_batch`) and text cut by the parsing tasks (`TextReader`
+//! + `parse_events_text`).
 //!
-//! `cargo run --release -p ccm --example parse_events -- events.jsonl`
+//! `cargo run --release -p ccm --example parse_events -- events.jsonl [window]`
 
-use ccm::io::{parse_events_batch, parse_events_window, LineReader, RawLines};
+use ccm::io::{parse_events_batch, parse_events_text, parse_events_window, LineReader, RawLines};
+use ccm::text::{TextReader, TextWindow};
 use std::path::Path;
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args().nth(1).ok_or("usage: parse_events FILE")?;
+    let path = std::env::args()
+        .nth(1)
+        .ok_or("usage: parse_events FILE [WINDOW]")?;
+    let window: usize = match std::env::args().nth(2) {
+        Some(w) => w.parse()?,
+        None => 65_536,
+    };
     let file = Path::new(&path);
     let mut lines = RawLines::default();
     let t = Instant::now();
@@ -18,7 +28,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         t.elapsed().as_secs_f64()
     );
     let mb = lines.bytes() as f64 / 1e6;
-    for round in 0..3 {
+    let threads = rayon::current_num_threads();
+    for round in 0..2 {
         let t = Instant::now();
         let heap = parse_events_window(file, &lines);
         let heap_s = t.elapsed().as_secs_f64();
@@ -30,12 +41,50 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let drop_s = t.elapsed().as_secs_f64();
         println!(
             "round {round}: {} lines, {mb:.1} MB: heap events {heap_s:.3} s ({:.0} MB/s; freeing them {drop_s:.3} s), \
-             batch {flat_s:.3} s ({:.0} MB/s), {} bad, {} threads",
+             batch {flat_s:.3} s ({:.0} MB/s), {} bad, {threads} threads",
             lines.len(),
             mb / heap_s,
             mb / flat_s,
             flat.bad.len(),
-            rayon::current_num_threads()
+        );
+    }
+    drop(lines);
+    for round in 0..3 {
+        let t = Instant::now();
+        let mut r = LineReader::new(file, ccm::io::open_input(file)?);
+        let mut w = RawLines::default();
+        let mut events = 0;
+        loop {
+            r.read_window(window, &mut w)?;
+            if w.is_empty() {
+                break;
+            }
+            events += parse_events_batch(file, &w).batch.len();
+        }
+        let lines_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let mut r = TextReader::open(file)?;
+        let mut w = TextWindow::default();
+        let (mut line, mut text_events) = (1, 0);
+        loop {
+            r.read_window(window, &mut w)?;
+            if w.is_empty() {
+                break;
+            }
+            let (parsed, n) = parse_events_text(file, w.bytes(), line);
+            line += n;
+            text_events += parsed.batch.len();
+            ccm::io::recycle_batch(parsed.batch);
+            w.clear();
+        }
+        let text_s = t.elapsed().as_secs_f64();
+        assert_eq!(events, text_events);
+        println!(
+            "stream round {round}, windows of {window}: lines cut by the reader {lines_s:.3} s ({:.0} MB/s), \
+             text cut by the parsers {text_s:.3} s ({:.0} MB/s; mapped: {}), {events} events, {threads} threads",
+            mb / lines_s,
+            mb / text_s,
+            r.is_mapped()
         );
     }
     Ok(())

@@ -408,10 +408,22 @@ impl EventBatch {
     /// renumbered on all cores, each part into its own place. How a batch parsed or
     /// built in parts on all cores becomes one.
     pub fn concat<B: Borrow<EventBatch> + Sync>(parts: &[B]) -> EventBatch {
+        let mut b = EventBatch::new();
+        b.concat_into(parts);
+        b
+    }
+
+    /// [`EventBatch::concat`] into this batch, emptied first ([`EventBatch::reset`]):
+    /// its arrays' memory reused (a stream's windows, one after another, then write
+    /// into memory already theirs instead of pages the kernel must first clear).
+    pub fn concat_into<B: Borrow<EventBatch> + Sync>(&mut self, parts: &[B]) {
         let parts: Vec<&EventBatch> = parts.iter().map(Borrow::borrow).collect();
         let events: usize = parts.iter().map(|p| p.len()).sum();
         let attrs: usize = parts.iter().map(|p| p.total_attrs()).sum();
-        let mut b = EventBatch::with_capacity(events, attrs);
+        let b = self;
+        b.reset();
+        b.starts.reserve(events);
+        b.attrs.reserve(attrs);
         // Each part's names and strings in the merged numbering.
         let (names, name_ids) =
             Dictionary::merge(&parts.iter().map(|p| &p.names).collect::<Vec<_>>());
@@ -438,11 +450,11 @@ impl EventBatch {
                 o.write(renumbered(a, names, strings));
             }
         });
-        // SAFETY: the capacity is `attrs` (`with_capacity` above), and the parts' slices
-        // cover the first `attrs` slots exactly (their lengths sum to `attrs`), each slot
-        // written once by the loop above (a part's slice is as long as its attributes).
+        // SAFETY: the capacity is at least `attrs` (`reserve` above on an empty vector),
+        // and the parts' slices cover the first `attrs` slots exactly (their lengths sum
+        // to `attrs`), each slot written once by the loop above (a part's slice is as
+        // long as its attributes).
         unsafe { b.attrs.set_len(attrs) };
-        b
     }
 
     /// Number of (complete) events.
@@ -633,6 +645,15 @@ impl EventBatch {
     pub fn clear(&mut self) {
         self.starts.truncate(1);
         self.attrs.clear();
+        self.strings = Dictionary::default();
+    }
+
+    /// Removes every event and both dictionaries, keeping the arrays' memory: the batch
+    /// is as [`EventBatch::new`] makes it, with room.
+    pub fn reset(&mut self) {
+        self.starts.truncate(1);
+        self.attrs.clear();
+        self.names = Dictionary::default();
         self.strings = Dictionary::default();
     }
 

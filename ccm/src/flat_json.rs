@@ -31,6 +31,9 @@ pub fn event_into_batch(line: &str, batch: &mut EventBatch) -> Option<Result<(),
     Some(batch.end_event())
 }
 
+/// Bytes of a string [`Reader::string`] scans one at a time before it calls memchr2.
+const SHORT_STRING: usize = 24;
+
 /// A cursor over one line's bytes: the pieces of the fast path, for readers of lines
 /// that hold such an object inside another (clcb's events: `{"loc": [x, y], "attrs":
 /// {...}}`) and of subscriptions lines. Each piece gives `None` where the line leaves
@@ -120,12 +123,27 @@ impl<'a> Reader<'a> {
             return None;
         }
         let from = self.i + 1;
-        let len = memchr::memchr2(b'"', b'\\', &self.b[from..])?;
-        let s = &self.b[from..from + len];
-        if self.b[from + len] != b'"' || s.iter().any(|&c| c < 0x20) {
-            return None;
-        }
-        self.i = from + len + 1;
+        // The first bytes one at a time, the quote, escapes and control characters
+        // checked in one pass (names and most values end there: a call of memchr2 cost
+        // more than the scan); a longer string's rest by memchr2.
+        let mut j = from;
+        let end = loop {
+            if j - from == SHORT_STRING {
+                let len = memchr::memchr2(b'"', b'\\', &self.b[j..])?;
+                let end = j + len;
+                if self.b[end] != b'"' || self.b[j..end].iter().any(|&c| c < 0x20) {
+                    return None;
+                }
+                break end;
+            }
+            match *self.b.get(j)? {
+                b'"' => break j,
+                c if c < 0x20 || c == b'\\' => return None,
+                _ => j += 1,
+            }
+        };
+        let s = &self.b[from..end];
+        self.i = end + 1;
         // SAFETY: the line is UTF-8 (the reader was made from a `&str`), and a quote is
         // no byte of a multi-byte character, so the bytes between two quotes are whole
         // characters: UTF-8 too.
@@ -281,6 +299,7 @@ mod tests {
             r#"{"temp": 25, "area": "a1", "x": -2.5e3, "y": 0, "z": -0, "w": 0.5}"#,
             " { } ",
             r#"{"é": "ü", "n": 123456789012345678}"#,
+            r#"{"a name longer than twenty-four bytes": "and a value longer than twenty-four bytes, é"}"#,
         ] {
             let before = b.len();
             assert!(
@@ -305,9 +324,13 @@ mod tests {
             r#"{"a": 1} 2"#,
             r#"{"a" 1}"#,
             "{\"a\": \"x\ty\"}",
+            "{\"a\": \"twenty-four bytes and more\ty\"}",
+            r#"{"a": "twenty-four bytes and more\"y"}"#,
+            r#"{"a": "twenty-four bytes and more, unterminated}"#,
+            r#"{"a": "short, unterminated}"#,
         ] {
             assert!(event_into_batch(line, &mut b).is_none(), "{line}");
         }
-        assert_eq!((b.len(), b.total_attrs()), (3, attrs));
+        assert_eq!((b.len(), b.total_attrs()), (4, attrs));
     }
 }

@@ -16,7 +16,8 @@
 //! ([`parse_events_window`]), each line to its own result, so a caller can report a bad
 //! line and go on with the others; [`parse_events_batch`] parses a window straight into
 //! one flat [`EventBatch`] (no heap object per event or attribute), the form the engines
-//! take.
+//! take. [`parse_events_text`] does the same for a window given as its text
+//! ([`crate::text`]), each task cutting its own part into lines: the path of `ccm match`.
 
 use crate::batch::{EventBatch, ValueRef};
 use crate::model::{
@@ -204,6 +205,13 @@ impl RawLines {
     pub fn bytes(&self) -> usize {
         self.text.len()
     }
+
+    /// Swaps the window's bytes (whole lines, blank ones included) with `other`; the
+    /// lines are forgotten.
+    pub(crate) fn swap_text(&mut self, other: &mut Vec<u8>) {
+        std::mem::swap(&mut self.text, other);
+        self.spans.clear();
+    }
 }
 
 /// Reads a stream in windows of lines; see [`RawLines`].
@@ -324,36 +332,7 @@ impl<R: BufRead> LineReader<R> {
         let want = max
             .saturating_mul(self.line_bytes)
             .clamp(self.part_bytes, 1 << 28);
-        out.text.append(&mut self.carry);
-        // Read straight into the window: a read of at least the reader's buffer, with its
-        // buffer empty, bypasses it (one copy of the stream's bytes, not two). Exactly the
-        // room needed: the buffer is reused window after window, a few of them in flight.
-        let need = want.saturating_sub(out.text.len());
-        out.text.reserve_exact(need);
-        let got = (&mut self.reader)
-            .take(need as u64)
-            .read_to_end(&mut out.text)
-            .map_err(|e| self.read_error(e))?;
-        let eof = got < need;
-        // Whole lines only, unless the stream ended.
-        let whole = if eof {
-            out.text.len()
-        } else {
-            match memchr::memrchr(b'\n', &out.text) {
-                Some(i) => i + 1,
-                // One line longer than the block: read on until its end.
-                None => {
-                    let mut line = Vec::new();
-                    self.reader
-                        .read_until(b'\n', &mut line)
-                        .map_err(|e| self.read_error(e))?;
-                    out.text.extend_from_slice(&line);
-                    out.text.len()
-                }
-            }
-        };
-        self.carry.extend_from_slice(&out.text[whole..]);
-        out.text.truncate(whole);
+        self.read_text(want, &mut out.text)?;
         // Parts of at most `part_bytes`, at least four a thread down to 16 KiB.
         let part = (out.text.len() / (4 * rayon::current_num_threads()))
             .max(16 << 10)
@@ -374,6 +353,43 @@ impl<R: BufRead> LineReader<R> {
         if !out.spans.is_empty() {
             self.line_bytes = (out.text.len() / out.spans.len()).max(1);
         }
+        Ok(())
+    }
+
+    /// Replaces `out` by the next whole lines of the stream, about `want` bytes of them:
+    /// the carried bytes and then the reader's until `want` or the end of the stream,
+    /// cut after the last line end (a line longer than `want` is read to its end); the
+    /// bytes after it carried to the next call. Empty at the end of the stream.
+    pub(crate) fn read_text(&mut self, want: usize, out: &mut Vec<u8>) -> Result<(), IoError> {
+        out.clear();
+        out.append(&mut self.carry);
+        // Read straight into the window: a read of at least the reader's buffer, with its
+        // buffer empty, bypasses it (one copy of the stream's bytes, not two). Exactly the
+        // room needed: the buffer is reused window after window, a few of them in flight.
+        let need = want.saturating_sub(out.len());
+        out.reserve_exact(need);
+        let got = (&mut self.reader)
+            .take(need as u64)
+            .read_to_end(out)
+            .map_err(|e| self.read_error(e))?;
+        let eof = got < need;
+        // Whole lines only, unless the stream ended.
+        let whole = if eof {
+            out.len()
+        } else {
+            match memchr::memrchr(b'\n', out) {
+                Some(i) => i + 1,
+                // One line longer than the block: read on until its end.
+                None => {
+                    self.reader
+                        .read_until(b'\n', out)
+                        .map_err(|e| self.read_error(e))?;
+                    out.len()
+                }
+            }
+        };
+        self.carry.extend_from_slice(&out[whole..]);
+        out.truncate(whole);
         Ok(())
     }
 }
@@ -437,28 +453,24 @@ fn split_lines(
 /// Checks one raw line of a JSON Lines stream and gives its text: valid UTF-8, a
 /// byte-order mark skipped on line 1, a final `\r` removed, not blank.
 pub fn line_text<'a>(file: &Path, line_no: usize, raw: &'a [u8]) -> Result<&'a str, IoError> {
+    line_str(raw, line_no == 1).map_err(|(column, what)| IoError::bad(file, line_no, column, what))
+}
+
+/// [`line_text`] of a line whose number is not known yet (`first`: it is line 1): the
+/// error as its column and what is wrong.
+fn line_str(raw: &[u8], first: bool) -> Result<&str, (Option<usize>, &'static str)> {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-    let raw = if line_no == 1 {
+    let raw = if first {
         raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw)
     } else {
         raw
     };
     let text = std::str::from_utf8(raw).map_err(|e| {
         let ok = std::str::from_utf8(&raw[..e.valid_up_to()]).unwrap_or_default();
-        IoError::bad(
-            file,
-            line_no,
-            Some(ok.chars().count() + 1),
-            "not valid UTF-8",
-        )
+        (Some(ok.chars().count() + 1), "not valid UTF-8")
     })?;
     if text.trim().is_empty() {
-        return Err(IoError::bad(
-            file,
-            line_no,
-            None,
-            "empty line (expected one JSON object per line)",
-        ));
+        return Err((None, "empty line (expected one JSON object per line)"));
     }
     Ok(text)
 }
@@ -920,6 +932,96 @@ pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
     EventsWindow {
         batch: EventBatch::concat(&batches),
         bad,
+    }
+}
+
+/// Parses a window of an events stream given as its text (whole lines, the first
+/// numbered `first_line`: a [`crate::text::TextWindow`]) on all cores straight into one
+/// [`EventBatch`], each task cutting its own part of the bytes into lines
+/// ([`crate::text::parse_lines_in_parts`]); gives the window's lines, blank ones
+/// included, beside it. Bad lines are reported as [`parse_events_batch`] reports them,
+/// their places counted among the lines that are not blank.
+///
+/// ```
+/// use ccm::io::parse_events_text;
+/// let text = b"{\"temp\": 25, \"area\": \"a1\"}\n\n{\"temp\": [1]}\n{\"temp\": 2.5}";
+/// let (w, lines) = parse_events_text("events.jsonl".as_ref(), text, 7);
+/// assert_eq!((w.batch.len(), lines), (2, 4));
+/// assert_eq!(w.bad.len(), 1);
+/// assert_eq!(w.bad[0].0, 1);
+/// assert!(w.bad[0].1.to_string().starts_with("events.jsonl:9"));
+/// ```
+pub fn parse_events_text(file: &Path, text: &[u8], first_line: usize) -> (EventsWindow, usize) {
+    // The whole window handed to the pool as one job: called from a thread of its own (a
+    // stream's parser), each of its steps on all cores (the parts, the dictionaries'
+    // merge, the renumbering) would otherwise be a job handed in from outside, waking
+    // the pool's threads again each time (as the GPU index found of its staging).
+    rayon::scope(|_| parse_text_on_pool(file, text, first_line))
+}
+
+/// [`parse_events_text`], on a thread of the pool.
+fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWindow, usize) {
+    let mut p = crate::text::parse_lines_in_parts(
+        text,
+        first_line,
+        |bytes| match spare(&SPARE_PARTS).pop() {
+            Some(mut b) => {
+                b.reset();
+                b
+            }
+            // About 50 bytes and 4 attributes an event in Table 1's scenarios; the
+            // vectors grow past it.
+            None => EventBatch::with_capacity(bytes / 48, bytes / 12),
+        },
+        |batch, raw, first| {
+            let line = line_str(raw, first).map_err(|(c, what)| (c, what.to_string()))?;
+            event_into_batch(line, batch)
+        },
+    );
+    let bad = p
+        .bad
+        .into_iter()
+        .map(|(i, line, (column, what))| (i, IoError::bad(file, line, column, what)))
+        .collect();
+    let batch = if p.parts.len() == 1 {
+        p.parts.pop().unwrap_or_default()
+    } else {
+        let mut batch = spare(&SPARE_WINDOWS).pop().unwrap_or_default();
+        batch.concat_into(&p.parts);
+        let mut parts = spare(&SPARE_PARTS);
+        let room = SPARE_PARTS_MAX.saturating_sub(parts.len());
+        parts.extend(p.parts.into_iter().take(room));
+        batch
+    };
+    (EventsWindow { batch, bad }, p.lines)
+}
+
+/// The parts' batches of [`parse_events_text`] kept for the next window (each part's
+/// arrays keep their memory: a window parsed into fresh memory spent a fifth of its
+/// time in the kernel, clearing the pages).
+static SPARE_PARTS: std::sync::Mutex<Vec<EventBatch>> = std::sync::Mutex::new(Vec::new());
+
+/// Most parts kept (a window of 64 MiB has 256 parts).
+const SPARE_PARTS_MAX: usize = 256;
+
+/// Windows' batches given back ([`recycle_batch`]) for [`parse_events_text`] to fill
+/// again.
+static SPARE_WINDOWS: std::sync::Mutex<Vec<EventBatch>> = std::sync::Mutex::new(Vec::new());
+
+/// Most windows' batches kept.
+const SPARE_WINDOWS_MAX: usize = 8;
+
+fn spare(pool: &std::sync::Mutex<Vec<EventBatch>>) -> std::sync::MutexGuard<'_, Vec<EventBatch>> {
+    pool.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Gives a window's batch from [`parse_events_text`] back once its events are matched:
+/// a later window is parsed into its memory (a few are kept; the others freed).
+pub fn recycle_batch(batch: EventBatch) {
+    let mut pool = spare(&SPARE_WINDOWS);
+    if pool.len() < SPARE_WINDOWS_MAX {
+        pool.push(batch);
     }
 }
 
@@ -1640,6 +1742,66 @@ mod tests {
             got.bad.iter().map(|(i, e)| (*i, e.to_string())).collect();
         assert_eq!(got_bad, bad);
         assert!(!bad.is_empty() && !good.is_empty());
+    }
+
+    /// The text path (each task cutting its own part into lines) gives what the line
+    /// parser gives, line by line: the same events, and the same errors at the same
+    /// places with the same line numbers and columns, over many parts and windows, with
+    /// blank lines, `\r\n` ends, a byte-order mark on line 1 and bytes that are not
+    /// UTF-8 among the lines.
+    #[test]
+    fn a_window_parsed_from_its_text_gives_the_events_and_errors_of_the_line_parser() {
+        let kinds: [&[u8]; 9] = [
+            br#"{"i": -3, "u": 9223372036854775807, "f": 2.5, "s": "a\u00e9\"", "z": -0}"#,
+            b"\t{ \"a\" :1 ,\"b\":\"\"  ,\"c\":0.1e+2}  \r",
+            b"",
+            b"  \r",
+            br#"{"a": 1, "a": 2}"#,
+            b"{\"a\": \"\xff\xfe\"}",
+            br#"{"a": null, "b": 1"#,
+            br#"{"s": "x", "t": "x", "n": 1e3}"#,
+            b"\xc2\xa0",
+        ];
+        let mut text = b"\xEF\xBB\xBF{\"bom\": 1}\n".to_vec();
+        for i in 0..20_000 {
+            text.extend_from_slice(kinds[i % kinds.len()]);
+            text.push(b'\n');
+        }
+        text.extend_from_slice(br#"{"last": "no line end"}"#);
+        let mut r = LineReader::new("e", &text[..]);
+        let mut w = RawLines::default();
+        r.read_window(usize::MAX, &mut w).unwrap();
+        let want = parse_events_window(r.file(), &w);
+        let good: Vec<Event> = want
+            .iter()
+            .filter_map(|x| x.as_ref().ok().cloned())
+            .collect();
+        let bad: Vec<(usize, String)> = want
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| x.as_ref().err().map(|e| (i, e.to_string())))
+            .collect();
+        assert!(bad.iter().any(|b| b.1.contains("UTF-8")) && bad.len() > 1000);
+        for window in [1000, 5000, 1 << 20] {
+            let mut t =
+                crate::text::TextReader::from_reader("e", std::io::Cursor::new(text.clone()));
+            let mut tw = crate::text::TextWindow::default();
+            let (mut events, mut errors, mut line, mut seen) = (Vec::new(), Vec::new(), 1, 0);
+            loop {
+                t.read_window(window, &mut tw).unwrap();
+                if tw.is_empty() {
+                    break;
+                }
+                let (got, lines) = parse_events_text(Path::new("e"), tw.bytes(), line);
+                events.extend(got.batch.to_events());
+                errors.extend(got.bad.iter().map(|(i, e)| (seen + i, e.to_string())));
+                seen += got.batch.len() + got.bad.len();
+                line += lines;
+            }
+            assert_eq!(events, good, "window {window}");
+            assert_eq!(errors, bad, "window {window}");
+            assert_eq!(line, text.split(|&c| c == b'\n').count() + 1);
+        }
     }
 
     #[test]

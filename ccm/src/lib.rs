@@ -5,6 +5,8 @@
 //! - [`flat_json`]: the parsers' fast path, flat JSON objects of scalars straight into a batch;
 //! - [`model`]: events, constraints, filters, interfaces (§3);
 //! - [`io`]: users' JSON Lines files -> model, with line-numbered errors;
+//! - [`text`] (beyond the paper): a stream read in windows of text, each cut into lines
+//!   by the tasks that parse it;
 //! - [`workload`]: Table 1's parameters and a seeded generator, and (beyond the paper)
 //!   the REIN / HEM literature's dense model of range predicates;
 //! - [`layout`]: model -> the device tables of Fig. 2 (Names, Constraints, SizeC,
@@ -86,6 +88,7 @@ pub mod io;
 pub mod layout;
 pub mod model;
 pub mod multi;
+pub mod text;
 pub mod workload;
 
 pub use batch::EventBatch;

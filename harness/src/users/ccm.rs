@@ -2,7 +2,7 @@
 //! the user's own subscriptions and events.
 
 use super::{
-    bad_lines, check_inputs, fallback_note, stream_lines, warn_if_empty, write_ids, GpuOpening,
+    bad_lines, check_inputs, fallback_note, stream_text, warn_if_empty, write_ids, GpuOpening,
     Stats, StreamArgs,
 };
 use crate::bad_input;
@@ -14,6 +14,7 @@ use baselines::sff::Sff;
 use baselines::Matcher;
 use ccm::io::{IoError, LineReader, RawLines};
 use ccm::layout::Tables;
+use ccm::text::TextWindow;
 use ccm::workload::{generate, NameDist, Params};
 use ccm::Subscription;
 use ccm::{Ccm, Config, EventBatch, GpuIndex, IndexConfig, InterfaceId, MultiIndex};
@@ -156,14 +157,86 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
     }
 }
 
-/// A window's events, parsed on all cores into one flat batch; errors as their
+/// A window's events (its text, lines numbered from `first_line`), parsed on all cores
+/// into one flat batch, each task cutting its own part into lines; errors as their
 /// messages.
-fn parse_window(file: &Path, lines: &RawLines) -> super::Window<EventBatch> {
-    let w = ccm::io::parse_events_batch(file, lines);
-    super::Window {
-        good: w.batch,
+fn parse_window(
+    file: &Path,
+    text: &TextWindow,
+    first_line: usize,
+) -> (super::Window<Events>, usize) {
+    let (w, lines) = ccm::io::parse_events_text(file, text.bytes(), first_line);
+    let window = super::Window {
+        good: Events(w.batch),
         bad: w.bad.into_iter().map(|(i, e)| (i, e.to_string())).collect(),
         bytes: 0,
+    };
+    (window, lines)
+}
+
+/// A window's events; dropped once matched and written, its batch goes back to be
+/// parsed into again ([`ccm::io::recycle_batch`]).
+struct Events(EventBatch);
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        ccm::io::recycle_batch(std::mem::take(&mut self.0));
+    }
+}
+
+impl super::Events for Events {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// A window's answers from the GPU index, read where the device wrote them (no copy);
+/// dropped once written, they go back to the stream for a later window
+/// ([`LentAnswers::take`]).
+struct LentAnswers {
+    answers: Option<ccm::Answers>,
+    back: std::sync::mpsc::Sender<ccm::Answers>,
+}
+
+/// [`LentAnswers`] at most in flight: one being matched into, one waiting for the
+/// writer, one being written, one being given back.
+const ANSWERS_IN_FLIGHT: usize = 4;
+
+impl LentAnswers {
+    /// An `Answers` to match the next window into: one given back, else a new one while
+    /// fewer than [`ANSWERS_IN_FLIGHT`] are made, else the next given back.
+    fn take(
+        made: &mut usize,
+        back: &std::sync::mpsc::Receiver<ccm::Answers>,
+    ) -> anyhow::Result<ccm::Answers> {
+        if let Ok(a) = back.try_recv() {
+            return Ok(a);
+        }
+        if *made < ANSWERS_IN_FLIGHT {
+            *made += 1;
+            return Ok(ccm::Answers::default());
+        }
+        back.recv()
+            .map_err(|_| anyhow::anyhow!("the answers of a window were not given back"))
+    }
+}
+
+impl Drop for LentAnswers {
+    fn drop(&mut self) {
+        if let Some(a) = self.answers.take() {
+            let _ = self.back.send(a);
+        }
+    }
+}
+
+impl super::Answered for LentAnswers {
+    fn count(&self) -> usize {
+        self.answers.as_ref().map_or(0, ccm::Answers::len)
+    }
+    fn ids(&self, i: usize) -> &[u32] {
+        self.answers
+            .as_ref()
+            .map_or(&[], |a| bytemuck::cast_slice(a.get(i)))
     }
 }
 
@@ -376,12 +449,12 @@ fn match_multi(
         ),
     );
     let mut answers = ccm::MultiAnswers::default();
-    let done = stream_lines(
+    let done = stream_text(
         events_path,
         stream.window as usize,
         parse_window,
-        |evs| {
-            index.match_batch_into(evs, &mut answers)?;
+        |evs: &Events| {
+            index.match_batch_into(&evs.0, &mut answers)?;
             Ok(answers.to_vecs())
         },
         format_answer,
@@ -464,11 +537,11 @@ fn match_cpu(
     let matcher = stats.time(&phase, || CpuMatcher::build(cpu, &subs))?;
     stats.add("load + index", t0.elapsed(), String::new());
     drop(subs);
-    let done = stream_lines(
+    let done = stream_text(
         events_path,
         window,
         parse_window,
-        |evs| Ok(matcher.match_parallel(evs)),
+        |evs: &Events| Ok(matcher.match_parallel(&evs.0)),
         format_answer,
         stats,
     );
@@ -538,7 +611,7 @@ fn match_cmd(
                 let early = if events_path.as_os_str() == "-" {
                     None
                 } else {
-                    Some(super::Reading::start(
+                    Some(super::Reading::start_text(
                         events_path,
                         window,
                         parse_window,
@@ -565,17 +638,23 @@ fn match_cmd(
                         index.device_bytes() as f64 / 1e6
                     ),
                 );
-                // One `Answers` for the whole stream: its page-locked areas are reused.
-                let mut answers = ccm::Answers::default();
+                // A few `Answers` for the whole stream, their page-locked areas reused: the
+                // writer formats one where the device wrote it while the next window is
+                // matched into another.
+                let (back, given_back) = std::sync::mpsc::channel();
+                let mut made = 0;
                 let reading = match early {
                     Some(r) => r,
-                    None => super::Reading::start(events_path, window, parse_window, 1)?,
+                    None => super::Reading::start_text(events_path, window, parse_window, 1)?,
                 };
                 let done = reading.run(
-                    |evs| {
-                        index.match_batch_into(evs, &mut answers)?;
-                        let a = &answers;
-                        Ok(super::FlatAnswers::copy_of(a.len(), |i| a.get(i)))
+                    |evs: &Events| {
+                        let mut answers = LentAnswers::take(&mut made, &given_back)?;
+                        index.match_batch_into(&evs.0, &mut answers)?;
+                        Ok(LentAnswers {
+                            answers: Some(answers),
+                            back: back.clone(),
+                        })
                     },
                     format,
                     &mut stats,
@@ -599,7 +678,7 @@ fn match_cmd(
                         t.launches, t.staging_grown
                     ),
                 );
-                super::keep_until_exit((index, answers));
+                super::keep_until_exit((index, given_back));
                 super::keep_until_exit(dev);
                 done
             }
@@ -635,11 +714,12 @@ fn match_cmd(
                     t.elapsed(),
                     format!("({:.1} MB on the device)", ccm.device_bytes() as f64 / 1e6),
                 );
-                stream_lines(
+                stream_text(
                     events_path,
                     window,
                     parse_window,
-                    |evs| {
+                    |evs: &Events| {
+                        let evs = &evs.0;
                         if per_event {
                             (0..evs.len())
                                 .map(|i| ccm.match_event(&evs.event(i)).map_err(Into::into))

@@ -22,6 +22,7 @@ pub mod xml;
 
 use crate::bad_input;
 use ::ccm::io::{IoError, LineReader, RawLines};
+use ::ccm::text::{TextReader, TextWindow};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -40,7 +41,8 @@ pub struct StreamArgs {
     /// written and flushed, the three stages overlapping on consecutive windows. Memory
     /// holds a few windows, whatever the stream's length. The default is sized for
     /// throughput (one launch of the GPU index); 1 answers each event as soon as it
-    /// arrives (interactive use).
+    /// arrives (interactive use). `ccm match` cuts a window of 4096 events or more by
+    /// bytes, sized from the mean line so far: it holds about that many events.
     #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub window: u64,
     /// Print times on standard error: loading, building the index, uploading, reading,
@@ -414,6 +416,24 @@ pub fn stream_lines<B: Events, R: Answered + Sync>(
     Reading::start(path, window, parse, 1)?.run(matcher, format, stats)
 }
 
+/// A parser of a window given as its text ([`Reading::start_text`]): the window's lines
+/// parsed, numbered from the given line, and how many lines it held (blank ones
+/// included).
+pub type ParseText<B> = fn(&Path, &TextWindow, usize) -> (Window<B>, usize);
+
+/// [`stream_lines`] with a parser that cuts each window into lines itself
+/// ([`Reading::start_text`]).
+pub fn stream_text<B: Events, R: Answered + Sync>(
+    path: &Path,
+    window: usize,
+    parse: ParseText<B>,
+    matcher: impl FnMut(&B) -> anyhow::Result<R>,
+    format: impl Fn(&[u32], &mut Vec<u8>) + Sync,
+    stats: &mut Stats,
+) -> anyhow::Result<Streamed> {
+    Reading::start_text(path, window, parse, 1)?.run(matcher, format, stats)
+}
+
 /// Windows parsed ahead of matching by a stream started before its engine is ready
 /// ([`Reading::start`]), such as `ccm match`'s while the GPU opens: at most this many
 /// windows more in memory.
@@ -492,6 +512,77 @@ impl<B: Events> Reading<B> {
                 counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             // The reader reached the end of the stream.
+            (reading.join().unwrap_or_default(), parsing)
+        });
+        Ok(Reading {
+            rx,
+            producer,
+            t0,
+            sent,
+        })
+    }
+
+    /// [`Reading::start`] for a parser that cuts each window into lines itself
+    /// ([`ParseText`]): a window is only the stream's bytes ([`TextWindow`]: a range of
+    /// the file's map, without a copy, when it is a regular file), so that no thread
+    /// walks every byte of the stream before the parsing on all cores.
+    pub fn start_text(
+        path: &Path,
+        window: usize,
+        parse: ParseText<B>,
+        ahead: usize,
+    ) -> anyhow::Result<Reading<B>> {
+        let file: PathBuf = ::ccm::io::display_path(path);
+        let mut reader = TextReader::open(path).map_err(bad_input)?;
+        let t0 = Instant::now();
+        let (tx, rx) = std::sync::mpsc::sync_channel::<anyhow::Result<Window<B>>>(ahead.max(1));
+        let sent = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = std::sync::Arc::clone(&sent);
+        // As in `start`: a thread cuts (or reads) the windows, beside the parsing of the
+        // window before; the windows go back to it for reuse, a mapped one's pages let go.
+        let producer = std::thread::spawn(move || {
+            type Cut = Result<TextWindow, IoError>;
+            let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Cut>(1);
+            let (back_tx, back_rx) = std::sync::mpsc::channel::<TextWindow>();
+            let reading = std::thread::spawn(move || {
+                let mut busy = Duration::ZERO;
+                loop {
+                    let mut text = back_rx.try_recv().unwrap_or_default();
+                    let t = Instant::now();
+                    let r = reader.read_window(window, &mut text);
+                    busy += t.elapsed();
+                    let sent = match r {
+                        Ok(()) if text.is_empty() => break,
+                        Ok(()) => raw_tx.send(Ok(text)),
+                        Err(e) => raw_tx.send(Err(e)),
+                    };
+                    if sent.is_err() {
+                        break;
+                    }
+                }
+                busy
+            });
+            let (mut parsing, mut line) = (Duration::ZERO, 1);
+            for msg in raw_rx {
+                let mut text = match msg {
+                    Ok(text) => text,
+                    Err(e) => {
+                        let _ = tx.send(Err(bad_input(e)));
+                        return (Duration::ZERO, parsing);
+                    }
+                };
+                let t = Instant::now();
+                let (mut parsed, lines) = parse(&file, &text, line);
+                line += lines;
+                parsed.bytes = text.len();
+                text.clear();
+                parsing += t.elapsed();
+                let _ = back_tx.send(text);
+                if tx.send(Ok(parsed)).is_err() {
+                    return (Duration::ZERO, parsing);
+                }
+                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             (reading.join().unwrap_or_default(), parsing)
         });
         Ok(Reading {
