@@ -21,7 +21,7 @@
 //!   corners and the signature folded to 64 bits, [`clcb_kernels::cells::CellEntry`]).
 //! - **Built on the host**, once, on all cores, every phase ([`BuildTiming`]): the
 //!   filters checked; the paper's tables the index reads, filter-major only
-//!   ([`Tables::build_filter_major`], written in place by parts of filters); each
+//!   ([`Tables::from_columns`]: the columns' own constraints, [`crate::columns`]); each
 //!   filter's key, signature and entry, one column at a time; the (cell, key, filter)
 //!   triples of every filter's cells written in place by parts of filters and sorted in
 //!   parallel ([`sorted_triples`]); then the cells laid out in parts of consecutive
@@ -79,9 +79,10 @@
 //!   device's kernels: H200, 16 host cores, `cells_split`, 2026-11-29.)
 
 use crate::batch::EventBatch;
+use crate::columns::{FromModelError, SubscriptionColumns};
 use crate::engine::EngineError;
 use crate::layout::Tables;
-use crate::model::{Area, AreaUpdate, Event, Filter, ModelError, SubscriptionId, Subscriptions};
+use crate::model::{Area, AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
 use ccm::hash::{count_in_parts, FastMap};
 pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
@@ -413,9 +414,10 @@ pub struct CellIndex {
 /// cores where it pays).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BuildTiming {
-    /// Checking every filter.
+    /// Checking every filter and making the columns the index builds from (none when
+    /// built from columns, [`CellIndex::from_columns`]).
     pub check: Duration,
-    /// The paper's tables the index reads ([`Tables::build_filter_major`]): names' rows,
+    /// The paper's tables the index reads ([`Tables::from_columns`]): names' rows,
     /// the constraints filter-major, their strings.
     pub tables: Duration,
     /// Each filter's key, names' signature and cell entry (names', `name = value`s' and
@@ -962,19 +964,32 @@ impl CellIndex {
         if n >= RECT as usize || subs.len() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(n.max(subs.len())));
         }
+        let t = Instant::now();
+        // Every filter checked, then the columns the index builds from, on all cores.
+        let cols = SubscriptionColumns::from_subscriptions(subs).map_err(|e| match e {
+            FromModelError::Filter { source, .. } => EngineError::from(source),
+            FromModelError::TooLarge(e) => EngineError::TooLarge(e.0),
+        })?;
+        let mut ix = Self::from_columns(dev, &cols, opts)?;
+        ix.build.check = t.elapsed() - ix.build.total();
+        Ok(ix)
+    }
+
+    /// [`CellIndex::new`] of subscriptions held as columns (what the loader of a file
+    /// gives, [`crate::io::load_subscription_columns`]): nothing to check, their
+    /// constraints already the tables' ([`Tables::from_columns`]).
+    pub fn from_columns(
+        dev: Device,
+        cols: &SubscriptionColumns,
+        opts: CellOptions,
+    ) -> Result<CellIndex, EngineError> {
+        let n = cols.filter_count();
+        if n >= RECT as usize || cols.len() >= u32::MAX as usize {
+            return Err(EngineError::TooLarge(n.max(cols.len())));
+        }
         let mut timing = BuildTiming::default();
         let mut laps = Laps(Instant::now());
-        // The first filter that is not valid, on all cores.
-        let filters: Vec<&Filter> = subs
-            .as_slice()
-            .par_iter()
-            .flat_map_iter(|s| &s.filters)
-            .collect();
-        if let Some(f) = filters.par_iter().find_first(|f| f.validate().is_err()) {
-            f.validate()?;
-        }
-        laps.lap(&mut timing.check);
-        let tables = Tables::build_filter_major(subs);
+        let tables = Tables::from_columns(cols);
         laps.lap(&mut timing.tables);
         if tables.fcons.len() >= u32::MAX as usize || tables.cstrings.len() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(tables.fcons.len()));
@@ -1037,8 +1052,7 @@ impl CellIndex {
         });
         // Each filter's key and the rows it marks, its signature and its entry, each
         // column on all cores, straight into its place.
-        let area: Vec<Area> = filters.par_iter().map(|f| f.area).collect();
-        drop(filters);
+        let area: Vec<Area> = cols.areas().par_iter().copied().collect();
         let (mut key, mut marks) = (Vec::new(), Vec::new());
         filter_rows
             .par_iter()
@@ -1115,7 +1129,7 @@ impl CellIndex {
             fcons_start: upload(&dev, &tables.fcons_start)?,
             cstrings: upload(&dev, &tables.cstrings)?,
             d_row_flags: upload(&dev, &row_flags)?,
-            ids: (0..subs.len()).map(|i| subs.id(i)).collect(),
+            ids: cols.ids().to_vec(),
             tables,
             geo,
             key,

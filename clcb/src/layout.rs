@@ -60,6 +60,13 @@ struct SharedOut(*mut DevConstraint);
 // SAFETY: the threads sharing it write disjoint elements (see `Tables::name_major`).
 unsafe impl Sync for SharedOut {}
 
+/// A copy of `v`, written on all cores (its pages first touched there too).
+fn par_copy<T: Copy + Send + Sync>(v: &[T]) -> Vec<T> {
+    let mut out = Vec::with_capacity(v.len());
+    out.par_extend(v.par_iter().with_min_len(1 << 14).copied());
+    out
+}
+
 /// The Bloom-filter bit of the name of row `row` (Fibonacci hashing to 0..32).
 pub fn bloom_bit(row: u32) -> u32 {
     1u32 << (row.wrapping_mul(0x9E37_79B9) >> 27)
@@ -166,6 +173,57 @@ impl Tables {
     /// [`Tables::build`]'s: what the cell index ([`crate::cells`]) reads.
     pub fn build_filter_major(subs: &Subscriptions) -> Tables {
         Self::build_with(subs, false)
+    }
+
+    /// [`Tables::build_filter_major`] of subscriptions held as columns: their
+    /// constraints, strings and names' numbers are already the filter-major tables, so
+    /// they are copied as they are; the per-filter and per-row counts made on all cores.
+    pub fn from_columns(cols: &crate::columns::SubscriptionColumns) -> Tables {
+        let n = cols.filter_count();
+        let rows = cols.names().len();
+        let mut t = Tables {
+            subscriptions: cols.len(),
+            ..Tables::default()
+        };
+        for (row, name) in cols.names().iter().enumerate() {
+            t.names.insert(name.clone(), row as u32);
+            t.name_rows.insert(name.as_bytes(), row as u32);
+        }
+        let starts = cols.cons_start();
+        t.size_f = (0..n)
+            .into_par_iter()
+            .map(|f| starts[f + 1] - starts[f])
+            .collect();
+        t.bf = (0..n)
+            .into_par_iter()
+            .map(|f| {
+                cols.constraints(f)
+                    .iter()
+                    .fold(0u32, |b, c| b | bloom_bit(c.tag))
+            })
+            .collect();
+        t.size_c = cols
+            .all_constraints()
+            .par_chunks(BUILD_PART * 4)
+            .fold(
+                || vec![0u32; rows],
+                |mut acc, part| {
+                    part.iter().for_each(|c| acc[c.tag as usize] += 1);
+                    acc
+                },
+            )
+            .reduce(
+                || vec![0u32; rows],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        t.filter_sub = par_copy(cols.filter_sub());
+        t.fcons_start = par_copy(starts);
+        t.fcons = par_copy(cols.all_constraints());
+        t.cstrings = par_copy(cols.strings().as_bytes());
+        t
     }
 
     fn build_with(subs: &Subscriptions, paper: bool) -> Tables {
@@ -951,6 +1009,23 @@ mod tests {
                 (&want.bf, &want.size_f, &want.filter_sub)
             );
             assert!(fm.constraints.is_empty() && fm.fpos.is_empty());
+            // The same tables from the subscriptions' columns.
+            let cols = crate::columns::SubscriptionColumns::from_subscriptions(&subs).unwrap();
+            let fc = pool.install(|| Tables::from_columns(&cols));
+            assert_eq!(fc.names, want.names);
+            assert_eq!(
+                (&fc.fcons, &fc.fcons_start),
+                (&want.fcons, &want.fcons_start)
+            );
+            assert_eq!((&fc.cstrings, &fc.size_c), (&want.cstrings, &want.size_c));
+            assert_eq!(
+                (&fc.bf, &fc.size_f, &fc.filter_sub),
+                (&want.bf, &want.size_f, &want.filter_sub)
+            );
+            assert_eq!(fc.subscriptions, want.subscriptions);
+            for (name, &row) in &fc.names {
+                assert_eq!(fc.name_rows.get(name.as_bytes()), Some(row));
+            }
         }
     }
 

@@ -199,30 +199,34 @@ fn match_cmd(
         _ => None,
     };
     let t0 = std::time::Instant::now();
-    let lines = clcb::io::load_subscriptions(subs_path).map_err(bad_input)?;
-    let t_parsed = t0.elapsed();
-    let n_lines = lines.len();
-    let subs = Subscriptions::new(lines);
-    warn_if_empty(subs_path, subs.len());
+    // Parsed straight into columns on all cores (no heap object per subscription,
+    // filter or constraint): what the cell index and the grid build from.
+    let (cols, load) = clcb::io::load_subscription_columns_timed(subs_path).map_err(bad_input)?;
+    warn_if_empty(subs_path, cols.len());
     stats.add(
         "load subscriptions",
         t0.elapsed(),
         format!(
-            "({} subscriptions; read + parse {:.3} s, {n_lines} lines merged by id {:.3} s)",
-            subs.len(),
-            t_parsed.as_secs_f64(),
-            (t0.elapsed() - t_parsed).as_secs_f64()
+            "({} subscriptions, {} filters; map {:.3} s, parse on all cores {:.3}, join {:.3})",
+            cols.len(),
+            cols.filter_count(),
+            load.read.as_secs_f64(),
+            load.parse.as_secs_f64(),
+            load.join.as_secs_f64()
         ),
     );
+    // The model, for the engines that read it (not the grid or the cell index).
+    let model = std::cell::OnceCell::new();
+    let subs = || -> &Subscriptions { model.get_or_init(|| cols.to_subscriptions()) };
     // Answers are dense subscription indices; printed as the subscriptions' ids.
     let format = |a: &[u32], out: &mut Vec<u8>| {
-        write_ids(out, a.iter().map(|&i| subs.id(i as usize).0));
+        write_ids(out, a.iter().map(|&i| cols.id(i as usize).0));
     };
     let window = stream.window as usize;
     if let Some((spec, emulated)) = multi {
         let devs = super::devices_of(spec, clcb::PTX, emulated, &mut stats)?;
         let t = std::time::Instant::now();
-        let mut m = clcb::multi::MultiEngine::new(devs, &subs, Options::default())?;
+        let mut m = clcb::multi::MultiEngine::new(devs, subs(), Options::default())?;
         m.synchronize()?;
         stats.add("build + upload tables", t.elapsed(), String::new());
         let matcher = |evs: &EventBatch| -> anyhow::Result<Vec<Vec<u32>>> {
@@ -274,7 +278,7 @@ fn match_cmd(
     };
     let done = match (dev, engine) {
         (None, Some(ClcbEngine::Sff)) => {
-            let m = stats.time("build the index (sff)", || SffLocation::build(&subs));
+            let m = stats.time("build the index (sff)", || SffLocation::build(subs()));
             let matcher = |evs: &EventBatch| {
                 Ok((0..evs.len())
                     .into_par_iter()
@@ -297,12 +301,13 @@ fn match_cmd(
             done
         }
         (None, Some(ClcbEngine::Rtree)) => {
-            let m = stats.time("build the index (rtree)", || RTreeMatcher::build(&subs));
+            let subs = subs();
+            let m = stats.time("build the index (rtree)", || RTreeMatcher::build(subs));
             let matcher = |evs: &EventBatch| {
                 Ok((0..evs.len())
                     .into_par_iter()
                     .with_min_len(64)
-                    .map(|i| m.match_indices(&evs.event(i), &subs))
+                    .map(|i| m.match_indices(&evs.event(i), subs))
                     .collect::<Vec<Vec<u32>>>())
             };
             let done = stream_lines(
@@ -318,7 +323,7 @@ fn match_cmd(
         }
         (None, _) => {
             let t = std::time::Instant::now();
-            let m = GridIndex::build(&subs)?;
+            let m = GridIndex::from_columns(&cols)?;
             let b = m.build_timing();
             stats.add(
                 "build the index (grid)",
@@ -348,7 +353,7 @@ fn match_cmd(
         {
             let t = std::time::Instant::now();
             let opts = CellOptions::for_device(&dev);
-            let mut index = CellIndex::new(dev, &subs, opts)?;
+            let mut index = CellIndex::from_columns(dev, &cols, opts)?;
             index.synchronize()?;
             let b = index.build_timing();
             stats.add(
@@ -380,7 +385,7 @@ fn match_cmd(
         }
         (Some(dev), _) => {
             let t = std::time::Instant::now();
-            let mut e = Engine::new(dev, &subs, Options::default())?;
+            let mut e = Engine::new(dev, subs(), Options::default())?;
             e.synchronize()?;
             stats.add(
                 "build + upload tables",
@@ -409,6 +414,6 @@ fn match_cmd(
         }
     };
     stats.print(done.events, "events", done.bytes, done.wall);
-    super::keep_until_exit(subs);
+    super::keep_until_exit((model, cols));
     bad_lines(&done)
 }
