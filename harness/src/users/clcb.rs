@@ -3,7 +3,7 @@
 
 use super::{
     bad_lines, check_inputs, fallback_note, stream_lines, warn_if_empty, write_ids, GpuOpening,
-    Stats, StreamArgs,
+    Reading, Stats, StreamArgs,
 };
 use crate::bad_input;
 use crate::engines::ClcbEngine;
@@ -243,6 +243,23 @@ fn match_cmd(
         stats.print(done.events, "events", done.bytes, done.wall);
         return bad_lines(&done);
     }
+    // The events' first windows are read and parsed while the index is built (and the
+    // GPU opens): at most AHEAD_WINDOWS of them, not in the stream's time (noted in
+    // --stats); standard input is read when matching begins.
+    let early = if events_path.as_os_str() == clcb::io::STDIN {
+        None
+    } else {
+        Some(Reading::start(
+            events_path,
+            window,
+            parse_window,
+            super::AHEAD_WINDOWS,
+        )?)
+    };
+    let reading = |early: Option<Reading<EventBatch>>| match early {
+        Some(r) => Ok(r),
+        None => Reading::start(events_path, window, parse_window, 1),
+    };
     let opened = |stats: &mut Stats| match opening {
         Some(o) => o.wait(stats),
         None => Device::gpu(device, clcb::PTX),
@@ -289,14 +306,7 @@ fn match_cmd(
                     )
                     .collect::<Vec<Vec<u32>>>())
             };
-            let done = stream_lines(
-                events_path,
-                window,
-                parse_window,
-                matcher,
-                format,
-                &mut stats,
-            )?;
+            let done = reading(early)?.run(matcher, format, &mut stats)?;
             super::keep_until_exit(m);
             done
         }
@@ -310,14 +320,7 @@ fn match_cmd(
                     .map(|i| m.match_indices(&evs.event(i), subs))
                     .collect::<Vec<Vec<u32>>>())
             };
-            let done = stream_lines(
-                events_path,
-                window,
-                parse_window,
-                matcher,
-                format,
-                &mut stats,
-            )?;
+            let done = reading(early)?.run(matcher, format, &mut stats)?;
             super::keep_until_exit(m);
             done
         }
@@ -337,14 +340,7 @@ fn match_cmd(
                 ),
             );
             let matcher = |evs: &EventBatch| Ok(m.match_batch_parallel(evs));
-            let done = stream_lines(
-                events_path,
-                window,
-                parse_window,
-                matcher,
-                format,
-                &mut stats,
-            )?;
+            let done = reading(early)?.run(matcher, format, &mut stats)?;
             super::keep_until_exit(m);
             done
         }
@@ -372,14 +368,7 @@ fn match_cmd(
                 let a = &answers;
                 Ok(super::FlatAnswers::copy_of(a.len(), |i| a.get(i)))
             };
-            let done = stream_lines(
-                events_path,
-                window,
-                parse_window,
-                matcher,
-                format,
-                &mut stats,
-            )?;
+            let done = reading(early)?.run(matcher, format, &mut stats)?;
             super::keep_until_exit((index, answers));
             done
         }
@@ -401,14 +390,7 @@ fn match_cmd(
                     Ok(e.match_event_batch(evs)?)
                 }
             };
-            let done = stream_lines(
-                events_path,
-                window,
-                parse_window,
-                matcher,
-                format,
-                &mut stats,
-            )?;
+            let done = reading(early)?.run(matcher, format, &mut stats)?;
             super::keep_until_exit(e);
             done
         }
