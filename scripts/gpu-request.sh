@@ -7,7 +7,10 @@
 #      md5 (identical across engines and runs);
 #   2. the same with --window 262144 (one run each): the stream's rate against the
 #      window's size;
-#   3. load_split (this branch's example): the load as the model and as columns, the cell
+#   3. the same with mimalloc's purging of freed memory off (MIMALLOC_PURGE_DELAY=-1, one
+#      run each): how much of the load and the stream is the kernel zeroing pages that
+#      the allocator gave back and took again (2-core machine: 13% of the events' parse);
+#   4. load_split (this branch's example): the load as the model and as columns, the cell
 #      index (host build, emulator upload) and the grid from columns, the events' parse,
 #      on all cores.
 #
@@ -39,6 +42,8 @@ if [ -n "${SMALL:-}" ]; then
 else
     SUBS=250000; EVENTS=1000000; GPU=gpu-cells
 fi
+
+PRE=(env)
 
 # record ENGINE RUN WALL: the --stats of $W/err as CSV rows, wall, cpu, answers' md5.
 record() {
@@ -79,7 +84,7 @@ run() {
     rm -f "$W/time"
     local t s
     t=$(date +%s.%N)
-    "${tv[@]}" timeout 30 "$BIN/harness" clcb match --engine "$engine" --stats \
+    "${tv[@]}" timeout 30 "${PRE[@]}" "$BIN/harness" clcb match --engine "$engine" --stats \
         --subscriptions "$W/s.jsonl" --events "$W/e.jsonl" "$@" > "$W/out" 2> "$W/err" ||
         echo "exit $? ($engine run $runno)" >> "$W/err"
     s=$(awk "BEGIN { print $(date +%s.%N) - $t }")
@@ -101,7 +106,13 @@ done
 run "$GPU" w262144 --window 262144
 run grid w262144 --window 262144
 
-# 3. The host's split.
+# 3. Freed memory kept by the allocator.
+PRE=(env MIMALLOC_PURGE_DELAY=-1)
+run "$GPU" nopurge
+run grid nopurge
+PRE=(env)
+
+# 4. The host's split.
 if [ -x "$BIN/load_split" ] && [ "$(left)" -gt 40 ]; then
     say "== load_split (3 reps)"
     timeout "$(( $(left) - 5 ))" "$BIN/load_split" "$W/s.jsonl" "$W/e.jsonl" 3 2>&1 | tee -a "$LOG"

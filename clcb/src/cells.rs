@@ -970,17 +970,18 @@ impl CellIndex {
             FromModelError::Filter { source, .. } => EngineError::from(source),
             FromModelError::TooLarge(e) => EngineError::TooLarge(e.0),
         })?;
-        let mut ix = Self::from_columns(dev, &cols, opts)?;
+        let mut ix = Self::from_columns(dev, cols, opts)?;
         ix.build.check = t.elapsed() - ix.build.total();
         Ok(ix)
     }
 
     /// [`CellIndex::new`] of subscriptions held as columns (what the loader of a file
     /// gives, [`crate::io::load_subscription_columns`]): nothing to check, their
-    /// constraints already the tables' ([`Tables::from_columns`]).
+    /// constraints moved in as the tables' ([`Tables::from_columns`]; the index keeps
+    /// the subscriptions' ids, [`CellIndex::id`]).
     pub fn from_columns(
         dev: Device,
-        cols: &SubscriptionColumns,
+        cols: SubscriptionColumns,
         opts: CellOptions,
     ) -> Result<CellIndex, EngineError> {
         let n = cols.filter_count();
@@ -989,7 +990,7 @@ impl CellIndex {
         }
         let mut timing = BuildTiming::default();
         let mut laps = Laps(Instant::now());
-        let tables = Tables::from_columns(cols);
+        let (tables, area, ids) = Tables::from_columns(cols);
         laps.lap(&mut timing.tables);
         if tables.fcons.len() >= u32::MAX as usize || tables.cstrings.len() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(tables.fcons.len()));
@@ -1052,7 +1053,6 @@ impl CellIndex {
         });
         // Each filter's key and the rows it marks, its signature and its entry, each
         // column on all cores, straight into its place.
-        let area: Vec<Area> = cols.areas().par_iter().copied().collect();
         let (mut key, mut marks) = (Vec::new(), Vec::new());
         filter_rows
             .par_iter()
@@ -1129,7 +1129,7 @@ impl CellIndex {
             fcons_start: upload(&dev, &tables.fcons_start)?,
             cstrings: upload(&dev, &tables.cstrings)?,
             d_row_flags: upload(&dev, &row_flags)?,
-            ids: cols.ids().to_vec(),
+            ids,
             tables,
             geo,
             key,

@@ -159,6 +159,20 @@ impl SubscriptionColumns {
         }
     }
 
+    /// The per-filter and per-constraint columns, moved out (what the cell index keeps):
+    /// the areas, the subscriptions' dense indices and ids, and the tables' columns.
+    pub(crate) fn into_parts(self) -> ColumnParts {
+        ColumnParts {
+            ids: self.ids,
+            filter_sub: self.filter_sub,
+            area: self.area,
+            cons_start: self.cons_start,
+            cons: self.cons,
+            names: self.names,
+            strings: self.strings.into_bytes(),
+        }
+    }
+
     /// The columns of `subs`, every filter checked first ([`Filter::validate`]: the
     /// first bad filter's number and error), on all cores.
     pub fn from_subscriptions(subs: &Subscriptions) -> Result<Self, FromModelError> {
@@ -457,6 +471,17 @@ impl SubscriptionColumns {
             .with_min_len(PART_CONS)
             .for_each(|c| c.tag = new_of[c.tag as usize]);
     }
+}
+
+/// The columns moved out of a [`SubscriptionColumns`] ([`SubscriptionColumns::into_parts`]).
+pub(crate) struct ColumnParts {
+    pub ids: Vec<SubscriptionId>,
+    pub filter_sub: Vec<u32>,
+    pub area: Vec<Area>,
+    pub cons_start: Vec<u32>,
+    pub cons: Vec<DevConstraint>,
+    pub names: Vec<String>,
+    pub strings: Vec<u8>,
 }
 
 /// Why [`SubscriptionColumns::from_subscriptions`] refused.

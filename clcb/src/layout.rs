@@ -60,13 +60,6 @@ struct SharedOut(*mut DevConstraint);
 // SAFETY: the threads sharing it write disjoint elements (see `Tables::name_major`).
 unsafe impl Sync for SharedOut {}
 
-/// A copy of `v`, written on all cores (its pages first touched there too).
-fn par_copy<T: Copy + Send + Sync>(v: &[T]) -> Vec<T> {
-    let mut out = Vec::with_capacity(v.len());
-    out.par_extend(v.par_iter().with_min_len(1 << 14).copied());
-    out
-}
-
 /// The Bloom-filter bit of the name of row `row` (Fibonacci hashing to 0..32).
 pub fn bloom_bit(row: u32) -> u32 {
     1u32 << (row.wrapping_mul(0x9E37_79B9) >> 27)
@@ -177,19 +170,23 @@ impl Tables {
 
     /// [`Tables::build_filter_major`] of subscriptions held as columns: their
     /// constraints, strings and names' numbers are already the filter-major tables, so
-    /// they are copied as they are; the per-filter and per-row counts made on all cores.
-    pub fn from_columns(cols: &crate::columns::SubscriptionColumns) -> Tables {
-        let n = cols.filter_count();
-        let rows = cols.names().len();
+    /// they are moved in as they are; the per-filter and per-row counts made on all
+    /// cores. Gives the tables, the filters' areas and the subscriptions' ids.
+    pub fn from_columns(
+        cols: crate::columns::SubscriptionColumns,
+    ) -> (Tables, Vec<Area>, Vec<crate::model::SubscriptionId>) {
+        let c = cols.into_parts();
+        let n = c.area.len();
+        let rows = c.names.len();
         let mut t = Tables {
-            subscriptions: cols.len(),
+            subscriptions: c.ids.len(),
             ..Tables::default()
         };
-        for (row, name) in cols.names().iter().enumerate() {
-            t.names.insert(name.clone(), row as u32);
+        for (row, name) in c.names.into_iter().enumerate() {
             t.name_rows.insert(name.as_bytes(), row as u32);
+            t.names.insert(name, row as u32);
         }
-        let starts = cols.cons_start();
+        let (starts, cons) = (&c.cons_start, &c.cons);
         t.size_f = (0..n)
             .into_par_iter()
             .map(|f| starts[f + 1] - starts[f])
@@ -197,13 +194,12 @@ impl Tables {
         t.bf = (0..n)
             .into_par_iter()
             .map(|f| {
-                cols.constraints(f)
+                cons[starts[f] as usize..starts[f + 1] as usize]
                     .iter()
                     .fold(0u32, |b, c| b | bloom_bit(c.tag))
             })
             .collect();
-        t.size_c = cols
-            .all_constraints()
+        t.size_c = cons
             .par_chunks(BUILD_PART * 4)
             .fold(
                 || vec![0u32; rows],
@@ -219,11 +215,11 @@ impl Tables {
                     a
                 },
             );
-        t.filter_sub = par_copy(cols.filter_sub());
-        t.fcons_start = par_copy(starts);
-        t.fcons = par_copy(cols.all_constraints());
-        t.cstrings = par_copy(cols.strings().as_bytes());
-        t
+        t.filter_sub = c.filter_sub;
+        t.fcons_start = c.cons_start;
+        t.fcons = c.cons;
+        t.cstrings = c.strings;
+        (t, c.area, c.ids)
     }
 
     fn build_with(subs: &Subscriptions, paper: bool) -> Tables {
@@ -1011,7 +1007,15 @@ mod tests {
             assert!(fm.constraints.is_empty() && fm.fpos.is_empty());
             // The same tables from the subscriptions' columns.
             let cols = crate::columns::SubscriptionColumns::from_subscriptions(&subs).unwrap();
-            let fc = pool.install(|| Tables::from_columns(&cols));
+            let (fc, area, ids) = pool.install(|| Tables::from_columns(cols.clone()));
+            assert_eq!(
+                area,
+                subs.filters().map(|(_, _, f)| f.area).collect::<Vec<_>>()
+            );
+            assert_eq!(
+                ids,
+                subs.as_slice().iter().map(|s| s.id).collect::<Vec<_>>()
+            );
             assert_eq!(fc.names, want.names);
             assert_eq!(
                 (&fc.fcons, &fc.fcons_start),

@@ -201,7 +201,8 @@ fn match_cmd(
     let t0 = std::time::Instant::now();
     // Parsed straight into columns on all cores (no heap object per subscription,
     // filter or constraint): what the cell index and the grid build from.
-    let (cols, load) = clcb::io::load_subscription_columns_timed(subs_path).map_err(bad_input)?;
+    let (mut cols, load) =
+        clcb::io::load_subscription_columns_timed(subs_path).map_err(bad_input)?;
     warn_if_empty(subs_path, cols.len());
     stats.add(
         "load subscriptions",
@@ -219,8 +220,9 @@ fn match_cmd(
     let model = std::cell::OnceCell::new();
     let subs = || -> &Subscriptions { model.get_or_init(|| cols.to_subscriptions()) };
     // Answers are dense subscription indices; printed as the subscriptions' ids.
+    let ids: Vec<u32> = cols.ids().iter().map(|s| s.0).collect();
     let format = |a: &[u32], out: &mut Vec<u8>| {
-        write_ids(out, a.iter().map(|&i| cols.id(i as usize).0));
+        write_ids(out, a.iter().map(|&i| ids[i as usize]));
     };
     let window = stream.window as usize;
     if let Some((spec, emulated)) = multi {
@@ -349,7 +351,8 @@ fn match_cmd(
         {
             let t = std::time::Instant::now();
             let opts = CellOptions::for_device(&dev);
-            let mut index = CellIndex::from_columns(dev, &cols, opts)?;
+            // The index takes the columns' constraints as its tables (moved, not copied).
+            let mut index = CellIndex::from_columns(dev, std::mem::take(&mut cols), opts)?;
             index.synchronize()?;
             let b = index.build_timing();
             stats.add(
