@@ -912,13 +912,9 @@ impl GridIndex {
             .collect();
         // The constraints' string values, numbered in order of first appearance.
         let mut values = Dictionary::default();
-        let str_cons: Vec<&str> = if cols.strings().is_empty() {
-            Vec::new()
-        } else {
-            in_order(cols.all_constraints(), |c| {
-                is_str(c).then(|| cols.str_of(c)).into_iter()
-            })
-        };
+        let str_cons: Vec<&str> = in_order(cols.all_constraints(), |c| {
+            is_str(c).then(|| cols.str_of(c)).into_iter()
+        });
         for v in str_cons {
             values.intern(v);
         }
