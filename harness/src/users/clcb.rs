@@ -155,12 +155,12 @@ fn parse_window(file: &Path, lines: &RawLines) -> super::Window<EventBatch> {
 /// Bytes of an events file from which the default engine is the GPU's cell index
 /// (`gpu-cells`); below, the CPU grid on every core. On an H200 with 16 host cores, the
 /// paper's default scenario (250k subscriptions, 1M events, a 103 MB events file,
-/// `results/e2e/e2e-session-end-2026-11-29.*`, driver cache warm): `gpu-cells` 0.94 s for
-/// the whole command against the grid's 0.99-1.01 s. Loading the subscriptions (0.43 s)
-/// hides the GPU's opening (0.33 s); the cell index is built and uploaded in 0.40 s against
-/// the grid's 0.38 s; the stream takes 0.09 s against 0.22 s. From those phases the GPU
-/// wins from about 0.2M events (20 MB); the cut sits higher, at about 0.6M, since only 1M
-/// was measured and a machine's first run also pays the PTX's JIT (about 0.35 s more here).
+/// `results/e2e/clcb-load-2026-11-29.*`, driver cache warm): `gpu-cells` 0.57-0.61 s for
+/// the whole command against the grid's 0.59-0.63 s. Loading the subscriptions as columns
+/// (0.16-0.22 s) about hides the GPU's opening (0.22-0.25 s); the cell index is built and
+/// uploaded in 0.28-0.29 s against the grid's 0.24-0.26 s; the stream takes 0.06-0.07 s
+/// against 0.17-0.18 s. From those phases the GPU wins from about 0.6M events (60 MB),
+/// and a machine's first run also pays the PTX's JIT (about 0.6 s more here).
 const GPU_FROM_EVENT_BYTES: u64 = 64 << 20;
 
 fn match_cmd(
