@@ -198,7 +198,22 @@ impl SubscriptionColumns {
                 p
             })
             .collect();
-        Self::join(parts).map_err(FromModelError::TooLarge)
+        let mut cols = Self::join(parts).map_err(FromModelError::TooLarge)?;
+        if cols.ids.len() != all.len() {
+            // A subscription of no filter (the model allows it; a file cannot hold one)
+            // keeps its place: the dense indices are the model's.
+            cols.ids = all.iter().map(|s| s.id).collect();
+            cols.starts = (0..all.len())
+                .map(|i| subs.filter_start(i).0)
+                .chain([subs.filter_count() as u32])
+                .collect();
+            cols.filter_sub = all
+                .iter()
+                .enumerate()
+                .flat_map(|(i, s)| std::iter::repeat_n(i as u32, s.filters.len()))
+                .collect();
+        }
+        Ok(cols)
     }
 
     /// The model of these columns (for the engines that read it).
@@ -702,6 +717,23 @@ mod tests {
             SubscriptionColumns::from_subscriptions(&want).unwrap()
         );
         assert_eq!(cols.strings(), "bca");
+    }
+
+    #[test]
+    fn a_subscription_of_no_filter_keeps_its_dense_index() {
+        let mut subs = workload(6, 2).as_slice().to_vec();
+        subs[2].filters.clear();
+        subs[5].filters.clear();
+        let subs = Subscriptions::new(subs);
+        let cols = SubscriptionColumns::from_subscriptions(&subs).unwrap();
+        assert_eq!(cols.len(), 6);
+        assert_eq!(
+            cols.ids(),
+            subs.as_slice().iter().map(|s| s.id).collect::<Vec<_>>()
+        );
+        assert_eq!(cols.to_subscriptions(), subs);
+        let want: Vec<u32> = subs.filters().map(|(_, i, _)| i as u32).collect();
+        assert_eq!(cols.filter_sub(), want);
     }
 
     #[test]
