@@ -208,7 +208,7 @@ fn match_cmd(
         "load subscriptions",
         t0.elapsed(),
         format!(
-            "({} subscriptions, {} filters; map {:.3} s, parse on all cores {:.3}, join {:.3})",
+            "({} subscriptions, {} filters; mapped or read in {:.3} s, parsed on all cores {:.3}, joined {:.3})",
             cols.len(),
             cols.filter_count(),
             load.read.as_secs_f64(),
