@@ -83,13 +83,17 @@
 use crate::compiled::{FastMap, Names};
 use crate::content_index::Sig;
 use crate::sff::{cmp_num, Num};
+use ccm::batch::ValueRef;
 use ccm::batch::{Attr, Dictionary, TY_FLOAT, TY_INT, TY_STR};
 use ccm::hash::count_in_parts;
 use clcb::batch::{EventBatch, UNKNOWN};
 use clcb::cells::CellGeometry;
+use clcb::columns::{
+    is_str, is_str_eq, op_of_code, DevConstraint, FromModelError, SubscriptionColumns,
+};
 use clcb::model::{
-    Area, AreaUpdate, Attribute, Constraint, Event, Filter, Location, ModelError, Op,
-    SubscriptionId, Subscriptions, Value,
+    Area, AreaUpdate, Attribute, Event, Location, ModelError, Op, SubscriptionId, Subscriptions,
+    Value,
 };
 use rayon::prelude::*;
 use std::cmp::Ordering;
@@ -396,7 +400,8 @@ pub struct GridIndex {
 /// cores where it pays).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GridBuildTiming {
-    /// Checking every filter.
+    /// Checking every filter and making the columns the index builds from (none when
+    /// built from columns, [`GridIndex::from_columns`]).
     pub check: Duration,
     /// Names, string values and keys numbered, their frequencies counted, each filter's
     /// key, signature and entry.
@@ -406,6 +411,13 @@ pub struct GridBuildTiming {
     /// The (cell, key, filter) triples of every filter's cells sorted, and the cells
     /// made from them.
     pub cells: Duration,
+}
+
+impl GridBuildTiming {
+    /// The phases' sum.
+    pub fn total(&self) -> Duration {
+        self.check + self.keys + self.tests + self.cells
+    }
 }
 
 /// A stopwatch over consecutive phases.
@@ -576,21 +588,16 @@ impl GridTests {
     /// all cores: each filter's place is known from its constraint count, so parts of
     /// consecutive filters write their own runs of one table.
     fn build(
-        filters: &[(usize, &Filter)],
-        names: &Names,
+        cols: &SubscriptionColumns,
         name_freq: &[u32],
         values: Dictionary,
     ) -> Result<GridTests, GridError> {
-        let mut at = Vec::with_capacity(filters.len() + 1);
-        let mut total = 0usize;
-        at.push(0);
-        for (_, f) in filters {
-            total += f.constraints.len();
-            if total >= u32::MAX as usize {
-                return Err(GridError::TooLarge);
-            }
-            at.push(total as u32);
+        let n = cols.filter_count();
+        let total = cols.all_constraints().len();
+        if total >= u32::MAX as usize {
+            return Err(GridError::TooLarge);
         }
+        let at: Vec<u32> = cols.cons_start().par_iter().copied().collect();
         if values.arena().len() >= u32::MAX as usize {
             return Err(GridError::TooLarge);
         }
@@ -601,38 +608,39 @@ impl GridTests {
         };
         let mut tests = Vec::with_capacity(total);
         tests.par_extend(rayon::iter::repeat_n(blank, total));
-        let mut tasks = Vec::with_capacity(filters.len().div_ceil(PART));
+        let mut tasks = Vec::with_capacity(n.div_ceil(PART));
         let mut rest = &mut tests[..];
-        for first in (0..filters.len()).step_by(PART) {
-            let end = (first + PART).min(filters.len());
+        for first in (0..n).step_by(PART) {
+            let end = (first + PART).min(n);
             let (here, r) = rest.split_at_mut((at[end] - at[first]) as usize);
             tasks.push((first..end, here));
             rest = r;
         }
         let dict = &values;
         tasks.into_par_iter().for_each(|(range, here)| {
-            let mut keyed: Vec<((bool, u32), &Constraint)> = Vec::new();
+            let mut keyed: Vec<((bool, u32), &DevConstraint)> = Vec::new();
             let mut k = 0;
-            for (_, f) in &filters[range] {
+            for f in range {
                 keyed.clear();
-                keyed.extend(f.constraints.iter().map(|c| {
-                    let id = names.get(&c.name).expect("numbered before compiling");
-                    let eq = matches!((c.op, &c.value), (Op::Eq, Value::Str(_)));
-                    ((!eq, name_freq[id as usize]), c)
-                }));
+                keyed.extend(
+                    cols.constraints(f)
+                        .iter()
+                        .map(|c| ((!is_str_eq(c), name_freq[c.tag as usize]), c)),
+                );
                 keyed.sort_by_key(|&(key, _)| key);
                 for &(_, c) in &keyed {
-                    let val = match &c.value {
-                        Value::Str(x) => {
+                    let val = match cols.value_of(c) {
+                        ValueRef::Str(x) => {
                             let id = dict.get(x).expect("numbered before compiling");
                             let (at, len) = dict.spans()[id as usize];
                             GVal::Str { at, len, id }
                         }
-                        v => GVal::Num(Num::of(v).expect("a number")),
+                        ValueRef::Int(i) => GVal::Num(Num::Int(i)),
+                        ValueRef::Float(x) => GVal::Num(Num::Float(x)),
                     };
                     here[k] = GTest {
-                        name: names.get(&c.name).expect("numbered before compiling"),
-                        op: c.op,
+                        name: c.tag,
+                        op: op_of_code(u32::from(c.op)),
                         val,
                     };
                     k += 1;
@@ -806,38 +814,41 @@ impl GridIndex {
     /// # Ok(()) }
     /// ```
     pub fn build(subs: &Subscriptions) -> Result<GridIndex, GridError> {
-        let n = subs.filter_count();
+        if subs.filter_count() >= RECT as usize {
+            return Err(GridError::TooLarge);
+        }
+        let t = Instant::now();
+        // Every filter checked, then the columns the index builds from, on all cores.
+        let cols = SubscriptionColumns::from_subscriptions(subs).map_err(|e| match e {
+            FromModelError::Filter { filter, source } => GridError::Model { filter, source },
+            FromModelError::TooLarge(_) => GridError::TooLarge,
+        })?;
+        let mut ix = Self::from_columns(&cols)?;
+        ix.build.check = t.elapsed() - ix.build.total();
+        Ok(ix)
+    }
+
+    /// [`GridIndex::build`] of subscriptions held as columns (what the loader of a file
+    /// gives, `clcb::io::load_subscription_columns`): nothing to check, names already
+    /// numbered in order of first appearance.
+    pub fn from_columns(cols: &SubscriptionColumns) -> Result<GridIndex, GridError> {
+        let n = cols.filter_count();
         if n >= RECT as usize {
             return Err(GridError::TooLarge);
         }
         let mut timing = GridBuildTiming::default();
         let mut laps = Laps(Instant::now());
-        let filters = subs.filters_by_id();
-        let bad = (0..n)
-            .into_par_iter()
-            .find_first(|&i| filters[i].1.validate().is_err());
-        if let Some(filter) = bad {
-            let source = filters[filter].1.validate().expect_err("found above");
-            return Err(GridError::Model { filter, source });
-        }
-        laps.lap(&mut timing.check);
-        // Names numbered in order of first appearance; filters per name, per pair of
-        // rarest names, per `name = value`.
+        // Names numbered as the columns number them (first appearance); filters per
+        // name, per pair of rarest names, per `name = value`.
         let mut names = Names::default();
-        for name in in_order(&filters, |(_, f)| {
-            f.constraints.iter().map(|c| c.name.as_str())
-        }) {
+        for name in cols.names() {
             names.intern(name);
         }
         let names = names;
-        let mut filter_names: Vec<Vec<u32>> = filters
-            .par_iter()
-            .map(|(_, f)| {
-                let mut ids: Vec<u32> = f
-                    .constraints
-                    .iter()
-                    .map(|c| names.get(&c.name).expect("numbered above"))
-                    .collect();
+        let mut filter_names: Vec<Vec<u32>> = (0..n)
+            .into_par_iter()
+            .map(|f| {
+                let mut ids: Vec<u32> = cols.constraints(f).iter().map(|c| c.tag).collect();
                 ids.sort_unstable();
                 ids.dedup();
                 ids
@@ -859,13 +870,8 @@ impl GridIndex {
                     a
                 },
             );
-        let eq_freq: FastMap<(u32, &str), u32> = count_in_parts(&filters, |(_, f)| {
-            f.constraints.iter().filter_map(|c| match (c.op, &c.value) {
-                (Op::Eq, Value::Str(v)) => {
-                    Some((names.get(&c.name).expect("numbered"), v.as_str()))
-                }
-                _ => None,
-            })
+        let eq_freq: FastMap<(u32, &str), u32> = count_in_parts(cols.all_constraints(), |c| {
+            is_str_eq(c).then(|| (c.tag, cols.str_of(c))).into_iter()
         });
         filter_names
             .par_iter_mut()
@@ -880,16 +886,13 @@ impl GridIndex {
             .into_par_iter()
             .map(|i| {
                 let ids = &filter_names[i];
-                let rarest_eq = filters[i]
-                    .1
-                    .constraints
+                let rarest_eq = cols
+                    .constraints(i)
                     .iter()
-                    .filter_map(|c| match (c.op, &c.value) {
-                        (Op::Eq, Value::Str(v)) => {
-                            let id = names.get(&c.name).expect("numbered above");
-                            Some((eq_freq[&(id, v.as_str())], id, v.as_str()))
-                        }
-                        _ => None,
+                    .filter(|c| is_str_eq(c))
+                    .map(|c| {
+                        let v = cols.str_of(c);
+                        (eq_freq[&(c.tag, v)], c.tag, v)
                     })
                     .min();
                 match rarest_eq {
@@ -909,12 +912,10 @@ impl GridIndex {
             .collect();
         // The constraints' string values, numbered in order of first appearance.
         let mut values = Dictionary::default();
-        for v in in_order(&filters, |(_, f)| {
-            f.constraints.iter().filter_map(|c| match &c.value {
-                Value::Str(v) => Some(v.as_str()),
-                _ => None,
-            })
-        }) {
+        let str_cons: Vec<&str> = in_order(cols.all_constraints(), |c| {
+            is_str(c).then(|| cols.str_of(c)).into_iter()
+        });
+        for v in str_cons {
             values.intern(v);
         }
         let mut ix = GridIndex {
@@ -932,7 +933,7 @@ impl GridIndex {
             sig: Vec::new(),
             entry_id: Vec::new(),
             tests: GridTests::default(),
-            ids: subs.as_slice().par_iter().map(|s| s.id).collect(),
+            ids: cols.ids().to_vec(),
             has_rects: false,
             build: GridBuildTiming::default(),
         };
@@ -959,19 +960,20 @@ impl GridIndex {
         ix.entry_id = (0..n)
             .into_par_iter()
             .map(|i| {
-                let cs = &filters[i].1.constraints;
+                let cs = cols.constraints(i);
                 let implied = cs.is_empty() || (cs.len() == 1 && matches!(raw[i], RawKey::Eq(..)));
                 entry_id_of(i as u32, implied)
             })
             .collect();
-        ix.area = filters.par_iter().map(|(_, f)| f.area).collect();
-        ix.sub = filters.par_iter().map(|&(s, _)| s as u32).collect();
+        ix.area = cols.areas().par_iter().copied().collect();
+        ix.sub = cols.filter_sub().par_iter().copied().collect();
         ix.sig = filter_names
             .par_iter()
             .map(|ids| ids.iter().fold(Sig::default(), |g, &id| g.or(Sig::of(id))))
             .collect();
+        drop(filter_names);
         laps.lap(&mut timing.keys);
-        ix.tests = GridTests::build(&filters, &names, &name_freq, values)?;
+        ix.tests = GridTests::build(cols, &name_freq, values)?;
         laps.lap(&mut timing.tests);
         ix.names = names;
         // The cells: each filter in every cell its box touches, sorted by key, then
@@ -1284,7 +1286,7 @@ impl GridIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clcb::model::{Constraint, FilterId, Subscription};
+    use clcb::model::{Constraint, Filter, FilterId, Subscription};
 
     fn sub(id: u32, filters: Vec<(Vec<Constraint>, (f64, f64, f64))>) -> Subscription {
         Subscription {

@@ -21,7 +21,7 @@
 //!   corners and the signature folded to 64 bits, [`clcb_kernels::cells::CellEntry`]).
 //! - **Built on the host**, once, on all cores, every phase ([`BuildTiming`]): the
 //!   filters checked; the paper's tables the index reads, filter-major only
-//!   ([`Tables::build_filter_major`], written in place by parts of filters); each
+//!   ([`Tables::from_columns`]: the columns' own constraints, [`crate::columns`]); each
 //!   filter's key, signature and entry, one column at a time; the (cell, key, filter)
 //!   triples of every filter's cells written in place by parts of filters and sorted in
 //!   parallel ([`sorted_triples`]); then the cells laid out in parts of consecutive
@@ -79,9 +79,10 @@
 //!   device's kernels: H200, 16 host cores, `cells_split`, 2026-11-29.)
 
 use crate::batch::EventBatch;
+use crate::columns::{FromModelError, SubscriptionColumns};
 use crate::engine::EngineError;
 use crate::layout::Tables;
-use crate::model::{Area, AreaUpdate, Event, Filter, ModelError, SubscriptionId, Subscriptions};
+use crate::model::{Area, AreaUpdate, Event, ModelError, SubscriptionId, Subscriptions};
 use ccm::hash::{count_in_parts, FastMap};
 pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
@@ -413,9 +414,10 @@ pub struct CellIndex {
 /// cores where it pays).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BuildTiming {
-    /// Checking every filter.
+    /// Checking every filter and making the columns the index builds from (none when
+    /// built from columns, [`CellIndex::from_columns`]).
     pub check: Duration,
-    /// The paper's tables the index reads ([`Tables::build_filter_major`]): names' rows,
+    /// The paper's tables the index reads ([`Tables::from_columns`]): names' rows,
     /// the constraints filter-major, their strings.
     pub tables: Duration,
     /// Each filter's key, names' signature and cell entry (names', `name = value`s' and
@@ -746,6 +748,101 @@ pub fn cell_runs(triples: &[(u64, u32)], cells: usize) -> Vec<usize> {
         .collect()
 }
 
+/// Filters per part of [`FilterRows`]' passes on all cores.
+const ROWS_PART: usize = 4096;
+
+/// Each filter's distinct name rows, end to end in one vector (no vector per filter):
+/// filter `f`'s lie where its constraints lie in the filter-major table (it has at most
+/// as many distinct names as constraints), `spans[f]` being their start and count.
+struct FilterRows {
+    spans: Vec<(u32, u32)>,
+    rows: Vec<u32>,
+}
+
+impl FilterRows {
+    /// The distinct rows of each of the `n` filters of `fcons` (filter `f`'s constraints
+    /// are `fcons[starts[f]..starts[f + 1]]`), ascending, on all cores.
+    fn new(fcons: &[DevConstraint], starts: &[u32], n: usize) -> FilterRows {
+        let mut rows: Vec<u32> = zeroed(starts[n] as usize);
+        let mut lens: Vec<u32> = zeroed(n);
+        let mut tasks = Vec::with_capacity(n.div_ceil(ROWS_PART));
+        let (mut rest, mut lens_rest) = (&mut rows[..], &mut lens[..]);
+        for first in (0..n).step_by(ROWS_PART) {
+            let end = (first + ROWS_PART).min(n);
+            let (here, r) = rest.split_at_mut((starts[end] - starts[first]) as usize);
+            let (l, lr) = lens_rest.split_at_mut(end - first);
+            tasks.push((first..end, here, l));
+            (rest, lens_rest) = (r, lr);
+        }
+        tasks.into_par_iter().for_each(|(filters, here, lens)| {
+            let base = starts[filters.start];
+            for (f, len) in filters.zip(lens) {
+                let (a, b) = ((starts[f] - base) as usize, (starts[f + 1] - base) as usize);
+                let rs = &mut here[a..b];
+                for (r, c) in rs.iter_mut().zip(&fcons[starts[f] as usize..]) {
+                    *r = c.tag;
+                }
+                rs.sort_unstable();
+                *len = dedup_sorted(rs) as u32;
+            }
+        });
+        let spans = (0..n)
+            .into_par_iter()
+            .with_min_len(ROWS_PART)
+            .map(|f| (starts[f], lens[f]))
+            .collect();
+        FilterRows { spans, rows }
+    }
+
+    /// The rows of a span.
+    #[inline]
+    fn span(&self, (at, len): (u32, u32)) -> &[u32] {
+        &self.rows[at as usize..(at + len) as usize]
+    }
+
+    /// Filter `f`'s rows.
+    #[inline]
+    fn of(&self, f: usize) -> &[u32] {
+        self.span(self.spans[f])
+    }
+
+    /// Sorts each filter's rows by `key`, on all cores.
+    fn sort_each<K: Ord>(&mut self, key: impl Fn(u32) -> K + Sync) {
+        let n = self.spans.len();
+        let spans = &self.spans;
+        let mut tasks = Vec::with_capacity(n.div_ceil(ROWS_PART));
+        let mut rest = &mut self.rows[..];
+        let mut at = 0usize;
+        for first in (0..n).step_by(ROWS_PART) {
+            let end = (first + ROWS_PART).min(n);
+            let upto = spans.get(end).map_or(rest.len() + at, |s| s.0 as usize);
+            let (here, r) = rest.split_at_mut(upto - at);
+            tasks.push((first..end, at, here));
+            rest = r;
+            at = upto;
+        }
+        tasks.into_par_iter().for_each(|(filters, base, here)| {
+            for f in filters {
+                let (a, len) = spans[f];
+                let a = a as usize - base;
+                here[a..a + len as usize].sort_unstable_by_key(|&r| key(r));
+            }
+        });
+    }
+}
+
+/// Moves the distinct values of the sorted `v` to its front; how many there are.
+fn dedup_sorted(v: &mut [u32]) -> usize {
+    let mut m = 0;
+    for i in 0..v.len() {
+        if m == 0 || v[i] != v[m - 1] {
+            v[m] = v[i];
+            m += 1;
+        }
+    }
+    m
+}
+
 /// Changes (overflow entries and tombstones) a cell takes, beyond a thirty-second of
 /// its sorted entries, before it is laid out again. Small, so that the many small cells
 /// of a fine grid keep little room (a cell of `main` entries keeps `CHURN + 2 + main /
@@ -962,19 +1059,33 @@ impl CellIndex {
         if n >= RECT as usize || subs.len() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(n.max(subs.len())));
         }
+        let t = Instant::now();
+        // Every filter checked, then the columns the index builds from, on all cores.
+        let cols = SubscriptionColumns::from_subscriptions(subs).map_err(|e| match e {
+            FromModelError::Filter { source, .. } => EngineError::from(source),
+            FromModelError::TooLarge(e) => EngineError::TooLarge(e.0),
+        })?;
+        let mut ix = Self::from_columns(dev, cols, opts)?;
+        ix.build.check = t.elapsed() - ix.build.total();
+        Ok(ix)
+    }
+
+    /// [`CellIndex::new`] of subscriptions held as columns (what the loader of a file
+    /// gives, [`crate::io::load_subscription_columns`]): nothing to check, their
+    /// constraints moved in as the tables' ([`Tables::from_columns`]; the index keeps
+    /// the subscriptions' ids, [`CellIndex::id`]).
+    pub fn from_columns(
+        dev: Device,
+        cols: SubscriptionColumns,
+        opts: CellOptions,
+    ) -> Result<CellIndex, EngineError> {
+        let n = cols.filter_count();
+        if n >= RECT as usize || cols.len() >= u32::MAX as usize {
+            return Err(EngineError::TooLarge(n.max(cols.len())));
+        }
         let mut timing = BuildTiming::default();
         let mut laps = Laps(Instant::now());
-        // The first filter that is not valid, on all cores.
-        let filters: Vec<&Filter> = subs
-            .as_slice()
-            .par_iter()
-            .flat_map_iter(|s| &s.filters)
-            .collect();
-        if let Some(f) = filters.par_iter().find_first(|f| f.validate().is_err()) {
-            f.validate()?;
-        }
-        laps.lap(&mut timing.check);
-        let tables = Tables::build_filter_major(subs);
+        let (tables, area, ids) = Tables::from_columns(cols);
         laps.lap(&mut timing.tables);
         if tables.fcons.len() >= u32::MAX as usize || tables.cstrings.len() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(tables.fcons.len()));
@@ -994,21 +1105,14 @@ impl CellIndex {
         // Per filter: its name rows (ascending by frequency); counts of names,
         // `name = value`s, pairs. On all cores: each filter on its own, the counts per
         // thread and then summed.
-        let mut filter_rows: Vec<Vec<u32>> = (0..n)
+        let mut filter_rows = FilterRows::new(&tables.fcons, &tables.fcons_start, n);
+        let name_freq: Vec<u32> = (0..n)
             .into_par_iter()
-            .map(|f| {
-                let mut rs: Vec<u32> = cons(f).iter().map(|c| c.tag).collect();
-                rs.sort_unstable();
-                rs.dedup();
-                rs
-            })
-            .collect();
-        let name_freq: Vec<u32> = filter_rows
-            .par_iter()
+            .with_min_len(ROWS_PART)
             .fold(
                 || vec![0u32; rows],
-                |mut acc, rs| {
-                    for &r in rs {
+                |mut acc, f| {
+                    for &r in filter_rows.of(f) {
                         acc[r as usize] += 1;
                     }
                     acc
@@ -1029,21 +1133,19 @@ impl CellIndex {
         let eq_freq: FastMap<(u32, &[u8]), u32> =
             count_in_parts(all_cons, |c| str_eq(c).into_iter());
         let pair_of = |rs: &[u32]| (rs[0], *rs.get(1).unwrap_or(&rs[0]));
-        filter_rows
-            .par_iter_mut()
-            .for_each(|rs| rs.sort_unstable_by_key(|&r| (name_freq[r as usize], r)));
-        let pair_freq: FastMap<(u32, u32), u32> = count_in_parts(&filter_rows, |rs| {
+        filter_rows.sort_each(|r| (name_freq[r as usize], r));
+        let filter_rows = filter_rows;
+        let pair_freq: FastMap<(u32, u32), u32> = count_in_parts(&filter_rows.spans, |&sp| {
+            let rs = filter_rows.span(sp);
             (!rs.is_empty()).then(|| pair_of(rs)).into_iter()
         });
         // Each filter's key and the rows it marks, its signature and its entry, each
         // column on all cores, straight into its place.
-        let area: Vec<Area> = filters.par_iter().map(|f| f.area).collect();
-        drop(filters);
         let (mut key, mut marks) = (Vec::new(), Vec::new());
-        filter_rows
-            .par_iter()
-            .enumerate()
-            .map(|(f, rs)| {
+        (0..n)
+            .into_par_iter()
+            .map(|f| {
+                let rs = filter_rows.of(f);
                 let rarest_eq = cons(f)
                     .iter()
                     .filter_map(str_eq)
@@ -1061,11 +1163,11 @@ impl CellIndex {
                 }
             })
             .unzip_into_vecs(&mut key, &mut marks);
-        let sigs: Vec<[u32; 3]> = filter_rows
-            .par_iter()
-            .map(|rs| {
+        let sigs: Vec<[u32; 3]> = (0..n)
+            .into_par_iter()
+            .map(|f| {
                 let mut sig = [0u32; 3];
-                for &r in rs {
+                for &r in filter_rows.of(f) {
                     let (w, bit) = sig_bit(r);
                     sig[w] |= bit;
                 }
@@ -1115,7 +1217,7 @@ impl CellIndex {
             fcons_start: upload(&dev, &tables.fcons_start)?,
             cstrings: upload(&dev, &tables.cstrings)?,
             d_row_flags: upload(&dev, &row_flags)?,
-            ids: (0..subs.len()).map(|i| subs.id(i)).collect(),
+            ids,
             tables,
             geo,
             key,

@@ -16,6 +16,7 @@
 //! Values: JSON integers that fit an `i64` are integers, other numbers floats, strings
 //! strings (CCM's typing). An empty `filter` array is a pure location filter.
 
+use crate::columns::{Part, SubscriptionColumns};
 use crate::model::{
     Area, Constraint, Event, Filter, Location, Op, Subscription, SubscriptionId, Value,
 };
@@ -281,6 +282,82 @@ fn fast_subscription(line: &str) -> Option<Subscription> {
         id: SubscriptionId(id?),
         filters: vec![f],
     })
+}
+
+/// [`fast_subscription`] straight into one more filter of `part` (no heap object per
+/// filter, constraint, name or string); `None` (the part as it was, but for the names
+/// it knows) for anything else, which [`slow_subscription`] then parses and words.
+fn fast_subscription_into(line: &str, part: &mut Part) -> Option<()> {
+    let mut r = ccm::flat_json::Reader::new(line);
+    let read = (|| {
+        r.eat(b'{')?;
+        let (mut id, mut filter, mut area) = (None, false, None);
+        loop {
+            match r.string()? {
+                "subscription" if id.is_none() => {
+                    r.eat(b':')?;
+                    id = Some(r.id()?);
+                }
+                "filter" if !filter => {
+                    r.eat(b':')?;
+                    constraints_into(&mut r, part)?;
+                    filter = true;
+                }
+                "area" if area.is_none() => {
+                    r.eat(b':')?;
+                    r.eat(b'[')?;
+                    let (mut v, mut n) = ([0.0; 4], 0);
+                    loop {
+                        *v.get_mut(n)? = r.float()?;
+                        n += 1;
+                        if r.next_or_end(b']')? {
+                            break;
+                        }
+                    }
+                    area = Some(area_of(v.get(..n).filter(|v| v.len() >= 3)?).ok()?);
+                }
+                _ => return None,
+            }
+            if r.next_or_end(b'}')? {
+                break;
+            }
+        }
+        r.at_end().then_some(())?;
+        filter.then_some(())?;
+        Some((id?, area?))
+    })();
+    match read {
+        Some((id, area)) => {
+            part.end_filter(id, area);
+            Some(())
+        }
+        None => {
+            part.abandon_filter();
+            None
+        }
+    }
+}
+
+/// A filter's constraints, `[[name, operator, value], ...]`, pushed into `part` as they
+/// are read ([`ccm::flat_json::Reader::constraints`]'s form and checks).
+fn constraints_into(r: &mut ccm::flat_json::Reader, part: &mut Part) -> Option<()> {
+    r.eat(b'[')?;
+    if r.peek()? == b']' {
+        return r.eat(b']');
+    }
+    loop {
+        r.eat(b'[')?;
+        let name = r.string()?;
+        r.eat(b',')?;
+        let op = Op::parse(r.string()?)?;
+        r.eat(b',')?;
+        let value = r.scalar()?;
+        r.eat(b']')?;
+        part.push_constraint(name, op, value)?;
+        if r.next_or_end(b']')? {
+            return Some(());
+        }
+    }
 }
 
 /// An events line: `loc` as a JSON value, `attrs` with its members in order and
@@ -556,6 +633,191 @@ pub fn load_events(path: &Path) -> Result<Vec<Event>, IoError> {
     parse_events(&display_path(path), open_input(path)?)
 }
 
+/// Where [`load_subscription_columns_timed`]'s time went.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadTiming {
+    /// Opening (a map of a regular file) or reading (standard input, a pipe) the bytes.
+    pub read: std::time::Duration,
+    /// Every line parsed into parts of columns, on all cores.
+    pub parse: std::time::Duration,
+    /// The parts joined into one set of columns ([`SubscriptionColumns::join`]).
+    pub join: std::time::Duration,
+}
+
+/// Loads a subscriptions file as columns ([`SubscriptionColumns`]; `-`: standard input):
+/// what [`load_subscriptions`] reads, with the same errors, and no heap object per
+/// subscription, filter or constraint.
+pub fn load_subscription_columns(path: &Path) -> Result<SubscriptionColumns, IoError> {
+    load_subscription_columns_timed(path).map(|(c, _)| c)
+}
+
+/// [`load_subscription_columns`], with where its time went. A regular file is mapped,
+/// its pages read in place from the page cache (a read would copy them into fresh
+/// memory that the kernel first zeroes); standard input, a pipe or a device is read
+/// whole. The bytes are then cut into chunks at line ends and every chunk parsed on
+/// all cores ([`parse_subscription_columns`]).
+pub fn load_subscription_columns_timed(
+    path: &Path,
+) -> Result<(SubscriptionColumns, LoadTiming), IoError> {
+    let t = std::time::Instant::now();
+    let name = display_path(path);
+    let read = |source| IoError::Read {
+        file: name.clone(),
+        source,
+    };
+    let file = if path.as_os_str() == STDIN {
+        None
+    } else {
+        Some(std::fs::File::open(path).map_err(read)?)
+    };
+    if let Some(f) = &file {
+        if f.metadata().map_err(read)?.is_file() {
+            // SAFETY: the map is read-only and lives until the parse returns; its bytes
+            // are only read. Another process that changed the file meanwhile would change
+            // what is parsed (as a read racing its writer would), and one that truncated
+            // it would make the read fault, as for any program that maps its input
+            // (ripgrep's choice too).
+            let map = unsafe { memmap2::Mmap::map(f) }.map_err(read)?;
+            let opened = t.elapsed();
+            let (cols, mut timing) = parse_subscription_columns_timed(&name, &map)?;
+            timing.read = opened;
+            // Unmapping a large map costs; left to the pool, off the load's path.
+            rayon::spawn(move || drop(map));
+            return Ok((cols, timing));
+        }
+    }
+    let mut bytes = Vec::new();
+    match &file {
+        Some(f) => std::io::Read::read_to_end(&mut &*f, &mut bytes),
+        None => std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes),
+    }
+    .map_err(read)?;
+    let took = t.elapsed();
+    let (cols, mut timing) = parse_subscription_columns_timed(&name, &bytes)?;
+    timing.read = took;
+    Ok((cols, timing))
+}
+
+/// Parses a whole subscriptions stream `text` (`file` names it in errors) into columns:
+/// cut into chunks at line ends, each chunk parsed on its own thread into a
+/// [`Part`] (the common line read byte by byte straight into it, any other through
+/// the `serde_json::Value` path that words errors), then the parts joined. Every bad
+/// line is found; they are the error, as [`parse_subscriptions`] gives it.
+pub fn parse_subscription_columns(
+    file: &Path,
+    text: &[u8],
+) -> Result<SubscriptionColumns, IoError> {
+    parse_subscription_columns_timed(file, text).map(|(c, _)| c)
+}
+
+/// Bytes per chunk of [`parse_subscription_columns`] at most.
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// A chunk's parse: its part, its lines (blank ones included), and its bad lines'
+/// places (line index in the chunk, from 0) and problems.
+type ChunkParse = (Part, usize, Vec<(usize, LineError)>);
+
+fn parse_subscription_columns_timed(
+    file: &Path,
+    text: &[u8],
+) -> Result<(SubscriptionColumns, LoadTiming), IoError> {
+    let t = std::time::Instant::now();
+    let chunk =
+        (text.len() / (4 * rayon::current_num_threads().max(1))).clamp(64 << 10, CHUNK_BYTES);
+    let mut cuts = vec![0usize];
+    while let Some(&last) = cuts.last() {
+        if last >= text.len() {
+            break;
+        }
+        let at = last + chunk;
+        cuts.push(
+            match text.get(at..).and_then(|t| memchr::memchr(b'\n', t)) {
+                Some(i) => at + i + 1,
+                None => text.len(),
+            },
+        );
+    }
+    let parsed: Vec<ChunkParse> = cuts
+        .par_windows(2)
+        .map(|w| parse_chunk(file, &text[w[0]..w[1]], w[0] == 0))
+        .collect();
+    let parse = t.elapsed();
+    // Bad lines in file order, numbered from the chunks' line counts.
+    let mut bad = ccm::io::BadLines::default();
+    let mut first_line = 1usize;
+    let mut parts = Vec::with_capacity(parsed.len());
+    for (part, lines, errors) in parsed {
+        for (i, e) in errors {
+            bad.push(at(file, first_line + i, e));
+        }
+        first_line += lines;
+        parts.push(part);
+    }
+    if let Err(e) = bad.finish(|errors, total| IoError::Lines { errors, total }) {
+        rayon::spawn(move || drop(parts));
+        return Err(e);
+    }
+    let cols = SubscriptionColumns::join(parts).map_err(|e| IoError::Bad {
+        file: file.to_path_buf(),
+        line: first_line.saturating_sub(1),
+        column: None,
+        what: e.to_string(),
+    })?;
+    let join = t.elapsed() - parse;
+    Ok((
+        cols,
+        LoadTiming {
+            read: std::time::Duration::ZERO,
+            parse,
+            join,
+        },
+    ))
+}
+
+/// Parses one chunk of whole lines (the last may lack its line end); `first` when it
+/// begins the stream (its first line may start with a byte-order mark).
+fn parse_chunk(file: &Path, text: &[u8], first: bool) -> ChunkParse {
+    // Room for a filter per line and five constraints each (Table 1's most): a chunk's
+    // columns are new memory that the kernel zeroes where it is touched, so room is
+    // sized from the lines counted, not from the bytes (which overshot it nearly twice),
+    // and not grown by doubling (each growth a copy into more new memory).
+    let lines = memchr::memchr_iter(b'\n', text).count() + 1;
+    let mut part = Part::with_capacity(lines, 5 * lines);
+    let mut errors = Vec::new();
+    let (mut start, mut i) = (0usize, 0usize);
+    let ends = memchr::memchr_iter(b'\n', text)
+        .chain((text.last() != Some(&b'\n') && !text.is_empty()).then_some(text.len()));
+    for end in ends {
+        let raw = &text[start..end];
+        start = end + 1;
+        let line = i;
+        i += 1;
+        if raw.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        // `line_text` reads the line number only to know line 1 (a byte-order mark).
+        let number = if first && line == 0 { 1 } else { 2 };
+        let text = match ccm::io::line_text(file, number, raw) {
+            Ok(t) => t,
+            Err(ccm::io::IoError::Bad { column, what, .. }) => {
+                errors.push((line, (column, what)));
+                continue;
+            }
+            Err(e) => {
+                errors.push((line, (None, e.to_string())));
+                continue;
+            }
+        };
+        if fast_subscription_into(text, &mut part).is_none() {
+            match slow_subscription(text) {
+                Ok(s) => part.push_subscription(&s),
+                Err(e) => errors.push((line, e)),
+            }
+        }
+    }
+    (part, i, errors)
+}
+
 fn value_json(v: &Value) -> serde_json::Value {
     match v {
         Value::Int(i) => (*i).into(),
@@ -616,6 +878,7 @@ pub fn write_events(mut w: impl std::io::Write, events: &[Event]) -> std::io::Re
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Subscriptions;
 
     fn subs(text: &str) -> Result<Vec<Subscription>, IoError> {
         parse_subscriptions(Path::new("s.jsonl"), text.as_bytes())
@@ -691,12 +954,9 @@ mod tests {
         }
     }
 
-    /// The byte-level fast path gives, for every line, exactly what the serde_json path
-    /// alone gives (the same subscription or the same error), on pseudo-random lines of
-    /// every form either path meets, then as often as not a byte deleted, inserted or the
-    /// line cut.
-    #[test]
-    fn subscriptions_lines_parse_as_the_serde_path_parses_them_random_and_malformed() {
+    /// Pseudo-random subscriptions lines of every form either path meets: half of them
+    /// well-formed, then as often as not a byte deleted, inserted or the line cut.
+    fn random_subscription_lines(count: usize) -> Vec<String> {
         let mut next = ccm::io::test_lines::xorshift(0x2545_f491_4f6c_dd1d);
         let nums = [
             "0",
@@ -723,8 +983,8 @@ mod tests {
         ];
         let ops = ["=", "!=", "<", ">=", "prefix", "substr", "~", "\\u003d"];
         let keys_any = ["subscription", "filter", "area", "x"];
-        let (mut fast, mut bad) = (0, 0);
-        for _ in 0..20_000 {
+        let mut lines = Vec::with_capacity(count);
+        for _ in 0..count {
             // Half the lines well-formed (each key once, valid constraints and area).
             let good = next(2) == 0;
             let mut keys = vec!["subscription", "filter", "area"];
@@ -782,6 +1042,19 @@ mod tests {
             let mut line = format!("{{{}}}", fields.join(", "));
             let inserts = ['[', ']', '{', '}', ',', ':', '"', ' ', '0', '-'];
             ccm::io::test_lines::damage(&mut line, &mut next, &inserts);
+            lines.push(line);
+        }
+        lines
+    }
+
+    /// The byte-level fast path gives, for every line, exactly what the serde_json path
+    /// alone gives (the same subscription or the same error), on pseudo-random lines of
+    /// every form either path meets, then as often as not a byte deleted, inserted or the
+    /// line cut.
+    #[test]
+    fn subscriptions_lines_parse_as_the_serde_path_parses_them_random_and_malformed() {
+        let (mut fast, mut bad) = (0, 0);
+        for line in random_subscription_lines(20_000) {
             let got = subscription_from_line(&line);
             let want = slow_subscription(&line);
             assert_eq!(got, want, "{line}");
@@ -790,6 +1063,81 @@ mod tests {
         }
         // Both kinds are exercised.
         assert!(fast > 500 && bad > 5000, "{fast} fast, {bad} bad");
+    }
+
+    /// The columns' loader reads every line as the model's loader reads it: the same
+    /// filters (as columns) or the same error, line by line, on the random lines; the
+    /// columns' fast path takes the lines the model's fast path takes.
+    #[test]
+    fn subscription_columns_load_as_the_model_loader_loads_random_and_malformed_lines() {
+        let (mut fast, mut bad) = (0, 0);
+        for line in random_subscription_lines(20_000) {
+            let got = parse_subscription_columns(Path::new("s.jsonl"), line.as_bytes());
+            let want = subs(&line);
+            match (&got, &want) {
+                (Ok(c), Ok(m)) => {
+                    let m = SubscriptionColumns::from_subscriptions(&Subscriptions::new(m.clone()));
+                    assert_eq!(c, &m.unwrap(), "{line}");
+                }
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{line}"),
+                _ => panic!("{line}: {got:?} against {want:?}"),
+            }
+            let mut part = Part::default();
+            let into = fast_subscription_into(&line, &mut part).is_some();
+            assert_eq!(into, fast_subscription(&line).is_some(), "{line}");
+            fast += into as usize;
+            bad += want.is_err() as usize;
+        }
+        assert!(fast > 500 && bad > 5000, "{fast} fast, {bad} bad");
+    }
+
+    /// A file of many chunks: the columns are the model's, and its bad lines are the
+    /// model loader's errors, numbered as the file's lines (blank lines, `\r\n` and a
+    /// byte-order mark included).
+    #[test]
+    fn subscription_columns_of_a_file_of_many_chunks_number_its_lines() {
+        let w = crate::workload::Workload::new(
+            crate::workload::Params {
+                subscriptions: 3000,
+                filters_per_subscription: 3,
+                ..crate::workload::Params::default()
+            },
+            9,
+        );
+        let mut buf = Vec::new();
+        write_subscriptions(&mut buf, w.subscriptions().as_slice()).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        // Out of order, blank lines, a `\r\n` line end, a byte-order mark.
+        lines.swap(10, 5000);
+        lines.insert(7, String::new());
+        lines.insert(4000, "  \t".into());
+        lines[20].push('\r');
+        lines[0].insert(0, '\u{FEFF}');
+        let good = lines.join("\n");
+        assert!(good.len() > 4 * (64 << 10), "several chunks");
+        let cols = parse_subscription_columns(Path::new("s.jsonl"), good.as_bytes()).unwrap();
+        let model = Subscriptions::new(subs(&good).unwrap());
+        assert_eq!(
+            cols,
+            SubscriptionColumns::from_subscriptions(&model).unwrap()
+        );
+        assert_eq!(cols.to_subscriptions(), model);
+        for bad_at in [
+            [3usize, 4, 5000].as_slice(),
+            &[8900],
+            &(100..130).collect::<Vec<_>>(),
+        ] {
+            let mut ls = lines.clone();
+            for &i in bad_at {
+                ls[i] = format!("{{\"subscription\": 1, \"filter\": [], \"area\": [0, 0, -{i}]}}");
+            }
+            ls[bad_at[0] + 1].push_str(" x");
+            let text = ls.join("\n");
+            let got = parse_subscription_columns(Path::new("s.jsonl"), text.as_bytes());
+            let want = subs(&text);
+            assert_eq!(got.unwrap_err().to_string(), want.unwrap_err().to_string());
+        }
     }
 
     #[test]

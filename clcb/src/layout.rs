@@ -168,6 +168,60 @@ impl Tables {
         Self::build_with(subs, false)
     }
 
+    /// [`Tables::build_filter_major`] of subscriptions held as columns: their
+    /// constraints, strings and names' numbers are already the filter-major tables, so
+    /// they are moved in as they are; the per-filter and per-row counts made on all
+    /// cores. Gives the tables, the filters' areas and the subscriptions' ids.
+    pub fn from_columns(
+        cols: crate::columns::SubscriptionColumns,
+    ) -> (Tables, Vec<Area>, Vec<crate::model::SubscriptionId>) {
+        let c = cols.into_parts();
+        let n = c.area.len();
+        let rows = c.names.len();
+        let mut t = Tables {
+            subscriptions: c.ids.len(),
+            ..Tables::default()
+        };
+        for (row, name) in c.names.into_iter().enumerate() {
+            t.name_rows.insert(name.as_bytes(), row as u32);
+            t.names.insert(name, row as u32);
+        }
+        let (starts, cons) = (&c.cons_start, &c.cons);
+        t.size_f = (0..n)
+            .into_par_iter()
+            .map(|f| starts[f + 1] - starts[f])
+            .collect();
+        t.bf = (0..n)
+            .into_par_iter()
+            .map(|f| {
+                cons[starts[f] as usize..starts[f + 1] as usize]
+                    .iter()
+                    .fold(0u32, |b, c| b | bloom_bit(c.tag))
+            })
+            .collect();
+        t.size_c = cons
+            .par_chunks(BUILD_PART * 4)
+            .fold(
+                || vec![0u32; rows],
+                |mut acc, part| {
+                    part.iter().for_each(|c| acc[c.tag as usize] += 1);
+                    acc
+                },
+            )
+            .reduce(
+                || vec![0u32; rows],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        t.filter_sub = c.filter_sub;
+        t.fcons_start = c.cons_start;
+        t.fcons = c.cons;
+        t.cstrings = c.strings;
+        (t, c.area, c.ids)
+    }
+
     fn build_with(subs: &Subscriptions, paper: bool) -> Tables {
         let filters = subs.filters_by_id();
         let n = filters.len();
@@ -951,6 +1005,31 @@ mod tests {
                 (&want.bf, &want.size_f, &want.filter_sub)
             );
             assert!(fm.constraints.is_empty() && fm.fpos.is_empty());
+            // The same tables from the subscriptions' columns.
+            let cols = crate::columns::SubscriptionColumns::from_subscriptions(&subs).unwrap();
+            let (fc, area, ids) = pool.install(|| Tables::from_columns(cols.clone()));
+            assert_eq!(
+                area,
+                subs.filters().map(|(_, _, f)| f.area).collect::<Vec<_>>()
+            );
+            assert_eq!(
+                ids,
+                subs.as_slice().iter().map(|s| s.id).collect::<Vec<_>>()
+            );
+            assert_eq!(fc.names, want.names);
+            assert_eq!(
+                (&fc.fcons, &fc.fcons_start),
+                (&want.fcons, &want.fcons_start)
+            );
+            assert_eq!((&fc.cstrings, &fc.size_c), (&want.cstrings, &want.size_c));
+            assert_eq!(
+                (&fc.bf, &fc.size_f, &fc.filter_sub),
+                (&want.bf, &want.size_f, &want.filter_sub)
+            );
+            assert_eq!(fc.subscriptions, want.subscriptions);
+            for (name, &row) in &fc.names {
+                assert_eq!(fc.name_rows.get(name.as_bytes()), Some(row));
+            }
         }
     }
 

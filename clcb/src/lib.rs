@@ -6,7 +6,8 @@
 //! | --- | --- | --- |
 //! | [`model`] | §2 | [`Subscription`]s of [`Filter`]s (content constraints + an [`Area`], a circle or a rectangle), [`Event`]s with a [`Location`] |
 //! | [`batch`] | beyond | [`batch::EventBatch`]: events as flat arrays (CCM's flat content, locations as columns), what every engine reads |
-//! | [`io`] | — | users' JSON Lines files -> model, line-numbered errors |
+//! | [`io`] | — | users' JSON Lines files -> model or columns, line-numbered errors |
+//! | [`columns`] | beyond | [`columns::SubscriptionColumns`]: subscriptions as flat columns, what the loader parses into and the indexes build from |
 //! | [`workload`] | §5, Table 1 | seeded generator of every Table 1 parameter, uniform and Zipf space, all-match |
 //! | [`keywords`] | beyond | the keyword workload of spatio-textual publish-subscribe (FAST, ICDE 2018): regions + Zipf keywords as string equalities |
 //! | [`layout`] | §4.3, Fig. 2 | `FPos`, `SqDist`, `BF`, `FCount`, `Constraints`/`SizeC`, encoded events; the grid index (beyond) |
@@ -70,6 +71,7 @@
 
 pub mod batch;
 pub mod cells;
+pub mod columns;
 pub mod engine;
 pub mod io;
 pub mod keywords;

@@ -393,6 +393,76 @@ fn clcb_match_streams_stdin_and_answers_a_bad_line_with_null() {
     std::fs::remove_dir_all(d).ok();
 }
 
+/// Subscriptions read from standard input (read whole, not mapped) answer as the same
+/// file does; a bad subscriptions line there stops the load, named `<stdin>:line:column`.
+#[test]
+fn clcb_match_reads_subscriptions_from_stdin_as_from_a_file() {
+    let d = tmp("clcb-subs-stdin");
+    let subs_text = "{\"subscription\": 9, \"filter\": [], \"area\": [10, 10, 5]}\n\n\
+         {\"subscription\": 7, \"filter\": [[\"n\", \"=\", 1]], \"area\": [0, 0, 5]}\n\
+         {\"subscription\": 9, \"filter\": [[\"s\", \"prefix\", \"ab\"]], \"area\": [0, 0, 1, 1]}\n";
+    let subs = write(&d, "s.jsonl", subs_text);
+    let events = write(
+        &d,
+        "e.jsonl",
+        "{\"loc\": [1, 1], \"attrs\": {\"n\": 1}}\n{\"loc\": [0.5, 0.5], \"attrs\": {\"s\": \"abc\"}}\n{\"loc\": [11, 9]}\n",
+    );
+    for engine in ["grid", "emu-cells", "rtree"] {
+        let from_file = harness()
+            .args(["clcb", "match", "--engine", engine, "--events"])
+            .arg(&events)
+            .arg("--subscriptions")
+            .arg(&subs)
+            .output()
+            .expect("run harness");
+        assert_eq!(
+            text(&from_file.stdout),
+            "[7]\n[9]\n[9]\n",
+            "{engine}: {}",
+            text(&from_file.stderr)
+        );
+        let mut cmd = harness();
+        cmd.args([
+            "clcb",
+            "match",
+            "--subscriptions",
+            "-",
+            "--engine",
+            engine,
+            "--events",
+        ])
+        .arg(&events);
+        let out = run_with_stdin(cmd, subs_text.as_bytes());
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{engine}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(text(&out.stdout), text(&from_file.stdout), "{engine}");
+    }
+    let mut cmd = harness();
+    cmd.args([
+        "clcb",
+        "match",
+        "--subscriptions",
+        "-",
+        "--engine",
+        "grid",
+        "--events",
+    ])
+    .arg(&events);
+    let out = run_with_stdin(
+        cmd,
+        format!("{subs_text}{{\"subscription\": 1, \"area\": [0, 0, 1]\n").as_bytes(),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("<stdin>:5:"), "{stderr}");
+    assert!(text(&out.stdout).is_empty());
+    std::fs::remove_dir_all(d).ok();
+}
+
 const QUERIES: &str = "/r/b\n//Straße\n/r[b]//c\n";
 
 #[test]

@@ -3,7 +3,7 @@
 
 use super::{
     bad_lines, check_inputs, fallback_note, stream_lines, warn_if_empty, write_ids, GpuOpening,
-    Stats, StreamArgs,
+    Reading, Stats, StreamArgs,
 };
 use crate::bad_input;
 use crate::engines::ClcbEngine;
@@ -155,12 +155,12 @@ fn parse_window(file: &Path, lines: &RawLines) -> super::Window<EventBatch> {
 /// Bytes of an events file from which the default engine is the GPU's cell index
 /// (`gpu-cells`); below, the CPU grid on every core. On an H200 with 16 host cores, the
 /// paper's default scenario (250k subscriptions, 1M events, a 103 MB events file,
-/// `results/e2e/e2e-session-end-2026-11-29.*`, driver cache warm): `gpu-cells` 0.94 s for
-/// the whole command against the grid's 0.99-1.01 s. Loading the subscriptions (0.43 s)
-/// hides the GPU's opening (0.33 s); the cell index is built and uploaded in 0.40 s against
-/// the grid's 0.38 s; the stream takes 0.09 s against 0.22 s. From those phases the GPU
-/// wins from about 0.2M events (20 MB); the cut sits higher, at about 0.6M, since only 1M
-/// was measured and a machine's first run also pays the PTX's JIT (about 0.35 s more here).
+/// `results/e2e/clcb-load-2026-11-29.*`, driver cache warm): `gpu-cells` 0.57-0.61 s for
+/// the whole command against the grid's 0.59-0.63 s. Loading the subscriptions as columns
+/// (0.16-0.22 s) about hides the GPU's opening (0.22-0.25 s); the cell index is built and
+/// uploaded in 0.28-0.29 s against the grid's 0.24-0.26 s; the stream takes 0.06-0.07 s
+/// against 0.17-0.18 s. From those phases the GPU wins from about 0.6M events (60 MB),
+/// and a machine's first run also pays the PTX's JIT (about 0.6 s more here).
 const GPU_FROM_EVENT_BYTES: u64 = 64 << 20;
 
 fn match_cmd(
@@ -199,30 +199,36 @@ fn match_cmd(
         _ => None,
     };
     let t0 = std::time::Instant::now();
-    let lines = clcb::io::load_subscriptions(subs_path).map_err(bad_input)?;
-    let t_parsed = t0.elapsed();
-    let n_lines = lines.len();
-    let subs = Subscriptions::new(lines);
-    warn_if_empty(subs_path, subs.len());
+    // Parsed straight into columns on all cores (no heap object per subscription,
+    // filter or constraint): what the cell index and the grid build from.
+    let (mut cols, load) =
+        clcb::io::load_subscription_columns_timed(subs_path).map_err(bad_input)?;
+    warn_if_empty(subs_path, cols.len());
     stats.add(
         "load subscriptions",
         t0.elapsed(),
         format!(
-            "({} subscriptions; read + parse {:.3} s, {n_lines} lines merged by id {:.3} s)",
-            subs.len(),
-            t_parsed.as_secs_f64(),
-            (t0.elapsed() - t_parsed).as_secs_f64()
+            "({} subscriptions, {} filters; mapped or read in {:.3} s, parsed on all cores {:.3}, joined {:.3})",
+            cols.len(),
+            cols.filter_count(),
+            load.read.as_secs_f64(),
+            load.parse.as_secs_f64(),
+            load.join.as_secs_f64()
         ),
     );
+    // The model, for the engines that read it (not the grid or the cell index).
+    let model = std::cell::OnceCell::new();
+    let subs = || -> &Subscriptions { model.get_or_init(|| cols.to_subscriptions()) };
     // Answers are dense subscription indices; printed as the subscriptions' ids.
+    let ids: Vec<u32> = cols.ids().iter().map(|s| s.0).collect();
     let format = |a: &[u32], out: &mut Vec<u8>| {
-        write_ids(out, a.iter().map(|&i| subs.id(i as usize).0));
+        write_ids(out, a.iter().map(|&i| ids[i as usize]));
     };
     let window = stream.window as usize;
     if let Some((spec, emulated)) = multi {
         let devs = super::devices_of(spec, clcb::PTX, emulated, &mut stats)?;
         let t = std::time::Instant::now();
-        let mut m = clcb::multi::MultiEngine::new(devs, &subs, Options::default())?;
+        let mut m = clcb::multi::MultiEngine::new(devs, subs(), Options::default())?;
         m.synchronize()?;
         stats.add("build + upload tables", t.elapsed(), String::new());
         let matcher = |evs: &EventBatch| -> anyhow::Result<Vec<Vec<u32>>> {
@@ -239,6 +245,23 @@ fn match_cmd(
         stats.print(done.events, "events", done.bytes, done.wall);
         return bad_lines(&done);
     }
+    // The events' first windows are read and parsed while the index is built (and the
+    // GPU opens): at most AHEAD_WINDOWS of them, not in the stream's time (noted in
+    // --stats); standard input is read when matching begins.
+    let early = if events_path.as_os_str() == clcb::io::STDIN {
+        None
+    } else {
+        Some(Reading::start(
+            events_path,
+            window,
+            parse_window,
+            super::AHEAD_WINDOWS,
+        )?)
+    };
+    let reading = |early: Option<Reading<EventBatch>>| match early {
+        Some(r) => Ok(r),
+        None => Reading::start(events_path, window, parse_window, 1),
+    };
     let opened = |stats: &mut Stats| match opening {
         Some(o) => o.wait(stats),
         None => Device::gpu(device, clcb::PTX),
@@ -274,7 +297,7 @@ fn match_cmd(
     };
     let done = match (dev, engine) {
         (None, Some(ClcbEngine::Sff)) => {
-            let m = stats.time("build the index (sff)", || SffLocation::build(&subs));
+            let m = stats.time("build the index (sff)", || SffLocation::build(subs()));
             let matcher = |evs: &EventBatch| {
                 Ok((0..evs.len())
                     .into_par_iter()
@@ -285,40 +308,27 @@ fn match_cmd(
                     )
                     .collect::<Vec<Vec<u32>>>())
             };
-            let done = stream_lines(
-                events_path,
-                window,
-                parse_window,
-                matcher,
-                format,
-                &mut stats,
-            )?;
+            let done = reading(early)?.run(matcher, format, &mut stats)?;
             super::keep_until_exit(m);
             done
         }
         (None, Some(ClcbEngine::Rtree)) => {
-            let m = stats.time("build the index (rtree)", || RTreeMatcher::build(&subs));
+            let subs = subs();
+            let m = stats.time("build the index (rtree)", || RTreeMatcher::build(subs));
             let matcher = |evs: &EventBatch| {
                 Ok((0..evs.len())
                     .into_par_iter()
                     .with_min_len(64)
-                    .map(|i| m.match_indices(&evs.event(i), &subs))
+                    .map(|i| m.match_indices(&evs.event(i), subs))
                     .collect::<Vec<Vec<u32>>>())
             };
-            let done = stream_lines(
-                events_path,
-                window,
-                parse_window,
-                matcher,
-                format,
-                &mut stats,
-            )?;
+            let done = reading(early)?.run(matcher, format, &mut stats)?;
             super::keep_until_exit(m);
             done
         }
         (None, _) => {
             let t = std::time::Instant::now();
-            let m = GridIndex::build(&subs)?;
+            let m = GridIndex::from_columns(&cols)?;
             let b = m.build_timing();
             stats.add(
                 "build the index (grid)",
@@ -332,14 +342,7 @@ fn match_cmd(
                 ),
             );
             let matcher = |evs: &EventBatch| Ok(m.match_batch_parallel(evs));
-            let done = stream_lines(
-                events_path,
-                window,
-                parse_window,
-                matcher,
-                format,
-                &mut stats,
-            )?;
+            let done = reading(early)?.run(matcher, format, &mut stats)?;
             super::keep_until_exit(m);
             done
         }
@@ -348,7 +351,8 @@ fn match_cmd(
         {
             let t = std::time::Instant::now();
             let opts = CellOptions::for_device(&dev);
-            let mut index = CellIndex::new(dev, &subs, opts)?;
+            // The index takes the columns' constraints as its tables (moved, not copied).
+            let mut index = CellIndex::from_columns(dev, std::mem::take(&mut cols), opts)?;
             index.synchronize()?;
             let b = index.build_timing();
             stats.add(
@@ -367,20 +371,13 @@ fn match_cmd(
                 let a = &answers;
                 Ok(super::FlatAnswers::copy_of(a.len(), |i| a.get(i)))
             };
-            let done = stream_lines(
-                events_path,
-                window,
-                parse_window,
-                matcher,
-                format,
-                &mut stats,
-            )?;
+            let done = reading(early)?.run(matcher, format, &mut stats)?;
             super::keep_until_exit((index, answers));
             done
         }
         (Some(dev), _) => {
             let t = std::time::Instant::now();
-            let mut e = Engine::new(dev, &subs, Options::default())?;
+            let mut e = Engine::new(dev, subs(), Options::default())?;
             e.synchronize()?;
             stats.add(
                 "build + upload tables",
@@ -396,19 +393,12 @@ fn match_cmd(
                     Ok(e.match_event_batch(evs)?)
                 }
             };
-            let done = stream_lines(
-                events_path,
-                window,
-                parse_window,
-                matcher,
-                format,
-                &mut stats,
-            )?;
+            let done = reading(early)?.run(matcher, format, &mut stats)?;
             super::keep_until_exit(e);
             done
         }
     };
     stats.print(done.events, "events", done.bytes, done.wall);
-    super::keep_until_exit(subs);
+    super::keep_until_exit((model, cols));
     bad_lines(&done)
 }
