@@ -14,7 +14,7 @@
 #      index (host build, emulator upload) and the grid from columns, the events' parse,
 #      on all cores.
 #
-#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-request.sh
+#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-clcb-load-request.sh
 #
 # $BIN holds harness and load_split. Self-contained (nothing of the repository needed);
 # every step under `timeout`, within about 200 s in all (a step is skipped when too little
