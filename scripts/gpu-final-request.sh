@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The session's last GPU run (run by .carry/mid/run.sh from an empty directory; binaries
 # in $BIN: harness, harness-base (main before the session's merges, for
-# scripts/e2e-cut.sh) and index_check; results under $OUT), within DEADLINE_S (default
-# 420 s), each step while time is left:
+# scripts/e2e-cut.sh), index_check and cells_split; results under $OUT), within
+# DEADLINE_S (default 420 s), each step while time is left:
 #   1. compute-sanitizer memcheck and racecheck of the CCM index's kernels (index_check at
-#      a fifth of its size), its answers checked against SFF's;
+#      a fifth of its size), its answers checked against SFF's; memcheck of the cell index
+#      built from columns (cells_split, keywords, 2000 subscriptions) against the grid;
 #   2. `harness run ccm table2 --seeds 3`, every engine (recorded CSVs for results/ccm/);
 #   3. scripts/e2e-cut.sh: the users' commands, this tree's binary against harness-base;
 #   4. `harness run ccm dense10`, then `dense`, one seed, the GPU index against the hybrid
@@ -28,6 +29,10 @@ export CUDA_MODULE_LOADING=EAGER
 if [ -x "$BIN/index_check" ]; then
     step memcheck-index 40 compute-sanitizer --tool memcheck --print-limit 20 "$BIN/index_check" 2 small
     step racecheck-index 60 compute-sanitizer --tool racecheck --print-limit 20 "$BIN/index_check" 3 small
+fi
+if [ -x "$BIN/cells_split" ]; then
+    step memcheck-cells 40 env CELLS_ROUND=2048 CELLS_LAUNCH=512 compute-sanitizer --tool memcheck \
+        --print-limit 20 "$BIN/cells_split" keywords 1 2000
 fi
 step ccm-table2 90 "$BIN/harness" run ccm table2 --seeds 3 --out "$OUT/rec"
 mkdir -p "$OUT/e2e"
