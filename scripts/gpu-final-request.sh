@@ -8,7 +8,7 @@
 #      built from columns (cells_split, keywords, 2000 subscriptions) against the grid;
 #   2. `harness run ccm table2 --seeds 3`, every engine (recorded CSVs for results/ccm/);
 #   3. scripts/e2e-cut.sh: the users' commands, this tree's binary against harness-base;
-#   4. `harness run ccm dense10`, then `dense`, one seed, the GPU index against the hybrid
+#   4. `harness run ccm dense`, then `dense10`, one seed, the GPU index against the hybrid
 #      (the strongest CPU method there), under $OUT/rec.
 set -uo pipefail
 R=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -37,7 +37,7 @@ fi
 step ccm-table2 90 "$BIN/harness" run ccm table2 --seeds 3 --out "$OUT/rec"
 mkdir -p "$OUT/e2e"
 step e2e 200 env BIN="$BIN" OUT="$OUT/e2e" bash "$R/scripts/e2e-cut.sh"
-for e in dense10 dense; do
+for e in dense dense10; do
     step "ccm-$e" 150 "$BIN/harness" run ccm "$e" --seeds 1 --engines gpu-index,hybrid --out "$OUT/rec"
 done
 tar czf "$OUT/rec.tgz" -C "$OUT" rec && rm -rf "$OUT/rec"
