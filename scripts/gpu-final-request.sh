@@ -11,7 +11,7 @@
 #   4. `harness run ccm dense`, then `dense10`, one seed, the GPU index against the hybrid
 #      (the strongest CPU method there), under $OUT/rec.
 set -uo pipefail
-R=$(cd "$(dirname "$0")/../../.." && pwd)
+R=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${BIN:?}; OUT=${OUT:?}; mkdir -p "$OUT"
 START=$(date +%s); DEADLINE_S=${DEADLINE_S:-420}
 left() { echo $((DEADLINE_S - ($(date +%s) - START))); }
