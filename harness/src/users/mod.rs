@@ -461,65 +461,17 @@ impl<B: Events> Reading<B> {
     ) -> anyhow::Result<Reading<B>> {
         let file: PathBuf = ::ccm::io::display_path(path);
         let reader = ::ccm::io::open_input(path).map_err(bad_input)?;
-        let t0 = Instant::now();
-        let (tx, rx) = std::sync::mpsc::sync_channel::<anyhow::Result<Window<B>>>(ahead.max(1));
-        let sent = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let counted = std::sync::Arc::clone(&sent);
-        // Not joined on an early return (an error writing the output): the threads may be
-        // blocked reading standard input, and end with the process. Reading a window (its
-        // bytes copied and its lines found) runs on a thread of its own, beside the parsing
-        // of the window before on all cores; the windows' buffers go back to it for reuse.
-        let producer = std::thread::spawn(move || {
-            let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Result<RawLines, IoError>>(1);
-            let (back_tx, back_rx) = std::sync::mpsc::channel::<RawLines>();
-            let read_file = file.clone();
-            let reading = std::thread::spawn(move || {
-                let mut lines = LineReader::new(read_file, reader);
-                let mut busy = Duration::ZERO;
-                loop {
-                    let mut raw = back_rx.try_recv().unwrap_or_default();
-                    let t = Instant::now();
-                    let r = lines.read_window(window, &mut raw);
-                    busy += t.elapsed();
-                    let sent = match r {
-                        Ok(()) if raw.is_empty() => break,
-                        Ok(()) => raw_tx.send(Ok(raw)),
-                        Err(e) => raw_tx.send(Err(e)),
-                    };
-                    if sent.is_err() {
-                        break;
-                    }
-                }
-                busy
-            });
-            let mut parsing = Duration::ZERO;
-            for msg in raw_rx {
-                let raw = match msg {
-                    Ok(raw) => raw,
-                    Err(e) => {
-                        let _ = tx.send(Err(bad_input(e)));
-                        return (Duration::ZERO, parsing);
-                    }
-                };
-                let t = Instant::now();
-                let mut parsed = parse(&file, &raw);
+        let mut lines = LineReader::new(file.clone(), reader);
+        Ok(Reading::start_windows(
+            ahead,
+            move |raw: &mut RawLines| lines.read_window(window, raw),
+            RawLines::is_empty,
+            move |raw: &mut RawLines| {
+                let mut parsed = parse(&file, raw);
                 parsed.bytes = raw.bytes();
-                parsing += t.elapsed();
-                let _ = back_tx.send(raw);
-                if tx.send(Ok(parsed)).is_err() {
-                    return (Duration::ZERO, parsing);
-                }
-                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
-            // The reader reached the end of the stream.
-            (reading.join().unwrap_or_default(), parsing)
-        });
-        Ok(Reading {
-            rx,
-            producer,
-            t0,
-            sent,
-        })
+                parsed
+            },
+        ))
     }
 
     /// [`Reading::start`] for a parser that cuts each window into lines itself
@@ -534,26 +486,49 @@ impl<B: Events> Reading<B> {
     ) -> anyhow::Result<Reading<B>> {
         let file: PathBuf = ::ccm::io::display_path(path);
         let mut reader = TextReader::open(path).map_err(bad_input)?;
+        let mut line = 1;
+        Ok(Reading::start_windows(
+            ahead,
+            move |text: &mut TextWindow| reader.read_window(window, text),
+            TextWindow::is_empty,
+            move |text: &mut TextWindow| {
+                let (mut parsed, lines) = parse(&file, text, line);
+                line += lines;
+                parsed.bytes = text.len();
+                text.clear();
+                parsed
+            },
+        ))
+    }
+
+    /// The two threads of a [`Reading`]: one reads windows with `read` (into one given
+    /// back for reuse, else a fresh one) until one comes back empty (`is_empty`), beside
+    /// the other, which parses each with `parse` (on all cores), sends it on and gives
+    /// the window back. Not joined on an early return (an error writing the output): the
+    /// threads may be blocked reading standard input, and end with the process.
+    fn start_windows<W: Default + Send + 'static>(
+        ahead: usize,
+        mut read: impl FnMut(&mut W) -> Result<(), IoError> + Send + 'static,
+        is_empty: fn(&W) -> bool,
+        mut parse: impl FnMut(&mut W) -> Window<B> + Send + 'static,
+    ) -> Reading<B> {
         let t0 = Instant::now();
         let (tx, rx) = std::sync::mpsc::sync_channel::<anyhow::Result<Window<B>>>(ahead.max(1));
         let sent = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counted = std::sync::Arc::clone(&sent);
-        // As in `start`: a thread cuts (or reads) the windows, beside the parsing of the
-        // window before; the windows go back to it for reuse, a mapped one's pages let go.
         let producer = std::thread::spawn(move || {
-            type Cut = Result<TextWindow, IoError>;
-            let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Cut>(1);
-            let (back_tx, back_rx) = std::sync::mpsc::channel::<TextWindow>();
+            let (raw_tx, raw_rx) = std::sync::mpsc::sync_channel::<Result<W, IoError>>(1);
+            let (back_tx, back_rx) = std::sync::mpsc::channel::<W>();
             let reading = std::thread::spawn(move || {
                 let mut busy = Duration::ZERO;
                 loop {
-                    let mut text = back_rx.try_recv().unwrap_or_default();
+                    let mut w = back_rx.try_recv().unwrap_or_default();
                     let t = Instant::now();
-                    let r = reader.read_window(window, &mut text);
+                    let r = read(&mut w);
                     busy += t.elapsed();
                     let sent = match r {
-                        Ok(()) if text.is_empty() => break,
-                        Ok(()) => raw_tx.send(Ok(text)),
+                        Ok(()) if is_empty(&w) => break,
+                        Ok(()) => raw_tx.send(Ok(w)),
                         Err(e) => raw_tx.send(Err(e)),
                     };
                     if sent.is_err() {
@@ -562,35 +537,33 @@ impl<B: Events> Reading<B> {
                 }
                 busy
             });
-            let (mut parsing, mut line) = (Duration::ZERO, 1);
+            let mut parsing = Duration::ZERO;
             for msg in raw_rx {
-                let mut text = match msg {
-                    Ok(text) => text,
+                let mut w = match msg {
+                    Ok(w) => w,
                     Err(e) => {
                         let _ = tx.send(Err(bad_input(e)));
                         return (Duration::ZERO, parsing);
                     }
                 };
                 let t = Instant::now();
-                let (mut parsed, lines) = parse(&file, &text, line);
-                line += lines;
-                parsed.bytes = text.len();
-                text.clear();
+                let parsed = parse(&mut w);
                 parsing += t.elapsed();
-                let _ = back_tx.send(text);
+                let _ = back_tx.send(w);
                 if tx.send(Ok(parsed)).is_err() {
                     return (Duration::ZERO, parsing);
                 }
                 counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
+            // The reader reached the end of the stream.
             (reading.join().unwrap_or_default(), parsing)
         });
-        Ok(Reading {
+        Reading {
             rx,
             producer,
             t0,
             sent,
-        })
+        }
     }
 
     /// The rest of [`stream_lines`]: each window matched by `matcher`, its answers
