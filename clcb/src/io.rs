@@ -259,16 +259,7 @@ fn fast_subscription(line: &str) -> Option<Subscription> {
             }
             "area" if area.is_none() => {
                 r.eat(b':')?;
-                r.eat(b'[')?;
-                let (mut v, mut n) = ([0.0; 4], 0);
-                loop {
-                    *v.get_mut(n)? = r.float()?;
-                    n += 1;
-                    if r.next_or_end(b']')? {
-                        break;
-                    }
-                }
-                area = Some(area_of(v.get(..n).filter(|v| v.len() >= 3)?).ok()?);
+                area = Some(fast_area(&mut r)?);
             }
             _ => return None,
         }
@@ -282,6 +273,21 @@ fn fast_subscription(line: &str) -> Option<Subscription> {
         id: SubscriptionId(id?),
         filters: vec![f],
     })
+}
+
+/// An `"area"`'s value on the fast path: `[x, y, radius]` or `[x_min, y_min, x_max,
+/// y_max]`; `None` for anything else (the slow path then words the error).
+fn fast_area(r: &mut ccm::flat_json::Reader) -> Option<Area> {
+    r.eat(b'[')?;
+    let (mut v, mut n) = ([0.0; 4], 0);
+    loop {
+        *v.get_mut(n)? = r.float()?;
+        n += 1;
+        if r.next_or_end(b']')? {
+            break;
+        }
+    }
+    area_of(v.get(..n).filter(|v| v.len() >= 3)?).ok()
 }
 
 /// [`fast_subscription`] straight into one more filter of `part` (no heap object per
@@ -305,16 +311,7 @@ fn fast_subscription_into(line: &str, part: &mut Part) -> Option<()> {
                 }
                 "area" if area.is_none() => {
                     r.eat(b':')?;
-                    r.eat(b'[')?;
-                    let (mut v, mut n) = ([0.0; 4], 0);
-                    loop {
-                        *v.get_mut(n)? = r.float()?;
-                        n += 1;
-                        if r.next_or_end(b']')? {
-                            break;
-                        }
-                    }
-                    area = Some(area_of(v.get(..n).filter(|v| v.len() >= 3)?).ok()?);
+                    area = Some(fast_area(&mut r)?);
                 }
                 _ => return None,
             }
