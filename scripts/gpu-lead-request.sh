@@ -10,17 +10,17 @@
 # or, with PART=split (binaries in $BIN: cells_split, harness), the cell index's split at
 # 1M subscriptions on the workloads of Figs. 3a, 3d, 4a and 4d (`cells_split uniform|zipf
 # AREA%`), launches of 32768 and 8192 events, then the figures named in FIGS (default
-# fig3a fig3d fig4a fig4d) recorded with one seed under $OUT/results.
+# fig3a fig3d fig4a fig4d) recorded with SEEDS seeds (default 1) under $OUT/results.
 set -uo pipefail
 BIN=${BIN:?}; OUT=${OUT:?}
 mkdir -p "$OUT"
 . "$(dirname "${BASH_SOURCE[0]}")/step-lib.sh"
 if [ "${PART:-look}" = split ]; then
-    for w in "uniform 0.001" "uniform 1" "zipf 0.001" "zipf 1"; do
+    [ -x "$BIN/cells_split" ] && for w in "uniform 0.001" "uniform 1" "zipf 0.001" "zipf 1"; do
         CELLS_LAUNCH=32768,8192 step "split-${w/ /-}" 60 "$BIN/cells_split" $w > "$OUT/split-${w/ /-}.txt" 2>&1
     done
     for fig in ${FIGS:-fig3a fig3d fig4a fig4d}; do
-        step "clcb-$fig" 90 "$BIN/harness" run clcb "$fig" --seeds 1 --out "$OUT/results" \
+        step "clcb-$fig" 150 "$BIN/harness" run clcb "$fig" --seeds "${SEEDS:-1}" --out "$OUT/results" \
             > "$OUT/clcb-$fig.txt" 2>&1
     done
     exit 0
