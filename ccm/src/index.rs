@@ -853,9 +853,9 @@ impl DevDicts {
             None => (None, None, None),
         };
         let mut d = DevDicts {
-            name_rows: kept_or_grown(dev, r, rows.len())?,
-            strs: kept_or_grown(dev, s, strs.len())?,
-            arena: kept_or_grown(dev, a, arena.len())?,
+            name_rows: dev.kept_or_grown(r, rows.len(), room_of)?,
+            strs: dev.kept_or_grown(s, strs.len(), room_of)?,
+            arena: dev.kept_or_grown(a, arena.len(), room_of)?,
             n_names,
             n_strs,
         };
@@ -882,18 +882,6 @@ impl DevDicts {
             n_names: self.n_names,
             n_strs: self.n_strs,
         }
-    }
-}
-
-/// `old` when it holds `n` elements (at least one), else a new buffer with room.
-pub(crate) fn kept_or_grown<T: bytemuck::Pod>(
-    dev: &Device,
-    old: Option<Buffer<T>>,
-    n: usize,
-) -> Result<Buffer<T>, CcmError> {
-    match old {
-        Some(b) if b.len() >= n.max(1) => Ok(b),
-        _ => Ok(dev.alloc(room_of(n.max(1)))?),
     }
 }
 

@@ -1644,11 +1644,11 @@ impl CellIndex {
             None => (None, None, None),
         };
         let mut d = Dicts {
-            name_rows: kept_or_grown(dev, r, rows.len())?,
-            spans: kept_or_grown(dev, s, spans.len())?,
+            name_rows: dev.kept_or_grown(r, rows.len(), room)?,
+            spans: dev.kept_or_grown(s, spans.len(), room)?,
             // A byte past the arena: an empty string's offset may be the arena's end,
             // which must still lie inside the allocation.
-            arena: kept_or_grown(dev, a, arena.len() + 1)?,
+            arena: dev.kept_or_grown(a, arena.len() + 1, room)?,
             n_names: rows.len() as u32,
             n_strs: spans.len() as u32,
             key: Some(DictKey::of(b)),
@@ -1973,18 +1973,6 @@ fn launch_match(
         &mut s.counts_host,
     )?;
     Ok(())
-}
-
-/// `old` when it holds `n` elements (at least one), else a new buffer with room.
-fn kept_or_grown<T: bytemuck::Pod>(
-    dev: &Device,
-    old: Option<Buffer<T>>,
-    n: usize,
-) -> Result<Buffer<T>, EngineError> {
-    match old {
-        Some(b) if b.len() >= n.max(1) => Ok(b),
-        _ => Ok(dev.alloc(room(n))?),
-    }
 }
 
 /// Where the columns of a launch of `events` of `b` lie in its run of words.

@@ -1047,6 +1047,37 @@ impl Device {
         self.allocated.load(Ordering::Relaxed)
     }
 
+    /// `old` when it holds at least `len` values (at least one), else a fresh zeroed
+    /// buffer of `grow(len)` values (and at least `len`), `old` freed first: a buffer
+    /// kept from call to call, grown by the caller's rule and never shrunk.
+    ///
+    /// ```
+    /// use gpu_kernels::Device;
+    /// let dev = Device::emulator();
+    /// let b = dev.kept_or_grown::<u32>(None, 100, usize::next_power_of_two)?;
+    /// assert_eq!(b.len(), 128);
+    /// let b = dev.kept_or_grown(Some(b), 120, usize::next_power_of_two)?; // kept
+    /// assert_eq!(b.len(), 128);
+    /// let b = dev.kept_or_grown(Some(b), 130, usize::next_power_of_two)?; // grown
+    /// assert_eq!(b.len(), 256);
+    /// # Ok::<(), gpu_kernels::GpuError>(())
+    /// ```
+    pub fn kept_or_grown<T: bytemuck::Pod>(
+        &self,
+        old: Option<Buffer<T>>,
+        len: usize,
+        grow: impl Fn(usize) -> usize,
+    ) -> Result<Buffer<T>, GpuError> {
+        let len = len.max(1);
+        match old {
+            Some(b) if b.len() >= len => Ok(b),
+            old => {
+                drop(old);
+                self.alloc(grow(len).max(len))
+            }
+        }
+    }
+
     /// A zeroed buffer of `len` values.
     pub fn alloc<T: bytemuck::Pod>(&self, len: usize) -> Result<Buffer<T>, GpuError> {
         let (mem, addr, bytes) = match &self.backend {

@@ -673,17 +673,15 @@ pub(crate) fn decode_row(row: &[u32], ids: &[u32]) -> Matches {
     m
 }
 
+/// The buffer in `slot`, kept when it holds `len` values, else grown to the next power
+/// of two ([`Device::kept_or_grown`]).
 pub(crate) fn room<'a, T: bytemuck::Pod>(
     dev: &Device,
     slot: &'a mut Option<Buffer<T>>,
     len: usize,
 ) -> Result<&'a mut Buffer<T>, XmlError> {
-    let len = len.max(1);
-    if slot.as_ref().is_none_or(|b| b.len() < len) {
-        *slot = None; // free the old one first
-        *slot = Some(dev.alloc(len.next_power_of_two())?);
-    }
-    Ok(slot.as_mut().expect("allocated above"))
+    let b = dev.kept_or_grown(slot.take(), len, usize::next_power_of_two)?;
+    Ok(slot.insert(b))
 }
 
 /// `data` copied to the start of the buffer in `slot`.
