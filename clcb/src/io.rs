@@ -245,21 +245,42 @@ fn slow_subscription(line: &str) -> Result<Subscription, LineError> {
 /// lines).
 fn fast_subscription(line: &str) -> Option<Subscription> {
     let mut r = ccm::flat_json::Reader::new(line);
+    let mut filter = None;
+    let (id, area) = fast_fields(&mut r, |r| {
+        filter = Some(r.constraints()?);
+        Some(())
+    })?;
+    let f = Filter::new(filter?, area).ok()?;
+    Some(Subscription {
+        id: SubscriptionId(id),
+        filters: vec![f],
+    })
+}
+
+/// A subscriptions line's object on the fast path, whole: its `"subscription"` id, its
+/// `"area"`, and its `"filter"` read by `filter` (each key once, in any order, and no
+/// other); `None` for anything else. Both fast readers, into the model and into
+/// columns, read a line by it.
+fn fast_fields(
+    r: &mut ccm::flat_json::Reader,
+    mut filter: impl FnMut(&mut ccm::flat_json::Reader) -> Option<()>,
+) -> Option<(u32, Area)> {
     r.eat(b'{')?;
-    let (mut id, mut filter, mut area) = (None, None, None);
+    let (mut id, mut filtered, mut area) = (None, false, None);
     loop {
         match r.string()? {
             "subscription" if id.is_none() => {
                 r.eat(b':')?;
                 id = Some(r.id()?);
             }
-            "filter" if filter.is_none() => {
+            "filter" if !filtered => {
                 r.eat(b':')?;
-                filter = Some(r.constraints()?);
+                filter(r)?;
+                filtered = true;
             }
             "area" if area.is_none() => {
                 r.eat(b':')?;
-                area = Some(fast_area(&mut r)?);
+                area = Some(fast_area(r)?);
             }
             _ => return None,
         }
@@ -268,11 +289,8 @@ fn fast_subscription(line: &str) -> Option<Subscription> {
         }
     }
     r.at_end().then_some(())?;
-    let f = Filter::new(filter?, area?).ok()?;
-    Some(Subscription {
-        id: SubscriptionId(id?),
-        filters: vec![f],
-    })
+    filtered.then_some(())?;
+    Some((id?, area?))
 }
 
 /// An `"area"`'s value on the fast path: `[x, y, radius]` or `[x_min, y_min, x_max,
@@ -295,34 +313,7 @@ fn fast_area(r: &mut ccm::flat_json::Reader) -> Option<Area> {
 /// it knows) for anything else, which [`slow_subscription`] then parses and words.
 fn fast_subscription_into(line: &str, part: &mut Part) -> Option<()> {
     let mut r = ccm::flat_json::Reader::new(line);
-    let read = (|| {
-        r.eat(b'{')?;
-        let (mut id, mut filter, mut area) = (None, false, None);
-        loop {
-            match r.string()? {
-                "subscription" if id.is_none() => {
-                    r.eat(b':')?;
-                    id = Some(r.id()?);
-                }
-                "filter" if !filter => {
-                    r.eat(b':')?;
-                    constraints_into(&mut r, part)?;
-                    filter = true;
-                }
-                "area" if area.is_none() => {
-                    r.eat(b':')?;
-                    area = Some(fast_area(&mut r)?);
-                }
-                _ => return None,
-            }
-            if r.next_or_end(b'}')? {
-                break;
-            }
-        }
-        r.at_end().then_some(())?;
-        filter.then_some(())?;
-        Some((id?, area?))
-    })();
+    let read = fast_fields(&mut r, |r| constraints_into(r, part));
     match read {
         Some((id, area)) => {
             part.end_filter(id, area);
