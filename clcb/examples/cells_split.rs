@@ -8,8 +8,10 @@
 //! every event of the stream.
 //!
 //! The stream is the harness's: the workload's events as a flat batch, repeated to
-//! 65,536 events a round (`CELLS_ROUND` changes it); a warm round, then three timed ones
-//! for each largest launch size of `CELLS_LAUNCH` (comma-separated, default 32768). On
+//! 65,536 events a round (`CELLS_ROUND` changes it); a warm round, then five timed ones
+//! (the last two without the device's clock, whose marks cost the host) for each largest
+//! launch size of `CELLS_LAUNCH` (comma-separated, default the index's; a size ending in
+//! `-` keeps the launches full to the end of a call instead of tapering them). On
 //! the GPU: Table 2's default scenario (250,000 subscriptions, `[subscriptions]` to
 //! change it). Without a GPU it runs on the emulator with 200 subscriptions and 4,096
 //! events a round, a check that it runs: the emulator's threads share the host's cores
@@ -103,13 +105,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None if dev.is_gpu() => 1 << 16,
         None => 4096,
     };
-    let launches: Vec<usize> = match env("CELLS_LAUNCH") {
+    // A launch size ending in `-` keeps full launches to the end of a call (no taper).
+    let launches: Vec<(usize, bool)> = match env("CELLS_LAUNCH") {
         Some(v) => v
             .split(',')
-            .map(|s| s.trim().parse())
+            .map(|s| {
+                let s = s.trim();
+                let size = s.trim_end_matches('-');
+                size.parse::<usize>().map(|n| (n, size.len() == s.len()))
+            })
             .collect::<Result<_, _>>()?,
-        None if dev.is_gpu() => vec![32_768],
-        None => vec![4096],
+        None if dev.is_gpu() => vec![(CellOptions::for_device(&dev).batch_events, true)],
+        None => vec![(4096, true)],
     };
     let stream = batch.repeated(round);
     println!(
@@ -140,7 +147,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         dev,
         &subs,
         CellOptions {
-            batch_events: launches[0],
+            batch_events: launches[0].0,
+            taper: launches[0].1,
         },
     )?;
     let b = index.build_timing();
@@ -148,15 +156,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "cell index built in {:.3} s: {b}",
         t0.elapsed().as_secs_f64()
     );
-    index.set_device_clock(true);
     let mut answers = CellAnswers::default();
-    for &launch in &launches {
+    for &(launch, taper) in &launches {
         index.set_batch_events(launch);
+        index.set_taper(taper);
+        index.set_device_clock(true);
         // Warm: the page-locked stagings and the answers' areas grow to the stream's.
         index.match_event_batch_into(&stream, &mut answers)?;
         let agree = (0..stream.len()).all(|i| answers.get(i) == want[i].as_slice());
-        println!("launches of at most {launch}: answers equal to the grid's: {agree}");
-        for round in 1..=3 {
+        let shape = if taper { "tapered" } else { "full to the end" };
+        println!("launches of at most {launch} ({shape}): answers equal to the grid's: {agree}");
+        for round in 1..=5 {
+            // The last two rounds without the device's clock: its marks cost the host.
+            index.set_device_clock(round <= 3);
             index.take_timing();
             let t0 = Instant::now();
             index.match_event_batch_into(&stream, &mut answers)?;

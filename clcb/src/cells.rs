@@ -49,7 +49,8 @@
 //! - **Batches** ([`CellIndex::match_event_batch_into`], a flat
 //!   [`EventBatch`]; heap events are converted once, [`CellIndex::match_batch`]): up to
 //!   [`CellOptions::batch_events`] events per launch (a call's launches double from an
-//!   eighth of that), two launch slots in a pipeline, and no host work per event but
+//!   eighth of that and halve back to it at the call's end, [`CellOptions::taper`]), two
+//!   launch slots in a pipeline, and no host work per event but
 //!   copying the batch's columns. Once per call the batch's names are translated to
 //!   rows and its strings' spans are uploaded with its string arena. Per launch the
 //!   host copies the launch's columns as they are (16-byte attributes, starts, `x`,
@@ -164,11 +165,17 @@ fn entry(filter: u32, sub: u32, a: &Area, sig: [u32; 3]) -> CellEntry {
 /// Tuning of [`CellIndex`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CellOptions {
-    /// Most events per launch (32768 on a GPU, 64 on the emulator); a call's launches
+    /// Most events per launch (65536 on a GPU, 64 on the emulator); a call's launches
     /// double from an eighth of it. (Table 2's stream of 65,536 events on an H200 with
     /// 16 host cores, `cells_split`: 13.7-14.3 ns an event at 8192, 10.6-12.9 at 16384,
-    /// 9.7-11.4 at 32768.)
+    /// 9.7-11.4 at 32768; in a later run, four rounds each, 8.5-10.4 at 32768 full to the
+    /// end and 6.7-7.5 at 65536 tapered; Fig. 3a's workload at 1M subscriptions 8.2-9.9
+    /// against 6.6-8.5, `keywords` with 0.01% regions 8.9-10.8 against 7.7-9.2.)
     pub batch_events: usize,
+    /// Whether a call's launches shrink again at its end ([`Ramp::tapered`]), so that
+    /// the last launch's kernels, which no staging overlaps, are short (default), or
+    /// stay full to the end ([`Ramp::new`]).
+    pub taper: bool,
 }
 
 impl CellOptions {
@@ -176,7 +183,8 @@ impl CellOptions {
     /// (every lane run on the host).
     pub fn for_device(dev: &Device) -> CellOptions {
         CellOptions {
-            batch_events: if dev.is_gpu() { 32_768 } else { 64 },
+            batch_events: if dev.is_gpu() { 65_536 } else { 64 },
+            taper: true,
         }
     }
 }
@@ -1235,6 +1243,7 @@ impl CellIndex {
             timing: CellTiming::default(),
             opts: CellOptions {
                 batch_events: opts.batch_events.clamp(1, 1 << 20),
+                ..opts
             },
             dev,
             build: timing,
@@ -1278,6 +1287,12 @@ impl CellIndex {
     /// calls (at least 1).
     pub fn set_batch_events(&mut self, events: usize) {
         self.opts.batch_events = events.clamp(1, 1 << 20);
+    }
+
+    /// Sets whether the next calls' launches shrink at their end
+    /// ([`CellOptions::taper`]).
+    pub fn set_taper(&mut self, on: bool) {
+        self.opts.taper = on;
     }
 
     /// Times each launch's kernels by the device's clock ([`CellTiming::device`]) or
@@ -1669,8 +1684,13 @@ impl CellIndex {
     /// The pipeline of [`CellIndex::match_event_batch_into`], on rayon's pool.
     fn pipeline(&mut self, b: &EventBatch, answers: &mut CellAnswers) -> Result<(), EngineError> {
         let per = self.opts.batch_events;
-        // Launches that double from an eighth of a full one.
-        let mut chunks = Ramp::new(0..b.len(), per / 8, 2.0, per);
+        // Launches that double from an eighth of a full one (and halve back to it).
+        let ramp = if self.opts.taper {
+            Ramp::tapered
+        } else {
+            Ramp::new
+        };
+        let mut chunks = ramp(0..b.len(), per / 8, 2.0, per);
         let first = chunks.next().expect("a batch of at least one event");
         let t = Instant::now();
         let staging = self.pipe.staging[0].take();
@@ -2540,7 +2560,14 @@ mod tests {
                 .unwrap();
             let s = one
                 .install(|| {
-                    CellIndex::new(Device::emulator(), &subs, CellOptions { batch_events: 64 })
+                    CellIndex::new(
+                        Device::emulator(),
+                        &subs,
+                        CellOptions {
+                            batch_events: 64,
+                            taper: true,
+                        },
+                    )
                 })
                 .unwrap();
             assert_eq!((&g.key, &g.proto, &g.sig), (&s.key, &s.proto, &s.sig));
@@ -2626,7 +2653,10 @@ mod tests {
         let dev = Device::emulator();
         // Launches of 1, 2 and 1 events: the spilled events lie in the second and the
         // third launch, their answers found by their place in the whole batch.
-        let opts = CellOptions { batch_events: 2 };
+        let opts = CellOptions {
+            batch_events: 2,
+            taper: true,
+        };
         let mut g = CellIndex::new(dev, &subs, opts).unwrap();
         let kv = [("k", Value::Str("v".into()))];
         let events = [
@@ -2743,8 +2773,15 @@ mod tests {
                 .chain(around(b, 10_000, 100.0))
                 .chain(around(3, 50_000, 50.0)),
         );
-        let mut g =
-            CellIndex::new(Device::emulator(), &subs, CellOptions { batch_events: 8 }).unwrap();
+        let mut g = CellIndex::new(
+            Device::emulator(),
+            &subs,
+            CellOptions {
+                batch_events: 8,
+                taper: true,
+            },
+        )
+        .unwrap();
         let kv = [("k", Value::Str("v".into()))];
         let (at_a, at_b, small) = (
             event(0.05, 0.0, &kv),
@@ -2826,7 +2863,10 @@ mod tests {
             sub(2, vec![(vec![], (0.0, 0.0, 1.0))]),
         ]);
         let dev = Device::emulator();
-        let opts = CellOptions { batch_events: 2 };
+        let opts = CellOptions {
+            batch_events: 2,
+            taper: false,
+        };
         let mut g = CellIndex::new(dev, &subs, opts).unwrap();
         assert_eq!(g.take_timing(), CellTiming::default());
         let rain = event(0.2, 0.0, &[("rain", Value::Str("rain".into()))]);

@@ -146,7 +146,11 @@ fn scenario(
     batch_events: usize,
 ) -> Result<(), TestCaseError> {
     let dev = Device::emulator();
-    let opts = CellOptions { batch_events };
+    // Odd launch sizes keep full launches to the end, even ones taper.
+    let opts = CellOptions {
+        batch_events,
+        taper: batch_events % 2 == 0,
+    };
     let mut index = CellIndex::new(dev, &subs, opts).expect("a valid set");
     let mut rtree = RTreeMatcher::build(&subs);
     let mut grid = GridIndex::build(&subs).expect("a valid set");

@@ -295,7 +295,10 @@ fn batch_agrees(subs: &Subscriptions, events: &[Event]) -> Result<(), TestCaseEr
             prop_assert_eq!(&got, &want, "engine, grid {}", grid);
         }
         let dev = Device::emulator();
-        let opts = CellOptions { batch_events: 4 };
+        let opts = CellOptions {
+            batch_events: 4,
+            taper: true,
+        };
         let mut cells = CellIndex::new(dev, subs, opts).expect("cell index");
         prop_assert_eq!(
             &cells.match_event_batch(&batch).expect("cells"),

@@ -194,36 +194,87 @@ impl Device {
 
 /// A call's events in launches of a pipeline that grow from `first` by `growth` (at least
 /// one event more each time; 2 where `growth` is not finite, never below 1) up to `per`
-/// events: the first launch's staging, which nothing overlaps, and the last launch's
-/// answers are short. Yields ranges of `events`, in order, every event once.
+/// events: the first launch's staging, which nothing overlaps, is short. Yields ranges of
+/// `events`, in order, every event once. [`Ramp::tapered`] shrinks them again at the end,
+/// so that the last launch's kernels, which nothing overlaps either, are short too.
 ///
 /// ```
 /// use gpu_kernels::Ramp;
 /// let launches: Vec<_> = Ramp::new(0..20, 2, 2.0, 8).collect();
 /// assert_eq!(launches, vec![0..2, 2..6, 6..14, 14..20]);
+/// let sizes: Vec<_> = Ramp::tapered(0..40, 2, 2.0, 8).map(|l| l.len()).collect();
+/// assert_eq!(sizes, vec![2, 4, 8, 6, 6, 8, 4, 2]);
 /// ```
 pub struct Ramp {
-    rest: Range<usize>,
     next: usize,
-    per: usize,
-    growth: f64,
+    /// The launches' sizes, in order.
+    sizes: std::collections::VecDeque<usize>,
 }
 
 impl Ramp {
     /// The launches of `events`, the first of `first` events (within 1..=`per`; `per`
     /// at least 1).
     pub fn new(events: Range<usize>, first: usize, growth: f64, per: usize) -> Ramp {
-        let per = per.max(1);
-        Ramp {
-            rest: events,
-            next: first.clamp(1, per),
-            per,
-            growth: if growth.is_finite() {
-                growth.max(1.0)
-            } else {
-                2.0
-            },
+        let (mut s, per) = Ramp::start(first, per);
+        let mut sizes = std::collections::VecDeque::new();
+        let mut rest = events.len();
+        while rest > 0 {
+            sizes.push_back(s.min(rest));
+            rest -= s.min(rest);
+            s = Ramp::grown(s, growth, per);
         }
+        Ramp {
+            next: events.start,
+            sizes,
+        }
+    }
+
+    /// The launches of `events` growing as [`Ramp::new`]'s from `first` and shrinking
+    /// in the same steps at the end, back to `first` (launches of at most `per` in
+    /// the middle; where the events are too few for the whole ramp, the ones left over
+    /// at its top are cut in two).
+    pub fn tapered(events: Range<usize>, first: usize, growth: f64, per: usize) -> Ramp {
+        let (mut s, per) = Ramp::start(first, per);
+        let (mut front, mut back) = (Vec::new(), Vec::new());
+        let mut rest = events.len();
+        while rest > 0 {
+            if rest <= 2 * s {
+                let half = if rest <= s { 0 } else { rest / 2 };
+                front.push(rest - half);
+                back.extend((half > 0).then_some(half));
+                break;
+            }
+            front.push(s);
+            back.push(s);
+            rest -= 2 * s;
+            if s == per {
+                while rest > 2 * per {
+                    front.push(per);
+                    rest -= per;
+                }
+            } else {
+                s = Ramp::grown(s, growth, per);
+            }
+        }
+        front.extend(back.into_iter().rev());
+        Ramp {
+            next: events.start,
+            sizes: front.into(),
+        }
+    }
+
+    fn start(first: usize, per: usize) -> (usize, usize) {
+        let per = per.max(1);
+        (first.clamp(1, per), per)
+    }
+
+    fn grown(s: usize, growth: f64, per: usize) -> usize {
+        let growth = if growth.is_finite() {
+            growth.max(1.0)
+        } else {
+            2.0
+        };
+        ((s as f64 * growth).ceil() as usize).max(s + 1).min(per)
     }
 }
 
@@ -231,14 +282,9 @@ impl Iterator for Ramp {
     type Item = Range<usize>;
 
     fn next(&mut self) -> Option<Range<usize>> {
-        if self.rest.is_empty() {
-            return None;
-        }
-        let end = self.rest.start + self.next.min(self.rest.len());
-        let now = self.rest.start..end;
-        self.rest.start = end;
-        let grown = (self.next as f64 * self.growth).ceil() as usize;
-        self.next = grown.max(self.next + 1).min(self.per);
+        let n = self.sizes.pop_front()?;
+        let now = self.next..self.next + n;
+        self.next += n;
         Some(now)
     }
 }
@@ -278,6 +324,41 @@ mod tests {
                 next = l.end;
             }
             assert_eq!(next, 10 + n, "{at}: every event once");
+        }
+    }
+
+    #[test]
+    fn a_tapered_ramp_covers_the_events_once_and_ends_as_it_began() {
+        for (first, growth, per, n) in [
+            (8192, 2.0, 65_536, 65_536),
+            (4096, 2.0, 32_768, 65_536),
+            (4096, 1.5, 65_536, 300_001),
+            (1, 1.0, 7, 50),
+            (100, 3.0, 9, 40),
+            (3, f64::NAN, 64, 1000),
+            (0, 0.5, 5, 17),
+            (10, 2.0, 64, 15),
+            (10, 2.0, 64, 1),
+        ] {
+            let launches: Vec<Range<usize>> =
+                Ramp::tapered(10..10 + n, first, growth, per).collect();
+            let at = format!("first {first}, growth {growth}, per {per}, {n} events");
+            let first = first.clamp(1, per);
+            let mut next = 10;
+            for (k, l) in launches.iter().enumerate() {
+                assert_eq!(l.start, next, "{at}: launch {k} follows the one before");
+                assert!(!l.is_empty() && l.len() <= per, "{at}: launch {k}");
+                next = l.end;
+            }
+            assert_eq!(next, 10 + n, "{at}: every event once");
+            if n >= 2 * first {
+                assert_eq!(launches[0].len(), first, "{at}: the first launch");
+                assert_eq!(
+                    launches.last().unwrap().len(),
+                    first,
+                    "{at}: the last launch"
+                );
+            }
         }
     }
 
