@@ -149,7 +149,7 @@ fn scenario(
     // Odd launch sizes keep full launches to the end, even ones taper.
     let opts = CellOptions {
         batch_events,
-        taper: batch_events % 2 == 0,
+        taper: batch_events.is_multiple_of(2),
     };
     let mut index = CellIndex::new(dev, &subs, opts).expect("a valid set");
     let mut rtree = RTreeMatcher::build(&subs);
