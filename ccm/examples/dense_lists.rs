@@ -1,11 +1,9 @@
 //! The pruning index on the dense model at 1M filters (`dense`: an interface per filter,
 //! answers of thousands of ids per event; `dense10`: ten interfaces), at 4 (3-5), 10 and
-//! 20 names per event, as the index was (its answer lists made by one warp per event,
-//! [`IndexConfig::list_warps`] 1, and the filter-major kernel comparing `i64`s,
-//! [`IndexConfig::narrow_ranges`] false) and with a block of warps per event's list and
-//! `i32` compares where exact, each alone and both (and, for `dense`, with the
-//! filter-major kernel's block of 512 threads instead of 256): the time per event of
-//! each, timed as the harness times `gpu index` (a stream of 16,384 of the workload's
+//! 20 names per event: for `dense`, its dense events on the filter-major kernel
+//! ([`IndexConfig::cells`] false) and on the value cells in a few tunings (see `main`);
+//! for `dense10` (no value cells: interfaces of many filters) the default: the time per
+//! event of each, timed as the harness times `gpu index` (a stream of 16,384 of the workload's
 //! events in rounds of four launches, warmed with a round, the least time of two
 //! passes), the index's split (the
 //! device's time in all and in the walk, the dense events' kernel and the lists), and the
@@ -77,29 +75,47 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             drop(hybrid);
             println!("{label}: hybrid all cores {cpu:.3} us/event, {per_event:.1} answers/event");
             let base = IndexConfig::for_device(&dev);
-            // (list_warps, narrow_ranges, dense_block): before (a warp per row, `i64`
-            // ranges), then each change alone and both, and the filter-major kernel's
-            // block of 512 threads (its staging of each chunk of events shared by twice
-            // the filters; 1024 would pass a block's registers).
-            let (lw, block) = (base.list_warps, base.dense_block);
-            let tunings = if interfaces.is_none() {
+            // The filter-major kernel for dense events (the path before the value
+            // cells), then the value cells as they are by default, with the partition
+            // walk kept for events whose partitions hold at most an eighth of the filters,
+            // with 200 KiB of shared memory per block (more cells per name, one block per
+            // SM), and with 256 events per block (more blocks, each copying its slice).
+            let tunings: Vec<(&str, IndexConfig)> = if interfaces.is_none() {
                 vec![
-                    (1, false, block),
-                    (lw, false, block),
-                    (1, true, block),
-                    (lw, true, block),
-                    (lw, true, 512),
+                    (
+                        "filter-major",
+                        IndexConfig {
+                            cells: false,
+                            ..base
+                        },
+                    ),
+                    ("cells", base),
+                    (
+                        "cells share 0.125",
+                        IndexConfig {
+                            cells_share: 0.125,
+                            ..base
+                        },
+                    ),
+                    (
+                        "cells 200 KiB",
+                        IndexConfig {
+                            cell_shared: 200 << 10,
+                            ..base
+                        },
+                    ),
+                    (
+                        "cells 256 events per block",
+                        IndexConfig {
+                            cell_events: 256,
+                            ..base
+                        },
+                    ),
                 ]
             } else {
-                vec![(1, false, block), (lw, true, block)]
+                vec![("default", base)]
             };
-            for (list_warps, narrow_ranges, dense_block) in tunings {
-                let cfg = IndexConfig {
-                    list_warps,
-                    narrow_ranges,
-                    dense_block,
-                    ..base
-                };
+            for (tuning, cfg) in tunings {
                 let t = Instant::now();
                 let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg)?;
                 let build_s = t.elapsed().as_secs_f64();
@@ -116,9 +132,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let s = index.take_timing();
                 let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / s.events.max(1) as f64;
                 println!(
-                    "{label}: gpu index, list_warps {list_warps}, narrow_ranges {narrow_ranges}, dense_block {dense_block}: {us:.3} us/event ({:.1}x hybrid all cores), {wrong} answers \
+                    "{label}: gpu index, {tuning} (cells built {}): {us:.3} us/event ({:.1}x hybrid all cores), {wrong} answers \
                      differ from the hybrid's; device {:.1} ns/event, of it walk {:.1}, dense {:.1}, lists {:.1}; host answers {:.1}, stage {:.1} ns/event \
                      ({} events, {} launches, {} dense; built in {build_s:.2} s)",
+                    index.has_cells(),
                     cpu / us,
                     ns(s.device),
                     ns(s.device_walk),

@@ -94,7 +94,9 @@ use crate::batch::{Attr, EventBatch};
 use crate::engine::{room as room_of, CcmError};
 use crate::layout::{SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
+use crate::value_cells::HostCells;
 use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
+use ccm_kernels::cells::{ccm_index_cells, cell_shared_bytes, CellEdge, CellTables};
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_dense, ccm_index_dense_narrow, ccm_index_iface, ccm_index_lists,
     ccm_index_route, dense_shared_bytes, is_narrow, pair_key, route_shared_bytes, slot_of,
@@ -191,6 +193,27 @@ pub struct IndexConfig {
     /// before, so it should not take much longer (1.5 and 1.25 were no faster on the
     /// H200: more, smaller launches).
     pub ramp_growth: f64,
+    /// Whether dense events go to the value cells ([`ccm_kernels::cells::ccm_index_cells`]:
+    /// per name, cells of values with a bitset of the filters failing in each, the
+    /// device form of the CPU bit index) instead of the filter-major kernel, where the
+    /// index can build them: every filter integer ranges (its range form, bounds inside
+    /// `i32`) and its own interface (the dense model); `true`.
+    pub cells: bool,
+    /// With the value cells, an event whose partitions hold more than this share of all
+    /// filters is matched on them ([`IndexConfig::dense_share`] otherwise); 0.0: every
+    /// event (an event costs the cells about the same whatever its partitions hold).
+    pub cells_share: f64,
+    /// Threads per block of the value cells' kernel, a warp per event (512).
+    pub cell_block: u32,
+    /// Events per block of the value cells' kernel (1024): each block first copies its
+    /// slice's bitsets and bounds into shared memory, so fewer events per block copy
+    /// more often, and more leave fewer blocks to fill the device.
+    pub cell_events: u32,
+    /// Most bytes of shared memory per block of the value cells' kernel (112 KiB: two
+    /// blocks per SM of an H100 or H200); the cells per name are the most that fit.
+    pub cell_shared: u32,
+    /// Most cells per name (64).
+    pub cell_max: u32,
 }
 
 impl Default for IndexConfig {
@@ -211,6 +234,12 @@ impl Default for IndexConfig {
             triple_names: TRIPLE_NAMES,
             heavy_walk: 512,
             heavy_warps: 4,
+            cells: true,
+            cells_share: 0.0,
+            cell_block: 512,
+            cell_events: 1024,
+            cell_shared: 112 << 10,
+            cell_max: 64,
         }
     }
 }
@@ -227,6 +256,8 @@ impl IndexConfig {
                 route_block: 64,
                 walk_warps: 128,
                 dense_block: 64,
+                cell_block: 64,
+                cell_events: 16,
                 first_launch: 8,
                 // Several copies per launch, so the slices are exercised.
                 copy_slice: 48,
@@ -643,6 +674,70 @@ struct DevIndex {
     /// Interfaces; dense events go to the interface-major kernel when set.
     n_ifaces: u32,
     iface_major: bool,
+    /// The value cells of the filters, where built ([`HostCells`]).
+    cells: Option<DevCells>,
+}
+
+/// The value cells on the device ([`CellTables`]).
+struct DevCells {
+    bits: Buffer<u32>,
+    cuts: Buffer<i32>,
+    edge_at: Buffer<u32>,
+    edges: Buffer<CellEdge>,
+    rows: u32,
+    cells: u32,
+    slices: u32,
+    edge_max: u32,
+}
+
+impl DevCells {
+    fn upload(dev: &Device, h: &HostCells) -> Result<DevCells, CcmError> {
+        Ok(DevCells {
+            bits: dev.upload(&h.bits)?,
+            cuts: dev.upload(&h.cuts)?,
+            edge_at: dev.upload(&h.edge_at)?,
+            edges: dev.upload(&h.edges)?,
+            rows: h.rows,
+            cells: h.cells,
+            slices: h.slices,
+            edge_max: h.edge_max,
+        })
+    }
+
+    fn tables(&self) -> CellTables<'_> {
+        CellTables {
+            bits: self.bits.dev_ptr(),
+            cuts: self.cuts.dev_ptr(),
+            edge_at: self.edge_at.dev_ptr(),
+            edges: self.edges.dev_ptr(),
+            rows: self.rows,
+            cells: self.cells,
+            slices: self.slices,
+            edge_max: self.edge_max,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.bits.bytes() + self.cuts.bytes() + self.edge_at.bytes() + self.edges.bytes()
+    }
+}
+
+/// The value cells of `h`'s filters for `cfg`, where they can answer its dense events:
+/// every interface of the `n_if` holds one filter, and [`HostCells::build`] accepts them.
+fn cells_of(h: &HostIndex, n_if: usize, cfg: &IndexConfig) -> Option<HostCells> {
+    if !cfg.cells || h.shared || h.n_filters() != n_if {
+        return None;
+    }
+    let ranges = |k: usize| {
+        let p = h.by_iface[k] as usize;
+        &h.ranges[h.range_at[p] as usize..h.range_at[p + 1] as usize]
+    };
+    HostCells::build(n_if, ranges, cell_block(cfg), cfg.cell_shared, cfg.cell_max)
+}
+
+/// Threads per block of the value cells' kernel.
+fn cell_block(cfg: &IndexConfig) -> u32 {
+    cfg.cell_block.clamp(32, 1024) / 32 * 32
 }
 
 impl DevIndex {
@@ -655,8 +750,10 @@ impl DevIndex {
         n_if: usize,
         iface_major: bool,
         triple_names: u32,
+        cells: Option<&HostCells>,
     ) -> Result<DevIndex, CcmError> {
         Ok(DevIndex {
+            cells: cells.map(|c| DevCells::upload(dev, c)).transpose()?,
             filters: dev.upload(&h.filters)?,
             sigs: dev.upload(&non_empty(&h.sigs))?,
             constraints: dev.upload(&non_empty(&h.constraints))?,
@@ -1133,6 +1230,16 @@ impl<'d> GpuIndex<'d> {
             + h.ranges.len() * std::mem::size_of::<IndexRange>()
             + h.range_at.len() * 4
             + self.t.pool.len()
+            + self
+                .d
+                .as_ref()
+                .and_then(|d| d.cells.as_ref())
+                .map_or(0, DevCells::bytes)
+    }
+
+    /// Whether the index built value cells for its dense events ([`IndexConfig::cells`]).
+    pub fn has_cells(&self) -> bool {
+        self.d.as_ref().is_some_and(|d| d.cells.is_some())
     }
 
     /// Bytes of the per-launch buffers allocated so far (events staged and encoded,
@@ -1166,6 +1273,11 @@ impl<'d> GpuIndex<'d> {
             && h.n_filters() >= self.cfg.iface_major_min.max(1).saturating_mul(n_if)
             && (n_if as u64) * (per_launch(&self.cfg, 1) as u64) <= i32::MAX as u64;
         // The old tables' device memory goes before the new ones are uploaded.
+        let cells = if iface_major {
+            None
+        } else {
+            cells_of(h, n_if, &self.cfg)
+        };
         self.d = None;
         self.d = Some(DevIndex::upload(
             self.dev,
@@ -1174,6 +1286,7 @@ impl<'d> GpuIndex<'d> {
             n_if,
             iface_major,
             self.cfg.triple_names,
+            cells.as_ref(),
         )?);
         self.at = vec![NOT_BUILT; t.size_f.len()];
         for (p, &f) in h.slots.iter().enumerate() {
@@ -1215,6 +1328,7 @@ impl<'d> GpuIndex<'d> {
             main.n_ifaces as usize,
             false,
             self.cfg.triple_names,
+            None,
         )?);
         Ok(())
     }
@@ -1884,7 +1998,14 @@ fn submit(
         route,
         route_shared_bytes(route),
     );
-    let limit = (cfg.dense_share * d.n_filters as f64).min(u32::MAX as f64) as u32;
+    // Dense events to the value cells where built, else to the filter-major kernel.
+    let cells = d.cells.as_ref().filter(|_| cfg.cells);
+    let share = if cells.is_some() {
+        cfg.cells_share
+    } else {
+        cfg.dense_share
+    };
+    let limit = (share * d.n_filters as f64).min(u32::MAX as f64) as u32;
     ccm_index_route::launch(
         dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense, &b.walked,
     )?;
@@ -1907,6 +2028,19 @@ fn submit(
             &b.dense,
             &b.bits,
         )?;
+    } else if let Some(c) = cells {
+        let block = cell_block(cfg);
+        let lc = LaunchConfig {
+            grid: [
+                c.slices,
+                hint.div_ceil(cfg.cell_events.max(1)).clamp(1, 65_535),
+                1,
+            ],
+            block: [block, 1, 1],
+            shared_bytes: cell_shared_bytes(c.rows, c.cells, c.edge_max, block),
+        };
+        let ct = c.tables();
+        ccm_index_cells::launch(dev, lc, tables, batch, ct, &d.by_iface, &b.dense, &b.bits)?;
     } else {
         let block = cfg.dense_block.clamp(32, 1024) / 32 * 32;
         let narrow = d.ranged && d.narrow && cfg.narrow_ranges;

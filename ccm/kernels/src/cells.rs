@@ -1,0 +1,366 @@
+//! Beyond the paper: the pruning matcher's value cells (`ccm::index`'s dense path), the
+//! device form of the CPU bit index (`baselines::bit_index`, HEM class) for dense events
+//! when every filter is integer ranges and its own interface (the REIN / HEM dense model).
+//!
+//! The filter-major kernel ([`crate::index::ccm_index_dense`]) reads every filter for
+//! every dense event; here an event costs, per slice of [`CELL_SLICE`] filters, one OR of
+//! a word per name and the few bounds that fall in its value's cell. Where the ideas
+//! come from:
+//! - REIN (Qian et al., INFOCOM 2014): mark the *failing* filters per name, a lower bound
+//!   above the value or an upper bound below it; what nothing marks matches.
+//! - HEM (Shi & Qian, DASFAA 2022): per name, cells of values at workload-balanced cut
+//!   points (each cell holding as many of the name's bounds), a precomputed bitset per
+//!   cell, so most failing filters come from a word OR, and the bounds inside the
+//!   event's cell compared one by one; a name the event lacks ORs the bitset of every
+//!   filter constraining it.
+//! - `baselines::bit_index` (this workspace): one bitset per cell for both sides (the
+//!   filters whose lower bound lies above the cell or whose upper bound lies below it),
+//!   instead of HEM's two cumulative families and its double reverse: one OR per name;
+//!   and the filters taken a segment at a time, the segment's bitsets kept in the
+//!   fastest memory while many events are answered. Here a segment is a block's slice of
+//!   [`CELL_SLICE`] filters, 32 words per cell, kept in shared memory with the slice's
+//!   bounds while the block's warps sweep a batch of events (a warp per event, lane `l`
+//!   word `l` of the slice), and the final bitset is written straight into the event's
+//!   row of answer bits (filters numbered in interface order, one filter each: bit `k`
+//!   of the row is filter slot `k`), which [`crate::index::ccm_index_lists`] compacts.
+//!
+//! Cells of a name `r` (of [`CellTables::rows`]): `cells` of them split by `cells - 1`
+//! ascending cut values (`cuts[r]`); value `v` lies in cell `c` = the number of cuts at
+//! or below `v`. A filter's range `lo..=hi` on `r` fails for every value of cell `c`
+//! when the cell of `lo` is above `c` or the cell of `hi` below it (bit set in cell
+//! `c`'s bitset); when `lo` (`hi`) lies in cell `c` itself, it is an *edge* of the
+//! cell ([`CellEdge`]), compared exactly. Cell `cells` of each name is its *absent*
+//! cell: every filter constraining the name. Values are compared as `i32`: every
+//! finite bound lies strictly inside `i32` (the host builds the cells only then), so an
+//! event's integer clamped to `i32` compares with it as the integer itself.
+
+use crate::index::{satisfies, IndexEvents, IndexTables, REMOVED};
+use crate::TY_INT;
+use gpu_kernels::prelude::*;
+use gpu_kernels::{kernel, DevPtr, KernelStruct};
+
+/// Filters per slice (a block's share of the filters): [`CELL_WORDS`] words per cell.
+pub const CELL_SLICE: u32 = 1024;
+/// Words of a slice's bitset of one cell: a word per lane of a warp.
+pub const CELL_WORDS: u32 = 32;
+/// Most names with cells (a lane each; the range form's rows,
+/// [`crate::index::RANGE_ROWS`]).
+pub const CELL_ROWS: u32 = 32;
+/// [`CellEdge::at`]'s flag of an upper bound (the filter fails above it); without it, a
+/// lower bound (fails below it).
+pub const EDGE_UPPER: u32 = 1 << 31;
+
+/// A bound that lies in its cell: the filter's place in its slice (below
+/// [`CELL_SLICE`]), with [`EDGE_UPPER`] for an upper bound, and the bound.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct CellEdge {
+    pub at: u32,
+    pub bound: i32,
+}
+
+/// The device tables of the value cells over the filters in interface order (slot `k`
+/// = `by_iface[k]`): `slices` slices of [`CELL_SLICE`] slots, `rows` names of `cells`
+/// cells each, plus each name's absent cell.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CellTables<'a> {
+    /// Slice `s`, name `r`, cell `c` (`0..=cells`, `cells` the absent cell): words
+    /// `((s * rows + r) * (cells + 1) + c) * CELL_WORDS ..` (bit `k % 32` of word
+    /// `k / 32 % 32`: slot `k` of the slice fails).
+    pub bits: DevPtr<'a, u32>,
+    /// Name `r`'s cut values: `cuts[r * (cells - 1) ..][.. cells - 1]`, ascending.
+    pub cuts: DevPtr<'a, i32>,
+    /// The edges of slice `s`, name `r`, cell `c`: `edges[edge_at[q]..edge_at[q + 1]]`,
+    /// `q = (s * rows + r) * cells + c` (a sentinel after the last).
+    pub edge_at: DevPtr<'a, u32>,
+    pub edges: DevPtr<'a, CellEdge>,
+    pub rows: u32,
+    pub cells: u32,
+    pub slices: u32,
+    /// Most edges of a slice (the room for them in shared memory).
+    pub edge_max: u32,
+}
+
+// SAFETY: `#[repr(C)]`; device pointers and integers; `Host<'a>` differs only in the
+// lifetime.
+unsafe impl KernelStruct for CellTables<'static> {
+    type Host<'a> = CellTables<'a>;
+}
+
+/// Words of shared memory per warp of [`ccm_index_cells`]: the marks of the edges that
+/// fail (a word per lane), the event's integer per name and its count of attributes per
+/// name.
+const WARP_WORDS: u32 = 3 * 32;
+
+/// Dynamic shared memory of [`ccm_index_cells`] for `rows` names of `cells` cells, at
+/// most `edge_max` edges per slice and blocks of `threads`: the slice's bitsets, the
+/// cuts, the slice's edge offsets and edges, the slice's live slots (a word per lane)
+/// and each warp's [`WARP_WORDS`].
+pub const fn cell_shared_bytes(rows: u32, cells: u32, edge_max: u32, threads: u32) -> u32 {
+    4 * (rows * (cells + 1) * CELL_WORDS
+        + rows * (cells - 1)
+        + rows * cells
+        + 1
+        + 2 * edge_max
+        + CELL_WORDS
+        + threads / 32 * WARP_WORDS)
+}
+
+/// The cell of `v` among the `n` ascending cuts at `cuts` (shared): how many lie at or
+/// below `v` (a binary search).
+///
+/// # Safety
+/// `cuts` holds `n` values.
+#[inline(always)]
+unsafe fn cell_of(cuts: *const i32, n: u32, v: i32) -> u32 {
+    let (mut lo, mut hi) = (0u32, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if *cuts.add(mid as usize) <= v {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+kernel! {
+    /// Beyond the paper: the value cells' kernel for dense events (module docs).
+    ///
+    /// Grid: `blockIdx.x` = the slice `s` of [`CELL_SLICE`] filter slots (in interface
+    /// order, `by_iface`: global), `blockIdx.y` = the events `blockIdx.y * W + w,
+    /// + gridDim.y * W, ..` of the list `dense` (`dense[0]` = the count, the events from
+    /// `dense[1]`; global) for the block's warp `w` of `W`. First every thread copies its
+    /// share of the slice's bitsets, the cuts, the slice's edge offsets and edges (global)
+    /// into shared memory, and warp `w` finds which of the slots `32 i .. 32 i + 32` (for
+    /// `i = w, w + W, ..`) hold a filter not [`REMOVED`] (`t.filters`, global; a ballot
+    /// per word, shared); a barrier. Then each warp takes its events one at a time, no
+    /// barrier between them: lane `l` copies the event's attributes `l, l + 32, ..`
+    /// (global) into the warp's shared words as each name's integer and count (shared
+    /// atomics); lane `r` of each name `r` below `c.rows` picks the name's cell
+    /// ([`cell_of`] over the cuts in shared memory), or its absent cell, and its edges;
+    /// lane `l` ORs word `l` of every name's cell bitset (shared) into its word of failing
+    /// slots; the warp lays the names' edges end to end and lane `l` compares the edges
+    /// `l, l + 32, ..` with the value of its name (shuffles), marking a failing one in the
+    /// warp's marks (shared, atomic OR), which lane `l` then ORs into its word. Lane `l`
+    /// stores its word's live slots that did not fail as word `32 s + l` of the event's
+    /// row of `bits` (global; a warp writes 128 contiguous bytes). An event that has a
+    /// name of the cells twice or not as an integer is answered instead by SFF's rules,
+    /// each lane trying a slot of each group of 32 (its [`IndexFilter`] and constraints,
+    /// global) and a ballot making the group's word. Dynamic shared memory:
+    /// [`cell_shared_bytes`].
+    ///
+    /// [`IndexFilter`]: crate::index::IndexFilter
+    pub fn ccm_index_cells(
+        t: IndexTables<'static>,
+        b: IndexEvents<'static>,
+        c: CellTables<'static>,
+        by_iface: *const u32,
+        dense: *const u32,
+        bits: *mut u32,
+    ) {
+        cells_block(&t, &b, &c, by_iface, dense, bits);
+    }
+}
+
+/// The body of [`ccm_index_cells`]. Every thread of the block calls it.
+///
+/// # Safety
+/// As the kernel: the launch's tables and batch, `c` built over the filters in the order
+/// of `by_iface` (a permutation of them, each its own interface), `dense` the count and
+/// the dense events, `bits` a row of `t.words` words per event, shared memory of
+/// [`cell_shared_bytes`] for the block.
+#[inline(always)]
+unsafe fn cells_block(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    c: &CellTables<'static>,
+    by_iface: *const u32,
+    dense: *const u32,
+    bits: *mut u32,
+) {
+    let n_dense = *dense;
+    let warps = block_dim_x() / 32;
+    // The block returns whole, before any barrier.
+    if block_idx_y() * warps >= n_dense {
+        return;
+    }
+    let (rows, cells, s) = (c.rows, c.cells, block_idx_x());
+    let tid = thread_idx_x();
+    let nt = block_dim_x();
+    let lane = lane_id();
+    let warp = tid / 32;
+    // Shared memory, in words.
+    let n_bits = rows * (cells + 1) * CELL_WORDS;
+    let n_cuts = rows * (cells - 1);
+    let n_at = rows * cells + 1;
+    let sh_bits = dynamic_shared::<u32>();
+    let sh_cuts = sh_bits.add(n_bits as usize) as *mut i32;
+    let sh_at = sh_cuts.add(n_cuts as usize) as *mut u32;
+    let sh_edges = sh_at.add(n_at as usize) as *mut CellEdge;
+    let sh_live = sh_edges.add(c.edge_max as usize) as *mut u32;
+    let sh_warp = sh_live.add((CELL_WORDS + warp * WARP_WORDS) as usize);
+    let (sh_mark, sh_val, sh_cnt) = (sh_warp, sh_warp.add(32) as *mut i32, sh_warp.add(64));
+    // The slice's tables into shared memory.
+    let bits0 = (s * rows * (cells + 1) * CELL_WORDS) as usize;
+    let mut i = tid;
+    while i < n_bits {
+        *sh_bits.add(i as usize) = c.bits.read(bits0 + i as usize);
+        i += nt;
+    }
+    let mut i = tid;
+    while i < n_cuts {
+        *sh_cuts.add(i as usize) = c.cuts.read(i as usize);
+        i += nt;
+    }
+    let at0 = (s * rows * cells) as usize;
+    let first_edge = c.edge_at.read(at0);
+    let mut i = tid;
+    while i < n_at {
+        *sh_at.add(i as usize) = c.edge_at.read(at0 + i as usize) - first_edge;
+        i += nt;
+    }
+    let n_edges = c.edge_at.read(at0 + (rows * cells) as usize) - first_edge;
+    let mut i = tid;
+    while i < n_edges {
+        *sh_edges.add(i as usize) = c.edges.read((first_edge + i) as usize);
+        i += nt;
+    }
+    // The slice's live slots: a filter, not removed.
+    let mut w = warp;
+    while w < CELL_WORDS {
+        let k = s * CELL_SLICE + w * 32 + lane;
+        let live =
+            k < t.n_filters && t.filters.read(*by_iface.add(k as usize) as usize).iface != REMOVED;
+        let m = ballot(live);
+        if lane == 0 {
+            *sh_live.add(w as usize) = m;
+        }
+        w += warps;
+    }
+    *sh_mark.add(lane as usize) = 0;
+    *sh_val.add(lane as usize) = 0;
+    sync_threads();
+    let live = *sh_live.add(lane as usize);
+    let word = s * CELL_WORDS + lane;
+    let mut j = block_idx_y() * warps + warp;
+    while j < n_dense {
+        let e = *dense.add(1 + j as usize);
+        let ev = b.events.read(e as usize);
+        // The event's integer and count of attributes per name of the cells.
+        *sh_cnt.add(lane as usize) = 0;
+        sync_warp();
+        let mut odd = false;
+        let mut a = lane;
+        while a < ev.len {
+            let at = b.attrs.read((ev.start + a) as usize);
+            if at.row_id < rows {
+                atomic_add(sh_cnt.add(at.row_id as usize), 1);
+                if at.ty == TY_INT as u32 {
+                    let v = (at.val as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+                    *sh_val.add(at.row_id as usize) = v;
+                } else {
+                    odd = true;
+                }
+            }
+            a += 32;
+        }
+        sync_warp();
+        let count = *sh_cnt.add(lane as usize);
+        let fails = if any_sync(odd || (lane < rows && count > 1)) {
+            !by_rules(t, b, &ev, s, by_iface)
+        } else {
+            // Lane `r` of name `r`: its cell (or the absent one) and the cell's edges.
+            let v = *sh_val.add(lane as usize);
+            let (cell, e0, e1) = if lane >= rows {
+                (0, 0, 0)
+            } else if count == 0 {
+                (lane * (cells + 1) + cells, 0, 0)
+            } else {
+                let x = cell_of(sh_cuts.add((lane * (cells - 1)) as usize), cells - 1, v);
+                let q = (lane * cells + x) as usize;
+                (lane * (cells + 1) + x, *sh_at.add(q), *sh_at.add(q + 1))
+            };
+            let mut fw = 0u32;
+            let mut r = 0;
+            while r < rows {
+                fw |= *sh_bits.add((shfl(cell, r) * CELL_WORDS + lane) as usize);
+                r += 1;
+            }
+            // The names' edges end to end, 32 at a time.
+            let (start, total) = warp_scan(e1 - e0);
+            let mut base = 0;
+            while base < total {
+                let i = base + lane;
+                let k = lane_holding(start, i);
+                let (ek, sk, vk) = (shfl(e0, k), shfl(start, k), shfl(v as u32, k) as i32);
+                if i < total {
+                    let edge = *sh_edges.add((ek + i - sk) as usize);
+                    let fail = if edge.at & EDGE_UPPER != 0 {
+                        vk > edge.bound
+                    } else {
+                        vk < edge.bound
+                    };
+                    if fail {
+                        let at = edge.at & !EDGE_UPPER;
+                        atomic_or(sh_mark.add((at / 32) as usize), 1 << (at % 32));
+                    }
+                }
+                base += 32;
+            }
+            sync_warp();
+            fw |= *sh_mark.add(lane as usize);
+            *sh_mark.add(lane as usize) = 0;
+            fw
+        };
+        if word < t.words {
+            *bits.add(e as usize * t.words as usize + word as usize) = live & !fails;
+        }
+        sync_warp();
+        j += grid_dim_y() * warps;
+    }
+}
+
+/// Lane `l`'s word of the slots of slice `s` that event `ev` matches by SFF's rules: for
+/// each group of 32 slots, each lane tries one (its filter's constraints, global) and
+/// the group's ballot is kept by the lane of the group's word. Every lane of the warp
+/// calls it.
+///
+/// # Safety
+/// As [`cells_block`].
+#[inline(always)]
+unsafe fn by_rules(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    ev: &crate::DevEvent,
+    s: u32,
+    by_iface: *const u32,
+) -> u32 {
+    let lane = lane_id();
+    let mut mine = 0;
+    let mut w = 0;
+    while w < CELL_WORDS {
+        let k = s * CELL_SLICE + w * 32 + lane;
+        let mut ok = false;
+        if k < t.n_filters {
+            let p = *by_iface.add(k as usize);
+            let f = t.filters.read(p as usize);
+            if f.iface != REMOVED && f.sig & !ev.sig == 0 {
+                let end = t.filters.read(p as usize + 1).first;
+                ok = satisfies(t, b, ev, f.first, end);
+            }
+        }
+        let m = ballot(ok);
+        if lane == w {
+            mine = m;
+        }
+        w += 1;
+    }
+    mine
+}

@@ -1,0 +1,309 @@
+//! Beyond the paper: the host side of the pruning index's value cells (the device form of
+//! the CPU bit index's cells, [`ccm_kernels::cells`], whose docs say where each idea comes
+//! from): built from the filters' range forms when every filter is integer ranges and its
+//! own interface, in slices of [`CELL_SLICE`] filters in interface order.
+//!
+//! Per name, the cut values split the name's finite bounds evenly into cells (HEM's
+//! workload balance, as `baselines::bit_index` splits them), so each cell holds about as
+//! many bounds to compare exactly; the number of cells is the most whose bitsets, with
+//! the slice's bounds, fit the kernel's shared memory budget.
+
+use ccm_kernels::cells::{
+    cell_shared_bytes, CellEdge, CELL_ROWS, CELL_SLICE, CELL_WORDS, EDGE_UPPER,
+};
+use ccm_kernels::index::IndexRange;
+use rayon::prelude::*;
+
+/// The value cells of a set of filters, as uploaded ([`ccm_kernels::cells::CellTables`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct HostCells {
+    pub bits: Vec<u32>,
+    pub cuts: Vec<i32>,
+    pub edge_at: Vec<u32>,
+    pub edges: Vec<CellEdge>,
+    pub rows: u32,
+    pub cells: u32,
+    pub slices: u32,
+    pub edge_max: u32,
+}
+
+/// Whether a finite bound compares exactly as `i32` with an event's integer clamped to
+/// `i32`: it lies strictly inside `i32`.
+fn inside_i32(v: i64) -> bool {
+    v > i32::MIN as i64 && v < i32::MAX as i64
+}
+
+/// The cell of `v` among the ascending `cuts`: how many lie at or below it (the kernel's
+/// `cell_of`).
+fn cell_of(cuts: &[i32], v: i32) -> u32 {
+    cuts.partition_point(|&c| c <= v) as u32
+}
+
+impl HostCells {
+    /// The cells of the filters whose range forms, slot by slot in interface order, are
+    /// `ranges(k)` for `k < n`, for the kernel's blocks of `threads` threads within
+    /// `budget` bytes of shared memory, at most `max_cells` cells per name; `None` when
+    /// a filter has no range form, a name row is not below [`CELL_ROWS`], a finite bound
+    /// does not lie strictly inside `i32` (unbounded sides are `i64::MIN` and
+    /// `i64::MAX`), or not even one cell per name fits the budget.
+    pub fn build<'a>(
+        n: usize,
+        ranges: impl Fn(usize) -> &'a [IndexRange] + Sync,
+        threads: u32,
+        budget: u32,
+        max_cells: u32,
+    ) -> Option<HostCells> {
+        if n == 0 {
+            return None;
+        }
+        let ok = (0..n).into_par_iter().all(|k| {
+            let r = ranges(k);
+            !r.is_empty()
+                && r.iter().all(|g| {
+                    g.row < CELL_ROWS
+                        && (g.lo == i64::MIN || inside_i32(g.lo))
+                        && (g.hi == i64::MAX || inside_i32(g.hi))
+                })
+        });
+        if !ok {
+            return None;
+        }
+        let rows = (0..n)
+            .into_par_iter()
+            .map(|k| ranges(k).iter().map(|g| g.row + 1).max().unwrap_or(0))
+            .max()
+            .unwrap_or(0);
+        let slices = n.div_ceil(CELL_SLICE as usize);
+        let finite = |g: &IndexRange| (g.lo != i64::MIN) as u32 + (g.hi != i64::MAX) as u32;
+        let edge_max = (0..slices)
+            .into_par_iter()
+            .map(|s| {
+                let ks = s * CELL_SLICE as usize..((s + 1) * CELL_SLICE as usize).min(n);
+                ks.map(|k| ranges(k).iter().map(finite).sum::<u32>())
+                    .sum::<u32>()
+            })
+            .max()
+            .unwrap_or(0);
+        let cells = (1..=max_cells.max(1))
+            .rev()
+            .find(|&c| cell_shared_bytes(rows, c, edge_max, threads) <= budget)?;
+        // Each name's finite bounds in value order, cut evenly into `cells` cells.
+        let cuts: Vec<i32> = (0..rows)
+            .into_par_iter()
+            .flat_map_iter(|r| {
+                let mut b: Vec<i32> = (0..n)
+                    .flat_map(|k| ranges(k).iter().filter(move |g| g.row == r))
+                    .flat_map(|g| {
+                        let lo = (g.lo != i64::MIN).then_some(g.lo as i32);
+                        let hi = (g.hi != i64::MAX).then_some(g.hi as i32);
+                        lo.into_iter().chain(hi)
+                    })
+                    .collect();
+                b.sort_unstable();
+                let m = b.len();
+                (1..cells).map(move |j| {
+                    if m == 0 {
+                        0
+                    } else {
+                        b[(j as usize * m / cells as usize).min(m - 1)]
+                    }
+                })
+            })
+            .collect();
+        let cuts_of = |r: u32| {
+            let c = (cells - 1) as usize;
+            &cuts[r as usize * c..(r as usize + 1) * c]
+        };
+        // Per slice: its bitsets and its edges by (name, cell).
+        let per_cell = (cells + 1) as usize * CELL_WORDS as usize;
+        let slice_words = rows as usize * per_cell;
+        let mut bits = vec![0u32; slices * slice_words];
+        let slice_edges: Vec<Vec<(u32, CellEdge)>> = bits
+            .par_chunks_mut(slice_words)
+            .enumerate()
+            .map(|(s, out)| {
+                let mut edges = Vec::new();
+                let first = s * CELL_SLICE as usize;
+                for k in first..(first + CELL_SLICE as usize).min(n) {
+                    let local = (k - first) as u32;
+                    let (w, bit) = ((local / 32) as usize, 1u32 << (local % 32));
+                    for g in ranges(k) {
+                        let cut = cuts_of(g.row);
+                        let row = g.row as usize * per_cell;
+                        let mut set =
+                            |c: u32| out[row + c as usize * CELL_WORDS as usize + w] |= bit;
+                        // The absent cell: every filter constraining the name.
+                        set(cells);
+                        let lo = if g.lo == i64::MIN {
+                            0
+                        } else {
+                            let c = cell_of(cut, g.lo as i32);
+                            edges.push((
+                                g.row * cells + c,
+                                CellEdge {
+                                    at: local,
+                                    bound: g.lo as i32,
+                                },
+                            ));
+                            c
+                        };
+                        let hi = if g.hi == i64::MAX {
+                            cells - 1
+                        } else {
+                            let c = cell_of(cut, g.hi as i32);
+                            let at = local | EDGE_UPPER;
+                            edges.push((
+                                g.row * cells + c,
+                                CellEdge {
+                                    at,
+                                    bound: g.hi as i32,
+                                },
+                            ));
+                            c
+                        };
+                        // Below the lower bound's cell and above the upper's: fails.
+                        (0..lo).chain(hi + 1..cells).for_each(&mut set);
+                    }
+                }
+                edges.sort_by_key(|e| e.0);
+                edges
+            })
+            .collect();
+        let per_slice = (rows * cells) as usize;
+        let mut edge_at = Vec::with_capacity(slices * per_slice + 1);
+        let mut edges = Vec::with_capacity(slice_edges.iter().map(Vec::len).sum());
+        for list in slice_edges {
+            let mut i = 0;
+            for q in 0..per_slice as u32 {
+                edge_at.push(edges.len() as u32);
+                while i < list.len() && list[i].0 == q {
+                    edges.push(list[i].1);
+                    i += 1;
+                }
+            }
+        }
+        edge_at.push(edges.len() as u32);
+        Some(HostCells {
+            bits,
+            cuts: if cuts.is_empty() { vec![0] } else { cuts },
+            edge_at,
+            edges: if edges.is_empty() {
+                vec![CellEdge::default()]
+            } else {
+                edges
+            },
+            rows,
+            cells,
+            slices: slices as u32,
+            edge_max,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(row: u32, lo: i64, hi: i64) -> IndexRange {
+        IndexRange {
+            lo,
+            hi,
+            row,
+            pad: 0,
+        }
+    }
+
+    /// Whether the cells say slot `k` fails for value `v` of name `r` (`None`: absent):
+    /// the cell's bit, or a failing edge of the cell.
+    fn fails(h: &HostCells, k: usize, r: u32, v: Option<i32>) -> bool {
+        let (s, local) = (k / CELL_SLICE as usize, (k % CELL_SLICE as usize) as u32);
+        let per_cell = (h.cells + 1) as usize * CELL_WORDS as usize;
+        let base = (s * h.rows as usize + r as usize) * per_cell;
+        let c = v.map_or(h.cells, |v| {
+            cell_of(
+                &h.cuts[(r * (h.cells - 1)) as usize..][..(h.cells - 1) as usize],
+                v,
+            )
+        });
+        let word = h.bits[base + c as usize * CELL_WORDS as usize + (local / 32) as usize];
+        if word & 1 << (local % 32) != 0 {
+            return true;
+        }
+        let Some(v) = v else { return false };
+        let q = (s * h.rows as usize + r as usize) * h.cells as usize + c as usize;
+        h.edges[h.edge_at[q] as usize..h.edge_at[q + 1] as usize]
+            .iter()
+            .filter(|e| e.at & !EDGE_UPPER == local)
+            .any(|e| {
+                if e.at & EDGE_UPPER != 0 {
+                    v > e.bound
+                } else {
+                    v < e.bound
+                }
+            })
+    }
+
+    #[test]
+    fn a_value_fails_a_range_exactly_when_it_lies_outside_it_in_every_cell() {
+        // Ranges on two names, with unbounded and empty ones, over three slices.
+        let forms: Vec<Vec<IndexRange>> = (0..2500i64)
+            .map(|k| {
+                let lo = (k * 37) % 1000 - 500;
+                let r0 = match k % 5 {
+                    0 => range(0, i64::MIN, lo),
+                    1 => range(0, lo, i64::MAX),
+                    2 => range(0, lo, lo - 1),
+                    _ => range(0, lo, lo + k % 300),
+                };
+                if k % 3 == 0 {
+                    vec![r0, range(1, lo / 2, lo / 2 + 100)]
+                } else {
+                    vec![r0]
+                }
+            })
+            .collect();
+        for max_cells in [1, 2, 7, 40] {
+            let h = HostCells::build(forms.len(), |k| &forms[k], 64, 1 << 20, max_cells).unwrap();
+            assert_eq!((h.rows, h.cells, h.slices), (2, max_cells, 3));
+            for (k, form) in forms.iter().enumerate() {
+                for r in 0..2u32 {
+                    let g = form.iter().find(|g| g.row == r);
+                    assert_eq!(
+                        fails(&h, k, r, None),
+                        g.is_some(),
+                        "slot {k} name {r} absent"
+                    );
+                    for v in (-700..700).step_by(13).chain([i32::MIN, i32::MAX]) {
+                        let want = g.is_some_and(|g| (v as i64) < g.lo || (v as i64) > g.hi);
+                        assert_eq!(
+                            fails(&h, k, r, Some(v)),
+                            want,
+                            "slot {k} name {r} value {v}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cells_are_refused_for_filters_they_cannot_answer_exactly() {
+        let ok = [range(3, 5, 9)];
+        let build = |f: &[IndexRange]| HostCells::build(1, |_| f, 64, 1 << 20, 8);
+        assert!(build(&ok).is_some());
+        assert!(build(&[]).is_none(), "no range form");
+        assert!(build(&[range(CELL_ROWS, 5, 9)]).is_none(), "row");
+        assert!(
+            build(&[range(0, i32::MAX as i64, i64::MAX)]).is_none(),
+            "bound at the edge of i32"
+        );
+        assert!(
+            build(&[range(0, i64::MIN, 1 << 40)]).is_none(),
+            "wide bound"
+        );
+        assert!(
+            HostCells::build(1, |_| &ok[..], 64, 64, 8).is_none(),
+            "budget"
+        );
+    }
+}
