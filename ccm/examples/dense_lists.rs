@@ -12,7 +12,9 @@
 //! against the hybrid index's on the workload's events; exits non-zero on the first that
 //! differs.
 //!
-//!     cargo run --release -p ccm --example dense_lists [filters] [seed]
+//!     cargo run --release -p ccm --example dense_lists [filters] [seed] [profile]
+//!
+//! (`profile`: only `dense` at x = 20 on the value cells, for a profiler.)
 //!
 //! (1,000,000 filters and seed 1 by default; a GPU, else the host emulator, slowly.)
 
@@ -43,6 +45,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let filters = arg(1, 1_000_000)? as usize;
     let seed = arg(2, 1)?;
+    // `profile`: only `dense` at x = 20 on the value cells (for a profiler's run).
+    let profile = std::env::args().nth(3).as_deref() == Some("profile");
     let dev = Device::gpu_or_emulator_noted(0, ccm::PTX);
     let (gpu_n, cpu_n) = if dev.is_gpu() {
         (GPU_STREAM, CPU_STREAM)
@@ -53,6 +57,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut bad = 0;
     for (exp, interfaces) in [("dense", None), ("dense10", Some(10))] {
         for x in [20, 4, 10] {
+            if profile && (interfaces.is_some() || x != 20) {
+                continue;
+            }
             let p = DenseParams {
                 events,
                 filters,
@@ -78,8 +85,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // The filter-major kernel for dense events (the path before the value
             // cells), then the value cells as they are by default, with the partition
             // walk kept for events whose partitions hold at most an eighth of the filters,
-            // with 200 KiB of shared memory per block (more cells per name, one block per
-            // SM), and with 256 events per block (more blocks, each copying its slice).
+            // with blocks of 1024 threads and 200 KiB of shared memory (more cells per
+            // name, one block per SM), and with 256 events per block (more blocks, each
+            // copying its slice).
             let tunings: Vec<(&str, IndexConfig)> = if interfaces.is_none() {
                 vec![
                     (
@@ -116,6 +124,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 vec![("default", base)]
             };
             for (tuning, cfg) in tunings {
+                if profile && tuning != "cells" {
+                    continue;
+                }
                 let t = Instant::now();
                 let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg)?;
                 let build_s = t.elapsed().as_secs_f64();

@@ -200,8 +200,9 @@ pub struct IndexConfig {
     /// `i32`) and its own interface (the dense model); `true`.
     pub cells: bool,
     /// With the value cells, an event whose partitions hold more than this share of all
-    /// filters is matched on them ([`IndexConfig::dense_share`] otherwise); 0.0: every
-    /// event (an event costs the cells about the same whatever its partitions hold).
+    /// filters is matched on them ([`IndexConfig::dense_share`] otherwise); 0.0 (the
+    /// default): every event, with no partition walk (an event costs the cells about the
+    /// same whatever its partitions hold).
     pub cells_share: f64,
     /// Threads per block of the value cells' kernel, a warp per event (512).
     pub cell_block: u32,
@@ -2006,9 +2007,15 @@ fn submit(
         cfg.dense_share
     };
     let limit = (share * d.n_filters as f64).min(u32::MAX as f64) as u32;
-    ccm_index_route::launch(
-        dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense, &b.walked,
-    )?;
+    // Every event on the value cells: no partition walk (its probes only count).
+    let all = cells.is_some() && cfg.cells_share <= 0.0;
+    if all {
+        timing.dense_events += n;
+    } else {
+        ccm_index_route::launch(
+            dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense, &b.walked,
+        )?;
+    }
     let m_walk = dev.mark()?;
     // The dense events' kernels, their grids sized by the last launch's count: the
     // count of this one is on the device only (the kernels read it; a smaller grid
@@ -2030,17 +2037,23 @@ fn submit(
         )?;
     } else if let Some(c) = cells {
         let block = cell_block(cfg);
+        // Sized by the launch's events when all are on the cells, else by the last
+        // launch's count of dense events (the kernel strides over any count).
+        let events = if all { n as u32 } else { hint };
         let lc = LaunchConfig {
             grid: [
                 c.slices,
-                hint.div_ceil(cfg.cell_events.max(1)).clamp(1, 65_535),
+                events.div_ceil(cfg.cell_events.max(1)).clamp(1, 65_535),
                 1,
             ],
             block: [block, 1, 1],
             shared_bytes: cell_shared_bytes(c.rows, c.cells, c.edge_max, block),
         };
         let ct = c.tables();
-        ccm_index_cells::launch(dev, lc, tables, batch, ct, &d.by_iface, &b.dense, &b.bits)?;
+        let by_iface = &d.by_iface;
+        ccm_index_cells::launch(
+            dev, lc, tables, batch, ct, by_iface, &b.dense, all as u32, &b.bits,
+        )?;
     } else {
         let block = cfg.dense_block.clamp(32, 1024) / 32 * 32;
         let narrow = d.ranged && d.narrow && cfg.narrow_ranges;

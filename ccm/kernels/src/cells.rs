@@ -136,7 +136,8 @@ kernel! {
     /// Grid: `blockIdx.x` = the slice `s` of [`CELL_SLICE`] filter slots (in interface
     /// order, `by_iface`: global), `blockIdx.y` = the events `blockIdx.y * W + w,
     /// + gridDim.y * W, ..` of the list `dense` (`dense[0]` = the count, the events from
-    /// `dense[1]`; global) for the block's warp `w` of `W`. First every thread copies its
+    /// `dense[1]`; global; with `all`, every event of the batch instead) for the block's
+    /// warp `w` of `W`. First every thread copies its
     /// share of the slice's bitsets, the cuts, the slice's edge offsets and edges (global)
     /// into shared memory, and warp `w` finds which of the slots `32 i .. 32 i + 32` (for
     /// `i = w, w + W, ..`) hold a filter not [`REMOVED`] (`t.filters`, global; a ballot
@@ -163,9 +164,10 @@ kernel! {
         c: CellTables<'static>,
         by_iface: *const u32,
         dense: *const u32,
+        all: u32,
         bits: *mut u32,
     ) {
-        cells_block(&t, &b, &c, by_iface, dense, bits);
+        cells_block(&t, &b, &c, by_iface, dense, all != 0, bits);
     }
 }
 
@@ -174,7 +176,7 @@ kernel! {
 /// # Safety
 /// As the kernel: the launch's tables and batch, `c` built over the filters in the order
 /// of `by_iface` (a permutation of them, each its own interface), `dense` the count and
-/// the dense events, `bits` a row of `t.words` words per event, shared memory of
+/// the dense events (unless `all`), `bits` a row of `t.words` words per event, shared memory of
 /// [`cell_shared_bytes`] for the block.
 #[inline(always)]
 unsafe fn cells_block(
@@ -183,9 +185,10 @@ unsafe fn cells_block(
     c: &CellTables<'static>,
     by_iface: *const u32,
     dense: *const u32,
+    all: bool,
     bits: *mut u32,
 ) {
-    let n_dense = *dense;
+    let n_dense = if all { b.n_events } else { *dense };
     let warps = block_dim_x() / 32;
     // The block returns whole, before any barrier.
     if block_idx_y() * warps >= n_dense {
@@ -251,7 +254,7 @@ unsafe fn cells_block(
     let word = s * CELL_WORDS + lane;
     let mut j = block_idx_y() * warps + warp;
     while j < n_dense {
-        let e = *dense.add(1 + j as usize);
+        let e = if all { j } else { *dense.add(1 + j as usize) };
         let ev = b.events.read(e as usize);
         // The event's integer and count of attributes per name of the cells.
         *sh_cnt.add(lane as usize) = 0;
@@ -287,12 +290,22 @@ unsafe fn cells_block(
                 let q = (lane * cells + x) as usize;
                 (lane * (cells + 1) + x, *sh_at.add(q), *sh_at.add(q + 1))
             };
-            let mut fw = 0u32;
+            // Four names at a time: their four loads in flight at once.
+            let word_of = |r: u32| *sh_bits.add((shfl(cell, r) * CELL_WORDS + lane) as usize);
+            let (mut f0, mut f1, mut f2, mut f3) = (0u32, 0u32, 0u32, 0u32);
             let mut r = 0;
+            while r + 4 <= rows {
+                f0 |= word_of(r);
+                f1 |= word_of(r + 1);
+                f2 |= word_of(r + 2);
+                f3 |= word_of(r + 3);
+                r += 4;
+            }
             while r < rows {
-                fw |= *sh_bits.add((shfl(cell, r) * CELL_WORDS + lane) as usize);
+                f0 |= word_of(r);
                 r += 1;
             }
+            let mut fw = f0 | f1 | f2 | f3;
             // The names' edges end to end, 32 at a time.
             let (start, total) = warp_scan(e1 - e0);
             let mut base = 0;
