@@ -96,7 +96,10 @@ use crate::layout::{SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
 use crate::value_cells::HostCells;
 use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
-use ccm_kernels::cells::{ccm_index_cells, cell_shared_bytes, CellEdge, CellTables};
+use ccm_kernels::cells::{
+    ccm_cells_lists, ccm_cells_spans, ccm_index_cells, cell_shared_bytes, CellEdge, CellTables,
+    CELL_LIST_BLOCK, CELL_SPANS_SHARED,
+};
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_dense, ccm_index_dense_narrow, ccm_index_iface, ccm_index_lists,
     ccm_index_route, dense_shared_bytes, is_narrow, pair_key, route_shared_bytes, slot_of,
@@ -215,6 +218,13 @@ pub struct IndexConfig {
     pub cell_shared: u32,
     /// Most cells per name (64).
     pub cell_max: u32,
+    /// When every event of a launch is on the value cells (and no filter was added since
+    /// the build), their answer lists are made from the cells' counts per slice
+    /// ([`ccm_kernels::cells::ccm_cells_spans`], [`ccm_kernels::cells::ccm_cells_lists`]:
+    /// a warp per event and slice of 32 words, all at once) instead of by
+    /// [`ccm_kernels::index::ccm_index_lists`]' block per event, whose warps each walk a
+    /// segment of the row; `true`.
+    pub cell_lists: bool,
 }
 
 impl Default for IndexConfig {
@@ -241,6 +251,7 @@ impl Default for IndexConfig {
             cell_events: 1024,
             cell_shared: 112 << 10,
             cell_max: 64,
+            cell_lists: true,
         }
     }
 }
@@ -828,6 +839,9 @@ struct LaunchBufs {
     walked: Buffer<u32>,
     /// The answer lists, `total` ids.
     ids: Buffer<u32>,
+    /// Per event and slice of the value cells its count of answers, then its first place
+    /// in the lists (when every event is on the cells; one word otherwise).
+    cell_counts: Buffer<u32>,
     /// Per event its first place in the lists and its count, and the launch's count of
     /// dense events and the walk's groups of filters: page-locked host memory the lists
     /// kernel writes (no copy).
@@ -837,7 +851,13 @@ struct LaunchBufs {
 
 impl LaunchBufs {
     /// A slot for launches of `per` events, with answers of `words` words per event.
-    fn alloc(dev: &Device, per: usize, words: usize) -> Result<LaunchBufs, CcmError> {
+    /// `slices`: of the value cells, 0 without.
+    fn alloc(
+        dev: &Device,
+        per: usize,
+        words: usize,
+        slices: usize,
+    ) -> Result<LaunchBufs, CcmError> {
         Ok(LaunchBufs {
             events: dev.alloc(per)?,
             attrs: dev.alloc(1)?,
@@ -846,6 +866,7 @@ impl LaunchBufs {
             total: dev.alloc(1)?,
             walked: dev.alloc(WALK_WORDS)?,
             ids: dev.alloc((4 * per).clamp(16, 1 << 16))?,
+            cell_counts: dev.alloc((per * slices).max(1))?,
             spans_host: dev.alloc_host(2 * per)?,
             dense_host: dev.alloc_host(2)?,
         })
@@ -859,6 +880,7 @@ impl LaunchBufs {
             + self.total.bytes()
             + self.walked.bytes()
             + self.ids.bytes()
+            + self.cell_counts.bytes()
     }
 }
 
@@ -1952,7 +1974,8 @@ fn submit(
     let (n, na) = (st.events, st.attrs);
     let t = Instant::now();
     if bufs[slot].is_none() {
-        bufs[slot] = Some(LaunchBufs::alloc(dev, p.per, d.words as usize)?);
+        let slices = d.cells.as_ref().map_or(0, |c| c.slices as usize);
+        bufs[slot] = Some(LaunchBufs::alloc(dev, p.per, d.words as usize, slices)?);
     }
     let b = bufs[slot].as_mut().expect("allocated");
     if b.attrs.len() < na {
@@ -2006,14 +2029,22 @@ fn submit(
     } else {
         cfg.dense_share
     };
-    let limit = (share * d.n_filters as f64).min(u32::MAX as f64) as u32;
+    let dense_limit = (share * d.n_filters as f64).min(u32::MAX as f64) as u32;
     // Every event on the value cells: no partition walk (its probes only count).
     let all = cells.is_some() && cfg.cells_share <= 0.0;
     if all {
         timing.dense_events += n;
     } else {
         ccm_index_route::launch(
-            dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense, &b.walked,
+            dev,
+            walk,
+            tables,
+            batch,
+            dense_limit,
+            wpe,
+            &b.bits,
+            &b.dense,
+            &b.walked,
         )?;
     }
     let m_walk = dev.mark()?;
@@ -2051,8 +2082,9 @@ fn submit(
         };
         let ct = c.tables();
         let by_iface = &d.by_iface;
+        let (dense, bits, counts) = (&b.dense, &b.bits, &b.cell_counts);
         ccm_index_cells::launch(
-            dev, lc, tables, batch, ct, by_iface, &b.dense, all as u32, &b.bits,
+            dev, lc, tables, batch, ct, by_iface, dense, all as u32, bits, counts,
         )?;
     } else {
         let block = cfg.dense_block.clamp(32, 1024) / 32 * 32;
@@ -2083,21 +2115,56 @@ fn submit(
     let lists = lists_config(cfg, d.words, n);
     let cap = b.ids.len().min(u32::MAX as usize) as u32;
     let m_lists = dev.mark()?;
-    ccm_index_lists::launch(
-        dev,
-        lists,
-        &b.bits,
-        d.words,
-        n as u32,
-        &d.user_ids,
-        &mut b.spans_host,
-        &b.ids,
-        cap,
-        &b.total,
-        &b.dense,
-        &b.walked,
-        &mut b.dense_host,
-    )?;
+    // Every event on the cells, nothing added: the lists from the cells' counts.
+    let cell_lists = all && cfg.cell_lists && p.delta.is_none();
+    if let Some(c) = cells.filter(|_| cell_lists) {
+        let lc = LaunchConfig::blocks(n as u32, CELL_LIST_BLOCK, CELL_SPANS_SHARED);
+        let (counts, spans) = (&b.cell_counts, &mut b.spans_host);
+        ccm_cells_spans::launch(
+            dev,
+            lc,
+            counts,
+            c.slices,
+            n as u32,
+            spans,
+            &b.total,
+            &mut b.dense_host,
+        )?;
+        let warps = n as u64 * c.slices as u64;
+        let blocks = warps.div_ceil(u64::from(CELL_LIST_BLOCK / 32));
+        let blocks =
+            u32::try_from(blocks).map_err(|_| limit("value cells' list warps", blocks as usize))?;
+        let lc = LaunchConfig::blocks(blocks, CELL_LIST_BLOCK, 0);
+        let (bits, ids) = (&b.bits, &b.ids);
+        ccm_cells_lists::launch(
+            dev,
+            lc,
+            bits,
+            d.words,
+            c.slices,
+            n as u32,
+            counts,
+            &d.user_ids,
+            ids,
+            cap,
+        )?;
+    } else {
+        ccm_index_lists::launch(
+            dev,
+            lists,
+            &b.bits,
+            d.words,
+            n as u32,
+            &d.user_ids,
+            &mut b.spans_host,
+            &b.ids,
+            cap,
+            &b.total,
+            &b.dense,
+            &b.walked,
+            &mut b.dense_host,
+        )?;
+    }
     let m2 = dev.mark()?;
     // Nothing waits for the kernels on the queues: a copy out queued now would hold
     // up the next launch's copy in wherever the copy engines take them in turn.

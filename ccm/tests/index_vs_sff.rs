@@ -671,11 +671,20 @@ fn range_forms_compared_as_i32_and_as_i64_answer_as_sff_at_the_limits() {
 /// The value cells (dense events with every filter integer ranges, its own interface) on
 /// the dense model over several slices of filters (the last one partial), with one cell
 /// per name, a few and many, every event on them or only those beyond a share of the
-/// filters; each answer as SFF's.
+/// filters, the lists from the cells' counts or from the rows of answer bits (and grown
+/// and listed again: launches of 10 events start with room for 40 ids); each answer as
+/// SFF's.
 #[test]
 fn value_cells_answer_the_dense_model_as_sff() {
     let dev = Device::emulator();
-    for (x, cell_max, cells_share) in [((3, 5), 64, 0.0), ((10, 10), 1, 0.05), ((20, 20), 6, 0.0)] {
+    // (The lists from the cells' counts, but with the walk kept for some events, and in
+    // the last case: from the rows of answer bits.)
+    for (x, cell_max, cells_share, cell_lists) in [
+        ((3, 5), 64, 0.0, true),
+        ((10, 10), 1, 0.05, true),
+        ((20, 20), 6, 0.0, true),
+        ((20, 20), 64, 0.0, false),
+    ] {
         let p = DenseParams {
             events: 24,
             filters: 2100,
@@ -689,6 +698,7 @@ fn value_cells_answer_the_dense_model_as_sff() {
         let cfg = IndexConfig {
             cell_max,
             cells_share,
+            cell_lists,
             batch_events: 10,
             ..IndexConfig::for_device(&dev)
         };
@@ -697,7 +707,11 @@ fn value_cells_answer_the_dense_model_as_sff() {
         let got = index.match_batch(&w.batch).unwrap();
         assert_eq!(got.len(), want.len());
         for (i, (g, want)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(g, want.as_slice(), "event {i}, {x:?}, cell_max {cell_max}");
+            assert_eq!(
+                g,
+                want.as_slice(),
+                "event {i}, {x:?}, cell_max {cell_max}, cell_lists {cell_lists}"
+            );
         }
         assert!(
             index.take_timing().dense_events > 0,

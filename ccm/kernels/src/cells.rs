@@ -37,6 +37,17 @@
 use crate::index::{satisfies, IndexEvents, IndexTables, REMOVED};
 use crate::TY_INT;
 use gpu_kernels::prelude::*;
+
+/// The sum of `v` over the warp, in every lane.
+#[inline(always)]
+fn warp_sum(mut v: u32) -> u32 {
+    let mut d = 16;
+    while d > 0 {
+        v += shfl_xor(v, d);
+        d /= 2;
+    }
+    v
+}
 use gpu_kernels::{kernel, DevPtr, KernelStruct};
 
 /// Filters per slice (a block's share of the filters): [`CELL_WORDS`] words per cell.
@@ -151,7 +162,9 @@ kernel! {
     /// `l, l + 32, ..` with the value of its name (shuffles), marking a failing one in the
     /// warp's marks (shared, atomic OR), which lane `l` then ORs into its word. Lane `l`
     /// stores its word's live slots that did not fail as word `32 s + l` of the event's
-    /// row of `bits` (global; a warp writes 128 contiguous bytes). An event that has a
+    /// row of `bits` (global; a warp writes 128 contiguous bytes) and, with `all`, its
+    /// lane 0 the count of those slots as `counts[e * c.slices + s]` (global; for
+    /// [`ccm_cells_spans`] and [`ccm_cells_lists`]). An event that has a
     /// name of the cells twice or not as an integer is answered instead by SFF's rules,
     /// each lane trying a slot of each group of 32 (its [`IndexFilter`] and constraints,
     /// global) and a ballot making the group's word. Dynamic shared memory:
@@ -166,8 +179,9 @@ kernel! {
         dense: *const u32,
         all: u32,
         bits: *mut u32,
+        counts: *mut u32,
     ) {
-        cells_block(&t, &b, &c, by_iface, dense, all != 0, bits);
+        cells_block(&t, &b, &c, by_iface, dense, all != 0, bits, counts);
     }
 }
 
@@ -176,9 +190,11 @@ kernel! {
 /// # Safety
 /// As the kernel: the launch's tables and batch, `c` built over the filters in the order
 /// of `by_iface` (a permutation of them, each its own interface), `dense` the count and
-/// the dense events (unless `all`), `bits` a row of `t.words` words per event, shared memory of
+/// the dense events (unless `all`), `bits` a row of `t.words` words per event, `counts`
+/// (with `all`) `c.slices` words per event, shared memory of
 /// [`cell_shared_bytes`] for the block.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn cells_block(
     t: &IndexTables<'static>,
     b: &IndexEvents<'static>,
@@ -187,6 +203,7 @@ unsafe fn cells_block(
     dense: *const u32,
     all: bool,
     bits: *mut u32,
+    counts: *mut u32,
 ) {
     let n_dense = if all { b.n_events } else { *dense };
     let warps = block_dim_x() / 32;
@@ -332,8 +349,16 @@ unsafe fn cells_block(
             *sh_mark.add(lane as usize) = 0;
             fw
         };
+        let matched = live & !fails;
         if word < t.words {
-            *bits.add(e as usize * t.words as usize + word as usize) = live & !fails;
+            *bits.add(e as usize * t.words as usize + word as usize) = matched;
+        }
+        if all {
+            // The slice's count of the event's answers, for the lists.
+            let n = warp_sum(matched.count_ones());
+            if lane == 0 {
+                *counts.add((e * c.slices + s) as usize) = n;
+            }
         }
         sync_warp();
         j += grid_dim_y() * warps;
@@ -376,4 +401,138 @@ unsafe fn by_rules(
         w += 1;
     }
     mine
+}
+
+/// Threads per block of [`ccm_cells_spans`] and [`ccm_cells_lists`].
+pub const CELL_LIST_BLOCK: u32 = 256;
+
+/// Dynamic shared memory of [`ccm_cells_spans`]: a word per warp of its block, and the
+/// event's first place.
+pub const CELL_SPANS_SHARED: u32 = 4 * (CELL_LIST_BLOCK / 32 + 1);
+
+kernel! {
+    /// Beyond the paper: the places of the answer lists when every event of the batch was
+    /// on the value cells ([`ccm_index_cells`] with `all`): per event `e` (`blockIdx.x`,
+    /// [`CELL_LIST_BLOCK`] threads), thread `i` takes the `i`-th run of its `slices`
+    /// counts `counts[e * slices ..]` (global) and sums it; a block scan (each warp's
+    /// [`warp_scan`], the warps' sums in shared memory, a barrier) gives each run its
+    /// first place in the event's list; thread 0 reserves the event's places (one atomic
+    /// add on `total[0]`; global, zero before the launch) and writes
+    /// `spans[2e] = first place, spans[2e + 1] = count` (mapped host memory), the first
+    /// place to the block through shared memory; then each thread rewrites its run's
+    /// counts as each slice's first place in the lists (global). Thread 0 of block 0
+    /// zeroes `n_dense[0..2]` (mapped host memory: no dense count, no walk, as
+    /// [`crate::index::ccm_index_lists`] reports them). Dynamic shared memory:
+    /// [`CELL_SPANS_SHARED`].
+    pub fn ccm_cells_spans(
+        counts: *mut u32,
+        slices: u32,
+        n_events: u32,
+        spans: *mut u32,
+        total: *mut u32,
+        n_dense: *mut u32,
+    ) {
+        let e = block_idx_x();
+        if e == 0 && thread_idx_x() == 0 {
+            *n_dense = 0;
+            *n_dense.add(1) = 0;
+        }
+        if e >= n_events {
+            return;
+        }
+        let tid = thread_idx_x();
+        let warps = block_dim_x() / 32;
+        let run = slices.div_ceil(block_dim_x());
+        let row = counts.add((e * slices) as usize);
+        let lo = (tid * run).min(slices);
+        let hi = (lo + run).min(slices);
+        let mut sum = 0u32;
+        let mut i = lo;
+        while i < hi {
+            sum += *row.add(i as usize);
+            i += 1;
+        }
+        let sh = dynamic_shared::<u32>();
+        let (before, warp_total) = warp_scan(sum);
+        let warp = tid / 32;
+        if lane_id() == 0 {
+            *sh.add(warp as usize) = warp_total;
+        }
+        sync_threads();
+        let (mut at, mut count) = (before, 0u32);
+        let mut w = 0;
+        while w < warps {
+            let v = *sh.add(w as usize);
+            if w < warp {
+                at += v;
+            }
+            count += v;
+            w += 1;
+        }
+        if tid == 0 {
+            let base = if count > 0 { atomic_add(total, count) } else { 0 };
+            *sh.add(warps as usize) = base;
+            *(spans as *mut u64).add(e as usize) = base as u64 | (count as u64) << 32;
+        }
+        sync_threads();
+        let mut at = at + *sh.add(warps as usize);
+        let mut i = lo;
+        while i < hi {
+            let n = *row.add(i as usize);
+            *row.add(i as usize) = at;
+            at += n;
+            i += 1;
+        }
+    }
+}
+
+kernel! {
+    /// Beyond the paper: the answer lists when every event of the batch was on the value
+    /// cells, after [`ccm_cells_spans`]: a warp per (event, slice) pair `q = blockIdx.x *
+    /// W + w` (`e = q / slices`, `s = q % slices`; `W` warps per block). Lane `l` reads
+    /// word `32 s + l` of the event's row of `bits` (global; the warp 128 contiguous
+    /// bytes), the warp's prefix sum of the words' bit counts ([`warp_scan`]) places its
+    /// ids after the slice's first place `places[e * slices + s]` (global, from
+    /// [`ccm_cells_spans`]), and, when the slice's ids end within the room `cap` of `ids`,
+    /// it writes the user ids (`user_ids[rank]`, global, read-only) of its word's set bits
+    /// in ascending order into `ids` (global). The list comes out ascending with no sort.
+    /// The rows are left as they are (the value cells overwrite every word of a row);
+    /// when the lists outgrow `ids`, [`crate::index::ccm_index_answers`] lists the events
+    /// again into a larger buffer, at the same places.
+    pub fn ccm_cells_lists(
+        bits: *const u32,
+        words: u32,
+        slices: u32,
+        n_events: u32,
+        places: *const u32,
+        user_ids: *const u32,
+        ids: *mut u32,
+        cap: u32,
+    ) {
+        let q = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
+        let e = q / slices.max(1);
+        // `q` is the same for the warp's lanes: a warp returns whole.
+        if e >= n_events {
+            return;
+        }
+        let (s, lane) = (q % slices, lane_id());
+        let w = s * CELL_WORDS + lane;
+        let mut word = if w < words {
+            *bits.add(e as usize * words as usize + w as usize)
+        } else {
+            0
+        };
+        let (before, sum) = warp_scan(word.count_ones());
+        let first = *places.add(q as usize);
+        if first as u64 + sum as u64 > cap as u64 {
+            return;
+        }
+        let mut at = first + before;
+        while word != 0 {
+            let bit = word.trailing_zeros();
+            word &= word - 1;
+            *ids.add(at as usize) = *user_ids.add((w * 32 + bit) as usize);
+            at += 1;
+        }
+    }
 }
