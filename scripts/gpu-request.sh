@@ -22,13 +22,16 @@
 #                at x = 20, 4 (3-5), 10: the hybrid index on all cores, then the GPU index:
 #                for dense the filter-major kernel (cells off, the path before), the value
 #                cells (default: 512 threads, 112 KiB of shared memory, 1024 events per block,
-#                every event on the cells), the cells with the walk kept below an eighth of
-#                the filters, with 1024 threads and 200 KiB, with 256 events per block; for
+#                every event on the cells, the lists from the cells' counts per slice:
+#                ccm_cells_spans + ccm_cells_lists), the cells with the lists from the rows
+#                (ccm_index_lists, as before), with the walk kept below an eighth of the
+#                filters, with 1024 threads and 200 KiB, with 256 events per block; for
 #                dense10 the default (no cells: interfaces of many filters). Each: time per
 #                event, ratio to the hybrid, device split (walk, dense kernel, lists), and
 #                every answer checked against the hybrid index's;
-#   ncu.txt      (if time is left) Nsight Compute on two launches of ccm_index_cells and of
-#                ccm_index_lists at 1M filters, x = 20 (speed of light, occupancy, stalls).
+#   ncu.txt      (if time is left) Nsight Compute on a few launches of the cells' kernels
+#                (ccm_index_cells, ccm_cells_spans, ccm_cells_lists) at 1M filters, x = 20
+#                (speed of light, occupancy, stalls).
 set -uo pipefail
 BIN=${BIN:-.}
 OUT=${OUT:-out}
@@ -54,7 +57,7 @@ command -v nvidia-smi >/dev/null &&
 "$BIN/index_check" ptx >/tmp/ccm-cells.ptx
 PTXAS=$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)
 timeout 20 "$PTXAS" -arch=sm_90 -v /tmp/ccm-cells.ptx -o /tmp/ccm-cells.cubin >"$OUT/ptxas.txt" 2>&1
-grep -A3 -E "entry function '(ccm_index_cells|ccm_index_lists|ccm_index_dense_narrow|ccm_index_route)'" "$OUT/ptxas.txt" |
+grep -A3 -E "entry function '(ccm_index_cells|ccm_cells_spans|ccm_cells_lists|ccm_index_lists|ccm_index_dense_narrow|ccm_index_route)'" "$OUT/ptxas.txt" |
     grep -E "entry|registers|stack" | tee -a "$OUT/summary.txt"
 
 # 2. The value cells under the sanitizers, answers against SFF's (about 60 s).
@@ -76,7 +79,7 @@ grep -hE "hybrid all cores|gpu index|equal|differ from" "$OUT/lists-1M.txt" "$OU
 NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
 t=$(left)
 if [ "$t" -gt 15 ] && [ -x "$NCU" ]; then
-    step ncu.txt ncu "$t" "$NCU" --kernel-name regex:'ccm_index_(cells|lists)' --launch-skip 6 --launch-count 4 \
+    step ncu.txt ncu "$t" "$NCU" --kernel-name regex:'ccm_(index_cells|cells_spans|cells_lists)' --launch-skip 6 --launch-count 6 \
         --section SpeedOfLight --section Occupancy --section WarpStateStats "$BIN/dense_lists" 1000000 1 profile
 fi
 say "done in $(($(date +%s) - START)) s"
