@@ -35,7 +35,7 @@
 //! event's integer clamped to `i32` compares with it as the integer itself.
 
 use crate::index::{satisfies, IndexEvents, IndexTables, REMOVED};
-use crate::TY_INT;
+use crate::{DevAttr, DevEvent, TY_INT};
 use gpu_kernels::prelude::*;
 
 /// The sum of `v` over the warp, in every lane.
@@ -153,7 +153,8 @@ kernel! {
     /// into shared memory, and warp `w` finds which of the slots `32 i .. 32 i + 32` (for
     /// `i = w, w + W, ..`) hold a filter not [`REMOVED`] (`t.filters`, global; a ballot
     /// per word, shared); a barrier. Then each warp takes its events one at a time, no
-    /// barrier between them: lane `l` copies the event's attributes `l, l + 32, ..`
+    /// barrier between them (the next event's record and first attributes loaded while
+    /// one is matched): lane `l` copies the event's attributes `l, l + 32, ..`
     /// (global) into the warp's shared words as each name's integer and count (shared
     /// atomics); lane `r` of each name `r` below `c.rows` picks the name's cell
     /// ([`cell_of`] over the cuts in shared memory), or its absent cell, and its edges;
@@ -269,17 +270,39 @@ unsafe fn cells_block(
     sync_threads();
     let live = *sh_live.add(lane as usize);
     let word = s * CELL_WORDS + lane;
-    let mut j = block_idx_y() * warps + warp;
-    while j < n_dense {
+    let step = grid_dim_y() * warps;
+    // The warp's `j`-th event of the list: its index, record and (lane `l`) attribute `l`
+    // (global; an event past the list or an attribute past the event: empty).
+    let fetch = |j: u32| {
+        if j >= n_dense {
+            return (0, DevEvent::default(), DevAttr::default());
+        }
         let e = if all { j } else { *dense.add(1 + j as usize) };
         let ev = b.events.read(e as usize);
+        let at = if lane < ev.len {
+            b.attrs.read((ev.start + lane) as usize)
+        } else {
+            DevAttr::default()
+        };
+        (e, ev, at)
+    };
+    let mut j = block_idx_y() * warps + warp;
+    let mut next = fetch(j);
+    while j < n_dense {
+        let (e, ev, first) = next;
+        // The next event's loads in flight while this one is matched.
+        next = fetch(j + step);
         // The event's integer and count of attributes per name of the cells.
         *sh_cnt.add(lane as usize) = 0;
         sync_warp();
         let mut odd = false;
         let mut a = lane;
         while a < ev.len {
-            let at = b.attrs.read((ev.start + a) as usize);
+            let at = if a < 32 {
+                first
+            } else {
+                b.attrs.read((ev.start + a) as usize)
+            };
             if at.row_id < rows {
                 atomic_add(sh_cnt.add(at.row_id as usize), 1);
                 if at.ty == TY_INT as u32 {
@@ -361,7 +384,7 @@ unsafe fn cells_block(
             }
         }
         sync_warp();
-        j += grid_dim_y() * warps;
+        j += step;
     }
 }
 
