@@ -40,14 +40,32 @@
 //!    filters each (Table 1's model; [`IndexConfig::iface_major_min`]), it hands it
 //!    instead to an interface-major kernel
 //!    ([`ccm_kernels::index::ccm_index_iface`]) that tries an interface's filters,
-//!    fewest constraints first, and stops at its first match.
+//!    fewest constraints first, and stops at its first match. Where every filter is
+//!    integer ranges and its own interface (the REIN / HEM dense model), the filter-major
+//!    kernel still reads every filter for every dense event; there the index builds
+//!    *value cells* instead ([`IndexConfig::cells`]; the device form of the CPU bit
+//!    index, `baselines::bit_index`, after REIN and HEM: [`ccm_kernels::cells`] says which
+//!    idea came from where): per name, cells of values cut where they split the name's
+//!    bounds evenly, and per cell a bitset of the filters failing anywhere in it, plus
+//!    one of every filter constraining the name (failing when the event lacks it); the
+//!    bounds inside a cell are compared exactly. A block owns a slice of 1024 filters,
+//!    keeps its slice of every cell's bitset and its bounds in shared memory, and
+//!    sweeps a batch of events, a warp per event: one OR of a word per name and lane,
+//!    then the bounds of the event's cells ([`ccm_kernels::cells::ccm_index_cells`]).
+//!    An event costs the cells about the same whatever its partitions hold, so by
+//!    default every event goes to them, with no partition walk
+//!    ([`IndexConfig::cells_share`]).
 //! 4. **Answers** ([`ccm_kernels::index::ccm_index_lists`]): one bit per (event,
 //!    interface), so duplicates cost nothing and the answer is ascending by
 //!    construction; a thread per event compacts its row into a list of user ids, in one
 //!    pass (places reserved per warp); when rows are long (more than 128 interfaces) a
 //!    block of warps per event, each warp a segment of the row
 //!    ([`IndexConfig::list_warps`]: one warp listing a row of 1M interfaces took 977
-//!    dependent steps). The
+//!    dependent steps); when every event of a launch was on the value cells, from the
+//!    cells' counts per slice instead: a block per event places its slices, then a warp
+//!    per (event, slice) lists its 32 words, all at once
+//!    ([`ccm_kernels::cells::ccm_cells_spans`], [`ccm_kernels::cells::ccm_cells_lists`],
+//!    [`IndexConfig::cell_lists`]). The
 //!    host reads back the lists only ([`Answers`]): their size follows the matches, not
 //!    events x interfaces. The DMA engine writes them straight into the answers'
 //!    page-locked areas, which a stream matched into one [`Answers`] reuses: with

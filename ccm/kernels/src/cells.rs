@@ -111,7 +111,7 @@ const WARP_WORDS: u32 = 3 * 32;
 /// Dynamic shared memory of [`ccm_index_cells`] for `rows` names of `cells` cells, at
 /// most `edge_max` edges per slice and blocks of `threads`: the slice's bitsets, the
 /// cuts, the slice's edge offsets and edges, the slice's live slots (a word per lane)
-/// and each warp's [`WARP_WORDS`].
+/// and each warp's words (the edges' marks, the event's integers and counts by name).
 pub const fn cell_shared_bytes(rows: u32, cells: u32, edge_max: u32, threads: u32) -> u32 {
     4 * (rows * (cells + 1) * CELL_WORDS
         + rows * (cells - 1)
