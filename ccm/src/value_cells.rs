@@ -165,20 +165,24 @@ impl HostCells {
                         (0..lo).chain(hi + 1..cells).for_each(&mut set);
                     }
                 }
-                edges.sort_by_key(|e| e.0);
+                // By cell, lower bounds before upper ones, each by bound.
+                edges.sort_by_key(|e| (e.0, e.1.at & EDGE_UPPER, e.1.bound));
                 edges
             })
             .collect();
+        // Per cell: where its lower bounds start, where its upper bounds start.
         let per_slice = (rows * cells) as usize;
-        let mut edge_at = Vec::with_capacity(slices * per_slice + 1);
+        let mut edge_at = Vec::with_capacity(2 * slices * per_slice + 1);
         let mut edges = Vec::with_capacity(slice_edges.iter().map(Vec::len).sum());
         for list in slice_edges {
             let mut i = 0;
             for q in 0..per_slice as u32 {
-                edge_at.push(edges.len() as u32);
-                while i < list.len() && list[i].0 == q {
-                    edges.push(list[i].1);
-                    i += 1;
+                for upper in [0, EDGE_UPPER] {
+                    edge_at.push(edges.len() as u32);
+                    while i < list.len() && list[i].0 == q && list[i].1.at & EDGE_UPPER == upper {
+                        edges.push(list[i].1);
+                        i += 1;
+                    }
                 }
             }
         }
@@ -230,17 +234,22 @@ mod tests {
             return true;
         }
         let Some(v) = v else { return false };
-        let q = (s * h.rows as usize + r as usize) * h.cells as usize + c as usize;
-        h.edges[h.edge_at[q] as usize..h.edge_at[q + 1] as usize]
+        let q = 2 * ((s * h.rows as usize + r as usize) * h.cells as usize + c as usize);
+        let (lo, up, end) = (
+            h.edge_at[q] as usize,
+            h.edge_at[q + 1] as usize,
+            h.edge_at[q + 2] as usize,
+        );
+        let (lower, upper) = (&h.edges[lo..up], &h.edges[up..end]);
+        // Each side sorted by bound, the failing ones a run (as the kernel takes them).
+        assert!(lower.windows(2).all(|w| w[0].bound <= w[1].bound));
+        assert!(upper.windows(2).all(|w| w[0].bound <= w[1].bound));
+        assert!(lower.iter().all(|e| e.at & EDGE_UPPER == 0));
+        assert!(upper.iter().all(|e| e.at & EDGE_UPPER != 0));
+        let mut failing = lower[lower.partition_point(|e| e.bound <= v)..]
             .iter()
-            .filter(|e| e.at & !EDGE_UPPER == local)
-            .any(|e| {
-                if e.at & EDGE_UPPER != 0 {
-                    v > e.bound
-                } else {
-                    v < e.bound
-                }
-            })
+            .chain(&upper[..upper.partition_point(|e| e.bound < v)]);
+        failing.any(|e| e.at & !EDGE_UPPER == local)
     }
 
     #[test]

@@ -29,7 +29,9 @@
 //! or below `v`. A filter's range `lo..=hi` on `r` fails for every value of cell `c`
 //! when the cell of `lo` is above `c` or the cell of `hi` below it (bit set in cell
 //! `c`'s bitset); when `lo` (`hi`) lies in cell `c` itself, it is an *edge* of the
-//! cell ([`CellEdge`]), compared exactly. Cell `cells` of each name is its *absent*
+//! cell ([`CellEdge`]), compared exactly: a cell's lower edges and its upper edges are
+//! each sorted by bound (HEM's sorted buckets), so those that fail for a value are one
+//! run of each, found by a binary search, and marked with no compare. Cell `cells` of each name is its *absent*
 //! cell: every filter constraining the name. Values are compared as `i32`: every
 //! finite bound lies strictly inside `i32` (the host builds the cells only then), so an
 //! event's integer clamped to `i32` compares with it as the integer itself.
@@ -86,7 +88,9 @@ pub struct CellTables<'a> {
     pub bits: DevPtr<'a, u32>,
     /// Name `r`'s cut values: `cuts[r * (cells - 1) ..][.. cells - 1]`, ascending.
     pub cuts: DevPtr<'a, i32>,
-    /// The edges of slice `s`, name `r`, cell `c`: `edges[edge_at[q]..edge_at[q + 1]]`,
+    /// The edges of slice `s`, name `r`, cell `c`: its lower bounds
+    /// `edges[edge_at[2q]..edge_at[2q + 1]]`, then its upper bounds
+    /// `edges[edge_at[2q + 1]..edge_at[2q + 2]]`, each in ascending order of the bound,
     /// `q = (s * rows + r) * cells + c` (a sentinel after the last).
     pub edge_at: DevPtr<'a, u32>,
     pub edges: DevPtr<'a, CellEdge>,
@@ -115,7 +119,7 @@ const WARP_WORDS: u32 = 3 * 32;
 pub const fn cell_shared_bytes(rows: u32, cells: u32, edge_max: u32, threads: u32) -> u32 {
     4 * (rows * (cells + 1) * CELL_WORDS
         + rows * (cells - 1)
-        + rows * cells
+        + 2 * rows * cells
         + 1
         + 2 * edge_max
         + CELL_WORDS
@@ -141,6 +145,30 @@ unsafe fn cell_of(cuts: *const i32, n: u32, v: i32) -> u32 {
     lo
 }
 
+/// The first of the edges `lo..hi` (shared; their bounds ascending) whose bound passes
+/// `above` (false up to some edge, true from it on), or `hi` (a binary search).
+///
+/// # Safety
+/// `edges` holds the edges `lo..hi`.
+#[inline(always)]
+unsafe fn first_bound(
+    edges: *const CellEdge,
+    lo: u32,
+    hi: u32,
+    above: impl Fn(i32) -> bool,
+) -> u32 {
+    let (mut lo, mut hi) = (lo, hi);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if above((*edges.add(mid as usize)).bound) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
 kernel! {
     /// Beyond the paper: the value cells' kernel for dense events (module docs).
     ///
@@ -159,9 +187,11 @@ kernel! {
     /// atomics); lane `r` of each name `r` below `c.rows` picks the name's cell
     /// ([`cell_of`] over the cuts in shared memory), or its absent cell, and its edges;
     /// lane `l` ORs word `l` of every name's cell bitset (shared) into its word of failing
-    /// slots; the warp lays the names' edges end to end and lane `l` compares the edges
-    /// `l, l + 32, ..` with the value of its name (shuffles), marking a failing one in the
-    /// warp's marks (shared, atomic OR), which lane `l` then ORs into its word. Lane `l`
+    /// slots; lane `r` finds the failing edges of its name's cell, one run (the cell's
+    /// lower bounds above the value, then its upper bounds below it: two binary searches
+    /// in shared memory), the warp lays the names' runs end to end and lane `l` marks the
+    /// filters of the edges `l, l + 32, ..` (shuffles) in the warp's marks (shared, atomic
+    /// OR), which lane `l` then ORs into its word. Lane `l`
     /// stores its word's live slots that did not fail as word `32 s + l` of the event's
     /// row of `bits` (global; a warp writes 128 contiguous bytes) and, with `all`, its
     /// lane 0 the count of those slots as `counts[e * c.slices + s]` (global; for
@@ -220,7 +250,7 @@ unsafe fn cells_block(
     // Shared memory, in words.
     let n_bits = rows * (cells + 1) * CELL_WORDS;
     let n_cuts = rows * (cells - 1);
-    let n_at = rows * cells + 1;
+    let n_at = 2 * rows * cells + 1;
     let sh_bits = dynamic_shared::<u32>();
     let sh_cuts = sh_bits.add(n_bits as usize) as *mut i32;
     let sh_at = sh_cuts.add(n_cuts as usize) as *mut u32;
@@ -240,14 +270,14 @@ unsafe fn cells_block(
         *sh_cuts.add(i as usize) = c.cuts.read(i as usize);
         i += nt;
     }
-    let at0 = (s * rows * cells) as usize;
+    let at0 = (2 * s * rows * cells) as usize;
     let first_edge = c.edge_at.read(at0);
     let mut i = tid;
     while i < n_at {
         *sh_at.add(i as usize) = c.edge_at.read(at0 + i as usize) - first_edge;
         i += nt;
     }
-    let n_edges = c.edge_at.read(at0 + (rows * cells) as usize) - first_edge;
+    let n_edges = c.edge_at.read(at0 + (2 * rows * cells) as usize) - first_edge;
     let mut i = tid;
     while i < n_edges {
         *sh_edges.add(i as usize) = c.edges.read((first_edge + i) as usize);
@@ -319,7 +349,9 @@ unsafe fn cells_block(
         let fails = if any_sync(odd || (lane < rows && count > 1)) {
             !by_rules(t, b, &ev, s, by_iface)
         } else {
-            // Lane `r` of name `r`: its cell (or the absent one) and the cell's edges.
+            // Lane `r` of name `r`: its cell (or the absent one) and the cell's failing
+            // edges, one run: the lower bounds above the value, then the upper bounds
+            // below it (two binary searches).
             let v = *sh_val.add(lane as usize);
             let (cell, e0, e1) = if lane >= rows {
                 (0, 0, 0)
@@ -327,8 +359,11 @@ unsafe fn cells_block(
                 (lane * (cells + 1) + cells, 0, 0)
             } else {
                 let x = cell_of(sh_cuts.add((lane * (cells - 1)) as usize), cells - 1, v);
-                let q = (lane * cells + x) as usize;
-                (lane * (cells + 1) + x, *sh_at.add(q), *sh_at.add(q + 1))
+                let q = (2 * (lane * cells + x)) as usize;
+                let (lo, up, end) = (*sh_at.add(q), *sh_at.add(q + 1), *sh_at.add(q + 2));
+                let first = first_bound(sh_edges, lo, up, |b| b > v);
+                let last = first_bound(sh_edges, up, end, |b| b >= v);
+                (lane * (cells + 1) + x, first, last)
             };
             // Four names at a time: their four loads in flight at once.
             let word_of = |r: u32| *sh_bits.add((shfl(cell, r) * CELL_WORDS + lane) as usize);
@@ -346,24 +381,16 @@ unsafe fn cells_block(
                 r += 1;
             }
             let mut fw = f0 | f1 | f2 | f3;
-            // The names' edges end to end, 32 at a time.
+            // The names' failing edges end to end, 32 at a time, each marked.
             let (start, total) = warp_scan(e1 - e0);
             let mut base = 0;
             while base < total {
                 let i = base + lane;
                 let k = lane_holding(start, i);
-                let (ek, sk, vk) = (shfl(e0, k), shfl(start, k), shfl(v as u32, k) as i32);
+                let (ek, sk) = (shfl(e0, k), shfl(start, k));
                 if i < total {
-                    let edge = *sh_edges.add((ek + i - sk) as usize);
-                    let fail = if edge.at & EDGE_UPPER != 0 {
-                        vk > edge.bound
-                    } else {
-                        vk < edge.bound
-                    };
-                    if fail {
-                        let at = edge.at & !EDGE_UPPER;
-                        atomic_or(sh_mark.add((at / 32) as usize), 1 << (at % 32));
-                    }
+                    let at = (*sh_edges.add((ek + i - sk) as usize)).at & !EDGE_UPPER;
+                    atomic_or(sh_mark.add((at / 32) as usize), 1 << (at % 32));
                 }
                 base += 32;
             }
