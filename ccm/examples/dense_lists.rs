@@ -83,7 +83,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("{label}: hybrid all cores {cpu:.3} us/event, {per_event:.1} answers/event");
             let base = IndexConfig::for_device(&dev);
             // The filter-major kernel for dense events (the path before the value
-            // cells), then the value cells as they are by default, with their answer
+            // cells), then the value cells as they are by default, with the names an event
+            // lacks ORed by groups of four (`cell_groups`), with their answer
             // lists made from the rows of answer bits (as the other paths'), with the partition
             // walk kept for events whose partitions hold at most an eighth of the filters,
             // with blocks of 1024 threads and 200 KiB of shared memory (more cells per
@@ -99,6 +100,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         },
                     ),
                     ("cells", base),
+                    (
+                        "cells absent names by groups of 4",
+                        IndexConfig {
+                            cell_groups: true,
+                            ..base
+                        },
+                    ),
                     (
                         "cells lists by the rows",
                         IndexConfig {

@@ -243,6 +243,12 @@ pub struct IndexConfig {
     /// [`ccm_kernels::index::ccm_index_lists`]' block per event, whose warps each walk a
     /// segment of the row; `true`.
     pub cell_lists: bool,
+    /// Whether the value cells keep, per group of four names, the union of the absent
+    /// cells of every subset of them, so that the names an event lacks cost one OR per
+    /// group instead of one each (the CPU bit index's groups of names; 16 unions of 32
+    /// words per group in a block's shared memory, which leaves fewer cells per name);
+    /// `false` (not yet measured on a GPU).
+    pub cell_groups: bool,
 }
 
 impl Default for IndexConfig {
@@ -270,6 +276,7 @@ impl Default for IndexConfig {
             cell_shared: 112 << 10,
             cell_max: 64,
             cell_lists: true,
+            cell_groups: false,
         }
     }
 }
@@ -718,6 +725,7 @@ struct DevCells {
     cells: u32,
     slices: u32,
     edge_max: u32,
+    groups: u32,
 }
 
 impl DevCells {
@@ -731,6 +739,7 @@ impl DevCells {
             cells: h.cells,
             slices: h.slices,
             edge_max: h.edge_max,
+            groups: h.groups,
         })
     }
 
@@ -744,6 +753,7 @@ impl DevCells {
             cells: self.cells,
             slices: self.slices,
             edge_max: self.edge_max,
+            groups: self.groups,
         }
     }
 
@@ -762,7 +772,14 @@ fn cells_of(h: &HostIndex, n_if: usize, cfg: &IndexConfig) -> Option<HostCells> 
         let p = h.by_iface[k] as usize;
         &h.ranges[h.range_at[p] as usize..h.range_at[p + 1] as usize]
     };
-    HostCells::build(n_if, ranges, cell_block(cfg), cfg.cell_shared, cfg.cell_max)
+    HostCells::build(
+        n_if,
+        ranges,
+        cell_block(cfg),
+        cfg.cell_shared,
+        cfg.cell_max,
+        cfg.cell_groups,
+    )
 }
 
 /// Threads per block of the value cells' kernel.
@@ -2096,7 +2113,7 @@ fn submit(
                 1,
             ],
             block: [block, 1, 1],
-            shared_bytes: cell_shared_bytes(c.rows, c.cells, c.edge_max, block),
+            shared_bytes: cell_shared_bytes(c.rows, c.cells, c.groups, c.edge_max, block),
         };
         let ct = c.tables();
         let by_iface = &d.by_iface;

@@ -9,7 +9,8 @@
 //! the slice's bounds, fit the kernel's shared memory budget.
 
 use ccm_kernels::cells::{
-    cell_shared_bytes, CellEdge, CELL_ROWS, CELL_SLICE, CELL_WORDS, EDGE_UPPER,
+    cell_shared_bytes, slice_words, CellEdge, CELL_ROWS, CELL_SLICE, CELL_WORDS, EDGE_UPPER,
+    GROUP_NAMES, GROUP_SETS,
 };
 use ccm_kernels::index::IndexRange;
 use rayon::prelude::*;
@@ -25,6 +26,7 @@ pub(crate) struct HostCells {
     pub cells: u32,
     pub slices: u32,
     pub edge_max: u32,
+    pub groups: u32,
 }
 
 /// Whether a finite bound compares exactly as `i32` with an event's integer clamped to
@@ -42,7 +44,9 @@ fn cell_of(cuts: &[i32], v: i32) -> u32 {
 impl HostCells {
     /// The cells of the filters whose range forms, slot by slot in interface order, are
     /// `ranges(k)` for `k < n`, for the kernel's blocks of `threads` threads within
-    /// `budget` bytes of shared memory, at most `max_cells` cells per name; `None` when
+    /// `budget` bytes of shared memory, at most `max_cells` cells per name, with the
+    /// unions of absent names by groups when `groups` (the CPU bit index's groups of
+    /// names, [`ccm_kernels::cells::GROUP_NAMES`] each here); `None` when
     /// a filter has no range form, a name row is not below [`CELL_ROWS`], a finite bound
     /// does not lie strictly inside `i32` (unbounded sides are `i64::MIN` and
     /// `i64::MAX`), or not even one cell per name fits the budget.
@@ -52,6 +56,7 @@ impl HostCells {
         threads: u32,
         budget: u32,
         max_cells: u32,
+        groups: bool,
     ) -> Option<HostCells> {
         if n == 0 {
             return None;
@@ -84,9 +89,14 @@ impl HostCells {
             })
             .max()
             .unwrap_or(0);
+        let n_groups = if groups {
+            rows.div_ceil(GROUP_NAMES)
+        } else {
+            0
+        };
         let cells = (1..=max_cells.max(1))
             .rev()
-            .find(|&c| cell_shared_bytes(rows, c, edge_max, threads) <= budget)?;
+            .find(|&c| cell_shared_bytes(rows, c, n_groups, edge_max, threads) <= budget)?;
         // Each name's finite bounds in value order, cut evenly into `cells` cells.
         let cuts: Vec<i32> = (0..rows)
             .into_par_iter()
@@ -116,10 +126,10 @@ impl HostCells {
         };
         // Per slice: its bitsets and its edges by (name, cell).
         let per_cell = (cells + 1) as usize * CELL_WORDS as usize;
-        let slice_words = rows as usize * per_cell;
-        let mut bits = vec![0u32; slices * slice_words];
+        let words = slice_words(rows, cells, n_groups) as usize;
+        let mut bits = vec![0u32; slices * words];
         let slice_edges: Vec<Vec<(u32, CellEdge)>> = bits
-            .par_chunks_mut(slice_words)
+            .par_chunks_mut(words)
             .enumerate()
             .map(|(s, out)| {
                 let mut edges = Vec::new();
@@ -165,6 +175,23 @@ impl HostCells {
                         (0..lo).chain(hi + 1..cells).for_each(&mut set);
                     }
                 }
+                // Per group and subset of its names, the union of their absent cells.
+                let unions = rows as usize * per_cell;
+                for g in 0..n_groups {
+                    for m in 1..GROUP_SETS {
+                        let at = unions + ((g * GROUP_SETS + m) * CELL_WORDS) as usize;
+                        for i in (0..GROUP_NAMES).filter(|i| m & 1 << i != 0) {
+                            let r = g * GROUP_NAMES + i;
+                            if r < rows {
+                                let absent =
+                                    r as usize * per_cell + cells as usize * CELL_WORDS as usize;
+                                for w in 0..CELL_WORDS as usize {
+                                    out[at + w] |= out[absent + w];
+                                }
+                            }
+                        }
+                    }
+                }
                 // By cell, lower bounds before upper ones, each by bound.
                 edges.sort_by_key(|e| (e.0, e.1.at & EDGE_UPPER, e.1.bound));
                 edges
@@ -200,6 +227,7 @@ impl HostCells {
             cells,
             slices: slices as u32,
             edge_max,
+            groups: n_groups,
         })
     }
 }
@@ -222,7 +250,7 @@ mod tests {
     fn fails(h: &HostCells, k: usize, r: u32, v: Option<i32>) -> bool {
         let (s, local) = (k / CELL_SLICE as usize, (k % CELL_SLICE as usize) as u32);
         let per_cell = (h.cells + 1) as usize * CELL_WORDS as usize;
-        let base = (s * h.rows as usize + r as usize) * per_cell;
+        let base = s * slice_words(h.rows, h.cells, h.groups) as usize + r as usize * per_cell;
         let c = v.map_or(h.cells, |v| {
             cell_of(
                 &h.cuts[(r * (h.cells - 1)) as usize..][..(h.cells - 1) as usize],
@@ -271,9 +299,32 @@ mod tests {
                 }
             })
             .collect();
-        for max_cells in [1, 2, 7, 40] {
-            let h = HostCells::build(forms.len(), |k| &forms[k], 64, 1 << 20, max_cells).unwrap();
+        for (max_cells, groups) in [(1, false), (2, true), (7, false), (40, true)] {
+            let h = HostCells::build(forms.len(), |k| &forms[k], 64, 1 << 20, max_cells, groups)
+                .unwrap();
             assert_eq!((h.rows, h.cells, h.slices), (2, max_cells, 3));
+            assert_eq!(h.groups, groups as u32);
+            if groups {
+                // Each union is the OR of its names' absent cells (the empty one nothing).
+                let per_cell = (h.cells + 1) as usize * CELL_WORDS as usize;
+                let words = slice_words(h.rows, h.cells, h.groups) as usize;
+                for s in 0..3 {
+                    let out = &h.bits[s * words..(s + 1) * words];
+                    let absent = |r: usize, w: usize| out[r * per_cell + h.cells as usize * 32 + w];
+                    for m in 0..GROUP_SETS as usize {
+                        for w in 0..32 {
+                            let want = (0..2)
+                                .filter(|r| m & 1 << r != 0)
+                                .fold(0, |a, r| a | absent(r, w));
+                            assert_eq!(
+                                out[2 * per_cell + m * 32 + w],
+                                want,
+                                "slice {s} set {m} word {w}"
+                            );
+                        }
+                    }
+                }
+            }
             for (k, form) in forms.iter().enumerate() {
                 for r in 0..2u32 {
                     let g = form.iter().find(|g| g.row == r);
@@ -298,7 +349,7 @@ mod tests {
     #[test]
     fn cells_are_refused_for_filters_they_cannot_answer_exactly() {
         let ok = [range(3, 5, 9)];
-        let build = |f: &[IndexRange]| HostCells::build(1, |_| f, 64, 1 << 20, 8);
+        let build = |f: &[IndexRange]| HostCells::build(1, |_| f, 64, 1 << 20, 8, false);
         assert!(build(&ok).is_some());
         assert!(build(&[]).is_none(), "no range form");
         assert!(build(&[range(CELL_ROWS, 5, 9)]).is_none(), "row");
@@ -311,7 +362,7 @@ mod tests {
             "wide bound"
         );
         assert!(
-            HostCells::build(1, |_| &ok[..], 64, 64, 8).is_none(),
+            HostCells::build(1, |_| &ok[..], 64, 64, 8, false).is_none(),
             "budget"
         );
     }

@@ -3,8 +3,8 @@
 //! baseline on random workloads: ranges of every comparison operator with bounds at and
 //! near each other and near the ends of `i32` (unbounded sides, empty ranges), over one
 //! slice of filters or two, and events whose values lie on, between and beyond the
-//! bounds (beyond `i32` too), that lack names, or carry a name of the cells as a float
-//! or a string (answered by SFF's rules instead).
+//! bounds (beyond `i32` too), that lack names (each absent name's OR, or its group's), or
+//! carry a name of the cells as a float or a string (answered by SFF's rules instead).
 
 use baselines::sff::Sff;
 use baselines::Matcher;
@@ -66,6 +66,7 @@ proptest! {
         events in prop::collection::vec(event(), 1..24),
         cell_max in 1u32..8,
         cell_lists in any::<bool>(),
+        cell_groups in any::<bool>(),
     ) {
         // Each filter repeated `copies` times, each copy its own interface: up to two
         // slices of 1024 filters.
@@ -98,6 +99,7 @@ proptest! {
         let cfg = IndexConfig {
             cell_max,
             cell_lists,
+            cell_groups,
             batch_events: 16,
             ..IndexConfig::for_device(&dev)
         };

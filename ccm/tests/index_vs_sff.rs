@@ -672,18 +672,20 @@ fn range_forms_compared_as_i32_and_as_i64_answer_as_sff_at_the_limits() {
 /// the dense model over several slices of filters (the last one partial), with one cell
 /// per name, a few and many, every event on them or only those beyond a share of the
 /// filters, the lists from the cells' counts or from the rows of answer bits (and grown
-/// and listed again: launches of 10 events start with room for 40 ids); each answer as
-/// SFF's.
+/// and listed again: launches of 10 events start with room for 40 ids), the absent names
+/// one by one or by groups; each answer as SFF's.
 #[test]
 fn value_cells_answer_the_dense_model_as_sff() {
     let dev = Device::emulator();
     // (The lists from the cells' counts, but with the walk kept for some events, and in
     // the last case: from the rows of answer bits.)
-    for (x, cell_max, cells_share, cell_lists) in [
-        ((3, 5), 64, 0.0, true),
-        ((10, 10), 1, 0.05, true),
-        ((20, 20), 6, 0.0, true),
-        ((20, 20), 64, 0.0, false),
+    for (x, cell_max, cells_share, cell_lists, cell_groups) in [
+        ((3, 5), 64, 0.0, true, false),
+        ((3, 5), 9, 0.0, true, true),
+        ((10, 10), 1, 0.05, true, false),
+        ((10, 10), 64, 0.0, true, true),
+        ((20, 20), 6, 0.0, true, false),
+        ((20, 20), 64, 0.0, false, false),
     ] {
         let p = DenseParams {
             events: 24,
@@ -699,6 +701,7 @@ fn value_cells_answer_the_dense_model_as_sff() {
             cell_max,
             cells_share,
             cell_lists,
+            cell_groups,
             batch_events: 10,
             ..IndexConfig::for_device(&dev)
         };
@@ -710,7 +713,7 @@ fn value_cells_answer_the_dense_model_as_sff() {
             assert_eq!(
                 g,
                 want.as_slice(),
-                "event {i}, {x:?}, cell_max {cell_max}, cell_lists {cell_lists}"
+                "event {i}, {x:?}, cell_max {cell_max}, cell_lists {cell_lists}, groups {cell_groups}"
             );
         }
         assert!(

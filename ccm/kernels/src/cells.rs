@@ -78,13 +78,17 @@ pub struct CellEdge {
 
 /// The device tables of the value cells over the filters in interface order (slot `k`
 /// = `by_iface[k]`): `slices` slices of [`CELL_SLICE`] slots, `rows` names of `cells`
-/// cells each, plus each name's absent cell.
+/// cells each, plus each name's absent cell, and (when `groups` is not 0) the unions of
+/// the absent cells of every subset of each group of [`GROUP_NAMES`] names.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CellTables<'a> {
     /// Slice `s`, name `r`, cell `c` (`0..=cells`, `cells` the absent cell): words
-    /// `((s * rows + r) * (cells + 1) + c) * CELL_WORDS ..` (bit `k % 32` of word
-    /// `k / 32 % 32`: slot `k` of the slice fails).
+    /// `s * W + (r * (cells + 1) + c) * CELL_WORDS ..` (bit `k % 32` of word
+    /// `k / 32 % 32`: slot `k` of the slice fails), `W` = [`slice_words`]; then the
+    /// union of the absent cells of the names `GROUP_NAMES * g + i` for the bits `i` of
+    /// `m` (below [`GROUP_SETS`]): words `s * W + (rows * (cells + 1) + g * GROUP_SETS +
+    /// m) * CELL_WORDS ..`.
     pub bits: DevPtr<'a, u32>,
     /// Name `r`'s cut values: `cuts[r * (cells - 1) ..][.. cells - 1]`, ascending.
     pub cuts: DevPtr<'a, i32>,
@@ -99,6 +103,21 @@ pub struct CellTables<'a> {
     pub slices: u32,
     /// Most edges of a slice (the room for them in shared memory).
     pub edge_max: u32,
+    /// Groups of [`GROUP_NAMES`] names with the unions of their absent cells
+    /// (`rows.div_ceil(GROUP_NAMES)`), or 0: none (each absent name ORs its own).
+    pub groups: u32,
+}
+
+/// Names per group of the absent names' unions ([`CellTables::groups`]; the CPU bit
+/// index's groups are of five).
+pub const GROUP_NAMES: u32 = 4;
+/// Unions per group: one per subset of its names.
+pub const GROUP_SETS: u32 = 1 << GROUP_NAMES;
+
+/// Words of a slice's bitsets: its names' cells and absent cells, then its groups'
+/// unions.
+pub const fn slice_words(rows: u32, cells: u32, groups: u32) -> u32 {
+    (rows * (cells + 1) + groups * GROUP_SETS) * CELL_WORDS
 }
 
 // SAFETY: `#[repr(C)]`; device pointers and integers; `Host<'a>` differs only in the
@@ -112,12 +131,19 @@ unsafe impl KernelStruct for CellTables<'static> {
 /// name.
 const WARP_WORDS: u32 = 3 * 32;
 
-/// Dynamic shared memory of [`ccm_index_cells`] for `rows` names of `cells` cells, at
-/// most `edge_max` edges per slice and blocks of `threads`: the slice's bitsets, the
+/// Dynamic shared memory of [`ccm_index_cells`] for `rows` names of `cells` cells,
+/// `groups` groups' unions, at most `edge_max` edges per slice and blocks of `threads`:
+/// the slice's bitsets ([`slice_words`]), the
 /// cuts, the slice's edge offsets and edges, the slice's live slots (a word per lane)
 /// and each warp's words (the edges' marks, the event's integers and counts by name).
-pub const fn cell_shared_bytes(rows: u32, cells: u32, edge_max: u32, threads: u32) -> u32 {
-    4 * (rows * (cells + 1) * CELL_WORDS
+pub const fn cell_shared_bytes(
+    rows: u32,
+    cells: u32,
+    groups: u32,
+    edge_max: u32,
+    threads: u32,
+) -> u32 {
+    4 * (slice_words(rows, cells, groups)
         + rows * (cells - 1)
         + 2 * rows * cells
         + 1
@@ -187,7 +213,9 @@ kernel! {
     /// atomics); lane `r` of each name `r` below `c.rows` picks the name's cell
     /// ([`cell_of`] over the cuts in shared memory), or its absent cell, and its edges;
     /// lane `l` ORs word `l` of every name's cell bitset (shared) into its word of failing
-    /// slots; lane `r` finds the failing edges of its name's cell, one run (the cell's
+    /// slots (with `c.groups`, of every present name's cell and, per group of
+    /// [`GROUP_NAMES`] names, of the union of its absent names' absent cells); lane `r`
+    /// finds the failing edges of its name's cell, one run (the cell's
     /// lower bounds above the value, then its upper bounds below it: two binary searches
     /// in shared memory), the warp lays the names' runs end to end and lane `l` marks the
     /// filters of the edges `l, l + 32, ..` (shuffles) in the warp's marks (shared, atomic
@@ -248,7 +276,7 @@ unsafe fn cells_block(
     let lane = lane_id();
     let warp = tid / 32;
     // Shared memory, in words.
-    let n_bits = rows * (cells + 1) * CELL_WORDS;
+    let n_bits = slice_words(rows, cells, c.groups);
     let n_cuts = rows * (cells - 1);
     let n_at = 2 * rows * cells + 1;
     let sh_bits = dynamic_shared::<u32>();
@@ -259,7 +287,7 @@ unsafe fn cells_block(
     let sh_warp = sh_live.add((CELL_WORDS + warp * WARP_WORDS) as usize);
     let (sh_mark, sh_val, sh_cnt) = (sh_warp, sh_warp.add(32) as *mut i32, sh_warp.add(64));
     // The slice's tables into shared memory.
-    let bits0 = (s * rows * (cells + 1) * CELL_WORDS) as usize;
+    let bits0 = s as usize * n_bits as usize;
     let mut i = tid;
     while i < n_bits {
         *sh_bits.add(i as usize) = c.bits.read(bits0 + i as usize);
@@ -365,20 +393,56 @@ unsafe fn cells_block(
                 let last = first_bound(sh_edges, up, end, |b| b >= v);
                 (lane * (cells + 1) + x, first, last)
             };
-            // Four names at a time: their four loads in flight at once.
             let word_of = |r: u32| *sh_bits.add((shfl(cell, r) * CELL_WORDS + lane) as usize);
             let (mut f0, mut f1, mut f2, mut f3) = (0u32, 0u32, 0u32, 0u32);
-            let mut r = 0;
-            while r + 4 <= rows {
-                f0 |= word_of(r);
-                f1 |= word_of(r + 1);
-                f2 |= word_of(r + 2);
-                f3 |= word_of(r + 3);
-                r += 4;
-            }
-            while r < rows {
-                f0 |= word_of(r);
-                r += 1;
+            if c.groups == 0 {
+                // Every name's cell or absent cell, four at a time: their four loads in
+                // flight at once.
+                let mut r = 0;
+                while r + 4 <= rows {
+                    f0 |= word_of(r);
+                    f1 |= word_of(r + 1);
+                    f2 |= word_of(r + 2);
+                    f3 |= word_of(r + 3);
+                    r += 4;
+                }
+                while r < rows {
+                    f0 |= word_of(r);
+                    r += 1;
+                }
+            } else {
+                // The present names' cells, two at a time, then per group the union of
+                // its absent names' absent cells (one OR for up to four names).
+                let present = ballot(lane < rows && count > 0);
+                let mut p = present;
+                while p != 0 {
+                    f0 |= word_of(p.trailing_zeros());
+                    p &= p - 1;
+                    if p != 0 {
+                        f1 |= word_of(p.trailing_zeros());
+                        p &= p - 1;
+                    }
+                }
+                let names = if rows >= 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << rows) - 1
+                };
+                let absent = names & !present;
+                let unions = sh_bits.add((rows * (cells + 1) * CELL_WORDS + lane) as usize);
+                let mut g = 0;
+                while g < c.groups {
+                    let m = (absent >> (g * GROUP_NAMES)) & (GROUP_SETS - 1);
+                    if m != 0 {
+                        let w = *unions.add(((g * GROUP_SETS + m) * CELL_WORDS) as usize);
+                        if g % 2 == 0 {
+                            f2 |= w;
+                        } else {
+                            f3 |= w;
+                        }
+                    }
+                    g += 1;
+                }
             }
             let mut fw = f0 | f1 | f2 | f3;
             // The names' failing edges end to end, 32 at a time, each marked.
