@@ -9,7 +9,7 @@
 #     $BIN/dense_lists  cargo build --release -p ccm --example dense_lists
 # Runs from any directory (nothing of the repository needed), under 200 s in all (each
 # step has a timeout; the later ones share what is left):
-#     BIN=/path/to/bins OUT=/some/dir bash gpu-request.sh
+#     BIN=/path/to/bins OUT=/some/dir bash gpu-ccm-cells-request.sh
 #
 # Writes to $OUT:
 #   summary.txt  the lines to read first (every step's time and exit status, the kernels'
