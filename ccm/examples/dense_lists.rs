@@ -1,11 +1,9 @@
 //! The pruning index on the dense model at 1M filters (`dense`: an interface per filter,
 //! answers of thousands of ids per event; `dense10`: ten interfaces), at 4 (3-5), 10 and
-//! 20 names per event, as the index was (its answer lists made by one warp per event,
-//! [`IndexConfig::list_warps`] 1, and the filter-major kernel comparing `i64`s,
-//! [`IndexConfig::narrow_ranges`] false) and with a block of warps per event's list and
-//! `i32` compares where exact, each alone and both (and, for `dense`, with the
-//! filter-major kernel's block of 512 threads instead of 256): the time per event of
-//! each, timed as the harness times `gpu index` (a stream of 16,384 of the workload's
+//! 20 names per event: for `dense`, its dense events on the filter-major kernel
+//! ([`IndexConfig::cells`] false) and on the value cells in a few tunings (see `main`);
+//! for `dense10` (no value cells: interfaces of many filters) the default: the time per
+//! event of each, timed as the harness times `gpu index` (a stream of 16,384 of the workload's
 //! events in rounds of four launches, warmed with a round, the least time of two
 //! passes), the index's split (the
 //! device's time in all and in the walk, the dense events' kernel and the lists), and the
@@ -14,7 +12,9 @@
 //! against the hybrid index's on the workload's events; exits non-zero on the first that
 //! differs.
 //!
-//!     cargo run --release -p ccm --example dense_lists [filters] [seed]
+//!     cargo run --release -p ccm --example dense_lists [filters] [seed] [profile]
+//!
+//! (`profile`: only `dense` at x = 20 on the value cells, for a profiler.)
 //!
 //! (1,000,000 filters and seed 1 by default; a GPU, else the host emulator, slowly.)
 
@@ -45,6 +45,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let filters = arg(1, 1_000_000)? as usize;
     let seed = arg(2, 1)?;
+    // `profile`: only `dense` at x = 20 on the value cells (for a profiler's run).
+    let profile = std::env::args().nth(3).as_deref() == Some("profile");
     let dev = Device::gpu_or_emulator_noted(0, ccm::PTX);
     let (gpu_n, cpu_n) = if dev.is_gpu() {
         (GPU_STREAM, CPU_STREAM)
@@ -52,9 +54,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (64, 64)
     };
     let events = if dev.is_gpu() { 1000 } else { 16 };
-    let mut bad = 0;
+    let (mut bad, mut failed) = (0, 0);
     for (exp, interfaces) in [("dense", None), ("dense10", Some(10))] {
         for x in [20, 4, 10] {
+            if profile && (interfaces.is_some() || x != 20) {
+                continue;
+            }
             let p = DenseParams {
                 events,
                 filters,
@@ -77,65 +82,116 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             drop(hybrid);
             println!("{label}: hybrid all cores {cpu:.3} us/event, {per_event:.1} answers/event");
             let base = IndexConfig::for_device(&dev);
-            // (list_warps, narrow_ranges, dense_block): before (a warp per row, `i64`
-            // ranges), then each change alone and both, and the filter-major kernel's
-            // block of 512 threads (its staging of each chunk of events shared by twice
-            // the filters; 1024 would pass a block's registers).
-            let (lw, block) = (base.list_warps, base.dense_block);
-            let tunings = if interfaces.is_none() {
+            // The filter-major kernel for dense events (the path before the value
+            // cells), then the value cells as they are by default, with the names an event
+            // lacks ORed by groups of four (`cell_groups`), with their answer
+            // lists made from the rows of answer bits (as the other paths'), with the partition
+            // walk kept for events whose partitions hold at most an eighth of the filters,
+            // with blocks of 1024 threads and 200 KiB of shared memory (more cells per
+            // name, one block per SM), and with 256 events per block (more blocks, each
+            // copying its slice).
+            let tunings: Vec<(&str, IndexConfig)> = if interfaces.is_none() {
                 vec![
-                    (1, false, block),
-                    (lw, false, block),
-                    (1, true, block),
-                    (lw, true, block),
-                    (lw, true, 512),
+                    (
+                        "filter-major",
+                        IndexConfig {
+                            cells: false,
+                            ..base
+                        },
+                    ),
+                    ("cells", base),
+                    (
+                        "cells absent names by groups of 4",
+                        IndexConfig {
+                            cell_groups: true,
+                            ..base
+                        },
+                    ),
+                    (
+                        "cells lists by the rows",
+                        IndexConfig {
+                            cell_lists: false,
+                            ..base
+                        },
+                    ),
+                    (
+                        "cells share 0.125",
+                        IndexConfig {
+                            cells_share: 0.125,
+                            ..base
+                        },
+                    ),
+                    (
+                        "cells 1024 threads 200 KiB",
+                        IndexConfig {
+                            cell_block: 1024,
+                            cell_shared: 200 << 10,
+                            ..base
+                        },
+                    ),
+                    (
+                        "cells 256 events per block",
+                        IndexConfig {
+                            cell_events: 256,
+                            ..base
+                        },
+                    ),
                 ]
             } else {
-                vec![(1, false, block), (lw, true, block)]
+                vec![("default", base)]
             };
-            for (list_warps, narrow_ranges, dense_block) in tunings {
-                let cfg = IndexConfig {
-                    list_warps,
-                    narrow_ranges,
-                    dense_block,
-                    ..base
+            for (tuning, cfg) in tunings {
+                if profile && tuning != "cells" {
+                    continue;
+                }
+                // A tuning the device refuses (e.g. a block's registers) is reported, and
+                // the others run.
+                let run = |bad: &mut usize| -> Result<(), Box<dyn std::error::Error>> {
+                    let t = Instant::now();
+                    let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg)?;
+                    let build_s = t.elapsed().as_secs_f64();
+                    let mut out = Answers::default();
+                    index.match_batch_into(&w.batch, &mut out)?;
+                    let wrong = out
+                        .iter()
+                        .zip(&want)
+                        .filter(|(g, w)| *g != w.as_slice())
+                        .count()
+                        + (out.len() != want.len()) as usize;
+                    *bad += wrong;
+                    let us = time_stream(&mut index, &w.batch, gpu_n, &mut out)?;
+                    let s = index.take_timing();
+                    let ns =
+                        |d: std::time::Duration| d.as_secs_f64() * 1e9 / s.events.max(1) as f64;
+                    println!(
+                        "{label}: gpu index, {tuning} (cells built {}): {us:.3} us/event ({:.1}x hybrid all cores), {wrong} answers \
+                         differ from the hybrid's; device {:.1} ns/event, of it walk {:.1}, dense {:.1}, lists {:.1}; host answers {:.1}, \
+                         stage {:.1} ns/event ({} events, {} launches, {} dense; built in {build_s:.2} s)",
+                        index.has_cells(),
+                        cpu / us,
+                        ns(s.device),
+                        ns(s.device_walk),
+                        ns(s.device_dense),
+                        ns(s.device_lists),
+                        ns(s.answers),
+                        ns(s.stage),
+                        s.events,
+                        s.launches,
+                        s.dense_events,
+                    );
+                    Ok(())
                 };
-                let t = Instant::now();
-                let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg)?;
-                let build_s = t.elapsed().as_secs_f64();
-                let mut out = Answers::default();
-                index.match_batch_into(&w.batch, &mut out)?;
-                let wrong = out
-                    .iter()
-                    .zip(&want)
-                    .filter(|(g, w)| *g != w.as_slice())
-                    .count()
-                    + (out.len() != want.len()) as usize;
-                bad += wrong;
-                let us = time_stream(&mut index, &w.batch, gpu_n, &mut out)?;
-                let s = index.take_timing();
-                let ns = |d: std::time::Duration| d.as_secs_f64() * 1e9 / s.events.max(1) as f64;
-                println!(
-                    "{label}: gpu index, list_warps {list_warps}, narrow_ranges {narrow_ranges}, dense_block {dense_block}: {us:.3} us/event ({:.1}x hybrid all cores), {wrong} answers \
-                     differ from the hybrid's; device {:.1} ns/event, of it walk {:.1}, dense {:.1}, lists {:.1}; host answers {:.1}, stage {:.1} ns/event \
-                     ({} events, {} launches, {} dense; built in {build_s:.2} s)",
-                    cpu / us,
-                    ns(s.device),
-                    ns(s.device_walk),
-                    ns(s.device_dense),
-                    ns(s.device_lists),
-                    ns(s.answers),
-                    ns(s.stage),
-                    s.events,
-                    s.launches,
-                    s.dense_events,
-                );
+                if let Err(e) = run(&mut bad) {
+                    println!("{label}: gpu index, {tuning}: failed: {e}");
+                    failed += 1;
+                }
                 std::io::stdout().flush()?;
             }
         }
     }
-    if bad > 0 {
-        return Err(format!("{bad} answers differ from the hybrid index's").into());
+    if bad > 0 || failed > 0 {
+        let e = format!("{bad} answers differ from the hybrid index's, {failed} tunings failed");
+        return Err(e.into());
     }
     println!("all answers equal the hybrid index's");
     Ok(())

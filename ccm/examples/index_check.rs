@@ -2,12 +2,15 @@
 //! there is one (else the emulator): the pipeline's two launch slots and its queues, the
 //! answer lists grown and listed again, the dense kernels striding over more events than
 //! their grid was sized for, the lists of the dense model's rows (8000 interfaces: 250
-//! words, a block of 8 warps per event; 50 words and 2 warps in `small`). Small enough to run under `compute-sanitizer`; exits
-//! non-zero on the first answer that differs.
+//! words, a block of 8 warps per event; 50 words and 2 warps in `small`), the value cells
+//! of the dense model with an interface per filter (8 slices of filters; 2 in `small`).
+//! Small enough to run under `compute-sanitizer`; exits non-zero on the first answer that
+//! differs.
 //!
-//!     cargo run --release -p ccm --example index_check [seed] [small]
+//!     cargo run --release -p ccm --example index_check [seed] [small [cells]]
 //!
-//! `small`: a fifth of the events and filters (for the sanitizers).
+//! `small`: a fifth of the events and filters (for the sanitizers); `cells`: only the
+//! dense model on the value cells, every event on them.
 //! `index_check ptx` prints the kernels' PTX instead (for `ptxas -v` on the GPU host).
 
 use baselines::sff::Sff;
@@ -32,9 +35,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         1
     };
+    // `cells`: only the dense model's value cells (for the sanitizers, on their kernel).
+    let only_cells = std::env::args().nth(3).as_deref() == Some("cells");
     let dev = Device::gpu_or_emulator_noted(0, ccm::PTX);
     let mut cases: Vec<(String, Workload)> = Vec::new();
     for dist in [NameDist::Uniform, NameDist::Zipf(1.0)] {
+        if only_cells {
+            break;
+        }
         let p = Params {
             events: 3000 / k,
             filters_per_interface: (900 / k, 1100 / k),
@@ -46,15 +54,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             workload::generate(&p, seed)?,
         ));
     }
-    for interfaces in [None, Some(10)] {
+    for (interfaces, x) in [(None, (20, 20)), (Some(10), (20, 20)), (None, (3, 5))] {
+        if only_cells && interfaces.is_some() {
+            continue;
+        }
         let p = DenseParams {
             events: 1500 / k,
             filters: 8000 / k,
             interfaces,
-            names_per_event: (20, 20),
+            names_per_event: x,
             ..DenseParams::default()
         };
-        let name = format!("dense model, interfaces {interfaces:?}");
+        let name = format!("dense model, interfaces {interfaces:?}, names per event {x:?}");
         cases.push((name, workload::generate_dense(&p, seed)?));
     }
     let mut bad = 0;
@@ -62,11 +73,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let sff = Sff::build(&w.subscriptions)?;
         let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
         // Every event on the partition walk, then every event dense (filter-major and
-        // interface-major kernels); launches of 300 events, so a call is many, the
-        // first of 37 events, each after it 1.5 times the one before.
-        for (dense_share, iface_major_min) in [(0.125, 32), (0.0, usize::MAX), (0.0, 1)] {
+        // interface-major kernels), then (where the index builds them) dense events on
+        // the value cells, every event or those beyond an eighth of the filters;
+        // launches of 300 events, so a call is many, the first of 37 events, each after
+        // it 1.5 times the one before.
+        let all = [
+            (0.125, 32, false),
+            (0.0, usize::MAX, false),
+            (0.0, 1, false),
+            (0.0, usize::MAX, true),
+            (0.125, usize::MAX, true),
+        ];
+        for (dense_share, iface_major_min, cells) in all {
+            if only_cells && (!cells || dense_share > 0.0) {
+                continue;
+            }
             let cfg = IndexConfig {
                 dense_share,
+                cells,
+                cells_share: dense_share,
                 iface_major_min,
                 batch_events: 300,
                 first_launch: 37,
@@ -74,6 +99,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 ..IndexConfig::for_device(&dev)
             };
             let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg)?;
+            if cells && !index.has_cells() {
+                continue;
+            }
             let mut out = ccm::Answers::default();
             for round in 0..2 {
                 index.match_batch_into(&w.batch, &mut out)?;
@@ -83,7 +111,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .filter(|(g, w)| *g != w.as_slice())
                     .count();
                 println!(
-                    "{name}, dense share {dense_share}, iface_major_min {iface_major_min}, round {round}: \
+                    "{name}, dense share {dense_share}, iface_major_min {iface_major_min}, cells {cells}, round {round}: \
                      {} events, {} answers, {wrong} differ from SFF's",
                     out.len(),
                     out.total()

@@ -40,14 +40,32 @@
 //!    filters each (Table 1's model; [`IndexConfig::iface_major_min`]), it hands it
 //!    instead to an interface-major kernel
 //!    ([`ccm_kernels::index::ccm_index_iface`]) that tries an interface's filters,
-//!    fewest constraints first, and stops at its first match.
+//!    fewest constraints first, and stops at its first match. Where every filter is
+//!    integer ranges and its own interface (the REIN / HEM dense model), the filter-major
+//!    kernel still reads every filter for every dense event; there the index builds
+//!    *value cells* instead ([`IndexConfig::cells`]; the device form of the CPU bit
+//!    index, `baselines::bit_index`, after REIN and HEM: [`ccm_kernels::cells`] says which
+//!    idea came from where): per name, cells of values cut where they split the name's
+//!    bounds evenly, and per cell a bitset of the filters failing anywhere in it, plus
+//!    one of every filter constraining the name (failing when the event lacks it); the
+//!    bounds inside a cell are compared exactly. A block owns a slice of 1024 filters,
+//!    keeps its slice of every cell's bitset and its bounds in shared memory, and
+//!    sweeps a batch of events, a warp per event: one OR of a word per name and lane,
+//!    then the bounds of the event's cells ([`ccm_kernels::cells::ccm_index_cells`]).
+//!    An event costs the cells about the same whatever its partitions hold, so by
+//!    default every event goes to them, with no partition walk
+//!    ([`IndexConfig::cells_share`]).
 //! 4. **Answers** ([`ccm_kernels::index::ccm_index_lists`]): one bit per (event,
 //!    interface), so duplicates cost nothing and the answer is ascending by
 //!    construction; a thread per event compacts its row into a list of user ids, in one
 //!    pass (places reserved per warp); when rows are long (more than 128 interfaces) a
 //!    block of warps per event, each warp a segment of the row
 //!    ([`IndexConfig::list_warps`]: one warp listing a row of 1M interfaces took 977
-//!    dependent steps). The
+//!    dependent steps); when every event of a launch was on the value cells, from the
+//!    cells' counts per slice instead: a block per event places its slices, then a warp
+//!    per (event, slice) lists its 32 words, all at once
+//!    ([`ccm_kernels::cells::ccm_cells_spans`], [`ccm_kernels::cells::ccm_cells_lists`],
+//!    [`IndexConfig::cell_lists`]). The
 //!    host reads back the lists only ([`Answers`]): their size follows the matches, not
 //!    events x interfaces. The DMA engine writes them straight into the answers'
 //!    page-locked areas, which a stream matched into one [`Answers`] reuses: with
@@ -94,7 +112,12 @@ use crate::batch::{Attr, EventBatch};
 use crate::engine::{room as room_of, CcmError};
 use crate::layout::{SubId, Tables};
 use crate::model::{Event, InterfaceId, Subscription};
+use crate::value_cells::HostCells;
 use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
+use ccm_kernels::cells::{
+    ccm_cells_lists, ccm_cells_spans, ccm_index_cells, cell_shared_bytes, CellEdge, CellTables,
+    CELL_LIST_BLOCK, CELL_SPANS_SHARED,
+};
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_dense, ccm_index_dense_narrow, ccm_index_iface, ccm_index_lists,
     ccm_index_route, dense_shared_bytes, is_narrow, pair_key, route_shared_bytes, slot_of,
@@ -191,6 +214,41 @@ pub struct IndexConfig {
     /// before, so it should not take much longer (1.5 and 1.25 were no faster on the
     /// H200: more, smaller launches).
     pub ramp_growth: f64,
+    /// Whether dense events go to the value cells ([`ccm_kernels::cells::ccm_index_cells`]:
+    /// per name, cells of values with a bitset of the filters failing in each, the
+    /// device form of the CPU bit index) instead of the filter-major kernel, where the
+    /// index can build them: every filter integer ranges (its range form, bounds inside
+    /// `i32`) and its own interface (the dense model); `true`.
+    pub cells: bool,
+    /// With the value cells, an event whose partitions hold more than this share of all
+    /// filters is matched on them ([`IndexConfig::dense_share`] otherwise); 0.0 (the
+    /// default): every event, with no partition walk (an event costs the cells about the
+    /// same whatever its partitions hold).
+    pub cells_share: f64,
+    /// Threads per block of the value cells' kernel, a warp per event (512).
+    pub cell_block: u32,
+    /// Events per block of the value cells' kernel (1024): each block first copies its
+    /// slice's bitsets and bounds into shared memory, so fewer events per block copy
+    /// more often, and more leave fewer blocks to fill the device.
+    pub cell_events: u32,
+    /// Most bytes of shared memory per block of the value cells' kernel (112 KiB: two
+    /// blocks per SM of an H100 or H200); the cells per name are the most that fit.
+    pub cell_shared: u32,
+    /// Most cells per name (64).
+    pub cell_max: u32,
+    /// When every event of a launch is on the value cells (and no filter was added since
+    /// the build), their answer lists are made from the cells' counts per slice
+    /// ([`ccm_kernels::cells::ccm_cells_spans`], [`ccm_kernels::cells::ccm_cells_lists`]:
+    /// a warp per event and slice of 32 words, all at once) instead of by
+    /// [`ccm_kernels::index::ccm_index_lists`]' block per event, whose warps each walk a
+    /// segment of the row; `true`.
+    pub cell_lists: bool,
+    /// Whether the value cells keep, per group of four names, the union of the absent
+    /// cells of every subset of them, so that the names an event lacks cost one OR per
+    /// group instead of one each (the CPU bit index's groups of names; 16 unions of 32
+    /// words per group in a block's shared memory, which leaves fewer cells per name);
+    /// `false` (not yet measured on a GPU).
+    pub cell_groups: bool,
 }
 
 impl Default for IndexConfig {
@@ -211,6 +269,14 @@ impl Default for IndexConfig {
             triple_names: TRIPLE_NAMES,
             heavy_walk: 512,
             heavy_warps: 4,
+            cells: true,
+            cells_share: 0.0,
+            cell_block: 512,
+            cell_events: 1024,
+            cell_shared: 112 << 10,
+            cell_max: 64,
+            cell_lists: true,
+            cell_groups: false,
         }
     }
 }
@@ -227,6 +293,8 @@ impl IndexConfig {
                 route_block: 64,
                 walk_warps: 128,
                 dense_block: 64,
+                cell_block: 64,
+                cell_events: 16,
                 first_launch: 8,
                 // Several copies per launch, so the slices are exercised.
                 copy_slice: 48,
@@ -643,6 +711,80 @@ struct DevIndex {
     /// Interfaces; dense events go to the interface-major kernel when set.
     n_ifaces: u32,
     iface_major: bool,
+    /// The value cells of the filters, where built ([`HostCells`]).
+    cells: Option<DevCells>,
+}
+
+/// The value cells on the device ([`CellTables`]).
+struct DevCells {
+    bits: Buffer<u32>,
+    cuts: Buffer<i32>,
+    edge_at: Buffer<u32>,
+    edges: Buffer<CellEdge>,
+    rows: u32,
+    cells: u32,
+    slices: u32,
+    edge_max: u32,
+    groups: u32,
+}
+
+impl DevCells {
+    fn upload(dev: &Device, h: &HostCells) -> Result<DevCells, CcmError> {
+        Ok(DevCells {
+            bits: dev.upload(&h.bits)?,
+            cuts: dev.upload(&h.cuts)?,
+            edge_at: dev.upload(&h.edge_at)?,
+            edges: dev.upload(&h.edges)?,
+            rows: h.rows,
+            cells: h.cells,
+            slices: h.slices,
+            edge_max: h.edge_max,
+            groups: h.groups,
+        })
+    }
+
+    fn tables(&self) -> CellTables<'_> {
+        CellTables {
+            bits: self.bits.dev_ptr(),
+            cuts: self.cuts.dev_ptr(),
+            edge_at: self.edge_at.dev_ptr(),
+            edges: self.edges.dev_ptr(),
+            rows: self.rows,
+            cells: self.cells,
+            slices: self.slices,
+            edge_max: self.edge_max,
+            groups: self.groups,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.bits.bytes() + self.cuts.bytes() + self.edge_at.bytes() + self.edges.bytes()
+    }
+}
+
+/// The value cells of `h`'s filters for `cfg`, where they can answer its dense events:
+/// every interface of the `n_if` holds one filter, and [`HostCells::build`] accepts them.
+fn cells_of(h: &HostIndex, n_if: usize, cfg: &IndexConfig) -> Option<HostCells> {
+    if !cfg.cells || h.shared || h.n_filters() != n_if {
+        return None;
+    }
+    let ranges = |k: usize| {
+        let p = h.by_iface[k] as usize;
+        &h.ranges[h.range_at[p] as usize..h.range_at[p + 1] as usize]
+    };
+    HostCells::build(
+        n_if,
+        ranges,
+        cell_block(cfg),
+        cfg.cell_shared,
+        cfg.cell_max,
+        cfg.cell_groups,
+    )
+}
+
+/// Threads per block of the value cells' kernel.
+fn cell_block(cfg: &IndexConfig) -> u32 {
+    cfg.cell_block.clamp(32, 1024) / 32 * 32
 }
 
 impl DevIndex {
@@ -655,8 +797,10 @@ impl DevIndex {
         n_if: usize,
         iface_major: bool,
         triple_names: u32,
+        cells: Option<&HostCells>,
     ) -> Result<DevIndex, CcmError> {
         Ok(DevIndex {
+            cells: cells.map(|c| DevCells::upload(dev, c)).transpose()?,
             filters: dev.upload(&h.filters)?,
             sigs: dev.upload(&non_empty(&h.sigs))?,
             constraints: dev.upload(&non_empty(&h.constraints))?,
@@ -730,6 +874,9 @@ struct LaunchBufs {
     walked: Buffer<u32>,
     /// The answer lists, `total` ids.
     ids: Buffer<u32>,
+    /// Per event and slice of the value cells its count of answers, then its first place
+    /// in the lists (when every event is on the cells; one word otherwise).
+    cell_counts: Buffer<u32>,
     /// Per event its first place in the lists and its count, and the launch's count of
     /// dense events and the walk's groups of filters: page-locked host memory the lists
     /// kernel writes (no copy).
@@ -739,7 +886,13 @@ struct LaunchBufs {
 
 impl LaunchBufs {
     /// A slot for launches of `per` events, with answers of `words` words per event.
-    fn alloc(dev: &Device, per: usize, words: usize) -> Result<LaunchBufs, CcmError> {
+    /// `slices`: of the value cells, 0 without.
+    fn alloc(
+        dev: &Device,
+        per: usize,
+        words: usize,
+        slices: usize,
+    ) -> Result<LaunchBufs, CcmError> {
         Ok(LaunchBufs {
             events: dev.alloc(per)?,
             attrs: dev.alloc(1)?,
@@ -748,6 +901,7 @@ impl LaunchBufs {
             total: dev.alloc(1)?,
             walked: dev.alloc(WALK_WORDS)?,
             ids: dev.alloc((4 * per).clamp(16, 1 << 16))?,
+            cell_counts: dev.alloc((per * slices).max(1))?,
             spans_host: dev.alloc_host(2 * per)?,
             dense_host: dev.alloc_host(2)?,
         })
@@ -761,6 +915,7 @@ impl LaunchBufs {
             + self.total.bytes()
             + self.walked.bytes()
             + self.ids.bytes()
+            + self.cell_counts.bytes()
     }
 }
 
@@ -1133,6 +1288,16 @@ impl<'d> GpuIndex<'d> {
             + h.ranges.len() * std::mem::size_of::<IndexRange>()
             + h.range_at.len() * 4
             + self.t.pool.len()
+            + self
+                .d
+                .as_ref()
+                .and_then(|d| d.cells.as_ref())
+                .map_or(0, DevCells::bytes)
+    }
+
+    /// Whether the index built value cells for its dense events ([`IndexConfig::cells`]).
+    pub fn has_cells(&self) -> bool {
+        self.d.as_ref().is_some_and(|d| d.cells.is_some())
     }
 
     /// Bytes of the per-launch buffers allocated so far (events staged and encoded,
@@ -1166,6 +1331,11 @@ impl<'d> GpuIndex<'d> {
             && h.n_filters() >= self.cfg.iface_major_min.max(1).saturating_mul(n_if)
             && (n_if as u64) * (per_launch(&self.cfg, 1) as u64) <= i32::MAX as u64;
         // The old tables' device memory goes before the new ones are uploaded.
+        let cells = if iface_major {
+            None
+        } else {
+            cells_of(h, n_if, &self.cfg)
+        };
         self.d = None;
         self.d = Some(DevIndex::upload(
             self.dev,
@@ -1174,6 +1344,7 @@ impl<'d> GpuIndex<'d> {
             n_if,
             iface_major,
             self.cfg.triple_names,
+            cells.as_ref(),
         )?);
         self.at = vec![NOT_BUILT; t.size_f.len()];
         for (p, &f) in h.slots.iter().enumerate() {
@@ -1215,6 +1386,7 @@ impl<'d> GpuIndex<'d> {
             main.n_ifaces as usize,
             false,
             self.cfg.triple_names,
+            None,
         )?);
         Ok(())
     }
@@ -1837,7 +2009,8 @@ fn submit(
     let (n, na) = (st.events, st.attrs);
     let t = Instant::now();
     if bufs[slot].is_none() {
-        bufs[slot] = Some(LaunchBufs::alloc(dev, p.per, d.words as usize)?);
+        let slices = d.cells.as_ref().map_or(0, |c| c.slices as usize);
+        bufs[slot] = Some(LaunchBufs::alloc(dev, p.per, d.words as usize, slices)?);
     }
     let b = bufs[slot].as_mut().expect("allocated");
     if b.attrs.len() < na {
@@ -1884,10 +2057,31 @@ fn submit(
         route,
         route_shared_bytes(route),
     );
-    let limit = (cfg.dense_share * d.n_filters as f64).min(u32::MAX as f64) as u32;
-    ccm_index_route::launch(
-        dev, walk, tables, batch, limit, wpe, &b.bits, &b.dense, &b.walked,
-    )?;
+    // Dense events to the value cells where built, else to the filter-major kernel.
+    let cells = d.cells.as_ref().filter(|_| cfg.cells);
+    let share = if cells.is_some() {
+        cfg.cells_share
+    } else {
+        cfg.dense_share
+    };
+    let dense_limit = (share * d.n_filters as f64).min(u32::MAX as f64) as u32;
+    // Every event on the value cells: no partition walk (its probes only count).
+    let all = cells.is_some() && cfg.cells_share <= 0.0;
+    if all {
+        timing.dense_events += n;
+    } else {
+        ccm_index_route::launch(
+            dev,
+            walk,
+            tables,
+            batch,
+            dense_limit,
+            wpe,
+            &b.bits,
+            &b.dense,
+            &b.walked,
+        )?;
+    }
     let m_walk = dev.mark()?;
     // The dense events' kernels, their grids sized by the last launch's count: the
     // count of this one is on the device only (the kernels read it; a smaller grid
@@ -1906,6 +2100,26 @@ fn submit(
             d.n_ifaces,
             &b.dense,
             &b.bits,
+        )?;
+    } else if let Some(c) = cells {
+        let block = cell_block(cfg);
+        // Sized by the launch's events when all are on the cells, else by the last
+        // launch's count of dense events (the kernel strides over any count).
+        let events = if all { n as u32 } else { hint };
+        let lc = LaunchConfig {
+            grid: [
+                c.slices,
+                events.div_ceil(cfg.cell_events.max(1)).clamp(1, 65_535),
+                1,
+            ],
+            block: [block, 1, 1],
+            shared_bytes: cell_shared_bytes(c.rows, c.cells, c.groups, c.edge_max, block),
+        };
+        let ct = c.tables();
+        let by_iface = &d.by_iface;
+        let (dense, bits, counts) = (&b.dense, &b.bits, &b.cell_counts);
+        ccm_index_cells::launch(
+            dev, lc, tables, batch, ct, by_iface, dense, all as u32, bits, counts,
         )?;
     } else {
         let block = cfg.dense_block.clamp(32, 1024) / 32 * 32;
@@ -1936,21 +2150,56 @@ fn submit(
     let lists = lists_config(cfg, d.words, n);
     let cap = b.ids.len().min(u32::MAX as usize) as u32;
     let m_lists = dev.mark()?;
-    ccm_index_lists::launch(
-        dev,
-        lists,
-        &b.bits,
-        d.words,
-        n as u32,
-        &d.user_ids,
-        &mut b.spans_host,
-        &b.ids,
-        cap,
-        &b.total,
-        &b.dense,
-        &b.walked,
-        &mut b.dense_host,
-    )?;
+    // Every event on the cells, nothing added: the lists from the cells' counts.
+    let cell_lists = all && cfg.cell_lists && p.delta.is_none();
+    if let Some(c) = cells.filter(|_| cell_lists) {
+        let lc = LaunchConfig::blocks(n as u32, CELL_LIST_BLOCK, CELL_SPANS_SHARED);
+        let (counts, spans) = (&b.cell_counts, &mut b.spans_host);
+        ccm_cells_spans::launch(
+            dev,
+            lc,
+            counts,
+            c.slices,
+            n as u32,
+            spans,
+            &b.total,
+            &mut b.dense_host,
+        )?;
+        let warps = n as u64 * c.slices as u64;
+        let blocks = warps.div_ceil(u64::from(CELL_LIST_BLOCK / 32));
+        let blocks =
+            u32::try_from(blocks).map_err(|_| limit("value cells' list warps", blocks as usize))?;
+        let lc = LaunchConfig::blocks(blocks, CELL_LIST_BLOCK, 0);
+        let (bits, ids) = (&b.bits, &b.ids);
+        ccm_cells_lists::launch(
+            dev,
+            lc,
+            bits,
+            d.words,
+            c.slices,
+            n as u32,
+            counts,
+            &d.user_ids,
+            ids,
+            cap,
+        )?;
+    } else {
+        ccm_index_lists::launch(
+            dev,
+            lists,
+            &b.bits,
+            d.words,
+            n as u32,
+            &d.user_ids,
+            &mut b.spans_host,
+            &b.ids,
+            cap,
+            &b.total,
+            &b.dense,
+            &b.walked,
+            &mut b.dense_host,
+        )?;
+    }
     let m2 = dev.mark()?;
     // Nothing waits for the kernels on the queues: a copy out queued now would hold
     // up the next launch's copy in wherever the copy engines take them in turn.

@@ -14,7 +14,8 @@
 //! - [`engine`]: the matcher on a `gpu_kernels::Device` (GPU or emulator);
 //! - [`hash`]: the fast hash of names and strings the matchers look up per attribute;
 //! - [`index`] (beyond the paper): a pruning matcher on the device, filters partitioned
-//!   by their rarest names as today's CPU indexes do, for batches of events;
+//!   by their rarest names as today's CPU indexes do, for batches of events (its dense
+//!   events, with the dense model's filters, on value cells: `value_cells`);
 //! - [`multi`] (beyond the paper): that index over many GPUs of one host, interfaces
 //!   partitioned over the devices, every event matched on each, answers merged.
 //!
@@ -89,6 +90,7 @@ pub mod layout;
 pub mod model;
 pub mod multi;
 pub mod text;
+mod value_cells;
 pub mod workload;
 
 pub use batch::EventBatch;

@@ -35,17 +35,22 @@ fn check(w: &Workload) -> usize {
     // the interface-major one wherever an interface has several filters (1).
     // Events of few names on the triple partitions (the default), and every event on
     // the pairs' (`triple_names` 0).
-    for (dense_share, iface_major_min, triple_names) in [
-        (0.0, usize::MAX, 5),
-        (0.125, usize::MAX, 5),
-        (2.0, usize::MAX, 5),
-        (2.0, usize::MAX, 0),
-        (0.0, 1, 5),
-        (0.125, 1, 5),
-        (0.125, 1, 0),
+    // Dense events on the filter-major kernel, and (where the index builds them) on the
+    // value cells.
+    for (dense_share, iface_major_min, triple_names, cells) in [
+        (0.0, usize::MAX, 5, false),
+        (0.125, usize::MAX, 5, false),
+        (2.0, usize::MAX, 5, false),
+        (2.0, usize::MAX, 0, false),
+        (0.0, 1, 5, false),
+        (0.125, 1, 5, false),
+        (0.125, 1, 0, false),
+        (0.0, usize::MAX, 5, true),
     ] {
         let cfg = IndexConfig {
             triple_names,
+            cells,
+            cells_share: dense_share,
             ..small_launches(dense_share, iface_major_min)
         };
         let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
@@ -55,7 +60,7 @@ fn check(w: &Workload) -> usize {
             assert_eq!(
                 g,
                 want.as_slice(),
-                "event {i}, dense share {dense_share}, iface_major_min {iface_major_min}, triples {triple_names}"
+                "event {i}, dense share {dense_share}, iface_major_min {iface_major_min}, triples {triple_names}, cells {cells}"
             );
         }
     }
@@ -661,4 +666,176 @@ fn range_forms_compared_as_i32_and_as_i64_answer_as_sff_at_the_limits() {
             }
         }
     }
+}
+
+/// The value cells (dense events with every filter integer ranges, its own interface) on
+/// the dense model over several slices of filters (the last one partial), with one cell
+/// per name, a few and many, every event on them or only those beyond a share of the
+/// filters, the lists from the cells' counts or from the rows of answer bits (and grown
+/// and listed again: launches of 10 events start with room for 40 ids), the absent names
+/// one by one or by groups; each answer as SFF's.
+#[test]
+fn value_cells_answer_the_dense_model_as_sff() {
+    let dev = Device::emulator();
+    // (The lists from the cells' counts, but with the walk kept for some events, and in
+    // the last case: from the rows of answer bits.)
+    for (x, cell_max, cells_share, cell_lists, cell_groups) in [
+        ((3, 5), 64, 0.0, true, false),
+        ((3, 5), 9, 0.0, true, true),
+        ((10, 10), 1, 0.05, true, false),
+        ((10, 10), 64, 0.0, true, true),
+        ((20, 20), 6, 0.0, true, false),
+        ((20, 20), 64, 0.0, false, false),
+    ] {
+        let p = DenseParams {
+            events: 24,
+            filters: 2100,
+            names_per_event: x,
+            ..DenseParams::default()
+        };
+        let w = generate_dense(&p, 11).unwrap();
+        let sff = Sff::build(&w.subscriptions).unwrap();
+        let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+        assert!(want.iter().any(|a| !a.is_empty()), "{x:?}: nothing matched");
+        let cfg = IndexConfig {
+            cell_max,
+            cells_share,
+            cell_lists,
+            cell_groups,
+            batch_events: 10,
+            ..IndexConfig::for_device(&dev)
+        };
+        let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
+        assert!(index.has_cells(), "{x:?}");
+        let got = index.match_batch(&w.batch).unwrap();
+        assert_eq!(got.len(), want.len());
+        for (i, (g, want)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(
+                g,
+                want.as_slice(),
+                "event {i}, {x:?}, cell_max {cell_max}, cell_lists {cell_lists}, groups {cell_groups}"
+            );
+        }
+        assert!(
+            index.take_timing().dense_events > 0,
+            "{x:?}: no event on the cells"
+        );
+    }
+}
+
+/// The value cells with unbounded, empty and `i32`-edge ranges, events whose values lie
+/// outside `i32`, that lack names, carry names no filter has (some 35 of them, before
+/// the names of the cells), or carry a name of the cells as a float or a string (answered by SFF's rules instead); then filters removed
+/// in place and one added to an interface (the cells kept); each answer as SFF's.
+#[test]
+fn value_cells_answer_odd_events_and_updates_as_sff() {
+    use ccm::batch::{EventBatch, ValueRef};
+    use ccm::{Op, SubId, Value};
+    let big = i32::MAX as i64;
+    let mut subs = Vec::new();
+    for i in 0..1500u32 {
+        let v = (i as i64 * 7919) % 2000 - 1000;
+        let cs: Vec<(&str, Op, Value)> = match i % 6 {
+            0 => vec![("a", Op::Ge, Value::Int(v))],
+            1 => vec![("a", Op::Lt, Value::Int(v)), ("b", Op::Gt, Value::Int(-v))],
+            2 => vec![
+                ("b", Op::Ge, Value::Int(v)),
+                ("b", Op::Le, Value::Int(v + 300)),
+            ],
+            3 => vec![
+                ("a", Op::Eq, Value::Int(v)),
+                ("c", Op::Le, Value::Int(big - 1)),
+            ],
+            4 => vec![
+                ("c", Op::Gt, Value::Int(v)),
+                ("c", Op::Lt, Value::Int(v - 5)),
+            ],
+            _ => vec![
+                ("a", Op::Gt, Value::Int(-big + 1)),
+                ("b", Op::Le, Value::Int(v)),
+            ],
+        };
+        subs.push(sub(i, &cs));
+    }
+    let mut b = EventBatch::new();
+    let values = [
+        i64::MIN,
+        -big - 5,
+        -1000,
+        -333,
+        -1,
+        0,
+        17,
+        400,
+        999,
+        big - 1,
+        big,
+        1 << 40,
+    ];
+    for (i, &a) in values.iter().enumerate() {
+        for (j, &c) in values.iter().enumerate() {
+            let bv = values[(i + 2 * j) % values.len()];
+            if j % 6 == 5 {
+                // Names no filter has first (the batch's encoding drops them).
+                for k in 0..35 {
+                    b.push_named(&format!("p{k}"), ValueRef::Int(k)).unwrap();
+                }
+            }
+            match (i + j) % 7 {
+                0 => b.push_named("a", ValueRef::Float(a as f64 + 0.5)).unwrap(),
+                1 => b.push_named("a", ValueRef::Str("x")).unwrap(),
+                2 => {}
+                _ => b.push_named("a", ValueRef::Int(a)).unwrap(),
+            }
+            if j % 4 != 1 {
+                b.push_named("b", ValueRef::Int(bv)).unwrap();
+            }
+            if j % 5 != 2 {
+                b.push_named("c", ValueRef::Int(c)).unwrap();
+            }
+            if j % 3 == 0 {
+                b.push_named("zz", ValueRef::Int(c)).unwrap();
+            }
+            b.end_event().unwrap();
+        }
+    }
+    let events = b.to_events();
+    let dev = Device::emulator();
+    let cfg = IndexConfig {
+        batch_events: 40,
+        ..IndexConfig::for_device(&dev)
+    };
+    let mut index = GpuIndex::new(&dev, &subs, cfg).unwrap();
+    assert!(index.has_cells());
+    let mut live: Vec<(SubId, ccm::Subscription)> = subs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (SubId(i as u32), s.clone()))
+        .collect();
+    for round in 0..2 {
+        let now: Vec<_> = live.iter().map(|(_, s)| s.clone()).collect();
+        let sff = Sff::build(&now).unwrap();
+        let got = index.match_batch(&b).unwrap();
+        let mut matched = 0;
+        for (i, (e, g)) in events.iter().zip(got.iter()).enumerate() {
+            let want = sff.match_event(e);
+            matched += want.len();
+            assert_eq!(g, want.as_slice(), "round {round}, event {i} ({e:?})");
+        }
+        assert!(matched > events.len(), "round {round}: few matches");
+        // Every fourth filter removed, one added to interface 3.
+        let mut k = 0;
+        live.retain(|(id, _)| {
+            k += 1;
+            let drop = k % 4 == 0;
+            if drop {
+                index.remove(*id).unwrap();
+            }
+            !drop
+        });
+        let extra = sub(3, &[("b", Op::Lt, Value::Int(0))]);
+        live.push((index.add(&extra).unwrap(), extra));
+    }
+    assert_eq!(index.updates().builds, 1);
+    assert!(index.has_cells());
 }

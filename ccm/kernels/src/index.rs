@@ -425,7 +425,7 @@ fn pair_of(mut q: u32, n: u32) -> (u32, u32) {
 /// # Safety
 /// The tables and the batch are the launch's (every index the host wrote is in range).
 #[inline(always)]
-unsafe fn satisfies(
+pub(crate) unsafe fn satisfies(
     t: &IndexTables<'static>,
     b: &IndexEvents<'static>,
     ev: &DevEvent,

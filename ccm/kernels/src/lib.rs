@@ -16,7 +16,11 @@
 //!   no copy, no synchronisation per event);
 //! - [`batch::ccm_encode_batch`]: beyond the paper, a flat batch of events (names and
 //!   strings interned, as the host holds it) encoded on the device for the batched
-//!   kernels (the pruning index's in [`index`]).
+//!   kernels (the pruning index's in [`index`]);
+//! - [`cells::ccm_index_cells`]: beyond the paper, the pruning index's value cells for
+//!   dense events (bitsets of failing filters per name and cell, HEM class), with their
+//!   answer lists made from their counts per slice of filters
+//!   ([`cells::ccm_cells_spans`], [`cells::ccm_cells_lists`]).
 //!
 //! The device tables ([`DevConstraint`], [`DevAttr`], [`DevEvent`]) are `#[repr(C)]` and
 //! shared with the host crate's `layout` module, which documents the encodings.
@@ -24,6 +28,7 @@
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
 pub mod batch;
+pub mod cells;
 pub mod index;
 
 use gpu_kernels::prelude::*;

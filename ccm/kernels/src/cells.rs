@@ -1,0 +1,652 @@
+//! Beyond the paper: the pruning matcher's value cells (`ccm::index`'s dense path), the
+//! device form of the CPU bit index (`baselines::bit_index`, HEM class) for dense events
+//! when every filter is integer ranges and its own interface (the REIN / HEM dense model).
+//!
+//! The filter-major kernel ([`crate::index::ccm_index_dense`]) reads every filter for
+//! every dense event; here an event costs, per slice of [`CELL_SLICE`] filters, one OR of
+//! a word per name and the few bounds that fall in its value's cell. Where the ideas
+//! come from:
+//! - REIN (Qian et al., INFOCOM 2014): mark the *failing* filters per name, a lower bound
+//!   above the value or an upper bound below it; what nothing marks matches.
+//! - HEM (Shi & Qian, DASFAA 2022): per name, cells of values at workload-balanced cut
+//!   points (each cell holding as many of the name's bounds), a precomputed bitset per
+//!   cell, so most failing filters come from a word OR, and the bounds inside the
+//!   event's cell compared one by one; a name the event lacks ORs the bitset of every
+//!   filter constraining it.
+//! - `baselines::bit_index` (this workspace): one bitset per cell for both sides (the
+//!   filters whose lower bound lies above the cell or whose upper bound lies below it),
+//!   instead of HEM's two cumulative families and its double reverse: one OR per name;
+//!   and the filters taken a segment at a time, the segment's bitsets kept in the
+//!   fastest memory while many events are answered. Here a segment is a block's slice of
+//!   [`CELL_SLICE`] filters, 32 words per cell, kept in shared memory with the slice's
+//!   bounds while the block's warps sweep a batch of events (a warp per event, lane `l`
+//!   word `l` of the slice), and the final bitset is written straight into the event's
+//!   row of answer bits (filters numbered in interface order, one filter each: bit `k`
+//!   of the row is filter slot `k`), which [`crate::index::ccm_index_lists`] compacts.
+//!
+//! Cells of a name `r` (of [`CellTables::rows`]): `cells` of them split by `cells - 1`
+//! ascending cut values (`cuts[r]`); value `v` lies in cell `c` = the number of cuts at
+//! or below `v`. A filter's range `lo..=hi` on `r` fails for every value of cell `c`
+//! when the cell of `lo` is above `c` or the cell of `hi` below it (bit set in cell
+//! `c`'s bitset); when `lo` (`hi`) lies in cell `c` itself, it is an *edge* of the
+//! cell ([`CellEdge`]), compared exactly: a cell's lower edges and its upper edges are
+//! each sorted by bound (HEM's sorted buckets), so those that fail for a value are one
+//! run of each, found by a binary search, and marked with no compare. Cell `cells` of each name is its *absent*
+//! cell: every filter constraining the name. Values are compared as `i32`: every
+//! finite bound lies strictly inside `i32` (the host builds the cells only then), so an
+//! event's integer clamped to `i32` compares with it as the integer itself.
+
+use crate::index::{satisfies, IndexEvents, IndexTables, REMOVED};
+use crate::{DevAttr, DevEvent, TY_INT};
+use gpu_kernels::prelude::*;
+
+/// The sum of `v` over the warp, in every lane.
+#[inline(always)]
+fn warp_sum(mut v: u32) -> u32 {
+    let mut d = 16;
+    while d > 0 {
+        v += shfl_xor(v, d);
+        d /= 2;
+    }
+    v
+}
+use gpu_kernels::{kernel, DevPtr, KernelStruct};
+
+/// Filters per slice (a block's share of the filters): [`CELL_WORDS`] words per cell.
+pub const CELL_SLICE: u32 = 1024;
+/// Words of a slice's bitset of one cell: a word per lane of a warp.
+pub const CELL_WORDS: u32 = 32;
+/// Most names with cells (a lane each; the range form's rows,
+/// [`crate::index::RANGE_ROWS`]).
+pub const CELL_ROWS: u32 = 32;
+/// [`CellEdge::at`]'s flag of an upper bound (the filter fails above it); without it, a
+/// lower bound (fails below it).
+pub const EDGE_UPPER: u32 = 1 << 31;
+
+/// A bound that lies in its cell: the filter's place in its slice (below
+/// [`CELL_SLICE`]), with [`EDGE_UPPER`] for an upper bound, and the bound.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct CellEdge {
+    pub at: u32,
+    pub bound: i32,
+}
+
+/// The device tables of the value cells over the filters in interface order (slot `k`
+/// = `by_iface[k]`): `slices` slices of [`CELL_SLICE`] slots, `rows` names of `cells`
+/// cells each, plus each name's absent cell, and (when `groups` is not 0) the unions of
+/// the absent cells of every subset of each group of [`GROUP_NAMES`] names.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct CellTables<'a> {
+    /// Slice `s`, name `r`, cell `c` (`0..=cells`, `cells` the absent cell): words
+    /// `s * W + (r * (cells + 1) + c) * CELL_WORDS ..` (bit `k % 32` of word
+    /// `k / 32 % 32`: slot `k` of the slice fails), `W` = [`slice_words`]; then the
+    /// union of the absent cells of the names `GROUP_NAMES * g + i` for the bits `i` of
+    /// `m` (below [`GROUP_SETS`]): words `s * W + (rows * (cells + 1) + g * GROUP_SETS +
+    /// m) * CELL_WORDS ..`.
+    pub bits: DevPtr<'a, u32>,
+    /// Name `r`'s cut values: `cuts[r * (cells - 1) ..][.. cells - 1]`, ascending.
+    pub cuts: DevPtr<'a, i32>,
+    /// The edges of slice `s`, name `r`, cell `c`: its lower bounds
+    /// `edges[edge_at[2q]..edge_at[2q + 1]]`, then its upper bounds
+    /// `edges[edge_at[2q + 1]..edge_at[2q + 2]]`, each in ascending order of the bound,
+    /// `q = (s * rows + r) * cells + c` (a sentinel after the last).
+    pub edge_at: DevPtr<'a, u32>,
+    pub edges: DevPtr<'a, CellEdge>,
+    pub rows: u32,
+    pub cells: u32,
+    pub slices: u32,
+    /// Most edges of a slice (the room for them in shared memory).
+    pub edge_max: u32,
+    /// Groups of [`GROUP_NAMES`] names with the unions of their absent cells
+    /// (`rows.div_ceil(GROUP_NAMES)`), or 0: none (each absent name ORs its own).
+    pub groups: u32,
+}
+
+/// Names per group of the absent names' unions ([`CellTables::groups`]; the CPU bit
+/// index's groups are of five).
+pub const GROUP_NAMES: u32 = 4;
+/// Unions per group: one per subset of its names.
+pub const GROUP_SETS: u32 = 1 << GROUP_NAMES;
+
+/// Words of a slice's bitsets: its names' cells and absent cells, then its groups'
+/// unions.
+pub const fn slice_words(rows: u32, cells: u32, groups: u32) -> u32 {
+    (rows * (cells + 1) + groups * GROUP_SETS) * CELL_WORDS
+}
+
+// SAFETY: `#[repr(C)]`; device pointers and integers; `Host<'a>` differs only in the
+// lifetime.
+unsafe impl KernelStruct for CellTables<'static> {
+    type Host<'a> = CellTables<'a>;
+}
+
+/// Words of shared memory per warp of [`ccm_index_cells`]: the marks of the edges that
+/// fail (a word per lane), the event's integer per name and its count of attributes per
+/// name.
+const WARP_WORDS: u32 = 3 * 32;
+
+/// Dynamic shared memory of [`ccm_index_cells`] for `rows` names of `cells` cells,
+/// `groups` groups' unions, at most `edge_max` edges per slice and blocks of `threads`:
+/// the slice's bitsets ([`slice_words`]), the
+/// cuts, the slice's edge offsets and edges, the slice's live slots (a word per lane)
+/// and each warp's words (the edges' marks, the event's integers and counts by name).
+pub const fn cell_shared_bytes(
+    rows: u32,
+    cells: u32,
+    groups: u32,
+    edge_max: u32,
+    threads: u32,
+) -> u32 {
+    4 * (slice_words(rows, cells, groups)
+        + rows * (cells - 1)
+        + 2 * rows * cells
+        + 1
+        + 2 * edge_max
+        + CELL_WORDS
+        + threads / 32 * WARP_WORDS)
+}
+
+/// The cell of `v` among the `n` ascending cuts at `cuts` (shared): how many lie at or
+/// below `v` (a binary search).
+///
+/// # Safety
+/// `cuts` holds `n` values.
+#[inline(always)]
+unsafe fn cell_of(cuts: *const i32, n: u32, v: i32) -> u32 {
+    let (mut lo, mut hi) = (0u32, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if *cuts.add(mid as usize) <= v {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The first of the edges `lo..hi` (shared; their bounds ascending) whose bound passes
+/// `above` (false up to some edge, true from it on), or `hi` (a binary search).
+///
+/// # Safety
+/// `edges` holds the edges `lo..hi`.
+#[inline(always)]
+unsafe fn first_bound(
+    edges: *const CellEdge,
+    lo: u32,
+    hi: u32,
+    above: impl Fn(i32) -> bool,
+) -> u32 {
+    let (mut lo, mut hi) = (lo, hi);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if above((*edges.add(mid as usize)).bound) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+kernel! {
+    /// Beyond the paper: the value cells' kernel for dense events (module docs).
+    ///
+    /// Grid: `blockIdx.x` = the slice `s` of [`CELL_SLICE`] filter slots (in interface
+    /// order, `by_iface`: global), `blockIdx.y` = the events `blockIdx.y * W + w,
+    /// + gridDim.y * W, ..` of the list `dense` (`dense[0]` = the count, the events from
+    /// `dense[1]`; global; with `all`, every event of the batch instead) for the block's
+    /// warp `w` of `W`. First every thread copies its
+    /// share of the slice's bitsets, the cuts, the slice's edge offsets and edges (global)
+    /// into shared memory, and warp `w` finds which of the slots `32 i .. 32 i + 32` (for
+    /// `i = w, w + W, ..`) hold a filter not [`REMOVED`] (`t.filters`, global; a ballot
+    /// per word, shared); a barrier. Then each warp takes its events one at a time, no
+    /// barrier between them (the next event's record and first attributes loaded while
+    /// one is matched): lane `l` copies the event's attributes `l, l + 32, ..`
+    /// (global) into the warp's shared words as each name's integer and count (shared
+    /// atomics); lane `r` of each name `r` below `c.rows` picks the name's cell
+    /// ([`cell_of`] over the cuts in shared memory), or its absent cell, and its edges;
+    /// lane `l` ORs word `l` of every name's cell bitset (shared) into its word of failing
+    /// slots (with `c.groups`, of every present name's cell and, per group of
+    /// [`GROUP_NAMES`] names, of the union of its absent names' absent cells); lane `r`
+    /// finds the failing edges of its name's cell, one run (the cell's
+    /// lower bounds above the value, then its upper bounds below it: two binary searches
+    /// in shared memory), the warp lays the names' runs end to end and lane `l` marks the
+    /// filters of the edges `l, l + 32, ..` (shuffles) in the warp's marks (shared, atomic
+    /// OR), which lane `l` then ORs into its word. Lane `l`
+    /// stores its word's live slots that did not fail as word `32 s + l` of the event's
+    /// row of `bits` (global; a warp writes 128 contiguous bytes) and, with `all`, its
+    /// lane 0 the count of those slots as `counts[e * c.slices + s]` (global; for
+    /// [`ccm_cells_spans`] and [`ccm_cells_lists`]). An event that has a
+    /// name of the cells twice or not as an integer is answered instead by SFF's rules,
+    /// each lane trying a slot of each group of 32 (its [`IndexFilter`] and constraints,
+    /// global) and a ballot making the group's word. Dynamic shared memory:
+    /// [`cell_shared_bytes`].
+    ///
+    /// [`IndexFilter`]: crate::index::IndexFilter
+    pub fn ccm_index_cells(
+        t: IndexTables<'static>,
+        b: IndexEvents<'static>,
+        c: CellTables<'static>,
+        by_iface: *const u32,
+        dense: *const u32,
+        all: u32,
+        bits: *mut u32,
+        counts: *mut u32,
+    ) {
+        cells_block(&t, &b, &c, by_iface, dense, all != 0, bits, counts);
+    }
+}
+
+/// The body of [`ccm_index_cells`]. Every thread of the block calls it.
+///
+/// # Safety
+/// As the kernel: the launch's tables and batch, `c` built over the filters in the order
+/// of `by_iface` (a permutation of them, each its own interface), `dense` the count and
+/// the dense events (unless `all`), `bits` a row of `t.words` words per event, `counts`
+/// (with `all`) `c.slices` words per event, shared memory of
+/// [`cell_shared_bytes`] for the block.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn cells_block(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    c: &CellTables<'static>,
+    by_iface: *const u32,
+    dense: *const u32,
+    all: bool,
+    bits: *mut u32,
+    counts: *mut u32,
+) {
+    let n_dense = if all { b.n_events } else { *dense };
+    let warps = block_dim_x() / 32;
+    // The block returns whole, before any barrier.
+    if block_idx_y() * warps >= n_dense {
+        return;
+    }
+    let (rows, cells, s) = (c.rows, c.cells, block_idx_x());
+    let tid = thread_idx_x();
+    let nt = block_dim_x();
+    let lane = lane_id();
+    let warp = tid / 32;
+    // Shared memory, in words.
+    let n_bits = slice_words(rows, cells, c.groups);
+    let n_cuts = rows * (cells - 1);
+    let n_at = 2 * rows * cells + 1;
+    let sh_bits = dynamic_shared::<u32>();
+    let sh_cuts = sh_bits.add(n_bits as usize) as *mut i32;
+    let sh_at = sh_cuts.add(n_cuts as usize) as *mut u32;
+    let sh_edges = sh_at.add(n_at as usize) as *mut CellEdge;
+    let sh_live = sh_edges.add(c.edge_max as usize) as *mut u32;
+    let sh_warp = sh_live.add((CELL_WORDS + warp * WARP_WORDS) as usize);
+    let (sh_mark, sh_val, sh_cnt) = (sh_warp, sh_warp.add(32) as *mut i32, sh_warp.add(64));
+    // The slice's tables into shared memory.
+    let bits0 = s as usize * n_bits as usize;
+    let mut i = tid;
+    while i < n_bits {
+        *sh_bits.add(i as usize) = c.bits.read(bits0 + i as usize);
+        i += nt;
+    }
+    let mut i = tid;
+    while i < n_cuts {
+        *sh_cuts.add(i as usize) = c.cuts.read(i as usize);
+        i += nt;
+    }
+    let at0 = (2 * s * rows * cells) as usize;
+    let first_edge = c.edge_at.read(at0);
+    let mut i = tid;
+    while i < n_at {
+        *sh_at.add(i as usize) = c.edge_at.read(at0 + i as usize) - first_edge;
+        i += nt;
+    }
+    let n_edges = c.edge_at.read(at0 + (2 * rows * cells) as usize) - first_edge;
+    let mut i = tid;
+    while i < n_edges {
+        *sh_edges.add(i as usize) = c.edges.read((first_edge + i) as usize);
+        i += nt;
+    }
+    // The slice's live slots: a filter, not removed.
+    let mut w = warp;
+    while w < CELL_WORDS {
+        let k = s * CELL_SLICE + w * 32 + lane;
+        let live =
+            k < t.n_filters && t.filters.read(*by_iface.add(k as usize) as usize).iface != REMOVED;
+        let m = ballot(live);
+        if lane == 0 {
+            *sh_live.add(w as usize) = m;
+        }
+        w += warps;
+    }
+    *sh_mark.add(lane as usize) = 0;
+    *sh_val.add(lane as usize) = 0;
+    sync_threads();
+    let live = *sh_live.add(lane as usize);
+    let word = s * CELL_WORDS + lane;
+    let step = grid_dim_y() * warps;
+    // The warp's `j`-th event of the list: its index, record and (lane `l`) attribute `l`
+    // (global; an event past the list or an attribute past the event: empty).
+    let fetch = |j: u32| {
+        if j >= n_dense {
+            return (0, DevEvent::default(), DevAttr::default());
+        }
+        let e = if all { j } else { *dense.add(1 + j as usize) };
+        let ev = b.events.read(e as usize);
+        let at = if lane < ev.len {
+            b.attrs.read((ev.start + lane) as usize)
+        } else {
+            DevAttr::default()
+        };
+        (e, ev, at)
+    };
+    let mut j = block_idx_y() * warps + warp;
+    let mut next = fetch(j);
+    while j < n_dense {
+        let (e, ev, first) = next;
+        // The next event's loads in flight while this one is matched.
+        next = fetch(j + step);
+        // The event's integer and count of attributes per name of the cells.
+        *sh_cnt.add(lane as usize) = 0;
+        sync_warp();
+        let mut odd = false;
+        let mut a = lane;
+        while a < ev.len {
+            let at = if a < 32 {
+                first
+            } else {
+                b.attrs.read((ev.start + a) as usize)
+            };
+            if at.row_id < rows {
+                atomic_add(sh_cnt.add(at.row_id as usize), 1);
+                if at.ty == TY_INT as u32 {
+                    let v = (at.val as i64).clamp(i32::MIN as i64, i32::MAX as i64) as i32;
+                    *sh_val.add(at.row_id as usize) = v;
+                } else {
+                    odd = true;
+                }
+            }
+            a += 32;
+        }
+        sync_warp();
+        let count = *sh_cnt.add(lane as usize);
+        let fails = if any_sync(odd || (lane < rows && count > 1)) {
+            !by_rules(t, b, &ev, s, by_iface)
+        } else {
+            // Lane `r` of name `r`: its cell (or the absent one) and the cell's failing
+            // edges, one run: the lower bounds above the value, then the upper bounds
+            // below it (two binary searches).
+            let v = *sh_val.add(lane as usize);
+            let (cell, e0, e1) = if lane >= rows {
+                (0, 0, 0)
+            } else if count == 0 {
+                (lane * (cells + 1) + cells, 0, 0)
+            } else {
+                let x = cell_of(sh_cuts.add((lane * (cells - 1)) as usize), cells - 1, v);
+                let q = (2 * (lane * cells + x)) as usize;
+                let (lo, up, end) = (*sh_at.add(q), *sh_at.add(q + 1), *sh_at.add(q + 2));
+                let first = first_bound(sh_edges, lo, up, |b| b > v);
+                let last = first_bound(sh_edges, up, end, |b| b >= v);
+                (lane * (cells + 1) + x, first, last)
+            };
+            let word_of = |r: u32| *sh_bits.add((shfl(cell, r) * CELL_WORDS + lane) as usize);
+            let (mut f0, mut f1, mut f2, mut f3) = (0u32, 0u32, 0u32, 0u32);
+            if c.groups == 0 {
+                // Every name's cell or absent cell, four at a time: their four loads in
+                // flight at once.
+                let mut r = 0;
+                while r + 4 <= rows {
+                    f0 |= word_of(r);
+                    f1 |= word_of(r + 1);
+                    f2 |= word_of(r + 2);
+                    f3 |= word_of(r + 3);
+                    r += 4;
+                }
+                while r < rows {
+                    f0 |= word_of(r);
+                    r += 1;
+                }
+            } else {
+                // The present names' cells, two at a time, then per group the union of
+                // its absent names' absent cells (one OR for up to four names).
+                let present = ballot(lane < rows && count > 0);
+                let mut p = present;
+                while p != 0 {
+                    f0 |= word_of(p.trailing_zeros());
+                    p &= p - 1;
+                    if p != 0 {
+                        f1 |= word_of(p.trailing_zeros());
+                        p &= p - 1;
+                    }
+                }
+                let names = if rows >= 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << rows) - 1
+                };
+                let absent = names & !present;
+                let unions = sh_bits.add((rows * (cells + 1) * CELL_WORDS + lane) as usize);
+                let mut g = 0;
+                while g < c.groups {
+                    let m = (absent >> (g * GROUP_NAMES)) & (GROUP_SETS - 1);
+                    if m != 0 {
+                        let w = *unions.add(((g * GROUP_SETS + m) * CELL_WORDS) as usize);
+                        if g % 2 == 0 {
+                            f2 |= w;
+                        } else {
+                            f3 |= w;
+                        }
+                    }
+                    g += 1;
+                }
+            }
+            let mut fw = f0 | f1 | f2 | f3;
+            // The names' failing edges end to end, 32 at a time, each marked.
+            let (start, total) = warp_scan(e1 - e0);
+            let mut base = 0;
+            while base < total {
+                let i = base + lane;
+                let k = lane_holding(start, i);
+                let (ek, sk) = (shfl(e0, k), shfl(start, k));
+                if i < total {
+                    let at = (*sh_edges.add((ek + i - sk) as usize)).at & !EDGE_UPPER;
+                    atomic_or(sh_mark.add((at / 32) as usize), 1 << (at % 32));
+                }
+                base += 32;
+            }
+            sync_warp();
+            fw |= *sh_mark.add(lane as usize);
+            *sh_mark.add(lane as usize) = 0;
+            fw
+        };
+        let matched = live & !fails;
+        if word < t.words {
+            *bits.add(e as usize * t.words as usize + word as usize) = matched;
+        }
+        if all {
+            // The slice's count of the event's answers, for the lists.
+            let n = warp_sum(matched.count_ones());
+            if lane == 0 {
+                *counts.add((e * c.slices + s) as usize) = n;
+            }
+        }
+        sync_warp();
+        j += step;
+    }
+}
+
+/// Lane `l`'s word of the slots of slice `s` that event `ev` matches by SFF's rules: for
+/// each group of 32 slots, each lane tries one (its filter's constraints, global) and
+/// the group's ballot is kept by the lane of the group's word. Every lane of the warp
+/// calls it.
+///
+/// # Safety
+/// As [`cells_block`].
+#[inline(always)]
+unsafe fn by_rules(
+    t: &IndexTables<'static>,
+    b: &IndexEvents<'static>,
+    ev: &crate::DevEvent,
+    s: u32,
+    by_iface: *const u32,
+) -> u32 {
+    let lane = lane_id();
+    let mut mine = 0;
+    let mut w = 0;
+    while w < CELL_WORDS {
+        let k = s * CELL_SLICE + w * 32 + lane;
+        let mut ok = false;
+        if k < t.n_filters {
+            let p = *by_iface.add(k as usize);
+            let f = t.filters.read(p as usize);
+            if f.iface != REMOVED && f.sig & !ev.sig == 0 {
+                let end = t.filters.read(p as usize + 1).first;
+                ok = satisfies(t, b, ev, f.first, end);
+            }
+        }
+        let m = ballot(ok);
+        if lane == w {
+            mine = m;
+        }
+        w += 1;
+    }
+    mine
+}
+
+/// Threads per block of [`ccm_cells_spans`] and [`ccm_cells_lists`].
+pub const CELL_LIST_BLOCK: u32 = 256;
+
+/// Dynamic shared memory of [`ccm_cells_spans`]: a word per warp of its block, and the
+/// event's first place.
+pub const CELL_SPANS_SHARED: u32 = 4 * (CELL_LIST_BLOCK / 32 + 1);
+
+kernel! {
+    /// Beyond the paper: the places of the answer lists when every event of the batch was
+    /// on the value cells ([`ccm_index_cells`] with `all`): per event `e` (`blockIdx.x`,
+    /// [`CELL_LIST_BLOCK`] threads), thread `i` takes the `i`-th run of its `slices`
+    /// counts `counts[e * slices ..]` (global) and sums it; a block scan (each warp's
+    /// [`warp_scan`], the warps' sums in shared memory, a barrier) gives each run its
+    /// first place in the event's list; thread 0 reserves the event's places (one atomic
+    /// add on `total[0]`; global, zero before the launch) and writes
+    /// `spans[2e] = first place, spans[2e + 1] = count` (mapped host memory), the first
+    /// place to the block through shared memory; then each thread rewrites its run's
+    /// counts as each slice's first place in the lists (global). Thread 0 of block 0
+    /// zeroes `n_dense[0..2]` (mapped host memory: no dense count, no walk, as
+    /// [`crate::index::ccm_index_lists`] reports them). Dynamic shared memory:
+    /// [`CELL_SPANS_SHARED`].
+    pub fn ccm_cells_spans(
+        counts: *mut u32,
+        slices: u32,
+        n_events: u32,
+        spans: *mut u32,
+        total: *mut u32,
+        n_dense: *mut u32,
+    ) {
+        let e = block_idx_x();
+        if e == 0 && thread_idx_x() == 0 {
+            *n_dense = 0;
+            *n_dense.add(1) = 0;
+        }
+        if e >= n_events {
+            return;
+        }
+        let tid = thread_idx_x();
+        let warps = block_dim_x() / 32;
+        let run = slices.div_ceil(block_dim_x());
+        let row = counts.add((e * slices) as usize);
+        let lo = (tid * run).min(slices);
+        let hi = (lo + run).min(slices);
+        let mut sum = 0u32;
+        let mut i = lo;
+        while i < hi {
+            sum += *row.add(i as usize);
+            i += 1;
+        }
+        let sh = dynamic_shared::<u32>();
+        let (before, warp_total) = warp_scan(sum);
+        let warp = tid / 32;
+        if lane_id() == 0 {
+            *sh.add(warp as usize) = warp_total;
+        }
+        sync_threads();
+        let (mut at, mut count) = (before, 0u32);
+        let mut w = 0;
+        while w < warps {
+            let v = *sh.add(w as usize);
+            if w < warp {
+                at += v;
+            }
+            count += v;
+            w += 1;
+        }
+        if tid == 0 {
+            let base = if count > 0 { atomic_add(total, count) } else { 0 };
+            *sh.add(warps as usize) = base;
+            *(spans as *mut u64).add(e as usize) = base as u64 | (count as u64) << 32;
+        }
+        sync_threads();
+        let mut at = at + *sh.add(warps as usize);
+        let mut i = lo;
+        while i < hi {
+            let n = *row.add(i as usize);
+            *row.add(i as usize) = at;
+            at += n;
+            i += 1;
+        }
+    }
+}
+
+kernel! {
+    /// Beyond the paper: the answer lists when every event of the batch was on the value
+    /// cells, after [`ccm_cells_spans`]: a warp per (event, slice) pair `q = blockIdx.x *
+    /// W + w` (`e = q / slices`, `s = q % slices`; `W` warps per block). Lane `l` reads
+    /// word `32 s + l` of the event's row of `bits` (global; the warp 128 contiguous
+    /// bytes), the warp's prefix sum of the words' bit counts ([`warp_scan`]) places its
+    /// ids after the slice's first place `places[e * slices + s]` (global, from
+    /// [`ccm_cells_spans`]), and, when the slice's ids end within the room `cap` of `ids`,
+    /// it writes the user ids (`user_ids[rank]`, global, read-only) of its word's set bits
+    /// in ascending order into `ids` (global). The list comes out ascending with no sort.
+    /// The rows are left as they are (the value cells overwrite every word of a row);
+    /// when the lists outgrow `ids`, [`crate::index::ccm_index_answers`] lists the events
+    /// again into a larger buffer, at the same places.
+    pub fn ccm_cells_lists(
+        bits: *const u32,
+        words: u32,
+        slices: u32,
+        n_events: u32,
+        places: *const u32,
+        user_ids: *const u32,
+        ids: *mut u32,
+        cap: u32,
+    ) {
+        let q = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
+        let e = q / slices.max(1);
+        // `q` is the same for the warp's lanes: a warp returns whole.
+        if e >= n_events {
+            return;
+        }
+        let (s, lane) = (q % slices, lane_id());
+        let w = s * CELL_WORDS + lane;
+        let mut word = if w < words {
+            *bits.add(e as usize * words as usize + w as usize)
+        } else {
+            0
+        };
+        let (before, sum) = warp_scan(word.count_ones());
+        let first = *places.add(q as usize);
+        if first as u64 + sum as u64 > cap as u64 {
+            return;
+        }
+        let mut at = first + before;
+        while word != 0 {
+            let bit = word.trailing_zeros();
+            word &= word - 1;
+            *ids.add(at as usize) = *user_ids.add((w * 32 + bit) as usize);
+            at += 1;
+        }
+    }
+}

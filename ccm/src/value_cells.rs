@@ -1,0 +1,369 @@
+//! Beyond the paper: the host side of the pruning index's value cells (the device form of
+//! the CPU bit index's cells, [`ccm_kernels::cells`], whose docs say where each idea comes
+//! from): built from the filters' range forms when every filter is integer ranges and its
+//! own interface, in slices of [`CELL_SLICE`] filters in interface order.
+//!
+//! Per name, the cut values split the name's finite bounds evenly into cells (HEM's
+//! workload balance, as `baselines::bit_index` splits them), so each cell holds about as
+//! many bounds to compare exactly; the number of cells is the most whose bitsets, with
+//! the slice's bounds, fit the kernel's shared memory budget.
+
+use ccm_kernels::cells::{
+    cell_shared_bytes, slice_words, CellEdge, CELL_ROWS, CELL_SLICE, CELL_WORDS, EDGE_UPPER,
+    GROUP_NAMES, GROUP_SETS,
+};
+use ccm_kernels::index::IndexRange;
+use rayon::prelude::*;
+
+/// The value cells of a set of filters, as uploaded ([`ccm_kernels::cells::CellTables`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct HostCells {
+    pub bits: Vec<u32>,
+    pub cuts: Vec<i32>,
+    pub edge_at: Vec<u32>,
+    pub edges: Vec<CellEdge>,
+    pub rows: u32,
+    pub cells: u32,
+    pub slices: u32,
+    pub edge_max: u32,
+    pub groups: u32,
+}
+
+/// Whether a finite bound compares exactly as `i32` with an event's integer clamped to
+/// `i32`: it lies strictly inside `i32`.
+fn inside_i32(v: i64) -> bool {
+    v > i32::MIN as i64 && v < i32::MAX as i64
+}
+
+/// The cell of `v` among the ascending `cuts`: how many lie at or below it (the kernel's
+/// `cell_of`).
+fn cell_of(cuts: &[i32], v: i32) -> u32 {
+    cuts.partition_point(|&c| c <= v) as u32
+}
+
+impl HostCells {
+    /// The cells of the filters whose range forms, slot by slot in interface order, are
+    /// `ranges(k)` for `k < n`, for the kernel's blocks of `threads` threads within
+    /// `budget` bytes of shared memory, at most `max_cells` cells per name, with the
+    /// unions of absent names by groups when `groups` (the CPU bit index's groups of
+    /// names, [`ccm_kernels::cells::GROUP_NAMES`] each here); `None` when
+    /// a filter has no range form, a name row is not below [`CELL_ROWS`], a finite bound
+    /// does not lie strictly inside `i32` (unbounded sides are `i64::MIN` and
+    /// `i64::MAX`), or not even one cell per name fits the budget.
+    pub fn build<'a>(
+        n: usize,
+        ranges: impl Fn(usize) -> &'a [IndexRange] + Sync,
+        threads: u32,
+        budget: u32,
+        max_cells: u32,
+        groups: bool,
+    ) -> Option<HostCells> {
+        if n == 0 {
+            return None;
+        }
+        let ok = (0..n).into_par_iter().all(|k| {
+            let r = ranges(k);
+            !r.is_empty()
+                && r.iter().all(|g| {
+                    g.row < CELL_ROWS
+                        && (g.lo == i64::MIN || inside_i32(g.lo))
+                        && (g.hi == i64::MAX || inside_i32(g.hi))
+                })
+        });
+        if !ok {
+            return None;
+        }
+        let rows = (0..n)
+            .into_par_iter()
+            .map(|k| ranges(k).iter().map(|g| g.row + 1).max().unwrap_or(0))
+            .max()
+            .unwrap_or(0);
+        let slices = n.div_ceil(CELL_SLICE as usize);
+        let finite = |g: &IndexRange| (g.lo != i64::MIN) as u32 + (g.hi != i64::MAX) as u32;
+        let edge_max = (0..slices)
+            .into_par_iter()
+            .map(|s| {
+                let ks = s * CELL_SLICE as usize..((s + 1) * CELL_SLICE as usize).min(n);
+                ks.map(|k| ranges(k).iter().map(finite).sum::<u32>())
+                    .sum::<u32>()
+            })
+            .max()
+            .unwrap_or(0);
+        let n_groups = if groups {
+            rows.div_ceil(GROUP_NAMES)
+        } else {
+            0
+        };
+        let cells = (1..=max_cells.max(1))
+            .rev()
+            .find(|&c| cell_shared_bytes(rows, c, n_groups, edge_max, threads) <= budget)?;
+        // Each name's finite bounds in value order, cut evenly into `cells` cells.
+        let cuts: Vec<i32> = (0..rows)
+            .into_par_iter()
+            .flat_map_iter(|r| {
+                let mut b: Vec<i32> = (0..n)
+                    .flat_map(|k| ranges(k).iter().filter(move |g| g.row == r))
+                    .flat_map(|g| {
+                        let lo = (g.lo != i64::MIN).then_some(g.lo as i32);
+                        let hi = (g.hi != i64::MAX).then_some(g.hi as i32);
+                        lo.into_iter().chain(hi)
+                    })
+                    .collect();
+                b.sort_unstable();
+                let m = b.len();
+                (1..cells).map(move |j| {
+                    if m == 0 {
+                        0
+                    } else {
+                        b[(j as usize * m / cells as usize).min(m - 1)]
+                    }
+                })
+            })
+            .collect();
+        let cuts_of = |r: u32| {
+            let c = (cells - 1) as usize;
+            &cuts[r as usize * c..(r as usize + 1) * c]
+        };
+        // Per slice: its bitsets and its edges by (name, cell).
+        let per_cell = (cells + 1) as usize * CELL_WORDS as usize;
+        let words = slice_words(rows, cells, n_groups) as usize;
+        let mut bits = vec![0u32; slices * words];
+        let slice_edges: Vec<Vec<(u32, CellEdge)>> = bits
+            .par_chunks_mut(words)
+            .enumerate()
+            .map(|(s, out)| {
+                let mut edges = Vec::new();
+                let first = s * CELL_SLICE as usize;
+                for k in first..(first + CELL_SLICE as usize).min(n) {
+                    let local = (k - first) as u32;
+                    let (w, bit) = ((local / 32) as usize, 1u32 << (local % 32));
+                    for g in ranges(k) {
+                        let cut = cuts_of(g.row);
+                        let row = g.row as usize * per_cell;
+                        let mut set =
+                            |c: u32| out[row + c as usize * CELL_WORDS as usize + w] |= bit;
+                        // The absent cell: every filter constraining the name.
+                        set(cells);
+                        let lo = if g.lo == i64::MIN {
+                            0
+                        } else {
+                            let c = cell_of(cut, g.lo as i32);
+                            edges.push((
+                                g.row * cells + c,
+                                CellEdge {
+                                    at: local,
+                                    bound: g.lo as i32,
+                                },
+                            ));
+                            c
+                        };
+                        let hi = if g.hi == i64::MAX {
+                            cells - 1
+                        } else {
+                            let c = cell_of(cut, g.hi as i32);
+                            let at = local | EDGE_UPPER;
+                            edges.push((
+                                g.row * cells + c,
+                                CellEdge {
+                                    at,
+                                    bound: g.hi as i32,
+                                },
+                            ));
+                            c
+                        };
+                        // Below the lower bound's cell and above the upper's: fails.
+                        (0..lo).chain(hi + 1..cells).for_each(&mut set);
+                    }
+                }
+                // Per group and subset of its names, the union of their absent cells.
+                let unions = rows as usize * per_cell;
+                for g in 0..n_groups {
+                    for m in 1..GROUP_SETS {
+                        let at = unions + ((g * GROUP_SETS + m) * CELL_WORDS) as usize;
+                        for i in (0..GROUP_NAMES).filter(|i| m & 1 << i != 0) {
+                            let r = g * GROUP_NAMES + i;
+                            if r < rows {
+                                let absent =
+                                    r as usize * per_cell + cells as usize * CELL_WORDS as usize;
+                                for w in 0..CELL_WORDS as usize {
+                                    out[at + w] |= out[absent + w];
+                                }
+                            }
+                        }
+                    }
+                }
+                // By cell, lower bounds before upper ones, each by bound.
+                edges.sort_by_key(|e| (e.0, e.1.at & EDGE_UPPER, e.1.bound));
+                edges
+            })
+            .collect();
+        // Per cell: where its lower bounds start, where its upper bounds start.
+        let per_slice = (rows * cells) as usize;
+        let mut edge_at = Vec::with_capacity(2 * slices * per_slice + 1);
+        let mut edges = Vec::with_capacity(slice_edges.iter().map(Vec::len).sum());
+        for list in slice_edges {
+            let mut i = 0;
+            for q in 0..per_slice as u32 {
+                for upper in [0, EDGE_UPPER] {
+                    edge_at.push(edges.len() as u32);
+                    while i < list.len() && list[i].0 == q && list[i].1.at & EDGE_UPPER == upper {
+                        edges.push(list[i].1);
+                        i += 1;
+                    }
+                }
+            }
+        }
+        edge_at.push(edges.len() as u32);
+        Some(HostCells {
+            bits,
+            cuts: if cuts.is_empty() { vec![0] } else { cuts },
+            edge_at,
+            edges: if edges.is_empty() {
+                vec![CellEdge::default()]
+            } else {
+                edges
+            },
+            rows,
+            cells,
+            slices: slices as u32,
+            edge_max,
+            groups: n_groups,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(row: u32, lo: i64, hi: i64) -> IndexRange {
+        IndexRange {
+            lo,
+            hi,
+            row,
+            pad: 0,
+        }
+    }
+
+    /// Whether the cells say slot `k` fails for value `v` of name `r` (`None`: absent):
+    /// the cell's bit, or a failing edge of the cell.
+    fn fails(h: &HostCells, k: usize, r: u32, v: Option<i32>) -> bool {
+        let (s, local) = (k / CELL_SLICE as usize, (k % CELL_SLICE as usize) as u32);
+        let per_cell = (h.cells + 1) as usize * CELL_WORDS as usize;
+        let base = s * slice_words(h.rows, h.cells, h.groups) as usize + r as usize * per_cell;
+        let c = v.map_or(h.cells, |v| {
+            cell_of(
+                &h.cuts[(r * (h.cells - 1)) as usize..][..(h.cells - 1) as usize],
+                v,
+            )
+        });
+        let word = h.bits[base + c as usize * CELL_WORDS as usize + (local / 32) as usize];
+        if word & 1 << (local % 32) != 0 {
+            return true;
+        }
+        let Some(v) = v else { return false };
+        let q = 2 * ((s * h.rows as usize + r as usize) * h.cells as usize + c as usize);
+        let (lo, up, end) = (
+            h.edge_at[q] as usize,
+            h.edge_at[q + 1] as usize,
+            h.edge_at[q + 2] as usize,
+        );
+        let (lower, upper) = (&h.edges[lo..up], &h.edges[up..end]);
+        // Each side sorted by bound, the failing ones a run (as the kernel takes them).
+        assert!(lower.windows(2).all(|w| w[0].bound <= w[1].bound));
+        assert!(upper.windows(2).all(|w| w[0].bound <= w[1].bound));
+        assert!(lower.iter().all(|e| e.at & EDGE_UPPER == 0));
+        assert!(upper.iter().all(|e| e.at & EDGE_UPPER != 0));
+        let mut failing = lower[lower.partition_point(|e| e.bound <= v)..]
+            .iter()
+            .chain(&upper[..upper.partition_point(|e| e.bound < v)]);
+        failing.any(|e| e.at & !EDGE_UPPER == local)
+    }
+
+    #[test]
+    fn a_value_fails_a_range_exactly_when_it_lies_outside_it_in_every_cell() {
+        // Ranges on two names, with unbounded and empty ones, over three slices.
+        let forms: Vec<Vec<IndexRange>> = (0..2500i64)
+            .map(|k| {
+                let lo = (k * 37) % 1000 - 500;
+                let r0 = match k % 5 {
+                    0 => range(0, i64::MIN, lo),
+                    1 => range(0, lo, i64::MAX),
+                    2 => range(0, lo, lo - 1),
+                    _ => range(0, lo, lo + k % 300),
+                };
+                if k % 3 == 0 {
+                    vec![r0, range(1, lo / 2, lo / 2 + 100)]
+                } else {
+                    vec![r0]
+                }
+            })
+            .collect();
+        for (max_cells, groups) in [(1, false), (2, true), (7, false), (40, true)] {
+            let h = HostCells::build(forms.len(), |k| &forms[k], 64, 1 << 20, max_cells, groups)
+                .unwrap();
+            assert_eq!((h.rows, h.cells, h.slices), (2, max_cells, 3));
+            assert_eq!(h.groups, groups as u32);
+            if groups {
+                // Each union is the OR of its names' absent cells (the empty one nothing).
+                let per_cell = (h.cells + 1) as usize * CELL_WORDS as usize;
+                let words = slice_words(h.rows, h.cells, h.groups) as usize;
+                for s in 0..3 {
+                    let out = &h.bits[s * words..(s + 1) * words];
+                    let absent = |r: usize, w: usize| out[r * per_cell + h.cells as usize * 32 + w];
+                    for m in 0..GROUP_SETS as usize {
+                        for w in 0..32 {
+                            let want = (0..2)
+                                .filter(|r| m & 1 << r != 0)
+                                .fold(0, |a, r| a | absent(r, w));
+                            assert_eq!(
+                                out[2 * per_cell + m * 32 + w],
+                                want,
+                                "slice {s} set {m} word {w}"
+                            );
+                        }
+                    }
+                }
+            }
+            for (k, form) in forms.iter().enumerate() {
+                for r in 0..2u32 {
+                    let g = form.iter().find(|g| g.row == r);
+                    assert_eq!(
+                        fails(&h, k, r, None),
+                        g.is_some(),
+                        "slot {k} name {r} absent"
+                    );
+                    for v in (-700..700).step_by(13).chain([i32::MIN, i32::MAX]) {
+                        let want = g.is_some_and(|g| (v as i64) < g.lo || (v as i64) > g.hi);
+                        assert_eq!(
+                            fails(&h, k, r, Some(v)),
+                            want,
+                            "slot {k} name {r} value {v}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cells_are_refused_for_filters_they_cannot_answer_exactly() {
+        let ok = [range(3, 5, 9)];
+        let build = |f: &[IndexRange]| HostCells::build(1, |_| f, 64, 1 << 20, 8, false);
+        assert!(build(&ok).is_some());
+        assert!(build(&[]).is_none(), "no range form");
+        assert!(build(&[range(CELL_ROWS, 5, 9)]).is_none(), "row");
+        assert!(
+            build(&[range(0, i32::MAX as i64, i64::MAX)]).is_none(),
+            "bound at the edge of i32"
+        );
+        assert!(
+            build(&[range(0, i64::MIN, 1 << 40)]).is_none(),
+            "wide bound"
+        );
+        assert!(
+            HostCells::build(1, |_| &ok[..], 64, 64, 8, false).is_none(),
+            "budget"
+        );
+    }
+}

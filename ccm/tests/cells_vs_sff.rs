@@ -1,0 +1,115 @@
+//! The pruning index's value cells (dense events on per-name cells of values, for
+//! filters that are all integer ranges, each its own interface) against the SFF-like
+//! baseline on random workloads: ranges of every comparison operator with bounds at and
+//! near each other and near the ends of `i32` (unbounded sides, empty ranges), over one
+//! slice of filters or two, and events whose values lie on, between and beyond the
+//! bounds (beyond `i32` too), that lack names (each absent name's OR, or its group's), or
+//! carry a name of the cells as a float or a string (answered by SFF's rules instead).
+
+use baselines::sff::Sff;
+use baselines::Matcher;
+use ccm::batch::{EventBatch, ValueRef};
+use ccm::model::{Constraint, Filter, InterfaceId, Op, Subscription, Value};
+use ccm::{GpuIndex, IndexConfig};
+use gpu_kernels::Device;
+use proptest::prelude::*;
+
+const NAMES: &[&str] = &["a", "b", "c", "d"];
+/// Bounds: near each other, and near (inside) the ends of `i32`.
+const BOUNDS: &[i64] = &[-7, -3, 0, 1, 2, 5, 9, -2_147_483_640, 2_147_483_640];
+/// Event values: the bounds, between them, and beyond `i32`.
+const VALUES: &[i64] = &[
+    -8,
+    -7,
+    -5,
+    -3,
+    0,
+    1,
+    2,
+    3,
+    5,
+    9,
+    12,
+    -2_147_483_641,
+    -2_147_483_640,
+    2_147_483_640,
+    2_147_483_641,
+    i32::MIN as i64,
+    i32::MAX as i64,
+    i64::MIN,
+    i64::MAX,
+    1 << 40,
+];
+
+/// A filter: one to three comparisons on distinct or repeated names.
+fn filter() -> impl Strategy<Value = Vec<(usize, Op, i64)>> {
+    let op = prop::sample::select(vec![Op::Eq, Op::Lt, Op::Gt, Op::Le, Op::Ge]);
+    prop::collection::vec(
+        (0..NAMES.len(), op, prop::sample::select(BOUNDS.to_vec())),
+        1..4,
+    )
+}
+
+/// An event's attribute per name: absent (0), an integer (1), a float (2) or a string (3),
+/// mostly integers.
+fn event() -> impl Strategy<Value = Vec<(u8, i64)>> {
+    let kind = prop::sample::select(vec![0u8, 1, 1, 1, 1, 1, 2, 3]);
+    prop::collection::vec((kind, prop::sample::select(VALUES.to_vec())), NAMES.len())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #[test]
+    fn value_cells_answer_as_sff(
+        filters in prop::collection::vec(filter(), 1..60),
+        copies in 1usize..40,
+        events in prop::collection::vec(event(), 1..24),
+        cell_max in 1u32..8,
+        cell_lists in any::<bool>(),
+        cell_groups in any::<bool>(),
+    ) {
+        // Each filter repeated `copies` times, each copy its own interface: up to two
+        // slices of 1024 filters.
+        let subs: Vec<Subscription> = (0..copies)
+            .flat_map(|_| filters.iter())
+            .enumerate()
+            .map(|(i, f)| Subscription {
+                interface: InterfaceId(i as u32),
+                filter: Filter {
+                    constraints: f
+                        .iter()
+                        .map(|&(n, op, v)| Constraint::new(NAMES[n], op, Value::Int(v)).unwrap())
+                        .collect(),
+                },
+            })
+            .collect();
+        let mut b = EventBatch::new();
+        for e in &events {
+            for (n, &(kind, v)) in e.iter().enumerate() {
+                match kind {
+                    1 => b.push_named(NAMES[n], ValueRef::Int(v)).unwrap(),
+                    2 => b.push_named(NAMES[n], ValueRef::Float(v as f64 + 0.5)).unwrap(),
+                    3 => b.push_named(NAMES[n], ValueRef::Str("5")).unwrap(),
+                    _ => {}
+                }
+            }
+            b.end_event().unwrap();
+        }
+        let dev = Device::emulator();
+        let cfg = IndexConfig {
+            cell_max,
+            cell_lists,
+            cell_groups,
+            batch_events: 16,
+            ..IndexConfig::for_device(&dev)
+        };
+        let mut index = GpuIndex::new(&dev, &subs, cfg).unwrap();
+        prop_assert!(index.has_cells());
+        let sff = Sff::build(&subs).unwrap();
+        let got = index.match_batch(&b).unwrap();
+        for (i, (e, g)) in b.to_events().iter().zip(got.iter()).enumerate() {
+            let want = sff.match_event(e);
+            prop_assert_eq!(g, want.as_slice(), "event {} ({:?})", i, e);
+        }
+    }
+}
