@@ -11,8 +11,7 @@
 //! 65,536 events a round (`CELLS_ROUND` changes it); a warm round, then five timed ones
 //! (the last two without the device's clock, whose marks cost the host) for each largest
 //! launch size of `CELLS_LAUNCH` (comma-separated, default the index's; a size ending in
-//! `-` keeps the launches full to the end of a call instead of tapering them;
-//! `CELLS_TRY_ALL=entries` sets [`CellIndex::set_try_all`]). On
+//! `-` keeps the launches full to the end of a call instead of tapering them). On
 //! the GPU: Table 2's default scenario (250,000 subscriptions, `[subscriptions]` to
 //! change it). Without a GPU it runs on the emulator with 200 subscriptions and 4,096
 //! events a round, a check that it runs: the emulator's threads share the host's cores
@@ -157,11 +156,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "cell index built in {:.3} s: {b}",
         t0.elapsed().as_secs_f64()
     );
-    // `CELLS_TRY_ALL=entries`: cells of at most that many entries tried whole (0: every
-    // cell by its keys, as before that path).
-    if let Some(n) = env("CELLS_TRY_ALL").and_then(|v| v.parse().ok()) {
-        index.set_try_all(n);
-    }
     let mut answers = CellAnswers::default();
     for &(launch, taper) in &launches {
         index.set_batch_events(launch);

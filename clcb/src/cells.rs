@@ -89,8 +89,7 @@ pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
     cells_counts, cells_encode, cells_match, cells_shared_bytes, cells_write, eq_key, pair_key,
     sig_bit, BatchAttr, CellBatch, CellEntry, CellEvents, CellHead, CellTables, DirSlot, StrSpan,
-    CELLS_BLOCK, CELLS_TRY_ALL, EMPTY_KEY, ENCODE_BLOCK, FLAGS, IMPLIED, NO_ROW, RECT, ROW_EQ,
-    ROW_PAIR, SPILLED,
+    CELLS_BLOCK, EMPTY_KEY, ENCODE_BLOCK, FLAGS, IMPLIED, NO_ROW, RECT, ROW_EQ, ROW_PAIR, SPILLED,
 };
 use clcb_kernels::{DevConstraint, ATTR_WORDS, KIND_STR, OP_EQ};
 use gpu_kernels::crew::par_copy;
@@ -120,8 +119,6 @@ macro_rules! cell_tables {
             row_flags: $ix.d_row_flags.dev_ptr(),
             rows: $ix.row_flags.len() as u32,
             rects: u32::from($ix.has_rects),
-            try_all: $ix.try_all,
-            _pad: 0,
             geo: $ix.geo,
         }
     };
@@ -416,8 +413,6 @@ pub struct CellIndex {
     writes: Option<WriteBufs>,
     /// Time each launch's kernels by the device's clock ([`CellTiming::device`]).
     device_clock: bool,
-    /// Cells of at most this many entries are tried whole ([`CellTables::try_all`]).
-    try_all: u32,
     timing: CellTiming,
     /// Where the build's time went.
     build: BuildTiming,
@@ -1245,7 +1240,6 @@ impl CellIndex {
             pipe: Pipe::default(),
             writes: None,
             device_clock: false,
-            try_all: CELLS_TRY_ALL,
             timing: CellTiming::default(),
             opts: CellOptions {
                 batch_events: opts.batch_events.clamp(1, 1 << 20),
@@ -1293,14 +1287,6 @@ impl CellIndex {
     /// calls (at least 1).
     pub fn set_batch_events(&mut self, events: usize) {
         self.opts.batch_events = events.clamp(1, 1 << 20);
-    }
-
-    /// Makes the next calls try every entry of a cell of at most `entries` entries
-    /// instead of looking up the event's keys in its directory
-    /// ([`clcb_kernels::cells::CELLS_TRY_ALL`] by default; 0: every cell by its keys).
-    /// The answers are the same; it moves the work (tests and tuning).
-    pub fn set_try_all(&mut self, entries: u32) {
-        self.try_all = entries;
     }
 
     /// Sets whether the next calls' launches shrink at their end

@@ -152,13 +152,6 @@ fn scenario(
         taper: batch_events.is_multiple_of(2),
     };
     let mut index = CellIndex::new(dev, &subs, opts).expect("a valid set");
-    // Cells found by their keys alone (launches of 1 and 16), tried whole at any size
-    // (64), or as the index chooses (5): the same answers.
-    match batch_events {
-        1 | 16 => index.set_try_all(0),
-        64 => index.set_try_all(u32::MAX),
-        _ => {}
-    }
     let mut rtree = RTreeMatcher::build(&subs);
     let mut grid = GridIndex::build(&subs).expect("a valid set");
     for (ups, events) in rounds {

@@ -229,10 +229,6 @@ pub struct CellTables<'a> {
     /// circle and [`try_entry`] runs the circle's test alone, as before rectangles (one
     /// flag for the launch, not a test of each entry's form).
     pub rects: u32,
-    /// A cell of at most this many entries is tried whole ([`CELLS_TRY_ALL`], the
-    /// host's default; 0: every cell by its keys).
-    pub try_all: u32,
-    pub _pad: u32,
     pub geo: CellGeometry,
 }
 
@@ -344,14 +340,6 @@ pub struct CellEvents<'a> {
     pub spill_cap: u32,
     pub _pad: u32,
 }
-
-/// Most entries (sorted ones and overflow) of a cell that [`cells_match()`] tries whole
-/// by default ([`CellTables::try_all`]),
-/// every entry, instead of computing the event's keys and searching the cell's
-/// directory for their groups: each entry's test (area, names' signature, constraints)
-/// is exact on its own, and a warp tries 32 at once, while an event of `n` attributes
-/// has `1 + n + n (n + 1) / 2` keys to hash and look up.
-pub const CELLS_TRY_ALL: u32 = 64;
 
 /// [`CellEvents`]: the length of an event whose matches went to the spill pairs.
 pub const SPILLED: u32 = u32::MAX;
@@ -712,11 +700,9 @@ kernel! {
     /// sizes) and the lanes take consecutive candidates (each finds its group's lane
     /// with `lane_holding`), so that a group of 200 entries keeps all 32 lanes busy and
     /// their 32-byte entries are read coalesced. Last, the cell's overflow (entries
-    /// moved in since its layout), all of it, the same way. A cell of at most
-    /// [`CellTables::try_all`] entries skips the keys: its entries, sorted and overflow, are
-    /// one group. Each candidate is [`try_entry`]: the circle and the signature from the
-    /// entry itself, then the filter's constraints (filter-major table) only for those
-    /// that pass.
+    /// moved in since its layout), all of it, the same way. Each candidate is
+    /// [`try_entry`]: the circle and the signature from the entry itself, then the
+    /// filter's constraints (filter-major table) only for those that pass.
     ///
     /// The answer: each round's matches are collected in the warp's area of shared
     /// memory (a ballot and a count of the lanes below place each); at the end the warp
@@ -775,24 +761,17 @@ kernel! {
             a += 32;
         }
         let esig = [warp_or(s0), warp_or(s1), warp_or(s2)];
-        // A cell of few entries is tried whole, as one group (no key computed, no
-        // directory searched): every entry's test is exact on its own.
-        let whole = head.main + head.extra <= t.try_all;
-        let keys = if whole { 0 } else { 1 + n + n * (n + 1) / 2 };
+        let keys = 1 + n + n * (n + 1) / 2;
         // Matches collected in `buf[..found]`, until they spill.
         let mut found = 0u32;
         let mut spilled = false;
-        // Rounds of 32 keys, then one round for the overflow (or the whole cell).
+        // Rounds of 32 keys, then one round for the overflow.
         let mut base = 0u32;
         loop {
             let overflow = base >= keys;
             let (lo, len) = if overflow {
-                // The overflow (or the whole cell) as one group, owned by lane 0.
-                match (lane, whole) {
-                    (0, true) => (0, head.main + head.extra),
-                    (0, false) => (head.main, head.extra),
-                    _ => (0, 0),
-                }
+                // The overflow as one group, owned by lane 0.
+                if lane == 0 { (head.main, head.extra) } else { (0, 0) }
             } else {
                 let q = base + lane;
                 match if q < keys { event_key(&t, event, bytes, n, q) } else { None } {
