@@ -118,7 +118,7 @@ impl Dictionary {
     /// The id of `s`, numbering it if it is new.
     #[inline]
     pub fn intern(&mut self, s: &str) -> u32 {
-        if self.map.get().is_none() {
+        if self.map.get_mut().is_none() {
             let built = self.built_map();
             let _ = self.map.set(built);
         }
@@ -709,6 +709,20 @@ fn attrs_of(events: &[Event]) -> usize {
 /// A name two of `attrs` share, if any.
 fn repeated_name(attrs: &[Attr]) -> Option<u32> {
     if attrs.len() <= 16 {
+        // Names numbered below 128 (a batch's first names: most events' every name) in
+        // a mask, without a branch per attribute; a repeat is then found as below.
+        if attrs.iter().all(|a| a.name < 128) {
+            let (mut seen, mut repeats) = (0u128, 0u128);
+            for a in attrs {
+                let bit = 1u128 << a.name;
+                repeats |= seen & bit;
+                seen |= bit;
+            }
+            if repeats == 0 {
+                return None;
+            }
+        }
+        // The first whose name an earlier one has.
         for (i, a) in attrs.iter().enumerate() {
             if attrs[..i].iter().any(|b| b.name == a.name) {
                 return Some(a.name);

@@ -72,6 +72,12 @@ pub enum Cmd {
         /// event encoded once: the choice when the host's encoding bounds one device).
         #[arg(long, value_enum, default_value_t = Cut::Interfaces, requires = "devices")]
         cut: Cut,
+        /// With the pruning index on one device: the threads of a pool of its own that
+        /// stages each launch's events (0: the pool the process's indexes share, as many
+        /// threads as rayon's). For measuring how the host's cores are best split
+        /// between parsing the stream (rayon's pool, `RAYON_NUM_THREADS`) and staging.
+        #[arg(long, hide = true, default_value_t = 0)]
+        stage_threads: usize,
     },
     /// Writes a Table 1 workload as JSON Lines files.
     Generate {
@@ -108,6 +114,7 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
             device,
             devices: Some(spec),
             cut,
+            stage_threads: _,
         } => {
             let _ = (per_event, device);
             match_multi(&subscriptions, &events, engine, (&spec, cut), &stream)
@@ -122,7 +129,15 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
             device,
             devices: None,
             cut: _,
-        } => match_cmd(&subscriptions, &events, engine, per_event, &stream, device),
+            stage_threads,
+        } => match_cmd(
+            &subscriptions,
+            &events,
+            engine,
+            per_event,
+            &stream,
+            (device, stage_threads),
+        ),
         Cmd::Generate {
             out_subscriptions,
             out_events,
@@ -555,7 +570,7 @@ fn match_cmd(
     engine: Option<CcmEngine>,
     per_event: bool,
     stream: &StreamArgs,
-    device: usize,
+    (device, stage_threads): (usize, usize),
 ) -> anyhow::Result<()> {
     check_inputs(&[subs_path, events_path])?;
     let mut stats = Stats::new(stream.stats);
@@ -630,6 +645,9 @@ fn match_cmd(
                     other => anyhow::Error::new(other),
                 })?;
                 dev.synchronize()?;
+                if stage_threads > 0 {
+                    index.set_encode_threads(stage_threads);
+                }
                 stats.add(
                     "build the index",
                     t.elapsed(),
@@ -676,6 +694,18 @@ fn match_cmd(
                     format!(
                         "({} launches, {} with staging grown)",
                         t.launches, t.staging_grown
+                    ),
+                );
+                stats.add(
+                    "threads",
+                    Duration::ZERO,
+                    format!(
+                        "({} parsing, {} staging)",
+                        rayon::current_num_threads(),
+                        match stage_threads {
+                            0 => "the shared pool's".to_string(),
+                            n => n.to_string(),
+                        }
                     ),
                 );
                 super::keep_until_exit((index, given_back));
