@@ -24,9 +24,13 @@ use crate::model::{Constraint, ModelError, Op};
 /// worded by the model, and the batch is as it was).
 pub fn event_into_batch(line: &str, batch: &mut EventBatch) -> Option<Result<(), ModelError>> {
     let mut r = Reader::new(line);
-    if r.object(batch).is_none() || !r.at_end() {
+    let Some(distinct) = r.object_names(batch).filter(|_| r.at_end()) else {
         batch.abandon_event();
         return None;
+    };
+    if distinct {
+        batch.end_distinct_event();
+        return Some(Ok(()));
     }
     Some(batch.end_event())
 }
@@ -97,18 +101,33 @@ impl<'a> Reader<'a> {
     /// `{ "name": value, ... }`, each attribute pushed into the event being pushed as it
     /// is read (the caller ends or abandons the event).
     pub fn object(&mut self, batch: &mut EventBatch) -> Option<()> {
+        self.object_names(batch).map(|_| ())
+    }
+
+    /// [`Reader::object`], and whether its names are known to be distinct: all numbered
+    /// below 128 (a batch's first names) and none twice, seen in a mask as they are
+    /// read (`false`: not known, [`EventBatch::end_event`] checks).
+    fn object_names(&mut self, batch: &mut EventBatch) -> Option<bool> {
         self.eat(b'{')?;
         self.ws();
         if self.b.get(self.i) == Some(&b'}') {
             self.i += 1;
-            return Some(());
+            return Some(true);
         }
+        let (mut seen, mut distinct) = (0u128, true);
         loop {
             self.ws();
             let name = self.string()?;
             self.eat(b':')?;
             self.ws();
             let id = batch.intern_name(name);
+            if id < 128 {
+                let bit = 1u128 << id;
+                distinct &= seen & bit == 0;
+                seen |= bit;
+            } else {
+                distinct = false;
+            }
             let value = match *self.b.get(self.i)? {
                 b'"' => ValueRef::Str(self.string()?),
                 b'-' | b'0'..=b'9' => self.number()?,
@@ -120,7 +139,7 @@ impl<'a> Reader<'a> {
                 b',' => self.i += 1,
                 b'}' => {
                     self.i += 1;
-                    return Some(());
+                    return Some(distinct);
                 }
                 _ => return None,
             }
