@@ -88,7 +88,10 @@ for r in 1 2; do
     run new "$BIN/harness" default w131072 $r -- --window 131072
     run new "$BIN/harness" default w262144 $r -- --window 262144
     run new "$BIN/harness" default p12-s4-w131072 $r RAYON_NUM_THREADS=12 -- --stage-threads 4 --window 131072
+    run new "$BIN/harness" default p12-s4-w262144 $r RAYON_NUM_THREADS=12 -- --stage-threads 4 --window 262144
+    run new "$BIN/harness" default p14-s4 $r RAYON_NUM_THREADS=14 -- --stage-threads 4
     run base "$BIN/harness-base" default w131072 $r -- --window 131072
+    run base "$BIN/harness-base" default p8 $r RAYON_NUM_THREADS=8 --
 done
 # The events parser alone (no device), on 1 to 16 threads.
 if [ -x "$BIN/parse_events" ]; then
