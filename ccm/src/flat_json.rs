@@ -84,7 +84,8 @@ impl<'a> Reader<'a> {
     #[inline]
     fn ws(&mut self) {
         while let Some(&c) = self.b.get(self.i) {
-            if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+            // Every byte above the space is not whitespace: one test for most.
+            if c > b' ' || !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
                 break;
             }
             self.i += 1;
@@ -266,7 +267,11 @@ impl<'a> Reader<'a> {
         let neg = self.b[self.i] == b'-';
         self.i += neg as usize;
         let digits = self.i;
-        while matches!(self.b.get(self.i), Some(b'0'..=b'9')) {
+        // The integer's value as its digits are read (wrapping: used only for at most 18
+        // digits, which fit).
+        let mut v = 0i64;
+        while let Some(&c @ b'0'..=b'9') = self.b.get(self.i) {
+            v = v.wrapping_mul(10).wrapping_add((c - b'0') as i64);
             self.i += 1;
         }
         let int_len = self.i - digits;
@@ -303,9 +308,6 @@ impl<'a> Reader<'a> {
             if int_len > 18 {
                 return None;
             }
-            let v = self.b[digits..self.i]
-                .iter()
-                .fold(0i64, |v, &c| v * 10 + (c - b'0') as i64);
             // serde_json reads `-0` as the float -0.0.
             return Some(match (neg, v) {
                 (true, 0) => ValueRef::Float(-0.0),
