@@ -2,7 +2,9 @@
 # `ccm match` on Table 1's default scenario, 1M events, on the GPU machine (16 cores, one
 # H200): this branch's harness ($BIN/harness, `new`) against main's ($BIN/harness-base,
 # `base`), the GPU index (the default engine) and the strongest CPU engine (hybrid), three
-# runs each, alternating, with --stats; answers compared by md5. Then `new` alone under
+# runs each, alternating, with --stats; answers compared by md5; `new` also as `base`
+# splits the cores (`shared`: parsing and staging each on every thread, where `new` by
+# default stages on a quarter of them and parses on the rest). Then `new` alone under
 # other splits of the host's cores between parsing (RAYON_NUM_THREADS) and the index's
 # staging (--stage-threads), and larger windows; and the events parser alone on 1 to 16
 # threads ($BIN/parse_events, the `text` path of `ccm match`). Self-contained: the files
@@ -74,6 +76,7 @@ run new "$BIN/harness" default warm-up 0 --
 for r in 1 2 3; do
     run base "$BIN/harness-base" default as-is $r --
     run new "$BIN/harness" default as-is $r --
+    run new "$BIN/harness" default shared $r -- --stage-threads 0
     run base "$BIN/harness-base" hybrid as-is $r --
     run new "$BIN/harness" hybrid as-is $r --
 done
