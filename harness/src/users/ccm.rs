@@ -74,7 +74,7 @@ pub enum Cmd {
         cut: Cut,
         /// With the pruning index on one device: the threads of a pool of its own that
         /// stages each launch's events (0: the pool the process's indexes share, as many
-        /// threads as rayon's). Default: a share of the host's threads, the others
+        /// threads as rayon's). Default: an eighth of the host's threads, the others
         /// parsing (see `staging_split`); with `RAYON_NUM_THREADS` set, the shared pool.
         /// For measuring how the host's cores are best split between parsing the stream
         /// (rayon's pool) and staging.
@@ -487,19 +487,21 @@ fn format_answer(a: &[u32], out: &mut Vec<u8>) {
 }
 
 /// The threads of the GPU index's own staging pool by default, rayon's global pool
-/// (parsing the stream) started with the host's other threads: a quarter of them on a
-/// host of 8 threads or more. Side by side, two pools of every thread (parsing, and
-/// staging each launch's events into page-locked memory) take turns on the cores: on
-/// the H200 machine's 16, the staging of 1M events of Table 1's default scenario (about
-/// 74 MB copied) took 0.029 s in 46 launches, beside parsing at about 50 MB/s a core.
-/// None (0: the shared pool) when `RAYON_NUM_THREADS` sets rayon's threads, on fewer
-/// threads, or when rayon's pool was already started.
+/// (loading, parsing the stream, writing) started with the host's other threads: an
+/// eighth of them, at least 2, on a host of 8 threads or more. Two pools of every thread
+/// side by side (parsing, and staging each launch's events into page-locked memory) took
+/// turns on the cores: on the H200 machine's 16, 1M events of Table 1's default scenario
+/// streamed in 0.057-0.064 s so, in 0.045-0.048 s with 14 threads parsing and 2 staging
+/// (12 and 4: 0.047; 13 and 3: 0.049-0.050; 16 and 4: 0.050-0.055). The parser is then
+/// the bound: alone on 16 threads it took 0.035 s, on 12 0.042 s. None (0: the shared
+/// pool) when `RAYON_NUM_THREADS` sets rayon's threads, on fewer threads, or when
+/// rayon's pool was already started.
 fn staging_split() -> usize {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     if threads < 8 || std::env::var_os("RAYON_NUM_THREADS").is_some() {
         return 0;
     }
-    let stage = threads / 4;
+    let stage = (threads / 8).max(2);
     match rayon::ThreadPoolBuilder::new()
         .num_threads(threads - stage)
         .build_global()
