@@ -148,7 +148,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A string without escapes or control characters (after whitespace).
-    #[inline]
+    #[inline(always)]
     pub fn string(&mut self) -> Option<&'a str> {
         self.ws();
         if self.b.get(self.i) != Some(&b'"') {
