@@ -117,11 +117,9 @@ impl<'a> Reader<'a> {
         }
         let (mut seen, mut distinct) = (0u128, true);
         loop {
-            self.ws();
-            let name = self.string()?;
+            let id = self.name(batch)?;
             self.eat(b':')?;
             self.ws();
-            let id = batch.intern_name(name);
             if id < 128 {
                 let bit = 1u128 << id;
                 distinct &= seen & bit == 0;
@@ -145,6 +143,49 @@ impl<'a> Reader<'a> {
                 _ => return None,
             }
         }
+    }
+
+    /// An attribute's name (a string, after whitespace) interned in `batch`'s names,
+    /// one of at most 7 bytes by its key ([`Reader::string_keyed`]): the names of a
+    /// batch are few and short, and each is looked up once per event that has it.
+    #[inline(always)]
+    fn name(&mut self, batch: &mut EventBatch) -> Option<u32> {
+        Some(match self.string_keyed()? {
+            (name, Some(key)) => batch.intern_name_word(key, name),
+            (name, None) => batch.intern_name(name),
+        })
+    }
+
+    /// [`Reader::string`], with the key of a string of at most 7 bytes
+    /// ([`crate::batch::word_key`]), read from the first eight bytes after its quote:
+    /// the string is looked up by it as one word
+    /// ([`crate::batch::Dictionary::intern_word`]). A longer string (or one near the
+    /// line's end) comes without its key.
+    #[inline(always)]
+    fn string_keyed(&mut self) -> Option<(&'a str, Option<u64>)> {
+        self.ws();
+        if self.b.get(self.i) != Some(&b'"') {
+            return None;
+        }
+        let from = self.i + 1;
+        if let Some(w) = self.b.get(from..from + 8) {
+            let x = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            let m = specials(x);
+            if m != 0 {
+                // The first special byte is byte `k` (0..=7) of the word.
+                let k = (m.trailing_zeros() / 8) as usize;
+                if self.b[from + k] != b'"' {
+                    return None;
+                }
+                let key = (x & (1u64 << (8 * k)).wrapping_sub(1)) | (k as u64) << 56;
+                self.i = from + k + 1;
+                // SAFETY: as in `string`: the bytes between two quotes of a UTF-8 line
+                // are whole characters.
+                let s = unsafe { std::str::from_utf8_unchecked(&self.b[from..from + k]) };
+                return Some((s, Some(key)));
+            }
+        }
+        self.string().map(|s| (s, None))
     }
 
     /// A string without escapes or control characters (after whitespace).
@@ -324,6 +365,30 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names of every length, whether the eight bytes after the quote hold them (read as
+    /// one word) or not (a long name, a name at the line's end), are the batch's names:
+    /// the events read back as serde_json reads the lines.
+    #[test]
+    fn names_of_every_length_read_back_as_written() {
+        let mut b = EventBatch::new();
+        let mut want = Vec::new();
+        for len in 0..14 {
+            let name: String = "nämé_0123456789".chars().take(len).collect();
+            for line in [
+                format!("{{\"{name}\":1}}"),
+                format!("{{\"{name}\": \"v\", \"x{name}\": 2.5}}"),
+                format!("{{\"{name}\":\"a long value of the name {name}\"}}"),
+            ] {
+                assert!(
+                    matches!(event_into_batch(&line, &mut b), Some(Ok(()))),
+                    "{line}"
+                );
+                want.push(crate::io::event_from_line(&line).expect("a good line"));
+            }
+        }
+        assert_eq!(b.to_events(), want);
+    }
 
     /// The scan eight bytes at a time ends a string where a byte-by-byte scan does: at
     /// the first quote (the string), or gives up at the first backslash or control
