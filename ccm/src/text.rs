@@ -315,9 +315,10 @@ pub struct Parsed<B, E> {
 
 /// Parses the lines of `text` (whole lines, the first numbered `first_line`) on all
 /// cores, in parts of bytes each cut into lines by the task that parses it, each into a
-/// container of its own (`new(the part's bytes)`, whole lines): `parse(container, line, first)`
-/// parses a line that is not blank (without its `\n`; `first`: it is line 1 of the
-/// stream) into it, or gives its error. A bad line does not stop the others.
+/// container of its own (`new(the part's bytes)`, whole lines):
+/// `parse(container, line, first)` parses a line that is not blank (without its `\n`;
+/// `first`: it is line 1 of the stream) into it, or gives its error. A bad line does not
+/// stop the others.
 pub fn parse_lines_in_parts<B: Send, E: Send>(
     text: &[u8],
     first_line: usize,
