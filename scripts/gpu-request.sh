@@ -4,7 +4,7 @@
 # `base`), the GPU index (the default engine) and the strongest CPU engine (hybrid), three
 # runs each, alternating, with --stats; answers compared by md5; `new` also as `base`
 # splits the cores (`shared`: parsing and staging each on every thread, where `new` by
-# default stages on a quarter of them and parses on the rest). Then `new` alone under
+# default stages on an eighth of them and parses on the rest). Then `new` alone under
 # other splits of the host's cores between parsing (RAYON_NUM_THREADS) and the index's
 # staging (--stage-threads), and larger windows; and the events parser alone on 1 to 16
 # threads ($BIN/parse_events, the `text` path of `ccm match`). Self-contained: the files
