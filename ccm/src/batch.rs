@@ -109,16 +109,53 @@ pub struct Dictionary {
     /// Per id: offset and length in `bytes`.
     spans: Vec<(u32, u32)>,
     bytes: Vec<u8>,
+    /// Ids of strings of at most 7 bytes by their word ([`word_key`]), direct-mapped
+    /// (a slot holds the last string seen there): [`Dictionary::intern_word`]. Empty
+    /// until its first use.
+    words: Vec<(u64, u32)>,
 }
 
-/// Below this many strings in all, [`Dictionary::merge`] interns them on one thread.
-const MERGE_ON_ONE_THREAD: usize = 4096;
+/// Slots of [`Dictionary::intern_word`]'s cache.
+const WORD_SLOTS: usize = 256;
+
+/// A slot of that cache that holds no string: no key has a length byte above 7.
+const NO_WORD: u64 = u64::MAX;
+
+/// The key of a string of at most 7 bytes for [`Dictionary::intern_word`]: its bytes as
+/// a little-endian word, its length in the top byte (so two strings share a key only if
+/// they are equal); `None` for a longer string.
+#[inline(always)]
+pub fn word_key(s: &[u8]) -> Option<u64> {
+    if s.len() > 7 {
+        return None;
+    }
+    let mut w = [0u8; 8];
+    w[..s.len()].copy_from_slice(s);
+    Some(u64::from_le_bytes(w) | (s.len() as u64) << 56)
+}
+
+/// Below this many strings in all, [`Dictionary::merge`] interns them on one thread
+/// (about a tenth of a millisecond): a window of a stream parsed in 64 parts, each with
+/// its own dictionaries of a hundred names and as many strings, merges them faster so
+/// than through the five rounds of the parallel merge, each a round of the pool's
+/// threads.
+const MERGE_ON_ONE_THREAD: usize = 16_384;
 
 impl Dictionary {
     /// The id of `s`, numbering it if it is new.
     #[inline]
     pub fn intern(&mut self, s: &str) -> u32 {
-        if self.map.get().is_none() {
+        if let Some(id) = self.map.get_mut().and_then(|map| map.get(s.as_bytes())) {
+            return id;
+        }
+        self.intern_new(s)
+    }
+
+    /// [`Dictionary::intern`] of a string the map does not hold, or of any before the
+    /// map is built (out of line: the look-up above is the common case).
+    #[inline(never)]
+    fn intern_new(&mut self, s: &str) -> u32 {
+        if self.map.get_mut().is_none() {
             let built = self.built_map();
             let _ = self.map.set(built);
         }
@@ -130,6 +167,31 @@ impl Dictionary {
         self.spans.push((self.bytes.len() as u32, s.len() as u32));
         self.bytes.extend_from_slice(s.as_bytes());
         map.insert(s.as_bytes(), id);
+        id
+    }
+
+    /// [`Dictionary::intern`] of a string of at most 7 bytes given with its key
+    /// ([`word_key`]: the caller may have it in hand, as the events' fast reader has):
+    /// one look-up in a small direct-mapped cache of keys, else `intern`.
+    #[inline(always)]
+    pub fn intern_word(&mut self, key: u64, s: &str) -> u32 {
+        debug_assert_eq!(word_key(s.as_bytes()), Some(key));
+        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize % WORD_SLOTS;
+        if let Some(&(k, id)) = self.words.get(slot) {
+            if k == key {
+                return id;
+            }
+        }
+        self.intern_word_slow(slot, key, s)
+    }
+
+    #[inline(never)]
+    fn intern_word_slow(&mut self, slot: usize, key: u64, s: &str) -> u32 {
+        let id = self.intern(s);
+        if self.words.is_empty() {
+            self.words = vec![(NO_WORD, 0); WORD_SLOTS];
+        }
+        self.words[slot] = (key, id);
         id
     }
 
@@ -238,6 +300,7 @@ impl Dictionary {
             map: OnceLock::new(),
             spans: vec![(0, 0); new],
             bytes: vec![0; new_bytes],
+            words: Vec::new(),
         };
         let mut jobs = Vec::with_capacity(parts.len());
         let (mut spans, mut bytes): (&mut [(u32, u32)], &mut [u8]) =
@@ -287,6 +350,18 @@ impl Dictionary {
         (merged, ids)
     }
 
+    /// Forgets every string, keeping the memory (the look-up map's too, once built):
+    /// a dictionary refilled window after window neither allocates nor grows its map
+    /// again.
+    pub fn clear(&mut self) {
+        self.spans.clear();
+        self.bytes.clear();
+        self.words.fill((NO_WORD, 0));
+        if let Some(map) = self.map.get_mut() {
+            map.clear();
+        }
+    }
+
     /// The string of `id` (which this dictionary gave).
     #[inline]
     pub fn str_of(&self, id: u32) -> &str {
@@ -326,6 +401,7 @@ impl Dictionary {
         self.map.get().map_or(0, ShortKeyMap::heap_bytes)
             + self.spans.capacity() * 8
             + self.bytes.capacity()
+            + self.words.capacity() * 16
     }
 }
 
@@ -424,11 +500,12 @@ impl EventBatch {
         b.reset();
         b.starts.reserve(events);
         b.attrs.reserve(attrs);
-        // Each part's names and strings in the merged numbering.
-        let (names, name_ids) =
-            Dictionary::merge(&parts.iter().map(|p| &p.names).collect::<Vec<_>>());
-        let (strings, string_ids) =
-            Dictionary::merge(&parts.iter().map(|p| &p.strings).collect::<Vec<_>>());
+        // Each part's names and strings in the merged numbering (the two side by side:
+        // a window's are merged on one thread each, see `MERGE_ON_ONE_THREAD`).
+        let ((names, name_ids), (strings, string_ids)) = rayon::join(
+            || Dictionary::merge(&parts.iter().map(|p| &p.names).collect::<Vec<_>>()),
+            || Dictionary::merge(&parts.iter().map(|p| &p.strings).collect::<Vec<_>>()),
+        );
         (b.names, b.strings) = (names, strings);
         let maps: Vec<(Vec<u32>, Vec<u32>)> = name_ids.into_iter().zip(string_ids).collect();
         let mut base = 0u32;
@@ -533,6 +610,13 @@ impl EventBatch {
         self.names.intern(name)
     }
 
+    /// [`EventBatch::intern_name`] of a name of at most 7 bytes given with its key
+    /// ([`word_key`]), by [`Dictionary::intern_word`].
+    #[inline(always)]
+    pub(crate) fn intern_name_word(&mut self, key: u64, name: &str) -> u32 {
+        self.names.intern_word(key, name)
+    }
+
     /// Adds an attribute to the event being pushed; `name` is an id from
     /// [`EventBatch::intern_name`]. A NaN is refused (and nothing added).
     #[inline]
@@ -571,6 +655,13 @@ impl EventBatch {
         }
         self.starts.push(self.attrs.len() as u32);
         Ok(())
+    }
+
+    /// [`EventBatch::end_event`] of an event whose names the caller knows to be
+    /// distinct (the fast reader, [`crate::flat_json`], sees them as it reads).
+    #[inline]
+    pub(crate) fn end_distinct_event(&mut self) {
+        self.starts.push(self.attrs.len() as u32);
     }
 
     /// Drops the attributes pushed since the last complete event.
@@ -653,8 +744,8 @@ impl EventBatch {
     pub fn reset(&mut self) {
         self.starts.truncate(1);
         self.attrs.clear();
-        self.names = Dictionary::default();
-        self.strings = Dictionary::default();
+        self.names.clear();
+        self.strings.clear();
     }
 
     /// Event `i` as a heap [`Event`].
@@ -771,6 +862,63 @@ mod tests {
             let n = merged.len() as u32;
             assert_eq!(merged.intern("a string no part has"), n);
         }
+    }
+
+    /// Interning by word ([`Dictionary::intern_word`]) gives the ids `intern` gives: for
+    /// every length up to 7 (the empty string and multi-byte characters included), for
+    /// more strings than the cache has slots (so that strings share slots), after
+    /// strings interned without their key, and after a clear.
+    #[test]
+    fn interning_by_word_gives_the_ids_interning_gives() {
+        let strings: Vec<String> = (0..3000u32)
+            .map(|i| match i % 4 {
+                0 => format!("{}", i % 9_999_999),
+                1 => format!("é{}", i % 99_999),
+                2 => "abcdefg"[..(i % 8) as usize].to_string(),
+                _ => format!("n{}", i % 500),
+            })
+            .collect();
+        let mut d = Dictionary::default();
+        for round in 0..2 {
+            let mut want = Dictionary::default();
+            d.intern("a longer string, interned as it is");
+            want.intern("a longer string, interned as it is");
+            for s in strings.iter().chain(strings.iter().rev()) {
+                let key = word_key(s.as_bytes()).expect("at most 7 bytes");
+                assert_eq!(
+                    d.intern_word(key, s),
+                    want.intern(s),
+                    "{s:?}, round {round}"
+                );
+            }
+            assert_eq!(
+                d.iter().collect::<Vec<_>>(),
+                want.iter().collect::<Vec<_>>()
+            );
+            d.clear();
+        }
+        assert_eq!(word_key(b"12345678"), None);
+        assert_ne!(word_key(b"a"), word_key(b"a\0"));
+    }
+
+    /// A cleared dictionary (its map kept) knows none of its old strings, numbers the
+    /// next from 0 again, and finds them, short and long.
+    #[test]
+    fn a_cleared_dictionary_forgets_its_strings() {
+        let mut d = Dictionary::default();
+        for i in 0..100 {
+            d.intern(&format!("old string {i}"));
+            d.intern(&format!("o{i}"));
+        }
+        d.clear();
+        assert!(d.is_empty() && d.arena().is_empty());
+        assert_eq!(d.get("o1"), None);
+        assert_eq!(d.get("old string 1"), None);
+        assert_eq!(d.intern("o2"), 0);
+        assert_eq!(d.intern("a long new string"), 1);
+        assert_eq!(d.intern("o2"), 0);
+        assert_eq!(d.get("a long new string"), Some(1));
+        assert_eq!(d.iter().collect::<Vec<_>>(), ["o2", "a long new string"]);
     }
 
     fn small() -> Vec<Event> {

@@ -24,15 +24,31 @@ use crate::model::{Constraint, ModelError, Op};
 /// worded by the model, and the batch is as it was).
 pub fn event_into_batch(line: &str, batch: &mut EventBatch) -> Option<Result<(), ModelError>> {
     let mut r = Reader::new(line);
-    if r.object(batch).is_none() || !r.at_end() {
+    let Some(distinct) = r.object_names(batch).filter(|_| r.at_end()) else {
         batch.abandon_event();
         return None;
+    };
+    if distinct {
+        batch.end_distinct_event();
+        return Some(Ok(()));
     }
     Some(batch.end_event())
 }
 
-/// Bytes of a string [`Reader::string`] scans one at a time before it calls memchr2.
-const SHORT_STRING: usize = 24;
+/// Eight bytes (little-endian) with the high bit set in the lowest byte that is a quote,
+/// a backslash or a control character (below 0x20), if any (bytes above it may be marked
+/// too: the lowest mark is exact). The classic tests for a zero byte, `(v - 0x01..) & !v
+/// & 0x80..`, and for a byte below `n`, `(v - n..) & !v & 0x80..`, whose lowest mark no
+/// borrow reaches.
+#[inline(always)]
+fn specials(x: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    zero(x ^ (ONES * b'"' as u64))
+        | zero(x ^ (ONES * b'\\' as u64))
+        | (x.wrapping_sub(ONES * 0x20) & !x & HIGH)
+}
 
 /// A cursor over one line's bytes: the pieces of the fast path, for readers of lines
 /// that hold such an object inside another (clcb's events: `{"loc": [x, y], "attrs":
@@ -68,7 +84,8 @@ impl<'a> Reader<'a> {
     #[inline]
     fn ws(&mut self) {
         while let Some(&c) = self.b.get(self.i) {
-            if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+            // Every byte above the space is not whitespace: one test for most.
+            if c > b' ' || !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
                 break;
             }
             self.i += 1;
@@ -85,18 +102,31 @@ impl<'a> Reader<'a> {
     /// `{ "name": value, ... }`, each attribute pushed into the event being pushed as it
     /// is read (the caller ends or abandons the event).
     pub fn object(&mut self, batch: &mut EventBatch) -> Option<()> {
+        self.object_names(batch).map(|_| ())
+    }
+
+    /// [`Reader::object`], and whether its names are known to be distinct: all numbered
+    /// below 128 (a batch's first names) and none twice, seen in a mask as they are
+    /// read (`false`: not known, [`EventBatch::end_event`] checks).
+    fn object_names(&mut self, batch: &mut EventBatch) -> Option<bool> {
         self.eat(b'{')?;
         self.ws();
         if self.b.get(self.i) == Some(&b'}') {
             self.i += 1;
-            return Some(());
+            return Some(true);
         }
+        let (mut seen, mut distinct) = (0u128, true);
         loop {
-            self.ws();
-            let name = self.string()?;
+            let id = self.name(batch)?;
             self.eat(b':')?;
             self.ws();
-            let id = batch.intern_name(name);
+            if id < 128 {
+                let bit = 1u128 << id;
+                distinct &= seen & bit == 0;
+                seen |= bit;
+            } else {
+                distinct = false;
+            }
             let value = match *self.b.get(self.i)? {
                 b'"' => ValueRef::Str(self.string()?),
                 b'-' | b'0'..=b'9' => self.number()?,
@@ -108,33 +138,79 @@ impl<'a> Reader<'a> {
                 b',' => self.i += 1,
                 b'}' => {
                     self.i += 1;
-                    return Some(());
+                    return Some(distinct);
                 }
                 _ => return None,
             }
         }
     }
 
+    /// An attribute's name (a string, after whitespace) interned in `batch`'s names,
+    /// one of at most 7 bytes by its key ([`Reader::string_keyed`]): the names of a
+    /// batch are few and short, and each is looked up once per event that has it.
+    #[inline(always)]
+    fn name(&mut self, batch: &mut EventBatch) -> Option<u32> {
+        Some(match self.string_keyed()? {
+            (name, Some(key)) => batch.intern_name_word(key, name),
+            (name, None) => batch.intern_name(name),
+        })
+    }
+
+    /// [`Reader::string`], with the key of a string of at most 7 bytes
+    /// ([`crate::batch::word_key`]), read from the first eight bytes after its quote:
+    /// the string is looked up by it as one word
+    /// ([`crate::batch::Dictionary::intern_word`]). A longer string (or one near the
+    /// line's end) comes without its key.
+    #[inline(always)]
+    fn string_keyed(&mut self) -> Option<(&'a str, Option<u64>)> {
+        self.ws();
+        if self.b.get(self.i) != Some(&b'"') {
+            return None;
+        }
+        let from = self.i + 1;
+        if let Some(w) = self.b.get(from..from + 8) {
+            let x = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+            let m = specials(x);
+            if m != 0 {
+                // The first special byte is byte `k` (0..=7) of the word.
+                let k = (m.trailing_zeros() / 8) as usize;
+                if self.b[from + k] != b'"' {
+                    return None;
+                }
+                let key = (x & (1u64 << (8 * k)).wrapping_sub(1)) | (k as u64) << 56;
+                self.i = from + k + 1;
+                // SAFETY: as in `string`: the bytes between two quotes of a UTF-8 line
+                // are whole characters.
+                let s = unsafe { std::str::from_utf8_unchecked(&self.b[from..from + k]) };
+                return Some((s, Some(key)));
+            }
+        }
+        self.string().map(|s| (s, None))
+    }
+
     /// A string without escapes or control characters (after whitespace).
-    #[inline]
+    #[inline(always)]
     pub fn string(&mut self) -> Option<&'a str> {
         self.ws();
         if self.b.get(self.i) != Some(&b'"') {
             return None;
         }
         let from = self.i + 1;
-        // The first bytes one at a time, the quote, escapes and control characters
-        // checked in one pass (names and most values end there: a call of memchr2 cost
-        // more than the scan); a longer string's rest by memchr2.
+        // Eight bytes at a time: the first that is a quote, a backslash or a control
+        // character ends the scan (a quote the string); the last few one at a time.
         let mut j = from;
         let end = loop {
-            if j - from == SHORT_STRING {
-                let len = memchr::memchr2(b'"', b'\\', &self.b[j..])?;
-                let end = j + len;
-                if self.b[end] != b'"' || self.b[j..end].iter().any(|&c| c < 0x20) {
+            if let Some(w) = self.b.get(j..j + 8) {
+                let m = specials(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+                if m == 0 {
+                    j += 8;
+                    continue;
+                }
+                let k = j + (m.trailing_zeros() / 8) as usize;
+                if self.b[k] != b'"' {
                     return None;
                 }
-                break end;
+                break k;
             }
             match *self.b.get(j)? {
                 b'"' => break j,
@@ -232,7 +308,11 @@ impl<'a> Reader<'a> {
         let neg = self.b[self.i] == b'-';
         self.i += neg as usize;
         let digits = self.i;
-        while matches!(self.b.get(self.i), Some(b'0'..=b'9')) {
+        // The integer's value as its digits are read (wrapping: used only for at most 18
+        // digits, which fit).
+        let mut v = 0i64;
+        while let Some(&c @ b'0'..=b'9') = self.b.get(self.i) {
+            v = v.wrapping_mul(10).wrapping_add((c - b'0') as i64);
             self.i += 1;
         }
         let int_len = self.i - digits;
@@ -269,9 +349,6 @@ impl<'a> Reader<'a> {
             if int_len > 18 {
                 return None;
             }
-            let v = self.b[digits..self.i]
-                .iter()
-                .fold(0i64, |v, &c| v * 10 + (c - b'0') as i64);
             // serde_json reads `-0` as the float -0.0.
             return Some(match (neg, v) {
                 (true, 0) => ValueRef::Float(-0.0),
@@ -288,6 +365,60 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names of every length, whether the eight bytes after the quote hold them (read as
+    /// one word) or not (a long name, a name at the line's end), are the batch's names:
+    /// the events read back as serde_json reads the lines.
+    #[test]
+    fn names_of_every_length_read_back_as_written() {
+        let mut b = EventBatch::new();
+        let mut want = Vec::new();
+        for len in 0..14 {
+            let name: String = "nämé_0123456789".chars().take(len).collect();
+            for line in [
+                format!("{{\"{name}\":1}}"),
+                format!("{{\"{name}\": \"v\", \"x{name}\": 2.5}}"),
+                format!("{{\"{name}\":\"a long value of the name {name}\"}}"),
+            ] {
+                assert!(
+                    matches!(event_into_batch(&line, &mut b), Some(Ok(()))),
+                    "{line}"
+                );
+                want.push(crate::io::event_from_line(&line).expect("a good line"));
+            }
+        }
+        assert_eq!(b.to_events(), want);
+    }
+
+    /// The scan eight bytes at a time ends a string where a byte-by-byte scan does: at
+    /// the first quote (the string), or gives up at the first backslash or control
+    /// character, wherever it lies among the words and the tail, after bytes of every
+    /// kind (high bytes of UTF-8 characters, 0x7f, 0x20).
+    #[test]
+    fn strings_end_where_a_byte_by_byte_scan_ends_them() {
+        let plain = "aé\u{7f} ~zü".chars().cycle();
+        for len in 0..40 {
+            let body: String = plain.clone().take(len).collect();
+            for special in ['"', '\\', '\n', '\u{1f}'] {
+                for at in 0..=body.chars().count() {
+                    let mut s: String = body.chars().take(at).collect();
+                    s.push(special);
+                    s.extend(body.chars().skip(at));
+                    let line = format!("\"{s}\" tail");
+                    let want = match s
+                        .find(['"', '\\'])
+                        .into_iter()
+                        .chain(s.find(|c: char| c < ' '))
+                        .min()
+                    {
+                        Some(k) if s.as_bytes()[k] == b'"' => Some(&s[..k]),
+                        _ => None,
+                    };
+                    assert_eq!(Reader::new(&line).string(), want, "{line:?}");
+                }
+            }
+        }
+    }
 
     /// The common forms are read here (the batch gains the event); the others are left
     /// to serde_json with the batch untouched. (That both paths agree on every line is

@@ -171,6 +171,13 @@ impl<V: Copy + Default> ShortKeyMap<V> {
         self.slots[i] = (x, y, len, v);
     }
 
+    /// Removes every key, keeping the table's memory.
+    pub fn clear(&mut self) {
+        self.slots.fill((0, 0, EMPTY_SLOT, V::default()));
+        self.short = 0;
+        self.long.clear();
+    }
+
     /// Keys held.
     pub fn len(&self) -> usize {
         self.short + self.long.len()

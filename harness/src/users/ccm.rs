@@ -72,6 +72,14 @@ pub enum Cmd {
         /// event encoded once: the choice when the host's encoding bounds one device).
         #[arg(long, value_enum, default_value_t = Cut::Interfaces, requires = "devices")]
         cut: Cut,
+        /// With the pruning index on one device: the threads of a pool of its own that
+        /// stages each launch's events (0: the pool the process's indexes share, as many
+        /// threads as rayon's). Default: an eighth of the host's threads, the others
+        /// parsing (see `staging_split`); with `RAYON_NUM_THREADS` set, the shared pool.
+        /// For measuring how the host's cores are best split between parsing the stream
+        /// (rayon's pool) and staging.
+        #[arg(long, hide = true)]
+        stage_threads: Option<usize>,
     },
     /// Writes a Table 1 workload as JSON Lines files.
     Generate {
@@ -108,6 +116,7 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
             device,
             devices: Some(spec),
             cut,
+            stage_threads: _,
         } => {
             let _ = (per_event, device);
             match_multi(&subscriptions, &events, engine, (&spec, cut), &stream)
@@ -122,7 +131,15 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
             device,
             devices: None,
             cut: _,
-        } => match_cmd(&subscriptions, &events, engine, per_event, &stream, device),
+            stage_threads,
+        } => match_cmd(
+            &subscriptions,
+            &events,
+            engine,
+            per_event,
+            &stream,
+            (device, stage_threads),
+        ),
         Cmd::Generate {
             out_subscriptions,
             out_events,
@@ -469,6 +486,31 @@ fn format_answer(a: &[u32], out: &mut Vec<u8>) {
     write_ids(out, a.iter().copied());
 }
 
+/// The threads of the GPU index's own staging pool by default, rayon's global pool
+/// (loading, parsing the stream, writing) started with the host's other threads: an
+/// eighth of them, at least 2, on a host of 8 threads or more. Two pools of every thread
+/// side by side (parsing, and staging each launch's events into page-locked memory) took
+/// turns on the cores: on the H200 machine's 16, 1M events of Table 1's default scenario
+/// streamed in 0.057-0.064 s so, in 0.045-0.048 s with 14 threads parsing and 2 staging
+/// (12 and 4: 0.047; 13 and 3: 0.049-0.050; 16 and 4: 0.050-0.055). The parser is then
+/// the bound: alone on 16 threads it took 0.035 s, on 12 0.042 s. None (0: the shared
+/// pool) when `RAYON_NUM_THREADS` sets rayon's threads, on fewer threads, or when
+/// rayon's pool was already started.
+fn staging_split() -> usize {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 8 || std::env::var_os("RAYON_NUM_THREADS").is_some() {
+        return 0;
+    }
+    let stage = (threads / 8).max(2);
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(threads - stage)
+        .build_global()
+    {
+        Ok(()) => stage,
+        Err(_) => 0,
+    }
+}
+
 /// Where `ccm match` gets its device.
 enum DeviceSource {
     /// The emulator (or a GPU already open).
@@ -555,7 +597,7 @@ fn match_cmd(
     engine: Option<CcmEngine>,
     per_event: bool,
     stream: &StreamArgs,
-    device: usize,
+    (device, stage_threads): (usize, Option<usize>),
 ) -> anyhow::Result<()> {
     check_inputs(&[subs_path, events_path])?;
     let mut stats = Stats::new(stream.stats);
@@ -604,6 +646,12 @@ fn match_cmd(
                         None | Some(CcmEngine::GpuIndex | CcmEngine::EmuIndex)
                     ) =>
             {
+                // The host's threads split between rayon's pool (loading, parsing the
+                // stream, writing) and the index's staging, unless asked otherwise.
+                let stage_threads = match stage_threads {
+                    Some(n) => n,
+                    None => staging_split(),
+                };
                 let tables = load_tables(subs_path, false, &mut stats)?;
                 // The first windows of events are parsed while the GPU opens and the
                 // index is built (a file only: standard input could not be read again
@@ -630,6 +678,9 @@ fn match_cmd(
                     other => anyhow::Error::new(other),
                 })?;
                 dev.synchronize()?;
+                if stage_threads > 0 {
+                    index.set_encode_threads(stage_threads);
+                }
                 stats.add(
                     "build the index",
                     t.elapsed(),
@@ -676,6 +727,18 @@ fn match_cmd(
                     format!(
                         "({} launches, {} with staging grown)",
                         t.launches, t.staging_grown
+                    ),
+                );
+                stats.add(
+                    "threads",
+                    Duration::ZERO,
+                    format!(
+                        "({} parsing, {} staging)",
+                        rayon::current_num_threads(),
+                        match stage_threads {
+                            0 => "the shared pool's".to_string(),
+                            n => n.to_string(),
+                        }
                     ),
                 );
                 super::keep_until_exit((index, given_back));
