@@ -503,6 +503,104 @@ pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
     }
 }
 
+/// Parses a window of an events stream given as its text (whole lines, the first
+/// numbered `first_line`: a [`ccm::text::TextWindow`], a range of the file's map) on all
+/// cores straight into one [`crate::batch::EventBatch`], each task cutting its own part
+/// of the bytes into lines ([`ccm::text::parse_lines_in_parts`]: no thread walks the
+/// whole window before the parsing); gives the window's lines, blank ones included,
+/// beside it. Lines are read as [`parse_events_batch`] reads them, and a bad line is
+/// reported as it reports it, its place counted among the lines that are not blank. The
+/// parts' batches, and the window's once given back ([`recycle_batch`]), are reused for
+/// the next windows.
+///
+/// ```
+/// use clcb::io::parse_events_text;
+/// let text = b"{\"loc\": [1, 2], \"attrs\": {\"a\": 1}}\n\n{\"loc\": [1]}\n{\"loc\": [3, 4]}";
+/// let (w, lines) = parse_events_text("events.jsonl".as_ref(), text, 7);
+/// assert_eq!((w.batch.len(), lines), (2, 4));
+/// assert_eq!(w.bad.len(), 1);
+/// assert_eq!(w.bad[0].0, 1);
+/// assert!(w.bad[0].1.to_string().starts_with("events.jsonl:9"));
+/// ```
+pub fn parse_events_text(file: &Path, text: &[u8], first_line: usize) -> (EventsWindow, usize) {
+    // The whole window handed to the pool as one job (its steps on all cores, called
+    // from a thread of its own: see `ccm::io::parse_events_text`).
+    rayon::scope(|_| parse_text_on_pool(file, text, first_line))
+}
+
+/// [`parse_events_text`], on a thread of the pool.
+fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWindow, usize) {
+    use crate::batch::EventBatch;
+    let mut p = ccm::text::parse_lines_in_parts(
+        text,
+        first_line,
+        |bytes| match spare(&SPARE_PARTS).pop() {
+            Some(mut b) => {
+                b.reset();
+                b
+            }
+            // About 100 bytes and 4 attributes an event in Table 1's scenarios; the
+            // vectors grow past it.
+            None => EventBatch::with_capacity(bytes / 96, bytes / 24),
+        },
+        |batch, raw, first| {
+            let line = ccm::io::line_str(raw, first).map_err(|(c, what)| (c, what.to_string()))?;
+            if fast_event_into(line, batch).is_none() {
+                batch.push_event(&event_from_line(line)?);
+            }
+            Ok(())
+        },
+    );
+    let bad = p
+        .bad
+        .into_iter()
+        .map(|(i, line, e)| (i, at(file, line, e)))
+        .collect();
+    let batch = if p.parts.len() == 1 {
+        p.parts.pop().unwrap_or_default()
+    } else {
+        let mut batch = spare(&SPARE_WINDOWS).pop().unwrap_or_default();
+        batch.concat_into(&p.parts);
+        let mut parts = spare(&SPARE_PARTS);
+        let room = SPARE_PARTS_MAX.saturating_sub(parts.len());
+        parts.extend(p.parts.into_iter().take(room));
+        batch
+    };
+    (EventsWindow { batch, bad }, p.lines)
+}
+
+/// The parts' batches of [`parse_events_text`] kept for the next window (their arrays
+/// keep their memory: fresh pages cost the kernel's clearing of them).
+static SPARE_PARTS: std::sync::Mutex<Vec<crate::batch::EventBatch>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Most parts kept (a window of 64 MiB has 256 parts).
+const SPARE_PARTS_MAX: usize = 256;
+
+/// Windows' batches given back ([`recycle_batch`]) for [`parse_events_text`] to fill
+/// again.
+static SPARE_WINDOWS: std::sync::Mutex<Vec<crate::batch::EventBatch>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Most windows' batches kept.
+const SPARE_WINDOWS_MAX: usize = 8;
+
+fn spare(
+    pool: &std::sync::Mutex<Vec<crate::batch::EventBatch>>,
+) -> std::sync::MutexGuard<'_, Vec<crate::batch::EventBatch>> {
+    pool.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Gives a window's batch of [`parse_events_text`] back, done with, for a later window
+/// to be parsed into (its memory reused).
+pub fn recycle_batch(batch: crate::batch::EventBatch) {
+    let mut pool = spare(&SPARE_WINDOWS);
+    if pool.len() < SPARE_WINDOWS_MAX {
+        pool.push(batch);
+    }
+}
+
 /// The common events line, `{"loc": [x, y], "attrs": {...}}` (keys in any order, `attrs`
 /// optional) with plain scalars, read straight into one more event of `batch`; `None`
 /// (the batch as it was) for anything else, a refused event included, which
