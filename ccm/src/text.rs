@@ -315,13 +315,13 @@ pub struct Parsed<B, E> {
 
 /// Parses the lines of `text` (whole lines, the first numbered `first_line`) on all
 /// cores, in parts of bytes each cut into lines by the task that parses it, each into a
-/// container of its own (`new(bytes in the part)`): `parse(container, line, first)`
+/// container of its own (`new(the part's bytes)`, whole lines): `parse(container, line, first)`
 /// parses a line that is not blank (without its `\n`; `first`: it is line 1 of the
 /// stream) into it, or gives its error. A bad line does not stop the others.
 pub fn parse_lines_in_parts<B: Send, E: Send>(
     text: &[u8],
     first_line: usize,
-    new: impl Fn(usize) -> B + Sync,
+    new: impl Fn(&[u8]) -> B + Sync,
     parse: impl Fn(&mut B, &[u8], bool) -> Result<(), E> + Sync,
 ) -> Parsed<B, E> {
     let threads = rayon::current_num_threads();
@@ -340,7 +340,7 @@ pub fn parse_lines_in_parts<B: Send, E: Send>(
     };
     let run = |k: usize| -> (B, Vec<(usize, usize, E)>, usize, usize) {
         let (a, b) = (start_of(k), start_of(k + 1));
-        let mut container = new(b - a);
+        let mut container = new(&text[a..b]);
         let mut bad = Vec::new();
         let (mut lines, mut kept, mut start) = (0usize, 0usize, a);
         let mut line = |start: usize, end: usize, lines: usize, kept: &mut usize| {

@@ -22,9 +22,14 @@ use std::path::{Path, PathBuf};
 /// `clcb match`'s default window: events of Table 1's scenarios (about 100 bytes a line)
 /// in windows of about 26 MB, eight of the cell index's largest launches, so that its
 /// fixed costs per window (the launches' ramp up to the largest, the pipeline's drain,
-/// the window's dictionaries) are spread over many events. At most
-/// [`super::AHEAD_WINDOWS`] of them are parsed ahead while the index is built.
+/// the window's dictionaries) are spread over many events. Fewer of them are parsed ahead
+/// while the index is built ([`AHEAD_EVENTS`]).
 const WINDOW: &str = "262144";
+
+/// Events parsed ahead while the index is built, in whole windows (at least one, at most
+/// [`super::AHEAD_WINDOWS`]): as many as [`super::AHEAD_WINDOWS`] windows of 65,536 hold,
+/// so that a larger window does not raise the memory held during the build.
+const AHEAD_EVENTS: usize = 4 * 65_536;
 
 /// `harness clcb ...`: the user's own workloads.
 #[derive(clap::Subcommand, Debug)]
@@ -316,8 +321,8 @@ fn match_cmd(
         return bad_lines(&done);
     }
     // The events' first windows are read and parsed while the index is built (and the
-    // GPU opens): at most AHEAD_WINDOWS of them, not in the stream's time (noted in
-    // --stats); standard input is read when matching begins.
+    // GPU opens): about AHEAD_EVENTS, not in the stream's time (noted in --stats);
+    // standard input is read when matching begins.
     let early = if events_path.as_os_str() == clcb::io::STDIN {
         None
     } else {
@@ -325,7 +330,7 @@ fn match_cmd(
             events_path,
             window,
             parse_window,
-            super::AHEAD_WINDOWS,
+            (AHEAD_EVENTS / window).clamp(1, super::AHEAD_WINDOWS),
         )?)
     };
     let reading = |early: Option<Reading<Events>>| match early {
