@@ -8,8 +8,9 @@
 #      and grid, 3 runs each, alternating (files in the page cache): every phase, wall,
 #      user/sys CPU and peak RSS (/usr/bin/time), the answers' md5 (identical across
 #      binaries, engines and runs);
-#   2. new, gpu-cells and grid, with --window 131072, 262144 and 1048576 (2 runs each
-#      for gpu-cells, 1 for grid): the stream's rate against the window's size;
+#   2. new, gpu-cells and grid, with --window 65536 (main's default), 131072 and 1048576
+#      (the default is 262144; 2 runs each for gpu-cells, 1 for grid): the stream's rate
+#      against the window's size;
 #   3. new with CLCB_PARSE_POOL=global (the windows parsed on rayon's global pool, as
 #      before, instead of a pool of their own), gpu-cells and grid, 2 runs each;
 #   4. new and base, gpu-cells, --window 1 on the first 20,000 events: latency mode
@@ -119,7 +120,7 @@ for r in 1 2 3; do
     done
 done
 # 2. new, larger windows.
-for w in 131072 262144 1048576; do
+for w in 65536 131072 1048576; do
     for r in 1 2; do
         run new "$BIN/harness" clcb "$GPU-w$w" $r "${FILES[@]}" --window $w
     done

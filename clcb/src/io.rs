@@ -10,7 +10,10 @@
 //!   out: an event of location only).
 //!
 //! A UTF-8 byte-order mark before the first line is accepted; `-` is standard input.
-//! Events streams are read in windows ([`LineReader`]) and parsed in parallel, one
+//! An events stream is read in windows of its text ([`ccm::text`]: a range of the file's
+//! map, no copy) and parsed on all cores straight into flat batches
+//! ([`parse_events_text`]: each task cuts its own part into lines); windows already cut
+//! into lines ([`LineReader`]) are parsed into a batch ([`parse_events_batch`]) or one
 //! result per line ([`parse_events_window`]).
 //!
 //! Values: JSON integers that fit an `i64` are integers, other numbers floats, strings
