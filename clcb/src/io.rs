@@ -1297,6 +1297,80 @@ mod tests {
         assert_eq!(b.len(), 4);
     }
 
+    /// The text path of a stream (windows of its bytes, each cut into lines by the
+    /// parsing tasks, their batches reused) gives, window after window, the events and
+    /// the errors (lines numbered in the stream) of the line path, over windows of every
+    /// size, with blank lines, `\r` line ends, a byte-order mark, a line that is not
+    /// UTF-8 (its part taking the checked path) and no final line end.
+    #[test]
+    fn a_streams_text_windows_parse_as_its_line_windows() {
+        let kinds: [&[u8]; 9] = [
+            br#"{"loc": [1.5, 2], "attrs": {"a": 1, "b": "x", "c": -2.5e1}}"#,
+            b"",
+            br#"{"attrs": {"k": "v"}, "loc": [3, 4]}"#,
+            b"{\"loc\": [0, 0]}\r",
+            br#"{"loc": [1], "attrs": {}}"#,
+            b"  \t",
+            b"{\"loc\": [1, 2], \"attrs\": {\"s\": \"a\xff\"}}",
+            br#"{"loc": [1, 2], "x": 1}"#,
+            br#"{"loc": [5, 6], "attrs": {"n": 9}}"#,
+        ];
+        let mut text = b"\xEF\xBB\xBF".to_vec();
+        for i in 0..9000 {
+            text.extend_from_slice(kinds[i % kinds.len()]);
+            text.push(b'\n');
+        }
+        text.extend_from_slice(kinds[0]);
+        let file = Path::new("e");
+        // The line path: every window's good events and its errors, in the stream.
+        let collect = |batch: &crate::batch::EventBatch, bad: &[(usize, IoError)]| {
+            let bad: Vec<(usize, String)> = bad.iter().map(|(i, e)| (*i, e.to_string())).collect();
+            (batch.to_events(), bad)
+        };
+        for window in [1, 7, 4096, 5000, 1 << 20] {
+            let mut lines = LineReader::new(file, &text[..]);
+            let mut raw = RawLines::default();
+            let mut want = Vec::new();
+            loop {
+                lines.read_window(window, &mut raw).unwrap();
+                if raw.is_empty() {
+                    break;
+                }
+                let w = parse_events_batch(file, &raw);
+                want.push(collect(&w.batch, &w.bad));
+            }
+            let mut r =
+                ccm::text::TextReader::from_reader(file, std::io::Cursor::new(text.clone()));
+            let mut w = ccm::text::TextWindow::default();
+            let (mut got, mut line) = (Vec::new(), 1);
+            loop {
+                r.read_window(window, &mut w).unwrap();
+                if w.is_empty() {
+                    break;
+                }
+                let (p, n) = parse_events_text(file, w.bytes(), line);
+                line += n;
+                got.push(collect(&p.batch, &p.bad));
+                recycle_batch(p.batch);
+            }
+            assert_eq!(line, 9002, "window {window}: the stream's lines");
+            let flat = |v: Vec<(Vec<Event>, Vec<(usize, String)>)>| {
+                let (mut events, mut bad) = (Vec::new(), Vec::new());
+                for (e, b) in v {
+                    bad.extend(b.into_iter().map(|(_, m)| m));
+                    events.extend(e);
+                }
+                (events, bad)
+            };
+            if window < ccm::io::BLOCK_LINES {
+                assert_eq!(got, want, "window {window}");
+            }
+            let (got, want) = (flat(got), flat(want));
+            assert_eq!(got, want, "window {window}");
+            assert!(got.1.iter().any(|m| m.contains("UTF-8")) && got.0.len() > 4000);
+        }
+    }
+
     #[test]
     fn an_event_of_location_only_has_no_attributes() {
         let e = events("{\"loc\": [1, 2]}\n\n").unwrap();
