@@ -1322,8 +1322,10 @@ mod tests {
         }
         text.extend_from_slice(kinds[0]);
         let file = Path::new("e");
+        /// A window's good events and its errors' places and messages.
+        type Parsed = (Vec<Event>, Vec<(usize, String)>);
         // The line path: every window's good events and its errors, in the stream.
-        let collect = |batch: &crate::batch::EventBatch, bad: &[(usize, IoError)]| {
+        let collect = |batch: &crate::batch::EventBatch, bad: &[(usize, IoError)]| -> Parsed {
             let bad: Vec<(usize, String)> = bad.iter().map(|(i, e)| (*i, e.to_string())).collect();
             (batch.to_events(), bad)
         };
@@ -1354,7 +1356,7 @@ mod tests {
                 recycle_batch(p.batch);
             }
             assert_eq!(line, 9002, "window {window}: the stream's lines");
-            let flat = |v: Vec<(Vec<Event>, Vec<(usize, String)>)>| {
+            let flat = |v: Vec<Parsed>| {
                 let (mut events, mut bad) = (Vec::new(), Vec::new());
                 for (e, b) in v {
                     bad.extend(b.into_iter().map(|(_, m)| m));
