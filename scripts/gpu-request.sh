@@ -11,8 +11,8 @@
 #   2. new, gpu-cells and grid, with --window 65536 (main's default), 131072 and 1048576
 #      (the default is 262144; 2 runs each for gpu-cells, 1 for grid): the stream's rate
 #      against the window's size;
-#   3. new with CLCB_PARSE_POOL=global (the windows parsed on rayon's global pool, as
-#      before, instead of a pool of their own), gpu-cells and grid, 2 runs each;
+#   3. (the run of 2026-11-29 10:03 also parsed on rayon's global pool instead of a pool
+#      of the parser's own, CLCB_PARSE_POOL=global: no difference, and that pool is gone);
 #   4. new and base, gpu-cells, --window 1 on the first 20,000 events: latency mode
 #      still answers the same;
 #   5. parse_events (this branch's example): the events file parsed window by window,
@@ -103,14 +103,13 @@ run() {
     local t s
     t=$(date +%s.%N)
     # ENGINE may carry the window as a label: gpu-cells-w262144 is gpu-cells.
-    "${tv[@]}" timeout 30 env "${ENV[@]}" "$bin" clcb match --engine "${engine%-w*}" --stats "$@" > "$W/out" 2> "$W/err" ||
+    "${tv[@]}" timeout 30 "$bin" clcb match --engine "${engine%-w*}" --stats "$@" > "$W/out" 2> "$W/err" ||
         echo "exit $? ($name $cmd $engine)" >> "$W/err"
     s=$(awk "BEGIN { print $(date +%s.%N) - $t }")
     record "$name" "$cmd" "$engine" "$runno" "$s"
 }
 
 FILES=(--subscriptions "$W/s.jsonl" --events "$W/e.jsonl")
-ENV=(CLCB_STREAM_REQUEST=1)
 # 1. new against base, default window.
 for r in 1 2 3; do
     for pair in "new=$BIN/harness" "base=$BIN/harness-base"; do
@@ -125,13 +124,6 @@ for w in 65536 131072 1048576; do
         run new "$BIN/harness" clcb "$GPU-w$w" $r "${FILES[@]}" --window $w
     done
     run new "$BIN/harness" clcb "grid-w$w" 1 "${FILES[@]}" --window $w
-done
-# 3. the parsing on the global pool.
-for r in 1 2; do
-    ENV=(CLCB_PARSE_POOL=global)
-    run new-global "$BIN/harness" clcb "$GPU" $r "${FILES[@]}"
-    run new-global "$BIN/harness" clcb grid $r "${FILES[@]}"
-    ENV=(CLCB_STREAM_REQUEST=1)
 done
 # 4. latency mode, the first 20,000 events.
 for pair in "new=$BIN/harness" "base=$BIN/harness-base"; do

@@ -163,38 +163,13 @@ fn parse_window(
     text: &TextWindow,
     first_line: usize,
 ) -> (super::Window<Events>, usize) {
-    let parse = || clcb::io::parse_events_text(file, text.bytes(), first_line);
-    let (w, lines) = match parse_pool() {
-        Some(pool) => pool.install(parse),
-        None => parse(),
-    };
+    let (w, lines) = clcb::io::parse_events_text(file, text.bytes(), first_line);
     let window = super::Window {
         good: Events(w.batch),
         bad: w.bad.into_iter().map(|(i, e)| (i, e.to_string())).collect(),
         bytes: 0,
     };
     (window, lines)
-}
-
-/// The threads the stream's windows are parsed on, as many as the machine's cores: a pool
-/// of their own, beside rayon's global pool on which the engine matches and the writer
-/// formats. (On one pool, the matcher's work, handed in from its own thread, is queued
-/// behind every part of the window being parsed: the matching of a window waited for
-/// the parsing of the next.) `None` where the pool cannot be made, or (to measure the
-/// difference) when `CLCB_PARSE_POOL=global`: the global pool.
-fn parse_pool() -> Option<&'static rayon::ThreadPool> {
-    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        if std::env::var_os("CLCB_PARSE_POOL").is_some_and(|v| v == "global") {
-            return None;
-        }
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(rayon::current_num_threads())
-            .thread_name(|i| format!("parse-{i}"))
-            .build()
-            .ok()
-    })
-    .as_ref()
 }
 
 /// A window's events; dropped once matched and written, its batch goes back to be
