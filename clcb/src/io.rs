@@ -527,9 +527,19 @@ pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
 /// ```
 pub fn parse_events_text(file: &Path, text: &[u8], first_line: usize) -> (EventsWindow, usize) {
     // The whole window handed to the pool as one job (its steps on all cores, called
-    // from a thread of its own: see `ccm::io::parse_events_text`).
-    rayon::scope(|_| parse_text_on_pool(file, text, first_line))
+    // from a thread of its own: see `ccm::io::parse_events_text`); a window of a part or
+    // less (a few lines, `--window 1`) is parsed on the calling thread whatever it does,
+    // without waking the pool.
+    if text.len() < SMALL_WINDOW {
+        parse_text_on_pool(file, text, first_line)
+    } else {
+        rayon::scope(|_| parse_text_on_pool(file, text, first_line))
+    }
 }
+
+/// Bytes below which [`parse_events_text`] parses on the calling thread: the least part
+/// [`ccm::text::parse_lines_in_parts`] cuts (a window this small is one part).
+const SMALL_WINDOW: usize = 16 << 10;
 
 /// [`parse_events_text`], on a thread of the pool. Each part's bytes are checked for
 /// UTF-8 once, as a whole (as `ccm::io::parse_events_text` checks them: a part is whole

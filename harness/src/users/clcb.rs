@@ -415,7 +415,9 @@ fn match_cmd(
                     index.device().allocated_bytes() as f64 / 1e6,
                 ),
             );
-            index.set_device_clock(stream.stats);
+            // The device's clock (two marks a launch) in --stats, but for small windows
+            // (`--window 1`: a launch an event), whose launches it would slow.
+            index.set_device_clock(stream.stats && window >= 4096);
             // A few `CellAnswers` for the whole stream, their page-locked areas reused:
             // the writer formats one where the device wrote it while the next window is
             // matched into another.

@@ -19,7 +19,7 @@
 #      lines cut by a reader thread against text cut by the parsing tasks, on 1 and 16
 #      threads.
 #
-#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-request.sh
+#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-clcb-stream-request.sh
 #
 # $BIN holds harness, harness-base and parse_events. Self-contained (nothing of the repository
 # needed); every step under `timeout`, within about 200 s in all (a step is skipped when
