@@ -458,7 +458,7 @@ pub fn line_text<'a>(file: &Path, line_no: usize, raw: &'a [u8]) -> Result<&'a s
 
 /// [`line_text`] of a line whose number is not known yet (`first`: it is line 1): the
 /// error as its column and what is wrong.
-fn line_str(raw: &[u8], first: bool) -> Result<&str, (Option<usize>, &'static str)> {
+pub fn line_str(raw: &[u8], first: bool) -> Result<&str, (Option<usize>, &'static str)> {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
     let raw = if first {
         raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw)

@@ -94,6 +94,22 @@ impl EventBatch {
         }
     }
 
+    /// [`EventBatch::concat`] into this batch, emptied first ([`EventBatch::reset`]):
+    /// its arrays' memory reused (see [`ccm::batch::EventBatch::concat_into`]).
+    pub fn concat_into(&mut self, parts: &[EventBatch]) {
+        let content: Vec<&ccm::batch::EventBatch> = parts.iter().map(|p| &p.content).collect();
+        self.content.concat_into(&content);
+        let events = parts.iter().map(|p| p.len()).sum();
+        self.x.clear();
+        self.y.clear();
+        self.x.reserve(events);
+        self.y.reserve(events);
+        for p in parts {
+            self.x.extend_from_slice(&p.x);
+            self.y.extend_from_slice(&p.y);
+        }
+    }
+
     /// Number of (complete) events.
     #[inline]
     pub fn len(&self) -> usize {
@@ -206,6 +222,14 @@ impl EventBatch {
     /// [`ccm::batch::EventBatch::clear`]).
     pub fn clear(&mut self) {
         self.content.clear();
+        self.x.clear();
+        self.y.clear();
+    }
+
+    /// Removes every event and both dictionaries, keeping the arrays' memory (see
+    /// [`ccm::batch::EventBatch::reset`]).
+    pub fn reset(&mut self) {
+        self.content.reset();
         self.x.clear();
         self.y.clear();
     }

@@ -10,7 +10,10 @@
 //!   out: an event of location only).
 //!
 //! A UTF-8 byte-order mark before the first line is accepted; `-` is standard input.
-//! Events streams are read in windows ([`LineReader`]) and parsed in parallel, one
+//! An events stream is read in windows of its text ([`ccm::text`]: a range of the file's
+//! map, no copy) and parsed on all cores straight into flat batches
+//! ([`parse_events_text`]: each task cuts its own part into lines); windows already cut
+//! into lines ([`LineReader`]) are parsed into a batch ([`parse_events_batch`]) or one
 //! result per line ([`parse_events_window`]).
 //!
 //! Values: JSON integers that fit an `i64` are integers, other numbers floats, strings
@@ -500,6 +503,131 @@ pub fn parse_events_batch(file: &Path, lines: &RawLines) -> EventsWindow {
     EventsWindow {
         batch: EventBatch::concat(&batches),
         bad,
+    }
+}
+
+/// Parses a window of an events stream given as its text (whole lines, the first
+/// numbered `first_line`: a [`ccm::text::TextWindow`], a range of the file's map) on all
+/// cores straight into one [`crate::batch::EventBatch`], each task cutting its own part
+/// of the bytes into lines ([`ccm::text::parse_lines_in_parts`]: no thread walks the
+/// whole window before the parsing); gives the window's lines, blank ones included,
+/// beside it. Lines are read as [`parse_events_batch`] reads them, and a bad line is
+/// reported as it reports it, its place counted among the lines that are not blank. The
+/// parts' batches, and the window's once given back ([`recycle_batch`]), are reused for
+/// the next windows.
+///
+/// ```
+/// use clcb::io::parse_events_text;
+/// let text = b"{\"loc\": [1, 2], \"attrs\": {\"a\": 1}}\n\n{\"loc\": [1]}\n{\"loc\": [3, 4]}";
+/// let (w, lines) = parse_events_text("events.jsonl".as_ref(), text, 7);
+/// assert_eq!((w.batch.len(), lines), (2, 4));
+/// assert_eq!(w.bad.len(), 1);
+/// assert_eq!(w.bad[0].0, 1);
+/// assert!(w.bad[0].1.to_string().starts_with("events.jsonl:9"));
+/// ```
+pub fn parse_events_text(file: &Path, text: &[u8], first_line: usize) -> (EventsWindow, usize) {
+    // The whole window handed to the pool as one job (its steps on all cores, called
+    // from a thread of its own: see `ccm::io::parse_events_text`); a window of a part or
+    // less (a few lines, `--window 1`) is parsed on the calling thread whatever it does,
+    // without waking the pool.
+    if text.len() < SMALL_WINDOW {
+        parse_text_on_pool(file, text, first_line)
+    } else {
+        rayon::scope(|_| parse_text_on_pool(file, text, first_line))
+    }
+}
+
+/// Bytes below which [`parse_events_text`] parses on the calling thread: the least part
+/// [`ccm::text::parse_lines_in_parts`] cuts (a window this small is one part).
+const SMALL_WINDOW: usize = 16 << 10;
+
+/// [`parse_events_text`], on a thread of the pool. Each part's bytes are checked for
+/// UTF-8 once, as a whole (as `ccm::io::parse_events_text` checks them: a part is whole
+/// lines, cut at `\n`), so that the lines of a valid part go straight to the fast reader;
+/// a line it does not take, and every line of a part that is not valid UTF-8, take the
+/// checked path of [`parse_events_batch`] (the same words for the same errors).
+fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWindow, usize) {
+    use crate::batch::EventBatch;
+    let p = ccm::text::parse_lines_in_parts(
+        text,
+        first_line,
+        |part| {
+            let batch = match spare(&SPARE_PARTS).pop() {
+                Some(mut b) => {
+                    b.reset();
+                    b
+                }
+                // About 100 bytes and 4 attributes an event in Table 1's scenarios; the
+                // vectors grow past it.
+                None => EventBatch::with_capacity(part.len() / 96, part.len() / 24),
+            };
+            (batch, std::str::from_utf8(part).is_ok())
+        },
+        |(batch, utf8), raw, first| {
+            if *utf8 {
+                // SAFETY: the part is valid UTF-8 (checked above), and a line of it is
+                // cut at `\n` bytes, which are whole characters: so is the line.
+                let line = unsafe { std::str::from_utf8_unchecked(raw) };
+                let line = line.strip_suffix('\r').unwrap_or(line);
+                if fast_event_into(line, batch).is_some() {
+                    return Ok(());
+                }
+            }
+            let line = ccm::io::line_str(raw, first).map_err(|(c, what)| (c, what.to_string()))?;
+            if fast_event_into(line, batch).is_none() {
+                batch.push_event(&event_from_line(line)?);
+            }
+            Ok(())
+        },
+    );
+    let bad = p
+        .bad
+        .into_iter()
+        .map(|(i, line, e)| (i, at(file, line, e)))
+        .collect();
+    let mut parts: Vec<EventBatch> = p.parts.into_iter().map(|(b, _)| b).collect();
+    let batch = if parts.len() == 1 {
+        parts.pop().unwrap_or_default()
+    } else {
+        let mut batch = spare(&SPARE_WINDOWS).pop().unwrap_or_default();
+        batch.concat_into(&parts);
+        let mut kept = spare(&SPARE_PARTS);
+        let room = SPARE_PARTS_MAX.saturating_sub(kept.len());
+        kept.extend(parts.into_iter().take(room));
+        batch
+    };
+    (EventsWindow { batch, bad }, p.lines)
+}
+
+/// The parts' batches of [`parse_events_text`] kept for the next window (their arrays
+/// keep their memory: fresh pages cost the kernel's clearing of them).
+static SPARE_PARTS: std::sync::Mutex<Vec<crate::batch::EventBatch>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Most parts kept (a window of 64 MiB has 256 parts).
+const SPARE_PARTS_MAX: usize = 256;
+
+/// Windows' batches given back ([`recycle_batch`]) for [`parse_events_text`] to fill
+/// again.
+static SPARE_WINDOWS: std::sync::Mutex<Vec<crate::batch::EventBatch>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Most windows' batches kept.
+const SPARE_WINDOWS_MAX: usize = 8;
+
+fn spare(
+    pool: &std::sync::Mutex<Vec<crate::batch::EventBatch>>,
+) -> std::sync::MutexGuard<'_, Vec<crate::batch::EventBatch>> {
+    pool.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Gives a window's batch of [`parse_events_text`] back, done with, for a later window
+/// to be parsed into (its memory reused).
+pub fn recycle_batch(batch: crate::batch::EventBatch) {
+    let mut pool = spare(&SPARE_WINDOWS);
+    if pool.len() < SPARE_WINDOWS_MAX {
+        pool.push(batch);
     }
 }
 
@@ -1177,6 +1305,82 @@ mod tests {
             assert!(fast_event_into(line, &mut b).is_none(), "{line}");
         }
         assert_eq!(b.len(), 4);
+    }
+
+    /// The text path of a stream (windows of its bytes, each cut into lines by the
+    /// parsing tasks, their batches reused) gives, window after window, the events and
+    /// the errors (lines numbered in the stream) of the line path, over windows of every
+    /// size, with blank lines, `\r` line ends, a byte-order mark, a line that is not
+    /// UTF-8 (its part taking the checked path) and no final line end.
+    #[test]
+    fn a_streams_text_windows_parse_as_its_line_windows() {
+        let kinds: [&[u8]; 9] = [
+            br#"{"loc": [1.5, 2], "attrs": {"a": 1, "b": "x", "c": -2.5e1}}"#,
+            b"",
+            br#"{"attrs": {"k": "v"}, "loc": [3, 4]}"#,
+            b"{\"loc\": [0, 0]}\r",
+            br#"{"loc": [1], "attrs": {}}"#,
+            b"  \t",
+            b"{\"loc\": [1, 2], \"attrs\": {\"s\": \"a\xff\"}}",
+            br#"{"loc": [1, 2], "x": 1}"#,
+            br#"{"loc": [5, 6], "attrs": {"n": 9}}"#,
+        ];
+        let mut text = b"\xEF\xBB\xBF".to_vec();
+        for i in 0..9000 {
+            text.extend_from_slice(kinds[i % kinds.len()]);
+            text.push(b'\n');
+        }
+        text.extend_from_slice(kinds[0]);
+        let file = Path::new("e");
+        /// A window's good events and its errors' places and messages.
+        type Parsed = (Vec<Event>, Vec<(usize, String)>);
+        // The line path: every window's good events and its errors, in the stream.
+        let collect = |batch: &crate::batch::EventBatch, bad: &[(usize, IoError)]| -> Parsed {
+            let bad: Vec<(usize, String)> = bad.iter().map(|(i, e)| (*i, e.to_string())).collect();
+            (batch.to_events(), bad)
+        };
+        for window in [1, 7, 4096, 5000, 1 << 20] {
+            let mut lines = LineReader::new(file, &text[..]);
+            let mut raw = RawLines::default();
+            let mut want = Vec::new();
+            loop {
+                lines.read_window(window, &mut raw).unwrap();
+                if raw.is_empty() {
+                    break;
+                }
+                let w = parse_events_batch(file, &raw);
+                want.push(collect(&w.batch, &w.bad));
+            }
+            let mut r =
+                ccm::text::TextReader::from_reader(file, std::io::Cursor::new(text.clone()));
+            let mut w = ccm::text::TextWindow::default();
+            let (mut got, mut line) = (Vec::new(), 1);
+            loop {
+                r.read_window(window, &mut w).unwrap();
+                if w.is_empty() {
+                    break;
+                }
+                let (p, n) = parse_events_text(file, w.bytes(), line);
+                line += n;
+                got.push(collect(&p.batch, &p.bad));
+                recycle_batch(p.batch);
+            }
+            assert_eq!(line, 9002, "window {window}: the stream's lines");
+            let flat = |v: Vec<Parsed>| {
+                let (mut events, mut bad) = (Vec::new(), Vec::new());
+                for (e, b) in v {
+                    bad.extend(b.into_iter().map(|(_, m)| m));
+                    events.extend(e);
+                }
+                (events, bad)
+            };
+            if window < ccm::io::BLOCK_LINES {
+                assert_eq!(got, want, "window {window}");
+            }
+            let (got, want) = (flat(got), flat(want));
+            assert_eq!(got, want, "window {window}");
+            assert!(got.1.iter().any(|m| m.contains("UTF-8")) && got.0.len() > 4000);
+        }
     }
 
     #[test]

@@ -2,22 +2,34 @@
 //! 2012) on the user's own subscriptions and events.
 
 use super::{
-    bad_lines, check_inputs, fallback_note, stream_lines, warn_if_empty, write_ids, GpuOpening,
-    Reading, Stats, StreamArgs,
+    bad_lines, check_inputs, fallback_note, stream_text, warn_if_empty, write_ids, GpuOpening,
+    Lent, Reading, Stats, StreamArgs,
 };
 use crate::bad_input;
 use crate::engines::ClcbEngine;
 use baselines::grid_index::GridIndex;
 use baselines::rtree::RTreeMatcher;
 use baselines::sff_location::SffLocation;
+use ccm::text::TextWindow;
 use clcb::batch::EventBatch;
-use clcb::cells::{CellIndex, CellOptions};
-use clcb::io::RawLines;
+use clcb::cells::{CellAnswers, CellIndex, CellOptions};
 use clcb::workload::{Params, Spatial, Workload};
 use clcb::{Engine, Options, Subscriptions};
 use gpu_kernels::Device;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+
+/// `clcb match`'s default window: events of Table 1's scenarios (about 100 bytes a line)
+/// in windows of about 26 MB, eight of the cell index's largest launches, so that its
+/// fixed costs per window (the launches' ramp up to the largest, the pipeline's drain,
+/// the window's dictionaries) are spread over many events. Fewer of them are parsed ahead
+/// while the index is built ([`AHEAD_EVENTS`]).
+const WINDOW: &str = "262144";
+
+/// Events parsed ahead while the index is built, in whole windows (at least one, at most
+/// [`super::AHEAD_WINDOWS`]): as many as [`super::AHEAD_WINDOWS`] windows of 65,536 hold,
+/// so that a larger window does not raise the memory held during the build.
+const AHEAD_EVENTS: usize = 4 * 65_536;
 
 /// `harness clcb ...`: the user's own workloads.
 #[derive(clap::Subcommand, Debug)]
@@ -25,6 +37,7 @@ pub enum Cmd {
     /// Match events against subscriptions; prints one line per event: the JSON array of
     /// the matching subscription ids, ascending.
     #[command(after_help = super::BAD_LINE_RULE)]
+    #[command(mut_arg("window", |a| a.default_value(WINDOW)))]
     Match {
         /// Subscriptions, JSON Lines (`-`: standard input), one filter per line:
         /// {"subscription": 7, "filter": [["n1", "=", "a"]], "area": [x, y, r]}: an id, a
@@ -142,15 +155,52 @@ pub fn run_cmd(cmd: Cmd) -> anyhow::Result<()> {
     }
 }
 
-/// A window's events, parsed in parallel; errors as their messages.
-fn parse_window(file: &Path, lines: &RawLines) -> super::Window<EventBatch> {
-    let w = clcb::io::parse_events_batch(file, lines);
-    super::Window {
-        good: w.batch,
+/// A window's events (its text, lines numbered from `first_line`), parsed on all cores
+/// into one flat batch, each task cutting its own part into lines; errors as their
+/// messages.
+fn parse_window(
+    file: &Path,
+    text: &TextWindow,
+    first_line: usize,
+) -> (super::Window<Events>, usize) {
+    let (w, lines) = clcb::io::parse_events_text(file, text.bytes(), first_line);
+    let window = super::Window {
+        good: Events(w.batch),
         bad: w.bad.into_iter().map(|(i, e)| (i, e.to_string())).collect(),
         bytes: 0,
+    };
+    (window, lines)
+}
+
+/// A window's events; dropped once matched and written, its batch goes back to be
+/// parsed into again ([`clcb::io::recycle_batch`]).
+struct Events(EventBatch);
+
+impl Drop for Events {
+    fn drop(&mut self) {
+        clcb::io::recycle_batch(std::mem::take(&mut self.0));
     }
 }
+
+impl super::Events for Events {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// The cell index's answers of a window, read by the writer where the device wrote them.
+impl super::Answered for Lent<CellAnswers> {
+    fn count(&self) -> usize {
+        self.get().map_or(0, CellAnswers::len)
+    }
+    fn ids(&self, i: usize) -> &[u32] {
+        self.get().map_or(&[], |a| a.get(i))
+    }
+}
+
+/// [`CellAnswers`] at most in flight: one being matched into, one waiting for the
+/// writer, one being written, one being given back.
+const ANSWERS_IN_FLIGHT: usize = 4;
 
 /// Bytes of an events file from which the default engine is the GPU's cell index
 /// (`gpu-cells`); below, the CPU grid on every core. On an H200 with 16 host cores, the
@@ -231,10 +281,10 @@ fn match_cmd(
         let mut m = clcb::multi::MultiEngine::new(devs, subs(), Options::default())?;
         m.synchronize()?;
         stats.add("build + upload tables", t.elapsed(), String::new());
-        let matcher = |evs: &EventBatch| -> anyhow::Result<Vec<Vec<u32>>> {
-            Ok(m.match_batch(&evs.to_events())?)
+        let matcher = |evs: &Events| -> anyhow::Result<Vec<Vec<u32>>> {
+            Ok(m.match_batch(&evs.0.to_events())?)
         };
-        let done = stream_lines(
+        let done = stream_text(
             events_path,
             window,
             parse_window,
@@ -246,21 +296,21 @@ fn match_cmd(
         return bad_lines(&done);
     }
     // The events' first windows are read and parsed while the index is built (and the
-    // GPU opens): at most AHEAD_WINDOWS of them, not in the stream's time (noted in
-    // --stats); standard input is read when matching begins.
+    // GPU opens): about AHEAD_EVENTS, not in the stream's time (noted in --stats);
+    // standard input is read when matching begins.
     let early = if events_path.as_os_str() == clcb::io::STDIN {
         None
     } else {
-        Some(Reading::start(
+        Some(Reading::start_text(
             events_path,
             window,
             parse_window,
-            super::AHEAD_WINDOWS,
+            (AHEAD_EVENTS / window).clamp(1, super::AHEAD_WINDOWS),
         )?)
     };
-    let reading = |early: Option<Reading<EventBatch>>| match early {
+    let reading = |early: Option<Reading<Events>>| match early {
         Some(r) => Ok(r),
-        None => Reading::start(events_path, window, parse_window, 1),
+        None => Reading::start_text(events_path, window, parse_window, 1),
     };
     let opened = |stats: &mut Stats| match opening {
         Some(o) => o.wait(stats),
@@ -298,7 +348,8 @@ fn match_cmd(
     let done = match (dev, engine) {
         (None, Some(ClcbEngine::Sff)) => {
             let m = stats.time("build the index (sff)", || SffLocation::build(subs()));
-            let matcher = |evs: &EventBatch| {
+            let matcher = |evs: &Events| {
+                let evs = &evs.0;
                 Ok((0..evs.len())
                     .into_par_iter()
                     .with_min_len(64)
@@ -315,7 +366,8 @@ fn match_cmd(
         (None, Some(ClcbEngine::Rtree)) => {
             let subs = subs();
             let m = stats.time("build the index (rtree)", || RTreeMatcher::build(subs));
-            let matcher = |evs: &EventBatch| {
+            let matcher = |evs: &Events| {
+                let evs = &evs.0;
                 Ok((0..evs.len())
                     .into_par_iter()
                     .with_min_len(64)
@@ -341,7 +393,7 @@ fn match_cmd(
                     b.cells.as_secs_f64()
                 ),
             );
-            let matcher = |evs: &EventBatch| Ok(m.match_batch_parallel(evs));
+            let matcher = |evs: &Events| Ok(m.match_batch_parallel(&evs.0));
             let done = reading(early)?.run(matcher, format, &mut stats)?;
             super::keep_until_exit(m);
             done
@@ -363,16 +415,22 @@ fn match_cmd(
                     index.device().allocated_bytes() as f64 / 1e6,
                 ),
             );
-            // The answers' page-locked areas are reused from window to window; each
-            // window's are copied out for the writer.
-            let mut answers = clcb::cells::CellAnswers::default();
-            let matcher = |evs: &EventBatch| -> anyhow::Result<super::FlatAnswers> {
-                index.match_event_batch_into(evs, &mut answers)?;
-                let a = &answers;
-                Ok(super::FlatAnswers::copy_of(a.len(), |i| a.get(i)))
+            // The device's clock (two marks a launch) in --stats, but for small windows
+            // (`--window 1`: a launch an event), whose launches it would slow.
+            index.set_device_clock(stream.stats && window >= 4096);
+            // A few `CellAnswers` for the whole stream, their page-locked areas reused:
+            // the writer formats one where the device wrote it while the next window is
+            // matched into another.
+            let (back, given_back) = std::sync::mpsc::channel();
+            let mut made = 0;
+            let matcher = |evs: &Events| -> anyhow::Result<Lent<CellAnswers>> {
+                let mut answers = Lent::take(&mut made, ANSWERS_IN_FLIGHT, &given_back)?;
+                index.match_event_batch_into(&evs.0, &mut answers)?;
+                Ok(Lent::new(answers, &back))
             };
             let done = reading(early)?.run(matcher, format, &mut stats)?;
-            super::keep_until_exit((index, answers));
+            index_stats(&index.take_timing(), &mut stats);
+            super::keep_until_exit((index, given_back));
             done
         }
         (Some(dev), _) => {
@@ -384,7 +442,8 @@ fn match_cmd(
                 t.elapsed(),
                 format!("({:.1} MB on the device)", e.device_bytes() as f64 / 1e6),
             );
-            let matcher = |evs: &EventBatch| -> anyhow::Result<Vec<Vec<u32>>> {
+            let matcher = |evs: &Events| -> anyhow::Result<Vec<Vec<u32>>> {
+                let evs = &evs.0;
                 if per_event {
                     (0..evs.len())
                         .map(|i| Ok(e.match_indices(&evs.event(i), None)?))
@@ -401,4 +460,23 @@ fn match_cmd(
     stats.print(done.events, "events", done.bytes, done.wall);
     super::keep_until_exit((model, cols));
     bad_lines(&done)
+}
+
+/// The cell index's share of the stream's match in `--stats` ([`clcb::cells::CellTiming`]).
+fn index_stats(t: &clcb::cells::CellTiming, stats: &mut Stats) {
+    let events = format!("({} events)", t.events);
+    for (phase, d) in [
+        ("index: dictionaries", t.dictionaries),
+        ("index: stage events", t.stage),
+        ("index: submit", t.submit),
+        ("index: answers", t.answers),
+        ("index: kernels, device clock", t.device),
+    ] {
+        stats.add(phase, d, events.clone());
+    }
+    stats.add(
+        "index: staging not hidden",
+        t.waited,
+        format!("({} launches, {} answers)", t.launches, t.pairs),
+    );
 }

@@ -3,8 +3,8 @@
 //!
 //! What they share lives here: `-` for standard input, the note printed when the GPU
 //! cannot be opened and a CPU engine is used instead, `--stats`, and the streaming of a
-//! JSON Lines events file in windows ([`stream_lines`]): the events of a window are read
-//! and parsed (in parallel, on a reader thread, while the previous window is matched),
+//! JSON Lines events file in windows ([`stream_text`]): the events of a window are read
+//! and parsed (on all cores, from a thread of their own, while the previous window is matched),
 //! matched as one batch, and their answers written in input order and flushed, so memory
 //! is bounded by the subscriptions plus a few windows whatever the length of the stream,
 //! and a reader of the pipe sees answers as they come.
@@ -21,7 +21,7 @@ pub mod ddm;
 pub mod xml;
 
 use crate::bad_input;
-use ::ccm::io::{IoError, LineReader, RawLines};
+use ::ccm::io::IoError;
 use ::ccm::text::{TextReader, TextWindow};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -34,15 +34,17 @@ file:line:column and the reason, and its output line is `null`; the other events
 and the exit code is 2 at the end. A subscriptions file is read to its end: every bad line is \
 reported (the first 20, then a count) and the exit code is 2. `-` reads standard input.";
 
-/// `--window` and `--stats`, shared by the streaming commands.
+/// `--window` and `--stats`, shared by the streaming commands (a command may change the
+/// window's default: `clcb match`'s is larger).
 #[derive(clap::Args, Debug, Clone)]
 pub struct StreamArgs {
     /// Events per window: each window is read and parsed, matched as one batch, then
     /// written and flushed, the three stages overlapping on consecutive windows. Memory
     /// holds a few windows, whatever the stream's length. The default is sized for
-    /// throughput (one launch of the GPU index); 1 answers each event as soon as it
-    /// arrives (interactive use). `ccm match` cuts a window of 4096 events or more by
-    /// bytes, sized from the mean line so far: it holds about that many events.
+    /// throughput (the GPU engine's fixed costs per window spread over many events);
+    /// 1 answers each event as soon as it arrives (interactive use). A window of 4096
+    /// events or more is cut by bytes, sized from the mean line so far: it holds about
+    /// that many events.
     #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub window: u64,
     /// Print times on standard error: loading, building the index, uploading, reading,
@@ -330,67 +332,59 @@ impl Answered for Vec<Vec<::ccm::InterfaceId>> {
     }
 }
 
-/// A window's answers in two flat arrays, event `i`'s ids at `ids[starts[i]..starts[i +
-/// 1]]`: what a GPU engine's answers, read from the page-locked areas it reuses for the
-/// next window, are copied into for the writer thread (two arrays filled on all cores,
-/// not a vector allocated per event on the engine's thread).
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct FlatAnswers {
-    starts: Vec<usize>,
-    ids: Vec<u32>,
+/// A window's answers lent to the writer where the engine wrote them (no copy): dropped
+/// once written, they go back ([`Lent::take`]) for a later window to be matched into,
+/// their memory (page-locked areas a GPU engine writes) reused.
+pub struct Lent<T: Send + 'static> {
+    answers: Option<T>,
+    back: std::sync::mpsc::Sender<T>,
 }
 
-/// Events per task when [`FlatAnswers::copy_of`] copies on all cores.
-const COPY_CHUNK: usize = 4096;
-
-impl FlatAnswers {
-    /// The answers of `n` events, event `i`'s being `get(i)`.
-    pub fn copy_of<'a, T: bytemuck::Pod>(
-        n: usize,
-        get: impl Fn(usize) -> &'a [T] + Sync,
-    ) -> FlatAnswers {
-        let as_ids = |i| -> &'a [u32] { bytemuck::cast_slice(get(i)) };
-        let mut starts = Vec::with_capacity(n + 1);
-        let mut total = 0;
-        starts.push(0);
-        for i in 0..n {
-            total += as_ids(i).len();
-            starts.push(total);
+impl<T: Default + Send + 'static> Lent<T> {
+    /// Answers to match the next window into: some given back, else new ones while fewer
+    /// than `most` are made (`made` counts them), else the next given back.
+    pub fn take(
+        made: &mut usize,
+        most: usize,
+        back: &std::sync::mpsc::Receiver<T>,
+    ) -> anyhow::Result<T> {
+        if let Ok(a) = back.try_recv() {
+            return Ok(a);
         }
-        let mut ids = vec![0u32; total];
-        let mut jobs = Vec::with_capacity(n.div_ceil(COPY_CHUNK));
-        let mut rest: &mut [u32] = &mut ids;
-        for from in (0..n).step_by(COPY_CHUNK) {
-            let to = (from + COPY_CHUNK).min(n);
-            let (mine, tail) = rest.split_at_mut(starts[to] - starts[from]);
-            rest = tail;
-            jobs.push((from..to, mine));
+        if *made < most {
+            *made += 1;
+            return Ok(T::default());
         }
-        jobs.into_par_iter().for_each(|(events, mine)| {
-            let mut at = 0;
-            for i in events {
-                let s = as_ids(i);
-                mine[at..at + s.len()].copy_from_slice(s);
-                at += s.len();
-            }
-        });
-        FlatAnswers { starts, ids }
+        back.recv()
+            .map_err(|_| anyhow::anyhow!("the answers of a window were not given back"))
+    }
+
+    /// `answers`, lent: they go to `back` when dropped.
+    pub fn new(answers: T, back: &std::sync::mpsc::Sender<T>) -> Lent<T> {
+        Lent {
+            answers: Some(answers),
+            back: back.clone(),
+        }
+    }
+
+    /// The answers.
+    pub fn get(&self) -> Option<&T> {
+        self.answers.as_ref()
     }
 }
 
-impl Answered for FlatAnswers {
-    fn count(&self) -> usize {
-        self.starts.len().saturating_sub(1)
-    }
-    fn ids(&self, i: usize) -> &[u32] {
-        &self.ids[self.starts[i]..self.starts[i + 1]]
+impl<T: Send + 'static> Drop for Lent<T> {
+    fn drop(&mut self) {
+        if let Some(a) = self.answers.take() {
+            let _ = self.back.send(a);
+        }
     }
 }
 
-/// Output lines a task of [`stream_lines`]' formatting takes.
+/// Output lines a task of [`stream_text`]'s formatting takes.
 const FORMAT_CHUNK: usize = 1024;
 
-/// What [`stream_lines`] did.
+/// What [`stream_text`] did.
 pub struct Streamed {
     pub events: u64,
     pub bad: u64,
@@ -398,31 +392,19 @@ pub struct Streamed {
     pub wall: Duration,
 }
 
-/// Streams the JSON Lines file `path` (`-`: standard input) window by window: a reader
-/// thread reads `window` lines and parses them with `parse` (on all cores) while the
-/// previous window is matched; `matcher` matches a window's good events as one batch
-/// (one answer per event); `format` appends an answer's ids to the output (without the
-/// line end), on all cores. Each window's lines are written in input order (`null` for a bad line, which is
-/// reported on standard error) and flushed. Bad lines make the result an error (exit code
-/// 2) at the end, after every line is answered.
-pub fn stream_lines<B: Events, R: Answered + Sync>(
-    path: &Path,
-    window: usize,
-    parse: fn(&Path, &RawLines) -> Window<B>,
-    matcher: impl FnMut(&B) -> anyhow::Result<R>,
-    format: impl Fn(&[u32], &mut Vec<u8>) + Sync,
-    stats: &mut Stats,
-) -> anyhow::Result<Streamed> {
-    Reading::start(path, window, parse, 1)?.run(matcher, format, stats)
-}
-
 /// A parser of a window given as its text ([`Reading::start_text`]): the window's lines
 /// parsed, numbered from the given line, and how many lines it held (blank ones
 /// included).
 pub type ParseText<B> = fn(&Path, &TextWindow, usize) -> (Window<B>, usize);
 
-/// [`stream_lines`] with a parser that cuts each window into lines itself
-/// ([`Reading::start_text`]).
+/// Streams the JSON Lines file `path` (`-`: standard input) window by window: windows
+/// of about `window` lines ([`Reading::start_text`]) parsed with `parse` (on all cores,
+/// each task cutting its own part into lines) while the previous window is matched;
+/// `matcher` matches a window's good events as one batch (one answer per event);
+/// `format` appends an answer's ids to the output (without the line end), on all cores.
+/// Each window's lines are written in input order (`null` for a bad line, which is
+/// reported on standard error) and flushed. Bad lines make the result an error (exit code
+/// 2) at the end, after every line is answered.
 pub fn stream_text<B: Events, R: Answered + Sync>(
     path: &Path,
     window: usize,
@@ -435,11 +417,11 @@ pub fn stream_text<B: Events, R: Answered + Sync>(
 }
 
 /// Windows parsed ahead of matching by a stream started before its engine is ready
-/// ([`Reading::start`]), such as `ccm match`'s while the GPU opens: at most this many
+/// ([`Reading::start_text`]), such as `ccm match`'s while the GPU opens: at most this many
 /// windows more in memory.
 pub const AHEAD_WINDOWS: usize = 4;
 
-/// [`stream_lines`]' first stage, the windows being read and parsed: started before the
+/// [`stream_text`]'s first stage, the windows being read and parsed: started before the
 /// engine is ready, so that the parsing of the first windows overlaps what the command
 /// waits for (dropped unused, it stops).
 pub struct Reading<B> {
@@ -451,31 +433,10 @@ pub struct Reading<B> {
 }
 
 impl<B: Events> Reading<B> {
-    /// Starts reading and parsing the JSON Lines file `path` in windows of `window`
-    /// lines, at most `ahead` parsed windows waiting for the matcher.
-    pub fn start(
-        path: &Path,
-        window: usize,
-        parse: fn(&Path, &RawLines) -> Window<B>,
-        ahead: usize,
-    ) -> anyhow::Result<Reading<B>> {
-        let file: PathBuf = ::ccm::io::display_path(path);
-        let reader = ::ccm::io::open_input(path).map_err(bad_input)?;
-        let mut lines = LineReader::new(file.clone(), reader);
-        Ok(Reading::start_windows(
-            ahead,
-            move |raw: &mut RawLines| lines.read_window(window, raw),
-            RawLines::is_empty,
-            move |raw: &mut RawLines| {
-                let mut parsed = parse(&file, raw);
-                parsed.bytes = raw.bytes();
-                parsed
-            },
-        ))
-    }
-
-    /// [`Reading::start`] for a parser that cuts each window into lines itself
-    /// ([`ParseText`]): a window is only the stream's bytes ([`TextWindow`]: a range of
+    /// Starts reading the JSON Lines file `path` in windows of about `window` lines and
+    /// parsing them with `parse`, at most `ahead` parsed windows waiting for the matcher.
+    /// The parser cuts each window into lines itself ([`ParseText`]): a window is only
+    /// the stream's bytes ([`TextWindow`]: a range of
     /// the file's map, without a copy, when it is a regular file), so that no thread
     /// walks every byte of the stream before the parsing on all cores.
     pub fn start_text(
@@ -566,7 +527,7 @@ impl<B: Events> Reading<B> {
         }
     }
 
-    /// The rest of [`stream_lines`]: each window matched by `matcher`, its answers
+    /// The rest of [`stream_text`]: each window matched by `matcher`, its answers
     /// formatted by `format` and written in input order. The stream's time runs from
     /// this call; `--stats` notes the windows parsed before it.
     pub fn run<R: Answered + Sync>(
@@ -745,21 +706,21 @@ pub fn create(path: &Path) -> anyhow::Result<std::io::BufWriter<std::fs::File>> 
 mod tests {
     use super::*;
 
-    /// The flat copy holds each event's ids as given, over several tasks' chunks, with
-    /// empty answers among them (and none at all).
+    /// Answers lent to the writer come back when dropped, and are reused before new
+    /// ones are made; no more than the most are made.
     #[test]
-    fn flat_answers_hold_each_events_ids_as_given() {
-        let n = 3 * COPY_CHUNK + 17;
-        let vecs: Vec<Vec<u32>> = (0..n as u32)
-            .map(|i| (0..i % 5).map(|k| i * 7 + k).collect())
-            .collect();
-        let flat = FlatAnswers::copy_of(n, |i| vecs[i].as_slice());
-        assert_eq!(flat.count(), n);
-        for (i, v) in vecs.iter().enumerate() {
-            assert_eq!(flat.ids(i), v.as_slice(), "event {i}");
-        }
-        let none = FlatAnswers::copy_of::<u32>(0, |_| &[]);
-        assert_eq!(none.count(), 0);
+    fn lent_answers_come_back_and_are_reused() {
+        let (back, given_back) = std::sync::mpsc::channel::<Vec<u32>>();
+        let mut made = 0;
+        let a = Lent::take(&mut made, 2, &given_back).unwrap();
+        let mut b = Lent::take(&mut made, 2, &given_back).unwrap();
+        assert_eq!(made, 2);
+        b.push(7);
+        drop(Lent::new(b, &back));
+        drop(a);
+        // The one given back, not a third.
+        assert_eq!(Lent::take(&mut made, 2, &given_back).unwrap(), [7]);
+        assert_eq!(made, 2);
         let ids: Vec<Vec<::ccm::InterfaceId>> =
             vec![vec![::ccm::InterfaceId(4), ::ccm::InterfaceId(9)]];
         assert_eq!(ids.ids(0), [4, 9]);
