@@ -10,7 +10,7 @@
 # threads ($BIN/parse_events, the `text` path of `ccm match`). Self-contained: the files
 # are generated with $BIN/harness.
 #
-#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-request.sh
+#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-ccm-parse-request.sh
 #
 # Writes $OUT/ccm.txt (each run's --stats), $OUT/ccm.csv
 # (binary,engine,config,run,phase,seconds,note) and $OUT/parse.txt. Finishes within about
