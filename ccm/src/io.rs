@@ -969,15 +969,11 @@ fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWin
         text,
         first_line,
         |part| {
-            let batch = match spare(&SPARE_PARTS).pop() {
-                Some(mut b) => {
-                    b.reset();
-                    b
-                }
-                // About 50 bytes and 4 attributes an event in Table 1's scenarios; the
-                // vectors grow past it.
-                None => EventBatch::with_capacity(part.len() / 48, part.len() / 12),
-            };
+            // About 50 bytes and 4 attributes an event in Table 1's scenarios; the
+            // vectors grow past it.
+            let batch = SPARES.part(EventBatch::reset, || {
+                EventBatch::with_capacity(part.len() / 48, part.len() / 12)
+            });
             (batch, std::str::from_utf8(part).is_ok())
         },
         |(batch, utf8), raw, first| {
@@ -998,47 +994,18 @@ fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWin
         .into_iter()
         .map(|(i, line, (column, what))| (i, IoError::bad(file, line, column, what)))
         .collect();
-    let mut parts: Vec<EventBatch> = p.parts.into_iter().map(|(b, _)| b).collect();
-    let batch = if parts.len() == 1 {
-        parts.pop().unwrap_or_default()
-    } else {
-        let mut batch = spare(&SPARE_WINDOWS).pop().unwrap_or_default();
-        batch.concat_into(&parts);
-        let mut kept = spare(&SPARE_PARTS);
-        let room = SPARE_PARTS_MAX.saturating_sub(kept.len());
-        kept.extend(parts.into_iter().take(room));
-        batch
-    };
+    let parts: Vec<EventBatch> = p.parts.into_iter().map(|(b, _)| b).collect();
+    let batch = SPARES.window(parts, |w, parts| w.concat_into(parts));
     (EventsWindow { batch, bad }, p.lines)
 }
 
-/// The parts' batches of [`parse_events_text`] kept for the next window (each part's
-/// arrays keep their memory: a window parsed into fresh memory spent a fifth of its
-/// time in the kernel, clearing the pages).
-static SPARE_PARTS: std::sync::Mutex<Vec<EventBatch>> = std::sync::Mutex::new(Vec::new());
-
-/// Most parts kept (a window of 64 MiB has 256 parts).
-const SPARE_PARTS_MAX: usize = 256;
-
-/// Windows' batches given back ([`recycle_batch`]) for [`parse_events_text`] to fill
-/// again.
-static SPARE_WINDOWS: std::sync::Mutex<Vec<EventBatch>> = std::sync::Mutex::new(Vec::new());
-
-/// Most windows' batches kept.
-const SPARE_WINDOWS_MAX: usize = 8;
-
-fn spare(pool: &std::sync::Mutex<Vec<EventBatch>>) -> std::sync::MutexGuard<'_, Vec<EventBatch>> {
-    pool.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+/// The parts' and windows' batches of [`parse_events_text`] kept for the next window.
+static SPARES: crate::text::Spares<EventBatch> = crate::text::Spares::new();
 
 /// Gives a window's batch from [`parse_events_text`] back once its events are matched:
 /// a later window is parsed into its memory (a few are kept; the others freed).
 pub fn recycle_batch(batch: EventBatch) {
-    let mut pool = spare(&SPARE_WINDOWS);
-    if pool.len() < SPARE_WINDOWS_MAX {
-        pool.push(batch);
-    }
+    SPARES.recycle(batch);
 }
 
 /// Parses a window's lines on all cores in parts (at least four a thread, of

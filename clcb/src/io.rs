@@ -552,15 +552,11 @@ fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWin
         text,
         first_line,
         |part| {
-            let batch = match spare(&SPARE_PARTS).pop() {
-                Some(mut b) => {
-                    b.reset();
-                    b
-                }
-                // About 100 bytes and 4 attributes an event in Table 1's scenarios; the
-                // vectors grow past it.
-                None => EventBatch::with_capacity(part.len() / 96, part.len() / 24),
-            };
+            // About 100 bytes and 4 attributes an event in Table 1's scenarios; the
+            // vectors grow past it.
+            let batch = SPARES.part(EventBatch::reset, || {
+                EventBatch::with_capacity(part.len() / 96, part.len() / 24)
+            });
             (batch, std::str::from_utf8(part).is_ok())
         },
         |(batch, utf8), raw, first| {
@@ -585,50 +581,19 @@ fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWin
         .into_iter()
         .map(|(i, line, e)| (i, at(file, line, e)))
         .collect();
-    let mut parts: Vec<EventBatch> = p.parts.into_iter().map(|(b, _)| b).collect();
-    let batch = if parts.len() == 1 {
-        parts.pop().unwrap_or_default()
-    } else {
-        let mut batch = spare(&SPARE_WINDOWS).pop().unwrap_or_default();
-        batch.concat_into(&parts);
-        let mut kept = spare(&SPARE_PARTS);
-        let room = SPARE_PARTS_MAX.saturating_sub(kept.len());
-        kept.extend(parts.into_iter().take(room));
-        batch
-    };
+    let parts: Vec<EventBatch> = p.parts.into_iter().map(|(b, _)| b).collect();
+    let batch = SPARES.window(parts, |w, parts| w.concat_into(parts));
     (EventsWindow { batch, bad }, p.lines)
 }
 
-/// The parts' batches of [`parse_events_text`] kept for the next window (their arrays
-/// keep their memory: fresh pages cost the kernel's clearing of them).
-static SPARE_PARTS: std::sync::Mutex<Vec<crate::batch::EventBatch>> =
-    std::sync::Mutex::new(Vec::new());
-
-/// Most parts kept (a window of 64 MiB has 256 parts).
-const SPARE_PARTS_MAX: usize = 256;
-
-/// Windows' batches given back ([`recycle_batch`]) for [`parse_events_text`] to fill
-/// again.
-static SPARE_WINDOWS: std::sync::Mutex<Vec<crate::batch::EventBatch>> =
-    std::sync::Mutex::new(Vec::new());
-
-/// Most windows' batches kept.
-const SPARE_WINDOWS_MAX: usize = 8;
-
-fn spare(
-    pool: &std::sync::Mutex<Vec<crate::batch::EventBatch>>,
-) -> std::sync::MutexGuard<'_, Vec<crate::batch::EventBatch>> {
-    pool.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+/// The parts' and windows' batches of [`parse_events_text`] kept for the next window
+/// (ccm's [`ccm::text::Spares`], as its events parser keeps its own).
+static SPARES: ccm::text::Spares<crate::batch::EventBatch> = ccm::text::Spares::new();
 
 /// Gives a window's batch of [`parse_events_text`] back, done with, for a later window
 /// to be parsed into (its memory reused).
 pub fn recycle_batch(batch: crate::batch::EventBatch) {
-    let mut pool = spare(&SPARE_WINDOWS);
-    if pool.len() < SPARE_WINDOWS_MAX {
-        pool.push(batch);
-    }
+    SPARES.recycle(batch);
 }
 
 /// The common events line, `{"loc": [x, y], "attrs": {...}}` (keys in any order, `attrs`
