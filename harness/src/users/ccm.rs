@@ -207,53 +207,17 @@ impl super::Events for Events {
     }
 }
 
-/// A window's answers from the GPU index, read where the device wrote them (no copy);
-/// dropped once written, they go back to the stream for a later window
-/// ([`LentAnswers::take`]).
-struct LentAnswers {
-    answers: Option<ccm::Answers>,
-    back: std::sync::mpsc::Sender<ccm::Answers>,
-}
-
-/// [`LentAnswers`] at most in flight: one being matched into, one waiting for the
-/// writer, one being written, one being given back.
+/// A window's answers from the GPU index, lent to the writer where the device wrote
+/// them (no copy), at most this many in flight: one being matched into, one waiting for
+/// the writer, one being written, one being given back.
 const ANSWERS_IN_FLIGHT: usize = 4;
 
-impl LentAnswers {
-    /// An `Answers` to match the next window into: one given back, else a new one while
-    /// fewer than [`ANSWERS_IN_FLIGHT`] are made, else the next given back.
-    fn take(
-        made: &mut usize,
-        back: &std::sync::mpsc::Receiver<ccm::Answers>,
-    ) -> anyhow::Result<ccm::Answers> {
-        if let Ok(a) = back.try_recv() {
-            return Ok(a);
-        }
-        if *made < ANSWERS_IN_FLIGHT {
-            *made += 1;
-            return Ok(ccm::Answers::default());
-        }
-        back.recv()
-            .map_err(|_| anyhow::anyhow!("the answers of a window were not given back"))
-    }
-}
-
-impl Drop for LentAnswers {
-    fn drop(&mut self) {
-        if let Some(a) = self.answers.take() {
-            let _ = self.back.send(a);
-        }
-    }
-}
-
-impl super::Answered for LentAnswers {
+impl super::Answered for super::Lent<ccm::Answers> {
     fn count(&self) -> usize {
-        self.answers.as_ref().map_or(0, ccm::Answers::len)
+        self.get().map_or(0, ccm::Answers::len)
     }
     fn ids(&self, i: usize) -> &[u32] {
-        self.answers
-            .as_ref()
-            .map_or(&[], |a| bytemuck::cast_slice(a.get(i)))
+        self.get().map_or(&[], |a| bytemuck::cast_slice(a.get(i)))
     }
 }
 
@@ -700,12 +664,10 @@ fn match_cmd(
                 };
                 let done = reading.run(
                     |evs: &Events| {
-                        let mut answers = LentAnswers::take(&mut made, &given_back)?;
+                        let mut answers =
+                            super::Lent::take(&mut made, ANSWERS_IN_FLIGHT, &given_back)?;
                         index.match_batch_into(&evs.0, &mut answers)?;
-                        Ok(LentAnswers {
-                            answers: Some(answers),
-                            back: back.clone(),
-                        })
+                        Ok(super::Lent::new(answers, &back))
                     },
                     format,
                     &mut stats,

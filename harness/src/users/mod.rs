@@ -299,12 +299,6 @@ impl Events for ::ccm::EventBatch {
     }
 }
 
-impl Events for ::clcb::batch::EventBatch {
-    fn count(&self) -> usize {
-        self.len()
-    }
-}
-
 /// A window's answers as an engine gives them: per good event, in order, its ids
 /// (ascending) as the command prints them or as `format` maps them.
 pub trait Answered: Send + 'static {
