@@ -819,7 +819,7 @@ impl DevIndex {
             ranges: dev.upload(&non_empty(&h.ranges))?,
             range_at: dev.upload(&h.range_at)?,
             ranged: !h.ranges.is_empty(),
-            narrow: h.ranges.iter().all(|r| is_narrow(r.lo) && is_narrow(r.hi)),
+            narrow: h.ranges.iter().all(|r| is_narrow(r.lo, r.hi)),
             rows: t.rows.len() as u32,
             part_mask: h.parts.len() as u32 - 1,
             part3_mask: h.parts3.len() as u32 - 1,
@@ -2422,6 +2422,20 @@ mod tests {
         // Disjoint comparisons on one name: empty.
         let d = ranges(&[con(2, OP_GT, 5), con(2, OP_LT, 3)]).unwrap();
         assert!(d[0].1 > d[0].2);
+    }
+
+    #[test]
+    fn a_range_is_narrow_only_when_clamping_into_i32_keeps_every_integer_on_its_side() {
+        assert!(is_narrow(i64::MIN, i64::MAX));
+        assert!(is_narrow(-5, 7));
+        assert!(is_narrow(i64::MIN, 0));
+        assert!(is_narrow(3, i64::MAX));
+        // A point at either end of i64 (`= i64::MAX`, `= i64::MIN`): clamped, 2^53 + 1
+        // would read as equal to it.
+        assert!(!is_narrow(i64::MAX, i64::MAX));
+        assert!(!is_narrow(i64::MIN, i64::MIN));
+        assert!(!is_narrow(i32::MAX as i64, i64::MAX));
+        assert!(!is_narrow(0, 1 << 40));
     }
 
     #[test]

@@ -143,11 +143,17 @@ impl RangeValue for i32 {
     }
 }
 
-/// Whether a bound of a range is narrow: strictly inside `i32` or unbounded
-/// (`i64::MIN`, `i64::MAX`); when every bound is, the filter-major kernel compares
-/// `i32`s ([`RangeValue`]).
-pub const fn is_narrow(bound: i64) -> bool {
-    bound == i64::MIN || bound == i64::MAX || (bound > i32::MIN as i64 && bound < i32::MAX as i64)
+/// Whether the range `lo..=hi` is narrow: each bound strictly inside `i32` or unbounded
+/// on its own side (`lo` at `i64::MIN`, `hi` at `i64::MAX`); when every range is, the
+/// filter-major kernel compares `i32`s ([`RangeValue`]: an event's integer clamped into
+/// `i32` then lies on the same side of each bound as it did). A lower bound at `i64::MAX`
+/// (`= i64::MAX`, `>= i64::MAX`) is not unbounded: clamped, every integer past `i32`
+/// would read as equal to it.
+pub const fn is_narrow(lo: i64, hi: i64) -> bool {
+    const fn inside(b: i64) -> bool {
+        b > i32::MIN as i64 && b < i32::MAX as i64
+    }
+    (lo == i64::MIN || inside(lo)) && (hi == i64::MAX || inside(hi))
 }
 
 /// Key of an empty slot of the partition table.
