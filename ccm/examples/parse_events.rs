@@ -70,20 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let lines_s = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let mut r = TextReader::open(file)?;
-        let mut w = TextWindow::default();
-        let (mut line, mut text_events) = (1, 0);
-        loop {
-            r.read_window(window, &mut w)?;
-            if w.is_empty() {
-                break;
-            }
-            let (parsed, n) = parse_events_text(file, w.bytes(), line);
-            line += n;
-            text_events += parsed.batch.len();
-            ccm::io::recycle_batch(parsed.batch);
-            w.clear();
-        }
+        let (text_events, mapped) = text_pass(file, window)?;
         let text_s = t.elapsed().as_secs_f64();
         assert_eq!(events, text_events);
         println!(
@@ -91,10 +78,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
              text cut by the parsers {text_s:.3} s ({:.0} MB/s; mapped: {}), {events} events, {threads} threads",
             mb / lines_s,
             mb / text_s,
-            r.is_mapped()
+            mapped
         );
     }
     Ok(())
+}
+
+/// One pass of `ccm match`'s path over the file: text windows cut by the parsing tasks
+/// (each window's batch given back for the next). Its events, and whether it was mapped.
+fn text_pass(file: &Path, window: usize) -> Result<(usize, bool), Box<dyn std::error::Error>> {
+    let mut r = TextReader::open(file)?;
+    let mut w = TextWindow::default();
+    let (mut line, mut events) = (1, 0);
+    loop {
+        r.read_window(window, &mut w)?;
+        if w.is_empty() {
+            break;
+        }
+        let (parsed, n) = parse_events_text(file, w.bytes(), line);
+        line += n;
+        events += parsed.batch.len();
+        ccm::io::recycle_batch(parsed.batch);
+        w.clear();
+    }
+    Ok((events, r.is_mapped()))
 }
 
 /// The text path alone, five rounds: each round's time and the fastest.
@@ -103,20 +110,7 @@ fn text_only(file: &Path, window: usize) -> Result<(), Box<dyn std::error::Error
     let mut best = f64::INFINITY;
     for round in 0..5 {
         let t = Instant::now();
-        let mut r = TextReader::open(file)?;
-        let mut w = TextWindow::default();
-        let (mut line, mut events) = (1, 0);
-        loop {
-            r.read_window(window, &mut w)?;
-            if w.is_empty() {
-                break;
-            }
-            let (parsed, n) = parse_events_text(file, w.bytes(), line);
-            line += n;
-            events += parsed.batch.len();
-            ccm::io::recycle_batch(parsed.batch);
-            w.clear();
-        }
+        let (events, _) = text_pass(file, window)?;
         let s = t.elapsed().as_secs_f64();
         best = best.min(s);
         println!(
