@@ -184,7 +184,7 @@ fn parse_window(
 ) -> (super::Window<Events>, usize) {
     let (w, lines) = ccm::io::parse_events_text(file, text.bytes(), first_line);
     let window = super::Window {
-        good: Events(w.batch),
+        good: super::Recycled::new(w.batch, ccm::io::recycle_batch),
         bad: w.bad.into_iter().map(|(i, e)| (i, e.to_string())).collect(),
         bytes: 0,
     };
@@ -193,19 +193,7 @@ fn parse_window(
 
 /// A window's events; dropped once matched and written, its batch goes back to be
 /// parsed into again ([`ccm::io::recycle_batch`]).
-struct Events(EventBatch);
-
-impl Drop for Events {
-    fn drop(&mut self) {
-        ccm::io::recycle_batch(std::mem::take(&mut self.0));
-    }
-}
-
-impl super::Events for Events {
-    fn count(&self) -> usize {
-        self.0.len()
-    }
-}
+type Events = super::Recycled<EventBatch>;
 
 /// A window's answers from the GPU index, lent to the writer where the device wrote
 /// them (no copy), at most this many in flight: one being matched into, one waiting for
@@ -435,7 +423,7 @@ fn match_multi(
         stream.window as usize,
         parse_window,
         |evs: &Events| {
-            index.match_batch_into(&evs.0, &mut answers)?;
+            index.match_batch_into(&evs.batch, &mut answers)?;
             Ok(answers.to_vecs())
         },
         format_answer,
@@ -547,7 +535,7 @@ fn match_cpu(
         events_path,
         window,
         parse_window,
-        |evs: &Events| Ok(matcher.match_parallel(&evs.0)),
+        |evs: &Events| Ok(matcher.match_parallel(&evs.batch)),
         format_answer,
         stats,
     );
@@ -666,7 +654,7 @@ fn match_cmd(
                     |evs: &Events| {
                         let mut answers =
                             super::Lent::take(&mut made, ANSWERS_IN_FLIGHT, &given_back)?;
-                        index.match_batch_into(&evs.0, &mut answers)?;
+                        index.match_batch_into(&evs.batch, &mut answers)?;
                         Ok(super::Lent::new(answers, &back))
                     },
                     format,
@@ -744,7 +732,7 @@ fn match_cmd(
                     window,
                     parse_window,
                     |evs: &Events| {
-                        let evs = &evs.0;
+                        let evs = &evs.batch;
                         if per_event {
                             (0..evs.len())
                                 .map(|i| ccm.match_event(&evs.event(i)).map_err(Into::into))

@@ -165,7 +165,7 @@ fn parse_window(
 ) -> (super::Window<Events>, usize) {
     let (w, lines) = clcb::io::parse_events_text(file, text.bytes(), first_line);
     let window = super::Window {
-        good: Events(w.batch),
+        good: super::Recycled::new(w.batch, clcb::io::recycle_batch),
         bad: w.bad.into_iter().map(|(i, e)| (i, e.to_string())).collect(),
         bytes: 0,
     };
@@ -174,19 +174,7 @@ fn parse_window(
 
 /// A window's events; dropped once matched and written, its batch goes back to be
 /// parsed into again ([`clcb::io::recycle_batch`]).
-struct Events(EventBatch);
-
-impl Drop for Events {
-    fn drop(&mut self) {
-        clcb::io::recycle_batch(std::mem::take(&mut self.0));
-    }
-}
-
-impl super::Events for Events {
-    fn count(&self) -> usize {
-        self.0.len()
-    }
-}
+type Events = super::Recycled<EventBatch>;
 
 /// The cell index's answers of a window, read by the writer where the device wrote them.
 impl super::Answered for Lent<CellAnswers> {
@@ -282,7 +270,7 @@ fn match_cmd(
         m.synchronize()?;
         stats.add("build + upload tables", t.elapsed(), String::new());
         let matcher = |evs: &Events| -> anyhow::Result<Vec<Vec<u32>>> {
-            Ok(m.match_batch(&evs.0.to_events())?)
+            Ok(m.match_batch(&evs.batch.to_events())?)
         };
         let done = stream_text(
             events_path,
@@ -349,7 +337,7 @@ fn match_cmd(
         (None, Some(ClcbEngine::Sff)) => {
             let m = stats.time("build the index (sff)", || SffLocation::build(subs()));
             let matcher = |evs: &Events| {
-                let evs = &evs.0;
+                let evs = &evs.batch;
                 Ok((0..evs.len())
                     .into_par_iter()
                     .with_min_len(64)
@@ -367,7 +355,7 @@ fn match_cmd(
             let subs = subs();
             let m = stats.time("build the index (rtree)", || RTreeMatcher::build(subs));
             let matcher = |evs: &Events| {
-                let evs = &evs.0;
+                let evs = &evs.batch;
                 Ok((0..evs.len())
                     .into_par_iter()
                     .with_min_len(64)
@@ -393,7 +381,7 @@ fn match_cmd(
                     b.cells.as_secs_f64()
                 ),
             );
-            let matcher = |evs: &Events| Ok(m.match_batch_parallel(&evs.0));
+            let matcher = |evs: &Events| Ok(m.match_batch_parallel(&evs.batch));
             let done = reading(early)?.run(matcher, format, &mut stats)?;
             super::keep_until_exit(m);
             done
@@ -425,7 +413,7 @@ fn match_cmd(
             let mut made = 0;
             let matcher = |evs: &Events| -> anyhow::Result<Lent<CellAnswers>> {
                 let mut answers = Lent::take(&mut made, ANSWERS_IN_FLIGHT, &given_back)?;
-                index.match_event_batch_into(&evs.0, &mut answers)?;
+                index.match_event_batch_into(&evs.batch, &mut answers)?;
                 Ok(Lent::new(answers, &back))
             };
             let done = reading(early)?.run(matcher, format, &mut stats)?;
@@ -443,7 +431,7 @@ fn match_cmd(
                 format!("({:.1} MB on the device)", e.device_bytes() as f64 / 1e6),
             );
             let matcher = |evs: &Events| -> anyhow::Result<Vec<Vec<u32>>> {
-                let evs = &evs.0;
+                let evs = &evs.batch;
                 if per_event {
                     (0..evs.len())
                         .map(|i| Ok(e.match_indices(&evs.event(i), None)?))

@@ -299,6 +299,39 @@ impl Events for ::ccm::EventBatch {
     }
 }
 
+impl Events for ::clcb::batch::EventBatch {
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+/// A window's batch that goes back to its parser when dropped (once matched and
+/// written), to be parsed into again: `give_back` is the parser's
+/// (`ccm::io::recycle_batch`, `clcb::io::recycle_batch`).
+pub struct Recycled<B: Events + Default> {
+    pub batch: B,
+    give_back: fn(B),
+}
+
+impl<B: Events + Default> Recycled<B> {
+    /// `batch`, given to `give_back` when dropped.
+    pub fn new(batch: B, give_back: fn(B)) -> Recycled<B> {
+        Recycled { batch, give_back }
+    }
+}
+
+impl<B: Events + Default> Drop for Recycled<B> {
+    fn drop(&mut self) {
+        (self.give_back)(std::mem::take(&mut self.batch));
+    }
+}
+
+impl<B: Events + Default> Events for Recycled<B> {
+    fn count(&self) -> usize {
+        self.batch.count()
+    }
+}
+
 /// A window's answers as an engine gives them: per good event, in order, its ids
 /// (ascending) as the command prints them or as `format` maps them.
 pub trait Answered: Send + 'static {
