@@ -299,6 +299,11 @@ pub const TARGETS: &[Target] = &[
     t(T_HYBRID, HYBRID_ALL_D10_4, "hybrid index on all host cores over its one thread", ("ccm", "dense10"), "hybrid all cores F=1M", 4.0, over("hybrid F=1M", 12.0)),
     t(T_HYBRID, HYBRID_ALL_D10_10, "hybrid index on all host cores over its one thread", ("ccm", "dense10"), "hybrid all cores F=1M", 10.0, over("hybrid F=1M", 12.0)),
     t(T_HYBRID, HYBRID_ALL_D10_20, "hybrid index on all host cores over its one thread", ("ccm", "dense10"), "hybrid all cores F=1M", 20.0, over("hybrid F=1M", 12.0)),
+    t(T_HYBRID, HYBRID_ALL_HEM, "hybrid index on all host cores over its one thread, 3-5 names", ("ccm", "hem"), "hybrid all cores F=1M", 4.0, over("hybrid F=1M", 14.0)),
+    t(T_HYBRID, HYBRID_ALL_HEM, "hybrid index on all host cores over its one thread, 10 names", ("ccm", "hem"), "hybrid all cores F=1M", 10.0, over("hybrid F=1M", 14.0)),
+    t(T_HYBRID, HYBRID_ALL_HEM, "hybrid index on all host cores over its one thread, 20 names", ("ccm", "hem"), "hybrid all cores F=1M", 20.0, over("hybrid F=1M", 14.0)),
+    t(T_HYBRID, HYBRID_ALL_HEM, "hybrid index on all host cores over its one thread, 5-10 Zipf-drawn names",
+        ("ccm", "hem"), "hybrid all cores F=1M Zipf", 7.5, over("hybrid F=1M Zipf", 14.0)),
     // Many GPUs: the partitioned engine's throughput over its own on one GPU.
     t(T_MULTI, MULTI_2, "CCM index by interface, Table 2 default", ("ccm", "scaling"), "gpu multi model=table2 F=250k speedup", 2.0, Check::AtLeast(1.8, "x")),
     t(T_MULTI, MULTI_2, "CCM index by filter, Table 2 default", ("ccm", "scaling"), "gpu multi by-filter model=table2 F=250k speedup", 2.0, Check::AtLeast(1.8, "x")),
@@ -490,6 +495,8 @@ const HYBRID_ALL_D10_10: &str =
     "dense model, 10 interfaces, 1M filters, 10 names per event: hybrid on all host cores at least 12x its one thread";
 const HYBRID_ALL_D10_20: &str =
     "dense model, 10 interfaces, 1M filters, 20 names per event: hybrid on all host cores at least 12x its one thread";
+const HYBRID_ALL_HEM: &str =
+    "HEM suite's dense model (`hem`), 1M filters, every workload: hybrid on all host cores at least 14x its one thread";
 
 /// The outcome of one target on the recorded rows of its experiment.
 #[derive(Clone, Debug, PartialEq)]
