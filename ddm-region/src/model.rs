@@ -355,6 +355,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn columns_with_an_inverted_range_are_refused_naming_the_first() {
+        let r = |lo, hi| Range { lo, hi };
+        // 40,000 regions (several runs of the parallel check), two inverted, far apart.
+        let mut ranges = vec![r(0, 1); 40_000];
+        ranges[39_000] = r(9, 3);
+        ranges[20_001] = r(5, 4);
+        let ids: Vec<u64> = (0..40_000).collect();
+        let e = RegionSet::from_columns(1, (ids.clone(), ranges), (vec![], vec![])).unwrap_err();
+        assert_eq!(
+            e,
+            ModelError::InvertedRange {
+                dim: 0,
+                lo: 5,
+                hi: 4
+            }
+        );
+        let good = RegionSet::from_columns(1, (ids, vec![r(0, 1); 40_000]), (vec![], vec![]));
+        assert_eq!(good.unwrap().len(Kind::Publication), 40_000);
+    }
+
+    #[test]
     fn a_batch_knows_whether_it_is_ordered_as_it_is_built() {
         let r = [Range { lo: 1, hi: 2 }];
         let mut b = UpdateBatch::default();
