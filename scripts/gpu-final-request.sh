@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
-# The session's last GPU run (run from an empty directory; binaries in $BIN: harness and
-# harness-base (main before the session's merges, for scripts/e2e-cut.sh); results
-# under $OUT), within DEADLINE_S (default 530 s), each step while time is left, in this
-# order:
-#   1. scripts/e2e-cut.sh: the users' commands, this tree's binary against harness-base;
-#   2. `harness run ccm dense`, one seed, the GPU index against the hybrid (the
-#      strongest CPU method there);
-#   3. `harness run clcb keywords`, three seeds, every engine;
-#   4. `harness run ccm dense10`, one seed, as `dense`;
-#   5. `harness run clcb fig3a`, three seeds, every engine.
-# The recorded CSVs under $OUT/rec, packed into $OUT/rec.tgz.
+# A session's last GPU runs (run from an empty directory; binaries in $BIN: harness,
+# harness-base (main before the session's merges, for scripts/e2e-cut.sh) and, for the
+# paired `keywords` step, harness-old (an older main to compare against); results under
+# $OUT), within DEADLINE_S (default 540 s), each step while time is left, the steps of
+# STEPS in its order (default: every one below but `dense`, which alone takes most of a
+# call):
+#   e2e       scripts/e2e-cut.sh: the users' commands, harness against harness-base;
+#   paired    `harness run clcb keywords` at 1M subscriptions, one seed, the engines
+#             gpu, gpu-cells, grid and rtree, harness-old then harness (paired-old/,
+#             paired-new/: the circles' series compared within minutes on one machine);
+#   fig3a     `harness run clcb fig3a`, three seeds, every engine;
+#   table2    `harness run clcb table2`, three seeds, every engine;
+#   dense10   `harness run ccm dense10`, three seeds, the GPU index, the hybrid and the
+#             content index (the strongest CPU method and the one the hybrid is held to);
+#   dense     `harness run ccm dense`, three seeds, the GPU index and the hybrid (with
+#             the content index too it would not fit in one call);
+#   keywords  `harness run clcb keywords`, three seeds, every engine.
+# The recorded CSVs under $OUT/rec, the e2e files under $OUT/e2e, each step's output in
+# $OUT/<step>.txt and the times in $OUT/times.txt, all packed into $OUT/final.tgz (the
+# device tool brings back few files).
+#
+#     BIN=dir OUT=dir STEPS="e2e paired fig3a" bash scripts/gpu-final-request.sh
 set -uo pipefail
 R=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-BIN=${BIN:?}; OUT=${OUT:?}; mkdir -p "$OUT/rec"
-START=$(date +%s); DEADLINE_S=${DEADLINE_S:-530}
+BIN=${BIN:?}; OUT=${OUT:?}; mkdir -p "$OUT/rec" "$OUT/e2e"
+START=$(date +%s); DEADLINE_S=${DEADLINE_S:-540}
+STEPS=${STEPS:-e2e paired fig3a table2 dense10 keywords}
 left() { echo $((DEADLINE_S - ($(date +%s) - START))); }
 run_step() { # name seconds command...
     local name=$1 secs=$2 l; l=$(left); shift 2
@@ -26,10 +38,22 @@ run_step() { # name seconds command...
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 export CUDA_MODULE_LOADING=EAGER
-mkdir -p "$OUT/e2e"
-run_step e2e 200 env BIN="$BIN" OUT="$OUT/e2e" bash "$R/scripts/e2e-cut.sh"
-run_step ccm-dense 130 "$BIN/harness" run ccm dense --seeds 1 --engines gpu-index,hybrid --out "$OUT/rec"
-run_step clcb-keywords 130 "$BIN/harness" run clcb keywords --seeds 3 --out "$OUT/rec"
-run_step ccm-dense10 60 "$BIN/harness" run ccm dense10 --seeds 1 --engines gpu-index,hybrid --out "$OUT/rec"
-run_step clcb-fig3a 90 "$BIN/harness" run clcb fig3a --seeds 3 --out "$OUT/rec"
-tar czf "$OUT/rec.tgz" -C "$OUT" rec && rm -rf "$OUT/rec"
+H=$BIN/harness
+for step in $STEPS; do
+    case $step in
+    e2e) run_step e2e 200 env BIN="$BIN" OUT="$OUT/e2e" bash "$R/scripts/e2e-cut.sh" ;;
+    paired)
+        for v in old new; do
+            h=$H; [ "$v" = old ] && h=$BIN/harness-old
+            run_step "paired-$v" 90 env GPU_MATCH_CLCB_SIZES=1000000 "$h" run clcb keywords --seeds 1 \
+                --engines gpu,gpu-cells,grid,rtree --out "$OUT/paired-$v"
+        done ;;
+    fig3a) run_step fig3a 120 "$H" run clcb fig3a --seeds 3 --out "$OUT/rec" ;;
+    table2) run_step table2 150 "$H" run clcb table2 --seeds 3 --out "$OUT/rec" ;;
+    dense10) run_step dense10 200 "$H" run ccm dense10 --seeds 3 --engines gpu-index,hybrid,index --out "$OUT/rec" ;;
+    dense) run_step dense 540 "$H" run ccm dense --seeds 3 --engines gpu-index,hybrid --out "$OUT/rec" ;;
+    keywords) run_step keywords 150 "$H" run clcb keywords --seeds 3 --out "$OUT/rec" ;;
+    *) echo "unknown step $step" | tee -a "$OUT/times.txt" ;;
+    esac
+done
+cd "$OUT" && tar czf final.tgz --exclude=final.tgz ./* && find . -mindepth 1 ! -name final.tgz -delete
