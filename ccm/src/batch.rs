@@ -109,17 +109,36 @@ pub struct Dictionary {
     /// Per id: offset and length in `bytes`.
     spans: Vec<(u32, u32)>,
     bytes: Vec<u8>,
-    /// Ids of strings of at most 7 bytes by their word ([`word_key`]), direct-mapped
-    /// (a slot holds the last string seen there): [`Dictionary::intern_word`]. Empty
-    /// until its first use.
-    words: Vec<(u64, u32)>,
+    /// Ids of strings of at most 15 bytes by their two words ([`short_key`]),
+    /// direct-mapped (a slot holds the last string seen there):
+    /// [`Dictionary::intern_short`]. Empty until its first use.
+    words: Vec<(u64, u64, u32)>,
 }
 
-/// Slots of [`Dictionary::intern_word`]'s cache.
-const WORD_SLOTS: usize = 256;
+/// Slots of [`Dictionary::intern_short`]'s cache: `1 << WORD_BITS` (24 KiB: a few
+/// hundred strings seldom share a slot).
+const WORD_BITS: u32 = 10;
+const WORD_SLOTS: usize = 1 << WORD_BITS;
 
-/// A slot of that cache that holds no string: no key has a length byte above 7.
+/// A slot of that cache that holds no string: no key has a length byte above 15.
 const NO_WORD: u64 = u64::MAX;
+
+/// The key of a string of at most 15 bytes for [`Dictionary::intern_short`]: its first
+/// eight bytes as a little-endian word (zero-padded), and its next seven so with its
+/// length in the top byte (so two strings share a key only if they are equal); `None`
+/// for a longer string. A string of at most 7 bytes has the key `(word_key, 0)` less
+/// its length, which is in the second word: `(bytes, len << 56)`.
+#[inline(always)]
+pub fn short_key(s: &[u8]) -> Option<(u64, u64)> {
+    if s.len() > 15 {
+        return None;
+    }
+    let mut w = [0u8; 16];
+    w[..s.len()].copy_from_slice(s);
+    let a = u64::from_le_bytes(w[..8].try_into().expect("8 bytes"));
+    let b = u64::from_le_bytes(w[8..].try_into().expect("8 bytes"));
+    Some((a, b | (s.len() as u64) << 56))
+}
 
 /// The key of a string of at most 7 bytes for [`Dictionary::intern_word`]: its bytes as
 /// a little-endian word, its length in the top byte (so two strings share a key only if
@@ -172,26 +191,38 @@ impl Dictionary {
 
     /// [`Dictionary::intern`] of a string of at most 7 bytes given with its key
     /// ([`word_key`]: the caller may have it in hand, as the events' fast reader has):
-    /// one look-up in a small direct-mapped cache of keys, else `intern`.
+    /// [`Dictionary::intern_short`].
     #[inline(always)]
     pub fn intern_word(&mut self, key: u64, s: &str) -> u32 {
         debug_assert_eq!(word_key(s.as_bytes()), Some(key));
-        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize % WORD_SLOTS;
-        if let Some(&(k, id)) = self.words.get(slot) {
-            if k == key {
+        const LEN: u64 = 0xff << 56;
+        self.intern_short((key & !LEN, key & LEN), s)
+    }
+
+    /// [`Dictionary::intern`] of a string of at most 15 bytes given with its key
+    /// ([`short_key`]: the events' scanner has it in hand, from the two words it read
+    /// after the quote): one look-up in a small direct-mapped cache of keys, else
+    /// `intern`.
+    #[inline(always)]
+    pub fn intern_short(&mut self, key: (u64, u64), s: &str) -> u32 {
+        debug_assert_eq!(short_key(s.as_bytes()), Some(key));
+        let h = (key.0 ^ key.1.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let slot = (h >> (64 - WORD_BITS)) as usize;
+        if let Some(&(a, b, id)) = self.words.get(slot) {
+            if (a, b) == key {
                 return id;
             }
         }
-        self.intern_word_slow(slot, key, s)
+        self.intern_short_slow(slot, key, s)
     }
 
     #[inline(never)]
-    fn intern_word_slow(&mut self, slot: usize, key: u64, s: &str) -> u32 {
+    fn intern_short_slow(&mut self, slot: usize, key: (u64, u64), s: &str) -> u32 {
         let id = self.intern(s);
         if self.words.is_empty() {
-            self.words = vec![(NO_WORD, 0); WORD_SLOTS];
+            self.words = vec![(0, NO_WORD, 0); WORD_SLOTS];
         }
-        self.words[slot] = (key, id);
+        self.words[slot] = (key.0, key.1, id);
         id
     }
 
@@ -356,7 +387,7 @@ impl Dictionary {
     pub fn clear(&mut self) {
         self.spans.clear();
         self.bytes.clear();
-        self.words.fill((NO_WORD, 0));
+        self.words.fill((0, NO_WORD, 0));
         if let Some(map) = self.map.get_mut() {
             map.clear();
         }
@@ -401,7 +432,7 @@ impl Dictionary {
         self.map.get().map_or(0, ShortKeyMap::heap_bytes)
             + self.spans.capacity() * 8
             + self.bytes.capacity()
-            + self.words.capacity() * 16
+            + self.words.capacity() * std::mem::size_of::<(u64, u64, u32)>()
     }
 }
 
@@ -637,6 +668,19 @@ impl EventBatch {
         Ok(())
     }
 
+    /// Adds an attribute already made (its name and string ids from this batch's
+    /// dictionaries, not a NaN) to the event being pushed: the events' scanner's push.
+    #[inline(always)]
+    pub(crate) fn push_attr(&mut self, a: Attr) {
+        self.attrs.push(a);
+    }
+
+    /// The names' and the strings' dictionaries, to intern into.
+    #[inline(always)]
+    pub(crate) fn dictionaries_mut(&mut self) -> (&mut Dictionary, &mut Dictionary) {
+        (&mut self.names, &mut self.strings)
+    }
+
     /// [`EventBatch::push`] by name.
     pub fn push_named(&mut self, name: &str, value: ValueRef<'_>) -> Result<(), ModelError> {
         let id = self.intern_name(name);
@@ -864,17 +908,20 @@ mod tests {
         }
     }
 
-    /// Interning by word ([`Dictionary::intern_word`]) gives the ids `intern` gives: for
-    /// every length up to 7 (the empty string and multi-byte characters included), for
-    /// more strings than the cache has slots (so that strings share slots), after
-    /// strings interned without their key, and after a clear.
+    /// Interning by key ([`Dictionary::intern_word`], [`Dictionary::intern_short`])
+    /// gives the ids `intern` gives: for every length up to 15 (the empty string and
+    /// multi-byte characters included), for more strings than the cache has slots (so
+    /// that strings share slots), after strings interned without their key, and after a
+    /// clear.
     #[test]
     fn interning_by_word_gives_the_ids_interning_gives() {
         let strings: Vec<String> = (0..3000u32)
-            .map(|i| match i % 4 {
+            .map(|i| match i % 6 {
                 0 => format!("{}", i % 9_999_999),
                 1 => format!("é{}", i % 99_999),
                 2 => "abcdefg"[..(i % 8) as usize].to_string(),
+                3 => "abcdefghijklmnop"[..(i % 16) as usize].to_string(),
+                4 => format!("é{}", i * 7919),
                 _ => format!("n{}", i % 500),
             })
             .collect();
@@ -883,13 +930,12 @@ mod tests {
             let mut want = Dictionary::default();
             d.intern("a longer string, interned as it is");
             want.intern("a longer string, interned as it is");
-            for s in strings.iter().chain(strings.iter().rev()) {
-                let key = word_key(s.as_bytes()).expect("at most 7 bytes");
-                assert_eq!(
-                    d.intern_word(key, s),
-                    want.intern(s),
-                    "{s:?}, round {round}"
-                );
+            for (i, s) in strings.iter().chain(strings.iter().rev()).enumerate() {
+                let id = match word_key(s.as_bytes()) {
+                    Some(key) if i % 2 == 0 => d.intern_word(key, s),
+                    _ => d.intern_short(short_key(s.as_bytes()).expect("at most 15 bytes"), s),
+                };
+                assert_eq!(id, want.intern(s), "{s:?}, round {round}");
             }
             assert_eq!(
                 d.iter().collect::<Vec<_>>(),
@@ -898,6 +944,8 @@ mod tests {
             d.clear();
         }
         assert_eq!(word_key(b"12345678"), None);
+        assert_eq!(short_key(b"0123456789abcdef"), None);
+        assert_ne!(short_key(b"12345678"), short_key(b"12345678\0"));
         assert_ne!(word_key(b"a"), word_key(b"a\0"));
     }
 
