@@ -115,9 +115,9 @@ pub struct Dictionary {
     words: Vec<(u64, u64, u32)>,
 }
 
-/// Slots of [`Dictionary::intern_short`]'s cache: `1 << WORD_BITS` (24 KiB: a few
-/// hundred strings seldom share a slot).
-const WORD_BITS: u32 = 10;
+/// Slots of [`Dictionary::intern_short`]'s cache: `1 << WORD_BITS` (12 KiB), in sets of
+/// two (a string whose slot another takes is still found in the other).
+const WORD_BITS: u32 = 9;
 const WORD_SLOTS: usize = 1 << WORD_BITS;
 
 /// A slot of that cache that holds no string: no key has a length byte above 15.
@@ -201,29 +201,37 @@ impl Dictionary {
 
     /// [`Dictionary::intern`] of a string of at most 15 bytes given with its key
     /// ([`short_key`]: the events' scanner has it in hand, from the two words it read
-    /// after the quote): one look-up in a small direct-mapped cache of keys, else
+    /// after the quote): one look-up in a small cache of keys (two ways), else
     /// `intern`.
     #[inline(always)]
     pub fn intern_short(&mut self, key: (u64, u64), s: &str) -> u32 {
         debug_assert_eq!(short_key(s.as_bytes()), Some(key));
-        let h = (key.0 ^ key.1.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let slot = (h >> (64 - WORD_BITS)) as usize;
-        if let Some(&(a, b, id)) = self.words.get(slot) {
-            if (a, b) == key {
-                return id;
+        let slot = slot_of_key(key);
+        if let Some(set) = self.words.get(slot..slot + 2) {
+            for &(a, b, id) in set {
+                if (a, b) == key {
+                    return id;
+                }
             }
         }
-        self.intern_short_slow(slot, key, s)
+        self.intern_short_slow(key, s)
     }
 
     #[inline(never)]
-    fn intern_short_slow(&mut self, slot: usize, key: (u64, u64), s: &str) -> u32 {
+    fn intern_short_slow(&mut self, key: (u64, u64), s: &str) -> u32 {
         let id = self.intern(s);
+        self.cache_key(key, id);
+        id
+    }
+
+    /// Puts `key` first in its set of the cache, the one there second.
+    fn cache_key(&mut self, key: (u64, u64), id: u32) {
         if self.words.is_empty() {
             self.words = vec![(0, NO_WORD, 0); WORD_SLOTS];
         }
+        let slot = slot_of_key(key);
+        self.words[slot + 1] = self.words[slot];
         self.words[slot] = (key.0, key.1, id);
-        id
     }
 
     /// The id of `s`, if it has one.
@@ -381,6 +389,68 @@ impl Dictionary {
         (merged, ids)
     }
 
+    /// The dictionaries `parts` merged as [`Dictionary::merge`] merges them, when every
+    /// part begins with the same `seeded` strings (each was made from one seed,
+    /// [`Dictionary::copy_from`]): the seed's strings keep their ids, and only the
+    /// parts' own strings after them are interned, one part after another. A window
+    /// whose strings are all known from the window before merges so at once, where a
+    /// merge interns every part's strings on the window's thread, the others idle.
+    fn merge_seeded(parts: &[&Dictionary], seeded: usize) -> (Dictionary, Vec<Vec<u32>>) {
+        let Some(first) = parts.first() else {
+            return (Dictionary::default(), Vec::new());
+        };
+        debug_assert!(parts
+            .iter()
+            .all(|p| p.len() >= seeded && p.spans[..seeded] == first.spans[..seeded]));
+        let bytes = first.spans[..seeded]
+            .last()
+            .map_or(0, |&(o, n)| (o + n) as usize);
+        let mut merged = Dictionary {
+            map: OnceLock::new(),
+            spans: first.spans[..seeded].to_vec(),
+            bytes: first.bytes[..bytes].to_vec(),
+            words: Vec::new(),
+        };
+        let ids = parts
+            .iter()
+            .map(|p| {
+                (0..seeded as u32)
+                    .chain((seeded..p.len()).map(|i| merged.intern(p.str_of(i as u32))))
+                    .collect()
+            })
+            .collect();
+        (merged, ids)
+    }
+
+    /// Makes this dictionary a copy of `seed` (its strings, look-up map and cache of
+    /// keys), reusing its memory.
+    pub fn copy_from(&mut self, seed: &Dictionary) {
+        self.spans.clone_from(&seed.spans);
+        self.bytes.clone_from(&seed.bytes);
+        self.words.clone_from(&seed.words);
+        match (seed.map.get(), self.map.get_mut()) {
+            (Some(from), Some(map)) => map.clone_from(from),
+            (Some(from), None) => {
+                let _ = self.map.set(from.clone());
+            }
+            (None, _) => self.map = OnceLock::new(),
+        }
+    }
+
+    /// Builds the look-up map and fills the cache of keys with every string of at most
+    /// 15 bytes: a dictionary copied into many ([`Dictionary::copy_from`]) finds its
+    /// strings in each at once.
+    pub fn warm(&mut self) {
+        let _ = self.get("");
+        for id in 0..self.len() as u32 {
+            let (o, n) = self.spans[id as usize];
+            let b = &self.bytes[o as usize..(o + n) as usize];
+            if let Some(key) = short_key(b) {
+                self.cache_key(key, id);
+            }
+        }
+    }
+
     /// Forgets every string, keeping the memory (the look-up map's too, once built):
     /// a dictionary refilled window after window neither allocates nor grows its map
     /// again.
@@ -434,6 +504,13 @@ impl Dictionary {
             + self.bytes.capacity()
             + self.words.capacity() * std::mem::size_of::<(u64, u64, u32)>()
     }
+}
+
+/// The slot of a key ([`short_key`]) in [`Dictionary::intern_short`]'s cache.
+#[inline(always)]
+fn slot_of_key(key: (u64, u64)) -> usize {
+    let h = (key.0 ^ key.1.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> (64 - WORD_BITS)) as usize & !1
 }
 
 /// The shard of `s` among `shards` (a power of two), by its hash.
@@ -524,6 +601,18 @@ impl EventBatch {
     /// its arrays' memory reused (a stream's windows, one after another, then write
     /// into memory already theirs instead of pages the kernel must first clear).
     pub fn concat_into<B: Borrow<EventBatch> + Sync>(&mut self, parts: &[B]) {
+        self.concat_seeded_into(parts, None);
+    }
+
+    /// [`EventBatch::concat_into`] of parts that each began from `seed`
+    /// ([`EventBatch::reset_to`]; `None`: from nothing): the seed's names and strings
+    /// keep their ids, and a part that added none of its own has its attributes copied
+    /// as they are.
+    pub fn concat_seeded_into<B: Borrow<EventBatch> + Sync>(
+        &mut self,
+        parts: &[B],
+        seed: Option<&Seed>,
+    ) {
         let parts: Vec<&EventBatch> = parts.iter().map(Borrow::borrow).collect();
         let events: usize = parts.iter().map(|p| p.len()).sum();
         let attrs: usize = parts.iter().map(|p| p.total_attrs()).sum();
@@ -533,36 +622,73 @@ impl EventBatch {
         b.attrs.reserve(attrs);
         // Each part's names and strings in the merged numbering (the two side by side:
         // a window's are merged on one thread each, see `MERGE_ON_ONE_THREAD`).
+        let merge = |dicts: Vec<&Dictionary>, seeded: Option<usize>| match seeded {
+            Some(n) => Dictionary::merge_seeded(&dicts, n),
+            None => Dictionary::merge(&dicts),
+        };
+        let seeded = seed.map(|s| (s.names.len(), s.strings.len()));
         let ((names, name_ids), (strings, string_ids)) = rayon::join(
-            || Dictionary::merge(&parts.iter().map(|p| &p.names).collect::<Vec<_>>()),
-            || Dictionary::merge(&parts.iter().map(|p| &p.strings).collect::<Vec<_>>()),
+            || {
+                merge(
+                    parts.iter().map(|p| &p.names).collect(),
+                    seeded.map(|s| s.0),
+                )
+            },
+            || {
+                merge(
+                    parts.iter().map(|p| &p.strings).collect(),
+                    seeded.map(|s| s.1),
+                )
+            },
         );
         (b.names, b.strings) = (names, strings);
         let maps: Vec<(Vec<u32>, Vec<u32>)> = name_ids.into_iter().zip(string_ids).collect();
-        let mut base = 0u32;
-        for p in &parts {
-            b.starts.extend(p.starts[1..].iter().map(|&s| base + s));
-            base += p.total_attrs() as u32;
-        }
-        // Each part's attributes written straight into their place (not zeroed first: a
-        // pass over the whole window on this thread).
+        // Each part's starts and attributes written straight into their place (not
+        // zeroed first: a pass over the whole window on this thread).
         let mut rest = &mut b.attrs.spare_capacity_mut()[..attrs];
+        let mut starts = &mut b.starts.spare_capacity_mut()[..events];
         let mut jobs = Vec::with_capacity(parts.len());
+        let mut base = 0u32;
         for (p, m) in parts.iter().zip(&maps) {
             let (mine, tail) = rest.split_at_mut(p.total_attrs());
             rest = tail;
-            jobs.push((p, m, mine));
+            let (my_starts, tail) = starts.split_at_mut(p.len());
+            starts = tail;
+            jobs.push((p, m, mine, my_starts, base));
+            base += p.total_attrs() as u32;
         }
-        jobs.into_par_iter().for_each(|(p, (names, strings), out)| {
-            for (o, a) in out.iter_mut().zip(p.attrs()) {
-                o.write(renumbered(a, names, strings));
-            }
-        });
-        // SAFETY: the capacity is at least `attrs` (`reserve` above on an empty vector),
-        // and the parts' slices cover the first `attrs` slots exactly (their lengths sum
-        // to `attrs`), each slot written once by the loop above (a part's slice is as
-        // long as its attributes).
-        unsafe { b.attrs.set_len(attrs) };
+        jobs.into_par_iter()
+            .for_each(|(p, (names, strings), out, starts, base)| {
+                for (o, &s) in starts.iter_mut().zip(&p.starts[1..]) {
+                    o.write(base + s);
+                }
+                // Only the seed's names and strings: their ids are the merged ones.
+                let same = seeded.is_some_and(|(n, s)| p.names.len() == n && p.strings.len() == s);
+                if same {
+                    // SAFETY: `out` is as long as the part's attributes (its slice of the
+                    // window's, above), and `MaybeUninit<Attr>` has `Attr`'s layout.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            p.attrs().as_ptr(),
+                            out.as_mut_ptr().cast::<Attr>(),
+                            out.len(),
+                        )
+                    };
+                    return;
+                }
+                for (o, a) in out.iter_mut().zip(p.attrs()) {
+                    o.write(renumbered(a, names, strings));
+                }
+            });
+        // SAFETY: the capacities are at least `attrs` and `1 + events` (`reserve` above
+        // on vectors of none and of one), and the parts' slices cover the first `attrs`
+        // and the `events` after the first slots exactly (their lengths sum to them),
+        // each slot written once by the loop above (a part's slices are as long as its
+        // attributes and its events).
+        unsafe {
+            b.starts.set_len(1 + events);
+            b.attrs.set_len(attrs);
+        }
     }
 
     /// Number of (complete) events.
@@ -783,6 +909,28 @@ impl EventBatch {
         self.strings = Dictionary::default();
     }
 
+    /// The batch's two dictionaries (warmed: [`Dictionary::warm`]), for batches to
+    /// begin from ([`EventBatch::reset_to`]).
+    pub fn seed(&self) -> Seed {
+        let mut seed = Seed {
+            names: self.names.clone(),
+            strings: self.strings.clone(),
+        };
+        seed.names.warm();
+        seed.strings.warm();
+        seed
+    }
+
+    /// Removes every event, keeping the arrays' memory, and makes the dictionaries
+    /// copies of `seed`'s: the batch is as [`EventBatch::new`] makes it after
+    /// interning the seed's names and strings.
+    pub fn reset_to(&mut self, seed: &Seed) {
+        self.starts.truncate(1);
+        self.attrs.clear();
+        self.names.copy_from(&seed.names);
+        self.strings.copy_from(&seed.strings);
+    }
+
     /// Removes every event and both dictionaries, keeping the arrays' memory: the batch
     /// is as [`EventBatch::new`] makes it, with room.
     pub fn reset(&mut self) {
@@ -819,6 +967,28 @@ impl EventBatch {
             + self.strings.heap_bytes()
             + self.starts.capacity() * 4
             + self.attrs.capacity() * std::mem::size_of::<Attr>()
+    }
+}
+
+/// A batch's names and strings, that the batches of a stream's next window begin from
+/// ([`EventBatch::seed`], [`EventBatch::reset_to`]): the parts of a window parsed on all
+/// cores then number the strings they share alike, and are joined with no merge of
+/// their dictionaries nor renumbering of their attributes
+/// ([`EventBatch::concat_seeded_into`]).
+#[derive(Clone, Debug, Default)]
+pub struct Seed {
+    names: Dictionary,
+    strings: Dictionary,
+}
+
+impl Seed {
+    /// Names and strings in all.
+    pub fn len(&self) -> usize {
+        self.names.len() + self.strings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 

@@ -965,14 +965,24 @@ pub fn parse_events_text(file: &Path, text: &[u8], first_line: usize) -> (Events
 /// `\n` and takes the checked path of [`parse_events_batch`] (the same words for the same
 /// errors).
 fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWindow, usize) {
+    let seed = SEED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
     let p = crate::text::parse_parts(
         text,
         first_line,
         |part| {
             // About 50 bytes and 4 attributes an event in Table 1's scenarios; the
             // vectors grow past it.
-            SPARES.part(EventBatch::reset, || {
-                EventBatch::with_capacity(part.len() / 48, part.len() / 12)
+            let reset = |b: &mut EventBatch| match &seed {
+                Some(seed) => b.reset_to(seed),
+                None => b.reset(),
+            };
+            SPARES.part(reset, || {
+                let mut b = EventBatch::with_capacity(part.len() / 48, part.len() / 12);
+                reset(&mut b);
+                b
             })
         },
         |batch, part, first, lines| {
@@ -1001,12 +1011,28 @@ fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWin
         .into_iter()
         .map(|(i, line, (column, what))| (i, IoError::bad(file, line, column, what)))
         .collect();
-    let batch = SPARES.window(p.parts, |w, parts| w.concat_into(parts));
+    let batch = SPARES.window(p.parts, |w, parts| {
+        w.concat_seeded_into(parts, seed.as_deref())
+    });
+    let next = (batch.names().len() + batch.strings().len() <= SEED_MAX)
+        .then(|| std::sync::Arc::new(batch.seed()));
+    *SEED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = next;
     (EventsWindow { batch, bad }, p.lines)
 }
 
 /// The parts' and windows' batches of [`parse_events_text`] kept for the next window.
 static SPARES: crate::text::Spares<EventBatch> = crate::text::Spares::new();
+
+/// The names and strings of the last window parsed by [`parse_events_text`], which the
+/// next window's parts begin from ([`crate::batch::Seed`]), when they are few: a
+/// stream whose strings are mostly new would otherwise carry them from window to window.
+static SEED: std::sync::Mutex<Option<std::sync::Arc<crate::batch::Seed>>> =
+    std::sync::Mutex::new(None);
+
+/// Most names and strings a window hands on to the next ([`SEED`]).
+const SEED_MAX: usize = 4096;
 
 /// Gives a window's batch from [`parse_events_text`] back once its events are matched:
 /// a later window is parsed into its memory (a few are kept; the others freed).
