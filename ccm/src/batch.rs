@@ -1200,6 +1200,56 @@ mod tests {
         assert!(EventBatch::new().cycled(5).is_empty());
     }
 
+    /// Parts begun from a seed ([`EventBatch::reset_to`]) and joined by
+    /// [`EventBatch::concat_seeded_into`] hold the events that joining them as they are
+    /// gives, whether a part adds names and strings of its own or none (its attributes
+    /// then copied as they are); the seed's keep their ids; and the seed's copies find
+    /// its strings, short and long.
+    #[test]
+    fn parts_begun_from_a_seed_join_into_the_same_events() {
+        let mut window = EventBatch::new();
+        for s in ["a", "a string longer than fifteen bytes", "b"] {
+            window.push_named("n", ValueRef::Str(s)).unwrap();
+            window.push_named("x", ValueRef::Int(1)).unwrap();
+            window.end_event().unwrap();
+        }
+        let seed = window.seed();
+        assert_eq!(seed.len(), 2 + 3);
+        let lines: [&[(&str, ValueRef)]; 4] = [
+            &[("n", ValueRef::Str("b")), ("x", ValueRef::Int(2))],
+            &[("x", ValueRef::Str("a string longer than fifteen bytes"))],
+            &[("new", ValueRef::Str("c")), ("n", ValueRef::Str("a"))],
+            &[("n", ValueRef::Str("a new string longer than fifteen bytes"))],
+        ];
+        // Parts of known names and strings only, and parts with their own.
+        for own in [vec![0, 1], vec![2, 0, 3], vec![1, 3, 3, 0, 2]] {
+            let parts: Vec<EventBatch> = own
+                .iter()
+                .map(|&k| {
+                    let mut p = EventBatch::new();
+                    p.reset_to(&seed);
+                    for _ in 0..3 {
+                        for (name, v) in lines[k] {
+                            p.push_named(name, *v).unwrap();
+                        }
+                        p.end_event().unwrap();
+                    }
+                    p
+                })
+                .collect();
+            let mut joined = EventBatch::new();
+            joined.concat_seeded_into(&parts, Some(&seed));
+            let want: Vec<Event> = parts.iter().flat_map(|p| p.to_events()).collect();
+            assert_eq!(joined.to_events(), want, "{own:?}");
+            assert_eq!(joined, EventBatch::concat(&parts), "{own:?}");
+            for (i, s) in window.strings().iter().enumerate() {
+                assert_eq!(joined.strings().get(s), Some(i as u32), "{s}");
+            }
+            let names: Vec<&str> = joined.names().iter().collect();
+            assert_eq!(&names[..2], ["n", "x"]);
+        }
+    }
+
     #[test]
     fn appending_renumbers_names_and_strings_and_clear_keeps_the_names() {
         let mut a = EventBatch::new();
