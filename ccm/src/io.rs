@@ -1862,7 +1862,7 @@ mod tests {
             "{}",
             "true",
         ];
-        let mut string = |next: &mut dyn FnMut(usize) -> usize| -> Vec<u8> {
+        let string = |next: &mut dyn FnMut(usize) -> usize| -> Vec<u8> {
             let len = next(41);
             let odd = next(4) == 0;
             let mut s = b"\"".to_vec();
