@@ -90,7 +90,7 @@ impl Scan<'_> {
     }
 
     /// The object's attributes pushed into `batch`'s event being pushed, and whether
-    /// their names are known distinct (as [`Reader::object_names`] says).
+    /// their names are known distinct (each of its own bit of 64; else the batch checks).
     #[inline(always)]
     fn object(&mut self, batch: &mut EventBatch) -> Option<bool> {
         self.ws();
@@ -103,7 +103,8 @@ impl Scan<'_> {
             self.i += 1;
             return Some(true);
         }
-        let (mut seen, mut distinct) = (0u128, true);
+        // The names seen, a bit each (their ids modulo 64), and the bits seen twice.
+        let (mut seen, mut shared) = (0u64, 0u64);
         loop {
             if self.b.get(self.i) != Some(&b'"') {
                 return None;
@@ -121,13 +122,10 @@ impl Scan<'_> {
             if self.b.get(self.i) == Some(&b' ') {
                 self.ws();
             }
-            if name < 128 {
-                let bit = 1u128 << name;
-                distinct &= seen & bit == 0;
-                seen |= bit;
-            } else {
-                distinct = false;
-            }
+            // Two names of one bit are not known distinct (the batch checks them).
+            let bit = 1u64 << (name & 63);
+            shared |= seen & bit;
+            seen |= bit;
             let (ty, val) = match *self.b.get(self.i)? {
                 b'"' => (TY_STR, self.interned(batch.dictionaries_mut().1)? as u64),
                 b'-' | b'0'..=b'9' => {
@@ -155,7 +153,7 @@ impl Scan<'_> {
                         self.ws();
                     }
                 }
-                b'}' => return Some(distinct),
+                b'}' => return Some(shared == 0),
                 _ => return None,
             }
         }
@@ -174,18 +172,20 @@ impl Scan<'_> {
             let y = u64::from_le_bytes(w[8..].try_into().expect("8 bytes"));
             // The first special byte: `k` bytes after the quote.
             let mx = specials(x);
-            let (k, key) = if mx != 0 {
+            // The special byte read from its word.
+            let (k, key, special) = if mx != 0 {
                 let k = (mx.trailing_zeros() / 8) as usize;
-                (k, (x & low(k), (k as u64) << 56))
+                (k, (x & low(k), (k as u64) << 56), (x >> (8 * k)) as u8)
             } else {
                 let my = specials(y);
                 if my == 0 {
                     return self.interned_long(dict);
                 }
                 let k = (my.trailing_zeros() / 8) as usize;
-                (8 + k, (x, y & low(k) | ((8 + k) as u64) << 56))
+                let key = (x, y & low(k) | ((8 + k) as u64) << 56);
+                (8 + k, key, (y >> (8 * k)) as u8)
             };
-            if self.b[from + k] != b'"' {
+            if special != b'"' {
                 return None;
             }
             let bytes = &self.b[from..from + k];
