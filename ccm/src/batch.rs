@@ -109,17 +109,36 @@ pub struct Dictionary {
     /// Per id: offset and length in `bytes`.
     spans: Vec<(u32, u32)>,
     bytes: Vec<u8>,
-    /// Ids of strings of at most 7 bytes by their word ([`word_key`]), direct-mapped
-    /// (a slot holds the last string seen there): [`Dictionary::intern_word`]. Empty
-    /// until its first use.
-    words: Vec<(u64, u32)>,
+    /// Ids of strings of at most 15 bytes by their two words ([`short_key`]),
+    /// direct-mapped (a slot holds the last string seen there):
+    /// [`Dictionary::intern_short`]. Empty until its first use.
+    words: Vec<(u64, u64, u32)>,
 }
 
-/// Slots of [`Dictionary::intern_word`]'s cache.
-const WORD_SLOTS: usize = 256;
+/// Slots of [`Dictionary::intern_short`]'s cache: `1 << WORD_BITS` (12 KiB), in sets of
+/// two (a string whose slot another takes is still found in the other).
+const WORD_BITS: u32 = 9;
+const WORD_SLOTS: usize = 1 << WORD_BITS;
 
-/// A slot of that cache that holds no string: no key has a length byte above 7.
+/// A slot of that cache that holds no string: no key has a length byte above 15.
 const NO_WORD: u64 = u64::MAX;
+
+/// The key of a string of at most 15 bytes for [`Dictionary::intern_short`]: its first
+/// eight bytes as a little-endian word (zero-padded), and its next seven so with its
+/// length in the top byte (so two strings share a key only if they are equal); `None`
+/// for a longer string. A string of at most 7 bytes has the key `(word_key, 0)` less
+/// its length, which is in the second word: `(bytes, len << 56)`.
+#[inline(always)]
+pub fn short_key(s: &[u8]) -> Option<(u64, u64)> {
+    if s.len() > 15 {
+        return None;
+    }
+    let mut w = [0u8; 16];
+    w[..s.len()].copy_from_slice(s);
+    let a = u64::from_le_bytes(w[..8].try_into().expect("8 bytes"));
+    let b = u64::from_le_bytes(w[8..].try_into().expect("8 bytes"));
+    Some((a, b | (s.len() as u64) << 56))
+}
 
 /// The key of a string of at most 7 bytes for [`Dictionary::intern_word`]: its bytes as
 /// a little-endian word, its length in the top byte (so two strings share a key only if
@@ -172,27 +191,47 @@ impl Dictionary {
 
     /// [`Dictionary::intern`] of a string of at most 7 bytes given with its key
     /// ([`word_key`]: the caller may have it in hand, as the events' fast reader has):
-    /// one look-up in a small direct-mapped cache of keys, else `intern`.
+    /// [`Dictionary::intern_short`].
     #[inline(always)]
     pub fn intern_word(&mut self, key: u64, s: &str) -> u32 {
         debug_assert_eq!(word_key(s.as_bytes()), Some(key));
-        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize % WORD_SLOTS;
-        if let Some(&(k, id)) = self.words.get(slot) {
-            if k == key {
-                return id;
+        const LEN: u64 = 0xff << 56;
+        self.intern_short((key & !LEN, key & LEN), s)
+    }
+
+    /// [`Dictionary::intern`] of a string of at most 15 bytes given with its key
+    /// ([`short_key`]: the events' scanner has it in hand, from the two words it read
+    /// after the quote): one look-up in a small cache of keys (two ways), else
+    /// `intern`.
+    #[inline(always)]
+    pub fn intern_short(&mut self, key: (u64, u64), s: &str) -> u32 {
+        debug_assert_eq!(short_key(s.as_bytes()), Some(key));
+        let slot = slot_of_key(key);
+        if let Some(set) = self.words.get(slot..slot + 2) {
+            for &(a, b, id) in set {
+                if (a, b) == key {
+                    return id;
+                }
             }
         }
-        self.intern_word_slow(slot, key, s)
+        self.intern_short_slow(key, s)
     }
 
     #[inline(never)]
-    fn intern_word_slow(&mut self, slot: usize, key: u64, s: &str) -> u32 {
+    fn intern_short_slow(&mut self, key: (u64, u64), s: &str) -> u32 {
         let id = self.intern(s);
-        if self.words.is_empty() {
-            self.words = vec![(NO_WORD, 0); WORD_SLOTS];
-        }
-        self.words[slot] = (key, id);
+        self.cache_key(key, id);
         id
+    }
+
+    /// Puts `key` first in its set of the cache, the one there second.
+    fn cache_key(&mut self, key: (u64, u64), id: u32) {
+        if self.words.is_empty() {
+            self.words = vec![(0, NO_WORD, 0); WORD_SLOTS];
+        }
+        let slot = slot_of_key(key);
+        self.words[slot + 1] = self.words[slot];
+        self.words[slot] = (key.0, key.1, id);
     }
 
     /// The id of `s`, if it has one.
@@ -350,13 +389,75 @@ impl Dictionary {
         (merged, ids)
     }
 
+    /// The dictionaries `parts` merged as [`Dictionary::merge`] merges them, when every
+    /// part begins with the same `seeded` strings (each was made from one seed,
+    /// [`Dictionary::copy_from`]): the seed's strings keep their ids, and only the
+    /// parts' own strings after them are interned, one part after another. A window
+    /// whose strings are all known from the window before merges so at once, where a
+    /// merge interns every part's strings on the window's thread, the others idle.
+    fn merge_seeded(parts: &[&Dictionary], seeded: usize) -> (Dictionary, Vec<Vec<u32>>) {
+        let Some(first) = parts.first() else {
+            return (Dictionary::default(), Vec::new());
+        };
+        debug_assert!(parts
+            .iter()
+            .all(|p| p.len() >= seeded && p.spans[..seeded] == first.spans[..seeded]));
+        let bytes = first.spans[..seeded]
+            .last()
+            .map_or(0, |&(o, n)| (o + n) as usize);
+        let mut merged = Dictionary {
+            map: OnceLock::new(),
+            spans: first.spans[..seeded].to_vec(),
+            bytes: first.bytes[..bytes].to_vec(),
+            words: Vec::new(),
+        };
+        let ids = parts
+            .iter()
+            .map(|p| {
+                (0..seeded as u32)
+                    .chain((seeded..p.len()).map(|i| merged.intern(p.str_of(i as u32))))
+                    .collect()
+            })
+            .collect();
+        (merged, ids)
+    }
+
+    /// Makes this dictionary a copy of `seed` (its strings, look-up map and cache of
+    /// keys), reusing its memory.
+    pub fn copy_from(&mut self, seed: &Dictionary) {
+        self.spans.clone_from(&seed.spans);
+        self.bytes.clone_from(&seed.bytes);
+        self.words.clone_from(&seed.words);
+        match (seed.map.get(), self.map.get_mut()) {
+            (Some(from), Some(map)) => map.clone_from(from),
+            (Some(from), None) => {
+                let _ = self.map.set(from.clone());
+            }
+            (None, _) => self.map = OnceLock::new(),
+        }
+    }
+
+    /// Builds the look-up map and fills the cache of keys with every string of at most
+    /// 15 bytes: a dictionary copied into many ([`Dictionary::copy_from`]) finds its
+    /// strings in each at once.
+    pub fn warm(&mut self) {
+        let _ = self.get("");
+        for id in 0..self.len() as u32 {
+            let (o, n) = self.spans[id as usize];
+            let b = &self.bytes[o as usize..(o + n) as usize];
+            if let Some(key) = short_key(b) {
+                self.cache_key(key, id);
+            }
+        }
+    }
+
     /// Forgets every string, keeping the memory (the look-up map's too, once built):
     /// a dictionary refilled window after window neither allocates nor grows its map
     /// again.
     pub fn clear(&mut self) {
         self.spans.clear();
         self.bytes.clear();
-        self.words.fill((NO_WORD, 0));
+        self.words.fill((0, NO_WORD, 0));
         if let Some(map) = self.map.get_mut() {
             map.clear();
         }
@@ -401,8 +502,15 @@ impl Dictionary {
         self.map.get().map_or(0, ShortKeyMap::heap_bytes)
             + self.spans.capacity() * 8
             + self.bytes.capacity()
-            + self.words.capacity() * 16
+            + self.words.capacity() * std::mem::size_of::<(u64, u64, u32)>()
     }
+}
+
+/// The slot of a key ([`short_key`]) in [`Dictionary::intern_short`]'s cache.
+#[inline(always)]
+fn slot_of_key(key: (u64, u64)) -> usize {
+    let h = (key.0 ^ key.1.rotate_left(29)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> (64 - WORD_BITS)) as usize & !1
 }
 
 /// The shard of `s` among `shards` (a power of two), by its hash.
@@ -493,6 +601,18 @@ impl EventBatch {
     /// its arrays' memory reused (a stream's windows, one after another, then write
     /// into memory already theirs instead of pages the kernel must first clear).
     pub fn concat_into<B: Borrow<EventBatch> + Sync>(&mut self, parts: &[B]) {
+        self.concat_seeded_into(parts, None);
+    }
+
+    /// [`EventBatch::concat_into`] of parts that each began from `seed`
+    /// ([`EventBatch::reset_to`]; `None`: from nothing): the seed's names and strings
+    /// keep their ids, and a part that added none of its own has its attributes copied
+    /// as they are.
+    pub fn concat_seeded_into<B: Borrow<EventBatch> + Sync>(
+        &mut self,
+        parts: &[B],
+        seed: Option<&Seed>,
+    ) {
         let parts: Vec<&EventBatch> = parts.iter().map(Borrow::borrow).collect();
         let events: usize = parts.iter().map(|p| p.len()).sum();
         let attrs: usize = parts.iter().map(|p| p.total_attrs()).sum();
@@ -502,36 +622,73 @@ impl EventBatch {
         b.attrs.reserve(attrs);
         // Each part's names and strings in the merged numbering (the two side by side:
         // a window's are merged on one thread each, see `MERGE_ON_ONE_THREAD`).
+        let merge = |dicts: Vec<&Dictionary>, seeded: Option<usize>| match seeded {
+            Some(n) => Dictionary::merge_seeded(&dicts, n),
+            None => Dictionary::merge(&dicts),
+        };
+        let seeded = seed.map(|s| (s.names.len(), s.strings.len()));
         let ((names, name_ids), (strings, string_ids)) = rayon::join(
-            || Dictionary::merge(&parts.iter().map(|p| &p.names).collect::<Vec<_>>()),
-            || Dictionary::merge(&parts.iter().map(|p| &p.strings).collect::<Vec<_>>()),
+            || {
+                merge(
+                    parts.iter().map(|p| &p.names).collect(),
+                    seeded.map(|s| s.0),
+                )
+            },
+            || {
+                merge(
+                    parts.iter().map(|p| &p.strings).collect(),
+                    seeded.map(|s| s.1),
+                )
+            },
         );
         (b.names, b.strings) = (names, strings);
         let maps: Vec<(Vec<u32>, Vec<u32>)> = name_ids.into_iter().zip(string_ids).collect();
-        let mut base = 0u32;
-        for p in &parts {
-            b.starts.extend(p.starts[1..].iter().map(|&s| base + s));
-            base += p.total_attrs() as u32;
-        }
-        // Each part's attributes written straight into their place (not zeroed first: a
-        // pass over the whole window on this thread).
+        // Each part's starts and attributes written straight into their place (not
+        // zeroed first: a pass over the whole window on this thread).
         let mut rest = &mut b.attrs.spare_capacity_mut()[..attrs];
+        let mut starts = &mut b.starts.spare_capacity_mut()[..events];
         let mut jobs = Vec::with_capacity(parts.len());
+        let mut base = 0u32;
         for (p, m) in parts.iter().zip(&maps) {
             let (mine, tail) = rest.split_at_mut(p.total_attrs());
             rest = tail;
-            jobs.push((p, m, mine));
+            let (my_starts, tail) = starts.split_at_mut(p.len());
+            starts = tail;
+            jobs.push((p, m, mine, my_starts, base));
+            base += p.total_attrs() as u32;
         }
-        jobs.into_par_iter().for_each(|(p, (names, strings), out)| {
-            for (o, a) in out.iter_mut().zip(p.attrs()) {
-                o.write(renumbered(a, names, strings));
-            }
-        });
-        // SAFETY: the capacity is at least `attrs` (`reserve` above on an empty vector),
-        // and the parts' slices cover the first `attrs` slots exactly (their lengths sum
-        // to `attrs`), each slot written once by the loop above (a part's slice is as
-        // long as its attributes).
-        unsafe { b.attrs.set_len(attrs) };
+        jobs.into_par_iter()
+            .for_each(|(p, (names, strings), out, starts, base)| {
+                for (o, &s) in starts.iter_mut().zip(&p.starts[1..]) {
+                    o.write(base + s);
+                }
+                // Only the seed's names and strings: their ids are the merged ones.
+                let same = seeded.is_some_and(|(n, s)| p.names.len() == n && p.strings.len() == s);
+                if same {
+                    // SAFETY: `out` is as long as the part's attributes (its slice of the
+                    // window's, above), and `MaybeUninit<Attr>` has `Attr`'s layout.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            p.attrs().as_ptr(),
+                            out.as_mut_ptr().cast::<Attr>(),
+                            out.len(),
+                        )
+                    };
+                    return;
+                }
+                for (o, a) in out.iter_mut().zip(p.attrs()) {
+                    o.write(renumbered(a, names, strings));
+                }
+            });
+        // SAFETY: the capacities are at least `attrs` and `1 + events` (`reserve` above
+        // on vectors of none and of one), and the parts' slices cover the first `attrs`
+        // and the `events` after the first slots exactly (their lengths sum to them),
+        // each slot written once by the loop above (a part's slices are as long as its
+        // attributes and its events).
+        unsafe {
+            b.starts.set_len(1 + events);
+            b.attrs.set_len(attrs);
+        }
     }
 
     /// Number of (complete) events.
@@ -637,6 +794,19 @@ impl EventBatch {
         Ok(())
     }
 
+    /// Adds an attribute already made (its name and string ids from this batch's
+    /// dictionaries, not a NaN) to the event being pushed: the events' scanner's push.
+    #[inline(always)]
+    pub(crate) fn push_attr(&mut self, a: Attr) {
+        self.attrs.push(a);
+    }
+
+    /// The names' and the strings' dictionaries, to intern into.
+    #[inline(always)]
+    pub(crate) fn dictionaries_mut(&mut self) -> (&mut Dictionary, &mut Dictionary) {
+        (&mut self.names, &mut self.strings)
+    }
+
     /// [`EventBatch::push`] by name.
     pub fn push_named(&mut self, name: &str, value: ValueRef<'_>) -> Result<(), ModelError> {
         let id = self.intern_name(name);
@@ -739,6 +909,28 @@ impl EventBatch {
         self.strings = Dictionary::default();
     }
 
+    /// The batch's two dictionaries (warmed: [`Dictionary::warm`]), for batches to
+    /// begin from ([`EventBatch::reset_to`]).
+    pub fn seed(&self) -> Seed {
+        let mut seed = Seed {
+            names: self.names.clone(),
+            strings: self.strings.clone(),
+        };
+        seed.names.warm();
+        seed.strings.warm();
+        seed
+    }
+
+    /// Removes every event, keeping the arrays' memory, and makes the dictionaries
+    /// copies of `seed`'s: the batch is as [`EventBatch::new`] makes it after
+    /// interning the seed's names and strings.
+    pub fn reset_to(&mut self, seed: &Seed) {
+        self.starts.truncate(1);
+        self.attrs.clear();
+        self.names.copy_from(&seed.names);
+        self.strings.copy_from(&seed.strings);
+    }
+
     /// Removes every event and both dictionaries, keeping the arrays' memory: the batch
     /// is as [`EventBatch::new`] makes it, with room.
     pub fn reset(&mut self) {
@@ -775,6 +967,28 @@ impl EventBatch {
             + self.strings.heap_bytes()
             + self.starts.capacity() * 4
             + self.attrs.capacity() * std::mem::size_of::<Attr>()
+    }
+}
+
+/// A batch's names and strings, that the batches of a stream's next window begin from
+/// ([`EventBatch::seed`], [`EventBatch::reset_to`]): the parts of a window parsed on all
+/// cores then number the strings they share alike, and are joined with no merge of
+/// their dictionaries nor renumbering of their attributes
+/// ([`EventBatch::concat_seeded_into`]).
+#[derive(Clone, Debug, Default)]
+pub struct Seed {
+    names: Dictionary,
+    strings: Dictionary,
+}
+
+impl Seed {
+    /// Names and strings in all.
+    pub fn len(&self) -> usize {
+        self.names.len() + self.strings.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -864,17 +1078,20 @@ mod tests {
         }
     }
 
-    /// Interning by word ([`Dictionary::intern_word`]) gives the ids `intern` gives: for
-    /// every length up to 7 (the empty string and multi-byte characters included), for
-    /// more strings than the cache has slots (so that strings share slots), after
-    /// strings interned without their key, and after a clear.
+    /// Interning by key ([`Dictionary::intern_word`], [`Dictionary::intern_short`])
+    /// gives the ids `intern` gives: for every length up to 15 (the empty string and
+    /// multi-byte characters included), for more strings than the cache has slots (so
+    /// that strings share slots), after strings interned without their key, and after a
+    /// clear.
     #[test]
     fn interning_by_word_gives_the_ids_interning_gives() {
         let strings: Vec<String> = (0..3000u32)
-            .map(|i| match i % 4 {
+            .map(|i| match i % 6 {
                 0 => format!("{}", i % 9_999_999),
                 1 => format!("é{}", i % 99_999),
                 2 => "abcdefg"[..(i % 8) as usize].to_string(),
+                3 => "abcdefghijklmnop"[..(i % 16) as usize].to_string(),
+                4 => format!("é{}", i * 7919),
                 _ => format!("n{}", i % 500),
             })
             .collect();
@@ -883,13 +1100,12 @@ mod tests {
             let mut want = Dictionary::default();
             d.intern("a longer string, interned as it is");
             want.intern("a longer string, interned as it is");
-            for s in strings.iter().chain(strings.iter().rev()) {
-                let key = word_key(s.as_bytes()).expect("at most 7 bytes");
-                assert_eq!(
-                    d.intern_word(key, s),
-                    want.intern(s),
-                    "{s:?}, round {round}"
-                );
+            for (i, s) in strings.iter().chain(strings.iter().rev()).enumerate() {
+                let id = match word_key(s.as_bytes()) {
+                    Some(key) if i % 2 == 0 => d.intern_word(key, s),
+                    _ => d.intern_short(short_key(s.as_bytes()).expect("at most 15 bytes"), s),
+                };
+                assert_eq!(id, want.intern(s), "{s:?}, round {round}");
             }
             assert_eq!(
                 d.iter().collect::<Vec<_>>(),
@@ -898,6 +1114,8 @@ mod tests {
             d.clear();
         }
         assert_eq!(word_key(b"12345678"), None);
+        assert_eq!(short_key(b"0123456789abcdef"), None);
+        assert_ne!(short_key(b"12345678"), short_key(b"12345678\0"));
         assert_ne!(word_key(b"a"), word_key(b"a\0"));
     }
 
@@ -980,6 +1198,56 @@ mod tests {
             }
         }
         assert!(EventBatch::new().cycled(5).is_empty());
+    }
+
+    /// Parts begun from a seed ([`EventBatch::reset_to`]) and joined by
+    /// [`EventBatch::concat_seeded_into`] hold the events that joining them as they are
+    /// gives, whether a part adds names and strings of its own or none (its attributes
+    /// then copied as they are); the seed's keep their ids; and the seed's copies find
+    /// its strings, short and long.
+    #[test]
+    fn parts_begun_from_a_seed_join_into_the_same_events() {
+        let mut window = EventBatch::new();
+        for s in ["a", "a string longer than fifteen bytes", "b"] {
+            window.push_named("n", ValueRef::Str(s)).unwrap();
+            window.push_named("x", ValueRef::Int(1)).unwrap();
+            window.end_event().unwrap();
+        }
+        let seed = window.seed();
+        assert_eq!(seed.len(), 2 + 3);
+        let lines: [&[(&str, ValueRef)]; 4] = [
+            &[("n", ValueRef::Str("b")), ("x", ValueRef::Int(2))],
+            &[("x", ValueRef::Str("a string longer than fifteen bytes"))],
+            &[("new", ValueRef::Str("c")), ("n", ValueRef::Str("a"))],
+            &[("n", ValueRef::Str("a new string longer than fifteen bytes"))],
+        ];
+        // Parts of known names and strings only, and parts with their own.
+        for own in [vec![0, 1], vec![2, 0, 3], vec![1, 3, 3, 0, 2]] {
+            let parts: Vec<EventBatch> = own
+                .iter()
+                .map(|&k| {
+                    let mut p = EventBatch::new();
+                    p.reset_to(&seed);
+                    for _ in 0..3 {
+                        for (name, v) in lines[k] {
+                            p.push_named(name, *v).unwrap();
+                        }
+                        p.end_event().unwrap();
+                    }
+                    p
+                })
+                .collect();
+            let mut joined = EventBatch::new();
+            joined.concat_seeded_into(&parts, Some(&seed));
+            let want: Vec<Event> = parts.iter().flat_map(|p| p.to_events()).collect();
+            assert_eq!(joined.to_events(), want, "{own:?}");
+            assert_eq!(joined, EventBatch::concat(&parts), "{own:?}");
+            for (i, s) in window.strings().iter().enumerate() {
+                assert_eq!(joined.strings().get(s), Some(i as u32), "{s}");
+            }
+            let names: Vec<&str> = joined.names().iter().collect();
+            assert_eq!(&names[..2], ["n", "x"]);
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! clcb's subscriptions loaders; there too anything else gives `None` and serde_json
 //! parses the line and words its error.
 
-use crate::batch::{EventBatch, ValueRef};
+use crate::batch::{Attr, Dictionary, EventBatch, ValueRef, TY_FLOAT, TY_INT, TY_STR};
 use crate::model::{Constraint, ModelError, Op};
 
 /// Parses `line` (whole: nothing but whitespace after the object) into one more event of
@@ -33,6 +33,231 @@ pub fn event_into_batch(line: &str, batch: &mut EventBatch) -> Option<Result<(),
         return Some(Ok(()));
     }
     Some(batch.end_event())
+}
+
+/// Reads the events line at the start of `text` (a window's bytes from a line's start,
+/// not checked for UTF-8) into one more event of `batch`, when it is of the form this
+/// reader takes and names no attribute twice: the bytes the line takes, its `\n`
+/// included (or all of `text`, when the line ends it). Else `None`, the batch as it
+/// was: the caller cuts the line at its `\n` and parses it by the checked path
+/// ([`crate::io::event_into_batch`]), which words the errors.
+///
+/// One pass over the line's bytes: the line is not cut first, nor checked for UTF-8 as
+/// a whole. A line this reader takes is UTF-8 as the checked path requires, since it
+/// holds only ASCII outside its strings and each string holding a byte above 0x7f is
+/// checked. Whitespace is JSON's but for `\n`, which ends the line: so the line read
+/// is the one the checked path would have read. Names and strings of at most 15 bytes
+/// are interned by the two words read after their quote
+/// ([`crate::batch::Dictionary::intern_short`]).
+#[inline]
+pub fn event_line_into_batch(text: &[u8], batch: &mut EventBatch) -> Option<usize> {
+    let mut s = Scan { b: text, i: 0 };
+    let Some(distinct) = s.object(batch) else {
+        batch.abandon_event();
+        return None;
+    };
+    s.ws();
+    let end = match text.get(s.i) {
+        None => s.i,
+        Some(b'\n') => s.i + 1,
+        Some(_) => {
+            batch.abandon_event();
+            return None;
+        }
+    };
+    if distinct {
+        batch.end_distinct_event();
+    } else if batch.end_event().is_err() {
+        // A name given twice: the checked path words it (the batch is as it was).
+        return None;
+    }
+    Some(end)
+}
+
+/// The cursor of [`event_line_into_batch`]: `b[i..]` is what is left of the window.
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl Scan<'_> {
+    /// Skips whitespace within the line: spaces, tabs, `\r` (a `\n` ends the line).
+    #[inline(always)]
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\r') = self.b.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    /// The object's attributes pushed into `batch`'s event being pushed, and whether
+    /// their names are known distinct (each of its own bit of 64; else the batch checks).
+    #[inline(always)]
+    fn object(&mut self, batch: &mut EventBatch) -> Option<bool> {
+        self.ws();
+        if self.b.get(self.i) != Some(&b'{') {
+            return None;
+        }
+        self.i += 1;
+        self.ws();
+        if self.b.get(self.i) == Some(&b'}') {
+            self.i += 1;
+            return Some(true);
+        }
+        // The names seen, a bit each (their ids modulo 64), and the bits seen twice.
+        let (mut seen, mut shared) = (0u64, 0u64);
+        loop {
+            if self.b.get(self.i) != Some(&b'"') {
+                return None;
+            }
+            let name = self.interned(batch.dictionaries_mut().0)?;
+            // Each `ws` only where the byte expected is not there (no whitespace is the
+            // common form).
+            if self.b.get(self.i) != Some(&b':') {
+                self.ws();
+                if self.b.get(self.i) != Some(&b':') {
+                    return None;
+                }
+            }
+            self.i += 1;
+            if self.b.get(self.i) == Some(&b' ') {
+                self.ws();
+            }
+            // Two names of one bit are not known distinct (the batch checks them).
+            let bit = 1u64 << (name & 63);
+            shared |= seen & bit;
+            seen |= bit;
+            let (ty, val) = match *self.b.get(self.i)? {
+                b'"' => (TY_STR, self.interned(batch.dictionaries_mut().1)? as u64),
+                b'-' | b'0'..=b'9' => {
+                    let (v, end) = number_at(self.b, self.i)?;
+                    self.i = end;
+                    match v {
+                        ValueRef::Int(i) => (TY_INT, i as u64),
+                        // Finite: no NaN.
+                        ValueRef::Float(x) => (TY_FLOAT, x.to_bits()),
+                        ValueRef::Str(_) => return None,
+                    }
+                }
+                _ => return None,
+            };
+            batch.push_attr(Attr { name, ty, val });
+            let mut c = *self.b.get(self.i)?;
+            if c != b',' && c != b'}' {
+                self.ws();
+                c = *self.b.get(self.i)?;
+            }
+            self.i += 1;
+            match c {
+                b',' => {
+                    if self.b.get(self.i) != Some(&b'"') {
+                        self.ws();
+                    }
+                }
+                b'}' => return Some(shared == 0),
+                _ => return None,
+            }
+        }
+    }
+
+    /// The string at the cursor (its opening quote) interned in `dict`: without escapes
+    /// or control characters, UTF-8. One of at most 15 bytes by the two words after
+    /// its quote; a longer one scanned eight bytes at a time.
+    #[inline(always)]
+    fn interned(&mut self, dict: &mut Dictionary) -> Option<u32> {
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        let from = self.i + 1;
+        let low = |k: usize| (1u64 << (8 * k)).wrapping_sub(1);
+        if let Some(w) = self.b.get(from..from + 16) {
+            let w: &[u8; 16] = w.try_into().expect("16 bytes");
+            // The first special byte: `k` bytes after the quote.
+            let Some(k) = first_special(w) else {
+                return self.interned_long(dict);
+            };
+            if w[k] != b'"' {
+                return None;
+            }
+            let x = u64::from_le_bytes(w[..8].try_into().expect("8 bytes"));
+            let y = u64::from_le_bytes(w[8..].try_into().expect("8 bytes"));
+            let first = if k >= 8 { u64::MAX } else { low(k) };
+            let key = (x & first, y & low(k.saturating_sub(8)) | (k as u64) << 56);
+            let bytes = &self.b[from..from + k];
+            let s = if (key.0 | key.1) & HIGH == 0 {
+                // (The length, in the top byte, is below 16.)
+                // SAFETY: every byte is below 0x80: ASCII, UTF-8.
+                unsafe { std::str::from_utf8_unchecked(bytes) }
+            } else {
+                std::str::from_utf8(bytes).ok()?
+            };
+            self.i = from + k + 1;
+            return Some(dict.intern_short(key, s));
+        }
+        self.interned_long(dict)
+    }
+
+    /// [`Scan::interned`] of a string of more than 15 bytes, or near the window's end.
+    #[inline(never)]
+    fn interned_long(&mut self, dict: &mut Dictionary) -> Option<u32> {
+        let from = self.i + 1;
+        let mut j = from;
+        let end = loop {
+            if let Some(w) = self.b.get(j..j + 8) {
+                let m = specials(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+                if m == 0 {
+                    j += 8;
+                    continue;
+                }
+                let k = j + (m.trailing_zeros() / 8) as usize;
+                if self.b[k] != b'"' {
+                    return None;
+                }
+                break k;
+            }
+            match *self.b.get(j)? {
+                b'"' => break j,
+                c if c < 0x20 || c == b'\\' => return None,
+                _ => j += 1,
+            }
+        };
+        let s = std::str::from_utf8(&self.b[from..end]).ok()?;
+        self.i = end + 1;
+        Some(match crate::batch::short_key(s.as_bytes()) {
+            Some(key) => dict.intern_short(key, s),
+            None => dict.intern(s),
+        })
+    }
+}
+
+/// The place of the first quote, backslash or control character (below 0x20) among the
+/// 16 bytes of `w`, if any: on x86-64 by SSE2 (three compares and a mask), elsewhere by
+/// [`specials`] a word at a time.
+#[inline(always)]
+fn first_special(w: &[u8; 16]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86-64's baseline; the load reads the 16 bytes of `w`
+        // (unaligned).
+        let m = unsafe {
+            let v = _mm_loadu_si128(w.as_ptr().cast());
+            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+            let slash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+            // A byte is at most 0x1f when the larger of it and 0x1f is 0x1f.
+            let below = _mm_set1_epi8(0x1f);
+            let control = _mm_cmpeq_epi8(_mm_max_epu8(v, below), below);
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), control)) as u32
+        };
+        (m != 0).then(|| m.trailing_zeros() as usize)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let x = u64::from_le_bytes(w[..8].try_into().expect("8 bytes"));
+        let y = u64::from_le_bytes(w[8..].try_into().expect("8 bytes"));
+        match (specials(x), specials(y)) {
+            (0, 0) => None,
+            (0, m) => Some(8 + (m.trailing_zeros() / 8) as usize),
+            (m, _) => Some((m.trailing_zeros() / 8) as usize),
+        }
+    }
 }
 
 /// Eight bytes (little-endian) with the high bit set in the lowest byte that is a quote,
@@ -304,62 +529,81 @@ impl<'a> Reader<'a> {
 
     /// A JSON number: an integer of at most 18 digits, or a finite float.
     fn number(&mut self) -> Option<ValueRef<'a>> {
-        let from = self.i;
-        let neg = self.b[self.i] == b'-';
-        self.i += neg as usize;
-        let digits = self.i;
-        // The integer's value as its digits are read (wrapping: used only for at most 18
-        // digits, which fit).
-        let mut v = 0i64;
-        while let Some(&c @ b'0'..=b'9') = self.b.get(self.i) {
-            v = v.wrapping_mul(10).wrapping_add((c - b'0') as i64);
-            self.i += 1;
+        let (v, end) = number_at(self.b, self.i)?;
+        self.i = end;
+        Some(v)
+    }
+}
+
+/// The JSON number at `b[from..]` (its first byte a `-` or a digit): an integer of at
+/// most 18 digits, or a finite float; with where it ends.
+#[inline(always)]
+fn number_at(b: &[u8], from: usize) -> Option<(ValueRef<'static>, usize)> {
+    let neg = b[from] == b'-';
+    let digits = from + neg as usize;
+    let mut i = digits;
+    // The integer's value as its digits are read (wrapping: used only for at most 18
+    // digits, which fit).
+    let mut v = 0u64;
+    while let Some(&c) = b.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
         }
-        let int_len = self.i - digits;
-        if int_len == 0 || (int_len > 1 && self.b[digits] == b'0') {
+        v = v.wrapping_mul(10).wrapping_add(d as u64);
+        i += 1;
+    }
+    let int_len = i - digits;
+    if int_len == 0 || (int_len > 1 && b[digits] == b'0') {
+        return None;
+    }
+    if !matches!(b.get(i), Some(b'.' | b'e' | b'E')) {
+        if int_len > 18 {
             return None;
         }
-        let mut float = false;
-        if self.b.get(self.i) == Some(&b'.') {
-            self.i += 1;
-            let f = self.i;
-            while matches!(self.b.get(self.i), Some(b'0'..=b'9')) {
-                self.i += 1;
-            }
-            if self.i == f {
-                return None;
-            }
-            float = true;
-        }
-        if matches!(self.b.get(self.i), Some(b'e' | b'E')) {
-            self.i += 1;
-            if matches!(self.b.get(self.i), Some(b'+' | b'-')) {
-                self.i += 1;
-            }
-            let e = self.i;
-            while matches!(self.b.get(self.i), Some(b'0'..=b'9')) {
-                self.i += 1;
-            }
-            if self.i == e {
-                return None;
-            }
-            float = true;
-        }
-        if !float {
-            if int_len > 18 {
-                return None;
-            }
-            // serde_json reads `-0` as the float -0.0.
-            return Some(match (neg, v) {
+        // serde_json reads `-0` as the float -0.0.
+        let v = v as i64;
+        return Some((
+            match (neg, v) {
                 (true, 0) => ValueRef::Float(-0.0),
                 (true, v) => ValueRef::Int(-v),
                 (false, v) => ValueRef::Int(v),
-            });
-        }
-        let text = std::str::from_utf8(&self.b[from..self.i]).ok()?;
-        let x: f64 = text.parse().ok()?;
-        x.is_finite().then_some(ValueRef::Float(x))
+            },
+            i,
+        ));
     }
+    float_tail(b, from, i)
+}
+
+/// The float whose text begins at `b[from]` and whose integer part ends at `i`: its
+/// fraction and exponent read, then the whole text parsed (correctly rounded).
+#[inline(never)]
+fn float_tail(b: &[u8], from: usize, mut i: usize) -> Option<(ValueRef<'static>, usize)> {
+    let digits = |i: &mut usize| {
+        let at = *i;
+        while matches!(b.get(*i), Some(b'0'..=b'9')) {
+            *i += 1;
+        }
+        *i > at
+    };
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if !digits(&mut i) {
+            return None;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !digits(&mut i) {
+            return None;
+        }
+    }
+    let text = std::str::from_utf8(&b[from..i]).ok()?;
+    let x: f64 = text.parse().ok()?;
+    x.is_finite().then_some((ValueRef::Float(x), i))
 }
 
 #[cfg(test)]

@@ -959,34 +959,51 @@ pub fn parse_events_text(file: &Path, text: &[u8], first_line: usize) -> (Events
     rayon::scope(|_| parse_text_on_pool(file, text, first_line))
 }
 
-/// [`parse_events_text`], on a thread of the pool. Each part's bytes are checked for
-/// UTF-8 once, as a whole (a part is whole lines, cut at `\n`, a byte no character of
-/// several bytes holds), so that the lines of a valid part go straight to the fast
-/// reader; a line it does not take, and every line of a part that is not valid UTF-8,
-/// take the checked path of [`parse_events_batch`] (the same words for the same errors).
+/// [`parse_events_text`], on a thread of the pool. Each part is scanned line after line
+/// by the fast reader, straight from its bytes ([`crate::flat_json::event_line_into_batch`]:
+/// no line cut first, no pass to check UTF-8); a line it does not take is cut at its
+/// `\n` and takes the checked path of [`parse_events_batch`] (the same words for the same
+/// errors).
 fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWindow, usize) {
-    let p = crate::text::parse_lines_in_parts(
+    let seed = SEED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    let p = crate::text::parse_parts(
         text,
         first_line,
         |part| {
             // About 50 bytes and 4 attributes an event in Table 1's scenarios; the
             // vectors grow past it.
-            let batch = SPARES.part(EventBatch::reset, || {
-                EventBatch::with_capacity(part.len() / 48, part.len() / 12)
-            });
-            (batch, std::str::from_utf8(part).is_ok())
+            let reset = |b: &mut EventBatch| match &seed {
+                Some(seed) => b.reset_to(seed),
+                None => b.reset(),
+            };
+            SPARES.part(reset, || {
+                let mut b = EventBatch::with_capacity(part.len() / 48, part.len() / 12);
+                reset(&mut b);
+                b
+            })
         },
-        |(batch, utf8), raw, first| {
-            if *utf8 {
-                // SAFETY: the part is valid UTF-8 (checked above), and a line of it is
-                // cut at `\n` bytes, which are whole characters: so is the line.
-                let line = unsafe { std::str::from_utf8_unchecked(raw) };
-                if let Some(r) = crate::flat_json::event_into_batch(line, batch) {
-                    return r.map_err(|e| (None, model_err(e)));
+        |batch, part, first, lines| {
+            let mut at = 0;
+            while at < part.len() {
+                // Line 1 may begin with a byte-order mark, which the checked path skips.
+                if !(first && lines.lines == 0) {
+                    if let Some(n) = crate::flat_json::event_line_into_batch(&part[at..], batch) {
+                        lines.good();
+                        at += n;
+                        continue;
+                    }
                 }
+                let end = memchr::memchr(b'\n', &part[at..]).map_or(part.len(), |i| at + i);
+                let first = first && lines.lines == 0;
+                lines.line(&part[at..end], |raw| {
+                    let line = line_str(raw, first).map_err(|(c, what)| (c, what.to_string()))?;
+                    event_into_batch(line, batch)
+                });
+                at = end + 1;
             }
-            let line = line_str(raw, first).map_err(|(c, what)| (c, what.to_string()))?;
-            event_into_batch(line, batch)
         },
     );
     let bad = p
@@ -994,13 +1011,28 @@ fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWin
         .into_iter()
         .map(|(i, line, (column, what))| (i, IoError::bad(file, line, column, what)))
         .collect();
-    let parts: Vec<EventBatch> = p.parts.into_iter().map(|(b, _)| b).collect();
-    let batch = SPARES.window(parts, |w, parts| w.concat_into(parts));
+    let batch = SPARES.window(p.parts, |w, parts| {
+        w.concat_seeded_into(parts, seed.as_deref())
+    });
+    let next = (batch.names().len() + batch.strings().len() <= SEED_MAX)
+        .then(|| std::sync::Arc::new(batch.seed()));
+    *SEED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = next;
     (EventsWindow { batch, bad }, p.lines)
 }
 
 /// The parts' and windows' batches of [`parse_events_text`] kept for the next window.
 static SPARES: crate::text::Spares<EventBatch> = crate::text::Spares::new();
+
+/// The names and strings of the last window parsed by [`parse_events_text`], which the
+/// next window's parts begin from ([`crate::batch::Seed`]), when they are few: a
+/// stream whose strings are mostly new would otherwise carry them from window to window.
+static SEED: std::sync::Mutex<Option<std::sync::Arc<crate::batch::Seed>>> =
+    std::sync::Mutex::new(None);
+
+/// Most names and strings a window hands on to the next ([`SEED`]).
+const SEED_MAX: usize = 4096;
 
 /// Gives a window's batch from [`parse_events_text`] back once its events are matched:
 /// a later window is parsed into its memory (a few are kept; the others freed).
@@ -1784,6 +1816,153 @@ mod tests {
             assert_eq!(events, good, "window {window}");
             assert_eq!(errors, bad, "window {window}");
             assert_eq!(line, text.split(|&c| c == b'\n').count() + 1);
+        }
+    }
+
+    /// The events scanner, reading lines straight from a window's bytes (no line cut
+    /// first, no UTF-8 pass), gives what the line parser gives line by line: the same
+    /// events and the same errors with the same numbers, over random lines of every form
+    /// (names and strings of every length up to 40 bytes, so that the quote falls in
+    /// either word the scanner reads or past them, with characters of several bytes,
+    /// bytes that are not UTF-8, escapes, control characters; numbers of every kind; a
+    /// name twice; whitespace of every kind, `\r` included), damaged one line in eight
+    /// each way, in windows of several sizes (so that lines end near a window's end).
+    #[test]
+    fn the_events_scanner_reads_random_lines_as_the_line_parser_does() {
+        let mut next = test_lines::xorshift(0x2545_f491_4f6c_dd1d);
+        let pieces: [&[u8]; 12] = [
+            b"a",
+            b"e\xcc\x81",
+            b"\xe2\x82\xac",
+            b"\xff",
+            b"\xc3",
+            b"\\n",
+            b"\\u00e9",
+            b"\t",
+            b"\x01",
+            b"\x7f",
+            b"z",
+            b"0",
+        ];
+        let scalars = [
+            "0",
+            "-1",
+            "17",
+            "-0",
+            "01",
+            "1.5",
+            "-2.5E-3",
+            "1e400",
+            "123456789012345678",
+            "1234567890123456789",
+            "1.",
+            "-",
+            "null",
+            "[1]",
+            "{}",
+            "true",
+        ];
+        let string = |next: &mut dyn FnMut(usize) -> usize| -> Vec<u8> {
+            let len = next(41);
+            let odd = next(4) == 0;
+            let mut s = b"\"".to_vec();
+            while s.len() < len + 1 {
+                if odd {
+                    s.extend_from_slice(pieces[next(pieces.len())]);
+                } else {
+                    s.push(b"abcxyz_N9"[next(9)]);
+                }
+            }
+            s.push(b'"');
+            s
+        };
+        let spaces: [&[u8]; 5] = [b"", b"", b" ", b" \t ", b"\r"];
+        let mut text = Vec::new();
+        for _ in 0..30_000 {
+            let mut line = Vec::new();
+            line.extend_from_slice(spaces[next(5)]);
+            if next(16) == 0 {
+                line.extend_from_slice(b"  \r");
+            } else {
+                line.push(b'{');
+                let n = next(6);
+                for i in 0..n {
+                    line.extend_from_slice(spaces[next(5)]);
+                    if next(8) == 0 {
+                        line.extend_from_slice(b"\"a\"");
+                    } else if next(2) == 0 {
+                        line.extend_from_slice(format!("\"n{}\"", next(20)).as_bytes());
+                    } else {
+                        line.extend(string(&mut next));
+                    }
+                    line.extend_from_slice(spaces[next(5)]);
+                    line.push(b':');
+                    line.extend_from_slice(spaces[next(5)]);
+                    if next(2) == 0 {
+                        line.extend(string(&mut next));
+                    } else {
+                        line.extend_from_slice(scalars[next(scalars.len())].as_bytes());
+                    }
+                    line.extend_from_slice(spaces[next(5)]);
+                    if i + 1 < n {
+                        line.push(b',');
+                    }
+                }
+                line.push(b'}');
+                line.extend_from_slice(spaces[next(5)]);
+            }
+            // Damage: a byte deleted, inserted, or the line cut (bytes, not characters).
+            let at = next(line.len() + 1);
+            match next(8) {
+                0 if at < line.len() => {
+                    line.remove(at);
+                }
+                1 => {
+                    let inserts = b"{}[],:\" 0-.e\n";
+                    line.insert(at, inserts[next(inserts.len())]);
+                }
+                2 => line.truncate(at),
+                _ => {}
+            }
+            text.extend_from_slice(&line);
+            text.push(b'\n');
+        }
+        text.extend_from_slice(br#"{"last": "no line end"}"#);
+        let mut r = LineReader::new("e", &text[..]);
+        let mut w = RawLines::default();
+        r.read_window(usize::MAX, &mut w).unwrap();
+        let want = parse_events_window(r.file(), &w);
+        let good: Vec<Event> = want
+            .iter()
+            .filter_map(|x| x.as_ref().ok().cloned())
+            .collect();
+        let bad: Vec<String> = want
+            .iter()
+            .filter_map(|x| x.as_ref().err().map(|e| e.to_string()))
+            .collect();
+        assert!(
+            good.len() > 5000 && bad.len() > 5000,
+            "{} {}",
+            good.len(),
+            bad.len()
+        );
+        for window in [700, 4096, 1 << 20] {
+            let mut t =
+                crate::text::TextReader::from_reader("e", std::io::Cursor::new(text.clone()));
+            let mut tw = crate::text::TextWindow::default();
+            let (mut events, mut errors, mut line) = (Vec::new(), Vec::new(), 1);
+            loop {
+                t.read_window(window, &mut tw).unwrap();
+                if tw.is_empty() {
+                    break;
+                }
+                let (got, lines) = parse_events_text(Path::new("e"), tw.bytes(), line);
+                events.extend(got.batch.to_events());
+                errors.extend(got.bad.iter().map(|(_, e)| e.to_string()));
+                line += lines;
+            }
+            assert_eq!(events, good, "window {window}");
+            assert_eq!(errors, bad, "window {window}");
         }
     }
 

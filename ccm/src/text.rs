@@ -325,6 +325,64 @@ pub fn parse_lines_in_parts<B: Send, E: Send>(
     new: impl Fn(&[u8]) -> B + Sync,
     parse: impl Fn(&mut B, &[u8], bool) -> Result<(), E> + Sync,
 ) -> Parsed<B, E> {
+    parse_parts(text, first_line, new, |container, part, first, lines| {
+        let mut start = 0;
+        for end in memchr::memchr_iter(b'\n', part) {
+            let first = first && lines.lines == 0;
+            lines.line(&part[start..end], |l| parse(container, l, first));
+            start = end + 1;
+        }
+        if start < part.len() {
+            let first = first && lines.lines == 0;
+            lines.line(&part[start..], |l| parse(container, l, first));
+        }
+    })
+}
+
+/// A part's lines as its task scans them ([`parse_parts`]): how many, how many not
+/// blank, and the bad ones.
+pub struct PartLines<E> {
+    /// Lines so far, blank ones included.
+    pub lines: usize,
+    /// Lines so far that are not blank.
+    pub kept: usize,
+    /// Each bad line: its place among the part's lines that are not blank, its place
+    /// among all of them, its error.
+    bad: Vec<(usize, usize, E)>,
+}
+
+impl<E> PartLines<E> {
+    /// Counts a line that was parsed (not blank, good).
+    #[inline(always)]
+    pub fn good(&mut self) {
+        self.lines += 1;
+        self.kept += 1;
+    }
+
+    /// Counts `line` (without its `\n`): blank, or parsed by `parse` (good or bad).
+    #[inline]
+    pub fn line(&mut self, line: &[u8], parse: impl FnOnce(&[u8]) -> Result<(), E>) {
+        if !is_blank(line) {
+            if let Err(e) = parse(line) {
+                self.bad.push((self.kept, self.lines, e));
+            }
+            self.kept += 1;
+        }
+        self.lines += 1;
+    }
+}
+
+/// [`parse_lines_in_parts`] with each part's scan in the caller's hands:
+/// `scan(container, part, first, lines)` reads every line of `part` (whole lines; `first`:
+/// the part begins the stream, its first line is line 1) into `container`, counting each
+/// in `lines` (a scanner may parse a line before it knows where it ends, and cut it only
+/// when its fast path gives up).
+pub fn parse_parts<B: Send, E: Send>(
+    text: &[u8],
+    first_line: usize,
+    new: impl Fn(&[u8]) -> B + Sync,
+    scan: impl Fn(&mut B, &[u8], bool, &mut PartLines<E>) + Sync,
+) -> Parsed<B, E> {
     let threads = rayon::current_num_threads();
     let part = (text.len() / (4 * threads)).clamp(PART_MIN, PART_MAX);
     let n = text.len().div_ceil(part).max(1);
@@ -339,32 +397,21 @@ pub fn parse_lines_in_parts<B: Send, E: Send>(
             memchr::memchr(b'\n', &text[at - 1..]).map_or(text.len(), |i| at + i)
         }
     };
-    let run = |k: usize| -> (B, Vec<(usize, usize, E)>, usize, usize) {
+    let run = |k: usize| -> (B, PartLines<E>) {
         let (a, b) = (start_of(k), start_of(k + 1));
         let mut container = new(&text[a..b]);
-        let mut bad = Vec::new();
-        let (mut lines, mut kept, mut start) = (0usize, 0usize, a);
-        let mut line = |start: usize, end: usize, lines: usize, kept: &mut usize| {
-            let l = &text[start..end];
-            if is_blank(l) {
-                return;
-            }
-            let first = k == 0 && lines == 0 && first_line == 1;
-            if let Err(e) = parse(&mut container, l, first) {
-                bad.push((*kept, lines, e));
-            }
-            *kept += 1;
+        let mut lines = PartLines {
+            lines: 0,
+            kept: 0,
+            bad: Vec::new(),
         };
-        for end in memchr::memchr_iter(b'\n', &text[a..b]) {
-            line(start, a + end, lines, &mut kept);
-            start = a + end + 1;
-            lines += 1;
-        }
-        if start < b {
-            line(start, b, lines, &mut kept);
-            lines += 1;
-        }
-        (container, bad, lines, kept)
+        scan(
+            &mut container,
+            &text[a..b],
+            k == 0 && first_line == 1,
+            &mut lines,
+        );
+        (container, lines)
     };
     let parts: Vec<_> = if n == 1 {
         vec![run(0)]
@@ -377,14 +424,16 @@ pub fn parse_lines_in_parts<B: Send, E: Send>(
         lines: 0,
     };
     let mut kept_before = 0;
-    for (container, bad, lines, kept) in parts {
+    for (container, lines) in parts {
         out.parts.push(container);
         out.bad.extend(
-            bad.into_iter()
+            lines
+                .bad
+                .into_iter()
                 .map(|(i, l, e)| (kept_before + i, first_line + out.lines + l, e)),
         );
-        out.lines += lines;
-        kept_before += kept;
+        out.lines += lines.lines;
+        kept_before += lines.kept;
     }
     out
 }

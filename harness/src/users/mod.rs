@@ -483,7 +483,9 @@ impl<B: Events> Reading<B> {
                 let (mut parsed, lines) = parse(&file, text, line);
                 line += lines;
                 parsed.bytes = text.len();
-                text.clear();
+                // Not cleared here: the reading thread clears the window when it reads
+                // into it again (letting its mapped pages go takes the kernel a while,
+                // which the windows' parsing on all cores would wait for).
                 parsed
             },
         ))
