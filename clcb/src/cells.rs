@@ -89,7 +89,8 @@ pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
     cells_counts, cells_encode, cells_match, cells_shared_bytes, cells_write, eq_key, pair_key,
     sig_bit, BatchAttr, CellBatch, CellEntry, CellEvents, CellHead, CellTables, DirSlot, StrSpan,
-    CELLS_BLOCK, EMPTY_KEY, ENCODE_BLOCK, FLAGS, IMPLIED, NO_ROW, RECT, ROW_EQ, ROW_PAIR, SPILLED,
+    CELLS_BLOCK, EMPTY_KEY, ENCODE_BLOCK, EVENT_RECORDS, FLAGS, IMPLIED, NO_ROW, RECT, ROW_EQ,
+    ROW_PAIR, SPILLED,
 };
 use clcb_kernels::{DevConstraint, ATTR_WORDS, KIND_STR, OP_EQ};
 use gpu_kernels::crew::par_copy;
@@ -1800,7 +1801,7 @@ impl CellIndex {
             s.cols = dev.alloc(room(cols.words() + cols.words() / 2))?;
             fresh = true;
         }
-        let enc = ATTR_WORDS * (na + n);
+        let enc = ATTR_WORDS * (na + EVENT_RECORDS * n);
         if s.enc.len() < enc {
             s.enc = dev.alloc(room(enc + enc / 2))?;
             fresh = true;
@@ -1838,6 +1839,7 @@ impl CellIndex {
             dev,
             LaunchConfig::linear(n as u32, ENCODE_BLOCK),
             input,
+            cell_tables!(self),
             &s.enc,
         )?;
         let area = answers.next_area(dev, 2 * n + room(4 * n))?;
