@@ -2114,13 +2114,13 @@ impl CellAnswers {
         };
         let j = i - first;
         let out = self.areas[area].as_slice();
-        let len = out[m + j];
+        let len = out[2 * j + 1];
         if len == SPILLED {
             let s = self.spilled.partition_point(|s| s.0 < i);
             let (_, at, n) = self.spilled[s];
             return &self.spilled_subs[at..at + n];
         }
-        let at = 2 * m + out[j] as usize;
+        let at = 2 * m + out[2 * j] as usize;
         &out[at..at + len as usize]
     }
 

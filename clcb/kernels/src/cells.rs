@@ -351,9 +351,10 @@ pub fn encoded_at(starts: &[u32; 2], e: u32) -> usize {
 /// an [`InputHeader`], an [`EventCell`] and its attributes ([`DevAttr`]; a string's bits are its offset
 /// in `bytes`, the batch's string arena, and its length).
 ///
-/// `out` holds `2 * n_events + cap` words: `out[e]` is where event `e`'s answer starts
-/// among the runs, `out[n_events + e]` its length ([`SPILLED`]: its matches are pairs
-/// in `spill`), and the runs from `out[2 * n_events]` on, each an event's subscriptions
+/// `out` holds `2 * n_events + cap` words: `out[2 e]` is where event `e`'s answer starts
+/// among the runs, `out[2 e + 1]` its length ([`SPILLED`]: its matches are pairs in
+/// `spill`), the two written as one 8-byte word (one write per event into host memory,
+/// not two 4-byte ones a launch apart), and the runs from `out[2 * n_events]` on, each an event's subscriptions
 /// ascending, once each; `spill` has room for `spill_cap` pairs, `spill[2p]` the event
 /// and `spill[2p + 1]` the subscription (unsorted, repeated when several filters of a
 /// subscription match).
@@ -771,11 +772,24 @@ unsafe fn write_run(b: &CellEvents, out: *mut u32, e: u32, buf: *const u32, n: u
     }
     if lane == 0 {
         // SAFETY: `e < n_events`: the event's start and length words, its warp's alone.
-        unsafe {
-            store(out, e as usize, at);
-            store(out, (b.n_events + e) as usize, kept);
-        }
+        unsafe { store_answer(out, e, at, kept) };
     }
+}
+
+/// Writes event `e`'s start and length (`out[2 e]`, `out[2 e + 1]`) as one 8-byte word.
+///
+/// # Safety
+/// `out` is 8-byte aligned with `2 * (e + 1)` words at least, the event's warp's alone.
+#[inline(always)]
+unsafe fn store_answer(out: *mut u32, e: u32, start: u32, len: u32) {
+    // SAFETY: the two words of `e` (this fn's contract), 8-byte aligned.
+    unsafe {
+        store(
+            out as *mut u64,
+            e as usize,
+            u64::from(start) | (u64::from(len) << 32),
+        )
+    };
 }
 
 kernel! {
@@ -927,8 +941,7 @@ kernel! {
         }
         if spilled {
             if lane == 0 {
-                store(out, e as usize, 0);
-                store(out, (b.n_events + e) as usize, SPILLED);
+                store_answer(out, e, 0, SPILLED);
             }
             return;
         }
