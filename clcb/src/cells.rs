@@ -1682,16 +1682,51 @@ impl CellIndex {
         Ok(())
     }
 
-    /// The pipeline of [`CellIndex::match_event_batch_into`], on rayon's pool.
-    fn pipeline(&mut self, b: &EventBatch, answers: &mut CellAnswers) -> Result<(), EngineError> {
+    /// The launches of a call of `events` events: doubling from an eighth of a full
+    /// one (and halving back to it, [`CellOptions::taper`]).
+    fn launches(&self, events: usize) -> Ramp {
         let per = self.opts.batch_events;
-        // Launches that double from an eighth of a full one (and halve back to it).
         let ramp = if self.opts.taper {
             Ramp::tapered
         } else {
             Ramp::new
         };
-        let mut chunks = ramp(0..b.len(), per / 8, 2.0, per);
+        ramp(0..events, per / 8, 2.0, per)
+    }
+
+    /// Readies `answers` for a call of `events` events: the page-locked area of each of
+    /// its launches allocated now, where it is still missing or too small, so that the
+    /// call (and any later call of at most as many events) allocates none while its
+    /// launches run: a new [`CellAnswers`] otherwise makes each launch's area (about 1.6
+    /// MB for 65,536 events) on the driving thread between two launches (`clcb match`
+    /// on one H200, whose four windows of 1M events each went into new answers, spent
+    /// 11-14 ms of its 53-58 ms stream queuing its 39 launches:
+    /// `results/e2e/e2e-2026-11-29-1040.csv`). The areas are those a call would make:
+    /// room for every launch's starts and lengths and four answers an event; more grow
+    /// as before.
+    pub fn reserve_answers(
+        &self,
+        answers: &mut CellAnswers,
+        events: usize,
+    ) -> Result<(), EngineError> {
+        for (i, l) in self.launches(events).enumerate() {
+            let words = 2 * l.len() + room(4 * l.len());
+            if answers.areas.get(i).is_none_or(|a| a.len() < words) {
+                let fresh = self.dev.alloc_host(room(words))?;
+                if i < answers.areas.len() {
+                    answers.areas[i] = fresh;
+                } else {
+                    answers.areas.push(fresh);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The pipeline of [`CellIndex::match_event_batch_into`], on rayon's pool.
+    fn pipeline(&mut self, b: &EventBatch, answers: &mut CellAnswers) -> Result<(), EngineError> {
+        let per = self.opts.batch_events;
+        let mut chunks = self.launches(b.len());
         let first = chunks.next().expect("a batch of at least one event");
         let t = Instant::now();
         let staging = self.pipe.staging[0].take();
