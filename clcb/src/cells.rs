@@ -90,7 +90,7 @@ use clcb_kernels::cells::{
     cells_counts, cells_encode, cells_match, cells_shared_bytes, cells_write, eq_key, pair_key,
     sig_bit, BatchAttr, CellBatch, CellEntry, CellEvents, CellHead, CellTables, DirSlot, StrSpan,
     CELLS_BLOCK, EMPTY_KEY, ENCODE_BLOCK, EVENT_RECORDS, FLAGS, IMPLIED, NO_ROW, RECT, ROW_EQ,
-    ROW_PAIR, SPILLED,
+    ROW_FLAGS_SHIFT, ROW_MASK, ROW_PAIR, SPILLED,
 };
 use clcb_kernels::{DevConstraint, ATTR_WORDS, KIND_STR, OP_EQ};
 use gpu_kernels::crew::par_copy;
@@ -1632,15 +1632,21 @@ impl CellIndex {
             // The last call's batch had the same dictionaries: on the device already.
             return Ok(());
         }
-        // A name's row, each name on its own (on all cores: the `keywords` workload's
-        // batches name thousands of keywords).
+        // A name's row with its key flags above it, each name on its own (on all cores:
+        // the `keywords` workload's batches name thousands of keywords).
         let names = b.content().names();
+        if self.row_flags.len() >= ROW_MASK as usize {
+            return Err(EngineError::TooLarge(self.row_flags.len()));
+        }
         let rows: Vec<u32> = (0..names.len())
             .into_par_iter()
             .with_min_len(1024)
             .map(|i| {
                 let n = names.str_of(i as u32);
-                self.tables.name_rows.get(n.as_bytes()).unwrap_or(NO_ROW)
+                let row = self.tables.name_rows.get(n.as_bytes());
+                row.map_or(NO_ROW, |r| {
+                    r | (self.row_flags[r as usize] << ROW_FLAGS_SHIFT)
+                })
             })
             .collect();
         let strings = b.content().strings();

@@ -271,12 +271,21 @@ pub struct StrSpan {
 /// are left out of the encoding.
 pub const NO_ROW: u32 = u32::MAX;
 
+/// Where [`CellBatch::name_rows`] holds a name's key flags ([`ROW_EQ`], [`ROW_PAIR`])
+/// above its row (rows below [`ROW_MASK`]), so that the encoding reads both in one
+/// load instead of two, the second waiting on the first.
+pub const ROW_FLAGS_SHIFT: u32 = 30;
+/// The row's bits of a [`CellBatch::name_rows`] word; the rows of an index are fewer
+/// (so that no word but [`NO_ROW`] is all ones).
+pub const ROW_MASK: u32 = (1 << ROW_FLAGS_SHIFT) - 1;
+
 /// A launch's part of a flat batch as the host holds it, copied in as it is, and the
 /// batch's dictionaries translated once per call: `n_events` events, event `e`'s
 /// attributes `attrs[starts[e] - starts[0]..starts[e + 1] - starts[0]]` (the starts as
 /// the batch holds them, `n_events + 1` of them), its location `(xs[e], ys[e])`;
-/// `name_rows[name]` the row of each name id of the batch ([`NO_ROW`]: none;
-/// `n_names` entries), `spans[string]` each string id's bytes in the batch's arena
+/// `name_rows[name]` the row of each name id of the batch with the row's key flags
+/// above it ([`ROW_FLAGS_SHIFT`]; [`NO_ROW`]: none; `n_names` entries),
+/// `spans[string]` each string id's bytes in the batch's arena
 /// (`n_strs` entries).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -869,7 +878,9 @@ kernel! {
             extra: word(8),
             sig: [word(9), word(10), word(11)],
         };
-        sync_threads();
+        // The staging area is the warp's own: a warp barrier orders its writes before
+        // its lanes' reads, and no warp waits for another's loads.
+        sync_warp();
         if !live {
             return;
         }
@@ -960,7 +971,8 @@ kernel! {
     ///
     /// Grid: a thread per event `e` of the launch ([`ENCODE_BLOCK`] per block). The
     /// thread reads `e`'s two starts and its attributes (global, read-only; its own
-    /// consecutive 16-byte records), looks each name up in `name_rows` (a few entries,
+    /// consecutive 16-byte records), looks each name's row and key flags up in
+    /// `name_rows` (a few entries,
     /// cached) and each string in `spans`, and writes, from word
     /// [`encoded_at`]`([starts[0], starts[e]], e)` of `out` (global; its own records,
     /// so that no two threads write one word), the attributes of names some constraint
@@ -995,7 +1007,8 @@ kernel! {
         let mut a = from;
         while a < to {
             let at = b.attrs.read(a as usize);
-            let row = if at.name < b.n_names { b.name_rows.read(at.name as usize) } else { NO_ROW };
+            let named = if at.name < b.n_names { b.name_rows.read(at.name as usize) } else { NO_ROW };
+            let row = if named == NO_ROW { NO_ROW } else { named & ROW_MASK };
             let bits = if at.ty != KIND_STR {
                 Some(at.val)
             } else if at.val < u64::from(b.n_strs) {
@@ -1006,8 +1019,8 @@ kernel! {
             };
             if let (true, Some(bits)) = (row != NO_ROW, bits) {
                 *attrs.add(k as usize) = DevAttr { row, kind: at.ty, bits };
-                if k < KEYED_ATTRS && row < t.rows {
-                    bf |= (t.row_flags.read(row as usize) & (ROW_EQ | ROW_PAIR)) << (2 * k);
+                if k < KEYED_ATTRS {
+                    bf |= ((named >> ROW_FLAGS_SHIFT) & (ROW_EQ | ROW_PAIR)) << (2 * k);
                 }
                 let (word, bit) = sig_bit(row);
                 s0 |= if word == 0 { bit } else { 0 };
