@@ -65,9 +65,9 @@ GEN=$!
 
 # 2. Sanitizers on small workloads.
 if [ -n "$CS" ]; then
-    step memcheck-uniform 18 env CELLS_ROUND=1024 "$CS" --tool memcheck --error-exitcode 9 "$BIN/cells_split" uniform 0.001 3000
-    step memcheck-keywords 15 env CELLS_ROUND=1024 "$CS" --tool memcheck --error-exitcode 9 "$BIN/cells_split" keywords 1 2000
-    step racecheck-uniform 18 env CELLS_ROUND=512 "$CS" --tool racecheck --error-exitcode 9 "$BIN/cells_split" uniform 0.001 3000
+    step memcheck-uniform 15 env CELLS_ROUND=1024 "$CS" --tool memcheck --error-exitcode 9 "$BIN/cells_split" uniform 0.001 3000
+    step memcheck-keywords 12 env CELLS_ROUND=1024 "$CS" --tool memcheck --error-exitcode 9 "$BIN/cells_split" keywords 1 2000
+    step racecheck-uniform 15 env CELLS_ROUND=512 "$CS" --tool racecheck --error-exitcode 9 "$BIN/cells_split" uniform 0.001 3000
 fi
 wait $GEN
 say "generated: $(cat "$R/generate.txt" | tail -1); $(wc -l < "$W/e.jsonl" 2> /dev/null) events"
@@ -83,7 +83,7 @@ for run in gpu-cells-1 gpu-cells-2 grid-1; do
 done
 
 # 4. The harness's Fig. 3a at 1M subscriptions.
-step fig3a-harness 50 env GPU_MATCH_CLCB_SIZES=1000000 GPU_MATCH_INDEX_SPLIT=1 \
+step fig3a-harness 55 env GPU_MATCH_CLCB_SIZES=1000000 GPU_MATCH_INDEX_SPLIT=1 \
     "$BIN/harness" run clcb fig3a --seeds 1 --engines grid,gpu-cells --out "$R/results"
 
 # 5. The same workload before the changes.
