@@ -14,7 +14,8 @@
 #   2. compute-sanitizer memcheck (Fig. 3a's workload at 3000 subscriptions and
 #      `keywords 1` at 2000, whose events answer many) and racecheck (Fig. 3a's, 3000);
 #   3. `clcb match --stats` on generated files (250k subscriptions, 1M events; as
-#      scripts/e2e-cut.sh makes them): `gpu-cells` twice, `grid` once, md5 of the outputs;
+#      scripts/e2e-cut.sh makes them): `gpu-cells` twice, `grid` once, `gpu-cells` with
+#      windows of 131,072 and 65,536 events, md5 of the outputs;
 #   4. `harness run clcb fig3a --seeds 1` at 1M subscriptions, grid and gpu-cells only;
 #   5. `cells_split-base uniform 0.001`: the same as step 1 before the changes, if time is
 #      left.
@@ -74,11 +75,14 @@ say "generated: $(cat "$R/generate.txt" | tail -1); $(wc -l < "$W/e.jsonl" 2> /d
 cat "$W"/*.jsonl > /dev/null 2>&1
 
 # 3. `clcb match` end to end.
-for run in gpu-cells-1 gpu-cells-2 grid-1; do
+# RUN: ENGINE-N or ENGINE-wWINDOW.
+for run in gpu-cells-1 gpu-cells-2 grid-1 gpu-cells-w131072 gpu-cells-w65536; do
     engine=${run%-*}
+    win=()
+    case "$run" in *-w*) win=(--window "${run##*-w}") ;; esac
     # The answers to a file, the --stats lines to $R/match-RUN.txt.
     step "match-$run" 20 bash -c 'out=$1; shift; "$@" > "$out"' _ "$W/$run.out" \
-        "$BIN/harness" clcb match --subscriptions "$W/s.jsonl" --events "$W/e.jsonl" --engine "$engine" --stats
+        "$BIN/harness" clcb match --subscriptions "$W/s.jsonl" --events "$W/e.jsonl" --engine "$engine" --stats "${win[@]}"
     [ -f "$W/$run.out" ] && say "   $run md5 $(md5sum < "$W/$run.out" | cut -c1-12)"
 done
 
