@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # GPU request of branch h-clcb: the cell index's kernels after their changes (the event's
 # cell head, signature and key flags written by the encoding; the directory searched by
-# fences across the warp; one 8-byte answer word per event; encode blocks of 64; the
-# string equality keys hashed by the encoding; the batch dictionaries in one queued copy) and
+# fences across the warp; one 8-byte answer word per event; encode blocks of 64) and
 # `clcb match` with its page-locked answers made before the stream.
 #
 #     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-request.sh
