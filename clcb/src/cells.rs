@@ -1842,8 +1842,7 @@ impl CellIndex {
             s.cols = dev.alloc(room(cols.words() + cols.words() / 2))?;
             fresh = true;
         }
-        // The events' records and attributes, then a string equality key per attribute.
-        let enc = ATTR_WORDS * (na + EVENT_RECORDS * n) + na;
+        let enc = ATTR_WORDS * (na + EVENT_RECORDS * n);
         if s.enc.len() < enc {
             s.enc = dev.alloc(room(enc + enc / 2))?;
             fresh = true;
@@ -1872,7 +1871,6 @@ impl CellIndex {
             ys: s.cols.dev_ptr_at(cols.ys().start).cast(),
             name_rows: d.name_rows.dev_ptr(),
             spans: d.spans.dev_ptr(),
-            bytes: d.arena.dev_ptr(),
             n_events: n as u32,
             n_names: d.n_names,
             n_strs: d.n_strs,
