@@ -57,8 +57,9 @@
 //!   `y`) on all cores into one run of page-locked staging, and a queue of its own
 //!   copies that to the device in one copy; there [`clcb_kernels::cells::cells_encode()`] lays each event out as
 //!   the kernels read it (a thread per event: its names' rows, its strings' places in
-//!   the arena), then [`clcb_kernels::cells::cells_match()`] matches (a warp per event,
-//!   its event staged in shared memory). Each warp collects its event's matches in
+//!   the arena, its cell's head, its signature), then
+//!   [`clcb_kernels::cells::cells_match()`] matches (a warp per event, its event
+//!   staged in shared memory, its cell's directory searched by fences across the warp). Each warp collects its event's matches in
 //!   shared memory, sorts and deduplicates them there and writes the answer as one run
 //!   of subscriptions, with its start and length, straight into an area of the
 //!   caller's [`CellAnswers`] (page-locked, mapped into the device): the answers stay
