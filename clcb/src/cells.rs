@@ -1845,7 +1845,8 @@ impl CellIndex {
             s.cols = dev.alloc(room(cols.words() + cols.words() / 2))?;
             fresh = true;
         }
-        let enc = ATTR_WORDS * (na + EVENT_RECORDS * n);
+        // The events' records and attributes, then a string equality key per attribute.
+        let enc = ATTR_WORDS * (na + EVENT_RECORDS * n) + na;
         if s.enc.len() < enc {
             s.enc = dev.alloc(room(enc + enc / 2))?;
             fresh = true;
@@ -1874,6 +1875,7 @@ impl CellIndex {
             ys: s.cols.dev_ptr_at(cols.ys().start).cast(),
             name_rows: d.name_rows.dev_ptr(),
             spans: d.spans.dev_ptr(),
+            bytes: d.arena.dev_ptr(),
             n_events: n as u32,
             n_names: d.n_names,
             n_strs: d.n_strs,

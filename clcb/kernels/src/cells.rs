@@ -296,6 +296,8 @@ pub struct CellBatch<'a> {
     pub ys: DevPtr<'a, f32>,
     pub name_rows: DevPtr<'a, u32>,
     pub spans: DevPtr<'a, StrSpan>,
+    /// The batch's string arena (the spans' bytes).
+    pub bytes: DevPtr<'a, u8>,
     pub n_events: u32,
     pub n_names: u32,
     pub n_strs: u32,
@@ -347,7 +349,10 @@ pub const KEYED_ATTRS: u32 = 16;
 /// Where event `e` of a launch lies in the encoded events, in words: the launch's
 /// attributes before it plus [`EVENT_RECORDS`] per event before it, 16-byte records
 /// each (an event's encoding is at most its records and its attributes, so no event
-/// overlaps the next and no prefix sum is needed).
+/// overlaps the next and no prefix sum is needed). After the last event's
+/// (`encoded_at(&[starts[0], starts[n_events]], n_events)`) lie the events' string
+/// equality keys, a word per attribute of the batch: event `e`'s kept attribute `k` at
+/// `starts[e] - starts[0] + k` from there ([`cells_encode()`]).
 #[inline(always)]
 pub fn encoded_at(starts: &[u32; 2], e: u32) -> usize {
     ((starts[1] - starts[0]) as usize + EVENT_RECORDS * e as usize) * ATTR_WORDS
@@ -418,16 +423,17 @@ fn sig_within(filter: [u32; 3], event: [u32; 3]) -> bool {
 /// The event's key number `q`: 0 the empty key, `1..=n` the string equality of
 /// attribute `q - 1`, then the pairs `(i, j)`, `i <= j < n`, row by row. `None` when no
 /// filter can be keyed so (not a string, or no key uses the name). An attribute's key
-/// flags come from `bf` (the header's, [`KEYED_ATTRS`]) or, past those, `row_flags`.
+/// flags come from `bf` (the header's, [`KEYED_ATTRS`]) or, past those, `row_flags`; a
+/// string equality's key from `eq_keys` (the event's, [`cells_encode()`] hashed them).
 ///
 /// # Safety
-/// `event` is an encoded event with `n` attributes, `q < 1 + n + n (n + 1) / 2`, its
-/// string values at their offsets from `bytes`; `t.row_flags` has `t.rows` words.
+/// `event` is an encoded event with `n` attributes, `q < 1 + n + n (n + 1) / 2`,
+/// `eq_keys` its `n` words of keys; `t.row_flags` has `t.rows` words.
 #[inline(always)]
 unsafe fn event_key(
     t: &CellTables,
     (event, bf): (*const u32, u32),
-    bytes: *const u8,
+    eq_keys: *const u32,
     n: u32,
     q: u32,
 ) -> Option<u32> {
@@ -452,11 +458,8 @@ unsafe fn event_key(
         if a.kind != KIND_STR || flags(q - 1, a.row) & ROW_EQ == 0 {
             return None;
         }
-        // SAFETY: a string attribute's bytes lie at the offset from `bytes` and the
-        // length of its bits (the encoding, this fn's contract).
-        let bytes =
-            unsafe { device_slice(bytes.add(a.bits as u32 as usize), (a.bits >> 32) as usize) };
-        return Some(eq_key(a.row, bytes));
+        // SAFETY: `q - 1 < n`: the attribute's key word (this fn's contract).
+        return Some(unsafe { load(eq_keys, (q - 1) as usize) });
     }
     let mut p = q - 1 - n;
     let mut i = 0;
@@ -815,8 +818,8 @@ kernel! {
     /// cell's directory [`Fences`] (one slot a lane, one load). Then the event's keys,
     /// 32 at a time, one per lane: the empty key, the `name = value` of each string
     /// attribute whose name keys a filter, the pair of each two names that key filters
-    /// ([`event_key`], hashed from the string's bytes in the batch's arena; the names'
-    /// key flags from the header); each lane finds its key's group ([`group`]: a search
+    /// ([`event_key`]: a string equality's key as [`cells_encode()`] hashed it, beside
+    /// the encoded events; the names' key flags from the header); each lane finds its key's group ([`group`]: a search
     /// of the fences in registers, then of one stretch between fences). The groups are laid end to end (`warp_scan` of their
     /// sizes) and the lanes take consecutive candidates (each finds its group's lane
     /// with `lane_holding`), so that a group of 200 entries keeps all 32 lanes busy and
@@ -847,13 +850,14 @@ kernel! {
         // The event's first 32 words, one per lane, read before its length is known (its
         // records and up to five attributes): its header and cell come from these
         // registers, and a short event is staged from them with no second read.
-        let (w, first) = if live {
-            let s0 = b.starts.read(0);
-            let w = encoded_at(&[s0, b.starts.read(e as usize)], e) as u32;
+        let (w, first, eq_keys) = if live {
+            let (s0, se) = (b.starts.read(0), b.starts.read(e as usize));
+            let w = encoded_at(&[s0, se], e) as u32;
             let end = encoded_at(&[s0, b.starts.read(b.n_events as usize)], b.n_events) as u32;
-            (w, if w + lane < end { load(input, (w + lane) as usize) } else { 0 })
+            let word = if w + lane < end { load(input, (w + lane) as usize) } else { 0 };
+            (w, word, input.add(end as usize + (se - s0) as usize))
         } else {
-            (0, 0)
+            (0, 0, input)
         };
         let word = |i: u32| shfl(first, i);
         let n = word(3); // the header's last word: the attribute count
@@ -907,7 +911,7 @@ kernel! {
                 if lane == 0 { (cell.main, cell.extra) } else { (0, 0) }
             } else {
                 let q = base + lane;
-                let k = if q < keys { event_key(&t, (event, bf), bytes, n, q) } else { None };
+                let k = if q < keys { event_key(&t, (event, bf), eq_keys, n, q) } else { None };
                 let (lo, hi) = group(&t, (cell.dir, cell.keys), &fences, k);
                 (lo, hi - lo)
             };
@@ -982,9 +986,11 @@ kernel! {
     /// [`KEYED_ATTRS`] kept attributes' rows, two bits each; the location `(xs[e],
     /// ys[e])`; how many attributes it kept) and the [`EventCell`]: the [`CellHead`] of
     /// the event's cell ([`CellGeometry::cell_of`], read from `t.heads` before the
-    /// attributes, so that its load overlaps theirs) and the kept rows' signature. The
-    /// matching warp then starts from the event's own words: its one read of them gives
-    /// it the cell, the signature and the flags. A name id outside the dictionary counts
+    /// attributes, so that its load overlaps theirs) and the kept rows' signature; and,
+    /// after the launch's encoded events ([`encoded_at`]), the key ([`eq_key`]) of each
+    /// kept string attribute whose name keys a string equality. The matching warp then
+    /// starts from the event's own words: its one read of them gives it the cell, the
+    /// signature and the flags, and one more its keys, with no string's bytes read. A name id outside the dictionary counts
     /// as a name no constraint reads; a string id outside it drops its attribute too
     /// (the batch never holds either). No shared memory, no barrier.
     pub fn cells_encode(b: CellBatch<'static>, t: CellTables<'static>, out: *mut u32) {
@@ -1000,6 +1006,8 @@ kernel! {
         let to = b.starts.read(e as usize + 1) - base;
         let at = encoded_at(&[base, base + from], e);
         let attrs = out.add(at + EVENT_RECORDS * ATTR_WORDS) as *mut DevAttr;
+        let end = encoded_at(&[base, b.starts.read(b.n_events as usize)], b.n_events);
+        let eq_keys = out.add(end + from as usize);
         let mut k = 0u32;
         let mut bf = 0u32;
         // Three words in registers (an indexed array would live in local memory).
@@ -1019,8 +1027,14 @@ kernel! {
             };
             if let (true, Some(bits)) = (row != NO_ROW, bits) {
                 *attrs.add(k as usize) = DevAttr { row, kind: at.ty, bits };
+                let flags = (named >> ROW_FLAGS_SHIFT) & (ROW_EQ | ROW_PAIR);
                 if k < KEYED_ATTRS {
-                    bf |= ((named >> ROW_FLAGS_SHIFT) & (ROW_EQ | ROW_PAIR)) << (2 * k);
+                    bf |= flags << (2 * k);
+                }
+                if at.ty == KIND_STR && flags & ROW_EQ != 0 {
+                    // The string lies in the arena (the batch's spans).
+                    let s = device_slice(b.bytes.ptr().add(bits as u32 as usize), (bits >> 32) as usize);
+                    *eq_keys.add(k as usize) = eq_key(row, s);
                 }
                 let (word, bit) = sig_bit(row);
                 s0 |= if word == 0 { bit } else { 0 };
