@@ -95,7 +95,7 @@ use clcb_kernels::cells::{
 };
 use clcb_kernels::{DevConstraint, ATTR_WORDS, KIND_STR, OP_EQ};
 use gpu_kernels::crew::par_copy;
-use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig, Mark, Queue, Ramp, Signal};
+use gpu_kernels::{Buffer, DevPtr, Device, HostBuffer, LaunchConfig, Mark, Queue, Ramp, Signal};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -342,17 +342,33 @@ impl DictKey {
     }
 }
 
-/// A call's batch dictionaries on the device (kept from call to call, grown as needed):
-/// per name id its row, per string id its bytes in the arena, the arena.
+/// A call's batch dictionaries on the device (kept from call to call, grown as needed),
+/// in one run of words that one copy moves: per name id its row with its key flags, per
+/// string id its bytes in the arena ([`StrSpan`], two words), the arena (its bytes, and
+/// one past them, in whole words).
 struct Dicts {
-    name_rows: Buffer<u32>,
-    spans: Buffer<StrSpan>,
-    arena: Buffer<u8>,
+    words: Buffer<u32>,
+    /// The run as the host lays it out (page-locked: copied on the pipeline's queue,
+    /// while the host stages the call's first launch).
+    staging: HostBuffer<u32>,
     n_names: u32,
     n_strs: u32,
     /// The batch dictionaries they were made from (`None`: translate at the next call,
     /// [`CellIndex::forget_dictionaries`]).
     key: Option<DictKey>,
+}
+
+impl Dicts {
+    fn name_rows(&self) -> DevPtr<'_, u32> {
+        self.words.dev_ptr()
+    }
+    fn spans(&self) -> DevPtr<'_, StrSpan> {
+        self.words.dev_ptr_at(self.n_names as usize).cast()
+    }
+    fn arena(&self) -> DevPtr<'_, u8> {
+        let at = self.n_names as usize + 2 * self.n_strs as usize;
+        self.words.dev_ptr_at(at).cast()
+    }
 }
 
 /// The pipeline's state, kept from call to call: the two slots, the two stagings, the
@@ -1599,12 +1615,12 @@ impl CellIndex {
         if b.total_attrs() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(b.total_attrs()));
         }
-        let started = Instant::now();
-        self.upload_dicts(b)?;
-        self.timing.dictionaries += started.elapsed();
         if self.pipe.queue.is_none() {
             self.pipe.queue = Some(self.dev.queue()?);
         }
+        let started = Instant::now();
+        self.upload_dicts(b)?;
+        self.timing.dictionaries += started.elapsed();
         let r = if rayon::current_thread_index().is_some() {
             self.pipeline(b, answers)
         } else {
@@ -1620,9 +1636,10 @@ impl CellIndex {
         r
     }
 
-    /// Translates `b`'s dictionaries (names to rows, strings to their spans) and uploads
-    /// them with its string arena, into the last call's buffers where they are large
-    /// enough.
+    /// Translates `b`'s dictionaries (names to rows, strings to their spans) and queues
+    /// their upload with its string arena, in one copy on the pipeline's queue (before
+    /// the call's first launch's columns, whose kernels wait for them), into the last
+    /// call's buffers where they are large enough.
     fn upload_dicts(&mut self, b: &EventBatch) -> Result<(), EngineError> {
         if self
             .pipe
@@ -1633,58 +1650,71 @@ impl CellIndex {
             // The last call's batch had the same dictionaries: on the device already.
             return Ok(());
         }
-        // A name's row with its key flags above it, each name on its own (on all cores:
-        // the `keywords` workload's batches name thousands of keywords).
         let names = b.content().names();
         if self.row_flags.len() >= ROW_MASK as usize {
             return Err(EngineError::TooLarge(self.row_flags.len()));
         }
-        let rows: Vec<u32> = (0..names.len())
-            .into_par_iter()
-            .with_min_len(1024)
-            .map(|i| {
-                let n = names.str_of(i as u32);
-                let row = self.tables.name_rows.get(n.as_bytes());
-                row.map_or(NO_ROW, |r| {
-                    r | (self.row_flags[r as usize] << ROW_FLAGS_SHIFT)
-                })
-            })
-            .collect();
         let strings = b.content().strings();
-        let spans: Vec<StrSpan> = strings
-            .spans()
-            .iter()
-            .map(|&(off, len)| StrSpan { off, len })
-            .collect();
         let arena = strings.arena();
+        let (n_names, n_strs) = (names.len(), strings.spans().len());
+        // A byte past the arena: an empty string's offset may be the arena's end, which
+        // must still lie inside the allocation.
+        let arena_words = (arena.len() + 1).div_ceil(4);
+        let words = n_names + 2 * n_strs + arena_words;
         let too_large = |n: usize| n >= u32::MAX as usize;
-        if too_large(rows.len()) || too_large(spans.len()) || too_large(arena.len()) {
-            return Err(EngineError::TooLarge(arena.len().max(spans.len())));
+        if too_large(n_names) || too_large(n_strs) || too_large(words) {
+            return Err(EngineError::TooLarge(words));
         }
         let dev = &self.dev;
-        let (r, s, a) = match self.pipe.dicts.take() {
-            Some(d) => (Some(d.name_rows), Some(d.spans), Some(d.arena)),
-            None => (None, None, None),
+        let (w, h) = match self.pipe.dicts.take() {
+            Some(d) => (Some(d.words), Some(d.staging)),
+            None => (None, None),
         };
-        let mut d = Dicts {
-            name_rows: dev.kept_or_grown(r, rows.len(), room)?,
-            spans: dev.kept_or_grown(s, spans.len(), room)?,
-            // A byte past the arena: an empty string's offset may be the arena's end,
-            // which must still lie inside the allocation.
-            arena: dev.kept_or_grown(a, arena.len() + 1, room)?,
-            n_names: rows.len() as u32,
-            n_strs: spans.len() as u32,
+        let mut staging = match h {
+            Some(h) if h.len() >= words => h,
+            _ => dev.alloc_host(room(words))?,
+        };
+        let run = &mut staging.as_mut_slice()[..words];
+        let (rows, rest) = run.split_at_mut(n_names);
+        let (spans, bytes) = rest.split_at_mut(2 * n_strs);
+        // A name's row with its key flags above it, each name on its own (on all cores:
+        // the `keywords` workload's batches name thousands of keywords).
+        rows.par_iter_mut()
+            .with_min_len(1024)
+            .enumerate()
+            .for_each(|(i, r)| {
+                let n = names.str_of(i as u32);
+                let row = self.tables.name_rows.get(n.as_bytes());
+                *r = row.map_or(NO_ROW, |r| {
+                    r | (self.row_flags[r as usize] << ROW_FLAGS_SHIFT)
+                });
+            });
+        for (s, &(off, len)) in spans.chunks_exact_mut(2).zip(strings.spans()) {
+            s.copy_from_slice(&[off, len]);
+        }
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(bytes);
+        bytes[..arena.len()].copy_from_slice(arena);
+        let fresh = w.as_ref().is_none_or(|w| w.len() < words);
+        let d = Dicts {
+            words: dev.kept_or_grown(w, words, room)?,
+            staging,
+            n_names: n_names as u32,
+            n_strs: n_strs as u32,
             key: Some(DictKey::of(b)),
         };
-        if !rows.is_empty() {
-            dev.write(&mut d.name_rows, 0, &rows)?;
+        let q = self.pipe.queue.as_ref().expect("made by the call");
+        if fresh {
+            // Allocated (and zeroed) in the device stream's order: the copy waits.
+            let allocated = dev.signal(None)?;
+            dev.wait(Some(q), &allocated)?;
         }
-        if !spans.is_empty() {
-            dev.write(&mut d.spans, 0, &spans)?;
-        }
-        if !arena.is_empty() {
-            dev.write(&mut d.arena, 0, arena)?;
-        }
+        let mut d = d;
+        // SAFETY: `d.staging` is written again only by a later call, once this one has
+        // ended: its kernels ran, after the signal of its first launch's copy in, which
+        // this queue reaches after this copy; `d.words` is read only by this call's
+        // kernels (and later calls'), which wait for that signal, and freed or written
+        // only by a later call.
+        unsafe { dev.write_on(q, &mut d.words, 0, &d.staging, 0..words)? };
         self.pipe.dicts = Some(d);
         Ok(())
     }
@@ -1873,9 +1903,9 @@ impl CellIndex {
             starts: s.cols.dev_ptr_at(cols.starts().start),
             xs: s.cols.dev_ptr_at(cols.xs().start).cast(),
             ys: s.cols.dev_ptr_at(cols.ys().start).cast(),
-            name_rows: d.name_rows.dev_ptr(),
-            spans: d.spans.dev_ptr(),
-            bytes: d.arena.dev_ptr(),
+            name_rows: d.name_rows(),
+            spans: d.spans(),
+            bytes: d.arena(),
             n_events: n as u32,
             n_names: d.n_names,
             n_strs: d.n_strs,
@@ -2026,7 +2056,7 @@ fn launch_match(
     let batch = CellEvents {
         count: s.counts.dev_ptr_mut(),
         starts: s.cols.dev_ptr_at(ATTR_WORDS * na),
-        bytes: d.arena.dev_ptr(),
+        bytes: d.arena(),
         n_events: m as u32,
         cap: (area.len() - 2 * m).min(u32::MAX as usize) as u32,
         spill_cap: (s.spill.len() / 2).min(u32::MAX as usize) as u32,
