@@ -52,12 +52,13 @@
 //!   eighth of that and halve back to it at the call's end, [`CellOptions::taper`]), two
 //!   launch slots in a pipeline, and no host work per event but
 //!   copying the batch's columns. Once per call the batch's names are translated to
-//!   rows and its strings' spans are uploaded with its string arena. Per launch the
+//!   rows and its strings' spans are uploaded with its string arena (one page-locked
+//!   run, one copy queued ahead of the first launch's columns). Per launch the
 //!   host copies the launch's columns as they are (16-byte attributes, starts, `x`,
 //!   `y`) on all cores into one run of page-locked staging, and a queue of its own
 //!   copies that to the device in one copy; there [`clcb_kernels::cells::cells_encode()`] lays each event out as
 //!   the kernels read it (a thread per event: its names' rows, its strings' places in
-//!   the arena, its cell's head, its signature), then
+//!   the arena, its cell's head, its signature, its string equalities' keys), then
 //!   [`clcb_kernels::cells::cells_match()`] matches (a warp per event, its event
 //!   staged in shared memory, its cell's directory searched by fences across the warp). Each warp collects its event's matches in
 //!   shared memory, sorts and deduplicates them there and writes the answer as one run
@@ -506,8 +507,9 @@ pub struct CellTiming {
     pub launches: u64,
     /// Subscriptions the device answered, and (event, subscription) pairs it spilled.
     pub pairs: u64,
-    /// Once per call: the batch's names translated to rows, its strings' spans, and
-    /// both uploaded with its string arena.
+    /// Once per call: the batch's names translated to rows (with their key flags), its
+    /// strings' spans, both laid out with its string arena in page-locked memory and
+    /// their copy queued (the copy runs beside the first launch's staging).
     pub dictionaries: Duration,
     /// Copying each launch's columns (starts, attributes, locations) on all cores into
     /// page-locked staging: the host's only work per event.
@@ -1592,7 +1594,8 @@ impl CellIndex {
     /// launches that double from an eighth of [`CellOptions::batch_events`] up to it.
     ///
     /// Once per call the batch's names are translated to rows and its strings' spans
-    /// uploaded with its arena. Then a pipeline of two launch slots: the host queues
+    /// uploaded with its arena (one copy on the pipeline's queue, which the first
+    /// launch's kernels wait for). Then a pipeline of two launch slots: the host queues
     /// launch `k` (its columns copied in on a queue of their own from page-locked
     /// staging; on the device's stream, once they are in, [`cells_encode`],
     /// [`cells_match`] writing the answers into an area of `answers`, [`cells_counts`]),
