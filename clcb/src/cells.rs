@@ -52,13 +52,15 @@
 //!   eighth of that and halve back to it at the call's end, [`CellOptions::taper`]), two
 //!   launch slots in a pipeline, and no host work per event but
 //!   copying the batch's columns. Once per call the batch's names are translated to
-//!   rows and its strings' spans are uploaded with its string arena. Per launch the
+//!   rows and its strings' spans are uploaded with its string arena (one page-locked
+//!   run, one copy queued ahead of the first launch's columns). Per launch the
 //!   host copies the launch's columns as they are (16-byte attributes, starts, `x`,
 //!   `y`) on all cores into one run of page-locked staging, and a queue of its own
 //!   copies that to the device in one copy; there [`clcb_kernels::cells::cells_encode()`] lays each event out as
 //!   the kernels read it (a thread per event: its names' rows, its strings' places in
-//!   the arena), then [`clcb_kernels::cells::cells_match()`] matches (a warp per event,
-//!   its event staged in shared memory). Each warp collects its event's matches in
+//!   the arena, its cell's head, its signature, its string equalities' keys), then
+//!   [`clcb_kernels::cells::cells_match()`] matches (a warp per event, its event
+//!   staged in shared memory, its cell's directory searched by fences across the warp). Each warp collects its event's matches in
 //!   shared memory, sorts and deduplicates them there and writes the answer as one run
 //!   of subscriptions, with its start and length, straight into an area of the
 //!   caller's [`CellAnswers`] (page-locked, mapped into the device): the answers stay
@@ -89,11 +91,12 @@ pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
     cells_counts, cells_encode, cells_match, cells_shared_bytes, cells_write, eq_key, pair_key,
     sig_bit, BatchAttr, CellBatch, CellEntry, CellEvents, CellHead, CellTables, DirSlot, StrSpan,
-    CELLS_BLOCK, EMPTY_KEY, ENCODE_BLOCK, FLAGS, IMPLIED, NO_ROW, RECT, ROW_EQ, ROW_PAIR, SPILLED,
+    CELLS_BLOCK, EMPTY_KEY, ENCODE_BLOCK, EVENT_RECORDS, FLAGS, IMPLIED, NO_ROW, RECT, ROW_EQ,
+    ROW_FLAGS_SHIFT, ROW_MASK, ROW_PAIR, SPILLED,
 };
 use clcb_kernels::{DevConstraint, ATTR_WORDS, KIND_STR, OP_EQ};
 use gpu_kernels::crew::par_copy;
-use gpu_kernels::{Buffer, Device, HostBuffer, LaunchConfig, Mark, Queue, Ramp, Signal};
+use gpu_kernels::{Buffer, DevPtr, Device, HostBuffer, LaunchConfig, Mark, Queue, Ramp, Signal};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -340,17 +343,33 @@ impl DictKey {
     }
 }
 
-/// A call's batch dictionaries on the device (kept from call to call, grown as needed):
-/// per name id its row, per string id its bytes in the arena, the arena.
+/// A call's batch dictionaries on the device (kept from call to call, grown as needed),
+/// in one run of words that one copy moves: per name id its row with its key flags, per
+/// string id its bytes in the arena ([`StrSpan`], two words), the arena (its bytes, and
+/// one past them, in whole words).
 struct Dicts {
-    name_rows: Buffer<u32>,
-    spans: Buffer<StrSpan>,
-    arena: Buffer<u8>,
+    words: Buffer<u32>,
+    /// The run as the host lays it out (page-locked: copied on the pipeline's queue,
+    /// while the host stages the call's first launch).
+    staging: HostBuffer<u32>,
     n_names: u32,
     n_strs: u32,
     /// The batch dictionaries they were made from (`None`: translate at the next call,
     /// [`CellIndex::forget_dictionaries`]).
     key: Option<DictKey>,
+}
+
+impl Dicts {
+    fn name_rows(&self) -> DevPtr<'_, u32> {
+        self.words.dev_ptr()
+    }
+    fn spans(&self) -> DevPtr<'_, StrSpan> {
+        self.words.dev_ptr_at(self.n_names as usize).cast()
+    }
+    fn arena(&self) -> DevPtr<'_, u8> {
+        let at = self.n_names as usize + 2 * self.n_strs as usize;
+        self.words.dev_ptr_at(at).cast()
+    }
 }
 
 /// The pipeline's state, kept from call to call: the two slots, the two stagings, the
@@ -488,8 +507,9 @@ pub struct CellTiming {
     pub launches: u64,
     /// Subscriptions the device answered, and (event, subscription) pairs it spilled.
     pub pairs: u64,
-    /// Once per call: the batch's names translated to rows, its strings' spans, and
-    /// both uploaded with its string arena.
+    /// Once per call: the batch's names translated to rows (with their key flags), its
+    /// strings' spans, both laid out with its string arena in page-locked memory and
+    /// their copy queued (the copy runs beside the first launch's staging).
     pub dictionaries: Duration,
     /// Copying each launch's columns (starts, attributes, locations) on all cores into
     /// page-locked staging: the host's only work per event.
@@ -1574,7 +1594,8 @@ impl CellIndex {
     /// launches that double from an eighth of [`CellOptions::batch_events`] up to it.
     ///
     /// Once per call the batch's names are translated to rows and its strings' spans
-    /// uploaded with its arena. Then a pipeline of two launch slots: the host queues
+    /// uploaded with its arena (one copy on the pipeline's queue, which the first
+    /// launch's kernels wait for). Then a pipeline of two launch slots: the host queues
     /// launch `k` (its columns copied in on a queue of their own from page-locked
     /// staging; on the device's stream, once they are in, [`cells_encode`],
     /// [`cells_match`] writing the answers into an area of `answers`, [`cells_counts`]),
@@ -1597,12 +1618,12 @@ impl CellIndex {
         if b.total_attrs() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(b.total_attrs()));
         }
-        let started = Instant::now();
-        self.upload_dicts(b)?;
-        self.timing.dictionaries += started.elapsed();
         if self.pipe.queue.is_none() {
             self.pipe.queue = Some(self.dev.queue()?);
         }
+        let started = Instant::now();
+        self.upload_dicts(b)?;
+        self.timing.dictionaries += started.elapsed();
         let r = if rayon::current_thread_index().is_some() {
             self.pipeline(b, answers)
         } else {
@@ -1618,9 +1639,10 @@ impl CellIndex {
         r
     }
 
-    /// Translates `b`'s dictionaries (names to rows, strings to their spans) and uploads
-    /// them with its string arena, into the last call's buffers where they are large
-    /// enough.
+    /// Translates `b`'s dictionaries (names to rows, strings to their spans) and queues
+    /// their upload with its string arena, in one copy on the pipeline's queue (before
+    /// the call's first launch's columns, whose kernels wait for them), into the last
+    /// call's buffers where they are large enough.
     fn upload_dicts(&mut self, b: &EventBatch) -> Result<(), EngineError> {
         if self
             .pipe
@@ -1631,66 +1653,122 @@ impl CellIndex {
             // The last call's batch had the same dictionaries: on the device already.
             return Ok(());
         }
-        // A name's row, each name on its own (on all cores: the `keywords` workload's
-        // batches name thousands of keywords).
         let names = b.content().names();
-        let rows: Vec<u32> = (0..names.len())
-            .into_par_iter()
-            .with_min_len(1024)
-            .map(|i| {
-                let n = names.str_of(i as u32);
-                self.tables.name_rows.get(n.as_bytes()).unwrap_or(NO_ROW)
-            })
-            .collect();
+        if self.row_flags.len() >= ROW_MASK as usize {
+            return Err(EngineError::TooLarge(self.row_flags.len()));
+        }
         let strings = b.content().strings();
-        let spans: Vec<StrSpan> = strings
-            .spans()
-            .iter()
-            .map(|&(off, len)| StrSpan { off, len })
-            .collect();
         let arena = strings.arena();
+        let (n_names, n_strs) = (names.len(), strings.spans().len());
+        // A byte past the arena: an empty string's offset may be the arena's end, which
+        // must still lie inside the allocation.
+        let arena_words = (arena.len() + 1).div_ceil(4);
+        let words = n_names + 2 * n_strs + arena_words;
         let too_large = |n: usize| n >= u32::MAX as usize;
-        if too_large(rows.len()) || too_large(spans.len()) || too_large(arena.len()) {
-            return Err(EngineError::TooLarge(arena.len().max(spans.len())));
+        if too_large(n_names) || too_large(n_strs) || too_large(words) {
+            return Err(EngineError::TooLarge(words));
         }
         let dev = &self.dev;
-        let (r, s, a) = match self.pipe.dicts.take() {
-            Some(d) => (Some(d.name_rows), Some(d.spans), Some(d.arena)),
-            None => (None, None, None),
+        let (w, h) = match self.pipe.dicts.take() {
+            Some(d) => (Some(d.words), Some(d.staging)),
+            None => (None, None),
         };
-        let mut d = Dicts {
-            name_rows: dev.kept_or_grown(r, rows.len(), room)?,
-            spans: dev.kept_or_grown(s, spans.len(), room)?,
-            // A byte past the arena: an empty string's offset may be the arena's end,
-            // which must still lie inside the allocation.
-            arena: dev.kept_or_grown(a, arena.len() + 1, room)?,
-            n_names: rows.len() as u32,
-            n_strs: spans.len() as u32,
+        let mut staging = match h {
+            Some(h) if h.len() >= words => h,
+            _ => dev.alloc_host(room(words))?,
+        };
+        let run = &mut staging.as_mut_slice()[..words];
+        let (rows, rest) = run.split_at_mut(n_names);
+        let (spans, bytes) = rest.split_at_mut(2 * n_strs);
+        // A name's row with its key flags above it, each name on its own (on all cores:
+        // the `keywords` workload's batches name thousands of keywords).
+        rows.par_iter_mut()
+            .with_min_len(1024)
+            .enumerate()
+            .for_each(|(i, r)| {
+                let n = names.str_of(i as u32);
+                let row = self.tables.name_rows.get(n.as_bytes());
+                *r = row.map_or(NO_ROW, |r| {
+                    r | (self.row_flags[r as usize] << ROW_FLAGS_SHIFT)
+                });
+            });
+        for (s, &(off, len)) in spans.chunks_exact_mut(2).zip(strings.spans()) {
+            s.copy_from_slice(&[off, len]);
+        }
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(bytes);
+        bytes[..arena.len()].copy_from_slice(arena);
+        let fresh = w.as_ref().is_none_or(|w| w.len() < words);
+        let d = Dicts {
+            words: dev.kept_or_grown(w, words, room)?,
+            staging,
+            n_names: n_names as u32,
+            n_strs: n_strs as u32,
             key: Some(DictKey::of(b)),
         };
-        if !rows.is_empty() {
-            dev.write(&mut d.name_rows, 0, &rows)?;
+        let q = self.pipe.queue.as_ref().expect("made by the call");
+        if fresh {
+            // Allocated (and zeroed) in the device stream's order: the copy waits.
+            let allocated = dev.signal(None)?;
+            dev.wait(Some(q), &allocated)?;
         }
-        if !spans.is_empty() {
-            dev.write(&mut d.spans, 0, &spans)?;
-        }
-        if !arena.is_empty() {
-            dev.write(&mut d.arena, 0, arena)?;
-        }
+        let mut d = d;
+        // SAFETY: `d.staging` is written again only by a later call, once this one has
+        // ended: its kernels ran, after the signal of its first launch's copy in, which
+        // this queue reaches after this copy; `d.words` is read only by this call's
+        // kernels (and later calls'), which wait for that signal, and freed or written
+        // only by a later call.
+        unsafe { dev.write_on(q, &mut d.words, 0, &d.staging, 0..words)? };
         self.pipe.dicts = Some(d);
+        Ok(())
+    }
+
+    /// The launches of a call of `events` events: doubling from an eighth of a full
+    /// one (and halving back to it, [`CellOptions::taper`]).
+    fn launches(&self, events: usize) -> Ramp {
+        let per = self.opts.batch_events;
+        let ramp = if self.opts.taper {
+            Ramp::tapered
+        } else {
+            Ramp::new
+        };
+        ramp(0..events, per / 8, 2.0, per)
+    }
+
+    /// Readies `answers` for a call of `events` events: the page-locked area of each of
+    /// its launches allocated now, where it is still missing or too small, so that the
+    /// call (and any later call of at most as many events) allocates none while its
+    /// launches run: a new [`CellAnswers`] otherwise makes each launch's area (about 1.6
+    /// MB for 65,536 events) on the driving thread between two launches (`clcb match`
+    /// on one H200, whose four windows of 1M events each went into new answers, spent
+    /// 11-14 ms of its 53-58 ms stream queuing its 39 launches:
+    /// `results/e2e/e2e-2026-11-29-1040.csv`; with its answers made ahead, 4 ms of a 49
+    /// ms stream, the areas 22 ms before it: `results/gpu-logs/cells-chains-H200-2026-11-29/`).
+    /// The areas are those a call would make:
+    /// room for every launch's starts and lengths and four answers an event; more grow
+    /// as before.
+    pub fn reserve_answers(
+        &self,
+        answers: &mut CellAnswers,
+        events: usize,
+    ) -> Result<(), EngineError> {
+        for (i, l) in self.launches(events).enumerate() {
+            let words = 2 * l.len() + room(4 * l.len());
+            if answers.areas.get(i).is_none_or(|a| a.len() < words) {
+                let fresh = self.dev.alloc_host(room(words))?;
+                if i < answers.areas.len() {
+                    answers.areas[i] = fresh;
+                } else {
+                    answers.areas.push(fresh);
+                }
+            }
+        }
         Ok(())
     }
 
     /// The pipeline of [`CellIndex::match_event_batch_into`], on rayon's pool.
     fn pipeline(&mut self, b: &EventBatch, answers: &mut CellAnswers) -> Result<(), EngineError> {
         let per = self.opts.batch_events;
-        // Launches that double from an eighth of a full one (and halve back to it).
-        let ramp = if self.opts.taper {
-            Ramp::tapered
-        } else {
-            Ramp::new
-        };
-        let mut chunks = ramp(0..b.len(), per / 8, 2.0, per);
+        let mut chunks = self.launches(b.len());
         let first = chunks.next().expect("a batch of at least one event");
         let t = Instant::now();
         let staging = self.pipe.staging[0].take();
@@ -1800,7 +1878,8 @@ impl CellIndex {
             s.cols = dev.alloc(room(cols.words() + cols.words() / 2))?;
             fresh = true;
         }
-        let enc = ATTR_WORDS * (na + n);
+        // The events' records and attributes, then a string equality key per attribute.
+        let enc = ATTR_WORDS * (na + EVENT_RECORDS * n) + na;
         if s.enc.len() < enc {
             s.enc = dev.alloc(room(enc + enc / 2))?;
             fresh = true;
@@ -1827,8 +1906,9 @@ impl CellIndex {
             starts: s.cols.dev_ptr_at(cols.starts().start),
             xs: s.cols.dev_ptr_at(cols.xs().start).cast(),
             ys: s.cols.dev_ptr_at(cols.ys().start).cast(),
-            name_rows: d.name_rows.dev_ptr(),
-            spans: d.spans.dev_ptr(),
+            name_rows: d.name_rows(),
+            spans: d.spans(),
+            bytes: d.arena(),
             n_events: n as u32,
             n_names: d.n_names,
             n_strs: d.n_strs,
@@ -1838,6 +1918,7 @@ impl CellIndex {
             dev,
             LaunchConfig::linear(n as u32, ENCODE_BLOCK),
             input,
+            cell_tables!(self),
             &s.enc,
         )?;
         let area = answers.next_area(dev, 2 * n + room(4 * n))?;
@@ -1978,7 +2059,7 @@ fn launch_match(
     let batch = CellEvents {
         count: s.counts.dev_ptr_mut(),
         starts: s.cols.dev_ptr_at(ATTR_WORDS * na),
-        bytes: d.arena.dev_ptr(),
+        bytes: d.arena(),
         n_events: m as u32,
         cap: (area.len() - 2 * m).min(u32::MAX as usize) as u32,
         spill_cap: (s.spill.len() / 2).min(u32::MAX as usize) as u32,
@@ -2112,13 +2193,13 @@ impl CellAnswers {
         };
         let j = i - first;
         let out = self.areas[area].as_slice();
-        let len = out[m + j];
+        let len = out[2 * j + 1];
         if len == SPILLED {
             let s = self.spilled.partition_point(|s| s.0 < i);
             let (_, at, n) = self.spilled[s];
             return &self.spilled_subs[at..at + n];
         }
-        let at = 2 * m + out[j] as usize;
+        let at = 2 * m + out[2 * j] as usize;
         &out[at..at + len as usize]
     }
 

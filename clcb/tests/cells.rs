@@ -327,3 +327,73 @@ fn a_circles_only_index_tests_rectangles_once_a_move_makes_one() {
     ];
     scenario(subs, &rounds, 4).expect("the cell index agrees");
 }
+
+/// Cells whose directories hold thousands of keys (a key's group found by the fences
+/// across the warp, then a search of one stretch between them: strides of 1 to over
+/// 32 slots as the keys grow), and events of up to 60 attributes: past the words a
+/// warp reads at once, past the attributes whose key flags the header keeps, and past
+/// the words a warp stages in shared memory. Every filter around one point, keyed by
+/// its own `name = value`, by a pair of names, or by nothing.
+#[test]
+fn large_directories_and_long_events_agree() {
+    let names: Vec<String> = (0..60).map(|i| format!("n{i:02}")).collect();
+    let rng = std::cell::Cell::new(0x9E37_79B9_7F4A_7C15u64);
+    let next = |m: u64| {
+        let mut r = rng.get();
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        rng.set(r);
+        r % m
+    };
+    let point = |d: u64| 50.0 + d as f64 * 0.01;
+    for filters in [20u64, 40, 700, 2500] {
+        let subs = Subscriptions::new((0..filters as u32).map(|i| {
+            let name = &names[i as usize % 60];
+            let cons = match i % 7 {
+                // A pair of names (no string equality): keyed by the pair.
+                0 => vec![
+                    Constraint::new(name, Op::Gt, Value::Int(next(50) as i64)).expect("valid"),
+                    Constraint::new(&names[(i as usize + 7) % 60], Op::Lt, Value::Int(60))
+                        .expect("valid"),
+                ],
+                1 if i % 3 == 0 => vec![],
+                _ => vec![
+                    Constraint::new(name, Op::Eq, Value::Str(format!("v{}", i / 60)))
+                        .expect("valid"),
+                ],
+            };
+            let area = Area::circle(point(next(100)), point(next(100)), 3.0).expect("finite");
+            Subscription {
+                id: SubscriptionId(i),
+                filters: vec![Filter::new(cons, area).expect("valid")],
+            }
+        }));
+        let events: Vec<Event> = (0..150)
+            .map(|j| {
+                let len = [0, 1, 5, 6, 15, 16, 17, 40, 44, 45, 46, 60][j % 12];
+                let start = next(60) as usize;
+                let pairs = (0..len).map(|k| {
+                    let name = names[(start + k) % 60].clone();
+                    let value = if next(3) == 0 {
+                        Value::Int(next(80) as i64)
+                    } else {
+                        Value::Str(format!("v{}", next(filters.div_ceil(60) + 2)))
+                    };
+                    (name, value)
+                });
+                Event {
+                    loc: Location::new(point(next(100)), point(next(100))).expect("finite"),
+                    content: ccm::model::Event::from_pairs(pairs).expect("distinct names"),
+                }
+            })
+            .collect();
+        let rtree = RTreeMatcher::build(&subs);
+        let matched: usize = events
+            .iter()
+            .map(|e| rtree.match_indices(e, &subs).len())
+            .sum();
+        assert!(matched > 0, "{filters} filters: some event matches");
+        scenario(subs, &[(Vec::new(), events)], 3).expect("the cell index agrees");
+    }
+}

@@ -14,13 +14,13 @@
 //!
 //! | kernel | one thread per | reads | writes |
 //! | --- | --- | --- | --- |
-//! | [`cells_encode()`] | event of a launch | the launch's columns of the batch ([`CellBatch`]) | the launch's encoded events |
+//! | [`cells_encode()`] | event of a launch | the launch's columns of the batch ([`CellBatch`]), the event's [`CellHead`] | the launch's encoded events |
 //! | [`cells_match()`] | lane of a warp per event | (1) | (2) |
 //! | [`cells_counts()`] | one thread | the launch's two counts | the counts in page-locked host memory, zeroed on the device |
 //! | [`cells_write()`] | changed word of the index | the host's changes | [`CellHead`]s, [`DirSlot`]s, [`CellEntry`]s |
 //!
-//! (1) the encoded event (staged in shared memory), its cell's
-//! [`CellHead`], the cell's directory ([`DirSlot`]) and the [`CellEntry`]s of its keys'
+//! (1) the encoded event with its cell's [`CellHead`] (staged in shared memory), the
+//! cell's directory ([`DirSlot`]) and the [`CellEntry`]s of its keys'
 //! groups and of the cell's overflow, the candidates' constraints. (2) the event's answer,
 //! sorted and deduplicated in shared memory, as a run of subscriptions with its start and
 //! length (possibly mapped host memory), or, past [`CELLS_SORT_WORDS`] matches, (event,
@@ -28,7 +28,7 @@
 
 use crate::{
     filter_holds_with, in_area, str_bits, DevAttr, DevConstraint, Float2, InputHeader, ATTR_WORDS,
-    HEADER_WORDS, KIND_STR,
+    KIND_STR,
 };
 use gpu_kernels::prelude::*;
 use gpu_kernels::{kernel, DevPtr, DevPtrMut, KernelStruct};
@@ -271,12 +271,21 @@ pub struct StrSpan {
 /// are left out of the encoding.
 pub const NO_ROW: u32 = u32::MAX;
 
+/// Where [`CellBatch::name_rows`] holds a name's key flags ([`ROW_EQ`], [`ROW_PAIR`])
+/// above its row (rows below [`ROW_MASK`]), so that the encoding reads both in one
+/// load instead of two, the second waiting on the first.
+pub const ROW_FLAGS_SHIFT: u32 = 30;
+/// The row's bits of a [`CellBatch::name_rows`] word; the rows of an index are fewer
+/// (so that no word but [`NO_ROW`] is all ones).
+pub const ROW_MASK: u32 = (1 << ROW_FLAGS_SHIFT) - 1;
+
 /// A launch's part of a flat batch as the host holds it, copied in as it is, and the
 /// batch's dictionaries translated once per call: `n_events` events, event `e`'s
 /// attributes `attrs[starts[e] - starts[0]..starts[e + 1] - starts[0]]` (the starts as
 /// the batch holds them, `n_events + 1` of them), its location `(xs[e], ys[e])`;
-/// `name_rows[name]` the row of each name id of the batch ([`NO_ROW`]: none;
-/// `n_names` entries), `spans[string]` each string id's bytes in the batch's arena
+/// `name_rows[name]` the row of each name id of the batch with the row's key flags
+/// above it ([`ROW_FLAGS_SHIFT`]; [`NO_ROW`]: none; `n_names` entries),
+/// `spans[string]` each string id's bytes in the batch's arena
 /// (`n_strs` entries).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -287,6 +296,8 @@ pub struct CellBatch<'a> {
     pub ys: DevPtr<'a, f32>,
     pub name_rows: DevPtr<'a, u32>,
     pub spans: DevPtr<'a, StrSpan>,
+    /// The batch's string arena (the spans' bytes).
+    pub bytes: DevPtr<'a, u8>,
     pub n_events: u32,
     pub n_names: u32,
     pub n_strs: u32,
@@ -299,28 +310,65 @@ unsafe impl KernelStruct for CellBatch<'static> {
     type Host<'a> = CellBatch<'a>;
 }
 
-/// Threads per block of [`cells_encode()`].
-pub const ENCODE_BLOCK: u32 = 256;
+/// Threads per block of [`cells_encode()`]: small blocks, so that a launch of a few
+/// thousand events still spreads over every SM (blocks of 256 gave a launch of 8192
+/// events 32 blocks on an H200's 132 SMs: 11.6% occupancy, 7 µs a launch).
+pub const ENCODE_BLOCK: u32 = 64;
+
+/// What [`cells_encode()`] writes after an event's [`InputHeader`] for [`cells_match()`]:
+/// its cell's [`CellHead`] (read by the encoding, one thread per event, so that the
+/// matching warp finds it in the event's own words instead of waiting for a load that
+/// depends on them) and its names' signature. Two 16-byte records.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct EventCell {
+    /// The cell's [`CellHead::dir`], [`CellHead::keys`], [`CellHead::entries`],
+    /// [`CellHead::main`], [`CellHead::extra`].
+    pub dir: u32,
+    pub keys: u32,
+    pub entries: u32,
+    pub main: u32,
+    pub extra: u32,
+    /// The event's names' signature ([`sig_bit`] of each kept attribute's row).
+    pub sig: [u32; 3],
+}
+
+/// 16-byte records before an encoded event's attributes: its [`InputHeader`] and its
+/// [`EventCell`].
+pub const EVENT_RECORDS: usize = 3;
+
+/// Attributes whose key flags ([`ROW_EQ`], [`ROW_PAIR`]) the encoding keeps in the
+/// header's `bf` word, two bits each (attribute `a < KEYED_ATTRS` at bit `2 a`); a
+/// later attribute's are read from [`CellTables::row_flags`].
+pub const KEYED_ATTRS: u32 = 16;
 
 /// Where event `e` of a launch lies in the encoded events, in words: the launch's
-/// attributes before it plus one header per event before it, 16-byte records each
-/// (an event's encoding is at most its header and its attributes, so no event overlaps
-/// the next and no prefix sum is needed).
+/// attributes before it plus [`EVENT_RECORDS`] per event before it, 16-byte records
+/// each (an event's encoding is at most its records and its attributes, so no event
+/// overlaps the next and no prefix sum is needed). After the last event's
+/// (`encoded_at(&[starts[0], starts[n_events]], n_events)`) lie the events' string
+/// equality keys, a word per attribute of the batch: event `e`'s kept attribute `k` at
+/// `starts[e] - starts[0] + k` from there ([`cells_encode()`]).
 #[inline(always)]
 pub fn encoded_at(starts: &[u32; 2], e: u32) -> usize {
-    ((starts[1] - starts[0]) as usize + e as usize) * ATTR_WORDS
+    ((starts[1] - starts[0]) as usize + EVENT_RECORDS * e as usize) * ATTR_WORDS
 }
 
 /// A launch's counters and sizes for [`cells_match()`]. The encoded events
 /// ([`cells_encode()`], device memory) and the answers are separate parameters
 /// (`input`, `out`, `spill`); the answers are page-locked host memory mapped into the
 /// device: event `e` is at word [`encoded_at`]`([starts[0], starts[e]], e)` of `input`:
-/// an [`InputHeader`] and its attributes ([`DevAttr`]; a string's bits are its offset
+/// an [`InputHeader`], an [`EventCell`] and its attributes ([`DevAttr`]; a string's bits are its offset
 /// in `bytes`, the batch's string arena, and its length).
 ///
-/// `out` holds `2 * n_events + cap` words: `out[e]` is where event `e`'s answer starts
-/// among the runs, `out[n_events + e]` its length ([`SPILLED`]: its matches are pairs
-/// in `spill`), and the runs from `out[2 * n_events]` on, each an event's subscriptions
+/// `out` holds `2 * n_events + cap` words: `out[2 e]` is where event `e`'s answer starts
+/// among the runs, `out[2 e + 1]` its length ([`SPILLED`]: its matches are pairs in
+/// `spill`), the two written as one 8-byte word (one write per event into host memory,
+/// not two 4-byte ones a launch apart), and the runs from `out[2 * n_events]` on, each an event's subscriptions
 /// ascending, once each; `spill` has room for `spill_cap` pairs, `spill[2p]` the event
 /// and `spill[2p + 1]` the subscription (unsorted, repeated when several filters of a
 /// subscription match).
@@ -372,39 +420,32 @@ fn sig_within(filter: [u32; 3], event: [u32; 3]) -> bool {
     (filter[0] & !event[0]) | (filter[1] & !event[1]) | (filter[2] & !event[2]) == 0
 }
 
-/// OR of `v` over the warp.
-#[inline(always)]
-fn warp_or(mut v: u32) -> u32 {
-    let mut d = 16;
-    while d > 0 {
-        v |= shfl_xor(v, d);
-        d /= 2;
-    }
-    v
-}
-
 /// The event's key number `q`: 0 the empty key, `1..=n` the string equality of
 /// attribute `q - 1`, then the pairs `(i, j)`, `i <= j < n`, row by row. `None` when no
-/// filter can be keyed so (not a string, or no key uses the name).
+/// filter can be keyed so (not a string, or no key uses the name). An attribute's key
+/// flags come from `bf` (the header's, [`KEYED_ATTRS`]) or, past those, `row_flags`; a
+/// string equality's key from `eq_keys` (the event's, [`cells_encode()`] hashed them).
 ///
 /// # Safety
-/// `event` is an encoded event with `n` attributes, `q < 1 + n + n (n + 1) / 2`, its
-/// string values at their offsets from `bytes`; `t.row_flags` has `t.rows` words.
+/// `event` is an encoded event with `n` attributes, `q < 1 + n + n (n + 1) / 2`,
+/// `eq_keys` its `n` words of keys; `t.row_flags` has `t.rows` words.
 #[inline(always)]
 unsafe fn event_key(
     t: &CellTables,
-    event: *const u32,
-    bytes: *const u8,
+    (event, bf): (*const u32, u32),
+    eq_keys: *const u32,
     n: u32,
     q: u32,
 ) -> Option<u32> {
     if q == 0 {
         return Some(EMPTY_KEY);
     }
-    // SAFETY: the attributes follow the header (the encoding, this fn's contract).
-    let attrs = unsafe { event.add(HEADER_WORDS) } as *const DevAttr;
-    let flags = |row: u32| {
-        if row < t.rows {
+    // SAFETY: the attributes follow the records (the encoding, this fn's contract).
+    let attrs = unsafe { event.add(EVENT_RECORDS * ATTR_WORDS) } as *const DevAttr;
+    let flags = |a: u32, row: u32| {
+        if a < KEYED_ATTRS {
+            (bf >> (2 * a)) & (ROW_EQ | ROW_PAIR)
+        } else if row < t.rows {
             // SAFETY: `row < t.rows`, the length of `row_flags` (this fn's contract).
             unsafe { t.row_flags.read(row as usize) }
         } else {
@@ -414,14 +455,11 @@ unsafe fn event_key(
     if q <= n {
         // SAFETY: `q - 1 < n`, an attribute of the event.
         let a = unsafe { load(attrs, (q - 1) as usize) };
-        if a.kind != KIND_STR || flags(a.row) & ROW_EQ == 0 {
+        if a.kind != KIND_STR || flags(q - 1, a.row) & ROW_EQ == 0 {
             return None;
         }
-        // SAFETY: a string attribute's bytes lie at the offset from `bytes` and the
-        // length of its bits (the encoding, this fn's contract).
-        let bytes =
-            unsafe { device_slice(bytes.add(a.bits as u32 as usize), (a.bits >> 32) as usize) };
-        return Some(eq_key(a.row, bytes));
+        // SAFETY: `q - 1 < n`: the attribute's key word (this fn's contract).
+        return Some(unsafe { load(eq_keys, (q - 1) as usize) });
     }
     let mut p = q - 1 - n;
     let mut i = 0;
@@ -432,44 +470,116 @@ unsafe fn event_key(
     let j = i + p;
     // SAFETY: `i <= j < n`: attributes of the event.
     let (ri, rj) = unsafe { (load(attrs, i as usize).row, load(attrs, j as usize).row) };
-    if flags(ri) & ROW_PAIR == 0 || flags(rj) & ROW_PAIR == 0 {
+    if flags(i, ri) & ROW_PAIR == 0 || flags(j, rj) & ROW_PAIR == 0 {
         return None;
     }
     Some(pair_key(ri, rj))
 }
 
-/// The group of `key` in the cell `h`: its entries `lo..hi` relative to the cell's
-/// first (empty when the cell lacks the key). Binary search of the directory.
+/// A cell's directory sampled across the warp, read once per event with one load of
+/// the warp: lane `l` holds the key and end of slot `l * stride` (`stride` =
+/// `ceil(keys / 32)`), lanes `0..lanes` hold a slot. [`group`] searches these in
+/// registers (shuffles) and then only its key's stretch of `stride` slots, instead of
+/// a binary search of the whole directory whose every step waits on a load.
+#[derive(Clone, Copy)]
+struct Fences {
+    key: u32,
+    end: u32,
+    stride: u32,
+    lanes: u32,
+}
+
+/// The fences of the cell whose directory starts at slot `dir` and holds `keys` slots.
+/// Every lane of the warp calls it.
 ///
 /// # Safety
-/// `h` is a cell of `t`: its directory slots lie in `t.dir`.
+/// `dir..dir + keys` are slots of `t.dir`.
 #[inline(always)]
-unsafe fn group(t: &CellTables, h: &CellHead, key: u32) -> (u32, u32) {
-    let (mut lo, mut hi) = (0u32, h.keys);
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        // SAFETY: `mid < h.keys`.
-        if unsafe { t.dir.read((h.dir + mid) as usize) }.key < key {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    if lo == h.keys {
-        return (0, 0);
-    }
-    // SAFETY: `lo < h.keys`: a slot of the cell's directory.
-    let s = unsafe { t.dir.read((h.dir + lo) as usize) };
-    if s.key != key {
-        return (0, 0);
-    }
-    let start = if lo == 0 {
-        0
+unsafe fn fences(t: &CellTables, dir: u32, keys: u32) -> Fences {
+    let stride = keys.div_ceil(32).max(1);
+    let at = lane_id() * stride;
+    let (key, end) = if at < keys {
+        // SAFETY: `at < keys`: a slot of the cell's directory (this fn's contract).
+        let s = unsafe { t.dir.read((dir + at) as usize) };
+        (s.key, s.end)
     } else {
-        // SAFETY: `0 < lo < h.keys`: a slot of the cell's directory.
-        unsafe { t.dir.read((h.dir + lo - 1) as usize) }.end
+        (0, 0)
     };
-    (start, s.end)
+    Fences {
+        key,
+        end,
+        stride,
+        lanes: keys.div_ceil(stride),
+    }
+}
+
+/// The group of `key` in the cell whose directory starts at slot `dir` and holds
+/// `keys` slots: its entries `lo..hi` relative to the cell's first (empty when the
+/// cell lacks the key, or for `None`). The last fence at or below the key by a binary
+/// search over the lanes' fences (five shuffles), then a binary search of the slots
+/// after it up to the next fence (one `stride`, a cache line or two). Every lane of
+/// the warp calls it, with its own key.
+///
+/// # Safety
+/// As [`fences`]; `f` is `fences(t, dir, keys)`.
+#[inline(always)]
+unsafe fn group(
+    t: &CellTables,
+    (dir, keys): (u32, u32),
+    f: &Fences,
+    key: Option<u32>,
+) -> (u32, u32) {
+    let k = key.unwrap_or(0);
+    let mut l = 0u32;
+    let mut step = 16u32;
+    while step > 0 {
+        // `l + step <= 31`: every lane reads a lane.
+        let fk = shfl(f.key, l + step);
+        if l + step < f.lanes && fk <= k {
+            l += step;
+        }
+        step /= 2;
+    }
+    let (lk, lend) = (shfl(f.key, l), shfl(f.end, l));
+    // The end of the fence before (the slot before when `stride` is 1).
+    let before = shfl(f.end, l.wrapping_sub(1) & 31);
+    if key.is_none() || f.lanes == 0 || lk > k {
+        return (0, 0);
+    }
+    let first = l * f.stride;
+    let (at, end) = if lk == k {
+        (first, lend)
+    } else {
+        let (mut lo, mut hi) = (first + 1, (first + f.stride).min(keys));
+        let top = hi;
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            // SAFETY: `first < mid < top <= keys`.
+            if unsafe { t.dir.read((dir + mid) as usize) }.key < k {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo == top {
+            return (0, 0);
+        }
+        // SAFETY: `lo < top <= keys`: a slot of the cell's directory.
+        let s = unsafe { t.dir.read((dir + lo) as usize) };
+        if s.key != k {
+            return (0, 0);
+        }
+        (lo, s.end)
+    };
+    let start = if at == 0 {
+        0
+    } else if f.stride == 1 {
+        before
+    } else {
+        // SAFETY: `0 < at < keys`: a slot of the cell's directory.
+        unsafe { t.dir.read((dir + at - 1) as usize) }.end
+    };
+    (start, end)
 }
 
 /// A signature of 96 bits folded to 64 (bits 64..96 onto 0..32), a rectangle's entry's
@@ -534,7 +644,7 @@ unsafe fn try_entry(
             t.fcons_start.read(f) as usize,
             t.fcons_start.read(f + 1) as usize,
         );
-        let attrs = event.add(HEADER_WORDS) as *const DevAttr;
+        let attrs = event.add(EVENT_RECORDS * ATTR_WORDS) as *const DevAttr;
         filter_holds_with(
             t.fcons.ptr(),
             first,
@@ -674,11 +784,24 @@ unsafe fn write_run(b: &CellEvents, out: *mut u32, e: u32, buf: *const u32, n: u
     }
     if lane == 0 {
         // SAFETY: `e < n_events`: the event's start and length words, its warp's alone.
-        unsafe {
-            store(out, e as usize, at);
-            store(out, (b.n_events + e) as usize, kept);
-        }
+        unsafe { store_answer(out, e, at, kept) };
     }
+}
+
+/// Writes event `e`'s start and length (`out[2 e]`, `out[2 e + 1]`) as one 8-byte word.
+///
+/// # Safety
+/// `out` is 8-byte aligned with `2 * (e + 1)` words at least, the event's warp's alone.
+#[inline(always)]
+unsafe fn store_answer(out: *mut u32, e: u32, start: u32, len: u32) {
+    // SAFETY: the two words of `e` (this fn's contract), 8-byte aligned.
+    unsafe {
+        store(
+            out as *mut u64,
+            e as usize,
+            u64::from(start) | (u64::from(len) << 32),
+        )
+    };
 }
 
 kernel! {
@@ -687,16 +810,17 @@ kernel! {
     /// event on one thread.
     ///
     /// The warp finds its event in `input` ([`encoded_at`], from the launch's starts)
-    /// and reads its attribute count from its header, then copies the event into its
-    /// staging area in shared memory (consecutive words per lane: one coalesced read;
-    /// an event longer than [`CELLS_STAGE_WORDS`] is read where it lies), then reads the header,
-    /// finds its cell ([`CellGeometry::cell_of`]) and reads the cell's
-    /// [`CellHead`]; each lane ORs the signature bits of a share of the attributes and
-    /// the warp combines them (`shfl_xor`). Then the event's keys, 32 at a time, one per
-    /// lane: the empty key, the `name = value` of each string attribute whose name
-    /// keys a filter, the pair of each two names that key filters ([`event_key`],
-    /// hashed from the string's bytes in the batch's arena); each lane finds its key's group by binary search
-    /// of the cell's directory. The groups are laid end to end (`warp_scan` of their
+    /// and reads its first 32 words, one per lane, in one coalesced read: the header,
+    /// the [`EventCell`] that [`cells_encode()`] wrote (the cell's head, the names'
+    /// signature) and the first attributes, shuffled from those registers; it stages
+    /// the event in shared memory from them (a longer event's rest read after them;
+    /// an event longer than [`CELLS_STAGE_WORDS`] is read where it lies). It reads its
+    /// cell's directory [`Fences`] (one slot a lane, one load). Then the event's keys,
+    /// 32 at a time, one per lane: the empty key, the `name = value` of each string
+    /// attribute whose name keys a filter, the pair of each two names that key filters
+    /// ([`event_key`]: a string equality's key as [`cells_encode()`] hashed it, beside
+    /// the encoded events; the names' key flags from the header); each lane finds its key's group ([`group`]: a search
+    /// of the fences in registers, then of one stretch between fences). The groups are laid end to end (`warp_scan` of their
     /// sizes) and the lanes take consecutive candidates (each finds its group's lane
     /// with `lane_holding`), so that a group of 200 entries keeps all 32 lanes busy and
     /// their 32-byte entries are read coalesced. Last, the cell's overflow (entries
@@ -722,45 +846,58 @@ kernel! {
         let e = global_id_x() / 32;
         let lane = lane_id();
         let staged = dynamic_shared::<u32>().add((warp_id() * CELLS_STAGE_WORDS) as usize);
-        let (w, len) = if e < b.n_events {
-            let w = encoded_at(&[b.starts.read(0), b.starts.read(e as usize)], e) as u32;
-            // The header's last word is the attribute count.
-            (w, (1 + load(input, w as usize + 3)) * ATTR_WORDS as u32)
+        let live = e < b.n_events; // the whole warp: one event per warp
+        // The event's first 32 words, one per lane, read before its length is known (its
+        // records and up to five attributes): its header and cell come from these
+        // registers, and a short event is staged from them with no second read.
+        let (w, first, eq_keys) = if live {
+            let (s0, se) = (b.starts.read(0), b.starts.read(e as usize));
+            let w = encoded_at(&[s0, se], e) as u32;
+            let end = encoded_at(&[s0, b.starts.read(b.n_events as usize)], b.n_events) as u32;
+            let word = if w + lane < end { load(input, (w + lane) as usize) } else { 0 };
+            (w, word, input.add(end as usize + (se - s0) as usize))
         } else {
-            (0, 0)
+            (0, 0, input)
         };
-        let mut i = lane;
-        while len <= CELLS_STAGE_WORDS && i < len {
-            store(staged, i as usize, load(input, (w + i) as usize));
-            i += 32;
+        let word = |i: u32| shfl(first, i);
+        let n = word(3); // the header's last word: the attribute count
+        let len = (EVENT_RECORDS as u32 + n) * ATTR_WORDS as u32;
+        if live && len <= CELLS_STAGE_WORDS {
+            if lane < len {
+                store(staged, lane as usize, first);
+            }
+            let mut i = 32 + lane;
+            while i < len {
+                store(staged, i as usize, load(input, (w + i) as usize));
+                i += 32;
+            }
         }
-        sync_threads();
-        if e >= b.n_events {
-            return; // the whole warp: one event per warp
+        let pos = Float2 { x: f32::from_bits(word(1)), y: f32::from_bits(word(2)) };
+        let bf = word(0);
+        let cell = EventCell {
+            dir: word(4),
+            keys: word(5),
+            entries: word(6),
+            main: word(7),
+            extra: word(8),
+            sig: [word(9), word(10), word(11)],
+        };
+        // The staging area is the warp's own: a warp barrier orders its writes before
+        // its lanes' reads, and no warp waits for another's loads.
+        sync_warp();
+        if !live {
+            return;
         }
         let event = if len <= CELLS_STAGE_WORDS { staged as *const u32 } else { input.add(w as usize) };
         let bytes = b.bytes.ptr();
         let buf = dynamic_shared::<u32>()
             .add((CELLS_BLOCK / 32 * CELLS_STAGE_WORDS + warp_id() * CELLS_SORT_WORDS) as usize);
-        let h = *(event as *const InputHeader);
-        let n = h.n_attrs;
-        let head = t.heads.read(t.geo.cell_of(h.pos.x, h.pos.y) as usize);
-        if head.main + head.extra == 0 {
+        if cell.main + cell.extra == 0 {
             write_run(&b, out, e, buf, 0);
             return;
         }
-        let attrs = event.add(HEADER_WORDS) as *const DevAttr;
-        // Three words in registers (an indexed array would live in local memory).
-        let (mut s0, mut s1, mut s2) = (0u32, 0u32, 0u32);
-        let mut a = lane;
-        while a < n {
-            let (word, bit) = sig_bit(load(attrs, a as usize).row);
-            s0 |= if word == 0 { bit } else { 0 };
-            s1 |= if word == 1 { bit } else { 0 };
-            s2 |= if word == 2 { bit } else { 0 };
-            a += 32;
-        }
-        let esig = [warp_or(s0), warp_or(s1), warp_or(s2)];
+        let esig = cell.sig;
+        let fences = fences(&t, cell.dir, cell.keys);
         let keys = 1 + n + n * (n + 1) / 2;
         // Matches collected in `buf[..found]`, until they spill.
         let mut found = 0u32;
@@ -771,16 +908,12 @@ kernel! {
             let overflow = base >= keys;
             let (lo, len) = if overflow {
                 // The overflow as one group, owned by lane 0.
-                if lane == 0 { (head.main, head.extra) } else { (0, 0) }
+                if lane == 0 { (cell.main, cell.extra) } else { (0, 0) }
             } else {
                 let q = base + lane;
-                match if q < keys { event_key(&t, event, bytes, n, q) } else { None } {
-                    Some(k) => {
-                        let (lo, hi) = group(&t, &head, k);
-                        (lo, hi - lo)
-                    }
-                    None => (0, 0),
-                }
+                let k = if q < keys { event_key(&t, (event, bf), eq_keys, n, q) } else { None };
+                let (lo, hi) = group(&t, (cell.dir, cell.keys), &fences, k);
+                (lo, hi - lo)
             };
             let (start, total) = warp_scan(len);
             let mut c0 = 0;
@@ -790,7 +923,7 @@ kernel! {
                 let l_lo = shfl(lo, l);
                 let l_start = shfl(start, l);
                 let hit = if c < total {
-                    try_entry(&t, head.entries + l_lo + (c - l_start), h.pos, esig, (event, bytes), n)
+                    try_entry(&t, cell.entries + l_lo + (c - l_start), pos, esig, (event, bytes), n)
                 } else {
                     None
                 };
@@ -823,8 +956,7 @@ kernel! {
         }
         if spilled {
             if lane == 0 {
-                store(out, e as usize, 0);
-                store(out, (b.n_events + e) as usize, SPILLED);
+                store_answer(out, e, 0, SPILLED);
             }
             return;
         }
@@ -843,32 +975,48 @@ kernel! {
     ///
     /// Grid: a thread per event `e` of the launch ([`ENCODE_BLOCK`] per block). The
     /// thread reads `e`'s two starts and its attributes (global, read-only; its own
-    /// consecutive 16-byte records), looks each name up in `name_rows` (a few entries,
+    /// consecutive 16-byte records), looks each name's row and key flags up in
+    /// `name_rows` (a few entries,
     /// cached) and each string in `spans`, and writes, from word
     /// [`encoded_at`]`([starts[0], starts[e]], e)` of `out` (global; its own records,
     /// so that no two threads write one word), the attributes of names some constraint
     /// reads, in the event's order ([`DevAttr`]: the row, the kind, the value's bits or,
     /// for a string, [`str_bits`] of its offset in the arena and its length), then
-    /// before them the header ([`InputHeader`]: `bf` left 0, as [`cells_match()`]
-    /// computes its own signature; the location `(xs[e], ys[e])`; how many attributes
-    /// it kept). A name id outside the dictionary counts as a name no constraint reads;
-    /// a string id outside it drops its attribute too (the batch never holds either).
-    /// No shared memory, no barrier.
-    pub fn cells_encode(b: CellBatch<'static>, out: *mut u32) {
+    /// before them the header ([`InputHeader`]: in `bf` the key flags of the first
+    /// [`KEYED_ATTRS`] kept attributes' rows, two bits each; the location `(xs[e],
+    /// ys[e])`; how many attributes it kept) and the [`EventCell`]: the [`CellHead`] of
+    /// the event's cell ([`CellGeometry::cell_of`], read from `t.heads` before the
+    /// attributes, so that its load overlaps theirs) and the kept rows' signature; and,
+    /// after the launch's encoded events ([`encoded_at`]), the key ([`eq_key`]) of each
+    /// kept string attribute whose name keys a string equality. The matching warp then
+    /// starts from the event's own words: its one read of them gives it the cell, the
+    /// signature and the flags, and one more its keys, with no string's bytes read. A name id outside the dictionary counts
+    /// as a name no constraint reads; a string id outside it drops its attribute too
+    /// (the batch never holds either). No shared memory, no barrier.
+    pub fn cells_encode(b: CellBatch<'static>, t: CellTables<'static>, out: *mut u32) {
         let e = global_id_x();
         if e >= b.n_events {
             return;
         }
+        let pos = Float2 { x: b.xs.read(e as usize), y: b.ys.read(e as usize) };
+        // Read first: nothing below waits for it.
+        let head = t.heads.read(t.geo.cell_of(pos.x, pos.y) as usize);
         let base = b.starts.read(0);
         let from = b.starts.read(e as usize) - base;
         let to = b.starts.read(e as usize + 1) - base;
-        let head = encoded_at(&[base, base + from], e);
-        let attrs = out.add(head + HEADER_WORDS) as *mut DevAttr;
+        let at = encoded_at(&[base, base + from], e);
+        let attrs = out.add(at + EVENT_RECORDS * ATTR_WORDS) as *mut DevAttr;
+        let end = encoded_at(&[base, b.starts.read(b.n_events as usize)], b.n_events);
+        let eq_keys = out.add(end + from as usize);
         let mut k = 0u32;
+        let mut bf = 0u32;
+        // Three words in registers (an indexed array would live in local memory).
+        let (mut s0, mut s1, mut s2) = (0u32, 0u32, 0u32);
         let mut a = from;
         while a < to {
             let at = b.attrs.read(a as usize);
-            let row = if at.name < b.n_names { b.name_rows.read(at.name as usize) } else { NO_ROW };
+            let named = if at.name < b.n_names { b.name_rows.read(at.name as usize) } else { NO_ROW };
+            let row = if named == NO_ROW { NO_ROW } else { named & ROW_MASK };
             let bits = if at.ty != KIND_STR {
                 Some(at.val)
             } else if at.val < u64::from(b.n_strs) {
@@ -879,12 +1027,32 @@ kernel! {
             };
             if let (true, Some(bits)) = (row != NO_ROW, bits) {
                 *attrs.add(k as usize) = DevAttr { row, kind: at.ty, bits };
+                let flags = (named >> ROW_FLAGS_SHIFT) & (ROW_EQ | ROW_PAIR);
+                if k < KEYED_ATTRS {
+                    bf |= flags << (2 * k);
+                }
+                if at.ty == KIND_STR && flags & ROW_EQ != 0 {
+                    // The string lies in the arena (the batch's spans).
+                    let s = device_slice(b.bytes.ptr().add(bits as u32 as usize), (bits >> 32) as usize);
+                    *eq_keys.add(k as usize) = eq_key(row, s);
+                }
+                let (word, bit) = sig_bit(row);
+                s0 |= if word == 0 { bit } else { 0 };
+                s1 |= if word == 1 { bit } else { 0 };
+                s2 |= if word == 2 { bit } else { 0 };
                 k += 1;
             }
             a += 1;
         }
-        let pos = Float2 { x: b.xs.read(e as usize), y: b.ys.read(e as usize) };
-        *(out.add(head) as *mut InputHeader) = InputHeader { bf: 0, pos, n_attrs: k };
+        *(out.add(at) as *mut InputHeader) = InputHeader { bf, pos, n_attrs: k };
+        *(out.add(at + ATTR_WORDS) as *mut EventCell) = EventCell {
+            dir: head.dir,
+            keys: head.keys,
+            entries: head.entries,
+            main: head.main,
+            extra: head.extra,
+            sig: [s0, s1, s2],
+        };
     }
 }
 
