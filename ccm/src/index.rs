@@ -54,7 +54,16 @@
 //!    then the bounds of the event's cells ([`ccm_kernels::cells::ccm_index_cells`]).
 //!    An event costs the cells about the same whatever its partitions hold, so by
 //!    default every event goes to them, with no partition walk
-//!    ([`IndexConfig::cells_share`]).
+//!    ([`IndexConfig::cells_share`]). Where filters share interfaces (the dense model
+//!    with ten interfaces), the cells are built too, and then instead of the
+//!    interface-major kernel: an interface matches when any of its slots passes, so a
+//!    warp sets the bits of the interfaces of the slots that pass (one atomic OR per
+//!    slice and event when the slice lies in one interface), skips an event whose row
+//!    already holds every interface of the slice, and a block whose events all hold the
+//!    one interface of its slice returns before copying it; the blocks take the slices
+//!    where interfaces begin first (an interface's filters lie fewest constraints
+//!    first, the likeliest to match), so an interface that one of its first 1024
+//!    filters answers costs its later slices no more than that test.
 //! 4. **Answers** ([`ccm_kernels::index::ccm_index_lists`]): one bit per (event,
 //!    interface), so duplicates cost nothing and the answer is ascending by
 //!    construction; a thread per event compacts its row into a list of user ids, in one
@@ -216,9 +225,10 @@ pub struct IndexConfig {
     pub ramp_growth: f64,
     /// Whether dense events go to the value cells ([`ccm_kernels::cells::ccm_index_cells`]:
     /// per name, cells of values with a bitset of the filters failing in each, the
-    /// device form of the CPU bit index) instead of the filter-major kernel, where the
-    /// index can build them: every filter integer ranges (its range form, bounds inside
-    /// `i32`) and its own interface (the dense model); `true`.
+    /// device form of the CPU bit index) instead of the filter-major or interface-major
+    /// kernel, where the index can build them: every filter integer ranges (its range
+    /// form, bounds inside `i32`; the dense model), each its own interface or interfaces
+    /// sharing filters (module docs, step 3); `true`.
     pub cells: bool,
     /// With the value cells, an event whose partitions hold more than this share of all
     /// filters is matched on them ([`IndexConfig::dense_share`] otherwise); 0.0 (the
@@ -726,6 +736,13 @@ struct DevCells {
     slices: u32,
     edge_max: u32,
     groups: u32,
+    /// Interfaces share filters: the slices' interfaces and order (one zero each
+    /// without).
+    shared: bool,
+    order: Buffer<u32>,
+    iface_at: Buffer<u32>,
+    ifaces: Buffer<u32>,
+    bounds: Buffer<u32>,
 }
 
 impl DevCells {
@@ -740,6 +757,11 @@ impl DevCells {
             slices: h.slices,
             edge_max: h.edge_max,
             groups: h.groups,
+            shared: h.shared,
+            order: dev.upload(&h.order)?,
+            iface_at: dev.upload(&h.iface_at)?,
+            ifaces: dev.upload(&h.ifaces)?,
+            bounds: dev.upload(&h.bounds)?,
         })
     }
 
@@ -754,32 +776,52 @@ impl DevCells {
             slices: self.slices,
             edge_max: self.edge_max,
             groups: self.groups,
+            shared: self.shared as u32,
+            order: self.order.dev_ptr(),
+            iface_at: self.iface_at.dev_ptr(),
+            ifaces: self.ifaces.dev_ptr(),
+            bounds: self.bounds.dev_ptr(),
         }
     }
 
     fn bytes(&self) -> usize {
-        self.bits.bytes() + self.cuts.bytes() + self.edge_at.bytes() + self.edges.bytes()
+        self.bits.bytes()
+            + self.cuts.bytes()
+            + self.edge_at.bytes()
+            + self.edges.bytes()
+            + self.order.bytes()
+            + self.iface_at.bytes()
+            + self.ifaces.bytes()
+            + self.bounds.bytes()
     }
 }
 
 /// The value cells of `h`'s filters for `cfg`, where they can answer its dense events:
-/// every interface of the `n_if` holds one filter, and [`HostCells::build`] accepts them.
+/// [`HostCells::build`] accepts them. When every interface of the `n_if` holds one
+/// filter, slot `k` (in interface order) is interface `k`; else the cells keep each
+/// slot's interface ([`HostCells::with_interfaces`]).
 fn cells_of(h: &HostIndex, n_if: usize, cfg: &IndexConfig) -> Option<HostCells> {
-    if !cfg.cells || h.shared || h.n_filters() != n_if {
+    let n = h.n_filters();
+    if !cfg.cells {
         return None;
     }
     let ranges = |k: usize| {
         let p = h.by_iface[k] as usize;
         &h.ranges[h.range_at[p] as usize..h.range_at[p + 1] as usize]
     };
-    HostCells::build(
-        n_if,
+    let cells = HostCells::build(
+        n,
         ranges,
         cell_block(cfg),
         cfg.cell_shared,
         cfg.cell_max,
         cfg.cell_groups,
-    )
+    )?;
+    if !h.shared && n == n_if {
+        Some(cells)
+    } else {
+        cells.with_interfaces(n, |k| h.filters[h.by_iface[k] as usize].iface)
+    }
 }
 
 /// Threads per block of the value cells' kernel.
@@ -1327,15 +1369,14 @@ impl<'d> GpuIndex<'d> {
         self.host = HostIndex::build(t, &live, &rank, user_ids);
         let h = &self.host;
         let n_if = h.user_ids.len();
-        let iface_major = h.shared
+        // The value cells where they can be built, else the interface-major kernel where
+        // interfaces hold many filters.
+        let cells = cells_of(h, n_if, &self.cfg);
+        let iface_major = cells.is_none()
+            && h.shared
             && h.n_filters() >= self.cfg.iface_major_min.max(1).saturating_mul(n_if)
             && (n_if as u64) * (per_launch(&self.cfg, 1) as u64) <= i32::MAX as u64;
         // The old tables' device memory goes before the new ones are uploaded.
-        let cells = if iface_major {
-            None
-        } else {
-            cells_of(h, n_if, &self.cfg)
-        };
         self.d = None;
         self.d = Some(DevIndex::upload(
             self.dev,
@@ -2009,7 +2050,10 @@ fn submit(
     let (n, na) = (st.events, st.attrs);
     let t = Instant::now();
     if bufs[slot].is_none() {
-        let slices = d.cells.as_ref().map_or(0, |c| c.slices as usize);
+        // The cells' counts per event and slice, for their lists (not when interfaces
+        // share filters: their rows are of interfaces).
+        let slices = d.cells.as_ref().filter(|c| !c.shared);
+        let slices = slices.map_or(0, |c| c.slices as usize);
         bufs[slot] = Some(LaunchBufs::alloc(dev, p.per, d.words as usize, slices)?);
     }
     let b = bufs[slot].as_mut().expect("allocated");
@@ -2106,12 +2150,14 @@ fn submit(
         // Sized by the launch's events when all are on the cells, else by the last
         // launch's count of dense events (the kernel strides over any count).
         let events = if all { n as u32 } else { hint };
+        let groups = events.div_ceil(cfg.cell_events.max(1)).clamp(1, 65_535);
+        // When interfaces share filters, the slices in `blockIdx.y` (the kernel's order).
         let lc = LaunchConfig {
-            grid: [
-                c.slices,
-                events.div_ceil(cfg.cell_events.max(1)).clamp(1, 65_535),
-                1,
-            ],
+            grid: if c.shared {
+                [groups, c.slices, 1]
+            } else {
+                [c.slices, groups, 1]
+            },
             block: [block, 1, 1],
             shared_bytes: cell_shared_bytes(c.rows, c.cells, c.groups, c.edge_max, block),
         };
@@ -2151,7 +2197,9 @@ fn submit(
     let cap = b.ids.len().min(u32::MAX as usize) as u32;
     let m_lists = dev.mark()?;
     // Every event on the cells, nothing added: the lists from the cells' counts.
+    // (Not when interfaces share filters: their rows are of interfaces.)
     let cell_lists = all && cfg.cell_lists && p.delta.is_none();
+    let cells = cells.filter(|c| !c.shared);
     if let Some(c) = cells.filter(|_| cell_lists) {
         let lc = LaunchConfig::blocks(n as u32, CELL_LIST_BLOCK, CELL_SPANS_SHARED);
         let (counts, spans) = (&b.cell_counts, &mut b.spans_host);

@@ -36,7 +36,7 @@
 //! finite bound lies strictly inside `i32` (the host builds the cells only then), so an
 //! event's integer clamped to `i32` compares with it as the integer itself.
 
-use crate::index::{satisfies, IndexEvents, IndexTables, REMOVED};
+use crate::index::{satisfies, write_ids, IndexEvents, IndexTables, REMOVED};
 use crate::{DevAttr, DevEvent, TY_INT};
 use gpu_kernels::prelude::*;
 
@@ -106,6 +106,27 @@ pub struct CellTables<'a> {
     /// Groups of [`GROUP_NAMES`] names with the unions of their absent cells
     /// (`rows.div_ceil(GROUP_NAMES)`), or 0: none (each absent name ORs its own).
     pub groups: u32,
+    /// 1 when interfaces share filters (each interface a run of slots, in rank order):
+    /// an interface matches an event when any of its slots passes, so the kernel sets
+    /// the interfaces' bits in the event's row of answers (atomic OR) instead of storing
+    /// the slots' words, and skips what is already answered; 0: one filter per interface,
+    /// slot `k`'s bit is interface `k`'s. The three tables below are read only with it
+    /// (null without).
+    pub shared: u32,
+    /// With `shared`: the slices in the order the blocks take them (`blockIdx.y` is a
+    /// position in it): by their depth into the interface of their last slot (the
+    /// slices where interfaces begin first, then the next ones, ..), so that an
+    /// interface's first slots, which the host sorts likeliest to match first, answer it
+    /// before its later slices are reached.
+    pub order: DevPtr<'a, u32>,
+    /// With `shared`: the ranks of the interfaces of slice `s`'s slots, in slot order,
+    /// each once: `ifaces[iface_at[s]..iface_at[s + 1]]`.
+    pub iface_at: DevPtr<'a, u32>,
+    pub ifaces: DevPtr<'a, u32>,
+    /// With `shared`: [`CELL_WORDS`] words per slice, bit `k % 32` of word `k / 32` set
+    /// when slot `k` of the slice (`k > 0`) begins an interface: the interface of slot `k`
+    /// is the slice's interface number (of `ifaces`) counted by the bits up to `k`.
+    pub bounds: DevPtr<'a, u32>,
 }
 
 /// Names per group of the absent names' unions ([`CellTables::groups`]; the CPU bit
@@ -134,8 +155,9 @@ const WARP_WORDS: u32 = 3 * 32;
 /// Dynamic shared memory of [`ccm_index_cells`] for `rows` names of `cells` cells,
 /// `groups` groups' unions, at most `edge_max` edges per slice and blocks of `threads`:
 /// the slice's bitsets ([`slice_words`]), the
-/// cuts, the slice's edge offsets and edges, the slice's live slots (a word per lane)
-/// and each warp's words (the edges' marks, the event's integers and counts by name).
+/// cuts, the slice's edge offsets and edges, the slice's live slots (a word per lane),
+/// the block's flag (whether its events still need the slice) and each warp's words
+/// (the edges' marks, the event's integers and counts by name).
 pub const fn cell_shared_bytes(
     rows: u32,
     cells: u32,
@@ -149,6 +171,7 @@ pub const fn cell_shared_bytes(
         + 1
         + 2 * edge_max
         + CELL_WORDS
+        + 1
         + threads / 32 * WARP_WORDS)
 }
 
@@ -202,7 +225,12 @@ kernel! {
     /// order, `by_iface`: global), `blockIdx.y` = the events `blockIdx.y * W + w,
     /// + gridDim.y * W, ..` of the list `dense` (`dense[0]` = the count, the events from
     /// `dense[1]`; global; with `all`, every event of the batch instead) for the block's
-    /// warp `w` of `W`. First every thread copies its
+    /// warp `w` of `W`. With `c.shared` the two swap: `blockIdx.x` the events,
+    /// `blockIdx.y` the slice's position in `c.order` (global), so that the blocks of
+    /// the slices where interfaces begin are started first; a block whose slice holds
+    /// one interface first reads that interface's bit in each of its events' rows
+    /// (global, volatile; a flag in shared memory, a barrier) and returns whole when
+    /// every one is set. First every thread copies its
     /// share of the slice's bitsets, the cuts, the slice's edge offsets and edges (global)
     /// into shared memory, and warp `w` finds which of the slots `32 i .. 32 i + 32` (for
     /// `i = w, w + W, ..`) hold a filter not [`REMOVED`] (`t.filters`, global; a ballot
@@ -223,7 +251,12 @@ kernel! {
     /// stores its word's live slots that did not fail as word `32 s + l` of the event's
     /// row of `bits` (global; a warp writes 128 contiguous bytes) and, with `all`, its
     /// lane 0 the count of those slots as `counts[e * c.slices + s]` (global; for
-    /// [`ccm_cells_spans`] and [`ccm_cells_lists`]). An event that has a
+    /// [`ccm_cells_spans`] and [`ccm_cells_lists`]). With `c.shared`, instead, the bits
+    /// of the interfaces of those slots are set in the event's row (global, atomic OR:
+    /// one by lane 0 when the slice holds one interface, else one per lane and interface
+    /// of its word, found by the slice's interface bounds `c.bounds`, global), and an
+    /// event whose row already has the bits of every interface of the slice (at most
+    /// 32; lane `l` reads the `l`-th, global, volatile) is skipped. An event that has a
     /// name of the cells twice or not as an integer is answered instead by SFF's rules,
     /// each lane trying a slot of each group of 32 (its [`IndexFilter`] and constraints,
     /// global) and a ballot making the group's word. Dynamic shared memory:
@@ -266,11 +299,22 @@ unsafe fn cells_block(
 ) {
     let n_dense = if all { b.n_events } else { *dense };
     let warps = block_dim_x() / 32;
+    let shared = c.shared != 0;
+    // The block's group of events, the groups, its slice.
+    let (group, groups, s) = if shared {
+        (
+            block_idx_x(),
+            grid_dim_x(),
+            c.order.read(block_idx_y() as usize),
+        )
+    } else {
+        (block_idx_y(), grid_dim_y(), block_idx_x())
+    };
     // The block returns whole, before any barrier.
-    if block_idx_y() * warps >= n_dense {
+    if group * warps >= n_dense {
         return;
     }
-    let (rows, cells, s) = (c.rows, c.cells, block_idx_x());
+    let (rows, cells) = (c.rows, c.cells);
     let tid = thread_idx_x();
     let nt = block_dim_x();
     let lane = lane_id();
@@ -284,8 +328,50 @@ unsafe fn cells_block(
     let sh_at = sh_cuts.add(n_cuts as usize) as *mut u32;
     let sh_edges = sh_at.add(n_at as usize) as *mut CellEdge;
     let sh_live = sh_edges.add(c.edge_max as usize) as *mut u32;
-    let sh_warp = sh_live.add((CELL_WORDS + warp * WARP_WORDS) as usize);
+    let sh_flag = sh_live.add(CELL_WORDS as usize);
+    let sh_warp = sh_flag.add((1 + warp * WARP_WORDS) as usize);
     let (sh_mark, sh_val, sh_cnt) = (sh_warp, sh_warp.add(32) as *mut i32, sh_warp.add(64));
+    let step = groups * warps;
+    let event_of = |j: u32| if all { j } else { *dense.add(1 + j as usize) };
+    // With `shared`: the slice's interfaces (lane `l` the `l`-th of them).
+    let (if_at, n_if) = if shared {
+        let at = c.iface_at.read(s as usize);
+        (at, c.iface_at.read(s as usize + 1) - at)
+    } else {
+        (0, 0)
+    };
+    let my_iface = if lane < n_if {
+        c.ifaces.read((if_at + lane) as usize)
+    } else {
+        0
+    };
+    let answered = |e: u32, i: u32| {
+        let word = bits.add(e as usize * t.words as usize + (i / 32) as usize);
+        volatile_load_u32(word) & 1 << (i % 32) != 0
+    };
+    if shared && n_if == 1 {
+        // Whether an event of the block's still lacks the slice's one interface.
+        if tid == 0 {
+            *sh_flag = 0;
+        }
+        sync_threads();
+        let mut k = lane;
+        loop {
+            let j = group * warps + warp + k * step;
+            if j >= n_dense {
+                break;
+            }
+            if !answered(event_of(j), my_iface) {
+                atomic_or(sh_flag, 1);
+                break;
+            }
+            k += 32;
+        }
+        sync_threads();
+        if *sh_flag == 0 {
+            return;
+        }
+    }
     // The slice's tables into shared memory.
     let bits0 = s as usize * n_bits as usize;
     let mut i = tid;
@@ -328,14 +414,20 @@ unsafe fn cells_block(
     sync_threads();
     let live = *sh_live.add(lane as usize);
     let word = s * CELL_WORDS + lane;
-    let step = grid_dim_y() * warps;
+    // With `shared`: lane `l`'s word's interface bounds, and those of the lanes below it.
+    let bound = if shared {
+        c.bounds.read((s * CELL_WORDS + lane) as usize)
+    } else {
+        0
+    };
+    let (bound_before, _) = warp_scan(bound.count_ones());
     // The warp's `j`-th event of the list: its index, record and (lane `l`) attribute `l`
     // (global; an event past the list or an attribute past the event: empty).
     let fetch = |j: u32| {
         if j >= n_dense {
             return (0, DevEvent::default(), DevAttr::default());
         }
-        let e = if all { j } else { *dense.add(1 + j as usize) };
+        let e = event_of(j);
         let ev = b.events.read(e as usize);
         let at = if lane < ev.len {
             b.attrs.read((ev.start + lane) as usize)
@@ -344,12 +436,17 @@ unsafe fn cells_block(
         };
         (e, ev, at)
     };
-    let mut j = block_idx_y() * warps + warp;
+    let mut j = group * warps + warp;
     let mut next = fetch(j);
     while j < n_dense {
         let (e, ev, first) = next;
         // The next event's loads in flight while this one is matched.
         next = fetch(j + step);
+        // Every interface of the slice already answered: nothing left to find.
+        if shared && n_if <= 32 && all_sync(lane >= n_if || answered(e, my_iface)) {
+            j += step;
+            continue;
+        }
         // The event's integer and count of attributes per name of the cells.
         *sh_cnt.add(lane as usize) = 0;
         sync_warp();
@@ -464,10 +561,13 @@ unsafe fn cells_block(
             fw
         };
         let matched = live & !fails;
-        if word < t.words {
-            *bits.add(e as usize * t.words as usize + word as usize) = matched;
+        let row = bits.add(e as usize * t.words as usize);
+        if shared {
+            set_interfaces(row, matched, bound, bound_before, c, if_at, n_if, my_iface);
+        } else if word < t.words {
+            *row.add(word as usize) = matched;
         }
-        if all {
+        if all && !shared {
             // The slice's count of the event's answers, for the lists.
             let n = warp_sum(matched.count_ones());
             if lane == 0 {
@@ -476,6 +576,55 @@ unsafe fn cells_block(
         }
         sync_warp();
         j += step;
+    }
+}
+
+/// With [`CellTables::shared`]: sets in `row` (an event's row of answer bits, global)
+/// the bits of the interfaces of the slots that passed, lane `l`'s word `matched` of
+/// them. A slice of one interface (`n_if` of them, the first `my_iface` in lane 0): one
+/// atomic OR by lane 0 when any lane's word is not zero. Else each lane, per run of its
+/// word's slots in one interface with a slot that passed, one atomic OR of that
+/// interface's bit: the slice's interface number `before` (the bounds of the lanes
+/// below) plus the bounds of its word up to the slot (`ifaces[if_at ..]`, global).
+/// Every lane of the warp calls it.
+///
+/// # Safety
+/// `row` is the event's row of answer bits; `c`'s interface tables hold the slice's
+/// interfaces from `if_at` and `bound` is the lane's word of its bounds.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn set_interfaces(
+    row: *mut u32,
+    matched: u32,
+    bound: u32,
+    before: u32,
+    c: &CellTables<'static>,
+    if_at: u32,
+    n_if: u32,
+    my_iface: u32,
+) {
+    if n_if == 1 {
+        let hit = any_sync(matched != 0);
+        if hit && lane_id() == 0 {
+            atomic_or(row.add((my_iface / 32) as usize), 1 << (my_iface % 32));
+        }
+        return;
+    }
+    let mut m = matched;
+    while m != 0 {
+        let bit = m.trailing_zeros();
+        let upto = u32::MAX >> (31 - bit);
+        let i = c
+            .ifaces
+            .read((if_at + before + (bound & upto).count_ones()) as usize);
+        atomic_or(row.add((i / 32) as usize), 1 << (i % 32));
+        // On to the slots of the word's next interface.
+        let after = bound & !upto;
+        m = if after == 0 {
+            0
+        } else {
+            m & !((1u32 << after.trailing_zeros()) - 1)
+        };
     }
 }
 
@@ -631,7 +780,7 @@ kernel! {
         }
         let (s, lane) = (q % slices, lane_id());
         let w = s * CELL_WORDS + lane;
-        let mut word = if w < words {
+        let word = if w < words {
             *bits.add(e as usize * words as usize + w as usize)
         } else {
             0
@@ -641,12 +790,6 @@ kernel! {
         if first as u64 + sum as u64 > cap as u64 {
             return;
         }
-        let mut at = first + before;
-        while word != 0 {
-            let bit = word.trailing_zeros();
-            word &= word - 1;
-            *ids.add(at as usize) = *user_ids.add((w * 32 + bit) as usize);
-            at += 1;
-        }
+        write_ids(word, w, user_ids, ids, first + before);
     }
 }
