@@ -52,9 +52,11 @@
 //!    keeps its slice of every cell's bitset and its bounds in shared memory, and
 //!    sweeps a batch of events, a warp per event: one OR of a word per name and lane,
 //!    then the bounds of the event's cells ([`ccm_kernels::cells::ccm_index_cells`]).
-//!    An event costs the cells about the same whatever its partitions hold, so by
-//!    default every event goes to them, with no partition walk
-//!    ([`IndexConfig::cells_share`]). Where filters share interfaces (the dense model
+//!    An event costs the cells about the same whatever its partitions hold, the walk
+//!    as much as they hold, so where the cells are built each launch takes either every
+//!    event to them, with no partition walk, or the walk with the events beyond
+//!    [`IndexConfig::cells_share`] of the filters on the cells, whichever took less
+//!    device time per event when last tried ([`IndexConfig::cells_adaptive`]). Where filters share interfaces (the dense model
 //!    with ten interfaces), the cells are built too, and then instead of the
 //!    interface-major kernel: an interface matches when any of its slots passes, so a
 //!    warp sets the bits of the interfaces of the slots that pass (one atomic OR per
@@ -230,11 +232,22 @@ pub struct IndexConfig {
     /// form, bounds inside `i32`; the dense model), each its own interface or interfaces
     /// sharing filters (module docs, step 3); `true`.
     pub cells: bool,
-    /// With the value cells, an event whose partitions hold more than this share of all
-    /// filters is matched on them ([`IndexConfig::dense_share`] otherwise); 0.0 (the
-    /// default): every event, with no partition walk (an event costs the cells about the
-    /// same whatever its partitions hold).
+    /// With the value cells, in a launch with the partition walk, an event whose
+    /// partitions hold more than this share of all filters is matched on them
+    /// ([`IndexConfig::dense_share`] otherwise); 0.125. 0.0 (or less): every event on the
+    /// cells, with no partition walk, in every launch.
     pub cells_share: f64,
+    /// With the value cells (and [`IndexConfig::cells_share`] above 0), whether each
+    /// launch chooses between every event on the cells, with no partition walk, and the
+    /// walk with the events beyond `cells_share` on the cells, by the device time per
+    /// event each took when last tried: each is tried first, then the faster is taken
+    /// but in one launch of 32, which tries the other again; `true`. An event costs the
+    /// cells about the same whatever its partitions hold, the walk as much as they hold:
+    /// on the H200, the dense model's events of 3-5 names of 20 took the walk 43.6 ns an
+    /// event of device time at 100k filters against 69.8 on the cells, 742 against 754
+    /// at 1M (where the walk's tables outgrow the cache). With `false`, every launch
+    /// walks.
+    pub cells_adaptive: bool,
     /// Threads per block of the value cells' kernel, a warp per event (512).
     pub cell_block: u32,
     /// Events per block of the value cells' kernel (1024): each block first copies its
@@ -280,7 +293,8 @@ impl Default for IndexConfig {
             heavy_walk: 512,
             heavy_warps: 4,
             cells: true,
-            cells_share: 0.0,
+            cells_share: 0.125,
+            cells_adaptive: true,
             cell_block: 512,
             cell_events: 1024,
             cell_shared: 112 << 10,
@@ -364,6 +378,9 @@ pub struct IndexTiming {
     pub dense_events: usize,
     /// Groups of 32 filters in the partitions the walked (not dense) events visited.
     pub walk_groups: usize,
+    /// Launches with every event on the value cells, with no partition walk
+    /// ([`IndexConfig::cells_adaptive`]).
+    pub cells_launches: usize,
 }
 
 impl IndexTiming {
@@ -978,12 +995,65 @@ impl Queues {
 }
 
 /// What a collected launch tells the next one: its count of dense events (sizes the
-/// dense kernels' grids) and the filters its walked events tried each, on average
-/// (the partition walk's warps per event).
+/// dense kernels' grids; all of them after a launch of every event on the value cells)
+/// and the filters its walked events tried each, on average (the partition walk's warps
+/// per event); and the paths' device times so far ([`PathChoice`]).
 #[derive(Clone, Copy, Debug, Default)]
 struct Hint {
     dense: u32,
     walk: u32,
+    path: PathChoice,
+}
+
+/// Launches between two tries of the path not taken ([`PathChoice`]).
+const PROBE_EVERY: u32 = 32;
+
+/// Where the value cells are built and both paths may serve
+/// ([`IndexConfig::cells_adaptive`]): the device time per event last measured with every
+/// event of a launch on the value cells (`ns[0]`) and with the partition walk, events
+/// beyond [`IndexConfig::cells_share`] of the filters on the cells (`ns[1]`). Each path
+/// is tried first, then every launch takes the faster but one in [`PROBE_EVERY`], which
+/// tries the other again (a stream whose events change is followed).
+#[derive(Clone, Copy, Debug, Default)]
+struct PathChoice {
+    ns: [Option<f64>; 2],
+    since: u32,
+}
+
+impl PathChoice {
+    /// Whether the next launch puts every event on the cells.
+    fn all_on_cells(&mut self) -> bool {
+        let faster = match self.ns {
+            [None, _] => true,
+            [_, None] => false,
+            [Some(all), Some(walk)] => all <= walk,
+        };
+        self.since += 1;
+        if self.since >= PROBE_EVERY {
+            self.since = 0;
+            !faster
+        } else {
+            faster
+        }
+    }
+
+    /// A launch with every event on the cells (`all`) or not took `ns` per event.
+    fn note(&mut self, all: bool, ns: f64) {
+        self.ns[usize::from(!all)] = Some(ns);
+    }
+}
+
+/// Whether a launch of `d` for `cfg` puts every event on the value cells, with no
+/// partition walk: never without cells; always with [`IndexConfig::cells_share`] 0 (or
+/// less); else as `choice` says when [`IndexConfig::cells_adaptive`], never otherwise.
+fn all_on_cells(d: &DevIndex, cfg: &IndexConfig, choice: &mut PathChoice) -> bool {
+    if d.cells.is_none() || !cfg.cells {
+        false
+    } else if cfg.cells_share <= 0.0 {
+        true
+    } else {
+        cfg.cells_adaptive && choice.all_on_cells()
+    }
 }
 
 /// A launch queued on the device whose answers are not collected yet.
@@ -998,6 +1068,8 @@ struct InFlight {
     done: Signal,
     /// The device's clock before its encoding, after it, after its last kernel.
     marks: [Mark; 6],
+    /// Every event on the value cells, with no partition walk.
+    all: bool,
 }
 
 /// A call's batch dictionaries on the device, translated to the tables' (kept from call
@@ -1721,7 +1793,8 @@ fn pipeline(
         let started = Instant::now();
         let (done, job) = rayon::join(
             || -> Result<Duration, CcmError> {
-                let launched = submit(p, bufs, slot, *hint, timing, st)?;
+                let all = all_on_cells(p.d, p.cfg, &mut hint.path);
+                let launched = submit(p, bufs, slot, *hint, all, timing, st)?;
                 if let Some(mut prev) = flying.replace(launched) {
                     let hb = prev.staging.take();
                     let r = collect(p, bufs, prev, hint, timing, out);
@@ -2038,11 +2111,13 @@ struct Pipe<'a> {
 /// the filters added since the build, the answer lists (their spans written into
 /// page-locked host memory). `hint` is the last collected launch's count
 /// of dense events, which sizes the dense kernels' grids (they take any count).
+#[allow(clippy::too_many_arguments)]
 fn submit(
     p: &Pipe<'_>,
     bufs: &mut [Option<LaunchBufs>; 2],
     slot: usize,
     hint: Hint,
+    all: bool,
     timing: &mut IndexTiming,
     st: Staged,
 ) -> Result<InFlight, CcmError> {
@@ -2110,7 +2185,7 @@ fn submit(
     };
     let dense_limit = (share * d.n_filters as f64).min(u32::MAX as f64) as u32;
     // Every event on the value cells: no partition walk (its probes only count).
-    let all = cells.is_some() && cfg.cells_share <= 0.0;
+    let all = cells.is_some() && all;
     if all {
         timing.dense_events += n;
     } else {
@@ -2259,6 +2334,7 @@ fn submit(
         staging: Some(hb),
         done,
         marks: [m0, m1, m_walk, m_dense, m_lists, m2],
+        all,
     })
 }
 
@@ -2313,9 +2389,12 @@ fn collect(
     let [dense, groups] = [b.dense_host.as_slice()[0], b.dense_host.as_slice()[1]];
     let walked = n.saturating_sub(dense as usize).max(1) as u64;
     *hint = Hint {
-        dense,
+        // After a launch of every event on the cells, a walk's launch may find all dense.
+        dense: if f.all { n as u32 } else { dense },
         walk: (u64::from(groups) * 32 / walked).min(u64::from(u32::MAX)) as u32,
+        path: hint.path,
     };
+    timing.cells_launches += f.all as usize;
     timing.dense_events += dense as usize;
     timing.walk_groups += groups as usize;
     // The lists fill places `0..total` (each event's reserved at once).
@@ -2334,6 +2413,8 @@ fn collect(
     timing.device_lists += span(m_lists, m2)?;
     let all = dev.elapsed_ms(m0, m2)?;
     timing.device += Duration::from_secs_f64(f64::from(all.max(0.0)) / 1e3);
+    hint.path
+        .note(f.all, f64::from(all) * 1e6 / n.max(1) as f64);
     let (area, room) = out.next_area(dev, total)?;
     if total > b.ids.len() {
         // The lists did not fit: warps whose places passed the room left their rows;
@@ -2422,6 +2503,25 @@ fn non_empty<T: bytemuck::Pod>(data: &[T]) -> std::borrow::Cow<'_, [T]> {
 mod tests {
     use super::*;
     use ccm_kernels::{OP_NE, TY_FLOAT};
+
+    #[test]
+    fn the_path_choice_tries_each_path_then_takes_the_faster_and_tries_the_other_again() {
+        let mut c = PathChoice::default();
+        // Nothing measured: every event on the cells, until that is measured.
+        assert!(c.all_on_cells());
+        assert!(c.all_on_cells());
+        c.note(true, 50.0);
+        assert!(!c.all_on_cells(), "then the walk");
+        c.note(false, 40.0);
+        // The walk was faster: taken, but in one launch of PROBE_EVERY.
+        let taken: Vec<bool> = (0..2 * PROBE_EVERY).map(|_| c.all_on_cells()).collect();
+        assert_eq!(taken.iter().filter(|&&a| a).count(), 2, "{taken:?}");
+        // The cells measured faster since: taken from then on.
+        c.note(true, 30.0);
+        assert!(c.all_on_cells());
+        c.note(false, 35.0);
+        assert!(c.all_on_cells());
+    }
 
     #[test]
     fn an_encoding_pool_takes_every_thread_up_to_the_bound() {
