@@ -126,8 +126,8 @@ use crate::model::{Event, InterfaceId, Subscription};
 use crate::value_cells::HostCells;
 use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
 use ccm_kernels::cells::{
-    ccm_cells_lists, ccm_cells_spans, ccm_index_cells, cell_shared_bytes, CellEdge, CellTables,
-    CELL_LIST_BLOCK, CELL_SPANS_SHARED,
+    ccm_cells_lists, ccm_cells_spans, ccm_index_cells, cell_list_warps, cell_shared_bytes,
+    CellEdge, CellTables, CELL_LIST_BLOCK, CELL_SPANS_SHARED,
 };
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_dense, ccm_index_dense_narrow, ccm_index_iface, ccm_index_lists,
@@ -2288,7 +2288,7 @@ fn submit(
             &b.total,
             &mut b.dense_host,
         )?;
-        let warps = n as u64 * c.slices as u64;
+        let warps = n as u64 * u64::from(cell_list_warps(c.slices));
         let blocks = warps.div_ceil(u64::from(CELL_LIST_BLOCK / 32));
         let blocks =
             u32::try_from(blocks).map_err(|_| limit("value cells' list warps", blocks as usize))?;

@@ -857,3 +857,39 @@ fn value_cells_answer_odd_events_and_updates_as_sff() {
     assert_eq!(index.updates().builds, 1);
     assert!(index.has_cells());
 }
+
+/// The value cells' lists over more slices than a warp of `ccm_cells_lists` takes (ten
+/// slices of filters: two runs of eight, the last short), each filter its own interface,
+/// every event on the cells; each answer as SFF's.
+#[test]
+fn value_cells_list_events_of_many_slices_as_sff() {
+    let dev = Device::emulator();
+    let p = DenseParams {
+        events: 12,
+        filters: 9500,
+        names_per_event: (10, 10),
+        ..DenseParams::default()
+    };
+    let w = generate_dense(&p, 5).unwrap();
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let cfg = IndexConfig {
+        cells_share: 0.0,
+        batch_events: 5,
+        ..IndexConfig::for_device(&dev)
+    };
+    let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
+    assert!(index.has_cells());
+    let got = index.match_batch(&w.batch).unwrap();
+    let mut matches = 0;
+    for (i, (e, g)) in w.events.iter().zip(got.iter()).enumerate() {
+        let want = sff.match_event(e);
+        assert_eq!(g, want.as_slice(), "event {i}");
+        matches += want.len();
+    }
+    // Answers in the later slices too.
+    assert!(
+        got.iter().flatten().any(|&i| i.0 >= 8 * 1024),
+        "{matches} answers"
+    );
+    assert_eq!(index.take_timing().cells_launches, 3);
+}

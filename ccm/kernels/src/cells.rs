@@ -749,10 +749,23 @@ kernel! {
     }
 }
 
+/// Slices per warp of [`ccm_cells_lists`]: a warp per (event, slice) waited out two
+/// dependent loads for 32 words (the lists of the dense model at 1M filters took 176-233
+/// ns an event on the H200, most of it such waits); a warp over this many slices has the
+/// next slice's loads in flight while it lists one.
+pub const CELL_LIST_SLICES: u32 = 8;
+
+/// Warps of [`ccm_cells_lists`] per event of `slices` slices.
+pub const fn cell_list_warps(slices: u32) -> u32 {
+    slices.div_ceil(CELL_LIST_SLICES)
+}
+
 kernel! {
     /// Beyond the paper: the answer lists when every event of the batch was on the value
-    /// cells, after [`ccm_cells_spans`]: a warp per (event, slice) pair `q = blockIdx.x *
-    /// W + w` (`e = q / slices`, `s = q % slices`; `W` warps per block). Lane `l` reads
+    /// cells, after [`ccm_cells_spans`]: a warp per event and run of [`CELL_LIST_SLICES`]
+    /// slices, `q = blockIdx.x * W + w` (`e = q / R`, the run `q % R`, `R` =
+    /// [`cell_list_warps`]; `W` warps per block), taking the run's slices in order, the
+    /// next one's loads issued before this one is listed. Per slice `s`, lane `l` reads
     /// word `32 s + l` of the event's row of `bits` (global; the warp 128 contiguous
     /// bytes), the warp's prefix sum of the words' bit counts ([`warp_scan`]) places its
     /// ids after the slice's first place `places[e * slices + s]` (global, from
@@ -772,24 +785,36 @@ kernel! {
         ids: *mut u32,
         cap: u32,
     ) {
+        let runs = cell_list_warps(slices).max(1);
         let q = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
-        let e = q / slices.max(1);
+        let e = q / runs;
         // `q` is the same for the warp's lanes: a warp returns whole.
         if e >= n_events {
             return;
         }
-        let (s, lane) = (q % slices, lane_id());
-        let w = s * CELL_WORDS + lane;
-        let word = if w < words {
-            *bits.add(e as usize * words as usize + w as usize)
-        } else {
-            0
+        let lane = lane_id();
+        let lo = q % runs * CELL_LIST_SLICES;
+        let hi = (lo + CELL_LIST_SLICES).min(slices);
+        let row = bits.add(e as usize * words as usize);
+        let at = places.add(e as usize * slices as usize);
+        // Slice `s`'s word of lane `l` and first place.
+        let fetch = |s: u32| {
+            let w = s * CELL_WORDS + lane;
+            let word = if w < words { load(row, w as usize) } else { 0 };
+            (word, load(at, s as usize))
         };
-        let (before, sum) = warp_scan(word.count_ones());
-        let first = *places.add(q as usize);
-        if first as u64 + sum as u64 > cap as u64 {
-            return;
+        let mut next = fetch(lo);
+        let mut s = lo;
+        while s < hi {
+            let (word, first) = next;
+            if s + 1 < hi {
+                next = fetch(s + 1);
+            }
+            let (before, sum) = warp_scan(word.count_ones());
+            if first as u64 + sum as u64 <= cap as u64 {
+                write_ids(word, s * CELL_WORDS + lane, user_ids, ids, first + before);
+            }
+            s += 1;
         }
-        write_ids(word, w, user_ids, ids, first + before);
     }
 }
