@@ -2305,6 +2305,7 @@ fn submit(
             &d.user_ids,
             ids,
             cap,
+            &b.total,
         )?;
     } else {
         ccm_index_lists::launch(

@@ -696,6 +696,7 @@ fn value_cells_answer_the_dense_model_as_sff() {
             ((3, 5), 64, 0.0, true, false),
             ((3, 5), 9, 0.0, true, true),
             ((10, 10), 1, 0.05, true, false),
+            ((3, 5), 64, 0.05, true, false),
             ((10, 10), 64, 0.0, true, true),
             ((20, 20), 6, 0.0, true, false),
             ((20, 20), 64, 0.0, false, false),
@@ -892,4 +893,42 @@ fn value_cells_list_events_of_many_slices_as_sff() {
         "{matches} answers"
     );
     assert_eq!(index.take_timing().cells_launches, 3);
+}
+/// A stream of calls on the dense model whose launches switch between every event on
+/// the value cells and the partition walk (the index's choice, trying the path not
+/// taken one launch in 32): a walk ORs into rows the cells' launch before in the same
+/// slot wrote, so those must be left zero, also once the lists' buffer has grown and
+/// the lists fit; each answer as SFF's in every call.
+#[test]
+fn launches_switching_between_the_cells_and_the_walk_answer_as_sff() {
+    let dev = Device::emulator();
+    let p = DenseParams {
+        events: 24,
+        filters: 2100,
+        names_per_event: (3, 5),
+        ..DenseParams::default()
+    };
+    let w = generate_dense(&p, 11).unwrap();
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+    let cfg = IndexConfig {
+        cells_share: 0.05,
+        batch_events: 10,
+        ..IndexConfig::for_device(&dev)
+    };
+    let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
+    let (mut cells, mut walked) = (0, 0);
+    for call in 0..15 {
+        let got = index.match_batch(&w.batch).unwrap();
+        for (i, (g, want)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, want.as_slice(), "call {call}, event {i}");
+        }
+        let t = index.take_timing();
+        cells += t.cells_launches;
+        walked += t.launches - t.cells_launches;
+    }
+    assert!(
+        cells > 2 && walked > 0,
+        "{cells} launches on the cells, {walked} walked"
+    );
 }

@@ -769,14 +769,15 @@ kernel! {
     /// word `32 s + l` of the event's row of `bits` (global; the warp 128 contiguous
     /// bytes), the warp's prefix sum of the words' bit counts ([`warp_scan`]) places its
     /// ids after the slice's first place `places[e * slices + s]` (global, from
-    /// [`ccm_cells_spans`]), and, when the slice's ids end within the room `cap` of `ids`,
-    /// it writes the user ids (`user_ids[rank]`, global, read-only) of its word's set bits
-    /// in ascending order into `ids` (global). The list comes out ascending with no sort.
-    /// The rows are left as they are (the value cells overwrite every word of a row);
-    /// when the lists outgrow `ids`, [`crate::index::ccm_index_answers`] lists the events
-    /// again into a larger buffer, at the same places.
+    /// [`ccm_cells_spans`]), it writes the user ids (`user_ids[rank]`, global, read-only)
+    /// of its word's set bits in ascending order into `ids` (global) and zeroes its word
+    /// if set (a launch that walks the partitions next ORs into zero rows). The list comes
+    /// out ascending with no sort. When the lists outgrow the room `cap` of `ids` (the
+    /// answers' total `total[0]`, global, passes it), nothing is listed nor zeroed:
+    /// [`crate::index::ccm_index_answers`] lists the events again into a larger buffer,
+    /// at the same places, and zeroes their rows.
     pub fn ccm_cells_lists(
-        bits: *const u32,
+        bits: *mut u32,
         words: u32,
         slices: u32,
         n_events: u32,
@@ -784,12 +785,13 @@ kernel! {
         user_ids: *const u32,
         ids: *mut u32,
         cap: u32,
+        total: *const u32,
     ) {
         let runs = cell_list_warps(slices).max(1);
         let q = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
         let e = q / runs;
         // `q` is the same for the warp's lanes: a warp returns whole.
-        if e >= n_events {
+        if e >= n_events || *total > cap {
             return;
         }
         let lane = lane_id();
@@ -810,10 +812,12 @@ kernel! {
             if s + 1 < hi {
                 next = fetch(s + 1);
             }
-            let (before, sum) = warp_scan(word.count_ones());
-            if first as u64 + sum as u64 <= cap as u64 {
-                write_ids(word, s * CELL_WORDS + lane, user_ids, ids, first + before);
+            let (before, _) = warp_scan(word.count_ones());
+            let w = s * CELL_WORDS + lane;
+            if word != 0 {
+                store(row, w as usize, 0);
             }
+            write_ids(word, w, user_ids, ids, first + before);
             s += 1;
         }
     }
