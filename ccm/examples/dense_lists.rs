@@ -93,12 +93,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             // The default (each launch on the value cells or walked, as the index
             // measures); every event on the value cells; every launch walked (the events
-            // beyond an eighth of the filters on the cells); for `dense`, every event on
-            // the cells with the names an event lacks ORed by groups of four
-            // (`cell_groups`), and with an answer bitmap of 1 GiB (launches of 8,589
-            // events at 1M filters instead of 2,147); for `dense10`, the interface-major
-            // kernel (no value cells) and every event on the cells in blocks of 4096
-            // events (fewer blocks to find their slice answered).
+            // beyond an eighth of the filters on the cells); for `dense`, the default with
+            // the names an event lacks ORed by groups of four (`cell_groups`), with an
+            // answer bitmap of 1 GiB (launches of 8,589 events at 1M filters instead of
+            // 2,147), and with both; for `dense10`, the interface-major kernel (no value
+            // cells) and the default in blocks of 4096 events (fewer blocks to find their
+            // slice answered).
             let mut tunings: Vec<(&str, IndexConfig)> = vec![
                 ("default", base),
                 ("cells every event", every),
@@ -111,14 +111,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 ),
             ];
             if interfaces.is_none() {
+                let big = IndexConfig {
+                    bitmap_bytes: 1 << 30,
+                    ..base
+                };
                 tunings.extend([
-                    (
-                        "cells every event, groups",
-                        IndexConfig {
-                            cell_groups: true,
-                            ..every
-                        },
-                    ),
                     (
                         "default, groups",
                         IndexConfig {
@@ -126,11 +123,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             ..base
                         },
                     ),
+                    ("default, bitmap 1 GiB", big),
                     (
-                        "cells every event, bitmap 1 GiB",
+                        "default, groups, bitmap 1 GiB",
                         IndexConfig {
-                            bitmap_bytes: 1 << 30,
-                            ..every
+                            cell_groups: true,
+                            ..big
                         },
                     ),
                 ]);
@@ -144,10 +142,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         },
                     ),
                     (
-                        "cells every event, 4096 events per block",
+                        "default, 4096 events per block",
                         IndexConfig {
                             cell_events: 4096,
-                            ..every
+                            ..base
                         },
                     ),
                 ]);

@@ -255,8 +255,9 @@ kernel! {
     /// of the interfaces of those slots are set in the event's row (global, atomic OR:
     /// one by lane 0 when the slice holds one interface, else one per lane and interface
     /// of its word, found by the slice's interface bounds `c.bounds`, global), and an
-    /// event whose row already has the bits of every interface of the slice (at most
-    /// 32; lane `l` reads the `l`-th, global, volatile) is skipped. An event that has a
+    /// event whose row already had the bits of every interface of the slice when its
+    /// record was read (at most 32; lane `l` reads the `l`-th, global, volatile) is
+    /// skipped. An event that has a
     /// name of the cells twice or not as an integer is answered instead by SFF's rules,
     /// each lane trying a slot of each group of 32 (its [`IndexFilter`] and constraints,
     /// global) and a ballot making the group's word. Dynamic shared memory:
@@ -423,9 +424,13 @@ unsafe fn cells_block(
     let (bound_before, _) = warp_scan(bound.count_ones());
     // The warp's `j`-th event of the list: its index, record and (lane `l`) attribute `l`
     // (global; an event past the list or an attribute past the event: empty).
+    // With `shared` (and at most 32 interfaces in the slice), whether lane `l`'s
+    // interface is answered already (read with the record: a bit set since is only
+    // found at the next slice).
+    let check = shared && n_if <= 32;
     let fetch = |j: u32| {
         if j >= n_dense {
-            return (0, DevEvent::default(), DevAttr::default());
+            return (0, DevEvent::default(), DevAttr::default(), false);
         }
         let e = event_of(j);
         let ev = b.events.read(e as usize);
@@ -434,16 +439,16 @@ unsafe fn cells_block(
         } else {
             DevAttr::default()
         };
-        (e, ev, at)
+        (e, ev, at, check && lane < n_if && answered(e, my_iface))
     };
     let mut j = group * warps + warp;
     let mut next = fetch(j);
     while j < n_dense {
-        let (e, ev, first) = next;
+        let (e, ev, first, done) = next;
         // The next event's loads in flight while this one is matched.
         next = fetch(j + step);
         // Every interface of the slice already answered: nothing left to find.
-        if shared && n_if <= 32 && all_sync(lane >= n_if || answered(e, my_iface)) {
+        if check && all_sync(lane >= n_if || done) {
             j += step;
             continue;
         }
