@@ -96,7 +96,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // beyond an eighth of the filters on the cells); for `dense`, the default with
             // the names an event lacks ORed by groups of four (`cell_groups`), with an
             // answer bitmap of 1 GiB (launches of 8,589 events at 1M filters instead of
-            // 2,147), and with both; for `dense10`, the interface-major kernel (no value
+            // 2,147), with both, and with the walk's launches taking the events of
+            // partitions beyond 5% of the filters to the cells (at 1M filters, 3 and 4
+            // names of 20 walked, 5 on the cells); for `dense10`, the interface-major kernel (no value
             // cells) and the default in blocks of 4096 events (fewer blocks to find their
             // slice answered).
             let mut tunings: Vec<(&str, IndexConfig)> = vec![
@@ -129,6 +131,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         IndexConfig {
                             cell_groups: true,
                             ..big
+                        },
+                    ),
+                    (
+                        "default, share 0.05",
+                        IndexConfig {
+                            cells_share: 0.05,
+                            ..base
                         },
                     ),
                 ]);

@@ -72,11 +72,12 @@
 //!    pass (places reserved per warp); when rows are long (more than 128 interfaces) a
 //!    block of warps per event, each warp a segment of the row
 //!    ([`IndexConfig::list_warps`]: one warp listing a row of 1M interfaces took 977
-//!    dependent steps); when every event of a launch was on the value cells, from the
-//!    cells' counts per slice instead: a block per event places its slices, then a warp
-//!    per (event, slice) lists its 32 words, all at once
-//!    ([`ccm_kernels::cells::ccm_cells_spans`], [`ccm_kernels::cells::ccm_cells_lists`],
-//!    [`IndexConfig::cell_lists`]). The
+//!    dependent steps); with value cells of one filter per interface, from counts per
+//!    slice of 1024 filters instead (the cells' own when every event of the launch was
+//!    on them, else counted from the rows, [`ccm_kernels::cells::ccm_cells_counts`]): a
+//!    block per event places its slices, then a warp per event and eight slices lists
+//!    their words, all at once ([`ccm_kernels::cells::ccm_cells_spans`],
+//!    [`ccm_kernels::cells::ccm_cells_lists`], [`IndexConfig::cell_lists`]). The
 //!    host reads back the lists only ([`Answers`]): their size follows the matches, not
 //!    events x interfaces. The DMA engine writes them straight into the answers'
 //!    page-locked areas, which a stream matched into one [`Answers`] reuses: with
@@ -126,8 +127,8 @@ use crate::model::{Event, InterfaceId, Subscription};
 use crate::value_cells::HostCells;
 use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
 use ccm_kernels::cells::{
-    ccm_cells_lists, ccm_cells_spans, ccm_index_cells, cell_list_warps, cell_shared_bytes,
-    CellEdge, CellTables, CELL_LIST_BLOCK, CELL_SPANS_SHARED,
+    ccm_cells_counts, ccm_cells_lists, ccm_cells_spans, ccm_index_cells, cell_list_warps,
+    cell_shared_bytes, CellEdge, CellTables, CELL_LIST_BLOCK, CELL_SPANS_SHARED,
 };
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_dense, ccm_index_dense_narrow, ccm_index_iface, ccm_index_lists,
@@ -259,10 +260,12 @@ pub struct IndexConfig {
     pub cell_shared: u32,
     /// Most cells per name (64).
     pub cell_max: u32,
-    /// When every event of a launch is on the value cells (and no filter was added since
-    /// the build), their answer lists are made from the cells' counts per slice
-    /// ([`ccm_kernels::cells::ccm_cells_spans`], [`ccm_kernels::cells::ccm_cells_lists`]:
-    /// a warp per event and slice of 32 words, all at once) instead of by
+    /// With value cells of one filter per interface (and no filter added since the
+    /// build), the answer lists are made from counts per slice of the cells' filters (the
+    /// cells' own when every event of the launch was on them, else counted from the rows,
+    /// [`ccm_kernels::cells::ccm_cells_counts`]; then
+    /// [`ccm_kernels::cells::ccm_cells_spans`], [`ccm_kernels::cells::ccm_cells_lists`]:
+    /// a warp per event and eight slices of 32 words, all at once) instead of by
     /// [`ccm_kernels::index::ccm_index_lists`]' block per event, whose warps each walk a
     /// segment of the row; `true`.
     pub cell_lists: bool,
@@ -2271,13 +2274,24 @@ fn submit(
     let lists = lists_config(cfg, d.words, n);
     let cap = b.ids.len().min(u32::MAX as usize) as u32;
     let m_lists = dev.mark()?;
-    // Every event on the cells, nothing added: the lists from the cells' counts.
-    // (Not when interfaces share filters: their rows are of interfaces.)
-    let cell_lists = all && cfg.cell_lists && p.delta.is_none();
+    // Nothing added: the lists from counts per slice of the cells' filters, the cells'
+    // own when every event was on them, else counted from the rows. (Not when interfaces
+    // share filters: their rows are of interfaces.)
+    let cell_lists = cfg.cell_lists && p.delta.is_none();
     let cells = cells.filter(|c| !c.shared);
     if let Some(c) = cells.filter(|_| cell_lists) {
+        // A warp per event and run of slices.
+        let warps = n as u64 * u64::from(cell_list_warps(c.slices));
+        let blocks = warps.div_ceil(u64::from(CELL_LIST_BLOCK / 32));
+        let blocks =
+            u32::try_from(blocks).map_err(|_| limit("value cells' list warps", blocks as usize))?;
+        let runs = LaunchConfig::blocks(blocks, CELL_LIST_BLOCK, 0);
+        let counts = &b.cell_counts;
+        if !all {
+            ccm_cells_counts::launch(dev, runs, &b.bits, d.words, c.slices, n as u32, counts)?;
+        }
         let lc = LaunchConfig::blocks(n as u32, CELL_LIST_BLOCK, CELL_SPANS_SHARED);
-        let (counts, spans) = (&b.cell_counts, &mut b.spans_host);
+        let spans = &mut b.spans_host;
         ccm_cells_spans::launch(
             dev,
             lc,
@@ -2286,13 +2300,11 @@ fn submit(
             n as u32,
             spans,
             &b.total,
+            &b.dense,
+            &b.walked,
             &mut b.dense_host,
         )?;
-        let warps = n as u64 * u64::from(cell_list_warps(c.slices));
-        let blocks = warps.div_ceil(u64::from(CELL_LIST_BLOCK / 32));
-        let blocks =
-            u32::try_from(blocks).map_err(|_| limit("value cells' list warps", blocks as usize))?;
-        let lc = LaunchConfig::blocks(blocks, CELL_LIST_BLOCK, 0);
+        let lc = runs;
         let (bits, ids) = (&b.bits, &b.ids);
         ccm_cells_lists::launch(
             dev,

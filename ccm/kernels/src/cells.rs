@@ -36,7 +36,7 @@
 //! finite bound lies strictly inside `i32` (the host builds the cells only then), so an
 //! event's integer clamped to `i32` compares with it as the integer itself.
 
-use crate::index::{satisfies, write_ids, IndexEvents, IndexTables, REMOVED};
+use crate::index::{report_counters, satisfies, write_ids, IndexEvents, IndexTables, REMOVED};
 use crate::{DevAttr, DevEvent, TY_INT};
 use gpu_kernels::prelude::*;
 
@@ -679,8 +679,55 @@ pub const CELL_LIST_BLOCK: u32 = 256;
 pub const CELL_SPANS_SHARED: u32 = 4 * (CELL_LIST_BLOCK / 32 + 1);
 
 kernel! {
-    /// Beyond the paper: the places of the answer lists when every event of the batch was
-    /// on the value cells ([`ccm_index_cells`] with `all`): per event `e` (`blockIdx.x`,
+    /// Beyond the paper: the answers' counts per slice of the value cells' filters when
+    /// events of the batch were walked, for [`ccm_cells_spans`] and [`ccm_cells_lists`]
+    /// (with every event on the cells, [`ccm_index_cells`] writes them): a warp per event
+    /// and run of [`CELL_LIST_SLICES`] slices (as [`ccm_cells_lists`]), per slice `s`
+    /// lane `l` reading word `32 s + l` of the event's row of `bits` (global; the next
+    /// slice's word in flight), the warp's sum of their bit counts written to
+    /// `counts[e * slices + s]` (global).
+    pub fn ccm_cells_counts(
+        bits: *const u32,
+        words: u32,
+        slices: u32,
+        n_events: u32,
+        counts: *mut u32,
+    ) {
+        let runs = cell_list_warps(slices).max(1);
+        let q = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
+        let e = q / runs;
+        // `q` is the same for the warp's lanes: a warp returns whole.
+        if e >= n_events {
+            return;
+        }
+        let lane = lane_id();
+        let lo = q % runs * CELL_LIST_SLICES;
+        let hi = (lo + CELL_LIST_SLICES).min(slices);
+        let row = bits.add(e as usize * words as usize);
+        let fetch = |s: u32| {
+            let w = s * CELL_WORDS + lane;
+            if w < words { load(row, w as usize) } else { 0 }
+        };
+        let mut next = fetch(lo);
+        let mut s = lo;
+        while s < hi {
+            let word = next;
+            if s + 1 < hi {
+                next = fetch(s + 1);
+            }
+            let n = warp_sum(word.count_ones());
+            if lane == 0 {
+                store(counts, (e * slices + s) as usize, n);
+            }
+            s += 1;
+        }
+    }
+}
+
+kernel! {
+    /// Beyond the paper: the places of the answer lists of events on the value cells'
+    /// filters (every event on the cells, [`ccm_index_cells`] with `all`, or the counts
+    /// made by [`ccm_cells_counts`]): per event `e` (`blockIdx.x`,
     /// [`CELL_LIST_BLOCK`] threads), thread `i` takes the `i`-th run of its `slices`
     /// counts `counts[e * slices ..]` (global) and sums it; a block scan (each warp's
     /// [`warp_scan`], the warps' sums in shared memory, a barrier) gives each run its
@@ -689,21 +736,22 @@ kernel! {
     /// `spans[2e] = first place, spans[2e + 1] = count` (mapped host memory), the first
     /// place to the block through shared memory; then each thread rewrites its run's
     /// counts as each slice's first place in the lists (global). Thread 0 of block 0
-    /// zeroes `n_dense[0..2]` (mapped host memory: no dense count, no walk, as
-    /// [`crate::index::ccm_index_lists`] reports them). Dynamic shared memory:
-    /// [`CELL_SPANS_SHARED`].
+    /// reports the launch's dense events and walk and zeroes them
+    /// ([`report_counters`], as [`crate::index::ccm_index_lists`] does). Dynamic shared
+    /// memory: [`CELL_SPANS_SHARED`].
     pub fn ccm_cells_spans(
         counts: *mut u32,
         slices: u32,
         n_events: u32,
         spans: *mut u32,
         total: *mut u32,
+        dense: *mut u32,
+        walked: *mut u32,
         n_dense: *mut u32,
     ) {
         let e = block_idx_x();
         if e == 0 && thread_idx_x() == 0 {
-            *n_dense = 0;
-            *n_dense.add(1) = 0;
+            report_counters(dense, walked, n_dense);
         }
         if e >= n_events {
             return;

@@ -1428,17 +1428,7 @@ kernel! {
     ) {
         let lane = lane_id();
         if block_idx_x() == 0 && thread_idx_x() == 0 {
-            *n_dense = *dense;
-            *dense = 0;
-            let mut sum = 0u32;
-            let mut k = 0;
-            while k < WALK_SLOTS {
-                let c = walked.add((k * WALK_STRIDE) as usize);
-                sum = sum.wrapping_add(*c);
-                *c = 0;
-                k += 1;
-            }
-            *n_dense.add(1) = sum;
+            report_counters(dense, walked, n_dense);
         }
         if words <= LIST_WORDS {
             // A thread per event; the warp reserves its events' places at once.
@@ -1500,6 +1490,29 @@ kernel! {
         let (lo, hi) = segment(words);
         list_words(row, lo, hi, user_ids, ids, base + before);
     }
+}
+
+/// Moves the launch's count of dense events `dense[0]` (global; read by the dense
+/// kernels before) to `n_dense[0]` and the sum of the partition walk's counters of
+/// groups of filters (`walked`, [`WALK_WORDS`] words) to `n_dense[1]` (mapped host
+/// memory), for the host, and zeroes them for the next launch. One thread calls it, in
+/// the launch's last kernels ([`ccm_index_lists`], [`crate::cells::ccm_cells_spans`]).
+///
+/// # Safety
+/// `dense` holds the count, `walked` [`WALK_WORDS`] words, `n_dense` two words.
+#[inline(always)]
+pub(crate) unsafe fn report_counters(dense: *mut u32, walked: *mut u32, n_dense: *mut u32) {
+    *n_dense = *dense;
+    *dense = 0;
+    let mut sum = 0u32;
+    let mut k = 0;
+    while k < WALK_SLOTS {
+        let c = walked.add((k * WALK_STRIDE) as usize);
+        sum = sum.wrapping_add(*c);
+        *c = 0;
+        k += 1;
+    }
+    *n_dense.add(1) = sum;
 }
 
 /// The calling warp's segment `lo..hi` of a row of `words` words, when the block's
