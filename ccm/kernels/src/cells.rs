@@ -1,6 +1,7 @@
 //! Beyond the paper: the pruning matcher's value cells (`ccm::index`'s dense path), the
 //! device form of the CPU bit index (`baselines::bit_index`, HEM class) for dense events
-//! when every filter is integer ranges and its own interface (the REIN / HEM dense model).
+//! when every filter is integer ranges (the REIN / HEM dense model), each its own
+//! interface or interfaces sharing filters.
 //!
 //! The filter-major kernel ([`crate::index::ccm_index_dense`]) reads every filter for
 //! every dense event; here an event costs, per slice of [`CELL_SLICE`] filters, one OR of
@@ -22,7 +23,14 @@
 //!   bounds while the block's warps sweep a batch of events (a warp per event, lane `l`
 //!   word `l` of the slice), and the final bitset is written straight into the event's
 //!   row of answer bits (filters numbered in interface order, one filter each: bit `k`
-//!   of the row is filter slot `k`), which [`crate::index::ccm_index_lists`] compacts.
+//!   of the row is filter slot `k`), which [`ccm_cells_lists`] (or
+//!   [`crate::index::ccm_index_lists`]) compacts.
+//! - Beyond them, filters that share interfaces (an interface matches when any of its
+//!   filters does, as SFF stops at an interface's first match): each interface a run of
+//!   slots, fewest constraints first; the warp sets the bits of the interfaces whose
+//!   slots pass ([`CellTables::shared`]), and the slices where interfaces begin are
+//!   taken first, so that an event whose interfaces of a slice are answered skips it, and
+//!   a block whose events all do never copies its slice.
 //!
 //! Cells of a name `r` (of [`CellTables::rows`]): `cells` of them split by `cells - 1`
 //! ascending cut values (`cuts[r]`); value `v` lies in cell `c` = the number of cuts at
