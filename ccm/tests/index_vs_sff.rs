@@ -745,9 +745,16 @@ fn value_cells_answer_the_dense_model_as_sff() {
 /// The value cells with unbounded, empty and `i32`-edge ranges, events whose values lie
 /// outside `i32`, that lack names, carry names no filter has (some 35 of them, before
 /// the names of the cells), or carry a name of the cells as a float or a string (answered by SFF's rules instead); then filters removed
-/// in place and one added to an interface (the cells kept); each answer as SFF's.
+/// in place and one added to an interface (the cells kept); each answer as SFF's. Each
+/// filter its own interface, then 60 interfaces sharing the filters.
 #[test]
 fn value_cells_answer_odd_events_and_updates_as_sff() {
+    // Each filter its own interface; 60 interfaces of 25 filters (sharing them).
+    odd_events_and_updates(|i| i);
+    odd_events_and_updates(|i| i % 60);
+}
+
+fn odd_events_and_updates(iface: impl Fn(u32) -> u32) {
     use ccm::batch::{EventBatch, ValueRef};
     use ccm::{Op, SubId, Value};
     let big = i32::MAX as i64;
@@ -774,7 +781,7 @@ fn value_cells_answer_odd_events_and_updates_as_sff() {
                 ("b", Op::Le, Value::Int(v)),
             ],
         };
-        subs.push(sub(i, &cs));
+        subs.push(sub(iface(i), &cs));
     }
     let mut b = EventBatch::new();
     let values = [
