@@ -1014,12 +1014,16 @@ const PROBE_EVERY: u32 = 32;
 /// Where the value cells are built and both paths may serve
 /// ([`IndexConfig::cells_adaptive`]): the device time per event last measured with every
 /// event of a launch on the value cells (`ns[0]`) and with the partition walk, events
-/// beyond [`IndexConfig::cells_share`] of the filters on the cells (`ns[1]`). Each path
-/// is tried first, then every launch takes the faster but one in [`PROBE_EVERY`], which
-/// tries the other again (a stream whose events change is followed).
+/// beyond [`IndexConfig::cells_share`] of the filters on the cells (`ns[1]`), each from a
+/// launch of at least half a full launch's events where one was measured (a call's last,
+/// short launch pays its fixed costs over fewer events). Each path is tried first, then
+/// every launch takes the faster but one in [`PROBE_EVERY`], which tries the other again
+/// (a stream whose events change is followed).
 #[derive(Clone, Copy, Debug, Default)]
 struct PathChoice {
     ns: [Option<f64>; 2],
+    /// Each measure is of a launch of at least half a full launch.
+    full: [bool; 2],
     since: u32,
 }
 
@@ -1040,9 +1044,15 @@ impl PathChoice {
         }
     }
 
-    /// A launch with every event on the cells (`all`) or not took `ns` per event.
-    fn note(&mut self, all: bool, ns: f64) {
-        self.ns[usize::from(!all)] = Some(ns);
+    /// A launch of `events` with every event on the cells (`all`) or not took `ns` per
+    /// event; a full launch holds `per` events.
+    fn note(&mut self, all: bool, ns: f64, events: usize, per: usize) {
+        let i = usize::from(!all);
+        let full = 2 * events >= per;
+        if full || !self.full[i] {
+            self.ns[i] = Some(ns);
+            self.full[i] = full;
+        }
     }
 }
 
@@ -2427,7 +2437,7 @@ fn collect(
     let all = dev.elapsed_ms(m0, m2)?;
     timing.device += Duration::from_secs_f64(f64::from(all.max(0.0)) / 1e3);
     hint.path
-        .note(f.all, f64::from(all) * 1e6 / n.max(1) as f64);
+        .note(f.all, f64::from(all) * 1e6 / n.max(1) as f64, n, p.per);
     let (area, room) = out.next_area(dev, total)?;
     if total > b.ids.len() {
         // The lists did not fit: warps whose places passed the room left their rows;
@@ -2523,17 +2533,29 @@ mod tests {
         // Nothing measured: every event on the cells, until that is measured.
         assert!(c.all_on_cells());
         assert!(c.all_on_cells());
-        c.note(true, 50.0);
+        c.note(true, 50.0, 100, 100);
         assert!(!c.all_on_cells(), "then the walk");
-        c.note(false, 40.0);
+        c.note(false, 40.0, 100, 100);
         // The walk was faster: taken, but in one launch of PROBE_EVERY.
         let taken: Vec<bool> = (0..2 * PROBE_EVERY).map(|_| c.all_on_cells()).collect();
         assert_eq!(taken.iter().filter(|&&a| a).count(), 2, "{taken:?}");
         // The cells measured faster since: taken from then on.
-        c.note(true, 30.0);
+        c.note(true, 30.0, 100, 100);
         assert!(c.all_on_cells());
-        c.note(false, 35.0);
+        c.note(false, 35.0, 100, 100);
         assert!(c.all_on_cells());
+        // A short launch's measure does not replace a full one's...
+        c.note(false, 20.0, 49, 100);
+        assert!(c.all_on_cells());
+        // ...but stands where only short ones were measured.
+        let mut d = PathChoice::default();
+        d.note(true, 30.0, 10, 100);
+        d.note(false, 35.0, 10, 100);
+        d.note(false, 25.0, 10, 100);
+        assert!(!d.all_on_cells());
+        d.note(true, 28.0, 60, 100);
+        d.note(true, 20.0, 10, 100);
+        assert!(!d.all_on_cells(), "the full launch's 28 stands");
     }
 
     #[test]
