@@ -75,8 +75,8 @@
 //!    dependent steps); with value cells of one filter per interface, from counts per
 //!    slice of 1024 filters instead (the cells' own when every event of the launch was
 //!    on them, else counted from the rows, [`ccm_kernels::cells::ccm_cells_counts`]): a
-//!    block per event places its slices, then a warp per event and eight slices lists
-//!    their words, all at once ([`ccm_kernels::cells::ccm_cells_spans`],
+//!    block per event places its slices, then a warp per event and slice lists its 32
+//!    words, all at once ([`ccm_kernels::cells::ccm_cells_spans`],
 //!    [`ccm_kernels::cells::ccm_cells_lists`], [`IndexConfig::cell_lists`]). The
 //!    host reads back the lists only ([`Answers`]): their size follows the matches, not
 //!    events x interfaces. The DMA engine writes them straight into the answers'
@@ -166,7 +166,11 @@ pub struct IndexConfig {
     /// launches of 65536, timed as the harness times them: each launch's staging and
     /// fixed costs are the host's share now that the walk is short.)
     pub batch_events: usize,
-    /// Most bytes of the answer bitmap (256 MiB).
+    /// Most bytes of the answer bitmap (1 GiB: with the dense model's million interfaces,
+    /// launches of 8,589 events; on the H200 its events of 3-5 names of 20 took the
+    /// partition walk 534 ns an event of device time in such launches against 768 in
+    /// launches of 2,147, with 256 MiB, where each event got three warps and the device
+    /// was not filled: 1.233 against 1.427 us an event in all, `dense_lists`).
     pub bitmap_bytes: usize,
     /// Threads per block of the partition walk, a warp per event (128: on the H200,
     /// Table 2's device time per event 4.4 ns with uniform names and 19.8 with Zipf's,
@@ -265,7 +269,7 @@ pub struct IndexConfig {
     /// cells' own when every event of the launch was on them, else counted from the rows,
     /// [`ccm_kernels::cells::ccm_cells_counts`]; then
     /// [`ccm_kernels::cells::ccm_cells_spans`], [`ccm_kernels::cells::ccm_cells_lists`]:
-    /// a warp per event and eight slices of 32 words, all at once) instead of by
+    /// a warp per event and slice of 32 words, all at once) instead of by
     /// [`ccm_kernels::index::ccm_index_lists`]' block per event, whose warps each walk a
     /// segment of the row; `true`.
     pub cell_lists: bool,
@@ -282,7 +286,7 @@ impl Default for IndexConfig {
         IndexConfig {
             dense_share: 0.125,
             batch_events: 131_072,
-            bitmap_bytes: 256 << 20,
+            bitmap_bytes: 1 << 30,
             route_block: 128,
             walk_warps: 8448,
             dense_block: 256,

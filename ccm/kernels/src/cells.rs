@@ -810,11 +810,13 @@ kernel! {
     }
 }
 
-/// Slices per warp of [`ccm_cells_lists`]: a warp per (event, slice) waited out two
-/// dependent loads for 32 words (the lists of the dense model at 1M filters took 176-233
-/// ns an event on the H200, most of it such waits); a warp over this many slices has the
-/// next slice's loads in flight while it lists one.
-pub const CELL_LIST_SLICES: u32 = 8;
+/// Slices per warp of [`ccm_cells_lists`] and [`ccm_cells_counts`] (a warp over several
+/// slices has the next slice's loads in flight while it lists one). One: on the H200 the
+/// dense model's lists at 1M filters took 176-233 ns an event with a warp per slice,
+/// 472-822 with a warp per eight (the ids of a word are written one after another, each
+/// after its user id's load: the warps' chains, not their first loads, set the time,
+/// and eight slices per warp left an eighth of the warps to overlap them).
+pub const CELL_LIST_SLICES: u32 = 1;
 
 /// Warps of [`ccm_cells_lists`] per event of `slices` slices.
 pub const fn cell_list_warps(slices: u32) -> u32 {
