@@ -127,8 +127,8 @@ use crate::model::{Event, InterfaceId, Subscription};
 use crate::value_cells::HostCells;
 use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
 use ccm_kernels::cells::{
-    ccm_cells_counts, ccm_cells_lists, ccm_cells_spans, ccm_index_cells, cell_list_warps,
-    cell_shared_bytes, CellEdge, CellTables, CELL_LIST_BLOCK, CELL_SPANS_SHARED,
+    ccm_cells_counts, ccm_cells_lists, ccm_cells_spans, ccm_index_cells, ccm_index_cells_shared,
+    cell_list_warps, cell_shared_bytes, CellEdge, CellTables, CELL_LIST_BLOCK, CELL_SPANS_SHARED,
 };
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_dense, ccm_index_dense_narrow, ccm_index_iface, ccm_index_lists,
@@ -2256,9 +2256,16 @@ fn submit(
         let ct = c.tables();
         let by_iface = &d.by_iface;
         let (dense, bits, counts) = (&b.dense, &b.bits, &b.cell_counts);
-        ccm_index_cells::launch(
-            dev, lc, tables, batch, ct, by_iface, dense, all as u32, bits, counts,
-        )?;
+        let all = all as u32;
+        if c.shared {
+            ccm_index_cells_shared::launch(
+                dev, lc, tables, batch, ct, by_iface, dense, all, bits, counts,
+            )?;
+        } else {
+            ccm_index_cells::launch(
+                dev, lc, tables, batch, ct, by_iface, dense, all, bits, counts,
+            )?;
+        }
     } else {
         let block = cfg.dense_block.clamp(32, 1024) / 32 * 32;
         let narrow = d.ranged && d.narrow && cfg.narrow_ranges;

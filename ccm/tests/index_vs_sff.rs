@@ -866,9 +866,9 @@ fn odd_events_and_updates(iface: impl Fn(u32) -> u32) {
     assert!(index.has_cells());
 }
 
-/// The value cells' lists over more slices than a warp of `ccm_cells_lists` takes (ten
-/// slices of filters: two runs of eight, the last short), each filter its own interface,
-/// every event on the cells; each answer as SFF's.
+/// The value cells' lists over many slices (ten slices of filters, the last short; a
+/// warp of `ccm_cells_lists` per event and slice), each filter its own interface, every
+/// event on the cells; each answer as SFF's.
 #[test]
 fn value_cells_list_events_of_many_slices_as_sff() {
     let dev = Device::emulator();
