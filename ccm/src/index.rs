@@ -128,7 +128,8 @@ use crate::value_cells::HostCells;
 use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
 use ccm_kernels::cells::{
     ccm_cells_counts, ccm_cells_lists, ccm_cells_spans, ccm_index_cells, ccm_index_cells_shared,
-    cell_list_warps, cell_shared_bytes, CellEdge, CellTables, CELL_LIST_BLOCK, CELL_SPANS_SHARED,
+    cell_list_warps, cell_shared_bytes, CellEdge, CellSlice, CellTables, CELL_LIST_BLOCK,
+    CELL_SPANS_SHARED,
 };
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_dense, ccm_index_dense_narrow, ccm_index_iface, ccm_index_lists,
@@ -763,7 +764,7 @@ struct DevCells {
     /// Interfaces share filters: the slices' interfaces and order (one zero each
     /// without).
     shared: bool,
-    order: Buffer<u32>,
+    order: Buffer<CellSlice>,
     iface_at: Buffer<u32>,
     ifaces: Buffer<u32>,
     bounds: Buffer<u32>,

@@ -11,8 +11,8 @@
 //! the slice's bounds, fit the kernel's shared memory budget.
 
 use ccm_kernels::cells::{
-    cell_shared_bytes, slice_words, CellEdge, CELL_ROWS, CELL_SLICE, CELL_WORDS, EDGE_UPPER,
-    GROUP_NAMES, GROUP_SETS,
+    cell_shared_bytes, slice_words, CellEdge, CellSlice, CELL_ROWS, CELL_SLICE, CELL_WORDS,
+    EDGE_UPPER, GROUP_NAMES, GROUP_SETS,
 };
 use ccm_kernels::index::IndexRange;
 use rayon::prelude::*;
@@ -32,7 +32,7 @@ pub(crate) struct HostCells {
     /// Interfaces share filters ([`ccm_kernels::cells::CellTables::shared`]): the four
     /// tables below are filled (else one zero each).
     pub shared: bool,
-    pub order: Vec<u32>,
+    pub order: Vec<CellSlice>,
     pub iface_at: Vec<u32>,
     pub ifaces: Vec<u32>,
     pub bounds: Vec<u32>,
@@ -242,7 +242,7 @@ impl HostCells {
             edge_max,
             groups: n_groups,
             shared: false,
-            order: vec![0],
+            order: vec![CellSlice::default()],
             iface_at: vec![0],
             ifaces: vec![0],
             bounds: vec![0],
@@ -290,6 +290,18 @@ impl HostCells {
         iface_at.push(ifaces.len() as u32);
         let mut order: Vec<u32> = (0..slices as u32).collect();
         order.sort_by_key(|&s| (depth[s as usize], s));
+        let order = order
+            .into_iter()
+            .map(|s| {
+                let (at, end) = (iface_at[s as usize], iface_at[s as usize + 1]);
+                CellSlice {
+                    slice: s,
+                    if_at: at,
+                    n_if: end - at,
+                    first: ifaces[at as usize],
+                }
+            })
+            .collect();
         self.shared = true;
         self.order = order;
         self.iface_at = iface_at;
@@ -467,21 +479,29 @@ mod tests {
         }
         // Slice 0 begins interface 0 (depth 0); slice 1 ends in interface 3, which
         // begins in it (depth 0); slice 2 ends in one that begins in it (depth 0)...
-        assert_eq!(h.order, vec![0, 1, 2]);
+        let slices = |h: &HostCells| h.order.iter().map(|p| p.slice).collect::<Vec<_>>();
+        assert_eq!(slices(&h), vec![0, 1, 2]);
+        // Each with its interfaces' place, count and first.
+        for p in &h.order {
+            let s = p.slice as usize;
+            assert_eq!(p.if_at, h.iface_at[s]);
+            assert_eq!(p.n_if, h.iface_at[s + 1] - h.iface_at[s]);
+            assert_eq!(p.first, h.ifaces[p.if_at as usize]);
+        }
         // ...but with interface 0 alone over three slices, slices 1 and 2 are its
         // second and third.
         let one = HostCells::build(2500, |_| &forms, 64, 1 << 20, 4, false)
             .unwrap()
             .with_interfaces(2500, |_| 7)
             .unwrap();
-        assert_eq!(one.order, vec![0, 1, 2]);
+        assert_eq!(slices(&one), vec![0, 1, 2]);
         assert_eq!(one.ifaces, vec![7, 7, 7]);
         // Two interfaces of 2048 slots: each one's first slice before their second ones.
         let two = HostCells::build(4096, |_| &forms, 64, 1 << 20, 4, false)
             .unwrap()
             .with_interfaces(4096, |k| (k / 2048) as u32)
             .unwrap();
-        assert_eq!(two.order, vec![0, 2, 1, 3]);
+        assert_eq!(slices(&two), vec![0, 2, 1, 3]);
         assert!(two.bounds.iter().all(|&w| w == 0));
     }
 }

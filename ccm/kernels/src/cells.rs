@@ -71,6 +71,21 @@ pub const CELL_ROWS: u32 = 32;
 /// lower bound (fails below it).
 pub const EDGE_UPPER: u32 = 1 << 31;
 
+/// A slice of [`CellTables::order`]: the slice, where its interfaces begin in
+/// [`CellTables::ifaces`] and how many there are, and the first of them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct CellSlice {
+    pub slice: u32,
+    pub if_at: u32,
+    pub n_if: u32,
+    pub first: u32,
+}
+
 /// A bound that lies in its cell: the filter's place in its slice (below
 /// [`CELL_SLICE`]), with [`EDGE_UPPER`] for an upper bound, and the bound.
 #[repr(C)]
@@ -125,8 +140,9 @@ pub struct CellTables<'a> {
     /// position in it): by their depth into the interface of their last slot (the
     /// slices where interfaces begin first, then the next ones, ..), so that an
     /// interface's first slots, which the host sorts likeliest to match first, answer it
-    /// before its later slices are reached.
-    pub order: DevPtr<'a, u32>,
+    /// before its later slices are reached. Each with what a block reads first of its
+    /// slice ([`CellSlice`]: one load before the block can tell its events answered).
+    pub order: DevPtr<'a, CellSlice>,
     /// With `shared`: the ranks of the interfaces of slice `s`'s slots, in slot order,
     /// each once: `ifaces[iface_at[s]..iface_at[s + 1]]`.
     pub iface_at: DevPtr<'a, u32>,
@@ -330,16 +346,19 @@ unsafe fn cells_block<const SHARED: bool>(
     let warps = block_dim_x() / 32;
     // (Filters sharing interfaces: `c.shared`, compiled apart.)
     let shared = SHARED;
-    // The block's group of events, the groups, its slice.
-    let (group, groups, s) = if shared {
-        (
-            block_idx_x(),
-            grid_dim_x(),
-            c.order.read(block_idx_y() as usize),
-        )
+    // The block's group of events, the groups, its slice (with `shared`: where its
+    // interfaces begin, how many, the first).
+    let (group, groups, pos) = if shared {
+        let pos = c.order.read(block_idx_y() as usize);
+        (block_idx_x(), grid_dim_x(), pos)
     } else {
-        (block_idx_y(), grid_dim_y(), block_idx_x())
+        let pos = CellSlice {
+            slice: block_idx_x(),
+            ..CellSlice::default()
+        };
+        (block_idx_y(), grid_dim_y(), pos)
     };
+    let s = pos.slice;
     // The block returns whole, before any barrier.
     if group * warps >= n_dense {
         return;
@@ -364,21 +383,12 @@ unsafe fn cells_block<const SHARED: bool>(
     let step = groups * warps;
     let event_of = |j: u32| if all { j } else { *dense.add(1 + j as usize) };
     // With `shared`: the slice's interfaces (lane `l` the `l`-th of them).
-    let (if_at, n_if) = if shared {
-        let at = c.iface_at.read(s as usize);
-        (at, c.iface_at.read(s as usize + 1) - at)
-    } else {
-        (0, 0)
-    };
-    let my_iface = if lane < n_if {
-        c.ifaces.read((if_at + lane) as usize)
-    } else {
-        0
-    };
+    let (if_at, n_if) = (pos.if_at, pos.n_if);
     let answered = |e: u32, i: u32| {
         let word = bits.add(e as usize * t.words as usize + (i / 32) as usize);
         volatile_load_u32(word) & 1 << (i % 32) != 0
     };
+    let mut my_iface = pos.first;
     if shared && n_if == 1 {
         // Whether an event of the block's still lacks the slice's one interface.
         if tid == 0 {
@@ -401,6 +411,13 @@ unsafe fn cells_block<const SHARED: bool>(
         if *sh_flag == 0 {
             return;
         }
+    }
+    if shared && n_if > 1 {
+        my_iface = if lane < n_if {
+            c.ifaces.read((if_at + lane) as usize)
+        } else {
+            0
+        };
     }
     // The slice's tables into shared memory.
     let bits0 = s as usize * n_bits as usize;
