@@ -168,10 +168,10 @@ pub struct IndexConfig {
     /// fixed costs are the host's share now that the walk is short.)
     pub batch_events: usize,
     /// Most bytes of the answer bitmap (1 GiB: with the dense model's million interfaces,
-    /// launches of 8,589 events; on the H200 its events of 3-5 names of 20 took the
-    /// partition walk 534 ns an event of device time in such launches against 768 in
-    /// launches of 2,147, with 256 MiB, where each event got three warps and the device
-    /// was not filled: 1.233 against 1.427 us an event in all, `dense_lists`).
+    /// launches of 8,589 events; on the H200 its events of 3-5 names of 20 took about 534
+    /// ns an event of walk in such launches against 768 in launches of 2,147, with 256
+    /// MiB, where each event gets three warps: 1.233 against 1.427 us an event in all,
+    /// `dense_lists`, one seed).
     pub bitmap_bytes: usize,
     /// Threads per block of the partition walk, a warp per event (128: on the H200,
     /// Table 2's device time per event 4.4 ns with uniform names and 19.8 with Zipf's,
