@@ -1,20 +1,22 @@
 //! The pruning index on the dense model at 1M filters (`dense`: an interface per filter,
 //! answers of thousands of ids per event; `dense10`: ten interfaces), at 4 (3-5), 10 and
-//! 20 names per event: for `dense`, its dense events on the filter-major kernel
-//! ([`IndexConfig::cells`] false) and on the value cells in a few tunings (see `main`);
-//! for `dense10` (no value cells: interfaces of many filters) the default: the time per
-//! event of each, timed as the harness times `gpu index` (a stream of 16,384 of the workload's
-//! events in rounds of four launches, warmed with a round, the least time of two
-//! passes), the index's split (the
-//! device's time in all and in the walk, the dense events' kernel and the lists), and the
-//! hybrid index on all cores (the best CPU of the dense experiments) on 8,192 of the
-//! events, the least time of two passes. Every answer of every tuning is checked
-//! against the hybrid index's on the workload's events; exits non-zero on the first that
-//! differs.
+//! 20 names per event, in a few tunings (see `main`): the index's default (each launch
+//! on the value cells or walked, as it measures), every event on the value cells, the
+//! partition walk, and for `dense10` the interface-major kernel (no value cells, as
+//! before they took filters sharing interfaces): the time per event of each, timed as
+//! the harness times `gpu index` (a stream of 16,384 of the workload's events in rounds
+//! of four launches, warmed with a round, the least time of two passes), the index's
+//! split (the device's time in all and in the walk, the dense events' kernel and the
+//! lists; the host's queuing, answers and staging; the launches with every event on the
+//! cells), and the hybrid index on all cores (the best CPU of the dense experiments) on
+//! 8,192 of the events, the least time of two passes. Every answer of every tuning is
+//! checked against the hybrid index's on the workload's events; exits non-zero on the
+//! first that differs.
 //!
-//!     cargo run --release -p ccm --example dense_lists [filters] [seed] [profile]
+//!     cargo run --release -p ccm --example dense_lists [filters] [seed] [profile|dense|dense10]
 //!
-//! (`profile`: only `dense` at x = 20 on the value cells, for a profiler.)
+//! (`profile`: only `dense` at x = 20, every event on the value cells, for a profiler;
+//! `dense`, `dense10`: only that experiment.)
 //!
 //! (1,000,000 filters and seed 1 by default; a GPU, else the host emulator, slowly.)
 
@@ -47,6 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let seed = arg(2, 1)?;
     // `profile`: only `dense` at x = 20 on the value cells (for a profiler's run).
     let profile = std::env::args().nth(3).as_deref() == Some("profile");
+    let only = std::env::args().nth(3).filter(|a| a.starts_with("dense"));
     let dev = Device::gpu_or_emulator_noted(0, ccm::PTX);
     let (gpu_n, cpu_n) = if dev.is_gpu() {
         (GPU_STREAM, CPU_STREAM)
@@ -57,7 +60,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut bad, mut failed) = (0, 0);
     for (exp, interfaces) in [("dense", None), ("dense10", Some(10))] {
         for x in [20, 4, 10] {
-            if profile && (interfaces.is_some() || x != 20) {
+            if profile && (interfaces.is_some() || x != 20)
+                || only.as_deref().is_some_and(|o| o != exp)
+            {
                 continue;
             }
             let p = DenseParams {
@@ -82,66 +87,75 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             drop(hybrid);
             println!("{label}: hybrid all cores {cpu:.3} us/event, {per_event:.1} answers/event");
             let base = IndexConfig::for_device(&dev);
-            // The filter-major kernel for dense events (the path before the value
-            // cells), then the value cells as they are by default, with the names an event
-            // lacks ORed by groups of four (`cell_groups`), with their answer
-            // lists made from the rows of answer bits (as the other paths'), with the partition
-            // walk kept for events whose partitions hold at most an eighth of the filters,
-            // with blocks of 1024 threads and 200 KiB of shared memory (more cells per
-            // name, one block per SM), and with 256 events per block (more blocks, each
-            // copying its slice).
-            let tunings: Vec<(&str, IndexConfig)> = if interfaces.is_none() {
-                vec![
+            let every = IndexConfig {
+                cells_share: 0.0,
+                ..base
+            };
+            // The default (each launch on the value cells or walked, as the index
+            // measures); every event on the value cells; every launch walked (the events
+            // beyond an eighth of the filters on the cells); for `dense`, the default with
+            // the names an event lacks ORed by groups of four (`cell_groups`), with an
+            // answer bitmap of 256 MiB (launches of 2,147 events at 1M filters instead of
+            // 8,589), and with the walk's launches taking the events of partitions beyond
+            // 5% of the filters to the cells (at 1M filters, 3 and 4 names of 20 walked, 5
+            // on the cells); for `dense10`, the interface-major kernel (no value cells) and
+            // the default in blocks of 4096 events (fewer blocks to find their slice
+            // answered).
+            let mut tunings: Vec<(&str, IndexConfig)> = vec![
+                ("default", base),
+                ("cells every event", every),
+                (
+                    "walk",
+                    IndexConfig {
+                        cells_adaptive: false,
+                        ..base
+                    },
+                ),
+            ];
+            if interfaces.is_none() {
+                tunings.extend([
                     (
-                        "filter-major",
-                        IndexConfig {
-                            cells: false,
-                            ..base
-                        },
-                    ),
-                    ("cells", base),
-                    (
-                        "cells absent names by groups of 4",
+                        "default, groups",
                         IndexConfig {
                             cell_groups: true,
                             ..base
                         },
                     ),
                     (
-                        "cells lists by the rows",
+                        "default, bitmap 256 MiB",
                         IndexConfig {
-                            cell_lists: false,
+                            bitmap_bytes: 256 << 20,
                             ..base
                         },
                     ),
                     (
-                        "cells share 0.125",
+                        "default, share 0.05",
                         IndexConfig {
-                            cells_share: 0.125,
+                            cells_share: 0.05,
                             ..base
                         },
                     ),
-                    (
-                        "cells 1024 threads 200 KiB",
-                        IndexConfig {
-                            cell_block: 1024,
-                            cell_shared: 200 << 10,
-                            ..base
-                        },
-                    ),
-                    (
-                        "cells 256 events per block",
-                        IndexConfig {
-                            cell_events: 256,
-                            ..base
-                        },
-                    ),
-                ]
+                ]);
             } else {
-                vec![("default", base)]
-            };
+                tunings.extend([
+                    (
+                        "interface-major",
+                        IndexConfig {
+                            cells: false,
+                            ..base
+                        },
+                    ),
+                    (
+                        "default, 4096 events per block",
+                        IndexConfig {
+                            cell_events: 4096,
+                            ..base
+                        },
+                    ),
+                ]);
+            }
             for (tuning, cfg) in tunings {
-                if profile && tuning != "cells" {
+                if profile && tuning != "cells every event" {
                     continue;
                 }
                 // A tuning the device refuses (e.g. a block's registers) is reported, and
@@ -165,18 +179,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         |d: std::time::Duration| d.as_secs_f64() * 1e9 / s.events.max(1) as f64;
                     println!(
                         "{label}: gpu index, {tuning} (cells built {}): {us:.3} us/event ({:.1}x hybrid all cores), {wrong} answers \
-                         differ from the hybrid's; device {:.1} ns/event, of it walk {:.1}, dense {:.1}, lists {:.1}; host answers {:.1}, \
-                         stage {:.1} ns/event ({} events, {} launches, {} dense; built in {build_s:.2} s)",
+                         differ from the hybrid's; device {:.1} ns/event, of it encode {:.1}, walk {:.1}, dense {:.1}, lists {:.1}; \
+                         host kernels {:.1}, copy in {:.1}, answers {:.1}, stage {:.1}, waited {:.1} ns/event ({} events, {} launches, \
+                         {} on the cells alone, {} dense; built in {build_s:.2} s)",
                         index.has_cells(),
                         cpu / us,
                         ns(s.device),
+                        ns(s.device_encode),
                         ns(s.device_walk),
                         ns(s.device_dense),
                         ns(s.device_lists),
+                        ns(s.kernels),
+                        ns(s.copy_in),
                         ns(s.answers),
                         ns(s.stage),
+                        ns(s.waited),
                         s.events,
                         s.launches,
+                        s.cells_launches,
                         s.dense_events,
                     );
                     Ok(())

@@ -3,14 +3,16 @@
 //! answer lists grown and listed again, the dense kernels striding over more events than
 //! their grid was sized for, the lists of the dense model's rows (8000 interfaces: 250
 //! words, a block of 8 warps per event; 50 words and 2 warps in `small`), the value cells
-//! of the dense model with an interface per filter (8 slices of filters; 2 in `small`).
+//! of the dense model (8 slices of filters; 2 in `small`) with an interface per filter,
+//! ten interfaces and 500 (filters sharing interfaces).
 //! Small enough to run under `compute-sanitizer`; exits non-zero on the first answer that
 //! differs.
 //!
 //!     cargo run --release -p ccm --example index_check [seed] [small [cells]]
 //!
 //! `small`: a fifth of the events and filters (for the sanitizers); `cells`: only the
-//! dense model on the value cells, every event on them.
+//! dense model on the value cells, every event on them, then each launch on them or
+//! walked, as the index chooses.
 //! `index_check ptx` prints the kernels' PTX instead (for `ptxas -v` on the GPU host).
 
 use baselines::sff::Sff;
@@ -54,10 +56,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             workload::generate(&p, seed)?,
         ));
     }
-    for (interfaces, x) in [(None, (20, 20)), (Some(10), (20, 20)), (None, (3, 5))] {
-        if only_cells && interfaces.is_some() {
-            continue;
-        }
+    let dense = [
+        (None, (20, 20)),
+        (Some(10), (20, 20)),
+        (None, (3, 5)),
+        (Some(10), (3, 5)),
+        (Some(500), (10, 10)),
+    ];
+    for (interfaces, x) in dense {
         let p = DenseParams {
             events: 1500 / k,
             filters: 8000 / k,
@@ -74,7 +80,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
         // Every event on the partition walk, then every event dense (filter-major and
         // interface-major kernels), then (where the index builds them) dense events on
-        // the value cells, every event or those beyond an eighth of the filters;
+        // the value cells, every event, or each launch every event or the walk with those
+        // beyond an eighth of the filters on the cells, as the index chooses;
         // launches of 300 events, so a call is many, the first of 37 events, each after
         // it 1.5 times the one before.
         let all = [
@@ -85,7 +92,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             (0.125, usize::MAX, true),
         ];
         for (dense_share, iface_major_min, cells) in all {
-            if only_cells && (!cells || dense_share > 0.0) {
+            if only_cells && !cells {
                 continue;
             }
             let cfg = IndexConfig {

@@ -52,20 +52,33 @@
 //!    keeps its slice of every cell's bitset and its bounds in shared memory, and
 //!    sweeps a batch of events, a warp per event: one OR of a word per name and lane,
 //!    then the bounds of the event's cells ([`ccm_kernels::cells::ccm_index_cells`]).
-//!    An event costs the cells about the same whatever its partitions hold, so by
-//!    default every event goes to them, with no partition walk
-//!    ([`IndexConfig::cells_share`]).
+//!    An event costs the cells about the same whatever its partitions hold, the walk
+//!    as much as they hold, so where the cells are built each launch takes either every
+//!    event to them, with no partition walk, or the walk with the events beyond
+//!    [`IndexConfig::cells_share`] of the filters on the cells, whichever took less
+//!    device time per event when last tried ([`IndexConfig::cells_adaptive`]). Where
+//!    filters share interfaces (the dense model with ten interfaces), the cells are
+//!    built too, and then instead of the interface-major kernel
+//!    ([`ccm_kernels::cells::ccm_index_cells_shared`]): an interface matches when any of its slots passes, so a
+//!    warp sets the bits of the interfaces of the slots that pass (one atomic OR per
+//!    slice and event when the slice lies in one interface), skips an event whose row
+//!    already holds every interface of the slice, and a block whose events all hold the
+//!    one interface of its slice returns before copying it; the blocks take the slices
+//!    where interfaces begin first (an interface's filters lie fewest constraints
+//!    first, the likeliest to match), so an interface that one of its first 1024
+//!    filters answers costs its later slices no more than that test.
 //! 4. **Answers** ([`ccm_kernels::index::ccm_index_lists`]): one bit per (event,
 //!    interface), so duplicates cost nothing and the answer is ascending by
 //!    construction; a thread per event compacts its row into a list of user ids, in one
 //!    pass (places reserved per warp); when rows are long (more than 128 interfaces) a
 //!    block of warps per event, each warp a segment of the row
 //!    ([`IndexConfig::list_warps`]: one warp listing a row of 1M interfaces took 977
-//!    dependent steps); when every event of a launch was on the value cells, from the
-//!    cells' counts per slice instead: a block per event places its slices, then a warp
-//!    per (event, slice) lists its 32 words, all at once
-//!    ([`ccm_kernels::cells::ccm_cells_spans`], [`ccm_kernels::cells::ccm_cells_lists`],
-//!    [`IndexConfig::cell_lists`]). The
+//!    dependent steps); with value cells of one filter per interface, from counts per
+//!    slice of 1024 filters instead (the cells' own when every event of the launch was
+//!    on them, else counted from the rows, [`ccm_kernels::cells::ccm_cells_counts`]): a
+//!    block per event places its slices, then a warp per event and slice lists its 32
+//!    words, all at once ([`ccm_kernels::cells::ccm_cells_spans`],
+//!    [`ccm_kernels::cells::ccm_cells_lists`], [`IndexConfig::cell_lists`]). The
 //!    host reads back the lists only ([`Answers`]): their size follows the matches, not
 //!    events x interfaces. The DMA engine writes them straight into the answers'
 //!    page-locked areas, which a stream matched into one [`Answers`] reuses: with
@@ -115,8 +128,9 @@ use crate::model::{Event, InterfaceId, Subscription};
 use crate::value_cells::HostCells;
 use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
 use ccm_kernels::cells::{
-    ccm_cells_lists, ccm_cells_spans, ccm_index_cells, cell_shared_bytes, CellEdge, CellTables,
-    CELL_LIST_BLOCK, CELL_SPANS_SHARED,
+    ccm_cells_counts, ccm_cells_lists, ccm_cells_spans, ccm_index_cells, ccm_index_cells_shared,
+    cell_list_warps, cell_shared_bytes, CellEdge, CellSlice, CellTables, CELL_LIST_BLOCK,
+    CELL_SPANS_SHARED,
 };
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_dense, ccm_index_dense_narrow, ccm_index_iface, ccm_index_lists,
@@ -154,7 +168,11 @@ pub struct IndexConfig {
     /// launches of 65536, timed as the harness times them: each launch's staging and
     /// fixed costs are the host's share now that the walk is short.)
     pub batch_events: usize,
-    /// Most bytes of the answer bitmap (256 MiB).
+    /// Most bytes of the answer bitmap (1 GiB: with the dense model's million interfaces,
+    /// launches of 8,589 events; on the H200 its events of 3-5 names of 20 took about 534
+    /// ns an event of walk in such launches against 768 in launches of 2,147, with 256
+    /// MiB, where each event gets three warps: 1.233 against 1.427 us an event in all,
+    /// `dense_lists`, one seed).
     pub bitmap_bytes: usize,
     /// Threads per block of the partition walk, a warp per event (128: on the H200,
     /// Table 2's device time per event 4.4 ns with uniform names and 19.8 with Zipf's,
@@ -216,15 +234,27 @@ pub struct IndexConfig {
     pub ramp_growth: f64,
     /// Whether dense events go to the value cells ([`ccm_kernels::cells::ccm_index_cells`]:
     /// per name, cells of values with a bitset of the filters failing in each, the
-    /// device form of the CPU bit index) instead of the filter-major kernel, where the
-    /// index can build them: every filter integer ranges (its range form, bounds inside
-    /// `i32`) and its own interface (the dense model); `true`.
+    /// device form of the CPU bit index) instead of the filter-major or interface-major
+    /// kernel, where the index can build them: every filter integer ranges (its range
+    /// form, bounds inside `i32`; the dense model), each its own interface or interfaces
+    /// sharing filters (module docs, step 3); `true`.
     pub cells: bool,
-    /// With the value cells, an event whose partitions hold more than this share of all
-    /// filters is matched on them ([`IndexConfig::dense_share`] otherwise); 0.0 (the
-    /// default): every event, with no partition walk (an event costs the cells about the
-    /// same whatever its partitions hold).
+    /// With the value cells, in a launch with the partition walk, an event whose
+    /// partitions hold more than this share of all filters is matched on them
+    /// ([`IndexConfig::dense_share`] otherwise); 0.125. 0.0 (or less): every event on the
+    /// cells, with no partition walk, in every launch.
     pub cells_share: f64,
+    /// With the value cells (and [`IndexConfig::cells_share`] above 0), whether each
+    /// launch chooses between every event on the cells, with no partition walk, and the
+    /// walk with the events beyond `cells_share` on the cells, by the device time per
+    /// event each took when last tried: each is tried first, then the faster is taken
+    /// but in one launch of 32, which tries the other again; `true`. An event costs the
+    /// cells about the same whatever its partitions hold, the walk as much as they hold:
+    /// on the H200, the dense model's events of 3-5 names of 20 took the walk 43.6 ns an
+    /// event of device time at 100k filters against 69.8 on the cells, 742 against 754
+    /// at 1M (where the walk's tables outgrow the cache). With `false`, every launch
+    /// walks.
+    pub cells_adaptive: bool,
     /// Threads per block of the value cells' kernel, a warp per event (512).
     pub cell_block: u32,
     /// Events per block of the value cells' kernel (1024): each block first copies its
@@ -236,9 +266,11 @@ pub struct IndexConfig {
     pub cell_shared: u32,
     /// Most cells per name (64).
     pub cell_max: u32,
-    /// When every event of a launch is on the value cells (and no filter was added since
-    /// the build), their answer lists are made from the cells' counts per slice
-    /// ([`ccm_kernels::cells::ccm_cells_spans`], [`ccm_kernels::cells::ccm_cells_lists`]:
+    /// With value cells of one filter per interface (and no filter added since the
+    /// build), the answer lists are made from counts per slice of the cells' filters (the
+    /// cells' own when every event of the launch was on them, else counted from the rows,
+    /// [`ccm_kernels::cells::ccm_cells_counts`]; then
+    /// [`ccm_kernels::cells::ccm_cells_spans`], [`ccm_kernels::cells::ccm_cells_lists`]:
     /// a warp per event and slice of 32 words, all at once) instead of by
     /// [`ccm_kernels::index::ccm_index_lists`]' block per event, whose warps each walk a
     /// segment of the row; `true`.
@@ -247,7 +279,9 @@ pub struct IndexConfig {
     /// cells of every subset of them, so that the names an event lacks cost one OR per
     /// group instead of one each (the CPU bit index's groups of names; 16 unions of 32
     /// words per group in a block's shared memory, which leaves fewer cells per name);
-    /// `false` (not yet measured on a GPU).
+    /// `false` (on the H200 the dense model's cells took longer with them at every size
+    /// and x: at 1M filters, 20 names, 1419 against 1107 ns an event of the cells' kernel,
+    /// 4 names 753 against 744 on launches the index chose, `dense_lists`, one seed).
     pub cell_groups: bool,
 }
 
@@ -256,7 +290,7 @@ impl Default for IndexConfig {
         IndexConfig {
             dense_share: 0.125,
             batch_events: 131_072,
-            bitmap_bytes: 256 << 20,
+            bitmap_bytes: 1 << 30,
             route_block: 128,
             walk_warps: 8448,
             dense_block: 256,
@@ -270,7 +304,8 @@ impl Default for IndexConfig {
             heavy_walk: 512,
             heavy_warps: 4,
             cells: true,
-            cells_share: 0.0,
+            cells_share: 0.125,
+            cells_adaptive: true,
             cell_block: 512,
             cell_events: 1024,
             cell_shared: 112 << 10,
@@ -354,6 +389,9 @@ pub struct IndexTiming {
     pub dense_events: usize,
     /// Groups of 32 filters in the partitions the walked (not dense) events visited.
     pub walk_groups: usize,
+    /// Launches with every event on the value cells, with no partition walk
+    /// ([`IndexConfig::cells_adaptive`]).
+    pub cells_launches: usize,
 }
 
 impl IndexTiming {
@@ -726,6 +764,13 @@ struct DevCells {
     slices: u32,
     edge_max: u32,
     groups: u32,
+    /// Interfaces share filters: the slices' interfaces and order (one zero each
+    /// without).
+    shared: bool,
+    order: Buffer<CellSlice>,
+    iface_at: Buffer<u32>,
+    ifaces: Buffer<u32>,
+    bounds: Buffer<u32>,
 }
 
 impl DevCells {
@@ -740,6 +785,11 @@ impl DevCells {
             slices: h.slices,
             edge_max: h.edge_max,
             groups: h.groups,
+            shared: h.shared,
+            order: dev.upload(&h.order)?,
+            iface_at: dev.upload(&h.iface_at)?,
+            ifaces: dev.upload(&h.ifaces)?,
+            bounds: dev.upload(&h.bounds)?,
         })
     }
 
@@ -754,32 +804,52 @@ impl DevCells {
             slices: self.slices,
             edge_max: self.edge_max,
             groups: self.groups,
+            shared: self.shared as u32,
+            order: self.order.dev_ptr(),
+            iface_at: self.iface_at.dev_ptr(),
+            ifaces: self.ifaces.dev_ptr(),
+            bounds: self.bounds.dev_ptr(),
         }
     }
 
     fn bytes(&self) -> usize {
-        self.bits.bytes() + self.cuts.bytes() + self.edge_at.bytes() + self.edges.bytes()
+        self.bits.bytes()
+            + self.cuts.bytes()
+            + self.edge_at.bytes()
+            + self.edges.bytes()
+            + self.order.bytes()
+            + self.iface_at.bytes()
+            + self.ifaces.bytes()
+            + self.bounds.bytes()
     }
 }
 
 /// The value cells of `h`'s filters for `cfg`, where they can answer its dense events:
-/// every interface of the `n_if` holds one filter, and [`HostCells::build`] accepts them.
+/// [`HostCells::build`] accepts them. When every interface of the `n_if` holds one
+/// filter, slot `k` (in interface order) is interface `k`; else the cells keep each
+/// slot's interface ([`HostCells::with_interfaces`]).
 fn cells_of(h: &HostIndex, n_if: usize, cfg: &IndexConfig) -> Option<HostCells> {
-    if !cfg.cells || h.shared || h.n_filters() != n_if {
+    let n = h.n_filters();
+    if !cfg.cells {
         return None;
     }
     let ranges = |k: usize| {
         let p = h.by_iface[k] as usize;
         &h.ranges[h.range_at[p] as usize..h.range_at[p + 1] as usize]
     };
-    HostCells::build(
-        n_if,
+    let cells = HostCells::build(
+        n,
         ranges,
         cell_block(cfg),
         cfg.cell_shared,
         cfg.cell_max,
         cfg.cell_groups,
-    )
+    )?;
+    if !h.shared && n == n_if {
+        Some(cells)
+    } else {
+        cells.with_interfaces(n, |k| h.filters[h.by_iface[k] as usize].iface)
+    }
 }
 
 /// Threads per block of the value cells' kernel.
@@ -936,12 +1006,75 @@ impl Queues {
 }
 
 /// What a collected launch tells the next one: its count of dense events (sizes the
-/// dense kernels' grids) and the filters its walked events tried each, on average
-/// (the partition walk's warps per event).
+/// dense kernels' grids; all of them after a launch of every event on the value cells)
+/// and the filters its walked events tried each, on average (the partition walk's warps
+/// per event); and the paths' device times so far ([`PathChoice`]).
 #[derive(Clone, Copy, Debug, Default)]
 struct Hint {
     dense: u32,
     walk: u32,
+    path: PathChoice,
+}
+
+/// Launches between two tries of the path not taken ([`PathChoice`]).
+const PROBE_EVERY: u32 = 32;
+
+/// Where the value cells are built and both paths may serve
+/// ([`IndexConfig::cells_adaptive`]): the device time per event last measured with every
+/// event of a launch on the value cells (`ns[0]`) and with the partition walk, events
+/// beyond [`IndexConfig::cells_share`] of the filters on the cells (`ns[1]`), each from a
+/// launch of at least half a full launch's events where one was measured (a call's last,
+/// short launch pays its fixed costs over fewer events). Each path is tried first, then
+/// every launch takes the faster but one in [`PROBE_EVERY`], which tries the other again
+/// (a stream whose events change is followed).
+#[derive(Clone, Copy, Debug, Default)]
+struct PathChoice {
+    ns: [Option<f64>; 2],
+    /// Each measure is of a launch of at least half a full launch.
+    full: [bool; 2],
+    since: u32,
+}
+
+impl PathChoice {
+    /// Whether the next launch puts every event on the cells.
+    fn all_on_cells(&mut self) -> bool {
+        let faster = match self.ns {
+            [None, _] => true,
+            [_, None] => false,
+            [Some(all), Some(walk)] => all <= walk,
+        };
+        self.since += 1;
+        if self.since >= PROBE_EVERY {
+            self.since = 0;
+            !faster
+        } else {
+            faster
+        }
+    }
+
+    /// A launch of `events` with every event on the cells (`all`) or not took `ns` per
+    /// event; a full launch holds `per` events.
+    fn note(&mut self, all: bool, ns: f64, events: usize, per: usize) {
+        let i = usize::from(!all);
+        let full = 2 * events >= per;
+        if full || !self.full[i] {
+            self.ns[i] = Some(ns);
+            self.full[i] = full;
+        }
+    }
+}
+
+/// Whether a launch of `d` for `cfg` puts every event on the value cells, with no
+/// partition walk: never without cells; always with [`IndexConfig::cells_share`] 0 (or
+/// less); else as `choice` says when [`IndexConfig::cells_adaptive`], never otherwise.
+fn all_on_cells(d: &DevIndex, cfg: &IndexConfig, choice: &mut PathChoice) -> bool {
+    if d.cells.is_none() || !cfg.cells {
+        false
+    } else if cfg.cells_share <= 0.0 {
+        true
+    } else {
+        cfg.cells_adaptive && choice.all_on_cells()
+    }
 }
 
 /// A launch queued on the device whose answers are not collected yet.
@@ -956,6 +1089,8 @@ struct InFlight {
     done: Signal,
     /// The device's clock before its encoding, after it, after its last kernel.
     marks: [Mark; 6],
+    /// Every event on the value cells, with no partition walk.
+    all: bool,
 }
 
 /// A call's batch dictionaries on the device, translated to the tables' (kept from call
@@ -1327,15 +1462,14 @@ impl<'d> GpuIndex<'d> {
         self.host = HostIndex::build(t, &live, &rank, user_ids);
         let h = &self.host;
         let n_if = h.user_ids.len();
-        let iface_major = h.shared
+        // The value cells where they can be built, else the interface-major kernel where
+        // interfaces hold many filters.
+        let cells = cells_of(h, n_if, &self.cfg);
+        let iface_major = cells.is_none()
+            && h.shared
             && h.n_filters() >= self.cfg.iface_major_min.max(1).saturating_mul(n_if)
             && (n_if as u64) * (per_launch(&self.cfg, 1) as u64) <= i32::MAX as u64;
         // The old tables' device memory goes before the new ones are uploaded.
-        let cells = if iface_major {
-            None
-        } else {
-            cells_of(h, n_if, &self.cfg)
-        };
         self.d = None;
         self.d = Some(DevIndex::upload(
             self.dev,
@@ -1680,7 +1814,8 @@ fn pipeline(
         let started = Instant::now();
         let (done, job) = rayon::join(
             || -> Result<Duration, CcmError> {
-                let launched = submit(p, bufs, slot, *hint, timing, st)?;
+                let all = all_on_cells(p.d, p.cfg, &mut hint.path);
+                let launched = submit(p, bufs, slot, *hint, all, timing, st)?;
                 if let Some(mut prev) = flying.replace(launched) {
                     let hb = prev.staging.take();
                     let r = collect(p, bufs, prev, hint, timing, out);
@@ -1997,11 +2132,13 @@ struct Pipe<'a> {
 /// the filters added since the build, the answer lists (their spans written into
 /// page-locked host memory). `hint` is the last collected launch's count
 /// of dense events, which sizes the dense kernels' grids (they take any count).
+#[allow(clippy::too_many_arguments)]
 fn submit(
     p: &Pipe<'_>,
     bufs: &mut [Option<LaunchBufs>; 2],
     slot: usize,
     hint: Hint,
+    all: bool,
     timing: &mut IndexTiming,
     st: Staged,
 ) -> Result<InFlight, CcmError> {
@@ -2009,7 +2146,10 @@ fn submit(
     let (n, na) = (st.events, st.attrs);
     let t = Instant::now();
     if bufs[slot].is_none() {
-        let slices = d.cells.as_ref().map_or(0, |c| c.slices as usize);
+        // The cells' counts per event and slice, for their lists (not when interfaces
+        // share filters: their rows are of interfaces).
+        let slices = d.cells.as_ref().filter(|c| !c.shared);
+        let slices = slices.map_or(0, |c| c.slices as usize);
         bufs[slot] = Some(LaunchBufs::alloc(dev, p.per, d.words as usize, slices)?);
     }
     let b = bufs[slot].as_mut().expect("allocated");
@@ -2066,7 +2206,7 @@ fn submit(
     };
     let dense_limit = (share * d.n_filters as f64).min(u32::MAX as f64) as u32;
     // Every event on the value cells: no partition walk (its probes only count).
-    let all = cells.is_some() && cfg.cells_share <= 0.0;
+    let all = cells.is_some() && all;
     if all {
         timing.dense_events += n;
     } else {
@@ -2106,21 +2246,30 @@ fn submit(
         // Sized by the launch's events when all are on the cells, else by the last
         // launch's count of dense events (the kernel strides over any count).
         let events = if all { n as u32 } else { hint };
+        let groups = events.div_ceil(cfg.cell_events.max(1)).clamp(1, 65_535);
+        // When interfaces share filters, the slices in `blockIdx.y` (the kernel's order).
         let lc = LaunchConfig {
-            grid: [
-                c.slices,
-                events.div_ceil(cfg.cell_events.max(1)).clamp(1, 65_535),
-                1,
-            ],
+            grid: if c.shared {
+                [groups, c.slices, 1]
+            } else {
+                [c.slices, groups, 1]
+            },
             block: [block, 1, 1],
             shared_bytes: cell_shared_bytes(c.rows, c.cells, c.groups, c.edge_max, block),
         };
         let ct = c.tables();
         let by_iface = &d.by_iface;
         let (dense, bits, counts) = (&b.dense, &b.bits, &b.cell_counts);
-        ccm_index_cells::launch(
-            dev, lc, tables, batch, ct, by_iface, dense, all as u32, bits, counts,
-        )?;
+        let all = all as u32;
+        if c.shared {
+            ccm_index_cells_shared::launch(
+                dev, lc, tables, batch, ct, by_iface, dense, all, bits, counts,
+            )?;
+        } else {
+            ccm_index_cells::launch(
+                dev, lc, tables, batch, ct, by_iface, dense, all, bits, counts,
+            )?;
+        }
     } else {
         let block = cfg.dense_block.clamp(32, 1024) / 32 * 32;
         let narrow = d.ranged && d.narrow && cfg.narrow_ranges;
@@ -2150,11 +2299,24 @@ fn submit(
     let lists = lists_config(cfg, d.words, n);
     let cap = b.ids.len().min(u32::MAX as usize) as u32;
     let m_lists = dev.mark()?;
-    // Every event on the cells, nothing added: the lists from the cells' counts.
-    let cell_lists = all && cfg.cell_lists && p.delta.is_none();
+    // Nothing added: the lists from counts per slice of the cells' filters, the cells'
+    // own when every event was on them, else counted from the rows. (Not when interfaces
+    // share filters: their rows are of interfaces.)
+    let cell_lists = cfg.cell_lists && p.delta.is_none();
+    let cells = cells.filter(|c| !c.shared);
     if let Some(c) = cells.filter(|_| cell_lists) {
+        // A warp per event and run of slices.
+        let warps = n as u64 * u64::from(cell_list_warps(c.slices));
+        let blocks = warps.div_ceil(u64::from(CELL_LIST_BLOCK / 32));
+        let blocks =
+            u32::try_from(blocks).map_err(|_| limit("value cells' list warps", blocks as usize))?;
+        let runs = LaunchConfig::blocks(blocks, CELL_LIST_BLOCK, 0);
+        let counts = &b.cell_counts;
+        if !all {
+            ccm_cells_counts::launch(dev, runs, &b.bits, d.words, c.slices, n as u32, counts)?;
+        }
         let lc = LaunchConfig::blocks(n as u32, CELL_LIST_BLOCK, CELL_SPANS_SHARED);
-        let (counts, spans) = (&b.cell_counts, &mut b.spans_host);
+        let spans = &mut b.spans_host;
         ccm_cells_spans::launch(
             dev,
             lc,
@@ -2163,13 +2325,11 @@ fn submit(
             n as u32,
             spans,
             &b.total,
+            &b.dense,
+            &b.walked,
             &mut b.dense_host,
         )?;
-        let warps = n as u64 * c.slices as u64;
-        let blocks = warps.div_ceil(u64::from(CELL_LIST_BLOCK / 32));
-        let blocks =
-            u32::try_from(blocks).map_err(|_| limit("value cells' list warps", blocks as usize))?;
-        let lc = LaunchConfig::blocks(blocks, CELL_LIST_BLOCK, 0);
+        let lc = runs;
         let (bits, ids) = (&b.bits, &b.ids);
         ccm_cells_lists::launch(
             dev,
@@ -2182,6 +2342,7 @@ fn submit(
             &d.user_ids,
             ids,
             cap,
+            &b.total,
         )?;
     } else {
         ccm_index_lists::launch(
@@ -2211,6 +2372,7 @@ fn submit(
         staging: Some(hb),
         done,
         marks: [m0, m1, m_walk, m_dense, m_lists, m2],
+        all,
     })
 }
 
@@ -2265,9 +2427,12 @@ fn collect(
     let [dense, groups] = [b.dense_host.as_slice()[0], b.dense_host.as_slice()[1]];
     let walked = n.saturating_sub(dense as usize).max(1) as u64;
     *hint = Hint {
-        dense,
+        // After a launch of every event on the cells, a walk's launch may find all dense.
+        dense: if f.all { n as u32 } else { dense },
         walk: (u64::from(groups) * 32 / walked).min(u64::from(u32::MAX)) as u32,
+        path: hint.path,
     };
+    timing.cells_launches += f.all as usize;
     timing.dense_events += dense as usize;
     timing.walk_groups += groups as usize;
     // The lists fill places `0..total` (each event's reserved at once).
@@ -2286,6 +2451,8 @@ fn collect(
     timing.device_lists += span(m_lists, m2)?;
     let all = dev.elapsed_ms(m0, m2)?;
     timing.device += Duration::from_secs_f64(f64::from(all.max(0.0)) / 1e3);
+    hint.path
+        .note(f.all, f64::from(all) * 1e6 / n.max(1) as f64, n, p.per);
     let (area, room) = out.next_area(dev, total)?;
     if total > b.ids.len() {
         // The lists did not fit: warps whose places passed the room left their rows;
@@ -2374,6 +2541,37 @@ fn non_empty<T: bytemuck::Pod>(data: &[T]) -> std::borrow::Cow<'_, [T]> {
 mod tests {
     use super::*;
     use ccm_kernels::{OP_NE, TY_FLOAT};
+
+    #[test]
+    fn the_path_choice_tries_each_path_then_takes_the_faster_and_tries_the_other_again() {
+        let mut c = PathChoice::default();
+        // Nothing measured: every event on the cells, until that is measured.
+        assert!(c.all_on_cells());
+        assert!(c.all_on_cells());
+        c.note(true, 50.0, 100, 100);
+        assert!(!c.all_on_cells(), "then the walk");
+        c.note(false, 40.0, 100, 100);
+        // The walk was faster: taken, but in one launch of PROBE_EVERY.
+        let taken: Vec<bool> = (0..2 * PROBE_EVERY).map(|_| c.all_on_cells()).collect();
+        assert_eq!(taken.iter().filter(|&&a| a).count(), 2, "{taken:?}");
+        // The cells measured faster since: taken from then on.
+        c.note(true, 30.0, 100, 100);
+        assert!(c.all_on_cells());
+        c.note(false, 35.0, 100, 100);
+        assert!(c.all_on_cells());
+        // A short launch's measure does not replace a full one's...
+        c.note(false, 20.0, 49, 100);
+        assert!(c.all_on_cells());
+        // ...but stands where only short ones were measured.
+        let mut d = PathChoice::default();
+        d.note(true, 30.0, 10, 100);
+        d.note(false, 35.0, 10, 100);
+        d.note(false, 25.0, 10, 100);
+        assert!(!d.all_on_cells());
+        d.note(true, 28.0, 60, 100);
+        d.note(true, 20.0, 10, 100);
+        assert!(!d.all_on_cells(), "the full launch's 28 stands");
+    }
 
     #[test]
     fn an_encoding_pool_takes_every_thread_up_to_the_bound() {

@@ -1,7 +1,9 @@
 //! Beyond the paper: the host side of the pruning index's value cells (the device form of
 //! the CPU bit index's cells, [`ccm_kernels::cells`], whose docs say where each idea comes
-//! from): built from the filters' range forms when every filter is integer ranges and its
-//! own interface, in slices of [`CELL_SLICE`] filters in interface order.
+//! from): built from the filters' range forms when every filter is integer ranges, in
+//! slices of [`CELL_SLICE`] filters in interface order. When interfaces share filters
+//! ([`HostCells::with_interfaces`]), each slice also keeps the interfaces of its slots
+//! and the slices are taken by their depth into their interfaces.
 //!
 //! Per name, the cut values split the name's finite bounds evenly into cells (HEM's
 //! workload balance, as `baselines::bit_index` splits them), so each cell holds about as
@@ -9,8 +11,8 @@
 //! the slice's bounds, fit the kernel's shared memory budget.
 
 use ccm_kernels::cells::{
-    cell_shared_bytes, slice_words, CellEdge, CELL_ROWS, CELL_SLICE, CELL_WORDS, EDGE_UPPER,
-    GROUP_NAMES, GROUP_SETS,
+    cell_shared_bytes, slice_words, CellEdge, CellSlice, CELL_ROWS, CELL_SLICE, CELL_WORDS,
+    EDGE_UPPER, GROUP_NAMES, GROUP_SETS,
 };
 use ccm_kernels::index::IndexRange;
 use rayon::prelude::*;
@@ -27,7 +29,18 @@ pub(crate) struct HostCells {
     pub slices: u32,
     pub edge_max: u32,
     pub groups: u32,
+    /// Interfaces share filters ([`ccm_kernels::cells::CellTables::shared`]): the four
+    /// tables below are filled (else one zero each).
+    pub shared: bool,
+    pub order: Vec<CellSlice>,
+    pub iface_at: Vec<u32>,
+    pub ifaces: Vec<u32>,
+    pub bounds: Vec<u32>,
 }
+
+/// Most slices when interfaces share filters: the kernel's grid takes them in
+/// `blockIdx.y` (67M filters).
+pub(crate) const SHARED_SLICES_MAX: u32 = 65_535;
 
 /// Whether a finite bound compares exactly as `i32` with an event's integer clamped to
 /// `i32`: it lies strictly inside `i32`.
@@ -228,7 +241,73 @@ impl HostCells {
             slices: slices as u32,
             edge_max,
             groups: n_groups,
+            shared: false,
+            order: vec![CellSlice::default()],
+            iface_at: vec![0],
+            ifaces: vec![0],
+            bounds: vec![0],
         })
+    }
+
+    /// These cells (of `n` slots) for filters that share interfaces, slot `k`'s interface
+    /// being `iface(k)` (each interface one run of slots): per slice the interfaces of its
+    /// slots, each once in slot order, and the slots where one begins (bit `k % 32` of word
+    /// `k / 32`, `k > 0`); and the order the kernel takes the slices in, by their depth
+    /// (the slice less the first slice of the interface of its last slot: 0 where that
+    /// interface begins), then by slice. `None` past [`SHARED_SLICES_MAX`] slices.
+    pub fn with_interfaces(mut self, n: usize, iface: impl Fn(usize) -> u32) -> Option<Self> {
+        if self.slices > SHARED_SLICES_MAX {
+            return None;
+        }
+        let slice = CELL_SLICE as usize;
+        let slices = self.slices as usize;
+        let mut iface_at = Vec::with_capacity(slices + 1);
+        let mut ifaces = Vec::new();
+        let mut bounds = vec![0u32; slices * CELL_WORDS as usize];
+        let mut depth = Vec::with_capacity(slices);
+        // The first slot of the interface of the slot before.
+        let mut run = 0;
+        let mut prev = None;
+        for s in 0..slices {
+            iface_at.push(ifaces.len() as u32);
+            let first = s * slice;
+            for k in first..(first + slice).min(n) {
+                let i = iface(k);
+                if prev != Some(i) {
+                    run = k;
+                    prev = Some(i);
+                }
+                if k == first || run == k {
+                    ifaces.push(i);
+                    let local = k - first;
+                    if local > 0 {
+                        bounds[s * CELL_WORDS as usize + local / 32] |= 1 << (local % 32);
+                    }
+                }
+            }
+            depth.push(s - run / slice);
+        }
+        iface_at.push(ifaces.len() as u32);
+        let mut order: Vec<u32> = (0..slices as u32).collect();
+        order.sort_by_key(|&s| (depth[s as usize], s));
+        let order = order
+            .into_iter()
+            .map(|s| {
+                let (at, end) = (iface_at[s as usize], iface_at[s as usize + 1]);
+                CellSlice {
+                    slice: s,
+                    if_at: at,
+                    n_if: end - at,
+                    first: ifaces[at as usize],
+                }
+            })
+            .collect();
+        self.shared = true;
+        self.order = order;
+        self.iface_at = iface_at;
+        self.ifaces = if ifaces.is_empty() { vec![0] } else { ifaces };
+        self.bounds = bounds;
+        Some(self)
     }
 }
 
@@ -365,5 +444,64 @@ mod tests {
             HostCells::build(1, |_| &ok[..], 64, 64, 8, false).is_none(),
             "budget"
         );
+    }
+
+    #[test]
+    fn shared_interfaces_are_listed_per_slice_with_their_bounds_and_slices_taken_by_depth() {
+        // Interfaces of 1500, 30, 1 and 1000 slots, then 20 of one slot: three slices.
+        let mut runs = vec![1500usize, 30, 1, 1000];
+        runs.extend([1; 20]);
+        let iface: Vec<u32> = runs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &n)| std::iter::repeat_n(i as u32, n))
+            .collect();
+        let n = iface.len();
+        let forms = vec![range(0, 1, 2)];
+        let h = HostCells::build(n, |_| &forms, 64, 1 << 20, 4, false)
+            .unwrap()
+            .with_interfaces(n, |k| iface[k])
+            .unwrap();
+        assert!(h.shared);
+        assert_eq!(h.slices, 3);
+        for s in 0..3usize {
+            let slots = s * 1024..((s + 1) * 1024).min(n);
+            let mut want: Vec<u32> = iface[slots.clone()].to_vec();
+            want.dedup();
+            let got = &h.ifaces[h.iface_at[s] as usize..h.iface_at[s + 1] as usize];
+            assert_eq!(got, want.as_slice(), "slice {s}");
+            for k in slots.clone() {
+                let local = k - slots.start;
+                let begins = local > 0 && iface[k] != iface[k - 1];
+                let bit = h.bounds[s * 32 + local / 32] >> (local % 32) & 1;
+                assert_eq!(bit == 1, begins, "slot {k}");
+            }
+        }
+        // Slice 0 begins interface 0 (depth 0); slice 1 ends in interface 3, which
+        // begins in it (depth 0); slice 2 ends in one that begins in it (depth 0)...
+        let slices = |h: &HostCells| h.order.iter().map(|p| p.slice).collect::<Vec<_>>();
+        assert_eq!(slices(&h), vec![0, 1, 2]);
+        // Each with its interfaces' place, count and first.
+        for p in &h.order {
+            let s = p.slice as usize;
+            assert_eq!(p.if_at, h.iface_at[s]);
+            assert_eq!(p.n_if, h.iface_at[s + 1] - h.iface_at[s]);
+            assert_eq!(p.first, h.ifaces[p.if_at as usize]);
+        }
+        // ...but with interface 0 alone over three slices, slices 1 and 2 are its
+        // second and third.
+        let one = HostCells::build(2500, |_| &forms, 64, 1 << 20, 4, false)
+            .unwrap()
+            .with_interfaces(2500, |_| 7)
+            .unwrap();
+        assert_eq!(slices(&one), vec![0, 1, 2]);
+        assert_eq!(one.ifaces, vec![7, 7, 7]);
+        // Two interfaces of 2048 slots: each one's first slice before their second ones.
+        let two = HostCells::build(4096, |_| &forms, 64, 1 << 20, 4, false)
+            .unwrap()
+            .with_interfaces(4096, |k| (k / 2048) as u32)
+            .unwrap();
+        assert_eq!(slices(&two), vec![0, 2, 1, 3]);
+        assert!(two.bounds.iter().all(|&w| w == 0));
     }
 }

@@ -5,6 +5,9 @@
 //! slice of filters or two, and events whose values lie on, between and beyond the
 //! bounds (beyond `i32` too), that lack names (each absent name's OR, or its group's), or
 //! carry a name of the cells as a float or a string (answered by SFF's rules instead).
+//! Also with filters that share interfaces (an interface matches when any of its filters
+//! does): interfaces of one filter to hundreds, runs of slots within a slice and across
+//! slices, with and without the partition walk for events of small partitions.
 
 use baselines::sff::Sff;
 use baselines::Matcher;
@@ -57,6 +60,47 @@ fn event() -> impl Strategy<Value = Vec<(u8, i64)>> {
     prop::collection::vec((kind, prop::sample::select(VALUES.to_vec())), NAMES.len())
 }
 
+/// The subscriptions of `filters`, each repeated `copies` times, copy `i` of the whole
+/// list in interface `iface(i)`.
+fn subscriptions(
+    filters: &[Vec<(usize, Op, i64)>],
+    copies: usize,
+    iface: impl Fn(usize) -> u32,
+) -> Vec<Subscription> {
+    (0..copies)
+        .flat_map(|_| filters.iter())
+        .enumerate()
+        .map(|(i, f)| Subscription {
+            interface: InterfaceId(iface(i)),
+            filter: Filter {
+                constraints: f
+                    .iter()
+                    .map(|&(n, op, v)| Constraint::new(NAMES[n], op, Value::Int(v)).unwrap())
+                    .collect(),
+            },
+        })
+        .collect()
+}
+
+/// The batch of `events`: per name absent, an integer, a float or a string.
+fn batch(events: &[Vec<(u8, i64)>]) -> EventBatch {
+    let mut b = EventBatch::new();
+    for e in events {
+        for (n, &(kind, v)) in e.iter().enumerate() {
+            match kind {
+                1 => b.push_named(NAMES[n], ValueRef::Int(v)).unwrap(),
+                2 => b
+                    .push_named(NAMES[n], ValueRef::Float(v as f64 + 0.5))
+                    .unwrap(),
+                3 => b.push_named(NAMES[n], ValueRef::Str("5")).unwrap(),
+                _ => {}
+            }
+        }
+        b.end_event().unwrap();
+    }
+    b
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
     #[test]
@@ -70,36 +114,49 @@ proptest! {
     ) {
         // Each filter repeated `copies` times, each copy its own interface: up to two
         // slices of 1024 filters.
-        let subs: Vec<Subscription> = (0..copies)
-            .flat_map(|_| filters.iter())
-            .enumerate()
-            .map(|(i, f)| Subscription {
-                interface: InterfaceId(i as u32),
-                filter: Filter {
-                    constraints: f
-                        .iter()
-                        .map(|&(n, op, v)| Constraint::new(NAMES[n], op, Value::Int(v)).unwrap())
-                        .collect(),
-                },
-            })
-            .collect();
-        let mut b = EventBatch::new();
-        for e in &events {
-            for (n, &(kind, v)) in e.iter().enumerate() {
-                match kind {
-                    1 => b.push_named(NAMES[n], ValueRef::Int(v)).unwrap(),
-                    2 => b.push_named(NAMES[n], ValueRef::Float(v as f64 + 0.5)).unwrap(),
-                    3 => b.push_named(NAMES[n], ValueRef::Str("5")).unwrap(),
-                    _ => {}
-                }
-            }
-            b.end_event().unwrap();
-        }
+        let subs = subscriptions(&filters, copies, |i| i as u32);
+        let b = batch(&events);
         let dev = Device::emulator();
         let cfg = IndexConfig {
             cell_max,
             cell_lists,
             cell_groups,
+            batch_events: 16,
+            ..IndexConfig::for_device(&dev)
+        };
+        let mut index = GpuIndex::new(&dev, &subs, cfg).unwrap();
+        prop_assert!(index.has_cells());
+        let sff = Sff::build(&subs).unwrap();
+        let got = index.match_batch(&b).unwrap();
+        for (i, (e, g)) in b.to_events().iter().zip(got.iter()).enumerate() {
+            let want = sff.match_event(e);
+            prop_assert_eq!(g, want.as_slice(), "event {} ({:?})", i, e);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #[test]
+    fn value_cells_with_shared_interfaces_answer_as_sff(
+        filters in prop::collection::vec(filter(), 1..60),
+        copies in 1usize..50,
+        per in prop::sample::select(vec![1usize, 2, 3, 7, 40, 300, 1500]),
+        gaps in any::<bool>(),
+        events in prop::collection::vec(event(), 1..24),
+        cell_max in 1u32..8,
+        cells_share in prop::sample::select(vec![0.0, 0.3]),
+    ) {
+        // Runs of `per` filters in one interface (`gaps`: the user ids three apart, so
+        // that ranks and ids differ), up to three slices (with `per` = 1, one filter per
+        // interface: the cells without interfaces).
+        let iface = |i: usize| ((i / per) * if gaps { 3 } else { 1 }) as u32;
+        let subs = subscriptions(&filters, copies, iface);
+        let b = batch(&events);
+        let dev = Device::emulator();
+        let cfg = IndexConfig {
+            cell_max,
+            cells_share,
             batch_events: 16,
             ..IndexConfig::for_device(&dev)
         };

@@ -13,7 +13,9 @@ use gpu_kernels::Device;
 
 /// Launches of 7 events in blocks of 64 threads (several launches, several warps per
 /// block on the emulator), dense events beyond `dense_share` of the filters, on the
-/// interface-major kernel where interfaces hold at least `iface_major_min` filters.
+/// interface-major kernel where interfaces hold at least `iface_major_min` filters
+/// (no value cells, which the index would build instead for workloads of integer
+/// ranges).
 fn small_launches(dense_share: f64, iface_major_min: usize) -> IndexConfig {
     IndexConfig {
         dense_share,
@@ -21,6 +23,7 @@ fn small_launches(dense_share: f64, iface_major_min: usize) -> IndexConfig {
         route_block: 64,
         dense_block: 64,
         iface_major_min,
+        cells: false,
         ..IndexConfig::default()
     }
 }
@@ -135,12 +138,18 @@ fn launches_of_many_dense_events_stride_over_them_and_answer_as_sff() {
     let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
     assert!(want.iter().any(|a| !a.is_empty()), "nothing matched");
     let dev = Device::emulator();
-    for iface_major_min in [usize::MAX, 1] {
+    // The filter-major kernel, the interface-major one, the value cells (interfaces
+    // sharing filters), the last in blocks of 64 threads and 16 events.
+    for (iface_major_min, cells) in [(usize::MAX, false), (1, false), (1, true)] {
         let cfg = IndexConfig {
             batch_events: 2048,
+            cells,
+            cell_block: 64,
+            cell_events: 16,
             ..small_launches(0.0, iface_major_min)
         };
         let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
+        assert_eq!(index.has_cells(), cells);
         for round in 0..2 {
             let got = index.match_batch(&w.batch).unwrap();
             assert_eq!(got.len(), want.len());
@@ -148,7 +157,7 @@ fn launches_of_many_dense_events_stride_over_them_and_answer_as_sff() {
                 assert_eq!(
                     g,
                     want.as_slice(),
-                    "event {i}, round {round}, iface_major_min {iface_major_min}"
+                    "event {i}, round {round}, iface_major_min {iface_major_min}, cells {cells}"
                 );
             }
         }
@@ -668,67 +677,84 @@ fn range_forms_compared_as_i32_and_as_i64_answer_as_sff_at_the_limits() {
     }
 }
 
-/// The value cells (dense events with every filter integer ranges, its own interface) on
-/// the dense model over several slices of filters (the last one partial), with one cell
-/// per name, a few and many, every event on them or only those beyond a share of the
-/// filters, the lists from the cells' counts or from the rows of answer bits (and grown
-/// and listed again: launches of 10 events start with room for 40 ids), the absent names
-/// one by one or by groups; each answer as SFF's.
+/// The value cells (dense events with every filter integer ranges) on the dense model
+/// over several slices of filters (the last one partial), each filter its own interface,
+/// ten interfaces (each over slices of its own) and 700 (three filters each, many in a
+/// slice), with one cell per name, a few and many, every event on them or only those
+/// beyond a share of the filters in launches with the partition walk (which the index
+/// tries after launches of every event on the cells), the lists from the cells' counts
+/// or from the rows of answer bits (and grown and listed again: launches of 10 events
+/// start with room for 40 ids), the absent names one by one or by groups; each answer
+/// as SFF's.
 #[test]
 fn value_cells_answer_the_dense_model_as_sff() {
     let dev = Device::emulator();
-    // (The lists from the cells' counts, but with the walk kept for some events, and in
-    // the last case: from the rows of answer bits.)
-    for (x, cell_max, cells_share, cell_lists, cell_groups) in [
-        ((3, 5), 64, 0.0, true, false),
-        ((3, 5), 9, 0.0, true, true),
-        ((10, 10), 1, 0.05, true, false),
-        ((10, 10), 64, 0.0, true, true),
-        ((20, 20), 6, 0.0, true, false),
-        ((20, 20), 64, 0.0, false, false),
-    ] {
-        let p = DenseParams {
-            events: 24,
-            filters: 2100,
-            names_per_event: x,
-            ..DenseParams::default()
-        };
-        let w = generate_dense(&p, 11).unwrap();
-        let sff = Sff::build(&w.subscriptions).unwrap();
-        let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
-        assert!(want.iter().any(|a| !a.is_empty()), "{x:?}: nothing matched");
-        let cfg = IndexConfig {
-            cell_max,
-            cells_share,
-            cell_lists,
-            cell_groups,
-            batch_events: 10,
-            ..IndexConfig::for_device(&dev)
-        };
-        let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
-        assert!(index.has_cells(), "{x:?}");
-        let got = index.match_batch(&w.batch).unwrap();
-        assert_eq!(got.len(), want.len());
-        for (i, (g, want)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(
+    for interfaces in [None, Some(10), Some(700)] {
+        // (The lists from the cells' counts, but with the walk kept for some events, and in
+        // the last case: from the rows of answer bits.)
+        for (x, cell_max, cells_share, cell_lists, cell_groups) in [
+            ((3, 5), 64, 0.0, true, false),
+            ((3, 5), 9, 0.0, true, true),
+            ((10, 10), 1, 0.05, true, false),
+            ((3, 5), 64, 0.05, true, false),
+            ((10, 10), 64, 0.0, true, true),
+            ((20, 20), 6, 0.0, true, false),
+            ((20, 20), 64, 0.0, false, false),
+        ] {
+            let p = DenseParams {
+                events: 24,
+                filters: 2100,
+                interfaces,
+                names_per_event: x,
+                ..DenseParams::default()
+            };
+            let w = generate_dense(&p, 11).unwrap();
+            let sff = Sff::build(&w.subscriptions).unwrap();
+            let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+            assert!(want.iter().any(|a| !a.is_empty()), "{x:?}: nothing matched");
+            let cfg = IndexConfig {
+                cell_max,
+                cells_share,
+                cell_lists,
+                cell_groups,
+                batch_events: 10,
+                ..IndexConfig::for_device(&dev)
+            };
+            let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
+            assert!(index.has_cells(), "{x:?}");
+            let got = index.match_batch(&w.batch).unwrap();
+            assert_eq!(got.len(), want.len());
+            for (i, (g, want)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(
                 g,
                 want.as_slice(),
-                "event {i}, {x:?}, cell_max {cell_max}, cell_lists {cell_lists}, groups {cell_groups}"
+                "event {i}, {interfaces:?}, {x:?}, cell_max {cell_max}, cell_lists {cell_lists}, groups {cell_groups}"
             );
+            }
+            let timing = index.take_timing();
+            assert!(timing.dense_events > 0, "{x:?}: no event on the cells");
+            if cells_share > 0.0 {
+                // Both paths tried (three launches: the cells in the first two, which
+                // were queued before either was measured, then the walk).
+                assert_eq!((timing.launches, timing.cells_launches), (3, 2), "{x:?}");
+            }
         }
-        assert!(
-            index.take_timing().dense_events > 0,
-            "{x:?}: no event on the cells"
-        );
     }
 }
 
 /// The value cells with unbounded, empty and `i32`-edge ranges, events whose values lie
 /// outside `i32`, that lack names, carry names no filter has (some 35 of them, before
 /// the names of the cells), or carry a name of the cells as a float or a string (answered by SFF's rules instead); then filters removed
-/// in place and one added to an interface (the cells kept); each answer as SFF's.
+/// in place and one added to an interface (the cells kept); each answer as SFF's. Each
+/// filter its own interface, then 60 interfaces sharing the filters.
 #[test]
 fn value_cells_answer_odd_events_and_updates_as_sff() {
+    // Each filter its own interface; 60 interfaces of 25 filters (sharing them).
+    odd_events_and_updates(|i| i);
+    odd_events_and_updates(|i| i % 60);
+}
+
+fn odd_events_and_updates(iface: impl Fn(u32) -> u32) {
     use ccm::batch::{EventBatch, ValueRef};
     use ccm::{Op, SubId, Value};
     let big = i32::MAX as i64;
@@ -755,7 +781,7 @@ fn value_cells_answer_odd_events_and_updates_as_sff() {
                 ("b", Op::Le, Value::Int(v)),
             ],
         };
-        subs.push(sub(i, &cs));
+        subs.push(sub(iface(i), &cs));
     }
     let mut b = EventBatch::new();
     let values = [
@@ -838,4 +864,78 @@ fn value_cells_answer_odd_events_and_updates_as_sff() {
     }
     assert_eq!(index.updates().builds, 1);
     assert!(index.has_cells());
+}
+
+/// The value cells' lists over many slices (ten slices of filters, the last short; a
+/// warp of `ccm_cells_lists` per event and slice), each filter its own interface, every
+/// event on the cells; each answer as SFF's.
+#[test]
+fn value_cells_list_events_of_many_slices_as_sff() {
+    let dev = Device::emulator();
+    let p = DenseParams {
+        events: 12,
+        filters: 9500,
+        names_per_event: (10, 10),
+        ..DenseParams::default()
+    };
+    let w = generate_dense(&p, 5).unwrap();
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let cfg = IndexConfig {
+        cells_share: 0.0,
+        batch_events: 5,
+        ..IndexConfig::for_device(&dev)
+    };
+    let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
+    assert!(index.has_cells());
+    let got = index.match_batch(&w.batch).unwrap();
+    let mut matches = 0;
+    for (i, (e, g)) in w.events.iter().zip(got.iter()).enumerate() {
+        let want = sff.match_event(e);
+        assert_eq!(g, want.as_slice(), "event {i}");
+        matches += want.len();
+    }
+    // Answers in the later slices too.
+    assert!(
+        got.iter().flatten().any(|&i| i.0 >= 8 * 1024),
+        "{matches} answers"
+    );
+    assert_eq!(index.take_timing().cells_launches, 3);
+}
+/// A stream of calls on the dense model whose launches switch between every event on
+/// the value cells and the partition walk (the index's choice, trying the path not
+/// taken one launch in 32): a walk ORs into rows the cells' launch before in the same
+/// slot wrote, so those must be left zero, also once the lists' buffer has grown and
+/// the lists fit; each answer as SFF's in every call.
+#[test]
+fn launches_switching_between_the_cells_and_the_walk_answer_as_sff() {
+    let dev = Device::emulator();
+    let p = DenseParams {
+        events: 24,
+        filters: 2100,
+        names_per_event: (3, 5),
+        ..DenseParams::default()
+    };
+    let w = generate_dense(&p, 11).unwrap();
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+    let cfg = IndexConfig {
+        cells_share: 0.05,
+        batch_events: 10,
+        ..IndexConfig::for_device(&dev)
+    };
+    let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
+    let (mut cells, mut walked) = (0, 0);
+    for call in 0..15 {
+        let got = index.match_batch(&w.batch).unwrap();
+        for (i, (g, want)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, want.as_slice(), "call {call}, event {i}");
+        }
+        let t = index.take_timing();
+        cells += t.cells_launches;
+        walked += t.launches - t.cells_launches;
+    }
+    assert!(
+        cells > 2 && walked > 0,
+        "{cells} launches on the cells, {walked} walked"
+    );
 }

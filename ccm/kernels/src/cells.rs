@@ -1,6 +1,7 @@
 //! Beyond the paper: the pruning matcher's value cells (`ccm::index`'s dense path), the
 //! device form of the CPU bit index (`baselines::bit_index`, HEM class) for dense events
-//! when every filter is integer ranges and its own interface (the REIN / HEM dense model).
+//! when every filter is integer ranges (the REIN / HEM dense model), each its own
+//! interface or interfaces sharing filters.
 //!
 //! The filter-major kernel ([`crate::index::ccm_index_dense`]) reads every filter for
 //! every dense event; here an event costs, per slice of [`CELL_SLICE`] filters, one OR of
@@ -22,7 +23,14 @@
 //!   bounds while the block's warps sweep a batch of events (a warp per event, lane `l`
 //!   word `l` of the slice), and the final bitset is written straight into the event's
 //!   row of answer bits (filters numbered in interface order, one filter each: bit `k`
-//!   of the row is filter slot `k`), which [`crate::index::ccm_index_lists`] compacts.
+//!   of the row is filter slot `k`), which [`ccm_cells_lists`] (or
+//!   [`crate::index::ccm_index_lists`]) compacts.
+//! - Beyond them, filters that share interfaces (an interface matches when any of its
+//!   filters does, as SFF stops at an interface's first match): each interface a run of
+//!   slots, fewest constraints first; the warp sets the bits of the interfaces whose
+//!   slots pass ([`CellTables::shared`]), and the slices where interfaces begin are
+//!   taken first, so that an event whose interfaces of a slice are answered skips it, and
+//!   a block whose events all do never copies its slice.
 //!
 //! Cells of a name `r` (of [`CellTables::rows`]): `cells` of them split by `cells - 1`
 //! ascending cut values (`cuts[r]`); value `v` lies in cell `c` = the number of cuts at
@@ -36,7 +44,7 @@
 //! finite bound lies strictly inside `i32` (the host builds the cells only then), so an
 //! event's integer clamped to `i32` compares with it as the integer itself.
 
-use crate::index::{satisfies, IndexEvents, IndexTables, REMOVED};
+use crate::index::{report_counters, satisfies, write_ids, IndexEvents, IndexTables, REMOVED};
 use crate::{DevAttr, DevEvent, TY_INT};
 use gpu_kernels::prelude::*;
 
@@ -62,6 +70,21 @@ pub const CELL_ROWS: u32 = 32;
 /// [`CellEdge::at`]'s flag of an upper bound (the filter fails above it); without it, a
 /// lower bound (fails below it).
 pub const EDGE_UPPER: u32 = 1 << 31;
+
+/// A slice of [`CellTables::order`]: the slice, where its interfaces begin in
+/// [`CellTables::ifaces`] and how many there are, and the first of them.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct CellSlice {
+    pub slice: u32,
+    pub if_at: u32,
+    pub n_if: u32,
+    pub first: u32,
+}
 
 /// A bound that lies in its cell: the filter's place in its slice (below
 /// [`CELL_SLICE`]), with [`EDGE_UPPER`] for an upper bound, and the bound.
@@ -106,6 +129,28 @@ pub struct CellTables<'a> {
     /// Groups of [`GROUP_NAMES`] names with the unions of their absent cells
     /// (`rows.div_ceil(GROUP_NAMES)`), or 0: none (each absent name ORs its own).
     pub groups: u32,
+    /// 1 when interfaces share filters (each interface a run of slots, in rank order):
+    /// an interface matches an event when any of its slots passes, so the kernel sets
+    /// the interfaces' bits in the event's row of answers (atomic OR) instead of storing
+    /// the slots' words, and skips what is already answered; 0: one filter per interface,
+    /// slot `k`'s bit is interface `k`'s. The three tables below are read only with it
+    /// (null without).
+    pub shared: u32,
+    /// With `shared`: the slices in the order the blocks take them (`blockIdx.y` is a
+    /// position in it): by their depth into the interface of their last slot (the
+    /// slices where interfaces begin first, then the next ones, ..), so that an
+    /// interface's first slots, which the host sorts likeliest to match first, answer it
+    /// before its later slices are reached. Each with what a block reads first of its
+    /// slice ([`CellSlice`]: one load before the block can tell its events answered).
+    pub order: DevPtr<'a, CellSlice>,
+    /// With `shared`: the ranks of the interfaces of slice `s`'s slots, in slot order,
+    /// each once: `ifaces[iface_at[s]..iface_at[s + 1]]`.
+    pub iface_at: DevPtr<'a, u32>,
+    pub ifaces: DevPtr<'a, u32>,
+    /// With `shared`: [`CELL_WORDS`] words per slice, bit `k % 32` of word `k / 32` set
+    /// when slot `k` of the slice (`k > 0`) begins an interface: the interface of slot `k`
+    /// is the slice's interface number (of `ifaces`) counted by the bits up to `k`.
+    pub bounds: DevPtr<'a, u32>,
 }
 
 /// Names per group of the absent names' unions ([`CellTables::groups`]; the CPU bit
@@ -134,8 +179,9 @@ const WARP_WORDS: u32 = 3 * 32;
 /// Dynamic shared memory of [`ccm_index_cells`] for `rows` names of `cells` cells,
 /// `groups` groups' unions, at most `edge_max` edges per slice and blocks of `threads`:
 /// the slice's bitsets ([`slice_words`]), the
-/// cuts, the slice's edge offsets and edges, the slice's live slots (a word per lane)
-/// and each warp's words (the edges' marks, the event's integers and counts by name).
+/// cuts, the slice's edge offsets and edges, the slice's live slots (a word per lane),
+/// the block's flag (whether its events still need the slice) and each warp's words
+/// (the edges' marks, the event's integers and counts by name).
 pub const fn cell_shared_bytes(
     rows: u32,
     cells: u32,
@@ -149,6 +195,7 @@ pub const fn cell_shared_bytes(
         + 1
         + 2 * edge_max
         + CELL_WORDS
+        + 1
         + threads / 32 * WARP_WORDS)
 }
 
@@ -202,7 +249,12 @@ kernel! {
     /// order, `by_iface`: global), `blockIdx.y` = the events `blockIdx.y * W + w,
     /// + gridDim.y * W, ..` of the list `dense` (`dense[0]` = the count, the events from
     /// `dense[1]`; global; with `all`, every event of the batch instead) for the block's
-    /// warp `w` of `W`. First every thread copies its
+    /// warp `w` of `W`. With `c.shared` the two swap: `blockIdx.x` the events,
+    /// `blockIdx.y` the slice's position in `c.order` (global), so that the blocks of
+    /// the slices where interfaces begin are started first; a block whose slice holds
+    /// one interface first reads that interface's bit in each of its events' rows
+    /// (global, volatile; a flag in shared memory, a barrier) and returns whole when
+    /// every one is set. First every thread copies its
     /// share of the slice's bitsets, the cuts, the slice's edge offsets and edges (global)
     /// into shared memory, and warp `w` finds which of the slots `32 i .. 32 i + 32` (for
     /// `i = w, w + W, ..`) hold a filter not [`REMOVED`] (`t.filters`, global; a ballot
@@ -223,7 +275,13 @@ kernel! {
     /// stores its word's live slots that did not fail as word `32 s + l` of the event's
     /// row of `bits` (global; a warp writes 128 contiguous bytes) and, with `all`, its
     /// lane 0 the count of those slots as `counts[e * c.slices + s]` (global; for
-    /// [`ccm_cells_spans`] and [`ccm_cells_lists`]). An event that has a
+    /// [`ccm_cells_spans`] and [`ccm_cells_lists`]). With `c.shared`, instead, the bits
+    /// of the interfaces of those slots are set in the event's row (global, atomic OR:
+    /// one by lane 0 when the slice holds one interface, else one per lane and interface
+    /// of its word, found by the slice's interface bounds `c.bounds`, global), and an
+    /// event whose row already had the bits of every interface of the slice when its
+    /// record was read (at most 32; lane `l` reads the `l`-th, global, volatile) is
+    /// skipped. An event that has a
     /// name of the cells twice or not as an integer is answered instead by SFF's rules,
     /// each lane trying a slot of each group of 32 (its [`IndexFilter`] and constraints,
     /// global) and a ballot making the group's word. Dynamic shared memory:
@@ -240,7 +298,27 @@ kernel! {
         bits: *mut u32,
         counts: *mut u32,
     ) {
-        cells_block(&t, &b, &c, by_iface, dense, all != 0, bits, counts);
+        cells_block::<false>(&t, &b, &c, by_iface, dense, all != 0, bits, counts);
+    }
+}
+
+kernel! {
+    /// Beyond the paper: [`ccm_index_cells`] for filters that share interfaces
+    /// ([`CellTables::shared`]), compiled apart: with the shared interfaces' work compiled
+    /// into the one kernel (52 registers, was 47), the dense model's cells, where no
+    /// filter shares an interface, took 13% more device time on the H200 at every size
+    /// and x (apart, not measured yet).
+    pub fn ccm_index_cells_shared(
+        t: IndexTables<'static>,
+        b: IndexEvents<'static>,
+        c: CellTables<'static>,
+        by_iface: *const u32,
+        dense: *const u32,
+        all: u32,
+        bits: *mut u32,
+        counts: *mut u32,
+    ) {
+        cells_block::<true>(&t, &b, &c, by_iface, dense, all != 0, bits, counts);
     }
 }
 
@@ -254,7 +332,7 @@ kernel! {
 /// [`cell_shared_bytes`] for the block.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn cells_block(
+unsafe fn cells_block<const SHARED: bool>(
     t: &IndexTables<'static>,
     b: &IndexEvents<'static>,
     c: &CellTables<'static>,
@@ -266,11 +344,26 @@ unsafe fn cells_block(
 ) {
     let n_dense = if all { b.n_events } else { *dense };
     let warps = block_dim_x() / 32;
+    // (Filters sharing interfaces: `c.shared`, compiled apart.)
+    let shared = SHARED;
+    // The block's group of events, the groups, its slice (with `shared`: where its
+    // interfaces begin, how many, the first).
+    let (group, groups, pos) = if shared {
+        let pos = c.order.read(block_idx_y() as usize);
+        (block_idx_x(), grid_dim_x(), pos)
+    } else {
+        let pos = CellSlice {
+            slice: block_idx_x(),
+            ..CellSlice::default()
+        };
+        (block_idx_y(), grid_dim_y(), pos)
+    };
+    let s = pos.slice;
     // The block returns whole, before any barrier.
-    if block_idx_y() * warps >= n_dense {
+    if group * warps >= n_dense {
         return;
     }
-    let (rows, cells, s) = (c.rows, c.cells, block_idx_x());
+    let (rows, cells) = (c.rows, c.cells);
     let tid = thread_idx_x();
     let nt = block_dim_x();
     let lane = lane_id();
@@ -284,8 +377,48 @@ unsafe fn cells_block(
     let sh_at = sh_cuts.add(n_cuts as usize) as *mut u32;
     let sh_edges = sh_at.add(n_at as usize) as *mut CellEdge;
     let sh_live = sh_edges.add(c.edge_max as usize) as *mut u32;
-    let sh_warp = sh_live.add((CELL_WORDS + warp * WARP_WORDS) as usize);
+    let sh_flag = sh_live.add(CELL_WORDS as usize);
+    let sh_warp = sh_flag.add((1 + warp * WARP_WORDS) as usize);
     let (sh_mark, sh_val, sh_cnt) = (sh_warp, sh_warp.add(32) as *mut i32, sh_warp.add(64));
+    let step = groups * warps;
+    let event_of = |j: u32| if all { j } else { *dense.add(1 + j as usize) };
+    // With `shared`: the slice's interfaces (lane `l` the `l`-th of them).
+    let (if_at, n_if) = (pos.if_at, pos.n_if);
+    let answered = |e: u32, i: u32| {
+        let word = bits.add(e as usize * t.words as usize + (i / 32) as usize);
+        volatile_load_u32(word) & 1 << (i % 32) != 0
+    };
+    let mut my_iface = pos.first;
+    if shared && n_if == 1 {
+        // Whether an event of the block's still lacks the slice's one interface.
+        if tid == 0 {
+            *sh_flag = 0;
+        }
+        sync_threads();
+        let mut k = lane;
+        loop {
+            let j = group * warps + warp + k * step;
+            if j >= n_dense {
+                break;
+            }
+            if !answered(event_of(j), my_iface) {
+                atomic_or(sh_flag, 1);
+                break;
+            }
+            k += 32;
+        }
+        sync_threads();
+        if *sh_flag == 0 {
+            return;
+        }
+    }
+    if shared && n_if > 1 {
+        my_iface = if lane < n_if {
+            c.ifaces.read((if_at + lane) as usize)
+        } else {
+            0
+        };
+    }
     // The slice's tables into shared memory.
     let bits0 = s as usize * n_bits as usize;
     let mut i = tid;
@@ -328,28 +461,43 @@ unsafe fn cells_block(
     sync_threads();
     let live = *sh_live.add(lane as usize);
     let word = s * CELL_WORDS + lane;
-    let step = grid_dim_y() * warps;
+    // With `shared`: lane `l`'s word's interface bounds, and those of the lanes below it.
+    let bound = if shared {
+        c.bounds.read((s * CELL_WORDS + lane) as usize)
+    } else {
+        0
+    };
+    let (bound_before, _) = warp_scan(bound.count_ones());
     // The warp's `j`-th event of the list: its index, record and (lane `l`) attribute `l`
     // (global; an event past the list or an attribute past the event: empty).
+    // With `shared` (and at most 32 interfaces in the slice), whether lane `l`'s
+    // interface is answered already (read with the record: a bit set since is only
+    // found at the next slice).
+    let check = shared && n_if <= 32;
     let fetch = |j: u32| {
         if j >= n_dense {
-            return (0, DevEvent::default(), DevAttr::default());
+            return (0, DevEvent::default(), DevAttr::default(), false);
         }
-        let e = if all { j } else { *dense.add(1 + j as usize) };
+        let e = event_of(j);
         let ev = b.events.read(e as usize);
         let at = if lane < ev.len {
             b.attrs.read((ev.start + lane) as usize)
         } else {
             DevAttr::default()
         };
-        (e, ev, at)
+        (e, ev, at, check && lane < n_if && answered(e, my_iface))
     };
-    let mut j = block_idx_y() * warps + warp;
+    let mut j = group * warps + warp;
     let mut next = fetch(j);
     while j < n_dense {
-        let (e, ev, first) = next;
+        let (e, ev, first, done) = next;
         // The next event's loads in flight while this one is matched.
         next = fetch(j + step);
+        // Every interface of the slice already answered: nothing left to find.
+        if check && all_sync(lane >= n_if || done) {
+            j += step;
+            continue;
+        }
         // The event's integer and count of attributes per name of the cells.
         *sh_cnt.add(lane as usize) = 0;
         sync_warp();
@@ -464,10 +612,13 @@ unsafe fn cells_block(
             fw
         };
         let matched = live & !fails;
-        if word < t.words {
-            *bits.add(e as usize * t.words as usize + word as usize) = matched;
+        let row = bits.add(e as usize * t.words as usize);
+        if shared {
+            set_interfaces(row, matched, bound, bound_before, c, if_at, n_if, my_iface);
+        } else if word < t.words {
+            *row.add(word as usize) = matched;
         }
-        if all {
+        if all && !shared {
             // The slice's count of the event's answers, for the lists.
             let n = warp_sum(matched.count_ones());
             if lane == 0 {
@@ -476,6 +627,55 @@ unsafe fn cells_block(
         }
         sync_warp();
         j += step;
+    }
+}
+
+/// With [`CellTables::shared`]: sets in `row` (an event's row of answer bits, global)
+/// the bits of the interfaces of the slots that passed, lane `l`'s word `matched` of
+/// them. A slice of one interface (`n_if` of them, the first `my_iface` in lane 0): one
+/// atomic OR by lane 0 when any lane's word is not zero. Else each lane, per run of its
+/// word's slots in one interface with a slot that passed, one atomic OR of that
+/// interface's bit: the slice's interface number `before` (the bounds of the lanes
+/// below) plus the bounds of its word up to the slot (`ifaces[if_at ..]`, global).
+/// Every lane of the warp calls it.
+///
+/// # Safety
+/// `row` is the event's row of answer bits; `c`'s interface tables hold the slice's
+/// interfaces from `if_at` and `bound` is the lane's word of its bounds.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn set_interfaces(
+    row: *mut u32,
+    matched: u32,
+    bound: u32,
+    before: u32,
+    c: &CellTables<'static>,
+    if_at: u32,
+    n_if: u32,
+    my_iface: u32,
+) {
+    if n_if == 1 {
+        let hit = any_sync(matched != 0);
+        if hit && lane_id() == 0 {
+            atomic_or(row.add((my_iface / 32) as usize), 1 << (my_iface % 32));
+        }
+        return;
+    }
+    let mut m = matched;
+    while m != 0 {
+        let bit = m.trailing_zeros();
+        let upto = u32::MAX >> (31 - bit);
+        let i = c
+            .ifaces
+            .read((if_at + before + (bound & upto).count_ones()) as usize);
+        atomic_or(row.add((i / 32) as usize), 1 << (i % 32));
+        // On to the slots of the word's next interface.
+        let after = bound & !upto;
+        m = if after == 0 {
+            0
+        } else {
+            m & !((1u32 << after.trailing_zeros()) - 1)
+        };
     }
 }
 
@@ -525,8 +725,55 @@ pub const CELL_LIST_BLOCK: u32 = 256;
 pub const CELL_SPANS_SHARED: u32 = 4 * (CELL_LIST_BLOCK / 32 + 1);
 
 kernel! {
-    /// Beyond the paper: the places of the answer lists when every event of the batch was
-    /// on the value cells ([`ccm_index_cells`] with `all`): per event `e` (`blockIdx.x`,
+    /// Beyond the paper: the answers' counts per slice of the value cells' filters when
+    /// events of the batch were walked, for [`ccm_cells_spans`] and [`ccm_cells_lists`]
+    /// (with every event on the cells, [`ccm_index_cells`] writes them): a warp per event
+    /// and run of [`CELL_LIST_SLICES`] slices (as [`ccm_cells_lists`]), per slice `s`
+    /// lane `l` reading word `32 s + l` of the event's row of `bits` (global; the next
+    /// slice's word in flight), the warp's sum of their bit counts written to
+    /// `counts[e * slices + s]` (global).
+    pub fn ccm_cells_counts(
+        bits: *const u32,
+        words: u32,
+        slices: u32,
+        n_events: u32,
+        counts: *mut u32,
+    ) {
+        let runs = cell_list_warps(slices).max(1);
+        let q = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
+        let e = q / runs;
+        // `q` is the same for the warp's lanes: a warp returns whole.
+        if e >= n_events {
+            return;
+        }
+        let lane = lane_id();
+        let lo = q % runs * CELL_LIST_SLICES;
+        let hi = (lo + CELL_LIST_SLICES).min(slices);
+        let row = bits.add(e as usize * words as usize);
+        let fetch = |s: u32| {
+            let w = s * CELL_WORDS + lane;
+            if w < words { load(row, w as usize) } else { 0 }
+        };
+        let mut next = fetch(lo);
+        let mut s = lo;
+        while s < hi {
+            let word = next;
+            if s + 1 < hi {
+                next = fetch(s + 1);
+            }
+            let n = warp_sum(word.count_ones());
+            if lane == 0 {
+                store(counts, (e * slices + s) as usize, n);
+            }
+            s += 1;
+        }
+    }
+}
+
+kernel! {
+    /// Beyond the paper: the places of the answer lists of events on the value cells'
+    /// filters (every event on the cells, [`ccm_index_cells`] with `all`, or the counts
+    /// made by [`ccm_cells_counts`]): per event `e` (`blockIdx.x`,
     /// [`CELL_LIST_BLOCK`] threads), thread `i` takes the `i`-th run of its `slices`
     /// counts `counts[e * slices ..]` (global) and sums it; a block scan (each warp's
     /// [`warp_scan`], the warps' sums in shared memory, a barrier) gives each run its
@@ -535,21 +782,22 @@ kernel! {
     /// `spans[2e] = first place, spans[2e + 1] = count` (mapped host memory), the first
     /// place to the block through shared memory; then each thread rewrites its run's
     /// counts as each slice's first place in the lists (global). Thread 0 of block 0
-    /// zeroes `n_dense[0..2]` (mapped host memory: no dense count, no walk, as
-    /// [`crate::index::ccm_index_lists`] reports them). Dynamic shared memory:
-    /// [`CELL_SPANS_SHARED`].
+    /// reports the launch's dense events and walk and zeroes them
+    /// ([`report_counters`], as [`crate::index::ccm_index_lists`] does). Dynamic shared
+    /// memory: [`CELL_SPANS_SHARED`].
     pub fn ccm_cells_spans(
         counts: *mut u32,
         slices: u32,
         n_events: u32,
         spans: *mut u32,
         total: *mut u32,
+        dense: *mut u32,
+        walked: *mut u32,
         n_dense: *mut u32,
     ) {
         let e = block_idx_x();
         if e == 0 && thread_idx_x() == 0 {
-            *n_dense = 0;
-            *n_dense.add(1) = 0;
+            report_counters(dense, walked, n_dense);
         }
         if e >= n_events {
             return;
@@ -600,21 +848,37 @@ kernel! {
     }
 }
 
+/// Slices per warp of [`ccm_cells_lists`] and [`ccm_cells_counts`] (a warp over several
+/// slices has the next slice's loads in flight while it lists one). One: on the H200 the
+/// dense model's lists at 1M filters took 176-233 ns an event with a warp per slice,
+/// 472-822 with a warp per eight (the ids of a word are written one after another, each
+/// after its user id's load: the warps' chains, not their first loads, set the time,
+/// and eight slices per warp left an eighth of the warps to overlap them).
+pub const CELL_LIST_SLICES: u32 = 1;
+
+/// Warps of [`ccm_cells_lists`] per event of `slices` slices.
+pub const fn cell_list_warps(slices: u32) -> u32 {
+    slices.div_ceil(CELL_LIST_SLICES)
+}
+
 kernel! {
     /// Beyond the paper: the answer lists when every event of the batch was on the value
-    /// cells, after [`ccm_cells_spans`]: a warp per (event, slice) pair `q = blockIdx.x *
-    /// W + w` (`e = q / slices`, `s = q % slices`; `W` warps per block). Lane `l` reads
+    /// cells, after [`ccm_cells_spans`]: a warp per event and run of [`CELL_LIST_SLICES`]
+    /// slices, `q = blockIdx.x * W + w` (`e = q / R`, the run `q % R`, `R` =
+    /// [`cell_list_warps`]; `W` warps per block), taking the run's slices in order, the
+    /// next one's loads issued before this one is listed. Per slice `s`, lane `l` reads
     /// word `32 s + l` of the event's row of `bits` (global; the warp 128 contiguous
     /// bytes), the warp's prefix sum of the words' bit counts ([`warp_scan`]) places its
     /// ids after the slice's first place `places[e * slices + s]` (global, from
-    /// [`ccm_cells_spans`]), and, when the slice's ids end within the room `cap` of `ids`,
-    /// it writes the user ids (`user_ids[rank]`, global, read-only) of its word's set bits
-    /// in ascending order into `ids` (global). The list comes out ascending with no sort.
-    /// The rows are left as they are (the value cells overwrite every word of a row);
-    /// when the lists outgrow `ids`, [`crate::index::ccm_index_answers`] lists the events
-    /// again into a larger buffer, at the same places.
+    /// [`ccm_cells_spans`]), it writes the user ids (`user_ids[rank]`, global, read-only)
+    /// of its word's set bits in ascending order into `ids` (global) and zeroes its word
+    /// if set (a launch that walks the partitions next ORs into zero rows). The list comes
+    /// out ascending with no sort. When the lists outgrow the room `cap` of `ids` (the
+    /// answers' total `total[0]`, global, passes it), nothing is listed nor zeroed:
+    /// [`crate::index::ccm_index_answers`] lists the events again into a larger buffer,
+    /// at the same places, and zeroes their rows.
     pub fn ccm_cells_lists(
-        bits: *const u32,
+        bits: *mut u32,
         words: u32,
         slices: u32,
         n_events: u32,
@@ -622,31 +886,40 @@ kernel! {
         user_ids: *const u32,
         ids: *mut u32,
         cap: u32,
+        total: *const u32,
     ) {
+        let runs = cell_list_warps(slices).max(1);
         let q = (block_idx_x() * block_dim_x() + thread_idx_x()) / 32;
-        let e = q / slices.max(1);
+        let e = q / runs;
         // `q` is the same for the warp's lanes: a warp returns whole.
-        if e >= n_events {
+        if e >= n_events || *total > cap {
             return;
         }
-        let (s, lane) = (q % slices, lane_id());
-        let w = s * CELL_WORDS + lane;
-        let mut word = if w < words {
-            *bits.add(e as usize * words as usize + w as usize)
-        } else {
-            0
+        let lane = lane_id();
+        let lo = q % runs * CELL_LIST_SLICES;
+        let hi = (lo + CELL_LIST_SLICES).min(slices);
+        let row = bits.add(e as usize * words as usize);
+        let at = places.add(e as usize * slices as usize);
+        // Slice `s`'s word of lane `l` and first place.
+        let fetch = |s: u32| {
+            let w = s * CELL_WORDS + lane;
+            let word = if w < words { load(row, w as usize) } else { 0 };
+            (word, load(at, s as usize))
         };
-        let (before, sum) = warp_scan(word.count_ones());
-        let first = *places.add(q as usize);
-        if first as u64 + sum as u64 > cap as u64 {
-            return;
-        }
-        let mut at = first + before;
-        while word != 0 {
-            let bit = word.trailing_zeros();
-            word &= word - 1;
-            *ids.add(at as usize) = *user_ids.add((w * 32 + bit) as usize);
-            at += 1;
+        let mut next = fetch(lo);
+        let mut s = lo;
+        while s < hi {
+            let (word, first) = next;
+            if s + 1 < hi {
+                next = fetch(s + 1);
+            }
+            let (before, _) = warp_scan(word.count_ones());
+            let w = s * CELL_WORDS + lane;
+            if word != 0 {
+                store(row, w as usize, 0);
+            }
+            write_ids(word, w, user_ids, ids, first + before);
+            s += 1;
         }
     }
 }

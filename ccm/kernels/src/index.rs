@@ -1428,17 +1428,7 @@ kernel! {
     ) {
         let lane = lane_id();
         if block_idx_x() == 0 && thread_idx_x() == 0 {
-            *n_dense = *dense;
-            *dense = 0;
-            let mut sum = 0u32;
-            let mut k = 0;
-            while k < WALK_SLOTS {
-                let c = walked.add((k * WALK_STRIDE) as usize);
-                sum = sum.wrapping_add(*c);
-                *c = 0;
-                k += 1;
-            }
-            *n_dense.add(1) = sum;
+            report_counters(dense, walked, n_dense);
         }
         if words <= LIST_WORDS {
             // A thread per event; the warp reserves its events' places at once.
@@ -1470,16 +1460,11 @@ kernel! {
             }
             let mut w = 0;
             while w < words {
-                let mut word = *row.add(w as usize);
+                let word = *row.add(w as usize);
                 if word != 0 {
                     *row.add(w as usize) = 0;
                 }
-                while word != 0 {
-                    let bit = word.trailing_zeros();
-                    word &= word - 1;
-                    *ids.add(place as usize) = *user_ids.add((w * 32 + bit) as usize);
-                    place += 1;
-                }
+                place = write_ids(word, w, user_ids, ids, place);
                 w += 1;
             }
             return;
@@ -1505,6 +1490,29 @@ kernel! {
         let (lo, hi) = segment(words);
         list_words(row, lo, hi, user_ids, ids, base + before);
     }
+}
+
+/// Moves the launch's count of dense events `dense[0]` (global; read by the dense
+/// kernels before) to `n_dense[0]` and the sum of the partition walk's counters of
+/// groups of filters (`walked`, [`WALK_WORDS`] words) to `n_dense[1]` (mapped host
+/// memory), for the host, and zeroes them for the next launch. One thread calls it, in
+/// the launch's last kernels ([`ccm_index_lists`], [`crate::cells::ccm_cells_spans`]).
+///
+/// # Safety
+/// `dense` holds the count, `walked` [`WALK_WORDS`] words, `n_dense` two words.
+#[inline(always)]
+pub(crate) unsafe fn report_counters(dense: *mut u32, walked: *mut u32, n_dense: *mut u32) {
+    *n_dense = *dense;
+    *dense = 0;
+    let mut sum = 0u32;
+    let mut k = 0;
+    while k < WALK_SLOTS {
+        let c = walked.add((k * WALK_STRIDE) as usize);
+        sum = sum.wrapping_add(*c);
+        *c = 0;
+        k += 1;
+    }
+    *n_dense.add(1) = sum;
 }
 
 /// The calling warp's segment `lo..hi` of a row of `words` words, when the block's
@@ -1562,6 +1570,32 @@ unsafe fn block_count(row: *const u32, words: u32, sh: *mut u32) -> (u32, u32) {
     (before, all)
 }
 
+/// The user ids (`user_ids[rank]`) of the interfaces set in `word`, word `w` of an
+/// event's row of answer bits (bit `b` is the interface of rank `32 w + b`), in
+/// ascending order into `ids` from place `at`; returns the place after them. What every
+/// answer list is written by ([`ccm_index_lists`], [`ccm_index_answers`],
+/// [`crate::cells::ccm_cells_lists`]).
+///
+/// # Safety
+/// `ids` has room for the word's set bits from `at`; `user_ids` holds an entry per bit
+/// that can be set.
+#[inline(always)]
+pub(crate) unsafe fn write_ids(
+    mut word: u32,
+    w: u32,
+    user_ids: *const u32,
+    ids: *mut u32,
+    mut at: u32,
+) -> u32 {
+    while word != 0 {
+        let bit = word.trailing_zeros();
+        word &= word - 1;
+        store(ids, at as usize, load(user_ids, (w * 32 + bit) as usize));
+        at += 1;
+    }
+    at
+}
+
 /// The user ids (`user_ids[rank]`) of the interfaces set in words `lo..hi` of `row`, in
 /// ascending order into `ids` from place `at`, and those words zeroed: pass 2 of
 /// [`ccm_index_lists`]'s compaction, by a warp, 32 words at a time (a warp prefix sum
@@ -1590,7 +1624,7 @@ unsafe fn list_words(
     };
     while w0 < hi {
         let w = w0 + lane;
-        let mut word = next;
+        let word = next;
         let ahead = w + 32;
         next = if ahead < hi {
             load(row, ahead as usize)
@@ -1598,16 +1632,10 @@ unsafe fn list_words(
             0
         };
         let (before, sum) = warp_scan(word.count_ones());
-        let mut place = at + before;
         if word != 0 {
             store(row, w as usize, 0);
         }
-        while word != 0 {
-            let bit = word.trailing_zeros();
-            word &= word - 1;
-            store(ids, place as usize, load(user_ids, (w * 32 + bit) as usize));
-            place += 1;
-        }
+        write_ids(word, w, user_ids, ids, at + before);
         at += sum;
         w0 += 32;
     }
