@@ -7,8 +7,9 @@
 # call):
 #   e2e       scripts/e2e-cut.sh: the users' commands, harness against harness-base;
 #   paired    `harness run clcb keywords` at 1M subscriptions, one seed, the engines
-#             gpu, gpu-cells, grid and rtree, harness-old then harness (paired-old/,
-#             paired-new/: the circles' series compared within minutes on one machine);
+#             gpu, gpu-cells, grid and rtree, harness-old then harness (PAIRED_ORDER="new
+#             old" for the other order; paired-old/, paired-new/: the circles' series
+#             compared within minutes on one machine);
 #   fig3a     `harness run clcb fig3a`, three seeds, every engine;
 #   table2    `harness run clcb table2`, three seeds, every engine;
 #   dense10   `harness run ccm dense10`, three seeds, the GPU index, the hybrid and the
@@ -43,10 +44,10 @@ for step in $STEPS; do
     case $step in
     e2e) run_step e2e 200 env BIN="$BIN" OUT="$OUT/e2e" bash "$R/scripts/e2e-cut.sh" ;;
     paired)
-        for v in old new; do
+        for v in ${PAIRED_ORDER:-old new}; do
             h=$H; [ "$v" = old ] && h=$BIN/harness-old
             run_step "paired-$v" 90 env GPU_MATCH_CLCB_SIZES=1000000 "$h" run clcb keywords --seeds 1 \
-                --engines gpu,gpu-cells,grid,rtree --out "$OUT/paired-$v"
+                --engines gpu,gpu-cells,grid,rtree --out "$OUT/paired-$v${PAIRED_TAG:-}"
         done ;;
     fig3a) run_step fig3a 120 "$H" run clcb fig3a --seeds 3 --out "$OUT/rec" ;;
     table2) run_step table2 150 "$H" run clcb table2 --seeds 3 --out "$OUT/rec" ;;
