@@ -198,26 +198,7 @@ impl Scan<'_> {
     #[inline(never)]
     fn interned_long(&mut self, dict: &mut Dictionary) -> Option<u32> {
         let from = self.i + 1;
-        let mut j = from;
-        let end = loop {
-            if let Some(w) = self.b.get(j..j + 8) {
-                let m = specials(u64::from_le_bytes(w.try_into().expect("8 bytes")));
-                if m == 0 {
-                    j += 8;
-                    continue;
-                }
-                let k = j + (m.trailing_zeros() / 8) as usize;
-                if self.b[k] != b'"' {
-                    return None;
-                }
-                break k;
-            }
-            match *self.b.get(j)? {
-                b'"' => break j,
-                c if c < 0x20 || c == b'\\' => return None,
-                _ => j += 1,
-            }
-        };
+        let end = plain_string_end(self.b, from)?;
         let s = std::str::from_utf8(&self.b[from..end]).ok()?;
         self.i = end + 1;
         Some(match crate::batch::short_key(s.as_bytes()) {
@@ -273,6 +254,30 @@ fn specials(x: u64) -> u64 {
     zero(x ^ (ONES * b'"' as u64))
         | zero(x ^ (ONES * b'\\' as u64))
         | (x.wrapping_sub(ONES * 0x20) & !x & HIGH)
+}
+
+/// The index of the quote that ends a string whose bytes begin at `from` in `b`, if none
+/// of them before it is a backslash or a control character (`None` otherwise, or when
+/// `b` ends first): eight bytes at a time ([`specials`]), the last few one at a time.
+#[inline(always)]
+fn plain_string_end(b: &[u8], from: usize) -> Option<usize> {
+    let mut j = from;
+    loop {
+        if let Some(w) = b.get(j..j + 8) {
+            let m = specials(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+            if m == 0 {
+                j += 8;
+                continue;
+            }
+            let k = j + (m.trailing_zeros() / 8) as usize;
+            return (b[k] == b'"').then_some(k);
+        }
+        match *b.get(j)? {
+            b'"' => return Some(j),
+            c if c < 0x20 || c == b'\\' => return None,
+            _ => j += 1,
+        }
+    }
 }
 
 /// A cursor over one line's bytes: the pieces of the fast path, for readers of lines
@@ -421,28 +426,7 @@ impl<'a> Reader<'a> {
             return None;
         }
         let from = self.i + 1;
-        // Eight bytes at a time: the first that is a quote, a backslash or a control
-        // character ends the scan (a quote the string); the last few one at a time.
-        let mut j = from;
-        let end = loop {
-            if let Some(w) = self.b.get(j..j + 8) {
-                let m = specials(u64::from_le_bytes(w.try_into().expect("8 bytes")));
-                if m == 0 {
-                    j += 8;
-                    continue;
-                }
-                let k = j + (m.trailing_zeros() / 8) as usize;
-                if self.b[k] != b'"' {
-                    return None;
-                }
-                break k;
-            }
-            match *self.b.get(j)? {
-                b'"' => break j,
-                c if c < 0x20 || c == b'\\' => return None,
-                _ => j += 1,
-            }
-        };
+        let end = plain_string_end(self.b, from)?;
         let s = &self.b[from..end];
         self.i = end + 1;
         // SAFETY: the line is UTF-8 (the reader was made from a `&str`), and a quote is
