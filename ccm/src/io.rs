@@ -1783,40 +1783,53 @@ mod tests {
             text.push(b'\n');
         }
         text.extend_from_slice(br#"{"last": "no line end"}"#);
-        let mut r = LineReader::new("e", &text[..]);
-        let mut w = RawLines::default();
-        r.read_window(usize::MAX, &mut w).unwrap();
-        let want = parse_events_window(r.file(), &w);
-        let good: Vec<Event> = want
-            .iter()
-            .filter_map(|x| x.as_ref().ok().cloned())
-            .collect();
-        let bad: Vec<(usize, String)> = want
-            .iter()
-            .enumerate()
-            .filter_map(|(i, x)| x.as_ref().err().map(|e| (i, e.to_string())))
-            .collect();
+        let (good, bad) = by_lines(&text);
         assert!(bad.iter().any(|b| b.1.contains("UTF-8")) && bad.len() > 1000);
         for window in [1000, 5000, 1 << 20] {
-            let mut t =
-                crate::text::TextReader::from_reader("e", std::io::Cursor::new(text.clone()));
-            let mut tw = crate::text::TextWindow::default();
-            let (mut events, mut errors, mut line, mut seen) = (Vec::new(), Vec::new(), 1, 0);
-            loop {
-                t.read_window(window, &mut tw).unwrap();
-                if tw.is_empty() {
-                    break;
-                }
-                let (got, lines) = parse_events_text(Path::new("e"), tw.bytes(), line);
-                events.extend(got.batch.to_events());
-                errors.extend(got.bad.iter().map(|(i, e)| (seen + i, e.to_string())));
-                seen += got.batch.len() + got.bad.len();
-                line += lines;
-            }
+            let (events, errors, line) = by_windows(&text, window);
             assert_eq!(events, good, "window {window}");
             assert_eq!(errors, bad, "window {window}");
             assert_eq!(line, text.split(|&c| c == b'\n').count() + 1);
         }
+    }
+
+    /// The events and errors (with the indices of the lines that are not blank) of
+    /// `text` by the line parser, line by line.
+    fn by_lines(text: &[u8]) -> (Vec<Event>, Vec<(usize, String)>) {
+        let mut r = LineReader::new("e", text);
+        let mut w = RawLines::default();
+        r.read_window(usize::MAX, &mut w).unwrap();
+        let want = parse_events_window(r.file(), &w);
+        let good = want
+            .iter()
+            .filter_map(|x| x.as_ref().ok().cloned())
+            .collect();
+        let bad = want
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| x.as_ref().err().map(|e| (i, e.to_string())))
+            .collect();
+        (good, bad)
+    }
+
+    /// The same from [`parse_events_text`] over windows of `window` bytes of `text`, and
+    /// the line after the last.
+    fn by_windows(text: &[u8], window: usize) -> (Vec<Event>, Vec<(usize, String)>, usize) {
+        let mut t = crate::text::TextReader::from_reader("e", std::io::Cursor::new(text.to_vec()));
+        let mut tw = crate::text::TextWindow::default();
+        let (mut events, mut errors, mut line, mut seen) = (Vec::new(), Vec::new(), 1, 0);
+        loop {
+            t.read_window(window, &mut tw).unwrap();
+            if tw.is_empty() {
+                break;
+            }
+            let (got, lines) = parse_events_text(Path::new("e"), tw.bytes(), line);
+            events.extend(got.batch.to_events());
+            errors.extend(got.bad.iter().map(|(i, e)| (seen + i, e.to_string())));
+            seen += got.batch.len() + got.bad.len();
+            line += lines;
+        }
+        (events, errors, line)
     }
 
     /// The events scanner, reading lines straight from a window's bytes (no line cut
@@ -1928,18 +1941,7 @@ mod tests {
             text.push(b'\n');
         }
         text.extend_from_slice(br#"{"last": "no line end"}"#);
-        let mut r = LineReader::new("e", &text[..]);
-        let mut w = RawLines::default();
-        r.read_window(usize::MAX, &mut w).unwrap();
-        let want = parse_events_window(r.file(), &w);
-        let good: Vec<Event> = want
-            .iter()
-            .filter_map(|x| x.as_ref().ok().cloned())
-            .collect();
-        let bad: Vec<String> = want
-            .iter()
-            .filter_map(|x| x.as_ref().err().map(|e| e.to_string()))
-            .collect();
+        let (good, bad) = by_lines(&text);
         assert!(
             good.len() > 5000 && bad.len() > 5000,
             "{} {}",
@@ -1947,20 +1949,7 @@ mod tests {
             bad.len()
         );
         for window in [700, 4096, 1 << 20] {
-            let mut t =
-                crate::text::TextReader::from_reader("e", std::io::Cursor::new(text.clone()));
-            let mut tw = crate::text::TextWindow::default();
-            let (mut events, mut errors, mut line) = (Vec::new(), Vec::new(), 1);
-            loop {
-                t.read_window(window, &mut tw).unwrap();
-                if tw.is_empty() {
-                    break;
-                }
-                let (got, lines) = parse_events_text(Path::new("e"), tw.bytes(), line);
-                events.extend(got.batch.to_events());
-                errors.extend(got.bad.iter().map(|(_, e)| e.to_string()));
-                line += lines;
-            }
+            let (events, errors, _) = by_windows(&text, window);
             assert_eq!(events, good, "window {window}");
             assert_eq!(errors, bad, "window {window}");
         }
