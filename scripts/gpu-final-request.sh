@@ -7,7 +7,7 @@
 # call):
 #   e2e       scripts/e2e-cut.sh: the users' commands, harness against harness-base;
 #   paired    `harness run clcb keywords` at 1M subscriptions, one seed, the engines
-#             gpu, gpu-cells, grid and rtree, harness-old then harness (PAIRED_ORDER="new
+#             gpu, gpu-cells, grid and rtree (PAIRED_SEEDS seeds, default 1), harness-old then harness (PAIRED_ORDER="new
 #             old" for the other order; paired-old/, paired-new/: the circles' series
 #             compared within minutes on one machine);
 #   fig3a     `harness run clcb fig3a`, three seeds, every engine;
@@ -46,7 +46,7 @@ for step in $STEPS; do
     paired)
         for v in ${PAIRED_ORDER:-old new}; do
             h=$H; [ "$v" = old ] && h=$BIN/harness-old
-            run_step "paired-$v" 90 env GPU_MATCH_CLCB_SIZES=1000000 "$h" run clcb keywords --seeds 1 \
+            run_step "paired-$v" 90 env GPU_MATCH_CLCB_SIZES=1000000 "$h" run clcb keywords --seeds "${PAIRED_SEEDS:-1}" \
                 --engines gpu,gpu-cells,grid,rtree --out "$OUT/paired-$v${PAIRED_TAG:-}"
         done ;;
     fig3a) run_step fig3a 120 "$H" run clcb fig3a --seeds 3 --out "$OUT/rec" ;;
