@@ -328,12 +328,10 @@ fn rows(chunk: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
     let mut line = 0;
     std::iter::from_fn(move || {
         while pos < chunk.len() {
-            let end = memchr::memchr(b'\n', &chunk[pos..]).map_or(chunk.len(), |i| pos + i);
-            let text = &chunk[pos..end];
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            let text;
+            (text, pos) = line_at(chunk, pos);
             let at = line;
             line += 1;
-            pos = end + 1;
             if !skipped(text) {
                 return Some((at, text));
             }
@@ -342,15 +340,25 @@ fn rows(chunk: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
     })
 }
 
+/// The line of `chunk` that begins at `pos`, without its `\n` and a `\r` before it, and
+/// where the next line begins.
+#[inline]
+fn line_at(chunk: &[u8], pos: usize) -> (&[u8], usize) {
+    let end = memchr::memchr(b'\n', &chunk[pos..]).map_or(chunk.len(), |i| pos + i);
+    let text = &chunk[pos..end];
+    (text.strip_suffix(b"\r").unwrap_or(text), end + 1)
+}
+
 /// The regions of each kind in a chunk, by the first field of its rows (a row of
 /// another kind is a bad line, counted by [`parse_chunk`]). A line that starts with
 /// `pub,` or `sub,` is counted by those four bytes; any other goes through [`rows`]'
-/// rules, so the counts are those [`parse_chunk`] fills.
+/// rules, so the counts are those [`parse_chunk`] fills. The lines are cut at the line
+/// ends one search finds in turn: [`rows`]' search a line read 1M 2-D regions 5-10%
+/// slower on one core.
 fn count_kinds(chunk: &[u8]) -> [usize; 2] {
     let mut n = [0; 2];
     let mut start = 0;
-    let ends = memchr::memchr_iter(b'\n', chunk).chain(std::iter::once(chunk.len()));
-    for end in ends {
+    for end in memchr::memchr_iter(b'\n', chunk).chain(std::iter::once(chunk.len())) {
         if start >= chunk.len() {
             break;
         }
@@ -470,10 +478,8 @@ fn parse_chunk(chunk: &[u8], dims: usize, cols: Columns) -> Parsed {
                 }
             }
         }
-        let end = memchr::memchr(b'\n', &chunk[pos..]).map_or(chunk.len(), |i| pos + i);
-        let text = &chunk[pos..end];
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
-        pos = end + 1;
+        let text;
+        (text, pos) = line_at(chunk, pos);
         if skipped(text) {
             continue;
         }
