@@ -124,14 +124,7 @@ proptest! {
             batch_events: 16,
             ..IndexConfig::for_device(&dev)
         };
-        let mut index = GpuIndex::new(&dev, &subs, cfg).unwrap();
-        prop_assert!(index.has_cells());
-        let sff = Sff::build(&subs).unwrap();
-        let got = index.match_batch(&b).unwrap();
-        for (i, (e, g)) in b.to_events().iter().zip(got.iter()).enumerate() {
-            let want = sff.match_event(e);
-            prop_assert_eq!(g, want.as_slice(), "event {} ({:?})", i, e);
-        }
+        cells_answer_as_sff(&dev, &subs, &b, cfg)?;
     }
 }
 
@@ -160,13 +153,25 @@ proptest! {
             batch_events: 16,
             ..IndexConfig::for_device(&dev)
         };
-        let mut index = GpuIndex::new(&dev, &subs, cfg).unwrap();
-        prop_assert!(index.has_cells());
-        let sff = Sff::build(&subs).unwrap();
-        let got = index.match_batch(&b).unwrap();
-        for (i, (e, g)) in b.to_events().iter().zip(got.iter()).enumerate() {
-            let want = sff.match_event(e);
-            prop_assert_eq!(g, want.as_slice(), "event {} ({:?})", i, e);
-        }
+        cells_answer_as_sff(&dev, &subs, &b, cfg)?;
     }
+}
+
+/// The index of `subs` on `dev` with `cfg` is built with value cells and answers every
+/// event of `b` as SFF does.
+fn cells_answer_as_sff(
+    dev: &Device,
+    subs: &[Subscription],
+    b: &EventBatch,
+    cfg: IndexConfig,
+) -> Result<(), TestCaseError> {
+    let mut index = GpuIndex::new(dev, subs, cfg).unwrap();
+    prop_assert!(index.has_cells());
+    let sff = Sff::build(subs).unwrap();
+    let got = index.match_batch(b).unwrap();
+    for (i, (e, g)) in b.to_events().iter().zip(got.iter()).enumerate() {
+        let want = sff.match_event(e);
+        prop_assert_eq!(g, want.as_slice(), "event {} ({:?})", i, e);
+    }
+    Ok(())
 }
