@@ -44,20 +44,11 @@
 //! finite bound lies strictly inside `i32` (the host builds the cells only then), so an
 //! event's integer clamped to `i32` compares with it as the integer itself.
 
-use crate::index::{report_counters, satisfies, write_ids, IndexEvents, IndexTables, REMOVED};
+use crate::index::{
+    report_counters, satisfies, warp_sum, write_ids, IndexEvents, IndexTables, REMOVED,
+};
 use crate::{DevAttr, DevEvent, TY_INT};
 use gpu_kernels::prelude::*;
-
-/// The sum of `v` over the warp, in every lane.
-#[inline(always)]
-fn warp_sum(mut v: u32) -> u32 {
-    let mut d = 16;
-    while d > 0 {
-        v += shfl_xor(v, d);
-        d /= 2;
-    }
-    v
-}
 use gpu_kernels::{kernel, DevPtr, KernelStruct};
 
 /// Filters per slice (a block's share of the filters): [`CELL_WORDS`] words per cell.

@@ -618,7 +618,7 @@ unsafe fn satisfies_shared(
 
 /// The sum of `v` over the warp, in every lane.
 #[inline(always)]
-fn warp_sum(mut v: u32) -> u32 {
+pub(crate) fn warp_sum(mut v: u32) -> u32 {
     let mut d = 16;
     while d > 0 {
         v += shfl_xor(v, d);
