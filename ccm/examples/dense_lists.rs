@@ -1,9 +1,10 @@
 //! The pruning index on the dense model at 1M filters (`dense`: an interface per filter,
 //! answers of thousands of ids per event; `dense10`: ten interfaces), at 4 (3-5), 10 and
 //! 20 names per event, in a few tunings (see `main`): the index's default (each launch
-//! on the value cells or walked, as it measures), every event on the value cells, the
-//! partition walk, and for `dense10` the interface-major kernel (no value cells, as
-//! before they took filters sharing interfaces): the time per event of each, timed as
+//! on the value cells, in interface or name order, or walked, as it measures), every event
+//! on the value cells (in name order where built, and in interface order), the partition
+//! walk, and for `dense10` the interface-major kernel (no value cells, as before they
+//! took filters sharing interfaces): the time per event of each, timed as
 //! the harness times `gpu index` (a stream of 16,384 of the workload's events in rounds
 //! of four launches, warmed with a round, the least time of two passes), the index's
 //! split (the device's time in all and in the walk, the dense events' kernel and the
@@ -13,10 +14,10 @@
 //! checked against the hybrid index's on the workload's events; exits non-zero on the
 //! first that differs.
 //!
-//!     cargo run --release -p ccm --example dense_lists [filters] [seed] [profile|dense|dense10]
+//!     cargo run --release -p ccm --example dense_lists [filters] [seed] [profile|dense|dense10|all] [x,..]
 //!
 //! (`profile`: only `dense` at x = 20, every event on the value cells, for a profiler;
-//! `dense`, `dense10`: only that experiment.)
+//! `dense`, `dense10`: only that experiment; the last argument: only those x, e.g. `4,10`.)
 //!
 //! (1,000,000 filters and seed 1 by default; a GPU, else the host emulator, slowly.)
 
@@ -50,6 +51,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `profile`: only `dense` at x = 20 on the value cells (for a profiler's run).
     let profile = std::env::args().nth(3).as_deref() == Some("profile");
     let only = std::env::args().nth(3).filter(|a| a.starts_with("dense"));
+    let xs: Vec<usize> = match std::env::args().nth(4) {
+        Some(v) => v.split(',').map(str::parse).collect::<Result<_, _>>()?,
+        None => vec![20, 4, 10],
+    };
     let dev = Device::gpu_or_emulator_noted(0, ccm::PTX);
     let (gpu_n, cpu_n) = if dev.is_gpu() {
         (GPU_STREAM, CPU_STREAM)
@@ -59,7 +64,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let events = if dev.is_gpu() { 1000 } else { 16 };
     let (mut bad, mut failed) = (0, 0);
     for (exp, interfaces) in [("dense", None), ("dense10", Some(10))] {
-        for x in [20, 4, 10] {
+        for &x in &xs {
             if profile && (interfaces.is_some() || x != 20)
                 || only.as_deref().is_some_and(|o| o != exp)
             {
@@ -91,16 +96,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 cells_share: 0.0,
                 ..base
             };
-            // The default (each launch on the value cells or walked, as the index
-            // measures); every event on the value cells; every launch walked (the events
-            // beyond an eighth of the filters on the cells); for `dense`, the default with
-            // the names an event lacks ORed by groups of four (`cell_groups`), with an
-            // answer bitmap of 256 MiB (launches of 2,147 events at 1M filters instead of
-            // 8,589), and with the walk's launches taking the events of partitions beyond
-            // 5% of the filters to the cells (at 1M filters, 3 and 4 names of 20 walked, 5
-            // on the cells); for `dense10`, the interface-major kernel (no value cells) and
-            // the default in blocks of 4096 events (fewer blocks to find their slice
-            // answered).
+            let plain = IndexConfig {
+                cells_sorted: false,
+                ..base
+            };
+            // The default (each launch on the value cells, in interface order or, for
+            // `dense`, in name order, or walked, as the index measures); every event on the
+            // value cells (in name order where built); every launch walked (the events
+            // beyond an eighth of the filters on the cells); for `dense`, the default and
+            // every event on the cells without the name order (the paths before it); for
+            // `dense10`, the interface-major kernel (no value cells).
             let mut tunings: Vec<(&str, IndexConfig)> = vec![
                 ("default", base),
                 ("cells every event", every),
@@ -114,45 +119,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ];
             if interfaces.is_none() {
                 tunings.extend([
+                    ("default, no name order", plain),
                     (
-                        "default, groups",
+                        "cells every event, interface order",
                         IndexConfig {
-                            cell_groups: true,
-                            ..base
-                        },
-                    ),
-                    (
-                        "default, bitmap 256 MiB",
-                        IndexConfig {
-                            bitmap_bytes: 256 << 20,
-                            ..base
-                        },
-                    ),
-                    (
-                        "default, share 0.05",
-                        IndexConfig {
-                            cells_share: 0.05,
-                            ..base
+                            cells_share: 0.0,
+                            ..plain
                         },
                     ),
                 ]);
             } else {
-                tunings.extend([
-                    (
-                        "interface-major",
-                        IndexConfig {
-                            cells: false,
-                            ..base
-                        },
-                    ),
-                    (
-                        "default, 4096 events per block",
-                        IndexConfig {
-                            cell_events: 4096,
-                            ..base
-                        },
-                    ),
-                ]);
+                tunings.push((
+                    "interface-major",
+                    IndexConfig {
+                        cells: false,
+                        ..base
+                    },
+                ));
             }
             for (tuning, cfg) in tunings {
                 if profile && tuning != "cells every event" {
@@ -181,7 +164,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         "{label}: gpu index, {tuning} (cells built {}): {us:.3} us/event ({:.1}x hybrid all cores), {wrong} answers \
                          differ from the hybrid's; device {:.1} ns/event, of it encode {:.1}, walk {:.1}, dense {:.1}, lists {:.1}; \
                          host kernels {:.1}, copy in {:.1}, answers {:.1}, stage {:.1}, waited {:.1} ns/event ({} events, {} launches, \
-                         {} on the cells alone, {} dense; built in {build_s:.2} s)",
+                         {} on the cells alone, {} of them in name order, {} dense; built in {build_s:.2} s)",
                         index.has_cells(),
                         cpu / us,
                         ns(s.device),
@@ -197,6 +180,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         s.events,
                         s.launches,
                         s.cells_launches,
+                        s.sorted_launches,
                         s.dense_events,
                     );
                     Ok(())

@@ -11,8 +11,8 @@
 //!     cargo run --release -p ccm --example index_check [seed] [small [cells]]
 //!
 //! `small`: a fifth of the events and filters (for the sanitizers); `cells`: only the
-//! dense model on the value cells, every event on them, then each launch on them or
-//! walked, as the index chooses.
+//! dense model on the value cells, every event on them (in interface order, then in name
+//! order where built), then each launch on them or walked, as the index chooses.
 //! `index_check ptx` prints the kernels' PTX instead (for `ptxas -v` on the GPU host).
 
 use baselines::sff::Sff;
@@ -80,18 +80,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
         // Every event on the partition walk, then every event dense (filter-major and
         // interface-major kernels), then (where the index builds them) dense events on
-        // the value cells, every event, or each launch every event or the walk with those
-        // beyond an eighth of the filters on the cells, as the index chooses;
+        // the value cells, every event (in interface order, and in name order where the
+        // index builds it), or each launch every event (in either order) or the walk with
+        // those beyond an eighth of the filters on the cells, as the index chooses;
         // launches of 300 events, so a call is many, the first of 37 events, each after
         // it 1.5 times the one before.
         let all = [
-            (0.125, 32, false),
-            (0.0, usize::MAX, false),
-            (0.0, 1, false),
-            (0.0, usize::MAX, true),
-            (0.125, usize::MAX, true),
+            (0.125, 32, false, false),
+            (0.0, usize::MAX, false, false),
+            (0.0, 1, false, false),
+            (0.0, usize::MAX, true, false),
+            (0.0, usize::MAX, true, true),
+            (0.125, usize::MAX, true, true),
         ];
-        for (dense_share, iface_major_min, cells) in all {
+        for (dense_share, iface_major_min, cells, cells_sorted) in all {
             if only_cells && !cells {
                 continue;
             }
@@ -99,6 +101,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 dense_share,
                 cells,
                 cells_share: dense_share,
+                cells_sorted,
                 iface_major_min,
                 batch_events: 300,
                 first_launch: 37,
@@ -118,7 +121,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .filter(|(g, w)| *g != w.as_slice())
                     .count();
                 println!(
-                    "{name}, dense share {dense_share}, iface_major_min {iface_major_min}, cells {cells}, round {round}: \
+                    "{name}, dense share {dense_share}, iface_major_min {iface_major_min}, cells {cells}, \
+                     sorted {cells_sorted}, round {round}: \
                      {} events, {} answers, {wrong} differ from SFF's",
                     out.len(),
                     out.total()

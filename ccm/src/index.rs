@@ -129,8 +129,8 @@ use crate::value_cells::HostCells;
 use ccm_kernels::batch::{ccm_encode_batch, BatchAttr, BatchInput, BatchStr, ENCODE_BLOCK, NO_ROW};
 use ccm_kernels::cells::{
     ccm_cells_counts, ccm_cells_lists, ccm_cells_spans, ccm_index_cells, ccm_index_cells_shared,
-    cell_list_warps, cell_shared_bytes, CellEdge, CellSlice, CellTables, CELL_LIST_BLOCK,
-    CELL_SPANS_SHARED,
+    ccm_index_cells_sorted, cell_list_warps, cell_shared_bytes, CellEdge, CellSlice, CellTables,
+    CELL_LIST_BLOCK, CELL_SPANS_SHARED,
 };
 use ccm_kernels::index::{
     ccm_index_answers, ccm_index_dense, ccm_index_dense_narrow, ccm_index_iface, ccm_index_lists,
@@ -283,6 +283,15 @@ pub struct IndexConfig {
     /// and x: at 1M filters, 20 names, 1419 against 1107 ns an event of the cells' kernel,
     /// 4 names 753 against 744 on launches the index chose, `dense_lists`, one seed).
     pub cell_groups: bool,
+    /// With value cells of one filter per interface, whether the index also builds them
+    /// over the filters in *name order* (sorted by the ascending rows of their names, so
+    /// that a slice of 1024 filters shares its first names,
+    /// [`ccm_kernels::cells::ccm_index_cells_sorted`]): an event skips every slice whose
+    /// filters all constrain a name it lacks, and sets its answers' bits by their ranks,
+    /// so an event of few names costs a few slices; a third path for the launches'
+    /// choice ([`IndexConfig::cells_adaptive`]), and the one taken with every event on
+    /// the cells ([`IndexConfig::cells_share`] 0); `true`.
+    pub cells_sorted: bool,
 }
 
 impl Default for IndexConfig {
@@ -312,6 +321,7 @@ impl Default for IndexConfig {
             cell_max: 64,
             cell_lists: true,
             cell_groups: false,
+            cells_sorted: true,
         }
     }
 }
@@ -392,6 +402,8 @@ pub struct IndexTiming {
     /// Launches with every event on the value cells, with no partition walk
     /// ([`IndexConfig::cells_adaptive`]).
     pub cells_launches: usize,
+    /// Of `cells_launches`: those on the cells in name order ([`IndexConfig::cells_sorted`]).
+    pub sorted_launches: usize,
 }
 
 impl IndexTiming {
@@ -751,6 +763,10 @@ struct DevIndex {
     iface_major: bool,
     /// The value cells of the filters, where built ([`HostCells`]).
     cells: Option<DevCells>,
+    /// The value cells over the filters in name order ([`IndexConfig::cells_sorted`]),
+    /// where built, and their slots' filter positions (one zero without).
+    sorted: Option<DevCells>,
+    by_names: Buffer<u32>,
 }
 
 /// The value cells on the device ([`CellTables`]).
@@ -771,6 +787,10 @@ struct DevCells {
     iface_at: Buffer<u32>,
     ifaces: Buffer<u32>,
     bounds: Buffer<u32>,
+    /// In name order: each slice's names and each slot's rank (one zero each without).
+    sorted: bool,
+    need: Buffer<u64>,
+    rank: Buffer<u32>,
 }
 
 impl DevCells {
@@ -790,6 +810,9 @@ impl DevCells {
             iface_at: dev.upload(&h.iface_at)?,
             ifaces: dev.upload(&h.ifaces)?,
             bounds: dev.upload(&h.bounds)?,
+            sorted: h.sorted,
+            need: dev.upload(&h.need)?,
+            rank: dev.upload(&h.rank)?,
         })
     }
 
@@ -809,6 +832,9 @@ impl DevCells {
             iface_at: self.iface_at.dev_ptr(),
             ifaces: self.ifaces.dev_ptr(),
             bounds: self.bounds.dev_ptr(),
+            sorted: self.sorted as u32,
+            need: self.need.dev_ptr(),
+            rank: self.rank.dev_ptr(),
         }
     }
 
@@ -821,6 +847,8 @@ impl DevCells {
             + self.iface_at.bytes()
             + self.ifaces.bytes()
             + self.bounds.bytes()
+            + self.need.bytes()
+            + self.rank.bytes()
     }
 }
 
@@ -852,6 +880,44 @@ fn cells_of(h: &HostIndex, n_if: usize, cfg: &IndexConfig) -> Option<HostCells> 
     }
 }
 
+/// The value cells of `h`'s filters in name order ([`IndexConfig::cells_sorted`]) and
+/// their slots' filter positions, where the cells in interface order are one filter per
+/// interface (`plain`) and [`HostCells::build`] accepts them. Name order: by the
+/// ascending rows of a filter's range form (a filter's names before those of any filter
+/// whose names begin with them), then by interface rank.
+fn sorted_cells_of(h: &HostIndex, plain: bool, cfg: &IndexConfig) -> Option<(Vec<u32>, HostCells)> {
+    if !(cfg.cells && cfg.cells_sorted && plain) {
+        return None;
+    }
+    let n = h.n_filters();
+    let ranges = |p: usize| &h.ranges[h.range_at[p] as usize..h.range_at[p + 1] as usize];
+    // A filter's rows ascending, six bits each (row + 1, below `RANGE_ROWS` + 1), first
+    // row highest: a shorter list of rows sorts before the lists it begins.
+    let key = |p: usize| {
+        let mut rows: Vec<u32> = ranges(p).iter().map(|r| r.row + 1).collect();
+        rows.sort_unstable();
+        let digits = rows
+            .iter()
+            .chain(std::iter::repeat(&0))
+            .take(MAX_RANGES)
+            .fold(0u64, |k, &r| k << 6 | u64::from(r));
+        digits << 32 | u64::from(h.filters[p].iface)
+    };
+    let mut by_names: Vec<u32> = (0..n as u32).collect();
+    by_names.par_sort_by_cached_key(|&p| key(p as usize));
+    let cells = HostCells::build(
+        n,
+        |k| ranges(by_names[k] as usize),
+        cell_block(cfg),
+        cfg.cell_shared,
+        cfg.cell_max,
+        cfg.cell_groups,
+    )?;
+    let filter = |k: usize| &h.filters[by_names[k] as usize];
+    let cells = cells.with_names(n, |k| filter(k).sig, |k| filter(k).iface);
+    Some((by_names, cells))
+}
+
 /// Threads per block of the value cells' kernel.
 fn cell_block(cfg: &IndexConfig) -> u32 {
     cfg.cell_block.clamp(32, 1024) / 32 * 32
@@ -868,9 +934,12 @@ impl DevIndex {
         iface_major: bool,
         triple_names: u32,
         cells: Option<&HostCells>,
+        sorted: Option<&(Vec<u32>, HostCells)>,
     ) -> Result<DevIndex, CcmError> {
         Ok(DevIndex {
             cells: cells.map(|c| DevCells::upload(dev, c)).transpose()?,
+            sorted: sorted.map(|(_, c)| DevCells::upload(dev, c)).transpose()?,
+            by_names: dev.upload(&non_empty(sorted.map_or(&[][..], |(b, _)| b)))?,
             filters: dev.upload(&h.filters)?,
             sigs: dev.upload(&non_empty(&h.sigs))?,
             constraints: dev.upload(&non_empty(&h.constraints))?,
@@ -947,6 +1016,10 @@ struct LaunchBufs {
     /// Per event and slice of the value cells its count of answers, then its first place
     /// in the lists (when every event is on the cells; one word otherwise).
     cell_counts: Buffer<u32>,
+    /// With value cells of interfaces sharing filters: per interface the launch's events
+    /// whose rows got its bit from the cells (zeroed before each launch; one word
+    /// otherwise).
+    iface_done: Buffer<u32>,
     /// Per event its first place in the lists and its count, and the launch's count of
     /// dense events and the walk's groups of filters: page-locked host memory the lists
     /// kernel writes (no copy).
@@ -956,12 +1029,14 @@ struct LaunchBufs {
 
 impl LaunchBufs {
     /// A slot for launches of `per` events, with answers of `words` words per event.
-    /// `slices`: of the value cells, 0 without.
+    /// `slices`: of the value cells, 0 without; `ifaces`: interfaces counted on the cells
+    /// (0: none).
     fn alloc(
         dev: &Device,
         per: usize,
         words: usize,
         slices: usize,
+        ifaces: usize,
     ) -> Result<LaunchBufs, CcmError> {
         Ok(LaunchBufs {
             events: dev.alloc(per)?,
@@ -972,6 +1047,7 @@ impl LaunchBufs {
             walked: dev.alloc(WALK_WORDS)?,
             ids: dev.alloc((4 * per).clamp(16, 1 << 16))?,
             cell_counts: dev.alloc((per * slices).max(1))?,
+            iface_done: dev.alloc(ifaces.max(1))?,
             spans_host: dev.alloc_host(2 * per)?,
             dense_host: dev.alloc_host(2)?,
         })
@@ -986,6 +1062,7 @@ impl LaunchBufs {
             + self.walked.bytes()
             + self.ids.bytes()
             + self.cell_counts.bytes()
+            + self.iface_done.bytes()
     }
 }
 
@@ -1019,43 +1096,59 @@ struct Hint {
 /// Launches between two tries of the path not taken ([`PathChoice`]).
 const PROBE_EVERY: u32 = 32;
 
-/// Where the value cells are built and both paths may serve
-/// ([`IndexConfig::cells_adaptive`]): the device time per event last measured with every
-/// event of a launch on the value cells (`ns[0]`) and with the partition walk, events
-/// beyond [`IndexConfig::cells_share`] of the filters on the cells (`ns[1]`), each from a
-/// launch of at least half a full launch's events where one was measured (a call's last,
-/// short launch pays its fixed costs over fewer events). Each path is tried first, then
-/// every launch takes the faster but one in [`PROBE_EVERY`], which tries the other again
-/// (a stream whose events change is followed).
+/// A launch's path where the value cells are built: every event on the cells in
+/// interface order, the partition walk (events beyond [`IndexConfig::cells_share`] of the
+/// filters on those cells), or every event on the cells in name order
+/// ([`IndexConfig::cells_sorted`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Path {
+    Cells = 0,
+    Walk = 1,
+    Sorted = 2,
+}
+
+/// Where the value cells are built and several paths may serve
+/// ([`IndexConfig::cells_adaptive`]): the device time per event last measured on each
+/// [`Path`] (`ns[path]`), each from a launch of at least half a full launch's events
+/// where one was measured (a call's last, short launch pays its fixed costs over fewer
+/// events). Each path is tried first, in the order given, then every launch takes the
+/// fastest but one in [`PROBE_EVERY`], which tries another again (the others in turn):
+/// a stream whose events change is followed.
 #[derive(Clone, Copy, Debug, Default)]
 struct PathChoice {
-    ns: [Option<f64>; 2],
+    ns: [Option<f64>; 3],
     /// Each measure is of a launch of at least half a full launch.
-    full: [bool; 2],
+    full: [bool; 3],
     since: u32,
+    /// Probes so far (which of the others the next one tries).
+    probes: u32,
 }
 
 impl PathChoice {
-    /// Whether the next launch puts every event on the cells.
-    fn all_on_cells(&mut self) -> bool {
-        let faster = match self.ns {
-            [None, _] => true,
-            [_, None] => false,
-            [Some(all), Some(walk)] => all <= walk,
-        };
+    /// The next launch's path of `paths` (not empty).
+    fn next(&mut self, paths: &[Path]) -> Path {
         self.since += 1;
-        if self.since >= PROBE_EVERY {
-            self.since = 0;
-            !faster
-        } else {
-            faster
+        if let Some(&p) = paths.iter().find(|&&p| self.ns[p as usize].is_none()) {
+            return p;
         }
+        let ns = |p: &Path| self.ns[*p as usize].unwrap_or(f64::INFINITY);
+        let fastest = *paths
+            .iter()
+            .min_by(|a, b| ns(a).total_cmp(&ns(b)))
+            .expect("paths");
+        if self.since < PROBE_EVERY || paths.len() < 2 {
+            return fastest;
+        }
+        self.since = 0;
+        let others: Vec<Path> = paths.iter().copied().filter(|&p| p != fastest).collect();
+        self.probes += 1;
+        others[(self.probes as usize - 1) % others.len()]
     }
 
-    /// A launch of `events` with every event on the cells (`all`) or not took `ns` per
-    /// event; a full launch holds `per` events.
-    fn note(&mut self, all: bool, ns: f64, events: usize, per: usize) {
-        let i = usize::from(!all);
+    /// A launch of `events` on `path` took `ns` per event; a full launch holds `per`
+    /// events.
+    fn note(&mut self, path: Path, ns: f64, events: usize, per: usize) {
+        let i = path as usize;
         let full = 2 * events >= per;
         if full || !self.full[i] {
             self.ns[i] = Some(ns);
@@ -1064,16 +1157,26 @@ impl PathChoice {
     }
 }
 
-/// Whether a launch of `d` for `cfg` puts every event on the value cells, with no
-/// partition walk: never without cells; always with [`IndexConfig::cells_share`] 0 (or
-/// less); else as `choice` says when [`IndexConfig::cells_adaptive`], never otherwise.
-fn all_on_cells(d: &DevIndex, cfg: &IndexConfig, choice: &mut PathChoice) -> bool {
+/// The path of a launch of `d` for `cfg`: the walk without cells; every event on the
+/// cells (in name order where built) with [`IndexConfig::cells_share`] 0 (or less); else
+/// as `choice` says among the cells, the walk and the cells in name order (where built)
+/// when [`IndexConfig::cells_adaptive`], the walk otherwise.
+fn path_of(d: &DevIndex, cfg: &IndexConfig, choice: &mut PathChoice) -> Path {
+    let sorted = d.sorted.is_some();
     if d.cells.is_none() || !cfg.cells {
-        false
+        Path::Walk
     } else if cfg.cells_share <= 0.0 {
-        true
+        if sorted {
+            Path::Sorted
+        } else {
+            Path::Cells
+        }
+    } else if !cfg.cells_adaptive {
+        Path::Walk
+    } else if sorted {
+        choice.next(&[Path::Cells, Path::Walk, Path::Sorted])
     } else {
-        cfg.cells_adaptive && choice.all_on_cells()
+        choice.next(&[Path::Cells, Path::Walk])
     }
 }
 
@@ -1089,8 +1192,8 @@ struct InFlight {
     done: Signal,
     /// The device's clock before its encoding, after it, after its last kernel.
     marks: [Mark; 6],
-    /// Every event on the value cells, with no partition walk.
-    all: bool,
+    /// Its path (every event on the value cells, or the walk).
+    path: Path,
 }
 
 /// A call's batch dictionaries on the device, translated to the tables' (kept from call
@@ -1423,11 +1526,11 @@ impl<'d> GpuIndex<'d> {
             + h.ranges.len() * std::mem::size_of::<IndexRange>()
             + h.range_at.len() * 4
             + self.t.pool.len()
-            + self
-                .d
-                .as_ref()
-                .and_then(|d| d.cells.as_ref())
-                .map_or(0, DevCells::bytes)
+            + self.d.as_ref().map_or(0, |d| {
+                d.cells.as_ref().map_or(0, DevCells::bytes)
+                    + d.sorted.as_ref().map_or(0, DevCells::bytes)
+                    + d.by_names.bytes()
+            })
     }
 
     /// Whether the index built value cells for its dense events ([`IndexConfig::cells`]).
@@ -1465,6 +1568,8 @@ impl<'d> GpuIndex<'d> {
         // The value cells where they can be built, else the interface-major kernel where
         // interfaces hold many filters.
         let cells = cells_of(h, n_if, &self.cfg);
+        let plain = cells.as_ref().is_some_and(|c| !c.shared);
+        let sorted = sorted_cells_of(h, plain, &self.cfg);
         let iface_major = cells.is_none()
             && h.shared
             && h.n_filters() >= self.cfg.iface_major_min.max(1).saturating_mul(n_if)
@@ -1479,6 +1584,7 @@ impl<'d> GpuIndex<'d> {
             iface_major,
             self.cfg.triple_names,
             cells.as_ref(),
+            sorted.as_ref(),
         )?);
         self.at = vec![NOT_BUILT; t.size_f.len()];
         for (p, &f) in h.slots.iter().enumerate() {
@@ -1520,6 +1626,7 @@ impl<'d> GpuIndex<'d> {
             main.n_ifaces as usize,
             false,
             self.cfg.triple_names,
+            None,
             None,
         )?);
         Ok(())
@@ -1814,8 +1921,8 @@ fn pipeline(
         let started = Instant::now();
         let (done, job) = rayon::join(
             || -> Result<Duration, CcmError> {
-                let all = all_on_cells(p.d, p.cfg, &mut hint.path);
-                let launched = submit(p, bufs, slot, *hint, all, timing, st)?;
+                let path = path_of(p.d, p.cfg, &mut hint.path);
+                let launched = submit(p, bufs, slot, *hint, path, timing, st)?;
                 if let Some(mut prev) = flying.replace(launched) {
                     let hb = prev.staging.take();
                     let r = collect(p, bufs, prev, hint, timing, out);
@@ -2138,7 +2245,7 @@ fn submit(
     bufs: &mut [Option<LaunchBufs>; 2],
     slot: usize,
     hint: Hint,
-    all: bool,
+    path: Path,
     timing: &mut IndexTiming,
     st: Staged,
 ) -> Result<InFlight, CcmError> {
@@ -2150,7 +2257,16 @@ fn submit(
         // share filters: their rows are of interfaces).
         let slices = d.cells.as_ref().filter(|c| !c.shared);
         let slices = slices.map_or(0, |c| c.slices as usize);
-        bufs[slot] = Some(LaunchBufs::alloc(dev, p.per, d.words as usize, slices)?);
+        // Interfaces sharing filters on the cells: a count per interface.
+        let shared = d.cells.as_ref().is_some_and(|c| c.shared);
+        let ifaces = if shared { d.n_ifaces as usize } else { 0 };
+        bufs[slot] = Some(LaunchBufs::alloc(
+            dev,
+            p.per,
+            d.words as usize,
+            slices,
+            ifaces,
+        )?);
     }
     let b = bufs[slot].as_mut().expect("allocated");
     if b.attrs.len() < na {
@@ -2205,8 +2321,10 @@ fn submit(
         cfg.dense_share
     };
     let dense_limit = (share * d.n_filters as f64).min(u32::MAX as f64) as u32;
-    // Every event on the value cells: no partition walk (its probes only count).
-    let all = cells.is_some() && all;
+    // Every event on the value cells: no partition walk (its probes only count); in
+    // name order on the path that takes them.
+    let all = cells.is_some() && path != Path::Walk;
+    let sorted = d.sorted.as_ref().filter(|_| all && path == Path::Sorted);
     if all {
         timing.dense_events += n;
     } else {
@@ -2241,7 +2359,7 @@ fn submit(
             &b.dense,
             &b.bits,
         )?;
-    } else if let Some(c) = cells {
+    } else if let Some(c) = sorted.or(cells) {
         let block = cell_block(cfg);
         // Sized by the launch's events when all are on the cells, else by the last
         // launch's count of dense events (the kernel strides over any count).
@@ -2258,11 +2376,17 @@ fn submit(
             shared_bytes: cell_shared_bytes(c.rows, c.cells, c.groups, c.edge_max, block),
         };
         let ct = c.tables();
-        let by_iface = &d.by_iface;
+        let by_iface = if c.sorted { &d.by_names } else { &d.by_iface };
         let (dense, bits, counts) = (&b.dense, &b.bits, &b.cell_counts);
         let all = all as u32;
         if c.shared {
+            dev.zero(&mut b.iface_done)?;
+            let done = &b.iface_done;
             ccm_index_cells_shared::launch(
+                dev, lc, tables, batch, ct, by_iface, dense, all, bits, counts, done,
+            )?;
+        } else if c.sorted {
+            ccm_index_cells_sorted::launch(
                 dev, lc, tables, batch, ct, by_iface, dense, all, bits, counts,
             )?;
         } else {
@@ -2312,7 +2436,8 @@ fn submit(
             u32::try_from(blocks).map_err(|_| limit("value cells' list warps", blocks as usize))?;
         let runs = LaunchConfig::blocks(blocks, CELL_LIST_BLOCK, 0);
         let counts = &b.cell_counts;
-        if !all {
+        // In name order the cells set the rows' bits by rank, with no counts.
+        if !all || sorted.is_some() {
             ccm_cells_counts::launch(dev, runs, &b.bits, d.words, c.slices, n as u32, counts)?;
         }
         let lc = LaunchConfig::blocks(n as u32, CELL_LIST_BLOCK, CELL_SPANS_SHARED);
@@ -2372,7 +2497,7 @@ fn submit(
         staging: Some(hb),
         done,
         marks: [m0, m1, m_walk, m_dense, m_lists, m2],
-        all,
+        path: if all { path } else { Path::Walk },
     })
 }
 
@@ -2428,11 +2553,16 @@ fn collect(
     let walked = n.saturating_sub(dense as usize).max(1) as u64;
     *hint = Hint {
         // After a launch of every event on the cells, a walk's launch may find all dense.
-        dense: if f.all { n as u32 } else { dense },
+        dense: if f.path != Path::Walk {
+            n as u32
+        } else {
+            dense
+        },
         walk: (u64::from(groups) * 32 / walked).min(u64::from(u32::MAX)) as u32,
         path: hint.path,
     };
-    timing.cells_launches += f.all as usize;
+    timing.cells_launches += (f.path != Path::Walk) as usize;
+    timing.sorted_launches += (f.path == Path::Sorted) as usize;
     timing.dense_events += dense as usize;
     timing.walk_groups += groups as usize;
     // The lists fill places `0..total` (each event's reserved at once).
@@ -2452,7 +2582,7 @@ fn collect(
     let all = dev.elapsed_ms(m0, m2)?;
     timing.device += Duration::from_secs_f64(f64::from(all.max(0.0)) / 1e3);
     hint.path
-        .note(f.all, f64::from(all) * 1e6 / n.max(1) as f64, n, p.per);
+        .note(f.path, f64::from(all) * 1e6 / n.max(1) as f64, n, p.per);
     let (area, room) = out.next_area(dev, total)?;
     if total > b.ids.len() {
         // The lists did not fit: warps whose places passed the room left their rows;
@@ -2544,33 +2674,49 @@ mod tests {
 
     #[test]
     fn the_path_choice_tries_each_path_then_takes_the_faster_and_tries_the_other_again() {
+        let two = [Path::Cells, Path::Walk];
         let mut c = PathChoice::default();
         // Nothing measured: every event on the cells, until that is measured.
-        assert!(c.all_on_cells());
-        assert!(c.all_on_cells());
-        c.note(true, 50.0, 100, 100);
-        assert!(!c.all_on_cells(), "then the walk");
-        c.note(false, 40.0, 100, 100);
+        assert_eq!(c.next(&two), Path::Cells);
+        assert_eq!(c.next(&two), Path::Cells);
+        c.note(Path::Cells, 50.0, 100, 100);
+        assert_eq!(c.next(&two), Path::Walk, "then the walk");
+        c.note(Path::Walk, 40.0, 100, 100);
         // The walk was faster: taken, but in one launch of PROBE_EVERY.
-        let taken: Vec<bool> = (0..2 * PROBE_EVERY).map(|_| c.all_on_cells()).collect();
-        assert_eq!(taken.iter().filter(|&&a| a).count(), 2, "{taken:?}");
+        let taken: Vec<Path> = (0..2 * PROBE_EVERY).map(|_| c.next(&two)).collect();
+        let cells = taken.iter().filter(|&&p| p == Path::Cells).count();
+        assert_eq!(cells, 2, "{taken:?}");
         // The cells measured faster since: taken from then on.
-        c.note(true, 30.0, 100, 100);
-        assert!(c.all_on_cells());
-        c.note(false, 35.0, 100, 100);
-        assert!(c.all_on_cells());
+        c.note(Path::Cells, 30.0, 100, 100);
+        assert_eq!(c.next(&two), Path::Cells);
+        c.note(Path::Walk, 35.0, 100, 100);
+        assert_eq!(c.next(&two), Path::Cells);
         // A short launch's measure does not replace a full one's...
-        c.note(false, 20.0, 49, 100);
-        assert!(c.all_on_cells());
+        c.note(Path::Walk, 20.0, 49, 100);
+        assert_eq!(c.next(&two), Path::Cells);
         // ...but stands where only short ones were measured.
         let mut d = PathChoice::default();
-        d.note(true, 30.0, 10, 100);
-        d.note(false, 35.0, 10, 100);
-        d.note(false, 25.0, 10, 100);
-        assert!(!d.all_on_cells());
-        d.note(true, 28.0, 60, 100);
-        d.note(true, 20.0, 10, 100);
-        assert!(!d.all_on_cells(), "the full launch's 28 stands");
+        d.note(Path::Cells, 30.0, 10, 100);
+        d.note(Path::Walk, 35.0, 10, 100);
+        d.note(Path::Walk, 25.0, 10, 100);
+        assert_eq!(d.next(&two), Path::Walk);
+        d.note(Path::Cells, 28.0, 60, 100);
+        d.note(Path::Cells, 20.0, 10, 100);
+        assert_eq!(d.next(&two), Path::Walk, "the full launch's 28 stands");
+    }
+
+    #[test]
+    fn with_three_paths_each_is_tried_and_the_probes_take_the_others_in_turn() {
+        let three = [Path::Cells, Path::Walk, Path::Sorted];
+        let mut c = PathChoice::default();
+        for want in three {
+            assert_eq!(c.next(&three), want, "untried first, in order");
+            c.note(want, [50.0, 40.0, 10.0][want as usize], 100, 100);
+        }
+        let taken: Vec<Path> = (0..4 * PROBE_EVERY).map(|_| c.next(&three)).collect();
+        let count = |p: Path| taken.iter().filter(|&&t| t == p).count();
+        assert_eq!((count(Path::Cells), count(Path::Walk)), (2, 2), "{taken:?}");
+        assert_eq!(count(Path::Sorted), taken.len() - 4);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! from): built from the filters' range forms when every filter is integer ranges, in
 //! slices of [`CELL_SLICE`] filters in interface order. When interfaces share filters
 //! ([`HostCells::with_interfaces`]), each slice also keeps the interfaces of its slots
-//! and the slices are taken by their depth into their interfaces.
+//! and the slices are taken by their depth into their interfaces. Built over the filters
+//! in name order instead ([`HostCells::with_names`]), each slice also keeps the names
+//! all of its filters constrain, so that an event lacking one skips the slice.
 //!
 //! Per name, the cut values split the name's finite bounds evenly into cells (HEM's
 //! workload balance, as `baselines::bit_index` splits them), so each cell holds about as
@@ -36,6 +38,11 @@ pub(crate) struct HostCells {
     pub iface_at: Vec<u32>,
     pub ifaces: Vec<u32>,
     pub bounds: Vec<u32>,
+    /// The slots are in name order ([`ccm_kernels::cells::CellTables::sorted`]): the two
+    /// tables below are filled (else one zero each).
+    pub sorted: bool,
+    pub need: Vec<u64>,
+    pub rank: Vec<u32>,
 }
 
 /// Most slices when interfaces share filters: the kernel's grid takes them in
@@ -246,7 +253,33 @@ impl HostCells {
             iface_at: vec![0],
             ifaces: vec![0],
             bounds: vec![0],
+            sorted: false,
+            need: vec![0],
+            rank: vec![0],
         })
+    }
+
+    /// These cells (of `n` slots, one filter per interface) over filters in name order:
+    /// slot `k`'s filter has the name signature `sig(k)` and the interface rank
+    /// `rank(k)`; per slice the AND of its slots' signatures (the names each of its
+    /// filters constrains).
+    pub fn with_names(
+        mut self,
+        n: usize,
+        sig: impl Fn(usize) -> u64 + Sync,
+        rank: impl Fn(usize) -> u32 + Sync,
+    ) -> Self {
+        let slice = CELL_SLICE as usize;
+        self.need = (0..self.slices as usize)
+            .into_par_iter()
+            .map(|s| (s * slice..((s + 1) * slice).min(n)).fold(u64::MAX, |a, k| a & sig(k)))
+            .collect();
+        self.rank = (0..n).into_par_iter().map(|k| rank(k)).collect();
+        if self.rank.is_empty() {
+            self.rank.push(0);
+        }
+        self.sorted = true;
+        self
     }
 
     /// These cells (of `n` slots) for filters that share interfaces, slot `k`'s interface
@@ -423,6 +456,26 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn in_name_order_each_slice_keeps_the_names_all_its_filters_constrain_and_each_slot_its_rank() {
+        // 2500 slots over three slices: slot `k` constrains name 1, and name 2 from slot
+        // 1024 on, and name 5 in every third slot; ranks reversed.
+        let n = 2500;
+        let sig = |k: usize| 1u64 << 1 | u64::from(k >= 1024) << 2 | u64::from(k % 3 == 0) << 5;
+        let forms = vec![range(1, 1, 2)];
+        let h = HostCells::build(n, |_| &forms, 64, 1 << 20, 4, false)
+            .unwrap()
+            .with_names(n, sig, |k| (n - 1 - k) as u32);
+        assert!(h.sorted);
+        assert_eq!(h.need, vec![1 << 1, 1 << 1 | 1 << 2, 1 << 1 | 1 << 2]);
+        assert_eq!(h.rank.len(), n);
+        assert!(h
+            .rank
+            .iter()
+            .enumerate()
+            .all(|(k, &r)| r as usize == n - 1 - k));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! near each other and near the ends of `i32` (unbounded sides, empty ranges), over one
 //! slice of filters or two, and events whose values lie on, between and beyond the
 //! bounds (beyond `i32` too), that lack names (each absent name's OR, or its group's), or
-//! carry a name of the cells as a float or a string (answered by SFF's rules instead).
+//! carry a name of the cells as a float or a string (answered by SFF's rules instead); the
+//! cells over the filters in interface order and in name order.
 //! Also with filters that share interfaces (an interface matches when any of its filters
 //! does): interfaces of one filter to hundreds, runs of slots within a slice and across
 //! slices, with and without the partition walk for events of small partitions.
@@ -111,9 +112,12 @@ proptest! {
         cell_max in 1u32..8,
         cell_lists in any::<bool>(),
         cell_groups in any::<bool>(),
+        cells_sorted in any::<bool>(),
+        cells_share in prop::sample::select(vec![0.0, 0.125]),
     ) {
         // Each filter repeated `copies` times, each copy its own interface: up to two
-        // slices of 1024 filters.
+        // slices of 1024 filters. Every event on the cells (in name order with
+        // `cells_sorted`), or each launch's path as the index chooses.
         let subs = subscriptions(&filters, copies, |i| i as u32);
         let b = batch(&events);
         let dev = Device::emulator();
@@ -121,6 +125,8 @@ proptest! {
             cell_max,
             cell_lists,
             cell_groups,
+            cells_sorted,
+            cells_share,
             batch_events: 16,
             ..IndexConfig::for_device(&dev)
         };

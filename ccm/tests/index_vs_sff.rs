@@ -684,22 +684,23 @@ fn range_forms_compared_as_i32_and_as_i64_answer_as_sff_at_the_limits() {
 /// beyond a share of the filters in launches with the partition walk (which the index
 /// tries after launches of every event on the cells), the lists from the cells' counts
 /// or from the rows of answer bits (and grown and listed again: launches of 10 events
-/// start with room for 40 ids), the absent names one by one or by groups; each answer
-/// as SFF's.
+/// start with room for 40 ids), the absent names one by one or by groups, the filters in
+/// interface order or (one per interface) also in name order; each answer as SFF's.
 #[test]
 fn value_cells_answer_the_dense_model_as_sff() {
     let dev = Device::emulator();
     for interfaces in [None, Some(10), Some(700)] {
         // (The lists from the cells' counts, but with the walk kept for some events, and in
         // the last case: from the rows of answer bits.)
-        for (x, cell_max, cells_share, cell_lists, cell_groups) in [
-            ((3, 5), 64, 0.0, true, false),
-            ((3, 5), 9, 0.0, true, true),
-            ((10, 10), 1, 0.05, true, false),
-            ((3, 5), 64, 0.05, true, false),
-            ((10, 10), 64, 0.0, true, true),
-            ((20, 20), 6, 0.0, true, false),
-            ((20, 20), 64, 0.0, false, false),
+        for (x, cell_max, cells_share, cell_lists, cell_groups, cells_sorted) in [
+            ((3, 5), 64, 0.0, true, false, true),
+            ((3, 5), 64, 0.0, true, false, false),
+            ((3, 5), 9, 0.0, true, true, true),
+            ((10, 10), 1, 0.05, true, false, true),
+            ((3, 5), 64, 0.05, true, false, true),
+            ((10, 10), 64, 0.0, true, true, true),
+            ((20, 20), 6, 0.0, true, false, true),
+            ((20, 20), 64, 0.0, false, false, false),
         ] {
             let p = DenseParams {
                 events: 24,
@@ -717,6 +718,7 @@ fn value_cells_answer_the_dense_model_as_sff() {
                 cells_share,
                 cell_lists,
                 cell_groups,
+                cells_sorted,
                 batch_events: 10,
                 ..IndexConfig::for_device(&dev)
             };
@@ -728,7 +730,8 @@ fn value_cells_answer_the_dense_model_as_sff() {
                 assert_eq!(
                 g,
                 want.as_slice(),
-                "event {i}, {interfaces:?}, {x:?}, cell_max {cell_max}, cell_lists {cell_lists}, groups {cell_groups}"
+                "event {i}, {interfaces:?}, {x:?}, cell_max {cell_max}, cell_lists {cell_lists}, groups {cell_groups}, \
+                 sorted {cells_sorted}"
             );
             }
             let timing = index.take_timing();
@@ -902,10 +905,11 @@ fn value_cells_list_events_of_many_slices_as_sff() {
     assert_eq!(index.take_timing().cells_launches, 3);
 }
 /// A stream of calls on the dense model whose launches switch between every event on
-/// the value cells and the partition walk (the index's choice, trying the path not
-/// taken one launch in 32): a walk ORs into rows the cells' launch before in the same
-/// slot wrote, so those must be left zero, also once the lists' buffer has grown and
-/// the lists fit; each answer as SFF's in every call.
+/// the value cells (in interface order and in name order) and the partition walk (the
+/// index's choice, trying the paths not taken one launch in 32): a walk ORs into rows
+/// the cells' launch before in the same slot wrote, so those must be left zero, also
+/// once the lists' buffer has grown and the lists fit; each answer as SFF's in every
+/// call.
 #[test]
 fn launches_switching_between_the_cells_and_the_walk_answer_as_sff() {
     let dev = Device::emulator();
@@ -924,7 +928,7 @@ fn launches_switching_between_the_cells_and_the_walk_answer_as_sff() {
         ..IndexConfig::for_device(&dev)
     };
     let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
-    let (mut cells, mut walked) = (0, 0);
+    let (mut cells, mut sorted, mut walked) = (0, 0, 0);
     for call in 0..15 {
         let got = index.match_batch(&w.batch).unwrap();
         for (i, (g, want)) in got.iter().zip(&want).enumerate() {
@@ -932,10 +936,11 @@ fn launches_switching_between_the_cells_and_the_walk_answer_as_sff() {
         }
         let t = index.take_timing();
         cells += t.cells_launches;
+        sorted += t.sorted_launches;
         walked += t.launches - t.cells_launches;
     }
     assert!(
-        cells > 2 && walked > 0,
-        "{cells} launches on the cells, {walked} walked"
+        cells > 2 && walked > 0 && sorted > 0,
+        "{cells} launches on the cells, {sorted} of them in name order, {walked} walked"
     );
 }

@@ -142,6 +142,16 @@ pub struct CellTables<'a> {
     /// when slot `k` of the slice (`k > 0`) begins an interface: the interface of slot `k`
     /// is the slice's interface number (of `ifaces`) counted by the bits up to `k`.
     pub bounds: DevPtr<'a, u32>,
+    /// 1 when the slots are in *name order* ([`ccm_index_cells_sorted`]): the filters
+    /// sorted by the ascending rows of their names, so that a slice's filters share
+    /// their first names; the two tables below are read only with it (null without).
+    pub sorted: u32,
+    /// With `sorted`: per slice the AND of its filters' name signatures (the names every
+    /// filter of the slice constrains, as [`crate::DevEvent::sig`] has them): an event
+    /// whose signature lacks one of them fails every filter of the slice.
+    pub need: DevPtr<'a, u64>,
+    /// With `sorted`: slot `k`'s interface rank (its bit in an event's row of answers).
+    pub rank: DevPtr<'a, u32>,
 }
 
 /// Names per group of the absent names' unions ([`CellTables::groups`]; the CPU bit
@@ -289,17 +299,22 @@ kernel! {
         bits: *mut u32,
         counts: *mut u32,
     ) {
-        cells_block::<false>(&t, &b, &c, by_iface, dense, all != 0, bits, counts);
+        let done = core::ptr::null_mut();
+        cells_block::<false, false>(&t, &b, &c, by_iface, dense, all != 0, bits, counts, done);
     }
 }
 
 kernel! {
-    /// Beyond the paper: [`ccm_index_cells`] for filters that share interfaces
-    /// ([`CellTables::shared`]), compiled apart: with the shared interfaces' work compiled
-    /// into the one kernel (52 registers, was 47), the dense model's cells, where no
-    /// filter shares an interface, took 13% more device time on the H200 at every size
-    /// and x (apart, not measured yet).
-    pub fn ccm_index_cells_shared(
+    /// Beyond the paper: [`ccm_index_cells`] over the value cells of the slots in name
+    /// order ([`CellTables::sorted`]; `by_iface` maps a slot to its filter), for events
+    /// with few names: a warp skips a slice, with no work, when the event's signature
+    /// lacks a name of the slice's `c.need` (every filter of the slice constrains it); a
+    /// slot that passes sets its interface's bit `c.rank[k]` in the event's row (global,
+    /// atomic OR; the row zero before the launch but for bits of the same answers), as
+    /// the partition walk does, and no count is written ([`ccm_cells_counts`] counts the
+    /// rows for the lists). An event with few names needs few slices: at 1M filters of
+    /// 1-5 names of 20, an event of 4 names about 65 of the 977 slices.
+    pub fn ccm_index_cells_sorted(
         t: IndexTables<'static>,
         b: IndexEvents<'static>,
         c: CellTables<'static>,
@@ -309,7 +324,33 @@ kernel! {
         bits: *mut u32,
         counts: *mut u32,
     ) {
-        cells_block::<true>(&t, &b, &c, by_iface, dense, all != 0, bits, counts);
+        let done = core::ptr::null_mut();
+        cells_block::<false, true>(&t, &b, &c, by_iface, dense, all != 0, bits, counts, done);
+    }
+}
+
+kernel! {
+    /// Beyond the paper: [`ccm_index_cells`] for filters that share interfaces
+    /// ([`CellTables::shared`]), compiled apart: with the shared interfaces' work compiled
+    /// into the one kernel (52 registers, was 47), the dense model's cells, where no
+    /// filter shares an interface, took 13% more device time on the H200 at every size
+    /// and x (apart, not measured yet). `done` (global, one word per interface, zero
+    /// before the launch) counts the events whose row got each interface's bit from this
+    /// launch: a block whose slice holds one interface returns at once, before reading
+    /// its events, when every event of the launch has it (on the dense model with ten
+    /// interfaces, nearly every block after the interfaces' first slices).
+    pub fn ccm_index_cells_shared(
+        t: IndexTables<'static>,
+        b: IndexEvents<'static>,
+        c: CellTables<'static>,
+        by_iface: *const u32,
+        dense: *const u32,
+        all: u32,
+        bits: *mut u32,
+        counts: *mut u32,
+        done: *mut u32,
+    ) {
+        cells_block::<true, false>(&t, &b, &c, by_iface, dense, all != 0, bits, counts, done);
     }
 }
 
@@ -320,10 +361,11 @@ kernel! {
 /// of `by_iface` (a permutation of them, each its own interface), `dense` the count and
 /// the dense events (unless `all`), `bits` a row of `t.words` words per event, `counts`
 /// (with `all`) `c.slices` words per event, shared memory of
-/// [`cell_shared_bytes`] for the block.
+/// [`cell_shared_bytes`] for the block; with `SHARED`, `done` a word per interface; with
+/// `SORTED`, `c` built in name order and `by_iface` its slots' filters.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn cells_block<const SHARED: bool>(
+unsafe fn cells_block<const SHARED: bool, const SORTED: bool>(
     t: &IndexTables<'static>,
     b: &IndexEvents<'static>,
     c: &CellTables<'static>,
@@ -332,6 +374,7 @@ unsafe fn cells_block<const SHARED: bool>(
     all: bool,
     bits: *mut u32,
     counts: *mut u32,
+    done: *mut u32,
 ) {
     let n_dense = if all { b.n_events } else { *dense };
     let warps = block_dim_x() / 32;
@@ -381,7 +424,16 @@ unsafe fn cells_block<const SHARED: bool>(
     };
     let mut my_iface = pos.first;
     if shared && n_if == 1 {
-        // Whether an event of the block's still lacks the slice's one interface.
+        // Whether every event of the launch has the slice's one interface (its count of
+        // rows that got the bit), else whether an event of the block's still lacks it.
+        if tid == 0 {
+            *sh_flag = (volatile_load_u32(done.add(my_iface as usize)) < n_dense) as u32;
+        }
+        sync_threads();
+        if *sh_flag == 0 {
+            return;
+        }
+        sync_threads();
         if tid == 0 {
             *sh_flag = 0;
         }
@@ -451,6 +503,8 @@ unsafe fn cells_block<const SHARED: bool>(
     *sh_val.add(lane as usize) = 0;
     sync_threads();
     let live = *sh_live.add(lane as usize);
+    // In name order: the names every filter of the slice constrains.
+    let need = if SORTED { c.need.read(s as usize) } else { 0 };
     let word = s * CELL_WORDS + lane;
     // With `shared`: lane `l`'s word's interface bounds, and those of the lanes below it.
     let bound = if shared {
@@ -481,11 +535,16 @@ unsafe fn cells_block<const SHARED: bool>(
     let mut j = group * warps + warp;
     let mut next = fetch(j);
     while j < n_dense {
-        let (e, ev, first, done) = next;
+        let (e, ev, first, had) = next;
         // The next event's loads in flight while this one is matched.
         next = fetch(j + step);
         // Every interface of the slice already answered: nothing left to find.
-        if check && all_sync(lane >= n_if || done) {
+        if check && all_sync(lane >= n_if || had) {
+            j += step;
+            continue;
+        }
+        // In name order: a name every filter of the slice constrains is not the event's.
+        if SORTED && need & !ev.sig != 0 {
             j += step;
             continue;
         }
@@ -605,11 +664,31 @@ unsafe fn cells_block<const SHARED: bool>(
         let matched = live & !fails;
         let row = bits.add(e as usize * t.words as usize);
         if shared {
-            set_interfaces(row, matched, bound, bound_before, c, if_at, n_if, my_iface);
+            set_interfaces(
+                row,
+                matched,
+                bound,
+                bound_before,
+                c,
+                if_at,
+                n_if,
+                my_iface,
+                done,
+            );
+        } else if SORTED {
+            // Each passing slot's interface bit, by its rank.
+            let mut m = matched;
+            while m != 0 {
+                let r = c
+                    .rank
+                    .read((s * CELL_SLICE + lane * 32 + m.trailing_zeros()) as usize);
+                m &= m - 1;
+                atomic_or(row.add((r / 32) as usize), 1 << (r % 32));
+            }
         } else if word < t.words {
             *row.add(word as usize) = matched;
         }
-        if all && !shared {
+        if all && !shared && !SORTED {
             // The slice's count of the event's answers, for the lists.
             let n = warp_sum(matched.count_ones());
             if lane == 0 {
@@ -628,11 +707,13 @@ unsafe fn cells_block<const SHARED: bool>(
 /// word's slots in one interface with a slot that passed, one atomic OR of that
 /// interface's bit: the slice's interface number `before` (the bounds of the lanes
 /// below) plus the bounds of its word up to the slot (`ifaces[if_at ..]`, global).
-/// Every lane of the warp calls it.
+/// Each bit set where the row did not have it counts the event in `done[i]` (global,
+/// atomic add). Every lane of the warp calls it.
 ///
 /// # Safety
 /// `row` is the event's row of answer bits; `c`'s interface tables hold the slice's
-/// interfaces from `if_at` and `bound` is the lane's word of its bounds.
+/// interfaces from `if_at` and `bound` is the lane's word of its bounds; `done` holds a
+/// word per interface.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn set_interfaces(
@@ -644,11 +725,18 @@ unsafe fn set_interfaces(
     if_at: u32,
     n_if: u32,
     my_iface: u32,
+    done: *mut u32,
 ) {
+    let set = |i: u32| {
+        let bit = 1 << (i % 32);
+        if atomic_or(row.add((i / 32) as usize), bit) & bit == 0 {
+            atomic_add(done.add(i as usize), 1);
+        }
+    };
     if n_if == 1 {
         let hit = any_sync(matched != 0);
         if hit && lane_id() == 0 {
-            atomic_or(row.add((my_iface / 32) as usize), 1 << (my_iface % 32));
+            set(my_iface);
         }
         return;
     }
@@ -659,7 +747,7 @@ unsafe fn set_interfaces(
         let i = c
             .ifaces
             .read((if_at + before + (bound & upto).count_ones()) as usize);
-        atomic_or(row.add((i / 32) as usize), 1 << (i % 32));
+        set(i);
         // On to the slots of the word's next interface.
         let after = bound & !upto;
         m = if after == 0 {

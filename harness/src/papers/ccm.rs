@@ -972,7 +972,7 @@ fn time_gpu_index(
         eprintln!(
             "index split {}: dictionaries {:.2} stage {:.2} copy in {:.2} kernels {:.2} answers {:.2} ns/event (host clock); device kernels {:.2} \
                 (encoding {:.2}, walk {:.2}, dense {:.2}, lists {:.2}) ns/event (device clock); staging not hidden {:.2} ns/event \
-                ({} events, {} launches, {} with staging grown, {:.1} answers/event)",
+                ({} events, {} launches, {} with staging grown, {} on the value cells alone, {} of them in name order, {:.1} answers/event)",
             at.label,
             ns(split.dictionaries),
             ns(split.stage),
@@ -988,6 +988,8 @@ fn time_gpu_index(
             split.events,
             split.launches,
             split.staging_grown,
+            split.cells_launches,
+            split.sorted_launches,
             total as f64 / n.max(1) as f64,
         );
     }
@@ -1472,16 +1474,35 @@ fn dense_names(x: usize) -> (usize, usize) {
     }
 }
 
+/// `default`, or (at full scale) the counts listed in the environment variable `var`
+/// (comma-separated, e.g. `GPU_MATCH_DENSE_SIZES=1000000` and `GPU_MATCH_DENSE_XS=4` to
+/// measure one point of the dense experiments on a short GPU session).
+fn listed(var: &str, quick: bool, default: &[usize]) -> anyhow::Result<Vec<usize>> {
+    let Some(v) = std::env::var_os(var).filter(|_| !quick) else {
+        return Ok(default.to_vec());
+    };
+    let v = v.to_string_lossy();
+    v.split(',')
+        .map(|n| {
+            n.trim()
+                .parse::<usize>()
+                .with_context(|| format!("{var}: `{n}` is not a count"))
+        })
+        .collect()
+}
+
 /// The dense model (REIN / HEM, [`DenseParams`]) at each x and filter count, filters to
 /// interfaces as `interfaces` says; series carry the filter count as `F=100k`.
 fn dense_sweep(ctx: &mut Ctx, interfaces: Option<usize>) -> anyhow::Result<()> {
     let engines = Engines::of(ctx);
     let devices = engines.devices()?;
     let (filters, events) = dense_sizes(ctx.quick);
-    ctx.set_steps((filters.len() * DENSE_XS.len() * ctx.seeds.len() * STEPS_PER_WORKLOAD) as u64);
-    for &f in filters {
+    let filters = listed("GPU_MATCH_DENSE_SIZES", ctx.quick, filters)?;
+    let xs = listed("GPU_MATCH_DENSE_XS", ctx.quick, &DENSE_XS)?;
+    ctx.set_steps((filters.len() * xs.len() * ctx.seeds.len() * STEPS_PER_WORKLOAD) as u64);
+    for &f in &filters {
         let factor = filters_factor(f);
-        for x in DENSE_XS {
+        for &x in &xs {
             let p = DenseParams {
                 events,
                 filters: f,
