@@ -925,7 +925,9 @@ fn cell_block(cfg: &IndexConfig) -> u32 {
 
 impl DevIndex {
     /// `h` (filters of `t`) on `dev`, its answers `n_if` interfaces wide, events of at
-    /// most `triple_names` names walking the triple partitions (when built).
+    /// most `triple_names` names walking the triple partitions (when built), its value
+    /// cells (in interface order, and in name order with its slots' filters) where built.
+    #[allow(clippy::too_many_arguments)]
     fn upload(
         dev: &Device,
         h: &HostIndex,

@@ -267,14 +267,14 @@ impl HostCells {
         mut self,
         n: usize,
         sig: impl Fn(usize) -> u64 + Sync,
-        rank: impl Fn(usize) -> u32 + Sync,
+        rank: impl Fn(usize) -> u32 + Sync + Send,
     ) -> Self {
         let slice = CELL_SLICE as usize;
         self.need = (0..self.slices as usize)
             .into_par_iter()
             .map(|s| (s * slice..((s + 1) * slice).min(n)).fold(u64::MAX, |a, k| a & sig(k)))
             .collect();
-        self.rank = (0..n).into_par_iter().map(|k| rank(k)).collect();
+        self.rank = (0..n).into_par_iter().map(rank).collect();
         if self.rank.is_empty() {
             self.rank.push(0);
         }
@@ -463,7 +463,8 @@ mod tests {
         // 2500 slots over three slices: slot `k` constrains name 1, and name 2 from slot
         // 1024 on, and name 5 in every third slot; ranks reversed.
         let n = 2500;
-        let sig = |k: usize| 1u64 << 1 | u64::from(k >= 1024) << 2 | u64::from(k % 3 == 0) << 5;
+        let sig =
+            |k: usize| 1u64 << 1 | u64::from(k >= 1024) << 2 | u64::from(k.is_multiple_of(3)) << 5;
         let forms = vec![range(1, 1, 2)];
         let h = HostCells::build(n, |_| &forms, 64, 1 << 20, 4, false)
             .unwrap()
