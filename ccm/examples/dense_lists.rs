@@ -103,8 +103,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // The default (each launch on the value cells, in interface order or, for
             // `dense`, in name order, or walked, as the index measures); every event on the
             // value cells (in name order where built); every launch walked (the events
-            // beyond an eighth of the filters on the cells); for `dense`, the default and
-            // every event on the cells without the name order (the paths before it); for
+            // beyond an eighth of the filters on the cells); for `dense`, every event on the
+            // cells in blocks of 1024 threads with 200 KiB of shared memory (more cells per
+            // name beside the name order's longer lists of bounds per slice), and the default
+            // and every event on the cells without the name order (the paths before it); for
             // `dense10`, the interface-major kernel (no value cells).
             let mut tunings: Vec<(&str, IndexConfig)> = vec![
                 ("default", base),
@@ -119,6 +121,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ];
             if interfaces.is_none() {
                 tunings.extend([
+                    (
+                        "cells every event, 1024 threads 200 KiB",
+                        IndexConfig {
+                            cell_block: 1024,
+                            cell_shared: 200 << 10,
+                            ..every
+                        },
+                    ),
                     ("default, no name order", plain),
                     (
                         "cells every event, interface order",
