@@ -1104,6 +1104,12 @@ struct Hint {
 /// Launches between two tries of the path not taken ([`PathChoice`]).
 const PROBE_EVERY: u32 = 32;
 
+/// [`PathChoice`]: a path measured more than this many times the fastest's device time
+/// is tried again in one round of tries in [`SLOW_ROUNDS`] (each try of it costs a launch
+/// at its pace).
+const SLOW_PATH: f64 = 1.5;
+const SLOW_ROUNDS: usize = 4;
+
 /// A launch's path where the value cells are built: every event on the cells in
 /// interface order, the partition walk (events beyond [`IndexConfig::cells_share`] of the
 /// filters on those cells), or every event on the cells in name order
@@ -1120,8 +1126,9 @@ enum Path {
 /// [`Path`] (`ns[path]`), each from a launch of at least half a full launch's events
 /// where one was measured (a call's last, short launch pays its fixed costs over fewer
 /// events). Each path is tried first, in the order given, then every launch takes the
-/// fastest but one in [`PROBE_EVERY`], which tries another again (the others in turn):
-/// a stream whose events change is followed.
+/// fastest but one in [`PROBE_EVERY`], which tries another again (the others in turn; one
+/// measured much slower only one round in [`SLOW_ROUNDS`], [`SLOW_PATH`]): a stream whose
+/// events change is followed.
 #[derive(Clone, Copy, Debug, Default)]
 struct PathChoice {
     ns: [Option<f64>; 3],
@@ -1149,8 +1156,16 @@ impl PathChoice {
         }
         self.since = 0;
         let others: Vec<Path> = paths.iter().copied().filter(|&p| p != fastest).collect();
+        let k = self.probes as usize;
         self.probes += 1;
-        others[(self.probes as usize - 1) % others.len()]
+        let other = others[k % others.len()];
+        // A path measured more than half again slower is tried one round in four.
+        let slow = ns(&other) > SLOW_PATH * ns(&fastest);
+        if slow && (k / others.len()) % SLOW_ROUNDS != 0 {
+            fastest
+        } else {
+            other
+        }
     }
 
     /// A launch of `events` on `path` took `ns` per event; a full launch holds `per`
@@ -2721,10 +2736,18 @@ mod tests {
             assert_eq!(c.next(&three), want, "untried first, in order");
             c.note(want, [50.0, 40.0, 10.0][want as usize], 100, 100);
         }
-        let taken: Vec<Path> = (0..4 * PROBE_EVERY).map(|_| c.next(&three)).collect();
+        // Both others measured more than half again slower: each tried in one round of
+        // four (a round: one try of each).
+        let taken: Vec<Path> = (0..16 * PROBE_EVERY).map(|_| c.next(&three)).collect();
         let count = |p: Path| taken.iter().filter(|&&t| t == p).count();
         assert_eq!((count(Path::Cells), count(Path::Walk)), (2, 2), "{taken:?}");
         assert_eq!(count(Path::Sorted), taken.len() - 4);
+        // Within half again of the fastest: every round.
+        c.note(Path::Walk, 14.0, 100, 100);
+        c.note(Path::Cells, 14.0, 100, 100);
+        let taken: Vec<Path> = (0..4 * PROBE_EVERY).map(|_| c.next(&three)).collect();
+        let count = |p: Path| taken.iter().filter(|&&t| t == p).count();
+        assert_eq!((count(Path::Cells), count(Path::Walk)), (2, 2), "{taken:?}");
     }
 
     #[test]
