@@ -1161,7 +1161,7 @@ impl PathChoice {
         let other = others[k % others.len()];
         // A path measured more than half again slower is tried one round in four.
         let slow = ns(&other) > SLOW_PATH * ns(&fastest);
-        if slow && (k / others.len()) % SLOW_ROUNDS != 0 {
+        if slow && !(k / others.len()).is_multiple_of(SLOW_ROUNDS) {
             fastest
         } else {
             other
