@@ -4,7 +4,8 @@
 //! their grid was sized for, the lists of the dense model's rows (8000 interfaces: 250
 //! words, a block of 8 warps per event; 50 words and 2 warps in `small`), the value cells
 //! of the dense model (8 slices of filters; 2 in `small`) with an interface per filter,
-//! ten interfaces and 500 (filters sharing interfaces).
+//! ten interfaces, 500 and one (filters sharing interfaces; with one, every slice lies in
+//! one interface, whose blocks return once every event has it).
 //! Small enough to run under `compute-sanitizer`; exits non-zero on the first answer that
 //! differs.
 //!
@@ -62,6 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (None, (3, 5)),
         (Some(10), (3, 5)),
         (Some(500), (10, 10)),
+        (Some(1), (10, 10)),
     ];
     for (interfaces, x) in dense {
         let p = DenseParams {
