@@ -101,26 +101,46 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 ..base
             };
             // The default (each launch on the value cells, in interface order or, for
-            // `dense`, in name order, or walked, as the index measures); every event on the
-            // value cells (in name order where built); every launch walked (the events
-            // beyond an eighth of the filters on the cells); for `dense`, every event on the
-            // cells in blocks of 1024 threads with 200 KiB of shared memory (more cells per
-            // name beside the name order's longer lists of bounds per slice), and the default
-            // and every event on the cells without the name order (the paths before it); for
-            // `dense10`, the interface-major kernel (no value cells).
-            let mut tunings: Vec<(&str, IndexConfig)> = vec![
-                ("default", base),
-                ("cells every event", every),
-                (
-                    "walk",
-                    IndexConfig {
-                        cells_adaptive: false,
-                        ..base
-                    },
-                ),
-            ];
-            if interfaces.is_none() {
-                tunings.extend([
+            // `dense`, in name order, or walked, as the index measures); for `dense`, the
+            // default without the name order (the paths before it); every event on the
+            // value cells (in name order where built); for `dense`, every event on the
+            // cells in interface order; every launch walked (the events beyond an eighth of
+            // the filters on the cells); for `dense`, every event on the cells in name
+            // order with the answers counted by the cells, in blocks of 2048 events, and in
+            // blocks of 1024 threads with 200 KiB of shared memory (more cells per name
+            // beside the name order's longer lists of bounds per slice); for `dense10`, the
+            // interface-major kernel (no value cells).
+            let walk = IndexConfig {
+                cells_adaptive: false,
+                ..base
+            };
+            let tunings: Vec<(&str, IndexConfig)> = if interfaces.is_none() {
+                vec![
+                    ("default", base),
+                    ("default, no name order", plain),
+                    ("cells every event", every),
+                    (
+                        "cells every event, interface order",
+                        IndexConfig {
+                            cells_share: 0.0,
+                            ..plain
+                        },
+                    ),
+                    ("walk", walk),
+                    (
+                        "cells every event, counted by the cells",
+                        IndexConfig {
+                            sorted_counts: true,
+                            ..every
+                        },
+                    ),
+                    (
+                        "cells every event, 2048 events per block",
+                        IndexConfig {
+                            cell_events: 2048,
+                            ..every
+                        },
+                    ),
                     (
                         "cells every event, 1024 threads 200 KiB",
                         IndexConfig {
@@ -129,24 +149,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             ..every
                         },
                     ),
-                    ("default, no name order", plain),
+                ]
+            } else {
+                vec![
+                    ("default", base),
+                    ("cells every event", every),
+                    ("walk", walk),
                     (
-                        "cells every event, interface order",
+                        "interface-major",
                         IndexConfig {
-                            cells_share: 0.0,
-                            ..plain
+                            cells: false,
+                            ..base
                         },
                     ),
-                ]);
-            } else {
-                tunings.push((
-                    "interface-major",
-                    IndexConfig {
-                        cells: false,
-                        ..base
-                    },
-                ));
-            }
+                ]
+            };
             for (tuning, cfg) in tunings {
                 if profile && tuning != "cells every event" {
                     continue;

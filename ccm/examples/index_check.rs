@@ -84,15 +84,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // interface-major kernels), then (where the index builds them) dense events on
         // the value cells, every event (in interface order, and in name order where the
         // index builds it), or each launch every event (in either order) or the walk with
-        // those beyond an eighth of the filters on the cells, as the index chooses;
+        // those beyond an eighth of the filters on the cells, as the index chooses (a
+        // share below 0: every event on the cells, in name order their answers counted
+        // by the cells);
         // launches of 300 events, so a call is many, the first of 37 events, each after
         // it 1.5 times the one before.
         let all = [
-            (0.125, 32, false, false),
+            (0.125f64, 32, false, false),
             (0.0, usize::MAX, false, false),
             (0.0, 1, false, false),
             (0.0, usize::MAX, true, false),
             (0.0, usize::MAX, true, true),
+            (-1.0, usize::MAX, true, true),
             (0.125, usize::MAX, true, true),
         ];
         for (dense_share, iface_major_min, cells, cells_sorted) in all {
@@ -100,10 +103,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 continue;
             }
             let cfg = IndexConfig {
-                dense_share,
+                dense_share: dense_share.max(0.0),
                 cells,
                 cells_share: dense_share,
                 cells_sorted,
+                sorted_counts: dense_share < 0.0,
                 iface_major_min,
                 batch_events: 300,
                 first_launch: 37,

@@ -298,6 +298,11 @@ pub struct IndexConfig {
     /// choice ([`IndexConfig::cells_adaptive`]), and the one taken with every event on
     /// the cells ([`IndexConfig::cells_share`] 0); `true`.
     pub cells_sorted: bool,
+    /// With every event on the cells in name order, whether their kernel counts each
+    /// event's answers per slice of its row (an atomic add per answer, the counts zeroed
+    /// before the launch) instead of [`ccm_kernels::cells::ccm_cells_counts`] reading the
+    /// rows after it; `false`.
+    pub sorted_counts: bool,
 }
 
 impl Default for IndexConfig {
@@ -328,6 +333,7 @@ impl Default for IndexConfig {
             cell_lists: true,
             cell_groups: false,
             cells_sorted: true,
+            sorted_counts: false,
         }
     }
 }
@@ -2398,6 +2404,11 @@ fn submit(
             block: [block, 1, 1],
             shared_bytes: cell_shared_bytes(c.rows, c.cells, c.groups, c.edge_max, block),
         };
+        // In name order, counted by the cells (the counts zeroed first) or after them.
+        let count = c.sorted && sorted_counts(cfg, p.delta.is_some());
+        if count {
+            dev.zero(&mut b.cell_counts)?;
+        }
         let ct = c.tables();
         let by_iface = if c.sorted { &d.by_names } else { &d.by_iface };
         let (dense, bits, counts) = (&b.dense, &b.bits, &b.cell_counts);
@@ -2410,7 +2421,17 @@ fn submit(
             )?;
         } else if c.sorted {
             ccm_index_cells_sorted::launch(
-                dev, lc, tables, batch, ct, by_iface, dense, all, bits, counts,
+                dev,
+                lc,
+                tables,
+                batch,
+                ct,
+                by_iface,
+                dense,
+                all,
+                bits,
+                counts,
+                count as u32,
             )?;
         } else {
             ccm_index_cells::launch(
@@ -2459,8 +2480,9 @@ fn submit(
             u32::try_from(blocks).map_err(|_| limit("value cells' list warps", blocks as usize))?;
         let runs = LaunchConfig::blocks(blocks, CELL_LIST_BLOCK, 0);
         let counts = &b.cell_counts;
-        // In name order the cells set the rows' bits by rank, with no counts.
-        if !all || sorted.is_some() {
+        // In name order the cells set the rows' bits by rank, counted only with
+        // `sorted_counts`.
+        if !all || sorted.is_some() && !sorted_counts(cfg, p.delta.is_some()) {
             ccm_cells_counts::launch(dev, runs, &b.bits, d.words, c.slices, n as u32, counts)?;
         }
         let lc = LaunchConfig::blocks(n as u32, CELL_LIST_BLOCK, CELL_SPANS_SHARED);
@@ -2522,6 +2544,13 @@ fn submit(
         marks: [m0, m1, m_walk, m_dense, m_lists, m2],
         path: if all { path } else { Path::Walk },
     })
+}
+
+/// Whether the cells in name order count their answers for the lists
+/// ([`IndexConfig::sorted_counts`]): not when the lists are made otherwise (`delta`:
+/// filters added since the build, walked too).
+fn sorted_counts(cfg: &IndexConfig, delta: bool) -> bool {
+    cfg.sorted_counts && cfg.cell_lists && !delta
 }
 
 /// Launches the answers kernel for the `n` events of the launch in `b`: the lists the

@@ -113,11 +113,13 @@ proptest! {
         cell_lists in any::<bool>(),
         cell_groups in any::<bool>(),
         cells_sorted in any::<bool>(),
+        sorted_counts in any::<bool>(),
         cells_share in prop::sample::select(vec![0.0, 0.125]),
     ) {
         // Each filter repeated `copies` times, each copy its own interface: up to two
         // slices of 1024 filters. Every event on the cells (in name order with
-        // `cells_sorted`), or each launch's path as the index chooses.
+        // `cells_sorted`, their answers counted by them with `sorted_counts`), or each
+        // launch's path as the index chooses.
         let subs = subscriptions(&filters, copies, |i| i as u32);
         let b = batch(&events);
         let dev = Device::emulator();
@@ -126,6 +128,7 @@ proptest! {
             cell_lists,
             cell_groups,
             cells_sorted,
+            sorted_counts,
             cells_share,
             batch_events: 16,
             ..IndexConfig::for_device(&dev)

@@ -696,6 +696,7 @@ fn value_cells_answer_the_dense_model_as_sff() {
             ((3, 5), 64, 0.0, true, false, true),
             ((3, 5), 64, 0.0, true, false, false),
             ((3, 5), 9, 0.0, true, true, true),
+            ((3, 5), 9, -1.0, true, false, true),
             ((10, 10), 1, 0.05, true, false, true),
             ((3, 5), 64, 0.05, true, false, true),
             ((10, 10), 64, 0.0, true, true, true),
@@ -719,6 +720,9 @@ fn value_cells_answer_the_dense_model_as_sff() {
                 cell_lists,
                 cell_groups,
                 cells_sorted,
+                // (A share below 0: every event on the cells, their answers counted by the
+                // cells in name order.)
+                sorted_counts: cells_share < 0.0,
                 batch_events: 10,
                 ..IndexConfig::for_device(&dev)
             };

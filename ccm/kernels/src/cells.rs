@@ -311,9 +311,12 @@ kernel! {
     /// lacks a name of the slice's `c.need` (every filter of the slice constrains it); a
     /// slot that passes sets its interface's bit `c.rank[k]` in the event's row (global,
     /// atomic OR; the row zero before the launch but for bits of the same answers), as
-    /// the partition walk does, and no count is written ([`ccm_cells_counts`] counts the
-    /// rows for the lists). An event with few names needs few slices: at 1M filters of
-    /// 1-5 names of 20, an event of 4 names about 65 of the 977 slices.
+    /// the partition walk does; with `count` (and `all`) it also adds one to the count of
+    /// the answer's slice of the row, `counts[e * c.slices + rank / CELL_SLICE]` (global,
+    /// atomic; zero before the launch), else no count is written ([`ccm_cells_counts`]
+    /// counts the rows for the lists). An event with few names needs few slices: at 1M
+    /// filters of 1-5 names of 20, an event of 3-5 names about 110 of the 977 slices.
+    #[allow(clippy::too_many_arguments)]
     pub fn ccm_index_cells_sorted(
         t: IndexTables<'static>,
         b: IndexEvents<'static>,
@@ -323,8 +326,15 @@ kernel! {
         all: u32,
         bits: *mut u32,
         counts: *mut u32,
+        count: u32,
     ) {
         let done = core::ptr::null_mut();
+        // Counted only with `count` and `all` (a null `counts` says so below).
+        let counts = if count != 0 && all != 0 {
+            counts
+        } else {
+            core::ptr::null_mut()
+        };
         cells_block::<false, true>(&t, &b, &c, by_iface, dense, all != 0, bits, counts, done);
     }
 }
@@ -362,7 +372,8 @@ kernel! {
 /// the dense events (unless `all`), `bits` a row of `t.words` words per event, `counts`
 /// (with `all`) `c.slices` words per event, shared memory of
 /// [`cell_shared_bytes`] for the block; with `SHARED`, `done` a word per interface; with
-/// `SORTED`, `c` built in name order and `by_iface` its slots' filters.
+/// `SORTED`, `c` built in name order and `by_iface` its slots' filters, `counts` null or
+/// the counts to add each answer to.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn cells_block<const SHARED: bool, const SORTED: bool>(
@@ -676,7 +687,7 @@ unsafe fn cells_block<const SHARED: bool, const SORTED: bool>(
                 done,
             );
         } else if SORTED {
-            // Each passing slot's interface bit, by its rank.
+            // Each passing slot's interface bit, by its rank (and its count).
             let mut m = matched;
             while m != 0 {
                 let r = c
@@ -684,6 +695,9 @@ unsafe fn cells_block<const SHARED: bool, const SORTED: bool>(
                     .read((s * CELL_SLICE + lane * 32 + m.trailing_zeros()) as usize);
                 m &= m - 1;
                 atomic_or(row.add((r / 32) as usize), 1 << (r % 32));
+                if !counts.is_null() {
+                    atomic_add(counts.add((e * c.slices + r / CELL_SLICE) as usize), 1);
+                }
             }
         } else if word < t.words {
             *row.add(word as usize) = matched;
