@@ -21,10 +21,11 @@
 #   ptxas.txt     ptxas -v of the crate's PTX for sm_90;
 #   dense4.txt    dense_lists 1M dense x = 4: the hybrid on all cores, then the GPU index's
 #                 tunings (default: three paths; every event on the cells in name order;
-#                 the walk; every event on the cells in name order in blocks of 1024
-#                 threads with 200 KiB of shared memory; the default without the name
-#                 order; every event on the cells in interface order), each answer checked
-#                 against the hybrid's;
+#                 the default without the name order; every event on the cells in name
+#                 order; every event on the cells in interface order; the walk; every event
+#                 on the cells in name order with the answers counted by the cells
+#                 (sorted_counts), in blocks of 2048 events, in blocks of 1024 threads with
+#                 200 KiB of shared memory), each answer checked against the hybrid's;
 #   dense10.txt   dense_lists 1M dense10 x = 10 (default, every event on the cells, walk,
 #                 interface-major);
 #   check.txt     index_check 2 small cells under compute-sanitizer memcheck (every cells
@@ -68,14 +69,14 @@ grep -A3 -E "entry function '(ccm_index_cells|ccm_index_cells_sorted|ccm_index_c
     grep -E "entry|registers|stack" | tee -a "$OUT/summary.txt"
 
 # 2. dense x = 4 at 1M: the name order against the paths before it.
-step dense4.txt dense_lists-dense-4 55 "$BIN/dense_lists" 1000000 1 dense 4
+step dense4.txt dense_lists-dense-4 60 "$BIN/dense_lists" 1000000 1 dense 4
 # 3. dense10 x = 10 at 1M: the blocks that return at once.
 step dense10.txt dense_lists-dense10 25 "$BIN/dense_lists" 1000000 1 dense10 10
 # 4. The cells' kernels under memcheck, answers against SFF's.
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-step check.txt memcheck 20 "$CS" --tool memcheck --print-limit 20 "$BIN/index_check" 2 small cells
+step check.txt memcheck 25 "$CS" --tool memcheck --print-limit 20 "$BIN/index_check" 2 small cells
 # 5. The harness's own measure of dense10 at 1M, x = 10 (one seed).
-step h-dense10.txt harness-dense10 30 env GPU_MATCH_DENSE_SIZES=1000000 GPU_MATCH_DENSE_XS=10 GPU_MATCH_INDEX_SPLIT=1 \
+step h-dense10.txt harness-dense10 25 env GPU_MATCH_DENSE_SIZES=1000000 GPU_MATCH_DENSE_XS=10 GPU_MATCH_INDEX_SPLIT=1 \
     "$BIN/harness" run ccm dense10 --seeds 1 --engines gpu-index,hybrid --out "$OUT/rec"
 # 6. The other dense points (not to be slower), then racecheck, with what is left.
 step dense-more.txt dense_lists-dense-20-10 40 "$BIN/dense_lists" 1000000 1 dense 20,10
