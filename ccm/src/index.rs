@@ -248,13 +248,16 @@ pub struct IndexConfig {
     /// With the value cells, in a launch with the partition walk, an event whose
     /// partitions hold more than this share of all filters is matched on them
     /// ([`IndexConfig::dense_share`] otherwise); 0.125. 0.0 (or less): every event on the
-    /// cells, with no partition walk, in every launch.
+    /// cells, with no partition walk, in every launch (in name order where built,
+    /// [`IndexConfig::cells_sorted`]).
     pub cells_share: f64,
     /// With the value cells (and [`IndexConfig::cells_share`] above 0), whether each
-    /// launch chooses between every event on the cells, with no partition walk, and the
-    /// walk with the events beyond `cells_share` on the cells, by the device time per
-    /// event each took when last tried: each is tried first, then the faster is taken
-    /// but in one launch of 32, which tries the other again; `true`. An event costs the
+    /// launch chooses between every event on the cells, with no partition walk, the walk
+    /// with the events beyond `cells_share` on the cells, and (where built) every event
+    /// on the cells in name order ([`IndexConfig::cells_sorted`]), by the device time per
+    /// event each took when last tried: each is tried first, then the fastest is taken
+    /// but in one launch of 32, which tries another again (one more than a quarter slower
+    /// only one round in four); `true`. An event costs the
     /// cells about the same whatever its partitions hold, the walk as much as they hold:
     /// on the H200, the dense model's events of 3-5 names of 20 took the walk 43.6 ns an
     /// event of device time at 100k filters against 69.8 on the cells, 742 against 754
