@@ -308,7 +308,9 @@ pub struct IndexConfig {
     /// With every event on the cells in name order, whether their kernel counts each
     /// event's answers per slice of its row (an atomic add per answer, the counts zeroed
     /// before the launch) instead of [`ccm_kernels::cells::ccm_cells_counts`] reading the
-    /// rows after it; `false`.
+    /// rows after it; `true` (on the H200 at 1M filters, `dense_lists`, one seed, 3-5
+    /// names of 20: 0.674 against 0.774 us an event, the lists' device time 200 against
+    /// 306 ns).
     pub sorted_counts: bool,
 }
 
@@ -340,7 +342,7 @@ impl Default for IndexConfig {
             cell_lists: true,
             cell_groups: false,
             cells_sorted: true,
-            sorted_counts: false,
+            sorted_counts: true,
         }
     }
 }
