@@ -320,7 +320,13 @@ impl IndexConfig {
     /// The default on the GPU; on the emulator (every lane run on the host) small launches
     /// and blocks, the same kernels.
     pub fn for_device(dev: &Device) -> IndexConfig {
-        if dev.is_gpu() {
+        IndexConfig::for_gpu(dev.is_gpu())
+    }
+
+    /// [`IndexConfig::for_device`] for a device known only as a GPU (`true`, e.g. one
+    /// still opening) or the emulator.
+    pub fn for_gpu(gpu: bool) -> IndexConfig {
+        if gpu {
             IndexConfig::default()
         } else {
             IndexConfig {
@@ -1288,6 +1294,59 @@ pub struct GpuIndex<'d> {
     encode_pool: Option<std::sync::Arc<rayon::ThreadPool>>,
 }
 
+/// A [`GpuIndex`] partitioned on the host, not yet on a device ([`IndexPlan::new`]): what
+/// [`GpuIndex::from_plan`] uploads. A program that opens the GPU on a thread of its own
+/// builds it meanwhile, and waits for the device only to upload it.
+pub struct IndexPlan {
+    t: Tables,
+    cfg: IndexConfig,
+    built: Built,
+}
+
+impl IndexPlan {
+    /// Partitions every live filter of `t` on the host (all cores), with the value cells
+    /// or the interface-major layout `cfg` asks for: what [`GpuIndex::from_tables`] does
+    /// before its upload. `cfg` is the one the index will have (for a GPU not yet open,
+    /// [`IndexConfig::default`]).
+    pub fn new(t: Tables, cfg: IndexConfig) -> IndexPlan {
+        let built = Built::of(&t, &cfg);
+        IndexPlan { t, cfg, built }
+    }
+}
+
+/// The host's part of a build: the partitions, the interfaces' ranks, the value cells
+/// (where they can be built) and whether the interface-major kernel runs.
+struct Built {
+    host: HostIndex,
+    rank: Vec<u32>,
+    cells: Option<HostCells>,
+    iface_major: bool,
+}
+
+impl Built {
+    fn of(t: &Tables, cfg: &IndexConfig) -> Built {
+        let live: Vec<u32> = (0..t.size_f.len() as u32)
+            .filter(|&f| t.size_f[f as usize] > 0)
+            .collect();
+        let (rank, user_ids) = ranks(t);
+        let host = HostIndex::build(t, &live, &rank, user_ids);
+        let n_if = host.user_ids.len();
+        // The value cells where they can be built, else the interface-major kernel where
+        // interfaces hold many filters.
+        let cells = cells_of(&host, n_if, cfg);
+        let iface_major = cells.is_none()
+            && host.shared
+            && host.n_filters() >= cfg.iface_major_min.max(1).saturating_mul(n_if)
+            && (n_if as u64) * (per_launch(cfg, 1) as u64) <= i32::MAX as u64;
+        Built {
+            host,
+            rank,
+            cells,
+            iface_major,
+        }
+    }
+}
+
 /// No built filter at a tables slot ([`GpuIndex`]'s `at`).
 const NOT_BUILT: u32 = u32::MAX;
 
@@ -1312,6 +1371,12 @@ impl<'d> GpuIndex<'d> {
 
     /// The index of tables already laid out (e.g. by a windowed file reader).
     pub fn from_tables(dev: &'d Device, t: Tables, cfg: IndexConfig) -> Result<Self, CcmError> {
+        Self::from_plan(dev, IndexPlan::new(t, cfg))
+    }
+
+    /// The index of `plan` (partitioned on the host, [`IndexPlan::new`]) uploaded to `dev`.
+    pub fn from_plan(dev: &'d Device, plan: IndexPlan) -> Result<Self, CcmError> {
+        let IndexPlan { t, cfg, built } = plan;
         let mut ix = GpuIndex {
             dev,
             t,
@@ -1334,7 +1399,7 @@ impl<'d> GpuIndex<'d> {
             updates: IndexUpdates::default(),
             encode_pool: None,
         };
-        ix.rebuild()?;
+        ix.install(built)?;
         Ok(ix)
     }
 
@@ -1453,22 +1518,23 @@ impl<'d> GpuIndex<'d> {
     /// Partitions every live filter of the tables and uploads the index (the filters
     /// added or removed since the last build included).
     fn rebuild(&mut self) -> Result<(), CcmError> {
+        let built = Built::of(&self.t, &self.cfg);
+        self.install(built)
+    }
+
+    /// Uploads the index `built` from the tables.
+    fn install(&mut self, built: Built) -> Result<(), CcmError> {
         self.dicts_of = None;
+        let Built {
+            host,
+            rank,
+            cells,
+            iface_major,
+        } = built;
+        self.host = host;
         let t = &self.t;
-        let live: Vec<u32> = (0..t.size_f.len() as u32)
-            .filter(|&f| t.size_f[f as usize] > 0)
-            .collect();
-        let (rank, user_ids) = ranks(t);
-        self.host = HostIndex::build(t, &live, &rank, user_ids);
         let h = &self.host;
         let n_if = h.user_ids.len();
-        // The value cells where they can be built, else the interface-major kernel where
-        // interfaces hold many filters.
-        let cells = cells_of(h, n_if, &self.cfg);
-        let iface_major = cells.is_none()
-            && h.shared
-            && h.n_filters() >= self.cfg.iface_major_min.max(1).saturating_mul(n_if)
-            && (n_if as u64) * (per_launch(&self.cfg, 1) as u64) <= i32::MAX as u64;
         // The old tables' device memory goes before the new ones are uploaded.
         self.d = None;
         self.d = Some(DevIndex::upload(

@@ -574,6 +574,15 @@ fn zeroed<T: bytemuck::Zeroable + Clone + Send>(n: usize) -> Vec<T> {
 }
 
 /// Room for `n` records and some more, in whole powers of two.
+/// The launches of a call of `events` events under `opts`: a ramp up to
+/// [`CellOptions::batch_events`] (at most 2^20), tapered at its end when
+/// [`CellOptions::taper`] says.
+fn launches_of(opts: &CellOptions, events: usize) -> Ramp {
+    let per = opts.batch_events.clamp(1, 1 << 20);
+    let ramp = if opts.taper { Ramp::tapered } else { Ramp::new };
+    ramp(0..events, per / 8, 2.0, per)
+}
+
 fn room(n: usize) -> usize {
     n.max(1).next_power_of_two()
 }
@@ -1107,6 +1116,91 @@ impl CellIndex {
         cols: SubscriptionColumns,
         opts: CellOptions,
     ) -> Result<CellIndex, EngineError> {
+        Self::from_plan(dev, CellPlan::build(cols)?, opts)
+    }
+
+    /// The index of `plan` (laid out on the host, [`CellPlan::build`]) on `dev`: its
+    /// tables allocated on the device and copied in, waited for.
+    pub fn from_plan(
+        dev: Device,
+        plan: CellPlan,
+        opts: CellOptions,
+    ) -> Result<CellIndex, EngineError> {
+        let CellPlan {
+            tables,
+            ids,
+            geo,
+            key,
+            area,
+            proto,
+            sigs,
+            has_rects,
+            row_flags,
+            mirror,
+            timing,
+        } = plan;
+        let mut laps = Laps(Instant::now());
+        let d = DevTables {
+            heads: upload(&dev, &mirror.heads)?,
+            dir: upload_used(&dev, &mirror.dir, mirror.dir_used)?,
+            entries: upload_used(&dev, &mirror.entries, mirror.ent_used)?,
+        };
+        let ix = CellIndex {
+            fcons: upload(&dev, &tables.fcons)?,
+            fcons_start: upload(&dev, &tables.fcons_start)?,
+            cstrings: upload(&dev, &tables.cstrings)?,
+            d_row_flags: upload(&dev, &row_flags)?,
+            ids,
+            tables,
+            geo,
+            key,
+            area,
+            proto,
+            sig: sigs,
+            has_rects,
+            row_flags,
+            mirror,
+            changes: Changes::default(),
+            d,
+            pipe: Pipe::default(),
+            writes: None,
+            device_clock: false,
+            timing: CellTiming::default(),
+            opts: CellOptions {
+                batch_events: opts.batch_events.clamp(1, 1 << 20),
+                ..opts
+            },
+            dev,
+            build: timing,
+        };
+        ix.dev.synchronize()?;
+        let mut ix = ix;
+        laps.lap(&mut ix.build.upload);
+        Ok(ix)
+    }
+}
+
+/// A cell index laid out on the host, not yet on a device ([`CellPlan::build`]): what
+/// [`CellIndex::from_plan`] uploads. A program that opens the GPU on a thread of its own
+/// builds it meanwhile, and waits for the device only to upload it.
+pub struct CellPlan {
+    tables: Tables,
+    ids: Vec<SubscriptionId>,
+    geo: CellGeometry,
+    key: Vec<u32>,
+    area: Vec<Area>,
+    proto: Vec<CellEntry>,
+    sigs: Vec<[u32; 3]>,
+    has_rects: bool,
+    row_flags: Vec<u32>,
+    mirror: Mirror,
+    timing: BuildTiming,
+}
+
+impl CellPlan {
+    /// The index of subscriptions held as columns, laid out on the host on all cores
+    /// (what [`CellIndex::from_columns`] does before its upload).
+    pub fn build(cols: SubscriptionColumns) -> Result<CellPlan, EngineError> {
         let n = cols.filter_count();
         if n >= RECT as usize || cols.len() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(n.max(cols.len())));
@@ -1234,46 +1328,24 @@ impl CellIndex {
         laps.lap(&mut timing.keys);
         let geo = geometry(&area);
         let has_rects = area.iter().any(Area::is_rect);
-        let mirror = Self::cells(&geo, &key, &proto, &area, (&mut laps, &mut timing));
-        let d = DevTables {
-            heads: upload(&dev, &mirror.heads)?,
-            dir: upload_used(&dev, &mirror.dir, mirror.dir_used)?,
-            entries: upload_used(&dev, &mirror.entries, mirror.ent_used)?,
-        };
-        let ix = CellIndex {
-            fcons: upload(&dev, &tables.fcons)?,
-            fcons_start: upload(&dev, &tables.fcons_start)?,
-            cstrings: upload(&dev, &tables.cstrings)?,
-            d_row_flags: upload(&dev, &row_flags)?,
-            ids,
+        let mirror = CellIndex::cells(&geo, &key, &proto, &area, (&mut laps, &mut timing));
+        Ok(CellPlan {
             tables,
+            ids,
             geo,
             key,
             area,
             proto,
-            sig: sigs,
+            sigs,
             has_rects,
             row_flags,
             mirror,
-            changes: Changes::default(),
-            d,
-            pipe: Pipe::default(),
-            writes: None,
-            device_clock: false,
-            timing: CellTiming::default(),
-            opts: CellOptions {
-                batch_events: opts.batch_events.clamp(1, 1 << 20),
-                ..opts
-            },
-            dev,
-            build: timing,
-        };
-        ix.dev.synchronize()?;
-        let mut ix = ix;
-        laps.lap(&mut ix.build.upload);
-        Ok(ix)
+            timing,
+        })
     }
+}
 
+impl CellIndex {
     /// Where [`CellIndex::new`]'s time went.
     pub fn build_timing(&self) -> BuildTiming {
         self.build
@@ -1725,13 +1797,7 @@ impl CellIndex {
     /// The launches of a call of `events` events: doubling from an eighth of a full
     /// one (and halving back to it, [`CellOptions::taper`]).
     fn launches(&self, events: usize) -> Ramp {
-        let per = self.opts.batch_events;
-        let ramp = if self.opts.taper {
-            Ramp::tapered
-        } else {
-            Ramp::new
-        };
-        ramp(0..events, per / 8, 2.0, per)
+        launches_of(&self.opts, events)
     }
 
     /// Readies `answers` for a call of `events` events: the page-locked area of each of
@@ -1751,18 +1817,7 @@ impl CellIndex {
         answers: &mut CellAnswers,
         events: usize,
     ) -> Result<(), EngineError> {
-        for (i, l) in self.launches(events).enumerate() {
-            let words = 2 * l.len() + room(4 * l.len());
-            if answers.areas.get(i).is_none_or(|a| a.len() < words) {
-                let fresh = self.dev.alloc_host(room(words))?;
-                if i < answers.areas.len() {
-                    answers.areas[i] = fresh;
-                } else {
-                    answers.areas.push(fresh);
-                }
-            }
-        }
-        Ok(())
+        answers.reserve(&self.dev, &self.opts, events)
     }
 
     /// The pipeline of [`CellIndex::match_event_batch_into`], on rayon's pool.
@@ -2160,6 +2215,43 @@ pub struct CellAnswers {
     spill_count: Vec<u32>,
     events: usize,
     total: usize,
+}
+
+impl CellAnswers {
+    /// Answers readied for calls of up to `events` events of an index on `dev` built with
+    /// `opts` ([`CellIndex::reserve_answers`]), before the index exists: a program that
+    /// opens the GPU on a thread of its own makes them there while the index is built.
+    pub fn reserved(
+        dev: &Device,
+        opts: &CellOptions,
+        events: usize,
+    ) -> Result<CellAnswers, EngineError> {
+        let mut answers = CellAnswers::default();
+        answers.reserve(dev, opts, events)?;
+        Ok(answers)
+    }
+
+    /// The page-locked area of each launch of a call of `events` events under `opts`,
+    /// allocated on `dev` where it is missing or too small.
+    fn reserve(
+        &mut self,
+        dev: &Device,
+        opts: &CellOptions,
+        events: usize,
+    ) -> Result<(), EngineError> {
+        for (i, l) in launches_of(opts, events).enumerate() {
+            let words = 2 * l.len() + room(4 * l.len());
+            if self.areas.get(i).is_none_or(|a| a.len() < words) {
+                let fresh = dev.alloc_host(room(words))?;
+                if i < self.areas.len() {
+                    self.areas[i] = fresh;
+                } else {
+                    self.areas.push(fresh);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 impl std::fmt::Debug for CellAnswers {

@@ -124,7 +124,7 @@ use ddm_region_kernels::tiled::{
 };
 use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
 use gpu_kernels::crew::Crew;
-use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, In, LaunchConfig};
+use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, In, Kernel, LaunchConfig};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 use std::sync::atomic::AtomicU64;
@@ -291,6 +291,58 @@ impl Approach {
     pub fn sorts(&self) -> bool {
         matches!(self, Approach::Sweep | Approach::Bisect)
     }
+
+    /// The kernels an engine of this approach launches to load a whole region set, count
+    /// and enumerate its pairs (the sorted tiles of small sets aside): what a program that
+    /// opens the GPU on a thread of its own loads there ([`Device::load_kernels`]), so
+    /// that the first count does not load them.
+    pub fn kernels(&self) -> Vec<Kernel> {
+        match self {
+            Approach::Sweep | Approach::Bisect => {
+                let mut k = vec![
+                    install_all::KERNEL,
+                    sweep_keys::KERNEL,
+                    radix_hist::KERNEL,
+                    radix_offsets::KERNEL,
+                    radix_scatter::KERNEL,
+                    sweep_gather::KERNEL,
+                    sweep_tasks::KERNEL,
+                    scan_reduce::KERNEL,
+                    scan_top::KERNEL,
+                    scan_down::KERNEL,
+                    sweep_plan::KERNEL,
+                    sweep_count_strided::KERNEL,
+                    sweep_count::KERNEL,
+                    sweep_emit::KERNEL,
+                ];
+                if *self == Approach::Bisect {
+                    k.extend([
+                        dim_candidates::KERNEL,
+                        end_keys::KERNEL,
+                        bisect_count::KERNEL,
+                    ]);
+                }
+                k
+            }
+            Approach::Region => vec![
+                clear_overlaps::KERNEL,
+                commit_updates::KERNEL,
+                match_region::KERNEL,
+                publish_step::KERNEL,
+            ],
+            Approach::Grid(_) => vec![
+                clear_overlaps::KERNEL,
+                commit_updates::KERNEL,
+                clear_and_unmap::KERNEL,
+                commit_and_compact::KERNEL,
+                unmap_regions::KERNEL,
+                compact_cells::KERNEL,
+                map_regions::KERNEL,
+                match_grid::KERNEL,
+                publish_step::KERNEL,
+            ],
+        }
+    }
 }
 
 /// How Phase 1 ("the information of updated regions is copied to the global memory of
@@ -348,6 +400,20 @@ pub struct StepTimes {
     pub wait_us: f64,
     /// The whole step, the answer's copy into a `Vec` included.
     pub total_us: f64,
+}
+
+/// Where the host's time of the last [`Engine::count`] went (host clock): a GPU's first
+/// count may pay what the later ones do not (kernels loaded, memory mapped).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CountTimes {
+    /// The bisect engine's sample for its sweep dimension (a launch and a wait); zero
+    /// when it was known, or in one dimension.
+    pub estimate: Duration,
+    /// The count's launches queued (on a GPU, recorded and replayed the first time, then
+    /// replayed).
+    pub queue: Duration,
+    /// Waiting for the device and reading the count back.
+    pub wait: Duration,
 }
 
 /// Where the host's time of the last whole-set [`Engine::load`] on the fast path went
@@ -582,6 +648,8 @@ pub struct Engine<'d> {
     slices: Slices,
     /// The last fast-path load's times.
     load_times: LoadTimes,
+    /// The last count's times.
+    count_times: CountTimes,
     /// Grid engine: run Phases 2-3's four kernels as two fused launches (default).
     fused: bool,
     /// The last step's times, and when its staging ended.
@@ -715,6 +783,7 @@ impl<'d> Engine<'d> {
             slices: Slices::Paper,
             fused: true,
             load_times: LoadTimes::default(),
+            count_times: CountTimes::default(),
             times: StepTimes::default(),
             staged_at: None,
         };
@@ -728,6 +797,42 @@ impl<'d> Engine<'d> {
             e.sweep = Some(e.sweep_state()?);
         }
         Ok(e)
+    }
+
+    /// About the device memory [`Engine::new`] allocates for these sizes (for the sorting
+    /// engines, their sort's and sweep's state included; not the windows of pairs an
+    /// enumeration grows): what a program that opens the GPU on a thread of its own
+    /// takes there ahead ([`Device::reserve`]) once it knows the sizes.
+    ///
+    /// ```
+    /// use ddm_region::{Approach, Engine};
+    /// // 1M 2-D regions: the table and the sorts' buffers, some 100 bytes a region.
+    /// let bytes = Engine::device_bytes(&Approach::Bisect, 2, 500_000, 500_000);
+    /// assert!(bytes > 100_000_000 && bytes < 200_000_000);
+    /// ```
+    pub fn device_bytes(approach: &Approach, dims: usize, n_pub: u32, n_sub: u32) -> u64 {
+        let (np, ns, d) = (n_pub as u64, n_sub as u64, dims as u64);
+        let n = np + ns;
+        // The region table: bounds, alive, epoch, dirty; the staging copies and records.
+        let table = n * (8 * d + 12) + n * (8 + 8 * d + 8);
+        let rest = match approach {
+            Approach::Sweep | Approach::Bisect => {
+                // Keys and values twice, the sorted ranges, task starts and offsets.
+                let sweep = 16 * n + 8 * n * d + 16 * n;
+                // The bisect engine's end points: both ends of each subscription, sorted.
+                let ends = if *approach == Approach::Bisect {
+                    32 * ns
+                } else {
+                    0
+                };
+                sweep + ends
+            }
+            Approach::Region | Approach::Grid(_) => {
+                let (pub_words, sub_words) = (np.div_ceil(32), ns.div_ceil(32));
+                4 * (np * sub_words + ns * pub_words) + 8 * 2 * n
+            }
+        };
+        table + rest
     }
 
     /// An engine holding `set`'s regions, matched (the first step adds them all).

@@ -299,6 +299,88 @@ impl Gpu {
         })
     }
 
+    /// Loads the code of the kernels `names` onto the device now (`cuFuncLoad`), not at
+    /// each one's first launch as the driver's lazy loading would.
+    pub(crate) fn load_kernels(&self, names: &[&'static str]) -> Result<(), GpuError> {
+        self.bind()?;
+        for &name in names {
+            let f = self.function(name, 0)?;
+            // SAFETY: `f` is a function of the loaded module (alive as long as `self`).
+            unsafe { cudarc::driver::sys::cuFuncLoad(f) }
+                .result()
+                .map_err(driver(format!("loading the kernel `{name}` (cuFuncLoad)")))?;
+        }
+        Ok(())
+    }
+
+    /// Loads the code of every kernel of the module onto the device now; returns how
+    /// many it holds.
+    pub(crate) fn load_all_kernels(&self) -> Result<usize, GpuError> {
+        use cudarc::driver::sys;
+        self.bind()?;
+        let mut count: std::ffi::c_uint = 0;
+        // SAFETY: `count` is a valid out-pointer; the module is loaded (alive as `self`).
+        unsafe { sys::cuModuleGetFunctionCount(&mut count, self.module) }
+            .result()
+            .map_err(driver("cuModuleGetFunctionCount"))?;
+        let mut fns: Vec<CUfunction> = vec![std::ptr::null_mut(); count as usize];
+        // SAFETY: `fns` has room for `count` handles, the number the module holds.
+        unsafe { sys::cuModuleEnumerateFunctions(fns.as_mut_ptr(), count, self.module) }
+            .result()
+            .map_err(driver("cuModuleEnumerateFunctions"))?;
+        for f in fns {
+            // SAFETY: `f` is a function of the loaded module, as enumerated above.
+            unsafe { sys::cuFuncLoad(f) }
+                .result()
+                .map_err(driver("loading a kernel (cuFuncLoad)"))?;
+        }
+        Ok(count as usize)
+    }
+
+    /// Makes the device's stream-ordered allocator keep the memory freed to it (its
+    /// release threshold set to the largest value), then grows its pool by `bytes`: one
+    /// allocation, freed at once, so that the next allocations up to that size take
+    /// memory the pool already holds. False where the device has no such allocator.
+    pub(crate) fn reserve(&self, bytes: usize) -> Result<bool, GpuError> {
+        use cudarc::driver::sys;
+        if !self.ctx.has_async_alloc() {
+            return Ok(false);
+        }
+        self.bind()?;
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        // SAFETY: `pool` is a valid out-pointer; the device is the context's.
+        unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, self.ctx.cu_device()) }
+            .result()
+            .map_err(driver("cuDeviceGetDefaultMemPool"))?;
+        let mut keep = u64::MAX;
+        // SAFETY: the release threshold's value is a `cuuint64_t`, read through the
+        // pointer during the call.
+        unsafe {
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut keep as *mut u64 as *mut c_void,
+            )
+        }
+        .result()
+        .map_err(driver("cuMemPoolSetAttribute (release threshold)"))?;
+        if bytes > 0 {
+            let stream = self.stream.cu_stream();
+            let mut ptr = 0;
+            // SAFETY: `ptr` is a valid out-pointer; the allocation is freed just below, on
+            // the same stream, and never used.
+            unsafe { sys::cuMemAllocAsync(&mut ptr, bytes, stream) }
+                .result()
+                .map_err(|e| self.async_error("reserving device memory", e))?;
+            // SAFETY: `ptr` was allocated on `stream` just above; nothing uses it.
+            unsafe { sys::cuMemFreeAsync(ptr, stream) }
+                .result()
+                .map_err(|e| self.async_error("reserving device memory", e))?;
+            self.synchronize()?;
+        }
+        Ok(true)
+    }
+
     /// Streaming multiprocessors (1 when the driver does not say).
     pub(crate) fn sm_count(&self) -> u32 {
         use cudarc::driver::sys::CUdevice_attribute;

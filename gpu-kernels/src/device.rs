@@ -1042,6 +1042,61 @@ impl Device {
         }
     }
 
+    /// Loads the code of `kernels` onto the GPU now, rather than at each one's first
+    /// launch (the driver loads a module's kernels lazily): a program that opens the
+    /// device on its own thread does it there, before the work that launches them. The
+    /// emulator has nothing to load.
+    ///
+    /// ```
+    /// use gpu_kernels::{kernel, Device};
+    /// kernel! {
+    ///     pub fn nothing(n: u32) {}
+    /// }
+    /// fn main() -> Result<(), gpu_kernels::GpuError> {
+    ///     Device::emulator().load_kernels(&[nothing::KERNEL])
+    /// }
+    /// ```
+    pub fn load_kernels(&self, kernels: &[Kernel]) -> Result<(), GpuError> {
+        match &self.backend {
+            Backend::Emu => {
+                let _ = kernels;
+                Ok(())
+            }
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => {
+                let names: Vec<&'static str> = kernels.iter().map(|k| k.name).collect();
+                g.load_kernels(&names)
+            }
+        }
+    }
+
+    /// [`Device::load_kernels`] for every kernel of the device's module; returns how many
+    /// it holds (0 on the emulator).
+    pub fn load_all_kernels(&self) -> Result<usize, GpuError> {
+        match &self.backend {
+            Backend::Emu => Ok(0),
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => g.load_all_kernels(),
+        }
+    }
+
+    /// Keeps the device memory this process's buffers free for its next buffers (the
+    /// driver would hand it back at each synchronisation) and takes `bytes` of it now:
+    /// the buffers then allocated, up to that size in all, take memory already mapped,
+    /// so a program that opens the device on its own thread pays the mapping there.
+    /// Returns whether the device has the pool (a GPU with stream-ordered allocation);
+    /// the emulator has none.
+    pub fn reserve(&self, bytes: usize) -> Result<bool, GpuError> {
+        match &self.backend {
+            Backend::Emu => {
+                let _ = bytes;
+                Ok(false)
+            }
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => g.reserve(bytes),
+        }
+    }
+
     /// Bytes held by this device's live buffers.
     pub fn allocated_bytes(&self) -> usize {
         self.allocated.load(Ordering::Relaxed)

@@ -17,7 +17,7 @@ use ccm::layout::Tables;
 use ccm::text::TextWindow;
 use ccm::workload::{generate, NameDist, Params};
 use ccm::Subscription;
-use ccm::{Ccm, Config, EventBatch, GpuIndex, IndexConfig, InterfaceId, MultiIndex};
+use ccm::{Ccm, Config, EventBatch, GpuIndex, IndexConfig, IndexPlan, InterfaceId, MultiIndex};
 use gpu_kernels::Device;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -566,11 +566,11 @@ fn match_cmd(
     let dev = match engine {
         Some(CcmEngine::Sff | CcmEngine::Index | CcmEngine::Hybrid) => None,
         Some(CcmEngine::Emu | CcmEngine::EmuIndex) => Some(DeviceSource::Ready(Device::emulator())),
-        Some(CcmEngine::Gpu | CcmEngine::GpuIndex) => {
-            Some(DeviceSource::Opening(GpuOpening::start(device, ccm::PTX)))
-        }
+        Some(CcmEngine::Gpu | CcmEngine::GpuIndex) => Some(DeviceSource::Opening(
+            GpuOpening::start_loaded(device, ccm::PTX),
+        )),
         None => {
-            let opening = GpuOpening::start(device, ccm::PTX);
+            let opening = GpuOpening::start_loaded(device, ccm::PTX);
             if opening.likely_present() {
                 Some(DeviceSource::Default(opening))
             } else {
@@ -618,14 +618,22 @@ fn match_cmd(
                         super::AHEAD_WINDOWS,
                     )?)
                 };
+                // The pruning index over each window (smaller launches on the emulator),
+                // partitioned on the host while the GPU opens; uploaded once it is open.
+                let cfg = IndexConfig::for_gpu(source.is_gpu());
+                let t = Instant::now();
+                let plan = IndexPlan::new(tables, cfg);
+                stats.add(
+                    "partition the index",
+                    t.elapsed(),
+                    "(on the host, while the GPU opens)".into(),
+                );
                 let Some(dev) = source.get(&mut stats, subs_path)? else {
-                    drop((tables, early));
+                    drop((plan, early));
                     break 'stream match_cpu(subs_path, events_path, cpu, window, &mut stats)?;
                 };
-                // The pruning index over each window; smaller launches on the emulator.
-                let cfg = IndexConfig::for_device(&dev);
                 let t = Instant::now();
-                let mut index = GpuIndex::from_tables(&dev, tables, cfg).map_err(|e| match e {
+                let mut index = GpuIndex::from_plan(&dev, plan).map_err(|e| match e {
                     ccm::CcmError::Layout(l) => bad_input(l),
                     other => anyhow::Error::new(other),
                 })?;
@@ -634,7 +642,7 @@ fn match_cmd(
                     index.set_encode_threads(stage_threads);
                 }
                 stats.add(
-                    "build the index",
+                    "upload the index",
                     t.elapsed(),
                     format!(
                         "(pruning index, {:.1} MB on the device)",

@@ -159,15 +159,25 @@ fn match_cmd(
     let small = engine.is_none()
         && devices.is_none()
         && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() < GPU_FROM_BYTES);
+    // The sizes of the regions loaded, for the opening thread's warm-up (dropped
+    // unsent when the load fails: the warm-up then reserves nothing).
+    let (sizes_tx, sizes) = std::sync::mpsc::sync_channel(1);
+    let open = |approach: Option<Approach>| match approach {
+        Some(a) => super::GpuOpening::start_warmed(device, ddm_region::PTX, warm(a, sizes)),
+        None => super::GpuOpening::start(device, ddm_region::PTX),
+    };
     let mut opening = match (engine, devices) {
         (None, None) if small => None,
-        (None, None) => Some(super::GpuOpening::start(device, ddm_region::PTX)),
-        (Some(e), None) if on_gpu(e) => Some(super::GpuOpening::start(device, ddm_region::PTX)),
+        (None, None) => Some(open(Some(Approach::Bisect))),
+        (Some(D::GpuBisect), None) => Some(open(Some(Approach::Bisect))),
+        (Some(D::GpuSweep), None) => Some(open(Some(Approach::Sweep))),
+        (Some(e), None) if on_gpu(e) => Some(open(None)),
         _ => None,
     };
     let set = stats.time("load", || {
         ddm_region::io::read_regions(path).map_err(bad_input)
     })?;
+    let _ = sizes_tx.send((set.dims(), set.n_pub(), set.n_sub()));
     let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
     let note = format!(
         "({} publications, {} subscriptions, {} dimensions, on all cores)",
@@ -298,7 +308,9 @@ fn match_cmd(
         .context("opening the GPU (use --engine bisect or sbm for the CPU)")?,
         (false, _) => Device::emulator(),
     };
-    let mut e = Engine::new(&dev, approach, set.dims(), set.n_pub(), set.n_sub())?;
+    let mut e = stats.time("allocate the engine", || {
+        Engine::new(&dev, approach, set.dims(), set.n_pub(), set.n_sub())
+    })?;
     e.set_slices(slices);
     // The upload is the sorting engines' whole step (Phase 1); the paper's engines match
     // while adding, so their step is timed as matching.
@@ -343,6 +355,14 @@ fn match_cmd(
         }
     } else {
         let n = stats.time("match", || e.count())?;
+        let c = e.last_count_times();
+        for (phase, d) in [
+            ("match: dimension estimate", c.estimate),
+            ("match: launches queued", c.queue),
+            ("match: wait + read back", c.wait),
+        ] {
+            stats.add(phase, d, String::new());
+        }
         writeln!(out, "{n}")?;
         n
     };
@@ -353,6 +373,34 @@ fn match_cmd(
     super::keep_until_exit(e);
     super::keep_until_exit(dev);
     Ok((n, bytes))
+}
+
+/// The warm-up of `ddm match`'s GPU, on its opening thread (while the regions load): the
+/// kernels of `approach` loaded, then, once the load has sent the regions' sizes, the
+/// device memory the engine will allocate taken into the allocator's pool. Without it the
+/// command's first count and its engine's allocations paid both after the load.
+fn warm(approach: Approach, sizes: std::sync::mpsc::Receiver<(usize, u32, u32)>) -> super::Warm {
+    Box::new(move |dev: &Device| {
+        let mut phases = Vec::new();
+        let t = std::time::Instant::now();
+        let kernels = approach.kernels();
+        let note = match dev.load_kernels(&kernels) {
+            Ok(()) => format!("({} kernels)", kernels.len()),
+            Err(e) => format!("(not done: {e})"),
+        };
+        phases.push(("open: kernels loaded", t.elapsed(), note));
+        if let Ok((dims, n_pub, n_sub)) = sizes.recv() {
+            let t = std::time::Instant::now();
+            let bytes = Engine::device_bytes(&approach, dims, n_pub, n_sub);
+            let note = match dev.reserve(bytes as usize) {
+                Ok(true) => format!("({:.1} MB)", bytes as f64 / 1e6),
+                Ok(false) => "(no stream-ordered allocator)".to_string(),
+                Err(e) => format!("(not done: {e})"),
+            };
+            phases.push(("open: device memory taken", t.elapsed(), note));
+        }
+        phases
+    })
 }
 
 /// Writes one `pub_id,sub_id` line per pair: formatted on all cores in chunks, written

@@ -87,12 +87,59 @@ pub fn fallback_note(e: &gpu_kernels::GpuError, cpu: &str, gpu: &str) {
 /// run take 0.2-1 s, as long as loading a large input, and need nothing from it.
 pub struct GpuOpening {
     present: std::sync::mpsc::Receiver<bool>,
-    thread: std::thread::JoinHandle<(Result<gpu_kernels::Device, gpu_kernels::GpuError>, Duration)>,
+    thread: std::thread::JoinHandle<Opened>,
+}
+
+/// What the opening thread hands back: the device (or why not), the opening's time, and
+/// the phases of the warm-up that followed it.
+type Opened = (
+    Result<gpu_kernels::Device, gpu_kernels::GpuError>,
+    Duration,
+    Vec<WarmPhase>,
+);
+
+/// A phase of the work done on the opening thread once the device is open ([`Warm`]):
+/// its name in `--stats`, its time and a note.
+pub type WarmPhase = (&'static str, Duration, String);
+
+/// Work on the freshly opened device, on the opening thread, before the command takes
+/// the device: what the command's first launches would otherwise pay after the load
+/// (kernels loaded, device memory mapped). Returns its phases for `--stats`; it must
+/// not fail the command (the work it skips is done later, at first use).
+pub type Warm = Box<dyn FnOnce(&gpu_kernels::Device) -> Vec<WarmPhase> + Send>;
+
+/// The warm-up phase that loads every kernel of the device's module
+/// ([`gpu_kernels::Device::load_all_kernels`]), rather than each at its first launch
+/// inside the stream.
+pub fn load_all_kernels(dev: &gpu_kernels::Device) -> WarmPhase {
+    let t = Instant::now();
+    let note = match dev.load_all_kernels() {
+        Ok(n) => format!("({n} kernels)"),
+        Err(e) => format!("(not done: {e})"),
+    };
+    ("open: kernels loaded", t.elapsed(), note)
 }
 
 impl GpuOpening {
     /// Starts opening GPU `ordinal` with the module `ptx` (a crate's `PTX`).
     pub fn start(ordinal: usize, ptx: &'static str) -> GpuOpening {
+        GpuOpening::start_warmed(ordinal, ptx, Box::new(|_| Vec::new()))
+    }
+
+    /// [`GpuOpening::start`], then every kernel of `ptx` loaded on the same thread
+    /// ([`load_all_kernels`]): the stream's first launches do not load them.
+    pub fn start_loaded(ordinal: usize, ptx: &'static str) -> GpuOpening {
+        GpuOpening::start_warmed(ordinal, ptx, Box::new(|d| vec![load_all_kernels(d)]))
+    }
+
+    /// [`GpuOpening::start`], then `warm` on the open device, on the same thread; not
+    /// when the environment sets `HARNESS_NO_WARM` (to measure what the warm-up saves:
+    /// its work is then paid at first use).
+    pub fn start_warmed(ordinal: usize, ptx: &'static str, warm: Warm) -> GpuOpening {
+        let warm = match std::env::var_os("HARNESS_NO_WARM") {
+            Some(_) => Box::new(|_: &gpu_kernels::Device| Vec::new()),
+            None => warm,
+        };
         let (tx, present) = std::sync::mpsc::sync_channel(1);
         GpuOpening {
             present,
@@ -100,7 +147,12 @@ impl GpuOpening {
                 let t = Instant::now();
                 let _ = tx.send(gpu_kernels::Device::gpu_count() > ordinal);
                 let r = gpu_kernels::Device::gpu(ordinal, ptx);
-                (r, t.elapsed())
+                let took = t.elapsed();
+                let phases = match &r {
+                    Ok(dev) => warm(dev),
+                    Err(_) => Vec::new(),
+                };
+                (r, took, phases)
             }),
         }
     }
@@ -128,7 +180,7 @@ impl GpuOpening {
     /// time (which overlapped loading) and how long the command then waited for it.
     pub fn wait(self, stats: &mut Stats) -> Result<gpu_kernels::Device, gpu_kernels::GpuError> {
         let t = Instant::now();
-        let (r, took) = match self.thread.join() {
+        let (r, took, warmed) = match self.thread.join() {
             Ok(r) => r,
             Err(panic) => std::panic::resume_unwind(panic),
         };
@@ -137,6 +189,9 @@ impl GpuOpening {
             took,
             "(own thread, while the input loads)".into(),
         );
+        for (phase, d, note) in warmed {
+            stats.add(phase, d, note);
+        }
         stats.add("waiting for the GPU", t.elapsed(), String::new());
         r
     }
