@@ -402,6 +402,18 @@ pub struct StepTimes {
     pub total_us: f64,
 }
 
+/// Where [`Engine::new`]'s time went (host clock): on a GPU, allocations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NewTimes {
+    /// The region table's device buffers (zeroed).
+    pub device: Duration,
+    /// Page-locked host buffers and the batches' keys (the paper's engines' Phase 1
+    /// staging; a sorting engine's is made at its first step).
+    pub host: Duration,
+    /// The rest: a sorting engine's sort and sweep state, a grid engine's cells.
+    pub rest: Duration,
+}
+
 /// Where the host's time of the last [`Engine::count`] went (host clock): a GPU's first
 /// count may pay what the later ones do not (kernels loaded, memory mapped).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -420,6 +432,9 @@ pub struct CountTimes {
 /// (host clock, microseconds).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LoadTimes {
+    /// Making the page-locked staging of the ranges (a sorting engine's first load; none
+    /// with [`Engine::set_pageable_load`]).
+    pub staging_us: f64,
     /// Filling the page-locked staging, chunk by chunk (all host threads), summed.
     pub fill_us: f64,
     /// Waiting, after the last fill and the install kernel's launch, for the copies
@@ -648,6 +663,10 @@ pub struct Engine<'d> {
     slices: Slices,
     /// The last fast-path load's times.
     load_times: LoadTimes,
+    /// [`Engine::new`]'s times.
+    new_times: NewTimes,
+    /// Whether a fast-path load copies from the set's own memory ([`Engine::set_pageable_load`]).
+    pageable_load: bool,
     /// The last count's times.
     count_times: CountTimes,
     /// Grid engine: run Phases 2-3's four kernels as two fused launches (default).
@@ -702,6 +721,11 @@ impl<'d> Engine<'d> {
                 "the overlap bit matrices of {n_pub} x {n_sub} regions take {matrix_bytes} bytes (at most {MAX_MATRIX_BYTES}); use the sweep engine"
             )));
         }
+        let started = Instant::now();
+        // The step's state (Phase 1's staging, the records, the batches' keys): a
+        // sorting engine makes it at its first step, as its whole-set load needs none of
+        // it (and the page-locked staging of the load's ranges at its first load).
+        let step_n = if approach.sorts() { 0 } else { n };
         let bounds = dev.alloc::<Range>((n * dims).max(1))?;
         let alive = dev.alloc::<u32>(n.max(1))?;
         let epoch = dev.alloc::<u32>(n.max(1))?;
@@ -739,6 +763,18 @@ impl<'d> Engine<'d> {
             _pad: 0,
         };
         let table = dev.upload(&[host])?;
+        let staging_dev = dev.alloc(step_n.max(1))?;
+        let staging_ranges_dev = dev.alloc((step_n * dims).max(1))?;
+        let updates = dev.alloc(step_n.max(1))?;
+        let device_done = Instant::now();
+        let status_host = dev.alloc_host(2)?;
+        let pairs_host = dev.alloc_host(if paper { pair_cap as usize } else { 1 })?;
+        let staging = dev.alloc_host(step_n.max(1))?;
+        let staging_ranges = dev.alloc_host((step_n * dims).max(1))?;
+        // Written now (not left to fault in during the first, timed, step); any key
+        // below 1 << 32 is older than every batch.
+        let last = (0..step_n).map(|_| AtomicU64::new(1)).collect();
+        let host_done = Instant::now();
         let mut e = Engine {
             dev,
             approach: approach.clone(),
@@ -755,19 +791,18 @@ impl<'d> Engine<'d> {
             _dirty: dirty,
             pairs,
             status,
-            status_host: dev.alloc_host(2)?,
-            pairs_host: dev.alloc_host(if paper { pair_cap as usize } else { 1 })?,
-            staging: dev.alloc_host(n.max(1))?,
-            staging_ranges: dev.alloc_host((n * dims).max(1))?,
-            staging_dev: dev.alloc(n.max(1))?,
-            staging_ranges_dev: dev.alloc((n * dims).max(1))?,
+            status_host,
+            pairs_host,
+            staging,
+            staging_ranges,
+            staging_dev,
+            staging_ranges_dev,
             phase1: Phase1::Copy,
-            updates: dev.alloc(n.max(1))?,
+            pageable_load: false,
+            updates,
             grid: None,
             sweep: None,
-            // Written now (not left to fault in during the first, timed, step); any key
-            // below 1 << 32 is older than every batch.
-            last: (0..n).map(|_| AtomicU64::new(1)).collect(),
+            last,
             threads: rayon::current_num_threads(),
             stage_crew: (STAGE_CREW_HELPERS, STAGE_CREW_WAIT),
             next_crew: None,
@@ -783,6 +818,7 @@ impl<'d> Engine<'d> {
             slices: Slices::Paper,
             fused: true,
             load_times: LoadTimes::default(),
+            new_times: NewTimes::default(),
             count_times: CountTimes::default(),
             times: StepTimes::default(),
             staged_at: None,
@@ -796,7 +832,58 @@ impl<'d> Engine<'d> {
             // an enumeration allocates nothing (but a larger enumeration window).
             e.sweep = Some(e.sweep_state()?);
         }
+        let sweep_done = Instant::now();
+        e.new_times = NewTimes {
+            device: device_done - started,
+            host: host_done - device_done,
+            rest: sweep_done - host_done,
+        };
         Ok(e)
+    }
+
+    /// Makes the step's state of a sorting engine at its first step (the others make it
+    /// in [`Engine::new`]): Phase 1's page-locked staging of records and ranges, their
+    /// device copies, the records on the device, the batches' keys.
+    pub(super) fn make_step_room(&mut self) -> Result<(), DdmError> {
+        let n = (self.n_pub + self.n_sub) as usize;
+        if self.last.len() == n {
+            return Ok(());
+        }
+        self.make_staging_ranges()?;
+        let dev = self.dev;
+        self.staging = dev.alloc_host(n.max(1))?;
+        self.staging_dev = dev.alloc(n.max(1))?;
+        self.staging_ranges_dev = dev.alloc((n * self.dims).max(1))?;
+        self.updates = dev.alloc(n.max(1))?;
+        self.last = (0..n).map(|_| AtomicU64::new(1)).collect();
+        Ok(())
+    }
+
+    /// Makes the page-locked staging of every region's ranges where it is still missing
+    /// (a sorting engine's, at its first load or step); returns whether it was made now.
+    pub(super) fn make_staging_ranges(&mut self) -> Result<bool, DdmError> {
+        let n = (self.n_pub + self.n_sub) as usize * self.dims;
+        if self.staging_ranges.len() >= n.max(1) {
+            return Ok(false);
+        }
+        // (The previous kernels and copies are done with the old one: it is one element.)
+        self.dev.synchronize()?;
+        self.staging_ranges = self.dev.alloc_host(n.max(1))?;
+        Ok(true)
+    }
+
+    /// Where [`Engine::new`]'s time went (host clock).
+    pub fn new_times(&self) -> NewTimes {
+        self.new_times
+    }
+
+    /// Sorting engines: whether [`Engine::load`] copies the set's ranges to the device
+    /// straight from the set's memory (`true`: the driver stages the pageable memory
+    /// itself, no page-locked staging is made) or through the engine's page-locked
+    /// staging, filled on all host threads while the previous chunk is copied (`false`,
+    /// the default). The same table either way.
+    pub fn set_pageable_load(&mut self, on: bool) {
+        self.pageable_load = on;
     }
 
     /// About the device memory [`Engine::new`] allocates for these sizes (for the sorting

@@ -311,7 +311,20 @@ fn match_cmd(
     let mut e = stats.time("allocate the engine", || {
         Engine::new(&dev, approach, set.dims(), set.n_pub(), set.n_sub())
     })?;
+    let nt = e.new_times();
+    stats.add(
+        "allocate the engine",
+        std::time::Duration::ZERO,
+        format!(
+            "(device {:.4} s, page-locked {:.4}, sort state {:.4})",
+            nt.device.as_secs_f64(),
+            nt.host.as_secs_f64(),
+            nt.rest.as_secs_f64()
+        ),
+    );
     e.set_slices(slices);
+    // (A measurement's switch: the load's ranges copied from the set's own memory.)
+    e.set_pageable_load(std::env::var_os("HARNESS_DDM_PAGEABLE").is_some());
     // The upload is the sorting engines' whole step (Phase 1); the paper's engines match
     // while adding, so their step is timed as matching.
     let phase = if e.approach().sorts() {
@@ -324,6 +337,19 @@ fn match_cmd(
         dev.synchronize()?;
         Ok(())
     })?;
+    if e.approach().sorts() {
+        let lt = e.last_load_times();
+        stats.add(
+            phase,
+            std::time::Duration::ZERO,
+            format!(
+                "(page-locked staging made {:.4} s, fills {:.4}, copies after the fills {:.4})",
+                lt.staging_us / 1e6,
+                lt.fill_us / 1e6,
+                lt.drain_us / 1e6
+            ),
+        );
+    }
     let n = if want_pairs {
         if e.approach().sorts() {
             // Streamed in windows: any number of pairs; each window ordered.
