@@ -1347,6 +1347,10 @@ impl Built {
     }
 }
 
+/// Staging areas a call's pipeline has in use at most: the launch being queued, the one
+/// on the device, the next one being staged ([`GpuIndex::prepare_for`]).
+const STAGING_AREAS: usize = 3;
+
 /// No built filter at a tables slot ([`GpuIndex`]'s `at`).
 const NOT_BUILT: u32 = u32::MAX;
 
@@ -1667,6 +1671,32 @@ impl<'d> GpuIndex<'d> {
         out: &mut Answers,
     ) -> Result<(), CcmError> {
         self.match_batch_into(&EventBatch::from_events(events), out)
+    }
+
+    /// Readies the index for a stream of batches like `sample` before its first call:
+    /// the queues made, and the three staging areas a call's pipeline uses with room for
+    /// full launches of events like the sample's (as many attributes an event, with
+    /// slack), which the first call would otherwise allocate (page-locked) between its
+    /// launches. A launch that needs more grows its area as before. Returns the areas
+    /// made.
+    pub fn prepare_for(&mut self, sample: &EventBatch) -> Result<usize, CcmError> {
+        if self.queues.is_none() {
+            self.queues = Some(Queues::new(self.dev)?);
+        }
+        let n = sample.len();
+        if n == 0 {
+            return Ok(0);
+        }
+        let per = self.launch_events();
+        let full = sample.attr_range(0..n).len().saturating_mul(per) / n;
+        let input = &self.queues.as_ref().expect("made").input;
+        let mut made = 0;
+        while self.staging.len() < STAGING_AREAS {
+            let area = HostBufs::alloc(self.dev, input, (per + 1, full.max(1)))?;
+            self.staging.push(area);
+            made += 1;
+        }
+        Ok(made)
     }
 
     /// Gives this index a pool of its own of `threads` threads to stage launches on and

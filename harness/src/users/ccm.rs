@@ -654,10 +654,21 @@ fn match_cmd(
                 // matched into another.
                 let (back, given_back) = std::sync::mpsc::channel();
                 let mut made = 0;
-                let reading = match early {
+                let mut reading = match early {
                     Some(r) => r,
                     None => super::Reading::start_text(events_path, window, parse_window, 1)?,
                 };
+                // The launches' page-locked staging made before the stream, sized from
+                // its first window (parsed while the GPU opened).
+                if let Some(first) = reading.first() {
+                    let t = Instant::now();
+                    let made = index.prepare_for(&first.batch)?;
+                    stats.add(
+                        "page-locked staging",
+                        t.elapsed(),
+                        format!("({made} areas, made before the stream)"),
+                    );
+                }
                 let done = reading.run(
                     |evs: &Events| {
                         let mut answers =

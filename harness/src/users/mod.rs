@@ -512,6 +512,8 @@ pub struct Reading<B> {
     t0: Instant,
     /// Windows handed to the channel so far.
     sent: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// The first window, once [`Reading::first`] has taken it from the channel.
+    first: Option<anyhow::Result<Window<B>>>,
 }
 
 impl<B: Events> Reading<B> {
@@ -608,6 +610,20 @@ impl<B: Events> Reading<B> {
             producer,
             t0,
             sent,
+            first: None,
+        }
+    }
+
+    /// The first window's good events, waiting for it to be parsed (`None` for an empty
+    /// stream, or an error, which [`Reading::run`] reports): what the engine can size its
+    /// buffers from before the stream's time runs.
+    pub fn first(&mut self) -> Option<&B> {
+        if self.first.is_none() {
+            self.first = Some(self.rx.recv().ok()?);
+        }
+        match &self.first {
+            Some(Ok(w)) => Some(&w.good),
+            _ => None,
         }
     }
 
@@ -625,6 +641,7 @@ impl<B: Events> Reading<B> {
             producer,
             t0: started,
             sent,
+            mut first,
         } = self;
         // The stream's time runs from here, when matching can begin.
         let t0 = Instant::now();
@@ -657,7 +674,9 @@ impl<B: Events> Reading<B> {
             let matched = (|| -> anyhow::Result<()> {
                 loop {
                     let t = Instant::now();
-                    let Ok(msg) = rx.recv() else { return Ok(()) };
+                    let Some(msg) = first.take().or_else(|| rx.recv().ok()) else {
+                        return Ok(());
+                    };
                     waited += t.elapsed();
                     let w = msg?;
                     done.bytes += w.bytes as u64;
