@@ -6,7 +6,8 @@
 # their index on the host while the GPU opens) against `base` ($BIN/harness-base, main
 # before it), several rounds alternating (round 0 a warm-up), every output's md5 kept.
 # Variants of `new` by environment: HARNESS_NO_WARM=1 (no warm-up on the opening
-# thread), HARNESS_DDM_PAGEABLE=1 (`ddm match` copies the regions from the set's own
+# thread), HARNESS_NO_WARM_COUNT=1 (`ddm match`'s warm-up without its count of a few
+# regions), HARNESS_DDM_PAGEABLE=1 (`ddm match` copies the regions from the set's own
 # memory, no page-locked staging), CUDA_MODULE_LOADING=EAGER (the driver loads every
 # kernel with the module).
 #
@@ -88,6 +89,7 @@ for r in 0 1 2 3 4 5; do
     run ddm-new "$r" 0 - "$H" "${D[@]}" --engine gpu-bisect
     run ddm-new-nowarm "$r" 0 HARNESS_NO_WARM=1 "$H" "${D[@]}" --engine gpu-bisect
     run ddm-new-pageable "$r" 0 HARNESS_DDM_PAGEABLE=1 "$H" "${D[@]}" --engine gpu-bisect
+    run ddm-new-nocount "$r" 0 HARNESS_NO_WARM_COUNT=1 "$H" "${D[@]}" --engine gpu-bisect
     run ddm-new-nowarm-eager "$r" 0 "HARNESS_NO_WARM=1 CUDA_MODULE_LOADING=EAGER" "$H" "${D[@]}" --engine gpu-bisect
     run ddm-base "$r" 0 - "$B" "${D[@]}" --engine gpu-bisect
     run ddm-sbm "$r" 0 - "$H" "${D[@]}" --engine sbm
@@ -104,7 +106,7 @@ C=(ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl")
 L=(clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl")
 XB=(xml filter --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml)
 XT=(xml filter --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml)
-for r in 0 1 2 3; do
+for r in 0 1 2 3 4; do
     run ccm-new "$r" 0 - "$H" "${C[@]}"
     run ccm-new-nowarm "$r" 0 HARNESS_NO_WARM=1 "$H" "${C[@]}"
     run ccm-base "$r" 0 - "$B" "${C[@]}"

@@ -922,6 +922,43 @@ impl<'d> Engine<'d> {
         table + rest
     }
 
+    /// Counts (and, with `pairs`, enumerates) the pairs of a few regions in `dims`
+    /// dimensions on a throwaway engine of `approach`, swept as a large set's are (not in
+    /// tiles): what a program that opens the GPU on a thread of its own runs there, so
+    /// that its own engine's first count does not pay the first launches of the count's
+    /// kernels, nor the driver's first recording. Returns the count.
+    ///
+    /// ```
+    /// use ddm_region::{Approach, Device, Engine};
+    /// // 64 publications and 64 subscriptions, region i over [i, i + 8) in each
+    /// // dimension: i and j overlap when |i - j| < 8.
+    /// let dev = Device::emulator();
+    /// assert_eq!(Engine::warm_up(&dev, Approach::Bisect, 2, true)?, 904);
+    /// # Ok::<(), ddm_region::DdmError>(())
+    /// ```
+    pub fn warm_up(
+        dev: &Device,
+        approach: Approach,
+        dims: usize,
+        pairs: bool,
+    ) -> Result<u64, DdmError> {
+        const REGIONS: u32 = 64;
+        let mut set = RegionSet::new(dims)?;
+        for i in 0..REGIONS {
+            let r = vec![Range { lo: i, hi: i + 8 }; dims];
+            set.push(Kind::Publication, i as u64, &r)?;
+            set.push(Kind::Subscription, i as u64, &r)?;
+        }
+        let mut e = Engine::new(dev, approach, dims, REGIONS, REGIONS)?;
+        e.set_tiled_max(0);
+        e.load(&set)?;
+        let n = e.count()?;
+        if pairs {
+            e.pairs()?;
+        }
+        Ok(n)
+    }
+
     /// An engine holding `set`'s regions, matched (the first step adds them all).
     ///
     /// The three approaches give the same pairs; ranges are half-open, so touching
