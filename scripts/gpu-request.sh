@@ -15,7 +15,8 @@
 #
 # Self-contained (nothing else of the repository needed). Writes $OUT/runs.txt (each
 # run's --stats), $OUT/runs.csv (label,round,wall_s,rc,md5,phase,seconds) and
-# $OUT/info.txt. About 60 s; every step under `timeout`, the whole under 150 s.
+# $OUT/info.txt, and $OUT/sanitizer.txt (compute-sanitizer over the new paths, when time
+# is left). About 90 s; every step under `timeout`, the whole under 150 s.
 set -uo pipefail
 BIN=${BIN:?BIN: the directory holding harness and harness-base}
 OUT=${OUT:-out}
@@ -29,7 +30,7 @@ CSV=$OUT/runs.csv
 : > "$LOG"
 echo "label,round,wall_s,rc,md5,phase,seconds" > "$CSV"
 T0=$(date +%s)
-left() { echo $((140 - ($(date +%s) - T0))); }
+left() { echo $((145 - ($(date +%s) - T0))); }
 {
     echo "gpu-request: $(date -u +%FT%TZ), $(nproc) cores"
     command -v nvidia-smi > /dev/null &&
@@ -122,4 +123,28 @@ run ccm-hybrid 1 0 - "$H" "${C[@]}" --engine hybrid
 run clcb-grid 1 0 - "$H" "${L[@]}" --engine grid
 run xml-big-lazy 1 0 - "$H" "${XB[@]}" --engine lazy-dfa --threads "$(nproc)"
 run xml-10b-lazy 1 0 - "$H" "${XT[@]}" --engine lazy-dfa --threads "$(nproc)"
+# 3. compute-sanitizer (memcheck) over the new paths on small files: ddm's warm-up (a
+# throwaway engine's count and pairs) and its load from the set's memory, clcb's answers
+# made on the opening thread, ccm's staging made before the stream.
+if command -v compute-sanitizer > /dev/null && [ "$(left)" -gt 40 ]; then
+    S=$OUT/sanitizer.txt
+    timeout 20 "$H" ddm generate --out "$W/ddm-s.csv" --regions 100000
+    timeout 20 "$H" ccm generate --out-subscriptions "$W/ccm-ss.jsonl" --out-events "$W/ccm-se.jsonl" --events 20000
+    timeout 20 "$H" clcb generate --out-subscriptions "$W/clcb-ss.jsonl" --out-events "$W/clcb-se.jsonl" \
+        --subscriptions 5000 --events 20000
+    for args in "ddm match --regions $W/ddm-s.csv --engine gpu-bisect" \
+        "ddm match --regions $W/ddm-s.csv --engine gpu-bisect --pairs" \
+        "ccm match --subscriptions $W/ccm-ss.jsonl --events $W/ccm-se.jsonl --engine gpu-index" \
+        "clcb match --subscriptions $W/clcb-ss.jsonl --events $W/clcb-se.jsonl --engine gpu-cells"; do
+        [ "$(left)" -lt 15 ] && break
+        echo "== $args" >> "$S"
+        # shellcheck disable=SC2086
+        timeout 25 compute-sanitizer --tool memcheck --error-exitcode 9 "$H" $args > "$W/out" 2>> "$S"
+        echo "exit $?, output md5 $(md5sum < "$W/out" | cut -c1-12)" >> "$S"
+        [[ "$args" == ddm* ]] && HARNESS_DDM_PAGEABLE=1 timeout 25 compute-sanitizer --tool memcheck \
+            --error-exitcode 9 "$H" $args > "$W/out" 2>> "$S" &&
+            echo "pageable: exit 0, output md5 $(md5sum < "$W/out" | cut -c1-12)" >> "$S"
+    done
+    tail -c 20000 "$S" > "$S.tmp" && mv "$S.tmp" "$S"
+fi
 echo "done: $(date -u +%FT%TZ), $(($(date +%s) - T0)) s" >> "$OUT/info.txt"
