@@ -455,14 +455,16 @@ pub struct BuildTiming {
     /// The cells laid out from their runs of triples: the host mirror of the device
     /// tables.
     pub layout: Duration,
-    /// Allocating the device tables and copying them in, waited for.
+    /// Allocating the device tables (zeroed).
+    pub alloc: Duration,
+    /// Copying them in, waited for.
     pub upload: Duration,
 }
 
 impl BuildTiming {
     /// The phases' sum.
     pub fn total(&self) -> Duration {
-        self.check + self.tables + self.keys + self.triples + self.layout + self.upload
+        self.check + self.tables + self.keys + self.triples + self.layout + self.alloc + self.upload
     }
 }
 
@@ -471,12 +473,14 @@ impl std::fmt::Display for BuildTiming {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "check {:.3} s, tables {:.3}, keys {:.3}, triples sorted {:.3}, cells laid out {:.3}, upload {:.3}",
+            "check {:.3} s, tables {:.3}, keys {:.3}, triples sorted {:.3}, cells laid out {:.3}, allocated {:.3}, \
+             upload {:.3}",
             self.check.as_secs_f64(),
             self.tables.as_secs_f64(),
             self.keys.as_secs_f64(),
             self.triples.as_secs_f64(),
             self.layout.as_secs_f64(),
+            self.alloc.as_secs_f64(),
             self.upload.as_secs_f64(),
         )
     }
@@ -554,18 +558,6 @@ fn upload<T: bytemuck::Pod>(dev: &Device, v: &[T]) -> Result<Buffer<T>, EngineEr
     })
 }
 
-/// A device buffer of `v.len()` records (at least one) holding `v[..used]`: the rest,
-/// room the host has not filled, is not copied.
-fn upload_used<T: bytemuck::Pod>(
-    dev: &Device,
-    v: &[T],
-    used: usize,
-) -> Result<Buffer<T>, EngineError> {
-    let mut b = dev.alloc(v.len().max(1))?;
-    dev.write(&mut b, 0, &v[..used.min(v.len())])?;
-    Ok(b)
-}
-
 /// `n` zeroed records, written on all cores.
 fn zeroed<T: bytemuck::Zeroable + Clone + Send>(n: usize) -> Vec<T> {
     let mut v = Vec::with_capacity(n);
@@ -573,7 +565,6 @@ fn zeroed<T: bytemuck::Zeroable + Clone + Send>(n: usize) -> Vec<T> {
     v
 }
 
-/// Room for `n` records and some more, in whole powers of two.
 /// The launches of a call of `events` events under `opts`: a ramp up to
 /// [`CellOptions::batch_events`] (at most 2^20), tapered at its end when
 /// [`CellOptions::taper`] says.
@@ -583,6 +574,7 @@ fn launches_of(opts: &CellOptions, events: usize) -> Ramp {
     ramp(0..events, per / 8, 2.0, per)
 }
 
+/// Room for `n` records and some more, in whole powers of two.
 fn room(n: usize) -> usize {
     n.max(1).next_power_of_two()
 }
@@ -1140,16 +1132,40 @@ impl CellIndex {
             timing,
         } = plan;
         let mut laps = Laps(Instant::now());
-        let d = DevTables {
-            heads: upload(&dev, &mirror.heads)?,
-            dir: upload_used(&dev, &mirror.dir, mirror.dir_used)?,
-            entries: upload_used(&dev, &mirror.entries, mirror.ent_used)?,
+        let mut timing = timing;
+        // Every table allocated, then every one copied in (the timing tells the two
+        // apart); an empty one gets one zeroed record.
+        let mut d = DevTables {
+            heads: dev.alloc(mirror.heads.len().max(1))?,
+            dir: dev.alloc(mirror.dir.len().max(1))?,
+            entries: dev.alloc(mirror.entries.len().max(1))?,
         };
+        let mut fcons = dev.alloc(tables.fcons.len().max(1))?;
+        let mut fcons_start = dev.alloc(tables.fcons_start.len().max(1))?;
+        let mut cstrings = dev.alloc(tables.cstrings.len().max(1))?;
+        let mut d_row_flags = dev.alloc(row_flags.len().max(1))?;
+        dev.synchronize()?;
+        laps.lap(&mut timing.alloc);
+        dev.write(&mut d.heads, 0, &mirror.heads)?;
+        dev.write(
+            &mut d.dir,
+            0,
+            &mirror.dir[..mirror.dir_used.min(mirror.dir.len())],
+        )?;
+        dev.write(
+            &mut d.entries,
+            0,
+            &mirror.entries[..mirror.ent_used.min(mirror.entries.len())],
+        )?;
+        dev.write(&mut fcons, 0, &tables.fcons)?;
+        dev.write(&mut fcons_start, 0, &tables.fcons_start)?;
+        dev.write(&mut cstrings, 0, &tables.cstrings)?;
+        dev.write(&mut d_row_flags, 0, &row_flags)?;
         let ix = CellIndex {
-            fcons: upload(&dev, &tables.fcons)?,
-            fcons_start: upload(&dev, &tables.fcons_start)?,
-            cstrings: upload(&dev, &tables.cstrings)?,
-            d_row_flags: upload(&dev, &row_flags)?,
+            fcons,
+            fcons_start,
+            cstrings,
+            d_row_flags,
             ids,
             tables,
             geo,

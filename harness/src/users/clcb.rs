@@ -246,7 +246,12 @@ fn match_cmd(
     let opening = match (&multi, engine) {
         (None, None) if small => None,
         (None, e @ (None | Some(ClcbEngine::Gpu | ClcbEngine::GpuCells))) if cells(e) => {
-            let warm = warm_answers(events_path, window, back.clone(), ready.clone());
+            let warm = warm_answers(
+                (subs_path, events_path),
+                window,
+                back.clone(),
+                ready.clone(),
+            );
             Some(GpuOpening::start_warmed(device, clcb::PTX, warm))
         }
         (None, None | Some(ClcbEngine::Gpu | ClcbEngine::GpuCells)) => {
@@ -530,17 +535,20 @@ fn answers_ahead(events_path: &Path, window: usize) -> (usize, usize) {
 }
 
 /// The warm-up of `clcb match`'s GPU for the cell index, on its opening thread (while
-/// the subscriptions load and the index is laid out): every kernel loaded, then the
+/// the subscriptions load and the index is laid out): every kernel loaded, the
 /// page-locked areas of the
 /// stream's first answers ([`answers_ahead`]) made and sent to `back`, `ready` counting
-/// them (the command makes the rest, if any is missing, before its stream).
+/// them (the command makes the rest, if any is missing, before its stream), and device
+/// memory for the index's tables taken into the allocator's pool, sized from the
+/// subscriptions file.
 fn warm_answers(
-    events_path: &Path,
+    (subs_path, events_path): (&Path, &Path),
     window: usize,
     back: std::sync::mpsc::Sender<CellAnswers>,
     ready: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 ) -> super::Warm {
     let (n, events) = answers_ahead(events_path, window);
+    let subs_bytes = std::fs::metadata(subs_path).map_or(0, |m| m.len() as usize);
     Box::new(move |dev: &Device| {
         let loaded = super::load_all_kernels(dev);
         let t = std::time::Instant::now();
@@ -566,7 +574,24 @@ fn warm_answers(
             None => format!("({made} windows' areas, on the opening thread)"),
             Some(e) => format!("({made} windows' areas; then: {e})"),
         };
-        vec![loaded, ("open: page-locked answers", t.elapsed(), note)]
+        let answers = ("open: page-locked answers", t.elapsed(), note);
+        // The cell index's tables, uploaded once the host has laid them out, took about
+        // 1.3 times the subscriptions file's bytes on the device (Table 1's default
+        // scenario: 560 MB for 427 MB): that much, at most half the free memory, taken
+        // into the device's pool now, so that their allocation maps no memory.
+        let t = std::time::Instant::now();
+        let (free, _) = dev.mem_info().unwrap_or((0, 0));
+        let bytes = (subs_bytes / 2 * 3).min(free / 2);
+        let note = match dev.reserve(bytes) {
+            Ok(true) => format!("({:.1} MB)", bytes as f64 / 1e6),
+            Ok(false) => "(no stream-ordered allocator)".to_string(),
+            Err(e) => format!("(not done: {e})"),
+        };
+        vec![
+            loaded,
+            answers,
+            ("open: device memory taken", t.elapsed(), note),
+        ]
     })
 }
 
