@@ -7,7 +7,7 @@ use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::params::{DevPtr, DevPtrMut, KernelStruct};
 
@@ -1067,6 +1067,17 @@ impl Device {
                 let names: Vec<&'static str> = kernels.iter().map(|k| k.name).collect();
                 g.load_kernels(&names)
             }
+        }
+    }
+
+    /// How long [`Device::gpu`] took to open this GPU: (the driver started, `cuInit` and
+    /// the device count; the context and its stream made; the module loaded, the PTX's
+    /// JIT or its cached result). `None` on the emulator.
+    pub fn open_times(&self) -> Option<[Duration; 3]> {
+        match &self.backend {
+            Backend::Emu => None,
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => Some(*g.open_times),
         }
     }
 

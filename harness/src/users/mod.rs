@@ -184,10 +184,19 @@ impl GpuOpening {
             Ok(r) => r,
             Err(panic) => std::panic::resume_unwind(panic),
         };
+        let split = match r.as_ref().ok().and_then(gpu_kernels::Device::open_times) {
+            Some([driver, context, module]) => format!(
+                ": driver started {:.3} s, context {:.3}, module {:.3}",
+                driver.as_secs_f64(),
+                context.as_secs_f64(),
+                module.as_secs_f64()
+            ),
+            None => String::new(),
+        };
         stats.add(
             "open the GPU",
             took,
-            "(own thread, while the input loads)".into(),
+            format!("(own thread, while the input loads{split})"),
         );
         for (phase, d, note) in warmed {
             stats.add(phase, d, note);
