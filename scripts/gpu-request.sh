@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # The users' commands on one GPU (16 host cores) with --stats, for the device's start-up
-# and the first count: `new` ($BIN/harness, this branch: the GPU's opening thread loads the
-# kernels and, for `ddm match`, takes the engine's device memory into the allocator's
-# pool; `clcb match` makes its first answers there; `ccm match` and `clcb match` lay out
-# their index on the host while the GPU opens) against `base` ($BIN/harness-base, main
-# before it), several rounds alternating (round 0 a warm-up), every output's md5 kept.
-# Variants of `new` by environment: HARNESS_NO_WARM=1 (no warm-up on the opening
-# thread), HARNESS_NO_WARM_COUNT=1 (`ddm match`'s warm-up without its count of a few
-# regions), HARNESS_DDM_PAGEABLE=1 (`ddm match` copies the regions from the set's own
-# memory, no page-locked staging), CUDA_MODULE_LOADING=EAGER (the driver loads every
-# kernel with the module).
+# and the first count: `new` ($BIN/harness, this branch: the GPU's opening thread takes
+# `ddm match`'s engine memory into the allocator's pool and runs a count of a few regions,
+# makes `clcb match`'s first answers and takes its tables' memory; `ccm match` and `clcb
+# match` lay out their index on the host while the GPU opens; `ddm match` copies the
+# regions from the set's own memory; `ccm match` makes its staging before the stream)
+# against `base` ($BIN/harness-base, main before it), several rounds alternating (round 0
+# a warm-up), every output's md5 kept. Variants of `new` by environment:
+# HARNESS_NO_WARM=1 (no warm-up on the opening thread), HARNESS_NO_WARM_COUNT=1 (`ddm
+# match`'s warm-up without its count). Then the SM clock sampled every few ms around one
+# `ddm match` (does the first count run before the GPU's clocks are up?), and
+# compute-sanitizer over the new paths on small files.
 #
 #     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-request.sh
 #
 # Self-contained (nothing else of the repository needed). Writes $OUT/runs.txt (each
-# run's --stats), $OUT/runs.csv (label,round,wall_s,rc,md5,phase,seconds) and
-# $OUT/info.txt, and $OUT/sanitizer.txt (compute-sanitizer over the new paths, when time
-# is left). About 90 s; every step under `timeout`, the whole under 150 s.
+# run's --stats), $OUT/runs.csv (label,round,wall_s,rc,md5,phase,seconds),
+# $OUT/clocks.txt, $OUT/info.txt and $OUT/sanitizer.txt. About 90 s; every step under
+# `timeout`, the whole under 150 s.
 set -uo pipefail
 BIN=${BIN:?BIN: the directory holding harness and harness-base}
 OUT=${OUT:-out}
@@ -89,18 +90,29 @@ D=(ddm match --regions "$W/ddm.csv")
 for r in 0 1 2 3 4 5; do
     run ddm-new "$r" 0 - "$H" "${D[@]}" --engine gpu-bisect
     run ddm-new-nowarm "$r" 0 HARNESS_NO_WARM=1 "$H" "${D[@]}" --engine gpu-bisect
-    run ddm-new-pageable "$r" 0 HARNESS_DDM_PAGEABLE=1 "$H" "${D[@]}" --engine gpu-bisect
     run ddm-new-nocount "$r" 0 HARNESS_NO_WARM_COUNT=1 "$H" "${D[@]}" --engine gpu-bisect
-    run ddm-new-nowarm-eager "$r" 0 "HARNESS_NO_WARM=1 CUDA_MODULE_LOADING=EAGER" "$H" "${D[@]}" --engine gpu-bisect
     run ddm-base "$r" 0 - "$B" "${D[@]}" --engine gpu-bisect
     run ddm-sbm "$r" 0 - "$H" "${D[@]}" --engine sbm
 done
 for r in 1 2; do
     run ddm-pairs-new "$r" 1 - "$H" "${D[@]}" --engine gpu-bisect --pairs
-    run ddm-pairs-new-pageable "$r" 1 HARNESS_DDM_PAGEABLE=1 "$H" "${D[@]}" --engine gpu-bisect --pairs
     run ddm-pairs-base "$r" 1 - "$B" "${D[@]}" --engine gpu-bisect --pairs
 done
 run ddm-pairs-bisect 1 1 - "$H" "${D[@]}" --engine bisect --pairs
+
+# The SM clock around one `ddm match` (idle before, the command, idle after).
+if command -v nvidia-smi > /dev/null; then
+    nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,utilization.gpu \
+        --format=csv,noheader -lms 5 > "$OUT/clocks.txt" 2>&1 &
+    smi=$!
+    sleep 0.5
+    echo "ddm match starts: $(date +%T.%N)" >> "$OUT/info.txt"
+    run ddm-clock 1 0 - "$H" "${D[@]}" --engine gpu-bisect
+    echo "ddm match ended: $(date +%T.%N)" >> "$OUT/info.txt"
+    sleep 0.3
+    kill "$smi" 2> /dev/null
+    wait "$smi" 2> /dev/null
+fi
 
 # 2. Start-up beside the load: the whole command against its load and stream.
 C=(ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl")
@@ -141,9 +153,6 @@ if command -v compute-sanitizer > /dev/null && [ "$(left)" -gt 40 ]; then
         # shellcheck disable=SC2086
         timeout 25 compute-sanitizer --tool memcheck --error-exitcode 9 "$H" $args > "$W/out" 2>> "$S"
         echo "exit $?, output md5 $(md5sum < "$W/out" | cut -c1-12)" >> "$S"
-        [[ "$args" == ddm* ]] && HARNESS_DDM_PAGEABLE=1 timeout 25 compute-sanitizer --tool memcheck \
-            --error-exitcode 9 "$H" $args > "$W/out" 2>> "$S" &&
-            echo "pageable: exit 0, output md5 $(md5sum < "$W/out" | cut -c1-12)" >> "$S"
     done
     tail -c 20000 "$S" > "$S.tmp" && mv "$S.tmp" "$S"
 fi

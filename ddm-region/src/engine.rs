@@ -124,7 +124,7 @@ use ddm_region_kernels::tiled::{
 };
 use ddm_region_kernels::{DdmTables, StepCounters, UpdatedRegion};
 use gpu_kernels::crew::Crew;
-use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, In, Kernel, LaunchConfig};
+use gpu_kernels::{Buffer, Device, GpuError, HostBuffer, In, LaunchConfig};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 use std::sync::atomic::AtomicU64;
@@ -290,58 +290,6 @@ impl Approach {
     /// (sweep, bisect).
     pub fn sorts(&self) -> bool {
         matches!(self, Approach::Sweep | Approach::Bisect)
-    }
-
-    /// The kernels an engine of this approach launches to load a whole region set, count
-    /// and enumerate its pairs (the sorted tiles of small sets aside): what a program that
-    /// opens the GPU on a thread of its own loads there ([`Device::load_kernels`]), so
-    /// that the first count does not load them.
-    pub fn kernels(&self) -> Vec<Kernel> {
-        match self {
-            Approach::Sweep | Approach::Bisect => {
-                let mut k = vec![
-                    install_all::KERNEL,
-                    sweep_keys::KERNEL,
-                    radix_hist::KERNEL,
-                    radix_offsets::KERNEL,
-                    radix_scatter::KERNEL,
-                    sweep_gather::KERNEL,
-                    sweep_tasks::KERNEL,
-                    scan_reduce::KERNEL,
-                    scan_top::KERNEL,
-                    scan_down::KERNEL,
-                    sweep_plan::KERNEL,
-                    sweep_count_strided::KERNEL,
-                    sweep_count::KERNEL,
-                    sweep_emit::KERNEL,
-                ];
-                if *self == Approach::Bisect {
-                    k.extend([
-                        dim_candidates::KERNEL,
-                        end_keys::KERNEL,
-                        bisect_count::KERNEL,
-                    ]);
-                }
-                k
-            }
-            Approach::Region => vec![
-                clear_overlaps::KERNEL,
-                commit_updates::KERNEL,
-                match_region::KERNEL,
-                publish_step::KERNEL,
-            ],
-            Approach::Grid(_) => vec![
-                clear_overlaps::KERNEL,
-                commit_updates::KERNEL,
-                clear_and_unmap::KERNEL,
-                commit_and_compact::KERNEL,
-                unmap_regions::KERNEL,
-                compact_cells::KERNEL,
-                map_regions::KERNEL,
-                match_grid::KERNEL,
-                publish_step::KERNEL,
-            ],
-        }
     }
 }
 
@@ -895,13 +843,13 @@ impl<'d> Engine<'d> {
     /// use ddm_region::{Approach, Engine};
     /// // 1M 2-D regions: the table and the sorts' buffers, some 100 bytes a region.
     /// let bytes = Engine::device_bytes(&Approach::Bisect, 2, 500_000, 500_000);
-    /// assert!(bytes > 100_000_000 && bytes < 200_000_000);
+    /// assert!(bytes > 80_000_000 && bytes < 120_000_000);
     /// ```
     pub fn device_bytes(approach: &Approach, dims: usize, n_pub: u32, n_sub: u32) -> u64 {
         let (np, ns, d) = (n_pub as u64, n_sub as u64, dims as u64);
         let n = np + ns;
-        // The region table: bounds, alive, epoch, dirty; the staging copies and records.
-        let table = n * (8 * d + 12) + n * (8 + 8 * d + 8);
+        // The region table: bounds, alive, epoch, dirty.
+        let table = n * (8 * d + 12);
         let rest = match approach {
             Approach::Sweep | Approach::Bisect => {
                 // Keys and values twice, the sorted ranges, task starts and offsets.
@@ -915,8 +863,10 @@ impl<'d> Engine<'d> {
                 sweep + ends
             }
             Approach::Region | Approach::Grid(_) => {
+                // The overlap matrices, the pairs' list, the step's staged records and
+                // ranges and its records (a sorting engine makes those at its first step).
                 let (pub_words, sub_words) = (np.div_ceil(32), ns.div_ceil(32));
-                4 * (np * sub_words + ns * pub_words) + 8 * 2 * n
+                4 * (np * sub_words + ns * pub_words) + 8 * 2 * n + n * (8 + 8 * d + 8)
             }
         };
         table + rest

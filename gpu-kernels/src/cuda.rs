@@ -311,44 +311,6 @@ impl Gpu {
         })
     }
 
-    /// Loads the code of the kernels `names` onto the device now (`cuFuncLoad`), not at
-    /// each one's first launch as the driver's lazy loading would.
-    pub(crate) fn load_kernels(&self, names: &[&'static str]) -> Result<(), GpuError> {
-        self.bind()?;
-        for &name in names {
-            let f = self.function(name, 0)?;
-            // SAFETY: `f` is a function of the loaded module (alive as long as `self`).
-            unsafe { cudarc::driver::sys::cuFuncLoad(f) }
-                .result()
-                .map_err(driver(format!("loading the kernel `{name}` (cuFuncLoad)")))?;
-        }
-        Ok(())
-    }
-
-    /// Loads the code of every kernel of the module onto the device now; returns how
-    /// many it holds.
-    pub(crate) fn load_all_kernels(&self) -> Result<usize, GpuError> {
-        use cudarc::driver::sys;
-        self.bind()?;
-        let mut count: std::ffi::c_uint = 0;
-        // SAFETY: `count` is a valid out-pointer; the module is loaded (alive as `self`).
-        unsafe { sys::cuModuleGetFunctionCount(&mut count, self.module) }
-            .result()
-            .map_err(driver("cuModuleGetFunctionCount"))?;
-        let mut fns: Vec<CUfunction> = vec![std::ptr::null_mut(); count as usize];
-        // SAFETY: `fns` has room for `count` handles, the number the module holds.
-        unsafe { sys::cuModuleEnumerateFunctions(fns.as_mut_ptr(), count, self.module) }
-            .result()
-            .map_err(driver("cuModuleEnumerateFunctions"))?;
-        for f in fns {
-            // SAFETY: `f` is a function of the loaded module, as enumerated above.
-            unsafe { sys::cuFuncLoad(f) }
-                .result()
-                .map_err(driver("loading a kernel (cuFuncLoad)"))?;
-        }
-        Ok(count as usize)
-    }
-
     /// Makes the device's stream-ordered allocator keep the memory freed to it (its
     /// release threshold set to the largest value), then grows its pool by `bytes`: one
     /// allocation, freed at once, so that the next allocations up to that size take

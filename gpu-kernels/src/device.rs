@@ -1042,34 +1042,6 @@ impl Device {
         }
     }
 
-    /// Loads the code of `kernels` onto the GPU now, rather than at each one's first
-    /// launch (the driver loads a module's kernels lazily): a program that opens the
-    /// device on its own thread does it there, before the work that launches them. The
-    /// emulator has nothing to load.
-    ///
-    /// ```
-    /// use gpu_kernels::{kernel, Device};
-    /// kernel! {
-    ///     pub fn nothing(n: u32) {}
-    /// }
-    /// fn main() -> Result<(), gpu_kernels::GpuError> {
-    ///     Device::emulator().load_kernels(&[nothing::KERNEL])
-    /// }
-    /// ```
-    pub fn load_kernels(&self, kernels: &[Kernel]) -> Result<(), GpuError> {
-        match &self.backend {
-            Backend::Emu => {
-                let _ = kernels;
-                Ok(())
-            }
-            #[cfg(feature = "cuda")]
-            Backend::Gpu(g) => {
-                let names: Vec<&'static str> = kernels.iter().map(|k| k.name).collect();
-                g.load_kernels(&names)
-            }
-        }
-    }
-
     /// How long [`Device::gpu`] took to open this GPU: (the driver started, `cuInit` and
     /// the device count; the context and its stream made; the module loaded, the PTX's
     /// JIT or its cached result). `None` on the emulator.
@@ -1078,16 +1050,6 @@ impl Device {
             Backend::Emu => None,
             #[cfg(feature = "cuda")]
             Backend::Gpu(g) => Some(*g.open_times),
-        }
-    }
-
-    /// [`Device::load_kernels`] for every kernel of the device's module; returns how many
-    /// it holds (0 on the emulator).
-    pub fn load_all_kernels(&self) -> Result<usize, GpuError> {
-        match &self.backend {
-            Backend::Emu => Ok(0),
-            #[cfg(feature = "cuda")]
-            Backend::Gpu(g) => g.load_all_kernels(),
         }
     }
 

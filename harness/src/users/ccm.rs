@@ -566,11 +566,11 @@ fn match_cmd(
     let dev = match engine {
         Some(CcmEngine::Sff | CcmEngine::Index | CcmEngine::Hybrid) => None,
         Some(CcmEngine::Emu | CcmEngine::EmuIndex) => Some(DeviceSource::Ready(Device::emulator())),
-        Some(CcmEngine::Gpu | CcmEngine::GpuIndex) => Some(DeviceSource::Opening(
-            GpuOpening::start_loaded(device, ccm::PTX),
-        )),
+        Some(CcmEngine::Gpu | CcmEngine::GpuIndex) => {
+            Some(DeviceSource::Opening(GpuOpening::start(device, ccm::PTX)))
+        }
         None => {
-            let opening = GpuOpening::start_loaded(device, ccm::PTX);
+            let opening = GpuOpening::start(device, ccm::PTX);
             if opening.likely_present() {
                 Some(DeviceSource::Default(opening))
             } else {

@@ -255,7 +255,7 @@ fn match_cmd(
             Some(GpuOpening::start_warmed(device, clcb::PTX, warm))
         }
         (None, None | Some(ClcbEngine::Gpu | ClcbEngine::GpuCells)) => {
-            Some(GpuOpening::start_loaded(device, clcb::PTX))
+            Some(GpuOpening::start(device, clcb::PTX))
         }
         _ => None,
     };
@@ -535,8 +535,7 @@ fn answers_ahead(events_path: &Path, window: usize) -> (usize, usize) {
 }
 
 /// The warm-up of `clcb match`'s GPU for the cell index, on its opening thread (while
-/// the subscriptions load and the index is laid out): every kernel loaded, the
-/// page-locked areas of the
+/// the subscriptions load and the index is laid out): the page-locked areas of the
 /// stream's first answers ([`answers_ahead`]) made and sent to `back`, `ready` counting
 /// them (the command makes the rest, if any is missing, before its stream), and device
 /// memory for the index's tables taken into the allocator's pool, sized from the
@@ -550,7 +549,6 @@ fn warm_answers(
     let (n, events) = answers_ahead(events_path, window);
     let subs_bytes = std::fs::metadata(subs_path).map_or(0, |m| m.len() as usize);
     Box::new(move |dev: &Device| {
-        let loaded = super::load_all_kernels(dev);
         let t = std::time::Instant::now();
         let opts = CellOptions::for_device(dev);
         let mut made = 0;
@@ -587,11 +585,7 @@ fn warm_answers(
             Ok(false) => "(no stream-ordered allocator)".to_string(),
             Err(e) => format!("(not done: {e})"),
         };
-        vec![
-            loaded,
-            answers,
-            ("open: device memory taken", t.elapsed(), note),
-        ]
+        vec![answers, ("open: device memory taken", t.elapsed(), note)]
     })
 }
 

@@ -325,8 +325,11 @@ fn match_cmd(
         ),
     );
     e.set_slices(slices);
-    // (A measurement's switch: the load's ranges copied from the set's own memory.)
-    e.set_pageable_load(std::env::var_os("HARNESS_DDM_PAGEABLE").is_some());
+    // The set's ranges copied to the device straight from its memory: on one H200 with 16
+    // host cores, 1M 2-D regions were uploaded in 0.002 s so, where the engine's
+    // page-locked staging took 0.009-0.011 s to make, fill and copy (made once, it pays
+    // only for repeated loads; results/gpu-logs/ddm-start-up-H200-2026-11-29/).
+    e.set_pageable_load(true);
     // The upload is the sorting engines' whole step (Phase 1); the paper's engines match
     // while adding, so their step is timed as matching.
     let phase = if e.approach().sorts() {
@@ -403,12 +406,12 @@ fn match_cmd(
     Ok((n, bytes))
 }
 
-/// The warm-up of `ddm match`'s GPU, on its opening thread (while the regions load): the
-/// kernels of `approach` loaded, then, once the load has sent the regions' sizes, the
-/// device memory the engine will allocate taken into the allocator's pool, and a count
-/// (with `pairs`, an enumeration) of a few regions in as many dimensions run
-/// ([`Engine::warm_up`]). Without it the command's first count and its engine's
-/// allocations paid all three after the load.
+/// The warm-up of `ddm match`'s GPU, on its opening thread (while the regions load): once
+/// the load has sent the regions' sizes, the device memory the engine will allocate taken
+/// into the allocator's pool, and a count (with `pairs`, an enumeration) of a few regions
+/// in as many dimensions run ([`Engine::warm_up`]). Without it the command paid both
+/// after the load. (Loading the kernels ahead, `cuFuncLoad`, took no time there: the
+/// module's kernels were loaded with it.)
 fn warm(
     approach: Approach,
     pairs: bool,
@@ -416,13 +419,6 @@ fn warm(
 ) -> super::Warm {
     Box::new(move |dev: &Device| {
         let mut phases = Vec::new();
-        let t = std::time::Instant::now();
-        let kernels = approach.kernels();
-        let note = match dev.load_kernels(&kernels) {
-            Ok(()) => format!("({} kernels)", kernels.len()),
-            Err(e) => format!("(not done: {e})"),
-        };
-        phases.push(("open: kernels loaded", t.elapsed(), note));
         if let Ok((dims, n_pub, n_sub)) = sizes.recv() {
             let t = std::time::Instant::now();
             let bytes = Engine::device_bytes(&approach, dims, n_pub, n_sub);

@@ -108,28 +108,10 @@ pub type WarmPhase = (&'static str, Duration, String);
 /// not fail the command (the work it skips is done later, at first use).
 pub type Warm = Box<dyn FnOnce(&gpu_kernels::Device) -> Vec<WarmPhase> + Send>;
 
-/// The warm-up phase that loads every kernel of the device's module
-/// ([`gpu_kernels::Device::load_all_kernels`]), rather than each at its first launch
-/// inside the stream.
-pub fn load_all_kernels(dev: &gpu_kernels::Device) -> WarmPhase {
-    let t = Instant::now();
-    let note = match dev.load_all_kernels() {
-        Ok(n) => format!("({n} kernels)"),
-        Err(e) => format!("(not done: {e})"),
-    };
-    ("open: kernels loaded", t.elapsed(), note)
-}
-
 impl GpuOpening {
     /// Starts opening GPU `ordinal` with the module `ptx` (a crate's `PTX`).
     pub fn start(ordinal: usize, ptx: &'static str) -> GpuOpening {
         GpuOpening::start_warmed(ordinal, ptx, Box::new(|_| Vec::new()))
-    }
-
-    /// [`GpuOpening::start`], then every kernel of `ptx` loaded on the same thread
-    /// ([`load_all_kernels`]): the stream's first launches do not load them.
-    pub fn start_loaded(ordinal: usize, ptx: &'static str) -> GpuOpening {
-        GpuOpening::start_warmed(ordinal, ptx, Box::new(|d| vec![load_all_kernels(d)]))
     }
 
     /// [`GpuOpening::start`], then `warm` on the open device, on the same thread; not

@@ -331,8 +331,8 @@ fn filter_cmd(
         engine,
         Some(XmlEngine::Yfilter | XmlEngine::LazyDfa | XmlEngine::Emu)
     );
-    let opening = (devices.is_none() && gpu_engine)
-        .then(|| super::GpuOpening::start_loaded(device, xml_twig::PTX));
+    let opening =
+        (devices.is_none() && gpu_engine).then(|| super::GpuOpening::start(device, xml_twig::PTX));
     let t = Instant::now();
     let qname = if queries == "-" { "<stdin>" } else { queries };
     let bytes = io::read_file(queries).map_err(bad_input)?;
