@@ -348,8 +348,8 @@ fn match_cmd(
             phase,
             std::time::Duration::ZERO,
             format!(
-                "(page-locked staging made {:.4} s, fills {:.4}, copies after the fills {:.4})",
-                lt.staging_us / 1e6,
+                "(copied from the regions' memory; their bounds found beside it in {:.4} s, \
+                 the install waited for {:.4})",
                 lt.fill_us / 1e6,
                 lt.drain_us / 1e6
             ),

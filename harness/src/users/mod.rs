@@ -103,9 +103,9 @@ type Opened = (
 pub type WarmPhase = (&'static str, Duration, String);
 
 /// Work on the freshly opened device, on the opening thread, before the command takes
-/// the device: what the command's first launches would otherwise pay after the load
-/// (kernels loaded, device memory mapped). Returns its phases for `--stats`; it must
-/// not fail the command (the work it skips is done later, at first use).
+/// the device: what the command would otherwise pay after its load (device memory
+/// mapped, page-locked buffers made, first launches). Returns its phases for `--stats`
+/// ("open: ..."); it must not fail the command (what it skips is done at first use).
 pub type Warm = Box<dyn FnOnce(&gpu_kernels::Device) -> Vec<WarmPhase> + Send>;
 
 impl GpuOpening {
@@ -159,7 +159,8 @@ impl GpuOpening {
     }
 
     /// The opened GPU, or why it could not be opened. `--stats` shows the opening's own
-    /// time (which overlapped loading) and how long the command then waited for it.
+    /// time (which overlapped loading) split into the driver's start, the context and
+    /// the module, the warm-up's phases, and how long the command then waited for it.
     pub fn wait(self, stats: &mut Stats) -> Result<gpu_kernels::Device, gpu_kernels::GpuError> {
         let t = Instant::now();
         let (r, took, warmed) = match self.thread.join() {
