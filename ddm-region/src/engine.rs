@@ -872,18 +872,19 @@ impl<'d> Engine<'d> {
         table + rest
     }
 
-    /// Counts (and, with `pairs`, enumerates) the pairs of a few regions in `dims`
-    /// dimensions on a throwaway engine of `approach`, swept as a large set's are (not in
-    /// tiles): what a program that opens the GPU on a thread of its own runs there, so
-    /// that its own engine's first count does not pay the first launches of the count's
-    /// kernels, nor the driver's first recording. Returns the count.
+    /// Counts (and, with `pairs`, enumerates) the pairs of a few thousand regions in
+    /// `dims` dimensions on a throwaway engine of `approach`, swept as a large set's are
+    /// (not in tiles; enough tasks for the scan's three kernels): what a program that
+    /// opens the GPU on a thread of its own runs there, so that its own engine's first
+    /// count does not pay the first launches of the count's kernels, nor the driver's
+    /// first recording. Returns the count.
     ///
     /// ```
     /// use ddm_region::{Approach, Device, Engine};
-    /// // 64 publications and 64 subscriptions, region i over [i, i + 8) in each
+    /// // 2560 publications and 2560 subscriptions, region i over [i, i + 8) in each
     /// // dimension: i and j overlap when |i - j| < 8.
     /// let dev = Device::emulator();
-    /// assert_eq!(Engine::warm_up(&dev, Approach::Bisect, 2, true)?, 904);
+    /// assert_eq!(Engine::warm_up(&dev, Approach::Bisect, 2, true)?, 38_344);
     /// # Ok::<(), ddm_region::DdmError>(())
     /// ```
     pub fn warm_up(
@@ -892,7 +893,9 @@ impl<'d> Engine<'d> {
         dims: usize,
         pairs: bool,
     ) -> Result<u64, DdmError> {
-        const REGIONS: u32 = 64;
+        const REGIONS: u32 = 2560;
+        // More tasks than the scan's one-block path takes.
+        const _: () = assert!(2 * REGIONS > 4 * SCAN_TILE);
         let mut set = RegionSet::new(dims)?;
         for i in 0..REGIONS {
             let r = vec![Range { lo: i, hi: i + 8 }; dims];
