@@ -351,7 +351,13 @@ impl IndexConfig {
     /// The default on the GPU; on the emulator (every lane run on the host) small launches
     /// and blocks, the same kernels.
     pub fn for_device(dev: &Device) -> IndexConfig {
-        if dev.is_gpu() {
+        IndexConfig::for_gpu(dev.is_gpu())
+    }
+
+    /// [`IndexConfig::for_device`] for a device known only as a GPU (`true`, e.g. one
+    /// still opening) or the emulator.
+    pub fn for_gpu(gpu: bool) -> IndexConfig {
+        if gpu {
             IndexConfig::default()
         } else {
             IndexConfig {
@@ -1432,6 +1438,68 @@ pub struct GpuIndex<'d> {
     encode_pool: Option<std::sync::Arc<rayon::ThreadPool>>,
 }
 
+/// A [`GpuIndex`] partitioned on the host, not yet on a device ([`IndexPlan::new`]): what
+/// [`GpuIndex::from_plan`] uploads. A program that opens the GPU on a thread of its own
+/// builds it meanwhile, and waits for the device only to upload it.
+pub struct IndexPlan {
+    t: Tables,
+    cfg: IndexConfig,
+    built: Built,
+}
+
+impl IndexPlan {
+    /// Partitions every live filter of `t` on the host (all cores), with the value cells
+    /// or the interface-major layout `cfg` asks for: what [`GpuIndex::from_tables`] does
+    /// before its upload. `cfg` is the one the index will have (for a GPU not yet open,
+    /// [`IndexConfig::default`]).
+    pub fn new(t: Tables, cfg: IndexConfig) -> IndexPlan {
+        let built = Built::of(&t, &cfg);
+        IndexPlan { t, cfg, built }
+    }
+}
+
+/// The host's part of a build: the partitions, the interfaces' ranks, the value cells
+/// (where they can be built: in interface order, and in name order where filters do not
+/// share interfaces) and whether the interface-major kernel runs.
+struct Built {
+    host: HostIndex,
+    rank: Vec<u32>,
+    cells: Option<HostCells>,
+    sorted: Option<(Vec<u32>, HostCells)>,
+    iface_major: bool,
+}
+
+impl Built {
+    fn of(t: &Tables, cfg: &IndexConfig) -> Built {
+        let live: Vec<u32> = (0..t.size_f.len() as u32)
+            .filter(|&f| t.size_f[f as usize] > 0)
+            .collect();
+        let (rank, user_ids) = ranks(t);
+        let host = HostIndex::build(t, &live, &rank, user_ids);
+        let n_if = host.user_ids.len();
+        // The value cells where they can be built, else the interface-major kernel where
+        // interfaces hold many filters.
+        let cells = cells_of(&host, n_if, cfg);
+        let plain = cells.as_ref().is_some_and(|c| !c.shared);
+        let sorted = sorted_cells_of(&host, plain, cfg);
+        let iface_major = cells.is_none()
+            && host.shared
+            && host.n_filters() >= cfg.iface_major_min.max(1).saturating_mul(n_if)
+            && (n_if as u64) * (per_launch(cfg, 1) as u64) <= i32::MAX as u64;
+        Built {
+            host,
+            rank,
+            cells,
+            sorted,
+            iface_major,
+        }
+    }
+}
+
+/// Staging areas a call's pipeline has in use at most: the launch being queued, the one
+/// on the device, the next one being staged ([`GpuIndex::prepare_for`]).
+const STAGING_AREAS: usize = 3;
+
 /// No built filter at a tables slot ([`GpuIndex`]'s `at`).
 const NOT_BUILT: u32 = u32::MAX;
 
@@ -1456,6 +1524,12 @@ impl<'d> GpuIndex<'d> {
 
     /// The index of tables already laid out (e.g. by a windowed file reader).
     pub fn from_tables(dev: &'d Device, t: Tables, cfg: IndexConfig) -> Result<Self, CcmError> {
+        Self::from_plan(dev, IndexPlan::new(t, cfg))
+    }
+
+    /// The index of `plan` (partitioned on the host, [`IndexPlan::new`]) uploaded to `dev`.
+    pub fn from_plan(dev: &'d Device, plan: IndexPlan) -> Result<Self, CcmError> {
+        let IndexPlan { t, cfg, built } = plan;
         let mut ix = GpuIndex {
             dev,
             t,
@@ -1478,7 +1552,7 @@ impl<'d> GpuIndex<'d> {
             updates: IndexUpdates::default(),
             encode_pool: None,
         };
-        ix.rebuild()?;
+        ix.install(built)?;
         Ok(ix)
     }
 
@@ -1597,24 +1671,24 @@ impl<'d> GpuIndex<'d> {
     /// Partitions every live filter of the tables and uploads the index (the filters
     /// added or removed since the last build included).
     fn rebuild(&mut self) -> Result<(), CcmError> {
+        let built = Built::of(&self.t, &self.cfg);
+        self.install(built)
+    }
+
+    /// Uploads the index `built` from the tables.
+    fn install(&mut self, built: Built) -> Result<(), CcmError> {
         self.dicts_of = None;
+        let Built {
+            host,
+            rank,
+            cells,
+            sorted,
+            iface_major,
+        } = built;
+        self.host = host;
         let t = &self.t;
-        let live: Vec<u32> = (0..t.size_f.len() as u32)
-            .filter(|&f| t.size_f[f as usize] > 0)
-            .collect();
-        let (rank, user_ids) = ranks(t);
-        self.host = HostIndex::build(t, &live, &rank, user_ids);
         let h = &self.host;
         let n_if = h.user_ids.len();
-        // The value cells where they can be built, else the interface-major kernel where
-        // interfaces hold many filters.
-        let cells = cells_of(h, n_if, &self.cfg);
-        let plain = cells.as_ref().is_some_and(|c| !c.shared);
-        let sorted = sorted_cells_of(h, plain, &self.cfg);
-        let iface_major = cells.is_none()
-            && h.shared
-            && h.n_filters() >= self.cfg.iface_major_min.max(1).saturating_mul(n_if)
-            && (n_if as u64) * (per_launch(&self.cfg, 1) as u64) <= i32::MAX as u64;
         // The old tables' device memory goes before the new ones are uploaded.
         self.d = None;
         self.d = Some(DevIndex::upload(
@@ -1749,6 +1823,32 @@ impl<'d> GpuIndex<'d> {
         out: &mut Answers,
     ) -> Result<(), CcmError> {
         self.match_batch_into(&EventBatch::from_events(events), out)
+    }
+
+    /// Readies the index for a stream of batches like `sample` before its first call:
+    /// the queues made, and the three staging areas a call's pipeline uses with room for
+    /// full launches of events like the sample's (as many attributes an event, with
+    /// slack), which the first call would otherwise allocate (page-locked) between its
+    /// launches. A launch that needs more grows its area as before. Returns the areas
+    /// made.
+    pub fn prepare_for(&mut self, sample: &EventBatch) -> Result<usize, CcmError> {
+        if self.queues.is_none() {
+            self.queues = Some(Queues::new(self.dev)?);
+        }
+        let n = sample.len();
+        if n == 0 {
+            return Ok(0);
+        }
+        let per = self.launch_events();
+        let full = sample.attr_range(0..n).len().saturating_mul(per) / n;
+        let input = &self.queues.as_ref().expect("made").input;
+        let mut made = 0;
+        while self.staging.len() < STAGING_AREAS {
+            let area = HostBufs::alloc(self.dev, input, (per + 1, full.max(1)))?;
+            self.staging.push(area);
+            made += 1;
+        }
+        Ok(made)
     }
 
     /// Gives this index a pool of its own of `threads` threads to stage launches on and

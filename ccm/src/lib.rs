@@ -95,7 +95,7 @@ pub mod workload;
 
 pub use batch::EventBatch;
 pub use engine::{Ccm, CcmError, Config, Reset, Timing};
-pub use index::{Answers, GpuIndex, IndexConfig, IndexTiming, IndexUpdates};
+pub use index::{Answers, GpuIndex, IndexConfig, IndexPlan, IndexTiming, IndexUpdates};
 pub use layout::SubId;
 pub use model::{
     Attribute, Constraint, Event, Filter, Interface, InterfaceId, Op, Subscription, Value,

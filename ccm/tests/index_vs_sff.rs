@@ -191,6 +191,37 @@ fn answers_matched_into_again_equal_sffs_whether_their_areas_are_reused_or_grown
     }
 }
 
+#[test]
+fn an_index_prepared_for_a_stream_from_a_sample_or_built_from_a_plan_answers_as_sff() {
+    // `GpuIndex::prepare_for`: the staging areas made ahead from a sample of few
+    // events (the stream's launches then grow them) or of all of them (room for every
+    // launch); `IndexPlan` then `from_plan` (laid out before the device is known).
+    let w = table_1(6, NameDist::Uniform);
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+    let dev = Device::emulator();
+    let cfg = IndexConfig {
+        batch_events: 5,
+        route_block: 64,
+        dense_block: 64,
+        ..IndexConfig::default()
+    };
+    let tables = || ccm::layout::Tables::build(&w.subscriptions, false).unwrap();
+    let few = ccm::EventBatch::from_events(&w.events[..2]);
+    for (sample, made) in [(&few, 3), (&w.batch, 3)] {
+        let plan = ccm::IndexPlan::new(tables(), cfg);
+        let mut index = GpuIndex::from_plan(&dev, plan).unwrap();
+        assert_eq!(index.prepare_for(sample).unwrap(), made);
+        // Prepared again: the areas are there.
+        assert_eq!(index.prepare_for(sample).unwrap(), 0);
+        let got = index.match_batch(&w.batch).unwrap();
+        assert_eq!(got.len(), w.events.len());
+        for (i, (g, want)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, want.as_slice(), "event {i}, sample of {}", sample.len());
+        }
+    }
+}
+
 /// A batch whose dictionaries hold names and strings the subscriptions lack (some only
 /// in the dictionaries, some on events), strings of every length from 1 to 120 bytes
 /// and the constraints' own strings: the device's encoding leaves the unknown names

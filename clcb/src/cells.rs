@@ -455,14 +455,16 @@ pub struct BuildTiming {
     /// The cells laid out from their runs of triples: the host mirror of the device
     /// tables.
     pub layout: Duration,
-    /// Allocating the device tables and copying them in, waited for.
+    /// Allocating the device tables (zeroed).
+    pub alloc: Duration,
+    /// Copying them in, waited for.
     pub upload: Duration,
 }
 
 impl BuildTiming {
     /// The phases' sum.
     pub fn total(&self) -> Duration {
-        self.check + self.tables + self.keys + self.triples + self.layout + self.upload
+        self.check + self.tables + self.keys + self.triples + self.layout + self.alloc + self.upload
     }
 }
 
@@ -471,12 +473,14 @@ impl std::fmt::Display for BuildTiming {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "check {:.3} s, tables {:.3}, keys {:.3}, triples sorted {:.3}, cells laid out {:.3}, upload {:.3}",
+            "check {:.3} s, tables {:.3}, keys {:.3}, triples sorted {:.3}, cells laid out {:.3}, allocated {:.3}, \
+             upload {:.3}",
             self.check.as_secs_f64(),
             self.tables.as_secs_f64(),
             self.keys.as_secs_f64(),
             self.triples.as_secs_f64(),
             self.layout.as_secs_f64(),
+            self.alloc.as_secs_f64(),
             self.upload.as_secs_f64(),
         )
     }
@@ -554,23 +558,20 @@ fn upload<T: bytemuck::Pod>(dev: &Device, v: &[T]) -> Result<Buffer<T>, EngineEr
     })
 }
 
-/// A device buffer of `v.len()` records (at least one) holding `v[..used]`: the rest,
-/// room the host has not filled, is not copied.
-fn upload_used<T: bytemuck::Pod>(
-    dev: &Device,
-    v: &[T],
-    used: usize,
-) -> Result<Buffer<T>, EngineError> {
-    let mut b = dev.alloc(v.len().max(1))?;
-    dev.write(&mut b, 0, &v[..used.min(v.len())])?;
-    Ok(b)
-}
-
 /// `n` zeroed records, written on all cores.
 fn zeroed<T: bytemuck::Zeroable + Clone + Send>(n: usize) -> Vec<T> {
     let mut v = Vec::with_capacity(n);
     v.par_extend(rayon::iter::repeat_n(T::zeroed(), n));
     v
+}
+
+/// The launches of a call of `events` events under `opts`: a ramp up to
+/// [`CellOptions::batch_events`] (at most 2^20), tapered at its end when
+/// [`CellOptions::taper`] says.
+fn launches_of(opts: &CellOptions, events: usize) -> Ramp {
+    let per = opts.batch_events.clamp(1, 1 << 20);
+    let ramp = if opts.taper { Ramp::tapered } else { Ramp::new };
+    ramp(0..events, per / 8, 2.0, per)
 }
 
 /// Room for `n` records and some more, in whole powers of two.
@@ -1107,6 +1108,115 @@ impl CellIndex {
         cols: SubscriptionColumns,
         opts: CellOptions,
     ) -> Result<CellIndex, EngineError> {
+        Self::from_plan(dev, CellPlan::build(cols)?, opts)
+    }
+
+    /// The index of `plan` (laid out on the host, [`CellPlan::build`]) on `dev`: its
+    /// tables allocated on the device and copied in, waited for.
+    pub fn from_plan(
+        dev: Device,
+        plan: CellPlan,
+        opts: CellOptions,
+    ) -> Result<CellIndex, EngineError> {
+        let CellPlan {
+            tables,
+            ids,
+            geo,
+            key,
+            area,
+            proto,
+            sigs,
+            has_rects,
+            row_flags,
+            mirror,
+            timing,
+        } = plan;
+        let mut laps = Laps(Instant::now());
+        let mut timing = timing;
+        // Every table allocated, then every one copied in (the timing tells the two
+        // apart); an empty one gets one zeroed record.
+        let mut d = DevTables {
+            heads: dev.alloc(mirror.heads.len().max(1))?,
+            dir: dev.alloc(mirror.dir.len().max(1))?,
+            entries: dev.alloc(mirror.entries.len().max(1))?,
+        };
+        let mut fcons = dev.alloc(tables.fcons.len().max(1))?;
+        let mut fcons_start = dev.alloc(tables.fcons_start.len().max(1))?;
+        let mut cstrings = dev.alloc(tables.cstrings.len().max(1))?;
+        let mut d_row_flags = dev.alloc(row_flags.len().max(1))?;
+        dev.synchronize()?;
+        laps.lap(&mut timing.alloc);
+        dev.write(&mut d.heads, 0, &mirror.heads)?;
+        dev.write(
+            &mut d.dir,
+            0,
+            &mirror.dir[..mirror.dir_used.min(mirror.dir.len())],
+        )?;
+        dev.write(
+            &mut d.entries,
+            0,
+            &mirror.entries[..mirror.ent_used.min(mirror.entries.len())],
+        )?;
+        dev.write(&mut fcons, 0, &tables.fcons)?;
+        dev.write(&mut fcons_start, 0, &tables.fcons_start)?;
+        dev.write(&mut cstrings, 0, &tables.cstrings)?;
+        dev.write(&mut d_row_flags, 0, &row_flags)?;
+        let ix = CellIndex {
+            fcons,
+            fcons_start,
+            cstrings,
+            d_row_flags,
+            ids,
+            tables,
+            geo,
+            key,
+            area,
+            proto,
+            sig: sigs,
+            has_rects,
+            row_flags,
+            mirror,
+            changes: Changes::default(),
+            d,
+            pipe: Pipe::default(),
+            writes: None,
+            device_clock: false,
+            timing: CellTiming::default(),
+            opts: CellOptions {
+                batch_events: opts.batch_events.clamp(1, 1 << 20),
+                ..opts
+            },
+            dev,
+            build: timing,
+        };
+        ix.dev.synchronize()?;
+        let mut ix = ix;
+        laps.lap(&mut ix.build.upload);
+        Ok(ix)
+    }
+}
+
+/// A cell index laid out on the host, not yet on a device ([`CellPlan::build`]): what
+/// [`CellIndex::from_plan`] uploads. A program that opens the GPU on a thread of its own
+/// builds it meanwhile, and waits for the device only to upload it.
+pub struct CellPlan {
+    tables: Tables,
+    ids: Vec<SubscriptionId>,
+    geo: CellGeometry,
+    key: Vec<u32>,
+    area: Vec<Area>,
+    proto: Vec<CellEntry>,
+    sigs: Vec<[u32; 3]>,
+    has_rects: bool,
+    row_flags: Vec<u32>,
+    mirror: Mirror,
+    timing: BuildTiming,
+}
+
+impl CellPlan {
+    /// The index of subscriptions held as columns, laid out on the host on all cores
+    /// (what [`CellIndex::from_columns`] does before its upload).
+    pub fn build(cols: SubscriptionColumns) -> Result<CellPlan, EngineError> {
         let n = cols.filter_count();
         if n >= RECT as usize || cols.len() >= u32::MAX as usize {
             return Err(EngineError::TooLarge(n.max(cols.len())));
@@ -1234,46 +1344,24 @@ impl CellIndex {
         laps.lap(&mut timing.keys);
         let geo = geometry(&area);
         let has_rects = area.iter().any(Area::is_rect);
-        let mirror = Self::cells(&geo, &key, &proto, &area, (&mut laps, &mut timing));
-        let d = DevTables {
-            heads: upload(&dev, &mirror.heads)?,
-            dir: upload_used(&dev, &mirror.dir, mirror.dir_used)?,
-            entries: upload_used(&dev, &mirror.entries, mirror.ent_used)?,
-        };
-        let ix = CellIndex {
-            fcons: upload(&dev, &tables.fcons)?,
-            fcons_start: upload(&dev, &tables.fcons_start)?,
-            cstrings: upload(&dev, &tables.cstrings)?,
-            d_row_flags: upload(&dev, &row_flags)?,
-            ids,
+        let mirror = CellIndex::cells(&geo, &key, &proto, &area, (&mut laps, &mut timing));
+        Ok(CellPlan {
             tables,
+            ids,
             geo,
             key,
             area,
             proto,
-            sig: sigs,
+            sigs,
             has_rects,
             row_flags,
             mirror,
-            changes: Changes::default(),
-            d,
-            pipe: Pipe::default(),
-            writes: None,
-            device_clock: false,
-            timing: CellTiming::default(),
-            opts: CellOptions {
-                batch_events: opts.batch_events.clamp(1, 1 << 20),
-                ..opts
-            },
-            dev,
-            build: timing,
-        };
-        ix.dev.synchronize()?;
-        let mut ix = ix;
-        laps.lap(&mut ix.build.upload);
-        Ok(ix)
+            timing,
+        })
     }
+}
 
+impl CellIndex {
     /// Where [`CellIndex::new`]'s time went.
     pub fn build_timing(&self) -> BuildTiming {
         self.build
@@ -1725,13 +1813,7 @@ impl CellIndex {
     /// The launches of a call of `events` events: doubling from an eighth of a full
     /// one (and halving back to it, [`CellOptions::taper`]).
     fn launches(&self, events: usize) -> Ramp {
-        let per = self.opts.batch_events;
-        let ramp = if self.opts.taper {
-            Ramp::tapered
-        } else {
-            Ramp::new
-        };
-        ramp(0..events, per / 8, 2.0, per)
+        launches_of(&self.opts, events)
     }
 
     /// Readies `answers` for a call of `events` events: the page-locked area of each of
@@ -1751,18 +1833,7 @@ impl CellIndex {
         answers: &mut CellAnswers,
         events: usize,
     ) -> Result<(), EngineError> {
-        for (i, l) in self.launches(events).enumerate() {
-            let words = 2 * l.len() + room(4 * l.len());
-            if answers.areas.get(i).is_none_or(|a| a.len() < words) {
-                let fresh = self.dev.alloc_host(room(words))?;
-                if i < answers.areas.len() {
-                    answers.areas[i] = fresh;
-                } else {
-                    answers.areas.push(fresh);
-                }
-            }
-        }
-        Ok(())
+        answers.reserve(&self.dev, &self.opts, events)
     }
 
     /// The pipeline of [`CellIndex::match_event_batch_into`], on rayon's pool.
@@ -2160,6 +2231,43 @@ pub struct CellAnswers {
     spill_count: Vec<u32>,
     events: usize,
     total: usize,
+}
+
+impl CellAnswers {
+    /// Answers readied for calls of up to `events` events of an index on `dev` built with
+    /// `opts` ([`CellIndex::reserve_answers`]), before the index exists: a program that
+    /// opens the GPU on a thread of its own makes them there while the index is built.
+    pub fn reserved(
+        dev: &Device,
+        opts: &CellOptions,
+        events: usize,
+    ) -> Result<CellAnswers, EngineError> {
+        let mut answers = CellAnswers::default();
+        answers.reserve(dev, opts, events)?;
+        Ok(answers)
+    }
+
+    /// The page-locked area of each launch of a call of `events` events under `opts`,
+    /// allocated on `dev` where it is missing or too small.
+    fn reserve(
+        &mut self,
+        dev: &Device,
+        opts: &CellOptions,
+        events: usize,
+    ) -> Result<(), EngineError> {
+        for (i, l) in launches_of(opts, events).enumerate() {
+            let words = 2 * l.len() + room(4 * l.len());
+            if self.areas.get(i).is_none_or(|a| a.len() < words) {
+                let fresh = dev.alloc_host(room(words))?;
+                if i < self.areas.len() {
+                    self.areas[i] = fresh;
+                } else {
+                    self.areas.push(fresh);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 impl std::fmt::Debug for CellAnswers {

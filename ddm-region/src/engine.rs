@@ -350,10 +350,39 @@ pub struct StepTimes {
     pub total_us: f64,
 }
 
+/// Where [`Engine::new`]'s time went (host clock): on a GPU, allocations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NewTimes {
+    /// The region table's device buffers (zeroed).
+    pub device: Duration,
+    /// Page-locked host buffers and the batches' keys (the paper's engines' Phase 1
+    /// staging; a sorting engine's is made at its first step).
+    pub host: Duration,
+    /// The rest: a sorting engine's sort and sweep state, a grid engine's cells.
+    pub rest: Duration,
+}
+
+/// Where the host's time of the last [`Engine::count`] went (host clock): a GPU's first
+/// count may pay what the later ones do not (kernels loaded, memory mapped).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CountTimes {
+    /// The bisect engine's sample for its sweep dimension (a launch and a wait); zero
+    /// when it was known, or in one dimension.
+    pub estimate: Duration,
+    /// The count's launches queued (on a GPU, recorded and replayed the first time, then
+    /// replayed).
+    pub queue: Duration,
+    /// Waiting for the device and reading the count back.
+    pub wait: Duration,
+}
+
 /// Where the host's time of the last whole-set [`Engine::load`] on the fast path went
 /// (host clock, microseconds).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LoadTimes {
+    /// Making the page-locked staging of the ranges (a sorting engine's first load; none
+    /// with [`Engine::set_pageable_load`]).
+    pub staging_us: f64,
     /// Filling the page-locked staging, chunk by chunk (all host threads), summed.
     pub fill_us: f64,
     /// Waiting, after the last fill and the install kernel's launch, for the copies
@@ -582,6 +611,12 @@ pub struct Engine<'d> {
     slices: Slices,
     /// The last fast-path load's times.
     load_times: LoadTimes,
+    /// [`Engine::new`]'s times.
+    new_times: NewTimes,
+    /// Whether a fast-path load copies from the set's own memory ([`Engine::set_pageable_load`]).
+    pageable_load: bool,
+    /// The last count's times.
+    count_times: CountTimes,
     /// Grid engine: run Phases 2-3's four kernels as two fused launches (default).
     fused: bool,
     /// The last step's times, and when its staging ended.
@@ -634,6 +669,11 @@ impl<'d> Engine<'d> {
                 "the overlap bit matrices of {n_pub} x {n_sub} regions take {matrix_bytes} bytes (at most {MAX_MATRIX_BYTES}); use the sweep engine"
             )));
         }
+        let started = Instant::now();
+        // The step's state (Phase 1's staging, the records, the batches' keys): a
+        // sorting engine makes it at its first step, as its whole-set load needs none of
+        // it (and the page-locked staging of the load's ranges at its first load).
+        let step_n = if approach.sorts() { 0 } else { n };
         let bounds = dev.alloc::<Range>((n * dims).max(1))?;
         let alive = dev.alloc::<u32>(n.max(1))?;
         let epoch = dev.alloc::<u32>(n.max(1))?;
@@ -671,6 +711,18 @@ impl<'d> Engine<'d> {
             _pad: 0,
         };
         let table = dev.upload(&[host])?;
+        let staging_dev = dev.alloc(step_n.max(1))?;
+        let staging_ranges_dev = dev.alloc((step_n * dims).max(1))?;
+        let updates = dev.alloc(step_n.max(1))?;
+        let device_done = Instant::now();
+        let status_host = dev.alloc_host(2)?;
+        let pairs_host = dev.alloc_host(if paper { pair_cap as usize } else { 1 })?;
+        let staging = dev.alloc_host(step_n.max(1))?;
+        let staging_ranges = dev.alloc_host((step_n * dims).max(1))?;
+        // Written now (not left to fault in during the first, timed, step); any key
+        // below 1 << 32 is older than every batch.
+        let last = (0..step_n).map(|_| AtomicU64::new(1)).collect();
+        let host_done = Instant::now();
         let mut e = Engine {
             dev,
             approach: approach.clone(),
@@ -687,19 +739,18 @@ impl<'d> Engine<'d> {
             _dirty: dirty,
             pairs,
             status,
-            status_host: dev.alloc_host(2)?,
-            pairs_host: dev.alloc_host(if paper { pair_cap as usize } else { 1 })?,
-            staging: dev.alloc_host(n.max(1))?,
-            staging_ranges: dev.alloc_host((n * dims).max(1))?,
-            staging_dev: dev.alloc(n.max(1))?,
-            staging_ranges_dev: dev.alloc((n * dims).max(1))?,
+            status_host,
+            pairs_host,
+            staging,
+            staging_ranges,
+            staging_dev,
+            staging_ranges_dev,
             phase1: Phase1::Copy,
-            updates: dev.alloc(n.max(1))?,
+            pageable_load: false,
+            updates,
             grid: None,
             sweep: None,
-            // Written now (not left to fault in during the first, timed, step); any key
-            // below 1 << 32 is older than every batch.
-            last: (0..n).map(|_| AtomicU64::new(1)).collect(),
+            last,
             threads: rayon::current_num_threads(),
             stage_crew: (STAGE_CREW_HELPERS, STAGE_CREW_WAIT),
             next_crew: None,
@@ -715,6 +766,8 @@ impl<'d> Engine<'d> {
             slices: Slices::Paper,
             fused: true,
             load_times: LoadTimes::default(),
+            new_times: NewTimes::default(),
+            count_times: CountTimes::default(),
             times: StepTimes::default(),
             staged_at: None,
         };
@@ -727,7 +780,136 @@ impl<'d> Engine<'d> {
             // an enumeration allocates nothing (but a larger enumeration window).
             e.sweep = Some(e.sweep_state()?);
         }
+        let sweep_done = Instant::now();
+        e.new_times = NewTimes {
+            device: device_done - started,
+            host: host_done - device_done,
+            rest: sweep_done - host_done,
+        };
         Ok(e)
+    }
+
+    /// Makes the step's state of a sorting engine at its first step (the others make it
+    /// in [`Engine::new`]): Phase 1's page-locked staging of records and ranges, their
+    /// device copies, the records on the device, the batches' keys.
+    pub(super) fn make_step_room(&mut self) -> Result<(), DdmError> {
+        let n = (self.n_pub + self.n_sub) as usize;
+        if self.last.len() == n {
+            return Ok(());
+        }
+        self.make_staging_ranges()?;
+        let dev = self.dev;
+        self.staging = dev.alloc_host(n.max(1))?;
+        self.staging_dev = dev.alloc(n.max(1))?;
+        self.staging_ranges_dev = dev.alloc((n * self.dims).max(1))?;
+        self.updates = dev.alloc(n.max(1))?;
+        self.last = (0..n).map(|_| AtomicU64::new(1)).collect();
+        Ok(())
+    }
+
+    /// Makes the page-locked staging of every region's ranges where it is still missing
+    /// (a sorting engine's, at its first load or step); returns whether it was made now.
+    pub(super) fn make_staging_ranges(&mut self) -> Result<bool, DdmError> {
+        let n = (self.n_pub + self.n_sub) as usize * self.dims;
+        if self.staging_ranges.len() >= n.max(1) {
+            return Ok(false);
+        }
+        // (The previous kernels and copies are done with the old one: it is one element.)
+        self.dev.synchronize()?;
+        self.staging_ranges = self.dev.alloc_host(n.max(1))?;
+        Ok(true)
+    }
+
+    /// Where [`Engine::new`]'s time went (host clock).
+    pub fn new_times(&self) -> NewTimes {
+        self.new_times
+    }
+
+    /// Sorting engines: whether [`Engine::load`] copies the set's ranges to the device
+    /// straight from the set's memory (`true`: the driver stages the pageable memory
+    /// itself, no page-locked staging is made) or through the engine's page-locked
+    /// staging, filled on all host threads while the previous chunk is copied (`false`,
+    /// the default). The same table either way.
+    pub fn set_pageable_load(&mut self, on: bool) {
+        self.pageable_load = on;
+    }
+
+    /// About the device memory [`Engine::new`] allocates for these sizes (for the sorting
+    /// engines, their sort's and sweep's state included; not the windows of pairs an
+    /// enumeration grows): what a program that opens the GPU on a thread of its own
+    /// takes there ahead ([`Device::reserve`]) once it knows the sizes.
+    ///
+    /// ```
+    /// use ddm_region::{Approach, Engine};
+    /// // 1M 2-D regions: the table and the sorts' buffers, some 100 bytes a region.
+    /// let bytes = Engine::device_bytes(&Approach::Bisect, 2, 500_000, 500_000);
+    /// assert!(bytes > 80_000_000 && bytes < 120_000_000);
+    /// ```
+    pub fn device_bytes(approach: &Approach, dims: usize, n_pub: u32, n_sub: u32) -> u64 {
+        let (np, ns, d) = (n_pub as u64, n_sub as u64, dims as u64);
+        let n = np + ns;
+        // The region table: bounds, alive, epoch, dirty.
+        let table = n * (8 * d + 12);
+        let rest = match approach {
+            Approach::Sweep | Approach::Bisect => {
+                // Keys and values twice, the sorted ranges, task starts and offsets.
+                let sweep = 16 * n + 8 * n * d + 16 * n;
+                // The bisect engine's end points: both ends of each subscription, sorted.
+                let ends = if *approach == Approach::Bisect {
+                    32 * ns
+                } else {
+                    0
+                };
+                sweep + ends
+            }
+            Approach::Region | Approach::Grid(_) => {
+                // The overlap matrices, the pairs' list, the step's staged records and
+                // ranges and its records (a sorting engine makes those at its first step).
+                let (pub_words, sub_words) = (np.div_ceil(32), ns.div_ceil(32));
+                4 * (np * sub_words + ns * pub_words) + 8 * 2 * n + n * (8 + 8 * d + 8)
+            }
+        };
+        table + rest
+    }
+
+    /// Counts (and, with `pairs`, enumerates) the pairs of a few thousand regions in
+    /// `dims` dimensions on a throwaway engine of `approach`, swept as a large set's are
+    /// (not in tiles; enough tasks for the scan's three kernels): what a program that
+    /// opens the GPU on a thread of its own runs there, so that its own engine's first
+    /// count does not pay the first launches of the count's kernels, nor the driver's
+    /// first recording. Returns the count.
+    ///
+    /// ```
+    /// use ddm_region::{Approach, Device, Engine};
+    /// // 2560 publications and 2560 subscriptions, region i over [i, i + 8) in each
+    /// // dimension: i and j overlap when |i - j| < 8.
+    /// let dev = Device::emulator();
+    /// assert_eq!(Engine::warm_up(&dev, Approach::Bisect, 2, true)?, 38_344);
+    /// # Ok::<(), ddm_region::DdmError>(())
+    /// ```
+    pub fn warm_up(
+        dev: &Device,
+        approach: Approach,
+        dims: usize,
+        pairs: bool,
+    ) -> Result<u64, DdmError> {
+        const REGIONS: u32 = 2560;
+        // More tasks than the scan's one-block path takes.
+        const _: () = assert!(2 * REGIONS > 4 * SCAN_TILE);
+        let mut set = RegionSet::new(dims)?;
+        for i in 0..REGIONS {
+            let r = vec![Range { lo: i, hi: i + 8 }; dims];
+            set.push(Kind::Publication, i as u64, &r)?;
+            set.push(Kind::Subscription, i as u64, &r)?;
+        }
+        let mut e = Engine::new(dev, approach, dims, REGIONS, REGIONS)?;
+        e.set_tiled_max(0);
+        e.load(&set)?;
+        let n = e.count()?;
+        if pairs {
+            e.pairs()?;
+        }
+        Ok(n)
     }
 
     /// An engine holding `set`'s regions, matched (the first step adds them all).

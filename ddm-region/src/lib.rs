@@ -42,7 +42,10 @@ pub mod multi;
 pub mod slab;
 pub mod workload;
 
-pub use engine::{Approach, DdmError, Engine, LoadTimes, Phase1, Slices, StepReport, StepTimes};
+pub use engine::{
+    Approach, CountTimes, DdmError, Engine, LoadTimes, NewTimes, Phase1, Slices, StepReport,
+    StepTimes,
+};
 /// The device type engines run on (re-exported so that users need not name `gpu-kernels`).
 pub use gpu_kernels::Device;
 pub use layout::GridSpec;

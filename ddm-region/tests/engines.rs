@@ -821,6 +821,54 @@ fn load_of_a_set_larger_than_one_staging_part_fills_parts_of_publications_alone(
 }
 
 #[test]
+fn sorting_engines_loaded_then_stepped_equal_the_oracle_whichever_way_the_load_copies() {
+    // A sorting engine makes its step state at its first step, after a whole-set load
+    // that needed none; the load copies through page-locked staging or straight from
+    // the set's memory (`set_pageable_load`): the same counts and pairs.
+    use baselines::ddm::{Algorithm, DdmMatcher};
+    use ddm_region::workload::{scale_up, ScaleUpParams};
+    let dev = Device::emulator();
+    for dims in 1..=2 {
+        let set = scale_up(
+            &ScaleUpParams {
+                regions: 400,
+                alpha: 10.0,
+                dims,
+            },
+            5,
+        )
+        .unwrap();
+        let want = DdmMatcher::new(Algorithm::Brute, 1).pairs(&set);
+        assert!(!want.is_empty());
+        // The step: publication 0 moved onto subscription 0's ranges (it overlaps it).
+        let mut moved = set.clone();
+        let sub0 = set.region(Kind::Subscription, 0).to_vec();
+        moved.set(Kind::Publication, 0, &sub0).unwrap();
+        let after = DdmMatcher::new(Algorithm::Brute, 1).pairs(&moved);
+        let mut batch = UpdateBatch::default();
+        batch.set(Kind::Publication, 0, &sub0);
+        for approach in [Approach::Sweep, Approach::Bisect] {
+            for pageable in [false, true] {
+                let what = format!("{} {dims}-D, pageable {pageable}", approach.name());
+                let mut e =
+                    Engine::new(&dev, approach.clone(), dims, set.n_pub(), set.n_sub()).unwrap();
+                e.set_tiled_max(0);
+                e.set_pageable_load(pageable);
+                e.load(&set).unwrap();
+                assert_eq!(e.count().unwrap(), want.len() as u64, "{what}");
+                assert_eq!(e.pairs().unwrap(), want, "{what}");
+                e.step(&batch, false).unwrap();
+                assert_eq!(e.count().unwrap(), after.len() as u64, "{what}, stepped");
+                assert_eq!(e.pairs().unwrap(), after, "{what}, stepped");
+                // Loaded again after the step: the first set's pairs.
+                e.load(&set).unwrap();
+                assert_eq!(e.pairs().unwrap(), want, "{what}, loaded again");
+            }
+        }
+    }
+}
+
+#[test]
 #[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
 fn steps_staged_by_the_gathered_crew_equal_the_oracle() {
     // 10,000 regions a step (above the parallel staging's threshold): after each step's

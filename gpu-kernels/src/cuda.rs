@@ -47,6 +47,10 @@ pub(crate) struct Gpu {
     functions: Mutex<HashMap<&'static str, Function>>,
     /// The last kernel launched: asynchronous faults surface later, and are blamed on it.
     last_kernel: Mutex<&'static str>,
+    /// How long opening took: the driver started (`cuInit`, the device count), the
+    /// context and its stream made, the module loaded (the PTX's JIT, or its cache).
+    /// (Boxed: a `Device` is moved about, and kept small.)
+    pub(crate) open_times: Box<[std::time::Duration; 3]>,
 }
 
 // The raw module and function handles are plain driver handles, valid in any thread
@@ -68,6 +72,7 @@ impl Drop for Gpu {
 
 impl Gpu {
     pub(crate) fn open(ordinal: usize, ptx: &str) -> Result<Gpu, GpuError> {
+        let t = std::time::Instant::now();
         // SAFETY: probes for the driver library; no argument, no precondition.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(GpuError::NoDriver);
@@ -81,6 +86,7 @@ impl Gpu {
         if ptx.trim().is_empty() {
             return Err(GpuError::PtxNotBuilt);
         }
+        let driver_started = t.elapsed();
         let ctx = CudaContext::new(ordinal).map_err(driver(format!("opening device {ordinal}")))?;
         crate::device::CONTEXT_OPENED.store(true, std::sync::atomic::Ordering::Relaxed);
         // One stream, used in order: cudarc's per-buffer event tracking is not needed.
@@ -88,6 +94,7 @@ impl Gpu {
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(driver("creating a stream"))?;
         let name = ctx.name().map_err(driver("reading the device name"))?;
+        let context_made = t.elapsed();
         let src = CString::new(ptx).map_err(|_| GpuError::Driver {
             what: "loading the PTX module".into(),
             message: "the PTX text contains a NUL byte".into(),
@@ -103,6 +110,11 @@ impl Gpu {
             module,
             functions: Mutex::new(HashMap::new()),
             last_kernel: Mutex::new("(none)"),
+            open_times: Box::new([
+                driver_started,
+                context_made - driver_started,
+                t.elapsed() - context_made,
+            ]),
         })
     }
 
@@ -297,6 +309,50 @@ impl Gpu {
             }
             _ => self.async_error(&format!("launching `{name}`"), e),
         })
+    }
+
+    /// Makes the device's stream-ordered allocator keep the memory freed to it (its
+    /// release threshold set to the largest value), then grows its pool by `bytes`: one
+    /// allocation, freed at once, so that the next allocations up to that size take
+    /// memory the pool already holds. False where the device has no such allocator.
+    pub(crate) fn reserve(&self, bytes: usize) -> Result<bool, GpuError> {
+        use cudarc::driver::sys;
+        if !self.ctx.has_async_alloc() {
+            return Ok(false);
+        }
+        self.bind()?;
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        // SAFETY: `pool` is a valid out-pointer; the device is the context's.
+        unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, self.ctx.cu_device()) }
+            .result()
+            .map_err(driver("cuDeviceGetDefaultMemPool"))?;
+        let mut keep = u64::MAX;
+        // SAFETY: the release threshold's value is a `cuuint64_t`, read through the
+        // pointer during the call.
+        unsafe {
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                &mut keep as *mut u64 as *mut c_void,
+            )
+        }
+        .result()
+        .map_err(driver("cuMemPoolSetAttribute (release threshold)"))?;
+        if bytes > 0 {
+            let stream = self.stream.cu_stream();
+            let mut ptr = 0;
+            // SAFETY: `ptr` is a valid out-pointer; the allocation is freed just below, on
+            // the same stream, and never used.
+            unsafe { sys::cuMemAllocAsync(&mut ptr, bytes, stream) }
+                .result()
+                .map_err(|e| self.async_error("reserving device memory", e))?;
+            // SAFETY: `ptr` was allocated on `stream` just above; nothing uses it.
+            unsafe { sys::cuMemFreeAsync(ptr, stream) }
+                .result()
+                .map_err(|e| self.async_error("reserving device memory", e))?;
+            self.synchronize()?;
+        }
+        Ok(true)
     }
 
     /// Streaming multiprocessors (1 when the driver does not say).

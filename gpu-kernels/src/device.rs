@@ -7,7 +7,7 @@ use std::mem::MaybeUninit;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::params::{DevPtr, DevPtrMut, KernelStruct};
 
@@ -1039,6 +1039,34 @@ impl Device {
             Backend::Emu => 4,
             #[cfg(feature = "cuda")]
             Backend::Gpu(g) => g.sm_count(),
+        }
+    }
+
+    /// How long [`Device::gpu`] took to open this GPU: (the driver started, `cuInit` and
+    /// the device count; the context and its stream made; the module loaded, the PTX's
+    /// JIT or its cached result). `None` on the emulator.
+    pub fn open_times(&self) -> Option<[Duration; 3]> {
+        match &self.backend {
+            Backend::Emu => None,
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => Some(*g.open_times),
+        }
+    }
+
+    /// Keeps the device memory this process's buffers free for its next buffers (the
+    /// driver would hand it back at each synchronisation) and takes `bytes` of it now:
+    /// the buffers then allocated, up to that size in all, take memory already mapped,
+    /// so a program that opens the device on its own thread pays the mapping there.
+    /// Returns whether the device has the pool (a GPU with stream-ordered allocation);
+    /// the emulator has none.
+    pub fn reserve(&self, bytes: usize) -> Result<bool, GpuError> {
+        match &self.backend {
+            Backend::Emu => {
+                let _ = bytes;
+                Ok(false)
+            }
+            #[cfg(feature = "cuda")]
+            Backend::Gpu(g) => g.reserve(bytes),
         }
     }
 

@@ -154,10 +154,52 @@ fn a_clcb_event_of_location_only_matches_the_filters_without_constraints() {
             ),
         ],
     );
-    for engine in ["grid", "emu"] {
+    // (`emu-cells`: the cell index laid out on the host before the device is taken.)
+    for engine in ["grid", "emu", "emu-cells"] {
         let out = match_files("clcb", engine, &d);
         assert!(out.status.success(), "{engine}: {}", text(&out.stderr));
         assert_eq!(text(&out.stdout), "[7]\n[7,8]\n", "{engine}");
+    }
+    std::fs::remove_dir_all(d).ok();
+}
+
+/// The sorting device engines on the emulator (the regions copied to the device from the
+/// set's own memory) count and list the pairs the CPU engine does.
+#[test]
+fn ddm_sorting_device_engines_answer_as_the_cpu() {
+    let d = dir_with(
+        "ddm-emu",
+        &[(
+            "r.csv",
+            "kind,id,lo0,hi0,lo1,hi1
+pub,1,0,10,0,10
+pub,3,20,30,0,10
+             sub,2,5,15,5,15
+sub,4,25,26,5,6
+",
+        )],
+    );
+    for engine in ["sbm", "emu-bisect", "emu-sweep"] {
+        let r = path(&d, "r.csv");
+        let out = harness(&["ddm", "match", "--engine", engine, "--regions", &r]);
+        assert!(out.status.success(), "{engine}: {}", text(&out.stderr));
+        assert_eq!(
+            text(&out.stdout),
+            "2
+",
+            "{engine}"
+        );
+        let out = harness(&[
+            "ddm",
+            "match",
+            "--pairs",
+            "--engine",
+            engine,
+            "--regions",
+            &r,
+        ]);
+        assert!(out.status.success(), "{engine}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "1,2\n3,4\n", "{engine}");
     }
     std::fs::remove_dir_all(d).ok();
 }

@@ -47,6 +47,12 @@ impl<'d> Engine<'d> {
         self.epoch = self.epoch.wrapping_add(1).max(1);
         // The previous kernels and copies are done with the staging memory.
         self.dev.synchronize()?;
+        if self.pageable_load {
+            return self.load_pageable(set, started);
+        }
+        let t = Instant::now();
+        self.make_staging_ranges()?;
+        let staging_us = t.elapsed().as_secs_f64() * 1e6;
         // The set's ranges in one numbering (publications first), as the region table
         // holds them, cut into chunks: while the calling thread copies chunk k to the
         // device (one DMA from page-locked memory, which waits for its end), the other
@@ -139,10 +145,66 @@ impl<'d> Engine<'d> {
         let drain = Instant::now();
         self.dev.synchronize()?;
         self.load_times = LoadTimes {
+            staging_us,
             fill_us,
             drain_us: drain.elapsed().as_secs_f64() * 1e6,
             total_us: started.elapsed().as_secs_f64() * 1e6,
             bytes: (n * std::mem::size_of::<Range>()) as u64,
+        };
+        self.key_bound = self.key_bound.max(lo0);
+        self.end_bound = self.end_bound.max(hi);
+        self.chosen_dim = None;
+        Ok(())
+    }
+
+    /// [`Engine::load`]'s fast path with [`Engine::set_pageable_load`]: the set's
+    /// publications' and subscriptions' ranges copied straight into the region table
+    /// (two copies of pageable memory, which the driver stages), while the host's other
+    /// threads find the bounds the sorts need.
+    fn load_pageable(&mut self, set: &RegionSet, started: Instant) -> Result<(), DdmError> {
+        let d = self.dims;
+        let pubs = set.ranges(Kind::Publication);
+        let subs = set.ranges(Kind::Subscription);
+        let dev = self.dev;
+        let bounds = &mut self._bounds;
+        // (Largest lower bound in dimension 0, largest upper bound in any dimension.)
+        let found = |rs: &[Range]| -> (u32, u32) {
+            rs.par_chunks(MIN_FILL_TASK.next_multiple_of(d))
+                .map(|c| {
+                    let lo0 = c.iter().step_by(d).fold(0, |m, r| m.max(r.lo));
+                    (lo0, c.iter().fold(0, |m, r| m.max(r.hi)))
+                })
+                .reduce(|| (0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)))
+        };
+        let (copied, ((lo0, hi), fill_us)) = rayon::join(
+            || -> Result<(), GpuError> {
+                dev.write(bounds, 0, pubs)?;
+                dev.write(bounds, pubs.len(), subs)
+            },
+            || {
+                let t = Instant::now();
+                let (a, b) = (found(pubs), found(subs));
+                (
+                    (a.0.max(b.0), a.1.max(b.1)),
+                    t.elapsed().as_secs_f64() * 1e6,
+                )
+            },
+        );
+        copied?;
+        install_all::launch(
+            self.dev,
+            Self::linear(self.n_pub + self.n_sub),
+            &self.table,
+            self.epoch,
+        )?;
+        let drain = Instant::now();
+        self.dev.synchronize()?;
+        self.load_times = LoadTimes {
+            staging_us: 0.0,
+            fill_us,
+            drain_us: drain.elapsed().as_secs_f64() * 1e6,
+            total_us: started.elapsed().as_secs_f64() * 1e6,
+            bytes: ((pubs.len() + subs.len()) * std::mem::size_of::<Range>()) as u64,
         };
         self.key_bound = self.key_bound.max(lo0);
         self.end_bound = self.end_bound.max(hi);

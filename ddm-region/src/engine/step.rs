@@ -66,6 +66,7 @@ impl<'d> Engine<'d> {
         batch: &UpdateBatch,
         want_pairs: bool,
     ) -> Result<StepReport, DdmError> {
+        self.make_step_room()?;
         if self.epoch == u32::MAX {
             // The batch counter wraps: no key may look as new as the next batches'.
             self.last.iter_mut().for_each(|k| *k.get_mut() = 0);

@@ -10,7 +10,21 @@ impl<'d> Engine<'d> {
         if self.approach.sorts() {
             self.gather_next_crew();
         }
-        self.count_now()
+        self.count_times = CountTimes::default();
+        let t = Instant::now();
+        let n = self.count_now()?;
+        // (Where the count was not split, its time is all queued: the paper's engines
+        // read the overlaps a step left, the tiles queue and wait at once.)
+        let c = &mut self.count_times;
+        if c.queue.is_zero() {
+            c.queue = t.elapsed().saturating_sub(c.estimate + c.wait);
+        }
+        Ok(n)
+    }
+
+    /// Where the host's time of the last [`Engine::count`] went (all zeros until one ran).
+    pub fn last_count_times(&self) -> CountTimes {
+        self.count_times
     }
 
     pub(super) fn count_now(&mut self) -> Result<u64, DdmError> {
@@ -41,6 +55,7 @@ impl<'d> Engine<'d> {
         if let Some(d) = self.chosen_dim {
             return Ok(d);
         }
+        let t = Instant::now();
         let s = self
             .sweep
             .as_mut()
@@ -60,6 +75,7 @@ impl<'d> Engine<'d> {
         let estimated = (self.dims as u32).min(MAX_ESTIMATED_DIMS) as usize;
         let dim = (0..estimated).min_by_key(|&d| per_dim[d]).unwrap_or(0) as u32;
         self.chosen_dim = Some(dim);
+        self.count_times.estimate = t.elapsed();
         Ok(dim)
     }
 
@@ -77,6 +93,7 @@ impl<'d> Engine<'d> {
         if np == 0 || ns == 0 {
             return Ok(Some(0));
         }
+        let t = Instant::now();
         // Removed subscriptions' keys are u32::MAX: sorting the digits below
         // `end_bound + 1` keeps them after every live key.
         let passes = (32 - self.end_bound.saturating_add(1).leading_zeros()).div_ceil(8);
@@ -119,7 +136,10 @@ impl<'d> Engine<'d> {
         s.ends = Some(e);
         r?;
         let e = s.ends.as_ref().expect("just put back");
+        self.count_times.queue = t.elapsed();
+        let t = Instant::now();
         let tally = dev.read(&e.tally)?;
+        self.count_times.wait = t.elapsed();
         Ok((tally[EMPTY_FLAG] == 0).then_some(tally[0]))
     }
 
@@ -444,6 +464,7 @@ impl<'d> Engine<'d> {
         if np + ns == 0 {
             return Ok(0);
         }
+        let t = Instant::now();
         let passes = self.sort_passes(dim);
         let key = CountKey {
             dim,
@@ -500,7 +521,12 @@ impl<'d> Engine<'d> {
                 });
             }
         }
-        Ok(dev.read(&s.total)?[0])
+        // (A sweep after the one-dimensional search adds to that count's times.)
+        self.count_times.queue += t.elapsed();
+        let t = Instant::now();
+        let total = dev.read(&s.total)?[0];
+        self.count_times.wait += t.elapsed();
+        Ok(total)
     }
 
     /// Radix passes of a sort in dimension `dim`: only the digits below the largest key

@@ -17,7 +17,7 @@ use ccm::layout::Tables;
 use ccm::text::TextWindow;
 use ccm::workload::{generate, NameDist, Params};
 use ccm::Subscription;
-use ccm::{Ccm, Config, EventBatch, GpuIndex, IndexConfig, InterfaceId, MultiIndex};
+use ccm::{Ccm, Config, EventBatch, GpuIndex, IndexConfig, IndexPlan, InterfaceId, MultiIndex};
 use gpu_kernels::Device;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -618,14 +618,22 @@ fn match_cmd(
                         super::AHEAD_WINDOWS,
                     )?)
                 };
+                // The pruning index over each window (smaller launches on the emulator),
+                // partitioned on the host while the GPU opens; uploaded once it is open.
+                let cfg = IndexConfig::for_gpu(source.is_gpu());
+                let t = Instant::now();
+                let plan = IndexPlan::new(tables, cfg);
+                stats.add(
+                    "partition the index",
+                    t.elapsed(),
+                    "(on the host, while the GPU opens)".into(),
+                );
                 let Some(dev) = source.get(&mut stats, subs_path)? else {
-                    drop((tables, early));
+                    drop((plan, early));
                     break 'stream match_cpu(subs_path, events_path, cpu, window, &mut stats)?;
                 };
-                // The pruning index over each window; smaller launches on the emulator.
-                let cfg = IndexConfig::for_device(&dev);
                 let t = Instant::now();
-                let mut index = GpuIndex::from_tables(&dev, tables, cfg).map_err(|e| match e {
+                let mut index = GpuIndex::from_plan(&dev, plan).map_err(|e| match e {
                     ccm::CcmError::Layout(l) => bad_input(l),
                     other => anyhow::Error::new(other),
                 })?;
@@ -634,7 +642,7 @@ fn match_cmd(
                     index.set_encode_threads(stage_threads);
                 }
                 stats.add(
-                    "build the index",
+                    "upload the index",
                     t.elapsed(),
                     format!(
                         "(pruning index, {:.1} MB on the device)",
@@ -646,10 +654,21 @@ fn match_cmd(
                 // matched into another.
                 let (back, given_back) = std::sync::mpsc::channel();
                 let mut made = 0;
-                let reading = match early {
+                let mut reading = match early {
                     Some(r) => r,
                     None => super::Reading::start_text(events_path, window, parse_window, 1)?,
                 };
+                // The launches' page-locked staging made before the stream, sized from
+                // its first window (parsed while the GPU opened).
+                if let Some(first) = reading.first() {
+                    let t = Instant::now();
+                    let made = index.prepare_for(&first.batch)?;
+                    stats.add(
+                        "page-locked staging",
+                        t.elapsed(),
+                        format!("({made} areas, made before the stream)"),
+                    );
+                }
                 let done = reading.run(
                     |evs: &Events| {
                         let mut answers =

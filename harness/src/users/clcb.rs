@@ -12,7 +12,7 @@ use baselines::rtree::RTreeMatcher;
 use baselines::sff_location::SffLocation;
 use ccm::text::TextWindow;
 use clcb::batch::EventBatch;
-use clcb::cells::{CellAnswers, CellIndex, CellOptions};
+use clcb::cells::{CellAnswers, CellIndex, CellOptions, CellPlan};
 use clcb::workload::{Params, Spatial, Workload};
 use clcb::{Engine, Options, Subscriptions};
 use gpu_kernels::Device;
@@ -232,9 +232,28 @@ fn match_cmd(
         && multi.is_none()
         && std::fs::metadata(events_path)
             .is_ok_and(|m| m.is_file() && m.len() < GPU_FROM_EVENT_BYTES);
-    // The GPU opens on its own thread while the subscriptions load.
+    let window = stream.window as usize;
+    // The cell index's answers, lent to the writer and given back; the first ones made
+    // on the opening thread (`ready` counts them).
+    let (back, given_back) = std::sync::mpsc::channel();
+    let ready = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // The GPU opens on its own thread while the subscriptions load; for the cell index,
+    // it then makes the page-locked areas of the stream's first answers.
+    let cells = |e: Option<ClcbEngine>| match e {
+        None => !per_event,
+        Some(e) => e == ClcbEngine::GpuCells,
+    };
     let opening = match (&multi, engine) {
         (None, None) if small => None,
+        (None, e @ (None | Some(ClcbEngine::Gpu | ClcbEngine::GpuCells))) if cells(e) => {
+            let warm = warm_answers(
+                (subs_path, events_path),
+                window,
+                back.clone(),
+                ready.clone(),
+            );
+            Some(GpuOpening::start_warmed(device, clcb::PTX, warm))
+        }
         (None, None | Some(ClcbEngine::Gpu | ClcbEngine::GpuCells)) => {
             Some(GpuOpening::start(device, clcb::PTX))
         }
@@ -258,19 +277,16 @@ fn match_cmd(
             load.join.as_secs_f64()
         ),
     );
-    // The model, for the engines that read it (not the grid or the cell index).
-    let model = std::cell::OnceCell::new();
-    let subs = || -> &Subscriptions { model.get_or_init(|| cols.to_subscriptions()) };
     // Answers are dense subscription indices; printed as the subscriptions' ids.
     let ids: Vec<u32> = cols.ids().iter().map(|s| s.0).collect();
     let format = |a: &[u32], out: &mut Vec<u8>| {
         write_ids(out, a.iter().map(|&i| ids[i as usize]));
     };
-    let window = stream.window as usize;
     if let Some((spec, emulated)) = multi {
         let devs = super::devices_of(spec, clcb::PTX, emulated, &mut stats)?;
         let t = std::time::Instant::now();
-        let mut m = clcb::multi::MultiEngine::new(devs, subs(), Options::default())?;
+        let subs = cols.to_subscriptions();
+        let mut m = clcb::multi::MultiEngine::new(devs, &subs, Options::default())?;
         m.synchronize()?;
         stats.add("build + upload tables", t.elapsed(), String::new());
         let matcher = |evs: &Events| -> anyhow::Result<Vec<Vec<u32>>> {
@@ -304,10 +320,6 @@ fn match_cmd(
         Some(r) => Ok(r),
         None => Reading::start_text(events_path, window, parse_window, 1),
     };
-    let opened = |stats: &mut Stats| match opening {
-        Some(o) => o.wait(stats),
-        None => Device::gpu(device, clcb::PTX),
-    };
     let engine = if small {
         stats.add(
             "default engine",
@@ -323,6 +335,35 @@ fn match_cmd(
     } else {
         engine
     };
+    // The cell index laid out on the host while the GPU opens, its upload left for the
+    // device: for the cell index asked for, and for the default engine where a GPU is
+    // likely (if it then fails to open, the grid reads the subscriptions again; not
+    // from standard input, which cannot be read again).
+    let early_plan = match engine {
+        Some(ClcbEngine::GpuCells | ClcbEngine::EmuCells) => true,
+        None => {
+            !per_event
+                && subs_path.as_os_str() != clcb::io::STDIN
+                && opening.as_ref().is_some_and(GpuOpening::likely_present)
+        }
+        _ => false,
+    };
+    let mut plan = if early_plan {
+        let t = std::time::Instant::now();
+        let p = CellPlan::build(std::mem::take(&mut cols))?;
+        stats.add(
+            "lay out the cell index",
+            t.elapsed(),
+            "(on the host, while the GPU opens)".into(),
+        );
+        Some(p)
+    } else {
+        None
+    };
+    let opened = |stats: &mut Stats| match opening {
+        Some(o) => o.wait(stats),
+        None => Device::gpu(device, clcb::PTX),
+    };
     let dev = match engine {
         Some(ClcbEngine::Sff | ClcbEngine::Rtree | ClcbEngine::Grid) => None,
         Some(ClcbEngine::Emu | ClcbEngine::EmuCells) => Some(Device::emulator()),
@@ -333,10 +374,19 @@ fn match_cmd(
             Ok(d) => Some(d),
             Err(e) => {
                 fallback_note(&e, "grid", "gpu");
+                if plan.take().is_some() {
+                    // The columns went into the cell index's plan: read again.
+                    cols = stats.time("load subscriptions again", || {
+                        clcb::io::load_subscription_columns(subs_path).map_err(bad_input)
+                    })?;
+                }
                 None
             }
         },
     };
+    // The model, for the engines that read it (not the grid or the cell index).
+    let model = std::cell::OnceCell::new();
+    let subs = || -> &Subscriptions { model.get_or_init(|| cols.to_subscriptions()) };
     let done = match (dev, engine) {
         (None, Some(ClcbEngine::Sff)) => {
             let m = stats.time("build the index (sff)", || SffLocation::build(subs()));
@@ -396,7 +446,11 @@ fn match_cmd(
             let t = std::time::Instant::now();
             let opts = CellOptions::for_device(&dev);
             // The index takes the columns' constraints as its tables (moved, not copied).
-            let mut index = CellIndex::from_columns(dev, std::mem::take(&mut cols), opts)?;
+            let plan = match plan.take() {
+                Some(p) => p,
+                None => CellPlan::build(std::mem::take(&mut cols))?,
+            };
+            let mut index = CellIndex::from_plan(dev, plan, opts)?;
             index.synchronize()?;
             let b = index.build_timing();
             stats.add(
@@ -412,26 +466,24 @@ fn match_cmd(
             index.set_device_clock(stream.stats && window >= 4096);
             // A few `CellAnswers` for the whole stream, their page-locked areas reused:
             // the writer formats one where the device wrote it while the next window is
-            // matched into another.
-            let (back, given_back) = std::sync::mpsc::channel();
-            // Their page-locked areas made now, rather than between the launches of the
-            // stream's first windows: for as many windows as the events file can hold
-            // (lines of at least `LEAST_LINE` bytes; none for standard input).
-            let t = std::time::Instant::now();
-            let most_events =
-                std::fs::metadata(events_path).map_or(0, |m| m.len() as usize / LEAST_LINE);
-            let ready = most_events.div_ceil(window.max(1)).min(ANSWERS_IN_FLIGHT);
-            for _ in 0..ready {
-                let mut answers = CellAnswers::default();
-                index.reserve_answers(&mut answers, window.min(most_events))?;
-                back.send(answers)?;
+            // matched into another. Their areas made before the stream (on the opening
+            // thread, or now), rather than between the launches of its first windows.
+            let mut made = ready.load(std::sync::atomic::Ordering::SeqCst);
+            if made == 0 {
+                let t = std::time::Instant::now();
+                let (n, events) = answers_ahead(events_path, window);
+                for _ in 0..n {
+                    let mut answers = CellAnswers::default();
+                    index.reserve_answers(&mut answers, events)?;
+                    back.send(answers)?;
+                }
+                made = n;
+                stats.add(
+                    "page-locked answers",
+                    t.elapsed(),
+                    format!("({n} windows' areas, made before the stream)"),
+                );
             }
-            stats.add(
-                "page-locked answers",
-                t.elapsed(),
-                format!("({ready} windows' areas, made before the stream)"),
-            );
-            let mut made = ready;
             let matcher = |evs: &Events| -> anyhow::Result<Lent<CellAnswers>> {
                 let mut answers = Lent::take(&mut made, ANSWERS_IN_FLIGHT, &given_back)?;
                 index.match_event_batch_into(&evs.batch, &mut answers)?;
@@ -469,6 +521,72 @@ fn match_cmd(
     stats.print(done.events, "events", done.bytes, done.wall);
     super::keep_until_exit((model, cols));
     bad_lines(&done)
+}
+
+/// The answers made before the stream: (how many, events each), for as many windows as
+/// the events file can hold (lines of at least `LEAST_LINE` bytes; none for standard
+/// input), at most [`ANSWERS_IN_FLIGHT`].
+fn answers_ahead(events_path: &Path, window: usize) -> (usize, usize) {
+    let most_events = std::fs::metadata(events_path).map_or(0, |m| m.len() as usize / LEAST_LINE);
+    (
+        most_events.div_ceil(window.max(1)).min(ANSWERS_IN_FLIGHT),
+        window.min(most_events),
+    )
+}
+
+/// The warm-up of `clcb match`'s GPU for the cell index, on its opening thread (while
+/// the subscriptions load and the index is laid out): the page-locked areas of the
+/// stream's first answers ([`answers_ahead`]) made and sent to `back`, `ready` counting
+/// them (the command makes the rest, if any is missing, before its stream), and device
+/// memory for the index's tables taken into the allocator's pool, sized from the
+/// subscriptions file.
+fn warm_answers(
+    (subs_path, events_path): (&Path, &Path),
+    window: usize,
+    back: std::sync::mpsc::Sender<CellAnswers>,
+    ready: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) -> super::Warm {
+    let (n, events) = answers_ahead(events_path, window);
+    let subs_bytes = std::fs::metadata(subs_path).map_or(0, |m| m.len() as usize);
+    Box::new(move |dev: &Device| {
+        let t = std::time::Instant::now();
+        let opts = CellOptions::for_device(dev);
+        let mut made = 0;
+        let mut why = None;
+        for _ in 0..n {
+            match CellAnswers::reserved(dev, &opts, events) {
+                Ok(a) => {
+                    if back.send(a).is_err() {
+                        break;
+                    }
+                    made += 1;
+                }
+                Err(e) => {
+                    why = Some(e);
+                    break;
+                }
+            }
+        }
+        ready.store(made, std::sync::atomic::Ordering::SeqCst);
+        let note = match why {
+            None => format!("({made} windows' areas, on the opening thread)"),
+            Some(e) => format!("({made} windows' areas; then: {e})"),
+        };
+        let answers = ("open: page-locked answers", t.elapsed(), note);
+        // The cell index's tables, uploaded once the host has laid them out, took about
+        // 1.3 times the subscriptions file's bytes on the device (Table 1's default
+        // scenario: 560 MB for 427 MB): that much, at most half the free memory, taken
+        // into the device's pool now, so that their allocation maps no memory.
+        let t = std::time::Instant::now();
+        let (free, _) = dev.mem_info().unwrap_or((0, 0));
+        let bytes = (subs_bytes / 2 * 3).min(free / 2);
+        let note = match dev.reserve(bytes) {
+            Ok(true) => format!("({:.1} MB)", bytes as f64 / 1e6),
+            Ok(false) => "(no stream-ordered allocator)".to_string(),
+            Err(e) => format!("(not done: {e})"),
+        };
+        vec![answers, ("open: device memory taken", t.elapsed(), note)]
+    })
 }
 
 /// The cell index's share of the stream's match in `--stats` ([`clcb::cells::CellTiming`]).

@@ -87,12 +87,41 @@ pub fn fallback_note(e: &gpu_kernels::GpuError, cpu: &str, gpu: &str) {
 /// run take 0.2-1 s, as long as loading a large input, and need nothing from it.
 pub struct GpuOpening {
     present: std::sync::mpsc::Receiver<bool>,
-    thread: std::thread::JoinHandle<(Result<gpu_kernels::Device, gpu_kernels::GpuError>, Duration)>,
+    thread: std::thread::JoinHandle<Opened>,
 }
+
+/// What the opening thread hands back: the device (or why not), the opening's time, and
+/// the phases of the warm-up that followed it.
+type Opened = (
+    Result<gpu_kernels::Device, gpu_kernels::GpuError>,
+    Duration,
+    Vec<WarmPhase>,
+);
+
+/// A phase of the work done on the opening thread once the device is open ([`Warm`]):
+/// its name in `--stats`, its time and a note.
+pub type WarmPhase = (&'static str, Duration, String);
+
+/// Work on the freshly opened device, on the opening thread, before the command takes
+/// the device: what the command would otherwise pay after its load (device memory
+/// mapped, page-locked buffers made, first launches). Returns its phases for `--stats`
+/// ("open: ..."); it must not fail the command (what it skips is done at first use).
+pub type Warm = Box<dyn FnOnce(&gpu_kernels::Device) -> Vec<WarmPhase> + Send>;
 
 impl GpuOpening {
     /// Starts opening GPU `ordinal` with the module `ptx` (a crate's `PTX`).
     pub fn start(ordinal: usize, ptx: &'static str) -> GpuOpening {
+        GpuOpening::start_warmed(ordinal, ptx, Box::new(|_| Vec::new()))
+    }
+
+    /// [`GpuOpening::start`], then `warm` on the open device, on the same thread; not
+    /// when the environment sets `HARNESS_NO_WARM` (to measure what the warm-up saves:
+    /// its work is then paid at first use).
+    pub fn start_warmed(ordinal: usize, ptx: &'static str, warm: Warm) -> GpuOpening {
+        let warm = match std::env::var_os("HARNESS_NO_WARM") {
+            Some(_) => Box::new(|_: &gpu_kernels::Device| Vec::new()),
+            None => warm,
+        };
         let (tx, present) = std::sync::mpsc::sync_channel(1);
         GpuOpening {
             present,
@@ -100,7 +129,12 @@ impl GpuOpening {
                 let t = Instant::now();
                 let _ = tx.send(gpu_kernels::Device::gpu_count() > ordinal);
                 let r = gpu_kernels::Device::gpu(ordinal, ptx);
-                (r, t.elapsed())
+                let took = t.elapsed();
+                let phases = match &r {
+                    Ok(dev) => warm(dev),
+                    Err(_) => Vec::new(),
+                };
+                (r, took, phases)
             }),
         }
     }
@@ -125,18 +159,31 @@ impl GpuOpening {
     }
 
     /// The opened GPU, or why it could not be opened. `--stats` shows the opening's own
-    /// time (which overlapped loading) and how long the command then waited for it.
+    /// time (which overlapped loading) split into the driver's start, the context and
+    /// the module, the warm-up's phases, and how long the command then waited for it.
     pub fn wait(self, stats: &mut Stats) -> Result<gpu_kernels::Device, gpu_kernels::GpuError> {
         let t = Instant::now();
-        let (r, took) = match self.thread.join() {
+        let (r, took, warmed) = match self.thread.join() {
             Ok(r) => r,
             Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let split = match r.as_ref().ok().and_then(gpu_kernels::Device::open_times) {
+            Some([driver, context, module]) => format!(
+                ": driver started {:.3} s, context {:.3}, module {:.3}",
+                driver.as_secs_f64(),
+                context.as_secs_f64(),
+                module.as_secs_f64()
+            ),
+            None => String::new(),
         };
         stats.add(
             "open the GPU",
             took,
-            "(own thread, while the input loads)".into(),
+            format!("(own thread, while the input loads{split})"),
         );
+        for (phase, d, note) in warmed {
+            stats.add(phase, d, note);
+        }
         stats.add("waiting for the GPU", t.elapsed(), String::new());
         r
     }
@@ -457,6 +504,8 @@ pub struct Reading<B> {
     t0: Instant,
     /// Windows handed to the channel so far.
     sent: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// The first window, once [`Reading::first`] has taken it from the channel.
+    first: Option<anyhow::Result<Window<B>>>,
 }
 
 impl<B: Events> Reading<B> {
@@ -553,6 +602,20 @@ impl<B: Events> Reading<B> {
             producer,
             t0,
             sent,
+            first: None,
+        }
+    }
+
+    /// The first window's good events, waiting for it to be parsed (`None` for an empty
+    /// stream, or an error, which [`Reading::run`] reports): what the engine can size its
+    /// buffers from before the stream's time runs.
+    pub fn first(&mut self) -> Option<&B> {
+        if self.first.is_none() {
+            self.first = Some(self.rx.recv().ok()?);
+        }
+        match &self.first {
+            Some(Ok(w)) => Some(&w.good),
+            _ => None,
         }
     }
 
@@ -570,6 +633,7 @@ impl<B: Events> Reading<B> {
             producer,
             t0: started,
             sent,
+            mut first,
         } = self;
         // The stream's time runs from here, when matching can begin.
         let t0 = Instant::now();
@@ -602,7 +666,9 @@ impl<B: Events> Reading<B> {
             let matched = (|| -> anyhow::Result<()> {
                 loop {
                     let t = Instant::now();
-                    let Ok(msg) = rx.recv() else { return Ok(()) };
+                    let Some(msg) = first.take().or_else(|| rx.recv().ok()) else {
+                        return Ok(());
+                    };
                     waited += t.elapsed();
                     let w = msg?;
                     done.bytes += w.bytes as u64;
