@@ -139,7 +139,8 @@ fn move_all(
 /// Builds the three matchers of `subs`, checks `rounds` batches of events with area
 /// moves before each batch but the first; the cell index in launches of at most
 /// `batch_events` events (a call's launches double from an eighth of that, so that a
-/// batch spans launches of several sizes and both launch slots).
+/// batch spans launches of several sizes and both launch slots), its counts handed
+/// over either way.
 fn scenario(
     mut subs: Subscriptions,
     rounds: &[(Vec<AreaUpdate>, Vec<Event>)],
@@ -152,6 +153,9 @@ fn scenario(
         taper: batch_events.is_multiple_of(2),
     };
     let mut index = CellIndex::new(dev, &subs, opts).expect("a valid set");
+    // Launches of 5 or 16 hand their counts over with a launch of `cells_counts` of
+    // their own, the others from the last block of `cells_match`.
+    index.set_counts_launch(matches!(batch_events, 5 | 16));
     let mut rtree = RTreeMatcher::build(&subs);
     let mut grid = GridIndex::build(&subs).expect("a valid set");
     for (ups, events) in rounds {

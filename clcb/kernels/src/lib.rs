@@ -626,7 +626,7 @@ pub unsafe fn filter_holds(
 
 /// [`filter_holds`] with the event's `Attrs` at `attrs` and its string values' offsets
 /// counted from `bytes` (the encoding of a batch on the device, whose strings stay in
-/// the batch's arena, `clcb_kernels::cells::cells_encode`).
+/// the batch's arena, `clcb_kernels::cells::cells_match`).
 ///
 /// # Safety
 /// `fcons` must hold the constraints `first..last`, `cstrings` their string bytes,
