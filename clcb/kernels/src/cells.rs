@@ -483,9 +483,9 @@ unsafe fn fences(t: &CellTables, dir: u32, keys: u32) -> Fences {
 /// The group of `key` in the cell whose directory starts at slot `dir` and holds
 /// `keys` slots: its entries `lo..hi` relative to the cell's first (empty when the
 /// cell lacks the key, or for `None`). The last fence at or below the key by a binary
-/// search over the lanes' fences (five shuffles), then a binary search of the slots
-/// after it up to the next fence (one `stride`, a cache line or two). Every lane of
-/// the warp calls it, with its own key.
+/// search over the lanes' fences (five shuffles), then a search of the slots after it
+/// up to the next fence (one `stride`, a cache line or two: [`stretch_group`]). Every
+/// lane of the warp calls it, with its own key.
 ///
 /// # Safety
 /// As [`fences`]; `f` is `fences(t, dir, keys)`.
@@ -514,39 +514,97 @@ unsafe fn group(
         return (0, 0);
     }
     let first = l * f.stride;
-    let (at, end) = if lk == k {
-        (first, lend)
-    } else {
-        let (mut lo, mut hi) = (first + 1, (first + f.stride).min(keys));
-        let top = hi;
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            // SAFETY: `first < mid < top <= keys`.
-            if unsafe { t.dir.read((dir + mid) as usize) }.key < k {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        if lo == top {
-            return (0, 0);
-        }
-        // SAFETY: `lo < top <= keys`: a slot of the cell's directory.
-        let s = unsafe { t.dir.read((dir + lo) as usize) };
-        if s.key != k {
-            return (0, 0);
-        }
-        (lo, s.end)
-    };
-    let start = if at == 0 {
+    if lk != k {
+        // SAFETY: `first < first + 1 <= hi <= keys`: slots of the cell's directory, the
+        // fence's slot `first` ending at `lend`.
+        let found =
+            unsafe { stretch_group(t, dir, (first + 1, (first + f.stride).min(keys)), lend, k) };
+        return found.unwrap_or((0, 0));
+    }
+    let start = if first == 0 {
         0
     } else if f.stride == 1 {
         before
     } else {
-        // SAFETY: `0 < at < keys`: a slot of the cell's directory.
-        unsafe { t.dir.read((dir + at - 1) as usize) }.end
+        // SAFETY: `0 < first < keys`: a slot of the cell's directory.
+        unsafe { t.dir.read((dir + first - 1) as usize) }.end
     };
-    (start, end)
+    (start, lend)
+}
+
+/// The group `(start, end)` of key `k` among the slots `lo..hi` of the directory that
+/// starts at slot `dir` (sorted by key, distinct), `prev` the end of slot `lo - 1`;
+/// `None` when none of them holds `k`. A binary search down to 16 slots (a load a
+/// step), then two rounds of loads issued together: the last slot of each of the first
+/// three quarters, then the at most four slots of the quarter that holds the first key
+/// at or above `k`. A stretch of 16 slots costs two waits for memory instead of the
+/// five of a binary search (four steps and the slot before).
+///
+/// # Safety
+/// `lo <= hi`, and `dir + lo - 1..dir + hi` are slots of `t.dir`.
+#[inline(always)]
+unsafe fn stretch_group(
+    t: &CellTables,
+    dir: u32,
+    (mut lo, mut hi): (u32, u32),
+    mut prev: u32,
+    k: u32,
+) -> Option<(u32, u32)> {
+    // SAFETY: every `i` read below lies in `lo..hi` (this fn's contract).
+    let slot = |i: u32| unsafe { t.dir.read((dir + i) as usize) };
+    while hi - lo > 16 {
+        let mid = (lo + hi) / 2;
+        let s = slot(mid);
+        if s.key < k {
+            lo = mid + 1;
+            prev = s.end;
+        } else {
+            hi = mid + 1;
+        }
+    }
+    let none = DirSlot {
+        key: u32::MAX,
+        end: 0,
+    };
+    let at = |(lo, hi): (u32, u32), j: u32| if lo + j < hi { slot(lo + j) } else { none };
+    if hi - lo > 4 {
+        let (a, b, c) = (at((lo, hi), 3), at((lo, hi), 7), at((lo, hi), 11));
+        // The quarters wholly below the key (a slot past `hi` is not below).
+        let below = |j: u32, s: DirSlot| lo + j < hi && s.key < k;
+        let (qa, qb, qc) = (below(3, a), below(7, b), below(11, c));
+        prev = if qc {
+            c.end
+        } else if qb {
+            b.end
+        } else if qa {
+            a.end
+        } else {
+            prev
+        };
+        lo += 4 * (u32::from(qa) + u32::from(qb) + u32::from(qc));
+        hi = hi.min(lo + 4);
+    }
+    let w = (lo, hi);
+    let (s0, s1, s2, s3) = (at(w, 0), at(w, 1), at(w, 2), at(w, 3));
+    // The slots in order: one below the key moves `prev` on; the first that is not
+    // decides.
+    let mut out = None;
+    let mut decide = |j: u32, s: DirSlot| {
+        if out.is_none() {
+            if lo + j < hi && s.key < k {
+                prev = s.end;
+            } else if lo + j < hi && s.key == k {
+                out = Some(Some((prev, s.end)));
+            } else {
+                out = Some(None);
+            }
+        }
+    };
+    decide(0, s0);
+    decide(1, s1);
+    decide(2, s2);
+    decide(3, s3);
+    out.flatten()
 }
 
 /// A signature of 96 bits folded to 64 (bits 64..96 onto 0..32), a rectangle's entry's
@@ -940,6 +998,9 @@ unsafe fn match_warp(
             .add((CELLS_BLOCK / 32 * CELLS_STAGE_WORDS + warp_id() * CELLS_SORT_WORDS) as usize);
         (from, to, pos, cell, staged, buf)
     };
+    // Read now, so that its load overlaps the staging's.
+    // SAFETY: the cell's directory (the host's tables).
+    let fences = unsafe { fences(t, cell.dir, cell.keys) };
     if cell.main + cell.extra == 0 {
         // SAFETY: the warp's own area, `e < n_events`.
         unsafe { write_run(b, out, e, buf, 0) };
@@ -952,8 +1013,6 @@ unsafe fn match_warp(
     sync_warp();
     let (n, bf, esig) = (ev.n, ev.bf, ev.sig);
     let bytes = c.bytes.ptr();
-    // SAFETY: the cell's directory (the host's tables).
-    let fences = unsafe { fences(t, cell.dir, cell.keys) };
     let keys = 1 + n + n * (n + 1) / 2;
     // Matches collected in `buf[..found]`, until they spill.
     let mut found = 0u32;
