@@ -438,6 +438,9 @@ pub struct CellIndex {
     /// Hand each launch's counts to the host with a launch of [`cells_counts`] of its
     /// own ([`CellIndex::set_counts_launch`]).
     counts_launch: bool,
+    /// Each block of [`cells_match`] writes its events' starts and lengths at once
+    /// ([`CellIndex::set_block_writes`]).
+    block_writes: bool,
     timing: CellTiming,
     /// Where the build's time went.
     build: BuildTiming,
@@ -1267,6 +1270,7 @@ impl CellIndex {
             writes: None,
             device_clock: false,
             counts_launch: false,
+            block_writes: true,
             timing: CellTiming::default(),
             opts: CellOptions {
                 batch_events: opts.batch_events.clamp(1, 1 << 20),
@@ -1333,6 +1337,13 @@ impl CellIndex {
     /// (`false`, the default: a launch less per launch).
     pub fn set_counts_launch(&mut self, on: bool) {
         self.counts_launch = on;
+    }
+
+    /// Has each block of [`cells_match`] write its events' starts and lengths into the
+    /// mapped answers at once, one write of 32 bytes (`true`, the default), or each
+    /// warp its event's, four writes of 8 bytes (`false`).
+    pub fn set_block_writes(&mut self, on: bool) {
+        self.block_writes = on;
     }
 
     /// Number of filters indexed.
@@ -1921,7 +1932,7 @@ impl CellIndex {
             (s, d),
             &mut answers.areas[area],
             cols,
-            self.counts_launch,
+            (self.counts_launch, self.block_writes),
         )?;
         let m1 = clock.then(|| dev.mark()).transpose()?;
         let done = dev.signal(None)?;
@@ -1976,7 +1987,7 @@ impl CellIndex {
                 (s, d),
                 &mut answers.areas[f.area],
                 f.cols,
-                self.counts_launch,
+                (self.counts_launch, self.block_writes),
             )?;
             self.timing.launches += 1;
             self.dev.synchronize()?;
@@ -2042,14 +2053,15 @@ impl CellIndex {
 /// Queues [`cells_match`] over the events whose columns (`cols`) slot `s` holds (the
 /// batch's dictionaries `d`), its answers into `area`; the counts handed to the host
 /// and zeroed for the slot's next launch by its last block, or, with `counts_launch`,
-/// by [`cells_counts`] queued after it.
+/// by [`cells_counts`] queued after it; with `block_writes`, each block writes its
+/// events' starts and lengths at once.
 fn launch_match(
     dev: &Device,
     t: CellTables<'_>,
     (s, d): (&mut Slot, &Dicts),
     area: &mut HostBuffer<u32>,
     cols: Cols,
-    counts_launch: bool,
+    (counts_launch, block_writes): (bool, bool),
 ) -> Result<(), EngineError> {
     let m = cols.n;
     let columns = CellBatch {
@@ -2071,6 +2083,8 @@ fn launch_match(
         cap: (area.len() - 2 * m).min(u32::MAX as usize) as u32,
         spill_cap: (s.spill.len() / 2).min(u32::MAX as usize) as u32,
         hand: u32::from(!counts_launch),
+        pack: u32::from(block_writes),
+        _pad: 0,
     };
     let lc = LaunchConfig::linear(m as u32 * 32, CELLS_BLOCK).with_shared(cells_shared_bytes());
     cells_match::launch(

@@ -140,7 +140,7 @@ fn move_all(
 /// moves before each batch but the first; the cell index in launches of at most
 /// `batch_events` events (a call's launches double from an eighth of that, so that a
 /// batch spans launches of several sizes and both launch slots), its counts handed
-/// over either way.
+/// over and its starts and lengths written either way.
 fn scenario(
     mut subs: Subscriptions,
     rounds: &[(Vec<AreaUpdate>, Vec<Event>)],
@@ -154,8 +154,10 @@ fn scenario(
     };
     let mut index = CellIndex::new(dev, &subs, opts).expect("a valid set");
     // Launches of 5 or 16 hand their counts over with a launch of `cells_counts` of
-    // their own, the others from the last block of `cells_match`.
+    // their own, the others from the last block of `cells_match`; launches of 1 or 16
+    // have each warp write its event's start and length, the others each block.
     index.set_counts_launch(matches!(batch_events, 5 | 16));
+    index.set_block_writes(!matches!(batch_events, 1 | 16));
     let mut rtree = RTreeMatcher::build(&subs);
     let mut grid = GridIndex::build(&subs).expect("a valid set");
     for (ups, events) in rounds {

@@ -355,6 +355,10 @@ pub struct CellEvents<'a> {
     /// Nonzero: the launch's last block hands the two counts to the host and zeroes the
     /// counters ([`cells_match()`]); zero: [`cells_counts()`] does, queued after it.
     pub hand: u32,
+    /// Nonzero: each block writes its events' starts and lengths together
+    /// ([`cells_match()`]); zero: each warp writes its event's.
+    pub pack: u32,
+    pub _pad: u32,
 }
 
 /// [`CellEvents`]: the length of an event whose matches went to the spill pairs.
@@ -372,9 +376,9 @@ pub const CELLS_STAGE_WORDS: u32 = 192;
 pub const CELLS_SORT_WORDS: u32 = 2048;
 
 /// Bytes of [`cells_match()`]'s dynamic shared memory: a staging area and a collection
-/// area per warp.
+/// area per warp, then a word of 8 bytes per warp (its event's start and length).
 pub const fn cells_shared_bytes() -> u32 {
-    CELLS_BLOCK / 32 * (CELLS_STAGE_WORDS + CELLS_SORT_WORDS) * 4
+    CELLS_BLOCK / 32 * ((CELLS_STAGE_WORDS + CELLS_SORT_WORDS) * 4 + 8)
 }
 
 // SAFETY: `#[repr(C)]`; device pointers and `u32`s only; `Host<'a>` differs only in the
@@ -767,12 +771,19 @@ unsafe fn warp_sort(buf: *mut u32, n: u32) {
 /// Writes the warp's sorted `buf[..n]` as event `e`'s run, once each: counts the
 /// distinct values (a lane keeps `buf[i]` unless it equals `buf[i - 1]`), reserves
 /// their words with one `atomicAdd`, writes them in order, and, from lane 0, the run's
-/// start and length. Every lane of the warp calls it.
+/// start and length ([`store_answer`]). Every lane of the warp calls it.
 ///
 /// # Safety
-/// As [`warp_sort`], after it; `out` has `2 * b.n_events + b.cap` words, `e < n_events`.
+/// As [`warp_sort`], after it; `out` has `2 * b.n_events + b.cap` words, `e < n_events`;
+/// `held` as [`store_answer`] says.
 #[inline(always)]
-unsafe fn write_run(b: &CellEvents, out: *mut u32, e: u32, buf: *const u32, n: u32) {
+unsafe fn write_run(
+    b: &CellEvents,
+    (out, held): (*mut u32, *mut u64),
+    e: u32,
+    buf: *const u32,
+    n: u32,
+) {
     let lane = lane_id();
     // SAFETY: `i < n <= CELLS_SORT_WORDS` (and `i >= 1` for the word before): the area.
     let keep =
@@ -808,24 +819,30 @@ unsafe fn write_run(b: &CellEvents, out: *mut u32, e: u32, buf: *const u32, n: u
     }
     if lane == 0 {
         // SAFETY: `e < n_events`: the event's start and length words, its warp's alone.
-        unsafe { store_answer(out, e, at, kept) };
+        unsafe { store_answer((out, held), e, at, kept) };
     }
 }
 
-/// Writes event `e`'s start and length (`out[2 e]`, `out[2 e + 1]`) as one 8-byte word.
+/// Writes event `e`'s start and length (`out[2 e]`, `out[2 e + 1]`) as one 8-byte word,
+/// or, when `held` is not null, into `*held` (the warp's word of shared memory, which
+/// the block writes with its other events' in one write, [`cells_match()`] with
+/// `b.pack` set).
 ///
 /// # Safety
-/// `out` is 8-byte aligned with `2 * (e + 1)` words at least, the event's warp's alone.
+/// `out` is 8-byte aligned with `2 * (e + 1)` words at least, the event's warp's alone;
+/// `held` null or the warp's own word.
 #[inline(always)]
-unsafe fn store_answer(out: *mut u32, e: u32, start: u32, len: u32) {
-    // SAFETY: the two words of `e` (this fn's contract), 8-byte aligned.
+unsafe fn store_answer((out, held): (*mut u32, *mut u64), e: u32, start: u32, len: u32) {
+    let word = u64::from(start) | (u64::from(len) << 32);
+    // SAFETY: the two words of `e`, 8-byte aligned, or the warp's word (this fn's
+    // contract).
     unsafe {
-        store(
-            out as *mut u64,
-            e as usize,
-            u64::from(start) | (u64::from(len) << 32),
-        )
-    };
+        if held.is_null() {
+            store(out as *mut u64, e as usize, word);
+        } else {
+            store(held, 0, word);
+        }
+    }
 }
 
 /// An event staged by its warp ([`stage_event`]): its attributes and string equality
@@ -851,7 +868,9 @@ fn warp_or(mut v: u32) -> u32 {
 }
 
 /// Stages event `e` of the launch (its attributes `from..to` of the launch's columns)
-/// for its warp, a lane per attribute, 32 at a time: each lane reads its attribute,
+/// for its warp, a lane per attribute, 32 at a time: each lane reads its attribute (the
+/// first 32 read by the caller, `first`, lane `l`'s attribute `from + l`, so that their
+/// load overlaps the cell's),
 /// looks its name's row and key flags up in `name_rows` and, for a string, the string's
 /// place in the arena in `spans`; the attributes of names some constraint reads are kept
 /// in the event's order (a ballot and a count of the lanes below place each) as
@@ -865,15 +884,16 @@ fn warp_or(mut v: u32) -> u32 {
 /// writes before the reads (`sync_warp`).
 ///
 /// # Safety
-/// `e < c.n_events`, the columns as [`CellBatch`] says; `staged` the warp's staging area;
+/// `e < c.n_events`, the columns as [`CellBatch`] says, `first` the lane's attribute
+/// (`None` past `to`); `staged` the warp's staging area;
 /// `scratch` has room for [`scratch_at`]`(total, total).1` words (`total` the launch's
 /// attributes).
 #[inline(always)]
 unsafe fn stage_event(
     c: &CellBatch,
     (from, to): (u32, u32),
-    staged: *mut u32,
-    scratch: *mut u32,
+    first: Option<BatchAttr>,
+    (staged, scratch): (*mut u32, *mut u32),
 ) -> StagedEvent {
     let lane = lane_id();
     let na = to - from;
@@ -894,11 +914,17 @@ unsafe fn stage_event(
     let mut a0 = 0;
     while a0 < na {
         let a = a0 + lane;
-        let kept = if a < na {
-            // SAFETY: `from + a < to`: an attribute of the launch; the name and string
-            // ids checked against the dictionaries' lengths.
+        let at = if a0 == 0 {
+            first
+        } else if a < na {
+            // SAFETY: `from + a < to`: an attribute of the launch.
+            Some(unsafe { c.attrs.read((from + a) as usize) })
+        } else {
+            None
+        };
+        let kept = if let Some(at) = at {
+            // SAFETY: the name and string ids checked against the dictionaries' lengths.
             unsafe {
-                let at = c.attrs.read((from + a) as usize);
                 let named = if at.name < c.n_names {
                     c.name_rows.read(at.name as usize)
                 } else {
@@ -973,7 +999,7 @@ unsafe fn match_warp(
     c: &CellBatch,
     b: &CellEvents,
     scratch: *mut u32,
-    (out, spill): (*mut u32, *mut u32),
+    (out, spill, held): (*mut u32, *mut u32, *mut u64),
 ) {
     let e = global_id_x() / 32;
     if e >= b.n_events {
@@ -982,7 +1008,7 @@ unsafe fn match_warp(
     let lane = lane_id();
     // SAFETY: `e < n_events`: its starts and location; its cell's head (clamped to the
     // grid); the warp's own areas of the block's dynamic shared memory.
-    let (from, to, pos, cell, staged, buf) = unsafe {
+    let (from, to, pos, first, cell, staged, buf) = unsafe {
         let base = c.starts.read(0);
         let (from, to) = (
             c.starts.read(e as usize) - base,
@@ -992,22 +1018,29 @@ unsafe fn match_warp(
             x: c.xs.read(e as usize),
             y: c.ys.read(e as usize),
         };
+        // The lane's first attribute, read before the cell's head so that the two
+        // loads wait together.
+        let first = if lane < to - from {
+            Some(c.attrs.read((from + lane) as usize))
+        } else {
+            None
+        };
         let cell = t.heads.read(t.geo.cell_of(pos.x, pos.y) as usize);
         let staged = dynamic_shared::<u32>().add((warp_id() * CELLS_STAGE_WORDS) as usize);
         let buf = dynamic_shared::<u32>()
             .add((CELLS_BLOCK / 32 * CELLS_STAGE_WORDS + warp_id() * CELLS_SORT_WORDS) as usize);
-        (from, to, pos, cell, staged, buf)
+        (from, to, pos, first, cell, staged, buf)
     };
     // Read now, so that its load overlaps the staging's.
     // SAFETY: the cell's directory (the host's tables).
     let fences = unsafe { fences(t, cell.dir, cell.keys) };
     if cell.main + cell.extra == 0 {
         // SAFETY: the warp's own area, `e < n_events`.
-        unsafe { write_run(b, out, e, buf, 0) };
+        unsafe { write_run(b, (out, held), e, buf, 0) };
         return;
     }
     // SAFETY: `e < n_events`, the launch's columns and scratch (this fn's contract).
-    let ev = unsafe { stage_event(c, (from, to), staged, scratch) };
+    let ev = unsafe { stage_event(c, (from, to), first, (staged, scratch)) };
     // The staging is the warp's own: a warp barrier orders its writes (shared memory or
     // scratch) before its lanes' reads, and no warp waits for another's loads.
     sync_warp();
@@ -1100,7 +1133,7 @@ unsafe fn match_warp(
     if spilled {
         if lane == 0 {
             // SAFETY: `e < n_events`: the event's own words.
-            unsafe { store_answer(out, e, 0, SPILLED) };
+            unsafe { store_answer((out, held), e, 0, SPILLED) };
         }
         return;
     }
@@ -1109,7 +1142,7 @@ unsafe fn match_warp(
     // SAFETY: the warp's area, `found <= CELLS_SORT_WORDS`; `e < n_events`.
     unsafe {
         warp_sort(buf, found);
-        write_run(b, out, e, buf, found);
+        write_run(b, (out, held), e, buf, found);
     }
 }
 
@@ -1117,13 +1150,12 @@ unsafe fn match_warp(
 /// warps are done, counts itself done (after a fence that publishes its counts and
 /// answers); the last one hands the two counts to `host` and zeroes the three counters
 /// for the slot's next launch, the work [`cells_counts()`] does in a launch of its own.
-/// Every thread of the block calls it.
+/// Every thread of the block calls it, after a barrier of the block.
 ///
 /// # Safety
 /// `b.count` points at three counters, `host` at two words.
 #[inline(always)]
 unsafe fn hand_counts(b: &CellEvents, host: *mut u32) {
-    sync_threads();
     if thread_rank() != 0 {
         return;
     }
@@ -1174,8 +1206,11 @@ kernel! {
     /// page-locked answers the host keeps as they lie (no copy, no work per event). An event of more than [`CELLS_SORT_WORDS`] matches writes
     /// what it collected, and every later match, as (event, subscription) pairs
     /// ([`spill_pairs`], one `atomicAdd` per round), and [`SPILLED`] as its length; the
-    /// host sorts and deduplicates those. With `b.hand` set, the launch's last block
-    /// hands the two counts to `host` and zeroes the counters ([`hand_counts`]).
+    /// host sorts and deduplicates those. With `b.pack` set, each warp leaves its
+    /// event's start and length in shared memory and the block writes its events' at
+    /// once (one 32-byte write into the mapped answers, not four of 8 bytes). With
+    /// `b.hand` set, the launch's last block hands the two counts to `host` and zeroes
+    /// the counters ([`hand_counts`]).
     pub fn cells_match(
         t: CellTables<'static>,
         c: CellBatch<'static>,
@@ -1185,7 +1220,23 @@ kernel! {
         spill: *mut u32,
         host: *mut u32,
     ) {
-        match_warp(&t, &c, &b, scratch, (out, spill));
+        // The block's words of starts and lengths, after the warps' areas (8-byte aligned).
+        let areas = CELLS_BLOCK / 32 * (CELLS_STAGE_WORDS + CELLS_SORT_WORDS);
+        let words = dynamic_shared::<u32>().add(areas as usize) as *mut u64;
+        let held = if b.pack != 0 { words.add(warp_id() as usize) } else { core::ptr::null_mut() };
+        match_warp(&t, &c, &b, scratch, (out, spill, held));
+        if b.pack == 0 && b.hand == 0 {
+            return;
+        }
+        // Every thread of the block gets here (no warp returns before): the warps'
+        // words are written.
+        sync_threads();
+        let first = block_idx_x() * (CELLS_BLOCK / 32);
+        let lane = thread_rank();
+        if b.pack != 0 && lane < CELLS_BLOCK / 32 && first + lane < b.n_events {
+            // Event `first + lane < n_events`: its two words of `out`, its warp's word.
+            store(out as *mut u64, (first + lane) as usize, load(words, lane as usize));
+        }
         if b.hand != 0 {
             hand_counts(&b, host);
         }
