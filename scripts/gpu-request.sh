@@ -19,11 +19,15 @@
 #   2. compute-sanitizer memcheck (Fig. 3a's workload at 3000 subscriptions, the
 #      defaults and both switches set; `keywords 1` at 2000) and racecheck (Fig. 3a's, 3000) of
 #      the new kernels;
-#   3. `harness run clcb fig3a` at 1M subscriptions, three seeds, engines grid and
-#      gpu-cells;
+#   3. `harness run clcb fig3a` at 1M subscriptions, one seed, engines grid and
+#      gpu-cells (the device's split asked for);
 #   4. the other workloads, new then base: `keywords` 0.01% and 1%, Table 2 (250k),
 #      Figs. 3b (uniform 0.01%), 3d (uniform 1%), 4a (Zipf 0.001%), 4d (Zipf 1%);
-#   5. Nsight Compute (if found) on two launches of the new `cells_match` (Fig. 3a, 1M).
+#   5. `harness run clcb keywords` at 1M subscriptions, one seed, engine gpu (the paper's
+#      kernels, which test circles alone again while an engine holds no rectangle), to
+#      set beside results/gpu-logs/session-final-H200-2026-11-29-1317/paired-3seeds/;
+#   6. Nsight Compute (if found) on two launches of the new `cells_match` (Fig. 3a, 1M).
+# Steps past the 150 s are skipped.
 # Everything goes into $OUT/out.tgz; $OUT/cells/summary.txt holds the rounds' lines.
 set -uo pipefail
 BIN=${BIN:?BIN: the directory holding harness, cells_split and cells_split-base}
@@ -78,8 +82,8 @@ if [ -n "$CS" ]; then
 fi
 
 # 3. The harness's Fig. 3a at 1M, three seeds.
-step fig3a-harness 45 env GPU_MATCH_CLCB_SIZES=1000000 "$BIN/harness" run clcb fig3a --seeds 3 \
-    --engines grid,gpu-cells --out "$R/rec"
+step fig3a-harness 25 env GPU_MATCH_CLCB_SIZES=1000000 GPU_MATCH_INDEX_SPLIT=1 "$BIN/harness" run clcb fig3a \
+    --seeds 1 --engines grid,gpu-cells --out "$R/rec"
 
 # 4. The other workloads, new then base.
 for w in "keywords 0.01" "keywords 1" "table2" "uniform 0.01" "zipf 1" "uniform 1" "zipf 0.001"; do
@@ -90,7 +94,11 @@ for w in "keywords 0.01" "keywords 1" "table2" "uniform 0.01" "zipf 1" "uniform 
     step "$tag-base" 20 "$BASE" "${args[@]}"
 done
 
-# 5. Nsight Compute on two launches of the new kernel.
+# 5. The paper's kernels on `keywords` at 1M.
+step keywords-paper 40 env GPU_MATCH_CLCB_SIZES=1000000 "$BIN/harness" run clcb keywords --seeds 1 \
+    --engines gpu --out "$R/rec"
+
+# 6. Nsight Compute on two launches of the new kernel.
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2> /dev/null | head -1)
 if [ -n "$NCU" ]; then
     step ncu-uniform 30 env CELLS_LAUNCH=16384 "$NCU" -k cells_match -s 8 -c 2 --section SpeedOfLight \
