@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # GPU request of branch h-cells: the cell index with one kernel per launch (`cells_match`
-# stages each event from the batch's columns, its last block hands the counts to the host,
-# each block writes its events' starts and lengths at once; a key's slot in a directory
-# stretch found in two rounds of loads) against the branch's start (`cells_split-base`, main at 9c50c9b: `cells_encode`, `cells_match`,
+# stages each event from the batch's columns, its last block hands the counts to the host;
+# a key's slot in a directory stretch found in two rounds of loads; optionally each block
+# writes its events' starts and lengths at once) against the branch's start (`cells_split-base`, main at 9c50c9b: `cells_encode`, `cells_match`,
 # `cells_counts` per launch).
 #
 #     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-request.sh
@@ -11,9 +11,9 @@
 # Steps, most important first, each under `timeout`, the whole within 150 s:
 #   1. Fig. 3a's workload at 1M subscriptions (`cells_split uniform 0.001`), new and base
 #      alternated (new with launches of 65536 tapered, 65536 full, 131072 tapered; new
-#      with `CELLS_WARP_WRITES=1`, each warp writing its event's start and length as
-#      before; new with `CELLS_COUNTS_LAUNCH=1`, the counts handed over by `cells_counts`
-#      as before);
+#      with `CELLS_BLOCK_WRITES=1`, each block writing its events' starts and lengths
+#      at once; new with `CELLS_COUNTS_LAUNCH=1`, the counts handed over by
+#      `cells_counts` as before);
 #      each prints its rounds' ns per event, the device's clock and whether every answer
 #      equals the grid's;
 #   2. compute-sanitizer memcheck (Fig. 3a's workload at 3000 subscriptions, the
@@ -68,7 +68,7 @@ BASE="$BIN/cells_split-base"
 # 1. Fig. 3a's workload at 1M subscriptions, alternated.
 step u-new-1 25 env CELLS_LAUNCH=65536,65536-,131072 "$NEW" uniform 0.001
 step u-base-1 25 "$BASE" uniform 0.001
-step u-new-warp 25 env CELLS_WARP_WRITES=1 "$NEW" uniform 0.001
+step u-new-block 25 env CELLS_BLOCK_WRITES=1 "$NEW" uniform 0.001
 step u-new-counts 25 env CELLS_COUNTS_LAUNCH=1 "$NEW" uniform 0.001
 step u-base-2 25 "$BASE" uniform 0.001
 step u-new-2 25 "$NEW" uniform 0.001
@@ -76,7 +76,7 @@ step u-new-2 25 "$NEW" uniform 0.001
 # 2. Sanitizers on small workloads, the new kernels.
 if [ -n "$CS" ]; then
     step memcheck-uniform 15 env CELLS_ROUND=1024 "$CS" --tool memcheck --error-exitcode 9 "$NEW" uniform 0.001 3000
-    step memcheck-uniform-switches 15 env CELLS_ROUND=1024 CELLS_COUNTS_LAUNCH=1 CELLS_WARP_WRITES=1 "$CS" --tool memcheck --error-exitcode 9 "$NEW" uniform 0.001 3000
+    step memcheck-uniform-switches 15 env CELLS_ROUND=1024 CELLS_COUNTS_LAUNCH=1 CELLS_BLOCK_WRITES=1 "$CS" --tool memcheck --error-exitcode 9 "$NEW" uniform 0.001 3000
     step memcheck-keywords 12 env CELLS_ROUND=1024 "$CS" --tool memcheck --error-exitcode 9 "$NEW" keywords 1 2000
     step racecheck-uniform 15 env CELLS_ROUND=512 "$CS" --tool racecheck --error-exitcode 9 "$NEW" uniform 0.001 3000
 fi

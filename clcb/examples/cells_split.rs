@@ -13,8 +13,8 @@
 //! launch size of `CELLS_LAUNCH` (comma-separated, default the index's; a size ending in
 //! `-` keeps the launches full to the end of a call instead of tapering them;
 //! `CELLS_COUNTS_LAUNCH=1` hands each launch's counts over with a launch of their own,
-//! `CellIndex::set_counts_launch`; `CELLS_WARP_WRITES=1` has each warp write its
-//! event's start and length, `CellIndex::set_block_writes`). On
+//! `CellIndex::set_counts_launch`; `CELLS_BLOCK_WRITES=1` has each block write its
+//! events' starts and lengths at once, `CellIndex::set_block_writes`). On
 //! the GPU: Table 2's default scenario (250,000 subscriptions, `[subscriptions]` to
 //! change it). Without a GPU it runs on the emulator with 200 subscriptions and 4,096
 //! events a round, a check that it runs: the emulator's threads share the host's cores
@@ -162,9 +162,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `CELLS_COUNTS_LAUNCH=1`: the counts handed over by a launch of their own.
     let counts_launch = env("CELLS_COUNTS_LAUNCH").is_some_and(|v| v == "1");
     index.set_counts_launch(counts_launch);
-    // `CELLS_WARP_WRITES=1`: each warp writes its event's start and length.
-    let warp_writes = env("CELLS_WARP_WRITES").is_some_and(|v| v == "1");
-    index.set_block_writes(!warp_writes);
+    // `CELLS_BLOCK_WRITES=1`: each block writes its events' starts and lengths at once.
+    let block_writes = env("CELLS_BLOCK_WRITES").is_some_and(|v| v == "1");
+    index.set_block_writes(block_writes);
     let mut answers = CellAnswers::default();
     for &(launch, taper) in &launches {
         index.set_batch_events(launch);
@@ -181,7 +181,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             } else {
                 ""
             },
-            if warp_writes { ", a warp's writes" } else { "" },
+            if block_writes {
+                ", a block's writes"
+            } else {
+                ""
+            },
         );
         println!("launches of at most {launch} ({shape}): answers equal to the grid's: {agree}");
         for round in 1..=5 {

@@ -69,8 +69,8 @@
 //!   subscription) pairs instead, which the host groups by event with a counting sort
 //!   and sorts event by event, on all cores, in room kept from batch to batch);
 //!   the launch's last block hands its two counts to the host.
-//!   While the device runs launch `k`, the host collects launch `k - 1` (waits for
-//!   it, reads its counts) and copies launch `k + 1`'s columns. (Before, the host laid
+//!   The driving thread queues launch `k` and collects launch `k - 1` (waits for it,
+//!   reads its counts) while the other cores copy launch `k + 1`'s columns. (Before, the host laid
 //!   each event out itself into mapped memory and copied each answer into vectors:
 //!   18-45 ns an event on 16 cores to lay them out and 12-15 ns to copy the answers,
 //!   against ~1 ns of the device's own time, on Table 2's and the `keywords`
@@ -1270,7 +1270,7 @@ impl CellIndex {
             writes: None,
             device_clock: false,
             counts_launch: false,
-            block_writes: true,
+            block_writes: false,
             timing: CellTiming::default(),
             opts: CellOptions {
                 batch_events: opts.batch_events.clamp(1, 1 << 20),
@@ -1340,8 +1340,9 @@ impl CellIndex {
     }
 
     /// Has each block of [`cells_match`] write its events' starts and lengths into the
-    /// mapped answers at once, one write of 32 bytes (`true`, the default), or each
-    /// warp its event's, four writes of 8 bytes (`false`).
+    /// mapped answers at once, one write of 32 bytes (`true`), or each warp its
+    /// event's, four writes of 8 bytes (`false`, the default: the block's way is not
+    /// yet measured on a GPU).
     pub fn set_block_writes(&mut self, on: bool) {
         self.block_writes = on;
     }
@@ -1624,9 +1625,9 @@ impl CellIndex {
     /// launch `k` (its columns copied in on a queue of their own from page-locked
     /// staging; on the device's stream, once they are in, [`cells_match`] writing the
     /// answers into an area of `answers` and the counts into the slot's),
-    /// then, while the device runs it, collects launch `k - 1` (waits for it, reads its
-    /// two counts; nothing copied) and, at the same time on the other cores, copies
-    /// launch `k + 1`'s columns into the staging `k - 1` used. The whole call runs on
+    /// then collects launch `k - 1` (waits for it, reads its two counts; nothing
+    /// copied), while, from the start of the queuing, the other cores copy launch
+    /// `k + 1`'s columns into the staging `k - 1` used. The whole call runs on
     /// rayon's pool, so that the staging is work of the pool, not a job handed to it
     /// from outside.
     pub fn match_event_batch_into(
@@ -1813,14 +1814,12 @@ impl CellIndex {
             self.pipe.staging[1] = Some(Staging::alloc(&self.dev, full.words())?);
         }
         let mut slot = 0;
+        // The launch before the one staged in `cur`, queued and not yet collected.
         let mut flying: Option<InFlight> = None;
         loop {
-            let launched = self.submit(slot, cur, answers)?;
-            slot ^= 1;
-            let mut prev = flying.replace(launched);
             // The staging of the launch before is free once its copy in has ended (long
-            // ago: before its kernels).
-            let spare = match &mut prev {
+            // ago: before its kernels, and its copy was queued a staging ago).
+            let spare = match &mut flying {
                 Some(f) => {
                     self.dev.reach(&f.copied)?;
                     f.staging.take()
@@ -1833,12 +1832,17 @@ impl CellIndex {
                 None => (None, spare),
             };
             let started = Instant::now();
+            // This thread queues the staged launch and collects the one before while the
+            // pool stages the next: the queuing (a copy, a launch, two signals) is off the
+            // staging's path.
             let ((r, collected), job) = rayon::join(
                 || {
-                    let r = match prev.take() {
-                        Some(f) => self.collect(f, answers),
-                        None => Ok(Duration::ZERO),
-                    };
+                    let r = self.submit(slot, cur, answers).and_then(|launched| {
+                        match flying.replace(launched) {
+                            Some(f) => self.collect(f, answers),
+                            None => Ok(Duration::ZERO),
+                        }
+                    });
                     (r, started.elapsed())
                 },
                 || {
@@ -1848,6 +1852,7 @@ impl CellIndex {
                     })
                 },
             );
+            slot ^= 1;
             let took = r?;
             self.timing.answers += took;
             let Some((prepared, staged_in)) = job else {

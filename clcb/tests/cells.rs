@@ -155,7 +155,8 @@ fn scenario(
     let mut index = CellIndex::new(dev, &subs, opts).expect("a valid set");
     // Launches of 5 or 16 hand their counts over with a launch of `cells_counts` of
     // their own, the others from the last block of `cells_match`; launches of 1 or 16
-    // have each warp write its event's start and length, the others each block.
+    // have each warp write its event's start and length, the others each block its
+    // events'.
     index.set_counts_launch(matches!(batch_events, 5 | 16));
     index.set_block_writes(!matches!(batch_events, 1 | 16));
     let mut rtree = RTreeMatcher::build(&subs);
