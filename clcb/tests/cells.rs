@@ -337,9 +337,10 @@ fn a_circles_only_index_tests_rectangles_once_a_move_makes_one() {
 
 /// Cells whose directories hold thousands of keys (a key's group found by the fences
 /// across the warp, then a search of one stretch between them: strides of 1 to over
-/// 32 slots as the keys grow), and events of up to 60 attributes: past the words a
-/// warp reads at once, past the attributes whose key flags the header keeps, and past
-/// the words a warp stages in shared memory. Every filter around one point, keyed by
+/// 32 slots as the keys grow, so that the stretch is searched by its slots alone (up
+/// to 4), by quarters (up to 16), and by halving first), and events of up to 60
+/// attributes: past the 32 a warp stages at once, past the attributes whose key flags
+/// the staging keeps in a word, and past the words a warp stages in shared memory. Every filter around one point, keyed by
 /// its own `name = value`, by a pair of names, or by nothing.
 #[test]
 fn large_directories_and_long_events_agree() {
@@ -354,7 +355,7 @@ fn large_directories_and_long_events_agree() {
         r % m
     };
     let point = |d: u64| 50.0 + d as f64 * 0.01;
-    for filters in [20u64, 40, 700, 2500] {
+    for filters in [20u64, 40, 300, 700, 2500] {
         let subs = Subscriptions::new((0..filters as u32).map(|i| {
             let name = &names[i as usize % 60];
             let cons = match i % 7 {
