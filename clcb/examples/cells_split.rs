@@ -11,7 +11,10 @@
 //! 65,536 events a round (`CELLS_ROUND` changes it); a warm round, then five timed ones
 //! (the last two without the device's clock, whose marks cost the host) for each largest
 //! launch size of `CELLS_LAUNCH` (comma-separated, default the index's; a size ending in
-//! `-` keeps the launches full to the end of a call instead of tapering them). On
+//! `-` keeps the launches full to the end of a call instead of tapering them;
+//! `CELLS_COUNTS_LAUNCH=1` hands each launch's counts over with a launch of their own,
+//! `CellIndex::set_counts_launch`; `CELLS_BLOCK_WRITES=1` has each block write its
+//! events' starts and lengths at once, `CellIndex::set_block_writes`). On
 //! the GPU: Table 2's default scenario (250,000 subscriptions, `[subscriptions]` to
 //! change it). Without a GPU it runs on the emulator with 200 subscriptions and 4,096
 //! events a round, a check that it runs: the emulator's threads share the host's cores
@@ -156,6 +159,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "cell index built in {:.3} s: {b}",
         t0.elapsed().as_secs_f64()
     );
+    // `CELLS_COUNTS_LAUNCH=1`: the counts handed over by a launch of their own.
+    let counts_launch = env("CELLS_COUNTS_LAUNCH").is_some_and(|v| v == "1");
+    index.set_counts_launch(counts_launch);
+    // `CELLS_BLOCK_WRITES=1`: each block writes its events' starts and lengths at once.
+    let block_writes = env("CELLS_BLOCK_WRITES").is_some_and(|v| v == "1");
+    index.set_block_writes(block_writes);
     let mut answers = CellAnswers::default();
     for &(launch, taper) in &launches {
         index.set_batch_events(launch);
@@ -164,7 +173,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Warm: the page-locked stagings and the answers' areas grow to the stream's.
         index.match_event_batch_into(&stream, &mut answers)?;
         let agree = (0..stream.len()).all(|i| answers.get(i) == want[i].as_slice());
-        let shape = if taper { "tapered" } else { "full to the end" };
+        let shape = format!(
+            "{}{}{}",
+            if taper { "tapered" } else { "full to the end" },
+            if counts_launch {
+                ", counts launched"
+            } else {
+                ""
+            },
+            if block_writes {
+                ", a block's writes"
+            } else {
+                ""
+            },
+        );
         println!("launches of at most {launch} ({shape}): answers equal to the grid's: {agree}");
         for round in 1..=5 {
             // The last two rounds without the device's clock: its marks cost the host.

@@ -12,7 +12,7 @@
 //!   rarest names, whichever fewer filters share, or the empty key when it has no
 //!   constraint. Keys are 32-bit hashes computed by the same functions here and on the
 //!   device ([`clcb_kernels::cells::eq_key`], [`clcb_kernels::cells::pair_key`]): the
-//!   host never looks an event's keys up, the device hashes them from the encoded event.
+//!   host never looks an event's keys up, the device hashes them from the staged event.
 //!   A cell's entries are sorted by key with a directory of its keys; the kernel
 //!   ([`clcb_kernels::cells::cells_match()`], a warp per event) looks up only the keys
 //!   the event can satisfy, then tests each candidate's area and 96-bit name
@@ -56,11 +56,11 @@
 //!   run, one copy queued ahead of the first launch's columns). Per launch the
 //!   host copies the launch's columns as they are (16-byte attributes, starts, `x`,
 //!   `y`) on all cores into one run of page-locked staging, and a queue of its own
-//!   copies that to the device in one copy; there [`clcb_kernels::cells::cells_encode()`] lays each event out as
-//!   the kernels read it (a thread per event: its names' rows, its strings' places in
-//!   the arena, its cell's head, its signature, its string equalities' keys), then
-//!   [`clcb_kernels::cells::cells_match()`] matches (a warp per event, its event
-//!   staged in shared memory, its cell's directory searched by fences across the warp). Each warp collects its event's matches in
+//!   copies that to the device in one copy; there one kernel,
+//!   [`clcb_kernels::cells::cells_match()`], stages and matches each event (a warp per
+//!   event: a lane per attribute stages it in shared memory as the matching reads it,
+//!   its names' rows, its strings' places in the arena, its string equalities' keys, its
+//!   signature; then its cell's directory is searched by fences across the warp). Each warp collects its event's matches in
 //!   shared memory, sorts and deduplicates them there and writes the answer as one run
 //!   of subscriptions, with its start and length, straight into an area of the
 //!   caller's [`CellAnswers`] (page-locked, mapped into the device): the answers stay
@@ -68,9 +68,9 @@
 //!   of more than [`clcb_kernels::cells::CELLS_SORT_WORDS`] matches writes (event,
 //!   subscription) pairs instead, which the host groups by event with a counting sort
 //!   and sorts event by event, on all cores, in room kept from batch to batch);
-//!   [`clcb_kernels::cells::cells_counts()`] hands the launch's two counts to the host.
-//!   While the device runs launch `k`, the host collects launch `k - 1` (waits for
-//!   it, reads its counts) and copies launch `k + 1`'s columns. (Before, the host laid
+//!   the launch's last block hands its two counts to the host.
+//!   The driving thread queues launch `k` and collects launch `k - 1` (waits for it,
+//!   reads its counts) while the other cores copy launch `k + 1`'s columns. (Before, the host laid
 //!   each event out itself into mapped memory and copied each answer into vectors:
 //!   18-45 ns an event on 16 cores to lay them out and 12-15 ns to copy the answers,
 //!   against ~1 ns of the device's own time, on Table 2's and the `keywords`
@@ -79,7 +79,13 @@
 //!   265 matches an event. With the columns copied and laid out on the device, in
 //!   launches of at most 16384 events, four copies per launch: 10.6-12.9 ns an event on
 //!   Table 2's stream, 15.0-16.8 on `keywords` with 0.01% regions, of which ~5-6 ns the
-//!   device's kernels: H200, 16 host cores, `cells_split`, 2026-11-29.)
+//!   device's kernels: H200, 16 host cores, `cells_split`, 2026-11-29. The events were
+//!   then laid out by a kernel of their own, a thread per event, and the counts handed
+//!   over by a third, `cells_counts`, still there for [`CellIndex::set_counts_launch`].
+//!   One kernel instead of those three: Fig. 3a's stream at 1M subscriptions 6.15 ns an
+//!   event against 6.68, the device's clock 3.87 against 3.93 ns, queuing a launch
+//!   0.6-1.4 ns an event against 1.9-2.5: H200, `cells_split`, 2026-11-29,
+//!   `results/gpu-logs/cells-one-kernel-H200-2026-11-29/`.)
 
 use crate::batch::EventBatch;
 use crate::columns::{FromModelError, SubscriptionColumns};
@@ -89,10 +95,10 @@ use crate::model::{Area, AreaUpdate, Event, ModelError, SubscriptionId, Subscrip
 use ccm::hash::{count_in_parts, FastMap};
 pub use clcb_kernels::cells::CellGeometry;
 use clcb_kernels::cells::{
-    cells_counts, cells_encode, cells_match, cells_shared_bytes, cells_write, eq_key, pair_key,
+    cells_counts, cells_match, cells_shared_bytes, cells_write, eq_key, pair_key, scratch_at,
     sig_bit, BatchAttr, CellBatch, CellEntry, CellEvents, CellHead, CellTables, DirSlot, StrSpan,
-    CELLS_BLOCK, EMPTY_KEY, ENCODE_BLOCK, EVENT_RECORDS, FLAGS, IMPLIED, NO_ROW, RECT, ROW_EQ,
-    ROW_FLAGS_SHIFT, ROW_MASK, ROW_PAIR, SPILLED,
+    CELLS_BLOCK, EMPTY_KEY, FLAGS, IMPLIED, NO_ROW, RECT, ROW_EQ, ROW_FLAGS_SHIFT, ROW_MASK,
+    ROW_PAIR, SPILLED,
 };
 use clcb_kernels::{DevConstraint, ATTR_WORDS, KIND_STR, OP_EQ};
 use gpu_kernels::crew::par_copy;
@@ -292,9 +298,10 @@ enum Prepared {
 struct Slot {
     /// The launch's columns, copied in as staged ([`Cols`]).
     cols: Buffer<u32>,
-    /// The launch's events encoded ([`cells_encode`]).
+    /// Room for the launch's events too long for a warp's staging area ([`scratch_at`]).
     enc: Buffer<u32>,
-    /// The launch's two counts (zero between launches: [`cells_counts`] zeroes them).
+    /// The launch's three counters: words of runs, spilled pairs, blocks done (zero
+    /// between launches: the launch's last block, or [`cells_counts`], zeroes them).
     counts: Buffer<u32>,
     /// The two counts handed to the host (page-locked).
     counts_host: HostBuffer<u32>,
@@ -304,7 +311,7 @@ struct Slot {
 
 impl Slot {
     fn alloc(dev: &Device, events: usize) -> Result<Slot, EngineError> {
-        let mut counts = dev.alloc(2)?;
+        let mut counts = dev.alloc(3)?;
         dev.zero(&mut counts)?;
         Ok(Slot {
             cols: dev.alloc(1)?,
@@ -397,7 +404,7 @@ struct InFlight {
     /// Its kernels done (on the device's stream): its counts and answers are in host
     /// memory.
     done: Signal,
-    /// The device's clock before its encoding and after its counts (when the index
+    /// The device's clock before its kernels and after them (when the index
     /// keeps it, [`CellIndex::set_device_clock`]).
     marks: Option<[Mark; 2]>,
 }
@@ -432,6 +439,12 @@ pub struct CellIndex {
     writes: Option<WriteBufs>,
     /// Time each launch's kernels by the device's clock ([`CellTiming::device`]).
     device_clock: bool,
+    /// Hand each launch's counts to the host with a launch of [`cells_counts`] of its
+    /// own ([`CellIndex::set_counts_launch`]).
+    counts_launch: bool,
+    /// Each block of [`cells_match`] writes its events' starts and lengths at once
+    /// ([`CellIndex::set_block_writes`]).
+    block_writes: bool,
     timing: CellTiming,
     /// Where the build's time went.
     build: BuildTiming,
@@ -1181,6 +1194,8 @@ impl CellIndex {
             pipe: Pipe::default(),
             writes: None,
             device_clock: false,
+            counts_launch: false,
+            block_writes: false,
             timing: CellTiming::default(),
             opts: CellOptions {
                 batch_events: opts.batch_events.clamp(1, 1 << 20),
@@ -1407,6 +1422,22 @@ impl CellIndex {
     /// not (the default: two marks and a reading less per launch).
     pub fn set_device_clock(&mut self, on: bool) {
         self.device_clock = on;
+    }
+
+    /// Hands each launch's two counts to the host with a launch of [`cells_counts`] of
+    /// its own after [`cells_match`] (`true`), or from the last block of [`cells_match`]
+    /// (`false`, the default: a launch less per launch).
+    pub fn set_counts_launch(&mut self, on: bool) {
+        self.counts_launch = on;
+    }
+
+    /// Has each block of [`cells_match`] write its events' starts and lengths into the
+    /// mapped answers at once, one write of 32 bytes (`true`), or each warp its
+    /// event's, four writes of 8 bytes (`false`, the default: the block's way was no
+    /// faster on Fig. 3a's stream at 1M subscriptions, 6.1 against 5.95 ns an event:
+    /// H200, `cells_split`, 2026-11-29).
+    pub fn set_block_writes(&mut self, on: bool) {
+        self.block_writes = on;
     }
 
     /// Number of filters indexed.
@@ -1685,11 +1716,11 @@ impl CellIndex {
     /// uploaded with its arena (one copy on the pipeline's queue, which the first
     /// launch's kernels wait for). Then a pipeline of two launch slots: the host queues
     /// launch `k` (its columns copied in on a queue of their own from page-locked
-    /// staging; on the device's stream, once they are in, [`cells_encode`],
-    /// [`cells_match`] writing the answers into an area of `answers`, [`cells_counts`]),
-    /// then, while the device runs it, collects launch `k - 1` (waits for it, reads its
-    /// two counts; nothing copied) and, at the same time on the other cores, copies
-    /// launch `k + 1`'s columns into the staging `k - 1` used. The whole call runs on
+    /// staging; on the device's stream, once they are in, [`cells_match`] writing the
+    /// answers into an area of `answers` and the counts into the slot's),
+    /// then collects launch `k - 1` (waits for it, reads its two counts; nothing
+    /// copied), while, from the start of the queuing, the other cores copy launch
+    /// `k + 1`'s columns into the staging `k - 1` used. The whole call runs on
     /// rayon's pool, so that the staging is work of the pool, not a job handed to it
     /// from outside.
     pub fn match_event_batch_into(
@@ -1859,14 +1890,12 @@ impl CellIndex {
             self.pipe.staging[1] = Some(Staging::alloc(&self.dev, full.words())?);
         }
         let mut slot = 0;
+        // The launch before the one staged in `cur`, queued and not yet collected.
         let mut flying: Option<InFlight> = None;
         loop {
-            let launched = self.submit(slot, cur, answers)?;
-            slot ^= 1;
-            let mut prev = flying.replace(launched);
             // The staging of the launch before is free once its copy in has ended (long
-            // ago: before its kernels).
-            let spare = match &mut prev {
+            // ago: before its kernels, and its copy was queued a staging ago).
+            let spare = match &mut flying {
                 Some(f) => {
                     self.dev.reach(&f.copied)?;
                     f.staging.take()
@@ -1879,12 +1908,17 @@ impl CellIndex {
                 None => (None, spare),
             };
             let started = Instant::now();
+            // This thread queues the staged launch and collects the one before while the
+            // pool stages the next: the queuing (a copy, a launch, two signals) is off the
+            // staging's path.
             let ((r, collected), job) = rayon::join(
                 || {
-                    let r = match prev.take() {
-                        Some(f) => self.collect(f, answers),
-                        None => Ok(Duration::ZERO),
-                    };
+                    let r = self.submit(slot, cur, answers).and_then(|launched| {
+                        match flying.replace(launched) {
+                            Some(f) => self.collect(f, answers),
+                            None => Ok(Duration::ZERO),
+                        }
+                    });
                     (r, started.elapsed())
                 },
                 || {
@@ -1894,6 +1928,7 @@ impl CellIndex {
                     })
                 },
             );
+            slot ^= 1;
             let took = r?;
             self.timing.answers += took;
             let Some((prepared, staged_in)) = job else {
@@ -1925,8 +1960,7 @@ impl CellIndex {
 
     /// Queues the launch of the events staged in `st` in slot `slot`, nothing waited
     /// for: the columns' copies in on the queue; on the device's stream, once they are
-    /// in, [`cells_encode`], [`cells_match`] (its answers into the next area of
-    /// `answers`) and [`cells_counts`].
+    /// in, [`cells_match`] (its answers into the next area of `answers`).
     fn submit(
         &mut self,
         slot: usize,
@@ -1949,8 +1983,8 @@ impl CellIndex {
             s.cols = dev.alloc(room(cols.words() + cols.words() / 2))?;
             fresh = true;
         }
-        // The events' records and attributes, then a string equality key per attribute.
-        let enc = ATTR_WORDS * (na + EVENT_RECORDS * n) + na;
+        // Every event's attributes and their keys, should all be too long to stage.
+        let enc = scratch_at(na as u32, na as u32).1;
         if s.enc.len() < enc {
             s.enc = dev.alloc(room(enc + enc / 2))?;
             fresh = true;
@@ -1972,34 +2006,14 @@ impl CellIndex {
         let d = pipe.dicts.as_ref().expect("uploaded by the call");
         let clock = self.device_clock;
         let m0 = clock.then(|| dev.mark()).transpose()?;
-        let input = CellBatch {
-            attrs: s.cols.dev_ptr_at(cols.attrs().start).cast(),
-            starts: s.cols.dev_ptr_at(cols.starts().start),
-            xs: s.cols.dev_ptr_at(cols.xs().start).cast(),
-            ys: s.cols.dev_ptr_at(cols.ys().start).cast(),
-            name_rows: d.name_rows(),
-            spans: d.spans(),
-            bytes: d.arena(),
-            n_events: n as u32,
-            n_names: d.n_names,
-            n_strs: d.n_strs,
-            _pad: 0,
-        };
-        cells_encode::launch(
-            dev,
-            LaunchConfig::linear(n as u32, ENCODE_BLOCK),
-            input,
-            cell_tables!(self),
-            &s.enc,
-        )?;
         let area = answers.next_area(dev, 2 * n + room(4 * n))?;
         launch_match(
             dev,
             cell_tables!(self),
-            s,
-            d,
+            (s, d),
             &mut answers.areas[area],
-            (n, na),
+            cols,
+            (self.counts_launch, self.block_writes),
         )?;
         let m1 = clock.then(|| dev.mark()).transpose()?;
         let done = dev.signal(None)?;
@@ -2037,8 +2051,8 @@ impl CellIndex {
             if out_fits && spill_fits {
                 break (words, spilled);
             }
-            // More than room: larger areas, and the launch again (its events are still
-            // encoded in the slot; `cells_counts` zeroed its counts).
+            // More than room: larger areas, and the launch again (its columns are still
+            // in the slot; the launch zeroed its counts).
             if !out_fits {
                 *area = self.dev.alloc_host(2 * m + room(words))?;
             }
@@ -2051,10 +2065,10 @@ impl CellIndex {
             launch_match(
                 &self.dev,
                 tables,
-                s,
-                d,
+                (s, d),
                 &mut answers.areas[f.area],
-                (m, f.cols.na),
+                f.cols,
+                (self.counts_launch, self.block_writes),
             )?;
             self.timing.launches += 1;
             self.dev.synchronize()?;
@@ -2117,33 +2131,62 @@ impl CellIndex {
     }
 }
 
-/// Queues [`cells_match`] over slot `s`'s `m` encoded events (of `na` attributes), its answers into `area`,
-/// then [`cells_counts`] (the counts to the host, zeroed for the slot's next launch).
+/// Queues [`cells_match`] over the events whose columns (`cols`) slot `s` holds (the
+/// batch's dictionaries `d`), its answers into `area`; the counts handed to the host
+/// and zeroed for the slot's next launch by its last block, or, with `counts_launch`,
+/// by [`cells_counts`] queued after it; with `block_writes`, each block writes its
+/// events' starts and lengths at once.
 fn launch_match(
     dev: &Device,
     t: CellTables<'_>,
-    s: &mut Slot,
-    d: &Dicts,
+    (s, d): (&mut Slot, &Dicts),
     area: &mut HostBuffer<u32>,
-    (m, na): (usize, usize),
+    cols: Cols,
+    (counts_launch, block_writes): (bool, bool),
 ) -> Result<(), EngineError> {
+    let m = cols.n;
+    let columns = CellBatch {
+        attrs: s.cols.dev_ptr_at(cols.attrs().start).cast(),
+        starts: s.cols.dev_ptr_at(cols.starts().start),
+        xs: s.cols.dev_ptr_at(cols.xs().start).cast(),
+        ys: s.cols.dev_ptr_at(cols.ys().start).cast(),
+        name_rows: d.name_rows(),
+        spans: d.spans(),
+        bytes: d.arena(),
+        n_events: m as u32,
+        n_names: d.n_names,
+        n_strs: d.n_strs,
+        _pad: 0,
+    };
     let batch = CellEvents {
         count: s.counts.dev_ptr_mut(),
-        starts: s.cols.dev_ptr_at(ATTR_WORDS * na),
-        bytes: d.arena(),
         n_events: m as u32,
         cap: (area.len() - 2 * m).min(u32::MAX as usize) as u32,
         spill_cap: (s.spill.len() / 2).min(u32::MAX as usize) as u32,
+        hand: u32::from(!counts_launch),
+        pack: u32::from(block_writes),
         _pad: 0,
     };
     let lc = LaunchConfig::linear(m as u32 * 32, CELLS_BLOCK).with_shared(cells_shared_bytes());
-    cells_match::launch(dev, lc, t, batch, &s.enc, area, &mut s.spill)?;
-    cells_counts::launch(
+    cells_match::launch(
         dev,
-        LaunchConfig::linear(1, 32),
-        &s.counts,
+        lc,
+        t,
+        columns,
+        batch,
+        &mut s.enc,
+        area,
+        &mut s.spill,
         &mut s.counts_host,
     )?;
+    if counts_launch {
+        cells_counts::launch(
+            dev,
+            LaunchConfig::linear(1, 32),
+            &s.counts,
+            &mut s.counts_host,
+        )?;
+    }
     Ok(())
 }
 

@@ -203,6 +203,7 @@ macro_rules! filters {
             filter_sub: $engine.filter_sub.dev_ptr(),
             cell_filters: $grid.map_or(DevPtr::null(), |g: &GridState| g.cell_filters.dev_ptr()),
             n: $engine.n,
+            rects: rects(&$engine.area_hi, $engine.n),
         }
     };
 }
@@ -320,6 +321,14 @@ enum Pending {
 /// Bytes of mapped host memory a persistent ring may take (answers have room for every
 /// subscription, so large engines get fewer slots).
 const RING_BYTES: usize = 64 << 20;
+
+/// [`clcb_kernels::Filters::rects`] of an engine of `n` filters whose `AreaHi` is
+/// `area_hi`: 1 once it holds every filter's (the first rectangle allocates it, and every
+/// rectangle finds it so), 0 while it is the one unread word of a set of circles: the
+/// kernels then test circles alone (an engine of one filter tests both ways).
+fn rects(area_hi: &Buffer<Float2>, n: u32) -> u32 {
+    u32::from(n > 0 && area_hi.len() >= n as usize)
+}
 
 /// Uploads `v`, or one default element when `v` is empty (no zero-size allocations).
 fn upload<T: bytemuck::Pod>(dev: &Device, v: &[T]) -> Result<Buffer<T>, GpuError> {
@@ -638,6 +647,7 @@ impl Engine {
             &self.fpos,
             &self.sq_dist,
             &self.area_hi,
+            rects(&self.area_hi, self.n),
             &self.size_f,
             &self.filter_sub,
             &self.fcount,

@@ -139,7 +139,8 @@ fn move_all(
 /// Builds the three matchers of `subs`, checks `rounds` batches of events with area
 /// moves before each batch but the first; the cell index in launches of at most
 /// `batch_events` events (a call's launches double from an eighth of that, so that a
-/// batch spans launches of several sizes and both launch slots).
+/// batch spans launches of several sizes and both launch slots), its counts handed
+/// over and its starts and lengths written either way.
 fn scenario(
     mut subs: Subscriptions,
     rounds: &[(Vec<AreaUpdate>, Vec<Event>)],
@@ -152,6 +153,12 @@ fn scenario(
         taper: batch_events.is_multiple_of(2),
     };
     let mut index = CellIndex::new(dev, &subs, opts).expect("a valid set");
+    // Launches of 5 or 16 hand their counts over with a launch of `cells_counts` of
+    // their own, the others from the last block of `cells_match`; launches of 1 or 16
+    // have each warp write its event's start and length, the others each block its
+    // events'.
+    index.set_counts_launch(matches!(batch_events, 5 | 16));
+    index.set_block_writes(!matches!(batch_events, 1 | 16));
     let mut rtree = RTreeMatcher::build(&subs);
     let mut grid = GridIndex::build(&subs).expect("a valid set");
     for (ups, events) in rounds {
@@ -330,9 +337,10 @@ fn a_circles_only_index_tests_rectangles_once_a_move_makes_one() {
 
 /// Cells whose directories hold thousands of keys (a key's group found by the fences
 /// across the warp, then a search of one stretch between them: strides of 1 to over
-/// 32 slots as the keys grow), and events of up to 60 attributes: past the words a
-/// warp reads at once, past the attributes whose key flags the header keeps, and past
-/// the words a warp stages in shared memory. Every filter around one point, keyed by
+/// 32 slots as the keys grow, so that the stretch is searched by its slots alone (up
+/// to 4), by quarters (up to 16), and by halving first), and events of up to 60
+/// attributes: past the 32 a warp stages at once, past the attributes whose key flags
+/// the staging keeps in a word, and past the words a warp stages in shared memory. Every filter around one point, keyed by
 /// its own `name = value`, by a pair of names, or by nothing.
 #[test]
 fn large_directories_and_long_events_agree() {
@@ -347,7 +355,7 @@ fn large_directories_and_long_events_agree() {
         r % m
     };
     let point = |d: u64| 50.0 + d as f64 * 0.01;
-    for filters in [20u64, 40, 700, 2500] {
+    for filters in [20u64, 40, 300, 700, 2500] {
         let subs = Subscriptions::new((0..filters as u32).map(|i| {
             let name = &names[i as usize % 60];
             let cons = match i % 7 {

@@ -14,21 +14,21 @@
 //!
 //! | kernel | one thread per | reads | writes |
 //! | --- | --- | --- | --- |
-//! | [`cells_encode()`] | event of a launch | the launch's columns of the batch ([`CellBatch`]), the event's [`CellHead`] | the launch's encoded events |
 //! | [`cells_match()`] | lane of a warp per event | (1) | (2) |
 //! | [`cells_counts()`] | one thread | the launch's two counts | the counts in page-locked host memory, zeroed on the device |
 //! | [`cells_write()`] | changed word of the index | the host's changes | [`CellHead`]s, [`DirSlot`]s, [`CellEntry`]s |
 //!
-//! (1) the encoded event with its cell's [`CellHead`] (staged in shared memory), the
+//! (1) the launch's columns of the batch ([`CellBatch`]: the event's attributes, its
+//! names' rows, its strings; staged in shared memory), its cell's [`CellHead`], the
 //! cell's directory ([`DirSlot`]) and the [`CellEntry`]s of its keys'
 //! groups and of the cell's overflow, the candidates' constraints. (2) the event's answer,
 //! sorted and deduplicated in shared memory, as a run of subscriptions with its start and
 //! length (possibly mapped host memory), or, past [`CELLS_SORT_WORDS`] matches, (event,
-//! subscription) pairs; the counts (atomic), the next launch's counts (zeroed).
+//! subscription) pairs; the counts (atomic), the next launch's counts (zeroed); with
+//! `hand` set, the last block hands the counts to the host as [`cells_counts()`] does.
 
 use crate::{
-    filter_holds_with, in_area, str_bits, DevAttr, DevConstraint, Float2, InputHeader, ATTR_WORDS,
-    KIND_STR,
+    filter_holds_with, in_area, str_bits, DevAttr, DevConstraint, Float2, ATTR_WORDS, KIND_STR,
 };
 use gpu_kernels::prelude::*;
 use gpu_kernels::{kernel, DevPtr, DevPtrMut, KernelStruct};
@@ -310,60 +310,29 @@ unsafe impl KernelStruct for CellBatch<'static> {
     type Host<'a> = CellBatch<'a>;
 }
 
-/// Threads per block of [`cells_encode()`]: small blocks, so that a launch of a few
-/// thousand events still spreads over every SM (blocks of 256 gave a launch of 8192
-/// events 32 blocks on an H200's 132 SMs: 11.6% occupancy, 7 µs a launch).
-pub const ENCODE_BLOCK: u32 = 64;
-
-/// What [`cells_encode()`] writes after an event's [`InputHeader`] for [`cells_match()`]:
-/// its cell's [`CellHead`] (read by the encoding, one thread per event, so that the
-/// matching warp finds it in the event's own words instead of waiting for a load that
-/// depends on them) and its names' signature. Two 16-byte records.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(
-    not(target_arch = "nvptx64"),
-    derive(bytemuck::Pod, bytemuck::Zeroable)
-)]
-pub struct EventCell {
-    /// The cell's [`CellHead::dir`], [`CellHead::keys`], [`CellHead::entries`],
-    /// [`CellHead::main`], [`CellHead::extra`].
-    pub dir: u32,
-    pub keys: u32,
-    pub entries: u32,
-    pub main: u32,
-    pub extra: u32,
-    /// The event's names' signature ([`sig_bit`] of each kept attribute's row).
-    pub sig: [u32; 3],
-}
-
-/// 16-byte records before an encoded event's attributes: its [`InputHeader`] and its
-/// [`EventCell`].
-pub const EVENT_RECORDS: usize = 3;
-
-/// Attributes whose key flags ([`ROW_EQ`], [`ROW_PAIR`]) the encoding keeps in the
-/// header's `bf` word, two bits each (attribute `a < KEYED_ATTRS` at bit `2 a`); a
-/// later attribute's are read from [`CellTables::row_flags`].
+/// Attributes whose key flags ([`ROW_EQ`], [`ROW_PAIR`]) the staging keeps in a word of
+/// registers, two bits each (attribute `a < KEYED_ATTRS` at bit `2 a`); a later
+/// attribute's are read from [`CellTables::row_flags`].
 pub const KEYED_ATTRS: u32 = 16;
 
-/// Where event `e` of a launch lies in the encoded events, in words: the launch's
-/// attributes before it plus [`EVENT_RECORDS`] per event before it, 16-byte records
-/// each (an event's encoding is at most its records and its attributes, so no event
-/// overlaps the next and no prefix sum is needed). After the last event's
-/// (`encoded_at(&[starts[0], starts[n_events]], n_events)`) lie the events' string
-/// equality keys, a word per attribute of the batch: event `e`'s kept attribute `k` at
-/// `starts[e] - starts[0] + k` from there ([`cells_encode()`]).
+/// Where the attributes of event `e` of a launch lie in the scratch of an event too long
+/// for its warp's staging area ([`CELLS_STAGE_WORDS`]), in words: `ATTR_WORDS` per
+/// attribute of the launch before it (`before` = `starts[e] - starts[0]`); its string
+/// equalities' keys lie after every attribute's (`total` = `starts[n_events] -
+/// starts[0]`), a word per attribute: `(attrs, keys)`. No event's words overlap
+/// another's, so no prefix sum is needed.
 #[inline(always)]
-pub fn encoded_at(starts: &[u32; 2], e: u32) -> usize {
-    ((starts[1] - starts[0]) as usize + EVENT_RECORDS * e as usize) * ATTR_WORDS
+pub fn scratch_at(before: u32, total: u32) -> (usize, usize) {
+    (
+        ATTR_WORDS * before as usize,
+        ATTR_WORDS * total as usize + before as usize,
+    )
 }
 
-/// A launch's counters and sizes for [`cells_match()`]. The encoded events
-/// ([`cells_encode()`], device memory) and the answers are separate parameters
-/// (`input`, `out`, `spill`); the answers are page-locked host memory mapped into the
-/// device: event `e` is at word [`encoded_at`]`([starts[0], starts[e]], e)` of `input`:
-/// an [`InputHeader`], an [`EventCell`] and its attributes ([`DevAttr`]; a string's bits are its offset
-/// in `bytes`, the batch's string arena, and its length).
+/// A launch's counters and sizes for [`cells_match()`]. The launch's columns
+/// ([`CellBatch`]), a scratch for long events and the answers are separate parameters
+/// (`c`, `scratch`, `out`, `spill`); the answers are page-locked host memory mapped
+/// into the device.
 ///
 /// `out` holds `2 * n_events + cap` words: `out[2 e]` is where event `e`'s answer starts
 /// among the runs, `out[2 e + 1]` its length ([`SPILLED`]: its matches are pairs in
@@ -375,25 +344,29 @@ pub fn encoded_at(starts: &[u32; 2], e: u32) -> usize {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CellEvents<'a> {
-    /// This launch's two counts (zero at the launch): words of runs, spilled pairs.
+    /// This launch's three counters (zero at the launch): words of runs, spilled pairs,
+    /// blocks done ([`cells_match()`] with `hand` set).
     pub count: DevPtrMut<'a, u32>,
-    /// The launch's starts as the batch holds them (`n_events + 1`).
-    pub starts: DevPtr<'a, u32>,
-    /// The batch's string arena.
-    pub bytes: DevPtr<'a, u8>,
     pub n_events: u32,
     /// Words the runs have room for; more are counted, not written.
     pub cap: u32,
     /// Pairs `spill` has room for; more are counted, not written.
     pub spill_cap: u32,
+    /// Nonzero: the launch's last block hands the two counts to the host and zeroes the
+    /// counters ([`cells_match()`]); zero: [`cells_counts()`] does, queued after it.
+    pub hand: u32,
+    /// Nonzero: each block writes its events' starts and lengths together
+    /// ([`cells_match()`]); zero: each warp writes its event's.
+    pub pack: u32,
     pub _pad: u32,
 }
 
 /// [`CellEvents`]: the length of an event whose matches went to the spill pairs.
 pub const SPILLED: u32 = u32::MAX;
 
-/// Words of an event each warp of [`cells_match()`] stages in shared memory (longer
-/// events are read where they lie).
+/// Words of an event each warp of [`cells_match()`] stages in shared memory: its
+/// attributes ([`ATTR_WORDS`] each) and a key word per attribute (a longer event is
+/// staged in the launch's scratch, [`scratch_at`]).
 pub const CELLS_STAGE_WORDS: u32 = 192;
 
 /// Matches of an event each warp of [`cells_match()`] collects, sorts and deduplicates
@@ -403,9 +376,9 @@ pub const CELLS_STAGE_WORDS: u32 = 192;
 pub const CELLS_SORT_WORDS: u32 = 2048;
 
 /// Bytes of [`cells_match()`]'s dynamic shared memory: a staging area and a collection
-/// area per warp.
+/// area per warp, then a word of 8 bytes per warp (its event's start and length).
 pub const fn cells_shared_bytes() -> u32 {
-    CELLS_BLOCK / 32 * (CELLS_STAGE_WORDS + CELLS_SORT_WORDS) * 4
+    CELLS_BLOCK / 32 * ((CELLS_STAGE_WORDS + CELLS_SORT_WORDS) * 4 + 8)
 }
 
 // SAFETY: `#[repr(C)]`; device pointers and `u32`s only; `Host<'a>` differs only in the
@@ -423,16 +396,16 @@ fn sig_within(filter: [u32; 3], event: [u32; 3]) -> bool {
 /// The event's key number `q`: 0 the empty key, `1..=n` the string equality of
 /// attribute `q - 1`, then the pairs `(i, j)`, `i <= j < n`, row by row. `None` when no
 /// filter can be keyed so (not a string, or no key uses the name). An attribute's key
-/// flags come from `bf` (the header's, [`KEYED_ATTRS`]) or, past those, `row_flags`; a
-/// string equality's key from `eq_keys` (the event's, [`cells_encode()`] hashed them).
+/// flags come from `bf` (the staging's, [`KEYED_ATTRS`]) or, past those, `row_flags`; a
+/// string equality's key from `eq_keys` (the staging hashed them, [`stage_event`]).
 ///
 /// # Safety
-/// `event` is an encoded event with `n` attributes, `q < 1 + n + n (n + 1) / 2`,
+/// `attrs` are the event's `n` staged attributes, `q < 1 + n + n (n + 1) / 2`,
 /// `eq_keys` its `n` words of keys; `t.row_flags` has `t.rows` words.
 #[inline(always)]
 unsafe fn event_key(
     t: &CellTables,
-    (event, bf): (*const u32, u32),
+    (attrs, bf): (*const DevAttr, u32),
     eq_keys: *const u32,
     n: u32,
     q: u32,
@@ -440,8 +413,6 @@ unsafe fn event_key(
     if q == 0 {
         return Some(EMPTY_KEY);
     }
-    // SAFETY: the attributes follow the records (the encoding, this fn's contract).
-    let attrs = unsafe { event.add(EVENT_RECORDS * ATTR_WORDS) } as *const DevAttr;
     let flags = |a: u32, row: u32| {
         if a < KEYED_ATTRS {
             (bf >> (2 * a)) & (ROW_EQ | ROW_PAIR)
@@ -516,9 +487,9 @@ unsafe fn fences(t: &CellTables, dir: u32, keys: u32) -> Fences {
 /// The group of `key` in the cell whose directory starts at slot `dir` and holds
 /// `keys` slots: its entries `lo..hi` relative to the cell's first (empty when the
 /// cell lacks the key, or for `None`). The last fence at or below the key by a binary
-/// search over the lanes' fences (five shuffles), then a binary search of the slots
-/// after it up to the next fence (one `stride`, a cache line or two). Every lane of
-/// the warp calls it, with its own key.
+/// search over the lanes' fences (five shuffles), then a search of the slots after it
+/// up to the next fence (one `stride`, a cache line or two: [`stretch_group`]). Every
+/// lane of the warp calls it, with its own key.
 ///
 /// # Safety
 /// As [`fences`]; `f` is `fences(t, dir, keys)`.
@@ -547,39 +518,97 @@ unsafe fn group(
         return (0, 0);
     }
     let first = l * f.stride;
-    let (at, end) = if lk == k {
-        (first, lend)
-    } else {
-        let (mut lo, mut hi) = (first + 1, (first + f.stride).min(keys));
-        let top = hi;
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            // SAFETY: `first < mid < top <= keys`.
-            if unsafe { t.dir.read((dir + mid) as usize) }.key < k {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        if lo == top {
-            return (0, 0);
-        }
-        // SAFETY: `lo < top <= keys`: a slot of the cell's directory.
-        let s = unsafe { t.dir.read((dir + lo) as usize) };
-        if s.key != k {
-            return (0, 0);
-        }
-        (lo, s.end)
-    };
-    let start = if at == 0 {
+    if lk != k {
+        // SAFETY: `first < first + 1 <= hi <= keys`: slots of the cell's directory, the
+        // fence's slot `first` ending at `lend`.
+        let found =
+            unsafe { stretch_group(t, dir, (first + 1, (first + f.stride).min(keys)), lend, k) };
+        return found.unwrap_or((0, 0));
+    }
+    let start = if first == 0 {
         0
     } else if f.stride == 1 {
         before
     } else {
-        // SAFETY: `0 < at < keys`: a slot of the cell's directory.
-        unsafe { t.dir.read((dir + at - 1) as usize) }.end
+        // SAFETY: `0 < first < keys`: a slot of the cell's directory.
+        unsafe { t.dir.read((dir + first - 1) as usize) }.end
     };
-    (start, end)
+    (start, lend)
+}
+
+/// The group `(start, end)` of key `k` among the slots `lo..hi` of the directory that
+/// starts at slot `dir` (sorted by key, distinct), `prev` the end of slot `lo - 1`;
+/// `None` when none of them holds `k`. A binary search down to 16 slots (a load a
+/// step), then two rounds of loads issued together: the last slot of each of the first
+/// three quarters, then the at most four slots of the quarter that holds the first key
+/// at or above `k`. A stretch of 16 slots costs two waits for memory instead of the
+/// five of a binary search (four steps and the slot before).
+///
+/// # Safety
+/// `lo <= hi`, and `dir + lo - 1..dir + hi` are slots of `t.dir`.
+#[inline(always)]
+unsafe fn stretch_group(
+    t: &CellTables,
+    dir: u32,
+    (mut lo, mut hi): (u32, u32),
+    mut prev: u32,
+    k: u32,
+) -> Option<(u32, u32)> {
+    // SAFETY: every `i` read below lies in `lo..hi` (this fn's contract).
+    let slot = |i: u32| unsafe { t.dir.read((dir + i) as usize) };
+    while hi - lo > 16 {
+        let mid = (lo + hi) / 2;
+        let s = slot(mid);
+        if s.key < k {
+            lo = mid + 1;
+            prev = s.end;
+        } else {
+            hi = mid + 1;
+        }
+    }
+    let none = DirSlot {
+        key: u32::MAX,
+        end: 0,
+    };
+    let at = |(lo, hi): (u32, u32), j: u32| if lo + j < hi { slot(lo + j) } else { none };
+    if hi - lo > 4 {
+        let (a, b, c) = (at((lo, hi), 3), at((lo, hi), 7), at((lo, hi), 11));
+        // The quarters wholly below the key (a slot past `hi` is not below).
+        let below = |j: u32, s: DirSlot| lo + j < hi && s.key < k;
+        let (qa, qb, qc) = (below(3, a), below(7, b), below(11, c));
+        prev = if qc {
+            c.end
+        } else if qb {
+            b.end
+        } else if qa {
+            a.end
+        } else {
+            prev
+        };
+        lo += 4 * (u32::from(qa) + u32::from(qb) + u32::from(qc));
+        hi = hi.min(lo + 4);
+    }
+    let w = (lo, hi);
+    let (s0, s1, s2, s3) = (at(w, 0), at(w, 1), at(w, 2), at(w, 3));
+    // The slots in order: one below the key moves `prev` on; the first that is not
+    // decides.
+    let mut out = None;
+    let mut decide = |j: u32, s: DirSlot| {
+        if out.is_none() {
+            if lo + j < hi && s.key < k {
+                prev = s.end;
+            } else if lo + j < hi && s.key == k {
+                out = Some(Some((prev, s.end)));
+            } else {
+                out = Some(None);
+            }
+        }
+    };
+    decide(0, s0);
+    decide(1, s1);
+    decide(2, s2);
+    decide(3, s3);
+    out.flatten()
 }
 
 /// A signature of 96 bits folded to 64 (bits 64..96 onto 0..32), a rectangle's entry's
@@ -612,7 +641,7 @@ pub fn entry_holds(en: &CellEntry, pos: Float2, esig: [u32; 3]) -> bool {
 /// constraints. Its subscription when it matches.
 ///
 /// # Safety
-/// `at` is an entry of `t`; `event` an encoded event with `n_attrs` attributes, its
+/// `at` is an entry of `t`; `attrs` the event's `n_attrs` staged attributes, its
 /// string values at their offsets from `bytes`.
 #[inline(always)]
 unsafe fn try_entry(
@@ -620,7 +649,7 @@ unsafe fn try_entry(
     at: u32,
     pos: Float2,
     esig: [u32; 3],
-    (event, bytes): (*const u32, *const u8),
+    (attrs, bytes): (*const DevAttr, *const u8),
     n_attrs: u32,
 ) -> Option<u32> {
     // SAFETY: `at` is an entry (this fn's contract).
@@ -644,7 +673,6 @@ unsafe fn try_entry(
             t.fcons_start.read(f) as usize,
             t.fcons_start.read(f + 1) as usize,
         );
-        let attrs = event.add(EVENT_RECORDS * ATTR_WORDS) as *const DevAttr;
         filter_holds_with(
             t.fcons.ptr(),
             first,
@@ -743,12 +771,19 @@ unsafe fn warp_sort(buf: *mut u32, n: u32) {
 /// Writes the warp's sorted `buf[..n]` as event `e`'s run, once each: counts the
 /// distinct values (a lane keeps `buf[i]` unless it equals `buf[i - 1]`), reserves
 /// their words with one `atomicAdd`, writes them in order, and, from lane 0, the run's
-/// start and length. Every lane of the warp calls it.
+/// start and length ([`store_answer`]). Every lane of the warp calls it.
 ///
 /// # Safety
-/// As [`warp_sort`], after it; `out` has `2 * b.n_events + b.cap` words, `e < n_events`.
+/// As [`warp_sort`], after it; `out` has `2 * b.n_events + b.cap` words, `e < n_events`;
+/// `held` as [`store_answer`] says.
 #[inline(always)]
-unsafe fn write_run(b: &CellEvents, out: *mut u32, e: u32, buf: *const u32, n: u32) {
+unsafe fn write_run(
+    b: &CellEvents,
+    (out, held): (*mut u32, *mut u64),
+    e: u32,
+    buf: *const u32,
+    n: u32,
+) {
     let lane = lane_id();
     // SAFETY: `i < n <= CELLS_SORT_WORDS` (and `i >= 1` for the word before): the area.
     let keep =
@@ -784,45 +819,381 @@ unsafe fn write_run(b: &CellEvents, out: *mut u32, e: u32, buf: *const u32, n: u
     }
     if lane == 0 {
         // SAFETY: `e < n_events`: the event's start and length words, its warp's alone.
-        unsafe { store_answer(out, e, at, kept) };
+        unsafe { store_answer((out, held), e, at, kept) };
     }
 }
 
-/// Writes event `e`'s start and length (`out[2 e]`, `out[2 e + 1]`) as one 8-byte word.
+/// Writes event `e`'s start and length (`out[2 e]`, `out[2 e + 1]`) as one 8-byte word,
+/// or, when `held` is not null, into `*held` (the warp's word of shared memory, which
+/// the block writes with its other events' in one write, [`cells_match()`] with
+/// `b.pack` set).
 ///
 /// # Safety
-/// `out` is 8-byte aligned with `2 * (e + 1)` words at least, the event's warp's alone.
+/// `out` is 8-byte aligned with `2 * (e + 1)` words at least, the event's warp's alone;
+/// `held` null or the warp's own word.
 #[inline(always)]
-unsafe fn store_answer(out: *mut u32, e: u32, start: u32, len: u32) {
-    // SAFETY: the two words of `e` (this fn's contract), 8-byte aligned.
+unsafe fn store_answer((out, held): (*mut u32, *mut u64), e: u32, start: u32, len: u32) {
+    let word = u64::from(start) | (u64::from(len) << 32);
+    // SAFETY: the two words of `e`, 8-byte aligned, or the warp's word (this fn's
+    // contract).
     unsafe {
-        store(
-            out as *mut u64,
-            e as usize,
-            u64::from(start) | (u64::from(len) << 32),
-        )
+        if held.is_null() {
+            store(out as *mut u64, e as usize, word);
+        } else {
+            store(held, 0, word);
+        }
+    }
+}
+
+/// An event staged by its warp ([`stage_event`]): its attributes and string equality
+/// keys (shared memory, or the launch's scratch for a long one), how many it kept, the
+/// key flags of its first [`KEYED_ATTRS`] (`bf`), its names' signature.
+struct StagedEvent {
+    attrs: *const DevAttr,
+    eq_keys: *const u32,
+    n: u32,
+    bf: u32,
+    sig: [u32; 3],
+}
+
+/// The bitwise OR of `v` over the warp's lanes. Every lane of the warp calls it.
+#[inline(always)]
+fn warp_or(mut v: u32) -> u32 {
+    let mut o = 16;
+    while o > 0 {
+        v |= shfl_xor(v, o);
+        o /= 2;
+    }
+    v
+}
+
+/// Stages event `e` of the launch (its attributes `from..to` of the launch's columns)
+/// for its warp, a lane per attribute, 32 at a time: each lane reads its attribute (the
+/// first 32 read by the caller, `first`, lane `l`'s attribute `from + l`, so that their
+/// load overlaps the cell's),
+/// looks its name's row and key flags up in `name_rows` and, for a string, the string's
+/// place in the arena in `spans`; the attributes of names some constraint reads are kept
+/// in the event's order (a ballot and a count of the lanes below place each) as
+/// [`DevAttr`]s (a string's bits: [`str_bits`] of its offset in the arena and its
+/// length), with the key ([`eq_key`]) of each string whose name keys a string equality;
+/// the key flags and the signature are ORed over the lanes. Into `staged` (the warp's
+/// area of [`CELLS_STAGE_WORDS`]) when the attributes and their keys fit, else into the
+/// event's place of `scratch` ([`scratch_at`]). A name id outside the dictionary counts
+/// as a name no constraint reads; a string id outside it drops its attribute too (the
+/// batch never holds either). Every lane of the warp calls it; the caller orders the
+/// writes before the reads (`sync_warp`).
+///
+/// # Safety
+/// `e < c.n_events`, the columns as [`CellBatch`] says, `first` the lane's attribute
+/// (`None` past `to`); `staged` the warp's staging area;
+/// `scratch` has room for [`scratch_at`]`(total, total).1` words (`total` the launch's
+/// attributes).
+#[inline(always)]
+unsafe fn stage_event(
+    c: &CellBatch,
+    (from, to): (u32, u32),
+    first: Option<BatchAttr>,
+    (staged, scratch): (*mut u32, *mut u32),
+) -> StagedEvent {
+    let lane = lane_id();
+    let na = to - from;
+    // SAFETY: the starts hold `n_events + 1` words (this fn's contract).
+    let total = unsafe { c.starts.read(c.n_events as usize) - c.starts.read(0) };
+    let (attrs, eq_keys) = if na * (ATTR_WORDS as u32 + 1) <= CELLS_STAGE_WORDS {
+        // SAFETY: `na` attributes and `na` keys fit the warp's area.
+        (staged, unsafe { staged.add(ATTR_WORDS * na as usize) })
+    } else {
+        let (a, k) = scratch_at(from, total);
+        // SAFETY: the event's own words of the scratch (this fn's contract).
+        unsafe { (scratch.add(a), scratch.add(k)) }
     };
+    let attrs = attrs as *mut DevAttr;
+    let (mut k, mut bf) = (0u32, 0u32);
+    // Three words in registers (an indexed array would live in local memory).
+    let (mut s0, mut s1, mut s2) = (0u32, 0u32, 0u32);
+    let mut a0 = 0;
+    while a0 < na {
+        let a = a0 + lane;
+        let at = if a0 == 0 {
+            first
+        } else if a < na {
+            // SAFETY: `from + a < to`: an attribute of the launch.
+            Some(unsafe { c.attrs.read((from + a) as usize) })
+        } else {
+            None
+        };
+        let kept = if let Some(at) = at {
+            // SAFETY: the name and string ids checked against the dictionaries' lengths.
+            unsafe {
+                let named = if at.name < c.n_names {
+                    c.name_rows.read(at.name as usize)
+                } else {
+                    NO_ROW
+                };
+                let bits = if at.ty != KIND_STR {
+                    Some(at.val)
+                } else if at.val < u64::from(c.n_strs) {
+                    let sp = c.spans.read(at.val as usize);
+                    Some(str_bits(sp.off, sp.len))
+                } else {
+                    None
+                };
+                match (named != NO_ROW, bits) {
+                    (true, Some(bits)) => Some((
+                        DevAttr {
+                            row: named & ROW_MASK,
+                            kind: at.ty,
+                            bits,
+                        },
+                        (named >> ROW_FLAGS_SHIFT) & (ROW_EQ | ROW_PAIR),
+                    )),
+                    _ => None,
+                }
+            }
+        } else {
+            None
+        };
+        let m = ballot(kept.is_some());
+        if let Some((d, flags)) = kept {
+            let i = k + lanes_below(m);
+            // SAFETY: `i < na`: the event's own words (staged or scratch); the string
+            // lies in the arena (the batch's spans).
+            unsafe {
+                store(attrs, i as usize, d);
+                if d.kind == KIND_STR && flags & ROW_EQ != 0 {
+                    let s = device_slice(
+                        c.bytes.ptr().add(d.bits as u32 as usize),
+                        (d.bits >> 32) as usize,
+                    );
+                    store(eq_keys, i as usize, eq_key(d.row, s));
+                }
+            }
+            if i < KEYED_ATTRS {
+                bf |= flags << (2 * i);
+            }
+            let (word, bit) = sig_bit(d.row);
+            s0 |= if word == 0 { bit } else { 0 };
+            s1 |= if word == 1 { bit } else { 0 };
+            s2 |= if word == 2 { bit } else { 0 };
+        }
+        k += m.count_ones();
+        a0 += 32;
+    }
+    StagedEvent {
+        attrs,
+        eq_keys,
+        n: k,
+        bf: warp_or(bf),
+        sig: [warp_or(s0), warp_or(s1), warp_or(s2)],
+    }
+}
+
+/// [`cells_match()`]'s work for the event of the calling warp (all of it, or none: one
+/// event per warp).
+///
+/// # Safety
+/// As [`cells_match()`]'s parameters say.
+#[inline(always)]
+unsafe fn match_warp(
+    t: &CellTables,
+    c: &CellBatch,
+    b: &CellEvents,
+    scratch: *mut u32,
+    (out, spill, held): (*mut u32, *mut u32, *mut u64),
+) {
+    let e = global_id_x() / 32;
+    if e >= b.n_events {
+        return; // the whole warp
+    }
+    let lane = lane_id();
+    // SAFETY: `e < n_events`: its starts and location; its cell's head (clamped to the
+    // grid); the warp's own areas of the block's dynamic shared memory.
+    let (from, to, pos, first, cell, staged, buf) = unsafe {
+        let base = c.starts.read(0);
+        let (from, to) = (
+            c.starts.read(e as usize) - base,
+            c.starts.read(e as usize + 1) - base,
+        );
+        let pos = Float2 {
+            x: c.xs.read(e as usize),
+            y: c.ys.read(e as usize),
+        };
+        // The lane's first attribute, read before the cell's head so that the two
+        // loads wait together.
+        let first = if lane < to - from {
+            Some(c.attrs.read((from + lane) as usize))
+        } else {
+            None
+        };
+        let cell = t.heads.read(t.geo.cell_of(pos.x, pos.y) as usize);
+        let staged = dynamic_shared::<u32>().add((warp_id() * CELLS_STAGE_WORDS) as usize);
+        let buf = dynamic_shared::<u32>()
+            .add((CELLS_BLOCK / 32 * CELLS_STAGE_WORDS + warp_id() * CELLS_SORT_WORDS) as usize);
+        (from, to, pos, first, cell, staged, buf)
+    };
+    // Read now, so that its load overlaps the staging's.
+    // SAFETY: the cell's directory (the host's tables).
+    let fences = unsafe { fences(t, cell.dir, cell.keys) };
+    if cell.main + cell.extra == 0 {
+        // SAFETY: the warp's own area, `e < n_events`.
+        unsafe { write_run(b, (out, held), e, buf, 0) };
+        return;
+    }
+    // SAFETY: `e < n_events`, the launch's columns and scratch (this fn's contract).
+    let ev = unsafe { stage_event(c, (from, to), first, (staged, scratch)) };
+    // The staging is the warp's own: a warp barrier orders its writes (shared memory or
+    // scratch) before its lanes' reads, and no warp waits for another's loads.
+    sync_warp();
+    let (n, bf, esig) = (ev.n, ev.bf, ev.sig);
+    let bytes = c.bytes.ptr();
+    let keys = 1 + n + n * (n + 1) / 2;
+    // Matches collected in `buf[..found]`, until they spill.
+    let mut found = 0u32;
+    let mut spilled = false;
+    // Rounds of 32 keys, then one round for the overflow.
+    let mut base = 0u32;
+    loop {
+        let overflow = base >= keys;
+        let (lo, len) = if overflow {
+            // The overflow as one group, owned by lane 0.
+            if lane == 0 {
+                (cell.main, cell.extra)
+            } else {
+                (0, 0)
+            }
+        } else {
+            let q = base + lane;
+            let k = if q < keys {
+                // SAFETY: `q < keys`: a key of the staged event.
+                unsafe { event_key(t, (ev.attrs, bf), ev.eq_keys, n, q) }
+            } else {
+                None
+            };
+            // SAFETY: `fences` of this cell.
+            let (lo, hi) = unsafe { group(t, (cell.dir, cell.keys), &fences, k) };
+            (lo, hi - lo)
+        };
+        let (start, total) = warp_scan(len);
+        let mut c0 = 0;
+        while c0 < total {
+            let ci = c0 + lane;
+            let l = lane_holding(start, ci);
+            let l_lo = shfl(lo, l);
+            let l_start = shfl(start, l);
+            let hit = if ci < total {
+                // SAFETY: an entry of the cell's group (or overflow); the staged event.
+                unsafe {
+                    try_entry(
+                        t,
+                        cell.entries + l_lo + (ci - l_start),
+                        pos,
+                        esig,
+                        (ev.attrs, bytes),
+                        n,
+                    )
+                }
+            } else {
+                None
+            };
+            let m = ballot(hit.is_some());
+            if !spilled && found + m.count_ones() > CELLS_SORT_WORDS {
+                // Too many for the area: what it holds goes to the spill pairs.
+                sync_warp();
+                let mut i = 0;
+                while i < found {
+                    let s = if i + lane < found {
+                        // SAFETY: `i + lane < found <= CELLS_SORT_WORDS`: the warp's area.
+                        Some(unsafe { load(buf, (i + lane) as usize) })
+                    } else {
+                        None
+                    };
+                    // SAFETY: the launch's spill and counters.
+                    unsafe { spill_pairs(b, spill, e, s) };
+                    i += 32;
+                }
+                spilled = true;
+            }
+            if spilled {
+                // SAFETY: the launch's spill and counters.
+                unsafe { spill_pairs(b, spill, e, hit) };
+            } else {
+                if let Some(s) = hit {
+                    // SAFETY: `found + m.count_ones() <= CELLS_SORT_WORDS`: the warp's area.
+                    unsafe { store(buf, (found + lanes_below(m)) as usize, s) };
+                }
+                found += m.count_ones();
+            }
+            c0 += 32;
+        }
+        if overflow {
+            break;
+        }
+        base += 32;
+    }
+    if spilled {
+        if lane == 0 {
+            // SAFETY: `e < n_events`: the event's own words.
+            unsafe { store_answer((out, held), e, 0, SPILLED) };
+        }
+        return;
+    }
+    // No barrier here: `warp_sort` synchronises the warp after its padding, which
+    // touches only words past `found`.
+    // SAFETY: the warp's area, `found <= CELLS_SORT_WORDS`; `e < n_events`.
+    unsafe {
+        warp_sort(buf, found);
+        write_run(b, (out, held), e, buf, found);
+    }
+}
+
+/// The end of a [`cells_match()`] launch whose `b.hand` is set: each block, once its
+/// warps are done, counts itself done (after a fence that publishes its counts and
+/// answers); the last one hands the two counts to `host` and zeroes the three counters
+/// for the slot's next launch, the work [`cells_counts()`] does in a launch of its own.
+/// Every thread of the block calls it, after a barrier of the block.
+///
+/// # Safety
+/// `b.count` points at three counters, `host` at two words.
+#[inline(always)]
+unsafe fn hand_counts(b: &CellEvents, host: *mut u32) {
+    if thread_rank() != 0 {
+        return;
+    }
+    let count = b.count.ptr();
+    thread_fence();
+    // SAFETY: the counters are written through atomics only while the launch runs.
+    if unsafe { atomic_add(count.add(2), 1) } != grid_dim_x() - 1 {
+        return;
+    }
+    // Every other block's counts happened before its own count of itself.
+    thread_fence();
+    // SAFETY: as above; `host` holds two words (this fn's contract); no block is left
+    // to touch the counters.
+    unsafe {
+        store(host, 0, atomic_exch(count, 0));
+        store(host, 1, atomic_exch(count.add(1), 0));
+        atomic_exch(count.add(2), 0);
+    }
 }
 
 kernel! {
     /// Beyond the paper: matches a batch of events against the cell index, one warp per
     /// event (`CELLS_BLOCK / 32` events per block), as the CPU grid index does for one
-    /// event on one thread.
+    /// event on one thread, from the launch's columns of the batch as the host copied
+    /// them ([`CellBatch`]: no pass of its own lays the events out first).
     ///
-    /// The warp finds its event in `input` ([`encoded_at`], from the launch's starts)
-    /// and reads its first 32 words, one per lane, in one coalesced read: the header,
-    /// the [`EventCell`] that [`cells_encode()`] wrote (the cell's head, the names'
-    /// signature) and the first attributes, shuffled from those registers; it stages
-    /// the event in shared memory from them (a longer event's rest read after them;
-    /// an event longer than [`CELLS_STAGE_WORDS`] is read where it lies). It reads its
-    /// cell's directory [`Fences`] (one slot a lane, one load). Then the event's keys,
-    /// 32 at a time, one per lane: the empty key, the `name = value` of each string
-    /// attribute whose name keys a filter, the pair of each two names that key filters
-    /// ([`event_key`]: a string equality's key as [`cells_encode()`] hashed it, beside
-    /// the encoded events; the names' key flags from the header); each lane finds its key's group ([`group`]: a search
-    /// of the fences in registers, then of one stretch between fences). The groups are laid end to end (`warp_scan` of their
-    /// sizes) and the lanes take consecutive candidates (each finds its group's lane
-    /// with `lane_holding`), so that a group of 200 entries keeps all 32 lanes busy and
+    /// The warp reads its event's starts, location and cell's [`CellHead`], and stages
+    /// its attributes in shared memory ([`stage_event`]: a lane per attribute, their
+    /// names' rows and key flags, their strings' places and keys, the names'
+    /// signature), an event too long for [`CELLS_STAGE_WORDS`] in its place of
+    /// `scratch`. It reads its cell's directory [`Fences`] (one slot a lane, one load).
+    /// Then the event's keys, 32 at a time, one per lane: the empty key, the `name =
+    /// value` of each string attribute whose name keys a filter, the pair of each two
+    /// names that key filters ([`event_key`]); each lane finds its key's group
+    /// ([`group`]: a search of the fences in registers, then of one stretch between
+    /// fences). The groups are laid end to end (`warp_scan` of their sizes) and the
+    /// lanes take consecutive candidates (each finds its group's lane with
+    /// `lane_holding`), so that a group of 200 entries keeps all 32 lanes busy and
     /// their 32-byte entries are read coalesced. Last, the cell's overflow (entries
     /// moved in since its layout), all of it, the same way. Each candidate is
     /// [`try_entry`]: the circle and the signature from the entry itself, then the
@@ -835,224 +1206,40 @@ kernel! {
     /// page-locked answers the host keeps as they lie (no copy, no work per event). An event of more than [`CELLS_SORT_WORDS`] matches writes
     /// what it collected, and every later match, as (event, subscription) pairs
     /// ([`spill_pairs`], one `atomicAdd` per round), and [`SPILLED`] as its length; the
-    /// host sorts and deduplicates those.
+    /// host sorts and deduplicates those. With `b.pack` set, each warp leaves its
+    /// event's start and length in shared memory and the block writes its events' at
+    /// once (one 32-byte write into the mapped answers, not four of 8 bytes). With
+    /// `b.hand` set, the launch's last block hands the two counts to `host` and zeroes
+    /// the counters ([`hand_counts`]).
     pub fn cells_match(
         t: CellTables<'static>,
+        c: CellBatch<'static>,
         b: CellEvents<'static>,
-        input: *const u32,
+        scratch: *mut u32,
         out: *mut u32,
         spill: *mut u32,
+        host: *mut u32,
     ) {
-        let e = global_id_x() / 32;
-        let lane = lane_id();
-        let staged = dynamic_shared::<u32>().add((warp_id() * CELLS_STAGE_WORDS) as usize);
-        let live = e < b.n_events; // the whole warp: one event per warp
-        // The event's first 32 words, one per lane, read before its length is known (its
-        // records and up to five attributes): its header and cell come from these
-        // registers, and a short event is staged from them with no second read.
-        let (w, first, eq_keys) = if live {
-            let (s0, se) = (b.starts.read(0), b.starts.read(e as usize));
-            let w = encoded_at(&[s0, se], e) as u32;
-            let end = encoded_at(&[s0, b.starts.read(b.n_events as usize)], b.n_events) as u32;
-            let word = if w + lane < end { load(input, (w + lane) as usize) } else { 0 };
-            (w, word, input.add(end as usize + (se - s0) as usize))
-        } else {
-            (0, 0, input)
-        };
-        let word = |i: u32| shfl(first, i);
-        let n = word(3); // the header's last word: the attribute count
-        let len = (EVENT_RECORDS as u32 + n) * ATTR_WORDS as u32;
-        if live && len <= CELLS_STAGE_WORDS {
-            if lane < len {
-                store(staged, lane as usize, first);
-            }
-            let mut i = 32 + lane;
-            while i < len {
-                store(staged, i as usize, load(input, (w + i) as usize));
-                i += 32;
-            }
-        }
-        let pos = Float2 { x: f32::from_bits(word(1)), y: f32::from_bits(word(2)) };
-        let bf = word(0);
-        let cell = EventCell {
-            dir: word(4),
-            keys: word(5),
-            entries: word(6),
-            main: word(7),
-            extra: word(8),
-            sig: [word(9), word(10), word(11)],
-        };
-        // The staging area is the warp's own: a warp barrier orders its writes before
-        // its lanes' reads, and no warp waits for another's loads.
-        sync_warp();
-        if !live {
+        // The block's words of starts and lengths, after the warps' areas (8-byte aligned).
+        let areas = CELLS_BLOCK / 32 * (CELLS_STAGE_WORDS + CELLS_SORT_WORDS);
+        let words = dynamic_shared::<u32>().add(areas as usize) as *mut u64;
+        let held = if b.pack != 0 { words.add(warp_id() as usize) } else { core::ptr::null_mut() };
+        match_warp(&t, &c, &b, scratch, (out, spill, held));
+        if b.pack == 0 && b.hand == 0 {
             return;
         }
-        let event = if len <= CELLS_STAGE_WORDS { staged as *const u32 } else { input.add(w as usize) };
-        let bytes = b.bytes.ptr();
-        let buf = dynamic_shared::<u32>()
-            .add((CELLS_BLOCK / 32 * CELLS_STAGE_WORDS + warp_id() * CELLS_SORT_WORDS) as usize);
-        if cell.main + cell.extra == 0 {
-            write_run(&b, out, e, buf, 0);
-            return;
+        // Every thread of the block gets here (no warp returns before): the warps'
+        // words are written.
+        sync_threads();
+        let first = block_idx_x() * (CELLS_BLOCK / 32);
+        let lane = thread_rank();
+        if b.pack != 0 && lane < CELLS_BLOCK / 32 && first + lane < b.n_events {
+            // Event `first + lane < n_events`: its two words of `out`, its warp's word.
+            store(out as *mut u64, (first + lane) as usize, load(words, lane as usize));
         }
-        let esig = cell.sig;
-        let fences = fences(&t, cell.dir, cell.keys);
-        let keys = 1 + n + n * (n + 1) / 2;
-        // Matches collected in `buf[..found]`, until they spill.
-        let mut found = 0u32;
-        let mut spilled = false;
-        // Rounds of 32 keys, then one round for the overflow.
-        let mut base = 0u32;
-        loop {
-            let overflow = base >= keys;
-            let (lo, len) = if overflow {
-                // The overflow as one group, owned by lane 0.
-                if lane == 0 { (cell.main, cell.extra) } else { (0, 0) }
-            } else {
-                let q = base + lane;
-                let k = if q < keys { event_key(&t, (event, bf), eq_keys, n, q) } else { None };
-                let (lo, hi) = group(&t, (cell.dir, cell.keys), &fences, k);
-                (lo, hi - lo)
-            };
-            let (start, total) = warp_scan(len);
-            let mut c0 = 0;
-            while c0 < total {
-                let c = c0 + lane;
-                let l = lane_holding(start, c);
-                let l_lo = shfl(lo, l);
-                let l_start = shfl(start, l);
-                let hit = if c < total {
-                    try_entry(&t, cell.entries + l_lo + (c - l_start), pos, esig, (event, bytes), n)
-                } else {
-                    None
-                };
-                let m = ballot(hit.is_some());
-                if !spilled && found + m.count_ones() > CELLS_SORT_WORDS {
-                    // Too many for the area: what it holds goes to the spill pairs.
-                    sync_warp();
-                    let mut i = 0;
-                    while i < found {
-                        let s = if i + lane < found { Some(load(buf, (i + lane) as usize)) } else { None };
-                        spill_pairs(&b, spill, e, s);
-                        i += 32;
-                    }
-                    spilled = true;
-                }
-                if spilled {
-                    spill_pairs(&b, spill, e, hit);
-                } else {
-                    if let Some(s) = hit {
-                        store(buf, (found + lanes_below(m)) as usize, s);
-                    }
-                    found += m.count_ones();
-                }
-                c0 += 32;
-            }
-            if overflow {
-                break;
-            }
-            base += 32;
+        if b.hand != 0 {
+            hand_counts(&b, host);
         }
-        if spilled {
-            if lane == 0 {
-                store_answer(out, e, 0, SPILLED);
-            }
-            return;
-        }
-        // No barrier here: `warp_sort` synchronises the warp after its padding, which
-        // touches only words past `found`.
-        warp_sort(buf, found);
-        write_run(&b, out, e, buf, found);
-    }
-}
-
-kernel! {
-    /// Beyond the paper: encodes a launch's events from the batch's columns as they
-    /// are (the host's only work per event is copying them), the layout
-    /// `clcb::layout::Tables::encode_event` gives a heap event but for the strings,
-    /// which stay in the batch's arena.
-    ///
-    /// Grid: a thread per event `e` of the launch ([`ENCODE_BLOCK`] per block). The
-    /// thread reads `e`'s two starts and its attributes (global, read-only; its own
-    /// consecutive 16-byte records), looks each name's row and key flags up in
-    /// `name_rows` (a few entries,
-    /// cached) and each string in `spans`, and writes, from word
-    /// [`encoded_at`]`([starts[0], starts[e]], e)` of `out` (global; its own records,
-    /// so that no two threads write one word), the attributes of names some constraint
-    /// reads, in the event's order ([`DevAttr`]: the row, the kind, the value's bits or,
-    /// for a string, [`str_bits`] of its offset in the arena and its length), then
-    /// before them the header ([`InputHeader`]: in `bf` the key flags of the first
-    /// [`KEYED_ATTRS`] kept attributes' rows, two bits each; the location `(xs[e],
-    /// ys[e])`; how many attributes it kept) and the [`EventCell`]: the [`CellHead`] of
-    /// the event's cell ([`CellGeometry::cell_of`], read from `t.heads` before the
-    /// attributes, so that its load overlaps theirs) and the kept rows' signature; and,
-    /// after the launch's encoded events ([`encoded_at`]), the key ([`eq_key`]) of each
-    /// kept string attribute whose name keys a string equality. The matching warp then
-    /// starts from the event's own words: its one read of them gives it the cell, the
-    /// signature and the flags, and one more its keys, with no string's bytes read. A name id outside the dictionary counts
-    /// as a name no constraint reads; a string id outside it drops its attribute too
-    /// (the batch never holds either). No shared memory, no barrier.
-    pub fn cells_encode(b: CellBatch<'static>, t: CellTables<'static>, out: *mut u32) {
-        let e = global_id_x();
-        if e >= b.n_events {
-            return;
-        }
-        let pos = Float2 { x: b.xs.read(e as usize), y: b.ys.read(e as usize) };
-        // Read first: nothing below waits for it.
-        let head = t.heads.read(t.geo.cell_of(pos.x, pos.y) as usize);
-        let base = b.starts.read(0);
-        let from = b.starts.read(e as usize) - base;
-        let to = b.starts.read(e as usize + 1) - base;
-        let at = encoded_at(&[base, base + from], e);
-        let attrs = out.add(at + EVENT_RECORDS * ATTR_WORDS) as *mut DevAttr;
-        let end = encoded_at(&[base, b.starts.read(b.n_events as usize)], b.n_events);
-        let eq_keys = out.add(end + from as usize);
-        let mut k = 0u32;
-        let mut bf = 0u32;
-        // Three words in registers (an indexed array would live in local memory).
-        let (mut s0, mut s1, mut s2) = (0u32, 0u32, 0u32);
-        let mut a = from;
-        while a < to {
-            let at = b.attrs.read(a as usize);
-            let named = if at.name < b.n_names { b.name_rows.read(at.name as usize) } else { NO_ROW };
-            let row = if named == NO_ROW { NO_ROW } else { named & ROW_MASK };
-            let bits = if at.ty != KIND_STR {
-                Some(at.val)
-            } else if at.val < u64::from(b.n_strs) {
-                let sp = b.spans.read(at.val as usize);
-                Some(str_bits(sp.off, sp.len))
-            } else {
-                None
-            };
-            if let (true, Some(bits)) = (row != NO_ROW, bits) {
-                *attrs.add(k as usize) = DevAttr { row, kind: at.ty, bits };
-                let flags = (named >> ROW_FLAGS_SHIFT) & (ROW_EQ | ROW_PAIR);
-                if k < KEYED_ATTRS {
-                    bf |= flags << (2 * k);
-                }
-                if at.ty == KIND_STR && flags & ROW_EQ != 0 {
-                    // The string lies in the arena (the batch's spans).
-                    let s = device_slice(b.bytes.ptr().add(bits as u32 as usize), (bits >> 32) as usize);
-                    *eq_keys.add(k as usize) = eq_key(row, s);
-                }
-                let (word, bit) = sig_bit(row);
-                s0 |= if word == 0 { bit } else { 0 };
-                s1 |= if word == 1 { bit } else { 0 };
-                s2 |= if word == 2 { bit } else { 0 };
-                k += 1;
-            }
-            a += 1;
-        }
-        *(out.add(at) as *mut InputHeader) = InputHeader { bf, pos, n_attrs: k };
-        *(out.add(at + ATTR_WORDS) as *mut EventCell) = EventCell {
-            dir: head.dir,
-            keys: head.keys,
-            entries: head.entries,
-            main: head.main,
-            extra: head.extra,
-            sig: [s0, s1, s2],
-        };
     }
 }
 

@@ -397,6 +397,7 @@ kernel! {
         fpos: *const Float2,
         sq_dist: *const f32,
         area_hi: *const Float2,
+        rects: u32,
         size_f: *const u32,
         filter_sub: *const u32,
         fcount: *mut u32,
@@ -414,7 +415,11 @@ kernel! {
         let head = *(input as *const InputHeader);
         let mut hit = bf_includes(head.bf, *bf.add(i));
         if hit {
-            hit = in_area_or_rect(head.pos, *fpos.add(i), *sq_dist.add(i), || *area_hi.add(i));
+            hit = if rects == 0 {
+                in_area(head.pos, *fpos.add(i), *sq_dist.add(i))
+            } else {
+                in_area_or_rect(head.pos, *fpos.add(i), *sq_dist.add(i), || *area_hi.add(i))
+            };
         }
         if run == 0 {
             *fcount.add(i) = hit as u32;
@@ -626,7 +631,7 @@ pub unsafe fn filter_holds(
 
 /// [`filter_holds`] with the event's `Attrs` at `attrs` and its string values' offsets
 /// counted from `bytes` (the encoding of a batch on the device, whose strings stay in
-/// the batch's arena, `clcb_kernels::cells::cells_encode`).
+/// the batch's arena, `clcb_kernels::cells::cells_match`).
 ///
 /// # Safety
 /// `fcons` must hold the constraints `first..last`, `cstrings` their string bytes,
@@ -707,9 +712,14 @@ pub struct Filters<'a> {
     pub cell_filters: DevPtr<'a, u32>,
     /// Number of filters.
     pub n: u32,
+    /// Nonzero when some filter may be a rectangle (`AreaHi` holds every filter's);
+    /// zero: every area is a circle and the kernels run the circle's test alone
+    /// ([`in_area`]), as before rectangles (one flag for the launch, not a test of each
+    /// filter's `SqDist` on every miss).
+    pub rects: u32,
 }
 
-// SAFETY: `#[repr(C)]`; device pointers and a `u32` only; `Host<'a>` differs only in
+// SAFETY: `#[repr(C)]`; device pointers and `u32`s only; `Host<'a>` differs only in
 // the lifetime.
 unsafe impl KernelStruct for Filters<'static> {
     type Host<'a> = Filters<'a>;
@@ -724,9 +734,31 @@ impl Filters<'_> {
     unsafe fn area_holds(&self, f: usize, p: Float2) -> bool {
         // SAFETY: `f < n`, the tables' length (this fn's contract).
         unsafe {
-            in_area_or_rect(p, self.fpos.read(f), self.sq_dist.read(f), || {
-                self.area_hi.read(f)
-            })
+            self.packed_holds(
+                f,
+                p,
+                PackedArea {
+                    pos: self.fpos.read(f),
+                    sq_dist: self.sq_dist.read(f),
+                    _pad: 0,
+                },
+            )
+        }
+    }
+
+    /// S1b for filter `f` whose `FPos` and `SqDist` are `a`: the circle's test alone
+    /// when the engine holds no rectangle ([`Filters::rects`]), else
+    /// [`in_area_or_rect`] (`AreaHi[f]` read only for a rectangle).
+    ///
+    /// # Safety
+    /// As [`Filters::area_holds`].
+    #[inline(always)]
+    unsafe fn packed_holds(&self, f: usize, p: Float2, a: PackedArea) -> bool {
+        if self.rects == 0 {
+            in_area(p, a.pos, a.sq_dist)
+        } else {
+            // SAFETY: `f < n`, the tables' length (this fn's contract).
+            in_area_or_rect(p, a.pos, a.sq_dist, || unsafe { self.area_hi.read(f) })
         }
     }
 
@@ -972,9 +1004,7 @@ kernel! {
         }
         let i = id as usize;
         let fbf = t.bf.read(i);
-        let c = t.fpos.read(i);
-        let sq = t.sq_dist.read(i);
-        let hi = if sq < 0.0 { t.area_hi.read(i) } else { Float2::default() };
+        let area = PackedArea { pos: t.fpos.read(i), sq_dist: t.sq_dist.read(i), _pad: 0 };
         let first = t.fcons_start.read(i) as usize;
         let last = t.fcons_start.read(i + 1) as usize;
         let sub = t.filter_sub.read(i);
@@ -987,7 +1017,7 @@ kernel! {
                 let ek = e + k;
                 if ek < n_events && bf_includes(q.0[k as usize], fbf) {
                     let ev = *events.add(ek as usize);
-                    if in_area_or_rect(ev.pos, c, sq, || hi) {
+                    if t.packed_holds(i, ev.pos, area) {
                         let event = inputs.add(ev.word as usize);
                         if filter_holds(t.fcons.ptr(), first, last, t.cstrings.ptr(), event, ev.n_attrs) {
                             atomic_or(
@@ -1239,8 +1269,7 @@ kernel! {
         }
         let i = id as usize;
         let hit = id < t.n && bf_includes(ev.head.bf, t.bf.read(i)) && {
-            let a = t.areas.read(i);
-            in_area_or_rect(ev.head.pos, a.pos, a.sq_dist, || t.area_hi.read(i))
+            t.packed_holds(i, ev.head.pos, t.areas.read(i))
         };
         latency_claim(hit, i, &t, &ev, input, out);
     }
@@ -1269,8 +1298,7 @@ kernel! {
         if slot != u32::MAX {
             f = t.cell_filters.read(slot as usize) as usize;
             hit = bf_includes(ev.head.bf, t.bf.read(f)) && {
-                let a = t.areas.read(f);
-                in_area_or_rect(ev.head.pos, a.pos, a.sq_dist, || t.area_hi.read(f))
+                t.packed_holds(f, ev.head.pos, t.areas.read(f))
             };
         }
         latency_claim(hit, f, &t, &ev, input, out);
