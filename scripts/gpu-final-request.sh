@@ -17,7 +17,11 @@
 #             content index (the strongest CPU method and the one the hybrid is held to);
 #   dense     `harness run ccm dense`, three seeds, the GPU index and the hybrid (with
 #             the content index too it would not fit in one call);
-#   keywords  `harness run clcb keywords`, three seeds, every engine.
+#   keywords  `harness run clcb keywords`, three seeds, every engine;
+#   sanitize  compute-sanitizer memcheck and racecheck on the changed kernels: CCM's value
+#             cells (`index_check`, in $BIN when given), the cell index (`cells_split`,
+#             in $BIN when given) and the paper's CLCB kernels on quick `keywords` (GPU
+#             answers checked against the CPU's).
 # The recorded CSVs under $OUT/rec, the e2e files under $OUT/e2e, each step's output in
 # $OUT/<step>.txt and the times in $OUT/times.txt, all packed into $OUT/final.tgz (the
 # device tool brings back few files).
@@ -56,6 +60,16 @@ for step in $STEPS; do
     dense10) run_step dense10 200 "$H" run ccm dense10 --seeds 3 --engines gpu-index,hybrid,index --out "$OUT/rec" ;;
     dense) run_step dense 540 "$H" run ccm dense --seeds 3 --engines gpu-index,hybrid --out "$OUT/rec" ;;
     keywords) run_step keywords 150 "$H" run clcb keywords --seeds 3 --out "$OUT/rec" ;;
+    sanitize)
+        CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null | head -1)
+        for tool in memcheck racecheck; do
+            [ -x "$BIN/index_check" ] && run_step "san-$tool-ccm" 40 "$CS" --tool "$tool" --error-exitcode 9 \
+                "$BIN/index_check" 2 small cells
+            [ -x "$BIN/cells_split" ] && run_step "san-$tool-cells" 40 env CELLS_ROUND=1024 "$CS" --tool "$tool" \
+                --error-exitcode 9 "$BIN/cells_split" uniform 0.001 3000
+        done
+        run_step san-memcheck-clcb-paper 60 "$CS" --tool memcheck --error-exitcode 9 "$H" run clcb keywords --quick \
+            --seeds 1 --engines gpu,gpu-grid,gpu-cells,grid,rtree --out "$OUT/san-quick" ;;
     *) echo "unknown step $step" | tee -a "$OUT/times.txt" ;;
     esac
 done
