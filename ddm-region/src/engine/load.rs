@@ -134,14 +134,26 @@ impl<'d> Engine<'d> {
                 None => break,
             }
         }
+        let bytes = (n * std::mem::size_of::<Range>()) as u64;
+        self.install_loaded(started, (staging_us, fill_us, bytes), (lo0, hi))
+    }
+
+    /// The end of a load, once its ranges are on the device: every region installed
+    /// (`install_all`), the copies still under way waited for (the bus's share beyond
+    /// the host's fills, `drain_us`), the load's times kept and the sorts' bounds raised
+    /// to `(lo0, hi)` (largest lower bound in dimension 0, largest upper bound in any).
+    fn install_loaded(
+        &mut self,
+        started: Instant,
+        (staging_us, fill_us, bytes): (f64, f64, u64),
+        (lo0, hi): (u32, u32),
+    ) -> Result<(), DdmError> {
         install_all::launch(
             self.dev,
             Self::linear(self.n_pub + self.n_sub),
             &self.table,
             self.epoch,
         )?;
-        // The copies still under way when the host has filled the last chunk: the bus's
-        // share beyond the fills.
         let drain = Instant::now();
         self.dev.synchronize()?;
         self.load_times = LoadTimes {
@@ -149,7 +161,7 @@ impl<'d> Engine<'d> {
             fill_us,
             drain_us: drain.elapsed().as_secs_f64() * 1e6,
             total_us: started.elapsed().as_secs_f64() * 1e6,
-            bytes: (n * std::mem::size_of::<Range>()) as u64,
+            bytes,
         };
         self.key_bound = self.key_bound.max(lo0);
         self.end_bound = self.end_bound.max(hi);
@@ -191,24 +203,7 @@ impl<'d> Engine<'d> {
             },
         );
         copied?;
-        install_all::launch(
-            self.dev,
-            Self::linear(self.n_pub + self.n_sub),
-            &self.table,
-            self.epoch,
-        )?;
-        let drain = Instant::now();
-        self.dev.synchronize()?;
-        self.load_times = LoadTimes {
-            staging_us: 0.0,
-            fill_us,
-            drain_us: drain.elapsed().as_secs_f64() * 1e6,
-            total_us: started.elapsed().as_secs_f64() * 1e6,
-            bytes: ((pubs.len() + subs.len()) * std::mem::size_of::<Range>()) as u64,
-        };
-        self.key_bound = self.key_bound.max(lo0);
-        self.end_bound = self.end_bound.max(hi);
-        self.chosen_dim = None;
-        Ok(())
+        let bytes = ((pubs.len() + subs.len()) * std::mem::size_of::<Range>()) as u64;
+        self.install_loaded(started, (0.0, fill_us, bytes), (lo0, hi))
     }
 }
