@@ -28,6 +28,21 @@ fn small_launches(dense_share: f64, iface_major_min: usize) -> IndexConfig {
     }
 }
 
+/// Table 1's workload (seed 6, uniform names), SFF's answer to each of its events, and an
+/// index configuration of launches of five events (a stream of several launches).
+fn table_1_in_launches_of_five() -> (Workload, Vec<Vec<ccm::InterfaceId>>, IndexConfig) {
+    let w = table_1(6, NameDist::Uniform);
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want = w.events.iter().map(|e| sff.match_event(e)).collect();
+    let cfg = IndexConfig {
+        batch_events: 5,
+        route_block: 64,
+        dense_block: 64,
+        ..IndexConfig::default()
+    };
+    (w, want, cfg)
+}
+
 /// Every event's answer equals SFF's, with each dense share; returns the matches.
 fn check(w: &Workload) -> usize {
     let sff = Sff::build(&w.subscriptions).unwrap();
@@ -166,16 +181,8 @@ fn launches_of_many_dense_events_stride_over_them_and_answer_as_sff() {
 
 #[test]
 fn answers_matched_into_again_equal_sffs_whether_their_areas_are_reused_or_grown() {
-    let w = table_1(6, NameDist::Uniform);
-    let sff = Sff::build(&w.subscriptions).unwrap();
-    let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+    let (w, want, cfg) = table_1_in_launches_of_five();
     let dev = Device::emulator();
-    let cfg = IndexConfig {
-        batch_events: 5,
-        route_block: 64,
-        dense_block: 64,
-        ..IndexConfig::default()
-    };
     let mut index = GpuIndex::new(&dev, &w.subscriptions, cfg).unwrap();
     let mut out = ccm::Answers::default();
     // Few events (small areas), all of them (more launches, larger areas), then few
@@ -196,16 +203,8 @@ fn an_index_prepared_for_a_stream_from_a_sample_or_built_from_a_plan_answers_as_
     // `GpuIndex::prepare_for`: the staging areas made ahead from a sample of few
     // events (the stream's launches then grow them) or of all of them (room for every
     // launch); `IndexPlan` then `from_plan` (laid out before the device is known).
-    let w = table_1(6, NameDist::Uniform);
-    let sff = Sff::build(&w.subscriptions).unwrap();
-    let want: Vec<_> = w.events.iter().map(|e| sff.match_event(e)).collect();
+    let (w, want, cfg) = table_1_in_launches_of_five();
     let dev = Device::emulator();
-    let cfg = IndexConfig {
-        batch_events: 5,
-        route_block: 64,
-        dense_block: 64,
-        ..IndexConfig::default()
-    };
     let tables = || ccm::layout::Tables::build(&w.subscriptions, false).unwrap();
     let few = ccm::EventBatch::from_events(&w.events[..2]);
     for (sample, made) in [(&few, 3), (&w.batch, 3)] {
