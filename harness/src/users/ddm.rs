@@ -409,8 +409,12 @@ fn match_cmd(
 /// The warm-up of `ddm match`'s GPU, on its opening thread (while the regions load): once
 /// the load has sent the regions' sizes, the device memory the engine will allocate taken
 /// into the allocator's pool, and a count (with `pairs`, an enumeration) of a few regions
-/// in as many dimensions run ([`Engine::warm_up`]). Without it the command paid both
-/// after the load. (Loading the kernels ahead, `cuFuncLoad`, took no time there: the
+/// in as many dimensions run ([`Engine::warm_up`]). Both are hidden behind the GPU's
+/// opening, but neither shortened the count after the load on the H200 (1M 2-D regions:
+/// 0.008 s with and without the warm-up's count in a second round of the request behind
+/// `ddm-start-up-H200-2026-11-29`, whose logs were not kept): that
+/// count's time is the 2-D count's own (3.6-6.3 ms warm in the harness's `density_2d` on an H100),
+/// not a first use. (Loading the kernels ahead, `cuFuncLoad`, took no time there: the
 /// module's kernels were loaded with it.)
 fn warm(
     approach: Approach,
