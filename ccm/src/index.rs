@@ -695,6 +695,11 @@ impl HostIndex {
     fn n_filters(&self) -> usize {
         self.filters.len() - 1
     }
+
+    /// Filter `p`'s range form (`ranges[range_at[p]..range_at[p + 1]]`).
+    fn ranges_of(&self, p: usize) -> &[IndexRange] {
+        &self.ranges[self.range_at[p] as usize..self.range_at[p + 1] as usize]
+    }
 }
 
 /// The open-addressing table (at most half full) of the partitions of filters whose keys,
@@ -888,13 +893,9 @@ fn cells_of(h: &HostIndex, n_if: usize, cfg: &IndexConfig) -> Option<HostCells> 
     if !cfg.cells {
         return None;
     }
-    let ranges = |k: usize| {
-        let p = h.by_iface[k] as usize;
-        &h.ranges[h.range_at[p] as usize..h.range_at[p + 1] as usize]
-    };
     let cells = HostCells::build(
         n,
-        ranges,
+        |k| h.ranges_of(h.by_iface[k] as usize),
         cell_block(cfg),
         cfg.cell_shared,
         cfg.cell_max,
@@ -917,11 +918,10 @@ fn sorted_cells_of(h: &HostIndex, plain: bool, cfg: &IndexConfig) -> Option<(Vec
         return None;
     }
     let n = h.n_filters();
-    let ranges = |p: usize| &h.ranges[h.range_at[p] as usize..h.range_at[p + 1] as usize];
     // A filter's rows ascending, six bits each (row + 1, below `RANGE_ROWS` + 1), first
     // row highest: a shorter list of rows sorts before the lists it begins.
     let key = |p: usize| {
-        let mut rows: Vec<u32> = ranges(p).iter().map(|r| r.row + 1).collect();
+        let mut rows: Vec<u32> = h.ranges_of(p).iter().map(|r| r.row + 1).collect();
         rows.sort_unstable();
         let digits = rows
             .iter()
@@ -934,7 +934,7 @@ fn sorted_cells_of(h: &HostIndex, plain: bool, cfg: &IndexConfig) -> Option<(Vec
     by_names.par_sort_by_cached_key(|&p| key(p as usize));
     let cells = HostCells::build(
         n,
-        |k| ranges(by_names[k] as usize),
+        |k| h.ranges_of(by_names[k] as usize),
         cell_block(cfg),
         cfg.cell_shared,
         cfg.cell_max,
