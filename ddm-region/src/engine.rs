@@ -872,12 +872,16 @@ impl<'d> Engine<'d> {
         table + rest
     }
 
-    /// Counts (and, with `pairs`, enumerates) the pairs of a few thousand regions in
-    /// `dims` dimensions on a throwaway engine of `approach`, swept as a large set's are
-    /// (not in tiles; enough tasks for the scan's three kernels): what a program that
-    /// opens the GPU on a thread of its own runs there, so that its own engine's first
-    /// count does not pay the first launches of the count's kernels, nor the driver's
-    /// first recording. Returns the count.
+    /// Publications, and as many subscriptions, of [`Engine::warm_up`]'s set.
+    pub const WARM_UP_REGIONS: u32 = 2560;
+
+    /// Counts (and, with `pairs`, enumerates) the pairs of a few thousand regions
+    /// ([`Engine::WARM_UP_REGIONS`] of each kind) in `dims` dimensions on a throwaway
+    /// engine of `approach`, swept as a large set's are (not in tiles; enough tasks for
+    /// the scan's three kernels): what a program that opens the GPU on a thread of its
+    /// own can run there, so that its own engine's first count does not pay the first
+    /// launches of the count's kernels, nor the driver's first recording. Returns the
+    /// count.
     ///
     /// ```
     /// use ddm_region::{Approach, Device, Engine};
@@ -893,7 +897,7 @@ impl<'d> Engine<'d> {
         dims: usize,
         pairs: bool,
     ) -> Result<u64, DdmError> {
-        const REGIONS: u32 = 2560;
+        const REGIONS: u32 = Engine::WARM_UP_REGIONS;
         // More tasks than the scan's one-block path takes.
         const _: () = assert!(2 * REGIONS > 4 * SCAN_TILE);
         let mut set = RegionSet::new(dims)?;

@@ -436,7 +436,10 @@ fn warm(
             if std::env::var_os("HARNESS_NO_WARM_COUNT").is_none() {
                 let t = std::time::Instant::now();
                 let note = match Engine::warm_up(dev, approach.clone(), dims, pairs) {
-                    Ok(_) => format!("(5120 regions, {dims} dimensions)"),
+                    Ok(_) => format!(
+                        "({} regions, {dims} dimensions)",
+                        2 * Engine::WARM_UP_REGIONS
+                    ),
                     Err(e) => format!("(not done: {e})"),
                 };
                 phases.push(("open: a first count", t.elapsed(), note));
