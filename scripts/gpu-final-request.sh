@@ -58,7 +58,7 @@ for step in $STEPS; do
     fig3[bcd] | fig4[abcd]) run_step "$step" 120 "$H" run clcb "$step" --seeds "${FIG_SEEDS:-3}" --out "$OUT/rec" ;;
     table2) run_step table2 150 "$H" run clcb table2 --seeds 3 --out "$OUT/rec" ;;
     dense10) run_step dense10 200 "$H" run ccm dense10 --seeds 3 --engines gpu-index,hybrid,index --out "$OUT/rec" ;;
-    dense) run_step dense 540 "$H" run ccm dense --seeds 3 --engines gpu-index,hybrid --out "$OUT/rec" ;;
+    dense) run_step dense 580 "$H" run ccm dense --seeds 3 --engines gpu-index,hybrid --out "$OUT/rec" ;;
     keywords) run_step keywords 150 "$H" run clcb keywords --seeds 3 --out "$OUT/rec" ;;
     sanitize)
         CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null | head -1)
