@@ -273,7 +273,8 @@ impl Stager {
             let bytes = unsafe { buf.as_mut_slice_unchecked() };
             // Page-locked memory is page-aligned, the emulator's 16-byte aligned (and
             // `T`'s alignment is at most 16, checked above).
-            let staged: &mut [T] = bytemuck::cast_slice_mut(&mut bytes[..piece.len() * size]);
+            let staged: &mut [T] =
+                bytemuck::cast_slice_mut(&mut bytes[..std::mem::size_of_val(piece)]);
             crate::crew::par_copy(staged, piece, (STAGE_TASK_BYTES / size).max(1));
             dev.copy_in(
                 dst,
