@@ -13,18 +13,9 @@
 # `timeout`, the whole under DEADLINE_S (default 60).
 set -uo pipefail
 . "$(dirname "$0")/e2e-lib.sh"
-
-BIN=${BIN:?BIN: the directory holding harness and harness-base}
-OUT=${OUT:-out}
-mkdir -p "$OUT"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-CSV="$OUT/e2e.csv"
-LOG="$OUT/e2e.txt"
-echo "binary,command,engine,run,phase,seconds,note" > "$CSV"
-: > "$LOG"
+e2e_setup
 T0=$(date +%s)
-left() { echo $(( ${DEADLINE_S:-60} - ($(date +%s) - T0) )); }
+left() { echo $((${DEADLINE_S:-60} + 10 - ($(date +%s) - T0))); }
 echo "e2e-clcb-cut: $(date -u +%FT%TZ), $(nproc) cores" >> "$LOG"
 S=${CLCB_S:-}
 E=${CLCB_E:-}
@@ -36,40 +27,18 @@ if [ -z "$S" ] || [ -z "$E" ]; then
     timeout 60 "$BIN/harness" clcb generate --out-subscriptions "$S" --out-events "$E" \
         --subscriptions $SUBS --events $EV
 fi
-echo "files: $(wc -l < "$S") subscription lines, $(wc -l < "$E") events" >> "$LOG"
+echo "files: $(wc -l < "$S") filter lines, $(wc -l < "$E") events" >> "$LOG"
 cat "$S" "$E" > /dev/null
-
-# run NAME BIN ENGINE RUN: one `clcb match` with --stats, recorded by e2e_record.
-run() {
-    local name=$1 bin=$2 engine=$3 runno=$4
-    if [ "$(left)" -lt 5 ]; then
-        echo "skipped (time): $name $engine $runno" >> "$LOG"
-        return
-    fi
-    local t s tv=()
-    t=$(date +%s.%N)
-    [ -x /usr/bin/time ] && tv=(/usr/bin/time -f "%U %S %M" -o "$W/time")
-    rm -f "$W/time"
-    "${tv[@]}" timeout 20 "$bin" clcb match --subscriptions "$S" --events "$E" \
-        --engine "$engine" --stats > "$W/out" 2> "$W/err" || echo "exit $? ($name $engine)" >> "$W/err"
-    s=$(awk "BEGIN { print $(date +%s.%N) - $t }")
-    if [ -s "$W/time" ]; then
-        read -r u sy m < <(tail -1 "$W/time")
-        echo "$name,clcb,$engine,$runno,user,$u," >> "$CSV"
-        echo "$name,clcb,$engine,$runno,sys,$sy," >> "$CSV"
-        echo "$name,clcb,$engine,$runno,max RSS kB,$m," >> "$CSV"
-    fi
-    e2e_record "$name" clcb "$engine" "$runno" "$s"
-}
-
+PRE=(env)
 for r in $(seq 1 "${ROUNDS:-3}"); do
     # Odd rounds new first, even rounds base first.
     pairs=("new=$BIN/harness" "base=$BIN/harness-base")
     [ $((r % 2)) = 0 ] && pairs=("${pairs[1]}" "${pairs[0]}")
     for pair in "${pairs[@]}"; do
         name=${pair%%=*}; bin=${pair#*=}
-        run "$name" "$bin" gpu-cells "$r"
-        run "$name" "$bin" grid "$r"
+        for engine in gpu-cells grid; do
+            e2e_run "$name" "$bin" clcb "$engine" "$r" clcb match --subscriptions "$S" --events "$E"
+        done
     done
 done
 echo "done: $(date -u +%FT%TZ), $(( $(date +%s) - T0 )) s" >> "$LOG"

@@ -30,21 +30,18 @@ H=$BIN/harness
 B=$BIN/harness-base
 START=$(date +%s)
 left() { echo $((${DEADLINE_S:-150} - ($(date +%s) - START))); }
-# step NAME NEED_S LIMIT_S CMD...: CMD's output in NAME.txt, if NEED_S seconds are left.
-step() {
-    local name=$1 need=$2 limit=$3
+. "$R/scripts/step-lib.sh"
+# run NAME NEED_S LIMIT_S CMD...: `step` (scripts/step-lib.sh), CMD's output in NAME.txt,
+# if NEED_S seconds are left (its limit cut to what is left).
+run() {
+    local name=$1 need=$2 limit=$3 t
     shift 3
-    local t s rc
     t=$(left)
     if [ "$t" -lt "$need" ]; then
         echo "$name skipped-$t-s-left 0" >> "$OUT/times.txt"
         return
     fi
-    [ "$limit" -gt "$t" ] && limit=$t
-    s=$(date +%s)
-    timeout "$limit" "$@" > "$OUT/$name.txt" 2>&1
-    rc=$?
-    echo "$name $(($(date +%s) - s)) $rc" >> "$OUT/times.txt"
+    step "$name" $((limit < t ? limit : t)) "$@" > "$OUT/$name.txt" 2>&1
 }
 {
     echo "gpu-request: $(date -u +%FT%TZ), $(nproc) cores"
@@ -62,10 +59,10 @@ GEN=$!
 
 # 1. Answers against the CPU under the sanitizers.
 for tool in memcheck racecheck; do
-    step "san-$tool-keywords" 10 45 "$CS" --tool "$tool" --error-exitcode 9 "$H" run clcb keywords \
+    run "san-$tool-keywords" 10 45 "$CS" --tool "$tool" --error-exitcode 9 "$H" run clcb keywords \
         --quick --seeds 1 --engines gpu,gpu-grid,gpu-cells,grid,rtree --out "$W/san-$tool"
 done
-step san-memcheck-match 5 25 bash -c "'$CS' --tool memcheck --error-exitcode 9 --log-file '$OUT/san-memcheck-match-log.txt' '$H' clcb match \
+run san-memcheck-match 5 25 bash -c "'$CS' --tool memcheck --error-exitcode 9 --log-file '$OUT/san-memcheck-match-log.txt' '$H' clcb match \
     --subscriptions '$W/small-s.jsonl' --events '$W/small-e.jsonl' --engine gpu-cells --stats \
     > '$W/small-gpu.out'"
 {
@@ -78,7 +75,7 @@ step san-memcheck-match 5 25 bash -c "'$CS' --tool memcheck --error-exitcode 9 -
 # 2. clcb match's start-up, new against base.
 wait "$GEN"
 ls -la "$W" >> "$OUT/generate.txt"
-step e2e-clcb 20 60 env BIN="$BIN" OUT="$OUT/e2e" CLCB_S="$W/clcb-s.jsonl" CLCB_E="$W/clcb-e.jsonl" \
+run e2e-clcb 20 70 env BIN="$BIN" OUT="$OUT/e2e" CLCB_S="$W/clcb-s.jsonl" CLCB_E="$W/clcb-e.jsonl" \
     DEADLINE_S=55 bash "$R/scripts/e2e-clcb-cut.sh"
 rm -f "$W"/clcb-*.jsonl
 
@@ -88,7 +85,7 @@ for v in new base base new; do
     [ "$v" = base ] && h=$B
     n=1
     [ -e "$OUT/keywords-$v-1.txt" ] && n=2
-    step "keywords-$v-$n" 25 40 env GPU_MATCH_CLCB_SIZES="${KEYWORDS_SIZES:-1000000}" "$h" run clcb keywords --seeds 1 \
+    run "keywords-$v-$n" 25 40 env GPU_MATCH_CLCB_SIZES="${KEYWORDS_SIZES:-1000000}" "$h" run clcb keywords --seeds 1 \
         --engines gpu,gpu-cells,grid,rtree --out "$OUT/keywords-$v-$n"
 done
 cat "$OUT/times.txt"
