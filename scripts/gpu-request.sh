@@ -2,8 +2,9 @@
 # The clcbup helper's GPU request (H200, 16 host cores): the paper kernel `loc` testing
 # areas through the helper it now shares with the batched kernels
 # (`in_area_of_launch`), and `clcb match`'s cell index copied to the device through
-# page-locked parts on all cores (`Stager`). `new` is $BIN/harness (branch h-clcbup at
-# 5e44431), `base` $BIN/harness-base (main).
+# page-locked parts on all cores (`Stager`). `new` is $BIN/harness (branch h-clcbup; its
+# run of 2026-11-29 17:52 had 05de0ac's, results/gpu-logs/clcb-upload-H200-2026-11-29/),
+# `base` $BIN/harness-base (main).
 #   1. The paper's kernels and the cell index against the CPU engines (quick keywords,
 #      circles and rectangles) under compute-sanitizer memcheck and racecheck, and
 #      `clcb match --engine gpu-cells` on small files under memcheck (its answers'

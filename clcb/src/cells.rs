@@ -1201,8 +1201,11 @@ impl CellIndex {
     /// [`CellIndex::from_plan`], its tables copied in through `stager`'s page-locked
     /// parts (made on `dev`, [`Device::stager`]) on all cores, several copies in flight,
     /// or, for `None`, each by one [`Device::write`] from pageable memory (through the
-    /// driver's staging, on this thread alone). On an H200's host the staged copies
-    /// of Table 1's default scenario (560 MB) took PENDING, the plain ones 0.095-0.119 s.
+    /// driver's staging, on this thread alone). On an H200 with 16 host cores, Table 1's
+    /// default scenario (250k subscriptions, 560 MB on the device, about 515 MB of it
+    /// copied): staged through [`upload_stager`]'s parts 0.023-0.029 s, plain
+    /// 0.068-0.075 s on the same host (0.095-0.119 s on another),
+    /// `results/gpu-logs/clcb-upload-H200-2026-11-29/`.
     pub fn from_plan_staged(
         dev: Device,
         plan: CellPlan,
