@@ -14,15 +14,7 @@
 set -uo pipefail
 . "$(dirname "$0")/e2e-lib.sh"
 
-BIN=${BIN:?BIN: the directory holding harness and harness-base}
-OUT=${OUT:-out}
-mkdir -p "$OUT"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-CSV="$OUT/e2e.csv"
-LOG="$OUT/e2e.txt"
-echo "binary,command,engine,run,phase,seconds,note" > "$CSV"
-: > "$LOG"
+e2e_setup
 say() { echo "$*" | tee -a "$LOG"; }
 T0=$(date +%s)
 left() { echo $(( 190 - ($(date +%s) - T0) )); }
@@ -55,60 +47,34 @@ done
 say "  xml-big: $(du -sm "$W/xml-big" | cut -f1) MB; xml-10b: $(ls "$W/xml-10b" | wc -l) files, $(du -sm "$W/xml-10b" | cut -f1) MB"
 cat "$W"/*.jsonl "$W"/*.csv "$W"/xml-big/* "$W"/xml-10b/* > /dev/null
 
-# run NAME BIN COMMAND ENGINE RUN ARGS...: as scripts/e2e.sh's run(), each under timeout.
-run() {
-    local name=$1 bin=$2 cmd=$3 engine=$4 runno=$5; shift 5
-    if [ "$(left)" -lt 15 ]; then
-        echo "skipped (time): $name $cmd $engine $runno" >> "$LOG"
-        return
-    fi
-    local eng=()
-    case "$engine" in default*) ;; *) eng=(--engine "$engine") ;; esac
-    local t s
-    t=$(date +%s.%N)
-    local tv=()
-    [ -x /usr/bin/time ] && tv=(/usr/bin/time -f "%U %S %M" -o "$W/time")
-    rm -f "$W/time"
-    "${tv[@]}" timeout 30 "${PRE[@]}" "$bin" "$@" "${eng[@]}" --stats > "$W/out" 2> "$W/err" || echo "exit $? ($name $cmd $engine)" >> "$W/err"
-    s=$(awk "BEGIN { print $(date +%s.%N) - $t }")
-    if [ -s "$W/time" ]; then
-        # user and system CPU seconds and the peak RSS (kB) of the whole process
-        read -r u sy m < <(tail -1 "$W/time")
-        echo "$name,$cmd,$engine,$runno,user,$u," >> "$CSV"
-        echo "$name,$cmd,$engine,$runno,sys,$sy," >> "$CSV"
-        echo "cpu: user $u s, sys $sy s, max RSS $m kB" >> "$W/err"
-    fi
-    e2e_record "$name" "$cmd" "$engine" "$runno" "$s"
-}
-
 BINS="new=$BIN/harness base=$BIN/harness-base"
 PRE=(env)
 # A machine's first run: the driver's JIT cache emptied, then written by this run?
 rm -rf ~/.nv/ComputeCache
-run new "$BIN/harness" ccm default-cold 1 ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
+e2e_run new "$BIN/harness" ccm default-cold 1 ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
 { echo "after one run from an empty cache:"; du -sh ~/.nv/ComputeCache 2>&1; ls -la ~/.nv/ComputeCache 2>&1 | head; } > "$OUT/cache.txt"
 
 for r in 1 2; do
     for pair in $BINS; do
         name=${pair%%=*}; bin=${pair#*=}
-        run "$name" "$bin" ccm default $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
-        run "$name" "$bin" ccm hybrid $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
-        run "$name" "$bin" xml-big gpu-seg $r xml filter --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
-        run "$name" "$bin" xml-big lazy-dfa $r xml filter --threads "$(nproc)" --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
-        run "$name" "$bin" xml-10b gpu $r xml filter --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
-        run "$name" "$bin" xml-10b lazy-dfa $r xml filter --threads "$(nproc)" --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
-        run "$name" "$bin" ddm gpu-bisect $r ddm match --regions "$W/ddm.csv"
-        run "$name" "$bin" ddm sbm $r ddm match --regions "$W/ddm.csv"
-        run "$name" "$bin" ddm-pairs gpu-bisect $r ddm match --pairs --regions "$W/ddm.csv"
-        run "$name" "$bin" ddm-pairs bisect $r ddm match --pairs --regions "$W/ddm.csv"
+        e2e_run "$name" "$bin" ccm default $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
+        e2e_run "$name" "$bin" ccm hybrid $r ccm match --subscriptions "$W/ccm-s.jsonl" --events "$W/ccm-e.jsonl"
+        e2e_run "$name" "$bin" xml-big gpu-seg $r xml filter --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
+        e2e_run "$name" "$bin" xml-big lazy-dfa $r xml filter --threads "$(nproc)" --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
+        e2e_run "$name" "$bin" xml-10b gpu $r xml filter --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
+        e2e_run "$name" "$bin" xml-10b lazy-dfa $r xml filter --threads "$(nproc)" --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
+        e2e_run "$name" "$bin" ddm gpu-bisect $r ddm match --regions "$W/ddm.csv"
+        e2e_run "$name" "$bin" ddm sbm $r ddm match --regions "$W/ddm.csv"
+        e2e_run "$name" "$bin" ddm-pairs gpu-bisect $r ddm match --pairs --regions "$W/ddm.csv"
+        e2e_run "$name" "$bin" ddm-pairs bisect $r ddm match --pairs --regions "$W/ddm.csv"
     done
 done
 # CLCB last (the longest runs: a late one is skipped rather than the rest).
 for r in 1 2; do
     for pair in $BINS; do
         name=${pair%%=*}; bin=${pair#*=}
-        run "$name" "$bin" clcb gpu-cells $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
-        run "$name" "$bin" clcb grid $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
+        e2e_run "$name" "$bin" clcb gpu-cells $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
+        e2e_run "$name" "$bin" clcb grid $r clcb match --subscriptions "$W/clcb-s.jsonl" --events "$W/clcb-e.jsonl"
     done
 done
 say "done: $(date -u +%FT%TZ), $(( $(date +%s) - T0 )) s"

@@ -536,7 +536,12 @@ fn cells(
         .map(|c| {
             let items: Vec<(u32, Entry)> = triples[bounds[c]..bounds[c + 1]]
                 .iter()
-                .map(|&(ck, f)| (ck as u32, entry(f as usize)))
+                .map(|&t| {
+                    (
+                        clcb::cells::triple_key(t),
+                        entry(clcb::cells::triple_filter(t)),
+                    )
+                })
                 .collect();
             Cell::from_sorted(&items)
         })

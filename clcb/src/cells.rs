@@ -30,7 +30,9 @@
 //!   (`the_cells_built_on_all_cores_are_the_sequential_builds`). The layout needs the
 //!   filters' name frequencies and the host keeps a mirror of the device tables to
 //!   apply moves, so building it there costs nothing extra; uploading it is one copy
-//!   per table (the tables' room at their end, which only moves fill, is not copied).
+//!   per table (the tables' room at their end, which only moves fill, is not copied),
+//!   through a few page-locked parts filled on all cores, several copies in flight, when
+//!   the caller gives a [`Stager`] ([`CellIndex::from_plan_staged`]).
 //! - **Area moves** (Fig. 5), as the CPU grid index does them: a move tombstones the
 //!   filter's entries in its old cells and appends it to the *overflow* of each new
 //!   cell (room kept after each cell's sorted entries; every event of the cell scans
@@ -102,7 +104,9 @@ use clcb_kernels::cells::{
 };
 use clcb_kernels::{DevConstraint, ATTR_WORDS, KIND_STR, OP_EQ};
 use gpu_kernels::crew::par_copy;
-use gpu_kernels::{Buffer, DevPtr, Device, HostBuffer, LaunchConfig, Mark, Queue, Ramp, Signal};
+use gpu_kernels::{
+    Buffer, DevPtr, Device, HostBuffer, LaunchConfig, Mark, Queue, Ramp, Signal, Stager,
+};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::time::{Duration, Instant};
@@ -571,6 +575,36 @@ fn upload<T: bytemuck::Pod>(dev: &Device, v: &[T]) -> Result<Buffer<T>, EngineEr
     })
 }
 
+/// Copies `src` into the start of `dst`: through `stager`'s page-locked parts, or by a
+/// plain [`Device::write`] (see [`CellIndex::from_plan_staged`]).
+fn copy_in<T: bytemuck::Pod + Send + Sync>(
+    dev: &Device,
+    stager: &mut Option<&mut Stager>,
+    dst: &mut Buffer<T>,
+    src: &[T],
+) -> Result<(), EngineError> {
+    match stager {
+        Some(s) => s.write(dev, dst, 0, src)?,
+        None => dev.write(dst, 0, src)?,
+    }
+    Ok(())
+}
+
+/// Page-locked parts of a [`Stager`] for [`CellIndex::from_plan_staged`]: four, so
+/// that the host fills one while copies of the others run.
+pub const UPLOAD_PARTS: usize = 4;
+
+/// Bytes of each part of [`UPLOAD_PARTS`]: 4 MiB, a copy of about a tenth of a
+/// millisecond on PCIe 5 (16 MiB page-locked in all, allocated in about 10 ms).
+pub const UPLOAD_PART_BYTES: usize = 4 << 20;
+
+/// The [`Stager`] [`CellIndex::from_plan_staged`] copies the tables through
+/// ([`UPLOAD_PARTS`] of [`UPLOAD_PART_BYTES`]), made on `dev`: a program that opens the
+/// GPU on a thread of its own makes it there, while the index is laid out.
+pub fn upload_stager(dev: &Device) -> Result<Stager, EngineError> {
+    Ok(dev.stager(UPLOAD_PARTS, UPLOAD_PART_BYTES)?)
+}
+
 /// `n` zeroed records, written on all cores.
 fn zeroed<T: bytemuck::Zeroable + Clone + Send>(n: usize) -> Vec<T> {
     let mut v = Vec::with_capacity(n);
@@ -596,15 +630,24 @@ fn room(n: usize) -> usize {
 /// too: the areas' bounding box, cells of side twice the median radius (a rectangle's:
 /// half its longer side, [`Area::radius`]; of a sample of
 /// at most ~4096 areas), coarser if that would make more than two cells per area (at
-/// least 4096 cells, at most 2^22 in all, at most 2^16 per side).
+/// least 4096 cells, at most 2^22 in all, at most 2^16 per side). The bounding box is
+/// found on all cores (minima and maxima: the same box in any order).
 pub fn geometry(areas: &[Area]) -> CellGeometry {
-    let mut lo = [f64::INFINITY; 2];
-    let mut hi = [f64::NEG_INFINITY; 2];
-    for a in areas {
-        let [x0, y0, x1, y1] = a.bounds();
-        lo = [lo[0].min(x0), lo[1].min(y0)];
-        hi = [hi[0].max(x1), hi[1].max(y1)];
-    }
+    let none = || ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    let join = |(lo, hi): ([f64; 2], [f64; 2]), (l, h): ([f64; 2], [f64; 2])| {
+        (
+            [lo[0].min(l[0]), lo[1].min(l[1])],
+            [hi[0].max(h[0]), hi[1].max(h[1])],
+        )
+    };
+    let (mut lo, mut hi) = areas
+        .par_iter()
+        .with_min_len(1 << 14)
+        .fold(none, |b, a| {
+            let [x0, y0, x1, y1] = a.bounds();
+            join(b, ([x0, y0], [x1, y1]))
+        })
+        .reduce(none, join);
     if areas.is_empty() {
         lo = [0.0; 2];
         hi = [1.0; 2];
@@ -653,9 +696,12 @@ const TRIPLE_PART: usize = 4096;
 const CELL_COUNTERS: usize = 1 << 22;
 
 /// The (cell, key, filter) triples of filters `0..key.len()` (filter `f` in each of
-/// `cells(f)`, under its key `key[f]`; the cell in the high 32 bits of the first word)
-/// in `n_cells` cells, sorted, and where each cell's run begins (then their end), on all
-/// cores. The cell index's build and the CPU grid's make their cells from them.
+/// `cells(f)`, under its key `key[f]`) in `n_cells` cells, sorted, and where each cell's
+/// run begins (then their end), on all cores. The cell index's build and the CPU grid's
+/// make their cells from them. A triple is held as its key and filter in one `u64`
+/// ([`triple_key`], [`triple_filter`]), its cell being the run it lies in: 8 bytes where
+/// the three took 16, half the memory to fault in and to sort (Table 1's default
+/// scenario: 10M triples).
 ///
 /// A counting sort by cell: each part of consecutive filters counts its triples per
 /// cell, then writes each at its place (the parts' counts summed in cell order, then
@@ -667,8 +713,20 @@ pub fn sorted_triples<I: Iterator<Item = u32>>(
     key: &[u32],
     n_cells: usize,
     cells: impl Fn(usize) -> I + Sync,
-) -> (Vec<(u64, u32)>, Vec<usize>) {
+) -> (Vec<u64>, Vec<usize>) {
     sorted_triples_with(key, n_cells, cells, CELL_COUNTERS)
+}
+
+/// A triple's key ([`sorted_triples`]).
+#[inline]
+pub fn triple_key(t: u64) -> u32 {
+    (t >> 32) as u32
+}
+
+/// A triple's filter ([`sorted_triples`]).
+#[inline]
+pub fn triple_filter(t: u64) -> usize {
+    t as u32 as usize
 }
 
 fn sorted_triples_with<I: Iterator<Item = u32>>(
@@ -676,11 +734,13 @@ fn sorted_triples_with<I: Iterator<Item = u32>>(
     n_cells: usize,
     cells: impl Fn(usize) -> I + Sync,
     counters: usize,
-) -> (Vec<(u64, u32)>, Vec<usize>) {
+) -> (Vec<u64>, Vec<usize>) {
     let n = key.len();
     let part = TRIPLE_PART.max(n.div_ceil(4 * rayon::current_num_threads().max(1)));
     let parts = n.div_ceil(part);
     let triple = |f: usize, c: u32| (u64::from(c) << 32 | u64::from(key[f]), f as u32);
+    // A triple in its cell's run: key and filter ([`triple_key`], [`triple_filter`]).
+    let in_run = |f: usize| u64::from(key[f]) << 32 | f as u64;
     if n_cells.saturating_mul(parts) > counters {
         let counts: Vec<usize> = (0..n)
             .into_par_iter()
@@ -705,6 +765,10 @@ fn sorted_triples_with<I: Iterator<Item = u32>>(
         });
         triples.par_sort_unstable();
         let bounds = cell_runs(&triples, n_cells);
+        let triples = triples
+            .par_iter()
+            .map(|&(ck, f)| u64::from(ck as u32) << 32 | u64::from(f))
+            .collect();
         return (triples, bounds);
     }
     // Per part, its triples per cell.
@@ -735,7 +799,7 @@ fn sorted_triples_with<I: Iterator<Item = u32>>(
     drop(hist);
     let total = at;
     assert!(total < u32::MAX as usize, "triples fit their 32-bit places");
-    let mut triples: Vec<(u64, u32)> = zeroed(total);
+    let mut triples: Vec<u64> = zeroed(total);
     let out = SharedTriples(triples.as_mut_ptr());
     places
         .into_par_iter()
@@ -751,7 +815,7 @@ fn sorted_triples_with<I: Iterator<Item = u32>>(
                     // during this loop; part `p`'s places in cell `c` are its own run of
                     // its count of them there (counted above from the same `cells`), after
                     // the earlier parts' runs and before the later ones'.
-                    unsafe { out.0.add(i).write(triple(f, c)) };
+                    unsafe { out.0.add(i).write(in_run(f)) };
                 }
             }
         });
@@ -775,7 +839,7 @@ fn sorted_triples_with<I: Iterator<Item = u32>>(
 }
 
 /// A pointer into the triples that [`sorted_triples`]' parts write at disjoint places.
-struct SharedTriples(*mut (u64, u32));
+struct SharedTriples(*mut u64);
 
 // SAFETY: the threads sharing it write disjoint elements (see `sorted_triples_with`).
 unsafe impl Sync for SharedTriples {}
@@ -1131,6 +1195,23 @@ impl CellIndex {
         plan: CellPlan,
         opts: CellOptions,
     ) -> Result<CellIndex, EngineError> {
+        Self::from_plan_staged(dev, plan, opts, None)
+    }
+
+    /// [`CellIndex::from_plan`], its tables copied in through `stager`'s page-locked
+    /// parts (made on `dev`, [`Device::stager`]) on all cores, several copies in flight,
+    /// or, for `None`, each by one [`Device::write`] from pageable memory (through the
+    /// driver's staging, on this thread alone). On an H200 with 16 host cores, Table 1's
+    /// default scenario (250k subscriptions, 560 MB on the device, about 515 MB of it
+    /// copied): staged through [`upload_stager`]'s parts 0.023-0.029 s, plain
+    /// 0.068-0.075 s on the same host (0.095-0.119 s on another),
+    /// `results/gpu-logs/clcb-upload-H200-2026-11-29/`.
+    pub fn from_plan_staged(
+        dev: Device,
+        plan: CellPlan,
+        opts: CellOptions,
+        mut stager: Option<&mut Stager>,
+    ) -> Result<CellIndex, EngineError> {
         let CellPlan {
             tables,
             ids,
@@ -1159,21 +1240,27 @@ impl CellIndex {
         let mut d_row_flags = dev.alloc(row_flags.len().max(1))?;
         dev.synchronize()?;
         laps.lap(&mut timing.alloc);
-        dev.write(&mut d.heads, 0, &mirror.heads)?;
-        dev.write(
+        let stager = &mut stager;
+        copy_in(&dev, stager, &mut d.heads, &mirror.heads)?;
+        copy_in(
+            &dev,
+            stager,
             &mut d.dir,
-            0,
             &mirror.dir[..mirror.dir_used.min(mirror.dir.len())],
         )?;
-        dev.write(
+        copy_in(
+            &dev,
+            stager,
             &mut d.entries,
-            0,
             &mirror.entries[..mirror.ent_used.min(mirror.entries.len())],
         )?;
-        dev.write(&mut fcons, 0, &tables.fcons)?;
-        dev.write(&mut fcons_start, 0, &tables.fcons_start)?;
-        dev.write(&mut cstrings, 0, &tables.cstrings)?;
-        dev.write(&mut d_row_flags, 0, &row_flags)?;
+        copy_in(&dev, stager, &mut fcons, &tables.fcons)?;
+        copy_in(&dev, stager, &mut fcons_start, &tables.fcons_start)?;
+        copy_in(&dev, stager, &mut cstrings, &tables.cstrings)?;
+        copy_in(&dev, stager, &mut d_row_flags, &row_flags)?;
+        if let Some(s) = stager {
+            s.finish(&dev)?;
+        }
         let ix = CellIndex {
             fcons,
             fcons_start,
@@ -1358,7 +1445,7 @@ impl CellPlan {
         drop(marks);
         laps.lap(&mut timing.keys);
         let geo = geometry(&area);
-        let has_rects = area.iter().any(Area::is_rect);
+        let has_rects = area.par_iter().any(Area::is_rect);
         let mirror = CellIndex::cells(&geo, &key, &proto, &area, (&mut laps, &mut timing));
         Ok(CellPlan {
             tables,
@@ -1399,8 +1486,12 @@ impl CellIndex {
         let run = |c: usize| &triples[bounds[c]..bounds[c + 1]];
         let m = Mirror::lay_out(
             n_cells,
-            |c| run(c).iter().map(|&(ck, _)| ck as u32),
-            |c| run(c).iter().map(|&(ck, f)| (ck as u32, proto[f as usize])),
+            |c| run(c).iter().map(|&t| triple_key(t)),
+            |c| {
+                run(c)
+                    .iter()
+                    .map(|&t| (triple_key(t), proto[triple_filter(t)]))
+            },
         );
         laps.lap(&mut timing.layout);
         m
@@ -1458,6 +1549,25 @@ impl CellIndex {
     /// The device this index lives on.
     pub fn device(&self) -> &Device {
         &self.dev
+    }
+
+    /// Bytes of each of the index's device tables, largest first: the cells' entries
+    /// (`entries`), directories (`dir`) and heads (`heads`), the filters' constraints
+    /// (`fcons`), their starts (`fcons_start`), their strings (`cstrings`), the rows' key
+    /// flags (`row_flags`). (The room at the tables' end, which only moves fill, is
+    /// allocated but not copied in.)
+    pub fn table_bytes(&self) -> Vec<(&'static str, usize)> {
+        let mut t = vec![
+            ("entries", self.d.entries.bytes()),
+            ("dir", self.d.dir.bytes()),
+            ("heads", self.d.heads.bytes()),
+            ("fcons", self.fcons.bytes()),
+            ("fcons_start", self.fcons_start.bytes()),
+            ("cstrings", self.cstrings.bytes()),
+            ("row_flags", self.d_row_flags.bytes()),
+        ];
+        t.sort_by_key(|&(_, b)| std::cmp::Reverse(b));
+        t
     }
 
     /// Moves a filter's area (§5, Fig. 5): its entries leave the cells of its old area
@@ -2721,7 +2831,8 @@ mod tests {
     }
 
     /// Both ways of sorting the triples (by cell first, or whole for a fine grid) give
-    /// the triples sorted and each cell's run, on grids of a few cells and of many.
+    /// the triples sorted (each as its key and filter, in its cell's run) and each
+    /// cell's run, on grids of a few cells and of many.
     #[test]
     fn the_triples_are_sorted_by_cell_key_and_filter_either_way() {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -2744,6 +2855,10 @@ mod tests {
                 .collect();
             want.sort_unstable();
             let want_runs = cell_runs(&want, n_cells);
+            let want: Vec<u64> = want
+                .iter()
+                .map(|&(ck, f)| u64::from(ck as u32) << 32 | u64::from(f))
+                .collect();
             for counters in [0, usize::MAX] {
                 let got = pool.install(|| sorted_triples_with(&key, n_cells, cells, counters));
                 assert_eq!(
@@ -2816,6 +2931,30 @@ mod tests {
             );
             assert_eq!(dev.read(&g.fcons).unwrap(), g.tables.fcons);
             assert_eq!(dev.read(&g.d_row_flags).unwrap(), g.row_flags);
+            // Copied in through a stager's two small page-locked parts: the same tables
+            // on the device.
+            let dev = Device::emulator();
+            let mut stager = dev.stager(2, 4096).unwrap();
+            let cols = SubscriptionColumns::from_subscriptions(&subs).unwrap();
+            let plan = CellPlan::build(cols).unwrap();
+            let t = CellIndex::from_plan_staged(dev, plan, g.opts, Some(&mut stager)).unwrap();
+            let on_device = |ix: &CellIndex| {
+                let dev = &ix.dev;
+                (
+                    (dev.read(&ix.d.heads).unwrap(), dev.read(&ix.d.dir).unwrap()),
+                    dev.read(&ix.d.entries).unwrap(),
+                    (
+                        dev.read(&ix.fcons).unwrap(),
+                        dev.read(&ix.fcons_start).unwrap(),
+                    ),
+                    (
+                        dev.read(&ix.cstrings).unwrap(),
+                        dev.read(&ix.d_row_flags).unwrap(),
+                    ),
+                )
+            };
+            assert!(g.mirror.ent_used * 32 > 3 * 4096, "several parts' worth");
+            assert!(on_device(&g) == on_device(&t));
         }
     }
 

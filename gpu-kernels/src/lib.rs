@@ -99,7 +99,7 @@ pub use device::{
 };
 pub use params::{DevPtr, DevPtrMut, KernelStruct};
 #[cfg(not(target_arch = "nvptx64"))]
-pub use queue::{Queue, Ramp, Signal};
+pub use queue::{Queue, Ramp, Signal, Stager};
 
 /// What the [`kernel!`] macro's host expansion needs from `std` (kernel crates are `no_std`).
 #[cfg(not(target_arch = "nvptx64"))]

@@ -192,6 +192,115 @@ impl Device {
     }
 }
 
+/// Large host tables copied to the device through a few page-locked parts
+/// ([`Device::stager`]): each part of a table copied on all cores into the next free
+/// page-locked part, then its copy queued on a [`Queue`] of the stager's own, a DMA
+/// transfer that runs while the host fills the next part. A plain [`Device::write`]
+/// from pageable memory goes through the driver's own staging on the calling thread
+/// alone: the CLCB cell index's tables (about 515 MB copied) took 0.068-0.075 s that way
+/// on an H200's host (7 GB/s), 0.023-0.029 s through a stager of four 4 MiB parts
+/// (about 20 GB/s).
+pub struct Stager {
+    // Declared first, dropped first: its drop waits for the copies reading the parts.
+    queue: Queue,
+    /// The page-locked parts, each with the point of the queue after the last copy
+    /// that reads it.
+    parts: Vec<(HostBuffer<u8>, Option<Signal>)>,
+    /// The part the next piece is staged in.
+    next: usize,
+}
+
+/// Bytes of a staged piece that one task of the pool copies.
+const STAGE_TASK_BYTES: usize = 256 << 10;
+
+impl Device {
+    /// A [`Stager`] of `parts` page-locked parts (at least two) of `part_bytes` each (at
+    /// least 4 KiB, rounded up to 4 KiB): allocating page-locked memory takes about a
+    /// millisecond a megabyte on an H200's host, so a program that opens the device on a
+    /// thread of its own makes it there.
+    pub fn stager(&self, parts: usize, part_bytes: usize) -> Result<Stager, GpuError> {
+        let part_bytes = part_bytes.max(1).next_multiple_of(4096);
+        let parts = (0..parts.max(2))
+            .map(|_| Ok((self.alloc_host::<u8>(part_bytes)?, None)))
+            .collect::<Result<_, GpuError>>()?;
+        Ok(Stager {
+            queue: self.queue()?,
+            parts,
+            next: 0,
+        })
+    }
+}
+
+impl Stager {
+    /// Bytes of each page-locked part.
+    pub fn part_bytes(&self) -> usize {
+        self.parts.first().map_or(0, |p| p.0.len())
+    }
+
+    /// Queues a copy of `src` into `dst[offset..]` (`dev` the device the stager was
+    /// made on), piece by piece through the page-locked parts; returns once every
+    /// piece is staged, the last copies possibly still running. They run after the work
+    /// queued on the device's stream before this call (a new buffer's zeroing); the
+    /// device's stream and the host see them once [`Stager::finish`] has returned. A
+    /// type aligned past 16 bytes, or larger than a part, is copied by
+    /// [`Device::write`] instead.
+    pub fn write<T: bytemuck::Pod + Send + Sync>(
+        &mut self,
+        dev: &Device,
+        dst: &mut Buffer<T>,
+        offset: usize,
+        src: &[T],
+    ) -> Result<(), GpuError> {
+        check_range(dst.len(), offset, src.len(), "Stager::write");
+        let size = std::mem::size_of::<T>();
+        if src.is_empty() {
+            return Ok(());
+        }
+        if std::mem::align_of::<T>() > 16 || size == 0 || size > self.part_bytes() {
+            return dev.write(dst, offset, src);
+        }
+        let after = dev.signal(None)?;
+        dev.wait(Some(&self.queue), &after)?;
+        let per = self.part_bytes() / size;
+        for (k, piece) in src.chunks(per).enumerate() {
+            let n = self.parts.len();
+            let (buf, pending) = &mut self.parts[self.next];
+            self.next = (self.next + 1) % n;
+            if let Some(s) = pending.take() {
+                dev.reach(&s)?;
+            }
+            // SAFETY: the copy that last read this part has ended (its signal was reached
+            // just above, or it was never read), and no kernel is given a stager's part.
+            let bytes = unsafe { buf.as_mut_slice_unchecked() };
+            // Page-locked memory is page-aligned, the emulator's 16-byte aligned (and
+            // `T`'s alignment is at most 16, checked above).
+            let staged: &mut [T] =
+                bytemuck::cast_slice_mut(&mut bytes[..std::mem::size_of_val(piece)]);
+            crate::crew::par_copy(staged, piece, (STAGE_TASK_BYTES / size).max(1));
+            dev.copy_in(
+                dst,
+                offset + k * per,
+                staged,
+                Some(&self.queue),
+                "Stager::write",
+            )?;
+            *pending = Some(dev.signal(Some(&self.queue))?);
+        }
+        Ok(())
+    }
+
+    /// Waits on the host until every copy queued by [`Stager::write`] has ended: the
+    /// buffers hold the tables, for the host's reads and every queue's work from now on.
+    pub fn finish(&mut self, dev: &Device) -> Result<(), GpuError> {
+        let done = dev.signal(Some(&self.queue))?;
+        dev.reach(&done)?;
+        for (_, pending) in &mut self.parts {
+            *pending = None;
+        }
+        Ok(())
+    }
+}
+
 /// A call's events in launches of a pipeline that grow from `first` by `growth` (at least
 /// one event more each time; 2 where `growth` is not finite, never below 1) up to `per`
 /// events: the first launch's staging, which nothing overlaps, is short. Yields ranges of
@@ -379,6 +488,25 @@ mod tests {
         dev.reach(&s).unwrap();
         assert_eq!(dev.read(&buf).unwrap(), vec![0, 7, 6, 5, 4]);
         assert_eq!(back.as_slice(), &[0, 6, 5]);
+    }
+
+    #[test]
+    fn a_stager_copies_tables_of_any_record_through_its_parts() {
+        let dev = Device::emulator();
+        let mut st = dev.stager(2, 1).unwrap();
+        assert_eq!(st.part_bytes(), 4096);
+        let words: Vec<u32> = (0..5000).collect();
+        let pairs: Vec<[u64; 2]> = (0..700).map(|i| [i, 3 * i]).collect();
+        let mut a = dev.alloc::<u32>(5003).unwrap();
+        let mut b = dev.alloc::<[u64; 2]>(700).unwrap();
+        st.write(&dev, &mut a, 3, &words).unwrap();
+        st.write(&dev, &mut b, 0, &pairs).unwrap();
+        st.write(&dev, &mut a, 0, &[]).unwrap();
+        st.finish(&dev).unwrap();
+        let back = dev.read(&a).unwrap();
+        assert_eq!(&back[..3], &[0, 0, 0]);
+        assert_eq!(&back[3..], &words[..]);
+        assert_eq!(dev.read(&b).unwrap(), pairs);
     }
 
     #[test]

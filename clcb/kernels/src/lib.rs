@@ -206,6 +206,27 @@ pub fn in_area_or_rect(p: Float2, c: Float2, sq: f32, hi: impl FnOnce() -> Float
     in_area(p, c, sq) || (sq < 0.0 && in_rect(p, c, hi()))
 }
 
+/// Step S1b in a launch that says whether any area may be a rectangle (`rects`,
+/// beyond the paper): zero, the circle's test alone ([`in_area`]), as before
+/// rectangles (one flag for the launch, not a test of each area's `SqDist` on every
+/// miss); else [`in_area_or_rect`] (`hi()`, `AreaHi`, read only for a rectangle). The
+/// paper's kernel [`loc()`] and the kernels beyond it ([`Filters::rects`]) all test
+/// areas through it.
+#[inline(always)]
+pub fn in_area_of_launch(
+    rects: u32,
+    p: Float2,
+    c: Float2,
+    sq: f32,
+    hi: impl FnOnce() -> Float2,
+) -> bool {
+    if rects == 0 {
+        in_area(p, c, sq)
+    } else {
+        in_area_or_rect(p, c, sq, hi)
+    }
+}
+
 /// Step S1b's test, the one every engine uses: is `p` inside the circle of centre `c`
 /// and squared radius `sq`? Computed exactly as Algorithm 1, lines 14–16, in `f32`.
 #[inline(always)]
@@ -415,11 +436,9 @@ kernel! {
         let head = *(input as *const InputHeader);
         let mut hit = bf_includes(head.bf, *bf.add(i));
         if hit {
-            hit = if rects == 0 {
-                in_area(head.pos, *fpos.add(i), *sq_dist.add(i))
-            } else {
-                in_area_or_rect(head.pos, *fpos.add(i), *sq_dist.add(i), || *area_hi.add(i))
-            };
+            hit = in_area_of_launch(rects, head.pos, *fpos.add(i), *sq_dist.add(i), || {
+                *area_hi.add(i)
+            });
         }
         if run == 0 {
             *fcount.add(i) = hit as u32;
@@ -746,20 +765,18 @@ impl Filters<'_> {
         }
     }
 
-    /// S1b for filter `f` whose `FPos` and `SqDist` are `a`: the circle's test alone
-    /// when the engine holds no rectangle ([`Filters::rects`]), else
-    /// [`in_area_or_rect`] (`AreaHi[f]` read only for a rectangle).
+    /// S1b for filter `f` whose `FPos` and `SqDist` are `a`, as the engine's areas
+    /// ask ([`Filters::rects`], [`in_area_of_launch`]; `AreaHi[f]` read only for a
+    /// rectangle).
     ///
     /// # Safety
     /// As [`Filters::area_holds`].
     #[inline(always)]
     unsafe fn packed_holds(&self, f: usize, p: Float2, a: PackedArea) -> bool {
-        if self.rects == 0 {
-            in_area(p, a.pos, a.sq_dist)
-        } else {
-            // SAFETY: `f < n`, the tables' length (this fn's contract).
-            in_area_or_rect(p, a.pos, a.sq_dist, || unsafe { self.area_hi.read(f) })
-        }
+        // SAFETY: `f < n`, the tables' length (this fn's contract).
+        in_area_of_launch(self.rects, p, a.pos, a.sq_dist, || unsafe {
+            self.area_hi.read(f)
+        })
     }
 
     /// Do filter `f`'s own constraints ([`filter_holds`], filter-major table) hold for

@@ -237,6 +237,9 @@ fn match_cmd(
     // on the opening thread (`ready` counts them).
     let (back, given_back) = std::sync::mpsc::channel();
     let ready = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // The page-locked parts the cell index is copied to the device through, made on the
+    // opening thread too.
+    let (stager_to, stager_made) = std::sync::mpsc::channel();
     // The GPU opens on its own thread while the subscriptions load; for the cell index,
     // it then makes the page-locked areas of the stream's first answers.
     let cells = |e: Option<ClcbEngine>| match e {
@@ -251,6 +254,7 @@ fn match_cmd(
                 window,
                 back.clone(),
                 ready.clone(),
+                stager_to,
             );
             Some(GpuOpening::start_warmed(device, clcb::PTX, warm))
         }
@@ -450,15 +454,29 @@ fn match_cmd(
                 Some(p) => p,
                 None => CellPlan::build(std::mem::take(&mut cols))?,
             };
-            let mut index = CellIndex::from_plan(dev, plan, opts)?;
+            // Made on the opening thread, else now (on a GPU; failing that, the tables
+            // are copied from pageable memory).
+            let mut stager = match stager_made.try_recv() {
+                Ok(s) => Some(s),
+                Err(_) if dev.is_gpu() => clcb::cells::upload_stager(&dev).ok(),
+                Err(_) => None,
+            };
+            let mut index = CellIndex::from_plan_staged(dev, plan, opts, stager.as_mut())?;
+            drop(stager);
             index.synchronize()?;
             let b = index.build_timing();
+            let tables: Vec<String> = index
+                .table_bytes()
+                .iter()
+                .map(|(name, bytes)| format!("{name} {:.1}", *bytes as f64 / 1e6))
+                .collect();
             stats.add(
                 "build + upload the cell index",
                 t.elapsed(),
                 format!(
-                    "({:.1} MB on the device; {b})",
+                    "({:.1} MB on the device: {}; {b})",
                     index.device().allocated_bytes() as f64 / 1e6,
+                    tables.join(", "),
                 ),
             );
             // The device's clock (two marks a launch) in --stats, but for small windows
@@ -537,14 +555,16 @@ fn answers_ahead(events_path: &Path, window: usize) -> (usize, usize) {
 /// The warm-up of `clcb match`'s GPU for the cell index, on its opening thread (while
 /// the subscriptions load and the index is laid out): the page-locked areas of the
 /// stream's first answers ([`answers_ahead`]) made and sent to `back`, `ready` counting
-/// them (the command makes the rest, if any is missing, before its stream), and device
-/// memory for the index's tables taken into the allocator's pool, sized from the
-/// subscriptions file.
+/// them (the command makes the rest, if any is missing, before its stream), the
+/// page-locked parts the index's tables are copied in through
+/// ([`clcb::cells::upload_stager`]) sent to `stager_to`, and device memory for the
+/// index's tables taken into the allocator's pool, sized from the subscriptions file.
 fn warm_answers(
     (subs_path, events_path): (&Path, &Path),
     window: usize,
     back: std::sync::mpsc::Sender<CellAnswers>,
     ready: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    stager_to: std::sync::mpsc::Sender<gpu_kernels::Stager>,
 ) -> super::Warm {
     let (n, events) = answers_ahead(events_path, window);
     let subs_bytes = std::fs::metadata(subs_path).map_or(0, |m| m.len() as usize);
@@ -573,6 +593,20 @@ fn warm_answers(
             Some(e) => format!("({made} windows' areas; then: {e})"),
         };
         let answers = ("open: page-locked answers", t.elapsed(), note);
+        let t = std::time::Instant::now();
+        let note = match clcb::cells::upload_stager(dev) {
+            Ok(s) => {
+                let note = format!(
+                    "({} parts of {:.1} MB, the index's copies in)",
+                    clcb::cells::UPLOAD_PARTS,
+                    s.part_bytes() as f64 / 1e6
+                );
+                let _ = stager_to.send(s);
+                note
+            }
+            Err(e) => format!("(not done: {e})"),
+        };
+        let staging = ("open: page-locked staging", t.elapsed(), note);
         // The cell index's tables, uploaded once the host has laid them out, took about
         // 1.3 times the subscriptions file's bytes on the device (Table 1's default
         // scenario: 560 MB for 427 MB): that much, at most half the free memory, taken
@@ -585,7 +619,11 @@ fn warm_answers(
             Ok(false) => "(no stream-ordered allocator)".to_string(),
             Err(e) => format!("(not done: {e})"),
         };
-        vec![answers, ("open: device memory taken", t.elapsed(), note)]
+        vec![
+            answers,
+            staging,
+            ("open: device memory taken", t.elapsed(), note),
+        ]
     })
 }
 
