@@ -14,7 +14,7 @@
 #   3. keywords at 1M subscriptions (GPU_MATCH_CLCB_SIZES), engines gpu, gpu-cells,
 #      grid, rtree, one seed: new, base, base, new (the last skipped when time is out).
 #
-#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-request.sh
+#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-clcb-upload-request.sh
 #
 # Writes under $OUT: times.txt (step, seconds, exit code; 124 = cut by its timeout),
 # each step's output as STEP.txt, e2e/ (e2e.csv, e2e.txt), keywords-*/clcb/keywords.csv.
