@@ -834,6 +834,18 @@ impl EventBatch {
         self.starts.push(self.attrs.len() as u32);
     }
 
+    /// Ends an event read by [`crate::flat_json::LineScan::object`]: known `distinct`
+    /// (as the scan says), it is ended without the check of its names, else by
+    /// [`EventBatch::end_event`].
+    #[inline]
+    pub fn end_scanned_event(&mut self, distinct: bool) -> Result<(), ModelError> {
+        if distinct {
+            self.end_distinct_event();
+            return Ok(());
+        }
+        self.end_event()
+    }
+
     /// Drops the attributes pushed since the last complete event.
     pub fn abandon_event(&mut self) {
         let from = self.starts[self.len()] as usize;
@@ -989,6 +1001,46 @@ impl Seed {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// The seed ([`Seed`]) a stream's parser hands from a window to the next, in a `static`
+/// (one per kind of stream): the last window's names and strings, when they are few (a
+/// stream whose strings are mostly new would otherwise carry them from window to window).
+pub struct SeedSlot(std::sync::Mutex<Option<std::sync::Arc<Seed>>>);
+
+/// Most names and strings a window hands on to the next ([`SeedSlot::hand_on`]).
+const SEED_MAX: usize = 4096;
+
+impl SeedSlot {
+    /// No seed yet.
+    pub const fn new() -> SeedSlot {
+        SeedSlot(std::sync::Mutex::new(None))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<std::sync::Arc<Seed>>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The seed the next window's parts begin from, if any.
+    pub fn current(&self) -> Option<std::sync::Arc<Seed>> {
+        self.lock().clone()
+    }
+
+    /// Makes `window`'s names and strings the next window's seed, when they are at most
+    /// [`SEED_MAX`]; else the next window begins from nothing.
+    pub fn hand_on(&self, window: &EventBatch) {
+        let next = (window.names().len() + window.strings().len() <= SEED_MAX)
+            .then(|| std::sync::Arc::new(window.seed()));
+        *self.lock() = next;
+    }
+}
+
+impl Default for SeedSlot {
+    fn default() -> SeedSlot {
+        SeedSlot::new()
     }
 }
 

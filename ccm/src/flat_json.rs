@@ -56,14 +56,9 @@ pub fn event_line_into_batch(text: &[u8], batch: &mut EventBatch) -> Option<usiz
         batch.abandon_event();
         return None;
     };
-    s.ws();
-    let end = match text.get(s.i) {
-        None => s.i,
-        Some(b'\n') => s.i + 1,
-        Some(_) => {
-            batch.abandon_event();
-            return None;
-        }
+    let Some(end) = s.line_end() else {
+        batch.abandon_event();
+        return None;
     };
     if distinct {
         batch.end_distinct_event();
@@ -86,6 +81,18 @@ impl Scan<'_> {
     fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\r') = self.b.get(self.i) {
             self.i += 1;
+        }
+    }
+
+    /// After the line's last value: whitespace, then its `\n` or the text's end; the
+    /// bytes the line took, its `\n` included (`None`: something else follows).
+    #[inline(always)]
+    fn line_end(&mut self) -> Option<usize> {
+        self.ws();
+        match self.b.get(self.i) {
+            None => Some(self.i),
+            Some(b'\n') => Some(self.i + 1),
+            Some(_) => None,
         }
     }
 
@@ -205,6 +212,79 @@ impl Scan<'_> {
             Some(key) => dict.intern_short(key, s),
             None => dict.intern(s),
         })
+    }
+}
+
+/// The pieces of [`event_line_into_batch`] for scanners of other line forms that hold an
+/// events object (clcb's events, `{"loc": [x, y], "attrs": {...}}`): a cursor over a
+/// window's bytes from a line's start, in one pass, the line not cut first nor checked
+/// for UTF-8 as a whole (see [`event_line_into_batch`]). Whitespace is JSON's but for
+/// `\n`, which ends the line. Each piece gives `None` where the line leaves the common
+/// form; the caller then abandons the event and parses the line by its checked path.
+pub struct LineScan<'a>(Scan<'a>);
+
+impl<'a> LineScan<'a> {
+    /// A cursor at the start of `text` (a line's first byte).
+    #[inline(always)]
+    pub fn new(text: &'a [u8]) -> Self {
+        LineScan(Scan { b: text, i: 0 })
+    }
+
+    /// The next byte after whitespace, not consumed.
+    #[inline(always)]
+    pub fn peek(&mut self) -> Option<u8> {
+        self.0.ws();
+        self.0.b.get(self.0.i).copied()
+    }
+
+    /// Consumes `c` (after whitespace).
+    #[inline(always)]
+    pub fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.0.i += 1)
+    }
+
+    /// A string's bytes (after whitespace), without escapes or control characters: not
+    /// checked for UTF-8, so only to be compared with a key the caller knows.
+    #[inline(always)]
+    pub fn key(&mut self) -> Option<&'a [u8]> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let from = self.0.i + 1;
+        let end = plain_string_end(self.0.b, from)?;
+        self.0.i = end + 1;
+        Some(&self.0.b[from..end])
+    }
+
+    /// A JSON number as a float (after whitespace), as [`Reader::float`] reads it.
+    #[inline(always)]
+    pub fn float(&mut self) -> Option<f64> {
+        if !matches!(self.peek()?, b'-' | b'0'..=b'9') {
+            return None;
+        }
+        let (v, end) = number_at(self.0.b, self.0.i)?;
+        self.0.i = end;
+        match v {
+            ValueRef::Int(i) => Some(i as f64),
+            ValueRef::Float(x) => Some(x),
+            ValueRef::Str(_) => None,
+        }
+    }
+
+    /// An object of numbers and strings (after whitespace), each attribute pushed into
+    /// `batch`'s event being pushed as it is read (the caller ends or abandons the
+    /// event), as [`event_line_into_batch`] reads a line's; whether its names are
+    /// known distinct (else [`EventBatch::end_event`] checks them).
+    #[inline(always)]
+    pub fn object(&mut self, batch: &mut EventBatch) -> Option<bool> {
+        self.0.object(batch)
+    }
+
+    /// After the line's last value: whitespace, then its `\n` or the text's end; the
+    /// bytes the line took, its `\n` included.
+    #[inline(always)]
+    pub fn line_end(&mut self) -> Option<usize> {
+        self.0.line_end()
     }
 }
 
@@ -556,34 +636,91 @@ fn number_at(b: &[u8], from: usize) -> Option<(ValueRef<'static>, usize)> {
             i,
         ));
     }
-    float_tail(b, from, i)
+    float_tail(b, from, i, v, int_len)
 }
 
-/// The float whose text begins at `b[from]` and whose integer part ends at `i`: its
-/// fraction and exponent read, then the whole text parsed (correctly rounded).
+/// `10^0 ..= 10^22`: the powers of ten an `f64` holds exactly.
+const EXACT_POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// The float whose text begins at `b[from]` and whose integer part ends at `i`, its
+/// `int_len` digits' value `int`: its fraction and exponent read, the digits gathered
+/// into one integer as they are. When that integer is at most 2^53 and the decimal
+/// exponent within ±22 (the common case: a coordinate of up to 16 digits), both are
+/// exact `f64`s and one multiplication or division by the power of ten gives the
+/// correctly rounded float (Clinger's fast path, W. D. Clinger, *How to Read Floating
+/// Point Numbers Accurately*, PLDI 1990); otherwise the whole text is parsed by
+/// `str::parse` (correctly rounded too, as serde_json's `float_roundtrip` parse is).
 #[inline(never)]
-fn float_tail(b: &[u8], from: usize, mut i: usize) -> Option<(ValueRef<'static>, usize)> {
-    let digits = |i: &mut usize| {
-        let at = *i;
-        while matches!(b.get(*i), Some(b'0'..=b'9')) {
-            *i += 1;
-        }
-        *i > at
-    };
+fn float_tail(
+    b: &[u8],
+    from: usize,
+    mut i: usize,
+    int: u64,
+    int_len: usize,
+) -> Option<(ValueRef<'static>, usize)> {
+    // The digits' value (wrapping: used only for at most 19 digits, which fit).
+    let mut w = int;
+    let mut frac = 0usize;
     if b.get(i) == Some(&b'.') {
         i += 1;
-        if !digits(&mut i) {
+        let at = i;
+        while let Some(&c) = b.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            w = w.wrapping_mul(10).wrapping_add(d as u64);
+            i += 1;
+        }
+        frac = i - at;
+        if frac == 0 {
             return None;
         }
     }
+    let mut exp = 0i64;
     if matches!(b.get(i), Some(b'e' | b'E')) {
         i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
+        let neg = match b.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let at = i;
+        while let Some(&c) = b.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            // Past 10^6 the exponent is far out of the fast path's range: kept there.
+            exp = (exp * 10 + d as i64).min(1_000_000);
             i += 1;
         }
-        if !digits(&mut i) {
+        if i == at {
             return None;
         }
+        if neg {
+            exp = -exp;
+        }
+    }
+    let e10 = exp - frac as i64;
+    if int_len + frac <= 19 && w <= 1 << 53 && (-22..=22).contains(&e10) {
+        let m = w as f64;
+        let x = if e10 < 0 {
+            m / EXACT_POW10[e10.unsigned_abs() as usize]
+        } else {
+            m * EXACT_POW10[e10 as usize]
+        };
+        let x = if b[from] == b'-' { -x } else { x };
+        return Some((ValueRef::Float(x), i));
     }
     let text = std::str::from_utf8(&b[from..i]).ok()?;
     let x: f64 = text.parse().ok()?;
@@ -691,5 +828,51 @@ mod tests {
             assert!(event_into_batch(line, &mut b).is_none(), "{line}");
         }
         assert_eq!((b.len(), b.total_attrs()), (4, attrs));
+    }
+    /// What the fast reader makes of a JSON number, as a float (`None`: it leaves the
+    /// number to serde_json), against serde_json's correctly rounded parse.
+    fn fast_and_serde(text: &str) -> (Option<u64>, Option<u64>) {
+        let fast = Reader::new(text).float().map(f64::to_bits);
+        let serde = serde_json::from_str::<f64>(text).ok().map(f64::to_bits);
+        (fast, serde)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        /// Decimal texts of every length (the fast path's 2^53 and 19 digits on either
+        /// side, leading zeros, exponents in and far out of its ±22): the fast reader's
+        /// float is serde_json's, bit for bit, or left to it (an integer of more than 18
+        /// digits, a float past `f64`'s range).
+        #[test]
+        fn floats_read_as_serde_json_reads_them(
+            text in "-?(0|[1-9][0-9]{0,20})(\\.[0-9]{1,24})?([eE][+-]?[0-9]{1,3})?"
+        ) {
+            let (fast, serde) = fast_and_serde(&text);
+            match fast {
+                Some(bits) => proptest::prop_assert_eq!(Some(bits), serde, "{}", text),
+                None => {
+                    let int = !text.contains(['.', 'e', 'E']);
+                    let finite = text.parse::<f64>().is_ok_and(f64::is_finite);
+                    proptest::prop_assert!(int || !finite, "declined {}", text);
+                }
+            }
+        }
+
+        /// Every `f64` and every `f32` widened (clcb's coordinates), written as serde_json
+        /// writes them and in exponent form, reads back as itself.
+        #[test]
+        fn written_floats_read_back(bits in proptest::num::u64::ANY, small in proptest::num::u32::ANY) {
+            for x in [f64::from_bits(bits), f32::from_bits(small) as f64] {
+                if !x.is_finite() {
+                    continue;
+                }
+                for text in [serde_json::to_string(&x).expect("finite"), format!("{x:e}")] {
+                    let (fast, serde) = fast_and_serde(&text);
+                    proptest::prop_assert_eq!(fast, Some(x.to_bits()), "{}", text);
+                    proptest::prop_assert_eq!(serde, Some(x.to_bits()), "{}", text);
+                }
+            }
+        }
     }
 }
