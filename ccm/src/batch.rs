@@ -206,15 +206,24 @@ impl Dictionary {
     #[inline(always)]
     pub fn intern_short(&mut self, key: (u64, u64), s: &str) -> u32 {
         debug_assert_eq!(short_key(s.as_bytes()), Some(key));
-        let slot = slot_of_key(key);
-        if let Some(set) = self.words.get(slot..slot + 2) {
-            for &(a, b, id) in set {
-                if (a, b) == key {
-                    return id;
-                }
-            }
+        match self.cached_short(key) {
+            Some(id) => id,
+            None => self.intern_short_slow(key, s),
         }
-        self.intern_short_slow(key, s)
+    }
+
+    /// The id of the string of at most 15 bytes whose key ([`short_key`]) is `key`, if
+    /// the cache of [`Dictionary::intern_short`] holds it (two ways compared).
+    #[inline(always)]
+    pub fn cached_short(&self, key: (u64, u64)) -> Option<u32> {
+        let slot = slot_of_key(key);
+        let &[(a0, b0, id0), (a1, b1, id1)] = self.words.get(slot..slot + 2)? else {
+            return None;
+        };
+        // Both ways compared, the id picked without a branch: which way holds a string
+        // is as good as random, a branch on it often mispredicted.
+        let (first, second) = ((a0, b0) == key, (a1, b1) == key);
+        (first | second).then_some(if first { id0 } else { id1 })
     }
 
     #[inline(never)]

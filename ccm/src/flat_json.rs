@@ -168,37 +168,34 @@ impl Scan<'_> {
 
     /// The string at the cursor (its opening quote) interned in `dict`: without escapes
     /// or control characters, UTF-8. One of at most 15 bytes by the two words after
-    /// its quote; a longer one scanned eight bytes at a time.
+    /// its quote ([`short_string`]), found by them in the dictionary's cache of keys (a
+    /// string found there was checked for UTF-8 when it was first interned: the key
+    /// determines the bytes); a longer one scanned eight bytes at a time.
     #[inline(always)]
     fn interned(&mut self, dict: &mut Dictionary) -> Option<u32> {
-        const HIGH: u64 = 0x8080_8080_8080_8080;
         let from = self.i + 1;
-        let low = |k: usize| (1u64 << (8 * k)).wrapping_sub(1);
-        if let Some(w) = self.b.get(from..from + 16) {
-            let w: &[u8; 16] = w.try_into().expect("16 bytes");
-            // The first special byte: `k` bytes after the quote.
-            let Some(k) = first_special(w) else {
-                return self.interned_long(dict);
-            };
-            if w[k] != b'"' {
-                return None;
+        let Some(w) = self.b.get(from..from + 16) else {
+            return self.interned_long(dict);
+        };
+        let w: &[u8; 16] = w.try_into().expect("16 bytes");
+        match short_string(w) {
+            Short::Long => self.interned_long(dict),
+            Short::Declined => None,
+            Short::Key { len, key, ascii } => {
+                self.i = from + len + 1;
+                if let Some(id) = dict.cached_short(key) {
+                    return Some(id);
+                }
+                let bytes = &self.b[from..from + len];
+                let s = if ascii {
+                    // SAFETY: every byte is below 0x80: ASCII, UTF-8.
+                    unsafe { std::str::from_utf8_unchecked(bytes) }
+                } else {
+                    std::str::from_utf8(bytes).ok()?
+                };
+                Some(dict.intern_short(key, s))
             }
-            let x = u64::from_le_bytes(w[..8].try_into().expect("8 bytes"));
-            let y = u64::from_le_bytes(w[8..].try_into().expect("8 bytes"));
-            let first = if k >= 8 { u64::MAX } else { low(k) };
-            let key = (x & first, y & low(k.saturating_sub(8)) | (k as u64) << 56);
-            let bytes = &self.b[from..from + k];
-            let s = if (key.0 | key.1) & HIGH == 0 {
-                // (The length, in the top byte, is below 16.)
-                // SAFETY: every byte is below 0x80: ASCII, UTF-8.
-                unsafe { std::str::from_utf8_unchecked(bytes) }
-            } else {
-                std::str::from_utf8(bytes).ok()?
-            };
-            self.i = from + k + 1;
-            return Some(dict.intern_short(key, s));
         }
-        self.interned_long(dict)
     }
 
     /// [`Scan::interned`] of a string of more than 15 bytes, or near the window's end.
@@ -288,35 +285,80 @@ impl<'a> LineScan<'a> {
     }
 }
 
-/// The place of the first quote, backslash or control character (below 0x20) among the
-/// 16 bytes of `w`, if any: on x86-64 by SSE2 (three compares and a mask), elsewhere by
-/// [`specials`] a word at a time.
+/// What the 16 bytes after a string's opening quote say of it ([`short_string`]).
+enum Short {
+    /// It ends within them, `len` (at most 15) bytes long, with its key
+    /// ([`crate::batch::short_key`]), and whether they are all ASCII.
+    Key {
+        len: usize,
+        key: (u64, u64),
+        ascii: bool,
+    },
+    /// No quote, backslash nor control character among them: a longer string.
+    Long,
+    /// A backslash or a control character comes before its closing quote.
+    Declined,
+}
+
+/// The string whose bytes begin `w` (the 16 bytes after its opening quote): where its
+/// first quote, backslash or control character (below 0x20) is and which, its bytes
+/// before it kept and the others zeroed into its key. On x86-64 by SSE2 (compares, a
+/// mask, the kept bytes by a compare with their places), elsewhere by [`specials`] a
+/// word at a time.
 #[inline(always)]
-fn first_special(w: &[u8; 16]) -> Option<usize> {
+fn short_string(w: &[u8; 16]) -> Short {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
         // SAFETY: SSE2 is part of x86-64's baseline; the load reads the 16 bytes of `w`
         // (unaligned).
-        let m = unsafe {
+        unsafe {
             let v = _mm_loadu_si128(w.as_ptr().cast());
             let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
             let slash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
             // A byte is at most 0x1f when the larger of it and 0x1f is 0x1f.
             let below = _mm_set1_epi8(0x1f);
             let control = _mm_cmpeq_epi8(_mm_max_epu8(v, below), below);
-            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), control)) as u32
-        };
-        (m != 0).then(|| m.trailing_zeros() as usize)
+            let special =
+                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), control)) as u32;
+            if special == 0 {
+                return Short::Long;
+            }
+            let len = special.trailing_zeros();
+            if (_mm_movemask_epi8(quote) as u32 >> len) & 1 == 0 {
+                return Short::Declined;
+            }
+            let places = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+            let kept = _mm_and_si128(v, _mm_cmpgt_epi8(_mm_set1_epi8(len as i8), places));
+            let x = _mm_cvtsi128_si64(kept) as u64;
+            let y = _mm_cvtsi128_si64(_mm_unpackhi_epi64(kept, kept)) as u64;
+            Short::Key {
+                len: len as usize,
+                key: (x, y | (len as u64) << 56),
+                ascii: _mm_movemask_epi8(kept) == 0,
+            }
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
+        const HIGH: u64 = 0x8080_8080_8080_8080;
         let x = u64::from_le_bytes(w[..8].try_into().expect("8 bytes"));
         let y = u64::from_le_bytes(w[8..].try_into().expect("8 bytes"));
-        match (specials(x), specials(y)) {
-            (0, 0) => None,
-            (0, m) => Some(8 + (m.trailing_zeros() / 8) as usize),
-            (m, _) => Some((m.trailing_zeros() / 8) as usize),
+        let len = match (specials(x), specials(y)) {
+            (0, 0) => return Short::Long,
+            (0, m) => 8 + (m.trailing_zeros() / 8) as usize,
+            (m, _) => (m.trailing_zeros() / 8) as usize,
+        };
+        if w[len] != b'"' {
+            return Short::Declined;
+        }
+        let low = |k: usize| (1u64 << (8 * k)).wrapping_sub(1);
+        let first = if len >= 8 { u64::MAX } else { low(len) };
+        let (x, y) = (x & first, y & low(len.saturating_sub(8)));
+        Short::Key {
+            len,
+            key: (x, y | (len as u64) << 56),
+            ascii: (x | y) & HIGH == 0,
         }
     }
 }
@@ -605,17 +647,25 @@ impl<'a> Reader<'a> {
 fn number_at(b: &[u8], from: usize) -> Option<(ValueRef<'static>, usize)> {
     let neg = b[from] == b'-';
     let digits = from + neg as usize;
-    let mut i = digits;
     // The integer's value as its digits are read (wrapping: used only for at most 18
-    // digits, which fit).
-    let mut v = 0u64;
-    while let Some(&c) = b.get(i) {
-        let d = c.wrapping_sub(b'0');
-        if d > 9 {
-            break;
+    // digits, which fit): up to eight at once from a word, then one at a time.
+    let (mut v, mut i, mut more) = (0u64, digits, true);
+    if let Some(w) = b.get(digits..digits + 8) {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        let n = leading_digits(w);
+        v = digits_value(w, n);
+        i += n;
+        more = n == 8;
+    }
+    if more {
+        while let Some(&c) = b.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v.wrapping_mul(10).wrapping_add(d as u64);
+            i += 1;
         }
-        v = v.wrapping_mul(10).wrapping_add(d as u64);
-        i += 1;
     }
     let int_len = i - digits;
     if int_len == 0 || (int_len > 1 && b[digits] == b'0') {
@@ -637,6 +687,35 @@ fn number_at(b: &[u8], from: usize) -> Option<(ValueRef<'static>, usize)> {
         ));
     }
     float_tail(b, from, i, v, int_len)
+}
+
+/// How many of the eight bytes of `w` (little-endian: its first byte lowest) are ASCII
+/// digits before the first that is not (8: all of them). A byte is a digit when its high
+/// nibble is 3 both as it is and plus 6 (`0x3a..=0x3f` pass the first test only); the
+/// carries of the addition begin at a byte that is not a digit, so the lowest one found
+/// is exact.
+#[inline(always)]
+fn leading_digits(w: u64) -> usize {
+    const HIGH_NIBBLES: u64 = 0xf0f0_f0f0_f0f0_f0f0;
+    const THREES: u64 = 0x3030_3030_3030_3030;
+    let not_digit = ((w & HIGH_NIBBLES) ^ THREES)
+        | ((w.wrapping_add(0x0606_0606_0606_0606) & HIGH_NIBBLES) ^ THREES);
+    (not_digit.trailing_zeros() / 8) as usize
+}
+
+/// The value of the first `n` (at most 8) bytes of `w`, ASCII digits, by three
+/// multiplications: the digits moved to the word's top (the bytes below, zero, are
+/// leading zeros), then pairs, fours and eights of them combined (D. Lemire, *Faster
+/// integer parsing*, 2018, on simdjson's `parse_eight_digits_unrolled`).
+#[inline(always)]
+fn digits_value(w: u64, n: usize) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let w = (w << (64 - 8 * n as u32)) & 0x0f0f_0f0f_0f0f_0f0f;
+    let w = (w.wrapping_mul(10 << 8 | 1)) >> 8 & 0x00ff_00ff_00ff_00ff;
+    let w = (w.wrapping_mul(100 << 16 | 1)) >> 16 & 0x0000_ffff_0000_ffff;
+    (w.wrapping_mul(10000 << 32 | 1)) >> 32
 }
 
 /// `10^0 ..= 10^22`: the powers of ten an `f64` holds exactly.
@@ -829,6 +908,31 @@ mod tests {
         }
         assert_eq!((b.len(), b.total_attrs()), (4, attrs));
     }
+    /// The digits of a word are counted and valued as a byte-by-byte loop does, next to
+    /// bytes of every kind (those on either side of the digits, `0x3a..=0x3f`, which
+    /// pass half of the test, and high bytes whose additions carry).
+    #[test]
+    fn words_of_digits_are_read_as_one_digit_at_a_time() {
+        let mut next = crate::io::test_lines::xorshift(0x0123_4567_89ab_cdef);
+        let others = [
+            0x00u8, b'/', b':', b';', b'?', b'.', b'e', b',', b'}', 0xfa, 0xff,
+        ];
+        for _ in 0..200_000 {
+            let mut w = [0u8; 8];
+            for c in &mut w {
+                *c = match next(3) {
+                    0 => others[next(others.len())],
+                    _ => b'0' + next(10) as u8,
+                };
+            }
+            let n = w.iter().take_while(|c| c.is_ascii_digit()).count();
+            let v = w[..n].iter().fold(0u64, |v, c| v * 10 + (c - b'0') as u64);
+            let word = u64::from_le_bytes(w);
+            assert_eq!(leading_digits(word), n, "{w:?}");
+            assert_eq!(digits_value(word, n), v, "{w:?}");
+        }
+    }
+
     /// What the fast reader makes of a JSON number, as a float (`None`: it leaves the
     /// number to serde_json), against serde_json's correctly rounded parse.
     fn fast_and_serde(text: &str) -> (Option<u64>, Option<u64>) {
