@@ -66,4 +66,11 @@ for threads in 1 16; do
         done
     done
 done
+# The new parsers on the 14 threads `ccm match` parses on beside its 2 staging threads:
+# their rate alone, against the parse time the command's --stats gives.
+for cmd in ccm clcb; do
+    echo "== $cmd new, 14 thread(s)" >> "$OUT/parse.txt"
+    step "parse-$cmd-14-new" 12 env RAYON_NUM_THREADS=14 \
+        "$BIN/$cmd-parse-events" "$W/$cmd-e.jsonl" 65536 text >> "$OUT/parse.txt" 2>&1
+done
 echo "done $(( $(date +%s) - START )) s" >> "$OUT/times.txt"
