@@ -658,14 +658,7 @@ fn number_at(b: &[u8], from: usize) -> Option<(ValueRef<'static>, usize)> {
         more = n == 8;
     }
     if more {
-        while let Some(&c) = b.get(i) {
-            let d = c.wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            v = v.wrapping_mul(10).wrapping_add(d as u64);
-            i += 1;
-        }
+        (v, i) = more_digits(b, i, v);
     }
     let int_len = i - digits;
     if int_len == 0 || (int_len > 1 && b[digits] == b'0') {
@@ -687,6 +680,21 @@ fn number_at(b: &[u8], from: usize) -> Option<(ValueRef<'static>, usize)> {
         ));
     }
     float_tail(b, from, i, v, int_len)
+}
+
+/// The digits at `b[i..]` read one at a time onto `v` (wrapping: the callers use it
+/// only for at most 19 digits, which fit): the value and where the digits end.
+#[inline(always)]
+fn more_digits(b: &[u8], mut i: usize, mut v: u64) -> (u64, usize) {
+    while let Some(&c) = b.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(d as u64);
+        i += 1;
+    }
+    (v, i)
 }
 
 /// How many of the eight bytes of `w` (little-endian: its first byte lowest) are ASCII
@@ -746,14 +754,7 @@ fn float_tail(
     if b.get(i) == Some(&b'.') {
         i += 1;
         let at = i;
-        while let Some(&c) = b.get(i) {
-            let d = c.wrapping_sub(b'0');
-            if d > 9 {
-                break;
-            }
-            w = w.wrapping_mul(10).wrapping_add(d as u64);
-            i += 1;
-        }
+        (w, i) = more_digits(b, i, w);
         frac = i - at;
         if frac == 0 {
             return None;

@@ -611,60 +611,19 @@ pub fn recycle_batch(batch: crate::batch::EventBatch) {
 }
 
 /// The common events line, `{"loc": [x, y], "attrs": {...}}` (keys in any order, `attrs`
-/// optional) with plain scalars, read straight into one more event of `batch`; `None`
-/// (the batch as it was) for anything else, a refused event included, which
-/// [`event_from_line`] then parses and words.
+/// optional) with plain scalars, read straight into one more event of `batch`
+/// ([`located_line_into`] of its bytes); `None` (the batch as it was) for anything else,
+/// a refused event included, which [`event_from_line`] then parses and words.
 fn fast_event_into(line: &str, batch: &mut crate::batch::EventBatch) -> Option<()> {
-    let mut r = ccm::flat_json::Reader::new(line);
-    let read = (|| {
-        r.eat(b'{')?;
-        let (mut loc, mut attrs) = (None, false);
-        loop {
-            match r.string()? {
-                "loc" if loc.is_none() => {
-                    r.eat(b':')?;
-                    r.eat(b'[')?;
-                    let x = r.float()?;
-                    r.eat(b',')?;
-                    let y = r.float()?;
-                    r.eat(b']')?;
-                    loc = Some((x, y));
-                }
-                "attrs" if !attrs => {
-                    r.eat(b':')?;
-                    r.object(batch.content_mut())?;
-                    attrs = true;
-                }
-                _ => return None,
-            }
-            match r.peek()? {
-                b',' => r.eat(b',')?,
-                b'}' => {
-                    r.eat(b'}')?;
-                    break;
-                }
-                _ => return None,
-            }
-        }
-        let (x, y) = loc?;
-        r.at_end().then_some(())?;
-        Location::new(x, y).ok()
-    })();
-    match read {
-        Some(loc) if batch.end_event(loc).is_ok() => Some(()),
-        _ => {
-            batch.abandon_event();
-            None
-        }
-    }
+    located_line_into(batch, line.as_bytes()).map(|_| ())
 }
 
-/// [`fast_event_into`] of the line at the start of `text` (a window's bytes from a
-/// line's start, not checked for UTF-8), scanned in one pass by
-/// [`ccm::flat_json::LineScan`]: the bytes the line takes, its `\n` included (or all of
-/// `text`, when the line ends it); `None` (the batch as it was) where
-/// [`fast_event_into`] would give up or the event is refused, and then the caller cuts
-/// the line and parses it by the checked path, which words the errors.
+/// The common events line (see [`fast_event_into`]) at the start of `text` (a window's
+/// bytes from a line's start, not checked for UTF-8), read into one more event of
+/// `batch` in one pass by [`ccm::flat_json::LineScan`]: the bytes the line takes, its
+/// `\n` included (or all of `text`, when the line ends it); `None` (the batch as it
+/// was) for a line of another form or a refused event, which the caller then cuts and
+/// parses by the checked path, which words the errors.
 #[inline]
 fn located_line_into(batch: &mut crate::batch::EventBatch, text: &[u8]) -> Option<usize> {
     let mut s = ccm::flat_json::LineScan::new(text);
