@@ -991,6 +991,15 @@ impl EventBatch {
     }
 }
 
+impl crate::text::Refill for EventBatch {
+    fn reset(&mut self) {
+        EventBatch::reset(self);
+    }
+    fn reset_to(&mut self, seed: &Seed) {
+        EventBatch::reset_to(self, seed);
+    }
+}
+
 /// A batch's names and strings, that the batches of a stream's next window begin from
 /// ([`EventBatch::seed`], [`EventBatch::reset_to`]): the parts of a window parsed on all
 /// cores then number the strings they share alike, and are joined with no merge of

@@ -972,14 +972,8 @@ fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWin
         |part| {
             // About 50 bytes and 4 attributes an event in Table 1's scenarios; the
             // vectors grow past it.
-            let reset = |b: &mut EventBatch| match &seed {
-                Some(seed) => b.reset_to(seed),
-                None => b.reset(),
-            };
-            SPARES.part(reset, || {
-                let mut b = EventBatch::with_capacity(part.len() / 48, part.len() / 12);
-                reset(&mut b);
-                b
+            SPARES.seeded_part(seed.as_deref(), || {
+                EventBatch::with_capacity(part.len() / 48, part.len() / 12)
             })
         },
         |batch, part, first, lines| {

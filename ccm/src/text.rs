@@ -533,6 +533,31 @@ impl<B: Default> Spares<B> {
     }
 }
 
+/// A batch that a stream's parser empties and fills again window after window, from
+/// nothing or from the last window's names and strings ([`Spares::seeded_part`]).
+pub trait Refill {
+    /// Empties it, its dictionaries too, keeping its memory.
+    fn reset(&mut self);
+    /// Empties it, keeping its memory, its dictionaries made copies of `seed`'s.
+    fn reset_to(&mut self, seed: &crate::batch::Seed);
+}
+
+impl<B: Default + Refill> Spares<B> {
+    /// A part's batch begun from `seed` (from nothing when `None`): a kept one, else
+    /// `fresh()`.
+    pub fn seeded_part(&self, seed: Option<&crate::batch::Seed>, fresh: impl FnOnce() -> B) -> B {
+        let reset = |b: &mut B| match seed {
+            Some(seed) => b.reset_to(seed),
+            None => b.reset(),
+        };
+        self.part(reset, || {
+            let mut b = fresh();
+            reset(&mut b);
+            b
+        })
+    }
+}
+
 impl<B: Default> Default for Spares<B> {
     fn default() -> Spares<B> {
         Spares::new()

@@ -304,6 +304,15 @@ impl EventBatch {
     }
 }
 
+impl ccm::text::Refill for EventBatch {
+    fn reset(&mut self) {
+        EventBatch::reset(self);
+    }
+    fn reset_to(&mut self, seed: &ccm::batch::Seed) {
+        EventBatch::reset_to(self, seed);
+    }
+}
+
 /// A name's row for every name id of a batch's dictionary ([`ccm::batch::Dictionary`]):
 /// the engine's own look-up, made once per call; [`UNKNOWN`] where the engine has no
 /// row (no constraint reads the name).
