@@ -206,15 +206,24 @@ impl Dictionary {
     #[inline(always)]
     pub fn intern_short(&mut self, key: (u64, u64), s: &str) -> u32 {
         debug_assert_eq!(short_key(s.as_bytes()), Some(key));
-        let slot = slot_of_key(key);
-        if let Some(set) = self.words.get(slot..slot + 2) {
-            for &(a, b, id) in set {
-                if (a, b) == key {
-                    return id;
-                }
-            }
+        match self.cached_short(key) {
+            Some(id) => id,
+            None => self.intern_short_slow(key, s),
         }
-        self.intern_short_slow(key, s)
+    }
+
+    /// The id of the string of at most 15 bytes whose key ([`short_key`]) is `key`, if
+    /// the cache of [`Dictionary::intern_short`] holds it (two ways compared).
+    #[inline(always)]
+    pub fn cached_short(&self, key: (u64, u64)) -> Option<u32> {
+        let slot = slot_of_key(key);
+        let &[(a0, b0, id0), (a1, b1, id1)] = self.words.get(slot..slot + 2)? else {
+            return None;
+        };
+        // Both ways compared, the id picked without a branch: which way holds a string
+        // is as good as random, a branch on it often mispredicted.
+        let (first, second) = ((a0, b0) == key, (a1, b1) == key);
+        (first | second).then_some(if first { id0 } else { id1 })
     }
 
     #[inline(never)]
@@ -834,6 +843,18 @@ impl EventBatch {
         self.starts.push(self.attrs.len() as u32);
     }
 
+    /// Ends an event read by [`crate::flat_json::LineScan::object`]: known `distinct`
+    /// (as the scan says), it is ended without the check of its names, else by
+    /// [`EventBatch::end_event`].
+    #[inline]
+    pub fn end_scanned_event(&mut self, distinct: bool) -> Result<(), ModelError> {
+        if distinct {
+            self.end_distinct_event();
+            return Ok(());
+        }
+        self.end_event()
+    }
+
     /// Drops the attributes pushed since the last complete event.
     pub fn abandon_event(&mut self) {
         let from = self.starts[self.len()] as usize;
@@ -970,6 +991,15 @@ impl EventBatch {
     }
 }
 
+impl crate::text::Refill for EventBatch {
+    fn reset(&mut self) {
+        EventBatch::reset(self);
+    }
+    fn reset_to(&mut self, seed: &Seed) {
+        EventBatch::reset_to(self, seed);
+    }
+}
+
 /// A batch's names and strings, that the batches of a stream's next window begin from
 /// ([`EventBatch::seed`], [`EventBatch::reset_to`]): the parts of a window parsed on all
 /// cores then number the strings they share alike, and are joined with no merge of
@@ -989,6 +1019,46 @@ impl Seed {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// The seed ([`Seed`]) a stream's parser hands from a window to the next, in a `static`
+/// (one per kind of stream): the last window's names and strings, when they are few (a
+/// stream whose strings are mostly new would otherwise carry them from window to window).
+pub struct SeedSlot(std::sync::Mutex<Option<std::sync::Arc<Seed>>>);
+
+/// Most names and strings a window hands on to the next ([`SeedSlot::hand_on`]).
+const SEED_MAX: usize = 4096;
+
+impl SeedSlot {
+    /// No seed yet.
+    pub const fn new() -> SeedSlot {
+        SeedSlot(std::sync::Mutex::new(None))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<std::sync::Arc<Seed>>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The seed the next window's parts begin from, if any.
+    pub fn current(&self) -> Option<std::sync::Arc<Seed>> {
+        self.lock().clone()
+    }
+
+    /// Makes `window`'s names and strings the next window's seed, when they are at most
+    /// [`SEED_MAX`]; else the next window begins from nothing.
+    pub fn hand_on(&self, window: &EventBatch) {
+        let next = (window.names().len() + window.strings().len() <= SEED_MAX)
+            .then(|| std::sync::Arc::new(window.seed()));
+        *self.lock() = next;
+    }
+}
+
+impl Default for SeedSlot {
+    fn default() -> SeedSlot {
+        SeedSlot::new()
     }
 }
 

@@ -56,14 +56,9 @@ pub fn event_line_into_batch(text: &[u8], batch: &mut EventBatch) -> Option<usiz
         batch.abandon_event();
         return None;
     };
-    s.ws();
-    let end = match text.get(s.i) {
-        None => s.i,
-        Some(b'\n') => s.i + 1,
-        Some(_) => {
-            batch.abandon_event();
-            return None;
-        }
+    let Some(end) = s.line_end() else {
+        batch.abandon_event();
+        return None;
     };
     if distinct {
         batch.end_distinct_event();
@@ -86,6 +81,18 @@ impl Scan<'_> {
     fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\r') = self.b.get(self.i) {
             self.i += 1;
+        }
+    }
+
+    /// After the line's last value: whitespace, then its `\n` or the text's end; the
+    /// bytes the line took, its `\n` included (`None`: something else follows).
+    #[inline(always)]
+    fn line_end(&mut self) -> Option<usize> {
+        self.ws();
+        match self.b.get(self.i) {
+            None => Some(self.i),
+            Some(b'\n') => Some(self.i + 1),
+            Some(_) => None,
         }
     }
 
@@ -161,37 +168,34 @@ impl Scan<'_> {
 
     /// The string at the cursor (its opening quote) interned in `dict`: without escapes
     /// or control characters, UTF-8. One of at most 15 bytes by the two words after
-    /// its quote; a longer one scanned eight bytes at a time.
+    /// its quote ([`short_string`]), found by them in the dictionary's cache of keys (a
+    /// string found there was checked for UTF-8 when it was first interned: the key
+    /// determines the bytes); a longer one scanned eight bytes at a time.
     #[inline(always)]
     fn interned(&mut self, dict: &mut Dictionary) -> Option<u32> {
-        const HIGH: u64 = 0x8080_8080_8080_8080;
         let from = self.i + 1;
-        let low = |k: usize| (1u64 << (8 * k)).wrapping_sub(1);
-        if let Some(w) = self.b.get(from..from + 16) {
-            let w: &[u8; 16] = w.try_into().expect("16 bytes");
-            // The first special byte: `k` bytes after the quote.
-            let Some(k) = first_special(w) else {
-                return self.interned_long(dict);
-            };
-            if w[k] != b'"' {
-                return None;
+        let Some(w) = self.b.get(from..from + 16) else {
+            return self.interned_long(dict);
+        };
+        let w: &[u8; 16] = w.try_into().expect("16 bytes");
+        match short_string(w) {
+            Short::Long => self.interned_long(dict),
+            Short::Declined => None,
+            Short::Key { len, key, ascii } => {
+                self.i = from + len + 1;
+                if let Some(id) = dict.cached_short(key) {
+                    return Some(id);
+                }
+                let bytes = &self.b[from..from + len];
+                let s = if ascii {
+                    // SAFETY: every byte is below 0x80: ASCII, UTF-8.
+                    unsafe { std::str::from_utf8_unchecked(bytes) }
+                } else {
+                    std::str::from_utf8(bytes).ok()?
+                };
+                Some(dict.intern_short(key, s))
             }
-            let x = u64::from_le_bytes(w[..8].try_into().expect("8 bytes"));
-            let y = u64::from_le_bytes(w[8..].try_into().expect("8 bytes"));
-            let first = if k >= 8 { u64::MAX } else { low(k) };
-            let key = (x & first, y & low(k.saturating_sub(8)) | (k as u64) << 56);
-            let bytes = &self.b[from..from + k];
-            let s = if (key.0 | key.1) & HIGH == 0 {
-                // (The length, in the top byte, is below 16.)
-                // SAFETY: every byte is below 0x80: ASCII, UTF-8.
-                unsafe { std::str::from_utf8_unchecked(bytes) }
-            } else {
-                std::str::from_utf8(bytes).ok()?
-            };
-            self.i = from + k + 1;
-            return Some(dict.intern_short(key, s));
         }
-        self.interned_long(dict)
     }
 
     /// [`Scan::interned`] of a string of more than 15 bytes, or near the window's end.
@@ -208,35 +212,153 @@ impl Scan<'_> {
     }
 }
 
-/// The place of the first quote, backslash or control character (below 0x20) among the
-/// 16 bytes of `w`, if any: on x86-64 by SSE2 (three compares and a mask), elsewhere by
-/// [`specials`] a word at a time.
+/// The pieces of [`event_line_into_batch`] for scanners of other line forms that hold an
+/// events object (clcb's events, `{"loc": [x, y], "attrs": {...}}`): a cursor over a
+/// window's bytes from a line's start, in one pass, the line not cut first nor checked
+/// for UTF-8 as a whole (see [`event_line_into_batch`]). Whitespace is JSON's but for
+/// `\n`, which ends the line. Each piece gives `None` where the line leaves the common
+/// form; the caller then abandons the event and parses the line by its checked path.
+pub struct LineScan<'a>(Scan<'a>);
+
+impl<'a> LineScan<'a> {
+    /// A cursor at the start of `text` (a line's first byte).
+    #[inline(always)]
+    pub fn new(text: &'a [u8]) -> Self {
+        LineScan(Scan { b: text, i: 0 })
+    }
+
+    /// The next byte after whitespace, not consumed.
+    #[inline(always)]
+    pub fn peek(&mut self) -> Option<u8> {
+        self.0.ws();
+        self.0.b.get(self.0.i).copied()
+    }
+
+    /// Consumes `c` (after whitespace).
+    #[inline(always)]
+    pub fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.0.i += 1)
+    }
+
+    /// A string's bytes (after whitespace), without escapes or control characters: not
+    /// checked for UTF-8, so only to be compared with a key the caller knows.
+    #[inline(always)]
+    pub fn key(&mut self) -> Option<&'a [u8]> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let from = self.0.i + 1;
+        let end = plain_string_end(self.0.b, from)?;
+        self.0.i = end + 1;
+        Some(&self.0.b[from..end])
+    }
+
+    /// A JSON number as a float (after whitespace), as [`Reader::float`] reads it.
+    #[inline(always)]
+    pub fn float(&mut self) -> Option<f64> {
+        if !matches!(self.peek()?, b'-' | b'0'..=b'9') {
+            return None;
+        }
+        let (v, end) = number_at(self.0.b, self.0.i)?;
+        self.0.i = end;
+        match v {
+            ValueRef::Int(i) => Some(i as f64),
+            ValueRef::Float(x) => Some(x),
+            ValueRef::Str(_) => None,
+        }
+    }
+
+    /// An object of numbers and strings (after whitespace), each attribute pushed into
+    /// `batch`'s event being pushed as it is read (the caller ends or abandons the
+    /// event), as [`event_line_into_batch`] reads a line's; whether its names are
+    /// known distinct (else [`EventBatch::end_event`] checks them).
+    #[inline(always)]
+    pub fn object(&mut self, batch: &mut EventBatch) -> Option<bool> {
+        self.0.object(batch)
+    }
+
+    /// After the line's last value: whitespace, then its `\n` or the text's end; the
+    /// bytes the line took, its `\n` included.
+    #[inline(always)]
+    pub fn line_end(&mut self) -> Option<usize> {
+        self.0.line_end()
+    }
+}
+
+/// What the 16 bytes after a string's opening quote say of it ([`short_string`]).
+enum Short {
+    /// It ends within them, `len` (at most 15) bytes long, with its key
+    /// ([`crate::batch::short_key`]), and whether they are all ASCII.
+    Key {
+        len: usize,
+        key: (u64, u64),
+        ascii: bool,
+    },
+    /// No quote, backslash nor control character among them: a longer string.
+    Long,
+    /// A backslash or a control character comes before its closing quote.
+    Declined,
+}
+
+/// The string whose bytes begin `w` (the 16 bytes after its opening quote): where its
+/// first quote, backslash or control character (below 0x20) is and which, its bytes
+/// before it kept and the others zeroed into its key. On x86-64 by SSE2 (compares, a
+/// mask, the kept bytes by a compare with their places), elsewhere by [`specials`] a
+/// word at a time.
 #[inline(always)]
-fn first_special(w: &[u8; 16]) -> Option<usize> {
+fn short_string(w: &[u8; 16]) -> Short {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
         // SAFETY: SSE2 is part of x86-64's baseline; the load reads the 16 bytes of `w`
         // (unaligned).
-        let m = unsafe {
+        unsafe {
             let v = _mm_loadu_si128(w.as_ptr().cast());
             let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
             let slash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
             // A byte is at most 0x1f when the larger of it and 0x1f is 0x1f.
             let below = _mm_set1_epi8(0x1f);
             let control = _mm_cmpeq_epi8(_mm_max_epu8(v, below), below);
-            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), control)) as u32
-        };
-        (m != 0).then(|| m.trailing_zeros() as usize)
+            let special =
+                _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, slash), control)) as u32;
+            if special == 0 {
+                return Short::Long;
+            }
+            let len = special.trailing_zeros();
+            if (_mm_movemask_epi8(quote) as u32 >> len) & 1 == 0 {
+                return Short::Declined;
+            }
+            let places = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+            let kept = _mm_and_si128(v, _mm_cmpgt_epi8(_mm_set1_epi8(len as i8), places));
+            let x = _mm_cvtsi128_si64(kept) as u64;
+            let y = _mm_cvtsi128_si64(_mm_unpackhi_epi64(kept, kept)) as u64;
+            Short::Key {
+                len: len as usize,
+                key: (x, y | (len as u64) << 56),
+                ascii: _mm_movemask_epi8(kept) == 0,
+            }
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
+        const HIGH: u64 = 0x8080_8080_8080_8080;
         let x = u64::from_le_bytes(w[..8].try_into().expect("8 bytes"));
         let y = u64::from_le_bytes(w[8..].try_into().expect("8 bytes"));
-        match (specials(x), specials(y)) {
-            (0, 0) => None,
-            (0, m) => Some(8 + (m.trailing_zeros() / 8) as usize),
-            (m, _) => Some((m.trailing_zeros() / 8) as usize),
+        let len = match (specials(x), specials(y)) {
+            (0, 0) => return Short::Long,
+            (0, m) => 8 + (m.trailing_zeros() / 8) as usize,
+            (m, _) => (m.trailing_zeros() / 8) as usize,
+        };
+        if w[len] != b'"' {
+            return Short::Declined;
+        }
+        let low = |k: usize| (1u64 << (8 * k)).wrapping_sub(1);
+        let first = if len >= 8 { u64::MAX } else { low(len) };
+        let (x, y) = (x & first, y & low(len.saturating_sub(8)));
+        Short::Key {
+            len,
+            key: (x, y | (len as u64) << 56),
+            ascii: (x | y) & HIGH == 0,
         }
     }
 }
@@ -525,17 +647,18 @@ impl<'a> Reader<'a> {
 fn number_at(b: &[u8], from: usize) -> Option<(ValueRef<'static>, usize)> {
     let neg = b[from] == b'-';
     let digits = from + neg as usize;
-    let mut i = digits;
     // The integer's value as its digits are read (wrapping: used only for at most 18
-    // digits, which fit).
-    let mut v = 0u64;
-    while let Some(&c) = b.get(i) {
-        let d = c.wrapping_sub(b'0');
-        if d > 9 {
-            break;
-        }
-        v = v.wrapping_mul(10).wrapping_add(d as u64);
-        i += 1;
+    // digits, which fit): up to eight at once from a word, then one at a time.
+    let (mut v, mut i, mut more) = (0u64, digits, true);
+    if let Some(w) = b.get(digits..digits + 8) {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        let n = leading_digits(w);
+        v = digits_value(w, n);
+        i += n;
+        more = n == 8;
+    }
+    if more {
+        (v, i) = more_digits(b, i, v);
     }
     let int_len = i - digits;
     if int_len == 0 || (int_len > 1 && b[digits] == b'0') {
@@ -556,34 +679,128 @@ fn number_at(b: &[u8], from: usize) -> Option<(ValueRef<'static>, usize)> {
             i,
         ));
     }
-    float_tail(b, from, i)
+    float_tail(b, from, i, v, int_len)
 }
 
-/// The float whose text begins at `b[from]` and whose integer part ends at `i`: its
-/// fraction and exponent read, then the whole text parsed (correctly rounded).
-#[inline(never)]
-fn float_tail(b: &[u8], from: usize, mut i: usize) -> Option<(ValueRef<'static>, usize)> {
-    let digits = |i: &mut usize| {
-        let at = *i;
-        while matches!(b.get(*i), Some(b'0'..=b'9')) {
-            *i += 1;
+/// The digits at `b[i..]` read one at a time onto `v` (wrapping: the callers use it
+/// only for at most 19 digits, which fit): the value and where the digits end.
+#[inline(always)]
+fn more_digits(b: &[u8], mut i: usize, mut v: u64) -> (u64, usize) {
+    while let Some(&c) = b.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
         }
-        *i > at
-    };
+        v = v.wrapping_mul(10).wrapping_add(d as u64);
+        i += 1;
+    }
+    (v, i)
+}
+
+/// How many of the eight bytes of `w` (little-endian: its first byte lowest) are ASCII
+/// digits before the first that is not (8: all of them). A byte is a digit when its high
+/// nibble is 3 both as it is and plus 6 (`0x3a..=0x3f` pass the first test only); the
+/// carries of the addition begin at a byte that is not a digit, so the lowest one found
+/// is exact.
+#[inline(always)]
+fn leading_digits(w: u64) -> usize {
+    const HIGH_NIBBLES: u64 = 0xf0f0_f0f0_f0f0_f0f0;
+    const THREES: u64 = 0x3030_3030_3030_3030;
+    let not_digit = ((w & HIGH_NIBBLES) ^ THREES)
+        | ((w.wrapping_add(0x0606_0606_0606_0606) & HIGH_NIBBLES) ^ THREES);
+    (not_digit.trailing_zeros() / 8) as usize
+}
+
+/// The value of the first `n` (at most 8) bytes of `w`, ASCII digits, by three
+/// multiplications: the digits moved to the word's top (the bytes below, zero, are
+/// leading zeros), then pairs, fours and eights of them combined (D. Lemire, *Faster
+/// integer parsing*, 2018, on simdjson's `parse_eight_digits_unrolled`).
+#[inline(always)]
+fn digits_value(w: u64, n: usize) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let w = (w << (64 - 8 * n as u32)) & 0x0f0f_0f0f_0f0f_0f0f;
+    let w = (w.wrapping_mul(10 << 8 | 1)) >> 8 & 0x00ff_00ff_00ff_00ff;
+    let w = (w.wrapping_mul(100 << 16 | 1)) >> 16 & 0x0000_ffff_0000_ffff;
+    (w.wrapping_mul(10000 << 32 | 1)) >> 32
+}
+
+/// `10^0 ..= 10^22`: the powers of ten an `f64` holds exactly.
+const EXACT_POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// The float whose text begins at `b[from]` and whose integer part ends at `i`, its
+/// `int_len` digits' value `int`: its fraction and exponent read, the digits gathered
+/// into one integer as they are. When that integer is at most 2^53 and the decimal
+/// exponent within ±22 (the common case: a coordinate of up to 16 digits), both are
+/// exact `f64`s and one multiplication or division by the power of ten gives the
+/// correctly rounded float (Clinger's fast path, W. D. Clinger, *How to Read Floating
+/// Point Numbers Accurately*, PLDI 1990); otherwise the whole text is parsed by
+/// `str::parse` (correctly rounded too, as serde_json's `float_roundtrip` parse is).
+#[inline(never)]
+fn float_tail(
+    b: &[u8],
+    from: usize,
+    mut i: usize,
+    int: u64,
+    int_len: usize,
+) -> Option<(ValueRef<'static>, usize)> {
+    // The digits' value (wrapping: used only for at most 19 digits, which fit).
+    let mut w = int;
+    let mut frac = 0usize;
     if b.get(i) == Some(&b'.') {
         i += 1;
-        if !digits(&mut i) {
+        let at = i;
+        (w, i) = more_digits(b, i, w);
+        frac = i - at;
+        if frac == 0 {
             return None;
         }
     }
+    let mut exp = 0i64;
     if matches!(b.get(i), Some(b'e' | b'E')) {
         i += 1;
-        if matches!(b.get(i), Some(b'+' | b'-')) {
+        let neg = match b.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let at = i;
+        while let Some(&c) = b.get(i) {
+            let d = c.wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            // Past 10^6 the exponent is far out of the fast path's range: kept there.
+            exp = (exp * 10 + d as i64).min(1_000_000);
             i += 1;
         }
-        if !digits(&mut i) {
+        if i == at {
             return None;
         }
+        if neg {
+            exp = -exp;
+        }
+    }
+    let e10 = exp - frac as i64;
+    if int_len + frac <= 19 && w <= 1 << 53 && (-22..=22).contains(&e10) {
+        let m = w as f64;
+        let x = if e10 < 0 {
+            m / EXACT_POW10[e10.unsigned_abs() as usize]
+        } else {
+            m * EXACT_POW10[e10 as usize]
+        };
+        let x = if b[from] == b'-' { -x } else { x };
+        return Some((ValueRef::Float(x), i));
     }
     let text = std::str::from_utf8(&b[from..i]).ok()?;
     let x: f64 = text.parse().ok()?;
@@ -691,5 +908,76 @@ mod tests {
             assert!(event_into_batch(line, &mut b).is_none(), "{line}");
         }
         assert_eq!((b.len(), b.total_attrs()), (4, attrs));
+    }
+    /// The digits of a word are counted and valued as a byte-by-byte loop does, next to
+    /// bytes of every kind (those on either side of the digits, `0x3a..=0x3f`, which
+    /// pass half of the test, and high bytes whose additions carry).
+    #[test]
+    fn words_of_digits_are_read_as_one_digit_at_a_time() {
+        let mut next = crate::io::test_lines::xorshift(0x0123_4567_89ab_cdef);
+        let others = [
+            0x00u8, b'/', b':', b';', b'?', b'.', b'e', b',', b'}', 0xfa, 0xff,
+        ];
+        for _ in 0..200_000 {
+            let mut w = [0u8; 8];
+            for c in &mut w {
+                *c = match next(3) {
+                    0 => others[next(others.len())],
+                    _ => b'0' + next(10) as u8,
+                };
+            }
+            let n = w.iter().take_while(|c| c.is_ascii_digit()).count();
+            let v = w[..n].iter().fold(0u64, |v, c| v * 10 + (c - b'0') as u64);
+            let word = u64::from_le_bytes(w);
+            assert_eq!(leading_digits(word), n, "{w:?}");
+            assert_eq!(digits_value(word, n), v, "{w:?}");
+        }
+    }
+
+    /// What the fast reader makes of a JSON number, as a float (`None`: it leaves the
+    /// number to serde_json), against serde_json's correctly rounded parse.
+    fn fast_and_serde(text: &str) -> (Option<u64>, Option<u64>) {
+        let fast = Reader::new(text).float().map(f64::to_bits);
+        let serde = serde_json::from_str::<f64>(text).ok().map(f64::to_bits);
+        (fast, serde)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        /// Decimal texts of every length (the fast path's 2^53 and 19 digits on either
+        /// side, leading zeros, exponents in and far out of its ±22): the fast reader's
+        /// float is serde_json's, bit for bit, or left to it (an integer of more than 18
+        /// digits, a float past `f64`'s range).
+        #[test]
+        fn floats_read_as_serde_json_reads_them(
+            text in "-?(0|[1-9][0-9]{0,20})(\\.[0-9]{1,24})?([eE][+-]?[0-9]{1,3})?"
+        ) {
+            let (fast, serde) = fast_and_serde(&text);
+            match fast {
+                Some(bits) => proptest::prop_assert_eq!(Some(bits), serde, "{}", text),
+                None => {
+                    let int = !text.contains(['.', 'e', 'E']);
+                    let finite = text.parse::<f64>().is_ok_and(f64::is_finite);
+                    proptest::prop_assert!(int || !finite, "declined {}", text);
+                }
+            }
+        }
+
+        /// Every `f64` and every `f32` widened (clcb's coordinates), written as serde_json
+        /// writes them and in exponent form, reads back as itself.
+        #[test]
+        fn written_floats_read_back(bits in proptest::num::u64::ANY, small in proptest::num::u32::ANY) {
+            for x in [f64::from_bits(bits), f32::from_bits(small) as f64] {
+                if !x.is_finite() {
+                    continue;
+                }
+                for text in [serde_json::to_string(&x).expect("finite"), format!("{x:e}")] {
+                    let (fast, serde) = fast_and_serde(&text);
+                    proptest::prop_assert_eq!(fast, Some(x.to_bits()), "{}", text);
+                    proptest::prop_assert_eq!(serde, Some(x.to_bits()), "{}", text);
+                }
+            }
+        }
     }
 }

@@ -965,45 +965,29 @@ pub fn parse_events_text(file: &Path, text: &[u8], first_line: usize) -> (Events
 /// `\n` and takes the checked path of [`parse_events_batch`] (the same words for the same
 /// errors).
 fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWindow, usize) {
-    let seed = SEED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone();
+    let seed = SEED.current();
     let p = crate::text::parse_parts(
         text,
         first_line,
         |part| {
             // About 50 bytes and 4 attributes an event in Table 1's scenarios; the
             // vectors grow past it.
-            let reset = |b: &mut EventBatch| match &seed {
-                Some(seed) => b.reset_to(seed),
-                None => b.reset(),
-            };
-            SPARES.part(reset, || {
-                let mut b = EventBatch::with_capacity(part.len() / 48, part.len() / 12);
-                reset(&mut b);
-                b
+            SPARES.seeded_part(seed.as_deref(), || {
+                EventBatch::with_capacity(part.len() / 48, part.len() / 12)
             })
         },
         |batch, part, first, lines| {
-            let mut at = 0;
-            while at < part.len() {
-                // Line 1 may begin with a byte-order mark, which the checked path skips.
-                if !(first && lines.lines == 0) {
-                    if let Some(n) = crate::flat_json::event_line_into_batch(&part[at..], batch) {
-                        lines.good();
-                        at += n;
-                        continue;
-                    }
-                }
-                let end = memchr::memchr(b'\n', &part[at..]).map_or(part.len(), |i| at + i);
-                let first = first && lines.lines == 0;
-                lines.line(&part[at..end], |raw| {
+            crate::text::scan_lines(
+                batch,
+                part,
+                first,
+                lines,
+                |batch, text| crate::flat_json::event_line_into_batch(text, batch),
+                |batch, raw, first| {
                     let line = line_str(raw, first).map_err(|(c, what)| (c, what.to_string()))?;
                     event_into_batch(line, batch)
-                });
-                at = end + 1;
-            }
+                },
+            )
         },
     );
     let bad = p
@@ -1014,11 +998,7 @@ fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWin
     let batch = SPARES.window(p.parts, |w, parts| {
         w.concat_seeded_into(parts, seed.as_deref())
     });
-    let next = (batch.names().len() + batch.strings().len() <= SEED_MAX)
-        .then(|| std::sync::Arc::new(batch.seed()));
-    *SEED
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner) = next;
+    SEED.hand_on(&batch);
     (EventsWindow { batch, bad }, p.lines)
 }
 
@@ -1026,13 +1006,8 @@ fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWin
 static SPARES: crate::text::Spares<EventBatch> = crate::text::Spares::new();
 
 /// The names and strings of the last window parsed by [`parse_events_text`], which the
-/// next window's parts begin from ([`crate::batch::Seed`]), when they are few: a
-/// stream whose strings are mostly new would otherwise carry them from window to window.
-static SEED: std::sync::Mutex<Option<std::sync::Arc<crate::batch::Seed>>> =
-    std::sync::Mutex::new(None);
-
-/// Most names and strings a window hands on to the next ([`SEED`]).
-const SEED_MAX: usize = 4096;
+/// next window's parts begin from.
+static SEED: crate::batch::SeedSlot = crate::batch::SeedSlot::new();
 
 /// Gives a window's batch from [`parse_events_text`] back once its events are matched:
 /// a later window is parsed into its memory (a few are kept; the others freed).

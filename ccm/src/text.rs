@@ -438,6 +438,37 @@ pub fn parse_parts<B: Send, E: Send>(
     out
 }
 
+/// A scan of one part's lines for [`parse_parts`]: each line read by `fast` straight from
+/// the part's bytes at its start (it gives the bytes the line took, its `\n` included,
+/// or `None` where it gives up, leaving its container as it was); a line it gives up on
+/// (and line 1 of the stream, which may begin with a byte-order mark) is cut at its
+/// `\n` and handed to `checked` (`first`: it is line 1), which parses it or words its
+/// error. The events parsers' scan: no line cut first, no pass to check UTF-8.
+#[inline(always)]
+pub fn scan_lines<B, E>(
+    container: &mut B,
+    part: &[u8],
+    first: bool,
+    lines: &mut PartLines<E>,
+    mut fast: impl FnMut(&mut B, &[u8]) -> Option<usize>,
+    mut checked: impl FnMut(&mut B, &[u8], bool) -> Result<(), E>,
+) {
+    let mut at = 0;
+    while at < part.len() {
+        let first = first && lines.lines == 0;
+        if !first {
+            if let Some(n) = fast(container, &part[at..]) {
+                lines.good();
+                at += n;
+                continue;
+            }
+        }
+        let end = memchr::memchr(b'\n', &part[at..]).map_or(part.len(), |i| at + i);
+        lines.line(&part[at..end], |raw| checked(container, raw, first));
+        at = end + 1;
+    }
+}
+
 /// Containers a stream's parser keeps from window to window (their arrays keep their
 /// memory: a window parsed into fresh memory spent a fifth of its time in the kernel,
 /// clearing the pages): the parts' ([`parse_lines_in_parts`]) and the windows' given back
@@ -499,6 +530,31 @@ impl<B: Default> Spares<B> {
         if kept.len() < SPARE_WINDOWS_MAX {
             kept.push(window);
         }
+    }
+}
+
+/// A batch that a stream's parser empties and fills again window after window, from
+/// nothing or from the last window's names and strings ([`Spares::seeded_part`]).
+pub trait Refill {
+    /// Empties it, its dictionaries too, keeping its memory.
+    fn reset(&mut self);
+    /// Empties it, keeping its memory, its dictionaries made copies of `seed`'s.
+    fn reset_to(&mut self, seed: &crate::batch::Seed);
+}
+
+impl<B: Default + Refill> Spares<B> {
+    /// A part's batch begun from `seed` (from nothing when `None`): a kept one, else
+    /// `fresh()`.
+    pub fn seeded_part(&self, seed: Option<&crate::batch::Seed>, fresh: impl FnOnce() -> B) -> B {
+        let reset = |b: &mut B| match seed {
+            Some(seed) => b.reset_to(seed),
+            None => b.reset(),
+        };
+        self.part(reset, || {
+            let mut b = fresh();
+            reset(&mut b);
+            b
+        })
     }
 }
 

@@ -97,8 +97,14 @@ impl EventBatch {
     /// [`EventBatch::concat`] into this batch, emptied first ([`EventBatch::reset`]):
     /// its arrays' memory reused (see [`ccm::batch::EventBatch::concat_into`]).
     pub fn concat_into(&mut self, parts: &[EventBatch]) {
+        self.concat_seeded_into(parts, None);
+    }
+
+    /// [`EventBatch::concat_into`] of parts that each began from `seed`
+    /// ([`EventBatch::reset_to`]; see [`ccm::batch::EventBatch::concat_seeded_into`]).
+    pub fn concat_seeded_into(&mut self, parts: &[EventBatch], seed: Option<&ccm::batch::Seed>) {
         let content: Vec<&ccm::batch::EventBatch> = parts.iter().map(|p| &p.content).collect();
-        self.content.concat_into(&content);
+        self.content.concat_seeded_into(&content, seed);
         let events = parts.iter().map(|p| p.len()).sum();
         self.x.clear();
         self.y.clear();
@@ -193,6 +199,17 @@ impl EventBatch {
         Ok(())
     }
 
+    /// [`EventBatch::end_event`] of an event whose attributes were read by
+    /// [`ccm::flat_json::LineScan::object`], its names `distinct` as the scan says
+    /// ([`ccm::batch::EventBatch::end_scanned_event`]).
+    #[inline]
+    pub fn end_scanned_event(&mut self, loc: Location, distinct: bool) -> Result<(), ModelError> {
+        self.content.end_scanned_event(distinct)?;
+        self.x.push(loc.x);
+        self.y.push(loc.y);
+        Ok(())
+    }
+
     /// The content, to push an event's attributes into (the parsers' fast path).
     pub(crate) fn content_mut(&mut self) -> &mut ccm::batch::EventBatch {
         &mut self.content
@@ -222,6 +239,14 @@ impl EventBatch {
     /// [`ccm::batch::EventBatch::clear`]).
     pub fn clear(&mut self) {
         self.content.clear();
+        self.x.clear();
+        self.y.clear();
+    }
+
+    /// Removes every event, keeping the arrays' memory, the dictionaries made copies of
+    /// `seed`'s (see [`ccm::batch::EventBatch::reset_to`]).
+    pub fn reset_to(&mut self, seed: &ccm::batch::Seed) {
+        self.content.reset_to(seed);
         self.x.clear();
         self.y.clear();
     }
@@ -276,6 +301,15 @@ impl EventBatch {
     /// Bytes on the heap.
     pub fn heap_bytes(&self) -> usize {
         self.content.heap_bytes() + (self.x.capacity() + self.y.capacity()) * 4
+    }
+}
+
+impl ccm::text::Refill for EventBatch {
+    fn reset(&mut self) {
+        EventBatch::reset(self);
+    }
+    fn reset_to(&mut self, seed: &ccm::batch::Seed) {
+        EventBatch::reset_to(self, seed);
     }
 }
 

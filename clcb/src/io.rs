@@ -541,39 +541,41 @@ pub fn parse_events_text(file: &Path, text: &[u8], first_line: usize) -> (Events
 /// [`ccm::text::parse_lines_in_parts`] cuts (a window this small is one part).
 const SMALL_WINDOW: usize = 16 << 10;
 
-/// [`parse_events_text`], on a thread of the pool. Each part's bytes are checked for
-/// UTF-8 once, as a whole (as `ccm::io::parse_events_text` checks them: a part is whole
-/// lines, cut at `\n`), so that the lines of a valid part go straight to the fast reader;
-/// a line it does not take, and every line of a part that is not valid UTF-8, take the
-/// checked path of [`parse_events_batch`] (the same words for the same errors).
+/// [`parse_events_text`], on a thread of the pool. Each part is scanned line after line
+/// straight from its bytes ([`located_line_into`]: no line cut first, no pass to check
+/// UTF-8), into a batch begun from the last window's names and strings (so that the
+/// parts are joined without renumbering); a line the scan does not take is cut at its
+/// `\n` and takes the checked path of [`parse_events_batch`] (the same words for the
+/// same errors).
 fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWindow, usize) {
     use crate::batch::EventBatch;
-    let p = ccm::text::parse_lines_in_parts(
+    let seed = SEED.current();
+    let p = ccm::text::parse_parts(
         text,
         first_line,
         |part| {
             // About 100 bytes and 4 attributes an event in Table 1's scenarios; the
             // vectors grow past it.
-            let batch = SPARES.part(EventBatch::reset, || {
+            SPARES.seeded_part(seed.as_deref(), || {
                 EventBatch::with_capacity(part.len() / 96, part.len() / 24)
-            });
-            (batch, std::str::from_utf8(part).is_ok())
+            })
         },
-        |(batch, utf8), raw, first| {
-            if *utf8 {
-                // SAFETY: the part is valid UTF-8 (checked above), and a line of it is
-                // cut at `\n` bytes, which are whole characters: so is the line.
-                let line = unsafe { std::str::from_utf8_unchecked(raw) };
-                let line = line.strip_suffix('\r').unwrap_or(line);
-                if fast_event_into(line, batch).is_some() {
-                    return Ok(());
-                }
-            }
-            let line = ccm::io::line_str(raw, first).map_err(|(c, what)| (c, what.to_string()))?;
-            if fast_event_into(line, batch).is_none() {
-                batch.push_event(&event_from_line(line)?);
-            }
-            Ok(())
+        |batch, part, first, lines| {
+            ccm::text::scan_lines(
+                batch,
+                part,
+                first,
+                lines,
+                located_line_into,
+                |batch, raw, first| {
+                    let line =
+                        ccm::io::line_str(raw, first).map_err(|(c, what)| (c, what.to_string()))?;
+                    if fast_event_into(line, batch).is_none() {
+                        batch.push_event(&event_from_line(line)?);
+                    }
+                    Ok(())
+                },
+            )
         },
     );
     let bad = p
@@ -581,10 +583,16 @@ fn parse_text_on_pool(file: &Path, text: &[u8], first_line: usize) -> (EventsWin
         .into_iter()
         .map(|(i, line, e)| (i, at(file, line, e)))
         .collect();
-    let parts: Vec<EventBatch> = p.parts.into_iter().map(|(b, _)| b).collect();
-    let batch = SPARES.window(parts, |w, parts| w.concat_into(parts));
+    let batch = SPARES.window(p.parts, |w, parts| {
+        w.concat_seeded_into(parts, seed.as_deref())
+    });
+    SEED.hand_on(batch.content());
     (EventsWindow { batch, bad }, p.lines)
 }
+
+/// The names and strings of the last window parsed by [`parse_events_text`], which the
+/// next window's parts begin from.
+static SEED: ccm::batch::SeedSlot = ccm::batch::SeedSlot::new();
 
 /// The parts' and windows' batches of [`parse_events_text`] kept for the next window
 /// (ccm's [`ccm::text::Spares`], as its events parser keeps its own).
@@ -597,47 +605,58 @@ pub fn recycle_batch(batch: crate::batch::EventBatch) {
 }
 
 /// The common events line, `{"loc": [x, y], "attrs": {...}}` (keys in any order, `attrs`
-/// optional) with plain scalars, read straight into one more event of `batch`; `None`
-/// (the batch as it was) for anything else, a refused event included, which
-/// [`event_from_line`] then parses and words.
+/// optional) with plain scalars, read straight into one more event of `batch`
+/// ([`located_line_into`] of its bytes); `None` (the batch as it was) for anything else,
+/// a refused event included, which [`event_from_line`] then parses and words.
 fn fast_event_into(line: &str, batch: &mut crate::batch::EventBatch) -> Option<()> {
-    let mut r = ccm::flat_json::Reader::new(line);
+    located_line_into(batch, line.as_bytes()).map(|_| ())
+}
+
+/// The common events line (see [`fast_event_into`]) at the start of `text` (a window's
+/// bytes from a line's start, not checked for UTF-8), read into one more event of
+/// `batch` in one pass by [`ccm::flat_json::LineScan`]: the bytes the line takes, its
+/// `\n` included (or all of `text`, when the line ends it); `None` (the batch as it
+/// was) for a line of another form or a refused event, which the caller then cuts and
+/// parses by the checked path, which words the errors.
+#[inline]
+fn located_line_into(batch: &mut crate::batch::EventBatch, text: &[u8]) -> Option<usize> {
+    let mut s = ccm::flat_json::LineScan::new(text);
     let read = (|| {
-        r.eat(b'{')?;
-        let (mut loc, mut attrs) = (None, false);
+        s.eat(b'{')?;
+        // The location, and whether the attributes' names are known distinct (once read).
+        let (mut loc, mut distinct) = (None, None);
         loop {
-            match r.string()? {
-                "loc" if loc.is_none() => {
-                    r.eat(b':')?;
-                    r.eat(b'[')?;
-                    let x = r.float()?;
-                    r.eat(b',')?;
-                    let y = r.float()?;
-                    r.eat(b']')?;
+            match s.key()? {
+                b"loc" if loc.is_none() => {
+                    s.eat(b':')?;
+                    s.eat(b'[')?;
+                    let x = s.float()?;
+                    s.eat(b',')?;
+                    let y = s.float()?;
+                    s.eat(b']')?;
                     loc = Some((x, y));
                 }
-                "attrs" if !attrs => {
-                    r.eat(b':')?;
-                    r.object(batch.content_mut())?;
-                    attrs = true;
+                b"attrs" if distinct.is_none() => {
+                    s.eat(b':')?;
+                    distinct = Some(s.object(batch.content_mut())?);
                 }
                 _ => return None,
             }
-            match r.peek()? {
-                b',' => r.eat(b',')?,
+            match s.peek()? {
+                b',' => s.eat(b',')?,
                 b'}' => {
-                    r.eat(b'}')?;
+                    s.eat(b'}')?;
                     break;
                 }
                 _ => return None,
             }
         }
         let (x, y) = loc?;
-        r.at_end().then_some(())?;
-        Location::new(x, y).ok()
+        let end = s.line_end()?;
+        Some((Location::new(x, y).ok()?, distinct.unwrap_or(true), end))
     })();
     match read {
-        Some(loc) if batch.end_event(loc).is_ok() => Some(()),
+        Some((loc, distinct, end)) if batch.end_scanned_event(loc, distinct).is_ok() => Some(end),
         _ => {
             batch.abandon_event();
             None
