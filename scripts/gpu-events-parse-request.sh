@@ -9,7 +9,7 @@
 #      ($BIN/{ccm,clcb}-parse-events[-base]: the crates' examples/parse_events.rs, the
 #      text path `ccm match` and `clcb match` take): parse.txt.
 #
-#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-request.sh
+#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-events-parse-request.sh
 #
 # Writes under $OUT: info.txt, times.txt (step, seconds, exit code; 124 = cut by its
 # timeout), e2e-run.txt, e2e/ and parse.txt. Every step under `timeout`, the whole within about 140 s.
