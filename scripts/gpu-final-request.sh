@@ -55,7 +55,7 @@ for step in $STEPS; do
                 --engines gpu,gpu-cells,grid,rtree --out "$OUT/paired-$v${PAIRED_TAG:-}"
         done ;;
     fig3a) run_step fig3a 120 "$H" run clcb fig3a --seeds 3 --out "$OUT/rec" ;;
-    fig3[bcd] | fig4[abcd]) run_step "$step" 120 "$H" run clcb "$step" --seeds "${FIG_SEEDS:-3}" --out "$OUT/rec" ;;
+    fig3[bcd] | fig4[abcd]) run_step "$step" 160 "$H" run clcb "$step" --seeds "${FIG_SEEDS:-3}" --out "$OUT/rec" ;;
     table2) run_step table2 150 "$H" run clcb table2 --seeds 3 --out "$OUT/rec" ;;
     dense10) run_step dense10 200 "$H" run ccm dense10 --seeds 3 --engines gpu-index,hybrid,index --out "$OUT/rec" ;;
     dense) run_step dense 580 "$H" run ccm dense --seeds 3 --engines gpu-index,hybrid --out "$OUT/rec" ;;
