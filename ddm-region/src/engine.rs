@@ -7,7 +7,8 @@
 //! - [`Approach::Bisect`]: beyond the paper, counting whose cost does not grow with the
 //!   pairs: in one dimension, two binary searches per region over the sorted end points
 //!   (after Marzolla, Birolo, D'Angelo & Fariselli 2024); in several, the sweep on the
-//!   dimension a sample says has the fewest candidates; for small sets (the paper's
+//!   dimension a sample says has the fewest candidates, in strips of a second dimension
+//!   (the paper's grid, §III.C, in one dimension: [`plan_strips`]); for small sets (the paper's
 //!   32768 regions a step), sorted tiles of publications swept in shared memory, two
 //!   launches and one wait where the sorts and sweep take about twenty launches and
 //!   one wait (a count) or more (the pairs).
@@ -348,7 +349,9 @@ pub enum Approach {
     /// sorted end points ([`ddm_region_kernels::count`]); a live empty range in the
     /// counted dimension (where that identity fails) sends the count to the sweep. In
     /// several dimensions, counting and enumerating sweep the dimension where a sample
-    /// of `SAMPLE x SAMPLE` pairs finds the fewest overlaps (the sweep's candidates).
+    /// of `SAMPLE x SAMPLE` pairs finds the fewest overlaps (the sweep's candidates), in
+    /// strips of another dimension where they pay ([`plan_strips`], [`Strips`]: the
+    /// candidates are then the regions near each other in both dimensions).
     /// Small sets (`n_pub * n_sub` up to [`TILED_MAX_PAIRS`], at most four dimensions,
     /// as the paper's 32768 regions a step) skip the sorts of all regions: the
     /// publications are sorted tile by tile and every subscription swept against every
