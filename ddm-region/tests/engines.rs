@@ -409,6 +409,9 @@ fn bisect_sweeps_the_dimension_with_fewer_overlaps() {
     assert_eq!(s.sweep_dim().unwrap(), 0);
 }
 
+/// One kind's regions by index (`None`: absent).
+type Regions = Vec<Option<Vec<Range>>>;
+
 /// `n` random regions of each kind in `dims` dimensions: in dimension `d` starting below
 /// `spans[d]`, narrower than `widths[d]` (zero-width ones among them).
 fn random_regions(
@@ -416,7 +419,7 @@ fn random_regions(
     n: usize,
     spans: &[u32],
     widths: &[u32],
-) -> (Vec<Option<Vec<Range>>>, Vec<Option<Vec<Range>>>, RegionSet) {
+) -> (Regions, Regions, RegionSet) {
     use rand::{Rng, SeedableRng};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     let mut region = || -> Vec<Range> {
