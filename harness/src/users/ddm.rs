@@ -421,14 +421,15 @@ fn match_cmd(
 /// Pairs one task of [`write_pairs`] formats (about 230 KB of lines).
 const WRITE_PART: usize = 1 << 14;
 
-/// Parts [`write_pairs`] formats at once per thread: its memory is this many parts a
-/// thread, whatever the number of pairs.
+/// Parts [`write_pairs`] formats at once per thread: it holds at most three such groups
+/// (one being formatted, one waiting, one being written), whatever the number of pairs.
 const WRITE_PARTS_PER_THREAD: usize = 2;
 
-/// Writes one `pub_id,sub_id` line per pair, in the pairs' order: formatted on all cores,
-/// a group of parts of [`WRITE_PART`] pairs at a time (each part on a thread, into a
-/// buffer kept from group to group), each group written as soon as it is formatted, so
-/// that the memory held is a few parts a thread (not every line at once).
+/// Writes one `pub_id,sub_id` line per pair, in the pairs' order: formatted on all cores
+/// a group of parts of [`WRITE_PART`] pairs at a time (each part by a pool thread, into a
+/// buffer reused from group to group), while the calling thread writes the group before,
+/// so that formatting and writing overlap and the memory held is a few parts a thread
+/// (not every line at once).
 fn write_pairs(
     pairs: &[Pair],
     pub_ids: &[u64],
@@ -437,27 +438,41 @@ fn write_pairs(
 ) -> std::io::Result<()> {
     use rayon::prelude::*;
     let group = WRITE_PART * WRITE_PARTS_PER_THREAD * rayon::current_num_threads();
-    let mut bufs: Vec<Vec<u8>> = Vec::new();
-    for g in pairs.chunks(group) {
-        let parts = g.len().div_ceil(WRITE_PART);
-        bufs.resize_with(bufs.len().max(parts), Vec::new);
-        bufs[..parts]
-            .par_iter_mut()
-            .zip(g.par_chunks(WRITE_PART))
-            .for_each(|(buf, c)| {
-                buf.clear();
-                buf.reserve(c.len() * 16);
-                let (mut a, mut b) = (itoa::Buffer::new(), itoa::Buffer::new());
-                for p in c {
-                    buf.extend_from_slice(a.format(pub_ids[p.publication as usize]).as_bytes());
-                    buf.push(b',');
-                    buf.extend_from_slice(b.format(sub_ids[p.subscription as usize]).as_bytes());
-                    buf.push(b'\n');
+    let format = |buf: &mut Vec<u8>, c: &[Pair]| {
+        buf.clear();
+        buf.reserve(c.len() * 16);
+        let (mut a, mut b) = (itoa::Buffer::new(), itoa::Buffer::new());
+        for p in c {
+            buf.extend_from_slice(a.format(pub_ids[p.publication as usize]).as_bytes());
+            buf.push(b',');
+            buf.extend_from_slice(b.format(sub_ids[p.subscription as usize]).as_bytes());
+            buf.push(b'\n');
+        }
+    };
+    // Formatted groups go to the writer (this thread: `out` stays here) one ahead at
+    // most; their buffers come back to be reused.
+    let (ready, formatted) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
+    let (give_back, returned) = std::sync::mpsc::channel::<Vec<Vec<u8>>>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for g in pairs.chunks(group) {
+                let mut bufs = returned.try_recv().unwrap_or_default();
+                bufs.resize_with(g.len().div_ceil(WRITE_PART), Vec::new);
+                bufs.par_iter_mut()
+                    .zip(g.par_chunks(WRITE_PART))
+                    .for_each(|(buf, c)| format(buf, c));
+                if ready.send(bufs).is_err() {
+                    // The writer stopped on an error.
+                    return;
                 }
-            });
-        bufs[..parts].iter().try_for_each(|b| out.write_all(b))?;
-    }
-    Ok(())
+            }
+        });
+        for bufs in formatted {
+            bufs.iter().try_for_each(|b| out.write_all(b))?;
+            let _ = give_back.send(bufs);
+        }
+        Ok(())
+    })
 }
 
 /// `ddm match --devices`: the engine `(on a GPU, approach, slices)` with the publications
