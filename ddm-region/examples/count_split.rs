@@ -2,8 +2,8 @@
 //! (seed 1): the scale-up at alpha 1 and 100, the peer's random intervals at overlap
 //! degree 1 and 100 (the harness's `density_2d`), and the paper's uniform scenario with
 //! RS 10 (what `ddm generate` writes and `ddm match` reads in the e2e runs). Per engine
-//! (`sweep`; `bisect` over the whole space, as before its strips; `bisect` in strips,
-//! its default): the load from host memory ([`Engine::load`], with its fills' and the
+//! (`sweep`; `bisect` over the whole space, as before its strips; `bisect` in strips
+//! where they pay, its default; `bisect` in strips wherever they can be made): the load from host memory ([`Engine::load`], with its fills' and the
 //! bus's share, [`Engine::last_load_times`]) and the count on the device
 //! ([`Engine::count`]), best and median of `reps`, every answer checked against the
 //! CPU's (`sbm`, all cores). Run under `ncu --metrics gpu__time_duration.sum` with `reps`
@@ -64,15 +64,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (name, make) in workloads {
         let set = make()?;
         let want = cpu.count(&set);
-        for (approach, strips) in [
-            (Approach::Sweep, false),
-            (Approach::Bisect, false),
-            (Approach::Bisect, true),
+        // (`bisect` with strips where they pay, its default, and wherever they can be
+        // made: `Some(0)`.)
+        for (approach, strips, from) in [
+            (Approach::Sweep, false, None),
+            (Approach::Bisect, false, None),
+            (Approach::Bisect, true, None),
+            (Approach::Bisect, true, Some(0)),
         ] {
             let mut e = Engine::new(&dev, approach.clone(), 2, set.n_pub(), set.n_sub())?;
             // (The tiles of small sets off: the emulator's sets are small.)
             e.set_tiled_max(0);
             e.set_strips(strips);
+            if let Some(from) = from {
+                e.set_strips_from(from);
+            }
             e.load(&set)?;
             let got = e.count()?;
             assert_eq!(

@@ -227,6 +227,15 @@ fn work_of(
 /// whole space (every region one entry, not two).
 pub const MIN_STRIPS: u64 = 4;
 
+/// Candidates a region (whole-space sweep, estimated from the sample) from which the
+/// bisect engine sweeps in strips: below, the strips' second entry a region costs more
+/// than the candidates it saves. On an H200 (1M 2-D regions, `count_split`), a candidate
+/// of the whole-space walk took about 6 ps and an entry of the sort and tasks about
+/// 0.2 ns: the scale-up at alpha 1 (about 0.5 candidates a region) counted in 0.28 ms
+/// over the whole space and 0.50 ms in strips, at alpha 100 (about 50) in 0.58 and
+/// 0.54 ms, the paper's scenario with RS 10 (about 500) in 8.1 and 0.52 ms.
+pub const STRIPS_FROM_CANDIDATES: u64 = 32;
+
 /// Most strips the bisect engine cuts a dimension into (2^16: more than a million
 /// regions' worth where the ranges are narrow; their keys keep 14 bits or more for the
 /// sweep dimension's bounds).
@@ -704,8 +713,10 @@ pub struct Engine<'d> {
     /// the whole space).
     chosen_dim: Option<u32>,
     chosen_strips: Option<(Strips, u32)>,
-    /// Whether the bisect engine sweeps in strips where they pay ([`Engine::set_strips`]).
+    /// Whether the bisect engine sweeps in strips where they pay ([`Engine::set_strips`]),
+    /// and from how many whole-space candidates a region ([`Engine::set_strips_from`]).
     strips_on: bool,
+    strips_from: u64,
     /// The bisect engine matches in sorted tiles when `n_pub * n_sub` is at most this,
     /// in about this many blocks.
     tiled_max: u64,
@@ -867,6 +878,7 @@ impl<'d> Engine<'d> {
             chosen_dim: None,
             chosen_strips: None,
             strips_on: true,
+            strips_from: STRIPS_FROM_CANDIDATES,
             tiled_max: TILED_MAX_PAIRS,
             tiled_narrow: true,
             tiled_fill: TILED_FILL,
@@ -1114,11 +1126,20 @@ impl<'d> Engine<'d> {
     }
 
     /// Bisect engine in several dimensions: sweep in strips of a second dimension where
-    /// they pay (`true`, the default; [`plan_strips`]) or the whole space (`false`, as
+    /// they pay (`true`, the default; [`plan_strips`], [`Engine::set_strips_from`]) or the
+    /// whole space (`false`, as
     /// before them: every candidate of the sweep dimension, for an A/B). The same
     /// answers; no effect on the other approaches.
     pub fn set_strips(&mut self, on: bool) {
         self.strips_on = on;
+        self.chosen_dim = None;
+    }
+
+    /// Bisect engine: sweep in strips where the sample estimates at least `candidates` a
+    /// region over the whole space (default [`STRIPS_FROM_CANDIDATES`]; 0: wherever
+    /// [`plan_strips`] finds strips). The same answers.
+    pub fn set_strips_from(&mut self, candidates: u64) {
+        self.strips_from = candidates;
         self.chosen_dim = None;
     }
 

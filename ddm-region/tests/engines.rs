@@ -247,7 +247,10 @@ proptest! {
     #[test]
     #[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
     fn emu_bisect_in_strips_equals_oracle_over_update_sequences(c in case_of(2..=3, 60, (120, 12, 1))) {
-        run_tuned(&c, Approach::Bisect, |e| e.set_tiled_max(0));
+        run_tuned(&c, Approach::Bisect, |e| {
+            e.set_tiled_max(0);
+            e.set_strips_from(0);
+        });
     }
 
     /// The same with bounds up to 2^31 (in units of 2^24): the keys hold the sweep
@@ -255,7 +258,10 @@ proptest! {
     #[test]
     #[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
     fn emu_bisect_in_strips_of_quantized_keys_equals_oracle(c in case_of(2..=3, 60, (120, 12, 1 << 24))) {
-        run_tuned(&c, Approach::Bisect, |e| e.set_tiled_max(0));
+        run_tuned(&c, Approach::Bisect, |e| {
+            e.set_tiled_max(0);
+            e.set_strips_from(0);
+        });
     }
 
     #[test]
@@ -464,6 +470,8 @@ fn bisect_in_strips_counts_and_enumerates_as_the_whole_sweep() {
         let dims = spans.len();
         let mut e = Engine::with_regions(&dev, Approach::Bisect, &set).unwrap();
         e.set_tiled_max(0);
+        // (Strips wherever they can be made: these sets are small.)
+        e.set_strips_from(0);
         let want = oracle(dims, &pubs, &subs);
         assert!(want.len() > 20, "seed {seed}: {} pairs", want.len());
         assert_eq!(e.count().unwrap(), want.len() as u64, "seed {seed}");

@@ -48,7 +48,9 @@ impl<'d> Engine<'d> {
     /// subscriptions (`min(SAMPLE, max(n_pub, n_sub) / 8)` of each, every pair) overlaps
     /// least (the lowest on a tie), estimated once per step or load, with the strips of
     /// another dimension its sweep runs in ([`plan_strips`], from the live regions'
-    /// largest bounds and widest ranges, [`dim_extents`], brought back by the same read).
+    /// largest bounds and widest ranges, [`dim_extents`], brought back by the same read)
+    /// where the sample says the whole space has [`Engine::set_strips_from`]'s candidates a
+    /// region or more.
     /// Dimension 0 for the sweep engine and in one dimension.
     pub fn sweep_dim(&mut self) -> Result<u32, DdmError> {
         if self.approach != Approach::Bisect || self.dims == 1 {
@@ -80,11 +82,20 @@ impl<'d> Engine<'d> {
         let per_dim = self.dev.read(&ends.per_dim)?;
         let estimated = (self.dims as u32).min(MAX_ESTIMATED_DIMS) as usize;
         let dim = (0..estimated).min_by_key(|&d| per_dim[d]).unwrap_or(0) as u32;
-        self.chosen_strips = plan_strips(
-            dim,
-            &per_dim[EXTENT_HI..EXTENT_HI + estimated],
-            &per_dim[EXTENT_WIDTH..EXTENT_WIDTH + estimated],
-        );
+        // The whole space's candidates, from the sample: strips only where they are many
+        // (`strips_from` a region).
+        let candidates = per_dim[dim as usize] as f64 * self.n_pub as f64 * self.n_sub as f64
+            / (samples as f64 * samples as f64);
+        let many = candidates >= (self.strips_from as f64) * regions as f64;
+        self.chosen_strips = many
+            .then(|| {
+                plan_strips(
+                    dim,
+                    &per_dim[EXTENT_HI..EXTENT_HI + estimated],
+                    &per_dim[EXTENT_WIDTH..EXTENT_WIDTH + estimated],
+                )
+            })
+            .flatten();
         self.chosen_dim = Some(dim);
         self.count_times.estimate = t.elapsed();
         Ok(dim)
