@@ -7,7 +7,8 @@
 //! - [`Approach::Bisect`]: beyond the paper, counting whose cost does not grow with the
 //!   pairs: in one dimension, two binary searches per region over the sorted end points
 //!   (after Marzolla, Birolo, D'Angelo & Fariselli 2024); in several, the sweep on the
-//!   dimension a sample says has the fewest candidates; for small sets (the paper's
+//!   dimension a sample says has the fewest candidates, in strips of a second dimension
+//!   (the paper's grid, §III.C, in one dimension: [`plan_strips`]); for small sets (the paper's
 //!   32768 regions a step), sorted tiles of publications swept in shared memory, two
 //!   launches and one wait where the sorts and sweep take about twenty launches and
 //!   one wait (a count) or more (the pairs).
@@ -101,7 +102,8 @@
 use crate::layout::{stage_into, stream_copy, GridSpec, Hands, StageCounts};
 use crate::model::{Kind, ModelError, Pair, Range, RegionSet, UpdateBatch};
 use ddm_region_kernels::count::{
-    bisect_count, dim_candidates, end_keys, EMPTY_FLAG, MAX_ESTIMATED_DIMS, SAMPLE,
+    bisect_count, dim_candidates, dim_extents, end_keys, EMPTY_FLAG, EXTENT_HI, EXTENT_WIDTH,
+    MAX_ESTIMATED_DIMS, SAMPLE,
 };
 use ddm_region_kernels::grid::{
     clear_and_unmap, commit_and_compact, compact_cells, map_regions, match_grid, unmap_regions,
@@ -116,7 +118,7 @@ use ddm_region_kernels::region::match_region;
 use ddm_region_kernels::scan::{scan_down, scan_reduce, scan_top, SCAN_BLOCK, SCAN_TILE};
 use ddm_region_kernels::sweep::{
     sweep_count, sweep_count_strided, sweep_emit, sweep_gather, sweep_keys, sweep_plan,
-    sweep_tasks, SweepWork, MAX_CHUNKS_LOG2,
+    sweep_tasks, Strips, SweepWork, MAX_CHUNKS_LOG2,
 };
 use ddm_region_kernels::tiled::{
     sort_tiles, subs_per_block, tiled_match, tiled_shared_bytes, unpack_narrow, SortedTiles,
@@ -172,6 +174,7 @@ const EMIT_MIN_CHUNK: u64 = 32;
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct CountKey {
     dim: u32,
+    strips: Strips,
     passes: u32,
     n_pub: u32,
     n_sub: u32,
@@ -186,21 +189,109 @@ struct CountRecording {
     recording: gpu_kernels::Recording,
 }
 
-/// The work description of `tasks` tasks sorted into `s`, the sort's values in `vals`
-/// (its totals left 0: [`sweep_plan`] or the host fills them).
-fn work_of(s: &SweepState, vals: &Buffer<u32>, tasks: u32) -> SweepWork {
+/// The work description of `n_pub_tasks` publication entries and `n_sub_tasks`
+/// subscription entries sorted into `s` (list B placed for them), the sort's keys in
+/// `keys` and values in `vals`, swept along `sweep_dim` in `strips` (its totals left 0: [`sweep_plan`] or
+/// the host fills them).
+fn work_of(
+    s: &SweepState,
+    [keys, vals]: [&Buffer<u32>; 2],
+    sweep_dim: u32,
+    strips: Strips,
+    [n_pub_tasks, n_sub_tasks]: [u32; 2],
+) -> SweepWork {
+    let b_at = (SortLists::list_b_at(n_pub_tasks as usize) * std::mem::size_of::<u32>()) as u64;
     SweepWork {
         pub_vals: addr(vals),
-        sub_vals: addr(vals) + (s.sort.b_at * std::mem::size_of::<u32>()) as u64,
+        sub_vals: addr(vals) + b_at,
+        pub_keys: addr(keys),
+        sub_keys: addr(keys) + b_at,
         pub_sorted: addr(&s.pub_sorted),
         sub_sorted: addr(&s.sub_sorted),
         begin: addr(&s.begin),
         offsets: addr(&s.offsets),
         total: 0,
         chunk: 0,
-        n_tasks: tasks,
+        n_tasks: n_pub_tasks + n_sub_tasks,
+        n_pub_tasks,
+        sweep_dim,
+        strip_dim: strips.dim,
+        strip_shift: strips.shift,
+        strip_width: strips.width,
+        strip_quantum: strips.quantum,
         _pad: 0,
     }
+}
+
+/// Fewest strips worth sweeping in ([`Strips`]): with fewer, the bisect engine sweeps the
+/// whole space (every region one entry, not two).
+pub const MIN_STRIPS: u64 = 4;
+
+/// Candidates a region (whole-space sweep, estimated from the sample) from which the
+/// bisect engine sweeps in strips: below, the strips' second entry a region costs more
+/// than the candidates it saves. On an H200 (1M 2-D regions, `count_split`), a candidate
+/// of the whole-space walk took about 6 ps and an entry of the sort and tasks about
+/// 0.2 ns: the scale-up at alpha 1 (about 0.5 candidates a region) counted in 0.28 ms
+/// over the whole space and 0.50 ms in strips, at alpha 100 (about 50) in 0.58 and
+/// 0.54 ms, the paper's scenario with RS 10 (about 500) in 8.1 and 0.52 ms.
+pub const STRIPS_FROM_CANDIDATES: u64 = 32;
+
+/// Most strips the bisect engine cuts a dimension into (2^16: more than a million
+/// regions' worth where the ranges are narrow; their keys keep 14 bits or more for the
+/// sweep dimension's bounds).
+pub const MAX_STRIPS: u64 = 1 << 16;
+
+/// The strips of the bisect engine's sweep of dimension `dim` ([`Strips`]), from the
+/// live regions' largest upper bound (`max_hi[d]`) and widest range (`max_width[d]`) in
+/// each estimated dimension: in the dimension (other than `dim`) that the widest range
+/// cuts into the most strips, strips as wide as that range (wider where there would be
+/// more than [`MAX_STRIPS`]), the sweep dimension's bounds in the keys' bits the strips'
+/// numbers leave of 31 (by quanta of `2^quantum` where they need more), with the radix
+/// passes the keys need; `None` (sweep the whole space) in one dimension or where fewer
+/// than [`MIN_STRIPS`] strips would be made.
+///
+/// ```
+/// use ddm_region::plan_strips;
+/// // 2-D, the space 10,000 wide, ranges at most 10 wide: 1,002 strips of dimension 1,
+/// // the bounds of dimension 0 exact in the low 14 bits of the keys.
+/// let (s, passes) = plan_strips(0, &[10_010, 10_010], &[10, 10]).unwrap();
+/// assert_eq!((s.dim, s.width, s.shift, s.quantum, passes), (1, 10, 14, 0, 3));
+/// // Bounds up to 2^30 in both: 1,025 strips, the bounds by quanta of 2^11.
+/// let (s, passes) = plan_strips(1, &[1 << 30, 1 << 30], &[1 << 20, 1 << 20]).unwrap();
+/// assert_eq!((s.dim, s.width, s.shift, s.quantum, passes), (0, 1 << 20, 20, 11, 4));
+/// // One dimension, or ranges as wide as the space: no strips.
+/// assert!(plan_strips(0, &[10_010], &[10]).is_none());
+/// assert!(plan_strips(0, &[100, 100], &[90, 90]).is_none());
+/// ```
+pub fn plan_strips(dim: u32, max_hi: &[u64], max_width: &[u64]) -> Option<(Strips, u32)> {
+    let bits = |x: u64| 64 - x.leading_zeros();
+    // Every live bound of the sweep dimension below `2^full`.
+    let full = bits(*max_hi.get(dim as usize)?);
+    (0..max_hi.len().min(max_width.len()))
+        .filter(|&d| d != dim as usize)
+        .map(|d| {
+            let hi = max_hi[d];
+            let width = max_width[d].max(1).max(hi / (MAX_STRIPS - 1) + 1);
+            // Strip numbers below this (the second entry's too: it is `hi`'s at most).
+            (d as u32, width, hi / width + 1)
+        })
+        .filter(|&(_, _, strips)| strips >= MIN_STRIPS)
+        .max_by_key(|&(d, _, strips)| (strips, std::cmp::Reverse(d)))
+        .map(|(d, width, strips)| {
+            // Keys below `strips << shift`, at most 2^31 (after them, `NO_STRIP`).
+            let shift = full.min(31 - bits(strips));
+            // Every key + 1 below `2^(8 * passes)`: `NO_STRIP`'s low digits after them.
+            let passes = bits(strips << shift).div_ceil(8).clamp(1, 4);
+            (
+                Strips {
+                    dim: d,
+                    shift,
+                    width: width as u32,
+                    quantum: full - shift,
+                },
+                passes,
+            )
+        })
 }
 
 /// Pairs copied back per window when the sweep engine enumerates.
@@ -267,7 +358,9 @@ pub enum Approach {
     /// sorted end points ([`ddm_region_kernels::count`]); a live empty range in the
     /// counted dimension (where that identity fails) sends the count to the sweep. In
     /// several dimensions, counting and enumerating sweep the dimension where a sample
-    /// of `SAMPLE x SAMPLE` pairs finds the fewest overlaps (the sweep's candidates).
+    /// of `SAMPLE x SAMPLE` pairs finds the fewest overlaps (the sweep's candidates), in
+    /// strips of another dimension where they pay ([`plan_strips`], [`Strips`]: the
+    /// candidates are then the regions near each other in both dimensions).
     /// Small sets (`n_pub * n_sub` up to [`TILED_MAX_PAIRS`], at most four dimensions,
     /// as the paper's 32768 regions a step) skip the sorts of all regions: the
     /// publications are sorted tile by tile and every subscription swept against every
@@ -414,10 +507,10 @@ struct SortLists {
 }
 
 impl SortLists {
-    /// Room for lists of `n_a` and `n_b` pairs (B starting at the tile after A's last).
+    /// Room for lists of up to `n_a` and `n_b` pairs (B starting at the tile after A's
+    /// last: [`SortLists::list_b_at`]).
     fn new(dev: &Device, n_a: usize, n_b: usize) -> Result<Self, GpuError> {
-        let tile = RADIX_TILE as usize;
-        let b_at = n_a.div_ceil(tile) * tile;
+        let b_at = Self::list_b_at(n_a);
         let n = (b_at + n_b).max(1);
         Ok(SortLists {
             keys: dev.alloc(n)?,
@@ -426,6 +519,22 @@ impl SortLists {
             tmp_vals: dev.alloc(n)?,
             b_at,
         })
+    }
+
+    /// Where list B starts after a list A of `n_a` pairs: the tile after A's last (as
+    /// [`radix_sort`] takes it).
+    fn list_b_at(n_a: usize) -> usize {
+        n_a.div_ceil(RADIX_TILE as usize) * RADIX_TILE as usize
+    }
+
+    /// Places list B after a list A of `n_a` pairs, for lists of `n_a` and `n_b` pairs
+    /// (within the room made), for the keys written next and their sort; returns where
+    /// B starts.
+    fn place(&mut self, n_a: usize, n_b: usize) -> usize {
+        let b_at = Self::list_b_at(n_a);
+        assert!(b_at + n_b <= self.keys.len(), "lists past their room");
+        self.b_at = b_at;
+        b_at
     }
 
     /// Sorts both lists (`[n_a, n_b]` pairs) by their keys' low `8 * passes` bits; the
@@ -599,8 +708,15 @@ pub struct Engine<'d> {
     /// The largest upper bound in any dimension ever installed (bisect engine), for
     /// the same purpose.
     end_bound: u32,
-    /// The bisect engine's sweep dimension, once estimated (cleared by every step).
+    /// The bisect engine's sweep dimension, once estimated (cleared by every step), and
+    /// the strips of its sweep with their keys' radix passes ([`plan_strips`]; `None`:
+    /// the whole space).
     chosen_dim: Option<u32>,
+    chosen_strips: Option<(Strips, u32)>,
+    /// Whether the bisect engine sweeps in strips where they pay ([`Engine::set_strips`]),
+    /// and from how many whole-space candidates a region ([`Engine::set_strips_from`]).
+    strips_on: bool,
+    strips_from: u64,
     /// The bisect engine matches in sorted tiles when `n_pub * n_sub` is at most this,
     /// in about this many blocks.
     tiled_max: u64,
@@ -760,6 +876,9 @@ impl<'d> Engine<'d> {
             key_bound: 0,
             end_bound: 0,
             chosen_dim: None,
+            chosen_strips: None,
+            strips_on: true,
+            strips_from: STRIPS_FROM_CANDIDATES,
             tiled_max: TILED_MAX_PAIRS,
             tiled_narrow: true,
             tiled_fill: TILED_FILL,
@@ -832,88 +951,6 @@ impl<'d> Engine<'d> {
     /// the default). The same table either way.
     pub fn set_pageable_load(&mut self, on: bool) {
         self.pageable_load = on;
-    }
-
-    /// About the device memory [`Engine::new`] allocates for these sizes (for the sorting
-    /// engines, their sort's and sweep's state included; not the windows of pairs an
-    /// enumeration grows): what a program that opens the GPU on a thread of its own
-    /// takes there ahead ([`Device::reserve`]) once it knows the sizes.
-    ///
-    /// ```
-    /// use ddm_region::{Approach, Engine};
-    /// // 1M 2-D regions: the table and the sorts' buffers, some 100 bytes a region.
-    /// let bytes = Engine::device_bytes(&Approach::Bisect, 2, 500_000, 500_000);
-    /// assert!(bytes > 80_000_000 && bytes < 120_000_000);
-    /// ```
-    pub fn device_bytes(approach: &Approach, dims: usize, n_pub: u32, n_sub: u32) -> u64 {
-        let (np, ns, d) = (n_pub as u64, n_sub as u64, dims as u64);
-        let n = np + ns;
-        // The region table: bounds, alive, epoch, dirty.
-        let table = n * (8 * d + 12);
-        let rest = match approach {
-            Approach::Sweep | Approach::Bisect => {
-                // Keys and values twice, the sorted ranges, task starts and offsets.
-                let sweep = 16 * n + 8 * n * d + 16 * n;
-                // The bisect engine's end points: both ends of each subscription, sorted.
-                let ends = if *approach == Approach::Bisect {
-                    32 * ns
-                } else {
-                    0
-                };
-                sweep + ends
-            }
-            Approach::Region | Approach::Grid(_) => {
-                // The overlap matrices, the pairs' list, the step's staged records and
-                // ranges and its records (a sorting engine makes those at its first step).
-                let (pub_words, sub_words) = (np.div_ceil(32), ns.div_ceil(32));
-                4 * (np * sub_words + ns * pub_words) + 8 * 2 * n + n * (8 + 8 * d + 8)
-            }
-        };
-        table + rest
-    }
-
-    /// Publications, and as many subscriptions, of [`Engine::warm_up`]'s set.
-    pub const WARM_UP_REGIONS: u32 = 2560;
-
-    /// Counts (and, with `pairs`, enumerates) the pairs of a few thousand regions
-    /// ([`Engine::WARM_UP_REGIONS`] of each kind) in `dims` dimensions on a throwaway
-    /// engine of `approach`, swept as a large set's are (not in tiles; enough tasks for
-    /// the scan's three kernels): what a program that opens the GPU on a thread of its
-    /// own can run there, so that its own engine's first count does not pay the first
-    /// launches of the count's kernels, nor the driver's first recording. Returns the
-    /// count.
-    ///
-    /// ```
-    /// use ddm_region::{Approach, Device, Engine};
-    /// // 2560 publications and 2560 subscriptions, region i over [i, i + 8) in each
-    /// // dimension: i and j overlap when |i - j| < 8.
-    /// let dev = Device::emulator();
-    /// assert_eq!(Engine::warm_up(&dev, Approach::Bisect, 2, true)?, 38_344);
-    /// # Ok::<(), ddm_region::DdmError>(())
-    /// ```
-    pub fn warm_up(
-        dev: &Device,
-        approach: Approach,
-        dims: usize,
-        pairs: bool,
-    ) -> Result<u64, DdmError> {
-        const REGIONS: u32 = Engine::WARM_UP_REGIONS;
-        // More tasks than the scan's one-block path takes.
-        const _: () = assert!(2 * REGIONS > 4 * SCAN_TILE);
-        let mut set = RegionSet::new(dims)?;
-        for i in 0..REGIONS {
-            let r = vec![Range { lo: i, hi: i + 8 }; dims];
-            set.push(Kind::Publication, i as u64, &r)?;
-            set.push(Kind::Subscription, i as u64, &r)?;
-        }
-        let mut e = Engine::new(dev, approach, dims, REGIONS, REGIONS)?;
-        e.set_tiled_max(0);
-        e.load(&set)?;
-        let n = e.count()?;
-        if pairs {
-            e.pairs()?;
-        }
-        Ok(n)
     }
 
     /// An engine holding `set`'s regions, matched (the first step adds them all).
@@ -1086,6 +1123,51 @@ impl<'d> Engine<'d> {
             self.dev.write(&mut self.table, 0, &[self.host])?;
         }
         Ok(())
+    }
+
+    /// Bisect engine in several dimensions: sweep in strips of a second dimension where
+    /// they pay (`true`, the default; [`plan_strips`], [`Engine::set_strips_from`]) or the
+    /// whole space (`false`, as
+    /// before them: every candidate of the sweep dimension, for an A/B). The same
+    /// answers; no effect on the other approaches.
+    pub fn set_strips(&mut self, on: bool) {
+        self.strips_on = on;
+        self.chosen_dim = None;
+    }
+
+    /// Bisect engine: sweep in strips where the sample estimates at least `candidates` a
+    /// region over the whole space (default [`STRIPS_FROM_CANDIDATES`]; 0: wherever
+    /// [`plan_strips`] finds strips). The same answers.
+    pub fn set_strips_from(&mut self, candidates: u64) {
+        self.strips_from = candidates;
+        self.chosen_dim = None;
+    }
+
+    /// The strips the bisect engine's sweep of the last count or enumeration used
+    /// (`None`: the whole space).
+    pub fn strips(&self) -> Option<Strips> {
+        self.chosen_dim.and_then(|d| self.strips_for(d).0)
+    }
+
+    /// The strips of a sweep of dimension `dim` and the radix passes of its keys: the
+    /// chosen ones where they were chosen for `dim`, else none.
+    pub(super) fn strips_for(&self, dim: u32) -> (Option<Strips>, u32) {
+        match self.chosen_strips {
+            Some((strips, passes)) if self.chosen_dim == Some(dim) && self.strips_on => {
+                (Some(strips), passes)
+            }
+            _ => (None, self.sort_passes(dim)),
+        }
+    }
+
+    /// Entries a region has in the sorting engines' sort (two where the bisect engine
+    /// may sweep in strips: several dimensions).
+    fn entries_per_region(approach: &Approach, dims: usize) -> usize {
+        if *approach == Approach::Bisect && dims >= 2 {
+            2
+        } else {
+            1
+        }
     }
 
     /// True when the bisect engine counts and enumerates in sorted tiles ([`tiled_match`]).

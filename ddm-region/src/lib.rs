@@ -42,9 +42,10 @@ pub mod multi;
 pub mod slab;
 pub mod workload;
 
+pub use ddm_region_kernels::sweep::Strips;
 pub use engine::{
-    Approach, CountTimes, DdmError, Engine, LoadTimes, NewTimes, Phase1, Slices, StepReport,
-    StepTimes,
+    plan_strips, Approach, CountTimes, DdmError, Engine, LoadTimes, NewTimes, Phase1, Slices,
+    StepReport, StepTimes,
 };
 /// The device type engines run on (re-exported so that users need not name `gpu-kernels`).
 pub use gpu_kernels::Device;

@@ -28,11 +28,15 @@ fn oracle(dims: usize, pubs: &[Option<Vec<Range>>], subs: &[Option<Vec<Range>>])
     out
 }
 
-fn region(dims: usize) -> impl Strategy<Value = Vec<Range>> {
-    // Small coordinates make touching, nested, equal and zero-width ranges common.
-    prop::collection::vec((0u32..24, 0u32..6), dims).prop_map(|v| {
+/// A region of `dims` ranges, each starting below `span` and narrower than `widths`, in
+/// units of `scale`.
+fn region_in(dims: usize, span: u32, widths: u32, scale: u32) -> impl Strategy<Value = Vec<Range>> {
+    prop::collection::vec((0u32..span, 0u32..widths), dims).prop_map(move |v| {
         v.into_iter()
-            .map(|(lo, w)| Range { lo, hi: lo + w })
+            .map(|(lo, w)| Range {
+                lo: lo * scale,
+                hi: (lo + w) * scale,
+            })
             .collect()
     })
 }
@@ -50,7 +54,19 @@ struct Case {
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (1usize..=4, 0usize..40, 0usize..40).prop_flat_map(|(dims, np, ns)| {
+    // Small coordinates make touching, nested, equal and zero-width ranges common.
+    case_of(1..=4, 40, (24, 6, 1))
+}
+
+/// Cases in `dims` dimensions of fewer than `most` regions of each kind, their ranges
+/// starting below `span` and narrower than `widths`, in units of `scale`.
+fn case_of(
+    dims: std::ops::RangeInclusive<usize>,
+    most: usize,
+    (span, widths, scale): (u32, u32, u32),
+) -> impl Strategy<Value = Case> {
+    let region = move |dims| region_in(dims, span, widths, scale);
+    (dims, 0usize..most, 0usize..most).prop_flat_map(move |(dims, np, ns)| {
         let slot = move || prop::option::weighted(0.85, region(dims));
         let change = move |np: usize, ns: usize| {
             (
@@ -225,6 +241,29 @@ proptest! {
         run(&c, Approach::Sweep);
     }
 
+    /// Ranges narrow against their space in 2-3 dimensions: the bisect engine sweeps
+    /// in strips of a second dimension (each region entered in one or two), with
+    /// removals, zero-width and touching ranges.
+    #[test]
+    #[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
+    fn emu_bisect_in_strips_equals_oracle_over_update_sequences(c in case_of(2..=3, 60, (120, 12, 1))) {
+        run_tuned(&c, Approach::Bisect, |e| {
+            e.set_tiled_max(0);
+            e.set_strips_from(0);
+        });
+    }
+
+    /// The same with bounds up to 2^31 (in units of 2^24): the keys hold the sweep
+    /// dimension's bounds by quanta, equal quanta and equal bounds are common.
+    #[test]
+    #[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
+    fn emu_bisect_in_strips_of_quantized_keys_equals_oracle(c in case_of(2..=3, 60, (120, 12, 1 << 24))) {
+        run_tuned(&c, Approach::Bisect, |e| {
+            e.set_tiled_max(0);
+            e.set_strips_from(0);
+        });
+    }
+
     #[test]
     #[ignore = "long on the host emulator (seconds to tens of seconds each): .ci/run runs it, with the other ignored tests, after the README's test command"]
     fn emu_bisect_equals_oracle_over_update_sequences(c in case()) {
@@ -374,6 +413,94 @@ fn bisect_sweeps_the_dimension_with_fewer_overlaps() {
     assert_eq!(e.pairs().unwrap(), want);
     let mut s = Engine::with_regions(&dev, Approach::Sweep, &set).unwrap();
     assert_eq!(s.sweep_dim().unwrap(), 0);
+}
+
+/// One kind's regions by index (`None`: absent).
+type Regions = Vec<Option<Vec<Range>>>;
+
+/// `n` random regions of each kind in `dims` dimensions: in dimension `d` starting below
+/// `spans[d]`, narrower than `widths[d]` (zero-width ones among them).
+fn random_regions(
+    seed: u64,
+    n: usize,
+    spans: &[u32],
+    widths: &[u32],
+) -> (Regions, Regions, RegionSet) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut region = || -> Vec<Range> {
+        spans
+            .iter()
+            .zip(widths)
+            .map(|(&span, &w)| {
+                let lo = rng.gen_range(0..span);
+                Range {
+                    lo,
+                    hi: lo + rng.gen_range(0..w),
+                }
+            })
+            .collect()
+    };
+    let pubs: Vec<_> = (0..n).map(|_| Some(region())).collect();
+    let subs: Vec<_> = (0..n).map(|_| Some(region())).collect();
+    let mut set = RegionSet::new(spans.len()).unwrap();
+    for (kind, list) in [(Kind::Publication, &pubs), (Kind::Subscription, &subs)] {
+        for (i, r) in list.iter().enumerate() {
+            set.push(kind, i as u64, r.as_ref().unwrap()).unwrap();
+        }
+    }
+    (pubs, subs, set)
+}
+
+#[test]
+fn bisect_in_strips_counts_and_enumerates_as_the_whole_sweep() {
+    let dev = Device::emulator();
+    // 2-D and 3-D, narrow ranges in a wide space (many strips); then coordinates that
+    // leave the strips' numbers few bits of the 31 (strips wider than the ranges).
+    for (seed, spans, widths) in [
+        (1, vec![3000, 3000], vec![60, 40]),
+        (2, vec![800, 1200, 900], vec![50, 30, 70]),
+        // (The sweep dimension's bounds take 27 bits: at most 15 strips, each wider
+        // than the ranges, in the other.)
+        (3, vec![1 << 26, 1 << 16], vec![1 << 19, 1 << 10]),
+        // Bounds up to 2^30 in both: the sweep dimension's by quanta of 2^7 in the keys.
+        (4, vec![1 << 30, 1 << 30], vec![1 << 24, 1 << 24]),
+    ] {
+        let (mut pubs, mut subs, set) = random_regions(seed, 600, &spans, &widths);
+        let dims = spans.len();
+        let mut e = Engine::with_regions(&dev, Approach::Bisect, &set).unwrap();
+        e.set_tiled_max(0);
+        // (Strips wherever they can be made: these sets are small.)
+        e.set_strips_from(0);
+        let want = oracle(dims, &pubs, &subs);
+        assert!(want.len() > 20, "seed {seed}: {} pairs", want.len());
+        assert_eq!(e.count().unwrap(), want.len() as u64, "seed {seed}");
+        assert!(e.strips().is_some(), "seed {seed}: no strips");
+        assert_eq!(e.pairs().unwrap(), want, "seed {seed}");
+        e.set_strips(false);
+        assert_eq!(e.count().unwrap(), want.len() as u64, "seed {seed} whole");
+        assert!(e.strips().is_none());
+        e.set_strips(true);
+        // A third of each kind removed, a few moved onto others: the removed ones'
+        // entries sort last and are no candidates.
+        let before = pubs.clone();
+        let mut batch = UpdateBatch::default();
+        for i in (0..599).step_by(3) {
+            batch.remove(Kind::Publication, i as u32);
+            batch.remove(Kind::Subscription, (i + 1) as u32);
+            pubs[i] = None;
+            subs[i + 1] = None;
+        }
+        for i in (2..600).step_by(7) {
+            let r = before[(i + 5) % 600].clone().unwrap();
+            batch.set(Kind::Subscription, i as u32, &r);
+            subs[i] = Some(r);
+        }
+        e.step(&batch, false).unwrap();
+        let want = oracle(dims, &pubs, &subs);
+        assert_eq!(e.count().unwrap(), want.len() as u64, "seed {seed} after");
+        assert_eq!(e.pairs().unwrap(), want, "seed {seed} after");
+    }
 }
 
 #[test]

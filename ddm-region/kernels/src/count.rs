@@ -144,3 +144,45 @@ kernel! {
         }
     }
 }
+
+/// Where [`dim_extents`] writes its maxima in its `u64` output: the largest live upper
+/// bound of dimension `d` at `EXTENT_HI + d`, the widest live range there at
+/// `EXTENT_WIDTH + d` (after the [`dim_candidates`] sums at `d`, in the same buffer, so
+/// that one read brings back both).
+pub const EXTENT_HI: usize = MAX_ESTIMATED_DIMS as usize;
+pub const EXTENT_WIDTH: usize = 2 * MAX_ESTIMATED_DIMS as usize;
+
+kernel! {
+    /// The strips' measures ([`crate::sweep::Strips`]): thread `r` takes region `r`
+    /// (global region table) and, when it is live, its upper bound and width in each of
+    /// the first `min(dims, MAX_ESTIMATED_DIMS)` dimensions; per dimension, the warp's
+    /// maxima go to `out[EXTENT_HI + d]` and `out[EXTENT_WIDTH + d]` (global, zeroed by
+    /// the host) with one 64-bit atomic max each. Every lane runs the same loop (a lane
+    /// past the regions gives 0), so the warp reductions meet.
+    pub fn dim_extents(tables: *const DdmTables, out: *mut u64) {
+        let t = *tables;
+        let r = global_id_x();
+        let dims = if t.dims < MAX_ESTIMATED_DIMS { t.dims } else { MAX_ESTIMATED_DIMS };
+        let live = r < t.n_pub + t.n_sub && *t.alive().add(r as usize) != 0;
+        let mut d = 0u32;
+        while d < dims {
+            let (mut hi, mut width) = (0u32, 0u32);
+            if live {
+                let x = *t.extent(r).add(d as usize);
+                hi = x.hi;
+                width = x.hi.saturating_sub(x.lo);
+            }
+            let mut delta = 16;
+            while delta > 0 {
+                hi = hi.max(shfl_down(hi, delta));
+                width = width.max(shfl_down(width, delta));
+                delta /= 2;
+            }
+            if lane_id() == 0 {
+                atomic_max_u64(out.add(EXTENT_HI + d as usize), hi as u64);
+                atomic_max_u64(out.add(EXTENT_WIDTH + d as usize), width as u64);
+            }
+            d += 1;
+        }
+    }
+}

@@ -46,7 +46,11 @@ impl<'d> Engine<'d> {
     /// The sweep dimension of the bisect engine: the one of the first
     /// [`MAX_ESTIMATED_DIMS`] where a sample of publications against a sample of
     /// subscriptions (`min(SAMPLE, max(n_pub, n_sub) / 8)` of each, every pair) overlaps
-    /// least (the lowest on a tie), estimated once per step or load.
+    /// least (the lowest on a tie), estimated once per step or load, with the strips of
+    /// another dimension its sweep runs in ([`plan_strips`], from the live regions'
+    /// largest bounds and widest ranges, [`dim_extents`], brought back by the same read)
+    /// where the sample says the whole space has [`Engine::set_strips_from`]'s candidates a
+    /// region or more.
     /// Dimension 0 for the sweep engine and in one dimension.
     pub fn sweep_dim(&mut self) -> Result<u32, DdmError> {
         if self.approach != Approach::Bisect || self.dims == 1 {
@@ -71,9 +75,27 @@ impl<'d> Engine<'d> {
             samples,
             &ends.per_dim,
         )?;
+        let regions = self.n_pub + self.n_sub;
+        if self.strips_on && regions > 0 {
+            dim_extents::launch(self.dev, Self::linear(regions), &self.table, &ends.per_dim)?;
+        }
         let per_dim = self.dev.read(&ends.per_dim)?;
         let estimated = (self.dims as u32).min(MAX_ESTIMATED_DIMS) as usize;
         let dim = (0..estimated).min_by_key(|&d| per_dim[d]).unwrap_or(0) as u32;
+        // The whole space's candidates, from the sample: strips only where they are many
+        // (`strips_from` a region).
+        let candidates = per_dim[dim as usize] as f64 * self.n_pub as f64 * self.n_sub as f64
+            / (samples as f64 * samples as f64);
+        let many = candidates >= (self.strips_from as f64) * regions as f64;
+        self.chosen_strips = many
+            .then(|| {
+                plan_strips(
+                    dim,
+                    &per_dim[EXTENT_HI..EXTENT_HI + estimated],
+                    &per_dim[EXTENT_WIDTH..EXTENT_WIDTH + estimated],
+                )
+            })
+            .flatten();
         self.chosen_dim = Some(dim);
         self.count_times.estimate = t.elapsed();
         Ok(dim)
@@ -465,9 +487,12 @@ impl<'d> Engine<'d> {
             return Ok(0);
         }
         let t = Instant::now();
-        let passes = self.sort_passes(dim);
+        let (strips, passes) = self.strips_for(dim);
+        let strips = strips.unwrap_or_default();
+        let per = strips.entries();
         let key = CountKey {
             dim,
+            strips,
             passes,
             n_pub: np,
             n_sub: ns,
@@ -476,18 +501,18 @@ impl<'d> Engine<'d> {
         };
         let replay = s.count_recording.as_ref().is_some_and(|r| r.key == key);
         // The work description the launches read: the recording's own, or the addresses
-        // as the sort will leave them (after an odd number of passes the values are in
-        // the other buffer); written before the launches (a host copy cannot be
+        // as the sort will leave them (after an odd number of passes the keys and values
+        // are in the other buffers); written before the launches (a host copy cannot be
         // recorded) and only when it changed.
         let work = match &s.count_recording {
             Some(r) if replay => r.work,
             _ => {
-                let vals = if passes % 2 == 1 {
-                    &s.sort.tmp_vals
+                let sorted = if passes % 2 == 1 {
+                    [&s.sort.tmp_keys, &s.sort.tmp_vals]
                 } else {
-                    &s.sort.vals
+                    [&s.sort.keys, &s.sort.vals]
                 };
-                work_of(s, vals, np + ns)
+                work_of(s, sorted, dim, strips, [np * per, ns * per])
             }
         };
         if s.work_written != Some(work) {
@@ -500,8 +525,8 @@ impl<'d> Engine<'d> {
             s.count_recording = None;
             let threads = dev.sm_count().max(1) * STRIDED_THREADS_PER_SM;
             let recording = dev.record(|| -> Result<(), DdmError> {
-                self.sort_and_find_tasks(s, dim, passes)?;
-                exclusive_scan(dev, &s.offsets, (np + ns) as u64, &s.sums, &s.total)?;
+                self.sort_and_find_tasks(s, dim, strips, passes)?;
+                exclusive_scan(dev, &s.offsets, ((np + ns) * per) as u64, &s.sums, &s.total)?;
                 sweep_plan::launch(dev, Self::linear(1), &s.work, &s.total, COUNT_MIN_CHUNK)?;
                 sweep_count_strided::launch(
                     dev,
@@ -544,13 +569,21 @@ impl<'d> Engine<'d> {
         let (np, ns) = (self.n_pub as usize, self.n_sub as usize);
         let tile = RADIX_TILE as usize;
         let bisect = self.approach == Approach::Bisect;
+        // Entries of each kind in the sweep's sort: two a region where it may run in
+        // strips.
+        let per = Self::entries_per_region(&self.approach, self.dims);
+        let (pe, se) = (np * per, ns * per);
         // The sort's tile counts: one column per tile of either pair of lists.
-        let tiles = np.div_ceil(tile) + ns.div_ceil(tile) * if bisect { 2 } else { 1 };
-        let tasks = np + ns;
+        let tiles = (pe.div_ceil(tile) + se.div_ceil(tile)).max(if bisect {
+            2 * ns.div_ceil(tile)
+        } else {
+            0
+        });
+        let tasks = pe + se;
         Ok(SweepState {
-            sort: SortLists::new(self.dev, np, ns)?,
-            pub_sorted: self.dev.alloc((np * self.dims).max(1))?,
-            sub_sorted: self.dev.alloc((ns * self.dims).max(1))?,
+            sort: SortLists::new(self.dev, pe, se)?,
+            pub_sorted: self.dev.alloc((pe * self.dims).max(1))?,
+            sub_sorted: self.dev.alloc((se * self.dims).max(1))?,
             hist: self.dev.alloc(tiles.max(1) * RADIX_DIGITS as usize)?,
             digit_total: self.dev.alloc(2 * RADIX_DIGITS as usize)?,
             sums: self.dev.alloc(tasks.div_ceil(SCAN_TILE as usize).max(1))?,
@@ -575,7 +608,8 @@ impl<'d> Engine<'d> {
                 Some(EndsState {
                     sort: SortLists::new(self.dev, ns, ns)?,
                     tally: self.dev.alloc(2)?,
-                    per_dim: self.dev.alloc(MAX_ESTIMATED_DIMS as usize)?,
+                    // The sample's sums, then `dim_extents`' maxima.
+                    per_dim: self.dev.alloc(EXTENT_WIDTH + MAX_ESTIMATED_DIMS as usize)?,
                 })
             } else {
                 None
@@ -590,19 +624,22 @@ impl<'d> Engine<'d> {
         self.with_sweep_state(|e, s| e.sweep_prepare_with(s, dim))
     }
 
-    /// Sorts both kinds by their lower bounds in dimension `dim` (`passes` radix
-    /// passes), copies their ranges in sorted order and finds each one's run of
-    /// candidates (`sweep_keys`, the radix sort, `sweep_gather`, `sweep_tasks`): launches
-    /// only.
+    /// Sorts both kinds by their lower bounds in dimension `dim` (in `strips`: one entry
+    /// per strip a region touches, keyed strip by strip; `passes` radix passes), copies
+    /// their ranges in sorted order and finds each entry's run of candidates
+    /// (`sweep_keys`, the radix sort, `sweep_gather`, `sweep_tasks`): launches only.
     pub(super) fn sort_and_find_tasks(
         &self,
         s: &mut SweepState,
         dim: u32,
+        strips: Strips,
         passes: u32,
     ) -> Result<(), DdmError> {
         let dev = self.dev;
         let (np, ns) = (self.n_pub, self.n_sub);
-        let sub_at = s.sort.b_at;
+        let per = strips.entries();
+        let (pe, se) = (np * per, ns * per);
+        let sub_at = s.sort.place(pe as usize, se as usize);
         for (first, n, at) in [(0, np, 0), (np, ns, sub_at)] {
             if n > 0 {
                 sweep_keys::launch(
@@ -612,14 +649,18 @@ impl<'d> Engine<'d> {
                     first,
                     n,
                     dim,
+                    strips.dim,
+                    strips.shift,
+                    strips.width,
+                    strips.quantum,
                     s.sort.keys.at_mut(at),
                     s.sort.vals.at_mut(at),
                 )?;
             }
         }
         s.sort
-            .sort(dev, [np, ns], passes, [&s.hist, &s.digit_total])?;
-        for (first, n, at, sorted) in [(0, np, 0, &s.pub_sorted), (np, ns, sub_at, &s.sub_sorted)] {
+            .sort(dev, [pe, se], passes, [&s.hist, &s.digit_total])?;
+        for (first, n, at, sorted) in [(0, pe, 0, &s.pub_sorted), (np, se, sub_at, &s.sub_sorted)] {
             if n > 0 {
                 sweep_gather::launch(
                     dev,
@@ -632,10 +673,10 @@ impl<'d> Engine<'d> {
                 )?;
             }
         }
-        if np + ns > 0 {
+        if pe + se > 0 {
             sweep_tasks::launch(
                 dev,
-                Self::linear(np + ns),
+                Self::linear(pe + se),
                 &self.table,
                 dim,
                 s.sort.keys.at(0),
@@ -644,6 +685,11 @@ impl<'d> Engine<'d> {
                 &s.sub_sorted,
                 &s.begin,
                 &s.offsets,
+                pe,
+                se,
+                strips.shift,
+                strips.width,
+                strips.quantum,
             )?;
         }
         Ok(())
@@ -655,13 +701,16 @@ impl<'d> Engine<'d> {
         dim: u32,
     ) -> Result<(u64, u64), DdmError> {
         let dev = self.dev;
-        let tasks = self.n_pub + self.n_sub;
-        let passes = self.sort_passes(dim);
-        self.sort_and_find_tasks(s, dim, passes)?;
+        let (strips, passes) = self.strips_for(dim);
+        let strips = strips.unwrap_or_default();
+        let per = strips.entries();
+        let (pe, se) = (self.n_pub * per, self.n_sub * per);
+        let tasks = pe + se;
+        self.sort_and_find_tasks(s, dim, strips, passes)?;
         if tasks == 0 {
             return Ok((0, 0));
         }
-        let mut work = work_of(s, &s.sort.vals, tasks);
+        let mut work = work_of(s, [&s.sort.keys, &s.sort.vals], dim, strips, [pe, se]);
         exclusive_scan(dev, &s.offsets, tasks as u64, &s.sums, &s.total)?;
         let work_total = dev.read(&s.total)?[0];
         // Enumeration keeps its per-chunk counts 4x fewer than a count's chunks.

@@ -159,27 +159,22 @@ fn match_cmd(
     let small = engine.is_none()
         && devices.is_none()
         && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() < GPU_FROM_BYTES);
-    // The sizes of the regions loaded, for the opening thread's warm-up (dropped
-    // unsent when the load fails: the warm-up then reserves nothing).
-    let (sizes_tx, sizes) = std::sync::mpsc::sync_channel(1);
-    let open = |approach: Option<Approach>| match approach {
-        Some(a) => {
-            super::GpuOpening::start_warmed(device, ddm_region::PTX, warm(a, want_pairs, sizes))
-        }
-        None => super::GpuOpening::start(device, ddm_region::PTX),
-    };
+    // Nothing is run on the opening thread once the GPU is open: neither a throwaway
+    // count of a few regions nor the engine's device memory taken ahead shortened the
+    // command on an H200 (1M 2-D regions: the count after the load took 0.008 s with and
+    // without the count, the engine's allocation 0.010 s moved to the opening thread,
+    // which the command waits for anyway; results/gpu-logs/ddm-start-up-H200-2026-11-29/).
+    // The count's time was the 2-D sweep's own (every candidate along one dimension),
+    // which the strips of `Engine::set_strips` cut.
     let mut opening = match (engine, devices) {
         (None, None) if small => None,
-        (None, None) => Some(open(Some(Approach::Bisect))),
-        (Some(D::GpuBisect), None) => Some(open(Some(Approach::Bisect))),
-        (Some(D::GpuSweep), None) => Some(open(Some(Approach::Sweep))),
-        (Some(e), None) if on_gpu(e) => Some(open(None)),
+        (None, None) => Some(super::GpuOpening::start(device, ddm_region::PTX)),
+        (Some(e), None) if on_gpu(e) => Some(super::GpuOpening::start(device, ddm_region::PTX)),
         _ => None,
     };
     let set = stats.time("load", || {
         ddm_region::io::read_regions(path).map_err(bad_input)
     })?;
-    let _ = sizes_tx.send((set.dims(), set.n_pub(), set.n_sub()));
     let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
     let note = format!(
         "({} publications, {} subscriptions, {} dimensions, on all cores)",
@@ -365,8 +360,13 @@ fn match_cmd(
             let n = e.for_each_pair_batch(|b| {
                 matching += t.elapsed();
                 let t1 = std::time::Instant::now();
+                // Ordered on all cores (one core took most of the write's 0.075 s for
+                // 0.9M pairs on an H200's host).
                 let mut b = b.to_vec();
-                b.sort_unstable();
+                {
+                    use rayon::prelude::*;
+                    b.par_sort_unstable();
+                }
                 if let Err(x) = print(&b, &mut out) {
                     err.get_or_insert(x);
                 }
@@ -397,6 +397,18 @@ fn match_cmd(
         writeln!(out, "{n}")?;
         n
     };
+    if let Some(s) = e.strips() {
+        stats.add(
+            "match",
+            std::time::Duration::ZERO,
+            format!(
+                "(swept along dimension {} in strips of dimension {}, {} wide)",
+                e.sweep_dim()?,
+                s.dim,
+                s.width
+            ),
+        );
+    }
     stats.time("write", || out.flush())?;
     // The device's memory and context go with the process, after the output and the
     // stats: closing the GPU takes 0.10-0.17 s (on an H200) here or at exit alike, so
@@ -406,51 +418,18 @@ fn match_cmd(
     Ok((n, bytes))
 }
 
-/// The warm-up of `ddm match`'s GPU, on its opening thread (while the regions load): once
-/// the load has sent the regions' sizes, the device memory the engine will allocate taken
-/// into the allocator's pool, and a count (with `pairs`, an enumeration) of a few regions
-/// in as many dimensions run ([`Engine::warm_up`]). Both are hidden behind the GPU's
-/// opening, but neither shortened the count after the load on the H200 (1M 2-D regions:
-/// 0.008 s with and without the warm-up's count in a second round of the request behind
-/// `ddm-start-up-H200-2026-11-29`, whose logs were not kept): that
-/// count's time is the 2-D count's own (3.6-6.3 ms warm in the harness's `density_2d` on an H100),
-/// not a first use. (Loading the kernels ahead, `cuFuncLoad`, took no time there: the
-/// module's kernels were loaded with it.)
-fn warm(
-    approach: Approach,
-    pairs: bool,
-    sizes: std::sync::mpsc::Receiver<(usize, u32, u32)>,
-) -> super::Warm {
-    Box::new(move |dev: &Device| {
-        let mut phases = Vec::new();
-        if let Ok((dims, n_pub, n_sub)) = sizes.recv() {
-            let t = std::time::Instant::now();
-            let bytes = Engine::device_bytes(&approach, dims, n_pub, n_sub);
-            let note = match dev.reserve(bytes as usize) {
-                Ok(true) => format!("({:.1} MB)", bytes as f64 / 1e6),
-                Ok(false) => "(no stream-ordered allocator)".to_string(),
-                Err(e) => format!("(not done: {e})"),
-            };
-            phases.push(("open: device memory taken", t.elapsed(), note));
-            // (A measurement's switch: the warm-up without its count.)
-            if std::env::var_os("HARNESS_NO_WARM_COUNT").is_none() {
-                let t = std::time::Instant::now();
-                let note = match Engine::warm_up(dev, approach.clone(), dims, pairs) {
-                    Ok(_) => format!(
-                        "({} regions, {dims} dimensions)",
-                        2 * Engine::WARM_UP_REGIONS
-                    ),
-                    Err(e) => format!("(not done: {e})"),
-                };
-                phases.push(("open: a first count", t.elapsed(), note));
-            }
-        }
-        phases
-    })
-}
+/// Pairs one task of [`write_pairs`] formats (about 230 KB of lines).
+const WRITE_PART: usize = 1 << 14;
 
-/// Writes one `pub_id,sub_id` line per pair: formatted on all cores in chunks, written
-/// in the pairs' order.
+/// Parts [`write_pairs`] formats at once per thread: it holds at most three such groups
+/// (one being formatted, one waiting, one being written), whatever the number of pairs.
+const WRITE_PARTS_PER_THREAD: usize = 2;
+
+/// Writes one `pub_id,sub_id` line per pair, in the pairs' order: formatted on all cores
+/// a group of parts of [`WRITE_PART`] pairs at a time (each part by a pool thread, into a
+/// buffer reused from group to group), while the calling thread writes the group before,
+/// so that formatting and writing overlap and the memory held is a few parts a thread
+/// (not every line at once).
 fn write_pairs(
     pairs: &[Pair],
     pub_ids: &[u64],
@@ -458,21 +437,42 @@ fn write_pairs(
     out: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     use rayon::prelude::*;
-    let chunks: Vec<Vec<u8>> = pairs
-        .par_chunks(1 << 15)
-        .map(|c| {
-            let mut buf = Vec::with_capacity(c.len() * 16);
-            let (mut a, mut b) = (itoa::Buffer::new(), itoa::Buffer::new());
-            for p in c {
-                buf.extend_from_slice(a.format(pub_ids[p.publication as usize]).as_bytes());
-                buf.push(b',');
-                buf.extend_from_slice(b.format(sub_ids[p.subscription as usize]).as_bytes());
-                buf.push(b'\n');
+    let group = WRITE_PART * WRITE_PARTS_PER_THREAD * rayon::current_num_threads();
+    let format = |buf: &mut Vec<u8>, c: &[Pair]| {
+        buf.clear();
+        buf.reserve(c.len() * 16);
+        let (mut a, mut b) = (itoa::Buffer::new(), itoa::Buffer::new());
+        for p in c {
+            buf.extend_from_slice(a.format(pub_ids[p.publication as usize]).as_bytes());
+            buf.push(b',');
+            buf.extend_from_slice(b.format(sub_ids[p.subscription as usize]).as_bytes());
+            buf.push(b'\n');
+        }
+    };
+    // Formatted groups go to the writer (this thread: `out` stays here) one ahead at
+    // most; their buffers come back to be reused.
+    let (ready, formatted) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(1);
+    let (give_back, returned) = std::sync::mpsc::channel::<Vec<Vec<u8>>>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for g in pairs.chunks(group) {
+                let mut bufs = returned.try_recv().unwrap_or_default();
+                bufs.resize_with(g.len().div_ceil(WRITE_PART), Vec::new);
+                bufs.par_iter_mut()
+                    .zip(g.par_chunks(WRITE_PART))
+                    .for_each(|(buf, c)| format(buf, c));
+                if ready.send(bufs).is_err() {
+                    // The writer stopped on an error.
+                    return;
+                }
             }
-            buf
-        })
-        .collect();
-    chunks.iter().try_for_each(|c| out.write_all(c))
+        });
+        for bufs in formatted {
+            bufs.iter().try_for_each(|b| out.write_all(b))?;
+            let _ = give_back.send(bufs);
+        }
+        Ok(())
+    })
 }
 
 /// `ddm match --devices`: the engine `(on a GPU, approach, slices)` with the publications
