@@ -14,7 +14,7 @@
 #   4. if time is left, `harness run ddm density_2d --engines gpu-bisect` new and base
 #      (1M regions, degrees 1-1000, each checked against sbm).
 #
-#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-request.sh
+#     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-ddm-strips-request.sh
 set -uo pipefail
 . "$(dirname "$0")/e2e-lib.sh"
 
