@@ -18,10 +18,13 @@
 #   dense     `harness run ccm dense`, three seeds, the GPU index and the hybrid (with
 #             the content index too it would not fit in one call);
 #   keywords  `harness run clcb keywords`, three seeds, every engine;
+#   ddmcount  DDM's warm 2-D count of 1M regions in strips and whole (`count_split 20`,
+#             in $BIN), every count checked against the CPU's;
 #   sanitize  compute-sanitizer memcheck and racecheck on the changed kernels: CCM's value
 #             cells (`index_check`, in $BIN when given), the cell index (`cells_split`,
-#             in $BIN when given) and the paper's CLCB kernels on quick `keywords` (GPU
-#             answers checked against the CPU's).
+#             in $BIN when given), DDM's sweeps in strips and whole (`sweep_check`, in
+#             $BIN when given) and, unless SAN_PAPER=0, the paper's CLCB kernels on quick
+#             `keywords` (GPU answers checked against the CPU's).
 # The recorded CSVs under $OUT/rec, the e2e files under $OUT/e2e, each step's output in
 # $OUT/<step>.txt and the times in $OUT/times.txt, all packed into $OUT/final.tgz (the
 # device tool brings back few files).
@@ -59,6 +62,7 @@ for step in $STEPS; do
     table2) run_step table2 150 "$H" run clcb table2 --seeds 3 --out "$OUT/rec" ;;
     dense10) run_step dense10 200 "$H" run ccm dense10 --seeds 3 --engines gpu-index,hybrid,index --out "$OUT/rec" ;;
     dense) run_step dense 580 "$H" run ccm dense --seeds 3 --engines gpu-index,hybrid --out "$OUT/rec" ;;
+    ddmcount) run_step ddmcount 45 "$BIN/count_split" 20 ;;
     keywords) run_step keywords 150 "$H" run clcb keywords --seeds 3 --out "$OUT/rec" ;;
     sanitize)
         CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null | head -1)
@@ -67,8 +71,10 @@ for step in $STEPS; do
                 "$BIN/index_check" 2 small cells
             [ -x "$BIN/cells_split" ] && run_step "san-$tool-cells" 40 env CELLS_ROUND=1024 "$CS" --tool "$tool" \
                 --error-exitcode 9 "$BIN/cells_split" uniform 0.001 3000
+            [ -x "$BIN/sweep_check" ] && run_step "san-$tool-ddm" 40 "$CS" --tool "$tool" --error-exitcode 9 \
+                "$BIN/sweep_check" 0 20000
         done
-        run_step san-memcheck-clcb-paper 60 "$CS" --tool memcheck --error-exitcode 9 "$H" run clcb keywords --quick \
+        [ "${SAN_PAPER:-1}" = 1 ] && run_step san-memcheck-clcb-paper 60 "$CS" --tool memcheck --error-exitcode 9 "$H" run clcb keywords --quick \
             --seeds 1 --engines gpu,gpu-grid,gpu-cells,grid,rtree --out "$OUT/san-quick" ;;
     *) echo "unknown step $step" | tee -a "$OUT/times.txt" ;;
     esac
