@@ -8,7 +8,8 @@
 #   e2e       scripts/e2e-cut.sh: the users' commands, harness against harness-base;
 #   paired    `harness run clcb keywords` at 1M subscriptions, one seed, the engines
 #             gpu, gpu-cells, grid and rtree (PAIRED_SEEDS seeds, default 1), harness-old then harness (PAIRED_ORDER="new
-#             old" for the other order; paired-old/, paired-new/: the circles' series
+#             old" for the other order, "old new new old" for turns; paired-old/,
+#             paired-new/, a second turn paired-old-2/ ...: the circles' series
 #             compared within minutes on one machine);
 #   fig3a     `harness run clcb fig3a`, three seeds, every engine;
 #   fig3b .. fig4d  the same for Figs. 3b-4d (FIG_SEEDS seeds, default 3);
@@ -18,6 +19,8 @@
 #   dense     `harness run ccm dense`, three seeds, the GPU index and the hybrid (with
 #             the content index too it would not fit in one call);
 #   keywords  `harness run clcb keywords`, three seeds, every engine;
+#   hem       `harness run ccm hem` at 100k and 1M filters, one seed, every engine (about
+#             300 s: most of a call);
 #   ddmcount  DDM's warm 2-D count of 1M regions in strips and whole (`count_split 20`,
 #             in $BIN), every count checked against the CPU's;
 #   sanitize  compute-sanitizer memcheck and racecheck on the changed kernels: CCM's value
@@ -52,16 +55,21 @@ for step in $STEPS; do
     case $step in
     e2e) run_step e2e 200 env BIN="$BIN" OUT="$OUT/e2e" bash "$R/scripts/e2e-cut.sh" ;;
     paired)
+        # A binary's second turn (PAIRED_ORDER="old new new old") goes to paired-<v>-2.
+        declare -A turns=()
         for v in ${PAIRED_ORDER:-old new}; do
             h=$H; [ "$v" = old ] && h=$BIN/harness-old
-            run_step "paired-$v" 90 env GPU_MATCH_CLCB_SIZES=1000000 "$h" run clcb keywords --seeds "${PAIRED_SEEDS:-1}" \
-                --engines gpu,gpu-cells,grid,rtree --out "$OUT/paired-$v${PAIRED_TAG:-}"
+            turns[$v]=$(( ${turns[$v]:-0} + 1 ))
+            name=paired-$v; [ "${turns[$v]}" -gt 1 ] && name=$name-${turns[$v]}
+            run_step "$name" 90 env GPU_MATCH_CLCB_SIZES=1000000 "$h" run clcb keywords --seeds "${PAIRED_SEEDS:-1}" \
+                --engines gpu,gpu-cells,grid,rtree --out "$OUT/$name${PAIRED_TAG:-}"
         done ;;
     fig3a) run_step fig3a 120 "$H" run clcb fig3a --seeds 3 --out "$OUT/rec" ;;
     fig3[bcd] | fig4[abcd]) run_step "$step" 160 "$H" run clcb "$step" --seeds "${FIG_SEEDS:-3}" --out "$OUT/rec" ;;
     table2) run_step table2 150 "$H" run clcb table2 --seeds 3 --out "$OUT/rec" ;;
     dense10) run_step dense10 200 "$H" run ccm dense10 --seeds 3 --engines gpu-index,hybrid,index --out "$OUT/rec" ;;
     dense) run_step dense 580 "$H" run ccm dense --seeds 3 --engines gpu-index,hybrid --out "$OUT/rec" ;;
+    hem) run_step hem 340 env GPU_MATCH_HEM_SIZES=100000,1000000 "$H" run ccm hem --seeds 1 --out "$OUT/rec" ;;
     ddmcount) run_step ddmcount 45 "$BIN/count_split" 20 ;;
     keywords) run_step keywords 150 "$H" run clcb keywords --seeds 3 --out "$OUT/rec" ;;
     sanitize)

@@ -908,6 +908,46 @@ impl<'d> Engine<'d> {
         Ok(e)
     }
 
+    /// About the device memory [`Engine::new`] allocates for these sizes (the region
+    /// table; for the sorting engines their sort's and sweep's state, and the bisect
+    /// engine's end points; for the paper's engines their overlap matrices and a step's
+    /// records): what a program that opens the GPU on a thread of its own can take there
+    /// ahead ([`Device::reserve`]) once it knows the sizes, so that the engine's
+    /// allocation after the load takes memory already mapped.
+    ///
+    /// ```
+    /// use ddm_region::{Approach, Engine};
+    /// // 1M 2-D regions: the table and the sorts' buffers, some 100 bytes a region.
+    /// let bytes = Engine::device_bytes(&Approach::Bisect, 2, 500_000, 500_000);
+    /// assert!(bytes > 80_000_000 && bytes < 120_000_000);
+    /// ```
+    pub fn device_bytes(approach: &Approach, dims: usize, n_pub: u32, n_sub: u32) -> u64 {
+        let (np, ns, d) = (n_pub as u64, n_sub as u64, dims as u64);
+        let n = np + ns;
+        // The region table: bounds, alive, epoch, dirty.
+        let table = n * (8 * d + 12);
+        let rest = match approach {
+            Approach::Sweep | Approach::Bisect => {
+                // Keys and values twice, the sorted ranges, task starts and offsets.
+                let sweep = 16 * n + 8 * n * d + 16 * n;
+                // The bisect engine's end points: both ends of each subscription, sorted.
+                let ends = if *approach == Approach::Bisect {
+                    32 * ns
+                } else {
+                    0
+                };
+                sweep + ends
+            }
+            Approach::Region | Approach::Grid(_) => {
+                // The overlap matrices, the pairs' list, a step's staged records and
+                // ranges and its records.
+                let (pub_words, sub_words) = (np.div_ceil(32), ns.div_ceil(32));
+                4 * (np * sub_words + ns * pub_words) + 8 * 2 * n + n * (8 + 8 * d + 8)
+            }
+        };
+        table + rest
+    }
+
     /// Makes the step's state of a sorting engine at its first step (the others make it
     /// in [`Engine::new`]): Phase 1's page-locked staging of records and ranges, their
     /// device copies, the records on the device, the batches' keys.

@@ -159,22 +159,31 @@ fn match_cmd(
     let small = engine.is_none()
         && devices.is_none()
         && std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() < GPU_FROM_BYTES);
-    // Nothing is run on the opening thread once the GPU is open: neither a throwaway
-    // count of a few regions nor the engine's device memory taken ahead shortened the
-    // command on an H200 (1M 2-D regions: the count after the load took 0.008 s with and
-    // without the count, the engine's allocation 0.010 s moved to the opening thread,
-    // which the command waits for anyway; results/gpu-logs/ddm-start-up-H200-2026-11-29/).
-    // The count's time was the 2-D sweep's own (every candidate along one dimension),
-    // which the strips of `Engine::set_strips` cut.
+    // On the opening thread, once the GPU is open and the load has sent the regions'
+    // sizes, the engine's device memory is taken into the allocator's pool, so that the
+    // engine's allocation after the load takes memory already mapped (on an H200, 1M 2-D
+    // regions: 0.001 s against 0.008-0.011 s; the opening, 0.2-0.3 s, outlasts the load,
+    // so the command waits no longer). A throwaway first count there shortened nothing
+    // (results/gpu-logs/ddm-start-up-H200-2026-11-29/): the count's time was the 2-D
+    // sweep's own, which the strips of `Engine::set_strips` cut.
+    // The sizes of the regions loaded (dropped unsent when the load fails: the opening
+    // thread then reserves nothing).
+    let (sizes_tx, sizes) = std::sync::mpsc::sync_channel(1);
+    let open = |approach: Option<Approach>| match approach {
+        Some(a) => super::GpuOpening::start_warmed(device, ddm_region::PTX, reserve(a, sizes)),
+        None => super::GpuOpening::start(device, ddm_region::PTX),
+    };
     let mut opening = match (engine, devices) {
         (None, None) if small => None,
-        (None, None) => Some(super::GpuOpening::start(device, ddm_region::PTX)),
-        (Some(e), None) if on_gpu(e) => Some(super::GpuOpening::start(device, ddm_region::PTX)),
+        (None, None) | (Some(D::GpuBisect), None) => Some(open(Some(Approach::Bisect))),
+        (Some(D::GpuSweep), None) => Some(open(Some(Approach::Sweep))),
+        (Some(e), None) if on_gpu(e) => Some(open(None)),
         _ => None,
     };
     let set = stats.time("load", || {
         ddm_region::io::read_regions(path).map_err(bad_input)
     })?;
+    let _ = sizes_tx.send((set.dims(), set.n_pub(), set.n_sub()));
     let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
     let note = format!(
         "({} publications, {} subscriptions, {} dimensions, on all cores)",
@@ -416,6 +425,26 @@ fn match_cmd(
     super::keep_until_exit(e);
     super::keep_until_exit(dev);
     Ok((n, bytes))
+}
+
+/// The opening thread's work for `ddm match` once the GPU is open ([`super::Warm`]): when
+/// the load has sent the regions' sizes, the device memory an engine of `approach`
+/// allocates for them ([`Engine::device_bytes`]) taken into the allocator's pool
+/// ([`Device::reserve`]).
+fn reserve(approach: Approach, sizes: std::sync::mpsc::Receiver<(usize, u32, u32)>) -> super::Warm {
+    Box::new(move |dev: &Device| {
+        let Ok((dims, n_pub, n_sub)) = sizes.recv() else {
+            return Vec::new();
+        };
+        let t = std::time::Instant::now();
+        let bytes = Engine::device_bytes(&approach, dims, n_pub, n_sub);
+        let note = match dev.reserve(bytes as usize) {
+            Ok(true) => format!("({:.1} MB)", bytes as f64 / 1e6),
+            Ok(false) => "(no stream-ordered allocator)".to_string(),
+            Err(e) => format!("(not done: {e})"),
+        };
+        vec![("open: device memory taken", t.elapsed(), note)]
+    })
 }
 
 /// Pairs one task of [`write_pairs`] formats (about 230 KB of lines).
