@@ -145,6 +145,52 @@ impl Attrs for &[Attribute] {
     }
 }
 
+/// An event's attributes with their values decoded once ([`Decoded::of`]): the indexes
+/// read a value once per constraint of every candidate filter, and a batch's string
+/// value is two reads (its span, then the arena), a heap attribute's a match on its
+/// `Value`; decoded, both forms read the same small array. The names are still
+/// numbered by the form's own [`Attrs::slots`].
+#[derive(Clone, Copy)]
+pub(crate) struct Decoded<'a, A> {
+    inner: A,
+    vals: &'a [AttrValue<'a>],
+}
+
+/// Attributes an event may have for [`Decoded::of`] to decode it (on the stack).
+pub(crate) const DECODED_MAX: usize = 32;
+
+impl<'a, A: Attrs> Decoded<'a, A> {
+    /// `attrs` with its values decoded into `vals` (at least `attrs.count()` long).
+    #[inline(always)]
+    pub(crate) fn of(attrs: &'a A, vals: &'a mut [AttrValue<'a>]) -> Self {
+        let n = attrs.count();
+        for (k, v) in vals[..n].iter_mut().enumerate() {
+            *v = attrs.value(k);
+        }
+        Decoded {
+            inner: *attrs,
+            vals: &vals[..n],
+        }
+    }
+}
+
+impl<A: Attrs> Attrs for Decoded<'_, A> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.vals.len()
+    }
+
+    #[inline(always)]
+    fn value(&self, k: usize) -> AttrValue<'_> {
+        self.vals[k]
+    }
+
+    #[inline]
+    fn slots(&self, names: &Names, slot: &mut [u32], ids: &mut Vec<u32>) {
+        self.inner.slots(names, slot, ids);
+    }
+}
+
 /// An attribute's value as the indexes compare it: a number, or a string's bytes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum AttrValue<'a> {

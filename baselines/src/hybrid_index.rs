@@ -164,9 +164,10 @@
 //! spread.
 
 use crate::bit_index::{BitIndex, BitScratch};
-use crate::compiled::{Attrs, BatchAttrs};
+use crate::compiled::{AttrValue, Attrs, BatchAttrs, Decoded, DECODED_MAX};
 use crate::content_index::{ContentIndex, IndexError, Scratch};
 use crate::matcher::{BatchNames, ScratchPool};
+use crate::sff::Num;
 use crate::value_index::{ValueIndex, ValueScratch};
 use crate::Matcher;
 use ccm::batch::EventBatch;
@@ -589,9 +590,24 @@ impl HybridIndex {
         self.choose(BatchAttrs::new(batch, names, i), scratch)
     }
 
-    /// The answer to the event of `attrs` (heap or batch) and which index gave it.
+    /// The answer to the event of `attrs` (heap or batch) and which index gave it, its
+    /// values decoded once ([`Decoded`]) when it has at most [`DECODED_MAX`] attributes.
     #[inline]
     fn choose<A: Attrs>(
+        &self,
+        attrs: A,
+        scratch: &mut HybridScratch,
+    ) -> (Vec<InterfaceId>, Choice) {
+        if attrs.count() <= DECODED_MAX {
+            let mut vals = [AttrValue::Num(Num::Int(0)); DECODED_MAX];
+            return self.choose_among(Decoded::of(&attrs, &mut vals), scratch);
+        }
+        self.choose_among(attrs, scratch)
+    }
+
+    /// [`HybridIndex::choose`] on `attrs` as given.
+    #[inline]
+    fn choose_among<A: Attrs>(
         &self,
         attrs: A,
         scratch: &mut HybridScratch,
