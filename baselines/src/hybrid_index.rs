@@ -1029,6 +1029,46 @@ mod plain_path {
         assert!(hybrid.timings().is_empty());
     }
 
+    /// Events of Table 1's model (strings among their values) answer alike from heap
+    /// events and from their batch, with their values decoded once (up to
+    /// [`DECODED_MAX`] attributes) or read in place (more: the same events with names no
+    /// filter constrains added).
+    #[test]
+    fn decoded_and_in_place_values_give_the_same_answers() {
+        let w = table1();
+        let hybrid = HybridIndex::build(&w.subscriptions).unwrap();
+        let want = Sff::build(&w.subscriptions)
+            .unwrap()
+            .match_parallel(&w.events);
+        assert!(want.iter().any(|m| !m.is_empty()), "some events match");
+        for extra in [0, DECODED_MAX + 1] {
+            let events: Vec<Event> = w
+                .events
+                .iter()
+                .map(|e| {
+                    let mut attrs = e.attributes().to_vec();
+                    attrs.extend((0..extra).map(|i| Attribute {
+                        name: format!("unconstrained {i}"),
+                        value: Value::Str(format!("v{i}")),
+                    }));
+                    Event::new(attrs).unwrap()
+                })
+                .collect();
+            assert_eq!(events[0].attributes().len() > DECODED_MAX, extra > 0);
+            let batch = EventBatch::from_events(&events);
+            let names = hybrid.batch_names(&batch);
+            let (mut heap, mut in_batch) = (hybrid.scratch(), hybrid.scratch());
+            for (i, (e, want)) in events.iter().zip(&want).enumerate() {
+                assert_eq!(&hybrid.match_event_with(e, &mut heap), want, "event {i}");
+                assert_eq!(
+                    &hybrid.match_in_batch_with(&batch, &names, i, &mut in_batch),
+                    want,
+                    "event {i} of the batch"
+                );
+            }
+        }
+    }
+
     #[test]
     fn events_the_static_bound_leaves_open_are_measured() {
         // The dense model with 10 interfaces and all 20 names per event: the value
