@@ -162,8 +162,9 @@ fn match_cmd(
     // On the opening thread, once the GPU is open and the load has sent the regions'
     // sizes, the engine's device memory is taken into the allocator's pool, so that the
     // engine's allocation after the load takes memory already mapped (on an H200, 1M 2-D
-    // regions: 0.001 s against 0.008-0.011 s; the opening, 0.2-0.3 s, outlasts the load,
-    // so the command waits no longer). A throwaway first count there shortened nothing
+    // regions: 0.001-0.002 s against 0.009-0.012 s, results/e2e/e2e-ddm-2026-11-29-1950.*;
+    // the opening, 0.2-0.3 s, outlasts the load, so the command waits no longer). A
+    // throwaway first count there shortened nothing
     // (results/gpu-logs/ddm-start-up-H200-2026-11-29/): the count's time was the 2-D
     // sweep's own, which the strips of `Engine::set_strips` cut.
     // The sizes of the regions loaded (dropped unsent when the load fails: the opening
