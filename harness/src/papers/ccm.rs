@@ -545,10 +545,11 @@ const FIRST_TURN_EVENTS: usize = 16;
 const SLOWEST_BUDGETS: f64 = 4.0;
 
 /// Times the built indexes on one core over a stream of the workload's events, after an
-/// untimed warm-up of each ([`warm_up`]), by turns: each takes the same events in turn (the order alternating from turn to turn;
-/// [`FIRST_TURN_EVENTS`] at first, doubling up to [`TURN_EVENTS`] while turns are
-/// short), so that a slow stretch of the machine (another tenant, a frequency change)
-/// falls on all of them alike instead of on whichever ran then. A pass stops at the end
+/// untimed warm-up of each ([`warm_up`]), by turns: each takes the same events in turn
+/// (the order alternating from turn to turn; [`FIRST_TURN_EVENTS`] at first, doubling
+/// up to [`TURN_EVENTS`] while turns are short), so that a slow stretch of the machine
+/// (another tenant, a frequency change) falls on all of them alike instead of on
+/// whichever ran then. A pass stops at the end
 /// of the stream ([`INDEX_STREAM`] events; the workload's in quick mode), or once every
 /// index has answered [`MIN_TIMED`] events and spent [`SFF_BUDGET_S`] (or the slowest
 /// [`SLOWEST_BUDGETS`] of them). Where a pass over the whole stream is short, the

@@ -611,19 +611,9 @@ fn warm_answers(
         // 1.3 times the subscriptions file's bytes on the device (Table 1's default
         // scenario: 560 MB for 427 MB): that much, at most half the free memory, taken
         // into the device's pool now, so that their allocation maps no memory.
-        let t = std::time::Instant::now();
         let (free, _) = dev.mem_info().unwrap_or((0, 0));
         let bytes = (subs_bytes / 2 * 3).min(free / 2);
-        let note = match dev.reserve(bytes) {
-            Ok(true) => format!("({:.1} MB)", bytes as f64 / 1e6),
-            Ok(false) => "(no stream-ordered allocator)".to_string(),
-            Err(e) => format!("(not done: {e})"),
-        };
-        vec![
-            answers,
-            staging,
-            ("open: device memory taken", t.elapsed(), note),
-        ]
+        vec![answers, staging, super::reserve_phase(dev, bytes)]
     })
 }
 

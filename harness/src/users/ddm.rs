@@ -431,20 +431,14 @@ fn match_cmd(
 /// The opening thread's work for `ddm match` once the GPU is open ([`super::Warm`]): when
 /// the load has sent the regions' sizes, the device memory an engine of `approach`
 /// allocates for them ([`Engine::device_bytes`]) taken into the allocator's pool
-/// ([`Device::reserve`]).
+/// ([`super::reserve_phase`]).
 fn reserve(approach: Approach, sizes: std::sync::mpsc::Receiver<(usize, u32, u32)>) -> super::Warm {
     Box::new(move |dev: &Device| {
         let Ok((dims, n_pub, n_sub)) = sizes.recv() else {
             return Vec::new();
         };
-        let t = std::time::Instant::now();
         let bytes = Engine::device_bytes(&approach, dims, n_pub, n_sub);
-        let note = match dev.reserve(bytes as usize) {
-            Ok(true) => format!("({:.1} MB)", bytes as f64 / 1e6),
-            Ok(false) => "(no stream-ordered allocator)".to_string(),
-            Err(e) => format!("(not done: {e})"),
-        };
-        vec![("open: device memory taken", t.elapsed(), note)]
+        vec![super::reserve_phase(dev, bytes as usize)]
     })
 }
 

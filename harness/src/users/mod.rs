@@ -108,6 +108,19 @@ pub type WarmPhase = (&'static str, Duration, String);
 /// ("open: ..."); it must not fail the command (what it skips is done at first use).
 pub type Warm = Box<dyn FnOnce(&gpu_kernels::Device) -> Vec<WarmPhase> + Send>;
 
+/// Takes `bytes` of device memory into `dev`'s allocator pool
+/// ([`gpu_kernels::Device::reserve`]) on an opening thread: the phase "open: device
+/// memory taken", timed, its note the megabytes taken or why none were.
+pub fn reserve_phase(dev: &gpu_kernels::Device, bytes: usize) -> WarmPhase {
+    let t = Instant::now();
+    let note = match dev.reserve(bytes) {
+        Ok(true) => format!("({:.1} MB)", bytes as f64 / 1e6),
+        Ok(false) => "(no stream-ordered allocator)".to_string(),
+        Err(e) => format!("(not done: {e})"),
+    };
+    ("open: device memory taken", t.elapsed(), note)
+}
+
 impl GpuOpening {
     /// Starts opening GPU `ordinal` with the module `ptx` (a crate's `PTX`).
     pub fn start(ordinal: usize, ptx: &'static str) -> GpuOpening {
