@@ -917,9 +917,10 @@ impl<'d> Engine<'d> {
     ///
     /// ```
     /// use ddm_region::{Approach, Engine};
-    /// // 1M 2-D regions: the table and the sorts' buffers, some 100 bytes a region.
+    /// // 1M 2-D regions: the table, the sorts' buffers (two entries a region, for the
+    /// // strips) and the end points, some 140 bytes a region.
     /// let bytes = Engine::device_bytes(&Approach::Bisect, 2, 500_000, 500_000);
-    /// assert!(bytes > 80_000_000 && bytes < 120_000_000);
+    /// assert!(bytes > 130_000_000 && bytes < 150_000_000);
     /// ```
     pub fn device_bytes(approach: &Approach, dims: usize, n_pub: u32, n_sub: u32) -> u64 {
         let (np, ns, d) = (n_pub as u64, n_sub as u64, dims as u64);
@@ -928,8 +929,10 @@ impl<'d> Engine<'d> {
         let table = n * (8 * d + 12);
         let rest = match approach {
             Approach::Sweep | Approach::Bisect => {
-                // Keys and values twice, the sorted ranges, task starts and offsets.
-                let sweep = 16 * n + 8 * n * d + 16 * n;
+                // Per sort entry (one a region, two where the sweep may run in strips):
+                // keys and values twice, the sorted ranges, task starts and offsets.
+                let entries = n * Self::entries_per_region(approach, dims) as u64;
+                let sweep = entries * (16 + 8 * d + 16);
                 // The bisect engine's end points: both ends of each subscription, sorted.
                 let ends = if *approach == Approach::Bisect {
                     32 * ns
