@@ -15,6 +15,7 @@
 #   fig3b .. fig4d  the same for Figs. 3b-4d (FIG_SEEDS seeds, default 3);
 #   ccm-fig6 .. ccm-fig11  `harness run ccm fig6` .. `fig11`, three seeds, every engine;
 #   table2    `harness run clcb table2`, three seeds, every engine;
+#   ccm-table2  `harness run ccm table2`, three seeds, every engine;
 #   dense10   `harness run ccm dense10`, three seeds, the GPU index, the hybrid and the
 #             content index (the strongest CPU method and the one the hybrid is held to);
 #   dense     `harness run ccm dense`, three seeds, the GPU index and the hybrid (with
@@ -69,6 +70,7 @@ for step in $STEPS; do
     fig3[bcd] | fig4[abcd]) run_step "$step" 160 "$H" run clcb "$step" --seeds "${FIG_SEEDS:-3}" --out "$OUT/rec" ;;
     ccm-fig[6-9] | ccm-fig1[01]) run_step "$step" 160 "$H" run ccm "${step#ccm-}" --seeds 3 --out "$OUT/rec" ;;
     table2) run_step table2 150 "$H" run clcb table2 --seeds 3 --out "$OUT/rec" ;;
+    ccm-table2) run_step ccm-table2 120 "$H" run ccm table2 --seeds 3 --out "$OUT/rec" ;;
     dense10) run_step dense10 200 "$H" run ccm dense10 --seeds 3 --engines gpu-index,hybrid,index --out "$OUT/rec" ;;
     dense) run_step dense 580 "$H" run ccm dense --seeds 3 --engines gpu-index,hybrid --out "$OUT/rec" ;;
     hem) run_step hem 340 env GPU_MATCH_HEM_SIZES=100000,1000000 "$H" run ccm hem --seeds 1 --out "$OUT/rec" ;;
