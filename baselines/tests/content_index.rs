@@ -246,6 +246,11 @@ fn agree(subs: &[Subscription], events: &[Event]) -> Result<(), TestCaseError> {
                 "hybrid, {} threads",
                 threads
             );
+            // Into answers kept from an earlier, longer call: each slot replaced, the
+            // surplus cut.
+            let mut out = vec![vec![ccm::model::InterfaceId(u32::MAX); 3]; batch.len() + 3];
+            hybrid.match_batch_parallel_into(&batch, &mut out);
+            prop_assert_eq!(&out, &want, "hybrid into kept answers, {} threads", threads);
             Ok(())
         })?;
     }

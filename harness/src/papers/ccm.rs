@@ -327,11 +327,11 @@ impl At<'_> {
     }
 
     /// Checks `other`'s answers against `reference`'s on this point's workload.
-    fn check(
+    fn check<T: PartialEq + std::fmt::Debug>(
         &self,
         ctx: &Ctx,
-        reference: (&str, &[Vec<InterfaceId>]),
-        other: (&str, &[Vec<InterfaceId>]),
+        reference: (&str, &[T]),
+        other: (&str, &[T]),
     ) -> anyhow::Result<()> {
         ctx.check(
             self.label,
@@ -399,18 +399,19 @@ struct BuiltIndex {
     all: Option<AllCores>,
 }
 
-/// An index answering events `from .. from + n` of the stream of the workload's events
-/// cycled (stream event `i` is event `i % len`) on the calling thread, with its own
-/// scratch, into the answers given.
-type OneCore = Box<dyn FnMut(&Workload, usize, usize, &mut Vec<Vec<InterfaceId>>)>;
-/// An index answering a batch of events on all cores.
-type AllCores = Box<dyn Fn(&EventBatch) -> Vec<Vec<InterfaceId>>>;
+/// An index answering events `from .. from + slots.len()` of the stream of the
+/// workload's events cycled (stream event `i` is event `i % len`) on the calling thread,
+/// with its own scratch, each answer swapped into its slot ([`into_slot`]).
+type OneCore = Box<dyn FnMut(&Workload, usize, &mut [Vec<InterfaceId>])>;
+/// An index answering a batch of events on all cores into the answers given
+/// ([`Matcher::match_batch_parallel_into`]).
+type AllCores = Box<dyn Fn(&EventBatch, &mut Vec<Vec<InterfaceId>>)>;
 
 impl BuiltIndex {
     /// `ix`, built in `deploy_ms`, timed as the series `name` (one core; `"{name} all
     /// cores"` on all cores) from the workload's batch: on one core each turn translates
     /// the batch's names once ([`Matcher::batch_names`], as a call on a batch does) and
-    /// reads its events in place; on all cores [`Matcher::match_batch_parallel`].
+    /// reads its events in place; on all cores [`Matcher::match_batch_parallel_into`].
     fn of<I>(name: &'static str, ix: Arc<I>, deploy_ms: f64) -> BuiltIndex
     where
         I: Matcher + Send + Sync + 'static,
@@ -437,14 +438,20 @@ impl BuiltIndex {
             name,
             deploy_ms,
             heap_mb,
-            one: Box::new(move |w, from, n, out| {
+            one: Box::new(move |w, from, slots| {
                 let b = &w.batch;
                 let names = for_one.batch_names(b);
-                for i in cycled(b.len(), from, n) {
-                    out.push(for_one.match_in_batch_with(b, &names, i, &mut scratch));
+                let n = slots.len();
+                for (slot, i) in slots.iter_mut().zip(cycled(b.len(), from, n)) {
+                    into_slot(
+                        slot,
+                        for_one.match_in_batch_with(b, &names, i, &mut scratch),
+                    );
                 }
             }),
-            all: Some(Box::new(move |batch| ix.match_batch_parallel(batch))),
+            all: Some(Box::new(move |batch, out| {
+                ix.match_batch_parallel_into(batch, out)
+            })),
         }
     }
 
@@ -461,14 +468,27 @@ impl BuiltIndex {
             name,
             deploy_ms: 0.0,
             heap_mb: 0.0,
-            one: Box::new(move |w, from, n, out| {
-                for i in cycled(w.events.len(), from, n) {
-                    out.push(ix.match_event_with(&w.events[i], &mut scratch));
+            one: Box::new(move |w, from, slots| {
+                let n = slots.len();
+                for (slot, i) in slots.iter_mut().zip(cycled(w.events.len(), from, n)) {
+                    into_slot(slot, ix.match_event_with(&w.events[i], &mut scratch));
                 }
             }),
             all: None,
         }
     }
+}
+
+/// Puts an answer into its slot and frees the slot's previous answer, whose memory the
+/// allocator hands to the next answer at once. Kept instead (a pass's answers all
+/// held for its check), every answer took fresh memory, and zeroing the fresh pages
+/// was a third of the hybrid's one-core time at 1M filters of the `hem` model with 20
+/// names an event (about 20,000 ids an answer), falling unevenly on its two series:
+/// the batch read 1.065x the heap events' time, the pages' zeroing 192 against 167 of
+/// 564 and 532 samples (2-core machine, one seed).
+#[inline]
+fn into_slot(slot: &mut Vec<InterfaceId>, mut answer: Vec<InterfaceId>) {
+    std::mem::swap(slot, &mut answer);
 }
 
 /// The indices of stream events `from .. from + n` in a workload of `len` events cycled
@@ -567,16 +587,19 @@ const SLOWEST_BUDGETS: f64 = 4.0;
 /// (the order alternating from turn to turn; [`FIRST_TURN_EVENTS`] at first, doubling
 /// up to [`TURN_EVENTS`] while turns are short), so that a slow stretch of the machine
 /// (another tenant, a frequency change) falls on all of them alike instead of on
-/// whichever ran then. Before its turn each index answers a few other events untimed
-/// ([`warm_events`]), so that its turn finds the caches as a stream of its own would:
-/// with the order reversed from turn to turn, an index inside the order follows a
-/// different one in each turn while those at its ends follow themselves every other
-/// turn, and the hybrid's batch series, second of three, found its data in the caches
-/// in one turn and the content index's in the other, while its heap events' series,
-/// last, always followed the hybrid. Fig. 10 at 10 names, the content index and the
-/// hybrid's two series (2-core machine, 3 seeds): the batch read 1.015-1.016x the heap
-/// events' time, 0.979x with the two series swapped, 0.997-0.998x with these runs
-/// (1.032x in the H200 recording of 2026-11-29, before them). A pass stops at the end
+/// whichever ran then. Before its turn each index answers an eighth as many other
+/// events untimed ([`warm_events`]), so that its turn finds the caches as a stream of
+/// its own would: with the order reversed from turn to turn, an index inside the order
+/// follows a different one in each turn while those at its ends follow themselves
+/// every other turn, and the hybrid's batch series, second of three, found the content
+/// index's data in the caches in one turn of two, while its heap events' series, last,
+/// always followed the hybrid. Fig. 10 at 10 names, the content index and the hybrid's
+/// two series (2-core machine, 3 seeds a run): the batch read 1.015-1.034x the heap
+/// events' time (1.032x in the H200 recording of 2026-11-29), 0.979x with the two
+/// series swapped, 0.990-1.001x with these runs (at most 8 events of them:
+/// 0.997-1.020x); the hybrid's two series alone, 0.976-0.996x. Each answer goes into
+/// a slot kept from turn to turn ([`into_slot`]) and is checked after its turn, off
+/// the clock. A pass stops at the end
 /// of the stream ([`INDEX_STREAM`] events; the workload's in quick mode), or once every
 /// index has answered [`MIN_TIMED`] events and spent [`SFF_BUDGET_S`] (or the slowest
 /// [`SLOWEST_BUDGETS`] of them). Where a pass over the whole stream is short, the
@@ -604,12 +627,11 @@ fn time_one_core_by_turns(
     let mut best = vec![f64::INFINITY; n];
     let mut total = vec![0.0f64; n];
     let mut passes = 0;
+    let mut slots = vec![Vec::new(); n];
     loop {
-        let pass = one_pass_by_turns(built, w, stream_len, min)?;
+        let pass = one_pass_by_turns(ctx, built, w, truth, at, (stream_len, min), &mut slots)?;
         passes += 1;
-        let want: Vec<Vec<InterfaceId>> = truth.iter().cycle().take(pass.done).cloned().collect();
-        for (i, b) in built.iter().enumerate() {
-            at.check(ctx, ("sff", &want), (b.name, &pass.got[i]))?;
+        for i in 0..n {
             best[i] = best[i].min(pass.spent[i] * 1e3 / pass.done.max(1) as f64);
             total[i] += pass.spent[i];
         }
@@ -646,31 +668,29 @@ const WARM_UP_S: f64 = 0.4;
 /// one pass fills the budget and no least over passes drops it (1M filters).
 fn warm_up(built: &mut [BuiltIndex], w: &Workload) {
     let len = w.events.len().min(WARM_UP_EVENTS);
-    let mut sink = Vec::new();
+    let mut sink = vec![Vec::new(); FIRST_TURN_EVENTS];
     for b in built.iter_mut() {
         let t0 = Instant::now();
         let mut done = 0;
         while done < len && (done < FIRST_TURN_EVENTS || t0.elapsed().as_secs_f64() < WARM_UP_S) {
             let k = FIRST_TURN_EVENTS.min(len - done);
-            (b.one)(w, done, k, &mut sink);
-            sink.clear();
+            (b.one)(w, done, &mut sink[..k]);
             done += k;
         }
     }
 }
 
 /// Events an index answers untimed just before its timed turn of `len` events in
-/// [`one_pass_by_turns`]: an eighth of the turn, at least 1, at most 8.
+/// [`one_pass_by_turns`]: an eighth of the turn, at least 1.
 fn warm_events(len: usize) -> usize {
-    (len / 8).clamp(1, 8)
+    (len / 8).max(1)
 }
 
-/// One pass of [`time_one_core_by_turns`]: each index's seconds, the events each
-/// answered, and its answers.
+/// One pass of [`time_one_core_by_turns`]: each index's seconds and the events each
+/// answered.
 struct Pass {
     spent: Vec<f64>,
     done: usize,
-    got: Vec<Vec<Vec<InterfaceId>>>,
 }
 
 /// [`time_one_core_by_turns`] starts another pass only while the slowest index's time in
@@ -691,20 +711,24 @@ fn another_pass(quick: bool, whole: bool, passes: usize, spent_s: f64, last_s: f
     )
 }
 
-/// The stream's events by turns, once (see [`time_one_core_by_turns`]).
+/// The stream's events by turns, once (see [`time_one_core_by_turns`]); each turn's
+/// answers are checked against `truth` after it, off the clock, in `slots` (per index,
+/// kept from pass to pass: [`into_slot`]).
 fn one_pass_by_turns(
+    ctx: &Ctx,
     built: &mut [BuiltIndex],
     w: &Workload,
-    stream_len: usize,
-    min: usize,
+    truth: &[Vec<InterfaceId>],
+    at: &At,
+    (stream_len, min): (usize, usize),
+    slots: &mut [Vec<Vec<InterfaceId>>],
 ) -> anyhow::Result<Pass> {
     let n = built.len();
     let mut spent = vec![0.0f64; n];
-    let mut got: Vec<Vec<Vec<InterfaceId>>> = vec![Vec::with_capacity(stream_len); n];
     let mut done = 0usize;
     let mut turn = 0usize;
     let mut turn_events = FIRST_TURN_EVENTS;
-    let mut sink = Vec::new();
+    let mut sink = vec![Vec::new(); warm_events(TURN_EVENTS)];
     while done < stream_len {
         let len = turn_events.min(stream_len - done);
         let mut longest = 0.0f64;
@@ -715,13 +739,21 @@ fn one_pass_by_turns(
             // answered twice in a row finds its data in the caches), so that the turn
             // finds the index's data in the caches as a stream of its own would leave
             // them, whichever index ran before it.
-            (b.one)(w, done + w.events.len() / 2, warm_events(len), &mut sink);
-            sink.clear();
+            (b.one)(w, done + w.events.len() / 2, &mut sink[..warm_events(len)]);
+            if slots[i].len() < len {
+                slots[i].resize_with(len, Vec::new);
+            }
             let t0 = Instant::now();
-            (b.one)(w, done, len, &mut got[i]);
+            (b.one)(w, done, &mut slots[i][..len]);
             let took = t0.elapsed().as_secs_f64();
             spent[i] += took;
             longest = longest.max(took);
+        }
+        let want: Vec<&Vec<InterfaceId>> =
+            cycled(truth.len(), done, len).map(|j| &truth[j]).collect();
+        for (b, got) in built.iter().zip(slots.iter()) {
+            let got: Vec<&Vec<InterfaceId>> = got[..len].iter().collect();
+            at.check(ctx, ("sff", &want), (b.name, &got))?;
         }
         done += len;
         turn += 1;
@@ -735,7 +767,7 @@ fn one_pass_by_turns(
             break;
         }
     }
-    Ok(Pass { spent, done, got })
+    Ok(Pass { spent, done })
 }
 
 /// Times a built index on all cores over a stream of the workload's events (its batch
@@ -768,9 +800,12 @@ fn time_all_cores(
     let series = format!("{} all cores", b.name);
     // As on one core: passes while short, the least time per event.
     let (mut all, mut total, mut passes) = (f64::INFINITY, 0.0, 0);
+    // Kept from pass to pass, as a stream's answers would be: a pass's answers take
+    // the memory of the one before (the first pass's take fresh memory).
+    let mut got = Vec::new();
     loop {
         let t0 = Instant::now();
-        let got = all_cores(&stream);
+        all_cores(&stream, &mut got);
         let took = t0.elapsed().as_secs_f64();
         at.check(ctx, ("sff", &want), (&series, &got))?;
         all = all.min(took * 1e3 / n.max(1) as f64);
