@@ -379,6 +379,34 @@ fn check(
     ctx.check(label, ("rtree", &truth[..n]), (name, &got[..n]))
 }
 
+/// The least time per event (ms) of `call` over `events` events and its last answers:
+/// one call untimed (the engine's buffers grow to the batch), then calls while short,
+/// as the grid on all cores is timed (within [`CPU_BUDGET_S`]); one call in quick mode.
+/// Timed from a single call, the paper's batched kernel read 19.2 µs an event on one
+/// seed of two runs of `keywords` (1M subscriptions, 1% regions) against 9.1-13.7 µs
+/// on the others (H200, 2026-11-29).
+fn least_of_calls<T>(
+    ctx: &Ctx,
+    events: usize,
+    mut call: impl FnMut() -> Result<T, clcb::engine::EngineError>,
+) -> anyhow::Result<(f64, T)> {
+    if !ctx.quick {
+        call()?;
+    }
+    let (mut ms, mut spent, mut passes) = (f64::INFINITY, 0.0, 0);
+    loop {
+        let t0 = Instant::now();
+        let got = call()?;
+        let took = t0.elapsed().as_secs_f64();
+        ms = ms.min(took * 1e3 / events.max(1) as f64);
+        spent += took;
+        passes += 1;
+        if !super::another_pass(ctx.quick, true, passes, (spent, took), CPU_BUDGET_S) {
+            return Ok((ms, got));
+        }
+    }
+}
+
 /// Times the kernels (per event and batched) on every device, checking their answers;
 /// records each series with `suffix` appended (a second factor, or nothing).
 #[allow(clippy::too_many_arguments)]
@@ -401,10 +429,7 @@ fn time_kernels(
         check(ctx, label, truth, name, &got)?;
         out.push((name.to_string(), ms));
         // Batched: from the flat batch, as the CPU grid is timed.
-        let _ = engine.match_batch(&events[..warm.min(events.len())])?;
-        let t0 = Instant::now();
-        let got = engine.match_event_batch(batch)?;
-        let batched = t0.elapsed().as_secs_f64() * 1e3 / events.len().max(1) as f64;
+        let (batched, got) = least_of_calls(ctx, events.len(), || engine.match_event_batch(batch))?;
         check(ctx, label, truth, &format!("{name} batched"), &got)?;
         out.push((format!("{name} batched"), batched));
         // Beyond the paper: the grid index.
@@ -414,10 +439,7 @@ fn time_kernels(
         check(ctx, label, truth, &series, &got)?;
         out.push((series, ms));
         // Beyond the paper: batched over the grid's candidates of each event.
-        let _ = engine.match_batch(&events[..warm.min(events.len())])?;
-        let t0 = Instant::now();
-        let got = engine.match_event_batch(batch)?;
-        let batched = t0.elapsed().as_secs_f64() * 1e3 / events.len().max(1) as f64;
+        let (batched, got) = least_of_calls(ctx, events.len(), || engine.match_event_batch(batch))?;
         let series = format!("{name} grid batched");
         check(ctx, label, truth, &series, &got)?;
         out.push((series, batched));
