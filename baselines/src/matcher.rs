@@ -102,8 +102,9 @@ pub trait Matcher: Sync {
     /// event `i`'s answer replaces `out[i]`, whose memory the allocator hands to the next
     /// answer at once. Called again with the same `out`, as a stream's batches would be,
     /// the answers take no fresh memory: collected into new vectors on every call, they
-    /// did, and zeroing the fresh pages took a third of the time where answers are long
-    /// (tens of thousands of ids an event).
+    /// did, and zeroing the fresh pages took a third of the hybrid's time on one core
+    /// where answers are long (about 22,000 ids an event at 1M filters of the dense model
+    /// with 20 names).
     fn match_batch_parallel_into(&self, batch: &EventBatch, out: &mut Vec<Vec<InterfaceId>>) {
         let names = self.batch_names(batch);
         out.resize_with(batch.len(), Vec::new);

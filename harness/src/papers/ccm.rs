@@ -483,7 +483,7 @@ impl BuiltIndex {
 /// allocator hands to the next answer at once. Kept instead (a pass's answers all
 /// held for its check), every answer took fresh memory, and zeroing the fresh pages
 /// was a third of the hybrid's one-core time at 1M filters of the `hem` model with 20
-/// names an event (about 20,000 ids an answer), falling unevenly on its two series:
+/// names an event (about 22,000 ids an answer), falling unevenly on its two series:
 /// the batch read 1.065x the heap events' time, the pages' zeroing 192 against 167 of
 /// 564 and 532 samples (2-core machine, one seed).
 #[inline]
