@@ -401,7 +401,14 @@ struct BuiltIndex {
 
 /// An index answering events `from .. from + slots.len()` of the stream of the
 /// workload's events cycled (stream event `i` is event `i % len`) on the calling thread,
-/// with its own scratch, each answer swapped into its slot ([`into_slot`]).
+/// with its own scratch, each answer replacing the one in its slot: the slot's previous
+/// answer is freed as the new one arrives, and the allocator hands its memory to the
+/// next answer at once. Kept instead (a pass's answers all held for its check), every
+/// answer took fresh memory, and zeroing the fresh pages was a third of the hybrid's
+/// one-core time at 1M filters of the `hem` model with 20 names an event (about 22,000
+/// ids an answer), falling unevenly on its two series: the batch read 1.065x the heap
+/// events' time, the pages' zeroing 192 against 167 of 564 and 532 samples (2-core
+/// machine, one seed).
 type OneCore = Box<dyn FnMut(&Workload, usize, &mut [Vec<InterfaceId>])>;
 /// An index answering a batch of events on all cores into the answers given
 /// ([`Matcher::match_batch_parallel_into`]).
@@ -443,10 +450,7 @@ impl BuiltIndex {
                 let names = for_one.batch_names(b);
                 let n = slots.len();
                 for (slot, i) in slots.iter_mut().zip(cycled(b.len(), from, n)) {
-                    into_slot(
-                        slot,
-                        for_one.match_in_batch_with(b, &names, i, &mut scratch),
-                    );
+                    *slot = for_one.match_in_batch_with(b, &names, i, &mut scratch);
                 }
             }),
             all: Some(Box::new(move |batch, out| {
@@ -471,24 +475,12 @@ impl BuiltIndex {
             one: Box::new(move |w, from, slots| {
                 let n = slots.len();
                 for (slot, i) in slots.iter_mut().zip(cycled(w.events.len(), from, n)) {
-                    into_slot(slot, ix.match_event_with(&w.events[i], &mut scratch));
+                    *slot = ix.match_event_with(&w.events[i], &mut scratch);
                 }
             }),
             all: None,
         }
     }
-}
-
-/// Puts an answer into its slot and frees the slot's previous answer, whose memory the
-/// allocator hands to the next answer at once. Kept instead (a pass's answers all
-/// held for its check), every answer took fresh memory, and zeroing the fresh pages
-/// was a third of the hybrid's one-core time at 1M filters of the `hem` model with 20
-/// names an event (about 22,000 ids an answer), falling unevenly on its two series:
-/// the batch read 1.065x the heap events' time, the pages' zeroing 192 against 167 of
-/// 564 and 532 samples (2-core machine, one seed).
-#[inline]
-fn into_slot(slot: &mut Vec<InterfaceId>, mut answer: Vec<InterfaceId>) {
-    std::mem::swap(slot, &mut answer);
 }
 
 /// The indices of stream events `from .. from + n` in a workload of `len` events cycled
@@ -598,16 +590,15 @@ const SLOWEST_BUDGETS: f64 = 4.0;
 /// events' time (1.032x in the H200 recording of 2026-11-29), 0.979x with the two
 /// series swapped, 0.990-1.001x with these runs (at most 8 events of them:
 /// 0.997-1.020x); the hybrid's two series alone, 0.976-0.996x. Each answer goes into
-/// a slot kept from turn to turn ([`into_slot`]) and is checked after its turn, off
-/// the clock. A pass stops at the end
-/// of the stream ([`INDEX_STREAM`] events; the workload's in quick mode), or once every
-/// index has answered [`MIN_TIMED`] events and spent [`SFF_BUDGET_S`] (or the slowest
-/// [`SLOWEST_BUDGETS`] of them). Where a pass over the whole stream is short, the
-/// stream is passed again, up to [`super::MAX_PASSES`] times within [`PASSES_BUDGETS`], and
-/// each index's time is its least over the passes: a hiccup of a few tens of
-/// milliseconds that falls on one index's turn (Table 2, one seed of three: the same
-/// name index read 2.13 µs alone and 2.64 µs inside the hybrid, 1.37 and 1.35 µs on
-/// another seed) is then not its time. Checks every answer of every pass against
+/// a slot kept from turn to turn ([`OneCore`]) and is checked after its turn, off the
+/// clock. A pass stops at the end of the stream ([`INDEX_STREAM`] events; the
+/// workload's in quick mode), or once every index has answered [`MIN_TIMED`] events
+/// and spent [`SFF_BUDGET_S`] (or the slowest [`SLOWEST_BUDGETS`] of them). Where a
+/// pass over the whole stream is short, the stream is passed again, up to
+/// [`super::MAX_PASSES`] times within [`PASSES_BUDGETS`], and each index's time is its
+/// least over the passes: a hiccup of a few tens of milliseconds that falls on one
+/// index's turn (Table 2, one seed of three: the same name index read 2.13 µs alone and
+/// 2.64 µs inside the hybrid, 1.37 and 1.35 µs on another seed) is then not its time. Checks every answer of every pass against
 /// `truth`, records each index's `name`, returns each one's ms per event.
 fn time_one_core_by_turns(
     ctx: &mut Ctx,
@@ -713,7 +704,7 @@ fn another_pass(quick: bool, whole: bool, passes: usize, spent_s: f64, last_s: f
 
 /// The stream's events by turns, once (see [`time_one_core_by_turns`]); each turn's
 /// answers are checked against `truth` after it, off the clock, in `slots` (per index,
-/// kept from pass to pass: [`into_slot`]).
+/// kept from pass to pass: [`OneCore`]).
 fn one_pass_by_turns(
     ctx: &Ctx,
     built: &mut [BuiltIndex],
