@@ -73,7 +73,7 @@ for step in $STEPS; do
     ccm-table2) run_step ccm-table2 120 "$H" run ccm table2 --seeds 3 --out "$OUT/rec" ;;
     dense10) run_step dense10 200 "$H" run ccm dense10 --seeds 3 --engines gpu-index,hybrid,index --out "$OUT/rec" ;;
     dense) run_step dense 580 "$H" run ccm dense --seeds 3 --engines gpu-index,hybrid --out "$OUT/rec" ;;
-    hem) run_step hem 340 env GPU_MATCH_HEM_SIZES=100000,1000000 "$H" run ccm hem --seeds 1 --out "$OUT/rec" ;;
+    hem) run_step hem 420 env GPU_MATCH_HEM_SIZES=100000,1000000 "$H" run ccm hem --seeds 1 --out "$OUT/rec" ;;
     ddmcount) run_step ddmcount 45 "$BIN/count_split" 20 ;;
     keywords) run_step keywords 150 "$H" run clcb keywords --seeds 3 --out "$OUT/rec" ;;
     sanitize)
