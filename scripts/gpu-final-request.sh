@@ -16,6 +16,9 @@
 #   ccm-fig6 .. ccm-fig11  `harness run ccm fig6` .. `fig11`, three seeds, every engine;
 #   table2    `harness run clcb table2`, three seeds, every engine;
 #   ccm-table2  `harness run ccm table2`, three seeds, every engine;
+#   hem-1m    `harness run ccm hem` at 1M filters only, HEM_SEEDS (3) seeds, the GPU
+#             index and the CPU indexes that can be the best (not SFF), into $OUT/hem-1m
+#             (not rec: the recorded CSV keeps every engine and both sizes);
 #   dense10   `harness run ccm dense10`, three seeds, the GPU index, the hybrid and the
 #             content index (the strongest CPU method and the one the hybrid is held to);
 #   dense     `harness run ccm dense`, three seeds, the GPU index and the hybrid (with
@@ -28,8 +31,9 @@
 #   sanitize  compute-sanitizer memcheck and racecheck on the changed kernels: CCM's value
 #             cells (`index_check`, in $BIN when given), the cell index (`cells_split`,
 #             in $BIN when given), DDM's sweeps in strips and whole (`sweep_check`, in
-#             $BIN when given) and, unless SAN_PAPER=0, the paper's CLCB kernels on quick
-#             `keywords` (GPU answers checked against the CPU's).
+#             $BIN when given), XML's `gpu-dfa` kernels on quick `paths` and, unless
+#             SAN_PAPER=0, the paper's CLCB kernels on quick `keywords` (GPU answers
+#             checked against the CPU's).
 # The recorded CSVs under $OUT/rec, the e2e files under $OUT/e2e, each step's output in
 # $OUT/<step>.txt and the times in $OUT/times.txt, all packed into $OUT/final.tgz (the
 # device tool brings back few files).
@@ -74,6 +78,8 @@ for step in $STEPS; do
     dense10) run_step dense10 200 "$H" run ccm dense10 --seeds 3 --engines gpu-index,hybrid,index --out "$OUT/rec" ;;
     dense) run_step dense 580 "$H" run ccm dense --seeds 3 --engines gpu-index,hybrid --out "$OUT/rec" ;;
     hem) run_step hem 420 env GPU_MATCH_HEM_SIZES=100000,1000000 "$H" run ccm hem --seeds 1 --out "$OUT/rec" ;;
+    hem-1m) run_step hem-1m 580 env GPU_MATCH_HEM_SIZES=1000000 "$H" run ccm hem --seeds "${HEM_SEEDS:-3}" \
+        --engines gpu-index,hybrid,bits,index --out "$OUT/hem-1m" ;;
     ddmcount) run_step ddmcount 45 "$BIN/count_split" 20 ;;
     keywords) run_step keywords 150 "$H" run clcb keywords --seeds 3 --out "$OUT/rec" ;;
     sanitize)
@@ -85,6 +91,8 @@ for step in $STEPS; do
                 --error-exitcode 9 "$BIN/cells_split" uniform 0.001 3000
             [ -x "$BIN/sweep_check" ] && run_step "san-$tool-ddm" 40 "$CS" --tool "$tool" --error-exitcode 9 \
                 "$BIN/sweep_check" 0 20000
+            run_step "san-$tool-xml" 60 "$CS" --tool "$tool" --error-exitcode 9 "$H" run xml paths --quick \
+                --seeds 1 --engines gpu-dfa,lazy-dfa-ahead-mc --out "$OUT/san-xml-$tool"
         done
         [ "${SAN_PAPER:-1}" = 1 ] && run_step san-memcheck-clcb-paper 60 "$CS" --tool memcheck --error-exitcode 9 "$H" run clcb keywords --quick \
             --seeds 1 --engines gpu,gpu-grid,gpu-cells,grid,rtree --out "$OUT/san-quick" ;;

@@ -605,7 +605,7 @@ impl HybridIndex {
     /// cost Table 2's default events 8-11% on the development machine: the array's
     /// clearing and the copies, on events of 0.6 µs).
     #[inline]
-    fn choose<A: Attrs>(
+    pub(crate) fn choose<A: Attrs>(
         &self,
         attrs: A,
         scratch: &mut HybridScratch,

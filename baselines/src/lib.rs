@@ -51,6 +51,8 @@
 //! # fn main() {}
 //! ```
 
+#[cfg(all(test, feature = "ccm"))]
+mod arrow_layout;
 #[cfg(feature = "ccm")]
 mod compiled;
 #[cfg(feature = "ccm")]
