@@ -7,7 +7,7 @@
 
 use crate::content_index::IndexError;
 use crate::matcher::BatchNames;
-use crate::sff::{cmp_num, Num};
+use crate::sff::{cmp_num, Num, Probe};
 use ccm::batch::{Attr, Dictionary, EventBatch, TY_FLOAT, TY_INT};
 use ccm::model::{Attribute, Constraint, Op, Subscription, Value};
 use std::cmp::Ordering;
@@ -72,13 +72,7 @@ impl Names {
     /// The names of `dict` (a batch's) in this numbering, [`NO_NAME`] where a name is
     /// not numbered: a hash lookup per name of the batch, once per batch.
     pub(crate) fn batch_names(&self, dict: &Dictionary) -> BatchNames {
-        BatchNames {
-            ids: dict
-                .iter()
-                .map(|n| self.get(n).unwrap_or(NO_NAME))
-                .collect(),
-            numbered: self.len(),
-        }
+        BatchNames::of(dict, self.len(), |n| self.get(n))
     }
 
     /// `names` when it is this numbering's of `batch`'s names (made by
@@ -91,7 +85,7 @@ impl Names {
         names: &'a BatchNames,
         fresh: &'a mut Option<BatchNames>,
     ) -> &'a BatchNames {
-        if names.numbered == self.len() && names.ids.len() == batch.names().len() {
+        if names.numbers(batch, self.len()) {
             names
         } else {
             fresh.insert(self.batch_names(batch.names()))
@@ -191,11 +185,22 @@ impl<A: Attrs> Attrs for Decoded<'_, A> {
     }
 }
 
-/// An attribute's value as the indexes compare it: a number, or a string's bytes.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum AttrValue<'a> {
-    Num(Num),
-    Str(&'a [u8]),
+/// An attribute's value as the indexes compare it: a number, or a string's bytes (SFF's
+/// probe of its constraint index, the same thing).
+pub(crate) type AttrValue<'a> = Probe<'a>;
+
+/// The value of a batch's attribute `a`, its string (if one) read from `strings`, the
+/// batch's arena.
+#[inline(always)]
+pub(crate) fn value_of<'a>(a: &Attr, strings: &'a Dictionary) -> AttrValue<'a> {
+    match a.ty {
+        TY_INT => AttrValue::Num(Num::Int(a.val as i64)),
+        TY_FLOAT => AttrValue::Num(Num::Float(f64::from_bits(a.val))),
+        _ => {
+            let (at, len) = strings.spans()[a.val as usize];
+            AttrValue::Str(&strings.arena()[at as usize..(at + len) as usize])
+        }
+    }
 }
 
 /// One event of a batch, read in place: its attributes, the batch's strings (spans into
@@ -203,8 +208,7 @@ pub(crate) enum AttrValue<'a> {
 #[derive(Clone, Copy)]
 pub(crate) struct BatchAttrs<'a> {
     attrs: &'a [Attr],
-    spans: &'a [(u32, u32)],
-    arena: &'a [u8],
+    strings: &'a Dictionary,
     names: &'a [u32],
 }
 
@@ -215,8 +219,7 @@ impl<'a> BatchAttrs<'a> {
     pub(crate) fn new(batch: &'a EventBatch, names: &'a BatchNames, i: usize) -> Self {
         BatchAttrs {
             attrs: batch.attrs_of(i),
-            spans: batch.strings().spans(),
-            arena: batch.strings().arena(),
+            strings: batch.strings(),
             names: &names.ids,
         }
     }
@@ -230,15 +233,7 @@ impl Attrs for BatchAttrs<'_> {
 
     #[inline(always)]
     fn value(&self, k: usize) -> AttrValue<'_> {
-        let a = &self.attrs[k];
-        match a.ty {
-            TY_INT => AttrValue::Num(Num::Int(a.val as i64)),
-            TY_FLOAT => AttrValue::Num(Num::Float(f64::from_bits(a.val))),
-            _ => {
-                let (at, len) = self.spans[a.val as usize];
-                AttrValue::Str(&self.arena[at as usize..(at + len) as usize])
-            }
-        }
+        value_of(&self.attrs[k], self.strings)
     }
 
     /// An array read per attribute (the translation of the batch's names), no hashing.

@@ -18,10 +18,17 @@
 //! Numbers: integers and floats compare exactly (see [`cmp_num`]), which Siena does
 //! not promise; the typing rules are those of `ccm::model`.
 //!
+//! An event is read from a heap [`Event`] (each name hashed) or in place from a flat
+//! batch ([`ccm::batch::EventBatch`]: the batch's names numbered once, [`Matcher::batch_names`],
+//! and each value read from its record as a [`Probe`]); one copy of the counting serves both.
+//!
 //! The building blocks ([`NameIndex`], [`Counters`], [`cmp_num`]) are public so that the
 //! CLCB "with location" variant can reuse them.
 
+use crate::compiled::value_of;
+use crate::matcher::BatchNames;
 use crate::Matcher;
+use ccm::batch::EventBatch;
 use ccm::model::{Event, Filter, InterfaceId, ModelError, Op, Subscription, Value};
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -104,6 +111,25 @@ pub fn cmp_num(a: Num, b: Num) -> Ordering {
 /// A filter's slot in the matcher; constraints point at it.
 pub type FilterIdx = u32;
 
+/// An attribute's value as a [`NameIndex`] probes it: a number, or a string's bytes
+/// (from a heap event's [`Value`], or read in place from a flat batch).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Probe<'a> {
+    Num(Num),
+    Str(&'a [u8]),
+}
+
+impl<'a> Probe<'a> {
+    /// The probe of a heap value.
+    pub fn of(v: &'a Value) -> Probe<'a> {
+        match v {
+            Value::Int(i) => Probe::Num(Num::Int(*i)),
+            Value::Float(x) => Probe::Num(Num::Float(*x)),
+            Value::Str(s) => Probe::Str(s.as_bytes()),
+        }
+    }
+}
+
 /// All constraints on one attribute name, indexed by type and operator.
 #[derive(Default, Debug, Clone)]
 pub struct NameIndex {
@@ -177,11 +203,15 @@ impl NameIndex {
 
     /// Calls `hit(f)` once per constraint of this name that `value` satisfies (twice
     /// for a filter with two satisfied constraints on this name).
-    pub fn for_each_satisfied(&self, value: &Value, mut hit: impl FnMut(FilterIdx)) {
+    pub fn for_each_satisfied(&self, value: &Value, hit: impl FnMut(FilterIdx)) {
+        self.for_each_probe(Probe::of(value), hit);
+    }
+
+    /// [`NameIndex::for_each_satisfied`] for a value as a heap event or a batch holds it.
+    pub fn for_each_probe(&self, value: Probe<'_>, mut hit: impl FnMut(FilterIdx)) {
         debug_assert!(self.sorted, "NameIndex::finish not called");
         match value {
-            Value::Str(s) => {
-                let x = s.as_bytes();
+            Probe::Str(x) => {
                 if let Some(fs) = self.str_eq.get(x) {
                     fs.iter().for_each(|&f| hit(f));
                 }
@@ -224,8 +254,7 @@ impl NameIndex {
                     }
                 }
             }
-            v => {
-                let Some(x) = Num::of(v) else { return };
+            Probe::Num(x) => {
                 if let Some(fs) = self.num_eq.get(&x.key()) {
                     fs.iter().for_each(|&f| hit(f));
                 }
@@ -304,7 +333,9 @@ pub struct Scratch {
 /// The SFF-like matcher: the constraint index plus the filters' sizes and interfaces.
 #[derive(Debug, Clone, Default)]
 pub struct Sff {
-    names: HashMap<String, NameIndex>,
+    /// Per attribute name, its number: the place of its constraints in `indexes`.
+    names: HashMap<String, u32>,
+    indexes: Vec<NameIndex>,
     /// Per filter: (number of constraints, dense interface index).
     filters: Vec<(u32, u32)>,
     /// Dense interface index -> user's id.
@@ -355,16 +386,18 @@ impl Sff {
             sff.filters.push((s.filter.constraints.len() as u32, iface));
             sff.insert_filter(&s.filter, fi);
         }
-        sff.names.values_mut().for_each(NameIndex::finish);
+        sff.indexes.iter_mut().for_each(NameIndex::finish);
         Ok(sff)
     }
 
     fn insert_filter(&mut self, f: &Filter, fi: FilterIdx) {
         for c in &f.constraints {
-            self.names
-                .entry(c.name.clone())
-                .or_default()
-                .insert(c.op, &c.value, fi);
+            let next = self.indexes.len() as u32;
+            let k = *self.names.entry(c.name.clone()).or_insert(next);
+            if k == next {
+                self.indexes.push(NameIndex::default());
+            }
+            self.indexes[k as usize].insert(c.op, &c.value, fi);
         }
     }
 
@@ -388,6 +421,58 @@ impl Matcher for Sff {
     /// The interfaces whose predicate matches `e`, ascending by id, reusing `scratch` (one
     /// per thread).
     fn match_event_with(&self, e: &Event, scratch: &mut Scratch) -> Vec<InterfaceId> {
+        let probes = e.attributes().iter().filter_map(|a| {
+            let &k = self.names.get(a.name.as_str())?;
+            Some((k, Probe::of(&a.value)))
+        });
+        self.match_probes(probes, scratch)
+    }
+
+    /// The batch's names in SFF's numbering.
+    fn batch_names(&self, batch: &EventBatch) -> BatchNames {
+        BatchNames::of(batch.names(), self.names.len(), |n| {
+            self.names.get(n).copied()
+        })
+    }
+
+    /// Event `i` of `batch`, read in place: its names through `names` (no hashing), its
+    /// values from the batch's records and string arena.
+    fn match_in_batch_with(
+        &self,
+        batch: &EventBatch,
+        names: &BatchNames,
+        i: usize,
+        scratch: &mut Scratch,
+    ) -> Vec<InterfaceId> {
+        let fresh;
+        let names = if names.numbers(batch, self.names.len()) {
+            names
+        } else {
+            fresh = self.batch_names(batch);
+            &fresh
+        };
+        let strings = batch.strings();
+        let probes = batch.attrs_of(i).iter().filter_map(|a| {
+            let k = names.number(a.name)?;
+            Some((k, value_of(a, strings)))
+        });
+        self.match_probes(probes, scratch)
+    }
+
+    /// An estimate of the heap bytes of the index (Table 2's data-structure size).
+    fn heap_bytes(&self) -> usize {
+        self.index_bytes()
+    }
+}
+
+impl Sff {
+    /// The interfaces whose predicate matches the event of `probes` (per attribute whose
+    /// name some constraint has: the name's number and the value), ascending by id.
+    fn match_probes<'a>(
+        &self,
+        probes: impl Iterator<Item = (u32, Probe<'a>)>,
+        scratch: &mut Scratch,
+    ) -> Vec<InterfaceId> {
         if scratch.matched.len() != self.interfaces.len()
             || scratch.counters.slots.len() != self.filters.len()
         {
@@ -397,14 +482,11 @@ impl Matcher for Sff {
         counters.next_event();
         matched.iter_mut().for_each(|m| *m = false);
         let mut left = self.interfaces.len();
-        for a in e.attributes() {
+        for (k, value) in probes {
             if left == 0 {
                 break;
             }
-            let Some(idx) = self.names.get(&a.name) else {
-                continue;
-            };
-            idx.for_each_satisfied(&a.value, |f| {
+            self.indexes[k as usize].for_each_probe(value, |f| {
                 let (size, iface) = self.filters[f as usize];
                 // Per-interface pruning: a matched interface's filters are skipped.
                 if matched[iface as usize] {
@@ -426,8 +508,8 @@ impl Matcher for Sff {
         out
     }
 
-    /// An estimate of the heap bytes of the index (Table 2's data-structure size).
-    fn heap_bytes(&self) -> usize {
+    /// [`Matcher::heap_bytes`].
+    fn index_bytes(&self) -> usize {
         fn vec<T>(v: &Vec<T>) -> usize {
             v.capacity() * std::mem::size_of::<T>()
         }
@@ -440,25 +522,25 @@ impl Matcher for Sff {
         }
         #[allow(clippy::borrowed_box)]
         let bytes_key = |k: &Box<[u8]>| k.len();
-        let names: usize = self
-            .names
-            .iter()
-            .map(|(n, i)| {
-                n.len()
-                    + map(&i.num_eq, |_| 0)
-                    + map(&i.num_ne, |_| 0)
-                    + vec(&i.num_lt)
-                    + vec(&i.num_le)
-                    + vec(&i.num_gt)
-                    + vec(&i.num_ge)
-                    + map(&i.str_eq, bytes_key)
-                    + map(&i.str_ne, bytes_key)
-                    + map(&i.prefix, bytes_key)
-                    + map(&i.suffix, bytes_key)
-                    + map(&i.substr, bytes_key)
-                    + std::mem::size_of::<NameIndex>()
-            })
-            .sum();
+        let names: usize = self.names.keys().map(|n| n.len() + 4).sum::<usize>()
+            + self
+                .indexes
+                .iter()
+                .map(|i| {
+                    map(&i.num_eq, |_| 0)
+                        + map(&i.num_ne, |_| 0)
+                        + vec(&i.num_lt)
+                        + vec(&i.num_le)
+                        + vec(&i.num_gt)
+                        + vec(&i.num_ge)
+                        + map(&i.str_eq, bytes_key)
+                        + map(&i.str_ne, bytes_key)
+                        + map(&i.prefix, bytes_key)
+                        + map(&i.suffix, bytes_key)
+                        + map(&i.substr, bytes_key)
+                        + std::mem::size_of::<NameIndex>()
+                })
+                .sum::<usize>();
         names + vec(&self.filters) + vec(&self.interfaces)
     }
 }

@@ -367,7 +367,12 @@ fn batch_agrees(subs: &[Subscription], events: &[Event], batch: &EventBatch) {
     let sff = Sff::build(subs).unwrap();
     let want = sff.match_parallel(events);
     assert!(want.iter().any(|m| !m.is_empty()), "some events match");
-    assert_eq!(sff.match_batch(batch), want, "sff");
+    assert_eq!(sff.match_batch(batch), want, "sff on the batch");
+    assert_eq!(
+        sff.match_batch_parallel(batch),
+        want,
+        "sff on the batch, all cores"
+    );
     let ix = ContentIndex::build(subs).unwrap();
     assert_eq!(ix.match_parallel(events), want, "index");
     assert_eq!(ix.match_batch(batch), want, "index on the batch");
@@ -482,9 +487,8 @@ fn names_made_for_a_batch_of_other_names_are_made_again_not_misread() {
         ..ccm::Params::default()
     };
     let w = ccm::workload::generate(&p, 8).unwrap();
-    let want = Sff::build(&w.subscriptions)
-        .unwrap()
-        .match_parallel(&w.events);
+    let sff = Sff::build(&w.subscriptions).unwrap();
+    let want = sff.match_parallel(&w.events);
     assert!(want.iter().any(|m| !m.is_empty()), "some events match");
     let hybrid = HybridIndex::build(&w.subscriptions).unwrap();
     let ix = ContentIndex::build(&w.subscriptions).unwrap();
@@ -494,7 +498,9 @@ fn names_made_for_a_batch_of_other_names_are_made_again_not_misread() {
     let empty = EventBatch::new();
     for names in [ix.batch_names(&empty), Default::default()] {
         let (mut hs, mut xs, mut vs) = (hybrid.scratch(), ix.scratch(), value.scratch());
+        let mut ss = sff.scratch();
         for (i, want) in want.iter().enumerate() {
+            assert_eq!(&sff.match_in_batch_with(&w.batch, &names, i, &mut ss), want);
             assert_eq!(
                 &hybrid.match_in_batch_with(&w.batch, &names, i, &mut hs),
                 want

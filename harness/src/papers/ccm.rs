@@ -33,7 +33,8 @@
 //! `Event`s (timed by turns with the others, so that a run shows what reading the batch
 //! gains or loses), and `batch build (all cores)` the time to build the batch of the
 //! timed stream from heap events on all cores, per event (what parsing into the batch
-//! costs; in no engine's time). SFF reads heap events. Every answer of every kernel engine and CPU index is
+//! costs; in no engine's time). SFF reads the batch too (names numbered once per batch); its
+//! reference answers come from heap events. Every answer of every kernel engine and CPU index is
 //! checked against SFF's on every event of every workload (SFF on all cores gives the
 //! reference answers; a mismatch fails the run). Single-core SFF and the indexes on one
 //! core are timed on a bounded prefix of the events at large scale (at least 20 events,
@@ -349,21 +350,24 @@ fn reference(sff: &Sff, events: &[Event]) -> Vec<Vec<InterfaceId>> {
 /// Events a one-core matcher is timed on at least, at full size (then until its budget).
 const MIN_TIMED: usize = 20;
 
-/// Times single-core SFF on a prefix of the events that fits [`SFF_BUDGET_S`] (at least
-/// [`MIN_TIMED`] events, all of them in quick mode), and SFF on all cores on all of them;
-/// returns the all-core time per event (ms).
+/// Times single-core SFF on a prefix of the workload's batch that fits [`SFF_BUDGET_S`]
+/// (at least [`MIN_TIMED`] events, all of them in quick mode), and SFF on all cores on
+/// all of it (the batch read in place, as the indexes read it; `truth`, the reference,
+/// from heap events); returns the all-core time per event (ms).
 fn time_sff(
     ctx: &mut Ctx,
     sff: &Sff,
-    events: &[Event],
+    w: &Workload,
     truth: &[Vec<InterfaceId>],
     at: &At,
 ) -> anyhow::Result<f64> {
+    let batch = &w.batch;
     let mut scratch = sff.scratch();
     let t0 = Instant::now();
+    let names = sff.batch_names(batch);
     let mut got = Vec::new();
-    for e in events {
-        got.push(sff.match_event_with(e, &mut scratch));
+    for i in 0..batch.len() {
+        got.push(sff.match_in_batch_with(batch, &names, i, &mut scratch));
         if !ctx.quick && got.len() >= MIN_TIMED && t0.elapsed().as_secs_f64() > SFF_BUDGET_S {
             break;
         }
@@ -372,8 +376,8 @@ fn time_sff(
     at.check(ctx, ("sff all cores", &truth[..got.len()]), ("sff", &got))?;
     at.record(ctx, "sff", ms);
     let t0 = Instant::now();
-    let par = sff.match_parallel(events);
-    let all = ms_since(t0) / events.len().max(1) as f64;
+    let par = sff.match_batch_parallel(batch);
+    let all = ms_since(t0) / batch.len().max(1) as f64;
     at.record(ctx, "sff all cores", all);
     at.check(ctx, ("sff", truth), ("sff all cores", &par))?;
     Ok(all)
@@ -861,7 +865,7 @@ fn time_cpus(
 ) -> anyhow::Result<Vec<Built>> {
     let mut best = f64::INFINITY;
     if engines.sff {
-        best = time_sff(ctx, sff, &w.events, truth, at)?;
+        best = time_sff(ctx, sff, w, truth, at)?;
     }
     let mut indexes = build_indexes(ctx, engines, w, at.label)?;
     let mut built = Vec::new();
