@@ -19,7 +19,10 @@
 //! ("completely re-creates all indexes after each update") [`SffLocation::move_area`]
 //! rebuilds the whole index.
 
-use crate::sff::{Counters, FilterIdx, NameIndex, Sff, SffError};
+use crate::compiled::value_of;
+use crate::matcher::BatchNames;
+use crate::sff::{Counters, FilterIdx, NameIndex, Probe, Sff, SffError};
+use clcb::batch::EventBatch;
 use clcb::model::{
     Area, AreaUpdate, Circle, Event, Location, ModelError, Op, SubscriptionId, Subscriptions, Value,
 };
@@ -34,7 +37,9 @@ const ANYWHERE: Circle = Circle {
 
 /// The SFF-like matcher over content plus location-as-constraints.
 pub struct SffLocation {
-    names: HashMap<String, NameIndex>,
+    /// Per attribute name, its number: the place of its constraints in `indexes`.
+    names: HashMap<String, u32>,
+    indexes: Vec<NameIndex>,
     /// `x` and `y` bound constraints (SFF indexes them like any numeric name).
     x: NameIndex,
     y: NameIndex,
@@ -77,6 +82,7 @@ impl SffLocation {
     pub fn build(subs: &Subscriptions) -> SffLocation {
         let mut m = SffLocation {
             names: HashMap::new(),
+            indexes: Vec::new(),
             x: NameIndex::default(),
             y: NameIndex::default(),
             filters: Vec::with_capacity(subs.filter_count()),
@@ -86,10 +92,12 @@ impl SffLocation {
         for (fid, sub, f) in subs.filters() {
             let fi: FilterIdx = fid.0;
             for c in &f.constraints {
-                m.names
-                    .entry(c.name.clone())
-                    .or_default()
-                    .insert(c.op, &c.value, fi);
+                let next = m.indexes.len() as u32;
+                let k = *m.names.entry(c.name.clone()).or_insert(next);
+                if k == next {
+                    m.indexes.push(NameIndex::default());
+                }
+                m.indexes[k as usize].insert(c.op, &c.value, fi);
             }
             let (lo_x, hi_x, lo_y, hi_y, circle) = match f.area {
                 Area::Circle {
@@ -120,7 +128,7 @@ impl SffLocation {
             m.filters.push((f.constraints.len() as u32 + 4, sub as u32));
             m.areas.push(circle);
         }
-        m.names.values_mut().for_each(NameIndex::finish);
+        m.indexes.iter_mut().for_each(NameIndex::finish);
         m.x.finish();
         m.y.finish();
         m
@@ -136,6 +144,55 @@ impl SffLocation {
 
     /// The dense indices of the subscriptions matching `e`, ascending.
     pub fn match_indices_with(&self, e: &Event, scratch: &mut Scratch) -> Vec<u32> {
+        let probes = e.attributes().iter().filter_map(|a| {
+            let &k = self.names.get(a.name.as_str())?;
+            Some((k, Probe::of(&a.value)))
+        });
+        self.match_probes(e.loc, probes, scratch)
+    }
+
+    /// The names of `batch` in this matcher's numbering, for
+    /// [`SffLocation::match_in_batch_with`] (once per batch).
+    pub fn batch_names(&self, batch: &EventBatch) -> BatchNames {
+        BatchNames::of(batch.content().names(), self.names.len(), |n| {
+            self.names.get(n).copied()
+        })
+    }
+
+    /// [`SffLocation::match_indices_with`] for event `i` of `batch`, read in place: its
+    /// location from the batch's columns, its names through `names` (no hashing; made
+    /// again when they are not this batch's), its values from their records.
+    pub fn match_in_batch_with(
+        &self,
+        batch: &EventBatch,
+        names: &BatchNames,
+        i: usize,
+        scratch: &mut Scratch,
+    ) -> Vec<u32> {
+        let fresh;
+        let names = if names.numbers(batch.content(), self.names.len()) {
+            names
+        } else {
+            fresh = self.batch_names(batch);
+            &fresh
+        };
+        let strings = batch.content().strings();
+        let probes = batch.attrs_of(i).iter().filter_map(|a| {
+            let k = names.number(a.name)?;
+            Some((k, value_of(a, strings)))
+        });
+        self.match_probes(batch.loc(i), probes, scratch)
+    }
+
+    /// The dense indices of the subscriptions matching the event at `loc` with the
+    /// attributes of `probes` (per attribute whose name some constraint has: the
+    /// name's number and the value), ascending.
+    fn match_probes<'a>(
+        &self,
+        loc: Location,
+        probes: impl Iterator<Item = (u32, Probe<'a>)>,
+        scratch: &mut Scratch,
+    ) -> Vec<u32> {
         if scratch.matched.len() != self.ids.len() {
             *scratch = self.scratch();
         }
@@ -143,7 +200,6 @@ impl SffLocation {
         counters.next_event();
         matched.iter_mut().for_each(|m| *m = false);
         let mut out = Vec::new();
-        let loc: Location = e.loc;
         let mut visit = |f: FilterIdx| {
             let (size, sub) = self.filters[f as usize];
             if matched[sub as usize] {
@@ -158,10 +214,8 @@ impl SffLocation {
             .for_each_satisfied(&Value::Float(loc.x as f64), &mut visit);
         self.y
             .for_each_satisfied(&Value::Float(loc.y as f64), &mut visit);
-        for a in e.attributes() {
-            if let Some(idx) = self.names.get(&a.name) {
-                idx.for_each_satisfied(&a.value, &mut visit);
-            }
+        for (k, value) in probes {
+            self.indexes[k as usize].for_each_probe(value, &mut visit);
         }
         out.sort_unstable();
         out

@@ -7,6 +7,7 @@
 use baselines::rtree::{holds, RTreeMatcher};
 use baselines::sff_location::{content_only, SffLocation};
 use ccm::model::{Attribute, Constraint, Op, Value};
+use clcb::batch::EventBatch;
 use clcb::model::{
     Area, AreaUpdate, Event, Filter, FilterId, Location, Subscription, SubscriptionId,
     Subscriptions,
@@ -152,6 +153,14 @@ proptest! {
             let truth = brute_match(&model, e);
             prop_assert_eq!(&tree.match_indices(e, &model), &truth, "rtree, event {}", round);
             prop_assert_eq!(&sff.match_indices(e), &truth, "sff, event {}", round);
+            // The same event read in place from a flat batch, whose names are numbered in
+            // its own order (a name no filter has interned first).
+            let mut batch = EventBatch::new();
+            batch.intern_name("a name no filter has");
+            batch.push_event(e);
+            let names = sff.batch_names(&batch);
+            let mut scratch = sff.scratch();
+            prop_assert_eq!(&sff.match_in_batch_with(&batch, &names, 0, &mut scratch), &truth, "sff on a batch, event {}", round);
             if let Some(&(f, a)) = moves.get(round) {
                 let u = AreaUpdate { filter: FilterId(f as u32), area: a };
                 model.apply(&u).unwrap();

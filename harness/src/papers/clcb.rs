@@ -28,8 +28,9 @@
 //! them into ([`clcb::batch::EventBatch`]): `gpu batched`, `gpu grid batched`, `gpu cells
 //! batched`, and the CPU grid, `grid` (one core) and `grid all cores`, so that both sides
 //! of every ratio against `best CPU (all cores)` start from the same batch; per-event
-//! series (`gpu`, `gpu grid`, the latency and persistent paths) and the R*-tree and SFF
-//! peers take heap events (`Vec<Event>`). Beside them: `grid heap events` (the grid on
+//! series (`gpu`, `gpu grid`, the latency and persistent paths) and the R*-tree peer
+//! take heap events (`Vec<Event>`); Table 2's SFF peers (content only, and with
+//! location) read the batch in place too. Beside them: `grid heap events` (the grid on
 //! one core over the same events as heap objects, the yardstick before the batch, to
 //! show the batch is not slower) and `batch from heap events` (the time per event to
 //! build the batch from heap events on all cores, `EventBatch::from_events`: the share
@@ -753,16 +754,22 @@ fn table2(ctx: &mut Ctx) -> anyhow::Result<()> {
         let truth = oracle(&rtree, &subs, &events[..s.checked(events.len())]);
         ctx.step(&format!("table2 seed {seed}: sff"));
         if engines.sff {
+            // Both SFFs read the flat batch in place, as the grid does.
             let sff = content_sff(&subs)?;
             let mut scratch = sff.scratch();
-            let (ms, _) = mean_ms(cpu_events, 0, |e| {
-                Ok(sff.match_event_with(&e.content, &mut scratch))
+            let names = sff.batch_names(batch.content());
+            let at: Vec<usize> = (0..cpu_events.len()).collect();
+            let (ms, _) = mean_ms(&at, 0, |&i| {
+                Ok(sff.match_in_batch_with(batch.content(), &names, i, &mut scratch))
             })?;
             ctx.record("sff", 1.0, ms);
             let sffl = SffLocation::build(&subs);
             let mut scratch = sffl.scratch();
-            let few = &events[..cpu_events.len().min(if ctx.quick { 6 } else { 50 })];
-            let (ms, got) = mean_ms(few, 0, |e| Ok(sffl.match_indices_with(e, &mut scratch)))?;
+            let names = sffl.batch_names(&batch);
+            let few = &at[..at.len().min(if ctx.quick { 6 } else { 50 })];
+            let (ms, got) = mean_ms(few, 0, |&i| {
+                Ok(sffl.match_in_batch_with(&batch, &names, i, &mut scratch))
+            })?;
             check(ctx, &label, &truth, "sff", &got)?;
             ctx.record("sff", 2.0, ms);
             // SFF has no update: one area move costs a rebuild of the whole index.
