@@ -115,7 +115,9 @@ pub type FilterIdx = u32;
 /// (from a heap event's [`Value`], or read in place from a flat batch).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Probe<'a> {
+    /// An integer or a float.
     Num(Num),
+    /// A string's bytes.
     Str(&'a [u8]),
 }
 
