@@ -16,7 +16,7 @@
 #   ccm-fig6 .. ccm-fig11  `harness run ccm fig6` .. `fig11`, three seeds, every engine;
 #   table2    `harness run clcb table2`, three seeds, every engine;
 #   ccm-table2  `harness run ccm table2`, three seeds, every engine;
-#   hem-1m    `harness run ccm hem` at 1M filters only, HEM_SEEDS (3) seeds, the GPU
+#   hem-1m    `harness run ccm hem` at 1M filters only, HEM_SEEDS (2) seeds, the GPU
 #             index and the CPU indexes that can be the best (not SFF), into $OUT/hem-1m
 #             (not rec: the recorded CSV keeps every engine and both sizes);
 #   dense10   `harness run ccm dense10`, three seeds, the GPU index, the hybrid and the
@@ -78,7 +78,7 @@ for step in $STEPS; do
     dense10) run_step dense10 200 "$H" run ccm dense10 --seeds 3 --engines gpu-index,hybrid,index --out "$OUT/rec" ;;
     dense) run_step dense 580 "$H" run ccm dense --seeds 3 --engines gpu-index,hybrid --out "$OUT/rec" ;;
     hem) run_step hem 420 env GPU_MATCH_HEM_SIZES=100000,1000000 "$H" run ccm hem --seeds 1 --out "$OUT/rec" ;;
-    hem-1m) run_step hem-1m 580 env GPU_MATCH_HEM_SIZES=1000000 "$H" run ccm hem --seeds "${HEM_SEEDS:-3}" \
+    hem-1m) run_step hem-1m 580 env GPU_MATCH_HEM_SIZES=1000000 "$H" run ccm hem --seeds "${HEM_SEEDS:-2}" \
         --engines gpu-index,hybrid,bits,index --out "$OUT/hem-1m" ;;
     ddmcount) run_step ddmcount 45 "$BIN/count_split" 20 ;;
     keywords) run_step keywords 150 "$H" run clcb keywords --seeds 3 --out "$OUT/rec" ;;
