@@ -117,70 +117,86 @@ impl<'a, C> Event<'a, C> {
             ids: &names.ids,
         }
     }
+}
 
+/// A value as a columnar form holds it: a number, or a string's id in the batch's strings.
+enum Cell {
+    Num(Num),
+    Str(u32),
+}
+
+/// What a columnar form gives an [`Event`]: the column of name keys, and the value of
+/// attribute `j` (of the whole batch).
+trait Columns {
+    fn names(&self) -> &[u32];
+    fn cell(&self, j: usize) -> Cell;
+}
+
+impl Columns for ArrowColumns {
     #[inline(always)]
-    fn string(&self, id: u32) -> AttrValue<'a> {
-        let (at, len) = self.spans[id as usize];
-        AttrValue::Str(&self.arena[at as usize..(at + len) as usize])
+    fn names(&self) -> &[u32] {
+        &self.names
     }
 
-    /// [`Attrs::slots`] from a column of name keys.
+    /// Three reads: the type id, the offset, the child's entry.
     #[inline(always)]
-    fn slots_of(&self, names: &[u32], slot: &mut [u32], ids: &mut Vec<u32>) {
+    fn cell(&self, j: usize) -> Cell {
+        let at = self.offsets[j] as usize;
+        match self.type_ids[j] {
+            INT => Cell::Num(Num::Int(self.ints[at])),
+            FLOAT => Cell::Num(Num::Float(self.floats[at])),
+            _ => Cell::Str(self.strs[at]),
+        }
+    }
+}
+
+impl Columns for PlainColumns {
+    #[inline(always)]
+    fn names(&self) -> &[u32] {
+        &self.names
+    }
+
+    /// Two reads: the type, the value's 8 bytes.
+    #[inline(always)]
+    fn cell(&self, j: usize) -> Cell {
+        let v = self.vals[j];
+        match self.tys[j] {
+            TY_INT => Cell::Num(Num::Int(v as i64)),
+            TY_FLOAT => Cell::Num(Num::Float(f64::from_bits(v))),
+            _ => Cell::Str(v as u32),
+        }
+    }
+}
+
+impl<C: Columns> Attrs for Event<'_, C> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.end - self.begin
+    }
+
+    #[inline(always)]
+    fn value(&self, k: usize) -> AttrValue<'_> {
+        match self.cols.cell(self.begin + k) {
+            Cell::Num(n) => AttrValue::Num(n),
+            Cell::Str(id) => {
+                let (at, len) = self.spans[id as usize];
+                AttrValue::Str(&self.arena[at as usize..(at + len) as usize])
+            }
+        }
+    }
+
+    /// An array read per attribute (the batch's names in the index's numbering).
+    #[inline]
+    fn slots(&self, _: &Names, slot: &mut [u32], ids: &mut Vec<u32>) {
         ids.clear();
-        for (k, &name) in names[self.begin..self.end].iter().enumerate() {
+        let names = &self.cols.names()[self.begin..self.end];
+        for (k, &name) in names.iter().enumerate() {
             let id = self.ids[name as usize];
             if id != NO_NAME {
                 slot[id as usize] = k as u32 + 1;
                 ids.push(id);
             }
         }
-    }
-}
-
-impl Attrs for Event<'_, ArrowColumns> {
-    #[inline(always)]
-    fn count(&self) -> usize {
-        self.end - self.begin
-    }
-
-    #[inline(always)]
-    fn value(&self, k: usize) -> AttrValue<'_> {
-        let j = self.begin + k;
-        let at = self.cols.offsets[j] as usize;
-        match self.cols.type_ids[j] {
-            INT => AttrValue::Num(Num::Int(self.cols.ints[at])),
-            FLOAT => AttrValue::Num(Num::Float(self.cols.floats[at])),
-            _ => self.string(self.cols.strs[at]),
-        }
-    }
-
-    #[inline]
-    fn slots(&self, _: &Names, slot: &mut [u32], ids: &mut Vec<u32>) {
-        self.slots_of(&self.cols.names, slot, ids);
-    }
-}
-
-impl Attrs for Event<'_, PlainColumns> {
-    #[inline(always)]
-    fn count(&self) -> usize {
-        self.end - self.begin
-    }
-
-    #[inline(always)]
-    fn value(&self, k: usize) -> AttrValue<'_> {
-        let j = self.begin + k;
-        let v = self.cols.vals[j];
-        match self.cols.tys[j] {
-            TY_INT => AttrValue::Num(Num::Int(v as i64)),
-            TY_FLOAT => AttrValue::Num(Num::Float(f64::from_bits(v))),
-            _ => self.string(v as u32),
-        }
-    }
-
-    #[inline]
-    fn slots(&self, _: &Names, slot: &mut [u32], ids: &mut Vec<u32>) {
-        self.slots_of(&self.cols.names, slot, ids);
     }
 }
 
