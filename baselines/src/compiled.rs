@@ -85,11 +85,7 @@ impl Names {
         names: &'a BatchNames,
         fresh: &'a mut Option<BatchNames>,
     ) -> &'a BatchNames {
-        if names.numbers(batch, self.len()) {
-            names
-        } else {
-            fresh.insert(self.batch_names(batch.names()))
-        }
+        names.or_made(batch, self.len(), fresh, || self.batch_names(batch.names()))
     }
 }
 

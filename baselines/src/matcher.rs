@@ -149,6 +149,24 @@ impl BatchNames {
         self.numbered == numbered && self.ids.len() == batch.names().len()
     }
 
+    /// These names when they are `batch`'s in a numbering of `numbered` names
+    /// ([`BatchNames::numbers`]), else `make()`'s, kept in `fresh`: a caller's mistake
+    /// costs time, not a wrong answer.
+    #[inline]
+    pub(crate) fn or_made<'a>(
+        &'a self,
+        batch: &EventBatch,
+        numbered: usize,
+        fresh: &'a mut Option<BatchNames>,
+        make: impl FnOnce() -> BatchNames,
+    ) -> &'a BatchNames {
+        if self.numbers(batch, numbered) {
+            self
+        } else {
+            fresh.insert(make())
+        }
+    }
+
     /// The matcher's number of the batch's name `id`, if it has one.
     #[inline(always)]
     pub(crate) fn number(&self, id: u32) -> Option<u32> {

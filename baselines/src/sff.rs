@@ -446,13 +446,10 @@ impl Matcher for Sff {
         i: usize,
         scratch: &mut Scratch,
     ) -> Vec<InterfaceId> {
-        let fresh;
-        let names = if names.numbers(batch, self.names.len()) {
-            names
-        } else {
-            fresh = self.batch_names(batch);
-            &fresh
-        };
+        let mut fresh = None;
+        let names = names.or_made(batch, self.names.len(), &mut fresh, || {
+            self.batch_names(batch)
+        });
         let strings = batch.strings();
         let probes = batch.attrs_of(i).iter().filter_map(|a| {
             let k = names.number(a.name)?;

@@ -169,13 +169,10 @@ impl SffLocation {
         i: usize,
         scratch: &mut Scratch,
     ) -> Vec<u32> {
-        let fresh;
-        let names = if names.numbers(batch.content(), self.names.len()) {
-            names
-        } else {
-            fresh = self.batch_names(batch);
-            &fresh
-        };
+        let mut fresh = None;
+        let names = names.or_made(batch.content(), self.names.len(), &mut fresh, || {
+            self.batch_names(batch)
+        });
         let strings = batch.content().strings();
         let probes = batch.attrs_of(i).iter().filter_map(|a| {
             let k = names.number(a.name)?;
