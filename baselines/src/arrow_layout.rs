@@ -16,7 +16,7 @@
 //! times them on one core (docs/ccm.md, "The batch's layout and Apache Arrow's", has the
 //! numbers).
 
-use crate::compiled::{AttrValue, Attrs, Names, NO_NAME};
+use crate::compiled::{batch_slots, AttrValue, Attrs, Names};
 use crate::matcher::BatchNames;
 use crate::sff::Num;
 use ccm::batch::{EventBatch, TY_FLOAT, TY_INT};
@@ -188,15 +188,8 @@ impl<C: Columns> Attrs for Event<'_, C> {
     /// An array read per attribute (the batch's names in the index's numbering).
     #[inline]
     fn slots(&self, _: &Names, slot: &mut [u32], ids: &mut Vec<u32>) {
-        ids.clear();
         let names = &self.cols.names()[self.begin..self.end];
-        for (k, &name) in names.iter().enumerate() {
-            let id = self.ids[name as usize];
-            if id != NO_NAME {
-                slot[id as usize] = k as u32 + 1;
-                ids.push(id);
-            }
-        }
+        batch_slots(names.iter().copied(), self.ids, slot, ids);
     }
 }
 

@@ -72,7 +72,13 @@ impl Names {
     /// The names of `dict` (a batch's) in this numbering, [`NO_NAME`] where a name is
     /// not numbered: a hash lookup per name of the batch, once per batch.
     pub(crate) fn batch_names(&self, dict: &Dictionary) -> BatchNames {
-        BatchNames::of(dict, self.len(), |n| self.get(n))
+        BatchNames {
+            ids: dict
+                .iter()
+                .map(|n| self.get(n).unwrap_or(NO_NAME))
+                .collect(),
+            numbered: self.len(),
+        }
     }
 
     /// `names` when it is this numbering's of `batch`'s names (made by
@@ -85,7 +91,11 @@ impl Names {
         names: &'a BatchNames,
         fresh: &'a mut Option<BatchNames>,
     ) -> &'a BatchNames {
-        names.or_made(batch, self.len(), fresh, || self.batch_names(batch.names()))
+        if names.numbered == self.len() && names.ids.len() == batch.names().len() {
+            names
+        } else {
+            fresh.insert(self.batch_names(batch.names()))
+        }
     }
 }
 
@@ -235,13 +245,25 @@ impl Attrs for BatchAttrs<'_> {
     /// An array read per attribute (the translation of the batch's names), no hashing.
     #[inline]
     fn slots(&self, _: &Names, slot: &mut [u32], ids: &mut Vec<u32>) {
-        ids.clear();
-        for (k, a) in self.attrs.iter().enumerate() {
-            let id = self.names[a.name as usize];
-            if id != NO_NAME {
-                slot[id as usize] = k as u32 + 1;
-                ids.push(id);
-            }
+        batch_slots(self.attrs.iter().map(|a| a.name), self.names, slot, ids);
+    }
+}
+
+/// [`Attrs::slots`] of an event whose attributes' names are given as the batch's name
+/// ids (`event_names`, in order), `numbering` the batch's names in the index's numbering.
+#[inline(always)]
+pub(crate) fn batch_slots(
+    event_names: impl Iterator<Item = u32>,
+    numbering: &[u32],
+    slot: &mut [u32],
+    ids: &mut Vec<u32>,
+) {
+    ids.clear();
+    for (k, name) in event_names.enumerate() {
+        let id = numbering[name as usize];
+        if id != NO_NAME {
+            slot[id as usize] = k as u32 + 1;
+            ids.push(id);
         }
     }
 }

@@ -3,8 +3,7 @@
 //! scratch memory, and from that one event or many on all cores, from heap events or
 //! from a [`ccm::batch::EventBatch`].
 
-use crate::compiled::NO_NAME;
-use ccm::batch::{Dictionary, EventBatch};
+use ccm::batch::EventBatch;
 use ccm::model::{Event, InterfaceId};
 use rayon::prelude::*;
 use std::sync::Mutex;
@@ -126,53 +125,6 @@ pub struct BatchNames {
     pub(crate) ids: Vec<u32>,
     /// How many names the matcher numbers (a check that it made these).
     pub(crate) numbered: usize,
-}
-
-impl BatchNames {
-    /// The names of a batch's dictionary `dict` in a matcher's numbering of `numbered`
-    /// names (`number` of a name, none where the matcher has no number for it).
-    pub(crate) fn of(
-        dict: &Dictionary,
-        numbered: usize,
-        number: impl Fn(&str) -> Option<u32>,
-    ) -> BatchNames {
-        BatchNames {
-            ids: dict.iter().map(|n| number(n).unwrap_or(NO_NAME)).collect(),
-            numbered,
-        }
-    }
-
-    /// Whether these are the names of `batch` (or of a batch with as many names) in a
-    /// numbering of `numbered` names: a check that the caller passed what the matcher
-    /// made for it.
-    pub(crate) fn numbers(&self, batch: &EventBatch, numbered: usize) -> bool {
-        self.numbered == numbered && self.ids.len() == batch.names().len()
-    }
-
-    /// These names when they are `batch`'s in a numbering of `numbered` names
-    /// ([`BatchNames::numbers`]), else `make()`'s, kept in `fresh`: a caller's mistake
-    /// costs time, not a wrong answer.
-    #[inline]
-    pub(crate) fn or_made<'a>(
-        &'a self,
-        batch: &EventBatch,
-        numbered: usize,
-        fresh: &'a mut Option<BatchNames>,
-        make: impl FnOnce() -> BatchNames,
-    ) -> &'a BatchNames {
-        if self.numbers(batch, numbered) {
-            self
-        } else {
-            fresh.insert(make())
-        }
-    }
-
-    /// The matcher's number of the batch's name `id`, if it has one.
-    #[inline(always)]
-    pub(crate) fn number(&self, id: u32) -> Option<u32> {
-        let k = self.ids[id as usize];
-        (k != NO_NAME).then_some(k)
-    }
 }
 
 /// `f` over every item on the threads of the rayon pool it runs in, in order, each

@@ -25,11 +25,11 @@
 //! The building blocks ([`NameIndex`], [`Counters`], [`cmp_num`]) are public so that the
 //! CLCB "with location" variant can reuse them.
 
-use crate::compiled::value_of;
+use crate::compiled::{value_of, Names, NO_NAME};
 use crate::matcher::BatchNames;
 use crate::Matcher;
-use ccm::batch::EventBatch;
-use ccm::model::{Event, Filter, InterfaceId, ModelError, Op, Subscription, Value};
+use ccm::batch::{Dictionary, EventBatch};
+use ccm::model::{Attribute, Event, Filter, InterfaceId, ModelError, Op, Subscription, Value};
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
@@ -289,6 +289,71 @@ impl NameIndex {
     }
 }
 
+/// The constraint indexes of every name a constraint has, the names numbered as the
+/// compiled indexes number theirs ([`Names`]): what [`Sff`] and the CLCB variant look an
+/// event's names up in, a heap attribute's hashed, a batch's translated once per batch.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ByName {
+    names: Names,
+    indexes: Vec<NameIndex>,
+}
+
+impl ByName {
+    /// The constraint index of `name`, made when the name is new.
+    pub(crate) fn entry(&mut self, name: &str) -> &mut NameIndex {
+        let k = self.names.intern(name) as usize;
+        if k == self.indexes.len() {
+            self.indexes.push(NameIndex::default());
+        }
+        &mut self.indexes[k]
+    }
+
+    /// [`NameIndex::finish`] for every name; call once after the inserts.
+    pub(crate) fn finish(&mut self) {
+        self.indexes.iter_mut().for_each(NameIndex::finish);
+    }
+
+    /// The constraint index of name number `k` (a number this gave).
+    #[inline(always)]
+    pub(crate) fn index(&self, k: u32) -> &NameIndex {
+        &self.indexes[k as usize]
+    }
+
+    /// Per heap attribute whose name some constraint has: the name's number and the
+    /// value's probe (a hash lookup per attribute).
+    pub(crate) fn heap_probes<'a>(
+        &'a self,
+        attrs: &'a [Attribute],
+    ) -> impl Iterator<Item = (u32, Probe<'a>)> + 'a {
+        attrs
+            .iter()
+            .filter_map(|a| Some((self.names.get(&a.name)?, Probe::of(&a.value))))
+    }
+
+    /// A batch's names (its dictionary `dict`) in this numbering.
+    pub(crate) fn batch_names(&self, dict: &Dictionary) -> BatchNames {
+        self.names.batch_names(dict)
+    }
+
+    /// [`ByName::heap_probes`] for event `i` of `batch`, read in place: its names through
+    /// `names` (made again into `fresh` when they are not this batch's), its values from
+    /// their records.
+    pub(crate) fn batch_probes<'a>(
+        &'a self,
+        batch: &'a EventBatch,
+        names: &'a BatchNames,
+        i: usize,
+        fresh: &'a mut Option<BatchNames>,
+    ) -> impl Iterator<Item = (u32, Probe<'a>)> + 'a {
+        let ids = &self.names.checked(batch, names, fresh).ids;
+        let strings = batch.strings();
+        batch.attrs_of(i).iter().filter_map(move |a| {
+            let k = ids[a.name as usize];
+            (k != NO_NAME).then(|| (k, value_of(a, strings)))
+        })
+    }
+}
+
 /// Per-filter counters of satisfied constraints, stamped with the event's generation so
 /// that starting a new event costs nothing.
 #[derive(Debug, Clone, Default)]
@@ -335,9 +400,7 @@ pub struct Scratch {
 /// The SFF-like matcher: the constraint index plus the filters' sizes and interfaces.
 #[derive(Debug, Clone, Default)]
 pub struct Sff {
-    /// Per attribute name, its number: the place of its constraints in `indexes`.
-    names: HashMap<String, u32>,
-    indexes: Vec<NameIndex>,
+    by_name: ByName,
     /// Per filter: (number of constraints, dense interface index).
     filters: Vec<(u32, u32)>,
     /// Dense interface index -> user's id.
@@ -388,18 +451,13 @@ impl Sff {
             sff.filters.push((s.filter.constraints.len() as u32, iface));
             sff.insert_filter(&s.filter, fi);
         }
-        sff.indexes.iter_mut().for_each(NameIndex::finish);
+        sff.by_name.finish();
         Ok(sff)
     }
 
     fn insert_filter(&mut self, f: &Filter, fi: FilterIdx) {
         for c in &f.constraints {
-            let next = self.indexes.len() as u32;
-            let k = *self.names.entry(c.name.clone()).or_insert(next);
-            if k == next {
-                self.indexes.push(NameIndex::default());
-            }
-            self.indexes[k as usize].insert(c.op, &c.value, fi);
+            self.by_name.entry(&c.name).insert(c.op, &c.value, fi);
         }
     }
 
@@ -423,18 +481,12 @@ impl Matcher for Sff {
     /// The interfaces whose predicate matches `e`, ascending by id, reusing `scratch` (one
     /// per thread).
     fn match_event_with(&self, e: &Event, scratch: &mut Scratch) -> Vec<InterfaceId> {
-        let probes = e.attributes().iter().filter_map(|a| {
-            let &k = self.names.get(a.name.as_str())?;
-            Some((k, Probe::of(&a.value)))
-        });
-        self.match_probes(probes, scratch)
+        self.match_probes(self.by_name.heap_probes(e.attributes()), scratch)
     }
 
     /// The batch's names in SFF's numbering.
     fn batch_names(&self, batch: &EventBatch) -> BatchNames {
-        BatchNames::of(batch.names(), self.names.len(), |n| {
-            self.names.get(n).copied()
-        })
+        self.by_name.batch_names(batch.names())
     }
 
     /// Event `i` of `batch`, read in place: its names through `names` (no hashing), its
@@ -447,14 +499,7 @@ impl Matcher for Sff {
         scratch: &mut Scratch,
     ) -> Vec<InterfaceId> {
         let mut fresh = None;
-        let names = names.or_made(batch, self.names.len(), &mut fresh, || {
-            self.batch_names(batch)
-        });
-        let strings = batch.strings();
-        let probes = batch.attrs_of(i).iter().filter_map(|a| {
-            let k = names.number(a.name)?;
-            Some((k, value_of(a, strings)))
-        });
+        let probes = self.by_name.batch_probes(batch, names, i, &mut fresh);
         self.match_probes(probes, scratch)
     }
 
@@ -485,7 +530,7 @@ impl Sff {
             if left == 0 {
                 break;
             }
-            self.indexes[k as usize].for_each_probe(value, |f| {
+            self.by_name.index(k).for_each_probe(value, |f| {
                 let (size, iface) = self.filters[f as usize];
                 // Per-interface pruning: a matched interface's filters are skipped.
                 if matched[iface as usize] {
@@ -521,8 +566,9 @@ impl Sff {
         }
         #[allow(clippy::borrowed_box)]
         let bytes_key = |k: &Box<[u8]>| k.len();
-        let names: usize = self.names.keys().map(|n| n.len() + 4).sum::<usize>()
+        let names: usize = self.by_name.names.heap_bytes()
             + self
+                .by_name
                 .indexes
                 .iter()
                 .map(|i| {

@@ -19,14 +19,12 @@
 //! ("completely re-creates all indexes after each update") [`SffLocation::move_area`]
 //! rebuilds the whole index.
 
-use crate::compiled::value_of;
 use crate::matcher::BatchNames;
-use crate::sff::{Counters, FilterIdx, NameIndex, Probe, Sff, SffError};
+use crate::sff::{ByName, Counters, FilterIdx, NameIndex, Probe, Sff, SffError};
 use clcb::batch::EventBatch;
 use clcb::model::{
     Area, AreaUpdate, Circle, Event, Location, ModelError, Op, SubscriptionId, Subscriptions, Value,
 };
-use std::collections::HashMap;
 
 /// The circle a rectangle's filter is tested against after its bounds: it holds every
 /// point (`dx*dx + dy*dy` is never NaN for finite `dx`, `dy`, and `<= ∞`).
@@ -37,9 +35,7 @@ const ANYWHERE: Circle = Circle {
 
 /// The SFF-like matcher over content plus location-as-constraints.
 pub struct SffLocation {
-    /// Per attribute name, its number: the place of its constraints in `indexes`.
-    names: HashMap<String, u32>,
-    indexes: Vec<NameIndex>,
+    by_name: ByName,
     /// `x` and `y` bound constraints (SFF indexes them like any numeric name).
     x: NameIndex,
     y: NameIndex,
@@ -81,8 +77,7 @@ impl SffLocation {
     /// ```
     pub fn build(subs: &Subscriptions) -> SffLocation {
         let mut m = SffLocation {
-            names: HashMap::new(),
-            indexes: Vec::new(),
+            by_name: ByName::default(),
             x: NameIndex::default(),
             y: NameIndex::default(),
             filters: Vec::with_capacity(subs.filter_count()),
@@ -92,12 +87,7 @@ impl SffLocation {
         for (fid, sub, f) in subs.filters() {
             let fi: FilterIdx = fid.0;
             for c in &f.constraints {
-                let next = m.indexes.len() as u32;
-                let k = *m.names.entry(c.name.clone()).or_insert(next);
-                if k == next {
-                    m.indexes.push(NameIndex::default());
-                }
-                m.indexes[k as usize].insert(c.op, &c.value, fi);
+                m.by_name.entry(&c.name).insert(c.op, &c.value, fi);
             }
             let (lo_x, hi_x, lo_y, hi_y, circle) = match f.area {
                 Area::Circle {
@@ -128,7 +118,7 @@ impl SffLocation {
             m.filters.push((f.constraints.len() as u32 + 4, sub as u32));
             m.areas.push(circle);
         }
-        m.indexes.iter_mut().for_each(NameIndex::finish);
+        m.by_name.finish();
         m.x.finish();
         m.y.finish();
         m
@@ -144,19 +134,13 @@ impl SffLocation {
 
     /// The dense indices of the subscriptions matching `e`, ascending.
     pub fn match_indices_with(&self, e: &Event, scratch: &mut Scratch) -> Vec<u32> {
-        let probes = e.attributes().iter().filter_map(|a| {
-            let &k = self.names.get(a.name.as_str())?;
-            Some((k, Probe::of(&a.value)))
-        });
-        self.match_probes(e.loc, probes, scratch)
+        self.match_probes(e.loc, self.by_name.heap_probes(e.attributes()), scratch)
     }
 
     /// The names of `batch` in this matcher's numbering, for
     /// [`SffLocation::match_in_batch_with`] (once per batch).
     pub fn batch_names(&self, batch: &EventBatch) -> BatchNames {
-        BatchNames::of(batch.content().names(), self.names.len(), |n| {
-            self.names.get(n).copied()
-        })
+        self.by_name.batch_names(batch.content().names())
     }
 
     /// [`SffLocation::match_indices_with`] for event `i` of `batch`, read in place: its
@@ -170,14 +154,9 @@ impl SffLocation {
         scratch: &mut Scratch,
     ) -> Vec<u32> {
         let mut fresh = None;
-        let names = names.or_made(batch.content(), self.names.len(), &mut fresh, || {
-            self.batch_names(batch)
-        });
-        let strings = batch.content().strings();
-        let probes = batch.attrs_of(i).iter().filter_map(|a| {
-            let k = names.number(a.name)?;
-            Some((k, value_of(a, strings)))
-        });
+        let probes = self
+            .by_name
+            .batch_probes(batch.content(), names, i, &mut fresh);
         self.match_probes(batch.loc(i), probes, scratch)
     }
 
@@ -212,7 +191,7 @@ impl SffLocation {
         self.y
             .for_each_satisfied(&Value::Float(loc.y as f64), &mut visit);
         for (k, value) in probes {
-            self.indexes[k as usize].for_each_probe(value, &mut visit);
+            self.by_name.index(k).for_each_probe(value, &mut visit);
         }
         out.sort_unstable();
         out
