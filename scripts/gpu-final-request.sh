@@ -24,6 +24,10 @@
 #   dense     `harness run ccm dense`, three seeds, the GPU index and the hybrid (with
 #             the content index too it would not fit in one call);
 #   keywords  `harness run clcb keywords`, three seeds, every engine;
+#   keywords-regress  55's "no workload of `keywords` slower than today": harness-old's
+#             `keywords` at 1M subscriptions twice (kw-old/ and kw-old/rerun/, the drift of one
+#             binary between processes), then `harness regress` of harness against it
+#             (kw-new/; PAIRED_SEEDS seeds, default 3; KW_ENGINES, default the paired ones);
 #   hem       `harness run ccm hem` at 100k and 1M filters, one seed, every engine (about
 #             300 s: most of a call);
 #   ddmcount  DDM's warm 2-D count of 1M regions in strips and whole (`count_split 20`,
@@ -82,6 +86,16 @@ for step in $STEPS; do
         --engines gpu-index,hybrid,bits,index --out "$OUT/hem-1m" ;;
     ddmcount) run_step ddmcount 45 "$BIN/count_split" 20 ;;
     keywords) run_step keywords 150 "$H" run clcb keywords --seeds 3 --out "$OUT/rec" ;;
+    keywords-regress)
+        # harness-old twice (the baseline and its rerun, whose gap is the drift between
+        # two processes of one binary), then `harness regress` of this binary against it.
+        kw=(clcb keywords --seeds "${PAIRED_SEEDS:-3}" --engines "${KW_ENGINES:-gpu,gpu-cells,grid,rtree}")
+        run_step kw-old 200 env GPU_MATCH_CLCB_SIZES=1000000 "$BIN/harness-old" run "${kw[@]}" --out "$OUT/kw-old"
+        run_step kw-old-rerun 200 env GPU_MATCH_CLCB_SIZES=1000000 "$BIN/harness-old" run "${kw[@]}" \
+            --out "$OUT/kw-old/rerun"
+        run_step kw-regress 300 env GPU_MATCH_CLCB_SIZES=1000000 "$H" regress clcb keywords --baseline "$OUT/kw-old" \
+            --size full --samples "${PAIRED_SEEDS:-3}" --all-series --engines "${KW_ENGINES:-gpu,gpu-cells,grid,rtree}" \
+            --out "$OUT/kw-new" ;;
     sanitize)
         CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null | head -1)
         for tool in memcheck racecheck; do
