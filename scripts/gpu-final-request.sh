@@ -30,6 +30,9 @@
 #             (kw-new/; PAIRED_SEEDS seeds, default 3; KW_ENGINES, default the paired ones);
 #   hem       `harness run ccm hem` at 100k and 1M filters, one seed, every engine (about
 #             300 s: most of a call);
+#   dense-bench  the hybrid, bit and value indexes on one core and on all cores (`dense_bench`
+#             example, in $BIN), the HEM suite's dense model at 1M filters, DENSE_BENCH_ONLY's
+#             workloads (default zipf,10,3-5): how each index scales, beside the hybrid;
 #   ddmcount  DDM's warm 2-D count of 1M regions in strips and whole (`count_split 20`,
 #             in $BIN), every count checked against the CPU's;
 #   sanitize  compute-sanitizer memcheck and racecheck on the changed kernels: CCM's value
@@ -85,6 +88,8 @@ for step in $STEPS; do
     hem-1m) run_step hem-1m 580 env GPU_MATCH_HEM_SIZES=1000000 "$H" run ccm hem --seeds "${HEM_SEEDS:-2}" \
         --engines gpu-index,hybrid,bits,index --out "$OUT/hem-1m" ;;
     ddmcount) run_step ddmcount 45 "$BIN/count_split" 20 ;;
+    dense-bench) [ -x "$BIN/dense_bench" ] && run_step dense-bench 300 "$BIN/dense_bench" --filters 1000000 \
+        --only "${DENSE_BENCH_ONLY:-zipf,10,3-5}" --matchers hybrid,bit,value ;;
     keywords) run_step keywords 150 "$H" run clcb keywords --seeds 3 --out "$OUT/rec" ;;
     keywords-regress)
         # harness-old twice (the baseline and its rerun, whose gap is the drift between

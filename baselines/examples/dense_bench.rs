@@ -127,6 +127,30 @@ fn run<M: Matcher>(m: &M, events: &[Event], a: &Args) -> Run {
     }
 }
 
+/// How many of `events` the hybrid `h` answered with each of its indexes (names, values,
+/// bits), once on one core and once on all cores (each thread with its own scratch), after
+/// [`run`] has taught it the indexes' times: whether it chooses alike on every core.
+fn choices(h: &HybridIndex, events: &[Event]) -> ([usize; 3], [usize; 3]) {
+    use rayon::prelude::*;
+    let mut s = h.scratch();
+    let mut one = [0; 3];
+    for e in events {
+        one[h.match_choosing(e, &mut s).1 as usize] += 1;
+    }
+    let all = events
+        .par_iter()
+        .map_init(|| h.scratch(), |s, e| h.match_choosing(e, s).1 as usize)
+        .fold(
+            || [0; 3],
+            |mut n, c| {
+                n[c] += 1;
+                n
+            },
+        )
+        .reduce(|| [0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);
+    (one, all)
+}
+
 /// What [`run`] measured of one matcher.
 struct Run {
     one: f64,
@@ -247,12 +271,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     &w.events,
                     &a,
                 ),
-                "hybrid" => run(&HybridIndex::build(&w.subscriptions)?, &w.events, &a),
-                "hybrid-nobits" => run(
-                    &HybridIndex::build_with(&w.subscriptions, false)?,
-                    &w.events,
-                    &a,
-                ),
+                "hybrid" | "hybrid-nobits" => {
+                    let h = HybridIndex::build_with(&w.subscriptions, m == "hybrid")?;
+                    let r = run(&h, &w.events, &a);
+                    let (one, all) = choices(&h, &w.events);
+                    println!(
+                        "workload={label:<5} filters={} matcher={m:<6} choices (names values bits) one_core={one:?} all_cores={all:?}",
+                        a.filters
+                    );
+                    r
+                }
                 "value" => run(&ValueIndex::build(&w.subscriptions)?, &w.events, &a),
                 _ => {
                     return Err(
