@@ -128,27 +128,59 @@ fn run<M: Matcher>(m: &M, events: &[Event], a: &Args) -> Run {
 }
 
 /// How many of `events` the hybrid `h` answered with each of its indexes (names, values,
-/// bits), once on one core and once on all cores (each thread with its own scratch), after
-/// [`run`] has taught it the indexes' times: whether it chooses alike on every core.
-fn choices(h: &HybridIndex, events: &[Event]) -> ([usize; 3], [usize; 3]) {
+/// bits), per number of names an event carries, once on one core and once on all cores
+/// (each thread with its own scratch), after [`run`] has taught it the indexes' times:
+/// whether it chooses alike on every core.
+fn choices(h: &HybridIndex, events: &[Event]) -> (Choices, Choices) {
     use rayon::prelude::*;
+    let add = |mut n: Choices, (k, c): (usize, usize)| {
+        *n.entry(k).or_default().get_mut(c).expect("three indexes") += 1;
+        n
+    };
     let mut s = h.scratch();
-    let mut one = [0; 3];
-    for e in events {
-        one[h.match_choosing(e, &mut s).1 as usize] += 1;
-    }
+    let one = events
+        .iter()
+        .map(|e| (e.len(), h.match_choosing(e, &mut s).1 as usize))
+        .fold(Choices::new(), add);
     let all = events
         .par_iter()
-        .map_init(|| h.scratch(), |s, e| h.match_choosing(e, s).1 as usize)
-        .fold(
-            || [0; 3],
-            |mut n, c| {
-                n[c] += 1;
-                n
-            },
+        .map_init(
+            || h.scratch(),
+            |s, e| (e.len(), h.match_choosing(e, s).1 as usize),
         )
-        .reduce(|| [0; 3], |a, b| [a[0] + b[0], a[1] + b[1], a[2] + b[2]]);
+        .fold(Choices::new, add)
+        .reduce(Choices::new, |mut a, b| {
+            for (k, n) in b {
+                let m = a.entry(k).or_default();
+                for c in 0..3 {
+                    m[c] += n[c];
+                }
+            }
+            a
+        });
     (one, all)
+}
+
+/// Events per number of names, per index chosen (names, values, bits).
+type Choices = std::collections::BTreeMap<usize, [usize; 3]>;
+
+/// Prints the hybrid's choices ([`choices`]) and its shared timings per number of names.
+fn print_choices(h: &HybridIndex, events: &[Event], label: &str, m: &str) {
+    let (one, all) = choices(h, events);
+    for (k, n) in &one {
+        let timing = h
+            .timings_all()
+            .into_iter()
+            .find(|t| t.0 == *k)
+            .map(|(_, ns, samples)| {
+                format!("{:.1?} µs over {samples:?} samples", ns.map(|x| x / 1e3))
+            })
+            .unwrap_or_default();
+        println!(
+            "workload={label:<5} matcher={m:<6} names={k:<2} choices (names values bits) one_core={n:?} all_cores={:?} timings {timing}",
+            all.get(k).copied().unwrap_or_default()
+        );
+    }
 }
 
 /// What [`run`] measured of one matcher.
@@ -274,11 +306,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 "hybrid" | "hybrid-nobits" => {
                     let h = HybridIndex::build_with(&w.subscriptions, m == "hybrid")?;
                     let r = run(&h, &w.events, &a);
-                    let (one, all) = choices(&h, &w.events);
-                    println!(
-                        "workload={label:<5} filters={} matcher={m:<6} choices (names values bits) one_core={one:?} all_cores={all:?}",
-                        a.filters
-                    );
+                    print_choices(&h, &w.events, label, m);
                     r
                 }
                 "value" => run(&ValueIndex::build(&w.subscriptions)?, &w.events, &a),

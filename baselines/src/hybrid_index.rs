@@ -565,6 +565,24 @@ impl HybridIndex {
             .collect()
     }
 
+    /// Every index's measured time so far: `(names per event, [name, value, bit index] mean
+    /// ns, [their sample counts])` for each count with any sample (the last count also
+    /// holds every larger one).
+    pub fn timings_all(&self) -> Vec<(usize, [f64; 3], [u32; 3])> {
+        self.timings
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.iter().any(|t| t.samples() > 0))
+            .map(|(k, t)| {
+                (
+                    k,
+                    [t[0].mean(), t[1].mean(), t[2].mean()],
+                    [t[0].samples(), t[1].samples(), t[2].samples()],
+                )
+            })
+            .collect()
+    }
+
     /// Number of filters indexed.
     pub fn filters(&self) -> usize {
         self.content.filters()
@@ -1112,6 +1130,19 @@ mod plain_path {
         assert_eq!(stats.measured, w.events.len() as u64);
         // Both indexes sampled first.
         assert!(stats.timed >= 2 * SAMPLES as u64, "{stats:?}");
+        // The shared timings hold those samples, all under 20 names; each index sampled
+        // has a mean, and the name and value indexes' agree with `timings`.
+        let all = hybrid.timings_all();
+        assert_eq!(all.len(), 1, "{all:?}");
+        let (k, means, samples) = all[0];
+        assert_eq!(k, 20);
+        assert!(samples.iter().sum::<u32>() >= SAMPLES, "{all:?}");
+        for (m, n) in means.iter().zip(samples) {
+            assert_eq!(*m > 0.0, n > 0, "{all:?}");
+        }
+        if let Some(&(_, names, values)) = hybrid.timings().first() {
+            assert_eq!((names, values), (means[0], means[1]));
+        }
     }
 }
 
