@@ -555,13 +555,15 @@ impl HybridIndex {
     }
 
     /// The measured times so far: `(names per event, name index ns, value index ns)` for
-    /// each count with samples of both (the last count also holds every larger one).
+    /// each count with samples of every index it chooses from (the bit index's slot too:
+    /// a count whose bit index was never timed, or a hybrid without one, is not listed;
+    /// [`HybridIndex::timings_all`] lists every count with any sample). The last count
+    /// also holds every larger one.
     pub fn timings(&self) -> Vec<(usize, f64, f64)> {
-        self.timings
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.iter().all(|t| t.samples() > 0))
-            .map(|(k, t)| (k, t[0].mean(), t[1].mean()))
+        self.timings_all()
+            .into_iter()
+            .filter(|(_, _, samples)| samples.iter().all(|&n| n > 0))
+            .map(|(k, means, _)| (k, means[0], means[1]))
             .collect()
     }
 
