@@ -94,13 +94,13 @@ for step in $STEPS; do
     keywords-regress)
         # harness-old twice (the baseline and its rerun, whose gap is the drift between
         # two processes of one binary), then `harness regress` of this binary against it.
-        kw=(clcb keywords --seeds "${PAIRED_SEEDS:-3}" --engines "${KW_ENGINES:-gpu,gpu-cells,grid,rtree}")
-        run_step kw-old 200 env GPU_MATCH_CLCB_SIZES=1000000 "$BIN/harness-old" run "${kw[@]}" --out "$OUT/kw-old"
-        run_step kw-old-rerun 200 env GPU_MATCH_CLCB_SIZES=1000000 "$BIN/harness-old" run "${kw[@]}" \
-            --out "$OUT/kw-old/rerun"
+        kw_seeds=${PAIRED_SEEDS:-3} kw_engines=${KW_ENGINES:-gpu,gpu-cells,grid,rtree}
+        for out in kw-old kw-old/rerun; do
+            run_step "${out//\//-}" 200 env GPU_MATCH_CLCB_SIZES=1000000 "$BIN/harness-old" run clcb keywords \
+                --seeds "$kw_seeds" --engines "$kw_engines" --out "$OUT/$out"
+        done
         run_step kw-regress 300 env GPU_MATCH_CLCB_SIZES=1000000 "$H" regress clcb keywords --baseline "$OUT/kw-old" \
-            --size full --samples "${PAIRED_SEEDS:-3}" --all-series --engines "${KW_ENGINES:-gpu,gpu-cells,grid,rtree}" \
-            --out "$OUT/kw-new" ;;
+            --size full --samples "$kw_seeds" --all-series --engines "$kw_engines" --out "$OUT/kw-new" ;;
     sanitize)
         CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2> /dev/null | head -1)
         for tool in memcheck racecheck; do

@@ -167,10 +167,10 @@ type Choices = std::collections::BTreeMap<usize, [usize; 3]>;
 /// Prints the hybrid's choices ([`choices`]) and its shared timings per number of names.
 fn print_choices(h: &HybridIndex, events: &[Event], label: &str, m: &str) {
     let (one, all) = choices(h, events);
+    let timings = h.timings_all();
     for (k, n) in &one {
-        let timing = h
-            .timings_all()
-            .into_iter()
+        let timing = timings
+            .iter()
             .find(|t| t.0 == *k)
             .map(|(_, ns, samples)| {
                 format!("{:.1?} µs over {samples:?} samples", ns.map(|x| x / 1e3))
