@@ -555,14 +555,13 @@ impl HybridIndex {
     }
 
     /// The measured times so far: `(names per event, name index ns, value index ns)` for
-    /// each count with samples of every index it chooses from (the bit index's slot too:
-    /// a count whose bit index was never timed, or a hybrid without one, is not listed;
-    /// [`HybridIndex::timings_all`] lists every count with any sample). The last count
-    /// also holds every larger one.
+    /// each count with samples of both (whether or not the bit index was timed there;
+    /// [`HybridIndex::timings_all`] lists every count with any sample, the bit index's
+    /// too). The last count also holds every larger one.
     pub fn timings(&self) -> Vec<(usize, f64, f64)> {
         self.timings_all()
             .into_iter()
-            .filter(|(_, _, samples)| samples.iter().all(|&n| n > 0))
+            .filter(|(_, _, samples)| samples[0] > 0 && samples[1] > 0)
             .map(|(k, means, _)| (k, means[0], means[1]))
             .collect()
     }
@@ -1119,31 +1118,44 @@ mod plain_path {
             ..DenseParams::default()
         };
         let w = generate_dense(&p, 4).unwrap();
-        let hybrid = HybridIndex::build(&w.subscriptions).unwrap();
-        assert!(!hybrid.plain[20]);
         let want = Sff::build(&w.subscriptions)
             .unwrap()
             .match_parallel(&w.events);
-        let mut s = hybrid.scratch();
-        for (e, want) in w.events.iter().zip(&want) {
-            assert_eq!(&hybrid.match_event_with(e, &mut s), want);
-        }
-        let stats = s.stats();
-        assert_eq!(stats.measured, w.events.len() as u64);
-        // Both indexes sampled first.
-        assert!(stats.timed >= 2 * SAMPLES as u64, "{stats:?}");
-        // The shared timings hold those samples, all under 20 names; each index sampled
-        // has a mean, and the name and value indexes' agree with `timings`.
-        let all = hybrid.timings_all();
-        assert_eq!(all.len(), 1, "{all:?}");
-        let (k, means, samples) = all[0];
-        assert_eq!(k, 20);
-        assert!(samples.iter().sum::<u32>() >= SAMPLES, "{all:?}");
-        for (m, n) in means.iter().zip(samples) {
-            assert_eq!(*m > 0.0, n > 0, "{all:?}");
-        }
-        if let Some(&(_, names, values)) = hybrid.timings().first() {
-            assert_eq!((names, values), (means[0], means[1]));
+        // Without the bit index and with it (every filter is integer bounds).
+        for bits in [false, true] {
+            let hybrid = HybridIndex::build_with(&w.subscriptions, bits).unwrap();
+            assert_eq!(hybrid.has_bits(), bits);
+            assert!(!hybrid.plain[20]);
+            let mut s = hybrid.scratch();
+            for (e, want) in w.events.iter().zip(&want) {
+                assert_eq!(&hybrid.match_event_with(e, &mut s), want, "bits {bits}");
+            }
+            let stats = s.stats();
+            assert_eq!(stats.measured, w.events.len() as u64);
+            // Both indexes sampled first.
+            assert!(stats.timed >= 2 * SAMPLES as u64, "{stats:?}");
+            // The shared timings hold those samples, all under 20 names; each index
+            // sampled has a mean (the bit index none without it), and `timings` lists the
+            // name and value indexes' means where both have samples, with the bit index
+            // timed or not.
+            let all = hybrid.timings_all();
+            assert_eq!(all.len(), 1, "{all:?}");
+            let (k, means, samples) = all[0];
+            assert_eq!(k, 20);
+            assert!(samples.iter().sum::<u32>() >= SAMPLES, "{all:?}");
+            for (m, n) in means.iter().zip(samples) {
+                assert_eq!(*m > 0.0, n > 0, "{all:?}");
+            }
+            if !bits {
+                assert_eq!(samples[2], 0, "{all:?}");
+                assert!(samples[0] > 0 && samples[1] > 0, "{all:?}");
+            }
+            let listed = if samples[0] > 0 && samples[1] > 0 {
+                vec![(k, means[0], means[1])]
+            } else {
+                vec![]
+            };
+            assert_eq!(hybrid.timings(), listed, "bits {bits}");
         }
     }
 }
