@@ -1016,10 +1016,10 @@ mod plain_path {
     use super::*;
     use crate::sff::Sff;
     use ccm::model::{Attribute, Value};
-    use ccm::workload::{generate, generate_dense, DenseParams, Params};
+    use ccm::workload::{generate, generate_dense, DenseParams, Params, Workload};
 
     /// Table 1's model at a small size: 3-5 of 100 names per event and per filter.
-    fn table1() -> ccm::workload::Workload {
+    fn table1() -> Workload {
         let p = Params {
             events: 400,
             filters_per_interface: (4500, 5500),
@@ -1111,10 +1111,10 @@ mod plain_path {
         }
     }
 
-    #[test]
-    fn events_the_static_bound_leaves_open_are_measured() {
-        // The dense model with 10 interfaces and all 20 names per event: the value
-        // index's least cost is nothing (no absent name), the bound decides nothing.
+    /// The dense model with 10 interfaces and all 20 names per event (200 events, 3000
+    /// filters): the value index's least cost is nothing (no absent name), so the static
+    /// bound decides no event, and every event's times go to one count's timings.
+    fn all_names_measured(seed: u64) -> Workload {
         let p = DenseParams {
             events: 200,
             filters: 3000,
@@ -1122,7 +1122,12 @@ mod plain_path {
             names_per_event: (20, 20),
             ..DenseParams::default()
         };
-        let w = generate_dense(&p, 4).unwrap();
+        generate_dense(&p, seed).unwrap()
+    }
+
+    #[test]
+    fn events_the_static_bound_leaves_open_are_measured() {
+        let w = all_names_measured(4);
         let want = Sff::build(&w.subscriptions)
             .unwrap()
             .match_parallel(&w.events);
@@ -1166,15 +1171,7 @@ mod plain_path {
 
     #[test]
     fn an_explorations_warm_sample_reaches_the_shared_timings_at_once() {
-        // Every event measured, all in one count's timings (20 of 20 names).
-        let p = DenseParams {
-            events: 200,
-            filters: 3000,
-            interfaces: Some(10),
-            names_per_event: (20, 20),
-            ..DenseParams::default()
-        };
-        let w = generate_dense(&p, 5).unwrap();
+        let w = all_names_measured(5);
         for bits in [false, true] {
             let hybrid = HybridIndex::build_with(&w.subscriptions, bits).unwrap();
             let samples = |c: Choice| {
