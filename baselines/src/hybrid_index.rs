@@ -58,9 +58,9 @@
 //!    with a million filters one run of it costs dozens of the other), then the faster (a
 //!    mean per `k` over the last few hundred samples, shared by the threads, each adding
 //!    its re-timings of the chosen one 16 at a time and an exploration's sample at once;
-//!    the least of the first samples) answers; one event in 8
-//!    of a thread, at random, re-times the chosen one (two clock reads), and now and then
-//!    the other is explored: it answers one event cold (timed apart, as its cold time)
+//!    the least of the first samples) answers; one event in 8 of a thread, at random,
+//!    re-times the chosen one (two clock reads), and now and then the other is
+//!    explored: it answers one event cold (timed apart, as its cold time)
 //!    and the next event with as many names warm (timed into its mean). Timed twice on
 //!    the same event instead, the second run found that event's data in the caches and
 //!    read 2-3x below its time on a stream, so the value index looked cheaper than it was
