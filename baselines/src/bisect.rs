@@ -11,7 +11,7 @@
 //! lower and upper ends, whatever the number of pairs. An empty `p = [x, x)` overlaps
 //! the `s` with `s.lo < x < s.hi`; the same two ranks then miscount the empty
 //! subscriptions at `x`, which a third sorted list (of the empty subscriptions, usually
-//! none) adds back. The sort is [`crate::ddm_kit::radix_sort_high`]; the searches run
+//! none) adds back. The sort is `crate::ddm_kit::radix_sort_high`; the searches run
 //! over the publications in parallel.
 //!
 //! Several dimensions (and enumeration in any): the candidates of one dimension are

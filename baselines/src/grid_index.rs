@@ -33,7 +33,7 @@
 //!    comparisons, so it costs no more candidates than its extent (filing it as its
 //!    enclosing circle, π/2 times the cells of a square and far more of a thin one,
 //!    each candidate paying four numeric checks, is what this replaces); then a 128-bit name signature (exact up to 128 names) and,
-//!    last, the compiled constraints (as [`crate::compiled`] compiles them for the CCM
+//!    last, the compiled constraints (as `crate::compiled` compiles them for the CCM
 //!    indexes, each string value numbered in one dictionary), ordered cheapest to
 //!    reject first: string equalities, then by rarity of
 //!    the name; not at all when the key decided them (a filter of one keyword, or of

@@ -89,7 +89,7 @@
 //!    estimated, and either index's mean is a poor bound for the other's worst events.
 //!    So once the value index has been timed for `k`, the name index gives up past
 //!    twice the value index's mean (counted in visits and evaluations, the static
-//!    bound's units, checked every 1024 filters; see [`ContentIndex::match_within`]) and
+//!    bound's units, checked every 1024 filters; see `ContentIndex::match_within`) and
 //!    the value index answers instead: a tail event costs a few value-index runs, and
 //!    the name index's samples (fallbacks included) have a mean that a few hundred of
 //!    them estimate. Where even evaluating every filter of the event's partitions
@@ -137,7 +137,7 @@
 //! index shared by both (`--share`) and timed
 //! pairwise, 8-12 runs per seed, Table 2's events took 1.009-1.024 of the name index's
 //! time before and 0.997-1.007 after (four sets of runs each). What the measured path
-//! still costs where nothing is cut: [`ContentIndex::match_within`] with a budget it
+//! still costs where nothing is cut: `ContentIndex::match_within` with a budget it
 //! never reaches took 1.5% (3-5 names) and 3% (20 names) longer than the plain loop
 //! (dense10, 100k filters, over the same index, 15 runs each), and at dense10 1M with
 //! 10 names seed 1 (no event cut) the hybrid took 1.04-1.10 of the name index's time,

@@ -23,7 +23,7 @@
 //! ranges all overlap the query in dimension 0 (its last lower bound below the query's
 //! upper bound, its smallest upper bound above the query's lower bound) is a contiguous
 //! slice of the array and is checked by a linear scan, as are subtrees of at most
-//! [`LEAF`] nodes, rather than node by node (the scan counts without a branch).
+//! `LEAF` nodes, rather than node by node (the scan counts without a branch).
 
 use crate::ddm_kit::{flatten, on, overlap, radix_sort_high, Collect, Count, Flat, Sink};
 use ddm_region::model::{Pair, Range, RegionSet};

@@ -8,7 +8,7 @@
 //!
 //! 1. The end points of every region's range in dimension 0 go into one array `T`,
 //!    sorted by coordinate (the paper's parallel sort; here a parallel LSD radix sort of
-//!    packed 64-bit keys, [`crate::ddm_kit::radix_sort_high`]).
+//!    packed 64-bit keys, `crate::ddm_kit::radix_sort_high`).
 //! 2. `T` is cut into `P` segments of equal length (the paper: one per thread; here four
 //!    per thread, so that a crowded segment does not hold up the others). Each segment's
 //!    initial active sets (the regions opened before the segment and still open at its

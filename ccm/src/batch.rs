@@ -1048,7 +1048,7 @@ impl SeedSlot {
     }
 
     /// Makes `window`'s names and strings the next window's seed, when they are at most
-    /// [`SEED_MAX`]; else the next window begins from nothing.
+    /// `SEED_MAX`; else the next window begins from nothing.
     pub fn hand_on(&self, window: &EventBatch) {
         let next = (window.names().len() + window.strings().len() <= SEED_MAX)
             .then(|| std::sync::Arc::new(window.seed()));

@@ -14,7 +14,7 @@
 //!    runs by their third rarest name, and a second table maps each run, a *triple
 //!    partition*, to its filters ([`ccm_kernels::index::triple_key`]; filters of fewer
 //!    names form runs of their own).
-//! 2. **Per event, on the device** ([`ccm_kernels::index::ccm_index_route`]): a warp
+//! 2. **Per event, on the device** ([`ccm_kernels::index::ccm_index_route()`]): a warp
 //!    per event probes the partitions of every pair of its names (and every single
 //!    name), or, when it has few names ([`IndexConfig::triple_names`]), the triple
 //!    partitions of every single, pair and triple of its names (a filter is then visited
@@ -29,17 +29,17 @@
 //!    skipped, as SFF does. Where the last launch's walk visited many filters per
 //!    event (hot names' long partitions, [`IndexConfig::heavy_walk`]), each event gets
 //!    several warps, which share its filters.
-//! 3. **Dense events** ([`ccm_kernels::index::ccm_index_dense`]): an event carrying
+//! 3. **Dense events** ([`ccm_kernels::index::ccm_index_dense()`]): an event carrying
 //!    most of the names visits most filters, so partitioning cannot prune it; when the
 //!    partitions it visits hold more than [`IndexConfig::dense_share`] of all filters,
 //!    the route kernel hands it to a filter-major kernel that reads each filter once
 //!    per chunk of such events instead of once per event (comparing the range form's
 //!    values as `i32` where every bound allows it exactly,
-//!    [`ccm_kernels::index::ccm_index_dense_narrow`], [`IndexConfig::narrow_ranges`]:
+//!    [`ccm_kernels::index::ccm_index_dense_narrow()`], [`IndexConfig::narrow_ranges`]:
 //!    the shared memory it reads per filter and event, its bound at 1M filters, halved). When interfaces hold many
 //!    filters each (Table 1's model; [`IndexConfig::iface_major_min`]), it hands it
 //!    instead to an interface-major kernel
-//!    ([`ccm_kernels::index::ccm_index_iface`]) that tries an interface's filters,
+//!    ([`ccm_kernels::index::ccm_index_iface()`]) that tries an interface's filters,
 //!    fewest constraints first, and stops at its first match. Where every filter is
 //!    integer ranges and its own interface (the REIN / HEM dense model), the filter-major
 //!    kernel still reads every filter for every dense event; there the index builds
@@ -51,29 +51,29 @@
 //!    bounds inside a cell are compared exactly. A block owns a slice of 1024 filters,
 //!    keeps its slice of every cell's bitset and its bounds in shared memory, and
 //!    sweeps a batch of events, a warp per event: one OR of a word per name and lane,
-//!    then the bounds of the event's cells ([`ccm_kernels::cells::ccm_index_cells`]).
+//!    then the bounds of the event's cells ([`ccm_kernels::cells::ccm_index_cells()`]).
 //!    An event costs the cells about the same whatever its partitions hold, the walk
 //!    as much as they hold, so where the cells are built each launch takes either every
 //!    event to them, with no partition walk, or the walk with the events beyond
 //!    [`IndexConfig::cells_share`] of the filters on the cells, whichever took less
 //!    device time per event when last tried ([`IndexConfig::cells_adaptive`]). A third
 //!    path takes every event to cells built over the filters in *name order*
-//!    ([`IndexConfig::cells_sorted`], [`ccm_kernels::cells::ccm_index_cells_sorted`]):
+//!    ([`IndexConfig::cells_sorted`], [`ccm_kernels::cells::ccm_index_cells_sorted()`]):
 //!    sorted by the ascending rows of their names, the filters of a slice share their
 //!    first names, so an event that lacks one of them skips the slice (on the dense
 //!    model at 1M filters an event of 3-5 names of 20 needs about 110 of the 977
 //!    slices), and sets its answers' bits by rank, as the walk does. Where
 //!    filters share interfaces (the dense model with ten interfaces), the cells are
 //!    built too, and then instead of the interface-major kernel
-//!    ([`ccm_kernels::cells::ccm_index_cells_shared`]): an interface matches when any of its slots passes, so a
-//!    warp sets the bits of the interfaces of the slots that pass (one atomic OR per
+//!    ([`ccm_kernels::cells::ccm_index_cells_shared()`]): an interface matches when
+//!    any of its slots passes, so a warp sets the bits of the interfaces of the slots that pass (one atomic OR per
 //!    slice and event when the slice lies in one interface), skips an event whose row
 //!    already holds every interface of the slice, and a block whose events all hold the
 //!    one interface of its slice returns before copying it; the blocks take the slices
 //!    where interfaces begin first (an interface's filters lie fewest constraints
 //!    first, the likeliest to match), so an interface that one of its first 1024
 //!    filters answers costs its later slices no more than that test.
-//! 4. **Answers** ([`ccm_kernels::index::ccm_index_lists`]): one bit per (event,
+//! 4. **Answers** ([`ccm_kernels::index::ccm_index_lists()`]): one bit per (event,
 //!    interface), so duplicates cost nothing and the answer is ascending by
 //!    construction; a thread per event compacts its row into a list of user ids, in one
 //!    pass (places reserved per warp); when rows are long (more than 128 interfaces) a
@@ -81,10 +81,10 @@
 //!    ([`IndexConfig::list_warps`]: one warp listing a row of 1M interfaces took 977
 //!    dependent steps); with value cells of one filter per interface, from counts per
 //!    slice of 1024 filters instead (the cells' own when every event of the launch was
-//!    on them, else counted from the rows, [`ccm_kernels::cells::ccm_cells_counts`]): a
+//!    on them, else counted from the rows, [`ccm_kernels::cells::ccm_cells_counts()`]): a
 //!    block per event places its slices, then a warp per event and slice lists its 32
-//!    words, all at once ([`ccm_kernels::cells::ccm_cells_spans`],
-//!    [`ccm_kernels::cells::ccm_cells_lists`], [`IndexConfig::cell_lists`]). The
+//!    words, all at once ([`ccm_kernels::cells::ccm_cells_spans()`],
+//!    [`ccm_kernels::cells::ccm_cells_lists()`], [`IndexConfig::cell_lists`]). The
 //!    host reads back the lists only ([`Answers`]): their size follows the matches, not
 //!    events x interfaces. The DMA engine writes them straight into the answers'
 //!    page-locked areas, which a stream matched into one [`Answers`] reuses: with
@@ -100,7 +100,7 @@
 //!    starts on all cores into page-locked staging, one of three areas in turn, each
 //!    with its own device copy, into which the launch is copied once it is queued (or a
 //!    slice at a time as the staging goes on, [`IndexConfig::copy_slice`]). On the
-//!    device, [`ccm_kernels::batch::ccm_encode_batch`] encodes the launch's events (its
+//!    device, [`ccm_kernels::batch::ccm_encode_batch()`] encodes the launch's events (its
 //!    names' rows, strings' ids, signatures) into the form the kernels above read, so
 //!    the host does no work per attribute. Launches alternate between two slots of
 //!    device buffers and nothing in a launch waits for the host: the dense kernels'
@@ -197,7 +197,7 @@ pub struct IndexConfig {
     pub list_warps: u32,
     /// Whether the filter-major kernel compares the range form's values as `i32` when
     /// every bound of every range allows it exactly
-    /// ([`ccm_kernels::index::ccm_index_dense_narrow`]: half the shared memory read per
+    /// ([`ccm_kernels::index::ccm_index_dense_narrow()`]: half the shared memory read per
     /// filter and event); `true`. With `false`, always as `i64`.
     pub narrow_ranges: bool,
     /// Dense events go to the interface-major kernel, which stops at an interface's
@@ -210,7 +210,7 @@ pub struct IndexConfig {
     /// their end; warps that stop early, once every interface matched, try fewer). 512:
     /// on the pair partitions, Table 2's events visited about 320 filters an event with
     /// uniform names and 780 with Zipf's (the emulator's count), which went faster on
-    /// the H200 with one warp each and with four respectively ([`warps_per_event`]).
+    /// the H200 with one warp each and with four respectively (`warps_per_event`).
     pub heavy_walk: u32,
     /// Warps per event of the partition walk for heavy walks (4; at most 8).
     pub heavy_warps: usize,
@@ -238,7 +238,7 @@ pub struct IndexConfig {
     /// before, so it should not take much longer (1.5 and 1.25 were no faster on the
     /// H200: more, smaller launches).
     pub ramp_growth: f64,
-    /// Whether dense events go to the value cells ([`ccm_kernels::cells::ccm_index_cells`]:
+    /// Whether dense events go to the value cells ([`ccm_kernels::cells::ccm_index_cells()`]:
     /// per name, cells of values with a bitset of the filters failing in each, the
     /// device form of the CPU bit index) instead of the filter-major or interface-major
     /// kernel, where the index can build them: every filter integer ranges (its range
@@ -278,10 +278,10 @@ pub struct IndexConfig {
     /// With value cells of one filter per interface (and no filter added since the
     /// build), the answer lists are made from counts per slice of the cells' filters (the
     /// cells' own when every event of the launch was on them, else counted from the rows,
-    /// [`ccm_kernels::cells::ccm_cells_counts`]; then
-    /// [`ccm_kernels::cells::ccm_cells_spans`], [`ccm_kernels::cells::ccm_cells_lists`]:
+    /// [`ccm_kernels::cells::ccm_cells_counts()`]; then
+    /// [`ccm_kernels::cells::ccm_cells_spans()`], [`ccm_kernels::cells::ccm_cells_lists()`]:
     /// a warp per event and slice of 32 words, all at once) instead of by
-    /// [`ccm_kernels::index::ccm_index_lists`]' block per event, whose warps each walk a
+    /// [`ccm_kernels::index::ccm_index_lists()`]' block per event, whose warps each walk a
     /// segment of the row; `true`.
     pub cell_lists: bool,
     /// Whether the value cells keep, per group of four names, the union of the absent
@@ -295,7 +295,7 @@ pub struct IndexConfig {
     /// With value cells of one filter per interface, whether the index also builds them
     /// over the filters in *name order* (sorted by the ascending rows of their names, so
     /// that a slice of 1024 filters shares its first names,
-    /// [`ccm_kernels::cells::ccm_index_cells_sorted`]): an event skips every slice whose
+    /// [`ccm_kernels::cells::ccm_index_cells_sorted()`]): an event skips every slice whose
     /// filters all constrain a name it lacks, and sets its answers' bits by their ranks,
     /// so an event of few names costs a few slices; a third path for the launches'
     /// choice ([`IndexConfig::cells_adaptive`]), and the one taken with every event on
@@ -307,7 +307,7 @@ pub struct IndexConfig {
     pub cells_sorted: bool,
     /// With every event on the cells in name order, whether their kernel counts each
     /// event's answers per slice of its row (an atomic add per answer, the counts zeroed
-    /// before the launch) instead of [`ccm_kernels::cells::ccm_cells_counts`] reading the
+    /// before the launch) instead of [`ccm_kernels::cells::ccm_cells_counts()`] reading the
     /// rows after it; `true` (on the H200 at 1M filters, `dense_lists`, one seed, 3-5
     /// names of 20: 0.674 against 0.774 us an event, the lists' device time 200 against
     /// 306 ns).
@@ -394,14 +394,14 @@ pub struct IndexTiming {
     pub copy_in: Duration,
     /// Queuing each launch's kernels.
     pub kernels: Duration,
-    /// Of `device`: the encoding kernel ([`ccm_kernels::batch::ccm_encode_batch`]).
+    /// Of `device`: the encoding kernel ([`ccm_kernels::batch::ccm_encode_batch()`]).
     pub device_encode: Duration,
-    /// Of `device`: the partition walk ([`ccm_kernels::index::ccm_index_route`]).
+    /// Of `device`: the partition walk ([`ccm_kernels::index::ccm_index_route()`]).
     pub device_walk: Duration,
-    /// Of `device`: the dense events' kernel ([`ccm_kernels::index::ccm_index_dense`]
-    /// or [`ccm_kernels::index::ccm_index_iface`]).
+    /// Of `device`: the dense events' kernel ([`ccm_kernels::index::ccm_index_dense()`]
+    /// or [`ccm_kernels::index::ccm_index_iface()`]).
     pub device_dense: Duration,
-    /// Of `device`: the answer lists ([`ccm_kernels::index::ccm_index_lists`]).
+    /// Of `device`: the answer lists ([`ccm_kernels::index::ccm_index_lists()`]).
     pub device_lists: Duration,
     /// The kernels by the device's clock, from the encoding's start to the answer
     /// lists' end (copies to and from the device excluded): the device's own time,
@@ -2143,7 +2143,7 @@ fn on_encode_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     }
 }
 
-/// Most threads an index encodes and drives its pipeline on ([`on_encode_pool`] says
+/// Most threads an index encodes and drives its pipeline on (`on_encode_pool` says
 /// why): the H100 machine's 16 cores, where a pool of every core was the fastest.
 pub const ENCODE_THREADS_MAX: usize = 16;
 

@@ -1016,7 +1016,7 @@ pub fn recycle_batch(batch: EventBatch) {
 }
 
 /// Parses a window's lines on all cores in parts (at least four a thread, of
-/// [`BATCH_PART_MIN`] to [`BATCH_PART`] lines), each part into a container of its own
+/// `BATCH_PART_MIN` to `BATCH_PART` lines), each part into a container of its own
 /// (`new(lines in the part)`): `parse(container, i)` parses line `i` of the window into it
 /// or gives that line's error. The parts' containers in order, and every bad line's place
 /// in the window with its error, ascending. (The batch parsers of ccm's and clcb's

@@ -1515,14 +1515,14 @@ impl CellIndex {
         self.device_clock = on;
     }
 
-    /// Hands each launch's two counts to the host with a launch of [`cells_counts`] of
-    /// its own after [`cells_match`] (`true`), or from the last block of [`cells_match`]
+    /// Hands each launch's two counts to the host with a launch of [`cells_counts()`] of
+    /// its own after [`cells_match()`] (`true`), or from the last block of [`cells_match()`]
     /// (`false`, the default: a launch less per launch).
     pub fn set_counts_launch(&mut self, on: bool) {
         self.counts_launch = on;
     }
 
-    /// Has each block of [`cells_match`] write its events' starts and lengths into the
+    /// Has each block of [`cells_match()`] write its events' starts and lengths into the
     /// mapped answers at once, one write of 32 bytes (`true`), or each warp its
     /// event's, four writes of 8 bytes (`false`, the default: the block's way was no
     /// faster on Fig. 3a's stream at 1M subscriptions, 6.1 against 5.95 ns an event:
@@ -1826,7 +1826,7 @@ impl CellIndex {
     /// uploaded with its arena (one copy on the pipeline's queue, which the first
     /// launch's kernels wait for). Then a pipeline of two launch slots: the host queues
     /// launch `k` (its columns copied in on a queue of their own from page-locked
-    /// staging; on the device's stream, once they are in, [`cells_match`] writing the
+    /// staging; on the device's stream, once they are in, [`cells_match()`] writing the
     /// answers into an area of `answers` and the counts into the slot's),
     /// then collects launch `k - 1` (waits for it, reads its two counts; nothing
     /// copied), while, from the start of the queuing, the other cores copy launch

@@ -566,7 +566,7 @@ impl Tables {
 
     /// Where each of the events `range` of `b` will lie, laid out one after another from
     /// word `base`: `offsets` becomes `range.len() + 1` words, event `range.start + k` at
-    /// `offsets[k]`, the end last. On all cores (tasks of [`BATCH_TASK`] events).
+    /// `offsets[k]`, the end last. On all cores (tasks of `BATCH_TASK` events).
     /// Returns the end (the offsets are only meaningful when it is below `u32::MAX`).
     pub fn plan_batch(
         b: &EventBatch,

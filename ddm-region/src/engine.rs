@@ -159,7 +159,7 @@ const MIN_FILL_TASK: usize = 2048;
 /// §III.B): 64 blocks of [`BLOCK`], each thread copying every 16384th pair.
 pub const PUBLISH_THREADS: u32 = 64 * BLOCK;
 
-/// Threads per SM of the strided count ([`sweep_count_strided`]): a full SM's worth,
+/// Threads per SM of the strided count ([`sweep_count_strided()`]): a full SM's worth,
 /// each walking every `G`-th chunk.
 pub const STRIDED_THREADS_PER_SM: u32 = 2048;
 
@@ -298,7 +298,7 @@ pub fn plan_strips(dim: u32, max_hi: &[u64], max_width: &[u64]) -> Option<(Strip
 pub const SWEEP_WINDOW: u64 = 1 << 25;
 
 /// Most pairs `n_pub * n_sub` for which the bisect engine matches in sorted tiles
-/// ([`sort_tiles`], [`tiled_match`]: two launches and one wait) instead of sorting all
+/// ([`sort_tiles()`], [`tiled_match()`]: two launches and one wait) instead of sorting all
 /// regions on the device and sweeping (about twenty launches and one wait);
 /// [`Engine::set_tiled_max`] changes it. 2^28 at the paper's 32768 regions a step.
 /// Measured with `count_split` (2-D scale-up, when the sorted count still waited three
@@ -307,7 +307,7 @@ pub const SWEEP_WINDOW: u64 = 1 << 25;
 /// (four times 65536's) would (the tiled-steps note of results/notes.toml).
 pub const TILED_MAX_PAIRS: u64 = 1 << 31;
 
-/// Blocks [`tiled_match`] aims at (publication slices times subscription rows): twelve
+/// Blocks [`tiled_match()`] aims at (publication slices times subscription rows): twelve
 /// per SM of a 132-SM GPU, when the publications make that many slices of a whole
 /// tile each.
 pub const TILED_FILL: u32 = 1584;
@@ -316,7 +316,7 @@ pub const TILED_FILL: u32 = 1584;
 /// pairs, or 2^17 narrow ones; grown when a step finds more).
 const TILED_FIRST_WORDS: usize = 1 << 17;
 
-/// The most publications and subscriptions whose pairs [`tiled_match`] can hand over as
+/// The most publications and subscriptions whose pairs [`tiled_match()`] can hand over as
 /// one word each ([`pack_narrow`](ddm_region_kernels::tiled::pack_narrow)).
 pub const NARROW_MAX: u32 = 1 << 16;
 
@@ -1114,7 +1114,7 @@ impl<'d> Engine<'d> {
         self.phase1 = phase1;
     }
 
-    /// Bisect engine: match in sorted tiles ([`tiled_match`]) when `n_pub * n_sub <=
+    /// Bisect engine: match in sorted tiles ([`tiled_match()`]) when `n_pub * n_sub <=
     /// pairs` and there are at most four dimensions (default [`TILED_MAX_PAIRS`]; 0:
     /// never). The same answers; no effect on the other approaches.
     pub fn set_tiled_max(&mut self, pairs: u64) {
@@ -1213,7 +1213,7 @@ impl<'d> Engine<'d> {
         }
     }
 
-    /// True when the bisect engine counts and enumerates in sorted tiles ([`tiled_match`]).
+    /// True when the bisect engine counts and enumerates in sorted tiles ([`tiled_match()`]).
     pub fn matches_in_tiles(&self) -> bool {
         self.approach == Approach::Bisect
             && self.dims as u32 <= TILED_MAX_DIMS

@@ -142,9 +142,9 @@ const CHUNK: usize = 1 << 20;
 /// each chunk's regions of each kind, so that the columns are allocated once and each
 /// chunk's regions have their own slices of them, then to parse into those slices. A
 /// row in the plain form the generator writes (`pub,7,0,10`: bare digits, single
-/// commas) is read byte by byte straight into its slot ([`plain_row`], about 2.5x less
+/// commas) is read byte by byte straight into its slot (`plain_row`, about 2.5x less
 /// CPU than the general rules on 1M 2-D regions); any other row goes through the
-/// general rules ([`parse_row`]), which accept spaces, CRLF and comments and say what is
+/// general rules (`parse_row`), which accept spaces, CRLF and comments and say what is
 /// wrong where. The ids are checked for repeats: ids in ascending order cannot repeat,
 /// others by sorting a copy.
 pub fn parse_region_bytes(bytes: &[u8], path: &Path) -> Result<RegionSet, IoError> {

@@ -4,10 +4,11 @@
 //! - Region table: publications and subscriptions share one index space (publication
 //!   `p` is region `p`, subscription `s` is region `n_pub + s`, with `n_pub` the
 //!   engine's publication capacity); region `r`'s ranges are `bounds[r * dims ..][..dims]`.
-//! - Overlap information: two bit matrices ([`DdmTables`](crate::DdmTables)), row `p` of
-//!   `pub_rows` for publication `p`, row `s` of `sub_rows` for subscription `s`.
+//! - Overlap information: two bit matrices ([`DdmTables`](ddm_region_kernels::DdmTables)),
+//!   row `p` of `pub_rows` for publication `p`, row `s` of `sub_rows` for subscription
+//!   `s`.
 //! - Updated regions: [`UpdatedRegion`] records, publications first, then their ranges.
-//! - Grid (§III.C, Fig. 3): [`GridSpec`] -> [`GridTables`](crate::GridTables).
+//! - Grid (§III.C, Fig. 3): [`GridSpec`] -> [`GridTables`](ddm_region_kernels::grid::GridTables).
 
 use crate::engine::DdmError;
 use crate::model::{Change, Kind, Pair, Range, RegionSet, UpdateBatch};

@@ -106,12 +106,12 @@ enum Top {
     List,
     /// Run experiments: `run all`, `run <paper>`, or `run <paper> <experiment>`.
     ///
-    /// Each experiment writes <out>/<paper>/<id>.csv, .samples.csv, .png and .svg and prints
+    /// Each experiment writes `<out>/<paper>/<id>.csv`, .samples.csv, .png and .svg and prints
     /// its values at the largest x and the speedups over its baseline. Emulator series
     /// (`emu`, `emu batched`, `emu index`, ...) check answers only: their times are marked
     /// as such and never turned into speedups. The run ends with a summary table: per
     /// experiment its engines, its answer checks (agree / disagree), and the fastest GPU
-    /// series recorded in results/<paper>/<id>.csv beside this run's value of the same
+    /// series recorded in `results/<paper>/<id>.csv` beside this run's value of the same
     /// series (or of its emulator twin); last, where the files went.
     Run {
         /// `all`, or a paper: ccm, clcb, xml, ddm.
@@ -122,10 +122,10 @@ enum Top {
         args: RunArgs,
     },
     /// Redraw figures (PNG and SVG) from the recorded CSV files and the papers' numbers
-    /// (<dir>/papers/), in <dir> and in the recorded runs one level below it (such as
+    /// (`<dir>/papers/`), in `<dir>` and in the recorded runs one level below it (such as
     /// results/regress): `plot`, `plot <paper>`, `plot <paper> <experiment>`. No GPU needed.
     Plot {
-        /// Directory holding <paper>/<id>.csv (default results/).
+        /// Directory holding `<paper>/<id>.csv` (default results/).
         #[arg(long, default_value = "results")]
         dir: PathBuf,
         /// `all` (default) or a paper: ccm, clcb, xml, ddm.
@@ -134,8 +134,8 @@ enum Top {
         /// An experiment id of that paper (see `list`), or `all`.
         experiment: Option<String>,
     },
-    /// Rebuild <dir>/README.md and <dir>/<paper>/README.md (default results/) from the
-    /// recorded CSV files, and the headline table of README.md beside <dir>.
+    /// Rebuild `<dir>/README.md` and `<dir>/<paper>/README.md` (default results/) from the
+    /// recorded CSV files, and the headline table of README.md beside `<dir>`.
     Report {
         #[arg(long, default_value = "results")]
         dir: PathBuf,

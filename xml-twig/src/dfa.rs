@@ -375,7 +375,7 @@ pub struct Phases {
     pub upload: Duration,
     /// The kernels, by the device's clock (events recorded around them on its stream).
     pub kernels: Duration,
-    /// Of `kernels`, the listing of the answers on the device ([`k::compact_rows`];
+    /// Of `kernels`, the listing of the answers on the device ([`k::compact_rows()`];
     /// zero when it did not run).
     pub compact: Duration,
     /// From the first launch to the rows of answers on the host: launching the kernels,
@@ -384,7 +384,7 @@ pub struct Phases {
     /// Decoding the rows into query ids (host).
     pub decode: Duration,
     /// Units walked (a warp each, or a thread each), and whether by the lean walk
-    /// ([`k::walk_dfa`]), a thread a unit ([`k::walk_dfa_lanes`]).
+    /// ([`k::walk_dfa()`]), a thread a unit ([`k::walk_dfa_lanes()`]).
     pub units: usize,
     pub walk_only: bool,
     pub lanes: bool,
@@ -539,8 +539,8 @@ impl DfaEngine {
     }
 
     /// Whether an automaton none of whose leaf bundles reports to an accumulator
-    /// (linear paths) runs the lean walk [`k::walk_dfa`] (the default), or the general
-    /// [`k::filter_dfa`] (the same answers).
+    /// (linear paths) runs the lean walk [`k::walk_dfa()`] (the default), or the general
+    /// [`k::filter_dfa()`] (the same answers).
     pub fn set_walk_only(&mut self, on: bool) {
         self.walk_only = on;
     }
@@ -559,7 +559,7 @@ impl DfaEngine {
         Ok(self.walk_warps)
     }
 
-    /// Whether the lean walk [`k::walk_dfa`] plans its units on the device (the
+    /// Whether the lean walk [`k::walk_dfa()`] plans its units on the device (the
     /// default: the host sends each document's unit count and the points between its
     /// root's children, and each warp finds its range), or takes the host's plan (the
     /// general kernel's: a list of units, segments at least `n` events long).
@@ -568,13 +568,13 @@ impl DfaEngine {
     }
 
     /// Whether the lean walk on the device's plan runs a thread per unit
-    /// ([`k::walk_dfa_lanes`], the default: many short units, [`LANE_UNITS_PER_THREAD`]
-    /// per thread the device holds at once) or a warp per unit ([`k::walk_dfa`]).
+    /// ([`k::walk_dfa_lanes()`], the default: many short units, [`LANE_UNITS_PER_THREAD`]
+    /// per thread the device holds at once) or a warp per unit ([`k::walk_dfa()`]).
     pub fn set_walk_lanes(&mut self, on: bool) {
         self.lanes = on;
     }
 
-    /// Whether the lean walk's answers are listed on the device ([`k::compact_rows`],
+    /// Whether the lean walk's answers are listed on the device ([`k::compact_rows()`],
     /// the default: the host copies each document's ids as they lie) or decoded from
     /// the rows of bits on the host.
     pub fn set_decode_on_device(&mut self, on: bool) {
@@ -617,7 +617,7 @@ impl DfaEngine {
         Ok(self.lane_threads)
     }
 
-    /// Whether the loaded automaton runs the lean walk [`k::walk_dfa`]: none of its leaf
+    /// Whether the loaded automaton runs the lean walk [`k::walk_dfa()`]: none of its leaf
     /// bundles reports to an accumulator, and [`Self::set_walk_only`] allows it.
     pub fn walks_only(&self) -> bool {
         self.walk_only && self.t.leaves_only
@@ -694,8 +694,8 @@ impl DfaEngine {
     /// [`Self::filter`] on an encoded batch (either event width, uploaded as it is):
     /// plans its units (documents, or segments of them: [`Self::set_segment_events`]),
     /// copies the events and the plan to the device (two copies), zeroes the outputs
-    /// (one call), launches [`k::filter_dfa`] over the units, as many a launch as have
-    /// accumulators within 1 GiB, and [`k::close_roots`] for the documents cut into
+    /// (one call), launches [`k::filter_dfa()`] over the units, as many a launch as have
+    /// accumulators within 1 GiB, and [`k::close_roots()`] for the documents cut into
     /// segments, and reads the rows of answers and the documents' status back in one
     /// copy: three waits for the device a call.
     pub fn filter_encoded(&mut self, batch: &EventBatch) -> Result<Vec<Option<Matches>>, XmlError> {
@@ -1351,7 +1351,7 @@ pub const TARGET_UNITS: usize = 8192;
 /// [`DfaEngine::set_segment_events`] is left to choose.
 pub const WALK_UNITS_PER_WARP: usize = 2;
 
-/// Units of the lean walk a thread per unit ([`k::walk_dfa_lanes`]) per thread the
+/// Units of the lean walk a thread per unit ([`k::walk_dfa_lanes()`]) per thread the
 /// device holds at once, when [`DfaEngine::set_segment_events`] is left to choose (a
 /// batch has fewer points between its roots' children than that on Fig. 9's workload:
 /// every child is a unit there).

@@ -248,7 +248,7 @@ impl Parser {
 
 /// Reads one XML document into events, numbering tags with `dict` (names no query uses
 /// become [`crate::model::OTHER_TAG`]). `file` names the document in errors. The
-/// document is first decoded to UTF-8 from its encoding (see [`decode`]: UTF-8, UTF-16,
+/// document is first decoded to UTF-8 from its encoding (see `decode`: UTF-8, UTF-16,
 /// the WHATWG encodings; anything else is an error, never a silent non-match) and its
 /// DOCTYPE is skipped.
 ///

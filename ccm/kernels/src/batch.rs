@@ -9,7 +9,7 @@
 //! distinct strings): per name id its row ([`NO_ROW`] for a name no constraint has),
 //! per string id its place in the batch's string arena and its id in the constraints'
 //! dictionary (`NO_STR` for a string no constraint has: equal to none). Per launch it
-//! copies the launch's attributes and starts; [`ccm_encode_batch`] does the rest, with
+//! copies the launch's attributes and starts; [`ccm_encode_batch()`] does the rest, with
 //! the encoding `ccm::layout::Tables::encode_into` does on the host: attributes of names
 //! no constraint has left out, the others in the event's order, and the signature of the
 //! event's rows.
@@ -75,7 +75,7 @@ unsafe impl KernelStruct for BatchInput<'static> {
     type Host<'a> = BatchInput<'a>;
 }
 
-/// Threads per block of [`ccm_encode_batch`].
+/// Threads per block of [`ccm_encode_batch()`].
 pub const ENCODE_BLOCK: u32 = 256;
 
 kernel! {

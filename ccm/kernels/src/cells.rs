@@ -3,7 +3,7 @@
 //! when every filter is integer ranges (the REIN / HEM dense model), each its own
 //! interface or interfaces sharing filters.
 //!
-//! The filter-major kernel ([`crate::index::ccm_index_dense`]) reads every filter for
+//! The filter-major kernel ([`crate::index::ccm_index_dense()`]) reads every filter for
 //! every dense event; here an event costs, per slice of [`CELL_SLICE`] filters, one OR of
 //! a word per name and the few bounds that fall in its value's cell. Where the ideas
 //! come from:
@@ -23,8 +23,8 @@
 //!   bounds while the block's warps sweep a batch of events (a warp per event, lane `l`
 //!   word `l` of the slice), and the final bitset is written straight into the event's
 //!   row of answer bits (filters numbered in interface order, one filter each: bit `k`
-//!   of the row is filter slot `k`), which [`ccm_cells_lists`] (or
-//!   [`crate::index::ccm_index_lists`]) compacts.
+//!   of the row is filter slot `k`), which [`ccm_cells_lists()`] (or
+//!   [`crate::index::ccm_index_lists()`]) compacts.
 //! - Beyond them, filters that share interfaces (an interface matches when any of its
 //!   filters does, as SFF stops at an interface's first match): each interface a run of
 //!   slots, fewest constraints first; the warp sets the bits of the interfaces whose
@@ -142,7 +142,7 @@ pub struct CellTables<'a> {
     /// when slot `k` of the slice (`k > 0`) begins an interface: the interface of slot `k`
     /// is the slice's interface number (of `ifaces`) counted by the bits up to `k`.
     pub bounds: DevPtr<'a, u32>,
-    /// 1 when the slots are in *name order* ([`ccm_index_cells_sorted`]): the filters
+    /// 1 when the slots are in *name order* ([`ccm_index_cells_sorted()`]): the filters
     /// sorted by the ascending rows of their names, so that a slice's filters share
     /// their first names; the two tables below are read only with it (null without).
     pub sorted: u32,
@@ -177,7 +177,7 @@ unsafe impl KernelStruct for CellTables<'static> {
 /// name.
 const WARP_WORDS: u32 = 3 * 32;
 
-/// Dynamic shared memory of [`ccm_index_cells`] for `rows` names of `cells` cells,
+/// Dynamic shared memory of [`ccm_index_cells()`] for `rows` names of `cells` cells,
 /// `groups` groups' unions, at most `edge_max` edges per slice and blocks of `threads`:
 /// the slice's bitsets ([`slice_words`]), the
 /// cuts, the slice's edge offsets and edges, the slice's live slots (a word per lane),
@@ -810,10 +810,10 @@ unsafe fn by_rules(
     mine
 }
 
-/// Threads per block of [`ccm_cells_spans`] and [`ccm_cells_lists`].
+/// Threads per block of [`ccm_cells_spans()`] and [`ccm_cells_lists()`].
 pub const CELL_LIST_BLOCK: u32 = 256;
 
-/// Dynamic shared memory of [`ccm_cells_spans`]: a word per warp of its block, and the
+/// Dynamic shared memory of [`ccm_cells_spans()`]: a word per warp of its block, and the
 /// event's first place.
 pub const CELL_SPANS_SHARED: u32 = 4 * (CELL_LIST_BLOCK / 32 + 1);
 
@@ -941,7 +941,7 @@ kernel! {
     }
 }
 
-/// Slices per warp of [`ccm_cells_lists`] and [`ccm_cells_counts`] (a warp over several
+/// Slices per warp of [`ccm_cells_lists()`] and [`ccm_cells_counts()`] (a warp over several
 /// slices has the next slice's loads in flight while it lists one). One: on the H200 the
 /// dense model's lists at 1M filters took 176-233 ns an event with a warp per slice,
 /// 472-822 with a warp per eight (the ids of a word are written one after another, each
@@ -949,7 +949,7 @@ kernel! {
 /// and eight slices per warp left an eighth of the warps to overlap them).
 pub const CELL_LIST_SLICES: u32 = 1;
 
-/// Warps of [`ccm_cells_lists`] per event of `slices` slices.
+/// Warps of [`ccm_cells_lists()`] per event of `slices` slices.
 pub const fn cell_list_warps(slices: u32) -> u32 {
     slices.div_ceil(CELL_LIST_SLICES)
 }

@@ -6,32 +6,32 @@
 //! under the pair of its two rarest names (or its one name), and an event visits only
 //! the partitions of the pairs of its own names. Within a partition each filter carries
 //! a 64-bit signature of its names (bit `row % 64`), then its constraints are evaluated
-//! with SFF's typing rules ([`crate::sat`]), or, for a filter of integer comparisons,
+//! with SFF's typing rules (`crate::sat`), or, for a filter of integer comparisons,
 //! its range form ([`IndexRange`]: one interval per name) against the event's integers
 //! staged in shared memory. Answers are one bit per (event, interface) in a bitmap,
 //! turned into a compact list of interfaces per event on the device.
 //!
 //! Kernels per batch of events:
-//! - [`ccm_index_route`]: a warp per event. Sums the sizes of the partitions the event
+//! - [`ccm_index_route()`]: a warp per event. Sums the sizes of the partitions the event
 //!   visits; an event that would visit more than `dense_limit` filters is handed to the
 //!   filter-major kernel (appended to a list), the others are matched here, the warp's
 //!   lanes sweeping the event's partitions laid end to end (no block barrier: with a
 //!   block per event, its barriers and idle threads made the walk 12 ns per event of
 //!   Table 1's default scenario on an H100, most of the device's time);
-//! - [`ccm_index_dense`]: the filter-major kernel for those dense events (events that
+//! - [`ccm_index_dense()`]: the filter-major kernel for those dense events (events that
 //!   carry most names visit most filters: partitioning cannot prune them, so the
 //!   filters are read once per chunk of events instead of once per event), or
-//!   [`ccm_index_dense_narrow`], the same comparing `i32`s where every range bound
+//!   [`ccm_index_dense_narrow()`], the same comparing `i32`s where every range bound
 //!   allows it exactly ([`RangeValue`]);
-//! - or, when interfaces hold many filters each, [`ccm_index_iface`] for those dense
+//! - or, when interfaces hold many filters each, [`ccm_index_iface()`] for those dense
 //!   events: a block per (event, interface) tries the interface's filters, fewest
 //!   constraints first, and stops at the first match (SFF's early stop per
 //!   interface), so a dense event costs a few groups of 32 filters per interface;
-//! - [`ccm_index_lists`]: a thread per event (a block of warps when rows are long,
+//! - [`ccm_index_lists()`]: a thread per event (a block of warps when rows are long,
 //!   each warp a segment of the row) counts the bits of its bitmap row, reserves room,
 //!   writes the ascending list of its interfaces' user ids and zeroes the row for the
 //!   next batch (and the count of dense events; the host zeroes the answers' total
-//!   before each launch); when the lists outgrow their buffer, [`ccm_index_answers`]
+//!   before each launch); when the lists outgrow their buffer, [`ccm_index_answers()`]
 //!   lists them again in a larger one.
 
 use crate::{sat_attr, satisfies_all, DevAttr, DevConstraint, DevEvent, TY_INT};
@@ -282,9 +282,9 @@ unsafe impl KernelStruct for IndexEvents<'static> {
     type Host<'a> = IndexEvents<'a>;
 }
 
-/// Threads per block of [`ccm_index_lists`] and [`ccm_index_answers`].
+/// Threads per block of [`ccm_index_lists()`] and [`ccm_index_answers()`].
 pub const WARP_BLOCK: u32 = 256;
-/// Events per block row of [`ccm_index_dense`] (their signatures in shared memory).
+/// Events per block row of [`ccm_index_dense()`] (their signatures in shared memory).
 pub const DENSE_CHUNK: u32 = 128;
 
 /// The filters `first..end` of the partition with `key`, or an empty range.
@@ -627,10 +627,10 @@ pub(crate) fn warp_sum(mut v: u32) -> u32 {
     v
 }
 
-/// Counters of [`ccm_index_route`]'s walk (`walked`), each [`WALK_STRIDE`] words from
+/// Counters of [`ccm_index_route()`]'s walk (`walked`), each [`WALK_STRIDE`] words from
 /// the next: an event adds to one, by its index, so that a launch's events do not all
 /// add to one word (one atomic an event on one address, which the L2 serves one at a
-/// time); [`ccm_index_lists`] sums them.
+/// time); [`ccm_index_lists()`] sums them.
 pub const WALK_SLOTS: u32 = 32;
 /// Words from one walk counter to the next (128 bytes: distinct lines).
 pub const WALK_STRIDE: u32 = 32;
@@ -643,17 +643,17 @@ fn walk_slot(e: u32) -> usize {
     ((e % WALK_SLOTS) * WALK_STRIDE) as usize
 }
 
-/// Most attributes of an event that [`ccm_index_route`] keeps in shared memory (an
+/// Most attributes of an event that [`ccm_index_route()`] keeps in shared memory (an
 /// event with more is searched in global memory).
 pub const ROUTE_ATTRS: u32 = 32;
 
-/// Shared memory of [`ccm_index_route`] per warp (an event): the event's integers by
+/// Shared memory of [`ccm_index_route()`] per warp (an event): the event's integers by
 /// row ([`RANGE_ROWS`] values), the mask of those rows (two words), then its first
 /// [`ROUTE_ATTRS`] attributes.
 pub const ROUTE_WARP_BYTES: u32 =
     8 * RANGE_ROWS + 8 + ROUTE_ATTRS * core::mem::size_of::<DevAttr>() as u32;
 
-/// Shared memory of [`ccm_index_route`] for a block of `threads` (a warp per event).
+/// Shared memory of [`ccm_index_route()`] for a block of `threads` (a warp per event).
 pub const fn route_shared_bytes(threads: u32) -> u32 {
     threads.div_ceil(32) * ROUTE_WARP_BYTES
 }
@@ -875,14 +875,14 @@ kernel! {
     }
 }
 
-/// Most name rows for which [`ccm_index_dense`] finds an event's attribute by its row
+/// Most name rows for which [`ccm_index_dense()`] finds an event's attribute by its row
 /// in a table in shared memory (above, by a search of the event's attributes).
 pub const SLOT_ROWS: u32 = 64;
 
 /// No attribute of the row in the event (a slot of [`ccm_index_dense`]'s table).
 const NO_SLOT: u8 = 0xFF;
 
-/// Shared memory of [`ccm_index_dense`] (`narrow`: of [`ccm_index_dense_narrow`]): the
+/// Shared memory of [`ccm_index_dense()`] (`narrow`: of [`ccm_index_dense_narrow()`]): the
 /// chunk's events (index, then signature), then (when some filter has a range form)
 /// each event's integer values of the rows below [`RANGE_ROWS`] (8 bytes each; 4 when
 /// `narrow`) and the mask of those rows it has as integers, then (when the index has at
@@ -984,7 +984,7 @@ unsafe fn satisfies_slots(
     true
 }
 
-/// Most constraints of a filter that [`ccm_index_dense`] keeps in registers for its
+/// Most constraints of a filter that [`ccm_index_dense()`] keeps in registers for its
 /// chunk of events (a longer filter's are read from memory per event).
 pub const REG_CONSTRAINTS: usize = 5;
 
@@ -1279,7 +1279,7 @@ unsafe fn dense_chunks<V: RangeValue>(
     }
 }
 
-/// Warps per (event, interface) pair of [`ccm_index_iface`]: the block of a pair.
+/// Warps per (event, interface) pair of [`ccm_index_iface()`]: the block of a pair.
 pub const IFACE_WARPS: u32 = 4;
 
 kernel! {
@@ -1367,15 +1367,15 @@ unsafe fn iface_pair(
     }
 }
 
-/// Most answer words per event for which [`ccm_index_lists`] takes a thread per event
+/// Most answer words per event for which [`ccm_index_lists()`] takes a thread per event
 /// (above, a block of warps per event).
 pub const LIST_WORDS: u32 = 4;
 
-/// Most warps per event (the block of an event) of [`ccm_index_lists`] and
-/// [`ccm_index_answers`] for rows longer than [`LIST_WORDS`] words.
+/// Most warps per event (the block of an event) of [`ccm_index_lists()`] and
+/// [`ccm_index_answers()`] for rows longer than [`LIST_WORDS`] words.
 pub const LIST_WARPS: u32 = 16;
 
-/// Dynamic shared memory of [`ccm_index_lists`] and [`ccm_index_answers`]: per warp of
+/// Dynamic shared memory of [`ccm_index_lists()`] and [`ccm_index_answers()`]: per warp of
 /// an event's block its segment's count, then the event's first place.
 pub const LIST_SHARED: u32 = 4 * (LIST_WARPS + 1);
 

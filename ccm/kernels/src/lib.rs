@@ -1,26 +1,26 @@
 //! The kernels of CCM (Margara & Cugola, DEBS 2011, §4), written once for the GPU and
 //! the host emulator.
 //!
-//! - [`ccm_match`]: Algorithm 1 (§4.2), the constraint evaluation and counting kernel,
+//! - [`ccm_match()`]: Algorithm 1 (§4.2), the constraint evaluation and counting kernel,
 //!   with the in-kernel reset of the idle copy of `Count` and `Interfaces` (§4.3);
-//! - [`ccm_match_inline`]: the same, with table `Input` in the launch parameters (beyond
+//! - [`ccm_match_inline()`]: the same, with table `Input` in the launch parameters (beyond
 //!   the paper: no host-to-device copy per event);
-//! - [`ccm_match_mapped`], [`ccm_match_inline_mapped`]: the same two, also writing the
+//! - [`ccm_match_mapped()`], [`ccm_match_inline_mapped()`]: the same two, also writing the
 //!   matched interfaces as a compact list into page-locked host memory mapped into the
 //!   device (beyond the paper: no copy back, one launch and one synchronisation per event);
-//! - [`ccm_match_batch`]: beyond the paper, many events per launch: one thread per
+//! - [`ccm_match_batch()`]: beyond the paper, many events per launch: one thread per
 //!   filter, name signatures to skip filters whose names are not all in the event;
-//! - [`ccm_persistent`]: beyond the paper, Algorithm 1 in a persistent kernel
+//! - [`ccm_persistent()`]: beyond the paper, Algorithm 1 in a persistent kernel
 //!   ([`gpu_kernels::persist`]): launched once, it matches the events the host writes
 //!   into a ring in mapped host memory, answering each in mapped host memory (no launch,
 //!   no copy, no synchronisation per event);
-//! - [`batch::ccm_encode_batch`]: beyond the paper, a flat batch of events (names and
+//! - [`batch::ccm_encode_batch()`]: beyond the paper, a flat batch of events (names and
 //!   strings interned, as the host holds it) encoded on the device for the batched
 //!   kernels (the pruning index's in [`index`]);
-//! - [`cells::ccm_index_cells`]: beyond the paper, the pruning index's value cells for
+//! - [`cells::ccm_index_cells()`]: beyond the paper, the pruning index's value cells for
 //!   dense events (bitsets of failing filters per name and cell, HEM class), with their
 //!   answer lists made from their counts per slice of filters
-//!   ([`cells::ccm_cells_spans`], [`cells::ccm_cells_lists`]).
+//!   ([`cells::ccm_cells_spans()`], [`cells::ccm_cells_lists()`]).
 //!
 //! The device tables ([`DevConstraint`], [`DevAttr`], [`DevEvent`]) are `#[repr(C)]` and
 //! shared with the host crate's `layout` module, which documents the encodings.
@@ -284,11 +284,11 @@ unsafe fn satisfies_all(
     true
 }
 
-/// Attributes and string bytes per attribute that [`ccm_match_inline`] takes.
+/// Attributes and string bytes per attribute that [`ccm_match_inline()`] takes.
 pub const INLINE_ATTRS: usize = 5;
 pub const INLINE_BYTES: u32 = 16;
 
-/// The filter-major tables of [`ccm_match_batch`] (beyond the paper): `FConstraints`
+/// The filter-major tables of [`ccm_match_batch()`] (beyond the paper): `FConstraints`
 /// (each filter's constraints in a row, `key` = the constraint's name row) from
 /// `FilterStart[f]`, `SizeF[f]` (0 = a free slot), `FilterSig[f]` (bit `row % 64` of each
 /// constraint's name), `InterfaceId[f]` and the string pool; `n_filters` slots, answers
@@ -312,7 +312,7 @@ unsafe impl KernelStruct for FilterMajorTables<'static> {
     type Host<'a> = FilterMajorTables<'a>;
 }
 
-/// A batch of encoded events for [`ccm_match_batch`]: `n_events` events (signature,
+/// A batch of encoded events for [`ccm_match_batch()`]: `n_events` events (signature,
 /// first attribute, attributes), their attributes and string bytes; `chunk` events per
 /// block row.
 #[repr(C)]
@@ -360,10 +360,10 @@ unsafe impl KernelStruct for MatchTables<'static> {
     type Host<'a> = MatchTables<'a>;
 }
 
-/// One attribute of table `Input` in the launch parameters ([`ccm_match_inline`]):
+/// One attribute of table `Input` in the launch parameters ([`ccm_match_inline()`]):
 /// `a` = `RowId | Type << 32`, `v` = `Val`, `s` = `str_id | str_len << 32`, `b`, `c` =
 /// its string's bytes (little-endian), `r` = `RowStart[RowId] | SizeC[RowId] << 32`
-/// (read by [`ccm_match_inline_mapped`] only).
+/// (read by [`ccm_match_inline_mapped()`] only).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct InlineAttr {
@@ -427,7 +427,7 @@ unsafe fn reset_idle(
     }
 }
 
-/// No interface (see [`count_row`]).
+/// No interface (see `count_row`).
 pub const NO_IFACE: u32 = u32::MAX;
 
 /// Lines 1 and 8-21 of Algorithm 1 for the calling thread, `attr` being `shInput` and
@@ -786,19 +786,19 @@ kernel! {
     }
 }
 
-/// Most interfaces for which [`ccm_persistent`]'s answering block scans `Interfaces`
+/// Most interfaces for which [`ccm_persistent()`]'s answering block scans `Interfaces`
 /// for the round's tag; above, matching threads append to a list instead.
 pub const PERSIST_SCAN_MAX: u32 = 4096;
 /// Where the answering block's list of interfaces starts in its shared memory past the
 /// ring's (`u32` words, after the counter).
 pub const PERSIST_SCAN_LIST_AT: usize = 4;
-/// Dynamic shared memory [`ccm_persistent`] needs beyond the ring's: the answering
+/// Dynamic shared memory [`ccm_persistent()`] needs beyond the ring's: the answering
 /// block's counter and list of at most [`PERSIST_SCAN_MAX`] interfaces.
 pub const PERSIST_SHARED_EXTRA: u32 = 4 * (PERSIST_SCAN_LIST_AT as u32 + PERSIST_SCAN_MAX);
 
-/// Request kind of [`ccm_persistent`]: match one event.
+/// Request kind of [`ccm_persistent()`]: match one event.
 pub const PERSIST_EVENT: u32 = 1;
-/// Words of one attribute in a [`ccm_persistent`] request.
+/// Words of one attribute in a [`ccm_persistent()`] request.
 pub const PERSIST_ATTR_WORDS: usize = 5;
 
 kernel! {

@@ -72,7 +72,7 @@ fn not_empty(h: u32) -> u32 {
 }
 
 /// The key of the string equality `row = bytes` (FNV-1a over the bytes, seeded by the
-/// name's row, then [`fmix`]).
+/// name's row, then `fmix`).
 #[inline(always)]
 pub fn eq_key(row: u32, bytes: &[u8]) -> u32 {
     let mut h = 0x811C_9DC5u32 ^ row.wrapping_mul(0x9E37_79B9);
@@ -226,7 +226,7 @@ pub struct CellTables<'a> {
     /// Name rows (the length of `row_flags`).
     pub rows: u32,
     /// Nonzero when some entry may be a rectangle ([`RECT`]); zero: every entry is a
-    /// circle and [`try_entry`] runs the circle's test alone, as before rectangles (one
+    /// circle and `try_entry` runs the circle's test alone, as before rectangles (one
     /// flag for the launch, not a test of each entry's form).
     pub rects: u32,
     pub geo: CellGeometry,

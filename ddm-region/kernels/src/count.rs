@@ -19,7 +19,7 @@
 //! subscriptions get the keys `u32::MAX` at both ends: never `< p.hi`, and `<= p.lo`
 //! only for an empty `p` (which raises the flag).
 //!
-//! For several dimensions, [`dim_candidates`] estimates from a sample which dimension
+//! For several dimensions, [`dim_candidates()`] estimates from a sample which dimension
 //! has the fewest overlapping pairs, the sweep's candidates there.
 
 use crate::sweep::search;
@@ -30,11 +30,11 @@ use gpu_kernels::prelude::*;
 /// region has an empty range in the counted dimension (index 0 holds the count).
 pub const EMPTY_FLAG: usize = 1;
 
-/// Publications and subscriptions each sampled by [`dim_candidates`] (at most; the host
+/// Publications and subscriptions each sampled by [`dim_candidates()`] (at most; the host
 /// takes `min(SAMPLE, max(n_pub, n_sub) / 8)`, at least 1).
 pub const SAMPLE: u32 = 512;
 
-/// Most dimensions [`dim_candidates`] estimates (the others are never chosen).
+/// Most dimensions [`dim_candidates()`] estimates (the others are never chosen).
 pub const MAX_ESTIMATED_DIMS: u32 = 8;
 
 kernel! {
@@ -145,9 +145,9 @@ kernel! {
     }
 }
 
-/// Where [`dim_extents`] writes its maxima in its `u64` output: the largest live upper
+/// Where [`dim_extents()`] writes its maxima in its `u64` output: the largest live upper
 /// bound of dimension `d` at `EXTENT_HI + d`, the widest live range there at
-/// `EXTENT_WIDTH + d` (after the [`dim_candidates`] sums at `d`, in the same buffer, so
+/// `EXTENT_WIDTH + d` (after the [`dim_candidates()`] sums at `d`, in the same buffer, so
 /// that one read brings back both).
 pub const EXTENT_HI: usize = MAX_ESTIMATED_DIMS as usize;
 pub const EXTENT_WIDTH: usize = 2 * MAX_ESTIMATED_DIMS as usize;

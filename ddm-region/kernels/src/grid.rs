@@ -2,7 +2,7 @@
 //!
 //! The space is cut into equal cells; each cell `c` holds `PubList(c)` and `SubList(c)`
 //! (Fig. 3), fixed-capacity slot arrays filled with atomics. Removing a region from a
-//! list leaves a tombstone; [`compact_cells`] squeezes them out before new regions are
+//! list leaves a tombstone; [`compact_cells()`] squeezes them out before new regions are
 //! mapped. A list that runs out of slots reports the size it needed in
 //! [`StepCounters::cell_overflow`](crate::StepCounters); the host then grows the lists
 //! and rebuilds them (the paper is silent on overflow).

@@ -2,8 +2,8 @@
 //!
 //! Phase 1 ("the information of updated regions is copied to the global memory of the
 //! device") is the host's copy of the [`UpdatedRegion`] records and their ranges;
-//! [`commit_updates`] then installs them in the region table. Phase 2 is
-//! [`clear_overlaps`]: the overlap information of each updated region is reset, and the
+//! [`commit_updates()`] then installs them in the region table. Phase 2 is
+//! [`clear_overlaps()`]: the overlap information of each updated region is reset, and the
 //! regions it overlapped before forget it.
 
 use crate::{staged_update, DdmTables, Pair, Range, StepCounters, UpdatedRegion};
@@ -31,7 +31,7 @@ kernel! {
     }
 }
 
-/// [`commit_updates`]' work for thread `i` (also run by the grid's fused
+/// [`commit_updates()`]' work for thread `i` (also run by the grid's fused
 /// `commit_and_compact`): thread 0 zeroes the step counters; thread `i < n_updates`
 /// installs update `i`.
 ///
@@ -106,7 +106,7 @@ kernel! {
     }
 }
 
-/// [`clear_overlaps`]' work for one warp (also run by the grid's fused
+/// [`clear_overlaps()`]' work for one warp (also run by the grid's fused
 /// `clear_and_unmap`): the lanes clear unified region `r`'s row and its bits in its
 /// partners' rows, and drop the overlap count by the pairs cleared. Every lane of the
 /// warp must call it (it shuffles).

@@ -10,7 +10,7 @@
 //!
 //! Removed regions stay in the sorted arrays (with their last bounds) and are skipped
 //! by the candidate test, which reads a candidate's ranges from a copy of each kind's
-//! ranges in sorted order ([`sweep_gather`]: a removed region's copy overlaps nothing),
+//! ranges in sorted order ([`sweep_gather()`]: a removed region's copy overlaps nothing),
 //! so that a task's consecutive candidates are consecutive in memory, not gathered
 //! from the region table by index. Each run is a *task*; the candidates of all tasks form one work list of `W` items
 //! (prefix sums of the run lengths), cut into chunks of equal length so that crowded
@@ -76,7 +76,7 @@ unsafe fn owner(offsets: *const u64, n: u32, w: u64) -> u32 {
     lo - 1
 }
 
-/// The key of an entry that stands for no strip ([`sweep_keys`] with strips: a region
+/// The key of an entry that stands for no strip ([`sweep_keys()`] with strips: a region
 /// touching one strip has a second entry with this key): sorted after every live key, it
 /// is no candidate and its task's run is empty.
 pub const NO_STRIP: u32 = u32::MAX;
@@ -191,7 +191,7 @@ kernel! {
 }
 
 /// What a removed region's copy holds in every dimension of the sorted copies
-/// ([`sweep_gather`]): an empty range past every coordinate, which overlaps nothing.
+/// ([`sweep_gather()`]): an empty range past every coordinate, which overlaps nothing.
 pub const GONE: Range = Range {
     lo: u32::MAX,
     hi: 0,
@@ -299,7 +299,7 @@ pub struct SweepWork {
     pub pub_keys: u64,
     pub sub_keys: u64,
     /// `Range[n_pub_tasks * dims]`, `Range[(n_tasks - n_pub_tasks) * dims]`: the entries' ranges in sorted order
-    /// ([`sweep_gather`]; [`GONE`] for a removed region).
+    /// ([`sweep_gather()`]; [`GONE`] for a removed region).
     pub pub_sorted: u64,
     pub sub_sorted: u64,
     /// `u32[n_tasks]`: first sorted index of each task's run.
@@ -511,7 +511,7 @@ kernel! {
 }
 
 /// Most chunks the work list is cut into: the chunk is `max(min_chunk, ceil(W / 2^26))`
-/// candidates ([`sweep_plan`], and the host where it reads `W` back).
+/// candidates ([`sweep_plan()`], and the host where it reads `W` back).
 pub const MAX_CHUNKS_LOG2: u32 = 26;
 
 kernel! {

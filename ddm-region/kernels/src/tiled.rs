@@ -4,10 +4,10 @@
 //! tile by tile, then every subscription against every sorted tile, swept in shared
 //! memory.
 //!
-//! 1. [`sort_tiles`]: a block per [`TILE`] publications ranks its tile by lower bound
+//! 1. [`sort_tiles()`]: a block per [`TILE`] publications ranks its tile by lower bound
 //!    in dimension 0 (each thread counts the keys below its publication's) and writes
 //!    the sorted keys, ranges and indices, and the tile's widest range there, `w`.
-//! 2. [`tiled_match`]: the paper's Fig. 2 turned around: a block holds
+//! 2. [`tiled_match()`]: the paper's Fig. 2 turned around: a block holds
 //!    [`subs_per_block`] subscriptions in registers (each thread [`subs_per_thread`] of
 //!    them) and streams its slice of the sorted tiles through shared memory. A
 //!    subscription `s` overlaps in dimension 0 only publications with
@@ -45,10 +45,10 @@ pub const TILE: u32 = 256;
 /// Pairs a block collects in shared memory before moving them out.
 pub const PAIR_BUF: u32 = 1024;
 
-/// Most dimensions [`tiled_match`] handles (its subscriptions live in registers).
+/// Most dimensions [`tiled_match()`] handles (its subscriptions live in registers).
 pub const TILED_MAX_DIMS: u32 = 4;
 
-/// Subscriptions each thread of [`tiled_match`] holds in registers in `dims`
+/// Subscriptions each thread of [`tiled_match()`] holds in registers in `dims`
 /// dimensions: 8 up to two dimensions, 4 beyond (their ranges take `2 * dims`
 /// registers each).
 pub const fn subs_per_thread(dims: u32) -> u32 {
@@ -59,12 +59,12 @@ pub const fn subs_per_thread(dims: u32) -> u32 {
     }
 }
 
-/// Subscriptions one block of [`tiled_match`] takes in `dims` dimensions.
+/// Subscriptions one block of [`tiled_match()`] takes in `dims` dimensions.
 pub const fn subs_per_block(dims: u32) -> u32 {
     TILE * subs_per_thread(dims)
 }
 
-/// How [`tiled_match`] hands its pairs over (its `emit` argument): counted only.
+/// How [`tiled_match()`] hands its pairs over (its `emit` argument): counted only.
 pub const EMIT_COUNT: u32 = 0;
 /// Each pair as a [`Pair`] (two words).
 pub const EMIT_WIDE: u32 = 1;
@@ -87,17 +87,17 @@ pub fn unpack_narrow(w: u32) -> Pair {
     }
 }
 
-/// Dynamic shared memory of [`sort_tiles`]: the tile's keys and its width.
+/// Dynamic shared memory of [`sort_tiles()`]: the tile's keys and its width.
 pub const SORT_TILES_SHARED: u32 = TILE * 4 + 4;
 
-/// Dynamic shared memory of [`tiled_match`] in `dims` dimensions: the sorted tile's
+/// Dynamic shared memory of [`tiled_match()`] in `dims` dimensions: the sorted tile's
 /// ranges, the pair buffer, the tile's keys and publication indices, the buffer's
 /// cursor (padded to 8 bytes) and the block's output base.
 pub const fn tiled_shared_bytes(dims: u32) -> u32 {
     TILE * dims * 8 + PAIR_BUF * 8 + 2 * TILE * 4 + 8 + 8
 }
 
-/// Where [`sort_tiles`] writes the sorted tiles and [`tiled_match`] reads them, by
+/// Where [`sort_tiles()`] writes the sorted tiles and [`tiled_match()`] reads them, by
 /// address (plain data on the host).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -48,7 +48,7 @@ impl<'d> Engine<'d> {
     /// subscriptions (`min(SAMPLE, max(n_pub, n_sub) / 8)` of each, every pair) overlaps
     /// least (the lowest on a tie), estimated once per step or load, with the strips of
     /// another dimension its sweep runs in ([`plan_strips`], from the live regions'
-    /// largest bounds and widest ranges, [`dim_extents`], brought back by the same read)
+    /// largest bounds and widest ranges, [`dim_extents()`], brought back by the same read)
     /// where the sample says the whole space has [`Engine::set_strips_from`]'s candidates a
     /// region or more.
     /// Dimension 0 for the sweep engine and in one dimension.

@@ -772,7 +772,7 @@ fn one_pass_by_turns(
 }
 
 /// Times a built index on all cores over a stream of the workload's events (its batch
-/// cycled, [`EventBatch::cycle`], made before the clock starts): the stream,
+/// cycled, [`EventBatch::cycled`], made before the clock starts): the stream,
 /// or as much of it as the one-core rate `one` (ms per event) says fits [`SFF_BUDGET_S`]
 /// on every thread, at least the workload's events (so that every event is checked); in
 /// quick mode the workload's events. As [`time_one_core_by_turns`], it passes over the

@@ -30,12 +30,12 @@ Encoding Standard named by the XML declaration (ISO-8859-1, windows-1252, Shift_
 #[derive(clap::Subcommand, Debug)]
 pub enum Cmd {
     /// Filter XML documents against twig queries; one JSON line per document:
-    /// {"doc": "<path>", "matches": [query ids ascending]}. Query ids are 0-based line
+    /// `{"doc": "<path>", "matches": [query ids ascending]}`. Query ids are 0-based line
     /// numbers of the query file.
     #[command(after_help = BAD_DOCUMENT_RULE)]
     Filter {
         /// Query file (`-`: standard input): one twig per line (e.g.
-        /// /dblp/article[author][.//year]//title).
+        /// `/dblp/article[author][.//year]//title`).
         #[arg(long)]
         queries: String,
         /// Default: lazy-dfa, the strongest CPU filter, on documents of less than 256 MiB

@@ -12,7 +12,7 @@
 //! a bundle; the walk itself (the same loads on every lane, broadcast) is sequential
 //! per unit, and units run side by side. A segment starts under its document's root
 //! (the root's open replayed) and never closes it: what it reports to the root is ORed
-//! into the document's `roots` row, and [`close_roots`] closes each cut root once every
+//! into the document's `roots` row, and [`close_roots()`] closes each cut root once every
 //! segment has run. Only the root is open across a cut, so that is the whole hand-over.
 //!
 //! The automaton is frozen: a transition the CPU never built ([`NO_STATE`]) stops the
@@ -20,7 +20,7 @@
 //! and the host filters it on the CPU, where the lazy DFA builds what was missing: the
 //! lazy construction stays on the CPU, the warm path runs here.
 //!
-//! [`walk_dfa`] is the walk alone, for an automaton whose leaf bundles never report to
+//! [`walk_dfa()`] is the walk alone, for an automaton whose leaf bundles never report to
 //! an accumulator (linear paths): its stack in registers across the lanes.
 //!
 //! Accumulators are 32-bit words here (the CPU's are 64-bit; bit numbers are the same:
@@ -78,7 +78,7 @@ const PART: u32 = 8;
 /// 256 words: the mean span is 246 at 2048 twigs of 10 nodes).
 const JOIN_ROUND: u32 = 8;
 
-/// The frozen automaton, a batch of documents and the outputs of [`filter_dfa`].
+/// The frozen automaton, a batch of documents and the outputs of [`filter_dfa()`].
 /// Spans are `(start, len)` pairs into the sparse word arrays.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -99,7 +99,7 @@ pub struct DfaParams<'a> {
     /// the root's open, the last one's ends with its close).
     pub unit_start: DevPtr<'a, u32>,
     pub unit_doc: DevPtr<'a, u32>,
-    /// [`close_roots`]: the documents cut into segments.
+    /// [`close_roots()`]: the documents cut into segments.
     pub split: DevPtr<'a, u32>,
     /// `trans[state * tags + tag]`: the next state, or [`NO_STATE`].
     pub trans: DevPtr<'a, u32>,
@@ -141,7 +141,7 @@ pub struct DfaParams<'a> {
     /// Per document of the batch: [`DONE`] (zero before the launch), [`MISSED`] or
     /// [`TOO_DEEP`].
     pub status: DevPtrMut<'a, u32>,
-    /// Units of this launch ([`filter_dfa`]), or documents in `split` ([`close_roots`]).
+    /// Units of this launch ([`filter_dfa()`]), or documents in `split` ([`close_roots()`]).
     pub n_units: u32,
     pub tags: u32,
     pub n_planes: u32,
@@ -157,7 +157,7 @@ pub struct DfaParams<'a> {
     pub dense_bundles: u32,
     /// 1: the events are `events8`'s bytes; 0: `events`' wide words.
     pub narrow_events: u32,
-    /// [`walk_dfa`] only. 1: the units are planned on the device ([`device_unit`]):
+    /// [`walk_dfa()`] only. 1: the units are planned on the device (`device_unit`):
     /// `unit_start` and `unit_doc` are not read, `unit_base`, `children_start` and
     /// `children` are; 0: the host's plan.
     pub plan_on_device: u32,
@@ -170,9 +170,9 @@ pub struct DfaParams<'a> {
     /// its own events, ascending) are `children[children_start[d]..children_start[d + 1]]`.
     pub children_start: DevPtr<'a, u32>,
     pub children: DevPtr<'a, u32>,
-    /// [`compact_rows`]: internal query number -> query id.
+    /// [`compact_rows()`]: internal query number -> query id.
     pub ids: DevPtr<'a, u32>,
-    /// [`compact_rows`]' output: word 0 counts the ids written (zero before the
+    /// [`compact_rows()`]' output: word 0 counts the ids written (zero before the
     /// launch); then per document its first id and its count ([`HANDED_BACK`] for a
     /// document not filtered to its end); then the ids, each document's together.
     pub answers: DevPtrMut<'a, u32>,
@@ -182,7 +182,7 @@ pub struct DfaParams<'a> {
     pub check_bits: u32,
 }
 
-/// [`compact_rows`]' count of a document that was not filtered to its end.
+/// [`compact_rows()`]' count of a document that was not filtered to its end.
 pub const HANDED_BACK: u32 = u32::MAX;
 
 // SAFETY: `#[repr(C)]`; the fields are device pointers and integers; `Host<'a>` differs

@@ -7,7 +7,7 @@
 use gpu_kernels::prelude::*;
 use gpu_kernels::{DevPtr, DevPtrMut, KernelStruct};
 
-/// The parameters of [`struct_params`]: device pointers, scalars of three widths and a
+/// The parameters of [`struct_params()`]: device pointers, scalars of three widths and a
 /// table, laid out the same on the host and the GPU (`#[repr(C)]`, with padding after
 /// `scale`).
 #[repr(C)]
@@ -186,7 +186,7 @@ kernel! {
     }
 }
 
-/// [`persist_probe`] flags: what one round does besides the poll and the answer.
+/// [`persist_probe()`] flags: what one round does besides the poll and the answer.
 pub mod probe {
     /// `membar.sys` once the request's `seq` is seen.
     pub const FENCE_IN: u32 = 1;
