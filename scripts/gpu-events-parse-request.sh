@@ -6,7 +6,8 @@
 #      e2e sizes (1M events), new and base alternating, three rounds each, md5 of the
 #      outputs: scripts/e2e-cut.sh with ONLY=ccm,clcb (e2e/e2e.csv, e2e/e2e.txt).
 #   2. The events parsers alone on 1 and 16 threads, new and base by turns
-#      ($BIN/{ccm,clcb}-parse-events[-base]: the crates' examples/parse_events.rs, the
+#      ($BIN/{ccm,clcb}-parse-events[-base]: the examples ccm/examples/parse_events.rs and
+#      clcb/examples/clcb_parse_events.rs (parse_events.rs when this ran), the
 #      text path `ccm match` and `clcb match` take): parse.txt.
 #
 #     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/gpu-events-parse-request.sh

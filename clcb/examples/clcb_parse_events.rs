@@ -4,7 +4,7 @@
 //! range of the file's map, + `parse_events_text`); checks that both give the same
 //! events. `RAYON_NUM_THREADS=1` for one core.
 //!
-//!     cargo run --release -p clcb --example parse_events -- events.jsonl [window [text]]
+//!     cargo run --release -p clcb --example clcb_parse_events -- events.jsonl [window [text]]
 //!
 //! `text`: the second path only (to profile it).
 
