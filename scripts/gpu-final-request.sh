@@ -46,6 +46,8 @@
 # device tool brings back few files).
 #
 #     BIN=dir OUT=dir STEPS="e2e paired fig3a" bash scripts/gpu-final-request.sh
+#
+# With the binaries carried gzipped: scripts/gpu-final-carried.sh.
 set -uo pipefail
 R=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${BIN:?}; OUT=${OUT:?}; mkdir -p "$OUT/rec" "$OUT/e2e"
