@@ -18,7 +18,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
         .nth(1)
-        .ok_or("usage: parse_events FILE [WINDOW]")?;
+        .ok_or("usage: clcb_parse_events FILE [WINDOW [text]]")?;
     let window: usize = match std::env::args().nth(2) {
         Some(w) => w.parse()?,
         None => 65_536,
