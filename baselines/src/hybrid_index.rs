@@ -271,8 +271,12 @@ const BUCKETS: usize = 64;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Timed {
     No,
-    /// Into the index's time per event.
+    /// Into the index's time per event, at once: a first sample, or an exploration's warm
+    /// run.
     Warm,
+    /// Into the chosen index's time per event, gathered by the thread [`LOCAL`] at a time
+    /// (once it has its first [`SAMPLES`]): a re-timing of the index the times favour.
+    Retimed,
     /// Into its time after it has not run for a while ([`HybridIndex`]'s `cold`).
     Cold,
 }
@@ -314,11 +318,11 @@ const WINDOW: u32 = 512;
 
 /// Samples a thread gathers before adding them to the shared [`Timing`] (after the first
 /// [`SAMPLES`], which are added one by one): the shared one is written once per this
-/// many, not per sample by every thread. Only the chosen index's re-timings wait so; an
-/// exploration's warm sample of another index is added at once. It comes once in 1024
-/// events or fewer, so gathered 16 at a time it had reached the shared mean after some
-/// 16,000 events of a thread, later than a stream of a few thousand events ends, and a
-/// choice made on the first samples stood whatever the explorations found.
+/// many, not per sample by every thread. Only the chosen index's re-timings
+/// ([`Timed::Retimed`]) wait so; an exploration's warm sample is added at once. It comes
+/// once in 1024 events or fewer, so gathered 16 at a time it had reached the shared mean
+/// after some 16,000 events of a thread, later than a stream of a few thousand events
+/// ends, and a choice made on the first samples stood whatever the explorations found.
 const LOCAL: u32 = 16;
 
 impl Timing {
@@ -778,8 +782,8 @@ impl HybridIndex {
                     (c0, m0)
                 }
             });
-        // (which answers, how it is timed, the index the times favour)
-        let (choice, timed, best) = {
+        // (which answers, how it is timed)
+        let (choice, timed) = {
             // The fastest, an index not yet run first (its mean 0); ties go to the value
             // side, and the name index yields to it unless faster by a tenth.
             let eff = |c: Choice| {
@@ -830,13 +834,13 @@ impl HybridIndex {
             if let Some(pick) = first {
                 // Its first run is cold: timed apart.
                 if self.cold[b][pick as usize].samples() == 0 {
-                    (pick, Timed::Cold, best)
+                    (pick, Timed::Cold)
                 } else {
-                    (pick, Timed::Warm, best)
+                    (pick, Timed::Warm)
                 }
             } else if let Some((_, c)) = pending.take_if(|(pb, _)| *pb == b) {
                 // The second run of an exploration, on another event than the first.
-                (c, Timed::Warm, best)
+                (c, Timed::Warm)
             } else if (r >> 24).is_multiple_of(LEAST_EXPLORE_EVERY)
                 && (r >> 24).is_multiple_of(explore_every(
                     mean(other) + self.cold[b][other as usize].mean_or(mean(other)),
@@ -850,11 +854,11 @@ impl HybridIndex {
                 // read 2-3 times below the time it takes on a stream of events.
                 *pending = Some((b, other));
                 stats.explored += 1;
-                (other, Timed::Cold, best)
+                (other, Timed::Cold)
             } else if r.is_multiple_of(if wide { RETIME_WIDE } else { RETIME_EVERY }) {
-                (best, Timed::Warm, best)
+                (best, Timed::Retimed)
             } else {
-                (best, Timed::No, best)
+                (best, Timed::No)
             }
         };
         // The name index's budget: a few times the value side's mean (in the name
@@ -909,7 +913,7 @@ impl HybridIndex {
                 };
                 let (sum, n) = &mut local[b][choice as usize];
                 (*sum, *n) = (*sum + ns, *n + 1);
-                if *n >= LOCAL || shared.samples() < SAMPLES || choice != best {
+                if timed == Timed::Warm || *n >= LOCAL || shared.samples() < SAMPLES {
                     shared.add(*sum, *n);
                     (*sum, *n) = (0.0, 0);
                 }
