@@ -4,7 +4,8 @@
 # (the default of `ccm match`; the others default to the CPU at these sizes) against the
 # strongest CPU engine, for two binaries: `new` ($BIN/harness, this
 # branch) and `base` ($BIN/harness-base, main before it). Each command runs twice
-# (r1, r2; new and base alternate). Outputs compared by md5 (`answers` rows).
+# (r1, r2; new and base alternate); `xml filter --engine gpu-dfa` too where the binary
+# offers it. Outputs compared by md5 (`answers` rows).
 #
 #     BIN=/dir/with/binaries OUT=/dir/for/results bash scripts/e2e-cut.sh
 #
@@ -75,6 +76,11 @@ for r in $(seq "${ROUNDS:-2}"); do
             e2e_run "$name" "$bin" xml-big lazy-dfa $r xml filter --threads "$(nproc)" --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
             e2e_run "$name" "$bin" xml-10b gpu $r xml filter --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
             e2e_run "$name" "$bin" xml-10b lazy-dfa $r xml filter --threads "$(nproc)" --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
+            # gpu-dfa, where the binary's `xml filter` offers it (older binaries do not).
+            if "$bin" xml filter --help 2>/dev/null | grep -q gpu-dfa; then
+                e2e_run "$name" "$bin" xml-big gpu-dfa $r xml filter --queries "$W/xml-big/queries.txt" "$W"/xml-big/doc-*.xml
+                e2e_run "$name" "$bin" xml-10b gpu-dfa $r xml filter --queries "$W/xml-10b/queries.txt" "$W"/xml-10b/doc-*.xml
+            fi
         fi
         if wanted ddm; then
             e2e_run "$name" "$bin" ddm gpu-bisect $r ddm match --regions "$W/ddm.csv"

@@ -5,7 +5,8 @@
 # $OUT), within DEADLINE_S (default 540 s), each step while time is left, the steps of
 # STEPS in its order (default: every one below but `dense`, which alone takes most of a
 # call):
-#   e2e       scripts/e2e-cut.sh: the users' commands, harness against harness-base;
+#   e2e       scripts/e2e-cut.sh: the users' commands, harness against harness-base
+#             (within E2E_S seconds, default 200; ROUNDS and ONLY as that script reads them);
 #   paired    `harness run clcb keywords` at 1M subscriptions, one seed, the engines
 #             gpu, gpu-cells, grid and rtree (PAIRED_SEEDS seeds, default 1), harness-old then harness (PAIRED_ORDER="new
 #             old" for the other order, "old new new old" for turns; paired-old/,
@@ -68,7 +69,8 @@ export CUDA_MODULE_LOADING=EAGER
 H=$BIN/harness
 for step in $STEPS; do
     case $step in
-    e2e) run_step e2e 200 env BIN="$BIN" OUT="$OUT/e2e" bash "$R/scripts/e2e-cut.sh" ;;
+    e2e) run_step e2e "${E2E_S:-200}" env BIN="$BIN" OUT="$OUT/e2e" DEADLINE_S=$(( ${E2E_S:-200} - 10 )) \
+            bash "$R/scripts/e2e-cut.sh" ;;
     paired)
         # A binary's second turn (PAIRED_ORDER="old new new old") goes to paired-<v>-2.
         declare -A turns=()
