@@ -29,6 +29,7 @@ pub(crate) fn device_count() -> usize {
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return 0;
     }
+    crate::device::DRIVER_CALLED.store(true, std::sync::atomic::Ordering::Relaxed);
     CudaContext::device_count()
         .map(|n| n.max(0) as usize)
         .unwrap_or(0)
@@ -77,6 +78,7 @@ impl Gpu {
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(GpuError::NoDriver);
         }
+        crate::device::DRIVER_CALLED.store(true, std::sync::atomic::Ordering::Relaxed);
         let count = CudaContext::device_count()
             .map_err(driver("cuInit / cuDeviceGetCount"))?
             .max(0) as usize;
@@ -88,7 +90,6 @@ impl Gpu {
         }
         let driver_started = t.elapsed();
         let ctx = CudaContext::new(ordinal).map_err(driver(format!("opening device {ordinal}")))?;
-        crate::device::CONTEXT_OPENED.store(true, std::sync::atomic::Ordering::Relaxed);
         // One stream, used in order: cudarc's per-buffer event tracking is not needed.
         // SAFETY: every buffer is used on the context's one stream, in order (see above).
         unsafe { ctx.disable_event_tracking() };

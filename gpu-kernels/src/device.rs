@@ -941,17 +941,20 @@ pub(crate) fn check_range(len: usize, offset: usize, n: usize, what: &str) {
     );
 }
 
-/// Set once this process has created a GPU context (see [`Device::gpu_context_opened`]).
-pub(crate) static CONTEXT_OPENED: std::sync::atomic::AtomicBool =
+/// Set once this process has called into the GPU driver (see [`Device::gpu_driver_called`]).
+pub(crate) static DRIVER_CALLED: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
 impl Device {
-    /// Whether this process has created a GPU context (even one since dropped, or one
-    /// whose module then failed to load): the driver's files are open, and the process's
-    /// exit will wait for the kernel to release them (0.1-1 s, growing with page-locked
-    /// memory), which a program may want to leave to another process.
-    pub fn gpu_context_opened() -> bool {
-        CONTEXT_OPENED.load(std::sync::atomic::Ordering::Relaxed)
+    /// Whether this process has called into the GPU driver (`cuInit`, which a context's
+    /// creation follows): from then on the driver's files may be open, or a context be
+    /// being created on another thread, and the process's exit waits for the driver (a
+    /// context under way: for its creation, then for its release; a context made: for
+    /// the kernel to release it, 0.1-1 s, growing with page-locked memory), which a
+    /// program may want to leave to another process. Also true for a context since
+    /// dropped, or one whose module then failed to load.
+    pub fn gpu_driver_called() -> bool {
+        DRIVER_CALLED.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The host SIMT emulator.

@@ -15,19 +15,23 @@
 //! the kernel releases the context in the child's time, not the command's. `ccm match` on
 //! 1M events (H200): the exit took 0.13-0.14 s, its last thread in the driver's release
 //! (`rcu_barrier`); with the child, 0.002-0.017 s. A forked child (a copy of the table)
-//! left it at 0.11 s, one sharing only the memory at 0.05-0.14 s. Without a GPU context,
-//! or with a CUDA tool attached (compute-sanitizer, Nsight), the process exits as usual.
+//! left it at 0.11 s, one sharing only the memory at 0.05-0.14 s. A process whose GPU was
+//! still opening on another thread (`xml filter --engine gpu-dfa` on a short stream, done
+//! on the CPU first) waited for that opening too: 0.05-0.08 s more. So the child is
+//! started once the process has called into the driver at all. A process that never did,
+//! or one with a CUDA tool attached (compute-sanitizer, Nsight), exits as usual.
 
 use std::io::Write;
 use std::process::ExitCode;
 
-/// Ends the process with `code`: at once when it opened a GPU (the driver's teardown left
-/// to a child, see the module's doc), else by returning the code to `main`'s caller.
+/// Ends the process with `code`: at once when it called into the GPU driver (the driver's
+/// teardown left to a child, see the module's doc), else by returning the code to `main`'s
+/// caller.
 pub fn exit(code: u8) -> ExitCode {
     // A CUDA tool attached (compute-sanitizer, Nsight) reports from the process's exit
     // handlers: those must run.
     let tool = std::env::var_os("CUDA_INJECTION64_PATH").is_some();
-    if gpu_kernels::Device::gpu_context_opened() && !tool {
+    if gpu_kernels::Device::gpu_driver_called() && !tool {
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();
         leave_teardown_to_child(code);

@@ -391,8 +391,11 @@ fn filter_cmd(
         (None, Some(XmlEngine::GpuDfa)) => {
             // The GPU keeps opening on its own thread until the first tables are ready
             // (the first windows run on the CPU meanwhile); a missing GPU is an error now.
+            // Asked without waiting for the driver to start (a tenth of a second, which
+            // the first window's filtering would wait for); a GPU listed that then fails
+            // to open leaves the stream to the CPU with a note (`WarmFilter::settle`).
             let gpu = match opening {
-                Some(o) if o.present() => Gpu::Opening(o),
+                Some(o) if o.likely_present() => Gpu::Opening(o),
                 Some(o) => Gpu::Open(o.wait(&mut stats)),
                 None => Gpu::Open(Device::gpu(device, xml_twig::PTX)),
             };
