@@ -513,7 +513,10 @@ fn filter_cmd(
 /// and about 0.11 s more to close at the process's exit, while `lazy-dfa` answered 1000
 /// documents of Fig. 10b (28 MB, 2000 twigs) in 0.07-0.11 s and one document of 102 MB
 /// (256 twigs) in 0.19-0.25 s, each whole command faster than on the GPU (0.37 s; 0.38-0.43
-/// s with `gpu-seg`, 0.40 s with `gpu`). Larger inputs go to the GPU (not measured beyond).
+/// s with `gpu-seg`, 0.40 s with `gpu`). Larger inputs go to the GPU: later, with the GPU
+/// opening in 0.17-0.33 s, the two drew level at 274 MB (10,000 documents of Fig. 10b's
+/// kind: `lazy-dfa` 0.53-0.61 s, `gpu` 0.55-0.61 s) and the GPU led at 977 MB (ten
+/// documents of 98 MB: `gpu-seg` 0.47-0.55 s, `lazy-dfa` 0.64-0.71 s; `docs/xml.md`).
 const CPU_BELOW_BYTES: u64 = 256 << 20;
 
 /// Whether the documents `paths` are files of less than [`CPU_BELOW_BYTES`] in all
