@@ -19,14 +19,9 @@ set -uo pipefail
 . "$(dirname "$0")/e2e-lib.sh"
 
 e2e_setup
-say() { echo "$*" | tee -a "$LOG"; }
-T0=$(date +%s)
-left() { echo $(( ${DEADLINE_S:-190} - ($(date +%s) - T0) )); }
+e2e_begin gpu-request 190
 # wanted CMD: whether ONLY (empty: everything) names CMD.
 wanted() { [ -z "${ONLY:-}" ] || [[ ",$ONLY," == *",$1,"* ]]; }
-say "gpu-request: $(date -u +%FT%TZ), $(nproc) cores"
-command -v nvidia-smi > /dev/null &&
-    say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 
 say "transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>&1), defrag $(cat /sys/kernel/mm/transparent_hugepage/defrag 2>&1)"
 say "kernel: $(uname -r)"

@@ -14,6 +14,22 @@ e2e_setup() {
     : > "$LOG"
 }
 
+# say TEXT...: prints TEXT and appends it to $LOG.
+say() { echo "$*" | tee -a "$LOG"; }
+
+# e2e_begin NAME DEFAULT_DEADLINE: the log's first lines (NAME, the time, the cores and, where
+# nvidia-smi runs, the GPU and its driver), and the clock of `left` (which e2e_run asks):
+# seconds to DEADLINE_S (DEFAULT_DEADLINE when unset) from now; T0 is now.
+e2e_begin() {
+    T0=$(date +%s)
+    E2E_DEADLINE=${DEADLINE_S:-$2}
+    say "$1: $(date -u +%FT%TZ), $(nproc) cores"
+    command -v nvidia-smi > /dev/null &&
+        say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+    return 0
+}
+left() { echo $(( E2E_DEADLINE - ($(date +%s) - T0) )); }
+
 # e2e_record NAME CMD ENGINE RUN WALL_SECONDS: records one run of a user command, whose
 # --stats went to $W/err and whose answers to $W/out, into $LOG (the stats as printed)
 # and $CSV (binary,command,engine,run,phase,seconds,note).

@@ -14,12 +14,7 @@ set -uo pipefail
 . "$(dirname "$0")/e2e-lib.sh"
 
 e2e_setup
-T0=$(date +%s)
-left() { echo $(( ${DEADLINE_S:-400} - ($(date +%s) - T0) )); }
-say() { echo "$*" | tee -a "$LOG"; }
-say "xml sizes: $(date -u +%FT%TZ), $(nproc) cores"
-command -v nvidia-smi > /dev/null &&
-    say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+e2e_begin "xml sizes" 400
 GEN=$BIN/harness
 if [ -n "${SMALL:-}" ]; then
     KB=500; X10=(--docs 40); B10=(--quick)

@@ -28,7 +28,6 @@ CSV="$OUT/e2e.csv"
 LOG="$OUT/e2e.txt"
 echo "binary,command,engine,run,phase,seconds,note" > "$CSV"
 : > "$LOG"
-say() { echo "$*" | tee -a "$LOG"; }
 say "e2e: $(date -u +%FT%TZ), $(nproc) cores, $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 command -v nvidia-smi > /dev/null &&
     say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"

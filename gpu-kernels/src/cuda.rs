@@ -23,16 +23,21 @@ fn driver(what: impl Into<String>) -> impl FnOnce(DriverError) -> GpuError {
     }
 }
 
-/// Number of GPUs, 0 when the driver library is missing or fails to initialise.
-pub(crate) fn device_count() -> usize {
+/// Starts the driver (`cuInit`) and counts its GPUs; `None` when the driver library is
+/// missing. Marks the process as having called into the driver
+/// ([`crate::Device::gpu_driver_called`]) before the call.
+fn driver_count() -> Option<Result<usize, DriverError>> {
     // SAFETY: probes for the driver library; no argument, no precondition.
     if !unsafe { cudarc::driver::sys::is_culib_present() } {
-        return 0;
+        return None;
     }
     crate::device::DRIVER_CALLED.store(true, std::sync::atomic::Ordering::Relaxed);
-    CudaContext::device_count()
-        .map(|n| n.max(0) as usize)
-        .unwrap_or(0)
+    Some(CudaContext::device_count().map(|n| n.max(0) as usize))
+}
+
+/// Number of GPUs, 0 when the driver library is missing or fails to initialise.
+pub(crate) fn device_count() -> usize {
+    driver_count().and_then(Result::ok).unwrap_or(0)
 }
 
 struct Function {
@@ -74,14 +79,9 @@ impl Drop for Gpu {
 impl Gpu {
     pub(crate) fn open(ordinal: usize, ptx: &str) -> Result<Gpu, GpuError> {
         let t = std::time::Instant::now();
-        // SAFETY: probes for the driver library; no argument, no precondition.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(GpuError::NoDriver);
-        }
-        crate::device::DRIVER_CALLED.store(true, std::sync::atomic::Ordering::Relaxed);
-        let count = CudaContext::device_count()
-            .map_err(driver("cuInit / cuDeviceGetCount"))?
-            .max(0) as usize;
+        let count = driver_count()
+            .ok_or(GpuError::NoDriver)?
+            .map_err(driver("cuInit / cuDeviceGetCount"))?;
         if ordinal >= count {
             return Err(GpuError::NoDevice { ordinal, count });
         }
